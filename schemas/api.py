@@ -1,0 +1,121 @@
+"""Request/reply messages of the ``cortex.api.<service>.<agent>`` services (contract)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from schemas.docs import Commitment, Decision, Thread
+from schemas.types import CommitmentStatus, Impact, MemoryScope, MemoryType, Priority, ThreadStatus
+
+
+class BootRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=False):
+    session: str | None = None
+    max_chars: int | None = None
+
+
+class RecallRequest(msgspec.Struct, kw_only=True):
+    query: str
+    project: str | None = None
+    limit: int | None = None
+    budget_tokens: int | None = None
+
+
+class RecalledMemory(msgspec.Struct, kw_only=True):
+    id: str
+    content: str
+    type: MemoryType
+    scope: MemoryScope
+    score: float
+    similarity: float
+    source_event: str
+
+
+class RecallReply(msgspec.Struct, kw_only=True):
+    memories: list[RecalledMemory]
+    text: str
+    tokens: int
+
+
+class ThreadsRequest(msgspec.Struct, kw_only=True):
+    status: ThreadStatus | None = None
+    priority: Priority | None = None
+    query: str | None = None
+    limit: int | None = None
+
+
+class ThreadsReply(msgspec.Struct, kw_only=True):
+    threads: list[Thread]
+
+
+class DecisionsRequest(msgspec.Struct, kw_only=True):
+    since: str | None = None
+    impact: Impact | None = None
+    query: str | None = None
+    limit: int | None = None
+
+
+class DecisionsReply(msgspec.Struct, kw_only=True):
+    decisions: list[Decision]
+
+
+class CommitmentsRequest(msgspec.Struct, kw_only=True):
+    status: CommitmentStatus | None = None
+    who: str | None = None
+    limit: int | None = None
+
+
+class CommitmentsReply(msgspec.Struct, kw_only=True):
+    commitments: list[Commitment]
+
+
+class SearchRequest(msgspec.Struct, kw_only=True):
+    query: str
+    limit: int | None = None
+
+
+class SearchHit(msgspec.Struct, kw_only=True):
+    kind: str
+    id: str
+    text: str
+    score: float
+
+
+class SearchReply(msgspec.Struct, kw_only=True):
+    hits: list[SearchHit]
+
+
+class StatusRequest(msgspec.Struct, kw_only=True):
+    pass
+
+
+class WorkerStatus(msgspec.Struct, kw_only=True):
+    worker: str
+    consumer: str
+    pending: int
+    checkpoint: int
+    last_event_ts: str | None = None
+
+
+class StatusReply(msgspec.Struct, kw_only=True):
+    agent: str
+    counts: dict[str, int]
+    workers: list[WorkerStatus]
+    mood: str
+    extra: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class ErrorBody(msgspec.Struct, kw_only=True):
+    code: int
+    message: str
+
+
+class ErrorReply(msgspec.Struct, kw_only=True):
+    error: ErrorBody
+
+
+API_MESSAGES: tuple[type[msgspec.Struct], ...] = (
+    BootRequest, RecallRequest, RecallReply, ThreadsRequest, ThreadsReply, DecisionsRequest, DecisionsReply,
+    CommitmentsRequest, CommitmentsReply, SearchRequest, SearchReply, StatusRequest, StatusReply, ErrorReply,
+)

@@ -1,0 +1,172 @@
+"""Derived documents stored in the contract's KV buckets (contract: Derived state).
+
+Documents are encoded with ``omit_defaults`` so optional fields (``channel?``, ``due?``)
+are absent rather than null; fields the contract shows as ``X|null`` have no default and
+are always present.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import msgspec
+
+from schemas.types import (
+    BootTrigger,
+    ChannelLayer,
+    CommitmentStatus,
+    EntityType,
+    FactSource,
+    Impact,
+    Mood,
+    Priority,
+    ThreadStatus,
+)
+
+
+class Integrity(msgspec.Struct, kw_only=True):
+    """Provenance and per-agent watermark of a document.
+
+    ``last_seq`` is the highest stream sequence of this agent's events the producer has
+    applied: a redelivered or replayed event at or below it changes nothing.
+    """
+
+    last_seq: int = 0
+    last_event_ts: datetime | None = None
+    events: int = 0
+    producer: str = ""
+
+
+class Thread(msgspec.Struct, kw_only=True):
+    id: str
+    title: str
+    status: ThreadStatus
+    priority: Priority
+    summary: str
+    decisions: list[str]
+    waiting_for: str | None
+    mood: Mood
+    last_activity: datetime
+    created: datetime
+    channel: str | None = None
+
+
+class ThreadsDoc(msgspec.Struct, kw_only=True):
+    updated: datetime
+    session_mood: Mood
+    threads: list[Thread]
+    integrity: Integrity
+    version: int = 2
+
+
+class Decision(msgspec.Struct, kw_only=True):
+    id: str
+    what: str
+    date: str
+    why: str
+    impact: Impact
+    who: str
+    extracted_at: datetime
+    channel: str | None = None
+
+
+class DecisionsDoc(msgspec.Struct, kw_only=True):
+    updated: datetime
+    decisions: list[Decision]
+    integrity: Integrity
+    version: int = 1
+
+
+class Commitment(msgspec.Struct, kw_only=True):
+    id: str
+    who: str
+    what: str
+    status: CommitmentStatus
+    created: datetime
+    source_event: str
+    due: str | None = None
+
+
+class CommitmentsDoc(msgspec.Struct, kw_only=True):
+    updated: datetime
+    commitments: list[Commitment]
+    integrity: Integrity
+    version: int = 1
+
+
+class SnapshotDoc(msgspec.Struct, kw_only=True):
+    agent: str
+    session: str
+    ts: datetime
+    messages_snapshotted: int
+    markdown: str
+    integrity: Integrity
+
+
+class NarrativeDoc(msgspec.Struct, kw_only=True):
+    agent: str
+    ts: datetime
+    markdown: str
+    source: str  # "structured" | "llm"
+    integrity: Integrity
+
+
+class BootDoc(msgspec.Struct, kw_only=True):
+    agent: str
+    session: str | None
+    generated_at: datetime
+    trigger: BootTrigger
+    chars: int
+    markdown: str
+    lagging: list[str]
+    integrity: Integrity
+
+
+class Entity(msgspec.Struct, kw_only=True, rename="camel"):
+    id: str
+    type: EntityType
+    value: str
+    mentions: list[str]
+    count: int
+    importance: float
+    last_seen: datetime
+    source: list[str]
+
+
+class Fact(msgspec.Struct, kw_only=True, rename="camel"):
+    id: str
+    subject: str
+    predicate: str
+    object: str
+    relevance: float
+    created_at: datetime
+    last_accessed: datetime
+    source: FactSource
+
+
+class KnowledgeDoc(msgspec.Struct, kw_only=True):
+    updated: datetime
+    entities: list[Entity]
+    facts: list[Fact]
+    integrity: Integrity
+    version: int = 1
+
+
+class ChannelState(msgspec.Struct, kw_only=True):
+    channel: str
+    last_message_at: datetime
+    messages: int
+    summary: str
+    layer: ChannelLayer
+
+
+class ChannelsDoc(msgspec.Struct, kw_only=True):
+    updated: datetime
+    channels: list[ChannelState]
+    integrity: Integrity
+    version: int = 1
+
+
+DOCUMENTS: tuple[type[msgspec.Struct], ...] = (
+    ThreadsDoc, DecisionsDoc, CommitmentsDoc, SnapshotDoc, NarrativeDoc, BootDoc, KnowledgeDoc, ChannelsDoc,
+)

@@ -1,0 +1,99 @@
+"""Event payloads published on ``cortex.<family>.<agent>...`` subjects (contract: Payloads)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import msgspec
+
+from schemas.types import (
+    AGENT_PATTERN,
+    EVENT_ID_PATTERN,
+    AgentId,
+    EventId,
+    FeedbackKind,
+    Role,
+    SessionId,
+    Timestamp,
+)
+
+
+class MessageEvent(msgspec.Struct, frozen=True, kw_only=True):
+    """A message reached the agent (``received``) or the agent sent one (``sent``)."""
+
+    id: EventId
+    agent: AgentId
+    session: SessionId
+    ts: Timestamp
+    role: Role
+    content: str
+    sender: str | None = None
+    channel: str | None = None
+
+
+class SessionEvent(msgspec.Struct, frozen=True, kw_only=True):
+    """A session starts or ends. ``workspace`` is informational, never used as a path."""
+
+    id: EventId
+    agent: AgentId
+    session: SessionId
+    ts: Timestamp
+    channel: str | None = None
+    workspace: str | None = None
+
+
+class CompactionMessage(msgspec.Struct, frozen=True, kw_only=True):
+    role: str
+    content: str
+    ts: Timestamp | None = None
+
+
+class CompactionEvent(msgspec.Struct, frozen=True, kw_only=True):
+    """History is about to be compacted (``before``) or was compacted (``after``)."""
+
+    id: EventId
+    agent: AgentId
+    session: SessionId
+    ts: Timestamp
+    messages: list[CompactionMessage] = msgspec.field(default_factory=list)
+    message_count: int | None = None
+    compacting_count: int | None = None
+
+
+class NoteEvent(msgspec.Struct, frozen=True, kw_only=True):
+    """A markdown section of a memory directory (published by ``cortex index``)."""
+
+    id: EventId
+    agent: AgentId
+    ts: Timestamp
+    path: str
+    content: str
+    headings: list[str] = msgspec.field(default_factory=list)
+
+
+class FeedbackEvent(msgspec.Struct, frozen=True, kw_only=True):
+    """A state change caused by a request or a person rather than by conversation."""
+
+    id: EventId
+    agent: AgentId
+    ts: Timestamp
+    kind: FeedbackKind
+    target: str | None = None
+    value: Any = None
+    actor: str | None = None
+
+
+Event = MessageEvent | SessionEvent | CompactionEvent | NoteEvent | FeedbackEvent
+
+_AGENT_RE = re.compile(AGENT_PATTERN.strip("^$"))
+_EVENT_ID_RE = re.compile(EVENT_ID_PATTERN.strip("^$"))
+
+
+def is_valid_agent(agent: str) -> bool:
+    """True when ``agent`` is a whole valid agent id (no trailing newline loophole)."""
+    return _AGENT_RE.fullmatch(agent) is not None
+
+
+def is_valid_event_id(event_id: str) -> bool:
+    return _EVENT_ID_RE.fullmatch(event_id) is not None

@@ -1,0 +1,48 @@
+"""Identity rules of the contract as annotated types (validated by msgspec on decode)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from msgspec import Meta
+
+# `$` in Python also matches before a trailing newline; the decoder re-checks with
+# fullmatch (see schemas.events.validate_identity), the pattern here is for JSON Schema.
+AGENT_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+EVENT_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
+
+AgentId = Annotated[
+    str,
+    Meta(pattern=AGENT_PATTERN, min_length=1, max_length=64,
+         description="Agent id: one subject token and one KV key; the tenant boundary"),
+]
+EventId = Annotated[
+    str,
+    Meta(pattern=EVENT_ID_PATTERN, min_length=1, max_length=128,
+         description="Unique event id; also sent as the Nats-Msg-Id header"),
+]
+SessionId = Annotated[str, Meta(max_length=128, description="Session id, at most 128 characters")]
+Timestamp = Annotated[
+    datetime, Meta(tz=True, description="RFC 3339 timestamp with an offset, e.g. 2026-02-17T10:30:00Z")
+]
+ShortText = Annotated[str, Meta(max_length=256)]
+
+Role = Literal["user", "assistant", "system", "tool"]
+Mood = Literal["neutral", "frustrated", "excited", "tense", "productive", "exploratory"]
+Priority = Literal["critical", "high", "medium", "low"]
+Impact = Literal["critical", "high", "medium", "low"]
+ThreadStatus = Literal["open", "closed"]
+CommitmentStatus = Literal["open", "overdue", "done"]
+FeedbackKind = Literal[
+    "recall_access", "thread_close", "thread_priority", "commitment_done", "memory_pin", "memory_forget"
+]
+BootTrigger = Literal["session_start", "compaction", "request", "change"]
+ChannelLayer = Literal["foreground", "background", "archived"]
+EntityType = Literal["person", "location", "organization", "date", "product", "concept", "email", "url", "unknown"]
+FactSource = Literal["ingested", "extracted-regex", "extracted-llm"]
+MemoryType = Literal["rule", "procedure", "fact", "episode", "preference"]
+MemoryScope = Literal["permanent", "project", "session", "ttl"]
+
+MOODS: tuple[Mood, ...] = ("neutral", "frustrated", "excited", "tense", "productive", "exploratory")
+PRIORITIES: tuple[Priority, ...] = ("critical", "high", "medium", "low")

@@ -1,0 +1,327 @@
+"""Settings: one frozen Struct read from the environment once, at the entry point.
+
+Every knob of the plugin design's config schema is an environment variable
+``CORTEX_<SECTION>_<KNOB>`` with the design's default and range. A bad value stops the
+process with a message naming the variable and the accepted range (``SettingsError``).
+Nothing below the entry point reads ``os.environ``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import typing
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+import msgspec
+from msgspec import Meta
+
+Language = Literal["en", "de", "es", "fr", "it", "pt", "ru", "ja", "ko", "zh"]
+ALL_LANGUAGES: tuple[str, ...] = ("en", "de", "es", "fr", "it", "pt", "ru", "ja", "ko", "zh")
+
+
+class SettingsError(ValueError):
+    """A setting is missing or out of range; the message names the variable."""
+
+
+class ThreadsSettings(msgspec.Struct, frozen=True, kw_only=True):
+    enabled: bool = True
+    prune_days: Annotated[int, Meta(ge=1, le=90)] = 7
+    max_threads: Annotated[int, Meta(ge=5, le=200)] = 50
+
+
+class DecisionsSettings(msgspec.Struct, frozen=True, kw_only=True):
+    enabled: bool = True
+    max_decisions: Annotated[int, Meta(ge=10, le=500)] = 100
+    dedupe_window_hours: Annotated[int, Meta(ge=1, le=168)] = 24
+
+
+class CommitmentsSettings(msgspec.Struct, frozen=True, kw_only=True):
+    enabled: bool = True
+    overdue_days: Annotated[int, Meta(ge=1, le=90)] = 7
+    max_commitments: Annotated[int, Meta(ge=10, le=500)] = 100
+
+
+class BootSettings(msgspec.Struct, frozen=True, kw_only=True):
+    enabled: bool = True
+    max_chars: Annotated[int, Meta(ge=2000, le=64000)] = 16000
+    on_session_start: bool = True
+    max_threads_in_boot: Annotated[int, Meta(ge=1, le=20)] = 7
+    max_decisions_in_boot: Annotated[int, Meta(ge=1, le=30)] = 10
+    decision_recency_days: Annotated[int, Meta(ge=1, le=90)] = 14
+    wait_ms: Annotated[int, Meta(ge=0, le=60000)] = 2000
+    debounce_ms: Annotated[int, Meta(ge=0, le=60000)] = 500
+
+
+class PrecompactionSettings(msgspec.Struct, frozen=True, kw_only=True):
+    enabled: bool = True
+    max_snapshot_messages: Annotated[int, Meta(ge=5, le=50)] = 15
+
+
+class NarrativeSettings(msgspec.Struct, frozen=True, kw_only=True):
+    enabled: bool = True
+
+
+class KnowledgeSettings(msgspec.Struct, frozen=True, kw_only=True):
+    enabled: bool = True
+    max_entities: Annotated[int, Meta(ge=10, le=50000)] = 5000
+    max_facts: Annotated[int, Meta(ge=10, le=100000)] = 10000
+    decay_rate: Annotated[float, Meta(ge=0.0, le=1.0)] = 0.02
+    decay_interval_hours: Annotated[int, Meta(ge=1, le=8760)] = 24
+    llm_batch_size: Annotated[int, Meta(ge=1, le=100)] = 10
+
+
+class RecallSettings(msgspec.Struct, frozen=True, kw_only=True):
+    enabled: bool = True
+    budget_tokens: Annotated[int, Meta(ge=50, le=100000)] = 2000
+    limit: Annotated[int, Meta(ge=1, le=200)] = 10
+    candidates: Annotated[int, Meta(ge=1, le=1000)] = 50
+    dedup_threshold: Annotated[float, Meta(ge=0.5, le=1.0)] = 0.92
+    ttl_hours: Annotated[int, Meta(ge=1, le=87600)] = 720
+    session_decay_hours: Annotated[int, Meta(ge=1, le=8760)] = 24
+    llm_batch_size: Annotated[int, Meta(ge=1, le=100)] = 10
+    lifecycle_dry_run: bool = False
+    hot_size: Annotated[int, Meta(ge=0, le=1000)] = 50
+    cold_idle_days: Annotated[int, Meta(ge=1, le=365)] = 14
+    cold_min_hits: Annotated[int, Meta(ge=0, le=1000)] = 3
+
+
+class RuntimeSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """Consume-loop knobs (not in the plugin design; Cortex's own)."""
+
+    batch_size: Annotated[int, Meta(ge=1, le=5000)] = 500
+    fetch_timeout_ms: Annotated[int, Meta(ge=10, le=60000)] = 1000
+    ack_wait_s: Annotated[int, Meta(ge=1, le=3600)] = 30
+    max_attempts: Annotated[int, Meta(ge=1, le=100)] = 5
+    retry_base_ms: Annotated[int, Meta(ge=1, le=60000)] = 200
+    retry_max_ms: Annotated[int, Meta(ge=1, le=600000)] = 30000
+    drain_timeout_s: Annotated[float, Meta(ge=0.1, le=600)] = 20.0
+    lease_ttl_s: Annotated[int, Meta(ge=1, le=3600)] = 10
+    max_content_bytes: Annotated[int, Meta(ge=1024, le=1048576)] = 65536
+    max_compaction_messages: Annotated[int, Meta(ge=1, le=10000)] = 500
+
+
+class Settings(msgspec.Struct, frozen=True, kw_only=True):
+    # connection
+    nats_url: str | None = None
+    nats_creds: str | None = None
+    nats_user: str | None = None
+    nats_password: str | None = None
+    nats_token: str | None = None
+    nats_tls_ca: str | None = None
+    nats_tls_cert: str | None = None
+    nats_tls_key: str | None = None
+    # layout
+    prefix: str = "cortex"
+    data_dir: str = "~/.cortex"
+    partitions: Annotated[int, Meta(ge=1, le=64)] = 1
+    retention: str | None = None
+    dlq_retention: str = "30d"
+    mode: Literal["live", "shadow"] = "live"
+    channel_modes: str = ""
+    # behaviour
+    language: str = "both"
+    timezone: str = "UTC"
+    # stores and output
+    qdrant_url: str | None = None
+    embedder: str = "default"
+    workspace: str | None = None
+    # llm
+    anthropic_api_key: str | None = None
+    llm_model: str = "claude-haiku-4-5"
+    llm_max_concurrency: Annotated[int, Meta(ge=1, le=64)] = 4
+    llm_daily_tokens: Annotated[int, Meta(ge=0)] = 200000
+    # operations
+    metrics_port: Annotated[int, Meta(ge=0, le=65535)] | None = None
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    # sections
+    threads: ThreadsSettings = ThreadsSettings()
+    decisions: DecisionsSettings = DecisionsSettings()
+    commitments: CommitmentsSettings = CommitmentsSettings()
+    boot: BootSettings = BootSettings()
+    precompaction: PrecompactionSettings = PrecompactionSettings()
+    narrative: NarrativeSettings = NarrativeSettings()
+    knowledge: KnowledgeSettings = KnowledgeSettings()
+    recall: RecallSettings = RecallSettings()
+    runtime: RuntimeSettings = RuntimeSettings()
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        return parse_languages(self.language)
+
+    def channel_mode(self, channel: str | None) -> str:
+        return parse_channel_modes(self.channel_modes).get(channel or "", "live")
+
+    @property
+    def data_path(self) -> str:
+        return os.path.expanduser(self.data_dir)
+
+
+# Env names that differ from the mechanical CORTEX_<FIELD> rule.
+_ALIASES = {"anthropic_api_key": "ANTHROPIC_API_KEY", "nats_tls_ca": "CORTEX_NATS_TLS_CA"}
+_SECRET_FIELDS = frozenset({"nats_password", "nats_token", "anthropic_api_key"})
+
+
+def env_name(field: str, section: str | None = None) -> str:
+    if section is None:
+        return _ALIASES.get(field, f"CORTEX_{field.upper()}")
+    return f"CORTEX_{section.upper()}_{field.upper()}"
+
+
+def parse_languages(value: str) -> tuple[str, ...]:
+    raw = value.strip().lower()
+    if raw == "both":
+        return ("en", "de")
+    if raw == "all":
+        return ALL_LANGUAGES
+    codes = tuple(dict.fromkeys(c.strip() for c in raw.split(",") if c.strip()))
+    bad = [c for c in codes if c not in ALL_LANGUAGES]
+    if not codes or bad:
+        raise SettingsError(
+            f"CORTEX_LANGUAGE={value!r}: expected 'both', 'all', or a comma list of {', '.join(ALL_LANGUAGES)}"
+        )
+    return codes
+
+
+def parse_channel_modes(value: str) -> dict[str, str]:
+    modes: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in value.split(","))):
+        name, sep, mode = part.partition("=")
+        if not sep or mode.strip() not in ("live", "shadow", "off") or not name.strip():
+            raise SettingsError(
+                f"CORTEX_CHANNEL_MODES={value!r}: expected name=live|shadow|off, comma separated"
+            )
+        modes[name.strip()] = mode.strip()
+    return modes
+
+
+_DURATION_RE = re.compile(r"^(\d+)\s*(s|m|h|d)$")
+
+
+def parse_duration_s(value: str) -> int:
+    """``30d`` / ``12h`` / ``90m`` / ``45s`` / plain seconds → seconds."""
+    value = value.strip()
+    if value.isdigit():
+        return int(value)
+    m = _DURATION_RE.match(value)
+    if not m:
+        raise SettingsError(f"bad duration {value!r}: expected e.g. 30d, 12h, 90m, 45s")
+    return int(m.group(1)) * {"s": 1, "m": 60, "h": 3600, "d": 86400}[m.group(2)]
+
+
+def _describe(ftype: msgspec.inspect.Type) -> str:
+    if isinstance(ftype, msgspec.inspect.IntType | msgspec.inspect.FloatType):
+        kind = "an integer" if isinstance(ftype, msgspec.inspect.IntType) else "a number"
+        lo, hi = ftype.ge, ftype.le
+        if lo is not None and hi is not None:
+            return f"{kind} between {lo} and {hi}"
+        if lo is not None:
+            return f"{kind} >= {lo}"
+        return kind
+    if isinstance(ftype, msgspec.inspect.BoolType):
+        return "true or false"
+    if isinstance(ftype, msgspec.inspect.LiteralType):
+        return "one of " + ", ".join(str(v) for v in ftype.values)
+    if isinstance(ftype, msgspec.inspect.UnionType):
+        return " or ".join(_describe(t) for t in ftype.types if not isinstance(t, msgspec.inspect.NoneType))
+    return "a string"
+
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+def _coerce(raw: str, ftype: msgspec.inspect.Type) -> Any:
+    inner = ftype
+    if isinstance(ftype, msgspec.inspect.UnionType):
+        inner = next(t for t in ftype.types if not isinstance(t, msgspec.inspect.NoneType))
+    if isinstance(inner, msgspec.inspect.BoolType):
+        low = raw.strip().lower()
+        if low in _TRUE:
+            return True
+        if low in _FALSE:
+            return False
+        raise ValueError(raw)
+    if isinstance(inner, msgspec.inspect.IntType):
+        return int(raw.strip())
+    if isinstance(inner, msgspec.inspect.FloatType):
+        return float(raw.strip())
+    return raw
+
+
+def _read_struct(cls: type[msgspec.Struct], env: Mapping[str, str], section: str | None) -> dict[str, Any]:
+    info = msgspec.inspect.type_info(cls)
+    assert isinstance(info, msgspec.inspect.StructType)
+    hints = typing.get_type_hints(cls, include_extras=True)
+    values: dict[str, Any] = {}
+    for f in info.fields:
+        if isinstance(f.type, msgspec.inspect.StructType):
+            continue
+        name = env_name(f.name, section)
+        raw = env.get(name)
+        if raw is None or raw == "":
+            continue
+        try:
+            values[f.name] = msgspec.convert(_coerce(raw, f.type), hints[f.name])
+        except (ValueError, msgspec.ValidationError) as exc:
+            shown = "<redacted>" if f.name in _SECRET_FIELDS else repr(raw)
+            raise SettingsError(f"{name}={shown}: expected {_describe(f.type)}") from exc
+    return values
+
+
+_SECTIONS: dict[str, type[msgspec.Struct]] = {
+    "threads": ThreadsSettings,
+    "decisions": DecisionsSettings,
+    "commitments": CommitmentsSettings,
+    "boot": BootSettings,
+    "precompaction": PrecompactionSettings,
+    "narrative": NarrativeSettings,
+    "knowledge": KnowledgeSettings,
+    "recall": RecallSettings,
+    "runtime": RuntimeSettings,
+}
+
+
+def load_settings(env: Mapping[str, str] | None = None) -> Settings:
+    """Build and validate Settings from ``env`` (default: the process environment)."""
+    env = os.environ if env is None else env
+    top = _read_struct(Settings, env, None)
+    # The plugin design's `patterns.language` knob is an alias of CORTEX_LANGUAGE.
+    if "language" not in top and env.get("CORTEX_PATTERNS_LANGUAGE"):
+        top["language"] = env["CORTEX_PATTERNS_LANGUAGE"]
+    for section, cls in _SECTIONS.items():
+        top[section] = cls(**_read_struct(cls, env, section))
+    settings = Settings(**top)
+    parse_languages(settings.language)
+    parse_channel_modes(settings.channel_modes)
+    parse_duration_s(settings.dlq_retention)
+    if settings.retention:
+        parse_duration_s(settings.retention)
+    _check_timezone(settings.timezone)
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", settings.prefix):
+        raise SettingsError(f"CORTEX_PREFIX={settings.prefix!r}: expected 1-32 letters, digits, _ or -")
+    return settings
+
+
+def _check_timezone(name: str) -> None:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise SettingsError(f"CORTEX_TIMEZONE={name!r}: expected an IANA time zone such as Europe/Berlin") from exc
+
+
+def settings_reference() -> list[tuple[str, str, str]]:
+    """(variable, default, accepted) rows for docs/operations.md."""
+    rows: list[tuple[str, str, str]] = []
+    for section, cls in [(None, Settings), *_SECTIONS.items()]:
+        info = msgspec.inspect.type_info(cls)
+        assert isinstance(info, msgspec.inspect.StructType)
+        for f in info.fields:
+            if isinstance(f.type, msgspec.inspect.StructType):
+                continue
+            default = "" if f.default is msgspec.NODEFAULT else str(f.default)
+            rows.append((env_name(f.name, section), default, _describe(f.type)))
+    return rows
