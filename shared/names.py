@@ -1,0 +1,74 @@
+"""Names of the contract: streams, subjects, buckets, consumers, partitions."""
+
+from __future__ import annotations
+
+EVENTS_STREAM = "CORTEX_EVENTS"
+DLQ_STREAM = "CORTEX_DLQ"
+
+FAMILIES = ("msg", "session", "compaction", "notes", "feedback")
+# Allowed last token per family (None: the subject ends at the agent token).
+KINDS: dict[str, frozenset[str] | None] = {
+    "msg": frozenset({"received", "sent"}),
+    "session": frozenset({"start", "end"}),
+    "compaction": frozenset({"before", "after"}),
+    "notes": None,
+    "feedback": frozenset(
+        {"recall_access", "thread_close", "thread_priority", "commitment_done", "memory_pin", "memory_forget"}
+    ),
+}
+
+BUCKET_THREADS = "cortex_threads"
+BUCKET_DECISIONS = "cortex_decisions"
+BUCKET_COMMITMENTS = "cortex_commitments"
+BUCKET_SNAPSHOTS = "cortex_snapshots"
+BUCKET_NARRATIVES = "cortex_narratives"
+BUCKET_BOOT = "cortex_boot"
+BUCKET_KNOWLEDGE = "cortex_knowledge"
+BUCKET_CHANNELS = "cortex_channels"
+BUCKET_CHECKPOINTS = "cortex_checkpoints"
+BUCKET_LEASES = "cortex_leases"
+BUCKET_LLM_CACHE = "cortex_llm_cache"
+
+# Buckets whose values are per-agent documents (shadow mode writes cortex_shadow_<name>).
+DOC_BUCKETS = (
+    BUCKET_THREADS, BUCKET_DECISIONS, BUCKET_COMMITMENTS, BUCKET_SNAPSHOTS,
+    BUCKET_NARRATIVES, BUCKET_BOOT, BUCKET_KNOWLEDGE, BUCKET_CHANNELS,
+)
+ALL_BUCKETS = (*DOC_BUCKETS, BUCKET_CHECKPOINTS, BUCKET_LEASES, BUCKET_LLM_CACHE)
+
+QDRANT_COLLECTION = "cortex_memories"
+
+
+def event_subjects(prefix: str) -> list[str]:
+    return [f"{prefix}.{family}.>" for family in FAMILIES]
+
+
+def dlq_subject(prefix: str, worker: str) -> str:
+    return f"{prefix}.dlq.{worker}"
+
+
+def api_subject(prefix: str, service: str, agent: str) -> str:
+    return f"{prefix}.api.{service}.{agent}"
+
+
+def shadow_bucket(bucket: str) -> str:
+    return "cortex_shadow_" + bucket.removeprefix("cortex_")
+
+
+def consumer_name(worker: str, partition: int | None = None, shadow: bool = False) -> str:
+    """``<worker>[-shadow][-<k>]`` (contract: Consumers, partitions, instances)."""
+    name = f"{worker}-shadow" if shadow else worker
+    return name if partition is None else f"{name}-{partition}"
+
+
+def fnv1a_32(data: bytes) -> int:
+    h = 0x811C9DC5
+    for byte in data:
+        h ^= byte
+        h = (h * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+def partition_of(agent: str, partitions: int) -> int:
+    """The agent's partition: FNV-1a 32-bit of the agent id modulo N (NATS's partition function)."""
+    return fnv1a_32(agent.encode()) % partitions if partitions > 1 else 0

@@ -1,0 +1,202 @@
+"""Per-agent documents derived by pure functions, written with compare-and-set.
+
+A ``Projection`` says which events it takes and how one event changes one agent's
+document. ``ProjectionHandler`` runs projections inside the consume loop:
+
+* the document's ``integrity.last_seq`` is the per-agent watermark: an event at or below
+  it was applied already (a redelivery or a replay) and changes nothing;
+* documents are cached with their KV revision; a batch's changes are written once per
+  agent at commit, with compare-and-set on the revision;
+* on a conflict (someone else wrote the key: a replay reset, a split brain) the document
+  is reloaded and the batch's events for that agent are applied again on top of it —
+  the watermark makes that exact: nothing lost, nothing applied twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from typing import Any, Generic, Protocol, TypeVar
+
+import msgspec
+import nats.js.errors
+from nats.js.client import JetStreamContext
+from nats.js.kv import KeyValue
+
+from schemas.docs import Integrity
+from shared import metrics
+from shared.codec import Envelope
+from shared.errors import TransientError
+from shared.kv import kv_cas, kv_read
+
+log = logging.getLogger(__name__)
+
+D = TypeVar("D", bound=msgspec.Struct)
+
+
+class Doc(Protocol):
+    integrity: Integrity
+
+
+class Projection(Protocol, Generic[D]):
+    """One kind of per-agent document and the pure function that evolves it."""
+
+    bucket: str
+    doc_type: type[D]
+
+    def accepts(self, env: Envelope) -> bool: ...
+
+    def apply(self, doc: D | None, env: Envelope) -> D | None:
+        """The document after ``env``; None leaves it as it is. Must not mutate ``doc``."""
+        ...
+
+
+class _Slot:
+    __slots__ = ("doc", "pending", "revision")
+
+    def __init__(self, doc: Any, revision: int) -> None:
+        self.doc = doc
+        self.revision = revision
+        self.pending: list[Envelope] = []
+
+
+def _stamp(doc: Any, previous: Any, env: Envelope, producer: str) -> None:
+    events = previous.integrity.events if previous is not None else 0
+    doc.integrity = Integrity(
+        last_seq=env.seq, last_event_ts=env.event.ts, events=events + 1, producer=producer
+    )
+
+
+class ProjectionHandler:
+    """Applies projections to envelopes; the consume loop calls ``apply`` then ``commit``."""
+
+    def __init__(
+        self,
+        js: JetStreamContext,
+        worker: str,
+        producer: str,
+        projections: list[Projection[Any]],
+        bucket_names: dict[str, str] | None = None,
+        cache_size: int = 10000,
+    ) -> None:
+        self._js = js
+        self.worker = worker
+        self.producer = producer
+        self._projections = projections
+        self._bucket_names = bucket_names or {}
+        self._kvs: dict[str, KeyValue] = {}
+        self._cache: OrderedDict[tuple[str, str], _Slot] = OrderedDict()
+        self._dirty: set[tuple[str, str]] = set()
+        self._cache_size = cache_size
+        self._encoder = msgspec.json.Encoder()
+        self._decoders = {p.bucket: msgspec.json.Decoder(p.doc_type) for p in projections}
+
+    def bucket_name(self, bucket: str) -> str:
+        """The physical bucket (shadow mode maps cortex_x to cortex_shadow_x)."""
+        return self._bucket_names.get(bucket, bucket)
+
+    async def _kv(self, bucket: str) -> KeyValue:
+        kv = self._kvs.get(bucket)
+        if kv is None:
+            try:
+                kv = await self._js.key_value(self.bucket_name(bucket))
+            except nats.js.errors.BucketNotFoundError as exc:
+                raise TransientError(f"bucket {self.bucket_name(bucket)} not found (run `cortex init`)") from exc
+            self._kvs[bucket] = kv
+        return kv
+
+    async def _load(self, projection: Projection[Any], agent: str) -> _Slot:
+        key = (projection.bucket, agent)
+        slot = self._cache.get(key)
+        if slot is not None:
+            self._cache.move_to_end(key)
+            return slot
+        raw, revision = await kv_read(await self._kv(projection.bucket), agent)
+        doc = self._decoders[projection.bucket].decode(raw) if raw is not None else None
+        slot = _Slot(doc, revision)
+        self._cache[key] = slot
+        self._evict()
+        return slot
+
+    def _evict(self) -> None:
+        while len(self._cache) > self._cache_size:
+            for key in self._cache:
+                if key not in self._dirty:
+                    del self._cache[key]
+                    break
+            else:
+                return
+
+    async def apply(self, env: Envelope) -> bool:
+        """Apply ``env`` to every projection that takes it; True when any document changed."""
+        changed = False
+        for projection in self._projections:
+            if not projection.accepts(env):
+                continue
+            slot = await self._load(projection, env.agent)
+            if self._apply_to_slot(projection, slot, env):
+                self._dirty.add((projection.bucket, env.agent))
+                slot.pending.append(env)
+                changed = True
+        return changed
+
+    def _apply_to_slot(self, projection: Projection[Any], slot: _Slot, env: Envelope) -> bool:
+        if slot.doc is not None and slot.doc.integrity.last_seq >= env.seq:
+            return False  # watermark: applied before (redelivery or replay)
+        new = projection.apply(slot.doc, env)
+        if new is None:
+            return False
+        _stamp(new, slot.doc, env, self.producer)
+        slot.doc = new
+        return True
+
+    async def commit(self) -> None:
+        """Write every changed document once; raises TransientError when the store fails."""
+        keys = sorted(self._dirty)
+        if not keys:
+            return
+        results = await asyncio.gather(*(self._write(k) for k in keys), return_exceptions=True)
+        failed = [r for r in results if isinstance(r, BaseException)]
+        if failed:
+            raise TransientError(f"{len(failed)} document write(s) failed: {failed[0]!r}") from failed[0]
+
+    async def _write(self, key: tuple[str, str]) -> None:
+        bucket, agent = key
+        projection = next(p for p in self._projections if p.bucket == bucket)
+        slot = self._cache[key]
+        kv = await self._kv(bucket)
+        for _ in range(50):
+            try:
+                slot.revision = await kv_cas(kv, agent, self._encoder.encode(slot.doc), slot.revision)
+                metrics.KV_WRITES.labels(self.worker).inc()
+                slot.pending.clear()
+                self._dirty.discard(key)
+                return
+            except nats.js.errors.KeyWrongLastSequenceError:
+                metrics.KV_CONFLICTS.labels(self.worker).inc()
+                if not await self._rebase(projection, slot, kv, agent):
+                    slot.pending.clear()  # the stored document already holds every event
+                    self._dirty.discard(key)
+                    return
+        raise TransientError(f"{bucket}/{agent}: too many write conflicts")
+
+    async def _rebase(self, projection: Projection[Any], slot: _Slot, kv: KeyValue, agent: str) -> bool:
+        """Reload the stored document and re-apply this batch's events on top of it.
+
+        True when any event still had to be applied (the document must be written).
+        """
+        raw, revision = await kv_read(kv, agent)
+        slot.doc = self._decoders[projection.bucket].decode(raw) if raw is not None else None
+        slot.revision = revision
+        applied = [self._apply_to_slot(projection, slot, env) for env in slot.pending]
+        return any(applied)
+
+    def reset(self) -> None:
+        """Forget uncommitted changes and cached documents (after a failure or lease loss)."""
+        self._cache.clear()
+        self._dirty.clear()
+
+    def cached(self, bucket: str, agent: str) -> Any:
+        slot = self._cache.get((bucket, agent))
+        return slot.doc if slot is not None else None

@@ -1,0 +1,141 @@
+"""``cortex init``: streams, KV buckets and durable consumers. Idempotent, and safe to run
+from several pods at once (a lost creation race becomes an update)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+import msgspec
+import nats.js.errors
+from nats.js import api
+from nats.js.client import JetStreamContext
+
+from shared.config import Settings, parse_duration_s
+from shared.names import ALL_BUCKETS, DLQ_STREAM, DOC_BUCKETS, EVENTS_STREAM, event_subjects, shadow_bucket
+
+log = logging.getLogger(__name__)
+
+DUPLICATE_WINDOW_S = 120.0
+_IN_USE = 10058  # stream name already in use with a different configuration
+
+
+class ConsumerSpec(msgspec.Struct, frozen=True, kw_only=True):
+    name: str
+    families: tuple[str, ...]
+
+    def filter_subjects(self, prefix: str) -> list[str]:
+        return [f"{prefix}.{family}.>" for family in self.families]
+
+
+def events_stream_config(settings: Settings) -> api.StreamConfig:
+    return api.StreamConfig(
+        name=EVENTS_STREAM,
+        subjects=event_subjects(settings.prefix),
+        storage=api.StorageType.FILE,
+        retention=api.RetentionPolicy.LIMITS,
+        duplicate_window=DUPLICATE_WINDOW_S,
+        max_age=float(parse_duration_s(settings.retention)) if settings.retention else 0.0,
+        allow_direct=True,
+        description="Cortex events: messages, sessions, compactions, notes, feedback",
+    )
+
+
+def dlq_stream_config(settings: Settings) -> api.StreamConfig:
+    return api.StreamConfig(
+        name=DLQ_STREAM,
+        subjects=[f"{settings.prefix}.dlq.>"],
+        storage=api.StorageType.FILE,
+        retention=api.RetentionPolicy.LIMITS,
+        duplicate_window=DUPLICATE_WINDOW_S,
+        max_age=float(parse_duration_s(settings.dlq_retention)),
+        description="Cortex dead letters: events a worker could not apply, with the reason",
+    )
+
+
+async def ensure_stream(js: JetStreamContext, config: api.StreamConfig) -> str:
+    """Create or update a stream; returns "created", "updated" or "unchanged"."""
+    assert config.name is not None
+    try:
+        info = await js.stream_info(config.name)
+    except nats.js.errors.NotFoundError:
+        try:
+            await js.add_stream(config)
+            return "created"
+        except nats.js.errors.BadRequestError as exc:
+            if exc.err_code != _IN_USE:
+                raise
+            info = await js.stream_info(config.name)  # another pod won the race
+    current = info.config
+    wanted = (sorted(config.subjects or []), config.max_age or 0.0, config.duplicate_window)
+    have = (sorted(current.subjects or []), current.max_age or 0.0, current.duplicate_window)
+    if wanted == have:
+        return "unchanged"
+    await js.update_stream(config)
+    return "updated"
+
+
+async def ensure_bucket(js: JetStreamContext, bucket: str, ttl_s: float | None = None) -> str:
+    try:
+        await js.key_value(bucket)
+        return "unchanged"
+    except nats.js.errors.BucketNotFoundError:
+        pass
+    try:
+        await js.create_key_value(bucket=bucket, history=1, direct=True, ttl=ttl_s,
+                                  storage=api.StorageType.FILE)
+    except nats.js.errors.BadRequestError as exc:
+        if exc.err_code != _IN_USE:
+            raise
+        return "unchanged"
+    return "created"
+
+
+def consumer_config(spec: ConsumerSpec, settings: Settings) -> api.ConsumerConfig:
+    return api.ConsumerConfig(
+        durable_name=spec.name,
+        deliver_policy=api.DeliverPolicy.ALL,
+        ack_policy=api.AckPolicy.EXPLICIT,
+        ack_wait=float(settings.runtime.ack_wait_s),
+        max_deliver=-1,  # the worker counts attempts itself and dead-letters (see consume.py)
+        max_ack_pending=max(1000, settings.runtime.batch_size * 2),
+        filter_subjects=spec.filter_subjects(settings.prefix),
+        description=f"Cortex worker consumer {spec.name}",
+    )
+
+
+async def ensure_consumer(js: JetStreamContext, spec: ConsumerSpec, settings: Settings) -> str:
+    config = consumer_config(spec, settings)
+    try:
+        info = await js.consumer_info(EVENTS_STREAM, spec.name)
+    except nats.js.errors.NotFoundError:
+        await js.add_consumer(EVENTS_STREAM, config)
+        return "created"
+    have = info.config
+    if (sorted(have.filter_subjects or ([have.filter_subject] if have.filter_subject else []))
+            == sorted(config.filter_subjects or []) and have.ack_wait == config.ack_wait
+            and have.max_ack_pending == config.max_ack_pending):
+        return "unchanged"
+    await js.add_consumer(EVENTS_STREAM, config)  # same durable: an update
+    return "updated"
+
+
+def buckets_for(settings: Settings) -> list[tuple[str, float | None]]:
+    buckets: list[tuple[str, float | None]] = [
+        (b, float(settings.runtime.lease_ttl_s) if b == "cortex_leases" else None) for b in ALL_BUCKETS
+    ]
+    if settings.mode == "shadow":
+        buckets += [(shadow_bucket(b), None) for b in DOC_BUCKETS]
+    return buckets
+
+
+async def provision(js: JetStreamContext, settings: Settings, consumers: Iterable[ConsumerSpec]) -> dict[str, str]:
+    """Create or update everything the contract names; returns what happened to each."""
+    report: dict[str, str] = {}
+    report[f"stream {EVENTS_STREAM}"] = await ensure_stream(js, events_stream_config(settings))
+    report[f"stream {DLQ_STREAM}"] = await ensure_stream(js, dlq_stream_config(settings))
+    for bucket, ttl in buckets_for(settings):
+        report[f"bucket {bucket}"] = await ensure_bucket(js, bucket, ttl)
+    for spec in consumers:
+        report[f"consumer {spec.name}"] = await ensure_consumer(js, spec, settings)
+    return report

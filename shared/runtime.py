@@ -1,0 +1,227 @@
+"""The worker host: connect, hold leases, run consume loops and services, shut down cleanly.
+
+Shutdown (SIGTERM/SIGINT): stop fetching → each loop finishes or gives back its batch
+within the drain limit → services stop → the connection drains.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import logging
+import os
+import signal
+import socket
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+import nats.js.errors
+from nats.aio.client import Client
+from nats.js.client import JetStreamContext
+
+from shared.codec import Envelope, Limits
+from shared.config import Settings
+from shared.connection import connect
+from shared.consume import ConsumeLoop, Handler, LoopConfig
+from shared.errors import LeaseLost, is_transient
+from shared.health import Health, HealthRegistry, serve
+from shared.lease import Lease
+from shared.names import consumer_name, shadow_bucket
+from shared.provision import ConsumerSpec, ensure_consumer
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class WorkerContext:
+    nc: Client
+    js: JetStreamContext
+    settings: Settings
+    worker: str
+    consumer: str
+    producer: str
+    health: Health
+    shadow: bool = False
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def bucket(self, name: str) -> str:
+        """The physical bucket for a document bucket (shadow mode writes cortex_shadow_*)."""
+        return shadow_bucket(name) if self.shadow else name
+
+
+@dataclass(frozen=True)
+class WorkerSpec:
+    name: str
+    families: tuple[str, ...]
+    build: Callable[[WorkerContext], Awaitable[Handler]] | None = None
+    serve: Callable[[WorkerContext, asyncio.Event], Awaitable[None]] | None = None
+    config_sections: tuple[str, ...] = ()
+
+
+def producer_id(spec: WorkerSpec, settings: Settings, version: str) -> str:
+    """``<worker>@<version>+<config-hash>``: which code and which settings made a document."""
+    sections = {name: getattr(settings, name) for name in spec.config_sections}
+    sections["language"] = settings.language
+    sections["timezone"] = settings.timezone
+    digest = hashlib.sha256(msgspec.json.encode(sections)).hexdigest()[:8]
+    return f"{spec.name}@{version}+{digest}"
+
+
+def channel_filter(settings: Settings, shadow: bool) -> Callable[[Envelope], bool]:
+    """Channel modes: `off` channels are ignored everywhere; `shadow` ones only by shadow workers."""
+    if not settings.channel_modes:
+        return lambda env: True
+
+    def accept(env: Envelope) -> bool:
+        mode = settings.channel_mode(env.channel)
+        return mode == "live" or (mode == "shadow" and shadow)
+
+    return accept
+
+
+def loop_config(settings: Settings) -> LoopConfig:
+    rt = settings.runtime
+    return LoopConfig(
+        prefix=settings.prefix,
+        batch_size=rt.batch_size,
+        fetch_timeout_s=rt.fetch_timeout_ms / 1000,
+        ack_wait_s=float(rt.ack_wait_s),
+        max_attempts=rt.max_attempts,
+        retry_base_s=rt.retry_base_ms / 1000,
+        retry_max_s=rt.retry_max_ms / 1000,
+        drain_timeout_s=rt.drain_timeout_s,
+        limits=Limits(max_content_bytes=rt.max_content_bytes, max_compaction_messages=rt.max_compaction_messages),
+    )
+
+
+class WorkerHost:
+    def __init__(self, settings: Settings, specs: list[WorkerSpec], version: str) -> None:
+        self.settings = settings
+        self.specs = specs
+        self.version = version
+        self.registry = HealthRegistry()
+        self.stop = asyncio.Event()
+        self.instance = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+        self.http_port: int | None = None
+
+    async def _ensure_consumer(self, js: JetStreamContext, consumer: str, spec: WorkerSpec, health: Health) -> None:
+        cspec = ConsumerSpec(name=consumer, families=spec.families)
+        failures = 0
+        while not self.stop.is_set():
+            try:
+                await ensure_consumer(js, cspec, self.settings)
+                return
+            except nats.js.errors.NotFoundError:
+                health.set_ready(False, "stream CORTEX_EVENTS not found: run `cortex init`")
+            except Exception as exc:
+                if not is_transient(exc):
+                    raise
+                health.set_ready(False, f"cannot create consumer: {exc!r}")
+            failures += 1
+            if failures == 1:
+                log.warning("consumer_unavailable", extra={"consumer": consumer, "reason": health.reason})
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.stop.wait(), timeout=min(5.0, 0.5 * failures))
+
+    async def run_consumer(self, nc: Client, spec: WorkerSpec) -> None:
+        shadow = self.settings.mode == "shadow"
+        consumer = consumer_name(spec.name, None, shadow)
+        health = self.registry.worker(consumer)
+        js = nc.jetstream()
+        await self._ensure_consumer(js, consumer, spec, health)
+        lease = Lease(js, consumer, self.instance, self.settings.runtime.lease_ttl_s, spec.name)
+        ctx = WorkerContext(nc=nc, js=js, settings=self.settings, worker=spec.name, consumer=consumer,
+                            producer=producer_id(spec, self.settings, self.version), health=health, shadow=shadow)
+        while not self.stop.is_set():
+            health.set_ready(True, "standby: waiting for the lease")
+            if not await lease.acquire(self.stop):
+                break
+            await self._run_active(ctx, spec, lease)
+        await lease.release()
+
+    async def _run_active(self, ctx: WorkerContext, spec: WorkerSpec, lease: Lease) -> None:
+        assert spec.build is not None
+        handler = await spec.build(ctx)
+        loop = ConsumeLoop(ctx.js, worker=spec.name, consumer=ctx.consumer, handler=handler,
+                           config=loop_config(self.settings), health=ctx.health,
+                           accept=channel_filter(self.settings, ctx.shadow), fence=lease.check,
+                           on_committed=getattr(handler, "on_committed", None))
+        keeper = asyncio.create_task(lease.keep_alive(loop.stop), name=f"{ctx.consumer}-lease")
+        stopper = asyncio.create_task(self._stop_on_signal(loop), name=f"{ctx.consumer}-stop")
+        try:
+            await loop.run()
+        except LeaseLost:
+            log.warning("lease_lost_stopping", extra={"consumer": ctx.consumer})
+            handler.reset()
+        finally:
+            for task in (keeper, stopper):
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            closer = getattr(handler, "aclose", None)
+            if closer is not None:
+                await closer()
+
+    async def _stop_on_signal(self, loop: ConsumeLoop) -> None:
+        await self.stop.wait()
+        loop.stop()
+
+    async def run_service(self, nc: Client, spec: WorkerSpec) -> None:
+        assert spec.serve is not None
+        health = self.registry.worker(f"{spec.name}-api")
+        ctx = WorkerContext(nc=nc, js=nc.jetstream(), settings=self.settings, worker=spec.name,
+                            consumer="", producer=producer_id(spec, self.settings, self.version), health=health)
+        await spec.serve(ctx, self.stop)
+
+    def install_signal_handlers(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(sig, self.stop.set)
+
+    async def run(self, nats_url: str | None = None) -> None:
+        settings = self.settings if nats_url is None else msgspec.structs.replace(self.settings, nats_url=nats_url)
+        if settings.metrics_port is not None:
+            server = serve(self.registry, settings.metrics_port)
+            self.http_port = server.server_port
+            log.info("http_listening", extra={"port": self.http_port})
+        beat = asyncio.create_task(self.registry.beat(), name="beat")
+
+        def on_state(connected: bool) -> None:
+            self.registry.connected = connected
+
+        nc = await connect(settings, f"cortex-{'+'.join(s.name for s in self.specs)}",
+                           retry_forever=True, on_state=on_state)
+        tasks = [asyncio.create_task(self.run_consumer(nc, s), name=s.name) for s in self.specs if s.build]
+        tasks += [asyncio.create_task(self.run_service(nc, s), name=f"{s.name}-api") for s in self.specs if s.serve]
+        try:
+            await self._supervise(tasks)
+        finally:
+            beat.cancel()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(nc.drain(), timeout=5)
+            if not nc.is_closed:
+                await nc.close()
+
+    async def _supervise(self, tasks: list[asyncio.Task[None]]) -> None:
+        """Run until stop; a crashed task stops the process (the orchestrator restarts it)."""
+        stop_wait = asyncio.create_task(self.stop.wait())
+        done, _ = await asyncio.wait([*tasks, stop_wait], return_when=asyncio.FIRST_COMPLETED)
+        crashed = [t for t in done if t is not stop_wait and t.exception() is not None]
+        self.stop.set()
+        grace = self.settings.runtime.drain_timeout_s + 5
+        _, pending = await asyncio.wait(tasks, timeout=grace) if tasks else (set(), set())
+        for task in pending:
+            task.cancel()
+        for task in pending:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        stop_wait.cancel()
+        if crashed:
+            exc = crashed[0].exception()
+            assert exc is not None
+            raise exc

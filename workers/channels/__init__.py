@@ -1,0 +1,1 @@
+"""Channels: per-agent channel activity, layers (foreground/background/archived) and summaries."""

@@ -1,0 +1,51 @@
+"""Pure core of the channels worker: counts, last activity and layers, in event time.
+
+Layer rule (unified-brain design, on the stream): the channel of the agent's latest
+message event is *foreground*; other channels active in the 24 h before that message are
+*background*; older ones are *archived*.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import msgspec
+
+from schemas.docs import ChannelsDoc, ChannelState, Integrity
+from schemas.events import MessageEvent
+
+BACKGROUND_WINDOW = timedelta(hours=24)
+DEFAULT_CHANNEL = "default"
+MAX_CHANNELS = 200
+
+
+def relayer(channels: list[ChannelState], foreground: str, now: datetime) -> list[ChannelState]:
+    out = []
+    for ch in channels:
+        if ch.channel == foreground:
+            layer = "foreground"
+        elif now - ch.last_message_at <= BACKGROUND_WINDOW:
+            layer = "background"
+        else:
+            layer = "archived"
+        out.append(msgspec.structs.replace(ch, layer=layer))
+    return out
+
+
+def apply_message(doc: ChannelsDoc | None, event: MessageEvent) -> ChannelsDoc:
+    channel = event.channel or DEFAULT_CHANNEL
+    channels = list(doc.channels) if doc else []
+    for i, ch in enumerate(channels):
+        if ch.channel == channel:
+            channels[i] = msgspec.structs.replace(ch, last_message_at=event.ts, messages=ch.messages + 1)
+            break
+    else:
+        channels.append(ChannelState(channel=channel, last_message_at=event.ts, messages=1, summary="",
+                                     layer="foreground"))
+    channels = relayer(channels, channel, event.ts)
+    if len(channels) > MAX_CHANNELS:  # drop the longest-idle archived channels first
+        channels.sort(key=lambda c: (c.layer != "archived", c.last_message_at))
+        channels = channels[len(channels) - MAX_CHANNELS:]
+    channels.sort(key=lambda c: c.channel)
+    return ChannelsDoc(updated=event.ts, channels=channels,
+                       integrity=doc.integrity if doc else Integrity())

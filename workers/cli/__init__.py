@@ -1,0 +1,60 @@
+"""The ``cortex`` command line. Only this layer reads the environment and configures logging."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from shared.config import Settings, SettingsError, load_settings
+from shared.connection import ConnectError
+from shared.embedded import EmbeddedError
+from shared.logs import configure
+
+Command = Callable[[argparse.Namespace, Settings], Coroutine[Any, Any, int]]
+
+
+class CliError(Exception):
+    """A user-facing failure: printed as one line, exit code 1 (or ``code``)."""
+
+    def __init__(self, message: str, code: int = 1) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from workers.cli import ops, run
+
+    parser = argparse.ArgumentParser(prog="cortex", description="Conversation intelligence for LLM agents.")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    run.register(sub)
+    ops.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        print(f"cortex: {exc}", file=sys.stderr)
+        return 2
+    # Interactive commands stay quiet unless asked; long-running ones log at the setting.
+    quiet = args.command not in ("up", "worker") and "CORTEX_LOG_LEVEL" not in os.environ
+    configure("WARNING" if quiet else settings.log_level)
+    handler: Command = args.handler
+    try:
+        return asyncio.run(handler(args, settings))
+    except KeyboardInterrupt:
+        return 130
+    except (CliError, ConnectError, EmbeddedError, SettingsError) as exc:
+        print(f"cortex: {exc}", file=sys.stderr)
+        return getattr(exc, "code", 1)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,108 @@
+"""``cortex demo``: the whole pipeline on embedded defaults, end to end, for real."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import tempfile
+import time
+from importlib import resources
+
+import msgspec
+import orjson
+
+from shared.config import Settings
+from shared.embedded import EmbeddedNats
+from shared.kv import kv_read
+from shared.names import BUCKET_CHECKPOINTS, EVENTS_STREAM
+from shared.runtime import WorkerHost
+from workers import __version__
+from workers.cli import CliError
+from workers.cli.common import connected
+from workers.cli.run import provision_all
+from workers.registry import all_specs
+
+DEMO_AGENT = "main"
+
+
+def demo_events() -> list[bytes]:
+    text = resources.files("workers.demo").joinpath("conversation.jsonl").read_text(encoding="utf-8")
+    return [line.encode() for line in text.splitlines() if line.strip()]
+
+
+async def publish_demo(settings: Settings, url: str) -> int:
+    """Publish the bundled conversation; returns the stream's last sequence."""
+    from workers.cli.ops import PublishReport, prepare_lines
+
+    report = PublishReport()
+    async with connected(settings, url) as nc:
+        js = nc.jetstream()
+        lines = (line.decode() for line in demo_events())
+        for _, subject, data, event_id in prepare_lines(lines, settings, report):
+            await js.publish(subject, data, headers={"Nats-Msg-Id": event_id})
+        if report.rejected:
+            raise CliError(f"bundled demo conversation rejected: {report.rejected}")
+        return int((await js.stream_info(EVENTS_STREAM)).state.last_seq)
+
+
+async def wait_caught_up(settings: Settings, url: str, consumers: list[str], limit_s: float = 60.0) -> None:
+    """Wait until every consumer has acked everything it was given (no sleeps as sync)."""
+    deadline = time.monotonic() + limit_s
+    async with connected(settings, url) as nc:
+        js = nc.jetstream()
+        ckpt = await js.key_value(BUCKET_CHECKPOINTS)
+        while time.monotonic() < deadline:
+            done = 0
+            for name in consumers:
+                info = await js.consumer_info(EVENTS_STREAM, name)
+                raw, _ = await kv_read(ckpt, name)
+                if info.num_pending == 0 and info.num_ack_pending == 0 and raw is not None:
+                    done += 1
+            if done == len(consumers):
+                return
+            await asyncio.sleep(0.1)
+    raise CliError(f"workers did not catch up within {limit_s:.0f}s")
+
+
+async def render_documents(settings: Settings, url: str) -> str:
+    """The BOOTSTRAP document when the boot worker exists, else every derived document."""
+    from shared.names import DOC_BUCKETS
+
+    async with connected(settings, url) as nc:
+        js = nc.jetstream()
+        boot = await js.key_value("cortex_boot")
+        raw, _ = await kv_read(boot, DEMO_AGENT)
+        if raw is not None:
+            return str(orjson.loads(raw)["markdown"])
+        parts = []
+        for bucket in DOC_BUCKETS:
+            kv = await js.key_value(bucket)
+            raw, _ = await kv_read(kv, DEMO_AGENT)
+            if raw is not None:
+                pretty = orjson.dumps(orjson.loads(raw), option=orjson.OPT_INDENT_2).decode()
+                parts.append(f"## {bucket}/{DEMO_AGENT}\n{pretty}")
+        return "\n\n".join(parts) or "(no documents were derived)"
+
+
+async def run_demo(settings: Settings) -> int:
+    specs = list(all_specs().values())
+    with tempfile.TemporaryDirectory(prefix="cortex-demo-") as tmp:
+        settings = msgspec.structs.replace(settings, data_dir=tmp, nats_url=None, workspace=None,
+                                           metrics_port=None)
+        with EmbeddedNats(tmp) as server:
+            print(f"cortex demo: embedded nats-server on {server.url}; workers: "
+                  f"{', '.join(s.name for s in specs)}", flush=True)
+            await provision_all(settings, server.url)
+            host = WorkerHost(msgspec.structs.replace(settings, nats_url=server.url), specs, __version__)
+            task = asyncio.create_task(host.run())
+            try:
+                last = await publish_demo(settings, server.url)
+                print(f"cortex demo: published {len(demo_events())} events (stream seq {last}); deriving…",
+                      flush=True)
+                await wait_caught_up(settings, server.url, [s.name for s in specs if s.build])
+                print(await render_documents(settings, server.url))
+            finally:
+                host.stop.set()
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(task, timeout=30)
+    return 0

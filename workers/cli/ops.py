@@ -1,0 +1,181 @@
+"""``cortex init``, ``cortex publish``, ``cortex status``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Iterator
+from typing import Any, TextIO
+
+import msgspec
+import nats.js.errors
+import orjson
+
+from shared.codec import Limits, Rejection, decode_event, event_subject
+from shared.config import Settings
+from shared.kv import kv_read
+from shared.names import BUCKET_CHECKPOINTS, DLQ_STREAM, EVENTS_STREAM
+from shared.provision import buckets_for, provision
+from workers.cli import CliError
+from workers.cli.common import connected
+from workers.registry import consumer_specs
+
+
+def register(sub: Any) -> None:
+    init = sub.add_parser("init", help="create or update streams, buckets and consumers (idempotent)")
+    init.add_argument("--nats-url")
+    init.set_defaults(handler=cmd_init)
+
+    pub = sub.add_parser("publish", help="publish events from a JSON-lines file (- for stdin)")
+    pub.add_argument("file", help="JSON lines, one event per line; '-' reads stdin")
+    pub.add_argument("--nats-url")
+    pub.set_defaults(handler=cmd_publish)
+
+    status = sub.add_parser("status", help="streams, consumers and their lag, buckets")
+    status.add_argument("--nats-url")
+    status.set_defaults(handler=cmd_status)
+
+
+async def cmd_init(args: argparse.Namespace, settings: Settings) -> int:
+    async with connected(settings, args.nats_url) as nc:
+        report = await provision(nc.jetstream(), settings, consumer_specs(settings.mode == "shadow"))
+    for what, outcome in report.items():
+        print(f"{outcome:<9} {what}")
+    return 0
+
+
+class PublishReport(msgspec.Struct, kw_only=True):
+    published: int = 0
+    duplicates: int = 0
+    rejected: list[tuple[int, str]] = msgspec.field(default_factory=list)
+
+
+def _open(path: str) -> TextIO:
+    if path == "-":
+        return sys.stdin
+    try:
+        return open(path, encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc.strerror}") from exc
+
+
+def prepare_lines(
+    lines: Iterator[str], settings: Settings, report: PublishReport
+) -> Iterator[tuple[int, str, bytes, str]]:
+    """Validate each line with the workers' own decoder; yield (line, subject, payload, id)."""
+    limits = Limits(max_content_bytes=settings.runtime.max_content_bytes,
+                    max_compaction_messages=settings.runtime.max_compaction_messages)
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            payload = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            report.rejected.append((number, f"malformed JSON: {exc}"))
+            continue
+        if not isinstance(payload, dict):
+            report.rejected.append((number, "not a JSON object"))
+            continue
+        subject = payload.pop("subject", None) or event_subject(settings.prefix, payload)
+        if not isinstance(subject, str):
+            report.rejected.append((number, "cannot tell the subject: add \"type\" (e.g. \"msg.received\")"))
+            continue
+        data = orjson.dumps(payload)
+        decoded = decode_event(settings.prefix, subject, 0, data, limits)
+        if isinstance(decoded, Rejection):
+            report.rejected.append((number, decoded.reason))
+            continue
+        yield number, subject, data, decoded.event.id
+
+
+async def cmd_publish(args: argparse.Namespace, settings: Settings) -> int:
+    report = PublishReport()
+    stream = _open(args.file)
+    try:
+        async with connected(settings, args.nats_url) as nc:
+            js = nc.jetstream()
+            pending: list[tuple[int, asyncio.Future[Any]]] = []
+            for number, subject, data, event_id in prepare_lines(iter(stream), settings, report):
+                fut = await js.publish_async(subject, data, headers={"Nats-Msg-Id": event_id})
+                pending.append((number, fut))
+                if len(pending) >= 1000:
+                    await _settle(pending, report)
+            await _settle(pending, report)
+    finally:
+        if stream is not sys.stdin:
+            stream.close()
+    for number, reason in report.rejected:
+        print(f"line {number}: rejected: {reason}", file=sys.stderr)
+    print(f"published {report.published}, duplicates {report.duplicates}, rejected {len(report.rejected)}"
+          + (f" (lines {', '.join(str(n) for n, _ in report.rejected)})" if report.rejected else ""))
+    return 1 if report.rejected else 0
+
+
+async def _settle(pending: list[tuple[int, asyncio.Future[Any]]], report: PublishReport) -> None:
+    for number, fut in pending:
+        try:
+            ack = await fut
+        except nats.js.errors.NoStreamResponseError as exc:
+            raise CliError("no stream for cortex events: run `cortex init` first") from exc
+        except Exception as exc:
+            report.rejected.append((number, f"publish failed: {exc}"))
+            continue
+        if ack.duplicate:
+            report.duplicates += 1
+        else:
+            report.published += 1
+    pending.clear()
+
+
+async def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
+    async with connected(settings, args.nats_url) as nc:
+        js = nc.jetstream()
+        print("STREAMS")
+        for name in (EVENTS_STREAM, DLQ_STREAM):
+            try:
+                info = await js.stream_info(name)
+            except nats.js.errors.NotFoundError:
+                print(f"  {name:<16} missing (run `cortex init`)")
+                continue
+            st = info.state
+            print(f"  {name:<16} messages={st.messages} bytes={st.bytes} "
+                  f"first_seq={st.first_seq} last_seq={st.last_seq}")
+        await _print_consumers(js)
+        await _print_buckets(js, settings)
+    return 0
+
+
+async def _print_consumers(js: Any) -> None:
+    print("CONSUMERS")
+    try:
+        consumers = await js.consumers_info(EVENTS_STREAM)
+        checkpoints = await js.key_value(BUCKET_CHECKPOINTS)
+    except nats.js.errors.NotFoundError:
+        print("  (none)")
+        return
+    for info in sorted(consumers, key=lambda c: c.name):
+        raw, _ = await kv_read(checkpoints, info.name)
+        print(f"  {info.name:<20} pending={info.num_pending} ack_pending={info.num_ack_pending} "
+              f"redelivered={info.num_redelivered} checkpoint={raw.decode() if raw else 0}")
+
+
+async def _print_buckets(js: Any, settings: Settings) -> None:
+    print("BUCKETS")
+    for bucket, _ in buckets_for(settings):
+        try:
+            kv = await js.key_value(bucket)
+            st = await kv.status()
+        except nats.js.errors.BucketNotFoundError:
+            print(f"  {bucket:<22} missing")
+            continue
+        # history is 1, so the stream's message count is the live-key count plus delete markers
+        keys = await _count_keys(kv)
+        print(f"  {bucket:<22} keys={keys} bytes={st.stream_info.state.bytes}")
+
+
+async def _count_keys(kv: Any) -> int:
+    try:
+        return len(await kv.keys())
+    except nats.js.errors.NoKeysError:
+        return 0

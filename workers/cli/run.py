@@ -1,0 +1,88 @@
+"""``cortex up``, ``cortex worker NAME``, ``cortex demo``."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from typing import Any
+
+import msgspec
+
+from shared.config import Settings
+from shared.embedded import EmbeddedNats
+from shared.runtime import WorkerHost, WorkerSpec
+from workers import __version__
+from workers.cli import CliError
+from workers.cli.common import connected
+from workers.registry import all_specs
+
+log = logging.getLogger(__name__)
+
+
+def register(sub: Any) -> None:
+    up = sub.add_parser("up", help="run all (or the named) workers in the foreground")
+    up.add_argument("--nats-url", help="NATS server (default: CORTEX_NATS_URL, else an embedded server)")
+    up.add_argument("--workers", help="comma-separated worker names (default: all)")
+    up.set_defaults(handler=cmd_up)
+
+    worker = sub.add_parser("worker", help="run one worker process (the Kubernetes entrypoint)")
+    worker.add_argument("name", help="worker name: " + ", ".join(all_specs()))
+    worker.add_argument("--nats-url", help="NATS server (default: CORTEX_NATS_URL)")
+    worker.set_defaults(handler=cmd_worker)
+
+    demo = sub.add_parser("demo", help="run the whole pipeline on embedded defaults and print BOOTSTRAP")
+    demo.set_defaults(handler=cmd_demo)
+
+
+def select_specs(names: str | None) -> list[WorkerSpec]:
+    specs = all_specs()
+    if not names:
+        return list(specs.values())
+    wanted = [n.strip() for n in names.split(",") if n.strip()]
+    unknown = [n for n in wanted if n not in specs]
+    if unknown:
+        raise CliError(f"unknown worker(s) {', '.join(unknown)} (known: {', '.join(specs)})")
+    return [specs[n] for n in wanted]
+
+
+async def provision_all(settings: Settings, url: str) -> None:
+    from shared.provision import provision
+    from workers.registry import consumer_specs
+
+    async with connected(settings, url) as nc:
+        await provision(nc.jetstream(), settings, consumer_specs(settings.mode == "shadow"))
+
+
+async def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
+    specs = select_specs(args.workers)
+    url = args.nats_url or settings.nats_url
+    embedded = None
+    if url is None:
+        embedded = EmbeddedNats(settings.data_path)
+        url = embedded.start()
+        print(f"cortex: embedded nats-server on {url} (data in {settings.data_path})", flush=True)
+    try:
+        await provision_all(settings, url)
+        host = WorkerHost(msgspec.structs.replace(settings, nats_url=url), specs, __version__)
+        host.install_signal_handlers()
+        print(f"cortex: running {', '.join(s.name for s in specs)}; Ctrl-C to stop", flush=True)
+        await host.run()
+    finally:
+        if embedded is not None:
+            embedded.stop()
+    return 0
+
+
+async def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
+    specs = select_specs(args.name)
+    url = args.nats_url or settings.nats_url or "nats://127.0.0.1:4222"
+    host = WorkerHost(msgspec.structs.replace(settings, nats_url=url), specs, __version__)
+    host.install_signal_handlers()
+    await host.run()
+    return 0
+
+
+async def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
+    from workers.cli.demo import run_demo
+
+    return await run_demo(settings)
