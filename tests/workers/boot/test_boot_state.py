@@ -1,0 +1,172 @@
+"""Header and state: execution mode by local hour, mood, last activity, and lag warnings.
+
+Cases marked "port" come from alberthild/vainplex-openclaw
+packages/openclaw-cortex/test/boot-context.test.ts (``getExecutionMode``, ``mood display``,
+``staleness in output``). The reference's age-based warnings (``integrityWarning``) are
+replaced by lag warnings: in Cortex staleness means lag, not age (CONTRACT, Time and replay).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from workers.boot import assemble_boot, execution_mode
+from workers.boot.state import describe_age
+from workers.render import MOOD_EMOJI
+
+MODES = {
+    "Morning": "Morning — brief, directive, efficient",
+    "Afternoon": "Afternoon — execution mode",
+    "Evening": "Evening — strategic, philosophical possible",
+    "Night": "Night — emergencies only",
+}
+
+
+@pytest.mark.parametrize(
+    ("local_hour", "mode"),
+    [(0, "Night"), (5, "Night"), (6, "Morning"), (11, "Morning"), (12, "Afternoon"), (17, "Afternoon"),
+     (18, "Evening"), (21, "Evening"), (22, "Night"), (23, "Night")],
+)
+def test_execution_mode_follows_the_local_hour(local_hour, mode):
+    """port: getExecutionMode returns one of the known modes — here for every boundary."""
+    tz = ZoneInfo("America/New_York")
+    now = datetime(2026, 2, 17, local_hour, 30, tzinfo=tz).astimezone(UTC)
+    assert execution_mode(now, tz) == MODES[mode]
+
+
+def test_execution_mode_uses_the_configured_zone_not_utc(make, settings):
+    # 05:30 UTC is night in UTC, morning in Berlin (06:30) and afternoon in Tokyo (14:30).
+    now = datetime(2026, 2, 17, 5, 30, tzinfo=UTC)
+    assert execution_mode(now, ZoneInfo("UTC")) == MODES["Night"]
+    assert execution_mode(now, ZoneInfo("Europe/Berlin")) == MODES["Morning"]
+    assert execution_mode(now, ZoneInfo("Asia/Tokyo")) == MODES["Afternoon"]
+    md = assemble_boot(make.inputs(now=now), settings, ZoneInfo("Europe/Berlin"))
+    assert "Mode: Morning — brief, directive, efficient\n" in md
+    assert "Generated: 2026-02-17T05:30:00Z | Local: 06:30\n" in md
+
+
+def test_execution_mode_respects_daylight_saving_time():
+    tz = ZoneInfo("Europe/Berlin")
+    # The same UTC hour is an hour later in local summer time (CEST, UTC+2) than in winter (CET, UTC+1).
+    summer = datetime(2026, 7, 1, 16, 30, tzinfo=UTC)  # 18:30 CEST
+    winter = datetime(2026, 1, 15, 16, 30, tzinfo=UTC)  # 17:30 CET
+    assert execution_mode(summer, tz) == MODES["Evening"]
+    assert execution_mode(winter, tz) == MODES["Afternoon"]
+
+
+def test_includes_session_mood_when_not_neutral(make, settings, tz):
+    """port: includes session mood if not neutral."""
+    md = assemble_boot(make.inputs(threads=make.threads(mood="excited")), settings, tz)
+    assert "Last session mood: excited 🔥\n" in md
+
+
+@pytest.mark.parametrize("mood", [m for m in MOOD_EMOJI if m != "neutral"])
+def test_every_mood_shows_with_its_emoji(make, settings, tz, mood):
+    """port: shows frustrated mood with emoji — for every mood of the design."""
+    md = assemble_boot(make.inputs(threads=make.threads(mood=mood)), settings, tz)
+    assert f"Last session mood: {mood} {MOOD_EMOJI[mood]}\n" in md
+
+
+def test_no_mood_line_for_neutral(make, settings, tz):
+    """port: does not show mood line for neutral."""
+    md = assemble_boot(make.inputs(threads=make.threads(mood="neutral")), settings, tz)
+    assert "Last session mood:" not in md
+
+
+def test_one_lagging_worker_is_named_in_a_visible_warning(make, settings, tz):
+    """port: includes staleness warning — as lag of the threads worker."""
+    md = assemble_boot(make.inputs(threads=make.threads(), lagging=["threads"]), settings, tz)
+    assert (
+        "\n\n⚠️ Data staleness: the threads worker is lagging — its sections may miss the latest events.\n"
+        in md
+    )
+
+
+def test_several_lagging_workers_are_each_named_once_in_sorted_order(make, settings, tz):
+    inputs = make.inputs(threads=make.threads(), lagging=["threads", "decisions", "knowledge", "threads"])
+    md = assemble_boot(inputs, settings, tz)
+    assert (
+        "⚠️ Data staleness: the decisions, knowledge, threads workers are lagging"
+        " — their sections may miss the latest events.\n" in md
+    )
+    assert md.count("⚠️") == 1
+
+
+def test_no_lag_and_all_data_gives_no_warning(make, settings, tz):
+    md = assemble_boot(make.inputs(threads=make.threads(), decisions=make.decisions()), settings, tz)
+    assert "⚠️" not in md
+    assert "🚨" not in md
+
+
+def test_old_data_without_lag_is_not_a_warning(make, settings, tz):
+    """Unlike the reference's integrityWarning, 10-hour-old data that is caught up is no alarm."""
+    threads = make.threads()
+    inputs = make.inputs(threads=threads, last_activity=make.now - timedelta(hours=10))
+    md = assemble_boot(inputs, settings, tz)
+    assert "⚠️" not in md
+    assert "Last activity: 10h 0m ago (2026-02-17T01:30:02Z)\n" in md
+
+
+def test_no_data_at_all_gets_its_own_line(make, settings, tz):
+    """port: handles missing file gracefully — the warning now names the sources without data."""
+    md = assemble_boot(make.inputs(missing=["threads", "decisions"]), settings, tz)
+    assert (
+        "⚠️ No data at all for this agent yet — no worker has produced a document"
+        " (no data from: decisions, threads).\n" in md
+    )
+
+
+def test_no_data_at_all_without_a_missing_list_still_warns(make, settings, tz):
+    md = assemble_boot(make.inputs(), settings, tz)
+    assert "⚠️ No data at all for this agent yet — no worker has produced a document.\n" in md
+
+
+def test_some_sources_without_data_are_named(make, settings, tz):
+    inputs = make.inputs(threads=make.threads(), missing=["knowledge", "commitments"])
+    md = assemble_boot(inputs, settings, tz)
+    assert (
+        "⚠️ No data yet from: commitments, knowledge — those workers have not produced anything"
+        " for this agent.\n" in md
+    )
+    assert "No data at all" not in md
+
+
+def test_lag_and_missing_lines_both_show_lag_first(make, settings, tz):
+    inputs = make.inputs(threads=make.threads(), lagging=["decisions"], missing=["knowledge"])
+    md = assemble_boot(inputs, settings, tz)
+    assert md.index("Data staleness") < md.index("No data yet from: knowledge")
+
+
+def test_last_activity_line_says_how_long_ago(make, settings, tz):
+    md = assemble_boot(make.inputs(last_activity=make.now - timedelta(hours=3, minutes=5)), settings, tz)
+    assert "Last activity: 3h 5m ago (2026-02-17T08:25:02Z)\n" in md
+
+
+def test_last_activity_falls_back_to_newest_document_event(make, settings, tz):
+    threads = make.threads()  # integrity.last_event_ts = now - 2 min
+    decisions = make.decisions()
+    md = assemble_boot(make.inputs(threads=threads, decisions=decisions), settings, tz)
+    assert "Last activity: 2m ago (2026-02-17T11:28:02Z)\n" in md
+
+
+def test_no_activity_recorded(make, settings, tz):
+    assert "Last activity: none recorded\n" in assemble_boot(make.inputs(), settings, tz)
+
+
+@pytest.mark.parametrize(
+    ("age", "text"),
+    [
+        (timedelta(seconds=-30), "just now"),
+        (timedelta(seconds=59), "just now"),
+        (timedelta(minutes=1), "1m ago"),
+        (timedelta(minutes=59), "59m ago"),
+        (timedelta(hours=1), "1h 0m ago"),
+        (timedelta(hours=23, minutes=59), "23h 59m ago"),
+        (timedelta(days=2, hours=4, minutes=10), "2d 4h ago"),
+    ],
+)
+def test_describe_age(age, text):
+    assert describe_age(age) == text

@@ -1,0 +1,83 @@
+"""The context sections: hot snapshot, narrative, known facts, other channels, key memories.
+
+Snapshot and narrative appear only while fresh, measured against the trigger's time: a
+snapshot for an hour, a narrative for 36 hours (design section 4.3). Facts and channels
+follow the layered context of the processing-brain design (``Known Facts``, one line per
+background channel as ``[channel] summary (last: time)``, archived channels left out).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from schemas.docs import ChannelState, Fact, NarrativeDoc, SnapshotDoc
+from workers.boot.budget import section
+from workers.render import as_utc, cut, iso_seconds, one_line
+
+SNAPSHOT_MAX_AGE = timedelta(hours=1)
+NARRATIVE_MAX_AGE = timedelta(hours=36)
+MAX_FACTS_IN_BOOT = 20
+MAX_CHANNELS_IN_BOOT = 10
+MAX_KEY_MEMORIES_IN_BOOT = 10
+
+
+def _fresh(ts: datetime, now: datetime, max_age: timedelta) -> bool:
+    return as_utc(now) - as_utc(ts) < max_age
+
+
+def snapshot_section(snapshot: SnapshotDoc | None, now: datetime, budget: int) -> str:
+    """The hot snapshot, its markdown cut at ``budget`` as the reference cuts at 1000."""
+    if snapshot is None or not _fresh(snapshot.ts, now, SNAPSHOT_MAX_AGE):
+        return ""
+    hot = cut(snapshot.markdown.strip(), budget)
+    return f"## 🔥 Last Session Snapshot\n{hot}\n" if hot else ""
+
+
+def narrative_section(narrative: NarrativeDoc | None, now: datetime, budget: int) -> str:
+    """The narrative, its markdown cut at ``budget`` as the reference cuts at 2000."""
+    if narrative is None or not _fresh(narrative.ts, now, NARRATIVE_MAX_AGE):
+        return ""
+    text = cut(narrative.markdown.strip(), budget)
+    return f"## 📖 Narrative (last 24h)\n{text}\n" if text else ""
+
+
+def top_facts(facts: Sequence[Fact], limit: int = MAX_FACTS_IN_BOOT) -> list[Fact]:
+    """The most relevant facts; recent access, then the id, break ties."""
+    ranked = sorted(facts, key=lambda f: f.id)
+    ranked.sort(key=lambda f: (f.relevance, as_utc(f.last_accessed)), reverse=True)
+    return ranked[:limit]
+
+
+def _fact_line(f: Fact) -> str:
+    return f"- {one_line(f.subject)} {one_line(f.predicate)} {one_line(f.object)}"
+
+
+def facts_section(facts: Sequence[Fact], budget: int) -> str:
+    lines = [_fact_line(f) for f in top_facts(facts)]
+    return section("## 🧠 Known Facts", lines, budget)[0]
+
+
+def background_channels(channels: Sequence[ChannelState]) -> list[ChannelState]:
+    """Background channels, the most recently active first."""
+    background = sorted((c for c in channels if c.layer == "background"), key=lambda c: c.channel)
+    background.sort(key=lambda c: as_utc(c.last_message_at), reverse=True)
+    return background[:MAX_CHANNELS_IN_BOOT]
+
+
+def _channel_line(c: ChannelState) -> str:
+    # An unsummarised channel still says how much happened there.
+    summary = one_line(c.summary) or f"{c.messages} messages"
+    return f"[{one_line(c.channel)}] {summary} (last: {iso_seconds(c.last_message_at)})"
+
+
+def channels_section(channels: Sequence[ChannelState], budget: int) -> str:
+    lines = [_channel_line(c) for c in background_channels(channels)]
+    return section("## 📡 Other Channels", lines, budget)[0]
+
+
+def key_memories_section(memories: Sequence[str], budget: int) -> str:
+    """Rules and key memories from recall, in recall's order, each once."""
+    unique = list(dict.fromkeys(m for m in (one_line(m) for m in memories) if m))
+    lines = [f"- {m}" for m in unique[:MAX_KEY_MEMORIES_IN_BOOT]]
+    return section("## 📌 Rules & Key Memories", lines, budget)[0]

@@ -1,0 +1,55 @@
+"""What the boot assembly reads: every source document of one agent, plus the lag report."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import msgspec
+
+from schemas.docs import (
+    ChannelsDoc,
+    CommitmentsDoc,
+    DecisionsDoc,
+    KnowledgeDoc,
+    NarrativeDoc,
+    SnapshotDoc,
+    ThreadsDoc,
+)
+
+SourceDoc = (
+    ThreadsDoc | DecisionsDoc | CommitmentsDoc | SnapshotDoc | NarrativeDoc | KnowledgeDoc | ChannelsDoc
+)
+
+
+class BootInputs(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything one BOOTSTRAP document is assembled from.
+
+    ``now`` is the triggering event's time (for a request or a change, the latest event
+    time applied for the agent), never the wall clock. ``lagging`` names source workers
+    whose watermark had not reached the trigger when the bounded wait ended; ``missing``
+    names sources that have no document for the agent at all. ``last_activity`` is the
+    agent's latest event time; when unknown, the newest ``integrity.last_event_ts`` of the
+    documents stands in. ``key_memories`` are rules and key memories from recall, already
+    ranked.
+    """
+
+    agent: str
+    now: datetime
+    threads: ThreadsDoc | None = None
+    decisions: DecisionsDoc | None = None
+    commitments: CommitmentsDoc | None = None
+    snapshot: SnapshotDoc | None = None
+    narrative: NarrativeDoc | None = None
+    knowledge: KnowledgeDoc | None = None
+    channels: ChannelsDoc | None = None
+    lagging: list[str] = msgspec.field(default_factory=list)
+    missing: list[str] = msgspec.field(default_factory=list)
+    last_activity: datetime | None = None
+    key_memories: list[str] = msgspec.field(default_factory=list)
+
+    def documents(self) -> list[SourceDoc | None]:
+        """The source documents in section order (absent ones as None)."""
+        return [
+            self.threads, self.decisions, self.commitments, self.snapshot,
+            self.narrative, self.knowledge, self.channels,
+        ]

@@ -1,0 +1,110 @@
+"""Header and state sections: when the briefing was made, the mode, the mood, freshness.
+
+Staleness is lag, not age (contract: Time and replay): a source worker that had not
+applied everything before the trigger is named in a visible line, a source with no data
+at all gets its own line, and the age of the agent's last activity is stated as a fact
+rather than a warning.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from workers.boot.inputs import BootInputs
+from workers.render import MOOD_EMOJI, as_utc, iso_seconds, join_names
+
+# The design's ExecutionMode strings (section 7), chosen by the local hour.
+MORNING = "Morning — brief, directive, efficient"
+AFTERNOON = "Afternoon — execution mode"
+EVENING = "Evening — strategic, philosophical possible"
+NIGHT = "Night — emergencies only"
+
+
+def execution_mode(now: datetime, tz: ZoneInfo) -> str:
+    """The mode for the local hour of ``now``: 6–12, 12–18, 18–22, otherwise night."""
+    hour = as_utc(now).astimezone(tz).hour
+    if 6 <= hour < 12:
+        return MORNING
+    if 12 <= hour < 18:
+        return AFTERNOON
+    if 18 <= hour < 22:
+        return EVENING
+    return NIGHT
+
+
+def header_section(now: datetime, tz: ZoneInfo) -> str:
+    local = as_utc(now).astimezone(tz)
+    return "\n".join(["# Context Briefing", f"Generated: {iso_seconds(now)} | Local: {local:%H:%M}", ""])
+
+
+def describe_age(age: timedelta) -> str:
+    """``just now``, ``42m ago``, ``3h 5m ago``, ``2d 4h ago``."""
+    minutes = int(age.total_seconds() // 60)
+    if minutes < 1:
+        return "just now"
+    if minutes < 60:
+        return f"{minutes}m ago"
+    hours, minutes = divmod(minutes, 60)
+    if hours < 24:
+        return f"{hours}h {minutes}m ago"
+    days, hours = divmod(hours, 24)
+    return f"{days}d {hours}h ago"
+
+
+def _last_activity(inputs: BootInputs) -> datetime | None:
+    if inputs.last_activity is not None:
+        return inputs.last_activity
+    stamps = [
+        as_utc(ts)
+        for doc in inputs.documents()
+        if doc is not None and (ts := doc.integrity.last_event_ts) is not None
+    ]
+    return max(stamps, default=None)
+
+
+def last_activity_line(inputs: BootInputs) -> str:
+    last = _last_activity(inputs)
+    if last is None:
+        return "Last activity: none recorded"
+    return f"Last activity: {describe_age(as_utc(inputs.now) - as_utc(last))} ({iso_seconds(last)})"
+
+
+def _lag_line(lagging: list[str]) -> str:
+    names = join_names(lagging)
+    if len(set(lagging)) == 1:
+        return f"⚠️ Data staleness: the {names} worker is lagging — its sections may miss the latest events."
+    return f"⚠️ Data staleness: the {names} workers are lagging — their sections may miss the latest events."
+
+
+def _missing_line(inputs: BootInputs) -> str:
+    if all(doc is None for doc in inputs.documents()):
+        suffix = f" (no data from: {join_names(inputs.missing)})" if inputs.missing else ""
+        return f"⚠️ No data at all for this agent yet — no worker has produced a document{suffix}."
+    if inputs.missing:
+        return (
+            f"⚠️ No data yet from: {join_names(inputs.missing)} — "
+            "those workers have not produced anything for this agent."
+        )
+    return ""
+
+
+def staleness_lines(inputs: BootInputs) -> list[str]:
+    """The visible warnings: lagging workers, then sources without data."""
+    lines = [_lag_line(inputs.lagging)] if inputs.lagging else []
+    missing = _missing_line(inputs)
+    return [*lines, missing] if missing else lines
+
+
+def state_section(inputs: BootInputs, tz: ZoneInfo) -> str:
+    lines = ["## ⚡ State", f"Mode: {execution_mode(inputs.now, tz)}"]
+    mood = inputs.threads.session_mood if inputs.threads is not None else "neutral"
+    # The reference leaves a neutral mood unsaid: only a notable mood changes behaviour.
+    if mood != "neutral":
+        lines.append(f"Last session mood: {mood} {MOOD_EMOJI.get(mood, '')}".rstrip())
+    lines.append(last_activity_line(inputs))
+    warnings = staleness_lines(inputs)
+    if warnings:
+        lines += ["", *warnings]
+    lines.append("")
+    return "\n".join(lines)

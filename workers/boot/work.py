@@ -1,0 +1,140 @@
+"""The work sections: active threads, recent decisions, open commitments.
+
+Formats follow the reference's ``buildThreads`` / ``buildDecisions`` (openclaw-cortex
+``boot-context.ts``) and the commitments section of its architecture addendum.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from datetime import date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+from schemas.docs import Commitment, Decision, Thread
+from workers.boot.budget import section
+from workers.render import (
+    PRIORITY_EMOJI,
+    UNKNOWN_EMOJI,
+    as_utc,
+    cut,
+    iso_minutes,
+    one_line,
+    plural,
+    ranked_open_threads,
+)
+
+WHY_CHARS = 100
+MAX_COMMITMENTS_IN_BOOT = 10
+# Room kept for the "… N more open threads not shown" note, so the budget never cuts it.
+_NOTE_ROOM = 48
+
+
+def _thread_block(t: Thread) -> str:
+    mood_tag = f" [{t.mood}]" if t.mood and t.mood != "neutral" else ""
+    lines = [
+        "",
+        f"### {PRIORITY_EMOJI.get(t.priority, UNKNOWN_EMOJI)} {one_line(t.title)}{mood_tag}",
+        f"Priority: {t.priority} | Last: {iso_minutes(t.last_activity)}",
+        f"Summary: {one_line(t.summary) or 'no summary'}",
+    ]
+    if t.waiting_for:
+        lines.append(f"⏳ Waiting for: {one_line(t.waiting_for)}")
+    if t.decisions:
+        lines.append(f"Decisions: {', '.join(one_line(d) for d in t.decisions)}")
+    return "\n".join(lines)
+
+
+def threads_section(threads: Sequence[Thread], limit: int, budget: int) -> tuple[str, int]:
+    """Open threads only: the top ``limit`` by priority, then recency, within ``budget``."""
+    ranked = ranked_open_threads(threads)
+    blocks = [_thread_block(t) for t in ranked[:limit]]
+    text, shown = section("## 🧵 Active Threads", blocks, budget - _NOTE_ROOM)
+    hidden = len(ranked) - shown
+    if text and hidden > 0:
+        text += f"\n_… {plural(hidden, 'more open thread')} not shown_\n"
+    return text, shown
+
+
+def recent_decisions(
+    decisions: Sequence[Decision], now: datetime, tz: ZoneInfo, days: int, limit: int
+) -> list[Decision]:
+    """Decisions dated within ``days`` of ``now``'s local date, newest first.
+
+    ``Decision.date`` is a local date (CORTEX_TIMEZONE), so the cutoff is one too; the
+    extraction time and the id order decisions of the same day.
+    """
+    cutoff = (as_utc(now).astimezone(tz).date() - timedelta(days=days)).isoformat()
+    recent = [d for d in decisions if d.date >= cutoff]
+    recent.sort(key=lambda d: d.id)
+    recent.sort(key=lambda d: (d.date, as_utc(d.extracted_at)), reverse=True)
+    return recent[:limit]
+
+
+def _decision_block(d: Decision) -> str:
+    line = f"- {PRIORITY_EMOJI.get(d.impact, UNKNOWN_EMOJI)} **{one_line(d.what)}** ({d.date})"
+    why = cut(one_line(d.why), WHY_CHARS)
+    return f"{line}\n  Why: {why}" if why else line
+
+
+def decisions_section(decisions: Sequence[Decision], budget: int) -> tuple[str, int]:
+    """The given decisions (already filtered and ordered) within ``budget``."""
+    return section("## 🎯 Recent Decisions", [_decision_block(d) for d in decisions], budget)
+
+
+def _due_moment(due: str, tz: ZoneInfo) -> datetime | None:
+    """A due string as a moment: a bare date means the end of that local day."""
+    text = due.strip()
+    try:
+        if len(text) == len("YYYY-MM-DD"):
+            day = date.fromisoformat(text) + timedelta(days=1)
+            return datetime.combine(day, time(), tzinfo=tz)
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=tz)
+
+
+def _commitment_line(c: Commitment, overdue: bool) -> str:
+    what = one_line(c.what)
+    who = f" ({one_line(c.who)})" if c.who.strip() else ""
+    if overdue:
+        return f"- 🔴 **OVERDUE**: {what}{who}"
+    if c.due:
+        return f"- 🟡 Due {one_line(c.due)}: {what}{who}"
+    return f"- ⚪ Open: {what}{who}"
+
+
+def _is_overdue(c: Commitment, now: datetime, tz: ZoneInfo) -> bool:
+    # The decisions worker marks overdue by age in event time; a passed due date is
+    # overdue too, even before the next event re-marks it.
+    if c.status == "overdue":
+        return True
+    moment = _due_moment(c.due, tz) if c.due else None
+    return moment is not None and moment <= as_utc(now)
+
+
+def _commitment_rank(c: Commitment, now: datetime, tz: ZoneInfo) -> tuple[int, float, str, datetime, str]:
+    """Overdue first, then those with a due date (soonest first), then the rest; oldest first.
+
+    A due string that is no date ("Friday") sorts after every real date, by its text.
+    """
+    created = as_utc(c.created)
+    if _is_overdue(c, now, tz):
+        return (0, 0.0, "", created, c.id)
+    if c.due:
+        moment = _due_moment(c.due, tz)
+        due_ts = moment.timestamp() if moment is not None else math.inf
+        return (1, due_ts, c.due, created, c.id)
+    return (2, 0.0, "", created, c.id)
+
+
+def commitments_section(
+    commitments: Sequence[Commitment], now: datetime, tz: ZoneInfo, budget: int
+) -> tuple[str, int]:
+    """Open and overdue commitments, the most urgent first; returns the text and open count."""
+    open_ones = [c for c in commitments if c.status != "done"]
+    open_ones.sort(key=lambda c: _commitment_rank(c, now, tz))
+    lines = [_commitment_line(c, _is_overdue(c, now, tz)) for c in open_ones[:MAX_COMMITMENTS_IN_BOOT]]
+    text, _ = section(f"## 📋 Commitments ({len(open_ones)} open)", lines, budget)
+    return text, len(open_ones)

@@ -1,0 +1,79 @@
+"""Timeline entries of the structured narrative, all in event time.
+
+The reference read its timeline from the headers of daily notes; here the entries are
+the agent's own events (session starts and ends, compactions) and thread openings and
+closings, each stamped with the time of the event that caused it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Literal
+from zoneinfo import ZoneInfo
+
+import msgspec
+
+from schemas.docs import ThreadsDoc
+from workers.render import as_utc, one_line
+
+TimelineKind = Literal["session_start", "session_end", "compaction", "thread_opened", "thread_closed"]
+
+TIMELINE_LABELS: dict[TimelineKind, str] = {
+    "session_start": "Session started",
+    "session_end": "Session ended",
+    "compaction": "Compaction",
+    "thread_opened": "Thread opened",
+    "thread_closed": "Thread closed",
+}
+
+
+class TimelineEntry(msgspec.Struct, frozen=True, kw_only=True):
+    """One moment of the narrative's timeline; ``text`` may be empty."""
+
+    ts: datetime
+    kind: TimelineKind
+    text: str = ""
+
+
+def timeline_from_threads(threads: ThreadsDoc | None) -> list[TimelineEntry]:
+    """Openings (``created``) and closings (``last_activity`` of a closed thread).
+
+    A closed thread's last activity is its closing: closing is the last thing that
+    happens to it.
+    """
+    if threads is None:
+        return []
+    entries = [TimelineEntry(ts=t.created, kind="thread_opened", text=t.title) for t in threads.threads]
+    entries.extend(
+        TimelineEntry(ts=t.last_activity, kind="thread_closed", text=t.title)
+        for t in threads.threads
+        if t.status == "closed"
+    )
+    return entries
+
+
+def window(entries: Iterable[TimelineEntry], now: datetime, hours: int) -> list[TimelineEntry]:
+    """Entries in ``(now - hours, now]``, oldest first, exact duplicates dropped.
+
+    Entries after ``now`` belong to a later document; sorting on every field makes the
+    order independent of how the caller gathered them.
+    """
+    end = as_utc(now)
+    start = end - timedelta(hours=hours)
+    kept = {e for e in entries if start <= as_utc(e.ts) <= end}
+    return sorted(kept, key=lambda e: (as_utc(e.ts), e.kind, e.text))
+
+
+def timeline_line(entry: TimelineEntry, now: datetime, tz: ZoneInfo) -> str:
+    """``10:30 Thread opened: auth migration``, in local time.
+
+    An entry from an earlier local day carries its date, so yesterday's 23:00 does not
+    read as later than today's 09:00.
+    """
+    local = as_utc(entry.ts).astimezone(tz)
+    same_day = local.date() == as_utc(now).astimezone(tz).date()
+    stamp = local.strftime("%H:%M") if same_day else local.strftime("%Y-%m-%d %H:%M")
+    label = TIMELINE_LABELS[entry.kind]
+    text = one_line(entry.text)
+    return f"{stamp} {label}: {text}" if text else f"{stamp} {label}"
