@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
+from msgspec import Meta
 
 from schemas.types import (
     AGENT_PATTERN,
@@ -19,6 +20,11 @@ from schemas.types import (
 )
 
 
+Content = Annotated[
+    str, Meta(description="UTF-8 text; at most 64 KiB unless CORTEX_RUNTIME_MAX_CONTENT_BYTES says otherwise")
+]
+
+
 class MessageEvent(msgspec.Struct, frozen=True, kw_only=True):
     """A message reached the agent (``received``) or the agent sent one (``sent``)."""
 
@@ -27,7 +33,7 @@ class MessageEvent(msgspec.Struct, frozen=True, kw_only=True):
     session: SessionId
     ts: Timestamp
     role: Role
-    content: str
+    content: Content
     sender: str | None = None
     channel: str | None = None
 
@@ -56,7 +62,10 @@ class CompactionEvent(msgspec.Struct, frozen=True, kw_only=True):
     agent: AgentId
     session: SessionId
     ts: Timestamp
-    messages: list[CompactionMessage] = msgspec.field(default_factory=list)
+    messages: Annotated[
+        list[CompactionMessage],
+        Meta(description="at most 500 unless CORTEX_RUNTIME_MAX_COMPACTION_MESSAGES says otherwise"),
+    ] = msgspec.field(default_factory=list)
     message_count: int | None = None
     compacting_count: int | None = None
 
@@ -68,7 +77,7 @@ class NoteEvent(msgspec.Struct, frozen=True, kw_only=True):
     agent: AgentId
     ts: Timestamp
     path: str
-    content: str
+    content: Content
     headings: list[str] = msgspec.field(default_factory=list)
 
 

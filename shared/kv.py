@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import nats.js.errors
 from nats.js.kv import KeyValue
 
-
-class Missing:
-    """Sentinel revision holder for a key that does not exist (or holds a delete marker)."""
+from shared.errors import TransientError
 
 
 async def kv_read(kv: KeyValue, key: str) -> tuple[bytes | None, int]:
@@ -41,3 +41,16 @@ async def kv_count(kv: KeyValue) -> int:
         return len(await kv.keys())
     except nats.js.errors.NoKeysError:
         return 0
+
+
+async def kv_update(
+    kv: KeyValue, key: str, mutate: Callable[[bytes | None], bytes], attempts: int = 100
+) -> int:
+    """Read-modify-write with compare-and-set, retried on conflict; returns the new revision."""
+    for _ in range(attempts):
+        raw, revision = await kv_read(kv, key)
+        try:
+            return await kv_cas(kv, key, mutate(raw), revision)
+        except nats.js.errors.KeyWrongLastSequenceError:
+            continue
+    raise TransientError(f"{key}: gave up after {attempts} conflicting updates")

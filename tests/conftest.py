@@ -1,9 +1,13 @@
-"""Fixtures: a real nats-server with JetStream per test (random port, fresh store)."""
+"""Fixtures: a real nats-server with JetStream per test (random port, fresh store), and
+`wait_for` — poll a condition with a timeout (tests never sleep to synchronise)."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import nats
 import pytest
@@ -36,3 +40,20 @@ async def nc(nats_url: str) -> AsyncIterator[Client]:
         await client.close()
 
 
+
+
+async def _wait_for(predicate: Callable[[], Awaitable[Any]], within: float = 10.0, interval: float = 0.02) -> Any:
+    """Poll an async predicate until it returns something truthy; fail after ``timeout``."""
+    deadline = time.monotonic() + within
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = await predicate()
+        if last:
+            return last
+        await asyncio.sleep(interval)
+    raise AssertionError(f"condition not met within {within}s (last value: {last!r})")
+
+
+@pytest.fixture
+def wait_for() -> Callable[..., Awaitable[Any]]:
+    return _wait_for

@@ -1,0 +1,93 @@
+"""Decoding at the boundary: every kind of bad input becomes a Rejection with a readable reason."""
+
+from __future__ import annotations
+
+import msgspec
+import pytest
+
+from schemas.events import MessageEvent
+from shared.codec import Envelope, Limits, Rejection, decode_event, event_subject, parse_subject
+
+GOOD = {"id": "e1", "agent": "main", "session": "s", "ts": "2026-02-17T10:30:00Z", "role": "user", "content": "hi"}
+
+
+def decode(subject: str, payload: object, limits: Limits | None = None) -> Envelope | Rejection:
+    data = payload if isinstance(payload, bytes) else msgspec.json.encode(payload)
+    return decode_event("cortex", subject, 7, data, limits or Limits())
+
+
+def test_good_message_decodes_into_an_envelope() -> None:
+    env = decode("cortex.msg.main.received", GOOD)
+    assert isinstance(env, Envelope)
+    assert (env.family, env.kind, env.agent, env.seq) == ("msg", "received", "main", 7)
+    assert isinstance(env.event, MessageEvent)
+
+
+@pytest.mark.parametrize(
+    ("subject", "payload", "reason"),
+    [
+        ("cortex.msg.main.received", b"{not json", "malformed JSON"),
+        ("cortex.msg.main.received", b"", "malformed JSON"),
+        ("cortex.msg.main.received", b"[1,2]", "invalid msg event"),
+        ("cortex.msg.main.received", {**GOOD, "content": 42}, "Expected `str`"),
+        ("cortex.msg.main.received", {k: v for k, v in GOOD.items() if k != "content"}, "missing required field"),
+        ("cortex.msg.main.received", {**GOOD, "agent": "other"}, "agent mismatch"),
+        ("cortex.msg.main.received", {**GOOD, "agent": "ma.in"}, "agent"),
+        ("cortex.msg.main.received", {**GOOD, "agent": "main\n"}, "invalid agent id"),
+        ("cortex.msg.main.received", {**GOOD, "id": "has space"}, "id"),
+        ("cortex.msg.main.received", {**GOOD, "ts": "2026-02-17T10:30:00"}, "timezone"),
+        ("cortex.msg.main.shouted", GOOD, "expected cortex.msg.<agent>"),
+        ("cortex.unknown.main.x", GOOD, "unknown subject"),
+        ("cortex.msg.mä.received", {**GOOD, "agent": "mä"}, "invalid agent token"),
+        ("cortex.notes.main.extra", {**GOOD, "path": "p"}, "expected cortex.notes.<agent>"),
+        ("cortex.feedback.main.thread_close",
+         {"id": "f", "agent": "main", "ts": "2026-02-17T10:30:00Z", "kind": "memory_pin"}, "kind mismatch"),
+    ],
+)
+def test_bad_input_is_rejected_with_a_reason(subject: str, payload: object, reason: str) -> None:
+    result = decode(subject, payload)
+    assert isinstance(result, Rejection)
+    assert reason in result.reason
+
+
+def test_oversize_content_is_rejected_with_its_size() -> None:
+    result = decode("cortex.msg.main.received", {**GOOD, "content": "x" * 2000}, Limits(max_content_bytes=1024))
+    assert isinstance(result, Rejection)
+    assert "content too large: 2000 bytes > 1024" in result.reason
+
+
+def test_content_limit_counts_utf8_bytes_not_characters() -> None:
+    result = decode("cortex.msg.main.received", {**GOOD, "content": "ü" * 600}, Limits(max_content_bytes=1024))
+    assert isinstance(result, Rejection)
+    assert "1200 bytes" in result.reason
+
+
+def test_too_many_compaction_messages_are_rejected() -> None:
+    payload = {"id": "c", "agent": "main", "session": "s", "ts": "2026-02-17T10:30:00Z",
+               "messages": [{"role": "user", "content": "m"}] * 6}
+    result = decode("cortex.compaction.main.before", payload, Limits(max_compaction_messages=5))
+    assert isinstance(result, Rejection)
+    assert "too many compaction messages: 6 > 5" in result.reason
+
+
+def test_parse_subject_names_the_expected_shape() -> None:
+    assert parse_subject("cortex", "cortex.session.a.start") == ("session", "a", "start")
+    assert parse_subject("cortex", "cortex.notes.a") == ("notes", "a", None)
+    assert "expected" in str(parse_subject("cortex", "cortex.session.a"))
+
+
+@pytest.mark.parametrize(
+    ("payload", "subject"),
+    [
+        ({**GOOD, "type": "msg.sent"}, "cortex.msg.main.sent"),
+        ({**GOOD, "role": "assistant"}, "cortex.msg.main.sent"),
+        (GOOD, "cortex.msg.main.received"),
+        ({"agent": "main", "type": "session.end"}, "cortex.session.main.end"),
+        ({"agent": "main", "kind": "thread_close"}, "cortex.feedback.main.thread_close"),
+        ({"agent": "main", "path": "x.md"}, "cortex.notes.main"),
+        ({"agent": "main", "messages": []}, "cortex.compaction.main.before"),
+        ({"no": "agent"}, None),
+    ],
+)
+def test_event_subject_is_derived_from_the_payload(payload: dict[str, object], subject: str | None) -> None:
+    assert event_subject("cortex", payload) == subject
