@@ -19,7 +19,6 @@ from schemas.types import (
     Timestamp,
 )
 
-
 Content = Annotated[
     str, Meta(description="UTF-8 text; at most 64 KiB unless CORTEX_RUNTIME_MAX_CONTENT_BYTES says otherwise")
 ]

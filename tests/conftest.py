@@ -57,3 +57,82 @@ async def _wait_for(predicate: Callable[[], Awaitable[Any]], within: float = 10.
 @pytest.fixture
 def wait_for() -> Callable[..., Awaitable[Any]]:
     return _wait_for
+
+
+# --------------------------------------------------------------------------- processes
+
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+
+import msgspec  # noqa: E402
+
+
+class WorkerProcs:
+    """Start `cortex worker NAME` processes; every one is killed at teardown."""
+
+    def __init__(self, tmp: Path) -> None:
+        self.procs: list[subprocess.Popen[bytes]] = []
+        self.tmp = tmp
+
+    def start(self, name: str, url: str, **env: str) -> subprocess.Popen[bytes]:
+        full = {**os.environ, "CORTEX_NATS_URL": url, "CORTEX_DATA_DIR": str(self.tmp / "data"),
+                "CORTEX_RUNTIME_LEASE_TTL_S": "2", "CORTEX_RUNTIME_FETCH_TIMEOUT_MS": "100",
+                "CORTEX_LOG_LEVEL": "WARNING", **env}
+        log = open(self.tmp / f"{name}-{len(self.procs)}.log", "wb")  # noqa: SIM115 - child owns it
+        proc = subprocess.Popen([sys.executable, "-m", "workers", "worker", name], env=full,
+                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        log.close()
+        self.procs.append(proc)
+        return proc
+
+    def stop_all(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(10)
+
+
+@pytest.fixture
+def workers_procs(tmp_path: Path) -> Iterator[WorkerProcs]:
+    procs = WorkerProcs(tmp_path)
+    try:
+        yield procs
+    finally:
+        procs.stop_all()
+
+
+def chat_events(n: int, agents: int, seed: int = 7) -> list[tuple[str, bytes, str]]:
+    """Deterministic realistic-ish chat events: (subject, payload, id)."""
+    import random
+
+    rng = random.Random(seed)
+    lines = [
+        "Let's get back to the auth migration, the token rotation is still open.",
+        "We decided to use Redis for the dashboard cache because the database is overloaded.",
+        "Jetzt zu dem Performance-Bug im Dashboard, die Ladezeit ist schon wieder zu hoch.",
+        "I'll fix the build tomorrow, promise.",
+        "Waiting for the profiling data from Maria before we touch the queries.",
+        "The login bug is fixed ✅",
+        "Regarding the kubernetes cluster upgrade: we need the node pool first.",
+        "Wir haben beschlossen, die Migration auf nächste Woche zu verschieben.",
+        "awesome, that works now 🚀",
+        "What if we tried a different approach for the search index?",
+    ]
+    channels = ["webchat", "telegram", "whatsapp"]
+    out = []
+    for i in range(n):
+        agent = f"agent-{rng.randrange(agents)}"
+        minute = i // 10
+        payload = {"id": f"ev-{i}", "agent": agent, "session": f"s-{agent}",
+                   "ts": f"2026-02-{17 + minute // 1440:02d}T{(minute // 60) % 24:02d}:{minute % 60:02d}:{i % 60:02d}Z",
+                   "role": rng.choice(["user", "assistant"]), "sender": rng.choice(["albert", "claudia"]),
+                   "channel": rng.choice(channels), "content": rng.choice(lines)}
+        kind = "sent" if payload["role"] == "assistant" else "received"
+        out.append((f"cortex.msg.{agent}.{kind}", msgspec.json.encode(payload), str(payload["id"])))
+    return out
+
+
+@pytest.fixture
+def make_chat_events() -> Any:
+    return chat_events

@@ -125,7 +125,9 @@ async def checkpoint(js: JetStreamContext) -> int:
     return int(raw) if raw else 0
 
 
-async def test_handled_events_are_applied_in_order_acked_and_checkpointed(js: JetStreamContext, wait_for: WaitFor) -> None:
+async def test_handled_events_are_applied_in_order_acked_and_checkpointed(
+    js: JetStreamContext, wait_for: WaitFor
+) -> None:
     await publish(js, [msg(i) for i in range(1, 21)])
     async with running(js, Faulty(js)):
         await wait_for(lambda: checkpoint(js), within=10)
@@ -267,7 +269,9 @@ async def test_two_concurrent_read_modify_write_updaters_both_land(nc: Client, n
         await other.close()
 
 
-async def test_stop_during_a_slow_handler_never_loses_or_doubles_an_event(js: JetStreamContext, wait_for: WaitFor) -> None:
+async def test_stop_during_a_slow_handler_never_loses_or_doubles_an_event(
+    js: JetStreamContext, wait_for: WaitFor
+) -> None:
     await publish(js, [msg(i) for i in range(1, 11)])
     handler = Faulty(js)
     handler.slow = 0.05
