@@ -103,12 +103,22 @@ class SnapshotDoc(msgspec.Struct, kw_only=True):
     integrity: Integrity
 
 
+class TimelineItem(msgspec.Struct, kw_only=True):
+    ts: datetime
+    kind: str
+    text: str = ""
+
+
 class NarrativeDoc(msgspec.Struct, kw_only=True):
+    """``timeline`` goes beyond the contract (readers ignore unknown fields): the narrative
+    worker's own record of session starts/ends and compactions, in event time."""
+
     agent: str
     ts: datetime
     markdown: str
     source: str  # "structured" | "llm"
     integrity: Integrity
+    timeline: list[TimelineItem] = msgspec.field(default_factory=list)
 
 
 class BootDoc(msgspec.Struct, kw_only=True):

@@ -17,10 +17,11 @@ async def kv_read(kv: KeyValue, key: str) -> tuple[bytes | None, int]:
     """
     try:
         entry = await kv.get(key)
-    except nats.js.errors.KeyDeletedError as exc:
-        return None, exc.entry.revision if exc.entry and exc.entry.revision else 0
-    except nats.js.errors.KeyNotFoundError:
-        return None, 0
+    except (nats.js.errors.KeyDeletedError, nats.js.errors.KeyNotFoundError) as exc:
+        # kv.get turns a delete marker into KeyNotFoundError but keeps the marker's entry:
+        # its revision is what a compare-and-set must name to write over the marker.
+        marker = getattr(exc, "entry", None)
+        return None, (marker.revision or 0) if marker is not None else 0
     # Pitfall (NOTES.md): while a delete/expiry marker exists, get() may return value None.
     if entry.value is None or entry.operation in ("DEL", "PURGE"):
         return None, entry.revision or 0

@@ -52,13 +52,33 @@ class Projection(Protocol, Generic[D]):
         ...
 
 
+class ComposedProjection(Projection[D], Protocol):
+    """A projection that first gathers inputs (other workers' documents, an LLM answer).
+
+    ``prepare`` may wait and do I/O; ``compose`` stays pure given what ``prepare`` returned,
+    so a conflict rebase re-runs ``compose`` with the same inputs.
+    """
+
+    async def prepare(self, env: Envelope) -> Any: ...
+
+    def compose(self, doc: D | None, env: Envelope, inputs: Any) -> D | None: ...
+
+
+TRIGGERS = frozenset({("session", "start"), ("session", "end"), ("compaction", "before")})
+
+
+def is_trigger(env: Envelope) -> bool:
+    """Events that composed documents (snapshot, narrative, boot) are made for."""
+    return (env.family, env.kind) in TRIGGERS
+
+
 class _Slot:
     __slots__ = ("doc", "pending", "revision")
 
     def __init__(self, doc: Any, revision: int) -> None:
         self.doc = doc
         self.revision = revision
-        self.pending: list[Envelope] = []
+        self.pending: list[tuple[Envelope, Any]] = []
 
 
 def _stamp(doc: Any, previous: Any, env: Envelope, producer: str) -> None:
@@ -79,6 +99,7 @@ class ProjectionHandler:
         projections: list[Projection[Any]],
         bucket_names: dict[str, str] | None = None,
         cache_size: int = 10000,
+        cut_on_triggers: bool = False,
     ) -> None:
         self._js = js
         self.worker = worker
@@ -91,6 +112,7 @@ class ProjectionHandler:
         self._cache_size = cache_size
         self._encoder = msgspec.json.Encoder()
         self._decoders = {p.bucket: msgspec.json.Decoder(p.doc_type) for p in projections}
+        self.cut_on_triggers = cut_on_triggers
 
     def bucket_name(self, bucket: str) -> str:
         """The physical bucket (shadow mode maps cortex_x to cortex_shadow_x)."""
@@ -130,26 +152,40 @@ class ProjectionHandler:
 
     async def apply(self, env: Envelope) -> bool:
         """Apply ``env`` to every projection that takes it; True when any document changed."""
+        if self.cut_on_triggers and is_trigger(env):
+            await self._cut(env.agent)
         changed = False
         for projection in self._projections:
             if not projection.accepts(env):
                 continue
             slot = await self._load(projection, env.agent)
-            if self._apply_to_slot(projection, slot, env):
+            if slot.doc is not None and slot.doc.integrity.last_seq >= env.seq:
+                continue  # watermark: applied before (redelivery or replay)
+            prepare = getattr(projection, "prepare", None)
+            inputs = await prepare(env) if prepare is not None else None
+            if self._apply_to_slot(projection, slot, env, inputs):
                 self._dirty.add((projection.bucket, env.agent))
-                slot.pending.append(env)
+                slot.pending.append((env, inputs))
                 changed = True
         return changed
 
-    def _apply_to_slot(self, projection: Projection[Any], slot: _Slot, env: Envelope) -> bool:
+    def _apply_to_slot(self, projection: Projection[Any], slot: _Slot, env: Envelope, inputs: Any) -> bool:
         if slot.doc is not None and slot.doc.integrity.last_seq >= env.seq:
             return False  # watermark: applied before (redelivery or replay)
-        new = projection.apply(slot.doc, env)
+        compose = getattr(projection, "compose", None)
+        new = compose(slot.doc, env, inputs) if compose is not None else projection.apply(slot.doc, env)
         if new is None:
             return False
         _stamp(new, slot.doc, env, self.producer)
         slot.doc = new
         return True
+
+    async def _cut(self, agent: str) -> None:
+        """Write the agent's pending changes now, so the state just before a trigger exists
+        as its own revision for composed documents to read (see shared.asof)."""
+        keys = [k for k in sorted(self._dirty) if k[1] == agent]
+        for key in keys:
+            await self._write(key)
 
     async def commit(self) -> None:
         """Write every changed document once; raises TransientError when the store fails."""
@@ -189,7 +225,7 @@ class ProjectionHandler:
         raw, revision = await kv_read(kv, agent)
         slot.doc = self._decoders[projection.bucket].decode(raw) if raw is not None else None
         slot.revision = revision
-        applied = [self._apply_to_slot(projection, slot, env) for env in slot.pending]
+        applied = [self._apply_to_slot(projection, slot, env, inputs) for env, inputs in slot.pending]
         return any(applied)
 
     def reset(self) -> None:

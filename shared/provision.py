@@ -12,7 +12,17 @@ from nats.js import api
 from nats.js.client import JetStreamContext
 
 from shared.config import Settings, parse_duration_s
-from shared.names import ALL_BUCKETS, DLQ_STREAM, DOC_BUCKETS, EVENTS_STREAM, event_subjects, shadow_bucket
+from shared.asof import DOC_HISTORY
+from shared.names import (
+    ALL_BUCKETS,
+    BUCKET_BOOT,
+    BUCKET_LEASES,
+    DLQ_STREAM,
+    DOC_BUCKETS,
+    EVENTS_STREAM,
+    event_subjects,
+    shadow_bucket,
+)
 
 log = logging.getLogger(__name__)
 
@@ -75,14 +85,14 @@ async def ensure_stream(js: JetStreamContext, config: api.StreamConfig) -> str:
     return "updated"
 
 
-async def ensure_bucket(js: JetStreamContext, bucket: str, ttl_s: float | None = None) -> str:
+async def ensure_bucket(js: JetStreamContext, bucket: str, ttl_s: float | None = None, history: int = 1) -> str:
     try:
         await js.key_value(bucket)
         return "unchanged"
     except nats.js.errors.BucketNotFoundError:
         pass
     try:
-        await js.create_key_value(bucket=bucket, history=1, direct=True, ttl=ttl_s,
+        await js.create_key_value(bucket=bucket, history=history, direct=True, ttl=ttl_s,
                                   storage=api.StorageType.FILE)
     except nats.js.errors.BadRequestError as exc:
         if exc.err_code != _IN_USE:
@@ -120,12 +130,15 @@ async def ensure_consumer(js: JetStreamContext, spec: ConsumerSpec, settings: Se
     return "updated"
 
 
-def buckets_for(settings: Settings) -> list[tuple[str, float | None]]:
-    buckets: list[tuple[str, float | None]] = [
-        (b, float(settings.runtime.lease_ttl_s) if b == "cortex_leases" else None) for b in ALL_BUCKETS
-    ]
+def buckets_for(settings: Settings) -> list[tuple[str, float | None, int]]:
+    """(bucket, ttl, history): document buckets keep history for composed reads (shared.asof)."""
+    def spec(b: str) -> tuple[str, float | None, int]:
+        ttl = float(settings.runtime.lease_ttl_s) if b == BUCKET_LEASES else None
+        return b, ttl, (DOC_HISTORY if b in DOC_BUCKETS and b != BUCKET_BOOT else 1)
+
+    buckets = [spec(b) for b in ALL_BUCKETS]
     if settings.mode == "shadow":
-        buckets += [(shadow_bucket(b), None) for b in DOC_BUCKETS]
+        buckets += [(shadow_bucket(b), t, h) for b, t, h in (spec(b) for b in DOC_BUCKETS)]
     return buckets
 
 
@@ -134,8 +147,8 @@ async def provision(js: JetStreamContext, settings: Settings, consumers: Iterabl
     report: dict[str, str] = {}
     report[f"stream {EVENTS_STREAM}"] = await ensure_stream(js, events_stream_config(settings))
     report[f"stream {DLQ_STREAM}"] = await ensure_stream(js, dlq_stream_config(settings))
-    for bucket, ttl in buckets_for(settings):
-        report[f"bucket {bucket}"] = await ensure_bucket(js, bucket, ttl)
+    for bucket, ttl, history in buckets_for(settings):
+        report[f"bucket {bucket}"] = await ensure_bucket(js, bucket, ttl, history)
     for spec in consumers:
         report[f"consumer {spec.name}"] = await ensure_consumer(js, spec, settings)
     return report

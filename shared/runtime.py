@@ -217,9 +217,12 @@ class WorkerHost:
         _, pending = await asyncio.wait(tasks, timeout=grace) if tasks else (set(), set())
         for task in pending:
             task.cancel()
-        for task in pending:
+        for task in tasks:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+            if not task.cancelled() and task.exception() is not None and task not in crashed:
+                log.error("worker_failed_at_shutdown", extra={"task": task.get_name(),
+                                                              "error": repr(task.exception())})
         stop_wait.cancel()
         if crashed:
             exc = crashed[0].exception()

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from shared.provision import ConsumerSpec
 from shared.runtime import WorkerSpec
+from workers.boot.worker import SPEC as BOOT
 from workers.channels.worker import SPEC as CHANNELS
+from workers.decisions.worker import SPEC as DECISIONS
+from workers.narrative.worker import SPEC as NARRATIVE
+from workers.snapshot.worker import SPEC as SNAPSHOT
+from workers.threads.worker import SPEC as THREADS
 
 
 def all_specs() -> dict[str, WorkerSpec]:
-    specs = [CHANNELS]
+    specs = [THREADS, DECISIONS, CHANNELS, SNAPSHOT, NARRATIVE, BOOT]
     return {s.name: s for s in specs}
 
 

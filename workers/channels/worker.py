@@ -25,7 +25,7 @@ class ChannelsProjection:
 
 async def build(ctx: WorkerContext) -> ProjectionHandler:
     return ProjectionHandler(ctx.js, ctx.worker, ctx.producer, [ChannelsProjection()],
-                             bucket_names={BUCKET_CHANNELS: ctx.bucket(BUCKET_CHANNELS)})
+                             bucket_names={BUCKET_CHANNELS: ctx.bucket(BUCKET_CHANNELS)}, cut_on_triggers=True)
 
 
-SPEC = WorkerSpec(name="channels", families=("msg",), build=build)
+SPEC = WorkerSpec(name="channels", families=("msg", "session", "compaction"), build=build)

@@ -162,7 +162,7 @@ async def _print_consumers(js: Any) -> None:
 
 async def _print_buckets(js: Any, settings: Settings) -> None:
     print("BUCKETS")
-    for bucket, _ in buckets_for(settings):
+    for bucket, _, _ in buckets_for(settings):
         try:
             kv = await js.key_value(bucket)
             st = await kv.status()

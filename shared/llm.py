@@ -1,0 +1,128 @@
+"""One LLM client for every LLM path (narrative, recall capture, knowledge extraction).
+
+* Answers go through ``cortex_llm_cache``, keyed by sha256 of model + purpose + prompt, so a
+  replay costs nothing and reproduces byte for byte. Fallback outcomes (API failure, over
+  budget) are cached too: a replay takes the same branch the live run took.
+* A process-wide concurrency cap (``CORTEX_LLM_MAX_CONCURRENCY``).
+* A per-agent daily token budget (``CORTEX_LLM_DAILY_TOKENS``) counted per day of *event*
+  time, so it replays; over budget → the caller's structured path, counted.
+* Retries with backoff on 429/5xx honouring ``retry-after`` are the SDK's own
+  (``max_retries``); any remaining failure returns None and is counted.
+
+Conversation text must reach the model XML-escaped inside delimiters: ``quote_xml``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+from datetime import datetime
+from typing import Any
+from xml.sax.saxutils import escape
+
+import msgspec
+from nats.js.client import JetStreamContext
+from prometheus_client import Counter
+
+from shared.config import Settings
+from shared.kv import kv_read, kv_update
+from shared.names import BUCKET_LLM_CACHE
+
+log = logging.getLogger(__name__)
+
+LLM_CALLS = Counter("cortex_llm_calls_total", "LLM requests by purpose and outcome", ["purpose", "outcome"])
+LLM_TOKENS = Counter("cortex_llm_tokens_total", "LLM tokens by purpose and direction", ["purpose", "direction"])
+
+
+def quote_xml(tag: str, text: str, **attrs: str) -> str:
+    """``<tag a="…">escaped text</tag>``: text can never close the delimiter it sits in."""
+    rendered = "".join(f' {k}="{escape(v, {chr(34): "&quot;"})}"' for k, v in attrs.items())
+    return f"<{tag}{rendered}>{escape(text)}</{tag}>"
+
+
+class CachedAnswer(msgspec.Struct, kw_only=True):
+    """What the cache holds for one prompt: the answer, or why there is none."""
+
+    text: str | None
+    outcome: str  # "ok" | "failed" | "over_budget"
+    input_tokens: int = 0
+    output_tokens: int = 0
+    model: str = ""
+
+
+_encoder = msgspec.json.Encoder()
+_decoder = msgspec.json.Decoder(CachedAnswer)
+
+
+class LlmClient:
+    def __init__(self, settings: Settings, js: JetStreamContext, http_client: Any = None,
+                 base_url: str | None = None, max_retries: int = 3, timeout_s: float = 30.0) -> None:
+        self.model = settings.llm_model
+        self.daily_tokens = settings.llm_daily_tokens
+        self._js = js
+        self._sem = asyncio.Semaphore(settings.llm_max_concurrency)
+        self._client: Any = None
+        if settings.anthropic_api_key:
+            from anthropic import AsyncAnthropic
+
+            self._client = AsyncAnthropic(api_key=settings.anthropic_api_key, http_client=http_client,
+                                          base_url=base_url, max_retries=max_retries, timeout=timeout_s)
+
+    @property
+    def enabled(self) -> bool:
+        return self._client is not None
+
+    def cache_key(self, purpose: str, system: str, prompt: str) -> str:
+        return hashlib.sha256(f"{self.model}\0{purpose}\0{system}\0{prompt}".encode()).hexdigest()
+
+    async def complete(self, *, agent: str, purpose: str, system: str, prompt: str, when: datetime,
+                       max_tokens: int = 1024) -> str | None:
+        """The model's text, or None (the caller takes its structured path)."""
+        if self._client is None:
+            return None
+        kv = await self._js.key_value(BUCKET_LLM_CACHE)
+        key = self.cache_key(purpose, system, prompt)
+        raw, _ = await kv_read(kv, key)
+        if raw is not None:
+            cached = _decoder.decode(raw)
+            LLM_CALLS.labels(purpose, "cache_hit").inc()
+            return cached.text
+        answer = await self._ask(agent, purpose, system, prompt, when, max_tokens)
+        await kv.put(key, _encoder.encode(answer))
+        return answer.text
+
+    async def _ask(self, agent: str, purpose: str, system: str, prompt: str, when: datetime,
+                   max_tokens: int) -> CachedAnswer:
+        usage_key = f"usage.{agent}.{when.date().isoformat()}"
+        kv = await self._js.key_value(BUCKET_LLM_CACHE)
+        used_raw, _ = await kv_read(kv, usage_key)
+        if self.daily_tokens and int(used_raw or b"0") >= self.daily_tokens:
+            LLM_CALLS.labels(purpose, "over_budget").inc()
+            return CachedAnswer(text=None, outcome="over_budget", model=self.model)
+        async with self._sem:
+            try:
+                response = await self._client.messages.create(
+                    model=self.model, max_tokens=max_tokens, system=system,
+                    messages=[{"role": "user", "content": prompt}],
+                )
+            except Exception as exc:  # the SDK already retried 429/5xx with backoff
+                LLM_CALLS.labels(purpose, "failed").inc()
+                log.warning("llm_failed", extra={"purpose": purpose, "error": type(exc).__name__})
+                return CachedAnswer(text=None, outcome="failed", model=self.model)
+        text = "".join(getattr(block, "text", "") for block in response.content).strip()
+        tokens_in, tokens_out = response.usage.input_tokens, response.usage.output_tokens
+        LLM_TOKENS.labels(purpose, "input").inc(tokens_in)
+        LLM_TOKENS.labels(purpose, "output").inc(tokens_out)
+        await kv_update(kv, usage_key, lambda old: str(int(old or b"0") + tokens_in + tokens_out).encode())
+        if response.stop_reason == "refusal" or not text:
+            LLM_CALLS.labels(purpose, "refused").inc()
+            return CachedAnswer(text=None, outcome="failed", input_tokens=tokens_in, output_tokens=tokens_out,
+                                model=self.model)
+        LLM_CALLS.labels(purpose, "ok").inc()
+        return CachedAnswer(text=text, outcome="ok", input_tokens=tokens_in, output_tokens=tokens_out,
+                            model=self.model)
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()

@@ -1,0 +1,92 @@
+"""Request/reply services over NATS micro: ``<prefix>.api.<service>.<agent>``.
+
+The agent is the last subject token, so NATS permissions can confine a client to its own
+agents. Requests are JSON decoded into a Struct; an error reply is
+``{"error": {"code", "message"}}`` with the micro error headers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import msgspec
+from nats.aio.client import Client
+from nats.micro import add_service
+from nats.micro.request import Request
+from prometheus_client import Counter, Histogram
+
+from schemas.api import ErrorBody, ErrorReply
+from schemas.events import is_valid_agent
+
+log = logging.getLogger(__name__)
+
+REQ = TypeVar("REQ", bound=msgspec.Struct)
+
+API_REQUESTS = Counter("cortex_api_requests_total", "API requests by service and outcome", ["service", "outcome"])
+API_SECONDS = Histogram("cortex_api_seconds", "API request latency", ["service"],
+                        buckets=(0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0))
+
+_encoder = msgspec.json.Encoder()
+
+
+class ApiError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def error_body(code: int, message: str) -> bytes:
+    return _encoder.encode(ErrorReply(error=ErrorBody(code=code, message=message)))
+
+
+Endpoint = tuple[str, type[Any], Callable[[str, Any], Awaitable[msgspec.Struct]]]
+
+
+async def _dispatch(req: Request, service: str, request_type: type[Any],
+                    handle: Callable[[str, Any], Awaitable[msgspec.Struct]]) -> None:
+    started = time.perf_counter()
+    agent = req.subject.rsplit(".", 1)[-1]
+    outcome = "ok"
+    try:
+        if not is_valid_agent(agent):
+            raise ApiError(400, f"invalid agent id {agent!r}")
+        try:
+            body = msgspec.json.decode(req.data or b"{}", type=request_type)
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            raise ApiError(400, f"bad request: {exc}") from exc
+        reply = await handle(agent, body)
+        await req.respond(_encoder.encode(reply))
+    except ApiError as exc:
+        outcome = "bad_request" if exc.code < 500 else "error"
+        await req.respond_error(str(exc.code), exc.message, data=error_body(exc.code, exc.message))
+    except Exception as exc:
+        outcome = "error"
+        log.exception("api_failed", extra={"service": service})
+        await req.respond_error("500", f"internal error: {type(exc).__name__}",
+                                data=error_body(500, f"internal error: {type(exc).__name__}"))
+    finally:
+        API_REQUESTS.labels(service, outcome).inc()
+        API_SECONDS.labels(service).observe(time.perf_counter() - started)
+
+
+async def serve_endpoints(nc: Client, prefix: str, name: str, version: str, endpoints: list[Endpoint],
+                          stop: asyncio.Event) -> None:
+    """Serve ``<prefix>.api.<service>.*`` endpoints until ``stop`` is set."""
+    svc = await add_service(nc, name=name, version=version, description=f"Cortex {name} API",
+                            queue_group=f"cortex-{name}")
+    for service, request_type, handle in endpoints:
+
+        async def handler(req: Request, service: str = service, request_type: type[Any] = request_type,
+                          handle: Callable[[str, Any], Awaitable[msgspec.Struct]] = handle) -> None:
+            await _dispatch(req, service, request_type, handle)
+
+        await svc.add_endpoint(name=service, subject=f"{prefix}.api.{service}.*", handler=handler)
+    try:
+        await stop.wait()
+    finally:
+        await svc.stop()

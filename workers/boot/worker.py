@@ -1,0 +1,236 @@
+"""The boot worker: BOOTSTRAP documents on session start, at the end of the compaction
+pipeline and on request.
+
+Consistency: a BootDoc made for the event at stream sequence S reflects every event of
+the agent before S. The worker waits (bounded, ``CORTEX_BOOT_WAIT_MS``) until each source
+worker has applied everything before S (``shared.watermarks``), then reads each source
+document *as of S* (``shared.asof``); a source still behind at the bound is named in
+``lagging`` and in a visible line of the document.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from schemas.api import BootRequest
+from schemas.docs import (
+    BootDoc,
+    ChannelsDoc,
+    CommitmentsDoc,
+    DecisionsDoc,
+    Integrity,
+    KnowledgeDoc,
+    NarrativeDoc,
+    SnapshotDoc,
+    ThreadsDoc,
+)
+from schemas.events import SessionEvent
+from shared.asof import DocReader
+from shared.codec import Envelope
+from shared.composed import source_consumer, wait_bound_s
+from shared.names import (
+    BUCKET_BOOT,
+    BUCKET_CHANNELS,
+    BUCKET_COMMITMENTS,
+    BUCKET_DECISIONS,
+    BUCKET_KNOWLEDGE,
+    BUCKET_NARRATIVES,
+    BUCKET_SNAPSHOTS,
+    BUCKET_THREADS,
+)
+from shared.projection import ProjectionHandler
+from shared.runtime import WorkerContext, WorkerSpec
+from shared.service import ApiError, serve_endpoints
+from shared.watermarks import WatermarkTracker
+from workers.boot.assemble import assemble_boot
+from workers.boot.inputs import BootInputs
+
+log = logging.getLogger(__name__)
+
+# (BootInputs field, bucket, document type, worker that owns it)
+SOURCES: tuple[tuple[str, str, type[Any], str], ...] = (
+    ("threads", BUCKET_THREADS, ThreadsDoc, "threads"),
+    ("decisions", BUCKET_DECISIONS, DecisionsDoc, "decisions"),
+    ("commitments", BUCKET_COMMITMENTS, CommitmentsDoc, "decisions"),
+    ("snapshot", BUCKET_SNAPSHOTS, SnapshotDoc, "snapshot"),
+    ("narrative", BUCKET_NARRATIVES, NarrativeDoc, "narrative"),
+    ("knowledge", BUCKET_KNOWLEDGE, KnowledgeDoc, "knowledge"),
+    ("channels", BUCKET_CHANNELS, ChannelsDoc, "channels"),
+)
+# Composed upstream documents made *for* a compaction event (read as of S + 1 then).
+_MADE_FOR_COMPACTION = frozenset({"snapshot", "narrative"})
+
+
+class BootSources:
+    """Reads an agent's source documents, as of a sequence or as they are now."""
+
+    def __init__(self, ctx: WorkerContext, tracker: WatermarkTracker, reader: DocReader, workers: set[str]) -> None:
+        self._ctx = ctx
+        self._tracker = tracker
+        self._reader = reader
+        self.sources = [s for s in SOURCES if s[3] in workers]
+
+    def consumers(self) -> dict[str, str]:
+        return {source_consumer(self._ctx, w): w for _, _, _, w in self.sources}
+
+    async def at_trigger(self, env: Envelope) -> BootInputs:
+        needs = {c: env.seq for c in self.consumers()}
+        lagging = await self._tracker.wait(needs, wait_bound_s(self._ctx))
+        docs: dict[str, Any] = {}
+        for field, bucket, doc_type, _ in self.sources:
+            before = env.seq + 1 if env.family == "compaction" and field in _MADE_FOR_COMPACTION else env.seq
+            docs[field], _ = await self._reader.as_of(self._ctx.bucket(bucket), env.agent, doc_type, before)
+        return self._inputs(env.agent, env.event.ts, docs, lagging)
+
+    async def now(self, agent: str) -> BootInputs:
+        lagging = await self._tracker.lagging_now({c: 2**62 for c in self.consumers()})
+        results = await asyncio.gather(*(self._reader.latest(self._ctx.bucket(b), agent, t)
+                                         for _, b, t, _ in self.sources))
+        docs = {field: doc for (field, _, _, _), doc in zip(self.sources, results, strict=True)}
+        stamps = [d.integrity.last_event_ts for d in docs.values() if d is not None and d.integrity.last_event_ts]
+        now = max(stamps) if stamps else datetime(1970, 1, 1, tzinfo=UTC)  # no event yet
+        return self._inputs(agent, now, docs, lagging)
+
+    def _inputs(self, agent: str, now: datetime, docs: dict[str, Any], lagging_consumers: list[str]) -> BootInputs:
+        names = self.consumers()
+        lagging = sorted({names[c] for c in lagging_consumers})
+        missing = sorted({w for field, _, _, w in self.sources if docs.get(field) is None})
+        stamps = [d.integrity.last_event_ts for d in docs.values() if d is not None and d.integrity.last_event_ts]
+        return BootInputs(agent=agent, now=now, lagging=lagging, missing=missing,
+                          last_activity=max(stamps) if stamps else None, **docs)
+
+
+def boot_doc(inputs: BootInputs, markdown: str, trigger: str, session: str | None) -> BootDoc:
+    return BootDoc(agent=inputs.agent, session=session, generated_at=inputs.now, trigger=trigger,  # type: ignore[arg-type]
+                   chars=len(markdown), markdown=markdown, lagging=inputs.lagging, integrity=Integrity())
+
+
+class BootProjection:
+    bucket = BUCKET_BOOT
+    doc_type = BootDoc
+
+    def __init__(self, ctx: WorkerContext, sources: BootSources) -> None:
+        self._ctx = ctx
+        self._sources = sources
+        self._tz = ZoneInfo(ctx.settings.timezone)
+
+    def accepts(self, env: Envelope) -> bool:
+        boot = self._ctx.settings.boot
+        if not boot.enabled:
+            return False
+        if (env.family, env.kind) == ("session", "start"):
+            return boot.on_session_start
+        return (env.family, env.kind) == ("compaction", "before")
+
+    async def prepare(self, env: Envelope) -> BootInputs:
+        return await self._sources.at_trigger(env)
+
+    def compose(self, doc: BootDoc | None, env: Envelope, inputs: Any) -> BootDoc:
+        markdown = assemble_boot(inputs, self._ctx.settings.boot, self._tz)
+        trigger = "session_start" if env.family == "session" else "compaction"
+        session = env.event.session if isinstance(env.event, SessionEvent) else getattr(env.event, "session", None)
+        return boot_doc(inputs, markdown, trigger, session)
+
+    def apply(self, doc: BootDoc | None, env: Envelope) -> BootDoc | None:
+        raise NotImplementedError("composed projection: prepare + compose")
+
+
+def write_atomically(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".BOOTSTRAP.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+class BootHandler(ProjectionHandler):
+    """Adds the workspace sink: ``<CORTEX_WORKSPACE>/<agent>/BOOTSTRAP.md`` after each commit."""
+
+    def __init__(self, ctx: WorkerContext, tracker: WatermarkTracker, sources: BootSources) -> None:
+        super().__init__(ctx.js, ctx.worker, ctx.producer, [BootProjection(ctx, sources)],
+                         bucket_names={BUCKET_BOOT: ctx.bucket(BUCKET_BOOT)})
+        self._tracker = tracker
+        self._workspace = Path(ctx.settings.workspace) if ctx.settings.workspace and not ctx.shadow else None
+        self._written: set[str] = set()
+        self._warned = False
+
+    async def apply(self, env: Envelope) -> bool:
+        changed = await super().apply(env)
+        if changed:
+            self._written.add(env.agent)
+        return changed
+
+    async def on_committed(self, seq: int) -> None:
+        agents, self._written = sorted(self._written), set()
+        if self._workspace is None:
+            return
+        for agent in agents:  # agent ids are validated tokens: never a path from an event
+            doc = self.cached(BUCKET_BOOT, agent)
+            if doc is None:
+                continue
+            try:
+                write_atomically(self._workspace / agent / "BOOTSTRAP.md", doc.markdown)
+            except OSError as exc:
+                if not self._warned:
+                    log.warning("workspace_not_writable", extra={"path": str(self._workspace), "error": str(exc)})
+                    self._warned = True
+
+    def reset(self) -> None:
+        super().reset()
+        self._written.clear()
+
+    async def aclose(self) -> None:
+        await self._tracker.stop()
+
+
+def _known_workers() -> set[str]:
+    from workers.registry import all_specs
+
+    return set(all_specs())
+
+
+async def build(ctx: WorkerContext) -> ProjectionHandler:
+    tracker = WatermarkTracker(ctx.js)
+    await tracker.start()
+    sources = BootSources(ctx, tracker, DocReader(ctx.js), _known_workers())
+    return BootHandler(ctx, tracker, sources)
+
+
+async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
+    """``cortex.api.boot.<agent>``: a fresh assembly from the documents as they are now."""
+    tracker = WatermarkTracker(ctx.js)
+    await tracker.start()
+    sources = BootSources(ctx, tracker, DocReader(ctx.js), _known_workers())
+    tz = ZoneInfo(ctx.settings.timezone)
+
+    async def handle(agent: str, req: BootRequest) -> BootDoc:
+        if req.max_chars is not None and not 2000 <= req.max_chars <= 64000:
+            raise ApiError(400, "max_chars must be between 2000 and 64000")
+        inputs = await sources.now(agent)
+        markdown = assemble_boot(inputs, ctx.settings.boot, tz, req.max_chars)
+        return boot_doc(inputs, markdown, "request", req.session)
+
+    ctx.health.set_ready(True, "serving")
+    try:
+        await serve_endpoints(ctx.nc, ctx.settings.prefix, "cortex-boot", "0.1.0",
+                              [("boot", BootRequest, handle)], stop)
+    finally:
+        await tracker.stop()
+
+
+SPEC = WorkerSpec(name="boot", families=("session", "compaction"), build=build, serve=serve,
+                  config_sections=("boot",))
+
