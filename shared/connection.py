@@ -77,7 +77,8 @@ async def _probe(opts: dict[str, Any]) -> None:
         seen.append(exc)
 
     try:
-        probe = await nats.connect(**{**opts, "allow_reconnect": False, "max_reconnect_attempts": 1,
+        quiet = {k: v for k, v in opts.items() if not k.endswith("_cb")}
+        probe = await nats.connect(**{**quiet, "allow_reconnect": False, "max_reconnect_attempts": 1,
                                       "reconnect_time_wait": 0.1, "error_cb": remember})
     except Exception as exc:
         raise (seen[-1] if seen else exc) from exc
@@ -95,7 +96,7 @@ async def connect(settings: Settings, name: str, *, retry_forever: bool = False,
     holder: list[Client] = []
 
     async def disconnected_cb() -> None:
-        closing = bool(holder) and (holder[0].is_closed or holder[0].is_draining)
+        closing = not retry_forever or (bool(holder) and (holder[0].is_closed or holder[0].is_draining))
         log.log(logging.DEBUG if closing else logging.WARNING, "nats_disconnected", extra={"url": url})
         if on_state:
             on_state(False)

@@ -150,7 +150,7 @@ class ConsumeLoop:
     async def _fetch(self, sub: JetStreamContext.PullSubscription) -> list[Msg]:
         try:
             return await sub.fetch(self._cfg.batch_size, timeout=self._cfg.fetch_timeout_s)
-        except (nats.errors.TimeoutError, asyncio.TimeoutError):
+        except (TimeoutError, nats.errors.TimeoutError):
             return []  # idle tick
         except (nats.errors.ConnectionClosedError, nats.errors.ConnectionReconnectingError,
                 nats.errors.NoRespondersError, nats.js.errors.ServiceUnavailableError) as exc:

@@ -11,8 +11,8 @@ import nats.js.errors
 from nats.js import api
 from nats.js.client import JetStreamContext
 
-from shared.config import Settings, parse_duration_s
 from shared.asof import DOC_HISTORY
+from shared.config import Settings, parse_duration_s
 from shared.names import (
     ALL_BUCKETS,
     BUCKET_BOOT,

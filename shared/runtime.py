@@ -60,11 +60,18 @@ class WorkerSpec:
     build: Callable[[WorkerContext], Awaitable[Handler]] | None = None
     serve: Callable[[WorkerContext, asyncio.Event], Awaitable[None]] | None = None
     config_sections: tuple[str, ...] = ()
+    buckets: tuple[str, ...] = ()  # the document buckets this worker owns (replay resets them)
+
+
+# Knobs that change how long a worker waits, never what it derives: not part of the hash.
+OPERATIONAL_KNOBS = frozenset({"wait_ms", "debounce_ms"})
 
 
 def producer_id(spec: WorkerSpec, settings: Settings, version: str) -> str:
     """``<worker>@<version>+<config-hash>``: which code and which settings made a document."""
-    sections = {name: getattr(settings, name) for name in spec.config_sections}
+    sections = {name: {k: v for k, v in msgspec.structs.asdict(getattr(settings, name)).items()
+                       if k not in OPERATIONAL_KNOBS}
+                for name in spec.config_sections}
     sections["language"] = settings.language
     sections["timezone"] = settings.timezone
     digest = hashlib.sha256(msgspec.json.encode(sections)).hexdigest()[:8]

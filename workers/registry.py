@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from shared.provision import ConsumerSpec
 from shared.runtime import WorkerSpec
+from workers.api.worker import SPEC as API
 from workers.boot.worker import SPEC as BOOT
 from workers.channels.worker import SPEC as CHANNELS
 from workers.decisions.worker import SPEC as DECISIONS
@@ -13,7 +14,7 @@ from workers.threads.worker import SPEC as THREADS
 
 
 def all_specs() -> dict[str, WorkerSpec]:
-    specs = [THREADS, DECISIONS, CHANNELS, SNAPSHOT, NARRATIVE, BOOT]
+    specs = [THREADS, DECISIONS, CHANNELS, SNAPSHOT, NARRATIVE, BOOT, API]
     return {s.name: s for s in specs}
 
 

@@ -232,5 +232,5 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
 
 
 SPEC = WorkerSpec(name="boot", families=("session", "compaction"), build=build, serve=serve,
-                  config_sections=("boot",))
+                  config_sections=("boot",), buckets=(BUCKET_BOOT,))
 

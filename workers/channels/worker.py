@@ -28,4 +28,4 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
                              bucket_names={BUCKET_CHANNELS: ctx.bucket(BUCKET_CHANNELS)}, cut_on_triggers=True)
 
 
-SPEC = WorkerSpec(name="channels", families=("msg", "session", "compaction"), build=build)
+SPEC = WorkerSpec(name="channels", families=("msg", "session", "compaction"), build=build, buckets=(BUCKET_CHANNELS,))

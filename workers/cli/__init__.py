@@ -26,12 +26,14 @@ class CliError(Exception):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from workers.cli import ops, run
+    from workers.cli import ops, query, replay, run
 
     parser = argparse.ArgumentParser(prog="cortex", description="Conversation intelligence for LLM agents.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run.register(sub)
     ops.register(sub)
+    query.register(sub)
+    replay.register(sub)
     return parser
 
 

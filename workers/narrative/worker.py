@@ -130,4 +130,4 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
 
 
 SPEC = WorkerSpec(name="narrative", families=("session", "compaction"), build=build,
-                  config_sections=("narrative",))
+                  config_sections=("narrative",), buckets=(BUCKET_NARRATIVES,))

@@ -1,0 +1,170 @@
+"""Rebuild derived state from the stream (``cortex replay``).
+
+The replay becomes the active instance of each worker it replays: it takes the
+consumer's lease (a running instance loses it, stops writing at its next fence and waits
+as a standby), waits out the lease TTL so no late write of the old instance can land,
+deletes the affected documents, resets the checkpoint and consumes the stream from the
+start to its end. Live events published meanwhile are consumed too — the consumer is the
+same — so nothing is lost; releasing the lease hands the worker back to its standby,
+which resumes from the new checkpoint.
+
+With ``agent`` only that agent's documents are deleted: other agents' events are skipped
+by their documents' watermarks, so their documents stay as they are.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import nats.js.errors
+from nats.js.client import JetStreamContext
+
+from shared.consume import ConsumeLoop
+from shared.errors import LeaseLost
+from shared.health import Health
+from shared.kv import kv_read
+from shared.lease import Lease
+from shared.names import BUCKET_CHECKPOINTS, BUCKET_LEASES, DOC_BUCKETS, EVENTS_STREAM
+from shared.runtime import WorkerContext, WorkerHost, WorkerSpec, channel_filter, loop_config, producer_id
+
+log = logging.getLogger(__name__)
+
+
+class ReplayError(Exception):
+    """The replay cannot run as asked; the message says what is missing."""
+
+
+@dataclass
+class ReplayProgress:
+    worker: str
+    applied: int = 0
+    target: int = 0
+    done: bool = False
+    extra: dict[str, int] = field(default_factory=dict)
+
+
+async def check_history(js: JetStreamContext, force: bool) -> int:
+    """The stream's last sequence; refuses when the stream no longer starts at 1."""
+    info = await js.stream_info(EVENTS_STREAM)
+    first, last = info.state.first_seq, info.state.last_seq
+    if first > 1 and info.state.messages and not force:
+        raise ReplayError(
+            f"CORTEX_EVENTS starts at sequence {first}: events 1..{first - 1} are gone (retention or purge), "
+            "so a replay cannot rebuild the documents they made; use --force to replay what is left"
+        )
+    return int(last)
+
+
+async def steal_lease(js: JetStreamContext, lease: Lease, stop: asyncio.Event) -> None:
+    kv = await js.key_value(BUCKET_LEASES)
+    with contextlib.suppress(nats.js.errors.KeyNotFoundError):
+        await kv.purge(lease.consumer)
+    if not await lease.acquire(stop):
+        raise ReplayError(f"could not take the lease of {lease.consumer}")
+
+
+async def _doc_keys(js: JetStreamContext, bucket: str, agent: str | None) -> list[str]:
+    kv = await js.key_value(bucket)
+    if agent is not None:
+        return [agent] + [k for k in await _keys(kv) if k.startswith(f"{agent}.")]
+    return await _keys(kv)
+
+
+async def _keys(kv: object) -> list[str]:
+    try:
+        return list(await kv.keys())  # type: ignore[attr-defined]
+    except nats.js.errors.NoKeysError:
+        return []
+
+
+async def reset_state(ctx: WorkerContext, buckets: list[str], agent: str | None) -> int:
+    """Delete the worker's documents (all, or one agent's) and its checkpoint."""
+    deleted = 0
+    for bucket in buckets:
+        kv = await ctx.js.key_value(ctx.bucket(bucket))
+        for key in await _doc_keys(ctx.js, ctx.bucket(bucket), agent):
+            raw, _ = await kv_read(kv, key)
+            if raw is not None:
+                await kv.delete(key)
+                deleted += 1
+    ckpt = await ctx.js.key_value(BUCKET_CHECKPOINTS)
+    await ckpt.put(ctx.consumer, b"0")
+    # rewind now, not when the loop starts: composed workers replayed alongside must see
+    # this worker as behind (pending > 0) from the first moment
+    await ctx.js.reset_consumer(EVENTS_STREAM, ctx.consumer, seq=1)
+    return deleted
+
+
+async def drained(js: JetStreamContext, consumer: str) -> bool:
+    info = await js.consumer_info(EVENTS_STREAM, consumer)
+    return not info.num_pending and not info.num_ack_pending
+
+
+async def replay_worker(host: WorkerHost, ctx: WorkerContext, spec: WorkerSpec, buckets: list[str],
+                        agent: str | None, progress: ReplayProgress, ready: asyncio.Barrier,
+                        stop: asyncio.Event) -> None:
+    """Replay one worker to the end of the stream (see the module docstring)."""
+    assert spec.build is not None
+    lease = Lease(ctx.js, ctx.consumer, f"replay-{host.instance}", host.settings.runtime.lease_ttl_s, spec.name)
+    await steal_lease(ctx.js, lease, stop)
+    keeper = asyncio.create_task(lease.keep_alive(stop.set))
+    try:
+        # a deposed instance may still be inside a commit: let its fence close first
+        await asyncio.sleep(host.settings.runtime.lease_ttl_s)
+        progress.extra["deleted"] = await reset_state(ctx, buckets, agent)
+        await ready.wait()  # every replayed worker is reset before any starts consuming
+        handler = await spec.build(ctx)
+        loop = ConsumeLoop(ctx.js, worker=spec.name, consumer=ctx.consumer, handler=handler,
+                           config=loop_config(host.settings), health=ctx.health,
+                           accept=channel_filter(host.settings, ctx.shadow), fence=lease.check,
+                           on_committed=getattr(handler, "on_committed", None))
+        task = asyncio.create_task(loop.run())
+        try:
+            while not stop.is_set():
+                progress.applied = loop.checkpoint
+                if task.done() or await drained(ctx.js, ctx.consumer):
+                    break  # everything in this worker's filter up to now is applied and acked
+                await asyncio.sleep(0.1)
+        finally:
+            loop.stop()
+            await task
+            closer = getattr(handler, "aclose", None)
+            if closer is not None:
+                await closer()
+        progress.applied = loop.checkpoint
+        progress.done = True
+    except LeaseLost as exc:
+        raise ReplayError(f"{ctx.consumer}: lost the lease during the replay") from exc
+    finally:
+        keeper.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await keeper
+        await lease.release()
+
+
+async def run_replay(host: WorkerHost, js: JetStreamContext, specs: list[WorkerSpec], agent: str | None,
+                     force: bool, report: Callable[[list[ReplayProgress]], None]) -> None:
+    last = await check_history(js, force)
+    nc = js._nc  # the connection the JetStream context was made from
+    stop = asyncio.Event()
+    ready = asyncio.Barrier(len(specs))
+    progress = [ReplayProgress(worker=s.name, target=last) for s in specs]
+    tasks = []
+    for spec, prog in zip(specs, progress, strict=True):
+        ctx = WorkerContext(nc=nc, js=js, settings=host.settings, worker=spec.name, consumer=spec.name,
+                            producer=producer_id(spec, host.settings, host.version), health=Health(spec.name))
+        tasks.append(asyncio.create_task(
+            replay_worker(host, ctx, spec, [b for b in spec.buckets if b in DOC_BUCKETS], agent, prog, ready, stop)))
+    started = time.monotonic()
+    while not all(t.done() for t in tasks):
+        report(progress)
+        await asyncio.wait(tasks, timeout=1.0)
+    report(progress)
+    for task in tasks:
+        task.result()
+    log.info("replay_done", extra={"seconds": round(time.monotonic() - started, 1)})

@@ -1,0 +1,192 @@
+"""The whole pipeline on a real nats-server, every worker its own process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import nats
+import pytest
+from nats.js.client import JetStreamContext
+
+from schemas.docs import BootDoc, CommitmentsDoc, DecisionsDoc, SnapshotDoc, ThreadsDoc
+from shared.kv import kv_read
+from shared.names import EVENTS_STREAM
+from workers.registry import all_specs
+
+CONSUMING = [name for name, spec in all_specs().items() if spec.build is not None]
+OWNED_BUCKETS = [b for spec in all_specs().values() for b in spec.buckets]
+ALL = list(all_specs())
+
+
+def cortex(*args: str, url: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "workers", *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "CORTEX_NATS_URL": url, **env})
+
+
+def demo_file(tmp: Path, agent: str = "main") -> Path:
+    text = resources.files("workers.demo").joinpath("conversation.jsonl").read_text()
+    lines = []
+    for line in text.splitlines():
+        event = json.loads(line)
+        event["agent"] = agent
+        event["id"] = f"{agent}-{event['id']}"
+        lines.append(json.dumps(event))
+    path = tmp / f"{agent}.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+async def drained(js: JetStreamContext) -> bool:
+    for name in CONSUMING:
+        info = await js.consumer_info(EVENTS_STREAM, name)
+        if info.num_pending or info.num_ack_pending:
+            return False
+    return True
+
+
+async def snapshot_docs(js: JetStreamContext, agents: list[str]) -> dict[str, bytes | None]:
+    out = {}
+    for bucket in OWNED_BUCKETS:
+        kv = await js.key_value(bucket)
+        for agent in agents:
+            raw, _ = await kv_read(kv, agent)
+            out[f"{bucket}/{agent}"] = raw
+    return out
+
+
+@pytest.fixture
+async def pipeline(nats_url: str, workers_procs: Any) -> Any:
+    assert cortex("init", url=nats_url).returncode == 0
+    for name in ALL:
+        workers_procs.start(name, nats_url, CORTEX_BOOT_WAIT_MS="10000")
+    nc = await nats.connect(nats_url)
+    yield nc.jetstream()
+    await nc.close()
+
+
+async def test_demo_conversation_yields_threads_decisions_commitments_snapshot_and_boot(
+    pipeline: JetStreamContext, nats_url: str, tmp_path: Path, wait_for: Any
+) -> None:
+    js = pipeline
+    published = cortex("publish", str(demo_file(tmp_path)), url=nats_url)
+    assert published.returncode == 0, published.stderr
+    await wait_for(lambda: drained(js), within=60)
+    docs = await snapshot_docs(js, ["main"])
+
+    threads = msgspec.json.decode(docs["cortex_threads/main"], type=ThreadsDoc)
+    by_title = {t.title.lower(): t for t in threads.threads}
+    auth = next(t for title, t in by_title.items() if "auth migration" in title)
+    assert auth.status == "closed"
+    assert any("kubernetes cluster" in title and t.status == "open" for title, t in by_title.items())
+    assert any("performance-bug" in title and t.status == "open" for title, t in by_title.items())
+    assert threads.session_mood == "excited"
+
+    decisions = msgspec.json.decode(docs["cortex_decisions/main"], type=DecisionsDoc).decisions
+    assert len(decisions) >= 4
+    assert any(d.impact == "high" for d in decisions)
+    assert any("Redis" in d.what for d in decisions)
+
+    commitments = msgspec.json.decode(docs["cortex_commitments/main"], type=CommitmentsDoc).commitments
+    assert any("dashboard performance bug" in c.what for c in commitments)
+
+    snapshot = msgspec.json.decode(docs["cortex_snapshots/main"], type=SnapshotDoc)
+    assert snapshot.markdown.startswith("# Hot Snapshot — 2026-02-17T10:00:00")
+    assert "- [user] Yes! Let's keep going, this is awesome 🎯" in snapshot.markdown
+
+    boot = msgspec.json.decode(docs["cortex_boot/main"], type=BootDoc)
+    assert boot.trigger == "session_start" and boot.session == "s-demo-2"
+    assert boot.lagging == []
+    active = boot.markdown.split("## 🧵 Active Threads", 1)[1].split("\n## ", 1)[0]
+    assert "kubernetes cluster" in active and "Performance-Bug" in active
+    assert "auth migration" not in active.lower()
+    assert "## 🔥 Last Session Snapshot" in boot.markdown
+    assert "excited" in boot.markdown
+    assert "Redis" in boot.markdown
+
+    again = cortex("publish", str(demo_file(tmp_path)), url=nats_url)
+    assert "published 0, duplicates 17" in again.stdout
+    await wait_for(lambda: drained(js), within=30)
+    assert await snapshot_docs(js, ["main"]) == docs
+
+
+async def test_two_agents_interleaved_never_leak_into_each_other(
+    pipeline: JetStreamContext, nats_url: str, tmp_path: Path, wait_for: Any
+) -> None:
+    js = pipeline
+    a = demo_file(tmp_path, "alice").read_text().splitlines()
+    b = [line.replace("auth migration", "billing export").replace("kubernetes", "terraform")
+         for line in demo_file(tmp_path, "bob").read_text().splitlines()]
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text("\n".join(x for pair in zip(a, b, strict=True) for x in pair) + "\n")
+    assert cortex("publish", str(mixed), url=nats_url).returncode == 0
+    await wait_for(lambda: drained(js), within=60)
+    docs = await snapshot_docs(js, ["alice", "bob"])
+    for key, raw in docs.items():
+        if raw is None:
+            continue
+        text = raw.decode()
+        if key.endswith("/alice"):
+            assert "billing export" not in text and "terraform" not in text and "bob-" not in text, key
+        else:
+            assert "auth migration" not in text and "kubernetes" not in text and "alice-" not in text, key
+    boot_b = msgspec.json.decode(docs["cortex_boot/bob"], type=BootDoc)
+    assert "terraform cluster" in boot_b.markdown
+
+
+async def test_boot_reflects_the_last_message_before_compaction_when_threads_is_slowed(
+    pipeline: JetStreamContext, nats_url: str, tmp_path: Path, wait_for: Any
+) -> None:
+    js = pipeline
+    await js.pause_consumer(EVENTS_STREAM, "threads", "2099-01-01T00:00:00Z")
+    assert cortex("publish", str(demo_file(tmp_path)), url=nats_url).returncode == 0
+    # everything but threads gets going; snapshot and boot now wait on the threads watermark
+    await wait_for(lambda: _consumer_idle(js, "decisions"), within=30)
+    await js.resume_consumer(EVENTS_STREAM, "threads")
+    await wait_for(lambda: drained(js), within=60)
+    raw, _ = await kv_read(await js.key_value("cortex_boot"), "main")
+    boot = msgspec.json.decode(raw, type=BootDoc)
+    assert boot.lagging == []
+    snap_raw, _ = await kv_read(await js.key_value("cortex_snapshots"), "main")
+    snapshot = msgspec.json.decode(snap_raw, type=SnapshotDoc)
+    assert "- 2 open threads" in snapshot.markdown  # the threads state at the compaction, not before
+
+
+async def _consumer_idle(js: JetStreamContext, name: str) -> bool:
+    info = await js.consumer_info(EVENTS_STREAM, name)
+    return not info.num_pending and not info.num_ack_pending
+
+
+async def test_replay_reproduces_every_document_byte_for_byte_and_agent_replay_leaves_others_alone(
+    pipeline: JetStreamContext, nats_url: str, tmp_path: Path, wait_for: Any
+) -> None:
+    js = pipeline
+    for agent in ("alice", "bob"):
+        assert cortex("publish", str(demo_file(tmp_path, agent)), url=nats_url).returncode == 0
+    await wait_for(lambda: drained(js), within=60)
+    before = await snapshot_docs(js, ["alice", "bob"])
+    assert all(before.values()), [k for k, v in before.items() if v is None]
+    bob_revisions = {b: (await (await js.key_value(b)).get("bob")).revision for b in OWNED_BUCKETS}
+
+    one = cortex("replay", "--agent", "alice", url=nats_url, CORTEX_RUNTIME_LEASE_TTL_S="2")
+    assert one.returncode == 0, one.stderr
+    await wait_for(lambda: drained(js), within=60)
+    assert await snapshot_docs(js, ["alice", "bob"]) == before
+    for bucket, revision in bob_revisions.items():  # bob was not even rewritten
+        assert (await (await js.key_value(bucket)).get("bob")).revision == revision
+
+    for bucket in OWNED_BUCKETS:  # wipe everything, then rebuild it all
+        kv = await js.key_value(bucket)
+        for agent in ("alice", "bob"):
+            await kv.delete(agent)
+    full = cortex("replay", url=nats_url, CORTEX_RUNTIME_LEASE_TTL_S="2")
+    assert full.returncode == 0, full.stderr
+    assert "replayed threads, decisions" in full.stdout
+    await wait_for(lambda: drained(js), within=60)
+    assert await snapshot_docs(js, ["alice", "bob"]) == before

@@ -1,0 +1,129 @@
+"""Parity: openclaw-cortex test/commitment-patterns.test.ts, plus Cortex's promise rules."""
+
+from __future__ import annotations
+
+import pytest
+
+from shared.config import parse_languages
+from workers.conversation import get_patterns, prepare_text
+from workers.conversation.languages import PACKS
+from workers.conversation.promises import Promise, find_promises
+
+ALL = get_patterns(parse_languages("all"))
+BOTH = get_patterns(parse_languages("both"))
+
+
+def promises(text: str, languages: str = "all") -> list[Promise]:
+    return find_promises(prepare_text(text), get_patterns(parse_languages(languages)))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("I'll fix the build tomorrow", id="English: detects 'I'll' commitments"),
+        pytest.param("I will handle the deployment", id="English: detects 'I will' commitments"),
+        pytest.param("let me check the logs first", id="English: detects 'let me' commitments"),
+        pytest.param("I promise to review the PR today", id="English: detects 'I promise' commitments"),
+        pytest.param("ich werde das morgen fixen", id="German: detects 'ich werde'"),
+        pytest.param("mach ich gleich", id="German: detects 'mach ich'"),
+    ],
+)
+def test_commitment_phrases_are_promises(text: str) -> None:
+    """commitment-patterns.test.ts › CommitmentPatterns (case in the id)."""
+    assert len(promises(text)) > 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("sounds good", id="English: does NOT match casual 'sounds good'"),
+        pytest.param("agreed", id="English: does NOT match casual 'agreed'"),
+        pytest.param("", id="Edge cases: returns empty for empty string"),
+        pytest.param("The weather is nice today", id="Edge cases: returns empty for unrelated text"),
+        pytest.param("sure, will do", id="Cortex: 'sure, will do' has no commitment phrase"),
+    ],
+)
+def test_casual_or_unrelated_text_is_not_a_promise(text: str) -> None:
+    """commitment-patterns.test.ts › CommitmentPatterns (case in the id)."""
+    assert promises(text) == []
+
+
+def test_every_language_has_commitment_patterns() -> None:
+    """commitment-patterns.test.ts › Multi-language coverage › has patterns for 10 languages."""
+    assert len(PACKS) == 10
+    assert all(pack.commitment for pack in PACKS.values())
+
+
+@pytest.mark.parametrize(
+    ("text", "what"),
+    [
+        ("Je vais corriger le bug demain", "corriger le bug demain"),
+        ("Lo haré mañana", "Lo haré mañana"),
+        ("Eu vou revisar o PR", "Eu vou revisar o PR"),
+        ("Ci penso io", "Ci penso io"),
+        ("Я займусь этим завтра", "Я займусь этим завтра"),
+        ("这个我来处理", "这个我来处理"),
+        ("明日やります", "明日やります"),
+        ("제가 할게요", "제가 할게요"),
+    ],
+)
+def test_other_languages_promise_too(text: str, what: str) -> None:
+    """The reference's fr, es, pt, it, ru, zh, ja and ko commitment phrases."""
+    assert [p.what for p in promises(text)] == [what]
+
+
+def test_a_casual_ill_check_is_a_promise_as_in_the_reference() -> None:
+    """The reference's ``I'll`` + five characters: "ok I'll check" promises "check"."""
+    assert [p.what for p in promises("ok I'll check")] == ["check"]
+
+
+def test_the_promise_is_the_captured_object_not_the_message() -> None:
+    """commitment-tracker.test.ts › uses captured regex group for 'what'."""
+    assert [p.what for p in promises("I'll deploy the new version tonight", "both")] == [
+        "deploy the new version tonight"
+    ]
+
+
+def test_a_promise_ends_with_its_sentence() -> None:
+    found = promises("I'll fix the build tomorrow. I'll also update the docs.", "both")
+    assert [p.what for p in found] == ["fix the build tomorrow", "also update the docs"]
+
+
+def test_a_fixed_phrase_promises_its_sentence() -> None:
+    assert [p.what for p in promises("Das Deployment? Mach ich morgen. Danke!", "both")] == ["Mach ich morgen"]
+
+
+def test_overlapping_phrases_are_one_promise() -> None:
+    """commitment-tracker.test.ts › deduplicates identical commitments from same message."""
+    found = promises("I will handle it and I'll handle it", "both")
+    whats = [p.what for p in found]
+    assert len(whats) == len(set(whats)) == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        ("I'll fix the build tomorrow", "tomorrow"),
+        ("I will send the report by Friday.", "by Friday"),
+        ("ich werde das morgen fixen", "morgen"),
+        ("I'll ship it on 2026-03-01", "2026-03-01"),
+        ("I'll look into it", None),
+    ],
+)
+def test_due_is_the_day_phrase_of_the_promise(text: str, due: str | None) -> None:
+    assert [p.due for p in promises(text, "both")] == [due]
+
+
+def test_a_due_phrase_of_another_sentence_is_not_the_promises() -> None:
+    assert [p.due for p in promises("I'll fix it. Tomorrow is a holiday.", "both")] == [None]
+
+
+def test_completion_words_are_not_promises() -> None:
+    """Cortex drops "erledigt", "hecho" and "feito" from the commitment phrases: they close."""
+    assert promises("Das ist erledigt", "de") == []
+    assert promises("Ya está hecho", "es") == []
+    assert promises("Já está feito", "pt") == []
+
+
+def test_promises_of_disabled_languages_are_ignored() -> None:
+    assert promises("ich werde das morgen fixen", "en") == []

@@ -1,0 +1,194 @@
+"""Parity: openclaw-cortex test/thread-tracker.test.ts (extractSignals, matchesThread) and
+test/noise-filter.test.ts (isNoiseTopic), plus Cortex's own signal cases."""
+
+from __future__ import annotations
+
+import pytest
+
+from shared.config import parse_languages
+from workers.conversation import extract_signals, get_patterns, is_noise_topic, matches_title, words_of
+
+BOTH = get_patterns(parse_languages("both"))
+EN = get_patterns(("en",))
+ALL = get_patterns(parse_languages("all"))
+
+
+# ── matchesThread ──────────────────────────────────────────────────────────────────
+
+
+def test_title_matches_when_two_title_words_appear() -> None:
+    """thread-tracker.test.ts › matchesThread › matches when 2+ title words appear in text."""
+    assert matches_title("auth migration OAuth2", words_of("the auth migration is progressing"))
+
+
+def test_title_does_not_match_on_one_shared_word() -> None:
+    """thread-tracker.test.ts › matchesThread › does not match with only 1 overlapping word."""
+    assert not matches_title("auth migration OAuth2", words_of("auth is broken"))
+
+
+def test_title_does_not_match_without_shared_words() -> None:
+    """thread-tracker.test.ts › matchesThread › does not match with zero overlapping words."""
+    assert not matches_title("auth migration OAuth2", words_of("the weather is nice"))
+
+
+def test_title_matching_ignores_case() -> None:
+    """thread-tracker.test.ts › matchesThread › is case-insensitive."""
+    assert matches_title("Auth Migration", words_of("the AUTH MIGRATION works"))
+
+
+def test_title_words_shorter_than_three_characters_do_not_count() -> None:
+    """thread-tracker.test.ts › matchesThread › ignores words shorter than 3 characters."""
+    assert not matches_title("a b c migration", words_of("a b c something"))
+
+
+def test_title_matching_respects_a_custom_overlap() -> None:
+    """thread-tracker.test.ts › matchesThread › respects custom minOverlap."""
+    assert matches_title("auth migration OAuth2", words_of("auth migration OAuth2 is great"), 3)
+    assert not matches_title("auth migration OAuth2", words_of("the auth migration is progressing"), 3)
+
+
+def test_empty_title_or_text_never_matches() -> None:
+    """thread-tracker.test.ts › matchesThread › handles empty title / handles empty text."""
+    assert not matches_title("", words_of("some text"))
+    assert not matches_title("auth migration", words_of(""))
+
+
+def test_punctuation_at_word_edges_does_not_hide_a_word() -> None:
+    """Cortex: "migration." ends a sentence and still counts as "migration"."""
+    assert matches_title("auth migration", words_of("We finished the auth migration."))
+
+
+def test_a_cjk_title_matches_when_it_appears_whole() -> None:
+    """Cortex: CJK has no spaces, so a Chinese title is one word and matches as a substring."""
+    assert matches_title("数据迁移的问题", words_of("数据迁移的问题已经解决了"))
+    assert not matches_title("数据迁移的问题", words_of("部署问题"))
+
+
+# ── extractSignals ─────────────────────────────────────────────────────────────────
+
+
+def test_decision_signals_are_extracted() -> None:
+    """thread-tracker.test.ts › extractSignals › extracts decision signals."""
+    signals = extract_signals("We decided to use TypeScript for all plugins", BOTH)
+    assert signals.decisions
+    assert "decided" in signals.decisions[0]
+
+
+def test_closure_signals_are_extracted() -> None:
+    """thread-tracker.test.ts › extractSignals › extracts closure signals."""
+    assert extract_signals("The bug is fixed and working now", BOTH).closures > 0
+
+
+def test_wait_signals_are_extracted() -> None:
+    """thread-tracker.test.ts › extractSignals › extracts wait signals."""
+    signals = extract_signals("We are waiting for the code review", BOTH)
+    assert signals.waits
+    assert "waiting for" in signals.waits[0]
+
+
+def test_topic_signals_are_extracted() -> None:
+    """thread-tracker.test.ts › extractSignals › extracts topic signals."""
+    signals = extract_signals("Let's get back to the auth migration", BOTH)
+    assert signals.topics
+    assert "auth migration" in signals.topics[0]
+
+
+def test_one_text_yields_several_kinds_of_signal() -> None:
+    """thread-tracker.test.ts › extractSignals › extracts multiple signal types from same text."""
+    signals = extract_signals("Back to the auth module. We decided to fix it. It's done!", BOTH)
+    assert signals.topics
+    assert signals.decisions
+    assert signals.closures > 0
+
+
+def test_german_signals_are_extracted_with_both() -> None:
+    """thread-tracker.test.ts › extractSignals › extracts German signals with 'both'."""
+    assert extract_signals("Wir haben beschlossen, das zu machen", BOTH).decisions
+
+
+@pytest.mark.parametrize("text", ["The sky is blue and the grass is green", ""])
+def test_unrelated_or_empty_text_has_no_signals(text: str) -> None:
+    """thread-tracker.test.ts › extractSignals › returns empty signals for unrelated text / handles empty text."""
+    signals = extract_signals(text, BOTH)
+    assert signals.decisions == ()
+    assert signals.closures == 0
+    assert signals.waits == ()
+    assert signals.topics == ()
+
+
+def test_decision_context_is_fifty_before_and_a_hundred_after() -> None:
+    """thread-tracker.test.ts › extractSignals › extracts context window around decisions (50 before, 100 after)."""
+    text = "x" * 60 + "decided to use TypeScript" + "y" * 120
+    context = extract_signals(text, EN).decisions[0]
+    assert len(context) < len(text)
+    assert context == "x" * 50 + "decided" + (" to use TypeScript" + "y" * 120)[:100]
+
+
+def test_wait_context_is_the_match_and_eighty_characters() -> None:
+    """Design 4.1: a wait is the matched phrase plus 80 characters."""
+    text = "Sadly we are waiting for " + "z" * 100
+    assert extract_signals(text, EN).waits == ("waiting for" + (" " + "z" * 100)[:80],)
+
+
+def test_a_message_yields_at_most_a_hundred_signals_of_a_kind() -> None:
+    """Cortex's guard against hostile input: thousands of "decided" are a hundred decisions."""
+    assert len(extract_signals("decided " * 5000, EN).decisions) == 100
+
+
+def test_cjk_topics_are_extracted_with_all_languages() -> None:
+    signals = extract_signals("我们回到数据库迁移吧", ALL)
+    assert "数据库迁移吧" in signals.topics
+
+
+# ── isNoiseTopic ───────────────────────────────────────────────────────────────────
+
+
+@pytest.mark.parametrize(
+    "topic",
+    [
+        pytest.param("foo", id="rejects short strings: foo"),
+        pytest.param("ab", id="rejects short strings: ab"),
+        pytest.param("", id="rejects short strings: empty"),
+        pytest.param("that", id="rejects single blacklisted words: that"),
+        pytest.param("this", id="rejects single blacklisted words: this"),
+        pytest.param("nichts", id="rejects single blacklisted words: nichts"),
+        pytest.param("alles", id="rejects single blacklisted words: alles"),
+        pytest.param("das was es", id="rejects all-blacklisted multi-word: das was es"),
+        pytest.param("the that it", id="rejects all-blacklisted multi-word: the that it"),
+        pytest.param("ich habe nichts gepostet", id="rejects pronoun fragments: ich habe"),
+        pytest.param("we should do something", id="rejects pronoun fragments: we should"),
+        pytest.param("er hat gesagt", id="rejects pronoun fragments: er hat"),
+        pytest.param("I think maybe", id="rejects pronoun fragments: I think"),
+        pytest.param("line one\nline two", id="rejects topics with newlines"),
+        pytest.param("a" * 61, id="rejects topics longer than 60 chars"),
+        pytest.param("nichts gepostet habe", id="rejects 'nichts gepostet habe' (real-world noise)"),
+    ],
+)
+def test_noise_topics_are_rejected(topic: str) -> None:
+    """noise-filter.test.ts › isNoiseTopic (case in the id)."""
+    assert is_noise_topic(topic, BOTH)
+
+
+@pytest.mark.parametrize(
+    "topic",
+    [
+        pytest.param("Auth Migration", id="accepts valid topic names: Auth Migration"),
+        pytest.param("Plugin-Repo Setup", id="accepts valid topic names: Plugin-Repo Setup"),
+        pytest.param("NATS Event Store", id="accepts valid topic names: NATS Event Store"),
+        pytest.param("Cortex Demo", id="accepts valid topic names: Cortex Demo"),
+        pytest.param("Security Audit", id="accepts valid topic names: Security Audit"),
+        pytest.param("Deployment Pipeline", id="accepts valid topic names: Deployment Pipeline"),
+        pytest.param("Darkplex Analyse", id="accepts german topic names: Darkplex Analyse"),
+        pytest.param("Credential Rotation", id="accepts german topic names: Credential Rotation"),
+        pytest.param("Thread Tracking Qualität", id="accepts german topic names: Thread Tracking Qualität"),
+    ],
+)
+def test_real_topics_are_not_noise(topic: str) -> None:
+    """noise-filter.test.ts › isNoiseTopic (case in the id)."""
+    assert not is_noise_topic(topic, BOTH)
+
+
+def test_noise_uses_the_enabled_languages_stop_words() -> None:
+    """Cortex: the blacklist and pronouns are the enabled languages' (the reference always used en+de)."""
+    assert is_noise_topic("nous avons fini", get_patterns(("fr",)))
+    assert not is_noise_topic("nous avons fini", EN)

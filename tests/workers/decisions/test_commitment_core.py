@@ -1,0 +1,240 @@
+"""Commitments. Parity: openclaw-cortex test/commitment-tracker.test.ts (CommitmentTracker and
+markOverdue cases); plus Cortex's event-time overdue rule, closure, feedback and replay."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import msgspec
+import pytest
+
+from schemas.docs import Commitment, CommitmentsDoc, Integrity
+from schemas.events import FeedbackEvent, MessageEvent
+from shared.config import CommitmentsSettings, parse_languages
+from workers.conversation import FeedbackError, derive_id, get_patterns
+from workers.decisions.commitments import apply_feedback, apply_message, mark_overdue
+
+T0 = datetime(2026, 2, 17, 10, 0, tzinfo=UTC)
+BOTH = get_patterns(parse_languages("both"))
+ALL = get_patterns(parse_languages("all"))
+SETTINGS = CommitmentsSettings()
+_ids = itertools.count()
+
+
+def message(content: str, minutes: float = 0, **fields: Any) -> MessageEvent:
+    fields.setdefault("role", "user")
+    fields.setdefault("id", f"m{next(_ids)}")
+    return MessageEvent(agent="agent", session="s", ts=T0 + timedelta(minutes=minutes), content=content, **fields)
+
+
+def say(doc: CommitmentsDoc | None, content: str, minutes: float = 0, **fields: Any) -> CommitmentsDoc:
+    return apply_message(doc, message(content, minutes, **fields), SETTINGS, BOTH)
+
+
+def commitment(status: Any = "open", created: datetime = T0, **overrides: Any) -> Commitment:
+    fields: dict[str, Any] = {"id": "1", "what": "test", "who": "alice", "source_event": "e0"}
+    fields.update(overrides)
+    return Commitment(status=status, created=created, **fields)
+
+
+def doc_with(*commitments: Commitment, updated: datetime = T0) -> CommitmentsDoc:
+    return CommitmentsDoc(updated=updated, commitments=list(commitments), integrity=Integrity(events=3))
+
+
+DAY = 24 * 60
+
+
+# ── CommitmentTracker ──────────────────────────────────────────────────────────────
+
+
+def test_promise_opens_a_commitment_of_its_sender() -> None:
+    """commitment-tracker.test.ts › CommitmentTracker › detects commitments from messages."""
+    found = say(None, "I'll fix the auth bug tomorrow", sender="alice").commitments
+    assert len(found) > 0
+    assert found[0].who == "alice"
+    assert found[0].status == "open"
+
+
+def test_what_is_the_promise_not_the_message() -> None:
+    """commitment-tracker.test.ts › CommitmentTracker › uses captured regex group for 'what'."""
+    text = "I'll deploy the new version tonight"
+    found = say(None, text, sender="bob").commitments[0]
+    assert found.what != text
+    assert found.what == "deploy the new version tonight"
+    assert found.due == "tonight"
+
+
+def test_one_message_gives_no_duplicate_commitments() -> None:
+    """commitment-tracker.test.ts › CommitmentTracker › deduplicates identical commitments from same message."""
+    whats = [c.what for c in say(None, "I will handle it and I'll handle it").commitments]
+    assert len(set(whats)) == len(whats)
+
+
+def test_ordinary_text_opens_no_commitment() -> None:
+    """commitment-tracker.test.ts › CommitmentTracker › returns empty for non-commitment messages."""
+    assert say(None, "The weather is nice").commitments == []
+
+
+def test_document_round_trips_through_the_contract_encoding() -> None:
+    """commitment-tracker.test.ts › CommitmentTracker › flushes to disk (here: the contract encoding)."""
+    doc = say(None, "I'll fix the build")
+    decoded = msgspec.json.decode(msgspec.json.encode(doc), type=CommitmentsDoc)
+    assert decoded.version == 1
+    assert len(decoded.commitments) > 0
+
+
+def test_a_fresh_commitment_is_not_overdue() -> None:
+    """commitment-tracker.test.ts › CommitmentTracker › getAll returns commitments with overdue marking."""
+    assert say(None, "I will review the PR", sender="bob").commitments[0].status == "open"
+
+
+# ── markOverdue (against the agent's latest event time) ────────────────────────────
+
+
+def test_old_open_commitments_become_overdue() -> None:
+    """commitment-tracker.test.ts › markOverdue › marks old open commitments as overdue (8 days > 7)."""
+    doc = mark_overdue(doc_with(commitment(created=T0 - timedelta(days=8))), T0, SETTINGS)
+    assert doc.commitments[0].status == "overdue"
+
+
+def test_recent_commitments_stay_open() -> None:
+    """commitment-tracker.test.ts › markOverdue › does not mark recent commitments as overdue."""
+    assert mark_overdue(doc_with(commitment()), T0, SETTINGS).commitments[0].status == "open"
+
+
+def test_done_commitments_never_become_overdue() -> None:
+    """commitment-tracker.test.ts › markOverdue › does not change done commitments."""
+    doc = mark_overdue(doc_with(commitment("done", T0 - timedelta(days=30))), T0, SETTINGS)
+    assert doc.commitments[0].status == "done"
+
+
+def test_overdue_is_rechecked_on_every_message() -> None:
+    doc = say(None, "I'll write the migration guide", sender="alice")
+    doc = say(doc, "unrelated chatter", 6 * DAY)
+    assert doc.commitments[0].status == "open"
+    doc = say(doc, "more unrelated chatter", 7 * DAY + 1)
+    assert doc.commitments[0].status == "overdue"
+
+
+def test_a_late_event_does_not_move_now_backwards() -> None:
+    """"Now" is the agent's latest event time: an older timestamp cannot un-overdue anything."""
+    base = doc_with(commitment(created=T0 - timedelta(days=8)), updated=T0)
+    doc = say(base, "hello", -3 * DAY)
+    assert doc.commitments[0].status == "overdue"
+    assert doc.updated == T0
+
+
+# ── done by closure or feedback ────────────────────────────────────────────────────
+
+
+def test_closure_sharing_the_promises_words_marks_it_done() -> None:
+    doc = say(None, "I'll fix the build tomorrow", sender="alice")
+    doc = say(doc, "The build is fixed.", 30)
+    assert doc.commitments[0].status == "done"
+
+
+def test_closure_about_something_else_leaves_it_open() -> None:
+    doc = say(None, "I'll fix the build tomorrow")
+    doc = say(doc, "The login bug is fixed.", 30)
+    assert doc.commitments[0].status == "open"
+
+
+def test_shared_words_without_a_closure_leave_it_open() -> None:
+    doc = say(None, "I'll fix the build tomorrow")
+    doc = say(doc, "The build is still red", 30)
+    assert doc.commitments[0].status == "open"
+
+
+def test_overdue_commitments_can_still_be_done() -> None:
+    doc = say(None, "I'll update the runbook")
+    doc = say(doc, "ping", 8 * DAY)
+    assert doc.commitments[0].status == "overdue"
+    doc = say(doc, "The runbook update is done ✅", 8 * DAY + 1)
+    assert doc.commitments[0].status == "done"
+
+
+def test_german_promise_and_closure() -> None:
+    doc = say(None, "ich werde das Deployment morgen fixen")
+    assert (doc.commitments[0].what, doc.commitments[0].due) == ("das Deployment morgen fixen", "morgen")
+    doc = say(doc, "Das Deployment ist gefixt", 60)
+    assert doc.commitments[0].status == "done"
+
+
+def test_commitment_done_feedback_marks_the_target_done() -> None:
+    doc = say(None, "I'll fix the build. I'll also update the docs.")
+    target = doc.commitments[1].id
+    event = FeedbackEvent(id="f1", agent="agent", ts=T0 + timedelta(minutes=5), kind="commitment_done", target=target)
+    after = apply_feedback(doc, event)
+    assert [c.status for c in after.commitments] == ["open", "done"]
+    assert after.updated == T0 + timedelta(minutes=5)
+
+
+def test_commitment_feedback_without_a_target_is_bad_input() -> None:
+    event = FeedbackEvent(id="f2", agent="agent", ts=T0, kind="commitment_done")
+    with pytest.raises(FeedbackError):
+        apply_feedback(None, event)
+
+
+def test_feedback_with_settings_rechecks_overdue() -> None:
+    base = doc_with(commitment(created=T0 - timedelta(days=8)))
+    event = FeedbackEvent(id="f3", agent="agent", ts=T0, kind="recall_access", target="x")
+    assert apply_feedback(base, event).commitments[0].status == "open"
+    assert apply_feedback(base, event, SETTINGS).commitments[0].status == "overdue"
+
+
+# ── identity, cap, replay ──────────────────────────────────────────────────────────
+
+
+def test_commitment_records_its_source_event_and_a_derived_id() -> None:
+    found = say(None, "I'll fix the build", id="evt-3", sender="alice").commitments[0]
+    assert found.source_event == "evt-3"
+    assert found.id == derive_id("evt-3", "commitment", 0)
+    assert found.created == T0
+
+
+def test_who_falls_back_to_the_role() -> None:
+    assert say(None, "I'll take a look", role="assistant").commitments[0].who == "assistant"
+
+
+def test_cap_drops_done_commitments_first() -> None:
+    done = [commitment("done", T0 + timedelta(minutes=i), id=f"d{i}") for i in range(3)]
+    opened = [commitment("open", T0 - timedelta(minutes=i), id=f"o{i}") for i in range(8)]
+    doc = apply_message(
+        doc_with(*done, *opened), message("I'll ship it", 1), CommitmentsSettings(max_commitments=10), BOTH
+    )
+    assert len(doc.commitments) == 10
+    assert [c.id for c in doc.commitments if c.status == "done"] == ["d2"]
+
+
+def test_other_languages_promise_when_enabled() -> None:
+    doc = apply_message(None, message("好的，这个我来处理"), SETTINGS, ALL)
+    assert [c.what for c in doc.commitments] == ["好的，这个我来处理"]
+
+
+def test_same_events_give_byte_identical_documents() -> None:
+    events = [
+        message("I'll fix the build tomorrow", 0, id="e0"),
+        message("ich werde das morgen fixen", 1, id="e1"),
+        message("The build is fixed.", 2, id="e2"),
+        message("later", 9 * DAY, id="e3"),
+    ]
+    encoded = []
+    for _ in range(2):
+        doc: CommitmentsDoc | None = None
+        for event in events:
+            doc = apply_message(doc, event, SETTINGS, BOTH)
+        encoded.append(msgspec.json.encode(doc))
+    assert encoded[0] == encoded[1]
+
+
+def test_the_input_document_is_never_mutated_and_integrity_is_copied() -> None:
+    base = say(None, "I'll fix the build tomorrow")
+    snapshot = msgspec.json.encode(base)
+    after = say(base, "The build is fixed.", 8 * DAY)
+    done = FeedbackEvent(id="f", agent="agent", ts=T0, kind="commitment_done", target=base.commitments[0].id)
+    apply_feedback(base, done)
+    assert msgspec.json.encode(base) == snapshot
+    assert after.integrity == base.integrity
+    assert after.integrity is not base.integrity

@@ -1,0 +1,255 @@
+"""Decisions. Parity: openclaw-cortex test/decision-tracker.test.ts (inferImpact and
+DecisionTracker cases); plus Cortex's event time, time zone and replay rules."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import msgspec
+import pytest
+
+from schemas.docs import Decision, DecisionsDoc, Integrity
+from schemas.events import MessageEvent
+from shared.config import DecisionsSettings, parse_languages
+from workers.conversation import derive_id, get_patterns
+from workers.decisions import apply_message, infer_impact
+
+T0 = datetime(2026, 2, 17, 10, 0, tzinfo=UTC)
+BOTH = get_patterns(parse_languages("both"))
+ALL = get_patterns(parse_languages("all"))
+SETTINGS = DecisionsSettings()
+UTC_ZONE = ZoneInfo("UTC")
+_ids = itertools.count()
+
+
+def message(content: str, minutes: float = 0, **fields: Any) -> MessageEvent:
+    fields.setdefault("role", "user")
+    fields.setdefault("id", f"m{next(_ids)}")
+    return MessageEvent(agent="agent", session="s", ts=T0 + timedelta(minutes=minutes), content=content, **fields)
+
+
+def run(*contents: str, settings: DecisionsSettings = SETTINGS, sender: str | None = None) -> list[Decision]:
+    doc: DecisionsDoc | None = None
+    for minute, content in enumerate(contents):
+        doc = apply_message(doc, message(content, minute, sender=sender), settings, BOTH, UTC_ZONE)
+    assert doc is not None
+    return doc.decisions
+
+
+# ── inferImpact ────────────────────────────────────────────────────────────────────
+
+
+@pytest.mark.parametrize(
+    ("text", "impact"),
+    [
+        pytest.param("changed the architecture", "high", id="returns 'high' for 'architecture'"),
+        pytest.param("security vulnerability found", "high", id="returns 'high' for 'security'"),
+        pytest.param("database migration plan", "high", id="returns 'high' for 'migration'"),
+        pytest.param("delete the old repo", "high", id="returns 'high' for 'delete'"),
+        pytest.param("deployed to production", "high", id="returns 'high' for 'production'"),
+        pytest.param("deploy to staging", "high", id="returns 'high' for 'deploy'"),
+        pytest.param("critical bug found", "high", id="returns 'high' for 'critical'"),
+        pytest.param("Die Architektur muss geändert werden", "high", id="returns 'high' for German 'architektur'"),
+        pytest.param("Repo löschen", "high", id="returns 'high' for German 'löschen'"),
+        pytest.param("new business strategy", "high", id="returns 'high' for 'strategy'"),
+        pytest.param("changed the color scheme", "medium", id="returns 'medium' for generic text"),
+        pytest.param("", "medium", id="returns 'medium' for empty text"),
+    ],
+)
+def test_infer_impact(text: str, impact: str) -> None:
+    """decision-tracker.test.ts › inferImpact (case in the id)."""
+    assert infer_impact(text, BOTH) == impact
+
+
+def test_impact_keywords_of_every_enabled_language_count() -> None:
+    assert infer_impact("我们决定修改架构", ALL) == "high"
+    assert infer_impact("我们决定修改架构", BOTH) == "medium"
+
+
+# ── DecisionTracker — basic extraction ─────────────────────────────────────────────
+
+
+def test_a_new_document_has_no_decisions() -> None:
+    """decision-tracker.test.ts › DecisionTracker › starts with empty decisions."""
+    assert run("hello") == []
+
+
+def test_english_decision_is_extracted() -> None:
+    """decision-tracker.test.ts › DecisionTracker › extracts a decision from English text."""
+    decisions = run("We decided to use TypeScript for all plugins", sender="albert")
+    assert len(decisions) == 1
+    assert "decided" in decisions[0].what
+    assert decisions[0].who == "albert"
+
+
+def test_german_decision_is_extracted() -> None:
+    """decision-tracker.test.ts › DecisionTracker › extracts a decision from German text."""
+    decisions = run("Wir haben beschlossen, TS zu verwenden")
+    assert len(decisions) == 1
+    assert "beschlossen" in decisions[0].what
+
+
+def test_date_is_year_month_day() -> None:
+    """decision-tracker.test.ts › DecisionTracker › sets correct date format (YYYY-MM-DD)."""
+    assert run("We decided to go with plan A")[0].date == "2026-02-17"
+
+
+def test_extracted_at_is_the_event_time() -> None:
+    """decision-tracker.test.ts › DecisionTracker › sets extracted_at as ISO timestamp."""
+    decision = run("The decision was to use Vitest")[0]
+    assert decision.extracted_at == T0
+    assert msgspec.json.encode(decision.extracted_at) == b'"2026-02-17T10:00:00Z"'
+
+
+def test_decision_ids_are_unique() -> None:
+    """decision-tracker.test.ts › DecisionTracker › generates unique IDs."""
+    ids = [d.id for d in run("decided to use A", "decided to use B as well")]
+    assert len(set(ids)) == len(ids) == 2
+
+
+@pytest.mark.parametrize("text", ["The weather is nice and sunny today", ""])
+def test_unrelated_or_empty_text_has_no_decision(text: str) -> None:
+    """decision-tracker.test.ts › DecisionTracker › does not extract from unrelated text / skips empty content."""
+    assert run(text) == []
+
+
+def test_why_is_a_wider_window_than_what() -> None:
+    """decision-tracker.test.ts › DecisionTracker › extracts context window for 'why'."""
+    decision = run(
+        "After much debate and long discussions about the tech stack and the future of the company, we finally "
+        "decided to use Rust for performance and safety reasons going forward"
+    )[0]
+    assert len(decision.why) >= len(decision.what)
+    assert decision.what in decision.why
+
+
+def test_what_and_why_are_the_designs_windows() -> None:
+    """Design 4.2: what = 50 before to 100 after the match; why = 100 before to 200 after."""
+    text = "a" * 150 + "decided" + "b" * 300
+    decision = run(text)[0]
+    assert decision.what == "a" * 50 + "decided" + "b" * 100
+    assert decision.why == "a" * 100 + "decided" + "b" * 200
+
+
+def test_document_is_version_one_and_round_trips() -> None:
+    """decision-tracker.test.ts › DecisionTracker › persists decisions to disk (here: the contract encoding)."""
+    doc = apply_message(None, message("We agreed on MIT license for all plugins"), SETTINGS, BOTH, UTC_ZONE)
+    decoded = msgspec.json.decode(msgspec.json.encode(doc), type=DecisionsDoc)
+    assert decoded.version == 1
+    assert len(decoded.decisions) == 1
+
+
+# ── deduplication ──────────────────────────────────────────────────────────────────
+
+
+def test_identical_decisions_within_the_window_are_one() -> None:
+    """decision-tracker.test.ts › DecisionTracker — deduplication › deduplicates identical decisions within window."""
+    assert len(run("We decided to use TypeScript", "We decided to use TypeScript")) == 1
+
+
+def test_different_decisions_are_kept() -> None:
+    """decision-tracker.test.ts › DecisionTracker — deduplication › allows different decisions."""
+    assert len(run("We decided to use TypeScript", "We decided to use ESM modules")) == 2
+
+
+def test_an_identical_decision_after_the_window_is_new() -> None:
+    """The window is measured in event time: 25 hours later the same words are a new decision."""
+    first = apply_message(None, message("We decided to use TypeScript"), SETTINGS, BOTH, UTC_ZONE)
+    again = apply_message(first, message("We decided to use TypeScript", 60 * 25), SETTINGS, BOTH, UTC_ZONE)
+    within = apply_message(first, message("We decided to use TypeScript", 60 * 23), SETTINGS, BOTH, UTC_ZONE)
+    assert len(again.decisions) == 2
+    assert len(within.decisions) == 1
+
+
+# ── impact inference ───────────────────────────────────────────────────────────────
+
+
+@pytest.mark.parametrize(
+    ("text", "impact"),
+    [
+        pytest.param("We decided to change the architecture completely", "high", id="high for architecture"),
+        pytest.param("We decided to change the color scheme to blue", "medium", id="medium for generic decisions"),
+        pytest.param("The decision was to prioritize the security audit immediately", "high", id="high for security"),
+    ],
+)
+def test_decision_impact(text: str, impact: str) -> None:
+    """decision-tracker.test.ts › DecisionTracker — impact inference (case in the id)."""
+    assert run(text)[0].impact == impact
+
+
+# ── cap, several per message ───────────────────────────────────────────────────────
+
+
+def test_cap_keeps_the_newest_decisions() -> None:
+    """decision-tracker.test.ts › DecisionTracker — maxDecisions cap › enforces maxDecisions by removing oldest
+    (3 of 4 there; 10 of 11 here, the smallest valid cap)."""
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo"]
+    decisions = run(*(f"decided to do {w} next" for w in words), settings=DecisionsSettings(max_decisions=10))
+    assert len(decisions) == 10
+    assert not any("alpha" in d.what for d in decisions)
+    assert any("kilo" in d.what for d in decisions)
+
+
+def test_one_message_can_hold_several_decisions() -> None:
+    """decision-tracker.test.ts › DecisionTracker — multiple patterns › extracts multiple decisions from one
+    message."""
+    decisions = run(
+        "After reviewing all options, we decided to use TypeScript for the new plugin system. Meanwhile in a "
+        "completely separate topic, the plan is to migrate the database to PostgreSQL next quarter."
+    )
+    assert len(decisions) >= 2
+
+
+def test_existing_decisions_are_kept() -> None:
+    """decision-tracker.test.ts › DecisionTracker — loading existing state › loads decisions from existing file."""
+    existing = Decision(
+        id="existing-1", what="decided to use TypeScript", date="2026-02-17", why="Type safety", impact="high",
+        who="albert", extracted_at=T0,
+    )
+    base = DecisionsDoc(updated=T0, decisions=[existing], integrity=Integrity())
+    doc = apply_message(base, message("hello"), SETTINGS, BOTH, UTC_ZONE)
+    assert [d.id for d in doc.decisions] == ["existing-1"]
+
+
+# ── Cortex: time zone, identity, replay ────────────────────────────────────────────
+
+
+def test_date_is_the_event_day_in_the_configured_time_zone() -> None:
+    late = MessageEvent(
+        id="late", agent="agent", session="s", ts=datetime(2026, 2, 17, 23, 30, tzinfo=UTC), role="user",
+        content="We decided to ship",
+    )
+    assert apply_message(None, late, SETTINGS, BOTH, ZoneInfo("Europe/Berlin")).decisions[0].date == "2026-02-18"
+    assert apply_message(None, late, SETTINGS, BOTH, ZoneInfo("America/New_York")).decisions[0].date == "2026-02-17"
+
+
+def test_who_is_the_sender_or_else_the_role_and_channel_comes_from_the_event() -> None:
+    event = message("We decided to ship", id="evt-9", role="assistant", channel="discord")
+    decision = apply_message(None, event, SETTINGS, BOTH, UTC_ZONE).decisions[0]
+    assert decision.who == "assistant"
+    assert decision.channel == "discord"
+    assert decision.id == derive_id("evt-9", "decision", 0)
+
+
+def test_same_events_give_byte_identical_documents() -> None:
+    events = [message(f"We decided on step {i}; the plan is to continue", i, id=f"e{i}") for i in range(5)]
+    encoded = []
+    for _ in range(2):
+        doc: DecisionsDoc | None = None
+        for event in events:
+            doc = apply_message(doc, event, SETTINGS, BOTH, UTC_ZONE)
+        encoded.append(msgspec.json.encode(doc))
+    assert encoded[0] == encoded[1]
+
+
+def test_the_input_document_is_never_mutated_and_integrity_is_copied() -> None:
+    base = apply_message(None, message("We decided to use TypeScript"), SETTINGS, BOTH, UTC_ZONE)
+    snapshot = msgspec.json.encode(base)
+    after = apply_message(base, message("We decided to use Rust", 1), SETTINGS, BOTH, UTC_ZONE)
+    assert msgspec.json.encode(base) == snapshot
+    assert after.integrity == base.integrity
+    assert after.integrity is not base.integrity
+    assert after.updated == T0 + timedelta(minutes=1)

@@ -1,0 +1,180 @@
+"""apply_message: one event in, a new KnowledgeDoc out, deterministic in event time."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import msgspec
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from schemas.docs import Integrity, KnowledgeDoc
+from schemas.events import MessageEvent
+from shared.config import KnowledgeSettings
+from workers.knowledge.core import apply_access, apply_message, empty_doc
+from workers.knowledge.facts import decayed, fact_id, promote
+
+T0 = datetime(2026, 2, 17, 10, 0, tzinfo=UTC)
+SETTINGS = KnowledgeSettings()
+REPO = Path(__file__).resolve().parents[3]
+
+CONVERSATION = [
+    "Hello, my name is Claude Keller. I work for Acme GmbH.",
+    "Atlas is a sub-agent. Forge works at Globex Corp. since 2026-01-15.",
+    "Mail claude@acme.com or see https://acme.example.com/docs before 17. Februar 2026.",
+    "We moved to Windows 11 and GPT-4 on March 3rd, 2026. Atlas is a sub-agent.",
+    "Jean-Luc Picard of the USS Enterprise asked about ProductX.",
+]
+
+
+def message(content: str, ts: datetime = T0, n: int = 1, role: str = "user") -> MessageEvent:
+    return msgspec.convert(
+        {"id": f"e{n}", "agent": "agent1", "session": "s1", "ts": ts, "role": role, "content": content},
+        MessageEvent,
+    )
+
+
+def replay(contents: list[str], start: datetime = T0, step: timedelta = timedelta(hours=7)) -> KnowledgeDoc:
+    doc: KnowledgeDoc | None = None
+    for n, content in enumerate(contents):
+        doc = apply_message(doc, message(content, start + n * step, n), SETTINGS)
+    assert doc is not None
+    return doc
+
+
+def test_first_message_creates_the_document() -> None:
+    doc = apply_message(None, message("Atlas is a sub-agent. mail atlas@acme.com"), SETTINGS)
+    assert doc.updated == T0
+    assert doc.version == 1
+    assert doc.integrity == Integrity()
+    assert [e.id for e in doc.entities] == ["email:atlas@acme.com", "unknown:atlas"]
+    assert [(f.subject, f.predicate, f.object, f.relevance, f.source) for f in doc.facts] == [
+        ("unknown:atlas", "is-a", "sub-agent", 1.0, "extracted-regex")
+    ]
+
+
+def test_integrity_is_carried_over_untouched() -> None:
+    integrity = Integrity(last_seq=41, last_event_ts=T0, events=41, producer="knowledge@0.1.0+cfg")
+    doc = msgspec.structs.replace(empty_doc(T0), integrity=integrity)
+    assert apply_message(doc, message("Atlas", T0 + timedelta(hours=1)), SETTINGS).integrity == integrity
+
+
+def test_the_input_document_is_never_modified() -> None:
+    doc = replay(CONVERSATION)
+    before = msgspec.json.encode(doc)
+    later = T0 + timedelta(days=9)
+    apply_message(doc, message(" ".join(CONVERSATION), later), SETTINGS)
+    apply_access(doc, [f.id for f in doc.facts], later, SETTINGS)
+    assert msgspec.json.encode(doc) == before
+
+
+def test_entities_merge_across_messages() -> None:
+    doc = replay(["Atlas met Forge.", "Atlas again, ATLAS too.", "Atlas."])
+    atlas = next(e for e in doc.entities if e.id == "unknown:atlas")
+    assert atlas.count == 4
+    assert atlas.mentions == ["Atlas", "ATLAS"]
+    assert atlas.last_seen == T0 + timedelta(hours=14)
+    assert next(e for e in doc.entities if e.id == "unknown:forge").count == 1
+
+
+def test_decay_follows_event_time_intervals() -> None:
+    doc = apply_message(None, message("Atlas is a sub-agent."), SETTINGS)
+    same_day = apply_message(doc, message("ok", T0 + timedelta(hours=13), 2), SETTINGS)
+    assert same_day.facts[0].relevance == 1.0  # 10:00 → 23:00, no midnight crossed
+    next_day = apply_message(doc, message("ok", T0 + timedelta(hours=15), 2), SETTINGS)
+    assert next_day.facts[0].relevance == 0.98
+    week = apply_message(doc, message("ok", T0 + timedelta(days=7), 2), SETTINGS)
+    assert week.facts[0].relevance == round(0.98**7, 6)
+    assert week.updated == T0 + timedelta(days=7)
+
+
+def test_decay_does_not_depend_on_how_events_are_spaced() -> None:
+    """Many small steps cross the same boundaries as one big one."""
+    first = message("Atlas is a sub-agent.")
+    end = T0 + timedelta(days=3)
+    direct = apply_message(apply_message(None, first, SETTINGS), message("ok", end, 2), SETTINGS)
+    stepped = apply_message(None, first, SETTINGS)
+    for n in range(1, 13):
+        stepped = apply_message(stepped, message("ok", T0 + n * timedelta(hours=6), n + 1), SETTINGS)
+    assert stepped.updated == direct.updated == end
+    assert stepped.facts[0].relevance == direct.facts[0].relevance == 0.941192
+
+
+def test_an_event_stamped_in_the_past_does_not_move_time_back() -> None:
+    doc = apply_message(None, message("Atlas is a sub-agent."), SETTINGS)
+    doc = apply_message(doc, message("ok", T0 + timedelta(days=2), 2), SETTINGS)
+    skewed = apply_message(doc, message("Forge", T0 + timedelta(days=1), 3), SETTINGS)
+    assert skewed.updated == doc.updated
+    again = apply_message(skewed, message("ok", T0 + timedelta(days=2, hours=1), 4), SETTINGS)
+    assert again.facts[0].relevance == doc.facts[0].relevance == 0.9604
+
+
+def test_restating_a_fact_promotes_it() -> None:
+    doc = apply_message(None, message("Atlas is a sub-agent."), SETTINGS)
+    doc = apply_message(doc, message("Atlas is a sub-agent.", T0 + timedelta(days=10), 2), SETTINGS)
+    fact = doc.facts[0]
+    assert fact.relevance == promote(decayed(1.0, 0.02, 10)) == 0.908537
+    assert fact.created_at == T0
+    assert fact.last_accessed == T0 + timedelta(days=10)
+
+
+def test_access_promotes_facts_in_event_time() -> None:
+    doc = apply_message(None, message("Atlas is a sub-agent. Forge is a reviewer."), SETTINGS)
+    later = T0 + timedelta(days=5)
+    doc = apply_access(doc, [fact_id("unknown:atlas", "is-a", "sub-agent")], later, SETTINGS)
+    assert [f.relevance for f in doc.facts] == [promote(decayed(1.0, 0.02, 5)), decayed(1.0, 0.02, 5)]
+    assert doc.facts[0].last_accessed == later
+    assert doc.updated == later
+
+
+def test_caps_bound_entities_and_facts() -> None:
+    capped = KnowledgeSettings(max_entities=10, max_facts=10)
+    doc: KnowledgeDoc | None = None
+    for n in range(30):
+        agent = "Agent" + "".join(chr(ord("a") + int(d)) for d in f"{n:02d}")  # Agentaa, Agentab, ...
+        text = f"Acme{n} GmbH hired someone. {agent} is a helper{n}."
+        doc = apply_message(doc, message(text, T0 + timedelta(minutes=n), n), capped)
+    assert doc is not None
+    assert len(doc.entities) == 10
+    assert len(doc.facts) == 10
+    # Organisations rank highest; among equals the most recent stay.
+    assert [e.id for e in doc.entities] == [f"organization:acme{n}" for n in range(20, 30)]
+    assert [f.object for f in doc.facts] == [f"helper{n}" for n in range(20, 30)]
+
+
+def test_same_events_in_order_give_identical_bytes() -> None:
+    assert msgspec.json.encode(replay(CONVERSATION)) == msgspec.json.encode(replay(CONVERSATION))
+
+
+def test_identical_bytes_across_processes_and_hash_seeds() -> None:
+    script = (
+        "import sys, msgspec\n"
+        "sys.path.insert(0, 'tests/workers/knowledge')\n"
+        "from test_knowledge_core import CONVERSATION, replay\n"
+        "sys.stdout.buffer.write(msgspec.json.encode(replay(CONVERSATION * 3)))\n"
+    )
+    outputs = set()
+    for seed in ("1", "2", "12345"):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(REPO)}
+        run = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env, capture_output=True, check=True)
+        outputs.add(run.stdout)
+    assert len(outputs) == 1
+    assert outputs.pop() == msgspec.json.encode(replay(CONVERSATION * 3))
+
+
+def test_scores_are_rounded() -> None:
+    doc = replay(CONVERSATION * 4, step=timedelta(hours=31))
+    for value in [*(e.importance for e in doc.entities), *(f.relevance for f in doc.facts)]:
+        assert value == round(value, 6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(max_size=300), min_size=1, max_size=4))
+def test_any_text_applies_deterministically(contents: list[str]) -> None:
+    first, second = replay(contents), replay(contents)
+    assert msgspec.json.encode(first) == msgspec.json.encode(second)
+    assert all(0.1 <= f.relevance <= 1.0 for f in first.facts)

@@ -1,0 +1,179 @@
+"""Entity extraction and merging.
+
+Parity cases are ported from ``packages/openclaw-knowledge-engine/test/entity-extractor.test.ts``
+(alberthild/vainplex-openclaw); each docstring names the ``describe``/``it`` case.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import msgspec
+
+from schemas.docs import Entity
+from workers.knowledge.extract import (
+    MAX_MENTIONS,
+    MAX_SCAN_CHARS,
+    MAX_VALUE_CHARS,
+    canonicalize,
+    entity_id,
+    extract_entities,
+    initial_importance,
+    merge_entities,
+)
+
+TS = datetime(2026, 2, 17, 10, 30, tzinfo=UTC)
+LATER = datetime(2026, 2, 18, 9, 0, tzinfo=UTC)
+
+
+def entity(**fields: object) -> Entity:
+    base = Entity(
+        id="person:claude", type="person", value="Claude", mentions=["Claude"],
+        count=1, importance=0.7, last_seen=TS, source=["regex"],
+    )
+    return msgspec.structs.replace(base, **fields)
+
+
+def test_extracts_a_simple_email_entity() -> None:
+    """entity-extractor.test.ts: extract / 'should extract a simple email entity'."""
+    entities = extract_entities("My email is test@example.com.", TS)
+    assert len(entities) == 1
+    found = entities[0]
+    assert found.type == "email"
+    assert found.value == "test@example.com"
+    assert found.id == "email:test@example.com"
+    assert found.mentions == ["test@example.com"]
+
+
+def test_extracts_multiple_different_entities() -> None:
+    """entity-extractor.test.ts: extract / 'should extract multiple different entities'."""
+    entities = extract_entities("Contact Atlas via atlas@acme.com on 2026-02-17.", TS)
+    assert len(entities) == 3
+    assert sorted(e.value for e in entities) == ["2026-02-17", "Atlas", "atlas@acme.com"]
+
+
+def test_counts_multiple_mentions_of_the_same_entity() -> None:
+    """entity-extractor.test.ts: extract / 'should handle multiple mentions of the same entity'."""
+    entities = extract_entities("Project OpenClaw is great. I love OpenClaw!", TS)
+    assert len(entities) == 1
+    found = entities[0]
+    assert found.type == "unknown"
+    assert found.value == "OpenClaw"
+    assert found.count == 2
+    assert found.mentions == ["OpenClaw"]
+
+
+def test_identifies_and_canonicalizes_an_organization() -> None:
+    """entity-extractor.test.ts: extract / 'should correctly identify and canonicalize an organization'."""
+    entities = extract_entities("I work for Acme GmbH. It is a German company.", TS)
+    org = next(e for e in entities if e.type == "organization")
+    assert org.value == "Acme"
+    assert org.id == "organization:acme"
+    assert org.mentions == ["Acme GmbH"]
+
+
+def test_extracts_dates_in_various_formats() -> None:
+    """entity-extractor.test.ts: extract / 'should extract dates in various formats'."""
+    text = "Event dates: 2026-01-01, 02/03/2024, and 4. Mar 2025 is the German date."
+    dates = [e for e in extract_entities(text, TS) if e.type == "date"]
+    assert sorted(e.value for e in dates) == ["02/03/2024", "2026-01-01", "4. Mar 2025"]
+
+
+def test_returns_nothing_for_text_without_entities() -> None:
+    """entity-extractor.test.ts: extract / 'should return an empty array for text with no entities'."""
+    assert extract_entities("this is a plain sentence.", TS) == []
+
+
+def test_merges_two_disjoint_lists() -> None:
+    """entity-extractor.test.ts: mergeEntities / 'should merge two disjoint lists of entities'."""
+    a = [entity()]
+    b = [entity(id="org:acme", type="organization", value="Acme", importance=0.8, mentions=["Acme"], source=["llm"])]
+    assert len(merge_entities(a, b)) == 2
+
+
+def test_merges_entities_with_the_same_id() -> None:
+    """entity-extractor.test.ts: mergeEntities / 'should merge entities with the same ID'."""
+    a = [entity()]
+    b = [entity(count=2, importance=0.85, mentions=["claude's", "Claude"], source=["llm"])]
+    merged = merge_entities(a, b)
+    assert len(merged) == 1
+    one = merged[0]
+    assert one.id == "person:claude"
+    assert one.count == 3
+    assert one.importance == 0.85
+    assert sorted(one.mentions) == sorted(["Claude", "claude's"])
+    assert sorted(one.source) == ["llm", "regex"]
+
+
+def test_merge_handles_an_empty_list() -> None:
+    """entity-extractor.test.ts: mergeEntities / 'should handle an empty list'."""
+    a = [entity()]
+    assert merge_entities(a, []) == a
+    assert merge_entities([], a) == a
+    assert merge_entities([], []) == []
+
+
+# --- Cortex additions ----------------------------------------------------------------
+
+
+def test_entities_carry_the_event_time_not_the_clock() -> None:
+    assert {e.last_seen for e in extract_entities("Atlas met Forge on 2026-02-17.", TS)} == {TS}
+
+
+def test_merge_keeps_the_later_last_seen_and_never_modifies_inputs() -> None:
+    a, b = [entity()], [entity(last_seen=LATER, mentions=["CLAUDE"])]
+    before = msgspec.json.encode([a, b])
+    merged = merge_entities(a, b)
+    assert merged[0].last_seen == LATER
+    assert merged[0].mentions == ["Claude", "CLAUDE"]
+    assert msgspec.json.encode([a, b]) == before
+
+
+def test_initial_importance_by_type() -> None:
+    assert [initial_importance(t, "x") for t in ("organization", "person", "product", "location")] == [
+        0.8, 0.7, 0.6, 0.5,
+    ]
+    assert [initial_importance(t, "x") for t in ("date", "email", "url")] == [0.4, 0.4, 0.4]
+    assert initial_importance("unknown", "Claude Keller") == 0.5
+    assert initial_importance("unknown", "Jean-Luc") == 0.5
+    assert initial_importance("unknown", "Claude") == 0.3
+
+
+def test_extracted_importance_follows_the_type() -> None:
+    text = "Claude Keller of Acme GmbH uses Windows 11 since 2026-01-01, see https://acme.example.com."
+    by_id = {e.id: e.importance for e in extract_entities(text, TS)}
+    assert by_id["organization:acme"] == 0.8
+    assert by_id["product:windows-11"] == 0.6
+    assert by_id["date:2026-01-01"] == 0.4
+    assert by_id["url:https://acme.example.com"] == 0.4
+    assert by_id["unknown:claude-keller"] == 0.5
+
+
+def test_ids_are_type_and_lowercase_slug() -> None:
+    assert entity_id("organization", canonicalize("Stark Industries, LLC", "organization")) == (
+        "organization:stark-industries"
+    )
+    assert entity_id("unknown", canonicalize("Claude Keller.", "unknown")) == "unknown:claude-keller"
+
+
+def test_mentions_are_capped_per_entity() -> None:
+    local = "abcdefghijklmnopqrstuvwxyz"
+    # 25 spellings of one address (one letter upper-cased), all the same lower-case id.
+    spellings = [local] + [local[:k] + local[k].upper() + local[k + 1 :] for k in range(1, 25)]
+    found = extract_entities(" ".join(f"{s}@example.com" for s in spellings), TS)
+    assert [e.id for e in found] == ["email:abcdefghijklmnopqrstuvwxyz@example.com"]
+    assert found[0].count == 25
+    assert found[0].mentions == [f"{s}@example.com" for s in spellings[:MAX_MENTIONS]]
+    many = [entity(mentions=[f"Claude{i}" for i in range(15)]), entity(mentions=[f"C{i}" for i in range(15)])]
+    assert len(merge_entities(many[:1], many[1:])[0].mentions) == MAX_MENTIONS
+
+
+def test_overlong_matches_are_not_entities() -> None:
+    url = "https://example.com/" + "a" * MAX_VALUE_CHARS
+    assert extract_entities(f"see {url} now", TS) == []
+
+
+def test_only_the_head_of_a_long_message_is_scanned() -> None:
+    filler = "x " * (MAX_SCAN_CHARS // 2)
+    found = extract_entities(f"Atlas {filler} Forge", TS)
+    assert [e.value for e in found] == ["Atlas"]

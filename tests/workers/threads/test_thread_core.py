@@ -1,0 +1,349 @@
+"""Thread lifecycle. Parity: openclaw-cortex test/thread-tracker.test.ts (ThreadTracker
+cases) and the design's section 9 examples; plus Cortex's replay and feedback rules."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import msgspec
+import pytest
+
+from schemas.docs import Integrity, Thread, ThreadsDoc
+from schemas.events import FeedbackEvent, MessageEvent
+from shared.config import ThreadsSettings, parse_languages
+from workers.conversation import FeedbackError, derive_id, get_patterns
+from workers.threads import apply_feedback, apply_message
+
+T0 = datetime(2026, 2, 17, 10, 0, tzinfo=UTC)
+BOTH = get_patterns(parse_languages("both"))
+ALL = get_patterns(parse_languages("all"))
+SETTINGS = ThreadsSettings()
+_ids = itertools.count()
+
+
+def message(content: str, minutes: float = 0, **fields: Any) -> MessageEvent:
+    fields.setdefault("role", "user")
+    fields.setdefault("id", f"m{next(_ids)}")
+    return MessageEvent(
+        agent="agent", session="s", ts=T0 + timedelta(minutes=minutes), content=content, **fields
+    )
+
+
+def feedback(kind: Any, target: str | None, value: Any = None, minutes: float = 0) -> FeedbackEvent:
+    return FeedbackEvent(
+        id=f"f{next(_ids)}", agent="agent", ts=T0 + timedelta(minutes=minutes), kind=kind, target=target, value=value
+    )
+
+
+def run(*contents: str, settings: ThreadsSettings = SETTINGS, doc: ThreadsDoc | None = None) -> ThreadsDoc:
+    for minute, content in enumerate(contents):
+        doc = apply_message(doc, message(content, minute), settings, BOTH)
+    assert doc is not None
+    return doc
+
+
+def thread(**overrides: Any) -> Thread:
+    fields: dict[str, Any] = {
+        "id": "test-id", "title": "auth migration OAuth2", "status": "open", "priority": "medium",
+        "summary": "test thread", "decisions": [], "waiting_for": None, "mood": "neutral",
+        "last_activity": T0, "created": T0,
+    }
+    fields.update(overrides)
+    return Thread(**fields)
+
+
+def doc_with(*threads: Thread, session_mood: Any = "neutral") -> ThreadsDoc:
+    return ThreadsDoc(updated=T0, session_mood=session_mood, threads=list(threads), integrity=Integrity(events=5))
+
+
+def titled(doc: ThreadsDoc, words: str) -> Thread:
+    return next(t for t in doc.threads if words in t.title.lower())
+
+
+# ── ThreadTracker — basic operations ───────────────────────────────────────────────
+
+
+def test_a_new_document_starts_without_threads() -> None:
+    """thread-tracker.test.ts › ThreadTracker › starts with empty threads."""
+    assert run("hello").threads == []
+
+
+def test_topic_pattern_opens_a_thread() -> None:
+    """thread-tracker.test.ts › ThreadTracker › detects a new topic from a topic pattern (design section 9)."""
+    doc = run("Let's get back to the auth migration")
+    assert any("auth migration" in t.title.lower() for t in doc.threads)
+
+
+def test_new_thread_has_the_defaults() -> None:
+    """thread-tracker.test.ts › ThreadTracker › creates thread with correct defaults."""
+    created = titled(run("back to the deployment pipeline"), "deployment pipeline")
+    assert created.status == "open"
+    assert created.decisions == []
+    assert created.waiting_for is None
+    assert created.id
+    assert created.created == created.last_activity == T0
+    assert created.summary == "Topic detected from user"
+
+
+def test_the_same_topic_twice_is_one_thread() -> None:
+    """thread-tracker.test.ts › ThreadTracker › does not create duplicate threads for same topic."""
+    doc = run("back to the deployment pipeline", "back to the deployment pipeline")
+    assert len([t for t in doc.threads if "deployment pipeline" in t.title.lower()]) == 1
+
+
+def test_closure_closes_matching_open_thread() -> None:
+    """thread-tracker.test.ts › ThreadTracker › closes a thread when closure pattern detected."""
+    doc = run("back to the login bug fix", "the login bug fix is done ✅")
+    closed = titled(doc, "login bug")
+    assert closed.status == "closed"
+    assert closed.last_activity == T0 + timedelta(minutes=1)
+
+
+def test_closure_closes_the_designs_login_bug() -> None:
+    """Design section 9 › ThreadTracker › closes a thread when closure pattern detected."""
+    assert titled(run("back to the login bug", "login bug is fixed ✅"), "login bug").status == "closed"
+
+
+def test_closure_leaves_unrelated_threads_open() -> None:
+    doc = run("back to the login bug fix", "back to the billing export", "the login bug fix is done ✅")
+    assert titled(doc, "billing export").status == "open"
+
+
+def test_decision_is_appended_to_the_thread_it_mentions() -> None:
+    """thread-tracker.test.ts › ThreadTracker › appends decisions to matching threads."""
+    doc = run("back to the auth migration plan", "For the auth migration plan, we decided to use OAuth2 with PKCE")
+    expected = "For the auth migration plan, we decided to use OAuth2 with PKCE"
+    assert titled(doc, "auth migration").decisions == [expected]
+
+
+def test_wait_sets_waiting_for_on_the_thread_it_mentions() -> None:
+    """thread-tracker.test.ts › ThreadTracker › updates waiting_for on matching threads."""
+    doc = run(
+        "back to the deployment pipeline work",
+        "The deployment pipeline is waiting for the staging environment fix",
+    )
+    assert titled(doc, "deployment pipeline").waiting_for == "waiting for the staging environment fix"
+
+
+def test_mood_is_set_on_the_thread_it_mentions() -> None:
+    """thread-tracker.test.ts › ThreadTracker › updates mood on threads when mood detected."""
+    doc = run("back to the auth migration work", "this auth migration is awesome! auth migration rocks 🚀")
+    assert titled(doc, "auth migration").mood == "excited"
+
+
+def test_document_is_version_two_and_round_trips() -> None:
+    """thread-tracker.test.ts › ThreadTracker › persists threads to disk (here: the contract encoding)."""
+    doc = run("back to the config refactor")
+    decoded = msgspec.json.decode(msgspec.json.encode(doc), type=ThreadsDoc)
+    assert decoded.version == 2
+    assert decoded.threads
+
+
+def test_session_mood_follows_the_latest_non_neutral_message() -> None:
+    """thread-tracker.test.ts › ThreadTracker › tracks session mood."""
+    doc = run("This is awesome! 🚀")
+    assert doc.session_mood == "excited"
+    assert run("This is awesome! 🚀", "ok, next item").session_mood == "excited"
+
+
+def test_empty_message_changes_nothing_but_the_time() -> None:
+    """thread-tracker.test.ts › ThreadTracker › skips empty content."""
+    before = run("back to the config refactor")
+    after = apply_message(before, message("", 5), SETTINGS, BOTH)
+    assert after.threads == before.threads
+    assert after.updated == T0 + timedelta(minutes=5)
+
+
+def test_integrity_is_copied_unchanged_and_updated_is_the_event_time() -> None:
+    """thread-tracker.test.ts › increments events processed / persists integrity data: here the caller
+    owns integrity; the core copies it and sets ``updated``."""
+    base = doc_with(thread())
+    after = apply_message(base, message("hello", 3), SETTINGS, BOTH)
+    assert after.integrity == base.integrity
+    assert after.integrity is not base.integrity
+    assert after.updated == T0 + timedelta(minutes=3)
+
+
+# ── pruning and cap ────────────────────────────────────────────────────────────────
+
+
+def test_closed_threads_older_than_prune_days_are_removed() -> None:
+    """thread-tracker.test.ts › ThreadTracker — pruning › prunes closed threads older than pruneDays."""
+    old = T0 - timedelta(days=10)
+    base = doc_with(
+        thread(id="old-closed", title="old deployment pipeline issue", status="closed", last_activity=old, created=old),
+        thread(id="recent-open", title="recent auth migration work"),
+    )
+    doc = run("back to the recent auth migration work update", doc=base)
+    assert [t.id for t in doc.threads] == ["recent-open"]
+
+
+def test_closed_threads_within_prune_days_are_kept() -> None:
+    """thread-tracker.test.ts › ThreadTracker — pruning › keeps closed threads within pruneDays."""
+    recent = T0 - timedelta(days=2)
+    base = doc_with(
+        thread(id="recent-closed", title="recent fix completed done", status="closed", last_activity=recent)
+    )
+    doc = run("back to the something else here", doc=base)
+    assert any(t.id == "recent-closed" for t in doc.threads)
+
+
+def test_pruning_uses_event_time_not_the_wall_clock() -> None:
+    """Replay: a 2020 history prunes by its own time, whatever today's date is."""
+    long_ago = datetime(2020, 1, 1, tzinfo=UTC)
+    base = doc_with(thread(id="closed", status="closed", last_activity=long_ago))
+    event = MessageEvent(id="e", agent="agent", session="s", ts=long_ago + timedelta(days=1), role="user", content="hi")
+    kept = apply_message(base, event, SETTINGS, BOTH)
+    assert [t.id for t in kept.threads] == ["closed"]
+
+
+def test_cap_drops_the_oldest_closed_threads_first() -> None:
+    """thread-tracker.test.ts › ThreadTracker — maxThreads cap › enforces maxThreads cap by removing oldest
+    closed threads (5 open + 3 closed, cap 6)."""
+    opened = [
+        thread(id=f"open-{i}", title=f"open thread number {i} task", last_activity=T0 - timedelta(minutes=i))
+        for i in range(5)
+    ]
+    closed = [
+        thread(id=f"closed-{i}", title=f"closed thread number {i} done", status="closed",
+               last_activity=T0 - timedelta(minutes=i))
+        for i in range(3)
+    ]
+    doc = run("back to some topic here now", settings=ThreadsSettings(max_threads=6), doc=doc_with(*opened, *closed))
+    assert len(doc.threads) == 6
+    assert len([t for t in doc.threads if t.status == "open"]) == 6
+    assert not any(t.id.startswith("closed") for t in doc.threads)
+
+
+def test_cap_drops_the_oldest_open_threads_when_all_are_open() -> None:
+    """Cortex: the document stays bounded even when every thread is open (the reference kept them all)."""
+    opened = [
+        thread(id=f"t{i}", title=f"topic {i} alpha{i}", last_activity=T0 + timedelta(minutes=i)) for i in range(6)
+    ]
+    doc = run("hello", settings=ThreadsSettings(max_threads=5), doc=doc_with(*opened))
+    assert [t.id for t in doc.threads] == ["t1", "t2", "t3", "t4", "t5"]
+
+
+# ── existing state, priority ───────────────────────────────────────────────────────
+
+
+def test_existing_threads_are_kept() -> None:
+    """thread-tracker.test.ts › ThreadTracker — loading existing state › loads threads from existing threads.json."""
+    base = doc_with(thread(id="existing-1", title="existing auth migration thread"), session_mood="excited")
+    doc = apply_message(base, message("unrelated"), SETTINGS, BOTH)
+    assert [t.id for t in doc.threads] == ["existing-1"]
+    assert doc.session_mood == "excited"
+
+
+def test_high_impact_topics_get_high_priority() -> None:
+    """thread-tracker.test.ts › ThreadTracker — priority inference › assigns high priority for topics with
+    impact keywords."""
+    assert titled(run("back to the security audit review"), "security").priority == "high"
+
+
+def test_generic_topics_get_medium_priority() -> None:
+    """thread-tracker.test.ts › ThreadTracker — priority inference › assigns medium priority for generic topics."""
+    assert titled(run("back to the feature flag setup"), "feature flag").priority == "medium"
+
+
+# ── Cortex: identity, replay, purity ───────────────────────────────────────────────
+
+
+def test_thread_takes_channel_and_id_from_the_creating_event() -> None:
+    event = message("back to the release checklist", id="evt-1", channel="slack", sender="albert")
+    created = apply_message(None, event, SETTINGS, BOTH).threads[0]
+    assert created.channel == "slack"
+    assert created.id == derive_id("evt-1", "thread", 0)
+    assert created.summary == "Topic detected from albert"
+
+
+def test_same_events_give_byte_identical_documents() -> None:
+    events = [
+        message(text, minute, id=f"e{minute}")
+        for minute, text in enumerate([
+            "back to the auth migration", "For the auth migration we decided to use OAuth2",
+            "the auth migration is waiting for the security review", "this is awesome 🚀",
+            "the auth migration is done ✅",
+        ])
+    ]
+    encoded = []
+    for _ in range(2):
+        doc: ThreadsDoc | None = None
+        for event in events:
+            doc = apply_message(doc, event, SETTINGS, BOTH)
+        encoded.append(msgspec.json.encode(doc))
+    assert encoded[0] == encoded[1]
+
+
+def test_the_input_document_is_never_mutated() -> None:
+    base = run("back to the auth migration", "back to the billing export")
+    snapshot = msgspec.json.encode(base)
+    apply_message(base, message("the auth migration is done, we decided to ship 🚀", 9), SETTINGS, BOTH)
+    apply_feedback(base, feedback("thread_priority", base.threads[1].id, "critical"), SETTINGS)
+    assert msgspec.json.encode(base) == snapshot
+
+
+def test_thread_decisions_keep_the_latest_twenty() -> None:
+    contents = ["back to the auth migration"] + [
+        f"For the auth migration we decided on option {i}" for i in range(25)
+    ]
+    decisions = titled(run(*contents), "auth migration").decisions
+    assert len(decisions) == 20
+    assert decisions[-1].endswith("option 24")
+
+
+def test_umlaut_topics_become_threads_and_close() -> None:
+    doc = run("zurück zu der Datenbankmigration für Äpfel", "Die Datenbankmigration für Äpfel ist erledigt")
+    assert [(t.title, t.status) for t in doc.threads] == [("Datenbankmigration für Äpfel", "closed")]
+
+
+def test_cjk_topics_become_threads_and_close() -> None:
+    doc = apply_message(None, message("我们回到数据库迁移"), SETTINGS, ALL)
+    assert [t.title for t in doc.threads] == ["数据库迁移"]
+    doc = apply_message(doc, message("数据库迁移搞定了", 1), SETTINGS, ALL)
+    assert doc.threads[0].status == "closed"
+
+
+# ── feedback ───────────────────────────────────────────────────────────────────────
+
+
+def test_thread_close_feedback_closes_the_target() -> None:
+    base = run("back to the auth migration", "back to the billing export")
+    target = titled(base, "billing").id
+    doc = apply_feedback(base, feedback("thread_close", target, minutes=10), SETTINGS)
+    assert titled(doc, "billing").status == "closed"
+    assert titled(doc, "billing").last_activity == T0 + timedelta(minutes=10)
+    assert titled(doc, "auth").status == "open"
+    assert doc.updated == T0 + timedelta(minutes=10)
+
+
+def test_thread_priority_feedback_sets_the_level() -> None:
+    base = run("back to the auth migration")
+    doc = apply_feedback(base, feedback("thread_priority", base.threads[0].id, "critical"), SETTINGS)
+    assert doc.threads[0].priority == "critical"
+
+
+def test_invalid_priority_feedback_is_bad_input() -> None:
+    base = run("back to the auth migration")
+    with pytest.raises(FeedbackError):
+        apply_feedback(base, feedback("thread_priority", base.threads[0].id, "urgent"), SETTINGS)
+
+
+def test_thread_feedback_without_a_target_is_bad_input() -> None:
+    with pytest.raises(FeedbackError):
+        apply_feedback(None, feedback("thread_close", None), SETTINGS)
+
+
+def test_feedback_for_an_unknown_thread_changes_nothing() -> None:
+    base = run("back to the auth migration")
+    doc = apply_feedback(base, feedback("thread_close", "gone"), SETTINGS)
+    assert doc.threads == base.threads
+
+
+def test_other_feedback_kinds_leave_threads_alone() -> None:
+    base = run("back to the auth migration")
+    doc = apply_feedback(base, feedback("memory_pin", base.threads[0].id, minutes=4), SETTINGS)
+    assert doc.threads == base.threads
+    assert doc.updated == T0 + timedelta(minutes=4)

@@ -1,0 +1,1 @@
+"""Query APIs over the derived documents (``cortex.api.<service>.<agent>``)."""

@@ -1,0 +1,140 @@
+"""The api worker: ``cortex.api.{threads,decisions,commitments,search,status}.<agent>``.
+
+Every answer comes from the KV documents (direct gets); an unknown agent gets an empty
+result, a malformed request an error reply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from nats.js.client import JetStreamContext
+
+from schemas.api import (
+    CommitmentsReply,
+    CommitmentsRequest,
+    DecisionsReply,
+    DecisionsRequest,
+    SearchReply,
+    SearchRequest,
+    StatusReply,
+    StatusRequest,
+    ThreadsReply,
+    ThreadsRequest,
+    WorkerStatus,
+)
+from schemas.docs import ChannelsDoc, CommitmentsDoc, DecisionsDoc, KnowledgeDoc, ThreadsDoc
+from shared.asof import DocReader
+from shared.kv import kv_read
+from shared.names import (
+    BUCKET_CHANNELS,
+    BUCKET_CHECKPOINTS,
+    BUCKET_COMMITMENTS,
+    BUCKET_DECISIONS,
+    BUCKET_KNOWLEDGE,
+    BUCKET_THREADS,
+    EVENTS_STREAM,
+    consumer_name,
+)
+from shared.runtime import WorkerContext, WorkerSpec
+from shared.service import ApiError, Endpoint, serve_endpoints
+from workers.api.core import QueryError, query_commitments, query_decisions, query_threads, search
+
+
+class Api:
+    def __init__(self, ctx: WorkerContext) -> None:
+        self._ctx = ctx
+        self._reader = DocReader(ctx.js)
+
+    async def _doc(self, bucket: str, agent: str, doc_type: type[Any]) -> Any:
+        try:
+            return await self._reader.latest(self._ctx.bucket(bucket), agent, doc_type)
+        except Exception as exc:  # a missing bucket reads as no data, with a clear reason
+            if "not found" in str(exc).lower():
+                return None
+            raise
+
+    async def threads(self, agent: str, req: ThreadsRequest) -> ThreadsReply:
+        return ThreadsReply(threads=query_threads(await self._doc(BUCKET_THREADS, agent, ThreadsDoc), req))
+
+    async def decisions(self, agent: str, req: DecisionsRequest) -> DecisionsReply:
+        return DecisionsReply(decisions=query_decisions(await self._doc(BUCKET_DECISIONS, agent, DecisionsDoc), req))
+
+    async def commitments(self, agent: str, req: CommitmentsRequest) -> CommitmentsReply:
+        doc = await self._doc(BUCKET_COMMITMENTS, agent, CommitmentsDoc)
+        return CommitmentsReply(commitments=query_commitments(doc, req))
+
+    async def search(self, agent: str, req: SearchRequest) -> SearchReply:
+        docs = await asyncio.gather(
+            self._doc(BUCKET_THREADS, agent, ThreadsDoc), self._doc(BUCKET_DECISIONS, agent, DecisionsDoc),
+            self._doc(BUCKET_COMMITMENTS, agent, CommitmentsDoc), self._doc(BUCKET_KNOWLEDGE, agent, KnowledgeDoc))
+        return SearchReply(hits=search(req.query, req.limit, *docs))
+
+    async def status(self, agent: str, req: StatusRequest) -> StatusReply:
+        threads, decisions, commitments, knowledge, channels = await asyncio.gather(
+            self._doc(BUCKET_THREADS, agent, ThreadsDoc), self._doc(BUCKET_DECISIONS, agent, DecisionsDoc),
+            self._doc(BUCKET_COMMITMENTS, agent, CommitmentsDoc), self._doc(BUCKET_KNOWLEDGE, agent, KnowledgeDoc),
+            self._doc(BUCKET_CHANNELS, agent, ChannelsDoc))
+        counts = {
+            "threads_open": sum(t.status == "open" for t in threads.threads) if threads else 0,
+            "threads_closed": sum(t.status == "closed" for t in threads.threads) if threads else 0,
+            "decisions": len(decisions.decisions) if decisions else 0,
+            "commitments_open": sum(c.status == "open" for c in commitments.commitments) if commitments else 0,
+            "commitments_overdue": sum(c.status == "overdue" for c in commitments.commitments) if commitments else 0,
+            "facts": len(knowledge.facts) if knowledge else 0,
+            "entities": len(knowledge.entities) if knowledge else 0,
+            "channels": len(channels.channels) if channels else 0,
+        }
+        last_ts = {"threads": threads, "decisions": decisions, "knowledge": knowledge, "channels": channels}
+        workers = await self._workers(last_ts)
+        return StatusReply(agent=agent, counts=counts, workers=workers,
+                           mood=threads.session_mood if threads else "neutral")
+
+    async def _workers(self, docs: dict[str, Any]) -> list[WorkerStatus]:
+        from workers.registry import all_specs
+
+        js: JetStreamContext = self._ctx.js
+        ckpt = await js.key_value(BUCKET_CHECKPOINTS)
+        out = []
+        for spec in all_specs().values():
+            if spec.build is None:
+                continue
+            name = consumer_name(spec.name, None, self._ctx.shadow)
+            try:
+                info = await js.consumer_info(EVENTS_STREAM, name)
+                pending = int(info.num_pending or 0) + int(info.num_ack_pending or 0)
+            except Exception:
+                pending = -1  # the consumer does not exist (run `cortex init`)
+            raw, _ = await kv_read(ckpt, name)
+            doc = docs.get(spec.name)
+            ts = doc.integrity.last_event_ts.isoformat() if doc and doc.integrity.last_event_ts else None
+            out.append(WorkerStatus(worker=spec.name, consumer=name, pending=pending,
+                                    checkpoint=int(raw) if raw else 0, last_event_ts=ts))
+        return out
+
+
+def _guard(fn: Any) -> Any:
+    async def wrapped(agent: str, req: Any) -> Any:
+        try:
+            return await fn(agent, req)
+        except QueryError as exc:
+            raise ApiError(400, str(exc)) from exc
+
+    return wrapped
+
+
+async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
+    api = Api(ctx)
+    endpoints: list[Endpoint] = [
+        ("threads", ThreadsRequest, _guard(api.threads)),
+        ("decisions", DecisionsRequest, _guard(api.decisions)),
+        ("commitments", CommitmentsRequest, _guard(api.commitments)),
+        ("search", SearchRequest, _guard(api.search)),
+        ("status", StatusRequest, _guard(api.status)),
+    ]
+    ctx.health.set_ready(True, "serving")
+    await serve_endpoints(ctx.nc, ctx.settings.prefix, "cortex-api", "0.1.0", endpoints, stop)
+
+
+SPEC = WorkerSpec(name="api", families=(), serve=serve)

@@ -1,0 +1,135 @@
+"""Reading and correcting an agent's state: ``cortex boot|threads|decisions|commitments AGENT``,
+``cortex thread close|priority``, ``cortex commitment done`` (corrections are events)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+import nats.errors
+
+from schemas.api import BootRequest, CommitmentsReply, DecisionsReply, ErrorReply, ThreadsReply
+from schemas.docs import BootDoc
+from schemas.events import FeedbackEvent, is_valid_agent
+from schemas.types import PRIORITIES
+from shared.config import Settings
+from shared.kv import kv_read
+from shared.names import BUCKET_BOOT
+from workers.cli import CliError
+from workers.cli.common import connected
+
+
+def register(sub: Any) -> None:
+    boot = sub.add_parser("boot", help="print the agent's BOOTSTRAP markdown")
+    boot.add_argument("agent")
+    boot.add_argument("--fresh", action="store_true", help="ask the boot API for a new assembly")
+    boot.add_argument("--nats-url")
+    boot.set_defaults(handler=cmd_boot)
+    for name, helptext in (("threads", "the agent's threads"), ("decisions", "the agent's decisions"),
+                           ("commitments", "the agent's commitments")):
+        p = sub.add_parser(name, help=f"print {helptext} as a table")
+        p.add_argument("agent")
+        p.add_argument("--nats-url")
+        p.set_defaults(handler=cmd_table, table=name)
+
+    thread = sub.add_parser("thread", help="correct a thread: close it or set its priority")
+    tsub = thread.add_subparsers(dest="action", required=True)
+    close = tsub.add_parser("close", help="close a thread")
+    close.add_argument("agent")
+    close.add_argument("id")
+    close.set_defaults(handler=cmd_feedback, kind="thread_close", value=None)
+    prio = tsub.add_parser("priority", help="set a thread's priority")
+    prio.add_argument("agent")
+    prio.add_argument("id")
+    prio.add_argument("level", choices=PRIORITIES)
+    prio.set_defaults(handler=cmd_feedback, kind="thread_priority")
+    commitment = sub.add_parser("commitment", help="correct a commitment")
+    csub = commitment.add_subparsers(dest="action", required=True)
+    done = csub.add_parser("done", help="mark a commitment done")
+    done.add_argument("agent")
+    done.add_argument("id")
+    done.set_defaults(handler=cmd_feedback, kind="commitment_done", value=None)
+    for p in (close, prio, done):
+        p.add_argument("--nats-url")
+        p.add_argument("--actor", default="cli")
+
+
+def _agent(value: str) -> str:
+    if not is_valid_agent(value):
+        raise CliError(f"invalid agent id {value!r}: expected ^[A-Za-z0-9_-]{{1,64}}$")
+    return value
+
+
+async def _request(nc: Any, subject: str, body: bytes) -> bytes:
+    try:
+        reply = await nc.request(subject, body, timeout=5)
+    except nats.errors.NoRespondersError as exc:
+        raise CliError(f"no service answers {subject}: is the worker running (`cortex up`)?") from exc
+    except nats.errors.TimeoutError as exc:
+        raise CliError(f"{subject} did not answer within 5s") from exc
+    if reply.headers and reply.headers.get("Nats-Service-Error"):
+        err = msgspec.json.decode(reply.data, type=ErrorReply).error if reply.data else None
+        raise CliError(err.message if err else reply.headers["Nats-Service-Error"])
+    return bytes(reply.data)
+
+
+async def cmd_boot(args: argparse.Namespace, settings: Settings) -> int:
+    agent = _agent(args.agent)
+    async with connected(settings, args.nats_url) as nc:
+        if args.fresh:
+            raw = await _request(nc, f"{settings.prefix}.api.boot.{agent}", msgspec.json.encode(BootRequest()))
+            print(msgspec.json.decode(raw, type=BootDoc).markdown)
+            return 0
+        raw_doc, _ = await kv_read(await nc.jetstream().key_value(BUCKET_BOOT), agent)
+    if raw_doc is None:
+        raise CliError(f"no BOOTSTRAP document for {agent} yet (try --fresh)")
+    doc = msgspec.json.decode(raw_doc, type=BootDoc)
+    print(doc.markdown)
+    if doc.lagging:
+        print(f"\n(lagging when generated: {', '.join(doc.lagging)})", file=sys.stderr)
+    return 0
+
+
+def _rows(table: str, raw: bytes) -> tuple[list[str], list[list[str]]]:
+    if table == "threads":
+        threads = msgspec.json.decode(raw, type=ThreadsReply).threads
+        return (["id", "status", "priority", "title", "waiting for", "last activity"],
+                [[t.id, t.status, t.priority, t.title, t.waiting_for or "", t.last_activity.isoformat()]
+                 for t in threads])
+    if table == "decisions":
+        decisions = msgspec.json.decode(raw, type=DecisionsReply).decisions
+        return (["id", "date", "impact", "who", "what"], [[d.id, d.date, d.impact, d.who, d.what] for d in decisions])
+    commitments = msgspec.json.decode(raw, type=CommitmentsReply).commitments
+    return (["id", "status", "who", "what", "due"], [[c.id, c.status, c.who, c.what, c.due or ""] for c in commitments])
+
+
+def render_table(headers: list[str], rows: list[list[str]], width: int = 60) -> str:
+    cells = [[c if len(c) <= width else c[: width - 1] + "…" for c in row] for row in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    line = "  ".join(h.upper().ljust(w) for h, w in zip(headers, widths, strict=True))
+    body = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    return "\n".join([line.rstrip(), *body])
+
+
+async def cmd_table(args: argparse.Namespace, settings: Settings) -> int:
+    agent = _agent(args.agent)
+    async with connected(settings, args.nats_url) as nc:
+        raw = await _request(nc, f"{settings.prefix}.api.{args.table}.{agent}", b"{}")
+    headers, rows = _rows(args.table, raw)
+    print(render_table(headers, rows) if rows else f"(no {args.table} for {agent})")
+    return 0
+
+
+async def cmd_feedback(args: argparse.Namespace, settings: Settings) -> int:
+    agent = _agent(args.agent)
+    event = FeedbackEvent(id=f"fb-{uuid.uuid4().hex}", agent=agent, ts=datetime.now(UTC), kind=args.kind,
+                          target=args.id, value=getattr(args, "level", None), actor=args.actor)
+    subject = f"{settings.prefix}.feedback.{agent}.{args.kind}"
+    async with connected(settings, args.nats_url) as nc:
+        await nc.jetstream().publish(subject, msgspec.json.encode(event), headers={"Nats-Msg-Id": event.id})
+    print(f"published {args.kind} for {args.id} (event {event.id}); the owning worker applies it")
+    return 0

@@ -1,0 +1,533 @@
+"""Language packs: the pattern sources of every supported language, as data.
+
+Sources are the reference's (openclaw-cortex ``src/patterns/lang-*.ts`` and
+``src/commitment-patterns.ts``), rewritten for Python ``re`` with these deliberate changes:
+
+* Packs whose reference patterns carried the ``i`` flag are written in lower case and run
+  against the lower-cased message (``patterns.MatchText``) instead of ``re.IGNORECASE``;
+  the CJK packs had no flag and still run case-sensitively against the original text.
+* Every unbounded ``.*`` between two words (``need.*first``) is bounded to ``GAP`` so a
+  64 KiB message costs linear time (see ``GAP``).
+* ``\\w`` and ``\\b`` are Python's Unicode classes, not JavaScript's ASCII ones. That is on
+  purpose: "zurück zu der Datenbankmigration für Äpfel" keeps its umlauts, and boundaries
+  after "noté", "farò" or Cyrillic words work (in the reference they never matched). The
+  reference's explicit accented-letter classes are therefore folded into ``\\w``.
+* Apostrophes accept the typographic ``’`` as well, which LLM output uses constantly.
+* German topics skip a leading article only when it is a whole word: the reference's
+  ``dem?`` turned "zu der Migration" into the topic "r Migration". "zum"/"zur" are accepted.
+* The design's "yes!" (excited) is kept; ⚠ and ‼ match with or without the emoji selector.
+* Commitment phrases that are closure words of the same pack ("erledigt", "hecho",
+  "feito") are dropped: here a closure marks commitments done, so reporting completion
+  must not open a new promise.
+* ``due`` phrases are Cortex's own (the reference never fills ``Commitment.due``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Final
+
+from schemas.types import Mood
+
+# JavaScript's "." excludes all four line terminators; Python's only excludes "\n".
+_ANY: Final = r"[^\n\r\u2028\u2029]"
+
+# Bound for the reference's ``.*`` between two words. Two hundred characters is well past
+# one sentence, so real matches are kept, while a message full of "need" and without
+# "first" costs at most 200 steps per "need" instead of a rescan to the end of the line
+# from every one of them (quadratic on a 64 KiB line). Greedy like the reference, so the
+# match still ends at the last "first" within reach.
+GAP: Final = _ANY + "{0,200}"
+
+# The reference captures ``.{5,80}`` after a commitment phrase.
+_PROMISE: Final = f"({_ANY}{{5,80}})"
+
+_WEEKDAYS_EN = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_WEEKDAYS_DE = "montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonntag"
+
+
+@dataclass(frozen=True, slots=True)
+class LanguagePack:
+    """One language's pattern sources. ``mood`` lists (mood, source) pairs."""
+
+    code: str
+    decision: tuple[str, ...]
+    close: tuple[str, ...]
+    wait: tuple[str, ...]
+    topic: tuple[str, ...]  # group 1 is the topic
+    topic_blacklist: tuple[str, ...]
+    high_impact_keywords: tuple[str, ...]
+    mood: tuple[tuple[Mood, str], ...]
+    noise_prefixes: tuple[str, ...]
+    commitment: tuple[str, ...]  # group 1, when present, is the promise
+    due: tuple[str, ...] = ()
+    # The reference's CJK packs had no ``i`` flag: keep their exact case behaviour ("OK").
+    case_sensitive: bool = field(default=False)
+
+
+# Emoji and interjections every language shares (the reference's BASE_MOOD).
+UNIVERSAL_MOOD: Final[tuple[tuple[Mood, str], ...]] = (
+    ("frustrated", "(?:wtf|argh)"),
+    ("excited", "(?:🎯|🚀)"),
+    ("tense", "(?:\u26a0\ufe0f?|\u203c\ufe0f?)"),
+    ("productive", "(?:✅)"),
+    ("exploratory", "(?:🤔|💡)"),
+)
+
+# An ISO date is a due date in every language.
+UNIVERSAL_DUE: Final = r"\b\d{4}-\d{2}-\d{2}\b"
+
+EN: Final = LanguagePack(
+    code="en",
+    decision=(r"(?:decided|decision|agreed|let['’]?s do|the plan is|approach:)",),
+    close=(
+        r"(?:^|\s)(?:is |it['’]s |that['’]s |all )?(?:done|fixed|solved|closed)(?:\s|[.!]|$)",
+        r"(?:^|\s)(?:it |that )works(?:\s|[.!]|$)",
+        "✅",
+    ),
+    wait=(f"(?:waiting for|blocked by|need{GAP}first)",),
+    topic=(
+        r"(?:back to|now about|regarding|let['’]s (?:talk|discuss|look at))\s+"
+        r"(?:the\s+)?(\w[\w\s-]{3,40})",
+    ),
+    topic_blacklist=(
+        "it", "that", "this", "the", "them", "what", "which", "there",
+        "nothing", "something", "everything",
+        "me", "you", "him", "her", "us",
+        "today", "tomorrow", "yesterday",
+    ),
+    high_impact_keywords=(
+        "architecture", "security", "migration", "delete",
+        "production", "deploy", "breaking", "major",
+        "critical", "strategy", "budget", "contract",
+    ),
+    mood=(
+        ("frustrated", "(?:fuck|shit|damn|sucks)"),
+        ("excited", "(?:nice|awesome|brilliant|sick|yes!)"),
+        ("tense", "(?:careful|risky|urgent)"),
+        ("productive", "(?:done|fixed|works|deployed|shipped)"),
+        ("exploratory", "(?:what if|idea|maybe|experiment)"),
+    ),
+    noise_prefixes=("i", "we", "he", "she", "it", "nothing", "something"),
+    commitment=(
+        rf"\b(?:i['’]ll|i will|i['’]m going to)\b\s+{_PROMISE}",
+        rf"\b(?:let me|allow me to)\b\s+{_PROMISE}",
+        r"\b(?:i can do that|i['’]ll handle|i['’]ll take care)\b",
+        rf"\b(?:i promise|i commit to|i guarantee)\b\s+{_PROMISE}",
+        r"\b(?:consider it done|i['’]m on it)\b",
+    ),
+    due=(
+        rf"\b(?:today|tonight|tomorrow|this (?:morning|afternoon|evening|week)"
+        rf"|next (?:week|month|{_WEEKDAYS_EN})|(?:by|on|until) (?:{_WEEKDAYS_EN})"
+        r"|(?:by )?end of (?:the )?(?:day|week|month)|eod|in \d{1,3} (?:hours?|days?|weeks?))\b",
+    ),
+)
+
+DE: Final = LanguagePack(
+    code="de",
+    decision=(r"(?:entschieden|beschlossen|machen wir|wir machen|der plan ist|ansatz:)",),
+    close=(
+        r"(?:^|\s)(?:ist |schon )?(?:erledigt|gefixt|gelöst|fertig)(?:\s|[.!]|$)",
+        r"(?:^|\s)(?:es |das )funktioniert(?:\s|[.!]|$)",
+    ),
+    wait=(f"(?:warte auf|blockiert durch|brauche{GAP}erst)",),
+    topic=(
+        r"(?:zurück zu[mr]?|jetzt zu[mr]?|bzgl\.?|wegen|lass uns (?:über|mal))\s+"
+        r"(?:(?:dem|den|der|die|das)\s+)?(\w[\w\s-]{3,40})",
+    ),
+    topic_blacklist=(
+        "das", "die", "der", "es", "was", "hier", "dort",
+        "nichts", "etwas", "alles",
+        "mir", "dir", "ihm", "uns",
+        "heute", "morgen", "gestern",
+        "noch", "schon", "jetzt", "dann", "also", "aber", "oder",
+    ),
+    high_impact_keywords=(
+        "architektur", "sicherheit", "migration", "löschen",
+        "produktion", "kritisch", "strategie", "vertrag",
+    ),
+    mood=(
+        ("frustrated", "(?:mist|nervig|genervt|schon wieder|zum kotzen)"),
+        ("excited", "(?:geil|krass|boom|läuft|perfekt|mega)"),
+        ("tense", "(?:vorsicht|heikel|kritisch|dringend|achtung|gefährlich)"),
+        ("productive", "(?:erledigt|fertig|gebaut|läuft)"),
+        ("exploratory", "(?:was wäre wenn|könnte man|idee|vielleicht)"),
+    ),
+    noise_prefixes=("ich", "wir", "du", "er", "sie", "es", "nichts", "etwas"),
+    commitment=(
+        rf"\b(?:ich werde|ich mach|ich kümmere mich)\b\s+{_PROMISE}",
+        r"\b(?:mach ich|wird gemacht|klar mach ich)\b",
+        r"\b(?:versprochen|abgemacht|geht klar)\b",
+        r"\b(?:ich übernehme|das übernehm ich)\b",
+    ),
+    due=(
+        rf"\b(?:heute(?: abend| nachmittag)?|übermorgen|morgen(?: früh)?|(?:diese|nächste) woche"
+        rf"|(?:bis|am|nächsten) (?:{_WEEKDAYS_DE})|bis ende der woche"
+        r"|in \d{1,3} (?:stunden|tagen|wochen))\b",
+    ),
+)
+
+ES: Final = LanguagePack(
+    code="es",
+    decision=(
+        r"(?:decidido|decisión|hagamos|el plan es|enfoque:)",
+        r"(?:acordado|optamos por|elegimos|vamos con)",
+    ),
+    close=(
+        r"(?:^|\s)(?:está |ya )?(?:hecho|resuelto|cerrado|terminado|listo)(?:\s|[.!]|$)",
+        r"(?:^|\s)(?:ya )?funciona(?:\s|[.!]|$)",
+    ),
+    wait=(
+        f"(?:esperando|bloqueado por|necesitamos{GAP}primero)",
+        f"(?:pendiente de|falta{GAP}antes)",
+    ),
+    topic=(
+        r"(?:volvamos a|ahora sobre|respecto a|hablemos de|en cuanto a)\s+"
+        r"(?:el |la |los |las )?(\w[\w\s-]{3,40})",
+    ),
+    topic_blacklist=(
+        "el", "la", "los", "las", "un", "una", "unos", "unas",
+        "esto", "eso", "aquello", "ese", "esta",
+        "yo", "tú", "él", "ella", "nosotros", "ellos", "ellas",
+        "nada", "algo", "todo",
+        "aquí", "allí", "ahora", "entonces", "pero", "porque",
+        "hoy", "mañana", "ayer",
+    ),
+    high_impact_keywords=(
+        "arquitectura", "seguridad", "migración", "eliminar",
+        "producción", "desplegar", "crítico", "estrategia",
+        "presupuesto", "contrato", "importante",
+    ),
+    mood=(
+        ("frustrated", "(?:mierda|joder|hostia|coño|qué asco|me cago)"),
+        ("excited", "(?:genial|increíble|perfecto|brutal|guay|mola)"),
+        ("tense", "(?:cuidado|peligroso|urgente|crítico|ojo|atención)"),
+        ("productive", "(?:hecho|terminado|desplegado|arreglado|listo)"),
+        ("exploratory", "(?:y si|quizás|idea|a lo mejor|podríamos|probemos)"),
+    ),
+    noise_prefixes=("yo", "tú", "él", "ella", "nosotros", "nada", "algo"),
+    commitment=(
+        r"\b(?:lo haré|me encargo|yo me ocupo)\b",
+        r"\b(?:prometido|de acuerdo)\b",
+    ),
+    due=(
+        r"\b(?:hoy|pasado mañana|mañana|esta (?:tarde|noche|semana)|la próxima semana|la semana que viene"
+        r"|el (?:lunes|martes|miércoles|jueves|viernes|sábado|domingo))\b",
+    ),
+)
+
+FR: Final = LanguagePack(
+    code="fr",
+    decision=(
+        r"(?:décidé|décision|on fait|le plan est|approche\s*:)",
+        r"(?:convenu|arrêté|choisi de|opté pour)",
+    ),
+    close=(
+        r"(?:^|\s)(?:c['’]est |est )?(?:fait|terminé|résolu|fermé|fini)(?:\s|[.!]|$)",
+        r"(?:^|\s)(?:ça |il )(?:marche|fonctionne)(?:\s|[.!]|$)",
+    ),
+    wait=(
+        r"(?:en attente de|bloqué par|il faut d['’]abord)",
+        f"(?:attend[s]? (?:le|la|les|que)|besoin (?:de|d['’]){GAP}avant)",
+    ),
+    topic=(r"(?:revenons à|maintenant|concernant|parlons de|à propos de)\s+(?:la?\s+)?(\w[\w\s-]{3,40})",),
+    topic_blacklist=(
+        "le", "la", "les", "un", "une", "des", "ce", "cette", "ces",
+        "il", "elle", "on", "nous", "vous", "ils", "elles",
+        "ça", "cela", "rien", "tout", "quelque", "chose",
+        "ici", "là", "maintenant", "alors", "donc", "mais", "ou",
+        "aujourd'hui", "demain", "hier",
+    ),
+    high_impact_keywords=(
+        "architecture", "sécurité", "migration", "supprimer",
+        "production", "déployer", "critique", "stratégie",
+        "budget", "contrat", "majeur",
+    ),
+    mood=(
+        ("frustrated", "(?:merde|putain|chiant|énervant|bordel|fait chier)"),
+        ("excited", "(?:génial|super|trop bien|magnifique|parfait|incroyable)"),
+        ("tense", "(?:attention|risqué|critique|urgent|dangereux|prudence)"),
+        ("productive", "(?:terminé|fait|déployé|livré|corrigé)"),
+        ("exploratory", "(?:et si|peut-être|idée|hypothèse|on pourrait|essayons)"),
+    ),
+    noise_prefixes=("je", "tu", "il", "elle", "on", "nous", "vous", "ils", "elles", "rien", "quelque"),
+    commitment=(
+        rf"\b(?:je vais|je ferai|je m['’]en occupe)\b\s*{_PROMISE}",
+        r"\b(?:c['’]est noté|je m['’]engage à)\b",
+    ),
+    due=(
+        r"\b(?:aujourd['’]hui|après-demain|demain|ce soir|cette semaine|la semaine prochaine"
+        r"|(?:lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche)(?: prochain)?)\b",
+    ),
+)
+
+IT: Final = LanguagePack(
+    code="it",
+    decision=(
+        r"(?:deciso|decisione|facciamo|il piano è|approccio:)",
+        r"(?:concordato|scelto di|optiamo per|andiamo con)",
+    ),
+    close=(
+        r"(?:^|\s)(?:è |già )?(?:fatto|risolto|chiuso|terminato|finito)(?:\s|[.!]|$)",
+        r"(?:^|\s)(?:già )?funziona(?:\s|[.!]|$)",
+    ),
+    wait=(
+        f"(?:aspettando|bloccato da|serve{GAP}prima)",
+        f"(?:in attesa di|manca{GAP}prima)",
+    ),
+    topic=(
+        r"(?:torniamo a|adesso|riguardo|parliamo di|per quanto riguarda)\s+"
+        r"(?:il |la |lo |i |le |gli )?(\w[\w\s-]{3,40})",
+    ),
+    topic_blacklist=(
+        "il", "la", "lo", "i", "le", "gli", "un", "una", "uno",
+        "questo", "quello", "questa", "quella",
+        "io", "tu", "lui", "lei", "noi", "loro",
+        "niente", "qualcosa", "tutto",
+        "qui", "lì", "adesso", "allora", "ma", "perché",
+        "oggi", "domani", "ieri",
+    ),
+    high_impact_keywords=(
+        "architettura", "sicurezza", "migrazione", "eliminare",
+        "produzione", "deploy", "critico", "strategia",
+        "budget", "contratto", "importante",
+    ),
+    mood=(
+        ("frustrated", "(?:cazzo|merda|cavolo|che palle|mannaggia|che schifo)"),
+        ("excited", "(?:fantastico|bellissimo|perfetto|grande|mitico|fichissimo)"),
+        ("tense", "(?:attenzione|pericoloso|urgente|critico|occhio|prudenza)"),
+        ("productive", "(?:fatto|terminato|deployato|sistemato|finito)"),
+        ("exploratory", "(?:e se|forse|idea|magari|potremmo|proviamo)"),
+    ),
+    noise_prefixes=("io", "tu", "lui", "lei", "noi", "niente", "qualcosa"),
+    commitment=(
+        r"\b(?:lo farò|me ne occupo|ci penso io)\b",
+        r"\b(?:promesso|affare fatto|d['’]accordo)\b",
+    ),
+    due=(
+        r"\b(?:oggi|stasera|dopodomani|domani|questa settimana|la prossima settimana"
+        r"|lunedì|martedì|mercoledì|giovedì|venerdì|sabato|domenica)\b",
+    ),
+)
+
+PT: Final = LanguagePack(
+    code="pt",
+    decision=(
+        r"(?:decidido|decisão|vamos fazer|o plano é|abordagem:)",
+        r"(?:combinado|optamos por|escolhemos|ficou definido)",
+    ),
+    close=(
+        r"(?:^|\s)(?:está |já )?(?:feito|resolvido|fechado|terminado|pronto)(?:\s|[.!]|$)",
+        r"(?:^|\s)(?:já )?funciona(?:\s|[.!]|$)",
+    ),
+    wait=(
+        f"(?:esperando|bloqueado por|precisamos{GAP}primeiro)",
+        f"(?:pendente|falta{GAP}antes)",
+    ),
+    topic=(
+        r"(?:voltando a|agora sobre|quanto a|vamos falar de|em relação a)\s+"
+        r"(?:o |a |os |as )?(\w[\w\s-]{3,40})",
+    ),
+    topic_blacklist=(
+        "o", "a", "os", "as", "um", "uma", "uns", "umas",
+        "isso", "isto", "aquilo", "esse", "esta",
+        "eu", "tu", "ele", "ela", "nós", "eles", "elas",
+        "nada", "algo", "tudo",
+        "aqui", "ali", "agora", "então", "mas", "porque",
+        "hoje", "amanhã", "ontem",
+    ),
+    high_impact_keywords=(
+        "arquitetura", "segurança", "migração", "deletar",
+        "produção", "deploy", "crítico", "estratégia",
+        "orçamento", "contrato", "importante",
+    ),
+    mood=(
+        ("frustrated", "(?:merda|porra|caralho|droga|que saco|inferno)"),
+        ("excited", "(?:genial|incrível|perfeito|massa|demais|show)"),
+        ("tense", "(?:cuidado|perigoso|urgente|crítico|atenção)"),
+        ("productive", "(?:feito|terminado|deployado|arrumado|pronto)"),
+        ("exploratory", "(?:e se|talvez|ideia|será que|poderíamos|testemos)"),
+    ),
+    noise_prefixes=("eu", "tu", "ele", "ela", "nós", "nada", "algo"),
+    commitment=(
+        r"\b(?:eu vou|eu farei|fico responsável)\b",
+        r"\b(?:combinado|pode deixar)\b",
+    ),
+    due=(
+        r"\b(?:hoje|depois de amanhã|amanhã|esta semana|(?:na )?próxima semana|semana que vem"
+        r"|(?:segunda|terça|quarta|quinta|sexta)-feira|sábado|domingo)\b",
+    ),
+)
+
+RU: Final = LanguagePack(
+    code="ru",
+    decision=(
+        r"(?:решили|решение|давайте сделаем|план[:\s]|подход:)",
+        r"(?:договорились|выбрали|остановились на|утвердили)",
+    ),
+    close=(
+        r"(?:^|\s)(?:уже )?(?:сделано|решено|закрыто|готово|исправлено)(?:\s|[.!]|$)",
+        r"(?:^|\s)(?:уже )?работает(?:\s|[.!]|$)",
+    ),
+    wait=(
+        f"(?:ждём|заблокировано|нужно{GAP}сначала)",
+        r"(?:ожидаем|зависит от|сперва нужно)",
+    ),
+    topic=(r"(?:вернёмся к|теперь о|по поводу|давайте обсудим|касательно)\s+(\w[\w\s-]{3,40})",),
+    topic_blacklist=(
+        "это", "то", "этот", "тот", "эта", "та", "здесь", "там",
+        "я", "ты", "он", "она", "мы", "они", "вы",
+        "ничего", "что-то", "всё",
+        "сегодня", "завтра", "вчера",
+        "ещё", "уже", "сейчас", "потом", "тоже", "но", "или",
+    ),
+    high_impact_keywords=(
+        "архитектура", "безопасность", "миграция", "удалить",
+        "продакшн", "деплой", "критический", "стратегия",
+        "бюджет", "контракт", "важный",
+    ),
+    mood=(
+        ("frustrated", "(?:блять|чёрт|пиздец|задолбало|бесит|ёпт)"),
+        ("excited", "(?:круто|офигенно|класс|супер|шикарно|огонь)"),
+        ("tense", "(?:осторожно|опасно|срочно|критично|внимание|риск)"),
+        ("productive", "(?:сделано|готово|задеплоил|починил|выкатил)"),
+        ("exploratory", "(?:а если|может быть|идея|попробуем|как насчёт|вариант)"),
+    ),
+    noise_prefixes=("я", "мы", "ты", "он", "она", "ничего", "что-то"),
+    commitment=(r"\b(?:я сделаю|я займусь|обещаю|договорились)\b",),
+    due=(
+        r"\b(?:сегодня|послезавтра|завтра|на этой неделе|на следующей неделе"
+        r"|в (?:понедельник|вторник|среду|четверг|пятницу|субботу|воскресенье))\b",
+    ),
+)
+
+JA: Final = LanguagePack(
+    code="ja",
+    decision=(
+        r"(?:決め[たる]|決定し[たま]|方針[はを]|にしよう|にする)",
+        r"(?:採用す[るる]|確定し[たま]|これで[行い]く)",
+    ),
+    close=(
+        r"(?:完了|解決し[たま]|直[しっ]た|終わ[っり]|閉じ[たる])",
+        r"(?:できた|動い[たて]|問題な[いし]|OK[だです])",
+    ),
+    wait=(
+        f"(?:待[っち]て|ブロック|先に{GAP}必要|まだ{GAP}できない)",
+        r"(?:待機中|依存し[てた]|前提[はが])",
+    ),
+    topic=(
+        r"(?:に[つ]いて|に戻[るっ]|話[をし]|見てみ[よる])\s*([\u3040-\u309f\u30a0-\u30ff\u4e00-\u9fff\w]{2,20})",
+        r"(?:について|の件|関して)\s*([\u3040-\u309f\u30a0-\u30ff\u4e00-\u9fff\w]{2,20})",
+    ),
+    topic_blacklist=(
+        "これ", "それ", "あれ", "ここ", "そこ",
+        "私", "僕", "あなた", "彼", "彼女", "我々",
+        "何", "どれ", "どこ",
+        "今日", "明日", "昨日",
+    ),
+    high_impact_keywords=(
+        "アーキテクチャ", "セキュリティ", "マイグレーション", "削除",
+        "本番", "デプロイ", "重要", "戦略",
+        "予算", "契約", "重大",
+    ),
+    mood=(
+        ("frustrated", "(?:くそ|最悪|ひどい|うざい|ムカつく|やばい)"),
+        ("excited", "(?:すごい|最高|完璧|やった|素晴らしい|神)"),
+        ("tense", "(?:気をつけ|危険|緊急|注意|慎重|リスク)"),
+        ("productive", "(?:完了|修正済|デプロイ[済し]|リリース[済し]|直した)"),
+        ("exploratory", "(?:もし|かもしれ|アイデア|試し[てに]|どうだろう|検討)"),
+    ),
+    noise_prefixes=("私", "僕", "俺", "我々", "何"),
+    commitment=(r"(?:やります|対応します|承知しました)",),
+    due=(r"(?:明後日|明日|今日|今夜|今晩|今週|来週)",),
+    case_sensitive=True,
+)
+
+KO: Final = LanguagePack(
+    code="ko",
+    decision=(
+        r"(?:결정|하기로|계획은|으로 가자|방침[은이])",
+        r"(?:확정|정했[다어]|채택|선택했[다어]|이걸로)",
+    ),
+    close=(
+        r"(?:완료|해결[됐했]|고쳤[다어]|끝났[다어]|닫[았힌])",
+        r"(?:됐다|작동[한해]|문제없[다어]|OK)",
+    ),
+    wait=(
+        f"(?:기다[려리]|블로킹|먼저{GAP}필요|아직{GAP}안 [돼됨])",
+        r"(?:대기 중|의존|전제[는가])",
+    ),
+    topic=(
+        r"(?:에 대해|로 돌아가|이야기|살펴보[자면])\s*([\uac00-\ud7af\w]{2,20})",
+        r"(?:관해서|의 건|관련해)\s*([\uac00-\ud7af\w]{2,20})",
+    ),
+    topic_blacklist=(
+        "이것", "그것", "저것", "여기", "거기",
+        "나", "너", "그", "그녀", "우리", "그들",
+        "뭐", "어디", "어떤",
+        "오늘", "내일", "어제",
+    ),
+    high_impact_keywords=(
+        "아키텍처", "보안", "마이그레이션", "삭제",
+        "프로덕션", "배포", "중요", "전략",
+        "예산", "계약", "중대",
+    ),
+    mood=(
+        ("frustrated", "(?:씨발|젠장|짜증|최악|미치겠|빡치)"),
+        ("excited", "(?:대박|최고|완벽|굿|멋지[다네]|짱)"),
+        ("tense", "(?:조심|위험|긴급|주의|신중|리스크)"),
+        ("productive", "(?:완료|수정[됨완]|배포[됨완]|출시|고침)"),
+        ("exploratory", "(?:만약|혹시|아이디어|해볼[까까]|어떨까|검토)"),
+    ),
+    noise_prefixes=("나", "너", "우리", "뭐", "아무것"),
+    commitment=(r"(?:제가 할게요|처리하겠습니다|알겠습니다)",),
+    due=(r"(?:오늘 밤|오늘|내일|모레|이번 주|다음 주)",),
+    case_sensitive=True,
+)
+
+ZH: Final = LanguagePack(
+    code="zh",
+    decision=(
+        r"(?:决定|已决定|方案[是为]|我们[用采]|确定了|就这么[定办])",
+        r"(?:敲定|拍板|最终[选方]|采用|选择了)",
+    ),
+    close=(
+        r"(?:完成|搞定|解决了|已[关修]|修好了|结束了)",
+        r"(?:好了|没问题了|可以了|OK了|行了)",
+    ),
+    wait=(
+        f"(?:等待|等[着]?|被{GAP}阻塞|需要{GAP}才能|还差)",
+        r"(?:卡在|依赖于|前提是)",
+    ),
+    topic=(
+        r"(?:关于|回到|讨论|说[说到]|看看)\s*([\u4e00-\u9fff\w]{2,20})",
+        r"(?:至于|针对|聊聊)\s*([\u4e00-\u9fff\w]{2,20})",
+    ),
+    topic_blacklist=(
+        "这个", "那个", "什么", "哪个", "这里", "那里",
+        "我", "你", "他", "她", "我们", "他们",
+        "没有", "东西", "事情",
+        "今天", "明天", "昨天",
+    ),
+    high_impact_keywords=(
+        "架构", "安全", "迁移", "删除",
+        "生产", "部署", "关键", "策略",
+        "预算", "合同", "重大",
+    ),
+    mood=(
+        ("frustrated", "(?:靠|妈的|草|烦死|崩溃|要命|坑爹)"),
+        ("excited", "(?:太好了|牛逼|厉害|完美|太棒了|666)"),
+        ("tense", "(?:小心|危险|紧急|注意|当心|风险)"),
+        ("productive", "(?:搞定|完成|修好|部署了|上线了)"),
+        ("exploratory", "(?:如果|或许|想法|试试|要不|可以考虑)"),
+    ),
+    noise_prefixes=("我", "你", "他", "她", "我们", "没有"),
+    commitment=(r"(?:我会|我来|我负责|包在我身上|没问题)",),
+    due=(r"(?:今天|明天|后天|今晚|本周|这周|下周|下个月)",),
+    case_sensitive=True,
+)
+
+# English and German first (the design's order), then the reference's other packs.
+PACKS: Final[dict[str, LanguagePack]] = {
+    pack.code: pack for pack in (EN, DE, ES, FR, IT, PT, RU, JA, KO, ZH)
+}

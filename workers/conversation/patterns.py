@@ -1,0 +1,214 @@
+"""The compiled pattern registry: one ``PatternSet`` per tuple of enabled languages.
+
+``get_patterns(("en", "de"))`` merges the language packs in the given order (English and
+German first when both are enabled, like the reference's "both") and caches the result,
+so a worker compiles its patterns once. Unknown language codes are ignored, as in the
+reference's registry; ``shared.config.parse_languages`` has already rejected them.
+
+Matching runs on a ``MatchText``: the message and its lower-cased copy, made once per
+message. Patterns that were case-insensitive in the reference are written in lower case
+and search the lowered copy, which is cheaper than ``re.IGNORECASE`` on every pattern.
+Both strings have the same length, so every span found in the copy addresses the original
+and extracted text keeps its case.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Final, NamedTuple
+
+from schemas.types import Mood
+from workers.conversation.languages import PACKS, UNIVERSAL_DUE, UNIVERSAL_MOOD, LanguagePack
+from workers.conversation.triggers import required_literals
+
+MOOD_ORDER: Final[tuple[Mood, ...]] = ("frustrated", "excited", "tense", "productive", "exploratory")
+"""Moods in the reference's order; on a tie of positions the earlier mood wins."""
+
+
+class MatchText(NamedTuple):
+    """A message and its lower-cased copy, index-aligned character by character."""
+
+    original: str
+    lowered: str
+
+
+def prepare_text(text: str) -> MatchText:
+    """Lower-case ``text`` once, keeping every character at its index."""
+    lowered = text.lower()
+    if len(lowered) != len(text):
+        # Only U+0130 (İ) lowers to two characters; keep such characters as they are
+        # so spans stay aligned (this slow path never runs for ordinary text).
+        lowered = "".join(ch if len(low := ch.lower()) != 1 else low for ch in text)
+    return MatchText(text, lowered)
+
+
+@dataclass(frozen=True, slots=True)
+class Pattern:
+    """One compiled pattern, which copy of the text it searches, and its required literals.
+
+    ``triggers`` (see ``triggers.required_literals``) are strings one of which every match
+    contains: when none occurs, the regex is not run at all. ``None`` means always run.
+    """
+
+    regex: re.Pattern[str]
+    lowered: bool
+    triggers: tuple[str, ...] | None
+
+    @classmethod
+    def compile(cls, source: str, lowered: bool) -> Pattern:
+        return cls(re.compile(source), lowered, required_literals(source))
+
+    def subject(self, text: MatchText) -> str:
+        return text.lowered if self.lowered else text.original
+
+    def may_match(self, subject: str) -> bool:
+        return self.triggers is None or any(map(subject.__contains__, self.triggers))
+
+    def search(self, text: MatchText) -> re.Match[str] | None:
+        subject = self.subject(text)
+        return self.regex.search(subject) if self.may_match(subject) else None
+
+    def finditer(self, text: MatchText) -> Iterator[re.Match[str]]:
+        subject = self.subject(text)
+        return self.regex.finditer(subject) if self.may_match(subject) else iter(())
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    """The patterns of one kind, with one combined pre-check of all their triggers.
+
+    Most messages match no pattern of a kind; one pass over the family's triggers then
+    rules out all of its regexes at once. Triggers with non-ASCII characters (Cyrillic,
+    CJK, accents) are kept apart: an all-ASCII message cannot contain them, so with many
+    languages enabled an English message skips most of the list.
+    """
+
+    patterns: tuple[Pattern, ...]
+    lowered_ascii: tuple[str, ...]
+    lowered_other: tuple[str, ...]
+    original_ascii: tuple[str, ...]
+    original_other: tuple[str, ...]
+    always: bool  # some pattern has no triggers: never skip the family
+
+    @classmethod
+    def of(cls, patterns: Iterable[Pattern]) -> Family:
+        members = tuple(patterns)
+        lowered = _unique(t for p in members if p.lowered for t in p.triggers or ())
+        original = _unique(t for p in members if not p.lowered for t in p.triggers or ())
+        return cls(
+            patterns=members,
+            lowered_ascii=tuple(t for t in lowered if t.isascii()),
+            lowered_other=tuple(t for t in lowered if not t.isascii()),
+            original_ascii=tuple(t for t in original if t.isascii()),
+            original_other=tuple(t for t in original if not t.isascii()),
+            always=any(p.triggers is None for p in members),
+        )
+
+    def __iter__(self) -> Iterator[Pattern]:
+        return iter(self.patterns)
+
+    def __len__(self) -> int:
+        return len(self.patterns)
+
+    def may_match(self, text: MatchText) -> bool:
+        if self.always:
+            return True
+        lowered, original = text.lowered, text.original
+        if any(map(lowered.__contains__, self.lowered_ascii)) or any(
+            map(original.__contains__, self.original_ascii)
+        ):
+            return True
+        # Lower-casing keeps ASCII ASCII, so one test covers both copies.
+        return not original.isascii() and (
+            any(map(lowered.__contains__, self.lowered_other))
+            or any(map(original.__contains__, self.original_other))
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PatternSet:
+    """Every pattern family of the enabled languages, compiled and merged."""
+
+    languages: tuple[str, ...]
+    decision: Family
+    close: Family
+    wait: Family
+    topic: Family  # group 1 of each pattern is the topic
+    commitment: Family  # group 1, when a pattern has one, is the promise
+    due: Family
+    mood: Family  # one pattern per mood of MOOD_ORDER, all on the lowered text
+    high_impact_keywords: tuple[str, ...]
+    high_impact: re.Pattern[str] | None  # any keyword, on lowered text
+    topic_blacklist: frozenset[str]
+    noise_prefix: re.Pattern[str] | None  # on the lowered, stripped topic
+
+    def is_high_impact(self, lowered: str) -> bool:
+        """True when lower-cased text contains a high-impact keyword (a substring, as in the reference)."""
+        return self.high_impact is not None and self.high_impact.search(lowered) is not None
+
+
+def _compile(sources: Iterable[str], lowered: bool) -> tuple[Pattern, ...]:
+    return tuple(Pattern.compile(source, lowered) for source in sources)
+
+
+def _family(packs: tuple[LanguagePack, ...], name: str, *extra: Pattern) -> Family:
+    compiled: list[Pattern] = []
+    for pack in packs:
+        compiled.extend(_compile(getattr(pack, name), lowered=not pack.case_sensitive))
+    return Family.of((*compiled, *extra))
+
+
+def _merged_mood(packs: tuple[LanguagePack, ...]) -> Family:
+    # One alternation per mood, like the reference: the universal emoji first, then each
+    # pack's words. All mood patterns were case-insensitive there, so all run lowered.
+    sources: dict[Mood, list[str]] = {mood: [] for mood in MOOD_ORDER}
+    for mood, source in UNIVERSAL_MOOD:
+        sources[mood].append(source)
+    for pack in packs:
+        for mood, source in pack.mood:
+            sources[mood].append(source)
+    return Family.of(Pattern.compile("|".join(sources[mood]), lowered=True) for mood in MOOD_ORDER)
+
+
+def _unique(items: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(items))
+
+
+def _alternation(words: tuple[str, ...]) -> re.Pattern[str] | None:
+    if not words:
+        return None
+    # Longest first so a keyword that prefixes another cannot shadow it in the match.
+    return re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
+
+
+def _noise_prefix(packs: tuple[LanguagePack, ...]) -> re.Pattern[str] | None:
+    prefixes = _unique(p for pack in packs for p in pack.noise_prefixes)
+    if not prefixes:
+        return None
+    return re.compile(rf"(?:{'|'.join(re.escape(p) for p in prefixes)})\s")
+
+
+@lru_cache(maxsize=32)
+def get_patterns(languages: tuple[str, ...]) -> PatternSet:
+    """The merged, compiled patterns of ``languages`` (cached per tuple)."""
+    codes = _unique(code for code in languages if code in PACKS)
+    packs = tuple(PACKS[code] for code in codes)
+    keywords = _unique(kw.lower() for pack in packs for kw in pack.high_impact_keywords)
+    due = _family(packs, "due", *_compile((UNIVERSAL_DUE,), lowered=True)) if packs else Family.of(())
+    return PatternSet(
+        languages=codes,
+        decision=_family(packs, "decision"),
+        close=_family(packs, "close"),
+        wait=_family(packs, "wait"),
+        topic=_family(packs, "topic"),
+        commitment=_family(packs, "commitment"),
+        due=due,
+        mood=_merged_mood(packs),
+        high_impact_keywords=keywords,
+        high_impact=_alternation(keywords),
+        topic_blacklist=frozenset(w.lower() for pack in packs for w in pack.topic_blacklist),
+        noise_prefix=_noise_prefix(packs),
+    )

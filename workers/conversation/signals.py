@@ -1,0 +1,154 @@
+"""Signals of one message: decisions, closures, waits, topics, mood; and word overlap.
+
+Ported from the reference's ``extractSignals``, ``detectMood``, ``isNoiseTopic`` and
+``matchesThread`` (openclaw-cortex ``src/thread-tracker.ts``, ``src/patterns.ts``).
+Everything here is a pure function of the text and a ``PatternSet``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from collections.abc import Iterator
+from functools import lru_cache
+from itertools import chain, islice
+from typing import Final, NamedTuple
+
+from schemas.types import Mood
+from workers.conversation.patterns import MOOD_ORDER, Family, MatchText, PatternSet, prepare_text
+
+DECISION_BEFORE: Final = 50
+DECISION_AFTER: Final = 100
+WAIT_AFTER: Final = 80
+
+MAX_MATCHES_PER_FAMILY: Final = 100
+"""A message yields at most this many signals of one kind. Real messages have a handful;
+the cap keeps a hostile one (64 KiB of "decided decided …") from creating thousands of
+signals that every later step would have to match against every thread."""
+
+MIN_TOPIC_CHARS: Final = 4
+MAX_TOPIC_CHARS: Final = 60
+
+
+class Signals(NamedTuple):
+    """What one message says: decision contexts, closures, wait contexts and topics."""
+
+    decisions: tuple[str, ...]
+    closures: int  # how many close patterns matched; > 0 means "something was closed"
+    waits: tuple[str, ...]
+    topics: tuple[str, ...]
+
+
+def _as_match_text(text: str | MatchText) -> MatchText:
+    return text if isinstance(text, MatchText) else prepare_text(text)
+
+
+def iter_matches(family: Family, text: MatchText) -> Iterator[re.Match[str]]:
+    """Matches of every pattern of a family, pattern by pattern, at most MAX_MATCHES_PER_FAMILY."""
+    if not family.may_match(text):
+        return iter(())
+    return islice(chain.from_iterable(p.finditer(text) for p in family), MAX_MATCHES_PER_FAMILY)
+
+
+def context_window(text: str, start: int, end: int, before: int, after: int) -> str:
+    """``before`` characters before a match to ``after`` characters after it, trimmed."""
+    return text[max(0, start - before) : end + after].strip()
+
+
+def extract_signals(text: str | MatchText, patterns: PatternSet) -> Signals:
+    """Run every pattern family over ``text`` (the reference's ``extractSignals``)."""
+    mt = _as_match_text(text)
+    original = mt.original
+    decisions = tuple(
+        context_window(original, m.start(), m.end(), DECISION_BEFORE, DECISION_AFTER)
+        for m in iter_matches(patterns.decision, mt)
+    )
+    closures = sum(1 for p in patterns.close if p.search(mt) is not None) if patterns.close.may_match(mt) else 0
+    waits = tuple(original[m.start() : m.end() + WAIT_AFTER].strip() for m in iter_matches(patterns.wait, mt))
+    topics = tuple(
+        topic
+        for m in iter_matches(patterns.topic, mt)
+        if (topic := original[m.start(1) : m.end(1)].strip())
+    )
+    return Signals(decisions, closures, waits, topics)
+
+
+def detect_mood(text: str | MatchText, patterns: PatternSet) -> Mood:
+    """The mood whose pattern matches last in the text; ``neutral`` when none matches."""
+    mt = _as_match_text(text)
+    best: Mood = "neutral"
+    best_pos = -1
+    if not patterns.mood.may_match(mt):
+        return best
+    for mood, pattern in zip(MOOD_ORDER, patterns.mood, strict=True):
+        # deque(maxlen=1) runs the scan in C and keeps only the last match.
+        last = deque(pattern.finditer(mt), maxlen=1)
+        if last and last[0].start() > best_pos:
+            best, best_pos = mood, last[0].start()
+    return best
+
+
+def is_noise_topic(topic: str, patterns: PatternSet) -> bool:
+    """True when a topic candidate is not a thread: too short or long, stop words only,
+    a sentence fragment starting with a pronoun, or spanning lines (``isNoiseTopic``)."""
+    trimmed = topic.strip()
+    if len(trimmed) < MIN_TOPIC_CHARS or len(trimmed) > MAX_TOPIC_CHARS or "\n" in trimmed:
+        return True
+    lowered = trimmed.lower()
+    blacklist = patterns.topic_blacklist
+    if all(word in blacklist or len(word) < 3 for word in lowered.split()):
+        return True
+    return patterns.noise_prefix is not None and patterns.noise_prefix.match(lowered) is not None
+
+
+# Word overlap (design appendix B). Punctuation at a word's edges is stripped so "migration."
+# at the end of a sentence still counts as "migration"; the reference compares raw tokens.
+_EDGE_PUNCTUATION: Final = ".,;:!?()[]{}<>\"'`“”‘’«»…。，！？、：；"
+_CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+MIN_WORD_CHARS: Final = 3
+
+
+class Words(NamedTuple):
+    """The distinct words of a text (lower-cased, at least 3 characters) and the text lowered."""
+
+    tokens: frozenset[str]
+    lowered: str
+
+
+def _tokens(lowered: str) -> frozenset[str]:
+    stripped = (word.strip(_EDGE_PUNCTUATION) for word in lowered.split())
+    return frozenset(word for word in stripped if len(word) >= MIN_WORD_CHARS)
+
+
+def words_of(text: str | MatchText) -> Words:
+    lowered = text.lowered if isinstance(text, MatchText) else text.lower()
+    return Words(_tokens(lowered), lowered)
+
+
+@lru_cache(maxsize=8192)
+def title_terms(title: str) -> frozenset[str]:
+    """The words of a title that count for overlap (cached: titles repeat on every message)."""
+    return _tokens(title.lower())
+
+
+@lru_cache(maxsize=8192)
+def _cjk_whole(title: str) -> str | None:
+    # CJK text has no spaces between words, so a Chinese or Japanese title is one "word"
+    # and could never reach an overlap of two; such a title matches when it appears whole.
+    if len(title_terms(title)) >= 2 or not _CJK.search(title):
+        return None
+    return title.strip().lower() or None
+
+
+def matches_title(title: str, words: Words, min_overlap: int = 2) -> bool:
+    """True when at least ``min_overlap`` words of ``title`` occur in the text (appendix B)."""
+    whole = _cjk_whole(title)
+    if whole is not None:
+        return whole in words.lowered
+    hits = 0
+    for term in title_terms(title):
+        if term in words.tokens:
+            hits += 1
+            if hits >= min_overlap:
+                return True
+    return False

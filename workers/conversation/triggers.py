@@ -1,0 +1,144 @@
+"""Required literals of a pattern: a cheap ``in`` test that rules a regex out.
+
+Python's ``re`` tries every alternative at almost every position of a message, which
+makes a scan of a few hundred characters cost microseconds per pattern. Most messages
+match no pattern at all, and every match of ``(?:decided|decision|agreed)`` contains one
+of three words: checking those with ``str.__contains__`` (fast C substring search) first
+skips the regex for the common case, without changing any result.
+
+``required_literals(source)`` returns strings of which every match contains at least one,
+or ``None`` when it cannot tell (then the regex always runs). It understands the subset of
+regex syntax the language packs use and gives up, safely, on anything else.
+"""
+
+from __future__ import annotations
+
+from typing import Final, NamedTuple
+
+_CLASS_ESCAPES: Final = frozenset("sSwWdDbBAZ")
+_LITERAL_ESCAPES: Final = frozenset(".()[]{}|?*+^$\\/-'\"!:")
+_ANCHORS: Final = frozenset("^$")
+
+
+class _Atom(NamedTuple):
+    literal: str | None  # one literal character, or None for anything else
+    group: str | None  # the inside of a (?:...) or (...) group
+    min_count: int  # how often the atom must occur (from its quantifier)
+    once: bool  # no quantifier: exactly one occurrence, so a literal run continues
+
+
+def _closing(source: str, start: int, opening: str, closing: str) -> int:
+    """Index of the bracket closing the one at ``start`` (escapes and classes respected)."""
+    depth, i = 0, start
+    while i < len(source):
+        ch = source[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch == "[" and opening == "(":
+            i = _closing(source, i, "[", "]") + 1
+            continue
+        if ch == opening and (opening == "(" or depth == 0):
+            depth += 1
+        elif ch == closing:
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    raise ValueError(f"unbalanced {opening} in {source!r}")
+
+
+def _quantifier(source: str, i: int) -> tuple[int, int]:
+    """(minimum count, index after the quantifier) for the quantifier at ``i``, if any."""
+    if i >= len(source) or source[i] not in "?*+{":
+        return -1, i
+    if source[i] == "{":
+        end = source.index("}", i)
+        minimum = int(source[i + 1 : end].split(",", maxsplit=1)[0] or 0)
+        i = end + 1
+    else:
+        minimum = 1 if source[i] == "+" else 0
+        i += 1
+    if i < len(source) and source[i] == "?":  # lazy
+        i += 1
+    return minimum, i
+
+
+def _atom(source: str, i: int) -> tuple[_Atom, int]:
+    ch = source[i]
+    if ch == "(":
+        end = _closing(source, i, "(", ")")
+        inner = source[i + 1 : end]
+        group = inner[2:] if inner.startswith("?:") else None if inner.startswith("?") else inner
+        atom, i = _Atom(None, group, 1, True), end + 1
+    elif ch == "[":
+        atom, i = _Atom(None, None, 1, True), _closing(source, i, "[", "]") + 1
+    elif ch == "\\":
+        escaped = source[i + 1]
+        literal = escaped if escaped in _LITERAL_ESCAPES else None
+        if escaped not in _CLASS_ESCAPES and escaped not in _LITERAL_ESCAPES:
+            raise ValueError(f"unsupported escape \\{escaped}")
+        atom, i = _Atom(literal, None, 1, True), i + 2
+    else:
+        atom, i = _Atom(None if ch in _ANCHORS or ch == "." else ch, None, 1, True), i + 1
+    minimum, i = _quantifier(source, i)
+    if minimum < 0:  # no quantifier
+        return atom, i
+    return atom._replace(min_count=minimum, once=False), i
+
+
+def _split_alternatives(source: str) -> list[str]:
+    parts, start, i = [], 0, 0
+    while i < len(source):
+        ch = source[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch in "([":
+            i = _closing(source, i, ch, ")" if ch == "(" else "]") + 1
+            continue
+        if ch == "|":
+            parts.append(source[start:i])
+            start = i + 1
+        i += 1
+    parts.append(source[start:])
+    return parts
+
+
+def _better(a: tuple[str, ...] | None, b: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    """The more selective candidate: the longer shortest literal, then fewer literals."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    key_a, key_b = (min(map(len, a)), -len(a)), (min(map(len, b)), -len(b))
+    return a if key_a >= key_b else b
+
+
+def _sequence(source: str) -> tuple[str, ...] | None:
+    best: tuple[str, ...] | None = None
+    run, i = "", 0
+    while i < len(source):
+        atom, i = _atom(source, i)
+        if atom.literal is not None and atom.min_count >= 1:
+            run += atom.literal
+            if atom.once:
+                continue
+        if run:
+            best = _better(best, (run,))
+            run = ""
+        if atom.group is not None and atom.min_count >= 1:
+            best = _better(best, required_literals(atom.group))
+    return _better(best, (run,)) if run else best
+
+
+def required_literals(source: str) -> tuple[str, ...] | None:
+    """Literals of which every match of ``source`` contains one; ``None`` if unknown."""
+    try:
+        alternatives = _split_alternatives(source)
+        found = [_sequence(alt) for alt in alternatives]
+    except (ValueError, IndexError):
+        return None
+    if any(f is None for f in found):
+        return None
+    return tuple(dict.fromkeys(lit for f in found if f is not None for lit in f))

@@ -1,0 +1,70 @@
+"""The decisions worker: DecisionsDoc and CommitmentsDoc per agent."""
+
+from __future__ import annotations
+
+from zoneinfo import ZoneInfo
+
+from schemas.docs import CommitmentsDoc, DecisionsDoc
+from schemas.events import FeedbackEvent, MessageEvent
+from shared.codec import Envelope
+from shared.config import Settings
+from shared.names import BUCKET_COMMITMENTS, BUCKET_DECISIONS
+from shared.projection import ProjectionHandler
+from shared.runtime import WorkerContext, WorkerSpec
+from workers.conversation.patterns import PatternSet, get_patterns
+from workers.decisions import commitments
+from workers.decisions.core import apply_message
+
+
+class DecisionsProjection:
+    bucket = BUCKET_DECISIONS
+    doc_type = DecisionsDoc
+
+    def __init__(self, settings: Settings, patterns: PatternSet) -> None:
+        self._settings = settings.decisions
+        self._patterns = patterns
+        self._tz = ZoneInfo(settings.timezone)
+
+    def accepts(self, env: Envelope) -> bool:
+        return isinstance(env.event, MessageEvent) and self._settings.enabled
+
+    def apply(self, doc: DecisionsDoc | None, env: Envelope) -> DecisionsDoc | None:
+        assert isinstance(env.event, MessageEvent)
+        return apply_message(doc, env.event, self._settings, self._patterns, self._tz)
+
+
+class CommitmentsProjection:
+    bucket = BUCKET_COMMITMENTS
+    doc_type = CommitmentsDoc
+
+    def __init__(self, settings: Settings, patterns: PatternSet) -> None:
+        self._settings = settings.commitments
+        self._patterns = patterns
+
+    def accepts(self, env: Envelope) -> bool:
+        if not self._settings.enabled:
+            return False
+        if isinstance(env.event, MessageEvent):
+            return True
+        return isinstance(env.event, FeedbackEvent) and env.event.kind == "commitment_done"
+
+    def apply(self, doc: CommitmentsDoc | None, env: Envelope) -> CommitmentsDoc | None:
+        event = env.event
+        if isinstance(event, MessageEvent):
+            return commitments.apply_message(doc, event, self._settings, self._patterns)
+        assert isinstance(event, FeedbackEvent)
+        return commitments.apply_feedback(doc, event, self._settings)
+
+
+async def build(ctx: WorkerContext) -> ProjectionHandler:
+    patterns = get_patterns(ctx.settings.languages)
+    return ProjectionHandler(
+        ctx.js, ctx.worker, ctx.producer,
+        [DecisionsProjection(ctx.settings, patterns), CommitmentsProjection(ctx.settings, patterns)],
+        bucket_names={b: ctx.bucket(b) for b in (BUCKET_DECISIONS, BUCKET_COMMITMENTS)},
+        cut_on_triggers=True,
+    )
+
+
+SPEC = WorkerSpec(name="decisions", families=("msg", "feedback", "session", "compaction"), build=build,
+                  config_sections=("decisions", "commitments"), buckets=(BUCKET_DECISIONS, BUCKET_COMMITMENTS))

@@ -1,0 +1,200 @@
+"""The knowledge worker's pure core: events and LLM answers in, a new KnowledgeDoc out.
+
+No I/O, no awaits, no wall clock. "Now" is the event's ``ts`` (or, for an LLM answer,
+the time of the last event of its batch). The input document is never modified, and
+``integrity`` is carried over untouched: the shell owns it.
+
+Decay runs in event time on a fixed grid (see ``facts.decay_steps``) anchored at the
+document's ``updated``. ``updated`` is the latest event time applied: an event stamped
+earlier than the document (a producer's clock behind another's) leaves it unchanged,
+so decay intervals are never counted twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Final
+
+import msgspec
+
+from schemas.docs import Entity, Fact, Integrity, KnowledgeDoc
+from schemas.events import MessageEvent
+from schemas.types import EntityType
+from shared.config import KnowledgeSettings
+from workers.knowledge.extract import (
+    MAX_MENTIONS,
+    PRECISION,
+    canonicalize,
+    entity_id,
+    entity_slug,
+    extract_entities,
+    initial_importance,
+    merge_entities,
+)
+from workers.knowledge.facts import (
+    Triple,
+    access_facts,
+    decay_facts,
+    decay_steps,
+    derive_statements,
+    prune_entities,
+    prune_facts,
+    reference_index,
+    resolve_statement,
+    upsert_facts,
+)
+from workers.knowledge.llm import LlmEntity, LlmFact, LlmKnowledge, build_llm_prompt, parse_llm_output
+from workers.knowledge.split import join_parts, split_doc
+
+__all__ = [
+    "LlmKnowledge",
+    "apply_access",
+    "apply_message",
+    "build_llm_prompt",
+    "empty_doc",
+    "join_parts",
+    "merge_llm_result",
+    "normalize_type",
+    "parse_llm_output",
+    "split_doc",
+]
+
+LLM_MIN_IMPORTANCE: Final = 0.7
+"""The reference's default importance for an LLM entity: a model that names something
+is stronger evidence than a capitalised word. Types that rank higher keep their rank."""
+
+_TYPE_WORDS: Final[dict[str, EntityType]] = {
+    "person": "person",
+    "location": "location",
+    "organization": "organization",
+    "date": "date",
+    "product": "product",
+    "concept": "concept",
+    "email": "email",
+    "url": "url",
+    "organisation": "organization",
+    "org": "organization",
+    "company": "organization",
+    "place": "location",
+    "city": "location",
+    "country": "location",
+    "tool": "product",
+    "software": "product",
+}
+
+
+def empty_doc(ts: datetime) -> KnowledgeDoc:
+    return KnowledgeDoc(updated=ts, entities=[], facts=[], integrity=Integrity())
+
+
+def apply_message(doc: KnowledgeDoc | None, event: MessageEvent, settings: KnowledgeSettings) -> KnowledgeDoc:
+    """One message applied: decay up to ``event.ts``, regex entities merged, regex facts
+    added or promoted, caps enforced."""
+    base, facts = _advance(doc, event.ts, settings)
+    entities = merge_entities(base.entities, extract_entities(event.content, event.ts))
+    index = reference_index(entities)
+    triples = [resolve_statement(s, index) for s in derive_statements(event.content)]
+    facts = upsert_facts(facts, triples, "extracted-regex", event.ts)
+    return _finish(base, entities, facts, event.ts, settings)
+
+
+def merge_llm_result(
+    doc: KnowledgeDoc | None, result: LlmKnowledge, ts: datetime, settings: KnowledgeSettings | None = None
+) -> KnowledgeDoc:
+    """An LLM answer merged: its entities (source ``llm``; ``regex`` too where the
+    regex path already found the same id) and its facts, with names resolved to
+    entity ids where the document or the answer knows them."""
+    settings = settings or KnowledgeSettings()
+    base, facts = _advance(doc, ts, settings)
+    found = _llm_entities(result.entities, ts)
+    entities = merge_entities(base.entities, found)
+    # The answer's own entities resolve its facts first; then the document's.
+    index = reference_index([*found, *entities])
+    facts = upsert_facts(facts, _llm_triples(result.facts, index), "extracted-llm", ts)
+    return _finish(base, entities, facts, ts, settings)
+
+
+def apply_access(
+    doc: KnowledgeDoc | None, fact_ids: Iterable[str], ts: datetime, settings: KnowledgeSettings
+) -> KnowledgeDoc:
+    """Facts used (e.g. returned by a search, reported by a ``recall_access`` feedback
+    event) are promoted, as the reference's ``getFact`` does."""
+    base, facts = _advance(doc, ts, settings)
+    return _finish(base, base.entities, access_facts(facts, fact_ids, ts), ts, settings)
+
+
+def _advance(
+    doc: KnowledgeDoc | None, ts: datetime, settings: KnowledgeSettings
+) -> tuple[KnowledgeDoc, list[Fact]]:
+    """The document to build on and its facts decayed up to ``ts``."""
+    if doc is None:
+        return empty_doc(ts), []
+    steps = decay_steps(doc.updated, ts, settings.decay_interval_hours)
+    return doc, decay_facts(doc.facts, settings.decay_rate, steps)
+
+
+def _finish(
+    base: KnowledgeDoc, entities: list[Entity], facts: list[Fact], ts: datetime, settings: KnowledgeSettings
+) -> KnowledgeDoc:
+    return KnowledgeDoc(
+        updated=max(base.updated, ts),
+        entities=prune_entities(entities, settings.max_entities),
+        facts=prune_facts(facts, settings.max_facts),
+        integrity=base.integrity,
+        version=base.version,
+    )
+
+
+def normalize_type(raw: str) -> EntityType:
+    """The model's type word as an EntityType; anything unrecognised is ``unknown``."""
+    return _TYPE_WORDS.get(raw.strip().lower(), "unknown")
+
+
+def _llm_entities(items: Iterable[LlmEntity], ts: datetime) -> list[Entity]:
+    found: dict[str, Entity] = {}
+    for item in items:
+        entity_type = normalize_type(item.type)
+        mention = item.value.strip()
+        value = canonicalize(mention, entity_type)
+        if not value:
+            continue
+        entity = Entity(
+            id=entity_id(entity_type, value),
+            type=entity_type,
+            value=value,
+            mentions=[mention],
+            count=1,
+            importance=round(max(initial_importance(entity_type, value), LLM_MIN_IMPORTANCE), PRECISION),
+            last_seen=ts,
+            source=["llm"],
+        )
+        found[entity.id] = entity if entity.id not in found else _same_answer(found[entity.id], entity)
+    return list(found.values())
+
+
+def _same_answer(first: Entity, again: Entity) -> Entity:
+    # The model listing a name twice is one sighting; only a new spelling is kept.
+    mentions = list(dict.fromkeys([*first.mentions, *again.mentions]))[:MAX_MENTIONS]
+    return msgspec.structs.replace(first, mentions=mentions)
+
+
+def _llm_triples(items: Iterable[LlmFact], index: dict[str, str]) -> list[Triple]:
+    triples: list[Triple] = []
+    for item in items:
+        subject, obj = item.subject.strip(), item.object.strip()
+        # The reference's predicate normal form: lower case, whitespace as hyphens.
+        predicate = "-".join(item.predicate.lower().split())
+        if subject and obj and predicate:
+            triples.append(Triple(_resolve(subject, index), predicate, _resolve(obj, index)))
+    return triples
+
+
+def _resolve(name: str, index: dict[str, str]) -> str:
+    """The entity id a name refers to, else the name itself as a literal. The legal
+    suffix is tried off as well, so "Acme GmbH" finds ``organization:acme``."""
+    for form in (canonicalize(name, "unknown"), canonicalize(name, "organization")):
+        found = index.get(entity_slug(form))
+        if found is not None:
+            return found
+    return name

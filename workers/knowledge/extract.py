@@ -1,0 +1,133 @@
+"""Regex entity extraction and entity merging (reference: ``src/entity-extractor.ts``).
+
+Pure functions: the time an entity was seen is the event's ``ts``, passed in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+import msgspec
+
+from schemas.docs import Entity
+from schemas.types import EntityType
+from workers.knowledge import patterns
+
+MAX_MENTIONS = 20
+"""Distinct surface forms kept per entity; the first ones seen win, so replay is stable."""
+
+MAX_VALUE_CHARS = 256
+"""Longer matches (a pasted 10 KB URL, a run of capitalised words) are noise, not entities."""
+
+MAX_SCAN_CHARS = 8192
+"""Only the head of a message is scanned: regex cost stays bounded per event however
+large the content (up to the contract's 64 KiB), and a message's entities are almost
+always named early. The LLM path still sees the message."""
+
+PRECISION = 6
+"""Scores are rounded so the encoded document is byte-identical on every platform."""
+
+_IMPORTANCE: dict[str, float] = {
+    "organization": 0.8,
+    "person": 0.7,
+    "product": 0.6,
+    "location": 0.5,
+    "date": 0.4,
+    "email": 0.4,
+    "url": 0.4,
+}
+
+
+def canonicalize(value: str, entity_type: EntityType) -> str:
+    """The canonical value: legal suffix dropped for organisations, else one trailing
+    punctuation mark ("Acme GmbH" → "Acme", "Atlas." → "Atlas")."""
+    if entity_type == "organization":
+        return patterns.ORG_SUFFIX_TRAILER.sub("", value).strip()
+    return patterns.TRAILING_PUNCT.sub("", value).strip()
+
+
+def entity_slug(canonical: str) -> str:
+    """The id part after the type: lower case, whitespace runs as ``-``."""
+    return patterns.WHITESPACE.sub("-", canonical.lower())
+
+
+def entity_id(entity_type: str, canonical: str) -> str:
+    """``organization:acme``, ``unknown:claude-keller``."""
+    return f"{entity_type}:{entity_slug(canonical)}"
+
+
+def initial_importance(entity_type: str, value: str) -> float:
+    """Importance by type; an untyped name counts more when it has several words."""
+    known = _IMPORTANCE.get(entity_type)
+    if known is not None:
+        return known
+    return 0.5 if len(patterns.WORD_SPLIT.split(value)) > 1 else 0.3
+
+
+def extract_entities(text: str, ts: datetime) -> list[Entity]:
+    """Entities found by the regex patterns in ``text``, in order of first appearance
+    per pattern, each counted once per occurrence."""
+    head = text[:MAX_SCAN_CHARS]
+    found: dict[str, Entity] = {}
+    for _name, pattern, entity_type in patterns.ENTITY_PATTERNS:
+        for match in pattern.finditer(head):
+            _record(found, match.group().strip(), entity_type, ts)
+    return list(found.values())
+
+
+def _record(found: dict[str, Entity], mention: str, entity_type: EntityType, ts: datetime) -> None:
+    if not mention or len(mention) > MAX_VALUE_CHARS:
+        return
+    canonical = canonicalize(mention, entity_type)
+    if not canonical:
+        return
+    key = entity_id(entity_type, canonical)
+    entity = found.get(key)
+    if entity is None:
+        found[key] = Entity(
+            id=key,
+            type=entity_type,
+            value=canonical,
+            mentions=[mention],
+            count=1,
+            importance=initial_importance(entity_type, mention),
+            last_seen=ts,
+            source=["regex"],
+        )
+        return
+    # Entities in ``found`` were created here, so updating them in place is safe.
+    entity.count += 1
+    if mention not in entity.mentions and len(entity.mentions) < MAX_MENTIONS:
+        entity.mentions.append(mention)
+
+
+def merge_entities(existing: Iterable[Entity], incoming: Iterable[Entity]) -> list[Entity]:
+    """Merge two entity lists by id without modifying either.
+
+    Counts add, importance takes the maximum, mentions and sources are unioned (mentions
+    capped at ``MAX_MENTIONS``), ``last_seen`` takes the later time. Order: ``existing``
+    first, then new ids in ``incoming`` order.
+    """
+    merged: dict[str, Entity] = {entity.id: entity for entity in existing}
+    for entity in incoming:
+        current = merged.get(entity.id)
+        merged[entity.id] = entity if current is None else combine_entities(current, entity)
+    return list(merged.values())
+
+
+def combine_entities(current: Entity, other: Entity) -> Entity:
+    """One entity seen twice: ``current`` keeps its id, type and value."""
+    return msgspec.structs.replace(
+        current,
+        count=current.count + other.count,
+        importance=round(max(current.importance, other.importance), PRECISION),
+        mentions=union_capped(current.mentions, other.mentions, MAX_MENTIONS),
+        source=sorted({*current.source, *other.source}),
+        last_seen=max(current.last_seen, other.last_seen),
+    )
+
+
+def union_capped(first: list[str], second: list[str], cap: int) -> list[str]:
+    """Ordered union of two lists, at most ``cap`` items (a new list)."""
+    return list(dict.fromkeys([*first, *second]))[:cap]

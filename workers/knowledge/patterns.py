@@ -1,0 +1,156 @@
+"""Regular expressions for entity and fact extraction, compiled once at import.
+
+Ported from the knowledge-engine reference (``src/patterns.ts``). The reference's
+patterns rescan long runs from every start position (quadratic on a hostile 64 KiB
+message) or backtrack through nested repetitions; here every such repetition is bounded
+or possessive, so each pattern costs time linear in the text with a small constant.
+Each change says why where it is made. Quality fixes (word boundaries the reference
+lacked, names that fused across lines) are noted the same way; the reference's own
+test cases still hold (``tests/workers/knowledge/test_knowledge_patterns.py``).
+
+Callers use ``finditer``/``match`` and share no match state, so the reference's
+fresh-RegExp-per-access proxy has no equivalent here.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from schemas.types import EntityType
+
+# Words that start sentences or look like names but are not (the reference's list).
+EXCLUDED_WORDS: Final[tuple[str, ...]] = (
+    "A", "An", "The", "Hello", "My", "This", "Contact", "He", "She",
+    "It", "We", "They", "I", "You", "His", "Her", "Our", "Your",
+    "Their", "Its", "That", "These", "Those", "What", "Which", "Who",
+    "How", "When", "Where", "Why", "But", "And", "Or", "So", "Not",
+    "No", "Yes", "Also", "Just", "For", "From", "With", "About",
+    "After", "Before", "Between", "During", "Into", "Through",
+    "Event", "Talk", "Project", "Multiple", "German",
+    "Am", "Are", "Is", "Was", "Were", "Has", "Have",
+    "Had", "Do", "Does", "Did", "Will", "Would", "Could", "Should",
+    "May", "Might", "Must", "Can", "Shall", "If", "Then",
+)
+
+
+def _word_alternation(words: tuple[str, ...]) -> str:
+    r"""``A(?:bout|nd|n|)\b|B(?:ut|efore)\b|...``: grouped by first letter, so a word is
+    compared with the few exclusions that share its initial, not with all of them."""
+    by_initial: dict[str, list[str]] = {}
+    for word in words:
+        by_initial.setdefault(word[0], []).append(re.escape(word[1:]))
+    branches = []
+    for initial, rests in by_initial.items():
+        tails = "|".join(sorted(rests, key=len, reverse=True))
+        branches.append(rf"{initial}(?:{tails})\b")
+    return "|".join(branches)
+
+
+_EXCL = _word_alternation(EXCLUDED_WORDS)
+
+# Latin-1 letters as well as ASCII: Python's ``\b`` is Unicode-aware, so without them
+# "Jürgen" or "José" would fail the closing word boundary and not match at all.
+_UP = "A-ZÀ-ÖØ-Þ"
+_LOW = "a-zß-öø-ÿ"
+
+# One capitalised word: O'Malley, McDonald's, OpenClaw, or an acronym such as USS.
+_CAP = rf"(?:[{_UP}][{_LOW}']*(?:[{_UP}][{_LOW}']+)*|[{_UP}]{{2,}})"
+
+# Up to six words: a real name is never longer, and the bound keeps a page of
+# capitalised words from being rescanned from each of its words.
+_NAME_WORDS = 5
+_NAME_SEP = r"(?:-|[ \t\u00a0])"
+# ``(?=[{_UP}])`` rejects a lower-case word before the long exclusion list is tried.
+_WORD = rf"(?=[{_UP}])(?!{_EXCL}){_CAP}"
+PROPER_NOUN_BODY: Final[str] = rf"{_WORD}(?:{_NAME_SEP}{_WORD}){{0,{_NAME_WORDS}}}"
+
+_DE_MONTHS = "Januar|Februar|März|Mar|April|Mai|Juni|Juli|August|September|Oktober|November|Dezember"
+_EN_MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
+
+_ORG_SUFFIX = r"(?:Inc\.|LLC|Corp\.|GmbH|AG|Ltd\.)"
+# The reference has no boundary after the suffix, so "Acme AGENDA" became "Acme AG";
+# suffixes that end in a letter must now end the word.
+_ORG_SUFFIX_END = r"(?:Inc\.|Corp\.|Ltd\.|(?:LLC|GmbH|AG)(?![A-Za-z0-9]))"
+# Up to five capitalised words before the suffix, each taken whole and none of them a
+# suffix itself, so a run of capitalised words without a suffix fails fast instead of
+# retrying the suffix after every word.
+_ORG_WORD = r"(?!(?:Inc|LLC|Corp|GmbH|AG|Ltd)\b)[A-Z][A-Za-z0-9]++"
+ORGANIZATION_BODY: Final[str] = rf"{_ORG_WORD}(?:\s{_ORG_WORD}){{0,4}}+,?\s?{_ORG_SUFFIX_END}"
+
+_PRODUCT = (
+    # Multi-word name ending in a Roman numeral ("Final Fantasy VII"). A lone "I" is
+    # the pronoun far more often than a numeral ("Atlas and I"), so it does not count.
+    rf"(?=[A-Z])(?!{_EXCL})[A-Z][a-zA-Z0-9]{{2,}}+(?:\s[a-zA-Z]++){{0,3}}\s(?!I\b)[IVXLCDM]+"
+    # Word and version ("iPhone 15", "GPT-4", "Python 3.12"). The name is read as up to
+    # four hyphen-joined tokens, each taken whole, where the reference's
+    # ``[a-zA-Z0-9-]{2,}`` backtracked through every hyphen of a long run; at least three
+    # characters, as in the reference.
+    r"|(?=[a-zA-Z0-9-]{2}[a-zA-Z0-9])[a-zA-Z][a-zA-Z0-9]*+(?:-[a-zA-Z][a-zA-Z0-9]*+){0,3}+"
+    r"[\s-]v?[0-9]+(?:\.[0-9]+)?"
+    # One word ending in a Roman numeral ("ProductX"): the whole alphanumeric run is
+    # taken possessively and its last letter checked, instead of backtracking into it.
+    r"|[a-zA-Z][a-zA-Z0-9]{2,}+(?<=[IVXLCDM])"
+)
+
+EMAIL: Final = re.compile(
+    # The local part is a whole run of address characters (at most 64, RFC 5321): the
+    # reference restarted at every word boundary inside a long dotted run and rescanned
+    # it to its end. Domain labels are explicit, so "@." and "@x" never match.
+    r"(?<![a-zA-Z0-9._%+-])[a-zA-Z0-9._%+-]{1,64}+@(?:[a-zA-Z0-9-]{1,63}\.){1,8}[a-zA-Z]{2,63}\b"
+)
+URL: Final = re.compile(
+    # The reference allows any character (even a space) second; ``\S`` keeps URLs whole.
+    r"\bhttps?://[^\s/$.?#]\S+\b"
+)
+ISO_DATE: Final = re.compile(r"\b[0-9]{4}-[0-9]{2}-[0-9]{2}(?:T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?Z?)?\b")
+COMMON_DATE: Final = re.compile(
+    # The reference's top-level alternation left each branch with only one boundary
+    # ("v1.2.30" matched); both branches are now bounded on both sides.
+    r"\b(?:[0-9]{1,2}/[0-9]{1,2}/[0-9]{2,4}|[0-9]{1,2}\.[0-9]{1,2}\.[0-9]{2,4})\b"
+)
+GERMAN_DATE: Final = re.compile(rf"\b[0-9]{{1,2}}\.\s(?:{_DE_MONTHS})\s+[0-9]{{4}}\b", re.IGNORECASE)
+ENGLISH_DATE: Final = re.compile(
+    rf"\b(?=[JFMASOND])(?:{_EN_MONTHS})\s+[0-9]{{1,2}}(?:st|nd|rd|th)?,\s+[0-9]{{4}}\b", re.IGNORECASE
+)
+PROPER_NOUN: Final = re.compile(rf"\b{PROPER_NOUN_BODY}\b")
+PRODUCT_NAME: Final = re.compile(rf"\b(?:{_PRODUCT})\b")
+ORGANIZATION: Final = re.compile(rf"\b{ORGANIZATION_BODY}")
+
+# Pattern order matters only for the order of first appearance in a message.
+ENTITY_PATTERNS: Final[tuple[tuple[str, re.Pattern[str], EntityType], ...]] = (
+    ("email", EMAIL, "email"),
+    ("url", URL, "url"),
+    ("iso_date", ISO_DATE, "date"),
+    ("common_date", COMMON_DATE, "date"),
+    ("german_date", GERMAN_DATE, "date"),
+    ("english_date", ENGLISH_DATE, "date"),
+    ("proper_noun", PROPER_NOUN, "unknown"),
+    ("product_name", PRODUCT_NAME, "product"),
+    ("organization_suffix", ORGANIZATION, "organization"),
+)
+
+ORG_SUFFIX_TRAILER: Final = re.compile(rf",?\s?{_ORG_SUFFIX}$", re.IGNORECASE)
+TRAILING_PUNCT: Final = re.compile(r"[.,!?;:]$")
+WHITESPACE: Final = re.compile(r"\s+")
+WORD_SPLIT: Final = re.compile(r"\s|-")
+
+# --- Regex-derived facts -------------------------------------------------------------
+# The reference derives no facts from regex matches (only its LLM path adds facts), so
+# this is Cortex's own, deliberately small set: a name found by PROPER_NOUN, directly
+# followed by an explicit verb phrase, and an object that ends the clause. Anything less
+# certain is left to the LLM path. The tails are matched only at the end of each name
+# match, so deriving facts costs one anchored attempt per name, not another full scan.
+
+WORKS_AT_TAIL: Final = re.compile(
+    r"[ \t]+(?:works|worked|is[ \t]+working|arbeitet|arbeitete)[ \t]+(?:at|for|bei|für)[ \t]+"
+)
+EMPLOYER: Final = re.compile(rf"(?P<org>{ORGANIZATION_BODY})|(?P<name>{PROPER_NOUN_BODY})\b")
+# Up to three words, then the end of the clause, so "is a good idea because ..." yields
+# nothing rather than half a sentence. Words are taken whole (possessive): trying every
+# shorter prefix of three long words would cost the cube of their length.
+IS_A_TAIL: Final = re.compile(
+    rf"[ \t]+(?:is|was|ist|war)[ \t]+(?:a|an|ein|eine)[ \t]+"
+    rf"(?P<kind>[{_LOW}{_UP}][\w-]{{0,40}}+(?:[ \t][{_LOW}{_UP}][\w-]{{0,40}}+){{0,2}})"
+    r"(?=[.,;:!?]|[ \t]*(?:\r?\n|$))"
+)

@@ -1,0 +1,101 @@
+"""The recall worker's own values: a stored memory, a search hit, a ranked memory.
+
+A ``Memory`` is what one Qdrant point carries as payload (plus its dense and BM25
+vectors, which the store computes or receives). Every timestamp in it comes from an
+event ``ts`` — capture stamps ``created_at`` / ``last_accessed`` with the source event's
+time and a ``recall_access`` FeedbackEvent moves ``last_accessed`` — so a replay of the
+stream rebuilds the same points, byte for byte.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Literal
+
+import msgspec
+
+from schemas.types import AgentId, MemoryScope, MemoryType, Timestamp
+
+Tier = Literal["hot", "cold"]
+
+MEMORY_TYPES: tuple[MemoryType, ...] = ("rule", "procedure", "fact", "episode", "preference")
+MEMORY_SCOPES: tuple[MemoryScope, ...] = ("permanent", "project", "session", "ttl")
+
+# A fixed namespace so point ids are the same on every machine and every replay.
+MEMORY_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://cortex/recall/memories")
+
+
+class Memory(msgspec.Struct, frozen=True, kw_only=True):
+    """One memory of one agent: the payload of one point in ``cortex_memories``."""
+
+    id: str
+    agent: AgentId
+    content: str
+    type: MemoryType
+    scope: MemoryScope
+    confidence: float
+    source_event: str
+    created_at: Timestamp
+    last_accessed: Timestamp
+    access_count: int = 0
+    tags: tuple[str, ...] = ()
+    project: str | None = None
+    supersedes_id: str | None = None
+    pinned: bool = False
+    tier: Tier = "hot"
+    # When the same content was last seen again (dedup updates it instead of adding a point).
+    last_seen: Timestamp | None = None
+    # Per-memory TTL for scope "ttl"; None means the policy default (720 h).
+    ttl_hours: int | None = None
+    sender: str | None = None
+    session: str | None = None
+
+
+class SearchHit(msgspec.Struct, frozen=True, kw_only=True):
+    """A store candidate: the memory and its cosine similarity to the query.
+
+    ``fused`` is the reciprocal-rank-fusion score of the hybrid (dense + BM25) query
+    that found it; ``similarity`` is the dense cosine, which the ranking formula uses.
+    """
+
+    memory: Memory
+    similarity: float
+    fused: float = 0.0
+
+
+class RankedMemory(msgspec.Struct, frozen=True, kw_only=True):
+    """A memory with every factor of the recall score, for explanation and tests.
+
+    ``similarity`` is the value the formula used (the calibrated cosine); ``cosine`` is
+    the store's raw dense cosine.
+    """
+
+    memory: Memory
+    score: float
+    similarity: float
+    cosine: float
+    recency: float
+    frequency: float
+    type_boost: float
+    scope_boost: float
+
+
+def memory_id(agent: str, source_key: str, position: int) -> str:
+    """Deterministic point id: uuid5 of the agent, a stable source key and a position.
+
+    The agent is part of the key so two tenants that happen to reuse an event id can
+    never overwrite each other's points.
+    """
+    return str(uuid.uuid5(MEMORY_NAMESPACE, f"{agent}\x1f{source_key}\x1f{position}"))
+
+
+def memory_to_payload(memory: Memory) -> dict[str, Any]:
+    """The point payload: JSON builtins (RFC 3339 strings for timestamps, lists for tags)."""
+    payload: dict[str, Any] = msgspec.to_builtins(memory)
+    payload["tags"] = list(memory.tags)
+    return payload
+
+
+def memory_from_payload(payload: dict[str, Any]) -> Memory:
+    """Inverse of :func:`memory_to_payload`; unknown keys (future fields) are ignored."""
+    return msgspec.convert(payload, Memory)

@@ -1,0 +1,170 @@
+"""Multi-factor recall ranking, exactly as the semantic-memory design states it::
+
+    score = 0.5·similarity + 0.2·recency + 0.1·frequency + 0.1·typeBoost + 0.1·scopeBoost
+
+* similarity — the dense cosine of query and memory as the store returns it (optionally
+  calibrated per embedder, see below);
+* recency    — ``exp(-ln 2 · days since last access / 7)``: a 7-day half-life (exact
+  ln 2; the reference's 0.693 changes no fourth decimal);
+* frequency  — ``min(1, log2(1 + access_count) / 10)``, saturating near 1 000 accesses;
+* typeBoost  — the type multiplier **raw**: rule 1.5, procedure 1.3, fact 1.0,
+  episode 0.8, preference 0.7 (so a rule adds up to 0.15 and a score can reach 1.05);
+* scopeBoost — **normalised** to the best scope the query context allows.
+
+Reconciling the reference's numbers with the design's words
+-----------------------------------------------------------
+The Go reference (ajitpratap0/openclaw-cortex ``internal/recall/recall.go``) applies both
+multipliers raw: scope 1.5 for a matching project, 1.0 for ``permanent``, 0.8 otherwise,
+and 1.0 for everything when the query names no project. The design text calls the scope
+boost normalised: 1.0 for a matching project vs 0.67 for permanent and 0.53 for
+session/ttl — that is the raw value divided by 1.5. Its acceptance numbers
+(fact, sim 0.85, 48 h, 2 accesses → 0.8049; rule, sim 0.80, 1 h, 10 accesses → 0.8838)
+are computed without a project and need a scope term of exactly 1.0 (0.1·0.67 would give
+0.7716 and 0.8504), and they need the type multiplier raw (a normalised fact 0.67 would
+give 0.7716 again).
+
+So we normalise the scope multiplier by the largest value reachable in the query's
+context: with a project, ``raw / 1.5`` (1.0 / 0.667 / 0.533, the design's words); without
+one every memory gets ``1.0 / 1.0 = 1.0`` (the reference's numbers — the factor is then
+the same for every candidate and cannot change the order). The type multiplier stays raw.
+Both acceptance numbers come out exactly, and the project-boost ordering of the reference
+holds (a matching project outranks a permanent memory 0.02 more similar).
+
+Similarity calibration
+----------------------
+The design's weights assume cosines spread like nomic-embed-text's. multilingual-e5
+(the default embedder) packs them into a narrow band — unrelated text scores ~0.65–0.80,
+paraphrases ~0.85–0.95 — so 0.5·cosine barely separates candidates and the type boost
+(a rule's +0.07 over an episode) decides instead. ``similarity_floor`` rescales the
+cosine linearly, ``max(0, (cos - floor) / (1 - floor))``, before the formula; each
+embedder names its floor (e5: 0.7; hashing and Ollama: 0.0, i.e. the raw cosine). The
+formula itself is untouched, and with floor 0.0 — the default here — it is exactly the
+reference's, acceptance numbers included.
+
+``now`` is always a parameter — the time of the triggering event, never the wall clock.
+Ties order by similarity, then id, so a ranking is a pure function of its inputs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from datetime import datetime
+
+import msgspec
+
+from schemas.types import MemoryType
+from workers.recall.models import Memory, RankedMemory, SearchHit
+
+HALF_LIFE_DAYS = 7.0
+SECONDS_PER_DAY = 86_400.0
+
+TYPE_MULTIPLIER: dict[MemoryType, float] = {
+    "rule": 1.5,
+    "procedure": 1.3,
+    "fact": 1.0,
+    "episode": 0.8,
+    "preference": 0.7,
+}
+
+# Raw scope multipliers of the reference, used only when the query names a project.
+PROJECT_MATCH_MULTIPLIER = 1.5
+PERMANENT_MULTIPLIER = 1.0
+OTHER_SCOPE_MULTIPLIER = 0.8
+
+
+class RankingWeights(msgspec.Struct, frozen=True, kw_only=True):
+    similarity: float = 0.5
+    recency: float = 0.2
+    frequency: float = 0.1
+    type_boost: float = 0.1
+    scope_boost: float = 0.1
+
+
+DEFAULT_WEIGHTS = RankingWeights()
+
+
+def recency_score(last_accessed: datetime, now: datetime) -> float:
+    """Exponential decay with a 7-day half-life; an access "in the future" counts as now."""
+    days = max(0.0, (now - last_accessed).total_seconds() / SECONDS_PER_DAY)
+    return math.exp(-math.log(2.0) * days / HALF_LIFE_DAYS)
+
+
+def frequency_score(access_count: int) -> float:
+    if access_count <= 0:
+        return 0.0
+    return min(1.0, math.log2(1 + access_count) / 10.0)
+
+
+def type_boost(memory_type: MemoryType) -> float:
+    return TYPE_MULTIPLIER.get(memory_type, 1.0)
+
+
+def scope_boost(memory: Memory, project: str | None) -> float:
+    """The scope multiplier normalised by the best one reachable (see module docstring)."""
+    if not project:
+        return 1.0
+    if memory.scope == "project" and memory.project == project:
+        raw = PROJECT_MATCH_MULTIPLIER
+    elif memory.scope == "permanent":
+        raw = PERMANENT_MULTIPLIER
+    else:
+        raw = OTHER_SCOPE_MULTIPLIER
+    return raw / PROJECT_MATCH_MULTIPLIER
+
+
+def calibrate_similarity(cosine: float, floor: float = 0.0) -> float:
+    """Stretch an embedder's useful cosine band ``[floor, 1]`` onto ``[0, 1]``."""
+    if floor <= 0.0:
+        return cosine
+    return max(0.0, (cosine - floor) / (1.0 - floor))
+
+
+def score_hit(
+    hit: SearchHit,
+    *,
+    now: datetime,
+    project: str | None = None,
+    weights: RankingWeights = DEFAULT_WEIGHTS,
+    similarity_floor: float = 0.0,
+) -> RankedMemory:
+    memory = hit.memory
+    similarity = calibrate_similarity(hit.similarity, similarity_floor)
+    recency = recency_score(memory.last_accessed, now)
+    frequency = frequency_score(memory.access_count)
+    tboost = type_boost(memory.type)
+    sboost = scope_boost(memory, project)
+    score = (
+        weights.similarity * similarity
+        + weights.recency * recency
+        + weights.frequency * frequency
+        + weights.type_boost * tboost
+        + weights.scope_boost * sboost
+    )
+    return RankedMemory(
+        memory=memory,
+        score=score,
+        similarity=similarity,
+        cosine=hit.similarity,
+        recency=recency,
+        frequency=frequency,
+        type_boost=tboost,
+        scope_boost=sboost,
+    )
+
+
+def rank(
+    hits: Iterable[SearchHit],
+    *,
+    now: datetime,
+    project: str | None = None,
+    weights: RankingWeights = DEFAULT_WEIGHTS,
+    limit: int | None = None,
+    similarity_floor: float = 0.0,
+) -> list[RankedMemory]:
+    """Re-rank store candidates by the multi-factor score, best first."""
+    ranked = [
+        score_hit(hit, now=now, project=project, weights=weights, similarity_floor=similarity_floor) for hit in hits
+    ]
+    ranked.sort(key=lambda r: (-r.score, -r.similarity, r.memory.id))
+    return ranked if limit is None else ranked[:limit]

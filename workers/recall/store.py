@@ -1,0 +1,268 @@
+"""The memory store: one Qdrant collection, ``cortex_memories``, behind one protocol.
+
+Two backends share the retrieval design:
+
+* :class:`~workers.recall.store_edge.EdgeMemoryStore` — the default, in-process Qdrant
+  Edge engine (``qdrant-edge-py``) under a directory, used when ``CORTEX_QDRANT_URL`` is
+  unset;
+* :class:`~workers.recall.store_server.ServerMemoryStore` — a Qdrant server through
+  qdrant-client over gRPC.
+
+Every point carries ``agent`` in its payload and every read, count and delete filters
+on it: an agent's request can never reach another agent's points, even by id.
+
+Each point has two vectors: ``dense`` (the embedder's, cosine) and ``bm25`` (a sparse
+BM25 vector with Qdrant's IDF modifier, computed in-process by Qdrant's own BM25
+tokenizer so both backends index identical terms). A search with text runs both as
+prefetches and fuses them by reciprocal rank (names in a question match the turns that
+mention them even when the dense model does not); each hit also reports its dense
+cosine, which the ranking formula uses. IDF statistics are computed over the agent's own
+points only.
+
+The collection records the embedder's name, its dimension and the BM25 settings (a
+metadata file beside the edge shard; collection metadata on a server). Opening it with a
+different embedder, dimension or BM25 setting raises :class:`CollectionMismatch`; a
+store that cannot be reached or written right now raises :class:`StoreUnavailable`,
+which the worker retries.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator, Sequence
+from typing import ClassVar, NamedTuple, Protocol
+
+import msgspec
+import numpy as np
+import numpy.typing as npt
+from qdrant_edge import Bm25, Bm25Config, Language, SnowballLanguage, SnowballParams, StopwordsSet
+
+from schemas.types import MemoryScope, MemoryType
+from workers.recall.models import Memory, SearchHit, Tier
+
+COLLECTION = "cortex_memories"
+DENSE = "dense"
+SPARSE = "bm25"
+SCHEMA_VERSION = 1
+INDEXED_FIELDS = ("agent", "type", "scope", "project", "tier")
+RRF_K = 60
+
+FloatVector = npt.NDArray[np.float32]
+
+
+class StoreError(RuntimeError):
+    """A store failure that retrying will not fix (bad input, incompatible collection)."""
+
+
+class StoreUnavailable(StoreError):
+    """The store cannot be reached or written right now (server down, directory locked
+    or not writable): transient — the worker reports not-ready and retries."""
+
+
+class CollectionMismatch(StoreError):
+    """The collection was built with another embedder, dimension or BM25 setting."""
+
+
+class DimensionMismatch(CollectionMismatch):
+    """A vector or the collection has a different dimension than the embedder."""
+
+
+class CollectionInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """What the collection records about how its vectors were made."""
+
+    collection: str = COLLECTION
+    embedder: str
+    dim: int
+    lexical: str
+    schema_version: int = SCHEMA_VERSION
+
+
+def check_compatible(stored: CollectionInfo, wanted: CollectionInfo, where: str) -> None:
+    """Refuse to open a collection whose vectors were made differently."""
+    reindex = "re-index into a new data dir or collection (cortex replay) or set the matching CORTEX_EMBEDDER"
+    if stored.dim != wanted.dim:
+        raise DimensionMismatch(
+            f"{where}: collection {stored.collection} holds {stored.dim}-dimensional vectors "
+            f"({stored.embedder}); embedder {wanted.embedder} makes {wanted.dim}: {reindex}"
+        )
+    if stored.embedder != wanted.embedder:
+        raise CollectionMismatch(
+            f"{where}: collection {stored.collection} was embedded with {stored.embedder}, "
+            f"not {wanted.embedder}: {reindex}"
+        )
+    if stored.lexical != wanted.lexical:
+        raise CollectionMismatch(
+            f"{where}: collection {stored.collection} was indexed with BM25 {stored.lexical}, "
+            f"not {wanted.lexical} (CORTEX_LANGUAGE changed?): {reindex}"
+        )
+
+
+class MemoryFilter(msgspec.Struct, frozen=True, kw_only=True):
+    """Extra conditions on top of the agent (which every query has anyway)."""
+
+    types: tuple[MemoryType, ...] = ()
+    scopes: tuple[MemoryScope, ...] = ()
+    project: str | None = None
+    tier: Tier | None = None
+    pinned: bool | None = None
+
+
+Condition = tuple[str, str | bool | tuple[str, ...]]
+
+
+def conditions(agent: str, flt: MemoryFilter | None) -> list[Condition]:
+    """Backend-neutral ``(field, value or any-of values)`` conditions, agent first."""
+    out: list[Condition] = [("agent", agent)]
+    if flt is None:
+        return out
+    if flt.types:
+        out.append(("type", tuple(flt.types)))
+    if flt.scopes:
+        out.append(("scope", tuple(flt.scopes)))
+    if flt.project is not None:
+        out.append(("project", flt.project))
+    if flt.tier is not None:
+        out.append(("tier", flt.tier))
+    if flt.pinned is not None:
+        out.append(("pinned", flt.pinned))
+    return out
+
+
+class MemoryPoint(NamedTuple):
+    memory: Memory
+    vector: FloatVector | Sequence[float]
+
+
+class LexicalEncoder:
+    """BM25 sparse vectors (Qdrant's tokenizer) for the configured conversation languages.
+
+    One language: its Snowball stemmer and stopwords. Several: English stemming (names
+    and English inflections conflate; German words are left mostly intact) with the
+    union of their stopword lists. The setting is recorded with the collection because
+    documents and queries must be tokenised alike.
+    """
+
+    _STOPWORDS: ClassVar[dict[str, Language]] = {
+        "en": Language.English, "de": Language.German, "fr": Language.French, "es": Language.Spanish,
+        "it": Language.Italian, "pt": Language.Portuguese, "ru": Language.Russian,
+    }
+    _STEMMERS: ClassVar[dict[str, SnowballLanguage]] = {
+        "en": SnowballLanguage.English, "de": SnowballLanguage.German, "fr": SnowballLanguage.French,
+        "es": SnowballLanguage.Spanish, "it": SnowballLanguage.Italian, "pt": SnowballLanguage.Portuguese,
+        "ru": SnowballLanguage.Russian,
+    }
+
+    def __init__(self, languages: Sequence[str] = ("en", "de")) -> None:
+        langs = tuple(dict.fromkeys(languages)) or ("en",)
+        stem_lang = langs[0] if len(langs) == 1 and langs[0] in self._STEMMERS else "en"
+        stopwords = {self._STOPWORDS[code] for code in langs if code in self._STOPWORDS}
+        stop_codes = "+".join(sorted(c for c in langs if c in self._STOPWORDS))
+        self.signature = f"bm25-v1/stem={stem_lang}/stop={stop_codes}"
+        self._model = Bm25(
+            Bm25Config(
+                stemmer=SnowballParams(self._STEMMERS[stem_lang]),
+                stopwords=StopwordsSet(languages=stopwords) if stopwords else None,
+            )
+        )
+
+    def document(self, text: str) -> tuple[list[int], list[float]]:
+        vector = self._model.embed_document(text)
+        return list(vector.indices), list(vector.values)
+
+    def query(self, text: str) -> tuple[list[int], list[float]]:
+        vector = self._model.embed_query(text)
+        return list(vector.indices), list(vector.values)
+
+
+def point_ids(ids: Sequence[str]) -> list[str]:
+    """Canonical UUID strings; anything else is bad input (Qdrant ids are UUIDs or ints)."""
+    try:
+        return [str(uuid.UUID(i)) for i in ids]
+    except ValueError as exc:
+        raise StoreError(f"not a memory id (expected a UUID): {exc}") from exc
+
+
+def unit(vector: FloatVector | Sequence[float]) -> FloatVector:
+    arr = np.asarray(vector, dtype=np.float32).reshape(-1)
+    norm = float(np.linalg.norm(arr))
+    return arr / norm if norm > 0 else arr
+
+
+def dense_of(vectors: object) -> list[float] | None:
+    """The dense vector out of a record's named vectors (None when absent or not dense)."""
+    if not isinstance(vectors, dict):
+        return None
+    value = vectors.get(DENSE)
+    if isinstance(value, list) and all(isinstance(x, float | int) for x in value[:1]):
+        return value
+    return None
+
+
+def cosine(query_unit: FloatVector, stored: Sequence[float] | None) -> float:
+    """Dense cosine of a hit (Qdrant stores cosine vectors normalised, we re-normalise anyway)."""
+    if stored is None:
+        return 0.0
+    return float(np.dot(query_unit, unit(stored)))
+
+
+class MemoryStore(Protocol):
+    """Operations the recall worker needs; every one is scoped to one agent."""
+
+    @property
+    def info(self) -> CollectionInfo: ...
+
+    def upsert(self, points: Sequence[MemoryPoint]) -> None:
+        """Insert or replace points by id (deterministic ids make replays idempotent)."""
+
+    def update_payloads(self, memories: Sequence[Memory]) -> None:
+        """Rewrite existing points' payloads (access counts, pins, merges); vectors stay.
+        Content must not change here — use ``upsert`` with a new vector for that."""
+
+    def get(self, agent: str, ids: Sequence[str]) -> list[Memory]: ...
+
+    def vectors(self, agent: str, ids: Sequence[str]) -> dict[str, FloatVector]: ...
+
+    def delete(self, agent: str, ids: Sequence[str]) -> None: ...
+
+    def delete_agent(self, agent: str) -> None: ...
+
+    def search(
+        self,
+        agent: str,
+        vector: FloatVector | Sequence[float],
+        *,
+        text: str | None = None,
+        flt: MemoryFilter | None = None,
+        limit: int = 50,
+    ) -> list[SearchHit]:
+        """Top ``limit`` candidates: dense only, or dense + BM25 fused when ``text`` is given."""
+
+    def scroll(self, agent: str, *, flt: MemoryFilter | None = None, page_size: int = 256) -> Iterator[Memory]: ...
+
+    def count(self, agent: str, flt: MemoryFilter | None = None) -> int: ...
+
+    def flush(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def open_store(
+    *,
+    url: str | None,
+    data_dir: str,
+    embedder_name: str,
+    dim: int,
+    languages: Sequence[str] = ("en", "de"),
+    api_key: str | None = None,
+) -> MemoryStore:
+    """The server store when ``url`` is set (``CORTEX_QDRANT_URL``), else the embedded one
+    under ``<data_dir>/qdrant``."""
+    lexical = LexicalEncoder(languages)
+    wanted = CollectionInfo(embedder=embedder_name, dim=dim, lexical=lexical.signature)
+    if url:
+        from workers.recall.store_server import ServerMemoryStore  # grpc only when used
+
+        return ServerMemoryStore(url, wanted, lexical, api_key=api_key)
+    from workers.recall.store_edge import EdgeMemoryStore  # store_edge imports this module
+
+    return EdgeMemoryStore(f"{data_dir.rstrip('/')}/qdrant", wanted, lexical)

@@ -1,0 +1,314 @@
+"""Embedded backend: the in-process Qdrant Edge engine (``qdrant-edge-py``) under a directory.
+
+Layout under the store directory::
+
+    cortex_memories/        the Edge shard (segments + WAL)
+    cortex_memories.json    CollectionInfo: embedder, dimension, BM25 setting
+
+The shard takes an exclusive lock on its WAL, so a second process opening the same
+directory gets :class:`StoreUnavailable` (it is a standby; it retries until the active
+instance lets go). Calls are serialised by a lock: the worker may call from threads.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import uuid
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+from qdrant_edge import CountRequest as EdgeCountRequest
+from qdrant_edge import (
+    Distance,
+    EdgeConfig,
+    EdgeShard,
+    EdgeSparseVectorParams,
+    EdgeVectorParams,
+    FieldCondition,
+    Filter,
+    Fusion,
+    HasIdCondition,
+    IdfParams,
+    KeywordIndexParams,
+    MatchAny,
+    MatchValue,
+    Modifier,
+    PayloadSchemaType,
+    Point,
+    Prefetch,
+    Query,
+    QueryRequest,
+    ScoredPoint,
+    ScrollRequest,
+    SearchParams,
+    SparseVector,
+    UpdateOperation,
+)
+
+from workers.recall.models import Memory, SearchHit, memory_from_payload, memory_to_payload
+from workers.recall.store import (
+    DENSE,
+    INDEXED_FIELDS,
+    RRF_K,
+    SPARSE,
+    CollectionInfo,
+    Condition,
+    DimensionMismatch,
+    FloatVector,
+    LexicalEncoder,
+    MemoryFilter,
+    MemoryPoint,
+    StoreError,
+    StoreUnavailable,
+    check_compatible,
+    conditions,
+    cosine,
+    dense_of,
+    point_ids,
+    unit,
+)
+
+# Engine errors are plain ``Exception``s; these message fragments mean "not now" rather
+# than "never": a held lock, permissions, a full or read-only disk.
+_TRANSIENT_MARKERS = ("WouldBlock", "Permission denied", "Read-only file system", "No space left", "Resource busy")
+
+
+def _translate(exc: Exception, what: str) -> StoreError:
+    text = str(exc)
+    if isinstance(exc, OSError) or any(marker in text for marker in _TRANSIENT_MARKERS):
+        return StoreUnavailable(f"embedded qdrant: {what}: {text}")
+    if "dimension" in text.lower():
+        return DimensionMismatch(f"embedded qdrant: {what}: {text}")
+    return StoreError(f"embedded qdrant: {what}: {text}")
+
+
+def _filter(conds: list[Condition], ids: Sequence[str] | None = None) -> Filter:
+    must: list[Any] = []
+    for key, value in conds:
+        match = MatchAny(list(value)) if isinstance(value, tuple) else MatchValue(value)
+        must.append(FieldCondition(key=key, match=match))
+    if ids is not None:
+        must.append(HasIdCondition({uuid.UUID(i) for i in point_ids(ids)}))
+    return Filter(must=must)
+
+
+class EdgeMemoryStore:
+    """``MemoryStore`` over a Qdrant Edge shard in ``directory``."""
+
+    def __init__(self, directory: str, wanted: CollectionInfo, lexical: LexicalEncoder) -> None:
+        self._root = Path(directory)
+        self._info = wanted
+        self._name = wanted.collection
+        self._lexical = lexical
+        self._lock = threading.Lock()
+        self._closed = False
+        self._shard = self._open()
+
+    # --- opening -------------------------------------------------------------------
+
+    @property
+    def info(self) -> CollectionInfo:
+        return self._info
+
+    def _meta_path(self) -> Path:
+        return self._root / f"{self._name}.json"
+
+    def _config(self) -> EdgeConfig:
+        return EdgeConfig(
+            vectors={DENSE: EdgeVectorParams(size=self._info.dim, distance=Distance.Cosine)},
+            sparse_vectors={SPARSE: EdgeSparseVectorParams(modifier=Modifier.Idf)},
+        )
+
+    def _open(self) -> EdgeShard:
+        # The metadata is written before the shard is created, so a crash in between
+        # leaves metadata and no shard (created on the next open), never the reverse.
+        shard_dir = self._root / self._name
+        try:
+            self._root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreUnavailable(f"embedded qdrant: cannot create {self._root}: {exc}") from exc
+        meta = self._meta_path()
+        has_shard = shard_dir.exists() and any(shard_dir.iterdir())
+        if meta.exists():
+            check_compatible(self._read_meta(meta), self._info, str(meta))
+        elif has_shard:
+            raise StoreError(f"embedded qdrant: {shard_dir} exists without {meta.name}; refusing to guess its vectors")
+        else:
+            self._write_meta(meta)
+        try:
+            return EdgeShard.load(str(shard_dir), self._config()) if has_shard else self._create(shard_dir)
+        except Exception as exc:
+            raise _translate(exc, f"open {shard_dir}") from exc
+
+    @staticmethod
+    def _read_meta(meta: Path) -> CollectionInfo:
+        try:
+            return msgspec.json.decode(meta.read_bytes(), type=CollectionInfo)
+        except OSError as exc:
+            raise StoreUnavailable(f"embedded qdrant: cannot read {meta}: {exc}") from exc
+        except msgspec.DecodeError as exc:
+            raise StoreError(f"embedded qdrant: {meta} is not collection metadata: {exc}") from exc
+
+    def _write_meta(self, meta: Path) -> None:
+        tmp = meta.with_suffix(".json.tmp")
+        try:
+            tmp.write_bytes(msgspec.json.encode(self._info))
+            os.replace(tmp, meta)  # the metadata appears whole or not at all
+        except OSError as exc:
+            raise StoreUnavailable(f"embedded qdrant: cannot write {meta}: {exc}") from exc
+
+    def _create(self, shard_dir: Path) -> EdgeShard:
+        shard = EdgeShard.create(str(shard_dir), self._config())
+        for field in INDEXED_FIELDS:
+            schema = KeywordIndexParams(is_tenant=True) if field == "agent" else PayloadSchemaType.Keyword
+            shard.update(UpdateOperation.create_field_index(field, schema))
+        shard.flush()
+        return shard
+
+    # --- helpers -------------------------------------------------------------------
+
+    def _call(self, what: str, operation: Any, *args: Any) -> Any:
+        with self._lock:
+            try:
+                return operation(*args)
+            except Exception as exc:
+                raise _translate(exc, what) from exc
+
+    def _point(self, item: MemoryPoint) -> Point:
+        dense = unit(item.vector)
+        if dense.shape[0] != self._info.dim:
+            raise DimensionMismatch(
+                f"memory {item.memory.id}: vector has {dense.shape[0]} dimensions, the collection {self._info.dim}"
+            )
+        vectors: dict[str, Any] = {DENSE: dense.tolist()}
+        indices, values = self._lexical.document(item.memory.content)
+        if indices:
+            vectors[SPARSE] = SparseVector(indices, values)
+        return Point(point_ids([item.memory.id])[0], vectors, memory_to_payload(item.memory))
+
+    def _records(self, flt: Filter, with_vector: bool, page_size: int = 256) -> Iterator[Any]:
+        offset: Any = None
+        while True:
+            request = ScrollRequest(
+                offset=offset,
+                limit=page_size,
+                filter=flt,
+                with_payload=True,
+                with_vector=[DENSE] if with_vector else False,
+            )
+            records, offset = self._call("scroll", self._shard.scroll, request)
+            yield from records
+            if offset is None:
+                return
+
+    # --- writes --------------------------------------------------------------------
+
+    def upsert(self, points: Sequence[MemoryPoint]) -> None:
+        if points:
+            operation = UpdateOperation.upsert_points([self._point(p) for p in points])
+            self._call("upsert", self._shard.update, operation)
+
+    def update_payloads(self, memories: Sequence[Memory]) -> None:
+        for memory in memories:
+            flt = _filter(conditions(memory.agent, None), [memory.id])
+            operation = UpdateOperation.overwrite_payload_by_filter(flt, memory_to_payload(memory))
+            self._call("update payload", self._shard.update, operation)
+
+    def delete(self, agent: str, ids: Sequence[str]) -> None:
+        if ids:
+            operation = UpdateOperation.delete_points_by_filter(_filter(conditions(agent, None), ids))
+            self._call("delete", self._shard.update, operation)
+
+    def delete_agent(self, agent: str) -> None:
+        operation = UpdateOperation.delete_points_by_filter(_filter(conditions(agent, None)))
+        self._call("delete agent", self._shard.update, operation)
+
+    def flush(self) -> None:
+        self._call("flush", self._shard.flush)
+
+    def close(self) -> None:
+        """Release the shard (and its directory lock); closing twice is harmless."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._shard.close()
+
+    # --- reads ---------------------------------------------------------------------
+
+    def get(self, agent: str, ids: Sequence[str]) -> list[Memory]:
+        if not ids:
+            return []
+        found = {
+            m.id: m
+            for m in (
+                memory_from_payload(r.payload) for r in self._records(_filter(conditions(agent, None), ids), False)
+            )
+        }
+        return [found[i] for i in ids if i in found]
+
+    def vectors(self, agent: str, ids: Sequence[str]) -> dict[str, FloatVector]:
+        if not ids:
+            return {}
+        out: dict[str, FloatVector] = {}
+        for record in self._records(_filter(conditions(agent, None), ids), True):
+            vector = dense_of(record.vector)
+            if record.payload and vector is not None:
+                out[str(record.payload["id"])] = unit(vector)
+        return out
+
+    def scroll(self, agent: str, *, flt: MemoryFilter | None = None, page_size: int = 256) -> Iterator[Memory]:
+        for record in self._records(_filter(conditions(agent, flt)), False, page_size):
+            yield memory_from_payload(record.payload)
+
+    def count(self, agent: str, flt: MemoryFilter | None = None) -> int:
+        return int(
+            self._call("count", self._shard.count, EdgeCountRequest(exact=True, filter=_filter(conditions(agent, flt))))
+        )
+
+    def search(
+        self,
+        agent: str,
+        vector: FloatVector | Sequence[float],
+        *,
+        text: str | None = None,
+        flt: MemoryFilter | None = None,
+        limit: int = 50,
+    ) -> list[SearchHit]:
+        query_unit = unit(vector)
+        if query_unit.shape[0] != self._info.dim:
+            raise DimensionMismatch(
+                f"query vector has {query_unit.shape[0]} dimensions, the collection {self._info.dim}"
+            )
+        qfilter = _filter(conditions(agent, flt))
+        prefetch_limit = max(limit * 2, 20)
+        prefetches = [
+            Prefetch(limit=prefetch_limit, query=Query.Nearest(query_unit.tolist(), using=DENSE), filter=qfilter)
+        ]
+        indices, values = self._lexical.query(text) if text else ([], [])
+        if indices:
+            # IDF over this agent's points only: another tenant's vocabulary must not shape our ranking.
+            idf = SearchParams(idf=IdfParams(corpus=_filter(conditions(agent, None))))
+            sparse = Query.Nearest(SparseVector(indices, values), using=SPARSE)
+            prefetches.append(Prefetch(limit=prefetch_limit, query=sparse, filter=qfilter, params=idf))
+        request = QueryRequest(
+            limit=limit,
+            prefetches=prefetches,
+            # The stub types ``query`` as ``Fusion``; ``Fusion.Rrf`` is its (nested-class) variant.
+            query=Fusion.Rrf(k=RRF_K),  # type: ignore[arg-type]
+            filter=qfilter,
+            with_payload=True,
+            with_vector=[DENSE],
+        )
+        points: list[ScoredPoint] = self._call("search", self._shard.query, request)
+        return [self._hit(p, query_unit) for p in points]
+
+    @staticmethod
+    def _hit(point: ScoredPoint, query_unit: FloatVector) -> SearchHit:
+        return SearchHit(
+            memory=memory_from_payload(point.payload or {}),
+            similarity=cosine(query_unit, dense_of(point.vector)),
+            fused=float(point.score),
+        )

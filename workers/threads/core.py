@@ -1,0 +1,225 @@
+"""Thread lifecycle as pure functions over the contract's ``ThreadsDoc``.
+
+Ported from the reference's ``ThreadTracker`` (openclaw-cortex ``src/thread-tracker.ts``):
+topics open threads, decisions and waits attach to the open threads they mention (word
+overlap, design appendix B), closure words close them, closed threads age out after
+``prune_days`` and the list is capped at ``max_threads``. Differences, all for replay or
+bounded documents:
+
+* "now" is the event's ``ts``; ids derive from the event id (``derive_id``);
+* the cap drops the oldest closed threads first and then, unlike the reference (which
+  never dropped an open thread), the oldest open ones, so the document stays bounded;
+* a thread keeps its latest ``MAX_THREAD_DECISIONS`` decisions (unbounded there).
+
+The functions return a new document and never mutate their input. Threads a message does
+not change are shared between the old and the new document: treat both as values.
+``integrity`` is copied unchanged; the caller owns it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+from typing import Final
+
+import msgspec
+
+from schemas.docs import Integrity, Thread, ThreadsDoc
+from schemas.events import FeedbackEvent, MessageEvent
+from schemas.types import PRIORITIES, Mood, Priority
+from shared.config import ThreadsSettings
+from workers.conversation.feedback import FeedbackError, feedback_target
+from workers.conversation.ids import derive_id
+from workers.conversation.patterns import MatchText, PatternSet, prepare_text
+from workers.conversation.signals import (
+    Signals,
+    Words,
+    detect_mood,
+    extract_signals,
+    is_noise_topic,
+    matches_title,
+    words_of,
+)
+
+MAX_THREAD_DECISIONS: Final = 20
+SNIPPET_CHARS: Final = 100  # decisions and waiting_for are cut to this, as in the reference
+
+_replace = msgspec.structs.replace
+
+
+def empty_threads_doc(ts: datetime) -> ThreadsDoc:
+    return ThreadsDoc(updated=ts, session_mood="neutral", threads=[], integrity=Integrity())
+
+
+def infer_priority(text: str, patterns: PatternSet) -> Priority:
+    """``high`` when the text names a high-impact keyword of any enabled language."""
+    return "high" if patterns.is_high_impact(text.lower()) else "medium"
+
+
+def _is_known(threads: list[Thread], topic: str) -> bool:
+    lowered = topic.lower()
+    topic_words = words_of(topic)
+    return any(t.title.lower() == lowered or matches_title(t.title, topic_words) for t in threads)
+
+
+def _open_threads_for_topics(
+    threads: list[Thread], topics: Iterable[str], event: MessageEvent, mood: Mood, patterns: PatternSet
+) -> list[Thread]:
+    sender = event.sender or event.role
+    for index, topic in enumerate(topics):
+        if is_noise_topic(topic, patterns) or _is_known(threads, topic):
+            continue
+        threads.append(
+            Thread(
+                id=derive_id(event.id, "thread", index),
+                title=topic,
+                status="open",
+                priority=infer_priority(topic, patterns),
+                summary=f"Topic detected from {sender}",
+                decisions=[],
+                waiting_for=None,
+                mood=mood,
+                last_activity=event.ts,
+                created=event.ts,
+                channel=event.channel,
+            )
+        )
+    return threads
+
+
+def _close_matching(threads: list[Thread], words: Words, ts: datetime) -> list[Thread]:
+    return [
+        _replace(t, status="closed", last_activity=ts)
+        if t.status == "open" and matches_title(t.title, words)
+        else t
+        for t in threads
+    ]
+
+
+def _with_decision(thread: Thread, snippet: str, ts: datetime) -> Thread:
+    decisions = [*thread.decisions, snippet][-MAX_THREAD_DECISIONS:]
+    return _replace(thread, decisions=decisions, last_activity=ts)
+
+
+def _append_decisions(threads: list[Thread], contexts: Iterable[str], ts: datetime) -> list[Thread]:
+    for context in contexts:
+        context_words = words_of(context)
+        snippet = context[:SNIPPET_CHARS]
+        threads = [
+            _with_decision(t, snippet, ts)
+            if t.status == "open" and snippet not in t.decisions and matches_title(t.title, context_words)
+            else t
+            for t in threads
+        ]
+    return threads
+
+
+def _set_waiting(threads: list[Thread], wait: str, words: Words, ts: datetime) -> list[Thread]:
+    # The reference assigns every wait in turn to every matching thread: the last one wins.
+    snippet = wait[:SNIPPET_CHARS]
+    return [
+        _replace(t, waiting_for=snippet, last_activity=ts)
+        if t.status == "open" and matches_title(t.title, words)
+        else t
+        for t in threads
+    ]
+
+
+def _set_mood(threads: list[Thread], mood: Mood, words: Words) -> list[Thread]:
+    return [
+        _replace(t, mood=mood)
+        if t.status == "open" and t.mood != mood and matches_title(t.title, words)
+        else t
+        for t in threads
+    ]
+
+
+def prune_and_cap(threads: list[Thread], settings: ThreadsSettings, now: datetime) -> list[Thread]:
+    """Drop closed threads idle for ``prune_days``, then cap at ``max_threads``.
+
+    The cap removes the oldest closed threads first, then the oldest open ones; the
+    survivors keep their order.
+    """
+    cutoff = now - timedelta(days=settings.prune_days)
+    kept = [t for t in threads if not (t.status == "closed" and t.last_activity < cutoff)]
+    excess = len(kept) - settings.max_threads
+    if excess <= 0:
+        return kept
+    def age(i: int) -> tuple[bool, datetime, int]:
+        return (kept[i].status == "open", kept[i].last_activity, i)  # closed sorts first
+
+    dropped = set(sorted(range(len(kept)), key=age)[:excess])
+    return [t for i, t in enumerate(kept) if i not in dropped]
+
+
+def _rebuilt(base: ThreadsDoc, updated: datetime, session_mood: Mood, threads: list[Thread]) -> ThreadsDoc:
+    # A copy of integrity: the caller updates it on the new document, never on the old.
+    return ThreadsDoc(
+        version=base.version,
+        updated=updated,
+        session_mood=session_mood,
+        threads=threads,
+        integrity=_replace(base.integrity),
+    )
+
+
+def _apply_signals(
+    threads: list[Thread], text: MatchText, signals: Signals, mood: Mood, ts: datetime
+) -> list[Thread]:
+    # The reference's order: close first, so decisions, waits and mood reach only the
+    # threads that stay open. The message's words are needed only for whole-message matches.
+    if not (signals.closures or signals.waits or mood != "neutral"):
+        return _append_decisions(threads, signals.decisions, ts)
+    words = words_of(text)
+    if signals.closures:
+        threads = _close_matching(threads, words, ts)
+    threads = _append_decisions(threads, signals.decisions, ts)
+    if signals.waits:
+        threads = _set_waiting(threads, signals.waits[-1], words, ts)
+    if mood != "neutral":
+        threads = _set_mood(threads, mood, words)
+    return threads
+
+
+def apply_message(
+    doc: ThreadsDoc | None, event: MessageEvent, settings: ThreadsSettings, patterns: PatternSet
+) -> ThreadsDoc:
+    """The threads document after one message (the reference's ``processMessage``)."""
+    base = doc if doc is not None else empty_threads_doc(event.ts)
+    text = prepare_text(event.content)
+    signals = extract_signals(text, patterns)
+    mood = detect_mood(text, patterns)
+    ts = event.ts
+
+    threads = _open_threads_for_topics(list(base.threads), signals.topics, event, mood, patterns)
+    if threads:
+        threads = _apply_signals(threads, text, signals, mood, ts)
+    session_mood = mood if mood != "neutral" else base.session_mood
+    return _rebuilt(base, ts, session_mood, prune_and_cap(threads, settings, ts))
+
+
+def _thread_change(event: FeedbackEvent) -> dict[str, object] | None:
+    if event.kind == "thread_close":
+        return {"status": "closed", "last_activity": event.ts}
+    if event.kind == "thread_priority":
+        if event.value not in PRIORITIES:
+            levels = ", ".join(PRIORITIES)
+            raise FeedbackError(f"thread_priority {event.id}: {event.value!r} is not one of {levels}")
+        return {"priority": event.value}
+    return None
+
+
+def apply_feedback(doc: ThreadsDoc | None, event: FeedbackEvent, settings: ThreadsSettings) -> ThreadsDoc:
+    """Apply ``thread_close`` or ``thread_priority`` (target = thread id, value = level).
+
+    Other kinds change nothing but ``updated``; an unknown thread id (pruned meanwhile) is
+    a no-op. A missing target or an invalid priority raises ``FeedbackError``.
+    """
+    base = doc if doc is not None else empty_threads_doc(event.ts)
+    change = _thread_change(event)
+    threads = list(base.threads)
+    if change is not None:
+        target = feedback_target(event)
+        threads = [_replace(t, **change) if t.id == target else t for t in threads]
+        threads = prune_and_cap(threads, settings, event.ts)
+    return _rebuilt(base, event.ts, base.session_mood, threads)

@@ -1,0 +1,47 @@
+"""The threads worker: ThreadsDoc per agent in ``cortex_threads``."""
+
+from __future__ import annotations
+
+from schemas.docs import ThreadsDoc
+from schemas.events import FeedbackEvent, MessageEvent
+from shared.codec import Envelope
+from shared.config import ThreadsSettings
+from shared.names import BUCKET_THREADS
+from shared.projection import ProjectionHandler
+from shared.runtime import WorkerContext, WorkerSpec
+from workers.conversation.patterns import PatternSet, get_patterns
+from workers.threads.core import apply_feedback, apply_message
+
+FEEDBACK_KINDS = frozenset({"thread_close", "thread_priority"})
+
+
+class ThreadsProjection:
+    bucket = BUCKET_THREADS
+    doc_type = ThreadsDoc
+
+    def __init__(self, settings: ThreadsSettings, patterns: PatternSet) -> None:
+        self._settings = settings
+        self._patterns = patterns
+
+    def accepts(self, env: Envelope) -> bool:
+        if isinstance(env.event, MessageEvent):
+            return True
+        return isinstance(env.event, FeedbackEvent) and env.event.kind in FEEDBACK_KINDS
+
+    def apply(self, doc: ThreadsDoc | None, env: Envelope) -> ThreadsDoc | None:
+        event = env.event
+        if isinstance(event, MessageEvent):
+            return apply_message(doc, event, self._settings, self._patterns)
+        assert isinstance(event, FeedbackEvent)
+        return apply_feedback(doc, event, self._settings)
+
+
+async def build(ctx: WorkerContext) -> ProjectionHandler:
+    projection = ThreadsProjection(ctx.settings.threads, get_patterns(ctx.settings.languages))
+    return ProjectionHandler(ctx.js, ctx.worker, ctx.producer, [projection],
+                             bucket_names={BUCKET_THREADS: ctx.bucket(BUCKET_THREADS)}, cut_on_triggers=True)
+
+
+# session and compaction events are consumed only as cuts for composed documents
+SPEC = WorkerSpec(name="threads", families=("msg", "feedback", "session", "compaction"), build=build,
+                  config_sections=("threads",), buckets=(BUCKET_THREADS,))
