@@ -155,11 +155,16 @@ class Fact(msgspec.Struct, kw_only=True, rename="camel"):
 
 
 class KnowledgeDoc(msgspec.Struct, kw_only=True):
+    """``llm_pending`` goes beyond the contract (readers ignore it): the messages of the
+    current LLM extraction batch, ``[sender, text]``, so batching survives restarts and
+    replays deterministically."""
+
     updated: datetime
     entities: list[Entity]
     facts: list[Fact]
     integrity: Integrity
     version: int = 1
+    llm_pending: list[list[str]] = msgspec.field(default_factory=list)
 
 
 class ChannelState(msgspec.Struct, kw_only=True):

@@ -59,7 +59,7 @@ class ComposedProjection(Projection[D], Protocol):
     so a conflict rebase re-runs ``compose`` with the same inputs.
     """
 
-    async def prepare(self, env: Envelope) -> Any: ...
+    async def prepare(self, env: Envelope, doc: D | None) -> Any: ...
 
     def compose(self, doc: D | None, env: Envelope, inputs: Any) -> D | None: ...
 
@@ -162,7 +162,7 @@ class ProjectionHandler:
             if slot.doc is not None and slot.doc.integrity.last_seq >= env.seq:
                 continue  # watermark: applied before (redelivery or replay)
             prepare = getattr(projection, "prepare", None)
-            inputs = await prepare(env) if prepare is not None else None
+            inputs = await prepare(env, slot.doc) if prepare is not None else None
             if self._apply_to_slot(projection, slot, env, inputs):
                 self._dirty.add((projection.bucket, env.agent))
                 slot.pending.append((env, inputs))

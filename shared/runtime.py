@@ -69,9 +69,10 @@ OPERATIONAL_KNOBS = frozenset({"wait_ms", "debounce_ms"})
 
 def producer_id(spec: WorkerSpec, settings: Settings, version: str) -> str:
     """``<worker>@<version>+<config-hash>``: which code and which settings made a document."""
-    sections = {name: {k: v for k, v in msgspec.structs.asdict(getattr(settings, name)).items()
-                       if k not in OPERATIONAL_KNOBS}
-                for name in spec.config_sections}
+    sections: dict[str, Any] = {
+        name: {k: v for k, v in msgspec.structs.asdict(getattr(settings, name)).items() if k not in OPERATIONAL_KNOBS}
+        for name in spec.config_sections
+    }
     sections["language"] = settings.language
     sections["timezone"] = settings.timezone
     digest = hashlib.sha256(msgspec.json.encode(sections)).hexdigest()[:8]

@@ -8,13 +8,14 @@ from workers.api.worker import SPEC as API
 from workers.boot.worker import SPEC as BOOT
 from workers.channels.worker import SPEC as CHANNELS
 from workers.decisions.worker import SPEC as DECISIONS
+from workers.knowledge.worker import SPEC as KNOWLEDGE
 from workers.narrative.worker import SPEC as NARRATIVE
 from workers.snapshot.worker import SPEC as SNAPSHOT
 from workers.threads.worker import SPEC as THREADS
 
 
 def all_specs() -> dict[str, WorkerSpec]:
-    specs = [THREADS, DECISIONS, CHANNELS, SNAPSHOT, NARRATIVE, BOOT, API]
+    specs = [THREADS, DECISIONS, KNOWLEDGE, CHANNELS, SNAPSHOT, NARRATIVE, BOOT, API]
     return {s.name: s for s in specs}
 
 

@@ -15,7 +15,7 @@ import nats
 import pytest
 from nats.js.client import JetStreamContext
 
-from schemas.docs import BootDoc, CommitmentsDoc, DecisionsDoc, SnapshotDoc, ThreadsDoc
+from schemas.docs import BootDoc, CommitmentsDoc, DecisionsDoc, KnowledgeDoc, SnapshotDoc, ThreadsDoc
 from shared.kv import kv_read
 from shared.names import EVENTS_STREAM
 from workers.registry import all_specs
@@ -100,8 +100,14 @@ async def test_demo_conversation_yields_threads_decisions_commitments_snapshot_a
     assert snapshot.markdown.startswith("# Hot Snapshot — 2026-02-17T10:00:00")
     assert "- [user] Yes! Let's keep going, this is awesome 🎯" in snapshot.markdown
 
+    knowledge = msgspec.json.decode(docs["cortex_knowledge/main"], type=KnowledgeDoc)
+    values = {e.value for e in knowledge.entities}
+    assert {"Maria", "Acme Analytics"} <= values, values
+    assert any(f.predicate == "works-at" and "acme" in f.object for f in knowledge.facts)
+
     boot = msgspec.json.decode(docs["cortex_boot/main"], type=BootDoc)
     assert boot.trigger == "session_start" and boot.session == "s-demo-2"
+    assert "- Maria works-at Acme Analytics" in boot.markdown
     assert boot.lagging == []
     active = boot.markdown.split("## 🧵 Active Threads", 1)[1].split("\n## ", 1)[0]
     assert "kubernetes cluster" in active and "Performance-Bug" in active

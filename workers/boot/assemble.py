@@ -48,8 +48,9 @@ def _work_sections(
 def _context_sections(inputs: BootInputs, budgets: Budgets) -> list[str]:
     facts = inputs.knowledge.facts if inputs.knowledge is not None else []
     channels = inputs.channels.channels if inputs.channels is not None else []
+    names = {e.id: e.value for e in inputs.knowledge.entities} if inputs.knowledge is not None else {}
     return [
-        facts_section(facts, budgets.facts),
+        facts_section(facts, budgets.facts, names),
         channels_section(channels, budgets.channels),
         key_memories_section(inputs.key_memories, budgets.memories),
     ]

@@ -8,7 +8,7 @@ background channel as ``[channel] summary (last: time)``, archived channels left
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 
 from schemas.docs import ChannelState, Fact, NarrativeDoc, SnapshotDoc
@@ -49,12 +49,14 @@ def top_facts(facts: Sequence[Fact], limit: int = MAX_FACTS_IN_BOOT) -> list[Fac
     return ranked[:limit]
 
 
-def _fact_line(f: Fact) -> str:
-    return f"- {one_line(f.subject)} {one_line(f.predicate)} {one_line(f.object)}"
+def _fact_line(f: Fact, names: Mapping[str, str]) -> str:
+    # Facts refer to entities by id (`person:maria`); the briefing shows their values.
+    subject, obj = names.get(f.subject, f.subject), names.get(f.object, f.object)
+    return f"- {one_line(subject)} {one_line(f.predicate)} {one_line(obj)}"
 
 
-def facts_section(facts: Sequence[Fact], budget: int) -> str:
-    lines = [_fact_line(f) for f in top_facts(facts)]
+def facts_section(facts: Sequence[Fact], budget: int, names: Mapping[str, str] | None = None) -> str:
+    lines = [_fact_line(f, names or {}) for f in top_facts(facts)]
     return section("## 🧠 Known Facts", lines, budget)[0]
 
 

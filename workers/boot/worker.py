@@ -130,7 +130,7 @@ class BootProjection:
             return boot.on_session_start
         return (env.family, env.kind) == ("compaction", "before")
 
-    async def prepare(self, env: Envelope) -> BootInputs:
+    async def prepare(self, env: Envelope, doc: Any = None) -> BootInputs:
         return await self._sources.at_trigger(env)
 
     def compose(self, doc: BootDoc | None, env: Envelope, inputs: Any) -> BootDoc:

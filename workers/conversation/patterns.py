@@ -180,8 +180,8 @@ def _unique(items: Iterable[str]) -> tuple[str, ...]:
 def _alternation(words: tuple[str, ...]) -> re.Pattern[str] | None:
     if not words:
         return None
-    # Longest first so a keyword that prefixes another cannot shadow it in the match.
-    return re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
+    # Only "is any keyword in the text" is asked, so the order of the alternatives is moot.
+    return re.compile("|".join(re.escape(w) for w in words))
 
 
 def _noise_prefix(packs: tuple[LanguagePack, ...]) -> re.Pattern[str] | None:

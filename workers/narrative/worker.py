@@ -64,7 +64,7 @@ class NarrativeProjection:
     def accepts(self, env: Envelope) -> bool:
         return (env.family, env.kind) in _KINDS and self._ctx.settings.narrative.enabled
 
-    async def prepare(self, env: Envelope) -> NarrativeInputs:
+    async def prepare(self, env: Envelope, doc: Any = None) -> NarrativeInputs:
         if (env.family, env.kind) == ("session", "start"):
             return NarrativeInputs()
         ctx = self._ctx

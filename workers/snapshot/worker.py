@@ -29,7 +29,7 @@ class SnapshotProjection:
     def accepts(self, env: Envelope) -> bool:
         return env.family == "compaction" and env.kind == "before" and self._ctx.settings.precompaction.enabled
 
-    async def prepare(self, env: Envelope) -> tuple[ThreadsDoc | None, list[str]]:
+    async def prepare(self, env: Envelope, doc: Any = None) -> tuple[ThreadsDoc | None, list[str]]:
         """Threads flushed first: wait for the threads worker, read its state as of this event."""
         threads_consumer = source_consumer(self._ctx, "threads")
         lagging = await self._tracker.wait({threads_consumer: env.seq}, wait_bound_s(self._ctx))
