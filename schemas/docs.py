@@ -182,6 +182,20 @@ class ChannelsDoc(msgspec.Struct, kw_only=True):
     version: int = 1
 
 
+class RecallDoc(msgspec.Struct, kw_only=True):
+    """Beyond the contract: what boot needs from recall without opening the vector store —
+    the agent's rules and hot ("key") memories, and counts by tier."""
+
+    agent: str
+    updated: datetime
+    key_memories: list[str]
+    memories: int
+    hot: int
+    cold: int
+    integrity: Integrity
+    version: int = 1
+
+
 DOCUMENTS: tuple[type[msgspec.Struct], ...] = (
-    ThreadsDoc, DecisionsDoc, CommitmentsDoc, SnapshotDoc, NarrativeDoc, BootDoc, KnowledgeDoc, ChannelsDoc,
+    ThreadsDoc, DecisionsDoc, CommitmentsDoc, SnapshotDoc, NarrativeDoc, BootDoc, KnowledgeDoc, ChannelsDoc, RecallDoc,
 )

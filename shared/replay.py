@@ -120,7 +120,7 @@ async def replay_worker(host: WorkerHost, ctx: WorkerContext, spec: WorkerSpec, 
         await ready.wait()  # every replayed worker is reset before any starts consuming
         handler = await spec.build(ctx)
         loop = ConsumeLoop(ctx.js, worker=spec.name, consumer=ctx.consumer, handler=handler,
-                           config=loop_config(host.settings), health=ctx.health,
+                           config=loop_config(host.settings, spec), health=ctx.health,
                            accept=channel_filter(host.settings, ctx.shadow), fence=lease.check,
                            on_committed=getattr(handler, "on_committed", None))
         task = asyncio.create_task(loop.run())

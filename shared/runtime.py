@@ -61,6 +61,7 @@ class WorkerSpec:
     serve: Callable[[WorkerContext, asyncio.Event], Awaitable[None]] | None = None
     config_sections: tuple[str, ...] = ()
     buckets: tuple[str, ...] = ()  # the document buckets this worker owns (replay resets them)
+    max_batch: int | None = None  # a cap on the fetch batch for workers with slow applies (embedding)
 
 
 # Knobs that change how long a worker waits, never what it derives: not part of the hash.
@@ -91,11 +92,12 @@ def channel_filter(settings: Settings, shadow: bool) -> Callable[[Envelope], boo
     return accept
 
 
-def loop_config(settings: Settings) -> LoopConfig:
+def loop_config(settings: Settings, spec: WorkerSpec | None = None) -> LoopConfig:
     rt = settings.runtime
+    batch = min(rt.batch_size, spec.max_batch) if spec is not None and spec.max_batch else rt.batch_size
     return LoopConfig(
         prefix=settings.prefix,
-        batch_size=rt.batch_size,
+        batch_size=batch,
         fetch_timeout_s=rt.fetch_timeout_ms / 1000,
         ack_wait_s=float(rt.ack_wait_s),
         max_attempts=rt.max_attempts,
@@ -107,7 +109,9 @@ def loop_config(settings: Settings) -> LoopConfig:
 
 
 class WorkerHost:
-    def __init__(self, settings: Settings, specs: list[WorkerSpec], version: str) -> None:
+    def __init__(self, settings: Settings, specs: list[WorkerSpec], version: str,
+                 extras: dict[str, Any] | None = None) -> None:
+        self.extras = extras or {}  # shared collaborators handed to every worker (e.g. an LLM client)
         self.settings = settings
         self.specs = specs
         self.version = version
@@ -143,7 +147,8 @@ class WorkerHost:
         await self._ensure_consumer(js, consumer, spec, health)
         lease = Lease(js, consumer, self.instance, self.settings.runtime.lease_ttl_s, spec.name)
         ctx = WorkerContext(nc=nc, js=js, settings=self.settings, worker=spec.name, consumer=consumer,
-                            producer=producer_id(spec, self.settings, self.version), health=health, shadow=shadow)
+                            producer=producer_id(spec, self.settings, self.version), health=health, shadow=shadow,
+                            extras=self.extras)
         while not self.stop.is_set():
             health.set_ready(True, "standby: waiting for the lease")
             if not await lease.acquire(self.stop):
@@ -155,7 +160,7 @@ class WorkerHost:
         assert spec.build is not None
         handler = await spec.build(ctx)
         loop = ConsumeLoop(ctx.js, worker=spec.name, consumer=ctx.consumer, handler=handler,
-                           config=loop_config(self.settings), health=ctx.health,
+                           config=loop_config(self.settings, spec), health=ctx.health,
                            accept=channel_filter(self.settings, ctx.shadow), fence=lease.check,
                            on_committed=getattr(handler, "on_committed", None))
         keeper = asyncio.create_task(lease.keep_alive(loop.stop), name=f"{ctx.consumer}-lease")

@@ -10,12 +10,13 @@ from workers.channels.worker import SPEC as CHANNELS
 from workers.decisions.worker import SPEC as DECISIONS
 from workers.knowledge.worker import SPEC as KNOWLEDGE
 from workers.narrative.worker import SPEC as NARRATIVE
+from workers.recall.worker import SPEC as RECALL
 from workers.snapshot.worker import SPEC as SNAPSHOT
 from workers.threads.worker import SPEC as THREADS
 
 
 def all_specs() -> dict[str, WorkerSpec]:
-    specs = [THREADS, DECISIONS, KNOWLEDGE, CHANNELS, SNAPSHOT, NARRATIVE, BOOT, API]
+    specs = [THREADS, DECISIONS, KNOWLEDGE, CHANNELS, RECALL, SNAPSHOT, NARRATIVE, BOOT, API]
     return {s.name: s for s in specs}
 
 

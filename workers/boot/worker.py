@@ -29,6 +29,7 @@ from schemas.docs import (
     Integrity,
     KnowledgeDoc,
     NarrativeDoc,
+    RecallDoc,
     SnapshotDoc,
     ThreadsDoc,
 )
@@ -43,6 +44,7 @@ from shared.names import (
     BUCKET_DECISIONS,
     BUCKET_KNOWLEDGE,
     BUCKET_NARRATIVES,
+    BUCKET_RECALL,
     BUCKET_SNAPSHOTS,
     BUCKET_THREADS,
 )
@@ -64,6 +66,7 @@ SOURCES: tuple[tuple[str, str, type[Any], str], ...] = (
     ("narrative", BUCKET_NARRATIVES, NarrativeDoc, "narrative"),
     ("knowledge", BUCKET_KNOWLEDGE, KnowledgeDoc, "knowledge"),
     ("channels", BUCKET_CHANNELS, ChannelsDoc, "channels"),
+    ("recall", BUCKET_RECALL, RecallDoc, "recall"),
 )
 # Composed upstream documents made *for* a compaction event (read as of S + 1 then).
 _MADE_FOR_COMPACTION = frozenset({"snapshot", "narrative"})
@@ -104,8 +107,10 @@ class BootSources:
         lagging = sorted({names[c] for c in lagging_consumers})
         missing = sorted({w for field, _, _, w in self.sources if docs.get(field) is None})
         stamps = [d.integrity.last_event_ts for d in docs.values() if d is not None and d.integrity.last_event_ts]
+        recall = docs.pop("recall", None)
         return BootInputs(agent=agent, now=now, lagging=lagging, missing=missing,
-                          last_activity=max(stamps) if stamps else None, **docs)
+                          last_activity=max(stamps) if stamps else None,
+                          key_memories=list(recall.key_memories) if recall is not None else [], **docs)
 
 
 def boot_doc(inputs: BootInputs, markdown: str, trigger: str, session: str | None) -> BootDoc:

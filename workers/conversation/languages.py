@@ -1,7 +1,12 @@
 """Language packs: the pattern sources of every supported language, as data.
 
 Sources are the reference's (openclaw-cortex ``src/patterns/lang-*.ts`` and
-``src/commitment-patterns.ts``), rewritten for Python ``re`` with these deliberate changes:
+``src/commitment-patterns.ts``). For English and German the design (section 7) has older
+versions: its decision, wait and mood words and its high-impact keywords are the same
+here, but its close patterns matched substrings ("abandoned", "frameworks" and "prefixed"
+closed threads) and its topics kept the article ("the auth migration"); the reference's
+word-bounded close patterns and article-skipping topics replace them. All are rewritten
+for Python ``re`` with these deliberate changes:
 
 * Packs whose reference patterns carried the ``i`` flag are written in lower case and run
   against the lower-cased message (``patterns.MatchText``) instead of ``re.IGNORECASE``;

@@ -49,6 +49,9 @@ class Memory(msgspec.Struct, frozen=True, kw_only=True):
     ttl_hours: int | None = None
     sender: str | None = None
     session: str | None = None
+    # Stream sequence of the last event that changed this memory: the per-memory
+    # watermark that makes a redelivered or replayed event change nothing.
+    last_seq: int = 0
 
 
 class SearchHit(msgspec.Struct, frozen=True, kw_only=True):

@@ -1,0 +1,88 @@
+"""Classifier cases.
+
+The English cases are ported from the semantic-memory design's Go tests
+(ajitpratap0/openclaw-cortex ``tests/classifier_test.go``); the German ones and the
+tie-break cases are ours.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from workers.recall.classifier import TIE_BREAK_ORDER, classify, has_signal, score_types
+
+REFERENCE_CASES = [
+    ("You must always validate input before processing", "rule"),
+    ("Never expose API keys in client-side code", "rule"),
+    ("Authentication is required for all API endpoints", "rule"),
+    ("Step 1: Install dependencies. Step 2: Configure the database.", "procedure"),
+    ("How to deploy the application to production", "procedure"),
+    ("Run the test suite with: go test ./...", "procedure"),
+    ("I prefer to use Go over Python for systems programming", "preference"),
+    ("My favorite editor is Neovim", "preference"),
+    ("Yesterday we discovered a race condition in the scheduler", "episode"),
+    ("The incident occurred when the cache expired during peak load", "episode"),
+    ("Go uses goroutines for concurrent programming", "fact"),
+    ("The API returns JSON responses", "fact"),
+]
+
+GERMAN_CASES = [
+    ("Wir dürfen niemals API-Schlüssel im Frontend speichern", "rule"),
+    ("Tests müssen vor jedem Merge grün sein", "rule"),
+    ("Zuerst installiere die Abhängigkeiten, danach konfiguriere die Datenbank", "procedure"),
+    ("Ich bevorzuge Tabs statt Leerzeichen", "preference"),
+    ("Mein Lieblingseditor ist Neovim", "preference"),
+    ("Gestern ist beim Deployment ein Fehler aufgetreten", "episode"),
+    ("Qdrant steht für eine Vektordatenbank", "fact"),
+    ("Die API liefert JSON", "fact"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), REFERENCE_CASES)
+def test_reference_case_classifies_as_in_the_design(text: str, expected: str) -> None:
+    assert classify(text).type == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), GERMAN_CASES)
+def test_german_case_classifies(text: str, expected: str) -> None:
+    assert classify(text).type == expected
+
+
+def test_tie_breaks_by_fixed_order_not_by_chance() -> None:
+    """'always' (rule) and 'prefer' (preference) score one each: rule wins, every time."""
+    text = "We always prefer small commits"
+    scores = score_types(text, ["en"])
+    assert scores["rule"] == scores["preference"] == 1
+    assert {classify(text).type for _ in range(20)} == {"rule"}
+    assert classify(text).confidence == 0.5  # a tie costs confidence
+
+
+def test_tie_break_order_follows_the_type_priorities() -> None:
+    assert TIE_BREAK_ORDER == ("rule", "procedure", "fact", "episode", "preference")
+
+
+def test_procedure_beats_episode_on_a_tie() -> None:
+    scores = score_types("Yesterday I had to deploy", ["en"])
+    assert scores["procedure"] == scores["episode"] == 1
+    assert classify("Yesterday I had to deploy").type == "procedure"
+
+
+def test_cues_match_whole_words_only() -> None:
+    assert not has_signal("Nevertheless the mustard is likely unremarkable", ["en"])
+    assert classify("Nevertheless the mustard is likely unremarkable").type == "fact"
+
+
+def test_default_fact_has_the_lowest_confidence() -> None:
+    assert classify("The API returns JSON responses") == ("fact", 0.5)
+
+
+def test_confidence_grows_with_evidence() -> None:
+    one = classify("Never push to main")
+    several = classify("You must never push to main; it is forbidden and mandatory to review")
+    assert one.type == several.type == "rule"
+    assert 0.5 < one.confidence < several.confidence <= 0.9
+
+
+def test_languages_restrict_the_cue_tables() -> None:
+    assert classify("Ich bevorzuge Tabs", ["en"]).type == "fact"
+    assert classify("Ich bevorzuge Tabs", ["de"]).type == "preference"

@@ -1,0 +1,146 @@
+"""Multi-factor ranking: the reference numbers and orderings.
+
+Cases ported from the semantic-memory design's Go tests (ajitpratap0/openclaw-cortex
+``tests/recall_test.go``: ``TestRecaller_Rank``, ``TestRecaller_RankWithProjectBoost``,
+``TestRecaller_RecencyDecay``, ``TestRecaller_TypePriority``); the exact scores 0.8049 and
+0.8838 are the acceptance numbers of issue 5.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from schemas.types import MemoryScope, MemoryType
+from workers.recall.models import Memory, SearchHit
+from workers.recall.ranking import (
+    TYPE_MULTIPLIER,
+    calibrate_similarity,
+    frequency_score,
+    rank,
+    recency_score,
+    scope_boost,
+    score_hit,
+)
+
+NOW = datetime(2026, 2, 17, 10, 30, tzinfo=UTC)
+
+
+def hit(
+    mid: str,
+    mtype: MemoryType,
+    similarity: float,
+    *,
+    hours_ago: float,
+    accesses: int,
+    scope: MemoryScope = "permanent",
+    project: str | None = None,
+) -> SearchHit:
+    accessed = NOW - timedelta(hours=hours_ago)
+    memory = Memory(
+        id=mid, agent="a", content=mid, type=mtype, scope=scope, confidence=0.9, source_event="e1",
+        created_at=accessed, last_accessed=accessed, access_count=accesses, project=project,
+    )
+    return SearchHit(memory=memory, similarity=similarity)
+
+
+def test_reference_fact_scores_0_8049() -> None:
+    ranked = score_hit(hit("r-1", "fact", 0.85, hours_ago=48, accesses=2), now=NOW)
+    assert round(ranked.score, 4) == 0.8049
+
+
+def test_reference_rule_scores_0_8838() -> None:
+    ranked = score_hit(hit("r-2", "rule", 0.80, hours_ago=1, accesses=10), now=NOW)
+    assert round(ranked.score, 4) == 0.8838
+
+
+def test_rule_ranks_first_despite_lower_similarity() -> None:
+    hits = [
+        hit("r-1", "fact", 0.85, hours_ago=48, accesses=2),
+        hit("r-2", "rule", 0.80, hours_ago=1, accesses=10),
+        hit("r-3", "episode", 0.90, hours_ago=168, accesses=1),
+    ]
+    ranked = rank(hits, now=NOW)
+    assert [r.memory.id for r in ranked] == ["r-2", "r-1", "r-3"]
+    assert round(ranked[2].score, 4) == 0.74  # 0.45 + 0.2·0.5 + 0.1·0.1 + 0.1·0.8 + 0.1
+
+
+def test_matching_project_outranks_a_more_similar_permanent_memory() -> None:
+    hits = [
+        hit("p-1", "fact", 0.80, hours_ago=0, accesses=1, scope="project", project="cortex"),
+        hit("p-2", "fact", 0.82, hours_ago=0, accesses=1, scope="permanent"),
+    ]
+    assert rank(hits, now=NOW, project="cortex")[0].memory.id == "p-1"
+    # Without a project in the query the scope factor is the same for both.
+    assert rank(hits, now=NOW)[0].memory.id == "p-2"
+
+
+def test_scope_boost_is_normalised_to_the_best_scope_in_context() -> None:
+    project_memory = hit("p", "fact", 0.5, hours_ago=0, accesses=0, scope="project", project="cortex").memory
+    permanent = hit("q", "fact", 0.5, hours_ago=0, accesses=0, scope="permanent").memory
+    session = hit("s", "fact", 0.5, hours_ago=0, accesses=0, scope="session").memory
+    other_project = hit("o", "fact", 0.5, hours_ago=0, accesses=0, scope="project", project="other").memory
+    assert scope_boost(project_memory, "cortex") == 1.0
+    assert scope_boost(permanent, "cortex") == pytest.approx(0.667, abs=1e-3)
+    assert scope_boost(session, "cortex") == pytest.approx(0.533, abs=1e-3)
+    assert scope_boost(other_project, "cortex") == pytest.approx(0.533, abs=1e-3)
+    assert {scope_boost(m, None) for m in (project_memory, permanent, session)} == {1.0}
+
+
+@pytest.mark.parametrize(
+    ("hours", "above", "below"),
+    [(0, 0.99, 1.01), (1, 0.99, 1.0), (24, 0.85, 0.95), (168, 0.45, 0.55), (720, 0.01, 0.15)],
+)
+def test_recency_halves_every_seven_days(hours: float, above: float, below: float) -> None:
+    assert above < recency_score(NOW - timedelta(hours=hours), NOW) < below
+
+
+def test_recency_of_a_future_access_counts_as_now() -> None:
+    assert recency_score(NOW + timedelta(hours=5), NOW) == 1.0
+
+
+def test_frequency_is_log_scaled_and_capped() -> None:
+    assert frequency_score(0) == 0.0
+    assert frequency_score(1) == pytest.approx(0.1)
+    assert frequency_score(10**6) == 1.0
+
+
+def test_type_multipliers_are_the_designs() -> None:
+    assert TYPE_MULTIPLIER == {"rule": 1.5, "procedure": 1.3, "fact": 1.0, "episode": 0.8, "preference": 0.7}
+
+
+def test_equal_scores_order_by_similarity_then_id() -> None:
+    twins = [hit(mid, "fact", 0.5, hours_ago=1, accesses=1) for mid in ("b", "a", "c")]
+    assert [r.memory.id for r in rank(twins, now=NOW)] == ["a", "b", "c"]
+
+
+def test_rank_respects_limit() -> None:
+    hits = [hit(str(i), "fact", i / 10, hours_ago=1, accesses=1) for i in range(10)]
+    assert [r.memory.id for r in rank(hits, now=NOW, limit=3)] == ["9", "8", "7"]
+
+
+def test_calibration_with_floor_zero_is_the_raw_cosine() -> None:
+    assert calibrate_similarity(0.85) == 0.85
+    raw = score_hit(hit("r-1", "fact", 0.85, hours_ago=48, accesses=2), now=NOW)
+    assert raw.similarity == raw.cosine == 0.85
+
+
+def test_calibration_stretches_a_narrow_cosine_band() -> None:
+    assert calibrate_similarity(0.7, 0.7) == 0.0
+    assert calibrate_similarity(0.55, 0.7) == 0.0
+    assert calibrate_similarity(0.85, 0.7) == pytest.approx(0.5)
+    assert calibrate_similarity(1.0, 0.7) == pytest.approx(1.0)
+
+
+def test_with_e5_like_cosines_a_relevant_episode_beats_an_unrelated_rule() -> None:
+    """Raw e5 cosines (0.79 relevant vs 0.73 unrelated) let the rule's type boost win;
+    the e5 floor restores the similarity signal the design's weights expect."""
+    hits = [
+        hit("episode", "episode", 0.794, hours_ago=24, accesses=0),
+        hit("rule", "rule", 0.725, hours_ago=24, accesses=0),
+    ]
+    assert rank(hits, now=NOW)[0].memory.id == "rule"
+    ranked = rank(hits, now=NOW, similarity_floor=0.7)
+    assert ranked[0].memory.id == "episode"
+    assert ranked[0].cosine == 0.794

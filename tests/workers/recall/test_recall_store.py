@@ -1,0 +1,226 @@
+"""The store suite, run against the embedded Qdrant Edge engine and, when
+``CORTEX_QDRANT_URL`` is set, a Qdrant server. Real engines only: nothing is mocked."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from workers.recall.embedders import HashingEmbedder
+from workers.recall.models import Memory
+from workers.recall.store import (
+    CollectionMismatch,
+    DimensionMismatch,
+    MemoryFilter,
+    MemoryPoint,
+    MemoryStore,
+    StoreError,
+    StoreUnavailable,
+    open_store,
+)
+from workers.recall.store_edge import EdgeMemoryStore
+
+MakeMemory = Callable[..., Memory]  # fixtures from conftest (importlib mode: not importable)
+OpenStore = Callable[..., Any]
+
+
+def points(embedder: HashingEmbedder, *memories: Memory) -> list[MemoryPoint]:
+    vectors = embedder.embed_documents([m.content for m in memories])
+    return [MemoryPoint(m, v) for m, v in zip(memories, vectors, strict=True)]
+
+
+def test_upsert_then_search_finds_the_closest_memory(
+    store: MemoryStore, embedder: HashingEmbedder, make_memory: MakeMemory
+) -> None:
+    berlin = make_memory("Caroline moved to Berlin in May", position=1)
+    pizza = make_memory("Melanie likes pineapple pizza", position=2)
+    store.upsert(points(embedder, berlin, pizza))
+    hits = store.search("alice", embedder.embed_query("Where did Caroline move?"), text="Where did Caroline move?")
+    assert hits[0].memory == berlin
+    assert hits[0].similarity > hits[-1].similarity
+    assert hits[0].fused > 0
+
+
+def test_agent_never_sees_another_agents_memories(
+    store: MemoryStore, embedder: HashingEmbedder, make_memory: MakeMemory
+) -> None:
+    mine = make_memory("The launch code is blue", agent="alice")
+    theirs = make_memory("The launch code is blue", agent="bob")
+    store.upsert(points(embedder, mine, theirs))
+    query = embedder.embed_query("launch code")
+    assert [h.memory.id for h in store.search("alice", query, text="launch code")] == [mine.id]
+    assert [h.memory.id for h in store.search("bob", query, text="launch code")] == [theirs.id]
+    # Not even by id: a get, count or delete for alice cannot reach bob's point.
+    assert store.get("alice", [theirs.id]) == []
+    store.delete("alice", [theirs.id])
+    assert store.get("bob", [theirs.id]) == [theirs]
+    assert store.count("alice") == 1 and store.count("bob") == 1
+
+
+def test_filter_narrows_by_type_scope_and_project(
+    store: MemoryStore, embedder: HashingEmbedder, make_memory: MakeMemory
+) -> None:
+    rule = make_memory("Never deploy on Fridays", type="rule", position=1)
+    episode = make_memory("Alice: never deploy on Fridays", type="episode", position=2)
+    scoped = make_memory("Deploys of cortex go through staging", type="rule", scope="project", project="cortex")
+    store.upsert(points(embedder, rule, episode, scoped))
+    query = embedder.embed_query("deploy")
+    only_rules = store.search("alice", query, text="deploy", flt=MemoryFilter(types=("rule",)))
+    assert {h.memory.id for h in only_rules} == {rule.id, scoped.id}
+    assert store.count("alice", MemoryFilter(project="cortex")) == 1
+    assert store.count("alice", MemoryFilter(scopes=("permanent",))) == 2
+
+
+def test_upsert_by_deterministic_id_is_idempotent(
+    store: MemoryStore, embedder: HashingEmbedder, make_memory: MakeMemory
+) -> None:
+    memory = make_memory("Standup is at 9:30")
+    store.upsert(points(embedder, memory))
+    store.upsert(points(embedder, memory))
+    again = msgspec.structs.replace(memory, access_count=3)
+    store.upsert(points(embedder, again))
+    assert store.count("alice") == 1
+    assert store.get("alice", [memory.id]) == [again]
+
+
+def test_get_scroll_and_vectors_round_trip_the_memory(
+    store: MemoryStore, embedder: HashingEmbedder, make_memory: MakeMemory
+) -> None:
+    memories = [make_memory(f"note number {i}", position=i, tags=("x", f"t{i}")) for i in range(7)]
+    store.upsert(points(embedder, *memories))
+    assert store.get("alice", [memories[3].id, memories[1].id]) == [memories[3], memories[1]]
+    assert sorted(m.id for m in store.scroll("alice", page_size=2)) == sorted(m.id for m in memories)
+    vectors = store.vectors("alice", [memories[0].id])
+    expected = embedder.embed_documents([memories[0].content])[0]
+    assert float(vectors[memories[0].id] @ expected) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_update_payloads_changes_payload_not_vectors(
+    store: MemoryStore, embedder: HashingEmbedder, make_memory: MakeMemory
+) -> None:
+    memory = make_memory("Ship on Tuesdays")
+    store.upsert(points(embedder, memory))
+    pinned = msgspec.structs.replace(memory, pinned=True, access_count=5)
+    store.update_payloads([pinned])
+    assert store.get("alice", [memory.id]) == [pinned]
+    hits = store.search("alice", embedder.embed_query("Ship on Tuesdays"))
+    assert hits[0].similarity == pytest.approx(1.0, abs=1e-5)
+
+
+def test_delete_by_ids_and_by_agent(store: MemoryStore, embedder: HashingEmbedder, make_memory: MakeMemory) -> None:
+    a1, a2 = make_memory("first", position=1), make_memory("second", position=2)
+    b1 = make_memory("first", agent="bob")
+    store.upsert(points(embedder, a1, a2, b1))
+    store.delete("alice", [a1.id])
+    assert [m.id for m in store.scroll("alice")] == [a2.id]
+    store.delete_agent("alice")
+    assert store.count("alice") == 0
+    assert store.count("bob") == 1
+
+
+def test_bm25_matches_a_name_the_dense_vector_misses(
+    store: MemoryStore, embedder: HashingEmbedder, make_memory: MakeMemory
+) -> None:
+    """A dense query for one thing plus text naming a person: fusion brings the person's turn in."""
+    filler = [make_memory(f"we talked about topic {i} at length", position=i) for i in range(30)]
+    named = make_memory("Jolene: my snake is called Susie", position=99)
+    store.upsert(points(embedder, *filler, named))
+    dense_only = store.search("alice", embedder.embed_query("we talked about topic"), limit=5)
+    assert named.id not in {h.memory.id for h in dense_only}
+    fused = store.search("alice", embedder.embed_query("we talked about topic"), text="Jolene", limit=5)
+    assert named.id in {h.memory.id for h in fused}
+
+
+def test_reopening_with_another_dimension_is_refused(open_store: OpenStore) -> None:
+    first = open_store("hashing-v1-256", 256)
+    first.close()
+    with pytest.raises(DimensionMismatch, match="256-dimensional"):
+        open_store("hashing-v1-128", 128)
+
+
+def test_reopening_with_another_embedder_is_refused(open_store: OpenStore) -> None:
+    open_store("hashing-v1-256", 256).close()
+    with pytest.raises(CollectionMismatch, match="embedded with hashing-v1-256"):
+        open_store("some-other-model", 256)
+
+
+def test_reopening_with_another_bm25_setting_is_refused(open_store: OpenStore) -> None:
+    open_store(languages=("en", "de")).close()
+    with pytest.raises(CollectionMismatch, match="BM25"):
+        open_store(languages=("de",))
+
+
+def test_reopening_with_the_same_settings_keeps_the_points(
+    open_store: OpenStore, embedder: HashingEmbedder, make_memory: MakeMemory
+) -> None:
+    store = open_store()
+    store.upsert(points(embedder, make_memory("persisted")))
+    store.flush()
+    store.close()
+    assert open_store().count("alice") == 1
+
+
+def test_a_vector_of_the_wrong_dimension_is_refused(store: MemoryStore, make_memory: MakeMemory) -> None:
+    with pytest.raises(DimensionMismatch):
+        store.upsert([MemoryPoint(make_memory("short"), [0.1] * 8)])
+    with pytest.raises(DimensionMismatch):
+        store.search("alice", [0.1] * 8)
+
+
+# --- embedded-engine specifics ---------------------------------------------------------
+
+
+def test_a_second_process_on_the_same_directory_is_told_to_wait(tmp_path: Path) -> None:
+    first = open_store(url=None, data_dir=str(tmp_path), embedder_name="hashing-v1-256", dim=256)
+    try:
+        with pytest.raises(StoreUnavailable, match="WouldBlock"):
+            open_store(url=None, data_dir=str(tmp_path), embedder_name="hashing-v1-256", dim=256)
+    finally:
+        first.close()
+    # Once the active instance lets go, the standby opens it.
+    open_store(url=None, data_dir=str(tmp_path), embedder_name="hashing-v1-256", dim=256).close()
+
+
+def test_an_unwritable_data_dir_is_transient(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("a file where the data dir should be")
+    with pytest.raises(StoreUnavailable):
+        open_store(url=None, data_dir=str(blocker), embedder_name="hashing-v1-256", dim=256)
+
+
+def test_open_store_without_url_is_the_embedded_engine_under_the_data_dir(tmp_path: Path) -> None:
+    store = open_store(url=None, data_dir=str(tmp_path), embedder_name="hashing-v1-256", dim=256)
+    try:
+        assert isinstance(store, EdgeMemoryStore)
+        assert (tmp_path / "qdrant" / "cortex_memories.json").exists()
+        assert store.info.dim == 256 and store.info.embedder == "hashing-v1-256"
+    finally:
+        store.close()
+
+
+def test_metadata_without_a_shard_is_completed_on_open(tmp_path: Path) -> None:
+    """A crash between writing the metadata and creating the shard is not fatal."""
+    open_store(url=None, data_dir=str(tmp_path), embedder_name="hashing-v1-256", dim=256).close()
+    shutil.rmtree(tmp_path / "qdrant" / "cortex_memories")
+    store = open_store(url=None, data_dir=str(tmp_path), embedder_name="hashing-v1-256", dim=256)
+    try:
+        assert store.count("alice") == 0
+    finally:
+        store.close()
+
+
+def test_a_shard_without_metadata_is_refused(tmp_path: Path) -> None:
+    open_store(url=None, data_dir=str(tmp_path), embedder_name="hashing-v1-256", dim=256).close()
+    (tmp_path / "qdrant" / "cortex_memories.json").unlink()
+    with pytest.raises(StoreError, match=r"without cortex_memories\.json"):
+        open_store(url=None, data_dir=str(tmp_path), embedder_name="hashing-v1-256", dim=256)
+
+
+def test_an_id_that_is_not_a_uuid_is_bad_input(store: MemoryStore) -> None:
+    with pytest.raises(StoreError, match="not a memory id"):
+        store.get("alice", ["../../etc/passwd"])

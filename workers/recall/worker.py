@@ -1,0 +1,203 @@
+"""The recall worker: the memory store's only writer, and the recall API.
+
+Consumes messages, notes, feedback (``recall_access``, ``memory_pin``, ``memory_forget``)
+and session starts (lifecycle and tiering in event time); embeds each batch at once; keeps
+a per-agent ``RecallDoc`` in ``cortex_recall`` for the boot document; serves
+``cortex.api.recall.<agent>`` and publishes a ``recall_access`` FeedbackEvent for what it
+returned (access metadata changes through the stream, so it replays).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+from prometheus_client import Counter, Histogram
+
+from schemas.api import RecalledMemory, RecallReply, RecallRequest
+from schemas.docs import Integrity, RecallDoc
+from schemas.events import FeedbackEvent, SessionEvent
+from shared.codec import Envelope
+from shared.errors import TransientError
+from shared.kv import kv_cas, kv_read
+from shared.names import BUCKET_RECALL
+from shared.runtime import WorkerContext, WorkerSpec
+from shared.service import ApiError, serve_endpoints
+from workers.recall.apply import BatchOutcome, StoreApplier
+from workers.recall.embedders import Embedder, EmbedderUnavailable, make_embedder
+from workers.recall.ranking import rank
+from workers.recall.store import MemoryStore, StoreUnavailable, open_store
+from workers.recall.tokens import format_memories_with_budget
+
+log = logging.getLogger(__name__)
+
+RECALL_SECONDS = Histogram("cortex_recall_seconds", "Recall query latency", buckets=(
+    0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0))
+RECALL_MEMORIES = Counter("cortex_recall_memories_total", "Memory store changes", ["change"])
+_FEEDBACK = frozenset({"recall_access", "memory_pin", "memory_forget"})
+
+
+class StoreHolder:
+    """One store per process (the embedded engine allows a single writer), shared by the
+    consume loop and the API, used under one lock from worker threads."""
+
+    def __init__(self) -> None:
+        self.store: MemoryStore | None = None
+        self.embedder: Embedder | None = None
+        self.lock = threading.Lock()
+        self.ready = asyncio.Event()
+
+    def open(self, ctx: WorkerContext) -> tuple[MemoryStore, Embedder]:
+        if self.store is None or self.embedder is None:
+            embedder = make_embedder(ctx.settings.embedder)
+            try:
+                store = open_store(url=ctx.settings.qdrant_url, data_dir=ctx.settings.data_path,
+                                   embedder_name=embedder.name, dim=embedder.dim, languages=ctx.settings.languages)
+            except StoreUnavailable as exc:
+                raise TransientError(f"memory store unavailable: {exc}") from exc
+            self.store, self.embedder = store, embedder
+        return self.store, self.embedder
+
+    def close(self) -> None:
+        if self.store is not None:
+            self.store.close()
+        self.store = None
+        self.ready.clear()
+
+
+HOLDER = StoreHolder()
+
+
+class RecallHandler:
+    """Stages a batch's events; ``commit`` applies them to the store in stream order."""
+
+    def __init__(self, ctx: WorkerContext, applier: StoreApplier) -> None:
+        self._ctx = ctx
+        self._applier = applier
+        self._staged: list[Envelope] = []
+
+    async def apply(self, env: Envelope) -> bool:
+        event = env.event
+        if isinstance(event, FeedbackEvent) and event.kind not in _FEEDBACK:
+            return False
+        if isinstance(event, SessionEvent) and env.kind != "start":
+            return False
+        self._staged.append(env)
+        return True
+
+    async def commit(self) -> None:
+        if not self._staged:
+            return
+        staged = list(self._staged)
+        try:
+            outcome = await asyncio.to_thread(self._locked_apply, staged)
+        except (StoreUnavailable, EmbedderUnavailable) as exc:
+            raise TransientError(f"memory store: {exc}") from exc
+        self._staged.clear()
+        for change in ("added", "merged", "skipped", "expired", "demoted"):
+            RECALL_MEMORIES.labels(change).inc(getattr(outcome, change))
+        await self._write_docs(outcome)
+
+    def _locked_apply(self, staged: list[Envelope]) -> BatchOutcome:
+        with HOLDER.lock:
+            return self._applier.apply_batch(staged)
+
+    def _summary(self, agent: str, now: datetime) -> tuple[list[str], int, int]:
+        with HOLDER.lock:
+            return self._applier.key_memories(agent, now)
+
+    async def _write_docs(self, outcome: BatchOutcome) -> None:
+        kv = await self._ctx.js.key_value(self._ctx.bucket(BUCKET_RECALL))
+        for agent, ts in sorted(outcome.touched.items()):
+            raw, revision = await kv_read(kv, agent)
+            old = msgspec.json.decode(raw, type=RecallDoc) if raw else None
+            seq = outcome.last_seq[agent]
+            if old is not None and old.integrity.last_seq >= seq:
+                continue
+            key, hot, cold = await asyncio.to_thread(self._summary, agent, ts)
+            doc = RecallDoc(agent=agent, updated=ts, key_memories=key, memories=hot + cold, hot=hot, cold=cold,
+                            integrity=Integrity(last_seq=seq, last_event_ts=ts,
+                                                events=(old.integrity.events if old else 0) + 1,
+                                                producer=self._ctx.producer))
+            await kv_cas(kv, agent, msgspec.json.encode(doc), revision)
+
+    def reset(self) -> None:
+        self._staged.clear()
+
+    async def aclose(self) -> None:
+        HOLDER.close()
+
+
+async def build(ctx: WorkerContext) -> RecallHandler:
+    store, embedder = await asyncio.to_thread(HOLDER.open, ctx)
+    HOLDER.ready.set()
+    applier = StoreApplier(store, embedder, ctx.settings.recall, ctx.settings.languages)
+    return RecallHandler(ctx, applier)
+
+
+def recall_now(hits_ts: list[datetime]) -> datetime:
+    """The agent's latest event time seen in the candidates ("now" for recency)."""
+    return max(hits_ts) if hits_ts else datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def answer(req: RecallRequest, agent: str, settings: Any) -> RecallReply:
+    """Search, rank and trim to the token budget (runs in a worker thread)."""
+    store, embedder = HOLDER.store, HOLDER.embedder
+    assert store is not None and embedder is not None
+    vector = embedder.embed_query(req.query)
+    with HOLDER.lock:
+        hits = store.search(agent, vector, text=req.query, limit=settings.recall.candidates)
+    now = recall_now([max(h.memory.last_accessed, h.memory.last_seen or h.memory.created_at) for h in hits])
+    ranked = rank(hits, now=now, project=req.project, limit=req.limit or settings.recall.limit,
+                  similarity_floor=embedder.similarity_floor)
+    budget = format_memories_with_budget([r.memory.content for r in ranked],
+                                         req.budget_tokens or settings.recall.budget_tokens)
+    kept = ranked[: budget.included]
+    memories = [RecalledMemory(id=r.memory.id, content=r.memory.content, type=r.memory.type, scope=r.memory.scope,
+                               score=round(r.score, 6), similarity=round(r.cosine, 6),
+                               source_event=r.memory.source_event) for r in kept]
+    return RecallReply(memories=memories, text=budget.text, tokens=budget.tokens)
+
+
+async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
+    """Serve recall only where the store is open (the active instance; a standby waits)."""
+    ready = asyncio.create_task(HOLDER.ready.wait())
+    stopping = asyncio.create_task(stop.wait())
+    await asyncio.wait([ready, stopping], return_when=asyncio.FIRST_COMPLETED)
+    for task in (ready, stopping):
+        task.cancel()
+    if stop.is_set():
+        return
+
+    async def handle(agent: str, req: RecallRequest) -> RecallReply:
+        if not req.query.strip():
+            raise ApiError(400, "query must not be empty")
+        if req.limit is not None and not 1 <= req.limit <= 200:
+            raise ApiError(400, "limit must be between 1 and 200")
+        with RECALL_SECONDS.time():
+            reply = await asyncio.to_thread(answer, req, agent, ctx.settings)
+        if reply.memories:
+            await _publish_access(ctx, agent, [m.id for m in reply.memories])
+        return reply
+
+    ctx.health.set_ready(True, "serving")
+    await serve_endpoints(ctx.nc, ctx.settings.prefix, "cortex-recall", "0.1.0",
+                          [("recall", RecallRequest, handle)], stop)
+
+
+async def _publish_access(ctx: WorkerContext, agent: str, ids: list[str]) -> None:
+    """A reply changes access metadata through the stream (so it replays), not directly."""
+    event = FeedbackEvent(id=f"ra-{uuid.uuid4().hex}", agent=agent, ts=datetime.now(UTC), kind="recall_access",
+                          value=ids, actor="recall-api")
+    await ctx.js.publish(f"{ctx.settings.prefix}.feedback.{agent}.recall_access", msgspec.json.encode(event),
+                         headers={"Nats-Msg-Id": event.id})
+
+
+SPEC = WorkerSpec(name="recall", families=("msg", "notes", "feedback", "session"), build=build, serve=serve,
+                  config_sections=("recall",), buckets=(BUCKET_RECALL,), max_batch=64)
+
