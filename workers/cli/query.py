@@ -12,7 +12,15 @@ from typing import Any
 import msgspec
 import nats.errors
 
-from schemas.api import BootRequest, CommitmentsReply, DecisionsReply, ErrorReply, ThreadsReply
+from schemas.api import (
+    BootRequest,
+    CommitmentsReply,
+    DecisionsReply,
+    ErrorReply,
+    RecallReply,
+    RecallRequest,
+    ThreadsReply,
+)
 from schemas.docs import BootDoc
 from schemas.events import FeedbackEvent, is_valid_agent
 from schemas.types import PRIORITIES
@@ -35,6 +43,15 @@ def register(sub: Any) -> None:
         p.add_argument("agent")
         p.add_argument("--nats-url")
         p.set_defaults(handler=cmd_table, table=name)
+
+    recall = sub.add_parser("recall", help="print ranked memories within a token budget")
+    recall.add_argument("agent")
+    recall.add_argument("query")
+    recall.add_argument("--project")
+    recall.add_argument("--budget", type=int, help="token budget (default CORTEX_RECALL_BUDGET_TOKENS)")
+    recall.add_argument("--limit", type=int)
+    recall.add_argument("--nats-url")
+    recall.set_defaults(handler=cmd_recall)
 
     thread = sub.add_parser("thread", help="correct a thread: close it or set its priority")
     tsub = thread.add_subparsers(dest="action", required=True)
@@ -121,6 +138,21 @@ async def cmd_table(args: argparse.Namespace, settings: Settings) -> int:
         raw = await _request(nc, f"{settings.prefix}.api.{args.table}.{agent}", b"{}")
     headers, rows = _rows(args.table, raw)
     print(render_table(headers, rows) if rows else f"(no {args.table} for {agent})")
+    return 0
+
+
+async def cmd_recall(args: argparse.Namespace, settings: Settings) -> int:
+    agent = _agent(args.agent)
+    req = RecallRequest(query=args.query, project=args.project, limit=args.limit, budget_tokens=args.budget)
+    async with connected(settings, args.nats_url) as nc:
+        raw = await _request(nc, f"{settings.prefix}.api.recall.{agent}", msgspec.json.encode(req))
+    reply = msgspec.json.decode(raw, type=RecallReply)
+    if not reply.memories:
+        print(f"(no memories of {agent} match)")
+        return 0
+    rows = [[f"{m.score:.3f}", m.type, m.scope, m.content, m.id[:8]] for m in reply.memories]
+    print(render_table(["score", "type", "scope", "memory", "id"], rows, width=80))
+    print(f"\n{len(reply.memories)} memories, {reply.tokens} tokens")
     return 0
 
 

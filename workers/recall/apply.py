@@ -118,16 +118,16 @@ class StoreApplier:
             self.store.delete(env.agent, ids)
             return
         changed = []
-        for memory in self.store.get(env.agent, ids):
-            if memory.last_seq >= env.seq:
+        for current in self.store.get(env.agent, ids):
+            if current.last_seq >= env.seq:
                 continue
             if event.kind == "recall_access":
-                memory = record_hit(memory, event.ts)
+                updated = record_hit(current, event.ts)
             elif event.kind == "memory_pin":
-                memory = msgspec.structs.replace(memory, pinned=True, tier="hot")
+                updated = msgspec.structs.replace(current, pinned=True, tier="hot")
             else:
                 continue
-            changed.append(msgspec.structs.replace(memory, last_seq=env.seq))
+            changed.append(msgspec.structs.replace(updated, last_seq=env.seq))
         if changed:
             self.store.update_payloads(changed)
 

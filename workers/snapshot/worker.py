@@ -65,4 +65,5 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
     return SnapshotHandler(ctx, tracker)
 
 
-SPEC = WorkerSpec(name="snapshot", families=("compaction",), build=build, config_sections=("precompaction",), buckets=(BUCKET_SNAPSHOTS,))
+SPEC = WorkerSpec(name="snapshot", families=("compaction",), build=build, config_sections=("precompaction",),
+                  buckets=(BUCKET_SNAPSHOTS,))

@@ -1,0 +1,156 @@
+"""What a benchmark run produces: one Struct per measurement, encoded as the JSON report.
+
+Every phase result carries ``skipped`` (a readable reason, or None when it ran), so the
+JSON always has the same keys whatever was measured.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class Latency(msgspec.Struct, kw_only=True):
+    """Latencies in milliseconds; ``lost`` samples never completed within the phase."""
+
+    n: int = 0
+    lost: int = 0
+    p50_ms: float | None = None
+    p95_ms: float | None = None
+    p99_ms: float | None = None
+    max_ms: float | None = None
+    mean_ms: float | None = None
+
+
+class LimitResult(msgspec.Struct, kw_only=True):
+    """Bare nats-py pull consume: fetch batches, msgspec decode, ack each message."""
+
+    skipped: str | None = None
+    events: int = 0
+    batch: int = 500
+    runs_msgs_per_s: list[float] = msgspec.field(default_factory=list)
+    msgs_per_s: float | None = None  # median of the runs
+
+
+class WorkerResult(msgspec.Struct, kw_only=True):
+    """One worker process draining the backlog alone."""
+
+    worker: str
+    skipped: str | None = None
+    events: int = 0
+    seconds: float | None = None  # first delivery → consumer drained
+    msgs_per_s: float | None = None
+    ratio: float | None = None  # to the limit
+    startup_s: float | None = None  # process start → first delivery
+    peak_rss_mb: float | None = None
+    profile: str | None = None  # cProfile output, when --profile was given
+
+
+class RateResult(msgspec.Struct, kw_only=True):
+    """One fixed publish rate: publish → document updated, and session start → BootDoc."""
+
+    rate: int
+    duration_s: float
+    published: int = 0
+    achieved_rate: float = 0.0
+    threads: Latency = msgspec.field(default_factory=Latency)
+    decisions: Latency = msgspec.field(default_factory=Latency)
+    boot: Latency = msgspec.field(default_factory=Latency)
+    drain_s: float | None = None  # publishing finished → every consumer drained
+
+
+class FreshnessResult(msgspec.Struct, kw_only=True):
+    skipped: str | None = None
+    workers: list[str] = msgspec.field(default_factory=list)
+    rates: list[RateResult] = msgspec.field(default_factory=list)
+
+
+class ApiResult(msgspec.Struct, kw_only=True):
+    skipped: str | None = None
+    agent: str = ""
+    state: dict[str, int] = msgspec.field(default_factory=dict)  # what the full-size state holds
+    boot_chars: int | None = None
+    endpoints: dict[str, Latency] = msgspec.field(default_factory=dict)
+    errors: dict[str, str] = msgspec.field(default_factory=dict)
+
+
+class RecallResult(msgspec.Struct, kw_only=True):
+    skipped: str | None = None
+    messages: int = 0
+    index_msgs_per_s: float | None = None
+    query: Latency = msgspec.field(default_factory=Latency)
+    peak_rss_mb: float | None = None
+
+
+class HostileVariant(msgspec.Struct, kw_only=True):
+    name: str
+    bytes: int
+    us: float  # median microseconds through the three cores
+    ratio: float  # to the normal 1 KiB message
+
+
+class HostileResult(msgspec.Struct, kw_only=True):
+    skipped: str | None = None
+    normal_bytes: int = 0
+    normal_us: float | None = None
+    variants: list[HostileVariant] = msgspec.field(default_factory=list)
+    worst: str | None = None
+    worst_ratio: float | None = None
+
+
+class MemoryResult(msgspec.Struct, kw_only=True):
+    """Peak RSS (VmHWM) in MB per worker process: alone under the backlog, and in the pipeline."""
+
+    backlog: dict[str, float] = msgspec.field(default_factory=dict)
+    pipeline: dict[str, float] = msgspec.field(default_factory=dict)
+
+
+class ScaleoutResult(msgspec.Struct, kw_only=True):
+    skipped: str | None = None
+    cores: int = 0
+    partitions_1_msgs_per_s: float | None = None  # the threads worker, one partition
+    partitions_2: str = ""  # why there is no two-partition figure
+    limit_1_process_msgs_per_s: float | None = None
+    limit_2_processes_msgs_per_s: float | None = None  # bare consume, agents split by FNV-1a mod 2
+    limit_2_ratio: float | None = None
+
+
+class Machine(msgspec.Struct, kw_only=True):
+    nproc: int
+    cpu_model: str
+    memory_mb: int
+    python: str
+    platform: str
+    nats_server: str
+    nats_py: str
+    msgspec: str
+    server: str  # "embedded" or the URL (redacted)
+
+
+class Row(msgspec.Struct, kw_only=True):
+    """One line of the table: a measured value against its budget."""
+
+    section: str
+    name: str
+    value: str
+    target: str
+    verdict: str  # pass | miss | info | n/a | skipped
+
+
+class Report(msgspec.Struct, kw_only=True):
+    version: int = 1
+    started: str = ""
+    duration_s: float = 0.0
+    machine: Machine | None = None
+    config: dict[str, object] = msgspec.field(default_factory=dict)
+    limit: LimitResult = msgspec.field(default_factory=LimitResult)
+    workers: dict[str, WorkerResult] = msgspec.field(default_factory=dict)
+    freshness: FreshnessResult = msgspec.field(default_factory=FreshnessResult)
+    api: ApiResult = msgspec.field(default_factory=ApiResult)
+    recall: RecallResult = msgspec.field(default_factory=RecallResult)
+    hostile: HostileResult = msgspec.field(default_factory=HostileResult)
+    memory: MemoryResult = msgspec.field(default_factory=MemoryResult)
+    scaleout: ScaleoutResult = msgspec.field(default_factory=ScaleoutResult)
+    rows: list[Row] = msgspec.field(default_factory=list)
+
+
+REPORT_KEYS: tuple[str, ...] = tuple(f.name for f in msgspec.structs.fields(Report))
