@@ -100,7 +100,8 @@ class KnowledgeHandler(ProjectionHandler):
 
 
 async def build(ctx: WorkerContext) -> ProjectionHandler:
-    llm = ctx.extras.get("llm") or LlmClient(ctx.settings, ctx.js)
+    llm = LlmClient(ctx.settings, ctx.js, http_client=ctx.extras.get("llm_http_client"),
+                    max_retries=ctx.extras.get("llm_max_retries", 3))
     return KnowledgeHandler(ctx, llm)
 
 

@@ -125,7 +125,8 @@ class NarrativeHandler(ProjectionHandler):
 async def build(ctx: WorkerContext) -> ProjectionHandler:
     tracker = WatermarkTracker(ctx.js)
     await tracker.start()
-    llm = ctx.extras.get("llm") or LlmClient(ctx.settings, ctx.js)
+    llm = LlmClient(ctx.settings, ctx.js, http_client=ctx.extras.get("llm_http_client"),
+                    max_retries=ctx.extras.get("llm_max_retries", 3))
     return NarrativeHandler(ctx, tracker, llm)
 
 

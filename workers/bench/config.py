@@ -1,0 +1,53 @@
+"""Sizes and switches of one benchmark run.
+
+The defaults finish in a few minutes on a 2-core machine; ``QUICK`` finishes in well
+under a minute (CI smoke: it checks that the harness runs, never a speed).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import msgspec
+
+PHASES: Final = ("hostile", "limit", "workers", "freshness", "api", "recall", "scaleout")
+REGEX_WORKERS: Final = ("threads", "decisions", "channels", "knowledge")
+
+
+class BenchConfig(msgspec.Struct, frozen=True, kw_only=True):
+    events: int = 50_000  # backlog size for the limit and the per-worker throughput
+    agents: int = 50
+    limit_runs: int = 3  # the bare consume is cheap: take the median of a few runs
+    rates: tuple[int, ...] = (500, 1000)  # freshness publish rates, msg/s
+    duration_s: float = 10.0  # per freshness rate
+    boot_every: int = 100  # one session start per this many events published in freshness
+    api_requests: int = 300  # per API endpoint
+    hostile_reps: int = 20  # timed repetitions per pathological message
+    recall_messages: int = 2000  # messages indexed before recall queries (when recall exists)
+    seed: int = 7
+    phases: tuple[str, ...] = PHASES
+    workers: tuple[str, ...] = REGEX_WORKERS
+    nats_url: str | None = None
+    reset: bool = False  # allow wiping Cortex's streams and buckets on a given server
+    out: str = "bench-results.json"
+    workdir: str | None = None  # keep worker logs here (default: a temporary directory)
+    profile_dir: str | None = None  # run the throughput workers under cProfile, output here
+    quick: bool = False
+
+
+QUICK: Final[dict[str, Any]] = {
+    "events": 4000,
+    "limit_runs": 1,
+    "duration_s": 2.0,
+    "boot_every": 50,
+    "api_requests": 30,
+    "hostile_reps": 3,
+    "recall_messages": 300,
+}
+
+
+def make_config(quick: bool, **explicit: Any) -> BenchConfig:
+    """Defaults (or the quick sizes), then every explicitly given value on top."""
+    base = BenchConfig(quick=quick, **(QUICK if quick else {}))
+    given = {k: v for k, v in explicit.items() if v is not None}
+    return msgspec.structs.replace(base, **given)

@@ -1,0 +1,124 @@
+"""Worker processes for the benchmark: ``cortex worker NAME`` as a user runs it.
+
+Every process the harness starts is tracked by its pid and stopped by that pid (SIGTERM,
+then SIGKILL after a grace period); nothing else is ever signalled.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Final
+
+# Settings a benchmark must not inherit: it chooses its own server, data dir and logging,
+# runs live (never shadow), one partition, no metrics port (several processes would
+# collide), no workspace files, and no LLM (the narrative would call the API).
+_NOT_INHERITED: Final = frozenset({
+    "CORTEX_NATS_URL", "CORTEX_DATA_DIR", "CORTEX_LOG_LEVEL", "CORTEX_MODE", "CORTEX_PARTITIONS",
+    "CORTEX_METRICS_PORT", "CORTEX_WORKSPACE", "ANTHROPIC_API_KEY",
+})
+
+
+def worker_env(base: Mapping[str, str], url: str, data_dir: str) -> dict[str, str]:
+    env = {k: v for k, v in base.items() if k not in _NOT_INHERITED}
+    env.update(CORTEX_NATS_URL=url, CORTEX_DATA_DIR=data_dir, CORTEX_LOG_LEVEL="WARNING")
+    return env
+
+
+def inherited_settings(base: Mapping[str, str]) -> list[str]:
+    """Names (never values) of the CORTEX_* variables the workers inherit."""
+    return sorted(k for k in base if k.startswith("CORTEX_") and k not in _NOT_INHERITED)
+
+
+def peak_rss_mb(pid: int) -> float | None:
+    """The process's peak resident set (``VmHWM``) in MB, or None when unreadable."""
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("VmHWM:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return None
+
+
+class WorkerProc:
+    def __init__(self, name: str, proc: subprocess.Popen[bytes], log: Path, profile: Path | None) -> None:
+        self.name = name
+        self.proc = proc
+        self.log = log
+        self.profile = profile
+        self.started = time.perf_counter()
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def peak_rss_mb(self) -> float | None:
+        return peak_rss_mb(self.pid) if self.alive() else None
+
+    def log_tail(self, lines: int = 15) -> str:
+        with contextlib.suppress(OSError):
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        return ""
+
+    def stop(self, grace_s: float = 25.0) -> int | None:
+        """SIGTERM (the worker drains and releases its lease), SIGKILL after ``grace_s``."""
+        if self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(grace_s)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    self.proc.kill()
+                self.proc.wait(5)
+        return self.proc.returncode
+
+
+class Processes:
+    """Starts worker processes and remembers them, so a failing run leaves none behind."""
+
+    def __init__(self, workdir: Path, url: str, base_env: Mapping[str, str] | None = None) -> None:
+        self.workdir = workdir
+        self.env = worker_env(os.environ if base_env is None else base_env, url, str(workdir / "data"))
+        self._procs: list[WorkerProc] = []
+
+    def start(self, name: str, profile_dir: Path | None = None) -> WorkerProc:
+        index = len(self._procs)
+        log = self.workdir / f"{name}-{index}.log"
+        profile = None
+        cmd = [sys.executable, "-m", "workers", "worker", name]
+        if profile_dir is not None:
+            profile_dir.mkdir(parents=True, exist_ok=True)
+            profile = profile_dir / f"{name}.prof"
+            cmd = [sys.executable, "-m", "cProfile", "-o", str(profile), "-m", "workers", "worker", name]
+        with open(log, "wb") as out:
+            proc = subprocess.Popen(cmd, env=self.env, stdout=out, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+        worker = WorkerProc(name, proc, log, profile)
+        self._procs.append(worker)
+        return worker
+
+    def start_module(self, name: str, module: str, *args: str) -> WorkerProc:
+        """A helper process of the harness itself (``python -m module args``)."""
+        log = self.workdir / f"{name}-{len(self._procs)}.log"
+        with open(log, "wb") as out:
+            proc = subprocess.Popen([sys.executable, "-m", module, *args], env=self.env, stdout=subprocess.PIPE,
+                                    stderr=out, start_new_session=True)
+        helper = WorkerProc(name, proc, log, None)
+        self._procs.append(helper)
+        return helper
+
+    def stop_all(self) -> None:
+        for worker in self._procs:
+            worker.stop(grace_s=10.0)
