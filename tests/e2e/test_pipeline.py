@@ -15,6 +15,7 @@ import nats
 import pytest
 from nats.js.client import JetStreamContext
 
+from schemas.api import CommitmentsReply, SearchReply, StatusReply, ThreadsReply
 from schemas.docs import BootDoc, CommitmentsDoc, DecisionsDoc, KnowledgeDoc, SnapshotDoc, ThreadsDoc
 from shared.kv import kv_read
 from shared.names import EVENTS_STREAM
@@ -196,3 +197,57 @@ async def test_replay_reproduces_every_document_byte_for_byte_and_agent_replay_l
     assert "replayed threads, decisions" in full.stdout
     await wait_for(lambda: drained(js), within=60)
     assert await snapshot_docs(js, ["alice", "bob"]) == before
+
+
+async def test_query_apis_cli_tables_and_corrections_as_events(
+    pipeline: JetStreamContext, nats_url: str, tmp_path: Path, wait_for: Any
+) -> None:
+    js = pipeline
+    assert cortex("publish", str(demo_file(tmp_path)), url=nats_url).returncode == 0
+    await wait_for(lambda: drained(js), within=60)
+    nc = js._nc
+
+    threads = msgspec.json.decode((await nc.request("cortex.api.threads.main", b'{"status":"open"}', timeout=5)).data,
+                                  type=ThreadsReply).threads
+    assert {t.status for t in threads} == {"open"} and len(threads) == 2
+    search = msgspec.json.decode((await nc.request("cortex.api.search.main", b'{"query":"kubernetes node pool"}',
+                                                   timeout=5)).data, type=SearchReply).hits
+    assert search and "kubernetes" in search[0].text.lower()
+    status = msgspec.json.decode((await nc.request("cortex.api.status.main", b"{}", timeout=5)).data, type=StatusReply)
+    assert status.counts["threads_open"] == 2 and status.mood == "excited"
+    assert {w.worker for w in status.workers} >= {"threads", "decisions", "boot"}
+    bad = await nc.request("cortex.api.threads.main", b'{"limit":"many"}', timeout=5)
+    assert bad.headers and bad.headers.get("Nats-Service-Error-Code") == "400"
+    assert b'"error"' in bad.data
+    empty = msgspec.json.decode((await nc.request("cortex.api.threads.nobody", b"{}", timeout=5)).data,
+                                type=ThreadsReply)
+    assert empty.threads == []
+
+    table = cortex("threads", "main", url=nats_url)
+    assert table.returncode == 0 and "kubernetes cluster" in table.stdout and "PRIORITY" in table.stdout
+    assert "Redis" in cortex("decisions", "main", url=nats_url).stdout
+    commitments = cortex("commitments", "main", url=nats_url)
+    assert "dashboard performance bug" in commitments.stdout
+
+    k8s = next(t for t in threads if "kubernetes" in t.title)
+    assert cortex("thread", "priority", "main", k8s.id, "critical", url=nats_url).returncode == 0
+    assert cortex("thread", "close", "main", k8s.id, url=nats_url).returncode == 0
+    doc_commitments = msgspec.json.decode((await nc.request("cortex.api.commitments.main", b'{"status":"open"}',
+                                                            timeout=5)).data, type=CommitmentsReply).commitments
+    assert cortex("commitment", "done", "main", doc_commitments[0].id, url=nats_url).returncode == 0
+    await wait_for(lambda: drained(js), within=30)
+
+    async def corrected() -> bool:
+        raw = (await nc.request("cortex.api.threads.main", b"{}", timeout=5)).data
+        t = next(x for x in msgspec.json.decode(raw, type=ThreadsReply).threads if x.id == k8s.id)
+        return t.status == "closed" and t.priority == "critical"
+
+    await wait_for(corrected, within=30)
+    done = msgspec.json.decode((await nc.request("cortex.api.commitments.main", b'{"status":"done"}', timeout=5)).data,
+                               type=CommitmentsReply).commitments
+    assert doc_commitments[0].id in [c.id for c in done]
+
+    boot = cortex("boot", "main", url=nats_url)
+    assert boot.returncode == 0 and boot.stdout.startswith("# Context Briefing")
+    fresh = cortex("boot", "main", "--fresh", url=nats_url)
+    assert fresh.returncode == 0 and "kubernetes cluster" not in fresh.stdout.split("## 🎯")[0]  # closed now
