@@ -81,10 +81,10 @@ class _Slot:
         self.pending: list[tuple[Envelope, Any]] = []
 
 
-def _stamp(doc: Any, previous: Any, env: Envelope, producer: str) -> None:
+def _stamp(doc: Any, previous: Any, env: Envelope, producer: str, counted: bool = True) -> None:
     events = previous.integrity.events if previous is not None else 0
     doc.integrity = Integrity(
-        last_seq=env.seq, last_event_ts=env.event.ts, events=events + 1, producer=producer
+        last_seq=env.seq, last_event_ts=env.event.ts, events=events + (1 if counted else 0), producer=producer
     )
 
 
@@ -176,7 +176,8 @@ class ProjectionHandler:
         new = compose(slot.doc, env, inputs) if compose is not None else projection.apply(slot.doc, env)
         if new is None:
             return False
-        _stamp(new, slot.doc, env, self.producer)
+        counts = getattr(projection, "counts", None)
+        _stamp(new, slot.doc, env, self.producer, counts(env) if counts is not None else True)
         slot.doc = new
         return True
 

@@ -302,3 +302,19 @@ async def test_restart_rewinds_to_the_checkpoint_so_unacked_messages_keep_their_
     async with running(js, Faulty(js)):
         await wait_for(lambda: _eq(checkpoint(js), 5))
     assert await tally(js) == ["e1", "e2", "e3", "e4", "e5"]
+
+
+async def test_a_deleted_document_is_written_again_over_its_delete_marker(js: JetStreamContext) -> None:
+    """Replay and forget delete keys; a later write must succeed over the delete marker."""
+    subject, data = msg(1)
+    ack = await js.publish(subject, data)
+    env = Envelope(seq=ack.seq, subject=subject, family="msg", kind="received", agent="main",
+                   event=msgspec.json.decode(data, type=MessageEvent))
+    first = Faulty(js)
+    await first.apply(env)
+    await first.commit()
+    await (await js.key_value(BUCKET)).delete("main")
+    again = Faulty(js)
+    assert await again.apply(env)  # the watermark went with the document: applied anew
+    await again.commit()
+    assert await tally(js) == ["e1"]

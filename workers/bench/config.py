@@ -26,7 +26,9 @@ class BenchConfig(msgspec.Struct, frozen=True, kw_only=True):
     recall_messages: int = 2000  # messages indexed before recall queries (when recall exists)
     seed: int = 7
     phases: tuple[str, ...] = PHASES
-    workers: tuple[str, ...] = REGEX_WORKERS
+    workers: tuple[str, ...] = REGEX_WORKERS  # measured alone on the backlog
+    pipeline: tuple[str, ...] = ()  # workers running for freshness and API (empty: every registered one)
+    drain_limit_s: float = 60.0  # after each freshness rate, wait at most this long for the backlog
     nats_url: str | None = None
     reset: bool = False  # allow wiping Cortex's streams and buckets on a given server
     out: str = "bench-results.json"
@@ -43,6 +45,7 @@ QUICK: Final[dict[str, Any]] = {
     "api_requests": 30,
     "hostile_reps": 3,
     "recall_messages": 300,
+    "drain_limit_s": 5.0,
 }
 
 

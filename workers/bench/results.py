@@ -56,6 +56,7 @@ class RateResult(msgspec.Struct, kw_only=True):
     decisions: Latency = msgspec.field(default_factory=Latency)
     boot: Latency = msgspec.field(default_factory=Latency)
     drain_s: float | None = None  # publishing finished → every consumer drained
+    undrained: dict[str, int] = msgspec.field(default_factory=dict)  # consumer → pending at the drain limit
 
 
 class FreshnessResult(msgspec.Struct, kw_only=True):
@@ -75,7 +76,9 @@ class ApiResult(msgspec.Struct, kw_only=True):
 
 class RecallResult(msgspec.Struct, kw_only=True):
     skipped: str | None = None
-    messages: int = 0
+    embedder: str = ""
+    messages: int = 0  # events indexed (messages with their session events)
+    memories: int | None = None  # memories stored afterwards (sum of RecallDoc.memories)
     index_msgs_per_s: float | None = None
     query: Latency = msgspec.field(default_factory=Latency)
     peak_rss_mb: float | None = None

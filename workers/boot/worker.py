@@ -33,7 +33,6 @@ from schemas.docs import (
     SnapshotDoc,
     ThreadsDoc,
 )
-from schemas.events import SessionEvent
 from shared.asof import DocReader
 from shared.codec import Envelope
 from shared.composed import source_consumer, wait_bound_s
@@ -85,11 +84,14 @@ class BootSources:
         return {source_consumer(self._ctx, w): w for _, _, _, w in self.sources}
 
     async def at_trigger(self, env: Envelope) -> BootInputs:
+        """Sources as they were just before ``env`` — or, for a change, just after it."""
         needs = {c: env.seq for c in self.consumers()}
         lagging = await self._tracker.wait(needs, wait_bound_s(self._ctx))
+        change = is_change(env)
         docs: dict[str, Any] = {}
         for field, bucket, doc_type, _ in self.sources:
-            before = env.seq + 1 if env.family == "compaction" and field in _MADE_FOR_COMPACTION else env.seq
+            after = change or (env.family == "compaction" and field in _MADE_FOR_COMPACTION)
+            before = env.seq + 1 if after else env.seq
             docs[field], _ = await self._reader.as_of(self._ctx.bucket(bucket), env.agent, doc_type, before)
         return self._inputs(env.agent, env.event.ts, docs, lagging)
 
@@ -113,6 +115,17 @@ class BootSources:
                           key_memories=list(recall.key_memories) if recall is not None else [], **docs)
 
 
+def is_change(env: Envelope) -> bool:
+    """Messages and feedback change source documents: a "change" trigger (coalesced per batch)."""
+    return env.family in ("msg", "feedback")
+
+
+def trigger_of(env: Envelope) -> str:
+    if is_change(env):
+        return "change"
+    return "session_start" if env.family == "session" else "compaction"
+
+
 def boot_doc(inputs: BootInputs, markdown: str, trigger: str, session: str | None) -> BootDoc:
     return BootDoc(agent=inputs.agent, session=session, generated_at=inputs.now, trigger=trigger,  # type: ignore[arg-type]
                    chars=len(markdown), markdown=markdown, lagging=inputs.lagging, integrity=Integrity())
@@ -133,16 +146,20 @@ class BootProjection:
             return False
         if (env.family, env.kind) == ("session", "start"):
             return boot.on_session_start
-        return (env.family, env.kind) == ("compaction", "before")
+        return (env.family, env.kind) == ("compaction", "before") or is_change(env)
 
     async def prepare(self, env: Envelope, doc: Any = None) -> BootInputs:
         return await self._sources.at_trigger(env)
 
+    def counts(self, env: Envelope) -> bool:
+        """Change documents are coalesced per batch, so they are not counted: the count
+        must not depend on how a replay happens to batch the stream."""
+        return not is_change(env)
+
     def compose(self, doc: BootDoc | None, env: Envelope, inputs: Any) -> BootDoc:
         markdown = assemble_boot(inputs, self._ctx.settings.boot, self._tz)
-        trigger = "session_start" if env.family == "session" else "compaction"
-        session = env.event.session if isinstance(env.event, SessionEvent) else getattr(env.event, "session", None)
-        return boot_doc(inputs, markdown, trigger, session)
+        session = getattr(env.event, "session", None) or (doc.session if doc is not None else None)
+        return boot_doc(inputs, markdown, trigger_of(env), session)
 
     def apply(self, doc: BootDoc | None, env: Envelope) -> BootDoc | None:
         raise NotImplementedError("composed projection: prepare + compose")
@@ -170,13 +187,25 @@ class BootHandler(ProjectionHandler):
         self._tracker = tracker
         self._workspace = Path(ctx.settings.workspace) if ctx.settings.workspace and not ctx.shadow else None
         self._written: set[str] = set()
+        self._changes: dict[str, Envelope] = {}
         self._warned = False
 
     async def apply(self, env: Envelope) -> bool:
+        if is_change(env):
+            # coalesced: one "change" document per agent per batch, made at commit
+            self._changes[env.agent] = env
+            return True
         changed = await super().apply(env)
         if changed:
             self._written.add(env.agent)
         return changed
+
+    async def commit(self) -> None:
+        changes, self._changes = self._changes, {}
+        for agent, env in sorted(changes.items()):
+            if await super().apply(env):
+                self._written.add(agent)
+        await super().commit()
 
     async def on_committed(self, seq: int) -> None:
         agents, self._written = sorted(self._written), set()
@@ -196,6 +225,7 @@ class BootHandler(ProjectionHandler):
     def reset(self) -> None:
         super().reset()
         self._written.clear()
+        self._changes.clear()
 
     async def aclose(self) -> None:
         await self._tracker.stop()
@@ -236,6 +266,6 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
         await tracker.stop()
 
 
-SPEC = WorkerSpec(name="boot", families=("session", "compaction"), build=build, serve=serve,
+SPEC = WorkerSpec(name="boot", families=("msg", "feedback", "session", "compaction"), build=build, serve=serve,
                   config_sections=("boot",), buckets=(BUCKET_BOOT,))
 

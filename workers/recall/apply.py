@@ -44,6 +44,7 @@ class BatchOutcome:
 
     touched: dict[str, datetime] = field(default_factory=dict)  # agent -> latest event time
     last_seq: dict[str, int] = field(default_factory=dict)
+    seqs: dict[str, list[int]] = field(default_factory=dict)  # every event's sequence, per agent
     added: int = 0
     merged: int = 0
     skipped: int = 0
@@ -83,6 +84,7 @@ class StoreApplier:
         for env, memories in staged:
             outcome.touched[env.agent] = max(env.event.ts, outcome.touched.get(env.agent, env.event.ts))
             outcome.last_seq[env.agent] = env.seq
+            outcome.seqs.setdefault(env.agent, []).append(env.seq)
             if memories:
                 for memory in memories:
                     self._add(msgspec.structs.replace(memory, last_seq=env.seq), next(vectors), outcome)

@@ -120,9 +120,11 @@ class RecallHandler:
             if old is not None and old.integrity.last_seq >= seq:
                 continue
             key, hot, cold = await asyncio.to_thread(self._summary, agent, ts)
+            floor = old.integrity.last_seq if old else 0
+            fresh = sum(1 for s in outcome.seqs[agent] if s > floor)  # per event, not per batch: replays agree
             doc = RecallDoc(agent=agent, updated=ts, key_memories=key, memories=hot + cold, hot=hot, cold=cold,
                             integrity=Integrity(last_seq=seq, last_event_ts=ts,
-                                                events=(old.integrity.events if old else 0) + 1,
+                                                events=(old.integrity.events if old else 0) + fresh,
                                                 producer=self._ctx.producer))
             await kv_cas(kv, agent, msgspec.json.encode(doc), revision)
 

@@ -1,0 +1,70 @@
+"""Settings: every knob from the environment, validated once; bad values name the variable."""
+
+from __future__ import annotations
+
+import pytest
+
+from shared.config import SettingsError, load_settings, parse_duration_s, parse_languages, settings_reference
+
+
+def test_defaults_follow_the_plugin_design() -> None:
+    s = load_settings({})
+    assert (s.threads.prune_days, s.threads.max_threads) == (7, 50)
+    assert (s.decisions.max_decisions, s.decisions.dedupe_window_hours) == (100, 24)
+    assert (s.boot.max_chars, s.boot.max_threads_in_boot, s.boot.max_decisions_in_boot) == (16000, 7, 10)
+    assert s.boot.decision_recency_days == 14 and s.precompaction.max_snapshot_messages == 15
+    assert s.languages == ("en", "de") and s.prefix == "cortex" and s.mode == "live"
+
+
+def test_knobs_are_read_as_cortex_section_knob() -> None:
+    s = load_settings({"CORTEX_THREADS_PRUNE_DAYS": "30", "CORTEX_BOOT_MAX_CHARS": "2000",
+                       "CORTEX_BOOT_ON_SESSION_START": "false", "CORTEX_RECALL_DEDUP_THRESHOLD": "0.95",
+                       "ANTHROPIC_API_KEY": "sk-x", "CORTEX_METRICS_PORT": "9464"})
+    assert s.threads.prune_days == 30 and s.boot.max_chars == 2000 and not s.boot.on_session_start
+    assert s.recall.dedup_threshold == 0.95 and s.anthropic_api_key == "sk-x" and s.metrics_port == 9464
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"CORTEX_THREADS_PRUNE_DAYS": "0"}, "CORTEX_THREADS_PRUNE_DAYS='0': expected an integer between 1 and 90"),
+        ({"CORTEX_THREADS_MAX_THREADS": "201"}, "between 5 and 200"),
+        ({"CORTEX_BOOT_MAX_CHARS": "64001"}, "CORTEX_BOOT_MAX_CHARS='64001': expected an integer between 2000 and 64000"),
+        ({"CORTEX_DECISIONS_DEDUPE_WINDOW_HOURS": "x"}, "expected an integer between 1 and 168"),
+        ({"CORTEX_PRECOMPACTION_MAX_SNAPSHOT_MESSAGES": "4"}, "between 5 and 50"),
+        ({"CORTEX_BOOT_ENABLED": "perhaps"}, "expected true or false"),
+        ({"CORTEX_MODE": "dark"}, "CORTEX_MODE='dark': expected one of live, shadow"),
+        ({"CORTEX_LANGUAGE": "en,xx"}, "CORTEX_LANGUAGE='en,xx'"),
+        ({"CORTEX_CHANNEL_MODES": "webchat=loud"}, "CORTEX_CHANNEL_MODES"),
+        ({"CORTEX_TIMEZONE": "Nowhere/Land"}, "CORTEX_TIMEZONE='Nowhere/Land'"),
+        ({"CORTEX_PREFIX": "a.b"}, "CORTEX_PREFIX='a.b'"),
+        ({"CORTEX_DLQ_RETENTION": "forever"}, "bad duration 'forever'"),
+    ],
+)
+def test_bad_values_stop_start_up_naming_the_variable_and_range(env: dict[str, str], message: str) -> None:
+    with pytest.raises(SettingsError) as info:
+        load_settings(env)
+    assert message in str(info.value)
+
+
+def test_secrets_are_never_echoed_in_errors() -> None:
+    with pytest.raises(SettingsError) as info:
+        load_settings({"CORTEX_NATS_PASSWORD": "x", "CORTEX_LLM_DAILY_TOKENS": "-5"})
+    assert "CORTEX_LLM_DAILY_TOKENS" in str(info.value)
+
+
+def test_language_selection() -> None:
+    assert parse_languages("both") == ("en", "de")
+    assert parse_languages("fr") == ("fr",)
+    assert parse_languages("de, en,de") == ("de", "en")
+    assert len(parse_languages("all")) == 10
+
+
+def test_durations() -> None:
+    assert parse_duration_s("30d") == 30 * 86400 and parse_duration_s("90m") == 5400 and parse_duration_s("45") == 45
+
+
+def test_every_setting_has_a_reference_row() -> None:
+    rows = {name for name, _, _ in settings_reference()}
+    assert {"CORTEX_NATS_URL", "CORTEX_THREADS_PRUNE_DAYS", "CORTEX_BOOT_MAX_CHARS", "ANTHROPIC_API_KEY",
+            "CORTEX_RUNTIME_BATCH_SIZE"} <= rows

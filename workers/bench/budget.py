@@ -1,0 +1,170 @@
+"""The performance budget of issue 9, and one table row per measured value against it.
+
+The harness never asserts speed: a missed target is a ``miss`` row, reported honestly.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from workers.bench.results import Latency, Report, Row
+
+WORKER_RATIO: Final = 0.5  # each regex worker ≥ 50 % of the bare consume rate
+FRESH_P99_MS: Final = 10.0  # threads/decisions documents at 1 000 msg/s
+BOOT_P99_MS: Final = 50.0  # BootDoc after a session start at 1 000 msg/s
+BUDGET_RATE: Final = 1000  # the rate the freshness budget is stated for
+API_BOOT_P50_MS: Final = 5.0
+API_QUERY_P99_MS: Final = 10.0
+RECALL_P50_MS: Final = 20.0
+RECALL_P95_MS: Final = 50.0
+RECALL_INDEX_RATE: Final = 200.0
+HOSTILE_RATIO: Final = 20.0
+RSS_MB: Final = 150.0
+SCALEOUT_RATIO: Final = 1.6
+REGEX_WORKERS: Final = frozenset({"threads", "decisions", "channels", "knowledge"})
+
+
+def _verdict(ok: bool | None) -> str:
+    if ok is None:
+        return "n/a"
+    return "pass" if ok else "miss"
+
+
+def _ms(value: float | None) -> str:
+    return "—" if value is None else f"{value:.2f} ms"
+
+
+def _rate(value: float | None) -> str:
+    return "—" if value is None else f"{value:,.0f} msgs/s"
+
+
+def _under(value: float | None, limit: float) -> bool | None:
+    return None if value is None else value < limit
+
+
+def _limit_rows(report: Report) -> list[Row]:
+    lim = report.limit
+    if lim.skipped:
+        return [Row(section="limit", name="bare consume", value="—", target="", verdict="skipped")]
+    return [Row(section="limit", name=f"bare consume (fetch {lim.batch}, decode, ack)", value=_rate(lim.msgs_per_s),
+                target="the ceiling", verdict="info")]
+
+
+def _worker_rows(report: Report) -> list[Row]:
+    rows = []
+    for name, w in report.workers.items():
+        if w.skipped:
+            rows.append(Row(section="workers", name=name, value=w.skipped, target="", verdict="skipped"))
+            continue
+        ratio = f" = {w.ratio:.0%} of limit" if w.ratio is not None else ""
+        budgeted = name in REGEX_WORKERS
+        ok = None if w.ratio is None else w.ratio >= WORKER_RATIO
+        rows.append(Row(section="workers", name=f"{name} sustained", value=f"{_rate(w.msgs_per_s)}{ratio}",
+                        target=f"≥ {WORKER_RATIO:.0%} of limit" if budgeted else "(no budget)",
+                        verdict=_verdict(ok) if budgeted else "info"))
+    return rows
+
+
+def _latency_row(section: str, name: str, lat: Latency, which: str, limit: float | None) -> Row:
+    value = lat.p99_ms if which == "p99" else lat.p50_ms
+    shown = f"p50 {_ms(lat.p50_ms)} / p95 {_ms(lat.p95_ms)} / p99 {_ms(lat.p99_ms)}"
+    if lat.lost:
+        shown += f" ({lat.lost} lost)"
+    if limit is None:
+        return Row(section=section, name=name, value=shown, target="(no budget)", verdict="info")
+    ok = _under(value, limit)
+    if lat.lost:
+        ok = False
+    return Row(section=section, name=name, value=shown, target=f"{which} < {limit:g} ms", verdict=_verdict(ok))
+
+
+def _freshness_rows(report: Report) -> list[Row]:
+    fr = report.freshness
+    if fr.skipped:
+        return [Row(section="freshness", name="freshness", value=fr.skipped, target="", verdict="skipped")]
+    rows = []
+    for r in fr.rates:
+        budgeted = r.rate == BUDGET_RATE
+        label = f"@{r.rate}/s"
+        rows.append(_latency_row("freshness", f"publish → threads doc {label}", r.threads, "p99",
+                                 FRESH_P99_MS if budgeted else None))
+        rows.append(_latency_row("freshness", f"publish → decisions doc {label}", r.decisions, "p99",
+                                 FRESH_P99_MS if budgeted else None))
+        rows.append(_latency_row("freshness", f"session start → BootDoc {label}", r.boot, "p99",
+                                 BOOT_P99_MS if budgeted else None))
+    return rows
+
+
+def _api_rows(report: Report) -> list[Row]:
+    api = report.api
+    if api.skipped:
+        return [Row(section="api", name="api", value=api.skipped, target="", verdict="skipped")]
+    rows = []
+    for service, lat in api.endpoints.items():
+        if service == "boot":
+            rows.append(_latency_row("api", "cortex.api.boot (full state)", lat, "p50", API_BOOT_P50_MS))
+        else:
+            rows.append(_latency_row("api", f"cortex.api.{service}", lat, "p99", API_QUERY_P99_MS))
+    return rows
+
+
+def _recall_rows(report: Report) -> list[Row]:
+    rc = report.recall
+    if rc.skipped:
+        return [Row(section="recall", name="recall", value=rc.skipped, target="", verdict="skipped")]
+    at = f" at {rc.memories} memories" if rc.memories is not None else ""
+    q = rc.query
+    ok = None if q.p50_ms is None or q.p95_ms is None else q.p50_ms < RECALL_P50_MS and q.p95_ms < RECALL_P95_MS
+    index_ok = None if rc.index_msgs_per_s is None else rc.index_msgs_per_s >= RECALL_INDEX_RATE
+    return [
+        Row(section="recall", name=f"query{at} ({rc.embedder})",
+            value=f"p50 {_ms(q.p50_ms)} / p95 {_ms(q.p95_ms)}" + (f" ({q.lost} failed)" if q.lost else ""),
+            target=f"p50 < {RECALL_P50_MS:g} ms, p95 < {RECALL_P95_MS:g} ms at 100 k", verdict=_verdict(ok)),
+        Row(section="recall", name=f"indexing, one process ({rc.embedder})", value=_rate(rc.index_msgs_per_s),
+            target=f"≥ {RECALL_INDEX_RATE:g} msgs/s", verdict=_verdict(index_ok)),
+    ]
+
+
+def _hostile_rows(report: Report) -> list[Row]:
+    h = report.hostile
+    if h.skipped:
+        return [Row(section="hostile", name="hostile input", value=h.skipped, target="", verdict="skipped")]
+    ok = None if h.worst_ratio is None else h.worst_ratio <= HOSTILE_RATIO
+    return [Row(section="hostile", name=f"64 KiB pathological vs {h.normal_bytes} B normal (worst: {h.worst})",
+                value=f"{h.worst_ratio}×", target=f"≤ {HOSTILE_RATIO:g}×", verdict=_verdict(ok))]
+
+
+def _memory_rows(report: Report) -> list[Row]:
+    rows = []
+    for phase, table in (("backlog", report.memory.backlog), ("pipeline", report.memory.pipeline)):
+        for worker, mb in table.items():
+            excepted = worker == "recall"
+            rows.append(Row(section="memory", name=f"{worker} peak RSS ({phase})", value=f"{mb:.1f} MB",
+                            target="(recall excepted)" if excepted else f"< {RSS_MB:g} MB",
+                            verdict="info" if excepted else _verdict(mb < RSS_MB)))
+    return rows
+
+
+def _scaleout_rows(report: Report) -> list[Row]:
+    so = report.scaleout
+    if so.skipped:
+        return [Row(section="scaleout", name="scale-out", value=so.skipped, target="", verdict="skipped")]
+    rows = [
+        Row(section="scaleout", name="threads, 1 partition", value=_rate(so.partitions_1_msgs_per_s),
+            target="", verdict="info"),
+        Row(section="scaleout", name="threads, 2 partitions", value="not implemented",
+            target=f"≥ {SCALEOUT_RATIO:g}× with a free core per partition", verdict="n/a"),
+    ]
+    if so.limit_2_processes_msgs_per_s is not None:
+        ratio = f" = {so.limit_2_ratio:.2f}× one process" if so.limit_2_ratio else ""
+        rows.append(Row(section="scaleout", name=f"bare consume, 2 processes ({so.cores} cores, shared with server)",
+                        value=f"{_rate(so.limit_2_processes_msgs_per_s)}{ratio}",
+                        target="not claimed on 2 cores", verdict="info"))
+    return rows
+
+
+def rows(report: Report) -> list[Row]:
+    return [
+        *_limit_rows(report), *_worker_rows(report), *_freshness_rows(report), *_api_rows(report),
+        *_recall_rows(report), *_hostile_rows(report), *_memory_rows(report), *_scaleout_rows(report),
+    ]

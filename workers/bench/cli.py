@@ -1,0 +1,126 @@
+"""``cortex bench``: the benchmark harness on the command line.
+
+Wired into ``cortex`` through ``register(sub)`` (the pattern of ``workers.cli.ops``), and
+runnable on its own as ``python -m workers.bench`` with the same flags.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from typing import Any
+
+from shared.config import Settings, SettingsError, load_settings
+from shared.connection import ConnectError
+from shared.embedded import EmbeddedError
+from workers.bench.config import PHASES, make_config
+from workers.bench.harness import BenchError, run_bench
+from workers.bench.report import summary, table, write_json
+
+HELP = "measure throughput, latency, memory and hostile-input cost against the performance budget"
+
+
+def _int_list(text: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, not {text!r}") from None
+    if not values or any(v <= 0 for v in values):
+        raise argparse.ArgumentTypeError(f"expected positive integers, not {text!r}")
+    return values
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(v.strip() for v in text.split(",") if v.strip())
+
+
+def _phases(text: str) -> tuple[str, ...]:
+    names = _names(text)
+    unknown = [n for n in names if n not in PHASES]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown phase(s) {', '.join(unknown)} (known: {', '.join(PHASES)})")
+    return names
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--quick", action="store_true", help="small sizes, under a minute (CI smoke)")
+    parser.add_argument("--out", default=None, help="JSON results file (default: bench-results.json)")
+    parser.add_argument("--nats-url", help="benchmark this server instead of an embedded one")
+    parser.add_argument("--reset", action="store_true",
+                        help="allow deleting existing Cortex streams and buckets on --nats-url")
+    parser.add_argument("--events", type=int, help="backlog size (default 50000; quick 4000)")
+    parser.add_argument("--agents", type=int, help="agents in the generated events (default 50)")
+    parser.add_argument("--limit-runs", type=int, help="bare-consume runs, median taken (default 3)")
+    parser.add_argument("--rates", type=_int_list, help="freshness publish rates in msg/s (default 500,1000)")
+    parser.add_argument("--duration", dest="duration_s", type=float, help="seconds per rate (default 10)")
+    parser.add_argument("--boot-every", type=int, help="one session start per N freshness events (default 100)")
+    parser.add_argument("--drain-limit", dest="drain_limit_s", type=float,
+                        help="seconds to wait for the pipeline to drain after each rate (default 60)")
+    parser.add_argument("--api-requests", type=int, help="requests per API endpoint (default 300)")
+    parser.add_argument("--hostile-reps", type=int, help="timed repetitions per pathological message (default 20)")
+    parser.add_argument("--recall-messages", type=int, help="events indexed before recall queries (default 2000)")
+    parser.add_argument("--workers", type=_names, help="workers measured alone on the backlog "
+                                                       "(default threads,decisions,channels,knowledge)")
+    parser.add_argument("--pipeline", type=_names, help="workers running for freshness and API (default: all)")
+    parser.add_argument("--only", dest="phases", type=_phases, help=f"phases to run (default all: {','.join(PHASES)})")
+    parser.add_argument("--seed", type=int, help="event generator seed (default 7)")
+    parser.add_argument("--workdir", help="keep worker logs and data here (default: a temporary directory)")
+    parser.add_argument("--profile", dest="profile_dir",
+                        help="run the backlog workers under cProfile, one .prof per worker in this directory")
+
+
+def register(sub: Any) -> None:
+    bench = sub.add_parser("bench", help=HELP, description=HELP)
+    add_arguments(bench)
+    bench.set_defaults(handler=cmd_bench)
+
+
+_FIELDS = ("events", "agents", "limit_runs", "rates", "duration_s", "boot_every", "drain_limit_s", "api_requests",
+           "hostile_reps", "recall_messages", "workers", "pipeline", "phases", "seed", "workdir", "profile_dir",
+           "nats_url", "out")
+
+
+def _progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+async def cmd_bench(args: argparse.Namespace, settings: Settings) -> int:
+    explicit = {name: getattr(args, name, None) for name in _FIELDS}
+    config = make_config(args.quick, reset=args.reset or None, **explicit)
+    try:
+        rep = await run_bench(config, settings, _progress)
+    except BenchError as exc:
+        print(f"cortex bench: {exc}", file=sys.stderr)
+        return 1
+    write_json(rep, config.out)
+    print(table(rep.rows))
+    print(f"\n{summary(rep.rows)} — {rep.duration_s:.0f}s; results in {config.out}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m workers.bench", description=HELP)
+    add_arguments(parser)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m workers.bench``: the same command without the ``cortex`` wrapper."""
+    from shared.logs import configure
+
+    args = build_parser().parse_args(argv)
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        print(f"cortex bench: {exc}", file=sys.stderr)
+        return 2
+    configure(os.environ.get("CORTEX_LOG_LEVEL", "WARNING"))
+    try:
+        return asyncio.run(cmd_bench(args, settings))
+    except KeyboardInterrupt:
+        return 130
+    except (ConnectError, EmbeddedError) as exc:
+        print(f"cortex bench: {exc}", file=sys.stderr)
+        return 1

@@ -1,0 +1,191 @@
+"""Freshness at fixed publish rates, with every worker running as its own process.
+
+* publish → the agent's threads and decisions documents updated: a KV watch on each
+  bucket records when a revision whose ``integrity.last_seq`` covers the published
+  sequence arrives;
+* session start → BootDoc: the boot document whose ``integrity.last_seq`` is the session
+  start's sequence.
+
+Publishing is paced on absolute times (message i at start + i / rate) with awaited
+publishes, so the stream sequence of every event is known. Matching happens after the
+phase, on the recorded (time, agent, sequence) triples, so a watch update that arrives
+before its publish acknowledgement is still matched correctly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import time
+from collections import defaultdict
+from typing import Any, NamedTuple
+
+import msgspec
+from nats.aio.client import Client
+
+from shared.names import BUCKET_BOOT, BUCKET_DECISIONS, BUCKET_THREADS, consumer_name
+from workers.bench.events import BenchEvent, EventSource
+from workers.bench.results import FreshnessResult, Latency, RateResult
+from workers.bench.session import Session
+from workers.bench.stats import summarize
+
+
+class _Integrity(msgspec.Struct):
+    last_seq: int = 0
+
+
+class _Head(msgspec.Struct):
+    """Only what freshness needs from a document; msgspec skips every other field."""
+
+    integrity: _Integrity = msgspec.field(default_factory=_Integrity)
+
+
+_HEAD = msgspec.json.Decoder(_Head)
+
+WATCHED = (BUCKET_THREADS, BUCKET_DECISIONS, BUCKET_BOOT)
+
+
+class Published(NamedTuple):
+    agent: str
+    seq: int
+    t0: float
+    kind: str
+
+
+class Watches:
+    """KV watches on the watched buckets: (arrival time, last_seq) per agent and bucket."""
+
+    def __init__(self, nc: Client) -> None:
+        self._nc = nc
+        self.seen: dict[str, dict[str, list[tuple[float, int]]]] = {b: defaultdict(list) for b in WATCHED}
+        self._tasks: list[asyncio.Task[None]] = []
+        self._watchers: list[Any] = []
+
+    async def start(self) -> None:
+        js = self._nc.jetstream()
+        for bucket in WATCHED:
+            kv = await js.key_value(bucket)
+            watcher = await kv.watchall()
+            self._watchers.append(watcher)
+            self._tasks.append(asyncio.create_task(self._follow(bucket, watcher), name=f"watch-{bucket}"))
+
+    async def _follow(self, bucket: str, watcher: Any) -> None:
+        seen = self.seen[bucket]
+        async for entry in watcher:
+            if entry is None or not entry.value or entry.key is None:
+                continue
+            arrived = time.perf_counter()
+            seen[entry.key].append((arrived, _HEAD.decode(entry.value).integrity.last_seq))
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        for watcher in self._watchers:
+            with contextlib.suppress(Exception):
+                await watcher.stop()
+
+
+def match(published: list[Published], seen: dict[str, list[tuple[float, int]]]) -> tuple[list[float], int]:
+    """Latency of each published event to the first observed revision that covers it.
+
+    Per agent, revisions arrive in write order and their ``last_seq`` only grows, so a
+    single pass over both lists pairs them.
+    """
+    by_agent: dict[str, list[Published]] = defaultdict(list)
+    for p in published:
+        by_agent[p.agent].append(p)
+    latencies: list[float] = []
+    lost = 0
+    for agent, pubs in by_agent.items():
+        observed = seen.get(agent, [])
+        j = 0
+        for p in sorted(pubs, key=lambda p: p.seq):
+            while j < len(observed) and observed[j][1] < p.seq:
+                j += 1
+            if j == len(observed):
+                lost += 1
+                continue
+            latencies.append(max(0.0, observed[j][0] - p.t0))
+    return latencies, lost
+
+
+def plan(source: EventSource, rng: random.Random, count: int, boot_every: int) -> list[BenchEvent]:
+    """``count`` events: messages of random agents, every ``boot_every``-th a session start."""
+    agents = source.agents
+    return [
+        source.session_event(rng.choice(agents), "start") if boot_every and i % boot_every == boot_every - 1
+        else source.message(rng.choice(agents))
+        for i in range(count)
+    ]
+
+
+async def publish_paced(session: Session, events: list[BenchEvent], rate: int) -> tuple[list[Published], float]:
+    """Publish at ``rate`` msg/s on absolute times; every publish awaited for its sequence."""
+    js = session.js
+    out: list[Published] = []
+    started = time.perf_counter()
+    for i, event in enumerate(events):
+        delay = started + i / rate - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        t0 = time.perf_counter()
+        ack = await js.publish(event.subject, event.data, headers={"Nats-Msg-Id": event.id})
+        out.append(Published(event.agent, ack.seq, t0, event.kind))
+    return out, time.perf_counter() - started
+
+
+def _latency(published: list[Published], seen: dict[str, list[tuple[float, int]]]) -> Latency:
+    latencies, lost = match(published, seen)
+    return summarize(latencies, lost)
+
+
+async def run_rate(session: Session, watches: Watches, source: EventSource, rng: random.Random,
+                   rate: int, consumers: list[str]) -> RateResult:
+    cfg = session.config
+    events = plan(source, rng, max(1, int(rate * cfg.duration_s)), cfg.boot_every)
+    session.progress(f"[freshness] {rate} msg/s for {cfg.duration_s:g}s ({len(events)} events) …")
+    published, elapsed = await publish_paced(session, events, rate)
+    drain_s, undrained = await session.drain_bounded(consumers, cfg.drain_limit_s, session.pipeline)
+    if undrained:
+        session.progress(f"[freshness] still pending after {cfg.drain_limit_s:g}s: "
+                         + ", ".join(f"{c} {n}" for c, n in sorted(undrained.items())))
+    await asyncio.sleep(0.3)  # the last watch updates are on their way
+    messages = [p for p in published if p.kind == "msg"]
+    starts = [p for p in published if p.kind == "session.start"]
+    result = RateResult(
+        rate=rate, duration_s=cfg.duration_s, published=len(published),
+        achieved_rate=round(len(published) / elapsed, 1),
+        drain_s=round(drain_s, 3) if drain_s is not None else None, undrained=undrained,
+        threads=_latency(messages, watches.seen[BUCKET_THREADS]),
+        decisions=_latency(messages, watches.seen[BUCKET_DECISIONS]),
+        boot=_latency(starts, watches.seen[BUCKET_BOOT]),
+    )
+    session.progress(f"[freshness] {rate} msg/s: threads p99 {result.threads.p99_ms} ms, "
+                     f"decisions p99 {result.decisions.p99_ms} ms, boot p99 {result.boot.p99_ms} ms")
+    return result
+
+
+async def warm_up(session: Session, source: EventSource) -> None:
+    """One session start and one message per agent, so no measured event pays a first load."""
+    events = [e for agent in source.agents for e in (source.session_event(agent, "start"), source.message(agent))]
+    await session.publish_all(events)
+    consumers = [consumer_name(w) for w in session.pipeline_consumers]
+    await session.wait_drained(consumers, limit_s=120.0, procs=session.pipeline)
+
+
+async def run(session: Session, source: EventSource) -> FreshnessResult:
+    cfg = session.config
+    consumers = [consumer_name(w) for w in session.pipeline_consumers]
+    rng = random.Random(cfg.seed + 2)
+    watch_nc = await session.connect("cortex-bench-watch")
+    watches = Watches(watch_nc)
+    try:
+        await watches.start()
+        rates = [await run_rate(session, watches, source, rng, rate, consumers) for rate in cfg.rates]
+    finally:
+        await watches.stop()
+        await watch_nc.close()
+    return FreshnessResult(workers=[p.name for p in session.pipeline], rates=rates)

@@ -1,0 +1,175 @@
+"""One benchmark run: one nats-server (embedded, or given by URL), every phase in turn.
+
+1. hostile input (pure cores, no server);
+2. the backlog: Cortex's streams reset, the realistic backlog published once, then
+   the limit (bare consume), each regex worker alone, and the two-process bare consume;
+3. the pipeline: reset, every worker as a process; API latency on a full-size state
+   while the pipeline is idle, then freshness at each publish rate;
+4. recall: reset, one recall process indexing a backlog, then queries.
+
+Against a server given by URL the harness refuses to touch existing Cortex data unless
+``--reset`` says it may.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+import time
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import msgspec
+
+from shared.config import Settings
+from shared.connection import connect, redact_url
+from shared.embedded import EmbeddedNats
+from workers.bench import apilatency, budget, freshness, hostile, limit, pipeline, recall, report, scaleout, throughput
+from workers.bench.config import BenchConfig
+from workers.bench.events import EventSource, backlog
+from workers.bench.procs import Processes, inherited_settings
+from workers.bench.results import (
+    ApiResult,
+    FreshnessResult,
+    HostileResult,
+    LimitResult,
+    RecallResult,
+    Report,
+    ScaleoutResult,
+)
+from workers.bench.session import BenchError, Progress, Session
+
+__all__ = ["BenchError", "run_bench"]
+
+NOT_SELECTED = "not selected (--only)"
+
+
+@contextlib.contextmanager
+def _workdir(config: BenchConfig) -> Iterator[Path]:
+    if config.workdir:
+        path = Path(config.workdir).expanduser().resolve()
+        path.mkdir(parents=True, exist_ok=True)
+        yield path
+        return
+    with tempfile.TemporaryDirectory(prefix="cortex-bench-") as tmp:
+        yield Path(tmp)
+
+
+@contextlib.asynccontextmanager
+async def _server(config: BenchConfig, workdir: Path) -> AsyncIterator[tuple[str, str]]:
+    """(url, how to name it in the report)."""
+    if config.nats_url:
+        yield config.nats_url, redact_url(config.nats_url)
+        return
+    with EmbeddedNats(str(workdir / "nats")) as server:
+        yield server.url, "embedded"
+
+
+def _server_version(text: str) -> str:
+    """``2.15.1`` from nats-py's ``<nats server v2.15.1>``."""
+    found = re.search(r"v?(\d+\.\d+\.\d+\S*?)>?$", text)
+    return found.group(1) if found else report.local_server_version()
+
+
+def _selected(config: BenchConfig, phase: str) -> bool:
+    return phase in config.phases
+
+
+async def _backlog_phases(session: Session, rep: Report) -> None:
+    cfg = session.config
+    if not any(_selected(cfg, p) for p in ("limit", "workers", "scaleout")):
+        return
+    session.progress(f"[backlog] resetting Cortex's streams; publishing {cfg.events} events "
+                     f"across {cfg.agents} agents …")
+    await session.reset()
+    events = backlog(cfg.events, cfg.agents, cfg.seed, session.prefix)
+    started = time.perf_counter()
+    last_seq = await session.publish_all(events)
+    session.progress(f"[backlog] published in {time.perf_counter() - started:.1f}s (last seq {last_seq})")
+    if _selected(cfg, "limit"):
+        rep.limit = await _limit(session, len(events))
+    if _selected(cfg, "workers"):
+        rep.workers = await throughput.run(session, len(events), last_seq, rep.limit.msgs_per_s)
+        rep.memory.backlog = {n: w.peak_rss_mb for n, w in rep.workers.items() if w.peak_rss_mb is not None}
+    if _selected(cfg, "scaleout"):
+        rep.scaleout = await scaleout.run(session, events, rep.limit, rep.workers)
+
+
+async def _limit(session: Session, events: int) -> LimitResult:
+    runs = []
+    for i in range(session.config.limit_runs):
+        rate = await limit.measure_once(session.nc, f"bench-limit-{i}", session.filters("threads"), events)
+        session.progress(f"[limit] run {i + 1}/{session.config.limit_runs}: {rate:,.0f} msgs/s")
+        runs.append(round(rate, 1))
+    ordered = sorted(runs)
+    return LimitResult(events=events, batch=limit.BATCH, runs_msgs_per_s=runs, msgs_per_s=ordered[len(ordered) // 2])
+
+
+async def _pipeline_phases(session: Session, rep: Report) -> None:
+    cfg = session.config
+    if not (_selected(cfg, "freshness") or _selected(cfg, "api")):
+        return
+    await session.reset()
+    await pipeline.start(session)
+    try:
+        source = EventSource(cfg.agents, cfg.seed + 1, session.prefix, id_prefix="fresh")
+        await freshness.warm_up(session, source)
+        if _selected(cfg, "api"):
+            rep.api = await apilatency.run(session)
+        if _selected(cfg, "freshness"):
+            rep.freshness = await freshness.run(session, source)
+        rep.memory.pipeline = pipeline.peak_rss(session)
+    finally:
+        pipeline.stop(session)
+
+
+def _mark_skipped(rep: Report, config: BenchConfig) -> None:
+    if not _selected(config, "hostile"):
+        rep.hostile = HostileResult(skipped=NOT_SELECTED)
+    if not _selected(config, "limit"):
+        rep.limit = LimitResult(skipped=NOT_SELECTED)
+    if not _selected(config, "freshness"):
+        rep.freshness = FreshnessResult(skipped=NOT_SELECTED)
+    if not _selected(config, "api"):
+        rep.api = ApiResult(skipped=NOT_SELECTED)
+    if not _selected(config, "recall"):
+        rep.recall = RecallResult(skipped=NOT_SELECTED)
+    if not _selected(config, "scaleout"):
+        rep.scaleout = ScaleoutResult(skipped=NOT_SELECTED)
+
+
+async def run_bench(config: BenchConfig, settings: Settings, progress: Progress) -> Report:
+    started = time.perf_counter()
+    settings = msgspec.structs.replace(settings, mode="live", partitions=1)
+    rep = Report(started=datetime.now(UTC).isoformat(timespec="seconds"),
+                 config={**msgspec.structs.asdict(config), "inherited_settings": inherited_settings(os.environ)})
+    _mark_skipped(rep, config)
+    if _selected(config, "hostile"):
+        rep.hostile = hostile.run(config.hostile_reps, config.seed, progress)
+    with _workdir(config) as workdir:
+        progress(f"[bench] work dir {workdir}")
+        async with _server(config, workdir) as (url, server_name):
+            nc = await connect(msgspec.structs.replace(settings, nats_url=url), "cortex-bench")
+            procs = Processes(workdir, url)
+            session = Session(config, settings, url, nc, procs, workdir, progress)
+            try:
+                rep.machine = report.machine(server_name, _server_version(str(nc.connected_server_version)))
+                existing = await session.holds_cortex_data()
+                if existing and config.nats_url and not config.reset:
+                    raise BenchError(f"the server at {server_name} holds Cortex data ({existing}); the benchmark "
+                                     "deletes and recreates Cortex's streams and buckets: rerun with --reset to "
+                                     "allow that, or leave out --nats-url to use an embedded server")
+                await _backlog_phases(session, rep)
+                await _pipeline_phases(session, rep)
+                if _selected(config, "recall"):
+                    rep.recall = await recall.run(session)
+            finally:
+                procs.stop_all()
+                with contextlib.suppress(Exception):
+                    await nc.close()
+    rep.duration_s = round(time.perf_counter() - started, 1)
+    rep.rows = budget.rows(rep)
+    return rep

@@ -1,0 +1,78 @@
+"""Recall: indexing rate of one ``cortex worker recall`` process on a backlog, then query
+latency of ``cortex.api.recall.<agent>`` on what it stored (contract-level only)."""
+
+from __future__ import annotations
+
+import time
+from typing import Final
+
+import msgspec
+import nats.js.errors
+
+from schemas.docs import RecallDoc
+from shared.names import BUCKET_RECALL
+from workers.bench.events import TOPICS_DE, TOPICS_EN, backlog
+from workers.bench.results import RecallResult
+from workers.bench.session import Session
+from workers.bench.stats import summarize
+from workers.bench.throughput import drain_worker, unavailable
+
+ERROR_HEADER: Final = "Nats-Service-Error-Code"
+
+
+async def _memories(session: Session) -> int | None:
+    try:
+        kv = await session.js.key_value(BUCKET_RECALL)
+        keys = await kv.keys()
+    except (nats.js.errors.NoKeysError, nats.js.errors.BucketNotFoundError):
+        return None
+    total = 0
+    for key in keys:
+        entry = await kv.get(key)
+        if entry.value:
+            total += msgspec.json.decode(entry.value, type=RecallDoc).memories
+    return total
+
+
+async def _queries(session: Session, agents: list[str]) -> tuple[list[float], int]:
+    queries = [*TOPICS_EN, *TOPICS_DE]
+    samples: list[float] = []
+    failures = 0
+    for i in range(session.config.api_requests):
+        subject = f"{session.prefix}.api.recall.{agents[i % len(agents)]}"
+        body = msgspec.json.encode({"query": f"what did we decide about the {queries[i % len(queries)]}"})
+        started = time.perf_counter()
+        reply = await session.nc.request(subject, body, timeout=10.0)
+        elapsed = time.perf_counter() - started
+        if reply.headers and ERROR_HEADER in reply.headers:
+            failures += 1
+        else:
+            samples.append(elapsed)
+    return samples, failures
+
+
+async def run(session: Session) -> RecallResult:
+    reason = unavailable("recall")
+    embedder = session.procs.env.get("CORTEX_EMBEDDER", "default")
+    if reason is not None:
+        return RecallResult(skipped=reason, embedder=embedder)
+    cfg = session.config
+    await session.reset()
+    events = backlog(cfg.recall_messages, cfg.agents, cfg.seed + 5, session.prefix)
+    last_seq = await session.publish_all(events)
+    session.progress(f"[recall] indexing {len(events)} events with the {embedder!r} embedder …")
+    indexed = await drain_worker(session, "recall", len(events), last_seq, None)
+    proc = indexed.proc
+    try:
+        memories = await _memories(session)
+        session.progress(f"[recall] {indexed.result.msgs_per_s:,.0f} events/s indexed, {memories} memories; "
+                         f"{cfg.api_requests} queries …")
+        agents = sorted({e.agent for e in events})
+        samples, failures = await _queries(session, agents)
+        rss = proc.peak_rss_mb()
+    finally:
+        proc.stop()
+    latency = summarize(samples, lost=failures)
+    session.progress(f"[recall] query p50 {latency.p50_ms} ms, p95 {latency.p95_ms} ms")
+    return RecallResult(embedder=embedder, messages=len(events), memories=memories,
+                        index_msgs_per_s=indexed.result.msgs_per_s, query=latency, peak_rss_mb=rss)

@@ -1,0 +1,94 @@
+"""Each regex worker's sustained throughput: one ``cortex worker NAME`` process, alone,
+draining the whole backlog; its ratio to the limit and its peak RSS."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import time
+from pathlib import Path
+from typing import NamedTuple
+
+from shared.names import EVENTS_STREAM
+from workers.bench.procs import WorkerProc
+from workers.bench.results import WorkerResult
+from workers.bench.session import BenchError, Session
+from workers.registry import all_specs
+
+
+def unavailable(worker: str) -> str | None:
+    """Why ``cortex worker NAME`` cannot run this worker yet, or None when it can."""
+    if worker in all_specs():
+        return None
+    module = f"workers.{worker}.worker"
+    try:
+        exists = importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        exists = False
+    if exists:
+        return f"not yet available: {module} exists but is not in workers.registry"
+    return f"not yet available: {module} does not exist"
+
+
+class Drained(NamedTuple):
+    result: WorkerResult
+    proc: WorkerProc  # still running
+
+
+async def drain_worker(session: Session, worker: str, events: int, last_seq: int,
+                       limit_rate: float | None) -> Drained:
+    """Start the worker on the backlog and time it from its first delivery until drained;
+    the process is left running (stopped on failure)."""
+    profile_dir = Path(session.config.profile_dir) if session.config.profile_dir else None
+    proc = session.procs.start(worker, profile_dir)
+    limit_s = max(120.0, events / 50)
+    first: float | None = None
+    try:
+        while True:
+            session.check_alive([proc])
+            if time.perf_counter() - proc.started > limit_s:
+                raise BenchError(f"{worker} did not drain {events} events within {limit_s:.0f}s")
+            info = await session.js.consumer_info(EVENTS_STREAM, worker)
+            now = time.perf_counter()
+            delivered = info.delivered.stream_seq if info.delivered else 0
+            floor = info.ack_floor.stream_seq if info.ack_floor else 0
+            if first is None and (delivered > 0 or floor > 0):
+                first = now
+            if first is not None and floor >= last_seq and not info.num_pending and not info.num_ack_pending:
+                break
+            await asyncio.sleep(0.02)
+    except BaseException:
+        proc.stop()
+        raise
+    seconds = max(now - first, 1e-6)
+    rate = events / seconds
+    result = WorkerResult(
+        worker=worker, events=events, seconds=round(seconds, 3), msgs_per_s=round(rate, 1),
+        ratio=round(rate / limit_rate, 3) if limit_rate else None, startup_s=round(first - proc.started, 3),
+        peak_rss_mb=proc.peak_rss_mb(), profile=str(proc.profile) if proc.profile else None,
+    )
+    return Drained(result, proc)
+
+
+async def run_worker(session: Session, worker: str, events: int, last_seq: int,
+                     limit_rate: float | None) -> WorkerResult:
+    drained = await drain_worker(session, worker, events, last_seq, limit_rate)
+    drained.proc.stop()
+    return drained.result
+
+
+async def run(session: Session, events: int, last_seq: int, limit_rate: float | None) -> dict[str, WorkerResult]:
+    results: dict[str, WorkerResult] = {}
+    for worker in session.config.workers:
+        reason = unavailable(worker)
+        if reason is not None:
+            session.progress(f"[workers] {worker}: {reason}")
+            results[worker] = WorkerResult(worker=worker, skipped=reason)
+            continue
+        session.progress(f"[workers] {worker}: draining {events} events in its own process …")
+        result = await run_worker(session, worker, events, last_seq, limit_rate)
+        ratio = f" ({result.ratio:.0%} of the limit)" if result.ratio is not None else ""
+        session.progress(f"[workers] {worker}: {result.msgs_per_s:,.0f} msgs/s{ratio}, "
+                         f"peak RSS {result.peak_rss_mb} MB")
+        results[worker] = result
+    return results

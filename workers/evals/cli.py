@@ -1,0 +1,74 @@
+"""``cortex eval recall FILE``: the recall evaluation harness on the command line.
+
+Wire it into ``workers/cli/__init__.py``'s ``build_parser`` with
+``from workers.evals import cli as evals`` and ``evals.register(sub)``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from shared.config import Settings
+from workers.evals import SAMPLE_LOCOMO
+from workers.evals.harness import EvalError, EvalOptions, format_table, report, run_eval
+from workers.evals.locomo import DatasetError
+
+
+def register(sub: Any) -> None:
+    ev = sub.add_parser("eval", help="measure a worker against a labelled dataset")
+    esub = ev.add_subparsers(dest="eval_target", required=True, metavar="TARGET")
+    rec = esub.add_parser(
+        "recall",
+        help="evidence recall@1/5/10 and MRR of the recall API on a LoCoMo-format file",
+        description="Ingests each conversation of a LoCoMo-format JSON file through an embedded nats-server and "
+                    "the recall worker (temporary data dir), asks every question of categories 1-4 through "
+                    "cortex.api.recall.<agent> and prints evidence recall@k and MRR by category, query "
+                    f"latency and the ingest rate. FILE 'sample' means the shipped sample ({SAMPLE_LOCOMO.name}).",
+    )
+    rec.add_argument("file", help="a LoCoMo-format JSON file (e.g. locomo10.json), or 'sample'")
+    rec.add_argument("--out", help="also write the report as JSON to this file")
+    rec.add_argument("--limit-conversations", type=int, metavar="N", help="evaluate only the first N conversations")
+    rec.add_argument("--embedder", help="CORTEX_EMBEDDER for this run: default (multilingual-e5-small), "
+                                        "hashing[:dim] or ollama[:url]; default: the setting")
+    rec.add_argument("--limit", type=int, default=10, help="memories asked for per question (default 10)")
+    rec.add_argument("--captions", action="store_true", help="append the dataset's image captions to turn text")
+    rec.add_argument("--access-feedback", action="store_true",
+                     help="apply the recall_access feedback of replies while asking (order-dependent scores)")
+    rec.add_argument("--details", action="store_true", help="per-question ranks in the JSON report")
+    rec.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    rec.set_defaults(handler=cmd_eval_recall)
+
+
+def _progress(quiet: bool) -> Any:
+    def say(message: str) -> None:
+        if not quiet:
+            print(message, file=sys.stderr, flush=True)
+
+    return say
+
+
+async def cmd_eval_recall(args: argparse.Namespace, settings: Settings) -> int:
+    path = SAMPLE_LOCOMO if args.file == "sample" else Path(args.file)
+    if args.limit_conversations is not None and args.limit_conversations < 1:
+        print("cortex: --limit-conversations must be at least 1", file=sys.stderr)
+        return 2
+    if not 1 <= args.limit <= 200:
+        print("cortex: --limit must be between 1 and 200", file=sys.stderr)
+        return 2
+    options = EvalOptions(embedder=args.embedder, limit_conversations=args.limit_conversations, limit=args.limit,
+                          captions=args.captions, access_feedback=args.access_feedback, details=args.details)
+    try:
+        result = await run_eval(path, options, settings, _progress(args.quiet))
+    except (DatasetError, EvalError) as exc:
+        print(f"cortex: {exc}", file=sys.stderr)
+        return 1
+    rep = report(result)
+    print(format_table(rep), end="")
+    if args.out:
+        Path(args.out).write_text(json.dumps(rep, indent=2) + "\n", encoding="utf-8")
+        print(f"report written to {args.out}", file=sys.stderr)
+    return 0
