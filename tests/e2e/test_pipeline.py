@@ -223,6 +223,10 @@ async def test_query_apis_cli_tables_and_corrections_as_events(
                                 type=ThreadsReply)
     assert empty.threads == []
 
+    facts = cortex("facts", "main", "--entity", "Maria", url=nats_url)
+    assert facts.returncode == 0 and "works-at" in facts.stdout and "Acme Analytics" in facts.stdout
+    assert "(no facts match)" in cortex("facts", "main", "--entity", "Nobody", url=nats_url).stdout
+
     table = cortex("threads", "main", url=nats_url)
     assert table.returncode == 0 and "kubernetes cluster" in table.stdout and "PRIORITY" in table.stdout
     assert "Redis" in cortex("decisions", "main", url=nats_url).stdout

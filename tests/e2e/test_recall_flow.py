@@ -164,3 +164,49 @@ async def _some(fn: Any) -> Any:
         return fn()
     except AssertionError:
         return None
+
+
+def cli(*args: str, url: str, data: Path) -> Any:
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "workers", *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "CORTEX_NATS_URL": url, "CORTEX_DATA_DIR": str(data)})
+
+
+async def test_index_a_memory_directory_then_pin_and_forget(
+    recall_env: tuple[Client, Any], nats_url: str, tmp_path: Path, wait_for: Any
+) -> None:
+    nc, _ = recall_env
+    notes = tmp_path / "memory"
+    (notes / "projects").mkdir(parents=True)
+    (notes / "projects" / "cortex.md").write_text(
+        "# Cortex\n## Deploys\nThe production deploy window is Tuesday morning.\n"
+        "## Team\nMaria owns the dashboard.\n")
+    (notes / "people.md").write_text("# People\nBiscuit is the office dog and loves carrots.\n")
+    first = cli("index", str(notes), "--agent", "frank", url=nats_url, data=tmp_path / "cli")
+    assert first.returncode == 0, first.stderr
+    assert "indexed 3 sections" in first.stdout and "3 new" in first.stdout
+    again = cli("index", str(notes), "--agent", "frank", url=nats_url, data=tmp_path / "cli")
+    assert "0 new, 3 unchanged" in again.stdout
+    await wait_for(lambda: drained(nc), within=60)
+    await wait_for(lambda: _serving(nc), within=30)
+
+    hit = (await ask(nc, "frank", "When can we deploy to production?")).memories[0]
+    assert "Tuesday" in hit.content and hit.source_event.startswith("note:")
+
+    assert cli("memory", "forget", "frank", hit.id, url=nats_url, data=tmp_path / "cli").returncode == 0
+    await wait_for(lambda: drained(nc), within=60)
+
+    async def forgotten() -> bool:
+        reply = await ask(nc, "frank", "When can we deploy to production?")
+        return all(m.id != hit.id for m in reply.memories)
+
+    await wait_for(forgotten, within=30)
+    dog = (await ask(nc, "frank", "What does the office dog like?")).memories[0]
+    assert cli("memory", "pin", "frank", dog.id, url=nats_url, data=tmp_path / "cli").returncode == 0
+    await wait_for(lambda: drained(nc), within=60)
+    store = recall_worker.HOLDER.store
+    assert store is not None
+    assert [m.pinned for m in store.get("frank", [dog.id])] == [True]
