@@ -40,12 +40,13 @@ class BenchConfig(msgspec.Struct, frozen=True, kw_only=True):
 QUICK: Final[dict[str, Any]] = {
     "events": 4000,
     "limit_runs": 1,
+    "rates": (1000,),
     "duration_s": 2.0,
     "boot_every": 50,
     "api_requests": 30,
     "hostile_reps": 3,
-    "recall_messages": 300,
-    "drain_limit_s": 5.0,
+    "recall_messages": 60,
+    "drain_limit_s": 3.0,
 }
 
 

@@ -143,6 +143,7 @@ def _mark_skipped(rep: Report, config: BenchConfig) -> None:
 
 async def run_bench(config: BenchConfig, settings: Settings, progress: Progress) -> Report:
     started = time.perf_counter()
+    load_start = report.load_avg()
     settings = msgspec.structs.replace(settings, mode="live", partitions=1)
     rep = Report(started=datetime.now(UTC).isoformat(timespec="seconds"),
                  config={**msgspec.structs.asdict(config), "inherited_settings": inherited_settings(os.environ)})
@@ -156,7 +157,8 @@ async def run_bench(config: BenchConfig, settings: Settings, progress: Progress)
             procs = Processes(workdir, url)
             session = Session(config, settings, url, nc, procs, workdir, progress)
             try:
-                rep.machine = report.machine(server_name, _server_version(str(nc.connected_server_version)))
+                rep.machine = report.machine(server_name, _server_version(str(nc.connected_server_version)),
+                                             load_start)
                 existing = await session.holds_cortex_data()
                 if existing and config.nats_url and not config.reset:
                     raise BenchError(f"the server at {server_name} holds Cortex data ({existing}); the benchmark "
@@ -171,5 +173,7 @@ async def run_bench(config: BenchConfig, settings: Settings, progress: Progress)
                 with contextlib.suppress(Exception):
                     await nc.close()
     rep.duration_s = round(time.perf_counter() - started, 1)
+    if rep.machine is not None:
+        rep.machine.load_avg_end = report.load_avg()
     rep.rows = budget.rows(rep)
     return rep

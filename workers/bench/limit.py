@@ -92,7 +92,7 @@ async def measure_once(nc: Client, name: str, filters: list[str], expected: int)
 
 
 async def _helper(args: argparse.Namespace) -> int:
-    """Helper-process mode: prepare, wait for the common start time, consume, print JSON."""
+    """Helper-process mode: prepare, say ``ready``, wait for ``go`` on stdin, consume, print JSON."""
     from shared.config import load_settings
     from shared.connection import connect
 
@@ -100,7 +100,9 @@ async def _helper(args: argparse.Namespace) -> int:
     consumer = BareConsumer(nc, args.consumer, args.filter)
     try:
         await consumer.prepare()
-        await asyncio.sleep(max(0.0, args.start_at - time.time()))
+        sys.stdout.write("ready\n")
+        sys.stdout.flush()
+        await asyncio.to_thread(sys.stdin.readline)
         start = time.time()
         got, _ = await consumer.consume(args.expect)
         end = time.time()
@@ -115,7 +117,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m workers.bench.limit")
     parser.add_argument("--consumer", required=True)
     parser.add_argument("--expect", type=int, required=True)
-    parser.add_argument("--start-at", type=float, required=True, help="wall-clock time to start consuming")
     parser.add_argument("--filter", action="append", required=True)
     return asyncio.run(_helper(parser.parse_args(argv)))
 

@@ -110,11 +110,12 @@ class Processes:
         return worker
 
     def start_module(self, name: str, module: str, *args: str) -> WorkerProc:
-        """A helper process of the harness itself (``python -m module args``)."""
+        """A helper process of the harness itself (``python -m module args``), talked to through
+        its stdin and stdout."""
         log = self.workdir / f"{name}-{len(self._procs)}.log"
         with open(log, "wb") as out:
-            proc = subprocess.Popen([sys.executable, "-m", module, *args], env=self.env, stdout=subprocess.PIPE,
-                                    stderr=out, start_new_session=True)
+            proc = subprocess.Popen([sys.executable, "-m", module, *args], env=self.env, stdin=subprocess.PIPE,
+                                    stdout=subprocess.PIPE, stderr=out, start_new_session=True)
         helper = WorkerProc(name, proc, log, None)
         self._procs.append(helper)
         return helper

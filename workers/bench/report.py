@@ -50,11 +50,18 @@ def local_server_version() -> str:
     return out.stdout.strip().removeprefix("nats-server: ") or "unknown"
 
 
-def machine(server: str, server_version: str) -> Machine:
+def load_avg() -> list[float]:
+    try:
+        return [round(v, 2) for v in os.getloadavg()]
+    except OSError:
+        return []
+
+
+def machine(server: str, server_version: str, load_start: list[float]) -> Machine:
     return Machine(
         nproc=os.cpu_count() or 0, cpu_model=_cpu_model(), memory_mb=_memory_mb(),
         python=platform.python_version(), platform=platform.platform(), nats_server=server_version,
-        nats_py=_version("nats-py"), msgspec=_version("msgspec"), server=server,
+        nats_py=_version("nats-py"), msgspec_version=_version("msgspec"), server=server, load_avg_start=load_start,
     )
 
 

@@ -125,8 +125,10 @@ class Machine(msgspec.Struct, kw_only=True):
     platform: str
     nats_server: str
     nats_py: str
-    msgspec: str
+    msgspec_version: str
     server: str  # "embedded" or the URL (redacted)
+    load_avg_start: list[float] = msgspec.field(default_factory=list)  # 1, 5, 15 min: was the machine busy?
+    load_avg_end: list[float] = msgspec.field(default_factory=list)
 
 
 class Row(msgspec.Struct, kw_only=True):

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import time
 from typing import Final
 
 import msgspec
@@ -39,14 +38,20 @@ async def two_process_limit(session: Session, events: list[BenchEvent]) -> float
     for agent in sorted({e.agent for e in events}):
         parts[partition_of(agent, 2)].append(agent)
     counts = [sum(1 for e in events if partition_of(e.agent, 2) == k) for k in (0, 1)]
-    start_at = time.time() + 3.0  # both helpers connected and prepared by then
     helpers = []
     for k, agents in enumerate(parts):
         filters = [arg for agent in agents for arg in ("--filter", f"{session.prefix}.*.{agent}.>")]
         helpers.append(session.procs.start_module(f"bench-limit-{k}", "workers.bench.limit",
                                                   "--consumer", f"bench-limit-p{k}", "--expect", str(counts[k]),
-                                                  "--start-at", str(start_at), *filters))
-    outputs = await asyncio.gather(*(asyncio.to_thread(h.proc.communicate, timeout=300) for h in helpers))
+                                                  *filters))
+    # Both helpers connect and create their consumers first; then both are told to go at once.
+    for helper in helpers:
+        assert helper.proc.stdout is not None
+        line = await asyncio.to_thread(helper.proc.stdout.readline)
+        if line.strip() != b"ready":
+            helper.stop()
+            raise BenchError(f"{helper.name} did not start (exit {helper.proc.poll()}):\n{helper.log_tail()}")
+    outputs = await asyncio.gather(*(asyncio.to_thread(h.proc.communicate, b"go\n", 300) for h in helpers))
     results = []
     for helper, (stdout, _) in zip(helpers, outputs, strict=True):
         if helper.proc.returncode != 0:

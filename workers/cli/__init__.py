@@ -35,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     query.register(sub)
     replay.register(sub)
     memory.register(sub)
+    memory.register_forget(sub)
     return parser
 
 

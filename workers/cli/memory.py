@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 import uuid
@@ -62,14 +63,23 @@ def _notes(root: Path, agent: str) -> list[NoteEvent]:
     return notes
 
 
+def _save_state(path: Path, known: set[str]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(sorted(known)))
+
+
+def _scan(root: Path, agent: str, state_path: Path) -> tuple[list[NoteEvent], set[str]]:
+    known: set[str] = set(json.loads(state_path.read_text())) if state_path.exists() else set()
+    return _notes(root, agent), known
+
+
 async def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
     agent = _agent(args.agent)
     root = Path(args.dir)
-    if not root.is_dir():
+    if not await asyncio.to_thread(root.is_dir):
         raise CliError(f"{root} is not a directory")
-    notes = _notes(root, agent)
     state_path = _state_path(settings, agent)
-    known: set[str] = set(json.loads(state_path.read_text())) if state_path.exists() else set()
+    notes, known = await asyncio.to_thread(_scan, root, agent, state_path)
     todo = [n for n in notes if n.id not in known]
     async with connected(settings, args.nats_url) as nc:
         js = nc.jetstream()
@@ -81,8 +91,7 @@ async def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
                 print(f"\rindex: {i}/{len(todo)} sections", end="", file=sys.stderr, flush=True)
     if todo:
         print(file=sys.stderr)
-    state_path.parent.mkdir(parents=True, exist_ok=True)
-    state_path.write_text(json.dumps(sorted(known)))
+    await asyncio.to_thread(_save_state, state_path, known)
     print(f"indexed {len(notes)} sections from {root}: {len(todo)} new, {len(notes) - len(todo)} unchanged")
     return 0
 
@@ -117,4 +126,68 @@ async def cmd_facts(args: argparse.Namespace, settings: Settings) -> int:
           else "(no facts match)")
     if args.entity is None:
         print(f"\n{len(doc.entities)} entities, {len(doc.facts)} facts")
+    return 0
+
+
+def register_forget(sub: Any) -> None:
+    p = sub.add_parser("forget", help="remove an agent everywhere: events, documents, memories, dead letters")
+    p.add_argument("agent")
+    p.add_argument("--yes", action="store_true", help="confirm: this cannot be undone")
+    p.add_argument("--nats-url")
+    p.set_defaults(handler=cmd_forget)
+
+
+async def _forget_memories(settings: Settings, js: Any, agent: str) -> str:
+    from shared.forget import recall_active, request_memory_forget
+
+    if await recall_active(js):
+        async def applied() -> bool:
+            import asyncio
+            import time
+
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                info = await js.consumer_info("CORTEX_EVENTS", "recall")
+                if not info.num_pending and not info.num_ack_pending:
+                    return True
+                await asyncio.sleep(0.1)
+            raise CliError("the recall worker did not apply the forget within 60 s; run `cortex forget` again")
+
+        await request_memory_forget(js, settings.prefix, agent, applied)
+        return "deleted by the recall worker"
+    from workers.recall.embedders import make_embedder
+    from workers.recall.store import StoreUnavailable, open_store
+
+    embedder = make_embedder(settings.embedder)
+    try:
+        store = open_store(url=settings.qdrant_url, data_dir=settings.data_path, embedder_name=embedder.name,
+                           dim=embedder.dim, languages=settings.languages)
+    except StoreUnavailable as exc:
+        raise CliError(f"cannot open the memory store to forget {agent}: {exc}") from exc
+    try:
+        store.delete_agent(agent)
+        store.flush()
+    finally:
+        store.close()
+    return "deleted from the store"
+
+
+async def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
+    from shared.forget import ForgetReport, purge_dead_letters, purge_documents, purge_events, purge_usage
+
+    agent = _agent(args.agent)
+    if not args.yes:
+        raise CliError(f"this removes every event, document, memory and dead letter of {agent}: add --yes")
+    report = ForgetReport()
+    async with connected(settings, args.nats_url) as nc:
+        js = nc.jetstream()
+        report.memories = await _forget_memories(settings, js, agent)
+        report.events = await purge_events(js, settings.prefix, agent)
+        report.documents = await purge_documents(js, agent)
+        report.dead_letters = await purge_dead_letters(js, settings.prefix, agent)
+        report.usage_keys = await purge_usage(js, agent)
+    if settings.workspace:
+        (Path(settings.workspace) / agent / "BOOTSTRAP.md").unlink(missing_ok=True)
+    print(f"forgot {agent}: {report.events} events, {report.documents} documents, "
+          f"{report.dead_letters} dead letters, {report.usage_keys} usage counters; memories {report.memories}")
     return 0

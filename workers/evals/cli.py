@@ -7,6 +7,7 @@ Wire it into ``workers/cli/__init__.py``'s ``build_parser`` with
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 from pathlib import Path
@@ -69,6 +70,6 @@ async def cmd_eval_recall(args: argparse.Namespace, settings: Settings) -> int:
     rep = report(result)
     print(format_table(rep), end="")
     if args.out:
-        Path(args.out).write_text(json.dumps(rep, indent=2) + "\n", encoding="utf-8")
+        await asyncio.to_thread(Path(args.out).write_text, json.dumps(rep, indent=2) + "\n", "utf-8")
         print(f"report written to {args.out}", file=sys.stderr)
     return 0

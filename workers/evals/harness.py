@@ -194,7 +194,7 @@ def format_table(rep: dict[str, Any]) -> str:
             f" ({rep['ingest']['events_per_s']:.1f} events/s, {rep['ingest']['memories']} memories,"
             f" {rep['ingest']['dead_letters']} dead letters)\n"
             f"  query latency p50 {rep['latency_ms']['p50']:.1f} ms, p95 {rep['latency_ms']['p95']:.1f} ms\n")
-    rows = [("category", "n", "R@1", "R@5", "R@10", "MRR")]
+    rows: list[tuple[str, ...]] = [("category", "n", "R@1", "R@5", "R@10", "MRR")]
     for key, m in rep["by_category"].items():
         rows.append((f"{key} {m['name']}", str(m["n"]), *(f"{m[c]:.3f}" for c in ("recall@1", "recall@5",
                                                                                     "recall@10", "mrr"))))

@@ -117,7 +117,10 @@ class StoreApplier:
     def _feedback(self, env: Envelope, event: FeedbackEvent, outcome: BatchOutcome) -> None:
         ids = feedback_ids(event)
         if event.kind == "memory_forget":
-            self.store.delete(env.agent, ids)
+            if event.value == "all" and not ids:  # `cortex forget AGENT`
+                self.store.delete_agent(env.agent)
+            else:
+                self.store.delete(env.agent, ids)
             return
         changed = []
         for current in self.store.get(env.agent, ids):
