@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 import nats
 import pytest
+from cortex_testkit import cortex, demo_file
 
 from schemas.docs import BootDoc
 from shared.config import load_settings
@@ -19,8 +20,6 @@ from shared.provision import provision
 from shared.runtime import WorkerHost
 from workers import __version__
 from workers.registry import all_specs, consumer_specs
-
-from cortex_testkit import cortex, demo_file
 
 
 async def run_with_workspace(nats_url: str, tmp_path: Path, workspace: Path, wait_for: Any) -> BootDoc:

@@ -67,8 +67,13 @@ SOURCES: tuple[tuple[str, str, type[Any], str], ...] = (
     ("channels", BUCKET_CHANNELS, ChannelsDoc, "channels"),
     ("recall", BUCKET_RECALL, RecallDoc, "recall"),
 )
-# Composed upstream documents made *for* a compaction event (read as of S + 1 then).
+# Upstream documents made *for* the trigger itself (read as of S + 1 then): the snapshot
+# and narrative of a compaction, and the channel summaries of every trigger.
 _MADE_FOR_COMPACTION = frozenset({"snapshot", "narrative"})
+
+
+def made_for_trigger(field: str, env: Envelope) -> bool:
+    return field == "channels" or (env.family == "compaction" and field in _MADE_FOR_COMPACTION)
 
 
 class BootSources:
@@ -90,7 +95,7 @@ class BootSources:
         change = is_change(env)
         docs: dict[str, Any] = {}
         for field, bucket, doc_type, _ in self.sources:
-            after = change or (env.family == "compaction" and field in _MADE_FOR_COMPACTION)
+            after = change or made_for_trigger(field, env)
             before = env.seq + 1 if after else env.seq
             docs[field], _ = await self._reader.as_of(self._ctx.bucket(bucket), env.agent, doc_type, before)
         return self._inputs(env.agent, env.event.ts, docs, lagging)

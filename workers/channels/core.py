@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 
 import msgspec
 
-from schemas.docs import ChannelsDoc, ChannelState, Integrity
+from schemas.docs import ChannelsDoc, ChannelState, DecisionsDoc, Integrity, ThreadsDoc
 from schemas.events import MessageEvent
 
 BACKGROUND_WINDOW = timedelta(hours=24)
@@ -49,3 +49,23 @@ def apply_message(doc: ChannelsDoc | None, event: MessageEvent) -> ChannelsDoc:
     channels.sort(key=lambda c: c.channel)
     return ChannelsDoc(updated=event.ts, channels=channels,
                        integrity=doc.integrity if doc else Integrity())
+
+
+def channel_summary(channel: str, threads: ThreadsDoc | None, decisions: DecisionsDoc | None) -> str:
+    """``<latest active thread> · decided: <last decision>`` for the channel (either part may be absent)."""
+    parts = []
+    open_threads = [t for t in (threads.threads if threads else [])
+                    if t.status == "open" and (t.channel or DEFAULT_CHANNEL) == channel]
+    if open_threads:
+        latest = max(open_threads, key=lambda t: (t.last_activity, t.id))
+        parts.append(latest.title)
+    mine = [d for d in (decisions.decisions if decisions else []) if (d.channel or DEFAULT_CHANNEL) == channel]
+    if mine:
+        last = max(mine, key=lambda d: (d.extracted_at, d.id))
+        parts.append(f"decided: {last.what[:120]}")
+    return " · ".join(parts)
+
+
+def summarize(channels: list[ChannelState], threads: ThreadsDoc | None,
+              decisions: DecisionsDoc | None) -> list[ChannelState]:
+    return [msgspec.structs.replace(c, summary=channel_summary(c.channel, threads, decisions)) for c in channels]
