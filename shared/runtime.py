@@ -23,6 +23,7 @@ import nats.js.errors
 from nats.aio.client import Client
 from nats.js.client import JetStreamContext
 
+from shared.asof import DOC_HISTORY
 from shared.codec import Envelope, Limits
 from shared.config import Settings
 from shared.connection import connect
@@ -31,7 +32,7 @@ from shared.errors import LeaseLost, is_transient
 from shared.health import Health, HealthRegistry, serve
 from shared.lease import Lease
 from shared.names import consumer_name, shadow_bucket
-from shared.provision import ConsumerSpec, ensure_consumer
+from shared.provision import ConsumerSpec, ensure_bucket, ensure_consumer
 
 log = logging.getLogger(__name__)
 
@@ -145,6 +146,9 @@ class WorkerHost:
         health = self.registry.worker(consumer)
         js = nc.jetstream()
         await self._ensure_consumer(js, consumer, spec, health)
+        if shadow:  # shadow documents live in their own buckets, made on first use
+            for bucket in spec.buckets:
+                await ensure_bucket(js, shadow_bucket(bucket), history=DOC_HISTORY)
         lease = Lease(js, consumer, self.instance, self.settings.runtime.lease_ttl_s, spec.name)
         ctx = WorkerContext(nc=nc, js=js, settings=self.settings, worker=spec.name, consumer=consumer,
                             producer=producer_id(spec, self.settings, self.version), health=health, shadow=shadow,

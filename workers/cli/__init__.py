@@ -26,7 +26,7 @@ class CliError(Exception):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from workers.cli import memory, ops, query, replay, run
+    from workers.cli import diff, memory, ops, query, replay, run
 
     parser = argparse.ArgumentParser(prog="cortex", description="Conversation intelligence for LLM agents.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -36,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     replay.register(sub)
     memory.register(sub)
     memory.register_forget(sub)
+    diff.register(sub)
     return parser
 
 
