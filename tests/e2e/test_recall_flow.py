@@ -14,6 +14,8 @@ import pytest
 from nats.aio.client import Client
 
 from schemas.api import RecallReply, RecallRequest
+from schemas.docs import RecallDoc
+from shared.kv import kv_read
 from shared.config import load_settings
 from shared.provision import provision
 from shared.runtime import WorkerHost
@@ -210,3 +212,43 @@ async def test_index_a_memory_directory_then_pin_and_forget(
     store = recall_worker.HOLDER.store
     assert store is not None
     assert [m.pinned for m in store.get("frank", [dog.id])] == [True]
+
+
+async def test_an_idle_memory_moves_to_cold_stays_searchable_and_a_hit_brings_it_back(
+    recall_env: tuple[Client, Any], wait_for: Any
+) -> None:
+    nc, _ = recall_env
+    js = nc.jetstream()
+    note = {"id": "n-vault", "agent": "gina", "ts": "2026-02-01T09:00:00Z", "path": "infra.md",
+            "headings": ["Infra"], "content": "Deploy keys are stored in the vault under team/infra."}
+    await js.publish("cortex.notes.gina", json.dumps(note).encode())
+    await wait_for(lambda: drained(nc), within=60)
+    store = recall_worker.HOLDER.store
+    assert store is not None
+    [memory] = [m for m in store.scroll("gina") if "vault" in m.content]
+
+    async def feedback(i: int, ts: str) -> None:
+        event = {"id": f"fb-{i}", "agent": "gina", "ts": ts, "kind": "recall_access", "value": [memory.id]}
+        await js.publish("cortex.feedback.gina.recall_access", json.dumps(event).encode())
+
+    async def key_memories() -> list[str]:
+        raw, _ = await kv_read(await js.key_value("cortex_recall"), "gina")
+        return msgspec.json.decode(raw, type=RecallDoc).key_memories if raw else []
+
+    await feedback(1, "2026-02-01T10:00:00Z")  # one hit
+    await wait_for(lambda: drained(nc), within=60)
+    assert memory.content in await key_memories()
+
+    start = {"id": "s-gina", "agent": "gina", "session": "s2", "ts": "2026-02-17T09:00:00Z"}  # 16 days idle
+    await js.publish("cortex.session.gina.start", json.dumps(start).encode())
+    await wait_for(lambda: drained(nc), within=60)
+    assert [m.tier for m in store.get("gina", [memory.id])] == ["cold"]
+    assert memory.content not in await key_memories()
+    await wait_for(lambda: _serving(nc), within=30)
+    found = await ask(nc, "gina", "Where are the deploy keys kept?")
+    assert found.memories and found.memories[0].id == memory.id  # cold is still found by search
+
+    await feedback(2, "2026-02-17T09:05:00Z")  # that hit, applied through the stream
+    await wait_for(lambda: drained(nc), within=60)
+    assert [m.tier for m in store.get("gina", [memory.id])] == ["hot"]
+    assert memory.content in await key_memories()
