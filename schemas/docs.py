@@ -194,6 +194,7 @@ class RecallDoc(msgspec.Struct, kw_only=True):
     cold: int
     integrity: Integrity
     version: int = 1
+    llm_pending: list[list[str]] = msgspec.field(default_factory=list)  # [role, sender, text, event id, ts]
 
 
 DOCUMENTS: tuple[type[msgspec.Struct], ...] = (

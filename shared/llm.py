@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import logging
 from datetime import datetime
 from typing import Any
@@ -39,6 +40,15 @@ def quote_xml(tag: str, text: str, **attrs: str) -> str:
     """``<tag a="…">escaped text</tag>``: text can never close the delimiter it sits in."""
     rendered = "".join(f' {k}="{escape(v, {chr(34): "&quot;"})}"' for k, v in attrs.items())
     return f"<{tag}{rendered}>{escape(text)}</{tag}>"
+
+
+def _answer_text(response: Any, tool: dict[str, Any] | None) -> str:
+    if tool is not None:
+        for block in response.content:
+            if getattr(block, "type", "") == "tool_use":
+                return json.dumps(block.input, sort_keys=True, ensure_ascii=False)
+        return ""
+    return "".join(getattr(block, "text", "") for block in response.content).strip()
 
 
 class CachedAnswer(msgspec.Struct, kw_only=True):
@@ -77,23 +87,24 @@ class LlmClient:
         return hashlib.sha256(f"{self.model}\0{purpose}\0{system}\0{prompt}".encode()).hexdigest()
 
     async def complete(self, *, agent: str, purpose: str, system: str, prompt: str, when: datetime,
-                       max_tokens: int = 1024) -> str | None:
-        """The model's text, or None (the caller takes its structured path)."""
+                       max_tokens: int = 1024, tool: dict[str, Any] | None = None) -> str | None:
+        """The model's text — or, with ``tool`` (forced tool use for structured output), the
+        tool input as JSON text — or None (the caller takes its structured path)."""
         if self._client is None:
             return None
         kv = await self._js.key_value(BUCKET_LLM_CACHE)
-        key = self.cache_key(purpose, system, prompt)
+        key = self.cache_key(purpose, system, prompt + (json.dumps(tool, sort_keys=True) if tool else ""))
         raw, _ = await kv_read(kv, key)
         if raw is not None:
             cached = _decoder.decode(raw)
             LLM_CALLS.labels(purpose, "cache_hit").inc()
             return cached.text
-        answer = await self._ask(agent, purpose, system, prompt, when, max_tokens)
+        answer = await self._ask(agent, purpose, system, prompt, when, max_tokens, tool)
         await kv.put(key, _encoder.encode(answer))
         return answer.text
 
     async def _ask(self, agent: str, purpose: str, system: str, prompt: str, when: datetime,
-                   max_tokens: int) -> CachedAnswer:
+                   max_tokens: int, tool: dict[str, Any] | None = None) -> CachedAnswer:
         usage_key = f"usage.{agent}.{when.date().isoformat()}"
         kv = await self._js.key_value(BUCKET_LLM_CACHE)
         used_raw, _ = await kv_read(kv, usage_key)
@@ -101,16 +112,19 @@ class LlmClient:
             LLM_CALLS.labels(purpose, "over_budget").inc()
             return CachedAnswer(text=None, outcome="over_budget", model=self.model)
         async with self._sem:
+            extra: dict[str, Any] = {}
+            if tool is not None:
+                extra = {"tools": [tool], "tool_choice": {"type": "tool", "name": tool["name"]}}
             try:
                 response = await self._client.messages.create(
                     model=self.model, max_tokens=max_tokens, system=system,
-                    messages=[{"role": "user", "content": prompt}],
+                    messages=[{"role": "user", "content": prompt}], **extra,
                 )
             except Exception as exc:  # the SDK already retried 429/5xx with backoff
                 LLM_CALLS.labels(purpose, "failed").inc()
                 log.warning("llm_failed", extra={"purpose": purpose, "error": type(exc).__name__})
                 return CachedAnswer(text=None, outcome="failed", model=self.model)
-        text = "".join(getattr(block, "text", "") for block in response.content).strip()
+        text = _answer_text(response, tool)
         tokens_in, tokens_out = response.usage.input_tokens, response.usage.output_tokens
         LLM_TOKENS.labels(purpose, "input").inc(tokens_in)
         LLM_TOKENS.labels(purpose, "output").inc(tokens_out)

@@ -48,6 +48,15 @@ NOT_SELECTED = "not selected (--only)"
 
 
 @contextlib.contextmanager
+def _timed(rep: Report, phase: str) -> Iterator[None]:
+    started = time.perf_counter()
+    try:
+        yield
+    finally:
+        rep.phase_s[phase] = round(time.perf_counter() - started, 1)
+
+
+@contextlib.contextmanager
 def _workdir(config: BenchConfig) -> Iterator[Path]:
     if config.workdir:
         path = Path(config.workdir).expanduser().resolve()
@@ -86,16 +95,19 @@ async def _backlog_phases(session: Session, rep: Report) -> None:
                      f"across {cfg.agents} agents …")
     await session.reset()
     events = backlog(cfg.events, cfg.agents, cfg.seed, session.prefix)
-    started = time.perf_counter()
-    last_seq = await session.publish_all(events)
-    session.progress(f"[backlog] published in {time.perf_counter() - started:.1f}s (last seq {last_seq})")
+    with _timed(rep, "publish backlog"):
+        last_seq = await session.publish_all(events)
+    session.progress(f"[backlog] published in {rep.phase_s['publish backlog']:.1f}s (last seq {last_seq})")
     if _selected(cfg, "limit"):
-        rep.limit = await _limit(session, len(events))
+        with _timed(rep, "limit"):
+            rep.limit = await _limit(session, len(events))
     if _selected(cfg, "workers"):
-        rep.workers = await throughput.run(session, len(events), last_seq, rep.limit.msgs_per_s)
+        with _timed(rep, "workers"):
+            rep.workers = await throughput.run(session, len(events), last_seq, rep.limit.msgs_per_s)
         rep.memory.backlog = {n: w.peak_rss_mb for n, w in rep.workers.items() if w.peak_rss_mb is not None}
     if _selected(cfg, "scaleout"):
-        rep.scaleout = await scaleout.run(session, events, rep.limit, rep.workers)
+        with _timed(rep, "scaleout"):
+            rep.scaleout = await scaleout.run(session, events, rep.limit, rep.workers)
 
 
 async def _limit(session: Session, events: int) -> LimitResult:
@@ -113,14 +125,17 @@ async def _pipeline_phases(session: Session, rep: Report) -> None:
     if not (_selected(cfg, "freshness") or _selected(cfg, "api")):
         return
     await session.reset()
-    await pipeline.start(session)
     try:
-        source = EventSource(cfg.agents, cfg.seed + 1, session.prefix, id_prefix="fresh")
-        await freshness.warm_up(session, source)
+        with _timed(rep, "pipeline start"):
+            await pipeline.start(session)
+            source = EventSource(cfg.agents, cfg.seed + 1, session.prefix, id_prefix="fresh")
+            await freshness.warm_up(session, source)
         if _selected(cfg, "api"):
-            rep.api = await apilatency.run(session)
+            with _timed(rep, "api"):
+                rep.api = await apilatency.run(session)
         if _selected(cfg, "freshness"):
-            rep.freshness = await freshness.run(session, source)
+            with _timed(rep, "freshness"):
+                rep.freshness = await freshness.run(session, source)
         rep.memory.pipeline = pipeline.peak_rss(session)
     finally:
         pipeline.stop(session)
@@ -149,7 +164,8 @@ async def run_bench(config: BenchConfig, settings: Settings, progress: Progress)
                  config={**msgspec.structs.asdict(config), "inherited_settings": inherited_settings(os.environ)})
     _mark_skipped(rep, config)
     if _selected(config, "hostile"):
-        rep.hostile = hostile.run(config.hostile_reps, config.seed, progress)
+        with _timed(rep, "hostile"):
+            rep.hostile = hostile.run(config.hostile_reps, config.seed, progress)
     with _workdir(config) as workdir:
         progress(f"[bench] work dir {workdir}")
         async with _server(config, workdir) as (url, server_name):
@@ -167,7 +183,8 @@ async def run_bench(config: BenchConfig, settings: Settings, progress: Progress)
                 await _backlog_phases(session, rep)
                 await _pipeline_phases(session, rep)
                 if _selected(config, "recall"):
-                    rep.recall = await recall.run(session)
+                    with _timed(rep, "recall"):
+                        rep.recall = await recall.run(session)
             finally:
                 procs.stop_all()
                 with contextlib.suppress(Exception):

@@ -7,6 +7,7 @@ import time
 
 import nats.errors
 
+from workers.bench.procs import stop_together
 from workers.bench.session import BenchError, Session
 from workers.registry import all_specs
 
@@ -53,6 +54,5 @@ def peak_rss(session: Session) -> dict[str, float]:
 
 
 def stop(session: Session) -> None:
-    for proc in session.pipeline:
-        proc.stop()
+    stop_together(session.pipeline)
     session.pipeline = []

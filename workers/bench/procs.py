@@ -21,13 +21,15 @@ from typing import Final
 # collide), no workspace files, and no LLM (the narrative would call the API).
 _NOT_INHERITED: Final = frozenset({
     "CORTEX_NATS_URL", "CORTEX_DATA_DIR", "CORTEX_LOG_LEVEL", "CORTEX_MODE", "CORTEX_PARTITIONS",
-    "CORTEX_METRICS_PORT", "CORTEX_WORKSPACE", "ANTHROPIC_API_KEY",
+    "CORTEX_METRICS_PORT", "CORTEX_WORKSPACE", "ANTHROPIC_API_KEY", "CORTEX_RUNTIME_DRAIN_TIMEOUT_S",
 })
 
 
 def worker_env(base: Mapping[str, str], url: str, data_dir: str) -> dict[str, str]:
     env = {k: v for k, v in base.items() if k not in _NOT_INHERITED}
-    env.update(CORTEX_NATS_URL=url, CORTEX_DATA_DIR=data_dir, CORTEX_LOG_LEVEL="WARNING")
+    # Shutdown is not measured: a worker stopped mid-backlog gives its batch back quickly.
+    env.update(CORTEX_NATS_URL=url, CORTEX_DATA_DIR=data_dir, CORTEX_LOG_LEVEL="WARNING",
+               CORTEX_RUNTIME_DRAIN_TIMEOUT_S="2")
     return env
 
 
@@ -71,11 +73,16 @@ class WorkerProc:
             return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
         return ""
 
-    def stop(self, grace_s: float = 25.0) -> int | None:
-        """SIGTERM (the worker drains and releases its lease), SIGKILL after ``grace_s``."""
+    def terminate(self) -> None:
+        """SIGTERM: the worker stops fetching, gives back its batch and releases its lease."""
         if self.proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
                 self.proc.send_signal(signal.SIGTERM)
+
+    def stop(self, grace_s: float = 15.0) -> int | None:
+        """SIGTERM, then SIGKILL after ``grace_s``; returns the exit code."""
+        if self.proc.poll() is None:
+            self.terminate()
             try:
                 self.proc.wait(grace_s)
             except subprocess.TimeoutExpired:
@@ -121,5 +128,13 @@ class Processes:
         return helper
 
     def stop_all(self) -> None:
-        for worker in self._procs:
-            worker.stop(grace_s=10.0)
+        stop_together(self._procs)
+
+
+def stop_together(procs: list[WorkerProc], grace_s: float = 15.0) -> None:
+    """SIGTERM to every process first, then wait for each (SIGKILL after the grace)."""
+    for proc in procs:
+        proc.terminate()
+    deadline = time.monotonic() + grace_s
+    for proc in procs:
+        proc.stop(grace_s=max(0.1, deadline - time.monotonic()))

@@ -145,6 +145,7 @@ class Report(msgspec.Struct, kw_only=True):
     version: int = 1
     started: str = ""
     duration_s: float = 0.0
+    phase_s: dict[str, float] = msgspec.field(default_factory=dict)  # wall time of each part of the run
     machine: Machine | None = None
     config: dict[str, object] = msgspec.field(default_factory=dict)
     limit: LimitResult = msgspec.field(default_factory=LimitResult)

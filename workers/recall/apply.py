@@ -95,6 +95,17 @@ class StoreApplier:
         self.store.flush()
         return outcome
 
+    def add_memories(self, memories: Sequence[Memory]) -> BatchOutcome:
+        """Embed and add memories made elsewhere (Claude's capture), with the same dedup."""
+        outcome = BatchOutcome()
+        if not memories:
+            return outcome
+        vectors = self.embedder.embed_documents([m.content for m in memories])
+        for memory, vector in zip(memories, vectors, strict=True):
+            self._add(memory, vector, outcome)
+        self.store.flush()
+        return outcome
+
     def _add(self, memory: Memory, vector: object, outcome: BatchOutcome) -> None:
         existing = self.store.get(memory.agent, [memory.id])
         if existing and existing[0].last_seq >= memory.last_seq:
