@@ -15,8 +15,8 @@ from nats.aio.client import Client
 
 from schemas.api import RecallReply, RecallRequest
 from schemas.docs import RecallDoc
-from shared.kv import kv_read
 from shared.config import load_settings
+from shared.kv import kv_read
 from shared.provision import provision
 from shared.runtime import WorkerHost
 from workers import __version__

@@ -29,7 +29,8 @@ def test_knobs_are_read_as_cortex_section_knob() -> None:
     [
         ({"CORTEX_THREADS_PRUNE_DAYS": "0"}, "CORTEX_THREADS_PRUNE_DAYS='0': expected an integer between 1 and 90"),
         ({"CORTEX_THREADS_MAX_THREADS": "201"}, "between 5 and 200"),
-        ({"CORTEX_BOOT_MAX_CHARS": "64001"}, "CORTEX_BOOT_MAX_CHARS='64001': expected an integer between 2000 and 64000"),
+        ({"CORTEX_BOOT_MAX_CHARS": "64001"},
+         "CORTEX_BOOT_MAX_CHARS='64001': expected an integer between 2000 and 64000"),
         ({"CORTEX_DECISIONS_DEDUPE_WINDOW_HOURS": "x"}, "expected an integer between 1 and 168"),
         ({"CORTEX_PRECOMPACTION_MAX_SNAPSHOT_MESSAGES": "4"}, "between 5 and 50"),
         ({"CORTEX_BOOT_ENABLED": "perhaps"}, "expected true or false"),

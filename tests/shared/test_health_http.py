@@ -39,7 +39,8 @@ async def test_worker_reports_liveness_readiness_and_metrics(nats_url: str, work
     await nc.jetstream().publish("cortex.msg.main.received", payload)
     await nc.jetstream().publish("cortex.msg.main.received", b"{broken")
     await nc.close()
-    text = await wait_for(lambda: _metrics_with(base, 'cortex_dead_letters_total{reason="invalid",worker="channels"} 1.0'))
+    needle = 'cortex_dead_letters_total{reason="invalid",worker="channels"} 1.0'
+    text = await wait_for(lambda: _metrics_with(base, needle))
     assert 'cortex_events_total{outcome="applied",worker="channels"} 1.0' in text
     assert "cortex_handler_seconds_bucket" in text
     assert 'cortex_worker_ready{worker="channels"} 1.0' in text

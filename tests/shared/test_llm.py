@@ -181,10 +181,13 @@ def knowledge_events(n: int) -> list[tuple[str, dict[str, Any]]]:
             for i in range(n)]
 
 
-@pytest.mark.parametrize("reply", ["this is not json {", json.dumps({"entities": [{"type": "person", "value": "Maria"},
-                                                                                   {"type": "product", "value": "Cortex"}],
-                                                                      "facts": [{"subject": "Maria", "predicate": "uses",
-                                                                                 "object": "Cortex"}]})])
+GOOD_KNOWLEDGE = json.dumps({
+    "entities": [{"type": "person", "value": "Maria"}, {"type": "product", "value": "Cortex"}],
+    "facts": [{"subject": "Maria", "predicate": "uses", "object": "Cortex"}],
+})
+
+
+@pytest.mark.parametrize("reply", ["this is not json {", GOOD_KNOWLEDGE])
 async def test_knowledge_merges_the_model_or_keeps_the_regex_result_on_malformed_output(
     reply: str, nats_url: str, tmp_path: Path, wait_for: Any
 ) -> None:
@@ -228,7 +231,7 @@ async def test_recall_capture_by_claude_in_deterministic_batches(nats_url: str, 
         {"content": "Maria works at Acme Analytics.", "type": "fact", "confidence": 0.9},
         {"content": "maybe something", "type": "episode", "confidence": 0.2},  # under 0.5: dropped
     ])))
-    events = knowledge_events(4) + [("cortex.session.main.end", {"id": "end-1", "agent": "main", "session": "s",
+    events = [*knowledge_events(4), ("cortex.session.main.end", {"id": "end-1", "agent": "main", "session": "s",
                                                                   "ts": "2026-02-17T10:00:00Z"})]
     nc = await run_pipeline(nats_url, tmp_path, fake, events, wait_for, ("recall",),
                             CORTEX_RECALL_LLM_BATCH_SIZE="3")
