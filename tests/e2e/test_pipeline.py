@@ -210,3 +210,25 @@ async def test_query_apis_cli_tables_and_corrections_as_events(
     assert boot.returncode == 0 and boot.stdout.startswith("# Context Briefing")
     fresh = cortex("boot", "main", "--fresh", url=nats_url)
     assert fresh.returncode == 0 and "kubernetes cluster" not in fresh.stdout.split("## 🎯")[0]  # closed now
+
+
+async def test_a_kv_backup_restored_into_a_fresh_server_gives_the_same_documents(
+    pipeline: JetStreamContext, nats_url: str, tmp_path: Path, wait_for: Any
+) -> None:
+    from shared.embedded import EmbeddedNats
+
+    js = pipeline
+    assert cortex("publish", str(demo_file(tmp_path)), url=nats_url).returncode == 0
+    await wait_for(lambda: drained(js), within=60)
+    before = await snapshot_docs(js, ["main"])
+    backup = tmp_path / "docs.jsonl"
+    result = cortex("backup", str(backup), url=nats_url)
+    assert result.returncode == 0, result.stderr
+    with EmbeddedNats(str(tmp_path / "fresh")) as fresh:
+        restored = cortex("restore", str(backup), url=fresh.url)
+        assert restored.returncode == 0, restored.stderr
+        nc = await nats.connect(fresh.url)
+        try:
+            assert await snapshot_docs(nc.jetstream(), ["main"]) == before
+        finally:
+            await nc.close()

@@ -32,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run.register(sub)
     ops.register(sub)
+    ops.register_backup(sub)
     query.register(sub)
     replay.register(sub)
     memory.register(sub)

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, TextIO
 
 import msgspec
@@ -179,3 +180,42 @@ async def _count_keys(kv: Any) -> int:
         return len(await kv.keys())
     except nats.js.errors.NoKeysError:
         return 0
+
+
+def register_backup(sub: Any) -> None:
+    backup = sub.add_parser("backup", help="write every document bucket's current state to a file (JSON lines)")
+    backup.add_argument("file")
+    backup.add_argument("--nats-url")
+    backup.set_defaults(handler=cmd_backup)
+    restore = sub.add_parser("restore", help="load a `cortex backup` file into (fresh) buckets")
+    restore.add_argument("file")
+    restore.add_argument("--nats-url")
+    restore.set_defaults(handler=cmd_restore)
+
+
+async def cmd_backup(args: argparse.Namespace, settings: Settings) -> int:
+    from shared.backup import dump_lines, export_buckets
+    from shared.names import DOC_BUCKETS
+
+    async with connected(settings, args.nats_url) as nc:
+        records = await export_buckets(nc.jetstream(), DOC_BUCKETS)
+    data = b"".join(dump_lines(records))
+    await asyncio.to_thread(Path(args.file).write_bytes, data)
+    print(f"backed up {len(records)} documents to {args.file}")
+    return 0
+
+
+async def cmd_restore(args: argparse.Namespace, settings: Settings) -> int:
+    from shared.backup import import_buckets, load_lines
+
+    try:
+        raw = await asyncio.to_thread(Path(args.file).read_bytes)
+    except OSError as exc:
+        raise CliError(f"cannot read {args.file}: {exc.strerror}") from exc
+    records = load_lines(raw.splitlines())
+    async with connected(settings, args.nats_url) as nc:
+        js = nc.jetstream()
+        await provision(js, settings, consumer_specs(settings.mode == "shadow"))
+        count = await import_buckets(js, records)
+    print(f"restored {count} documents from {args.file}")
+    return 0
