@@ -299,6 +299,11 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     if settings.retention:
         parse_duration_s(settings.retention)
     _check_timezone(settings.timezone)
+    if settings.partitions != 1:
+        raise SettingsError(
+            f"CORTEX_PARTITIONS={settings.partitions}: only 1 is supported in this version "
+            "(partitioned consumers are planned; see docs/operations.md, Scaling)"
+        )
     if not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", settings.prefix):
         raise SettingsError(f"CORTEX_PREFIX={settings.prefix!r}: expected 1-32 letters, digits, _ or -")
     return settings

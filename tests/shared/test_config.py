@@ -40,6 +40,7 @@ def test_knobs_are_read_as_cortex_section_knob() -> None:
         ({"CORTEX_TIMEZONE": "Nowhere/Land"}, "CORTEX_TIMEZONE='Nowhere/Land'"),
         ({"CORTEX_PREFIX": "a.b"}, "CORTEX_PREFIX='a.b'"),
         ({"CORTEX_DLQ_RETENTION": "forever"}, "bad duration 'forever'"),
+        ({"CORTEX_PARTITIONS": "2"}, "CORTEX_PARTITIONS=2: only 1 is supported in this version"),
     ],
 )
 def test_bad_values_stop_start_up_naming_the_variable_and_range(env: dict[str, str], message: str) -> None:
