@@ -15,10 +15,13 @@ import contextlib
 import logging
 import os
 import tempfile
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
+
+from prometheus_client import Counter, Gauge, Histogram
 
 from schemas.api import BootRequest
 from schemas.docs import (
@@ -55,6 +58,13 @@ from workers.boot.assemble import assemble_boot
 from workers.boot.inputs import BootInputs
 
 log = logging.getLogger(__name__)
+
+BOOT_CHARS = Histogram("cortex_boot_chars", "Size of BOOTSTRAP documents written", ["trigger"],
+                       buckets=(500, 1000, 2000, 4000, 8000, 16000, 32000, 64000))
+BOOT_GENERATED = Gauge("cortex_boot_generated_timestamp_seconds",
+                       "Wall-clock time the last BOOTSTRAP document was written (for staleness alerts)")
+BOOT_LAGGING = Counter("cortex_boot_lagging_total", "BOOTSTRAP documents written with a lagging source",
+                       ["source"])
 
 # (BootInputs field, bucket, document type, worker that owns it)
 SOURCES: tuple[tuple[str, str, type[Any], str], ...] = (
@@ -214,6 +224,13 @@ class BootHandler(ProjectionHandler):
 
     async def on_committed(self, seq: int) -> None:
         agents, self._written = sorted(self._written), set()
+        for agent in agents:
+            doc = self.cached(BUCKET_BOOT, agent)
+            if doc is not None:
+                BOOT_CHARS.labels(doc.trigger).observe(doc.chars)
+                BOOT_GENERATED.set(time.time())
+                for source in doc.lagging:
+                    BOOT_LAGGING.labels(source).inc()
         if self._workspace is None:
             return
         for agent in agents:  # agent ids are validated tokens: never a path from an event
