@@ -1,0 +1,217 @@
+"""Generate deploy/grafana/cortex-dashboard.json, the provisionable Cortex dashboard.
+
+The datasource is the template variable ``${datasource}``; ``$worker`` comes from
+``label_values(cortex_events_total, worker)``. There is no agent variable on purpose:
+metrics never carry agent ids (labels come from small fixed sets).
+
+    python deploy/gen_dashboard.py          # write
+    python deploy/gen_dashboard.py --check  # exit 1 when the JSON is out of date
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+DASHBOARD_FILE = ROOT / "deploy" / "grafana" / "cortex-dashboard.json"
+
+DS = {"type": "prometheus", "uid": "${datasource}"}
+W = 'worker=~"$worker"'
+RATE = "$__rate_interval"
+
+
+def target(expr: str, legend: str, ref: str) -> dict[str, Any]:
+    return {"datasource": DS, "expr": expr, "legendFormat": legend, "refId": ref, "range": True}
+
+
+def panel(title: str, description: str, targets: list[tuple[str, str]], unit: str = "short",
+          kind: str = "timeseries", width: int = 8) -> dict[str, Any]:
+    """A panel; ``targets`` are (PromQL, legend). Position is filled in by ``layout``."""
+    refs = "ABCDEFGH"
+    return {
+        "type": kind,
+        "title": title,
+        "description": description,
+        "datasource": DS,
+        "gridPos": {"h": 8, "w": width, "x": 0, "y": 0},
+        "fieldConfig": {"defaults": {"unit": unit}, "overrides": []},
+        "options": {"legend": {"displayMode": "table", "placement": "bottom", "calcs": ["lastNotNull", "max"]},
+                    "tooltip": {"mode": "multi", "sort": "desc"}} if kind == "timeseries" else {},
+        "targets": [target(expr, legend, refs[i]) for i, (expr, legend) in enumerate(targets)],
+    }
+
+
+def quantiles(metric: str, by: str, where: str = "") -> list[tuple[str, str]]:
+    selector = f"{metric}_bucket{{{where}}}" if where else f"{metric}_bucket"
+    return [(f"histogram_quantile({q}, sum by ({by}, le) (rate({selector}[{RATE}])))", f"{{{{{by}}}}} p{name}")
+            for q, name in ((0.5, "50"), (0.99, "99"))]
+
+
+ROWS: list[tuple[str, list[dict[str, Any]]]] = [
+    ("Events", [
+        panel("Event rate by worker and outcome",
+              "Events handled per second. outcome: applied (a document changed), skipped (nothing to do), "
+              "ignored (channel mode off), duplicate (a redelivery already applied), dead_lettered.",
+              [(f"sum by (worker, outcome) (rate(cortex_events_total{{{W}}}[{RATE}]))", "{{worker}} {{outcome}}")],
+              unit="ops"),
+        panel("Handler latency p50 / p99", "Time to apply one event (cortex_handler_seconds).",
+              quantiles("cortex_handler_seconds", "worker", W), unit="s"),
+        panel("Batch latency p50 / p99", "Fetch-to-ack time of one batch: apply, commit, checkpoint, ack.",
+              quantiles("cortex_batch_seconds", "worker", W), unit="s"),
+    ]),
+    ("Consumers", [
+        panel("Consumer pending", "Events in CORTEX_EVENTS not yet delivered to the worker's consumer (its lag).",
+              [(f"max by (worker) (cortex_consumer_pending{{{W}}})", "{{worker}}")]),
+        panel("Ack pending and redeliveries",
+              "Delivered but unacked, and redelivered by the server (a crash or an ack wait exceeded).",
+              [(f"max by (worker) (cortex_consumer_ack_pending{{{W}}})", "{{worker}} ack pending"),
+               (f"max by (worker) (cortex_consumer_redelivered{{{W}}})", "{{worker}} redelivered")]),
+        panel("Active instances and readiness",
+              "Instances holding the consumer's lease (exactly 1 expected) and ready instances "
+              "(standbys count as ready).",
+              [(f"sum by (worker) (cortex_worker_active{{{W}}})", "{{worker}} active"),
+               ("sum by (worker) (cortex_worker_ready)", "{{worker}} ready")]),
+        panel("Event-time lag", "How far each worker's last applied event is behind the newest one any worker "
+              "applied (event time, not wall time).",
+              [(f"max(cortex_last_event_timestamp_seconds) - max by (worker) "
+                f"(cortex_last_event_timestamp_seconds{{{W}}})", "{{worker}}")], unit="s"),
+        panel("Checkpoint", "Highest contiguous applied stream sequence per consumer.",
+              [(f"max by (worker) (cortex_checkpoint_seq{{{W}}})", "{{worker}}")], unit="none"),
+    ]),
+    ("Failures", [
+        panel("Dead letters", "Events dead-lettered to cortex.dlq.<worker> (reason: invalid input or a handler "
+              "failing on every attempt). Inspect with `nats stream view CORTEX_DLQ`.",
+              [(f"sum by (worker, reason) (increase(cortex_dead_letters_total{{{W}}}[{RATE}]))",
+                "{{worker}} {{reason}}")]),
+        panel("Retries", "Retries of a failing apply, commit, checkpoint or dead-letter publish; transient "
+              "ones (store unreachable) repeat without limit while the worker is not ready.",
+              [(f"sum by (worker, kind) (rate(cortex_retries_total{{{W}}}[{RATE}]))", "{{worker}} {{kind}}")],
+              unit="ops"),
+        panel("KV writes and conflicts", "Document writes and compare-and-set conflicts (a replay reset or "
+              "two writers; each conflict is rebased, nothing is lost).",
+              [(f"sum by (worker) (rate(cortex_kv_writes_total{{{W}}}[{RATE}]))", "{{worker}} writes"),
+               (f"sum by (worker) (rate(cortex_kv_conflicts_total{{{W}}}[{RATE}]))", "{{worker}} conflicts")],
+              unit="ops"),
+    ]),
+    ("Boot", [
+        panel("Boot document size p50 / p99", "Characters of the BOOTSTRAP documents written, by trigger "
+              "(limit CORTEX_BOOT_MAX_CHARS).",
+              quantiles("cortex_boot_chars", "trigger"), unit="none"),
+        panel("Boot document age", "Wall time since the newest BOOTSTRAP document was written (any boot "
+              "instance). Long ages are normal when no session starts; staleness is the lag panel.",
+              [("time() - max(cortex_boot_generated_timestamp_seconds > 0)", "age")], unit="s"),
+        panel("Boot documents with a lagging source", "BOOTSTRAP documents written while a source worker had "
+              "not caught up with the trigger (named in the document's `lagging`), by source.",
+              [(f"sum by (source) (increase(cortex_boot_lagging_total[{RATE}]))", "{{source}}")]),
+        panel("Boot API latency p50 / p99", "cortex.api.boot.<agent>: a fresh assembly per request.",
+              quantiles("cortex_api_seconds", "service", 'service="boot"'), unit="s"),
+    ]),
+    ("LLM", [
+        panel("LLM calls by purpose and outcome", "ok, cache_hit (replays cost nothing), failed, refused, "
+              "over_budget (CORTEX_LLM_DAILY_TOKENS).",
+              [(f"sum by (purpose, outcome) (rate(cortex_llm_calls_total[{RATE}]))", "{{purpose}} {{outcome}}")],
+              unit="ops"),
+        panel("LLM failures", "Calls that fell back to the structured path.",
+              [(f'sum by (purpose, outcome) (increase(cortex_llm_calls_total{{outcome=~"failed|refused|over_budget"}}'
+                f"[{RATE}]))", "{{purpose}} {{outcome}}")]),
+        panel("LLM tokens", "Tokens per second by purpose and direction (input / output).",
+              [(f"sum by (purpose, direction) (rate(cortex_llm_tokens_total[{RATE}]))", "{{purpose}} {{direction}}")],
+              unit="short"),
+    ]),
+    ("APIs", [
+        panel("API latency p50 / p99", "Every cortex.api.<service>.<agent> endpoint (cortex_api_seconds).",
+              quantiles("cortex_api_seconds", "service"), unit="s"),
+        panel("API requests by outcome", "ok, bad_request, error.",
+              [(f"sum by (service, outcome) (rate(cortex_api_requests_total[{RATE}]))", "{{service}} {{outcome}}")],
+              unit="reqps"),
+        panel("Recall latency p50 / p99", "Ranking and formatting one recall request inside the recall "
+              "worker (cortex_recall_seconds); the request's round trip is the API panel's recall line.",
+              [(f"histogram_quantile({q}, sum by (le) (rate(cortex_recall_seconds_bucket[{RATE}])))", f"p{name}")
+               for q, name in ((0.5, "50"), (0.99, "99"))], unit="s"),
+        panel("Recall memory changes", "Memory store changes per second: added, merged (near duplicates), "
+              "skipped, expired, demoted (tiering).",
+              [(f"sum by (change) (rate(cortex_recall_memories_total[{RATE}]))", "{{change}}")], unit="ops"),
+    ]),
+]
+
+
+def layout(rows: list[tuple[str, list[dict[str, Any]]]]) -> list[dict[str, Any]]:
+    """Rows of panels, 24 columns wide, with unique ids."""
+    panels: list[dict[str, Any]] = []
+    y = 0
+    next_id = 1
+    for title, row_panels in rows:
+        panels.append({"type": "row", "title": title, "collapsed": False, "id": next_id,
+                       "gridPos": {"h": 1, "w": 24, "x": 0, "y": y}, "panels": []})
+        next_id += 1
+        y += 1
+        x = 0
+        for p in row_panels:
+            width = p["gridPos"]["w"]
+            if x + width > 24:
+                x, y = 0, y + 8
+            p["gridPos"] = {"h": 8, "w": width, "x": x, "y": y}
+            p["id"] = next_id
+            next_id += 1
+            panels.append(p)
+            x += width
+        y += 8
+    return panels
+
+
+def dashboard() -> dict[str, Any]:
+    return {
+        "title": "Cortex",
+        "uid": "cortex-overview",
+        "description": "Cortex workers: events, consumers, failures, BOOTSTRAP documents, LLM and APIs. "
+                       "Generated by deploy/gen_dashboard.py.",
+        "tags": ["cortex", "nats"],
+        "timezone": "browser",
+        "editable": True,
+        "graphTooltip": 1,
+        "refresh": "30s",
+        "schemaVersion": 39,
+        "version": 1,
+        "time": {"from": "now-6h", "to": "now"},
+        "annotations": {"list": []},
+        "links": [],
+        "templating": {"list": [
+            {"name": "datasource", "label": "Data source", "type": "datasource", "query": "prometheus",
+             "current": {}, "hide": 0, "refresh": 1, "regex": ""},
+            {"name": "worker", "label": "Worker", "type": "query", "datasource": DS,
+             "definition": "label_values(cortex_events_total, worker)",
+             "query": {"query": "label_values(cortex_events_total, worker)", "refId": "worker"},
+             "refresh": 2, "multi": True, "includeAll": True, "allValue": ".*", "current": {},
+             "sort": 1, "hide": 0},
+        ]},
+        "panels": layout(ROWS),
+    }
+
+
+def render() -> str:
+    return json.dumps(dashboard(), indent=2, ensure_ascii=False) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 when the JSON is out of date")
+    args = parser.parse_args(argv)
+    text = render()
+    if args.check:
+        if not DASHBOARD_FILE.exists() or DASHBOARD_FILE.read_text() != text:
+            print("out of date: deploy/grafana/cortex-dashboard.json (run python deploy/gen_dashboard.py)",
+                  file=sys.stderr)
+            return 1
+        return 0
+    DASHBOARD_FILE.parent.mkdir(parents=True, exist_ok=True)
+    DASHBOARD_FILE.write_text(text)
+    print(f"wrote {DASHBOARD_FILE.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

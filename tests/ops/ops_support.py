@@ -1,0 +1,93 @@
+"""Helpers of the operations tests: YAML files, NATS config from helm values, metric names."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import promql_parser
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Metrics the dashboard may use before the code exports them (name -> why), skipped with the
+# reason until they land. Empty: every metric in use is exported.
+PENDING_METRICS: dict[str, str] = {}
+# Names PromQL may use that no Cortex process exports: Prometheus's own series.
+PROMETHEUS_BUILTINS = frozenset({"up"})
+# Grafana variables replaced by a literal before parsing PromQL.
+GRAFANA_VARIABLES = {"$__rate_interval": "5m", "$__interval": "1m", "$__range": "1h"}
+
+
+def load_yaml(relative: str) -> Any:
+    return yaml.safe_load((ROOT / relative).read_text())
+
+
+def load_yaml_all(relative: str) -> list[Any]:
+    return [doc for doc in yaml.safe_load_all((ROOT / relative).read_text()) if doc is not None]
+
+
+_UNQUOTE = re.compile(r'"<<\s*(.*?)\s*>>"')
+
+
+def nats_conf(merge: dict[str, Any], extra: dict[str, Any]) -> str:
+    """What the nats chart does with ``config.merge``: the dict as NATS config (JSON is valid
+    NATS config), with ``"<< x >>"`` strings written unquoted (variables, units)."""
+    return _UNQUOTE.sub(r"\1", json.dumps({**merge, **extra}, indent=2))
+
+
+def sample_names(family_name: str, family_type: str) -> set[str]:
+    """The series names a metric family exposes (a counter `x` is scraped as `x_total`)."""
+    if family_type == "counter":
+        return {f"{family_name}_total", f"{family_name}_created"}
+    if family_type == "histogram":
+        return {f"{family_name}{s}" for s in ("_bucket", "_sum", "_count", "_created")}
+    if family_type == "summary":
+        return {family_name, f"{family_name}_sum", f"{family_name}_count", f"{family_name}_created"}
+    return {family_name}
+
+
+def exported_metric_names() -> set[str]:
+    """Every series name the workers' code registers (module-level collectors)."""
+    from prometheus_client import REGISTRY
+
+    import shared.llm
+    import shared.metrics
+    import shared.service
+    import workers.registry  # every worker module, with any collectors of its own
+
+    assert shared.metrics and shared.llm and shared.service and workers.registry
+    names: set[str] = set()
+    for family in REGISTRY.collect():
+        names |= sample_names(family.name, family.type)
+    return names
+
+
+def base_metric(name: str) -> str:
+    for suffix in ("_bucket", "_sum", "_count", "_created"):
+        if name.endswith(suffix):
+            return name.removesuffix(suffix)
+    return name
+
+
+def promql_metric_names(expr: str) -> set[str]:
+    """Metric names selected by a PromQL expression, from its parse tree."""
+    for variable, literal in GRAFANA_VARIABLES.items():
+        expr = expr.replace(variable, literal)
+    names: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, promql_parser.VectorSelector):
+            names.add(node.name)
+            return
+        for attr in ("expr", "lhs", "rhs", "param", "vector_selector"):
+            child = getattr(node, attr, None)
+            if child is not None:
+                walk(child)
+        for arg in getattr(node, "args", None) or []:
+            walk(arg)
+
+    walk(promql_parser.parse(expr))
+    return names

@@ -1,0 +1,114 @@
+"""Docs, generated files and the image recipe stay in sync with the code."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+
+import gen_lock
+import gen_manifests
+import gen_settings_doc
+import producer
+import pytest
+from ops_support import ROOT
+
+from shared.config import settings_reference
+
+OPERATIONS = (ROOT / "docs/operations.md").read_text()
+INTEGRATION = (ROOT / "docs/integration.md").read_text()
+DOCKERFILE = (ROOT / "deploy/Dockerfile").read_text()
+
+
+def test_settings_table_is_generated_from_the_config() -> None:
+    assert gen_settings_doc.splice(OPERATIONS, gen_settings_doc.settings_table()) == OPERATIONS, \
+        "run python deploy/gen_settings_doc.py"
+
+
+def test_settings_table_lists_every_variable() -> None:
+    table = OPERATIONS.split(gen_settings_doc.BEGIN)[1].split(gen_settings_doc.END)[0]
+    for name, _, _ in settings_reference():
+        assert f"| `{name}` |" in table
+
+
+def test_generated_manifests_are_up_to_date() -> None:
+    stale = gen_manifests.stale(gen_manifests.outputs())
+    assert not stale, f"run python deploy/gen_manifests.py: {[str(p.relative_to(ROOT)) for p in stale]}"
+
+
+def test_every_exported_metric_is_documented() -> None:
+    from ops_support import exported_metric_names
+
+    documented = set(re.findall(r"^\| `(cortex_[a-z_]+)` \|", OPERATIONS, flags=re.M))
+    families = {n.removesuffix("_bucket") for n in exported_metric_names()
+                if n.startswith("cortex_") and not n.endswith(("_created", "_sum", "_count"))}
+    assert families <= documented, families - documented
+
+
+@pytest.mark.parametrize("command", [
+    "nats stream backup CORTEX_EVENTS", "nats stream restore", "nats stream info CORTEX_EVENTS",
+    "nats stream view CORTEX_EVENTS", "nats stream get CORTEX_EVENTS", "nats kv ls", "nats kv get cortex_threads",
+    "nats kv history cortex_threads", "nats stream backup KV_cortex_$b", "/collections/cortex_memories/snapshots"])
+def test_operations_doc_shows_the_command(command: str) -> None:
+    assert command in OPERATIONS
+
+
+def test_operations_doc_tells_the_scaling_story() -> None:
+    for phrase in ("One active instance per consumer", "Partitions", "offline + replay", "standby"):
+        assert phrase in OPERATIONS
+
+
+# --------------------------------------------------------------------------- image
+
+
+def test_lock_pins_every_runtime_dependency() -> None:
+    pins = {}
+    for line in (ROOT / "deploy/requirements.lock").read_text().splitlines():
+        if line and not line.startswith("#"):
+            name, sep, version = line.partition("==")
+            assert sep and version, f"not an exact pin: {line}"
+            pins[gen_lock.canonical(name)] = version
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    for requirement in pyproject["project"]["dependencies"]:
+        name = re.split(r"[<>=!~;\[ ]", requirement, maxsplit=1)[0]
+        assert gen_lock.canonical(name) in pins, f"{name} is missing from deploy/requirements.lock"
+    for extra in gen_lock.EXTRA_RUNTIME:
+        assert gen_lock.canonical(extra) in pins
+    dev = {gen_lock.canonical(re.split(r"[<>=!~;\[ ]", r, maxsplit=1)[0])
+           for r in pyproject["project"]["optional-dependencies"]["dev"]}
+    assert not dev & set(pins), "dev tools do not belong in the image"
+
+
+def test_dockerfile_installs_from_the_lock_and_runs_unprivileged() -> None:
+    assert "-r deploy/requirements.lock" in DOCKERFILE and "--no-deps" in DOCKERFILE
+    users = re.findall(r"^USER (\S+)", DOCKERFILE, flags=re.M)
+    assert users and users[-1].split(":")[0] not in ("root", "0")
+    assert 'ENTRYPOINT ["cortex"]' in DOCKERFILE
+    for copied in re.findall(r"^COPY (?!--from)(\S+)", DOCKERFILE, flags=re.M):
+        assert (ROOT / copied).exists(), copied
+
+
+def test_dockerignore_keeps_the_context_small() -> None:
+    ignored = (ROOT / ".dockerignore").read_text().splitlines()
+    for entry in (".git", ".venv", "tests"):
+        assert entry in ignored
+    assert "!deploy/requirements.lock" in ignored
+
+
+def test_dockerfile_uid_matches_the_pod_security_context() -> None:
+    uid = re.findall(r"^USER (\d+)", DOCKERFILE, flags=re.M)[-1]
+    assert f"runAsUser: {uid}" in (ROOT / "k8s/base/workers/threads.yaml").read_text()
+
+
+# --------------------------------------------------------------------------- integration
+
+
+def test_integration_doc_lists_every_gateway_subject() -> None:
+    for subject in ("cortex.msg.<agent>.received", "cortex.msg.<agent>.sent", "cortex.session.<agent>.start",
+                    "cortex.compaction.<agent>.before", "cortex.compaction.<agent>.after", "cortex.api.boot.<agent>",
+                    "Nats-Msg-Id", "inbox_prefix"):
+        assert subject in INTEGRATION
+
+
+def test_producer_ids_and_timestamps_follow_the_contract() -> None:
+    assert re.fullmatch(r"[A-Za-z0-9_.:-]{1,128}", producer.new_id("msg"))
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", producer.now())

@@ -1,0 +1,302 @@
+"""The Kubernetes manifests: they render, validate against the Kubernetes schemas, and
+hold the properties the deployment depends on (probes, grace period, security, secrets)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import gen_manifests as gen
+import kubernetes_validate
+import kustomize_lite as kustomize
+import pytest
+import yaml
+from ops_support import ROOT, load_yaml_all
+
+from shared.config import load_settings, settings_reference
+from workers.registry import all_specs
+
+KUSTOMIZATIONS = ["k8s/base", "k8s/overlays/dev", "k8s/overlays/prod"]
+OVERLAYS = KUSTOMIZATIONS[1:]
+# Oldest Kubernetes the manifests target (StatefulSet pod-index label: 1.28+) and the newest
+# schema kubernetes-validate ships.
+K8S_VERSIONS = ["1.30.0", kubernetes_validate.latest_version()]
+CRDS = {("monitoring.coreos.com/v1", "PodMonitor"), ("monitoring.coreos.com/v1", "PrometheusRule")}
+SECRETS = {"cortex-nats-users", "cortex-secrets"}
+
+
+def render(directory: str) -> list[dict[str, Any]]:
+    return kustomize.build(ROOT / directory)
+
+
+def by_kind(resources: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:
+    return {r["metadata"]["name"]: r for r in resources if r["kind"] == kind}
+
+
+def settings_map(resources: list[dict[str, Any]]) -> dict[str, str]:
+    return by_kind(resources, "ConfigMap")["cortex-settings"]["data"]
+
+
+def workloads(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [r for r in resources if r["kind"] in ("StatefulSet", "Job")]
+
+
+def containers(resource: dict[str, Any]) -> list[dict[str, Any]]:
+    return list(resource["spec"]["template"]["spec"]["containers"])
+
+
+def worker_of(sts: dict[str, Any]) -> str:
+    args = containers(sts)[0]["args"]
+    assert args[0] == "worker" and len(args) == 2, args
+    return str(args[1])
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+@pytest.mark.parametrize("directory", KUSTOMIZATIONS)
+def test_every_kustomization_renders(directory: str) -> None:
+    resources = render(directory)
+    assert resources
+    idents = [(r["kind"], r["metadata"]["name"]) for r in resources]
+    assert len(idents) == len(set(idents))
+
+
+@pytest.mark.parametrize("directory", KUSTOMIZATIONS)
+def test_python_renderer_matches_kubectl_kustomize(directory: str) -> None:
+    """Where kubectl exists, the minimal renderer must agree with the real kustomize."""
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        pytest.skip("kubectl not installed: only the Python renderer is checked")
+    out = subprocess.run([kubectl, "kustomize", str(ROOT / directory)], capture_output=True, text=True, check=True)
+    theirs = [doc for doc in yaml.safe_load_all(out.stdout) if doc]
+
+    def key(r: dict[str, Any]) -> tuple[str, str, str]:
+        return r["kind"], r["metadata"].get("namespace", ""), r["metadata"]["name"]
+
+    ours = {key(r): json.dumps(r, sort_keys=True) for r in render(directory)}
+    assert ours == {key(r): json.dumps(r, sort_keys=True) for r in theirs}
+
+
+def test_renderer_refuses_features_it_does_not_implement(tmp_path: Path) -> None:
+    (tmp_path / "kustomization.yaml").write_text("resources: []\nnamePrefix: x-\n")
+    with pytest.raises(kustomize.KustomizeError, match="namePrefix"):
+        kustomize.build(tmp_path)
+
+
+def test_strategic_merge_merges_containers_by_name_and_replaces_other_lists() -> None:
+    base = {"spec": {"containers": [{"name": "a", "image": "x", "args": ["1"]}, {"name": "b", "image": "y"}]}}
+    patch = {"spec": {"containers": [{"name": "b", "image": "z", "args": ["2"]}]}}
+    merged = kustomize.strategic_merge(base, patch)
+    assert merged["spec"]["containers"] == [{"name": "a", "image": "x", "args": ["1"]},
+                                            {"name": "b", "image": "z", "args": ["2"]}]
+    assert kustomize.strategic_merge({"a": [1, 2]}, {"a": [3]}) == {"a": [3]}
+
+
+# --------------------------------------------------------------------------- schemas
+
+
+@pytest.mark.parametrize("version", K8S_VERSIONS)
+@pytest.mark.parametrize("directory", KUSTOMIZATIONS)
+def test_every_resource_validates_against_the_kubernetes_schema(directory: str, version: str) -> None:
+    checked = 0
+    for resource in render(directory):
+        if (resource["apiVersion"], resource["kind"]) in CRDS:
+            continue  # no schema ships for CRDs: test_custom_resources_are_well_formed
+        kubernetes_validate.validate(resource, version, strict=True)
+        checked += 1
+    assert checked > 10
+
+
+def test_the_validator_rejects_an_unknown_field() -> None:
+    """Proof that validation is strict: a typo in a StatefulSet must fail."""
+    sts = copy.deepcopy(next(iter(by_kind(render("k8s/base"), "StatefulSet").values())))
+    containers(sts)[0]["livenesProbe"] = {}
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(sts, K8S_VERSIONS[0], strict=True)
+
+
+def test_custom_resources_are_well_formed() -> None:
+    resources = render("k8s/overlays/prod")
+    monitor = by_kind(resources, "PodMonitor")["cortex-workers"]
+    endpoints = monitor["spec"]["podMetricsEndpoints"]
+    assert [e["port"] for e in endpoints] == ["metrics"] and endpoints[0]["path"] == "/metrics"
+    assert monitor["spec"]["jobLabel"] == "app.kubernetes.io/part-of"
+    for rule in by_kind(resources, "PrometheusRule").values():
+        for group in rule["spec"]["groups"]:
+            assert group["name"] and group["rules"]
+            assert all({"alert", "expr", "labels", "annotations"} <= set(r) for r in group["rules"])
+
+
+# --------------------------------------------------------------------------- workers
+
+
+def test_every_registered_worker_has_a_statefulset() -> None:
+    statefulsets = by_kind(render("k8s/base"), "StatefulSet")
+    deployed = {worker_of(sts) for sts in statefulsets.values()}
+    assert set(all_specs()) <= deployed
+    assert deployed - set(all_specs()) == gen.pending_workers(), "a manifest for a worker nobody plans"
+    for name, sts in statefulsets.items():
+        assert name == f"cortex-{worker_of(sts)}"
+
+
+@pytest.mark.parametrize("directory", KUSTOMIZATIONS)
+def test_grace_period_outlasts_the_drain_limit(directory: str) -> None:
+    """WorkerHost: drain limit, +5 s before cancelling, then up to 5 s draining NATS."""
+    resources = render(directory)
+    drain = load_settings(settings_map(resources)).runtime.drain_timeout_s
+    for workload in workloads(resources):
+        grace = workload["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] \
+            if workload["kind"] == "StatefulSet" else drain + 10
+        assert grace >= drain + 10, workload["metadata"]["name"]
+
+
+@pytest.mark.parametrize("directory", KUSTOMIZATIONS)
+def test_probes_use_the_metrics_port(directory: str) -> None:
+    resources = render(directory)
+    port = load_settings(settings_map(resources)).metrics_port
+    for sts in by_kind(resources, "StatefulSet").values():
+        container = containers(sts)[0]
+        assert {p["name"]: p["containerPort"] for p in container["ports"]} == {"metrics": port}
+        assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "metrics"}
+        assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "metrics"}
+
+
+@pytest.mark.parametrize("directory", KUSTOMIZATIONS)
+def test_pods_run_locked_down(directory: str) -> None:
+    resources = render(directory)
+    data_dir = settings_map(resources)["CORTEX_DATA_DIR"]
+    for workload in workloads(resources):
+        pod = workload["spec"]["template"]["spec"]
+        assert pod["securityContext"]["runAsNonRoot"] is True
+        assert pod["automountServiceAccountToken"] is False
+        volumes = {v["name"]: v for v in pod["volumes"]}
+        for container in pod["containers"]:
+            sc = container["securityContext"]
+            assert sc["readOnlyRootFilesystem"] is True
+            assert sc["allowPrivilegeEscalation"] is False
+            assert sc["capabilities"]["drop"] == ["ALL"]
+            mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
+            for path in ("/tmp", data_dir):
+                assert "emptyDir" in volumes[mounts[path]], (workload["metadata"]["name"], path)
+            assert container["resources"]["requests"] and container["resources"]["limits"]
+
+
+@pytest.mark.parametrize("directory", KUSTOMIZATIONS)
+def test_settings_are_known_variables_with_valid_values(directory: str) -> None:
+    data = settings_map(render(directory))
+    known = {name for name, _, _ in settings_reference()}
+    assert set(data) <= known, set(data) - known
+    assert all(isinstance(v, str) for v in data.values()), "ConfigMap values must be strings"
+    settings = load_settings(data)  # raises SettingsError naming the variable
+    assert settings.metrics_port is not None, "without CORTEX_METRICS_PORT there are no probes"
+
+
+def test_secrets_stay_out_of_the_configmap() -> None:
+    data = settings_map(render("k8s/base"))
+    assert not {"CORTEX_NATS_PASSWORD", "CORTEX_NATS_TOKEN", "ANTHROPIC_API_KEY"} & set(data)
+
+
+@pytest.mark.parametrize("directory", KUSTOMIZATIONS)
+def test_every_pod_logs_in_as_its_own_nats_user(directory: str) -> None:
+    resources = render(directory)
+    perms = yaml.safe_load((ROOT / "k8s/permissions.yaml").read_text())
+    users = {e["user"] for e in (*perms["workers"].values(), *perms["users"].values())}
+    for workload in workloads(resources):
+        env = {e["name"]: e for e in containers(workload)[0]["env"]}
+        user = env["CORTEX_NATS_USER"]["value"]
+        assert user in users
+        ref = env["CORTEX_NATS_PASSWORD"]["valueFrom"]["secretKeyRef"]
+        assert ref == {"name": gen.USERS_SECRET, "key": gen.secret_key(user)}
+        if workload["kind"] == "StatefulSet":
+            assert user == f"cortex-{worker_of(workload)}"
+
+
+@pytest.mark.parametrize("directory", KUSTOMIZATIONS)
+def test_llm_workers_get_the_api_key_as_an_optional_secret(directory: str) -> None:
+    for sts in by_kind(render(directory), "StatefulSet").values():
+        env = {e["name"]: e for e in containers(sts)[0]["env"]}
+        if gen.WORKERS[worker_of(sts)].llm:
+            ref = env["ANTHROPIC_API_KEY"]["valueFrom"]["secretKeyRef"]
+            assert ref == {"name": "cortex-secrets", "key": "anthropic-api-key", "optional": True}
+        else:
+            assert "ANTHROPIC_API_KEY" not in env
+        for item in env.values():
+            ref = item.get("valueFrom", {}).get("secretKeyRef")
+            assert ref is None or ref["name"] in SECRETS
+
+
+def test_recall_points_at_the_qdrant_server() -> None:
+    sts = by_kind(render("k8s/base"), "StatefulSet")["cortex-recall"]
+    env = {e["name"]: e.get("value") for e in containers(sts)[0]["env"]}
+    assert env["CORTEX_QDRANT_URL"] == "http://qdrant:6333"
+
+
+def test_example_secret_has_every_key_and_only_placeholders() -> None:
+    secrets = {d["metadata"]["name"]: d for d in load_yaml_all("k8s/overlays/dev/secret.example.yaml")}
+    perms = yaml.safe_load((ROOT / "k8s/permissions.yaml").read_text())
+    users = gen.all_users(perms)
+    assert set(secrets["cortex-nats-users"]["stringData"]) == {gen.secret_key(u) for u in users}
+    assert set(secrets["cortex-secrets"]["stringData"]) == {"anthropic-api-key"}
+    for secret in secrets.values():
+        assert all(v.startswith("CHANGE-ME") for v in secret["stringData"].values())
+    text = (ROOT / "k8s/overlays/dev/secret.example.yaml").read_text()
+    assert "EXAMPLE ONLY - PLACEHOLDER VALUES" in text
+    assert "secret.example.yaml" not in (ROOT / "k8s/overlays/prod/kustomization.yaml").read_text().split(
+        "resources:")[1]
+
+
+@pytest.mark.parametrize("directory", KUSTOMIZATIONS)
+def test_every_statefulset_has_a_disruption_budget_and_a_headless_service(directory: str) -> None:
+    resources = render(directory)
+    budgets = by_kind(resources, "PodDisruptionBudget")
+    services = by_kind(resources, "Service")
+    for name, sts in by_kind(resources, "StatefulSet").items():
+        selector = sts["spec"]["selector"]["matchLabels"]
+        assert budgets[name]["spec"]["selector"]["matchLabels"] == selector
+        assert budgets[name]["spec"]["maxUnavailable"] == 1
+        assert sts["spec"]["serviceName"] == name and services[name]["spec"]["clusterIP"] == "None"
+        assert selector.items() <= sts["spec"]["template"]["metadata"]["labels"].items()
+
+
+def test_prod_runs_a_standby_per_consumer_and_dev_a_single_instance() -> None:
+    for sts in by_kind(render("k8s/overlays/prod"), "StatefulSet").values():
+        assert sts["spec"]["replicas"] == 2
+        assert sts["spec"]["podManagementPolicy"] == "Parallel"
+    assert {s["spec"]["replicas"] for s in by_kind(render("k8s/overlays/dev"), "StatefulSet").values()} == {1}
+
+
+def test_lease_comment_explains_the_two_replicas() -> None:
+    text = (ROOT / "k8s/base/workers/threads.yaml").read_text()
+    assert "one active + one standby" in text and "cortex_leases" in text
+
+
+def test_the_init_job_runs_cortex_init_as_admin() -> None:
+    job = by_kind(render("k8s/base"), "Job")["cortex-init"]
+    container = containers(job)[0]
+    assert container["args"] == ["init"]
+    env = {e["name"]: e for e in container["env"]}
+    assert env["CORTEX_NATS_USER"]["value"] == gen.ADMIN_USER
+
+
+@pytest.mark.parametrize("directory", OVERLAYS)
+def test_overlays_pin_the_image_and_the_namespace(directory: str) -> None:
+    resources = render(directory)
+    namespaces = {r["metadata"]["namespace"] for r in resources}
+    assert len(namespaces) == 1 and "default" not in namespaces
+    images = {c["image"] for w in workloads(resources) for c in containers(w)}
+    assert len(images) == 1 and ":" in images.pop()
+
+
+def test_pod_monitor_selects_every_worker_pod() -> None:
+    resources = render("k8s/overlays/prod")
+    monitor = by_kind(resources, "PodMonitor")["cortex-workers"]["spec"]["selector"]
+    excluded = {v for e in monitor["matchExpressions"] for v in e["values"]}
+    for sts in by_kind(resources, "StatefulSet").values():
+        labels = sts["spec"]["template"]["metadata"]["labels"]
+        assert monitor["matchLabels"].items() <= labels.items()
+        assert labels["app.kubernetes.io/component"] not in excluded

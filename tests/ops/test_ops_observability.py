@@ -1,0 +1,152 @@
+"""The Grafana dashboard, its provisioning and the alert rules: they parse, follow the
+provisioning pattern, and use only metric names the workers' code exports (or names
+proposed in issue 7 and listed as pending, skipped with the reason)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import gen_dashboard
+import pytest
+from ops_support import (
+    PENDING_METRICS,
+    PROMETHEUS_BUILTINS,
+    ROOT,
+    base_metric,
+    exported_metric_names,
+    load_yaml,
+    promql_metric_names,
+)
+
+DASHBOARD = json.loads((ROOT / "deploy/grafana/cortex-dashboard.json").read_text())
+ALERTS = load_yaml("deploy/prometheus/alerts.yaml")
+LABEL_VALUES = re.compile(r"label_values\((\w+)\s*,\s*\w+\)")
+
+
+def dashboard_exprs() -> list[str]:
+    return [t["expr"] for p in DASHBOARD["panels"] for t in p.get("targets", [])]
+
+
+def alert_rules() -> list[dict[str, Any]]:
+    return [rule for group in ALERTS["groups"] for rule in group["rules"]]
+
+
+def used_metric_names() -> set[str]:
+    names: set[str] = set()
+    for expr in dashboard_exprs() + [r["expr"] for r in alert_rules()]:
+        names |= promql_metric_names(expr)
+    for variable in DASHBOARD["templating"]["list"]:
+        names |= set(LABEL_VALUES.findall(variable.get("definition", "")))
+    return names
+
+
+# --------------------------------------------------------------------------- dashboard
+
+
+def test_dashboard_is_generated_from_its_script() -> None:
+    assert (ROOT / "deploy/grafana/cortex-dashboard.json").read_text() == gen_dashboard.render(), \
+        "run python deploy/gen_dashboard.py"
+
+
+def test_dashboard_uses_the_datasource_variable_everywhere() -> None:
+    variables = {v["name"]: v for v in DASHBOARD["templating"]["list"]}
+    assert variables["datasource"]["type"] == "datasource" and variables["datasource"]["query"] == "prometheus"
+    for panel in DASHBOARD["panels"]:
+        if panel["type"] == "row":
+            continue
+        assert panel["datasource"] == {"type": "prometheus", "uid": "${datasource}"}, panel["title"]
+        assert all(t["datasource"]["uid"] == "${datasource}" for t in panel["targets"])
+
+
+def test_worker_variable_comes_from_the_events_counter() -> None:
+    worker = next(v for v in DASHBOARD["templating"]["list"] if v["name"] == "worker")
+    assert worker["definition"] == "label_values(cortex_events_total, worker)"
+    assert worker["query"]["query"] == worker["definition"]
+    assert worker["multi"] and worker["includeAll"]
+
+
+def test_dashboard_panels_have_unique_ids_and_fit_the_grid() -> None:
+    ids = [p["id"] for p in DASHBOARD["panels"]]
+    assert len(ids) == len(set(ids))
+    for panel in DASHBOARD["panels"]:
+        grid = panel["gridPos"]
+        assert grid["x"] + grid["w"] <= 24
+
+
+@pytest.mark.parametrize("title", [
+    "Event rate by worker and outcome", "Handler latency p50 / p99", "Consumer pending",
+    "Ack pending and redeliveries", "Dead letters", "KV writes and conflicts", "Boot document size p50 / p99",
+    "Boot document age", "LLM calls by purpose and outcome", "LLM failures", "LLM tokens",
+    "API latency p50 / p99", "Recall latency p50 / p99"])
+def test_dashboard_has_the_panel(title: str) -> None:
+    assert title in {p["title"] for p in DASHBOARD["panels"]}
+
+
+def test_every_panel_query_parses_as_promql() -> None:
+    for expr in dashboard_exprs():
+        assert promql_metric_names(expr), expr
+
+
+def test_provisioning_follows_the_file_provider_pattern() -> None:
+    dashboards = load_yaml("deploy/grafana/provisioning/dashboards/cortex.yaml")
+    assert dashboards["apiVersion"] == 1
+    assert [p["type"] for p in dashboards["providers"]] == ["file"]
+    assert dashboards["providers"][0]["options"]["path"]
+    datasources = load_yaml("deploy/grafana/provisioning/datasources/prometheus.yaml")
+    assert datasources["apiVersion"] == 1
+    assert [d["type"] for d in datasources["datasources"]] == ["prometheus"]
+
+
+# --------------------------------------------------------------------------- alerts
+
+
+def test_alert_rules_are_well_formed() -> None:
+    names = [r["alert"] for r in alert_rules()]
+    assert len(names) == len(set(names))
+    for rule in alert_rules():
+        assert rule["labels"]["severity"] in {"critical", "warning", "info"}
+        assert rule["annotations"]["summary"] and rule["annotations"]["description"]
+        assert promql_metric_names(rule["expr"])
+        if "for" in rule:
+            assert re.fullmatch(r"\d+[smh]", rule["for"])
+
+
+@pytest.mark.parametrize("alert", ["CortexConsumerLagGrowing", "CortexDeadLetters", "CortexWorkerDown",
+                                   "CortexBootStale"])
+def test_the_alert_exists(alert: str) -> None:
+    assert alert in {r["alert"] for r in alert_rules()}
+
+
+def test_worker_down_watches_the_pod_monitor_job() -> None:
+    rule = next(r for r in alert_rules() if r["alert"] == "CortexWorkerDown")
+    assert 'up{job="cortex"}' in rule["expr"].replace(" ", "")
+
+
+def test_runbook_links_point_at_existing_sections() -> None:
+    headings = re.findall(r"^#+ (.+)$", (ROOT / "docs/operations.md").read_text(), flags=re.M)
+    anchors = {re.sub(r"[^a-z0-9 -]", "", h.lower()).replace(" ", "-") for h in headings}
+    for rule in alert_rules():
+        page, _, anchor = rule["annotations"]["runbook"].partition("#")
+        assert page == "docs/operations.md" and anchor in anchors, rule["alert"]
+
+
+# --------------------------------------------------------------------------- metric names
+
+
+@pytest.mark.parametrize("name", sorted(used_metric_names()))
+def test_metric_is_exported_by_the_code(name: str) -> None:
+    if name in PROMETHEUS_BUILTINS:
+        return
+    if name in exported_metric_names():
+        return
+    if base_metric(name) in PENDING_METRICS:
+        pytest.skip(f"{base_metric(name)} is not exported yet: {PENDING_METRICS[base_metric(name)]}")
+    pytest.fail(f"{name} is used by the dashboard or the alerts but no worker exports it")
+
+
+def test_pending_metrics_are_really_pending() -> None:
+    """Once the code exports a proposed metric, take it off the pending list."""
+    exported = {base_metric(n) for n in exported_metric_names()}
+    assert not set(PENDING_METRICS) & exported
