@@ -81,6 +81,8 @@ async def ensure_stream(js: JetStreamContext, config: api.StreamConfig) -> str:
     have = (sorted(current.subjects or []), current.max_age or 0.0, current.duplicate_window)
     if wanted == have:
         return "unchanged"
+    # keep what an operator raised by hand (e.g. `nats stream edit --replicas 3`)
+    config.num_replicas = max(config.num_replicas or 1, current.num_replicas or 1)
     await js.update_stream(config)
     return "updated"
 

@@ -45,7 +45,7 @@ QUICK: Final[dict[str, Any]] = {
     "boot_every": 50,
     "api_requests": 30,
     "hostile_reps": 3,
-    "recall_messages": 60,
+    "recall_messages": 30,
     "drain_limit_s": 3.0,
 }
 

@@ -173,7 +173,7 @@ async def warm_up(session: Session, source: EventSource) -> None:
     events = [e for agent in source.agents for e in (source.session_event(agent, "start"), source.message(agent))]
     await session.publish_all(events)
     consumers = [consumer_name(w) for w in session.pipeline_consumers]
-    limit_s = max(10.0, session.config.drain_limit_s)
+    limit_s = max(3.0, session.config.drain_limit_s)
     _, pending = await session.drain_bounded(consumers, limit_s, session.pipeline)
     if pending:
         session.progress(f"[pipeline] warm-up still pending after {limit_s:g}s: "

@@ -124,7 +124,8 @@ async def _pipeline_phases(session: Session, rep: Report) -> None:
     cfg = session.config
     if not (_selected(cfg, "freshness") or _selected(cfg, "api")):
         return
-    await session.reset()
+    with _timed(rep, "reset"):
+        await session.reset()
     try:
         with _timed(rep, "pipeline start"):
             await pipeline.start(session)
@@ -138,7 +139,8 @@ async def _pipeline_phases(session: Session, rep: Report) -> None:
                 rep.freshness = await freshness.run(session, source)
         rep.memory.pipeline = pipeline.peak_rss(session)
     finally:
-        pipeline.stop(session)
+        with _timed(rep, "pipeline stop"):
+            pipeline.stop(session)
 
 
 def _mark_skipped(rep: Report, config: BenchConfig) -> None:

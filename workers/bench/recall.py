@@ -38,7 +38,7 @@ async def _queries(session: Session, agents: list[str]) -> tuple[list[float], in
     queries = [*TOPICS_EN, *TOPICS_DE]
     samples: list[float] = []
     failures = 0
-    for i in range(session.config.api_requests):
+    for i in range(session.config.api_requests):  # the same count as each query API
         subject = f"{session.prefix}.api.recall.{agents[i % len(agents)]}"
         body = msgspec.json.encode({"query": f"what did we decide about the {queries[i % len(queries)]}"})
         started = time.perf_counter()

@@ -18,7 +18,7 @@ import msgspec
 from schemas.events import FeedbackEvent, MessageEvent, NoteEvent, SessionEvent
 from shared.codec import Envelope
 from shared.config import RecallSettings
-from workers.recall.capture import capture_message, capture_note
+from workers.recall.capture import capture_message, capture_note, is_turn_memory
 from workers.recall.embedders import Embedder
 from workers.recall.lifecycle import (
     LifecyclePolicy,
@@ -111,7 +111,10 @@ class StoreApplier:
         if existing and existing[0].last_seq >= memory.last_seq:
             outcome.skipped += 1  # applied before this crash or replay
             return
-        hits = self.store.search(memory.agent, vector, flt=MemoryFilter(types=(memory.type,)), limit=2)  # type: ignore[arg-type]
+        # A message's own turn memories are never folded into another: every turn stays
+        # retrievable under its own source event (two "Thanks!" are two events).
+        hits = [] if is_turn_memory(memory) else self.store.search(
+            memory.agent, vector, flt=MemoryFilter(types=(memory.type,)), limit=2)  # type: ignore[arg-type]
         dup = next((h for h in hits if h.memory.id != memory.id and h.similarity >= self.settings.dedup_threshold),
                    None)
         if dup is not None and not memory.pinned:

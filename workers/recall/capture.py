@@ -135,6 +135,13 @@ def _message_memory(
     )
 
 
+def is_turn_memory(memory: Memory) -> bool:
+    """The episode a message event yields for itself (position 0, carrying its sender):
+    the turn as it happened, which dedup never folds into another memory."""
+    return (memory.type == "episode" and memory.sender is not None
+            and memory.id == memory_id(memory.agent, memory.source_event, 0))
+
+
 def capture_message(
     event: MessageEvent, *, languages: Sequence[str] = DEFAULT_LANGUAGES, project: str | None = None
 ) -> list[Memory]:
