@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import msgspec
 import nats.js.errors
 from nats.js.client import JetStreamContext
 
@@ -150,6 +151,10 @@ async def replay_worker(host: WorkerHost, ctx: WorkerContext, spec: WorkerSpec, 
 async def run_replay(host: WorkerHost, js: JetStreamContext, specs: list[WorkerSpec], agent: str | None,
                      force: bool, report: Callable[[list[ReplayProgress]], None]) -> None:
     last = await check_history(js, force)
+    # During a replay every source starts far behind: composed workers wait for them as long
+    # as the setting allows, so a replayed BootDoc is the live one, not a "lagging" stand-in.
+    boot = msgspec.structs.replace(host.settings.boot, wait_ms=60000)
+    host.settings = msgspec.structs.replace(host.settings, boot=boot)
     nc = js._nc  # the connection the JetStream context was made from
     stop = asyncio.Event()
     ready = asyncio.Barrier(len(specs))
