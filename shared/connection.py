@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
 import ssl
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -33,6 +35,10 @@ def redact_url(url: str) -> str:
 def _tls_context(settings: Settings) -> ssl.SSLContext | None:
     if not (settings.nats_tls_ca or settings.nats_tls_cert):
         return None
+    for var, path in (("CORTEX_NATS_TLS_CA", settings.nats_tls_ca), ("CORTEX_NATS_TLS_CERT", settings.nats_tls_cert),
+                      ("CORTEX_NATS_TLS_KEY", settings.nats_tls_key)):
+        if path and not os.path.isfile(path):
+            raise FileNotFoundError(f"{var}={path}: no such file")
     ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=settings.nats_tls_ca)
     if settings.nats_tls_cert:
         ctx.load_cert_chain(settings.nats_tls_cert, settings.nats_tls_key)
@@ -49,6 +55,8 @@ def connect_options(settings: Settings, name: str) -> dict[str, Any]:
         "allow_reconnect": True,
     }
     if settings.nats_creds:
+        if not os.path.isfile(settings.nats_creds):
+            raise FileNotFoundError(f"CORTEX_NATS_CREDS={settings.nats_creds}: no such file")
         opts["user_credentials"] = settings.nats_creds
     if settings.nats_user:
         opts["user"] = settings.nats_user
@@ -63,6 +71,8 @@ def connect_options(settings: Settings, name: str) -> dict[str, Any]:
 
 def _describe(exc: BaseException) -> str:
     text = str(exc) or type(exc).__name__
+    if isinstance(exc, ModuleNotFoundError) and exc.name == "nkeys":
+        return "a credentials file needs the nkeys package (pip install 'nats-py[nkeys]')"
     if "Authorization" in text or "authorization" in text:
         return "authorization violation (check CORTEX_NATS_USER/PASSWORD, CORTEX_NATS_TOKEN or CORTEX_NATS_CREDS)"
     return text
@@ -85,8 +95,25 @@ async def _probe(opts: dict[str, Any]) -> None:
     await probe.close()
 
 
+def _checked_options(settings: Settings, name: str) -> dict[str, Any]:
+    try:
+        return connect_options(settings, name)
+    except (OSError, ssl.SSLError) as exc:
+        raise ConnectError(f"cannot connect to NATS: {exc}") from exc
+
+
+async def _stopped_during(delay: float, stop: asyncio.Event | None) -> bool:
+    """Wait ``delay`` before the next attempt; True when ``stop`` was set meanwhile."""
+    if stop is None:
+        await asyncio.sleep(delay)
+        return False
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(stop.wait(), timeout=delay)
+    return stop.is_set()
+
+
 async def connect(settings: Settings, name: str, *, retry_forever: bool = False,
-                  on_state: Any = None) -> Client:
+                  on_state: Any = None, stop: asyncio.Event | None = None) -> Client:
     """Connect to NATS. CLI commands fail fast; workers (``retry_forever``) keep trying."""
     url = redact_url(settings.nats_url or "nats://127.0.0.1:4222")
 
@@ -109,7 +136,7 @@ async def connect(settings: Settings, name: str, *, retry_forever: bool = False,
     async def closed_cb() -> None:
         log.debug("nats_closed", extra={"url": url})
 
-    opts = connect_options(settings, name)
+    opts = _checked_options(settings, name)
     opts.update(error_cb=error_cb, disconnected_cb=disconnected_cb,
                 reconnected_cb=reconnected_cb, closed_cb=closed_cb)
     attempt = 0
@@ -128,4 +155,5 @@ async def connect(settings: Settings, name: str, *, retry_forever: bool = False,
                 raise ConnectError(f"cannot connect to NATS at {url}: {_describe(exc)}") from exc
             delay = backoff_delay(attempt, 0.5, 10.0)
             log.warning("nats_connect_failed", extra={"url": url, "error": _describe(exc), "retry_in_s": delay})
-            await asyncio.sleep(delay)
+            if await _stopped_during(delay, stop):  # SIGTERM while NATS is unreachable
+                raise ConnectError(f"stopped while connecting to NATS at {url}") from exc

@@ -38,7 +38,7 @@ from nats.js.client import JetStreamContext
 from shared import metrics
 from shared.backoff import backoff_delay
 from shared.codec import Envelope, Limits, Rejection, decode_event
-from shared.errors import LeaseLost, is_transient
+from shared.errors import LeaseLost, RebuildRequired, is_transient
 from shared.health import Health
 from shared.kv import kv_read
 from shared.names import BUCKET_CHECKPOINTS, DLQ_STREAM, EVENTS_STREAM, dlq_subject
@@ -172,6 +172,9 @@ class ConsumeLoop:
         except Interrupted:
             self._handler.reset()
             handled = []
+        except RebuildRequired as exc:
+            await self._rebuild(str(exc))
+            handled = []
         finally:
             self._inflight = []
         for msg in msgs[len(handled):]:
@@ -182,7 +185,8 @@ class ConsumeLoop:
     async def _finish(self, handled: list[tuple[Msg, bool]]) -> None:
         self._fence()
         await self._retry_transient("commit", self._handler.commit)
-        last = handled[-1][0].metadata.sequence.stream
+        # redelivered duplicates at the head of a batch must never move the checkpoint back
+        last = max(self._applied, handled[-1][0].metadata.sequence.stream)
         await self._retry_transient("checkpoint", lambda: self._write_checkpoint(last))
         for msg, dead in handled:
             if dead:
@@ -193,6 +197,14 @@ class ConsumeLoop:
         metrics.CHECKPOINT.labels(self.worker).set(self._applied)
         if self._on_committed is not None:
             await self._on_committed(self._applied)
+
+    async def _rebuild(self, bucket: str) -> None:
+        """A bucket came back empty: start over from sequence 1. Documents in other buckets
+        skip what they hold by their watermarks; the lost ones are derived again."""
+        log.warning("rebuilding_documents", extra={"worker": self.worker, "bucket": bucket})
+        self._handler.reset()
+        await self._retry_transient("rebuild", lambda: self._write_checkpoint(0))
+        await self._retry_transient("rebuild", self._rewind)
 
     async def _write_checkpoint(self, seq: int) -> None:
         kv = await self._js.key_value(BUCKET_CHECKPOINTS)
@@ -221,6 +233,8 @@ class ConsumeLoop:
             started = time.perf_counter()
             try:
                 changed = await self._handler.apply(env)
+            except RebuildRequired:
+                raise
             except Exception as exc:
                 if is_transient(exc):
                     await self._transient_pause("apply", exc, failures := failures + 1)
@@ -267,7 +281,7 @@ class ConsumeLoop:
                 if failures:
                     self._health.set_ready(True, "consuming")
                 return
-            except LeaseLost:
+            except (LeaseLost, RebuildRequired):
                 raise
             except Exception as exc:
                 if not is_transient(exc):

@@ -12,6 +12,10 @@ class TransientError(Exception):
     """A dependency is unavailable (store, LLM, NATS): retry without limit, report not-ready."""
 
 
+class RebuildRequired(Exception):
+    """A document bucket vanished and is back, empty: the worker must rebuild from the stream."""
+
+
 class LeaseLost(Exception):
     """Another instance holds this consumer's lease: stop applying immediately."""
 
@@ -25,6 +29,7 @@ _TRANSIENT_NATS = (
     nats.errors.OutboundBufferLimitError,
     nats.js.errors.ServiceUnavailableError,
     nats.js.errors.BucketNotFoundError,
+    nats.js.errors.NoStreamResponseError,  # the stream or bucket behind a subject is gone (for now)
     asyncio.TimeoutError,
     ConnectionError,
     OSError,

@@ -27,7 +27,7 @@ from nats.js.kv import KeyValue
 from schemas.docs import Integrity
 from shared import metrics
 from shared.codec import Envelope
-from shared.errors import TransientError
+from shared.errors import RebuildRequired, TransientError
 from shared.kv import kv_cas, kv_read
 
 log = logging.getLogger(__name__)
@@ -107,6 +107,7 @@ class ProjectionHandler:
         self._projections = projections
         self._bucket_names = bucket_names or {}
         self._kvs: dict[str, KeyValue] = {}
+        self._lost_buckets: set[str] = set()
         self._cache: OrderedDict[tuple[str, str], _Slot] = OrderedDict()
         self._dirty: set[tuple[str, str]] = set()
         self._cache_size = cache_size
@@ -124,9 +125,19 @@ class ProjectionHandler:
             try:
                 kv = await self._js.key_value(self.bucket_name(bucket))
             except nats.js.errors.BucketNotFoundError as exc:
-                raise TransientError(f"bucket {self.bucket_name(bucket)} not found (run `cortex init`)") from exc
+                raise self._lost(bucket) from exc
+            if bucket in self._lost_buckets:
+                # back, but empty: every document in it must be rebuilt from the stream
+                self._lost_buckets.discard(bucket)
+                raise RebuildRequired(self.bucket_name(bucket))
             self._kvs[bucket] = kv
         return kv
+
+    def _lost(self, bucket: str) -> TransientError:
+        self._kvs.pop(bucket, None)
+        self._lost_buckets.add(bucket)
+        name = self.bucket_name(bucket)
+        return TransientError(f"bucket {name} not found: run `cortex init` (documents are rebuilt when it is back)")
 
     async def _load(self, projection: Projection[Any], agent: str) -> _Slot:
         key = (projection.bucket, agent)
@@ -195,6 +206,9 @@ class ProjectionHandler:
             return
         results = await asyncio.gather(*(self._write(k) for k in keys), return_exceptions=True)
         failed = [r for r in results if isinstance(r, BaseException)]
+        rebuild = next((r for r in failed if isinstance(r, RebuildRequired)), None)
+        if rebuild is not None:
+            raise rebuild
         if failed:
             raise TransientError(f"{len(failed)} document write(s) failed: {failed[0]!r}") from failed[0]
 
@@ -210,6 +224,8 @@ class ProjectionHandler:
                 slot.pending.clear()
                 self._dirty.discard(key)
                 return
+            except nats.js.errors.NoStreamResponseError as exc:
+                raise self._lost(bucket) from exc  # the bucket was deleted under us
             except nats.js.errors.KeyWrongLastSequenceError:
                 metrics.KV_CONFLICTS.labels(self.worker).inc()
                 if not await self._rebase(projection, slot, kv, agent):
@@ -224,6 +240,9 @@ class ProjectionHandler:
         True when any event still had to be applied (the document must be written).
         """
         raw, revision = await kv_read(kv, agent)
+        if raw is None and revision == 0 and slot.revision > 0:
+            # not deleted (that leaves a marker with a revision): the bucket itself was recreated
+            raise RebuildRequired(self.bucket_name(projection.bucket))
         slot.doc = self._decoders[projection.bucket].decode(raw) if raw is not None else None
         slot.revision = revision
         applied = [self._apply_to_slot(projection, slot, env, inputs) for env, inputs in slot.pending]

@@ -26,7 +26,7 @@ from nats.js.client import JetStreamContext
 from shared.asof import DOC_HISTORY
 from shared.codec import Envelope, Limits
 from shared.config import Settings
-from shared.connection import connect
+from shared.connection import ConnectError, connect
 from shared.consume import ConsumeLoop, Handler, LoopConfig
 from shared.errors import LeaseLost, is_transient
 from shared.health import Health, HealthRegistry, serve
@@ -211,8 +211,14 @@ class WorkerHost:
         def on_state(connected: bool) -> None:
             self.registry.connected = connected
 
-        nc = await connect(settings, f"cortex-{'+'.join(s.name for s in self.specs)}",
-                           retry_forever=True, on_state=on_state)
+        try:
+            nc = await connect(settings, f"cortex-{'+'.join(s.name for s in self.specs)}",
+                               retry_forever=True, on_state=on_state, stop=self.stop)
+        except ConnectError:
+            beat.cancel()
+            if self.stop.is_set():
+                return  # stopped before NATS was ever reachable: a clean exit
+            raise
         tasks = [asyncio.create_task(self.run_consumer(nc, s), name=s.name) for s in self.specs if s.build]
         tasks += [asyncio.create_task(self.run_service(nc, s), name=f"{s.name}-api") for s in self.specs if s.serve]
         try:

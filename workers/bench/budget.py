@@ -24,6 +24,11 @@ SCALEOUT_RATIO: Final = 1.6
 REGEX_WORKERS: Final = frozenset({"threads", "decisions", "channels", "knowledge"})
 
 
+def _skip(reason: str) -> str:
+    """A phase that did not run: ``failed`` when it broke, ``skipped`` when not selected or not available."""
+    return "failed" if reason.startswith("failed:") else "skipped"
+
+
 def _verdict(ok: bool | None) -> str:
     if ok is None:
         return "n/a"
@@ -45,7 +50,7 @@ def _under(value: float | None, limit: float) -> bool | None:
 def _limit_rows(report: Report) -> list[Row]:
     lim = report.limit
     if lim.skipped:
-        return [Row(section="limit", name="bare consume", value="—", target="", verdict="skipped")]
+        return [Row(section="limit", name="bare consume", value=lim.skipped, target="", verdict=_skip(lim.skipped))]
     return [Row(section="limit", name=f"bare consume (fetch {lim.batch}, decode, ack)", value=_rate(lim.msgs_per_s),
                 target="the ceiling", verdict="info")]
 
@@ -54,7 +59,7 @@ def _worker_rows(report: Report) -> list[Row]:
     rows = []
     for name, w in report.workers.items():
         if w.skipped:
-            rows.append(Row(section="workers", name=name, value=w.skipped, target="", verdict="skipped"))
+            rows.append(Row(section="workers", name=name, value=w.skipped, target="", verdict=_skip(w.skipped)))
             continue
         ratio = f" = {w.ratio:.0%} of limit" if w.ratio is not None else ""
         budgeted = name in REGEX_WORKERS
@@ -81,7 +86,7 @@ def _latency_row(section: str, name: str, lat: Latency, which: str, limit: float
 def _freshness_rows(report: Report) -> list[Row]:
     fr = report.freshness
     if fr.skipped:
-        return [Row(section="freshness", name="freshness", value=fr.skipped, target="", verdict="skipped")]
+        return [Row(section="freshness", name="freshness", value=fr.skipped, target="", verdict=_skip(fr.skipped))]
     rows = []
     for r in fr.rates:
         budgeted = r.rate == BUDGET_RATE
@@ -98,7 +103,7 @@ def _freshness_rows(report: Report) -> list[Row]:
 def _api_rows(report: Report) -> list[Row]:
     api = report.api
     if api.skipped:
-        return [Row(section="api", name="api", value=api.skipped, target="", verdict="skipped")]
+        return [Row(section="api", name="api", value=api.skipped, target="", verdict=_skip(api.skipped))]
     rows = []
     for service, lat in api.endpoints.items():
         if service == "boot":
@@ -111,7 +116,7 @@ def _api_rows(report: Report) -> list[Row]:
 def _recall_rows(report: Report) -> list[Row]:
     rc = report.recall
     if rc.skipped:
-        return [Row(section="recall", name="recall", value=rc.skipped, target="", verdict="skipped")]
+        return [Row(section="recall", name="recall", value=rc.skipped, target="", verdict=_skip(rc.skipped))]
     at = f" at {rc.memories} memories" if rc.memories is not None else ""
     q = rc.query
     ok = None if q.p50_ms is None or q.p95_ms is None else q.p50_ms < RECALL_P50_MS and q.p95_ms < RECALL_P95_MS
@@ -128,7 +133,7 @@ def _recall_rows(report: Report) -> list[Row]:
 def _hostile_rows(report: Report) -> list[Row]:
     h = report.hostile
     if h.skipped:
-        return [Row(section="hostile", name="hostile input", value=h.skipped, target="", verdict="skipped")]
+        return [Row(section="hostile", name="hostile input", value=h.skipped, target="", verdict=_skip(h.skipped))]
     ok = None if h.worst_ratio is None else h.worst_ratio <= HOSTILE_RATIO
     return [Row(section="hostile", name=f"64 KiB pathological vs {h.normal_bytes} B normal (worst: {h.worst})",
                 value=f"{h.worst_ratio}×", target=f"≤ {HOSTILE_RATIO:g}×", verdict=_verdict(ok))]
@@ -148,7 +153,7 @@ def _memory_rows(report: Report) -> list[Row]:
 def _scaleout_rows(report: Report) -> list[Row]:
     so = report.scaleout
     if so.skipped:
-        return [Row(section="scaleout", name="scale-out", value=so.skipped, target="", verdict="skipped")]
+        return [Row(section="scaleout", name="scale-out", value=so.skipped, target="", verdict=_skip(so.skipped))]
     rows = [
         Row(section="scaleout", name="threads, 1 partition", value=_rate(so.partitions_1_msgs_per_s),
             target="", verdict="info"),

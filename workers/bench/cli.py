@@ -57,10 +57,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--duration", dest="duration_s", type=float, help="seconds per rate (default 10)")
     parser.add_argument("--boot-every", type=int, help="one session start per N freshness events (default 100)")
     parser.add_argument("--drain-limit", dest="drain_limit_s", type=float,
-                        help="seconds to wait for the pipeline to drain after each rate (default 60)")
+                        help="seconds to wait for the pipeline to drain after each rate (default 30)")
     parser.add_argument("--api-requests", type=int, help="requests per API endpoint (default 300)")
     parser.add_argument("--hostile-reps", type=int, help="timed repetitions per pathological message (default 20)")
-    parser.add_argument("--recall-messages", type=int, help="events indexed before recall queries (default 2000)")
+    parser.add_argument("--recall-messages", type=int, help="events indexed before recall queries (default 1000)")
+    parser.add_argument("--recall-limit", dest="recall_limit_s", type=float,
+                        help="index for at most this many seconds, then query what was indexed (default 60)")
     parser.add_argument("--workers", type=_names, help="workers measured alone on the backlog "
                                                        "(default threads,decisions,channels,knowledge)")
     parser.add_argument("--pipeline", type=_names, help="workers running for freshness and API (default: all)")
@@ -78,8 +80,8 @@ def register(sub: Any) -> None:
 
 
 _FIELDS = ("events", "agents", "limit_runs", "rates", "duration_s", "boot_every", "drain_limit_s", "api_requests",
-           "hostile_reps", "recall_messages", "workers", "pipeline", "phases", "seed", "workdir", "profile_dir",
-           "nats_url", "out")
+           "hostile_reps", "recall_messages", "recall_limit_s", "workers", "pipeline", "phases", "seed", "workdir",
+           "profile_dir", "nats_url", "out")
 
 
 def _progress(line: str) -> None:
@@ -97,7 +99,7 @@ async def cmd_bench(args: argparse.Namespace, settings: Settings) -> int:
     write_json(rep, config.out)
     print(table(rep.rows))
     print(f"\n{summary(rep.rows)} — {rep.duration_s:.0f}s; results in {config.out}")
-    return 0
+    return 1 if any(r.verdict == "failed" for r in rep.rows) else 0
 
 
 def build_parser() -> argparse.ArgumentParser:

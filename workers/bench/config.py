@@ -23,12 +23,13 @@ class BenchConfig(msgspec.Struct, frozen=True, kw_only=True):
     boot_every: int = 100  # one session start per this many events published in freshness
     api_requests: int = 300  # per API endpoint
     hostile_reps: int = 20  # timed repetitions per pathological message
-    recall_messages: int = 2000  # messages indexed before recall queries (when recall exists)
+    recall_messages: int = 1000  # messages indexed before recall queries (when recall exists)
+    recall_limit_s: float = 60.0  # index for at most this long, then measure on what was indexed
     seed: int = 7
     phases: tuple[str, ...] = PHASES
     workers: tuple[str, ...] = REGEX_WORKERS  # measured alone on the backlog
     pipeline: tuple[str, ...] = ()  # workers running for freshness and API (empty: every registered one)
-    drain_limit_s: float = 60.0  # after each freshness rate, wait at most this long for the backlog
+    drain_limit_s: float = 30.0  # after each freshness rate, wait at most this long for the backlog
     nats_url: str | None = None
     reset: bool = False  # allow wiping Cortex's streams and buckets on a given server
     out: str = "bench-results.json"
@@ -46,6 +47,7 @@ QUICK: Final[dict[str, Any]] = {
     "api_requests": 30,
     "hostile_reps": 3,
     "recall_messages": 30,
+    "recall_limit_s": 15.0,
     "drain_limit_s": 3.0,
 }
 

@@ -23,6 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import msgspec
+import nats.errors
+import nats.js.errors
 
 from shared.config import Settings
 from shared.connection import connect, redact_url
@@ -45,6 +47,15 @@ from workers.bench.session import BenchError, Progress, Session
 __all__ = ["BenchError", "run_bench"]
 
 NOT_SELECTED = "not selected (--only)"
+FAILED = "failed: "
+# A phase that fails this way is reported as failed and the run goes on with the next one.
+PHASE_ERRORS = (BenchError, nats.errors.Error, nats.js.errors.Error, TimeoutError, OSError)
+
+
+def failed(session: Session, phase: str, exc: BaseException) -> str:
+    reason = f"{FAILED}{str(exc) or type(exc).__name__}".splitlines()[0][:300]
+    session.progress(f"[{phase}] {reason}")
+    return reason
 
 
 @contextlib.contextmanager
@@ -100,14 +111,20 @@ async def _backlog_phases(session: Session, rep: Report) -> None:
     session.progress(f"[backlog] published in {rep.phase_s['publish backlog']:.1f}s (last seq {last_seq})")
     if _selected(cfg, "limit"):
         with _timed(rep, "limit"):
-            rep.limit = await _limit(session, len(events))
+            try:
+                rep.limit = await _limit(session, len(events))
+            except PHASE_ERRORS as exc:
+                rep.limit = LimitResult(skipped=failed(session, "limit", exc))
     if _selected(cfg, "workers"):
         with _timed(rep, "workers"):
             rep.workers = await throughput.run(session, len(events), last_seq, rep.limit.msgs_per_s)
         rep.memory.backlog = {n: w.peak_rss_mb for n, w in rep.workers.items() if w.peak_rss_mb is not None}
     if _selected(cfg, "scaleout"):
         with _timed(rep, "scaleout"):
-            rep.scaleout = await scaleout.run(session, events, rep.limit, rep.workers)
+            try:
+                rep.scaleout = await scaleout.run(session, events, rep.limit, rep.workers)
+            except PHASE_ERRORS as exc:
+                rep.scaleout = ScaleoutResult(skipped=failed(session, "scaleout", exc))
 
 
 async def _limit(session: Session, events: int) -> LimitResult:
@@ -128,15 +145,26 @@ async def _pipeline_phases(session: Session, rep: Report) -> None:
         await session.reset()
     try:
         with _timed(rep, "pipeline start"):
-            await pipeline.start(session)
-            source = EventSource(cfg.agents, cfg.seed + 1, session.prefix, id_prefix="fresh")
-            await freshness.warm_up(session, source)
+            try:
+                await pipeline.start(session)
+                source = EventSource(cfg.agents, cfg.seed + 1, session.prefix, id_prefix="fresh")
+                await freshness.warm_up(session, source)
+            except PHASE_ERRORS as exc:
+                reason = failed(session, "pipeline", exc)
+                rep.api, rep.freshness = ApiResult(skipped=reason), FreshnessResult(skipped=reason)
+                return
         if _selected(cfg, "api"):
             with _timed(rep, "api"):
-                rep.api = await apilatency.run(session)
+                try:
+                    rep.api = await apilatency.run(session)
+                except PHASE_ERRORS as exc:
+                    rep.api = ApiResult(skipped=failed(session, "api", exc))
         if _selected(cfg, "freshness"):
             with _timed(rep, "freshness"):
-                rep.freshness = await freshness.run(session, source)
+                try:
+                    rep.freshness = await freshness.run(session, source)
+                except PHASE_ERRORS as exc:
+                    rep.freshness = FreshnessResult(skipped=failed(session, "freshness", exc))
         rep.memory.pipeline = pipeline.peak_rss(session)
     finally:
         with _timed(rep, "pipeline stop"):
@@ -186,7 +214,10 @@ async def run_bench(config: BenchConfig, settings: Settings, progress: Progress)
                 await _pipeline_phases(session, rep)
                 if _selected(config, "recall"):
                     with _timed(rep, "recall"):
-                        rep.recall = await recall.run(session)
+                        try:
+                            rep.recall = await recall.run(session)
+                        except PHASE_ERRORS as exc:
+                            rep.recall = RecallResult(skipped=failed(session, "recall", exc))
             finally:
                 procs.stop_all()
                 with contextlib.suppress(Exception):

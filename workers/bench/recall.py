@@ -3,14 +3,16 @@ latency of ``cortex.api.recall.<agent>`` on what it stored (contract-level only)
 
 from __future__ import annotations
 
+import asyncio
 import time
 from typing import Final
 
 import msgspec
+import nats.errors
 import nats.js.errors
 
 from schemas.docs import RecallDoc
-from shared.names import BUCKET_RECALL
+from shared.names import BUCKET_RECALL, EVENTS_STREAM
 from workers.bench.events import TOPICS_DE, TOPICS_EN, backlog
 from workers.bench.results import RecallResult
 from workers.bench.session import Session
@@ -18,6 +20,18 @@ from workers.bench.stats import summarize
 from workers.bench.throughput import drain_worker, unavailable
 
 ERROR_HEADER: Final = "Nats-Service-Error-Code"
+
+
+async def _pause(session: Session, limit_s: float = 120.0) -> None:
+    """Stop deliveries to the recall consumer and wait for its in-flight batch, so queries
+    measure the store as indexed rather than queueing behind indexing."""
+    await session.js.pause_consumer(EVENTS_STREAM, "recall", "2099-01-01T00:00:00Z")
+    deadline = time.monotonic() + limit_s
+    while (await session.js.consumer_info(EVENTS_STREAM, "recall")).num_ack_pending:
+        if time.monotonic() > deadline:
+            break
+        await asyncio.sleep(0.1)
+    session.progress("[recall] consumer paused for the queries")
 
 
 async def _memories(session: Session) -> int | None:
@@ -42,7 +56,11 @@ async def _queries(session: Session, agents: list[str]) -> tuple[list[float], in
         subject = f"{session.prefix}.api.recall.{agents[i % len(agents)]}"
         body = msgspec.json.encode({"query": f"what did we decide about the {queries[i % len(queries)]}"})
         started = time.perf_counter()
-        reply = await session.nc.request(subject, body, timeout=10.0)
+        try:
+            reply = await session.nc.request(subject, body, timeout=10.0)
+        except (nats.errors.TimeoutError, TimeoutError):
+            failures += 1
+            continue
         elapsed = time.perf_counter() - started
         if reply.headers and ERROR_HEADER in reply.headers:
             failures += 1
@@ -61,9 +79,12 @@ async def run(session: Session) -> RecallResult:
     events = backlog(cfg.recall_messages, cfg.agents, cfg.seed + 5, session.prefix)
     last_seq = await session.publish_all(events)
     session.progress(f"[recall] indexing {len(events)} events with the {embedder!r} embedder …")
-    indexed = await drain_worker(session, "recall", len(events), last_seq, None)
+    indexed = await drain_worker(session, "recall", len(events), last_seq, None,
+                                 limit_s=cfg.recall_limit_s, partial=True)
     proc = indexed.proc
     try:
+        if indexed.result.events < len(events):
+            await _pause(session)
         memories = await _memories(session)
         session.progress(f"[recall] {indexed.result.msgs_per_s:,.0f} events/s indexed, {memories} memories; "
                          f"{cfg.api_requests} queries …")
@@ -74,5 +95,5 @@ async def run(session: Session) -> RecallResult:
         proc.stop()
     latency = summarize(samples, lost=failures)
     session.progress(f"[recall] query p50 {latency.p50_ms} ms, p95 {latency.p95_ms} ms")
-    return RecallResult(embedder=embedder, messages=len(events), memories=memories,
+    return RecallResult(embedder=embedder, messages=indexed.result.events, memories=memories,
                         index_msgs_per_s=indexed.result.msgs_per_s, query=latency, peak_rss_mb=rss)

@@ -79,7 +79,7 @@ def table(rows: list[Row]) -> str:
 
 
 def summary(rows: list[Row]) -> str:
-    counts = {v: sum(1 for r in rows if r.verdict == v) for v in ("pass", "miss", "n/a", "skipped")}
+    counts = {v: sum(1 for r in rows if r.verdict == v) for v in ("pass", "miss", "n/a", "skipped", "failed")}
     return ", ".join(f"{n} {v}" for v, n in counts.items() if n)
 
 

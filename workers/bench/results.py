@@ -138,7 +138,7 @@ class Row(msgspec.Struct, kw_only=True):
     name: str
     value: str
     target: str
-    verdict: str  # pass | miss | info | n/a | skipped
+    verdict: str  # pass | miss | info | n/a | skipped | failed
 
 
 class Report(msgspec.Struct, kw_only=True):

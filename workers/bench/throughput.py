@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
+import nats.errors
+
 from shared.names import EVENTS_STREAM
 from workers.bench.procs import WorkerProc
 from workers.bench.results import WorkerResult
@@ -36,18 +38,21 @@ class Drained(NamedTuple):
 
 
 async def drain_worker(session: Session, worker: str, events: int, last_seq: int,
-                       limit_rate: float | None) -> Drained:
+                       limit_rate: float | None, limit_s: float | None = None, partial: bool = False) -> Drained:
     """Start the worker on the backlog and time it from its first delivery until drained;
-    the process is left running (stopped on failure)."""
+    the process is left running (stopped on failure).
+
+    With ``partial``, a worker still busy at ``limit_s`` is measured on what it acked so far
+    (the backlog starts at stream sequence 1, so the ack floor counts the events done).
+    """
     profile_dir = Path(session.config.profile_dir) if session.config.profile_dir else None
     proc = session.procs.start(worker, profile_dir)
-    limit_s = max(120.0, events / 50)
+    limit_s = limit_s if limit_s is not None else max(120.0, events / 50)
     first: float | None = None
+    floor = 0
     try:
         while True:
             session.check_alive([proc])
-            if time.perf_counter() - proc.started > limit_s:
-                raise BenchError(f"{worker} did not drain {events} events within {limit_s:.0f}s")
             info = await session.js.consumer_info(EVENTS_STREAM, worker)
             now = time.perf_counter()
             delivered = info.delivered.stream_seq if info.delivered else 0
@@ -56,6 +61,13 @@ async def drain_worker(session: Session, worker: str, events: int, last_seq: int
                 first = now
             if first is not None and floor >= last_seq and not info.num_pending and not info.num_ack_pending:
                 break
+            if now - proc.started > limit_s:
+                if partial and first is not None and floor > 0:
+                    session.progress(f"[{worker}] stopped measuring after {limit_s:.0f}s: {floor} of {events} "
+                                     "events done")
+                    events = floor
+                    break
+                raise BenchError(f"{worker} did not drain {events} events within {limit_s:.0f}s")
             await asyncio.sleep(0.02)
     except BaseException:
         proc.stop()
@@ -86,7 +98,13 @@ async def run(session: Session, events: int, last_seq: int, limit_rate: float | 
             results[worker] = WorkerResult(worker=worker, skipped=reason)
             continue
         session.progress(f"[workers] {worker}: draining {events} events in its own process …")
-        result = await run_worker(session, worker, events, last_seq, limit_rate)
+        try:
+            result = await run_worker(session, worker, events, last_seq, limit_rate)
+        except (BenchError, nats.errors.Error, TimeoutError, OSError) as exc:
+            reason = f"failed: {exc}".splitlines()[0][:300]
+            session.progress(f"[workers] {worker}: {reason}")
+            results[worker] = WorkerResult(worker=worker, skipped=reason)
+            continue
         ratio = f" ({result.ratio:.0%} of the limit)" if result.ratio is not None else ""
         session.progress(f"[workers] {worker}: {result.msgs_per_s:,.0f} msgs/s{ratio}, "
                          f"peak RSS {result.peak_rss_mb} MB")

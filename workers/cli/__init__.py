@@ -26,6 +26,7 @@ class CliError(Exception):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from workers.bench import cli as bench_cli
     from workers.cli import diff, memory, ops, query, replay, run
 
     parser = argparse.ArgumentParser(prog="cortex", description="Conversation intelligence for LLM agents.")
@@ -38,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     memory.register(sub)
     memory.register_forget(sub)
     diff.register(sub)
+    bench_cli.register(sub)
     return parser
 
 

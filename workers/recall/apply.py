@@ -9,6 +9,7 @@ a replay) and changes nothing — per-memory watermarks, as documents have per-a
 from __future__ import annotations
 
 import logging
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -18,7 +19,16 @@ import msgspec
 from schemas.events import FeedbackEvent, MessageEvent, NoteEvent, SessionEvent
 from shared.codec import Envelope
 from shared.config import RecallSettings
-from workers.recall.capture import capture_message, capture_note, is_turn_memory
+from workers.recall.capture import (
+    WINDOW_LINE_CHARS,
+    WINDOW_TURNS,
+    capture_message,
+    capture_note,
+    is_turn_memory,
+    is_window_memory,
+    turn_line,
+    window_memory,
+)
 from workers.recall.embedders import Embedder
 from workers.recall.lifecycle import (
     LifecyclePolicy,
@@ -60,6 +70,69 @@ def _candidates(env: Envelope, languages: Sequence[str]) -> list[Memory]:
     return []
 
 
+class TurnContext:
+    """The last turns of each (agent, session), for context windows (see ``capture``).
+
+    Filled in stream order as messages are staged; entries carry their stream sequence
+    so a turn only ever sees turns before it. A session first met in this process (a
+    restart, a standby taking over) is seeded from the store: the session's turn
+    memories older than the turn (turns are never merged, so none is missing). A batch
+    that fails is rolled back (``begin``/``rollback``), so a retry sees what the first
+    attempt saw. Bounded: the least recently used sessions are dropped (and re-seeded).
+    """
+
+    def __init__(self, store: MemoryStore, max_sessions: int = 10_000) -> None:
+        self._store = store
+        self._max = max_sessions
+        self._recent: OrderedDict[tuple[str, str], list[tuple[int, str]]] = OrderedDict()
+        self._saved: dict[tuple[str, str], list[tuple[int, str]] | None] = {}
+
+    def begin(self) -> None:
+        self._saved = {}
+
+    def rollback(self) -> None:
+        for key, entries in self._saved.items():
+            if entries is None:
+                self._recent.pop(key, None)
+            else:
+                self._recent[key] = entries
+        self._saved = {}
+
+    def previous(self, turn: Memory, seq: int) -> list[str]:
+        """The lines of the turns before ``turn`` (oldest first), at most a window's worth."""
+        return [line for s, line in self._entries(turn) if s < seq][-(WINDOW_TURNS - 1):]
+
+    def push(self, turn: Memory, seq: int) -> None:
+        entries = [e for e in self._entries(turn) if e[0] < seq]
+        entries.append((seq, turn_line(turn.content)))
+        self._recent[(turn.agent, turn.session or "")] = entries[-(WINDOW_TURNS - 1):]
+
+    def forget(self, agent: str) -> None:
+        """Drop an agent's sessions (after a forget): the next turn re-reads the store."""
+        for key in [k for k in self._recent if k[0] == agent]:
+            self._saved.setdefault(key, list(self._recent[key]))
+            del self._recent[key]
+
+    def _entries(self, turn: Memory) -> list[tuple[int, str]]:
+        key = (turn.agent, turn.session or "")
+        if key not in self._recent:
+            self._saved.setdefault(key, None)
+            self._recent[key] = self._seed(turn)
+            while len(self._recent) > self._max:
+                self._recent.popitem(last=False)
+        else:
+            self._saved.setdefault(key, list(self._recent[key]))
+            self._recent.move_to_end(key)
+        return self._recent[key]
+
+    def _seed(self, turn: Memory) -> list[tuple[int, str]]:
+        earlier = sorted(
+            (m for m in self._store.scroll(turn.agent, flt=MemoryFilter(types=("episode",), session=turn.session))
+             if is_turn_memory(m) and m.created_at < turn.created_at),
+            key=lambda m: (m.created_at, m.id))
+        return [(0, turn_line(m.content)) for m in earlier[-(WINDOW_TURNS - 1):]]
+
+
 def feedback_ids(event: FeedbackEvent) -> list[str]:
     """Memory ids a feedback event is about: ``target`` and/or a list in ``value``."""
     ids = [event.target] if event.target else []
@@ -75,10 +148,29 @@ class StoreApplier:
         self.embedder = embedder
         self.settings = settings
         self.languages = tuple(languages)
+        self.context = TurnContext(store)
 
     def apply_batch(self, envs: Sequence[Envelope]) -> BatchOutcome:
+        self.context.begin()
+        try:
+            return self._apply_batch(envs)
+        except BaseException:
+            self.context.rollback()
+            raise
+
+    def _stage(self, env: Envelope) -> list[Memory]:
+        memories = _candidates(env, self.languages)
+        if isinstance(env.event, MessageEvent) and memories and is_turn_memory(memories[0]):
+            turn = memories[0]
+            window = window_memory(turn, self.context.previous(turn, env.seq))
+            self.context.push(turn, env.seq)
+            if window is not None:
+                memories.append(window)
+        return memories
+
+    def _apply_batch(self, envs: Sequence[Envelope]) -> BatchOutcome:
         outcome = BatchOutcome()
-        staged = [(env, _candidates(env, self.languages)) for env in envs]
+        staged = [(env, self._stage(env)) for env in envs]
         texts = [m.content for _, memories in staged for m in memories]
         vectors = iter(self.embedder.embed_documents(texts)) if texts else iter(())
         for env, memories in staged:
@@ -111,9 +203,10 @@ class StoreApplier:
         if existing and existing[0].last_seq >= memory.last_seq:
             outcome.skipped += 1  # applied before this crash or replay
             return
-        # A message's own turn memories are never folded into another: every turn stays
-        # retrievable under its own source event (two "Thanks!" are two events).
-        hits = [] if is_turn_memory(memory) else self.store.search(
+        # A message's own turn (and its context window) is never folded into another
+        # memory: every turn stays retrievable under its own source event (two "Thanks!"
+        # are two events; overlapping windows are near-duplicates by construction).
+        hits = [] if is_turn_memory(memory) or is_window_memory(memory) else self.store.search(
             memory.agent, vector, flt=MemoryFilter(types=(memory.type,)), limit=2)  # type: ignore[arg-type]
         dup = next((h for h in hits if h.memory.id != memory.id and h.similarity >= self.settings.dedup_threshold),
                    None)
@@ -134,7 +227,9 @@ class StoreApplier:
             if event.value == "all" and not ids:  # `cortex forget AGENT`
                 self.store.delete_agent(env.agent)
             else:
-                self.store.delete(env.agent, ids)
+                turns = [m for m in self.store.get(env.agent, ids) if is_turn_memory(m)]
+                self.store.delete(env.agent, list(dict.fromkeys(ids + self._windows_quoting(turns))))
+            self.context.forget(env.agent)
             return
         changed = []
         for current in self.store.get(env.agent, ids):
@@ -149,6 +244,17 @@ class StoreApplier:
             changed.append(msgspec.structs.replace(updated, last_seq=env.seq))
         if changed:
             self.store.update_payloads(changed)
+
+    def _windows_quoting(self, turns: Sequence[Memory]) -> list[str]:
+        """Ids of the context windows that carry a forgotten turn's text (its own window
+        and the next turns' ones), so forgetting a message leaves no copy of it behind."""
+        found: list[str] = []
+        for turn in turns:
+            lines = {turn_line(turn.content), turn_line(turn.content, WINDOW_LINE_CHARS)}
+            flt = MemoryFilter(types=("episode",), session=turn.session)
+            found += [m.id for m in self.store.scroll(turn.agent, flt=flt)
+                      if is_window_memory(m) and lines & set(m.content.split("\n"))]
+        return found
 
     def _maintain(self, agent: str, now: datetime, outcome: BatchOutcome) -> None:
         """Lifecycle and tiering at a session start, in event time (deterministic on replay)."""

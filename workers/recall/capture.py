@@ -135,6 +135,43 @@ def _message_memory(
     )
 
 
+# --- context windows -------------------------------------------------------------------
+
+# A turn's context window: the turn with up to two turns before it in the same session,
+# one "Sender: text" line each. Questions name what a *previous* turn said ("What did
+# Melanie paint?" answered by "Caroline: ... the sunrise one!"), so the window makes the
+# answer findable; it is its own memory (position -1 of the turn's event) beside the bare
+# turn, under the turn's own source event.
+WINDOW_POSITION = -1
+WINDOW_TURNS = 3
+WINDOW_LINE_CHARS = 1000  # a context line is cut here; the window's own turn is kept whole
+
+
+def turn_line(text: str, limit: int | None = None) -> str:
+    """One line of a window: the turn's "Sender: text", whitespace collapsed."""
+    line = " ".join(text.split())
+    return line if limit is None or len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+def window_memory(episode: Memory, previous: Sequence[str]) -> Memory | None:
+    """The context window of a turn's episode, given the earlier turns' lines (oldest
+    first) of the same session; None when the turn opens its session (the window would
+    repeat the episode)."""
+    context = [turn_line(p, WINDOW_LINE_CHARS) for p in previous[-(WINDOW_TURNS - 1):] if p.strip()]
+    if not context:
+        return None
+    return msgspec.structs.replace(
+        episode,
+        id=memory_id(episode.agent, episode.source_event, WINDOW_POSITION),
+        content="\n".join([*context, turn_line(episode.content)]),
+    )
+
+
+def is_window_memory(memory: Memory) -> bool:
+    return (memory.type == "episode" and memory.sender is not None
+            and memory.id == memory_id(memory.agent, memory.source_event, WINDOW_POSITION))
+
+
 def is_turn_memory(memory: Memory) -> bool:
     """The episode a message event yields for itself (position 0, carrying its sender):
     the turn as it happened, which dedup never folds into another memory."""

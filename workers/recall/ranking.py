@@ -48,7 +48,7 @@ Ties order by similarity, then id, so a ranking is a pure function of its inputs
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 
 import msgspec
@@ -120,6 +120,16 @@ def calibrate_similarity(cosine: float, floor: float = 0.0) -> float:
     return max(0.0, (cosine - floor) / (1.0 - floor))
 
 
+def fused_relevance(hits: Sequence[SearchHit]) -> list[float]:
+    """The hybrid search's fused scores, min-max scaled over the candidates: 1.0 for the
+    best, 0.0 for the last (1.0 for all when they tie or there is one)."""
+    scores = [h.fused for h in hits]
+    if not scores:
+        return []
+    lo, hi = min(scores), max(scores)
+    return [(s - lo) / (hi - lo) if hi > lo else 1.0 for s in scores]
+
+
 def score_hit(
     hit: SearchHit,
     *,
@@ -127,9 +137,12 @@ def score_hit(
     project: str | None = None,
     weights: RankingWeights = DEFAULT_WEIGHTS,
     similarity_floor: float = 0.0,
+    relevance: float | None = None,
 ) -> RankedMemory:
+    """The design's score of one candidate; ``relevance`` (in [0, 1]), when given, is the
+    similarity term instead of the calibrated cosine (see "Hybrid relevance")."""
     memory = hit.memory
-    similarity = calibrate_similarity(hit.similarity, similarity_floor)
+    similarity = relevance if relevance is not None else calibrate_similarity(hit.similarity, similarity_floor)
     recency = recency_score(memory.last_accessed, now)
     frequency = frequency_score(memory.access_count)
     tboost = type_boost(memory.type)
@@ -161,10 +174,32 @@ def rank(
     weights: RankingWeights = DEFAULT_WEIGHTS,
     limit: int | None = None,
     similarity_floor: float = 0.0,
+    fused: bool = False,
 ) -> list[RankedMemory]:
-    """Re-rank store candidates by the multi-factor score, best first."""
+    """Re-rank store candidates by the multi-factor score, best first. ``fused=True``
+    takes the similarity term from the hybrid fused scores (:func:`fused_relevance`)."""
+    candidates = list(hits)
+    relevance: list[float | None] = list(fused_relevance(candidates)) if fused else [None] * len(candidates)
     ranked = [
-        score_hit(hit, now=now, project=project, weights=weights, similarity_floor=similarity_floor) for hit in hits
+        score_hit(hit, now=now, project=project, weights=weights, similarity_floor=similarity_floor, relevance=rel)
+        for hit, rel in zip(candidates, relevance, strict=True)
     ]
     ranked.sort(key=lambda r: (-r.score, -r.similarity, r.memory.id))
     return ranked if limit is None else ranked[:limit]
+
+
+def one_per_message(ranked: Iterable[RankedMemory], limit: int | None = None) -> list[RankedMemory]:
+    """Keep the best-ranked memory of each message: a turn, its context window and the
+    cue sentences captured from it say the same thing (they carry the message's sender
+    and source event). Notes and LLM-extracted memories are never folded."""
+    out: list[RankedMemory] = []
+    seen: set[str] = set()
+    for r in ranked:
+        key = f"msg\x1f{r.memory.source_event}" if r.memory.sender is not None else f"id\x1f{r.memory.id}"
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(r)
+        if limit is not None and len(out) >= limit:
+            break
+    return out

@@ -45,7 +45,7 @@ DENSE = "dense"
 SPARSE = "bm25"
 SCHEMA_VERSION = 1
 INDEXED_FIELDS = ("agent", "type", "scope", "project", "tier")
-RRF_K = 60
+RRF_K = 10
 
 FloatVector = npt.NDArray[np.float32]
 
@@ -105,6 +105,7 @@ class MemoryFilter(msgspec.Struct, frozen=True, kw_only=True):
     project: str | None = None
     tier: Tier | None = None
     pinned: bool | None = None
+    session: str | None = None
 
 
 Condition = tuple[str, str | bool | tuple[str, ...]]
@@ -125,6 +126,8 @@ def conditions(agent: str, flt: MemoryFilter | None) -> list[Condition]:
         out.append(("tier", flt.tier))
     if flt.pinned is not None:
         out.append(("pinned", flt.pinned))
+    if flt.session is not None:
+        out.append(("session", flt.session))
     return out
 
 

@@ -39,7 +39,7 @@ from workers.recall.capture import (
     memories_from_llm,
 )
 from workers.recall.embedders import Embedder, EmbedderUnavailable, make_embedder
-from workers.recall.ranking import rank
+from workers.recall.ranking import one_per_message, rank
 from workers.recall.store import MemoryStore, StoreUnavailable, open_store
 from workers.recall.tokens import format_memories_with_budget
 
@@ -210,8 +210,11 @@ def answer(req: RecallRequest, agent: str, settings: Any) -> RecallReply:
     with HOLDER.lock:
         hits = store.search(agent, vector, text=req.query, limit=settings.recall.candidates)
     now = recall_now([max(h.memory.last_accessed, h.memory.last_seen or h.memory.created_at) for h in hits])
-    ranked = rank(hits, now=now, project=req.project, limit=req.limit or settings.recall.limit,
-                  similarity_floor=embedder.similarity_floor)
+    # The design's formula over the hybrid (dense + BM25) relevance, not the dense cosine
+    # alone: the lexical half is what finds the names a question asks about. A message's
+    # turn, its context window and its cue sentences count once (the best of them).
+    ranked = one_per_message(rank(hits, now=now, project=req.project, similarity_floor=embedder.similarity_floor,
+                                  fused=True), limit=req.limit or settings.recall.limit)
     budget = format_memories_with_budget([r.memory.content for r in ranked],
                                          req.budget_tokens or settings.recall.budget_tokens)
     kept = ranked[: budget.included]

@@ -1,0 +1,102 @@
+"""`cortex bench` runs end to end and writes well-formed results.
+
+These tests check that the harness works and what its JSON looks like — never a speed:
+speed is reported against the budget by the harness itself (docs/BENCHMARKS.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from workers.bench import REPORT_KEYS, Report
+
+VERDICTS = {"pass", "miss", "info", "n/a", "skipped", "failed"}
+PHASES = ("limit", "freshness", "api", "recall", "hostile", "scaleout")
+
+
+def bench_command() -> list[str]:
+    """``cortex bench`` when the CLI has the subcommand, else ``python -m workers.bench``."""
+    from workers.cli import build_parser
+
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            build_parser().parse_args(["bench", "--quick"])
+    except SystemExit:
+        return [sys.executable, "-m", "workers.bench"]
+    return [sys.executable, "-m", "workers", "bench"]
+
+
+def run_bench(tmp_path: Path, *args: str, timeout: float) -> tuple[subprocess.CompletedProcess[str], float]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CORTEX_") and k != "ANTHROPIC_API_KEY"}
+    env["CORTEX_DATA_DIR"] = str(tmp_path / "data")
+    started = time.monotonic()
+    result = subprocess.run([*bench_command(), *args], capture_output=True, text=True, timeout=timeout, env=env,
+                            cwd=tmp_path)
+    return result, time.monotonic() - started
+
+
+def check_report(path: Path) -> Report:
+    raw = path.read_bytes()
+    assert set(msgspec.json.decode(raw)) == set(REPORT_KEYS)
+    report = msgspec.json.decode(raw, type=Report)  # every field has the documented type
+    assert report.machine is not None and report.machine.nproc > 0 and report.machine.nats_server
+    assert report.rows, "the table has rows"
+    for row in report.rows:
+        assert row.verdict in VERDICTS, row
+        assert row.section and row.name, row
+    for phase in PHASES:  # each phase either ran or says why not
+        result = getattr(report, phase)
+        assert result.skipped is None or result.skipped.strip(), phase
+    assert report.limit.skipped is not None or report.limit.msgs_per_s is not None
+    assert report.workers, "per-worker results"
+    for name, worker in report.workers.items():
+        assert worker.worker == name
+        assert worker.skipped is not None or (worker.msgs_per_s is not None and worker.peak_rss_mb is not None)
+    assert report.freshness.skipped is not None or report.freshness.rates
+    assert report.api.skipped is not None or set(report.api.endpoints) >= {"boot", "threads", "status"}
+    assert report.hostile.skipped is not None or (report.hostile.variants and report.hostile.worst_ratio)
+    return report
+
+
+def test_quick_bench_runs_and_writes_well_formed_json(tmp_path: Path) -> None:
+    out = tmp_path / "results" / "bench.json"
+    result, took = run_bench(tmp_path, "--quick", "--out", str(out), timeout=170)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr
+    report = check_report(out)
+    assert report.config["quick"] is True
+    assert not [r for r in report.rows if r.verdict == "failed"]
+    for row in report.rows:  # the printed table shows every row with its verdict
+        assert row.name in result.stdout
+    print(f"quick bench took {took:.0f}s")
+
+
+def test_bench_refuses_to_wipe_existing_cortex_data_without_reset(tmp_path: Path, nats_url: str) -> None:
+    init = subprocess.run([sys.executable, "-m", "workers", "init"], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "CORTEX_NATS_URL": nats_url})
+    assert init.returncode == 0, init.stderr
+    result, _ = run_bench(tmp_path, "--quick", "--nats-url", nats_url, "--only", "limit",
+                          "--out", str(tmp_path / "x.json"), timeout=60)
+    assert result.returncode == 1
+    assert "--reset" in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "x.json").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1200)
+def test_default_size_bench_runs_and_writes_well_formed_json(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    result, took = run_bench(tmp_path, "--out", str(out), timeout=1100)
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = check_report(out)
+    assert report.config["quick"] is False
+    print(f"default bench took {took:.0f}s")

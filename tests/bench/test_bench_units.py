@@ -1,0 +1,91 @@
+"""Pure parts of the benchmark harness: statistics, freshness matching, budget rows,
+the event generator and the hostile inputs (no server)."""
+
+from __future__ import annotations
+
+import random
+
+import msgspec
+import pytest
+
+from schemas.events import MessageEvent, SessionEvent
+from workers.bench import budget
+from workers.bench.config import QUICK, make_config
+from workers.bench.events import backlog
+from workers.bench.freshness import Published, match
+from workers.bench.hostile import MAX_BYTES, pathological
+from workers.bench.results import Latency, LimitResult, RateResult, Report, WorkerResult
+from workers.bench.stats import percentile, summarize
+
+
+def test_percentile_interpolates_between_closest_ranks() -> None:
+    assert percentile([1.0, 2.0, 3.0, 4.0], 0.5) == 2.5
+    assert percentile([5.0], 0.99) == 5.0
+    assert percentile([0.0, 10.0], 0.99) == pytest.approx(9.9)
+    with pytest.raises(ValueError):
+        percentile([], 0.5)
+
+
+def test_summarize_reports_milliseconds_and_lost_samples() -> None:
+    lat = summarize([0.001, 0.002, 0.003], lost=2)
+    assert (lat.n, lat.lost, lat.p50_ms, lat.max_ms) == (3, 2, 2.0, 3.0)
+    assert summarize([], lost=4) == Latency(n=0, lost=4)
+
+
+def test_match_pairs_each_event_with_the_first_revision_covering_it() -> None:
+    published = [Published("a", 10, 1.0, "msg"), Published("a", 12, 1.5, "msg"), Published("b", 11, 1.2, "msg"),
+                 Published("a", 20, 3.0, "msg")]
+    seen = {"a": [(0.5, 3), (1.25, 10), (2.0, 12)], "b": [(1.3, 11)]}
+    latencies, lost = match(published, seen)
+    assert sorted(round(x, 3) for x in latencies) == [0.1, 0.25, 0.5]
+    assert lost == 1  # seq 20 of agent a was never covered
+
+
+def test_backlog_is_deterministic_valid_and_mixes_languages_and_sessions() -> None:
+    events = backlog(600, 10, seed=3)
+    assert events == backlog(600, 10, seed=3)
+    assert len({e.id for e in events}) == 600
+    kinds = {e.kind for e in events}
+    assert {"msg", "session.start"} <= kinds
+    assert len({e.agent for e in events}) == 10
+    contents = []
+    for e in events:
+        family = e.subject.split(".")[1]
+        decoded = msgspec.json.decode(e.data, type=MessageEvent if family == "msg" else SessionEvent)
+        assert decoded.agent == e.agent and decoded.id == e.id
+        if isinstance(decoded, MessageEvent):
+            contents.append(decoded.content)
+    assert any("beschlossen" in c or "Jetzt zu" in c for c in contents)
+    assert any("decided" in c or "get back to" in c for c in contents)
+
+
+def test_pathological_messages_stay_within_the_content_limit() -> None:
+    for name, text in pathological(random.Random(1)).items():
+        assert MAX_BYTES * 0.95 <= len(text.encode()) <= MAX_BYTES, name
+
+
+def test_quick_config_keeps_explicit_values() -> None:
+    config = make_config(True, events=123, rates=None)
+    assert config.events == 123 and config.quick
+    assert config.rates == QUICK["rates"]
+
+
+def test_budget_rows_compare_with_the_issue_targets_and_never_fail_on_missing_data() -> None:
+    report = Report(limit=LimitResult(msgs_per_s=40000.0, runs_msgs_per_s=[40000.0], events=10))
+    report.workers = {
+        "threads": WorkerResult(worker="threads", msgs_per_s=22000.0, ratio=0.55),
+        "decisions": WorkerResult(worker="decisions", msgs_per_s=5000.0, ratio=0.125),
+        "knowledge": WorkerResult(worker="knowledge", skipped="not yet available"),
+    }
+    report.freshness.rates = [RateResult(rate=1000, duration_s=1.0,
+                                         threads=Latency(n=5, p50_ms=1.0, p95_ms=2.0, p99_ms=3.0),
+                                         decisions=Latency(n=5, lost=1, p50_ms=1.0, p95_ms=2.0, p99_ms=3.0),
+                                         boot=Latency(n=0, lost=3))]
+    rows = {r.name: r for r in budget.rows(report)}
+    assert rows["threads sustained"].verdict == "pass"
+    assert rows["decisions sustained"].verdict == "miss"
+    assert rows["knowledge"].verdict == "skipped"
+    assert rows["publish → threads doc @1000/s"].verdict == "pass"
+    assert rows["publish → decisions doc @1000/s"].verdict == "miss"  # lost samples are a miss
+    assert rows["session start → BootDoc @1000/s"].verdict == "miss"
+    assert rows["threads, 2 partitions"].verdict == "n/a"

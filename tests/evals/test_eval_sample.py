@@ -1,0 +1,86 @@
+"""The recall evaluation harness on the shipped sample: a real nats-server, the real recall
+worker and embedder. Quality is printed, asserted only for sanity (the numbers live in
+docs/recall-eval.md); the run must stay well under a minute."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from shared.config import load_settings
+from workers.evals import SAMPLE_LOCOMO
+from workers.evals import cli as eval_cli
+from workers.evals.harness import first_evidence_rank, metrics, percentile
+from workers.evals.locomo import DatasetError, load_locomo, parse_dia_ids, parse_locomo, parse_session_date
+
+
+def test_the_sample_is_well_formed_and_self_consistent() -> None:
+    convs = load_locomo(SAMPLE_LOCOMO)
+    assert len(convs) == 2
+    for conv in convs:
+        assert 35 <= len(conv.turns) <= 45
+        assert conv.skipped_questions == 0
+        known = {t.dia_id for t in conv.turns}
+        assert all(e in known for q in conv.questions for e in q.evidence)
+        assert [t.ts for t in conv.turns] == sorted(t.ts for t in conv.turns)
+    questions = [q for c in convs for q in c.questions]
+    assert 18 <= len(questions) <= 24
+    assert {q.category for q in questions} == {1, 2, 3, 4}  # category 5 is read but never scored
+
+
+def test_malformed_evidence_and_dates_are_recovered_or_skipped() -> None:
+    assert parse_dia_ids("D8:6; D9:17") == ["D8:6", "D9:17"]
+    assert parse_dia_ids("D:11:26") == ["D11:26"]
+    assert parse_dia_ids("D30:05") == ["D30:5"]
+    assert parse_dia_ids("D") == []
+    date = parse_session_date("1:56 pm on 8 May, 2023")
+    assert date is not None and (date.year, date.month, date.day, date.hour, date.minute) == (2023, 5, 8, 13, 56)
+    data = [{"conversation": {"speaker_a": "A", "speaker_b": "B", "session_1_date_time": "no date",
+                              "session_1": [{"speaker": "A", "dia_id": "D1:1", "text": "hello"}]},
+             "qa": [{"question": "q1", "evidence": ["D1:1"], "category": 4},
+                    {"question": "q2", "evidence": ["D7:7"], "category": 2},
+                    {"question": "q3", "evidence": [], "category": 5}]}]
+    (conv,) = parse_locomo(data)
+    assert [q.question for q in conv.questions] == ["q1"] and conv.skipped_questions == 1
+    with pytest.raises(DatasetError):
+        parse_locomo({"not": "a list"})
+
+
+def test_scoring_counts_the_first_evidence_memory() -> None:
+    assert first_evidence_rank(["D1:2", None, "D1:1"], ["D1:1"]) == 3
+    assert first_evidence_rank(["D1:2"], ["D1:1"]) is None
+    m = metrics([1, 3, None, 7])
+    assert m == {"n": 4, "recall@1": 0.25, "recall@5": 0.5, "recall@10": 0.75, "mrr": round((1 + 1 / 3 + 1 / 7) / 4, 4)}
+    assert percentile([5.0, 1.0, 3.0, 2.0, 4.0], 50) == 3.0 and percentile([], 95) == 0.0
+
+
+async def test_cortex_eval_recall_on_the_shipped_sample(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    parser = argparse.ArgumentParser(prog="cortex")
+    eval_cli.register(parser.add_subparsers(dest="command", required=True))
+    out = tmp_path / "report.json"
+    args = parser.parse_args(["eval", "recall", "sample", "--out", str(out), "--details"])
+    settings = load_settings({"CORTEX_DATA_DIR": str(tmp_path / "unused")})
+
+    started = time.monotonic()
+    assert await args.handler(args, settings) == 0
+    elapsed = time.monotonic() - started
+
+    printed = capsys.readouterr()
+    with capsys.disabled():
+        print(f"\n{printed.out}(harness ran {elapsed:.1f}s)")
+    assert "all (1-4)" in printed.out and "ingest" in printed.err
+    rep = json.loads(out.read_text())
+    assert rep["conversations"] == 2 and rep["turns"] == 80 and rep["questions"] == 21
+    assert set(rep["by_category"]) == {"1", "2", "3", "4"}
+    assert sum(c["n"] for c in rep["by_category"].values()) == rep["overall"]["n"] == 21
+    for m in [rep["overall"], *rep["by_category"].values()]:
+        assert 0.0 <= m["recall@1"] <= m["recall@5"] <= m["recall@10"] <= 1.0 and 0.0 <= m["mrr"] <= 1.0
+    assert rep["overall"]["recall@10"] > 0
+    assert rep["ingest"]["dead_letters"] == 0 and rep["ingest"]["memories"] > 0
+    assert 0 < rep["latency_ms"]["p50"] <= rep["latency_ms"]["p95"]
+    assert len(rep["details"]) == 21 and all(len(d["returned_turns"]) <= 10 for d in rep["details"])
+    assert elapsed < 60

@@ -1,0 +1,307 @@
+"""Shared plumbing of the fault-injection suite: provision, publish, wait until the workers
+caught up, read the documents, read the dead letters, probe the HTTP endpoints, and run
+the same events through a clean, fault-free pipeline on a second server for comparison.
+
+Fixtures only (test modules import nothing from here): ``faults`` is the helper object.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import nats
+import nats.js.errors
+import pytest
+from nats.js.client import JetStreamContext
+
+from shared.embedded import EmbeddedNats, free_port
+from shared.kv import kv_read
+from shared.names import BUCKET_CHECKPOINTS, BUCKET_LEASES, DLQ_STREAM, EVENTS_STREAM
+
+Event = tuple[str, bytes, str]  # (subject, payload, Nats-Msg-Id)
+WaitFor = Callable[..., Awaitable[Any]]
+
+# the event-derived workers and the buckets they own (composed workers are not compared here)
+DERIVED_WORKERS = ("channels", "threads", "decisions")
+DERIVED_BUCKETS = ("cortex_channels", "cortex_threads", "cortex_decisions", "cortex_commitments")
+
+
+class DeadLetter(msgspec.Struct, frozen=True):
+    subject: str
+    error: str
+    original_subject: str
+    stream_seq: int
+    data: bytes
+
+
+class Faults:
+    """Helpers shared by the fault tests; every method is about one observable fact."""
+
+    derived_workers = DERIVED_WORKERS
+    derived_buckets = DERIVED_BUCKETS
+
+    def server(self, name: str, body: str) -> ConfiguredNats:
+        """A nats-server run from a config file (auth, permissions) under the test's tmp dir."""
+        return ConfiguredNats(self.tmp / name, body)
+
+    def __init__(self, tmp: Path, procs: Any, wait_for: WaitFor) -> None:
+        self.tmp = tmp
+        self.procs = procs
+        self.wait_for = wait_for
+
+    # ------------------------------------------------------------------ provisioning
+
+    @staticmethod
+    def cortex(*args: str, url: str, timeout: float = 60, **env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "workers", *args], capture_output=True, text=True,
+                              env={**os.environ, "CORTEX_NATS_URL": url, **env}, timeout=timeout)
+
+    def init(self, url: str, **env: str) -> None:
+        result = self.cortex("init", url=url, **env)
+        assert result.returncode == 0, result.stderr
+
+    # ------------------------------------------------------------------ events
+
+    @staticmethod
+    async def publish_all(js: JetStreamContext, events: Iterable[Event], window: int = 1000) -> None:
+        pending = []
+        for subject, data, msg_id in events:
+            pending.append(await js.publish_async(subject, data, headers={"Nats-Msg-Id": msg_id}))
+            if len(pending) >= window:
+                await asyncio.gather(*pending)
+                pending.clear()
+        await asyncio.gather(*pending)
+
+    @staticmethod
+    def agent_of(subject: str) -> str:
+        return subject.split(".")[2]
+
+    @classmethod
+    def agents(cls, events: Iterable[Event]) -> list[str]:
+        return sorted({cls.agent_of(s) for s, _, _ in events})
+
+    @classmethod
+    def messages_per_agent(cls, events: Iterable[Event]) -> Counter[str]:
+        return Counter(cls.agent_of(s) for s, _, _ in events if s.split(".")[1] == "msg")
+
+    # ------------------------------------------------------------------ progress
+
+    @staticmethod
+    async def checkpoint(js: JetStreamContext, consumer: str) -> int:
+        raw, _ = await kv_read(await js.key_value(BUCKET_CHECKPOINTS), consumer)
+        return int(raw) if raw else 0
+
+    @classmethod
+    async def caught_up(cls, js: JetStreamContext, consumers: Iterable[str], last_seq: int) -> bool:
+        for name in consumers:
+            info = await js.consumer_info(EVENTS_STREAM, name)
+            if info.num_pending or info.num_ack_pending or await cls.checkpoint(js, name) < last_seq:
+                return False
+        return True
+
+    async def wait_caught_up(self, js: JetStreamContext, consumers: Iterable[str], within: float = 120) -> int:
+        last = int((await js.stream_info(EVENTS_STREAM)).state.last_seq)
+        names = tuple(consumers)
+        try:
+            await self.wait_for(lambda: self.caught_up(js, names, last), within=within)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; stream last_seq={last}; {await self.progress(js, names)}") from None
+        return last
+
+    @classmethod
+    async def progress(cls, js: JetStreamContext, consumers: Iterable[str]) -> dict[str, str]:
+        """Each consumer's state, for failure messages."""
+        out = {}
+        for name in consumers:
+            info = await js.consumer_info(EVENTS_STREAM, name)
+            out[name] = (f"pending={info.num_pending} ack_pending={info.num_ack_pending} "
+                         f"redelivered={info.num_redelivered} delivered={info.delivered.stream_seq} "
+                         f"ack_floor={info.ack_floor.stream_seq} checkpoint={await cls.checkpoint(js, name)}")
+        return out
+
+    @staticmethod
+    async def drained(js: JetStreamContext, consumers: Iterable[str]) -> bool:
+        """The server has nothing left for these consumers: no pending, no unacked message."""
+        for name in consumers:
+            info = await js.consumer_info(EVENTS_STREAM, name)
+            if info.num_pending or info.num_ack_pending:
+                return False
+        return True
+
+    async def wait_drained(self, js: JetStreamContext, consumers: Iterable[str], within: float = 120) -> None:
+        names = tuple(consumers)
+        try:
+            await self.wait_for(lambda: self.drained(js, names), within=within)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; {await self.progress(js, names)}") from None
+
+    async def wait_checkpoint_above(self, js: JetStreamContext, consumer: str, floor: int, within: float = 60) -> int:
+        async def above() -> int:
+            value = await self.checkpoint(js, consumer)
+            return value if value > floor else 0
+
+        return int(await self.wait_for(above, within=within, interval=0.005))
+
+    async def wait_active(self, js: JetStreamContext, consumer: str, proc: subprocess.Popen[bytes],
+                          within: float = 60) -> None:
+        """Until ``proc`` holds the consumer's lease (its signal handlers are installed by then)."""
+
+        async def holds() -> bool:
+            raw, _ = await kv_read(await js.key_value(BUCKET_LEASES), consumer)
+            return raw is not None and f"-{proc.pid}-" in raw.decode()
+
+        await self.wait_for(holds, within=within, interval=0.05)
+
+    async def wait_exit(self, proc: subprocess.Popen[bytes], within: float) -> int:
+        async def exited() -> bool:
+            return proc.poll() is not None
+
+        await self.wait_for(exited, within=within, interval=0.05)
+        return int(proc.returncode)
+
+    async def stop(self, proc: subprocess.Popen[bytes], sig: signal.Signals, within: float = 40) -> int:
+        proc.send_signal(sig)
+        return await self.wait_exit(proc, within)
+
+    # ------------------------------------------------------------------ documents
+
+    @staticmethod
+    async def documents(js: JetStreamContext, buckets: Iterable[str], agents: Iterable[str]) -> dict[str, bytes | None]:
+        out: dict[str, bytes | None] = {}
+        for bucket in buckets:
+            kv = await js.key_value(bucket)
+            for agent in agents:
+                raw, _ = await kv_read(kv, agent)
+                out[f"{bucket}/{agent}"] = raw
+        return out
+
+    @staticmethod
+    def differences(got: dict[str, bytes | None], want: dict[str, bytes | None]) -> list[str]:
+        """The keys whose documents differ, for a readable assertion message."""
+        return sorted(k for k in set(got) | set(want) if got.get(k) != want.get(k))
+
+    # ------------------------------------------------------------------ dead letters
+
+    @staticmethod
+    async def dead_letters(js: JetStreamContext) -> list[DeadLetter]:
+        info = await js.stream_info(DLQ_STREAM)
+        out = []
+        for seq in range(int(info.state.first_seq or 1), int(info.state.last_seq or 0) + 1):
+            try:
+                msg = await js.get_msg(DLQ_STREAM, seq)
+            except nats.js.errors.NotFoundError:
+                continue
+            headers = msg.headers or {}
+            out.append(DeadLetter(subject=msg.subject, error=headers.get("Cortex-Error", ""),
+                                  original_subject=headers.get("Cortex-Original-Subject", ""),
+                                  stream_seq=int(headers.get("Cortex-Stream-Seq", "0")), data=msg.data or b""))
+        return out
+
+    # ------------------------------------------------------------------ HTTP endpoints
+
+    @staticmethod
+    def http_port() -> int:
+        return free_port()
+
+    @staticmethod
+    def http_get(port: int, path: str) -> tuple[int, str]:
+        """(status, body) of a GET on the worker's metrics server; (0, error) when it is not up."""
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as resp:
+                return int(resp.status), resp.read().decode()
+        except urllib.error.HTTPError as exc:
+            return int(exc.code), exc.read().decode()
+        except (urllib.error.URLError, OSError) as exc:
+            return 0, repr(exc)
+
+    async def wait_http(self, port: int, path: str, status: int, contains: str = "", within: float = 60) -> str:
+        async def probe() -> str | None:
+            code, body = await asyncio.to_thread(self.http_get, port, path)
+            return body if code == status and contains in body else None
+
+        return str(await self.wait_for(probe, within=within, interval=0.1))
+
+    # ------------------------------------------------------------------ the clean run
+
+    async def clean_documents(self, events: list[Event], workers: Iterable[str], buckets: Iterable[str],
+                              live: bool = False, **env: str) -> dict[str, bytes | None]:
+        """The documents a fault-free run makes of ``events`` on a fresh server.
+
+        ``live``: start the workers first and publish while they consume; otherwise publish
+        everything, then start the workers (a catch-up run).
+        """
+        names = tuple(workers)
+        with EmbeddedNats(str(self.tmp / f"clean-{time.monotonic_ns()}")) as server:
+            self.init(server.url)
+            nc = await nats.connect(server.url)
+            js = nc.jetstream()
+            if not live:
+                await self.publish_all(js, events)
+            started = [self.procs.start(name, server.url, **env) for name in names]
+            if live:
+                await self.publish_all(js, events)
+            await self.wait_caught_up(js, names)
+            docs = await self.documents(js, buckets, self.agents(events))
+            await nc.close()
+            for proc in started:
+                assert await self.stop(proc, signal.SIGTERM) == 0
+            return docs
+
+
+class ConfiguredNats:
+    """``nats-server -c <file>`` with JetStream and whatever else the test writes in the file."""
+
+    def __init__(self, directory: Path, body: str) -> None:
+        self.dir = directory
+        self.port = free_port()
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.conf = self.dir / "server.conf"
+        store = self.dir / "jetstream"
+        self.conf.write_text(f'listen: "127.0.0.1:{self.port}"\njetstream {{ store_dir: "{store}" }}\n{body}\n')
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def url(self, userinfo: str = "") -> str:
+        return f"nats://{userinfo + '@' if userinfo else ''}127.0.0.1:{self.port}"
+
+    def __enter__(self) -> ConfiguredNats:
+        from shared.embedded import nats_server_binary
+
+        with open(self.dir / "nats-server.log", "ab") as log:
+            self._proc = subprocess.Popen([nats_server_binary(), "-c", str(self.conf)], stdout=log,
+                                          stderr=subprocess.STDOUT, start_new_session=True)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            assert self._proc.poll() is None, (self.dir / "nats-server.log").read_text()[-2000:]
+            try:
+                socket.create_connection(("127.0.0.1", self.port), 0.2).close()
+                return self
+            except OSError:
+                time.sleep(0.05)
+        raise AssertionError(f"nats-server did not listen on {self.port}")
+
+    def __exit__(self, *exc: object) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait(5)
+
+
+@pytest.fixture
+def faults(tmp_path: Path, workers_procs: Any, wait_for: WaitFor) -> Faults:
+    return Faults(tmp_path, workers_procs, wait_for)
