@@ -98,10 +98,13 @@ class BootSources:
     def consumers(self) -> dict[str, str]:
         return {source_consumer(self._ctx, w): w for _, _, _, w in self.sources}
 
-    async def at_trigger(self, env: Envelope) -> BootInputs:
+    async def wait_for_sources(self, seq: int) -> list[str]:
+        return await self._tracker.wait({c: seq for c in self.consumers()}, wait_bound_s(self._ctx))
+
+    async def at_trigger(self, env: Envelope, bound_s: float | None = None) -> BootInputs:
         """Sources as they were just before ``env`` — or, for a change, just after it."""
         needs = {c: env.seq for c in self.consumers()}
-        lagging = await self._tracker.wait(needs, wait_bound_s(self._ctx))
+        lagging = await self._tracker.wait(needs, wait_bound_s(self._ctx) if bound_s is None else bound_s)
         change = is_change(env)
         docs: dict[str, Any] = {}
         for field, bucket, doc_type, _ in self.sources:
@@ -164,7 +167,8 @@ class BootProjection:
         return (env.family, env.kind) == ("compaction", "before") or is_change(env)
 
     async def prepare(self, env: Envelope, doc: Any = None) -> BootInputs:
-        return await self._sources.at_trigger(env)
+        # change documents are made at commit after one batch-wide wait: never wait again per agent
+        return await self._sources.at_trigger(env, 0.0 if is_change(env) else None)
 
     def counts(self, env: Envelope) -> bool:
         """Change documents are coalesced per batch, so they are not counted: the count
@@ -202,6 +206,7 @@ class BootHandler(ProjectionHandler):
         self._tracker = tracker
         self._workspace = Path(ctx.settings.workspace) if ctx.settings.workspace and not ctx.shadow else None
         self._written: set[str] = set()
+        self._sources = sources
         self._changes: dict[str, Envelope] = {}
         self._warned = False
 
@@ -217,6 +222,8 @@ class BootHandler(ProjectionHandler):
 
     async def commit(self) -> None:
         changes, self._changes = self._changes, {}
+        if changes:  # one bounded wait for the whole batch, not one per agent
+            await self._sources.wait_for_sources(max(env.seq for env in changes.values()))
         for agent, env in sorted(changes.items()):
             if await super().apply(env):
                 self._written.add(agent)
