@@ -232,3 +232,46 @@ async def test_a_kv_backup_restored_into_a_fresh_server_gives_the_same_documents
             assert await snapshot_docs(nc.jetstream(), ["main"]) == before
         finally:
             await nc.close()
+
+
+async def test_replay_while_live_events_are_published_loses_nothing(
+    nats_url: str, workers_procs: Any, wait_for: Any, make_chat_events: Any
+) -> None:
+    import asyncio
+
+    from schemas.docs import ChannelsDoc
+
+    assert cortex("init", url=nats_url).returncode == 0
+    workers_procs.start("channels", nats_url)
+    nc = await nats.connect(nats_url)
+    js = nc.jetstream()
+
+    async def drained() -> bool:
+        info = await js.consumer_info(EVENTS_STREAM, "channels")
+        return not info.num_pending and not info.num_ack_pending
+
+    events = make_chat_events(600, 3, seed=5)
+    for subject, data, event_id in events[:300]:
+        await js.publish(subject, data, headers={"Nats-Msg-Id": event_id})
+    await wait_for(drained, within=90)
+
+    async def publish_rest() -> None:
+        for subject, data, event_id in events[300:]:
+            await js.publish(subject, data, headers={"Nats-Msg-Id": event_id})
+            await asyncio.sleep(0.005)  # paced like live traffic, not for synchronisation
+
+    live = asyncio.create_task(publish_rest())
+    replay = await asyncio.to_thread(cortex, "replay", "--worker", "channels", url=nats_url,
+                                     CORTEX_RUNTIME_LEASE_TTL_S="2")
+    await live
+    assert replay.returncode == 0, replay.stderr
+    await wait_for(drained, within=90)
+    counts: dict[str, int] = {}
+    for subject, _, _ in events:
+        counts[subject.split(".")[2]] = counts.get(subject.split(".")[2], 0) + 1
+    kv = await js.key_value("cortex_channels")
+    for agent, n in counts.items():
+        raw, _ = await kv_read(kv, agent)
+        doc = msgspec.json.decode(raw, type=ChannelsDoc)
+        assert sum(c.messages for c in doc.channels) == n, agent  # every live event counted once
+    await nc.close()
