@@ -24,6 +24,7 @@ from nats.aio.client import Client
 from nats.js.client import JetStreamContext
 
 from shared.asof import DOC_HISTORY
+from shared.backoff import backoff_delay
 from shared.codec import Envelope, Limits
 from shared.config import Settings
 from shared.connection import ConnectError, connect
@@ -160,9 +161,35 @@ class WorkerHost:
             await self._run_active(ctx, spec, lease)
         await lease.release()
 
-    async def _run_active(self, ctx: WorkerContext, spec: WorkerSpec, lease: Lease) -> None:
+    async def _build(self, ctx: WorkerContext, spec: WorkerSpec, lease: Lease) -> Handler | None:
+        """Build the handler; a store that is unreachable at start-up is retried, not fatal."""
         assert spec.build is not None
-        handler = await spec.build(ctx)
+        lost = asyncio.Event()
+        keeper = asyncio.create_task(lease.keep_alive(lost.set), name=f"{ctx.consumer}-lease-build")
+        failures = 0
+        try:
+            while not (self.stop.is_set() or lost.is_set()):
+                try:
+                    return await spec.build(ctx)
+                except Exception as exc:
+                    if not is_transient(exc):
+                        raise
+                    failures += 1
+                    ctx.health.set_ready(False, f"starting: {exc}")
+                    if failures == 1 or failures % 10 == 0:
+                        log.warning("worker_start_failed", extra={"consumer": ctx.consumer, "error": str(exc)[:300]})
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(self.stop.wait(), timeout=backoff_delay(failures, 0.5, 30.0))
+            return None
+        finally:
+            keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await keeper
+
+    async def _run_active(self, ctx: WorkerContext, spec: WorkerSpec, lease: Lease) -> None:
+        handler = await self._build(ctx, spec, lease)
+        if handler is None:
+            return
         loop = ConsumeLoop(ctx.js, worker=spec.name, consumer=ctx.consumer, handler=handler,
                            config=loop_config(self.settings, spec), health=ctx.health,
                            accept=channel_filter(self.settings, ctx.shadow), fence=lease.check,
