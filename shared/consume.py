@@ -179,7 +179,7 @@ class ConsumeLoop:
             handled = []
         except RebuildRequired as exc:
             await self._rebuild(str(exc))
-            handled = []
+            raise
         finally:
             self._inflight = []
         for msg in msgs[len(handled):]:
@@ -209,7 +209,7 @@ class ConsumeLoop:
         log.warning("rebuilding_documents", extra={"worker": self.worker, "bucket": bucket})
         self._handler.reset()
         await self._retry_transient("rebuild", lambda: self._write_checkpoint(0))
-        await self._retry_transient("rebuild", self._rewind)
+        # the host starts a fresh loop, which rewinds the consumer to sequence 1
 
     async def _write_checkpoint(self, seq: int) -> None:
         kv = await self._js.key_value(BUCKET_CHECKPOINTS)

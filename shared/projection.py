@@ -225,7 +225,10 @@ class ProjectionHandler:
                 self._dirty.discard(key)
                 return
             except nats.js.errors.NoStreamResponseError as exc:
-                raise self._lost(bucket) from exc  # the bucket was deleted under us
+                # the bucket was deleted, or the server is restarting: look it up again next time
+                self._kvs.pop(bucket, None)
+                raise TransientError(f"bucket {self.bucket_name(bucket)} not answering ({exc!r}); "
+                                     "if it was deleted, run `cortex init`") from exc
             except nats.js.errors.KeyWrongLastSequenceError:
                 metrics.KV_CONFLICTS.labels(self.worker).inc()
                 if not await self._rebase(projection, slot, kv, agent):

@@ -29,7 +29,7 @@ from shared.codec import Envelope, Limits
 from shared.config import Settings
 from shared.connection import ConnectError, connect
 from shared.consume import ConsumeLoop, Handler, LoopConfig
-from shared.errors import LeaseLost, is_transient
+from shared.errors import LeaseLost, RebuildRequired, is_transient
 from shared.health import Health, HealthRegistry, serve
 from shared.lease import Lease
 from shared.names import consumer_name, shadow_bucket
@@ -187,9 +187,14 @@ class WorkerHost:
                 await keeper
 
     async def _run_active(self, ctx: WorkerContext, spec: WorkerSpec, lease: Lease) -> None:
+        while await self._run_once(ctx, spec, lease):
+            log.warning("rebuilding_from_sequence_1", extra={"consumer": ctx.consumer})
+
+    async def _run_once(self, ctx: WorkerContext, spec: WorkerSpec, lease: Lease) -> bool:
+        """One consume loop; True when a lost bucket asks for a fresh loop from sequence 1."""
         handler = await self._build(ctx, spec, lease)
         if handler is None:
-            return
+            return False
         loop = ConsumeLoop(ctx.js, worker=spec.name, consumer=ctx.consumer, handler=handler,
                            config=loop_config(self.settings, spec), health=ctx.health,
                            accept=channel_filter(self.settings, ctx.shadow), fence=lease.check,
@@ -201,6 +206,8 @@ class WorkerHost:
         except LeaseLost:
             log.warning("lease_lost_stopping", extra={"consumer": ctx.consumer})
             handler.reset()
+        except RebuildRequired:
+            return not self.stop.is_set()
         finally:
             for task in (keeper, stopper):
                 task.cancel()
@@ -209,6 +216,7 @@ class WorkerHost:
             closer = getattr(handler, "aclose", None)
             if closer is not None:
                 await closer()
+        return False
 
     async def _stop_on_signal(self, loop: ConsumeLoop) -> None:
         await self.stop.wait()
