@@ -27,8 +27,8 @@ class CliError(Exception):
 
 def build_parser() -> argparse.ArgumentParser:
     from workers.bench import cli as bench_cli
-    from workers.evals import cli as evals_cli
     from workers.cli import diff, memory, ops, query, replay, run
+    from workers.evals import cli as evals_cli
 
     parser = argparse.ArgumentParser(prog="cortex", description="Conversation intelligence for LLM agents.")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
