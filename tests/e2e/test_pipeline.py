@@ -33,7 +33,7 @@ async def test_demo_conversation_yields_threads_decisions_commitments_snapshot_a
     js = pipeline
     published = cortex("publish", str(demo_file(tmp_path)), url=nats_url)
     assert published.returncode == 0, published.stderr
-    await wait_for(lambda: drained(js), within=60)
+    await wait_for(lambda: drained(js), within=180)
     docs = await snapshot_docs(js, ["main"])
 
     threads = msgspec.json.decode(docs["cortex_threads/main"], type=ThreadsDoc)
@@ -74,7 +74,7 @@ async def test_demo_conversation_yields_threads_decisions_commitments_snapshot_a
 
     again = cortex("publish", str(demo_file(tmp_path)), url=nats_url)
     assert "published 0, duplicates 17" in again.stdout
-    await wait_for(lambda: drained(js), within=30)
+    await wait_for(lambda: drained(js), within=120)
     assert await snapshot_docs(js, ["main"]) == docs
 
 
@@ -88,7 +88,7 @@ async def test_two_agents_interleaved_never_leak_into_each_other(
     mixed = tmp_path / "mixed.jsonl"
     mixed.write_text("\n".join(x for pair in zip(a, b, strict=True) for x in pair) + "\n")
     assert cortex("publish", str(mixed), url=nats_url).returncode == 0
-    await wait_for(lambda: drained(js), within=60)
+    await wait_for(lambda: drained(js), within=180)
     docs = await snapshot_docs(js, ["alice", "bob"])
     for key, raw in docs.items():
         if raw is None:
@@ -111,7 +111,7 @@ async def test_boot_reflects_the_last_message_before_compaction_when_threads_is_
     # everything but threads gets going; snapshot and boot now wait on the threads watermark
     await wait_for(lambda: _consumer_idle(js, "decisions"), within=30)
     await js.resume_consumer(EVENTS_STREAM, "threads")
-    await wait_for(lambda: drained(js), within=60)
+    await wait_for(lambda: drained(js), within=180)
     raw, _ = await kv_read(await js.key_value("cortex_boot"), "main")
     boot = msgspec.json.decode(raw, type=BootDoc)
     assert boot.lagging == []
@@ -131,14 +131,14 @@ async def test_replay_reproduces_every_document_byte_for_byte_and_agent_replay_l
     js = pipeline
     for agent in ("alice", "bob"):
         assert cortex("publish", str(demo_file(tmp_path, agent)), url=nats_url).returncode == 0
-    await wait_for(lambda: drained(js), within=60)
+    await wait_for(lambda: drained(js), within=180)
     before = await snapshot_docs(js, ["alice", "bob"])
     assert all(before.values()), [k for k, v in before.items() if v is None]
     bob_revisions = {b: (await (await js.key_value(b)).get("bob")).revision for b in OWNED_BUCKETS}
 
     one = cortex("replay", "--agent", "alice", url=nats_url, CORTEX_RUNTIME_LEASE_TTL_S="2")
     assert one.returncode == 0, one.stderr
-    await wait_for(lambda: drained(js), within=60)
+    await wait_for(lambda: drained(js), within=180)
     assert await snapshot_docs(js, ["alice", "bob"]) == before
     for bucket, revision in bob_revisions.items():  # bob was not even rewritten
         assert (await (await js.key_value(bucket)).get("bob")).revision == revision
@@ -150,7 +150,7 @@ async def test_replay_reproduces_every_document_byte_for_byte_and_agent_replay_l
     full = cortex("replay", url=nats_url, CORTEX_RUNTIME_LEASE_TTL_S="2")
     assert full.returncode == 0, full.stderr
     assert "replayed threads, decisions" in full.stdout
-    await wait_for(lambda: drained(js), within=60)
+    await wait_for(lambda: drained(js), within=180)
     assert await snapshot_docs(js, ["alice", "bob"]) == before
 
 
@@ -159,7 +159,7 @@ async def test_query_apis_cli_tables_and_corrections_as_events(
 ) -> None:
     js = pipeline
     assert cortex("publish", str(demo_file(tmp_path)), url=nats_url).returncode == 0
-    await wait_for(lambda: drained(js), within=60)
+    await wait_for(lambda: drained(js), within=180)
     nc = js._nc
 
     threads = msgspec.json.decode((await nc.request("cortex.api.threads.main", b'{"status":"open"}', timeout=5)).data,
@@ -194,7 +194,7 @@ async def test_query_apis_cli_tables_and_corrections_as_events(
     doc_commitments = msgspec.json.decode((await nc.request("cortex.api.commitments.main", b'{"status":"open"}',
                                                             timeout=5)).data, type=CommitmentsReply).commitments
     assert cortex("commitment", "done", "main", doc_commitments[0].id, url=nats_url).returncode == 0
-    await wait_for(lambda: drained(js), within=30)
+    await wait_for(lambda: drained(js), within=120)
 
     async def corrected() -> bool:
         raw = (await nc.request("cortex.api.threads.main", b"{}", timeout=5)).data
@@ -219,7 +219,7 @@ async def test_a_kv_backup_restored_into_a_fresh_server_gives_the_same_documents
 
     js = pipeline
     assert cortex("publish", str(demo_file(tmp_path)), url=nats_url).returncode == 0
-    await wait_for(lambda: drained(js), within=60)
+    await wait_for(lambda: drained(js), within=180)
     before = await snapshot_docs(js, ["main"])
     backup = tmp_path / "docs.jsonl"
     result = cortex("backup", str(backup), url=nats_url)
