@@ -73,3 +73,28 @@ async def cmd_eval_recall(args: argparse.Namespace, settings: Settings) -> int:
         await asyncio.to_thread(Path(args.out).write_text, json.dumps(rep, indent=2) + "\n", "utf-8")
         print(f"report written to {args.out}", file=sys.stderr)
     return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m workers.evals.cli eval recall FILE``: the same command without the wrapper."""
+    from shared.config import SettingsError, load_settings
+    from shared.logs import configure
+
+    parser = argparse.ArgumentParser(prog="python -m workers.evals.cli")
+    register(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
+    args = parser.parse_args(argv)
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        print(f"cortex: {exc}", file=sys.stderr)
+        return 2
+    configure("WARNING")
+    try:
+        code: int = asyncio.run(args.handler(args, settings))
+    except KeyboardInterrupt:
+        return 130
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -162,10 +162,8 @@ class StoreApplier:
         memories = _candidates(env, self.languages)
         if isinstance(env.event, MessageEvent) and memories and is_turn_memory(memories[0]):
             turn = memories[0]
-            window = window_memory(turn, self.context.previous(turn, env.seq))
+            memories.append(window_memory(turn, self.context.previous(turn, env.seq)))
             self.context.push(turn, env.seq)
-            if window is not None:
-                memories.append(window)
         return memories
 
     def _apply_batch(self, envs: Sequence[Envelope]) -> BatchOutcome:

@@ -4,14 +4,17 @@ Heuristic path (no LLM, the default and the fallback):
 
 * every message yields one ``episode`` memory whose content is ``"<sender>: <text>"`` —
   every turn stays retrievable, and the sender's name is in the text a question names;
+* and one context-window ``episode`` (:func:`window_memory`): the turn's date and the
+  turn after the one or two turns before it in its session (the worker's applier keeps
+  those turns; see ``apply.TurnContext``);
 * each sentence that fires a classifier cue for a rule, procedure, preference or
   definitional fact becomes a memory of its own (episode sentences add nothing: the
   whole message is already an episode);
 * a note section yields one memory, typed by the classifier, headed by its heading path.
 
 Point ids are uuid5 of the agent, the source event id and the candidate's position
-(0 = the episode or the note section, 1.. = extracted sentences), so a replay upserts
-the same points. Timestamps are the event's ``ts``.
+(0 = the episode or the note section, 1.. = extracted sentences, -1 = the context
+window), so a replay upserts the same points. Timestamps are the event's ``ts``.
 
 LLM path: :func:`build_capture_prompt` renders a batch of messages, XML-escaped inside
 ``<message>`` delimiters so a message cannot close its element or pose as instructions;
@@ -137,14 +140,23 @@ def _message_memory(
 
 # --- context windows -------------------------------------------------------------------
 
-# A turn's context window: the turn with up to two turns before it in the same session,
-# one "Sender: text" line each. Questions name what a *previous* turn said ("What did
-# Melanie paint?" answered by "Caroline: ... the sunrise one!"), so the window makes the
-# answer findable; it is its own memory (position -1 of the turn's event) beside the bare
-# turn, under the turn's own source event.
+# A turn's context window: the turn's date, then up to two turns before it in the same
+# session and the turn itself, one "Sender: text" line each:
+#
+#     On 8 May 2023:
+#     Melanie: What did you paint?
+#     Caroline: The sunrise one, last weekend!
+#
+# Questions name what a *previous* turn said, and often a date ("in May 2023"), so the
+# window makes the answer findable where the bare turn is not; it is its own memory
+# (position -1 of the turn's event) beside the bare turn, under the turn's own source
+# event. The date is the event's own calendar date (its ``ts`` as sent), with English
+# month names from a fixed table (never the process locale), so it is deterministic.
 WINDOW_POSITION = -1
 WINDOW_TURNS = 3
 WINDOW_LINE_CHARS = 1000  # a context line is cut here; the window's own turn is kept whole
+_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+           "November", "December")
 
 
 def turn_line(text: str, limit: int | None = None) -> str:
@@ -153,17 +165,18 @@ def turn_line(text: str, limit: int | None = None) -> str:
     return line if limit is None or len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
-def window_memory(episode: Memory, previous: Sequence[str]) -> Memory | None:
+def window_date(ts: datetime) -> str:
+    return f"On {ts.day} {_MONTHS[ts.month - 1]} {ts.year}:"
+
+
+def window_memory(episode: Memory, previous: Sequence[str]) -> Memory:
     """The context window of a turn's episode, given the earlier turns' lines (oldest
-    first) of the same session; None when the turn opens its session (the window would
-    repeat the episode)."""
+    first) of the same session (none for the turn that opens it)."""
     context = [turn_line(p, WINDOW_LINE_CHARS) for p in previous[-(WINDOW_TURNS - 1):] if p.strip()]
-    if not context:
-        return None
     return msgspec.structs.replace(
         episode,
         id=memory_id(episode.agent, episode.source_event, WINDOW_POSITION),
-        content="\n".join([*context, turn_line(episode.content)]),
+        content="\n".join([window_date(episode.created_at), *context, turn_line(episode.content)]),
     )
 
 

@@ -41,6 +41,16 @@ embedder names its floor (e5: 0.7; hashing and Ollama: 0.0, i.e. the raw cosine)
 formula itself is untouched, and with floor 0.0 — the default here — it is exactly the
 reference's, acceptance numbers included.
 
+Hybrid relevance
+----------------
+The store finds candidates with dense and BM25 prefetches fused by reciprocal rank; the
+recall API (``rank(..., fused=True)``) then takes the similarity term from that fused
+score, min-max scaled over the candidates (1.0 for the best, 0.0 for the last), instead
+of the dense cosine: questions name people and things that the lexical half matches and
+a small dense model does not, and on LoCoMo the cosine-only formula let recency decide
+(evidence recall@10 0.47 → 0.67 from this change alone, docs/recall-eval.md). The
+formula and its weights are unchanged; the reply still reports the dense cosine.
+
 ``now`` is always a parameter — the time of the triggering event, never the wall clock.
 Ties order by similarity, then id, so a ranking is a pure function of its inputs.
 """

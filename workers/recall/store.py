@@ -45,7 +45,7 @@ DENSE = "dense"
 SPARSE = "bm25"
 SCHEMA_VERSION = 1
 INDEXED_FIELDS = ("agent", "type", "scope", "project", "tier")
-RRF_K = 10
+RRF_K = 10  # 1/(k + rank): a small k lets the top of each list count (LoCoMo: k 60 → 10 was +0.05 recall@10)
 
 FloatVector = npt.NDArray[np.float32]
 

@@ -1,0 +1,194 @@
+"""Context windows and per-turn retrievability (the levers measured in docs/recall-eval.md):
+every message keeps its own turn memory (never folded into another), gets a dated window
+of the turns before it, built in stream order and rebuilt identically after a restart;
+forgetting a turn removes the windows that quote it; replies count each message once."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from schemas.events import FeedbackEvent, MessageEvent, SessionEvent
+from shared.codec import Envelope
+from shared.config import RecallSettings
+from workers.recall.apply import StoreApplier
+from workers.recall.capture import (
+    WINDOW_POSITION,
+    capture_message,
+    is_turn_memory,
+    is_window_memory,
+    window_date,
+    window_memory,
+)
+from workers.recall.embedders import HashingEmbedder
+from workers.recall.models import Memory, RankedMemory, SearchHit, memory_id
+from workers.recall.ranking import fused_relevance, one_per_message, rank
+from workers.recall.store import MemoryStore, StoreUnavailable
+
+T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+TURNS = [
+    ("Melanie", "What did you paint last weekend?"),
+    ("Caroline", "The sunrise one, over the lake!"),
+    ("Melanie", "Thanks!"),
+    ("Caroline", "Thanks!"),
+    ("Melanie", "Are you going to the pottery class on Friday?"),
+]
+
+
+def envelopes(turns: Sequence[tuple[str, str]] = TURNS, *, agent: str = "alice", session: str = "s1",
+              first_seq: int = 1, start: datetime = T0, first_id: int = 0) -> list[Envelope]:
+    out = []
+    for i, (sender, text) in enumerate(turns):
+        event = MessageEvent(id=f"{session}-m{first_id + i}", agent=agent, session=session,
+                             ts=start + timedelta(seconds=30 * i), role="user", sender=sender, content=text)
+        out.append(Envelope(seq=first_seq + i, subject=f"cortex.msg.{agent}.received", family="msg",
+                            kind="received", agent=agent, event=event))
+    return out
+
+
+def applier(store: MemoryStore) -> StoreApplier:
+    return StoreApplier(store, HashingEmbedder(256), RecallSettings(), ("en", "de"))
+
+
+def windows(store: MemoryStore, agent: str = "alice") -> dict[str, str]:
+    return {m.source_event: m.content for m in store.scroll(agent) if is_window_memory(m)}
+
+
+def test_a_window_is_the_dated_turn_after_the_turns_before_it() -> None:
+    (episode,) = capture_message(MessageEvent(id="m-3", agent="a", session="s", ts=T0, role="user",
+                                              sender="Caroline", content="The sunrise  one,\nover the lake!"))
+    window = window_memory(episode, ["x: too old", "Melanie: What did you paint?", "Caroline: Hi"])
+    assert window.id == memory_id("a", "m-3", WINDOW_POSITION) and window.source_event == "m-3"
+    assert window.content == "On 8 May 2023:\nMelanie: What did you paint?\nCaroline: Hi\n" \
+                             "Caroline: The sunrise one, over the lake!"
+    assert is_window_memory(window) and not is_turn_memory(window) and is_turn_memory(episode)
+    assert window_memory(episode, []).content == "On 8 May 2023:\nCaroline: The sunrise one, over the lake!"
+    assert window_date(datetime(2024, 12, 31, 23, 59, tzinfo=UTC)) == "On 31 December 2024:"
+
+
+def test_every_turn_is_kept_and_windowed_in_stream_order(store: MemoryStore) -> None:
+    outcome = applier(store).apply_batch(envelopes())
+    assert outcome.merged == 0  # the two "Thanks!" are two turns, not one memory
+    turns = sorted(m.source_event for m in store.scroll("alice") if is_turn_memory(m))
+    assert turns == [f"s1-m{i}" for i in range(5)]
+    got = windows(store)
+    assert got["s1-m0"] == "On 8 May 2023:\nMelanie: What did you paint last weekend?"
+    assert got["s1-m2"] == ("On 8 May 2023:\nMelanie: What did you paint last weekend?\n"
+                            "Caroline: The sunrise one, over the lake!\nMelanie: Thanks!")
+    assert got["s1-m4"].splitlines()[1:] == ["Melanie: Thanks!", "Caroline: Thanks!",
+                                             "Melanie: Are you going to the pottery class on Friday?"]
+
+
+def test_windows_do_not_cross_sessions_or_agents(store: MemoryStore) -> None:
+    app = applier(store)
+    app.apply_batch(envelopes(TURNS[:2]) + envelopes(TURNS[:1], agent="bob", first_seq=3)
+                    + envelopes(TURNS[2:3], session="s2", first_seq=4))
+    assert windows(store)["s2-m0"] == "On 8 May 2023:\nMelanie: Thanks!"
+    assert windows(store, "bob") == {"s1-m0": "On 8 May 2023:\nMelanie: What did you paint last weekend?"}
+
+
+def test_batches_and_a_restart_give_the_same_windows(store: MemoryStore) -> None:
+    applier(store).apply_batch(envelopes())
+    expected = windows(store)
+    store.delete_agent("alice")
+
+    applier(store).apply_batch(envelopes()[:2])
+    applier(store).apply_batch(envelopes()[2:3])  # a fresh applier: the session is seeded from the store
+    applier(store).apply_batch(envelopes()[3:])
+    assert windows(store) == expected
+
+
+class FailingEmbedder(HashingEmbedder):
+    def __init__(self) -> None:
+        super().__init__(256)
+        self.fail = True
+
+    def embed_documents(self, texts: Sequence[str]) -> object:  # type: ignore[override]
+        if self.fail:
+            raise StoreUnavailable("embedding service down")
+        return super().embed_documents(texts)
+
+
+def test_a_failed_batch_is_retried_with_the_same_context(store: MemoryStore) -> None:
+    reference = applier(store)
+    reference.apply_batch(envelopes())
+    expected = windows(store)
+    store.delete_agent("alice")
+
+    embedder = FailingEmbedder()
+    embedder.fail = False
+    app = StoreApplier(store, embedder, RecallSettings(), ("en", "de"))
+    app.apply_batch(envelopes()[:2])
+    embedder.fail = True
+    with pytest.raises(StoreUnavailable):
+        app.apply_batch(envelopes()[2:])  # nothing applied; the turn context is rolled back
+    embedder.fail = False
+    app.apply_batch(envelopes()[2:])
+    assert windows(store) == expected
+
+
+def test_a_replay_changes_nothing(store: MemoryStore) -> None:
+    app = applier(store)
+    app.apply_batch(envelopes())
+    before = sorted((m.id, m.content) for m in store.scroll("alice"))
+    outcome = applier(store).apply_batch(envelopes())
+    assert outcome.added == 0 and sorted((m.id, m.content) for m in store.scroll("alice")) == before
+
+
+def test_forgetting_a_turn_removes_the_windows_that_quote_it(store: MemoryStore) -> None:
+    app = applier(store)
+    app.apply_batch(envelopes())
+    target = memory_id("alice", "s1-m1", 0)  # "Caroline: The sunrise one, over the lake!"
+    forget = FeedbackEvent(id="f-1", agent="alice", ts=T0 + timedelta(minutes=5), kind="memory_forget",
+                           target=target)
+    app.apply_batch([Envelope(seq=10, subject="cortex.feedback.alice.memory_forget", family="feedback",
+                              kind="memory_forget", agent="alice", event=forget)])
+    left = list(store.scroll("alice"))
+    assert all("sunrise" not in m.content for m in left)
+    assert sorted(windows(store)) == ["s1-m0", "s1-m4"]  # m1, m2, m3 quoted it
+    # The next turn's window is built from what is left.
+    app.apply_batch(envelopes([("Caroline", "Yes, see you there.")], first_seq=11, first_id=9,
+                              start=T0 + timedelta(minutes=10)))
+    assert windows(store)["s1-m9"].splitlines() == ["On 8 May 2023:", "Caroline: Thanks!",
+                                                    "Melanie: Are you going to the pottery class on Friday?",
+                                                    "Caroline: Yes, see you there."]
+def test_a_session_start_keeps_every_turn(store: MemoryStore) -> None:
+    app = applier(store)
+    app.apply_batch(envelopes())
+    start = SessionEvent(id="s2-start", agent="alice", session="s2", ts=T0 + timedelta(days=40))
+    app.apply_batch([Envelope(seq=20, subject="cortex.session.alice.start", family="session", kind="start",
+                              agent="alice", event=start)])
+    assert len([m for m in store.scroll("alice") if is_turn_memory(m)]) == 5
+    assert len(windows(store)) == 5
+
+
+def _hit(mid: str, source: str, fused: float, *, sender: str | None = "Caroline") -> SearchHit:
+    memory = Memory(id=memory_id("a", mid, 0), agent="a", content=mid, type="episode", scope="permanent",
+                    confidence=1.0, source_event=source, created_at=T0, last_accessed=T0, sender=sender)
+    return SearchHit(memory=memory, similarity=0.5, fused=fused)
+
+
+def test_fused_relevance_is_min_max_scaled() -> None:
+    assert fused_relevance([_hit("a", "e1", 0.3), _hit("b", "e2", 0.2), _hit("c", "e3", 0.1)]) == \
+        pytest.approx([1.0, 0.5, 0.0])
+    assert fused_relevance([_hit("a", "e1", 0.3)]) == [1.0]
+    assert fused_relevance([]) == []
+
+
+def test_ranking_on_fused_relevance_orders_by_the_hybrid_score_when_all_else_ties() -> None:
+    hits = [_hit("low", "e1", 0.1), _hit("high", "e2", 0.3), _hit("mid", "e3", 0.2)]
+    assert [r.memory.content for r in rank(hits, now=T0, fused=True)] == ["high", "mid", "low"]
+    assert all(r.cosine == 0.5 for r in rank(hits, now=T0, fused=True))  # the reply still reports the cosine
+
+
+def test_one_memory_per_message_but_never_folding_notes_or_llm_memories() -> None:
+    def ranked(hit: SearchHit) -> RankedMemory:
+        return RankedMemory(memory=hit.memory, score=hit.fused, similarity=0, cosine=0, recency=0, frequency=0,
+                            type_boost=0, scope_boost=0)
+
+    rows = [ranked(h) for h in (_hit("w1", "e1", 0.9), _hit("t1", "e1", 0.8), _hit("t2", "e2", 0.7),
+                                _hit("llm-a", "batch", 0.6, sender=None), _hit("llm-b", "batch", 0.5, sender=None))]
+    assert [r.memory.content for r in one_per_message(rows)] == ["w1", "t2", "llm-a", "llm-b"]
+    assert [r.memory.content for r in one_per_message(rows, limit=2)] == ["w1", "t2"]
