@@ -21,7 +21,7 @@ DECISION_BEFORE: Final = 50
 DECISION_AFTER: Final = 100
 WAIT_AFTER: Final = 80
 
-MAX_MATCHES_PER_FAMILY: Final = 100
+MAX_MATCHES_PER_FAMILY: Final = 50
 """A message yields at most this many signals of one kind. Real messages have a handful;
 the cap keeps a hostile one (64 KiB of "decided decided …") from creating thousands of
 signals that every later step would have to match against every thread."""

@@ -22,6 +22,7 @@ from schemas.docs import Entity, Fact, Integrity, KnowledgeDoc
 from schemas.events import MessageEvent
 from schemas.types import EntityType
 from shared.config import KnowledgeSettings
+from workers.conversation.patterns import scan_view
 from workers.knowledge.extract import (
     MAX_MENTIONS,
     PRECISION,
@@ -92,9 +93,12 @@ def apply_message(doc: KnowledgeDoc | None, event: MessageEvent, settings: Knowl
     """One message applied: decay up to ``event.ts``, regex entities merged, regex facts
     added or promoted, caps enforced."""
     base, facts = _advance(doc, event.ts, settings)
-    entities = merge_entities(base.entities, extract_entities(event.content, event.ts))
-    index = reference_index(entities)
-    triples = [resolve_statement(s, index) for s in derive_statements(event.content)]
+    text = scan_view(event.content)
+    entities = merge_entities(base.entities, extract_entities(text, event.ts))
+    statements = derive_statements(text)
+    # Most messages state nothing: index the entities only when there is something to resolve.
+    index = reference_index(entities) if statements else {}
+    triples = [resolve_statement(s, index) for s in statements]
     facts = upsert_facts(facts, triples, "extracted-regex", event.ts)
     return _finish(base, entities, facts, event.ts, settings)
 

@@ -7,6 +7,8 @@ import pytest
 
 from shared.config import parse_languages
 from workers.conversation import extract_signals, get_patterns, is_noise_topic, matches_title, words_of
+from workers.conversation.patterns import SCAN_HEAD_CHARS, SCAN_TAIL_CHARS, scan_view
+from workers.conversation.signals import MAX_MATCHES_PER_FAMILY
 
 BOTH = get_patterns(parse_languages("both"))
 EN = get_patterns(("en",))
@@ -130,9 +132,25 @@ def test_wait_context_is_the_match_and_eighty_characters() -> None:
     assert extract_signals(text, EN).waits == ("waiting for" + (" " + "z" * 100)[:80],)
 
 
-def test_a_message_yields_at_most_a_hundred_signals_of_a_kind() -> None:
-    """Cortex's guard against hostile input: thousands of "decided" are a hundred decisions."""
-    assert len(extract_signals("decided " * 5000, EN).decisions) == 100
+def test_a_message_yields_at_most_fifty_signals_of_a_kind() -> None:
+    """Cortex's guard against hostile input: thousands of "decided" are fifty decisions."""
+    assert MAX_MATCHES_PER_FAMILY == 50
+    assert len(extract_signals("decided " * 5000, EN).decisions) == 50
+
+
+def test_a_long_message_is_scanned_at_its_head_and_tail_only() -> None:
+    """A paste longer than the scan window: signals at its start and end are found, the
+    middle is skipped, and no word joins across the cut."""
+    filler = "lorem ipsum " * 2000
+    text = "We decided to use Postgres. " + filler + " we agreed to ship friday " + filler + "Waiting for the review."
+    view = scan_view(text)
+    assert len(view) == SCAN_HEAD_CHARS + len("\n\n") + SCAN_TAIL_CHARS
+    assert view.startswith("We decided") and view.endswith("Waiting for the review.")
+    signals = extract_signals(text, EN)
+    assert any("use Postgres" in d for d in signals.decisions)
+    assert not any("ship friday" in d for d in signals.decisions)
+    assert signals.waits == ("Waiting for the review.",)
+    assert scan_view("short text") == "short text"
 
 
 def test_cjk_topics_are_extracted_with_all_languages() -> None:
