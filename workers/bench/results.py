@@ -87,8 +87,9 @@ class RecallResult(msgspec.Struct, kw_only=True):
 class HostileVariant(msgspec.Struct, kw_only=True):
     name: str
     bytes: int
-    us: float  # median microseconds through the three cores
-    ratio: float  # to the normal 1 KiB message
+    us: float  # median microseconds through the four cores (sum)
+    ratio: float  # to the normal 1 KiB message, in the core where it is worst
+    core: str | None = None  # that core
 
 
 class HostileResult(msgspec.Struct, kw_only=True):
