@@ -49,8 +49,8 @@ def scan_view(text: str) -> str:
     paste sit at its start or its end (the prose around a log or a diff); the middle
     is skipped. The blank line keeps words and sentences from joining across the cut.
     """
-    if len(text) <= SCAN_HEAD_CHARS + SCAN_TAIL_CHARS:
-        return text
+    if len(text) <= SCAN_HEAD_CHARS + len(SCAN_GAP) + SCAN_TAIL_CHARS:
+        return text  # (so a view is its own view)
     return text[:SCAN_HEAD_CHARS] + SCAN_GAP + text[-SCAN_TAIL_CHARS:]
 
 

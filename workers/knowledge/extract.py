@@ -20,10 +20,11 @@ MAX_MENTIONS = 20
 MAX_VALUE_CHARS = 256
 """Longer matches (a pasted 10 KB URL, a run of capitalised words) are noise, not entities."""
 
-MAX_SCAN_CHARS = 8192
-"""Only the head of a message is scanned: regex cost stays bounded per event however
-large the content (up to the contract's 64 KiB), and a message's entities are almost
-always named early. The LLM path still sees the message."""
+MAX_SCAN_CHARS = 8194
+"""At most this much of a text is scanned: regex cost stays bounded per event however
+large the content (up to the contract's 64 KiB). The worker passes the same head-and-tail
+view the conversation patterns read (``conversation.patterns.scan_view``, which is at most
+this long); the LLM path still sees the whole message."""
 
 PRECISION = 6
 """Scores are rounded so the encoded document is byte-identical on every platform."""
@@ -70,10 +71,28 @@ def extract_entities(text: str, ts: datetime) -> list[Entity]:
     per pattern, each counted once per occurrence."""
     head = text[:MAX_SCAN_CHARS]
     found: dict[str, Entity] = {}
-    for _name, pattern, entity_type in patterns.ENTITY_PATTERNS:
+    has_digit = patterns.DIGIT.search(head) is not None
+    for name, pattern, entity_type in patterns.ENTITY_PATTERNS:
+        if not _may_match(name, head, has_digit):
+            continue
         for match in pattern.finditer(head):
             _record(found, match.group().strip(), entity_type, ts)
     return list(found.values())
+
+
+def _may_match(name: str, text: str, has_digit: bool) -> bool:
+    """False when ``text`` lacks what every match of the pattern contains, so the regex is
+    not run: an e-mail has an ``@``, a URL ``://``, a date digits, an organisation its legal
+    suffix. Results are unchanged; most messages skip six of the nine scans."""
+    if name == "email":
+        return "@" in text
+    if name == "url":
+        return "://" in text
+    if name.endswith("date"):
+        return has_digit
+    if name == "organization_suffix":
+        return any(suffix in text for suffix in patterns.ORG_SUFFIX_LITERALS)
+    return True
 
 
 def _record(found: dict[str, Entity], mention: str, entity_type: EntityType, ts: datetime) -> None:

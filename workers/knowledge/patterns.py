@@ -130,6 +130,11 @@ ENTITY_PATTERNS: Final[tuple[tuple[str, re.Pattern[str], EntityType], ...]] = (
     ("organization_suffix", ORGANIZATION, "organization"),
 )
 
+# Cheap pre-checks (see ``extract._may_match``): every organisation match contains one of
+# these literals, every date a digit.
+ORG_SUFFIX_LITERALS: Final = ("Inc.", "LLC", "Corp.", "GmbH", "AG", "Ltd.")
+DIGIT: Final = re.compile(r"[0-9]")
+
 ORG_SUFFIX_TRAILER: Final = re.compile(rf",?\s?{_ORG_SUFFIX}$", re.IGNORECASE)
 TRAILING_PUNCT: Final = re.compile(r"[.,!?;:]$")
 WHITESPACE: Final = re.compile(r"\s+")

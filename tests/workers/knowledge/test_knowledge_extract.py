@@ -177,3 +177,25 @@ def test_only_the_head_of_a_long_message_is_scanned() -> None:
     filler = "x " * (MAX_SCAN_CHARS // 2)
     found = extract_entities(f"Atlas {filler} Forge", TS)
     assert [e.value for e in found] == ["Atlas"]
+
+
+def test_pattern_prechecks_change_no_result() -> None:
+    """The literal pre-checks (``@``, ``://``, digits, legal suffixes) only skip scans that
+    would find nothing: the entities equal those of running all nine patterns."""
+    from workers.bench.events import EventSource
+    from workers.knowledge import patterns as kp
+    from workers.knowledge.extract import _record
+
+    def unguarded(text: str) -> list[Entity]:
+        found: dict[str, Entity] = {}
+        for _name, pattern, entity_type in kp.ENTITY_PATTERNS:
+            for match in pattern.finditer(text):
+                _record(found, match.group().strip(), entity_type, TS)
+        return list(found.values())
+
+    source = EventSource(8, 3)
+    texts = [msgspec.json.decode(source.message(agent).data)["content"] for agent in source.agents * 40]
+    texts += ["Mail anna@example.org, see https://x.io/a on 2026-03-01 or 1.2.2026 or 3. März 2026",
+              "Acme GmbH and Foo Inc. met Bar AG on March 3rd, 2026", "AGENDA for Python 3.12 and GPT-4"]
+    for text in texts:
+        assert extract_entities(text, TS) == unguarded(text), text
