@@ -14,7 +14,7 @@ import pytest
 from shared.config import load_settings
 from workers.evals import SAMPLE_LOCOMO
 from workers.evals import cli as eval_cli
-from workers.evals.harness import first_evidence_rank, metrics, percentile
+from workers.evals.harness import QuotedTurns, first_evidence_rank, first_quoting_rank, metrics, percentile
 from workers.evals.locomo import DatasetError, load_locomo, parse_dia_ids, parse_locomo, parse_session_date
 
 
@@ -58,6 +58,24 @@ def test_scoring_counts_the_first_evidence_memory() -> None:
     assert percentile([5.0, 1.0, 3.0, 2.0, 4.0], 50) == 3.0 and percentile([], 95) == 0.0
 
 
+def test_quoted_credit_counts_only_turns_a_window_really_quotes() -> None:
+    """A context window quotes up to two earlier turns of its session; a turn is credited
+    only when its line is in the returned text (never across sessions)."""
+    conv = load_locomo(SAMPLE_LOCOMO)[0]
+    first, second, third = conv.turns[0], conv.turns[1], conv.turns[2]
+    quoted = QuotedTurns(conv)
+    window = "\n".join(["On 1 May 2023:", f"{first.speaker}: {' '.join(first.text.split())}",
+                        f"{second.speaker}:  {second.text}", f"{third.speaker}: {third.text}"])
+    # the second line's doubled space is not how a window writes it: not credited
+    assert quoted.of(third.dia_id, window) == {third.dia_id, first.dia_id}
+    assert quoted.of(third.dia_id, f"{third.speaker}: {third.text}") == {third.dia_id}
+    assert quoted.of(None, window) == set()
+    opener = next(t for t in conv.turns if t.session != first.session)
+    assert quoted.of(opener.dia_id, window) == {opener.dia_id}
+    assert first_quoting_rank([{"D1:3"}, {"D1:1", "D1:2"}], ["D1:1"]) == 2
+    assert first_quoting_rank([{"D1:3"}], ["D1:1"]) is None
+
+
 async def test_cortex_eval_recall_on_the_shipped_sample(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     parser = argparse.ArgumentParser(prog="cortex")
     eval_cli.register(parser.add_subparsers(dest="command", required=True))
@@ -80,6 +98,9 @@ async def test_cortex_eval_recall_on_the_shipped_sample(tmp_path: Path, capsys: 
     for m in [rep["overall"], *rep["by_category"].values()]:
         assert 0.0 <= m["recall@1"] <= m["recall@5"] <= m["recall@10"] <= 1.0 and 0.0 <= m["mrr"] <= 1.0
     assert rep["overall"]["recall@10"] > 0
+    # a memory quoting an evidence turn is at or before the first one that came from it
+    assert rep["overall_quoted"]["recall@10"] >= rep["overall"]["recall@10"]
+    assert all(d["text_rank"] is not None and d["text_rank"] <= d["rank"] for d in rep["details"] if d["rank"])
     assert rep["ingest"]["dead_letters"] == 0 and rep["ingest"]["memories"] > 0
     assert 0 < rep["latency_ms"]["p50"] <= rep["latency_ms"]["p95"]
     assert len(rep["details"]) == 21 and all(len(d["returned_turns"]) <= 10 for d in rep["details"])

@@ -36,7 +36,7 @@ import math
 import statistics
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,8 +52,9 @@ from shared.names import DLQ_STREAM, EVENTS_STREAM
 from shared.provision import ConsumerSpec, provision
 from shared.runtime import WorkerHost, WorkerSpec
 from workers import __version__
-from workers.evals.locomo import CATEGORY_NAMES, SCORED_CATEGORIES, Conversation, load_locomo
+from workers.evals.locomo import CATEGORY_NAMES, SCORED_CATEGORIES, Conversation, Turn, load_locomo
 from workers.recall import worker as recall_worker
+from workers.recall.capture import WINDOW_LINE_CHARS, WINDOW_TURNS, turn_line
 
 K_VALUES = (1, 5, 10)
 LIFTED_BUDGET = 100_000
@@ -86,6 +87,7 @@ class QuestionResult:
     latency_ms: float
     returned: int
     tokens: int
+    text_rank: int | None = None  # 1-based position of the first memory whose text quotes an evidence turn
     evidence: tuple[str, ...] = ()
     returned_turns: tuple[str, ...] = ()
 
@@ -128,6 +130,39 @@ def first_evidence_rank(returned_turns: Sequence[str | None], evidence: Sequence
     return None
 
 
+def first_quoting_rank(covered: Sequence[Set[str]], evidence: Sequence[str]) -> int | None:
+    """1-based rank of the first returned memory that quotes an evidence turn (its own
+    turn, or a turn its context window quotes), or None."""
+    wanted = set(evidence)
+    for position, turns in enumerate(covered, 1):
+        if wanted & turns:
+            return position
+    return None
+
+
+class QuotedTurns:
+    """Which turns of a conversation a returned memory quotes: the turn it came from, and
+    the earlier turns of its session whose line (``capture.turn_line``) is a line of its
+    text — what a context window carries besides its own turn."""
+
+    def __init__(self, conv: Conversation, captions: bool = False) -> None:
+        self._before: dict[str, list[tuple[str, str]]] = {}
+        recent: list[tuple[str, str]] = []
+        session = None
+        for turn in conv.turns:
+            if turn.session != session:
+                session, recent = turn.session, []
+            self._before[turn.dia_id] = list(recent)
+            recent = [*recent, (turn.dia_id, turn_line(f"{turn.speaker}: {_turn_text(turn, captions)}",
+                                                       WINDOW_LINE_CHARS))][-(WINDOW_TURNS - 1):]
+
+    def of(self, source_turn: str | None, content: str) -> set[str]:
+        if source_turn is None:
+            return set()
+        lines = set(content.split("\n"))
+        return {source_turn} | {dia for dia, line in self._before.get(source_turn, ()) if line in lines}
+
+
 def metrics(ranks: Sequence[int | None], ks: Sequence[int] = K_VALUES) -> dict[str, float | int]:
     """``n``, ``recall@k`` for each k and ``mrr`` over a list of first-evidence ranks."""
     n = len(ranks)
@@ -150,10 +185,13 @@ def percentile(values: Sequence[float], q: float) -> float:
 def report(result: EvalResult) -> dict[str, Any]:
     """The JSON report (``--out``)."""
     by_category: dict[str, Any] = {}
+    by_category_text: dict[str, Any] = {}
     for category in SCORED_CATEGORIES:
         ranks = [q.rank for q in result.questions if q.category == category]
         if ranks:
             by_category[str(category)] = {"name": CATEGORY_NAMES[category], **metrics(ranks)}
+            text_ranks = [q.text_rank for q in result.questions if q.category == category]
+            by_category_text[str(category)] = {"name": CATEGORY_NAMES[category], **metrics(text_ranks)}
     latencies = [q.latency_ms for q in result.questions]
     ing = result.ingest
     out: dict[str, Any] = {
@@ -168,6 +206,10 @@ def report(result: EvalResult) -> dict[str, Any]:
         "skipped_questions": result.skipped_questions,
         "overall": metrics([q.rank for q in result.questions]),
         "by_category": by_category,
+        # credit where a returned memory's text quotes an evidence turn (a context window
+        # quotes up to two turns before its own), as window-level retrieval is scored
+        "overall_quoted": metrics([q.text_rank for q in result.questions]),
+        "by_category_quoted": by_category_text,
         "latency_ms": {"p50": round(percentile(latencies, 50), 2), "p95": round(percentile(latencies, 95), 2),
                        "mean": round(statistics.fmean(latencies), 2) if latencies else 0.0},
         "reply_tokens_mean": round(statistics.fmean(q.tokens for q in result.questions), 1)
@@ -179,6 +221,7 @@ def report(result: EvalResult) -> dict[str, Any]:
     }
     if result.options.details:
         out["details"] = [{"agent": q.agent, "qa_index": q.index, "category": q.category, "rank": q.rank,
+                           "text_rank": q.text_rank,
                            "evidence": list(q.evidence), "returned_turns": list(q.returned_turns),
                            "latency_ms": round(q.latency_ms, 2)} for q in result.questions]
     return out
@@ -200,6 +243,10 @@ def format_table(rep: dict[str, Any]) -> str:
                                                                                     "recall@10", "mrr"))))
     o = rep["overall"]
     rows.append(("all (1-4)", str(o["n"]), *(f"{o[c]:.3f}" for c in ("recall@1", "recall@5", "recall@10", "mrr"))))
+    quoted = rep.get("overall_quoted")
+    if quoted:
+        rows.append(("all, quoted", str(quoted["n"]),
+                     *(f"{quoted[c]:.3f}" for c in ("recall@1", "recall@5", "recall@10", "mrr"))))
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(r, widths,
                                                                                                    strict=True)))
@@ -223,6 +270,10 @@ def _ts(value: Any) -> str:
     return str(value.isoformat().replace("+00:00", "Z"))
 
 
+def _turn_text(turn: Turn, captions: bool) -> str:
+    return f"{turn.text} [shares a photo: {turn.caption}]" if captions and turn.caption else turn.text
+
+
 def conversation_events(agent: str, conv: Conversation, captions: bool = False) -> list[tuple[str, bytes, str]]:
     """(subject, payload, id) for one conversation in stream order: a SessionEvent start
     before each session's first turn, then a MessageEvent per turn."""
@@ -235,9 +286,7 @@ def conversation_events(agent: str, conv: Conversation, captions: bool = False) 
             sid = f"{agent}.S{turn.session}.start"
             payload = {"id": sid, "agent": agent, "session": name, "ts": _ts(turn.ts)}
             out.append((f"cortex.session.{agent}.start", msgspec.json.encode(payload), sid))
-        text = turn.text
-        if captions and turn.caption:
-            text = f"{text} [shares a photo: {turn.caption}]"
+        text = _turn_text(turn, captions)
         mid = event_id(agent, turn.dia_id)
         payload = {"id": mid, "agent": agent, "session": name, "ts": _ts(turn.ts), "role": "user",
                    "sender": turn.speaker, "content": text}
@@ -320,13 +369,16 @@ async def _questions(nc: Client, prefix: str, convs: list[tuple[str, Conversatio
     last = t0
     for agent, conv in convs:
         turn_of = {event_id(agent, t.dia_id): t.dia_id for t in conv.turns}
+        quoted = QuotedTurns(conv, opts.captions)
         subject = f"{prefix}.api.recall.{agent}"
         for q in conv.questions:
             reply, latency = await _ask(nc, subject, RecallRequest(query=q.question, limit=opts.limit,
                                                                    budget_tokens=opts.budget_tokens))
             turns = [turn_of.get(m.source_event) for m in reply.memories]
+            covered = [quoted.of(turn, m.content) for turn, m in zip(turns, reply.memories, strict=True)]
             results.append(QuestionResult(
                 agent=agent, index=q.index, category=q.category, rank=first_evidence_rank(turns, q.evidence),
+                text_rank=first_quoting_rank(covered, q.evidence),
                 latency_ms=latency, returned=len(reply.memories), tokens=reply.tokens, evidence=q.evidence,
                 returned_turns=tuple(t or "?" for t in turns)))
             now = time.perf_counter()
