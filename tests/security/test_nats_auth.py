@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import nats
+import nkeys
 import pytest
-from nats_jwt import OperatorAuth
+from nats_jwt import OperatorAuth, new_keypair
 
 from shared.connection import MISSING_CLIENT_CERT
 from shared.embedded import free_port
@@ -182,14 +183,18 @@ def test_a_missing_creds_file_is_refused_in_one_line_naming_the_file(cortex_cli:
     assert "cortex.creds" in lines[0] and "no such file" in lines[0], lines[0]
 
 
-@pytest.mark.parametrize("content", ["", "hello\n", "-----BEGIN USER NKEY SEED-----\nSUAXXXX\n"])
+@pytest.mark.parametrize("content", ["empty", "text", "seed without JWT"])
 def test_a_file_that_is_not_a_creds_file_is_refused_in_one_line(
     nats_conf: Any, cortex_cli: Any, tmp_path: Path, content: str
 ) -> None:
-    """nats-py alone fails such a file with a TypeError, or (no JWT block) reads past its end forever."""
+    """nats-py alone fails such a file with a TypeError, or — a valid seed but no JWT block —
+    reads past its end forever, blocking the event loop."""
     server = nats_conf("operator", OperatorAuth().server_config())
     creds = tmp_path / "not.creds"
-    creds.write_text(content)
+    seed = new_keypair(nkeys.PREFIX_BYTE_USER).seed.decode()
+    creds.write_text({"empty": "", "text": "hello\n",
+                      "seed without JWT": f"-----BEGIN USER NKEY SEED-----\n{seed}\n------END USER NKEY SEED------\n"}
+                     [content])
     started = time.monotonic()
     result = cortex_cli("status", env={"CORTEX_NATS_URL": server.url(), "CORTEX_NATS_CREDS": str(creds)}, timeout=30)
     assert result.returncode == 1 and time.monotonic() - started < 20
