@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import ssl
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -21,6 +23,10 @@ log = logging.getLogger(__name__)
 
 class ConnectError(Exception):
     """NATS could not be reached or refused us; the message is one readable line."""
+
+
+class CredsFileError(ValueError):
+    """``CORTEX_NATS_CREDS`` names a file that is not a user credentials file."""
 
 
 def redact_url(url: str) -> str:
@@ -45,6 +51,33 @@ def _tls_context(settings: Settings) -> ssl.SSLContext | None:
     return ctx
 
 
+def _creds_block(lines: list[str], marker: str) -> str:
+    """The line after the one holding ``marker`` (how nats-py reads a creds file)."""
+    for i, line in enumerate(lines[:-1]):
+        if marker in line:
+            return lines[i + 1].strip()
+    return ""
+
+
+def check_creds_file(path: str) -> None:
+    """A creds file must hold the user JWT and the user nkey seed blocks (``nsc generate creds``).
+
+    nats-py reads the file only when the server asks for a signature, and without those
+    blocks it fails with an unrelated ``TypeError`` or, lacking the JWT block, loops
+    forever reading past the end of the file: check it before connecting.
+    """
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"CORTEX_NATS_CREDS={path}: no such file")
+    try:
+        lines = Path(path).read_text(encoding="ascii").splitlines()
+    except UnicodeDecodeError:
+        lines = []
+    jwt, seed = _creds_block(lines, "BEGIN NATS USER JWT"), _creds_block(lines, "BEGIN USER NKEY SEED")
+    if jwt.count(".") != 2 or not seed.startswith("SU"):
+        raise CredsFileError(f"CORTEX_NATS_CREDS={path}: not a NATS user credentials file (it needs the "
+                             "'BEGIN NATS USER JWT' and 'BEGIN USER NKEY SEED' blocks `nsc generate creds` writes)")
+
+
 def connect_options(settings: Settings, name: str) -> dict[str, Any]:
     opts: dict[str, Any] = {
         "servers": [settings.nats_url or "nats://127.0.0.1:4222"],
@@ -55,8 +88,7 @@ def connect_options(settings: Settings, name: str) -> dict[str, Any]:
         "allow_reconnect": True,
     }
     if settings.nats_creds:
-        if not os.path.isfile(settings.nats_creds):
-            raise FileNotFoundError(f"CORTEX_NATS_CREDS={settings.nats_creds}: no such file")
+        check_creds_file(settings.nats_creds)
         opts["user_credentials"] = settings.nats_creds
     if settings.nats_user:
         opts["user"] = settings.nats_user
@@ -69,12 +101,71 @@ def connect_options(settings: Settings, name: str) -> dict[str, Any]:
     return opts
 
 
-def _describe(exc: BaseException) -> str:
+def _refused_credentials(settings: Settings) -> str:
+    """Which of the configured credentials the server refused (never their values)."""
+    named = []
+    if settings.nats_creds:
+        named.append(f"the user in CORTEX_NATS_CREDS={settings.nats_creds}")
+    if settings.nats_user:
+        named.append("CORTEX_NATS_USER/CORTEX_NATS_PASSWORD")
+    if settings.nats_token:
+        named.append("CORTEX_NATS_TOKEN")
+    if urlsplit(settings.nats_url or "").username:
+        named.append("the user info in CORTEX_NATS_URL")
+    if not named:
+        return ("the server requires credentials and none are set "
+                "(CORTEX_NATS_USER/PASSWORD, CORTEX_NATS_TOKEN or CORTEX_NATS_CREDS)")
+    return f"the server refused {' and '.join(named)}"
+
+
+def _describe(exc: BaseException, settings: Settings) -> str:
     text = str(exc) or type(exc).__name__
     if isinstance(exc, ModuleNotFoundError) and exc.name == "nkeys":
         return "a credentials file needs the nkeys package (pip install 'nats-py[nkeys]')"
     if "Authorization" in text or "authorization" in text:
-        return "authorization violation (check CORTEX_NATS_USER/PASSWORD, CORTEX_NATS_TOKEN or CORTEX_NATS_CREDS)"
+        return f"authorization violation: {_refused_credentials(settings)}"
+    return text
+
+
+MISSING_CLIENT_CERT = ("the server requires a TLS client certificate (tls verify) and none is set: "
+                       "set CORTEX_NATS_TLS_CERT and CORTEX_NATS_TLS_KEY")
+
+
+async def _server_requires_client_cert(url: str) -> bool:
+    """What the server's INFO line (sent in clear before the TLS handshake) says about ``tls_verify``."""
+    parts = urlsplit(url if "://" in url else f"nats://{url}")
+    if parts.scheme not in ("nats", "tls") or not parts.hostname:
+        return False
+    writer = None
+    try:
+        reader, writer = await asyncio.wait_for(asyncio.open_connection(parts.hostname, parts.port or 4222), 2)
+        line = await asyncio.wait_for(reader.readline(), 2)
+        if not line.startswith(b"INFO "):
+            return False
+        return bool(json.loads(line[5:]).get("tls_verify"))
+    except (OSError, TimeoutError, ValueError):
+        return False
+    finally:
+        if writer is not None:
+            writer.close()
+            with contextlib.suppress(OSError):
+                await writer.wait_closed()
+
+
+async def _reason(exc: BaseException, settings: Settings) -> str:
+    """One line on why a connect failed.
+
+    A server that requires a client certificate ends the TLS 1.3 handshake only after
+    the client has finished its half, so a client without a certificate sees "Connection
+    lost", "Broken pipe" or the server's alert, whichever the race gives. The server's
+    INFO line says so deterministically: ask it when no client certificate is set.
+    """
+    text = _describe(exc, settings)
+    dropped = isinstance(exc, OSError) and not isinstance(exc, (ConnectionRefusedError, TimeoutError))
+    if settings.nats_tls_cert or not (dropped or "EOF" in text) or "certificate verify failed" in text:
+        return text
+    if await _server_requires_client_cert(settings.nats_url or "nats://127.0.0.1:4222"):
+        return MISSING_CLIENT_CERT
     return text
 
 
@@ -98,7 +189,7 @@ async def _probe(opts: dict[str, Any]) -> None:
 def _checked_options(settings: Settings, name: str) -> dict[str, Any]:
     try:
         return connect_options(settings, name)
-    except (OSError, ssl.SSLError) as exc:
+    except (OSError, ssl.SSLError, CredsFileError) as exc:
         raise ConnectError(f"cannot connect to NATS: {exc}") from exc
 
 
@@ -118,7 +209,7 @@ async def connect(settings: Settings, name: str, *, retry_forever: bool = False,
     url = redact_url(settings.nats_url or "nats://127.0.0.1:4222")
 
     async def error_cb(exc: Exception) -> None:
-        log.warning("nats_error", extra={"error": _describe(exc)})
+        log.warning("nats_error", extra={"error": _describe(exc, settings)})
 
     holder: list[Client] = []
 
@@ -151,9 +242,10 @@ async def connect(settings: Settings, name: str, *, retry_forever: bool = False,
                 on_state(True)
             return nc
         except Exception as exc:
+            reason = await _reason(exc, settings)
             if not retry_forever:
-                raise ConnectError(f"cannot connect to NATS at {url}: {_describe(exc)}") from exc
+                raise ConnectError(f"cannot connect to NATS at {url}: {reason}") from exc
             delay = backoff_delay(attempt, 0.5, 10.0)
-            log.warning("nats_connect_failed", extra={"url": url, "error": _describe(exc), "retry_in_s": delay})
+            log.warning("nats_connect_failed", extra={"url": url, "error": reason, "retry_in_s": delay})
             if await _stopped_during(delay, stop):  # SIGTERM while NATS is unreachable
                 raise ConnectError(f"stopped while connecting to NATS at {url}") from exc

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -75,12 +75,13 @@ class WorkerProcs:
         self.procs: list[subprocess.Popen[bytes]] = []
         self.tmp = tmp
 
-    def start(self, name: str, url: str, **env: str) -> subprocess.Popen[bytes]:
+    def start(self, name: str, url: str, *, launcher: Sequence[str] = (), **env: str) -> subprocess.Popen[bytes]:
+        """``launcher``: a command that runs the worker command given as its arguments."""
         full = {**os.environ, "CORTEX_NATS_URL": url, "CORTEX_DATA_DIR": str(self.tmp / "data"),
                 "CORTEX_RUNTIME_LEASE_TTL_S": "2", "CORTEX_RUNTIME_FETCH_TIMEOUT_MS": "100",
                 "CORTEX_LOG_LEVEL": "WARNING", **env}
         log = open(self.tmp / f"{name}-{len(self.procs)}.log", "wb")  # noqa: SIM115 - child owns it
-        proc = subprocess.Popen([sys.executable, "-m", "workers", "worker", name], env=full,
+        proc = subprocess.Popen([*launcher, sys.executable, "-m", "workers", "worker", name], env=full,
                                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         log.close()
         self.procs.append(proc)

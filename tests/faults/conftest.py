@@ -17,7 +17,7 @@ import time
 import urllib.error
 import urllib.request
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +53,14 @@ class Faults:
     derived_workers = DERIVED_WORKERS
     derived_buckets = DERIVED_BUCKETS
 
+    def unwritable(self, root: Path) -> UnwritableDir:
+        """A switch that makes ``root`` unwritable for workers started through its ``launcher``
+        (skips the test where that cannot be done); made writable again at teardown."""
+        switch = UnwritableDir(root)
+        switch.check(self.tmp / "unwritable-probe")
+        self._switches.append(switch)
+        return switch
+
     def server(self, name: str, body: str) -> ConfiguredNats:
         """A nats-server run from a config file (auth, permissions) under the test's tmp dir."""
         return ConfiguredNats(self.tmp / name, body)
@@ -61,6 +69,7 @@ class Faults:
         self.tmp = tmp
         self.procs = procs
         self.wait_for = wait_for
+        self._switches: list[UnwritableDir] = []
 
     # ------------------------------------------------------------------ provisioning
 
@@ -261,6 +270,78 @@ class Faults:
             return docs
 
 
+# Drops CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH and CAP_FOWNER (linux/capability.h: 1, 2, 3)
+# from the bounding set with prctl(PR_CAPBSET_DROP = 24), then execs its arguments.
+_DROP_OVERRIDES = """
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+for cap in (1, 2, 3):
+    if libc.prctl(24, cap, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), f"prctl(PR_CAPBSET_DROP, {cap})")
+os.execv(sys.argv[1], sys.argv[1:])
+"""
+
+
+class UnwritableDir:
+    """Takes write permission on a directory tree away from a worker process, and gives it back.
+
+    Permission bits bind an ordinary user. Root passes them by CAP_DAC_OVERRIDE (and
+    CAP_DAC_READ_SEARCH, CAP_FOWNER), so when the tests run as root the worker is started
+    through :attr:`launcher`, which drops those capabilities from the bounding set before
+    it execs the worker: the worker runs as uid 0 without them, bound by the bits like any
+    owner (and it can still read the root-only interpreter, which another uid could not).
+    ``chattr +i`` is no substitute: the engine's memory-mapped files then die with SIGBUS
+    instead of failing a write.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._modes: dict[Path, int] = {}
+
+    @property
+    def launcher(self) -> tuple[str, ...]:
+        return (sys.executable, "-c", _DROP_OVERRIDES) if os.geteuid() == 0 else ()
+
+    def check(self, scratch: Path) -> None:
+        """Skip the test unless a process started like the worker really cannot write here."""
+        scratch.mkdir(parents=True, exist_ok=True)
+        scratch.chmod(0o555)
+        try:
+            probe = subprocess.run([*self.launcher, sys.executable, "-c",
+                                    "import sys; open(sys.argv[1] + '/probe', 'w')", str(scratch)],
+                                   capture_output=True, text=True, timeout=60)
+        finally:
+            scratch.chmod(0o755)
+        if probe.returncode == 0:
+            pytest.skip("a directory cannot be made unwritable for the worker here: running as root, and "
+                        "dropping CAP_DAC_OVERRIDE from the bounding set does not take it away")
+        if "PermissionError" not in probe.stderr:
+            pytest.skip(f"cannot start a worker without permission overrides here: {probe.stderr.strip()[-300:]}")
+
+    def lock(self) -> None:
+        """Every directory r-x, every file r--: nothing can be created, renamed, removed or opened
+        for writing. A directory is locked before it is listed, so its entries cannot change."""
+        self._lock(self.root)
+
+    def _lock(self, directory: Path) -> None:
+        self._chmod(directory, 0o555)
+        for path in sorted(directory.iterdir()):
+            if path.is_dir() and not path.is_symlink():
+                self._lock(path)
+            elif path.is_file() and not path.is_symlink():
+                self._chmod(path, None)
+
+    def _chmod(self, path: Path, mode: int | None) -> None:
+        old = path.stat().st_mode & 0o7777
+        self._modes[path] = old
+        path.chmod(old & 0o444 if mode is None else mode)
+
+    def unlock(self) -> None:
+        for path, mode in sorted(self._modes.items(), key=lambda item: len(item[0].parts)):
+            path.chmod(mode)
+        self._modes.clear()
+
+
 class ConfiguredNats:
     """``nats-server -c <file>`` with JetStream and whatever else the test writes in the file."""
 
@@ -303,5 +384,8 @@ class ConfiguredNats:
 
 
 @pytest.fixture
-def faults(tmp_path: Path, workers_procs: Any, wait_for: WaitFor) -> Faults:
-    return Faults(tmp_path, workers_procs, wait_for)
+def faults(tmp_path: Path, workers_procs: Any, wait_for: WaitFor) -> Iterator[Faults]:
+    helper = Faults(tmp_path, workers_procs, wait_for)
+    yield helper
+    for switch in helper._switches:  # pytest must be able to remove tmp_path
+        switch.unlock()

@@ -1,11 +1,14 @@
-"""The recall worker with its vector store unreachable: retried with backoff, never dead-lettered,
-not ready with the reason, and the process keeps running."""
+"""The recall worker with its vector store unreachable or unwritable: retried with backoff, never
+dead-lettered, not ready with the reason, the process keeps running, and it recovers by itself."""
 
 from __future__ import annotations
 
+import asyncio
 import os
+import signal
 import subprocess
 import sys
+import time
 import urllib.error
 import urllib.request
 from typing import Any
@@ -54,3 +57,80 @@ async def test_an_unreachable_qdrant_server_keeps_recall_not_ready_and_loses_not
         assert (await js.stream_info("CORTEX_DLQ")).state.messages == 0  # nothing dead-lettered
     finally:
         await nc.close()
+
+
+def _commit_retries(metrics: str) -> int:
+    for line in metrics.splitlines():
+        if line.startswith("cortex_retries_total{") and 'worker="recall"' in line and 'kind="commit"' in line:
+            return int(float(line.rsplit(" ", 1)[1]))
+    return 0
+
+
+@pytest.mark.parametrize("when", ["running", "restarted"])
+async def test_an_unwritable_store_directory_keeps_recall_retrying_until_it_is_writable_again(
+    nats_url: str, faults: Any, make_chat_events: Any, when: str
+) -> None:
+    """The embedded store's directory turns unwritable under a running recall worker (its
+    flush fails), or before a restarted one opens it (the open fails): nothing is acked or
+    dead-lettered, ``/readyz`` says 503 with the store's error and the worker keeps retrying
+    (a failing batch in place, with growing delays); writable again, it catches up by itself
+    and its documents equal those of a clean run of the same events."""
+    events = make_chat_events(40, 2)
+    # the hashing embedder: the fault is in the store, and every retry embeds the batch again
+    env = {"CORTEX_RUNTIME_RETRY_BASE_MS": "100", "CORTEX_RUNTIME_RETRY_MAX_MS": "800", "CORTEX_EMBEDDER": "hashing"}
+    store = faults.tmp / "data" / "qdrant"  # the worker's CORTEX_DATA_DIR is tmp/data
+    switch = faults.unwritable(store)
+    faults.init(nats_url)
+    nc = await nats.connect(nats_url)
+    js = nc.jetstream()
+    try:
+        port = faults.http_port()
+        proc = faults.procs.start("recall", nats_url, launcher=switch.launcher, CORTEX_METRICS_PORT=str(port), **env)
+        await faults.publish_all(js, events[:20])
+        applied = await faults.wait_caught_up(js, ["recall"], within=90)
+        assert store.is_dir()
+        if when == "restarted":
+            assert await faults.stop(proc, signal.SIGTERM) == 0
+
+        switch.lock()
+        await faults.publish_all(js, events[20:])
+        if when == "restarted":
+            proc = faults.procs.start("recall", nats_url, launcher=switch.launcher, CORTEX_METRICS_PORT=str(port),
+                                      **env)
+        body = await faults.wait_http(port, "/readyz", 503, contains="Permission denied")
+        reason = {"running": "commit failing: memory store: embedded qdrant: flush:",
+                  "restarted": "starting: memory store unavailable: embedded qdrant: open"}[when]
+        assert body.startswith(f"recall: not ready ({reason}"), body
+        assert str(store) in body, body
+
+        if when == "running":
+            async def retried(count: int) -> float:
+                _, text = await asyncio.to_thread(faults.http_get, port, "/metrics")
+                return time.monotonic() if _commit_retries(text) >= count else 0.0
+
+            first = await faults.wait_for(lambda: retried(1), within=30, interval=0.02)
+            fifth = await faults.wait_for(lambda: retried(5), within=30, interval=0.02)
+            # delays 0.1, 0.2, 0.4, 0.8 s between attempts 1..5: a retry loop without backoff
+            # takes milliseconds (0.3 s allows for the polling of the first count)
+            assert fifth - first >= 1.2, fifth - first
+        info = await js.consumer_info("CORTEX_EVENTS", "recall")
+        assert info.ack_floor.stream_seq == applied and await faults.checkpoint(js, "recall") == applied
+        assert (info.num_pending or 0) + (info.num_ack_pending or 0) == 20, info
+        assert await faults.dead_letters(js) == []
+        assert proc.poll() is None, "the worker must keep running and retrying"
+        code, _ = await asyncio.to_thread(faults.http_get, port, "/readyz")
+        assert code == 503  # still failing, not flapping back to ready between attempts
+
+        switch.unlock()
+        last = await faults.wait_caught_up(js, ["recall"], within=90)
+        assert last == applied + 20
+        await faults.wait_http(port, "/readyz", 200)
+        assert await faults.dead_letters(js) == []
+        got = await faults.documents(js, ["cortex_recall"], faults.agents(events))
+    finally:
+        await nc.close()
+    assert await faults.stop(proc, signal.SIGTERM) == 0
+    want = await faults.clean_documents(events, ["recall"], ["cortex_recall"], live=True,
+                                        CORTEX_DATA_DIR=str(faults.tmp / "clean-data"), **env)
+    assert all(want.values()), want
+    assert faults.differences(got, want) == []

@@ -72,8 +72,10 @@ from workers.recall.store import (
 )
 
 # Engine errors are plain ``Exception``s; these message fragments mean "not now" rather
-# than "never": a held lock, permissions, a full or read-only disk.
-_TRANSIENT_MARKERS = ("WouldBlock", "Permission denied", "Read-only file system", "No space left", "Resource busy")
+# than "never": a held lock, permissions (EACCES; EPERM for immutable files), a full or
+# read-only disk.
+_TRANSIENT_MARKERS = ("WouldBlock", "Permission denied", "Operation not permitted", "Read-only file system",
+                      "No space left", "Resource busy")
 
 
 def _translate(exc: Exception, what: str) -> StoreError:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -191,6 +192,22 @@ def test_an_unwritable_data_dir_is_transient(tmp_path: Path) -> None:
     blocker.write_text("a file where the data dir should be")
     with pytest.raises(StoreUnavailable):
         open_store(url=None, data_dir=str(blocker), embedder_name="hashing-v1-256", dim=256)
+
+
+def test_an_immutable_store_is_transient_at_open(tmp_path: Path) -> None:
+    """``chattr +i`` (EPERM, where permission bits give EACCES) is an operator's "not now" too.
+    (A store made immutable under a running engine is not survivable: its memory-mapped
+    writes die with SIGBUS; docs/reliability.md.)"""
+    open_store(url=None, data_dir=str(tmp_path), embedder_name="hashing-v1-256", dim=256).close()
+    store_dir = str(tmp_path / "qdrant")
+    if subprocess.run(["chattr", "-R", "+i", store_dir], capture_output=True).returncode != 0:
+        pytest.skip("chattr +i is not available here (needs CAP_LINUX_IMMUTABLE and an ext4/xfs-like filesystem)")
+    try:
+        with pytest.raises(StoreUnavailable, match="Operation not permitted"):
+            open_store(url=None, data_dir=str(tmp_path), embedder_name="hashing-v1-256", dim=256)
+    finally:
+        subprocess.run(["chattr", "-R", "-i", store_dir], check=True)
+    open_store(url=None, data_dir=str(tmp_path), embedder_name="hashing-v1-256", dim=256).close()
 
 
 def test_open_store_without_url_is_the_embedded_engine_under_the_data_dir(tmp_path: Path) -> None:
