@@ -1,4 +1,4 @@
-"""split_doc / join_parts: a large KnowledgeDoc over several KV values of at most 512 KiB."""
+"""encode_parts / join_parts: a large KnowledgeDoc over several KV values of at most 512 KiB."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ import msgspec
 import pytest
 
 from schemas.docs import Entity, Integrity, KnowledgeDoc
+from shared.parts import MAX_VALUE_BYTES, encode_parts, join_parts
 from workers.knowledge.extract import MAX_MENTIONS
 from workers.knowledge.facts import Triple, upsert_facts
-from workers.knowledge.split import MAX_VALUE_BYTES, join_parts, split_doc
+from workers.knowledge.worker import fit
 
 T0 = datetime(2026, 2, 17, 10, 0, tzinfo=UTC)
 
@@ -30,41 +31,62 @@ def big_doc(n_entities: int, n_facts: int) -> KnowledgeDoc:
     return KnowledgeDoc(updated=T0, entities=entities, facts=facts, integrity=integrity)
 
 
+def split_doc(doc: KnowledgeDoc, max_bytes: int = MAX_VALUE_BYTES) -> list[bytes]:
+    return encode_parts(doc, max_bytes)
+
+
+def joined(values: list[bytes]) -> KnowledgeDoc:
+    return join_parts([msgspec.json.decode(v, type=KnowledgeDoc) for v in values])
+
+
 def test_a_small_document_is_one_value_with_the_plain_encoding() -> None:
     doc = big_doc(3, 3)
-    assert split_doc(doc) == {"": msgspec.json.encode(doc)}
-    assert join_parts(split_doc(doc)) == doc
+    assert split_doc(doc) == [msgspec.json.encode(doc)]
+    assert joined(split_doc(doc)) == doc
 
 
 def test_a_large_document_splits_into_bounded_self_describing_parts() -> None:
     doc = big_doc(5000, 10000)  # the default caps, every entity at its mention cap
     assert len(msgspec.json.encode(doc)) > 2 * MAX_VALUE_BYTES
     parts = split_doc(doc)
-    assert list(parts) == ["", *(f"part{i}" for i in range(1, len(parts)))]
-    for value in parts.values():
+    assert len(parts) >= 11
+    for value in parts:
         assert len(value) <= MAX_VALUE_BYTES
         part = msgspec.json.decode(value, type=KnowledgeDoc)
         assert part.updated == doc.updated
         assert part.integrity == doc.integrity
-    assert join_parts(parts) == doc
+    assert joined(parts) == doc
+    assert msgspec.json.encode(joined(parts)) == msgspec.json.encode(doc)
 
 
 def test_packing_is_exact_at_the_limit() -> None:
     doc = big_doc(40, 40)
     for limit in (3000, 4096, 10_000):
         parts = split_doc(doc, limit)
-        assert all(len(v) <= limit for v in parts.values())
-        assert join_parts(parts) == doc
+        assert all(len(v) <= limit for v in parts)
+        assert limit - 600 < len(parts[0]) <= limit  # full up to the last item (540 bytes) that fits
+        assert joined(parts) == doc
         assert split_doc(doc, limit) == parts  # deterministic
 
 
-def test_the_reader_stops_at_the_first_missing_part() -> None:
-    parts = split_doc(big_doc(40, 0), 4096)
-    last = f"part{len(parts) - 1}"
-    stale = {**parts, f"part{len(parts) + 1}": parts[last]}  # a leftover behind a gap
-    assert join_parts(stale) == join_parts(parts)
+def test_entities_come_before_facts_and_keep_their_order() -> None:
+    doc = big_doc(30, 30)
+    parts = [msgspec.json.decode(v, type=KnowledgeDoc) for v in split_doc(doc, 4096)]
+    assert parts[0].entities and not parts[-1].entities and parts[-1].facts
+    assert [e.id for p in parts for e in p.entities] == [e.id for e in doc.entities]
+    assert all(p.llm_pending == doc.llm_pending and p.version == doc.version for p in parts)
 
 
 def test_an_item_that_cannot_fit_is_an_error() -> None:
     with pytest.raises(ValueError, match="over the part budget"):
         split_doc(big_doc(2, 0), 600)
+
+
+def test_the_ceiling_prunes_only_a_document_over_it() -> None:
+    doc = big_doc(200, 200)
+    size = len(msgspec.json.encode(doc))
+    assert size > MAX_VALUE_BYTES // 8
+    assert fit(doc, size) is doc  # no longer pruned to fit one value
+    pruned = fit(doc, size // 2)
+    assert len(msgspec.json.encode(pruned)) <= size // 2
+    assert 0 < len(pruned.facts) < len(doc.facts) and 0 < len(pruned.entities) < len(doc.entities)
