@@ -5,10 +5,20 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import msgspec
+import nats.errors
 import pytest
+from nats.aio.client import Client
 
 from schemas.docs import Entity, Integrity, KnowledgeDoc
+from schemas.events import MessageEvent
+from shared.asof import DocReader
+from shared.codec import Envelope
+from shared.config import load_settings
+from shared.kv import kv_read
+from shared.names import BUCKET_KNOWLEDGE
 from shared.parts import MAX_VALUE_BYTES, encode_parts, join_parts
+from shared.projection import ProjectionHandler
+from shared.provision import provision
 from workers.knowledge.extract import MAX_MENTIONS
 from workers.knowledge.facts import Triple, upsert_facts
 from workers.knowledge.worker import fit
@@ -90,3 +100,45 @@ def test_the_ceiling_prunes_only_a_document_over_it() -> None:
     pruned = fit(doc, size // 2)
     assert len(msgspec.json.encode(pruned)) <= size // 2
     assert 0 < len(pruned.facts) < len(doc.facts) and 0 < len(pruned.entities) < len(doc.entities)
+
+
+class Preset:
+    """A knowledge projection that sets the document to a prepared one, as the worker's
+    projection would after many messages."""
+
+    bucket = BUCKET_KNOWLEDGE
+    doc_type = KnowledgeDoc
+
+    def __init__(self, doc: KnowledgeDoc) -> None:
+        self.doc = doc
+
+    def accepts(self, env: Envelope) -> bool:
+        return True
+
+    def apply(self, doc: KnowledgeDoc | None, env: Envelope) -> KnowledgeDoc:
+        return msgspec.structs.replace(self.doc)  # a copy: the handler stamps its integrity
+
+
+async def test_a_real_multi_megabyte_document_round_trips_through_the_provisioned_bucket(nc: Client) -> None:
+    js = nc.jetstream()
+    await provision(js, load_settings({}), [])
+    doc = big_doc(5000, 10000)
+    whole = msgspec.json.encode(doc)
+    with pytest.raises(nats.errors.MaxPayloadError):  # one value could not even be sent
+        await (await js.key_value(BUCKET_KNOWLEDGE)).put("whole", whole)
+    event = MessageEvent(id="m1", agent="alice", session="s", ts=T0, role="user", content="x")
+    env = Envelope(seq=7, subject="cortex.msg.alice.received", family="msg", kind="received", agent="alice",
+                   event=event)
+    handler = ProjectionHandler(js, "knowledge", "knowledge@test", [Preset(doc)])
+    assert await handler.apply(env)
+    await handler.commit()
+
+    kv = await js.key_value(BUCKET_KNOWLEDGE)
+    keys = sorted(await kv.keys())
+    assert len(keys) == len(encode_parts(doc)) >= 11 and "alice.part10" in keys
+    sizes = [len((await kv_read(kv, key))[0] or b"") for key in keys]
+    assert max(sizes) <= MAX_VALUE_BYTES and sum(sizes) > len(whole)
+    read = await DocReader(js).latest(BUCKET_KNOWLEDGE, "alice", KnowledgeDoc)
+    assert read is not None and read.integrity.last_seq == 7
+    assert msgspec.json.encode(msgspec.structs.replace(read, integrity=doc.integrity)) == whole
+    assert await DocReader(js).as_of(BUCKET_KNOWLEDGE, "alice", KnowledgeDoc, 8) == (read, True)
