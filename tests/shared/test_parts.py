@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import ClassVar
 
 import msgspec
+import nats
 import pytest
 from nats.aio.client import Client
 from nats.js.kv import KeyValue
@@ -14,10 +17,14 @@ from schemas.docs import Integrity
 from schemas.events import MessageEvent
 from shared import parts
 from shared.asof import DOC_HISTORY, DocReader
+from shared.backup import export_buckets, import_buckets
 from shared.codec import Envelope
+from shared.config import load_settings
+from shared.embedded import EmbeddedNats
 from shared.kv import kv_cas, kv_read
+from shared.names import BUCKET_KNOWLEDGE
 from shared.projection import ProjectionHandler
-from shared.provision import ensure_bucket
+from shared.provision import ensure_bucket, provision
 
 BUCKET = "test_split"
 LIMIT = 300
@@ -174,3 +181,29 @@ async def test_the_handler_splits_and_cleans_up_after_an_interrupted_write(kv: K
     assert not await handler.apply(message(3, words))  # a redelivery changes nothing
     fresh = ProjectionHandler(nc.jetstream(), "lists", "lists@test", [Lists()])
     assert not await fresh.apply(message(2, "old"))  # the joined head's watermark holds
+
+
+async def test_a_backup_holds_one_consistent_version_and_restores_parts_before_the_head(
+    nc: Client, tmp_path: Path
+) -> None:
+    js = nc.jetstream()
+    await provision(js, load_settings({}), [])
+    store = Store(await js.key_value(BUCKET_KNOWLEDGE))
+    await store.write(doc(10, 30))
+    current = await store.write(doc(11, 20), cleanup=False)  # an older version's parts are left behind
+    await parts.put_parts(store.kv, "alice", parts.encode_parts(doc(12, 40), LIMIT))  # the next head is not written
+    records = await export_buckets(js, [BUCKET_KNOWLEDGE])
+    assert [r.key for r in records] == [*(f"alice.part{i}" for i in range(1, len(current))), "alice"]
+    assert [base64.b64decode(r.value) for r in records] == [*current[1:], current[0]]
+
+    target = EmbeddedNats(str(tmp_path / "target"))
+    target.start()
+    try:
+        other = await nats.connect(target.url)
+        await provision(other.jetstream(), load_settings({}), [])
+        await import_buckets(other.jetstream(), reversed(records))  # whatever the file's order
+        restored = await DocReader(other.jetstream()).latest(BUCKET_KNOWLEDGE, "alice", ListDoc)
+        assert restored == doc(11, 20)
+        await other.close()
+    finally:
+        target.stop()

@@ -15,10 +15,11 @@ from shared.asof import DocReader
 from shared.codec import Envelope
 from shared.config import load_settings
 from shared.kv import kv_read
-from shared.names import BUCKET_KNOWLEDGE
-from shared.parts import MAX_VALUE_BYTES, encode_parts, join_parts
+from shared.names import BUCKET_KNOWLEDGE, shadow_bucket
+from shared.parts import MAX_VALUE_BYTES, encode_parts, join_parts, put_parts
 from shared.projection import ProjectionHandler
 from shared.provision import provision
+from workers.cli.diff import diff_bucket
 from workers.knowledge.extract import MAX_MENTIONS
 from workers.knowledge.facts import Triple, upsert_facts
 from workers.knowledge.worker import fit
@@ -142,3 +143,20 @@ async def test_a_real_multi_megabyte_document_round_trips_through_the_provisione
     assert read is not None and read.integrity.last_seq == 7
     assert msgspec.json.encode(msgspec.structs.replace(read, integrity=doc.integrity)) == whole
     assert await DocReader(js).as_of(BUCKET_KNOWLEDGE, "alice", KnowledgeDoc, 8) == (read, True)
+
+
+async def test_the_shadow_diff_compares_split_documents_whole(nc: Client) -> None:
+    js = nc.jetstream()
+    await provision(js, load_settings({"CORTEX_MODE": "shadow"}), [])
+    live = big_doc(30, 30)
+    changed = list(live.facts)
+    changed[-1] = msgspec.structs.replace(changed[-1], object="thing number forty-two")
+    shadow = msgspec.structs.replace(live, facts=changed)
+    for bucket, doc in ((BUCKET_KNOWLEDGE, live), (shadow_bucket(BUCKET_KNOWLEDGE), shadow)):
+        kv = await js.key_value(bucket)
+        values = encode_parts(doc, 4096)
+        await put_parts(kv, "alice", values)
+        await kv.put("alice", values[0])
+    lines = await diff_bucket(js, BUCKET_KNOWLEDGE, None)
+    assert lines == [f'{BUCKET_KNOWLEDGE}/alice:\n    facts[29].object: "thing number 29" → "thing number forty-two"']
+    assert await diff_bucket(js, BUCKET_KNOWLEDGE, "alice") == lines
