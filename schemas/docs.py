@@ -8,6 +8,7 @@ are always present.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import ClassVar
 
 import msgspec
 
@@ -157,7 +158,12 @@ class Fact(msgspec.Struct, kw_only=True, rename="camel"):
 class KnowledgeDoc(msgspec.Struct, kw_only=True):
     """``llm_pending`` goes beyond the contract (readers ignore it): the messages of the
     current LLM extraction batch, ``[sender, text]``, so batching survives restarts and
-    replays deterministically."""
+    replays deterministically.
+
+    A document over the 512 KiB value limit is stored as the head ``agent`` and parts
+    ``agent.part1`` …, each a complete KnowledgeDoc holding a run of ``SPLIT_LISTS``."""
+
+    SPLIT_LISTS: ClassVar[tuple[str, ...]] = ("entities", "facts")
 
     updated: datetime
     entities: list[Entity]

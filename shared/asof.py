@@ -5,6 +5,10 @@ reflect exactly the events before S, even when the source worker has already mov
 Event-derived workers write their pending changes at every trigger event (a *cut*, see
 ``ProjectionHandler``) and their buckets keep a short history, so the newest revision
 whose ``integrity.last_seq`` is below S is the source's state at S − 1.
+
+A document split over ``agent.<part>`` keys (``shared.parts``) is read as the head's
+version: the head revision is chosen as above, and each part is the revision of its key
+that the head was written with.
 """
 
 from __future__ import annotations
@@ -17,13 +21,14 @@ import nats.js.errors
 from nats.js.client import JetStreamContext
 from nats.js.kv import KeyValue
 
-from shared.kv import kv_read
+from shared import parts
+from shared.kv import DOC_HISTORY, kv_read
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-DOC_HISTORY = 16  # revisions kept per document key in event-derived buckets
+__all__ = ["DOC_HISTORY", "DocReader"]
 
 
 class DocReader:
@@ -38,16 +43,26 @@ class DocReader:
             kv = self._kvs[bucket] = await self._js.key_value(bucket)
         return kv
 
-    def _decode(self, raw: bytes, doc_type: type[T]) -> T:
+    def _decoder(self, doc_type: type[T]) -> msgspec.json.Decoder[T]:
         decoder = self._decoders.get(doc_type)
         if decoder is None:
             decoder = self._decoders[doc_type] = msgspec.json.Decoder(doc_type)
-        result: T = decoder.decode(raw)
+        return decoder
+
+    def _decode(self, values: list[bytes], doc_type: type[T]) -> T:
+        decoder = self._decoder(doc_type)
+        if len(values) == 1:
+            return decoder.decode(values[0])
+        result: T = parts.join_parts([decoder.decode(v) for v in values])  # type: ignore[type-var]
         return result
 
     async def latest(self, bucket: str, agent: str, doc_type: type[T]) -> T | None:
-        raw, _ = await kv_read(await self.kv(bucket), agent)
-        return self._decode(raw, doc_type) if raw is not None else None
+        kv = await self.kv(bucket)
+        if parts.split_lists(doc_type):
+            values, _ = await parts.read_latest(kv, agent)
+            return self._decode(values, doc_type) if values else None
+        raw, _ = await kv_read(kv, agent)
+        return self._decode([raw], doc_type) if raw is not None else None
 
     async def as_of(self, bucket: str, agent: str, doc_type: type[T], before_seq: int) -> tuple[T | None, bool]:
         """The document as it was before ``before_seq``; the flag is False when the history
@@ -55,24 +70,32 @@ class DocReader:
         latest = await self.latest(bucket, agent, doc_type)
         if latest is None or _last_seq(latest) < before_seq:
             return latest, True
+        kv = await self.kv(bucket)
         try:
-            entries = await (await self.kv(bucket)).history(agent)
+            entries = await kv.history(agent)
         except nats.js.errors.NoKeysError:
             return None, True
-        best: T | None = None
+        best: KeyValue.Entry | None = None
         for entry in entries:
-            if entry.value is None:
+            if entry.operation in ("DEL", "PURGE") or not entry.value:
                 best = None  # a delete marker: nothing existed before the next write
                 continue
-            doc = self._decode(entry.value, doc_type)
-            if _last_seq(doc) >= before_seq:
+            if parts.integrity_of(entry.value).last_seq >= before_seq:
                 break
-            best = doc
+            best = entry
         complete = len(entries) < DOC_HISTORY or best is not None
         if not complete:
             log.warning("history_too_short", extra={"bucket": bucket, "agent": agent, "before_seq": before_seq})
             return latest, False
-        return best, True
+        if best is None or best.value is None:
+            return None, True
+        values: list[bytes] | None = [best.value]
+        if parts.split_lists(doc_type):
+            values = await parts.values_at(kv, agent, best.value, best.revision or 0)
+        if values is None:
+            log.warning("parts_history_too_short", extra={"bucket": bucket, "agent": agent, "before_seq": before_seq})
+            return latest, False
+        return self._decode(values, doc_type), True
 
 
 def _last_seq(doc: Any) -> int:

@@ -9,6 +9,8 @@ from nats.js.kv import KeyValue
 
 from shared.errors import TransientError
 
+DOC_HISTORY = 16  # revisions kept per document key in event-derived buckets (see shared.asof)
+
 
 async def kv_read(kv: KeyValue, key: str) -> tuple[bytes | None, int]:
     """``(value, revision)``; value is None when the key is absent or deleted.

@@ -10,6 +10,11 @@ document. ``ProjectionHandler`` runs projections inside the consume loop:
 * on a conflict (someone else wrote the key: a replay reset, a split brain) the document
   is reloaded and the batch's events for that agent are applied again on top of it —
   the watermark makes that exact: nothing lost, nothing applied twice.
+
+A document type with ``SPLIT_LISTS`` is stored over several keys when it outgrows one
+value (``shared.parts``; a projection may lower the limit with ``max_value_bytes``): its
+parts are put first, then the head with compare-and-set — the head's revision is the
+consistency point — then the part keys it no longer uses are deleted.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from nats.js.client import JetStreamContext
 from nats.js.kv import KeyValue
 
 from schemas.docs import Integrity
-from shared import metrics
+from shared import metrics, parts
 from shared.codec import Envelope
 from shared.errors import RebuildRequired, TransientError
 from shared.kv import kv_cas, kv_read
@@ -73,11 +78,12 @@ def is_trigger(env: Envelope) -> bool:
 
 
 class _Slot:
-    __slots__ = ("doc", "pending", "revision")
+    __slots__ = ("doc", "parts", "pending", "revision")
 
-    def __init__(self, doc: Any, revision: int) -> None:
+    def __init__(self, doc: Any, revision: int, stored_parts: int = 0) -> None:
         self.doc = doc
-        self.revision = revision
+        self.revision = revision  # the head's
+        self.parts = stored_parts  # part keys agent.part1 … that exist (split documents only)
         self.pending: list[tuple[Envelope, Any]] = []
 
 
@@ -113,6 +119,8 @@ class ProjectionHandler:
         self._cache_size = cache_size
         self._encoder = msgspec.json.Encoder()
         self._decoders = {p.bucket: msgspec.json.Decoder(p.doc_type) for p in projections}
+        self._split = {p.bucket: getattr(p, "max_value_bytes", parts.MAX_VALUE_BYTES)
+                       for p in projections if parts.split_lists(p.doc_type)}
         self.cut_on_triggers = cut_on_triggers
 
     def bucket_name(self, bucket: str) -> str:
@@ -145,12 +153,21 @@ class ProjectionHandler:
         if slot is not None:
             self._cache.move_to_end(key)
             return slot
-        raw, revision = await kv_read(await self._kv(projection.bucket), agent)
-        doc = self._decoders[projection.bucket].decode(raw) if raw is not None else None
-        slot = _Slot(doc, revision)
+        slot = await self._read(projection, await self._kv(projection.bucket), agent)
         self._cache[key] = slot
         self._evict()
         return slot
+
+    async def _read(self, projection: Projection[Any], kv: KeyValue, agent: str) -> _Slot:
+        decoder = self._decoders[projection.bucket]
+        if projection.bucket not in self._split:
+            raw, revision = await kv_read(kv, agent)
+            return _Slot(decoder.decode(raw) if raw is not None else None, revision)
+        values, revision = await parts.read_latest(kv, agent)
+        stored = len(values) - 1 if values else 0
+        while (await kv_read(kv, parts.part_key(agent, stored + 1)))[0] is not None:
+            stored += 1  # leftovers of an interrupted write: deleted at the next one
+        return _Slot(parts.decode_parts(values, decoder) if values else None, revision, stored)
 
     def _evict(self) -> None:
         while len(self._cache) > self._cache_size:
@@ -219,7 +236,7 @@ class ProjectionHandler:
         kv = await self._kv(bucket)
         for _ in range(50):
             try:
-                slot.revision = await kv_cas(kv, agent, self._encoder.encode(slot.doc), slot.revision)
+                await self._put(bucket, kv, agent, slot)
                 metrics.KV_WRITES.labels(self.worker).inc()
                 slot.pending.clear()
                 self._dirty.discard(key)
@@ -237,17 +254,30 @@ class ProjectionHandler:
                     return
         raise TransientError(f"{bucket}/{agent}: too many write conflicts")
 
+    async def _put(self, bucket: str, kv: KeyValue, agent: str, slot: _Slot) -> None:
+        """Write the slot's document: one value, or parts then the head (compare-and-set
+        on the head's revision) then the deletion of part keys no longer used."""
+        max_bytes = self._split.get(bucket)
+        if max_bytes is None:
+            slot.revision = await kv_cas(kv, agent, self._encoder.encode(slot.doc), slot.revision)
+            return
+        values = parts.encode_parts(slot.doc, max_bytes)
+        await parts.put_parts(kv, agent, values)
+        slot.parts = max(slot.parts, len(values) - 1)
+        slot.revision = await kv_cas(kv, agent, values[0], slot.revision)
+        await parts.delete_parts(kv, agent, len(values) - 1, slot.parts)
+        slot.parts = len(values) - 1
+
     async def _rebase(self, projection: Projection[Any], slot: _Slot, kv: KeyValue, agent: str) -> bool:
         """Reload the stored document and re-apply this batch's events on top of it.
 
         True when any event still had to be applied (the document must be written).
         """
-        raw, revision = await kv_read(kv, agent)
-        if raw is None and revision == 0 and slot.revision > 0:
+        stored = await self._read(projection, kv, agent)
+        if stored.doc is None and stored.revision == 0 and slot.revision > 0:
             # not deleted (that leaves a marker with a revision): the bucket itself was recreated
             raise RebuildRequired(self.bucket_name(projection.bucket))
-        slot.doc = self._decoders[projection.bucket].decode(raw) if raw is not None else None
-        slot.revision = revision
+        slot.doc, slot.revision, slot.parts = stored.doc, stored.revision, max(slot.parts, stored.parts)
         applied = [self._apply_to_slot(projection, slot, env, inputs) for env, inputs in slot.pending]
         return any(applied)
 

@@ -162,7 +162,8 @@ async def run_replay(host: WorkerHost, js: JetStreamContext, specs: list[WorkerS
     tasks = []
     for spec, prog in zip(specs, progress, strict=True):
         ctx = WorkerContext(nc=nc, js=js, settings=host.settings, worker=spec.name, consumer=spec.name,
-                            producer=producer_id(spec, host.settings, host.version), health=Health(spec.name))
+                            producer=producer_id(spec, host.settings, host.version), health=Health(spec.name),
+                            extras=host.extras)
         tasks.append(asyncio.create_task(
             replay_worker(host, ctx, spec, [b for b in spec.buckets if b in DOC_BUCKETS], agent, prog, ready, stop)))
     started = time.monotonic()

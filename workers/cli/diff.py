@@ -5,12 +5,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+import msgspec
 import nats.js.errors
 import orjson
 
 from shared.config import Settings
 from shared.kv import kv_read
 from shared.names import DOC_BUCKETS, shadow_bucket
+from shared.parts import SPLIT_DOCS, decode_parts, is_part_key, read_latest
 from workers.cli import CliError
 from workers.cli.common import connected
 from workers.cli.query import _agent
@@ -67,20 +69,30 @@ async def _keys(kv: Any) -> set[str]:
         return set()
 
 
+async def _document(kv: Any, key: str, doc_type: type[Any] | None) -> Any:
+    """The document as JSON values; a split one joined from its parts."""
+    if doc_type is None:
+        raw, _ = await kv_read(kv, key)
+        return orjson.loads(raw) if raw else None
+    values, _ = await read_latest(kv, key)
+    return msgspec.to_builtins(decode_parts(values, msgspec.json.Decoder(doc_type))) if values else None
+
+
 async def diff_bucket(js: Any, bucket: str, agent: str | None) -> list[str]:
     try:
         live_kv, shadow_kv = await js.key_value(bucket), await js.key_value(shadow_bucket(bucket))
     except nats.js.errors.BucketNotFoundError:
         return []
+    doc_type = SPLIT_DOCS.get(bucket)
     keys = {agent} if agent else (await _keys(live_kv)) | (await _keys(shadow_kv))
+    if doc_type is not None:
+        keys = {k for k in keys if not is_part_key(k)}  # documents, not their parts
     lines = []
     for key in sorted(keys):
-        live_raw, _ = await kv_read(live_kv, key)
-        shadow_raw, _ = await kv_read(shadow_kv, key)
-        if live_raw is None and shadow_raw is None:
+        live = await _document(live_kv, key, doc_type)
+        shadow = await _document(shadow_kv, key, doc_type)
+        if live is None and shadow is None:
             continue
-        live = orjson.loads(live_raw) if live_raw else None
-        shadow = orjson.loads(shadow_raw) if shadow_raw else None
         changes = json_diff(live, shadow)
         if changes:
             shown = changes[:MAX_LINES_PER_DOC]

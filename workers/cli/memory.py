@@ -15,8 +15,8 @@ import msgspec
 
 from schemas.docs import KnowledgeDoc
 from schemas.events import FeedbackEvent, NoteEvent
+from shared.asof import DocReader
 from shared.config import Settings
-from shared.kv import kv_read
 from shared.names import BUCKET_KNOWLEDGE
 from workers.cli import CliError
 from workers.cli.common import connected
@@ -110,11 +110,10 @@ async def cmd_memory(args: argparse.Namespace, settings: Settings) -> int:
 async def cmd_facts(args: argparse.Namespace, settings: Settings) -> int:
     agent = _agent(args.agent)
     async with connected(settings, args.nats_url) as nc:
-        raw, _ = await kv_read(await nc.jetstream().key_value(BUCKET_KNOWLEDGE), agent)
-    if raw is None:
+        doc = await DocReader(nc.jetstream()).latest(BUCKET_KNOWLEDGE, agent, KnowledgeDoc)  # joins the parts
+    if doc is None:
         print(f"(no knowledge for {agent} yet)")
         return 0
-    doc = msgspec.json.decode(raw, type=KnowledgeDoc)
     names = {e.id: e.value for e in doc.entities}
     wanted = args.entity.lower() if args.entity else None
     ids = {e.id for e in doc.entities if wanted in (e.id.lower(), e.value.lower())} if wanted else None

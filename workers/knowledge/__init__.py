@@ -1,7 +1,7 @@
 """Knowledge worker: entities and facts from conversation (issue 6; reference: the
 knowledge-engine plugin). This package is the pure core; the worker shell around it
 fetches events, calls ``apply_message`` / ``merge_llm_result``, writes the KV values
-from ``split_doc`` and owns ``integrity``."""
+(split over ``agent.<part>`` keys by ``shared.parts`` when large) and owns ``integrity``."""
 
 from workers.knowledge.core import (
     apply_access,
@@ -13,10 +13,8 @@ from workers.knowledge.core import (
 from workers.knowledge.extract import extract_entities, merge_entities
 from workers.knowledge.facts import derive_statements, query_facts
 from workers.knowledge.llm import LlmEntity, LlmFact, LlmKnowledge, build_llm_prompt, parse_llm_output
-from workers.knowledge.split import MAX_VALUE_BYTES, join_parts, split_doc
 
 __all__ = [
-    "MAX_VALUE_BYTES",
     "LlmEntity",
     "LlmFact",
     "LlmKnowledge",
@@ -26,11 +24,9 @@ __all__ = [
     "derive_statements",
     "empty_doc",
     "extract_entities",
-    "join_parts",
     "merge_entities",
     "merge_llm_result",
     "normalize_type",
     "parse_llm_output",
     "query_facts",
-    "split_doc",
 ]

@@ -46,7 +46,6 @@ from workers.knowledge.facts import (
     upsert_facts,
 )
 from workers.knowledge.llm import LlmEntity, LlmFact, LlmKnowledge, build_llm_prompt, parse_llm_output
-from workers.knowledge.split import join_parts, split_doc
 
 __all__ = [
     "LlmKnowledge",
@@ -54,11 +53,9 @@ __all__ = [
     "apply_message",
     "build_llm_prompt",
     "empty_doc",
-    "join_parts",
     "merge_llm_result",
     "normalize_type",
     "parse_llm_output",
-    "split_doc",
 ]
 
 LLM_MIN_IMPORTANCE: Final = 0.7
