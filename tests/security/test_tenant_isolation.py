@@ -102,8 +102,11 @@ async def test_crafted_agent_ids_are_dead_lettered_with_reasons_and_reach_no_doc
     assert await kv.keys() == ["alice"]
     raw, _ = await kv_read(kv, "alice")
     assert msgspec.json.decode(raw)["integrity"]["events"] == 1  # only alice's own event
-    info = await js.consumer_info(EVENTS_STREAM, "channels")
-    assert not info.num_pending and not info.num_ack_pending
+    async def all_acked() -> bool:  # dead letters are published before the batch's acks
+        info = await js.consumer_info(EVENTS_STREAM, "channels")
+        return not info.num_pending and not info.num_ack_pending
+
+    await wait_for(all_acked, within=60)
     await nc.close()
 
 
