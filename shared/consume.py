@@ -42,6 +42,7 @@ from shared.errors import LeaseLost, RebuildRequired, is_transient
 from shared.health import Health
 from shared.kv import kv_read
 from shared.names import BUCKET_CHECKPOINTS, DLQ_STREAM, EVENTS_STREAM, dlq_subject
+from shared.pull import PullFetcher, fetcher_for
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +137,8 @@ class ConsumeLoop:
 
     async def run(self) -> None:
         await self._retry_transient("rewind", self._rewind)
-        sub = await self._js.pull_subscribe_bind(durable=self.consumer, stream=EVENTS_STREAM)
+        sub = fetcher_for(self._js, EVENTS_STREAM, self.consumer)
+        await sub.start()
         heartbeat = asyncio.create_task(self._heartbeat(), name=f"{self.consumer}-heartbeat")
         self._health.set_ready(True, "consuming")
         try:
@@ -149,12 +151,11 @@ class ConsumeLoop:
             heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await heartbeat
-            with contextlib.suppress(Exception):
-                await sub.unsubscribe()
+            await sub.stop()
 
-    async def _fetch(self, sub: JetStreamContext.PullSubscription) -> list[Msg]:
+    async def _fetch(self, sub: PullFetcher) -> list[Msg]:
         try:
-            return await sub.fetch(self._cfg.batch_size, timeout=self._cfg.fetch_timeout_s)
+            return await sub.fetch(self._cfg.batch_size, self._cfg.fetch_timeout_s)
         except (TimeoutError, nats.errors.TimeoutError):
             return []  # idle tick
         except (nats.errors.ConnectionClosedError, nats.errors.ConnectionReconnectingError,

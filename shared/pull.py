@@ -1,0 +1,138 @@
+"""Pull batches from a durable JetStream consumer without nats-py's per-message waits.
+
+nats-py's ``PullSubscription.fetch`` awaits every message separately (an
+``asyncio.wait_for`` per message) and, once the consumer is caught up, holds a batch
+open until it is full or the fetch timeout ends: a single new event waits up to the
+whole timeout (1 s by default) before a worker sees it. Measured on the benchmark's
+backlog (docs/BENCHMARKS.md) the fetch alone was half of a worker's CPU.
+
+``PullFetcher`` speaks the same pull protocol (``$JS.API.CONSUMER.MSG.NEXT``) on its
+own inbox subscription: messages are appended to a buffer by the subscription's
+callback and a fetch takes whatever is there. At most one pull request is open at a
+time; it ends when the server has delivered its batch or sent a status (404 no
+messages, 408 expired, 409 conflict) — or, if a reconnect lost that status, when its
+``expires`` has passed. A fetch returns as soon as at least one message is in hand, so
+a caught-up worker sees a new event at once; what the open request delivers later is
+taken by the next fetch, in stream order (one inbox, one request at a time).
+
+The messages are ordinary ``nats.aio.msg.Msg`` objects: ``ack``, ``nak``, ``term`` and
+``metadata`` work as usual.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import deque
+
+import msgspec
+import nats.js.errors
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.aio.subscription import Subscription
+from nats.js.client import JetStreamContext
+
+_STATUS = "Status"
+_HEARTBEAT = "100"
+_REQUEST_ENDED = frozenset({"404", "408", "409"})
+_EXPIRY_SLACK_S = 0.5  # after a request's expiry, how long a missing 408 may still arrive
+
+
+class PullRequest(msgspec.Struct, omit_defaults=True):
+    batch: int
+    expires: int | None = None  # nanoseconds
+    no_wait: bool = False
+
+
+_ENCODE = msgspec.json.Encoder().encode
+
+
+class PullFetcher:
+    """Batches from ``stream``/``consumer``; ``start`` before the first ``fetch``, ``stop`` after."""
+
+    def __init__(self, nc: Client, stream: str, consumer: str, prefix: str = "$JS.API") -> None:
+        self._nc = nc
+        self._next = f"{prefix}.CONSUMER.MSG.NEXT.{stream}.{consumer}"
+        self._inbox = ""
+        self._sub: Subscription | None = None
+        self._buffer: deque[Msg] = deque()
+        self._arrived = asyncio.Event()
+        self._open = 0  # messages the open request may still deliver; 0 = no request open
+        self._open_until = 0.0  # monotonic time after which the open request is surely over
+        self._error: Msg | None = None
+
+    async def start(self) -> None:
+        self._inbox = self._nc.new_inbox()
+        self._sub = await self._nc.subscribe(self._inbox, cb=self._on_message)
+
+    async def stop(self) -> None:
+        if self._sub is not None:
+            with contextlib.suppress(Exception):
+                await self._sub.unsubscribe()
+            self._sub = None
+
+    async def _on_message(self, msg: Msg) -> None:
+        status = msg.headers.get(_STATUS) if msg.headers else None
+        if status is None or msg.data:
+            self._buffer.append(msg)
+            if self._open:
+                self._open -= 1
+        elif status == _HEARTBEAT:
+            return
+        else:
+            self._open = 0  # the request is over, whatever the status says
+            if status not in _REQUEST_ENDED:
+                self._error = msg
+        self._arrived.set()
+
+    def _take(self, batch: int) -> list[Msg]:
+        buffer = self._buffer
+        count = min(batch, len(buffer))
+        return [buffer.popleft() for _ in range(count)]
+
+    def _raise_error(self) -> None:
+        error, self._error = self._error, None
+        if error is not None:
+            raise nats.js.errors.APIError.from_msg(error)
+
+    async def fetch(self, batch: int, wait_s: float) -> list[Msg]:
+        """Up to ``batch`` messages; an empty list when none arrived within ``wait_s``.
+
+        Raises the server's error for a status other than 404/408/409 (503: no
+        JetStream responders), like nats-py's fetch.
+        """
+        if self._sub is None:
+            raise RuntimeError("PullFetcher.start() first")
+        deadline = time.monotonic() + wait_s
+        while True:
+            self._raise_error()
+            if self._buffer:
+                return self._take(batch)
+            now = time.monotonic()
+            if self._open and now > self._open_until:
+                self._open = 0  # its 408 was lost (a reconnect): the server has forgotten it
+            if not self._open:
+                await self._request(batch, max(0.01, deadline - now))
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return []
+            self._arrived.clear()
+            if self._buffer or self._error is not None:
+                continue
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(remaining):
+                    await self._arrived.wait()
+            if not self._buffer and self._error is None and time.monotonic() >= deadline:
+                return []
+
+    async def _request(self, batch: int, expires_s: float) -> None:
+        self._open = batch
+        self._open_until = time.monotonic() + expires_s + _EXPIRY_SLACK_S
+        request = PullRequest(batch=batch, expires=int(expires_s * 1e9))
+        await self._nc.publish(self._next, _ENCODE(request), reply=self._inbox)
+
+
+def fetcher_for(js: JetStreamContext, stream: str, consumer: str) -> PullFetcher:
+    """A fetcher on the connection and API prefix of ``js`` (nats-py keeps both private)."""
+    return PullFetcher(js._nc, stream, consumer, prefix=js._prefix)

@@ -1,0 +1,87 @@
+"""PullFetcher against a real nats-server: order, completeness, prompt delivery when caught
+up, later deliveries of an open request, server errors."""
+
+from __future__ import annotations
+
+import asyncio
+
+import msgspec
+import nats.js.errors
+import pytest
+from nats.aio.client import Client
+from nats.js.client import JetStreamContext
+
+from shared.config import load_settings
+from shared.names import EVENTS_STREAM
+from shared.provision import ConsumerSpec, provision
+from shared.pull import PullFetcher
+
+
+@pytest.fixture
+async def js(nc: Client) -> JetStreamContext:
+    js = nc.jetstream()
+    await provision(js, load_settings({}), [ConsumerSpec(name="puller", families=("msg",))])
+    return js
+
+
+async def publish(js: JetStreamContext, first: int, count: int) -> None:
+    for i in range(first, first + count):
+        payload = {"id": f"e{i}", "agent": "main", "session": "s", "ts": "2026-03-01T10:00:00Z",
+                   "role": "user", "content": f"message {i}"}
+        await js.publish("cortex.msg.main.received", msgspec.json.encode(payload))
+
+
+async def test_batches_come_in_stream_order_and_all_are_acked(nc: Client, js: JetStreamContext) -> None:
+    await publish(js, 1, 1200)
+    fetcher = PullFetcher(nc, EVENTS_STREAM, "puller")
+    await fetcher.start()
+    seqs: list[int] = []
+    while len(seqs) < 1200:
+        msgs = await fetcher.fetch(500, wait_s=5)
+        assert msgs, f"stalled after {len(seqs)} messages"
+        assert len(msgs) <= 500
+        for msg in msgs:
+            seqs.append(msg.metadata.sequence.stream)
+            await msg.ack()
+    await fetcher.stop()
+    await nc.flush()
+    assert seqs == list(range(1, 1201))
+    info = await js.consumer_info(EVENTS_STREAM, "puller")
+    assert info.num_pending == 0 and info.num_ack_pending == 0
+
+
+async def test_a_caught_up_fetch_returns_a_new_message_at_once_not_at_its_timeout(
+    nc: Client, js: JetStreamContext
+) -> None:
+    fetcher = PullFetcher(nc, EVENTS_STREAM, "puller")
+    await fetcher.start()
+    assert await fetcher.fetch(500, wait_s=0.2) == []  # nothing there: empty at the timeout
+    waiting = asyncio.create_task(fetcher.fetch(500, wait_s=300))
+    await publish(js, 1, 1)
+    # nats-py's fetch would hold this batch open for more messages until its 300 s timeout
+    msgs = await asyncio.wait_for(waiting, timeout=30)
+    assert [m.metadata.sequence.stream for m in msgs] == [1]
+    await msgs[0].ack()
+    # the request is still open on the server: what it delivers later is the next batch, in order
+    await publish(js, 2, 3)
+    got: list[int] = []
+    while len(got) < 3:
+        more = await asyncio.wait_for(fetcher.fetch(500, wait_s=300), timeout=30)
+        got += [m.metadata.sequence.stream for m in more]
+        for m in more:
+            await m.ack()
+    assert got == [2, 3, 4]
+    await fetcher.stop()
+
+
+async def test_a_missing_consumer_raises_the_servers_error(nc: Client, js: JetStreamContext) -> None:
+    fetcher = PullFetcher(nc, EVENTS_STREAM, "nobody-here")
+    await fetcher.start()
+    with pytest.raises(nats.js.errors.APIError):
+        await fetcher.fetch(10, wait_s=5)
+    await fetcher.stop()
+
+
+async def test_fetch_before_start_is_a_clear_error(nc: Client) -> None:
+    with pytest.raises(RuntimeError, match="start"):
+        await PullFetcher(nc, EVENTS_STREAM, "puller").fetch(1, wait_s=0.1)
