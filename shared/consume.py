@@ -231,13 +231,13 @@ class ConsumeLoop:
 
     async def _handle(self, msg: Msg) -> bool:
         """Apply one message; True when it was dead-lettered."""
+        if self._owns is not None and not self._owns(msg.subject):
+            self._m_other.inc()
+            return False  # another partition's agent: acked with the batch, never applied (nor parsed) here
         seq = msg.metadata.sequence.stream
         if seq <= self._applied:
             metrics.EVENTS.labels(self.worker, "duplicate").inc()
             return False  # a redelivery of something already checkpointed
-        if self._owns is not None and not self._owns(msg.subject):
-            self._m_other.inc()
-            return False  # another partition's agent: acked with the batch, never applied here
         decoded = decode_event(self._cfg.prefix, msg.subject, seq, msg.data, self._cfg.limits)
         if isinstance(decoded, Rejection):
             await self._dead_letter(msg, seq, decoded.reason, "invalid")

@@ -169,6 +169,14 @@ def _scaleout_rows(report: Report) -> list[Row]:
                    + ("" if claimable or ok is None else f" (not claimed on {so.cores} cores)"),
             verdict=_verdict(ok) if claimable or ok is None else "info"),
     ]
+    if so.skip_msgs_per_s:
+        rows.append(Row(section="scaleout", name="another partition's event (read, check, ack; not applied)",
+                        value=f"{_rate(so.skip_msgs_per_s)} = {1e6 / so.skip_msgs_per_s:.0f} µs each",
+                        target="the cost of partitioning", verdict="info"))
+    if so.partitions_2_model_ratio is not None:
+        rows.append(Row(section="scaleout", name="threads, 2 partitions on free cores (model from the rows above)",
+                        value=f"{so.partitions_2_model_ratio:.2f}× one",
+                        target=f"≥ {SCALEOUT_RATIO:g}× (a model, not a measurement)", verdict="info"))
     if so.limit_2_processes_msgs_per_s is not None:
         ratio = f" = {so.limit_2_ratio:.2f}× one process" if so.limit_2_ratio else ""
         rows.append(Row(section="scaleout", name=f"bare consume, 2 processes ({so.cores} cores, shared with server)",

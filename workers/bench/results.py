@@ -127,6 +127,10 @@ class ScaleoutResult(msgspec.Struct, kw_only=True):
     partitions_2_msgs_per_s: float | None = None  # the threads worker, two partitions (two processes)
     partitions_2_ratio: float | None = None  # 2 partitions / 1 partition, measured back to back
     runs: list[PartitionRun] = msgspec.field(default_factory=list)
+    skip_msgs_per_s: float | None = None  # a partition loop reading, checking and acking events it does not own
+    # what 2 partitions would give with a free core each, from the measured costs (a model, not a
+    # measurement): each process applies half the events and skips the other half
+    partitions_2_model_ratio: float | None = None
     limit_1_process_msgs_per_s: float | None = None
     limit_2_processes_msgs_per_s: float | None = None  # bare consume, agents split by FNV-1a mod 2
     limit_2_ratio: float | None = None

@@ -21,7 +21,20 @@ import time
 import msgspec
 import nats.js.errors
 
-from shared.names import BUCKET_CHECKPOINTS, BUCKET_LEASES, BUCKET_THREADS, EVENTS_STREAM, consumers_of, partition_of
+from shared.codec import Envelope
+from shared.consume import ConsumeLoop
+from shared.health import Health
+from shared.names import (
+    BUCKET_CHECKPOINTS,
+    BUCKET_LEASES,
+    BUCKET_THREADS,
+    EVENTS_STREAM,
+    PartitionFilter,
+    consumers_of,
+    partition_of,
+)
+from shared.provision import ConsumerSpec, ensure_consumer
+from shared.runtime import loop_config
 from workers.bench.events import BenchEvent
 from workers.bench.procs import WorkerProc, stop_together
 from workers.bench.results import LimitResult, PartitionRun, ScaleoutResult
@@ -140,6 +153,66 @@ async def run_partitions(session: Session, partitions: int, events: list[BenchEv
                         peak_rss_mb=rss)
 
 
+def model_ratio(partitions: int, one_msgs_per_s: float, skip_msgs_per_s: float) -> float:
+    """Throughput of N partitions over one, each on a free core: a process spends the one-partition
+    cost on its 1/N of the events and the skip cost on the rest."""
+    apply_s, skip_s = 1 / one_msgs_per_s, 1 / skip_msgs_per_s
+    return apply_s / (apply_s / partitions + skip_s * (partitions - 1) / partitions)
+
+
+class _NoHandler:
+    """A handler that is never asked to apply anything (its loop owns no agent)."""
+
+    async def apply(self, env: Envelope) -> bool:
+        raise AssertionError(f"event {env.seq} of {env.agent} is not this partition's")
+
+    async def commit(self) -> None:
+        return None
+
+    def reset(self) -> None:
+        return None
+
+
+async def skip_rate(session: Session, events: list[BenchEvent], last_seq: int) -> float:
+    """What reading another partition's events costs: the worker's own consume loop (fetch,
+    partition check, checkpoint, ack) over the backlog with a partition that owns none of its
+    agents (k of 64 with no backlog agent), in this process; msgs/s."""
+    agents = {e.agent for e in events}
+    n = 64
+    k = next((k for k in range(n) if all(partition_of(a, n) != k for a in agents)), None)
+    if k is None:
+        raise BenchError(f"every partition of {n} holds a backlog agent: no empty partition to measure with")
+    spec = all_specs()[WORKER]
+    name = "bench-skip"
+    await ensure_consumer(session.js, ConsumerSpec(name=name, families=spec.families), session.settings)
+    loop = ConsumeLoop(session.js, worker=name, consumer=name, handler=_NoHandler(),
+                       config=loop_config(session.settings, spec), health=Health(name),
+                       owns=PartitionFilter(k, n), label=name)
+    started = time.perf_counter()
+    first: tuple[float, int] | None = None  # timed from the first committed batch: start-up excluded
+    task = asyncio.create_task(loop.run())
+    try:
+        while loop.checkpoint < last_seq:
+            if task.done():
+                task.result()
+                raise BenchError("the skipping loop stopped before the end of the backlog")
+            if time.perf_counter() - started > max(120.0, len(events) / 50):
+                raise BenchError(f"the skipping loop did not reach sequence {last_seq}")
+            if first is None and loop.checkpoint:
+                first = (time.perf_counter(), loop.checkpoint)
+            await asyncio.sleep(0.005)
+        ended = time.perf_counter()
+    finally:
+        loop.stop()
+        await task
+        with contextlib.suppress(nats.js.errors.NotFoundError):
+            await session.js.delete_consumer(EVENTS_STREAM, name)
+    if first is None or first[1] >= last_seq:
+        raise BenchError("the backlog fits in one batch: too small to time the skipping loop")
+    # the backlog's events are all in the worker's filter: sequences count events
+    return (last_seq - first[1]) / max(ended - first[0], 1e-6)
+
+
 async def run(session: Session, events: list[BenchEvent], limit: LimitResult) -> ScaleoutResult:
     result = ScaleoutResult(cores=os.cpu_count() or 0, limit_1_process_msgs_per_s=limit.msgs_per_s)
     last_seq = int((await session.js.stream_info(EVENTS_STREAM)).state.last_seq)
@@ -155,6 +228,13 @@ async def run(session: Session, events: list[BenchEvent], limit: LimitResult) ->
         result.partitions_2_ratio = round(two / one, 3)
         session.progress(f"[scaleout] 2 partitions = {result.partitions_2_ratio:.2f}× one "
                          f"on {result.cores} cores shared with the server")
+    session.progress("[scaleout] a partition loop reading the backlog without applying any of it …")
+    await clean_state(session)
+    result.skip_msgs_per_s = round(await skip_rate(session, events, last_seq), 1)
+    session.progress(f"[scaleout] another partition's events cost {1e6 / result.skip_msgs_per_s:.0f} µs each "
+                     f"({result.skip_msgs_per_s:,.0f} msgs/s read, checked and acked unapplied)")
+    if one:
+        result.partitions_2_model_ratio = round(model_ratio(2, one, result.skip_msgs_per_s), 3)
     session.progress("[scaleout] bare consume by two processes, agents split FNV-1a mod 2 …")
     rate = await two_process_limit(session, events)
     result.limit_2_processes_msgs_per_s = round(rate, 1)
