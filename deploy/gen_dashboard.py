@@ -20,7 +20,9 @@ ROOT = Path(__file__).resolve().parent.parent
 DASHBOARD_FILE = ROOT / "deploy" / "grafana" / "cortex-dashboard.json"
 
 DS = {"type": "prometheus", "uid": "${datasource}"}
-W = 'worker=~"$worker"'
+# Counters carry the worker's name; per-consumer gauges (pending, checkpoint, active) the
+# consumer's (``threads-shadow``, ``threads-0`` with partitions), matched here too.
+W = 'worker=~"($worker)(-shadow)?(-[0-9]+)?"'
 RATE = "$__rate_interval"
 
 

@@ -47,7 +47,7 @@ from shared.names import (
     BUCKET_THREADS,
     DOC_BUCKETS,
     EVENTS_STREAM,
-    consumer_name,
+    consumers_of,
     shadow_bucket,
 )
 from workers.boot.worker import SOURCES
@@ -180,12 +180,6 @@ def _consumer(consumer: str) -> list[str]:
             f"{api}.CREATE.{EVENTS_STREAM}.{consumer}.>", f"{api}.DURABLE.CREATE.{EVENTS_STREAM}.{consumer}",
             f"{api}.RESET.{EVENTS_STREAM}.{consumer}", f"{api}.MSG.NEXT.{EVENTS_STREAM}.{consumer}",
             f"$JS.ACK.{EVENTS_STREAM}.{consumer}.>"]
-
-
-def consumers_of(worker: str, partitions: int, shadow: bool) -> list[str]:
-    if partitions <= 1:
-        return [consumer_name(worker, None, shadow)]
-    return [consumer_name(worker, k, shadow) for k in range(partitions)]
 
 
 def _dedupe(items: list[str]) -> list[str]:
@@ -404,13 +398,6 @@ spec:
                   name: {secret}
                   key: {name}
 {extra_env}\
-            # Partitions (CORTEX_PARTITIONS=N > 1) need the pod's partition: ordinal k serves
-            # partition k mod N, so replicas = 2N gives every partition a standby. The runtime
-            # does not read a partition index yet; when it does, pass the ordinal like this:
-            # - name: CORTEX_PARTITION_INDEX
-            #   valueFrom:
-            #     fieldRef:
-            #       fieldPath: metadata.labels['apps.kubernetes.io/pod-index']
           ports:
             - name: metrics
               containerPort: {port}
@@ -476,6 +463,13 @@ spec:
 
 def _env_lines(ops: WorkerOps) -> str:
     lines: list[str] = []
+    if ops.consumes:
+        lines += [
+            "            # the pod's partition: its ordinal (cortex-<worker>-<k>) mod CORTEX_PARTITIONS, so",
+            "            # with N partitions, pods 0..N-1 and N..2N-1 pair up as active and standby",
+            "            - name: CORTEX_PARTITION",
+            "              value: ordinal",
+        ]
     if ops.llm:
         lines += [
             "            # unset (the Secret key missing): no LLM is called, the structured path is used",
@@ -497,18 +491,24 @@ def _env_lines(ops: WorkerOps) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def render_worker(name: str, ops: WorkerOps) -> str:
+def render_worker(name: str, ops: WorkerOps, partitions: int = 1) -> str:
+    replicas = ops.replicas
     if ops.consumes:
+        replicas *= partitions
         replicas_comment = ("  # 2 = one active + one standby: both run, only the holder of the consumer's lease\n"
                             "  # (a key with a TTL in cortex_leases) consumes; the standby takes over when the\n"
                             "  # lease expires (CORTEX_RUNTIME_LEASE_TTL_S). More replicas only add standbys.")
+        if partitions > 1:
+            replicas_comment = (f"  # 2 x CORTEX_PARTITIONS ({partitions}): pod k serves partition k mod {partitions}\n"
+                                "  # (CORTEX_PARTITION=ordinal), so each partition's consumer has an active instance\n"
+                                "  # (the holder of its lease in cortex_leases) and a standby.")
     else:
         replicas_comment = ("  # no consumer and no lease: every replica serves requests (a NATS queue group)")
     pending = (f"# PENDING: `cortex worker {name}` is not in workers/registry.py yet; this workload\n"
                "# crash-loops until it lands. Remove it from k8s/base/kustomization.yaml meanwhile.\n"
                if name in pending_workers() else "")
     return _HEAD.format(
-        name=name, pending=pending, port=METRICS_PORT, replicas=ops.replicas, replicas_comment=replicas_comment,
+        name=name, pending=pending, port=METRICS_PORT, replicas=replicas, replicas_comment=replicas_comment,
         drain=DRAIN_TIMEOUT_S, grace=GRACE_PERIOD_S, secret=USERS_SECRET, extra_env=_env_lines(ops),
         cpu=ops.cpu, memory=ops.memory, memory_limit=ops.memory_limit, data_dir=DATA_DIR,
         data_note=" and Qdrant" if ops.qdrant else "",
@@ -553,7 +553,7 @@ def outputs(partitions: int = 1, shadow: bool = False) -> dict[Path, str]:
     perms = all_permissions(partitions=partitions, shadow=shadow)
     files = {PERMISSIONS_FILE: render_permissions(perms)}
     for name, ops in WORKERS.items():
-        files[WORKERS_DIR / f"{name}.yaml"] = render_worker(name, ops)
+        files[WORKERS_DIR / f"{name}.yaml"] = render_worker(name, ops, partitions)
     files[NATS_VALUES_FILE] = splice_nats_values(NATS_VALUES_FILE.read_text(), render_nats_block(perms))
     files[PROMETHEUS_RULE_FILE] = render_prometheus_rule(ALERTS_FILE.read_text())
     return files
@@ -566,7 +566,8 @@ def stale(files: dict[Path, str]) -> list[Path]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when a generated file is out of date")
-    parser.add_argument("--partitions", type=int, default=1, help="CORTEX_PARTITIONS the permissions are for")
+    parser.add_argument("--partitions", type=int, default=1,
+                        help="CORTEX_PARTITIONS the permissions and replica counts are for")
     parser.add_argument("--shadow", action="store_true", help="permissions for CORTEX_MODE=shadow")
     args = parser.parse_args(argv)
     files = outputs(args.partitions, args.shadow)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import typing
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
@@ -116,6 +117,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     prefix: str = "cortex"
     data_dir: str = "~/.cortex"
     partitions: Annotated[int, Meta(ge=1, le=64)] = 1
+    partition: str = "all"  # which of them this process runs: all | k | ordinal (see load_settings)
     retention: str | None = None
     dlq_retention: str = "30d"
     mode: Literal["live", "shadow"] = "live"
@@ -156,6 +158,16 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def data_path(self) -> str:
         return os.path.expanduser(self.data_dir)
+
+    @property
+    def own_partitions(self) -> list[int | None]:
+        """The partitions this process runs: every one, or the one ``CORTEX_PARTITION`` names
+        (None stands for the single, unsuffixed consumer when CORTEX_PARTITIONS is 1)."""
+        if self.partitions <= 1:
+            return [None]
+        if self.partition == "all":
+            return list(range(self.partitions))
+        return [int(self.partition)]
 
 
 # Env names that differ from the mechanical CORTEX_<FIELD> rule.
@@ -299,14 +311,41 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     if settings.retention:
         parse_duration_s(settings.retention)
     _check_timezone(settings.timezone)
-    if settings.partitions != 1:
-        raise SettingsError(
-            f"CORTEX_PARTITIONS={settings.partitions}: only 1 is supported in this version "
-            "(partitioned consumers are planned; see docs/operations.md, Scaling)"
-        )
+    partition = resolve_partition(settings.partition, settings.partitions,
+                                  env.get("HOSTNAME") or socket.gethostname())
+    if partition != settings.partition:
+        settings = msgspec.structs.replace(settings, partition=partition)
     if not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", settings.prefix):
         raise SettingsError(f"CORTEX_PREFIX={settings.prefix!r}: expected 1-32 letters, digits, _ or -")
     return settings
+
+
+_ORDINAL_RE = re.compile(r"-(\d+)$")
+
+
+def resolve_partition(value: str, partitions: int, hostname: str) -> str:
+    """``CORTEX_PARTITION`` → ``all`` or the number of the partition this process runs.
+
+    ``all`` (the default): every partition in one process (``cortex up``, the demo).
+    ``k``: partition k, 0 ≤ k < CORTEX_PARTITIONS. ``ordinal``: the number a StatefulSet
+    pod's host name ends with (``cortex-threads-3``) modulo CORTEX_PARTITIONS, so 2N
+    replicas give each partition an active instance and a standby.
+    """
+    raw = value.strip().lower()
+    if raw in ("", "all"):
+        return "all"
+    if raw == "ordinal":
+        if partitions <= 1:
+            return "0"
+        found = _ORDINAL_RE.search(hostname)
+        if not found:
+            raise SettingsError(f"CORTEX_PARTITION=ordinal: the host name {hostname!r} does not end in -<number> "
+                                "(a StatefulSet pod's does)")
+        return str(int(found.group(1)) % partitions)
+    if not raw.isdigit() or int(raw) >= partitions:
+        raise SettingsError(f"CORTEX_PARTITION={value!r}: expected all, ordinal or a number between 0 and "
+                            f"{partitions - 1} (CORTEX_PARTITIONS={partitions})")
+    return str(int(raw))
 
 
 def _check_timezone(name: str) -> None:

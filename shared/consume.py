@@ -18,6 +18,12 @@ On start the durable consumer is rewound to checkpoint + 1. That removes the tra
 naive design: after a crash the server would redeliver the unacked messages only after
 their ack wait, *behind* later messages of the same agent. Rewinding restores stream
 order, and the documents' watermarks skip what was applied but not yet checkpointed.
+
+Partitions (contract: Consumers, partitions, instances): the consumer ``<worker>-<k>``
+reads the same events as ``<worker>`` would; an event whose agent belongs to another
+partition (FNV-1a of the subject's agent token mod N ≠ k) is acked with its batch without
+being decoded or applied. The checkpoint therefore still means "every event up to this
+stream sequence that belongs here is applied", which is what watermarks wait on.
 """
 
 from __future__ import annotations
@@ -88,10 +94,13 @@ class ConsumeLoop:
         accept: Callable[[Envelope], bool] | None = None,
         fence: Callable[[], None] | None = None,
         on_committed: Callable[[int], Awaitable[None]] | None = None,
+        owns: Callable[[str], bool] | None = None,
+        label: str | None = None,
     ) -> None:
         self._js = js
         self.worker = worker
         self.consumer = consumer
+        self._owns = owns  # partition k of N: does this subject's agent belong here?
         self._handler = handler
         self._cfg = config
         self._health = health
@@ -103,11 +112,14 @@ class ConsumeLoop:
         self._stop = asyncio.Event()
         self._drain_deadline = float("inf")
         self._last_info = 0.0
+        # gauges describe one consumer (``<worker>-<k>`` when partitioned); counters sum per worker
+        self._label = label or worker
         # labelled children resolved once: per-message .labels() lookups cost more than the regexes
         self._m_seconds = metrics.HANDLER_SECONDS.labels(worker)
         self._m_applied = metrics.EVENTS.labels(worker, "applied")
         self._m_skipped = metrics.EVENTS.labels(worker, "skipped")
-        self._m_last_ts = metrics.LAST_EVENT_TS.labels(worker)
+        self._m_other = metrics.EVENTS.labels(worker, "other_partition")
+        self._m_last_ts = metrics.LAST_EVENT_TS.labels(self._label)
 
     @property
     def checkpoint(self) -> int:
@@ -130,7 +142,7 @@ class ConsumeLoop:
         """Resume at checkpoint + 1 in stream order (see the module docstring)."""
         self._applied = await self._read_checkpoint()
         await self._js.reset_consumer(EVENTS_STREAM, self.consumer, seq=self._applied + 1)
-        metrics.CHECKPOINT.labels(self.worker).set(self._applied)
+        metrics.CHECKPOINT.labels(self._label).set(self._applied)
         log.info("consumer_rewound", extra={"consumer": self.consumer, "seq": self._applied + 1})
 
     # ------------------------------------------------------------------ main loop
@@ -200,7 +212,7 @@ class ConsumeLoop:
             else:
                 await msg.ack()
         self._applied = max(self._applied, last)
-        metrics.CHECKPOINT.labels(self.worker).set(self._applied)
+        metrics.CHECKPOINT.labels(self._label).set(self._applied)
         if self._on_committed is not None:
             await self._on_committed(self._applied)
 
@@ -220,6 +232,9 @@ class ConsumeLoop:
 
     async def _handle(self, msg: Msg) -> bool:
         """Apply one message; True when it was dead-lettered."""
+        if self._owns is not None and not self._owns(msg.subject):
+            self._m_other.inc()
+            return False  # another partition's agent: acked with the batch, never applied (nor parsed) here
         seq = msg.metadata.sequence.stream
         if seq <= self._applied:
             metrics.EVENTS.labels(self.worker, "duplicate").inc()
@@ -333,6 +348,6 @@ class ConsumeLoop:
             info = await self._js.consumer_info(EVENTS_STREAM, self.consumer)
         except Exception:  # metrics only; the next tick tries again
             return
-        metrics.CONSUMER_PENDING.labels(self.worker).set(info.num_pending or 0)
-        metrics.CONSUMER_ACK_PENDING.labels(self.worker).set(info.num_ack_pending or 0)
-        metrics.CONSUMER_REDELIVERED.labels(self.worker).set(info.num_redelivered or 0)
+        metrics.CONSUMER_PENDING.labels(self._label).set(info.num_pending or 0)
+        metrics.CONSUMER_ACK_PENDING.labels(self._label).set(info.num_ack_pending or 0)
+        metrics.CONSUMER_REDELIVERED.labels(self._label).set(info.num_redelivered or 0)

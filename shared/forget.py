@@ -75,7 +75,9 @@ async def purge_dead_letters(js: JetStreamContext, prefix: str, agent: str) -> i
     """Dead letters are keyed by worker, not agent: look at each one's original subject."""
     info = await js.stream_info(DLQ_STREAM)
     removed = 0
-    for seq in range(info.state.first_seq, info.state.last_seq + 1):
+    if not info.state.messages:
+        return 0  # an empty stream reports sequence 0, which get_msg refuses
+    for seq in range(max(1, info.state.first_seq), info.state.last_seq + 1):
         try:
             msg = await js.get_msg(DLQ_STREAM, seq)
         except nats.js.errors.NotFoundError:

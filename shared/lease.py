@@ -27,12 +27,13 @@ _WRONG_LAST = (10071, 10164)
 
 
 class Lease:
-    def __init__(self, js: JetStreamContext, consumer: str, instance: str, ttl_s: int, worker: str) -> None:
+    def __init__(self, js: JetStreamContext, consumer: str, instance: str, ttl_s: int,
+                 label: str | None = None) -> None:
         self._js = js
         self.consumer = consumer
         self.instance = instance
         self.ttl_s = max(1, int(ttl_s))
-        self.worker = worker
+        self.label = label or consumer  # the cortex_worker_active gauge's worker label
         self._revision = 0
         self._renewed = 0.0
         self.held = False
@@ -46,7 +47,7 @@ class Lease:
                 self._revision = await kv.create(self.consumer, self.instance.encode(), msg_ttl=self.ttl_s)
                 self._renewed = time.monotonic()
                 self.held = True
-                metrics.ACTIVE.labels(self.worker).set(1)
+                metrics.ACTIVE.labels(self.label).set(1)
                 log.info("lease_acquired", extra={"consumer": self.consumer, "instance": self.instance})
                 return True
             except nats.js.errors.KeyWrongLastSequenceError:
@@ -86,7 +87,7 @@ class Lease:
 
     def _lose(self, why: str, on_lost: Callable[[], None]) -> None:
         self.held = False
-        metrics.ACTIVE.labels(self.worker).set(0)
+        metrics.ACTIVE.labels(self.label).set(0)
         log.warning("lease_lost", extra={"consumer": self.consumer, "why": why})
         on_lost()
 
@@ -99,7 +100,7 @@ class Lease:
         if not self.held:
             return
         self.held = False
-        metrics.ACTIVE.labels(self.worker).set(0)
+        metrics.ACTIVE.labels(self.label).set(0)
         with contextlib.suppress(Exception):
             kv = await self._js.key_value(BUCKET_LEASES)
             await kv.delete(self.consumer, last=self._revision)

@@ -73,3 +73,48 @@ def fnv1a_32(data: bytes) -> int:
 def partition_of(agent: str, partitions: int) -> int:
     """The agent's partition: FNV-1a 32-bit of the agent id modulo N (NATS's partition function)."""
     return fnv1a_32(agent.encode()) % partitions if partitions > 1 else 0
+
+
+def partition_ids(partitions: int) -> list[int | None]:
+    """Every partition of a worker: ``[None]`` (the unsuffixed consumer) when N is 1."""
+    return [None] if partitions <= 1 else list(range(partitions))
+
+
+def consumers_of(worker: str, partitions: int, shadow: bool = False) -> list[str]:
+    """Every consumer of a worker: ``<worker>`` or ``<worker>-0`` … ``<worker>-<N-1>``."""
+    return [consumer_name(worker, k, shadow) for k in partition_ids(partitions)]
+
+
+def agent_consumer(worker: str, agent: str, partitions: int, shadow: bool = False) -> str:
+    """The consumer of ``worker`` that applies ``agent``'s events."""
+    return consumer_name(worker, partition_of(agent, partitions) if partitions > 1 else None, shadow)
+
+
+def subject_agent(subject: str) -> str:
+    """The agent token of an event subject (``<prefix>.<family>.<agent>[.<kind>]``; the
+    prefix is one token), or "" when there is none."""
+    tokens = subject.split(".", 3)
+    return tokens[2] if len(tokens) > 2 else ""
+
+
+class PartitionFilter:
+    """Does an event belong to partition k of N? Decided from the subject's agent token
+    alone (no decode), with the agents' partitions remembered (bounded)."""
+
+    MAX_CACHED = 100_000
+
+    def __init__(self, partition: int, partitions: int) -> None:
+        if not 0 <= partition < partitions:
+            raise ValueError(f"partition {partition} is not one of 0..{partitions - 1}")
+        self.partition = partition
+        self.partitions = partitions
+        self._cache: dict[str, bool] = {}
+
+    def __call__(self, subject: str) -> bool:
+        agent = subject_agent(subject)
+        owned = self._cache.get(agent)
+        if owned is None:
+            if len(self._cache) >= self.MAX_CACHED:
+                self._cache.clear()
+            owned = self._cache[agent] = partition_of(agent, self.partitions) == self.partition
+        return owned

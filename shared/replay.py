@@ -10,6 +10,9 @@ which resumes from the new checkpoint.
 
 With ``agent`` only that agent's documents are deleted: other agents' events are skipped
 by their documents' watermarks, so their documents stay as they are.
+
+Partitions: every consumer ``<worker>-<k>`` is replayed (each takes its own lease), and
+with ``agent`` only the consumers of that agent's partition.
 """
 
 from __future__ import annotations
@@ -25,13 +28,20 @@ import msgspec
 import nats.js.errors
 from nats.js.client import JetStreamContext
 
-from shared.consume import ConsumeLoop
 from shared.errors import LeaseLost
 from shared.health import Health
 from shared.kv import kv_read
 from shared.lease import Lease
-from shared.names import BUCKET_CHECKPOINTS, BUCKET_LEASES, DOC_BUCKETS, EVENTS_STREAM
-from shared.runtime import WorkerContext, WorkerHost, WorkerSpec, channel_filter, loop_config, producer_id
+from shared.names import (
+    BUCKET_CHECKPOINTS,
+    BUCKET_LEASES,
+    DOC_BUCKETS,
+    EVENTS_STREAM,
+    consumer_name,
+    partition_ids,
+    partition_of,
+)
+from shared.runtime import WorkerContext, WorkerHost, WorkerSpec, make_loop, producer_id
 
 log = logging.getLogger(__name__)
 
@@ -84,11 +94,14 @@ async def _keys(kv: object) -> list[str]:
 
 
 async def reset_state(ctx: WorkerContext, buckets: list[str], agent: str | None) -> int:
-    """Delete the worker's documents (all, or one agent's) and its checkpoint."""
+    """Delete the consumer's documents (its partition's, or one agent's) and its checkpoint."""
     deleted = 0
+    n = ctx.settings.partitions
     for bucket in buckets:
         kv = await ctx.js.key_value(ctx.bucket(bucket))
         for key in await _doc_keys(ctx.js, ctx.bucket(bucket), agent):
+            if ctx.partition is not None and partition_of(key.split(".", 1)[0], n) != ctx.partition:
+                continue  # another partition's agent: its own consumer's replay resets it
             raw, _ = await kv_read(kv, key)
             if raw is not None:
                 await kv.delete(key)
@@ -111,7 +124,7 @@ async def replay_worker(host: WorkerHost, ctx: WorkerContext, spec: WorkerSpec, 
                         stop: asyncio.Event) -> None:
     """Replay one worker to the end of the stream (see the module docstring)."""
     assert spec.build is not None
-    lease = Lease(ctx.js, ctx.consumer, f"replay-{host.instance}", host.settings.runtime.lease_ttl_s, spec.name)
+    lease = Lease(ctx.js, ctx.consumer, f"replay-{host.instance}", host.settings.runtime.lease_ttl_s)
     await steal_lease(ctx.js, lease, stop)
     keeper = asyncio.create_task(lease.keep_alive(stop.set))
     try:
@@ -120,10 +133,7 @@ async def replay_worker(host: WorkerHost, ctx: WorkerContext, spec: WorkerSpec, 
         progress.extra["deleted"] = await reset_state(ctx, buckets, agent)
         await ready.wait()  # every replayed worker is reset before any starts consuming
         handler = await spec.build(ctx)
-        loop = ConsumeLoop(ctx.js, worker=spec.name, consumer=ctx.consumer, handler=handler,
-                           config=loop_config(host.settings, spec), health=ctx.health,
-                           accept=channel_filter(host.settings, ctx.shadow), fence=lease.check,
-                           on_committed=getattr(handler, "on_committed", None))
+        loop = make_loop(ctx, spec, handler, lease.check)
         task = asyncio.create_task(loop.run())
         try:
             while not stop.is_set():
@@ -157,13 +167,16 @@ async def run_replay(host: WorkerHost, js: JetStreamContext, specs: list[WorkerS
     host.settings = msgspec.structs.replace(host.settings, boot=boot)
     nc = js._nc  # the connection the JetStream context was made from
     stop = asyncio.Event()
-    ready = asyncio.Barrier(len(specs))
-    progress = [ReplayProgress(worker=s.name, target=last) for s in specs]
+    n = host.settings.partitions
+    partitions = partition_ids(n) if agent is None or n <= 1 else [partition_of(agent, n)]
+    consumers = [(spec, k, consumer_name(spec.name, k)) for spec in specs for k in partitions]
+    ready = asyncio.Barrier(len(consumers))
+    progress = [ReplayProgress(worker=name, target=last) for _, _, name in consumers]
     tasks = []
-    for spec, prog in zip(specs, progress, strict=True):
-        ctx = WorkerContext(nc=nc, js=js, settings=host.settings, worker=spec.name, consumer=spec.name,
-                            producer=producer_id(spec, host.settings, host.version), health=Health(spec.name),
-                            extras=host.extras)
+    for (spec, k, name), prog in zip(consumers, progress, strict=True):
+        ctx = WorkerContext(nc=nc, js=js, settings=host.settings, worker=spec.name, consumer=name,
+                            producer=producer_id(spec, host.settings, host.version), health=Health(name),
+                            extras=host.extras, partition=k)
         tasks.append(asyncio.create_task(
             replay_worker(host, ctx, spec, [b for b in spec.buckets if b in DOC_BUCKETS], agent, prog, ready, stop)))
     started = time.monotonic()

@@ -32,7 +32,7 @@ from shared.consume import ConsumeLoop, Handler, LoopConfig
 from shared.errors import LeaseLost, RebuildRequired, is_transient
 from shared.health import Health, HealthRegistry, serve
 from shared.lease import Lease
-from shared.names import consumer_name, shadow_bucket
+from shared.names import PartitionFilter, consumer_name, shadow_bucket
 from shared.provision import ConsumerSpec, ensure_bucket, ensure_consumer
 
 log = logging.getLogger(__name__)
@@ -49,6 +49,7 @@ class WorkerContext:
     health: Health
     shadow: bool = False
     extras: dict[str, Any] = field(default_factory=dict)
+    partition: int | None = None  # k of CORTEX_PARTITIONS; None when the worker is not partitioned
 
     def bucket(self, name: str) -> str:
         """The physical bucket for a document bucket (shadow mode writes cortex_shadow_*)."""
@@ -110,6 +111,16 @@ def loop_config(settings: Settings, spec: WorkerSpec | None = None) -> LoopConfi
     )
 
 
+def make_loop(ctx: WorkerContext, spec: WorkerSpec, handler: Handler, fence: Callable[[], None]) -> ConsumeLoop:
+    """The consume loop of one consumer: ``ctx.consumer``, partition ``ctx.partition``."""
+    settings = ctx.settings
+    owns = PartitionFilter(ctx.partition, settings.partitions) if ctx.partition is not None else None
+    return ConsumeLoop(ctx.js, worker=spec.name, consumer=ctx.consumer, handler=handler,
+                       config=loop_config(settings, spec), health=ctx.health,
+                       accept=channel_filter(settings, ctx.shadow), fence=fence,
+                       on_committed=getattr(handler, "on_committed", None), owns=owns, label=ctx.consumer)
+
+
 class WorkerHost:
     def __init__(self, settings: Settings, specs: list[WorkerSpec], version: str,
                  extras: dict[str, Any] | None = None) -> None:
@@ -141,19 +152,20 @@ class WorkerHost:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self.stop.wait(), timeout=min(5.0, 0.5 * failures))
 
-    async def run_consumer(self, nc: Client, spec: WorkerSpec) -> None:
+    async def run_consumer(self, nc: Client, spec: WorkerSpec, partition: int | None = None) -> None:
+        """One consumer of the worker (partition k of N, or the only one), its lease and loop."""
         shadow = self.settings.mode == "shadow"
-        consumer = consumer_name(spec.name, None, shadow)
+        consumer = consumer_name(spec.name, partition, shadow)
         health = self.registry.worker(consumer)
         js = nc.jetstream()
         await self._ensure_consumer(js, consumer, spec, health)
         if shadow:  # shadow documents live in their own buckets, made on first use
             for bucket in spec.buckets:
                 await ensure_bucket(js, shadow_bucket(bucket), history=DOC_HISTORY)
-        lease = Lease(js, consumer, self.instance, self.settings.runtime.lease_ttl_s, spec.name)
+        lease = Lease(js, consumer, self.instance, self.settings.runtime.lease_ttl_s)
         ctx = WorkerContext(nc=nc, js=js, settings=self.settings, worker=spec.name, consumer=consumer,
                             producer=producer_id(spec, self.settings, self.version), health=health, shadow=shadow,
-                            extras=self.extras)
+                            extras=self.extras, partition=partition)
         while not self.stop.is_set():
             health.set_ready(True, "standby: waiting for the lease")
             if not await lease.acquire(self.stop):
@@ -195,10 +207,7 @@ class WorkerHost:
         handler = await self._build(ctx, spec, lease)
         if handler is None:
             return False
-        loop = ConsumeLoop(ctx.js, worker=spec.name, consumer=ctx.consumer, handler=handler,
-                           config=loop_config(self.settings, spec), health=ctx.health,
-                           accept=channel_filter(self.settings, ctx.shadow), fence=lease.check,
-                           on_committed=getattr(handler, "on_committed", None))
+        loop = make_loop(ctx, spec, handler, lease.check)
         keeper = asyncio.create_task(lease.keep_alive(loop.stop), name=f"{ctx.consumer}-lease")
         stopper = asyncio.create_task(self._stop_on_signal(loop), name=f"{ctx.consumer}-stop")
         try:
@@ -254,7 +263,9 @@ class WorkerHost:
             if self.stop.is_set():
                 return  # stopped before NATS was ever reachable: a clean exit
             raise
-        tasks = [asyncio.create_task(self.run_consumer(nc, s), name=s.name) for s in self.specs if s.build]
+        # one consume loop per consumer: every partition of the worker, or the one this process runs
+        tasks = [asyncio.create_task(self.run_consumer(nc, s, k), name=consumer_name(s.name, k))
+                 for s in self.specs if s.build for k in settings.own_partitions]
         tasks += [asyncio.create_task(self.run_service(nc, s), name=f"{s.name}-api") for s in self.specs if s.serve]
         try:
             await self._supervise(tasks)

@@ -11,6 +11,10 @@ before S. Source worker W has applied all of them when either
   bound.
 
 Checkpoints are followed with a KV watch, so the common case costs no request at all.
+
+With partitions, the consumer to wait on is the source's consumer of the agent's
+partition (``<worker>-<k>``, ``shared.composed.source_consumer``): it reads every event
+and acks other partitions' unapplied, so its checkpoint covers the whole stream.
 """
 
 from __future__ import annotations

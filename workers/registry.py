@@ -20,8 +20,11 @@ def all_specs() -> dict[str, WorkerSpec]:
     return {s.name: s for s in specs}
 
 
-def consumer_specs(prefix_shadow: bool = False) -> list[ConsumerSpec]:
-    from shared.names import consumer_name
+def consumer_specs(prefix_shadow: bool = False, partitions: int = 1) -> list[ConsumerSpec]:
+    """Every consuming worker's durable consumers: ``<worker>[-shadow]``, or one per partition
+    ``<worker>[-shadow]-<k>`` when ``partitions`` > 1."""
+    from shared.names import consumers_of
 
-    return [ConsumerSpec(name=consumer_name(s.name, None, prefix_shadow), families=s.families)
-            for s in all_specs().values() if s.build is not None]
+    return [ConsumerSpec(name=name, families=s.families)
+            for s in all_specs().values() if s.build is not None
+            for name in consumers_of(s.name, partitions, prefix_shadow)]

@@ -14,7 +14,8 @@ from workers.bench.config import QUICK, make_config
 from workers.bench.events import backlog
 from workers.bench.freshness import Published, match
 from workers.bench.hostile import MAX_BYTES, pathological
-from workers.bench.results import Latency, LimitResult, RateResult, Report, WorkerResult
+from workers.bench.results import Latency, LimitResult, RateResult, Report, ScaleoutResult, WorkerResult
+from workers.bench.scaleout import applied_per_partition, model_ratio
 from workers.bench.stats import percentile, summarize
 
 
@@ -89,3 +90,26 @@ def test_budget_rows_compare_with_the_issue_targets_and_never_fail_on_missing_da
     assert rows["publish → decisions doc @1000/s"].verdict == "miss"  # lost samples are a miss
     assert rows["session start → BootDoc @1000/s"].verdict == "miss"
     assert rows["threads, 2 partitions"].verdict == "n/a"
+
+
+@pytest.mark.parametrize(("cores", "ratio", "verdict"), [(2, 1.7, "info"), (2, 1.1, "info"), (8, 1.7, "pass"),
+                                                         (8, 1.1, "miss")])
+def test_the_scaleout_target_is_claimed_only_with_a_free_core_per_partition(cores: int, ratio: float,
+                                                                              verdict: str) -> None:
+    report = Report(scaleout=ScaleoutResult(cores=cores, partitions_1_msgs_per_s=1000.0,
+                                            partitions_2_msgs_per_s=1000.0 * ratio, partitions_2_ratio=ratio))
+    row = {r.name: r for r in budget.rows(report)}["threads, 2 partitions"]
+    assert row.verdict == verdict
+    assert f"{ratio:.2f}× one" in row.value and f"{cores} cores" in row.value
+
+
+def test_each_partition_applies_its_agents_events() -> None:
+    events = backlog(500, 10, 7, "cortex")
+    counts = applied_per_partition(events, 2)
+    assert sum(counts) == len(events) and all(counts)
+
+
+def test_the_scaleout_model_spends_the_skip_cost_on_other_partitions_events() -> None:
+    assert model_ratio(2, 1000.0, float("inf")) == pytest.approx(2.0)  # free skips: linear
+    assert model_ratio(2, 1000.0, 1000.0) == pytest.approx(1.0)  # skipping costs as much as applying
+    assert model_ratio(2, 4000.0, 12000.0) == pytest.approx(1.5)

@@ -40,7 +40,11 @@ def test_knobs_are_read_as_cortex_section_knob() -> None:
         ({"CORTEX_TIMEZONE": "Nowhere/Land"}, "CORTEX_TIMEZONE='Nowhere/Land'"),
         ({"CORTEX_PREFIX": "a.b"}, "CORTEX_PREFIX='a.b'"),
         ({"CORTEX_DLQ_RETENTION": "forever"}, "bad duration 'forever'"),
-        ({"CORTEX_PARTITIONS": "2"}, "CORTEX_PARTITIONS=2: only 1 is supported in this version"),
+        ({"CORTEX_PARTITIONS": "65"}, "CORTEX_PARTITIONS='65': expected an integer between 1 and 64"),
+        ({"CORTEX_PARTITIONS": "2", "CORTEX_PARTITION": "2"}, "CORTEX_PARTITION='2': expected all, ordinal or a "
+                                                              "number between 0 and 1"),
+        ({"CORTEX_PARTITIONS": "2", "CORTEX_PARTITION": "ordinal", "HOSTNAME": "laptop"},
+         "CORTEX_PARTITION=ordinal: the host name 'laptop' does not end in -<number>"),
     ],
 )
 def test_bad_values_stop_start_up_naming_the_variable_and_range(env: dict[str, str], message: str) -> None:
@@ -70,3 +74,14 @@ def test_every_setting_has_a_reference_row() -> None:
     rows = {name for name, _, _ in settings_reference()}
     assert {"CORTEX_NATS_URL", "CORTEX_THREADS_PRUNE_DAYS", "CORTEX_BOOT_MAX_CHARS", "ANTHROPIC_API_KEY",
             "CORTEX_RUNTIME_BATCH_SIZE"} <= rows
+
+
+def test_partitions_a_process_runs() -> None:
+    assert load_settings({}).own_partitions == [None]  # one partition: the unsuffixed consumer
+    assert load_settings({"CORTEX_PARTITION": "ordinal", "HOSTNAME": "laptop"}).own_partitions == [None]
+    assert load_settings({"CORTEX_PARTITIONS": "3"}).own_partitions == [0, 1, 2]  # all, in one process
+    assert load_settings({"CORTEX_PARTITIONS": "3", "CORTEX_PARTITION": "1"}).own_partitions == [1]
+    # a StatefulSet pod: ordinal k serves partition k mod N, so pods N..2N-1 are the standbys
+    ordinal = {"CORTEX_PARTITIONS": "3", "CORTEX_PARTITION": "ordinal"}
+    assert load_settings({**ordinal, "HOSTNAME": "cortex-threads-1"}).own_partitions == [1]
+    assert load_settings({**ordinal, "HOSTNAME": "cortex-threads-4"}).own_partitions == [1]

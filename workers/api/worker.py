@@ -35,7 +35,7 @@ from shared.names import (
     BUCKET_KNOWLEDGE,
     BUCKET_THREADS,
     EVENTS_STREAM,
-    consumer_name,
+    agent_consumer,
 )
 from shared.runtime import WorkerContext, WorkerSpec
 from shared.service import ApiError, Endpoint, serve_endpoints
@@ -87,11 +87,12 @@ class Api:
             "channels": len(channels.channels) if channels else 0,
         }
         last_ts = {"threads": threads, "decisions": decisions, "knowledge": knowledge, "channels": channels}
-        workers = await self._workers(last_ts)
+        workers = await self._workers(agent, last_ts)
         return StatusReply(agent=agent, counts=counts, workers=workers,
                            mood=threads.session_mood if threads else "neutral")
 
-    async def _workers(self, docs: dict[str, Any]) -> list[WorkerStatus]:
+    async def _workers(self, agent: str, docs: dict[str, Any]) -> list[WorkerStatus]:
+        """Each consuming worker's consumer of the agent's partition: its lag and checkpoint."""
         from workers.registry import all_specs
 
         js: JetStreamContext = self._ctx.js
@@ -100,7 +101,7 @@ class Api:
         for spec in all_specs().values():
             if spec.build is None:
                 continue
-            name = consumer_name(spec.name, None, self._ctx.shadow)
+            name = agent_consumer(spec.name, agent, self._ctx.settings.partitions, self._ctx.shadow)
             try:
                 info = await js.consumer_info(EVENTS_STREAM, name)
                 pending = int(info.num_pending or 0) + int(info.num_ack_pending or 0)

@@ -122,7 +122,7 @@ async def _backlog_phases(session: Session, rep: Report) -> None:
     if _selected(cfg, "scaleout"):
         with _timed(rep, "scaleout"):
             try:
-                rep.scaleout = await scaleout.run(session, events, rep.limit, rep.workers)
+                rep.scaleout = await scaleout.run(session, events, rep.limit)
             except PHASE_ERRORS as exc:
                 rep.scaleout = ScaleoutResult(skipped=failed(session, "scaleout", exc))
 

@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Final
 
 # Settings a benchmark must not inherit: it chooses its own server, data dir and logging,
-# runs live (never shadow), one partition, no metrics port (several processes would
-# collide), no workspace files, and no LLM (the narrative would call the API).
+# runs live (never shadow), one partition unless a phase says otherwise (scaleout), no
+# metrics port (several processes would collide), no workspace files, and no LLM (the
+# narrative would call the API).
 _NOT_INHERITED: Final = frozenset({
-    "CORTEX_NATS_URL", "CORTEX_DATA_DIR", "CORTEX_LOG_LEVEL", "CORTEX_MODE", "CORTEX_PARTITIONS",
+    "CORTEX_NATS_URL", "CORTEX_DATA_DIR", "CORTEX_LOG_LEVEL", "CORTEX_MODE", "CORTEX_PARTITIONS", "CORTEX_PARTITION",
     "CORTEX_METRICS_PORT", "CORTEX_WORKSPACE", "ANTHROPIC_API_KEY", "CORTEX_RUNTIME_DRAIN_TIMEOUT_S",
 })
 
@@ -100,17 +101,19 @@ class Processes:
         self.env = worker_env(os.environ if base_env is None else base_env, url, str(workdir / "data"))
         self._procs: list[WorkerProc] = []
 
-    def start(self, name: str, profile_dir: Path | None = None) -> WorkerProc:
+    def start(self, name: str, profile_dir: Path | None = None, args: tuple[str, ...] = (),
+              env: Mapping[str, str] | None = None) -> WorkerProc:
+        """``cortex worker NAME [args]``; ``env`` adds settings (e.g. ``CORTEX_PARTITIONS``)."""
         index = len(self._procs)
         log = self.workdir / f"{name}-{index}.log"
         profile = None
-        cmd = [sys.executable, "-m", "workers", "worker", name]
+        cmd = [sys.executable, "-m", "workers", "worker", name, *args]
         if profile_dir is not None:
             profile_dir.mkdir(parents=True, exist_ok=True)
             profile = profile_dir / f"{name}.prof"
-            cmd = [sys.executable, "-m", "cProfile", "-o", str(profile), "-m", "workers", "worker", name]
+            cmd = [sys.executable, "-m", "cProfile", "-o", str(profile), "-m", "workers", "worker", name, *args]
         with open(log, "wb") as out:
-            proc = subprocess.Popen(cmd, env=self.env, stdout=out, stderr=subprocess.STDOUT,
+            proc = subprocess.Popen(cmd, env={**self.env, **(env or {})}, stdout=out, stderr=subprocess.STDOUT,
                                     start_new_session=True)
         worker = WorkerProc(name, proc, log, profile)
         self._procs.append(worker)

@@ -108,11 +108,29 @@ class MemoryResult(msgspec.Struct, kw_only=True):
     pipeline: dict[str, float] = msgspec.field(default_factory=dict)
 
 
+class PartitionRun(msgspec.Struct, kw_only=True):
+    """The threads worker draining the backlog with N partitions, one process per partition."""
+
+    partitions: int
+    events: int = 0  # the backlog (every partition reads all of it)
+    applied: list[int] = msgspec.field(default_factory=list)  # events each partition applies (its agents')
+    seconds: float | None = None  # first delivery on any partition → every partition drained
+    msgs_per_s: float | None = None  # backlog events / seconds
+    startup_s: list[float] = msgspec.field(default_factory=list)  # per process: start → first delivery
+    peak_rss_mb: list[float | None] = msgspec.field(default_factory=list)
+
+
 class ScaleoutResult(msgspec.Struct, kw_only=True):
     skipped: str | None = None
     cores: int = 0
-    partitions_1_msgs_per_s: float | None = None  # the threads worker, one partition
-    partitions_2: str = ""  # why there is no two-partition figure
+    partitions_1_msgs_per_s: float | None = None  # the threads worker, one partition (one process)
+    partitions_2_msgs_per_s: float | None = None  # the threads worker, two partitions (two processes)
+    partitions_2_ratio: float | None = None  # 2 partitions / 1 partition, measured back to back
+    runs: list[PartitionRun] = msgspec.field(default_factory=list)
+    skip_msgs_per_s: float | None = None  # a partition loop reading, checking and acking events it does not own
+    # what 2 partitions would give with a free core each, from the measured costs (a model, not a
+    # measurement): each process applies half the events and skips the other half
+    partitions_2_model_ratio: float | None = None
     limit_1_process_msgs_per_s: float | None = None
     limit_2_processes_msgs_per_s: float | None = None  # bare consume, agents split by FNV-1a mod 2
     limit_2_ratio: float | None = None

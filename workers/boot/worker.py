@@ -95,15 +95,17 @@ class BootSources:
         self._reader = reader
         self.sources = [s for s in SOURCES if s[3] in workers]
 
-    def consumers(self) -> dict[str, str]:
-        return {source_consumer(self._ctx, w): w for _, _, _, w in self.sources}
+    def consumers(self, agent: str) -> dict[str, str]:
+        """The source consumers that apply ``agent``'s events (its partition's) → worker."""
+        return {source_consumer(self._ctx, w, agent): w for _, _, _, w in self.sources}
 
-    async def wait_for_sources(self, seq: int) -> list[str]:
-        return await self._tracker.wait({c: seq for c in self.consumers()}, wait_bound_s(self._ctx))
+    async def wait_for_sources(self, seq: int, agents: list[str]) -> list[str]:
+        needs = {c: seq for agent in agents for c in self.consumers(agent)}
+        return await self._tracker.wait(needs, wait_bound_s(self._ctx))
 
     async def at_trigger(self, env: Envelope, bound_s: float | None = None) -> BootInputs:
         """Sources as they were just before ``env`` — or, for a change, just after it."""
-        needs = {c: env.seq for c in self.consumers()}
+        needs = {c: env.seq for c in self.consumers(env.agent)}
         lagging = await self._tracker.wait(needs, wait_bound_s(self._ctx) if bound_s is None else bound_s)
         change = is_change(env)
         docs: dict[str, Any] = {}
@@ -114,7 +116,7 @@ class BootSources:
         return self._inputs(env.agent, env.event.ts, docs, lagging)
 
     async def now(self, agent: str) -> BootInputs:
-        lagging = await self._tracker.lagging_now({c: 2**62 for c in self.consumers()})
+        lagging = await self._tracker.lagging_now({c: 2**62 for c in self.consumers(agent)})
         results = await asyncio.gather(*(self._reader.latest(self._ctx.bucket(b), agent, t)
                                          for _, b, t, _ in self.sources))
         docs = {field: doc for (field, _, _, _), doc in zip(self.sources, results, strict=True)}
@@ -123,7 +125,7 @@ class BootSources:
         return self._inputs(agent, now, docs, lagging)
 
     def _inputs(self, agent: str, now: datetime, docs: dict[str, Any], lagging_consumers: list[str]) -> BootInputs:
-        names = self.consumers()
+        names = self.consumers(agent)
         lagging = sorted({names[c] for c in lagging_consumers})
         missing = sorted({w for field, _, _, w in self.sources if docs.get(field) is None})
         stamps = [d.integrity.last_event_ts for d in docs.values() if d is not None and d.integrity.last_event_ts]
@@ -223,7 +225,7 @@ class BootHandler(ProjectionHandler):
     async def commit(self) -> None:
         changes, self._changes = self._changes, {}
         if changes:  # one bounded wait for the whole batch, not one per agent
-            await self._sources.wait_for_sources(max(env.seq for env in changes.values()))
+            await self._sources.wait_for_sources(max(env.seq for env in changes.values()), sorted(changes))
         for agent, env in sorted(changes.items()):
             if await super().apply(env):
                 self._written.add(agent)

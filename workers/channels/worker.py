@@ -40,8 +40,8 @@ class ChannelsProjection:
         if isinstance(env.event, MessageEvent) or doc is None:
             return None, None
         ctx = self._ctx
-        await self._tracker.wait({source_consumer(ctx, "threads"): env.seq, source_consumer(ctx, "decisions"): env.seq},
-                                 wait_bound_s(ctx))
+        await self._tracker.wait({source_consumer(ctx, "threads", env.agent): env.seq,
+                                  source_consumer(ctx, "decisions", env.agent): env.seq}, wait_bound_s(ctx))
         threads, _ = await self._reader.as_of(ctx.bucket(BUCKET_THREADS), env.agent, ThreadsDoc, env.seq)
         decisions, _ = await self._reader.as_of(ctx.bucket(BUCKET_DECISIONS), env.agent, DecisionsDoc, env.seq)
         return threads, decisions

@@ -14,7 +14,7 @@ import orjson
 from shared.config import Settings
 from shared.embedded import EmbeddedNats
 from shared.kv import kv_read
-from shared.names import BUCKET_CHECKPOINTS, EVENTS_STREAM
+from shared.names import BUCKET_CHECKPOINTS, EVENTS_STREAM, consumers_of
 from shared.runtime import WorkerHost
 from workers import __version__
 from workers.cli import CliError
@@ -99,7 +99,9 @@ async def run_demo(settings: Settings) -> int:
                 last = await publish_demo(settings, server.url)
                 print(f"cortex demo: published {len(demo_events())} events (stream seq {last}); deriving…",
                       flush=True)
-                await wait_caught_up(settings, server.url, [s.name for s in specs if s.build])
+                shadow = settings.mode == "shadow"
+                await wait_caught_up(settings, server.url, [c for s in specs if s.build
+                                                            for c in consumers_of(s.name, settings.partitions, shadow)])
                 print(await render_documents(settings, server.url))
             finally:
                 host.stop.set()

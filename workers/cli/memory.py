@@ -138,15 +138,17 @@ def register_forget(sub: Any) -> None:
 
 async def _forget_memories(settings: Settings, js: Any, agent: str) -> str:
     from shared.forget import recall_active, request_memory_forget
+    from shared.names import agent_consumer
 
-    if await recall_active(js):
+    consumer = agent_consumer("recall", agent, settings.partitions)  # the recall consumer of the agent's partition
+    if await recall_active(js, consumer):
         async def applied() -> bool:
             import asyncio
             import time
 
             deadline = time.monotonic() + 60
             while time.monotonic() < deadline:
-                info = await js.consumer_info("CORTEX_EVENTS", "recall")
+                info = await js.consumer_info("CORTEX_EVENTS", consumer)
                 if not info.num_pending and not info.num_ack_pending:
                     return True
                 await asyncio.sleep(0.1)

@@ -40,7 +40,8 @@ def register(sub: Any) -> None:
 
 async def cmd_init(args: argparse.Namespace, settings: Settings) -> int:
     async with connected(settings, args.nats_url) as nc:
-        report = await provision(nc.jetstream(), settings, consumer_specs(settings.mode == "shadow"))
+        consumers = consumer_specs(settings.mode == "shadow", settings.partitions)
+        report = await provision(nc.jetstream(), settings, consumers)
     for what, outcome in report.items():
         print(f"{outcome:<9} {what}")
     return 0
@@ -215,7 +216,7 @@ async def cmd_restore(args: argparse.Namespace, settings: Settings) -> int:
     records = load_lines(raw.splitlines())
     async with connected(settings, args.nats_url) as nc:
         js = nc.jetstream()
-        await provision(js, settings, consumer_specs(settings.mode == "shadow"))
+        await provision(js, settings, consumer_specs(settings.mode == "shadow", settings.partitions))
         count = await import_buckets(js, records)
     print(f"restored {count} documents from {args.file}")
     return 0

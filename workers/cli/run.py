@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import logging
+import socket
 from typing import Any
 
 import msgspec
 
-from shared.config import Settings
+from shared.config import Settings, resolve_partition
 from shared.embedded import EmbeddedNats
 from shared.runtime import WorkerHost, WorkerSpec
 from workers import __version__
@@ -28,6 +29,8 @@ def register(sub: Any) -> None:
     worker = sub.add_parser("worker", help="run one worker process (the Kubernetes entrypoint)")
     worker.add_argument("name", help="worker name: " + ", ".join(all_specs()))
     worker.add_argument("--nats-url", help="NATS server (default: CORTEX_NATS_URL)")
+    worker.add_argument("--partition", help="with CORTEX_PARTITIONS=N: run partition k (0..N-1), `ordinal` (the host "
+                        "name's trailing number mod N) or `all` (default: CORTEX_PARTITION, else all)")
     worker.set_defaults(handler=cmd_worker)
 
     demo = sub.add_parser("demo", help="run the whole pipeline on embedded defaults and print BOOTSTRAP")
@@ -50,7 +53,7 @@ async def provision_all(settings: Settings, url: str) -> None:
     from workers.registry import consumer_specs
 
     async with connected(settings, url) as nc:
-        await provision(nc.jetstream(), settings, consumer_specs(settings.mode == "shadow"))
+        await provision(nc.jetstream(), settings, consumer_specs(settings.mode == "shadow", settings.partitions))
 
 
 async def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
@@ -76,6 +79,9 @@ async def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
 async def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
     specs = select_specs(args.name)
     url = args.nats_url or settings.nats_url or "nats://127.0.0.1:4222"
+    if args.partition is not None:
+        partition = resolve_partition(args.partition, settings.partitions, socket.gethostname())
+        settings = msgspec.structs.replace(settings, partition=partition)
     host = WorkerHost(msgspec.structs.replace(settings, nats_url=url), specs, __version__)
     host.install_signal_handlers()
     await host.run()

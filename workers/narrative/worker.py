@@ -68,9 +68,8 @@ class NarrativeProjection:
         if (env.family, env.kind) == ("session", "start"):
             return NarrativeInputs()
         ctx = self._ctx
-        needs = {source_consumer(ctx, "threads"): env.seq, source_consumer(ctx, "decisions"): env.seq}
-        if env.family == "compaction":
-            needs[source_consumer(ctx, "snapshot")] = env.seq
+        sources = ("threads", "decisions", "snapshot") if env.family == "compaction" else ("threads", "decisions")
+        needs = {source_consumer(ctx, w, env.agent): env.seq for w in sources}
         await self._tracker.wait(needs, wait_bound_s(ctx))
         threads, _ = await self._reader.as_of(ctx.bucket(BUCKET_THREADS), env.agent, ThreadsDoc, env.seq)
         decisions, _ = await self._reader.as_of(ctx.bucket(BUCKET_DECISIONS), env.agent, DecisionsDoc, env.seq)

@@ -31,7 +31,7 @@ class SnapshotProjection:
 
     async def prepare(self, env: Envelope, doc: Any = None) -> tuple[ThreadsDoc | None, list[str]]:
         """Threads flushed first: wait for the threads worker, read its state as of this event."""
-        threads_consumer = source_consumer(self._ctx, "threads")
+        threads_consumer = source_consumer(self._ctx, "threads", env.agent)
         lagging = await self._tracker.wait({threads_consumer: env.seq}, wait_bound_s(self._ctx))
         threads, _ = await self._reader.as_of(self._ctx.bucket(BUCKET_THREADS), env.agent, ThreadsDoc, env.seq)
         return threads, lagging

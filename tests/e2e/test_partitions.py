@@ -1,0 +1,263 @@
+"""CORTEX_PARTITIONS=2 on a real nats-server: consumers ``<worker>-<k>``, the same documents
+as one partition, a lease (and a standby) per partition consumer, replay and forget per
+partition, and composed workers waiting on the source consumer of the agent's partition.
+
+Workers run in-process (``WorkerHost``, as ``cortex up`` runs them: every partition in one
+process) unless a test is about separate instances.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import nats
+from cortex_testkit import CONSUMING, OWNED_BUCKETS, cortex, demo_file, snapshot_docs
+from nats.js.client import JetStreamContext
+
+from schemas.api import RecallReply, StatusReply
+from schemas.docs import BootDoc, ChannelsDoc, SnapshotDoc
+from shared.config import Settings, load_settings
+from shared.embedded import EmbeddedNats
+from shared.kv import kv_read
+from shared.names import BUCKET_CHECKPOINTS, BUCKET_LEASES, EVENTS_STREAM, consumers_of, partition_of
+from shared.runtime import WorkerHost
+from workers import __version__
+from workers.registry import all_specs
+
+# two agents on different partitions of 2 (FNV-1a: alice → 1, bob → 0)
+ALICE, BOB = "alice", "bob"
+PARTITIONED = {"CORTEX_PARTITIONS": "2"}
+
+
+def test_the_agents_sit_on_different_partitions() -> None:
+    assert (partition_of(ALICE, 2), partition_of(BOB, 2)) == (1, 0)
+
+
+async def acortex(*args: str, url: str, **env: str) -> Any:
+    """``cortex …`` without blocking the event loop the in-process workers run on."""
+    return await asyncio.to_thread(cortex, *args, url=url, **env)
+
+
+def settings_for(url: str, tmp: Path, partitions: int, **extra: str) -> Settings:
+    return load_settings({"CORTEX_NATS_URL": url, "CORTEX_DATA_DIR": str(tmp / "data"),
+                          "CORTEX_PARTITIONS": str(partitions), "CORTEX_RUNTIME_FETCH_TIMEOUT_MS": "100",
+                          "CORTEX_RUNTIME_LEASE_TTL_S": "2", "CORTEX_BOOT_WAIT_MS": "10000",
+                          "CORTEX_EMBEDDER": "hashing", **extra})
+
+
+@contextlib.asynccontextmanager
+async def hosted(settings: Settings, names: list[str] | None = None) -> AsyncIterator[WorkerHost]:
+    specs = all_specs()
+    host = WorkerHost(settings, [specs[n] for n in (names or list(specs))], __version__)
+    task = asyncio.create_task(host.run())
+    try:
+        yield host
+    finally:
+        host.stop.set()
+        await asyncio.wait_for(task, timeout=60)
+
+
+def consumers(partitions: int, names: list[str] | None = None) -> list[str]:
+    return [c for w in (names or CONSUMING) for c in consumers_of(w, partitions)]
+
+
+async def drained(js: JetStreamContext, names: list[str]) -> bool:
+    for name in names:
+        info = await js.consumer_info(EVENTS_STREAM, name)
+        if info.num_pending or info.num_ack_pending:
+            return False
+    return True
+
+
+async def checkpoint(js: JetStreamContext, consumer: str) -> int:
+    raw, _ = await kv_read(await js.key_value(BUCKET_CHECKPOINTS), consumer)
+    return int(raw) if raw else 0
+
+
+async def lease_holder(js: JetStreamContext, consumer: str) -> str | None:
+    raw, _ = await kv_read(await js.key_value(BUCKET_LEASES), consumer)
+    return raw.decode() if raw else None
+
+
+def interleaved(tmp: Path) -> Path:
+    """The demo conversation for alice and bob, their events interleaved."""
+    a = demo_file(tmp, ALICE).read_text().splitlines()
+    b = [line.replace("auth migration", "billing export").replace("kubernetes", "terraform")
+         for line in demo_file(tmp, BOB).read_text().splitlines()]
+    path = tmp / "mixed.jsonl"
+    path.write_text("\n".join(x for pair in zip(a, b, strict=True) for x in pair) + "\n")
+    return path
+
+
+@contextlib.asynccontextmanager
+async def pipeline(url: str, tmp: Path, partitions: int, events: Path, wait_for: Any) -> AsyncIterator[Any]:
+    """`cortex init`, publish, every worker in one process; yields the connection once drained."""
+    init = cortex("init", url=url, CORTEX_PARTITIONS=str(partitions))
+    assert init.returncode == 0, init.stderr
+    assert cortex("publish", str(events), url=url).returncode == 0
+    nc = await nats.connect(url)
+    try:
+        async with hosted(settings_for(url, tmp, partitions)):
+            await wait_for(lambda: drained(nc.jetstream(), consumers(partitions)), within=120)
+            yield nc
+    finally:
+        await nc.close()
+
+
+async def test_two_partitions_make_the_same_documents_as_one(
+    nats_url: str, tmp_path: Path, wait_for: Any
+) -> None:
+    events = interleaved(tmp_path)
+    with EmbeddedNats(str(tmp_path / "nats-one")) as single:
+        async with pipeline(single.url, tmp_path / "one", 1, events, wait_for) as nc:
+            one = await snapshot_docs(nc.jetstream(), [ALICE, BOB])
+    assert all(one.values()), [k for k, v in one.items() if v is None]
+    async with pipeline(nats_url, tmp_path / "two", 2, events, wait_for) as nc:
+        js = nc.jetstream()
+        assert await snapshot_docs(js, [ALICE, BOB]) == one  # byte for byte, every owned bucket, both agents
+        names = {c.name for c in await js.consumers_info(EVENTS_STREAM)}
+        assert names == set(consumers(2))  # `cortex init`: <worker>-0 and <worker>-1, no <worker>
+        # every partition reads (and acks) every event in its filter, other partitions' included
+        assert await checkpoint(js, "threads-0") == int((await js.stream_info(EVENTS_STREAM)).state.last_seq)
+        for worker in CONSUMING:
+            assert await checkpoint(js, f"{worker}-0") == await checkpoint(js, f"{worker}-1") > 0, worker
+        status = msgspec.json.decode((await nc.request(f"cortex.api.status.{ALICE}", b"{}", timeout=5)).data,
+                                     type=StatusReply)
+        assert {w.consumer for w in status.workers} == {f"{w}-1" for w in CONSUMING}  # alice's partition
+
+
+async def test_boot_waits_on_the_threads_consumer_of_the_agents_partition(
+    nats_url: str, tmp_path: Path, wait_for: Any
+) -> None:
+    init = cortex("init", url=nats_url, **PARTITIONED)
+    assert init.returncode == 0, init.stderr
+    nc = await nats.connect(nats_url)
+    js = nc.jetstream()
+    names = CONSUMING  # boot reads (and waits on) every source
+    try:
+        async with hosted(settings_for(nats_url, tmp_path, 2)):
+            warm = demo_file(tmp_path, "dave")  # partition 1 as well: every loop is running after this
+            assert partition_of("dave", 2) == 1
+            assert (await acortex("publish", str(warm), url=nats_url)).returncode == 0
+            await wait_for(lambda: drained(js, consumers(2, names)), within=60)
+
+            await js.pause_consumer(EVENTS_STREAM, "threads-1", "2099-01-01T00:00:00Z")
+            assert (await acortex("publish", str(demo_file(tmp_path, ALICE)), url=nats_url)).returncode == 0
+            # boot-1 and snapshot-1 now wait on threads-1 (threads-0 is idle and must not count)
+            await wait_for(lambda: drained(js, ["decisions-1", "threads-0"]), within=30)
+            await js.resume_consumer(EVENTS_STREAM, "threads-1")
+            await wait_for(lambda: drained(js, consumers(2, names)), within=60)
+        boot = msgspec.json.decode((await kv_read(await js.key_value("cortex_boot"), ALICE))[0], type=BootDoc)
+        assert boot.lagging == []
+        snapshot = msgspec.json.decode((await kv_read(await js.key_value("cortex_snapshots"), ALICE))[0],
+                                       type=SnapshotDoc)
+        assert "- 2 open threads" in snapshot.markdown  # the threads state at the compaction
+    finally:
+        await nc.close()
+
+
+async def test_one_active_instance_per_partition_consumer_and_a_standby_each(
+    nats_url: str, tmp_path: Path, wait_for: Any, make_chat_events: Any
+) -> None:
+    init = cortex("init", url=nats_url, **PARTITIONED)
+    assert init.returncode == 0, init.stderr
+    nc = await nats.connect(nats_url)
+    js = nc.jetstream()
+    events = make_chat_events(400, 2)  # agent-0 (partition 1) and agent-1 (partition 0)
+    assert {partition_of(f"agent-{i}", 2) for i in (0, 1)} == {0, 1}
+    first, second = events[:200], events[200:]
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            p0 = settings_for(nats_url, tmp_path, 2, CORTEX_PARTITION="0")
+            a = await stack.enter_async_context(hosted(p0, ["channels"]))
+            await wait_for(lambda: _held_by(js, "channels-0", a), within=30)
+            b = await stack.enter_async_context(hosted(p0, ["channels"]))
+            c = await stack.enter_async_context(hosted(settings_for(nats_url, tmp_path, 2, CORTEX_PARTITION="1"),
+                                                       ["channels"]))
+            await wait_for(lambda: _held_by(js, "channels-1", c), within=30)
+            for subject, data, msg_id in first:
+                await js.publish(subject, data, headers={"Nats-Msg-Id": msg_id})
+            await wait_for(lambda: drained(js, ["channels-0", "channels-1"]), within=60)
+            assert await lease_holder(js, "channels-0") == a.instance  # b waits as the standby
+            await wait_for(lambda: _standby(b, "channels-0"), within=30)
+            assert "channels-1" not in b.registry.readiness()[1]  # b runs partition 0 only
+
+            a.stop.set()  # the active instance of partition 0 goes away; partition 1 is untouched
+            await wait_for(lambda: _held_by(js, "channels-0", b), within=30)
+            assert await lease_holder(js, "channels-1") == c.instance
+            for subject, data, msg_id in second:
+                await js.publish(subject, data, headers={"Nats-Msg-Id": msg_id})
+            await wait_for(lambda: drained(js, ["channels-0", "channels-1"]), within=60)
+
+        kv = await js.key_value("cortex_channels")
+        for i in (0, 1):
+            agent = f"agent-{i}"
+            n = sum(1 for s, _, _ in events if s.split(".")[2] == agent)
+            doc = msgspec.json.decode((await kv_read(kv, agent))[0], type=ChannelsDoc)
+            assert sum(ch.messages for ch in doc.channels) == n  # nothing lost, nothing doubled
+            assert doc.integrity.events == n
+    finally:
+        await nc.close()
+
+
+async def _held_by(js: JetStreamContext, consumer: str, host: WorkerHost) -> bool:
+    return await lease_holder(js, consumer) == host.instance
+
+
+async def _standby(host: WorkerHost, consumer: str) -> bool:
+    ok, text = host.registry.readiness()
+    return ok and f"{consumer}: ready (standby" in text
+
+
+async def test_replay_and_forget_with_partitions(nats_url: str, tmp_path: Path, wait_for: Any) -> None:
+    init = cortex("init", url=nats_url, **PARTITIONED)
+    assert init.returncode == 0, init.stderr
+    assert cortex("publish", str(interleaved(tmp_path)), url=nats_url).returncode == 0
+    nc = await nats.connect(nats_url)
+    js = nc.jetstream()
+    try:
+        async with hosted(settings_for(nats_url, tmp_path, 2)) as host:
+            await wait_for(lambda: drained(js, consumers(2)), within=120)
+            before = await snapshot_docs(js, [ALICE, BOB])
+            assert all(before.values())
+            bob_revisions = {b: (await (await js.key_value(b)).get(BOB)).revision for b in OWNED_BUCKETS}
+            bob_checkpoints = {c: await checkpoint(js, c) for c in consumers_of("threads", 2)}
+
+            # the replay runs its own recall worker: the hashing embedder, its own embedded store
+            replay_env = {**PARTITIONED, "CORTEX_RUNTIME_LEASE_TTL_S": "2", "CORTEX_EMBEDDER": "hashing",
+                          "CORTEX_DATA_DIR": str(tmp_path / "replay-data")}
+            one = await acortex("replay", "--agent", ALICE, url=nats_url, **replay_env)
+            assert one.returncode == 0, one.stderr
+            await wait_for(lambda: drained(js, consumers(2)), within=120)
+            assert await snapshot_docs(js, [ALICE, BOB]) == before
+            for bucket, revision in bob_revisions.items():  # bob's partition was not replayed at all
+                assert (await (await js.key_value(bucket)).get(BOB)).revision == revision
+            assert await checkpoint(js, "threads-0") == bob_checkpoints["threads-0"]
+
+            for bucket in OWNED_BUCKETS:  # wipe everything, then rebuild every partition
+                kv = await js.key_value(bucket)
+                for agent in (ALICE, BOB):
+                    await kv.delete(agent)
+            full = await acortex("replay", url=nats_url, **replay_env)
+            assert full.returncode == 0, full.stderr
+            await wait_for(lambda: drained(js, consumers(2)), within=120)
+            assert await snapshot_docs(js, [ALICE, BOB]) == before
+
+            # forget goes through the recall consumer of alice's partition (recall-1), active again here
+            await wait_for(lambda: _held_by(js, "recall-1", host), within=30)
+            gone = await acortex("forget", ALICE, "--yes", url=nats_url, **PARTITIONED)
+            assert gone.returncode == 0, gone.stderr
+            assert "memories deleted by the recall worker" in gone.stdout
+            reply = await nc.request(f"cortex.api.recall.{ALICE}", b'{"query":"auth migration"}', timeout=10)
+            assert msgspec.json.decode(reply.data, type=RecallReply).memories == []
+            kept = await nc.request(f"cortex.api.recall.{BOB}", b'{"query":"billing export"}', timeout=10)
+            assert msgspec.json.decode(kept.data, type=RecallReply).memories
+        for bucket in OWNED_BUCKETS:
+            assert (await kv_read(await js.key_value(bucket), ALICE))[0] is None, bucket
+    finally:
+        await nc.close()
