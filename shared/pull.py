@@ -11,9 +11,10 @@ own inbox subscription: messages are appended to a buffer by the subscription's
 callback and a fetch takes whatever is there. At most one pull request is open at a
 time; it ends when the server has delivered its batch or sent a status (404 no
 messages, 408 expired, 409 conflict) — or, if a reconnect lost that status, when its
-``expires`` has passed. A fetch returns as soon as at least one message is in hand, so
-a caught-up worker sees a new event at once; what the open request delivers later is
-taken by the next fetch, in stream order (one inbox, one request at a time).
+``expires`` has passed. A fetch returns once messages are in hand and two event-loop
+turns brought no more (no timer), so a caught-up worker sees a new event at once while
+a backlog still comes in full batches; what the open request delivers later is taken by
+the next fetch, in stream order (one inbox, one request at a time).
 
 The messages are ordinary ``nats.aio.msg.Msg`` objects: ``ack``, ``nak``, ``term`` and
 ``metadata`` work as usual.
@@ -36,6 +37,7 @@ from nats.js.client import JetStreamContext
 _STATUS = "Status"
 _HEARTBEAT = "100"
 _REQUEST_ENDED = frozenset({"404", "408", "409"})
+_IDLE_TURNS = 2  # event-loop turns without a new message before a partial batch is taken
 _EXPIRY_SLACK_S = 0.5  # after a request's expiry, how long a missing 408 may still arrive
 
 
@@ -108,6 +110,7 @@ class PullFetcher:
         while True:
             self._raise_error()
             if self._buffer:
+                await self._gather(batch)
                 return self._take(batch)
             now = time.monotonic()
             if self._open and now > self._open_until:
@@ -125,6 +128,16 @@ class PullFetcher:
                     await self._arrived.wait()
             if not self._buffer and self._error is None and time.monotonic() >= deadline:
                 return []
+
+    async def _gather(self, batch: int) -> None:
+        """While an open request is still delivering (a backlog), let what is already on
+        the socket arrive before taking a batch: a few event-loop turns, no timer, so a
+        lone live event is not delayed but a backlog comes in full batches."""
+        idle = 0
+        while self._open and len(self._buffer) < batch and idle < _IDLE_TURNS:
+            before = len(self._buffer)
+            await asyncio.sleep(0)
+            idle = idle + 1 if len(self._buffer) == before else 0
 
     async def _request(self, batch: int, expires_s: float) -> None:
         self._open = batch
