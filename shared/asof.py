@@ -17,12 +17,11 @@ import logging
 from typing import Any, TypeVar
 
 import msgspec
-import nats.js.errors
 from nats.js.client import JetStreamContext
 from nats.js.kv import KeyValue
 
 from shared import parts
-from shared.kv import DOC_HISTORY, kv_read
+from shared.kv import DOC_HISTORY, kv_read, kv_revision_below
 
 log = logging.getLogger(__name__)
 
@@ -56,42 +55,45 @@ class DocReader:
         result: T = parts.join_parts([decoder.decode(v) for v in values])  # type: ignore[type-var]
         return result
 
-    async def latest(self, bucket: str, agent: str, doc_type: type[T]) -> T | None:
+    async def _latest(self, bucket: str, agent: str, doc_type: type[T]) -> tuple[T | None, int]:
+        """The current document and its (head's) revision."""
         kv = await self.kv(bucket)
         if parts.split_lists(doc_type):
-            values, _ = await parts.read_latest(kv, agent)
-            return self._decode(values, doc_type) if values else None
-        raw, _ = await kv_read(kv, agent)
-        return self._decode([raw], doc_type) if raw is not None else None
+            values, revision = await parts.read_latest(kv, agent)
+            return (self._decode(values, doc_type) if values else None), revision
+        raw, revision = await kv_read(kv, agent)
+        return (self._decode([raw], doc_type) if raw is not None else None), revision
+
+    async def latest(self, bucket: str, agent: str, doc_type: type[T]) -> T | None:
+        return (await self._latest(bucket, agent, doc_type))[0]
 
     async def as_of(self, bucket: str, agent: str, doc_type: type[T], before_seq: int) -> tuple[T | None, bool]:
         """The document as it was before ``before_seq``; the flag is False when the history
-        no longer reaches back that far (the latest document is returned instead)."""
-        latest = await self.latest(bucket, agent, doc_type)
+        no longer reaches back that far (the latest document is returned instead).
+
+        Walks back from the latest revision one direct get at a time (usually one or two):
+        the first revision whose ``integrity.last_seq`` is below ``before_seq`` is the one.
+        """
+        latest, revision = await self._latest(bucket, agent, doc_type)
         if latest is None or _last_seq(latest) < before_seq:
             return latest, True
-        kv = await self.kv(bucket)
-        try:
-            entries = await kv.history(agent)
-        except nats.js.errors.NoKeysError:
-            return None, True
-        best: KeyValue.Entry | None = None
-        for entry in entries:
-            if entry.operation in ("DEL", "PURGE") or not entry.value:
-                best = None  # a delete marker: nothing existed before the next write
-                continue
-            if parts.integrity_of(entry.value).last_seq >= before_seq:
+        seen = 1
+        while True:
+            older = await kv_revision_below(self._js, bucket, agent, revision)
+            if older is None:
+                if seen < DOC_HISTORY:
+                    return None, True  # no older revision ever existed
+                log.warning("history_too_short", extra={"bucket": bucket, "agent": agent, "before_seq": before_seq})
+                return latest, False
+            seen += 1
+            if older.value is None:
+                return None, True  # a delete marker: nothing existed before the next write
+            if parts.integrity_of(older.value).last_seq < before_seq:
                 break
-            best = entry
-        complete = len(entries) < DOC_HISTORY or best is not None
-        if not complete:
-            log.warning("history_too_short", extra={"bucket": bucket, "agent": agent, "before_seq": before_seq})
-            return latest, False
-        if best is None or best.value is None:
-            return None, True
-        values: list[bytes] | None = [best.value]
+            revision = older.revision
+        values: list[bytes] | None = [older.value]
         if parts.split_lists(doc_type):
-            values = await parts.values_at(kv, agent, best.value, best.revision or 0)
+            values = await parts.values_at(await self.kv(bucket), agent, older.value, older.revision)
         if values is None:
             log.warning("parts_history_too_short", extra={"bucket": bucket, "agent": agent, "before_seq": before_seq})
             return latest, False

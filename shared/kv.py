@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
+import msgspec
 import nats.js.errors
+from nats.js.client import JetStreamContext
 from nats.js.kv import KeyValue
 
 from shared.errors import TransientError
@@ -57,3 +60,38 @@ async def kv_update(
         except nats.js.errors.KeyWrongLastSequenceError:
             continue
     raise TransientError(f"{key}: gave up after {attempts} conflicting updates")
+
+
+class Revision(NamedTuple):
+    revision: int
+    value: bytes | None  # None: a delete or purge marker
+
+
+class _MultiLast(msgspec.Struct):
+    multi_last: list[str]
+    up_to_seq: int
+    batch: int = 1
+
+
+_LAST_BELOW_TIMEOUT_S = 5.0
+
+
+async def kv_revision_below(js: JetStreamContext, bucket: str, key: str, below: int) -> Revision | None:
+    """The newest revision of ``key`` older than revision ``below`` (a revision the bucket
+    holds: the server finds nothing past its last sequence), or None when the bucket keeps
+    none. One direct-get request (``multi_last`` up to a sequence, nats-server
+    2.11+) instead of reading the key's whole history through a consumer."""
+    if below <= 1:
+        return None
+    request = msgspec.json.encode(_MultiLast(multi_last=[f"$KV.{bucket}.{key}"], up_to_seq=below - 1))
+    # nats-py exposes neither this request nor its connection and API prefix publicly
+    msg = await js._nc.request(f"{js._prefix}.DIRECT.GET.KV_{bucket}", request, timeout=_LAST_BELOW_TIMEOUT_S)
+    headers = msg.headers or {}
+    status = headers.get("Status")
+    if status is not None:
+        if status in ("404", "204"):  # nothing at or below that sequence
+            return None
+        raise nats.js.errors.APIError.from_msg(msg)
+    operation = headers.get("KV-Operation")
+    value = None if operation in ("DEL", "PURGE") else msg.data
+    return Revision(int(headers["Nats-Sequence"]), value)

@@ -108,11 +108,13 @@ class BootSources:
         needs = {c: env.seq for c in self.consumers(env.agent)}
         lagging = await self._tracker.wait(needs, wait_bound_s(self._ctx) if bound_s is None else bound_s)
         change = is_change(env)
-        docs: dict[str, Any] = {}
-        for field, bucket, doc_type, _ in self.sources:
-            after = change or made_for_trigger(field, env)
-            before = env.seq + 1 if after else env.seq
-            docs[field], _ = await self._reader.as_of(self._ctx.bucket(bucket), env.agent, doc_type, before)
+
+        async def read(field: str, bucket: str, doc_type: type[Any]) -> Any:
+            before = env.seq + 1 if change or made_for_trigger(field, env) else env.seq
+            return (await self._reader.as_of(self._ctx.bucket(bucket), env.agent, doc_type, before))[0]
+
+        found = await asyncio.gather(*(read(field, bucket, doc_type) for field, bucket, doc_type, _ in self.sources))
+        docs = {source[0]: doc for source, doc in zip(self.sources, found, strict=True)}
         return self._inputs(env.agent, env.event.ts, docs, lagging)
 
     async def now(self, agent: str) -> BootInputs:
