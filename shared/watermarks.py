@@ -31,6 +31,8 @@ from shared.names import BUCKET_CHECKPOINTS, EVENTS_STREAM
 
 log = logging.getLogger(__name__)
 
+STALLED_LAG = 1000  # events behind a missed sequence past which a moving consumer counts as stalled
+
 
 class WatermarkTracker:
     def __init__(self, js: JetStreamContext, poll_s: float = 0.02) -> None:
@@ -40,6 +42,7 @@ class WatermarkTracker:
         self._watch_task: asyncio.Task[None] | None = None
         self._poll_s = poll_s
         self._idle_cache: dict[str, tuple[float, bool]] = {}
+        self._behind: dict[str, tuple[int, int]] = {}  # consumer → (sequence it missed, its checkpoint then)
 
     async def start(self) -> None:
         kv = await self._js.key_value(BUCKET_CHECKPOINTS)
@@ -80,10 +83,26 @@ class WatermarkTracker:
             return True
         return await self.drained(consumer)
 
+    def _stalled(self, consumer: str) -> bool:
+        """Still short of a sequence it missed at an earlier bound, and either not moving
+        at all since then or more than ``STALLED_LAG`` events behind it: waiting again
+        would only hold every later document for the whole bound."""
+        behind = self._behind.get(consumer)
+        if behind is None:
+            return False
+        missed, at_miss = behind
+        now = self.checkpoint(consumer)
+        if now >= missed:
+            del self._behind[consumer]
+            return False
+        return now == at_miss or missed - now > STALLED_LAG
+
     async def wait(self, needs: dict[str, int], bound_s: float) -> list[str]:
         """Wait until every consumer reached its sequence, at most ``bound_s``.
 
-        Returns the consumers still lagging at the bound (empty when all caught up).
+        Returns the consumers still lagging at the bound (empty when all caught up). A
+        consumer that missed an earlier bound and is stalled (see ``_stalled``) is not
+        waited for again: it is reported lagging at once, until it catches up.
         """
         deadline = time.monotonic() + bound_s
         pending = dict(needs)
@@ -91,7 +110,11 @@ class WatermarkTracker:
             results = await asyncio.gather(*(self.reached(c, s) for c, s in pending.items()))
             pending = {c: s for (c, s), ok in zip(pending.items(), results, strict=True) if not ok}
             remaining = deadline - time.monotonic()
-            if not pending or remaining <= 0:
+            if not pending or remaining <= 0 or all(self._stalled(c) for c in pending):
+                for consumer, seq in pending.items():
+                    missed = max(seq, self._behind.get(consumer, (0, 0))[0])
+                    at_miss = self._behind.get(consumer, (0, self.checkpoint(consumer)))[1]
+                    self._behind[consumer] = (missed, at_miss)
                 return sorted(pending)
             self._changed.clear()
             with contextlib.suppress(asyncio.TimeoutError):
