@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+import threading
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from shared.provision import provision
 from shared.runtime import WorkerHost
 from workers import __version__
 from workers.recall import worker as recall_worker
+from workers.recall.embedders import FloatMatrix, FloatVector, HashingEmbedder
 from workers.registry import all_specs, consumer_specs
 
 TS = "2026-03-0{day}T10:{minute:02d}:00Z"
@@ -118,6 +120,65 @@ async def test_budget_trims_the_reply(recall_env: tuple[Client, Any], wait_for: 
     large = await ask(nc, "dave", "tell me everything", budget_tokens=2000)
     assert small.tokens <= 60 < large.tokens
     assert len(small.memories) < len(large.memories)
+
+
+class GatedEmbedder:
+    """The hashing embedder, except that once armed, the next batch's embedding blocks in
+    its worker thread until released (queries are never held)."""
+
+    def __init__(self) -> None:
+        self.inner = HashingEmbedder(256)
+        self.name, self.dim, self.similarity_floor = self.inner.name, self.inner.dim, self.inner.similarity_floor
+        self.armed, self.entered, self.release = threading.Event(), threading.Event(), threading.Event()
+
+    def embed_documents(self, texts: Sequence[str]) -> FloatMatrix:
+        if self.armed.is_set():
+            self.armed.clear()
+            self.entered.set()
+            if not self.release.wait(timeout=60):
+                raise RuntimeError("the gate was never released")
+        return self.inner.embed_documents(texts)
+
+    def embed_query(self, text: str) -> FloatVector:
+        return self.inner.embed_query(text)
+
+
+async def test_a_query_is_answered_while_a_batch_is_being_embedded(
+    nats_url: str, tmp_path: Path, wait_for: Any
+) -> None:
+    settings = load_settings({"CORTEX_NATS_URL": nats_url, "CORTEX_DATA_DIR": str(tmp_path / "data"),
+                              "CORTEX_RUNTIME_FETCH_TIMEOUT_MS": "100"})
+    nc = await nats.connect(nats_url)
+    await provision(nc.jetstream(), settings, consumer_specs())
+    gate = GatedEmbedder()
+    host = WorkerHost(settings, [all_specs()["recall"]], __version__, extras={"embedder": gate})
+    task = asyncio.create_task(host.run())
+    try:
+        js = nc.jetstream()
+        await js.publish(*message(1, "hana", "The dog is called Biscuit and he is afraid of thunderstorms."))
+        await wait_for(lambda: drained(nc), within=60)
+        await wait_for(lambda: _serving(nc), within=30)
+
+        gate.armed.set()
+        await js.publish(*message(2, "hana", "Caroline moved to Lisbon last spring."))
+
+        async def embedding() -> bool:
+            return gate.entered.is_set()
+
+        await wait_for(embedding, within=30)
+        reply = await ask(nc, "hana", "What is the dog called?")  # times out if the batch holds the store
+        assert "Biscuit" in reply.memories[0].content
+        assert all("Lisbon" not in m.content for m in reply.memories)
+        assert not gate.release.is_set()  # the answer came while the batch was still being embedded
+        gate.release.set()
+
+        await wait_for(lambda: drained(nc), within=60)
+        assert "Lisbon" in (await ask(nc, "hana", "Where does Caroline live?")).memories[0].content
+    finally:
+        gate.release.set()
+        host.stop.set()
+        await asyncio.wait_for(task, timeout=30)
+        await nc.close()
 
 
 async def _serving(nc: Client) -> bool:

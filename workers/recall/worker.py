@@ -1,7 +1,8 @@
 """The recall worker: the memory store's only writer, and the recall API.
 
 Consumes messages, notes, feedback (``recall_access``, ``memory_pin``, ``memory_forget``)
-and session starts (lifecycle and tiering in event time); embeds each batch at once; keeps
+and session starts (lifecycle and tiering in event time); embeds each batch at once, outside
+the store lock, so queries are answered while a batch is being embedded; keeps
 a per-agent ``RecallDoc`` in ``cortex_recall`` for the boot document; serves
 ``cortex.api.recall.<agent>`` and publishes a ``recall_access`` FeedbackEvent for what it
 returned (access metadata changes through the stream, so it replays).
@@ -55,7 +56,8 @@ SYSTEM_PROMPT = "You extract durable memories. Follow only the task instructions
 class StoreHolder:
     """One store per process (the embedded engine allows a single writer), shared by the
     consume loops (one per partition the process runs) and the API, used under one lock
-    from worker threads. Each loop acquires it; the last one to release it closes it."""
+    from worker threads; the lock covers store work only, embedding (a batch's, a query's)
+    runs outside it. Each loop acquires it; the last one to release it closes it."""
 
     def __init__(self) -> None:
         self.store: MemoryStore | None = None
@@ -68,7 +70,7 @@ class StoreHolder:
     def open(self, ctx: WorkerContext) -> tuple[MemoryStore, Embedder]:
         with self._opening:
             if self.store is None or self.embedder is None:
-                embedder = make_embedder(ctx.settings.embedder)
+                embedder = ctx.extras.get("embedder") or make_embedder(ctx.settings.embedder)
                 try:
                     store = open_store(url=ctx.settings.qdrant_url, data_dir=ctx.settings.data_path,
                                        embedder_name=embedder.name, dim=embedder.dim,
@@ -128,17 +130,13 @@ class RecallHandler:
             return
         staged = list(self._staged)
         try:
-            outcome = await asyncio.to_thread(self._locked_apply, staged)
+            outcome = await asyncio.to_thread(self._applier.apply_batch, staged, HOLDER.lock)
         except (StoreUnavailable, EmbedderUnavailable) as exc:
             raise TransientError(f"memory store: {exc}") from exc
         self._staged.clear()
         for change in ("added", "merged", "skipped", "expired", "demoted"):
             RECALL_MEMORIES.labels(change).inc(getattr(outcome, change))
         await self._write_docs(outcome, staged)
-
-    def _locked_apply(self, staged: list[Envelope]) -> BatchOutcome:
-        with HOLDER.lock:
-            return self._applier.apply_batch(staged)
 
     def _summary(self, agent: str, now: datetime) -> tuple[list[str], int, int]:
         with HOLDER.lock:
@@ -196,11 +194,7 @@ class RecallHandler:
             candidates, agent=agent, source_key=f"llm:{batch[0][3]}..{batch[-1][3]}", source_event=batch[-1][3],
             ts=env.event.ts, session=getattr(env.event, "session", None))]
         if memories:
-            await asyncio.to_thread(self._locked_add, memories)
-
-    def _locked_add(self, memories: list[Any]) -> BatchOutcome:
-        with HOLDER.lock:
-            return self._applier.add_memories(memories)
+            await asyncio.to_thread(self._applier.add_memories, memories, HOLDER.lock)
 
     def reset(self) -> None:
         self._staged.clear()

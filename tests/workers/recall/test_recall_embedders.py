@@ -98,11 +98,29 @@ def test_default_embedder_ranks_an_en_de_paraphrase_above_unrelated_text(
 
 
 def test_default_embedder_batches_match_single_calls(e5: E5SmallEmbedder) -> None:
+    # Bit for bit: the applier embeds each distinct text once per batch, and replays
+    # (other batch boundaries) must store the same vectors.
     texts = [f"Sentence number {i} about the deployment" for i in range(12)]
     batch = e5.embed_documents(texts)
     assert batch.shape == (12, 384)
-    single = e5.embed_documents([texts[9]])[0]
-    assert float(batch[9] @ single) == pytest.approx(1.0, abs=1e-3)
+    assert np.array_equal(e5.embed_documents([texts[9]])[0], batch[9])
+    assert np.array_equal(e5.embed_documents(texts[::-1])[::-1], batch)
+
+
+def test_default_embedder_serves_concurrent_calls(e5: E5SmallEmbedder) -> None:
+    """A query is embedded while a batch is (no lock): both give what they give alone."""
+    texts = [f"Caroline said number {i} about the pottery class" for i in range(24)]
+    batch, query = e5.embed_documents(texts), e5.embed_query("When is the pottery class?")
+    got: dict[str, Any] = {}
+    threads = [threading.Thread(target=lambda: got.update(batch=e5.embed_documents(texts))),
+               threading.Thread(target=lambda: got.update(query=[e5.embed_query("When is the pottery class?")
+                                                                  for _ in range(4)]))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert np.array_equal(got["batch"], batch)
+    assert all(np.array_equal(q, query) for q in got["query"])
 
 
 # --- Ollama over HTTP ------------------------------------------------------------------

@@ -1,13 +1,17 @@
 """Context windows and per-turn retrievability (the levers measured in docs/recall-eval.md):
 every message keeps its own turn memory (never folded into another), gets a dated window
 of the turns before it, built in stream order and rebuilt identically after a restart;
-forgetting a turn removes the windows that quote it; replies count each message once."""
+forgetting a turn removes the windows that quote it; replies count each message once.
+And how the applier embeds a batch: once per distinct text, outside the store lock, and
+not at all for what the store already holds (a redelivery or a replay)."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
+import msgspec
 import pytest
 
 from schemas.events import FeedbackEvent, MessageEvent, SessionEvent
@@ -154,6 +158,8 @@ def test_forgetting_a_turn_removes_the_windows_that_quote_it(store: MemoryStore)
     assert windows(store)["s1-m9"].splitlines() == ["On 8 May 2023:", "Caroline: Thanks!",
                                                     "Melanie: Are you going to the pottery class on Friday?",
                                                     "Caroline: Yes, see you there."]
+
+
 def test_a_session_start_keeps_every_turn(store: MemoryStore) -> None:
     app = applier(store)
     app.apply_batch(envelopes())
@@ -192,3 +198,78 @@ def test_one_memory_per_message_but_never_folding_notes_or_llm_memories() -> Non
                                 _hit("llm-a", "batch", 0.6, sender=None), _hit("llm-b", "batch", 0.5, sender=None))]
     assert [r.memory.content for r in one_per_message(rows)] == ["w1", "t2", "llm-a", "llm-b"]
     assert [r.memory.content for r in one_per_message(rows, limit=2)] == ["w1", "t2"]
+
+
+class RecordingEmbedder(HashingEmbedder):
+    """Records each ``embed_documents`` call and whether ``lock`` was held during it."""
+
+    def __init__(self, lock: threading.Lock | None = None) -> None:
+        super().__init__(256)
+        self.lock = lock
+        self.calls: list[list[str]] = []
+        self.locked: list[bool] = []
+
+    def embed_documents(self, texts: Sequence[str]) -> object:  # type: ignore[override]
+        self.calls.append(list(texts))
+        self.locked.append(self.lock is not None and self.lock.locked())
+        return super().embed_documents(texts)
+
+
+def snapshot(store: MemoryStore, agent: str = "alice") -> list[tuple[str, bytes, list[float]]]:
+    memories = sorted(store.scroll(agent), key=lambda m: m.id)
+    vectors = store.vectors(agent, [m.id for m in memories])
+    return [(m.id, msgspec.json.encode(m), [round(float(x), 6) for x in vectors[m.id]]) for m in memories]
+
+
+def test_a_batch_embeds_each_distinct_text_once_in_one_call_outside_the_lock(store: MemoryStore) -> None:
+    lock = threading.Lock()
+    embedder = RecordingEmbedder(lock)
+    turns = [*TURNS, ("Melanie", "Thanks!")]  # "Melanie: Thanks!" twice in the batch
+    StoreApplier(store, embedder, RecallSettings(), ("en", "de")).apply_batch(envelopes(turns), lock)
+    [texts] = embedder.calls
+    assert embedder.locked == [False]
+    assert len(texts) == len(set(texts)) and texts.count("Melanie: Thanks!") == 1
+    thanks = [m.id for m in store.scroll("alice") if is_turn_memory(m) and m.content == "Melanie: Thanks!"]
+    assert len(thanks) == 2  # both turns kept, with the same vector
+    vectors = store.vectors("alice", thanks)
+    assert vectors[thanks[0]].tolist() == vectors[thanks[1]].tolist()
+    # The same texts and vectors as when every message is a batch of its own.
+    app = StoreApplier(store, RecordingEmbedder(), RecallSettings(), ("en", "de"))
+    for env in envelopes(turns, agent="bob"):
+        app.apply_batch([env])
+
+    def vectors_by_text(agent: str) -> dict[str, list[float]]:
+        memories = list(store.scroll(agent))
+        found = store.vectors(agent, [m.id for m in memories])
+        return {m.content: found[m.id].tolist() for m in memories}
+
+    assert vectors_by_text("alice") == vectors_by_text("bob")
+
+
+def test_a_redelivered_batch_embeds_nothing_and_changes_nothing(store: MemoryStore) -> None:
+    applier(store).apply_batch(envelopes())
+    before = snapshot(store)
+    embedder = RecordingEmbedder()
+    outcome = StoreApplier(store, embedder, RecallSettings(), ("en", "de")).apply_batch(envelopes())
+    assert embedder.calls == []
+    assert outcome.added == outcome.merged == 0 and outcome.skipped == len(before)
+    assert snapshot(store) == before
+
+
+def test_a_held_memory_removed_earlier_in_the_batch_is_embedded_when_written(store: MemoryStore) -> None:
+    forget = FeedbackEvent(id="f-all", agent="alice", ts=T0 + timedelta(minutes=5), kind="memory_forget",
+                           value="all")
+    batch = [*envelopes(TURNS[:2]),
+             Envelope(seq=3, subject="cortex.feedback.alice.memory_forget", family="feedback",
+                      kind="memory_forget", agent="alice", event=forget),
+             *envelopes(TURNS[2:3], first_seq=4, first_id=2, start=T0 + timedelta(minutes=6))]
+    applier(store).apply_batch(batch)
+    before = snapshot(store)
+    assert {m.source_event for m in store.scroll("alice")} == {"s1-m2"}
+    # A replay of the batch: s1-m2's memories are held when staged (not embedded then),
+    # deleted by the forget before them, so they are embedded when written, as before.
+    embedder = RecordingEmbedder()
+    StoreApplier(store, embedder, RecallSettings(), ("en", "de")).apply_batch(batch)
+    assert all("Thanks" not in t for t in embedder.calls[0])
+    assert embedder.calls[1] == ["Melanie: Thanks!"] and len(embedder.calls) == 3  # its turn, then its window
+    assert snapshot(store) == before
