@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -80,25 +80,33 @@ def _candidates(env: Envelope, languages: Sequence[str]) -> list[Memory]:
     return []
 
 
+Entry = tuple[int, str, str]  # (stream sequence, turn memory id, line); a seed from the store has sequence 0
+
+
 class TurnContext:
     """The last turns of each (agent, session), for context windows (see ``capture``).
 
     Filled in stream order as messages are staged; entries carry their stream sequence
     so a turn only ever sees turns before it. A session first met in this process (a
     restart, a standby taking over) is seeded from the store: the session's turn
-    memories older than the turn (turns are never merged, so none is missing). A batch
-    that fails is rolled back (``begin``/``rollback``), so a retry sees what the first
-    attempt saw. Bounded: the least recently used sessions are dropped (and re-seeded).
+    memories older than the turn (turns are never merged, so none is missing). A forget
+    is staged in stream order too: the agent's sessions are rebuilt from the store and
+    the batch's turns without the forgotten ones, so no later window quotes a forgotten
+    turn, wherever the batch boundaries fall. A batch that fails is rolled back
+    (``begin``/``rollback``), so a retry sees what the first attempt saw. Bounded: the
+    least recently used sessions are dropped (and re-seeded).
     """
 
     def __init__(self, store: MemoryStore, max_sessions: int = 10_000) -> None:
         self._store = store
         self._max = max_sessions
-        self._recent: OrderedDict[tuple[str, str], list[tuple[int, str]]] = OrderedDict()
-        self._saved: dict[tuple[str, str], list[tuple[int, str]] | None] = {}
+        self._recent: OrderedDict[tuple[str, str], list[Entry]] = OrderedDict()
+        self._saved: dict[tuple[str, str], list[Entry] | None] = {}
+        self._staged: dict[tuple[str, str], list[Entry]] = {}  # this batch's turns, not yet in the store
+        self._gone: dict[str, set[str] | None] = {}  # this batch's forgets per agent (None: everything)
 
     def begin(self) -> None:
-        self._saved = {}
+        self._saved, self._staged, self._gone = {}, {}, {}
 
     def rollback(self) -> None:
         for key, entries in self._saved.items():
@@ -106,24 +114,32 @@ class TurnContext:
                 self._recent.pop(key, None)
             else:
                 self._recent[key] = entries
-        self._saved = {}
+        self.begin()
 
     def previous(self, turn: Memory, seq: int) -> list[str]:
         """The lines of the turns before ``turn`` (oldest first), at most a window's worth."""
-        return [line for s, line in self._entries(turn) if s < seq][-(WINDOW_TURNS - 1):]
+        return [line for s, _, line in self._entries(turn) if s < seq][-(WINDOW_TURNS - 1):]
 
     def push(self, turn: Memory, seq: int) -> None:
+        key = (turn.agent, turn.session or "")
+        entry = (seq, turn.id, turn_line(turn.content))
         entries = [e for e in self._entries(turn) if e[0] < seq]
-        entries.append((seq, turn_line(turn.content)))
-        self._recent[(turn.agent, turn.session or "")] = entries[-(WINDOW_TURNS - 1):]
+        self._recent[key] = [*entries, entry][-(WINDOW_TURNS - 1):]
+        self._staged.setdefault(key, []).append(entry)
 
-    def forget(self, agent: str) -> None:
-        """Drop an agent's sessions (after a forget): the next turn re-reads the store."""
+    def forget(self, agent: str, ids: Collection[str] | None) -> None:
+        """A forget of ``ids`` (``None``: all of the agent's memories), in stream order:
+        the agent's sessions are dropped and re-seeded without the forgotten turns."""
+        gone = self._gone.get(agent, set())
+        self._gone[agent] = None if ids is None or gone is None else gone | set(ids)
+        for key, entries in self._staged.items():
+            if key[0] == agent:
+                self._staged[key] = [] if ids is None else [e for e in entries if e[1] not in ids]
         for key in [k for k in self._recent if k[0] == agent]:
             self._saved.setdefault(key, list(self._recent[key]))
             del self._recent[key]
 
-    def _entries(self, turn: Memory) -> list[tuple[int, str]]:
+    def _entries(self, turn: Memory) -> list[Entry]:
         key = (turn.agent, turn.session or "")
         if key not in self._recent:
             self._saved.setdefault(key, None)
@@ -135,12 +151,19 @@ class TurnContext:
             self._recent.move_to_end(key)
         return self._recent[key]
 
-    def _seed(self, turn: Memory) -> list[tuple[int, str]]:
+    def _seed(self, turn: Memory) -> list[Entry]:
+        """The session's earlier turns: those in the store (less what this batch forgot),
+        then those staged in this batch."""
+        staged = self._staged.get((turn.agent, turn.session or ""), [])
+        gone = self._gone.get(turn.agent, set())
+        if gone is None:
+            return staged[-(WINDOW_TURNS - 1):]
+        skip = gone | {e[1] for e in staged}
         earlier = sorted(
             (m for m in self._store.scroll(turn.agent, flt=MemoryFilter(types=("episode",), session=turn.session))
-             if is_turn_memory(m) and m.created_at < turn.created_at),
+             if is_turn_memory(m) and m.created_at < turn.created_at and m.id not in skip),
             key=lambda m: (m.created_at, m.id))
-        return [(0, turn_line(m.content)) for m in earlier[-(WINDOW_TURNS - 1):]]
+        return [*((0, m.id, turn_line(m.content)) for m in earlier), *staged][-(WINDOW_TURNS - 1):]
 
 
 def feedback_ids(event: FeedbackEvent) -> list[str]:
@@ -180,6 +203,9 @@ class StoreApplier:
             raise
 
     def _stage(self, env: Envelope) -> list[Memory]:
+        if isinstance(env.event, FeedbackEvent) and env.event.kind == "memory_forget":
+            ids = feedback_ids(env.event)
+            self.context.forget(env.agent, None if env.event.value == "all" and not ids else ids)
         memories = _candidates(env, self.languages)
         if isinstance(env.event, MessageEvent) and memories and is_turn_memory(memories[0]):
             turn = memories[0]
@@ -279,8 +305,7 @@ class StoreApplier:
             else:
                 turns = [m for m in self.store.get(env.agent, ids) if is_turn_memory(m)]
                 self.store.delete(env.agent, list(dict.fromkeys(ids + self._windows_quoting(turns))))
-            self.context.forget(env.agent)
-            return
+            return  # the turn context forgot them when the batch was staged
         changed = []
         for current in self.store.get(env.agent, ids):
             if current.last_seq >= env.seq:

@@ -273,3 +273,28 @@ def test_a_held_memory_removed_earlier_in_the_batch_is_embedded_when_written(sto
     assert all("Thanks" not in t for t in embedder.calls[0])
     assert embedder.calls[1] == ["Melanie: Thanks!"] and len(embedder.calls) == 3  # its turn, then its window
     assert snapshot(store) == before
+
+
+@pytest.mark.parametrize("everything", [False, True], ids=["one turn", "all"])
+def test_a_forgotten_turn_is_quoted_by_no_later_window_wherever_the_batch_ends(
+    store: MemoryStore, everything: bool
+) -> None:
+    forget = FeedbackEvent(id="f-1", agent="alice", ts=T0 + timedelta(minutes=1), kind="memory_forget",
+                           value="all" if everything else None,
+                           target=None if everything else memory_id("alice", "s1-m1", 0))
+    stream = [*envelopes(TURNS[:2]),
+              Envelope(seq=3, subject="cortex.feedback.alice.memory_forget", family="feedback",
+                       kind="memory_forget", agent="alice", event=forget),
+              *envelopes(TURNS[2:], first_seq=4, first_id=2, start=T0 + timedelta(minutes=2))]
+    results = []
+    for cut in range(len(stream) + 1):  # every split into two batches, incl. one batch
+        store.delete_agent("alice")
+        app = applier(store)
+        for part in (stream[:cut], stream[cut:]):
+            if part:
+                app.apply_batch(part)
+        assert all("sunrise" not in m.content for m in store.scroll("alice")), cut
+        results.append(windows(store))
+    assert all(r == results[0] for r in results)
+    first = "" if everything else "Melanie: What did you paint last weekend?\n"
+    assert results[0]["s1-m2"] == f"On 8 May 2023:\n{first}Melanie: Thanks!"
