@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator, Sequence
-from typing import ClassVar, NamedTuple, Protocol
+from typing import Any, ClassVar, NamedTuple, Protocol
 
 import msgspec
 import numpy as np
@@ -38,7 +38,7 @@ import numpy.typing as npt
 from qdrant_edge import Bm25, Bm25Config, Language, SnowballLanguage, SnowballParams, StopwordsSet
 
 from schemas.types import MemoryScope, MemoryType
-from workers.recall.models import Memory, SearchHit, Tier
+from workers.recall.models import Memory, SearchHit, Tier, memory_from_payload
 
 COLLECTION = "cortex_memories"
 DENSE = "dense"
@@ -206,6 +206,63 @@ def cosine(query_unit: FloatVector, stored: Sequence[float] | None) -> float:
     if stored is None:
         return 0.0
     return float(np.dot(query_unit, unit(stored)))
+
+
+class StoreBase:
+    """What both backends share: the collection's info, checking a point's and a query's
+    dense vector, a point's BM25 vector, and the reads built on a backend's scroll."""
+
+    _info: CollectionInfo
+    _lexical: LexicalEncoder
+
+    @property
+    def info(self) -> CollectionInfo:
+        return self._info
+
+    def _records(self, conds: list[Condition], ids: Sequence[str] | None, with_vector: bool,
+                 page_size: int = 256) -> Iterator[Any]:
+        """Every record matching ``conds`` (and ``ids``), page by page, with its payload
+        and, when asked, its dense vector."""
+        raise NotImplementedError
+
+    def _point_vectors(self, item: MemoryPoint) -> tuple[list[float], list[int], list[float]]:
+        """The point's unit dense vector (dimension checked) and its BM25 indices and values."""
+        dense = unit(item.vector)
+        if dense.shape[0] != self._info.dim:
+            raise DimensionMismatch(
+                f"memory {item.memory.id}: vector has {dense.shape[0]} dimensions, the collection {self._info.dim}"
+            )
+        indices, values = self._lexical.document(item.memory.content)
+        return dense.tolist(), indices, values
+
+    def _query_unit(self, vector: FloatVector | Sequence[float]) -> FloatVector:
+        query_unit = unit(vector)
+        if query_unit.shape[0] != self._info.dim:
+            raise DimensionMismatch(
+                f"query vector has {query_unit.shape[0]} dimensions, the collection {self._info.dim}"
+            )
+        return query_unit
+
+    def get(self, agent: str, ids: Sequence[str]) -> list[Memory]:
+        if not ids:
+            return []
+        records = self._records(conditions(agent, None), ids, False)
+        found = {m.id: m for m in (memory_from_payload(r.payload or {}) for r in records)}
+        return [found[i] for i in ids if i in found]
+
+    def vectors(self, agent: str, ids: Sequence[str]) -> dict[str, FloatVector]:
+        if not ids:
+            return {}
+        out: dict[str, FloatVector] = {}
+        for record in self._records(conditions(agent, None), ids, True):
+            vector = dense_of(record.vector)
+            if record.payload and vector is not None:
+                out[str(record.payload["id"])] = unit(vector)
+        return out
+
+    def scroll(self, agent: str, *, flt: MemoryFilter | None = None, page_size: int = 256) -> Iterator[Memory]:
+        for record in self._records(conditions(agent, flt), None, False, page_size):
+            yield memory_from_payload(record.payload or {})
 
 
 class MemoryStore(Protocol):

@@ -61,6 +61,7 @@ from workers.recall.store import (
     LexicalEncoder,
     MemoryFilter,
     MemoryPoint,
+    StoreBase,
     StoreError,
     StoreUnavailable,
     check_compatible,
@@ -68,7 +69,6 @@ from workers.recall.store import (
     cosine,
     dense_of,
     point_ids,
-    unit,
 )
 
 # Engine errors are plain ``Exception``s; these message fragments mean "not now" rather
@@ -97,7 +97,7 @@ def _filter(conds: list[Condition], ids: Sequence[str] | None = None) -> Filter:
     return Filter(must=must)
 
 
-class EdgeMemoryStore:
+class EdgeMemoryStore(StoreBase):
     """``MemoryStore`` over a Qdrant Edge shard in ``directory``."""
 
     def __init__(self, directory: str, wanted: CollectionInfo, lexical: LexicalEncoder) -> None:
@@ -110,10 +110,6 @@ class EdgeMemoryStore:
         self._shard = self._open()
 
     # --- opening -------------------------------------------------------------------
-
-    @property
-    def info(self) -> CollectionInfo:
-        return self._info
 
     def _meta_path(self) -> Path:
         return self._root / f"{self._name}.json"
@@ -180,18 +176,15 @@ class EdgeMemoryStore:
                 raise _translate(exc, what) from exc
 
     def _point(self, item: MemoryPoint) -> Point:
-        dense = unit(item.vector)
-        if dense.shape[0] != self._info.dim:
-            raise DimensionMismatch(
-                f"memory {item.memory.id}: vector has {dense.shape[0]} dimensions, the collection {self._info.dim}"
-            )
-        vectors: dict[str, Any] = {DENSE: dense.tolist()}
-        indices, values = self._lexical.document(item.memory.content)
+        dense, indices, values = self._point_vectors(item)
+        vectors: dict[str, Any] = {DENSE: dense}
         if indices:
             vectors[SPARSE] = SparseVector(indices, values)
         return Point(point_ids([item.memory.id])[0], vectors, memory_to_payload(item.memory))
 
-    def _records(self, flt: Filter, with_vector: bool, page_size: int = 256) -> Iterator[Any]:
+    def _records(self, conds: list[Condition], ids: Sequence[str] | None, with_vector: bool,
+                 page_size: int = 256) -> Iterator[Any]:
+        flt = _filter(conds, ids)
         offset: Any = None
         while True:
             request = ScrollRequest(
@@ -240,31 +233,6 @@ class EdgeMemoryStore:
 
     # --- reads ---------------------------------------------------------------------
 
-    def get(self, agent: str, ids: Sequence[str]) -> list[Memory]:
-        if not ids:
-            return []
-        found = {
-            m.id: m
-            for m in (
-                memory_from_payload(r.payload) for r in self._records(_filter(conditions(agent, None), ids), False)
-            )
-        }
-        return [found[i] for i in ids if i in found]
-
-    def vectors(self, agent: str, ids: Sequence[str]) -> dict[str, FloatVector]:
-        if not ids:
-            return {}
-        out: dict[str, FloatVector] = {}
-        for record in self._records(_filter(conditions(agent, None), ids), True):
-            vector = dense_of(record.vector)
-            if record.payload and vector is not None:
-                out[str(record.payload["id"])] = unit(vector)
-        return out
-
-    def scroll(self, agent: str, *, flt: MemoryFilter | None = None, page_size: int = 256) -> Iterator[Memory]:
-        for record in self._records(_filter(conditions(agent, flt)), False, page_size):
-            yield memory_from_payload(record.payload)
-
     def count(self, agent: str, flt: MemoryFilter | None = None) -> int:
         return int(
             self._call("count", self._shard.count, EdgeCountRequest(exact=True, filter=_filter(conditions(agent, flt))))
@@ -279,11 +247,7 @@ class EdgeMemoryStore:
         flt: MemoryFilter | None = None,
         limit: int = 50,
     ) -> list[SearchHit]:
-        query_unit = unit(vector)
-        if query_unit.shape[0] != self._info.dim:
-            raise DimensionMismatch(
-                f"query vector has {query_unit.shape[0]} dimensions, the collection {self._info.dim}"
-            )
+        query_unit = self._query_unit(vector)
         qfilter = _filter(conditions(agent, flt))
         prefetch_limit = max(limit * 2, 20)
         prefetches = [

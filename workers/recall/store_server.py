@@ -24,11 +24,11 @@ from workers.recall.store import (
     SPARSE,
     CollectionInfo,
     Condition,
-    DimensionMismatch,
     FloatVector,
     LexicalEncoder,
     MemoryFilter,
     MemoryPoint,
+    StoreBase,
     StoreError,
     StoreUnavailable,
     check_compatible,
@@ -36,7 +36,6 @@ from workers.recall.store import (
     cosine,
     dense_of,
     point_ids,
-    unit,
 )
 
 # gRPC status names that mean "try again later" (grpc ships no type stubs, so the
@@ -76,7 +75,7 @@ def _filter(conds: list[Condition], ids: Sequence[str] | None = None) -> models.
     return models.Filter(must=must)
 
 
-class ServerMemoryStore:
+class ServerMemoryStore(StoreBase):
     """``MemoryStore`` over a Qdrant server collection ``cortex_memories``."""
 
     def __init__(
@@ -94,10 +93,6 @@ class ServerMemoryStore:
         self._lexical = lexical
         self._client = QdrantClient(url=url, prefer_grpc=True, api_key=api_key, timeout=timeout_s)
         self._call("open", self._ensure_collection)
-
-    @property
-    def info(self) -> CollectionInfo:
-        return self._info
 
     def _call(self, what: str, operation: Any, *args: Any, **kwargs: Any) -> Any:
         try:
@@ -143,13 +138,8 @@ class ServerMemoryStore:
         check_compatible(stored, self._info, f"qdrant {self._url}")
 
     def _point(self, item: MemoryPoint) -> models.PointStruct:
-        dense = unit(item.vector)
-        if dense.shape[0] != self._info.dim:
-            raise DimensionMismatch(
-                f"memory {item.memory.id}: vector has {dense.shape[0]} dimensions, the collection {self._info.dim}"
-            )
-        vector: dict[str, Any] = {DENSE: dense.tolist()}
-        indices, values = self._lexical.document(item.memory.content)
+        dense, indices, values = self._point_vectors(item)
+        vector: dict[str, Any] = {DENSE: dense}
         if indices:
             vector[SPARSE] = models.SparseVector(indices=indices, values=values)
         return models.PointStruct(
@@ -193,7 +183,9 @@ class ServerMemoryStore:
 
     # --- reads ---------------------------------------------------------------------
 
-    def _records(self, flt: models.Filter, with_vector: bool, page_size: int = 256) -> Iterator[Any]:
+    def _records(self, conds: list[Condition], ids: Sequence[str] | None, with_vector: bool,
+                 page_size: int = 256) -> Iterator[Any]:
+        flt = _filter(conds, ids)
         offset: Any = None
         while True:
             records, offset = self._call(
@@ -210,27 +202,6 @@ class ServerMemoryStore:
             if offset is None:
                 return
 
-    def get(self, agent: str, ids: Sequence[str]) -> list[Memory]:
-        if not ids:
-            return []
-        records = self._records(_filter(conditions(agent, None), ids), False)
-        found = {m.id: m for m in (memory_from_payload(r.payload or {}) for r in records)}
-        return [found[i] for i in ids if i in found]
-
-    def vectors(self, agent: str, ids: Sequence[str]) -> dict[str, FloatVector]:
-        if not ids:
-            return {}
-        out: dict[str, FloatVector] = {}
-        for record in self._records(_filter(conditions(agent, None), ids), True):
-            vector = dense_of(record.vector)
-            if record.payload and vector is not None:
-                out[str(record.payload["id"])] = unit(vector)
-        return out
-
-    def scroll(self, agent: str, *, flt: MemoryFilter | None = None, page_size: int = 256) -> Iterator[Memory]:
-        for record in self._records(_filter(conditions(agent, flt)), False, page_size):
-            yield memory_from_payload(record.payload or {})
-
     def count(self, agent: str, flt: MemoryFilter | None = None) -> int:
         result = self._call(
             "count", self._client.count, self._name, count_filter=_filter(conditions(agent, flt)), exact=True
@@ -246,11 +217,7 @@ class ServerMemoryStore:
         flt: MemoryFilter | None = None,
         limit: int = 50,
     ) -> list[SearchHit]:
-        query_unit = unit(vector)
-        if query_unit.shape[0] != self._info.dim:
-            raise DimensionMismatch(
-                f"query vector has {query_unit.shape[0]} dimensions, the collection {self._info.dim}"
-            )
+        query_unit = self._query_unit(vector)
         qfilter = _filter(conditions(agent, flt))
         prefetch_limit = max(limit * 2, 20)
         prefetch = [models.Prefetch(query=query_unit.tolist(), using=DENSE, filter=qfilter, limit=prefetch_limit)]
