@@ -162,8 +162,9 @@ def _kv_history(bucket: str) -> list[str]:
     direct get without a subject suffix that as-of reads walk back with (``multi_last``
     up to a sequence: shared.kv.kv_revision_below); both stay within this bucket's stream."""
     stream = f"KV_{bucket}"
-    return [*_kv_read(bucket), f"$JS.API.DIRECT.GET.{stream}", f"$JS.API.CONSUMER.CREATE.{stream}", f"$JS.API.CONSUMER.CREATE.{stream}.>",
-            f"$JS.API.CONSUMER.INFO.{stream}.>", f"$JS.API.CONSUMER.DELETE.{stream}.>", f"$JS.FC.{stream}.>"]
+    return [*_kv_read(bucket), f"$JS.API.DIRECT.GET.{stream}", f"$JS.API.CONSUMER.CREATE.{stream}",
+            f"$JS.API.CONSUMER.CREATE.{stream}.>", f"$JS.API.CONSUMER.INFO.{stream}.>",
+            f"$JS.API.CONSUMER.DELETE.{stream}.>", f"$JS.FC.{stream}.>"]
 
 
 def _kv_write(bucket: str) -> list[str]:
