@@ -11,6 +11,8 @@ from importlib import resources
 import msgspec
 import orjson
 
+from schemas.api import BootRequest
+from schemas.docs import BootDoc
 from shared.config import Settings
 from shared.embedded import EmbeddedNats
 from shared.kv import kv_read
@@ -19,6 +21,7 @@ from shared.runtime import WorkerHost
 from workers import __version__
 from workers.cli import CliError
 from workers.cli.common import connected
+from workers.cli.query import request_api
 from workers.cli.run import provision_all
 from workers.registry import all_specs
 
@@ -73,6 +76,12 @@ async def render_documents(settings: Settings, url: str) -> str:
         boot = await js.key_value("cortex_boot")
         raw, _ = await kv_read(boot, DEMO_AGENT)
         if raw is not None:
+            # Every worker has caught up: a fresh assembly shows them all, where the stored
+            # document is as of the last event boot saw (maybe before a slow worker finished).
+            with contextlib.suppress(CliError):
+                fresh = await request_api(nc, f"{settings.prefix}.api.boot.{DEMO_AGENT}",
+                                          msgspec.json.encode(BootRequest()))
+                return msgspec.json.decode(fresh, type=BootDoc).markdown
             return str(orjson.loads(raw)["markdown"])
         parts = []
         for bucket in DOC_BUCKETS:

@@ -81,7 +81,7 @@ def _agent(value: str) -> str:
     return value
 
 
-async def _request(nc: Any, subject: str, body: bytes) -> bytes:
+async def request_api(nc: Any, subject: str, body: bytes) -> bytes:
     try:
         reply = await nc.request(subject, body, timeout=5)
     except nats.errors.NoRespondersError as exc:
@@ -98,7 +98,7 @@ async def cmd_boot(args: argparse.Namespace, settings: Settings) -> int:
     agent = _agent(args.agent)
     async with connected(settings, args.nats_url) as nc:
         if args.fresh:
-            raw = await _request(nc, f"{settings.prefix}.api.boot.{agent}", msgspec.json.encode(BootRequest()))
+            raw = await request_api(nc, f"{settings.prefix}.api.boot.{agent}", msgspec.json.encode(BootRequest()))
             print(msgspec.json.decode(raw, type=BootDoc).markdown)
             return 0
         raw_doc, _ = await kv_read(await nc.jetstream().key_value(BUCKET_BOOT), agent)
@@ -135,7 +135,7 @@ def render_table(headers: list[str], rows: list[list[str]], width: int = 60) -> 
 async def cmd_table(args: argparse.Namespace, settings: Settings) -> int:
     agent = _agent(args.agent)
     async with connected(settings, args.nats_url) as nc:
-        raw = await _request(nc, f"{settings.prefix}.api.{args.table}.{agent}", b"{}")
+        raw = await request_api(nc, f"{settings.prefix}.api.{args.table}.{agent}", b"{}")
     headers, rows = _rows(args.table, raw)
     print(render_table(headers, rows) if rows else f"(no {args.table} for {agent})")
     return 0
@@ -145,7 +145,7 @@ async def cmd_recall(args: argparse.Namespace, settings: Settings) -> int:
     agent = _agent(args.agent)
     req = RecallRequest(query=args.query, project=args.project, limit=args.limit, budget_tokens=args.budget)
     async with connected(settings, args.nats_url) as nc:
-        raw = await _request(nc, f"{settings.prefix}.api.recall.{agent}", msgspec.json.encode(req))
+        raw = await request_api(nc, f"{settings.prefix}.api.recall.{agent}", msgspec.json.encode(req))
     reply = msgspec.json.decode(raw, type=RecallReply)
     if not reply.memories:
         print(f"(no memories of {agent} match)")
