@@ -31,7 +31,7 @@ from shared.names import BUCKET_CHECKPOINTS, EVENTS_STREAM
 
 log = logging.getLogger(__name__)
 
-STALLED_LAG = 1000  # events behind a missed sequence past which a moving consumer counts as stalled
+STALLED_LAG = 1000  # events short of a missed sequence past which a consumer counts as stalled
 
 
 class WatermarkTracker:
@@ -42,7 +42,7 @@ class WatermarkTracker:
         self._watch_task: asyncio.Task[None] | None = None
         self._poll_s = poll_s
         self._idle_cache: dict[str, tuple[float, bool]] = {}
-        self._behind: dict[str, tuple[int, int]] = {}  # consumer → (sequence it missed, its checkpoint then)
+        self._behind: dict[str, int] = {}  # consumer → the highest sequence it missed at a bound
 
     async def start(self) -> None:
         kv = await self._js.key_value(BUCKET_CHECKPOINTS)
@@ -84,18 +84,17 @@ class WatermarkTracker:
         return await self.drained(consumer)
 
     def _stalled(self, consumer: str) -> bool:
-        """Still short of a sequence it missed at an earlier bound, and either not moving
-        at all since then or more than ``STALLED_LAG`` events behind it: waiting again
-        would only hold every later document for the whole bound."""
-        behind = self._behind.get(consumer)
-        if behind is None:
+        """More than ``STALLED_LAG`` events short of a sequence it missed at an earlier
+        bound: waiting again would only hold every later document for the whole bound.
+        (A consumer that is merely slow — one long batch, say — is still waited for.)"""
+        missed = self._behind.get(consumer)
+        if missed is None:
             return False
-        missed, at_miss = behind
         now = self.checkpoint(consumer)
         if now >= missed:
             del self._behind[consumer]
             return False
-        return now == at_miss or missed - now > STALLED_LAG
+        return missed - now > STALLED_LAG
 
     async def wait(self, needs: dict[str, int], bound_s: float) -> list[str]:
         """Wait until every consumer reached its sequence, at most ``bound_s``.
@@ -112,9 +111,7 @@ class WatermarkTracker:
             remaining = deadline - time.monotonic()
             if not pending or remaining <= 0 or all(self._stalled(c) for c in pending):
                 for consumer, seq in pending.items():
-                    missed = max(seq, self._behind.get(consumer, (0, 0))[0])
-                    at_miss = self._behind.get(consumer, (0, self.checkpoint(consumer)))[1]
-                    self._behind[consumer] = (missed, at_miss)
+                    self._behind[consumer] = max(seq, self._behind.get(consumer, 0))
                 return sorted(pending)
             self._changed.clear()
             with contextlib.suppress(asyncio.TimeoutError):

@@ -4,6 +4,8 @@ up, later deliveries of an open request, server errors."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import msgspec
 import nats.js.errors
@@ -31,7 +33,9 @@ async def publish(js: JetStreamContext, first: int, count: int) -> None:
         await js.publish("cortex.msg.main.received", msgspec.json.encode(payload))
 
 
-async def test_batches_come_in_stream_order_and_all_are_acked(nc: Client, js: JetStreamContext) -> None:
+async def test_batches_come_in_stream_order_and_all_are_acked(
+    nc: Client, js: JetStreamContext, wait_for: Callable[..., Awaitable[Any]]
+) -> None:
     await publish(js, 1, 1200)
     fetcher = PullFetcher(nc, EVENTS_STREAM, "puller")
     await fetcher.start()
@@ -46,8 +50,12 @@ async def test_batches_come_in_stream_order_and_all_are_acked(nc: Client, js: Je
     await fetcher.stop()
     await nc.flush()
     assert seqs == list(range(1, 1201))
-    info = await js.consumer_info(EVENTS_STREAM, "puller")
-    assert info.num_pending == 0 and info.num_ack_pending == 0
+
+    async def all_acked() -> bool:  # the server applies acks asynchronously
+        info = await js.consumer_info(EVENTS_STREAM, "puller")
+        return info.num_pending == 0 and info.num_ack_pending == 0
+
+    await wait_for(all_acked, within=30)
 
 
 async def test_a_caught_up_fetch_returns_a_new_message_at_once_not_at_its_timeout(

@@ -45,6 +45,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _quiet_connection_noise(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """A server that refuses a connection closes its socket; nats-py can leave a future
+    holding that reset unretrieved, and asyncio would print it as a traceback. The
+    command reports the refusal itself, in one line."""
+    if isinstance(context.get("exception"), ConnectionResetError | BrokenPipeError | ConnectionAbortedError):
+        return
+    loop.default_exception_handler(context)
+
+
+async def _run(handler: Command, args: argparse.Namespace, settings: Settings) -> int:
+    asyncio.get_running_loop().set_exception_handler(_quiet_connection_noise)
+    return await handler(args, settings)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -58,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     configure("WARNING" if quiet else settings.log_level)
     handler: Command = args.handler
     try:
-        return asyncio.run(handler(args, settings))
+        return asyncio.run(_run(handler, args, settings))
     except KeyboardInterrupt:
         return 130
     except (CliError, ConnectError, EmbeddedError, SettingsError) as exc:
