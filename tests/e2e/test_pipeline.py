@@ -136,7 +136,9 @@ async def test_replay_reproduces_every_document_byte_for_byte_and_agent_replay_l
     assert all(before.values()), [k for k, v in before.items() if v is None]
     bob_revisions = {b: (await (await js.key_value(b)).get("bob")).revision for b in OWNED_BUCKETS}
 
-    one = cortex("replay", "--agent", "alice", url=nats_url, CORTEX_RUNTIME_LEASE_TTL_S="2")
+    # the replayed boot waits on its sources as long as the pipeline's workers do
+    replay_env = {"CORTEX_RUNTIME_LEASE_TTL_S": "2", "CORTEX_BOOT_WAIT_MS": "10000"}
+    one = cortex("replay", "--agent", "alice", url=nats_url, **replay_env)
     assert one.returncode == 0, one.stderr
     await wait_for(lambda: drained(js), within=180)
     assert await snapshot_docs(js, ["alice", "bob"]) == before
@@ -147,7 +149,7 @@ async def test_replay_reproduces_every_document_byte_for_byte_and_agent_replay_l
         kv = await js.key_value(bucket)
         for agent in ("alice", "bob"):
             await kv.delete(agent)
-    full = cortex("replay", url=nats_url, CORTEX_RUNTIME_LEASE_TTL_S="2")
+    full = cortex("replay", url=nats_url, **replay_env)
     assert full.returncode == 0, full.stderr
     assert "replayed threads, decisions" in full.stdout
     await wait_for(lambda: drained(js), within=180)
