@@ -230,6 +230,7 @@ async def test_replay_and_forget_with_partitions(nats_url: str, tmp_path: Path, 
 
             # the replay runs its own recall worker: the hashing embedder, its own embedded store
             replay_env = {**PARTITIONED, "CORTEX_RUNTIME_LEASE_TTL_S": "2", "CORTEX_EMBEDDER": "hashing",
+                          "CORTEX_BOOT_WAIT_MS": "10000",
                           "CORTEX_DATA_DIR": str(tmp_path / "replay-data")}
             one = await acortex("replay", "--agent", ALICE, url=nats_url, **replay_env)
             assert one.returncode == 0, one.stderr
