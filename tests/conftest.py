@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
@@ -14,6 +15,15 @@ import pytest
 from nats.aio.client import Client
 
 from shared.embedded import EmbeddedNats
+
+
+@pytest.fixture(autouse=True)
+def _own_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A `cortex` command or worker a test starts without its own CORTEX_DATA_DIR gets a
+    fresh one, never ~/.cortex: an embedded store left there by an earlier test (same agent
+    ids, so the same point ids) would leak into this one."""
+    if "CORTEX_DATA_DIR" not in os.environ:
+        monkeypatch.setenv("CORTEX_DATA_DIR", str(tmp_path / "cortex-data"))
 
 
 @pytest.fixture
@@ -61,7 +71,6 @@ def wait_for() -> Callable[..., Awaitable[Any]]:
 
 # --------------------------------------------------------------------------- processes
 
-import os  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 

@@ -136,8 +136,10 @@ async def test_replay_reproduces_every_document_byte_for_byte_and_agent_replay_l
     assert all(before.values()), [k for k, v in before.items() if v is None]
     bob_revisions = {b: (await (await js.key_value(b)).get("bob")).revision for b in OWNED_BUCKETS}
 
-    # the replayed boot waits on its sources as long as the pipeline's workers do
-    replay_env = {"CORTEX_RUNTIME_LEASE_TTL_S": "2", "CORTEX_BOOT_WAIT_MS": "10000"}
+    # the replayed boot waits on its sources as long as the pipeline's workers do; its recall
+    # worker gets a store of its own (the live one holds the embedded store open), never ~/.cortex
+    replay_env = {"CORTEX_RUNTIME_LEASE_TTL_S": "2", "CORTEX_BOOT_WAIT_MS": "10000",
+                  "CORTEX_DATA_DIR": str(tmp_path / "replay-data")}
     one = cortex("replay", "--agent", "alice", url=nats_url, **replay_env)
     assert one.returncode == 0, one.stderr
     await wait_for(lambda: drained(js), within=180)
