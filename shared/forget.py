@@ -9,6 +9,8 @@ is opened here directly.
 
 from __future__ import annotations
 
+import asyncio
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
@@ -97,6 +99,20 @@ async def request_memory_forget(js: JetStreamContext, prefix: str, agent: str,
     await js.publish(f"{prefix}.feedback.{agent}.memory_forget", msgspec.json.encode(event),
                      headers={"Nats-Msg-Id": event.id})
     await applied()
+
+
+async def settle_consumers(js: JetStreamContext, through_seq: int, within_s: float = 30.0) -> list[str]:
+    """Wait until no consumer still holds an undelivered-ack event at or below
+    ``through_seq`` (a worker that fetched one of the agent's events before the purge would
+    otherwise write its documents again after they are purged). Returns the consumers still
+    busy at the bound."""
+    deadline = time.monotonic() + within_s
+    while True:
+        busy = [info.name for info in await js.consumers_info(EVENTS_STREAM)
+                if info.num_ack_pending and (info.ack_floor is None or (info.ack_floor.stream_seq or 0) < through_seq)]
+        if not busy or time.monotonic() >= deadline:
+            return busy
+        await asyncio.sleep(0.05)
 
 
 async def recall_active(js: JetStreamContext, consumer: str = "recall") -> bool:

@@ -39,6 +39,7 @@ _HEARTBEAT = "100"
 _REQUEST_ENDED = frozenset({"404", "408", "409"})
 _IDLE_TURNS = 2  # event-loop turns without a new message before a partial batch is taken
 _EXPIRY_SLACK_S = 0.5  # after a request's expiry, how long a missing 408 may still arrive
+_STOP_WAIT_S = 2.0  # at most this long a stop waits for the open request's last deliveries
 
 
 class PullRequest(msgspec.Struct, omit_defaults=True):
@@ -69,10 +70,31 @@ class PullFetcher:
         self._sub = await self._nc.subscribe(self._inbox, cb=self._on_message)
 
     async def stop(self) -> None:
-        if self._sub is not None:
+        """Give back (nak) every message delivered but not taken — waiting out the open
+        request, until its expiry or at most ``_STOP_WAIT_S`` — so a stopping worker leaves
+        nothing unacked."""
+        if self._sub is None:
+            return
+        until = min(self._open_until, time.monotonic() + _STOP_WAIT_S)
+        with contextlib.suppress(Exception):
+            while True:
+                await self._give_back()
+                remaining = until - time.monotonic()
+                if not self._open or remaining <= 0:
+                    break
+                self._arrived.clear()
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(remaining):
+                        await self._arrived.wait()
+        with contextlib.suppress(Exception):
+            await self._sub.unsubscribe()
+        self._sub = None
+        await self._give_back()
+
+    async def _give_back(self) -> None:
+        while self._buffer:
             with contextlib.suppress(Exception):
-                await self._sub.unsubscribe()
-            self._sub = None
+                await self._buffer.popleft().nak()
 
     async def _on_message(self, msg: Msg) -> None:
         status = msg.headers.get(_STATUS) if msg.headers else None

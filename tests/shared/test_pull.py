@@ -93,3 +93,29 @@ async def test_a_missing_consumer_raises_the_servers_error(nc: Client, js: JetSt
 async def test_fetch_before_start_is_a_clear_error(nc: Client) -> None:
     with pytest.raises(RuntimeError, match="start"):
         await PullFetcher(nc, EVENTS_STREAM, "puller").fetch(1, wait_s=0.1)
+
+
+async def test_stop_gives_back_what_was_delivered_but_not_taken(
+    nc: Client, js: JetStreamContext, wait_for: Callable[..., Awaitable[Any]]
+) -> None:
+    await publish(js, 1, 10)
+    fetcher = PullFetcher(nc, EVENTS_STREAM, "puller")
+    await fetcher.start()
+    taken = await fetcher.fetch(2, wait_s=5)
+    assert [m.metadata.sequence.stream for m in taken] == [1, 2]
+    for msg in taken:
+        await msg.ack()
+    await fetcher.stop()  # the rest of the open request's delivery is nak'd, not left pending
+
+    async def nothing_held() -> bool:
+        info = await js.consumer_info(EVENTS_STREAM, "puller")
+        return info.num_ack_pending == 0 and info.num_pending + info.num_redelivered >= 8
+
+    await wait_for(nothing_held, within=30)
+    again = PullFetcher(nc, EVENTS_STREAM, "puller")
+    await again.start()
+    rest: list[int] = []
+    while len(rest) < 8:
+        rest += [m.metadata.sequence.stream for m in await again.fetch(10, wait_s=5)]
+    assert rest == list(range(3, 11))
+    await again.stop()

@@ -174,7 +174,14 @@ async def _forget_memories(settings: Settings, js: Any, agent: str) -> str:
 
 
 async def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
-    from shared.forget import ForgetReport, purge_dead_letters, purge_documents, purge_events, purge_usage
+    from shared.forget import (
+        ForgetReport,
+        purge_dead_letters,
+        purge_documents,
+        purge_events,
+        purge_usage,
+        settle_consumers,
+    )
 
     agent = _agent(args.agent)
     if not args.yes:
@@ -183,8 +190,14 @@ async def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
     async with connected(settings, args.nats_url) as nc:
         js = nc.jetstream()
         report.memories = await _forget_memories(settings, js, agent)
+        last_seq = int((await js.stream_info("CORTEX_EVENTS")).state.last_seq)
         report.events = await purge_events(js, settings.prefix, agent)
+        # the agent's events that workers had already fetched are applied before we purge what they derive
+        busy = await settle_consumers(js, last_seq)
         report.documents = await purge_documents(js, agent)
+        if busy:
+            print(f"cortex: warning: {', '.join(busy)} still busy after 30 s; if one of them rewrites a "
+                  f"document of {agent}, run `cortex forget {agent} --yes` again", file=sys.stderr)
         report.dead_letters = await purge_dead_letters(js, settings.prefix, agent)
         report.usage_keys = await purge_usage(js, agent)
     if settings.workspace:
