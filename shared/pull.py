@@ -11,7 +11,10 @@ own inbox subscription: messages are appended to a buffer by the subscription's
 callback and a fetch takes whatever is there. At most one pull request is open at a
 time; it ends when the server has delivered its batch or sent a status (404 no
 messages, 408 expired, 409 conflict) — or, if a reconnect lost that status, when its
-``expires`` has passed. A fetch returns once messages are in hand and two event-loop
+``expires`` has passed. Every request gets its own reply subject (``<inbox>.<n>``), so
+the status that ends an earlier request — late when the loop was busy — never ends the
+one that is open now (a worker stopping on that mistake left a whole batch unacked). A
+fetch returns once messages are in hand and two event-loop
 turns brought no more (no timer), so a caught-up worker sees a new event at once while
 a backlog still comes in full batches; what the open request delivers later is taken by
 the next fetch, in stream order (one inbox, one request at a time).
@@ -61,33 +64,37 @@ class PullFetcher:
         self._sub: Subscription | None = None
         self._buffer: deque[Msg] = deque()
         self._arrived = asyncio.Event()
+        self._request_no = 0  # the open (or last) request replies to <inbox>.<request_no>
         self._open = 0  # messages the open request may still deliver; 0 = no request open
         self._open_until = 0.0  # monotonic time after which the open request is surely over
         self._error: Msg | None = None
 
     async def start(self) -> None:
         self._inbox = self._nc.new_inbox()
-        self._sub = await self._nc.subscribe(self._inbox, cb=self._on_message)
+        self._sub = await self._nc.subscribe(f"{self._inbox}.*", cb=self._on_message)
 
     async def stop(self) -> None:
-        """Give back (nak) every message delivered but not taken — waiting out the open
-        request, until its expiry or at most ``_STOP_WAIT_S`` — so a stopping worker leaves
-        nothing unacked."""
+        """Give back (nak) every message delivered but not taken, so a stopping worker
+        leaves nothing unacked.
+
+        First the open request is waited out — until its end arrives or it expires, at most
+        ``_STOP_WAIT_S`` — without giving anything back: a message nak'd while a request is
+        open is redelivered at once to that same request. Then the subscription is drained
+        (what is already on its way through the client still arrives) and everything held
+        is nak'd. A fetch's ``wait_s`` is its request's lifetime, so fetches shorter than
+        ``_STOP_WAIT_S`` are always waited out."""
         if self._sub is None:
             return
         until = min(self._open_until, time.monotonic() + _STOP_WAIT_S)
         with contextlib.suppress(Exception):
-            while True:
-                await self._give_back()
-                remaining = until - time.monotonic()
-                if not self._open or remaining <= 0:
-                    break
+            while self._open and (remaining := until - time.monotonic()) > 0:
                 self._arrived.clear()
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(remaining):
                         await self._arrived.wait()
         with contextlib.suppress(Exception):
-            await self._sub.unsubscribe()
+            async with asyncio.timeout(_STOP_WAIT_S):
+                await self._sub.drain()
         self._sub = None
         await self._give_back()
 
@@ -104,6 +111,8 @@ class PullFetcher:
                 self._open -= 1
         elif status == _HEARTBEAT:
             return
+        elif msg.subject != f"{self._inbox}.{self._request_no}":
+            return  # the end of an earlier request, already given up on: not the open one's
         else:
             self._open = 0  # the request is over, whatever the status says
             if status not in _REQUEST_ENDED:
@@ -162,10 +171,11 @@ class PullFetcher:
             idle = idle + 1 if len(self._buffer) == before else 0
 
     async def _request(self, batch: int, expires_s: float) -> None:
+        self._request_no += 1
         self._open = batch
         self._open_until = time.monotonic() + expires_s + _EXPIRY_SLACK_S
         request = PullRequest(batch=batch, expires=int(expires_s * 1e9))
-        await self._nc.publish(self._next, _ENCODE(request), reply=self._inbox)
+        await self._nc.publish(self._next, _ENCODE(request), reply=f"{self._inbox}.{self._request_no}")
 
 
 def fetcher_for(js: JetStreamContext, stream: str, consumer: str) -> PullFetcher:

@@ -4,15 +4,18 @@ up, later deliveries of an open request, server errors."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
 import nats.js.errors
 import pytest
+from cortex_testkit import held_back
 from nats.aio.client import Client
 from nats.js.client import JetStreamContext
 
+from shared import pull
 from shared.config import load_settings
 from shared.names import EVENTS_STREAM
 from shared.provision import ConsumerSpec, provision
@@ -101,17 +104,13 @@ async def test_stop_gives_back_what_was_delivered_but_not_taken(
     await publish(js, 1, 10)
     fetcher = PullFetcher(nc, EVENTS_STREAM, "puller")
     await fetcher.start()
-    taken = await fetcher.fetch(2, wait_s=5)
+    taken = await fetcher.fetch(2, wait_s=1)  # a request shorter than stop's wait, like a worker's
     assert [m.metadata.sequence.stream for m in taken] == [1, 2]
     for msg in taken:
         await msg.ack()
     await fetcher.stop()  # the rest of the open request's delivery is nak'd, not left pending
 
-    async def nothing_held() -> bool:
-        info = await js.consumer_info(EVENTS_STREAM, "puller")
-        return info.num_ack_pending == 0 and info.num_pending + info.num_redelivered >= 8
-
-    await wait_for(nothing_held, within=30)
+    assert await held_back(js, "puller") == 0
     again = PullFetcher(nc, EVENTS_STREAM, "puller")
     await again.start()
     rest: list[int] = []
@@ -119,3 +118,30 @@ async def test_stop_gives_back_what_was_delivered_but_not_taken(
         rest += [m.metadata.sequence.stream for m in await again.fetch(10, wait_s=5)]
     assert rest == list(range(3, 11))
     await again.stop()
+
+
+async def test_a_late_end_of_an_earlier_request_does_not_end_the_open_one(
+    nc: Client, js: JetStreamContext, wait_for: Callable[..., Awaitable[Any]]
+) -> None:
+    """A busy worker may read a request's 408 only after it gave that request up and sent the
+    next one. That status must not end the next request: a stop would then drop the subscription
+    while the next request still delivers, and those messages stay unacked until ack_wait."""
+    fetcher = PullFetcher(nc, EVENTS_STREAM, "puller")
+    await fetcher.start()
+    assert await fetcher.fetch(100, wait_s=0.05) == []  # request 1: expires after 50 ms
+    # a worker busy with a batch: the event loop does not run while request 1 ends on the
+    # server (its 408 waits in the socket). Not a synchronisation: the loop is starved on purpose.
+    time.sleep(0.05 + pull._EXPIRY_SLACK_S + 0.2)  # noqa: ASYNC251
+    fetching = asyncio.create_task(fetcher.fetch(100, wait_s=1))  # gives request 1 up, sends request 2
+    await publish(js, 1, 1)
+    first = await asyncio.wait_for(fetching, timeout=30)
+    assert [m.metadata.sequence.stream for m in first] == [1]
+    assert fetcher._open, "request 2 was taken for ended by request 1's late 408"
+    await publish(js, 2, 20)  # request 2 delivers these while the worker stops
+    await fetcher.stop()
+    for msg in first:
+        await msg.ack()
+
+    assert await held_back(js, "puller") == 0
+    info = await js.consumer_info(EVENTS_STREAM, "puller")
+    assert info.ack_floor.stream_seq == 1 and info.num_ack_pending == 20  # given back: nak'd, not acked

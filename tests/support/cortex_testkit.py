@@ -3,6 +3,7 @@ tests/support on the path; nothing here shadows the project's own packages)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -55,3 +56,37 @@ async def snapshot_docs(js: JetStreamContext, agents: list[str]) -> dict[str, by
             raw, _ = await kv_read(kv, agent)
             out[f"{bucket}/{agent}"] = raw
     return out
+
+
+async def held_back(js: JetStreamContext, consumer: str, within: float = 5.0) -> int:
+    """How many of ``consumer``'s unacknowledged messages a stopped worker kept instead of
+    giving them back. A nak'd message stays in ``num_ack_pending`` until it is acked, but
+    the next pull request gets it at once; one never nak'd comes back only after ``ack_wait``.
+    A probe pulls for ``within`` seconds (well inside ``ack_wait``) and counts what did not
+    come back; it gives everything back itself before returning."""
+    from shared.pull import fetcher_for
+
+    info = await js.consumer_info(EVENTS_STREAM, consumer)
+    unacked = info.num_ack_pending or 0
+    if not unacked:
+        return 0
+    assert info.config.ack_wait is not None and within < info.config.ack_wait / 2, "probe must end well inside ack_wait"
+    probe = fetcher_for(js, EVENTS_STREAM, consumer)
+    await probe.start()
+    floor = info.ack_floor.stream_seq if info.ack_floor else 0
+    last = info.delivered.stream_seq if info.delivered else 0
+    back: set[int] = set()
+    taken = []
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    try:
+        while len(back) < unacked and (remaining := deadline - loop.time()) > 0:
+            for msg in await probe.fetch(unacked + (info.num_pending or 0), wait_s=min(1.0, remaining)):
+                taken.append(msg)
+                if floor < msg.metadata.sequence.stream <= last:
+                    back.add(msg.metadata.sequence.stream)
+    finally:
+        for msg in taken:
+            await msg.nak()
+        await probe.stop()
+    return unacked - len(back)
