@@ -94,7 +94,7 @@ class PullFetcher:
                         await self._arrived.wait()
         with contextlib.suppress(Exception):
             async with asyncio.timeout(_STOP_WAIT_S):
-                await self._sub.drain()
+                await self._sub.drain()  # type: ignore[no-untyped-call]
         self._sub = None
         await self._give_back()
 
