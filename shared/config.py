@@ -52,7 +52,9 @@ class BootSettings(msgspec.Struct, frozen=True, kw_only=True):
     max_decisions_in_boot: Annotated[int, Meta(ge=1, le=30)] = 10
     decision_recency_days: Annotated[int, Meta(ge=1, le=90)] = 14
     wait_ms: Annotated[int, Meta(ge=0, le=60000)] = 2000
-    debounce_ms: Annotated[int, Meta(ge=0, le=60000)] = 500
+    # at most one "change" BootDoc per agent per this much *event* time (0: one per fetched
+    # batch); session start, compaction and session end always make one
+    change_interval_ms: Annotated[int, Meta(ge=0, le=86_400_000)] = 60_000
 
 
 class PrecompactionSettings(msgspec.Struct, frozen=True, kw_only=True):

@@ -286,6 +286,12 @@ class ProjectionHandler:
         self._cache.clear()
         self._dirty.clear()
 
+    async def current(self, bucket: str, agent: str) -> Any:
+        """The agent's document as this handler has it now (loaded into the cache if needed),
+        including changes not yet committed."""
+        projection = next(p for p in self._projections if p.bucket == bucket)
+        return (await self._load(projection, agent)).doc
+
     def cached(self, bucket: str, agent: str) -> Any:
         slot = self._cache.get((bucket, agent))
         return slot.doc if slot is not None else None

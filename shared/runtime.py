@@ -68,7 +68,7 @@ class WorkerSpec:
 
 
 # Knobs that change how long a worker waits, never what it derives: not part of the hash.
-OPERATIONAL_KNOBS = frozenset({"wait_ms", "debounce_ms"})
+OPERATIONAL_KNOBS = frozenset({"wait_ms"})
 
 
 def producer_id(spec: WorkerSpec, settings: Settings, version: str) -> str:

@@ -16,7 +16,7 @@ import logging
 import os
 import tempfile
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -138,8 +138,13 @@ class BootSources:
 
 
 def is_change(env: Envelope) -> bool:
-    """Messages and feedback change source documents: a "change" trigger (coalesced per batch)."""
-    return env.family in ("msg", "feedback")
+    """Messages, feedback and a session's end change source documents: a "change" trigger
+    (throttled by event time and coalesced per batch, see ``BootHandler``)."""
+    return env.family in ("msg", "feedback") or is_session_end(env)
+
+
+def is_session_end(env: Envelope) -> bool:
+    return (env.family, env.kind) == ("session", "end")
 
 
 def trigger_of(env: Envelope) -> str:
@@ -168,6 +173,8 @@ class BootProjection:
             return False
         if (env.family, env.kind) == ("session", "start"):
             return boot.on_session_start
+        if is_session_end(env):
+            return True
         return (env.family, env.kind) == ("compaction", "before") or is_change(env)
 
     async def prepare(self, env: Envelope, doc: Any = None) -> BootInputs:
@@ -202,7 +209,19 @@ def write_atomically(path: Path, text: str) -> None:
 
 
 class BootHandler(ProjectionHandler):
-    """Adds the workspace sink: ``<CORTEX_WORKSPACE>/<agent>/BOOTSTRAP.md`` after each commit."""
+    """Adds the workspace sink (``<CORTEX_WORKSPACE>/<agent>/BOOTSTRAP.md`` after each
+    commit) and the change throttle.
+
+    Session start and compaction always make a document, each as of its own event. A
+    change (a message or feedback) makes one only when it comes at least
+    ``boot.change_interval_ms`` of *event* time after the agent's last document; a
+    session's end always does, so the stored document is exact at every session boundary.
+    Whether a change is due depends on events only (their ``ts`` and the stored
+    ``generated_at``), so any replay, however batched, makes the same documents. Due
+    changes are coalesced per batch: only the last one of an agent is assembled (the
+    earlier ones would be overwritten at the same commit). Between documents
+    ``cortex.api.boot`` assembles a fresh one on request.
+    """
 
     def __init__(self, ctx: WorkerContext, tracker: WatermarkTracker, sources: BootSources) -> None:
         super().__init__(ctx.js, ctx.worker, ctx.producer, [BootProjection(ctx, sources)],
@@ -212,17 +231,38 @@ class BootHandler(ProjectionHandler):
         self._written: set[str] = set()
         self._sources = sources
         self._changes: dict[str, Envelope] = {}
+        interval_ms = ctx.settings.boot.change_interval_ms
+        self._interval = timedelta(milliseconds=interval_ms) if interval_ms else None
         self._warned = False
 
     async def apply(self, env: Envelope) -> bool:
         if is_change(env):
-            # coalesced: one "change" document per agent per batch, made at commit
-            self._changes[env.agent] = env
+            # throttled by event time, then coalesced: one per agent per batch, made at commit
+            if await self._change_due(env):
+                self._changes[env.agent] = env
             return True
         changed = await super().apply(env)
         if changed:
             self._written.add(env.agent)
         return changed
+
+    async def _change_due(self, env: Envelope) -> bool:
+        """Whether this change makes a document: the agent has none yet, the change ends a
+        session, or it is ``change_interval_ms`` of event time after the last document made
+        (by an earlier change of this batch, or the stored one)."""
+        if self._interval is None or is_session_end(env):
+            return True
+        doc: BootDoc | None = await self.current(BUCKET_BOOT, env.agent)
+        if doc is not None and doc.integrity.last_seq >= env.seq:
+            return False  # applied before: a redelivery or the replay of a made document
+        pending = self._changes.get(env.agent)
+        if pending is not None and (doc is None or pending.seq > doc.integrity.last_seq):
+            last_made = pending.event.ts
+        elif doc is not None:
+            last_made = doc.generated_at
+        else:
+            return True
+        return env.event.ts - last_made >= self._interval
 
     async def commit(self) -> None:
         changes, self._changes = self._changes, {}
