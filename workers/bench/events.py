@@ -118,6 +118,10 @@ class EventSource:
         self._id_prefix = id_prefix
         self._session_every = session_every
         self._count = 0
+        self._clock = BASE_TS
+        # event time between consecutive events: 2 s for a backlog; a paced phase sets its
+        # publish interval, so event time runs like a live gateway's clock
+        self.spacing = timedelta(seconds=2)
         self._per_agent: dict[str, int] = {}
         self._session: dict[str, int] = {}
         self._pending: list[BenchEvent] = []
@@ -128,10 +132,11 @@ class EventSource:
         return list(self._agents)
 
     def _ts(self) -> str:
-        return (BASE_TS + timedelta(seconds=2 * self._count)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return self._clock.strftime("%Y-%m-%dT%H:%M:%SZ")
 
     def _next_id(self) -> str:
         self._count += 1
+        self._clock += self.spacing
         return f"{self._id_prefix}-{self._count}"
 
     def session_event(self, agent: str, kind: str) -> BenchEvent:

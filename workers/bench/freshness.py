@@ -19,6 +19,7 @@ import contextlib
 import random
 import time
 from collections import defaultdict
+from datetime import timedelta
 from typing import Any, NamedTuple
 
 import msgspec
@@ -145,7 +146,11 @@ def _latency(published: list[Published], seen: dict[str, list[tuple[float, int]]
 async def run_rate(session: Session, watches: Watches, source: EventSource, rng: random.Random,
                    rate: int, consumers: list[str]) -> RateResult:
     cfg = session.config
-    events = plan(source, rng, max(1, int(rate * cfg.duration_s)), cfg.boot_every)
+    source.spacing = timedelta(seconds=1 / rate)  # event time advances like the publish schedule
+    try:
+        events = plan(source, rng, max(1, int(rate * cfg.duration_s)), cfg.boot_every)
+    finally:
+        source.spacing = timedelta(seconds=2)
     session.progress(f"[freshness] {rate} msg/s for {cfg.duration_s:g}s ({len(events)} events) …")
     published, elapsed = await publish_paced(session, events, rate)
     drain_s, undrained = await session.drain_bounded(consumers, cfg.drain_limit_s, session.pipeline)
