@@ -25,6 +25,7 @@ import nats
 import nats.js.errors
 import pytest
 from cortex_testkit import ConfiguredNats
+from cortex_testkit import drained as consumers_drained
 from nats.js.client import JetStreamContext
 
 from shared.embedded import EmbeddedNats, free_port
@@ -141,14 +142,7 @@ class Faults:
                          f"ack_floor={info.ack_floor.stream_seq} checkpoint={await cls.checkpoint(js, name)}")
         return out
 
-    @staticmethod
-    async def drained(js: JetStreamContext, consumers: Iterable[str]) -> bool:
-        """The server has nothing left for these consumers: no pending, no unacked message."""
-        for name in consumers:
-            info = await js.consumer_info(EVENTS_STREAM, name)
-            if info.num_pending or info.num_ack_pending:
-                return False
-        return True
+    drained = staticmethod(consumers_drained)  # no pending, no unacked message left for these consumers
 
     async def wait_drained(self, js: JetStreamContext, consumers: Iterable[str], within: float = 120) -> None:
         names = tuple(consumers)

@@ -15,7 +15,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
@@ -140,8 +140,9 @@ def demo_file(tmp: Path, agent: str = "main") -> Path:
     return path
 
 
-async def drained(js: JetStreamContext) -> bool:
-    for name in CONSUMING:
+async def drained(js: JetStreamContext, consumers: Iterable[str] = CONSUMING) -> bool:
+    """The server has nothing left for these consumers: no pending, no unacked message."""
+    for name in consumers:
         info = await js.consumer_info(EVENTS_STREAM, name)
         if info.num_pending or info.num_ack_pending:
             return False
