@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import cortex_testkit
 import nats
 import pytest
 from nats.aio.client import Client
@@ -50,23 +49,10 @@ async def nc(nats_url: str) -> AsyncIterator[Client]:
         await client.close()
 
 
-
-
-async def _wait_for(predicate: Callable[[], Awaitable[Any]], within: float = 10.0, interval: float = 0.02) -> Any:
-    """Poll an async predicate until it returns something truthy; fail after ``timeout``."""
-    deadline = time.monotonic() + within
-    last: Any = None
-    while time.monotonic() < deadline:
-        last = await predicate()
-        if last:
-            return last
-        await asyncio.sleep(interval)
-    raise AssertionError(f"condition not met within {within}s (last value: {last!r})")
-
-
 @pytest.fixture
 def wait_for() -> Callable[..., Awaitable[Any]]:
-    return _wait_for
+    """``cortex_testkit.wait_for``: ``await wait_for(async_predicate, within=…, interval=…)``."""
+    return cortex_testkit.wait_for
 
 
 # --------------------------------------------------------------------------- processes

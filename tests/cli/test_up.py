@@ -6,11 +6,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
+from typing import Any
 
 import nats
 import pytest
+from cortex_testkit import wait_until
 
 
 def processes_mentioning(text: str) -> list[int]:
@@ -25,16 +26,6 @@ def processes_mentioning(text: str) -> list[int]:
         if text in cmdline and "nats-server" in cmdline:
             found.append(int(entry.name))
     return found
-
-
-def wait_until(predicate, within: float = 20.0):  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError("condition not met in time")
 
 
 def lock_url(data_dir: Path) -> str | None:
@@ -57,14 +48,21 @@ def start_up(data_dir: Path) -> subprocess.Popen[str]:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
 
 
-async def test_up_without_url_runs_its_own_server_and_leaves_nothing_behind(data_dir: Path) -> None:
+async def test_up_without_url_runs_its_own_server_and_leaves_nothing_behind(data_dir: Path, wait_for: Any) -> None:
     proc = start_up(data_dir)
     try:
-        url = wait_until(lambda: lock_url(data_dir))
+        url = wait_until(lambda: lock_url(data_dir), within=20)
         assert processes_mentioning(str(data_dir)), "embedded nats-server should be running"
         nc = await nats.connect(url)
         js = nc.jetstream()
-        info = await wait_until_async(lambda: js.stream_info("CORTEX_EVENTS"))
+
+        async def events_stream() -> Any:
+            try:
+                return await js.stream_info("CORTEX_EVENTS")
+            except Exception:  # not created yet
+                return None
+
+        info = await wait_for(events_stream, within=20, interval=0.1)
         assert info.config.name == "CORTEX_EVENTS"
         await nc.close()
 
@@ -78,17 +76,3 @@ async def test_up_without_url_runs_its_own_server_and_leaves_nothing_behind(data
         proc.wait(timeout=40)
     assert proc.returncode == 0, proc.stderr.read() if proc.stderr else ""
     wait_until(lambda: not processes_mentioning(str(data_dir)), within=10)
-
-
-async def wait_until_async(make, within: float = 20.0):  # type: ignore[no-untyped-def]
-    import asyncio
-
-    deadline = time.monotonic() + within
-    last: Exception | None = None
-    while time.monotonic() < deadline:
-        try:
-            return await make()
-        except Exception as exc:
-            last = exc
-            await asyncio.sleep(0.1)
-    raise AssertionError(f"not ready in time: {last!r}")

@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 import nats
-from cortex_testkit import CONSUMING, OWNED_BUCKETS, cortex, demo_file, snapshot_docs
+from cortex_testkit import CONSUMING, OWNED_BUCKETS, cortex, demo_file, drained, snapshot_docs
 from nats.js.client import JetStreamContext
 
 from schemas.api import RecallReply, StatusReply
@@ -64,14 +64,6 @@ async def hosted(settings: Settings, names: list[str] | None = None) -> AsyncIte
 
 def consumers(partitions: int, names: list[str] | None = None) -> list[str]:
     return [c for w in (names or CONSUMING) for c in consumers_of(w, partitions)]
-
-
-async def drained(js: JetStreamContext, names: list[str]) -> bool:
-    for name in names:
-        info = await js.consumer_info(EVENTS_STREAM, name)
-        if info.num_pending or info.num_ack_pending:
-            return False
-    return True
 
 
 async def checkpoint(js: JetStreamContext, consumer: str) -> int:

@@ -105,3 +105,12 @@ async def test_cortex_eval_recall_on_the_shipped_sample(tmp_path: Path, capsys: 
     assert 0 < rep["latency_ms"]["p50"] <= rep["latency_ms"]["p95"]
     assert len(rep["details"]) == 21 and all(len(d["returned_turns"]) <= 10 for d in rep["details"])
     assert elapsed < 60
+
+
+def test_the_module_entry_point_reports_an_invalid_setting_in_one_line(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """``python -m workers.evals.cli``: the settings are loaded before anything runs, as by ``cortex``."""
+    monkeypatch.setenv("CORTEX_THREADS_PRUNE_DAYS", "500")
+    assert eval_cli.main(["eval", "recall", "sample"]) == 2
+    err = capsys.readouterr().err
+    assert err.splitlines() == ["cortex: CORTEX_THREADS_PRUNE_DAYS='500': expected an integer between 1 and 90"], err

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -25,6 +24,8 @@ import msgspec
 import nats
 import nats.js.errors
 import pytest
+from cortex_testkit import ConfiguredNats
+from cortex_testkit import drained as consumers_drained
 from nats.js.client import JetStreamContext
 
 from shared.embedded import EmbeddedNats, free_port
@@ -141,14 +142,7 @@ class Faults:
                          f"ack_floor={info.ack_floor.stream_seq} checkpoint={await cls.checkpoint(js, name)}")
         return out
 
-    @staticmethod
-    async def drained(js: JetStreamContext, consumers: Iterable[str]) -> bool:
-        """The server has nothing left for these consumers: no pending, no unacked message."""
-        for name in consumers:
-            info = await js.consumer_info(EVENTS_STREAM, name)
-            if info.num_pending or info.num_ack_pending:
-                return False
-        return True
+    drained = staticmethod(consumers_drained)  # no pending, no unacked message left for these consumers
 
     async def wait_drained(self, js: JetStreamContext, consumers: Iterable[str], within: float = 120) -> None:
         names = tuple(consumers)
@@ -340,47 +334,6 @@ class UnwritableDir:
         for path, mode in sorted(self._modes.items(), key=lambda item: len(item[0].parts)):
             path.chmod(mode)
         self._modes.clear()
-
-
-class ConfiguredNats:
-    """``nats-server -c <file>`` with JetStream and whatever else the test writes in the file."""
-
-    def __init__(self, directory: Path, body: str) -> None:
-        self.dir = directory
-        self.port = free_port()
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self.conf = self.dir / "server.conf"
-        store = self.dir / "jetstream"
-        self.conf.write_text(f'listen: "127.0.0.1:{self.port}"\njetstream {{ store_dir: "{store}" }}\n{body}\n')
-        self._proc: subprocess.Popen[bytes] | None = None
-
-    def url(self, userinfo: str = "") -> str:
-        return f"nats://{userinfo + '@' if userinfo else ''}127.0.0.1:{self.port}"
-
-    def __enter__(self) -> ConfiguredNats:
-        from shared.embedded import nats_server_binary
-
-        with open(self.dir / "nats-server.log", "ab") as log:
-            self._proc = subprocess.Popen([nats_server_binary(), "-c", str(self.conf)], stdout=log,
-                                          stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
-            assert self._proc.poll() is None, (self.dir / "nats-server.log").read_text()[-2000:]
-            try:
-                socket.create_connection(("127.0.0.1", self.port), 0.2).close()
-                return self
-            except OSError:
-                time.sleep(0.05)
-        raise AssertionError(f"nats-server did not listen on {self.port}")
-
-    def __exit__(self, *exc: object) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.terminate()
-            try:
-                self._proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait(5)
 
 
 @pytest.fixture

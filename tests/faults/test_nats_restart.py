@@ -5,6 +5,7 @@ clean run. The publisher retries with the same ``Nats-Msg-Id``, as a gateway wou
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import signal
 from pathlib import Path
@@ -14,6 +15,7 @@ import nats
 import nats.errors
 import nats.js.errors
 import pytest
+from cortex_testkit import wait_for
 from nats.js.client import JetStreamContext
 
 from shared.embedded import EmbeddedNats
@@ -30,14 +32,18 @@ ENV = {"CORTEX_RUNTIME_BATCH_SIZE": "100", "CORTEX_RUNTIME_ACK_WAIT_S": "2"}
 async def publish_retrying(js: JetStreamContext, events: list[tuple[str, bytes, str]]) -> None:
     """Publish every event, retrying each until the server acknowledges it (dedup by id)."""
     for subject, data, msg_id in events:
-        while True:
-            try:
-                await js.publish(subject, data, headers={"Nats-Msg-Id": msg_id}, timeout=1)
-                break
-            except (nats.errors.TimeoutError, nats.errors.NoRespondersError,
-                    nats.errors.ConnectionReconnectingError, nats.js.errors.ServiceUnavailableError,
-                    nats.js.errors.NoStreamResponseError, nats.errors.OutboundBufferLimitError):
-                await asyncio.sleep(0.05)  # back off; the client reconnects on its own
+        await wait_for(functools.partial(_published, js, subject, data, msg_id), within=60, interval=0.05)
+
+
+async def _published(js: JetStreamContext, subject: str, data: bytes, msg_id: str) -> bool:
+    """One attempt: False while the server is away (the client reconnects on its own)."""
+    try:
+        await js.publish(subject, data, headers={"Nats-Msg-Id": msg_id}, timeout=1)
+    except (nats.errors.TimeoutError, nats.errors.NoRespondersError,
+            nats.errors.ConnectionReconnectingError, nats.js.errors.ServiceUnavailableError,
+            nats.js.errors.NoStreamResponseError, nats.errors.OutboundBufferLimitError):
+        return False
+    return True
 
 
 @pytest.mark.parametrize("how", ["sigterm", "sigkill"])

@@ -17,6 +17,7 @@ from typing import Any
 import nats
 import producer
 import pytest
+from cortex_testkit import NotMet, wait_for
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
@@ -121,17 +122,21 @@ def derived(tmp_path: Path) -> Iterator[EmbeddedNats]:
 async def _wait_for_checkpoints(nc: Client, last_seq: int) -> None:
     """Every worker has applied the stream up to ``last_seq``."""
     kv = await nc.jetstream().key_value(BUCKET_CHECKPOINTS)
-    for _ in range(600):
-        values = []
+    values: list[int] = []
+
+    async def caught_up() -> bool:
+        values.clear()
         for worker in WORKERS:
             try:
                 values.append(int((await kv.get(worker)).value or b"0"))
             except Exception:
                 values.append(0)
-        if min(values) >= last_seq:
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"workers did not catch up: checkpoints {values}")
+        return min(values) >= last_seq
+
+    try:
+        await wait_for(caught_up, within=30, interval=0.05)
+    except NotMet:
+        raise AssertionError(f"workers did not catch up: checkpoints {values}") from None
 
 
 async def test_kv_buckets_restore_into_a_fresh_server_with_the_same_documents(

@@ -13,10 +13,8 @@ import os
 import re
 import secrets
 import signal
-import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -29,6 +27,7 @@ import nats
 import nats.errors
 import producer
 import pytest
+from cortex_testkit import NotMet, wait_for, wait_listening, wait_until
 from ops_support import (
     PENDING_METRICS,
     PROMETHEUS_BUILTINS,
@@ -90,15 +89,8 @@ def _start_server(tmp: Path, passwords: dict[str, str]) -> Cluster:
     log = tmp / "nats-server.log"
     server = subprocess.Popen([nats_server_binary(), "-c", str(conf), "-l", str(log)], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        with contextlib.suppress(OSError):
-            socket.create_connection(("127.0.0.1", port), 0.2).close()
-            return Cluster(f"nats://127.0.0.1:{port}", tmp, passwords, server, log)
-        assert server.poll() is None, "nats-server exited at start"
-        time.sleep(0.05)
-    server.kill()
-    raise AssertionError("nats-server did not open its port")
+    wait_listening(server, port, log)
+    return Cluster(f"nats://127.0.0.1:{port}", tmp, passwords, server, log)
 
 
 def _ready(port: int) -> bool:
@@ -117,14 +109,18 @@ def _start_workers(cluster: Cluster) -> None:
         cluster.workers[name] = subprocess.Popen([sys.executable, "-m", "workers", "worker", name], env=env,
                                                  stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         log.close()
-    deadline = time.monotonic() + 60
     pending = set(cluster.workers)
-    while pending and time.monotonic() < deadline:
-        pending = {n for n in pending if not _ready(cluster.ports[n])}
+
+    def all_ready() -> bool:
+        pending.difference_update([n for n in pending if _ready(cluster.ports[n])])
         for name in pending:
             assert cluster.workers[name].poll() is None, (cluster.tmp / f"{name}.log").read_text()
-        time.sleep(0.1)
-    assert not pending, f"not ready: {pending}"
+        return not pending
+
+    try:
+        wait_until(all_ready, within=60, interval=0.1)
+    except NotMet:
+        raise AssertionError(f"not ready: {pending}") from None
 
 
 def _scrape(cluster: Cluster) -> set[str]:
@@ -177,11 +173,15 @@ async def _inspect(cluster: Cluster) -> tuple[set[str], dict[str, bool]]:
         js = nc.jetstream()
         consuming = {n for n, s in all_specs().items() if s.build is not None and "msg" in s.families}
         dead: set[str] = set()
-        deadline = time.monotonic() + 20
-        while dead != consuming and time.monotonic() < deadline:
+
+        async def all_dead_lettered() -> bool:
             info = await js.stream_info("CORTEX_DLQ", subjects_filter="cortex.dlq.>")
-            dead = {s.rsplit(".", 1)[-1] for s in (info.state.subjects or {})}
-            await asyncio.sleep(0.2)
+            dead.clear()
+            dead.update(s.rsplit(".", 1)[-1] for s in (info.state.subjects or {}))
+            return dead == consuming
+
+        with contextlib.suppress(NotMet):  # test_bad_input_reaches_the_dead_letter_stream compares the sets
+            await wait_for(all_dead_lettered, within=20, interval=0.2)
         documents = {}
         for bucket in ("cortex_threads", "cortex_decisions", "cortex_channels", "cortex_snapshots",
                        "cortex_narratives", "cortex_boot"):

@@ -4,55 +4,13 @@ written by the test, a throw-away CA made with ``openssl``, and the ``cortex`` C
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-
-from shared.embedded import free_port, nats_server_binary
-
-
-class ConfiguredNats:
-    """``nats-server -c <file>``: JetStream plus whatever the test writes in the file."""
-
-    def __init__(self, directory: Path, body: str) -> None:
-        self.dir = directory
-        self.dir.mkdir(parents=True, exist_ok=True)
-        self.port = free_port()
-        self.conf = self.dir / "server.conf"
-        self.conf.write_text(f'listen: "127.0.0.1:{self.port}"\n'
-                             f'jetstream {{ store_dir: "{self.dir / "jetstream"}" }}\n{body}\n')
-        self._proc: subprocess.Popen[bytes] | None = None
-
-    def url(self, userinfo: str = "") -> str:
-        return f"nats://{userinfo + '@' if userinfo else ''}127.0.0.1:{self.port}"
-
-    def start(self) -> ConfiguredNats:
-        with open(self.dir / "nats-server.log", "ab") as log:
-            self._proc = subprocess.Popen([nats_server_binary(), "-c", str(self.conf)], stdout=log,
-                                          stderr=subprocess.STDOUT, start_new_session=True)
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
-            assert self._proc.poll() is None, (self.dir / "nats-server.log").read_text()[-2000:]
-            try:
-                socket.create_connection(("127.0.0.1", self.port), 0.2).close()
-                return self
-            except OSError:
-                time.sleep(0.05)
-        raise AssertionError(f"nats-server did not listen on {self.port}")
-
-    def stop(self) -> None:
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.terminate()
-            try:
-                self._proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self._proc.kill()
-                self._proc.wait(5)
+from cortex_testkit import ConfiguredNats
 
 
 @pytest.fixture

@@ -25,6 +25,7 @@ import msgspec
 import nats
 import nats.js.errors
 import pytest
+from cortex_testkit import drained
 
 from shared.kv import kv_read
 from shared.names import DLQ_STREAM, DOC_BUCKETS, EVENTS_STREAM
@@ -100,14 +101,7 @@ async def test_forget_removes_the_agent_everywhere_and_leaves_others_untouched(
     for name in WORKERS:
         workers_procs.start(name, nats_url)
 
-    async def drained() -> bool:
-        for name in WORKERS:
-            info = await js.consumer_info(EVENTS_STREAM, name)
-            if info.num_pending or info.num_ack_pending:
-                return False
-        return True
-
-    await wait_for(drained, within=60)
+    await wait_for(lambda: drained(js, WORKERS), within=60)
     knowledge = await js.key_value("cortex_knowledge")  # a split store: agent.<part> keys
     for agent in ("alice", "bob"):
         await knowledge.put(f"{agent}.part-1", b'{"part": 1}')

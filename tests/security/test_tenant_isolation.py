@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -25,6 +24,7 @@ import nats
 import nats.errors
 import nats.js.errors
 import pytest
+from cortex_testkit import drained
 
 from shared.kv import kv_read
 from shared.names import DLQ_STREAM, EVENTS_STREAM
@@ -153,14 +153,7 @@ async def test_api_answers_never_cross_agents_and_a_client_confined_to_alice_is_
     nc = await nats.connect(svc)
     js = nc.jetstream()
 
-    async def drained() -> bool:
-        for name in ("threads", "decisions", "channels"):
-            info = await js.consumer_info(EVENTS_STREAM, name)
-            if info.num_pending or info.num_ack_pending:
-                return False
-        return True
-
-    await wait_for(drained, within=60)
+    await wait_for(lambda: drained(js, ("threads", "decisions", "channels")), within=60)
 
     async def ask(client: Any, service: str, agent: str) -> str:
         body = b'{"query": "terraform billing export auth migration kubernetes Redis Memcached"}' \
@@ -203,5 +196,4 @@ async def _has_threads(nc: Any) -> bool:
 
 
 async def _refused(errors: list[Exception], subject: str) -> bool:
-    await asyncio.sleep(0)
     return any("permissions violation" in str(e).lower() and subject in str(e) for e in errors)

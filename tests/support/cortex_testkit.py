@@ -1,18 +1,28 @@
-"""Helpers shared by the end-to-end tests (importable as ``cortex_testkit``: pytest puts
-tests/support on the path; nothing here shadows the project's own packages)."""
+"""Helpers shared by the tests (importable as ``cortex_testkit``: pytest puts tests/support
+on the path; nothing here shadows the project's own packages).
+
+Tests never sleep to synchronise: they wait on a condition with a timeout, through
+``wait_for`` (async; also the ``wait_for`` fixture) or ``wait_until`` (sync, for code
+that drives processes): their poll intervals are the only sleeps that wait for something."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import socket
 import subprocess
 import sys
+import time
+from collections.abc import Awaitable, Callable, Iterable
 from importlib import resources
 from pathlib import Path
+from typing import Any, TypeVar
 
 from nats.js.client import JetStreamContext
 
+from shared.embedded import free_port, nats_server_binary
 from shared.kv import kv_read
 from shared.names import EVENTS_STREAM
 from workers.registry import all_specs
@@ -20,6 +30,96 @@ from workers.registry import all_specs
 CONSUMING = [name for name, spec in all_specs().items() if spec.build is not None]
 OWNED_BUCKETS = [b for spec in all_specs().values() for b in spec.buckets]
 ALL = list(all_specs())
+
+T = TypeVar("T")
+
+
+class NotMet(AssertionError):
+    """The condition ``wait_for`` or ``wait_until`` polled did not hold in time (a failure raised
+    by the predicate itself passes through as it is)."""
+
+
+async def wait_for(predicate: Callable[[], Awaitable[Any]], within: float = 10.0, interval: float = 0.02) -> Any:
+    """Poll an async predicate until it returns something truthy (returned); ``NotMet`` after ``within`` s."""
+    deadline = time.monotonic() + within
+    last: Any = None
+    while time.monotonic() < deadline:
+        last = await predicate()
+        if last:
+            return last
+        await asyncio.sleep(interval)
+    raise NotMet(f"condition not met within {within}s (last value: {last!r})")
+
+
+def wait_until(predicate: Callable[[], T], within: float = 10.0, interval: float = 0.05) -> T:
+    """``wait_for`` for a plain predicate, blocking the thread (no event loop involved)."""
+    deadline = time.monotonic() + within
+    last: T | None = None
+    while time.monotonic() < deadline:
+        last = predicate()
+        if last:
+            return last
+        time.sleep(interval)
+    raise NotMet(f"condition not met within {within}s (last value: {last!r})")
+
+
+def wait_listening(proc: subprocess.Popen[bytes], port: int, log: Path, within: float = 15.0) -> None:
+    """Until ``proc``, a server just started, accepts connections on ``port``. Fails at once with
+    the tail of ``log`` if it exits; killed if it does not listen in time."""
+
+    def accepting() -> bool:
+        assert proc.poll() is None, log.read_text()[-2000:] if log.exists() else f"{proc.args!r} exited at start"
+        with contextlib.suppress(OSError):
+            socket.create_connection(("127.0.0.1", port), 0.2).close()
+            return True
+        return False
+
+    try:
+        wait_until(accepting, within=within)
+    except NotMet:
+        proc.kill()
+        proc.wait(5)
+        raise NotMet(f"nats-server did not listen on {port} within {within}s") from None
+
+
+class ConfiguredNats:
+    """``nats-server -c <file>``: JetStream plus whatever the test writes in the file. ``start()``
+    and ``stop()``, or a ``with`` block."""
+
+    def __init__(self, directory: Path, body: str) -> None:
+        self.dir = directory
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        self.conf = self.dir / "server.conf"
+        self.conf.write_text(f'listen: "127.0.0.1:{self.port}"\n'
+                             f'jetstream {{ store_dir: "{self.dir / "jetstream"}" }}\n{body}\n')
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def url(self, userinfo: str = "") -> str:
+        return f"nats://{userinfo + '@' if userinfo else ''}127.0.0.1:{self.port}"
+
+    def start(self) -> ConfiguredNats:
+        log = self.dir / "nats-server.log"
+        with open(log, "ab") as out:
+            self._proc = subprocess.Popen([nats_server_binary(), "-c", str(self.conf)], stdout=out,
+                                          stderr=subprocess.STDOUT, start_new_session=True)
+        wait_listening(self._proc, self.port, log)
+        return self
+
+    def stop(self) -> None:
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait(5)
+
+    def __enter__(self) -> ConfiguredNats:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
 
 def cortex(*args: str, url: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -40,8 +140,9 @@ def demo_file(tmp: Path, agent: str = "main") -> Path:
     return path
 
 
-async def drained(js: JetStreamContext) -> bool:
-    for name in CONSUMING:
+async def drained(js: JetStreamContext, consumers: Iterable[str] = CONSUMING) -> bool:
+    """The server has nothing left for these consumers: no pending, no unacked message."""
+    for name in consumers:
         info = await js.consumer_info(EVENTS_STREAM, name)
         if info.num_pending or info.num_ack_pending:
             return False

@@ -59,22 +59,30 @@ async def _run(handler: Command, args: argparse.Namespace, settings: Settings) -
     return await handler(args, settings)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+def run_command(command: Callable[[Settings], Coroutine[Any, Any, int]], *, quiet: bool) -> int:
+    """What every entry point does around its command: load the settings (an invalid one: one
+    line on stderr, exit 2), configure logging (WARNING when ``quiet``, else the setting) and
+    run ``command(settings)`` to its exit code (130 on Ctrl-C)."""
     try:
         settings = load_settings()
     except SettingsError as exc:
         print(f"cortex: {exc}", file=sys.stderr)
         return 2
-    # Interactive commands stay quiet unless asked; long-running ones log at the setting.
-    quiet = args.command not in ("up", "worker") and "CORTEX_LOG_LEVEL" not in os.environ
     configure("WARNING" if quiet else settings.log_level)
-    handler: Command = args.handler
     try:
-        return asyncio.run(_run(handler, args, settings))
+        return asyncio.run(command(settings))
     except KeyboardInterrupt:
         return 130
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    # Interactive commands stay quiet unless asked; long-running ones log at the setting.
+    quiet = args.command not in ("up", "worker") and "CORTEX_LOG_LEVEL" not in os.environ
+    handler: Command = args.handler
+    try:
+        return run_command(lambda settings: _run(handler, args, settings), quiet=quiet)
     except (CliError, ConnectError, EmbeddedError, SettingsError) as exc:
         print(f"cortex: {exc}", file=sys.stderr)
         return getattr(exc, "code", 1)

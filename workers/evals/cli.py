@@ -77,23 +77,13 @@ async def cmd_eval_recall(args: argparse.Namespace, settings: Settings) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m workers.evals.cli eval recall FILE``: the same command without the wrapper."""
-    from shared.config import SettingsError, load_settings
-    from shared.logs import configure
+    from workers.cli import Command, run_command
 
     parser = argparse.ArgumentParser(prog="python -m workers.evals.cli")
     register(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
     args = parser.parse_args(argv)
-    try:
-        settings = load_settings()
-    except SettingsError as exc:
-        print(f"cortex: {exc}", file=sys.stderr)
-        return 2
-    configure("WARNING")
-    try:
-        code: int = asyncio.run(args.handler(args, settings))
-    except KeyboardInterrupt:
-        return 130
-    return code
+    handler: Command = args.handler
+    return run_command(lambda settings: handler(args, settings), quiet=True)
 
 
 if __name__ == "__main__":
