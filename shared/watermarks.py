@@ -23,6 +23,8 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Iterable
+from typing import NamedTuple
 
 import nats.js.errors
 from nats.js.client import JetStreamContext
@@ -34,15 +36,32 @@ log = logging.getLogger(__name__)
 STALLED_LAG = 1000  # events short of a missed sequence past which a consumer counts as stalled
 
 
+class _Missed(NamedTuple):
+    seq: int  # the highest sequence the consumer missed at a bound
+    patience_until: float  # monotonic time after which it is no longer waited for while short of ``seq``
+
+
 class WatermarkTracker:
-    def __init__(self, js: JetStreamContext, poll_s: float = 0.02) -> None:
+    """Follows the source workers' checkpoints; ``wait`` holds a composed document until
+    its sources reached its sequence, at most a bound.
+
+    A source that missed a bound is given one more bound of *patience* (``patience_s``,
+    by default the bound it missed): triggers in that time still wait for it (a merely
+    slow source — one long batch — catches up and nothing is marked lagging). After that,
+    and while it is still short of what it missed, it is reported lagging at once: a
+    source that cannot keep up (the recall worker embedding on a busy machine) must not
+    hold every later document for a bound each — they queue up behind one another.
+    """
+
+    def __init__(self, js: JetStreamContext, poll_s: float = 0.02, patience_s: float | None = None) -> None:
         self._js = js
         self._checkpoints: dict[str, int] = {}
-        self._changed = asyncio.Event()
+        self._changed = asyncio.Event()  # set (and replaced) at every checkpoint change
         self._watch_task: asyncio.Task[None] | None = None
         self._poll_s = poll_s
+        self._patience_s = patience_s
         self._idle_cache: dict[str, tuple[float, bool]] = {}
-        self._behind: dict[str, int] = {}  # consumer → the highest sequence it missed at a bound
+        self._behind: dict[str, _Missed] = {}
 
     async def start(self) -> None:
         kv = await self._js.key_value(BUCKET_CHECKPOINTS)
@@ -56,7 +75,9 @@ class WatermarkTracker:
                     continue
                 with contextlib.suppress(ValueError):
                     self._checkpoints[entry.key] = int(entry.value)
+                    # every waiter holds the event of the moment it looked: set it, hand out a new one
                     self._changed.set()
+                    self._changed = asyncio.Event()
         finally:
             with contextlib.suppress(Exception):
                 await watcher.stop()  # type: ignore[attr-defined]
@@ -84,38 +105,54 @@ class WatermarkTracker:
         return await self.drained(consumer)
 
     def _stalled(self, consumer: str) -> bool:
-        """More than ``STALLED_LAG`` events short of a sequence it missed at an earlier
-        bound: waiting again would only hold every later document for the whole bound.
-        (A consumer that is merely slow — one long batch, say — is still waited for.)"""
+        """Short of a sequence it missed at an earlier bound, and either its patience has
+        run out or it is more than ``STALLED_LAG`` events short: waiting again would only
+        hold every later document for the whole bound."""
         missed = self._behind.get(consumer)
         if missed is None:
             return False
         now = self.checkpoint(consumer)
-        if now >= missed:
+        if now >= missed.seq:
             del self._behind[consumer]
             return False
-        return missed - now > STALLED_LAG
+        return missed.seq - now > STALLED_LAG or time.monotonic() >= missed.patience_until
+
+    def _missed(self, consumer: str, seq: int, bound_s: float) -> None:
+        before = self._behind.get(consumer)
+        if before is None:
+            patience = self._patience_s if self._patience_s is not None else bound_s
+            self._behind[consumer] = _Missed(seq, time.monotonic() + patience)
+        else:
+            self._behind[consumer] = before._replace(seq=max(seq, before.seq))
+
+    def _patience_left(self, pending: Iterable[str]) -> float:
+        """Until the next patience of a pending consumer runs out (inf: none is running)."""
+        now = time.monotonic()
+        ends = [m.patience_until for c in pending if (m := self._behind.get(c)) is not None and m.patience_until > now]
+        return min(ends) - now if ends else float("inf")
 
     async def wait(self, needs: dict[str, int], bound_s: float) -> list[str]:
         """Wait until every consumer reached its sequence, at most ``bound_s``.
 
         Returns the consumers still lagging at the bound (empty when all caught up). A
-        consumer that missed an earlier bound and is stalled (see ``_stalled``) is not
-        waited for again: it is reported lagging at once, until it catches up.
+        consumer that missed an earlier bound is waited for during its patience only, or
+        not at all when it is stalled (see ``_stalled``): it is reported lagging at once,
+        until it reaches what it missed.
         """
         deadline = time.monotonic() + bound_s
         pending = dict(needs)
         while True:
+            changed = self._changed  # taken before looking: a change after that sets it
             results = await asyncio.gather(*(self.reached(c, s) for c, s in pending.items()))
             pending = {c: s for (c, s), ok in zip(pending.items(), results, strict=True) if not ok}
             remaining = deadline - time.monotonic()
             if not pending or remaining <= 0 or all(self._stalled(c) for c in pending):
                 for consumer, seq in pending.items():
-                    self._behind[consumer] = max(seq, self._behind.get(consumer, 0))
+                    self._missed(consumer, seq, bound_s)
                 return sorted(pending)
-            self._changed.clear()
+            timeout = min(self._poll_s * 5, remaining, self._patience_left(pending))
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._changed.wait(), timeout=min(self._poll_s * 5, remaining))
+                await asyncio.wait_for(changed.wait(), timeout=timeout)
 
     async def lagging_now(self, needs: dict[str, int], cache_s: float = 0.5) -> list[str]:
         """Lag without waiting (for requests): cached consumer state, refreshed every ``cache_s``."""

@@ -37,7 +37,7 @@ async def set_checkpoint(js: JetStreamContext, consumer: str, seq: int) -> None:
 async def test_a_consumer_far_behind_what_it_missed_is_reported_at_once(
     js: JetStreamContext, wait_for: WaitFor
 ) -> None:
-    tracker = WatermarkTracker(js)
+    tracker = WatermarkTracker(js, patience_s=600)  # patience never runs out here: see the next test
     await tracker.start()
     try:
         await set_checkpoint(js, "slow", 10)
@@ -71,3 +71,31 @@ async def test_a_consumer_far_behind_what_it_missed_is_reported_at_once(
 
 async def _true(value: bool) -> bool:
     return value
+
+
+async def test_after_its_patience_a_source_short_of_what_it_missed_is_reported_at_once(
+    js: JetStreamContext, wait_for: WaitFor
+) -> None:
+    """A source that cannot keep up must not hold every later trigger for a bound each."""
+    tracker = WatermarkTracker(js, patience_s=0.5)
+    await tracker.start()
+    try:
+        await set_checkpoint(js, "lagger", 10)
+        await wait_for(lambda: _true(tracker.checkpoint("lagger") == 10))
+        assert await tracker.wait({"lagger": 20}, bound_s=0.2) == ["lagger"]  # missed at the bound
+        # within its patience it is still waited for: reaching the sequence ends the wait
+        waiting = asyncio.create_task(tracker.wait({"lagger": 12}, bound_s=300))
+        await set_checkpoint(js, "lagger", 12)
+        assert await asyncio.wait_for(waiting, timeout=30) == []
+        # patience over and still short of 20: lagging at once, however long the bound
+        # (a wait of the whole bound would need 300 s; the test's timeout is 30 s)
+        assert await asyncio.wait_for(tracker.wait({"lagger": 30}, bound_s=300), timeout=30) == ["lagger"]
+        assert await asyncio.wait_for(tracker.wait({"lagger": 40}, bound_s=300), timeout=30) == ["lagger"]
+        # once it reaches the highest sequence it missed (40), it is waited for again
+        await set_checkpoint(js, "lagger", 40)
+        await wait_for(lambda: _true(tracker.checkpoint("lagger") == 40))
+        waiting = asyncio.create_task(tracker.wait({"lagger": 45}, bound_s=300))
+        await set_checkpoint(js, "lagger", 45)
+        assert await asyncio.wait_for(waiting, timeout=30) == []
+    finally:
+        await tracker.stop()

@@ -99,22 +99,25 @@ class BootSources:
         """The source consumers that apply ``agent``'s events (its partition's) → worker."""
         return {source_consumer(self._ctx, w, agent): w for _, _, _, w in self.sources}
 
-    async def wait_for_sources(self, seq: int, agents: list[str]) -> list[str]:
-        needs = {c: seq for agent in agents for c in self.consumers(agent)}
-        return await self._tracker.wait(needs, wait_bound_s(self._ctx))
-
     async def at_trigger(self, env: Envelope, bound_s: float | None = None) -> BootInputs:
-        """Sources as they were just before ``env`` — or, for a change, just after it."""
-        needs = {c: env.seq for c in self.consumers(env.agent)}
-        lagging = await self._tracker.wait(needs, wait_bound_s(self._ctx) if bound_s is None else bound_s)
+        """Sources as they were just before ``env`` — or, for a change, just after it.
+
+        Each source is read as soon as *it* has caught up, not when the slowest one has: a
+        source that caught up keeps writing while another is waited for, and the as-of
+        read must find the wanted revision within the bucket's short history."""
+        bound = wait_bound_s(self._ctx) if bound_s is None else bound_s
         change = is_change(env)
+        consumer_of = {w: c for c, w in self.consumers(env.agent).items()}
 
-        async def read(field: str, bucket: str, doc_type: type[Any]) -> Any:
+        async def read(field: str, bucket: str, doc_type: type[Any], worker: str) -> tuple[Any, list[str]]:
+            lagging = await self._tracker.wait({consumer_of[worker]: env.seq}, bound)
             before = env.seq + 1 if change or made_for_trigger(field, env) else env.seq
-            return (await self._reader.as_of(self._ctx.bucket(bucket), env.agent, doc_type, before))[0]
+            doc = (await self._reader.as_of(self._ctx.bucket(bucket), env.agent, doc_type, before))[0]
+            return doc, lagging
 
-        found = await asyncio.gather(*(read(field, bucket, doc_type) for field, bucket, doc_type, _ in self.sources))
-        docs = {source[0]: doc for source, doc in zip(self.sources, found, strict=True)}
+        found = await asyncio.gather(*(read(*source) for source in self.sources))
+        docs = {source[0]: doc for source, (doc, _) in zip(self.sources, found, strict=True)}
+        lagging = sorted({c for _, lag in found for c in lag})
         return self._inputs(env.agent, env.event.ts, docs, lagging)
 
     async def now(self, agent: str) -> BootInputs:
@@ -166,6 +169,7 @@ class BootProjection:
         self._ctx = ctx
         self._sources = sources
         self._tz = ZoneInfo(ctx.settings.timezone)
+        self.prepared: dict[int, BootInputs] = {}  # stream sequence → inputs read ahead
 
     def accepts(self, env: Envelope) -> bool:
         boot = self._ctx.settings.boot
@@ -178,8 +182,9 @@ class BootProjection:
         return (env.family, env.kind) == ("compaction", "before") or is_change(env)
 
     async def prepare(self, env: Envelope, doc: Any = None) -> BootInputs:
-        # change documents are made at commit after one batch-wide wait: never wait again per agent
-        return await self._sources.at_trigger(env, 0.0 if is_change(env) else None)
+        # change documents are read at commit, all of the batch's at once (BootHandler.commit)
+        ready = self.prepared.pop(env.seq, None)
+        return ready if ready is not None else await self._sources.at_trigger(env)
 
     def counts(self, env: Envelope) -> bool:
         """Change documents are coalesced per batch, so they are not counted: the count
@@ -224,7 +229,8 @@ class BootHandler(ProjectionHandler):
     """
 
     def __init__(self, ctx: WorkerContext, tracker: WatermarkTracker, sources: BootSources) -> None:
-        super().__init__(ctx.js, ctx.worker, ctx.producer, [BootProjection(ctx, sources)],
+        self._projection = BootProjection(ctx, sources)
+        super().__init__(ctx.js, ctx.worker, ctx.producer, [self._projection],
                          bucket_names={BUCKET_BOOT: ctx.bucket(BUCKET_BOOT)})
         self._tracker = tracker
         self._workspace = Path(ctx.settings.workspace) if ctx.settings.workspace and not ctx.shadow else None
@@ -266,11 +272,19 @@ class BootHandler(ProjectionHandler):
 
     async def commit(self) -> None:
         changes, self._changes = self._changes, {}
-        if changes:  # one bounded wait for the whole batch, not one per agent
-            await self._sources.wait_for_sources(max(env.seq for env in changes.values()), sorted(changes))
-        for agent, env in sorted(changes.items()):
-            if await super().apply(env):
-                self._written.add(agent)
+        for agent, env in list(changes.items()):  # a later trigger of this batch made one already
+            doc = await self.current(BUCKET_BOOT, agent)
+            if doc is not None and doc.integrity.last_seq >= env.seq:
+                del changes[agent]
+        # the agents' sources are waited for and read all at once: one bound for the batch
+        ready = await asyncio.gather(*(self._sources.at_trigger(env) for env in changes.values()))
+        self._projection.prepared = {env.seq: inputs for env, inputs in zip(changes.values(), ready, strict=True)}
+        try:
+            for agent, env in sorted(changes.items()):
+                if await super().apply(env):
+                    self._written.add(agent)
+        finally:
+            self._projection.prepared = {}
         await super().commit()
 
     async def on_committed(self, seq: int) -> None:
