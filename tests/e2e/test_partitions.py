@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 import nats
-from cortex_testkit import CONSUMING, OWNED_BUCKETS, cortex, demo_file, drained, snapshot_docs
+from cortex_testkit import CONSUMING, OWNED_BUCKETS, cortex, demo_file, differences, drained, snapshot_docs
 from nats.js.client import JetStreamContext
 
 from schemas.api import RecallReply, StatusReply
@@ -227,7 +227,8 @@ async def test_replay_and_forget_with_partitions(nats_url: str, tmp_path: Path, 
             one = await acortex("replay", "--agent", ALICE, url=nats_url, **replay_env)
             assert one.returncode == 0, one.stderr
             await wait_for(lambda: drained(js, consumers(2)), within=120)
-            assert await snapshot_docs(js, [ALICE, BOB]) == before
+            after = await snapshot_docs(js, [ALICE, BOB])
+            assert after == before, differences(before, after)
             for bucket, revision in bob_revisions.items():  # bob's partition was not replayed at all
                 assert (await (await js.key_value(bucket)).get(BOB)).revision == revision
             assert await checkpoint(js, "threads-0") == bob_checkpoints["threads-0"]
@@ -239,7 +240,8 @@ async def test_replay_and_forget_with_partitions(nats_url: str, tmp_path: Path, 
             full = await acortex("replay", url=nats_url, **replay_env)
             assert full.returncode == 0, full.stderr
             await wait_for(lambda: drained(js, consumers(2)), within=120)
-            assert await snapshot_docs(js, [ALICE, BOB]) == before
+            after = await snapshot_docs(js, [ALICE, BOB])
+            assert after == before, differences(before, after)
 
             # forget goes through the recall consumer of alice's partition (recall-1), active again here
             await wait_for(lambda: _held_by(js, "recall-1", host), within=30)

@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 import nats
 import pytest
-from cortex_testkit import ALL, OWNED_BUCKETS, cortex, demo_file, drained, snapshot_docs
+from cortex_testkit import ALL, OWNED_BUCKETS, cortex, demo_file, differences, drained, snapshot_docs
 from nats.js.client import JetStreamContext
 
 from schemas.api import CommitmentsReply, SearchReply, StatusReply, ThreadsReply
@@ -149,7 +149,7 @@ async def test_replay_reproduces_every_document_byte_for_byte_and_agent_replay_l
     assert one.returncode == 0, one.stderr
     await wait_for(lambda: drained(js), within=180)
     after = await snapshot_docs(js, ["alice", "bob"])
-    assert after == before, _differences(before, after)
+    assert after == before, differences(before, after)
     for bucket, revision in bob_revisions.items():  # bob was not even rewritten
         assert (await (await js.key_value(bucket)).get("bob")).revision == revision
 
@@ -162,23 +162,7 @@ async def test_replay_reproduces_every_document_byte_for_byte_and_agent_replay_l
     assert "replayed threads, decisions" in full.stdout
     await wait_for(lambda: drained(js), within=180)
     after = await snapshot_docs(js, ["alice", "bob"])
-    assert after == before, _differences(before, after)
-
-
-def _differences(before: dict[str, bytes | None], after: dict[str, bytes | None]) -> str:
-    import difflib
-
-    out = []
-    for key in sorted(k for k in before if before[k] != after.get(k)):
-        old, new = (msgspec.json.decode(v) if v else {} for v in (before[key], after.get(key)))
-        for field in sorted(set(old) | set(new)):
-            if old.get(field) != new.get(field):
-                if isinstance(old.get(field), str) and isinstance(new.get(field), str):
-                    lines = difflib.unified_diff(old[field].splitlines(), new[field].splitlines(), lineterm="", n=1)
-                    out.append(f"{key} {field}:\n" + "\n".join(lines))
-                else:
-                    out.append(f"{key} {field}: {old.get(field)!r} != {new.get(field)!r}")
-    return "\n".join(out)
+    assert after == before, differences(before, after)
 
 
 async def test_query_apis_cli_tables_and_corrections_as_events(

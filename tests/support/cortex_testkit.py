@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import difflib
 import json
 import os
 import socket
@@ -20,6 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
+import msgspec
 from nats.js.client import JetStreamContext
 
 from shared.embedded import free_port, nats_server_binary
@@ -191,3 +193,18 @@ async def held_back(js: JetStreamContext, consumer: str, within: float = 5.0) ->
             await msg.nak()
         await probe.stop()
     return unacked - len(back)
+
+
+def differences(before: dict[str, bytes | None], after: dict[str, bytes | None]) -> str:
+    """What differs between two ``snapshot_docs``: per document, each field, markdown as a diff."""
+    out = []
+    for key in sorted(k for k in before if before[k] != after.get(k)):
+        old, new = (msgspec.json.decode(v) if v else {} for v in (before[key], after.get(key)))
+        for field in sorted(set(old) | set(new)):
+            if old.get(field) != new.get(field):
+                if isinstance(old.get(field), str) and isinstance(new.get(field), str):
+                    lines = difflib.unified_diff(old[field].splitlines(), new[field].splitlines(), lineterm="", n=1)
+                    out.append(f"{key} {field}:\n" + "\n".join(lines))
+                else:
+                    out.append(f"{key} {field}: {old.get(field)!r} != {new.get(field)!r}")
+    return "\n".join(out)

@@ -54,9 +54,21 @@ def scan_view(text: str) -> str:
     return text[:SCAN_HEAD_CHARS] + SCAN_GAP + text[-SCAN_TAIL_CHARS:]
 
 
+_last_prepared: list[tuple[str, MatchText]] = []  # at most one: (text, its MatchText)
+
+
 def prepare_text(text: str) -> MatchText:
     """Lower-case the scanned part of ``text`` (``scan_view``) once, keeping every
-    character at its index."""
+    character at its index. The last result is kept: a worker's projections each prepare
+    the same event's text (compared by identity, so the check costs nothing)."""
+    if _last_prepared and _last_prepared[0][0] is text:
+        return _last_prepared[0][1]
+    prepared = _prepare(text)
+    _last_prepared[:] = [(text, prepared)]
+    return prepared
+
+
+def _prepare(text: str) -> MatchText:
     text = scan_view(text)
     lowered = text.lower()
     if len(lowered) != len(text):

@@ -41,7 +41,11 @@ def _latest(base: CommitmentsDoc, ts: datetime) -> datetime:
 
 
 def _overdue(commitments: list[Commitment], now: datetime, overdue_days: int) -> list[Commitment]:
+    """A new list with open commitments created before the cutoff overdue (the same items
+    otherwise: a scan, no copies, when none is due)."""
     cutoff = now - timedelta(days=overdue_days)
+    if not any(c.status == "open" and c.created < cutoff for c in commitments):
+        return list(commitments)
     return [
         _replace(c, status="overdue") if c.status == "open" and c.created < cutoff else c for c in commitments
     ]

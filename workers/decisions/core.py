@@ -44,15 +44,22 @@ def infer_impact(text: str, patterns: PatternSet) -> Impact:
 _Match = tuple[int, int, int, str]  # (index, start, end, what)
 
 
-def _fresh_matches(text: MatchText, patterns: PatternSet, recent: set[str]) -> list[_Match]:
-    """The message's decision matches whose ``what`` is not recent.
+def _fresh_matches(
+    text: MatchText, patterns: PatternSet, decisions: list[Decision], cutoff: datetime
+) -> list[_Match]:
+    """The message's decision matches whose ``what`` is not recent (extracted at or after
+    ``cutoff``).
 
-    ``recent`` is a set so a message with many matches costs linear time; decisions of
-    this same message count as recent too, as in the reference.
+    The recent ``what``s are a set, so a message with many matches costs linear time (and
+    one without a match costs nothing); decisions of this same message count as recent
+    too, as in the reference.
     """
     fresh: list[_Match] = []
+    recent: set[str] | None = None
     for index, match in enumerate(iter_matches(patterns.decision, text)):
         what = context_window(text.original, match.start(), match.end(), DECISION_BEFORE, DECISION_AFTER)
+        if recent is None:
+            recent = {d.what for d in decisions if d.extracted_at >= cutoff}
         if what not in recent:
             recent.add(what)
             fresh.append((index, match.start(), match.end(), what))
@@ -70,7 +77,7 @@ def apply_message(
     base = doc if doc is not None else empty_decisions_doc(event.ts)
     text = prepare_text(event.content)
     cutoff = event.ts - timedelta(hours=settings.dedupe_window_hours)
-    fresh = _fresh_matches(text, patterns, {d.what for d in base.decisions if d.extracted_at >= cutoff})
+    fresh = _fresh_matches(text, patterns, base.decisions, cutoff)
     date = event.ts.astimezone(tz).date().isoformat()
     # Only the newest max_decisions can survive the cap: build no more than those.
     added = [
@@ -87,7 +94,7 @@ def apply_message(
     return DecisionsDoc(
         version=base.version,
         updated=event.ts,
-        decisions=[*base.decisions, *added][-settings.max_decisions :],
+        decisions=[*base.decisions, *added][-settings.max_decisions :] if added else base.decisions,
         integrity=msgspec.structs.replace(base.integrity),
     )
 
