@@ -103,6 +103,10 @@ class RuntimeSettings(msgspec.Struct, frozen=True, kw_only=True):
     lease_ttl_s: Annotated[int, Meta(ge=1, le=3600)] = 10
     max_content_bytes: Annotated[int, Meta(ge=1024, le=1048576)] = 65536
     max_compaction_messages: Annotated[int, Meta(ge=1, le=10000)] = 500
+    # the stream is cut every this many sequences: event-derived workers write their pending
+    # documents at each multiple, the boot worker's change documents read the state there.
+    # Must be the same for every worker (it shapes what a replay reproduces).
+    cut_every: Annotated[int, Meta(ge=1, le=1_000_000)] = 1000
 
 
 class Settings(msgspec.Struct, frozen=True, kw_only=True):

@@ -77,6 +77,16 @@ def is_trigger(env: Envelope) -> bool:
     return (env.family, env.kind) in TRIGGERS
 
 
+def boundary(seq: int, every: int) -> int:
+    """The last cut at or below ``seq``: the stream is cut every ``every`` sequences.
+
+    An event-derived worker writes its pending documents before it applies the first
+    event at or past a multiple of ``every``, so for each agent the newest revision with
+    ``last_seq`` below that multiple is the agent's state there, however the stream was
+    batched (what the boot worker's change documents read, see ``shared.asof``)."""
+    return seq // every * every
+
+
 class _Slot:
     __slots__ = ("doc", "parts", "pending", "revision")
 
@@ -106,6 +116,7 @@ class ProjectionHandler:
         bucket_names: dict[str, str] | None = None,
         cache_size: int = 10000,
         cut_on_triggers: bool = False,
+        cut_every: int = 0,
     ) -> None:
         self._js = js
         self.worker = worker
@@ -122,6 +133,8 @@ class ProjectionHandler:
         self._split = {p.bucket: getattr(p, "max_value_bytes", parts.MAX_VALUE_BYTES)
                        for p in projections if parts.split_lists(p.doc_type)}
         self.cut_on_triggers = cut_on_triggers
+        self.cut_every = cut_every  # 0: no cuts at stream boundaries (see ``boundary``)
+        self._last_seen = 0  # the highest sequence applied, for the boundary cuts
 
     def bucket_name(self, bucket: str) -> str:
         """The physical bucket (shadow mode maps cortex_x to cortex_shadow_x)."""
@@ -180,6 +193,9 @@ class ProjectionHandler:
 
     async def apply(self, env: Envelope) -> bool:
         """Apply ``env`` to every projection that takes it; True when any document changed."""
+        if self.cut_every and self._dirty and boundary(env.seq, self.cut_every) > self._last_seen:
+            await self.commit()  # a boundary cut: every pending document, before the first event past it
+        self._last_seen = max(self._last_seen, env.seq)
         if self.cut_on_triggers and is_trigger(env):
             await self._cut(env.agent)
         changed = False

@@ -79,8 +79,10 @@ class Pipeline:
 async def start(nats_url: str, tmp_path: Path, backlog: list[Event] | None = None,
                 **env: str) -> tuple[Pipeline, asyncio.Task[None], Any]:
     """The workers in-process; ``backlog`` is published before they start."""
+    # a stream cut at every sequence: a change document shows the state just before its event
     settings = load_settings({"CORTEX_NATS_URL": nats_url, "CORTEX_DATA_DIR": str(tmp_path / "data"),
-                              "CORTEX_BOOT_WAIT_MS": "200", "CORTEX_RUNTIME_FETCH_TIMEOUT_MS": "100", **env})
+                              "CORTEX_BOOT_WAIT_MS": "200", "CORTEX_RUNTIME_FETCH_TIMEOUT_MS": "100",
+                              "CORTEX_RUNTIME_CUT_EVERY": "1", **env})
     nc = await nats.connect(nats_url)
     js = nc.jetstream()
     await provision(js, settings, consumer_specs())
@@ -111,11 +113,12 @@ async def test_a_change_makes_a_document_only_an_interval_of_event_time_after_th
     assert (started.trigger, started.generated_at, started.integrity.last_seq) == ("session_start", T0, 1)
     assert "billing export" not in started.markdown
 
-    changed = await step(EVENTS[2:3])  # 70 s after the last document: due, and it sees both messages
+    changed = await step(EVENTS[2:3])  # 70 s after the last document: due, as of the cut before it
     assert (changed.trigger, changed.generated_at, changed.integrity.last_seq) == (
         "change", T0 + timedelta(seconds=70), 3)
-    assert "billing export" in changed.markdown.lower()
-    assert "Last activity: just now (2026-03-02T09:01:10Z)" in changed.markdown
+    assert "billing export" in changed.markdown.lower()  # the message at 10 s
+    assert "(2026-03-02T09:00:10Z)" in changed.markdown.split("Last activity:", 1)[1].split("\n", 1)[0]
+    assert "| 0 recent decisions |" in changed.markdown  # its own decision comes after the cut
 
     quiet = await step(EVENTS[3:4])  # 10 s after that one: the stored document stays
     assert quiet == changed

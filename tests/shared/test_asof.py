@@ -4,17 +4,23 @@ no longer reaches back."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import msgspec
 import pytest
 from nats.aio.client import Client
 from nats.js.client import JetStreamContext
 
 from schemas.docs import Integrity
+from schemas.events import MessageEvent
 from shared.asof import DOC_HISTORY, DocReader
+from shared.codec import Envelope
 from shared.kv import kv_revision_below
+from shared.projection import ProjectionHandler
 from shared.provision import ensure_bucket
 
 BUCKET = "test_asof"
+T0 = datetime(2026, 2, 17, 10, 0, tzinfo=UTC)
 
 
 class Doc(msgspec.Struct, kw_only=True):
@@ -83,3 +89,45 @@ async def test_revision_below_names_revisions_and_markers(js: JetStreamContext) 
     after = await kv.put("b", doc(3))  # (a sequence beyond the stream's last one finds nothing)
     marker = await kv_revision_below(js, BUCKET, "a", after)
     assert marker is not None and marker.revision == after - 1 and marker.value is None
+
+
+class _Notes:
+    """A projection whose document lists the sequences applied to it."""
+
+    bucket = BUCKET
+    doc_type = Doc
+
+    def accepts(self, env: Envelope) -> bool:
+        return True
+
+    def apply(self, document: Doc | None, env: Envelope) -> Doc:
+        before = document.note if document else ""
+        return Doc(note=f"{before} {env.seq}".strip(), integrity=Integrity())
+
+
+def _message(seq: int, agent: str) -> Envelope:
+    event = MessageEvent(id=f"m{seq}", agent=agent, session="s", ts=T0, role="user", content="hello")
+    return Envelope(seq=seq, subject=f"cortex.msg.{agent}.received", family="msg", kind="received", agent=agent,
+                    event=event)
+
+
+async def test_the_state_at_every_stream_cut_is_a_revision_whatever_the_batch(js: JetStreamContext) -> None:
+    """With ``cut_every`` 4, a worker writes its pending documents before the first event at
+    or past 4, 8, …: as of each multiple, every agent's document is exact — a batch of
+    sequences 1…10 at once reads the same as one event per batch."""
+    one_batch = ProjectionHandler(js, "notes", "notes@test", [_Notes()], cut_every=4)
+    for seq in range(1, 11):
+        await one_batch.apply(_message(seq, "a" if seq % 3 else "b"))  # b: 3, 6, 9
+    await one_batch.commit()
+    by_one = ProjectionHandler(js, "notes", "notes@test", [_Notes()], cut_every=4)
+    for seq in range(1, 11):
+        await by_one.apply(_message(seq, "c" if seq % 3 else "d"))  # the same stream shape
+        await by_one.commit()
+    reader = DocReader(js)
+    for cut in (4, 8):
+        for batched, single in (("a", "c"), ("b", "d")):
+            got = (await reader.as_of(BUCKET, batched, Doc, cut))[0]
+            want = (await reader.as_of(BUCKET, single, Doc, cut))[0]
+            assert got is not None and want is not None and got.note == want.note, (cut, batched)
+    assert (await reader.as_of(BUCKET, "a", Doc, 8))[0].note == "1 2 4 5 7"  # type: ignore[union-attr]
+    assert (await reader.as_of(BUCKET, "b", Doc, 4))[0].note == "3"  # type: ignore[union-attr]

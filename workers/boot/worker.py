@@ -50,7 +50,7 @@ from shared.names import (
     BUCKET_SNAPSHOTS,
     BUCKET_THREADS,
 )
-from shared.projection import ProjectionHandler
+from shared.projection import ProjectionHandler, boundary
 from shared.runtime import WorkerContext, WorkerSpec
 from shared.service import ApiError, serve_endpoints
 from shared.watermarks import WatermarkTracker
@@ -100,18 +100,22 @@ class BootSources:
         return {source_consumer(self._ctx, w, agent): w for _, _, _, w in self.sources}
 
     async def at_trigger(self, env: Envelope, bound_s: float | None = None) -> BootInputs:
-        """Sources as they were just before ``env`` — or, for a change, just after it.
+        """Sources as they were just before ``env`` (and the documents made for it, see
+        ``made_for_trigger``) — or, for a message or feedback, at the last stream cut.
 
         Each source is read as soon as *it* has caught up, not when the slowest one has: a
         source that caught up keeps writing while another is waited for, and the as-of
         read must find the wanted revision within the bucket's short history."""
         bound = wait_bound_s(self._ctx) if bound_s is None else bound_s
-        change = is_change(env)
+        change = env.family in ("msg", "feedback")
         consumer_of = {w: c for c, w in self.consumers(env.agent).items()}
 
         async def read(field: str, bucket: str, doc_type: type[Any], worker: str) -> tuple[Any, list[str]]:
             lagging = await self._tracker.wait({consumer_of[worker]: env.seq}, bound)
-            before = env.seq + 1 if change or made_for_trigger(field, env) else env.seq
+            if change:  # the state at the last stream cut (shared.projection.boundary)
+                before = boundary(env.seq, self._ctx.settings.runtime.cut_every)
+            else:
+                before = env.seq + 1 if made_for_trigger(field, env) else env.seq
             doc = (await self._reader.as_of(self._ctx.bucket(bucket), env.agent, doc_type, before))[0]
             return doc, lagging
 
@@ -217,14 +221,17 @@ class BootHandler(ProjectionHandler):
     """Adds the workspace sink (``<CORTEX_WORKSPACE>/<agent>/BOOTSTRAP.md`` after each
     commit) and the change throttle.
 
-    Session start and compaction always make a document, each as of its own event. A
-    change (a message or feedback) makes one only when it comes at least
-    ``boot.change_interval_ms`` of *event* time after the agent's last document; a
-    session's end always does, so the stored document is exact at every session boundary.
-    Whether a change is due depends on events only (their ``ts`` and the stored
-    ``generated_at``), so any replay, however batched, makes the same documents. Due
-    changes are coalesced per batch: only the last one of an agent is assembled (the
-    earlier ones would be overwritten at the same commit). Between documents
+    Session start, compaction and session end always make a document, each as of its
+    own event (the sources cut there). A message or feedback (a "change") makes one only
+    when a stream cut (every ``runtime.cut_every`` sequences, ``shared.projection.boundary``)
+    lies between it and the agent's last document, and it comes at least
+    ``boot.change_interval_ms`` of *event* time after that document; the document shows
+    the sources as they were at that cut — the sources write a revision of every pending
+    document there, so the state at a cut does not depend on how they batched the stream.
+    Whether a change is due depends on events only (sequences, ``ts`` and the stored
+    document), so any replay, however batched, makes the same documents. Due changes are
+    coalesced per batch: only the last one of an agent is assembled (the earlier ones
+    would be overwritten at the same commit). Between documents
     ``cortex.api.boot`` assembles a fresh one on request.
     """
 
@@ -238,6 +245,7 @@ class BootHandler(ProjectionHandler):
         self._sources = sources
         self._changes: dict[str, Envelope] = {}
         interval_ms = ctx.settings.boot.change_interval_ms
+        self._cut_every = ctx.settings.runtime.cut_every
         self._interval = timedelta(milliseconds=interval_ms) if interval_ms else None
         self._warned = False
 
@@ -253,22 +261,30 @@ class BootHandler(ProjectionHandler):
         return changed
 
     async def _change_due(self, env: Envelope) -> bool:
-        """Whether this change makes a document: the agent has none yet, the change ends a
-        session, or it is ``change_interval_ms`` of event time after the last document made
-        (by an earlier change of this batch, or the stored one)."""
-        if self._interval is None or is_session_end(env):
+        """Whether this change makes a document. A session's end always does. A message or
+        feedback does when a stream cut (``runtime.cut_every``) lies between it and the
+        agent's last document (made by an earlier change of this batch, or stored) and it
+        comes ``change_interval_ms`` of event time after that document; its document shows
+        the sources as they were at that cut. Both depend on events only."""
+        if is_session_end(env):
             return True
+        every = self._cut_every
+        cut = boundary(env.seq, every)
+        if cut == 0:
+            return False  # no cut yet: nothing to show as of one
         doc: BootDoc | None = await self.current(BUCKET_BOOT, env.agent)
         if doc is not None and doc.integrity.last_seq >= env.seq:
             return False  # applied before: a redelivery or the replay of a made document
         pending = self._changes.get(env.agent)
         if pending is not None and (doc is None or pending.seq > doc.integrity.last_seq):
-            last_made = pending.event.ts
+            last_seq, last_made = pending.seq, pending.event.ts
         elif doc is not None:
-            last_made = doc.generated_at
+            last_seq, last_made = doc.integrity.last_seq, doc.generated_at
         else:
             return True
-        return env.event.ts - last_made >= self._interval
+        if cut <= boundary(last_seq, every):
+            return False  # the last document already shows this cut or a later state
+        return self._interval is None or env.event.ts - last_made >= self._interval
 
     async def commit(self) -> None:
         changes, self._changes = self._changes, {}

@@ -64,7 +64,8 @@ class ChannelsProjection:
 class ChannelsHandler(ProjectionHandler):
     def __init__(self, ctx: WorkerContext, tracker: WatermarkTracker) -> None:
         super().__init__(ctx.js, ctx.worker, ctx.producer, [ChannelsProjection(ctx, tracker, DocReader(ctx.js))],
-                         bucket_names={BUCKET_CHANNELS: ctx.bucket(BUCKET_CHANNELS)}, cut_on_triggers=True)
+                         bucket_names={BUCKET_CHANNELS: ctx.bucket(BUCKET_CHANNELS)},
+                             cut_on_triggers=True, cut_every=ctx.settings.runtime.cut_every)
         self._tracker = tracker
 
     async def aclose(self) -> None:

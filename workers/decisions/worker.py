@@ -62,7 +62,7 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
         ctx.js, ctx.worker, ctx.producer,
         [DecisionsProjection(ctx.settings, patterns), CommitmentsProjection(ctx.settings, patterns)],
         bucket_names={b: ctx.bucket(b) for b in (BUCKET_DECISIONS, BUCKET_COMMITMENTS)},
-        cut_on_triggers=True,
+        cut_on_triggers=True, cut_every=ctx.settings.runtime.cut_every,
     )
 
 

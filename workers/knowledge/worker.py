@@ -113,7 +113,8 @@ class KnowledgeHandler(ProjectionHandler):
         projection = KnowledgeProjection(ctx.settings.knowledge, llm,
                                          ctx.extras.get("knowledge_max_value_bytes", MAX_VALUE_BYTES))
         super().__init__(ctx.js, ctx.worker, ctx.producer, [projection],
-                         bucket_names={BUCKET_KNOWLEDGE: ctx.bucket(BUCKET_KNOWLEDGE)}, cut_on_triggers=True)
+                         bucket_names={BUCKET_KNOWLEDGE: ctx.bucket(BUCKET_KNOWLEDGE)},
+                             cut_on_triggers=True, cut_every=ctx.settings.runtime.cut_every)
         self._llm = llm
 
     async def aclose(self) -> None:

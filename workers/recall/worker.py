@@ -28,7 +28,7 @@ from shared.errors import TransientError
 from shared.kv import kv_cas, kv_read
 from shared.llm import LLM_CALLS, LlmClient
 from shared.names import BUCKET_RECALL
-from shared.projection import is_trigger
+from shared.projection import boundary, is_trigger
 from shared.runtime import WorkerContext, WorkerSpec
 from shared.service import ApiError, serve_endpoints
 from workers.recall.apply import BatchOutcome, StoreApplier
@@ -123,9 +123,12 @@ class RecallHandler:
             return False
         if env.family == "compaction" and env.kind != "before":
             return False
-        if is_trigger(env) and any(staged.agent == env.agent for staged in self._staged):
-            # a cut, as ProjectionHandler makes one: the agent's state just before a trigger
-            # is its own revision, whatever the batch, for the boot document made as of it
+        every = self._ctx.settings.runtime.cut_every
+        if self._staged and (boundary(env.seq, every) > self._staged[-1].seq
+                             or (is_trigger(env) and any(staged.agent == env.agent for staged in self._staged))):
+            # a cut, as ProjectionHandler makes them: the agent's state just before a trigger,
+            # and every agent's at each stream boundary, is its own revision whatever the
+            # batch, for the boot documents made as of them
             await self.commit()
         self._staged.append(env)
         return True

@@ -39,7 +39,8 @@ class ThreadsProjection:
 async def build(ctx: WorkerContext) -> ProjectionHandler:
     projection = ThreadsProjection(ctx.settings.threads, get_patterns(ctx.settings.languages))
     return ProjectionHandler(ctx.js, ctx.worker, ctx.producer, [projection],
-                             bucket_names={BUCKET_THREADS: ctx.bucket(BUCKET_THREADS)}, cut_on_triggers=True)
+                             bucket_names={BUCKET_THREADS: ctx.bucket(BUCKET_THREADS)},
+                             cut_on_triggers=True, cut_every=ctx.settings.runtime.cut_every)
 
 
 # session and compaction events are consumed only as cuts for composed documents
