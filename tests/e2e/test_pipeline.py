@@ -16,12 +16,14 @@ from schemas.docs import BootDoc, CommitmentsDoc, DecisionsDoc, KnowledgeDoc, Sn
 from shared.kv import kv_read
 from shared.names import EVENTS_STREAM
 
+CUT_EVERY = 5
+
 
 @pytest.fixture
 async def pipeline(nats_url: str, workers_procs: Any) -> Any:
     assert cortex("init", url=nats_url).returncode == 0
-    for name in ALL:
-        workers_procs.start(name, nats_url, CORTEX_BOOT_WAIT_MS="10000")
+    for name in ALL:  # a stream cut every 5 sequences: change documents within a demo's length
+        workers_procs.start(name, nats_url, CORTEX_BOOT_WAIT_MS="10000", CORTEX_RUNTIME_CUT_EVERY=str(CUT_EVERY))
     nc = await nats.connect(nats_url)
     yield nc.jetstream()
     await nc.close()
@@ -125,26 +127,28 @@ async def _consumer_idle(js: JetStreamContext, name: str) -> bool:
     return not info.num_pending and not info.num_ack_pending
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "intermittent in full CI runs since 2026-11-22 (3 of 5): after a replay one agent's BootDoc made "
-    "for a session start differs in content (same last_seq, lagging empty); never reproduced alone. "
-    "Suspects: the prompt PullFetcher (smaller live batches, more revisions per key) or the as-of "
-    "direct-get walk. tests/e2e/test_partitions.py still checks byte-identical replay incl. boot. Issue 9."))
 async def test_replay_reproduces_every_document_byte_for_byte_and_agent_replay_leaves_others_alone(
     pipeline: JetStreamContext, nats_url: str, tmp_path: Path, wait_for: Any
 ) -> None:
     js = pipeline
     for agent in ("alice", "bob"):
         assert cortex("publish", str(demo_file(tmp_path, agent)), url=nats_url).returncode == 0
+    for agent in ("alice", "bob"):  # the conversations go on after the session start: change documents
+        later = {"id": f"{agent}-later", "agent": agent, "session": "s-demo-2", "ts": "2026-02-17T10:07:00Z",
+                 "role": "user", "content": "Also, the Redis cluster needs a second replica before Friday."}
+        await js.publish(f"cortex.msg.{agent}.received", msgspec.json.encode(later))
     await wait_for(lambda: drained(js), within=180)
     before = await snapshot_docs(js, ["alice", "bob"])
     assert all(before.values()), [k for k, v in before.items() if v is None]
+    boots = {a: msgspec.json.decode(before[f"cortex_boot/{a}"] or b"", type=BootDoc) for a in ("alice", "bob")}
+    assert {b.trigger for b in boots.values()} == {"change"}, boots  # as of the cut at 35: every demo event
+    assert all("Redis" in b.markdown and "second replica" not in b.markdown for b in boots.values())
     bob_revisions = {b: (await (await js.key_value(b)).get("bob")).revision for b in OWNED_BUCKETS}
 
     # the replayed boot waits on its sources as long as the pipeline's workers do; its recall
     # worker gets a store of its own (the live one holds the embedded store open), never ~/.cortex
     replay_env = {"CORTEX_RUNTIME_LEASE_TTL_S": "2", "CORTEX_BOOT_WAIT_MS": "10000",
-                  "CORTEX_DATA_DIR": str(tmp_path / "replay-data")}
+                  "CORTEX_RUNTIME_CUT_EVERY": str(CUT_EVERY), "CORTEX_DATA_DIR": str(tmp_path / "replay-data")}
     one = cortex("replay", "--agent", "alice", url=nats_url, **replay_env)
     assert one.returncode == 0, one.stderr
     await wait_for(lambda: drained(js), within=180)
