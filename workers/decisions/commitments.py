@@ -104,7 +104,7 @@ def apply_message(
     now = _latest(base, event.ts)
     commitments = _overdue(list(base.commitments), now, settings.overdue_days)
     text = prepare_text(event.content)
-    if any(p.search(text) is not None for p in patterns.close):
+    if patterns.close.may_match(text) and any(p.search(text) is not None for p in patterns.close):
         commitments = _close_fulfilled(commitments, text)
     who = event.sender or event.role
     commitments.extend(
