@@ -18,7 +18,7 @@ import nats.js.errors
 from nats.js.client import JetStreamContext
 from nats.js.kv import KeyValue
 
-from shared.kv import kv_read
+from shared.kv import kv_keys, kv_read
 from shared.parts import SPLIT_DOCS, agent_of, is_part_key, part_key, read_latest
 
 
@@ -33,7 +33,7 @@ async def export_buckets(js: JetStreamContext, buckets: Iterable[str]) -> list[B
     for bucket in buckets:
         try:
             kv = await js.key_value(bucket)
-            keys = sorted(await kv.keys())
+            keys = await kv_keys(js, bucket)
         except (nats.js.errors.BucketNotFoundError, nats.js.errors.NoKeysError):
             continue
         split = bucket in SPLIT_DOCS

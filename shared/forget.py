@@ -20,7 +20,7 @@ import nats.js.errors
 from nats.js.client import JetStreamContext
 
 from schemas.events import FeedbackEvent
-from shared.kv import kv_read
+from shared.kv import kv_keys, kv_read
 from shared.names import BUCKET_LLM_CACHE, DLQ_STREAM, DOC_BUCKETS, EVENTS_STREAM, shadow_bucket
 
 
@@ -45,24 +45,6 @@ async def purge_events(js: JetStreamContext, prefix: str, agent: str) -> int:
     return removed
 
 
-async def agent_keys(js: JetStreamContext, bucket: str, agent: str) -> list[str]:
-    """The keys of ``agent``'s document in ``bucket`` that hold a value (its head and its
-    ``agent.<part>`` keys), asked of the server by subject. Not ``KeyValue.keys()``: its
-    watcher can miss keys (a document that survived a forget, seen in a test)."""
-    prefix = f"$KV.{bucket}."
-    subjects: dict[str, int] = {}
-    for subject in (f"{prefix}{agent}", f"{prefix}{agent}.>"):
-        info = await js.stream_info(f"KV_{bucket}", subjects_filter=subject)
-        subjects.update(info.state.subjects or {})
-    kv = await js.key_value(bucket)
-    keys = []
-    for subject in sorted(subjects):
-        key = subject[len(prefix):]
-        if (await kv_read(kv, key))[0] is not None:  # a purge or delete marker holds nothing
-            keys.append(key)
-    return keys
-
-
 async def purge_documents(js: JetStreamContext, agent: str) -> int:
     removed = 0
     for bucket in (*DOC_BUCKETS, *(shadow_bucket(b) for b in DOC_BUCKETS)):
@@ -70,7 +52,7 @@ async def purge_documents(js: JetStreamContext, agent: str) -> int:
             kv = await js.key_value(bucket)
         except nats.js.errors.BucketNotFoundError:
             continue
-        for key in await agent_keys(js, bucket, agent):
+        for key in await kv_keys(js, bucket, agent):
             await kv.purge(key)  # purge, not delete: no revision of the document survives
             removed += 1
     return removed

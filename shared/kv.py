@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import msgspec
 import nats.js.errors
@@ -95,3 +95,48 @@ async def kv_revision_below(js: JetStreamContext, bucket: str, key: str, below: 
     operation = headers.get("KV-Operation")
     value = None if operation in ("DEL", "PURGE") else msg.data
     return Revision(int(headers["Nats-Sequence"]), value)
+
+
+class _Subjects(msgspec.Struct):
+    subjects: dict[str, int] | None = None
+
+
+class _StreamInfoPage(msgspec.Struct):
+    state: _Subjects | None = None
+    total: int = 0
+    error: dict[str, Any] | None = None
+
+
+async def kv_keys(js: JetStreamContext, bucket: str, agent: str | None = None) -> list[str]:
+    """The bucket's keys that hold a value (``agent``: only that agent's head and
+    ``agent.<part>`` keys), sorted.
+
+    Asked of the server by subject (stream info, page by page), then each key's latest
+    entry read: ``KeyValue.keys()`` lists keys with a watcher that can miss some (known
+    upstream), and a backup or a forget must not.
+    """
+    prefix = f"$KV.{bucket}."
+    filters = [f"{prefix}{agent}", f"{prefix}{agent}.>"] if agent is not None else [f"{prefix}>"]
+    subjects: set[str] = set()
+    for subject_filter in filters:
+        offset = 0
+        while True:
+            request = msgspec.json.encode({"subjects_filter": subject_filter, "offset": offset})
+            msg = await js._nc.request(f"{js._prefix}.STREAM.INFO.KV_{bucket}", request, timeout=_LAST_BELOW_TIMEOUT_S)
+            page = msgspec.json.decode(msg.data, type=_StreamInfoPage)
+            if page.error is not None:
+                if page.error.get("code") == 404:
+                    raise nats.js.errors.BucketNotFoundError
+                raise nats.js.errors.APIError(code=page.error.get("code"), description=page.error.get("description"))
+            found = (page.state.subjects if page.state else None) or {}
+            subjects.update(found)
+            offset += len(found)
+            if not found or offset >= page.total:
+                break
+    kv = await js.key_value(bucket)
+    keys = []
+    for subject in sorted(subjects):
+        key = subject[len(prefix):]
+        if (await kv_read(kv, key))[0] is not None:  # a purge or delete marker holds nothing
+            keys.append(key)
+    return keys

@@ -30,7 +30,7 @@ from nats.js.client import JetStreamContext
 
 from shared.errors import LeaseLost
 from shared.health import Health
-from shared.kv import kv_read
+from shared.kv import kv_keys, kv_read
 from shared.lease import Lease
 from shared.names import (
     BUCKET_CHECKPOINTS,
@@ -80,17 +80,7 @@ async def steal_lease(js: JetStreamContext, lease: Lease, stop: asyncio.Event) -
 
 
 async def _doc_keys(js: JetStreamContext, bucket: str, agent: str | None) -> list[str]:
-    kv = await js.key_value(bucket)
-    if agent is not None:
-        return [agent] + [k for k in await _keys(kv) if k.startswith(f"{agent}.")]
-    return await _keys(kv)
-
-
-async def _keys(kv: object) -> list[str]:
-    try:
-        return list(await kv.keys())  # type: ignore[attr-defined]
-    except nats.js.errors.NoKeysError:
-        return []
+    return await kv_keys(js, bucket, agent)
 
 
 async def reset_state(ctx: WorkerContext, buckets: list[str], agent: str | None) -> int:
