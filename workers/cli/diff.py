@@ -10,7 +10,7 @@ import nats.js.errors
 import orjson
 
 from shared.config import Settings
-from shared.kv import kv_read
+from shared.kv import kv_keys, kv_read
 from shared.names import DOC_BUCKETS, shadow_bucket
 from shared.parts import SPLIT_DOCS, decode_parts, is_part_key, read_latest
 from workers.cli import CliError
@@ -62,13 +62,6 @@ def json_diff(live: Any, shadow: Any, path: tuple[str, ...] = ()) -> list[str]:
     return [f"{where}: {_short(live)} → {_short(shadow)}"]
 
 
-async def _keys(kv: Any) -> set[str]:
-    try:
-        return set(await kv.keys())
-    except nats.js.errors.NoKeysError:
-        return set()
-
-
 async def _document(kv: Any, key: str, doc_type: type[Any] | None) -> Any:
     """The document as JSON values; a split one joined from its parts."""
     if doc_type is None:
@@ -84,7 +77,7 @@ async def diff_bucket(js: Any, bucket: str, agent: str | None) -> list[str]:
     except nats.js.errors.BucketNotFoundError:
         return []
     doc_type = SPLIT_DOCS.get(bucket)
-    keys = {agent} if agent else (await _keys(live_kv)) | (await _keys(shadow_kv))
+    keys = {agent} if agent else {*await kv_keys(js, bucket), *await kv_keys(js, shadow_bucket(bucket))}
     if doc_type is not None:
         keys = {k for k in keys if not is_part_key(k)}  # documents, not their parts
     lines = []
