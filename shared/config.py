@@ -93,7 +93,7 @@ class RecallSettings(msgspec.Struct, frozen=True, kw_only=True):
 class RuntimeSettings(msgspec.Struct, frozen=True, kw_only=True):
     """Consume-loop knobs (not in the plugin design; Cortex's own)."""
 
-    batch_size: Annotated[int, Meta(ge=1, le=5000)] = 500
+    batch_size: Annotated[int, Meta(ge=1, le=5000)] = 1000
     fetch_timeout_ms: Annotated[int, Meta(ge=10, le=60000)] = 1000
     ack_wait_s: Annotated[int, Meta(ge=1, le=3600)] = 30
     max_attempts: Annotated[int, Meta(ge=1, le=100)] = 5
