@@ -109,6 +109,10 @@ ROWS: list[tuple[str, list[dict[str, Any]]]] = [
         panel("Boot documents with a lagging source", "BOOTSTRAP documents written while a source worker had "
               "not caught up with the trigger (named in the document's `lagging`), by source.",
               [(f"sum by (source) (increase(cortex_boot_lagging_total[{RATE}]))", "{{source}}")]),
+        panel("Composed reads past the history", "Reads of a source document as of a trigger that found the "
+              "wanted revision gone from the bucket's 16-revision history (boot far behind its sources): the "
+              "latest document was used, so a replay may not reproduce that document.",
+              [(f"sum(increase(cortex_asof_history_short_total[{RATE}]))", "reads")]),
         panel("Boot API latency p50 / p99", "cortex.api.boot.<agent>: a fresh assembly per request.",
               quantiles("cortex_api_seconds", "service", 'service="boot"'), unit="s"),
     ]),

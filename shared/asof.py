@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 import msgspec
 from nats.js.client import JetStreamContext
 from nats.js.kv import KeyValue
+from prometheus_client import Counter
 
 from shared import parts
 from shared.kv import DOC_HISTORY, kv_read, kv_revision_below
@@ -26,6 +27,11 @@ from shared.kv import DOC_HISTORY, kv_read, kv_revision_below
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+HISTORY_SHORT = Counter(
+    "cortex_asof_history_short_total",
+    "Composed reads (boot, snapshot, narrative, channel summaries) for which the source's history no longer "
+    "reached the trigger: the latest document was used instead, so a replay may not reproduce that one")
 
 __all__ = ["DOC_HISTORY", "DocReader"]
 
@@ -84,6 +90,7 @@ class DocReader:
                 if seen < DOC_HISTORY:
                     return None, True  # no older revision ever existed
                 log.warning("history_too_short", extra={"bucket": bucket, "agent": agent, "before_seq": before_seq})
+                HISTORY_SHORT.inc()
                 return latest, False
             seen += 1
             if older.value is None:
@@ -96,6 +103,7 @@ class DocReader:
             values = await parts.values_at(await self.kv(bucket), agent, older.value, older.revision)
         if values is None:
             log.warning("parts_history_too_short", extra={"bucket": bucket, "agent": agent, "before_seq": before_seq})
+            HISTORY_SHORT.inc()
             return latest, False
         return self._decode(values, doc_type), True
 

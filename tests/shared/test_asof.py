@@ -10,6 +10,7 @@ import msgspec
 import pytest
 from nats.aio.client import Client
 from nats.js.client import JetStreamContext
+from prometheus_client import REGISTRY
 
 from schemas.docs import Integrity
 from schemas.events import MessageEvent
@@ -72,8 +73,10 @@ async def test_history_that_no_longer_reaches_back_returns_the_latest_flagged(js
     for seq in range(10, 10 + DOC_HISTORY + 4):
         await kv.put("a", doc(seq))
     newest = 10 + DOC_HISTORY + 3
+    counted = REGISTRY.get_sample_value("cortex_asof_history_short_total") or 0.0
     assert await as_of(js, "a", 12) == (f"at {newest}", False)  # revisions at 10-13 are gone
     assert await as_of(js, "a", newest - 1) == (f"at {newest - 2}", True)
+    assert REGISTRY.get_sample_value("cortex_asof_history_short_total") == counted + 1  # for the dashboard
 
 
 async def test_revision_below_names_revisions_and_markers(js: JetStreamContext) -> None:
