@@ -60,10 +60,7 @@ async def purge_documents(js: JetStreamContext, agent: str) -> int:
 
 async def purge_usage(js: JetStreamContext, agent: str) -> int:
     kv = await js.key_value(BUCKET_LLM_CACHE)
-    try:
-        keys = [k for k in await kv.keys() if k.startswith(f"usage.{agent}.")]
-    except nats.js.errors.NoKeysError:
-        return 0
+    keys = [k for k in await kv_keys(js, BUCKET_LLM_CACHE, f"usage.{agent}") if k.startswith(f"usage.{agent}.")]
     for key in keys:
         await kv.purge(key)
     return len(keys)

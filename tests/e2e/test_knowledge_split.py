@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 import nats
 import pytest
-from cortex_testkit import cortex
+from cortex_testkit import bucket_keys, cortex
 from nats.aio.client import Client
 from nats.js.client import JetStreamContext
 
@@ -104,7 +104,7 @@ async def drained(js: JetStreamContext, *consumers: str) -> bool:
 async def stored(js: JetStreamContext) -> dict[str, bytes]:
     kv = await js.key_value(BUCKET_KNOWLEDGE)
     out = {}
-    for key in sorted(await kv.keys()):
+    for key in await bucket_keys(kv):
         raw, _ = await kv_read(kv, key)
         if raw is not None:
             out[key] = raw

@@ -17,7 +17,7 @@ from typing import Any
 import nats
 import producer
 import pytest
-from cortex_testkit import NotMet, wait_for
+from cortex_testkit import NotMet, bucket_keys, wait_for
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
@@ -77,7 +77,7 @@ async def restore(nc: Client, stream: str, data: bytes, meta: dict[str, Any]) ->
 async def bucket_contents(nc: Client, bucket: str) -> dict[str, tuple[bytes | None, int]]:
     kv = await nc.jetstream().key_value(bucket)
     out = {}
-    for key in await kv.keys():
+    for key in await bucket_keys(kv):
         entry = await kv.get(key)
         out[key] = (entry.value, entry.revision or 0)
     return out

@@ -25,7 +25,7 @@ import msgspec
 import nats
 import nats.js.errors
 import pytest
-from cortex_testkit import drained
+from cortex_testkit import bucket_keys, drained
 
 from shared.kv import kv_read
 from shared.names import DLQ_STREAM, DOC_BUCKETS, EVENTS_STREAM
@@ -71,11 +71,7 @@ async def docs_of(js: Any, agent: str) -> dict[str, bytes]:
     out = {}
     for bucket in DOC_BUCKETS:
         kv = await js.key_value(bucket)
-        try:
-            keys = await kv.keys()
-        except nats.js.errors.NoKeysError:
-            keys = []
-        for key in keys:
+        for key in await bucket_keys(kv):
             if key == agent or key.startswith(f"{agent}."):
                 raw, _ = await kv_read(kv, key)
                 if raw is not None:

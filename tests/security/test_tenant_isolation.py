@@ -24,7 +24,7 @@ import nats
 import nats.errors
 import nats.js.errors
 import pytest
-from cortex_testkit import drained
+from cortex_testkit import bucket_keys, drained
 
 from shared.kv import kv_read
 from shared.names import DLQ_STREAM, EVENTS_STREAM
@@ -99,7 +99,7 @@ async def test_crafted_agent_ids_are_dead_lettered_with_reasons_and_reach_no_doc
     assert int((await js.stream_info(DLQ_STREAM)).state.messages) == len(CRAFTED)
 
     kv = await js.key_value("cortex_channels")
-    assert await kv.keys() == ["alice"]
+    assert await bucket_keys(kv) == ["alice"]
     raw, _ = await kv_read(kv, "alice")
     assert msgspec.json.decode(raw)["integrity"]["events"] == 1  # only alice's own event
     async def all_acked() -> bool:  # dead letters are published before the batch's acks

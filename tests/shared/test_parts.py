@@ -10,6 +10,7 @@ from typing import ClassVar
 import msgspec
 import nats
 import pytest
+from cortex_testkit import bucket_keys
 from nats.aio.client import Client
 from nats.js.kv import KeyValue
 
@@ -70,7 +71,7 @@ async def kv(nc: Client) -> KeyValue:
 
 
 async def keys(kv: KeyValue) -> list[str]:
-    return sorted(await kv.keys())
+    return await bucket_keys(kv)
 
 
 async def test_a_large_document_is_written_as_parts_and_read_back_whole(kv: KeyValue, nc: Client) -> None:

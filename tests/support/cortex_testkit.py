@@ -208,3 +208,11 @@ def differences(before: dict[str, bytes | None], after: dict[str, bytes | None])
                 else:
                     out.append(f"{key} {field}: {old.get(field)!r} != {new.get(field)!r}")
     return "\n".join(out)
+
+
+async def bucket_keys(kv: Any) -> list[str]:
+    """The bucket's keys with a value, sorted — asked of the server (``shared.kv.kv_keys``),
+    never ``KeyValue.keys()``, whose watcher misses keys after purges."""
+    from shared.kv import kv_keys
+
+    return await kv_keys(kv._js, kv._name)
