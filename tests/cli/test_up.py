@@ -52,7 +52,8 @@ async def test_up_without_url_runs_its_own_server_and_leaves_nothing_behind(data
     proc = start_up(data_dir)
     try:
         url = wait_until(lambda: lock_url(data_dir), within=20)
-        assert processes_mentioning(str(data_dir)), "embedded nats-server should be running"
+        # the lock names the URL before the server process is spawned: wait for it to run
+        assert wait_until(lambda: processes_mentioning(str(data_dir)), within=20), "embedded nats-server should run"
         nc = await nats.connect(url)
         js = nc.jetstream()
 
