@@ -98,9 +98,7 @@ async def test_fetch_before_start_is_a_clear_error(nc: Client) -> None:
         await PullFetcher(nc, EVENTS_STREAM, "puller").fetch(1, wait_s=0.1)
 
 
-async def test_stop_gives_back_what_was_delivered_but_not_taken(
-    nc: Client, js: JetStreamContext, wait_for: Callable[..., Awaitable[Any]]
-) -> None:
+async def test_stop_gives_back_what_was_delivered_but_not_taken(nc: Client, js: JetStreamContext) -> None:
     await publish(js, 1, 10)
     fetcher = PullFetcher(nc, EVENTS_STREAM, "puller")
     await fetcher.start()
@@ -120,9 +118,7 @@ async def test_stop_gives_back_what_was_delivered_but_not_taken(
     await again.stop()
 
 
-async def test_a_late_end_of_an_earlier_request_does_not_end_the_open_one(
-    nc: Client, js: JetStreamContext, wait_for: Callable[..., Awaitable[Any]]
-) -> None:
+async def test_a_late_end_of_an_earlier_request_does_not_end_the_open_one(nc: Client, js: JetStreamContext) -> None:
     """A busy worker may read a request's 408 only after it gave that request up and sent the
     next one. That status must not end the next request: a stop would then drop the subscription
     while the next request still delivers, and those messages stay unacked until ack_wait."""

@@ -99,14 +99,14 @@ class BootSources:
         """The source consumers that apply ``agent``'s events (its partition's) → worker."""
         return {source_consumer(self._ctx, w, agent): w for _, _, _, w in self.sources}
 
-    async def at_trigger(self, env: Envelope, bound_s: float | None = None) -> BootInputs:
+    async def at_trigger(self, env: Envelope) -> BootInputs:
         """Sources as they were just before ``env`` (and the documents made for it, see
         ``made_for_trigger``) — or, for a message or feedback, at the last stream cut.
 
         Each source is read as soon as *it* has caught up, not when the slowest one has: a
         source that caught up keeps writing while another is waited for, and the as-of
         read must find the wanted revision within the bucket's short history."""
-        bound = wait_bound_s(self._ctx) if bound_s is None else bound_s
+        bound = wait_bound_s(self._ctx)
         change = env.family in ("msg", "feedback")
         consumer_of = {w: c for c, w in self.consumers(env.agent).items()}
 
