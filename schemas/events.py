@@ -14,6 +14,8 @@ from schemas.types import (
     AgentId,
     EventId,
     FeedbackKind,
+    MemoryScope,
+    MemoryType,
     Role,
     SessionId,
     Timestamp,
@@ -90,6 +92,21 @@ class FeedbackEvent(msgspec.Struct, frozen=True, kw_only=True):
     target: str | None = None
     value: Any = None
     actor: str | None = None
+
+
+class RememberValue(msgspec.Struct, frozen=True, kw_only=True):
+    """The ``value`` of a ``remember`` FeedbackEvent: an explicit memory from the agent or a
+    person. ``type`` absent: the recall worker's classifier decides; ``scope`` absent: the
+    scope cues of the text decide (``permanent`` without any)."""
+
+    content: Annotated[str, Meta(min_length=1, description="the memory, one standalone statement; at most 64 KiB "
+                                                          "unless CORTEX_RUNTIME_MAX_CONTENT_BYTES says otherwise")]
+    type: MemoryType | None = None
+    scope: MemoryScope | None = None
+
+
+# Kinds whose ``value`` has a shape of its own (validated at decode: a wrong one is bad input).
+FEEDBACK_VALUES: dict[str, type[msgspec.Struct]] = {"remember": RememberValue}
 
 
 Event = MessageEvent | SessionEvent | CompactionEvent | NoteEvent | FeedbackEvent

@@ -13,9 +13,10 @@ import msgspec
 
 from schemas.api import API_MESSAGES
 from schemas.docs import DOCUMENTS
-from schemas.events import CompactionEvent, FeedbackEvent, MessageEvent, NoteEvent, SessionEvent
+from schemas.events import CompactionEvent, FeedbackEvent, MessageEvent, NoteEvent, RememberValue, SessionEvent
 
-EVENTS: tuple[type[msgspec.Struct], ...] = (MessageEvent, SessionEvent, CompactionEvent, NoteEvent, FeedbackEvent)
+EVENTS: tuple[type[msgspec.Struct], ...] = (MessageEvent, SessionEvent, CompactionEvent, NoteEvent, FeedbackEvent,
+                                            RememberValue)
 JSON_DIR = Path(__file__).parent / "json"
 
 

@@ -35,7 +35,8 @@ Impact = Literal["critical", "high", "medium", "low"]
 ThreadStatus = Literal["open", "closed"]
 CommitmentStatus = Literal["open", "overdue", "done"]
 FeedbackKind = Literal[
-    "recall_access", "thread_close", "thread_priority", "commitment_done", "memory_pin", "memory_forget"
+    "recall_access", "thread_close", "thread_priority", "commitment_done", "memory_pin", "memory_forget",
+    "remember", "fact_access",
 ]
 BootTrigger = Literal["session_start", "compaction", "request", "change"]
 ChannelLayer = Literal["foreground", "background", "archived"]

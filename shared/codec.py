@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 
 from schemas.events import (
+    FEEDBACK_VALUES,
     CompactionEvent,
     Event,
     FeedbackEvent,
@@ -79,6 +80,9 @@ def _content_sizes(event: Event) -> list[tuple[str, str]]:
         return [("content", event.content)]
     if isinstance(event, CompactionEvent):
         return [(f"messages[{i}].content", m.content) for i, m in enumerate(event.messages)]
+    if isinstance(event, FeedbackEvent) and event.kind == "remember" and isinstance(event.value, dict):
+        content = event.value.get("content")
+        return [("value.content", content)] if isinstance(content, str) else []
     return []
 
 
@@ -107,6 +111,26 @@ def _check_identity(event: Event, subject_agent: str, kind: str | None) -> str |
     return None
 
 
+def _check_value(event: Event) -> str | None:
+    """A feedback kind's ``value`` of the right shape (``FEEDBACK_VALUES``); a ``fact_access``
+    names its fact ids (``target`` and/or a list of strings in ``value``)."""
+    if not isinstance(event, FeedbackEvent):
+        return None
+    shape = FEEDBACK_VALUES.get(event.kind)
+    if shape is not None:
+        try:
+            msgspec.convert(event.value, shape)
+        except msgspec.ValidationError as exc:
+            return f"invalid {event.kind} value: {exc}"
+    if event.kind == "fact_access":
+        ids = event.value if event.value is not None else []
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            return "invalid fact_access value: expected a list of fact ids (strings)"
+        if not ids and not event.target:
+            return "fact_access names no fact id (target or a list in value)"
+    return None
+
+
 def decode_event(prefix: str, subject: str, seq: int, data: bytes, limits: Limits) -> Envelope | Rejection:
     parsed = parse_subject(prefix, subject)
     if isinstance(parsed, str):
@@ -120,7 +144,7 @@ def decode_event(prefix: str, subject: str, seq: int, data: bytes, limits: Limit
         return Rejection(seq=seq, subject=subject, reason=f"invalid {family} event: {exc}")
     except msgspec.DecodeError as exc:
         return Rejection(seq=seq, subject=subject, reason=f"malformed JSON: {exc}")
-    reason = _check_identity(event, agent, kind) or _check_limits(event, len(data), limits)
+    reason = _check_identity(event, agent, kind) or _check_value(event) or _check_limits(event, len(data), limits)
     if reason:
         return Rejection(seq=seq, subject=subject, reason=reason)
     return Envelope(seq=seq, subject=subject, family=family, kind=kind, agent=agent, event=event)

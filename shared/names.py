@@ -13,7 +13,8 @@ KINDS: dict[str, frozenset[str] | None] = {
     "compaction": frozenset({"before", "after"}),
     "notes": None,
     "feedback": frozenset(
-        {"recall_access", "thread_close", "thread_priority", "commitment_done", "memory_pin", "memory_forget"}
+        {"recall_access", "thread_close", "thread_priority", "commitment_done", "memory_pin", "memory_forget",
+         "remember", "fact_access"}
     ),
 }
 

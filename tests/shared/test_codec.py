@@ -50,6 +50,51 @@ def test_bad_input_is_rejected_with_a_reason(subject: str, payload: object, reas
     assert reason in result.reason
 
 
+FEEDBACK = {"id": "f1", "agent": "main", "ts": "2026-02-17T10:30:00Z"}
+
+
+@pytest.mark.parametrize(
+    ("kind", "extra"),
+    [
+        ("remember", {"value": {"content": "Albert prefers tea"}}),
+        ("remember", {"value": {"content": "Never deploy on Fridays", "type": "rule", "scope": "permanent"}}),
+        ("fact_access", {"value": ["fact:1", "fact:2"]}),
+        ("fact_access", {"target": "fact:1"}),
+    ],
+)
+def test_the_new_feedback_kinds_decode(kind: str, extra: dict[str, object]) -> None:
+    env = decode(f"cortex.feedback.main.{kind}", {**FEEDBACK, "kind": kind, **extra})
+    assert isinstance(env, Envelope), env
+    assert env.kind == kind
+
+
+@pytest.mark.parametrize(
+    ("kind", "extra", "reason"),
+    [
+        ("remember", {}, "invalid remember value: Expected `object`, got `null`"),
+        ("remember", {"value": "just a string"}, "invalid remember value: Expected `object`, got `str`"),
+        ("remember", {"value": {"type": "rule"}}, "invalid remember value: Object missing required field `content`"),
+        ("remember", {"value": {"content": ""}}, "invalid remember value: Expected `str` of length >= 1"),
+        ("remember", {"value": {"content": "x", "type": "wish"}}, "Invalid enum value 'wish' - at `$.type`"),
+        ("remember", {"value": {"content": "x", "scope": "forever"}}, "at `$.scope`"),
+        ("fact_access", {}, "fact_access names no fact id"),
+        ("fact_access", {"value": "fact:1"}, "expected a list of fact ids"),
+        ("fact_access", {"value": ["fact:1", 2]}, "expected a list of fact ids"),
+    ],
+)
+def test_a_feedback_value_of_the_wrong_shape_is_bad_input(kind: str, extra: dict[str, object], reason: str) -> None:
+    result = decode(f"cortex.feedback.main.{kind}", {**FEEDBACK, "kind": kind, **extra})
+    assert isinstance(result, Rejection)
+    assert reason in result.reason, result.reason
+
+
+def test_an_oversize_remembered_content_is_rejected_with_its_size() -> None:
+    payload = {**FEEDBACK, "kind": "remember", "value": {"content": "ü" * 600}}
+    result = decode("cortex.feedback.main.remember", payload, Limits(max_content_bytes=1024))
+    assert isinstance(result, Rejection)
+    assert "value.content too large: 1200 bytes > 1024" in result.reason
+
+
 def test_oversize_content_is_rejected_with_its_size() -> None:
     result = decode("cortex.msg.main.received", {**GOOD, "content": "x" * 2000}, Limits(max_content_bytes=1024))
     assert isinstance(result, Rejection)

@@ -34,6 +34,7 @@ from workers.recall.capture import (
     WINDOW_TURNS,
     capture_message,
     capture_note,
+    capture_remember,
     is_turn_memory,
     is_window_memory,
     turn_line,
@@ -77,6 +78,8 @@ def _candidates(env: Envelope, languages: Sequence[str]) -> list[Memory]:
         return capture_message(env.event, languages=languages)
     if isinstance(env.event, NoteEvent):
         return capture_note(env.event, languages=languages)
+    if isinstance(env.event, FeedbackEvent) and env.event.kind == "remember":
+        return capture_remember(env.event, languages=languages)
     return []
 
 

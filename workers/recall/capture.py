@@ -33,7 +33,7 @@ from xml.sax.saxutils import escape
 import msgspec
 from msgspec import Meta
 
-from schemas.events import MessageEvent, NoteEvent
+from schemas.events import FeedbackEvent, MessageEvent, NoteEvent, RememberValue
 from schemas.types import MemoryScope, MemoryType
 from workers.recall.classifier import classify, score_types
 from workers.recall.models import Memory, memory_id
@@ -239,6 +239,39 @@ def capture_note(
             last_accessed=event.ts,
             last_seen=event.ts,
             tags=extract_tags(event.content),
+            project=project,
+        )
+    ]
+
+
+def remembered_id(agent: str, event_id: str) -> str:
+    """The point id of the memory a ``remember`` event makes (its publisher can name it)."""
+    return memory_id(agent, event_id, 0)
+
+
+def capture_remember(event: FeedbackEvent, *, languages: Sequence[str] = DEFAULT_LANGUAGES) -> list[Memory]:
+    """The explicit memory of a ``remember`` FeedbackEvent (``value`` = :class:`RememberValue`,
+    validated at decode): its type from the value or the classifier, its scope from the
+    value or the text's cues. Certain (confidence 1.0): somebody asked for it. No sender,
+    so it is never a conversation turn: dedup folds a repeat into the memory it repeats."""
+    value = msgspec.convert(event.value, RememberValue)
+    text = value.content.strip()
+    if not text:
+        return []
+    project = detect_project(text)
+    return [
+        Memory(
+            id=remembered_id(event.agent, event.id),
+            agent=event.agent,
+            content=text,
+            type=value.type or classify(text, languages).type,
+            scope=value.scope or detect_scope(text, project),
+            confidence=1.0,
+            source_event=event.id,
+            created_at=event.ts,
+            last_accessed=event.ts,
+            last_seen=event.ts,
+            tags=extract_tags(text),
             project=project,
         )
     ]
