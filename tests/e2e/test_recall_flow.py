@@ -313,3 +313,31 @@ async def test_an_idle_memory_moves_to_cold_stays_searchable_and_a_hit_brings_it
     await wait_for(lambda: drained(nc), within=60)
     assert [m.tier for m in store.get("gina", [memory.id])] == ["hot"]
     assert memory.content in await key_memories()
+
+
+async def test_a_remembered_memory_is_recalled_and_a_forget_of_its_id_removes_it(
+    recall_env: tuple[Client, Any], wait_for: Any
+) -> None:
+    from workers.recall.capture import remembered_id
+
+    nc, _ = recall_env
+    js = nc.jetstream()
+    remember = {"id": "rem-1", "agent": "ivan", "ts": "2026-02-17T09:00:00Z", "kind": "remember",
+                "value": {"content": "The on-call phone number is kept in the red binder."}, "actor": "mcp"}
+    await js.publish("cortex.feedback.ivan.remember", json.dumps(remember).encode())
+    access = {"id": "fa-1", "agent": "ivan", "ts": "2026-02-17T09:01:00Z", "kind": "fact_access",
+              "value": ["fact:1"]}
+    await js.publish("cortex.feedback.ivan.fact_access", json.dumps(access).encode())  # not the recall worker's
+    await wait_for(lambda: drained(nc), within=60)
+    await wait_for(lambda: _serving(nc), within=30)
+    assert (await js.stream_info("CORTEX_DLQ")).state.messages == 0
+
+    found = (await ask(nc, "ivan", "Where is the on-call phone number?")).memories
+    assert found and found[0].id == remembered_id("ivan", "rem-1") and found[0].source_event == "rem-1"
+    assert not (await ask(nc, "judy", "Where is the on-call phone number?")).memories  # nobody else's
+
+    forget = {"id": "fg-1", "agent": "ivan", "ts": "2026-02-17T09:02:00Z", "kind": "memory_forget",
+              "target": found[0].id}
+    await js.publish("cortex.feedback.ivan.memory_forget", json.dumps(forget).encode())
+    await wait_for(lambda: drained(nc), within=60)
+    assert all(m.id != found[0].id for m in (await ask(nc, "ivan", "Where is the on-call phone number?")).memories)
