@@ -42,6 +42,26 @@ def register(sub: Any) -> None:
     rec.add_argument("--details", action="store_true", help="per-question ranks in the JSON report")
     rec.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     rec.set_defaults(handler=cmd_eval_recall)
+    _register_briefing(esub)
+
+
+def _register_briefing(esub: Any) -> None:
+    brief = esub.add_parser(
+        "briefing",
+        help="precision/recall of threads, decisions and commitments, and the briefing's reader-visible defects",
+        description="Runs labelled conversations (FILE, or 'sample': the shipped set) through the pure cores and "
+                    "then through an embedded nats-server and every worker, and prints precision and recall of "
+                    "threads, decisions and commitments, the accuracy of reasons, due dates and statuses, and the "
+                    "defects a reader meets in the stored BOOTSTRAP (repeated why, duplicate decision, cut "
+                    "without an ellipsis, boilerplate summary, missing narrative, lag line).",
+    )
+    brief.add_argument("file", nargs="?", default="sample", help="a briefing dataset (JSON), or 'sample' (default)")
+    brief.add_argument("--core-only", action="store_true", help="score the pure cores only (no server, seconds)")
+    brief.add_argument("--conversation", action="append", metavar="NAME", help="only this conversation (repeatable)")
+    brief.add_argument("--embedder", help="CORTEX_EMBEDDER for the pipeline run (default: the setting)")
+    brief.add_argument("--examples", action="store_true", help="print every defect found with its text")
+    brief.add_argument("--out", help="also write the report as JSON to this file")
+    brief.set_defaults(handler=cmd_eval_briefing)
 
 
 def _progress(quiet: bool) -> Any:
@@ -71,6 +91,39 @@ async def cmd_eval_recall(args: argparse.Namespace, settings: Settings) -> int:
     print(format_table(rep), end="")
     if args.out:
         await asyncio.to_thread(Path(args.out).write_text, json.dumps(rep, indent=2) + "\n", "utf-8")
+        print(f"report written to {args.out}", file=sys.stderr)
+    return 0
+
+
+async def cmd_eval_briefing(args: argparse.Namespace, settings: Settings) -> int:
+    from workers.evals import briefing
+    from workers.evals.briefing_e2e import run_pipeline_eval
+
+    path = briefing.SAMPLE_BRIEFING if args.file == "sample" else Path(args.file)
+    try:
+        dataset = briefing.load_dataset(path)
+        core, per_core = briefing.run_core_eval(dataset, briefing.eval_settings(dataset, settings), args.conversation)
+    except briefing.DatasetError as exc:
+        print(f"cortex: {exc}", file=sys.stderr)
+        return 1
+    n = len(per_core)
+    rep: dict[str, Any] = {"dataset": str(path), "conversations": n, "language": dataset.language,
+                           "timezone": dataset.timezone, "core": briefing.score_report(core)}
+    print(briefing.format_score(f"briefing eval: {path.name}, {n} conversations — cores", rep["core"]), end="")
+    examples = list(core.examples)
+    if not args.core_only:
+        _progress(False)("running the conversations through every worker (embedded nats-server)…")
+        pipe, _ = await run_pipeline_eval(dataset, settings, args.conversation, args.embedder, _progress(False))
+        rep["pipeline"] = briefing.score_report(pipe)
+        print(briefing.format_score("pipeline (stored documents and the session-start BOOTSTRAP)", rep["pipeline"]),
+              end="")
+        examples += [f"pipeline: {e}" for e in pipe.examples]
+    rep["examples"] = examples
+    if args.examples:
+        print("\n".join(examples))
+    if args.out:
+        await asyncio.to_thread(Path(args.out).write_text, json.dumps(rep, indent=2, ensure_ascii=False) + "\n",
+                                "utf-8")
         print(f"report written to {args.out}", file=sys.stderr)
     return 0
 

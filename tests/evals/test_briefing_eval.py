@@ -1,0 +1,107 @@
+"""``cortex eval briefing``: the labelled set, the defect checks, and the quality floors.
+
+The numbers live in docs/briefing-eval.md; here the cores run on every conversation (a
+second) and a few conversations run through the real pipeline (an embedded nats-server and
+every worker, hashing embedder)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from shared.config import load_settings
+from workers.evals import briefing
+from workers.evals import cli as eval_cli
+from workers.evals.briefing_checks import boilerplate_summary, fragment_defect, near_duplicate, repeated_why
+
+SOURCE = ("Sure. For the auth migration we decided to move token signing to the new key service, "
+          "because the old HMAC secret is shared across services.")
+
+
+def test_the_set_is_labelled_in_several_languages_with_every_case() -> None:
+    dataset = briefing.load_dataset(briefing.SAMPLE_BRIEFING)
+    convs = dataset.conversations
+    assert len(convs) >= 15
+    languages = {c.name.split("-")[0] for c in convs}
+    assert len(languages) >= 8
+    turns = [t for c in convs for t in c.turns]
+    decisions = [d for t in turns for d in t.decisions]
+    assert any(d.why for d in decisions) and any(not d.why for d in decisions)
+    assert any(len(t.decisions) >= 2 for t in turns)  # several per message
+    assert any(t.wish for t in turns) and any(t.commitments for t in turns)
+    assert any(not c.threads for c in convs)  # chit-chat: no thread expected
+    ends = [c for c in convs if [t.kind for t in c.turns][-2:] == ["session.end", "session.start"]]
+    assert len(ends) == len(convs)
+    assert all(c.turns[-1].gap_s <= 1 for c in ends)  # the next session starts at once
+
+
+@pytest.mark.parametrize(
+    ("fragment", "defect"),
+    [
+        ("For the auth migration we decided to move token signing to the new key service", None),
+        ("Sure. For the auth migration we decided to move token signing to the new key ser", "cut_mid_word"),
+        ("For the auth migration we decided to move token signing to the new key service…", None),
+        ("For the auth migration we decided to move token signing to the new", "cut_without_ellipsis"),
+        ("or the auth migration we decided", "cut_mid_word"),
+        ("the old HMAC secret is shared across services", None),  # after "because": a clause
+        ("we decided to move token signing to the new key service", "cut_without_ellipsis"),
+        ("…we decided to move token signing to the new key service", None),
+        ("nothing of the kind", None),  # not a quote: not judged
+    ],
+)
+def test_fragment_checks_read_a_quote_where_it_sits(fragment: str, defect: str | None) -> None:
+    assert fragment_defect(fragment, [SOURCE]) == defect
+
+
+def test_cjk_fragments_end_at_sentence_or_clause_marks() -> None:
+    source = "問い合わせが多いので、エラーメッセージを書き直すことに決めた。"
+    assert fragment_defect("エラーメッセージを書き直すことに決めた", [source]) is None
+    assert fragment_defect("問い合わせが多い", [source]) is None
+    assert fragment_defect("エラーメッセージを書き", [source]) == "cut_without_ellipsis"
+
+
+def test_repeated_why_duplicates_and_boilerplate() -> None:
+    what = "We decided to load the tax tables once at startup"
+    assert repeated_why(what, what + " because they change only twice a year.")
+    assert repeated_why(what + " because they c", what)
+    assert not repeated_why(what, "they change only twice a year")
+    assert not repeated_why(what, "")
+    assert near_duplicate("Agreed. The migration of the tokens is critical, so let's do the rollout. A",
+                          "migration of the tokens is critical, so let's do the rollout.")
+    assert not near_duplicate("keep two replicas per service", "review the staging costs next month")
+    assert boilerplate_summary("Topic detected from albert", "auth migration")
+    assert boilerplate_summary("", "auth migration")
+    assert not boilerplate_summary("Move token signing to the key service; waiting for the rollout.", "auth")
+
+
+def test_scoring_counts_hits_misses_and_extras() -> None:
+    dataset = briefing.load_dataset(briefing.SAMPLE_BRIEFING)
+    conv = next(c for c in dataset.conversations if c.name == "en-foster-chat")
+    derived = briefing.run_cores(conv, briefing.eval_settings(dataset))
+    score = briefing.score_conversation(conv, derived, briefing.eval_settings(dataset))
+    rep = briefing.score_report(score)
+    # no label: every thread, decision or promise found is a false positive
+    assert rep["threads"]["tp"] == rep["decisions"]["tp"] == rep["commitments"]["tp"] == 0
+    assert rep["commitments"]["fp"] == score.defects["wish_as_promise"]
+
+
+def test_the_cli_writes_a_core_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "briefing.json"
+    args = argparse.Namespace(file="sample", core_only=True, conversation=None, embedder=None, examples=False,
+                              out=str(out))
+    import asyncio
+
+    assert asyncio.run(eval_cli.cmd_eval_briefing(args, load_settings({}))) == 0
+    report = json.loads(out.read_text())
+    assert report["conversations"] >= 15
+    assert set(report["core"]) >= {"threads", "decisions", "commitments", "defects", "why_accuracy"}
+    assert "briefing eval" in capsys.readouterr().out
+
+
+def test_an_unknown_conversation_is_one_clear_error() -> None:
+    dataset = briefing.load_dataset(briefing.SAMPLE_BRIEFING)
+    with pytest.raises(briefing.DatasetError, match="unknown conversation"):
+        briefing.select(dataset, ["nope"])

@@ -1,0 +1,274 @@
+"""``cortex eval briefing``, pipeline level: the labelled conversations through an embedded
+nats-server and every worker (as ``cortex demo`` runs them), then the stored documents.
+
+Every conversation is one agent; its events are published in order with their ids as
+``Nats-Msg-Id``. When every consumer has drained, the stored threads, decisions and
+commitments documents are scored like the cores' (``briefing.score_conversation``), and
+the stored BOOTSTRAP — the session-start document of the session that began right after
+the last one ended — is read the way the agent reads it. A stored document that still
+names a lagging source is given a short grace (``COMPLETION_GRACE_S``) to be completed
+before it counts as a lag line: by then every source has caught up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final, TypeVar
+
+import msgspec
+
+from schemas.docs import BootDoc, CommitmentsDoc, DecisionsDoc, NarrativeDoc, SnapshotDoc, ThreadsDoc
+from shared.config import Settings
+from shared.embedded import EmbeddedNats
+from shared.kv import kv_read
+from shared.names import (
+    BUCKET_BOOT,
+    BUCKET_COMMITMENTS,
+    BUCKET_DECISIONS,
+    BUCKET_NARRATIVES,
+    BUCKET_SNAPSHOTS,
+    BUCKET_THREADS,
+    consumers_of,
+)
+from shared.runtime import WorkerHost
+from workers import __version__
+from workers.evals.briefing import (
+    Conversation,
+    Dataset,
+    Derived,
+    Placed,
+    Progress,
+    Score,
+    agent_of,
+    conversation_events,
+    eval_settings,
+    score_conversation,
+    select,
+    snapshot_lines,
+)
+from workers.evals.briefing_checks import fragment_defect, near_duplicate, normalize, repeated_why, strip_ellipses
+
+COMPLETION_GRACE_S: Final = 15.0
+_T = TypeVar("_T")
+_SECTION: Final = re.compile(r"^## (?![\w])")
+_DECISION: Final = re.compile(r"^- \S+ \*\*(.+)\*\* \(\d{4}-\d{2}-\d{2}\)$")
+_WHY: Final = re.compile(r"^  Why: (.*)$")
+_COMMITMENT: Final = re.compile(r"^- \S+ (?:\*\*OVERDUE\*\*|Due [^:]*|Open): (.*?)(?: \([^()]*\))?$")
+LAG_LINES: Final = ("no data yet from", "is lagging")
+
+
+@dataclass
+class Stored:
+    """One agent's stored documents after the run."""
+
+    derived: Derived
+    boot: BootDoc | None
+    narrative: NarrativeDoc | None
+    snapshot: SnapshotDoc | None
+
+
+def sections(markdown: str) -> dict[str, list[str]]:
+    """The BOOTSTRAP's sections by heading (``## 🎯 Recent Decisions`` → its lines).
+
+    Only headings whose first character is no letter are the briefing's own: the hot
+    snapshot inside it has headings of its own (``## Last conversation…``)."""
+    out: dict[str, list[str]] = {}
+    current = ""
+    for line in markdown.splitlines():
+        if _SECTION.match(line):
+            current = line
+            out[current] = []
+        elif current:
+            out[current].append(line)
+    return out
+
+
+def _section(parts: dict[str, list[str]], word: str) -> list[str]:
+    return next((lines for heading, lines in parts.items() if word in heading), [])
+
+
+def _rendered_decisions(conv: str, lines: list[str], sources: list[str], score: Score) -> None:
+    shown: list[str] = []
+    for i, line in enumerate(lines):
+        found = _DECISION.match(line)
+        if found is None:
+            continue
+        what = found.group(1)
+        why_match = _WHY.match(lines[i + 1]) if i + 1 < len(lines) else None
+        why = why_match.group(1) if why_match else ""
+        if repeated_why(what, why):
+            score.defect(conv, "repeated_why", f"{what} | Why: {why}")
+        if any(near_duplicate(what, other) for other in shown):
+            score.defect(conv, "duplicate_decision", what)
+        shown.append(what)
+        for text in (what, why):
+            if text and (defect := fragment_defect(text, sources)) is not None:
+                score.defect(conv, defect, text)
+
+
+def _section_cut(conv: str, lines: list[str], stored_markdown: str, score: Score) -> None:
+    """Every line of a copied section is a line of the stored document, or a prefix of one
+    cut at a word and marked with "…"."""
+    originals = [normalize(x) for x in stored_markdown.splitlines()]
+    for line in lines:
+        text = normalize(line)
+        if not text or text in originals:
+            continue
+        core, _, trail = strip_ellipses(text)
+        source = next((o for o in originals if o.startswith(core)), None)
+        if source is None:
+            continue
+        if not trail:
+            score.defect(conv, "cut_without_ellipsis", line)
+        elif len(source) > len(core) and source[len(core) - 1].isalnum() and source[len(core)].isalnum():
+            score.defect(conv, "cut_mid_word", line)
+
+
+def _narrative_decisions(conv: str, lines: list[str], score: Score) -> None:
+    in_block = False
+    for line in lines:
+        if line.startswith("**"):
+            in_block = line.startswith("**Decisions")
+            continue
+        if in_block and line.startswith("- ") and " — " in line:
+            what, why = line[2:].split(" — ", 1)
+            if repeated_why(what, why):
+                score.defect(conv, "repeated_why", line)
+
+
+def score_boot(conv: Conversation, placed: list[Placed], stored: Stored, score: Score) -> None:
+    doc = stored.boot
+    if doc is None:
+        return
+    md = doc.markdown
+    lowered = md.lower()
+    if doc.lagging or any(marker in lowered for marker in LAG_LINES):
+        score.defect(conv.name, "lag_line", f"lagging={doc.lagging}")
+    kinds = [t.kind for t in conv.turns]
+    ended_before_start = "session.end" in kinds[:-1] and kinds[-1] == "session.start"
+    if ended_before_start and doc.trigger == "session_start" and "## 📖 Narrative" not in md:
+        score.defect(conv.name, "missing_narrative", f"trigger={doc.trigger}")
+    for _ in range(lowered.count("topic detected from")):
+        score.defect(conv.name, "boilerplate_summary", "rendered: Topic detected from …")
+    sources = [p.turn.text for p in placed if p.message_index is not None]
+    parts = sections(md)
+    _rendered_decisions(conv.name, _section(parts, "Recent Decisions"), sources, score)
+    for line in _section(parts, "Commitments"):
+        found = _COMMITMENT.match(line)
+        if found and (defect := fragment_defect(found.group(1), sources, check_start=False)) is not None:
+            score.defect(conv.name, defect, found.group(1))
+    snapshot = _section(parts, "Snapshot")
+    for text in snapshot_lines("\n".join(snapshot)):
+        if (defect := fragment_defect(text, sources)) is not None:
+            score.defect(conv.name, defect, text)
+    if stored.snapshot is not None:
+        _section_cut(conv.name, snapshot, stored.snapshot.markdown, score)
+    narrative = _section(parts, "Narrative")
+    _narrative_decisions(conv.name, narrative, score)
+    if stored.narrative is not None:
+        _section_cut(conv.name, narrative, stored.narrative.markdown, score)
+
+
+# --- the run -----------------------------------------------------------------------------
+
+
+async def _read(js: Any, bucket: str, agent: str, doc_type: type[_T]) -> _T | None:
+    kv = await js.key_value(bucket)
+    raw, _ = await kv_read(kv, agent)
+    return None if raw is None else msgspec.json.decode(raw, type=doc_type)
+
+
+async def _stored(js: Any, agent: str) -> Stored:
+    snapshot = await _read(js, BUCKET_SNAPSHOTS, agent, SnapshotDoc)
+    derived = Derived(threads=await _read(js, BUCKET_THREADS, agent, ThreadsDoc),
+                      decisions=await _read(js, BUCKET_DECISIONS, agent, DecisionsDoc),
+                      commitments=await _read(js, BUCKET_COMMITMENTS, agent, CommitmentsDoc),
+                      snapshots=[snapshot.markdown] if snapshot is not None else [])
+    return Stored(derived, await _read(js, BUCKET_BOOT, agent, BootDoc),
+                  await _read(js, BUCKET_NARRATIVES, agent, NarrativeDoc), snapshot)
+
+
+async def _completed(js: Any, agents: list[str], grace_s: float) -> None:
+    """Wait (bounded) until no stored BOOTSTRAP names a lagging source."""
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        docs = [await _read(js, BUCKET_BOOT, a, BootDoc) for a in agents]
+        if all(d is None or not d.lagging for d in docs):
+            return
+        await asyncio.sleep(0.2)
+
+
+def _pipeline_settings(dataset: Dataset, base: Settings, tmp: str, embedder: str | None) -> Settings:
+    settings = eval_settings(dataset, base)
+    runtime = msgspec.structs.replace(settings.runtime, fetch_timeout_ms=100)
+    return msgspec.structs.replace(
+        settings, data_dir=tmp, nats_url=None, nats_creds=None, nats_user=None, nats_password=None,
+        nats_token=None, nats_tls_ca=None, nats_tls_cert=None, nats_tls_key=None, qdrant_url=None,
+        workspace=None, metrics_port=None, anthropic_api_key=None, mode="live", channel_modes="",
+        embedder=embedder or settings.embedder, runtime=runtime)
+
+
+async def run_pipeline_eval(dataset: Dataset, base: Settings, only: list[str] | None = None,
+                            embedder: str | None = None, progress: Progress | None = None,
+                            grace_s: float = COMPLETION_GRACE_S) -> tuple[Score, dict[str, Score]]:
+    """The conversations through every worker; the stored documents' score, total and each."""
+    from workers.cli.demo import wait_caught_up
+    from workers.cli.run import provision_all
+    from workers.registry import all_specs
+
+    say = progress or (lambda _m: None)
+    convs = select(dataset, only)
+    specs = list(all_specs().values())
+    with tempfile.TemporaryDirectory(prefix="cortex-eval-briefing-") as tmp:
+        settings = _pipeline_settings(dataset, base, str(Path(tmp) / "data"), embedder)
+        with EmbeddedNats(str(Path(tmp) / "nats")) as server:
+            await provision_all(settings, server.url)
+            live = msgspec.structs.replace(settings, nats_url=server.url)
+            host = WorkerHost(live, specs, __version__)
+            task = asyncio.create_task(host.run())
+            try:
+                import nats
+
+                nc = await nats.connect(server.url)
+                try:
+                    events = {c.name: conversation_events(c, settings.prefix) for c in convs}
+                    n = await _publish(nc.jetstream(), events)
+                    say(f"published {n} events of {len(convs)} conversations; waiting for every worker")
+                    consumers = [c for s in specs if s.build for c in consumers_of(s.name, settings.partitions)]
+                    await wait_caught_up(live, server.url, consumers, limit_s=300)
+                    await _completed(nc.jetstream(), [agent_of(c) for c in convs], grace_s)
+                    return await _score_all(nc.jetstream(), convs, events, settings)
+                finally:
+                    await nc.close()
+            finally:
+                host.stop.set()
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(task, timeout=60)
+
+
+async def _publish(js: Any, events: dict[str, list[Placed]]) -> int:
+    n = 0
+    for placed in events.values():
+        for p in placed:
+            await js.publish(p.subject, msgspec.json.encode(p.event), headers={"Nats-Msg-Id": p.event.id})
+            n += 1
+    return n
+
+
+async def _score_all(js: Any, convs: list[Conversation], events: dict[str, list[Placed]],
+                     settings: Settings) -> tuple[Score, dict[str, Score]]:
+    total = Score()
+    per: dict[str, Score] = {}
+    for conv in convs:
+        stored = await _stored(js, agent_of(conv))
+        score = score_conversation(conv, stored.derived, settings)
+        score_boot(conv, events[conv.name], stored, score)
+        per[conv.name] = score
+        total.add(score)
+    return total, per
