@@ -28,7 +28,9 @@ from schemas.events import (
     FeedbackEvent,
     MessageEvent,
     NoteEvent,
+    RunEvent,
     SessionEvent,
+    ToolEvent,
 )
 
 CORTEX_SCHEMAS_PACKAGE = True  # marker: proves `import schemas` resolved to Cortex's package
@@ -53,8 +55,10 @@ __all__ = [
     "MessageEvent",
     "NarrativeDoc",
     "NoteEvent",
+    "RunEvent",
     "SessionEvent",
     "SnapshotDoc",
     "Thread",
     "ThreadsDoc",
+    "ToolEvent",
 ]

@@ -109,7 +109,40 @@ class RememberValue(msgspec.Struct, frozen=True, kw_only=True):
 FEEDBACK_VALUES: dict[str, type[msgspec.Struct]] = {"remember": RememberValue}
 
 
-Event = MessageEvent | SessionEvent | CompactionEvent | NoteEvent | FeedbackEvent
+class ToolEvent(msgspec.Struct, frozen=True, kw_only=True):
+    """The agent called a tool (``call``) or the call returned (``result``).
+
+    Kept for the trace work (failure patterns over tool and run events); the conversation
+    workers do not read them. ``params`` and ``result`` are whatever JSON the runtime had.
+    """
+
+    id: EventId
+    agent: AgentId
+    session: SessionId
+    ts: Timestamp
+    tool: Annotated[str, Meta(min_length=1, max_length=256, description="the tool's name")]
+    call_id: str | None = None
+    params: Any = None
+    result: Any = None
+    error: str | None = None
+    duration_ms: int | None = None
+
+
+class RunEvent(msgspec.Struct, frozen=True, kw_only=True):
+    """An agent run (one turn of work) started (``start``), ended (``end``) or failed (``error``)."""
+
+    id: EventId
+    agent: AgentId
+    session: SessionId
+    ts: Timestamp
+    run_id: str | None = None
+    prompt: str | None = None
+    success: bool | None = None
+    error: str | None = None
+    duration_ms: int | None = None
+
+
+Event = MessageEvent | SessionEvent | CompactionEvent | NoteEvent | FeedbackEvent | ToolEvent | RunEvent
 
 _AGENT_RE = re.compile(AGENT_PATTERN.strip("^$"))
 _EVENT_ID_RE = re.compile(EVENT_ID_PATTERN.strip("^$"))

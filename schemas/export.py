@@ -13,10 +13,19 @@ import msgspec
 
 from schemas.api import API_MESSAGES
 from schemas.docs import DOCUMENTS
-from schemas.events import CompactionEvent, FeedbackEvent, MessageEvent, NoteEvent, RememberValue, SessionEvent
+from schemas.events import (
+    CompactionEvent,
+    FeedbackEvent,
+    MessageEvent,
+    NoteEvent,
+    RememberValue,
+    RunEvent,
+    SessionEvent,
+    ToolEvent,
+)
 
 EVENTS: tuple[type[msgspec.Struct], ...] = (MessageEvent, SessionEvent, CompactionEvent, NoteEvent, FeedbackEvent,
-                                            RememberValue)
+                                            RememberValue, ToolEvent, RunEvent)
 JSON_DIR = Path(__file__).parent / "json"
 
 

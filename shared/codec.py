@@ -17,7 +17,9 @@ from schemas.events import (
     FeedbackEvent,
     MessageEvent,
     NoteEvent,
+    RunEvent,
     SessionEvent,
+    ToolEvent,
     is_valid_agent,
     is_valid_event_id,
 )
@@ -56,7 +58,10 @@ _DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
     "compaction": msgspec.json.Decoder(CompactionEvent),
     "notes": msgspec.json.Decoder(NoteEvent),
     "feedback": msgspec.json.Decoder(FeedbackEvent),
+    "tool": msgspec.json.Decoder(ToolEvent),
+    "run": msgspec.json.Decoder(RunEvent),
 }
+_ENCODE = msgspec.json.Encoder().encode
 
 
 def parse_subject(prefix: str, subject: str) -> tuple[str, str, str | None] | str:
@@ -75,14 +80,20 @@ def parse_subject(prefix: str, subject: str) -> tuple[str, str, str | None] | st
     return family, agent, tokens[3]
 
 
-def _content_sizes(event: Event) -> list[tuple[str, str]]:
+def _content_sizes(event: Event) -> list[tuple[str, int]]:
+    """(field, UTF-8 size) of every field the content limit applies to."""
     if isinstance(event, MessageEvent | NoteEvent):
-        return [("content", event.content)]
+        return [("content", len(event.content.encode()))]
     if isinstance(event, CompactionEvent):
-        return [(f"messages[{i}].content", m.content) for i, m in enumerate(event.messages)]
+        return [(f"messages[{i}].content", len(m.content.encode())) for i, m in enumerate(event.messages)]
     if isinstance(event, FeedbackEvent) and event.kind == "remember" and isinstance(event.value, dict):
         content = event.value.get("content")
-        return [("value.content", content)] if isinstance(content, str) else []
+        return [("value.content", len(content.encode()))] if isinstance(content, str) else []
+    if isinstance(event, ToolEvent):
+        return [("params", len(_ENCODE(event.params))), ("result", len(_ENCODE(event.result))),
+                ("error", len((event.error or "").encode()))]
+    if isinstance(event, RunEvent):
+        return [("prompt", len((event.prompt or "").encode())), ("error", len((event.error or "").encode()))]
     return []
 
 
@@ -92,8 +103,7 @@ def _check_limits(event: Event, raw_size: int, limits: Limits) -> str | None:
                 f"{limits.max_compaction_messages}")
     if raw_size <= limits.max_content_bytes:
         return None  # no field can exceed the limit when the whole payload does not
-    for field, text in _content_sizes(event):
-        size = len(text.encode())
+    for field, size in _content_sizes(event):
         if size > limits.max_content_bytes:
             return f"{field} too large: {size} bytes > {limits.max_content_bytes}"
     return None
@@ -150,11 +160,19 @@ def decode_event(prefix: str, subject: str, seq: int, data: bytes, limits: Limit
     return Envelope(seq=seq, subject=subject, family=family, kind=kind, agent=agent, event=event)
 
 
+def _run_kind(payload: dict[str, Any]) -> str:
+    if payload.get("success") is False or payload.get("error"):
+        return "error"
+    return "end" if "success" in payload or "duration_ms" in payload else "start"
+
+
 def event_subject(prefix: str, payload: dict[str, Any]) -> str | None:
     """Derive the subject for a raw event dict (used by ``cortex publish``), or None.
 
-    The family is told by an explicit ``type`` field ("msg.received", "session.start", …)
-    or guessed from the payload's shape.
+    The family is told by an explicit ``type`` field ("msg.received", "tool.call", …) or
+    guessed from the payload's shape: ``role`` a message, ``kind`` feedback, ``tool`` a tool
+    call (a result when it has ``result``, ``error`` or ``duration_ms``), ``run_id`` /
+    ``prompt`` / ``success`` a run (an error when ``success`` is false or it has ``error``).
     """
     agent = payload.get("agent")
     if not isinstance(agent, str):
@@ -167,6 +185,11 @@ def event_subject(prefix: str, payload: dict[str, Any]) -> str | None:
         return f"{prefix}.notes.{agent}"
     if "kind" in payload and isinstance(payload["kind"], str):
         return f"{prefix}.feedback.{agent}.{payload['kind']}"
+    if "tool" in payload:
+        returned = any(key in payload for key in ("result", "error", "duration_ms"))
+        return f"{prefix}.tool.{agent}.{'result' if returned else 'call'}"
+    if "run_id" in payload or "prompt" in payload or "success" in payload:
+        return f"{prefix}.run.{agent}.{_run_kind(payload)}"
     if "role" in payload:
         return f"{prefix}.msg.{agent}.{'sent' if payload['role'] == 'assistant' else 'received'}"
     if "messages" in payload:

@@ -5,7 +5,7 @@ from __future__ import annotations
 EVENTS_STREAM = "CORTEX_EVENTS"
 DLQ_STREAM = "CORTEX_DLQ"
 
-FAMILIES = ("msg", "session", "compaction", "notes", "feedback")
+FAMILIES = ("msg", "session", "compaction", "notes", "feedback", "tool", "run")
 # Allowed last token per family (None: the subject ends at the agent token).
 KINDS: dict[str, frozenset[str] | None] = {
     "msg": frozenset({"received", "sent"}),
@@ -16,6 +16,8 @@ KINDS: dict[str, frozenset[str] | None] = {
         {"recall_access", "thread_close", "thread_priority", "commitment_done", "memory_pin", "memory_forget",
          "remember", "fact_access"}
     ),
+    "tool": frozenset({"call", "result"}),
+    "run": frozenset({"start", "end", "error"}),
 }
 
 BUCKET_THREADS = "cortex_threads"

@@ -47,7 +47,7 @@ def events_stream_config(settings: Settings) -> api.StreamConfig:
         duplicate_window=DUPLICATE_WINDOW_S,
         max_age=float(parse_duration_s(settings.retention)) if settings.retention else 0.0,
         allow_direct=True,
-        description="Cortex events: messages, sessions, compactions, notes, feedback",
+        description="Cortex events: messages, sessions, compactions, notes, feedback, tool calls, runs",
     )
 
 

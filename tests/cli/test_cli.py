@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import nats
 import pytest
 
 
@@ -63,6 +65,30 @@ def test_publish_reads_standard_input(nats_url: str) -> None:
     result = cortex("publish", "-", env={"CORTEX_NATS_URL": nats_url}, stdin=event(1) + "\n" + event(2) + "\n")
     assert result.returncode == 0, result.stderr
     assert "published 2, duplicates 0, rejected 0" in result.stdout
+
+
+def test_publish_stores_tool_and_run_events_on_their_subjects(nats_url: str) -> None:
+    """ToolEvent and RunEvent are contract events: `cortex publish` derives their subjects."""
+    assert cortex("init", env={"CORTEX_NATS_URL": nats_url}).returncode == 0
+    common = {"agent": "main", "session": "s", "ts": "2026-02-17T10:00:00Z"}
+    lines = [json.dumps({**common, "id": "r1", "run_id": "run-1", "prompt": "list files"}),
+             json.dumps({**common, "id": "t1", "tool": "exec", "params": {"command": "ls"}}),
+             json.dumps({**common, "id": "t2", "tool": "exec", "result": "a.md", "duration_ms": 4}),
+             json.dumps({**common, "id": "r2", "type": "run.error", "run_id": "run-1", "error": "timeout"})]
+    result = cortex("publish", "-", env={"CORTEX_NATS_URL": nats_url}, stdin="\n".join(lines) + "\n")
+    assert result.returncode == 0, result.stderr
+    assert "published 4, duplicates 0, rejected 0" in result.stdout
+
+    async def stored() -> list[str]:
+        nc = await nats.connect(nats_url)
+        try:
+            js = nc.jetstream()
+            return [(await js.get_msg("CORTEX_EVENTS", seq)).subject or "" for seq in range(1, 5)]
+        finally:
+            await nc.close()
+
+    assert asyncio.run(stored()) == ["cortex.run.main.start", "cortex.tool.main.call",
+                                     "cortex.tool.main.result", "cortex.run.main.error"]
 
 
 def test_status_lists_streams_consumers_and_buckets(nats_url: str) -> None:

@@ -10,7 +10,9 @@ from schemas.events import (
     FeedbackEvent,
     MessageEvent,
     NoteEvent,
+    RunEvent,
     SessionEvent,
+    ToolEvent,
     is_valid_agent,
     is_valid_event_id,
 )
@@ -30,6 +32,14 @@ EXAMPLES: list[tuple[type[msgspec.Struct], bytes]] = [
                 b'"headings":["Day","Work"],"content":"Shipped the auth migration."}'),
     (FeedbackEvent, b'{"id":"f.1","agent":"main","ts":"2026-02-17T10:30:00Z","kind":"thread_priority",'
                     b'"target":"t1","value":"high","actor":"albert"}'),
+    (ToolEvent, b'{"id":"t:1","agent":"main","session":"s1","ts":"2026-02-17T10:30:00Z","tool":"exec",'
+                b'"call_id":"call_7","params":{"command":"ls"}}'),
+    (ToolEvent, b'{"id":"t:2","agent":"main","session":"s1","ts":"2026-02-17T10:30:01Z","tool":"exec",'
+                b'"params":{"command":"ls"},"result":{"content":[{"type":"text","text":"a.md"}]},"duration_ms":35}'),
+    (RunEvent, b'{"id":"r:1","agent":"main","session":"s1","ts":"2026-02-17T10:30:00Z","run_id":"run-9",'
+               b'"prompt":"What is open?"}'),
+    (RunEvent, b'{"id":"r:2","agent":"main","session":"s1","ts":"2026-02-17T10:30:09Z","run_id":"run-9",'
+               b'"success":false,"error":"model timeout","duration_ms":9000}'),
 ]
 
 
@@ -78,6 +88,12 @@ def test_wrong_role_is_rejected() -> None:
                                "role": "robot", "content": "x"})
     with pytest.raises(msgspec.ValidationError, match="role"):
         msgspec.json.decode(raw, type=MessageEvent)
+
+
+def test_tool_event_needs_a_tool_name() -> None:
+    raw = msgspec.json.encode({"id": "t", "agent": "a", "session": "s", "ts": "2026-02-17T10:30:00Z", "tool": ""})
+    with pytest.raises(msgspec.ValidationError, match="tool"):
+        msgspec.json.decode(raw, type=ToolEvent)
 
 
 def test_checked_in_json_schemas_match_the_structs() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from schemas.events import MessageEvent
+from schemas.events import MessageEvent, RunEvent, ToolEvent
 from shared.codec import Envelope, Limits, Rejection, decode_event, event_subject, parse_subject
 
 GOOD = {"id": "e1", "agent": "main", "session": "s", "ts": "2026-02-17T10:30:00Z", "role": "user", "content": "hi"}
@@ -115,6 +115,45 @@ def test_too_many_compaction_messages_are_rejected() -> None:
     assert "too many compaction messages: 6 > 5" in result.reason
 
 
+TOOL = {"id": "t1", "agent": "main", "session": "s", "ts": "2026-02-17T10:30:00Z", "tool": "exec",
+        "params": {"command": "ls"}}
+RUN = {"id": "r1", "agent": "main", "session": "s", "ts": "2026-02-17T10:30:00Z", "run_id": "run-1"}
+
+
+def test_tool_and_run_events_are_contract_events() -> None:
+    tool = decode("cortex.tool.main.result", {**TOOL, "result": {"ok": True}, "duration_ms": 12})
+    run = decode("cortex.run.main.error", {**RUN, "success": False, "error": "timeout"})
+    assert isinstance(tool, Envelope) and isinstance(tool.event, ToolEvent)
+    assert (tool.family, tool.kind, tool.event.duration_ms) == ("tool", "result", 12)
+    assert isinstance(run, Envelope) and isinstance(run.event, RunEvent)
+    assert (run.family, run.kind, run.event.error) == ("run", "error", "timeout")
+
+
+@pytest.mark.parametrize(
+    ("subject", "payload", "reason"),
+    [
+        ("cortex.tool.main.done", TOOL, "expected cortex.tool.<agent>.(call|result)"),
+        ("cortex.run.main.failed", RUN, "expected cortex.run.<agent>.(end|error|start)"),
+        ("cortex.tool.main.call", {k: v for k, v in TOOL.items() if k != "tool"}, "missing required field `tool`"),
+        ("cortex.tool.main.call", {**TOOL, "duration_ms": "fast"}, "Expected `int | null`"),
+        ("cortex.run.main.end", {**RUN, "success": "yes"}, "Expected `bool | null`"),
+        ("cortex.run.main.start", {**RUN, "agent": "viola"}, "agent mismatch"),
+    ],
+)
+def test_bad_tool_and_run_events_are_rejected(subject: str, payload: object, reason: str) -> None:
+    result = decode(subject, payload)
+    assert isinstance(result, Rejection)
+    assert reason in result.reason
+
+
+def test_oversize_tool_result_and_run_prompt_are_rejected_with_the_field() -> None:
+    limits = Limits(max_content_bytes=1024)
+    tool = decode("cortex.tool.main.result", {**TOOL, "result": {"text": "x" * 2000}}, limits)
+    run = decode("cortex.run.main.start", {**RUN, "prompt": "p" * 3000}, limits)
+    assert isinstance(tool, Rejection) and "result too large" in tool.reason
+    assert isinstance(run, Rejection) and "prompt too large: 3000 bytes > 1024" in run.reason
+
+
 def test_parse_subject_names_the_expected_shape() -> None:
     assert parse_subject("cortex", "cortex.session.a.start") == ("session", "a", "start")
     assert parse_subject("cortex", "cortex.notes.a") == ("notes", "a", None)
@@ -131,6 +170,13 @@ def test_parse_subject_names_the_expected_shape() -> None:
         ({"agent": "main", "kind": "thread_close"}, "cortex.feedback.main.thread_close"),
         ({"agent": "main", "path": "x.md"}, "cortex.notes.main"),
         ({"agent": "main", "messages": []}, "cortex.compaction.main.before"),
+        ({"agent": "main", "type": "tool.result", "tool": "exec"}, "cortex.tool.main.result"),
+        ({"agent": "main", "tool": "exec", "params": {}}, "cortex.tool.main.call"),
+        ({"agent": "main", "tool": "exec", "result": "ok"}, "cortex.tool.main.result"),
+        ({"agent": "main", "tool": "exec", "error": "boom"}, "cortex.tool.main.result"),
+        ({"agent": "main", "run_id": "r", "prompt": "hi"}, "cortex.run.main.start"),
+        ({"agent": "main", "run_id": "r", "success": True, "duration_ms": 5}, "cortex.run.main.end"),
+        ({"agent": "main", "run_id": "r", "success": False}, "cortex.run.main.error"),
         ({"no": "agent"}, None),
     ],
 )
