@@ -3,6 +3,12 @@
 It keeps its own timeline of session starts/ends and compactions (in event time) and
 regenerates the narrative on ``compaction.before`` and ``session.end``, from the threads,
 decisions and snapshot documents as they were at that event.
+
+Every trigger's narrative is a revision of its own (``cut_on_triggers``): a session's end
+and the next session's start often come in one batch, and the boot document made for that
+start reads the narrative as it was just before it (``shared.asof``) — the one made at the
+end. Written once per batch, the start's revision would have replaced the end's unseen,
+and the briefing would have had no narrative (or the one before) depending on batching.
 """
 
 from __future__ import annotations
@@ -112,7 +118,7 @@ class NarrativeHandler(ProjectionHandler):
     def __init__(self, ctx: WorkerContext, tracker: WatermarkTracker, llm: LlmClient) -> None:
         projection = NarrativeProjection(ctx, tracker, DocReader(ctx.js), llm)
         super().__init__(ctx.js, ctx.worker, ctx.producer, [projection],
-                         bucket_names={BUCKET_NARRATIVES: ctx.bucket(BUCKET_NARRATIVES)})
+                         bucket_names={BUCKET_NARRATIVES: ctx.bucket(BUCKET_NARRATIVES)}, cut_on_triggers=True)
         self._tracker = tracker
         self._llm = llm
 

@@ -52,7 +52,8 @@ class SnapshotProjection:
 class SnapshotHandler(ProjectionHandler):
     def __init__(self, ctx: WorkerContext, tracker: WatermarkTracker) -> None:
         super().__init__(ctx.js, ctx.worker, ctx.producer, [SnapshotProjection(ctx, tracker, DocReader(ctx.js))],
-                         bucket_names={BUCKET_SNAPSHOTS: ctx.bucket(BUCKET_SNAPSHOTS)})
+                         # each compaction's snapshot a revision of its own, whatever the batch (shared.asof)
+                         bucket_names={BUCKET_SNAPSHOTS: ctx.bucket(BUCKET_SNAPSHOTS)}, cut_on_triggers=True)
         self._tracker = tracker
 
     async def aclose(self) -> None:
