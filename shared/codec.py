@@ -1,12 +1,23 @@
 """Decode and validate events once, at the boundary: subject → family → Struct.
 
-A payload that cannot be decoded or violates the contract yields a ``Rejection`` with a
-readable reason (it becomes the dead letter's ``Cortex-Error``); never an exception.
+``decode_event`` is *total*: whatever the bytes are — malformed or deeply nested JSON,
+invalid UTF-8, a timestamp whose UTC time overflows, a field over its size limit, or a
+failure nobody foresaw — it returns a ``Rejection`` with a readable reason (it becomes
+the dead letter's ``Cortex-Error``), never an exception. The guarantee is structural:
+every step from untrusted bytes to a validated ``Envelope`` runs inside one ``try`` in
+``decode_event``; a new family is a new entry in ``_DECODERS`` (or a new step called from
+``_decode``) and is covered without further work. A decoder for another envelope (a
+foreign event store) gets the same guarantee and the same checks by going through
+``total`` and ``check_event``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from itertools import accumulate
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
@@ -24,6 +35,9 @@ from schemas.events import (
     is_valid_event_id,
 )
 from shared.names import KINDS
+
+if TYPE_CHECKING:
+    from shared.config import Settings
 
 
 class Envelope(msgspec.Struct, frozen=True, kw_only=True):
@@ -48,9 +62,41 @@ class Rejection(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Limits(msgspec.Struct, frozen=True, kw_only=True):
+    """Size limits of an event (contract: Payloads, "Limits (configurable)").
+
+    ``max_content_bytes`` bounds the long texts (``content``, a feedback ``value``, a
+    tool's ``params``, ``result`` and ``error`` as JSON, a run's ``prompt`` and
+    ``error``); ``max_path_chars`` a note's ``path``, each of its ``headings`` and a
+    session's ``workspace``; ``max_label_chars`` every other string (``sender``,
+    ``channel``, ``actor``, ``target``, ``tool``, a compaction message's ``role``, …),
+    the ones that end up in documents as names. ``max_depth`` bounds JSON nesting, so
+    that the decoder's own recursion never decides (a payload nested 1000 deep is a dead
+    letter, not a crash).
+    """
+
     max_content_bytes: int = 65536
     max_compaction_messages: int = 500
+    max_label_chars: int = 256
+    max_path_chars: int = 1024
+    max_depth: int = 64
 
+
+def event_limits(settings: Settings) -> Limits:
+    """The limits the settings ask for (``CORTEX_RUNTIME_MAX_*``): workers and ``cortex publish``."""
+    rt = settings.runtime
+    return Limits(max_content_bytes=rt.max_content_bytes, max_compaction_messages=rt.max_compaction_messages,
+                  max_label_chars=rt.max_label_chars, max_path_chars=rt.max_path_chars)
+
+
+# The UTC instants an event may carry: far enough inside datetime's range (years 1..9999)
+# that any arithmetic the workers do (time zones, prune and overdue windows) stays in it.
+TS_MIN: Final = datetime(1900, 1, 1, tzinfo=UTC)
+TS_MAX: Final = datetime(9000, 1, 1, tzinfo=UTC)
+
+# Fields of any size up to max_content_bytes (UTF-8 bytes), and path-like fields.
+LONG_FIELDS: Final = frozenset({"content", "value", "params", "result", "prompt", "error"})
+VALUE_SLACK_BYTES: Final = 1024  # a feedback value's other fields, beside its content
+PATH_FIELDS: Final = frozenset({"path", "headings", "workspace"})
 
 _DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
     "msg": msgspec.json.Decoder(MessageEvent),
@@ -61,7 +107,7 @@ _DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
     "tool": msgspec.json.Decoder(ToolEvent),
     "run": msgspec.json.Decoder(RunEvent),
 }
-_ENCODE = msgspec.json.Encoder().encode
+_ENCODER: Final = msgspec.json.Encoder()
 
 
 def parse_subject(prefix: str, subject: str) -> tuple[str, str, str | None] | str:
@@ -80,32 +126,91 @@ def parse_subject(prefix: str, subject: str) -> tuple[str, str, str | None] | st
     return family, agent, tokens[3]
 
 
-def _content_sizes(event: Event) -> list[tuple[str, int]]:
-    """(field, UTF-8 size) of every field the content limit applies to."""
-    if isinstance(event, MessageEvent | NoteEvent):
-        return [("content", len(event.content.encode()))]
-    if isinstance(event, CompactionEvent):
-        return [(f"messages[{i}].content", len(m.content.encode())) for i, m in enumerate(event.messages)]
-    if isinstance(event, FeedbackEvent) and event.kind == "remember" and isinstance(event.value, dict):
-        content = event.value.get("content")
-        return [("value.content", len(content.encode()))] if isinstance(content, str) else []
-    if isinstance(event, ToolEvent):
-        return [("params", len(_ENCODE(event.params))), ("result", len(_ENCODE(event.result))),
-                ("error", len((event.error or "").encode()))]
-    if isinstance(event, RunEvent):
-        return [("prompt", len((event.prompt or "").encode())), ("error", len((event.error or "").encode()))]
-    return []
+# --------------------------------------------------------------------------- raw bytes
+
+_JSON_STRING: Final = re.compile(rb'"(?:[^"\\]|\\.)*"', re.S)
+_BRACKETS: Final = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
+_NOT_BRACKETS: Final = bytes(b for b in range(256) if b not in b"[{]}")
 
 
-def _check_limits(event: Event, raw_size: int, limits: Limits) -> str | None:
+def nesting_depth(data: bytes) -> int:
+    """How deeply the JSON in ``data`` nests arrays and objects (brackets inside strings
+    do not count). An upper bound for malformed input; C-speed passes only."""
+    if data.count(b"[") + data.count(b"{") <= 1:
+        return 1 if b"[" in data or b"{" in data else 0
+    brackets = _JSON_STRING.sub(b"", data).translate(_BRACKETS, _NOT_BRACKETS)
+    return max(accumulate(1 if b == 1 else -1 for b in brackets), default=0)
+
+
+# --------------------------------------------------------------------------- checks
+
+def _fields(obj: msgspec.Struct, path: str = "") -> Iterator[tuple[str, str, Any]]:
+    """``(name, path, value)`` of every field of ``obj`` and of the Structs nested in it."""
+    for name in obj.__struct_fields__:
+        value = getattr(obj, name)
+        where = f"{path}{name}"
+        if isinstance(value, list) and value and isinstance(value[0], msgspec.Struct):
+            for index, item in enumerate(value):
+                yield from _fields(item, f"{where}[{index}].")
+        else:
+            yield name, where, value
+
+
+def _value_reason(where: str, value: Any, limits: Limits) -> str | None:
+    """A feedback ``value``: its text (a string, or a remember's ``content``) within the
+    content limit, and the whole of it within that plus ``VALUE_SLACK_BYTES``."""
+    text = value.get("content") if isinstance(value, dict) else value
+    if isinstance(text, str) and (size := len(text.encode())) > limits.max_content_bytes:
+        field = f"{where}.content" if isinstance(value, dict) else where
+        return f"{field} too large: {size} bytes > {limits.max_content_bytes}"
+    size, bound = len(_ENCODER.encode(value)), limits.max_content_bytes + VALUE_SLACK_BYTES
+    return f"{where} too large: {size} bytes > {bound}" if size > bound else None
+
+
+def _size_reason(name: str, where: str, value: Any, limits: Limits) -> str | None:
+    if name == "value":
+        return _value_reason(where, value, limits)
+    if name in LONG_FIELDS:
+        size = len(value.encode()) if isinstance(value, str) else len(_ENCODER.encode(value))
+        if size > limits.max_content_bytes:
+            return f"{where} too large: {size} bytes > {limits.max_content_bytes}"
+        return None
+    limit = limits.max_path_chars if name in PATH_FIELDS else limits.max_label_chars
+    for text in value if isinstance(value, list) else (value,):
+        if isinstance(text, str) and len(text) > limit:
+            return f"{where} too long: {len(text)} characters > {limit}"
+    return None
+
+
+def _time_reason(where: str, value: datetime) -> str | None:
+    try:
+        utc = value.astimezone(UTC)
+    except OverflowError:
+        return f"{where} {value.isoformat()} out of range: its UTC time is outside the calendar"
+    if not TS_MIN <= utc < TS_MAX:
+        return f"{where} {value.isoformat()} out of range: expected {TS_MIN:%Y}-01-01 to {TS_MAX:%Y}-01-01 (UTC)"
+    return None
+
+
+def check_event(event: Event, limits: Limits, raw_size: int) -> str | None:
+    """The first contract limit ``event`` breaks (field sizes, timestamps, counts), or None.
+
+    Every field of every event type is covered by its name: a new event type or field is
+    checked without being listed here (``LONG_FIELDS``, ``PATH_FIELDS``, else a label).
+    """
     if isinstance(event, CompactionEvent) and len(event.messages) > limits.max_compaction_messages:
         return (f"too many compaction messages: {len(event.messages)} > "
                 f"{limits.max_compaction_messages}")
-    if raw_size <= limits.max_content_bytes:
-        return None  # no field can exceed the limit when the whole payload does not
-    for field, size in _content_sizes(event):
-        if size > limits.max_content_bytes:
-            return f"{field} too large: {size} bytes > {limits.max_content_bytes}"
+    sized = raw_size > min(limits.max_label_chars, limits.max_path_chars, limits.max_content_bytes)
+    for name, where, value in _fields(event):
+        if isinstance(value, datetime):
+            reason = _time_reason(where, value)
+        elif sized and value is not None:  # no field can exceed a limit the whole payload does not
+            reason = _size_reason(name, where, value, limits)
+        else:
+            continue
+        if reason:
+            return reason
     return None
 
 
@@ -141,23 +246,55 @@ def _check_value(event: Event) -> str | None:
     return None
 
 
-def decode_event(prefix: str, subject: str, seq: int, data: bytes, limits: Limits) -> Envelope | Rejection:
+# --------------------------------------------------------------------------- decoding
+
+def rejection_reason(exc: BaseException, what: str = "event") -> str:
+    """A readable reason for an exception raised while decoding untrusted bytes."""
+    if isinstance(exc, msgspec.ValidationError):
+        return f"invalid {what}: {exc}"
+    if isinstance(exc, msgspec.DecodeError):
+        return f"malformed JSON: {exc}"
+    if isinstance(exc, UnicodeDecodeError):
+        return f"invalid UTF-8 at byte {exc.start}: {exc.reason}"
+    if isinstance(exc, RecursionError):
+        return "JSON nested too deeply"
+    return f"undecodable {what}: {type(exc).__name__}: {exc}"
+
+
+def total(
+    seq: int, subject: str, decode: Callable[[], Envelope | Rejection], what: str = "event"
+) -> Envelope | Rejection:
+    """Run ``decode`` on untrusted input: any exception becomes this event's Rejection."""
+    try:
+        return decode()
+    except Exception as exc:  # untrusted bytes: every failure is this event's, never the worker's
+        return Rejection(seq=seq, subject=subject, reason=rejection_reason(exc, what))
+
+
+def _decode(prefix: str, subject: str, seq: int, data: bytes, limits: Limits) -> Envelope | Rejection:
     parsed = parse_subject(prefix, subject)
     if isinstance(parsed, str):
         return Rejection(seq=seq, subject=subject, reason=parsed)
     family, agent, kind = parsed
     if not is_valid_agent(agent):
         return Rejection(seq=seq, subject=subject, reason=f"invalid agent token {agent!r} in subject")
+    depth = nesting_depth(data)
+    if depth > limits.max_depth:
+        return Rejection(seq=seq, subject=subject,
+                         reason=f"JSON nested too deeply: {depth} levels > {limits.max_depth}")
     try:
         event = _DECODERS[family].decode(data)
-    except msgspec.ValidationError as exc:
-        return Rejection(seq=seq, subject=subject, reason=f"invalid {family} event: {exc}")
-    except msgspec.DecodeError as exc:
-        return Rejection(seq=seq, subject=subject, reason=f"malformed JSON: {exc}")
-    reason = _check_identity(event, agent, kind) or _check_value(event) or _check_limits(event, len(data), limits)
+    except msgspec.MsgspecError as exc:
+        return Rejection(seq=seq, subject=subject, reason=rejection_reason(exc, f"{family} event"))
+    reason = _check_identity(event, agent, kind) or _check_value(event) or check_event(event, limits, len(data))
     if reason:
         return Rejection(seq=seq, subject=subject, reason=reason)
     return Envelope(seq=seq, subject=subject, family=family, kind=kind, agent=agent, event=event)
+
+
+def decode_event(prefix: str, subject: str, seq: int, data: bytes, limits: Limits) -> Envelope | Rejection:
+    """The event at stream sequence ``seq``, or why it is bad input. Never raises."""
+    return total(seq, subject, lambda: _decode(prefix, subject, seq, data, limits))
 
 
 def _run_kind(payload: dict[str, Any]) -> str:

@@ -103,6 +103,10 @@ class RuntimeSettings(msgspec.Struct, frozen=True, kw_only=True):
     lease_ttl_s: Annotated[int, Meta(ge=1, le=3600)] = 10
     max_content_bytes: Annotated[int, Meta(ge=1024, le=1048576)] = 65536
     max_compaction_messages: Annotated[int, Meta(ge=1, le=10000)] = 500
+    # event string fields that end up in documents as names (sender, channel, actor, …) and
+    # path-like ones (a note's path and headings, a session's workspace): longer is bad input
+    max_label_chars: Annotated[int, Meta(ge=64, le=4096)] = 256
+    max_path_chars: Annotated[int, Meta(ge=256, le=4096)] = 1024
     # the stream is cut every this many sequences: event-derived workers write their pending
     # documents at each multiple, the boot worker's change documents read the state there.
     # Must be the same for every worker (it shapes what a replay reproduces).

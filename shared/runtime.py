@@ -25,7 +25,7 @@ from nats.js.client import JetStreamContext
 
 from shared.asof import DOC_HISTORY
 from shared.backoff import backoff_delay
-from shared.codec import Envelope, Limits
+from shared.codec import Envelope, event_limits
 from shared.config import Settings
 from shared.connection import ConnectError, connect
 from shared.consume import ConsumeLoop, Handler, LoopConfig
@@ -107,7 +107,7 @@ def loop_config(settings: Settings, spec: WorkerSpec | None = None) -> LoopConfi
         retry_base_s=rt.retry_base_ms / 1000,
         retry_max_s=rt.retry_max_ms / 1000,
         drain_timeout_s=rt.drain_timeout_s,
-        limits=Limits(max_content_bytes=rt.max_content_bytes, max_compaction_messages=rt.max_compaction_messages),
+        limits=event_limits(settings),
     )
 
 

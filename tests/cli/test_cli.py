@@ -60,6 +60,31 @@ def test_publish_reports_exactly_the_bad_line_numbers(nats_url: str, tmp_path: P
     assert "Traceback" not in result.stderr
 
 
+def test_publish_keeps_the_good_lines_of_a_file_with_poison_lines(nats_url: str, tmp_path: Path) -> None:
+    """Issue 15 item 2: a line nested 1000 deep or with invalid UTF-8 aborted the whole file
+    with a traceback; now each is reported and every good line is published."""
+    assert cortex("init", env={"CORTEX_NATS_URL": nats_url}).returncode == 0
+    deep = event(2)[:-1].encode() + b', "extra": ' + b"[" * 1000 + b"]" * 1000 + b"}"
+    lines = [
+        event(1).encode(),
+        deep,
+        event(3, content="bad \udcff").encode().replace(b"\\udcff", b"\xff\xfe"),
+        event(4, channel="c" * 60000).encode(),
+        event(5, ts="9999-12-31T23:59:59-12:00").encode(),
+        event(6).encode(),
+    ]
+    path = tmp_path / "poison.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    result = cortex("publish", str(path), env={"CORTEX_NATS_URL": nats_url})
+    assert result.returncode == 1
+    assert "published 2, duplicates 0, rejected 4 (lines 2, 3, 4, 5)" in result.stdout
+    assert "line 2: rejected: JSON nested too deeply: 1001 levels > 64" in result.stderr
+    assert "line 3: rejected: invalid UTF-8" in result.stderr
+    assert "line 4: rejected: channel too long: 60000 characters > 256" in result.stderr
+    assert "line 5: rejected: ts 9999-12-31T23:59:59-12:00 out of range" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_publish_reads_standard_input(nats_url: str) -> None:
     assert cortex("init", env={"CORTEX_NATS_URL": nats_url}).returncode == 0
     result = cortex("publish", "-", env={"CORTEX_NATS_URL": nats_url}, stdin=event(1) + "\n" + event(2) + "\n")

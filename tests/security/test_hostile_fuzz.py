@@ -173,3 +173,138 @@ def test_a_hostile_stream_for_one_agent_folds_into_valid_documents(batch: list[t
         result = decode(subject, seq, raw)
         if isinstance(result, Envelope) and result.agent == "alice":
             run_cores(result, docs)
+
+
+# --------------------------------------------------------------------------- hostile bytes at the decode boundary
+# Issue 15: a payload nested 1000 deep, one invalid UTF-8 byte, a 60 000-character channel or
+# a timestamp whose UTC time overflows used to raise out of decode_event (or pass it and fail
+# in every worker). Here every field of every family gets each kind of hostile value, written
+# as raw bytes (so that no encoder can tidy it up): decoding never raises, a rejection says
+# why, and an accepted event is within every limit and goes through the cores.
+
+BOUNDARY_LIMITS = Limits()  # the defaults the workers run with
+GOOD_EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "msg": ("cortex.msg.alice.received", {"id": "e1", "agent": "alice", "session": "s", "ts": "2026-02-17T10:30:00Z",
+                                          "role": "user", "content": "we decided to use postgres",
+                                          "sender": "matrix:@albert:example.org", "channel": "webchat"}),
+    "session": ("cortex.session.alice.start", {"id": "e1", "agent": "alice", "session": "s",
+                                               "ts": "2026-02-17T10:30:00Z", "channel": "webchat", "workspace": "w"}),
+    "compaction": ("cortex.compaction.alice.before",
+                   {"id": "e1", "agent": "alice", "session": "s", "ts": "2026-02-17T10:30:00Z", "message_count": 1,
+                    "compacting_count": 1,
+                    "messages": [{"role": "user", "content": "I'll fix it", "ts": "2026-02-17T10:29:00Z"}]}),
+    "notes": ("cortex.notes.alice", {"id": "e1", "agent": "alice", "ts": "2026-02-17T10:30:00Z", "path": "a.md",
+                                     "headings": ["A"], "content": "a note"}),
+    "feedback": ("cortex.feedback.alice.thread_close", {"id": "e1", "agent": "alice", "ts": "2026-02-17T10:30:00Z",
+                                                        "kind": "thread_close", "target": "t1", "value": None,
+                                                        "actor": "albert"}),
+    "tool": ("cortex.tool.alice.result", {"id": "e1", "agent": "alice", "session": "s", "ts": "2026-02-17T10:30:00Z",
+                                          "tool": "exec", "call_id": "c1", "params": {"cmd": "ls"},
+                                          "result": {"ok": True}, "error": "none", "duration_ms": 12}),
+    "run": ("cortex.run.alice.end", {"id": "e1", "agent": "alice", "session": "s", "ts": "2026-02-17T10:30:00Z",
+                                     "run_id": "r1", "prompt": "fix it", "success": True, "error": "none",
+                                     "duration_ms": 40}),
+}
+
+
+def _sized_text(draw: st.DrawFn) -> bytes:
+    """A JSON string around one of the limits, in characters that encode to 1–4 bytes."""
+    limit = draw(st.sampled_from([BOUNDARY_LIMITS.max_label_chars, BOUNDARY_LIMITS.max_path_chars,
+                                  BOUNDARY_LIMITS.max_content_bytes // 4, BOUNDARY_LIMITS.max_content_bytes, 60000]))
+    size = max(0, limit + draw(st.integers(-2, 2)))
+    char = draw(st.sampled_from(["x", "é", "€", "🚀"]))
+    return msgspec.json.encode(char * size)
+
+
+@st.composite
+def hostile_values(draw: st.DrawFn) -> bytes:
+    """One raw JSON value (or something that is not one) meant to break a field."""
+    attack = draw(st.sampled_from(["deep", "deep_objects", "utf8", "sized", "time", "number", "json", "garbage"]))
+    if attack == "deep":
+        n = draw(st.integers(1, 3000))
+        return b"[" * n + b"]" * n
+    if attack == "deep_objects":
+        n = draw(st.integers(1, 1500))
+        return b'{"a":' * n + b"1" + b"}" * n
+    if attack == "utf8":  # valid JSON framing around raw, mostly invalid, UTF-8
+        junk = draw(st.binary(min_size=1, max_size=12).filter(lambda b: b'"' not in b and b"\\" not in b))
+        return b'"bad ' + junk + b' utf8"'
+    if attack == "sized":
+        return _sized_text(draw)
+    if attack == "time":
+        moment = draw(st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31)))
+        minutes = draw(st.integers(-(24 * 60 - 1), 24 * 60 - 1))
+        sign, offset = ("-" if minutes < 0 else "+"), abs(minutes)
+        return f'"{moment:%Y-%m-%dT%H:%M:%S}{sign}{offset // 60:02d}:{offset % 60:02d}"'.encode()
+    if attack == "number":
+        return draw(st.sampled_from([b"1e400", b"-1e400", b"NaN", b"10" + b"0" * 400, b"-0", b"1.5", b"2e-400"]))
+    if attack == "json":
+        return msgspec.json.encode(draw(json_value))
+    return draw(st.binary(max_size=40))
+
+
+def raw_event(fields: dict[str, bytes]) -> bytes:
+    return b"{" + b",".join(msgspec.json.encode(k) + b":" + v for k, v in fields.items()) + b"}"
+
+
+@st.composite
+def hostile_events(draw: st.DrawFn) -> tuple[str, bytes]:
+    """A good event of any family with one or two of its fields (or a new one) made hostile."""
+    family = draw(st.sampled_from(sorted(GOOD_EVENTS)))
+    subject, good = GOOD_EVENTS[family]
+    fields = {k: msgspec.json.encode(v) for k, v in good.items()}
+    for name in draw(st.lists(st.sampled_from([*sorted(good), "extra", "messages.content", "messages.ts"]),
+                              min_size=1, max_size=2)):
+        value = draw(hostile_values())
+        if name.startswith("messages.") and family == "compaction":
+            inner = {k: msgspec.json.encode(v) for k, v in good["messages"][0].items()}
+            inner[name.split(".")[1]] = value
+            fields["messages"] = b"[" + raw_event(inner) + b"]"
+        elif not name.startswith("messages."):
+            fields[name] = value
+    return subject, raw_event(fields)
+
+
+def assert_within_limits(env: Envelope, limits: Limits) -> None:
+    """What an accepted event promises the workers (and the documents they write)."""
+    from shared.codec import TS_MAX, TS_MIN, check_event
+
+    assert check_event(env.event, limits, 1 << 30) is None
+    assert TS_MIN <= env.event.ts.astimezone(UTC) < TS_MAX
+    channel, sender = getattr(env.event, "channel", None), getattr(env.event, "sender", None)
+    assert channel is None or len(channel) <= limits.max_label_chars
+    assert sender is None or len(sender) <= limits.max_label_chars
+    msgspec.json.encode(env.event)  # and it encodes again (no lone surrogates, no unencodable values)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(payload=hostile_events())
+def test_hostile_bytes_in_any_field_are_decoded_or_rejected_never_raised(payload: tuple[str, bytes]) -> None:
+    subject, raw = payload
+    result = decode_event("cortex", subject, 3, raw, BOUNDARY_LIMITS)
+    event(type(result).__name__)
+    if isinstance(result, Rejection):
+        assert result.reason.strip() and result.seq == 3 and result.subject == subject
+        return
+    assert_within_limits(result, BOUNDARY_LIMITS)
+    run_cores(result, Docs())
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(payloads=st.lists(hostile_events(), min_size=1, max_size=6), good_first=st.booleans())
+def test_cortex_publish_reports_hostile_lines_and_keeps_the_good_ones(
+        payloads: list[tuple[str, bytes]], good_first: bool) -> None:
+    """``cortex publish`` validates every line with the workers' decoder and never raises:
+    each hostile line is rejected with a reason, every good line is kept."""
+    from shared.config import load_settings
+    from workers.cli.ops import PublishReport, prepare_lines
+
+    good = msgspec.json.encode({"type": "msg.received", **GOOD_EVENTS["msg"][1]})
+    lines = [raw for _, raw in payloads]
+    lines = [good, *lines] if good_first else [*lines, good]
+    report = PublishReport()
+    prepared = list(prepare_lines(lines, load_settings({}), report))
+    good_line = 1 if good_first else len(lines)
+    assert good_line in [number for number, *_ in prepared]
+    assert len(prepared) + len(report.rejected) == len(lines)
+    assert all(reason.strip() for _, reason in report.rejected)

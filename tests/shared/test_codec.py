@@ -182,3 +182,128 @@ def test_parse_subject_names_the_expected_shape() -> None:
 )
 def test_event_subject_is_derived_from_the_payload(payload: dict[str, object], subject: str | None) -> None:
     assert event_subject("cortex", payload) == subject
+
+
+# --------------------------------------------------------------------------- totality (issue 15, items 1, 2, 3, 9)
+
+def raw_message(extra: bytes = b"", **over: str) -> bytes:
+    """A MessageEvent as raw bytes, so that a test can put bytes no encoder would write."""
+    fields = {**GOOD, **over}
+    body = b",".join(b'"%s":"%s"' % (k.encode(), v.encode()) for k, v in fields.items())
+    return b"{" + body + extra + b"}"
+
+
+def test_an_event_nested_1000_deep_is_rejected_not_raised() -> None:
+    """Issue 15 item 1: a RecursionError used to escape decode_event and kill every worker."""
+    deep = raw_message(b',"extra":' + b"[" * 1000 + b"]" * 1000)
+    result = decode("cortex.msg.main.received", deep)
+    assert isinstance(result, Rejection)
+    assert "nested too deeply: 1001 levels > 64" in result.reason  # the object itself is one
+
+
+def test_nesting_up_to_the_limit_decodes() -> None:
+    result = decode("cortex.msg.main.received", raw_message(b',"extra":' + b"[" * 63 + b"]" * 63))
+    assert isinstance(result, Envelope)
+
+
+def test_invalid_utf8_is_rejected_not_raised() -> None:
+    """Issue 15 item 2: a UnicodeDecodeError used to escape decode_event."""
+    data = raw_message().replace(b'"hi"', b'"bad \xff\xfe utf8"')
+    result = decode("cortex.msg.main.received", data)
+    assert isinstance(result, Rejection)
+    assert "invalid UTF-8" in result.reason
+
+
+@pytest.mark.parametrize("ts", ["9999-12-31T23:59:59-12:00", "0001-01-01T00:00:00+14:00"])
+def test_a_timestamp_whose_utc_time_overflows_is_rejected(ts: str) -> None:
+    """Issue 15 item 9: such timestamps passed validation and then failed in the workers."""
+    result = decode("cortex.msg.main.received", {**GOOD, "ts": ts})
+    assert isinstance(result, Rejection)
+    assert "ts" in result.reason and "out of range" in result.reason
+
+
+@pytest.mark.parametrize("ts", ["1899-12-31T23:59:59Z", "9000-01-01T00:00:00Z", "0001-01-02T00:00:00Z"])
+def test_timestamps_outside_the_supported_years_are_rejected(ts: str) -> None:
+    result = decode("cortex.msg.main.received", {**GOOD, "ts": ts})
+    assert isinstance(result, Rejection)
+    assert "out of range: expected 1900-01-01 to 9000-01-01 (UTC)" in result.reason
+
+
+def test_a_compaction_message_timestamp_is_checked_too() -> None:
+    payload = {"id": "c", "agent": "main", "session": "s", "ts": "2026-02-17T10:30:00Z",
+               "messages": [{"role": "user", "content": "m", "ts": "9999-12-31T23:59:59-12:00"}]}
+    result = decode("cortex.compaction.main.before", payload)
+    assert isinstance(result, Rejection)
+    assert "messages[0].ts" in result.reason
+
+
+@pytest.mark.parametrize(
+    ("subject", "payload", "field"),
+    [
+        ("cortex.msg.main.received", {**GOOD, "channel": "c" * 60000}, "channel too long: 60000 characters > 256"),
+        ("cortex.msg.main.received", {**GOOD, "sender": "s" * 257}, "sender too long: 257 characters > 256"),
+        ("cortex.session.main.start", {**GOOD, "workspace": "w" * 1025}, "workspace too long"),
+        ("cortex.notes.main", {**GOOD, "path": "p" * 1025}, "path too long"),
+        ("cortex.notes.main", {**GOOD, "path": "p", "headings": ["h", "h" * 1025]}, "headings too long"),
+        ("cortex.feedback.main.memory_pin",
+         {"id": "f", "agent": "main", "ts": "2026-02-17T10:30:00Z", "kind": "memory_pin", "actor": "a" * 300},
+         "actor too long"),
+        ("cortex.feedback.main.memory_pin",
+         {"id": "f", "agent": "main", "ts": "2026-02-17T10:30:00Z", "kind": "memory_pin", "target": "t" * 300},
+         "target too long"),
+        ("cortex.feedback.main.memory_pin",
+         {"id": "f", "agent": "main", "ts": "2026-02-17T10:30:00Z", "kind": "memory_pin",
+          "value": {"content": "v" * 70000}}, "value.content too large"),
+        ("cortex.feedback.main.memory_pin",
+         {"id": "f", "agent": "main", "ts": "2026-02-17T10:30:00Z", "kind": "memory_pin",
+          "value": ["v" * 1000] * 70}, "value too large: 70211 bytes > 66560"),
+        ("cortex.compaction.main.before",
+         {"id": "c", "agent": "main", "session": "s", "ts": "2026-02-17T10:30:00Z",
+          "messages": [{"role": "r" * 300, "content": "m"}]}, "messages[0].role too long"),
+    ],
+)
+def test_every_string_field_has_a_size_limit(subject: str, payload: dict[str, object], field: str) -> None:
+    """Issue 15 item 3: an unbounded channel grew documents past the server's max payload."""
+    result = decode(subject, payload)
+    assert isinstance(result, Rejection)
+    assert field in result.reason
+
+
+def test_a_matrix_sender_and_a_long_but_sane_channel_decode() -> None:
+    result = decode("cortex.msg.main.received",
+                    {**GOOD, "sender": "matrix:@albert:example.org", "channel": "c" * 256})
+    assert isinstance(result, Envelope)
+    assert result.event.sender == "matrix:@albert:example.org"
+
+
+def test_the_limits_follow_the_settings() -> None:
+    from shared.codec import event_limits
+    from shared.config import load_settings
+
+    limits = event_limits(load_settings({"CORTEX_RUNTIME_MAX_LABEL_CHARS": "512"}))
+    assert limits.max_label_chars == 512
+    assert isinstance(decode("cortex.msg.main.received", {**GOOD, "channel": "c" * 500}, limits), Envelope)
+
+
+def test_total_turns_any_exception_into_a_rejection() -> None:
+    """The one place that catches: a decoder added tomorrow that raises something unforeseen
+    still yields a Rejection (what an OpenClaw envelope decoder builds on)."""
+    from shared.codec import total
+
+    def broken() -> Envelope | Rejection:
+        raise OverflowError("date value out of range")
+
+    result = total(9, "cortex.msg.main.received", broken)
+    assert result == Rejection(seq=9, subject="cortex.msg.main.received",
+                               reason="undecodable event: OverflowError: date value out of range")
+
+
+@pytest.mark.parametrize(
+    ("data", "depth"),
+    [(b"", 0), (b"1", 0), (b"{}", 1), (b'{"a":[1,[2]]}', 3), (b'{"a":"[[[["}', 1),
+     (b'{"a":"\\"[[", "b":[{}]}', 3), (b"[" * 500, 500), (b"]]]", 0)],
+)
+def test_nesting_depth_ignores_brackets_inside_strings(data: bytes, depth: int) -> None:
+    from shared.codec import nesting_depth
+
+    assert nesting_depth(data) == depth

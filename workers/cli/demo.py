@@ -40,8 +40,7 @@ async def publish_demo(settings: Settings, url: str) -> int:
     report = PublishReport()
     async with connected(settings, url) as nc:
         js = nc.jetstream()
-        lines = (line.decode() for line in demo_events())
-        for _, subject, data, event_id in prepare_lines(lines, settings, report):
+        for _, subject, data, event_id in prepare_lines(demo_events(), settings, report):
             await js.publish(subject, data, headers={"Nats-Msg-Id": event_id})
         if report.rejected:
             raise CliError(f"bundled demo conversation rejected: {report.rejected}")

@@ -5,15 +5,15 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, BinaryIO
 
 import msgspec
 import nats.js.errors
 import orjson
 
-from shared.codec import Limits, Rejection, decode_event, event_subject
+from shared.codec import Limits, Rejection, decode_event, event_limits, event_subject, nesting_depth, rejection_reason
 from shared.config import Settings
 from shared.kv import kv_read
 from shared.names import BUCKET_CHECKPOINTS, DLQ_STREAM, EVENTS_STREAM
@@ -53,42 +53,56 @@ class PublishReport(msgspec.Struct, kw_only=True):
     rejected: list[tuple[int, str]] = msgspec.field(default_factory=list)
 
 
-def _open(path: str) -> TextIO:
+def _open(path: str) -> BinaryIO:
+    """The file as bytes: a line that is not UTF-8 is that line's problem, not the file's."""
     if path == "-":
-        return sys.stdin
+        return sys.stdin.buffer
     try:
-        return open(path, encoding="utf-8")
+        return open(path, "rb")
     except OSError as exc:
         raise CliError(f"cannot read {path}: {exc.strerror}") from exc
 
 
+def _prepare_line(line: bytes, settings: Settings, limits: Limits) -> tuple[str, bytes, str] | str:
+    """``(subject, payload, event id)`` for one line, or why it is rejected."""
+    depth = nesting_depth(line)
+    if depth > limits.max_depth:
+        return f"JSON nested too deeply: {depth} levels > {limits.max_depth}"
+    line.decode()  # invalid UTF-8 raises here, with the byte it is at
+    payload = orjson.loads(line)
+    if not isinstance(payload, dict):
+        return "not a JSON object"
+    subject = payload.pop("subject", None) or event_subject(settings.prefix, payload)
+    if not isinstance(subject, str):
+        return "cannot tell the subject: add \"type\" (e.g. \"msg.received\")"
+    data = orjson.dumps(payload)
+    decoded = decode_event(settings.prefix, subject, 0, data, limits)
+    if isinstance(decoded, Rejection):
+        return decoded.reason
+    return subject, data, decoded.event.id
+
+
 def prepare_lines(
-    lines: Iterator[str], settings: Settings, report: PublishReport
+    lines: Iterable[bytes], settings: Settings, report: PublishReport
 ) -> Iterator[tuple[int, str, bytes, str]]:
-    """Validate each line with the workers' own decoder; yield (line, subject, payload, id)."""
-    limits = Limits(max_content_bytes=settings.runtime.max_content_bytes,
-                    max_compaction_messages=settings.runtime.max_compaction_messages)
+    """Validate each line with the workers' own decoder; yield (line, subject, payload, id).
+
+    Total per line: whatever a line holds (invalid UTF-8, nesting 1000 deep, a field over
+    its limit) it is reported as rejected with a reason and the next line is read."""
+    limits = event_limits(settings)
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            payload = orjson.loads(line)
+            prepared = _prepare_line(line, settings, limits)
         except orjson.JSONDecodeError as exc:
-            report.rejected.append((number, f"malformed JSON: {exc}"))
+            prepared = f"malformed JSON: {exc}"
+        except Exception as exc:  # untrusted input: every failure is this line's
+            prepared = rejection_reason(exc)
+        if isinstance(prepared, str):
+            report.rejected.append((number, prepared))
             continue
-        if not isinstance(payload, dict):
-            report.rejected.append((number, "not a JSON object"))
-            continue
-        subject = payload.pop("subject", None) or event_subject(settings.prefix, payload)
-        if not isinstance(subject, str):
-            report.rejected.append((number, "cannot tell the subject: add \"type\" (e.g. \"msg.received\")"))
-            continue
-        data = orjson.dumps(payload)
-        decoded = decode_event(settings.prefix, subject, 0, data, limits)
-        if isinstance(decoded, Rejection):
-            report.rejected.append((number, decoded.reason))
-            continue
-        yield number, subject, data, decoded.event.id
+        yield number, *prepared
 
 
 async def cmd_publish(args: argparse.Namespace, settings: Settings) -> int:
@@ -105,7 +119,7 @@ async def cmd_publish(args: argparse.Namespace, settings: Settings) -> int:
                     await _settle(pending, report)
             await _settle(pending, report)
     finally:
-        if stream is not sys.stdin:
+        if stream is not sys.stdin.buffer:
             stream.close()
     for number, reason in report.rejected:
         print(f"line {number}: rejected: {reason}", file=sys.stderr)
