@@ -53,20 +53,29 @@ def roots() -> list[Requirement]:
 
 
 def closure(start: list[Requirement]) -> dict[str, str]:
-    """``{canonical name: installed version}`` of everything ``start`` needs at run time."""
+    """``{canonical name: installed version}`` of everything ``start`` needs at run time,
+    requested extras included (``nats-py[nkeys]`` pulls nkeys, ``pyjwt[crypto]`` cryptography)."""
     env = {k: str(v) for k, v in default_environment().items()}
     found: dict[str, str] = {}
+    extras_seen: dict[str, set[str]] = {}
     queue = list(start)
     while queue:
         req = queue.pop()
         if req.marker is not None and not req.marker.evaluate({**env, "extra": ""}):
             continue
         name = canonical(req.name)
-        if name in found:
+        wanted = {canonical(e) for e in req.extras}
+        if name in found and wanted <= extras_seen[name]:
             continue
+        extras_seen[name] = extras_seen.get(name, set()) | wanted
         dist = metadata.distribution(req.name)
         found[name] = dist.version
-        queue += [Requirement(r) for r in dist.requires or []]
+        for line in dist.requires or []:
+            dep = Requirement(line)
+            active = dep.marker is None or any(dep.marker.evaluate({**env, "extra": e})
+                                               for e in ("", *sorted(extras_seen[name])))
+            if active:
+                queue.append(Requirement(str(dep).split(";", 1)[0]))  # its marker is settled here
     return found
 
 

@@ -51,6 +51,7 @@ from shared.names import (
     shadow_bucket,
 )
 from workers.boot.worker import SOURCES
+from workers.mcp.tools import nats_permissions
 
 ROOT = Path(__file__).resolve().parent.parent
 PERMISSIONS_FILE = ROOT / "k8s" / "permissions.yaml"
@@ -68,6 +69,7 @@ USERS_SECRET = "cortex-nats-users"
 ADMIN_USER = "cortex-admin"
 EXAMPLE_AGENT = "example-agent"
 CLIENT_USER = f"client-{EXAMPLE_AGENT}"
+MCP_USER = f"mcp-{EXAMPLE_AGENT}"
 SYS_USER = "sys"
 ACCOUNT = "CORTEX"
 
@@ -244,6 +246,13 @@ def client_permissions(agent: str, prefix: str = "cortex") -> dict[str, Any]:
     }
 
 
+def mcp_permissions(agent: str, prefix: str = "cortex") -> dict[str, Any]:
+    """``cortex mcp --agent <agent>``: the agent's APIs and the feedback its tools publish
+    (declared by the tools themselves, ``workers.mcp.tools.nats_permissions``), replies on
+    the agent's own inbox (the server connects with ``inbox_prefix=_INBOX_<agent>``)."""
+    return {"user": f"mcp-{agent}", **nats_permissions(agent, prefix), "allow_responses": False}
+
+
 def all_permissions(prefix: str = "cortex", partitions: int = 1, shadow: bool = False) -> dict[str, Any]:
     return {
         "prefix": prefix,
@@ -255,6 +264,7 @@ def all_permissions(prefix: str = "cortex", partitions: int = 1, shadow: bool = 
             # cortex init / status / replay / forget and the nats CLI (backups): everything
             "admin": {"user": ADMIN_USER, "publish": [">"], "subscribe": [">"], "allow_responses": False},
             "example-client": client_permissions(EXAMPLE_AGENT, prefix),
+            "example-mcp": mcp_permissions(EXAMPLE_AGENT, prefix),
         },
     }
 

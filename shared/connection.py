@@ -193,6 +193,15 @@ def _checked_options(settings: Settings, name: str) -> dict[str, Any]:
         raise ConnectError(f"cannot connect to NATS: {exc}") from exc
 
 
+def _error_logger(settings: Settings, on_error: Any) -> Any:
+    async def error_cb(exc: Exception) -> None:
+        log.warning("nats_error", extra={"error": _describe(exc, settings)})
+        if on_error:
+            on_error(exc)
+
+    return error_cb
+
+
 async def _stopped_during(delay: float, stop: asyncio.Event | None) -> bool:
     """Wait ``delay`` before the next attempt; True when ``stop`` was set meanwhile."""
     if stop is None:
@@ -204,13 +213,15 @@ async def _stopped_during(delay: float, stop: asyncio.Event | None) -> bool:
 
 
 async def connect(settings: Settings, name: str, *, retry_forever: bool = False,
-                  on_state: Any = None, stop: asyncio.Event | None = None) -> Client:
-    """Connect to NATS. CLI commands fail fast; workers (``retry_forever``) keep trying."""
+                  on_state: Any = None, stop: asyncio.Event | None = None, inbox_prefix: str | None = None,
+                  on_error: Any = None) -> Client:
+    """Connect to NATS. CLI commands fail fast; workers (``retry_forever``) keep trying.
+    ``inbox_prefix`` (e.g. ``_INBOX_<agent>``) lets a user confined to one agent receive
+    its replies without a permission on anyone else's; ``on_error`` sees each error the
+    server reports asynchronously (a permissions violation, say)."""
     url = redact_url(settings.nats_url or "nats://127.0.0.1:4222")
 
-    async def error_cb(exc: Exception) -> None:
-        log.warning("nats_error", extra={"error": _describe(exc, settings)})
-
+    error_cb = _error_logger(settings, on_error)
     holder: list[Client] = []
 
     async def disconnected_cb() -> None:
@@ -228,6 +239,7 @@ async def connect(settings: Settings, name: str, *, retry_forever: bool = False,
         log.debug("nats_closed", extra={"url": url})
 
     opts = _checked_options(settings, name)
+    opts.update({"inbox_prefix": inbox_prefix} if inbox_prefix else {})
     opts.update(error_cb=error_cb, disconnected_cb=disconnected_cb,
                 reconnected_cb=reconnected_cb, closed_cb=closed_cb)
     attempt = 0

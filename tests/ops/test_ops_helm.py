@@ -199,6 +199,16 @@ def test_the_example_client_is_confined_to_one_agent() -> None:
     assert client["allow_responses"] is False
 
 
+def test_the_example_mcp_server_is_confined_to_one_agent() -> None:
+    mcp = PERMISSIONS["users"]["example-mcp"]
+    agent = gen.EXAMPLE_AGENT
+    assert mcp["user"] == gen.MCP_USER
+    assert mcp["publish"] == [f"cortex.api.*.{agent}", f"cortex.feedback.{agent}.memory_forget",
+                              f"cortex.feedback.{agent}.remember"]
+    assert mcp["subscribe"] == [f"_INBOX_{agent}.>"]
+    assert mcp["allow_responses"] is False
+
+
 def test_partitioned_permissions_name_every_partition_consumer() -> None:
     perms = gen.all_permissions(partitions=3)
     publish = perms["workers"]["threads"]["publish"]

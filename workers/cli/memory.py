@@ -20,8 +20,9 @@ from shared.config import Settings
 from shared.names import BUCKET_KNOWLEDGE
 from workers.cli import CliError
 from workers.cli.common import connected
-from workers.cli.query import _agent, render_table
+from workers.cli.query import _agent
 from workers.recall.markdown import note_id, split_sections
+from workers.tables import render_table
 
 
 def register(sub: Any) -> None:

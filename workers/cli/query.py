@@ -29,6 +29,7 @@ from shared.kv import kv_read
 from shared.names import BUCKET_BOOT
 from workers.cli import CliError
 from workers.cli.common import connected
+from workers.tables import Rows, commitment_rows, decision_rows, memory_rows, render_table, thread_rows
 
 
 def register(sub: Any) -> None:
@@ -111,25 +112,12 @@ async def cmd_boot(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _rows(table: str, raw: bytes) -> tuple[list[str], list[list[str]]]:
+def _rows(table: str, raw: bytes) -> Rows:
     if table == "threads":
-        threads = msgspec.json.decode(raw, type=ThreadsReply).threads
-        return (["id", "status", "priority", "title", "waiting for", "last activity"],
-                [[t.id, t.status, t.priority, t.title, t.waiting_for or "", t.last_activity.isoformat()]
-                 for t in threads])
+        return thread_rows(msgspec.json.decode(raw, type=ThreadsReply))
     if table == "decisions":
-        decisions = msgspec.json.decode(raw, type=DecisionsReply).decisions
-        return (["id", "date", "impact", "who", "what"], [[d.id, d.date, d.impact, d.who, d.what] for d in decisions])
-    commitments = msgspec.json.decode(raw, type=CommitmentsReply).commitments
-    return (["id", "status", "who", "what", "due"], [[c.id, c.status, c.who, c.what, c.due or ""] for c in commitments])
-
-
-def render_table(headers: list[str], rows: list[list[str]], width: int = 60) -> str:
-    cells = [[c if len(c) <= width else c[: width - 1] + "…" for c in row] for row in rows]
-    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
-    line = "  ".join(h.upper().ljust(w) for h, w in zip(headers, widths, strict=True))
-    body = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
-    return "\n".join([line.rstrip(), *body])
+        return decision_rows(msgspec.json.decode(raw, type=DecisionsReply))
+    return commitment_rows(msgspec.json.decode(raw, type=CommitmentsReply))
 
 
 async def cmd_table(args: argparse.Namespace, settings: Settings) -> int:
@@ -150,8 +138,7 @@ async def cmd_recall(args: argparse.Namespace, settings: Settings) -> int:
     if not reply.memories:
         print(f"(no memories of {agent} match)")
         return 0
-    rows = [[f"{m.score:.3f}", m.type, m.scope, m.content, m.id[:8]] for m in reply.memories]
-    print(render_table(["score", "type", "scope", "memory", "id"], rows, width=80))
+    print(render_table(*memory_rows(reply), width=80))
     print(f"\n{len(reply.memories)} memories, {reply.tokens} tokens")
     return 0
 

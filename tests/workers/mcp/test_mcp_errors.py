@@ -1,0 +1,139 @@
+"""What a model sees when something is wrong — NATS unreachable, a worker stopped or stuck, an
+agent with no data, arguments over the limits: one sentence as a tool error, within the
+server's timeout, and the server keeps serving. The SDK's own client on ``cortex mcp`` over stdio."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import nats
+import pytest
+import pytest_asyncio
+from cortex_testkit import ConfiguredNats, cortex, wait_for
+from mcp_testkit import McpSession, mcp_env, spawn_cortex, stdio_server
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+TIMEOUT_S = 1  # the server's --timeout: how long a tool waits for an API
+
+
+class Env:
+    def __init__(self, server: ConfiguredNats, tmp: Path, client: Any) -> None:
+        self.server = server
+        self.tmp = tmp
+        self.client = client
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def env(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Env]:
+    """A provisioned nats-server with no worker running, and alice's ``cortex mcp`` on it."""
+    tmp = tmp_path_factory.mktemp("mcp-errors")
+    server = ConfiguredNats(tmp / "nats", "").start()
+    try:
+        assert cortex("init", url=server.url()).returncode == 0
+        session = McpSession(stdio_server("alice", mcp_env(server.url(), tmp), "--timeout", str(TIMEOUT_S)))
+        yield Env(server, tmp, await session.start())
+        await session.stop()
+    finally:
+        server.stop()
+
+
+def error_text(result: Any) -> str:
+    assert result.is_error, result
+    assert len(result.content) == 1 and result.content[0].type == "text"
+    message = str(result.content[0].text)
+    assert "Traceback" not in message and "\n" not in message
+    return message
+
+
+async def call(client: Any, tool: str, **arguments: Any) -> Any:
+    """A tool call that must come back, answer or error, well within the bound (never a hang)."""
+    return await asyncio.wait_for(client.call_tool(tool, arguments), timeout=TIMEOUT_S + 15)
+
+
+async def test_unreachable_nats_is_a_tool_error_and_the_next_call_connects(tmp_path: Path) -> None:
+    server = ConfiguredNats(tmp_path / "later", "")  # its port is chosen; nothing listens there yet
+    session = McpSession(stdio_server("alice", mcp_env(server.url(), tmp_path)))
+    client = await session.start()
+    try:
+        message = error_text(await call(client, "cortex_threads"))
+        assert message.startswith("Cortex is unreachable (cannot connect to NATS at nats://127.0.0.1:")
+        assert "`cortex up`" in message
+        assert error_text(await call(client, "cortex_remember", content="x")).startswith("Cortex is unreachable")
+        server.start()
+        try:
+            message = error_text(await call(client, "cortex_threads"))  # connected now: nothing serves yet
+            assert message.startswith("Cortex's api worker is not running"), message
+        finally:
+            server.stop()
+    finally:
+        await session.stop()
+
+
+async def test_a_stopped_api_worker_is_a_tool_error_not_a_hang(env: Env) -> None:
+    api = spawn_cortex(env.tmp / "api.log", "worker", "api",
+                       env=mcp_env(env.server.url(), env.tmp, CORTEX_LOG_LEVEL="WARNING"))
+    try:
+        async def served() -> str | None:
+            message = error_text(await call(env.client, "cortex_threads"))
+            return None if "not running" in message else message
+
+        message = await wait_for(served, within=60, interval=0.2)
+        assert message == ("Cortex has no data for agent 'alice' yet: none of its conversation events has been "
+                           "processed; check that its gateway publishes to cortex.msg.alice.* and that the "
+                           "workers run.")
+    finally:
+        api.kill()
+        api.wait(10)
+    message = error_text(await call(env.client, "cortex_threads"))
+    assert message == ("Cortex's api worker is not running (nothing answers cortex.api.threads.alice); start it "
+                       "with `cortex up` or `cortex worker api`, then call the tool again.")
+    assert len((await env.client.list_tools()).tools) == 9  # the server goes on
+
+
+async def test_a_worker_that_does_not_answer_times_out_as_a_tool_error(env: Env) -> None:
+    nc = await nats.connect(env.server.url())
+    silent = await nc.subscribe("cortex.api.boot.alice")  # takes requests, never replies: a stuck worker
+    try:
+        await nc.flush()
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        message = error_text(await call(env.client, "cortex_boot"))
+        assert message == (f"Cortex's boot worker did not answer cortex.api.boot.alice within {TIMEOUT_S} s: it is "
+                           "overloaded or stuck; try again shortly.")
+        assert loop.time() - started < TIMEOUT_S + 10
+        assert silent.pending_msgs >= 1 or silent.delivered >= 1  # the request did reach the "worker"
+    finally:
+        await nc.close()
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "message"),
+    [
+        ("cortex_recall", {"query": "where " * 1000},
+         "Invalid arguments for cortex_recall: the query is 6000 characters long and at most 4000 are allowed: "
+         "ask with the few words that matter."),
+        ("cortex_search", {"query": "   "}, "Invalid arguments for cortex_search: the query is blank: say what "
+                                           "to look for."),
+        ("cortex_recall", {}, "Invalid arguments for cortex_recall: Object missing required field `query`."),
+        ("cortex_recall", {"query": "x", "limit": 0}, "Invalid arguments for cortex_recall: Expected `int` >= 1 - "
+                                                      "at `$.limit`."),
+        ("cortex_threads", {"status": "stale"}, "Invalid arguments for cortex_threads: Invalid enum value 'stale' "
+                                                "- at `$.status`."),
+        ("cortex_threads", {"agent": "bob"}, "Invalid arguments for cortex_threads: Object contains unknown field "
+                                             "`agent`."),
+        ("cortex_remember", {"content": "ü" * 40000},
+         "The memory is 80000 bytes long and Cortex keeps at most 65536 bytes per memory: split it into shorter "
+         "statements."),
+        ("cortex_nonsense", {}, "There is no tool 'cortex_nonsense'; Cortex's tools are cortex_recall, "
+                                "cortex_remember, cortex_forget, cortex_search, cortex_stats, cortex_threads, "
+                                "cortex_decisions, cortex_commitments, cortex_boot."),
+    ],
+)
+async def test_arguments_a_tool_cannot_take_are_one_clear_sentence(
+    env: Env, tool: str, arguments: dict[str, Any], message: str
+) -> None:
+    assert error_text(await call(env.client, tool, **arguments)) == message
