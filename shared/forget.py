@@ -1,19 +1,45 @@
 """Removing an agent everywhere (``cortex forget AGENT``): its events, its documents in
-every bucket (history included), its dead letters, its LLM usage counters and its memories.
+every bucket (history included), its dead letters, its LLM usage counters and its memories
+— as one operation that completes, possibly later, or does nothing.
 
-Memories live in a store only the recall worker may write; when a recall worker is
-active (it holds the lease) the forget goes through the stream as a ``memory_forget``
-FeedbackEvent with ``value: "all"`` and we wait until it is applied; otherwise the store
-is opened here directly.
+How it stays consistent while the agent's events keep arriving:
+
+1. **Pause.** The forget takes over the lease of every consumer that applies the agent's
+   events (each worker's, live and shadow, of the agent's partition) in one compare-and-set,
+   then waits out the holders' lease TTL: their fences have closed, nothing of theirs can
+   land any more. Each paused consumer sits at its checkpoint; new events queue in the stream.
+2. **Memories first.** No recall worker was running: the memory store is opened here and
+   the agent's memories are deleted. If that fails, the leases are released and *nothing*
+   was removed. A recall worker was running: a ``memory_forget`` FeedbackEvent with
+   ``value: "all"`` (the *marker*) is published. It is the cut: the agent's events before
+   it are purged, the recall worker deletes every memory when it reaches it (in stream
+   order, so before any of the agent's newer events), and the events after it are applied
+   onto nothing.
+3. **Purge** the agent's events below the marker (all of them without one), her documents,
+   dead letters and usage counters, then release the leases. The paused workers resume at
+   their checkpoints: what they had applied of her is gone with the documents, what they had
+   not applied is gone from the stream, and her newer events build new documents from
+   nothing — every document agrees with the stream.
+4. **Memories applied.** The forget waits (bounded) until the recall worker's checkpoint
+   passes the marker, then deletes the marker itself (its only effect was on events that no
+   longer exist). Until then the forget is *pending*: it completes on its own when the
+   recall worker applies the marker, and ``cortex forget AGENT --status`` says which.
+
+Every step is recorded in ``cortex_forgets/<agent>`` (counts and times, no content), so a
+forget interrupted half way (the connection lost) says so and a repeat finishes it: every
+step is safe to do again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import email.header
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
+from typing import Any, Literal, TypeGuard
 
 import msgspec
 import nats.js.errors
@@ -21,7 +47,21 @@ from nats.js.client import JetStreamContext
 
 from schemas.events import FeedbackEvent
 from shared.kv import kv_keys, kv_read
-from shared.names import BUCKET_LLM_CACHE, DLQ_STREAM, DOC_BUCKETS, EVENTS_STREAM, shadow_bucket
+from shared.lease import Lease, LeaseRefused
+from shared.names import (
+    BUCKET_CHECKPOINTS,
+    BUCKET_FORGETS,
+    BUCKET_LEASES,
+    BUCKET_LLM_CACHE,
+    DLQ_STREAM,
+    DOC_BUCKETS,
+    EVENTS_STREAM,
+    shadow_bucket,
+)
+from shared.provision import ensure_bucket
+
+MARKER_ACTOR = "cortex forget"
+State = Literal["running", "pending", "complete", "aborted"]
 
 
 class ForgetReport(msgspec.Struct, kw_only=True):
@@ -32,17 +72,65 @@ class ForgetReport(msgspec.Struct, kw_only=True):
     memories: str = "not attempted"
 
 
+class ForgetRecord(msgspec.Struct, kw_only=True):
+    """The status of the agent's last forget (``cortex_forgets/<agent>``)."""
+
+    agent: str
+    id: str
+    state: State
+    step: str
+    started: datetime
+    updated: datetime
+    marker_seq: int = 0  # the memory_forget marker the recall worker must apply (0: none)
+    recall_consumer: str = ""
+    report: ForgetReport = msgspec.field(default_factory=ForgetReport)
+    error: str = ""
+
+
+class ForgetError(Exception):
+    """The forget stopped; the message says what was removed (nothing, or how to finish it)."""
+
+
+def is_agent_forget(event: object) -> TypeGuard[FeedbackEvent]:
+    """The marker of ``cortex forget AGENT``: every memory of the agent, from before it."""
+    return (isinstance(event, FeedbackEvent) and event.kind == "memory_forget" and event.value == "all"
+            and not event.target)
+
+
+def header_text(value: Any) -> str:
+    """A header value as text. nats-py parses stored messages' headers with the e-mail
+    parser, which hands a non-ASCII value back as an ``email.header.Header`` (its ``str``
+    mangles the UTF-8): decode its raw parts as UTF-8."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, email.header.Header):
+        parts = email.header.decode_header(value)
+        return "".join(p.decode("utf-8", "replace") if isinstance(p, bytes) else p for p, _ in parts)
+    return str(value)
+
+
+# ---------------------------------------------------------------------------- the purges
+
+
 async def _count(js: JetStreamContext, subject: str) -> int:
     info = await js.stream_info(EVENTS_STREAM, subjects_filter=subject)
     return sum((info.state.subjects or {}).values()) if info.state.subjects else 0
 
 
-async def purge_events(js: JetStreamContext, prefix: str, agent: str) -> int:
+def event_filters(prefix: str, agent: str) -> tuple[str, str]:
+    return f"{prefix}.*.{agent}.>", f"{prefix}.notes.{agent}"
+
+
+async def purge_events(js: JetStreamContext, prefix: str, agent: str, below: int | None = None) -> int:
+    """Purge the agent's events (those below sequence ``below`` when given); returns how many."""
     removed = 0
-    for subject in (f"{prefix}.*.{agent}.>", f"{prefix}.notes.{agent}"):
-        removed += await _count(js, subject)
-        await js.purge_stream(EVENTS_STREAM, subject=subject)
-    return removed
+    for subject in event_filters(prefix, agent):
+        before = await _count(js, subject)
+        await js.purge_stream(EVENTS_STREAM, subject=subject, seq=below)
+        removed += before - await _count(js, subject)
+    return max(0, removed)
 
 
 async def purge_documents(js: JetStreamContext, agent: str) -> int:
@@ -77,40 +165,222 @@ async def purge_dead_letters(js: JetStreamContext, prefix: str, agent: str) -> i
             msg = await js.get_msg(DLQ_STREAM, seq)
         except nats.js.errors.NotFoundError:
             continue
-        original = (msg.headers or {}).get("Cortex-Original-Subject", "")
-        tokens = original.split(".")
+        tokens = header_text((msg.headers or {}).get("Cortex-Original-Subject")).split(".")
         if len(tokens) >= 3 and tokens[0] == prefix and tokens[2] == agent:
             await js.delete_msg(DLQ_STREAM, seq)
             removed += 1
     return removed
 
 
-async def request_memory_forget(js: JetStreamContext, prefix: str, agent: str,
-                                applied: Callable[[], Awaitable[bool]]) -> None:
-    event = FeedbackEvent(id=f"forget-{uuid.uuid4().hex}", agent=agent, ts=datetime.now(UTC), kind="memory_forget",
-                          value="all", actor="cortex forget")
-    await js.publish(f"{prefix}.feedback.{agent}.memory_forget", msgspec.json.encode(event),
-                     headers={"Nats-Msg-Id": event.id})
-    await applied()
+# ---------------------------------------------------------------------------- the pause
 
 
-async def settle_consumers(js: JetStreamContext, through_seq: int, within_s: float = 30.0) -> list[str]:
-    """Wait until no consumer still holds an undelivered-ack event at or below
-    ``through_seq`` (a worker that fetched one of the agent's events before the purge would
-    otherwise write its documents again after they are purged). Returns the consumers still
-    busy at the bound."""
-    deadline = time.monotonic() + within_s
-    while True:
-        busy = [info.name for info in await js.consumers_info(EVENTS_STREAM)
-                if info.num_ack_pending and (info.ack_floor is None or (info.ack_floor.stream_seq or 0) < through_seq)]
-        if not busy or time.monotonic() >= deadline:
-            return busy
-        await asyncio.sleep(0.05)
+def _refuse(holder: str) -> str | None:
+    if holder.startswith(("replay-", "forget-")):
+        kind = "a replay" if holder.startswith("replay-") else "another forget"
+        return f"{kind} is running ({holder}); run the forget again when it is done"
+    return None
 
 
-async def recall_active(js: JetStreamContext, consumer: str = "recall") -> bool:
-    try:
-        raw, _ = await kv_read(await js.key_value("cortex_leases"), consumer)
-    except nats.js.errors.BucketNotFoundError:
+class WorkerPause:
+    """The leases of ``consumers``, taken over and kept alive; entering returns once every
+    previous holder's fence has closed. ``check`` raises when one was lost meanwhile."""
+
+    def __init__(self, js: JetStreamContext, consumers: Sequence[str], instance: str, ttl_s: int) -> None:
+        self._leases = [Lease(js, c, instance, ttl_s, label=f"forget:{c}") for c in consumers]
+        self._keepers: list[asyncio.Task[None]] = []
+        self.lost: list[str] = []
+        self.holders: dict[str, str | None] = {}
+
+    async def __aenter__(self) -> WorkerPause:
+        try:
+            wait_s = 0
+            for lease in self._leases:
+                holder = await lease.take_over(_refuse)
+                self.holders[lease.consumer] = holder.instance
+                wait_s = max(wait_s, holder.ttl_s)
+                self._keepers.append(asyncio.create_task(self._keep(lease), name=f"forget-{lease.consumer}"))
+            await asyncio.sleep(wait_s)  # a deposed holder may write until its fence closes: wait it out
+        except BaseException:
+            await self.__aexit__(None, None, None)
+            raise
+        return self
+
+    async def _keep(self, lease: Lease) -> None:
+        await lease.keep_alive(lambda: self.lost.append(lease.consumer))
+
+    def check(self) -> None:
+        if self.lost:
+            raise ForgetError(f"the lease of {', '.join(self.lost)} was taken while the forget held it")
+
+    async def __aexit__(self, *exc: object) -> None:
+        for task in self._keepers:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        for lease in self._leases:
+            await lease.release()
+
+
+# ---------------------------------------------------------------------------- the operation
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)  # operational record (when a person ran it), not derived state
+
+
+class Records:
+    """``cortex_forgets``: the last forget of each agent."""
+
+    def __init__(self, js: JetStreamContext) -> None:
+        self._js = js
+
+    async def save(self, record: ForgetRecord) -> None:
+        await ensure_bucket(self._js, BUCKET_FORGETS)
+        record.updated = _now()
+        await (await self._js.key_value(BUCKET_FORGETS)).put(record.agent, msgspec.json.encode(record))
+
+    async def load(self, agent: str) -> ForgetRecord | None:
+        try:
+            raw, _ = await kv_read(await self._js.key_value(BUCKET_FORGETS), agent)
+        except nats.js.errors.BucketNotFoundError:
+            return None
+        return msgspec.json.decode(raw, type=ForgetRecord) if raw is not None else None
+
+
+class AgentForget:
+    """One ``cortex forget AGENT`` (see the module docstring)."""
+
+    def __init__(self, js: JetStreamContext, *, prefix: str, agent: str, consumers: Sequence[str],
+                 recall_consumer: str, lease_ttl_s: int,
+                 erase_memories: Callable[[], Awaitable[str]], say: Callable[[str], None] = lambda _: None) -> None:
+        self._js = js
+        self._prefix = prefix
+        self._consumers = list(consumers)
+        self._erase = erase_memories
+        self._say = say
+        self._ttl = lease_ttl_s
+        self._records = Records(js)
+        now = _now()
+        self.record = ForgetRecord(agent=agent, id=uuid.uuid4().hex[:12], state="running", step="pausing the workers",
+                                   started=now, updated=now, recall_consumer=recall_consumer)
+
+    async def _step(self, step: str) -> None:
+        self.record.step = step
+        self._say(step)
+        await self._records.save(self.record)
+
+    async def run(self, wait_s: float) -> ForgetRecord:
+        """Everything but the wait for the recall worker, then that wait (``wait_s`` at most)."""
+        await self._step("pausing the workers")
+        try:
+            async with WorkerPause(self._js, self._consumers, f"forget-{self.record.id}", self._ttl) as pause:
+                recall_running = self.holders_had(pause, self.record.recall_consumer)
+                await self._memories(recall_running)
+                await self._purge(pause)
+        except LeaseRefused as exc:
+            await self._abort(str(exc))
+        except ForgetError:
+            raise
+        except Exception as exc:
+            raise ForgetError(f"forget of {self.record.agent} interrupted while {self.record.step}: {exc!r}; "
+                              f"run `cortex forget {self.record.agent} --yes` again to finish it") from exc
+        if self.record.marker_seq:
+            await self.wait_applied(wait_s)
+        return self.record
+
+    @staticmethod
+    def holders_had(pause: WorkerPause, consumer: str) -> bool:
+        return bool(consumer) and pause.holders.get(consumer) is not None
+
+    async def _abort(self, why: str) -> None:
+        self.record.state = "aborted"
+        self.record.error = why
+        await self._records.save(self.record)
+        raise ForgetError(f"{why}: nothing of {self.record.agent} was removed")
+
+    async def _memories(self, recall_running: bool) -> None:
+        if recall_running:
+            await self._step("publishing the memory forget for the recall worker")
+            agent = self.record.agent
+            marker = FeedbackEvent(id=f"forget-{self.record.id}", agent=agent, ts=_now(), kind="memory_forget",
+                                   value="all", actor=MARKER_ACTOR)
+            ack = await self._js.publish(f"{self._prefix}.feedback.{agent}.memory_forget",
+                                         msgspec.json.encode(marker), headers={"Nats-Msg-Id": marker.id},
+                                         stream=EVENTS_STREAM)
+            self.record.marker_seq = int(ack.seq)
+            self.record.report.memories = "pending: the recall worker deletes them when it applies the forget"
+            return
+        await self._step("deleting the memories")
+        try:
+            self.record.report.memories = await self._erase()
+        except Exception as exc:
+            await self._abort(str(exc))
+
+    async def _purge(self, pause: WorkerPause) -> None:
+        report, agent = self.record.report, self.record.agent
+        pause.check()
+        await self._step("purging the events")
+        report.events = await purge_events(self._js, self._prefix, agent, self.record.marker_seq or None)
+        pause.check()
+        await self._step("purging the documents")
+        report.documents = await purge_documents(self._js, agent)
+        pause.check()
+        await self._step("purging the dead letters")
+        report.dead_letters = await purge_dead_letters(self._js, self._prefix, agent)
+        report.usage_keys = await purge_usage(self._js, agent)
+        self.record.state = "pending" if self.record.marker_seq else "complete"
+        await self._step("waiting for the recall worker" if self.record.marker_seq else "done")
+
+    async def wait_applied(self, wait_s: float) -> None:
+        deadline = time.monotonic() + wait_s
+        while not await finish_if_applied(self._js, self.record):
+            if time.monotonic() >= deadline:
+                return
+            await asyncio.sleep(0.2)
+
+
+async def recall_checkpoint(js: JetStreamContext, consumer: str) -> int:
+    raw, _ = await kv_read(await js.key_value(BUCKET_CHECKPOINTS), consumer)
+    return int(raw.decode()) if raw else 0
+
+
+async def finish_if_applied(js: JetStreamContext, record: ForgetRecord) -> bool:
+    """A pending forget whose marker the recall worker has applied: delete the marker and
+    record it complete. True when the forget is complete."""
+    if record.state == "complete":
+        return True
+    if record.state != "pending":
         return False
-    return raw is not None
+    if await recall_checkpoint(js, record.recall_consumer) < record.marker_seq:
+        return False
+    with contextlib.suppress(nats.js.errors.NotFoundError):
+        await js.delete_msg(EVENTS_STREAM, record.marker_seq)
+    record.state = "complete"
+    record.step = "done"
+    record.report.memories = "deleted by the recall worker"
+    await Records(js).save(record)
+    return True
+
+
+async def forget_status(js: JetStreamContext, agent: str) -> ForgetRecord | None:
+    """The agent's last forget, completed first if its marker was applied meanwhile. A
+    record still ``running`` whose forget holds no lease any more was interrupted."""
+    record = await Records(js).load(agent)
+    if record is None:
+        return None
+    if record.state == "pending":
+        await finish_if_applied(js, record)
+    elif record.state == "running" and not await _still_running(js, record):
+        record.error = record.error or "interrupted"
+    return record
+
+
+async def _still_running(js: JetStreamContext, record: ForgetRecord) -> bool:
+    kv = await js.key_value(BUCKET_LEASES)
+    instance = f"forget-{record.id}".encode()
+    for key in await kv_keys(js, BUCKET_LEASES):
+        raw, _ = await kv_read(kv, key)
+        if raw == instance:
+            return True
+    return False

@@ -13,17 +13,28 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
+from typing import NamedTuple
 
 import nats.js.errors
 from nats.js.client import JetStreamContext
 
 from shared import metrics
-from shared.errors import LeaseLost, is_transient
+from shared.errors import LeaseLost, TransientError, is_transient
+from shared.kv import kv_read
 from shared.names import BUCKET_LEASES
 
 log = logging.getLogger(__name__)
 
 _WRONG_LAST = (10071, 10164)
+
+
+class Holder(NamedTuple):
+    instance: str | None  # None: nobody held the lease
+    ttl_s: int  # the TTL it was written with (0 when nobody held it)
+
+
+class LeaseRefused(Exception):
+    """``Lease.take_over`` would take the lease from a holder it must not interrupt."""
 
 
 class Lease:
@@ -60,6 +71,46 @@ class Lease:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(stop.wait(), timeout=min(1.0, self.ttl_s / 3))
         return False
+
+    async def take_over(self, refuse: Callable[[str], str | None] | None = None) -> Holder:
+        """Take the lease now, from whoever holds it, in one compare-and-set on the holder's
+        revision (a standby cannot slip in between). ``refuse(holder)`` may return a reason
+        not to take it from that holder (raised as ``LeaseRefused``). Returns the previous
+        holder; its instance may still write until its fence closes, ``ttl_s`` after its
+        last renewal, so a caller that needs it stopped waits that long."""
+        kv = await self._js.key_value(BUCKET_LEASES)
+        for _ in range(20):
+            raw, revision = await kv_read(kv, self.consumer)
+            holder = Holder(raw.decode(errors="replace") if raw is not None else None, 0)
+            if holder.instance is not None:
+                reason = refuse(holder.instance) if refuse is not None else None
+                if reason is not None:
+                    raise LeaseRefused(reason)
+                holder = Holder(holder.instance, await self._ttl_of_current())
+            try:
+                ack = await self._js.publish(f"$KV.{BUCKET_LEASES}.{self.consumer}", self.instance.encode(),
+                                             headers={"Nats-Expected-Last-Subject-Sequence": str(revision)},
+                                             msg_ttl=self.ttl_s)
+            except nats.js.errors.APIError as exc:
+                if exc.err_code in _WRONG_LAST:
+                    continue  # renewed or taken meanwhile: read it again
+                raise
+            self._revision = ack.seq
+            self._renewed = time.monotonic()
+            self.held = True
+            log.info("lease_taken_over", extra={"consumer": self.consumer, "instance": self.instance,
+                                                "from": holder.instance})
+            return holder
+        raise TransientError(f"the lease of {self.consumer} changed hands 20 times while being taken over")
+
+    async def _ttl_of_current(self) -> int:
+        """The TTL the holder wrote its lease with (its own setting, which may differ from ours)."""
+        try:
+            msg = await self._js.get_msg(f"KV_{BUCKET_LEASES}", subject=f"$KV.{BUCKET_LEASES}.{self.consumer}")
+        except nats.js.errors.NotFoundError:
+            return 0
+        text = str((msg.headers or {}).get("Nats-TTL", "")).strip().removesuffix("s")
+        return int(text) if text.isdigit() else self.ttl_s
 
     async def _renew(self) -> None:
         headers = {"Nats-Expected-Last-Subject-Sequence": str(self._revision)}

@@ -32,6 +32,7 @@ BUCKET_RECALL = "cortex_recall"  # beyond the contract: the recall worker's per-
 BUCKET_CHECKPOINTS = "cortex_checkpoints"
 BUCKET_LEASES = "cortex_leases"
 BUCKET_LLM_CACHE = "cortex_llm_cache"
+BUCKET_FORGETS = "cortex_forgets"  # beyond the contract: the status of each agent's last `cortex forget`
 
 # Buckets whose values are per-agent documents (shadow mode writes cortex_shadow_<name>).
 DOC_BUCKETS = (

@@ -28,3 +28,8 @@ def consumer_specs(prefix_shadow: bool = False, partitions: int = 1) -> list[Con
     return [ConsumerSpec(name=name, families=s.families)
             for s in all_specs().values() if s.build is not None
             for name in consumers_of(s.name, partitions, prefix_shadow)]
+
+
+def consuming_workers() -> list[str]:
+    """The workers that consume events (each has durable consumers and leases)."""
+    return [name for name, spec in all_specs().items() if spec.build is not None]

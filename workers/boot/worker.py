@@ -39,6 +39,7 @@ from schemas.docs import (
 from shared.asof import DocReader
 from shared.codec import Envelope
 from shared.composed import source_consumer, wait_bound_s
+from shared.forget import is_agent_forget
 from shared.names import (
     BUCKET_BOOT,
     BUCKET_CHANNELS,
@@ -146,7 +147,11 @@ class BootSources:
 
 def is_change(env: Envelope) -> bool:
     """Messages, feedback and a session's end change source documents: a "change" trigger
-    (throttled by event time and coalesced per batch, see ``BootHandler``)."""
+    (throttled by event time and coalesced per batch, see ``BootHandler``). Not the marker
+    of ``cortex forget AGENT``: it follows the purge of every document of the agent, and a
+    briefing made of nothing would be a document that no remaining event explains."""
+    if is_agent_forget(env.event):
+        return False
     return env.family in ("msg", "feedback") or is_session_end(env)
 
 

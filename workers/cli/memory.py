@@ -7,9 +7,10 @@ import asyncio
 import json
 import sys
 import uuid
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -23,6 +24,9 @@ from workers.cli.common import connected
 from workers.cli.query import _agent
 from workers.recall.markdown import note_id, split_sections
 from workers.tables import render_table
+
+if TYPE_CHECKING:
+    from shared.forget import ForgetRecord
 
 
 def register(sub: Any) -> None:
@@ -133,76 +137,101 @@ def register_forget(sub: Any) -> None:
     p = sub.add_parser("forget", help="remove an agent everywhere: events, documents, memories, dead letters")
     p.add_argument("agent")
     p.add_argument("--yes", action="store_true", help="confirm: this cannot be undone")
+    p.add_argument("--status", action="store_true",
+                   help="show the agent's last forget (complete, pending on the recall worker, or interrupted)")
+    p.add_argument("--wait", type=float, default=60.0, metavar="SECONDS",
+                   help="how long to wait for the recall worker to delete the memories (default 60); "
+                        "a forget still pending then completes on its own")
     p.add_argument("--nats-url")
     p.set_defaults(handler=cmd_forget)
 
 
-async def _forget_memories(settings: Settings, js: Any, agent: str) -> str:
-    from shared.forget import recall_active, request_memory_forget
-    from shared.names import agent_consumer
+PENDING = 3  # exit code: the forget completes on its own (the recall worker has not applied it yet)
 
-    consumer = agent_consumer("recall", agent, settings.partitions)  # the recall consumer of the agent's partition
-    if await recall_active(js, consumer):
-        async def applied() -> bool:
-            import asyncio
-            import time
 
-            deadline = time.monotonic() + 60
-            while time.monotonic() < deadline:
-                info = await js.consumer_info("CORTEX_EVENTS", consumer)
-                if not info.num_pending and not info.num_ack_pending:
-                    return True
-                await asyncio.sleep(0.1)
-            raise CliError("the recall worker did not apply the forget within 60 s; run `cortex forget` again")
+def _store_eraser(settings: Settings, agent: str) -> Callable[[], Awaitable[str]]:
+    """Delete the agent's memories from the store directly (no recall worker is running)."""
+    async def erase() -> str:
+        from workers.recall.embedders import make_embedder
+        from workers.recall.store import StoreUnavailable, open_store
 
-        await request_memory_forget(js, settings.prefix, agent, applied)
-        return "deleted by the recall worker"
-    from workers.recall.embedders import make_embedder
-    from workers.recall.store import StoreUnavailable, open_store
+        def run() -> None:
+            embedder = make_embedder(settings.embedder)
+            store = open_store(url=settings.qdrant_url, data_dir=settings.data_path, embedder_name=embedder.name,
+                               dim=embedder.dim, languages=settings.languages)
+            try:
+                store.delete_agent(agent)
+                store.flush()
+            finally:
+                store.close()
 
-    embedder = make_embedder(settings.embedder)
-    try:
-        store = open_store(url=settings.qdrant_url, data_dir=settings.data_path, embedder_name=embedder.name,
-                           dim=embedder.dim, languages=settings.languages)
-    except StoreUnavailable as exc:
-        raise CliError(f"cannot open the memory store to forget {agent}: {exc}") from exc
-    try:
-        store.delete_agent(agent)
-        store.flush()
-    finally:
-        store.close()
-    return "deleted from the store"
+        try:
+            await asyncio.to_thread(run)
+        except StoreUnavailable as exc:
+            raise CliError(f"cannot open the memory store to forget {agent}: {exc}") from exc
+        return "deleted from the store"
+
+    return erase
+
+
+async def _consumers_of(js: Any, settings: Settings, agent: str) -> list[str]:
+    """Every existing consumer that applies the agent's events (live and shadow)."""
+    from shared.names import EVENTS_STREAM, agent_consumer
+    from workers.registry import consuming_workers
+
+    existing = {info.name for info in await js.consumers_info(EVENTS_STREAM)}
+    wanted = [agent_consumer(w, agent, settings.partitions, shadow)
+              for w in consuming_workers() for shadow in (False, True)]
+    return [c for c in wanted if c in existing]
+
+
+def describe_forget(record: ForgetRecord) -> str:
+    r, agent = record.report, record.agent
+    removed = (f"{r.events} events, {r.documents} documents, {r.dead_letters} dead letters, "
+               f"{r.usage_keys} usage counters")
+    if record.state == "complete":
+        return f"forgot {agent}: {removed}; memories {r.memories}"
+    if record.state == "pending":
+        return (f"forgot {agent}: {removed}; memories pending: the recall worker deletes them when it applies "
+                f"the forget (stream sequence {record.marker_seq}); `cortex forget {agent} --status` says when")
+    if record.state == "aborted":
+        return f"forget of {agent} aborted ({record.error}): nothing was removed"
+    return (f"forget of {agent} {'interrupted' if record.error else 'running'} while {record.step} "
+            f"(started {record.started:%Y-%m-%d %H:%M:%S} UTC): run `cortex forget {agent} --yes` again to finish it")
+
+
+async def _forget_status(args: argparse.Namespace, settings: Settings, agent: str) -> int:
+    from shared.forget import forget_status
+
+    async with connected(settings, args.nats_url) as nc:
+        record = await forget_status(nc.jetstream(), agent)
+    if record is None:
+        raise CliError(f"no forget of {agent} is recorded")
+    print(describe_forget(record))
+    return {"complete": 0, "pending": PENDING}.get(record.state, 1)
 
 
 async def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
-    from shared.forget import (
-        ForgetReport,
-        purge_dead_letters,
-        purge_documents,
-        purge_events,
-        purge_usage,
-        settle_consumers,
-    )
+    from shared.forget import AgentForget, ForgetError
+    from shared.names import agent_consumer
 
     agent = _agent(args.agent)
+    if args.status:
+        return await _forget_status(args, settings, agent)
     if not args.yes:
         raise CliError(f"this removes every event, document, memory and dead letter of {agent}: add --yes")
-    report = ForgetReport()
     async with connected(settings, args.nats_url) as nc:
         js = nc.jetstream()
-        report.memories = await _forget_memories(settings, js, agent)
-        last_seq = int((await js.stream_info("CORTEX_EVENTS")).state.last_seq)
-        report.events = await purge_events(js, settings.prefix, agent)
-        # the agent's events that workers had already fetched are applied before we purge what they derive
-        busy = await settle_consumers(js, last_seq)
-        report.documents = await purge_documents(js, agent)
-        if busy:
-            print(f"cortex: warning: {', '.join(busy)} still busy after 30 s; if one of them rewrites a "
-                  f"document of {agent}, run `cortex forget {agent} --yes` again", file=sys.stderr)
-        report.dead_letters = await purge_dead_letters(js, settings.prefix, agent)
-        report.usage_keys = await purge_usage(js, agent)
+        consumers = await _consumers_of(js, settings, agent)
+        forget = AgentForget(js, prefix=settings.prefix, agent=agent, consumers=consumers,
+                             recall_consumer=agent_consumer("recall", agent, settings.partitions),
+                             lease_ttl_s=settings.runtime.lease_ttl_s, erase_memories=_store_eraser(settings, agent),
+                             say=lambda step: print(f"forget: {step}", file=sys.stderr, flush=True))
+        try:
+            record = await forget.run(args.wait)
+        except ForgetError as exc:
+            raise CliError(str(exc)) from exc
     if settings.workspace:
         (Path(settings.workspace) / agent / "BOOTSTRAP.md").unlink(missing_ok=True)
-    print(f"forgot {agent}: {report.events} events, {report.documents} documents, "
-          f"{report.dead_letters} dead letters, {report.usage_keys} usage counters; memories {report.memories}")
-    return 0
+    print(describe_forget(record))
+    return PENDING if record.state == "pending" else 0

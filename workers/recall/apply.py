@@ -29,6 +29,7 @@ import msgspec
 from schemas.events import FeedbackEvent, MessageEvent, NoteEvent, SessionEvent
 from shared.codec import Envelope
 from shared.config import RecallSettings
+from shared.forget import is_agent_forget
 from workers.recall.capture import (
     WINDOW_LINE_CHARS,
     WINDOW_TURNS,
@@ -66,6 +67,7 @@ class BatchOutcome:
     touched: dict[str, datetime] = field(default_factory=dict)  # agent -> latest event time
     last_seq: dict[str, int] = field(default_factory=dict)
     seqs: dict[str, list[int]] = field(default_factory=dict)  # every event's sequence, per agent
+    forgotten: dict[str, int] = field(default_factory=dict)  # agent -> sequence of a `cortex forget` marker
     added: int = 0
     merged: int = 0
     skipped: int = 0
@@ -246,6 +248,13 @@ class StoreApplier:
                vectors: dict[str, FloatVector]) -> BatchOutcome:
         outcome = BatchOutcome()
         for env, memories in staged:
+            if is_agent_forget(env.event):
+                # the cut of `cortex forget AGENT`: the summary starts again after it
+                for table in (outcome.touched, outcome.last_seq, outcome.seqs):
+                    table.pop(env.agent, None)
+                outcome.forgotten[env.agent] = env.seq
+                self._feedback(env, env.event, outcome)
+                continue
             outcome.touched[env.agent] = max(env.event.ts, outcome.touched.get(env.agent, env.event.ts))
             outcome.last_seq[env.agent] = env.seq
             outcome.seqs.setdefault(env.agent, []).append(env.seq)

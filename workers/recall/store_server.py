@@ -55,7 +55,8 @@ def _translate(exc: Exception, where: str) -> StoreError:
     status = _grpc_status(exc)
     if status is not None:
         kind = StoreUnavailable if status in _TRANSIENT_GRPC else StoreError
-        return kind(f"qdrant {where}: gRPC {status}: {exc}")
+        details = getattr(exc, "details", None)  # the one-line reason; str(exc) is a multi-line repr
+        return kind(f"qdrant {where}: gRPC {status}: {details() if callable(details) else exc}")
     if isinstance(exc, ResponseHandlingException | ConnectionError | TimeoutError):
         return StoreUnavailable(f"qdrant {where}: {exc}")
     if isinstance(exc, UnexpectedResponse):

@@ -153,9 +153,14 @@ class RecallHandler:
 
     async def _write_docs(self, outcome: BatchOutcome, staged: list[Envelope]) -> None:
         kv = await self._ctx.js.key_value(self._ctx.bucket(BUCKET_RECALL))
+        for agent, cut in sorted(outcome.forgotten.items()):
+            if agent not in outcome.touched:
+                await _drop_summary_before(kv, agent, cut)
         for agent, ts in sorted(outcome.touched.items()):
             raw, revision = await kv_read(kv, agent)
             old = msgspec.json.decode(raw, type=RecallDoc) if raw else None
+            if old is not None and old.integrity.last_seq < outcome.forgotten.get(agent, 0):
+                old = None  # made before `cortex forget`: nothing of it (not even its count) carries over
             seq = outcome.last_seq[agent]
             if old is not None and old.integrity.last_seq >= seq:
                 continue
@@ -220,6 +225,14 @@ async def build(ctx: WorkerContext) -> RecallHandler:
     llm = LlmClient(ctx.settings, ctx.js, http_client=ctx.extras.get("llm_http_client"),
                     max_retries=ctx.extras.get("llm_max_retries", 3))
     return RecallHandler(ctx, applier, llm)
+
+
+async def _drop_summary_before(kv: Any, agent: str, cut: int) -> None:
+    """After the marker of `cortex forget AGENT` (and no newer event of the agent), her
+    summary is gone too: the forget purged it already, unless a replay rebuilt one."""
+    raw, revision = await kv_read(kv, agent)
+    if raw is not None and msgspec.json.decode(raw, type=RecallDoc).integrity.last_seq < cut:
+        await kv.delete(agent, last=revision)
 
 
 def recall_now(hits_ts: list[datetime]) -> datetime:
