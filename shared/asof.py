@@ -23,6 +23,8 @@ from prometheus_client import Counter
 
 from shared import parts
 from shared.kv import DOC_HISTORY, kv_read, kv_revision_below
+from shared.metrics import DOCUMENTS_UNREADABLE
+from shared.repair import decode_document, unreadable_reason
 
 log = logging.getLogger(__name__)
 
@@ -54,21 +56,35 @@ class DocReader:
             decoder = self._decoders[doc_type] = msgspec.json.Decoder(doc_type)
         return decoder
 
-    def _decode(self, values: list[bytes], doc_type: type[T]) -> T:
-        decoder = self._decoder(doc_type)
-        if len(values) == 1:
-            return decoder.decode(values[0])
-        result: T = parts.join_parts([decoder.decode(v) for v in values])  # type: ignore[type-var]
-        return result
+    def _decode(self, values: list[bytes], doc_type: type[T], bucket: str, agent: str) -> T | None:
+        """The document, or None when it cannot be read: another worker's document is
+        untrusted bytes too. Its owner deletes and rebuilds it (``shared.repair``); until
+        then it counts as missing here."""
+        try:
+            doc: T = decode_document(values, self._decoder(doc_type))
+        except Exception as exc:
+            _unreadable(bucket, agent, exc)
+            return None
+        return doc
 
-    async def _latest(self, bucket: str, agent: str, doc_type: type[T]) -> tuple[T | None, int]:
-        """The current document and its (head's) revision."""
+    async def _latest(self, bucket: str, agent: str, doc_type: type[T]) -> tuple[T | None, int, bool]:
+        """The current document, its (head's) revision, and whether it could be read."""
         kv = await self.kv(bucket)
-        if parts.split_lists(doc_type):
-            values, revision = await parts.read_latest(kv, agent)
-            return (self._decode(values, doc_type) if values else None), revision
-        raw, revision = await kv_read(kv, agent)
-        return (self._decode([raw], doc_type) if raw is not None else None), revision
+        try:
+            if parts.split_lists(doc_type):
+                values, revision = await parts.read_latest(kv, agent)
+            else:
+                raw, revision = await kv_read(kv, agent)
+                values = [raw] if raw is not None else []
+        except Exception as exc:  # a head that is not even a document (no integrity to read)
+            if unreadable_reason(exc) is None:
+                raise
+            _unreadable(bucket, agent, exc)
+            return None, (await kv_read(kv, agent))[1], False
+        if not values:
+            return None, revision, True
+        doc = self._decode(values, doc_type, bucket, agent)
+        return doc, revision, doc is not None
 
     async def latest(self, bucket: str, agent: str, doc_type: type[T]) -> T | None:
         return (await self._latest(bucket, agent, doc_type))[0]
@@ -79,9 +95,10 @@ class DocReader:
 
         Walks back from the latest revision one direct get at a time (usually one or two):
         the first revision whose ``integrity.last_seq`` is below ``before_seq`` is the one.
+        An unreadable revision (garbage written over a document) is passed over.
         """
-        latest, revision = await self._latest(bucket, agent, doc_type)
-        if latest is None or _last_seq(latest) < before_seq:
+        latest, revision, readable = await self._latest(bucket, agent, doc_type)
+        if readable and (latest is None or _last_seq(latest) < before_seq):
             return latest, True
         seen = 1
         while True:
@@ -95,7 +112,7 @@ class DocReader:
             seen += 1
             if older.value is None:
                 return None, True  # a delete marker: nothing existed before the next write
-            if parts.integrity_of(older.value).last_seq < before_seq:
+            if _last_seq_of(older.value, bucket, agent) < before_seq:
                 break
             revision = older.revision
         values: list[bytes] | None = [older.value]
@@ -105,8 +122,25 @@ class DocReader:
             log.warning("parts_history_too_short", extra={"bucket": bucket, "agent": agent, "before_seq": before_seq})
             HISTORY_SHORT.inc()
             return latest, False
-        return self._decode(values, doc_type), True
+        return self._decode(values, doc_type, bucket, agent), True
 
 
 def _last_seq(doc: Any) -> int:
     return int(doc.integrity.last_seq)
+
+
+def _last_seq_of(raw: bytes, bucket: str, agent: str) -> int:
+    """An older revision's watermark; an unreadable revision (garbage written over a
+    document, deleted by its owner since) is passed over: as if it were newer."""
+    try:
+        return int(parts.integrity_of(raw).last_seq)
+    except Exception as exc:  # untrusted bytes: this revision's problem only
+        _unreadable(bucket, agent, exc)
+        return 1 << 62
+
+
+def _unreadable(bucket: str, agent: str, exc: BaseException) -> None:
+    log.warning("document_unreadable", extra={"bucket": bucket, "agent": agent,
+                                              "error": f"{type(exc).__name__}: {exc}"[:300],
+                                              "action": "read as missing; its worker rebuilds it"})
+    DOCUMENTS_UNREADABLE.labels(bucket.replace("cortex_shadow_", "cortex_")).inc()

@@ -44,11 +44,12 @@ from nats.js.client import JetStreamContext
 from shared import metrics
 from shared.backoff import backoff_delay
 from shared.codec import Envelope, Limits, Rejection, decode_event
-from shared.errors import LeaseLost, RebuildRequired, is_transient
+from shared.errors import DocumentCorrupt, LeaseLost, RebuildRequired, is_transient
 from shared.health import Health
 from shared.kv import kv_read
 from shared.names import BUCKET_CHECKPOINTS, DLQ_STREAM, EVENTS_STREAM, dlq_subject
 from shared.pull import PullFetcher, fetcher_for
+from shared.repair import first_event_seq
 
 log = logging.getLogger(__name__)
 
@@ -191,7 +192,7 @@ class ConsumeLoop:
             self._handler.reset()
             handled = []
         except RebuildRequired as exc:
-            await self._rebuild(str(exc))
+            await self._rebuild(exc)
             raise
         finally:
             self._inflight = []
@@ -216,13 +217,26 @@ class ConsumeLoop:
         if self._on_committed is not None:
             await self._on_committed(self._applied)
 
-    async def _rebuild(self, bucket: str) -> None:
-        """A bucket came back empty: start over from sequence 1. Documents in other buckets
-        skip what they hold by their watermarks; the lost ones are derived again."""
-        log.warning("rebuilding_documents", extra={"worker": self.worker, "bucket": bucket})
+    async def _rebuild(self, exc: RebuildRequired) -> None:
+        """Documents must be derived again: a bucket came back empty (start over from
+        sequence 1), or an agent's unreadable document was deleted (start over from that
+        agent's first event; everything before it is applied already). Documents that
+        exist skip what they hold by their watermarks; the missing ones are derived again,
+        exactly as a replay derives them."""
+        first = 1
+        if isinstance(exc, DocumentCorrupt):
+
+            async def lookup() -> None:
+                nonlocal first
+                first = await first_event_seq(self._js, self._cfg.prefix, exc.agent)
+
+            await self._retry_transient("rebuild", lookup)
+        resume = min(self._applied, first - 1)
+        log.warning("rebuilding_documents", extra={"worker": self.worker, "reason": str(exc)[:300],
+                                                   "from_seq": resume + 1})
         self._handler.reset()
-        await self._retry_transient("rebuild", lambda: self._write_checkpoint(0))
-        # the host starts a fresh loop, which rewinds the consumer to sequence 1
+        await self._retry_transient("rebuild", lambda: self._write_checkpoint(resume))
+        # the host starts a fresh loop, which rewinds the consumer to the checkpoint + 1
 
     async def _write_checkpoint(self, seq: int) -> None:
         kv = await self._js.key_value(BUCKET_CHECKPOINTS)

@@ -13,7 +13,22 @@ class TransientError(Exception):
 
 
 class RebuildRequired(Exception):
-    """A document bucket vanished and is back, empty: the worker must rebuild from the stream."""
+    """Documents must be derived again from the stream: a document bucket vanished and is
+    back, empty (from sequence 1), or one agent's stored document could not be read
+    (``DocumentCorrupt``: from that agent's first event)."""
+
+
+class DocumentCorrupt(RebuildRequired):
+    """An agent's stored document is undecodable or invalid (garbage bytes, the wrong
+    shape, out-of-range times). It has been deleted; the consume loop rewinds to the
+    agent's first event, so the document is derived again exactly as a replay would, and
+    every other document skips what it holds by its watermark."""
+
+    def __init__(self, bucket: str, agent: str, reason: str) -> None:
+        super().__init__(f"{bucket}/{agent}: {reason}")
+        self.bucket = bucket
+        self.agent = agent
+        self.reason = reason
 
 
 class LeaseLost(Exception):

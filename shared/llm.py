@@ -65,6 +65,26 @@ _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder(CachedAnswer)
 
 
+def _cached(raw: bytes | None) -> CachedAnswer | None:
+    """The cached answer; an entry that is not one (garbage in the bucket) is a miss, and
+    the answer that replaces it is written over it."""
+    if raw is None:
+        return None
+    try:
+        return _decoder.decode(raw)
+    except Exception:  # untrusted bytes: this entry's problem only
+        log.warning("llm_cache_entry_unreadable")
+        return None
+
+
+def _tokens(raw: bytes | None) -> int:
+    """Tokens used so far today; an unreadable counter counts as none."""
+    try:
+        return int(raw or b"0")
+    except ValueError:
+        return 0
+
+
 class LlmClient:
     def __init__(self, settings: Settings, js: JetStreamContext, http_client: Any = None,
                  base_url: str | None = None, max_retries: int = 3, timeout_s: float = 30.0) -> None:
@@ -95,8 +115,8 @@ class LlmClient:
         kv = await self._js.key_value(BUCKET_LLM_CACHE)
         key = self.cache_key(purpose, system, prompt + (json.dumps(tool, sort_keys=True) if tool else ""))
         raw, _ = await kv_read(kv, key)
-        if raw is not None:
-            cached = _decoder.decode(raw)
+        cached = _cached(raw)
+        if cached is not None:
             LLM_CALLS.labels(purpose, "cache_hit").inc()
             return cached.text
         answer = await self._ask(agent, purpose, system, prompt, when, max_tokens, tool)
@@ -108,7 +128,7 @@ class LlmClient:
         usage_key = f"usage.{agent}.{when.date().isoformat()}"
         kv = await self._js.key_value(BUCKET_LLM_CACHE)
         used_raw, _ = await kv_read(kv, usage_key)
-        if self.daily_tokens and int(used_raw or b"0") >= self.daily_tokens:
+        if self.daily_tokens and _tokens(used_raw) >= self.daily_tokens:
             LLM_CALLS.labels(purpose, "over_budget").inc()
             return CachedAnswer(text=None, outcome="over_budget", model=self.model)
         async with self._sem:
@@ -128,7 +148,7 @@ class LlmClient:
         tokens_in, tokens_out = response.usage.input_tokens, response.usage.output_tokens
         LLM_TOKENS.labels(purpose, "input").inc(tokens_in)
         LLM_TOKENS.labels(purpose, "output").inc(tokens_out)
-        await kv_update(kv, usage_key, lambda old: str(int(old or b"0") + tokens_in + tokens_out).encode())
+        await kv_update(kv, usage_key, lambda old: str(_tokens(old) + tokens_in + tokens_out).encode())
         if response.stop_reason == "refusal" or not text:
             LLM_CALLS.labels(purpose, "refused").inc()
             return CachedAnswer(text=None, outcome="failed", input_tokens=tokens_in, output_tokens=tokens_out,

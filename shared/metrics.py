@@ -26,3 +26,11 @@ RETRIES = Counter("cortex_retries_total", "Retries of a failing apply or commit"
 READY = Gauge("cortex_worker_ready", "1 when the worker is ready", ["worker"])
 ACTIVE = Gauge("cortex_worker_active", "1 while this instance holds the consumer's lease", ["worker"])
 LAST_EVENT_TS = Gauge("cortex_last_event_timestamp_seconds", "Event time of the last applied event", ["worker"])
+DOCUMENTS_REBUILT = Counter(
+    "cortex_documents_rebuilt_total",
+    "Stored documents their worker could not read (undecodable or invalid): deleted and derived again "
+    "from the agent's events in the stream", ["worker", "bucket"])
+DOCUMENTS_UNREADABLE = Counter(
+    "cortex_documents_unreadable_total",
+    "Another worker's stored document a reader (boot, snapshot, narrative, channels, api) could not "
+    "decode and treated as missing; its owner rebuilds it", ["bucket"])

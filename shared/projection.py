@@ -32,8 +32,9 @@ from nats.js.kv import KeyValue
 from schemas.docs import Integrity
 from shared import metrics, parts
 from shared.codec import Envelope
-from shared.errors import RebuildRequired, TransientError
+from shared.errors import DocumentCorrupt, RebuildRequired, TransientError
 from shared.kv import kv_cas, kv_read
+from shared.repair import decode_document, discard_document, unreadable_reason
 
 log = logging.getLogger(__name__)
 
@@ -172,15 +173,37 @@ class ProjectionHandler:
         return slot
 
     async def _read(self, projection: Projection[Any], kv: KeyValue, agent: str) -> _Slot:
+        """The stored document. One that cannot be read (garbage, the wrong shape, times no
+        worker writes) is deleted and ``DocumentCorrupt`` raised: the loop derives it again
+        from the agent's events (see ``shared.repair``)."""
+        try:
+            return await self._read_stored(projection, kv, agent)
+        except Exception as exc:
+            reason = unreadable_reason(exc)
+            if reason is None:
+                raise
+            raise await self._discard(projection, kv, agent, reason) from exc
+
+    async def _read_stored(self, projection: Projection[Any], kv: KeyValue, agent: str) -> _Slot:
         decoder = self._decoders[projection.bucket]
         if projection.bucket not in self._split:
             raw, revision = await kv_read(kv, agent)
-            return _Slot(decoder.decode(raw) if raw is not None else None, revision)
+            return _Slot(decode_document([raw], decoder) if raw is not None else None, revision)
         values, revision = await parts.read_latest(kv, agent)
         stored = len(values) - 1 if values else 0
         while (await kv_read(kv, parts.part_key(agent, stored + 1)))[0] is not None:
             stored += 1  # leftovers of an interrupted write: deleted at the next one
-        return _Slot(parts.decode_parts(values, decoder) if values else None, revision, stored)
+        return _Slot(decode_document(values, decoder) if values else None, revision, stored)
+
+    async def _discard(self, projection: Projection[Any], kv: KeyValue, agent: str, reason: str) -> DocumentCorrupt:
+        bucket = self.bucket_name(projection.bucket)
+        log.error("document_unreadable", extra={"worker": self.worker, "bucket": bucket, "agent": agent,
+                                                "error": reason, "action": "deleted; rebuilding from the stream"})
+        metrics.DOCUMENTS_REBUILT.labels(self.worker, projection.bucket).inc()
+        await discard_document(kv, agent)
+        self._cache.pop((projection.bucket, agent), None)
+        self._dirty.discard((projection.bucket, agent))
+        return DocumentCorrupt(bucket, agent, reason)
 
     def _evict(self) -> None:
         while len(self._cache) > self._cache_size:

@@ -28,7 +28,7 @@ import msgspec
 import nats.js.errors
 from nats.js.client import JetStreamContext
 
-from shared.errors import LeaseLost
+from shared.errors import LeaseLost, RebuildRequired
 from shared.health import Health
 from shared.kv import kv_keys, kv_read
 from shared.lease import Lease
@@ -122,22 +122,8 @@ async def replay_worker(host: WorkerHost, ctx: WorkerContext, spec: WorkerSpec, 
         await asyncio.sleep(host.settings.runtime.lease_ttl_s)
         progress.extra["deleted"] = await reset_state(ctx, buckets, agent)
         await ready.wait()  # every replayed worker is reset before any starts consuming
-        handler = await spec.build(ctx)
-        loop = make_loop(ctx, spec, handler, lease.check)
-        task = asyncio.create_task(loop.run())
-        try:
-            while not stop.is_set():
-                progress.applied = loop.checkpoint
-                if task.done() or await drained(ctx.js, ctx.consumer):
-                    break  # everything in this worker's filter up to now is applied and acked
-                await asyncio.sleep(0.1)
-        finally:
-            loop.stop()
-            await task
-            closer = getattr(handler, "aclose", None)
-            if closer is not None:
-                await closer()
-        progress.applied = loop.checkpoint
+        while not await _consume_to_end(ctx, spec, lease, progress, stop):
+            log.warning("replay_rebuilding", extra={"consumer": ctx.consumer})
         progress.done = True
     except LeaseLost as exc:
         raise ReplayError(f"{ctx.consumer}: lost the lease during the replay") from exc
@@ -146,6 +132,34 @@ async def replay_worker(host: WorkerHost, ctx: WorkerContext, spec: WorkerSpec, 
         with contextlib.suppress(asyncio.CancelledError):
             await keeper
         await lease.release()
+
+
+async def _consume_to_end(ctx: WorkerContext, spec: WorkerSpec, lease: Lease, progress: ReplayProgress,
+                          stop: asyncio.Event) -> bool:
+    """Run the worker's loop until its consumer is drained; False when it stopped to
+    rebuild (an unreadable document was deleted: the loop rewound, start it again)."""
+    assert spec.build is not None
+    handler = await spec.build(ctx)
+    loop = make_loop(ctx, spec, handler, lease.check)
+    task = asyncio.create_task(loop.run())
+    try:
+        while not stop.is_set():
+            progress.applied = loop.checkpoint
+            if task.done() or await drained(ctx.js, ctx.consumer):
+                break  # everything in this worker's filter up to now is applied and acked
+            await asyncio.sleep(0.1)
+    finally:
+        loop.stop()
+        try:
+            await task
+        except RebuildRequired:
+            return False
+        finally:
+            closer = getattr(handler, "aclose", None)
+            if closer is not None:
+                await closer()
+    progress.applied = loop.checkpoint
+    return True
 
 
 async def run_replay(host: WorkerHost, js: JetStreamContext, specs: list[WorkerSpec], agent: str | None,

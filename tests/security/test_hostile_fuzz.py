@@ -308,3 +308,82 @@ def test_cortex_publish_reports_hostile_lines_and_keeps_the_good_ones(
     assert good_line in [number for number, *_ in prepared]
     assert len(prepared) + len(report.rejected) == len(lines)
     assert all(reason.strip() for _, reason in report.rejected)
+
+
+# ------------------------------------------------------------------------ hostile bytes at the document-read boundary
+# Issue 15 item 4: a stored document is untrusted bytes too. Whatever a bucket holds, reading
+# it either yields a valid document (which the cores then take like any other) or fails in a
+# way the owner classifies as "unreadable: delete and rebuild" — never as a transient store
+# failure (that was retried forever) — and another worker's reader sees it as missing.
+
+def _seed_documents() -> dict[str, tuple[type[Any], dict[str, Any]]]:
+    """One real document of each event-derived kind, made by the cores from one message."""
+    docs = Docs()
+    good = decode_event("cortex", GOOD_EVENTS["msg"][0], 1, msgspec.json.encode(GOOD_EVENTS["msg"][1]), LIMITS)
+    assert isinstance(good, Envelope)
+    run_cores(good, docs)
+    made = {"threads": docs.threads, "decisions": docs.decisions, "commitments": docs.commitments,
+            "channels": docs.channels}
+    return {name: (type(doc), msgspec.to_builtins(doc)) for name, doc in made.items() if doc is not None}
+
+
+SEED_DOCUMENTS = _seed_documents()
+
+
+@st.composite
+def stored_documents(draw: st.DrawFn) -> tuple[str, bytes]:
+    """A real stored document with fields (top-level or inside its first list item) made
+    hostile, cut short, or replaced by random bytes."""
+    name = draw(st.sampled_from(sorted(SEED_DOCUMENTS)))
+    _, builtins = SEED_DOCUMENTS[name]
+    attack = draw(st.sampled_from(["field", "field", "item", "cut", "random"]))
+    fields = {k: msgspec.json.encode(v) for k, v in builtins.items()}
+    if attack == "field":
+        fields[draw(st.sampled_from([*sorted(fields), "extra"]))] = draw(hostile_values())
+    elif attack == "item":
+        lists = [k for k, v in builtins.items() if isinstance(v, list) and v and isinstance(v[0], dict)]
+        if lists:
+            key = draw(st.sampled_from(lists))
+            item = {k: msgspec.json.encode(v) for k, v in builtins[key][0].items()}
+            item[draw(st.sampled_from([*sorted(item), "extra"]))] = draw(hostile_values())
+            fields[key] = b"[" + raw_event(item) + b"]"
+    raw = raw_event(fields)
+    if attack == "cut":
+        raw = raw[:draw(st.integers(0, len(raw)))] + draw(st.binary(max_size=6))
+    elif attack == "random":
+        raw = draw(st.binary(max_size=200))
+    return name, raw
+
+
+def apply_good_message(name: str, doc: Any) -> Any:
+    """What the owning core makes of a readable stored document and the next message."""
+    good = decode_event("cortex", GOOD_EVENTS["msg"][0], 2, msgspec.json.encode(GOOD_EVENTS["msg"][1]), LIMITS)
+    assert isinstance(good, Envelope) and isinstance(good.event, MessageEvent)
+    if name == "threads":
+        return threads_apply(doc, good.event, ThreadsSettings(), PATTERNS)
+    if name == "decisions":
+        return decisions_apply(doc, good.event, DecisionsSettings(), PATTERNS, UTC_ZONE)
+    if name == "commitments":
+        return commitments.apply_message(doc, good.event, CommitmentsSettings(), PATTERNS)
+    return channels_apply(doc, good.event)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(stored=stored_documents())
+def test_a_hostile_stored_document_is_read_or_classified_unreadable_never_transient(stored: tuple[str, bytes]) -> None:
+    from shared.asof import DocReader
+    from shared.repair import decode_document, invalid_times, unreadable_reason
+
+    name, raw = stored
+    doc_type, _ = SEED_DOCUMENTS[name]
+    try:
+        doc = decode_document([raw], msgspec.json.Decoder(doc_type))
+    except Exception as exc:
+        event("unreadable")
+        assert unreadable_reason(exc), f"{type(exc).__name__} would be retried as transient"
+        assert DocReader(None)._decode([raw], doc_type, "cortex_x", "alice") is None  # type: ignore[arg-type]
+        return
+    event("readable")
+    assert invalid_times(doc) is None
+    roundtrip(doc)
+    roundtrip(apply_good_message(name, doc))

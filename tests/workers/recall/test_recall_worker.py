@@ -1,0 +1,106 @@
+"""The recall worker's document writes against a real nats-server and the embedded store
+(issue 15, items 4 and 5): a compare-and-set conflict on ``cortex_recall`` is rebased, not
+fatal; an unreadable RecallDoc is deleted and rebuilt from the stream, not a crash."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from nats.aio.client import Client
+from nats.js.kv import KeyValue
+
+from schemas.docs import Integrity, RecallDoc
+from schemas.events import MessageEvent
+from shared.codec import Envelope
+from shared.config import load_settings
+from shared.errors import DocumentCorrupt
+from shared.health import Health
+from shared.kv import kv_read
+from shared.llm import LlmClient
+from shared.names import BUCKET_RECALL
+from shared.provision import provision
+from shared.runtime import WorkerContext
+from workers.recall.apply import StoreApplier
+from workers.recall.embedders import HashingEmbedder
+from workers.recall.worker import HOLDER, RecallHandler
+
+TS = datetime(2026, 2, 17, 10, 30, tzinfo=UTC)
+
+
+class RacedHandler(RecallHandler):
+    """Another writer puts the agent's document right after this handler read it, once."""
+
+    raced = False
+
+    async def _read_doc(self, kv: KeyValue, agent: str) -> tuple[RecallDoc | None, int]:
+        doc, revision = await super()._read_doc(kv, agent)
+        if not self.raced:
+            self.raced = True
+            other = RecallDoc(agent=agent, updated=TS, key_memories=[], memories=0, hot=0, cold=0,
+                              integrity=Integrity(last_seq=0, producer="another-writer"))
+            await kv.put(agent, msgspec.json.encode(other))
+        return doc, revision
+
+
+@pytest.fixture
+async def recall(nc: Client, tmp_path: Path) -> Any:
+    settings = load_settings({"CORTEX_DATA_DIR": str(tmp_path)})
+    js = nc.jetstream()
+    await provision(js, settings, [])
+    ctx = WorkerContext(nc=nc, js=js, settings=settings, worker="recall", consumer="recall",
+                        producer="recall@test", health=Health("recall"), extras={"embedder": HashingEmbedder(64)})
+    handlers: list[RecallHandler] = []
+
+    async def make(cls: type[RecallHandler] = RecallHandler) -> RecallHandler:
+        store, embedder = await asyncio.to_thread(HOLDER.acquire, ctx)
+        handler = cls(ctx, StoreApplier(store, embedder, settings.recall, settings.languages), LlmClient(settings, js))
+        handlers.append(handler)
+        return handler
+
+    yield make
+    for handler in handlers:
+        await handler.aclose()
+
+
+def message(seq: int, content: str = "We decided to deploy with Kubernetes on Fridays.") -> Envelope:
+    event = MessageEvent(id=f"e{seq}", agent="alice", session="s", ts=TS, role="user", content=content)
+    return Envelope(seq=seq, subject="cortex.msg.alice.received", family="msg", kind="received", agent="alice",
+                    event=event)
+
+
+async def stored(nc: Client) -> RecallDoc | None:
+    raw, _ = await kv_read(await nc.jetstream().key_value(BUCKET_RECALL), "alice")
+    return msgspec.json.decode(raw, type=RecallDoc) if raw else None
+
+
+async def test_a_write_conflict_on_the_recall_document_is_rebased_not_fatal(recall: Any, nc: Client) -> None:
+    """nats-py reports a wrong last sequence as a 400 (``KeyWrongLastSequenceError``): the
+    write used to let it out of commit, ending the consumer task and the process."""
+    handler = await recall(RacedHandler)
+    await handler.apply(message(1))
+    await handler.commit()
+    assert handler.raced
+    doc = await stored(nc)
+    assert doc is not None and doc.integrity.last_seq == 1 and doc.integrity.events == 1
+    assert doc.integrity.producer == "recall@test"  # written over the other writer's, on top of it
+
+
+async def test_an_unreadable_recall_document_is_deleted_for_a_rebuild(recall: Any, nc: Client) -> None:
+    kv = await nc.jetstream().key_value(BUCKET_RECALL)
+    await kv.put("alice", b"\x00 not a RecallDoc \xff")
+    handler = await recall()
+    await handler.apply(message(1))
+    with pytest.raises(DocumentCorrupt) as raised:
+        await handler.commit()
+    assert raised.value.agent == "alice" and raised.value.bucket == BUCKET_RECALL
+    assert await stored(nc) is None  # deleted: the rewound loop derives it again
+    handler.reset()
+    await handler.apply(message(1))
+    await handler.commit()
+    doc = await stored(nc)
+    assert doc is not None and doc.integrity.events == 1
