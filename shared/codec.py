@@ -9,6 +9,12 @@ every step from untrusted bytes to a validated ``Envelope`` runs inside one ``tr
 ``_decode``) and is covered without further work. A decoder for another envelope (a
 foreign event store) gets the same guarantee and the same checks by going through
 ``total`` and ``check_event``.
+
+Stored subjects are parsed here and only here (``parse_subject``): the contract's
+``<prefix>.<family>.<agent>[.<kind>]`` and the OpenClaw store's events that CORTEX_EVENTS
+sources, ``<prefix>.openclaw.<agent>.<type token>``, whose payload is the store's own
+envelope: ``shared.openclaw`` maps it to the contract event, inside the same guard and
+followed by the same checks.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from itertools import accumulate
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import msgspec
 
@@ -34,7 +40,8 @@ from schemas.events import (
     is_valid_agent,
     is_valid_event_id,
 )
-from shared.names import KINDS
+from shared.names import KINDS, OPENCLAW_FAMILY, OPENCLAW_TYPES
+from shared.openclaw import map_store_event
 
 if TYPE_CHECKING:
     from shared.config import Settings
@@ -49,6 +56,8 @@ class Envelope(msgspec.Struct, frozen=True, kw_only=True):
     kind: str | None
     agent: str
     event: Event
+    # an OpenClaw store event: what identifies a second stored copy of it (see shared.openclaw)
+    duplicate_key: bytes | None = None
 
     @property
     def channel(self) -> str | None:
@@ -110,9 +119,29 @@ _DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
 _ENCODER: Final = msgspec.json.Encoder()
 
 
-def parse_subject(prefix: str, subject: str) -> tuple[str, str, str | None] | str:
-    """``(family, agent, kind)`` for a contract subject, or a reason string."""
+class Subject(NamedTuple):
+    """A stored subject: the contract family, agent and kind it stands for, and for an event
+    of the OpenClaw store its type token (``msg_in``, …)."""
+
+    family: str
+    agent: str
+    kind: str | None
+    token: str | None = None
+
+
+def _parse_store_subject(prefix: str, subject: str, tokens: list[str]) -> Subject | str:
+    if len(tokens) != 4:
+        return f"subject {subject!r}: expected {prefix}.{OPENCLAW_FAMILY}.<agent>.<type>"
+    mapped = OPENCLAW_TYPES.get(tokens[3])
+    family, kind = mapped if mapped is not None else (OPENCLAW_FAMILY, None)
+    return Subject(family, tokens[2], kind, tokens[3])
+
+
+def parse_subject(prefix: str, subject: str) -> Subject | str:
+    """The ``Subject`` a stored subject stands for, or a reason string."""
     tokens = subject.split(".")
+    if len(tokens) >= 3 and tokens[0] == prefix and tokens[1] == OPENCLAW_FAMILY:
+        return _parse_store_subject(prefix, subject, tokens)
     if len(tokens) < 3 or tokens[0] != prefix or tokens[1] not in KINDS:
         return f"unknown subject {subject!r}"
     family, agent = tokens[1], tokens[2]
@@ -120,10 +149,10 @@ def parse_subject(prefix: str, subject: str) -> tuple[str, str, str | None] | st
     if kinds is None:
         if len(tokens) != 3:
             return f"subject {subject!r}: expected {prefix}.{family}.<agent>"
-        return family, agent, None
+        return Subject(family, agent, None)
     if len(tokens) != 4 or tokens[3] not in kinds:
         return f"subject {subject!r}: expected {prefix}.{family}.<agent>.({'|'.join(sorted(kinds))})"
-    return family, agent, tokens[3]
+    return Subject(family, agent, tokens[3])
 
 
 # --------------------------------------------------------------------------- raw bytes
@@ -275,21 +304,33 @@ def _decode(prefix: str, subject: str, seq: int, data: bytes, limits: Limits) ->
     parsed = parse_subject(prefix, subject)
     if isinstance(parsed, str):
         return Rejection(seq=seq, subject=subject, reason=parsed)
-    family, agent, kind = parsed
+    family, agent, kind, token = parsed
     if not is_valid_agent(agent):
         return Rejection(seq=seq, subject=subject, reason=f"invalid agent token {agent!r} in subject")
     depth = nesting_depth(data)
     if depth > limits.max_depth:
         return Rejection(seq=seq, subject=subject,
                          reason=f"JSON nested too deeply: {depth} levels > {limits.max_depth}")
-    try:
-        event = _DECODERS[family].decode(data)
-    except msgspec.MsgspecError as exc:
-        return Rejection(seq=seq, subject=subject, reason=rejection_reason(exc, f"{family} event"))
+    decoded = _decode_payload(family, token, data)
+    if isinstance(decoded, str):
+        return Rejection(seq=seq, subject=subject, reason=decoded)
+    event, key = decoded
     reason = _check_identity(event, agent, kind) or _check_value(event) or check_event(event, limits, len(data))
     if reason:
         return Rejection(seq=seq, subject=subject, reason=reason)
-    return Envelope(seq=seq, subject=subject, family=family, kind=kind, agent=agent, event=event)
+    return Envelope(seq=seq, subject=subject, family=family, kind=kind, agent=agent, event=event,
+                    duplicate_key=key)
+
+
+def _decode_payload(family: str, token: str | None, data: bytes) -> tuple[Event, bytes | None] | str:
+    """The event a payload holds (with an OpenClaw store event's duplicate key), or why not."""
+    if token is not None:
+        mapped = map_store_event(token, data)
+        return mapped if isinstance(mapped, str) else (mapped.event, mapped.duplicate_key)
+    try:
+        return _DECODERS[family].decode(data), None
+    except msgspec.MsgspecError as exc:
+        return rejection_reason(exc, f"{family} event")
 
 
 def decode_event(prefix: str, subject: str, seq: int, data: bytes, limits: Limits) -> Envelope | Rejection:

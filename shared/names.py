@@ -20,6 +20,36 @@ KINDS: dict[str, frozenset[str] | None] = {
     "run": frozenset({"start", "end", "error"}),
 }
 
+# The OpenClaw NATS event store (`@vainplex/nats-eventstore`, contract: Sources). CORTEX_EVENTS
+# sources its stream with one subject transform, so the server stores each of its events,
+# payload unchanged, as `<prefix>.openclaw.<agent>.<type token>` (the store's type with dots
+# as underscores: `msg_in`, `session_compaction_start`, `conversation_message_out`, …).
+OPENCLAW_FAMILY = "openclaw"
+OPENCLAW_STREAM_DEFAULT = "openclaw-events"
+OPENCLAW_PREFIX_DEFAULT = "openclaw.events"
+# type token → the contract (family, kind) it becomes; the one table of the mapping: consumer
+# filters, the decoder and `cortex status` all read it.
+OPENCLAW_TYPES: dict[str, tuple[str, str]] = {
+    "msg_in": ("msg", "received"),
+    "msg_out": ("msg", "sent"),
+    "conversation_message_in": ("msg", "received"),  # session-sync
+    "conversation_message_out": ("msg", "sent"),
+    "session_start": ("session", "start"),
+    "session_end": ("session", "end"),
+    "session_reset": ("session", "end"),
+    "session_compaction_start": ("compaction", "before"),
+    "session_compaction_end": ("compaction", "after"),
+    "tool_call": ("tool", "call"),
+    "tool_result": ("tool", "result"),
+    "conversation_tool_call": ("tool", "call"),
+    "conversation_tool_result": ("tool", "result"),
+    "run_start": ("run", "start"),
+    "run_end": ("run", "end"),
+    "run_error": ("run", "error"),
+}
+# Not conversation: stored with the rest, read by no worker, counted (`cortex status`, metrics).
+OPENCLAW_IGNORED = frozenset({"msg_sending", "llm_input", "llm_output", "gateway_start", "gateway_stop"})
+
 BUCKET_THREADS = "cortex_threads"
 BUCKET_DECISIONS = "cortex_decisions"
 BUCKET_COMMITMENTS = "cortex_commitments"
@@ -46,6 +76,22 @@ QDRANT_COLLECTION = "cortex_memories"
 
 def event_subjects(prefix: str) -> list[str]:
     return [f"{prefix}.{family}.>" for family in FAMILIES]
+
+
+def openclaw_tokens(family: str) -> list[str]:
+    """The OpenClaw store's type tokens that become events of ``family``."""
+    return sorted(token for token, (fam, _) in OPENCLAW_TYPES.items() if fam == family)
+
+
+def family_filter_subjects(prefix: str, family: str) -> list[str]:
+    """What a consumer of ``family`` reads: the contract subjects and the OpenClaw store's
+    events of that family (`<prefix>.openclaw.*.<token>`, present once a source is wired)."""
+    return [f"{prefix}.{family}.>", *(f"{prefix}.{OPENCLAW_FAMILY}.*.{t}" for t in openclaw_tokens(family))]
+
+
+def openclaw_transform(prefix: str, source_prefix: str) -> tuple[str, str]:
+    """(src, dest) of the subject transform that brings the store's events into CORTEX_EVENTS."""
+    return f"{source_prefix}.*.*", f"{prefix}.{OPENCLAW_FAMILY}.{{{{wildcard(1)}}}}.{{{{wildcard(2)}}}}"
 
 
 def dlq_subject(prefix: str, worker: str) -> str:

@@ -21,6 +21,7 @@ from shared.names import (
     DOC_BUCKETS,
     EVENTS_STREAM,
     event_subjects,
+    family_filter_subjects,
     shadow_bucket,
 )
 
@@ -35,7 +36,7 @@ class ConsumerSpec(msgspec.Struct, frozen=True, kw_only=True):
     families: tuple[str, ...]
 
     def filter_subjects(self, prefix: str) -> list[str]:
-        return [f"{prefix}.{family}.>" for family in self.families]
+        return [subject for family in self.families for subject in family_filter_subjects(prefix, family)]
 
 
 def events_stream_config(settings: Settings) -> api.StreamConfig:

@@ -6,7 +6,7 @@ import msgspec
 import pytest
 
 from schemas.events import MessageEvent, RunEvent, ToolEvent
-from shared.codec import Envelope, Limits, Rejection, decode_event, event_subject, parse_subject
+from shared.codec import Envelope, Limits, Rejection, Subject, decode_event, event_subject, parse_subject
 
 GOOD = {"id": "e1", "agent": "main", "session": "s", "ts": "2026-02-17T10:30:00Z", "role": "user", "content": "hi"}
 
@@ -155,8 +155,8 @@ def test_oversize_tool_result_and_run_prompt_are_rejected_with_the_field() -> No
 
 
 def test_parse_subject_names_the_expected_shape() -> None:
-    assert parse_subject("cortex", "cortex.session.a.start") == ("session", "a", "start")
-    assert parse_subject("cortex", "cortex.notes.a") == ("notes", "a", None)
+    assert parse_subject("cortex", "cortex.session.a.start") == Subject("session", "a", "start")
+    assert parse_subject("cortex", "cortex.notes.a") == Subject("notes", "a", None)
     assert "expected" in str(parse_subject("cortex", "cortex.session.a"))
 
 
