@@ -204,6 +204,27 @@ GOOD_EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
     "run": ("cortex.run.alice.end", {"id": "e1", "agent": "alice", "session": "s", "ts": "2026-02-17T10:30:00Z",
                                      "run_id": "r1", "prompt": "fix it", "success": True, "error": "none",
                                      "duration_ms": 40}),
+    # the OpenClaw event store's envelopes as CORTEX_EVENTS stores them (tests/fixtures/openclaw/)
+    "openclaw-v0.2": ("cortex.openclaw.alice.msg_in",
+                      {"id": "3b0f8a52-9f0e-4a6c-8a8e-2f1c7e5b9d10", "ts": 1771318803000, "agent": "alice",
+                       "session": "alice:matrix:albert", "type": "msg.in",
+                       "payload": {"from": "matrix:@albert:example.org", "content": "we decided to use postgres",
+                                   "timestamp": 1771318800000, "channel": "matrix", "metadata": {}}}),
+    "openclaw-v1": ("cortex.openclaw.alice.tool_result",
+                    {"id": "evt-4f1c2d3e4f5a6b7c", "ts": 1771318803000, "agent": "alice", "session": "agent:alice:x",
+                     "type": "tool.result", "canonicalType": "tool.call.failed", "legacyType": "tool.result",
+                     "schemaVersion": 1, "source": {"plugin": "nats-eventstore"}, "actor": {"agentId": "alice"},
+                     "scope": {"sessionKey": "agent:alice:x", "runId": "r1", "toolCallId": "toolu_1"},
+                     "trace": {"correlationId": "r1"}, "visibility": "confidential",
+                     "payload": {"toolName": "read", "params": {"path": "a.md"}, "error": "ENOENT",
+                                 "durationMs": 3}}),
+    "openclaw-sync": ("cortex.openclaw.alice.conversation_message_out",
+                      {"id": "3f1d2c9e-0005kx9q", "timestamp": 1771318865000, "agent": "alice",
+                       "session": "agent:alice:3f1d2c9e", "type": "conversation.message.out",
+                       "visibility": "internal",
+                       "payload": {"role": "assistant", "text_preview": [{"type": "text", "text": "I'll fix it"}],
+                                   "content_length": 11, "sessionId": "3f1d2c9e"},
+                       "meta": {"source": "session-sync", "seq": 5}}),
 }
 
 
@@ -253,13 +274,18 @@ def hostile_events(draw: st.DrawFn) -> tuple[str, bytes]:
     family = draw(st.sampled_from(sorted(GOOD_EVENTS)))
     subject, good = GOOD_EVENTS[family]
     fields = {k: msgspec.json.encode(v) for k, v in good.items()}
-    for name in draw(st.lists(st.sampled_from([*sorted(good), "extra", "messages.content", "messages.ts"]),
-                              min_size=1, max_size=2)):
+    inner_payload = [f"payload.{k}" for k in good.get("payload", {})]  # an OpenClaw envelope's payload
+    for name in draw(st.lists(st.sampled_from([*sorted(good), "extra", "messages.content", "messages.ts",
+                                               *inner_payload]), min_size=1, max_size=2)):
         value = draw(hostile_values())
         if name.startswith("messages.") and family == "compaction":
             inner = {k: msgspec.json.encode(v) for k, v in good["messages"][0].items()}
             inner[name.split(".")[1]] = value
             fields["messages"] = b"[" + raw_event(inner) + b"]"
+        elif name.startswith("payload.") and name in inner_payload:
+            inner = {k: msgspec.json.encode(v) for k, v in good["payload"].items()}
+            inner[name.split(".", 1)[1]] = value
+            fields["payload"] = raw_event(inner)
         elif not name.startswith("messages."):
             fields[name] = value
     return subject, raw_event(fields)
