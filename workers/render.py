@@ -66,6 +66,24 @@ def cut(text: str, limit: int) -> str:
     return text[: max(limit, 0)]
 
 
+_CLAUSE_TAIL = " \t,;:-–—(/"
+
+
+def clip_words(text: str, limit: int, ellipsis: str = "…") -> str:
+    """``text`` within ``limit`` characters; when cut, cut between words and marked with
+    ``ellipsis`` (never "…auf flaky net"). A single word longer than half the limit, or
+    text without spaces (CJK), is cut where the limit falls."""
+    if len(text) <= limit:
+        return text
+    room = max(limit - len(ellipsis), 0)
+    head = text[:room]
+    if room and head[-1:].isalnum() and text[room : room + 1].isalnum():
+        space = max(head.rfind(" "), head.rfind("\n"))
+        if space > room // 2:
+            head = head[:space]
+    return head.rstrip(_CLAUSE_TAIL) + ellipsis
+
+
 def plural(count: int, singular: str, plural_form: str | None = None) -> str:
     word = singular if count == 1 else (plural_form or singular + "s")
     return f"{count} {word}"

@@ -17,7 +17,7 @@ from workers.render import (
     PRIORITY_EMOJI,
     UNKNOWN_EMOJI,
     as_utc,
-    cut,
+    clip_words,
     iso_minutes,
     one_line,
     plural,
@@ -73,7 +73,7 @@ def recent_decisions(
 
 def _decision_block(d: Decision) -> str:
     line = f"- {PRIORITY_EMOJI.get(d.impact, UNKNOWN_EMOJI)} **{one_line(d.what)}** ({d.date})"
-    why = cut(one_line(d.why), WHY_CHARS)
+    why = clip_words(one_line(d.why), WHY_CHARS)
     return f"{line}\n  Why: {why}" if why else line
 
 

@@ -66,6 +66,16 @@ class LanguagePack:
     noise_prefixes: tuple[str, ...]
     commitment: tuple[str, ...]  # group 1, when present, is the promise
     due: tuple[str, ...] = ()
+    # Reasons (Cortex's own, on the lowered text): ``reason`` markers are followed by the
+    # reason ("because …"), ``reason_before`` markers follow it ("…ので"), ``consequence``
+    # connectors follow it and lead to what was done about it ("…, so let's …", "So …").
+    reason: tuple[str, ...] = ()
+    reason_before: tuple[str, ...] = ()
+    consequence: tuple[str, ...] = ()
+    keeps_reason_marker: bool = False  # "weil …" reads as a reason; a bare verb-final clause does not
+    # Words that negate a decision or closure word shortly after them in the same clause
+    # ("in review, not closed", "noch nicht entschieden"); Cortex's own, on the lowered text.
+    negation: tuple[str, ...] = ()
     # The reference's CJK packs had no ``i`` flag: keep their exact case behaviour ("OK").
     case_sensitive: bool = field(default=False)
 
@@ -84,7 +94,10 @@ UNIVERSAL_DUE: Final = r"\b\d{4}-\d{2}-\d{2}\b"
 
 EN: Final = LanguagePack(
     code="en",
-    decision=(r"(?:decided|decision|agreed|let['’]?s do|the plan is|approach:)",),
+    decision=(
+        r"(?<![a-z])(?:decided|decision(?=\s+(?:is|was|has been|to)\b|\s*:)|agreed|let['’]?s do|the plan is"
+        r"|approach:)",
+    ),
     close=(
         r"(?:^|\s)(?:is |it['’]s |that['’]s |all )?(?:done|fixed|solved|closed)(?:\s|[.!]|$)",
         r"(?:^|\s)(?:it |that )works(?:\s|[.!]|$)",
@@ -126,6 +139,14 @@ EN: Final = LanguagePack(
         rf"|next (?:week|month|{_WEEKDAYS_EN})|(?:by|on|until) (?:{_WEEKDAYS_EN})"
         r"|(?:by )?end of (?:the )?(?:day|week|month)|eod|in \d{1,3} (?:hours?|days?|weeks?))\b",
     ),
+    reason=(
+        r"\b(?:because|given that|due to|so that|in order to)\b",
+        r"\bsince\b(?!\s+(?:then|when|last|yesterday|today|early|this|the (?:start|beginning)|\d"
+        rf"|{_WEEKDAYS_EN}|january|february|march|april|may|june|july|august|september|october"
+        r"|november|december))",
+    ),
+    consequence=(r"(?:^|,\s*)(?:so(?!\s+that)|therefore|hence|thus|that['’]s why|which is why)\b", r"\btherefore\b"),
+    negation=(r"\b(?:not|never|no longer)\b|n['’]t\b",),
 )
 
 DE: Final = LanguagePack(
@@ -170,12 +191,16 @@ DE: Final = LanguagePack(
         rf"|(?:bis|am|nächsten) (?:{_WEEKDAYS_DE})|bis ende der woche"
         r"|in \d{1,3} (?:stunden|tagen|wochen))\b",
     ),
+    reason=(r"\b(?:weil|aufgrund)\b", r"(?:^|,\s*)(?:da|denn|damit)\b"),
+    consequence=(r"(?:^|,\s*)(?:deshalb|daher|darum|deswegen)\b", r"\b(?:deshalb|daher|darum|deswegen)\b"),
+    keeps_reason_marker=True,
+    negation=(r"\b(?:nicht|nie|niemals|kein\w*)\b",),
 )
 
 ES: Final = LanguagePack(
     code="es",
     decision=(
-        r"(?:decidido|decisión|hagamos|el plan es|enfoque:)",
+        r"(?:decidido|decidimos|decisión(?=\s+(?:es|fue|de)\b|\s*:)|hagamos|el plan es|enfoque:)",
         r"(?:acordado|optamos por|elegimos|vamos con)",
     ),
     close=(
@@ -219,12 +244,15 @@ ES: Final = LanguagePack(
         r"\b(?:hoy|pasado mañana|mañana|esta (?:tarde|noche|semana)|la próxima semana|la semana que viene"
         r"|el (?:lunes|martes|miércoles|jueves|viernes|sábado|domingo))\b",
     ),
+    reason=(r"\b(?:porque|ya que|puesto que|dado que|debido a|para que)\b",),
+    consequence=(r"(?:^|,\s*)(?:así que|por eso|por lo tanto|por tanto)\b",),
+    negation=(r"\b(?:no|nunca|todavía no|aún no)\b",),
 )
 
 FR: Final = LanguagePack(
     code="fr",
     decision=(
-        r"(?:décidé|décision|on fait|le plan est|approche\s*:)",
+        r"(?:décidé|décision(?=\s+(?:est|était|de|d['’])|\s*:)|on fait|le plan est|approche\s*:)",
         r"(?:convenu|arrêté|choisi de|opté pour)",
     ),
     close=(
@@ -264,12 +292,15 @@ FR: Final = LanguagePack(
         r"\b(?:aujourd['’]hui|après-demain|demain|ce soir|cette semaine|la semaine prochaine"
         r"|(?:lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche)(?: prochain)?)\b",
     ),
+    reason=(r"\b(?:parce que|parce qu['’]|puisque|étant donné que|afin de|afin que|pour que)", r",\s*car\b"),
+    consequence=(r"(?:^|,\s*)(?:donc|c['’]est pourquoi|du coup|par conséquent)\b",),
+    negation=(r"\b(?:ne|pas|jamais)\b|\bn['’]",),
 )
 
 IT: Final = LanguagePack(
     code="it",
     decision=(
-        r"(?:deciso|decisione|facciamo|il piano è|approccio:)",
+        r"(?:deciso|decisione(?=\s+(?:è|era|di)(?!\w)|\s*:)|facciamo|il piano è|approccio:)",
         r"(?:concordato|scelto di|optiamo per|andiamo con)",
     ),
     close=(
@@ -313,12 +344,15 @@ IT: Final = LanguagePack(
         r"\b(?:oggi|stasera|dopodomani|domani|questa settimana|la prossima settimana"
         r"|lunedì|martedì|mercoledì|giovedì|venerdì|sabato|domenica)\b",
     ),
+    reason=(r"\b(?:perché|poiché|dato che|visto che|siccome|affinché)(?!\w)",),
+    consequence=(r"(?:^|,\s*)(?:quindi|perciò|per questo)(?!\w)",),
+    negation=(r"\b(?:non|mai)\b",),
 )
 
 PT: Final = LanguagePack(
     code="pt",
     decision=(
-        r"(?:decidido|decisão|vamos fazer|o plano é|abordagem:)",
+        r"(?:decidido|decidimos|decisão(?=\s+(?:é|foi|de)(?!\w)|\s*:)|vamos fazer|o plano é|abordagem:)",
         r"(?:combinado|optamos por|escolhemos|ficou definido)",
     ),
     close=(
@@ -362,6 +396,9 @@ PT: Final = LanguagePack(
         r"\b(?:hoje|depois de amanhã|amanhã|esta semana|(?:na )?próxima semana|semana que vem"
         r"|(?:segunda|terça|quarta|quinta|sexta)-feira|sábado|domingo)\b",
     ),
+    reason=(r"\b(?:porque|já que|visto que|uma vez que|devido a|para que)\b", r",\s*pois\b"),
+    consequence=(r"(?:^|,\s*)(?:por isso|portanto|então)\b",),
+    negation=(r"(?<!\w)(?:não|nunca|ainda não)(?!\w)",),
 )
 
 RU: Final = LanguagePack(
@@ -404,6 +441,9 @@ RU: Final = LanguagePack(
         r"\b(?:сегодня|послезавтра|завтра|на этой неделе|на следующей неделе"
         r"|в (?:понедельник|вторник|среду|четверг|пятницу|субботу|воскресенье))\b",
     ),
+    reason=(r"\b(?:потому что|так как|поскольку|из-за|чтобы)\b",),
+    consequence=(r"(?:^|,\s*)(?:поэтому|так что|следовательно)\b",),
+    negation=(r"(?<!\w)(?:не|нет|никогда)(?!\w)",),
 )
 
 JA: Final = LanguagePack(
@@ -445,7 +485,10 @@ JA: Final = LanguagePack(
     noise_prefixes=("私", "僕", "俺", "我々", "何"),
     commitment=(r"(?:やります|対応します|承知しました)",),
     due=(r"(?:明後日|明日|今日|今夜|今晩|今週|来週)",),
+    reason_before=(r"(?:ので|から(?=[、，,])|ため(?:に)?(?=[、，,]))",),
+    consequence=(r"^(?:だから|なので|そのため|したがって)",),
     case_sensitive=True,
+    negation=(r"(?:まだ)",),
 )
 
 KO: Final = LanguagePack(
@@ -487,7 +530,10 @@ KO: Final = LanguagePack(
     noise_prefixes=("나", "너", "우리", "뭐", "아무것"),
     commitment=(r"(?:제가 할게요|처리하겠습니다|알겠습니다)",),
     due=(r"(?:오늘 밤|오늘|내일|모레|이번 주|다음 주)",),
+    reason_before=(r"(?:때문에|니까|므로)",),
+    consequence=(r"^(?:그래서|따라서|그러므로)",),
     case_sensitive=True,
+    negation=(r"(?:아직|안 |못 )",),
 )
 
 ZH: Final = LanguagePack(
@@ -529,7 +575,10 @@ ZH: Final = LanguagePack(
     noise_prefixes=("我", "你", "他", "她", "我们", "没有"),
     commitment=(r"(?:我会|我来|我负责|包在我身上|没问题)",),
     due=(r"(?:今天|明天|后天|今晚|本周|这周|下周|下个月)",),
+    reason=(r"(?:因为|由于|为了)",),
+    consequence=(r"(?:所以|因此|因而)",),
     case_sensitive=True,
+    negation=(r"(?:没|不|未|尚未|还没)",),
 )
 
 # English and German first (the design's order), then the reference's other packs.

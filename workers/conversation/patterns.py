@@ -18,11 +18,21 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import chain, islice
 from typing import Final, NamedTuple
 
 from schemas.types import Mood
 from workers.conversation.languages import PACKS, UNIVERSAL_DUE, UNIVERSAL_MOOD, LanguagePack
 from workers.conversation.triggers import required_literals
+
+MAX_MATCHES_PER_FAMILY: Final = 50
+"""A message yields at most this many signals of one kind. Real messages have a handful;
+the cap keeps a hostile one (64 KiB of "decided decided …") from creating thousands of
+signals that every later step would have to match against every thread."""
+
+NEGATION_REACH: Final = 24
+"""How far before a decision or closure word a negation still negates it (a few words)."""
+_CLAUSE_BREAKS: Final = tuple(",;:.!?。，、！？；：\n")
 
 MOOD_ORDER: Final[tuple[Mood, ...]] = ("frustrated", "excited", "tense", "productive", "exploratory")
 """Moods in the reference's order; on a tie of positions the earlier mood wins."""
@@ -162,6 +172,25 @@ class Family:
 
 
 @dataclass(frozen=True, slots=True)
+class ReasonMarkers:
+    """One language's reason words, each family one regex on the lowered text."""
+
+    reason: re.Pattern[str] | None  # the reason follows the marker ("because …")
+    reason_before: re.Pattern[str] | None  # the reason precedes it ("…ので")
+    consequence: re.Pattern[str] | None  # the reason precedes, the decision follows ("…, so …")
+    keeps_marker: bool  # the why keeps the marker ("weil …")
+
+
+def _reason_markers(pack: LanguagePack) -> ReasonMarkers | None:
+    def one(sources: tuple[str, ...]) -> re.Pattern[str] | None:
+        return re.compile("|".join(f"(?:{s})" for s in sources)) if sources else None
+
+    if not (pack.reason or pack.reason_before or pack.consequence):
+        return None
+    return ReasonMarkers(one(pack.reason), one(pack.reason_before), one(pack.consequence), pack.keeps_reason_marker)
+
+
+@dataclass(frozen=True, slots=True)
 class PatternSet:
     """Every pattern family of the enabled languages, compiled and merged."""
 
@@ -177,10 +206,29 @@ class PatternSet:
     high_impact: re.Pattern[str] | None  # any keyword, on lowered text
     topic_blacklist: frozenset[str]
     noise_prefix: re.Pattern[str] | None  # on the lowered, stripped topic
+    reasons: tuple[ReasonMarkers, ...] = ()
+    negation: re.Pattern[str] | None = None  # any language's negation, on lowered text
+
+    def is_negated(self, lowered: str, pos: int) -> bool:
+        """True when a negation stands shortly before ``pos`` in the same clause ("in
+        review, not closed", "noch nicht entschieden", "还没决定")."""
+        if self.negation is None or pos <= 0:
+            return False
+        lo = max(0, pos - NEGATION_REACH)
+        window = lowered[lo:pos]
+        cut = max(map(window.rfind, _CLAUSE_BREAKS))
+        return self.negation.search(window, cut + 1) is not None
 
     def is_high_impact(self, lowered: str) -> bool:
         """True when lower-cased text contains a high-impact keyword (a substring, as in the reference)."""
         return self.high_impact is not None and self.high_impact.search(lowered) is not None
+
+
+def iter_matches(family: Family, text: MatchText) -> Iterator[re.Match[str]]:
+    """Matches of every pattern of a family, pattern by pattern, at most MAX_MATCHES_PER_FAMILY."""
+    if not family.may_match(text):
+        return iter(())
+    return islice(chain.from_iterable(p.finditer(text) for p in family), MAX_MATCHES_PER_FAMILY)
 
 
 def _compile(sources: Iterable[str], lowered: bool) -> tuple[Pattern, ...]:
@@ -224,6 +272,11 @@ def _noise_prefix(packs: tuple[LanguagePack, ...]) -> re.Pattern[str] | None:
     return re.compile(rf"(?:{'|'.join(re.escape(p) for p in prefixes)})\s")
 
 
+def _negation(packs: tuple[LanguagePack, ...]) -> re.Pattern[str] | None:
+    sources = [source for pack in packs for source in pack.negation]
+    return re.compile("|".join(f"(?:{s})" for s in sources)) if sources else None
+
+
 @lru_cache(maxsize=32)
 def get_patterns(languages: tuple[str, ...]) -> PatternSet:
     """The merged, compiled patterns of ``languages`` (cached per tuple)."""
@@ -244,4 +297,6 @@ def get_patterns(languages: tuple[str, ...]) -> PatternSet:
         high_impact=_alternation(keywords),
         topic_blacklist=frozenset(w.lower() for pack in packs for w in pack.topic_blacklist),
         noise_prefix=_noise_prefix(packs),
+        reasons=tuple(m for m in map(_reason_markers, packs) if m is not None),
+        negation=_negation(packs),
     )

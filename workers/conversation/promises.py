@@ -21,8 +21,7 @@ import re
 from collections import deque
 from typing import Final, NamedTuple
 
-from workers.conversation.patterns import MatchText, Pattern, PatternSet
-from workers.conversation.signals import MAX_MATCHES_PER_FAMILY
+from workers.conversation.patterns import MAX_MATCHES_PER_FAMILY, MatchText, Pattern, PatternSet
 
 MAX_WHAT_CHARS: Final = 200
 _SENTENCE_REACH: Final = 100  # how far before and after a phrase its sentence is looked for

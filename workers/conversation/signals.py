@@ -9,31 +9,29 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Iterator
 from functools import lru_cache
-from itertools import chain, islice
 from typing import Final, NamedTuple
 
 from schemas.types import Mood
-from workers.conversation.patterns import MOOD_ORDER, Family, MatchText, PatternSet, prepare_text
+from workers.conversation.patterns import (
+    MOOD_ORDER,
+    MatchText,
+    PatternSet,
+    iter_matches,
+    prepare_text,
+)
+from workers.conversation.statements import DecisionText, find_decisions
 
-DECISION_BEFORE: Final = 50
-DECISION_AFTER: Final = 100
 WAIT_AFTER: Final = 80
-
-MAX_MATCHES_PER_FAMILY: Final = 50
-"""A message yields at most this many signals of one kind. Real messages have a handful;
-the cap keeps a hostile one (64 KiB of "decided decided …") from creating thousands of
-signals that every later step would have to match against every thread."""
 
 MIN_TOPIC_CHARS: Final = 4
 MAX_TOPIC_CHARS: Final = 60
 
 
 class Signals(NamedTuple):
-    """What one message says: decision contexts, closures, wait contexts and topics."""
+    """What one message says: decisions, closures, wait contexts and topics."""
 
-    decisions: tuple[str, ...]
+    decisions: tuple[DecisionText, ...]
     closures: int  # how many close patterns matched; > 0 means "something was closed"
     waits: tuple[str, ...]
     topics: tuple[str, ...]
@@ -43,26 +41,11 @@ def _as_match_text(text: str | MatchText) -> MatchText:
     return text if isinstance(text, MatchText) else prepare_text(text)
 
 
-def iter_matches(family: Family, text: MatchText) -> Iterator[re.Match[str]]:
-    """Matches of every pattern of a family, pattern by pattern, at most MAX_MATCHES_PER_FAMILY."""
-    if not family.may_match(text):
-        return iter(())
-    return islice(chain.from_iterable(p.finditer(text) for p in family), MAX_MATCHES_PER_FAMILY)
-
-
-def context_window(text: str, start: int, end: int, before: int, after: int) -> str:
-    """``before`` characters before a match to ``after`` characters after it, trimmed."""
-    return text[max(0, start - before) : end + after].strip()
-
-
 def extract_signals(text: str | MatchText, patterns: PatternSet) -> Signals:
     """Run every pattern family over ``text`` (the reference's ``extractSignals``)."""
     mt = _as_match_text(text)
     original = mt.original
-    decisions = tuple(
-        context_window(original, m.start(), m.end(), DECISION_BEFORE, DECISION_AFTER)
-        for m in iter_matches(patterns.decision, mt)
-    )
+    decisions = tuple(find_decisions(mt, patterns))
     closures = sum(1 for p in patterns.close if p.search(mt) is not None) if patterns.close.may_match(mt) else 0
     waits = tuple(original[m.start() : m.end() + WAIT_AFTER].strip() for m in iter_matches(patterns.wait, mt))
     topics = tuple(

@@ -1,11 +1,15 @@
 """Decisions as pure functions over the contract's ``DecisionsDoc``.
 
-Ported from the reference's ``DecisionTracker`` (openclaw-cortex ``src/decision-tracker.ts``):
-every decision-pattern match in a message is a decision whose ``what`` is the text 50
-characters before to 100 after the match and whose ``why`` is the wider 100 before to
-200 after. Impact is ``high`` when a high-impact keyword of any enabled language appears,
-else ``medium``. An identical ``what`` seen within ``dedupe_window_hours`` of the event
-is skipped, and the list keeps the newest ``max_decisions``.
+Ported from the reference's ``DecisionTracker`` (openclaw-cortex ``src/decision-tracker.ts``)
+with its extraction replaced (``workers.conversation.statements``): one decision per
+decision sentence, its ``what`` the sentence (without its reason clause) and its ``why``
+the reason the text gives, or empty. The reference took 50 characters before to 100 after
+every match as ``what`` and 100 before to 200 after as ``why``: its decisions were cut
+inside words, one sentence with two patterns was two decisions, and every why repeated its
+decision. Impact is ``high`` when a high-impact keyword of any enabled language appears in
+the decision sentence, else ``medium``. An identical ``what`` seen within
+``dedupe_window_hours`` of the event is skipped, and the list keeps the newest
+``max_decisions``.
 
 Time is the event's: ``extracted_at`` is ``event.ts`` and ``date`` is that instant's day
 in the configured time zone. The functions return a new document and never mutate their
@@ -15,7 +19,6 @@ input; unchanged decisions are shared between the two. ``integrity`` is copied u
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Final
 from zoneinfo import ZoneInfo
 
 import msgspec
@@ -26,10 +29,7 @@ from schemas.types import Impact
 from shared.config import DecisionsSettings
 from workers.conversation.ids import derive_id
 from workers.conversation.patterns import MatchText, PatternSet, prepare_text
-from workers.conversation.signals import DECISION_AFTER, DECISION_BEFORE, context_window, iter_matches
-
-WHY_BEFORE: Final = 100
-WHY_AFTER: Final = 200
+from workers.conversation.statements import DecisionText, find_decisions
 
 
 def empty_decisions_doc(ts: datetime) -> DecisionsDoc:
@@ -41,28 +41,24 @@ def infer_impact(text: str, patterns: PatternSet) -> Impact:
     return "high" if patterns.is_high_impact(text.lower()) else "medium"
 
 
-_Match = tuple[int, int, int, str]  # (index, start, end, what)
-
-
-def _fresh_matches(
+def _fresh_decisions(
     text: MatchText, patterns: PatternSet, decisions: list[Decision], cutoff: datetime
-) -> list[_Match]:
-    """The message's decision matches whose ``what`` is not recent (extracted at or after
-    ``cutoff``).
+) -> list[tuple[int, DecisionText]]:
+    """The message's decisions (with their index in the message) whose ``what`` is not
+    recent (extracted at or after ``cutoff``).
 
-    The recent ``what``s are a set, so a message with many matches costs linear time (and
+    The recent ``what``s are a set, so a message with many decisions costs linear time (and
     one without a match costs nothing); decisions of this same message count as recent
     too, as in the reference.
     """
-    fresh: list[_Match] = []
+    fresh: list[tuple[int, DecisionText]] = []
     recent: set[str] | None = None
-    for index, match in enumerate(iter_matches(patterns.decision, text)):
-        what = context_window(text.original, match.start(), match.end(), DECISION_BEFORE, DECISION_AFTER)
+    for index, found in enumerate(find_decisions(text, patterns)):
         if recent is None:
             recent = {d.what for d in decisions if d.extracted_at >= cutoff}
-        if what not in recent:
-            recent.add(what)
-            fresh.append((index, match.start(), match.end(), what))
+        if found.what not in recent:
+            recent.add(found.what)
+            fresh.append((index, found))
     return fresh
 
 
@@ -77,19 +73,12 @@ def apply_message(
     base = doc if doc is not None else empty_decisions_doc(event.ts)
     text = prepare_text(event.content)
     cutoff = event.ts - timedelta(hours=settings.dedupe_window_hours)
-    fresh = _fresh_matches(text, patterns, base.decisions, cutoff)
+    fresh = _fresh_decisions(text, patterns, base.decisions, cutoff)
     date = event.ts.astimezone(tz).date().isoformat()
     # Only the newest max_decisions can survive the cap: build no more than those.
     added = [
-        _decision(
-            event,
-            patterns,
-            decision_id=derive_id(event.id, "decision", index),
-            what=what,
-            why=context_window(text.original, start, end, WHY_BEFORE, WHY_AFTER),
-            date=date,
-        )
-        for index, start, end, what in fresh[-settings.max_decisions :]
+        _decision(event, patterns, decision_id=derive_id(event.id, "decision", index), found=found, date=date)
+        for index, found in fresh[-settings.max_decisions :]
     ]
     return DecisionsDoc(
         version=base.version,
@@ -100,16 +89,16 @@ def apply_message(
 
 
 def _decision(
-    event: MessageEvent, patterns: PatternSet, *, decision_id: str, what: str, why: str, date: str
+    event: MessageEvent, patterns: PatternSet, *, decision_id: str, found: DecisionText, date: str
 ) -> Decision:
-    # ``why`` contains ``what``, so searching it finds every keyword the reference found
-    # in ``what + " " + why``.
+    # The whole sentence (and a reason from the sentence before) holds every keyword the
+    # reference found in its what and why windows.
     return Decision(
         id=decision_id,
-        what=what,
+        what=found.what,
         date=date,
-        why=why,
-        impact=infer_impact(why, patterns),
+        why=found.why,
+        impact=infer_impact(f"{found.sentence} {found.why}", patterns),
         who=event.sender or event.role,
         extracted_at=event.ts,
         channel=event.channel,

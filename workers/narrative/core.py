@@ -15,7 +15,7 @@ from zoneinfo import ZoneInfo
 
 from schemas.docs import Decision, DecisionsDoc, Thread, ThreadsDoc
 from workers.narrative.timeline import TimelineEntry, timeline_line, window
-from workers.render import PRIORITY_EMOJI, UNKNOWN_EMOJI, as_utc, cut, one_line, ranked_open_threads
+from workers.render import PRIORITY_EMOJI, UNKNOWN_EMOJI, as_utc, clip_words, one_line, ranked_open_threads
 
 WINDOW_HOURS = 24
 MAX_TIMELINE_ENTRIES = 40
@@ -49,7 +49,7 @@ def _completed_block(threads: Sequence[Thread], now: datetime) -> list[str]:
         return []
     lines = ["**Completed:**"]
     for t in closed:
-        lines.append(f"- ✅ {one_line(t.title)}: {cut(one_line(t.summary), COMPLETED_SUMMARY_CHARS)}")
+        lines.append(f"- ✅ {one_line(t.title)}: {clip_words(one_line(t.summary), COMPLETED_SUMMARY_CHARS)}")
     return [*lines, ""]
 
 
@@ -60,14 +60,14 @@ def _open_block(threads: Sequence[Thread]) -> list[str]:
     lines = ["**Open:**"]
     for t in ranked:
         emoji = PRIORITY_EMOJI.get(t.priority, UNKNOWN_EMOJI)
-        lines.append(f"- {emoji} {one_line(t.title)}: {cut(one_line(t.summary), OPEN_SUMMARY_CHARS)}")
+        lines.append(f"- {emoji} {one_line(t.title)}: {clip_words(one_line(t.summary), OPEN_SUMMARY_CHARS)}")
         if t.waiting_for:
             lines.append(f"  ⏳ {one_line(t.waiting_for)}")
     return [*lines, ""]
 
 
 def _decision_line(decision: Decision) -> str:
-    why = cut(one_line(decision.why), WHY_CHARS)
+    why = clip_words(one_line(decision.why), WHY_CHARS)
     # The reference printed "what — " even without a why; the dangling dash says nothing.
     return f"- {one_line(decision.what)} — {why}" if why else f"- {one_line(decision.what)}"
 

@@ -40,9 +40,11 @@ from workers.conversation.signals import (
     matches_title,
     words_of,
 )
+from workers.conversation.statements import DecisionText
+from workers.render import clip_words
 
 MAX_THREAD_DECISIONS: Final = 20
-SNIPPET_CHARS: Final = 100  # decisions and waiting_for are cut to this, as in the reference
+SNIPPET_CHARS: Final = 100  # decisions and waiting_for are cut to this (between words, "…")
 
 _replace = msgspec.structs.replace
 
@@ -101,10 +103,12 @@ def _with_decision(thread: Thread, snippet: str, ts: datetime) -> Thread:
     return _replace(thread, decisions=decisions, last_activity=ts)
 
 
-def _append_decisions(threads: list[Thread], contexts: Iterable[str], ts: datetime) -> list[Thread]:
-    for context in contexts:
-        context_words = words_of(context)
-        snippet = context[:SNIPPET_CHARS]
+def _append_decisions(threads: list[Thread], decisions: Iterable[DecisionText], ts: datetime) -> list[Thread]:
+    for decision in decisions:
+        # The thread is found by the whole sentence ("For the auth migration we decided …");
+        # what it records is the decision, cut between words.
+        context_words = words_of(f"{decision.sentence} {decision.why}")
+        snippet = clip_words(decision.what, SNIPPET_CHARS)
         threads = [
             _with_decision(t, snippet, ts)
             if t.status == "open" and snippet not in t.decisions and matches_title(t.title, context_words)

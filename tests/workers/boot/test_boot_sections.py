@@ -118,10 +118,12 @@ def test_decisions_in_the_document_respect_max_decisions_in_boot(make, tz):
     assert "| 4 recent decisions |" in md
 
 
-def test_decision_why_is_cut_at_100_characters(make, settings, tz):
-    decisions = make.decisions(make.decision("d1", why="w" * 150))
+def test_decision_why_is_cut_at_100_characters_between_words_with_an_ellipsis(make, settings, tz):
+    """The reference cut the why at 100 characters, inside a word and without a mark."""
+    decisions = make.decisions(make.decision("d1", why="w" * 150), make.decision("d2", why="because " * 20))
     md = assemble_boot(make.inputs(decisions=decisions), settings, tz)
-    assert f"  Why: {'w' * 100}\n" in md
+    assert f"  Why: {'w' * 99}…\n" in md  # one word longer than the room: cut where the limit falls
+    assert f"  Why: {('because ' * 12).rstrip()}…\n" in md  # whole words
 
 
 def test_decision_without_why_has_no_why_line(make, settings, tz):

@@ -7,8 +7,7 @@ import pytest
 
 from shared.config import parse_languages
 from workers.conversation import extract_signals, get_patterns, is_noise_topic, matches_title, words_of
-from workers.conversation.patterns import SCAN_HEAD_CHARS, SCAN_TAIL_CHARS, scan_view
-from workers.conversation.signals import MAX_MATCHES_PER_FAMILY
+from workers.conversation.patterns import MAX_MATCHES_PER_FAMILY, SCAN_HEAD_CHARS, SCAN_TAIL_CHARS, scan_view
 
 BOTH = get_patterns(parse_languages("both"))
 EN = get_patterns(("en",))
@@ -73,7 +72,7 @@ def test_decision_signals_are_extracted() -> None:
     """thread-tracker.test.ts › extractSignals › extracts decision signals."""
     signals = extract_signals("We decided to use TypeScript for all plugins", BOTH)
     assert signals.decisions
-    assert "decided" in signals.decisions[0]
+    assert "decided" in signals.decisions[0].what
 
 
 def test_closure_signals_are_extracted() -> None:
@@ -118,12 +117,19 @@ def test_unrelated_or_empty_text_has_no_signals(text: str) -> None:
     assert signals.topics == ()
 
 
-def test_decision_context_is_fifty_before_and_a_hundred_after() -> None:
-    """thread-tracker.test.ts › extractSignals › extracts context window around decisions (50 before, 100 after)."""
-    text = "x" * 60 + "decided to use TypeScript" + "y" * 120
-    context = extract_signals(text, EN).decisions[0]
-    assert len(context) < len(text)
-    assert context == "x" * 50 + "decided" + (" to use TypeScript" + "y" * 120)[:100]
+def test_a_decision_is_its_sentence_not_a_window_of_characters() -> None:
+    """thread-tracker.test.ts › extractSignals › extracts context window around decisions (50 before, 100
+    after): the reference's window is its defect — it starts and stops inside words and
+    sentences. Here the decision is the sentence it is in, and a long one is cut between
+    words and marked "…"."""
+    text = "Some intro about the plan. We decided to use TypeScript for every plugin. Lunch later?"
+    (decision,) = extract_signals(text, EN).decisions
+    assert decision.what == "We decided to use TypeScript for every plugin"
+    long_sentence = "We decided to use TypeScript " + "for plugin number seven " * 20 + "at last."
+    (long,) = extract_signals(long_sentence, EN).decisions
+    assert long.what.startswith("We decided to use TypeScript for plugin") and long.what.endswith("…")
+    assert long.what[:-1].split()[-1] in {"for", "plugin", "number", "seven"}  # a whole word
+    assert len(long.what) <= 160
 
 
 def test_wait_context_is_the_match_and_eighty_characters() -> None:
@@ -135,7 +141,8 @@ def test_wait_context_is_the_match_and_eighty_characters() -> None:
 def test_a_message_yields_at_most_fifty_signals_of_a_kind() -> None:
     """Cortex's guard against hostile input: thousands of "decided" are fifty decisions."""
     assert MAX_MATCHES_PER_FAMILY == 50
-    assert len(extract_signals("decided " * 5000, EN).decisions) == 50
+    assert len(extract_signals("We decided that. " * 5000, EN).decisions) == 50
+    assert len(extract_signals("decided " * 5000, EN).decisions) == 1  # one sentence, one decision
 
 
 def test_a_long_message_is_scanned_at_its_head_and_tail_only() -> None:
@@ -147,8 +154,8 @@ def test_a_long_message_is_scanned_at_its_head_and_tail_only() -> None:
     assert len(view) == SCAN_HEAD_CHARS + len("\n\n") + SCAN_TAIL_CHARS
     assert view.startswith("We decided") and view.endswith("Waiting for the review.")
     signals = extract_signals(text, EN)
-    assert any("use Postgres" in d for d in signals.decisions)
-    assert not any("ship friday" in d for d in signals.decisions)
+    assert any("use Postgres" in d.what for d in signals.decisions)
+    assert not any("ship friday" in d.what for d in signals.decisions)
     assert signals.waits == ("Waiting for the review.",)
     assert scan_view("short text") == "short text"
 

@@ -101,10 +101,11 @@ def test_threads_closed_more_than_24_hours_ago_are_not_completed():
     assert "Edge fix" in md
 
 
-def test_summaries_are_cut_like_the_reference():
-    md = narrative(threads(thread("c", status="closed", summary="c" * 300), thread("o", summary="o" * 300)))
-    assert f"- ✅ thread c: {'c' * 100}\n" in md
-    assert f"- 🟡 thread o: {'o' * 150}\n" in md
+def test_summaries_are_cut_at_the_references_lengths_between_words_with_an_ellipsis():
+    """The reference cut summaries at 100 (completed) and 150 (open) characters, inside words."""
+    md = narrative(threads(thread("c", status="closed", summary="c" * 300), thread("o", summary="word " * 60)))
+    assert f"- ✅ thread c: {'c' * 99}…\n" in md
+    assert f"- 🟡 thread o: {('word ' * 30).rstrip()}…\n" in md
 
 
 def test_includes_decisions_of_the_last_24_hours_with_why():
@@ -120,7 +121,7 @@ def test_includes_decisions_of_the_last_24_hours_with_why():
 def test_decision_why_is_cut_at_80_and_a_missing_why_leaves_no_dash():
     md = narrative(d=decisions(decision("a", what="long", why="w" * 120),
                                decision("b", what="bare", why="", extracted_at=NOW - timedelta(hours=1))))
-    assert f"- long — {'w' * 80}\n- bare\n" in md
+    assert f"- long — {'w' * 79}…\n- bare\n" in md
 
 
 def test_timeline_in_event_time_and_local_zone():

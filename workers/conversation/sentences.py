@@ -1,0 +1,63 @@
+"""Sentences of a message, and text cut the way a person cuts it.
+
+Extracted text (a decision, a reason, a promise) is a sentence or a clause of one, never a
+window of characters: the reference's windows ("50 before to 100 after") started and
+stopped inside words ("…auf flaky net", "Der Rollba"). A sentence ends at ``.``, ``!``,
+``?`` or ``…`` followed by a space or the end, at ``。！？`` or at a line break, so "3.2",
+"5,000" and "v4.2" stay inside their sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from workers.render import clip_words
+
+_END: Final = re.compile(r"[.!?…]+[\"'”’»)\]]*(?=\s|$)|[。！？]+|\n")
+_STRIP: Final = " \t\r\n"
+TRAILING: Final = " \t\r\n.,;:!。！、，；："
+LEADING: Final = " \t\r\n,;:、，；：-–—"
+ELLIPSIS: Final = "…"
+
+
+def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start] in _STRIP:
+        start += 1
+    while end > start and text[end - 1] in _STRIP:
+        end -= 1
+    return start, end
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every sentence of ``text``, its final punctuation included."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for found in _END.finditer(text):
+        span = _trimmed(text, start, found.end())
+        if span[0] < span[1]:
+            spans.append(span)
+        start = found.end()
+    span = _trimmed(text, start, len(text))
+    if span[0] < span[1]:
+        spans.append(span)
+    return spans
+
+
+def tidy(text: str) -> str:
+    """A clause as a person writes it down: no dangling punctuation at either end."""
+    return text.strip(LEADING).rstrip(TRAILING)
+
+
+def clip_around(text: str, pos: int, limit: int) -> str:
+    """``text`` within ``limit`` characters, keeping the part from just before ``pos``
+    (where the text says what matters) and marking each cut end with "…"."""
+    if len(text) <= limit:
+        return text
+    if pos <= limit // 2:
+        return clip_words(text, limit)
+    start = max(0, pos - limit // 4)
+    space = text.rfind(" ", 0, start + 1)
+    if space > 0 and start - space < limit // 4:
+        start = space + 1
+    return ELLIPSIS + clip_words(text[start:], limit - len(ELLIPSIS))

@@ -1,0 +1,189 @@
+"""Decisions in one message, as a person would write them down.
+
+A decision is a *sentence* in which a decision pattern matches ("we decided", "machen wir",
+"决定"…); several matches in one sentence are one decision, two decision sentences are two.
+Its ``why`` is the reason the text gives, and nothing when it gives none:
+
+* a reason marker and the clause after it — "…, because the old secret is shared",
+  "weil …", "porque …", "parce que …", "perché …", "потому что …", "因为 …" — or before
+  the decision: "Since the library is unmaintained, we decided …";
+* the clause before a reason marker that follows its reason: "問い合わせが多いので、…",
+  "타임아웃 때문에 …";
+* the clause before a consequence connector: "X is critical, so let's …";
+* the preceding sentence, when the decision sentence follows from it: "The cluster runs
+  out of memory. So we decided …", "… Wir haben deshalb beschlossen, …".
+
+``what`` is then the decision sentence without its reason clause. A bare agreement
+("Agreed.", "Einverstanden, machen wir.", "Договорились.") says nothing by itself and is
+no decision (what was agreed was said before, or is said in the next decision sentence);
+neither is a question ("Did we agree on X?") nor a negated cue ("not decided yet").
+Long text is cut between words, marked "…".
+
+Differences from the reference (openclaw-cortex ``decision-tracker.ts``), whose ``what``
+was the characters 50 before to 100 after each match and whose ``why`` the characters 100
+before to 200 after it: overlapping windows of one sentence made two decisions, text was
+cut inside words, and every why repeated its decision.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Iterator
+from typing import Final, NamedTuple
+
+from workers.conversation.patterns import MAX_MATCHES_PER_FAMILY, MatchText, PatternSet, ReasonMarkers, iter_matches
+from workers.conversation.sentences import clip_around, sentence_spans, tidy
+from workers.render import clip_words
+
+MAX_WHAT_CHARS: Final = 160
+MAX_WHY_CHARS: Final = 160
+_CLAUSE_MARKS: Final = ",，、;；:："
+_WORD: Final = re.compile(r"\w+")
+_CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+# A sentence whose words beside its cue are at most this many is a bare agreement.
+_BARE_WORDS: Final = 1
+_LEADING_JOINER: Final = re.compile(r"^(?:and|also|und|auch|y|et|e|и)\s+(?=\w)", re.IGNORECASE)
+
+
+class DecisionText(NamedTuple):
+    what: str
+    why: str
+    sentence: str  # the whole decision sentence: what a thread title is matched against
+
+
+class _Split(NamedTuple):
+    what: tuple[int, int]  # span within the sentence
+    why: str
+
+
+def _word_count(text: str) -> int:
+    return len(_WORD.findall(text)) + (len(_CJK.findall(text)) // 2 if _CJK.search(text) else 0)
+
+
+def _is_bare(sentence: str, cue: tuple[int, int]) -> bool:
+    rest = sentence[: cue[0]] + " " + sentence[cue[1] :]
+    return _word_count(rest) <= _BARE_WORDS
+
+
+def _markers(low: str, reasons: tuple[ReasonMarkers, ...]) -> Iterator[tuple[re.Match[str], str, bool]]:
+    found: list[tuple[int, int, re.Match[str], str, bool]] = []
+    for markers in reasons:
+        for rank, (kind, rx) in enumerate(
+            (("reason", markers.reason), ("before", markers.reason_before), ("consequence", markers.consequence))
+        ):
+            if rx is not None:
+                found.extend((m.start(), rank, m, kind, markers.keeps_marker) for m in rx.finditer(low))
+    found.sort(key=lambda f: (f[0], f[1]))
+    return ((m, kind, keep) for _, _, m, kind, keep in found)
+
+
+def _word_start(match: re.Match[str]) -> int:
+    text = match.group(0)
+    offset = len(text) - len(text.lstrip(" ,，、\t"))
+    return match.start() + offset
+
+
+def _split_reason(sentence: str, low: str, cue: int, previous: str, patterns: PatternSet) -> _Split:
+    whole = _Split((0, len(sentence)), "")
+    for marker, kind, keep in _markers(low, patterns.reasons):
+        word = _word_start(marker)
+        if kind == "reason":
+            split = _after_marker(sentence, cue, marker, word, keep)
+        elif kind == "before":
+            split = _before_marker(sentence, cue, marker)
+        else:
+            split = _consequence(sentence, cue, marker, word, previous)
+        if split is not None:
+            return split
+    return whole
+
+
+def _after_marker(sentence: str, cue: int, marker: re.Match[str], word: int, keep: bool) -> _Split | None:
+    reason_from = word if keep else marker.end()
+    if marker.start() > cue:  # "we decided X because Y"
+        return _Split((0, marker.start()), sentence[reason_from:])
+    # "Since Y, we decided X": the reason runs to the clause mark before the decision
+    comma = next((i for i in range(marker.end(), cue) if sentence[i] in _CLAUSE_MARKS), None)
+    if comma is None:
+        return None
+    return _Split((comma + 1, len(sentence)), sentence[reason_from:comma])
+
+
+def _before_marker(sentence: str, cue: int, marker: re.Match[str]) -> _Split | None:
+    if marker.end() > cue:  # the reason must come before the decision
+        return None
+    return _Split((marker.end(), len(sentence)), sentence[: marker.start()])
+
+
+def _consequence(sentence: str, cue: int, marker: re.Match[str], word: int, previous: str) -> _Split | None:
+    if word == 0:  # "So we decided …": the sentence before is the reason
+        return _Split((marker.end(), len(sentence)), previous)
+    if marker.start() > cue:  # "we decided X, so Y": a consequence of the decision, no reason
+        return None
+    if sentence[marker.start()] in _CLAUSE_MARKS:  # "X is critical, so let's …"
+        return _Split((marker.end(), len(sentence)), sentence[: marker.start()])
+    return _Split((0, len(sentence)), previous)  # "Wir haben deshalb beschlossen, …"
+
+
+def _meaningful(previous: str) -> str:
+    # A one-word sentence ("Agreed.", "OK.") is no reason.
+    return previous if _word_count(previous) > 2 else ""
+
+
+def _decision_text(original: str, low: str, span: tuple[int, int], cue: int, previous: str,
+                   patterns: PatternSet) -> DecisionText:
+    start, end = span
+    sentence, low_sentence = original[start:end], low[start:end]
+    split = _split_reason(sentence, low_sentence, cue, _meaningful(previous), patterns)
+    raw_what = sentence[split.what[0] : split.what[1]]
+    what = _LEADING_JOINER.sub("", tidy(raw_what))
+    if what[:1].islower():
+        what = what[0].upper() + what[1:]
+    cue_in_what = max(0, cue - split.what[0] - (len(raw_what) - len(raw_what.lstrip())))
+    why = tidy(split.why)
+    return DecisionText(
+        what=clip_around(what, min(cue_in_what, len(what)), MAX_WHAT_CHARS),
+        why=clip_words(why, MAX_WHY_CHARS),
+        sentence=sentence,
+    )
+
+
+def _chosen_sentences(text: MatchText, patterns: PatternSet,
+                      spans: list[tuple[int, int]]) -> dict[int, tuple[int, int]]:
+    """Sentence index → its first decision cue (absolute span)."""
+    starts = [s for s, _ in spans]
+    chosen: dict[int, tuple[int, int]] = {}
+    for found in iter_matches(patterns.decision, text):
+        if patterns.is_negated(text.lowered, found.start()):  # "not decided yet"
+            continue
+        index = max(0, bisect_right(starts, found.start()) - 1)
+        if index not in chosen or found.start() < chosen[index][0]:
+            chosen[index] = (found.start(), found.end())
+    return chosen
+
+
+def _is_question(sentence: str) -> bool:
+    return sentence.rstrip().endswith(("?", "？"))
+
+
+def find_decisions(text: MatchText, patterns: PatternSet) -> list[DecisionText]:
+    """One ``DecisionText`` per decision sentence of the message, in order."""
+    if not patterns.decision.may_match(text):
+        return []
+    original, low = text.original, text.lowered
+    spans = sentence_spans(original)
+    chosen = _chosen_sentences(text, patterns, spans)
+    out: list[DecisionText] = []
+    for index in sorted(chosen):
+        start, end = spans[index]
+        cue_start, cue_end = chosen[index]
+        cue = cue_start - start
+        sentence = original[start:end]
+        if _is_question(sentence) or _is_bare(sentence, (cue, cue_end - start)):
+            continue
+        previous = original[spans[index - 1][0] : spans[index - 1][1]] if index > 0 else ""
+        out.append(_decision_text(original, low, spans[index], cue, previous, patterns))
+        if len(out) == MAX_MATCHES_PER_FAMILY:
+            break
+    return out
