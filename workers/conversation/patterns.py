@@ -173,21 +173,31 @@ class Family:
 
 @dataclass(frozen=True, slots=True)
 class ReasonMarkers:
-    """One language's reason words, each family one regex on the lowered text."""
+    """The enabled languages' reason words, each family one pattern on the lowered text."""
 
-    reason: re.Pattern[str] | None  # the reason follows the marker ("because …")
-    reason_before: re.Pattern[str] | None  # the reason precedes it ("…ので")
-    consequence: re.Pattern[str] | None  # the reason precedes, the decision follows ("…, so …")
-    keeps_marker: bool  # the why keeps the marker ("weil …")
+    reason: Pattern | None  # the reason follows the marker ("because …"); the why drops it
+    reason_kept: Pattern | None  # likewise, but the why keeps the marker ("weil …")
+    reason_before: Pattern | None  # the reason precedes it ("…ので")
+    consequence: Pattern | None  # the reason precedes, the decision follows ("…, so …")
 
 
-def _reason_markers(pack: LanguagePack) -> ReasonMarkers | None:
-    def one(sources: tuple[str, ...]) -> re.Pattern[str] | None:
-        return re.compile("|".join(f"(?:{s})" for s in sources)) if sources else None
+def _one_regex(sources: Iterable[str]) -> re.Pattern[str] | None:
+    listed = list(sources)
+    return re.compile("|".join(f"(?:{s})" for s in listed)) if listed else None
 
-    if not (pack.reason or pack.reason_before or pack.consequence):
-        return None
-    return ReasonMarkers(one(pack.reason), one(pack.reason_before), one(pack.consequence), pack.keeps_reason_marker)
+
+def _one_pattern(sources: Iterable[str]) -> Pattern | None:
+    listed = list(sources)
+    return Pattern.compile("|".join(f"(?:{s})" for s in listed), lowered=True) if listed else None
+
+
+def _reason_markers(packs: tuple[LanguagePack, ...]) -> ReasonMarkers:
+    return ReasonMarkers(
+        reason=_one_pattern(s for p in packs if not p.keeps_reason_marker for s in p.reason),
+        reason_kept=_one_pattern(s for p in packs if p.keeps_reason_marker for s in p.reason),
+        reason_before=_one_pattern(s for p in packs for s in p.reason_before),
+        consequence=_one_pattern(s for p in packs for s in p.consequence),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,7 +216,7 @@ class PatternSet:
     high_impact: re.Pattern[str] | None  # any keyword, on lowered text
     topic_blacklist: frozenset[str]
     noise_prefix: re.Pattern[str] | None  # on the lowered, stripped topic
-    reasons: tuple[ReasonMarkers, ...] = ()
+    reasons: ReasonMarkers = ReasonMarkers(None, None, None, None)
     negation: re.Pattern[str] | None = None  # any language's negation, on lowered text
 
     def is_negated(self, lowered: str, pos: int) -> bool:
@@ -214,10 +224,12 @@ class PatternSet:
         review, not closed", "noch nicht entschieden", "还没决定")."""
         if self.negation is None or pos <= 0:
             return False
-        lo = max(0, pos - NEGATION_REACH)
-        window = lowered[lo:pos]
+        window = lowered[max(0, pos - NEGATION_REACH) : pos]
+        found = self.negation.search(window)
+        if found is None:
+            return False
         cut = max(map(window.rfind, _CLAUSE_BREAKS))
-        return self.negation.search(window, cut + 1) is not None
+        return found.start() > cut or self.negation.search(window, cut + 1) is not None
 
     def is_high_impact(self, lowered: str) -> bool:
         """True when lower-cased text contains a high-impact keyword (a substring, as in the reference)."""
@@ -272,11 +284,6 @@ def _noise_prefix(packs: tuple[LanguagePack, ...]) -> re.Pattern[str] | None:
     return re.compile(rf"(?:{'|'.join(re.escape(p) for p in prefixes)})\s")
 
 
-def _negation(packs: tuple[LanguagePack, ...]) -> re.Pattern[str] | None:
-    sources = [source for pack in packs for source in pack.negation]
-    return re.compile("|".join(f"(?:{s})" for s in sources)) if sources else None
-
-
 @lru_cache(maxsize=32)
 def get_patterns(languages: tuple[str, ...]) -> PatternSet:
     """The merged, compiled patterns of ``languages`` (cached per tuple)."""
@@ -297,6 +304,6 @@ def get_patterns(languages: tuple[str, ...]) -> PatternSet:
         high_impact=_alternation(keywords),
         topic_blacklist=frozenset(w.lower() for pack in packs for w in pack.topic_blacklist),
         noise_prefix=_noise_prefix(packs),
-        reasons=tuple(m for m in map(_reason_markers, packs) if m is not None),
-        negation=_negation(packs),
+        reasons=_reason_markers(packs),
+        negation=_one_regex(source for pack in packs for source in pack.negation),
     )

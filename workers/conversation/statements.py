@@ -29,11 +29,10 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterator
 from typing import Final, NamedTuple
 
 from workers.conversation.patterns import MAX_MATCHES_PER_FAMILY, MatchText, PatternSet, ReasonMarkers, iter_matches
-from workers.conversation.sentences import clip_around, sentence_spans, tidy
+from workers.conversation.sentences import clip_around, sentence_around, sentence_ends, tidy
 from workers.render import clip_words
 
 MAX_WHAT_CHARS: Final = 160
@@ -66,16 +65,14 @@ def _is_bare(sentence: str, cue: tuple[int, int]) -> bool:
     return _word_count(rest) <= _BARE_WORDS
 
 
-def _markers(low: str, reasons: tuple[ReasonMarkers, ...]) -> Iterator[tuple[re.Match[str], str, bool]]:
-    found: list[tuple[int, int, re.Match[str], str, bool]] = []
-    for markers in reasons:
-        for rank, (kind, rx) in enumerate(
-            (("reason", markers.reason), ("before", markers.reason_before), ("consequence", markers.consequence))
-        ):
-            if rx is not None:
-                found.extend((m.start(), rank, m, kind, markers.keeps_marker) for m in rx.finditer(low))
+def _markers(low: str, reasons: ReasonMarkers) -> list[tuple[re.Match[str], str, bool]]:
+    """Reason markers of a sentence in order: (match, kind, the why keeps the marker)."""
+    families = (("reason", reasons.reason, False), ("reason", reasons.reason_kept, True),
+                ("before", reasons.reason_before, False), ("consequence", reasons.consequence, False))
+    found = [(m.start(), rank, m, kind, keep) for rank, (kind, marker, keep) in enumerate(families)
+             if marker is not None and marker.may_match(low) for m in marker.regex.finditer(low)]
     found.sort(key=lambda f: (f[0], f[1]))
-    return ((m, kind, keep) for _, _, m, kind, keep in found)
+    return [(m, kind, keep) for _, _, m, kind, keep in found]
 
 
 def _word_start(match: re.Match[str]) -> int:
@@ -150,16 +147,13 @@ def _decision_text(original: str, low: str, span: tuple[int, int], cue: int, pre
 
 
 def _chosen_sentences(text: MatchText, patterns: PatternSet,
-                      spans: list[tuple[int, int]]) -> dict[int, tuple[int, int]]:
-    """Sentence index → its first decision cue (absolute span)."""
-    starts = [s for s, _ in spans]
-    chosen: dict[int, tuple[int, int]] = {}
-    for found in iter_matches(patterns.decision, text):
-        if patterns.is_negated(text.lowered, found.start()):  # "not decided yet"
-            continue
-        index = max(0, bisect_right(starts, found.start()) - 1)
-        if index not in chosen or found.start() < chosen[index][0]:
-            chosen[index] = (found.start(), found.end())
+                      ends: list[int]) -> dict[tuple[int, int], tuple[int, int]]:
+    """Sentence span → its first decision cue (absolute spans), in the message's order."""
+    cues = [(m.start(), m.end()) for m in iter_matches(patterns.decision, text)
+            if not patterns.is_negated(text.lowered, m.start())]  # "not decided yet"
+    chosen: dict[tuple[int, int], tuple[int, int]] = {}
+    for cue in sorted(cues):
+        chosen.setdefault(sentence_around(text.original, ends, cue[0]), cue)
     return chosen
 
 
@@ -167,23 +161,29 @@ def _is_question(sentence: str) -> bool:
     return sentence.rstrip().endswith(("?", "？"))
 
 
+def _previous_sentence(original: str, ends: list[int], start: int) -> str:
+    i = bisect_right(ends, start)
+    if i == 0:
+        return ""
+    lo, hi = sentence_around(original, ends, ends[i - 1] - 1)
+    return original[lo:hi] if hi <= start else ""
+
+
 def find_decisions(text: MatchText, patterns: PatternSet) -> list[DecisionText]:
     """One ``DecisionText`` per decision sentence of the message, in order."""
     if not patterns.decision.may_match(text):
         return []
     original, low = text.original, text.lowered
-    spans = sentence_spans(original)
-    chosen = _chosen_sentences(text, patterns, spans)
+    ends = sentence_ends(original)
+    chosen = _chosen_sentences(text, patterns, ends)
     out: list[DecisionText] = []
-    for index in sorted(chosen):
-        start, end = spans[index]
-        cue_start, cue_end = chosen[index]
+    for (start, end), (cue_start, cue_end) in chosen.items():
         cue = cue_start - start
         sentence = original[start:end]
         if _is_question(sentence) or _is_bare(sentence, (cue, cue_end - start)):
             continue
-        previous = original[spans[index - 1][0] : spans[index - 1][1]] if index > 0 else ""
-        out.append(_decision_text(original, low, spans[index], cue, previous, patterns))
+        previous = _previous_sentence(original, ends, start)
+        out.append(_decision_text(original, low, (start, end), cue, previous, patterns))
         if len(out) == MAX_MATCHES_PER_FAMILY:
             break
     return out
