@@ -53,6 +53,10 @@ class Thread(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 
 class ThreadsDoc(msgspec.Struct, kw_only=True):
+    # Lists a write trims from the front (their oldest items) if the document would not fit
+    # one KV value otherwise (``shared.parts.cap``); the cores' own caps keep it far below.
+    CAP_LISTS: ClassVar[tuple[str, ...]] = ("threads",)
+
     updated: datetime
     session_mood: Mood
     threads: list[Thread]
@@ -72,6 +76,8 @@ class Decision(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 
 class DecisionsDoc(msgspec.Struct, kw_only=True):
+    CAP_LISTS: ClassVar[tuple[str, ...]] = ("decisions",)
+
     updated: datetime
     decisions: list[Decision]
     integrity: Integrity
@@ -89,6 +95,8 @@ class Commitment(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 
 class CommitmentsDoc(msgspec.Struct, kw_only=True):
+    CAP_LISTS: ClassVar[tuple[str, ...]] = ("commitments",)
+
     updated: datetime
     commitments: list[Commitment]
     integrity: Integrity
@@ -113,6 +121,8 @@ class TimelineItem(msgspec.Struct, kw_only=True):
 class NarrativeDoc(msgspec.Struct, kw_only=True):
     """``timeline`` goes beyond the contract (readers ignore unknown fields): the narrative
     worker's own record of session starts/ends and compactions, in event time."""
+
+    CAP_LISTS: ClassVar[tuple[str, ...]] = ("timeline",)
 
     agent: str
     ts: datetime
@@ -163,6 +173,7 @@ class KnowledgeDoc(msgspec.Struct, kw_only=True):
     A document over the 512 KiB value limit is stored as the head ``agent`` and parts
     ``agent.part1`` …, each a complete KnowledgeDoc holding a run of ``SPLIT_LISTS``."""
 
+    CAP_LISTS: ClassVar[tuple[str, ...]] = ("llm_pending",)
     SPLIT_LISTS: ClassVar[tuple[str, ...]] = ("entities", "facts")
 
     updated: datetime
@@ -182,6 +193,8 @@ class ChannelState(msgspec.Struct, kw_only=True):
 
 
 class ChannelsDoc(msgspec.Struct, kw_only=True):
+    CAP_LISTS: ClassVar[tuple[str, ...]] = ("channels",)
+
     updated: datetime
     channels: list[ChannelState]
     integrity: Integrity
@@ -191,6 +204,8 @@ class ChannelsDoc(msgspec.Struct, kw_only=True):
 class RecallDoc(msgspec.Struct, kw_only=True):
     """Beyond the contract: what boot needs from recall without opening the vector store —
     the agent's rules and hot ("key") memories, and counts by tier."""
+
+    CAP_LISTS: ClassVar[tuple[str, ...]] = ("llm_pending", "key_memories")
 
     agent: str
     updated: datetime

@@ -44,7 +44,7 @@ from nats.js.client import JetStreamContext
 from shared import metrics
 from shared.backoff import backoff_delay
 from shared.codec import Envelope, Limits, Rejection, decode_event
-from shared.errors import DocumentCorrupt, LeaseLost, RebuildRequired, is_transient
+from shared.errors import DocumentCorrupt, LeaseLost, RebuildRequired, UnwritableDocuments, is_transient
 from shared.health import Health
 from shared.kv import kv_read
 from shared.names import BUCKET_CHECKPOINTS, DLQ_STREAM, EVENTS_STREAM, dlq_subject
@@ -203,7 +203,10 @@ class ConsumeLoop:
 
     async def _finish(self, handled: list[tuple[Msg, bool]]) -> None:
         self._fence()
-        await self._retry_transient("commit", self._handler.commit)
+        try:
+            await self._retry_transient("commit", self._handler.commit)
+        except UnwritableDocuments as exc:
+            handled = await self._dead_letter_unwritable(handled, exc)
         # redelivered duplicates at the head of a batch must never move the checkpoint back
         last = max(self._applied, handled[-1][0].metadata.sequence.stream)
         await self._retry_transient("checkpoint", lambda: self._write_checkpoint(last))
@@ -216,6 +219,19 @@ class ConsumeLoop:
         metrics.CHECKPOINT.labels(self._label).set(self._applied)
         if self._on_committed is not None:
             await self._on_committed(self._applied)
+
+    async def _dead_letter_unwritable(self, handled: list[tuple[Msg, bool]],
+                                      exc: UnwritableDocuments) -> list[tuple[Msg, bool]]:
+        """The events whose documents can never be written (too large for any value) are
+        permanent failures: dead letters, like any other, and the batch goes on."""
+        out = []
+        for msg, dead in handled:
+            seq = msg.metadata.sequence.stream
+            unwritable = not dead and seq in exc.failures
+            if unwritable:
+                await self._dead_letter(msg, seq, exc.failures[seq], "unwritable")
+            out.append((msg, dead or unwritable))
+        return out
 
     async def _rebuild(self, exc: RebuildRequired) -> None:
         """Documents must be derived again: a bucket came back empty (start over from

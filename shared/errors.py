@@ -31,6 +31,21 @@ class DocumentCorrupt(RebuildRequired):
         self.reason = reason
 
 
+class DocumentTooLarge(ValueError):
+    """A document cannot be made to fit one KV value (or one part): a permanent failure of
+    the events that made it, never retried."""
+
+
+class UnwritableDocuments(Exception):
+    """Documents of a batch that can never be written (``is_unwritable``): the events that
+    changed them, by stream sequence, with the reason. The other documents of the batch
+    are written; the consume loop dead-letters these events and carries on."""
+
+    def __init__(self, failures: dict[int, str]) -> None:
+        super().__init__(f"{len(failures)} event(s) made documents that cannot be written")
+        self.failures = failures
+
+
 class LeaseLost(Exception):
     """Another instance holds this consumer's lease: stop applying immediately."""
 
@@ -49,6 +64,18 @@ _TRANSIENT_NATS = (
     ConnectionError,
     OSError,
 )
+
+
+# JetStream: "message size exceeds maximum allowed" (a bucket's max value size)
+_TOO_LARGE_ERR_CODES = frozenset({10054})
+
+
+def is_unwritable(exc: BaseException) -> bool:
+    """True for write failures that every retry would repeat: the value is too large for
+    the server or the bucket. (Other store errors stay transient: a full disk is freed.)"""
+    if isinstance(exc, DocumentTooLarge | nats.errors.MaxPayloadError):
+        return True
+    return isinstance(exc, nats.js.errors.APIError) and exc.err_code in _TOO_LARGE_ERR_CODES
 
 
 def is_transient(exc: BaseException) -> bool:

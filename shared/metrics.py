@@ -34,3 +34,7 @@ DOCUMENTS_UNREADABLE = Counter(
     "cortex_documents_unreadable_total",
     "Another worker's stored document a reader (boot, snapshot, narrative, channels, api) could not "
     "decode and treated as missing; its owner rebuilds it", ["bucket"])
+DOCUMENTS_CAPPED = Counter(
+    "cortex_documents_capped_total",
+    "Document writes that had to drop their oldest list items to fit one KV value (below the "
+    "server's max payload)", ["worker", "bucket"])

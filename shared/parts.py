@@ -37,11 +37,12 @@ import nats.js.errors
 from nats.js.kv import KeyValue
 
 from schemas.docs import Integrity, KnowledgeDoc
-from shared.errors import TransientError
+from shared.errors import DocumentTooLarge, TransientError
 from shared.kv import DOC_HISTORY, kv_read
 from shared.names import BUCKET_KNOWLEDGE, shadow_bucket
 
 MAX_VALUE_BYTES: Final = 512 * 1024  # the contract's limit per KV value
+PAYLOAD_HEADROOM: Final = 1024  # a KV write's subject and headers, beside its value
 READ_ATTEMPTS: Final = 8
 
 D = TypeVar("D", bound=msgspec.Struct)
@@ -66,6 +67,45 @@ SPLIT_DOCS: Final[dict[str, type[msgspec.Struct]]] = {
 def split_lists(doc_type: type[Any]) -> tuple[str, ...]:
     """The list fields a document type spreads over parts; () for single-value documents."""
     return tuple(getattr(doc_type, "SPLIT_LISTS", ()))
+
+
+def cap_lists(doc_type: type[Any]) -> tuple[str, ...]:
+    """The list fields a write may trim from the front to fit (``CAP_LISTS``)."""
+    return tuple(getattr(doc_type, "CAP_LISTS", ()))
+
+
+def value_budget(max_payload: int, limit: int = MAX_VALUE_BYTES) -> int:
+    """The largest value a write may carry: the contract's limit, and below the server's
+    max payload with room for the message's headers (a value the server refuses can never
+    be written, however often it is retried)."""
+    return min(limit, max(1024, max_payload - PAYLOAD_HEADROOM))
+
+
+def cap(doc: D, max_bytes: int) -> tuple[D, int]:
+    """``doc`` with the oldest items of its ``CAP_LISTS`` dropped until it encodes to at
+    most ``max_bytes`` (its ``SPLIT_LISTS`` do not count: they go to parts), and how many
+    were dropped. Raises ``DocumentTooLarge`` when even empty lists do not make it fit."""
+    lists = split_lists(type(doc))
+    measured = msgspec.structs.replace(doc, **{name: [] for name in lists}) if lists else doc
+    excess = len(_ENCODER.encode(measured)) - max_bytes
+    if excess <= 0:
+        return doc, 0
+    trimmed: dict[str, list[Any]] = {}
+    dropped = 0
+    for name in cap_lists(type(doc)):
+        items = list(getattr(doc, name))
+        cut = 0
+        while cut < len(items) and excess > 0:
+            excess -= len(_ENCODER.encode(items[cut])) + (1 if cut < len(items) - 1 else 0)  # and its comma
+            cut += 1
+        trimmed[name] = items[cut:]
+        dropped += cut
+        if excess <= 0:
+            break
+    if excess > 0:
+        raise DocumentTooLarge(f"{type(doc).__name__} does not fit {max_bytes} bytes even without "
+                               f"{', '.join(cap_lists(type(doc))) or 'any list'}")
+    return msgspec.structs.replace(doc, **trimmed), dropped
 
 
 def part_key(agent: str, index: int) -> str:
@@ -94,7 +134,7 @@ def integrity_of(raw: bytes) -> Integrity:
 def encode_parts(doc: msgspec.Struct, max_bytes: int = MAX_VALUE_BYTES) -> list[bytes]:
     """``doc`` as values of at most ``max_bytes``, the head first. The items of each split
     list are packed greedily in list order; a document that fits is one value, its plain
-    encoding. Raises ValueError when a single item cannot fit a part at all."""
+    encoding. Raises DocumentTooLarge when a single item cannot fit a part at all."""
     whole = _ENCODER.encode(doc)
     lists = split_lists(type(doc))
     if len(whole) <= max_bytes or not lists:
@@ -107,7 +147,8 @@ def encode_parts(doc: msgspec.Struct, max_bytes: int = MAX_VALUE_BYTES) -> list[
         for item in getattr(doc, name):
             size = len(_ENCODER.encode(item))
             if size > budget:
-                raise ValueError(f"one {type(item).__name__} encodes to {size} bytes, over the part budget of {budget}")
+                raise DocumentTooLarge(f"one {type(item).__name__} encodes to {size} bytes, "
+                                       f"over the part budget of {budget}")
             cost = size + (1 if parts[-1][name] else 0)  # the separating comma
             if used + cost > budget:
                 parts.append({n: [] for n in lists})

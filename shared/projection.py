@@ -32,7 +32,14 @@ from nats.js.kv import KeyValue
 from schemas.docs import Integrity
 from shared import metrics, parts
 from shared.codec import Envelope
-from shared.errors import DocumentCorrupt, RebuildRequired, TransientError
+from shared.errors import (
+    DocumentCorrupt,
+    DocumentTooLarge,
+    RebuildRequired,
+    TransientError,
+    UnwritableDocuments,
+    is_unwritable,
+)
 from shared.kv import kv_cas, kv_read
 from shared.repair import decode_document, discard_document, unreadable_reason
 
@@ -131,8 +138,14 @@ class ProjectionHandler:
         self._cache_size = cache_size
         self._encoder = msgspec.json.Encoder()
         self._decoders = {p.bucket: msgspec.json.Decoder(p.doc_type) for p in projections}
-        self._split = {p.bucket: getattr(p, "max_value_bytes", parts.MAX_VALUE_BYTES)
-                       for p in projections if parts.split_lists(p.doc_type)}
+        # the largest value each bucket's writes may carry: the contract's 512 KiB, a
+        # projection's own lower limit, and always below the server's max payload
+        max_payload = int(getattr(getattr(js, "_nc", None), "max_payload", parts.MAX_VALUE_BYTES * 2))
+        self._budget = {p.bucket: parts.value_budget(max_payload, getattr(p, "max_value_bytes",
+                                                                          parts.MAX_VALUE_BYTES))
+                        for p in projections}
+        self._split = {p.bucket: self._budget[p.bucket] for p in projections if parts.split_lists(p.doc_type)}
+        self._unwritable: dict[int, str] = {}  # events whose documents can never be written
         self.cut_on_triggers = cut_on_triggers
         self.cut_every = cut_every  # 0: no cuts at stream boundaries (see ``boundary``)
         self._last_seen = 0  # the highest sequence applied, for the boundary cuts
@@ -256,17 +269,36 @@ class ProjectionHandler:
             await self._write(key)
 
     async def commit(self) -> None:
-        """Write every changed document once; raises TransientError when the store fails."""
+        """Write every changed document once; raises TransientError when the store fails,
+        and ``UnwritableDocuments`` (after writing all the others) for documents that can
+        never be written: the loop dead-letters the events that made them."""
         keys = sorted(self._dirty)
-        if not keys:
-            return
         results = await asyncio.gather(*(self._write(k) for k in keys), return_exceptions=True)
-        failed = [r for r in results if isinstance(r, BaseException)]
-        rebuild = next((r for r in failed if isinstance(r, RebuildRequired)), None)
+        failed = [(k, r) for k, r in zip(keys, results, strict=True) if isinstance(r, BaseException)]
+        rebuild = next((r for _, r in failed if isinstance(r, RebuildRequired)), None)
         if rebuild is not None:
             raise rebuild
-        if failed:
-            raise TransientError(f"{len(failed)} document write(s) failed: {failed[0]!r}") from failed[0]
+        for key, exc in failed:
+            if is_unwritable(exc):
+                self._give_up(key, exc)
+        retry = [r for _, r in failed if not is_unwritable(r)]
+        if retry:
+            raise TransientError(f"{len(retry)} document write(s) failed: {retry[0]!r}") from retry[0]
+        if self._unwritable:
+            failures, self._unwritable = self._unwritable, {}
+            raise UnwritableDocuments(failures)
+
+    def _give_up(self, key: tuple[str, str], exc: BaseException) -> None:
+        """A document that can never be written: its events become dead letters, and the
+        agent's next event starts again from the stored document."""
+        bucket, agent = key
+        slot = self._cache.pop(key)
+        self._dirty.discard(key)
+        reason = f"document {self.bucket_name(bucket)}/{agent} cannot be written: {type(exc).__name__}: {exc}"
+        log.error("document_unwritable", extra={"worker": self.worker, "bucket": self.bucket_name(bucket),
+                                                "agent": agent, "error": reason, "events": len(slot.pending)})
+        for env, _ in slot.pending:
+            self._unwritable[env.seq] = reason
 
     async def _write(self, key: tuple[str, str]) -> None:
         bucket, agent = key
@@ -275,7 +307,16 @@ class ProjectionHandler:
         kv = await self._kv(bucket)
         for _ in range(50):
             try:
-                await self._put(bucket, kv, agent, slot)
+                values = self._values(bucket, slot.doc)
+                if values is None:  # it does not fit one value: derive it again, fitting event by event
+                    if not await self._refit(projection, slot, kv, agent):
+                        slot.pending.clear()
+                        self._dirty.discard(key)
+                        return
+                    values = self._values(bucket, slot.doc)
+                    if values is None:
+                        raise DocumentTooLarge(f"{self.bucket_name(bucket)}/{agent} does not fit")
+                await self._put(kv, agent, slot, values)
                 metrics.KV_WRITES.labels(self.worker).inc()
                 slot.pending.clear()
                 self._dirty.discard(key)
@@ -293,19 +334,70 @@ class ProjectionHandler:
                     return
         raise TransientError(f"{bucket}/{agent}: too many write conflicts")
 
-    async def _put(self, bucket: str, kv: KeyValue, agent: str, slot: _Slot) -> None:
-        """Write the slot's document: one value, or parts then the head (compare-and-set
-        on the head's revision) then the deletion of part keys no longer used."""
+    def _values(self, bucket: str, doc: Any) -> list[bytes] | None:
+        """The document as the values a write puts (one, or the head and its parts), or
+        None when it does not fit: a write that cannot succeed is never attempted."""
         max_bytes = self._split.get(bucket)
         if max_bytes is None:
-            slot.revision = await kv_cas(kv, agent, self._encoder.encode(slot.doc), slot.revision)
+            data = self._encoder.encode(doc)
+            return [data] if len(data) <= self._budget[bucket] else None
+        try:
+            if parts.cap(doc, max_bytes // 2)[1]:
+                return None  # what every part repeats takes more than half a value
+            return parts.encode_parts(doc, max_bytes)
+        except DocumentTooLarge:
+            return None
+
+    async def _put(self, kv: KeyValue, agent: str, slot: _Slot, values: list[bytes]) -> None:
+        """Write the slot's document: one value, or parts then the head (compare-and-set
+        on the head's revision) then the deletion of part keys no longer used."""
+        if len(values) == 1 and not slot.parts:
+            slot.revision = await kv_cas(kv, agent, values[0], slot.revision)
             return
-        values = parts.encode_parts(slot.doc, max_bytes)
         await parts.put_parts(kv, agent, values)
         slot.parts = max(slot.parts, len(values) - 1)
         slot.revision = await kv_cas(kv, agent, values[0], slot.revision)
         await parts.delete_parts(kv, agent, len(values) - 1, slot.parts)
         slot.parts = len(values) - 1
+
+    async def _refit(self, projection: Projection[Any], slot: _Slot, kv: KeyValue, agent: str) -> bool:
+        """The slot's document outgrew one value: apply this batch's events again to the
+        stored document one at a time, fitting after each (``_fitted``), as a batch of one
+        event each would have — so which items are dropped, or which event cannot be
+        applied at all, does not depend on how the stream was batched. True when there is
+        something to write."""
+        stored = await self._read(projection, kv, agent)
+        slot.doc, slot.revision, slot.parts = stored.doc, stored.revision, max(slot.parts, stored.parts)
+        kept = []
+        for env, inputs in slot.pending:
+            before = slot.doc
+            if not self._apply_to_slot(projection, slot, env, inputs):
+                continue
+            try:
+                slot.doc = self._fitted(projection.bucket, agent, slot.doc)
+            except DocumentTooLarge as exc:
+                slot.doc = before
+                reason = f"document {self.bucket_name(projection.bucket)}/{agent} cannot be written: {exc}"
+                log.error("document_unwritable", extra={"worker": self.worker, "seq": env.seq, "error": reason})
+                self._unwritable[env.seq] = reason
+                continue
+            kept.append((env, inputs))
+        slot.pending = kept
+        return bool(kept)
+
+    def _fitted(self, bucket: str, agent: str, doc: Any) -> Any:
+        """The document with its oldest ``CAP_LISTS`` items dropped until it fits one value
+        (``parts.cap``; counted and logged). Field limits at decode and the cores' caps keep
+        documents far below; this is the last line. Raises ``DocumentTooLarge``."""
+        max_bytes = self._split.get(bucket)
+        fitted, dropped = parts.cap(doc, max_bytes // 2 if max_bytes is not None else self._budget[bucket])
+        if max_bytes is not None:
+            parts.encode_parts(fitted, max_bytes)  # raises when one item cannot fit a part
+        if dropped:
+            metrics.DOCUMENTS_CAPPED.labels(self.worker, bucket).inc()
+            log.warning("document_capped", extra={"worker": self.worker, "bucket": self.bucket_name(bucket),
+                                                  "agent": agent, "dropped": dropped})
+        return fitted
 
     async def _rebase(self, projection: Projection[Any], slot: _Slot, kv: KeyValue, agent: str) -> bool:
         """Reload the stored document and re-apply this batch's events on top of it.
@@ -324,6 +416,7 @@ class ProjectionHandler:
         """Forget uncommitted changes and cached documents (after a failure or lease loss)."""
         self._cache.clear()
         self._dirty.clear()
+        self._unwritable.clear()
 
     async def current(self, bucket: str, agent: str) -> Any:
         """The agent's document as this handler has it now (loaded into the cache if needed),

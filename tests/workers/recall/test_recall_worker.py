@@ -48,8 +48,13 @@ class RacedHandler(RecallHandler):
 
 
 @pytest.fixture
-async def recall(nc: Client, tmp_path: Path) -> Any:
-    settings = load_settings({"CORTEX_DATA_DIR": str(tmp_path)})
+def env() -> dict[str, str]:
+    return {}
+
+
+@pytest.fixture
+async def recall(nc: Client, tmp_path: Path, env: dict[str, str]) -> Any:
+    settings = load_settings({"CORTEX_DATA_DIR": str(tmp_path), **env})
     js = nc.jetstream()
     await provision(js, settings, [])
     ctx = WorkerContext(nc=nc, js=js, settings=settings, worker="recall", consumer="recall",
@@ -104,3 +109,17 @@ async def test_an_unreadable_recall_document_is_deleted_for_a_rebuild(recall: An
     await handler.commit()
     doc = await stored(nc)
     assert doc is not None and doc.integrity.events == 1
+
+
+@pytest.mark.parametrize("env", [{"ANTHROPIC_API_KEY": "sk-test", "CORTEX_RECALL_LLM_BATCH_SIZE": "20"}])
+async def test_a_pending_llm_batch_of_huge_messages_stays_inside_one_value(recall: Any, nc: Client) -> None:
+    """Nineteen 64 KiB messages waiting for the model (a batch of 20) made a RecallDoc of
+    1.2 MB: past the server's max payload, a write that could never succeed."""
+    handler = await recall()
+    for seq in range(1, 20):
+        await handler.apply(message(seq, "x" * 65536))
+    await handler.commit()  # the batch is not full: no model call, the messages wait in the document
+    raw, _ = await kv_read(await nc.jetstream().key_value(BUCKET_RECALL), "alice")
+    doc = msgspec.json.decode(raw, type=RecallDoc)
+    assert len(doc.llm_pending) == 19 and all(len(p[2]) == 48_000 // 20 for p in doc.llm_pending)
+    assert len(raw) < 512 * 1024
