@@ -7,11 +7,11 @@ from typing import Any
 import msgspec
 
 from schemas.docs import Commitment, Decision, Thread
-from schemas.types import CommitmentStatus, Impact, MemoryScope, MemoryType, Priority, ThreadStatus
+from schemas.types import CommitmentStatus, Impact, MemoryScope, MemoryType, Priority, SessionId, ThreadStatus
 
 
 class BootRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=False):
-    session: str | None = None
+    session: SessionId | None = None  # at most 128 characters (contract: Identity)
     max_chars: int | None = None
 
 

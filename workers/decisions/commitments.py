@@ -22,7 +22,7 @@ from schemas.docs import Commitment, CommitmentsDoc, Integrity
 from schemas.events import FeedbackEvent, MessageEvent
 from shared.config import CommitmentsSettings
 from workers.conversation.feedback import feedback_target
-from workers.conversation.ids import derive_id
+from workers.conversation.ids import unique_id
 from workers.conversation.patterns import MatchText, PatternSet, prepare_text
 from workers.conversation.promises import find_promises
 from workers.conversation.signals import Words, matches_title, title_terms, words_of
@@ -107,18 +107,13 @@ def apply_message(
     if patterns.close.may_match(text) and any(p.search(text) is not None for p in patterns.close):
         commitments = _close_fulfilled(commitments, text)
     who = event.sender or event.role
-    commitments.extend(
-        Commitment(
-            id=derive_id(event.id, "commitment", index),
-            who=who,
-            what=promise.what,
-            status="open",
-            created=event.ts,
-            source_event=event.id,
-            due=promise.due,
-        )
-        for index, promise in enumerate(find_promises(text, patterns))
-    )
+    promises = find_promises(text, patterns)
+    taken = {c.id for c in commitments} if promises else set()
+    for index, promise in enumerate(promises):
+        commitment_id = unique_id(event.id, "commitment", index, taken)
+        taken.add(commitment_id)
+        commitments.append(Commitment(id=commitment_id, who=who, what=promise.what, status="open",
+                                      created=event.ts, source_event=event.id, due=promise.due))
     return _rebuilt(base, now, _cap(commitments, settings.max_commitments))
 
 

@@ -27,7 +27,7 @@ from schemas.docs import Decision, DecisionsDoc, Integrity
 from schemas.events import MessageEvent
 from schemas.types import Impact
 from shared.config import DecisionsSettings
-from workers.conversation.ids import derive_id
+from workers.conversation.ids import unique_id
 from workers.conversation.patterns import MatchText, PatternSet, prepare_text
 from workers.conversation.statements import DecisionText, find_decisions
 
@@ -76,10 +76,12 @@ def apply_message(
     fresh = _fresh_decisions(text, patterns, base.decisions, cutoff)
     date = event.ts.astimezone(tz).date().isoformat()
     # Only the newest max_decisions can survive the cap: build no more than those.
-    added = [
-        _decision(event, patterns, decision_id=derive_id(event.id, "decision", index), found=found, date=date)
-        for index, found in fresh[-settings.max_decisions :]
-    ]
+    taken = {d.id for d in base.decisions} if fresh else set()
+    added = []
+    for index, found in fresh[-settings.max_decisions :]:
+        decision_id = unique_id(event.id, "decision", index, taken)
+        taken.add(decision_id)
+        added.append(_decision(event, patterns, decision_id=decision_id, found=found, date=date))
     return DecisionsDoc(
         version=base.version,
         updated=event.ts,

@@ -6,7 +6,8 @@ overlap, design appendix B), closure words close them, closed threads age out af
 ``prune_days`` and the list is capped at ``max_threads``. Differences, all for replay or
 bounded documents:
 
-* "now" is the event's ``ts``; ids derive from the event id (``derive_id``);
+* "now" is the event's ``ts``; ids derive from the event id (``unique_id``: unique within
+  the document even when a publisher reuses an event id);
 * the cap drops the oldest closed threads first and then, unlike the reference (which
   never dropped an open thread), the oldest open ones, so the document stays bounded;
 * a thread keeps its latest ``MAX_THREAD_DECISIONS`` decisions (unbounded there).
@@ -29,7 +30,7 @@ from schemas.events import FeedbackEvent, MessageEvent
 from schemas.types import PRIORITIES, Mood, Priority
 from shared.config import ThreadsSettings
 from workers.conversation.feedback import FeedbackError, feedback_target
-from workers.conversation.ids import derive_id
+from workers.conversation.ids import unique_id
 from workers.conversation.patterns import MatchText, PatternSet, prepare_text
 from workers.conversation.signals import (
     Signals,
@@ -68,12 +69,16 @@ def _open_threads_for_topics(
     threads: list[Thread], topics: Iterable[str], event: MessageEvent, mood: Mood, patterns: PatternSet
 ) -> list[Thread]:
     sender = event.sender or event.role
+    taken: set[str] | None = None
     for index, topic in enumerate(topics):
         if is_noise_topic(topic, patterns) or _is_known(threads, topic):
             continue
+        taken = {t.id for t in threads} if taken is None else taken
+        thread_id = unique_id(event.id, "thread", index, taken)
+        taken.add(thread_id)
         threads.append(
             Thread(
-                id=derive_id(event.id, "thread", index),
+                id=thread_id,
                 title=topic,
                 status="open",
                 priority=infer_priority(topic, patterns),

@@ -238,3 +238,19 @@ def test_the_input_document_is_never_mutated_and_integrity_is_copied() -> None:
     assert msgspec.json.encode(base) == snapshot
     assert after.integrity == base.integrity
     assert after.integrity is not base.integrity
+
+
+def test_a_reused_event_id_makes_distinct_commitments_and_a_correction_closes_one() -> None:
+    """Issue 15 item 10: two promises from events with the same id had the same id, and one
+    commitment_done closed both."""
+    doc = say(None, "I'll fix the build tomorrow", id="dup")
+    doc = say(doc, "I will write the release notes", minutes=1, id="dup")
+    first, second = doc.commitments
+    assert first.id == derive_id("dup", "commitment", 0)  # the first keeps the id it always had
+    assert second.id != first.id
+    done = FeedbackEvent(id="f-dup", agent="agent", ts=T0 + timedelta(minutes=2), kind="commitment_done",
+                         target=second.id)
+    after = apply_feedback(doc, done, SETTINGS)
+    assert [c.status for c in after.commitments] == ["open", "done"]
+    again = say(say(None, "I'll fix the build tomorrow", id="dup"), "I will write the release notes", 1, id="dup")
+    assert [c.id for c in again.commitments] == [first.id, second.id]  # a replay makes the same ids

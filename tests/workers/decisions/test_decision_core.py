@@ -329,3 +329,12 @@ def test_the_input_document_is_never_mutated_and_integrity_is_copied() -> None:
     assert after.integrity == base.integrity
     assert after.integrity is not base.integrity
     assert after.updated == T0 + timedelta(minutes=1)
+
+
+def test_a_reused_event_id_makes_distinct_decision_ids() -> None:
+    """Issue 15 item 10: ids are unique within the document even when a publisher reuses an id."""
+    doc = apply_message(None, message("We decided to use Postgres.", id="dup"), SETTINGS, BOTH, UTC_ZONE)
+    doc = apply_message(doc, message("We decided to ship on Friday.", 1, id="dup"), SETTINGS, BOTH, UTC_ZONE)
+    ids = [d.id for d in doc.decisions]
+    assert len(ids) == 2 and len(set(ids)) == 2
+    assert ids[0] == derive_id("dup", "decision", 0)

@@ -347,3 +347,14 @@ def test_other_feedback_kinds_leave_threads_alone() -> None:
     doc = apply_feedback(base, feedback("memory_pin", base.threads[0].id, minutes=4), SETTINGS)
     assert doc.threads == base.threads
     assert doc.updated == T0 + timedelta(minutes=4)
+
+
+def test_a_reused_event_id_makes_distinct_thread_ids_and_a_close_names_one() -> None:
+    """Issue 15 item 10: the same event id twice made two threads with one id; a thread_close
+    of it closed both."""
+    doc = apply_message(None, message("Let's get back to the auth migration", id="dup"), SETTINGS, BOTH)
+    doc = apply_message(doc, message("Regarding the billing dashboard redesign", 1, id="dup"), SETTINGS, BOTH)
+    ids = [t.id for t in doc.threads]
+    assert len(ids) == 2 and len(set(ids)) == 2, doc.threads
+    closed = apply_feedback(doc, feedback("thread_close", ids[1], minutes=2), SETTINGS)
+    assert [t.status for t in closed.threads] == ["open", "closed"]
