@@ -57,7 +57,9 @@ ROWS: list[tuple[str, list[dict[str, Any]]]] = [
     ("Events", [
         panel("Event rate by worker and outcome",
               "Events handled per second. outcome: applied (a document changed), skipped (nothing to do), "
-              "ignored (channel mode off), duplicate (a redelivery already applied), dead_lettered.",
+              "ignored (channel mode off), duplicate (a redelivery already applied), duplicate_event (a second "
+              "copy of an OpenClaw store event), window_refill (re-read at start for the duplicate window), "
+              "dead_lettered.",
               [(f"sum by (worker, outcome) (rate(cortex_events_total{{{W}}}[{RATE}]))", "{{worker}} {{outcome}}")],
               unit="ops"),
         panel("Handler latency p50 / p99", "Time to apply one event (cortex_handler_seconds).",

@@ -94,6 +94,7 @@ class WorkerOps:
     serves: tuple[str, ...] = ()  # cortex.api.<service>.<agent> endpoints (shared.service)
     feedback: tuple[str, ...] = ()  # FeedbackEvent kinds it publishes
     inspects_consumers: bool = False  # reads every consumer's state (the status API)
+    watches_sources: bool = False  # reads CORTEX_EVENTS' stream info: its sources (shared.sources)
     qdrant: bool = False  # talks to Qdrant (CORTEX_QDRANT_URL)
     cpu: str = "100m"
     memory: str = "192Mi"
@@ -131,7 +132,7 @@ WORKERS: dict[str, WorkerOps] = {
     "api": WorkerOps(consumes=False, reads=(BUCKET_THREADS, BUCKET_DECISIONS, BUCKET_COMMITMENTS, BUCKET_KNOWLEDGE,
                                             BUCKET_CHANNELS),
                      serves=("threads", "decisions", "commitments", "search", "status"),
-                     inspects_consumers=True),
+                     inspects_consumers=True, watches_sources=True),
 }
 
 
@@ -191,6 +192,18 @@ def _dedupe(items: list[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
+def _inspection(ops: WorkerOps, partitions: int, shadow: bool) -> list[str]:
+    """Read-only looks at others' state: every consumer's info and checkpoint; the stream's sources."""
+    pub: list[str] = []
+    if ops.inspects_consumers:
+        pub += [f"$JS.API.CONSUMER.INFO.{EVENTS_STREAM}.{c}" for other, other_ops in WORKERS.items()
+                if other_ops.consumes for c in consumers_of(other, partitions, shadow)]
+        pub += _kv_read(BUCKET_CHECKPOINTS)
+    if ops.watches_sources:
+        pub.append(f"$JS.API.STREAM.INFO.{EVENTS_STREAM}")
+    return pub
+
+
 def worker_permissions(worker: str, ops: WorkerOps, prefix: str = "cortex", partitions: int = 1,
                        shadow: bool = False) -> dict[str, Any]:
     """The NATS publish / subscribe allow lists of one worker's user."""
@@ -213,10 +226,7 @@ def worker_permissions(worker: str, ops: WorkerOps, prefix: str = "cortex", part
         pub += _kv_history(BUCKET_CHECKPOINTS)  # a KV watch follows every checkpoint
         for source in ops.waits_on:
             pub += [f"$JS.API.CONSUMER.INFO.{EVENTS_STREAM}.{c}" for c in consumers_of(source, partitions, shadow)]
-    if ops.inspects_consumers:  # every consumer's info and checkpoint (read only)
-        pub += [f"$JS.API.CONSUMER.INFO.{EVENTS_STREAM}.{c}" for other, other_ops in WORKERS.items()
-                if other_ops.consumes for c in consumers_of(other, partitions, shadow)]
-        pub += _kv_read(BUCKET_CHECKPOINTS)
+    pub += _inspection(ops, partitions, shadow)
     if ops.llm:
         pub += _kv_write(BUCKET_LLM_CACHE)
     pub += [f"{prefix}.feedback.*.{kind}" for kind in ops.feedback]

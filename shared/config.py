@@ -113,6 +113,17 @@ class RuntimeSettings(msgspec.Struct, frozen=True, kw_only=True):
     cut_every: Annotated[int, Meta(ge=1, le=1_000_000)] = 1000
 
 
+class OpenClawSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """The OpenClaw NATS event store as a source (contract: Sources). ``stream`` set:
+    ``cortex init`` makes CORTEX_EVENTS source it; the workers need no setting of it."""
+
+    stream: str | None = None
+    prefix: str = "openclaw.events"
+    # a copy of a store event at most this many stream sequences after another is the same
+    # event (shared.duplicates); must be the same for every worker (it shapes what a replay makes)
+    dedup_window: Annotated[int, Meta(ge=0, le=1_000_000)] = 10_000
+
+
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # connection
     nats_url: str | None = None
@@ -157,6 +168,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     knowledge: KnowledgeSettings = KnowledgeSettings()
     recall: RecallSettings = RecallSettings()
     runtime: RuntimeSettings = RuntimeSettings()
+    openclaw: OpenClawSettings = OpenClawSettings()
 
     @property
     def languages(self) -> tuple[str, ...]:
@@ -302,6 +314,7 @@ _SECTIONS: dict[str, type[msgspec.Struct]] = {
     "knowledge": KnowledgeSettings,
     "recall": RecallSettings,
     "runtime": RuntimeSettings,
+    "openclaw": OpenClawSettings,
 }
 
 
@@ -327,7 +340,21 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         settings = msgspec.structs.replace(settings, partition=partition)
     if not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", settings.prefix):
         raise SettingsError(f"CORTEX_PREFIX={settings.prefix!r}: expected 1-32 letters, digits, _ or -")
+    _check_openclaw(settings.openclaw)
     return settings
+
+
+_STREAM_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,255}")
+_SUBJECT_PREFIX_RE = re.compile(r"[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*")
+
+
+def _check_openclaw(openclaw: OpenClawSettings) -> None:
+    if openclaw.stream is not None and not _STREAM_NAME_RE.fullmatch(openclaw.stream):
+        raise SettingsError(f"CORTEX_OPENCLAW_STREAM={openclaw.stream!r}: expected a stream name "
+                            "(letters, digits, _ or -), e.g. openclaw-events")
+    if not _SUBJECT_PREFIX_RE.fullmatch(openclaw.prefix) or len(openclaw.prefix) > 200:
+        raise SettingsError(f"CORTEX_OPENCLAW_PREFIX={openclaw.prefix!r}: expected subject tokens without "
+                            "wildcards, e.g. openclaw.events")
 
 
 _ORDINAL_RE = re.compile(r"-(\d+)$")

@@ -19,6 +19,12 @@ naive design: after a crash the server would redeliver the unacked messages only
 their ack wait, *behind* later messages of the same agent. Rewinding restores stream
 order, and the documents' watermarks skip what was applied but not yet checkpointed.
 
+Events of the OpenClaw store (sourced into the stream without ``Nats-Msg-Id``) are
+exactly once by event id too: a copy of one stored at most ``duplicate_window`` sequences
+after it is skipped (``shared.duplicates``). So that a restart decides as the first run
+did, the consumer is rewound that many sequences further back; messages at or below the
+checkpoint only refill the window, they are never applied again.
+
 Partitions (contract: Consumers, partitions, instances): the consumer ``<worker>-<k>``
 reads the same events as ``<worker>`` would; an event whose agent belongs to another
 partition (FNV-1a of the subject's agent token mod N ≠ k) is acked with its batch without
@@ -44,10 +50,11 @@ from nats.js.client import JetStreamContext
 from shared import metrics
 from shared.backoff import backoff_delay
 from shared.codec import Envelope, Limits, Rejection, decode_event
+from shared.duplicates import DuplicateWindow
 from shared.errors import DocumentCorrupt, LeaseLost, RebuildRequired, UnwritableDocuments, is_transient
 from shared.health import Health
 from shared.kv import kv_read
-from shared.names import BUCKET_CHECKPOINTS, DLQ_STREAM, EVENTS_STREAM, dlq_subject
+from shared.names import BUCKET_CHECKPOINTS, DLQ_STREAM, EVENTS_STREAM, dlq_subject, is_store_subject
 from shared.pull import PullFetcher, fetcher_for
 from shared.repair import first_event_seq
 
@@ -72,6 +79,7 @@ class LoopConfig(msgspec.Struct, frozen=True, kw_only=True):
     retry_max_s: float = 30.0
     drain_timeout_s: float = 20.0
     limits: Limits = Limits()
+    duplicate_window: int = 10_000  # CORTEX_OPENCLAW_DEDUP_WINDOW (shared.duplicates)
 
 
 class Interrupted(Exception):
@@ -121,6 +129,11 @@ class ConsumeLoop:
         self._m_skipped = metrics.EVENTS.labels(worker, "skipped")
         self._m_other = metrics.EVENTS.labels(worker, "other_partition")
         self._m_last_ts = metrics.LAST_EVENT_TS.labels(self._label)
+        self._m_duplicate = metrics.EVENTS.labels(worker, "duplicate")
+        self._m_duplicate_event = metrics.EVENTS.labels(worker, "duplicate_event")
+        self._m_refill = metrics.EVENTS.labels(worker, "window_refill")
+        self._rewound_at = 0  # the checkpoint the loop started from
+        self._duplicates = DuplicateWindow(config.duplicate_window)
 
     @property
     def checkpoint(self) -> int:
@@ -140,11 +153,15 @@ class ConsumeLoop:
         return int(raw.decode()) if raw else 0
 
     async def _rewind(self) -> None:
-        """Resume at checkpoint + 1 in stream order (see the module docstring)."""
+        """Resume at checkpoint + 1 in stream order, the duplicate window's span earlier (see
+        the module docstring)."""
         self._applied = await self._read_checkpoint()
-        await self._js.reset_consumer(EVENTS_STREAM, self.consumer, seq=self._applied + 1)
+        self._duplicates = DuplicateWindow(self._cfg.duplicate_window)
+        self._rewound_at = self._applied
+        start = max(1, self._applied + 1 - self._cfg.duplicate_window) if self._applied else 1
+        await self._js.reset_consumer(EVENTS_STREAM, self.consumer, seq=start)
         metrics.CHECKPOINT.labels(self._label).set(self._applied)
-        log.info("consumer_rewound", extra={"consumer": self.consumer, "seq": self._applied + 1})
+        log.info("consumer_rewound", extra={"consumer": self.consumer, "seq": self._applied + 1, "from": start})
 
     # ------------------------------------------------------------------ main loop
 
@@ -267,16 +284,28 @@ class ConsumeLoop:
             return False  # another partition's agent: acked with the batch, never applied (nor parsed) here
         seq = msg.metadata.sequence.stream
         if seq <= self._applied:
-            metrics.EVENTS.labels(self.worker, "duplicate").inc()
-            return False  # a redelivery of something already checkpointed
+            self._refill(msg, seq)
+            return False  # applied and checkpointed before: a redelivery, or the window's refill
         decoded = decode_event(self._cfg.prefix, msg.subject, seq, msg.data, self._cfg.limits)
         if isinstance(decoded, Rejection):
             await self._dead_letter(msg, seq, decoded.reason, "invalid")
             return True
+        if decoded.duplicate_key is not None and self._duplicates.seen(decoded.duplicate_key, seq):
+            self._m_duplicate_event.inc()
+            return False  # a second copy of an OpenClaw store event (shared.duplicates)
         if self._accept is not None and not self._accept(decoded):
             metrics.EVENTS.labels(self.worker, "ignored").inc()
             return False
         return await self._apply_with_retries(msg, decoded)
+
+    def _refill(self, msg: Msg, seq: int) -> None:
+        """An already-applied message: its only use is the duplicate window's (an OpenClaw
+        store event's key, decoded exactly as when it was applied)."""
+        (self._m_refill if seq <= self._rewound_at and msg.metadata.num_delivered == 1 else self._m_duplicate).inc()
+        if is_store_subject(self._cfg.prefix, msg.subject):
+            decoded = decode_event(self._cfg.prefix, msg.subject, seq, msg.data, self._cfg.limits)
+            if isinstance(decoded, Envelope) and decoded.duplicate_key is not None:
+                self._duplicates.seen(decoded.duplicate_key, seq)
 
     async def _apply_with_retries(self, msg: Msg, env: Envelope) -> bool:
         failures = 0

@@ -38,3 +38,10 @@ DOCUMENTS_CAPPED = Counter(
     "cortex_documents_capped_total",
     "Document writes that had to drop their oldest list items to fit one KV value (below the "
     "server's max payload)", ["worker", "bucket"])
+SOURCE_EVENTS = Gauge(
+    "cortex_source_events",
+    "OpenClaw store events copied into CORTEX_EVENTS, by kind: conversation, tool, run, "
+    "not_conversation (llm.*, gateway.*, msg.sending: ignored), unknown (types Cortex does not map)",
+    ["source", "kind"],
+)
+SOURCE_LAG = Gauge("cortex_source_lag", "Store messages the server has not copied into CORTEX_EVENTS yet", ["source"])

@@ -89,6 +89,11 @@ def family_filter_subjects(prefix: str, family: str) -> list[str]:
     return [f"{prefix}.{family}.>", *(f"{prefix}.{OPENCLAW_FAMILY}.*.{t}" for t in openclaw_tokens(family))]
 
 
+def is_store_subject(prefix: str, subject: str) -> bool:
+    """Is this stored subject an event of the OpenClaw store (``<prefix>.openclaw.…``)?"""
+    return subject.startswith(f"{prefix}.{OPENCLAW_FAMILY}.")
+
+
 def openclaw_transform(prefix: str, source_prefix: str) -> tuple[str, str]:
     """(src, dest) of the subject transform that brings the store's events into CORTEX_EVENTS."""
     return f"{source_prefix}.*.*", f"{prefix}.{OPENCLAW_FAMILY}.{{{{wildcard(1)}}}}.{{{{wildcard(2)}}}}"

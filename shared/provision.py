@@ -20,8 +20,10 @@ from shared.names import (
     DLQ_STREAM,
     DOC_BUCKETS,
     EVENTS_STREAM,
+    OPENCLAW_FAMILY,
     event_subjects,
     family_filter_subjects,
+    openclaw_transform,
     shadow_bucket,
 )
 
@@ -39,10 +41,36 @@ class ConsumerSpec(msgspec.Struct, frozen=True, kw_only=True):
         return [subject for family in self.families for subject in family_filter_subjects(prefix, family)]
 
 
-def events_stream_config(settings: Settings) -> api.StreamConfig:
+def openclaw_source(settings: Settings) -> api.StreamSource | None:
+    """The OpenClaw event store as a source of CORTEX_EVENTS (contract: Sources): the server
+    copies every event of its stream, from the first, payload unchanged, to
+    ``<prefix>.openclaw.<agent>.<type token>`` — durably, exactly once, in the store's order."""
+    if settings.openclaw.stream is None:
+        return None
+    src, dest = openclaw_transform(settings.prefix, settings.openclaw.prefix)
+    transform = api.SubjectTransform(src=src, dest=dest)
+    return api.StreamSource(name=settings.openclaw.stream, subject_transforms=[transform])
+
+
+def is_openclaw_source(source: api.StreamSource, prefix: str) -> bool:
+    """Is this a source ``cortex init`` wired (it lands in the openclaw family), not an operator's?"""
+    return any(t.dest.startswith(f"{prefix}.{OPENCLAW_FAMILY}.") for t in source.subject_transforms or [])
+
+
+def _sources_key(sources: list[api.StreamSource] | None) -> list[tuple[object, ...]]:
+    return sorted((s.name, s.filter_subject or "", tuple((t.src, t.dest) for t in s.subject_transforms or []),
+                   s.opt_start_seq or 0) for s in sources or [])
+
+
+def events_stream_config(settings: Settings, current: list[api.StreamSource] | None = None) -> api.StreamConfig:
+    """CORTEX_EVENTS as the settings want it; ``current``: its sources now (an operator's are kept)."""
+    kept = [s for s in current or [] if not is_openclaw_source(s, settings.prefix)]
+    ours = openclaw_source(settings)
+    sources = [*kept, *([ours] if ours is not None else [])]
     return api.StreamConfig(
         name=EVENTS_STREAM,
         subjects=event_subjects(settings.prefix),
+        sources=sources or None,
         storage=api.StorageType.FILE,
         retention=api.RetentionPolicy.LIMITS,
         duplicate_window=DUPLICATE_WINDOW_S,
@@ -78,14 +106,39 @@ async def ensure_stream(js: JetStreamContext, config: api.StreamConfig) -> str:
                 raise
             info = await js.stream_info(config.name)  # another pod won the race
     current = info.config
-    wanted = (sorted(config.subjects or []), config.max_age or 0.0, config.duplicate_window)
-    have = (sorted(current.subjects or []), current.max_age or 0.0, current.duplicate_window)
+    wanted = (sorted(config.subjects or []), config.max_age or 0.0, config.duplicate_window,
+              _sources_key(config.sources))
+    have = (sorted(current.subjects or []), current.max_age or 0.0, current.duplicate_window,
+            _sources_key(current.sources))
     if wanted == have:
         return "unchanged"
     # keep what an operator raised by hand (e.g. `nats stream edit --replicas 3`)
     config.num_replicas = max(config.num_replicas or 1, current.num_replicas or 1)
     await js.update_stream(config)
     return "updated"
+
+
+async def _sources(js: JetStreamContext) -> list[api.StreamSource] | None:
+    try:
+        return (await js.stream_info(EVENTS_STREAM)).config.sources
+    except nats.js.errors.NotFoundError:
+        return None
+
+
+async def describe_source(js: JetStreamContext, settings: Settings) -> str:
+    """One line on the OpenClaw store for ``cortex init``: found (how much it holds) or not yet."""
+    name, prefix = settings.openclaw.stream, settings.openclaw.prefix
+    assert name is not None
+    try:
+        info = await js.stream_info(name)
+    except nats.js.errors.NotFoundError:
+        return (f"stream {name} not found yet, the server starts copying when it exists "
+                "(is CORTEX_OPENCLAW_STREAM the plugin's streamName?)")
+    covered = any(s in (f"{prefix}.>", ">") or s.startswith(f"{prefix}.") for s in info.config.subjects or [])
+    hint = "" if covered else f"; its subjects {info.config.subjects} do not look like {prefix}.<agent>.<type>: " \
+                              "is CORTEX_OPENCLAW_PREFIX the plugin's subjectPrefix?"
+    return (f"{info.state.messages} messages (sequences {info.state.first_seq}..{info.state.last_seq}), copied "
+            f"from the first as {settings.prefix}.{OPENCLAW_FAMILY}.<agent>.<type>{hint}")
 
 
 async def ensure_bucket(js: JetStreamContext, bucket: str, ttl_s: float | None = None, history: int = 1) -> str:
@@ -148,7 +201,9 @@ def buckets_for(settings: Settings) -> list[tuple[str, float | None, int]]:
 async def provision(js: JetStreamContext, settings: Settings, consumers: Iterable[ConsumerSpec]) -> dict[str, str]:
     """Create or update everything the contract names; returns what happened to each."""
     report: dict[str, str] = {}
-    report[f"stream {EVENTS_STREAM}"] = await ensure_stream(js, events_stream_config(settings))
+    report[f"stream {EVENTS_STREAM}"] = await ensure_stream(js, events_stream_config(settings, await _sources(js)))
+    if settings.openclaw.stream is not None:
+        report[f"source {settings.openclaw.stream} → {EVENTS_STREAM}: {await describe_source(js, settings)}"] = "wired"
     report[f"stream {DLQ_STREAM}"] = await ensure_stream(js, dlq_stream_config(settings))
     for bucket, ttl, history in buckets_for(settings):
         report[f"bucket {bucket}"] = await ensure_bucket(js, bucket, ttl, history)

@@ -108,6 +108,7 @@ def loop_config(settings: Settings, spec: WorkerSpec | None = None) -> LoopConfi
         retry_max_s=rt.retry_max_ms / 1000,
         drain_timeout_s=rt.drain_timeout_s,
         limits=event_limits(settings),
+        duplicate_window=settings.openclaw.dedup_window,
     )
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import nats
+from nats.js import api
 
 from shared.config import load_settings
 from shared.names import ALL_BUCKETS, DLQ_STREAM, EVENTS_STREAM
@@ -39,5 +41,86 @@ async def test_a_changed_setting_updates_the_stream_and_consumers(nats_url: str)
         assert report[f"stream {EVENTS_STREAM}"] == "updated"
         assert report["consumer threads"] == "updated"
         assert (await js.stream_info(EVENTS_STREAM)).config.max_age == 90 * 86400
+    finally:
+        await nc.close()
+
+
+OPENCLAW = {"CORTEX_OPENCLAW_STREAM": "openclaw-events"}
+
+
+async def test_init_wires_the_openclaw_store_and_the_server_copies_it_from_its_first_message(
+        nats_url: str, wait_for: Any) -> None:
+    """Backfill: events the store held before Cortex was switched on arrive, payload unchanged,
+    on cortex.openclaw.<agent>.<type>; a second init changes nothing."""
+    nc = await nats.connect(nats_url)
+    try:
+        js = nc.jetstream()
+        await js.add_stream(api.StreamConfig(name="openclaw-events", subjects=["openclaw.events.>"]))
+        where = [("main", "msg_in"), ("viola", "msg_out"), ("system", "gateway_start")]
+        old = [(f"openclaw.events.{agent}.{token}", f'{{"n":{i}}}'.encode()) for i, (agent, token) in enumerate(where)]
+        for subject, data in old:
+            await js.publish(subject, data)
+        report = await provision(js, load_settings(OPENCLAW), consumer_specs())
+        line = next(what for what in report if what.startswith("source openclaw-events"))
+        assert "3 messages (sequences 1..3)" in line and report[line] == "wired"
+
+        async def copied() -> bool:
+            return (await js.stream_info(EVENTS_STREAM)).state.messages == 3
+
+        await wait_for(copied, within=20)
+        stored = [await js.get_msg(EVENTS_STREAM, seq) for seq in (1, 2, 3)]
+        assert [m.subject for m in stored] == ["cortex.openclaw.main.msg_in", "cortex.openclaw.viola.msg_out",
+                                               "cortex.openclaw.system.gateway_start"]
+        assert [m.data for m in stored] == [data for _, data in old]
+        again = await provision(js, load_settings(OPENCLAW), consumer_specs())
+        assert again[f"stream {EVENTS_STREAM}"] == "unchanged"
+    finally:
+        await nc.close()
+
+
+async def test_an_operators_own_source_is_kept_and_unsetting_the_store_removes_only_ours(nats_url: str) -> None:
+    nc = await nats.connect(nats_url)
+    try:
+        js = nc.jetstream()
+        await provision(js, load_settings(OPENCLAW), consumer_specs())
+        config = (await js.stream_info(EVENTS_STREAM)).config
+        theirs = api.StreamSource(name="mirror-of-elsewhere", filter_subject="cortex.msg.>")
+        config.sources = [*(config.sources or []), theirs]
+        await js.update_stream(config)
+        unchanged = await provision(js, load_settings(OPENCLAW), consumer_specs())
+        assert unchanged[f"stream {EVENTS_STREAM}"] == "unchanged"
+        report = await provision(js, load_settings({}), consumer_specs())
+        assert report[f"stream {EVENTS_STREAM}"] == "updated"
+        assert [s.name for s in (await js.stream_info(EVENTS_STREAM)).config.sources or []] == ["mirror-of-elsewhere"]
+        report = await provision(js, load_settings({**OPENCLAW, "CORTEX_OPENCLAW_PREFIX": "oc.ev"}), consumer_specs())
+        sources = {s.name: s for s in (await js.stream_info(EVENTS_STREAM)).config.sources or []}
+        assert set(sources) == {"mirror-of-elsewhere", "openclaw-events"}
+        transform = (sources["openclaw-events"].subject_transforms or [])[0]
+        assert (transform.src, transform.dest) == ("oc.ev.*.*", "cortex.openclaw.{{wildcard(1)}}.{{wildcard(2)}}")
+    finally:
+        await nc.close()
+
+
+async def test_removing_and_wiring_the_store_again_copies_nothing_twice(nats_url: str, wait_for: Any) -> None:
+    """The server finds where it stopped from what it copied: an init that unwires and another
+    that wires the store again (an operator's mistake, a rollback) duplicates nothing."""
+    nc = await nats.connect(nats_url)
+    try:
+        js = nc.jetstream()
+        await js.add_stream(api.StreamConfig(name="openclaw-events", subjects=["openclaw.events.>"]))
+        await provision(js, load_settings(OPENCLAW), consumer_specs())
+        await js.publish("openclaw.events.main.msg_in", b'{"n":1}')
+
+        async def holds(n: int) -> bool:
+            return (await js.stream_info(EVENTS_STREAM)).state.messages == n
+
+        await wait_for(lambda: holds(1), within=20)
+        await provision(js, load_settings({}), consumer_specs())
+        await js.publish("openclaw.events.main.msg_in", b'{"n":2}')
+        await provision(js, load_settings(OPENCLAW), consumer_specs())
+        await wait_for(lambda: holds(2), within=20)
+        await js.publish("openclaw.events.main.msg_in", b'{"n":3}')
+        await wait_for(lambda: holds(3), within=20)
+        assert [(await js.get_msg(EVENTS_STREAM, s)).data for s in (1, 2, 3)] == [b'{"n":1}', b'{"n":2}', b'{"n":3}']
     finally:
         await nc.close()

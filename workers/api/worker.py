@@ -7,6 +7,8 @@ result, a malformed request an error reply.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 from typing import Any
 
 from nats.js.client import JetStreamContext
@@ -25,6 +27,7 @@ from schemas.api import (
     WorkerStatus,
 )
 from schemas.docs import ChannelsDoc, CommitmentsDoc, DecisionsDoc, KnowledgeDoc, ThreadsDoc
+from shared import metrics
 from shared.asof import DocReader
 from shared.kv import kv_read
 from shared.names import (
@@ -39,7 +42,27 @@ from shared.names import (
 )
 from shared.runtime import WorkerContext, WorkerSpec
 from shared.service import ApiError, Endpoint, serve_endpoints
+from shared.sources import source_states
 from workers.api.core import QueryError, query_commitments, query_decisions, query_threads, search
+
+log = logging.getLogger(__name__)
+SOURCES_EVERY_S = 15.0
+
+
+async def watch_sources(ctx: WorkerContext, stop: asyncio.Event, every_s: float = SOURCES_EVERY_S) -> None:
+    """Export what the OpenClaw sources hold (``cortex_source_events``: conversation, tool and
+    run events, the ignored kinds, unknown types) and their lag, every ``every_s``."""
+    while not stop.is_set():
+        try:
+            for state in await source_states(ctx.js, ctx.settings.prefix, store_info=False):
+                for kind, count in state.classes.items():
+                    metrics.SOURCE_EVENTS.labels(state.stream, kind).set(count)
+                if state.lag is not None:
+                    metrics.SOURCE_LAG.labels(state.stream).set(state.lag)
+        except Exception as exc:  # metrics only: the next round tries again
+            log.debug("source_watch_failed", extra={"error": repr(exc)})
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(stop.wait(), timeout=every_s)
 
 
 class Api:
@@ -135,7 +158,13 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
         ("status", StatusRequest, _guard(api.status)),
     ]
     ctx.health.set_ready(True, "serving")
-    await serve_endpoints(ctx.nc, ctx.settings.prefix, "cortex-api", "0.1.0", endpoints, stop)
+    watcher = asyncio.create_task(watch_sources(ctx, stop), name="api-sources")
+    try:
+        await serve_endpoints(ctx.nc, ctx.settings.prefix, "cortex-api", "0.1.0", endpoints, stop)
+    finally:
+        watcher.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watcher
 
 
 SPEC = WorkerSpec(name="api", families=(), serve=serve)

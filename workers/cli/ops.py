@@ -20,6 +20,7 @@ from shared.names import BUCKET_CHECKPOINTS, DLQ_STREAM, EVENTS_STREAM
 from shared.provision import buckets_for, provision
 from workers.cli import CliError
 from workers.cli.common import connected
+from workers.cli.sources import print_sources
 from workers.registry import consumer_specs
 
 
@@ -158,6 +159,7 @@ async def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
             print(f"  {name:<16} messages={st.messages} bytes={st.bytes} "
                   f"first_seq={st.first_seq} last_seq={st.last_seq}")
         await _print_consumers(js)
+        await print_sources(js, settings)
         await _print_buckets(js, settings)
     return 0
 
