@@ -44,6 +44,10 @@ _ANY: Final = r"[^\n\r\u2028\u2029]"
 # match still ends at the last "first" within reach.
 GAP: Final = _ANY + "{0,200}"
 
+# English phrases start after anything but a letter: "\b" fails between CJK and Latin
+# letters (both are \w), so "好的I'll fix the build" was no promise (issue 15, item 20).
+_NOT_AFTER_LETTER: Final = r"(?<![a-z0-9_'’])"
+
 # The reference captures ``.{5,80}`` after a commitment phrase.
 _PROMISE: Final = f"({_ANY}{{5,80}})"
 
@@ -76,6 +80,14 @@ class LanguagePack:
     # Words that negate a decision or closure word shortly after them in the same clause
     # ("in review, not closed", "noch nicht entschieden"); Cortex's own, on the lowered text.
     negation: tuple[str, ...] = ()
+    # Fixed commitment phrases that only agree ("de acuerdo", "договорились"): alone in their
+    # sentence they promise nothing. Lowered.
+    agreement: tuple[str, ...] = ()
+    # A promise whose task reads as a wish or an aspiration ("do my best to …", "always
+    # remember …", "immer versuchen …") is none. Searched in the lowered task.
+    aspiration: tuple[str, ...] = ()
+    # Function words: no topic is made of them, and a task is not named by them. Lowered.
+    stopwords: tuple[str, ...] = ()
     # The reference's CJK packs had no ``i`` flag: keep their exact case behaviour ("OK").
     case_sensitive: bool = field(default=False)
 
@@ -128,11 +140,11 @@ EN: Final = LanguagePack(
     ),
     noise_prefixes=("i", "we", "he", "she", "it", "nothing", "something"),
     commitment=(
-        rf"\b(?:i['’]ll|i will|i['’]m going to)\b\s+{_PROMISE}",
-        rf"\b(?:let me|allow me to)\b\s+{_PROMISE}",
-        r"\b(?:i can do that|i['’]ll handle|i['’]ll take care)\b",
-        rf"\b(?:i promise|i commit to|i guarantee)\b\s+{_PROMISE}",
-        r"\b(?:consider it done|i['’]m on it)\b",
+        rf"{_NOT_AFTER_LETTER}(?:i['’]ll|i will|i['’]m going to)\b\s+{_PROMISE}",
+        rf"{_NOT_AFTER_LETTER}(?:let me(?!\s+(?:know|guess)\b)|allow me to)\b\s+{_PROMISE}",
+        rf"{_NOT_AFTER_LETTER}(?:i can do that|i['’]ll handle|i['’]ll take care)\b",
+        rf"{_NOT_AFTER_LETTER}(?:i promise|i commit to|i guarantee)\b\s+{_PROMISE}",
+        rf"{_NOT_AFTER_LETTER}(?:consider it done|i['’]m on it)\b",
     ),
     due=(
         rf"\b(?:today|tonight|tomorrow|this (?:morning|afternoon|evening|week)"
@@ -147,6 +159,23 @@ EN: Final = LanguagePack(
     ),
     consequence=(r"(?:^|,\s*)(?:so(?!\s+that)|therefore|hence|thus|that['’]s why|which is why)\b", r"\btherefore\b"),
     negation=(r"\b(?:not|never|no longer)\b|n['’]t\b",),
+    agreement=(),
+    aspiration=(
+        r"^(?:always|never|forever|someday|one day|miss|love|remember|cherish|be (?:happy|glad|grateful|there for))\b"
+        r"|\b(?:try(?:ing)?\b|do (?:my|our) best|hopefully)",
+    ),
+    stopwords=(
+        "the", "a", "an", "and", "or", "but", "of", "to", "in", "on", "at", "for", "with", "from", "by", "about",
+        "as", "into", "over", "after", "before", "is", "are", "was", "were", "be", "been", "being", "it", "its",
+        "this", "that", "these", "those", "there", "here", "we", "you", "they", "he", "she", "i", "me", "my",
+        "our", "your", "their", "his", "her", "them", "us", "what", "which", "who", "when", "where", "how", "why",
+        "not", "no", "yes", "do", "does", "did", "done", "have", "has", "had", "will", "would", "can", "could",
+        "should", "shall", "may", "might", "must", "just", "also", "still", "very", "really", "so", "then", "than",
+        "too", "again", "now", "today", "tomorrow", "yesterday", "some", "any", "all", "more", "most", "other",
+        "such", "only", "own", "same", "few", "each", "both", "up", "down", "out", "off", "new", "old", "good",
+        "great", "thanks", "thank", "hi", "hello", "morning", "okay", "ok", "sure", "let", "lets", "one", "two",
+        "first", "next", "last",
+    ),
 )
 
 DE: Final = LanguagePack(
@@ -195,6 +224,17 @@ DE: Final = LanguagePack(
     consequence=(r"(?:^|,\s*)(?:deshalb|daher|darum|deswegen)\b", r"\b(?:deshalb|daher|darum|deswegen)\b"),
     keeps_reason_marker=True,
     negation=(r"\b(?:nicht|nie|niemals|kein\w*)\b",),
+    agreement=("versprochen", "abgemacht", "geht klar"),
+    aspiration=(r"^(?:immer|nie|niemals)\b|\b(?:versuchen|(?:mein|unser) bestes|hoffentlich)\b",),
+    stopwords=(
+        "der", "die", "das", "den", "dem", "des", "ein", "eine", "einen", "einem", "einer", "und", "oder", "aber",
+        "von", "zu", "zum", "zur", "im", "in", "am", "an", "auf", "für", "mit", "aus", "bei", "nach", "vor", "ist",
+        "sind", "war", "waren", "sein", "wird", "werden", "wurde", "hat", "haben", "hatte", "ich", "du", "er",
+        "sie", "es", "wir", "ihr", "mich", "mir", "dich", "dir", "uns", "euch", "nicht", "kein", "keine", "noch",
+        "schon", "auch", "nur", "sehr", "so", "dann", "als", "wie", "was", "wer", "wo", "wann", "warum", "ob",
+        "dass", "heute", "morgen", "gestern", "jetzt", "hier", "da", "dort", "gut", "danke", "hallo", "mal", "ja",
+        "nein",
+    ),
 )
 
 ES: Final = LanguagePack(
@@ -247,6 +287,15 @@ ES: Final = LanguagePack(
     reason=(r"\b(?:porque|ya que|puesto que|dado que|debido a|para que)\b",),
     consequence=(r"(?:^|,\s*)(?:así que|por eso|por lo tanto|por tanto)\b",),
     negation=(r"\b(?:no|nunca|todavía no|aún no)\b",),
+    agreement=("prometido", "de acuerdo"),
+    aspiration=(r"^(?:siempre|nunca)\b|\b(?:intentar\w*|hacer lo posible|lo mejor que pueda)\b",),
+    stopwords=(
+        "el", "la", "los", "las", "un", "una", "unos", "unas", "y", "o", "pero", "de", "del", "al", "a", "en",
+        "con", "por", "para", "sin", "sobre", "es", "son", "fue", "era", "ser", "estar", "está", "están", "hay",
+        "yo", "tú", "él", "ella", "nosotros", "ellos", "que", "qué", "como", "cuando", "donde", "muy", "más",
+        "menos", "también", "ya", "no", "sí", "hoy", "mañana", "ayer", "ahora", "aquí", "este", "esta", "esto",
+        "ese", "esa", "eso", "mi", "mis", "tu", "su", "sus", "nuestro", "gracias", "hola", "bien",
+    ),
 )
 
 FR: Final = LanguagePack(
@@ -295,6 +344,16 @@ FR: Final = LanguagePack(
     reason=(r"\b(?:parce que|parce qu['’]|puisque|étant donné que|afin de|afin que|pour que)", r",\s*car\b"),
     consequence=(r"(?:^|,\s*)(?:donc|c['’]est pourquoi|du coup|par conséquent)\b",),
     negation=(r"\b(?:ne|pas|jamais)\b|\bn['’]",),
+    agreement=("c'est noté", "c’est noté"),
+    aspiration=(r"^(?:toujours|jamais)\b|\b(?:essayer|faire de mon mieux|faire mon possible)\b",),
+    stopwords=(
+        "le", "la", "les", "un", "une", "des", "et", "ou", "mais", "de", "du", "au", "aux", "à", "en", "dans",
+        "sur", "pour", "par", "avec", "sans", "est", "sont", "était", "être", "avoir", "a", "ont", "je", "tu",
+        "il", "elle", "nous", "vous", "ils", "elles", "on", "ce", "cette", "ces", "que", "qui", "quoi", "comme",
+        "quand", "où", "très", "plus", "moins", "aussi", "déjà", "ne", "pas", "oui", "non", "aujourd'hui",
+        "demain", "hier", "maintenant", "ici", "mon", "ma", "mes", "ton", "ta", "son", "sa", "ses", "notre",
+        "merci", "bonjour", "bien",
+    ),
 )
 
 IT: Final = LanguagePack(
@@ -347,6 +406,16 @@ IT: Final = LanguagePack(
     reason=(r"\b(?:perché|poiché|dato che|visto che|siccome|affinché)(?!\w)",),
     consequence=(r"(?:^|,\s*)(?:quindi|perciò|per questo)(?!\w)",),
     negation=(r"\b(?:non|mai)\b",),
+    agreement=("promesso", "affare fatto", "d'accordo", "d’accordo"),
+    aspiration=(r"^(?:sempre|mai)\b|\b(?:provare|provarci|fare del mio meglio|fare il possibile)\b",),
+    stopwords=(
+        "il", "lo", "la", "i", "gli", "le", "un", "uno", "una", "e", "o", "ma", "di", "del", "della", "dei",
+        "delle", "a", "al", "alla", "da", "in", "nel", "nella", "con", "su", "per", "tra", "fra", "è", "sono",
+        "era", "essere", "avere", "ha", "hanno", "io", "tu", "lui", "lei", "noi", "voi", "loro", "che", "chi",
+        "come", "quando", "dove", "molto", "più", "meno", "anche", "già", "non", "sì", "oggi", "domani", "ieri",
+        "adesso", "qui", "questo", "questa", "quello", "quella", "mio", "mia", "tuo", "suo", "nostro", "grazie",
+        "ciao", "bene",
+    ),
 )
 
 PT: Final = LanguagePack(
@@ -399,6 +468,15 @@ PT: Final = LanguagePack(
     reason=(r"\b(?:porque|já que|visto que|uma vez que|devido a|para que)\b", r",\s*pois\b"),
     consequence=(r"(?:^|,\s*)(?:por isso|portanto|então)\b",),
     negation=(r"(?<!\w)(?:não|nunca|ainda não)(?!\w)",),
+    agreement=("combinado",),
+    aspiration=(r"^(?:sempre|nunca)(?!\w)|(?<!\w)(?:tentar|fazer o (?:meu )?melhor|fazer o possível)(?!\w)",),
+    stopwords=(
+        "o", "a", "os", "as", "um", "uma", "uns", "umas", "e", "ou", "mas", "de", "do", "da", "dos", "das", "ao",
+        "à", "em", "no", "na", "nos", "nas", "com", "por", "para", "sem", "sobre", "é", "são", "foi", "era", "ser",
+        "estar", "está", "estão", "há", "eu", "tu", "ele", "ela", "nós", "eles", "elas", "que", "como", "quando",
+        "onde", "muito", "mais", "menos", "também", "já", "não", "sim", "hoje", "amanhã", "ontem", "agora", "aqui",
+        "este", "esta", "isso", "esse", "essa", "meu", "minha", "seu", "sua", "nosso", "obrigado", "olá", "bem",
+    ),
 )
 
 RU: Final = LanguagePack(
@@ -444,6 +522,22 @@ RU: Final = LanguagePack(
     reason=(r"\b(?:потому что|так как|поскольку|из-за|чтобы)\b",),
     consequence=(r"(?:^|,\s*)(?:поэтому|так что|следовательно)\b",),
     negation=(r"(?<!\w)(?:не|нет|никогда)(?!\w)",),
+    agreement=("обещаю", "договорились"),
+    aspiration=(r"^(?:всегда|никогда)(?!\w)|(?:постараюсь|стараться|попробую|попытаюсь)",),
+    stopwords=(
+        "и", "в", "во", "не", "что", "он", "на", "я", "с", "со", "как", "а", "то", "все", "она", "так", "его",
+        "но", "да", "ты", "к", "у", "же", "вы", "за", "бы", "по", "только", "ее", "мне", "было", "вот", "от",
+        "меня", "еще", "нет", "о", "из", "ему", "теперь", "когда", "даже", "ну", "вдруг", "ли", "если", "уже",
+        "или", "ни", "быть", "был", "него", "до", "вас", "нибудь", "опять", "уж", "вам", "ведь", "там", "потом",
+        "себя", "ничего", "ей", "может", "они", "тут", "где", "есть", "надо", "ней", "для", "мы", "тебя", "их",
+        "чем", "была", "сам", "чтоб", "без", "будто", "чего", "раз", "тоже", "себе", "под", "будет", "ж", "тогда",
+        "кто", "этот", "того", "потому", "этого", "какой", "совсем", "ним", "здесь", "этом", "один", "почти",
+        "мой", "тем", "чтобы", "нее", "сейчас", "были", "куда", "зачем", "всех", "никогда", "можно", "при",
+        "наконец", "два", "об", "другой", "хоть", "после", "над", "больше", "тот", "через", "эти", "нас", "про",
+        "всего", "них", "какая", "много", "разве", "три", "эту", "моя", "впрочем", "хорошо", "свою", "этой",
+        "перед", "иногда", "лучше", "чуть", "том", "нельзя", "такой", "им", "более", "всегда", "конечно", "всю",
+        "между", "сегодня", "завтра",
+    ),
 )
 
 JA: Final = LanguagePack(
@@ -489,6 +583,8 @@ JA: Final = LanguagePack(
     consequence=(r"^(?:だから|なので|そのため|したがって)",),
     case_sensitive=True,
     negation=(r"(?:まだ)",),
+    agreement=("承知しました",),
+    aspiration=(r"(?:頑張|努力|ずっと)",),
 )
 
 KO: Final = LanguagePack(
@@ -499,7 +595,8 @@ KO: Final = LanguagePack(
     ),
     close=(
         r"(?:완료|해결[됐했]|고쳤[다어]|끝났[다어]|닫[았힌])",
-        r"(?:됐다|작동[한해]|문제없[다어]|OK)",
+        # "OK" only as a word of its own: "HEARTBEAT_OK" closed threads with CORTEX_LANGUAGE=all
+        r"(?:됐다|작동[한해]|문제없[다어]|(?<![A-Za-z0-9_])OK(?![A-Za-z0-9_]))",
     ),
     wait=(
         f"(?:기다[려리]|블로킹|먼저{GAP}필요|아직{GAP}안 [돼됨])",
@@ -534,6 +631,8 @@ KO: Final = LanguagePack(
     consequence=(r"^(?:그래서|따라서|그러므로)",),
     case_sensitive=True,
     negation=(r"(?:아직|안 |못 )",),
+    agreement=("알겠습니다",),
+    aspiration=(r"(?:노력|최선|항상)",),
 )
 
 ZH: Final = LanguagePack(
@@ -579,6 +678,8 @@ ZH: Final = LanguagePack(
     consequence=(r"(?:所以|因此|因而)",),
     case_sensitive=True,
     negation=(r"(?:没|不|未|尚未|还没)",),
+    agreement=("没问题",),
+    aspiration=(r"(?:尽力|尽量|努力|永远|一直)",),
 )
 
 # English and German first (the design's order), then the reference's other packs.

@@ -218,6 +218,19 @@ class PatternSet:
     noise_prefix: re.Pattern[str] | None  # on the lowered, stripped topic
     reasons: ReasonMarkers = ReasonMarkers(None, None, None, None)
     negation: re.Pattern[str] | None = None  # any language's negation, on lowered text
+    agreement: frozenset[str] = frozenset()  # fixed commitment phrases that only agree
+    aspiration: re.Pattern[str] | None = None  # a task that is a wish, on the lowered task
+    stopwords: frozenset[str] = frozenset()  # function words of every enabled language, lowered
+
+    def closures(self, text: MatchText) -> int:
+        """How many close patterns match ``text`` other than negated ("in review, not
+        closed", "not done yet"): > 0 means something was closed."""
+        if not self.close.may_match(text):
+            return 0
+        return sum(
+            1 for p in self.close
+            if any(not self.is_negated(text.lowered, m.start()) for m in p.finditer(text))
+        )
 
     def is_negated(self, lowered: str, pos: int) -> bool:
         """True when a negation stands shortly before ``pos`` in the same clause ("in
@@ -306,4 +319,7 @@ def get_patterns(languages: tuple[str, ...]) -> PatternSet:
         noise_prefix=_noise_prefix(packs),
         reasons=_reason_markers(packs),
         negation=_one_regex(source for pack in packs for source in pack.negation),
+        agreement=frozenset(a for pack in packs for a in pack.agreement),
+        aspiration=_one_regex(source for pack in packs for source in pack.aspiration),
+        stopwords=frozenset(w.lower() for pack in packs for w in (*pack.stopwords, *pack.topic_blacklist)),
     )

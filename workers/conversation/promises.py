@@ -1,18 +1,27 @@
-"""Promises in one message: what someone committed to, and by when.
+"""Promises in one message: what someone committed to, as a task, and by when.
 
 Ported from the reference's ``detectCommitments`` and ``CommitmentTracker.processMessage``
 (openclaw-cortex ``src/commitment-patterns.ts``, ``src/commitment-tracker.ts``): a phrase
 such as "I'll" or "ich werde" followed by the promise, or a fixed phrase ("I'm on it",
-"mach ich"). Differences, each to make ``what`` the promise rather than a slice of text:
+"mach ich"). Differences, each to make ``what`` the task a person would write down:
 
 * a captured promise ends at the end of its sentence (the reference took 80 characters,
   so "I'll fix it. Lunch?" promised "fix it. Lunch?"), and the search continues after it,
   so two promises in two sentences are two commitments;
-* a fixed phrase has no object, so its ``what`` is the sentence around it, not the bare
-  phrase ("Mach ich morgen." rather than "mach ich");
+* the due phrase is the promise's date, not part of its task: "I'll send the report
+  tomorrow" promises "send the report", due tomorrow ("Due morgen: morgen um die
+  Kommunikation …" in issue 18); a phrase whose verb is in the promise phrase keeps its verb
+  ("Ich kümmere mich um X" → "sich um X kümmern", "Я сделаю X" → "сделать X");
+* a fixed phrase has no object, so its task is the rest of its sentence ("Lo haré mañana:
+  preparo el script" → "preparo el script"), or the sentence when nothing follows; a fixed
+  phrase that only agrees ("De acuerdo.", "Договорились.") with nothing else in its
+  sentence is no promise;
+* a wish or an aspiration is no promise ("I'll do my best to make sure these kids have a
+  safe and loving home", "I will always remember …", "Ich werde immer versuchen …");
 * a match inside text already taken by an earlier promise is the same promise, not a
   second one (the reference only compared the strings);
-* ``due`` is the first day phrase of the promise's sentence ("tomorrow", "bis Freitag").
+* ``due`` is the first day phrase of the promise's sentence ("tomorrow", "bis Freitag");
+  ``workers.conversation.due`` turns it into a date.
 """
 
 from __future__ import annotations
@@ -22,15 +31,29 @@ from collections import deque
 from typing import Final, NamedTuple
 
 from workers.conversation.patterns import MAX_MATCHES_PER_FAMILY, MatchText, Pattern, PatternSet
+from workers.conversation.sentences import tidy
+from workers.render import clip_words
 
 MAX_WHAT_CHARS: Final = 200
 _SENTENCE_REACH: Final = 100  # how far before and after a phrase its sentence is looked for
 _SENTENCE_END: Final = re.compile(r"[.!?…](?=\s|$)|[。！？\n]")
+_CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_WORD: Final = re.compile(r"\w+")
+# Subject pronouns a fixed phrase leaves in front of its task ("me ne occupo io domani: …").
+_LEADING_FILLER: Final = re.compile(r"^(?:(?:io|yo|je|eu|я|ich|i|moi|me)\b[\s,:;.!-]*)+", re.IGNORECASE)
+# Promise phrases whose verb the task needs back: phrase (lowered) → (prefix, suffix, only when
+# the task starts with).
+_TASK_FRAMES: Final[dict[str, tuple[str, str, str]]] = {
+    "ich kümmere mich": ("sich ", " kümmern", "um "),
+    "ich mach": ("", " machen", ""),
+    "я сделаю": ("сделать ", "", ""),
+    "я займусь": ("заняться ", "", ""),
+}
 
 
 class Promise(NamedTuple):
     what: str
-    due: str | None
+    due: str | None  # the due phrase as written ("tomorrow", "bis Freitag")
     start: int  # span of the promise in the message
     end: int
 
@@ -47,7 +70,7 @@ def _sentence(text: str, start: int, end: int) -> tuple[int, int]:
     return begin, _sentence_end(text, end, min(len(text), end + _SENTENCE_REACH))
 
 
-def _due(text: MatchText, patterns: PatternSet, start: int, stop: int) -> str | None:
+def _due(text: MatchText, patterns: PatternSet, start: int, stop: int) -> re.Match[str] | None:
     best: re.Match[str] | None = None
     for pattern in patterns.due:
         subject = pattern.subject(text)
@@ -56,22 +79,75 @@ def _due(text: MatchText, patterns: PatternSet, start: int, stop: int) -> str | 
         found = pattern.regex.search(subject, start, stop)
         if found is not None and (best is None or found.start() < best.start()):
             best = found
-    return None if best is None else text.original[best.start() : best.end()].strip()
+    return best
 
 
-def _promise(text: MatchText, patterns: PatternSet, found: re.Match[str]) -> Promise:
+def _without(text: MatchText, lo: int, hi: int, cut: re.Match[str] | None) -> str:
+    """``text[lo:hi]`` with the due phrase taken out, whitespace and punctuation tidied."""
     original = text.original
-    if found.re.groups and found.group(1) is not None:
-        start = found.start(1)
-        end = _sentence_end(original, start, found.end(1))
-        what = original[start:end].strip()
-        if what:
-            _, sentence_stop = _sentence(original, found.start(), end)
-            due = _due(text, patterns, found.start(), sentence_stop)
-            return Promise(what[:MAX_WHAT_CHARS], due, start, end)
+    if cut is None or cut.end() <= lo or cut.start() >= hi:
+        return tidy(" ".join(original[lo:hi].split()))
+    head, tail = original[lo : cut.start()], original[cut.end() : hi]
+    glue = "" if _CJK.match(head[-1:] or " ") or _CJK.match(tail[:1] or " ") else " "
+    joined = head + glue + tail
+    return tidy(" ".join(joined.split()).replace(" ,", ",").replace(" :", ":"))
+
+
+def _framed(phrase: str, task: str) -> str:
+    frame = _TASK_FRAMES.get(" ".join(phrase.lower().split()))
+    if frame is None or not task or not task.lower().startswith(frame[2]):
+        return task
+    return f"{frame[0]}{task}{frame[1]}"
+
+
+def _words(text: str) -> int:
+    return len(_WORD.findall(text)) if not _CJK.search(text) else len(text)
+
+
+def _captured(text: MatchText, patterns: PatternSet, found: re.Match[str]) -> Promise | None:
+    original = text.original
+    start = found.start(1)
+    end = _sentence_end(original, start, found.end(1))
+    if not original[start:end].strip():
+        return None
+    _, sentence_stop = _sentence(original, found.start(), end)
+    due = _due(text, patterns, found.start(), sentence_stop)
+    phrase = original[found.start() : found.start(1)]
+    what = _framed(phrase.strip(), _without(text, start, end, due))
+    return Promise(clip_words(what, MAX_WHAT_CHARS), _phrase(text, due), start, end)
+
+
+def _fixed(text: MatchText, patterns: PatternSet, found: re.Match[str]) -> Promise | None:
+    original = text.original
     begin, stop = _sentence(original, found.start(), found.end())
-    what = original[begin:stop].strip()[:MAX_WHAT_CHARS]
-    return Promise(what, _due(text, patterns, begin, stop), found.start(), found.end())
+    due = _due(text, patterns, begin, stop)
+    if _CJK.search(original[found.start() : found.end()]):  # verb-final: the sentence is the task
+        what = _without(text, begin, stop, due)
+    else:
+        rest = _LEADING_FILLER.sub("", _without(text, found.end(), stop, due))
+        if _words(rest) >= 2:
+            what = rest
+        elif " ".join(text.lowered[found.start() : found.end()].split()) in patterns.agreement:
+            return None  # "De acuerdo." agrees; it promises nothing
+        else:
+            what = _without(text, begin, stop, due)
+    if not what:
+        return None
+    return Promise(clip_words(what, MAX_WHAT_CHARS), _phrase(text, due), found.start(), found.end())
+
+
+def _phrase(text: MatchText, due: re.Match[str] | None) -> str | None:
+    return None if due is None else text.original[due.start() : due.end()].strip() or None
+
+
+def _promise(text: MatchText, patterns: PatternSet, found: re.Match[str]) -> Promise | None:
+    if found.re.groups and found.group(1) is not None:
+        return _captured(text, patterns, found)
+    return _fixed(text, patterns, found)
+
+
+def _is_wish(promise: Promise, patterns: PatternSet) -> bool:
+    return patterns.aspiration is not None and patterns.aspiration.search(promise.what.lower()) is not None
 
 
 def _promises_of(pattern: Pattern, text: MatchText, patterns: PatternSet) -> list[tuple[Promise, int]]:
@@ -82,10 +158,11 @@ def _promises_of(pattern: Pattern, text: MatchText, patterns: PatternSet) -> lis
     pos = 0
     while len(out) < MAX_MATCHES_PER_FAMILY and (found := pattern.regex.search(subject, pos)) is not None:
         promise = _promise(text, patterns, found)
-        out.append((promise, found.start()))
         # Continue after the promise, not after the greedy capture, so the next
         # sentence's "I'll" is found.
-        pos = max(promise.end, found.start() + 1)
+        pos = max(promise.end if promise else found.end(), found.start() + 1)
+        if promise is not None and not _is_wish(promise, patterns):
+            out.append((promise, found.start()))
     return out
 
 

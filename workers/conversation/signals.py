@@ -46,7 +46,7 @@ def extract_signals(text: str | MatchText, patterns: PatternSet) -> Signals:
     mt = _as_match_text(text)
     original = mt.original
     decisions = tuple(find_decisions(mt, patterns))
-    closures = sum(1 for p in patterns.close if p.search(mt) is not None) if patterns.close.may_match(mt) else 0
+    closures = patterns.closures(mt)
     waits = tuple(original[m.start() : m.end() + WAIT_AFTER].strip() for m in iter_matches(patterns.wait, mt))
     topics = tuple(
         topic

@@ -1,12 +1,16 @@
 """Commitments as pure functions over the contract's ``CommitmentsDoc``.
 
 A promise in a message ("I'll fix the build tomorrow", "ich werde das morgen fixen") is
-an ``open`` commitment of its sender (``workers.conversation.promises``). It becomes
-``overdue`` once it has been open for ``overdue_days``, measured against the agent's
-latest event time and re-checked on every event, and ``done`` when a later message with
-a closure word shares its words (two, or its only one) or a ``commitment_done`` feedback
-names it. The reference (openclaw-cortex ``src/commitment-tracker.ts``) had only the
-overdue rule, against the wall clock; here every time comes from events.
+an ``open`` commitment of its sender (``workers.conversation.promises``): its ``what`` the
+task ("fix the build"), its ``due`` the day the promise names as ``YYYY-MM-DD``, counted
+from the event's time in the agent's time zone (``workers.conversation.due``). It becomes
+``overdue`` once its due day has passed — or, without a due day, once it has been open for
+``overdue_days`` — measured against the agent's latest event time and re-checked on every
+event, and ``done`` when a later message with a closure word (not negated: "in review, not
+closed" closes nothing) names it — most of its words, at least two (or its only one) — or
+a ``commitment_done`` feedback names it. The reference (openclaw-cortex
+``src/commitment-tracker.ts``) had only the age rule, against the wall clock, and never
+filled ``due``; here every time comes from events.
 
 The functions return a new document and never mutate their input; unchanged commitments
 are shared between the two. ``integrity`` is copied unchanged: the caller owns it.
@@ -14,20 +18,26 @@ are shared between the two. ``integrity`` is copied unchanged: the caller owns i
 
 from __future__ import annotations
 
+import math
 from datetime import datetime, timedelta
+from typing import Final
+from zoneinfo import ZoneInfo
 
 import msgspec
 
 from schemas.docs import Commitment, CommitmentsDoc, Integrity
 from schemas.events import FeedbackEvent, MessageEvent
 from shared.config import CommitmentsSettings
+from workers.conversation.due import due_string
 from workers.conversation.feedback import feedback_target
 from workers.conversation.ids import unique_id
 from workers.conversation.patterns import MatchText, PatternSet, prepare_text
 from workers.conversation.promises import find_promises
-from workers.conversation.signals import Words, matches_title, title_terms, words_of
+from workers.conversation.signals import title_terms, words_of
 
 _replace = msgspec.structs.replace
+UTC_ZONE: Final = ZoneInfo("UTC")
+FULFIL_SHARE: Final = 0.6  # of a task's words a closure must name
 
 
 def empty_commitments_doc(ts: datetime) -> CommitmentsDoc:
@@ -40,38 +50,80 @@ def _latest(base: CommitmentsDoc, ts: datetime) -> datetime:
     return max(base.updated, ts)
 
 
-def _overdue(commitments: list[Commitment], now: datetime, overdue_days: int) -> list[Commitment]:
-    """A new list with open commitments created before the cutoff overdue (the same items
-    otherwise: a scan, no copies, when none is due)."""
+def _due_day(due: str | None) -> str | None:
+    """``due`` when it is a day (``YYYY-MM-DD``), else None."""
+    return due if due is not None and len(due) == 10 and due[4] == "-" and due[7] == "-" else None
+
+
+def _overdue(commitments: list[Commitment], now: datetime, overdue_days: int,
+             tz: ZoneInfo = UTC_ZONE) -> list[Commitment]:
+    """A new list with open commitments past their due day (or, without one, older than
+    ``overdue_days``) overdue (the same items otherwise: a scan, no copies, when none is).
+
+    A due day (``YYYY-MM-DD``, local) is over once the local date of ``now`` is later:
+    ISO dates compare as strings. A due that is no date (a document from before due dates)
+    counts as none."""
+    today = now.astimezone(tz).date().isoformat()
     cutoff = now - timedelta(days=overdue_days)
-    if not any(c.status == "open" and c.created < cutoff for c in commitments):
+
+    def late(c: Commitment) -> bool:
+        if c.status != "open":
+            return False
+        day = _due_day(c.due)
+        return day < today if day is not None else c.created < cutoff
+
+    flags = [late(c) for c in commitments]
+    if not any(flags):
         return list(commitments)
-    return [
-        _replace(c, status="overdue") if c.status == "open" and c.created < cutoff else c for c in commitments
-    ]
+    return [_replace(c, status="overdue") if flag else c for c, flag in zip(commitments, flags, strict=True)]
 
 
-def mark_overdue(doc: CommitmentsDoc, now: datetime, settings: CommitmentsSettings) -> CommitmentsDoc:
-    """The document with open commitments older than ``overdue_days`` at ``now`` overdue.
+def mark_overdue(doc: CommitmentsDoc, now: datetime, settings: CommitmentsSettings,
+                 tz: ZoneInfo = UTC_ZONE) -> CommitmentsDoc:
+    """The document with open commitments past their due day (or older than
+    ``overdue_days``) at ``now`` overdue.
 
     For events that carry no message (a session start, a request): "now" is the agent's
     latest event time.
     """
     latest = _latest(doc, now)
-    return _rebuilt(doc, latest, _overdue(list(doc.commitments), latest, settings.overdue_days))
+    return _rebuilt(doc, latest, _overdue(list(doc.commitments), latest, settings.overdue_days, tz))
 
 
-def _fulfilled(commitment: Commitment, words: Words) -> bool:
-    # Two shared words, or the only one when the promise has a single word (a promise
-    # without words of three letters, or a CJK one without spaces, is matched whole).
-    needed = max(1, min(2, len(title_terms(commitment.what))))
-    return matches_title(commitment.what, words, needed)
+_SUFFIXES: Final = ("ing", "ed", "es", "en", "er", "s", "t", "e")
 
 
-def _close_fulfilled(commitments: list[Commitment], text: MatchText) -> list[Commitment]:
+def _stem(word: str) -> str:
+    """A crude stem, so "fix", "fixed", "fixen" and "gefixt" name the same thing."""
+    if len(word) > 5 and word.startswith("ge"):
+        word = word[2:]
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def _fulfilled(commitment: Commitment, stems: frozenset[str], lowered: str, stopwords: frozenset[str]) -> bool:
+    """The closure names the task: most of its words (at least two, or its only one).
+
+    "The auth migration is done" names two of "write the rollback script for the auth
+    migration"'s five words: the script is not written. A task without words of three
+    letters (a CJK one, without spaces) is matched whole.
+    """
+    terms = {_stem(t) for t in title_terms(commitment.what) - stopwords}
+    if not terms:
+        whole = commitment.what.strip().lower()
+        return bool(whole) and whole in lowered
+    needed = max(min(2, len(terms)), math.ceil(FULFIL_SHARE * len(terms)))
+    return sum(1 for t in terms if t in stems) >= needed
+
+
+def _close_fulfilled(commitments: list[Commitment], text: MatchText, stopwords: frozenset[str]) -> list[Commitment]:
     words = words_of(text)
+    stems = frozenset(_stem(w) for w in words.tokens)
     return [
-        _replace(c, status="done") if c.status != "done" and _fulfilled(c, words) else c for c in commitments
+        _replace(c, status="done") if c.status != "done" and _fulfilled(c, stems, words.lowered, stopwords) else c
+        for c in commitments
     ]
 
 
@@ -97,15 +149,16 @@ def _rebuilt(base: CommitmentsDoc, updated: datetime, commitments: list[Commitme
 
 
 def apply_message(
-    doc: CommitmentsDoc | None, event: MessageEvent, settings: CommitmentsSettings, patterns: PatternSet
+    doc: CommitmentsDoc | None, event: MessageEvent, settings: CommitmentsSettings, patterns: PatternSet,
+    tz: ZoneInfo = UTC_ZONE,
 ) -> CommitmentsDoc:
     """The commitments document after one message: overdue, fulfilled, then new promises."""
     base = doc if doc is not None else empty_commitments_doc(event.ts)
     now = _latest(base, event.ts)
-    commitments = _overdue(list(base.commitments), now, settings.overdue_days)
+    commitments = _overdue(list(base.commitments), now, settings.overdue_days, tz)
     text = prepare_text(event.content)
-    if patterns.close.may_match(text) and any(p.search(text) is not None for p in patterns.close):
-        commitments = _close_fulfilled(commitments, text)
+    if patterns.closures(text):
+        commitments = _close_fulfilled(commitments, text, patterns.stopwords)
     who = event.sender or event.role
     promises = find_promises(text, patterns)
     taken = {c.id for c in commitments} if promises else set()
@@ -113,12 +166,14 @@ def apply_message(
         commitment_id = unique_id(event.id, "commitment", index, taken)
         taken.add(commitment_id)
         commitments.append(Commitment(id=commitment_id, who=who, what=promise.what, status="open",
-                                      created=event.ts, source_event=event.id, due=promise.due))
+                                      created=event.ts, source_event=event.id,
+                                      due=due_string(promise.due, event.ts, tz)))
     return _rebuilt(base, now, _cap(commitments, settings.max_commitments))
 
 
 def apply_feedback(
-    doc: CommitmentsDoc | None, event: FeedbackEvent, settings: CommitmentsSettings | None = None
+    doc: CommitmentsDoc | None, event: FeedbackEvent, settings: CommitmentsSettings | None = None,
+    tz: ZoneInfo = UTC_ZONE,
 ) -> CommitmentsDoc:
     """Apply ``commitment_done`` (target = commitment id); other kinds change nothing.
 
@@ -129,7 +184,7 @@ def apply_feedback(
     now = _latest(base, event.ts)
     commitments = list(base.commitments)
     if settings is not None:
-        commitments = _overdue(commitments, now, settings.overdue_days)
+        commitments = _overdue(commitments, now, settings.overdue_days, tz)
     if event.kind == "commitment_done":
         target = feedback_target(event)
         commitments = [_replace(c, status="done") if c.id == target else c for c in commitments]

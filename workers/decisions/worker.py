@@ -40,6 +40,7 @@ class CommitmentsProjection:
     def __init__(self, settings: Settings, patterns: PatternSet) -> None:
         self._settings = settings.commitments
         self._patterns = patterns
+        self._tz = ZoneInfo(settings.timezone)
 
     def accepts(self, env: Envelope) -> bool:
         if not self._settings.enabled:
@@ -51,9 +52,9 @@ class CommitmentsProjection:
     def apply(self, doc: CommitmentsDoc | None, env: Envelope) -> CommitmentsDoc | None:
         event = env.event
         if isinstance(event, MessageEvent):
-            return commitments.apply_message(doc, event, self._settings, self._patterns)
+            return commitments.apply_message(doc, event, self._settings, self._patterns, self._tz)
         assert isinstance(event, FeedbackEvent)
-        return commitments.apply_feedback(doc, event, self._settings)
+        return commitments.apply_feedback(doc, event, self._settings, self._tz)
 
 
 async def build(ctx: WorkerContext) -> ProjectionHandler:

@@ -203,23 +203,13 @@ def run_cores(conv: Conversation, settings: Settings) -> Derived:
             out.threads = threads_core.apply_message(out.threads, event, settings.threads, patterns)
             out.decisions = decisions_core.apply_message(out.decisions, event, settings.decisions, patterns, tz)
             out.commitments = commitments_core.apply_message(out.commitments, event, settings.commitments,
-                                                             patterns, **_commitment_kwargs(tz))
+                                                             patterns, tz)
         elif isinstance(event, CompactionEvent):
             markdown, _ = build_snapshot_markdown(event.ts, list(event.messages),
                                                   settings.precompaction.max_snapshot_messages,
                                                   thread_state_line(out.threads))
             out.snapshots.append(markdown)
     return out
-
-
-def _commitment_kwargs(tz: ZoneInfo) -> dict[str, Any]:
-    # Cores that resolve due dates take the time zone; older ones do not.
-    import inspect
-
-    from workers.decisions import commitments as commitments_core
-
-    params = inspect.signature(commitments_core.apply_message).parameters
-    return {"tz": tz} if "tz" in params else {}
 
 
 # --- scoring -----------------------------------------------------------------------------
@@ -359,7 +349,7 @@ def _score_commitments(conv: Conversation, placed: list[Placed], commitments: li
     for c in commitments:
         if any(pattern.search(prepare_text(c.what)) for pattern in patterns.due):
             score.defect(conv.name, "due_word_in_task", c.what)
-        if (defect := fragment_defect(c.what, sources, check_start=False)) is not None:
+        if (defect := fragment_defect(c.what, sources, check_start=False, before_date=True)) is not None:
             score.defect(conv.name, defect, c.what)
 
 

@@ -38,6 +38,19 @@ CLAUSE_WORDS: Final = (
 )
 _LEADING_WORD: Final = re.compile(r"[\w'’]+", re.UNICODE)
 
+# Words at which a date starts: a promise's task cut before its due phrase is cut cleanly
+# (the briefing shows the date apart: "Due 2026-03-03: send the report").
+DATE_WORDS: Final = (
+    "today", "tonight", "tomorrow", "by", "on", "this", "next", "in", "end of", "eod",
+    "heute", "morgen", "übermorgen", "bis", "am", "nächste", "diese",
+    "hoy", "mañana", "pasado mañana", "esta", "la próxima", "el",
+    "aujourd", "demain", "après-demain", "ce soir", "cette", "la semaine",
+    "oggi", "domani", "dopodomani", "stasera", "questa", "la prossima",
+    "hoje", "amanhã", "depois de amanhã", "próxima",
+    "сегодня", "завтра", "послезавтра", "на этой", "на следующей", "в",
+    "今天", "明天", "后天", "今晚", "明日", "今日", "今夜", "내일", "오늘", "모레",
+)
+
 BOILERPLATE: Final = ("topic detected from",)
 
 
@@ -62,9 +75,9 @@ def _word_char(ch: str) -> bool:
     return ch.isalnum() and not _CJK.match(ch)
 
 
-def _starts_with_clause_word(rest: str) -> bool:
+def _starts_with_clause_word(rest: str, words: tuple[str, ...] = CLAUSE_WORDS) -> bool:
     lowered = rest.lower()
-    for word in CLAUSE_WORDS:
+    for word in words:
         if lowered.startswith(word):
             after = lowered[len(word): len(word) + 1]
             if not after or not _word_char(after) or _CJK.match(word):
@@ -82,11 +95,13 @@ def _ends_with_clause_word(before: str) -> bool:
     return False
 
 
-def _clean_end(source: str, end: int, core: str) -> bool:
+def _clean_end(source: str, end: int, core: str, before_date: bool) -> bool:
     if core[-1] in _SENTENCE_END or core[-1] in _CLAUSE_MARKS:
         return True
     rest = source[end:].lstrip()
-    return not rest or rest[0] in _SENTENCE_END or rest[0] in _CLAUSE_MARKS or _starts_with_clause_word(rest)
+    if not rest or rest[0] in _SENTENCE_END or rest[0] in _CLAUSE_MARKS or _starts_with_clause_word(rest):
+        return True
+    return before_date and _starts_with_clause_word(rest, DATE_WORDS)
 
 
 def _clean_start(source: str, start: int) -> bool:
@@ -105,9 +120,11 @@ def locate(core: str, sources: Iterable[str]) -> tuple[str, int] | None:
     return None
 
 
-def fragment_defect(fragment: str, sources: Sequence[str], check_start: bool = True) -> str | None:
+def fragment_defect(fragment: str, sources: Sequence[str], check_start: bool = True,
+                    before_date: bool = False) -> str | None:
     """``cut_mid_word`` / ``cut_without_ellipsis`` for a fragment of one of ``sources``
-    (whitespace-normalised), or None when it is clean or not a verbatim quote."""
+    (whitespace-normalised), or None when it is clean or not a verbatim quote. With
+    ``before_date`` (a promise's task) a cut right before a date is clean."""
     core, lead, trail = strip_ellipses(normalize(fragment))
     if not core:
         return None
@@ -120,7 +137,7 @@ def fragment_defect(fragment: str, sources: Sequence[str], check_start: bool = T
     inside_start = check_start and start > 0 and _word_char(source[start - 1]) and _word_char(source[start])
     if inside_end or inside_start:
         return "cut_mid_word"
-    if end < len(source) and not trail and not _clean_end(source, end, core):
+    if end < len(source) and not trail and not _clean_end(source, end, core, before_date):
         return "cut_without_ellipsis"
     if check_start and start > 0 and not lead and not _clean_start(source, start):
         return "cut_without_ellipsis"

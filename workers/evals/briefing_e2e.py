@@ -161,7 +161,8 @@ def score_boot(conv: Conversation, placed: list[Placed], stored: Stored, score: 
     _rendered_decisions(conv.name, _section(parts, "Recent Decisions"), sources, score)
     for line in _section(parts, "Commitments"):
         found = _COMMITMENT.match(line)
-        if found and (defect := fragment_defect(found.group(1), sources, check_start=False)) is not None:
+        defect = found and fragment_defect(found.group(1), sources, check_start=False, before_date=True)
+        if found and defect:
             score.defect(conv.name, defect, found.group(1))
     snapshot = _section(parts, "Snapshot")
     for text in snapshot_lines("\n".join(snapshot)):

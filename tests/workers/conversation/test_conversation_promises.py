@@ -55,21 +55,64 @@ def test_every_language_has_commitment_patterns() -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "what"),
+    ("text", "what", "due"),
     [
-        ("Je vais corriger le bug demain", "corriger le bug demain"),
-        ("Lo haré mañana", "Lo haré mañana"),
-        ("Eu vou revisar o PR", "Eu vou revisar o PR"),
-        ("Ci penso io", "Ci penso io"),
-        ("Я займусь этим завтра", "Я займусь этим завтра"),
-        ("这个我来处理", "这个我来处理"),
-        ("明日やります", "明日やります"),
-        ("제가 할게요", "제가 할게요"),
+        ("Je vais corriger le bug demain", "corriger le bug", "demain"),
+        ("Lo haré mañana", "Lo haré", "mañana"),
+        ("Lo haré mañana: preparo el script de migración.", "preparo el script de migración", "mañana"),
+        ("Eu vou revisar o PR", "revisar o PR", None),
+        ("Ci penso io", "Ci penso io", None),
+        ("Me ne occupo io domani: chiamo i tre corrieri.", "chiamo i tre corrieri", "domani"),
+        ("Я займусь этим завтра", "Я займусь этим", "завтра"),
+        ("Я сделаю резервную копию базы завтра.", "резервную копию базы", "завтра"),
+        ("这个我来处理", "这个我来处理", None),
+        ("我会明天把迁移脚本发给你。", "我会把迁移脚本发给你", "明天"),
+        ("明日やります", "やります", "明日"),
+        ("제가 할게요", "제가 할게요", None),
     ],
 )
-def test_other_languages_promise_too(text: str, what: str) -> None:
-    """The reference's fr, es, pt, it, ru, zh, ja and ko commitment phrases."""
+def test_other_languages_promise_too(text: str, what: str, due: str | None) -> None:
+    """The reference's fr, es, pt, it, ru, zh, ja and ko commitment phrases; the task
+    leaves its due word to the due date, and a fixed phrase's task is what follows it."""
+    assert [(p.what, p.due) for p in promises(text)] == [(what, due)]
+
+
+@pytest.mark.parametrize(
+    ("text", "what"),
+    [
+        ("Ich kümmere mich morgen um die Kommunikation an das Support-Team.",
+         "sich um die Kommunikation an das Support-Team kümmern"),
+        ("Ich werde den Rollback-Plan bis Freitag prüfen.", "den Rollback-Plan prüfen"),
+        ("I'll update the billing rewrite plan by Friday.", "update the billing rewrite plan"),
+        ("I'll send the support team the update tomorrow.", "send the support team the update"),
+    ],
+)
+def test_the_task_is_written_as_a_task(text: str, what: str) -> None:
+    """Issue 18: "Due morgen: morgen um die Kommunikation an das Support-Team" kept the due
+    word and lost the verb."""
     assert [p.what for p in promises(text)] == [what]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'll do my best to make sure these kids have a safe and loving home.",
+        "I will always remember her smile when she saw her room.",
+        "I'm going to try to cook more at home this year.",
+        "Ich werde immer versuchen, solche Tage möglich zu machen.",
+        "Let me know when the draft is ready.",
+        "De acuerdo.",
+        "Договорились.",
+        "Combinado.",
+    ],
+)
+def test_wishes_aspirations_requests_and_bare_agreements_are_no_promises(text: str) -> None:
+    assert promises(text) == []
+
+
+def test_an_english_promise_glued_to_cjk_is_found() -> None:
+    """Issue 15, item 20: "\b" fails between 的 and I (both are word characters)."""
+    assert [(p.what, p.due) for p in promises("好的I'll fix the build tomorrow.")] == [("fix the build", "tomorrow")]
 
 
 def test_a_casual_ill_check_is_a_promise_as_in_the_reference() -> None:
@@ -78,19 +121,22 @@ def test_a_casual_ill_check_is_a_promise_as_in_the_reference() -> None:
 
 
 def test_the_promise_is_the_captured_object_not_the_message() -> None:
-    """commitment-tracker.test.ts › uses captured regex group for 'what'."""
-    assert [p.what for p in promises("I'll deploy the new version tonight", "both")] == [
-        "deploy the new version tonight"
+    """commitment-tracker.test.ts › uses captured regex group for 'what': there the capture
+    kept its due word ("deploy the new version tonight"); here "tonight" is the due date."""
+    assert [(p.what, p.due) for p in promises("I'll deploy the new version tonight", "both")] == [
+        ("deploy the new version", "tonight")
     ]
 
 
 def test_a_promise_ends_with_its_sentence() -> None:
     found = promises("I'll fix the build tomorrow. I'll also update the docs.", "both")
-    assert [p.what for p in found] == ["fix the build tomorrow", "also update the docs"]
+    assert [p.what for p in found] == ["fix the build", "also update the docs"]
 
 
 def test_a_fixed_phrase_promises_its_sentence() -> None:
-    assert [p.what for p in promises("Das Deployment? Mach ich morgen. Danke!", "both")] == ["Mach ich morgen"]
+    assert [(p.what, p.due) for p in promises("Das Deployment? Mach ich morgen. Danke!", "both")] == [
+        ("Mach ich", "morgen")
+    ]
 
 
 def test_overlapping_phrases_are_one_promise() -> None:

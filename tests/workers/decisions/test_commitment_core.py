@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import msgspec
 import pytest
@@ -58,12 +59,74 @@ def test_promise_opens_a_commitment_of_its_sender() -> None:
 
 
 def test_what_is_the_promise_not_the_message() -> None:
-    """commitment-tracker.test.ts › CommitmentTracker › uses captured regex group for 'what'."""
+    """commitment-tracker.test.ts › CommitmentTracker › uses captured regex group for 'what'
+    (the reference kept "tonight" in the task and never filled ``due``; here the due word is
+    the due date, the event's day in the agent's time zone)."""
     text = "I'll deploy the new version tonight"
     found = say(None, text, sender="bob").commitments[0]
     assert found.what != text
-    assert found.what == "deploy the new version tonight"
-    assert found.due == "tonight"
+    assert found.what == "deploy the new version"
+    assert found.due == "2026-02-17"
+
+
+@pytest.mark.parametrize(
+    ("text", "due"),
+    [
+        ("I'll fix the build tomorrow", "2026-02-18"),
+        ("I'll send the report by Friday", "2026-02-20"),
+        ("I'll send the report on Tuesday", "2026-02-24"),  # the next Tuesday, not today
+        ("I'll finish the review this week", "2026-02-20"),
+        ("I'll finish the review next week", "2026-02-27"),
+        ("I'll ship it in 3 days", "2026-02-20"),
+        ("I'll ship it on 2026-03-01", "2026-03-01"),
+        ("ich werde das übermorgen fixen", "2026-02-19"),
+        ("ich werde das bis Freitag fixen", "2026-02-20"),
+        ("I'll look into it", None),
+    ],
+)
+def test_the_due_word_becomes_a_date_counted_from_the_event(text: str, due: str | None) -> None:
+    """T0 is Tuesday 2026-02-17, 10:00 UTC."""
+    assert say(None, text).commitments[0].due == due
+
+
+def test_the_due_date_is_the_agents_local_day() -> None:
+    """23:30 UTC is already the next day in Berlin: "tomorrow" is the day after that."""
+    late = message("I'll fix the build tomorrow", 13 * 60 + 30)
+    assert apply_message(None, late, SETTINGS, BOTH, ZoneInfo("Europe/Berlin")).commitments[0].due == "2026-02-19"
+    assert apply_message(None, late, SETTINGS, BOTH, ZoneInfo("UTC")).commitments[0].due == "2026-02-18"
+
+
+def test_a_commitment_is_overdue_once_its_due_day_is_over_not_before() -> None:
+    doc = say(None, "I'll finish the migration next week")  # due Friday 2026-02-27
+    assert say(doc, "ping", 8 * DAY).commitments[0].status == "open"  # older than 7 days, not yet due
+    assert say(doc, "ping", 11 * DAY).commitments[0].status == "overdue"  # Saturday 2026-02-28
+    tomorrow = say(None, "I'll fix the build tomorrow")
+    assert say(tomorrow, "ping", DAY).commitments[0].status == "open"  # the due day itself
+    assert say(tomorrow, "ping", 2 * DAY).commitments[0].status == "overdue"
+
+
+def test_a_wish_never_becomes_an_overdue_commitment() -> None:
+    doc = say(None, "I'll do my best to make sure these kids have a safe and loving home.")
+    assert say(doc, "ping", 30 * DAY).commitments == []
+
+
+def test_a_negated_closure_leaves_the_promise_open() -> None:
+    """Issue 15, item 20: "in review, not closed" marked the commitment done."""
+    doc = say(None, "I'll update the changelog for the release today")
+    doc = say(doc, "The changelog update for the release is in review, not closed.", 30)
+    assert doc.commitments[0].status == "open"
+    doc = say(doc, "The changelog update is not done yet.", 31)
+    assert doc.commitments[0].status == "open"
+
+
+def test_a_closure_naming_part_of_the_task_leaves_it_open() -> None:
+    """"The auth migration is done" names two of the task's five words: the rollback script
+    is not written (`cortex demo` closed it)."""
+    doc = say(None, "I'll write the rollback script for the auth migration tomorrow.")
+    doc = say(doc, "The auth migration is done ✅ all services validate tokens.", 30)
+    assert doc.commitments[0].status == "open"
+    doc = say(doc, "The rollback script for the migration is written and done.", 40)
+    assert doc.commitments[0].status == "done"
 
 
 def test_one_message_gives_no_duplicate_commitments() -> None:
@@ -157,7 +220,7 @@ def test_overdue_commitments_can_still_be_done() -> None:
 
 def test_german_promise_and_closure() -> None:
     doc = say(None, "ich werde das Deployment morgen fixen")
-    assert (doc.commitments[0].what, doc.commitments[0].due) == ("das Deployment morgen fixen", "morgen")
+    assert (doc.commitments[0].what, doc.commitments[0].due) == ("das Deployment fixen", "2026-02-18")
     doc = say(doc, "Das Deployment ist gefixt", 60)
     assert doc.commitments[0].status == "done"
 
