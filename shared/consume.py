@@ -53,7 +53,7 @@ from shared.codec import Envelope, Limits, Rejection, decode_event
 from shared.duplicates import DuplicateWindow
 from shared.errors import DocumentCorrupt, LeaseLost, RebuildRequired, UnwritableDocuments, is_transient
 from shared.health import Health
-from shared.kv import kv_read
+from shared.kv import checkpoint_value, kv_read
 from shared.names import BUCKET_CHECKPOINTS, DLQ_STREAM, EVENTS_STREAM, dlq_subject, is_store_subject
 from shared.pull import PullFetcher, fetcher_for
 from shared.repair import first_event_seq
@@ -150,7 +150,12 @@ class ConsumeLoop:
     async def _read_checkpoint(self) -> int:
         kv = await self._js.key_value(BUCKET_CHECKPOINTS)
         raw, _ = await kv_read(kv, self.consumer)
-        return int(raw.decode()) if raw else 0
+        value = checkpoint_value(raw)
+        if value is None and raw is not None:
+            # garbage in the bucket: start over from the first event, which is always right
+            # (every document skips what it holds by its watermark), only slower
+            log.error("checkpoint_unreadable", extra={"consumer": self.consumer, "value": raw[:64].hex()})
+        return value or 0
 
     async def _rewind(self) -> None:
         """Resume at checkpoint + 1 in stream order, the duplicate window's span earlier (see

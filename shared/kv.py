@@ -33,6 +33,17 @@ async def kv_read(kv: KeyValue, key: str) -> tuple[bytes | None, int]:
     return entry.value, entry.revision or 0
 
 
+def checkpoint_value(raw: bytes | None) -> int | None:
+    """A stored checkpoint (decimal ASCII); None when there is none or it is unreadable."""
+    if raw is None:
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        return None
+    return value if value >= 0 else None
+
+
 async def kv_cas(kv: KeyValue, key: str, value: bytes, revision: int) -> int:
     """Write ``value`` iff the key is still at ``revision`` (0: must not exist).
 

@@ -29,7 +29,7 @@ from schemas.api import (
 from schemas.docs import ChannelsDoc, CommitmentsDoc, DecisionsDoc, KnowledgeDoc, ThreadsDoc
 from shared import metrics
 from shared.asof import DocReader
-from shared.kv import kv_read
+from shared.kv import checkpoint_value, kv_read
 from shared.names import (
     BUCKET_CHANNELS,
     BUCKET_CHECKPOINTS,
@@ -134,7 +134,7 @@ class Api:
             doc = docs.get(spec.name)
             ts = doc.integrity.last_event_ts.isoformat() if doc and doc.integrity.last_event_ts else None
             out.append(WorkerStatus(worker=spec.name, consumer=name, pending=pending,
-                                    checkpoint=int(raw) if raw else 0, last_event_ts=ts))
+                                    checkpoint=checkpoint_value(raw) or 0, last_event_ts=ts))
         return out
 
 
