@@ -119,12 +119,14 @@ ROWS: list[tuple[str, list[dict[str, Any]]]] = [
               quantiles("cortex_api_seconds", "service", 'service="boot"'), unit="s"),
     ]),
     ("LLM", [
-        panel("LLM calls by purpose and outcome", "ok, cache_hit (replays cost nothing), failed, refused, "
-              "over_budget (CORTEX_LLM_DAILY_TOKENS).",
+        panel("LLM calls by purpose and outcome", "ok, cache_hit (replays cost nothing), unavailable (retried "
+              "in place, never cached), failed (rejected request), refused, over_budget (CORTEX_LLM_DAILY_TOKENS).",
               [(f"sum by (purpose, outcome) (rate(cortex_llm_calls_total[{RATE}]))", "{{purpose}} {{outcome}}")],
               unit="ops"),
-        panel("LLM failures", "Calls that fell back to the structured path.",
-              [(f'sum by (purpose, outcome) (increase(cortex_llm_calls_total{{outcome=~"failed|refused|over_budget"}}'
+        panel("LLM failures", "unavailable: retried in place (the worker waits); failed, refused, over_budget: "
+              "the structured path was taken.",
+              [(f'sum by (purpose, outcome) (increase(cortex_llm_calls_total'
+                f'{{outcome=~"unavailable|failed|refused|over_budget"}}'
                 f"[{RATE}]))", "{{purpose}} {{outcome}}")]),
         panel("LLM tokens", "Tokens per second by purpose and direction (input / output).",
               [(f"sum by (purpose, direction) (rate(cortex_llm_tokens_total[{RATE}]))", "{{purpose}} {{direction}}")],

@@ -46,6 +46,12 @@ class UnwritableDocuments(Exception):
         self.failures = failures
 
 
+class WorkerCannotRun(Exception):
+    """This worker cannot run with these settings until an operator acts (e.g. a memory store
+    built for another CORTEX_LANGUAGE): it stops with one line; the other workers of the
+    process go on."""
+
+
 class LeaseLost(Exception):
     """Another instance holds this consumer's lease: stop applying immediately."""
 

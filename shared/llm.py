@@ -1,13 +1,18 @@
 """One LLM client for every LLM path (narrative, recall capture, knowledge extraction).
 
 * Answers go through ``cortex_llm_cache``, keyed by sha256 of model + purpose + prompt, so a
-  replay costs nothing and reproduces byte for byte. Fallback outcomes (API failure, over
-  budget) are cached too: a replay takes the same branch the live run took.
+  replay costs nothing and reproduces byte for byte. Outcomes that are the same on every try
+  are cached too, so a replay takes the branch the live run took: the model's refusal or
+  empty answer, a request the API rejects as invalid (400, 413, 422), over budget.
+* A failure that says nothing about the prompt — the API unreachable or timing out,
+  429, 5xx/529 overloaded, and 401/403/404 (a key or model setting to fix) — is **never
+  cached**: after the SDK's own retries (``max_retries``, honouring ``retry-after``) it
+  raises ``TransientError``, so the consume loop retries the event in place with capped
+  backoff while the worker reports not ready, and the document gets the model's answer
+  once the API is back (contract: "Dead letters and retries").
 * A process-wide concurrency cap (``CORTEX_LLM_MAX_CONCURRENCY``).
 * A per-agent daily token budget (``CORTEX_LLM_DAILY_TOKENS``) counted per day of *event*
   time, so it replays; over budget → the caller's structured path, counted.
-* Retries with backoff on 429/5xx honouring ``retry-after`` are the SDK's own
-  (``max_retries``); any remaining failure returns None and is counted.
 
 Conversation text must reach the model XML-escaped inside delimiters: ``quote_xml``.
 """
@@ -27,6 +32,7 @@ from nats.js.client import JetStreamContext
 from prometheus_client import Counter
 
 from shared.config import Settings
+from shared.errors import TransientError
 from shared.kv import kv_read, kv_update
 from shared.names import BUCKET_LLM_CACHE
 
@@ -51,11 +57,21 @@ def _answer_text(response: Any, tool: dict[str, Any] | None) -> str:
     return "".join(getattr(block, "text", "") for block in response.content).strip()
 
 
+# Statuses that reject the request itself: retrying the same prompt cannot succeed.
+PERMANENT_STATUSES = frozenset({400, 413, 422})
+
+
+def llm_status(exc: BaseException) -> int | None:
+    """The HTTP status of an SDK error (None: no response, e.g. unreachable or timed out)."""
+    status = getattr(exc, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
 class CachedAnswer(msgspec.Struct, kw_only=True):
     """What the cache holds for one prompt: the answer, or why there is none."""
 
     text: str | None
-    outcome: str  # "ok" | "failed" | "over_budget"
+    outcome: str  # "ok" | "refused" | "failed" (the request was rejected) | "over_budget"
     input_tokens: int = 0
     output_tokens: int = 0
     model: str = ""
@@ -141,9 +157,7 @@ class LlmClient:
                     messages=[{"role": "user", "content": prompt}], **extra,
                 )
             except Exception as exc:  # the SDK already retried 429/5xx with backoff
-                LLM_CALLS.labels(purpose, "failed").inc()
-                log.warning("llm_failed", extra={"purpose": purpose, "error": type(exc).__name__})
-                return CachedAnswer(text=None, outcome="failed", model=self.model)
+                return self._failure(purpose, exc)
         text = _answer_text(response, tool)
         tokens_in, tokens_out = response.usage.input_tokens, response.usage.output_tokens
         LLM_TOKENS.labels(purpose, "input").inc(tokens_in)
@@ -151,11 +165,24 @@ class LlmClient:
         await kv_update(kv, usage_key, lambda old: str(_tokens(old) + tokens_in + tokens_out).encode())
         if response.stop_reason == "refusal" or not text:
             LLM_CALLS.labels(purpose, "refused").inc()
-            return CachedAnswer(text=None, outcome="failed", input_tokens=tokens_in, output_tokens=tokens_out,
+            return CachedAnswer(text=None, outcome="refused", input_tokens=tokens_in, output_tokens=tokens_out,
                                 model=self.model)
         LLM_CALLS.labels(purpose, "ok").inc()
         return CachedAnswer(text=text, outcome="ok", input_tokens=tokens_in, output_tokens=tokens_out,
                             model=self.model)
+
+    def _failure(self, purpose: str, exc: Exception) -> CachedAnswer:
+        """A rejected request (the same on every try) is an answer to cache; anything else is
+        transient: raised, never cached (see the module docstring)."""
+        status = llm_status(exc)
+        if status in PERMANENT_STATUSES:
+            LLM_CALLS.labels(purpose, "failed").inc()
+            log.warning("llm_request_rejected", extra={"purpose": purpose, "status": status,
+                                                       "error": type(exc).__name__})
+            return CachedAnswer(text=None, outcome="failed", model=self.model)
+        LLM_CALLS.labels(purpose, "unavailable").inc()
+        what = f"HTTP {status} {type(exc).__name__}" if status else type(exc).__name__
+        raise TransientError(f"LLM unavailable ({purpose}): {what}") from exc
 
     async def aclose(self) -> None:
         if self._client is not None:

@@ -29,7 +29,7 @@ from shared.codec import Envelope, event_limits
 from shared.config import Settings
 from shared.connection import ConnectError, connect
 from shared.consume import ConsumeLoop, Handler, LoopConfig
-from shared.errors import LeaseLost, RebuildRequired, is_transient
+from shared.errors import LeaseLost, RebuildRequired, WorkerCannotRun, is_transient
 from shared.health import Health, HealthRegistry, serve
 from shared.lease import Lease
 from shared.names import PartitionFilter, consumer_name, shadow_bucket
@@ -167,12 +167,14 @@ class WorkerHost:
         ctx = WorkerContext(nc=nc, js=js, settings=self.settings, worker=spec.name, consumer=consumer,
                             producer=producer_id(spec, self.settings, self.version), health=health, shadow=shadow,
                             extras=self.extras, partition=partition)
-        while not self.stop.is_set():
-            health.set_ready(True, "standby: waiting for the lease")
-            if not await lease.acquire(self.stop):
-                break
-            await self._run_active(ctx, spec, lease)
-        await lease.release()
+        try:
+            while not self.stop.is_set():
+                health.set_ready(True, "standby: waiting for the lease")
+                if not await lease.acquire(self.stop):
+                    break
+                await self._run_active(ctx, spec, lease)
+        finally:  # also when the worker cannot run: a standby elsewhere need not wait out the TTL
+            await lease.release()
 
     async def _build(self, ctx: WorkerContext, spec: WorkerSpec, lease: Lease) -> Handler | None:
         """Build the handler; a store that is unreachable at start-up is retried, not fatal."""
@@ -265,9 +267,10 @@ class WorkerHost:
                 return  # stopped before NATS was ever reachable: a clean exit
             raise
         # one consume loop per consumer: every partition of the worker, or the one this process runs
-        tasks = [asyncio.create_task(self.run_consumer(nc, s, k), name=consumer_name(s.name, k))
-                 for s in self.specs if s.build for k in settings.own_partitions]
-        tasks += [asyncio.create_task(self.run_service(nc, s), name=f"{s.name}-api") for s in self.specs if s.serve]
+        tasks = {asyncio.create_task(self.run_consumer(nc, s, k), name=consumer_name(s.name, k)): s.name
+                 for s in self.specs if s.build for k in settings.own_partitions}
+        tasks |= {asyncio.create_task(self.run_service(nc, s), name=f"{s.name}-api"): s.name
+                  for s in self.specs if s.serve}
         try:
             await self._supervise(tasks)
         finally:
@@ -277,11 +280,44 @@ class WorkerHost:
             if not nc.is_closed:
                 await nc.close()
 
-    async def _supervise(self, tasks: list[asyncio.Task[None]]) -> None:
-        """Run until stop; a crashed task stops the process (the orchestrator restarts it)."""
+    async def _stop_worker(self, tasks: dict[asyncio.Task[None], str], done: asyncio.Task[None]) -> None:
+        """A worker that cannot run (``WorkerCannotRun``): one error line (unless it is the
+        process's last worker: then the process ends with that line), its readiness says why,
+        its other tasks (partitions, its API) are cancelled; the other workers go on."""
+        worker, exc = tasks.pop(done), done.exception()
+        if any(name != worker for name in tasks.values()):
+            log.error("worker_stopped", extra={"worker": worker, "error": str(exc)})
+        self.registry.worker(done.get_name()).set_ready(False, f"stopped: {exc}")
+        siblings = [t for t, name in tasks.items() if name == worker]
+        for task in siblings:
+            task.cancel()
+            tasks.pop(task)
+        for task in siblings:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    async def _wait_first(self, tasks: dict[asyncio.Task[None], str]) -> list[asyncio.Task[None]]:
+        """Wait until stop or a task ends; the workers that cannot run are stopped on the way
+        (only when none is left does the process end with the last one's error)."""
         stop_wait = asyncio.create_task(self.stop.wait())
-        done, _ = await asyncio.wait([*tasks, stop_wait], return_when=asyncio.FIRST_COMPLETED)
-        crashed = [t for t in done if t is not stop_wait and t.exception() is not None]
+        try:
+            while True:
+                done, _ = await asyncio.wait([*tasks, stop_wait], return_when=asyncio.FIRST_COMPLETED)
+                ended = [t for t in tasks if t in done]
+                cannot = [t for t in ended if isinstance(t.exception(), WorkerCannotRun)]
+                if not cannot or len(cannot) < len(ended) or stop_wait in done:
+                    return [t for t in ended if t.exception() is not None]
+                for task in cannot:
+                    await self._stop_worker(tasks, task)
+                if not tasks:
+                    raise cannot[-1].exception()  # type: ignore[misc]  # checked above: a WorkerCannotRun
+        finally:
+            stop_wait.cancel()
+
+    async def _supervise(self, tasks: dict[asyncio.Task[None], str]) -> None:
+        """Run until stop; a crashed task stops the process (the orchestrator restarts it),
+        except a worker that cannot run with its settings, which stops alone."""
+        crashed = await self._wait_first(tasks)
         self.stop.set()
         grace = self.settings.runtime.drain_timeout_s + 5
         _, pending = await asyncio.wait(tasks, timeout=grace) if tasks else (set(), set())
@@ -293,7 +329,6 @@ class WorkerHost:
             if not task.cancelled() and task.exception() is not None and task not in crashed:
                 log.error("worker_failed_at_shutdown", extra={"task": task.get_name(),
                                                               "error": repr(task.exception())})
-        stop_wait.cancel()
         if crashed:
             exc = crashed[0].exception()
             assert exc is not None

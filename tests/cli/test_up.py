@@ -77,3 +77,60 @@ async def test_up_without_url_runs_its_own_server_and_leaves_nothing_behind(data
         proc.wait(timeout=40)
     assert proc.returncode == 0, proc.stderr.read() if proc.stderr else ""
     wait_until(lambda: not processes_mentioning(str(data_dir)), within=10)
+
+
+def start_workers(url: str, data_dir: Path, log: Path, *args: str, **env: str) -> subprocess.Popen[bytes]:
+    full = {**os.environ, "CORTEX_DATA_DIR": str(data_dir), "CORTEX_EMBEDDER": "hashing",
+            "CORTEX_RUNTIME_FETCH_TIMEOUT_MS": "100", "CORTEX_LOG_LEVEL": "WARNING", **env}
+    with open(log, "wb") as out:
+        return subprocess.Popen([sys.executable, "-m", "workers", *args, "--nats-url", url], env=full,
+                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+async def test_a_language_change_under_an_existing_store_stops_only_recall_with_one_line(
+    nats_url: str, data_dir: Path, tmp_path: Path, wait_for: Any
+) -> None:
+    """The memory store was indexed for en+de; `CORTEX_LANGUAGE=de` no longer matches it.
+    Before: every worker of `cortex up` died with a 60-line traceback. Now recall stops with
+    one line naming the cause and the fix, threads keeps deriving, `cortex worker recall`
+    alone exits 1 with that line."""
+    from cortex_testkit import cortex, demo_file
+
+    first = start_workers(nats_url, data_dir, tmp_path / "first.log", "up", "--workers", "recall,threads")
+    wait_until((data_dir / "qdrant" / "cortex_memories.json").exists, within=60)
+    first.send_signal(signal.SIGTERM)
+    assert first.wait(40) == 0
+
+    log = tmp_path / "second.log"
+    second = start_workers(nats_url, data_dir, log, "up", "--workers", "recall,threads", CORTEX_LANGUAGE="de")
+    try:
+        wait_until(lambda: "worker_stopped" in log.read_text(), within=60)
+        assert second.poll() is None, log.read_text()
+        assert cortex("publish", str(demo_file(tmp_path, "alice")), url=nats_url).returncode == 0
+        nc = await nats.connect(nats_url)
+        try:
+            kv = await nc.jetstream().key_value("cortex_threads")
+
+            async def threads_doc() -> bool:
+                from shared.kv import kv_read
+
+                return (await kv_read(kv, "alice"))[0] is not None
+
+            await wait_for(threads_doc, within=60)
+        finally:
+            await nc.close()
+    finally:
+        second.send_signal(signal.SIGTERM)
+        second.wait(40)
+    text = log.read_text()
+    assert second.returncode == 0, text
+    assert "Traceback" not in text
+    [line] = [ln for ln in text.splitlines() if "recall stopped" in ln]
+    assert "CORTEX_LANGUAGE changed?" in line and "worker_stopped worker=recall" in line
+
+    alone = subprocess.run([sys.executable, "-m", "workers", "worker", "recall", "--nats-url", nats_url],
+                           capture_output=True, text=True, timeout=120,
+                           env={**os.environ, "CORTEX_DATA_DIR": str(data_dir), "CORTEX_EMBEDDER": "hashing",
+                                "CORTEX_LANGUAGE": "de", "CORTEX_LOG_LEVEL": "WARNING"})
+    assert alone.returncode == 1
+    assert alone.stderr.startswith("cortex: recall stopped: ") and alone.stderr.count("\n") == 1, alone.stderr

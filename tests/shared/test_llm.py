@@ -120,12 +120,56 @@ async def test_narrative_by_claude_gets_conversation_text_escaped(nats_url: str,
         await nc.close()
 
 
-async def test_an_api_failure_falls_back_to_the_structured_narrative_and_is_counted(
+def failing_then(answer_body: dict[str, Any], failures: int, status: int = 529) -> Any:
+    """The API overloaded (or ``status``) for the first ``failures`` requests, then answering."""
+    def respond(body: dict[str, Any], n: int) -> httpx2.Response:
+        if n <= failures:
+            return httpx2.Response(status, json={"type": "error", "error": {"type": "overloaded_error",
+                                                                            "message": "overloaded"}})
+        return httpx2.Response(200, json=answer_body)
+
+    return respond
+
+
+async def cached_outcomes(nc: Client) -> list[str]:
+    from shared.kv import kv_keys
+
+    js = nc.jetstream()
+    kv = await js.key_value("cortex_llm_cache")
+    keys = [k for k in await kv_keys(js, "cortex_llm_cache") if not k.startswith("usage.")]
+    return [msgspec.json.decode((await kv_read(kv, k))[0])["outcome"] for k in keys]
+
+
+async def test_an_unavailable_api_is_retried_in_place_never_cached_and_the_answer_lands(
     nats_url: str, tmp_path: Path, wait_for: Any
 ) -> None:
+    """Overloaded three times (after the SDK's own retries): the narrative worker retries the
+    compaction in place instead of caching the failure, and the document is Claude's once the
+    API answers. (Before: the failure was cached and that narrative never got the model.)"""
+    before = LLM_CALLS.labels("narrative", "unavailable")._value.get()
+    fake = FakeAnthropic(failing_then(answer("## Tuesday\nThe auth migration moved on."), 3))
+    nc = await run_pipeline(nats_url, tmp_path, fake, conversation(), wait_for, ("threads", "decisions", "snapshot",
+                                                                                  "narrative"),
+                            CORTEX_RUNTIME_RETRY_BASE_MS="10", CORTEX_RUNTIME_RETRY_MAX_MS="50")
+    try:
+        doc = await narrative(nc)
+        assert (doc.source, doc.markdown) == ("llm", "## Tuesday\nThe auth migration moved on.")
+        assert len(fake.requests) == 4
+        assert LLM_CALLS.labels("narrative", "unavailable")._value.get() == before + 3
+        assert await cached_outcomes(nc) == ["ok"]
+        assert (await nc.jetstream().stream_info("CORTEX_DLQ")).state.messages == 0
+    finally:
+        await nc.close()
+
+
+async def test_a_rejected_request_falls_back_to_the_structured_narrative_and_is_cached(
+    nats_url: str, tmp_path: Path, wait_for: Any
+) -> None:
+    """A 400 says the request itself is bad: retrying cannot help, so the structured path is
+    taken and the outcome cached (a replay takes the same branch)."""
     before = LLM_CALLS.labels("narrative", "failed")._value.get()
-    fake = FakeAnthropic(lambda body, n: httpx2.Response(500, json={"type": "error", "error": {
-        "type": "api_error", "message": "overloaded"}}))
+    fake = FakeAnthropic(lambda body, n: httpx2.Response(400, json={"type": "error", "error": {
+        "type": "invalid_request_error", "message": "prompt is too long"}}))
     nc = await run_pipeline(nats_url, tmp_path, fake, conversation(), wait_for, ("threads", "decisions", "snapshot",
                                                                                   "narrative"))
     try:
@@ -134,8 +178,39 @@ async def test_an_api_failure_falls_back_to_the_structured_narrative_and_is_coun
         assert doc.markdown.startswith("*Tuesday, 17. February 2026 — Narrative*")
         assert "**Timeline:**" in doc.markdown
         assert LLM_CALLS.labels("narrative", "failed")._value.get() == before + 1
+        assert await cached_outcomes(nc) == ["failed"]
     finally:
         await nc.close()
+
+
+@pytest.mark.parametrize("status", [429, 500, 503, 529, 401, 403, 404])
+async def test_a_failure_that_says_nothing_about_the_prompt_is_raised_not_cached(nc: Client, status: int) -> None:
+    from shared.errors import TransientError
+
+    fake = FakeAnthropic(failing_then(answer("fine"), 1, status))
+    await provision(nc.jetstream(), load_settings({}), [])
+    llm = LlmClient(load_settings({"ANTHROPIC_API_KEY": "sk-test"}), nc.jetstream(), http_client=fake.client(),
+                    max_retries=0)
+    when = datetime(2026, 2, 17, tzinfo=UTC)
+    with pytest.raises(TransientError, match=f"LLM unavailable \\(t\\): HTTP {status}"):
+        await llm.complete(agent="a", purpose="t", system="s", prompt="p", when=when)
+    assert await cached_outcomes(nc) == []
+    assert await llm.complete(agent="a", purpose="t", system="s", prompt="p", when=when) == "fine"
+    assert await cached_outcomes(nc) == ["ok"]
+
+
+async def test_an_unreachable_api_is_raised_not_cached(nc: Client) -> None:
+    from shared.errors import TransientError
+
+    def refuse(request: httpx2.Request) -> httpx2.Response:
+        raise httpx2.ConnectError("connection refused", request=request)
+
+    await provision(nc.jetstream(), load_settings({}), [])
+    llm = LlmClient(load_settings({"ANTHROPIC_API_KEY": "sk-test"}), nc.jetstream(),
+                    http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(refuse)), max_retries=0)
+    with pytest.raises(TransientError, match="APIConnectionError"):
+        await llm.complete(agent="a", purpose="t", system="s", prompt="p", when=datetime(2026, 2, 17, tzinfo=UTC))
+    assert await cached_outcomes(nc) == []
 
 
 async def test_a_429_with_retry_after_is_retried_and_then_succeeds(nc: Client) -> None:
@@ -249,6 +324,29 @@ async def test_recall_capture_by_claude_in_deterministic_batches(nats_url: str, 
         doc = msgspec.json.decode(raw, type=RecallDoc)
         assert doc.llm_pending == []
         assert "Maria works at Acme Analytics." in doc.key_memories or doc.memories >= 2
+    finally:
+        await nc.close()
+    recall_worker.HOLDER.close()
+
+
+async def test_recall_capture_after_an_outage_still_gets_the_model(nats_url: str, tmp_path: Path,
+                                                                  wait_for: Any) -> None:
+    """The capture runs when the batch's documents are written; an outage there retries the
+    whole commit (the store skips what it holds) instead of dropping the batch's capture."""
+    from schemas.docs import RecallDoc
+    from workers.recall import worker as recall_worker
+
+    fake = FakeAnthropic(failing_then(tool_answer([
+        {"content": "Never deploy on Fridays.", "type": "rule", "confidence": 0.9}]), 2))
+    nc = await run_pipeline(nats_url, tmp_path, fake, knowledge_events(3), wait_for, ("recall",),
+                            CORTEX_RECALL_LLM_BATCH_SIZE="3", CORTEX_EMBEDDER="hashing",
+                            CORTEX_RUNTIME_RETRY_BASE_MS="10", CORTEX_RUNTIME_RETRY_MAX_MS="50")
+    try:
+        assert len(fake.requests) == 3
+        raw, _ = await kv_read(await nc.jetstream().key_value("cortex_recall"), "main")
+        doc = msgspec.json.decode(raw, type=RecallDoc)
+        assert doc.llm_pending == [] and doc.integrity.events == 3
+        assert doc.key_memories == ["Never deploy on Fridays."]  # rules lead the summary: the model's
     finally:
         await nc.close()
     recall_worker.HOLDER.close()

@@ -12,6 +12,7 @@ from typing import Any
 from shared.config import Settings, SettingsError, load_settings
 from shared.connection import ConnectError
 from shared.embedded import EmbeddedError
+from shared.errors import WorkerCannotRun
 from shared.logs import configure
 
 Command = Callable[[argparse.Namespace, Settings], Coroutine[Any, Any, int]]
@@ -85,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     handler: Command = args.handler
     try:
         return run_command(lambda settings: _run(handler, args, settings), quiet=quiet)
-    except (CliError, ConnectError, EmbeddedError, SettingsError) as exc:
+    except (CliError, ConnectError, EmbeddedError, SettingsError, WorkerCannotRun) as exc:
         print(f"cortex: {exc}", file=sys.stderr)
         return getattr(exc, "code", 1)
 

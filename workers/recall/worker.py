@@ -27,7 +27,7 @@ from schemas.api import RecalledMemory, RecallReply, RecallRequest
 from schemas.docs import Integrity, RecallDoc
 from schemas.events import FeedbackEvent, MessageEvent
 from shared.codec import Envelope
-from shared.errors import DocumentCorrupt, TransientError
+from shared.errors import DocumentCorrupt, TransientError, WorkerCannotRun
 from shared.kv import kv_cas, kv_read
 from shared.llm import LLM_CALLS, LlmClient
 from shared.metrics import DOCUMENTS_CAPPED, DOCUMENTS_REBUILT, KV_CONFLICTS
@@ -48,7 +48,7 @@ from workers.recall.capture import (
 )
 from workers.recall.embedders import Embedder, EmbedderUnavailable, make_embedder
 from workers.recall.ranking import one_per_message, rank
-from workers.recall.store import MemoryStore, StoreUnavailable, open_store
+from workers.recall.store import CollectionMismatch, MemoryStore, StoreUnavailable, open_store
 from workers.recall.tokens import format_memories_with_budget
 
 log = logging.getLogger(__name__)
@@ -154,10 +154,12 @@ class RecallHandler:
             outcome = await asyncio.to_thread(self._applier.apply_batch, staged, HOLDER.lock)
         except (StoreUnavailable, EmbedderUnavailable) as exc:
             raise TransientError(f"memory store: {exc}") from exc
-        self._staged.clear()
         for change in ("added", "merged", "skipped", "expired", "demoted"):
             RECALL_MEMORIES.labels(change).inc(getattr(outcome, change))
+        # cleared only once the documents are written: a transient failure there (the LLM's
+        # capture, the bucket) retries the whole commit, and the store skips what it holds
         await self._write_docs(outcome, staged)
+        self._staged.clear()
 
     def _summary(self, agent: str, now: datetime) -> tuple[list[str], int, int]:
         with HOLDER.lock:
@@ -269,8 +271,31 @@ class RecallHandler:
         await self._llm.aclose()
 
 
-async def build(ctx: WorkerContext) -> RecallHandler:
-    store, embedder = await asyncio.to_thread(HOLDER.acquire, ctx)
+class DisabledHandler:
+    """``CORTEX_RECALL_ENABLED=false``: the consumer still moves (composed workers wait on its
+    checkpoint), but no store or embedder is opened and nothing is captured."""
+
+    async def apply(self, env: Envelope) -> bool:
+        return False
+
+    async def commit(self) -> None:
+        return None
+
+    def reset(self) -> None:
+        return None
+
+
+DISABLED = "recall is disabled (CORTEX_RECALL_ENABLED=false)"
+
+
+async def build(ctx: WorkerContext) -> RecallHandler | DisabledHandler:
+    if not ctx.settings.recall.enabled:
+        log.info("recall_disabled", extra={"consumer": ctx.consumer})
+        return DisabledHandler()
+    try:
+        store, embedder = await asyncio.to_thread(HOLDER.acquire, ctx)
+    except CollectionMismatch as exc:  # a setting changed under an existing store: only recall stops
+        raise WorkerCannotRun(f"recall stopped: {exc}") from exc
     HOLDER.ready.set()
     applier = StoreApplier(store, embedder, ctx.settings.recall, ctx.settings.languages)
     llm = LlmClient(ctx.settings, ctx.js, http_client=ctx.extras.get("llm_http_client"),
@@ -321,6 +346,9 @@ def answer(req: RecallRequest, agent: str, settings: Any) -> RecallReply:
 
 async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
     """Serve recall only where the store is open (the active instance; a standby waits)."""
+    if not ctx.settings.recall.enabled:
+        await _serve_disabled(ctx, stop)
+        return
     ready = asyncio.create_task(HOLDER.ready.wait())
     stopping = asyncio.create_task(stop.wait())
     await asyncio.wait([ready, stopping], return_when=asyncio.FIRST_COMPLETED)
@@ -341,6 +369,16 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
         return reply
 
     ctx.health.set_ready(True, "serving")
+    await serve_endpoints(ctx.nc, ctx.settings.prefix, "cortex-recall", "0.1.0",
+                          [("recall", RecallRequest, handle)], stop)
+
+
+async def _serve_disabled(ctx: WorkerContext, stop: asyncio.Event) -> None:
+    """Answer every recall request with one clear error instead of leaving it unanswered."""
+    async def handle(agent: str, req: RecallRequest) -> RecallReply:
+        raise ApiError(503, DISABLED)
+
+    ctx.health.set_ready(True, "disabled")
     await serve_endpoints(ctx.nc, ctx.settings.prefix, "cortex-recall", "0.1.0",
                           [("recall", RecallRequest, handle)], stop)
 

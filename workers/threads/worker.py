@@ -24,6 +24,8 @@ class ThreadsProjection:
         self._patterns = patterns
 
     def accepts(self, env: Envelope) -> bool:
+        if not self._settings.enabled:
+            return False  # CORTEX_THREADS_ENABLED=false: consumed (composed workers wait on it), never applied
         if isinstance(env.event, MessageEvent):
             return True
         return isinstance(env.event, FeedbackEvent) and env.event.kind in FEEDBACK_KINDS
