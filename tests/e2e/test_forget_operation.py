@@ -148,7 +148,8 @@ async def test_a_forget_pending_on_the_recall_worker_completes_when_it_applies_i
         await stuck.take_over()
         keeper = asyncio.create_task(stuck.keep_alive(lambda: None))
         try:
-            result = cortex("forget", "alice", "--yes", "--wait", "1", url=nats_url, **env)
+            # in a thread: the event loop keeps renewing the stuck holder's lease meanwhile
+            result = await asyncio.to_thread(cortex, "forget", "alice", "--yes", "--wait", "1", url=nats_url, **env)
         finally:
             keeper.cancel()
         assert result.returncode == 3, result.stderr
