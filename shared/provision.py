@@ -63,9 +63,14 @@ def _sources_key(sources: list[api.StreamSource] | None) -> list[tuple[object, .
 
 
 def events_stream_config(settings: Settings, current: list[api.StreamSource] | None = None) -> api.StreamConfig:
-    """CORTEX_EVENTS as the settings want it; ``current``: its sources now (an operator's are kept)."""
-    kept = [s for s in current or [] if not is_openclaw_source(s, settings.prefix)]
+    """CORTEX_EVENTS as the settings want it; ``current``: its sources now.
+
+    An operator's own sources are kept. The OpenClaw source is replaced by the one the
+    settings name; with ``CORTEX_OPENCLAW_STREAM`` unset it is kept as it is — a process
+    that does not know about the store (``cortex up`` without the setting, a worker) must
+    not unwire it. Removing it is an operator's edit of the stream (docs/integration.md)."""
     ours = openclaw_source(settings)
+    kept = [s for s in current or [] if ours is None or not is_openclaw_source(s, settings.prefix)]
     sources = [*kept, *([ours] if ours is not None else [])]
     return api.StreamConfig(
         name=EVENTS_STREAM,

@@ -78,7 +78,9 @@ async def test_init_wires_the_openclaw_store_and_the_server_copies_it_from_its_f
         await nc.close()
 
 
-async def test_an_operators_own_source_is_kept_and_unsetting_the_store_removes_only_ours(nats_url: str) -> None:
+async def test_an_operators_own_source_is_kept_and_a_process_without_the_setting_keeps_ours(nats_url: str) -> None:
+    """`cortex up` or a worker started without CORTEX_OPENCLAW_STREAM must not unwire the store;
+    a changed prefix replaces our source and nothing else."""
     nc = await nats.connect(nats_url)
     try:
         js = nc.jetstream()
@@ -90,9 +92,11 @@ async def test_an_operators_own_source_is_kept_and_unsetting_the_store_removes_o
         unchanged = await provision(js, load_settings(OPENCLAW), consumer_specs())
         assert unchanged[f"stream {EVENTS_STREAM}"] == "unchanged"
         report = await provision(js, load_settings({}), consumer_specs())
-        assert report[f"stream {EVENTS_STREAM}"] == "updated"
-        assert [s.name for s in (await js.stream_info(EVENTS_STREAM)).config.sources or []] == ["mirror-of-elsewhere"]
+        assert report[f"stream {EVENTS_STREAM}"] == "unchanged"
+        assert {s.name for s in (await js.stream_info(EVENTS_STREAM)).config.sources or []} == {
+            "mirror-of-elsewhere", "openclaw-events"}
         report = await provision(js, load_settings({**OPENCLAW, "CORTEX_OPENCLAW_PREFIX": "oc.ev"}), consumer_specs())
+        assert report[f"stream {EVENTS_STREAM}"] == "updated"
         sources = {s.name: s for s in (await js.stream_info(EVENTS_STREAM)).config.sources or []}
         assert set(sources) == {"mirror-of-elsewhere", "openclaw-events"}
         transform = (sources["openclaw-events"].subject_transforms or [])[0]
@@ -102,8 +106,8 @@ async def test_an_operators_own_source_is_kept_and_unsetting_the_store_removes_o
 
 
 async def test_removing_and_wiring_the_store_again_copies_nothing_twice(nats_url: str, wait_for: Any) -> None:
-    """The server finds where it stopped from what it copied: an init that unwires and another
-    that wires the store again (an operator's mistake, a rollback) duplicates nothing."""
+    """The server finds where it stopped from what it copied: a store unwired by hand and wired
+    again by `cortex init` (an operator's mistake, a rollback) duplicates nothing."""
     nc = await nats.connect(nats_url)
     try:
         js = nc.jetstream()
@@ -115,7 +119,9 @@ async def test_removing_and_wiring_the_store_again_copies_nothing_twice(nats_url
             return (await js.stream_info(EVENTS_STREAM)).state.messages == n
 
         await wait_for(lambda: holds(1), within=20)
-        await provision(js, load_settings({}), consumer_specs())
+        config = (await js.stream_info(EVENTS_STREAM)).config
+        config.sources = None  # an operator unwires the store (docs/integration.md)
+        await js.update_stream(config)
         await js.publish("openclaw.events.main.msg_in", b'{"n":2}')
         await provision(js, load_settings(OPENCLAW), consumer_specs())
         await wait_for(lambda: holds(2), within=20)
