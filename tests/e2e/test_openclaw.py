@@ -206,6 +206,7 @@ async def copied(js: JetStreamContext) -> bool:
 # --------------------------------------------------------------------------- the test
 
 
+@pytest.mark.timeout(300)  # two whole pipelines and a replay: ~20 s alone, longer on a loaded machine
 async def test_the_real_plugin_s_store_yields_the_documents_of_the_same_conversation_as_contract_events(
     plugin_installed: None, nats_url: str, second_server: EmbeddedNats, store_js: JetStreamContext,
     tmp_path: Path, wait_for: Any,
