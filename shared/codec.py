@@ -20,7 +20,7 @@ followed by the same checks.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
@@ -173,16 +173,74 @@ def nesting_depth(data: bytes) -> int:
 
 # --------------------------------------------------------------------------- checks
 
-def _fields(obj: msgspec.Struct, path: str = "") -> Iterator[tuple[str, str, Any]]:
-    """``(name, path, value)`` of every field of ``obj`` and of the Structs nested in it."""
-    for name in obj.__struct_fields__:
+# How each field of an event type is checked, decided once per type from its name and
+# annotation: a new event type or field is covered without being listed anywhere.
+_TIME, _NESTED, _LONG, _PATH, _LABEL = range(5)
+_PLANS: dict[type[Any], tuple[tuple[str, int], ...]] = {}
+
+
+def _bare(info: msgspec.inspect.Type) -> tuple[msgspec.inspect.Type, ...]:
+    """The types a field may hold, without their metadata."""
+    if isinstance(info, msgspec.inspect.Metadata):
+        return _bare(info.type)
+    if isinstance(info, msgspec.inspect.UnionType):
+        return tuple(t for member in info.types for t in _bare(member))
+    return (info,)
+
+
+def _bounded(types: tuple[msgspec.inspect.Type, ...]) -> bool:
+    """A field the decoder itself keeps short: a number, a literal, a string with a max length."""
+    scalars = (msgspec.inspect.LiteralType, msgspec.inspect.NoneType, msgspec.inspect.IntType,
+               msgspec.inspect.FloatType, msgspec.inspect.BoolType)
+    return all(isinstance(t, scalars)
+               or (isinstance(t, msgspec.inspect.StrType) and t.max_length is not None) for t in types)
+
+
+def _kind_of(name: str, info: msgspec.inspect.Type) -> int | None:
+    types = _bare(info)
+    if any(isinstance(t, msgspec.inspect.DateTimeType) for t in types):
+        return _TIME
+    if any(isinstance(t, msgspec.inspect.ListType) and isinstance(t.item_type, msgspec.inspect.StructType)
+           for t in types):
+        return _NESTED
+    if _bounded(types):
+        return None  # the event id, agent, session, role, a feedback kind, a tool name: checked by the Struct
+    if name in LONG_FIELDS:
+        return _LONG
+    return _PATH if name in PATH_FIELDS else _LABEL
+
+
+def _plan(cls: type[Any]) -> tuple[tuple[str, int], ...]:
+    plan = _PLANS.get(cls)
+    if plan is None:
+        info = msgspec.inspect.type_info(cls)
+        assert isinstance(info, msgspec.inspect.StructType)
+        kinds = ((f.name, _kind_of(f.name, f.type)) for f in info.fields)
+        plan = _PLANS[cls] = tuple((name, kind) for name, kind in kinds if kind is not None)
+    return plan
+
+
+def _check_struct(obj: Any, limits: Limits, raw_size: int, where: str = "") -> str | None:
+    """The first field of ``obj`` (or of the Structs in its lists) over its limit or out of
+    range. A string can exceed a limit only when the whole payload does, so for ordinary
+    events most checks are one comparison."""
+    bounds = (0, 0, limits.max_content_bytes, limits.max_path_chars, limits.max_label_chars)
+    for name, kind in _plan(type(obj)):
         value = getattr(obj, name)
-        where = f"{path}{name}"
-        if isinstance(value, list) and value and isinstance(value[0], msgspec.Struct):
+        if value is None:
+            continue
+        reason = None
+        if kind == _TIME:
+            if not TS_MIN.year < value.year < TS_MAX.year - 1:  # else no offset can take it out of range
+                reason = _time_reason(where + name, value)
+        elif kind == _NESTED:
             for index, item in enumerate(value):
-                yield from _fields(item, f"{where}[{index}].")
-        else:
-            yield name, where, value
+                reason = reason or _check_struct(item, limits, raw_size, f"{where}{name}[{index}].")
+        elif raw_size > bounds[kind]:
+            reason = _size_reason(name, where + name, value, limits)
+        if reason:
+            return reason
+    return None
 
 
 def _value_reason(where: str, value: Any, limits: Limits) -> str | None:
@@ -224,23 +282,14 @@ def _time_reason(where: str, value: datetime) -> str | None:
 def check_event(event: Event, limits: Limits, raw_size: int) -> str | None:
     """The first contract limit ``event`` breaks (field sizes, timestamps, counts), or None.
 
-    Every field of every event type is covered by its name: a new event type or field is
-    checked without being listed here (``LONG_FIELDS``, ``PATH_FIELDS``, else a label).
+    Every field of every event type is covered by its name and type: a new event type or
+    field is checked without being listed here (times; ``LONG_FIELDS``, ``PATH_FIELDS``,
+    else a label; lists of Structs field by field).
     """
     if isinstance(event, CompactionEvent) and len(event.messages) > limits.max_compaction_messages:
         return (f"too many compaction messages: {len(event.messages)} > "
                 f"{limits.max_compaction_messages}")
-    sized = raw_size > min(limits.max_label_chars, limits.max_path_chars, limits.max_content_bytes)
-    for name, where, value in _fields(event):
-        if isinstance(value, datetime):
-            reason = _time_reason(where, value)
-        elif sized and value is not None:  # no field can exceed a limit the whole payload does not
-            reason = _size_reason(name, where, value, limits)
-        else:
-            continue
-        if reason:
-            return reason
-    return None
+    return _check_struct(event, limits, raw_size)
 
 
 def _check_identity(event: Event, subject_agent: str, kind: str | None) -> str | None:
@@ -307,8 +356,8 @@ def _decode(prefix: str, subject: str, seq: int, data: bytes, limits: Limits) ->
     family, agent, kind, token = parsed
     if not is_valid_agent(agent):
         return Rejection(seq=seq, subject=subject, reason=f"invalid agent token {agent!r} in subject")
-    depth = nesting_depth(data)
-    if depth > limits.max_depth:
+    # a payload with fewer brackets than the limit cannot nest deeper: measure only the others
+    if data.count(b"[") + data.count(b"{") > limits.max_depth and (depth := nesting_depth(data)) > limits.max_depth:
         return Rejection(seq=seq, subject=subject,
                          reason=f"JSON nested too deeply: {depth} levels > {limits.max_depth}")
     decoded = _decode_payload(family, token, data)
