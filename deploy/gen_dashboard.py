@@ -108,9 +108,11 @@ ROWS: list[tuple[str, list[dict[str, Any]]]] = [
         panel("Boot document age", "Wall time since the newest BOOTSTRAP document was written (any boot "
               "instance). Long ages are normal when no session starts; staleness is the lag panel.",
               [("time() - max(cortex_boot_generated_timestamp_seconds > 0)", "age")], unit="s"),
-        panel("Boot documents with a lagging source", "BOOTSTRAP documents written while a source worker had "
-              "not caught up with the trigger (named in the document's `lagging`), by source.",
-              [(f"sum by (source) (increase(cortex_boot_lagging_total[{RATE}]))", "{{source}}")]),
+        panel("Boot documents with a lagging source", "BOOTSTRAP documents whose source was stuck (still "
+              "behind the trigger 60 s after the document was made), and documents completed once a source "
+              "that lagged at the wait bound caught up, by source.",
+              [(f"sum by (source) (increase(cortex_boot_lagging_total[{RATE}]))", "{{source}} stuck"),
+               (f"sum by (source) (increase(cortex_boot_completed_total[{RATE}]))", "{{source}} completed")]),
         panel("Composed reads past the history", "Reads of a source document as of a trigger that found the "
               "wanted revision gone from the bucket's 16-revision history (boot far behind its sources): the "
               "latest document was used, so a replay may not reproduce that document.",

@@ -424,6 +424,16 @@ class ProjectionHandler:
         projection = next(p for p in self._projections if p.bucket == bucket)
         return (await self._load(projection, agent)).doc
 
+    def adopt(self, bucket: str, agent: str, doc: Any, revision_before: int, revision: int) -> None:
+        """A document written outside the batch, compare-and-set over ``revision_before`` (the
+        boot worker's completions): the cache takes it when it held that revision and no
+        uncommitted change. Otherwise nothing changes here: the next write conflicts and
+        rebases onto the stored document, as after any other writer."""
+        key = (bucket, agent)
+        slot = self._cache.get(key)
+        if slot is not None and key not in self._dirty and slot.revision == revision_before:
+            slot.doc, slot.revision = doc, revision
+
     def cached(self, bucket: str, agent: str) -> Any:
         slot = self._cache.get((bucket, agent))
         return slot.doc if slot is not None else None

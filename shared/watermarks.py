@@ -88,6 +88,10 @@ class WatermarkTracker:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._watch_task
 
+    def changed(self) -> asyncio.Event:
+        """An event set at the next checkpoint change (take it before looking, then wait on it)."""
+        return self._changed
+
     def checkpoint(self, consumer: str) -> int:
         return self._checkpoints.get(consumer, 0)
 

@@ -206,16 +206,42 @@ async def _standby(host: WorkerHost, consumer: str) -> bool:
     return ok and f"{consumer}: ready (standby" in text
 
 
+async def settled(js: JetStreamContext) -> bool:
+    """Every partition consumer drained, and neither agent's BootDoc waits for a lagging source."""
+    if not await drained(js, consumers(2)):
+        return False
+    for agent in (ALICE, BOB):
+        raw, _ = await kv_read(await js.key_value("cortex_boot"), agent)
+        if raw is None or msgspec.json.decode(raw, type=BootDoc).lagging:
+            return False
+    return True
+
+
 async def test_replay_and_forget_with_partitions(nats_url: str, tmp_path: Path, wait_for: Any) -> None:
+    """Live, alice's recall consumer (recall-1) is paused at first: her session-start document is
+    made at the boot worker's (short) bound without it and completed once it catches up; the
+    replays, made without lag, reproduce it byte for byte."""
     init = cortex("init", url=nats_url, **PARTITIONED)
     assert init.returncode == 0, init.stderr
-    assert cortex("publish", str(interleaved(tmp_path)), url=nats_url).returncode == 0
     nc = await nats.connect(nats_url)
     js = nc.jetstream()
+    await js.pause_consumer(EVENTS_STREAM, "recall-1", "2099-01-01T00:00:00Z")
+    assert cortex("publish", str(interleaved(tmp_path)), url=nats_url).returncode == 0
+    workers = [n for n in all_specs() if n != "boot"]
     try:
-        async with hosted(settings_for(nats_url, tmp_path, 2)) as host:
-            await wait_for(lambda: drained(js, consumers(2)), within=120)
+        async with (hosted(settings_for(nats_url, tmp_path, 2), workers) as host,
+                    hosted(settings_for(nats_url, tmp_path, 2, CORTEX_BOOT_WAIT_MS="1000"), ["boot"])):
+
+            async def made_without_recall() -> bool:
+                raw, _ = await kv_read(await js.key_value("cortex_boot"), ALICE)
+                doc = msgspec.json.decode(raw, type=BootDoc) if raw is not None else None
+                return doc is not None and doc.session == "s-demo-2" and "recall" in doc.lagging
+
+            await wait_for(made_without_recall, within=120)
+            await js.resume_consumer(EVENTS_STREAM, "recall-1")
+            await wait_for(lambda: settled(js), within=120)
             before = await snapshot_docs(js, [ALICE, BOB])
+            assert msgspec.json.decode(before[f"cortex_boot/{ALICE}"] or b"", type=BootDoc).trigger == "session_start"
             assert all(before.values())
             bob_revisions = {b: (await (await js.key_value(b)).get(BOB)).revision for b in OWNED_BUCKETS}
             bob_checkpoints = {c: await checkpoint(js, c) for c in consumers_of("threads", 2)}
@@ -226,7 +252,7 @@ async def test_replay_and_forget_with_partitions(nats_url: str, tmp_path: Path, 
                           "CORTEX_DATA_DIR": str(tmp_path / "replay-data")}
             one = await acortex("replay", "--agent", ALICE, url=nats_url, **replay_env)
             assert one.returncode == 0, one.stderr
-            await wait_for(lambda: drained(js, consumers(2)), within=120)
+            await wait_for(lambda: settled(js), within=120)
             after = await snapshot_docs(js, [ALICE, BOB])
             assert after == before, differences(before, after)
             for bucket, revision in bob_revisions.items():  # bob's partition was not replayed at all
@@ -239,7 +265,7 @@ async def test_replay_and_forget_with_partitions(nats_url: str, tmp_path: Path, 
                     await kv.delete(agent)
             full = await acortex("replay", url=nats_url, **replay_env)
             assert full.returncode == 0, full.stderr
-            await wait_for(lambda: drained(js, consumers(2)), within=120)
+            await wait_for(lambda: settled(js), within=120)
             after = await snapshot_docs(js, [ALICE, BOB])
             assert after == before, differences(before, after)
 

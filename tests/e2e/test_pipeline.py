@@ -127,22 +127,58 @@ async def _consumer_idle(js: JetStreamContext, name: str) -> bool:
     return not info.num_pending and not info.num_ack_pending
 
 
+async def settled(js: JetStreamContext, agents: list[str]) -> bool:
+    """Every consumer drained and no stored BootDoc still waiting for a lagging source."""
+    if not await drained(js):
+        return False
+    kv = await js.key_value("cortex_boot")
+    for agent in agents:
+        raw, _ = await kv_read(kv, agent)
+        if raw is None or msgspec.json.decode(raw, type=BootDoc).lagging:
+            return False
+    return True
+
+
 async def test_replay_reproduces_every_document_byte_for_byte_and_agent_replay_leaves_others_alone(
-    pipeline: JetStreamContext, nats_url: str, tmp_path: Path, wait_for: Any
+    nats_url: str, workers_procs: Any, tmp_path: Path, wait_for: Any
 ) -> None:
-    js = pipeline
+    """Live, the recall consumer is paused at first: the session-start (and change) documents
+    are made at the boot worker's bound without it, then completed once it catches up; the
+    replays, made without any lag, must reproduce those completed documents byte for byte."""
+    assert cortex("init", url=nats_url).returncode == 0
+    for name in ALL:  # boot's short bound: it gives up on the paused recall worker quickly
+        workers_procs.start(name, nats_url, CORTEX_BOOT_WAIT_MS="1000" if name == "boot" else "10000",
+                            CORTEX_RUNTIME_CUT_EVERY=str(CUT_EVERY))
+    nc = await nats.connect(nats_url)
+    try:
+        await _replay_after_completions(nc.jetstream(), nats_url, tmp_path, wait_for)
+    finally:
+        await nc.close()
+
+
+async def _replay_after_completions(js: JetStreamContext, nats_url: str, tmp_path: Path, wait_for: Any) -> None:
+    await js.pause_consumer(EVENTS_STREAM, "recall", "2099-01-01T00:00:00Z")
     for agent in ("alice", "bob"):
         assert cortex("publish", str(demo_file(tmp_path, agent)), url=nats_url).returncode == 0
-    for agent in ("alice", "bob"):  # the conversations go on after the session start: change documents
-        later = {"id": f"{agent}-later", "agent": agent, "session": "s-demo-2", "ts": "2026-02-17T10:07:00Z",
-                 "role": "user", "content": "Also, the Redis cluster needs a second replica before Friday."}
-        await js.publish(f"cortex.msg.{agent}.received", msgspec.json.encode(later))
-    await wait_for(lambda: drained(js), within=180)
+    # bob's conversation goes on after the session start: a change document; alice's stays the start's
+    later = {"id": "bob-later", "agent": "bob", "session": "s-demo-2", "ts": "2026-02-17T10:07:00Z",
+             "role": "user", "content": "Also, the Redis cluster needs a second replica before Friday."}
+    await js.publish("cortex.msg.bob.received", msgspec.json.encode(later))
+
+    async def made_without_recall() -> bool:
+        docs = [await _boot(js, a) for a in ("alice", "bob")]
+        return all(d is not None and "recall" in d.lagging for d in docs) and docs[1] is not None \
+            and docs[1].trigger == "change"
+
+    await wait_for(made_without_recall, within=180)
+    await js.resume_consumer(EVENTS_STREAM, "recall")
+    await wait_for(lambda: settled(js, ["alice", "bob"]), within=180)
     before = await snapshot_docs(js, ["alice", "bob"])
     assert all(before.values()), [k for k, v in before.items() if v is None]
     boots = {a: msgspec.json.decode(before[f"cortex_boot/{a}"] or b"", type=BootDoc) for a in ("alice", "bob")}
-    assert {b.trigger for b in boots.values()} == {"change"}, boots  # as of the cut at 35: every demo event
-    assert all("Redis" in b.markdown and "second replica" not in b.markdown for b in boots.values())
+    assert boots["alice"].trigger == "session_start" and boots["bob"].trigger == "change"  # completed, both
+    assert "## 📖 Narrative (last 24h)" in boots["alice"].markdown
+    assert "Redis" in boots["bob"].markdown and "second replica" not in boots["bob"].markdown  # as of the cut at 35
     bob_revisions = {b: (await (await js.key_value(b)).get("bob")).revision for b in OWNED_BUCKETS}
 
     # the replayed boot waits on its sources as long as the pipeline's workers do; its recall
@@ -151,7 +187,7 @@ async def test_replay_reproduces_every_document_byte_for_byte_and_agent_replay_l
                   "CORTEX_RUNTIME_CUT_EVERY": str(CUT_EVERY), "CORTEX_DATA_DIR": str(tmp_path / "replay-data")}
     one = cortex("replay", "--agent", "alice", url=nats_url, **replay_env)
     assert one.returncode == 0, one.stderr
-    await wait_for(lambda: drained(js), within=180)
+    await wait_for(lambda: settled(js, ["alice", "bob"]), within=180)
     after = await snapshot_docs(js, ["alice", "bob"])
     assert after == before, differences(before, after)
     for bucket, revision in bob_revisions.items():  # bob was not even rewritten
@@ -164,9 +200,14 @@ async def test_replay_reproduces_every_document_byte_for_byte_and_agent_replay_l
     full = cortex("replay", url=nats_url, **replay_env)
     assert full.returncode == 0, full.stderr
     assert "replayed threads, decisions" in full.stdout
-    await wait_for(lambda: drained(js), within=180)
+    await wait_for(lambda: settled(js, ["alice", "bob"]), within=180)
     after = await snapshot_docs(js, ["alice", "bob"])
     assert after == before, differences(before, after)
+
+
+async def _boot(js: JetStreamContext, agent: str) -> BootDoc | None:
+    raw, _ = await kv_read(await js.key_value("cortex_boot"), agent)
+    return msgspec.json.decode(raw, type=BootDoc) if raw is not None else None
 
 
 async def test_query_apis_cli_tables_and_corrections_as_events(

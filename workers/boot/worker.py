@@ -4,8 +4,9 @@ pipeline and on request.
 Consistency: a BootDoc made for the event at stream sequence S reflects every event of
 the agent before S. The worker waits (bounded, ``CORTEX_BOOT_WAIT_MS``) until each source
 worker has applied everything before S (``shared.watermarks``), then reads each source
-document *as of S* (``shared.asof``); a source still behind at the bound is named in
-``lagging`` and in a visible line of the document.
+document *as of S* (``shared.asof``, ``workers.boot.sources``); a source still behind at
+the bound is named in ``lagging`` and in a visible line — until it catches up: the
+document is then completed as of the same trigger (``workers.boot.complete``).
 """
 
 from __future__ import annotations
@@ -16,47 +17,29 @@ import logging
 import os
 import tempfile
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from prometheus_client import Counter, Gauge, Histogram
+from prometheus_client import Gauge, Histogram
 
 from schemas.api import BootRequest
-from schemas.docs import (
-    BootDoc,
-    ChannelsDoc,
-    CommitmentsDoc,
-    DecisionsDoc,
-    Integrity,
-    KnowledgeDoc,
-    NarrativeDoc,
-    RecallDoc,
-    SnapshotDoc,
-    ThreadsDoc,
-)
+from schemas.docs import BootDoc, Integrity
 from shared.asof import DocReader
 from shared.codec import Envelope
-from shared.composed import source_consumer, wait_bound_s
 from shared.forget import is_agent_forget
-from shared.names import (
-    BUCKET_BOOT,
-    BUCKET_CHANNELS,
-    BUCKET_COMMITMENTS,
-    BUCKET_DECISIONS,
-    BUCKET_KNOWLEDGE,
-    BUCKET_NARRATIVES,
-    BUCKET_RECALL,
-    BUCKET_SNAPSHOTS,
-    BUCKET_THREADS,
-)
+from shared.names import BUCKET_BOOT
 from shared.projection import ProjectionHandler, boundary
 from shared.runtime import WorkerContext, WorkerSpec
 from shared.service import ApiError, serve_endpoints
 from shared.watermarks import WatermarkTracker
 from workers.boot.assemble import assemble_boot
+from workers.boot.complete import Completer
 from workers.boot.inputs import BootInputs
+from workers.boot.sources import SOURCES, BootSources, Reading
+
+__all__ = ["SOURCES", "SPEC", "BootHandler", "build", "serve"]  # SOURCES: read by deploy/gen_manifests.py
 
 log = logging.getLogger(__name__)
 
@@ -64,85 +47,6 @@ BOOT_CHARS = Histogram("cortex_boot_chars", "Size of BOOTSTRAP documents written
                        buckets=(500, 1000, 2000, 4000, 8000, 16000, 32000, 64000))
 BOOT_GENERATED = Gauge("cortex_boot_generated_timestamp_seconds",
                        "Wall-clock time the last BOOTSTRAP document was written (for staleness alerts)")
-BOOT_LAGGING = Counter("cortex_boot_lagging_total", "BOOTSTRAP documents written with a lagging source",
-                       ["source"])
-
-# (BootInputs field, bucket, document type, worker that owns it)
-SOURCES: tuple[tuple[str, str, type[Any], str], ...] = (
-    ("threads", BUCKET_THREADS, ThreadsDoc, "threads"),
-    ("decisions", BUCKET_DECISIONS, DecisionsDoc, "decisions"),
-    ("commitments", BUCKET_COMMITMENTS, CommitmentsDoc, "decisions"),
-    ("snapshot", BUCKET_SNAPSHOTS, SnapshotDoc, "snapshot"),
-    ("narrative", BUCKET_NARRATIVES, NarrativeDoc, "narrative"),
-    ("knowledge", BUCKET_KNOWLEDGE, KnowledgeDoc, "knowledge"),
-    ("channels", BUCKET_CHANNELS, ChannelsDoc, "channels"),
-    ("recall", BUCKET_RECALL, RecallDoc, "recall"),
-)
-# Upstream documents made *for* the trigger itself (read as of S + 1 then): the snapshot
-# and narrative of a compaction, and the channel summaries of every trigger.
-_MADE_FOR_COMPACTION = frozenset({"snapshot", "narrative"})
-
-
-def made_for_trigger(field: str, env: Envelope) -> bool:
-    return field == "channels" or (env.family == "compaction" and field in _MADE_FOR_COMPACTION)
-
-
-class BootSources:
-    """Reads an agent's source documents, as of a sequence or as they are now."""
-
-    def __init__(self, ctx: WorkerContext, tracker: WatermarkTracker, reader: DocReader, workers: set[str]) -> None:
-        self._ctx = ctx
-        self._tracker = tracker
-        self._reader = reader
-        self.sources = [s for s in SOURCES if s[3] in workers]
-
-    def consumers(self, agent: str) -> dict[str, str]:
-        """The source consumers that apply ``agent``'s events (its partition's) → worker."""
-        return {source_consumer(self._ctx, w, agent): w for _, _, _, w in self.sources}
-
-    async def at_trigger(self, env: Envelope) -> BootInputs:
-        """Sources as they were just before ``env`` (and the documents made for it, see
-        ``made_for_trigger``) — or, for a message or feedback, at the last stream cut.
-
-        Each source is read as soon as *it* has caught up, not when the slowest one has: a
-        source that caught up keeps writing while another is waited for, and the as-of
-        read must find the wanted revision within the bucket's short history."""
-        bound = wait_bound_s(self._ctx)
-        change = env.family in ("msg", "feedback")
-        consumer_of = {w: c for c, w in self.consumers(env.agent).items()}
-
-        async def read(field: str, bucket: str, doc_type: type[Any], worker: str) -> tuple[Any, list[str]]:
-            lagging = await self._tracker.wait({consumer_of[worker]: env.seq}, bound)
-            if change:  # the state at the last stream cut (shared.projection.boundary)
-                before = boundary(env.seq, self._ctx.settings.runtime.cut_every)
-            else:
-                before = env.seq + 1 if made_for_trigger(field, env) else env.seq
-            doc = (await self._reader.as_of(self._ctx.bucket(bucket), env.agent, doc_type, before))[0]
-            return doc, lagging
-
-        found = await asyncio.gather(*(read(*source) for source in self.sources))
-        docs = {source[0]: doc for source, (doc, _) in zip(self.sources, found, strict=True)}
-        lagging = sorted({c for _, lag in found for c in lag})
-        return self._inputs(env.agent, env.event.ts, docs, lagging)
-
-    async def now(self, agent: str) -> BootInputs:
-        lagging = await self._tracker.lagging_now({c: 2**62 for c in self.consumers(agent)})
-        results = await asyncio.gather(*(self._reader.latest(self._ctx.bucket(b), agent, t)
-                                         for _, b, t, _ in self.sources))
-        docs = {field: doc for (field, _, _, _), doc in zip(self.sources, results, strict=True)}
-        stamps = [d.integrity.last_event_ts for d in docs.values() if d is not None and d.integrity.last_event_ts]
-        now = max(stamps) if stamps else datetime(1970, 1, 1, tzinfo=UTC)  # no event yet
-        return self._inputs(agent, now, docs, lagging)
-
-    def _inputs(self, agent: str, now: datetime, docs: dict[str, Any], lagging_consumers: list[str]) -> BootInputs:
-        names = self.consumers(agent)
-        lagging = sorted({names[c] for c in lagging_consumers})
-        missing = sorted({w for field, _, _, w in self.sources if docs.get(field) is None})
-        stamps = [d.integrity.last_event_ts for d in docs.values() if d is not None and d.integrity.last_event_ts]
-        recall = docs.pop("recall", None)
-        return BootInputs(agent=agent, now=now, lagging=lagging, missing=missing,
-                          last_activity=max(stamps) if stamps else None,
-                          key_memories=list(recall.key_memories) if recall is not None else [], **docs)
 
 
 def is_change(env: Envelope) -> bool:
@@ -178,7 +82,8 @@ class BootProjection:
         self._ctx = ctx
         self._sources = sources
         self._tz = ZoneInfo(ctx.settings.timezone)
-        self.prepared: dict[int, BootInputs] = {}  # stream sequence → inputs read ahead
+        self.prepared: dict[int, Reading] = {}  # stream sequence → sources read ahead
+        self.readings: dict[str, Reading] = {}  # agent → the last sources read (until on_committed)
 
     def accepts(self, env: Envelope) -> bool:
         boot = self._ctx.settings.boot
@@ -190,17 +95,20 @@ class BootProjection:
             return True
         return (env.family, env.kind) == ("compaction", "before") or is_change(env)
 
-    async def prepare(self, env: Envelope, doc: Any = None) -> BootInputs:
+    async def prepare(self, env: Envelope, doc: Any = None) -> Reading:
         # change documents are read at commit, all of the batch's at once (BootHandler.commit)
         ready = self.prepared.pop(env.seq, None)
-        return ready if ready is not None else await self._sources.at_trigger(env)
+        reading = ready if ready is not None else await self._sources.at_trigger(env)
+        self.readings[env.agent] = reading  # what a completion starts from, should a source lag
+        return reading
 
     def counts(self, env: Envelope) -> bool:
         """Change documents are coalesced per batch, so they are not counted: the count
         must not depend on how a replay happens to batch the stream."""
         return not is_change(env)
 
-    def compose(self, doc: BootDoc | None, env: Envelope, inputs: Any) -> BootDoc:
+    def compose(self, doc: BootDoc | None, env: Envelope, reading: Any) -> BootDoc:
+        inputs = self._sources.inputs(reading)
         markdown = assemble_boot(inputs, self._ctx.settings.boot, self._tz)
         session = getattr(env.event, "session", None) or (doc.session if doc is not None else None)
         return boot_doc(inputs, markdown, trigger_of(env), session)
@@ -238,6 +146,9 @@ class BootHandler(ProjectionHandler):
     coalesced per batch: only the last one of an agent is assembled (the earlier ones
     would be overwritten at the same commit). Between documents
     ``cortex.api.boot`` assembles a fresh one on request.
+
+    A document stored with a lagging source is completed once the source catches up
+    (``workers.boot.complete``), in KV and in the workspace file.
     """
 
     def __init__(self, ctx: WorkerContext, tracker: WatermarkTracker, sources: BootSources) -> None:
@@ -253,6 +164,20 @@ class BootHandler(ProjectionHandler):
         self._cut_every = ctx.settings.runtime.cut_every
         self._interval = timedelta(milliseconds=interval_ms) if interval_ms else None
         self._warned = False
+        self.completer = Completer(ctx, tracker, sources, self._newest, self._completed)
+        self.completer.start()
+
+    def _newest(self, agent: str) -> int:
+        doc: BootDoc | None = self.cached(BUCKET_BOOT, agent)
+        return doc.integrity.last_seq if doc is not None else 0
+
+    def _completed(self, agent: str, doc: BootDoc, revision_before: int, revision: int) -> None:
+        """A completion was stored: the cache takes it, and the workspace file follows —
+        unless the consume loop already holds a newer document (it writes that one)."""
+        self.adopt(BUCKET_BOOT, agent, doc, revision_before, revision)
+        BOOT_GENERATED.set(time.time())
+        if self._newest(agent) <= doc.integrity.last_seq:
+            self._write_workspace(agent, doc)
 
     async def apply(self, env: Envelope) -> bool:
         if is_change(env):
@@ -299,7 +224,7 @@ class BootHandler(ProjectionHandler):
                 del changes[agent]
         # the agents' sources are waited for and read all at once: one bound for the batch
         ready = await asyncio.gather(*(self._sources.at_trigger(env) for env in changes.values()))
-        self._projection.prepared = {env.seq: inputs for env, inputs in zip(changes.values(), ready, strict=True)}
+        self._projection.prepared = {env.seq: reading for env, reading in zip(changes.values(), ready, strict=True)}
         try:
             for agent, env in sorted(changes.items()):
                 if await super().apply(env):
@@ -310,32 +235,33 @@ class BootHandler(ProjectionHandler):
 
     async def on_committed(self, seq: int) -> None:
         agents, self._written = sorted(self._written), set()
+        readings, self._projection.readings = self._projection.readings, {}
         for agent in agents:
             doc = self.cached(BUCKET_BOOT, agent)
             if doc is not None:
                 BOOT_CHARS.labels(doc.trigger).observe(doc.chars)
                 BOOT_GENERATED.set(time.time())
-                for source in doc.lagging:
-                    BOOT_LAGGING.labels(source).inc()
+                self.completer.register(agent, doc, readings.get(agent))
+                self._write_workspace(agent, doc)
+
+    def _write_workspace(self, agent: str, doc: BootDoc) -> None:
         if self._workspace is None:
             return
-        for agent in agents:  # agent ids are validated tokens: never a path from an event
-            doc = self.cached(BUCKET_BOOT, agent)
-            if doc is None:
-                continue
-            try:
-                write_atomically(self._workspace / agent / "BOOTSTRAP.md", doc.markdown)
-            except OSError as exc:
-                if not self._warned:
-                    log.warning("workspace_not_writable", extra={"path": str(self._workspace), "error": str(exc)})
-                    self._warned = True
+        try:  # agent ids are validated tokens: never a path from an event
+            write_atomically(self._workspace / agent / "BOOTSTRAP.md", doc.markdown)
+        except OSError as exc:
+            if not self._warned:
+                log.warning("workspace_not_writable", extra={"path": str(self._workspace), "error": str(exc)})
+                self._warned = True
 
     def reset(self) -> None:
         super().reset()
         self._written.clear()
         self._changes.clear()
+        self._projection.readings.clear()
 
     async def aclose(self) -> None:
+        await self.completer.stop()
         await self._tracker.stop()
 
 

@@ -1,0 +1,141 @@
+"""What a BOOTSTRAP document reads: each source document of the agent as of its trigger.
+
+Consistency: a BootDoc made for the event at stream sequence S reflects every event of
+the agent before S. Each source is waited for (bounded, ``CORTEX_BOOT_WAIT_MS``) until
+its worker has applied everything before S (``shared.watermarks``), then read *as of S*
+(``shared.asof``); a source still behind at the bound is named in ``lagging`` — and the
+document is completed once it catches up (``workers.boot.complete``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Collection
+from datetime import UTC, datetime
+from typing import Any, NamedTuple
+
+from schemas.docs import (
+    ChannelsDoc,
+    CommitmentsDoc,
+    DecisionsDoc,
+    KnowledgeDoc,
+    NarrativeDoc,
+    RecallDoc,
+    SnapshotDoc,
+    ThreadsDoc,
+)
+from shared.asof import DocReader
+from shared.codec import Envelope
+from shared.composed import source_consumer, wait_bound_s
+from shared.names import (
+    BUCKET_CHANNELS,
+    BUCKET_COMMITMENTS,
+    BUCKET_DECISIONS,
+    BUCKET_KNOWLEDGE,
+    BUCKET_NARRATIVES,
+    BUCKET_RECALL,
+    BUCKET_SNAPSHOTS,
+    BUCKET_THREADS,
+)
+from shared.projection import boundary
+from shared.runtime import WorkerContext
+from shared.watermarks import WatermarkTracker
+from workers.boot.inputs import BootInputs
+
+# (BootInputs field, bucket, document type, worker that owns it)
+SOURCES: tuple[tuple[str, str, type[Any], str], ...] = (
+    ("threads", BUCKET_THREADS, ThreadsDoc, "threads"),
+    ("decisions", BUCKET_DECISIONS, DecisionsDoc, "decisions"),
+    ("commitments", BUCKET_COMMITMENTS, CommitmentsDoc, "decisions"),
+    ("snapshot", BUCKET_SNAPSHOTS, SnapshotDoc, "snapshot"),
+    ("narrative", BUCKET_NARRATIVES, NarrativeDoc, "narrative"),
+    ("knowledge", BUCKET_KNOWLEDGE, KnowledgeDoc, "knowledge"),
+    ("channels", BUCKET_CHANNELS, ChannelsDoc, "channels"),
+    ("recall", BUCKET_RECALL, RecallDoc, "recall"),
+)
+# Sources made only at some triggers (a snapshot at a compaction; a narrative at a session's
+# end or a compaction): without one, having no document is what the stream says, not a gap.
+_OCCASIONAL = frozenset({"snapshot", "narrative"})
+# Upstream documents made *for* the trigger itself (read as of S + 1 then): the snapshot
+# and narrative of a compaction, and the channel summaries of every trigger.
+_MADE_FOR_COMPACTION = frozenset({"snapshot", "narrative"})
+
+
+def made_for_trigger(field: str, env: Envelope) -> bool:
+    return field == "channels" or (env.family == "compaction" and field in _MADE_FOR_COMPACTION)
+
+
+class Reading(NamedTuple):
+    """The source documents read for a trigger (field → document, None when absent) and
+    the source consumers still behind it at the bound."""
+
+    env: Envelope
+    docs: dict[str, Any]
+    lagging: list[str]
+
+
+class BootSources:
+    """Reads an agent's source documents, as of a sequence or as they are now."""
+
+    def __init__(self, ctx: WorkerContext, tracker: WatermarkTracker, reader: DocReader, workers: set[str]) -> None:
+        self._ctx = ctx
+        self._tracker = tracker
+        self._reader = reader
+        self.sources = [s for s in SOURCES if s[3] in workers]
+
+    def consumers(self, agent: str) -> dict[str, str]:
+        """The source consumers that apply ``agent``'s events (its partition's) → worker."""
+        return {source_consumer(self._ctx, w, agent): w for _, _, _, w in self.sources}
+
+    def fields_of(self, workers: Collection[str]) -> list[str]:
+        """The document fields the given source workers own."""
+        return [field for field, _, _, worker in self.sources if worker in workers]
+
+    async def at_trigger(self, env: Envelope, fields: Collection[str] | None = None) -> Reading:
+        """Sources (all, or ``fields``) as they were just before ``env`` (and the documents
+        made for it, see ``made_for_trigger``) — or, for a message or feedback, at the last
+        stream cut.
+
+        Each source is read as soon as *it* has caught up, not when the slowest one has: a
+        source that caught up keeps writing while another is waited for, and the as-of
+        read must find the wanted revision within the bucket's short history."""
+        bound = wait_bound_s(self._ctx)
+        change = env.family in ("msg", "feedback")
+        consumer_of = {w: c for c, w in self.consumers(env.agent).items()}
+        sources = [s for s in self.sources if fields is None or s[0] in fields]
+
+        async def read(field: str, bucket: str, doc_type: type[Any], worker: str) -> tuple[Any, list[str]]:
+            lagging = await self._tracker.wait({consumer_of[worker]: env.seq}, bound)
+            if change:  # the state at the last stream cut (shared.projection.boundary)
+                before = boundary(env.seq, self._ctx.settings.runtime.cut_every)
+            else:
+                before = env.seq + 1 if made_for_trigger(field, env) else env.seq
+            doc = (await self._reader.as_of(self._ctx.bucket(bucket), env.agent, doc_type, before))[0]
+            return doc, lagging
+
+        found = await asyncio.gather(*(read(*source) for source in sources))
+        docs = {source[0]: doc for source, (doc, _) in zip(sources, found, strict=True)}
+        return Reading(env, docs, sorted({c for _, lag in found for c in lag}))
+
+    def inputs(self, reading: Reading) -> BootInputs:
+        """What the assembly reads: ``now`` is the trigger's event time."""
+        return self._inputs(reading.env.agent, reading.env.event.ts, dict(reading.docs), reading.lagging)
+
+    async def now(self, agent: str) -> BootInputs:
+        lagging = await self._tracker.lagging_now({c: 2**62 for c in self.consumers(agent)})
+        results = await asyncio.gather(*(self._reader.latest(self._ctx.bucket(b), agent, t)
+                                         for _, b, t, _ in self.sources))
+        docs = {field: doc for (field, _, _, _), doc in zip(self.sources, results, strict=True)}
+        stamps = [d.integrity.last_event_ts for d in docs.values() if d is not None and d.integrity.last_event_ts]
+        now = max(stamps) if stamps else datetime(1970, 1, 1, tzinfo=UTC)  # no event yet
+        return self._inputs(agent, now, docs, lagging)
+
+    def _inputs(self, agent: str, now: datetime, docs: dict[str, Any], lagging_consumers: list[str]) -> BootInputs:
+        names = self.consumers(agent)
+        lagging = sorted({names[c] for c in lagging_consumers})
+        missing = sorted({w for field, _, _, w in self.sources if docs.get(field) is None and field not in _OCCASIONAL})
+        stamps = [d.integrity.last_event_ts for d in docs.values() if d is not None and d.integrity.last_event_ts]
+        recall = docs.pop("recall", None)
+        return BootInputs(agent=agent, now=now, lagging=lagging, missing=missing,
+                          last_activity=max(stamps) if stamps else None,
+                          key_memories=list(recall.key_memories) if recall is not None else [], **docs)
