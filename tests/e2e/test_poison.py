@@ -21,7 +21,7 @@ import nats
 import pytest
 from cortex_testkit import CONSUMING, cortex, drained
 
-from schemas.docs import ChannelsDoc, CommitmentsDoc, DecisionsDoc, ThreadsDoc
+from schemas.docs import BootDoc, ChannelsDoc, CommitmentsDoc, DecisionsDoc, ThreadsDoc
 from shared.kv import kv_read
 from shared.names import DLQ_STREAM, EVENTS_STREAM
 
@@ -119,6 +119,9 @@ async def test_poison_events_and_corrupt_documents_never_take_cortex_down(
     await (await js.key_value("cortex_threads")).put("alice", b"\x00\xff garbage, not a ThreadsDoc")
     await (await js.key_value("cortex_decisions")).put("alice", b'{"version":1}')
 
+    # a session start: boot reads alice's threads and decisions as of it, through the damage
+    start = {"id": "alice-start", "agent": "alice", "session": "s2", "ts": "2026-02-17T10:20:00Z"}
+    await js.publish("cortex.session.alice.start", msgspec.json.encode(start))
     bad = poison("alice") + poison("mallory")
     for subject, payload, _ in bad:
         await js.publish(subject, payload)
@@ -137,8 +140,11 @@ async def test_poison_events_and_corrupt_documents_never_take_cortex_down(
     for bucket, raw in alice.items():
         assert raw is not None, bucket
         doc = msgspec.json.decode(raw, type=EVENT_DERIVED[bucket])
-        assert doc.integrity.events == 8, bucket  # repaired: all eight, also those before the damage
+        # repaired: all eight messages, also those before the damage (channels count the session start too)
+        assert doc.integrity.events == (9 if bucket == "cortex_channels" else 8), bucket
     assert "document_unreadable" in (tmp_path / "up.log").read_text()
+    boot, _ = await kv_read(await js.key_value("cortex_boot"), "alice")
+    assert boot is not None and msgspec.json.decode(boot, type=BootDoc).trigger == "session_start"
 
     errors = await dead_letter_errors(js)
     for _, payload, reason in bad:
