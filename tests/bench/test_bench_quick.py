@@ -20,7 +20,7 @@ import pytest
 from workers.bench import REPORT_KEYS, Report
 
 VERDICTS = {"pass", "miss", "info", "n/a", "skipped", "failed"}
-PHASES = ("limit", "freshness", "api", "recall", "hostile", "scaleout")
+PHASES = ("limit", "freshness", "api", "mcp", "recall", "hostile", "scaleout")
 
 
 def bench_command() -> list[str]:
@@ -63,6 +63,8 @@ def check_report(path: Path) -> Report:
         assert worker.skipped is not None or (worker.msgs_per_s is not None and worker.peak_rss_mb is not None)
     assert report.freshness.skipped is not None or report.freshness.rates
     assert report.api.skipped is not None or set(report.api.endpoints) >= {"boot", "threads", "status"}
+    assert report.mcp.skipped is not None or {"cortex_threads", "cortex_boot", "cortex_remember"} <= set(
+        report.mcp.tools)
     assert report.hostile.skipped is not None or (report.hostile.variants and report.hostile.worst_ratio)
     return report
 

@@ -14,7 +14,16 @@ from workers.bench.config import QUICK, make_config
 from workers.bench.events import backlog
 from workers.bench.freshness import Published, match
 from workers.bench.hostile import MAX_BYTES, pathological
-from workers.bench.results import Latency, LimitResult, RateResult, Report, ScaleoutResult, WorkerResult
+from workers.bench.results import (
+    Latency,
+    LimitResult,
+    McpResult,
+    RateResult,
+    Report,
+    ScaleoutResult,
+    ToolLatency,
+    WorkerResult,
+)
 from workers.bench.scaleout import applied_per_partition, model_ratio
 from workers.bench.stats import percentile, summarize
 
@@ -90,6 +99,22 @@ def test_budget_rows_compare_with_the_issue_targets_and_never_fail_on_missing_da
     assert rows["publish → decisions doc @1000/s"].verdict == "miss"  # lost samples are a miss
     assert rows["session start → BootDoc @1000/s"].verdict == "miss"
     assert rows["threads, 2 partitions"].verdict == "n/a"
+
+
+def test_an_mcp_tool_is_judged_by_what_it_adds_to_its_nats_round_trip() -> None:
+    fast = ToolLatency(mcp=Latency(n=9, p50_ms=3.5, p99_ms=9.0), direct=Latency(n=9, p50_ms=2.0, p99_ms=4.0),
+                       added_p50_ms=1.5, added_p99_ms=5.0)
+    slow = ToolLatency(mcp=Latency(n=9, lost=1, p50_ms=8.0, p99_ms=9.0), direct=Latency(n=9, p50_ms=2.0, p99_ms=4.0),
+                       added_p50_ms=6.0, added_p99_ms=5.0)
+    report = Report(mcp=McpResult(agent="a", transport="stdio",
+                                  tools={"cortex_threads": fast, "cortex_boot": slow, "cortex_recall": ToolLatency()}))
+    rows = {r.name.split()[0]: r for r in budget.rows(report) if r.section == "mcp"}
+    assert rows["cortex_threads"].verdict == "pass"
+    assert rows["cortex_threads"].value == "+1.50 ms p50 / +5.00 ms p99 (MCP p50 3.50 ms, NATS p50 2.00 ms)"
+    assert rows["cortex_boot"].verdict == "miss" and "(1 failed)" in rows["cortex_boot"].value
+    assert rows["cortex_recall"].verdict == "n/a"  # nothing measured
+    skipped = {r.name: r for r in budget.rows(Report(mcp=McpResult(skipped="not selected (--only)")))}
+    assert skipped["mcp"].verdict == "skipped"
 
 
 @pytest.mark.parametrize(("cores", "ratio", "verdict"), [(2, 1.7, "info"), (2, 1.1, "info"), (8, 1.7, "pass"),

@@ -39,3 +39,25 @@ def test_a_port_in_use_is_one_line_and_a_non_zero_exit(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert result.stderr.strip() == f"cortex: cannot listen on 127.0.0.1:{port}: Address already in use"
     assert not result.stdout
+
+
+def test_stdio_from_files_answers_too(tmp_path: Path) -> None:
+    """A host hands the server pipes (served on the event loop); files — a scripted session —
+    take the SDK's own file path: the same answers, and nothing but protocol on stdout."""
+    import json
+
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text("\n".join(json.dumps(m) for m in (
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})) + "\n")
+    with open(requests, "rb") as stdin, open(tmp_path / "responses.jsonl", "wb") as stdout:
+        result = subprocess.run([sys.executable, "-m", "workers", "mcp", "--agent", "alice"], stdin=stdin,
+                                stdout=stdout, stderr=subprocess.PIPE, timeout=60,
+                                env={**os.environ, "CORTEX_DATA_DIR": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    replies = [json.loads(line) for line in (tmp_path / "responses.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in replies] == [1, 2]
+    assert replies[0]["result"]["serverInfo"]["name"] == "cortex"
+    assert len(replies[1]["result"]["tools"]) == 9

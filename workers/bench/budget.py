@@ -15,6 +15,7 @@ BOOT_P99_MS: Final = 50.0  # BootDoc after a session start at 1 000 msg/s
 BUDGET_RATE: Final = 1000  # the rate the freshness budget is stated for
 API_BOOT_P50_MS: Final = 5.0
 API_QUERY_P99_MS: Final = 10.0
+MCP_ADDED_P50_MS: Final = 2.0  # what an MCP tool call adds to its NATS round trip
 RECALL_P50_MS: Final = 20.0
 RECALL_P95_MS: Final = 50.0
 RECALL_INDEX_RATE: Final = 200.0
@@ -114,6 +115,21 @@ def _api_rows(report: Report) -> list[Row]:
     return rows
 
 
+def _mcp_rows(report: Report) -> list[Row]:
+    mcp = report.mcp
+    if mcp.skipped:
+        return [Row(section="mcp", name="mcp", value=mcp.skipped, target="", verdict=_skip(mcp.skipped))]
+    rows = []
+    for tool, lat in mcp.tools.items():
+        lost = f" ({lat.mcp.lost} failed)" if lat.mcp.lost else ""
+        value = (f"+{_ms(lat.added_p50_ms)} p50 / +{_ms(lat.added_p99_ms)} p99 "
+                 f"(MCP p50 {_ms(lat.mcp.p50_ms)}, NATS p50 {_ms(lat.direct.p50_ms)}){lost}")
+        rows.append(Row(section="mcp", name=f"{tool} over {mcp.transport}, added to its NATS round trip",
+                        value=value, target=f"+ < {MCP_ADDED_P50_MS:g} ms p50",
+                        verdict=_verdict(_under(lat.added_p50_ms, MCP_ADDED_P50_MS))))
+    return rows
+
+
 def _recall_rows(report: Report) -> list[Row]:
     rc = report.recall
     if rc.skipped:
@@ -187,6 +203,6 @@ def _scaleout_rows(report: Report) -> list[Row]:
 
 def rows(report: Report) -> list[Row]:
     return [
-        *_limit_rows(report), *_worker_rows(report), *_freshness_rows(report), *_api_rows(report),
+        *_limit_rows(report), *_worker_rows(report), *_freshness_rows(report), *_api_rows(report), *_mcp_rows(report),
         *_recall_rows(report), *_hostile_rows(report), *_memory_rows(report), *_scaleout_rows(report),
     ]

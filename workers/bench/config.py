@@ -10,7 +10,7 @@ from typing import Any, Final
 
 import msgspec
 
-PHASES: Final = ("hostile", "limit", "workers", "freshness", "api", "recall", "scaleout")
+PHASES: Final = ("hostile", "limit", "workers", "freshness", "api", "mcp", "recall", "scaleout")
 REGEX_WORKERS: Final = ("threads", "decisions", "channels", "knowledge")
 
 
@@ -22,6 +22,7 @@ class BenchConfig(msgspec.Struct, frozen=True, kw_only=True):
     duration_s: float = 10.0  # per freshness rate
     boot_every: int = 100  # one session start per this many events published in freshness
     api_requests: int = 300  # per API endpoint
+    mcp_calls: int = 200  # per MCP tool, each beside its direct NATS round trip
     hostile_reps: int = 20  # timed repetitions per pathological message
     recall_messages: int = 1000  # messages indexed before recall queries (when recall exists)
     recall_limit_s: float = 60.0  # index for at most this long, then measure on what was indexed
@@ -45,6 +46,7 @@ QUICK: Final[dict[str, Any]] = {
     "duration_s": 2.0,
     "boot_every": 50,
     "api_requests": 30,
+    "mcp_calls": 10,
     "hostile_reps": 3,
     "recall_messages": 30,
     "recall_limit_s": 15.0,

@@ -29,7 +29,19 @@ import nats.js.errors
 from shared.config import Settings
 from shared.connection import connect, redact_url
 from shared.embedded import EmbeddedNats
-from workers.bench import apilatency, budget, freshness, hostile, limit, pipeline, recall, report, scaleout, throughput
+from workers.bench import (
+    apilatency,
+    budget,
+    freshness,
+    hostile,
+    limit,
+    mcplatency,
+    pipeline,
+    recall,
+    report,
+    scaleout,
+    throughput,
+)
 from workers.bench.config import BenchConfig
 from workers.bench.events import EventSource, backlog
 from workers.bench.procs import Processes, inherited_settings
@@ -38,6 +50,7 @@ from workers.bench.results import (
     FreshnessResult,
     HostileResult,
     LimitResult,
+    McpResult,
     RecallResult,
     Report,
     ScaleoutResult,
@@ -139,7 +152,7 @@ async def _limit(session: Session, events: int) -> LimitResult:
 
 async def _pipeline_phases(session: Session, rep: Report) -> None:
     cfg = session.config
-    if not (_selected(cfg, "freshness") or _selected(cfg, "api")):
+    if not any(_selected(cfg, p) for p in ("freshness", "api", "mcp")):
         return
     with _timed(rep, "reset"):
         await session.reset()
@@ -152,6 +165,7 @@ async def _pipeline_phases(session: Session, rep: Report) -> None:
             except PHASE_ERRORS as exc:
                 reason = failed(session, "pipeline", exc)
                 rep.api, rep.freshness = ApiResult(skipped=reason), FreshnessResult(skipped=reason)
+                rep.mcp = McpResult(skipped=reason)
                 return
         if _selected(cfg, "api"):
             with _timed(rep, "api"):
@@ -159,6 +173,12 @@ async def _pipeline_phases(session: Session, rep: Report) -> None:
                     rep.api = await apilatency.run(session)
                 except PHASE_ERRORS as exc:
                     rep.api = ApiResult(skipped=failed(session, "api", exc))
+        if _selected(cfg, "mcp"):
+            with _timed(rep, "mcp"):
+                try:
+                    rep.mcp = await mcplatency.run(session, state_written=bool(rep.api.agent))
+                except PHASE_ERRORS as exc:
+                    rep.mcp = McpResult(skipped=failed(session, "mcp", exc))
         if _selected(cfg, "freshness"):
             with _timed(rep, "freshness"):
                 try:
@@ -180,6 +200,8 @@ def _mark_skipped(rep: Report, config: BenchConfig) -> None:
         rep.freshness = FreshnessResult(skipped=NOT_SELECTED)
     if not _selected(config, "api"):
         rep.api = ApiResult(skipped=NOT_SELECTED)
+    if not _selected(config, "mcp"):
+        rep.mcp = McpResult(skipped=NOT_SELECTED)
     if not _selected(config, "recall"):
         rep.recall = RecallResult(skipped=NOT_SELECTED)
     if not _selected(config, "scaleout"):

@@ -74,6 +74,24 @@ class ApiResult(msgspec.Struct, kw_only=True):
     errors: dict[str, str] = msgspec.field(default_factory=dict)
 
 
+class ToolLatency(msgspec.Struct, kw_only=True):
+    """One MCP tool: the call through ``cortex mcp``, the same round trip directly on NATS,
+    and what MCP adds (the difference of the two percentiles)."""
+
+    mcp: Latency = msgspec.field(default_factory=Latency)
+    direct: Latency = msgspec.field(default_factory=Latency)
+    added_p50_ms: float | None = None
+    added_p99_ms: float | None = None
+
+
+class McpResult(msgspec.Struct, kw_only=True):
+    skipped: str | None = None
+    agent: str = ""
+    transport: str = ""
+    tools: dict[str, ToolLatency] = msgspec.field(default_factory=dict)
+    errors: dict[str, str] = msgspec.field(default_factory=dict)
+
+
 class RecallResult(msgspec.Struct, kw_only=True):
     skipped: str | None = None
     embedder: str = ""
@@ -171,6 +189,7 @@ class Report(msgspec.Struct, kw_only=True):
     workers: dict[str, WorkerResult] = msgspec.field(default_factory=dict)
     freshness: FreshnessResult = msgspec.field(default_factory=FreshnessResult)
     api: ApiResult = msgspec.field(default_factory=ApiResult)
+    mcp: McpResult = msgspec.field(default_factory=McpResult)
     recall: RecallResult = msgspec.field(default_factory=RecallResult)
     hostile: HostileResult = msgspec.field(default_factory=HostileResult)
     memory: MemoryResult = msgspec.field(default_factory=MemoryResult)

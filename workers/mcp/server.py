@@ -6,9 +6,13 @@ one-sentence tool error — the server keeps running whatever a call does.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+import os
 import socket
-from collections.abc import Sequence
+import stat
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import msgspec
@@ -33,10 +37,41 @@ def _object_schema(struct: type[msgspec.Struct]) -> dict[str, Any]:
     return schema
 
 
+def _json_types(schema: dict[str, Any]) -> list[str]:
+    if "$ref" in schema:
+        return ["object"]
+    if "anyOf" in schema:
+        return [t for option in schema["anyOf"] for t in _json_types(option)]
+    kind = schema.get("type")
+    if kind is None:
+        return ["string"] if all(isinstance(v, str) for v in schema.get("enum", [None])) else []
+    return list(kind) if isinstance(kind, list) else [kind]
+
+
+def output_schema(struct: type[msgspec.Struct]) -> dict[str, Any]:
+    """The reply's top level — its fields, their JSON types, and (described) the fields of the
+    objects its lists hold — not the inside of every object. Hosts learn the shape; the SDK's client
+    checks each result against the schema with ``jsonschema``, which for a complete schema
+    takes milliseconds per reply (a 37-thread reply: 5–18 ms here), more than the whole MCP
+    layer's budget. The text carries the details, the structured content all of it."""
+    full = _object_schema(struct)
+    defs = full.get("$defs", {})
+    properties = {}
+    for name, prop in full["properties"].items():
+        kinds = sorted(set(_json_types(prop)))
+        shallow: dict[str, Any] = {"type": kinds[0] if len(kinds) == 1 else kinds} if kinds else {}
+        ref = prop.get("items", {}).get("$ref", "")
+        if ref:
+            item = ref.rsplit("/", 1)[-1]
+            shallow["description"] = f"{item} objects: {', '.join(defs[item]['properties'])}"
+        properties[name] = shallow
+    return {"type": "object", "properties": properties, "required": full.get("required", [])}
+
+
 def listing(tool: Tool) -> types.Tool:
     return types.Tool(
         name=tool.name, description=tool.description, input_schema=_object_schema(tool.args),
-        output_schema=_object_schema(tool.output),
+        output_schema=output_schema(tool.output),
         annotations=types.ToolAnnotations(read_only_hint=tool.read_only, destructive_hint=tool.name == "cortex_forget",
                                           open_world_hint=False))
 
@@ -88,11 +123,82 @@ def build_server(gateway: Gateway, tools: Sequence[Tool] = TOOLS) -> Server[Any]
                   on_call_tool=call_tool)
 
 
+class _PipeLines:
+    """The wire's incoming side: lines read from a non-blocking pipe on the event loop."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self._reader = reader
+
+    def __aiter__(self) -> _PipeLines:
+        return self
+
+    async def __anext__(self) -> str:
+        line = await self._reader.readline()
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", errors="replace")
+
+
+class _PipeWriter:
+    """The wire's outgoing side: writes to a non-blocking pipe, flushed by draining."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+
+    async def write(self, text: str) -> None:
+        self._writer.write(text.encode())
+
+    async def flush(self) -> None:
+        await self._writer.drain()
+
+
+MAX_LINE = 64 * 1024 * 1024  # one JSON-RPC message a line; a remembered memory alone may be 64 KiB
+
+
+def _is_pipe(fd: int) -> bool:
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+
+
+@contextlib.asynccontextmanager
+async def _pipe_stdio() -> AsyncIterator[tuple[Any, Any] | None]:
+    """stdin/stdout as event-loop pipes (no thread hop per message, as the SDK's file wrappers
+    make), the standard descriptors diverted meanwhile (fd 0 reads /dev/null, fd 1 writes to
+    stderr) so that stray output never reaches the wire. None when they are not pipes."""
+    if not (_is_pipe(0) and _is_pipe(1)):
+        yield None
+        return
+    wire_in, wire_out = os.dup(0), os.dup(1)
+    saved_in, saved_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(2, 1)
+    os.close(null)
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=MAX_LINE)
+    in_transport, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader),
+                                                   os.fdopen(wire_in, "rb", buffering=0))
+    out_transport, out_protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin,
+                                                                os.fdopen(wire_out, "wb", buffering=0))
+    writer = asyncio.StreamWriter(out_transport, out_protocol, None, loop)
+    try:
+        yield _PipeLines(reader), _PipeWriter(writer)
+    finally:
+        in_transport.close()
+        out_transport.close()
+        os.dup2(saved_in, 0)
+        os.dup2(saved_out, 1)
+        os.close(saved_in)
+        os.close(saved_out)
+
+
 async def serve_stdio(server: Server[Any]) -> None:
     from mcp.server.stdio import stdio_server
 
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+    async with _pipe_stdio() as pipes:
+        streams = stdio_server(*pipes) if pipes is not None else stdio_server()
+        async with streams as (read, write):
+            await server.run(read, write, server.create_initialization_options())
 
 
 async def serve_http(server: Server[Any], sock: socket.socket) -> None:

@@ -63,6 +63,7 @@ class Tool:
     run: Run
     read_only: bool = True
     feedback: str | None = None  # the FeedbackEvent kind it publishes (its NATS permission)
+    service: str | None = None  # the cortex.api.<service>.<agent> it asks (api_tool)
 
 
 class Args(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -220,7 +221,7 @@ def api_tool(name: str, *, service: str, worker: str, args: type[Args], reply: t
             await require_data(gw)
         return ToolResult(text=render(result, gw.agent), data=msgspec.to_builtins(result))
 
-    return Tool(name=name, description=description, args=args, output=reply, run=run)
+    return Tool(name=name, description=description, args=args, output=reply, run=run, service=service)
 
 
 async def _remember(gw: Gateway, arguments: RememberArgs) -> ToolResult:

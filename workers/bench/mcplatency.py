@@ -1,0 +1,136 @@
+"""MCP tool latency: each tool called through ``cortex mcp`` (a subprocess on stdio, driven by
+the MCP SDK's own client, as an agent host would) against the api phase's full-size state,
+each call beside the very request the tool makes, sent directly on NATS. The difference is
+what the MCP layer adds: the client's request and its check of the result against the
+tool's output schema, the pipe both ways, the server's argument check, rendering and
+serialisation.
+
+``cortex_remember`` and ``cortex_forget`` are compared with a direct JetStream publish of
+the same FeedbackEvent; ``cortex_recall`` runs after the remembered memory is findable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any, Final
+
+import msgspec
+
+from schemas.events import FeedbackEvent
+from workers.bench.apilatency import AGENT
+from workers.bench.fullstate import write_full_state
+from workers.bench.procs import worker_env
+from workers.bench.results import McpResult, ToolLatency
+from workers.bench.session import BenchError, Session
+from workers.bench.stats import summarize
+from workers.mcp.tools import TOOLS, Tool
+
+WARM_UP: Final = 5
+REMEMBERED: Final = "The bench's office plant is called Gerald."
+# (tool, arguments), in the order measured: the remember comes before the recall that finds it.
+CALLS: Final[tuple[tuple[str, dict[str, Any]], ...]] = (
+    ("cortex_threads", {"status": "open"}),
+    ("cortex_decisions", {}),
+    ("cortex_commitments", {"status": "open"}),
+    ("cortex_search", {"query": "auth migration token rotation"}),
+    ("cortex_stats", {}),
+    ("cortex_boot", {}),
+    ("cortex_remember", {"content": REMEMBERED}),
+    ("cortex_recall", {"query": "What is the office plant called?"}),
+    ("cortex_forget", {"id": "00000000-0000-0000-0000-000000000000"}),
+)
+_BY_NAME: Final = {tool.name: tool for tool in TOOLS}
+
+Direct = Callable[[], Awaitable[None]]
+
+
+def direct_call(session: Session, tool: Tool, arguments: dict[str, Any]) -> Direct:
+    """The tool's own NATS round trip, without MCP: its API request, or its feedback publish."""
+    if tool.service is not None:
+        subject = f"{session.prefix}.api.{tool.service}.{AGENT}"
+        body = msgspec.json.encode(msgspec.convert(arguments, tool.args))
+
+        async def request() -> None:
+            await session.nc.request(subject, body, timeout=10.0)
+
+        return request
+    kind = tool.feedback
+    if kind is None:
+        raise BenchError(f"{tool.name} has neither an API nor a feedback kind to compare with")
+    subject = f"{session.prefix}.feedback.{AGENT}.{kind}"
+
+    async def publish() -> None:
+        value = {"content": arguments["content"]} if kind == "remember" else None
+        event = FeedbackEvent(id=f"bench-{uuid.uuid4().hex}", agent=AGENT, ts=datetime.now(UTC), kind=kind,  # type: ignore[arg-type]
+                              target=arguments.get("id"), value=value, actor="bench")
+        await session.js.publish(subject, msgspec.json.encode(event), headers={"Nats-Msg-Id": event.id})
+
+    return publish
+
+
+async def _recallable(client: Any, limit_s: float = 30.0) -> bool:
+    """Until the remembered memory is found (the recall worker applied the remember)."""
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        result = await client.call_tool("cortex_recall", {"query": "What is the office plant called?"})
+        if not result.is_error and any(REMEMBERED in m["content"] for m in result.structured_content["memories"]):
+            return True
+        await asyncio.sleep(0.2)
+    return False
+
+
+async def _measure(session: Session, client: Any, name: str, arguments: dict[str, Any],
+                   result: McpResult) -> ToolLatency:
+    tool = _BY_NAME[name]
+    direct = direct_call(session, tool, arguments)
+    via_mcp: list[float] = []
+    via_nats: list[float] = []
+    failures = 0
+    for i in range(WARM_UP + session.config.mcp_calls):
+        started = time.perf_counter()
+        await direct()
+        between = time.perf_counter()
+        answer = await client.call_tool(name, arguments)
+        finished = time.perf_counter()
+        if answer.is_error:
+            failures += 1
+            result.errors[name] = str(answer.content[0].text)[:300]
+            continue
+        if i >= WARM_UP:
+            via_nats.append(between - started)
+            via_mcp.append(finished - between)
+    mcp, nats = summarize(via_mcp, lost=failures), summarize(via_nats)
+    return ToolLatency(mcp=mcp, direct=nats,
+                       added_p50_ms=_minus(mcp.p50_ms, nats.p50_ms), added_p99_ms=_minus(mcp.p99_ms, nats.p99_ms))
+
+
+def _minus(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else round(a - b, 3)
+
+
+async def run(session: Session, state_written: bool) -> McpResult:
+    from mcp import Client, StdioServerParameters
+
+    if not state_written:
+        await write_full_state(session.js, AGENT)
+    env = worker_env(os.environ, session.url, str(session.workdir / "mcp-data"))
+    server = StdioServerParameters(command=sys.executable, args=["-m", "workers", "mcp", "--agent", AGENT],
+                                   env=env)
+    result = McpResult(agent=AGENT, transport="stdio")
+    async with Client(server, read_timeout_seconds=30) as client:
+        session.progress(f"[mcp] cortex mcp --agent {AGENT} (stdio): {len(CALLS)} tools × "
+                         f"{session.config.mcp_calls} calls, each beside its direct NATS round trip")
+        for name, arguments in CALLS:
+            if name == "cortex_recall" and not await _recallable(client):
+                result.errors[name] = "the remembered memory was not recalled within 30 s"
+            latency = await _measure(session, client, name, arguments, result)
+            result.tools[name] = latency
+            session.progress(f"[mcp] {name}: p50 {latency.mcp.p50_ms} ms (+{latency.added_p50_ms} ms over NATS), "
+                             f"p99 {latency.mcp.p99_ms} ms (+{latency.added_p99_ms} ms)")
+    return result
