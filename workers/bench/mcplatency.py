@@ -89,23 +89,37 @@ async def _measure(session: Session, client: Any, name: str, arguments: dict[str
                    result: McpResult) -> ToolLatency:
     tool = _BY_NAME[name]
     direct = direct_call(session, tool, arguments)
-    via_mcp: list[float] = []
-    via_nats: list[float] = []
-    failures = 0
-    for i in range(WARM_UP + session.config.mcp_calls):
+
+    async def via_nats() -> float:
         started = time.perf_counter()
         await direct()
-        between = time.perf_counter()
+        return time.perf_counter() - started
+
+    async def via_mcp() -> float | None:
+        started = time.perf_counter()
         answer = await client.call_tool(name, arguments)
-        finished = time.perf_counter()
+        took = time.perf_counter() - started
         if answer.is_error:
-            failures += 1
             result.errors[name] = str(answer.content[0].text)[:300]
-            continue
-        if i >= WARM_UP:
-            via_nats.append(between - started)
-            via_mcp.append(finished - between)
-    mcp, nats = summarize(via_mcp, lost=failures), summarize(via_nats)
+            return None
+        return took
+
+    mcp_s: list[float] = []
+    nats_s: list[float] = []
+    failures = 0
+    for i in range(WARM_UP + session.config.mcp_calls):
+        # each order half the time: the call made while the other one's aftermath still runs
+        # (the recall worker embedding a remember, say) is not always the MCP one
+        if i % 2:
+            mcp_took, nats_took = await via_mcp(), await via_nats()
+        else:
+            nats_took, mcp_took = await via_nats(), await via_mcp()
+        if mcp_took is None:
+            failures += 1
+        elif i >= WARM_UP:
+            mcp_s.append(mcp_took)
+            nats_s.append(nats_took)
+    mcp, nats = summarize(mcp_s, lost=failures), summarize(nats_s)
     return ToolLatency(mcp=mcp, direct=nats,
                        added_p50_ms=_minus(mcp.p50_ms, nats.p50_ms), added_p99_ms=_minus(mcp.p99_ms, nats.p99_ms))
 

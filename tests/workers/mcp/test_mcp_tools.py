@@ -1,7 +1,8 @@
 """``cortex mcp`` against the whole pipeline, through the MCP SDK's own client: every worker
 runs (``cortex up``) on a nats-server whose MCP users hold exactly the permissions
 ``nats_permissions`` documents; alice's and bob's demo conversations are processed once for
-the module, then alice's server (over stdio, and over streamable HTTP) and bob's answer."""
+the module, then alice's server — each test over stdio and over streamable HTTP — and bob's
+answer."""
 
 from __future__ import annotations
 
@@ -87,6 +88,7 @@ async def pipeline(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Pi
         events.write_text("".join(a + "\n" + b + "\n" for a, b in zip(alice, bob, strict=True)))
         env = {**{k: v for k, v in os.environ.items() if not k.startswith("CORTEX_")},
                "CORTEX_DATA_DIR": str(tmp / "workers-data"), "CORTEX_RUNTIME_FETCH_TIMEOUT_MS": "100",
+               "CORTEX_EMBEDDER": "hashing",  # model-free: the tools are tested here, not retrieval quality
                "CORTEX_LOG_LEVEL": "WARNING"}
         up = spawn_cortex(tmp / "up.log", "up", "--nats-url", svc, env=env)
         assert cortex("publish", str(events), url=svc).returncode == 0
@@ -104,11 +106,29 @@ async def pipeline(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Pi
 
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
-async def alice(pipeline: Pipeline) -> AsyncIterator[Any]:
+async def alice_stdio(pipeline: Pipeline) -> AsyncIterator[Any]:
     """alice's ``cortex mcp`` over stdio, a subprocess of the SDK's client."""
     session = McpSession(stdio_server("alice", pipeline.env("alice")))
     yield await session.start()
     await session.stop()
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def alice_http(pipeline: Pipeline) -> AsyncIterator[Any]:
+    """alice's ``cortex mcp --http``, reached by the SDK's streamable HTTP client."""
+    servers = HttpServers(pipeline.tmp)
+    try:
+        session = McpSession(servers.start("alice", pipeline.env("alice")))
+        yield await session.start()
+        await session.stop()
+    finally:
+        servers.stop_all()
+
+
+@pytest.fixture(scope="module", params=["stdio", "http"])
+def alice(request: pytest.FixtureRequest) -> Any:
+    """alice's server over each transport in turn."""
+    return request.getfixturevalue(f"alice_{request.param}")
 
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
@@ -210,7 +230,8 @@ async def test_remember_then_recall_finds_it_and_forget_removes_it(alice: Any) -
     await wait_for(forgotten, within=30, interval=0.2)
 
 
-async def test_a_server_for_another_agent_sees_none_of_it_over_http(alice: Any, bob_http: Any) -> None:
+async def test_a_server_for_another_agent_sees_none_of_it(alice_stdio: Any, bob_http: Any) -> None:
+    alice = alice_stdio
     threads = await ok(bob_http, "cortex_threads")
     assert "billing export" in text(threads).lower()
     for tool, arguments in (("cortex_threads", {}), ("cortex_decisions", {}), ("cortex_commitments", {}),
@@ -243,11 +264,11 @@ async def _recalled_by(client: Any, memory_id: str) -> bool:
 
 
 async def test_the_feedback_the_tools_publish_is_dead_lettered_by_no_worker(
-    pipeline: Pipeline, alice: Any
+    pipeline: Pipeline, alice_stdio: Any
 ) -> None:
     """remember and memory_forget travel the stream to every feedback consumer (threads,
     decisions, boot, recall): each takes them without a dead letter, and so does a fact_access."""
-    await ok(alice, "cortex_remember", content="The release train leaves every second Tuesday.", type="fact")
+    await ok(alice_stdio, "cortex_remember", content="The release train leaves every second Tuesday.", type="fact")
     nc = await nats.connect(pipeline.svc)
     try:
         js = nc.jetstream()
@@ -274,7 +295,7 @@ async def test_confined_credentials_reach_no_other_agent(pipeline: Pipeline) -> 
         assert json.loads(reply.data)["threads"]
         for subject in ("cortex.api.threads.bob", "cortex.feedback.bob.remember", "cortex.msg.alice.received"):
             with pytest.raises((nats.errors.TimeoutError, nats.errors.NoRespondersError)):
-                await nc.request(subject, b"{}", timeout=1)
+                await nc.request(subject, b"{}", timeout=0.5)
 
         async def refused() -> bool:
             return all(any(s in str(e) for e in refusals)
