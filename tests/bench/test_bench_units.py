@@ -113,6 +113,10 @@ def test_an_mcp_tool_is_judged_by_what_it_adds_to_its_nats_round_trip() -> None:
     assert rows["cortex_threads"].value == "+1.50 ms p50 / +5.00 ms p99 (MCP p50 3.50 ms, NATS p50 2.00 ms)"
     assert rows["cortex_boot"].verdict == "miss" and "(1 failed)" in rows["cortex_boot"].value
     assert rows["cortex_recall"].verdict == "n/a"  # nothing measured
+    quicker = ToolLatency(mcp=Latency(n=9, p50_ms=1.0), direct=Latency(n=9, p50_ms=1.5), added_p50_ms=-0.5)
+    row = next(r for r in budget.rows(Report(mcp=McpResult(transport="stdio", tools={"cortex_boot": quicker})))
+               if r.section == "mcp")
+    assert row.value.startswith("-0.50 ms p50 / — p99") and row.verdict == "pass"  # noise both ways
     skipped = {r.name: r for r in budget.rows(Report(mcp=McpResult(skipped="not selected (--only)")))}
     assert skipped["mcp"].verdict == "skipped"
 

@@ -115,6 +115,10 @@ def _api_rows(report: Report) -> list[Row]:
     return rows
 
 
+def _added(value: float | None) -> str:
+    return _ms(value) if value is None or value < 0 else f"+{_ms(value)}"
+
+
 def _mcp_rows(report: Report) -> list[Row]:
     mcp = report.mcp
     if mcp.skipped:
@@ -122,8 +126,10 @@ def _mcp_rows(report: Report) -> list[Row]:
     rows = []
     for tool, lat in mcp.tools.items():
         lost = f" ({lat.mcp.lost} failed)" if lat.mcp.lost else ""
-        value = (f"+{_ms(lat.added_p50_ms)} p50 / +{_ms(lat.added_p99_ms)} p99 "
+        value = (f"{_added(lat.added_p50_ms)} p50 / {_added(lat.added_p99_ms)} p99 "
                  f"(MCP p50 {_ms(lat.mcp.p50_ms)}, NATS p50 {_ms(lat.direct.p50_ms)}){lost}")
+        if lat.server_cpu_ms is not None and lat.client_cpu_ms is not None:
+            value += f"; CPU/call server {_ms(lat.server_cpu_ms)} + client {_ms(lat.client_cpu_ms)}"
         rows.append(Row(section="mcp", name=f"{tool} over {mcp.transport}, added to its NATS round trip",
                         value=value, target=f"+ < {MCP_ADDED_P50_MS:g} ms p50",
                         verdict=_verdict(_under(lat.added_p50_ms, MCP_ADDED_P50_MS))))

@@ -25,7 +25,7 @@ import msgspec
 from schemas.events import FeedbackEvent
 from workers.bench.apilatency import AGENT
 from workers.bench.fullstate import write_full_state
-from workers.bench.procs import worker_env
+from workers.bench.procs import child_pid, cpu_seconds, worker_env
 from workers.bench.results import McpResult, ToolLatency
 from workers.bench.session import BenchError, Session
 from workers.bench.stats import summarize
@@ -85,20 +85,27 @@ async def _recallable(client: Any, limit_s: float = 30.0) -> bool:
     return False
 
 
+def _server_cpu(pid: int | None) -> float | None:
+    return cpu_seconds(pid) if pid is not None else None
+
+
 async def _measure(session: Session, client: Any, name: str, arguments: dict[str, Any],
-                   result: McpResult) -> ToolLatency:
+                   result: McpResult, server_pid: int | None) -> ToolLatency:
     tool = _BY_NAME[name]
     direct = direct_call(session, tool, arguments)
+    client_cpu = {"mcp": 0.0, "nats": 0.0}  # this process's CPU seconds on each kind of call
 
     async def via_nats() -> float:
-        started = time.perf_counter()
+        started, spent = time.perf_counter(), time.process_time()
         await direct()
+        client_cpu["nats"] += time.process_time() - spent
         return time.perf_counter() - started
 
     async def via_mcp() -> float | None:
-        started = time.perf_counter()
+        started, spent = time.perf_counter(), time.process_time()
         answer = await client.call_tool(name, arguments)
         took = time.perf_counter() - started
+        client_cpu["mcp"] += time.process_time() - spent
         if answer.is_error:
             result.errors[name] = str(answer.content[0].text)[:300]
             return None
@@ -107,6 +114,7 @@ async def _measure(session: Session, client: Any, name: str, arguments: dict[str
     mcp_s: list[float] = []
     nats_s: list[float] = []
     failures = 0
+    server_before = _server_cpu(server_pid)
     for i in range(WARM_UP + session.config.mcp_calls):
         # each order half the time: the call made while the other one's aftermath still runs
         # (the recall worker embedding a remember, say) is not always the MCP one
@@ -119,9 +127,15 @@ async def _measure(session: Session, client: Any, name: str, arguments: dict[str
         elif i >= WARM_UP:
             mcp_s.append(mcp_took)
             nats_s.append(nats_took)
+    server_after = _server_cpu(server_pid)
+    calls = WARM_UP + session.config.mcp_calls
     mcp, nats = summarize(mcp_s, lost=failures), summarize(nats_s)
-    return ToolLatency(mcp=mcp, direct=nats,
-                       added_p50_ms=_minus(mcp.p50_ms, nats.p50_ms), added_p99_ms=_minus(mcp.p99_ms, nats.p99_ms))
+    return ToolLatency(
+        mcp=mcp, direct=nats, added_p50_ms=_minus(mcp.p50_ms, nats.p50_ms),
+        added_p99_ms=_minus(mcp.p99_ms, nats.p99_ms),
+        server_cpu_ms=None if server_before is None or server_after is None
+        else round((server_after - server_before) / calls * 1000, 3),
+        client_cpu_ms=round((client_cpu["mcp"] - client_cpu["nats"]) / calls * 1000, 3))
 
 
 def _minus(a: float | None, b: float | None) -> float | None:
@@ -138,13 +152,15 @@ async def run(session: Session, state_written: bool) -> McpResult:
                                    env=env)
     result = McpResult(agent=AGENT, transport="stdio")
     async with Client(server, read_timeout_seconds=30) as client:
+        server_pid = child_pid(f"mcp --agent {AGENT}")
         session.progress(f"[mcp] cortex mcp --agent {AGENT} (stdio): {len(CALLS)} tools × "
                          f"{session.config.mcp_calls} calls, each beside its direct NATS round trip")
         for name, arguments in CALLS:
             if name == "cortex_recall" and not await _recallable(client):
                 result.errors[name] = "the remembered memory was not recalled within 30 s"
-            latency = await _measure(session, client, name, arguments, result)
+            latency = await _measure(session, client, name, arguments, result, server_pid)
             result.tools[name] = latency
             session.progress(f"[mcp] {name}: p50 {latency.mcp.p50_ms} ms (+{latency.added_p50_ms} ms over NATS), "
-                             f"p99 {latency.mcp.p99_ms} ms (+{latency.added_p99_ms} ms)")
+                             f"p99 {latency.mcp.p99_ms} ms (+{latency.added_p99_ms} ms); CPU per call: server "
+                             f"{latency.server_cpu_ms} ms, client +{latency.client_cpu_ms} ms")
     return result

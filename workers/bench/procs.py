@@ -51,6 +51,31 @@ def peak_rss_mb(pid: int) -> float | None:
     return None
 
 
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU the process has used so far (``/proc/<pid>/stat``), or None."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime (fields 14, 15)
+
+
+def child_pid(marker: str) -> int | None:
+    """The pid of this process's child whose command line contains ``marker``, or None."""
+    me = os.getpid()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, IndexError, ValueError):
+            continue
+        if parent == me and marker in command:
+            return int(entry.name)
+    return None
+
+
 class WorkerProc:
     def __init__(self, name: str, proc: subprocess.Popen[bytes], log: Path, profile: Path | None) -> None:
         self.name = name

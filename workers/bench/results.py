@@ -82,6 +82,10 @@ class ToolLatency(msgspec.Struct, kw_only=True):
     direct: Latency = msgspec.field(default_factory=Latency)
     added_p50_ms: float | None = None
     added_p99_ms: float | None = None
+    # CPU per call, independent of how busy the machine is: the MCP server process's, and the
+    # client's for an MCP call beyond its direct call's
+    server_cpu_ms: float | None = None
+    client_cpu_ms: float | None = None
 
 
 class McpResult(msgspec.Struct, kw_only=True):
