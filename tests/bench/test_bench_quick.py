@@ -69,6 +69,7 @@ def check_report(path: Path) -> Report:
     return report
 
 
+@pytest.mark.timeout(180)  # the run's own limit is 170 s; pytest's default 120 s is less
 def test_quick_bench_runs_and_writes_well_formed_json(tmp_path: Path) -> None:
     out = tmp_path / "results" / "bench.json"
     result, took = run_bench(tmp_path, "--quick", "--out", str(out), timeout=170)

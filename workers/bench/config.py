@@ -46,7 +46,7 @@ QUICK: Final[dict[str, Any]] = {
     "duration_s": 2.0,
     "boot_every": 50,
     "api_requests": 30,
-    "mcp_calls": 10,
+    "mcp_calls": 5,
     "hostile_reps": 3,
     "recall_messages": 30,
     "recall_limit_s": 15.0,
