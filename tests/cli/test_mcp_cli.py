@@ -61,3 +61,28 @@ def test_stdio_from_files_answers_too(tmp_path: Path) -> None:
     assert [r["id"] for r in replies] == [1, 2]
     assert replies[0]["result"]["serverInfo"]["name"] == "cortex"
     assert len(replies[1]["result"]["tools"]) == 9
+
+
+def test_a_host_that_stops_reading_ends_the_server_quietly(tmp_path: Path) -> None:
+    import json
+
+    initialize = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                  "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                             "clientInfo": {"name": "t", "version": "1"}}}
+    proc = subprocess.Popen([sys.executable, "-m", "workers", "mcp", "--agent", "alice"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "CORTEX_DATA_DIR": str(tmp_path)})
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    try:
+        proc.stdin.write((json.dumps(initialize) + "\n").encode())
+        proc.stdin.flush()
+        assert proc.stdout.read(1) == b"{"  # it answered; now the host goes away
+        proc.stdout.close()
+        proc.stdin.write(b'{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}\n')  # a reply nobody reads
+        proc.stdin.flush()  # stdin stays open: the failed write alone ends the server
+        assert proc.wait(60) == 0
+        assert "Traceback" not in proc.stderr.read().decode()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)

@@ -193,12 +193,17 @@ async def _pipe_stdio() -> AsyncIterator[tuple[Any, Any] | None]:
 
 
 async def serve_stdio(server: Server[Any]) -> None:
+    """Until the host closes stdin — or stops reading: a reply that cannot be written ends the
+    server quietly, as the host that would read it is gone."""
     from mcp.server.stdio import stdio_server
 
-    async with _pipe_stdio() as pipes:
-        streams = stdio_server(*pipes) if pipes is not None else stdio_server()
-        async with streams as (read, write):
-            await server.run(read, write, server.create_initialization_options())
+    try:
+        async with _pipe_stdio() as pipes:
+            streams = stdio_server(*pipes) if pipes is not None else stdio_server()
+            async with streams as (read, write):
+                await server.run(read, write, server.create_initialization_options())
+    except* (BrokenPipeError, ConnectionResetError):
+        log.info("mcp_host_gone")
 
 
 async def serve_http(server: Server[Any], sock: socket.socket) -> None:

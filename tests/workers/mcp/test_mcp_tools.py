@@ -304,3 +304,18 @@ async def test_confined_credentials_reach_no_other_agent(pipeline: Pipeline) -> 
         await wait_for(refused, within=10)
     finally:
         await nc.close()
+
+
+async def test_credentials_without_the_agent_are_a_tool_error_that_says_so(pipeline: Pipeline) -> None:
+    """A server started for alice with bob's confined user: NATS refuses every subject of
+    alice's, and the tool says which permission is missing instead of reporting a timeout."""
+    session = McpSession(stdio_server("alice", pipeline.env("bob"), "--timeout", "1"))
+    client = await session.start()
+    try:
+        result = await client.call_tool("cortex_threads", {})
+        assert result.is_error
+        assert text(result) == ("NATS refused to let this server publish to cortex.api.threads.alice: its "
+                                "credentials lack that permission (docs/integration.md lists what `cortex mcp` "
+                                "needs).")
+    finally:
+        await session.stop()
