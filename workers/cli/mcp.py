@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import socket
+import sys
 from typing import Any
 
 import msgspec
@@ -61,6 +62,10 @@ async def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
     server = build_server(gateway)
     try:
         if sock is not None:
+            host, port = sock.getsockname()[:2]
+            shown = f"[{host}]" if ":" in host else host
+            print(f"cortex: MCP tools of {agent} at http://{shown}:{port}/mcp (NATS {gateway.url}); Ctrl-C to stop",
+                  file=sys.stderr, flush=True)
             await serve_http(server, sock)
         else:
             await serve_stdio(server)
