@@ -152,12 +152,8 @@ def duplicate_key(agent: str, token: str, event_id: str, payload: bytes) -> byte
     """The identity of one store event: the same id, type and payload is the same event
     stored twice (the plugin publishes without ``Nats-Msg-Id``). The envelope's ``ts`` is
     left out: a re-fired hook stamps a new one on the same event."""
-    h = hashlib.blake2b(digest_size=16)
-    for part in (agent.encode(), token.encode(), event_id.encode()):
-        h.update(len(part).to_bytes(4, "big"))
-        h.update(part)
-    h.update(payload)
-    return h.digest()
+    head = f"{len(agent)}:{agent}{len(token)}:{token}{len(event_id)}:{event_id}".encode()
+    return hashlib.blake2b(head + payload, digest_size=16).digest()
 
 
 def _reason(exc: msgspec.MsgspecError, what: str) -> str:
@@ -198,7 +194,7 @@ def _check_envelope(env: StoreEnvelope, token: str) -> str | None:
         return "OpenClaw event without an agent"
     if env.session is None:
         return "OpenClaw event without a session"
-    if not bytes(env.payload).strip():
+    if not len(env.payload):
         return "OpenClaw event without a payload"
     return None
 

@@ -20,7 +20,7 @@ import pytest
 from workers.bench import REPORT_KEYS, Report
 
 VERDICTS = {"pass", "miss", "info", "n/a", "skipped", "failed"}
-PHASES = ("limit", "freshness", "api", "mcp", "recall", "hostile", "scaleout")
+PHASES = ("limit", "freshness", "api", "mcp", "recall", "hostile", "scaleout", "ingest")
 
 
 def bench_command() -> list[str]:
@@ -66,6 +66,7 @@ def check_report(path: Path) -> Report:
     assert report.mcp.skipped is not None or {"cortex_threads", "cortex_boot", "cortex_remember"} <= set(
         report.mcp.tools)
     assert report.hostile.skipped is not None or (report.hostile.variants and report.hostile.worst_ratio)
+    assert report.ingest.skipped is not None or (report.ingest.ratio and report.ingest.copy_msgs_per_s)
     return report
 
 

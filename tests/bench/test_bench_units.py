@@ -9,12 +9,15 @@ import msgspec
 import pytest
 
 from schemas.events import MessageEvent, SessionEvent
+from shared.codec import Envelope, Limits, decode_event
 from workers.bench import budget
 from workers.bench.config import QUICK, make_config
 from workers.bench.events import backlog
 from workers.bench.freshness import Published, match
 from workers.bench.hostile import MAX_BYTES, pathological
+from workers.bench.ingest import store_event
 from workers.bench.results import (
+    IngestResult,
     Latency,
     LimitResult,
     McpResult,
@@ -142,3 +145,34 @@ def test_the_scaleout_model_spends_the_skip_cost_on_other_partitions_events() ->
     assert model_ratio(2, 1000.0, float("inf")) == pytest.approx(2.0)  # free skips: linear
     assert model_ratio(2, 1000.0, 1000.0) == pytest.approx(1.0)  # skipping costs as much as applying
     assert model_ratio(2, 4000.0, 12000.0) == pytest.approx(1.5)
+
+
+@pytest.mark.parametrize(("ratio", "verdict"), [(0.89, "pass"), (0.8, "pass"), (0.79, "miss"), (None, "n/a")])
+def test_the_ingest_row_holds_the_store_to_eighty_percent_of_contract_subjects(ratio: float | None,
+                                                                                 verdict: str) -> None:
+    report = Report(ingest=IngestResult(events=100, contract_msgs_per_s=1000.0, ratio=ratio,
+                                        openclaw_msgs_per_s=None if ratio is None else 1000.0 * ratio))
+    row = next(r for r in budget.rows(report) if r.section == "ingest")
+    assert row.verdict == verdict
+
+
+def test_bench_events_become_what_the_plugin_publishes_and_decode_back_to_the_same_messages() -> None:
+    """The ingest phase's store: each backlog event in the npm plugin's envelope, and the
+    decoder turns it back into the message it was (sender aside for the agent's own)."""
+    for event in backlog(300, 5):
+        item = store_event(event)
+        assert item is not None
+        subject, data = item
+        envelope = msgspec.json.decode(data)
+        assert subject == f"bench.openclaw.events.{event.agent}.{envelope['type'].replace('.', '_')}"
+        assert "Nats-Msg-Id" not in envelope and isinstance(envelope["ts"], int)
+        stored = "cortex.openclaw." + subject.split(".", 3)[3]
+        decoded = decode_event("cortex", stored, 1, data, Limits())
+        assert isinstance(decoded, Envelope), decoded
+        original = decode_event("cortex", event.subject, 1, event.data, Limits())
+        assert isinstance(original, Envelope)
+        assert (decoded.family, decoded.kind, decoded.event.id, decoded.event.ts) == (
+            original.family, original.kind, original.event.id, original.event.ts)
+        if isinstance(original.event, MessageEvent):
+            assert isinstance(decoded.event, MessageEvent)
+            assert (decoded.event.content, decoded.event.role) == (original.event.content, original.event.role)

@@ -23,6 +23,7 @@ HOSTILE_RATIO: Final = 20.0
 RSS_MB: Final = 150.0
 SCALEOUT_RATIO: Final = 1.6
 SCALEOUT_PARTITIONS: Final = 2
+INGEST_RATIO: Final = 0.8  # the OpenClaw store → threads doc, against the same events on contract subjects
 REGEX_WORKERS: Final = frozenset({"threads", "decisions", "channels", "knowledge"})
 
 
@@ -207,8 +208,28 @@ def _scaleout_rows(report: Report) -> list[Row]:
     return rows
 
 
+def _ingest_rows(report: Report) -> list[Row]:
+    ing = report.ingest
+    if ing.skipped:
+        return [Row(section="ingest", name="OpenClaw store", value=ing.skipped, target="", verdict=_skip(ing.skipped))]
+    ok = None if ing.ratio is None else ing.ratio >= INGEST_RATIO
+    pairs = f"; pairs {' / '.join(f'{r:.0%}' for r in ing.runs_ratio)}" if len(ing.runs_ratio) > 1 else ""
+    cpu = (f"; CPU {ing.openclaw_cpu_us:.0f} vs {ing.contract_cpu_us:.0f} µs per event"
+           if ing.openclaw_cpu_us and ing.contract_cpu_us else "")
+    value = (f"{_rate(ing.openclaw_msgs_per_s)} = {ing.ratio:.0%} of {_rate(ing.contract_msgs_per_s)} on contract "
+             f"subjects{pairs}{cpu}" if ing.ratio is not None else "—")
+    return [
+        Row(section="ingest", name=f"OpenClaw store → threads doc, backfill of {ing.events} events "
+                                   "(both sides at once, a server each)",
+            value=value, target=f"≥ {INGEST_RATIO:.0%} of contract subjects", verdict=_verdict(ok)),
+        Row(section="ingest", name="the server copying the store into CORTEX_EVENTS (stream source)",
+            value=_rate(ing.copy_msgs_per_s), target="", verdict="info"),
+    ]
+
+
 def rows(report: Report) -> list[Row]:
     return [
         *_limit_rows(report), *_worker_rows(report), *_freshness_rows(report), *_api_rows(report), *_mcp_rows(report),
         *_recall_rows(report), *_hostile_rows(report), *_memory_rows(report), *_scaleout_rows(report),
+        *_ingest_rows(report),
     ]

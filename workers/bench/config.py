@@ -10,7 +10,7 @@ from typing import Any, Final
 
 import msgspec
 
-PHASES: Final = ("hostile", "limit", "workers", "freshness", "api", "mcp", "recall", "scaleout")
+PHASES: Final = ("hostile", "limit", "workers", "freshness", "api", "mcp", "recall", "scaleout", "ingest")
 REGEX_WORKERS: Final = ("threads", "decisions", "channels", "knowledge")
 
 

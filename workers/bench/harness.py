@@ -34,6 +34,7 @@ from workers.bench import (
     budget,
     freshness,
     hostile,
+    ingest,
     limit,
     mcplatency,
     pipeline,
@@ -49,6 +50,7 @@ from workers.bench.results import (
     ApiResult,
     FreshnessResult,
     HostileResult,
+    IngestResult,
     LimitResult,
     McpResult,
     RecallResult,
@@ -113,7 +115,7 @@ def _selected(config: BenchConfig, phase: str) -> bool:
 
 async def _backlog_phases(session: Session, rep: Report) -> None:
     cfg = session.config
-    if not any(_selected(cfg, p) for p in ("limit", "workers", "scaleout")):
+    if not any(_selected(cfg, p) for p in ("limit", "workers", "scaleout", "ingest")):
         return
     session.progress(f"[backlog] resetting Cortex's streams; publishing {cfg.events} events "
                      f"across {cfg.agents} agents …")
@@ -138,6 +140,12 @@ async def _backlog_phases(session: Session, rep: Report) -> None:
                 rep.scaleout = await scaleout.run(session, events, rep.limit)
             except PHASE_ERRORS as exc:
                 rep.scaleout = ScaleoutResult(skipped=failed(session, "scaleout", exc))
+    if _selected(cfg, "ingest"):
+        with _timed(rep, "ingest"):
+            try:
+                rep.ingest = await ingest.run(session, events)
+            except PHASE_ERRORS as exc:
+                rep.ingest = IngestResult(skipped=failed(session, "ingest", exc))
 
 
 async def _limit(session: Session, events: int) -> LimitResult:
@@ -206,6 +214,8 @@ def _mark_skipped(rep: Report, config: BenchConfig) -> None:
         rep.recall = RecallResult(skipped=NOT_SELECTED)
     if not _selected(config, "scaleout"):
         rep.scaleout = ScaleoutResult(skipped=NOT_SELECTED)
+    if not _selected(config, "ingest"):
+        rep.ingest = IngestResult(skipped=NOT_SELECTED)
 
 
 async def run_bench(config: BenchConfig, settings: Settings, progress: Progress) -> Report:

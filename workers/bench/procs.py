@@ -94,6 +94,9 @@ class WorkerProc:
     def peak_rss_mb(self) -> float | None:
         return peak_rss_mb(self.pid) if self.alive() else None
 
+    def cpu_seconds(self) -> float | None:
+        return cpu_seconds(self.pid) if self.alive() else None
+
     def log_tail(self, lines: int = 15) -> str:
         with contextlib.suppress(OSError):
             return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])

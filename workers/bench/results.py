@@ -43,6 +43,7 @@ class WorkerResult(msgspec.Struct, kw_only=True):
     startup_s: float | None = None  # process start → first delivery
     peak_rss_mb: float | None = None
     profile: str | None = None  # cProfile output, when --profile was given
+    cpu_s: float | None = None  # the process's CPU time from first delivery to drained (load-independent)
 
 
 class RateResult(msgspec.Struct, kw_only=True):
@@ -158,6 +159,21 @@ class ScaleoutResult(msgspec.Struct, kw_only=True):
     limit_2_ratio: float | None = None
 
 
+class IngestResult(msgspec.Struct, kw_only=True):
+    """The threads worker on the same backlog: contract subjects vs an OpenClaw store (backfill)."""
+
+    skipped: str | None = None
+    events: int = 0
+    contract_msgs_per_s: float | None = None
+    openclaw_msgs_per_s: float | None = None  # the store's events, sourced and decoded from the plugin's envelope
+    ratio: float | None = None  # openclaw / contract events per second, both sides at the same time: the median pair
+    runs_ratio: list[float] = msgspec.field(default_factory=list)  # every pair's, sorted
+    contract_cpu_us: float | None = None  # the worker's CPU per event (median pair)
+    openclaw_cpu_us: float | None = None
+    copy_seconds: float | None = None  # the server copying the whole store into CORTEX_EVENTS
+    copy_msgs_per_s: float | None = None
+
+
 class Machine(msgspec.Struct, kw_only=True):
     nproc: int
     cpu_model: str
@@ -198,6 +214,7 @@ class Report(msgspec.Struct, kw_only=True):
     hostile: HostileResult = msgspec.field(default_factory=HostileResult)
     memory: MemoryResult = msgspec.field(default_factory=MemoryResult)
     scaleout: ScaleoutResult = msgspec.field(default_factory=ScaleoutResult)
+    ingest: IngestResult = msgspec.field(default_factory=IngestResult)
     rows: list[Row] = msgspec.field(default_factory=list)
 
 

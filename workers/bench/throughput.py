@@ -49,6 +49,7 @@ async def drain_worker(session: Session, worker: str, events: int, last_seq: int
     proc = session.procs.start(worker, profile_dir)
     limit_s = limit_s if limit_s is not None else max(120.0, events / 50)
     first: float | None = None
+    cpu_first: float | None = None
     floor = 0
     try:
         while True:
@@ -58,7 +59,7 @@ async def drain_worker(session: Session, worker: str, events: int, last_seq: int
             delivered = info.delivered.stream_seq if info.delivered else 0
             floor = info.ack_floor.stream_seq if info.ack_floor else 0
             if first is None and (delivered > 0 or floor > 0):
-                first = now
+                first, cpu_first = now, proc.cpu_seconds()
             if first is not None and floor >= last_seq and not info.num_pending and not info.num_ack_pending:
                 break
             if now - proc.started > limit_s:
@@ -74,10 +75,12 @@ async def drain_worker(session: Session, worker: str, events: int, last_seq: int
         raise
     seconds = max(now - first, 1e-6)
     rate = events / seconds
+    cpu_last = proc.cpu_seconds()
+    cpu_s = round(cpu_last - cpu_first, 3) if cpu_first is not None and cpu_last is not None else None
     result = WorkerResult(
         worker=worker, events=events, seconds=round(seconds, 3), msgs_per_s=round(rate, 1),
         ratio=round(rate / limit_rate, 3) if limit_rate else None, startup_s=round(first - proc.started, 3),
-        peak_rss_mb=proc.peak_rss_mb(), profile=str(proc.profile) if proc.profile else None,
+        peak_rss_mb=proc.peak_rss_mb(), profile=str(proc.profile) if proc.profile else None, cpu_s=cpu_s,
     )
     return Drained(result, proc)
 
