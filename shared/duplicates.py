@@ -4,7 +4,7 @@ The event store's plugin publishes without ``Nats-Msg-Id``, so the stream cannot
 second copy of an event (a re-fired hook, an operator's re-import): CORTEX_EVENTS may hold
 the same event twice, at two sequences. The rule that decides, for every consumer alike:
 
-    an OpenClaw event is a duplicate when a copy of it (same agent, type, id and payload:
+    an OpenClaw event is a duplicate when a copy of it (same agent, type, id, payload and scope:
     ``shared.openclaw.duplicate_key``) is stored at most ``span`` sequences before it.
 
 It depends on the stream's content only, so a replay, a restart, a redelivery and a backfill

@@ -60,7 +60,7 @@ class StoreEnvelope(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     ts: int | float | None = None
     timestamp: int | float | None = None  # session-sync's name for ts
     schema_version: int | None = None
-    scope: dict[str, Any] | None = None
+    scope: msgspec.Raw = msgspec.field(default_factory=_raw_default)  # what the event is about: its identity too
     payload: msgspec.Raw = msgspec.field(default_factory=_raw_default)
 
 
@@ -148,12 +148,15 @@ def contract_session(session: str) -> str:
     return f"{session[:_MAX_SESSION - 17]}~{digest}"
 
 
-def duplicate_key(agent: str, token: str, event_id: str, payload: bytes) -> bytes:
-    """The identity of one store event: the same id, type and payload is the same event
-    stored twice (the plugin publishes without ``Nats-Msg-Id``). The envelope's ``ts`` is
-    left out: a re-fired hook stamps a new one on the same event."""
-    head = f"{len(agent)}:{agent}{len(token)}:{token}{len(event_id)}:{event_id}".encode()
-    return hashlib.blake2b(head + payload, digest_size=16).digest()
+def duplicate_key(agent: str, token: str, event_id: str, payload: bytes, scope: bytes = b"") -> bytes:
+    """The identity of one store event: the same id, type, payload and (v1) scope is the
+    same event stored twice (the plugin publishes without ``Nats-Msg-Id``). The envelope's
+    ``ts`` is left out: a re-fired hook stamps a new one on the same event. The scope is in:
+    the v1 plugin derives an id from the first of runId, messageId, toolCallId it finds, so
+    two calls of one tool with the same arguments in one run share id and payload and differ
+    only in ``scope.toolCallId`` — a doom loop is not a duplicate."""
+    head = f"{len(agent)}:{agent}{len(token)}:{token}{len(event_id)}:{event_id}{len(scope)}:".encode()
+    return hashlib.blake2b(head + scope + payload, digest_size=16).digest()
 
 
 def _reason(exc: msgspec.MsgspecError, what: str) -> str:
@@ -199,8 +202,17 @@ def _check_envelope(env: StoreEnvelope, token: str) -> str | None:
     return None
 
 
+_SCOPE = msgspec.json.Decoder(dict[str, Any])
+
+
 def _scope(env: StoreEnvelope, key: str) -> str | None:
-    value = (env.scope or {}).get(key)
+    """A string of the v1 envelope's ``scope`` (``runId``, ``toolCallId``, …); anything else: None."""
+    if not len(env.scope):
+        return None
+    try:
+        value = _SCOPE.decode(env.scope).get(key)
+    except msgspec.MsgspecError:
+        return None  # a scope of the wrong shape only loses the optional ids
     return value if isinstance(value, str) and value else None
 
 
@@ -273,4 +285,5 @@ def map_store_event(token: str, data: bytes) -> Mapped | str:
     event = _build(env, family, kind, payload, common)
     if isinstance(event, str):
         return event
-    return Mapped(event=event, duplicate_key=duplicate_key(env.agent, token, env.id, bytes(env.payload)))
+    key = duplicate_key(env.agent, token, env.id, bytes(env.payload), bytes(env.scope))
+    return Mapped(event=event, duplicate_key=key)

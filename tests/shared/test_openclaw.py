@@ -222,6 +222,25 @@ def test_a_second_copy_of_the_same_event_has_the_same_duplicate_key_whatever_its
     assert contract.duplicate_key is None  # contract events: the stream's Nats-Msg-Id dedup
 
 
+def test_one_tool_called_twice_alike_in_a_run_is_two_events_though_the_v1_plugin_gives_one_id() -> None:
+    """The v1 plugin derives ids from runId before toolCallId: a repeated identical call (the
+    stuff of doom loops) shares id and payload; its scope.toolCallId tells the calls apart,
+    while a re-fired hook for the same call (same scope) is still a duplicate."""
+    call = {"id": "evt-1111222233334444", "ts": 1771318803000, "agent": "main", "session": "agent:main:x",
+            "type": "tool.call", "canonicalType": "tool.call.requested", "legacyType": "tool.call", "schemaVersion": 1,
+            "scope": {"sessionKey": "agent:main:x", "runId": "run-7", "toolCallId": "toolu_1"},
+            "payload": {"toolName": "exec", "params": {"command": "ls"}}}
+    again = {**call, "ts": call["ts"] + 1000, "scope": {**call["scope"], "toolCallId": "toolu_2"}}
+    refired = {**call, "ts": call["ts"] + 5}
+    first, second, third = (envelope(decode("cortex.openclaw.main.tool_call", msgspec.json.encode(c)))
+                            for c in (call, again, refired))
+    assert first.duplicate_key != second.duplicate_key
+    assert first.duplicate_key == third.duplicate_key
+    assert (first.event.call_id, second.event.call_id) == ("toolu_1", "toolu_2")  # type: ignore[union-attr]
+    weird = envelope(decode("cortex.openclaw.main.tool_call", msgspec.json.encode({**call, "scope": [1, 2]})))
+    assert weird.event.call_id is None  # type: ignore[union-attr]
+
+
 def test_stored_subjects_are_parsed_in_one_place() -> None:
     assert parse_subject("cortex", "cortex.openclaw.viola.msg_out") == Subject("msg", "viola", "sent", "msg_out")
     assert parse_subject("cortex", "cortex.msg.viola.sent") == Subject("msg", "viola", "sent")
