@@ -194,6 +194,16 @@ def without_integrity(raw: bytes | None) -> Any:
     return doc
 
 
+async def settled(js: JetStreamContext, data: Path, wait_for: Any, within: float = 120) -> None:
+    """Every worker has applied everything; on a timeout, say who has not and what it logged."""
+    try:
+        await wait_for(lambda: drained(js), within=within)
+    except AssertionError as exc:
+        left = {c.name: (c.num_pending, c.num_ack_pending) for c in await js.consumers_info(EVENTS_STREAM)}
+        log = (data / "up.log").read_text(errors="replace")[-3000:]
+        raise AssertionError(f"not drained within {within}s: (pending, unacked) {left}\n{log}") from exc
+
+
 async def copied(js: JetStreamContext) -> bool:
     """The server has copied the whole store into CORTEX_EVENTS."""
     info = await js.stream_info(EVENTS_STREAM)
@@ -237,8 +247,8 @@ async def test_the_real_plugin_s_store_yields_the_documents_of_the_same_conversa
     try:
         twin_js = twin_nc.jetstream()
         await wait_for(lambda: copied(js), within=30)
-        await wait_for(lambda: drained(js), within=120)
-        await wait_for(lambda: drained(twin_js), within=120)
+        await settled(js, tmp_path / "cortex", wait_for)
+        await settled(twin_js, tmp_path / "cortex-twin", wait_for)
         ours, theirs = await snapshot_docs(js, ["main"]), await snapshot_docs(twin_js, ["main"])
     finally:
         stop(pipelines.pop())
