@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import nats
+import nats.errors
 from nats.aio.client import Client
 
 from shared.backoff import backoff_delay
@@ -27,6 +28,59 @@ class ConnectError(Exception):
 
 class CredsFileError(ValueError):
     """``CORTEX_NATS_CREDS`` names a file that is not a user credentials file."""
+
+
+class ConnectionLost(ConnectError):
+    """A command's connection dropped and did not come back within its reconnects."""
+
+
+# What a request or a JetStream call raises when the connection under it is gone.
+LOST_ERRORS = (nats.errors.ConnectionClosedError, nats.errors.NoServersError, nats.errors.StaleConnectionError,
+               nats.errors.ConnectionReconnectingError, nats.errors.ConnectionDrainingError,
+               nats.errors.TimeoutError, nats.errors.OutboundBufferLimitError, OSError)
+
+
+def lost_connection(exc: BaseException, nc: Client, url: str) -> ConnectionLost | None:
+    """``exc`` raised while ``nc`` is not connected any more: the connection, not the
+    command, failed. One line naming the URL and the last error the client saw."""
+    if nc.is_connected or not isinstance(exc, LOST_ERRORS):
+        return None
+    last = nc.last_error
+    reason = str(last) if last is not None and str(last) else "it dropped and did not come back"
+    return ConnectionLost(f"lost the connection to NATS at {redact_url(url)} ({reason}); "
+                          "is the server up and reachable?")
+
+
+class InsecureServerError(nats.errors.Error):
+    """TLS was asked for (a ``tls://`` URL or ``CORTEX_NATS_TLS_*``) and the server offers none."""
+
+    def __str__(self) -> str:
+        return ("the server does not offer TLS, but a tls:// URL or CORTEX_NATS_TLS_* asks for it: refusing to "
+                "connect (the credentials would travel in clear)")
+
+
+class _TlsEnforcingClient(Client):
+    """nats-py upgrades to TLS only when the server's INFO requires it: with a ``tls://`` URL
+    (or a TLS context) against a server without TLS it would send CONNECT, password included,
+    in clear. The INFO line is processed before CONNECT is written, so refuse there — on every
+    (re)connect — and upgrade where the server merely offers TLS."""
+
+    async def _process_info(self, info: dict[str, Any], initial_connection: bool = False) -> None:
+        if initial_connection and self._wants_tls():
+            if not (info.get("tls_required") or info.get("tls_available")):
+                raise InsecureServerError
+            info["tls_required"] = True  # the caller's next step reads it: TLS before CONNECT
+        await super()._process_info(info, initial_connection)
+
+    def _wants_tls(self) -> bool:
+        server = self._current_server
+        return "tls" in self.options or (server is not None and server.uri.scheme == "tls")
+
+
+async def _open(opts: dict[str, Any]) -> Client:
+    client = _TlsEnforcingClient()
+    await client.connect(**opts)
+    return client
 
 
 def redact_url(url: str) -> str:
@@ -78,7 +132,23 @@ def check_creds_file(path: str) -> None:
                              "'BEGIN NATS USER JWT' and 'BEGIN USER NKEY SEED' blocks `nsc generate creds` writes)")
 
 
+SCHEMES = ("nats", "tls", "ws", "wss")
+
+
+class UrlSchemeError(ValueError):
+    """A NATS URL with a scheme nats-py does not speak (``http://``): named, not looked up as a host."""
+
+
+def check_url_schemes(url: str) -> None:
+    for part in filter(None, (p.strip() for p in url.split(","))):
+        scheme = urlsplit(part).scheme if "://" in part else "nats"
+        if scheme.lower() not in SCHEMES:
+            raise UrlSchemeError(f"{redact_url(part)}: unsupported URL scheme {scheme + '://'!r} "
+                                 "(use nats://, tls://, ws:// or wss://)")
+
+
 def connect_options(settings: Settings, name: str) -> dict[str, Any]:
+    check_url_schemes(settings.nats_url or "")
     opts: dict[str, Any] = {
         "servers": [settings.nats_url or "nats://127.0.0.1:4222"],
         "name": name,
@@ -179,8 +249,8 @@ async def _probe(opts: dict[str, Any]) -> None:
 
     try:
         quiet = {k: v for k, v in opts.items() if not k.endswith("_cb")}
-        probe = await nats.connect(**{**quiet, "allow_reconnect": False, "max_reconnect_attempts": 1,
-                                      "reconnect_time_wait": 0.1, "error_cb": remember})
+        probe = await _open({**quiet, "allow_reconnect": False, "max_reconnect_attempts": 1,
+                             "reconnect_time_wait": 0.1, "error_cb": remember})
     except Exception as exc:
         raise (seen[-1] if seen else exc) from exc
     await probe.close()
@@ -189,13 +259,13 @@ async def _probe(opts: dict[str, Any]) -> None:
 def _checked_options(settings: Settings, name: str) -> dict[str, Any]:
     try:
         return connect_options(settings, name)
-    except (OSError, ssl.SSLError, CredsFileError) as exc:
+    except (OSError, ssl.SSLError, CredsFileError, UrlSchemeError) as exc:
         raise ConnectError(f"cannot connect to NATS: {exc}") from exc
 
 
-def _error_logger(settings: Settings, on_error: Any) -> Any:
+def _error_logger(settings: Settings, on_error: Any, level: int = logging.WARNING) -> Any:
     async def error_cb(exc: Exception) -> None:
-        log.warning("nats_error", extra={"error": _describe(exc, settings)})
+        log.log(level, "nats_error", extra={"error": _describe(exc, settings)})
         if on_error:
             on_error(exc)
 
@@ -212,16 +282,24 @@ async def _stopped_during(delay: float, stop: asyncio.Event | None) -> bool:
     return stop.is_set()
 
 
+CLI_RECONNECTS = 3  # a command's connection tries this many reconnects (~1 s apart), then it is closed
+
+
 async def connect(settings: Settings, name: str, *, retry_forever: bool = False,
                   on_state: Any = None, stop: asyncio.Event | None = None, inbox_prefix: str | None = None,
-                  on_error: Any = None) -> Client:
+                  on_error: Any = None, max_reconnects: int | None = None) -> Client:
     """Connect to NATS. CLI commands fail fast; workers (``retry_forever``) keep trying.
-    ``inbox_prefix`` (e.g. ``_INBOX_<agent>``) lets a user confined to one agent receive
-    its replies without a permission on anyone else's; ``on_error`` sees each error the
-    server reports asynchronously (a permissions violation, say)."""
+
+    Once connected, a worker's connection reconnects forever; a command's only
+    ``CLI_RECONNECTS`` times (``max_reconnects`` overrides, -1: forever): a server that
+    accepts and then drops every connection closes it, and the command ends with one line
+    (``ConnectionLost``) instead of retrying for ever. ``inbox_prefix`` (e.g. ``_INBOX_<agent>``)
+    lets a user confined to one agent receive its replies without a permission on anyone
+    else's; ``on_error`` sees each error the server reports asynchronously (a permissions
+    violation, say)."""
     url = redact_url(settings.nats_url or "nats://127.0.0.1:4222")
 
-    error_cb = _error_logger(settings, on_error)
+    error_cb = _error_logger(settings, on_error, logging.WARNING if retry_forever else logging.DEBUG)
     holder: list[Client] = []
 
     async def disconnected_cb() -> None:
@@ -239,6 +317,9 @@ async def connect(settings: Settings, name: str, *, retry_forever: bool = False,
         log.debug("nats_closed", extra={"url": url})
 
     opts = _checked_options(settings, name)
+    if max_reconnects is None:
+        max_reconnects = -1 if retry_forever else CLI_RECONNECTS
+    opts["max_reconnect_attempts"] = max_reconnects
     opts.update({"inbox_prefix": inbox_prefix} if inbox_prefix else {})
     opts.update(error_cb=error_cb, disconnected_cb=disconnected_cb,
                 reconnected_cb=reconnected_cb, closed_cb=closed_cb)
@@ -247,7 +328,7 @@ async def connect(settings: Settings, name: str, *, retry_forever: bool = False,
         attempt += 1
         try:
             await _probe(opts)
-            nc = await nats.connect(**opts)
+            nc = await _open(opts)
             holder.append(nc)
             log.log(logging.INFO if retry_forever else logging.DEBUG, "nats_connected", extra={"url": url})
             if on_state:

@@ -56,6 +56,7 @@ from shared.names import (
     DLQ_STREAM,
     DOC_BUCKETS,
     EVENTS_STREAM,
+    agent_event_filters,
     shadow_bucket,
 )
 from shared.provision import ensure_bucket
@@ -119,14 +120,10 @@ async def _count(js: JetStreamContext, subject: str) -> int:
     return sum((info.state.subjects or {}).values()) if info.state.subjects else 0
 
 
-def event_filters(prefix: str, agent: str) -> tuple[str, str]:
-    return f"{prefix}.*.{agent}.>", f"{prefix}.notes.{agent}"
-
-
 async def purge_events(js: JetStreamContext, prefix: str, agent: str, below: int | None = None) -> int:
     """Purge the agent's events (those below sequence ``below`` when given); returns how many."""
     removed = 0
-    for subject in event_filters(prefix, agent):
+    for subject in agent_event_filters(prefix, agent):
         before = await _count(js, subject)
         await js.purge_stream(EVENTS_STREAM, subject=subject, seq=below)
         removed += before - await _count(js, subject)

@@ -99,6 +99,11 @@ def openclaw_transform(prefix: str, source_prefix: str) -> tuple[str, str]:
     return f"{source_prefix}.*.*", f"{prefix}.{OPENCLAW_FAMILY}.{{{{wildcard(1)}}}}.{{{{wildcard(2)}}}}"
 
 
+def agent_event_filters(prefix: str, agent: str) -> tuple[str, str]:
+    """Subject filters that match every stored event of ``agent`` (each family, the notes)."""
+    return f"{prefix}.*.{agent}.>", f"{prefix}.notes.{agent}"
+
+
 def dlq_subject(prefix: str, worker: str) -> str:
     return f"{prefix}.dlq.{worker}"
 

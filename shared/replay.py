@@ -25,16 +25,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import msgspec
-import nats.js.errors
 from nats.js.client import JetStreamContext
 
 from shared.errors import LeaseLost, RebuildRequired
 from shared.health import Health
 from shared.kv import kv_keys, kv_read
-from shared.lease import Lease
+from shared.lease import Lease, LeaseRefused
 from shared.names import (
     BUCKET_CHECKPOINTS,
-    BUCKET_LEASES,
     DOC_BUCKETS,
     EVENTS_STREAM,
     consumer_name,
@@ -53,10 +51,41 @@ class ReplayError(Exception):
 @dataclass
 class ReplayProgress:
     worker: str
-    applied: int = 0
-    target: int = 0
+    applied: int = 0  # the consumer's checkpoint: the stream sequence applied up to
+    target: int = 0  # the stream's last sequence when the replay started
     done: bool = False
     extra: dict[str, int] = field(default_factory=dict)
+    phase: str = "starting"  # what it is doing now, for a person watching
+    replay_started: float | None = None  # time.monotonic() when it began consuming
+
+    def rate(self, now: float) -> float | None:
+        """Stream sequences applied per second since consuming began (None: too early to say)."""
+        if self.replay_started is None or now - self.replay_started < 1.0 or self.applied <= 0:
+            return None
+        return self.applied / (now - self.replay_started)
+
+    def describe(self, now: float) -> str:
+        """``threads 1200/5000 610/s ETA 7s``, or the phase while there is nothing to count."""
+        if self.done:
+            return f"{self.worker} done"
+        if self.replay_started is None:
+            return f"{self.worker} {self.phase}"
+        line = f"{self.worker} {self.applied}/{self.target}"
+        rate = self.rate(now)
+        if rate:
+            line += f" {rate:.0f}/s ETA {_duration(max(0, self.target - self.applied) / rate)}"
+        return line
+
+
+def _duration(seconds: float) -> str:
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    minutes, seconds = divmod(seconds, 60)
+    if minutes < 60:
+        return f"{minutes}m{seconds:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m"
 
 
 async def check_history(js: JetStreamContext, force: bool) -> int:
@@ -71,12 +100,21 @@ async def check_history(js: JetStreamContext, force: bool) -> int:
     return int(last)
 
 
-async def steal_lease(js: JetStreamContext, lease: Lease, stop: asyncio.Event) -> None:
-    kv = await js.key_value(BUCKET_LEASES)
-    with contextlib.suppress(nats.js.errors.KeyNotFoundError):
-        await kv.purge(lease.consumer)
-    if not await lease.acquire(stop):
-        raise ReplayError(f"could not take the lease of {lease.consumer}")
+def _refuse(holder: str) -> str | None:
+    if holder.startswith("forget-"):
+        return f"a `cortex forget` is running ({holder}); replay when it is done"
+    if holder.startswith("replay-"):
+        return f"another replay is running ({holder})"
+    return None
+
+
+async def steal_lease(js: JetStreamContext, lease: Lease) -> int:
+    """Take the consumer's lease from its running instance (never from a forget or another
+    replay); returns how long that instance may still write (0: nobody held it)."""
+    try:
+        return (await lease.take_over(_refuse)).ttl_s
+    except LeaseRefused as exc:
+        raise ReplayError(f"{lease.consumer}: {exc}") from exc
 
 
 async def _doc_keys(js: JetStreamContext, bucket: str, agent: str | None) -> list[str]:
@@ -115,13 +153,18 @@ async def replay_worker(host: WorkerHost, ctx: WorkerContext, spec: WorkerSpec, 
     """Replay one worker to the end of the stream (see the module docstring)."""
     assert spec.build is not None
     lease = Lease(ctx.js, ctx.consumer, f"replay-{host.instance}", host.settings.runtime.lease_ttl_s)
-    await steal_lease(ctx.js, lease, stop)
+    progress.phase = "taking over the lease"
+    fence_s = await steal_lease(ctx.js, lease)
     keeper = asyncio.create_task(lease.keep_alive(stop.set))
     try:
-        # a deposed instance may still be inside a commit: let its fence close first
-        await asyncio.sleep(host.settings.runtime.lease_ttl_s)
+        if fence_s:  # a deposed instance may still be inside a commit: let its fence close first
+            progress.phase = f"waiting {fence_s}s for its running instance to stop writing"
+            await asyncio.sleep(fence_s)
+        progress.phase = "deleting its documents"
         progress.extra["deleted"] = await reset_state(ctx, buckets, agent)
+        progress.phase = "waiting for the other workers to reset"
         await ready.wait()  # every replayed worker is reset before any starts consuming
+        progress.phase = "starting"
         while not await _consume_to_end(ctx, spec, lease, progress, stop):
             log.warning("replay_rebuilding", extra={"consumer": ctx.consumer})
         progress.done = True
@@ -142,6 +185,8 @@ async def _consume_to_end(ctx: WorkerContext, spec: WorkerSpec, lease: Lease, pr
     handler = await spec.build(ctx)
     loop = make_loop(ctx, spec, handler, lease.check)
     task = asyncio.create_task(loop.run())
+    if progress.replay_started is None:
+        progress.phase, progress.replay_started = "replaying", time.monotonic()
     try:
         while not stop.is_set():
             progress.applied = loop.checkpoint

@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import nats
 import pytest
@@ -132,6 +133,12 @@ def test_status_lists_streams_consumers_and_buckets(nats_url: str) -> None:
         (("publish", "/no/such/file.jsonl"), {"CORTEX_NATS_URL": "nats://127.0.0.1:1"}, "cannot read /no/such/file"),
         (("status",), {"CORTEX_THREADS_PRUNE_DAYS": "500"},
          "CORTEX_THREADS_PRUNE_DAYS='500': expected an integer between 1 and 90"),
+        # the scheme is named, not looked up as a host name ("Name or service not known")
+        (("status",), {"CORTEX_NATS_URL": "http://127.0.0.1:4222"},
+         "cannot connect to NATS: http://127.0.0.1:4222: unsupported URL scheme 'http://' (use nats://, tls://, "
+         "ws:// or wss://)"),
+        (("worker", "threads"), {"CORTEX_NATS_URL": "https://alice:pw@nats.example:443"},
+         "https://nats.example:443: unsupported URL scheme 'https://'"),
     ],
 )
 def test_user_errors_are_one_clear_line_and_a_non_zero_exit(args: tuple[str, ...], env: dict[str, str],
@@ -147,3 +154,98 @@ def test_credentials_never_reach_the_error_output() -> None:
     result = cortex("status", env={"CORTEX_NATS_URL": "nats://alice:s3cret-pw@127.0.0.1:1"})
     assert result.returncode != 0
     assert "s3cret-pw" not in result.stderr + result.stdout
+
+
+@pytest.mark.parametrize("command", [("status",), ("threads", "alice"), ("forget", "alice", "--status")])
+def test_a_server_that_accepts_and_drops_every_connection_ends_a_command_with_one_line(
+    nats_url: str, command: tuple[str, ...]
+) -> None:
+    """Every connection completes the NATS handshake and is dropped at once (a server, or a
+    load balancer in front of one, that accepts and drops). Before: the command reconnected
+    for ever (`cortex status` still retrying at 100 s) or died in a traceback. Now a
+    command's connection gives up after a few reconnects and the command says so in one line."""
+    from cortex_testkit import TcpProxy
+
+    assert cortex("init", "--nats-url", nats_url).returncode == 0
+    port = int(nats_url.rsplit(":", 1)[1])
+    with TcpProxy(port, drop_after_pong=True) as proxy:
+        url = f"nats://127.0.0.1:{proxy.port}"
+        result = subprocess.run([sys.executable, "-m", "workers", *command, "--nats-url", url],
+                                capture_output=True, text=True, timeout=60,
+                                env={k: v for k, v in os.environ.items() if k != "CORTEX_NATS_URL"})
+    assert result.returncode == 1, result.stdout + result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"cortex: lost the connection to NATS at {url} ("), line
+    assert line.endswith("is the server up and reachable?")
+    assert proxy.accepted >= 3  # it did reconnect, a bounded number of times
+
+
+def test_version_comes_from_the_package_metadata() -> None:
+    from importlib.metadata import version
+
+    result = cortex("--version")
+    assert result.returncode == 0
+    assert result.stdout == f"cortex {version('cortex-intel')}\n"
+
+
+def _into_a_closed_pipe(*args: str, env: dict[str, str]) -> tuple[int, str]:
+    """Run the CLI with stdout a pipe whose reader has already gone (as `| head -1` leaves it)."""
+    proc = subprocess.Popen([sys.executable, "-m", "workers", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, **env}, text=True)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read()
+    return proc.wait(60), err
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(nats_url: str) -> None:
+    """`cortex status | head -1`, `cortex facts bob | head -1`: no BrokenPipe traceback;
+    the exit status a shell gives a command ended by SIGPIPE."""
+    assert cortex("init", env={"CORTEX_NATS_URL": nats_url}).returncode == 0
+    assert cortex("publish", "-", env={"CORTEX_NATS_URL": nats_url},
+                  stdin=event(1, agent="bob", type="msg.received")).returncode == 0
+    for args in (("status",), ("facts", "bob")):
+        code, err = _into_a_closed_pipe(*args, env={"CORTEX_NATS_URL": nats_url})
+        assert (code, err) == (141, ""), err
+
+
+NO_GHOST = ("cortex: no data for agent ghost: none of its events is in the stream (is its gateway publishing to "
+            "cortex.msg.ghost.*? was it forgotten?)\n")
+
+
+async def test_an_agent_cortex_knows_nothing_of_is_exit_1_with_one_line_everywhere(
+    nats_url: str, workers_procs: Any, wait_for: Any, tmp_path: Path
+) -> None:
+    """Before: `boot` exited 1 for a missing agent but `threads`/`facts` 0, and `boot --fresh`
+    printed a document dated 1970. Now every reading command says the same line and exits 1
+    for an agent with no event at all, and 0 with an empty table for one that has events."""
+    env = {"CORTEX_NATS_URL": nats_url}
+    assert cortex("init", env=env).returncode == 0
+    for name in ("api", "boot"):
+        workers_procs.start(name, nats_url)
+    workers_procs.start("recall", nats_url, CORTEX_EMBEDDER="hashing")
+    assert cortex("publish", "-", env=env, stdin=event(1, agent="quiet", content="hi")).returncode == 0
+    nc = await nats.connect(nats_url)
+    try:
+        async def serving() -> bool:
+            for service in ("threads", "boot", "recall"):
+                try:
+                    await nc.request(f"cortex.api.{service}.quiet", b'{"query": "x"}', timeout=2)
+                except Exception:
+                    return False
+            return True
+
+        await wait_for(serving, within=60, interval=0.2)
+    finally:
+        await nc.close()
+    reading = [("threads",), ("decisions",), ("commitments",), ("facts",), ("recall", "x"), ("boot",),
+               ("boot", "--fresh")]
+    for args in reading:
+        result = cortex(args[0], "ghost", *args[1:], env=env)
+        assert result.returncode == 1, (args, result.stdout, result.stderr)
+        assert result.stdout == ""
+        assert result.stderr == NO_GHOST, (args, result.stderr)
+    for args in [("decisions",), ("commitments",), ("facts",)]:
+        result = cortex(args[0], "quiet", env=env)
+        assert result.returncode == 0, (args, result.stderr)
+        assert result.stdout.startswith("(no "), result.stdout

@@ -230,3 +230,59 @@ def test_the_creds_setting_reaches_the_nats_client(tmp_path: Path) -> None:
     opts = connect_options(load_settings({"CORTEX_NATS_CREDS": creds, "CORTEX_NATS_URL": "nats://h:1"}), "t")
     assert opts["user_credentials"] == creds and opts["servers"] == ["nats://h:1"]
     assert "user" not in opts and "token" not in opts and "tls" not in opts
+
+
+PASSWORD = "s3cret-pass-word"
+
+
+def test_a_tls_url_against_a_server_without_tls_is_refused_before_the_password_is_sent(
+    nats_conf: Any, cortex_cli: Any
+) -> None:
+    """``tls://`` asks for TLS; nats-py would connect in clear to a server that offers none
+    and send CONNECT, password included. A relay in front of the server records what the
+    client sent: with ``tls://`` the password never crosses it; with ``nats://`` (the
+    control) it does, so the recording is real."""
+    from cortex_testkit import TcpProxy
+
+    server = nats_conf("plain", f'authorization {{ user: cortex, password: "{PASSWORD}" }}')
+    creds = {"CORTEX_NATS_USER": "cortex", "CORTEX_NATS_PASSWORD": PASSWORD}
+    with TcpProxy(server.port) as proxy:
+        refused = cortex_cli("status", env={"CORTEX_NATS_URL": f"tls://127.0.0.1:{proxy.port}", **creds})
+        assert refused.returncode == 1
+        [line] = refused.stderr.strip().splitlines()
+        assert line == (f"cortex: cannot connect to NATS at tls://127.0.0.1:{proxy.port}: the server does not "
+                        "offer TLS, but a tls:// URL or CORTEX_NATS_TLS_* asks for it: refusing to connect "
+                        "(the credentials would travel in clear)")
+        assert proxy.accepted >= 1 and PASSWORD.encode() not in proxy.sent
+
+        allowed = cortex_cli("status", env={"CORTEX_NATS_URL": f"nats://127.0.0.1:{proxy.port}", **creds})
+        assert allowed.returncode == 0, allowed.stderr
+        assert PASSWORD.encode() in proxy.sent  # nats:// without TLS settings: in clear, as asked
+
+
+def test_tls_settings_against_a_server_without_tls_are_refused_too(
+    nats_conf: Any, tls_files: dict[str, Path], cortex_cli: Any
+) -> None:
+    server = nats_conf("plain", f'authorization {{ user: cortex, password: "{PASSWORD}" }}')
+    refused = cortex_cli("status", env={"CORTEX_NATS_URL": server.url(), "CORTEX_NATS_TLS_CA": str(tls_files["ca.pem"]),
+                                        "CORTEX_NATS_USER": "cortex", "CORTEX_NATS_PASSWORD": PASSWORD})
+    assert refused.returncode == 1
+    one_line_refusal(refused.stderr, server.port, "the server does not offer TLS")
+
+
+def test_a_tls_url_upgrades_where_the_server_only_offers_tls(
+    nats_conf: Any, tls_files: dict[str, Path], cortex_cli: Any
+) -> None:
+    """``allow_non_tls``: TLS is offered, not required, and nats-py would not upgrade on its
+    own; with ``tls://`` it must."""
+    from cortex_testkit import TcpProxy
+
+    f = {k: str(v) for k, v in tls_files.items()}
+    server = nats_conf("optional", f'tls {{ cert_file: "{f["server.pem"]}", key_file: "{f["server.key"]}" }}\n'
+                                   f'allow_non_tls: true\nauthorization {{ user: cortex, password: "{PASSWORD}" }}')
+    with TcpProxy(server.port) as proxy:
+        result = cortex_cli("status", env={"CORTEX_NATS_URL": f"tls://127.0.0.1:{proxy.port}",
+                                           "CORTEX_NATS_TLS_CA": f["ca.pem"], "CORTEX_NATS_USER": "cortex",
+                                           "CORTEX_NATS_PASSWORD": PASSWORD})
+        assert result.returncode == 0, result.stderr
+        assert proxy.accepted >= 1 and PASSWORD.encode() not in proxy.sent  # it went inside TLS

@@ -216,3 +216,67 @@ async def bucket_keys(kv: Any) -> list[str]:
     from shared.kv import kv_keys
 
     return await kv_keys(kv._js, kv._name)
+
+
+class TcpProxy:
+    """A real TCP relay in front of a real server, for network faults: it records what
+    clients sent, and with ``drop_after_s`` closes every connection that long after accepting
+    it, with ``drop_after_pong`` as soon as the NATS handshake is complete (a server, or a
+    load balancer, that accepts and then drops). Runs in its own thread,
+    so a test may block on a subprocess meanwhile. ``with TcpProxy(port) as proxy: proxy.port``."""
+
+    def __init__(self, target_port: int, drop_after_s: float | None = None, drop_after_pong: bool = False) -> None:
+        import threading
+
+        self.target_port = target_port
+        self.drop_after_s = drop_after_s
+        self.drop_after_pong = drop_after_pong  # drop once the server's first PONG (the handshake's end) is relayed
+        self.port = 0
+        self.sent = bytearray()  # everything clients sent, in order
+        self.accepted = 0
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> TcpProxy:
+        self._thread.start()
+        self._ready.wait(10)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        server = self._loop.run_until_complete(asyncio.start_server(self._relay, "127.0.0.1", 0))
+        self.port = server.sockets[0].getsockname()[1]
+        self._ready.set()
+        self._loop.run_forever()
+        server.close()
+
+    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, record: bool) -> None:
+        with contextlib.suppress(OSError, asyncio.CancelledError):
+            while data := await reader.read(65536):
+                if record:
+                    self.sent.extend(data)
+                writer.write(data)
+                await writer.drain()
+                if not record and self.drop_after_pong and b"PONG" in data:
+                    break
+        writer.close()
+
+    async def _relay(self, client_r: asyncio.StreamReader, client_w: asyncio.StreamWriter) -> None:
+        self.accepted += 1
+        try:
+            server_r, server_w = await asyncio.open_connection("127.0.0.1", self.target_port)
+        except OSError:
+            client_w.close()
+            return
+        pipes = [asyncio.ensure_future(self._pipe(client_r, server_w, True)),
+                 asyncio.ensure_future(self._pipe(server_r, client_w, False))]
+        await asyncio.wait(pipes, timeout=self.drop_after_s, return_when=asyncio.FIRST_COMPLETED)
+        for pipe in pipes:
+            pipe.cancel()
+        for writer in (client_w, server_w):
+            writer.close()

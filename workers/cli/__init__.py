@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import sys
 from collections.abc import Callable, Coroutine
@@ -27,12 +28,14 @@ class CliError(Exception):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from workers import __version__
     from workers.bench import cli as bench_cli
     from workers.cli import diff, memory, ops, query, replay, run
     from workers.cli import mcp as mcp_cli
     from workers.evals import cli as evals_cli
 
     parser = argparse.ArgumentParser(prog="cortex", description="Conversation intelligence for LLM agents.")
+    parser.add_argument("--version", action="version", version=f"cortex {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run.register(sub)
     ops.register(sub)
@@ -51,10 +54,18 @@ def build_parser() -> argparse.ArgumentParser:
 def _quiet_connection_noise(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
     """A server that refuses a connection closes its socket; nats-py can leave a future
     holding that reset unretrieved, and asyncio would print it as a traceback. The
-    command reports the refusal itself, in one line."""
-    if isinstance(context.get("exception"), ConnectionResetError | BrokenPipeError | ConnectionAbortedError):
+    command reports the refusal (or the lost connection) itself, in one line."""
+    exc = context.get("exception")
+    if isinstance(exc, ConnectionResetError | BrokenPipeError | ConnectionAbortedError):
         return
+    if isinstance(exc, asyncio.InvalidStateError) and _in_reconnect(context.get("future")):
+        return  # nats-py's reconnect task, ended under it by a close once the command gave up
     loop.default_exception_handler(context)
+
+
+def _in_reconnect(future: Any) -> bool:
+    coro = future.get_coro() if isinstance(future, asyncio.Task) else None
+    return getattr(coro, "__qualname__", "").endswith("_attempt_reconnect")
 
 
 async def _run(handler: Command, args: argparse.Namespace, settings: Settings) -> int:
@@ -78,6 +89,18 @@ def run_command(command: Callable[[Settings], Coroutine[Any, Any, int]], *, quie
         return 130
 
 
+SIGPIPE_EXIT = 128 + 13  # what a shell reports for a command killed by SIGPIPE (`cortex status | head -1`)
+
+
+def _stdout_gone() -> int:
+    """The reader of our output went away (``| head``): stop quietly, as Unix tools do.
+    Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    return SIGPIPE_EXIT
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -85,7 +108,11 @@ def main(argv: list[str] | None = None) -> int:
     quiet = args.command not in ("up", "worker") and "CORTEX_LOG_LEVEL" not in os.environ
     handler: Command = args.handler
     try:
-        return run_command(lambda settings: _run(handler, args, settings), quiet=quiet)
+        code = run_command(lambda settings: _run(handler, args, settings), quiet=quiet)
+        sys.stdout.flush()  # inside the guard: a closed pipe surfaces here, not at exit
+        return code
+    except BrokenPipeError:
+        return _stdout_gone()
     except (CliError, ConnectError, EmbeddedError, SettingsError, WorkerCannotRun) as exc:
         print(f"cortex: {exc}", file=sys.stderr)
         return getattr(exc, "code", 1)

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import msgspec
 from nats.aio.client import Client
 
 from shared.config import Settings
-from shared.connection import connect
+from shared.connection import connect, lost_connection
+from shared.names import EVENTS_STREAM, agent_event_filters
+from workers.cli import CliError
 
 
 def discovered_url(settings: Settings) -> str | None:
@@ -31,11 +35,45 @@ def resolve_url(settings: Settings, override: str | None = None) -> str:
 
 
 @contextlib.asynccontextmanager
-async def connected(settings: Settings, override: str | None = None) -> AsyncIterator[Client]:
+async def connected(settings: Settings, override: str | None = None,
+                    max_reconnects: int | None = None) -> AsyncIterator[Client]:
+    """A command's connection (a few reconnects, then closed: see ``shared.connection.connect``);
+    a failure inside the block because the connection is gone becomes one line."""
     url = resolve_url(settings, override)
-    nc = await connect(msgspec.structs.replace(settings, nats_url=url), "cortex-cli")
+    nc = await connect(msgspec.structs.replace(settings, nats_url=url), "cortex-cli", max_reconnects=max_reconnects)
     try:
         yield nc
+    except Exception as exc:
+        lost = lost_connection(exc, nc, url)
+        if lost is None:
+            raise
+        raise lost from exc
     finally:
         with contextlib.suppress(Exception):
-            await nc.drain()
+            await asyncio.wait_for(nc.drain(), timeout=5)
+        if not nc.is_closed:
+            with contextlib.suppress(Exception):
+                await nc.close()
+
+
+async def has_data(js: Any, prefix: str, agent: str) -> bool:
+    """Has Cortex any event of ``agent``? (Cannot tell, e.g. no JetStream permission: True —
+    never claim there is none.)"""
+    try:
+        for subject in agent_event_filters(prefix, agent):
+            if (await js.stream_info(EVENTS_STREAM, subjects_filter=subject)).state.subjects:
+                return True
+    except Exception:
+        return True
+    return False
+
+
+def no_data(prefix: str, agent: str) -> CliError:
+    """The one line (exit 1) of every command asked about an agent Cortex knows nothing of."""
+    return CliError(f"no data for agent {agent}: none of its events is in the stream (is its gateway publishing "
+                    f"to {prefix}.msg.{agent}.*? was it forgotten?)")
+
+
+async def require_data(nc: Client, settings: Settings, agent: str) -> None:
+    if not await has_data(nc.jetstream(), settings.prefix, agent):
+        raise no_data(settings.prefix, agent)

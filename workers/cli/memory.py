@@ -20,7 +20,7 @@ from shared.asof import DocReader
 from shared.config import Settings
 from shared.names import BUCKET_KNOWLEDGE
 from workers.cli import CliError
-from workers.cli.common import connected
+from workers.cli.common import connected, require_data
 from workers.cli.query import _agent
 from workers.recall.markdown import note_id, split_sections
 from workers.tables import render_table
@@ -116,6 +116,8 @@ async def cmd_facts(args: argparse.Namespace, settings: Settings) -> int:
     agent = _agent(args.agent)
     async with connected(settings, args.nats_url) as nc:
         doc = await DocReader(nc.jetstream()).latest(BUCKET_KNOWLEDGE, agent, KnowledgeDoc)  # joins the parts
+        if doc is None:
+            await require_data(nc, settings, agent)
     if doc is None:
         print(f"(no knowledge for {agent} yet)")
         return 0

@@ -28,7 +28,7 @@ from shared.config import Settings
 from shared.kv import kv_read
 from shared.names import BUCKET_BOOT
 from workers.cli import CliError
-from workers.cli.common import connected
+from workers.cli.common import connected, require_data
 from workers.tables import Rows, commitment_rows, decision_rows, memory_rows, render_table, thread_rows
 
 
@@ -88,6 +88,8 @@ async def request_api(nc: Any, subject: str, body: bytes) -> bytes:
     except nats.errors.NoRespondersError as exc:
         raise CliError(f"no service answers {subject}: is the worker running (`cortex up`)?") from exc
     except nats.errors.TimeoutError as exc:
+        if not nc.is_connected:
+            raise  # the connection dropped, not the service: `connected` says so
         raise CliError(f"{subject} did not answer within 5s") from exc
     if reply.headers and reply.headers.get("Nats-Service-Error"):
         err = msgspec.json.decode(reply.data, type=ErrorReply).error if reply.data else None
@@ -100,11 +102,17 @@ async def cmd_boot(args: argparse.Namespace, settings: Settings) -> int:
     async with connected(settings, args.nats_url) as nc:
         if args.fresh:
             raw = await request_api(nc, f"{settings.prefix}.api.boot.{agent}", msgspec.json.encode(BootRequest()))
-            print(msgspec.json.decode(raw, type=BootDoc).markdown)
+            fresh = msgspec.json.decode(raw, type=BootDoc)
+            if fresh.generated_at.timestamp() == 0:  # the API's "now" when no document has an event yet
+                await require_data(nc, settings, agent)
+                raise CliError(f"no document of {agent} yet to brief from: its events are not applied yet "
+                               "(are the workers running?)")
+            print(fresh.markdown)
             return 0
         raw_doc, _ = await kv_read(await nc.jetstream().key_value(BUCKET_BOOT), agent)
-    if raw_doc is None:
-        raise CliError(f"no BOOTSTRAP document for {agent} yet (try --fresh)")
+        if raw_doc is None:
+            await require_data(nc, settings, agent)
+            raise CliError(f"no BOOTSTRAP document for {agent} yet (try --fresh)")
     doc = msgspec.json.decode(raw_doc, type=BootDoc)
     print(doc.markdown)
     if doc.lagging:
@@ -124,7 +132,9 @@ async def cmd_table(args: argparse.Namespace, settings: Settings) -> int:
     agent = _agent(args.agent)
     async with connected(settings, args.nats_url) as nc:
         raw = await request_api(nc, f"{settings.prefix}.api.{args.table}.{agent}", b"{}")
-    headers, rows = _rows(args.table, raw)
+        headers, rows = _rows(args.table, raw)
+        if not rows:
+            await require_data(nc, settings, agent)
     print(render_table(headers, rows) if rows else f"(no {args.table} for {agent})")
     return 0
 
@@ -134,7 +144,9 @@ async def cmd_recall(args: argparse.Namespace, settings: Settings) -> int:
     req = RecallRequest(query=args.query, project=args.project, limit=args.limit, budget_tokens=args.budget)
     async with connected(settings, args.nats_url) as nc:
         raw = await request_api(nc, f"{settings.prefix}.api.recall.{agent}", msgspec.json.encode(req))
-    reply = msgspec.json.decode(raw, type=RecallReply)
+        reply = msgspec.json.decode(raw, type=RecallReply)
+        if not reply.memories:
+            await require_data(nc, settings, agent)
     if not reply.memories:
         print(f"(no memories of {agent} match)")
         return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from typing import Any
 
 import msgspec
@@ -27,9 +28,33 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=cmd_replay)
 
 
-def _report(progress: list[ReplayProgress]) -> None:
-    parts = [f"{p.worker} {'done' if p.done else f'{p.applied}/{p.target}'}" for p in progress]
-    print("replay: " + "  ".join(parts), file=sys.stderr, flush=True)
+class Reporter:
+    """Progress on stderr: each worker's phase, or its sequence, rate and ETA. On a terminal
+    one line redrawn every second; otherwise a line when a phase changes, else every 10 s
+    (a log, not a wall of identical lines)."""
+
+    QUIET_S = 10.0
+
+    def __init__(self, tty: bool) -> None:
+        self._tty = tty
+        self._phases: list[str] = []
+        self._printed = 0.0
+        self.started = time.monotonic()
+
+    def __call__(self, progress: list[ReplayProgress]) -> None:
+        now = time.monotonic()
+        line = "replay: " + "  ".join(p.describe(now) for p in progress)
+        phases = [p.phase if not p.done else "done" for p in progress]
+        if self._tty:
+            print(f"\r\033[K{line}", end="", file=sys.stderr, flush=True)
+        elif phases != self._phases or now - self._printed >= self.QUIET_S:
+            print(line, file=sys.stderr, flush=True)
+            self._printed = now
+        self._phases = phases
+
+    def finish(self) -> None:
+        if self._tty:
+            print(file=sys.stderr, flush=True)
 
 
 async def cmd_replay(args: argparse.Namespace, settings: Settings) -> int:
@@ -40,11 +65,14 @@ async def cmd_replay(args: argparse.Namespace, settings: Settings) -> int:
         raise CliError("nothing to replay: the named workers consume no events")
     url = resolve_url(settings, args.nats_url)
     host = WorkerHost(msgspec.structs.replace(settings, nats_url=url), specs, __version__)
-    async with connected(settings, url) as nc:
+    report = Reporter(sys.stderr.isatty())
+    async with connected(settings, url, max_reconnects=-1) as nc:  # a long replay rides out a server restart
         try:
-            await run_replay(host, nc.jetstream(), specs, args.agent, args.force, _report)
+            await run_replay(host, nc.jetstream(), specs, args.agent, args.force, report)
         except ReplayError as exc:
             raise CliError(str(exc)) from exc
+        finally:
+            report.finish()
     scope = f"agent {args.agent}" if args.agent else "all agents"
-    print(f"replayed {', '.join(s.name for s in specs)} for {scope}")
+    print(f"replayed {', '.join(s.name for s in specs)} for {scope} in {time.monotonic() - report.started:.1f} s")
     return 0
