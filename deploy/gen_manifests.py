@@ -511,6 +511,12 @@ def _env_lines(ops: WorkerOps) -> str:
             "            # shared between active and standby",
             "            - name: CORTEX_QDRANT_URL",
             "              value: http://qdrant:6333",
+            "            # the key Qdrant itself reads from the same Secret (k8s/helm/qdrant-values.yaml, apiKey)",
+            "            - name: CORTEX_QDRANT_API_KEY",
+            "              valueFrom:",
+            "                secretKeyRef:",
+            "                  name: cortex-secrets",
+            "                  key: qdrant-api-key",
         ]
     return "".join(line + "\n" for line in lines)
 
@@ -554,8 +560,21 @@ def _str_block(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 _BlockDumper.add_representer(str, _str_block)
 
 
-def render_prometheus_rule(alerts_text: str) -> str:
+def with_runbook_base(rules: dict[str, Any], base: str) -> dict[str, Any]:
+    """Each ``runbook_url`` (relative to the repository) made absolute under ``base``, e.g.
+    where the repository's files are browsable: the URL an alert notification links to."""
+    for group in rules["groups"]:
+        for rule in group["rules"]:
+            annotations = rule.get("annotations", {})
+            if "runbook_url" in annotations and "://" not in annotations["runbook_url"]:
+                annotations["runbook_url"] = f"{base.rstrip('/')}/{annotations['runbook_url']}"
+    return rules
+
+
+def render_prometheus_rule(alerts_text: str, runbook_base: str | None = None) -> str:
     rules = yaml.safe_load(alerts_text)
+    if runbook_base:
+        rules = with_runbook_base(rules, runbook_base)
     resource = {
         "apiVersion": "monitoring.coreos.com/v1",
         "kind": "PrometheusRule",
@@ -572,14 +591,14 @@ def render_prometheus_rule(alerts_text: str) -> str:
 # --------------------------------------------------------------------------- outputs
 
 
-def outputs(partitions: int = 1, shadow: bool = False) -> dict[Path, str]:
+def outputs(partitions: int = 1, shadow: bool = False, runbook_base: str | None = None) -> dict[Path, str]:
     """Every generated file and its expected content."""
     perms = all_permissions(partitions=partitions, shadow=shadow)
     files = {PERMISSIONS_FILE: render_permissions(perms)}
     for name, ops in WORKERS.items():
         files[WORKERS_DIR / f"{name}.yaml"] = render_worker(name, ops, partitions)
     files[NATS_VALUES_FILE] = splice_nats_values(NATS_VALUES_FILE.read_text(), render_nats_block(perms))
-    files[PROMETHEUS_RULE_FILE] = render_prometheus_rule(ALERTS_FILE.read_text())
+    files[PROMETHEUS_RULE_FILE] = render_prometheus_rule(ALERTS_FILE.read_text(), runbook_base)
     return files
 
 
@@ -593,8 +612,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--partitions", type=int, default=1,
                         help="CORTEX_PARTITIONS the permissions and replica counts are for")
     parser.add_argument("--shadow", action="store_true", help="permissions for CORTEX_MODE=shadow")
+    parser.add_argument("--runbook-base", metavar="URL",
+                        help="make the alerts' runbook_url absolute under URL (where this repository is browsable, "
+                             "e.g. https://git.example.com/cortex/blob/main)")
     args = parser.parse_args(argv)
-    files = outputs(args.partitions, args.shadow)
+    files = outputs(args.partitions, args.shadow, args.runbook_base)
     if args.check:
         out_of_date = stale(files)
         for path in out_of_date:

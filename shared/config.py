@@ -148,6 +148,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     timezone: str = "UTC"
     # stores and output
     qdrant_url: str | None = None
+    qdrant_api_key: str | None = None  # sent to the Qdrant server at CORTEX_QDRANT_URL (its service.api_key)
     embedder: str = "default"
     workspace: str | None = None
     # llm
@@ -194,7 +195,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
 
 # Env names that differ from the mechanical CORTEX_<FIELD> rule.
 _ALIASES = {"anthropic_api_key": "ANTHROPIC_API_KEY", "nats_tls_ca": "CORTEX_NATS_TLS_CA"}
-_SECRET_FIELDS = frozenset({"nats_password", "nats_token", "anthropic_api_key"})
+_SECRET_FIELDS = frozenset({"nats_password", "nats_token", "anthropic_api_key", "qdrant_api_key"})
 
 
 def env_name(field: str, section: str | None = None) -> str:

@@ -128,6 +128,8 @@ class ConsumeLoop:
         self._m_applied = metrics.EVENTS.labels(worker, "applied")
         self._m_skipped = metrics.EVENTS.labels(worker, "skipped")
         self._m_other = metrics.EVENTS.labels(worker, "other_partition")
+        for reason in metrics.DEAD_LETTER_REASONS:  # series at 0 from the start (see metrics)
+            metrics.DEAD_LETTERS.labels(worker, reason)
         self._m_last_ts = metrics.LAST_EVENT_TS.labels(self._label)
         self._m_duplicate = metrics.EVENTS.labels(worker, "duplicate")
         self._m_duplicate_event = metrics.EVENTS.labels(worker, "duplicate_event")

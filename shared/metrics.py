@@ -22,6 +22,10 @@ CHECKPOINT = Gauge("cortex_checkpoint_seq", "Highest contiguous applied stream s
 KV_CONFLICTS = Counter("cortex_kv_conflicts_total", "Compare-and-set conflicts on document writes", ["worker"])
 KV_WRITES = Counter("cortex_kv_writes_total", "Document writes", ["worker"])
 DEAD_LETTERS = Counter("cortex_dead_letters_total", "Events dead-lettered", ["worker", "reason"])
+# Every reason a consume loop dead-letters for. Each worker's series start at 0: an alert on
+# increase() sees nothing in a series whose first sample is already 1, so the first dead
+# letter of a worker would never fire CortexDeadLetters.
+DEAD_LETTER_REASONS = ("invalid", "handler", "unwritable")
 RETRIES = Counter("cortex_retries_total", "Retries of a failing apply or commit", ["worker", "kind"])
 READY = Gauge("cortex_worker_ready", "1 when the worker is ready", ["worker"])
 ACTIVE = Gauge("cortex_worker_active", "1 while this instance holds the consumer's lease", ["worker"])

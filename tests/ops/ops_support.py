@@ -15,8 +15,9 @@ ROOT = Path(__file__).resolve().parents[2]
 # Metrics the dashboard may use before the code exports them (name -> why), skipped with the
 # reason until they land. Empty: every metric in use is exported.
 PENDING_METRICS: dict[str, str] = {}
-# Names PromQL may use that no Cortex process exports: Prometheus's own series.
-PROMETHEUS_BUILTINS = frozenset({"up"})
+# Names PromQL may use that no Cortex process exports: Prometheus's own series, and the
+# NATS chart's exporter sidecar (promExporter: -varz -prefix=nats) for JetStream storage.
+PROMETHEUS_BUILTINS = frozenset({"up", "nats_varz_jetstream_stats_storage", "nats_varz_jetstream_config_max_storage"})
 # Grafana variables replaced by a literal before parsing PromQL.
 GRAFANA_VARIABLES = {"$__rate_interval": "5m", "$__interval": "1m", "$__range": "1h"}
 

@@ -112,3 +112,32 @@ def test_integration_doc_lists_every_gateway_subject() -> None:
 def test_producer_ids_and_timestamps_follow_the_contract() -> None:
     assert re.fullmatch(r"[A-Za-z0-9_.:-]{1,128}", producer.new_id("msg"))
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", producer.now())
+
+
+def test_the_bucket_loops_name_every_bucket_cortex_keeps() -> None:
+    """The replica and backup loops of docs/operations.md once left out cortex_recall (issue 15);
+    every bucket is replicated, every one but cortex_leases backed up."""
+    import re
+
+    from shared.names import ALL_BUCKETS, BUCKET_FORGETS, BUCKET_LEASES
+
+    text = (ROOT / "docs/operations.md").read_text()
+    loops = re.findall(r"^for b in ([a-z_ ]+); do\n\s+nats stream (\w+) ", text, flags=re.M)
+    assert {verb for _, verb in loops} == {"edit", "backup"}
+    every = {b.removeprefix("cortex_") for b in (*ALL_BUCKETS, BUCKET_FORGETS)}
+    for names, verb in loops:
+        wanted = every - ({BUCKET_LEASES.removeprefix("cortex_")} if verb == "backup" else set())
+        assert set(names.split()) == wanted, verb
+
+
+def test_one_agents_events_are_listed_with_its_notes() -> None:
+    """`cortex.*.main.>` misses `cortex.notes.main` (no kind token)."""
+    text = (ROOT / "docs/replay.md").read_text()
+    assert "'cortex.*.main.>'" in text and "'cortex.notes.main'" in text
+
+
+def test_a_scheduled_account_backup_does_not_wait_for_a_prompt() -> None:
+    text = (ROOT / "docs/operations.md").read_text()
+    assert "nats account backup" in text
+    assert all(line.count("nats account backup -f ") == line.count("nats account backup ")
+               for line in text.splitlines())

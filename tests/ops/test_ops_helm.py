@@ -57,6 +57,7 @@ QDRANT_CHART_KEYS = frozenset({
     "topologySpreadConstraints", "persistence.*", "snapshotPersistence.*", "snapshotRestoration.*", "config.*",
     "sidecarContainers", "metrics.serviceMonitor.*", "serviceAccount.*", "priorityClassName",
     "shareProcessNamespace", "podManagementPolicy", "podDisruptionBudget.*", "apiKey", "readOnlyApiKey",
+    "apiKey.valueFrom.secretKeyRef.name", "apiKey.valueFrom.secretKeyRef.key",
     "additionalVolumes", "additionalVolumeMounts",
 })
 
@@ -81,6 +82,7 @@ def merged(base: Any, override: Any) -> Any:
 NATS = load_yaml("k8s/helm/nats-values.yaml")
 NATS_PROD = load_yaml("k8s/helm/nats-values-prod.yaml")
 QDRANT = load_yaml("k8s/helm/qdrant-values.yaml")
+QDRANT_PROD = load_yaml("k8s/helm/qdrant-values-prod.yaml")
 PERMISSIONS = load_yaml("k8s/permissions.yaml")
 
 
@@ -89,7 +91,7 @@ PERMISSIONS = load_yaml("k8s/permissions.yaml")
 
 @pytest.mark.parametrize(("name", "values", "keys"), [
     ("nats-values", NATS, NATS_CHART_KEYS), ("nats-values-prod", NATS_PROD, NATS_CHART_KEYS),
-    ("qdrant-values", QDRANT, QDRANT_CHART_KEYS)])
+    ("qdrant-values", QDRANT, QDRANT_CHART_KEYS), ("qdrant-values-prod", QDRANT_PROD, QDRANT_CHART_KEYS)])
 def test_values_use_only_keys_the_chart_documents(name: str, values: Any, keys: frozenset[str]) -> None:
     unknown = [p for p in leaf_paths(values) if not documented(p, keys)]
     assert not unknown, f"{name}: keys the chart does not document: {unknown}"
@@ -109,6 +111,33 @@ def test_prod_nats_is_a_three_node_cluster() -> None:
     assert prod["config"]["cluster"] == {"enabled": True, "replicas": 3}
     assert prod["config"]["jetstream"]["enabled"] is True and prod["config"]["jetstream"]["fileStore"]["enabled"]
     assert prod["config"]["merge"]["accounts"] == NATS["config"]["merge"]["accounts"]
+
+
+def test_the_base_values_need_no_prometheus_operator() -> None:
+    """Dev installs the base values on clusters that often lack the Operator's CRDs."""
+    assert QDRANT["metrics"]["serviceMonitor"]["enabled"] is False
+    assert NATS["promExporter"].get("podMonitor", {}).get("enabled", False) is False
+
+
+def test_prod_monitors_carry_the_release_label_prometheus_selects_by() -> None:
+    """The same label as the PodMonitor and PrometheusRule of k8s/overlays/prod."""
+    release = load_yaml("k8s/overlays/prod/monitoring-labels.yaml")["metadata"]["labels"]["release"]
+    qdrant = merged(QDRANT, QDRANT_PROD)["metrics"]["serviceMonitor"]
+    assert qdrant["enabled"] is True and qdrant["additionalLabels"] == {"release": release}
+    nats = merged(NATS, NATS_PROD)["promExporter"]["podMonitor"]
+    assert nats["enabled"] is True and nats["merge"]["metadata"]["labels"] == {"release": release}
+
+
+def test_qdrant_requires_the_api_key_the_recall_worker_sends() -> None:
+    assert QDRANT["apiKey"] == {"valueFrom": {"secretKeyRef": {"name": "cortex-secrets", "key": "qdrant-api-key"}}}
+
+
+def test_prometheus_may_scrape_qdrant_through_its_network_policy() -> None:
+    policy = load_yaml("k8s/base/qdrant-networkpolicy.yaml")
+    scrapers = [rule for rule in policy["spec"]["ingress"]
+                if any("namespaceSelector" in peer for peer in rule["from"])]
+    assert scrapers and {"port": 6333} in scrapers[0]["ports"]
+    assert scrapers[0]["from"][0]["podSelector"]["matchLabels"] == {"app.kubernetes.io/name": "prometheus"}
 
 
 def test_qdrant_keeps_its_collection_and_snapshots_on_volumes() -> None:

@@ -15,7 +15,7 @@ import kubernetes_validate
 import kustomize_lite as kustomize
 import pytest
 import yaml
-from ops_support import ROOT, load_yaml_all
+from ops_support import ROOT, load_yaml, load_yaml_all
 
 from shared.config import load_settings, settings_reference
 from workers.registry import all_specs
@@ -230,10 +230,15 @@ def test_llm_workers_get_the_api_key_as_an_optional_secret(directory: str) -> No
             assert ref is None or ref["name"] in SECRETS
 
 
-def test_recall_points_at_the_qdrant_server() -> None:
+def test_recall_points_at_the_qdrant_server_with_its_api_key() -> None:
     sts = by_kind(render("k8s/base"), "StatefulSet")["cortex-recall"]
-    env = {e["name"]: e.get("value") for e in containers(sts)[0]["env"]}
-    assert env["CORTEX_QDRANT_URL"] == "http://qdrant:6333"
+    env = {e["name"]: e for e in containers(sts)[0]["env"]}
+    assert env["CORTEX_QDRANT_URL"]["value"] == "http://qdrant:6333"
+    # the very key the Qdrant chart reads (k8s/helm/qdrant-values.yaml)
+    qdrant = load_yaml("k8s/helm/qdrant-values.yaml")["apiKey"]["valueFrom"]["secretKeyRef"]
+    assert env["CORTEX_QDRANT_API_KEY"]["valueFrom"]["secretKeyRef"] == qdrant
+    others = [s for name, s in by_kind(render("k8s/base"), "StatefulSet").items() if name != "cortex-recall"]
+    assert all("CORTEX_QDRANT_API_KEY" not in {e["name"] for e in containers(s)[0]["env"]} for s in others)
 
 
 def test_example_secret_has_every_key_and_only_placeholders() -> None:
@@ -241,7 +246,7 @@ def test_example_secret_has_every_key_and_only_placeholders() -> None:
     perms = yaml.safe_load((ROOT / "k8s/permissions.yaml").read_text())
     users = gen.all_users(perms)
     assert set(secrets["cortex-nats-users"]["stringData"]) == {gen.secret_key(u) for u in users}
-    assert set(secrets["cortex-secrets"]["stringData"]) == {"anthropic-api-key"}
+    assert set(secrets["cortex-secrets"]["stringData"]) == {"anthropic-api-key", "qdrant-api-key"}
     for secret in secrets.values():
         assert all(v.startswith("CHANGE-ME") for v in secret["stringData"].values())
     text = (ROOT / "k8s/overlays/dev/secret.example.yaml").read_text()

@@ -128,7 +128,7 @@ def test_runbook_links_point_at_existing_sections() -> None:
     headings = re.findall(r"^#+ (.+)$", (ROOT / "docs/operations.md").read_text(), flags=re.M)
     anchors = {re.sub(r"[^a-z0-9 -]", "", h.lower()).replace(" ", "-") for h in headings}
     for rule in alert_rules():
-        page, _, anchor = rule["annotations"]["runbook"].partition("#")
+        page, _, anchor = rule["annotations"]["runbook_url"].partition("#")
         assert page == "docs/operations.md" and anchor in anchors, rule["alert"]
 
 

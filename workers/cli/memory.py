@@ -159,7 +159,8 @@ def _store_eraser(settings: Settings, agent: str) -> Callable[[], Awaitable[str]
 
         def run() -> None:
             embedder = make_embedder(settings.embedder)
-            store = open_store(url=settings.qdrant_url, data_dir=settings.data_path, embedder_name=embedder.name,
+            store = open_store(url=settings.qdrant_url, api_key=settings.qdrant_api_key, data_dir=settings.data_path,
+                               embedder_name=embedder.name,
                                dim=embedder.dim, languages=settings.languages)
             try:
                 store.delete_agent(agent)

@@ -48,7 +48,7 @@ from workers.recall.capture import (
 )
 from workers.recall.embedders import Embedder, EmbedderUnavailable, make_embedder
 from workers.recall.ranking import one_per_message, rank
-from workers.recall.store import CollectionMismatch, MemoryStore, StoreUnavailable, open_store
+from workers.recall.store import MemoryStore, StoreError, StoreUnavailable, open_store
 from workers.recall.tokens import format_memories_with_budget
 
 log = logging.getLogger(__name__)
@@ -85,7 +85,8 @@ class StoreHolder:
             if self.store is None or self.embedder is None:
                 embedder = ctx.extras.get("embedder") or make_embedder(ctx.settings.embedder)
                 try:
-                    store = open_store(url=ctx.settings.qdrant_url, data_dir=ctx.settings.data_path,
+                    store = open_store(url=ctx.settings.qdrant_url, api_key=ctx.settings.qdrant_api_key,
+                                       data_dir=ctx.settings.data_path,
                                        embedder_name=embedder.name, dim=embedder.dim,
                                        languages=ctx.settings.languages)
                 except StoreUnavailable as exc:
@@ -294,8 +295,8 @@ async def build(ctx: WorkerContext) -> RecallHandler | DisabledHandler:
         return DisabledHandler()
     try:
         store, embedder = await asyncio.to_thread(HOLDER.acquire, ctx)
-    except CollectionMismatch as exc:  # a setting changed under an existing store: only recall stops
-        raise WorkerCannotRun(f"recall stopped: {exc}") from exc
+    except StoreError as exc:  # not transient: a setting changed under the store, a refused API key…
+        raise WorkerCannotRun(f"recall stopped: {exc}") from exc  # only recall stops, in one line
     HOLDER.ready.set()
     applier = StoreApplier(store, embedder, ctx.settings.recall, ctx.settings.languages)
     llm = LlmClient(ctx.settings, ctx.js, http_client=ctx.extras.get("llm_http_client"),
