@@ -144,7 +144,7 @@ async def test_a_forget_pending_on_the_recall_worker_completes_when_it_applies_i
         await wait_for(lambda: recall_memories(nc, "alice"), within=30)
         recall.terminate()  # a graceful stop releases the lease
         assert recall.wait(30) == 0
-        stuck = Lease(js, "recall", "stuck-recall", 2)  # a recall worker that holds on but applies nothing
+        stuck = Lease(js, "recall", "stuck-recall", 5)  # holds on, applies nothing; 5 s TTL: room under load
         await stuck.take_over()
         keeper = asyncio.create_task(stuck.keep_alive(lambda: None))
         try:
