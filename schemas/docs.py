@@ -39,6 +39,10 @@ class Integrity(msgspec.Struct, kw_only=True):
 
 
 class Thread(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """``about`` goes beyond the contract (readers ignore it): what the conversation said
+    the thread is about when it opened; ``summary`` is composed from it and where the
+    thread stands."""
+
     id: str
     title: str
     status: ThreadStatus
@@ -50,6 +54,15 @@ class Thread(msgspec.Struct, kw_only=True, omit_defaults=True):
     last_activity: datetime
     created: datetime
     channel: str | None = None
+    about: str = ""
+
+
+class RecentMessage(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """One of the last messages, for the topics nobody announced (``workers.threads.topics``)."""
+
+    n: int  # the message's ordinal (``ThreadsDoc.messages`` when it was applied)
+    text: str  # its first characters
+    work: bool = False  # it carried a decision, a wait, a closure or a high-impact word
 
 
 class ThreadsDoc(msgspec.Struct, kw_only=True):
@@ -62,6 +75,12 @@ class ThreadsDoc(msgspec.Struct, kw_only=True):
     threads: list[Thread]
     integrity: Integrity
     version: int = 2
+    # Beyond the contract (readers ignore them): how many messages the agent sent or
+    # received, the last of them and the phrases settled as threads or details of one
+    # (``workers.threads.topics``).
+    messages: int = 0
+    recent: list[RecentMessage] = msgspec.field(default_factory=list)
+    settled: list[str] = msgspec.field(default_factory=list)
 
 
 class Decision(msgspec.Struct, kw_only=True, omit_defaults=True):

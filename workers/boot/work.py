@@ -32,16 +32,20 @@ _NOTE_ROOM = 48
 
 def _thread_block(t: Thread) -> str:
     mood_tag = f" [{t.mood}]" if t.mood and t.mood != "neutral" else ""
+    summary = one_line(t.summary)
     lines = [
         "",
         f"### {PRIORITY_EMOJI.get(t.priority, UNKNOWN_EMOJI)} {one_line(t.title)}{mood_tag}",
         f"Priority: {t.priority} | Last: {iso_minutes(t.last_activity)}",
-        f"Summary: {one_line(t.summary) or 'no summary'}",
+        f"Summary: {summary or 'no summary'}",
     ]
-    if t.waiting_for:
+    # The summary says where the thread stands (its latest decision, what it waits for):
+    # what it already says is not said twice.
+    if t.waiting_for and one_line(t.waiting_for) not in summary:
         lines.append(f"⏳ Waiting for: {one_line(t.waiting_for)}")
-    if t.decisions:
-        lines.append(f"Decisions: {', '.join(one_line(d) for d in t.decisions)}")
+    earlier = [one_line(d) for d in t.decisions if one_line(d) not in summary]
+    if earlier:
+        lines.append(f"Decisions: {'; '.join(earlier)}")
     return "\n".join(lines)
 
 

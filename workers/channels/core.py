@@ -13,6 +13,7 @@ import msgspec
 
 from schemas.docs import ChannelsDoc, ChannelState, DecisionsDoc, Integrity, ThreadsDoc
 from schemas.events import MessageEvent
+from workers.render import clip_words
 
 BACKGROUND_WINDOW = timedelta(hours=24)
 DEFAULT_CHANNEL = "default"
@@ -62,7 +63,7 @@ def channel_summary(channel: str, threads: ThreadsDoc | None, decisions: Decisio
     mine = [d for d in (decisions.decisions if decisions else []) if (d.channel or DEFAULT_CHANNEL) == channel]
     if mine:
         last = max(mine, key=lambda d: (d.extracted_at, d.id))
-        parts.append(f"decided: {last.what[:120]}")
+        parts.append(f"decided: {clip_words(last.what, 120)}")
     return " · ".join(parts)
 
 

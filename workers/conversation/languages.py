@@ -312,7 +312,10 @@ FR: Final = LanguagePack(
         r"(?:en attente de|bloqué par|il faut d['’]abord)",
         f"(?:attend[s]? (?:le|la|les|que)|besoin (?:de|d['’]){GAP}avant)",
     ),
-    topic=(r"(?:revenons à|maintenant|concernant|parlons de|à propos de)\s+(?:la?\s+)?(\w[\w\s-]{3,40})",),
+    topic=(
+        r"(?:revenons (?:à|au|aux)|maintenant|concernant|parlons (?:de|du|des)|à propos (?:de|du|des))\s+"
+        r"(?:la?\s+|l['’])?(\w[\w\s-]{3,40})",
+    ),
     topic_blacklist=(
         "le", "la", "les", "un", "une", "des", "ce", "cette", "ces",
         "il", "elle", "on", "nous", "vous", "ils", "elles",
@@ -371,7 +374,8 @@ IT: Final = LanguagePack(
         f"(?:in attesa di|manca{GAP}prima)",
     ),
     topic=(
-        r"(?:torniamo a|adesso|riguardo|parliamo di|per quanto riguarda)\s+"
+        r"(?:torniamo (?:a|al|alla|allo|ai|alle)|adesso|riguardo(?: a| al| alla)?"
+        r"|parliamo (?:di|del|della|dello|dei|delle|degli)|per quanto riguarda)\s+"
         r"(?:il |la |lo |i |le |gli )?(\w[\w\s-]{3,40})",
     ),
     topic_blacklist=(
@@ -433,7 +437,8 @@ PT: Final = LanguagePack(
         f"(?:pendente|falta{GAP}antes)",
     ),
     topic=(
-        r"(?:voltando a|agora sobre|quanto a|vamos falar de|em relação a)\s+"
+        r"(?:voltando (?:a|ao|à)|agora sobre|quanto (?:a|ao|à)|vamos falar (?:de|do|da|dos|das)"
+        r"|em relação (?:a|ao|à))\s+"
         r"(?:o |a |os |as )?(\w[\w\s-]{3,40})",
     ),
     topic_blacklist=(
@@ -555,8 +560,10 @@ JA: Final = LanguagePack(
         r"(?:待機中|依存し[てた]|前提[はが])",
     ),
     topic=(
-        r"(?:に[つ]いて|に戻[るっ]|話[をし]|見てみ[よる])\s*([\u3040-\u309f\u30a0-\u30ff\u4e00-\u9fff\w]{2,20})",
-        r"(?:について|の件|関して)\s*([\u3040-\u309f\u30a0-\u30ff\u4e00-\u9fff\w]{2,20})",
+        # The topic comes before its cue ("ログイン画面について"); the reference captured the
+        # words after it. Katakana, kanji and Latin only: hiragana are particles.
+        r"([\u30a0-\u30ff\u4e00-\u9fffA-Za-z0-9ー]{2,20})(?:について|に戻[るっろ]|の話[をし]|を見てみ[よる])",
+        r"([\u30a0-\u30ff\u4e00-\u9fffA-Za-z0-9ー]{2,20})(?:の件|に関して)",
     ),
     topic_blacklist=(
         "これ", "それ", "あれ", "ここ", "そこ",
@@ -603,8 +610,9 @@ KO: Final = LanguagePack(
         r"(?:대기 중|의존|전제[는가])",
     ),
     topic=(
-        r"(?:에 대해|로 돌아가|이야기|살펴보[자면])\s*([\uac00-\ud7af\w]{2,20})",
-        r"(?:관해서|의 건|관련해)\s*([\uac00-\ud7af\w]{2,20})",
+        # The topic comes before its cue ("결제 모듈에 대해"); the reference captured the words after it.
+        r"([\uac00-\ud7af\w]{2,20}(?: [\uac00-\ud7af\w]{2,20})?)(?:에 대해|에 대한|으?로 돌아가|[을를] 살펴보[자면])",
+        r"([\uac00-\ud7af\w]{2,20}(?: [\uac00-\ud7af\w]{2,20})?)(?:에 관해서|관해서|의 건|관련해)",
     ),
     topic_blacklist=(
         "이것", "그것", "저것", "여기", "거기",
@@ -680,6 +688,17 @@ ZH: Final = LanguagePack(
     negation=(r"(?:没|不|未|尚未|还没)",),
     agreement=("没问题",),
     aspiration=(r"(?:尽力|尽量|努力|永远|一直)",),
+)
+
+# Wait phrases that only announce what is waited for ("waiting for", "warte auf", "等待"):
+# the wait's text is what follows them. Phrases that hold it ("need the node pool first")
+# are kept whole. Cortex's own, on the lowered text.
+WAIT_CUES: Final = (
+    r"(?:(?:we are |we're |i'm |i am |still )?(?:waiting (?:for|on)|blocked by)"
+    r"|(?:ich )?warte(?:n)? (?:noch )?auf|blockiert durch"
+    r"|esperando(?: a)?|bloqueado por|pendiente de|en attente de|bloqué par|attends? (?:que )?"
+    r"|aspettando|bloccato da|in attesa di|pendente|ждём|ожидаем|зависит от|заблокировано"
+    r"|等待|等着?|卡在|依赖于|待って|待機中|依存して|기다려|기다리|대기 중|의존)\s*"
 )
 
 # English and German first (the design's order), then the reference's other packs.

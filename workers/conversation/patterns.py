@@ -232,6 +232,14 @@ class PatternSet:
             if any(not self.is_negated(text.lowered, m.start()) for m in p.finditer(text))
         )
 
+    def first_closure(self, text: MatchText) -> int | None:
+        """Where the first close word that is not negated starts, or None."""
+        if not self.close.may_match(text):
+            return None
+        lowered = text.lowered
+        found = [m.start() for p in self.close for m in p.finditer(text) if not self.is_negated(lowered, m.start())]
+        return min(found) if found else None
+
     def is_negated(self, lowered: str, pos: int) -> bool:
         """True when a negation stands shortly before ``pos`` in the same clause ("in
         review, not closed", "noch nicht entschieden", "还没决定")."""

@@ -13,6 +13,7 @@ from functools import lru_cache
 from typing import Final, NamedTuple
 
 from schemas.types import Mood
+from workers.conversation.languages import WAIT_CUES
 from workers.conversation.patterns import (
     MOOD_ORDER,
     MatchText,
@@ -20,9 +21,13 @@ from workers.conversation.patterns import (
     iter_matches,
     prepare_text,
 )
+from workers.conversation.sentences import tidy
 from workers.conversation.statements import DecisionText, find_decisions
+from workers.render import clip_words
 
-WAIT_AFTER: Final = 80
+WAIT_CHARS: Final = 80
+_WAIT_CUE: Final = re.compile(WAIT_CUES)
+_CLAUSE_END: Final = re.compile(r"[.!?…;,。！？；，、\n]")
 
 MIN_TOPIC_CHARS: Final = 4
 MAX_TOPIC_CHARS: Final = 60
@@ -47,13 +52,24 @@ def extract_signals(text: str | MatchText, patterns: PatternSet) -> Signals:
     original = mt.original
     decisions = tuple(find_decisions(mt, patterns))
     closures = patterns.closures(mt)
-    waits = tuple(original[m.start() : m.end() + WAIT_AFTER].strip() for m in iter_matches(patterns.wait, mt))
+    waits = tuple(w for m in iter_matches(patterns.wait, mt) if (w := wait_text(mt, m)))
     topics = tuple(
         topic
         for m in iter_matches(patterns.topic, mt)
         if (topic := original[m.start(1) : m.end(1)].strip())
     )
     return Signals(decisions, closures, waits, topics)
+
+
+def wait_text(text: MatchText, found: re.Match[str]) -> str:
+    """What a wait waits for: the rest of its clause after a bare "waiting for" / "warte
+    auf", or the whole phrase when it holds it ("need the new node pool first"), cut
+    between words with "…" (the reference took the match and 80 more characters)."""
+    cue = _WAIT_CUE.fullmatch(text.lowered, found.start(), found.end())
+    start = found.end() if cue is not None else found.start()
+    stop = _CLAUSE_END.search(text.original, max(start, found.end()))
+    end = stop.start() if stop is not None else len(text.original)
+    return clip_words(tidy(text.original[start:end]), WAIT_CHARS)
 
 
 def detect_mood(text: str | MatchText, patterns: PatternSet) -> Mood:
@@ -79,7 +95,9 @@ def is_noise_topic(topic: str, patterns: PatternSet) -> bool:
         return True
     lowered = trimmed.lower()
     blacklist = patterns.topic_blacklist
-    if all(word in blacklist or len(word) < 3 for word in lowered.split()):
+    # Two-syllable words are ordinary in Korean and Chinese ("결제 모듈"): the length rule
+    # is for alphabetic scripts.
+    if all(word in blacklist or (len(word) < 3 and not _CJK.search(word)) for word in lowered.split()):
         return True
     return patterns.noise_prefix is not None and patterns.noise_prefix.match(lowered) is not None
 

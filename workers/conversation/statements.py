@@ -146,14 +146,12 @@ def _decision_text(original: str, low: str, span: tuple[int, int], cue: int, pre
     )
 
 
-def _chosen_sentences(text: MatchText, patterns: PatternSet,
-                      ends: list[int]) -> dict[tuple[int, int], tuple[int, int]]:
+def _chosen_sentences(original: str, ends: list[int],
+                      cues: list[tuple[int, int]]) -> dict[tuple[int, int], tuple[int, int]]:
     """Sentence span → its first decision cue (absolute spans), in the message's order."""
-    cues = [(m.start(), m.end()) for m in iter_matches(patterns.decision, text)
-            if not patterns.is_negated(text.lowered, m.start())]  # "not decided yet"
     chosen: dict[tuple[int, int], tuple[int, int]] = {}
     for cue in sorted(cues):
-        chosen.setdefault(sentence_around(text.original, ends, cue[0]), cue)
+        chosen.setdefault(sentence_around(original, ends, cue[0]), cue)
     return chosen
 
 
@@ -173,9 +171,13 @@ def find_decisions(text: MatchText, patterns: PatternSet) -> list[DecisionText]:
     """One ``DecisionText`` per decision sentence of the message, in order."""
     if not patterns.decision.may_match(text):
         return []
+    cues = [(m.start(), m.end()) for m in iter_matches(patterns.decision, text)
+            if not patterns.is_negated(text.lowered, m.start())]  # "not decided yet"
+    if not cues:
+        return []
     original, low = text.original, text.lowered
     ends = sentence_ends(original)
-    chosen = _chosen_sentences(text, patterns, ends)
+    chosen = _chosen_sentences(original, ends, cues)
     out: list[DecisionText] = []
     for (start, end), (cue_start, cue_end) in chosen.items():
         cue = cue_start - start

@@ -356,9 +356,12 @@ def _score_commitments(conv: Conversation, placed: list[Placed], commitments: li
 def _score_thread_text(conv: Conversation, placed: list[Placed], threads: list[Thread], score: Score) -> None:
     sources = [p.turn.text for p in _messages(placed)]
     for t in threads:
-        for text in (*t.decisions, t.waiting_for or ""):
-            if text and (defect := fragment_defect(text, sources)) is not None:
+        for text in t.decisions:
+            if (defect := fragment_defect(text, sources)) is not None:
                 score.defect(conv.name, defect, text)
+        # a wait starts after its cue ("waiting for …"): only where it stops is judged
+        if t.waiting_for and (defect := fragment_defect(t.waiting_for, sources, check_start=False)) is not None:
+            score.defect(conv.name, defect, t.waiting_for)
 
 
 def snapshot_lines(markdown: str) -> list[str]:

@@ -60,8 +60,9 @@ def _open_block(threads: Sequence[Thread]) -> list[str]:
     lines = ["**Open:**"]
     for t in ranked:
         emoji = PRIORITY_EMOJI.get(t.priority, UNKNOWN_EMOJI)
-        lines.append(f"- {emoji} {one_line(t.title)}: {clip_words(one_line(t.summary), OPEN_SUMMARY_CHARS)}")
-        if t.waiting_for:
+        summary = clip_words(one_line(t.summary), OPEN_SUMMARY_CHARS)
+        lines.append(f"- {emoji} {one_line(t.title)}: {summary}")
+        if t.waiting_for and one_line(t.waiting_for) not in summary:  # said once
             lines.append(f"  ⏳ {one_line(t.waiting_for)}")
     return [*lines, ""]
 

@@ -10,7 +10,11 @@ bounded documents:
   the document even when a publisher reuses an event id);
 * the cap drops the oldest closed threads first and then, unlike the reference (which
   never dropped an open thread), the oldest open ones, so the document stays bounded;
-* a thread keeps its latest ``MAX_THREAD_DECISIONS`` decisions (unbounded there).
+* a thread keeps its latest ``MAX_THREAD_DECISIONS`` decisions (unbounded there);
+* a thread's summary is what the conversation said about it and where it stands
+  (``workers.threads.summary``), not "Topic detected from <sender>";
+* topics nobody announced with a cue phrase open threads too, when the conversation keeps
+  coming back to them with work attached (``workers.threads.topics``).
 
 The functions return a new document and never mutate their input. Threads a message does
 not change are shared between the old and the new document: treat both as values.
@@ -43,9 +47,11 @@ from workers.conversation.signals import (
 )
 from workers.conversation.statements import DecisionText
 from workers.render import clip_words
+from workers.threads.summary import about_topic, closing_sentence, compose_summary
+from workers.threads.topics import Topic, track
 
 MAX_THREAD_DECISIONS: Final = 20
-SNIPPET_CHARS: Final = 100  # decisions and waiting_for are cut to this (between words, "…")
+SNIPPET_CHARS: Final = 160  # decisions and waiting_for are cut to this (between words, "…")
 
 _replace = msgspec.structs.replace
 
@@ -65,10 +71,28 @@ def _is_known(threads: list[Thread], topic: str) -> bool:
     return any(t.title.lower() == lowered or matches_title(t.title, topic_words) for t in threads)
 
 
+def _new_thread(thread_id: str, title: str, about: str, event: MessageEvent, mood: Mood,
+                patterns: PatternSet) -> Thread:
+    return Thread(
+        id=thread_id,
+        title=title,
+        status="open",
+        priority=infer_priority(title, patterns),
+        summary="",
+        decisions=[],
+        waiting_for=None,
+        mood=mood,
+        last_activity=event.ts,
+        created=event.ts,
+        channel=event.channel,
+        about=about,
+    )
+
+
 def _open_threads_for_topics(
-    threads: list[Thread], topics: Iterable[str], event: MessageEvent, mood: Mood, patterns: PatternSet
+    threads: list[Thread], topics: Iterable[str], event: MessageEvent, mood: Mood, patterns: PatternSet,
+    text: MatchText,
 ) -> list[Thread]:
-    sender = event.sender or event.role
     taken: set[str] | None = None
     for index, topic in enumerate(topics):
         if is_noise_topic(topic, patterns) or _is_known(threads, topic):
@@ -76,31 +100,50 @@ def _open_threads_for_topics(
         taken = {t.id for t in threads} if taken is None else taken
         thread_id = unique_id(event.id, "thread", index, taken)
         taken.add(thread_id)
-        threads.append(
-            Thread(
-                id=thread_id,
-                title=topic,
-                status="open",
-                priority=infer_priority(topic, patterns),
-                summary=f"Topic detected from {sender}",
-                decisions=[],
-                waiting_for=None,
-                mood=mood,
-                last_activity=event.ts,
-                created=event.ts,
-                channel=event.channel,
-            )
-        )
+        threads.append(_new_thread(thread_id, topic, about_topic(text, topic), event, mood, patterns))
     return threads
 
 
-def _close_matching(threads: list[Thread], words: Words, ts: datetime) -> list[Thread]:
-    return [
-        _replace(t, status="closed", last_activity=ts)
-        if t.status == "open" and matches_title(t.title, words)
-        else t
-        for t in threads
-    ]
+# Ids of threads opened from candidates follow the cue topics' (a message has at most
+# MAX_MATCHES_PER_FAMILY of those), so the two never derive the same id.
+_CANDIDATE_INDEX = 1000
+
+
+def _open_threads_for_candidates(
+    threads: list[Thread], promoted: list[Topic], event: MessageEvent, mood: Mood, patterns: PatternSet
+) -> list[Thread]:
+    taken = {t.id for t in threads}
+    for index, topic in enumerate(promoted, _CANDIDATE_INDEX):
+        thread_id = unique_id(event.id, "thread", index, taken)
+        taken.add(thread_id)
+        threads.append(_new_thread(thread_id, topic.title, topic.about, event, mood, patterns))
+    return threads
+
+
+def _carries_work(text: MatchText, signals: Signals, patterns: PatternSet) -> bool:
+    """A decision, a wait, a closure or a high-impact word: work, not chit-chat (a promise
+    counts too; ``topics`` looks for one only when it matters)."""
+    return bool(signals.decisions or signals.waits or signals.closures) or patterns.is_high_impact(text.lowered)
+
+
+def _summarised(threads: list[Thread], before: list[Thread]) -> list[Thread]:
+    """Threads this message changed, with their summary recomposed. The message keeps the
+    order of ``before`` and appends new threads, so a position compares old and new."""
+    n = len(before)
+    return [t if i < n and before[i] is t else _replace(t, summary=compose_summary(t)) for i, t in enumerate(threads)]
+
+
+def _close_matching(threads: list[Thread], words: Words, ts: datetime, text: MatchText,
+                    patterns: PatternSet) -> list[Thread]:
+    closing: str | None = None
+    closed = []
+    for t in threads:
+        if t.status == "open" and matches_title(t.title, words):
+            closing = closing_sentence(text, patterns) if closing is None else closing
+            closed.append(_replace(t, status="closed", last_activity=ts, about=closing or t.about))
+        else:
+            closed.append(t)
+    return closed
 
 
 def _with_decision(thread: Thread, snippet: str, ts: datetime) -> Thread:
@@ -125,7 +168,7 @@ def _append_decisions(threads: list[Thread], decisions: Iterable[DecisionText], 
 
 def _set_waiting(threads: list[Thread], wait: str, words: Words, ts: datetime) -> list[Thread]:
     # The reference assigns every wait in turn to every matching thread: the last one wins.
-    snippet = wait[:SNIPPET_CHARS]
+    snippet = clip_words(wait, SNIPPET_CHARS)
     return [
         _replace(t, waiting_for=snippet, last_activity=ts)
         if t.status == "open" and matches_title(t.title, words)
@@ -161,19 +204,15 @@ def prune_and_cap(threads: list[Thread], settings: ThreadsSettings, now: datetim
     return [t for i, t in enumerate(kept) if i not in dropped]
 
 
-def _rebuilt(base: ThreadsDoc, updated: datetime, session_mood: Mood, threads: list[Thread]) -> ThreadsDoc:
+def _rebuilt(base: ThreadsDoc, updated: datetime, session_mood: Mood, threads: list[Thread],
+             **more: object) -> ThreadsDoc:
     # A copy of integrity: the caller updates it on the new document, never on the old.
-    return ThreadsDoc(
-        version=base.version,
-        updated=updated,
-        session_mood=session_mood,
-        threads=threads,
-        integrity=_replace(base.integrity),
-    )
+    return _replace(base, updated=updated, session_mood=session_mood, threads=threads,
+                    integrity=_replace(base.integrity), **more)
 
 
 def _apply_signals(
-    threads: list[Thread], text: MatchText, signals: Signals, mood: Mood, ts: datetime
+    threads: list[Thread], text: MatchText, signals: Signals, mood: Mood, ts: datetime, patterns: PatternSet
 ) -> list[Thread]:
     # The reference's order: close first, so decisions, waits and mood reach only the
     # threads that stay open. The message's words are needed only for whole-message matches.
@@ -181,7 +220,7 @@ def _apply_signals(
         return _append_decisions(threads, signals.decisions, ts)
     words = words_of(text)
     if signals.closures:
-        threads = _close_matching(threads, words, ts)
+        threads = _close_matching(threads, words, ts, text, patterns)
     threads = _append_decisions(threads, signals.decisions, ts)
     if signals.waits:
         threads = _set_waiting(threads, signals.waits[-1], words, ts)
@@ -200,11 +239,17 @@ def apply_message(
     mood = detect_mood(text, patterns)
     ts = event.ts
 
-    threads = _open_threads_for_topics(list(base.threads), signals.topics, event, mood, patterns)
+    ordinal = base.messages + 1
+    threads = _open_threads_for_topics(list(base.threads), signals.topics, event, mood, patterns, text)
+    update = track(base.recent, base.settled, ordinal, text.original, text.lowered,
+                   lambda: _carries_work(text, signals, patterns), threads, patterns)
+    if update.promoted:
+        threads = _open_threads_for_candidates(threads, update.promoted, event, mood, patterns)
     if threads:
-        threads = _apply_signals(threads, text, signals, mood, ts)
+        threads = _summarised(_apply_signals(threads, text, signals, mood, ts, patterns), base.threads)
     session_mood = mood if mood != "neutral" else base.session_mood
-    return _rebuilt(base, ts, session_mood, prune_and_cap(threads, settings, ts))
+    return _rebuilt(base, ts, session_mood, prune_and_cap(threads, settings, ts), messages=ordinal,
+                    recent=update.recent, settled=update.settled)
 
 
 def _thread_change(event: FeedbackEvent) -> dict[str, object] | None:
@@ -230,5 +275,5 @@ def apply_feedback(doc: ThreadsDoc | None, event: FeedbackEvent, settings: Threa
     if change is not None:
         target = feedback_target(event)
         threads = [_replace(t, **change) if t.id == target else t for t in threads]
-        threads = prune_and_cap(threads, settings, event.ts)
+        threads = prune_and_cap(_summarised(threads, base.threads), settings, event.ts)
     return _rebuilt(base, event.ts, base.session_mood, threads)

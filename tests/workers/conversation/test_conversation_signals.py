@@ -84,7 +84,9 @@ def test_wait_signals_are_extracted() -> None:
     """thread-tracker.test.ts › extractSignals › extracts wait signals."""
     signals = extract_signals("We are waiting for the code review", BOTH)
     assert signals.waits
-    assert "waiting for" in signals.waits[0]
+    # the reference kept the cue ("waiting for the code review"), so the briefing said
+    # "Waiting for: waiting for …"; the wait is what is waited for
+    assert signals.waits[0] == "the code review"
 
 
 def test_topic_signals_are_extracted() -> None:
@@ -132,10 +134,16 @@ def test_a_decision_is_its_sentence_not_a_window_of_characters() -> None:
     assert len(long.what) <= 160
 
 
-def test_wait_context_is_the_match_and_eighty_characters() -> None:
-    """Design 4.1: a wait is the matched phrase plus 80 characters."""
-    text = "Sadly we are waiting for " + "z" * 100
-    assert extract_signals(text, EN).waits == ("waiting for" + (" " + "z" * 100)[:80],)
+def test_a_wait_is_its_clause_cut_between_words_with_an_ellipsis() -> None:
+    """Design 4.1: a wait is the matched phrase plus 80 characters — cut inside words and
+    sentences. Here: what follows a bare cue, up to the end of its clause, at most 80
+    characters cut between words ("…"); a phrase that holds what is needed stays whole."""
+    assert extract_signals("Sadly we are waiting for " + "z" * 100, EN).waits == ("z" * 79 + "…",)
+    words = "Waiting for the " + " ".join(["review"] * 20) + ". Then lunch."
+    (wait,) = extract_signals(words, EN).waits
+    assert wait.startswith("the review review") and wait.endswith("review…") and len(wait) <= 80
+    text = "We need the new node pool first, the old nodes run out of memory."
+    assert extract_signals(text, EN).waits == ("need the new node pool first",)
 
 
 def test_a_message_yields_at_most_fifty_signals_of_a_kind() -> None:
@@ -156,7 +164,7 @@ def test_a_long_message_is_scanned_at_its_head_and_tail_only() -> None:
     signals = extract_signals(text, EN)
     assert any("use Postgres" in d.what for d in signals.decisions)
     assert not any("ship friday" in d.what for d in signals.decisions)
-    assert signals.waits == ("Waiting for the review.",)
+    assert signals.waits == ("the review",)
     assert scan_view("short text") == "short text"
 
 

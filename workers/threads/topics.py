@@ -1,0 +1,278 @@
+"""Topics nobody announced: phrases a working conversation keeps coming back to.
+
+The reference opens a thread only on a cue ("back to X", "now about X", "bzgl. X"). People
+mostly start a topic by just talking about it: "The billing rewrite is behind schedule …",
+"… the search latency regression is getting worse …". Here a phrase of two or three
+content words (no stop word of any enabled language, no digit, no CJK) — or one
+hyphenated compound ("Datenbank-Upgrade") — becomes a thread when
+
+* it was said in at least two of the last ``WINDOW`` messages (this one included),
+* at least one of them carried work: a decision, a wait, a promise, a closure or a
+  high-impact word ("deploy", "migration", …) — chit-chat that repeats "pancakes every
+  morning" opens nothing,
+* it shares no word with an open thread's title (that thread is its topic), nor did most
+  of its mentions come with an open thread's title, and
+* it is not a detail of a broader topic: when most of its mentions came with a phrase
+  introduced before it and said at least twice ("The billing rewrite is behind schedule,
+  the invoice generator still uses the old tax tables"), the broader one becomes the thread.
+
+The window (``ThreadsDoc.recent``: each message's first ``HEAD_CHARS`` characters and
+whether it carried work) and the phrases already settled (``ThreadsDoc.settled``) are part
+of the document, so the rule is a pure function of the stream. A phrase is looked for in
+the window with a substring search (C speed); only a phrase said again in a message that
+may open a thread costs more. CJK text has no spaces to find phrases by: there, only cue
+phrases open threads.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from typing import Final, NamedTuple
+
+from schemas.docs import RecentMessage, Thread
+from workers.conversation.patterns import PatternSet, prepare_text
+from workers.conversation.sentences import clip_around, sentence_around, sentence_ends, tidy
+
+MIN_MENTIONS: Final = 2
+WINDOW: Final = 10  # messages
+HEAD_CHARS: Final = 400  # of each message, kept in the window
+MAX_SETTLED: Final = 100
+ABOUT_CHARS: Final = 120
+MIN_WORD_CHARS: Final = 3
+
+# Words that join the two halves of a noun phrase in the Romance languages (and English
+# "of"); only between two content words, never at an end.
+LINKERS: Final = frozenset(("de", "del", "di", "du", "des", "da", "do", "della", "dello", "of"))
+_CLAUSES: Final = re.compile(r"[.,;:!?()\[\]{}\"“”«»„…—–/|]+|\s-\s")
+_STRIP: Final = ".,;:!?()[]{}\"“”«»„…—–/|'’`*_#>"
+_EDGES: Final = "'’\"`*_#>"
+_CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+
+def _compound(word: str) -> bool:
+    """One hyphenated compound of two words ("Datenbank-Upgrade", "Support-Team")."""
+    parts = word.split("-")
+    return len(parts) == 2 and len(parts[0]) >= 2 and len(parts[1]) >= 2 and parts[0].isalpha() \
+        and parts[1].isalpha() and not _CJK.search(word)
+
+
+def _grams(run: list[str], found: dict[str, int]) -> None:
+    while run and run[-1] in LINKERS:
+        run.pop()
+    last = len(run) - 1
+    for i, word in enumerate(run):
+        if "-" in word:
+            found.setdefault(word, 1)
+        if i == last or word in LINKERS:
+            continue
+        second = run[i + 1]
+        if second not in LINKERS:
+            found.setdefault(f"{word} {second}", 2)
+        if i + 2 <= last and run[i + 2] not in LINKERS:
+            found.setdefault(f"{word} {second} {run[i + 2]}", 3)
+
+
+def _unicode_word(word: str) -> bool:
+    return word.isalpha() and not _CJK.search(word)
+
+
+def _flush(run: list[str], found: dict[str, int]) -> None:
+    if len(run) > 1 or (run and "-" in run[0]):
+        _grams(run, found)
+
+
+def phrases_of(lowered: str, stopwords: frozenset[str]) -> dict[str, int]:
+    """The candidate phrases of a lower-cased message (phrase → its number of words, in
+    order of appearance): runs of content words within a clause; one linking word may join
+    two ("informe de ventas")."""
+    found: dict[str, int] = {}
+    for clause in _CLAUSES.split(lowered):
+        tokens = [w.strip(_EDGES) for w in clause.split()]
+        if len(tokens) < 2 and not (tokens and "-" in tokens[0]):
+            continue
+        flags = [len(w) >= MIN_WORD_CHARS and w not in stopwords
+                 and ((w.isalpha() if w.isascii() else _unicode_word(w)) or ("-" in w and _compound(w)))
+                 for w in tokens]
+        if flags.count(True) < 2 and not any(f and "-" in w for w, f in zip(tokens, flags, strict=True)):
+            continue
+        run: list[str] = []
+        for word, content in zip(tokens, flags, strict=True):
+            if content or (word in LINKERS and run and run[-1] not in LINKERS):
+                run.append(word)
+                continue
+            _flush(run, found)
+            run = []
+        _flush(run, found)
+    return found
+
+
+def _title_words(threads: Sequence[Thread], stopwords: frozenset[str]) -> frozenset[str]:
+    """The words of the open threads' titles."""
+    return _titles_words(tuple(t.title for t in threads if t.status == "open"), stopwords)
+
+
+@lru_cache(maxsize=1024)
+def _titles_words(titles: tuple[str, ...], stopwords: frozenset[str]) -> frozenset[str]:
+    return frozenset(w for title in titles for w in _words(title.lower().replace("-", " "), stopwords)) | frozenset(
+        t.lower() for t in titles)
+
+
+def _words(text: str, stopwords: frozenset[str]) -> set[str]:
+    return {w.strip(_STRIP) for w in text.split()} - stopwords - {""}
+
+
+def _known(key: str, title_words: frozenset[str], stopwords: frozenset[str]) -> bool:
+    return key in title_words or not _words(key.replace("-", " "), stopwords).isdisjoint(title_words)
+
+
+class Mention(NamedTuple):
+    n: int  # message ordinal
+    at: int  # offset of the phrase in that message
+    text: str  # the message (its head)
+
+
+class Window(NamedTuple):
+    """The last messages, oldest first, the current one last; lower-cased once."""
+
+    messages: list[RecentMessage]
+    lowered: list[str]
+
+    def mentions(self, key: str) -> list[Mention]:
+        return [Mention(m.n, low.find(key), m.text) for m, low in zip(self.messages, self.lowered, strict=True)
+                if key in low]
+
+
+def _about(mention: Mention) -> str:
+    text = mention.text
+    start, end = sentence_around(text, sentence_ends(text), mention.at)
+    return clip_around(tidy(text[start:end]), mention.at - start, ABOUT_CHARS)
+
+
+class Topic(NamedTuple):
+    """A phrase to open a thread for: its text as first written, and what it is about."""
+
+    title: str
+    about: str
+
+
+class Update(NamedTuple):
+    recent: list[RecentMessage]
+    settled: list[str]
+    promoted: list[Topic]  # open a thread for each, in this order
+
+
+def _carried_work(m: RecentMessage, patterns: PatternSet) -> bool:
+    """A window message's work flag; a promise is only looked for when it matters."""
+    if m.work:
+        return True
+    text = prepare_text(m.text)
+    return patterns.commitment.may_match(text) and any(p.search(text) is not None for p in patterns.commitment)
+
+
+class _Context(NamedTuple):
+    window: Window
+    title_words: frozenset[str]
+    stopwords: frozenset[str]
+    patterns: PatternSet
+
+
+def _with_threads(mentions: list[Mention], ctx: _Context) -> int:
+    """Mentions in a message that also names an open thread (a title word in it)."""
+    return sum(1 for m in mentions if any(w in m.text.lower() for w in ctx.title_words))
+
+
+WAIT, SETTLE, OPEN = 0, 1, 2
+
+
+def _verdict(key: str, mentions: list[Mention], ctx: _Context) -> int:
+    """OPEN: a thread of its own (or of its broader topic); SETTLE: never one (a thread
+    covers it); WAIT: not yet (no work came with it so far). Cheapest checks first."""
+    if _known(key, ctx.title_words, ctx.stopwords):
+        return SETTLE
+    by_n = {m.n: m for m in ctx.window.messages}
+    if not any(_carried_work(by_n[m.n], ctx.patterns) for m in mentions):
+        return WAIT
+    if 2 * _with_threads(mentions, ctx) >= len(mentions):  # mostly said together with a thread: its detail
+        return SETTLE
+    return OPEN
+
+
+def _first(mentions: list[Mention], key: str) -> tuple[int, int, int]:
+    m = mentions[0]
+    return (m.n, m.at, -key.count(" "))
+
+
+def _broader(key: str, mentions: list[Mention], ctx: _Context) -> tuple[str, list[Mention]] | None:
+    """The phrase introduced before ``key``, said at least twice, that came with most of
+    ``key``'s mentions: the topic ``key`` is a detail of."""
+    rank = _first(mentions, key)
+    seen: set[str] = set()
+    for m in mentions:
+        for other in phrases_of(m.text.lower(), ctx.stopwords):
+            if other == key or other in seen:
+                continue
+            seen.add(other)
+            theirs = ctx.window.mentions(other)
+            if len(theirs) < MIN_MENTIONS or _first(theirs, other) >= rank:
+                continue
+            if 2 * len({t.n for t in theirs} & {x.n for x in mentions}) >= len(mentions):
+                return other, theirs
+    return None
+
+
+def _promote(key: str, mentions: list[Mention], ctx: _Context) -> tuple[str, list[Mention]] | None:
+    broader = _broader(key, mentions, ctx)
+    if broader is None:
+        return key, mentions
+    if _known(broader[0], ctx.title_words, ctx.stopwords):
+        return None  # a detail of a topic that has a thread
+    return broader
+
+
+def track(recent: Sequence[RecentMessage], settled: Sequence[str], ordinal: int, original: str, lowered: str,
+          work: Callable[[], bool], threads: Sequence[Thread], patterns: PatternSet) -> Update:
+    """This message (``ordinal``) joins the window; say which phrases become threads.
+
+    ``work`` says whether the message carries work: asked once, kept in the window."""
+    stopwords = patterns.stopwords
+    here = RecentMessage(n=ordinal, work=work(), text=original[:HEAD_CHARS])
+    window_messages = [*recent[-(WINDOW - 1):], here]
+    if len(window_messages) < MIN_MENTIONS:
+        return Update(window_messages, list(settled), [])
+    phrases = phrases_of(lowered[:HEAD_CHARS], stopwords)
+    if not phrases:
+        return Update(window_messages, list(settled), [])
+    # one lower-cased string of the earlier messages: one substring search per phrase
+    earlier = "\n".join(m.text for m in window_messages[:-1]).lower()
+    repeated = [k for k in phrases if k in earlier]
+    if repeated and settled:
+        done = set(settled)
+        repeated = [k for k in repeated if k not in done]
+    if not repeated:
+        return Update(window_messages, list(settled), [])
+    window = Window(window_messages, [m.text.lower() for m in window_messages[:-1]] + [lowered[:HEAD_CHARS]])
+    ctx = _Context(window, _title_words(threads, stopwords), stopwords, patterns)
+    return _decide(sorted(repeated, key=lambda k: (-k.count(" "), lowered.find(k))), ctx, list(settled))
+
+
+def _decide(keys: list[str], ctx: _Context, settled: list[str]) -> Update:
+    promoted: list[Topic] = []
+    title_words = ctx.title_words
+    for key in keys:
+        mentions = ctx.window.mentions(key)
+        ctx = ctx._replace(title_words=title_words)
+        verdict = _verdict(key, mentions, ctx)
+        if verdict != WAIT:
+            settled.append(key)
+        if verdict != OPEN:
+            continue
+        pick = _promote(key, mentions, ctx)
+        if pick is None or _known(pick[0], title_words, ctx.stopwords):
+            continue
+        first = pick[1][0]
+        promoted.append(Topic(first.text[first.at : first.at + len(pick[0])], _about(first)))
+        settled.append(pick[0])
+        title_words = title_words | _words(pick[0].replace("-", " "), ctx.stopwords) | {pick[0]}
+    return Update(ctx.window.messages, settled[-MAX_SETTLED:], promoted)
