@@ -84,6 +84,30 @@ def clip_words(text: str, limit: int, ellipsis: str = "…") -> str:
     return head.rstrip(_CLAUSE_TAIL) + ellipsis
 
 
+_MIN_PARTIAL_LINE = 24  # a cut line shorter than this says nothing: leave it out
+
+
+def clip_lines(text: str, limit: int, ellipsis: str = "…") -> str:
+    """``text`` within ``limit`` characters, cut at a line end; a line that does not fit
+    whole is cut between words with ``ellipsis`` when enough of it fits to say something.
+    (The reference cut sections at a character count, mid-sentence, with no mark.)"""
+    if len(text) <= limit:
+        return text
+    kept: list[str] = []
+    used = 0
+    for line in text.split("\n"):
+        cost = len(line) + (1 if kept else 0)
+        if used + cost <= limit:
+            kept.append(line)
+            used += cost
+            continue
+        room = limit - used - (1 if kept else 0)
+        if room >= _MIN_PARTIAL_LINE and line.strip():
+            kept.append(clip_words(line, room, ellipsis))
+        break
+    return "\n".join(kept).rstrip()
+
+
 def plural(count: int, singular: str, plural_form: str | None = None) -> str:
     word = singular if count == 1 else (plural_form or singular + "s")
     return f"{count} {word}"

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 
 from schemas.docs import ChannelState, Fact, NarrativeDoc, SnapshotDoc
 from workers.boot.budget import section
-from workers.render import as_utc, cut, iso_seconds, one_line
+from workers.render import as_utc, clip_lines, iso_seconds, one_line
 
 SNAPSHOT_MAX_AGE = timedelta(hours=1)
 NARRATIVE_MAX_AGE = timedelta(hours=36)
@@ -27,18 +27,20 @@ def _fresh(ts: datetime, now: datetime, max_age: timedelta) -> bool:
 
 
 def snapshot_section(snapshot: SnapshotDoc | None, now: datetime, budget: int) -> str:
-    """The hot snapshot, its markdown cut at ``budget`` as the reference cuts at 1000."""
+    """The hot snapshot, its markdown within ``budget`` (the reference cut at 1000
+    characters, mid-sentence): whole lines, a last one cut between words with "…"."""
     if snapshot is None or not _fresh(snapshot.ts, now, SNAPSHOT_MAX_AGE):
         return ""
-    hot = cut(snapshot.markdown.strip(), budget)
+    hot = clip_lines(snapshot.markdown.strip(), budget)
     return f"## 🔥 Last Session Snapshot\n{hot}\n" if hot else ""
 
 
 def narrative_section(narrative: NarrativeDoc | None, now: datetime, budget: int) -> str:
-    """The narrative, its markdown cut at ``budget`` as the reference cuts at 2000."""
+    """The narrative, its markdown within ``budget`` (the reference cut at 2000 characters):
+    whole lines, a last one cut between words with "…"."""
     if narrative is None or not _fresh(narrative.ts, now, NARRATIVE_MAX_AGE):
         return ""
-    text = cut(narrative.markdown.strip(), budget)
+    text = clip_lines(narrative.markdown.strip(), budget)
     return f"## 📖 Narrative (last 24h)\n{text}\n" if text else ""
 
 

@@ -12,19 +12,16 @@ from datetime import datetime
 
 from schemas.docs import ThreadsDoc
 from schemas.events import CompactionMessage
-from workers.render import iso_seconds, one_line, plural
+from workers.render import clip_words, iso_seconds, one_line, plural
 
 MESSAGE_PREVIEW_CHARS = 200
-_ELLIPSIS = "..."
 _NO_MESSAGES = "(No recent messages captured)"
 
 
 def _message_line(message: CompactionMessage) -> str:
-    # Collapsing newlines keeps each message one list item; the cut and "..." are the
-    # reference's.
-    content = one_line(message.content)
-    if len(content) > MESSAGE_PREVIEW_CHARS:
-        content = content[:MESSAGE_PREVIEW_CHARS] + _ELLIPSIS
+    # Collapsing newlines keeps each message one list item. The reference cut at 200
+    # characters inside a word and added "..."; here the cut falls between words, "…".
+    content = clip_words(one_line(message.content), MESSAGE_PREVIEW_CHARS)
     return f"- [{one_line(message.role)}] {content}"
 
 

@@ -89,9 +89,9 @@ def test_each_content_section_keeps_its_scaled_budget(make, tz):
     assert len(by_heading["🧵 Active Threads"]) <= budgets.threads + 1
     assert len(by_heading["🎯 Recent Decisions"]) <= budgets.decisions + 1
     snapshot_body = by_heading["🔥 Last Session Snapshot"].split("\n", 1)[1]
-    assert snapshot_body.strip() == "S" * budgets.snapshot
+    assert snapshot_body.strip() == "S" * (budgets.snapshot - 1) + "…"
     narrative_body = by_heading["📖 Narrative (last 24h)"].split("\n", 1)[1]
-    assert narrative_body.strip() == "N" * budgets.narrative
+    assert narrative_body.strip() == "N" * (budgets.narrative - 1) + "…"
 
 
 def test_default_budgets_are_the_design_table():
@@ -109,15 +109,27 @@ def test_budgets_scale_with_max_chars_but_header_and_footer_do_not():
 
 
 def test_snapshot_is_cut_at_1000_characters_by_default(make, settings, tz):
-    """The reference: hot snapshot content.trim().slice(0, 1000)."""
+    """The reference: hot snapshot content.trim().slice(0, 1000) — mid-sentence, no mark
+    (issue 18). The same budget here, the cut marked "…"."""
     md = assemble_boot(make.inputs(snapshot=make.snapshot("  " + "S" * 1500 + "  ")), settings, tz)
-    assert f"## 🔥 Last Session Snapshot\n{'S' * 1000}\n" in md
+    assert f"## 🔥 Last Session Snapshot\n{'S' * 999}…\n" in md
+
+
+def test_a_cut_snapshot_keeps_whole_lines_and_cuts_the_last_between_words(make, settings, tz):
+    lines = [f"- [user] message number {i} says something about the release plan" for i in range(40)]
+    md = assemble_boot(make.inputs(snapshot=make.snapshot("\n".join(lines))), settings, tz)
+    body = md.split("## 🔥 Last Session Snapshot\n", 1)[1].split("\n\n", 1)[0].rstrip("\n").split("\n")
+    assert len("\n".join(body)) <= 1000
+    assert body[:-1] == lines[: len(body) - 1]  # whole lines
+    last = body[-1]
+    assert last == lines[len(body) - 1] or (last.endswith("…") and lines[len(body) - 1].startswith(last[:-1])
+                                            and last[:-1].split()[-1] in lines[len(body) - 1].split())
 
 
 def test_narrative_is_cut_at_2000_characters_by_default(make, settings, tz):
-    """The reference: narrative content.trim().slice(0, 2000)."""
+    """The reference: narrative content.trim().slice(0, 2000); here the cut is marked "…"."""
     md = assemble_boot(make.inputs(narrative=make.narrative("N" * 2500)), settings, tz)
-    assert f"## 📖 Narrative (last 24h)\n{'N' * 2000}\n" in md
+    assert f"## 📖 Narrative (last 24h)\n{'N' * 1999}…\n" in md
 
 
 def test_enforce_limit_is_the_reference_hard_cut():

@@ -52,10 +52,16 @@ def test_handles_empty_messages():
 
 
 def test_truncates_long_messages_at_200_characters():
-    """port: truncates long messages."""
+    """port: truncates long messages (the reference: 200 characters and "...", inside a
+    word; here between words, "…", within the same 200 characters)."""
     md, _ = build_snapshot_markdown(TS, [msg("user", "A" * 500)], 15, "")
-    assert f"- [user] {'A' * 200}...\n" in md
+    assert f"- [user] {'A' * 199}…\n" in md
     assert len(md) < 500
+    words = "the rollout plan needs another review " * 10
+    md, _ = build_snapshot_markdown(TS, [msg("user", words)], 15, "")
+    line = md.split("- [user] ", 1)[1].split("\n", 1)[0]
+    assert line.endswith("…") and len(line) <= 200 and words.startswith(line[:-1])
+    assert line[:-1].split()[-1] in words.split()  # never mid-word
 
 
 def test_message_of_exactly_200_characters_is_kept_whole():

@@ -1,0 +1,32 @@
+"""Cutting text the way a reader accepts: between words, marked, never mid-word."""
+
+from __future__ import annotations
+
+import pytest
+
+from workers.render import clip_lines, clip_words
+
+
+@pytest.mark.parametrize(
+    ("text", "limit", "expected"),
+    [
+        ("short enough", 20, "short enough"),
+        ("Der Rollback-Plan liegt im Wiki", 20, "Der Rollback-Plan…"),
+        ("auf flaky network tests", 17, "auf flaky…"),
+        ("x" * 30, 10, "x" * 9 + "…"),  # one word longer than the room: cut where the limit falls
+        ("first, second, third", 15, "first, second…"),  # no dangling comma before the mark
+        ("数据库迁移的问题已经解决了", 6, "数据库迁移…"),  # no spaces: any character is a boundary
+    ],
+)
+def test_clip_words(text: str, limit: int, expected: str) -> None:
+    assert clip_words(text, limit) == expected
+    assert len(clip_words(text, limit)) <= limit
+
+
+def test_clip_lines_keeps_whole_lines_and_marks_a_cut_one() -> None:
+    text = "line one is here\nline two is longer than the rest\nline three"
+    assert clip_lines(text, 100) == text
+    assert clip_lines(text, 17) == "line one is here"
+    cut = clip_lines(text, 45)
+    assert cut.startswith("line one is here\nline two") and cut.endswith("…") and len(cut) <= 45
+    assert clip_lines("y" * 50, 10) == ""  # less than a useful piece of the only line: nothing
