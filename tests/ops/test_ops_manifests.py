@@ -294,7 +294,8 @@ def test_overlays_pin_the_image_and_the_namespace(directory: str) -> None:
     namespaces = {r["metadata"]["namespace"] for r in resources}
     assert len(namespaces) == 1 and "default" not in namespaces
     images = {c["image"] for w in workloads(resources) for c in containers(w)}
-    assert len(images) == 1 and ":" in images.pop()
+    assert len(images) == 2 and all(":" in image for image in images)  # the slim image and the recall one
+    assert len({image.rsplit(":", 1)[1] for image in images}) == 1  # one tag: one release
 
 
 def test_pod_monitor_selects_every_worker_pod() -> None:
@@ -305,3 +306,19 @@ def test_pod_monitor_selects_every_worker_pod() -> None:
         labels = sts["spec"]["template"]["metadata"]["labels"]
         assert monitor["matchLabels"].items() <= labels.items()
         assert labels["app.kubernetes.io/component"] not in excluded
+
+
+@pytest.mark.parametrize("directory", KUSTOMIZATIONS)
+def test_only_recall_runs_the_image_with_the_recall_stack(directory: str) -> None:
+    """Dockerfile targets `slim` (image cortex) and `recall` (cortex-recall): the other
+    workers and the init Job never carry the ~240 MB recall stack."""
+    resources = render(directory)
+    images = {}
+    for kind in ("StatefulSet", "Job"):
+        for name, workload in by_kind(resources, kind).items():
+            images[name] = containers(workload)[0]["image"]
+    recall = images.pop("cortex-recall")
+    assert "cortex-recall" in recall
+    assert images and all("cortex-recall" not in image for image in images.values()), images
+    if directory != "k8s/base":  # the overlays map both names to a registry and tag
+        assert len({i.rsplit(":", 1)[-1] for i in [recall, *images.values()]}) == 1

@@ -93,7 +93,13 @@ async def render_documents(settings: Settings, url: str) -> str:
 
 
 async def run_demo(settings: Settings) -> int:
+    from workers.recall.spec import missing_stack
+
     specs = list(all_specs().values())
+    if settings.recall.enabled and (missing := missing_stack()) is not None:
+        # an install without the recall extra: the demo runs the rest (recall consumes, inert)
+        print(f"cortex demo: no recall memories: {missing}", flush=True)
+        settings = msgspec.structs.replace(settings, recall=msgspec.structs.replace(settings.recall, enabled=False))
     with tempfile.TemporaryDirectory(prefix="cortex-demo-") as tmp:
         settings = msgspec.structs.replace(settings, data_dir=tmp, nats_url=None, workspace=None,
                                            metrics_port=None)

@@ -154,6 +154,10 @@ PENDING = 3  # exit code: the forget completes on its own (the recall worker has
 def _store_eraser(settings: Settings, agent: str) -> Callable[[], Awaitable[str]]:
     """Delete the agent's memories from the store directly (no recall worker is running)."""
     async def erase() -> str:
+        from workers.recall.spec import missing_stack
+
+        if (missing := missing_stack()) is not None:  # a slim install: no store to open here
+            raise CliError(f"cannot delete the memories of {agent} from here: {missing}")
         from workers.recall.embedders import make_embedder
         from workers.recall.store import StoreUnavailable, open_store
 

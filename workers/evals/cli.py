@@ -15,7 +15,6 @@ from typing import Any
 
 from shared.config import Settings
 from workers.evals import SAMPLE_LOCOMO
-from workers.evals.harness import EvalError, EvalOptions, format_table, report, run_eval
 from workers.evals.locomo import DatasetError
 
 
@@ -73,6 +72,8 @@ def _progress(quiet: bool) -> Any:
 
 
 async def cmd_eval_recall(args: argparse.Namespace, settings: Settings) -> int:
+    from workers.evals.harness import EvalError, EvalOptions, format_table, report, run_eval  # the recall stack
+
     path = SAMPLE_LOCOMO if args.file == "sample" else Path(args.file)
     if args.limit_conversations is not None and args.limit_conversations < 1:
         print("cortex: --limit-conversations must be at least 1", file=sys.stderr)

@@ -55,6 +55,7 @@ from workers import __version__
 from workers.evals.locomo import CATEGORY_NAMES, SCORED_CATEGORIES, Conversation, Turn, load_locomo
 from workers.recall import worker as recall_worker
 from workers.recall.capture import WINDOW_LINE_CHARS, WINDOW_TURNS, turn_line
+from workers.recall.spec import SPEC as RECALL_SPEC
 
 K_VALUES = (1, 5, 10)
 LIFTED_BUDGET = 100_000
@@ -308,7 +309,7 @@ def _eval_settings(base: Settings, url: str, data_dir: str, embedder: str | None
 
 
 def _recall_spec(access_feedback: bool) -> WorkerSpec:
-    spec = recall_worker.SPEC
+    spec = RECALL_SPEC
     return spec if access_feedback else dataclasses.replace(spec, families=("msg", "session"))
 
 

@@ -1,4 +1,7 @@
-"""The recall worker: the memory store's only writer, and the recall API.
+"""The recall worker's engine: the memory store's only writer, and the recall API.
+
+Its ``WorkerSpec`` lives in ``workers.recall.spec``, which imports this module (and with
+it the recall stack: numpy, Qdrant, the embedders) only when the worker runs.
 
 Consumes messages, notes, feedback (``recall_access``, ``memory_pin``, ``memory_forget``,
 ``remember``: an explicit memory, stored like a captured one)
@@ -35,7 +38,7 @@ from shared.names import BUCKET_RECALL
 from shared.parts import cap, value_budget
 from shared.projection import boundary, is_trigger
 from shared.repair import decode_document, discard_document, unreadable_reason
-from shared.runtime import WorkerContext, WorkerSpec
+from shared.runtime import WorkerContext
 from shared.service import ApiError, serve_endpoints
 from workers.recall.apply import BatchOutcome, StoreApplier
 from workers.recall.capture import (
@@ -272,27 +275,8 @@ class RecallHandler:
         await self._llm.aclose()
 
 
-class DisabledHandler:
-    """``CORTEX_RECALL_ENABLED=false``: the consumer still moves (composed workers wait on its
-    checkpoint), but no store or embedder is opened and nothing is captured."""
-
-    async def apply(self, env: Envelope) -> bool:
-        return False
-
-    async def commit(self) -> None:
-        return None
-
-    def reset(self) -> None:
-        return None
-
-
-DISABLED = "recall is disabled (CORTEX_RECALL_ENABLED=false)"
-
-
-async def build(ctx: WorkerContext) -> RecallHandler | DisabledHandler:
-    if not ctx.settings.recall.enabled:
-        log.info("recall_disabled", extra={"consumer": ctx.consumer})
-        return DisabledHandler()
+async def build(ctx: WorkerContext) -> RecallHandler:
+    """The handler of an enabled recall worker (``workers.recall.spec`` decides that)."""
     try:
         store, embedder = await asyncio.to_thread(HOLDER.acquire, ctx)
     except StoreError as exc:  # not transient: a setting changed under the store, a refused API key…
@@ -347,9 +331,6 @@ def answer(req: RecallRequest, agent: str, settings: Any) -> RecallReply:
 
 async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
     """Serve recall only where the store is open (the active instance; a standby waits)."""
-    if not ctx.settings.recall.enabled:
-        await _serve_disabled(ctx, stop)
-        return
     ready = asyncio.create_task(HOLDER.ready.wait())
     stopping = asyncio.create_task(stop.wait())
     await asyncio.wait([ready, stopping], return_when=asyncio.FIRST_COMPLETED)
@@ -374,25 +355,9 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
                           [("recall", RecallRequest, handle)], stop)
 
 
-async def _serve_disabled(ctx: WorkerContext, stop: asyncio.Event) -> None:
-    """Answer every recall request with one clear error instead of leaving it unanswered."""
-    async def handle(agent: str, req: RecallRequest) -> RecallReply:
-        raise ApiError(503, DISABLED)
-
-    ctx.health.set_ready(True, "disabled")
-    await serve_endpoints(ctx.nc, ctx.settings.prefix, "cortex-recall", "0.1.0",
-                          [("recall", RecallRequest, handle)], stop)
-
-
 async def _publish_access(ctx: WorkerContext, agent: str, ids: list[str]) -> None:
     """A reply changes access metadata through the stream (so it replays), not directly."""
     event = FeedbackEvent(id=f"ra-{uuid.uuid4().hex}", agent=agent, ts=datetime.now(UTC), kind="recall_access",
                           value=ids, actor="recall-api")
     await ctx.js.publish(f"{ctx.settings.prefix}.feedback.{agent}.recall_access", msgspec.json.encode(event),
                          headers={"Nats-Msg-Id": event.id})
-
-
-SPEC = WorkerSpec(name="recall", families=("msg", "notes", "feedback", "session", "compaction"), build=build,
-                  serve=serve,
-                  config_sections=("recall",), buckets=(BUCKET_RECALL,), max_batch=64)
-

