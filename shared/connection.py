@@ -42,7 +42,7 @@ LOST_ERRORS = (nats.errors.ConnectionClosedError, nats.errors.NoServersError, na
 
 def lost_connection(exc: BaseException, nc: Client, url: str) -> ConnectionLost | None:
     """``exc`` raised while ``nc`` is not connected any more: the connection, not the
-    command, failed. One line naming the URL and the last error the client saw."""
+    command, failed. One line naming the URL (or the list of servers) and the last error the client saw."""
     if nc.is_connected or not isinstance(exc, LOST_ERRORS):
         return None
     last = nc.last_error
@@ -83,13 +83,31 @@ async def _open(opts: dict[str, Any]) -> Client:
     return client
 
 
-def redact_url(url: str) -> str:
-    """The URL without user info, safe for logs."""
+DEFAULT_URL = "nats://127.0.0.1:4222"
+
+
+def server_urls(url: str | None) -> list[str]:
+    """``CORTEX_NATS_URL`` as the list of servers it names: one URL or a comma-separated list
+    (the ``NATS_URL`` convention, e.g. ``nats://n1:4222,nats://n2:4222,nats://n3:4222``)."""
+    return [part.strip() for part in (url or "").split(",") if part.strip()] or [DEFAULT_URL]
+
+
+def _redact_one(url: str) -> str:
     parts = urlsplit(url)
     host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
+    try:
+        port = parts.port
+    except ValueError:  # not a number: show what was given, without the user info
+        port = None
+        host = parts.netloc.rpartition("@")[2]
+    if port:
+        host = f"{host}:{port}"
     return urlunsplit((parts.scheme, host, parts.path, parts.query, parts.fragment))
+
+
+def redact_url(url: str) -> str:
+    """The URL (or comma-separated list of URLs) without user info, safe for logs."""
+    return ",".join(_redact_one(part) for part in server_urls(url))
 
 
 def _tls_context(settings: Settings) -> ssl.SSLContext | None:
@@ -140,17 +158,23 @@ class UrlSchemeError(ValueError):
 
 
 def check_url_schemes(url: str) -> None:
-    for part in filter(None, (p.strip() for p in url.split(","))):
+    """Every server of the list has a scheme nats-py speaks and a numeric port (if any)."""
+    for part in server_urls(url):
         scheme = urlsplit(part).scheme if "://" in part else "nats"
         if scheme.lower() not in SCHEMES:
             raise UrlSchemeError(f"{redact_url(part)}: unsupported URL scheme {scheme + '://'!r} "
                                  "(use nats://, tls://, ws:// or wss://)")
+        try:
+            urlsplit(part if "://" in part else f"nats://{part}").port  # noqa: B018 - parses the port
+        except ValueError:
+            raise UrlSchemeError(f"{redact_url(part)}: the port is not a number (a list of servers is "
+                                 "comma-separated: nats://n1:4222,nats://n2:4222)") from None
 
 
 def connect_options(settings: Settings, name: str) -> dict[str, Any]:
     check_url_schemes(settings.nats_url or "")
     opts: dict[str, Any] = {
-        "servers": [settings.nats_url or "nats://127.0.0.1:4222"],
+        "servers": server_urls(settings.nats_url),
         "name": name,
         "max_reconnect_attempts": -1,
         "reconnect_time_wait": 1,
@@ -180,7 +204,7 @@ def _refused_credentials(settings: Settings) -> str:
         named.append("CORTEX_NATS_USER/CORTEX_NATS_PASSWORD")
     if settings.nats_token:
         named.append("CORTEX_NATS_TOKEN")
-    if urlsplit(settings.nats_url or "").username:
+    if any(urlsplit(part).username for part in server_urls(settings.nats_url)):
         named.append("the user info in CORTEX_NATS_URL")
     if not named:
         return ("the server requires credentials and none are set "
@@ -234,14 +258,16 @@ async def _reason(exc: BaseException, settings: Settings) -> str:
     dropped = isinstance(exc, OSError) and not isinstance(exc, (ConnectionRefusedError, TimeoutError))
     if settings.nats_tls_cert or not (dropped or "EOF" in text) or "certificate verify failed" in text:
         return text
-    if await _server_requires_client_cert(settings.nats_url or "nats://127.0.0.1:4222"):
-        return MISSING_CLIENT_CERT
+    for server in server_urls(settings.nats_url):
+        if await _server_requires_client_cert(server):
+            return MISSING_CLIENT_CERT
     return text
 
 
-async def _probe(opts: dict[str, Any]) -> None:
+async def _probe(opts: dict[str, Any]) -> list[str]:
     """nats-py retries an initial connect forever when reconnects are unlimited: probe once
-    without reconnects so a wrong URL or credential fails fast with the real reason."""
+    without reconnects so a wrong URL or credential fails fast with the real reason. Every
+    server of the list is tried (twice); returns the servers the cluster announced."""
     seen: list[Exception] = []
 
     async def remember(exc: Exception) -> None:
@@ -253,7 +279,25 @@ async def _probe(opts: dict[str, Any]) -> None:
                              "reconnect_time_wait": 0.1, "error_cb": remember})
     except Exception as exc:
         raise (seen[-1] if seen else exc) from exc
+    announced = [urlunsplit((srv.scheme, srv.netloc, "", "", "")) for srv in probe.discovered_servers]
     await probe.close()
+    return announced
+
+
+def _with_announced(opts: dict[str, Any], announced: list[str]) -> None:
+    """Remember the servers a cluster announced, so a later start-up attempt tries them too
+    when every listed one is down. Not with TLS: nats-py verifies an announced IP address
+    against the listed host's name only for servers it discovered itself."""
+    if "tls" in opts or any(urlsplit(s).scheme in ("tls", "wss") for s in opts["servers"]):
+        return
+    listed = {urlsplit(s if "://" in s else f"nats://{s}").netloc.rpartition("@")[2] for s in opts["servers"]}
+    opts["servers"] = [*opts["servers"], *(a for a in announced if urlsplit(a).netloc not in listed)]
+
+
+def _current(nc: Client | None) -> str:
+    """The server a connection is on now (for logs), or "" when it is on none."""
+    server = nc.connected_url if nc is not None else None
+    return redact_url(urlunsplit((server.scheme, server.netloc, "", "", ""))) if server else ""
 
 
 def _checked_options(settings: Settings, name: str) -> dict[str, Any]:
@@ -297,7 +341,7 @@ async def connect(settings: Settings, name: str, *, retry_forever: bool = False,
     lets a user confined to one agent receive its replies without a permission on anyone
     else's; ``on_error`` sees each error the server reports asynchronously (a permissions
     violation, say)."""
-    url = redact_url(settings.nats_url or "nats://127.0.0.1:4222")
+    url = redact_url(settings.nats_url or DEFAULT_URL)
 
     error_cb = _error_logger(settings, on_error, logging.WARNING if retry_forever else logging.DEBUG)
     holder: list[Client] = []
@@ -309,7 +353,7 @@ async def connect(settings: Settings, name: str, *, retry_forever: bool = False,
             on_state(False)
 
     async def reconnected_cb() -> None:
-        log.info("nats_reconnected", extra={"url": url})
+        log.info("nats_reconnected", extra={"url": url, "server": _current(holder[0] if holder else None)})
         if on_state:
             on_state(True)
 
@@ -327,10 +371,11 @@ async def connect(settings: Settings, name: str, *, retry_forever: bool = False,
     while True:
         attempt += 1
         try:
-            await _probe(opts)
+            _with_announced(opts, await _probe(opts))
             nc = await _open(opts)
             holder.append(nc)
-            log.log(logging.INFO if retry_forever else logging.DEBUG, "nats_connected", extra={"url": url})
+            log.log(logging.INFO if retry_forever else logging.DEBUG, "nats_connected",
+                    extra={"url": url, "server": _current(nc)})
             if on_state:
                 on_state(True)
             return nc

@@ -36,6 +36,19 @@ def nats_server(tmp_path: Path) -> Iterator[EmbeddedNats]:
 
 
 @pytest.fixture
+async def nats_cluster(tmp_path: Path) -> AsyncIterator[cortex_testkit.NatsCluster]:
+    """Three routed ``nats-server -js`` nodes on loopback (random ports, a store each), ready
+    when every node answers a JetStream request; ``.url`` lists all three, comma-separated."""
+    cluster = cortex_testkit.NatsCluster(tmp_path / "cluster")
+    cluster.start()
+    try:
+        await cluster.ready()
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
 def nats_url(nats_server: EmbeddedNats) -> str:
     return nats_server.url
 

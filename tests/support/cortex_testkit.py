@@ -124,6 +124,121 @@ class ConfiguredNats:
         self.stop()
 
 
+class NatsCluster:
+    """Three (``size``) ``nats-server -js`` processes routed to each other on loopback: one
+    cluster name, a client port, a route port and a file store each (random ports). Nodes can
+    be SIGKILLed, stopped and restarted on the same ports and stores.
+
+    ``start()`` returns when every node accepts connections; ``await ready()`` when every
+    node answers a JetStream request (the meta leader is elected and known to all)."""
+
+    def __init__(self, directory: Path, size: int = 3, name: str = "cortex-test") -> None:
+        self.dir = directory
+        self.name = name
+        self.ports = [free_port() for _ in range(size)]
+        self.route_ports = [free_port() for _ in range(size)]
+        self.procs: list[subprocess.Popen[bytes] | None] = [None] * size
+        self.names = [f"n{i}" for i in range(size)]
+
+    @property
+    def url(self) -> str:
+        """Every node, comma-separated (``CORTEX_NATS_URL`` as an operator writes it)."""
+        return ",".join(self.node_url(i) for i in range(len(self.ports)))
+
+    def node_url(self, i: int) -> str:
+        return f"nats://127.0.0.1:{self.ports[i]}"
+
+    def index(self, server_name: str | None) -> int:
+        """The node of a server name (a stream's ``cluster.leader``)."""
+        assert server_name in self.names, f"{server_name!r} is not a node of the cluster ({self.names})"
+        return self.names.index(server_name)
+
+    def node_of_port(self, port: int) -> int:
+        return self.ports.index(port)
+
+    def start(self) -> NatsCluster:
+        for i in range(len(self.ports)):
+            self.start_node(i, wait=False)
+        for i in range(len(self.ports)):
+            self._wait_listening(i)
+        return self
+
+    def start_node(self, i: int, wait: bool = True) -> None:
+        store = self.dir / self.names[i]
+        store.mkdir(parents=True, exist_ok=True)
+        routes = ",".join(f"nats://127.0.0.1:{p}" for j, p in enumerate(self.route_ports) if j != i)
+        with open(store / "nats-server.log", "ab") as out:
+            self.procs[i] = subprocess.Popen(
+                [nats_server_binary(), "-js", "-a", "127.0.0.1", "-p", str(self.ports[i]), "-sd", str(store / "js"),
+                 "--server_name", self.names[i], "--cluster_name", self.name,
+                 "--cluster", f"nats://127.0.0.1:{self.route_ports[i]}", "--routes", routes],
+                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        if wait:
+            self._wait_listening(i)
+
+    def _wait_listening(self, i: int) -> None:
+        proc = self.procs[i]
+        assert proc is not None
+        wait_listening(proc, self.ports[i], self.dir / self.names[i] / "nats-server.log")
+
+    def pid(self, i: int) -> int:
+        proc = self.procs[i]
+        assert proc is not None and proc.poll() is None, f"node {self.names[i]} is not running"
+        return proc.pid
+
+    def kill(self, i: int) -> None:
+        """SIGKILL: the node dies mid-write, as a crashed machine's would (the OS keeps what it wrote)."""
+        proc = self.procs[i]
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            if proc is not None and proc.poll() is None:
+                proc.terminate()
+        for proc in self.procs:
+            if proc is not None and proc.poll() is None:
+                try:
+                    proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(5)
+
+    def running(self) -> list[int]:
+        return [i for i, proc in enumerate(self.procs) if proc is not None and proc.poll() is None]
+
+    async def node_ready(self, i: int, within: float = 30.0) -> None:
+        """Until node ``i`` answers a JetStream request (it knows the meta leader)."""
+        import nats
+        import nats.errors
+
+        async def answers() -> bool:
+            try:
+                nc = await nats.connect(self.node_url(i), allow_reconnect=False, connect_timeout=1)
+            except (OSError, nats.errors.Error):
+                return False
+            try:
+                reply = await nc.request("$JS.API.INFO", b"", timeout=1)
+                return b'"error"' not in reply.data
+            except nats.errors.Error:
+                return False
+            finally:
+                await nc.close()
+
+        await wait_for(answers, within=within, interval=0.1)
+
+    async def ready(self, within: float = 30.0) -> None:
+        for i in self.running():
+            await self.node_ready(i, within)
+
+    def __enter__(self) -> NatsCluster:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
 def cortex(*args: str, url: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "workers", *args], capture_output=True, text=True, timeout=120,
                           env={**os.environ, "CORTEX_NATS_URL": url, **env})
