@@ -8,6 +8,7 @@ import subprocess
 import sys
 from typing import Any
 
+import nats.errors
 import pytest
 from cortex_testkit import NatsCluster, wait_for
 
@@ -92,6 +93,14 @@ async def test_a_connection_follows_the_cluster_when_its_node_dies(nats_cluster:
 
         await wait_for(elsewhere, within=30)
         assert states[0] is True and False in states and states[-1] is True
-        assert (await nc.request("$JS.API.INFO", b"", timeout=5)).data
+        await nc.flush(timeout=5)  # a round trip to the server it is on now
+
+        async def jetstream_answers() -> bool:  # after the meta leader's election, if it was the one killed
+            try:
+                return b'"error"' not in (await nc.request("$JS.API.INFO", b"", timeout=2)).data
+            except nats.errors.TimeoutError:
+                return False
+
+        await wait_for(jetstream_answers, within=30)
     finally:
         await nc.close()
