@@ -139,6 +139,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     data_dir: str = "~/.cortex"
     partitions: Annotated[int, Meta(ge=1, le=64)] = 1
     partition: str = "all"  # which of them this process runs: all | k | ordinal (see load_settings)
+    # copies of every stream, bucket and durable consumer `cortex init` makes: 1, or 3 on a
+    # three-node NATS cluster (at most the number of servers; init raises, never lowers)
+    replicas: Annotated[int, Meta(ge=1, le=5)] = 1
     retention: str | None = None
     dlq_retention: str = "30d"
     mode: Literal["live", "shadow"] = "live"

@@ -229,11 +229,12 @@ def _now() -> datetime:
 class Records:
     """``cortex_forgets``: the last forget of each agent."""
 
-    def __init__(self, js: JetStreamContext) -> None:
+    def __init__(self, js: JetStreamContext, replicas: int = 1) -> None:
         self._js = js
+        self._replicas = replicas  # of the bucket, made by the first forget (CORTEX_REPLICAS)
 
     async def save(self, record: ForgetRecord) -> None:
-        await ensure_bucket(self._js, BUCKET_FORGETS)
+        await ensure_bucket(self._js, BUCKET_FORGETS, replicas=self._replicas)
         record.updated = _now()
         await (await self._js.key_value(BUCKET_FORGETS)).put(record.agent, msgspec.json.encode(record))
 
@@ -250,14 +251,15 @@ class AgentForget:
 
     def __init__(self, js: JetStreamContext, *, prefix: str, agent: str, consumers: Sequence[str],
                  recall_consumer: str, lease_ttl_s: int,
-                 erase_memories: Callable[[], Awaitable[str]], say: Callable[[str], None] = lambda _: None) -> None:
+                 erase_memories: Callable[[], Awaitable[str]], say: Callable[[str], None] = lambda _: None,
+                 replicas: int = 1) -> None:
         self._js = js
         self._prefix = prefix
         self._consumers = list(consumers)
         self._erase = erase_memories
         self._say = say
         self._ttl = lease_ttl_s
-        self._records = Records(js)
+        self._records = Records(js, replicas)
         now = _now()
         self.record = ForgetRecord(agent=agent, id=uuid.uuid4().hex[:12], state="running", step="pausing the workers",
                                    started=now, updated=now, recall_consumer=recall_consumer)

@@ -13,9 +13,13 @@ from nats.js.client import JetStreamContext
 
 from shared.asof import DOC_HISTORY
 from shared.config import Settings, parse_duration_s
+from shared.errors import WorkerCannotRun
+from shared.kv import kv_read
 from shared.names import (
     ALL_BUCKETS,
     BUCKET_BOOT,
+    BUCKET_CHECKPOINTS,
+    BUCKET_FORGETS,
     BUCKET_LEASES,
     DLQ_STREAM,
     DOC_BUCKETS,
@@ -31,6 +35,39 @@ log = logging.getLogger(__name__)
 
 DUPLICATE_WINDOW_S = 120.0
 _IN_USE = 10058  # stream name already in use with a different configuration
+_NOT_CLUSTERED = 10074  # replicas > 1 not supported in non-clustered mode
+_NO_PEERS = 10005  # no suitable peers for placement (more replicas than servers)
+
+
+class ReplicasError(WorkerCannotRun):
+    """``CORTEX_REPLICAS`` asks for more copies than the NATS servers can hold; one line (a
+    worker that meets it stops with it, as `cortex init` does)."""
+
+
+def _refusal(exc: nats.js.errors.APIError, replicas: int, what: str,
+             servers: int | None) -> ReplicasError | None:
+    """The server's refusal of ``replicas`` copies of ``what`` as one line, or None (another error)."""
+    reason = exc.description or str(exc)
+    if exc.err_code == _NOT_CLUSTERED:
+        return ReplicasError(f"CORTEX_REPLICAS={replicas}: the NATS server is not part of a cluster and holds one "
+                             f"copy of {what} (the server says: {reason}); set CORTEX_REPLICAS=1, or run "
+                             f"{replicas} or more clustered servers")
+    if exc.err_code == _NO_PEERS:
+        size = f"has {servers} servers" if servers else "has fewer servers"
+        return ReplicasError(f"CORTEX_REPLICAS={replicas}: the NATS cluster {size}, it cannot hold {replicas} copies "
+                             f"of {what} (the server says: {reason}); set CORTEX_REPLICAS to at most the number "
+                             "of servers")
+    return None
+
+
+def cluster_servers(js: JetStreamContext) -> int | None:
+    """How many servers the connected cluster announces (its INFO ``connect_urls``), 1 for a
+    server that is not clustered, None when it does not say (``no_advertise``)."""
+    info: dict[str, object] = getattr(getattr(js, "_nc", None), "_server_info", None) or {}
+    if "cluster" not in info:
+        return 1 if info else None
+    urls = info.get("connect_urls")
+    return len(set(urls)) if isinstance(urls, list) and urls else None
 
 
 class ConsumerSpec(msgspec.Struct, frozen=True, kw_only=True):
@@ -80,6 +117,7 @@ def events_stream_config(settings: Settings, current: list[api.StreamSource] | N
         retention=api.RetentionPolicy.LIMITS,
         duplicate_window=DUPLICATE_WINDOW_S,
         max_age=float(parse_duration_s(settings.retention)) if settings.retention else 0.0,
+        num_replicas=settings.replicas,
         allow_direct=True,
         description="Cortex events: messages, sessions, compactions, notes, feedback, tool calls, runs",
     )
@@ -93,12 +131,17 @@ def dlq_stream_config(settings: Settings) -> api.StreamConfig:
         retention=api.RetentionPolicy.LIMITS,
         duplicate_window=DUPLICATE_WINDOW_S,
         max_age=float(parse_duration_s(settings.dlq_retention)),
+        num_replicas=settings.replicas,
         description="Cortex dead letters: events a worker could not apply, with the reason",
     )
 
 
 async def ensure_stream(js: JetStreamContext, config: api.StreamConfig) -> str:
-    """Create or update a stream; returns "created", "updated" or "unchanged"."""
+    """Create or update a stream; returns "created", "updated" or "unchanged".
+
+    Its replicas are raised to ``config.num_replicas``, never lowered (a stream an operator
+    raised by hand keeps its copies; a process run without ``CORTEX_REPLICAS`` — `cortex up`
+    on a laptop against the cluster, a restore — must not take them away)."""
     assert config.name is not None
     try:
         info = await js.stream_info(config.name)
@@ -111,16 +154,29 @@ async def ensure_stream(js: JetStreamContext, config: api.StreamConfig) -> str:
                 raise
             info = await js.stream_info(config.name)  # another pod won the race
     current = info.config
+    config.num_replicas = max(config.num_replicas or 1, current.num_replicas or 1)
     wanted = (sorted(config.subjects or []), config.max_age or 0.0, config.duplicate_window,
-              _sources_key(config.sources))
+              _sources_key(config.sources), config.num_replicas)
     have = (sorted(current.subjects or []), current.max_age or 0.0, current.duplicate_window,
-            _sources_key(current.sources))
+            _sources_key(current.sources), current.num_replicas or 1)
     if wanted == have:
         return "unchanged"
-    # keep what an operator raised by hand (e.g. `nats stream edit --replicas 3`)
-    config.num_replicas = max(config.num_replicas or 1, current.num_replicas or 1)
     await js.update_stream(config)
     return "updated"
+
+
+async def raise_replicas(js: JetStreamContext, stream: str, replicas: int) -> str:
+    """Raise an existing stream (a KV bucket's ``KV_<bucket>``) to ``replicas`` copies in place
+    (the server copies its data to the new peers); "raised", "unchanged" or "missing"."""
+    try:
+        info = await js.stream_info(stream)
+    except nats.js.errors.NotFoundError:
+        return "missing"
+    if (info.config.num_replicas or 1) >= replicas:
+        return "unchanged"
+    info.config.num_replicas = replicas
+    await js.update_stream(info.config)
+    return "raised"
 
 
 async def _sources(js: JetStreamContext) -> list[api.StreamSource] | None:
@@ -146,7 +202,10 @@ async def describe_source(js: JetStreamContext, settings: Settings) -> str:
             f"from the first as {settings.prefix}.{OPENCLAW_FAMILY}.<agent>.<type>{hint}")
 
 
-async def ensure_bucket(js: JetStreamContext, bucket: str, ttl_s: float | None = None, history: int = 1) -> str:
+async def ensure_bucket(js: JetStreamContext, bucket: str, ttl_s: float | None = None, history: int = 1,
+                        replicas: int = 1) -> str:
+    """Create a bucket with ``replicas`` copies if it is missing; an existing one is left as it
+    is (``raise_replicas`` raises it: `cortex init`, whose user may edit streams)."""
     try:
         await js.key_value(bucket)
         return "unchanged"
@@ -154,7 +213,7 @@ async def ensure_bucket(js: JetStreamContext, bucket: str, ttl_s: float | None =
         pass
     try:
         await js.create_key_value(bucket=bucket, history=history, direct=True, ttl=ttl_s,
-                                  storage=api.StorageType.FILE)
+                                  storage=api.StorageType.FILE, replicas=replicas)
     except nats.js.errors.BadRequestError as exc:
         if exc.err_code != _IN_USE:
             raise
@@ -171,24 +230,80 @@ def consumer_config(spec: ConsumerSpec, settings: Settings) -> api.ConsumerConfi
         max_deliver=-1,  # the worker counts attempts itself and dead-letters (see consume.py)
         max_ack_pending=max(1000, settings.runtime.batch_size * 2),
         filter_subjects=spec.filter_subjects(settings.prefix),
+        num_replicas=settings.replicas,
         description=f"Cortex worker consumer {spec.name}",
     )
 
 
-async def ensure_consumer(js: JetStreamContext, spec: ConsumerSpec, settings: Settings) -> str:
+def consumer_replicas(info: api.ConsumerInfo) -> int:
+    """How many copies of a consumer's state the servers keep: its leader and peers (a
+    consumer created without ``num_replicas`` got its stream's count at creation, and keeps
+    it when the stream is raised later)."""
+    peers = len(info.cluster.replicas or []) if info.cluster is not None and info.cluster.leader else 0
+    return max(info.config.num_replicas or 1, peers + 1)
+
+
+async def ensure_consumer(js: JetStreamContext, spec: ConsumerSpec, settings: Settings, *,
+                          recreate: bool = False) -> str:
+    """Create or update one consumer; its replicas are raised, never lowered. ``recreate``
+    (`cortex init`): a server that cannot change a consumer's replicas in place gets it
+    deleted and created again at its checkpoint (``recreate_at_checkpoint``)."""
     config = consumer_config(spec, settings)
     try:
         info = await js.consumer_info(EVENTS_STREAM, spec.name)
     except nats.js.errors.NotFoundError:
-        await js.add_consumer(EVENTS_STREAM, config)
+        await _add_consumer(js, config)
         return "created"
     have = info.config
+    replicas = consumer_replicas(info)
+    config.num_replicas = max(settings.replicas, replicas)
+    # where it starts cannot change; a consumer recreated at its checkpoint keeps its start
+    config.deliver_policy, config.opt_start_seq = have.deliver_policy, have.opt_start_seq
     if (sorted(have.filter_subjects or ([have.filter_subject] if have.filter_subject else []))
             == sorted(config.filter_subjects or []) and have.ack_wait == config.ack_wait
-            and have.max_ack_pending == config.max_ack_pending):
+            and have.max_ack_pending == config.max_ack_pending and config.num_replicas == replicas):
         return "unchanged"
-    await js.add_consumer(EVENTS_STREAM, config)  # same durable: an update
+    try:
+        await _add_consumer(js, config)  # same durable: an update
+    except nats.js.errors.BadRequestError:  # a refused config; never a transient error
+        if not recreate or config.num_replicas == replicas:
+            raise
+        log.warning("consumer_recreated", extra={"consumer": spec.name, "replicas": config.num_replicas})
+        await recreate_at_checkpoint(js, config)
+        return "recreated"
     return "updated"
+
+
+async def _add_consumer(js: JetStreamContext, config: api.ConsumerConfig) -> None:
+    """Create or update; more replicas than the servers hold is ``ReplicasError``."""
+    try:
+        await js.add_consumer(EVENTS_STREAM, config)
+    except nats.js.errors.APIError as exc:
+        refused = _refusal(exc, config.num_replicas or 1, f"consumer {config.durable_name}", cluster_servers(js))
+        if refused is None:
+            raise
+        raise refused from None
+
+
+async def recreate_at_checkpoint(js: JetStreamContext, config: api.ConsumerConfig) -> int:
+    """Delete a durable consumer and create it again with ``config``, delivering from the
+    first event its worker has not made durable: after the lower of its ack floor and its
+    checkpoint (the worker skips what its checkpoint covers, so a redelivery changes
+    nothing; nothing after it is skipped). Returns the sequence it starts at."""
+    assert config.durable_name is not None
+    info = await js.consumer_info(EVENTS_STREAM, config.durable_name)
+    floor = int(info.ack_floor.stream_seq or 0) if info.ack_floor is not None else 0
+    try:
+        raw, _ = await kv_read(await js.key_value(BUCKET_CHECKPOINTS), config.durable_name)
+    except nats.js.errors.BucketNotFoundError:
+        raw = None
+    checkpoint = int(raw) if raw and raw.isdigit() else 0
+    start = min(floor, checkpoint) + 1
+    await js.delete_consumer(EVENTS_STREAM, config.durable_name)
+    config.deliver_policy = api.DeliverPolicy.BY_START_SEQUENCE
+    config.opt_start_seq = start
+    await js.add_consumer(EVENTS_STREAM, config)
+    return start
 
 
 def buckets_for(settings: Settings) -> list[tuple[str, float | None, int]]:
@@ -204,14 +319,28 @@ def buckets_for(settings: Settings) -> list[tuple[str, float | None, int]]:
 
 
 async def provision(js: JetStreamContext, settings: Settings, consumers: Iterable[ConsumerSpec]) -> dict[str, str]:
-    """Create or update everything the contract names; returns what happened to each."""
+    """Create or update everything the contract names, with ``CORTEX_REPLICAS`` copies
+    (existing streams, buckets and consumers raised, never lowered); returns what happened
+    to each. More replicas than servers: ``ReplicasError`` before anything is changed (the
+    first request, CORTEX_EVENTS's, is the one the server refuses)."""
     report: dict[str, str] = {}
-    report[f"stream {EVENTS_STREAM}"] = await ensure_stream(js, events_stream_config(settings, await _sources(js)))
+    try:
+        report[f"stream {EVENTS_STREAM}"] = await ensure_stream(js, events_stream_config(settings, await _sources(js)))
+    except nats.js.errors.APIError as exc:  # 10074 comes as a ServerError (500), 10005 as a BadRequest
+        refused = _refusal(exc, settings.replicas, EVENTS_STREAM, cluster_servers(js))
+        if refused is None:
+            raise
+        raise refused from None
     if settings.openclaw.stream is not None:
         report[f"source {settings.openclaw.stream} → {EVENTS_STREAM}: {await describe_source(js, settings)}"] = "wired"
     report[f"stream {DLQ_STREAM}"] = await ensure_stream(js, dlq_stream_config(settings))
     for bucket, ttl, history in buckets_for(settings):
-        report[f"bucket {bucket}"] = await ensure_bucket(js, bucket, ttl, history)
+        outcome = await ensure_bucket(js, bucket, ttl, history, settings.replicas)
+        if outcome == "unchanged":
+            outcome = await raise_replicas(js, f"KV_{bucket}", settings.replicas)
+        report[f"bucket {bucket}"] = outcome
+    if await raise_replicas(js, f"KV_{BUCKET_FORGETS}", settings.replicas) == "raised":  # made by the first forget
+        report[f"bucket {BUCKET_FORGETS}"] = "raised"
     for spec in consumers:
-        report[f"consumer {spec.name}"] = await ensure_consumer(js, spec, settings)
+        report[f"consumer {spec.name}"] = await ensure_consumer(js, spec, settings, recreate=True)
     return report

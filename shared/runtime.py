@@ -162,7 +162,7 @@ class WorkerHost:
         await self._ensure_consumer(js, consumer, spec, health)
         if shadow:  # shadow documents live in their own buckets, made on first use
             for bucket in spec.buckets:
-                await ensure_bucket(js, shadow_bucket(bucket), history=DOC_HISTORY)
+                await ensure_bucket(js, shadow_bucket(bucket), history=DOC_HISTORY, replicas=self.settings.replicas)
         lease = Lease(js, consumer, self.instance, self.settings.runtime.lease_ttl_s)
         ctx = WorkerContext(nc=nc, js=js, settings=self.settings, worker=spec.name, consumer=consumer,
                             producer=producer_id(spec, self.settings, self.version), health=health, shadow=shadow,

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import nats
+import nats.errors
 import pytest
 
 
@@ -123,6 +124,51 @@ def test_status_lists_streams_consumers_and_buckets(nats_url: str) -> None:
     assert result.returncode == 0, result.stderr
     assert "CORTEX_EVENTS" in result.stdout and "CORTEX_DLQ" in result.stdout
     assert "cortex_checkpoints" in result.stdout and "pending=" in result.stdout
+
+
+async def test_status_on_a_cluster_shows_replicas_leaders_and_the_lagging_peer(nats_cluster: Any,
+                                                                                wait_for: Any) -> None:
+    """`cortex init` with CORTEX_REPLICAS=3 against the cluster, one node of CORTEX_EVENTS's
+    followers killed: status names each stream's and consumer's copies, leader and the
+    peer that is behind."""
+    env = {"CORTEX_NATS_URL": nats_cluster.url, "CORTEX_REPLICAS": "3"}
+    init = await asyncio.to_thread(cortex, "init", env=env)
+    assert init.returncode == 0, init.stderr
+    nc = await nats.connect(nats_cluster.servers)
+    try:
+        js = nc.jetstream()
+        leader = (await js.stream_info("CORTEX_EVENTS")).cluster.leader
+        follower = next(n for n in nats_cluster.names if n != leader)
+        nats_cluster.kill(nats_cluster.index(follower))
+
+        async def behind() -> bool:
+            try:  # this client may have been on the killed node: it reconnects meanwhile
+                peers = (await js.stream_info("CORTEX_EVENTS")).cluster.replicas or []
+            except nats.errors.Error:
+                return False
+            return any(p.name == follower and (p.offline or not p.current) for p in peers)
+
+        await wait_for(behind, within=30)
+    finally:
+        await nc.close()
+    alive = ",".join(nats_cluster.node_url(i) for i in nats_cluster.running())
+    result = await asyncio.to_thread(cortex, "status", env={"CORTEX_NATS_URL": alive})
+    assert result.returncode == 0, result.stderr
+    [events] = [line for line in result.stdout.splitlines() if line.strip().startswith("CORTEX_EVENTS")]
+    assert f"replicas=3 leader={leader} lagging={follower}(" in events, events
+    [threads] = [line for line in result.stdout.splitlines() if line.strip().startswith("threads ")]
+    assert "replicas=3 leader=n" in threads, threads
+    [checkpoints] = [line for line in result.stdout.splitlines() if line.strip().startswith("cortex_checkpoints")]
+    assert "replicas=3 leader=n" in checkpoints, checkpoints
+
+
+def test_status_on_a_single_server_says_one_replica(nats_url: str) -> None:
+    assert cortex("init", env={"CORTEX_NATS_URL": nats_url}).returncode == 0
+    result = cortex("status", env={"CORTEX_NATS_URL": nats_url})
+    [events] = [line for line in result.stdout.splitlines() if line.strip().startswith("CORTEX_EVENTS")]
+    assert events.endswith(" replicas=1 leader=cortex-embedded lagging=-"), events
+    [threads] = [line for line in result.stdout.splitlines() if line.strip().startswith("threads ")]
+    assert threads.endswith(" replicas=1 leader=- lagging=-"), threads
 
 
 @pytest.mark.parametrize(

@@ -128,15 +128,17 @@ def test_producer_ids_and_timestamps_follow_the_contract() -> None:
 
 
 def test_the_bucket_loops_name_every_bucket_cortex_keeps() -> None:
-    """The replica and backup loops of docs/operations.md once left out cortex_recall (issue 15);
-    every bucket is replicated, every one but cortex_leases backed up."""
+    """The backup loop of docs/operations.md once left out cortex_recall (issue 15): every
+    bucket but cortex_leases is backed up. Replicas are no hand edit any more (`cortex init`
+    raises every bucket, cortex_forgets included: tests/shared/test_provision_replicas.py)."""
     import re
 
     from shared.names import ALL_BUCKETS, BUCKET_FORGETS, BUCKET_LEASES
 
     text = (ROOT / "docs/operations.md").read_text()
     loops = re.findall(r"^for b in ([a-z_ ]+); do\n\s+nats stream (\w+) ", text, flags=re.M)
-    assert {verb for _, verb in loops} == {"edit", "backup"}
+    assert {verb for _, verb in loops} == {"backup"}
+    assert "--replicas 3" not in text, "the hand-edit procedure is back: CORTEX_REPLICAS does it"
     every = {b.removeprefix("cortex_") for b in (*ALL_BUCKETS, BUCKET_FORGETS)}
     for names, verb in loops:
         wanted = every - ({BUCKET_LEASES.removeprefix("cortex_")} if verb == "backup" else set())

@@ -196,6 +196,22 @@ def test_settings_are_known_variables_with_valid_values(directory: str) -> None:
     assert settings.metrics_port is not None, "without CORTEX_METRICS_PORT there are no probes"
 
 
+@pytest.mark.parametrize(("directory", "nats_values"), [("k8s/overlays/dev", "k8s/helm/nats-values.yaml"),
+                                                       ("k8s/overlays/prod", "k8s/helm/nats-values-prod.yaml")])
+def test_the_init_job_asks_for_as_many_replicas_as_the_nats_cluster_has_nodes(directory: str, nats_values: str) -> None:
+    """Prod: three NATS nodes, so `cortex init` (the Job, through the settings ConfigMap) makes
+    every stream, bucket and consumer with three replicas; dev: one server, one replica."""
+    resources = render(directory)
+    job = by_kind(resources, "Job")["cortex-init"]
+    [init] = containers(job)
+    assert init["args"] == ["init"]
+    assert {"configMapRef": {"name": "cortex-settings"}} in init["envFrom"]
+    assert "CORTEX_REPLICAS" not in {e["name"] for e in init.get("env", [])}  # one place: the ConfigMap
+    cluster = load_yaml(nats_values).get("config", {}).get("cluster", {})
+    nodes = cluster.get("replicas", 1) if cluster.get("enabled") else 1
+    assert load_settings(settings_map(resources)).replicas == nodes
+
+
 def test_secrets_stay_out_of_the_configmap() -> None:
     data = settings_map(render("k8s/base"))
     assert not {"CORTEX_NATS_PASSWORD", "CORTEX_NATS_TOKEN", "ANTHROPIC_API_KEY"} & set(data)

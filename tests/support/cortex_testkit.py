@@ -145,6 +145,11 @@ class NatsCluster:
         """Every node, comma-separated (``CORTEX_NATS_URL`` as an operator writes it)."""
         return ",".join(self.node_url(i) for i in range(len(self.ports)))
 
+    @property
+    def servers(self) -> list[str]:
+        """Every node's URL (for ``nats.connect``, which takes a list, not a comma-separated string)."""
+        return [self.node_url(i) for i in range(len(self.ports))]
+
     def node_url(self, i: int) -> str:
         return f"nats://127.0.0.1:{self.ports[i]}"
 

@@ -233,7 +233,8 @@ async def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
         forget = AgentForget(js, prefix=settings.prefix, agent=agent, consumers=consumers,
                              recall_consumer=agent_consumer("recall", agent, settings.partitions),
                              lease_ttl_s=settings.runtime.lease_ttl_s, erase_memories=_store_eraser(settings, agent),
-                             say=lambda step: print(f"forget: {step}", file=sys.stderr, flush=True))
+                             say=lambda step: print(f"forget: {step}", file=sys.stderr, flush=True),
+                             replicas=settings.replicas)
         try:
             record = await forget.run(args.wait)
         except ForgetError as exc:

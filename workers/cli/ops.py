@@ -12,12 +12,13 @@ from typing import Any, BinaryIO
 import msgspec
 import nats.js.errors
 import orjson
+from nats.js import api
 
 from shared.codec import Limits, Rejection, decode_event, event_limits, event_subject, nesting_depth, rejection_reason
 from shared.config import Settings
 from shared.kv import kv_read
 from shared.names import BUCKET_CHECKPOINTS, DLQ_STREAM, EVENTS_STREAM
-from shared.provision import buckets_for, provision
+from shared.provision import buckets_for, consumer_replicas, provision
 from workers.cli import CliError
 from workers.cli.common import connected
 from workers.cli.sources import print_sources
@@ -157,11 +158,26 @@ async def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
                 continue
             st = info.state
             print(f"  {name:<16} messages={st.messages} bytes={st.bytes} "
-                  f"first_seq={st.first_seq} last_seq={st.last_seq}")
+                  f"first_seq={st.first_seq} last_seq={st.last_seq} "
+                  f"{replication(info.config.num_replicas or 1, info.cluster)}")
         await _print_consumers(js)
         await print_sources(js, settings)
         await _print_buckets(js, settings)
     return 0
+
+
+def replication(replicas: int, cluster: api.ClusterInfo | None) -> str:
+    """``replicas=3 leader=n1 lagging=n2(offline),n3(lag 40)`` — how many copies, which server
+    leads (``none`` while one is elected), and the peers that are not current. A single
+    server: ``replicas=1 leader=<it>``; ``lagging=-`` when every peer is current."""
+    leader = (cluster.leader if cluster is not None else None) or ("none" if replicas > 1 else "-")
+    lagging = []
+    for peer in (cluster.replicas if cluster is not None else None) or []:
+        if peer.offline:
+            lagging.append(f"{peer.name}(offline)")
+        elif not peer.current:
+            lagging.append(f"{peer.name}(lag {peer.lag or 0})")
+    return f"replicas={replicas} leader={leader} lagging={','.join(lagging) or '-'}"
 
 
 async def _print_consumers(js: Any) -> None:
@@ -175,7 +191,8 @@ async def _print_consumers(js: Any) -> None:
     for info in sorted(consumers, key=lambda c: c.name):
         raw, _ = await kv_read(checkpoints, info.name)
         print(f"  {info.name:<20} pending={info.num_pending} ack_pending={info.num_ack_pending} "
-              f"redelivered={info.num_redelivered} checkpoint={raw.decode() if raw else 0}")
+              f"redelivered={info.num_redelivered} checkpoint={raw.decode() if raw else 0} "
+              f"{replication(consumer_replicas(info), info.cluster)}")
 
 
 async def _print_buckets(js: Any, settings: Settings) -> None:
@@ -189,7 +206,8 @@ async def _print_buckets(js: Any, settings: Settings) -> None:
             continue
         # history is 1, so the stream's message count is the live-key count plus delete markers
         keys = await _count_keys(kv)
-        print(f"  {bucket:<22} keys={keys} bytes={st.stream_info.state.bytes}")
+        print(f"  {bucket:<22} keys={keys} bytes={st.stream_info.state.bytes} "
+              f"{replication(st.stream_info.config.num_replicas or 1, st.stream_info.cluster)}")
 
 
 async def _count_keys(kv: Any) -> int:
