@@ -105,7 +105,7 @@ async def test_stop_gives_back_what_was_delivered_but_not_taken(nc: Client, js: 
     taken = await fetcher.fetch(2, wait_s=1)  # a request shorter than stop's wait, like a worker's
     assert [m.metadata.sequence.stream for m in taken] == [1, 2]
     for msg in taken:
-        await msg.ack()
+        await msg.ack_sync()  # confirmed: the probe below reads the ack floor
     await fetcher.stop()  # the rest of the open request's delivery is nak'd, not left pending
 
     assert await held_back(js, "puller") == 0
@@ -136,7 +136,8 @@ async def test_a_late_end_of_an_earlier_request_does_not_end_the_open_one(nc: Cl
     await publish(js, 2, 20)  # request 2 delivers these while the worker stops
     await fetcher.stop()
     for msg in first:
-        await msg.ack()
+        await msg.ack_sync()  # confirmed: a plain ack is applied by the server later, and the probe
+        # below would count the still-unacked first message as held back
 
     assert await held_back(js, "puller") == 0
     info = await js.consumer_info(EVENTS_STREAM, "puller")
