@@ -137,9 +137,34 @@ class TimelineItem(msgspec.Struct, kw_only=True):
     text: str = ""
 
 
+class EnhancedThread(msgspec.Struct, kw_only=True, omit_defaults=True):
+    title: str = ""
+    summary: str = ""
+    basis: str = ""  # a digest of the title and summary it was written from: stale once they change
+
+
+class EnhancedDecision(msgspec.Struct, kw_only=True, omit_defaults=True):
+    what: str = ""
+    why: str = ""
+
+
+class EnhancedCommitment(msgspec.Struct, kw_only=True, omit_defaults=True):
+    what: str = ""
+
+
+class Enhancements(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """Claude's wording of thread, decision and commitment texts, by id
+    (``workers.narrative.enhance``); the briefing shows them in place of the extracted ones."""
+
+    threads: dict[str, EnhancedThread] = msgspec.field(default_factory=dict)
+    decisions: dict[str, EnhancedDecision] = msgspec.field(default_factory=dict)
+    commitments: dict[str, EnhancedCommitment] = msgspec.field(default_factory=dict)
+
+
 class NarrativeDoc(msgspec.Struct, kw_only=True):
-    """``timeline`` goes beyond the contract (readers ignore unknown fields): the narrative
-    worker's own record of session starts/ends and compactions, in event time."""
+    """``timeline`` and ``enhanced`` go beyond the contract (readers ignore unknown fields):
+    the narrative worker's own record of session starts/ends and compactions, in event time,
+    and — with ``ANTHROPIC_API_KEY`` — Claude's wording of the briefing's items."""
 
     CAP_LISTS: ClassVar[tuple[str, ...]] = ("timeline",)
 
@@ -149,6 +174,7 @@ class NarrativeDoc(msgspec.Struct, kw_only=True):
     source: str  # "structured" | "llm"
     integrity: Integrity
     timeline: list[TimelineItem] = msgspec.field(default_factory=list)
+    enhanced: Enhancements | None = None
 
 
 class BootDoc(msgspec.Struct, kw_only=True):

@@ -23,20 +23,24 @@ from workers.boot.context import (
 from workers.boot.inputs import BootInputs
 from workers.boot.state import header_section, state_section
 from workers.boot.work import commitments_section, decisions_section, recent_decisions, threads_section
+from workers.narrative.enhance import enhance_commitments, enhance_decisions, enhance_threads
 
 
 def _work_sections(
     inputs: BootInputs, settings: BootSettings, tz: ZoneInfo, budgets: Budgets
 ) -> tuple[list[str], str]:
-    """Threads, decisions and commitments, and the footer that counts what they show."""
-    threads = inputs.threads.threads if inputs.threads is not None else []
+    """Threads, decisions and commitments — in Claude's wording where the narrative holds
+    one (``workers.narrative.enhance``) — and the footer that counts what they show."""
+    overlay = inputs.narrative.enhanced if inputs.narrative is not None else None
+    threads = enhance_threads(inputs.threads.threads if inputs.threads is not None else [], overlay)
     threads_text, n_threads = threads_section(threads, settings.max_threads_in_boot, budgets.threads)
     decisions = recent_decisions(
-        inputs.decisions.decisions if inputs.decisions is not None else [],
+        enhance_decisions(inputs.decisions.decisions if inputs.decisions is not None else [], overlay),
         inputs.now, tz, settings.decision_recency_days, settings.max_decisions_in_boot,
     )
     decisions_text, n_decisions = decisions_section(decisions, budgets.decisions)
-    commitments = inputs.commitments.commitments if inputs.commitments is not None else []
+    commitments = enhance_commitments(inputs.commitments.commitments if inputs.commitments is not None else [],
+                                      overlay)
     commitments_text, n_open = commitments_section(commitments, inputs.now, tz, budgets.commitments)
     footer = (
         f"_Boot context | {n_threads} active threads | {n_decisions} recent decisions"

@@ -19,16 +19,26 @@ from zoneinfo import ZoneInfo
 
 import msgspec
 
-from schemas.docs import DecisionsDoc, Integrity, NarrativeDoc, SnapshotDoc, ThreadsDoc, TimelineItem
+from schemas.docs import (
+    CommitmentsDoc,
+    DecisionsDoc,
+    Enhancements,
+    Integrity,
+    NarrativeDoc,
+    SnapshotDoc,
+    ThreadsDoc,
+    TimelineItem,
+)
 from schemas.events import CompactionEvent, SessionEvent
 from shared.asof import DocReader
 from shared.codec import Envelope
 from shared.composed import source_consumer, wait_bound_s
 from shared.llm import LlmClient
-from shared.names import BUCKET_DECISIONS, BUCKET_NARRATIVES, BUCKET_SNAPSHOTS, BUCKET_THREADS
+from shared.names import BUCKET_COMMITMENTS, BUCKET_DECISIONS, BUCKET_NARRATIVES, BUCKET_SNAPSHOTS, BUCKET_THREADS
 from shared.projection import ProjectionHandler
 from shared.runtime import WorkerContext, WorkerSpec
 from shared.watermarks import WatermarkTracker
+from workers.narrative import enhance
 from workers.narrative.core import build_narrative_prompt, build_structured_narrative
 from workers.narrative.timeline import TimelineEntry, timeline_from_threads
 
@@ -44,7 +54,9 @@ class NarrativeInputs(msgspec.Struct, frozen=True, kw_only=True):
     threads: ThreadsDoc | None = None
     decisions: DecisionsDoc | None = None
     snapshot: SnapshotDoc | None = None
+    commitments: CommitmentsDoc | None = None
     llm_text: str | None = None
+    enhanced: Enhancements | None = None  # the overlay after this trigger's batch
     regenerate: bool = False
 
 
@@ -84,6 +96,10 @@ class NarrativeProjection:
             snapshot, _ = await self._reader.as_of(ctx.bucket(BUCKET_SNAPSHOTS), env.agent, SnapshotDoc, env.seq + 1)
         inputs = NarrativeInputs(threads=threads, decisions=decisions, snapshot=snapshot, regenerate=True)
         if self._llm.enabled:
+            commitments, _ = await self._reader.as_of(ctx.bucket(BUCKET_COMMITMENTS), env.agent, CommitmentsDoc,
+                                                      env.seq)
+            inputs = msgspec.structs.replace(inputs, commitments=commitments)
+            inputs = msgspec.structs.replace(inputs, enhanced=await self._enhanced(env, inputs, doc))
             structured = self._structured(env, inputs, [])
             prompt = build_narrative_prompt(structured, snapshot.markdown if snapshot else None)
             text = await self._llm.complete(agent=env.agent, purpose="narrative", system=SYSTEM_PROMPT,
@@ -91,16 +107,41 @@ class NarrativeProjection:
             inputs = msgspec.structs.replace(inputs, llm_text=text)
         return inputs
 
+    async def _enhanced(self, env: Envelope, inputs: NarrativeInputs, doc: NarrativeDoc | None) -> Enhancements | None:
+        """The overlay of Claude's wording after this trigger (``workers.narrative.enhance``):
+        one request for the items without a current one, none when all have one."""
+        threads = inputs.threads.threads if inputs.threads else []
+        decisions = inputs.decisions.decisions if inputs.decisions else []
+        commitments = inputs.commitments.commitments if inputs.commitments else []
+        old = doc.enhanced if doc is not None else None
+        batch = enhance.select_batch(threads, decisions, commitments, env.event.ts, old)
+        new = Enhancements()
+        if batch:
+            text = await self._llm.complete(agent=env.agent, purpose=enhance.PURPOSE, system=enhance.SYSTEM_PROMPT,
+                                            prompt=enhance.build_prompt(batch), when=env.event.ts, tool=enhance.TOOL)
+            new = enhance.parse_answer(text, batch)
+        return enhance.merge(old, new, (t.id for t in threads), (d.id for d in decisions),
+                             (c.id for c in commitments))
+
     def _structured(self, env: Envelope, inputs: NarrativeInputs, timeline: list[TimelineItem]) -> str:
+        threads, decisions = inputs.threads, inputs.decisions
+        if inputs.enhanced is not None:  # Claude's wording where there is one
+            if threads is not None:
+                threads = msgspec.structs.replace(threads, threads=enhance.enhance_threads(threads.threads,
+                                                                                         inputs.enhanced))
+            if decisions is not None:
+                decisions = msgspec.structs.replace(decisions, decisions=enhance.enhance_decisions(
+                    decisions.decisions, inputs.enhanced))
         entries = [TimelineEntry(ts=i.ts, kind=i.kind, text=i.text) for i in timeline]  # type: ignore[arg-type]
-        entries += timeline_from_threads(inputs.threads)
-        return build_structured_narrative(env.event.ts, self._tz, inputs.threads, inputs.decisions, entries)
+        entries += timeline_from_threads(threads)
+        return build_structured_narrative(env.event.ts, self._tz, threads, decisions, entries)
 
     def compose(self, doc: NarrativeDoc | None, env: Envelope, inputs: Any) -> NarrativeDoc:
         assert isinstance(inputs, NarrativeInputs)
         now = env.event.ts
         timeline = [i for i in (doc.timeline if doc else []) if now - i.ts <= TIMELINE_KEEP]
         timeline = [*timeline, timeline_item(env)][-TIMELINE_MAX:]
+        enhanced = inputs.enhanced if inputs.regenerate else (doc.enhanced if doc else None)
         if not inputs.regenerate:
             markdown, source, ts = (doc.markdown, doc.source, doc.ts) if doc else ("", "structured", now)
         elif inputs.llm_text:
@@ -108,7 +149,7 @@ class NarrativeProjection:
         else:
             markdown, source, ts = self._structured(env, inputs, timeline), "structured", now
         return NarrativeDoc(agent=env.agent, ts=ts, markdown=markdown, source=source, integrity=Integrity(),
-                            timeline=timeline)
+                            timeline=timeline, enhanced=enhanced)
 
     def apply(self, doc: NarrativeDoc | None, env: Envelope) -> NarrativeDoc | None:
         raise NotImplementedError("composed projection: prepare + compose")
