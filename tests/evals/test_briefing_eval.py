@@ -105,3 +105,41 @@ def test_an_unknown_conversation_is_one_clear_error() -> None:
     dataset = briefing.load_dataset(briefing.SAMPLE_BRIEFING)
     with pytest.raises(briefing.DatasetError, match="unknown conversation"):
         briefing.select(dataset, ["nope"])
+
+
+# --- the floors: what issue 18 fixed stays fixed ------------------------------------------
+
+FLOORS = {"threads": (0.95, 0.9), "decisions": (0.95, 0.95), "commitments": (0.95, 0.95)}
+PIPELINE_SUBSET = ["en-auth-cued", "de-kundenportal", "en-backfill-compaction"]
+
+
+def assert_clean(rep: dict[str, object], label: str) -> None:
+    defects = rep["defects"]
+    assert isinstance(defects, dict)
+    assert not any(defects.values()), f"{label}: {defects}"
+    for kind, (precision, recall) in FLOORS.items():
+        scores = rep[kind]
+        assert isinstance(scores, dict)
+        assert scores["precision"] >= precision and scores["recall"] >= recall, f"{label} {kind}: {scores}"
+
+
+def test_the_cores_meet_the_floors_on_every_conversation() -> None:
+    """docs/briefing-eval.md: no reader-visible defect, precision and recall at least the floors."""
+    dataset = briefing.load_dataset(briefing.SAMPLE_BRIEFING)
+    total, _ = briefing.run_core_eval(dataset, briefing.eval_settings(dataset))
+    rep = briefing.score_report(total)
+    assert_clean(rep, "cores")
+    assert rep["why_accuracy"] >= 0.95 and rep["due_accuracy"] >= 0.95
+
+
+async def test_a_few_conversations_through_the_pipeline_come_out_clean() -> None:
+    """Every worker on an embedded nats-server (hashing embedder): the stored documents and
+    the session-start BOOTSTRAP that follows a session end at once have no defect — no
+    repeated why, no cut without "…", no boilerplate summary, the narrative there, no lag
+    line once every source caught up."""
+    from workers.evals.briefing_e2e import run_pipeline_eval
+
+    dataset = briefing.load_dataset(briefing.SAMPLE_BRIEFING)
+    total, per = await run_pipeline_eval(dataset, load_settings({}), PIPELINE_SUBSET, "hashing")
+    assert set(per) == set(PIPELINE_SUBSET)
+    assert_clean(briefing.score_report(total), "pipeline")

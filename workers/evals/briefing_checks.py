@@ -109,29 +109,21 @@ def _clean_start(source: str, start: int) -> bool:
     return not before or before[-1] in _SENTENCE_END or before[-1] in _CLAUSE_MARKS or _ends_with_clause_word(before)
 
 
-def locate(core: str, sources: Iterable[str]) -> tuple[str, int] | None:
-    """Where ``core`` is quoted: (source, index); the first letter's case may differ."""
+def locations(core: str, sources: Iterable[str]) -> list[tuple[str, int]]:
+    """Every place ``core`` is quoted: (source, index); the first letter's case may differ."""
     variants = {core, core[:1].lower() + core[1:], core[:1].upper() + core[1:]}
+    found = []
     for source in sources:
         for variant in variants:
             at = source.find(variant)
-            if at >= 0:
-                return source, at
-    return None
+            while at >= 0:
+                found.append((source, at))
+                at = source.find(variant, at + 1)
+    return found
 
 
-def fragment_defect(fragment: str, sources: Sequence[str], check_start: bool = True,
-                    before_date: bool = False) -> str | None:
-    """``cut_mid_word`` / ``cut_without_ellipsis`` for a fragment of one of ``sources``
-    (whitespace-normalised), or None when it is clean or not a verbatim quote. With
-    ``before_date`` (a promise's task) a cut right before a date is clean."""
-    core, lead, trail = strip_ellipses(normalize(fragment))
-    if not core:
-        return None
-    found = locate(core, [normalize(s) for s in sources])
-    if found is None:
-        return None
-    source, start = found
+def _defect_at(source: str, start: int, core: str, lead: bool, trail: bool, check_start: bool,
+               before_date: bool) -> str | None:
     end = start + len(core)
     inside_end = end < len(source) and _word_char(source[end - 1]) and _word_char(source[end])
     inside_start = check_start and start > 0 and _word_char(source[start - 1]) and _word_char(source[start])
@@ -142,6 +134,22 @@ def fragment_defect(fragment: str, sources: Sequence[str], check_start: bool = T
     if check_start and start > 0 and not lead and not _clean_start(source, start):
         return "cut_without_ellipsis"
     return None
+
+
+def fragment_defect(fragment: str, sources: Sequence[str], check_start: bool = True,
+                    before_date: bool = False) -> str | None:
+    """``cut_mid_word`` / ``cut_without_ellipsis`` for a fragment of one of ``sources``
+    (whitespace-normalised), or None when it is clean or not a verbatim quote. A text said
+    twice is judged where it sits cleanly, if it does anywhere. With ``before_date`` (a
+    promise's task) a cut right before a date is clean."""
+    core, lead, trail = strip_ellipses(normalize(fragment))
+    if not core:
+        return None
+    found = locations(core, [normalize(s) for s in sources])
+    defects = [_defect_at(source, at, core, lead, trail, check_start, before_date) for source, at in found]
+    if not defects or None in defects:
+        return None
+    return "cut_mid_word" if "cut_mid_word" in defects else defects[0]
 
 
 _WORD: Final = re.compile(r"\w+", re.UNICODE)

@@ -195,6 +195,28 @@ async def _stored(js: Any, agent: str) -> Stored:
                   await _read(js, BUCKET_NARRATIVES, agent, NarrativeDoc), snapshot)
 
 
+async def _caught_up(js: Any, consumers: list[str], limit_s: float) -> None:
+    """Every consumer has applied everything it was given (a consumer given nothing — the
+    snapshot worker when no conversation compacts — has nothing to apply)."""
+    from shared.names import BUCKET_CHECKPOINTS, EVENTS_STREAM
+    from workers.evals.harness import EvalError
+
+    ckpt = await js.key_value(BUCKET_CHECKPOINTS)
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        done = 0
+        for name in consumers:
+            info = await js.consumer_info(EVENTS_STREAM, name)
+            given = int(info.delivered.consumer_seq or 0) if info.delivered else 0
+            raw, _ = await kv_read(ckpt, name)
+            if not info.num_pending and not info.num_ack_pending and (raw is not None or given == 0):
+                done += 1
+        if done == len(consumers):
+            return
+        await asyncio.sleep(0.1)
+    raise EvalError(f"the workers did not catch up within {limit_s:.0f}s")
+
+
 async def _completed(js: Any, agents: list[str], grace_s: float) -> None:
     """Wait (bounded) until no stored BOOTSTRAP names a lagging source."""
     deadline = time.monotonic() + grace_s
@@ -219,7 +241,6 @@ async def run_pipeline_eval(dataset: Dataset, base: Settings, only: list[str] | 
                             embedder: str | None = None, progress: Progress | None = None,
                             grace_s: float = COMPLETION_GRACE_S) -> tuple[Score, dict[str, Score]]:
     """The conversations through every worker; the stored documents' score, total and each."""
-    from workers.cli.demo import wait_caught_up
     from workers.cli.run import provision_all
     from workers.registry import all_specs
 
@@ -242,7 +263,7 @@ async def run_pipeline_eval(dataset: Dataset, base: Settings, only: list[str] | 
                     n = await _publish(nc.jetstream(), events)
                     say(f"published {n} events of {len(convs)} conversations; waiting for every worker")
                     consumers = [c for s in specs if s.build for c in consumers_of(s.name, settings.partitions)]
-                    await wait_caught_up(live, server.url, consumers, limit_s=300)
+                    await _caught_up(nc.jetstream(), consumers, limit_s=300)
                     await _completed(nc.jetstream(), [agent_of(c) for c in convs], grace_s)
                     return await _score_all(nc.jetstream(), convs, events, settings)
                 finally:

@@ -114,7 +114,11 @@ async def cmd_eval_briefing(args: argparse.Namespace, settings: Settings) -> int
     examples = list(core.examples)
     if not args.core_only:
         _progress(False)("running the conversations through every worker (embedded nats-server)…")
-        pipe, _ = await run_pipeline_eval(dataset, settings, args.conversation, args.embedder, _progress(False))
+        try:
+            pipe, _ = await run_pipeline_eval(dataset, settings, args.conversation, args.embedder, _progress(False))
+        except EvalError as exc:
+            print(f"cortex: {exc}", file=sys.stderr)
+            return 1
         rep["pipeline"] = briefing.score_report(pipe)
         print(briefing.format_score("pipeline (stored documents and the session-start BOOTSTRAP)", rep["pipeline"]),
               end="")

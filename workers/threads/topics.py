@@ -206,9 +206,12 @@ def _first(mentions: list[Mention], key: str) -> tuple[int, int, int]:
 
 def _broader(key: str, mentions: list[Mention], ctx: _Context) -> tuple[str, list[Mention]] | None:
     """The phrase introduced before ``key``, said at least twice, that came with most of
-    ``key``'s mentions: the topic ``key`` is a detail of."""
+    ``key``'s mentions: the topic ``key`` is a detail of (the longest such phrase where
+    several start at the same place: "payment webhook failures", not "payment webhook")."""
     rank = _first(mentions, key)
+    ours = {x.n for x in mentions}
     seen: set[str] = set()
+    found: list[tuple[tuple[int, int, int], str, list[Mention]]] = []
     for m in mentions:
         for other in phrases_of(m.text.lower(), ctx.stopwords):
             if other == key or other in seen:
@@ -217,9 +220,12 @@ def _broader(key: str, mentions: list[Mention], ctx: _Context) -> tuple[str, lis
             theirs = ctx.window.mentions(other)
             if len(theirs) < MIN_MENTIONS or _first(theirs, other) >= rank:
                 continue
-            if 2 * len({t.n for t in theirs} & {x.n for x in mentions}) >= len(mentions):
-                return other, theirs
-    return None
+            if 2 * len({t.n for t in theirs} & ours) >= len(mentions):
+                found.append((_first(theirs, other), other, theirs))
+    if not found:
+        return None
+    _, other, theirs = min(found)
+    return other, theirs
 
 
 def _promote(key: str, mentions: list[Mention], ctx: _Context) -> tuple[str, list[Mention]] | None:
