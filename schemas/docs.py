@@ -62,7 +62,8 @@ class RecentMessage(msgspec.Struct, kw_only=True, omit_defaults=True):
 
     n: int  # the message's ordinal (``ThreadsDoc.messages`` when it was applied)
     text: str  # its first characters
-    work: bool = False  # it carried a decision, a wait, a closure or a high-impact word
+    work: bool = False  # it carried a decision, a wait, a closure, a high-impact word or a promise
+    checked: bool = False  # a promise was looked for (the costlier check runs once, when needed)
 
 
 class ThreadsDoc(msgspec.Struct, kw_only=True):

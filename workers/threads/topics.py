@@ -45,7 +45,8 @@ MIN_WORD_CHARS: Final = 3
 # Words that join the two halves of a noun phrase in the Romance languages (and English
 # "of"); only between two content words, never at an end.
 LINKERS: Final = frozenset(("de", "del", "di", "du", "des", "da", "do", "della", "dello", "of"))
-_CLAUSES: Final = re.compile(r"[.,;:!?()\[\]{}\"“”«»„…—–/|]+|\s-\s")
+_MARKS: Final = ".,;:!?()\\[\\]{}\"“”«»„…—–/|"
+_TOKENS: Final = re.compile(f"[{_MARKS}]|[^\\s{_MARKS}]+")
 _STRIP: Final = ".,;:!?()[]{}\"“”«»„…—–/|'’`*_#>"
 _EDGES: Final = "'’\"`*_#>"
 _CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
@@ -74,13 +75,12 @@ def _grams(run: list[str], found: dict[str, int]) -> None:
             found.setdefault(f"{word} {second} {run[i + 2]}", 3)
 
 
-def _unicode_word(word: str) -> bool:
-    return word.isalpha() and not _CJK.search(word)
-
-
-def _flush(run: list[str], found: dict[str, int]) -> None:
-    if len(run) > 1 or (run and "-" in run[0]):
-        _grams(run, found)
+def _content(word: str, stopwords: frozenset[str]) -> bool:
+    if len(word) < MIN_WORD_CHARS or word in stopwords:
+        return False
+    if word.isascii():
+        return word.isalpha() or ("-" in word and _compound(word))
+    return (word.isalpha() and not _CJK.search(word)) or ("-" in word and _compound(word))
 
 
 def phrases_of(lowered: str, stopwords: frozenset[str]) -> dict[str, int]:
@@ -88,24 +88,24 @@ def phrases_of(lowered: str, stopwords: frozenset[str]) -> dict[str, int]:
     order of appearance): runs of content words within a clause; one linking word may join
     two ("informe de ventas")."""
     found: dict[str, int] = {}
-    for clause in _CLAUSES.split(lowered):
-        tokens = [w.strip(_EDGES) for w in clause.split()]
-        if len(tokens) < 2 and not (tokens and "-" in tokens[0]):
+    run: list[str] = []
+    for token in _TOKENS.findall(lowered):  # words and clause marks, in one pass in C
+        word = token.strip(_EDGES)
+        if _content(word, stopwords) or (word in LINKERS and run and run[-1] not in LINKERS):
+            run.append(word)
             continue
-        flags = [len(w) >= MIN_WORD_CHARS and w not in stopwords
-                 and ((w.isalpha() if w.isascii() else _unicode_word(w)) or ("-" in w and _compound(w)))
-                 for w in tokens]
-        if flags.count(True) < 2 and not any(f and "-" in w for w, f in zip(tokens, flags, strict=True)):
-            continue
-        run: list[str] = []
-        for word, content in zip(tokens, flags, strict=True):
-            if content or (word in LINKERS and run and run[-1] not in LINKERS):
-                run.append(word)
-                continue
-            _flush(run, found)
-            run = []
-        _flush(run, found)
+        if len(run) > 1 or (run and "-" in run[0]):
+            _grams(run, found)
+        run = []
+    if len(run) > 1 or (run and "-" in run[0]):
+        _grams(run, found)
     return found
+
+
+@lru_cache(maxsize=4096)
+def _lower(text: str) -> str:
+    # A window message is looked at by the next WINDOW messages: lower-case it once.
+    return text.lower()
 
 
 def _title_words(threads: Sequence[Thread], stopwords: frozenset[str]) -> frozenset[str]:
@@ -163,12 +163,16 @@ class Update(NamedTuple):
     promoted: list[Topic]  # open a thread for each, in this order
 
 
-def _carried_work(m: RecentMessage, patterns: PatternSet) -> bool:
-    """A window message's work flag; a promise is only looked for when it matters."""
-    if m.work:
-        return True
+def _carried_work(window: Window, index: int, patterns: PatternSet) -> bool:
+    """A window message's work flag. A promise is looked for only when it matters, once
+    per message: the answer is kept in the window (a new list of new values)."""
+    m = window.messages[index]
+    if m.work or m.checked:
+        return m.work
     text = prepare_text(m.text)
-    return patterns.commitment.may_match(text) and any(p.search(text) is not None for p in patterns.commitment)
+    promise = patterns.commitment.may_match(text) and any(p.search(text) is not None for p in patterns.commitment)
+    window.messages[index] = RecentMessage(n=m.n, text=m.text, work=promise, checked=True)
+    return promise
 
 
 class _Context(NamedTuple):
@@ -180,7 +184,7 @@ class _Context(NamedTuple):
 
 def _with_threads(mentions: list[Mention], ctx: _Context) -> int:
     """Mentions in a message that also names an open thread (a title word in it)."""
-    return sum(1 for m in mentions if any(w in m.text.lower() for w in ctx.title_words))
+    return sum(1 for m in mentions if any(w in _lower(m.text) for w in ctx.title_words))
 
 
 WAIT, SETTLE, OPEN = 0, 1, 2
@@ -191,8 +195,8 @@ def _verdict(key: str, mentions: list[Mention], ctx: _Context) -> int:
     covers it); WAIT: not yet (no work came with it so far). Cheapest checks first."""
     if _known(key, ctx.title_words, ctx.stopwords):
         return SETTLE
-    by_n = {m.n: m for m in ctx.window.messages}
-    if not any(_carried_work(by_n[m.n], ctx.patterns) for m in mentions):
+    at = {m.n: i for i, m in enumerate(ctx.window.messages)}
+    if not any(_carried_work(ctx.window, at[m.n], ctx.patterns) for m in mentions):
         return WAIT
     if 2 * _with_threads(mentions, ctx) >= len(mentions):  # mostly said together with a thread: its detail
         return SETTLE
@@ -213,7 +217,7 @@ def _broader(key: str, mentions: list[Mention], ctx: _Context) -> tuple[str, lis
     seen: set[str] = set()
     found: list[tuple[tuple[int, int, int], str, list[Mention]]] = []
     for m in mentions:
-        for other in phrases_of(m.text.lower(), ctx.stopwords):
+        for other in phrases_of(_lower(m.text), ctx.stopwords):
             if other == key or other in seen:
                 continue
             seen.add(other)
@@ -251,14 +255,14 @@ def track(recent: Sequence[RecentMessage], settled: Sequence[str], ordinal: int,
     if not phrases:
         return Update(window_messages, list(settled), [])
     # one lower-cased string of the earlier messages: one substring search per phrase
-    earlier = "\n".join(m.text for m in window_messages[:-1]).lower()
-    repeated = [k for k in phrases if k in earlier]
+    earlier = [_lower(m.text) for m in window_messages[:-1]]
+    repeated = [k for k in phrases if any(k in low for low in earlier)]
     if repeated and settled:
         done = set(settled)
         repeated = [k for k in repeated if k not in done]
     if not repeated:
         return Update(window_messages, list(settled), [])
-    window = Window(window_messages, [m.text.lower() for m in window_messages[:-1]] + [lowered[:HEAD_CHARS]])
+    window = Window(window_messages, [*earlier, lowered[:HEAD_CHARS]])
     ctx = _Context(window, _title_words(threads, stopwords), stopwords, patterns)
     return _decide(sorted(repeated, key=lambda k: (-k.count(" "), lowered.find(k))), ctx, list(settled))
 
