@@ -99,6 +99,7 @@ async def cmd_eval_recall(args: argparse.Namespace, settings: Settings) -> int:
 async def cmd_eval_briefing(args: argparse.Namespace, settings: Settings) -> int:
     from workers.evals import briefing
     from workers.evals.briefing_e2e import run_pipeline_eval
+    from workers.evals.harness import EvalError  # what the pipeline run raises (it loads this module anyway)
 
     path = briefing.SAMPLE_BRIEFING if args.file == "sample" else Path(args.file)
     try:
