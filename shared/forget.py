@@ -35,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.header
+import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -46,7 +47,7 @@ import nats.js.errors
 from nats.js.client import JetStreamContext
 
 from schemas.events import FeedbackEvent
-from shared.kv import kv_keys, kv_read
+from shared.kv import checkpoint_value, kv_keys, kv_read
 from shared.lease import Lease, LeaseRefused
 from shared.names import (
     BUCKET_CHECKPOINTS,
@@ -60,6 +61,8 @@ from shared.names import (
     shadow_bucket,
 )
 from shared.provision import ensure_bucket
+
+log = logging.getLogger(__name__)
 
 MARKER_ACTOR = "cortex forget"
 State = Literal["running", "pending", "complete", "aborted"]
@@ -243,7 +246,15 @@ class Records:
             raw, _ = await kv_read(await self._js.key_value(BUCKET_FORGETS), agent)
         except nats.js.errors.BucketNotFoundError:
             return None
-        return msgspec.json.decode(raw, type=ForgetRecord) if raw is not None else None
+        if raw is None:
+            return None
+        try:
+            return msgspec.json.decode(raw, type=ForgetRecord)
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError, UnicodeDecodeError):
+            # a damaged record: forget as if none were kept (a forget is idempotent: every
+            # step runs again), and say so once
+            log.error("forget_record_unreadable", extra={"agent": agent, "value": raw[:64].hex()})
+            return None
 
 
 class AgentForget:
@@ -341,7 +352,7 @@ class AgentForget:
 
 async def recall_checkpoint(js: JetStreamContext, consumer: str) -> int:
     raw, _ = await kv_read(await js.key_value(BUCKET_CHECKPOINTS), consumer)
-    return int(raw.decode()) if raw else 0
+    return checkpoint_value(raw) or 0  # unreadable: the worker rewinds to the start and rewrites it
 
 
 async def finish_if_applied(js: JetStreamContext, record: ForgetRecord) -> bool:

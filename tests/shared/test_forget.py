@@ -1,4 +1,5 @@
-"""The pieces of `cortex forget` that need no workers: header decoding, the marker, lease takeover."""
+"""The pieces of `cortex forget` that need no workers: header decoding, the marker, lease takeover,
+damaged records and checkpoints."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ from nats.aio.client import Client
 
 from schemas.events import FeedbackEvent
 from shared.codec import Envelope
-from shared.forget import header_text, is_agent_forget
+from shared.forget import ForgetRecord, Records, header_text, is_agent_forget, recall_checkpoint
 from shared.lease import Lease, LeaseRefused
-from shared.names import BUCKET_LEASES
+from shared.names import BUCKET_CHECKPOINTS, BUCKET_FORGETS, BUCKET_LEASES
 from shared.provision import ensure_bucket
 from workers.boot.worker import is_change
 
@@ -71,3 +72,23 @@ async def test_take_over_refuses_a_holder_it_must_not_interrupt(nc: Client) -> N
     assert await Lease(js, "threads", "replay-host-1", 5).acquire(asyncio.Event())
     with pytest.raises(LeaseRefused, match="replay"):
         await Lease(js, "threads", "forget-x", 2).take_over(lambda h: "a replay" if h.startswith("replay-") else None)
+
+
+@pytest.mark.parametrize("garbage", [b"not json", b"\xff\xfe", b"[" * 5000, b'{"agent": 7}', b"{}"])
+async def test_a_damaged_forget_record_is_read_as_none_not_an_exception(nc: Client, garbage: bytes) -> None:
+    js = nc.jetstream()
+    await ensure_bucket(js, BUCKET_FORGETS)
+    await (await js.key_value(BUCKET_FORGETS)).put("alice", garbage)
+    assert await Records(js).load("alice") is None
+    # and a new forget writes over it
+    await Records(js).save(ForgetRecord(agent="alice", id="f1", state="complete", step="done", started=TS, updated=TS))
+    loaded = await Records(js).load("alice")
+    assert loaded is not None and loaded.agent == "alice"
+
+
+@pytest.mark.parametrize(("stored", "read"), [(b"41", 41), (b"garbage", 0), (b"-3", 0), (b"\xff", 0)])
+async def test_an_unreadable_recall_checkpoint_reads_as_the_start(nc: Client, stored: bytes, read: int) -> None:
+    js = nc.jetstream()
+    await ensure_bucket(js, BUCKET_CHECKPOINTS)
+    await (await js.key_value(BUCKET_CHECKPOINTS)).put("recall", stored)
+    assert await recall_checkpoint(js, "recall") == read
