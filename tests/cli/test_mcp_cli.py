@@ -41,6 +41,12 @@ def test_a_port_in_use_is_one_line_and_a_non_zero_exit(tmp_path: Path) -> None:
     assert not result.stdout
 
 
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 def test_stdio_from_files_answers_too(tmp_path: Path) -> None:
     """A host hands the server pipes (served on the event loop); files — a scripted session —
     take the SDK's own file path: the same answers, and nothing but protocol on stdout."""
@@ -51,16 +57,21 @@ def test_stdio_from_files_answers_too(tmp_path: Path) -> None:
         {"jsonrpc": "2.0", "id": 1, "method": "initialize",
          "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})) + "\n")
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        # a call that takes a while (no NATS server at this URL): the input ends while it runs
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "cortex_threads", "arguments": {}}},
+    )) + "\n")
     with open(requests, "rb") as stdin, open(tmp_path / "responses.jsonl", "wb") as stdout:
         result = subprocess.run([sys.executable, "-m", "workers", "mcp", "--agent", "alice"], stdin=stdin,
                                 stdout=stdout, stderr=subprocess.PIPE, timeout=60,
-                                env={**os.environ, "CORTEX_DATA_DIR": str(tmp_path)})
+                                env={**os.environ, "CORTEX_DATA_DIR": str(tmp_path),
+                                     "CORTEX_NATS_URL": f"nats://127.0.0.1:{free_port()}"})
     assert result.returncode == 0, result.stderr
     replies = [json.loads(line) for line in (tmp_path / "responses.jsonl").read_text().splitlines()]
-    assert [r["id"] for r in replies] == [1, 2]
+    assert [r["id"] for r in replies] == [1, 2, 3]  # every request sent before the end is answered
     assert replies[0]["result"]["serverInfo"]["name"] == "cortex"
     assert len(replies[1]["result"]["tools"]) == 9
+    assert replies[2]["result"]["isError"] and "NATS" in replies[2]["result"]["content"][0]["text"]
 
 
 def test_a_host_that_stops_reading_ends_the_server_quietly(tmp_path: Path) -> None:

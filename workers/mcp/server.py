@@ -192,16 +192,75 @@ async def _pipe_stdio() -> AsyncIterator[tuple[Any, Any] | None]:
         os.close(saved_out)
 
 
+EOF_ANSWER_WAIT_S = 60.0  # after the host's EOF, at most this long for the requests it sent
+
+
+@contextlib.asynccontextmanager
+async def _answered_before_eof(read: Any, write: Any) -> AsyncIterator[tuple[Any, Any]]:
+    """The wire as the server sees it, ending only once every request read before the host
+    closed its side has been answered.
+
+    The SDK cancels the handlers still running when its read stream ends, so a host that
+    writes its requests and closes stdin — a scripted session, ``cortex mcp < requests`` —
+    lost the answers to the ones still in flight. Here the end of input waits until each
+    request id seen has had its response or error written (at most ``EOF_ANSWER_WAIT_S``)."""
+    import anyio
+
+    pending: set[str | int] = set()
+    answered = anyio.Event()
+    answered.set()
+    in_send, in_recv = anyio.create_memory_object_stream[Any](0)
+    out_send, out_recv = anyio.create_memory_object_stream[Any](0)
+
+    async def forward_in() -> None:
+        nonlocal answered
+        async with in_send:
+            async for item in read:
+                message = getattr(item, "message", None)
+                if isinstance(message, types.JSONRPCRequest):
+                    pending.add(message.id)
+                    if answered.is_set():
+                        answered = anyio.Event()
+                await in_send.send(item)
+            with anyio.move_on_after(EOF_ANSWER_WAIT_S):
+                await answered.wait()
+
+    flushed = anyio.Event()
+
+    async def forward_out() -> None:
+        async with write, out_recv:  # closing the SDK's side ends its stdout writer
+            async for item in out_recv:
+                await write.send(item)
+                message = getattr(item, "message", None)
+                if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+                    pending.discard(message.id)
+                    if not pending:
+                        answered.set()
+        flushed.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(forward_in)
+        tg.start_soon(forward_out)
+        try:
+            yield in_recv, out_send
+        finally:
+            await out_send.aclose()  # the server closed it already when it ended normally
+            with anyio.move_on_after(5):
+                await flushed.wait()  # the last replies handed to the SDK's writer
+            tg.cancel_scope.cancel()  # forward_in may still wait for input nobody will read
+
+
 async def serve_stdio(server: Server[Any]) -> None:
-    """Until the host closes stdin — or stops reading: a reply that cannot be written ends the
-    server quietly, as the host that would read it is gone."""
+    """Until the host closes stdin (and every request it sent is answered) — or stops reading:
+    a reply that cannot be written ends the server quietly, as the host that would read it is
+    gone."""
     from mcp.server.stdio import stdio_server
 
     try:
         async with _pipe_stdio() as pipes:
             streams = stdio_server(*pipes) if pipes is not None else stdio_server()
-            async with streams as (read, write):
-                await server.run(read, write, server.create_initialization_options())
+            async with streams as (read, write), _answered_before_eof(read, write) as (wire_in, wire_out):
+                await server.run(wire_in, wire_out, server.create_initialization_options())
     except* (BrokenPipeError, ConnectionResetError):
         log.info("mcp_host_gone")
 
