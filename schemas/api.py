@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import msgspec
@@ -36,6 +37,34 @@ class RecallReply(msgspec.Struct, kw_only=True):
     memories: list[RecalledMemory]
     text: str
     tokens: int
+
+
+class ConsolidateRequest(msgspec.Struct, kw_only=True):
+    """``cortex.api.consolidate.<agent>``: what the agent's next session start would do to
+    its memories (a dry run: memories change only through the stream)."""
+
+
+class FoldedMemory(msgspec.Struct, kw_only=True):
+    id: str
+    content: str
+    similarity: float
+    source_event: str
+
+
+class PlannedMerge(msgspec.Struct, kw_only=True):
+    kept: str
+    content: str
+    type: MemoryType
+    removed: list[FoldedMemory]
+
+
+class ConsolidateReply(msgspec.Struct, kw_only=True):
+    agent: str
+    now: datetime  # the agent's latest event time applied: what a session start then would see
+    memories: int
+    merges: list[PlannedMerge]
+    expired: list[str]
+    decayed: list[str]
 
 
 class ThreadsRequest(msgspec.Struct, kw_only=True):
@@ -116,6 +145,7 @@ class ErrorReply(msgspec.Struct, kw_only=True):
 
 
 API_MESSAGES: tuple[type[msgspec.Struct], ...] = (
-    BootRequest, RecallRequest, RecallReply, ThreadsRequest, ThreadsReply, DecisionsRequest, DecisionsReply,
-    CommitmentsRequest, CommitmentsReply, SearchRequest, SearchReply, StatusRequest, StatusReply, ErrorReply,
+    BootRequest, RecallRequest, RecallReply, ConsolidateRequest, ConsolidateReply, ThreadsRequest, ThreadsReply,
+    DecisionsRequest, DecisionsReply, CommitmentsRequest, CommitmentsReply, SearchRequest, SearchReply,
+    StatusRequest, StatusReply, ErrorReply,
 )

@@ -341,3 +341,42 @@ async def test_a_remembered_memory_is_recalled_and_a_forget_of_its_id_removes_it
     await js.publish("cortex.feedback.ivan.memory_forget", json.dumps(forget).encode())
     await wait_for(lambda: drained(nc), within=60)
     assert all(m.id != found[0].id for m in (await ask(nc, "ivan", "Where is the on-call phone number?")).memories)
+
+
+async def test_consolidate_dry_run_reports_what_the_next_session_start_then_merges(
+    recall_env: tuple[Client, Any], nats_url: str, tmp_path: Path, wait_for: Any
+) -> None:
+    """Issue 23: `cortex memory consolidate AGENT --dry-run` asks the recall worker what the
+    next session start would fold (nothing changes), the session start folds it, and the
+    `consolidated` change is counted."""
+    from schemas.api import ConsolidateReply, ConsolidateRequest
+    from workers.recall.capture import is_turn_memory
+
+    nc, _ = recall_env
+    js = nc.jetstream()
+    for i, text in enumerate(["Thanks!", "What is the deploy window?", "thanks"]):
+        await js.publish(*message(i, "kate", text))
+    await wait_for(lambda: drained(nc), within=60)
+    await wait_for(lambda: _serving(nc), within=30)
+    store = recall_worker.HOLDER.store
+    assert store is not None
+
+    def thanks() -> list[str]:
+        assert store is not None
+        return sorted(m.source_event for m in store.scroll("kate") if is_turn_memory(m) and "hank" in m.content)
+
+    raw = await nc.request("cortex.api.consolidate.kate", msgspec.json.encode(ConsolidateRequest()), timeout=10)
+    reply = msgspec.json.decode(raw.data, type=ConsolidateReply)
+    shown = await asyncio.to_thread(cli, "memory", "consolidate", "kate", "--dry-run", url=nats_url,
+                                    data=tmp_path / "cli")  # in a thread: this loop runs the worker that answers
+    assert shown.returncode == 0, shown.stderr
+    assert "would fold 1 into 1" in shown.stdout and "albert: thanks" in shown.stdout
+    assert [[f.source_event for f in m.removed] for m in reply.merges] == [["kate-m2"]]
+    assert thanks() == ["kate-m0", "kate-m2"]  # a dry run
+
+    counted = recall_worker.RECALL_MEMORIES.labels("consolidated")._value.get()
+    start = {"id": "s-kate", "agent": "kate", "session": "s2", "ts": "2026-03-02T09:00:00Z"}
+    await js.publish("cortex.session.kate.start", json.dumps(start).encode())
+    await wait_for(lambda: drained(nc), within=60)
+    assert thanks() == ["kate-m0"]
+    assert recall_worker.RECALL_MEMORIES.labels("consolidated")._value.get() == counted + 1

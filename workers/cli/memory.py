@@ -1,4 +1,5 @@
-"""``cortex index DIR --agent A``, ``cortex memory pin|forget AGENT ID``, ``cortex facts AGENT``."""
+"""``cortex index DIR --agent A``, ``cortex memory pin|forget AGENT ID``, ``cortex memory consolidate AGENT
+--dry-run``, ``cortex facts AGENT``."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from schemas.api import ConsolidateReply, ConsolidateRequest
 from schemas.docs import KnowledgeDoc
 from schemas.events import FeedbackEvent, NoteEvent
 from shared.asof import DocReader
@@ -21,7 +23,7 @@ from shared.config import Settings
 from shared.names import BUCKET_KNOWLEDGE
 from workers.cli import CliError
 from workers.cli.common import connected, require_data
-from workers.cli.query import _agent
+from workers.cli.query import _agent, request_api
 from workers.recall.markdown import note_id, split_sections
 from workers.tables import render_table
 
@@ -36,7 +38,7 @@ def register(sub: Any) -> None:
     index.add_argument("--nats-url")
     index.set_defaults(handler=cmd_index)
 
-    memory = sub.add_parser("memory", help="pin or forget a recall memory")
+    memory = sub.add_parser("memory", help="pin or forget a recall memory; what consolidation would merge")
     msub = memory.add_subparsers(dest="action", required=True)
     for action, kind, text in (("pin", "memory_pin", "never expires, always eligible"),
                                ("forget", "memory_forget", "removed from the store")):
@@ -45,6 +47,13 @@ def register(sub: Any) -> None:
         p.add_argument("id")
         p.add_argument("--nats-url")
         p.set_defaults(handler=cmd_memory, kind=kind)
+    consolidate = msub.add_parser("consolidate", help="what the agent's next session start would merge and expire")
+    consolidate.add_argument("agent")
+    consolidate.add_argument("--dry-run", action="store_true", required=True,
+                             help="report only (consolidation itself runs at session starts, through the stream)")
+    consolidate.add_argument("--json", action="store_true", help="the API's reply as JSON")
+    consolidate.add_argument("--nats-url")
+    consolidate.set_defaults(handler=cmd_consolidate)
 
     facts = sub.add_parser("facts", help="print the agent's known facts (optionally about one entity)")
     facts.add_argument("agent")
@@ -109,6 +118,39 @@ async def cmd_memory(args: argparse.Namespace, settings: Settings) -> int:
         await nc.jetstream().publish(f"{settings.prefix}.feedback.{agent}.{args.kind}", msgspec.json.encode(event),
                                      headers={"Nats-Msg-Id": event.id})
     print(f"published {args.kind} for {args.id}; the recall worker applies it")
+    return 0
+
+
+def consolidation_text(reply: ConsolidateReply) -> str:
+    """The plan as a person reads it: a headline, then each survivor and what folds into it."""
+    folded = sum(len(m.removed) for m in reply.merges)
+    head = (f"{reply.agent}: {reply.memories} memories as of {reply.now.isoformat()}; the next session start "
+            f"would fold {folded} into {len(reply.merges)}, expire {len(reply.expired)} and decay "
+            f"{len(reply.decayed)} (nothing changes now)")
+    lines = [head]
+    for merge in reply.merges:
+        lines += ["", f"keep  {merge.kept[:8]}  {merge.type}  {_line(merge.content)}"]
+        lines += [f"  fold  {m.id[:8]}  {m.similarity:.3f}  {_line(m.content)}" for m in merge.removed]
+    for label, ids in (("expire", reply.expired), ("decay", reply.decayed)):
+        if ids:
+            lines += ["", f"{label}: {' '.join(i[:8] for i in ids)}"]
+    return "\n".join(lines)
+
+
+def _line(text: str, width: int = 100) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+async def cmd_consolidate(args: argparse.Namespace, settings: Settings) -> int:
+    agent = _agent(args.agent)
+    async with connected(settings, args.nats_url) as nc:
+        raw = await request_api(nc, f"{settings.prefix}.api.consolidate.{agent}",
+                                msgspec.json.encode(ConsolidateRequest()))
+        reply = msgspec.json.decode(raw, type=ConsolidateReply)
+        if not reply.memories:
+            await require_data(nc, settings, agent)
+    print(raw.decode() if args.json else consolidation_text(reply))
     return 0
 
 

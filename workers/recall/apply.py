@@ -5,13 +5,14 @@ Idempotence: every memory carries ``last_seq``, the stream sequence of the last 
 that changed it. An event at or below it was applied already (a redelivery after a crash,
 a replay) and changes nothing — per-memory watermarks, as documents have per-agent ones.
 
-A batch runs in three steps: stage its candidates (turn context, store reads), embed
-them, write them. Only the first and the last hold the caller's store lock, so queries
-are answered while a batch is embedded (embedding is ~98 % of the time). Each distinct
-text is embedded once per batch, in one call, and a candidate the store already holds at
-or above its event's sequence (a redelivery, a replay over the existing store) is not
-embedded at all: it is skipped when written. Vectors do not depend on the batch a text is
-embedded with, so neither changes what is stored.
+A batch (each part of it up to a session start, which consolidates) runs in three steps:
+stage its candidates (turn context, store reads), embed them, write them. Only the first
+and the last hold the caller's store lock, so queries are answered while a batch is
+embedded (embedding is ~98 % of the time). Each distinct text is embedded once per batch,
+in one call, and a candidate the store already holds at or above its event's sequence (a
+redelivery, a replay over the existing store) is not embedded at all: it is skipped when
+written. Vectors do not depend on the batch a text is embedded with, so neither changes
+what is stored.
 """
 
 from __future__ import annotations
@@ -41,9 +42,11 @@ from workers.recall.capture import (
     turn_line,
     window_memory,
 )
+from workers.recall.consolidation import needs_vector
 from workers.recall.embedders import Embedder, FloatVector
 from workers.recall.lifecycle import (
     LifecyclePolicy,
+    LifecycleReport,
     TieringPolicy,
     apply_lifecycle,
     merge_duplicate,
@@ -69,7 +72,8 @@ class BatchOutcome:
     seqs: dict[str, list[int]] = field(default_factory=dict)  # every event's sequence, per agent
     forgotten: dict[str, int] = field(default_factory=dict)  # agent -> sequence of a `cortex forget` marker
     added: int = 0
-    merged: int = 0
+    merged: int = 0  # folded into a near-duplicate when captured
+    consolidated: int = 0  # folded into a near-duplicate at a session start
     skipped: int = 0
     expired: int = 0
     demoted: int = 0
@@ -171,6 +175,35 @@ class TurnContext:
         return [*((0, m.id, turn_line(m.content)) for m in earlier), *staged][-(WINDOW_TURNS - 1):]
 
 
+def plan_maintenance(store: MemoryStore, agent: str, memories: Sequence[Memory], now: datetime,
+                     settings: RecallSettings, *, seq: int | None = None,
+                     dry_run: bool | None = None) -> LifecycleReport:
+    """What a session start at ``now`` (stream sequence ``seq``) would do to ``memories``
+    (the agent's, as stored): expiry, session decay and consolidation of the memories
+    created before ``seq`` (``None``: all). Only the memories consolidation compares by
+    cosine have their vectors read. ``dry_run`` overrides the setting (the report of
+    ``cortex memory consolidate --dry-run``)."""
+    vectors = store.vectors(agent, [m.id for m in memories
+                                    if needs_vector(m) and (seq is None or m.first_seq < seq)])
+    return plan_lifecycle(memories, now, LifecyclePolicy(
+        ttl_hours=settings.ttl_hours, session_decay_hours=settings.session_decay_hours,
+        dedup_threshold=settings.dedup_threshold,
+        dry_run=settings.lifecycle_dry_run if dry_run is None else dry_run), vectors, before_seq=seq)
+
+
+def _steps(envs: Sequence[Envelope]) -> list[Sequence[Envelope]]:
+    """``envs`` cut after each session start."""
+    steps: list[Sequence[Envelope]] = []
+    first = 0
+    for i, env in enumerate(envs):
+        if isinstance(env.event, SessionEvent) and env.kind == "start":
+            steps.append(envs[first: i + 1])
+            first = i + 1
+    if first < len(envs):
+        steps.append(envs[first:])
+    return steps
+
+
 def feedback_ids(event: FeedbackEvent) -> list[str]:
     """Memory ids a feedback event is about: ``target`` and/or a list in ``value``."""
     ids = [event.target] if event.target else []
@@ -191,18 +224,24 @@ class StoreApplier:
     def apply_batch(self, envs: Sequence[Envelope],
                     lock: AbstractContextManager[object] | None = None) -> BatchOutcome:
         """Apply ``envs`` in stream order. ``lock`` (the worker's store lock) is held while
-        the batch is staged and while it is written, never while it is embedded. A batch
-        that fails anywhere leaves the turn context as it was, so a retry sees the same."""
+        the batch is staged and while it is written, never while it is embedded. A session
+        start ends a step of its own: its consolidation changes what later events are staged
+        against (the turns a context window quotes), so they are staged after it is written,
+        whatever the batching. A batch that fails anywhere leaves the turn context as it
+        was, so a retry sees the same."""
         lock = lock if lock is not None else nullcontext()
+        outcome = BatchOutcome()
         self.context.begin()
         try:
-            with lock:
-                staged = [(env, [msgspec.structs.replace(m, last_seq=env.seq) for m in self._stage(env)])
-                          for env in envs]
-                held = self._applied(m for _, memories in staged for m in memories)
-            vectors = self._embed([m.content for _, memories in staged for m in memories if m.id not in held])
-            with lock:
-                return self._write(staged, vectors)
+            for step in _steps(envs):
+                with lock:
+                    staged = [(env, [msgspec.structs.replace(m, last_seq=env.seq) for m in self._stage(env)])
+                              for env in step]
+                    held = self._applied(m for _, memories in staged for m in memories)
+                vectors = self._embed([m.content for _, memories in staged for m in memories if m.id not in held])
+                with lock:
+                    self._write(staged, vectors, outcome)
+            return outcome
         except BaseException:
             self.context.rollback()
             raise
@@ -244,9 +283,8 @@ class StoreApplier:
             vectors.update(self._embed([memory.content]))
         return vectors[memory.content]
 
-    def _write(self, staged: Sequence[tuple[Envelope, list[Memory]]],
-               vectors: dict[str, FloatVector]) -> BatchOutcome:
-        outcome = BatchOutcome()
+    def _write(self, staged: Sequence[tuple[Envelope, list[Memory]]], vectors: dict[str, FloatVector],
+               outcome: BatchOutcome) -> None:
         for env, memories in staged:
             if is_agent_forget(env.event):
                 # the cut of `cortex forget AGENT`: the summary starts again after it
@@ -264,9 +302,8 @@ class StoreApplier:
             elif isinstance(env.event, FeedbackEvent):
                 self._feedback(env, env.event, outcome)
             elif isinstance(env.event, SessionEvent) and env.kind == "start":
-                self._maintain(env.agent, env.event.ts, outcome)
+                self._maintain(env.agent, env.event.ts, env.seq, outcome)
         self.store.flush()
-        return outcome
 
     def add_memories(self, memories: Sequence[Memory],
                      lock: AbstractContextManager[object] | None = None) -> BatchOutcome:
@@ -306,7 +343,8 @@ class StoreApplier:
             self.store.update_payloads([merged])
             outcome.merged += 1
             return
-        self.store.upsert([MemoryPoint(memory, vector)])
+        created = memory if memory.first_seq else msgspec.structs.replace(memory, first_seq=memory.last_seq)
+        self.store.upsert([MemoryPoint(created, vector)])
         outcome.added += 1
 
     def _feedback(self, env: Envelope, event: FeedbackEvent, outcome: BatchOutcome) -> None:
@@ -343,19 +381,30 @@ class StoreApplier:
                       if is_window_memory(m) and lines & set(m.content.split("\n"))]
         return found
 
-    def _maintain(self, agent: str, now: datetime, outcome: BatchOutcome) -> None:
-        """Lifecycle and tiering at a session start, in event time (deterministic on replay)."""
+    def _maintain(self, agent: str, now: datetime, seq: int, outcome: BatchOutcome) -> None:
+        """Lifecycle, consolidation and tiering at a session start, in event time
+        (deterministic on replay). Survivors of a merge are stamped with the session
+        start's sequence; the merged turns leave the turn context, as a forget would, so a
+        later window is the same whether or not the process restarted in between."""
         s = self.settings
         memories = list(self.store.scroll(agent))
-        report = plan_lifecycle(memories, now, LifecyclePolicy(
-            ttl_hours=s.ttl_hours, session_decay_hours=s.session_decay_hours,
-            dedup_threshold=s.dedup_threshold, dry_run=s.lifecycle_dry_run))
+        report = plan_maintenance(self.store, agent, memories, now, s, seq=seq)
+        if not report.dry_run:
+            report = msgspec.structs.replace(report, merged=tuple(
+                msgspec.structs.replace(m, kept=msgspec.structs.replace(m.kept, last_seq=max(m.kept.last_seq, seq)))
+                for m in report.merged))
         apply_lifecycle(self.store, agent, report)
         outcome.expired += len(report.expired) + len(report.decayed)
         if s.lifecycle_dry_run:
             return
-        gone = set(report.expired) | set(report.decayed)
-        alive = [m for m in memories if m.id not in gone]
+        outcome.consolidated += len(report.merged)
+        by_id = {m.id: m for m in memories}
+        merged_turns = [m.removed for m in report.merged if is_turn_memory(by_id[m.removed])]
+        if merged_turns:
+            self.context.forget(agent, merged_turns)
+        gone = set(report.deletions)
+        rewritten = {m.id: m for m in report.rewrites}
+        alive = [rewritten.get(m.id, m) for m in memories if m.id not in gone]
         plan = plan_tiering(alive, now, TieringPolicy(hot_size=s.hot_size, cold_idle_days=s.cold_idle_days,
                                                       cold_min_hits=s.cold_min_hits))
         by_id = {m.id: m for m in alive}

@@ -6,6 +6,7 @@ than 24 h, and merges near-duplicates. Here every rule is a pure function whose 
 is the time of the event that triggered the run, so a replay makes the same decisions;
 ``plan_lifecycle`` reports what to delete and what to rewrite, and ``apply_lifecycle``
 is the only place that touches a store — and in dry-run mode it touches nothing.
+Consolidation's rules are in ``workers.recall.consolidation``.
 
 Pinned memories (``memory_pin`` feedback) never expire, never decay, are never merged
 away, and always sit in the hot tier.
@@ -18,12 +19,15 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 import msgspec
-import numpy as np
-import numpy.typing as npt
 
+from workers.recall.consolidation import Merge, Vector, consolidate, merge_duplicate
 from workers.recall.models import Memory
 
-Vector = Sequence[float] | npt.NDArray[np.float32]
+__all__ = [
+    "DEFAULT_POLICY", "DEFAULT_TIERING", "LifecyclePolicy", "LifecycleReport", "LifecycleSink", "Merge",
+    "TieringPlan", "TieringPolicy", "apply_lifecycle", "consolidate", "hot_order", "is_decayed", "is_evictable",
+    "is_expired", "merge_duplicate", "plan_lifecycle", "plan_tiering", "record_hit", "select_hot",
+]
 
 
 class LifecyclePolicy(msgspec.Struct, frozen=True, kw_only=True):
@@ -34,13 +38,6 @@ class LifecyclePolicy(msgspec.Struct, frozen=True, kw_only=True):
 
 
 DEFAULT_POLICY = LifecyclePolicy()
-
-
-class Merge(msgspec.Struct, frozen=True, kw_only=True):
-    """``removed`` was folded into ``kept``; ``kept`` is the rewritten survivor."""
-
-    kept: Memory
-    removed: str
 
 
 class LifecycleReport(msgspec.Struct, frozen=True, kw_only=True):
@@ -75,79 +72,16 @@ def is_decayed(memory: Memory, now: datetime, session_decay_hours: int = 24) -> 
     return now - memory.last_accessed > timedelta(hours=session_decay_hours)
 
 
-def merge_duplicate(kept: Memory, duplicate: Memory) -> Memory:
-    """Fold ``duplicate`` into ``kept``: access counts add, times and flags take the max.
-
-    ``kept`` keeps its id and content; it records the folded id in ``supersedes_id``.
-    """
-    seen = [t for t in (kept.last_seen, duplicate.last_seen, duplicate.created_at) if t is not None]
-    return msgspec.structs.replace(
-        kept,
-        access_count=kept.access_count + duplicate.access_count,
-        last_accessed=max(kept.last_accessed, duplicate.last_accessed),
-        last_seen=max(seen),
-        confidence=max(kept.confidence, duplicate.confidence),
-        tags=tuple(dict.fromkeys(kept.tags + duplicate.tags)),
-        pinned=kept.pinned or duplicate.pinned,
-        supersedes_id=duplicate.id,
-    )
-
-
-def _survivor_order(memory: Memory) -> tuple[bool, datetime, str]:
-    # Pinned first, then the oldest: a merge never removes a pinned or an earlier memory.
-    return (not memory.pinned, memory.created_at, memory.id)
-
-
-def consolidate(memories: Sequence[Memory], vectors: Mapping[str, Vector], threshold: float) -> tuple[Merge, ...]:
-    """Greedy near-duplicate merge within one (type, scope, project) group.
-
-    Memories are visited pinned-first then oldest-first; each one whose cosine to an
-    already kept memory of its group reaches ``threshold`` is folded into the most
-    similar kept one. Groups keep an episode ("Alice: never deploy on Fridays") and the
-    rule captured from it apart. Memories without a vector are left alone. Cost is
-    O(n·kept) per group: the worker runs it per agent.
-    """
-    groups: dict[tuple[str, str, str | None], list[Memory]] = {}
-    for memory in sorted(memories, key=_survivor_order):
-        if memory.id in vectors:
-            groups.setdefault((memory.type, memory.scope, memory.project), []).append(memory)
-    merges: list[Merge] = []
-    for group in groups.values():
-        merges.extend(_consolidate_group(group, vectors, threshold))
-    return tuple(merges)
-
-
-def _unit(vector: Vector) -> npt.NDArray[np.float32]:
-    arr = np.asarray(vector, dtype=np.float32)
-    norm = float(np.linalg.norm(arr))
-    return arr / norm if norm > 0 else arr
-
-
-def _consolidate_group(group: list[Memory], vectors: Mapping[str, Vector], threshold: float) -> list[Merge]:
-    kept: list[Memory] = []
-    kept_vectors: list[npt.NDArray[np.float32]] = []
-    merges: list[Merge] = []
-    for memory in group:
-        vector = _unit(vectors[memory.id])
-        if kept and not memory.pinned:
-            sims = np.stack(kept_vectors) @ vector
-            best = int(np.argmax(sims))
-            if float(sims[best]) >= threshold:
-                kept[best] = merge_duplicate(kept[best], memory)
-                merges.append(Merge(kept=kept[best], removed=memory.id))
-                continue
-        kept.append(memory)
-        kept_vectors.append(vector)
-    return merges
-
-
 def plan_lifecycle(
     memories: Iterable[Memory],
     now: datetime,
     policy: LifecyclePolicy = DEFAULT_POLICY,
     vectors: Mapping[str, Vector] | None = None,
+    before_seq: int | None = None,
 ) -> LifecycleReport:
-    """Decide expiry, session decay and (when vectors are given) consolidation."""
+    """Decide expiry, session decay and consolidation (turns by exact repeat; the other
+    memories by cosine, those with a vector in ``vectors``). With ``before_seq`` (the
+    session start's sequence) only memories created before it are consolidated."""
     expired: list[str] = []
     decayed: list[str] = []
     alive: list[Memory] = []
@@ -158,7 +92,9 @@ def plan_lifecycle(
             decayed.append(memory.id)
         else:
             alive.append(memory)
-    merged = consolidate(alive, vectors, policy.dedup_threshold) if vectors else ()
+    if before_seq is not None:
+        alive = [m for m in alive if m.first_seq < before_seq]
+    merged = consolidate(alive, vectors or {}, policy.dedup_threshold)
     return LifecycleReport(
         expired=tuple(sorted(expired)), decayed=tuple(sorted(decayed)), merged=merged, dry_run=policy.dry_run
     )

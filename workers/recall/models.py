@@ -18,6 +18,8 @@ from schemas.types import AgentId, MemoryScope, MemoryType, Timestamp
 
 Tier = Literal["hot", "cold"]
 
+MAX_PROVENANCE = 256
+
 MEMORY_TYPES: tuple[MemoryType, ...] = ("rule", "procedure", "fact", "episode", "preference")
 MEMORY_SCOPES: tuple[MemoryScope, ...] = ("permanent", "project", "session", "ttl")
 
@@ -52,6 +54,16 @@ class Memory(msgspec.Struct, frozen=True, kw_only=True):
     # Stream sequence of the last event that changed this memory: the per-memory
     # watermark that makes a redelivered or replayed event change nothing.
     last_seq: int = 0
+    # Stream sequence of the event that created it (0: stored before this was recorded):
+    # consolidation at a session start only looks at memories created before it, so a
+    # replay over the existing store merges what the first run merged and nothing more.
+    first_seq: int = 0
+    # Provenance of the near-duplicates folded into this memory (dedup at capture,
+    # consolidation at session starts): their ids and their source events, oldest first,
+    # each list capped at MAX_PROVENANCE (``merged`` counts them all).
+    merged_from: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    merged: int = 0
 
 
 class SearchHit(msgspec.Struct, frozen=True, kw_only=True):

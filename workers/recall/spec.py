@@ -14,7 +14,7 @@ import asyncio
 import logging
 from typing import Any
 
-from schemas.api import RecallReply, RecallRequest
+from schemas.api import ConsolidateReply, ConsolidateRequest, RecallReply, RecallRequest
 from shared.codec import Envelope
 from shared.errors import WorkerCannotRun
 from shared.names import BUCKET_RECALL
@@ -83,9 +83,12 @@ async def _serve_disabled(ctx: WorkerContext, stop: asyncio.Event) -> None:
     async def handle(agent: str, req: RecallRequest) -> RecallReply:
         raise ApiError(503, DISABLED)
 
+    async def consolidate(agent: str, req: ConsolidateRequest) -> ConsolidateReply:
+        raise ApiError(503, DISABLED)
+
     ctx.health.set_ready(True, "disabled")
     await serve_endpoints(ctx.nc, ctx.settings.prefix, "cortex-recall", "0.1.0",
-                          [("recall", RecallRequest, handle)], stop)
+                          [("recall", RecallRequest, handle), ("consolidate", ConsolidateRequest, consolidate)], stop)
 
 
 SPEC = WorkerSpec(name="recall", families=("msg", "notes", "feedback", "session", "compaction"), build=build,

@@ -26,7 +26,15 @@ import nats.js.errors
 from nats.js.kv import KeyValue
 from prometheus_client import Counter, Histogram
 
-from schemas.api import RecalledMemory, RecallReply, RecallRequest
+from schemas.api import (
+    ConsolidateReply,
+    ConsolidateRequest,
+    FoldedMemory,
+    PlannedMerge,
+    RecalledMemory,
+    RecallReply,
+    RecallRequest,
+)
 from schemas.docs import Integrity, RecallDoc
 from schemas.events import FeedbackEvent, MessageEvent
 from shared.codec import Envelope
@@ -40,7 +48,7 @@ from shared.projection import boundary, is_trigger
 from shared.repair import decode_document, discard_document, unreadable_reason
 from shared.runtime import WorkerContext
 from shared.service import ApiError, serve_endpoints
-from workers.recall.apply import BatchOutcome, StoreApplier
+from workers.recall.apply import BatchOutcome, StoreApplier, plan_maintenance
 from workers.recall.capture import (
     CaptureDecodeError,
     PromptMessage,
@@ -158,7 +166,7 @@ class RecallHandler:
             outcome = await asyncio.to_thread(self._applier.apply_batch, staged, HOLDER.lock)
         except (StoreUnavailable, EmbedderUnavailable) as exc:
             raise TransientError(f"memory store: {exc}") from exc
-        for change in ("added", "merged", "skipped", "expired", "demoted"):
+        for change in ("added", "merged", "consolidated", "skipped", "expired", "demoted"):
             RECALL_MEMORIES.labels(change).inc(getattr(outcome, change))
         # cleared only once the documents are written: a transient failure there (the LLM's
         # capture, the bucket) retries the whole commit, and the store skips what it holds
@@ -329,6 +337,41 @@ def answer(req: RecallRequest, agent: str, settings: Any) -> RecallReply:
     return RecallReply(memories=memories, text=budget.text, tokens=budget.tokens)
 
 
+def consolidation_plan(agent: str, settings: Any, now: datetime | None) -> ConsolidateReply:
+    """What the agent's next session start would do to its memories, at ``now`` (its
+    latest event time applied; without one, its newest memory's): nothing is written
+    (runs in a worker thread)."""
+    store = HOLDER.store
+    assert store is not None
+    with HOLDER.lock:
+        memories = list(store.scroll(agent))
+        now = now or recall_now([m.last_seen or m.created_at for m in memories])
+        report = plan_maintenance(store, agent, memories, now, settings.recall, dry_run=True)
+    by_id = {m.id: m for m in memories}
+    removed: dict[str, list[FoldedMemory]] = {}
+    for merge in report.merged:
+        gone = by_id[merge.removed]
+        removed.setdefault(merge.kept.id, []).append(FoldedMemory(
+            id=gone.id, content=gone.content, similarity=merge.similarity, source_event=gone.source_event))
+    merges = [PlannedMerge(kept=kept, content=by_id[kept].content, type=by_id[kept].type, removed=folded)
+              for kept, folded in sorted(removed.items(), key=lambda item: (by_id[item[0]].created_at, item[0]))]
+    return ConsolidateReply(agent=agent, now=now, memories=len(memories), merges=merges,
+                            expired=list(report.expired), decayed=list(report.decayed))
+
+
+async def _latest_event_ts(ctx: WorkerContext, agent: str) -> datetime | None:
+    """The agent's latest event time applied (its RecallDoc's watermark), if any."""
+    kv = await ctx.js.key_value(ctx.bucket(BUCKET_RECALL))
+    raw, _ = await kv_read(kv, agent)
+    if raw is None:
+        return None
+    try:
+        doc: RecallDoc = decode_document([raw], _DOC_DECODER)
+    except Exception:  # unreadable: its writer rebuilds it; the plan is made without expiry then
+        return None
+    return doc.integrity.last_event_ts
+
+
 async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
     """Serve recall only where the store is open (the active instance; a standby waits)."""
     ready = asyncio.create_task(HOLDER.ready.wait())
@@ -350,9 +393,13 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
             await _publish_access(ctx, agent, [m.id for m in reply.memories])
         return reply
 
+    async def consolidate(agent: str, req: ConsolidateRequest) -> ConsolidateReply:
+        now = await _latest_event_ts(ctx, agent)
+        return await asyncio.to_thread(consolidation_plan, agent, ctx.settings, now)
+
     ctx.health.set_ready(True, "serving")
     await serve_endpoints(ctx.nc, ctx.settings.prefix, "cortex-recall", "0.1.0",
-                          [("recall", RecallRequest, handle)], stop)
+                          [("recall", RecallRequest, handle), ("consolidate", ConsolidateRequest, consolidate)], stop)
 
 
 async def _publish_access(ctx: WorkerContext, agent: str, ids: list[str]) -> None:

@@ -2,7 +2,8 @@
 
 TTL, session-decay and dry-run cases ported from the semantic-memory design's Go tests
 (ajitpratap0/openclaw-cortex ``tests/lifecycle_test.go``); consolidation, pinning and
-tiering cases are ours. The dry run is checked against the real embedded store.
+tiering cases are ours (consolidation's are in ``test_recall_consolidation``). The dry run
+is checked against the real embedded store.
 """
 
 from __future__ import annotations
@@ -77,45 +78,6 @@ def test_dry_run_reports_but_deletes_nothing(
     assert store.get("alice", [expired.id]) == [expired]
     apply_lifecycle(store, "alice", plan_lifecycle([expired], now))
     assert store.get("alice", [expired.id]) == []
-
-
-def test_consolidation_folds_near_duplicates_into_the_oldest(
-    make_memory: MakeMemory, embedder: HashingEmbedder, now: datetime
-) -> None:
-    old = make_memory("The staging database runs on port 5433", hours_ago=50, access_count=2, position=1)
-    dup = make_memory("The staging database runs on port 5433.", hours_ago=5, access_count=3, position=2)
-    other = make_memory("Lunch is at noon on Fridays", hours_ago=5, position=3)
-    memories = [dup, other, old]
-    vectors = dict(zip([m.id for m in memories], embedder.embed_documents([m.content for m in memories]), strict=True))
-    report = plan_lifecycle(memories, now, LifecyclePolicy(), vectors)
-    assert [m.removed for m in report.merged] == [dup.id]
-    (kept,) = report.rewrites
-    assert kept.id == old.id
-    assert kept.access_count == 5 and kept.supersedes_id == dup.id
-    assert kept.last_seen == dup.created_at
-
-
-def test_consolidation_keeps_an_episode_and_its_rule_apart(
-    make_memory: MakeMemory, embedder: HashingEmbedder, now: datetime
-) -> None:
-    episode = make_memory("never deploy on fridays", type="episode", position=1)
-    rule = make_memory("never deploy on fridays", type="rule", position=2)
-    vectors = {m.id: embedder.embed_query(m.content) for m in (episode, rule)}
-    assert plan_lifecycle([episode, rule], now, LifecyclePolicy(), vectors).merged == ()
-
-
-def test_applying_consolidation_rewrites_the_survivor_and_deletes_the_duplicate(
-    open_store: OpenStore, embedder: HashingEmbedder, make_memory: MakeMemory, now: datetime
-) -> None:
-    store = open_store()
-    old = make_memory("Deploy window is Tuesday", hours_ago=10, position=1)
-    dup = make_memory("Deploy window is Tuesday!", hours_ago=1, position=2)
-    store.upsert([MemoryPoint(m, embedder.embed_query(m.content)) for m in (old, dup)])
-    memories = list(store.scroll("alice"))
-    report = plan_lifecycle(memories, now, LifecyclePolicy(), store.vectors("alice", [m.id for m in memories]))
-    apply_lifecycle(store, "alice", report)
-    (survivor,) = store.scroll("alice")
-    assert survivor.id == old.id and survivor.supersedes_id == dup.id
 
 
 def test_merge_never_moves_times_backwards(make_memory: MakeMemory) -> None:
