@@ -20,7 +20,10 @@ from schemas.types import (
     FactSource,
     Impact,
     Mood,
+    OperationStatus,
     Priority,
+    Severity,
+    Signal,
     ThreadStatus,
 )
 
@@ -264,6 +267,151 @@ class RecallDoc(msgspec.Struct, kw_only=True):
     llm_pending: list[list[str]] = msgspec.field(default_factory=list)  # [role, sender, text, event id, ts]
 
 
+class Triage(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """Claude's second opinion on a finding (``workers.traces.triage``): is it a real
+    failure, how severe, why. Without ``ANTHROPIC_API_KEY`` there is none."""
+
+    keep: bool
+    severity: Severity
+    reason: str = ""
+
+
+class Finding(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A failure signal in the agent's tool and run events (contract: Traces). Every text
+    in it is redacted. Beyond the contract (readers ignore them): the session, the tool,
+    how often it happened (a loop's length, a failure's sessions), the error and the words
+    (the user's correction or frustration, the agent's claim) as redacted excerpts."""
+
+    id: str
+    signal: Signal
+    severity: Severity
+    summary: str
+    events: list[str]
+    first_ts: datetime
+    last_ts: datetime
+    session: str = ""
+    tool: str = ""
+    count: int = 0
+    error: str = ""
+    quote: str = ""
+    triage: Triage | None = None
+
+
+class TraceStep(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """One event of a chain, reduced to what the detectors read (texts redacted).
+
+    ``kind``: ``in`` / ``out`` (a message received / sent), ``call`` / ``result`` (a tool),
+    ``run_start`` / ``run_end``. ``keys`` are digests of a call's parameters (name and
+    redacted value), ``command`` its redacted ``command`` parameter; a result carries its
+    call's (and the call's event id), and is ``failed`` with its ``error``; a sent message
+    may be a ``question``."""
+
+    kind: str
+    event: str
+    ts: datetime
+    tool: str = ""
+    call_id: str = ""
+    call: str = ""  # a result's call (its event id)
+    keys: list[str] = msgspec.field(default_factory=list)
+    command: str = ""
+    failed: bool = False
+    error: str = ""
+    text: str = ""
+    question: bool = False
+
+
+class DoomLoop(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """The failing attempts in a row that are the same call as the first of them."""
+
+    tool: str
+    keys: list[str]
+    command: str
+    count: int
+    events: list[str]
+    first_ts: datetime
+    first_error: str
+    finding: str = ""  # the finding's id, once the loop is long enough to be one
+
+
+class Upset(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """The chain's last user message, when it was dissatisfied, and what followed it."""
+
+    event: str
+    ts: datetime
+    text: str
+    after: int = 0  # messages since
+    resolved: bool = False  # one of them apologised or tried again
+
+
+class TraceChain(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A session's current chain of events (the reference's ConversationChain), bounded to
+    its last steps; ``events`` counts all it had."""
+
+    id: str
+    session: str
+    started: datetime
+    last_ts: datetime
+    steps: list[TraceStep]
+    events: int = 0
+    loop: DoomLoop | None = None
+    upset: Upset | None = None
+
+
+class FailurePrint(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A tool failure's fingerprint (tool, parameters, normalised error) and the sessions
+    it happened in: the same failure in a second session is a ``repeat_fail``."""
+
+    key: str
+    tool: str
+    error: str
+    sessions: list[str]
+    events: list[str]
+    first_ts: datetime
+    last_ts: datetime
+
+
+class TraceDoc(msgspec.Struct, kw_only=True):
+    """Failure findings of one agent (contract: Traces), newest last. ``chains`` and
+    ``failures`` go beyond the contract: the analyzer's state, so it runs event by event."""
+
+    CAP_LISTS: ClassVar[tuple[str, ...]] = ("findings",)
+
+    updated: datetime
+    findings: list[Finding]
+    integrity: Integrity
+    version: int = 1
+    chains: list[TraceChain] = msgspec.field(default_factory=list)
+    failures: list[FailurePrint] = msgspec.field(default_factory=list)
+
+
+class Operation(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A tool call and its result (contract: pending operations). ``preview`` is the
+    redacted start of the result or error; ``seen`` once the agent has it. Beyond the
+    contract: the session, the runtime's call id, and ``open`` while the turn that made
+    the call is still running (a result then reaches the agent directly)."""
+
+    id: str
+    tool: str
+    status: OperationStatus
+    started: datetime
+    seen: bool
+    finished: datetime | None = None
+    preview: str | None = None
+    session: str = ""
+    call_id: str = ""
+    open: bool = False
+
+
+class OperationsDoc(msgspec.Struct, kw_only=True):
+    CAP_LISTS: ClassVar[tuple[str, ...]] = ("operations",)
+
+    updated: datetime
+    operations: list[Operation]
+    integrity: Integrity
+    version: int = 1
+
+
 DOCUMENTS: tuple[type[msgspec.Struct], ...] = (
     ThreadsDoc, DecisionsDoc, CommitmentsDoc, SnapshotDoc, NarrativeDoc, BootDoc, KnowledgeDoc, ChannelsDoc, RecallDoc,
+    TraceDoc, OperationsDoc,
 )

@@ -36,10 +36,15 @@ ThreadStatus = Literal["open", "closed"]
 CommitmentStatus = Literal["open", "overdue", "done"]
 FeedbackKind = Literal[
     "recall_access", "thread_close", "thread_priority", "commitment_done", "memory_pin", "memory_forget",
-    "remember", "fact_access",
+    "remember", "fact_access", "operation_seen",
 ]
 BootTrigger = Literal["session_start", "compaction", "request", "change"]
 ChannelLayer = Literal["foreground", "background", "archived"]
+# The trace analyzer's failure signals (the reference's SIG-* taxonomy) and their severities.
+Signal = Literal["doom_loop", "repeat_fail", "tool_fail", "correction", "dissatisfied", "hallucination",
+                 "unverified_claim"]
+Severity = Literal["low", "medium", "high", "critical"]
+OperationStatus = Literal["pending", "completed", "failed"]
 EntityType = Literal["person", "location", "organization", "date", "product", "concept", "email", "url", "unknown"]
 FactSource = Literal["ingested", "extracted-regex", "extracted-llm"]
 MemoryType = Literal["rule", "procedure", "fact", "episode", "preference"]
@@ -47,3 +52,6 @@ MemoryScope = Literal["permanent", "project", "session", "ttl"]
 
 MOODS: tuple[Mood, ...] = ("neutral", "frustrated", "excited", "tense", "productive", "exploratory")
 PRIORITIES: tuple[Priority, ...] = ("critical", "high", "medium", "low")
+SIGNALS: tuple[Signal, ...] = ("doom_loop", "repeat_fail", "tool_fail", "correction", "dissatisfied",
+                               "hallucination", "unverified_claim")
+SEVERITIES: tuple[Severity, ...] = ("low", "medium", "high", "critical")

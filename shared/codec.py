@@ -306,7 +306,8 @@ def _check_identity(event: Event, subject_agent: str, kind: str | None) -> str |
 
 def _check_value(event: Event) -> str | None:
     """A feedback kind's ``value`` of the right shape (``FEEDBACK_VALUES``); a ``fact_access``
-    names its fact ids (``target`` and/or a list of strings in ``value``)."""
+    names its fact ids, an ``operation_seen`` its operation ids (``target`` and/or a list of
+    strings in ``value``)."""
     if not isinstance(event, FeedbackEvent):
         return None
     shape = FEEDBACK_VALUES.get(event.kind)
@@ -315,13 +316,18 @@ def _check_value(event: Event) -> str | None:
             msgspec.convert(event.value, shape)
         except msgspec.ValidationError as exc:
             return f"invalid {event.kind} value: {exc}"
-    if event.kind == "fact_access":
+    if event.kind in _ID_LISTS:
+        what = _ID_LISTS[event.kind]
         ids = event.value if event.value is not None else []
         if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
-            return "invalid fact_access value: expected a list of fact ids (strings)"
+            return f"invalid {event.kind} value: expected a list of {what} ids (strings)"
         if not ids and not event.target:
-            return "fact_access names no fact id (target or a list in value)"
+            return f"{event.kind} names no {what} id (target or a list in value)"
     return None
+
+
+# Feedback kinds naming ids: ``target`` and/or a list of strings in ``value``.
+_ID_LISTS = {"fact_access": "fact", "operation_seen": "operation"}
 
 
 # --------------------------------------------------------------------------- decoding

@@ -90,6 +90,24 @@ class RecallSettings(msgspec.Struct, frozen=True, kw_only=True):
     cold_min_hits: Annotated[int, Meta(ge=0, le=1000)] = 3
 
 
+class TracesSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """The trace analyzer (reference plugin v0.5 ``traceAnalyzer``) and pending operations."""
+
+    enabled: bool = True
+    # which signals make findings: "default" (all but unverified_claim, as the reference),
+    # "all", or a comma list of doom_loop, repeat_fail, tool_fail, correction, dissatisfied,
+    # hallucination, unverified_claim
+    signals: str = "default"
+    gap_minutes: Annotated[int, Meta(ge=1, le=1440)] = 30  # inactivity that ends a chain
+    max_findings: Annotated[int, Meta(ge=10, le=1000)] = 200
+    # extra redaction: a JSON list of regular expressions, each match becomes [REDACTED]
+    redact_patterns: str = ""
+    # a tool call without a result this long (event time) is failed as orphaned
+    orphan_hours: Annotated[int, Meta(ge=1, le=720)] = 24
+    max_operations: Annotated[int, Meta(ge=10, le=1000)] = 100
+    llm_triage: bool = True  # with ANTHROPIC_API_KEY: Claude's second opinion on each finding
+
+
 class RuntimeSettings(msgspec.Struct, frozen=True, kw_only=True):
     """Consume-loop knobs (not in the plugin design; Cortex's own)."""
 
@@ -171,6 +189,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     narrative: NarrativeSettings = NarrativeSettings()
     knowledge: KnowledgeSettings = KnowledgeSettings()
     recall: RecallSettings = RecallSettings()
+    traces: TracesSettings = TracesSettings()
     runtime: RuntimeSettings = RuntimeSettings()
     openclaw: OpenClawSettings = OpenClawSettings()
 
@@ -317,6 +336,7 @@ _SECTIONS: dict[str, type[msgspec.Struct]] = {
     "narrative": NarrativeSettings,
     "knowledge": KnowledgeSettings,
     "recall": RecallSettings,
+    "traces": TracesSettings,
     "runtime": RuntimeSettings,
     "openclaw": OpenClawSettings,
 }
@@ -345,7 +365,47 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     if not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", settings.prefix):
         raise SettingsError(f"CORTEX_PREFIX={settings.prefix!r}: expected 1-32 letters, digits, _ or -")
     _check_openclaw(settings.openclaw)
+    parse_signals(settings.traces.signals)
+    parse_redact_patterns(settings.traces.redact_patterns)
     return settings
+
+
+# Signals a plain "default" enables: the reference's defaults (unverified_claim is off there,
+# it fires on every unchecked statement about the system).
+DEFAULT_SIGNALS: tuple[str, ...] = ("doom_loop", "repeat_fail", "tool_fail", "correction", "dissatisfied",
+                                    "hallucination")
+ALL_SIGNALS: tuple[str, ...] = (*DEFAULT_SIGNALS, "unverified_claim")
+
+
+def parse_signals(value: str) -> frozenset[str]:
+    raw = value.strip().lower()
+    if raw in ("", "default"):
+        return frozenset(DEFAULT_SIGNALS)
+    if raw == "all":
+        return frozenset(ALL_SIGNALS)
+    names = {n.strip() for n in raw.split(",") if n.strip()}
+    bad = sorted(names - set(ALL_SIGNALS))
+    if bad:
+        raise SettingsError(f"CORTEX_TRACES_SIGNALS={value!r}: expected 'default', 'all' or a comma list of "
+                            f"{', '.join(ALL_SIGNALS)}")
+    return frozenset(names)
+
+
+def parse_redact_patterns(value: str) -> tuple[re.Pattern[str], ...]:
+    if not value.strip():
+        return ()
+    try:
+        sources = msgspec.json.decode(value, type=list[str])
+    except msgspec.DecodeError as exc:
+        raise SettingsError(f"CORTEX_TRACES_REDACT_PATTERNS: expected a JSON list of regular expressions "
+                            f"({exc})") from exc
+    patterns = []
+    for source in sources:
+        try:
+            patterns.append(re.compile(source))
+        except re.error as exc:
+            raise SettingsError(f"CORTEX_TRACES_REDACT_PATTERNS: {source!r} is no regular expression ({exc})") from exc
+    return tuple(patterns)
 
 
 _STREAM_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,255}")

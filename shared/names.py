@@ -14,7 +14,7 @@ KINDS: dict[str, frozenset[str] | None] = {
     "notes": None,
     "feedback": frozenset(
         {"recall_access", "thread_close", "thread_priority", "commitment_done", "memory_pin", "memory_forget",
-         "remember", "fact_access"}
+         "remember", "fact_access", "operation_seen"}
     ),
     "tool": frozenset({"call", "result"}),
     "run": frozenset({"start", "end", "error"}),

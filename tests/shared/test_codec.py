@@ -60,6 +60,8 @@ FEEDBACK = {"id": "f1", "agent": "main", "ts": "2026-02-17T10:30:00Z"}
         ("remember", {"value": {"content": "Never deploy on Fridays", "type": "rule", "scope": "permanent"}}),
         ("fact_access", {"value": ["fact:1", "fact:2"]}),
         ("fact_access", {"target": "fact:1"}),
+        ("operation_seen", {"value": ["call-1", "call-2"]}),
+        ("operation_seen", {"target": "call-1"}),
     ],
 )
 def test_the_new_feedback_kinds_decode(kind: str, extra: dict[str, object]) -> None:
@@ -80,6 +82,8 @@ def test_the_new_feedback_kinds_decode(kind: str, extra: dict[str, object]) -> N
         ("fact_access", {}, "fact_access names no fact id"),
         ("fact_access", {"value": "fact:1"}, "expected a list of fact ids"),
         ("fact_access", {"value": ["fact:1", 2]}, "expected a list of fact ids"),
+        ("operation_seen", {}, "operation_seen names no operation id"),
+        ("operation_seen", {"value": {"id": "call-1"}}, "expected a list of operation ids"),
     ],
 )
 def test_a_feedback_value_of_the_wrong_shape_is_bad_input(kind: str, extra: dict[str, object], reason: str) -> None:

@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from shared.config import Settings
 from workers.evals import SAMPLE_LOCOMO
 from workers.evals.locomo import DatasetError
@@ -42,6 +44,19 @@ def register(sub: Any) -> None:
     rec.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     rec.set_defaults(handler=cmd_eval_recall)
     _register_briefing(esub)
+    _register_traces(esub)
+
+
+def _register_traces(esub: Any) -> None:
+    tr = esub.add_parser(
+        "traces",
+        help="precision/recall of the trace analyzer's failure signals on labelled cases",
+        description="Runs labelled cases (FILE, 'sample': the shipped set, or 'heldout': the set written after it "
+                    "was tuned) through the pure trace core with every signal enabled and prints precision and "
+                    "recall per signal, the cases missed and the false alarms; clean cases must give no finding.",
+    )
+    tr.add_argument("file", nargs="?", default="sample", help="a trace dataset (JSON), 'sample' or 'heldout'")
+    tr.set_defaults(handler=cmd_eval_traces)
 
 
 def _register_briefing(esub: Any) -> None:
@@ -131,6 +146,22 @@ async def cmd_eval_briefing(args: argparse.Namespace, settings: Settings) -> int
         await asyncio.to_thread(Path(args.out).write_text, json.dumps(rep, indent=2, ensure_ascii=False) + "\n",
                                 "utf-8")
         print(f"report written to {args.out}", file=sys.stderr)
+    return 0
+
+
+async def cmd_eval_traces(args: argparse.Namespace, settings: Settings) -> int:
+    from workers.evals import traces
+
+    named = {"sample": traces.SAMPLE_TRACES, "heldout": traces.HELDOUT_TRACES}
+    path = named.get(args.file, Path(args.file))
+    try:
+        dataset = traces.load_dataset(path)
+    except (OSError, ValueError) as exc:  # msgspec's DecodeError is a ValueError
+        print(f"cortex: cannot read {path}: {exc}", file=sys.stderr)
+        return 1
+    print(f"trace eval: {path.name}")
+    every_signal = msgspec.structs.replace(settings.traces, signals="all")
+    print(traces.render(traces.score(dataset, every_signal)))
     return 0
 
 

@@ -1,0 +1,196 @@
+"""Pending operations, case by case (seeds/004 "Pending Operations Lifecycle": pending →
+completed/failed → seen, ``[PENDING]`` / ``[NEW RESULT]`` / ``[FAILED]``, acknowledgement,
+orphans)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from schemas.docs import OperationsDoc
+from schemas.events import FeedbackEvent, RunEvent, SessionEvent, ToolEvent
+from shared.config import TracesSettings
+from workers.traces.operations import (
+    OperationEvent,
+    apply_operation_event,
+    is_unread,
+    is_waiting,
+    operations_config,
+)
+
+T0 = datetime(2026, 3, 2, 9, tzinfo=UTC)
+
+
+class Agent:
+    """Events of one agent, a second apart unless told otherwise."""
+
+    def __init__(self, **knobs: Any) -> None:
+        self.config = operations_config(TracesSettings(**knobs))
+        self.doc: OperationsDoc | None = None
+        self.t = T0
+        self.n = 0
+
+    def _apply(self, event: OperationEvent, kind: str, after: timedelta = timedelta(seconds=1)) -> None:
+        self.doc = apply_operation_event(self.doc, event, kind, self.config) or self.doc
+
+    def _common(self, session: str, after: timedelta) -> dict[str, Any]:
+        self.t += after
+        self.n += 1
+        return {"id": f"e{self.n}", "agent": "a", "session": session, "ts": self.t}
+
+    def call(self, tool: str, call_id: str = "", session: str = "s", after: timedelta = timedelta(seconds=1)) -> str:
+        common = self._common(session, after)
+        self._apply(ToolEvent(**common, tool=tool, call_id=call_id or None, params={"q": 1}), "call")
+        return str(common["id"])
+
+    def result(self, tool: str, call_id: str = "", session: str = "s", error: str | None = None,
+               result: Any = "fine", after: timedelta = timedelta(seconds=1)) -> None:
+        self._apply(ToolEvent(**self._common(session, after), tool=tool, call_id=call_id or None, error=error,
+                              result=result), "result")
+
+    def run(self, kind: str, session: str = "s") -> None:
+        self._apply(RunEvent(**self._common(session, timedelta(seconds=1))), kind)
+
+    def session(self, kind: str, session: str = "s", after: timedelta = timedelta(seconds=1)) -> None:
+        self._apply(SessionEvent(**self._common(session, after)), kind)
+
+    def seen(self, *ids: str) -> None:
+        common = self._common("", timedelta(seconds=1))
+        del common["session"]
+        self._apply(FeedbackEvent(**common, kind="operation_seen", value=list(ids)), "operation_seen")
+
+    @property
+    def ops(self) -> list[Any]:
+        assert self.doc is not None
+        return self.doc.operations
+
+
+def test_a_call_answered_within_its_turn_is_seen_at_once() -> None:
+    """Ordinary tool calls reach the agent directly: never shown as a pending operation."""
+    a = Agent()
+    a.run("start")
+    a.call("read", "k1")
+    assert a.ops[0].status == "pending" and a.ops[0].open and not is_waiting(a.ops[0])
+    a.result("read", "k1", result={"content": [{"text": "file body"}]})
+    op = a.ops[0]
+    assert (op.status, op.seen, op.open, op.preview) == ("completed", True, False, '{"content":[{"text":"file body"}]}')
+    assert not is_unread(op)
+
+
+def test_a_call_still_pending_when_its_turn_ends_is_waiting() -> None:
+    """seeds/004: status = 'pending' — shown as [PENDING]; the turn ends with the run."""
+    a = Agent()
+    a.run("start")
+    a.call("sessions_spawn", "task-1")
+    a.run("error")
+    assert is_waiting(a.ops[0]) and a.ops[0].status == "pending"
+
+
+def test_a_session_end_also_ends_the_turn() -> None:
+    """A producer without run events: the session's end is the end of the turn."""
+    a = Agent()
+    a.call("long_job", "j1")
+    a.session("end")
+    assert is_waiting(a.ops[0])
+
+
+def test_a_result_after_the_session_ended_is_a_new_result_until_seen() -> None:
+    """seeds/004: completed AND acknowledged_at IS NULL — [NEW RESULT]; acknowledgeCompletedOps
+    stamps it; after that it is not shown again."""
+    a = Agent()
+    op_id = a.call("sessions_spawn", "task-1")
+    a.session("end")
+    a.result("sessions_spawn", "task-1", result="index rebuilt: 1200 documents", after=timedelta(minutes=20))
+    op = a.ops[0]
+    assert (op.status, op.seen, op.preview) == ("completed", False, "index rebuilt: 1200 documents")
+    assert is_unread(op)
+    a.seen(op_id)
+    assert a.ops[0].seen and not is_unread(a.ops[0])
+
+
+def test_a_failure_after_the_session_is_an_unread_failure() -> None:
+    """seeds/004: failPendingOp — status failed, result 'Error: …', not acknowledged: [FAILED]."""
+    a = Agent()
+    a.call("sessions_spawn", "t")
+    a.session("end")
+    a.result("sessions_spawn", "t", error="worker crashed: token=abc123secret")
+    op = a.ops[0]
+    assert (op.status, op.seen) == ("failed", False)
+    assert op.preview == "worker crashed: token=[REDACTED]"
+
+
+def test_a_nested_failure_in_the_result_fails_the_operation() -> None:
+    a = Agent()
+    a.call("exec", "x")
+    a.session("end")
+    a.result("exec", "x", result={"details": {"exitCode": 3}})
+    assert a.ops[0].status == "failed" and a.ops[0].preview == "exit code 3"
+
+
+def test_a_pending_call_without_a_result_becomes_an_orphan() -> None:
+    """seeds/004 startup cleanup: ops still pending are failed 'orphaned' and remain visible
+    once; here after orphan_hours of event time."""
+    a = Agent(orphan_hours=2)
+    a.call("sessions_spawn", "t")
+    a.session("end")
+    a.session("start", session="s2", after=timedelta(hours=1))
+    assert a.ops[0].status == "pending"
+    a.session("start", session="s3", after=timedelta(hours=1, seconds=1))
+    op = a.ops[0]
+    assert (op.status, op.seen, op.preview) == ("failed", False, "no result within 2 h (orphaned)")
+
+
+def test_results_pair_by_call_id_else_by_the_oldest_call_of_the_tool() -> None:
+    a = Agent()
+    first = a.call("fetch")
+    second = a.call("fetch")
+    a.session("end")
+    a.result("fetch", result="one")
+    assert [(op.id, op.status) for op in a.ops] == [(first, "completed"), (second, "pending")]
+    a.call("job", "k9")
+    a.result("job", "other-id")
+    assert a.ops[-1].status == "pending"
+
+
+def test_a_result_of_an_unknown_call_changes_nothing_and_a_repeated_call_is_one_operation() -> None:
+    a = Agent()
+    a.result("ghost", "nobody")
+    assert a.doc is None
+    call = a.call("x", "k")
+    doc = a.doc
+    assert doc is not None
+    event = ToolEvent(id=call, agent="a", session="s", ts=T0, tool="x", call_id="k")
+    assert apply_operation_event(doc, event, "call", a.config) is None
+
+
+def test_seen_names_only_unread_results() -> None:
+    """An acknowledgement of a pending or unknown operation changes nothing."""
+    a = Agent()
+    pending = a.call("job", "k")
+    a.session("end")
+    before = a.doc
+    a.seen(pending, "nope")
+    assert a.doc is before
+
+
+def test_operations_are_bounded_seen_ones_leaving_first() -> None:
+    a = Agent(max_operations=10)
+    waiting = a.call("spawn", "keep")
+    a.session("end")
+    for i in range(30):
+        a.call("read", f"r{i}", session="t")
+        a.result("read", f"r{i}", session="t")
+    assert len(a.ops) == 10
+    assert waiting in [op.id for op in a.ops]
+    assert a.ops[-1].call_id == "r29"
+
+
+def test_the_core_never_mutates_its_input() -> None:
+    a = Agent()
+    a.call("spawn", "k")
+    doc = a.doc
+    assert doc is not None
+    snapshot = OperationsDoc(updated=doc.updated, operations=list(doc.operations), integrity=doc.integrity)
+    apply_operation_event(doc, SessionEvent(id="z", agent="a", session="s", ts=T0 + timedelta(hours=1)), "end",
+                          a.config)
+    assert doc == snapshot and doc.operations[0].open

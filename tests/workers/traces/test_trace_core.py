@@ -1,0 +1,150 @@
+"""The trace core's chains, bounds and determinism: the reference's chain reconstruction
+cases (``test/trace-analyzer/chain-reconstructor.test.ts``) ported where a chain that grows
+event by event has the same notion, and Cortex's own.
+
+Not applicable: grouping by agent (a document holds one agent), re-ordering by timestamp
+(stream order is the order: an agent's events are applied as the stream holds them),
+deduplicating Schema A/B copies by a one-second fingerprint (duplicates are dropped by
+event id before any worker sees them, ``shared.duplicates``), ``simpleHash``, the
+``boundaryType`` label and ``typeCounts`` (not kept), chains of fewer than two events
+(a one-event chain settles no signal), the analyzer's time-range runs, incremental state
+files, report assembly and persistence (``analyzer.test.ts``, ``report.test.ts``: the
+document is the state and the report), and the output generator (SOUL.md rules,
+governance policies: out of Cortex's scope).
+"""
+
+from __future__ import annotations
+
+import copy
+
+import msgspec
+import pytest
+from trace_testkit import Agent, Call, End, Result, RunEnd, RunStart, Start, User, Wait, case_events, fail, trace_doc
+
+from shared.config import SettingsError, TracesSettings, load_settings
+from workers.evals.traces import Case
+from workers.traces.config import MAX_CHAINS, MAX_FAILURE_PRINTS, MAX_STEPS, trace_config
+from workers.traces.core import apply_event
+
+
+def test_each_session_has_its_own_chain() -> None:
+    """chain-reconstructor.test.ts: groups events by (session, agent) into separate chains."""
+    doc = trace_doc(Start(session="a"), User(text="hi"), Start(session="b"), User(text="hello"))
+    assert sorted(c.session for c in doc.chains) == ["a", "b"]
+    assert all(c.events == 1 for c in doc.chains)
+
+
+def test_a_session_start_begins_a_new_chain() -> None:
+    """chain-reconstructor.test.ts: splits chain on session.start event."""
+    first = trace_doc(Start(session="a"), User(text="one"))
+    again = trace_doc(Start(session="a"), User(text="one"), Start(session="a"), User(text="two"))
+    assert len(again.chains) == 1 and again.chains[0].events == 1
+    assert again.chains[0].id != first.chains[0].id
+
+
+def test_a_session_end_closes_the_chain() -> None:
+    """chain-reconstructor.test.ts: splits chain on session.end event."""
+    assert trace_doc(Start(session="a"), User(text="one"), End()).chains == []
+
+
+def test_inactivity_past_the_gap_splits_and_below_it_does_not() -> None:
+    """chain-reconstructor.test.ts: splits chain on inactivity gap > 30 min; does NOT split
+    on gap < 30 min; respects configurable gapMinutes parameter."""
+    split = trace_doc(User(text="a"), Wait(minutes=31), User(text="b"))
+    assert [c.events for c in split.chains] == [1]
+    kept = trace_doc(User(text="a"), Wait(minutes=29), User(text="b"))
+    assert [c.events for c in kept.chains] == [2]
+    short = trace_doc(User(text="a"), Wait(minutes=6), User(text="b"), gap_minutes=5)
+    assert [c.events for c in short.chains] == [1]
+
+
+def test_a_run_starting_long_after_the_last_one_ended_splits() -> None:
+    """chain-reconstructor.test.ts: splits on run.end → run.start with >5 min gap; does NOT
+    split with <5 min gap."""
+    split = trace_doc(RunStart(), User(text="a"), RunEnd(), Wait(minutes=6), RunStart())
+    assert [c.events for c in split.chains] == [1]
+    kept = trace_doc(RunStart(), User(text="a"), RunEnd(), Wait(minutes=4), RunStart())
+    assert [c.events for c in kept.chains] == [4]
+
+
+def test_chain_ids_are_deterministic_and_distinct() -> None:
+    """chain-reconstructor.test.ts: computes chain ID deterministically; computeChainId:
+    16-char hex, deterministic, different inputs → different IDs."""
+    one = trace_doc(Start(session="a"), User(text="x"), Start(session="b"), User(text="y"))
+    two = trace_doc(Start(session="a"), User(text="x"), Start(session="b"), User(text="y"))
+    ids = [c.id for c in one.chains]
+    assert ids == [c.id for c in two.chains]
+    assert len(set(ids)) == 2 and all(len(i) == 16 and int(i, 16) >= 0 for i in ids)
+
+
+def test_a_chain_remembers_its_last_steps_and_counts_all() -> None:
+    """chain-reconstructor.test.ts: caps chain at maxEventsPerChain (here a sliding window:
+    the oldest steps are forgotten, the chain goes on)."""
+    doc = trace_doc(*[User(text=f"m{i}") for i in range(MAX_STEPS + 10)])
+    chain = doc.chains[0]
+    assert len(chain.steps) == MAX_STEPS and chain.events == MAX_STEPS + 10
+    assert chain.steps[-1].text == f"m{MAX_STEPS + 9}"
+
+
+def test_an_empty_stream_and_a_session_named_unknown_are_fine() -> None:
+    """chain-reconstructor.test.ts: handles empty event stream; handles events with
+    session='unknown'; records startTs and endTs from first/last events."""
+    doc = trace_doc(Start(session="unknown"), User(text="a"), Agent(text="b"))
+    chain = doc.chains[0]
+    assert chain.session == "unknown" and chain.started < chain.last_ts
+
+
+def test_at_most_max_chains_are_followed_the_idlest_closed_first() -> None:
+    """Cortex's bound: more sessions at once than MAX_CHAINS close the least recently
+    active ones (and judge them)."""
+    steps = [x for i in range(MAX_CHAINS + 3) for x in (Start(session=f"s{i}"), User(text="forget it"))]
+    doc = trace_doc(*steps)
+    assert len(doc.chains) == MAX_CHAINS
+    assert [c.session for c in doc.chains] == [f"s{i}" for i in range(3, MAX_CHAINS + 3)]
+    assert [f.session for f in doc.findings if f.signal == "dissatisfied"] == ["s0", "s1", "s2"]
+
+
+def test_findings_and_fingerprints_are_capped() -> None:
+    """Cortex's bound: at most max_findings findings (oldest first out) and
+    MAX_FAILURE_PRINTS failure fingerprints."""
+    steps = [x for i in range(MAX_FAILURE_PRINTS + 20)
+             for x in (User(text="go"), *fail("exec", {"command": f"job {i}"}, f"error {i}"), Agent(text="ok"))]
+    doc = trace_doc(*steps, max_findings=10)
+    assert len(doc.findings) == 10
+    assert doc.findings[-1].error == f"error {MAX_FAILURE_PRINTS + 19}"
+    assert len(doc.failures) == MAX_FAILURE_PRINTS
+
+
+def test_a_result_pairs_with_its_call_by_call_id() -> None:
+    """Interleaved calls: each result finds its call by the runtime's call id."""
+    doc = trace_doc(Call(tool="a", params={"x": 1}, id="k1"), Call(tool="a", params={"x": 2}, id="k2"),
+                    Result(tool="a", error="late", id="k1"))
+    result = doc.chains[0].steps[-1]
+    assert result.call == doc.chains[0].steps[0].event
+
+
+def _replay(case: Case, settings: TracesSettings) -> list[bytes]:
+    config = trace_config(settings, ("en", "de"))
+    doc, encoded = None, []
+    for event, kind in case_events(case):
+        before = copy.deepcopy(doc)
+        new = apply_event(doc, event, kind, config)
+        assert doc == before, "the core mutated its input"
+        doc = new or doc
+        encoded.append(msgspec.json.encode(doc))
+    return encoded
+
+
+def test_the_same_events_make_the_same_document_byte_for_byte_and_inputs_stay_untouched() -> None:
+    """Determinism: derived in event time only, so a replay reproduces every revision."""
+    case = Case(name="r", steps=[Start(session="a"), User(text="deploy"), *[fail("d", {"e": 1}, "x")] * 4,
+                                 Agent(text="Done ✅"), User(text="wrong, forget it"), End()])
+    assert _replay(case, TracesSettings()) == _replay(case, TracesSettings())
+
+
+def test_bad_extra_redaction_patterns_stop_the_process_with_one_line() -> None:
+    with pytest.raises(SettingsError, match="CORTEX_TRACES_REDACT_PATTERNS"):
+        load_settings({"CORTEX_TRACES_REDACT_PATTERNS": '["(unclosed"]'})
+    with pytest.raises(SettingsError, match="CORTEX_TRACES_SIGNALS"):
+        load_settings({"CORTEX_TRACES_SIGNALS": "doom_loop,bogus"})
+    assert load_settings({"CORTEX_TRACES_REDACT_PATTERNS": '["ACME-[0-9]+"]'}).traces.redact_patterns

@@ -1,0 +1,135 @@
+"""The compiled signal patterns of the enabled languages, and the questions asked of a message.
+
+``get_signal_patterns(("en", "de"))`` merges the packs of ``workers.traces.languages`` in
+the given order, adds the universal signs and caches the result per tuple, like the
+reference's ``SignalPatternRegistry`` (which always had the universal patterns and EN/DE
+synchronously, the others on demand). Matching reuses the conversation cores' machinery:
+a message is lower-cased once (``prepare_text``, which also bounds a long message to its
+head and tail), and each family rules its regexes out with one substring pre-check.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Final
+
+from workers.conversation.patterns import Family, MatchText, Pattern
+from workers.traces.languages import (
+    SIGNAL_PACKS,
+    UNIVERSAL_COMPLETION,
+    UNIVERSAL_QUESTION,
+    UNIVERSAL_SATISFIED,
+    SignalPack,
+)
+
+NEGATION_REACH: Final = 24
+"""How far before a completion word a negation still negates it (a few words)."""
+_CLAUSE_BREAK: Final = re.compile(r"[,;:.!?。，、！？；：\n]")
+_FENCE: Final = "```"
+
+
+@dataclass(frozen=True, slots=True)
+class SignalPatterns:
+    languages: tuple[str, ...]
+    correction: Family
+    short_negative: Family
+    question: Family
+    dissatisfied: Family
+    satisfied: Family
+    resolution: Family
+    completion: Family
+    state_claims: Family
+    opinion: Family
+    failure: Family
+    negation: re.Pattern[str] | None
+
+    def is_question(self, text: MatchText) -> bool:
+        return _any(self.question, text)
+
+    def is_correction(self, text: MatchText, *, after_question: bool) -> bool:
+        """A correction of the agent — unless it only answers the agent's question with a
+        plain "no" (the reference's exclusion: "Should I deploy?" — "No.")."""
+        if not _any(self.correction, text):
+            return False
+        return not (after_question and _any(self.short_negative, text))
+
+    def is_dissatisfied(self, text: MatchText) -> bool:
+        """Frustration or giving up; a message that also thanks or praises is not."""
+        return not _any(self.satisfied, text) and _any(self.dissatisfied, text)
+
+    def is_resolution(self, text: MatchText) -> bool:
+        return _any(self.resolution, text)
+
+    def completion_claim(self, text: MatchText) -> str | None:
+        """The words claiming the work is done, when the message asserts (not asks) it,
+        admits no failure, and no negation in the same clause takes the claim back."""
+        if self.is_question(text) or _any(self.failure, text):
+            return None
+        for match in _matches(self.completion, text):
+            if not self._negated(text.lowered, match.start()):
+                return text.original[match.start():match.end()]
+        return None
+
+    def state_claim(self, text: MatchText) -> str | None:
+        """A factual statement about the system's state outside a code block, when the
+        message does not hedge it as an opinion."""
+        if _any(self.opinion, text):
+            return None
+        for match in _matches(self.state_claims, text):
+            if text.lowered.count(_FENCE, 0, match.start()) % 2 == 0:
+                return text.original[match.start():match.end()]
+        return None
+
+    def _negated(self, lowered: str, start: int) -> bool:
+        if self.negation is None:
+            return False
+        window = lowered[max(0, start - NEGATION_REACH):start]
+        clause = _CLAUSE_BREAK.split(window)[-1]
+        return self.negation.search(clause) is not None
+
+
+def _matches(family: Family, text: MatchText) -> list[re.Match[str]]:
+    if not family.may_match(text):
+        return []
+    found = [m for p in family for m in [p.search(text)] if m is not None]
+    return sorted(found, key=lambda m: m.start())
+
+
+def _any(family: Family, text: MatchText) -> bool:
+    return family.may_match(text) and any(p.search(text) is not None for p in family)
+
+
+def _family(packs: tuple[SignalPack, ...], name: str, *universal: str) -> Family:
+    sources = dict.fromkeys([*(s for pack in packs for s in getattr(pack, name)), *universal])
+    return Family.of(_compile(source) for source in sources)
+
+
+def _compile(source: str) -> Pattern:
+    # Every source is written for the lower-cased text; a line ending in "?" anywhere in
+    # the message asks, so the universal question is multi-line.
+    if source == UNIVERSAL_QUESTION:
+        return Pattern(re.compile(source, re.MULTILINE), lowered=True, triggers=("?", "？"))
+    return Pattern.compile(source, lowered=True)
+
+
+@lru_cache(maxsize=32)
+def get_signal_patterns(languages: tuple[str, ...]) -> SignalPatterns:
+    """The merged, compiled signal patterns of ``languages`` (unknown codes ignored)."""
+    packs = tuple(SIGNAL_PACKS[code] for code in dict.fromkeys(languages) if code in SIGNAL_PACKS)
+    negations = [s for pack in packs for s in pack.negation]
+    return SignalPatterns(
+        languages=tuple(p.code for p in packs),
+        correction=_family(packs, "correction"),
+        short_negative=_family(packs, "short_negative"),
+        question=_family(packs, "question", UNIVERSAL_QUESTION),
+        dissatisfied=_family(packs, "dissatisfied"),
+        satisfied=_family(packs, "satisfied", UNIVERSAL_SATISFIED),
+        resolution=_family(packs, "resolution"),
+        completion=_family(packs, "completion", UNIVERSAL_COMPLETION),
+        state_claims=_family(packs, "state_claim"),
+        opinion=_family(packs, "opinion"),
+        failure=_family(packs, "failure"),
+        negation=re.compile("|".join(negations)) if negations else None,
+    )
