@@ -11,8 +11,9 @@ foreign event store) gets the same guarantee and the same checks by going throug
 ``total`` and ``check_event``.
 
 Stored subjects are parsed here and only here (``parse_subject``): the contract's
-``<prefix>.<family>.<agent>[.<kind>]`` and the OpenClaw store's events that CORTEX_EVENTS
-sources, ``<prefix>.openclaw.<agent>.<type token>``, whose payload is the store's own
+``<prefix>.<family>.<slot>.<agent>.<kind>`` (the slot token put in by the stream) and the
+OpenClaw store's events that CORTEX_EVENTS sources,
+``<prefix>.openclaw.<slot>.<agent>.<type token>``, whose payload is the store's own
 envelope: ``shared.openclaw`` maps it to the contract event, inside the same guard and
 followed by the same checks.
 """
@@ -40,7 +41,7 @@ from schemas.events import (
     is_valid_agent,
     is_valid_event_id,
 )
-from shared.names import KINDS, OPENCLAW_FAMILY, OPENCLAW_TYPES
+from shared.names import KINDS, NOTES_KIND, OPENCLAW_FAMILY, OPENCLAW_TYPES, SLOTS
 from shared.openclaw import map_store_event
 
 if TYPE_CHECKING:
@@ -129,30 +130,41 @@ class Subject(NamedTuple):
     token: str | None = None
 
 
-def _parse_store_subject(prefix: str, subject: str, tokens: list[str]) -> Subject | str:
-    if len(tokens) != 4:
-        return f"subject {subject!r}: expected {prefix}.{OPENCLAW_FAMILY}.<agent>.<type>"
-    mapped = OPENCLAW_TYPES.get(tokens[3])
-    family, kind = mapped if mapped is not None else (OPENCLAW_FAMILY, None)
-    return Subject(family, tokens[2], kind, tokens[3])
+_SLOT_TOKENS: Final = frozenset(str(s) for s in range(SLOTS))
 
 
 def parse_subject(prefix: str, subject: str) -> Subject | str:
-    """The ``Subject`` a stored subject stands for, or a reason string."""
+    """The ``Subject`` a stored subject stands for, or a reason string.
+
+    Stored subjects are ``<prefix>.<family>.<slot>.<agent>.<kind>`` (the stream's slot
+    transform, ``shared.names.slot_transform``); the OpenClaw store's events are
+    ``<prefix>.openclaw.<slot>.<agent>.<type token>``."""
     tokens = subject.split(".")
-    if len(tokens) >= 3 and tokens[0] == prefix and tokens[1] == OPENCLAW_FAMILY:
-        return _parse_store_subject(prefix, subject, tokens)
-    if len(tokens) < 3 or tokens[0] != prefix or tokens[1] not in KINDS:
+    if len(tokens) < 2 or tokens[0] != prefix or (tokens[1] not in KINDS and tokens[1] != OPENCLAW_FAMILY):
         return f"unknown subject {subject!r}"
-    family, agent = tokens[1], tokens[2]
+    family = tokens[1]
+    if len(tokens) != 5 or tokens[2] not in _SLOT_TOKENS:
+        what = "<type>" if family == OPENCLAW_FAMILY else "<kind>"
+        return f"subject {subject!r}: expected {prefix}.{family}.<slot>.<agent>.{what}"
+    agent, last = tokens[3], tokens[4]
+    if family == OPENCLAW_FAMILY:
+        mapped = OPENCLAW_TYPES.get(last)
+        family, kind = mapped if mapped is not None else (OPENCLAW_FAMILY, None)
+        return Subject(family, agent, kind, last)
     kinds = KINDS[family]
-    if kinds is None:
-        if len(tokens) != 3:
-            return f"subject {subject!r}: expected {prefix}.{family}.<agent>"
-        return Subject(family, agent, None)
-    if len(tokens) != 4 or tokens[3] not in kinds:
-        return f"subject {subject!r}: expected {prefix}.{family}.<agent>.({'|'.join(sorted(kinds))})"
-    return Subject(family, agent, tokens[3])
+    if last not in kinds:
+        return f"subject {subject!r}: expected {prefix}.{family}.<slot>.<agent>.({'|'.join(sorted(kinds))})"
+    return Subject(family, agent, last)
+
+
+def subject_agent(prefix: str, subject: str) -> str | None:
+    """The agent of a subject as stored now or by the first layout (a dead letter's
+    ``Cortex-Original-Subject`` from before a migration): ``<prefix>.<family>.<agent>[.…]``."""
+    parsed = parse_subject(prefix, subject)
+    if isinstance(parsed, Subject):
+        return parsed.agent
+    tokens = subject.split(".")
+    return tokens[2] if len(tokens) >= 3 and tokens[0] == prefix else None
 
 
 # --------------------------------------------------------------------------- raw bytes
@@ -415,7 +427,7 @@ def event_subject(prefix: str, payload: dict[str, Any]) -> str | None:
         family, kind = explicit.split(".", 1)
         return f"{prefix}.{family}.{agent}.{kind}"
     if isinstance(explicit, str) and explicit == "notes":
-        return f"{prefix}.notes.{agent}"
+        return f"{prefix}.notes.{agent}.{NOTES_KIND}"
     if "kind" in payload and isinstance(payload["kind"], str):
         return f"{prefix}.feedback.{agent}.{payload['kind']}"
     if "tool" in payload:
@@ -428,5 +440,5 @@ def event_subject(prefix: str, payload: dict[str, Any]) -> str | None:
     if "messages" in payload:
         return f"{prefix}.compaction.{agent}.before"
     if "path" in payload:
-        return f"{prefix}.notes.{agent}"
+        return f"{prefix}.notes.{agent}.{NOTES_KIND}"
     return None

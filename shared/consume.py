@@ -25,11 +25,11 @@ after it is skipped (``shared.duplicates``). So that a restart decides as the fi
 did, the consumer is rewound that many sequences further back; messages at or below the
 checkpoint only refill the window, they are never applied again.
 
-Partitions (contract: Consumers, partitions, instances): the consumer ``<worker>-<k>``
-reads the same events as ``<worker>`` would; an event whose agent belongs to another
-partition (FNV-1a of the subject's agent token mod N ≠ k) is acked with its batch without
-being decoded or applied. The checkpoint therefore still means "every event up to this
-stream sequence that belongs here is applied", which is what watermarks wait on.
+Partitions (contract: Partitions in the server): the consumer ``<worker>-<k>`` filters on
+its slots' stored subjects (``shared.names.consumer_filter_subjects``), so the server
+delivers only its agents' events and the loop never sees another partition's. The
+checkpoint means "every event of this consumer up to this stream sequence is applied";
+watermarks wait on it, or on the consumer having nothing pending (``shared.watermarks``).
 """
 
 from __future__ import annotations
@@ -54,7 +54,14 @@ from shared.duplicates import DuplicateWindow
 from shared.errors import DocumentCorrupt, LeaseLost, RebuildRequired, UnwritableDocuments, is_transient
 from shared.health import Health
 from shared.kv import checkpoint_value, kv_read
-from shared.names import BUCKET_CHECKPOINTS, DLQ_STREAM, EVENTS_STREAM, dlq_subject, is_store_subject
+from shared.names import (
+    BUCKET_CHECKPOINTS,
+    DLQ_STREAM,
+    EVENTS_STREAM,
+    dlq_subject,
+    is_store_subject,
+    published_form,
+)
 from shared.pull import PullFetcher, fetcher_for
 from shared.repair import first_event_seq
 
@@ -103,13 +110,11 @@ class ConsumeLoop:
         accept: Callable[[Envelope], bool] | None = None,
         fence: Callable[[], None] | None = None,
         on_committed: Callable[[int], Awaitable[None]] | None = None,
-        owns: Callable[[str], bool] | None = None,
         label: str | None = None,
     ) -> None:
         self._js = js
         self.worker = worker
         self.consumer = consumer
-        self._owns = owns  # partition k of N: does this subject's agent belong here?
         self._handler = handler
         self._cfg = config
         self._health = health
@@ -127,7 +132,6 @@ class ConsumeLoop:
         self._m_seconds = metrics.HANDLER_SECONDS.labels(worker)
         self._m_applied = metrics.EVENTS.labels(worker, "applied")
         self._m_skipped = metrics.EVENTS.labels(worker, "skipped")
-        self._m_other = metrics.EVENTS.labels(worker, "other_partition")
         for reason in metrics.DEAD_LETTER_REASONS:  # series at 0 from the start (see metrics)
             metrics.DEAD_LETTERS.labels(worker, reason)
         self._m_last_ts = metrics.LAST_EVENT_TS.labels(self._label)
@@ -286,9 +290,6 @@ class ConsumeLoop:
 
     async def _handle(self, msg: Msg) -> bool:
         """Apply one message; True when it was dead-lettered."""
-        if self._owns is not None and not self._owns(msg.subject):
-            self._m_other.inc()
-            return False  # another partition's agent: acked with the batch, never applied (nor parsed) here
         seq = msg.metadata.sequence.stream
         if seq <= self._applied:
             self._refill(msg, seq)
@@ -345,7 +346,7 @@ class ConsumeLoop:
     async def _dead_letter(self, msg: Msg, seq: int, reason: str, kind: str) -> None:
         headers = {
             "Cortex-Error": _clean_header(reason),
-            "Cortex-Original-Subject": msg.subject,
+            "Cortex-Original-Subject": published_form(self._cfg.prefix, msg.subject),
             "Cortex-Stream-Seq": str(seq),
             "Nats-Msg-Id": f"dlq:{self.worker}:{seq}",
         }

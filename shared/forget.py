@@ -47,6 +47,7 @@ import nats.js.errors
 from nats.js.client import JetStreamContext
 
 from schemas.events import FeedbackEvent
+from shared.codec import subject_agent
 from shared.kv import checkpoint_value, kv_keys, kv_read
 from shared.lease import Lease, LeaseRefused
 from shared.names import (
@@ -165,8 +166,8 @@ async def purge_dead_letters(js: JetStreamContext, prefix: str, agent: str) -> i
             msg = await js.get_msg(DLQ_STREAM, seq)
         except nats.js.errors.NotFoundError:
             continue
-        tokens = header_text((msg.headers or {}).get("Cortex-Original-Subject")).split(".")
-        if len(tokens) >= 3 and tokens[0] == prefix and tokens[2] == agent:
+        original = header_text((msg.headers or {}).get("Cortex-Original-Subject"))
+        if subject_agent(prefix, original) == agent:
             await js.delete_msg(DLQ_STREAM, seq)
             removed += 1
     return removed

@@ -1,4 +1,13 @@
-"""Names of the contract: streams, subjects, buckets, consumers, partitions."""
+"""Names of the contract: streams, subjects, buckets, consumers, partitions.
+
+The stored layout (contract: Partitions in the server, layout version 2): producers publish
+``<prefix>.<family>.<agent>.<kind>``; the stream's one subject transform
+(``slot_transform``) stores every event as ``<prefix>.<family>.<slot>.<agent>.<kind>`` with
+``slot`` = FNV-1a(agent) mod 64, computed by the server. The OpenClaw store's events,
+sourced as ``<prefix>.openclaw.<agent>.<type token>``, pass the same transform. Every
+subject Cortex builds or filters on comes from this module; every stored subject is parsed
+by ``shared.codec.parse_subject``.
+"""
 
 from __future__ import annotations
 
@@ -6,12 +15,12 @@ EVENTS_STREAM = "CORTEX_EVENTS"
 DLQ_STREAM = "CORTEX_DLQ"
 
 FAMILIES = ("msg", "session", "compaction", "notes", "feedback", "tool", "run")
-# Allowed last token per family (None: the subject ends at the agent token).
-KINDS: dict[str, frozenset[str] | None] = {
+# Allowed last token per family.
+KINDS: dict[str, frozenset[str]] = {
     "msg": frozenset({"received", "sent"}),
     "session": frozenset({"start", "end"}),
     "compaction": frozenset({"before", "after"}),
-    "notes": None,
+    "notes": frozenset({"section"}),  # layout 2: a kind token, so that one transform covers every family
     "feedback": frozenset(
         {"recall_access", "thread_close", "thread_priority", "commitment_done", "memory_pin", "memory_forget",
          "remember", "fact_access", "operation_seen"}
@@ -74,8 +83,58 @@ ALL_BUCKETS = (*DOC_BUCKETS, BUCKET_CHECKPOINTS, BUCKET_LEASES, BUCKET_LLM_CACHE
 QDRANT_COLLECTION = "cortex_memories"
 
 
+# ---------------------------------------------------------------------------- the stored layout
+
+SLOTS = 64  # contract: Partitions in the server
+LAYOUT = 2  # 1: stored subjects as published (no slot token); 2: with the slot token
+LAYOUT_METADATA = "cortex_layout"  # the stream's metadata key naming its layout
+NOTES_KIND = "section"
+
+
 def event_subjects(prefix: str) -> list[str]:
-    return [f"{prefix}.{family}.>" for family in FAMILIES]
+    """What CORTEX_EVENTS captures: ``<prefix>.<family>.<agent>.<kind>`` (exactly four tokens,
+    so the slot transform applies to every captured event; a three-token publish of the first
+    layout's ``<prefix>.notes.<agent>`` finds no stream and fails at the producer)."""
+    return [f"{prefix}.{family}.*.*" for family in FAMILIES]
+
+
+def slot_transform(prefix: str) -> tuple[str, str]:
+    """(src, dest) of the stream's subject transform that puts the slot into stored subjects."""
+    return (f"{prefix}.*.*.*",
+            f"{prefix}.{{{{wildcard(1)}}}}.{{{{partition({SLOTS},2)}}}}.{{{{wildcard(2)}}}}.{{{{wildcard(3)}}}}")
+
+
+def published_subject(prefix: str, family: str, agent: str, kind: str) -> str:
+    return f"{prefix}.{family}.{agent}.{kind}"
+
+
+def stored_subject(prefix: str, family: str, agent: str, kind: str) -> str:
+    """The subject the stream stores a publish to ``published_subject`` under."""
+    return f"{prefix}.{family}.{slot_of(agent)}.{agent}.{kind}"
+
+
+def stored_form(prefix: str, subject: str) -> str:
+    """What the stream's slot transform makes of a published subject (``cortex publish``
+    validates with the workers' decoder, which reads stored subjects): the slot after the
+    family of a four-token subject; any other subject unchanged (the stream captures none)."""
+    tokens = subject.split(".")
+    if len(tokens) != 4 or tokens[0] != prefix:
+        return subject
+    return f"{prefix}.{tokens[1]}.{slot_of(tokens[2])}.{tokens[2]}.{tokens[3]}"
+
+
+def published_form(prefix: str, subject: str) -> str:
+    """A stored subject as it was published (the slot token taken out): a dead letter's
+    ``Cortex-Original-Subject``, which can be published again as it is."""
+    tokens = subject.split(".")
+    if len(tokens) != 5 or tokens[0] != prefix or not tokens[2].isdigit():
+        return subject
+    return ".".join((tokens[0], tokens[1], *tokens[3:]))
+
+
+def agent_filter(prefix: str, agent: str) -> str:
+    """Every stored event of one agent, of every family (the OpenClaw store's included)."""
+    return f"{prefix}.*.{slot_of(agent)}.{agent}.*"
 
 
 def openclaw_tokens(family: str) -> list[str]:
@@ -83,10 +142,18 @@ def openclaw_tokens(family: str) -> list[str]:
     return sorted(token for token, (fam, _) in OPENCLAW_TYPES.items() if fam == family)
 
 
-def family_filter_subjects(prefix: str, family: str) -> list[str]:
-    """What a consumer of ``family`` reads: the contract subjects and the OpenClaw store's
-    events of that family (`<prefix>.openclaw.*.<token>`, present once a source is wired)."""
-    return [f"{prefix}.{family}.>", *(f"{prefix}.{OPENCLAW_FAMILY}.*.{t}" for t in openclaw_tokens(family))]
+def consumer_filter_subjects(prefix: str, families: tuple[str, ...] | list[str], partition: int | None = None,
+                             partitions: int = 1) -> list[str]:
+    """The filter subjects of a consumer of ``families``: the one place a consumer's view of
+    the stream is decided. Partition k of N (``partition`` given, N > 1) reads the slots s
+    with s mod N = k — the server filters, the worker never sees another partition's event;
+    otherwise every slot (``*``). For each slot: the contract subjects of each family and
+    the OpenClaw store's events of that family (``<prefix>.openclaw.<slot>.*.<token>``,
+    present once a source is wired)."""
+    slots = ["*"] if partition is None or partitions <= 1 else [str(s) for s in partition_slots(partition, partitions)]
+    return [subject for slot in slots for family in families
+            for subject in (f"{prefix}.{family}.{slot}.*.*",
+                            *(f"{prefix}.{OPENCLAW_FAMILY}.{slot}.*.{t}" for t in openclaw_tokens(family)))]
 
 
 def is_store_subject(prefix: str, subject: str) -> bool:
@@ -99,9 +166,10 @@ def openclaw_transform(prefix: str, source_prefix: str) -> tuple[str, str]:
     return f"{source_prefix}.*.*", f"{prefix}.{OPENCLAW_FAMILY}.{{{{wildcard(1)}}}}.{{{{wildcard(2)}}}}"
 
 
-def agent_event_filters(prefix: str, agent: str) -> tuple[str, str]:
-    """Subject filters that match every stored event of ``agent`` (each family, the notes)."""
-    return f"{prefix}.*.{agent}.>", f"{prefix}.notes.{agent}"
+def agent_event_filters(prefix: str, agent: str) -> tuple[str, ...]:
+    """Subject filters that match every stored event of ``agent`` (in layout 2 one: every
+    family's, the notes' and the OpenClaw store's events share the agent's slot)."""
+    return (agent_filter(prefix, agent),)
 
 
 def dlq_subject(prefix: str, worker: str) -> str:
@@ -130,9 +198,23 @@ def fnv1a_32(data: bytes) -> int:
     return h
 
 
+def slot_of(agent: str) -> int:
+    """The agent's slot: FNV-1a 32-bit of the agent id modulo 64 (NATS's ``partition()``)."""
+    return fnv1a_32(agent.encode()) % SLOTS
+
+
 def partition_of(agent: str, partitions: int) -> int:
-    """The agent's partition: FNV-1a 32-bit of the agent id modulo N (NATS's partition function)."""
-    return fnv1a_32(agent.encode()) % partitions if partitions > 1 else 0
+    """The agent's partition of N: its slot modulo N."""
+    return slot_of(agent) % partitions if partitions > 1 else 0
+
+
+def partition_slots(partition: int, partitions: int) -> list[int]:
+    """The slots partition k of N reads: s with s mod N = k (every slot when N is 1)."""
+    if partitions <= 1:
+        return list(range(SLOTS))
+    if not 0 <= partition < partitions <= SLOTS:
+        raise ValueError(f"partition {partition} is not one of 0..{partitions - 1} (at most {SLOTS} partitions)")
+    return list(range(partition, SLOTS, partitions))
 
 
 def partition_ids(partitions: int) -> list[int | None]:
@@ -148,33 +230,3 @@ def consumers_of(worker: str, partitions: int, shadow: bool = False) -> list[str
 def agent_consumer(worker: str, agent: str, partitions: int, shadow: bool = False) -> str:
     """The consumer of ``worker`` that applies ``agent``'s events."""
     return consumer_name(worker, partition_of(agent, partitions) if partitions > 1 else None, shadow)
-
-
-def subject_agent(subject: str) -> str:
-    """The agent token of an event subject (``<prefix>.<family>.<agent>[.<kind>]``; the
-    prefix is one token), or "" when there is none."""
-    tokens = subject.split(".", 3)
-    return tokens[2] if len(tokens) > 2 else ""
-
-
-class PartitionFilter:
-    """Does an event belong to partition k of N? Decided from the subject's agent token
-    alone (no decode), with the agents' partitions remembered (bounded)."""
-
-    MAX_CACHED = 100_000
-
-    def __init__(self, partition: int, partitions: int) -> None:
-        if not 0 <= partition < partitions:
-            raise ValueError(f"partition {partition} is not one of 0..{partitions - 1}")
-        self.partition = partition
-        self.partitions = partitions
-        self._cache: dict[str, bool] = {}
-
-    def __call__(self, subject: str) -> bool:
-        agent = subject_agent(subject)
-        owned = self._cache.get(agent)
-        if owned is None:
-            if len(self._cache) >= self.MAX_CACHED:
-                self._cache.clear()
-            owned = self._cache[agent] = partition_of(agent, self.partitions) == self.partition
-        return owned

@@ -4,6 +4,7 @@ from several pods at once (a lost creation race becomes an update)."""
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable
 
 import msgspec
@@ -14,7 +15,7 @@ from nats.js.client import JetStreamContext
 from shared.asof import DOC_HISTORY
 from shared.config import Settings, parse_duration_s
 from shared.errors import WorkerCannotRun
-from shared.kv import kv_read
+from shared.kv import checkpoint_value, kv_read
 from shared.names import (
     ALL_BUCKETS,
     BUCKET_BOOT,
@@ -24,16 +25,22 @@ from shared.names import (
     DLQ_STREAM,
     DOC_BUCKETS,
     EVENTS_STREAM,
+    LAYOUT,
+    LAYOUT_METADATA,
     OPENCLAW_FAMILY,
+    SLOTS,
+    consumer_filter_subjects,
     event_subjects,
-    family_filter_subjects,
     openclaw_transform,
+    partition_slots,
     shadow_bucket,
+    slot_transform,
 )
 
 log = logging.getLogger(__name__)
 
 DUPLICATE_WINDOW_S = 120.0
+MIGRATING_METADATA = "cortex_migrating"  # on CORTEX_EVENTS while ``cortex init --migrate`` copies into it
 _IN_USE = 10058  # stream name already in use with a different configuration
 _NOT_CLUSTERED = 10074  # replicas > 1 not supported in non-clustered mode
 _NO_PEERS = 10005  # no suitable peers for placement (more replicas than servers)
@@ -71,11 +78,20 @@ def cluster_servers(js: JetStreamContext) -> int | None:
 
 
 class ConsumerSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """A durable consumer of CORTEX_EVENTS: its name, the families it reads, and for partition
+    k of N the k (its slots are s with s mod N = k; ``shared.names.consumer_filter_subjects``)."""
+
     name: str
     families: tuple[str, ...]
+    partition: int | None = None
+    partitions: int = 1
 
     def filter_subjects(self, prefix: str) -> list[str]:
-        return [subject for family in self.families for subject in family_filter_subjects(prefix, family)]
+        return consumer_filter_subjects(prefix, self.families, self.partition, self.partitions)
+
+
+class LayoutError(Exception):
+    """CORTEX_EVENTS holds events in another stored layout: the message says how to migrate."""
 
 
 def openclaw_source(settings: Settings) -> api.StreamSource | None:
@@ -107,11 +123,19 @@ def events_stream_config(settings: Settings, current: list[api.StreamSource] | N
     that does not know about the store (``cortex up`` without the setting, a worker) must
     not unwire it. Removing it is an operator's edit of the stream (docs/integration.md)."""
     ours = openclaw_source(settings)
+    for source in current or []:  # where a migration made it resume (shared.migrate): kept
+        if ours is not None and source.opt_start_seq and _sources_key([source]) == _sources_key(
+                [api.StreamSource(name=ours.name, subject_transforms=ours.subject_transforms,
+                                  opt_start_seq=source.opt_start_seq)]):
+            ours.opt_start_seq = source.opt_start_seq
     kept = [s for s in current or [] if ours is None or not is_openclaw_source(s, settings.prefix)]
     sources = [*kept, *([ours] if ours is not None else [])]
+    src, dest = slot_transform(settings.prefix)
     return api.StreamConfig(
         name=EVENTS_STREAM,
         subjects=event_subjects(settings.prefix),
+        subject_transform=api.SubjectTransform(src=src, dest=dest),
+        metadata={LAYOUT_METADATA: str(LAYOUT)},
         sources=sources or None,
         storage=api.StorageType.FILE,
         retention=api.RetentionPolicy.LIMITS,
@@ -121,6 +145,41 @@ def events_stream_config(settings: Settings, current: list[api.StreamSource] | N
         allow_direct=True,
         description="Cortex events: messages, sessions, compactions, notes, feedback, tool calls, runs",
     )
+
+
+def _transform_key(transform: api.SubjectTransform | None) -> tuple[str, str] | None:
+    return (transform.src, transform.dest) if transform is not None else None
+
+
+def stream_layout(config: api.StreamConfig, prefix: str) -> int:
+    """The stored layout of CORTEX_EVENTS as configured: 2 when its subject transform is the
+    slot transform, else 1 (subjects stored as published)."""
+    return LAYOUT if _transform_key(config.subject_transform) == slot_transform(prefix) else 1
+
+
+def migrate_steps(prefix: str, messages: int, layout: int) -> str:
+    return (f"CORTEX_EVENTS holds {messages} events in stored layout {layout}; this version stores them with a "
+            f"slot token ({prefix}.<family>.<slot>.<agent>.<kind>, layout {LAYOUT}). Nothing was changed. To "
+            "migrate: 1. stop every worker and producer (a publish during the migration fails and must be retried); "
+            "2. back the stream up (`nats stream backup CORTEX_EVENTS DIR`); 3. run `cortex init --migrate` (it copies "
+            "every event into the new layout keeping its stream sequence, so checkpoints, documents and dead letters "
+            f"stay valid; producers publish notes to {prefix}.notes.<agent>.section from now on); 4. start the workers "
+            "(docs/BENCHMARKS.md, Partitions in the server)")
+
+
+async def layout_problem(js: JetStreamContext, prefix: str) -> str | None:
+    """Why workers cannot consume CORTEX_EVENTS as it is (another layout with events in it,
+    or a migration not finished), or None."""
+    try:
+        info = await js.stream_info(EVENTS_STREAM)
+    except nats.js.errors.NotFoundError:
+        return None
+    layout = stream_layout(info.config, prefix)
+    if (info.config.metadata or {}).get(MIGRATING_METADATA):
+        return "CORTEX_EVENTS is being migrated to the slot layout: finish it with `cortex init --migrate`"
+    if layout != LAYOUT and info.state.messages:
+        return migrate_steps(prefix, info.state.messages, layout)
+    return None
 
 
 def dlq_stream_config(settings: Settings) -> api.StreamConfig:
@@ -156,9 +215,9 @@ async def ensure_stream(js: JetStreamContext, config: api.StreamConfig) -> str:
     current = info.config
     config.num_replicas = max(config.num_replicas or 1, current.num_replicas or 1)
     wanted = (sorted(config.subjects or []), config.max_age or 0.0, config.duplicate_window,
-              _sources_key(config.sources), config.num_replicas)
+              _sources_key(config.sources), config.num_replicas, _transform_key(config.subject_transform))
     have = (sorted(current.subjects or []), current.max_age or 0.0, current.duplicate_window,
-            _sources_key(current.sources), current.num_replicas or 1)
+            _sources_key(current.sources), current.num_replicas or 1, _transform_key(current.subject_transform))
     if wanted == have:
         return "unchanged"
     await js.update_stream(config)
@@ -235,6 +294,81 @@ def consumer_config(spec: ConsumerSpec, settings: Settings) -> api.ConsumerConfi
     )
 
 
+# ---------------------------------------------------------------------------- re-partitioning
+
+
+def _slots_of(filters: Iterable[str]) -> frozenset[int]:
+    """The slots a consumer's filter subjects read (``<prefix>.<family>.<slot>.…``; a wildcard
+    or a filter of another shape: every slot)."""
+    slots: set[int] = set()
+    for subject in filters:
+        token = subject.split(".")[2] if subject.count(".") >= 2 else "*"
+        if not token.isdigit():
+            return ALL_SLOTS
+        slots.add(int(token))
+    return frozenset(slots)
+
+
+ALL_SLOTS: frozenset[int] = frozenset(range(SLOTS))
+_PARTITION_SUFFIX = re.compile(r"-\d+$")
+
+
+def spec_slots(spec: ConsumerSpec) -> frozenset[int]:
+    return frozenset(partition_slots(spec.partition or 0, spec.partitions if spec.partition is not None else 1))
+
+
+def _filters(config: api.ConsumerConfig) -> list[str]:
+    return list(config.filter_subjects or ([config.filter_subject] if config.filter_subject else []))
+
+
+async def seed_checkpoints(js: JetStreamContext, specs: Iterable[ConsumerSpec]) -> dict[str, int]:
+    """Changing ``CORTEX_PARTITIONS`` (docs/BENCHMARKS.md, Re-partitioning): a consumer that is
+    new or whose slots change starts at the lowest checkpoint among the same worker's
+    consumers that read any of its slots now — splitting a partition starts both halves at its
+    checkpoint, merging starts at the lower one and the documents' per-agent watermarks skip
+    what the other half applied already. When those consumers do not cover all its slots (a
+    slot nobody read), it starts from the beginning. Decided from a snapshot of the consumers
+    before any changes; returns the checkpoints written."""
+    try:
+        infos = await js.consumers_info(EVENTS_STREAM)
+        kv = await js.key_value(BUCKET_CHECKPOINTS)
+    except (nats.js.errors.NotFoundError, nats.js.errors.BucketNotFoundError):
+        return {}
+    current = {info.name: _slots_of(_filters(info.config)) for info in infos}
+    seeds: dict[str, int] = {}
+    for spec in specs:
+        wanted = spec_slots(spec)
+        if current.get(spec.name) == wanted:
+            continue
+        base = _PARTITION_SUFFIX.sub("", spec.name)
+        readers = [name for name, slots in current.items()
+                   if _PARTITION_SUFFIX.sub("", name) == base and slots & wanted]
+        if not readers and spec.name not in current:
+            continue  # a worker's first consumer: nothing to carry over
+        covered = frozenset().union(*(current[name] for name in readers))
+        values = [checkpoint_value((await kv_read(kv, name))[0]) or 0 for name in readers]
+        seeds[spec.name] = min(values) if wanted <= covered and values else 0
+    for name, seq in seeds.items():
+        await kv.put(name, str(seq).encode())
+        log.info("checkpoint_seeded", extra={"consumer": name, "seq": seq})
+    return seeds
+
+
+async def retire_consumers(js: JetStreamContext, specs: Iterable[ConsumerSpec]) -> list[str]:
+    """Delete the consumers (and checkpoints) of the specs' workers that the layout no longer
+    names (``<worker>-3`` after going from 4 partitions to 2), after ``seed_checkpoints``."""
+    wanted = {spec.name for spec in specs}
+    bases = {_PARTITION_SUFFIX.sub("", name) for name in wanted}
+    retired = []
+    for info in await js.consumers_info(EVENTS_STREAM):
+        if info.name not in wanted and _PARTITION_SUFFIX.sub("", info.name) in bases:
+            await js.delete_consumer(EVENTS_STREAM, info.name)
+            kv = await js.key_value(BUCKET_CHECKPOINTS)
+            await kv.purge(info.name)
+            retired.append(info.name)
+    return retired
+
+
 def consumer_replicas(info: api.ConsumerInfo) -> int:
     """How many copies of a consumer's state the servers keep: its leader and peers (a
     consumer created without ``num_replicas`` got its stream's count at creation, and keeps
@@ -248,6 +382,7 @@ async def ensure_consumer(js: JetStreamContext, spec: ConsumerSpec, settings: Se
     """Create or update one consumer; its replicas are raised, never lowered. ``recreate``
     (`cortex init`): a server that cannot change a consumer's replicas in place gets it
     deleted and created again at its checkpoint (``recreate_at_checkpoint``)."""
+    await seed_checkpoints(js, [spec])
     config = consumer_config(spec, settings)
     try:
         info = await js.consumer_info(EVENTS_STREAM, spec.name)
@@ -322,8 +457,15 @@ async def provision(js: JetStreamContext, settings: Settings, consumers: Iterabl
     """Create or update everything the contract names, with ``CORTEX_REPLICAS`` copies
     (existing streams, buckets and consumers raised, never lowered); returns what happened
     to each. More replicas than servers: ``ReplicasError`` before anything is changed (the
-    first request, CORTEX_EVENTS's, is the one the server refuses)."""
+    first request, CORTEX_EVENTS's, is the one the server refuses).
+
+    A CORTEX_EVENTS holding events in another stored layout is never changed in place
+    (that would mix layouts): ``LayoutError`` with the steps (``cortex init --migrate``).
+    An empty one is simply reconfigured."""
     report: dict[str, str] = {}
+    problem = await layout_problem(js, settings.prefix)
+    if problem is not None:
+        raise LayoutError(problem)
     try:
         report[f"stream {EVENTS_STREAM}"] = await ensure_stream(js, events_stream_config(settings, await _sources(js)))
     except nats.js.errors.APIError as exc:  # 10074 comes as a ServerError (500), 10005 as a BadRequest
@@ -341,6 +483,11 @@ async def provision(js: JetStreamContext, settings: Settings, consumers: Iterabl
         report[f"bucket {bucket}"] = outcome
     if await raise_replicas(js, f"KV_{BUCKET_FORGETS}", settings.replicas) == "raised":  # made by the first forget
         report[f"bucket {BUCKET_FORGETS}"] = "raised"
-    for spec in consumers:
+    specs = list(consumers)
+    for name, seq in (await seed_checkpoints(js, specs)).items():
+        report[f"checkpoint {name} (re-partitioned: starts after sequence {seq})"] = "seeded"
+    for spec in specs:
         report[f"consumer {spec.name}"] = await ensure_consumer(js, spec, settings, recreate=True)
+    for name in await retire_consumers(js, specs):
+        report[f"consumer {name} (not in the layout of CORTEX_PARTITIONS={settings.partitions})"] = "deleted"
     return report

@@ -21,7 +21,7 @@ from nats.js.kv import KeyValue
 from shared import parts
 from shared.codec import TS_MAX, TS_MIN
 from shared.errors import RebuildRequired, is_transient
-from shared.names import EVENTS_STREAM
+from shared.names import EVENTS_STREAM, agent_filter
 
 # Documents keep the event times they were derived from; a stored one outside this range
 # was not written by a worker (events outside it are rejected at decode).
@@ -92,16 +92,12 @@ async def discard_document(kv: KeyValue, agent: str, stored_parts: int = 0) -> N
 async def first_event_seq(js: JetStreamContext, prefix: str, agent: str) -> int:
     """The stream sequence of ``agent``'s first event (1 when it cannot be told: a rewind
     from the start is always correct, only slower)."""
-    found = []
-    for subject in (f"{prefix}.*.{agent}", f"{prefix}.*.{agent}.>"):
-        try:
-            msg = await js.get_msg(EVENTS_STREAM, seq=1, subject=subject, next=True)
-        except nats.js.errors.NotFoundError:
-            continue
-        except Exception as exc:  # a lookup that fails only costs time: rewind from the start
-            if not is_transient(exc):
-                return 1
-            raise
-        if msg.seq:
-            found.append(int(msg.seq))
-    return min(found, default=1)
+    try:
+        msg = await js.get_msg(EVENTS_STREAM, seq=1, subject=agent_filter(prefix, agent), next=True)
+    except nats.js.errors.NotFoundError:
+        return 1
+    except Exception as exc:  # a lookup that fails only costs time: rewind from the start
+        if not is_transient(exc):
+            return 1
+        raise
+    return int(msg.seq) if msg.seq else 1

@@ -32,8 +32,8 @@ from shared.consume import ConsumeLoop, Handler, LoopConfig
 from shared.errors import LeaseLost, RebuildRequired, WorkerCannotRun, is_transient
 from shared.health import Health, HealthRegistry, serve
 from shared.lease import Lease
-from shared.names import PartitionFilter, consumer_name, shadow_bucket
-from shared.provision import ConsumerSpec, ensure_bucket, ensure_consumer
+from shared.names import consumer_name, shadow_bucket
+from shared.provision import ConsumerSpec, ensure_bucket, ensure_consumer, layout_problem
 
 log = logging.getLogger(__name__)
 
@@ -115,11 +115,10 @@ def loop_config(settings: Settings, spec: WorkerSpec | None = None) -> LoopConfi
 def make_loop(ctx: WorkerContext, spec: WorkerSpec, handler: Handler, fence: Callable[[], None]) -> ConsumeLoop:
     """The consume loop of one consumer: ``ctx.consumer``, partition ``ctx.partition``."""
     settings = ctx.settings
-    owns = PartitionFilter(ctx.partition, settings.partitions) if ctx.partition is not None else None
     return ConsumeLoop(ctx.js, worker=spec.name, consumer=ctx.consumer, handler=handler,
                        config=loop_config(settings, spec), health=ctx.health,
                        accept=channel_filter(settings, ctx.shadow), fence=fence,
-                       on_committed=getattr(handler, "on_committed", None), owns=owns, label=ctx.consumer)
+                       on_committed=getattr(handler, "on_committed", None), label=ctx.consumer)
 
 
 class WorkerHost:
@@ -134,13 +133,18 @@ class WorkerHost:
         self.instance = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self.http_port: int | None = None
 
-    async def _ensure_consumer(self, js: JetStreamContext, consumer: str, spec: WorkerSpec, health: Health) -> None:
-        cspec = ConsumerSpec(name=consumer, families=spec.families)
+    async def _ensure_consumer(self, js: JetStreamContext, consumer: str, spec: WorkerSpec, health: Health,
+                               partition: int | None) -> None:
+        cspec = ConsumerSpec(name=consumer, families=spec.families, partition=partition,
+                             partitions=self.settings.partitions)
         failures = 0
         while not self.stop.is_set():
             try:
-                await ensure_consumer(js, cspec, self.settings)
-                return
+                problem = await layout_problem(js, self.settings.prefix)
+                if problem is None:
+                    await ensure_consumer(js, cspec, self.settings)
+                    return
+                health.set_ready(False, problem)  # never consume a stream of another layout
             except nats.js.errors.NotFoundError:
                 health.set_ready(False, "stream CORTEX_EVENTS not found: run `cortex init`")
             except Exception as exc:
@@ -159,7 +163,7 @@ class WorkerHost:
         consumer = consumer_name(spec.name, partition, shadow)
         health = self.registry.worker(consumer)
         js = nc.jetstream()
-        await self._ensure_consumer(js, consumer, spec, health)
+        await self._ensure_consumer(js, consumer, spec, health, partition)
         if shadow:  # shadow documents live in their own buckets, made on first use
             for bucket in spec.buckets:
                 await ensure_bucket(js, shadow_bucket(bucket), history=DOC_HISTORY, replicas=self.settings.replicas)

@@ -23,11 +23,12 @@ def all_specs() -> dict[str, WorkerSpec]:
 def consumer_specs(prefix_shadow: bool = False, partitions: int = 1) -> list[ConsumerSpec]:
     """Every consuming worker's durable consumers: ``<worker>[-shadow]``, or one per partition
     ``<worker>[-shadow]-<k>`` when ``partitions`` > 1."""
-    from shared.names import consumers_of
+    from shared.names import consumer_name, partition_ids
 
-    return [ConsumerSpec(name=name, families=s.families)
+    return [ConsumerSpec(name=consumer_name(s.name, k, prefix_shadow), families=s.families, partition=k,
+                         partitions=partitions)
             for s in all_specs().values() if s.build is not None
-            for name in consumers_of(s.name, partitions, prefix_shadow)]
+            for k in partition_ids(partitions)]
 
 
 def consuming_workers() -> list[str]:

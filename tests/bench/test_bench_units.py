@@ -10,6 +10,7 @@ import pytest
 
 from schemas.events import MessageEvent, SessionEvent
 from shared.codec import Envelope, Limits, decode_event
+from shared.names import stored_form
 from workers.bench import budget
 from workers.bench.config import QUICK, make_config
 from workers.bench.events import backlog
@@ -167,9 +168,9 @@ def test_bench_events_become_what_the_plugin_publishes_and_decode_back_to_the_sa
         assert subject == f"bench.openclaw.events.{event.agent}.{envelope['type'].replace('.', '_')}"
         assert "Nats-Msg-Id" not in envelope and isinstance(envelope["ts"], int)
         stored = "cortex.openclaw." + subject.split(".", 3)[3]
-        decoded = decode_event("cortex", stored, 1, data, Limits())
+        decoded = decode_event("cortex", stored_form("cortex", stored), 1, data, Limits())
         assert isinstance(decoded, Envelope), decoded
-        original = decode_event("cortex", event.subject, 1, event.data, Limits())
+        original = decode_event("cortex", stored_form("cortex", event.subject), 1, event.data, Limits())
         assert isinstance(original, Envelope)
         assert (decoded.family, decoded.kind, decoded.event.id, decoded.event.ts) == (
             original.family, original.kind, original.event.id, original.event.ts)

@@ -114,8 +114,8 @@ def test_publish_stores_tool_and_run_events_on_their_subjects(nats_url: str) -> 
         finally:
             await nc.close()
 
-    assert asyncio.run(stored()) == ["cortex.run.main.start", "cortex.tool.main.call",
-                                     "cortex.tool.main.result", "cortex.run.main.error"]
+    assert asyncio.run(stored()) == ["cortex.run.8.main.start", "cortex.tool.8.main.call",  # slot 8: main
+                                     "cortex.tool.8.main.result", "cortex.run.8.main.error"]
 
 
 def test_status_lists_streams_consumers_and_buckets(nats_url: str) -> None:

@@ -19,7 +19,7 @@ from schemas.docs import ChannelsDoc, CommitmentsDoc, DecisionsDoc, ThreadsDoc
 from schemas.events import FeedbackEvent, MessageEvent
 from shared.codec import Envelope, Limits, Rejection, decode_event
 from shared.config import CommitmentsSettings, DecisionsSettings, ThreadsSettings, parse_languages
-from shared.names import KINDS
+from shared.names import KINDS, stored_form
 from workers.channels.core import apply_message as channels_apply
 from workers.conversation import get_patterns
 from workers.conversation.feedback import FeedbackError
@@ -53,11 +53,11 @@ timestamps = st.one_of(st.sampled_from(["2026-02-17T10:30:00Z", "2026-02-17T10:3
 
 
 def subjects(agent: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
-    contract = [(family, kind) for family, kinds in KINDS.items() for kind in (sorted(kinds) if kinds else [None])]
+    contract = [(family, kind) for family, kinds in KINDS.items() for kind in sorted(kinds)]
 
-    def build(pair: tuple[str, str | None], who: str) -> str:
+    def build(pair: tuple[str, str], who: str) -> str:
         family, kind = pair
-        return f"cortex.{family}.{who}" + (f".{kind}" if kind else "")
+        return f"cortex.{family}.{who}.{kind}"
 
     odd = st.sampled_from(["cortex", "cortex.msg", "cortex.msg.a.b.c.d", "x.msg.a.sent"])
     return st.one_of(st.builds(build, st.sampled_from(contract), agent), st.text(max_size=40), odd)
@@ -82,13 +82,13 @@ def event_payloads(draw: st.DrawFn) -> tuple[str, bytes]:
         "role": mostly(draw, st.sampled_from(["user", "assistant", "system", "tool"]), st.text(max_size=6)),
         "content": draw(text), "sender": draw(st.one_of(st.none(), st.text(max_size=10))),
         "channel": draw(st.one_of(st.none(), st.sampled_from(["webchat", "telegram", ""]), st.text(max_size=10))),
-        "kind": draw(st.sampled_from(sorted(KINDS["feedback"] or []))),
+        "kind": draw(st.sampled_from(sorted(KINDS["feedback"]))),
         "target": draw(st.one_of(st.none(), st.text(max_size=20))), "value": draw(json_value),
         "path": draw(st.text(max_size=20)), "headings": draw(st.lists(st.text(max_size=10), max_size=3)),
         "messages": draw(st.lists(st.fixed_dictionaries({"role": st.sampled_from(["user", "assistant"]),
                                                          "content": text}), max_size=25)),
     }
-    kind = event["kind"] if family == "feedback" else (draw(st.sampled_from(sorted(kinds))) if kinds else None)
+    kind = event["kind"] if family == "feedback" else draw(st.sampled_from(sorted(kinds)))
     who = agent
     if draw(st.integers(0, 2)) == 2:
         for key in draw(st.lists(st.sampled_from(sorted(event)), min_size=1, max_size=3)):
@@ -98,8 +98,8 @@ def event_payloads(draw: st.DrawFn) -> tuple[str, bytes]:
                 event[key] = draw(json_value)
         event[draw(st.text(max_size=8))] = draw(json_value)
         who = draw(st.sampled_from([agent, *AGENTS]))
-        kind = draw(st.sampled_from([kind, "nope", *sorted(KINDS["feedback"] or [])]))
-    subject = f"cortex.{family}.{who}" + (f".{kind}" if kinds is not None else "")
+        kind = draw(st.sampled_from([kind, "nope", *sorted(KINDS["feedback"])]))
+    subject = f"cortex.{family}.{who}.{kind}"
     raw = msgspec.json.encode(event)
     if draw(st.integers(0, 9)) == 9:  # now and then a broken encoding
         cut = draw(st.integers(0, len(raw)))
@@ -138,12 +138,13 @@ def run_cores(env: Envelope, docs: Docs) -> None:
             roundtrip(doc)
 
 
-def decode(subject: str, seq: int, raw: bytes) -> Envelope | Rejection:
+def decode(published: str, seq: int, raw: bytes) -> Envelope | Rejection:
+    subject = stored_form("cortex", published)  # what the stream stores a publish to it as
     result = decode_event("cortex", subject, seq, raw, LIMITS)
     event(type(result).__name__ if isinstance(result, Rejection) else type(result.event).__name__)
     if isinstance(result, Rejection):
         assert isinstance(result.reason, str) and result.reason.strip(), result
-        assert result.seq == seq and result.subject == subject
+        assert result.seq == seq and result.subject == stored_form("cortex", subject)
     return result
 
 
@@ -161,7 +162,7 @@ def test_adversarial_events_decode_or_reject_and_cores_never_raise(payload: tupl
     subject, raw = payload
     result = decode(subject, 7, raw)
     if isinstance(result, Envelope):
-        assert result.agent == result.event.agent and result.subject == subject
+        assert result.agent == result.event.agent and result.subject == stored_form("cortex", subject)
         run_cores(result, Docs())
 
 
@@ -193,7 +194,7 @@ GOOD_EVENTS: dict[str, tuple[str, dict[str, Any]]] = {
                    {"id": "e1", "agent": "alice", "session": "s", "ts": "2026-02-17T10:30:00Z", "message_count": 1,
                     "compacting_count": 1,
                     "messages": [{"role": "user", "content": "I'll fix it", "ts": "2026-02-17T10:29:00Z"}]}),
-    "notes": ("cortex.notes.alice", {"id": "e1", "agent": "alice", "ts": "2026-02-17T10:30:00Z", "path": "a.md",
+    "notes": ("cortex.notes.alice.section", {"id": "e1", "agent": "alice", "ts": "2026-02-17T10:30:00Z", "path": "a.md",
                                      "headings": ["A"], "content": "a note"}),
     "feedback": ("cortex.feedback.alice.thread_close", {"id": "e1", "agent": "alice", "ts": "2026-02-17T10:30:00Z",
                                                         "kind": "thread_close", "target": "t1", "value": None,
@@ -307,10 +308,10 @@ def assert_within_limits(env: Envelope, limits: Limits) -> None:
 @given(payload=hostile_events())
 def test_hostile_bytes_in_any_field_are_decoded_or_rejected_never_raised(payload: tuple[str, bytes]) -> None:
     subject, raw = payload
-    result = decode_event("cortex", subject, 3, raw, BOUNDARY_LIMITS)
+    result = decode_event("cortex", stored_form("cortex", subject), 3, raw, BOUNDARY_LIMITS)
     event(type(result).__name__)
     if isinstance(result, Rejection):
-        assert result.reason.strip() and result.seq == 3 and result.subject == subject
+        assert result.reason.strip() and result.seq == 3 and result.subject == stored_form("cortex", subject)
         return
     assert_within_limits(result, BOUNDARY_LIMITS)
     run_cores(result, Docs())
@@ -345,7 +346,8 @@ def test_cortex_publish_reports_hostile_lines_and_keeps_the_good_ones(
 def _seed_documents() -> dict[str, tuple[type[Any], dict[str, Any]]]:
     """One real document of each event-derived kind, made by the cores from one message."""
     docs = Docs()
-    good = decode_event("cortex", GOOD_EVENTS["msg"][0], 1, msgspec.json.encode(GOOD_EVENTS["msg"][1]), LIMITS)
+    good = decode_event("cortex", stored_form("cortex", GOOD_EVENTS["msg"][0]), 1,
+                        msgspec.json.encode(GOOD_EVENTS["msg"][1]), LIMITS)
     assert isinstance(good, Envelope)
     run_cores(good, docs)
     made = {"threads": docs.threads, "decisions": docs.decisions, "commitments": docs.commitments,
@@ -383,7 +385,8 @@ def stored_documents(draw: st.DrawFn) -> tuple[str, bytes]:
 
 def apply_good_message(name: str, doc: Any) -> Any:
     """What the owning core makes of a readable stored document and the next message."""
-    good = decode_event("cortex", GOOD_EVENTS["msg"][0], 2, msgspec.json.encode(GOOD_EVENTS["msg"][1]), LIMITS)
+    good = decode_event("cortex", stored_form("cortex", GOOD_EVENTS["msg"][0]), 2,
+                        msgspec.json.encode(GOOD_EVENTS["msg"][1]), LIMITS)
     assert isinstance(good, Envelope) and isinstance(good.event, MessageEvent)
     if name == "threads":
         return threads_apply(doc, good.event, ThreadsSettings(), PATTERNS)

@@ -6,14 +6,25 @@ import msgspec
 import pytest
 
 from schemas.events import MessageEvent, RunEvent, ToolEvent
-from shared.codec import Envelope, Limits, Rejection, Subject, decode_event, event_subject, parse_subject
+from shared.codec import (
+    Envelope,
+    Limits,
+    Rejection,
+    Subject,
+    decode_event,
+    event_subject,
+    parse_subject,
+    subject_agent,
+)
+from shared.names import published_form, slot_of, stored_form
 
 GOOD = {"id": "e1", "agent": "main", "session": "s", "ts": "2026-02-17T10:30:00Z", "role": "user", "content": "hi"}
 
 
 def decode(subject: str, payload: object, limits: Limits | None = None) -> Envelope | Rejection:
+    """Decode what a publish to ``subject`` is stored as (the stream's slot transform)."""
     data = payload if isinstance(payload, bytes) else msgspec.json.encode(payload)
-    return decode_event("cortex", subject, 7, data, limits or Limits())
+    return decode_event("cortex", stored_form("cortex", subject), 7, data, limits or Limits())
 
 
 def test_good_message_decodes_into_an_envelope() -> None:
@@ -36,10 +47,11 @@ def test_good_message_decodes_into_an_envelope() -> None:
         ("cortex.msg.main.received", {**GOOD, "agent": "main\n"}, "invalid agent id"),
         ("cortex.msg.main.received", {**GOOD, "id": "has space"}, "id"),
         ("cortex.msg.main.received", {**GOOD, "ts": "2026-02-17T10:30:00"}, "timezone"),
-        ("cortex.msg.main.shouted", GOOD, "expected cortex.msg.<agent>"),
+        ("cortex.msg.main.shouted", GOOD, "expected cortex.msg.<slot>.<agent>.(received|sent)"),
         ("cortex.unknown.main.x", GOOD, "unknown subject"),
         ("cortex.msg.mä.received", {**GOOD, "agent": "mä"}, "invalid agent token"),
-        ("cortex.notes.main.extra", {**GOOD, "path": "p"}, "expected cortex.notes.<agent>"),
+        ("cortex.notes.main.extra", {**GOOD, "path": "p"}, "expected cortex.notes.<slot>.<agent>.(section)"),
+        ("cortex.notes.main", {**GOOD, "path": "p"}, "expected cortex.notes.<slot>.<agent>.<kind>"),
         ("cortex.feedback.main.thread_close",
          {"id": "f", "agent": "main", "ts": "2026-02-17T10:30:00Z", "kind": "memory_pin"}, "kind mismatch"),
     ],
@@ -136,8 +148,8 @@ def test_tool_and_run_events_are_contract_events() -> None:
 @pytest.mark.parametrize(
     ("subject", "payload", "reason"),
     [
-        ("cortex.tool.main.done", TOOL, "expected cortex.tool.<agent>.(call|result)"),
-        ("cortex.run.main.failed", RUN, "expected cortex.run.<agent>.(end|error|start)"),
+        ("cortex.tool.main.done", TOOL, "expected cortex.tool.<slot>.<agent>.(call|result)"),
+        ("cortex.run.main.failed", RUN, "expected cortex.run.<slot>.<agent>.(end|error|start)"),
         ("cortex.tool.main.call", {k: v for k, v in TOOL.items() if k != "tool"}, "missing required field `tool`"),
         ("cortex.tool.main.call", {**TOOL, "duration_ms": "fast"}, "Expected `int | null`"),
         ("cortex.run.main.end", {**RUN, "success": "yes"}, "Expected `bool | null`"),
@@ -158,10 +170,28 @@ def test_oversize_tool_result_and_run_prompt_are_rejected_with_the_field() -> No
     assert isinstance(run, Rejection) and "prompt too large: 3000 bytes > 1024" in run.reason
 
 
-def test_parse_subject_names_the_expected_shape() -> None:
-    assert parse_subject("cortex", "cortex.session.a.start") == Subject("session", "a", "start")
-    assert parse_subject("cortex", "cortex.notes.a") == Subject("notes", "a", None)
-    assert "expected" in str(parse_subject("cortex", "cortex.session.a"))
+def test_parse_subject_reads_the_stored_layout_with_its_slot_token() -> None:
+    assert slot_of("a") == 44
+    assert parse_subject("cortex", "cortex.session.44.a.start") == Subject("session", "a", "start")
+    assert parse_subject("cortex", "cortex.notes.44.a.section") == Subject("notes", "a", "section")
+    assert parse_subject("cortex", "cortex.openclaw.44.a.msg_in") == Subject("msg", "a", "received", "msg_in")
+    assert "expected cortex.session.<slot>.<agent>.<kind>" in str(parse_subject("cortex", "cortex.session.a.start"))
+    assert "expected" in str(parse_subject("cortex", "cortex.session.64.a.start"))  # no such slot
+    assert "expected" in str(parse_subject("cortex", "cortex.session.x.a.start"))
+    assert "unknown subject" in str(parse_subject("cortex", "other.session.44.a.start"))
+
+
+def test_a_stored_subject_goes_back_to_what_was_published() -> None:
+    assert published_form("cortex", "cortex.msg.44.a.received") == "cortex.msg.a.received"
+    assert published_form("cortex", stored_form("cortex", "cortex.notes.a.section")) == "cortex.notes.a.section"
+    assert published_form("cortex", "cortex.msg.a.received") == "cortex.msg.a.received"
+
+
+def test_a_dead_letters_original_subject_names_its_agent_in_either_layout() -> None:
+    assert subject_agent("cortex", "cortex.msg.44.a.received") == "a"  # stored now
+    assert subject_agent("cortex", "cortex.msg.a.received") == "a"  # a dead letter from before a migration
+    assert subject_agent("cortex", "cortex.notes.a") == "a"
+    assert subject_agent("cortex", "other.msg.a.received") is None
 
 
 @pytest.mark.parametrize(
@@ -172,7 +202,7 @@ def test_parse_subject_names_the_expected_shape() -> None:
         (GOOD, "cortex.msg.main.received"),
         ({"agent": "main", "type": "session.end"}, "cortex.session.main.end"),
         ({"agent": "main", "kind": "thread_close"}, "cortex.feedback.main.thread_close"),
-        ({"agent": "main", "path": "x.md"}, "cortex.notes.main"),
+        ({"agent": "main", "path": "x.md"}, "cortex.notes.main.section"),
         ({"agent": "main", "messages": []}, "cortex.compaction.main.before"),
         ({"agent": "main", "type": "tool.result", "tool": "exec"}, "cortex.tool.main.result"),
         ({"agent": "main", "tool": "exec", "params": {}}, "cortex.tool.main.call"),
@@ -247,8 +277,8 @@ def test_a_compaction_message_timestamp_is_checked_too() -> None:
         ("cortex.msg.main.received", {**GOOD, "channel": "c" * 60000}, "channel too long: 60000 characters > 256"),
         ("cortex.msg.main.received", {**GOOD, "sender": "s" * 257}, "sender too long: 257 characters > 256"),
         ("cortex.session.main.start", {**GOOD, "workspace": "w" * 1025}, "workspace too long"),
-        ("cortex.notes.main", {**GOOD, "path": "p" * 1025}, "path too long"),
-        ("cortex.notes.main", {**GOOD, "path": "p", "headings": ["h", "h" * 1025]}, "headings too long"),
+        ("cortex.notes.main.section", {**GOOD, "path": "p" * 1025}, "path too long"),
+        ("cortex.notes.main.section", {**GOOD, "path": "p", "headings": ["h", "h" * 1025]}, "headings too long"),
         ("cortex.feedback.main.memory_pin",
          {"id": "f", "agent": "main", "ts": "2026-02-17T10:30:00Z", "kind": "memory_pin", "actor": "a" * 300},
          "actor too long"),

@@ -13,7 +13,14 @@ import pytest
 
 from schemas.events import CompactionEvent, MessageEvent, RunEvent, SessionEvent, ToolEvent
 from shared.codec import Envelope, Limits, Rejection, Subject, decode_event, parse_subject
-from shared.names import OPENCLAW_IGNORED, OPENCLAW_TYPES, family_filter_subjects, openclaw_transform
+from shared.names import (
+    OPENCLAW_IGNORED,
+    OPENCLAW_TYPES,
+    consumer_filter_subjects,
+    openclaw_transform,
+    slot_of,
+    stored_form,
+)
 from shared.openclaw import contract_session, epoch_ms_to_datetime
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "openclaw"
@@ -27,7 +34,7 @@ def store(name: str) -> list[tuple[str, bytes]]:
 
 
 def decode(subject: str, data: bytes, limits: Limits | None = None) -> Envelope | Rejection:
-    return decode_event("cortex", subject, 11, data, limits or Limits())
+    return decode_event("cortex", stored_form("cortex", subject), 11, data, limits or Limits())
 
 
 def by_token(name: str) -> dict[str, list[Envelope | Rejection]]:
@@ -167,7 +174,7 @@ GOOD: dict[str, Any] = {"id": "3b0f8a52-9f0e-4a6c-8a8e-2f1c7e5b9d10", "ts": 1771
         ("cortex.openclaw.main.llm_input", {"type": "llm.input"}, "is not conversation"),
         ("cortex.openclaw.main.tool_call", {"type": "tool.call", "payload": {"params": {}}},
          "without a tool name (payload.toolName)"),
-        ("cortex.openclaw.main.msg_in.x", {}, "expected cortex.openclaw.<agent>.<type>"),
+        ("cortex.openclaw.main.msg_in.x", {}, "expected cortex.openclaw.<slot>.<agent>.<type>"),
     ],
 )
 def test_unmappable_store_events_are_rejected_with_a_readable_reason(subject: str, change: dict[str, Any],
@@ -216,7 +223,8 @@ def test_a_second_copy_of_the_same_event_has_the_same_duplicate_key_whatever_its
     other_id = envelope(decode("cortex.openclaw.main.msg_in", msgspec.json.encode({**GOOD, "id": "e2"})))
     assert first.duplicate_key == again.duplicate_key
     assert first.duplicate_key not in (other_text.duplicate_key, other_id.duplicate_key)
-    contract = envelope(decode_event("cortex", "cortex.msg.main.received", 1, msgspec.json.encode(
+    stored = stored_form("cortex", "cortex.msg.main.received")
+    contract = envelope(decode_event("cortex", stored, 1, msgspec.json.encode(
         {"id": "e", "agent": "main", "session": "s", "ts": "2026-02-17T10:30:00Z", "role": "user", "content": "x"}),
         Limits()))
     assert contract.duplicate_key is None  # contract events: the stream's Nats-Msg-Id dedup
@@ -242,9 +250,11 @@ def test_one_tool_called_twice_alike_in_a_run_is_two_events_though_the_v1_plugin
 
 
 def test_stored_subjects_are_parsed_in_one_place() -> None:
-    assert parse_subject("cortex", "cortex.openclaw.viola.msg_out") == Subject("msg", "viola", "sent", "msg_out")
-    assert parse_subject("cortex", "cortex.msg.viola.sent") == Subject("msg", "viola", "sent")
-    assert family_filter_subjects("cortex", "compaction") == [
-        "cortex.compaction.>", "cortex.openclaw.*.session_compaction_end", "cortex.openclaw.*.session_compaction_start"]
-    assert family_filter_subjects("cortex", "notes") == ["cortex.notes.>"]
+    assert slot_of("viola") == 38
+    assert parse_subject("cortex", "cortex.openclaw.38.viola.msg_out") == Subject("msg", "viola", "sent", "msg_out")
+    assert parse_subject("cortex", "cortex.msg.38.viola.sent") == Subject("msg", "viola", "sent")
+    assert consumer_filter_subjects("cortex", ("compaction",)) == [
+        "cortex.compaction.*.*.*", "cortex.openclaw.*.*.session_compaction_end",
+        "cortex.openclaw.*.*.session_compaction_start"]
+    assert consumer_filter_subjects("cortex", ("notes",)) == ["cortex.notes.*.*.*"]
     assert openclaw_transform("cx", "oc.ev") == ("oc.ev.*.*", "cx.openclaw.{{wildcard(1)}}.{{wildcard(2)}}")

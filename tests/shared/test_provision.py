@@ -9,7 +9,7 @@ import nats
 from nats.js import api
 
 from shared.config import load_settings
-from shared.names import ALL_BUCKETS, DLQ_STREAM, EVENTS_STREAM
+from shared.names import ALL_BUCKETS, DLQ_STREAM, EVENTS_STREAM, slot_of
 from shared.provision import provision
 from workers.registry import consumer_specs
 
@@ -69,8 +69,9 @@ async def test_init_wires_the_openclaw_store_and_the_server_copies_it_from_its_f
 
         await wait_for(copied, within=20)
         stored = [await js.get_msg(EVENTS_STREAM, seq) for seq in (1, 2, 3)]
-        assert [m.subject for m in stored] == ["cortex.openclaw.main.msg_in", "cortex.openclaw.viola.msg_out",
-                                               "cortex.openclaw.system.gateway_start"]
+        # the store's events pass the stream's slot transform too (stored_subject)
+        assert [m.subject for m in stored] == ["cortex.openclaw.8.main.msg_in", "cortex.openclaw.38.viola.msg_out",
+                                               f"cortex.openclaw.{slot_of('system')}.system.gateway_start"]
         assert [m.data for m in stored] == [data for _, data in old]
         again = await provision(js, load_settings(OPENCLAW), consumer_specs())
         assert again[f"stream {EVENTS_STREAM}"] == "unchanged"

@@ -135,8 +135,10 @@ class PartitionRun(msgspec.Struct, kw_only=True):
     """The threads worker draining the backlog with N partitions, one process per partition."""
 
     partitions: int
-    events: int = 0  # the backlog (every partition reads all of it)
+    events: int = 0  # the backlog
     applied: list[int] = msgspec.field(default_factory=list)  # events each partition applies (its agents')
+    # each partition consumer's pending count before its process starts: what the server delivers to it
+    pending: list[int] = msgspec.field(default_factory=list)
     seconds: float | None = None  # first delivery on any partition → every partition drained
     msgs_per_s: float | None = None  # backlog events / seconds
     startup_s: list[float] = msgspec.field(default_factory=list)  # per process: start → first delivery
@@ -150,12 +152,11 @@ class ScaleoutResult(msgspec.Struct, kw_only=True):
     partitions_2_msgs_per_s: float | None = None  # the threads worker, two partitions (two processes)
     partitions_2_ratio: float | None = None  # 2 partitions / 1 partition, measured back to back
     runs: list[PartitionRun] = msgspec.field(default_factory=list)
-    skip_msgs_per_s: float | None = None  # a partition loop reading, checking and acking events it does not own
-    # what 2 partitions would give with a free core each, from the measured costs (a model, not a
-    # measurement): each process applies half the events and skips the other half
+    # what 2 partitions would give with a free core each (a model, not a measurement): each
+    # process is delivered only its agents' events, so the busiest partition sets the pace
     partitions_2_model_ratio: float | None = None
     limit_1_process_msgs_per_s: float | None = None
-    limit_2_processes_msgs_per_s: float | None = None  # bare consume, agents split by FNV-1a mod 2
+    limit_2_processes_msgs_per_s: float | None = None  # bare consume, one process per partition's slot filters
     limit_2_ratio: float | None = None
 
 

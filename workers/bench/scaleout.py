@@ -2,13 +2,14 @@
 
 Both runs drain the same backlog back to back, each from a clean state (no threads
 documents, no checkpoints, fresh consumers), so their ratio is measured under the same
-load. With partitions every partition's consumer reads the whole backlog and applies its
-own agents' events (contract: agent → FNV-1a mod N; see docs/operations.md, Scaling):
-the per-event fetch and ack are paid N times, the apply once.
+load. A partition consumer filters on its slots' stored subjects (contract: Partitions in
+the server): before the processes start, each consumer's pending count is read — it is
+exactly its agents' events, summed over the partitions the backlog once, not N times.
+Nothing is read twice, so the model for free cores is the total over the busiest
+partition's share.
 
 As a hint of what the machine itself allows, the bare consume of the backlog by two
-processes (agents split with the same function, one filtered consumer per process) is
-measured too.
+processes (one consumer per process on the same slot filters) is measured too.
 """
 
 from __future__ import annotations
@@ -21,20 +22,18 @@ import time
 import msgspec
 import nats.js.errors
 
-from shared.codec import Envelope
-from shared.consume import ConsumeLoop
-from shared.health import Health
 from shared.names import (
     BUCKET_CHECKPOINTS,
     BUCKET_LEASES,
     BUCKET_THREADS,
     EVENTS_STREAM,
-    PartitionFilter,
+    consumer_filter_subjects,
+    consumer_name,
     consumers_of,
+    partition_ids,
     partition_of,
 )
 from shared.provision import ConsumerSpec, ensure_consumer
-from shared.runtime import loop_config
 from workers.bench.events import BenchEvent
 from workers.bench.procs import WorkerProc, stop_together
 from workers.bench.results import LimitResult, PartitionRun, ScaleoutResult
@@ -52,14 +51,14 @@ class _HelperResult(msgspec.Struct):
 
 
 async def two_process_limit(session: Session, events: list[BenchEvent]) -> float:
-    """Bare consume by two helper processes, agents split FNV-1a mod 2; aggregate msgs/s."""
-    parts: list[list[str]] = [[], []]
-    for agent in sorted({e.agent for e in events}):
-        parts[partition_of(agent, 2)].append(agent)
+    """Bare consume by two helper processes, each on the slot filters of one of two
+    partitions (every family); aggregate msgs/s."""
+    families = sorted({e.subject.split(".")[1] for e in events})
     counts = [sum(1 for e in events if partition_of(e.agent, 2) == k) for k in (0, 1)]
     helpers = []
-    for k, agents in enumerate(parts):
-        filters = [arg for agent in agents for arg in ("--filter", f"{session.prefix}.*.{agent}.>")]
+    for k in (0, 1):
+        filters = [arg for subject in consumer_filter_subjects(session.prefix, families, k, 2)
+                   for arg in ("--filter", subject)]
         helpers.append(session.procs.start_module(f"bench-limit-{k}", "workers.bench.limit",
                                                   "--consumer", f"bench-limit-p{k}", "--expect", str(counts[k]),
                                                   *filters))
@@ -114,11 +113,25 @@ async def _drained_at(session: Session, consumer: str, last_seq: int) -> tuple[b
     return delivered > 0 or floor > 0, floor >= last_seq and not info.num_pending and not info.num_ack_pending
 
 
+async def pending_per_partition(session: Session, partitions: int) -> list[int]:
+    """Create the partitions' consumers as ``cortex init`` does and read what each has pending:
+    what the server will deliver to it."""
+    spec = all_specs()[WORKER]
+    pending = []
+    for k in partition_ids(partitions):
+        name = consumer_name(WORKER, k)
+        await ensure_consumer(session.js, ConsumerSpec(name=name, families=spec.families, partition=k,
+                                                       partitions=partitions), session.settings)
+        pending.append(int((await session.js.consumer_info(EVENTS_STREAM, name)).num_pending or 0))
+    return pending
+
+
 async def run_partitions(session: Session, partitions: int, events: list[BenchEvent], last_seq: int) -> PartitionRun:
     """Start one ``cortex worker threads`` process per partition (``--partition k``) on a clean
     state; time from the first delivery on any partition until every partition drained."""
     await clean_state(session)
     consumers = consumers_of(WORKER, partitions)
+    pending = await pending_per_partition(session, partitions)
     env = {"CORTEX_PARTITIONS": str(partitions)}
     procs: list[WorkerProc] = [
         session.procs.start(WORKER, args=("--partition", str(k)) if partitions > 1 else (), env=env)
@@ -148,69 +161,18 @@ async def run_partitions(session: Session, partitions: int, events: list[BenchEv
         stop_together(procs)
     seconds = max(max(done.values()) - min(first.values()), 1e-6)
     return PartitionRun(partitions=partitions, events=len(events), applied=applied_per_partition(events, partitions),
+                        pending=pending,
                         seconds=round(seconds, 3), msgs_per_s=round(len(events) / seconds, 1),
                         startup_s=[round(first[c] - p.started, 3) for c, p in zip(consumers, procs, strict=True)],
                         peak_rss_mb=rss)
 
 
-def model_ratio(partitions: int, one_msgs_per_s: float, skip_msgs_per_s: float) -> float:
-    """Throughput of N partitions over one, each on a free core: a process spends the one-partition
-    cost on its 1/N of the events and the skip cost on the rest."""
-    apply_s, skip_s = 1 / one_msgs_per_s, 1 / skip_msgs_per_s
-    return apply_s / (apply_s / partitions + skip_s * (partitions - 1) / partitions)
-
-
-class _NoHandler:
-    """A handler that is never asked to apply anything (its loop owns no agent)."""
-
-    async def apply(self, env: Envelope) -> bool:
-        raise AssertionError(f"event {env.seq} of {env.agent} is not this partition's")
-
-    async def commit(self) -> None:
-        return None
-
-    def reset(self) -> None:
-        return None
-
-
-async def skip_rate(session: Session, events: list[BenchEvent], last_seq: int) -> float:
-    """What reading another partition's events costs: the worker's own consume loop (fetch,
-    partition check, checkpoint, ack) over the backlog with a partition that owns none of its
-    agents (k of 64 with no backlog agent), in this process; msgs/s."""
-    agents = {e.agent for e in events}
-    n = 64
-    k = next((k for k in range(n) if all(partition_of(a, n) != k for a in agents)), None)
-    if k is None:
-        raise BenchError(f"every partition of {n} holds a backlog agent: no empty partition to measure with")
-    spec = all_specs()[WORKER]
-    name = "bench-skip"
-    await ensure_consumer(session.js, ConsumerSpec(name=name, families=spec.families), session.settings)
-    loop = ConsumeLoop(session.js, worker=name, consumer=name, handler=_NoHandler(),
-                       config=loop_config(session.settings, spec), health=Health(name),
-                       owns=PartitionFilter(k, n), label=name)
-    started = time.perf_counter()
-    first: tuple[float, int] | None = None  # timed from the first committed batch: start-up excluded
-    task = asyncio.create_task(loop.run())
-    try:
-        while loop.checkpoint < last_seq:
-            if task.done():
-                task.result()
-                raise BenchError("the skipping loop stopped before the end of the backlog")
-            if time.perf_counter() - started > max(120.0, len(events) / 50):
-                raise BenchError(f"the skipping loop did not reach sequence {last_seq}")
-            if first is None and loop.checkpoint:
-                first = (time.perf_counter(), loop.checkpoint)
-            await asyncio.sleep(0.005)
-        ended = time.perf_counter()
-    finally:
-        loop.stop()
-        await task
-        with contextlib.suppress(nats.js.errors.NotFoundError):
-            await session.js.delete_consumer(EVENTS_STREAM, name)
-    if first is None or first[1] >= last_seq:
-        raise BenchError("the backlog fits in one batch: too small to time the skipping loop")
-    # the backlog's events are all in the worker's filter: sequences count events
-    return (last_seq - first[1]) / max(ended - first[0], 1e-6)
+def model_ratio(applied: list[int]) -> float:
+    """Throughput of N partitions over one, each on a free core: the server delivers each
+    partition only its own agents' events, so the busiest partition sets the pace — the total
+    over its share (N when the agents spread evenly)."""
+    busiest = max(applied, default=0)
+    return sum(applied) / busiest if busiest else 0.0
 
 
 async def run(session: Session, events: list[BenchEvent], limit: LimitResult) -> ScaleoutResult:
@@ -228,14 +190,11 @@ async def run(session: Session, events: list[BenchEvent], limit: LimitResult) ->
         result.partitions_2_ratio = round(two / one, 3)
         session.progress(f"[scaleout] 2 partitions = {result.partitions_2_ratio:.2f}× one "
                          f"on {result.cores} cores shared with the server")
-    session.progress("[scaleout] a partition loop reading the backlog without applying any of it …")
-    await clean_state(session)
-    result.skip_msgs_per_s = round(await skip_rate(session, events, last_seq), 1)
-    session.progress(f"[scaleout] another partition's events cost {1e6 / result.skip_msgs_per_s:.0f} µs each "
-                     f"({result.skip_msgs_per_s:,.0f} msgs/s read, checked and acked unapplied)")
-    if one:
-        result.partitions_2_model_ratio = round(model_ratio(2, one, result.skip_msgs_per_s), 3)
-    session.progress("[scaleout] bare consume by two processes, agents split FNV-1a mod 2 …")
+    two_run = result.runs[1]
+    session.progress(f"[scaleout] pending per partition at the start: {two_run.pending} (their agents' events: "
+                     f"{two_run.applied}; one partition: {result.runs[0].pending})")
+    result.partitions_2_model_ratio = round(model_ratio(two_run.applied), 3)
+    session.progress("[scaleout] bare consume by two processes, one on each partition's slot filters …")
     rate = await two_process_limit(session, events)
     result.limit_2_processes_msgs_per_s = round(rate, 1)
     if limit.msgs_per_s:

@@ -20,7 +20,7 @@ from schemas.docs import KnowledgeDoc
 from schemas.events import FeedbackEvent, NoteEvent
 from shared.asof import DocReader
 from shared.config import Settings
-from shared.names import BUCKET_KNOWLEDGE
+from shared.names import BUCKET_KNOWLEDGE, NOTES_KIND, published_subject
 from workers.cli import CliError
 from workers.cli.common import connected, require_data
 from workers.cli.query import _agent, request_api
@@ -98,7 +98,7 @@ async def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
     async with connected(settings, args.nats_url) as nc:
         js = nc.jetstream()
         for i, note in enumerate(todo, 1):
-            await js.publish(f"{settings.prefix}.notes.{agent}", msgspec.json.encode(note),
+            await js.publish(published_subject(settings.prefix, "notes", agent, NOTES_KIND), msgspec.json.encode(note),
                              headers={"Nats-Msg-Id": note.id})
             known.add(note.id)
             if i % 50 == 0 or i == len(todo):

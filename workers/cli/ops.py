@@ -17,8 +17,8 @@ from nats.js import api
 from shared.codec import Limits, Rejection, decode_event, event_limits, event_subject, nesting_depth, rejection_reason
 from shared.config import Settings
 from shared.kv import kv_read
-from shared.names import BUCKET_CHECKPOINTS, DLQ_STREAM, EVENTS_STREAM
-from shared.provision import buckets_for, consumer_replicas, provision
+from shared.names import BUCKET_CHECKPOINTS, DLQ_STREAM, EVENTS_STREAM, stored_form
+from shared.provision import LayoutError, buckets_for, consumer_replicas, provision
 from workers.cli import CliError
 from workers.cli.common import connected
 from workers.cli.sources import print_sources
@@ -28,6 +28,8 @@ from workers.registry import consumer_specs
 def register(sub: Any) -> None:
     init = sub.add_parser("init", help="create or update streams, buckets and consumers (idempotent)")
     init.add_argument("--nats-url")
+    init.add_argument("--migrate", action="store_true",
+                      help="move an existing CORTEX_EVENTS to the slot layout (workers stopped; sequences kept)")
     init.set_defaults(handler=cmd_init)
 
     pub = sub.add_parser("publish", help="publish events from a JSON-lines file (- for stdin)")
@@ -41,9 +43,18 @@ def register(sub: Any) -> None:
 
 
 async def cmd_init(args: argparse.Namespace, settings: Settings) -> int:
+    from shared.migrate import MigrationError, migrate
+
     async with connected(settings, args.nats_url) as nc:
         consumers = consumer_specs(settings.mode == "shadow", settings.partitions)
-        report = await provision(nc.jetstream(), settings, consumers)
+        js = nc.jetstream()
+        try:
+            if args.migrate and not await migrate(js, settings, lambda line: print(line, file=sys.stderr)):
+                print("migrate: nothing to migrate (CORTEX_EVENTS is absent, empty or in the slot layout already)",
+                      file=sys.stderr)
+            report = await provision(js, settings, consumers)
+        except (LayoutError, MigrationError) as exc:
+            raise CliError(str(exc)) from exc
     for what, outcome in report.items():
         print(f"{outcome:<9} {what}")
     return 0
@@ -78,7 +89,7 @@ def _prepare_line(line: bytes, settings: Settings, limits: Limits) -> tuple[str,
     if not isinstance(subject, str):
         return "cannot tell the subject: add \"type\" (e.g. \"msg.received\")"
     data = orjson.dumps(payload)
-    decoded = decode_event(settings.prefix, subject, 0, data, limits)
+    decoded = decode_event(settings.prefix, stored_form(settings.prefix, subject), 0, data, limits)
     if isinstance(decoded, Rejection):
         return decoded.reason
     return subject, data, decoded.event.id

@@ -23,7 +23,7 @@ from shared.codec import Envelope, Limits, decode_event
 from shared.config import load_settings
 from shared.health import Health
 from shared.kv import kv_read
-from shared.names import BUCKET_BOOT, BUCKET_CHECKPOINTS
+from shared.names import BUCKET_BOOT, BUCKET_CHECKPOINTS, stored_form
 from shared.provision import provision
 from shared.runtime import WorkerContext
 from shared.watermarks import WatermarkTracker
@@ -47,7 +47,7 @@ class Rig:
                 "ts": (T0 + timedelta(seconds=seconds)).isoformat(), **extra}
         data = msgspec.json.encode(body)
         seq = (await self.js.publish(subject, data)).seq
-        env = decode_event("cortex", subject, seq, data, Limits())
+        env = decode_event("cortex", stored_form("cortex", subject), seq, data, Limits())
         assert isinstance(env, Envelope), env
         return env
 
