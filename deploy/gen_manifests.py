@@ -216,6 +216,7 @@ def worker_permissions(worker: str, ops: WorkerOps, prefix: str = "cortex", part
             pub += _consumer(consumer)
             pub += _kv_own_key(BUCKET_CHECKPOINTS, consumer) + _kv_own_key(BUCKET_LEASES, consumer)
         pub.append(f"{prefix}.dlq.{worker}")
+        pub.append(f"$JS.API.STREAM.INFO.{EVENTS_STREAM}")  # its stored layout, checked before consuming
     for name in ops.writes:
         pub += _kv_write(bucket(name))
     for name in ops.reads:

@@ -322,7 +322,7 @@ def _filters(config: api.ConsumerConfig) -> list[str]:
 
 
 async def seed_checkpoints(js: JetStreamContext, specs: Iterable[ConsumerSpec]) -> dict[str, int]:
-    """Changing ``CORTEX_PARTITIONS`` (docs/BENCHMARKS.md, Re-partitioning): a consumer that is
+    """Changing ``CORTEX_PARTITIONS`` (docs/operations.md, Scaling): a consumer that is
     new or whose slots change starts at the lowest checkpoint among the same worker's
     consumers that read any of its slots now — splitting a partition starts both halves at its
     checkpoint, merging starts at the lower one and the documents' per-agent watermarks skip
@@ -378,11 +378,14 @@ def consumer_replicas(info: api.ConsumerInfo) -> int:
 
 
 async def ensure_consumer(js: JetStreamContext, spec: ConsumerSpec, settings: Settings, *,
-                          recreate: bool = False) -> str:
+                          recreate: bool = False, repartition: bool = False) -> str:
     """Create or update one consumer; its replicas are raised, never lowered. ``recreate``
     (`cortex init`): a server that cannot change a consumer's replicas in place gets it
-    deleted and created again at its checkpoint (``recreate_at_checkpoint``)."""
-    await seed_checkpoints(js, [spec])
+    deleted and created again at its checkpoint (``recreate_at_checkpoint``). Its slots
+    change only through ``repartition`` (``cortex init``, after ``seed_checkpoints``): a
+    worker started with another ``CORTEX_PARTITIONS`` than its consumer was made for gets
+    ``LayoutError`` instead (its checkpoint would be wrong for the new slots); a consumer it
+    creates starts from the beginning."""
     config = consumer_config(spec, settings)
     try:
         info = await js.consumer_info(EVENTS_STREAM, spec.name)
@@ -390,6 +393,9 @@ async def ensure_consumer(js: JetStreamContext, spec: ConsumerSpec, settings: Se
         await _add_consumer(js, config)
         return "created"
     have = info.config
+    if not repartition and _slots_of(_filters(have)) != spec_slots(spec):
+        raise LayoutError(f"consumer {spec.name} reads other slots than CORTEX_PARTITIONS={spec.partitions} gives it: "
+                          "run `cortex init` with the new setting (it carries the checkpoints over)")
     replicas = consumer_replicas(info)
     config.num_replicas = max(settings.replicas, replicas)
     # where it starts cannot change; a consumer recreated at its checkpoint keeps its start
@@ -487,7 +493,8 @@ async def provision(js: JetStreamContext, settings: Settings, consumers: Iterabl
     for name, seq in (await seed_checkpoints(js, specs)).items():
         report[f"checkpoint {name} (re-partitioned: starts after sequence {seq})"] = "seeded"
     for spec in specs:
-        report[f"consumer {spec.name}"] = await ensure_consumer(js, spec, settings, recreate=True)
+        report[f"consumer {spec.name}"] = await ensure_consumer(js, spec, settings, recreate=True,
+                                                                repartition=True)
     for name in await retire_consumers(js, specs):
         report[f"consumer {name} (not in the layout of CORTEX_PARTITIONS={settings.partitions})"] = "deleted"
     return report

@@ -33,7 +33,7 @@ from shared.errors import LeaseLost, RebuildRequired, WorkerCannotRun, is_transi
 from shared.health import Health, HealthRegistry, serve
 from shared.lease import Lease
 from shared.names import consumer_name, shadow_bucket
-from shared.provision import ConsumerSpec, ensure_bucket, ensure_consumer, layout_problem
+from shared.provision import ConsumerSpec, LayoutError, ensure_bucket, ensure_consumer, layout_problem
 
 log = logging.getLogger(__name__)
 
@@ -145,6 +145,8 @@ class WorkerHost:
                     await ensure_consumer(js, cspec, self.settings)
                     return
                 health.set_ready(False, problem)  # never consume a stream of another layout
+            except LayoutError as exc:
+                health.set_ready(False, str(exc))
             except nats.js.errors.NotFoundError:
                 health.set_ready(False, "stream CORTEX_EVENTS not found: run `cortex init`")
             except Exception as exc:

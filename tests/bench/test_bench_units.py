@@ -4,6 +4,7 @@ the event generator and the hostile inputs (no server)."""
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import msgspec
 import pytest
@@ -22,6 +23,7 @@ from workers.bench.results import (
     Latency,
     LimitResult,
     McpResult,
+    PartitionRun,
     RateResult,
     Report,
     ScaleoutResult,
@@ -142,10 +144,23 @@ def test_each_partition_applies_its_agents_events() -> None:
     assert sum(counts) == len(events) and all(counts)
 
 
-def test_the_scaleout_model_spends_the_skip_cost_on_other_partitions_events() -> None:
-    assert model_ratio(2, 1000.0, float("inf")) == pytest.approx(2.0)  # free skips: linear
-    assert model_ratio(2, 1000.0, 1000.0) == pytest.approx(1.0)  # skipping costs as much as applying
-    assert model_ratio(2, 4000.0, 12000.0) == pytest.approx(1.5)
+def test_the_scaleout_model_is_paced_by_the_busiest_partition() -> None:
+    """Each partition is delivered only its agents' events: N× for an even spread, less as the
+    busiest partition's share grows, nothing at all when one partition has every event."""
+    assert model_ratio([500, 500]) == pytest.approx(2.0)
+    assert model_ratio([250, 750]) == pytest.approx(4 / 3)
+    assert model_ratio([1000, 0]) == pytest.approx(1.0)
+    assert model_ratio([]) == 0.0
+
+
+def test_the_pending_row_passes_only_when_each_partition_has_exactly_its_agents_events() -> None:
+    def row(pending: list[int]) -> Any:
+        run = PartitionRun(partitions=2, events=1000, applied=[400, 600], pending=pending)
+        report = Report(scaleout=ScaleoutResult(cores=2, runs=[PartitionRun(partitions=1), run]))
+        return next(r for r in budget.rows(report) if r.name.startswith("2 partitions: pending"))
+
+    assert row([400, 600]).verdict == "pass" and "400 + 600 = 1,000" in row([400, 600]).value
+    assert row([1000, 1000]).verdict == "miss"  # every partition reading everything
 
 
 @pytest.mark.parametrize(("ratio", "verdict"), [(0.89, "pass"), (0.8, "pass"), (0.79, "miss"), (None, "n/a")])

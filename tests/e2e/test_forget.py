@@ -11,7 +11,7 @@ from cortex_testkit import ALL, cortex, demo_file, drained
 
 from schemas.api import RecallReply
 from shared.kv import kv_read
-from shared.names import DLQ_STREAM, DOC_BUCKETS, EVENTS_STREAM
+from shared.names import DLQ_STREAM, DOC_BUCKETS, EVENTS_STREAM, agent_filter
 
 
 async def test_forget_removes_events_documents_memories_and_dead_letters_of_one_agent_only(
@@ -35,10 +35,10 @@ async def test_forget_removes_events_documents_memories_and_dead_letters_of_one_
         assert result.returncode == 0, result.stderr
         assert "memories deleted by the recall worker" in result.stdout
 
-        for subject in ("cortex.*.gone.>", "cortex.notes.gone"):
+        for subject in (agent_filter("cortex", "gone"), "cortex.notes.*.gone.*"):
             info = await js.stream_info(EVENTS_STREAM, subjects_filter=subject)
             assert not info.state.subjects, info.state.subjects
-        kept_events = await js.stream_info(EVENTS_STREAM, subjects_filter="cortex.*.kept.>")
+        kept_events = await js.stream_info(EVENTS_STREAM, subjects_filter=agent_filter("cortex", "kept"))
         assert sum(kept_events.state.subjects.values()) == 18  # 17 demo events + the broken one
 
         for bucket in DOC_BUCKETS:

@@ -21,7 +21,7 @@ from shared.embedded import free_port
 from shared.forget import header_text
 from shared.kv import kv_read
 from shared.lease import Lease
-from shared.names import DLQ_STREAM, DOC_BUCKETS, EVENTS_STREAM
+from shared.names import DLQ_STREAM, DOC_BUCKETS, EVENTS_STREAM, agent_filter
 
 FAST = {"CORTEX_RUNTIME_LEASE_TTL_S": "2", "CORTEX_EMBEDDER": "hashing"}
 
@@ -32,7 +32,7 @@ async def subject_count(js: Any, pattern: str) -> int:
 
 
 async def agent_events(js: Any, agent: str) -> int:
-    return await subject_count(js, f"cortex.*.{agent}.>") + await subject_count(js, f"cortex.notes.{agent}")
+    return await subject_count(js, agent_filter("cortex", agent))
 
 
 async def docs_of(js: Any, agent: str) -> dict[str, bytes]:
@@ -154,7 +154,7 @@ async def test_a_forget_pending_on_the_recall_worker_completes_when_it_applies_i
             keeper.cancel()
         assert result.returncode == 3, result.stderr
         assert "memories pending" in result.stdout and "--status" in result.stdout, result.stdout
-        assert await subject_count(js, "cortex.feedback.alice.memory_forget") == 1  # the marker, nothing else
+        assert await subject_count(js, "cortex.feedback.*.alice.memory_forget") == 1  # the marker, nothing else
         assert await agent_events(js, "alice") == 1
         assert await docs_of(js, "alice") == {}
         assert cortex("forget", "alice", "--status", url=nats_url).returncode == 3
@@ -218,7 +218,7 @@ async def test_a_forget_under_live_traffic_leaves_documents_that_agree_with_the_
         sent = await publisher
         await wait_for(lambda: drained(js, ["threads", "recall"]), within=60)
 
-        left = await subject_count(js, "cortex.msg.alice.>")
+        left = await subject_count(js, "cortex.msg.*.alice.>")
         assert 20 <= left < sent
         threads = msgspec.json.decode((await kv_read(await js.key_value("cortex_threads"), "alice"))[0],
                                       type=ThreadsDoc)
@@ -234,7 +234,7 @@ async def test_a_forget_under_live_traffic_leaves_documents_that_agree_with_the_
 
 
 async def _at_least(js: Any, agent: str, n: int) -> bool:
-    return await subject_count(js, f"cortex.msg.{agent}.>") >= n
+    return await subject_count(js, f"cortex.msg.*.{agent}.>") >= n
 
 
 async def _event_ids(js: Any, agent: str) -> set[str]:
@@ -243,6 +243,6 @@ async def _event_ids(js: Any, agent: str) -> set[str]:
     for seq in range(int(info.state.first_seq), int(info.state.last_seq) + 1):
         with contextlib.suppress(nats.js.errors.NotFoundError):
             msg = await js.get_msg(EVENTS_STREAM, seq)
-            if msg.subject.startswith(f"cortex.msg.{agent}."):
+            if msg.subject.split(".")[1::2] == ["msg", agent]:  # cortex.msg.<slot>.<agent>.<kind>
                 ids.add(msgspec.json.decode(msg.data)["id"])
     return ids

@@ -25,6 +25,7 @@ from shared.config import Settings, load_settings
 from shared.embedded import EmbeddedNats
 from shared.kv import kv_read
 from shared.names import BUCKET_CHECKPOINTS, BUCKET_LEASES, EVENTS_STREAM, consumers_of, partition_of
+from shared.provision import ConsumerSpec
 from shared.runtime import WorkerHost
 from workers import __version__
 from workers.registry import all_specs
@@ -76,6 +77,26 @@ async def lease_holder(js: JetStreamContext, consumer: str) -> str | None:
     return raw.decode() if raw else None
 
 
+async def own_events(js: JetStreamContext, worker: str, partition: int, partitions: int) -> list[int]:
+    """The stream sequences of partition k's events in the worker's filter (read by the subject)."""
+    filters = ConsumerSpec(name=worker, families=all_specs()[worker].families, partition=partition,
+                           partitions=partitions).filter_subjects("cortex")
+    info = await js.stream_info(EVENTS_STREAM)
+    seqs = []
+    for seq in range(1, info.state.last_seq + 1):
+        subject = (await js.get_msg(EVENTS_STREAM, seq)).subject or ""
+        if any(subject_matches(subject, f) for f in filters):
+            seqs.append(seq)
+    return seqs
+
+
+def subject_matches(subject: str, pattern: str) -> bool:
+    tokens, wanted = subject.split("."), pattern.split(".")
+    if wanted[-1] == ">":
+        return len(tokens) >= len(wanted) and all(w in ("*", t) for w, t in zip(wanted[:-1], tokens, strict=False))
+    return len(tokens) == len(wanted) and all(w in ("*", t) for w, t in zip(wanted, tokens, strict=True))
+
+
 def interleaved(tmp: Path) -> Path:
     """The demo conversation for alice and bob, their events interleaved."""
     a = demo_file(tmp, ALICE).read_text().splitlines()
@@ -114,10 +135,14 @@ async def test_two_partitions_make_the_same_documents_as_one(
         assert await snapshot_docs(js, [ALICE, BOB]) == one  # byte for byte, every owned bucket, both agents
         names = {c.name for c in await js.consumers_info(EVENTS_STREAM)}
         assert names == set(consumers(2))  # `cortex init`: <worker>-0 and <worker>-1, no <worker>
-        # every partition reads (and acks) every event in its filter, other partitions' included
-        assert await checkpoint(js, "threads-0") == int((await js.stream_info(EVENTS_STREAM)).state.last_seq)
+        # the server filters: each partition consumer was delivered exactly its agent's events of
+        # its families, and its checkpoint is its own last event's sequence
         for worker in CONSUMING:
-            assert await checkpoint(js, f"{worker}-0") == await checkpoint(js, f"{worker}-1") > 0, worker
+            mine = {k: await own_events(js, worker, k, 2) for k in (0, 1)}
+            for k in (0, 1):
+                info = await js.consumer_info(EVENTS_STREAM, f"{worker}-{k}")
+                assert info.delivered.stream_seq == max(mine[k]), (worker, k)  # its last, not the stream's
+                assert await checkpoint(js, f"{worker}-{k}") == max(mine[k]), (worker, k)
         status = msgspec.json.decode((await nc.request(f"cortex.api.status.{ALICE}", b"{}", timeout=5)).data,
                                      type=StatusReply)
         assert {w.consumer for w in status.workers} == {f"{w}-1" for w in CONSUMING}  # alice's partition
@@ -280,5 +305,37 @@ async def test_replay_and_forget_with_partitions(nats_url: str, tmp_path: Path, 
             assert msgspec.json.decode(kept.data, type=RecallReply).memories
         for bucket in OWNED_BUCKETS:
             assert (await kv_read(await js.key_value(bucket), ALICE))[0] is None, bucket
+    finally:
+        await nc.close()
+
+
+async def test_four_partition_processes_are_each_delivered_only_their_agents_events(
+        nats_url: str, tmp_path: Path, workers_procs: Any, make_chat_events: Any, wait_for: Any) -> None:
+    """CORTEX_PARTITIONS=4: each ``threads-<k>`` has exactly its agents' events pending (summed:
+    the events published, not 4×), and four ``cortex worker threads`` processes, one a
+    partition, derive every agent's document from exactly its events."""
+    assert cortex("init", url=nats_url, CORTEX_PARTITIONS="4").returncode == 0
+    events = make_chat_events(240, 12)
+    nc = await nats.connect(nats_url)
+    try:
+        js = nc.jetstream()
+        for subject, data, event_id in events:
+            await js.publish(subject, data, headers={"Nats-Msg-Id": event_id})
+        agents = sorted({subject.split(".")[2] for subject, _, _ in events})
+        per_agent = {a: sum(1 for subject, _, _ in events if subject.split(".")[2] == a) for a in agents}
+        mine = [sum(n for a, n in per_agent.items() if partition_of(a, 4) == k) for k in range(4)]
+        pending = [(await js.consumer_info(EVENTS_STREAM, f"threads-{k}")).num_pending for k in range(4)]
+        assert pending == mine and sum(pending) == len(events) and all(mine)
+
+        for k in range(4):
+            workers_procs.start("threads", nats_url, CORTEX_PARTITIONS="4", CORTEX_PARTITION=str(k))
+        await wait_for(lambda: drained(js, [f"threads-{k}" for k in range(4)]), within=120)
+        kv = await js.key_value("cortex_threads")
+        for agent in agents:
+            raw, _ = await kv_read(kv, agent)
+            assert raw is not None, agent
+            integrity = msgspec.json.decode(raw)["integrity"]
+            assert integrity["events"] == per_agent[agent], agent
+            assert integrity["producer"].startswith("threads@")
     finally:
         await nc.close()

@@ -282,7 +282,7 @@ async def test_an_idle_memory_moves_to_cold_stays_searchable_and_a_hit_brings_it
     js = nc.jetstream()
     note = {"id": "n-vault", "agent": "gina", "ts": "2026-02-01T09:00:00Z", "path": "infra.md",
             "headings": ["Infra"], "content": "Deploy keys are stored in the vault under team/infra."}
-    await js.publish("cortex.notes.gina", json.dumps(note).encode())
+    await js.publish("cortex.notes.gina.section", json.dumps(note).encode())
     await wait_for(lambda: drained(nc), within=60)
     store = recall_worker.HOLDER.store
     assert store is not None

@@ -102,15 +102,17 @@ def applied_per_partition(events: list[BenchEvent], partitions: int) -> list[int
 
 
 async def _drained_at(session: Session, consumer: str, last_seq: int) -> tuple[bool, bool]:
-    """(delivered anything, drained to ``last_seq``) for one consumer; a consumer the worker has
-    not created yet has done neither."""
+    """(delivered anything, drained) for one consumer: its ack floor at its own last event
+    (a partition's, at most ``last_seq``) with nothing pending; a consumer the worker has not
+    created yet has done neither."""
     try:
         info = await session.js.consumer_info(EVENTS_STREAM, consumer)
     except nats.js.errors.NotFoundError:
         return False, False
     delivered = info.delivered.stream_seq if info.delivered else 0
     floor = info.ack_floor.stream_seq if info.ack_floor else 0
-    return delivered > 0 or floor > 0, floor >= last_seq and not info.num_pending and not info.num_ack_pending
+    drained = 0 < floor <= last_seq and floor == delivered and not info.num_pending and not info.num_ack_pending
+    return delivered > 0 or floor > 0, drained
 
 
 async def pending_per_partition(session: Session, partitions: int) -> list[int]:
