@@ -143,6 +143,9 @@ def parse_subject(prefix: str, subject: str) -> Subject | str:
     if len(tokens) < 2 or tokens[0] != prefix or (tokens[1] not in KINDS and tokens[1] != OPENCLAW_FAMILY):
         return f"unknown subject {subject!r}"
     family = tokens[1]
+    if len(tokens) == 4:
+        return (f"subject {subject!r} was stored without a slot: a wildcard token ('*') is no agent, "
+                "kind or type (invalid agent token)")
     if len(tokens) != 5 or tokens[2] not in _SLOT_TOKENS:
         what = "<type>" if family == OPENCLAW_FAMILY else "<kind>"
         return f"subject {subject!r}: expected {prefix}.{family}.<slot>.<agent>.{what}"

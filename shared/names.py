@@ -151,9 +151,21 @@ def consumer_filter_subjects(prefix: str, families: tuple[str, ...] | list[str],
     the OpenClaw store's events of that family (``<prefix>.openclaw.<slot>.*.<token>``,
     present once a source is wired)."""
     slots = ["*"] if partition is None or partitions <= 1 else [str(s) for s in partition_slots(partition, partitions)]
-    return [subject for slot in slots for family in families
-            for subject in (f"{prefix}.{family}.{slot}.*.*",
-                            *(f"{prefix}.{OPENCLAW_FAMILY}.{slot}.*.{t}" for t in openclaw_tokens(family)))]
+    filters = [subject for slot in slots for family in families
+               for subject in (f"{prefix}.{family}.{slot}.*.*",
+                               *(f"{prefix}.{OPENCLAW_FAMILY}.{slot}.*.{t}" for t in openclaw_tokens(family)))]
+    if not partition:  # the only consumer, or partition 0: also what the stream stored without a slot
+        filters += unslotted_filter_subjects(prefix, families)
+    return filters
+
+
+def unslotted_filter_subjects(prefix: str, families: tuple[str, ...] | list[str]) -> list[str]:
+    """A publish with a wildcard token (``cortex.msg.*.received``) is captured but not
+    transformed: it is stored without a slot. No event can be stored so, so partition 0
+    reads these four-token subjects too and dead-letters them (``parse_subject``)."""
+    return [subject for family in families
+            for subject in (f"{prefix}.{family}.*.*",
+                            *(f"{prefix}.{OPENCLAW_FAMILY}.*.{t}" for t in openclaw_tokens(family)))]
 
 
 def is_store_subject(prefix: str, subject: str) -> bool:

@@ -298,15 +298,18 @@ def consumer_config(spec: ConsumerSpec, settings: Settings) -> api.ConsumerConfi
 
 
 def _slots_of(filters: Iterable[str]) -> frozenset[int]:
-    """The slots a consumer's filter subjects read (``<prefix>.<family>.<slot>.…``; a wildcard
-    or a filter of another shape: every slot)."""
+    """The slots a consumer's filter subjects read (``<prefix>.<family>.<slot>.<agent>.<kind>``;
+    a wildcard slot, or no filter of that shape — the first layout's ``cortex.msg.>``: every
+    slot). The four-token filters of what was stored without a slot name none."""
     slots: set[int] = set()
     for subject in filters:
-        token = subject.split(".")[2] if subject.count(".") >= 2 else "*"
-        if not token.isdigit():
+        tokens = subject.split(".")
+        if len(tokens) == 4:
+            continue
+        if len(tokens) != 5 or not tokens[2].isdigit():
             return ALL_SLOTS
-        slots.add(int(token))
-    return frozenset(slots)
+        slots.add(int(tokens[2]))
+    return frozenset(slots) or ALL_SLOTS
 
 
 ALL_SLOTS: frozenset[int] = frozenset(range(SLOTS))

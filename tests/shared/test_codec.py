@@ -175,7 +175,7 @@ def test_parse_subject_reads_the_stored_layout_with_its_slot_token() -> None:
     assert parse_subject("cortex", "cortex.session.44.a.start") == Subject("session", "a", "start")
     assert parse_subject("cortex", "cortex.notes.44.a.section") == Subject("notes", "a", "section")
     assert parse_subject("cortex", "cortex.openclaw.44.a.msg_in") == Subject("msg", "a", "received", "msg_in")
-    assert "expected cortex.session.<slot>.<agent>.<kind>" in str(parse_subject("cortex", "cortex.session.a.start"))
+    assert "stored without a slot" in str(parse_subject("cortex", "cortex.session.a.start"))  # a '*' token
     assert "expected" in str(parse_subject("cortex", "cortex.session.64.a.start"))  # no such slot
     assert "expected" in str(parse_subject("cortex", "cortex.session.x.a.start"))
     assert "unknown subject" in str(parse_subject("cortex", "other.session.44.a.start"))

@@ -253,8 +253,8 @@ def test_stored_subjects_are_parsed_in_one_place() -> None:
     assert slot_of("viola") == 38
     assert parse_subject("cortex", "cortex.openclaw.38.viola.msg_out") == Subject("msg", "viola", "sent", "msg_out")
     assert parse_subject("cortex", "cortex.msg.38.viola.sent") == Subject("msg", "viola", "sent")
-    assert consumer_filter_subjects("cortex", ("compaction",)) == [
-        "cortex.compaction.*.*.*", "cortex.openclaw.*.*.session_compaction_end",
-        "cortex.openclaw.*.*.session_compaction_start"]
-    assert consumer_filter_subjects("cortex", ("notes",)) == ["cortex.notes.*.*.*"]
+    assert consumer_filter_subjects("cortex", ("compaction",), 1, 32) == [
+        "cortex.compaction.1.*.*", "cortex.openclaw.1.*.session_compaction_end",
+        "cortex.openclaw.1.*.session_compaction_start", "cortex.compaction.33.*.*",
+        "cortex.openclaw.33.*.session_compaction_end", "cortex.openclaw.33.*.session_compaction_start"]
     assert openclaw_transform("cx", "oc.ev") == ("oc.ev.*.*", "cx.openclaw.{{wildcard(1)}}.{{wildcard(2)}}")

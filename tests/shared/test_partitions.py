@@ -148,7 +148,10 @@ def test_partition_k_of_n_takes_the_slots_s_with_s_mod_n_equal_k() -> None:
         "cortex.openclaw.1.*.conversation_message_out", "cortex.openclaw.1.*.msg_in", "cortex.openclaw.1.*.msg_out",
         "cortex.msg.33.*.*", "cortex.openclaw.33.*.conversation_message_in",
         "cortex.openclaw.33.*.conversation_message_out", "cortex.openclaw.33.*.msg_in", "cortex.openclaw.33.*.msg_out"]
-    assert consumer_filter_subjects("cortex", ("notes",)) == ["cortex.notes.*.*.*"]
+    # the only consumer, or partition 0, also reads what the stream stored without a slot
+    assert consumer_filter_subjects("cortex", ("notes",)) == ["cortex.notes.*.*.*", "cortex.notes.*.*"]
+    assert consumer_filter_subjects("cortex", ("notes",), 0, 2) == [
+        *(f"cortex.notes.{s}.*.*" for s in range(0, 64, 2)), "cortex.notes.*.*"]
 
 
 async def test_changing_the_partition_count_carries_the_checkpoints_over(nc: Client) -> None:
