@@ -97,6 +97,20 @@ def _clean_header(text: str, limit: int = 1024) -> str:
     return " ".join(text.split())[:limit]
 
 
+_V1_ACK_TOKENS = 9  # $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<ts>.<pending>
+
+
+def stream_seq(msg: Msg) -> int:
+    """The message's stream sequence from its reply subject: one split, instead of nats-py's
+    whole metadata (a dataclass and a datetime per message, ~6 % of a regex worker's loop)."""
+    reply = msg.reply or ""
+    if reply.startswith("$JS.ACK."):
+        tokens = reply.split(".")
+        if len(tokens) == _V1_ACK_TOKENS:
+            return int(tokens[5])
+    return int(msg.metadata.sequence.stream)  # the domain form (and anything else): nats-py parses it
+
+
 class ConsumeLoop:
     def __init__(
         self,
@@ -139,6 +153,9 @@ class ConsumeLoop:
         self._m_duplicate_event = metrics.EVENTS.labels(worker, "duplicate_event")
         self._m_refill = metrics.EVENTS.labels(worker, "window_refill")
         self._rewound_at = 0  # the checkpoint the loop started from
+        # per-event counts and the last event time, exported once per batch (``_export``)
+        self._n_applied = self._n_skipped = 0
+        self._last_ts: float | None = None
         self._duplicates = DuplicateWindow(config.duplicate_window)
 
     @property
@@ -227,7 +244,18 @@ class ConsumeLoop:
         for msg in msgs[len(handled):]:
             with contextlib.suppress(Exception):
                 await msg.nak()
+        self._export()
         metrics.BATCH_SECONDS.labels(self.worker).observe(time.perf_counter() - started)
+
+    def _export(self) -> None:
+        if self._n_applied:
+            self._m_applied.inc(self._n_applied)
+        if self._n_skipped:
+            self._m_skipped.inc(self._n_skipped)
+        if self._last_ts is not None:
+            self._m_last_ts.set(self._last_ts)
+        self._n_applied = self._n_skipped = 0
+        self._last_ts = None
 
     async def _finish(self, handled: list[tuple[Msg, bool]]) -> None:
         self._fence()
@@ -236,7 +264,7 @@ class ConsumeLoop:
         except UnwritableDocuments as exc:
             handled = await self._dead_letter_unwritable(handled, exc)
         # redelivered duplicates at the head of a batch must never move the checkpoint back
-        last = max(self._applied, handled[-1][0].metadata.sequence.stream)
+        last = max(self._applied, stream_seq(handled[-1][0]))
         await self._retry_transient("checkpoint", lambda: self._write_checkpoint(last))
         for msg, dead in handled:
             if dead:
@@ -254,7 +282,7 @@ class ConsumeLoop:
         permanent failures: dead letters, like any other, and the batch goes on."""
         out = []
         for msg, dead in handled:
-            seq = msg.metadata.sequence.stream
+            seq = stream_seq(msg)
             unwritable = not dead and seq in exc.failures
             if unwritable:
                 await self._dead_letter(msg, seq, exc.failures[seq], "unwritable")
@@ -290,7 +318,7 @@ class ConsumeLoop:
 
     async def _handle(self, msg: Msg) -> bool:
         """Apply one message; True when it was dead-lettered."""
-        seq = msg.metadata.sequence.stream
+        seq = stream_seq(msg)
         if seq <= self._applied:
             self._refill(msg, seq)
             return False  # applied and checkpointed before: a redelivery, or the window's refill
@@ -337,13 +365,17 @@ class ConsumeLoop:
                 await self._sleep(backoff_delay(failures, self._cfg.retry_base_s, self._cfg.retry_max_s))
                 continue
             self._m_seconds.observe(time.perf_counter() - started)
-            (self._m_applied if changed else self._m_skipped).inc()
-            self._m_last_ts.set(env.event.ts.timestamp())
+            if changed:
+                self._n_applied += 1
+            else:
+                self._n_skipped += 1
+            self._last_ts = env.event.ts.timestamp()
             if failures:
                 self._health.set_ready(True, "consuming")
             return False
 
     async def _dead_letter(self, msg: Msg, seq: int, reason: str, kind: str) -> None:
+        self._export()  # what was applied before it shows before it (rare: no cost worth batching)
         headers = {
             "Cortex-Error": _clean_header(reason),
             "Cortex-Original-Subject": published_form(self._cfg.prefix, msg.subject),

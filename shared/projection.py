@@ -138,6 +138,10 @@ class ProjectionHandler:
         self._cache_size = cache_size
         self._encoder = msgspec.json.Encoder()
         self._decoders = {p.bucket: msgspec.json.Decoder(p.doc_type) for p in projections}
+        # each projection's optional hooks, looked up once (not per event)
+        self._prepare = {p.bucket: getattr(p, "prepare", None) for p in projections}
+        self._compose = {p.bucket: getattr(p, "compose", None) for p in projections}
+        self._counts = {p.bucket: getattr(p, "counts", None) for p in projections}
         # the largest value each bucket's writes may carry: the contract's 512 KiB, a
         # projection's own lower limit, and always below the server's max payload
         max_payload = int(getattr(getattr(js, "_nc", None), "max_payload", parts.MAX_VALUE_BYTES * 2))
@@ -241,7 +245,7 @@ class ProjectionHandler:
             slot = await self._load(projection, env.agent)
             if slot.doc is not None and slot.doc.integrity.last_seq >= env.seq:
                 continue  # watermark: applied before (redelivery or replay)
-            prepare = getattr(projection, "prepare", None)
+            prepare = self._prepare[projection.bucket]
             inputs = await prepare(env, slot.doc) if prepare is not None else None
             if self._apply_to_slot(projection, slot, env, inputs):
                 self._dirty.add((projection.bucket, env.agent))
@@ -252,11 +256,11 @@ class ProjectionHandler:
     def _apply_to_slot(self, projection: Projection[Any], slot: _Slot, env: Envelope, inputs: Any) -> bool:
         if slot.doc is not None and slot.doc.integrity.last_seq >= env.seq:
             return False  # watermark: applied before (redelivery or replay)
-        compose = getattr(projection, "compose", None)
+        compose = self._compose[projection.bucket]
         new = compose(slot.doc, env, inputs) if compose is not None else projection.apply(slot.doc, env)
         if new is None:
             return False
-        counts = getattr(projection, "counts", None)
+        counts = self._counts[projection.bucket]
         _stamp(new, slot.doc, env, self.producer, counts(env) if counts is not None else True)
         slot.doc = new
         return True

@@ -53,7 +53,7 @@ def test_operations_doc_shows_the_command(command: str) -> None:
 
 
 def test_operations_doc_tells_the_scaling_story() -> None:
-    for phrase in ("One active instance per consumer", "Partitions", "offline + replay", "standby"):
+    for phrase in ("One active instance per consumer", "Partitions", "carries the checkpoints over", "cortex init --migrate", "standby"):
         assert phrase in OPERATIONS
 
 

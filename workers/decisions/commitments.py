@@ -12,13 +12,16 @@ a ``commitment_done`` feedback names it. The reference (openclaw-cortex
 ``src/commitment-tracker.ts``) had only the age rule, against the wall clock, and never
 filled ``due``; here every time comes from events.
 
-The functions return a new document and never mutate their input; unchanged commitments
-are shared between the two. ``integrity`` is copied unchanged: the caller owns it.
+The functions return a new document and never mutate their input (nor a list they
+return): unchanged commitments — and an unchanged list of them — are shared between the
+two. ``integrity`` is copied unchanged: the caller owns it.
 """
 
 from __future__ import annotations
 
+import functools
 import math
+from collections import OrderedDict
 from datetime import datetime, timedelta
 from typing import Final
 from zoneinfo import ZoneInfo
@@ -55,26 +58,51 @@ def _due_day(due: str | None) -> str | None:
     return due if due is not None and len(due) == 10 and due[4] == "-" and due[7] == "-" else None
 
 
+_DEADLINES_KEPT: Final = 4096
+# id(list) → (the list, its earliest open due day, its earliest open creation without one); the
+# list is held so that its id cannot be reused while the entry exists
+_deadlines_cache: OrderedDict[int, tuple[list[Commitment], str | None, datetime | None]] = OrderedDict()
+
+
+def _deadlines(commitments: list[Commitment]) -> tuple[str | None, datetime | None]:
+    """The earliest due day among open commitments, and the earliest creation among open
+    ones without a due day: a commitment is late exactly when one of them is. Computed once
+    per list — the functions here share an unchanged list between documents (never mutating
+    it), so on most messages this is a lookup instead of a scan of every commitment."""
+    hit = _deadlines_cache.get(id(commitments))
+    if hit is not None and hit[0] is commitments:
+        return hit[1], hit[2]
+    days: list[str] = []
+    created: list[datetime] = []
+    for c in commitments:
+        if c.status == "open":
+            day = _due_day(c.due)
+            if day is not None:
+                days.append(day)
+            else:
+                created.append(c.created)
+    first = (min(days, default=None), min(created, default=None))
+    _deadlines_cache[id(commitments)] = (commitments, *first)
+    if len(_deadlines_cache) > _DEADLINES_KEPT:
+        _deadlines_cache.popitem(last=False)
+    return first
+
+
 def _overdue(commitments: list[Commitment], now: datetime, overdue_days: int,
              tz: ZoneInfo = UTC_ZONE) -> list[Commitment]:
     """A new list with open commitments past their due day (or, without one, older than
-    ``overdue_days``) overdue (the same items otherwise: a scan, no copies, when none is).
+    ``overdue_days``) overdue; the same list when none is (``_deadlines`` tells without a scan).
 
     A due day (``YYYY-MM-DD``, local) is over once the local date of ``now`` is later:
     ISO dates compare as strings. A due that is no date (a document from before due dates)
     counts as none."""
     today = now.astimezone(tz).date().isoformat()
     cutoff = now - timedelta(days=overdue_days)
-
-    def late(c: Commitment) -> bool:
-        if c.status != "open":
-            return False
-        day = _due_day(c.due)
-        return day < today if day is not None else c.created < cutoff
-
-    flags = [late(c) for c in commitments]
-    if not any(flags):
-        return list(commitments)
+    first_day, first_created = _deadlines(commitments)
+    if (first_day is None or first_day >= today) and (first_created is None or first_created >= cutoff):
+        return commitments
+    flags = [c.status == "open" and ((d < today) if (d := _due_day(c.due)) is not None else c.created < cutoff)
+             for c in commitments]
     return [_replace(c, status="overdue") if flag else c for c, flag in zip(commitments, flags, strict=True)]
 
 
@@ -87,7 +115,7 @@ def mark_overdue(doc: CommitmentsDoc, now: datetime, settings: CommitmentsSettin
     latest event time.
     """
     latest = _latest(doc, now)
-    return _rebuilt(doc, latest, _overdue(list(doc.commitments), latest, settings.overdue_days, tz))
+    return _rebuilt(doc, latest, _overdue(doc.commitments, latest, settings.overdue_days, tz))
 
 
 _SUFFIXES: Final = ("ing", "ed", "es", "en", "er", "s", "t", "e")
@@ -103,6 +131,13 @@ def _stem(word: str) -> str:
     return word
 
 
+@functools.lru_cache(maxsize=4096)
+def _task_terms(what: str, stopwords: frozenset[str]) -> frozenset[str]:
+    """The stemmed words of a task, stop words aside (a commitment's ``what`` is checked
+    against every closure message while it is open: computed once)."""
+    return frozenset(_stem(t) for t in title_terms(what) - stopwords)
+
+
 def _fulfilled(commitment: Commitment, stems: frozenset[str], lowered: str, stopwords: frozenset[str]) -> bool:
     """The closure names the task: most of its words (at least two, or its only one).
 
@@ -110,7 +145,7 @@ def _fulfilled(commitment: Commitment, stems: frozenset[str], lowered: str, stop
     migration"'s five words: the script is not written. A task without words of three
     letters (a CJK one, without spaces) is matched whole.
     """
-    terms = {_stem(t) for t in title_terms(commitment.what) - stopwords}
+    terms = _task_terms(commitment.what, stopwords)
     if not terms:
         whole = commitment.what.strip().lower()
         return bool(whole) and whole in lowered
@@ -121,10 +156,10 @@ def _fulfilled(commitment: Commitment, stems: frozenset[str], lowered: str, stop
 def _close_fulfilled(commitments: list[Commitment], text: MatchText, stopwords: frozenset[str]) -> list[Commitment]:
     words = words_of(text)
     stems = frozenset(_stem(w) for w in words.tokens)
-    return [
-        _replace(c, status="done") if c.status != "done" and _fulfilled(c, stems, words.lowered, stopwords) else c
-        for c in commitments
-    ]
+    done = [c.status != "done" and _fulfilled(c, stems, words.lowered, stopwords) for c in commitments]
+    if True not in done:
+        return commitments
+    return [_replace(c, status="done") if flag else c for c, flag in zip(commitments, done, strict=True)]
 
 
 def _cap(commitments: list[Commitment], limit: int) -> list[Commitment]:
@@ -155,19 +190,21 @@ def apply_message(
     """The commitments document after one message: overdue, fulfilled, then new promises."""
     base = doc if doc is not None else empty_commitments_doc(event.ts)
     now = _latest(base, event.ts)
-    commitments = _overdue(list(base.commitments), now, settings.overdue_days, tz)
+    commitments = _overdue(base.commitments, now, settings.overdue_days, tz)  # never mutated: shared if unchanged
     text = prepare_text(event.content)
     if patterns.closures(text):
         commitments = _close_fulfilled(commitments, text, patterns.stopwords)
     who = event.sender or event.role
     promises = find_promises(text, patterns)
     taken = {c.id for c in commitments} if promises else set()
+    added = []
     for index, promise in enumerate(promises):
         commitment_id = unique_id(event.id, "commitment", index, taken)
         taken.add(commitment_id)
-        commitments.append(Commitment(id=commitment_id, who=who, what=promise.what, status="open",
-                                      created=event.ts, source_event=event.id,
-                                      due=due_string(promise.due, event.ts, tz)))
+        added.append(Commitment(id=commitment_id, who=who, what=promise.what, status="open",
+                                created=event.ts, source_event=event.id, due=due_string(promise.due, event.ts, tz)))
+    if added:
+        commitments = [*commitments, *added]
     return _rebuilt(base, now, _cap(commitments, settings.max_commitments))
 
 
@@ -182,7 +219,7 @@ def apply_feedback(
     """
     base = doc if doc is not None else empty_commitments_doc(event.ts)
     now = _latest(base, event.ts)
-    commitments = list(base.commitments)
+    commitments = base.commitments
     if settings is not None:
         commitments = _overdue(commitments, now, settings.overdue_days, tz)
     if event.kind == "commitment_done":

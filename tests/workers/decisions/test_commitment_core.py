@@ -317,3 +317,21 @@ def test_a_reused_event_id_makes_distinct_commitments_and_a_correction_closes_on
     assert [c.status for c in after.commitments] == ["open", "done"]
     again = say(say(None, "I'll fix the build tomorrow", id="dup"), "I will write the release notes", 1, id="dup")
     assert [c.id for c in again.commitments] == [first.id, second.id]  # a replay makes the same ids
+
+
+def test_a_message_that_changes_no_commitment_shares_the_list_and_a_later_one_still_finds_the_late() -> None:
+    """The overdue check looks its deadlines up per list (no scan of every commitment on every
+    message): an unchanged list is shared, never mutated, and what becomes late is still found —
+    by due day and by age — however often the list was looked at before."""
+    due = commitment(id="d", what="ship the release", due="2026-02-18")
+    aged = commitment(id="a", what="write the docs", created=T0)
+    start = doc_with(due, aged)
+    same = say(start, "nothing to see here", minutes=60)
+    assert same.commitments is start.commitments and [c.status for c in same.commitments] == ["open", "open"]
+    again = say(same, "still nothing", minutes=120)
+    assert again.commitments is start.commitments
+    day_after = say(again, "hello", minutes=2 * DAY)  # the 19th: the 18th is over
+    assert [c.status for c in day_after.commitments] == ["overdue", "open"]
+    assert [c.status for c in start.commitments] == ["open", "open"]  # the input is untouched
+    old = say(day_after, "hello", minutes=(SETTINGS.overdue_days + 1) * DAY)
+    assert [c.status for c in old.commitments] == ["overdue", "overdue"]
