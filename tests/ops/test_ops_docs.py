@@ -53,7 +53,8 @@ def test_operations_doc_shows_the_command(command: str) -> None:
 
 
 def test_operations_doc_tells_the_scaling_story() -> None:
-    for phrase in ("One active instance per consumer", "Partitions", "carries the checkpoints over", "cortex init --migrate", "standby"):
+    for phrase in ("One active instance per consumer", "Partitions", "carries the checkpoints over",
+                   "cortex init --migrate", "standby"):
         assert phrase in OPERATIONS
 
 
@@ -145,10 +146,29 @@ def test_the_bucket_loops_name_every_bucket_cortex_keeps() -> None:
         assert set(names.split()) == wanted, verb
 
 
-def test_one_agents_events_are_listed_with_its_notes() -> None:
-    """`cortex.*.main.>` misses `cortex.notes.main` (no kind token)."""
+def _matches(pattern: str, subject: str) -> bool:
+    """NATS subject matching: ``*`` one token, ``>`` the rest (one token or more)."""
+    pat, sub = pattern.split("."), subject.split(".")
+    if pat[-1] == ">":
+        return len(sub) >= len(pat) and all(p in ("*", s) for p, s in zip(pat[:-1], sub, strict=False))
+    return len(pat) == len(sub) and all(p in ("*", s) for p, s in zip(pat, sub, strict=True))
+
+
+def test_the_nats_commands_match_what_the_stream_stores() -> None:
+    """The replay doc's `nats` commands filter stored subjects (with the slot token): one
+    agent's filter finds its events of every family, notes included (the first layout's doc
+    showed `cortex.*.main.>`, which misses the notes and, stored with a slot, everything)."""
+    from shared.names import FAMILIES, KINDS, stored_subject
+
     text = (ROOT / "docs/replay.md").read_text()
-    assert "'cortex.*.main.>'" in text and "'cortex.notes.main'" in text
+    agent = re.search(r"nats stream subjects CORTEX_EVENTS '([^']+)'", text)
+    view = re.search(r"nats stream view CORTEX_EVENTS --subject '([^']+)'", text)
+    assert agent and view
+    for family in FAMILIES:
+        kind = sorted(KINDS[family])[0]
+        assert _matches(agent.group(1), stored_subject("cortex", family, "main", kind)), family
+        assert not _matches(agent.group(1), stored_subject("cortex", family, "mainly", kind))
+    assert _matches(view.group(1), stored_subject("cortex", "msg", "main", "received"))
 
 
 def test_a_scheduled_account_backup_does_not_wait_for_a_prompt() -> None:
