@@ -21,9 +21,10 @@ class RecallRequest(msgspec.Struct, kw_only=True):
     project: str | None = None
     limit: int | None = None
     budget_tokens: int | None = None
+    history: bool = False  # also memories a newer one contradicted (each names it in superseded_by)
 
 
-class RecalledMemory(msgspec.Struct, kw_only=True):
+class RecalledMemory(msgspec.Struct, kw_only=True, omit_defaults=True):
     id: str
     content: str
     type: MemoryType
@@ -31,6 +32,7 @@ class RecalledMemory(msgspec.Struct, kw_only=True):
     score: float
     similarity: float
     source_event: str
+    superseded_by: str | None = None  # only with history: the newer memory that contradicts this one
 
 
 class RecallReply(msgspec.Struct, kw_only=True):

@@ -39,8 +39,8 @@ def commitment_rows(reply: CommitmentsReply) -> Rows:
 def memory_rows(reply: RecallReply, id_chars: int | None = 8) -> Rows:
     """Ranked memories; ``id_chars`` shortens the ids (``None``: whole, as ``forget`` needs them)."""
     return (["score", "type", "scope", "memory", "id"],
-            [[f"{m.score:.3f}", m.type, m.scope, m.content, m.id[:id_chars] if id_chars else m.id]
-             for m in reply.memories])
+            [[f"{m.score:.3f}", m.type, m.scope, m.content + (" (superseded)" if m.superseded_by else ""),
+              m.id[:id_chars] if id_chars else m.id] for m in reply.memories])
 
 
 def hit_rows(reply: SearchReply) -> Rows:

@@ -380,3 +380,23 @@ async def test_consolidate_dry_run_reports_what_the_next_session_start_then_merg
     await wait_for(lambda: drained(nc), within=60)
     assert thanks() == ["kate-m0"]
     assert recall_worker.RECALL_MEMORIES.labels("consolidated")._value.get() == counted + 1
+
+
+async def test_a_contradicted_memory_drops_out_of_recall_unless_history_is_asked_for(
+    recall_env: tuple[Client, Any], wait_for: Any
+) -> None:
+    """Issue 23: "…is now Thursday" supersedes "…is Tuesday" (no model needed); a query
+    finds Thursday only, and with `history` both, the old one naming its successor."""
+    nc, _ = recall_env
+    js = nc.jetstream()
+    await js.publish(*message(1, "lena", "The deploy day is Tuesday."))
+    await js.publish(*message(2, "lena", "Our deploy day is now Thursday."))
+    await wait_for(lambda: drained(nc), within=60)
+    await wait_for(lambda: _serving(nc), within=30)
+
+    now = await ask(nc, "lena", "Which day do we deploy?")
+    assert [m.source_event for m in now.memories] == ["lena-m2"]  # its window quotes Tuesday, as context
+    assert b"superseded_by" not in msgspec.json.encode(now)
+    history = await ask(nc, "lena", "Which day do we deploy?", history=True)
+    old = [m for m in history.memories if m.source_event == "lena-m1"]
+    assert old and all(m.superseded_by for m in old)

@@ -51,6 +51,8 @@ def register(sub: Any) -> None:
     recall.add_argument("--project")
     recall.add_argument("--budget", type=int, help="token budget (default CORTEX_RECALL_BUDGET_TOKENS)")
     recall.add_argument("--limit", type=int)
+    recall.add_argument("--history", action="store_true",
+                        help="also memories a newer one contradicted (marked 'superseded')")
     recall.add_argument("--nats-url")
     recall.set_defaults(handler=cmd_recall)
 
@@ -141,7 +143,8 @@ async def cmd_table(args: argparse.Namespace, settings: Settings) -> int:
 
 async def cmd_recall(args: argparse.Namespace, settings: Settings) -> int:
     agent = _agent(args.agent)
-    req = RecallRequest(query=args.query, project=args.project, limit=args.limit, budget_tokens=args.budget)
+    req = RecallRequest(query=args.query, project=args.project, limit=args.limit, budget_tokens=args.budget,
+                        history=args.history)
     async with connected(settings, args.nats_url) as nc:
         raw = await request_api(nc, f"{settings.prefix}.api.recall.{agent}", msgspec.json.encode(req))
         reply = msgspec.json.decode(raw, type=RecallReply)

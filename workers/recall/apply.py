@@ -42,6 +42,7 @@ from workers.recall.capture import (
     turn_line,
     window_memory,
 )
+from workers.recall.conflicts import Claim, conflicts, memory_claim
 from workers.recall.consolidation import needs_vector
 from workers.recall.embedders import Embedder, FloatVector
 from workers.recall.lifecycle import (
@@ -74,6 +75,7 @@ class BatchOutcome:
     added: int = 0
     merged: int = 0  # folded into a near-duplicate when captured
     consolidated: int = 0  # folded into a near-duplicate at a session start
+    superseded: int = 0  # contradicted by a newer memory
     skipped: int = 0
     expired: int = 0
     demoted: int = 0
@@ -327,25 +329,51 @@ class StoreApplier:
         if existing and existing[0].last_seq >= memory.last_seq:
             outcome.skipped += 1  # applied before this crash or replay
             return
+        claim = memory_claim(memory)
+        if claim is not None:
+            memory = msgspec.structs.replace(memory, claim=claim.key)
         vector = vector_of()
         # A message's own turn (and its context window) is never folded into another
         # memory: every turn stays retrievable under its own source event (two "Thanks!"
-        # are two events; overlapping windows are near-duplicates by construction).
+        # are two events; overlapping windows are near-duplicates by construction). A
+        # near-duplicate that says the opposite ("… is Tuesday" / "… is Thursday") is none.
         hits = [] if is_turn_memory(memory) or is_window_memory(memory) else self.store.search(
             memory.agent, vector, flt=MemoryFilter(types=(memory.type,)), limit=2)
-        dup = next((h for h in hits if h.memory.id != memory.id and h.similarity >= self.settings.dedup_threshold),
-                   None)
+        dup = next((h for h in hits if h.memory.id != memory.id and h.similarity >= self.settings.dedup_threshold
+                    and not conflicts(claim, memory_claim(h.memory))), None)
         if dup is not None and not memory.pinned:
             if dup.memory.last_seq >= memory.last_seq:
                 outcome.skipped += 1
                 return
-            merged = msgspec.structs.replace(merge_duplicate(dup.memory, memory), last_seq=memory.last_seq)
-            self.store.update_payloads([merged])
+            # said again: the memory is current again, whatever had superseded it since
+            merged = msgspec.structs.replace(merge_duplicate(dup.memory, memory), last_seq=memory.last_seq,
+                                             superseded_by=None)
+            self.store.update_payloads([self._supersede(merged, claim, memory.last_seq, outcome)])
             outcome.merged += 1
             return
         created = memory if memory.first_seq else msgspec.structs.replace(memory, first_seq=memory.last_seq)
-        self.store.upsert([MemoryPoint(created, vector)])
+        self.store.upsert([MemoryPoint(self._supersede(created, claim, memory.last_seq, outcome), vector)])
         outcome.added += 1
+
+    def _supersede(self, memory: Memory, claim: Claim | None, seq: int, outcome: BatchOutcome) -> Memory:
+        """Mark the agent's memories that ``memory`` contradicts (made by events before
+        ``seq``, another event's, not pinned) as superseded by it, and return it with
+        ``supersedes_id`` naming the newest of them. The old ones are written first, and
+        those this memory superseded already count again, so a retry after a crash in
+        between completes the change."""
+        if claim is None:
+            return memory
+        olds = sorted(
+            (m for m in self.store.scroll(memory.agent, flt=MemoryFilter(claim=claim.key))
+             if m.id != memory.id and m.source_event != memory.source_event and not m.pinned
+             and m.superseded_by in (None, memory.id) and m.first_seq < seq and conflicts(claim, memory_claim(m))),
+            key=lambda m: (m.first_seq, m.created_at, m.id))
+        if not olds:
+            return memory
+        self.store.update_payloads([msgspec.structs.replace(m, superseded_by=memory.id, last_seq=max(m.last_seq, seq))
+                                    for m in olds])
+        outcome.superseded += sum(1 for m in olds if m.superseded_by is None)
+        return msgspec.structs.replace(memory, supersedes_id=olds[-1].id)
 
     def _feedback(self, env: Envelope, event: FeedbackEvent, outcome: BatchOutcome) -> None:
         ids = feedback_ids(event)
@@ -354,7 +382,9 @@ class StoreApplier:
                 self.store.delete_agent(env.agent)
             else:
                 turns = [m for m in self.store.get(env.agent, ids) if is_turn_memory(m)]
-                self.store.delete(env.agent, list(dict.fromkeys(ids + self._windows_quoting(turns))))
+                gone = list(dict.fromkeys(ids + self._windows_quoting(turns)))
+                self._restore_superseded(env, gone)
+                self.store.delete(env.agent, gone)
             return  # the turn context forgot them when the batch was staged
         changed = []
         for current in self.store.get(env.agent, ids):
@@ -369,6 +399,17 @@ class StoreApplier:
             changed.append(msgspec.structs.replace(updated, last_seq=env.seq))
         if changed:
             self.store.update_payloads(changed)
+
+    def _restore_superseded(self, env: Envelope, gone: Sequence[str]) -> None:
+        """What a forgotten memory had superseded is current again: forgetting a
+        correction brings back what it corrected."""
+        if not gone:
+            return
+        restored = [msgspec.structs.replace(m, superseded_by=None, last_seq=max(m.last_seq, env.seq))
+                    for m in self.store.scroll(env.agent, flt=MemoryFilter(superseded_by=tuple(gone)))
+                    if m.id not in gone]
+        if restored:
+            self.store.update_payloads(restored)
 
     def _windows_quoting(self, turns: Sequence[Memory]) -> list[str]:
         """Ids of the context windows that carry a forgotten turn's text (its own window
@@ -415,8 +456,10 @@ class StoreApplier:
         outcome.demoted += len(plan.demote)
 
     def key_memories(self, agent: str, now: datetime) -> tuple[list[str], int, int]:
-        """Rules first (most confident), then the hot set; plus hot and cold counts."""
-        memories = list(self.store.scroll(agent))
+        """Rules first (most confident), then the hot set, of the memories nothing newer
+        contradicts; plus hot and cold counts (of all)."""
+        every = list(self.store.scroll(agent))
+        memories = [m for m in every if m.superseded_by is None]
         rules = sorted((m for m in memories if m.type == "rule"), key=lambda m: (-m.confidence, m.id))
         hot_ids = select_hot((m for m in memories if m.tier == "hot"), now, TieringPolicy(
             hot_size=self.settings.hot_size, cold_idle_days=self.settings.cold_idle_days,
@@ -424,5 +467,5 @@ class StoreApplier:
         hot = sorted((m for m in memories if m.id in hot_ids and m.type != "episode" and m.access_count > 0),
                      key=lambda m: (-m.access_count, -m.last_accessed.timestamp(), m.id))
         picked = list(dict.fromkeys([m.content for m in rules] + [m.content for m in hot]))[:MAX_KEY_MEMORIES]
-        n_hot = sum(1 for m in memories if m.tier == "hot")
-        return picked, n_hot, len(memories) - n_hot
+        n_hot = sum(1 for m in every if m.tier == "hot")
+        return picked, n_hot, len(every) - n_hot

@@ -64,6 +64,11 @@ class Memory(msgspec.Struct, frozen=True, kw_only=True):
     merged_from: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
     merged: int = 0
+    # Conflicts (``workers.recall.conflicts``): the claim key of the statement the memory
+    # makes, if it makes one; the newer memory that contradicts this one (it then drops
+    # out of recall unless history is asked for); ``supersedes_id`` is the other direction.
+    claim: str | None = None
+    superseded_by: str | None = None
 
 
 class SearchHit(msgspec.Struct, frozen=True, kw_only=True):

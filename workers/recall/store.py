@@ -44,7 +44,7 @@ COLLECTION = "cortex_memories"
 DENSE = "dense"
 SPARSE = "bm25"
 SCHEMA_VERSION = 1
-INDEXED_FIELDS = ("agent", "type", "scope", "project", "tier")
+INDEXED_FIELDS = ("agent", "type", "scope", "project", "tier", "claim", "superseded_by")
 RRF_K = 10  # 1/(k + rank): a small k lets the top of each list count (LoCoMo: k 60 → 10 was +0.05 recall@10)
 
 FloatVector = npt.NDArray[np.float32]
@@ -106,9 +106,13 @@ class MemoryFilter(msgspec.Struct, frozen=True, kw_only=True):
     tier: Tier | None = None
     pinned: bool | None = None
     session: str | None = None
+    claim: str | None = None
+    superseded_by: tuple[str, ...] = ()  # memories superseded by one of these
+    current: bool = False  # leave out superseded memories (recall's default)
 
 
-Condition = tuple[str, str | bool | tuple[str, ...]]
+# (field, value): equal to the value, any of a tuple's values, or empty (missing or null) for None
+Condition = tuple[str, str | bool | tuple[str, ...] | None]
 
 
 def conditions(agent: str, flt: MemoryFilter | None) -> list[Condition]:
@@ -128,6 +132,12 @@ def conditions(agent: str, flt: MemoryFilter | None) -> list[Condition]:
         out.append(("pinned", flt.pinned))
     if flt.session is not None:
         out.append(("session", flt.session))
+    if flt.claim is not None:
+        out.append(("claim", flt.claim))
+    if flt.superseded_by:
+        out.append(("superseded_by", tuple(flt.superseded_by)))
+    if flt.current:
+        out.append(("superseded_by", None))
     return out
 
 

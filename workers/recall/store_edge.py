@@ -32,6 +32,7 @@ from qdrant_edge import (
     Fusion,
     HasIdCondition,
     IdfParams,
+    IsEmptyCondition,
     KeywordIndexParams,
     MatchAny,
     MatchValue,
@@ -90,6 +91,9 @@ def _translate(exc: Exception, what: str) -> StoreError:
 def _filter(conds: list[Condition], ids: Sequence[str] | None = None) -> Filter:
     must: list[Any] = []
     for key, value in conds:
+        if value is None:
+            must.append(IsEmptyCondition(key))
+            continue
         match = MatchAny(list(value)) if isinstance(value, tuple) else MatchValue(value)
         must.append(FieldCondition(key=key, match=match))
     if ids is not None:

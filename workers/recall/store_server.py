@@ -69,6 +69,9 @@ def _translate(exc: Exception, where: str) -> StoreError:
 def _filter(conds: list[Condition], ids: Sequence[str] | None = None) -> models.Filter:
     must: list[Any] = []
     for key, value in conds:
+        if value is None:
+            must.append(models.IsEmptyCondition(is_empty=models.PayloadField(key=key)))
+            continue
         match: Any = models.MatchAny(any=list(value)) if isinstance(value, tuple) else models.MatchValue(value=value)
         must.append(models.FieldCondition(key=key, match=match))
     if ids is not None:

@@ -59,7 +59,7 @@ from workers.recall.capture import (
 )
 from workers.recall.embedders import Embedder, EmbedderUnavailable, make_embedder
 from workers.recall.ranking import one_per_message, rank
-from workers.recall.store import MemoryStore, StoreError, StoreUnavailable, open_store
+from workers.recall.store import MemoryFilter, MemoryStore, StoreError, StoreUnavailable, open_store
 from workers.recall.tokens import format_memories_with_budget
 
 log = logging.getLogger(__name__)
@@ -166,7 +166,7 @@ class RecallHandler:
             outcome = await asyncio.to_thread(self._applier.apply_batch, staged, HOLDER.lock)
         except (StoreUnavailable, EmbedderUnavailable) as exc:
             raise TransientError(f"memory store: {exc}") from exc
-        for change in ("added", "merged", "consolidated", "skipped", "expired", "demoted"):
+        for change in ("added", "merged", "consolidated", "superseded", "skipped", "expired", "demoted"):
             RECALL_MEMORIES.labels(change).inc(getattr(outcome, change))
         # cleared only once the documents are written: a transient failure there (the LLM's
         # capture, the bucket) retries the whole commit, and the store skips what it holds
@@ -321,7 +321,8 @@ def answer(req: RecallRequest, agent: str, settings: Any) -> RecallReply:
     assert store is not None and embedder is not None
     vector = embedder.embed_query(req.query)
     with HOLDER.lock:
-        hits = store.search(agent, vector, text=req.query, limit=settings.recall.candidates)
+        hits = store.search(agent, vector, text=req.query, limit=settings.recall.candidates,
+                            flt=None if req.history else MemoryFilter(current=True))
     now = recall_now([max(h.memory.last_accessed, h.memory.last_seen or h.memory.created_at) for h in hits])
     # The design's formula over the hybrid (dense + BM25) relevance, not the dense cosine
     # alone: the lexical half is what finds the names a question asks about. A message's
@@ -333,7 +334,8 @@ def answer(req: RecallRequest, agent: str, settings: Any) -> RecallReply:
     kept = ranked[: budget.included]
     memories = [RecalledMemory(id=r.memory.id, content=r.memory.content, type=r.memory.type, scope=r.memory.scope,
                                score=round(r.score, 6), similarity=round(r.cosine, 6),
-                               source_event=r.memory.source_event) for r in kept]
+                               source_event=r.memory.source_event, superseded_by=r.memory.superseded_by)
+                for r in kept]
     return RecallReply(memories=memories, text=budget.text, tokens=budget.tokens)
 
 

@@ -1,0 +1,156 @@
+"""Conflicts and supersession (issue 23): a newer memory that contradicts an older one
+supersedes it (``supersedes_id`` / ``superseded_by``); the old one drops out of recall
+unless history is asked for. The clear cases need no model: one frame ("the deploy day
+is") with another value, or the same statement negated. Ours throughout (the
+semantic-memory design names ``SupersedesID`` and leaves detection to Claude); the applier
+cases run on the real embedded store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+import msgspec
+import pytest
+
+from schemas.events import FeedbackEvent, MessageEvent
+from shared.codec import Envelope
+from shared.config import RecallSettings
+from workers.recall.apply import StoreApplier
+from workers.recall.conflicts import claim_of, conflicts, statement_of
+from workers.recall.consolidation import consolidate
+from workers.recall.embedders import HashingEmbedder
+from workers.recall.models import Memory
+from workers.recall.store import MemoryFilter, MemoryStore
+
+MakeMemory = Callable[..., Memory]
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("The deploy day is Tuesday.", "Our deploy day is now Thursday."),
+    ("Der Deploy-Tag ist Dienstag.", "Der Deploy-Tag ist jetzt Donnerstag."),
+    ("The standup is at 9:30.", "The standup is at 10:00."),
+    ("The team lead is Maria.", "The team lead is John Smith."),
+    ("Deploys are allowed on Fridays.", "Deploys are not allowed on Fridays."),
+    ("We deploy on Fridays.", "We never deploy on Fridays."),
+    ("I prefer dark mode.", "I no longer prefer dark mode."),
+    ("The staging cluster isn't ready.", "The staging cluster is ready."),
+])
+def test_a_newer_statement_of_the_same_frame_contradicts_the_older(old: str, new: str) -> None:
+    assert conflicts(claim_of(new, "al"), claim_of(old, "al"))
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("The staging port is 5433.", "The staging port is 5433!"),  # the same: a duplicate, not a change
+    ("The meeting is in Berlin.", "The meeting is at 10."),  # another frame
+    ("The capital of France is Paris.", "The capital of Italy is Rome."),
+    ("I was in Paris.", "I was in Rome."),  # the past: two trips, no change
+    ("We use Postgres.", "We use Redis."),  # no value after a copula: both hold
+    ("The dog is called Biscuit.", "The dog is afraid of thunder."),
+    ("It is Tuesday.", "It is Monday."),  # a pronoun: about what?
+    ("Is the deploy day Tuesday?", "The deploy day is Thursday."),  # a question claims nothing
+    ("The deploy day is Tuesday. The release is Monday.", "The deploy day is Thursday."),  # not one statement
+])
+def test_what_is_no_clear_contradiction(old: str, new: str) -> None:
+    assert not conflicts(claim_of(new, "al"), claim_of(old, "al"))
+
+
+def test_a_first_person_frame_is_the_speakers_own() -> None:
+    assert not conflicts(claim_of("My dog is called Rex.", "Caro"), claim_of("My dog is called Max.", "Mel"))
+    assert conflicts(claim_of("My dog is called Rex.", "Mel"), claim_of("My dog is called Max.", "Mel"))
+    assert claim_of("My dog is called Rex.") is None  # whose?
+
+
+def test_consolidation_never_merges_two_memories_that_contradict(
+    make_memory: MakeMemory, embedder: HashingEmbedder
+) -> None:
+    tuesday = make_memory("The deploy day is Tuesday", position=1, hours_ago=2)
+    thursday = make_memory("The deploy day is Thursday", position=2, hours_ago=1)
+    vectors = {m.id: embedder.embed_query(m.content) for m in (tuesday, thursday)}
+    assert consolidate([tuesday, thursday], vectors, 0.5) == ()
+    same = make_memory("The deploy day is Tuesday!", position=3)
+    vectors[same.id] = embedder.embed_query(same.content)
+    assert [m.removed for m in consolidate([tuesday, same], vectors, 0.5)] == [same.id]
+
+
+# --- through the applier, on the real store ---------------------------------------------
+
+T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+
+
+def said(seq: int, text: str, sender: str = "al") -> Envelope:
+    event = MessageEvent(id=f"m{seq}", agent="alice", session="s1", ts=T0 + timedelta(minutes=seq), role="user",
+                         sender=sender, content=text)
+    return Envelope(seq=seq, subject="cortex.msg.alice.received", family="msg", kind="received", agent="alice",
+                    event=event)
+
+
+def forget(seq: int, ids: list[str]) -> Envelope:
+    event = FeedbackEvent(id=f"f{seq}", agent="alice", ts=T0 + timedelta(minutes=seq), kind="memory_forget",
+                          value=ids)
+    return Envelope(seq=seq, subject="cortex.feedback.alice.memory_forget", family="feedback", kind="memory_forget",
+                    agent="alice", event=event)
+
+
+def applier(store: MemoryStore) -> StoreApplier:
+    return StoreApplier(store, HashingEmbedder(256), RecallSettings(), ("en",))
+
+
+def by_event(store: MemoryStore) -> dict[str, list[Memory]]:
+    out: dict[str, list[Memory]] = {}
+    for memory in store.scroll("alice"):
+        out.setdefault(memory.source_event, []).append(memory)
+    return out
+
+
+def points(store: MemoryStore) -> list[bytes]:
+    return sorted(msgspec.json.encode(m) for m in store.scroll("alice"))
+
+
+EVENTS = [said(1, "The deploy day is Tuesday."), said(2, "Lunch is at noon."),
+          said(3, "Our deploy day is now Thursday."), said(4, "The deploy day is Tuesday.")]
+
+
+def test_a_contradiction_supersedes_and_saying_it_again_brings_it_back(store: MemoryStore) -> None:
+    first = applier(store)
+    first.apply_batch(EVENTS[:2])
+    outcome = first.apply_batch(EVENTS[2:3])
+    memories = by_event(store)
+    assert outcome.superseded == len(memories["m1"]) == 3  # the turn, its window, its cue sentence
+    (turn,) = [m for m in memories["m3"] if m.supersedes_id]
+    assert {m.superseded_by for m in memories["m1"]} == {turn.id}
+    assert all(m.superseded_by is None for m in memories["m2"] + memories["m3"])
+    current = {m.source_event for m in store.scroll("alice", flt=MemoryFilter(current=True))}
+    assert current == {"m2", "m3"}
+
+    first.apply_batch(EVENTS[3:])  # Tuesday again: Thursday is superseded, Tuesday's cue current again
+    current = [statement_of(m) for m in store.scroll("alice", flt=MemoryFilter(current=True))]
+    assert not any("Thursday" in text for text in current)  # m4's window still quotes m3, as context
+    assert current.count("The deploy day is Tuesday.") == 3  # m1's cue, revived; m4's turn and window
+    assert [m.merged_from for m in by_event(store)["m1"] if m.merged_from]  # m4's cue folded into m1's
+    final = points(store)
+
+    first.apply_batch(EVENTS)  # a redelivery, or a replay over the store
+    assert points(store) == final
+    store.delete_agent("alice")
+    applier(store).apply_batch(EVENTS)  # from scratch, in one batch
+    assert points(store) == final
+
+
+def test_forgetting_the_correction_brings_back_what_it_corrected(store: MemoryStore) -> None:
+    run = applier(store)
+    run.apply_batch(EVENTS[:3])
+    correction = [m.id for m in by_event(store)["m3"]]
+    run.apply_batch([forget(5, correction)])
+    current = {m.source_event for m in store.scroll("alice", flt=MemoryFilter(current=True))}
+    assert current == {"m1", "m2"}
+    assert all(m.superseded_by is None for m in store.scroll("alice"))
+
+
+def test_a_pinned_memory_is_not_superseded(store: MemoryStore) -> None:
+    run = applier(store)
+    run.apply_batch(EVENTS[:1])
+    pinned = [msgspec.structs.replace(m, pinned=True) for m in store.scroll("alice")]
+    store.update_payloads(pinned)
+    assert run.apply_batch(EVENTS[2:3]).superseded == 0
