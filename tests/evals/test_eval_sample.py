@@ -104,7 +104,6 @@ async def test_cortex_eval_recall_on_the_shipped_sample(tmp_path: Path, capsys: 
     assert rep["ingest"]["dead_letters"] == 0 and rep["ingest"]["memories"] > 0
     assert 0 < rep["latency_ms"]["p50"] <= rep["latency_ms"]["p95"]
     assert len(rep["details"]) == 21 and all(len(d["returned_turns"]) <= 10 for d in rep["details"])
-    assert elapsed < 60
 
 
 def test_the_module_entry_point_reports_an_invalid_setting_in_one_line(
