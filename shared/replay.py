@@ -233,6 +233,12 @@ async def run_replay(host: WorkerHost, js: JetStreamContext, specs: list[WorkerS
         report(progress)
         await asyncio.wait(tasks, timeout=1.0)
     report(progress)
-    for task in tasks:
-        task.result()
+    failed = [task.exception() for task in tasks]  # every one retrieved: no "never retrieved" traceback
+    errors = [exc for exc in failed if exc is not None]
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        if not all(isinstance(exc, ReplayError) for exc in errors):
+            raise next(exc for exc in errors if not isinstance(exc, ReplayError))
+        raise ReplayError("; ".join(str(exc) for exc in errors))
     log.info("replay_done", extra={"seconds": round(time.monotonic() - started, 1)})
