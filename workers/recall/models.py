@@ -69,6 +69,8 @@ class Memory(msgspec.Struct, frozen=True, kw_only=True):
     # out of recall unless history is asked for); ``supersedes_id`` is the other direction.
     claim: str | None = None
     superseded_by: str | None = None
+    # Offered to Claude as the newer statement already (``workers.recall.supersede``).
+    judged: bool = False
 
 
 class SearchHit(msgspec.Struct, frozen=True, kw_only=True):

@@ -48,6 +48,7 @@ from shared.projection import boundary, is_trigger
 from shared.repair import decode_document, discard_document, unreadable_reason
 from shared.runtime import WorkerContext
 from shared.service import ApiError, serve_endpoints
+from workers.recall import supersede
 from workers.recall.apply import BatchOutcome, StoreApplier, plan_maintenance
 from workers.recall.capture import (
     CaptureDecodeError,
@@ -163,6 +164,9 @@ class RecallHandler:
             return
         staged = list(self._staged)
         try:
+            for env in staged:
+                if (env.family, env.kind) == ("session", "start") and self._llm.enabled:
+                    await self._judge(env)
             outcome = await asyncio.to_thread(self._applier.apply_batch, staged, HOLDER.lock)
         except (StoreUnavailable, EmbedderUnavailable) as exc:
             raise TransientError(f"memory store: {exc}") from exc
@@ -172,6 +176,31 @@ class RecallHandler:
         # capture, the bucket) retries the whole commit, and the store skips what it holds
         await self._write_docs(outcome, staged)
         self._staged.clear()
+
+    async def _judge(self, start: Envelope) -> None:
+        """Claude's judgement of the agent's new statements (``workers.recall.supersede``),
+        before its session start is applied: a session start is the first of its agent's
+        staged events (a trigger cuts the batch before it), so the store holds exactly the
+        agent's events before it."""
+        store = self._applier.store
+
+        def ask() -> supersede.Question | None:
+            with HOLDER.lock:
+                return supersede.question(store, start.agent, start.seq)
+
+        q = await asyncio.to_thread(ask)
+        if q is None:
+            return
+        answer = await self._llm.complete(
+            agent=start.agent, purpose="supersede", system=supersede.SYSTEM_PROMPT, prompt=supersede.render(q),
+            when=start.event.ts, tool=supersede.tool()) if q.offered else None
+        found = supersede.pairs(q, answer)
+
+        def settle() -> int:
+            with HOLDER.lock:
+                return supersede.apply_judgement(store, start.agent, q, found, start.seq)
+
+        RECALL_MEMORIES.labels("superseded").inc(await asyncio.to_thread(settle))
 
     def _summary(self, agent: str, now: datetime) -> tuple[list[str], int, int]:
         with HOLDER.lock:
