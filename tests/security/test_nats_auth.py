@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-import time
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -195,9 +194,9 @@ def test_a_file_that_is_not_a_creds_file_is_refused_in_one_line(
     creds.write_text({"empty": "", "text": "hello\n",
                       "seed without JWT": f"-----BEGIN USER NKEY SEED-----\n{seed}\n------END USER NKEY SEED------\n"}
                      [content])
-    started = time.monotonic()
+    # a read past the end would block forever: the subprocess timeout fails the test then
     result = cortex_cli("status", env={"CORTEX_NATS_URL": server.url(), "CORTEX_NATS_CREDS": str(creds)}, timeout=30)
-    assert result.returncode == 1 and time.monotonic() - started < 20
+    assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
     assert lines[0] == (f"cortex: cannot connect to NATS: CORTEX_NATS_CREDS={creds}: not a NATS user credentials "
