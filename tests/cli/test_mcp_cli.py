@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from shared.embedded import free_port
 from workers.cli import CliError
 from workers.cli.mcp import parse_listen
 
@@ -39,12 +40,6 @@ def test_a_port_in_use_is_one_line_and_a_non_zero_exit(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert result.stderr.strip() == f"cortex: cannot listen on 127.0.0.1:{port}: Address already in use"
     assert not result.stdout
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def test_stdio_from_files_answers_too(tmp_path: Path) -> None:
