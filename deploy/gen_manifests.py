@@ -120,18 +120,22 @@ WORKERS: dict[str, WorkerOps] = {
     "narrative": WorkerOps(writes=(BUCKET_NARRATIVES,),
                            reads_as_of=(BUCKET_THREADS, BUCKET_DECISIONS, BUCKET_SNAPSHOTS),
                            waits_on=("threads", "decisions", "snapshot"), llm=True),
-    # workers/boot/worker.py: SOURCES; the boot API is served by every replica (queue group)
-    "boot": WorkerOps(writes=(BUCKET_BOOT,), reads_as_of=_BOOT_READS, waits_on=_BOOT_WAITS, serves=("boot",)),
+    # workers/boot/worker.py: SOURCES; the boot API is served by every replica (queue group), its
+    # fact_access feedback for the facts a briefing shows
+    "boot": WorkerOps(writes=(BUCKET_BOOT,), reads_as_of=_BOOT_READS, waits_on=_BOOT_WAITS, serves=("boot",),
+                      feedback=("fact_access",)),
     # workers/knowledge/worker.py: entities and facts, Claude optional
     "knowledge": WorkerOps(writes=(BUCKET_KNOWLEDGE,), llm=True, memory="256Mi", memory_limit="1Gi"),
-    # workers/recall/worker.py: memories in Qdrant, a RecallDoc for boot, the recall API and its
-    # recall_access feedback; Claude capture per the contract (capture.py; not wired into the worker yet)
-    "recall": WorkerOps(writes=(BUCKET_RECALL,), llm=True, serves=("recall",), feedback=("recall_access",),
+    # workers/recall/worker.py: memories in Qdrant, a RecallDoc for boot, the recall and consolidation
+    # APIs and recall_access feedback; Claude capture and supersession judgement
+    "recall": WorkerOps(writes=(BUCKET_RECALL,), llm=True, serves=("recall", "consolidate"),
+                        feedback=("recall_access",),
                         qdrant=True, cpu="250m", memory="512Mi", memory_limit="1536Mi"),
     # workers/api/worker.py: read-only services over the latest documents and the consumers' state
     "api": WorkerOps(consumes=False, reads=(BUCKET_THREADS, BUCKET_DECISIONS, BUCKET_COMMITMENTS, BUCKET_KNOWLEDGE,
                                             BUCKET_CHANNELS),
                      serves=("threads", "decisions", "commitments", "search", "status"),
+                     feedback=("fact_access",),  # the facts a search returned
                      inspects_consumers=True, watches_sources=True),
 }
 

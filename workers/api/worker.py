@@ -29,6 +29,7 @@ from schemas.api import (
 from schemas.docs import ChannelsDoc, CommitmentsDoc, DecisionsDoc, KnowledgeDoc, ThreadsDoc
 from shared import metrics
 from shared.asof import DocReader
+from shared.feedback import publish_ids
 from shared.kv import checkpoint_value, kv_read
 from shared.names import (
     BUCKET_CHANNELS,
@@ -89,10 +90,14 @@ class Api:
         return CommitmentsReply(commitments=query_commitments(doc, req))
 
     async def search(self, agent: str, req: SearchRequest) -> SearchReply:
-        docs = await asyncio.gather(
+        threads, decisions, commitments, knowledge = await asyncio.gather(
             self._doc(BUCKET_THREADS, agent, ThreadsDoc), self._doc(BUCKET_DECISIONS, agent, DecisionsDoc),
             self._doc(BUCKET_COMMITMENTS, agent, CommitmentsDoc), self._doc(BUCKET_KNOWLEDGE, agent, KnowledgeDoc))
-        return SearchReply(hits=search(req.query, req.limit, *docs))
+        reply = SearchReply(hits=search(req.query, req.limit, threads, decisions, commitments, knowledge))
+        if knowledge is not None:  # the facts returned are accessed: the knowledge worker promotes them
+            await publish_ids(self._ctx.js, self._ctx.settings.prefix, agent, "fact_access",
+                              [h.id for h in reply.hits if h.kind == "fact"], knowledge.updated, "search-api")
+        return reply
 
     async def status(self, agent: str, req: StatusRequest) -> StatusReply:
         threads, decisions, commitments, knowledge, channels = await asyncio.gather(

@@ -62,6 +62,12 @@ def facts_section(facts: Sequence[Fact], budget: int, names: Mapping[str, str] |
     return section("## 🧠 Known Facts", lines, budget)[0]
 
 
+def shown_facts(markdown: str, facts: Sequence[Fact], names: Mapping[str, str] | None = None) -> list[str]:
+    """Ids of the facts whose line a briefing shows (within its budgets and its limit)."""
+    lines = set(markdown.split("\n"))
+    return [f.id for f in top_facts(facts) if _fact_line(f, names or {}) in lines]
+
+
 def background_channels(channels: Sequence[ChannelState]) -> list[ChannelState]:
     """Background channels, the most recently active first."""
     background = sorted((c for c in channels if c.layer == "background"), key=lambda c: c.channel)

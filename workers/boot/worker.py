@@ -28,6 +28,7 @@ from schemas.api import BootRequest
 from schemas.docs import BootDoc, Integrity
 from shared.asof import DocReader
 from shared.codec import Envelope
+from shared.feedback import publish_ids
 from shared.forget import is_agent_forget
 from shared.names import BUCKET_BOOT
 from shared.projection import ProjectionHandler, boundary
@@ -36,6 +37,7 @@ from shared.service import ApiError, serve_endpoints
 from shared.watermarks import WatermarkTracker
 from workers.boot.assemble import assemble_boot
 from workers.boot.complete import Completer
+from workers.boot.context import shown_facts
 from workers.boot.inputs import BootInputs
 from workers.boot.sources import SOURCES, BootSources, Reading
 
@@ -290,6 +292,11 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
             raise ApiError(400, "max_chars must be between 2000 and 64000")
         inputs = await sources.now(agent)
         markdown = assemble_boot(inputs, ctx.settings.boot, tz, req.max_chars)
+        knowledge = inputs.knowledge
+        if knowledge is not None:  # the facts the briefing shows are accessed: knowledge promotes them
+            names = {e.id: e.value for e in knowledge.entities}
+            await publish_ids(ctx.js, ctx.settings.prefix, agent, "fact_access",
+                              shown_facts(markdown, knowledge.facts, names), knowledge.updated, "boot-api")
         return boot_doc(inputs, markdown, "request", req.session)
 
     ctx.health.set_ready(True, "serving")

@@ -4,7 +4,9 @@ Regex extraction runs on every message. With ``ANTHROPIC_API_KEY`` set, Claude a
 the agent's messages in deterministic batches — ``CORTEX_KNOWLEDGE_LLM_BATCH_SIZE``
 consecutive messages, flushed early at session end and compaction, never by a timer — and
 its entities and facts are merged with the regex ones. Any LLM failure leaves the regex
-result (counted in ``cortex_llm_calls_total``).
+result (counted in ``cortex_llm_calls_total``). A ``fact_access`` FeedbackEvent (the facts a
+search, a recall or a briefing returned) promotes the facts it names halfway to 1.0, as the
+knowledge-engine design's §7 says.
 
 A document over the 512 KiB value limit is stored as ``agent`` plus ``agent.part1`` …
 (``shared.parts``, written by ``ProjectionHandler``); the caps on entities, facts and
@@ -19,15 +21,16 @@ from typing import Any
 import msgspec
 
 from schemas.docs import KnowledgeDoc
-from schemas.events import MessageEvent
+from schemas.events import FeedbackEvent, MessageEvent
 from shared.codec import Envelope
 from shared.config import KnowledgeSettings
+from shared.feedback import feedback_ids
 from shared.llm import LlmClient
 from shared.names import BUCKET_KNOWLEDGE
 from shared.parts import MAX_VALUE_BYTES
 from shared.projection import ProjectionHandler
 from shared.runtime import WorkerContext, WorkerSpec
-from workers.knowledge.core import apply_message, build_llm_prompt, merge_llm_result, parse_llm_output
+from workers.knowledge.core import apply_access, apply_message, build_llm_prompt, merge_llm_result, parse_llm_output
 from workers.knowledge.facts import prune_entities, prune_facts
 from workers.knowledge.llm import LlmKnowledge
 
@@ -69,6 +72,8 @@ class KnowledgeProjection:
     def accepts(self, env: Envelope) -> bool:
         if not self._settings.enabled:
             return False
+        if isinstance(env.event, FeedbackEvent):
+            return env.event.kind == "fact_access"
         return isinstance(env.event, MessageEvent) or (self._llm.enabled and (env.family, env.kind) in _FLUSH)
 
     def _batch(self, doc: KnowledgeDoc | None, env: Envelope) -> list[list[str]]:
@@ -90,6 +95,8 @@ class KnowledgeProjection:
         return (parse_llm_output(text) if text else None) or LlmKnowledge()
 
     def compose(self, doc: KnowledgeDoc | None, env: Envelope, inputs: Any) -> KnowledgeDoc | None:
+        if isinstance(env.event, FeedbackEvent):  # fact_access: promote what it names
+            return None if doc is None else apply_access(doc, feedback_ids(env.event), env.event.ts, self._settings)
         new = doc
         if isinstance(env.event, MessageEvent):
             new = apply_message(doc, env.event, self._settings)
@@ -127,5 +134,5 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
     return KnowledgeHandler(ctx, llm)
 
 
-SPEC = WorkerSpec(name="knowledge", families=("msg", "session", "compaction"), build=build,
+SPEC = WorkerSpec(name="knowledge", families=("msg", "session", "compaction", "feedback"), build=build,
                   config_sections=("knowledge",), buckets=(BUCKET_KNOWLEDGE,))

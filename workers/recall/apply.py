@@ -30,6 +30,7 @@ import msgspec
 from schemas.events import FeedbackEvent, MessageEvent, NoteEvent, SessionEvent
 from shared.codec import Envelope
 from shared.config import RecallSettings
+from shared.feedback import feedback_ids
 from shared.forget import is_agent_forget
 from workers.recall.capture import (
     WINDOW_LINE_CHARS,
@@ -204,14 +205,6 @@ def _steps(envs: Sequence[Envelope]) -> list[Sequence[Envelope]]:
     if first < len(envs):
         steps.append(envs[first:])
     return steps
-
-
-def feedback_ids(event: FeedbackEvent) -> list[str]:
-    """Memory ids a feedback event is about: ``target`` and/or a list in ``value``."""
-    ids = [event.target] if event.target else []
-    if isinstance(event.value, list):
-        ids += [v for v in event.value if isinstance(v, str)]
-    return list(dict.fromkeys(ids))
 
 
 class StoreApplier:

@@ -178,3 +178,30 @@ def test_any_text_applies_deterministically(contents: list[str]) -> None:
     first, second = replay(contents), replay(contents)
     assert msgspec.json.encode(first) == msgspec.json.encode(second)
     assert all(0.1 <= f.relevance <= 1.0 for f in first.facts)
+
+
+def test_a_fact_access_event_promotes_the_facts_it_names_and_nothing_else_is_accepted() -> None:
+    """Issue 23: the knowledge worker applies `fact_access` feedback (the contract's kind),
+    which it ignored; other feedback kinds stay not its concern."""
+    from schemas.events import FeedbackEvent
+    from shared.codec import Envelope
+    from shared.config import load_settings
+    from shared.llm import LlmClient
+    from workers.knowledge.worker import KnowledgeProjection
+
+    projection = KnowledgeProjection(SETTINGS, LlmClient(load_settings({}), js=None))  # type: ignore[arg-type]
+    doc = apply_message(None, message("Atlas is a sub-agent. Forge is a reviewer."), SETTINGS)
+    atlas = fact_id("unknown:atlas", "is-a", "sub-agent")
+
+    def feedback(kind: str) -> Envelope:
+        event = FeedbackEvent(id="fb-1", agent="agent1", ts=T0 + timedelta(days=5), kind=kind,  # type: ignore[arg-type]
+                              value=[atlas])
+        return Envelope(seq=9, subject=f"cortex.feedback.agent1.{kind}", family="feedback", kind=kind,
+                        agent="agent1", event=event)
+
+    assert not projection.accepts(feedback("recall_access"))
+    assert projection.accepts(feedback("fact_access"))
+    promoted = projection.compose(doc, feedback("fact_access"), None)
+    assert promoted is not None
+    assert [f.relevance for f in promoted.facts] == [promote(decayed(1.0, 0.02, 5)), decayed(1.0, 0.02, 5)]
+    assert projection.compose(None, feedback("fact_access"), None) is None  # nothing known: nothing made
