@@ -83,14 +83,16 @@ class WorkerProcs:
         self.procs: list[subprocess.Popen[bytes]] = []
         self.tmp = tmp
 
-    def start(self, name: str, url: str, *, launcher: Sequence[str] = (), **env: str) -> subprocess.Popen[bytes]:
-        """``launcher``: a command that runs the worker command given as its arguments."""
+    def start(self, name: str, url: str, *, launcher: Sequence[str] = (), args: Sequence[str] = (),
+              **env: str) -> subprocess.Popen[bytes]:
+        """``launcher``: a command that runs the worker command given as its arguments;
+        ``args``: after ``cortex worker NAME`` (``--partition 2``)."""
         full = {**os.environ, "CORTEX_NATS_URL": url, "CORTEX_DATA_DIR": str(self.tmp / "data"),
                 "CORTEX_RUNTIME_LEASE_TTL_S": "2", "CORTEX_RUNTIME_FETCH_TIMEOUT_MS": "100",
                 "CORTEX_LOG_LEVEL": "WARNING", **env}
         log = open(self.tmp / f"{name}-{len(self.procs)}.log", "wb")  # noqa: SIM115 - child owns it
-        proc = subprocess.Popen([*launcher, sys.executable, "-m", "workers", "worker", name], env=full,
-                                stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen([*launcher, sys.executable, "-m", "workers", "worker", name, *args],
+                                env=full, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         log.close()
         self.procs.append(proc)
         return proc

@@ -25,10 +25,10 @@ from shared.config import Settings, load_settings
 from shared.embedded import EmbeddedNats
 from shared.kv import kv_read
 from shared.names import BUCKET_CHECKPOINTS, BUCKET_LEASES, EVENTS_STREAM, consumers_of, partition_of
-from shared.provision import ConsumerSpec
+from shared.provision import ConsumerSpec, provision
 from shared.runtime import WorkerHost
 from workers import __version__
-from workers.registry import all_specs
+from workers.registry import all_specs, consumer_specs
 
 # two agents on different partitions of 2 (FNV-1a: alice → 1, bob → 0)
 ALICE, BOB = "alice", "bob"
@@ -312,8 +312,8 @@ async def test_replay_and_forget_with_partitions(nats_url: str, tmp_path: Path, 
 async def test_four_partition_processes_are_each_delivered_only_their_agents_events(
         nats_url: str, tmp_path: Path, workers_procs: Any, make_chat_events: Any, wait_for: Any) -> None:
     """CORTEX_PARTITIONS=4: each ``threads-<k>`` has exactly its agents' events pending (summed:
-    the events published, not 4×), and four ``cortex worker threads`` processes, one a
-    partition, derive every agent's document from exactly its events."""
+    the events published, not 4×), and four ``cortex worker threads --partition k`` processes
+    derive every agent's document from exactly its events."""
     assert cortex("init", url=nats_url, CORTEX_PARTITIONS="4").returncode == 0
     events = make_chat_events(240, 12)
     nc = await nats.connect(nats_url)
@@ -327,9 +327,11 @@ async def test_four_partition_processes_are_each_delivered_only_their_agents_eve
         pending = [(await js.consumer_info(EVENTS_STREAM, f"threads-{k}")).num_pending for k in range(4)]
         assert pending == mine and sum(pending) == len(events) and all(mine)
 
-        for k in range(4):
-            workers_procs.start("threads", nats_url, CORTEX_PARTITIONS="4", CORTEX_PARTITION=str(k))
+        procs = [workers_procs.start("threads", nats_url, args=("--partition", str(k)), CORTEX_PARTITIONS="4")
+                 for k in range(4)]
         await wait_for(lambda: drained(js, [f"threads-{k}" for k in range(4)]), within=120)
+        for k, proc in enumerate(procs):  # process k runs threads-k (the lease names the instance's pid)
+            assert f"-{proc.pid}-" in (await lease_holder(js, f"threads-{k}") or ""), k
         kv = await js.key_value("cortex_threads")
         for agent in agents:
             raw, _ = await kv_read(kv, agent)
@@ -337,5 +339,62 @@ async def test_four_partition_processes_are_each_delivered_only_their_agents_eve
             integrity = msgspec.json.decode(raw)["integrity"]
             assert integrity["events"] == per_agent[agent], agent
             assert integrity["producer"].startswith("threads@")
+    finally:
+        await nc.close()
+
+
+async def test_re_partitioning_loses_and_doubles_nothing(
+        nats_url: str, tmp_path: Path, wait_for: Any, make_chat_events: Any) -> None:
+    """docs/BENCHMARKS.md, Re-partitioning, with workers: 4 → 2 while channels-2 had consumed
+    nothing (paused) — the merged channels-0 starts at the lower checkpoint although the
+    server keeps an updated consumer's position past channels-2's events (the loop rewinds
+    it), and the per-agent watermarks skip what channels-0 had applied — then 2 → 3 (slots
+    regrouped: every new consumer reads slots of both old ones). Every agent's count exact."""
+    events = make_chat_events(360, 12)
+    assert any(partition_of(s.split(".")[2], 4) == 2 for s, _, _ in events)
+    nc = await nats.connect(nats_url)
+    js = nc.jetstream()
+    published: list[tuple[str, bytes, str]] = []
+
+    async def publish(part: list[tuple[str, bytes, str]]) -> None:
+        for subject, data, event_id in part:
+            await js.publish(subject, data, headers={"Nats-Msg-Id": event_id})
+        published.extend(part)
+
+    async def counted() -> bool:
+        kv = await js.key_value("cortex_channels")
+        for agent in {s.split(".")[2] for s, _, _ in published}:
+            n = sum(1 for s, _, _ in published if s.split(".")[2] == agent)
+            raw, _ = await kv_read(kv, agent)
+            doc = msgspec.json.decode(raw, type=ChannelsDoc) if raw is not None else None
+            if doc is None or (doc.integrity.events, sum(ch.messages for ch in doc.channels)) != (n, n):
+                return False
+        return True
+
+    def channels_specs(n: int) -> list[ConsumerSpec]:
+        return [s for s in consumer_specs(False, n) if s.name.startswith("channels")]
+
+    try:
+        await provision(js, settings_for(nats_url, tmp_path, 4), channels_specs(4))
+        await js.pause_consumer(EVENTS_STREAM, "channels-2", "2099-01-01T00:00:00Z")
+        await publish(events[:120])
+        async with hosted(settings_for(nats_url, tmp_path, 4), ["channels"]):
+            await wait_for(lambda: drained(js, ["channels-0", "channels-1", "channels-3"]), within=60)
+        assert (await js.consumer_info(EVENTS_STREAM, "channels-2")).num_pending > 0
+
+        report = await provision(js, settings_for(nats_url, tmp_path, 2), channels_specs(2))
+        assert report["checkpoint channels-0 (re-partitioned: starts after sequence 0)"] == "seeded"
+        assert {c.name for c in await js.consumers_info(EVENTS_STREAM)} == {"channels-0", "channels-1"}
+        await publish(events[120:240])
+        async with hosted(settings_for(nats_url, tmp_path, 2), ["channels"]):
+            await wait_for(counted, within=60)
+            await wait_for(lambda: drained(js, ["channels-0", "channels-1"]), within=60)
+
+        await provision(js, settings_for(nats_url, tmp_path, 3), channels_specs(3))
+        await publish(events[240:])
+        async with hosted(settings_for(nats_url, tmp_path, 3), ["channels"]):
+            await wait_for(counted, within=60)
+            await wait_for(lambda: drained(js, [f"channels-{k}" for k in range(3)]), within=60)
+        assert await counted()  # nothing applied twice by the time every consumer is drained
     finally:
         await nc.close()
