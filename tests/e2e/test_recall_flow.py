@@ -45,9 +45,12 @@ FACTS = [
 
 
 @pytest.fixture
-async def recall_env(nats_url: str, tmp_path: Path) -> AsyncIterator[tuple[Client, Any]]:
+async def recall_env(nats_url: str, tmp_path: Path, request: pytest.FixtureRequest
+                     ) -> AsyncIterator[tuple[Client, Any]]:
+    """The recall worker with the default embedder, or the one a test names (indirect param)."""
     settings = load_settings({"CORTEX_NATS_URL": nats_url, "CORTEX_DATA_DIR": str(tmp_path / "data"),
-                              "CORTEX_RUNTIME_FETCH_TIMEOUT_MS": "100"})
+                              "CORTEX_RUNTIME_FETCH_TIMEOUT_MS": "100",
+                              "CORTEX_EMBEDDER": getattr(request, "param", "default")})
     nc = await nats.connect(nats_url)
     await provision(nc.jetstream(), settings, consumer_specs())
     host = WorkerHost(settings, [all_specs()["recall"]], __version__)
@@ -71,16 +74,37 @@ async def drained(nc: Client) -> bool:
     return not info.num_pending and not info.num_ack_pending
 
 
-async def test_paraphrased_queries_find_the_right_memory_first_and_agents_stay_apart(
-    recall_env: tuple[Client, Any], wait_for: Any
-) -> None:
-    nc, _ = recall_env
+async def _facts_for_alice_and_notes_for_bob(nc: Client, wait_for: Any) -> None:
     js = nc.jetstream()
     for i, text in enumerate(FACTS):
         for subject, data in (message(i, "alice", text), message(i, "bob", f"Bob's unrelated note number {i}")):
             await js.publish(subject, data)
     await wait_for(lambda: drained(nc), within=60)
     await wait_for(lambda: _serving(nc), within=30)
+
+
+async def test_questions_find_the_right_memory_first_and_agents_stay_apart(
+    recall_env: tuple[Client, Any], wait_for: Any
+) -> None:
+    """The static default: questions that share a word with their memory."""
+    nc, _ = recall_env
+    await _facts_for_alice_and_notes_for_bob(nc, wait_for)
+    assert "Lisbon" in (await ask(nc, "alice", "Which city did Caroline move to?")).memories[0].content
+    assert "Biscuit" in (await ask(nc, "alice", "What is the name of the dog?")).memories[0].content
+    assert "Fridays" in (await ask(nc, "alice", "Which day may we never deploy?")).memories[0].content
+    for memory in (await ask(nc, "bob", "Where does Caroline live now?")).memories:
+        assert "Caroline" not in memory.content and memory.source_event.startswith("bob-")
+    for memory in (await ask(nc, "alice", "unrelated note number")).memories:
+        assert memory.source_event.startswith("alice-")
+
+
+@pytest.mark.slow  # the e5 model on every text: ~15 s; the fast suite keeps the default's test above
+@pytest.mark.parametrize("recall_env", ["e5"], indirect=True)
+async def test_with_e5_paraphrases_and_other_languages_find_the_right_memory_first(
+    recall_env: tuple[Client, Any], wait_for: Any
+) -> None:
+    nc, _ = recall_env
+    await _facts_for_alice_and_notes_for_bob(nc, wait_for)
 
     reply = await ask(nc, "alice", "Where does Caroline live now?")
     assert "Lisbon" in reply.memories[0].content

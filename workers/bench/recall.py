@@ -86,7 +86,8 @@ async def run(session: Session) -> RecallResult:
         if indexed.result.events < len(events):
             await _pause(session)
         memories = await _memories(session)
-        session.progress(f"[recall] {indexed.result.msgs_per_s:,.0f} events/s indexed, {memories} memories; "
+        session.progress(f"[recall] {indexed.result.msgs_per_s:,.0f} events/s indexed (CPU {indexed.result.cpu_s} s), "
+                         f"{memories} memories; "
                          f"{cfg.api_requests} queries …")
         agents = sorted({e.agent for e in events})
         samples, failures = await _queries(session, agents)
@@ -95,5 +96,8 @@ async def run(session: Session) -> RecallResult:
         proc.stop()
     latency = summarize(samples, lost=failures)
     session.progress(f"[recall] query p50 {latency.p50_ms} ms, p95 {latency.p95_ms} ms")
+    cpu_s = indexed.result.cpu_s
+    per_cpu = round(indexed.result.events / cpu_s, 1) if cpu_s else None
     return RecallResult(embedder=embedder, messages=indexed.result.events, memories=memories,
-                        index_msgs_per_s=indexed.result.msgs_per_s, query=latency, peak_rss_mb=rss)
+                        index_msgs_per_s=indexed.result.msgs_per_s, index_cpu_s=cpu_s, index_msgs_per_cpu_s=per_cpu,
+                        query=latency, peak_rss_mb=rss)

