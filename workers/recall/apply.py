@@ -236,6 +236,10 @@ class StoreApplier:
                 vectors = self._embed([m.content for _, memories in staged for m in memories if m.id not in held])
                 with lock:
                     self._write(staged, vectors, outcome)
+            with lock:
+                # once per batch, not per step: a flush costs a sync of the shard to disk
+                # (~35-120 ms here), and a batch of many agents has a session start in most
+                self.store.flush()
             return outcome
         except BaseException:
             self.context.rollback()
@@ -298,7 +302,6 @@ class StoreApplier:
                 self._feedback(env, env.event, outcome)
             elif isinstance(env.event, SessionEvent) and env.kind == "start":
                 self._maintain(env.agent, env.event.ts, env.seq, outcome)
-        self.store.flush()
 
     def add_memories(self, memories: Sequence[Memory],
                      lock: AbstractContextManager[object] | None = None) -> BatchOutcome:
@@ -451,14 +454,16 @@ class StoreApplier:
     def key_memories(self, agent: str, now: datetime) -> tuple[list[str], int, int]:
         """Rules first (most confident), then the hot set, of the memories nothing newer
         contradicts; plus hot and cold counts (of all)."""
-        every = list(self.store.scroll(agent))
-        memories = [m for m in every if m.superseded_by is None]
-        rules = sorted((m for m in memories if m.type == "rule"), key=lambda m: (-m.confidence, m.id))
-        hot_ids = select_hot((m for m in memories if m.tier == "hot"), now, TieringPolicy(
+        # read by filter, not the whole collection: this runs for every batch that touches
+        # the agent, and the collection grows with every message
+        rules = sorted(self.store.scroll(agent, flt=MemoryFilter(types=("rule",), current=True)),
+                       key=lambda m: (-m.confidence, m.id))
+        hot_tier = list(self.store.scroll(agent, flt=MemoryFilter(tier="hot", current=True)))
+        hot_ids = select_hot(hot_tier, now, TieringPolicy(
             hot_size=self.settings.hot_size, cold_idle_days=self.settings.cold_idle_days,
             cold_min_hits=self.settings.cold_min_hits))
-        hot = sorted((m for m in memories if m.id in hot_ids and m.type != "episode" and m.access_count > 0),
+        hot = sorted((m for m in hot_tier if m.id in hot_ids and m.type != "episode" and m.access_count > 0),
                      key=lambda m: (-m.access_count, -m.last_accessed.timestamp(), m.id))
         picked = list(dict.fromkeys([m.content for m in rules] + [m.content for m in hot]))[:MAX_KEY_MEMORIES]
-        n_hot = sum(1 for m in every if m.tier == "hot")
-        return picked, n_hot, len(every) - n_hot
+        n_hot = self.store.count(agent, MemoryFilter(tier="hot"))
+        return picked, n_hot, self.store.count(agent) - n_hot

@@ -89,12 +89,14 @@ def _cue_pattern(cue: str) -> str:
     return rf"(?<!\w){re.escape(cue)}{tail}"
 
 
-def _compile(cues: Iterable[str]) -> tuple[re.Pattern[str], ...]:
+def _compile(cues: Iterable[str]) -> tuple[tuple[str, re.Pattern[str]], ...]:
     # One pattern per cue: overlapping cues ("prefer", "prefer to") each count, as in the design.
-    return tuple(re.compile(_cue_pattern(cue)) for cue in dict.fromkeys(cues))
+    # Each beside its literal text: a substring test first (most texts lack most cues)
+    # spares the pattern's search, which is ~20x slower.
+    return tuple((cue.rstrip("*"), re.compile(_cue_pattern(cue))) for cue in dict.fromkeys(cues))
 
 
-_PATTERNS: dict[str, dict[MemoryType, tuple[re.Pattern[str], ...]]] = {
+_PATTERNS: dict[str, dict[MemoryType, tuple[tuple[str, re.Pattern[str]], ...]]] = {
     lang: {mtype: _compile(cues) for mtype, cues in table.items()} for lang, table in _CUES.items()
 }
 
@@ -105,7 +107,7 @@ def score_types(text: str, languages: Iterable[str] = ("en", "de")) -> dict[Memo
     scores: dict[MemoryType, int] = dict.fromkeys(TIE_BREAK_ORDER, 0)
     for lang in dict.fromkeys(languages):
         for mtype, patterns in _PATTERNS.get(lang, {}).items():
-            scores[mtype] += sum(1 for pattern in patterns if pattern.search(lowered))
+            scores[mtype] += sum(1 for literal, pattern in patterns if literal in lowered and pattern.search(lowered))
     return scores
 
 
