@@ -22,6 +22,7 @@ from shared.provision import provision
 from shared.runtime import WorkerHost
 from workers import __version__
 from workers.recall import worker as recall_worker
+from workers.recall.capture import is_context_memory, is_turn_memory
 from workers.recall.embedders import FloatMatrix, FloatVector, HashingEmbedder
 from workers.registry import all_specs, consumer_specs
 
@@ -123,14 +124,16 @@ async def test_with_e5_paraphrases_and_other_languages_find_the_right_memory_fir
 async def test_a_repeated_fact_is_merged_not_duplicated(recall_env: tuple[Client, Any], wait_for: Any) -> None:
     nc, _ = recall_env
     js = nc.jetstream()
-    await js.publish(*message(1, "carol", "The staging database password rotates every 30 days."))
-    await js.publish(*message(2, "carol", "The staging database password rotates every 30 days."))
+    rule = "We must always rotate the staging database password every 30 days."  # a cue: its sentence is a rule
+    await js.publish(*message(1, "carol", rule))
+    await js.publish(*message(2, "carol", rule))
     await wait_for(lambda: drained(nc), within=60)
     store = recall_worker.HOLDER.store
     assert store is not None
-    contents = [m.content for m in store.scroll("carol")]
-    facts = [c for c in contents if not c.startswith("albert:")]
-    assert len(facts) == len(set(facts)), contents
+    memories = list(store.scroll("carol"))
+    # turns and their windows are never merged (each turn stays under its own event)
+    facts = [m.content for m in memories if not is_turn_memory(m) and not is_context_memory(m)]
+    assert facts == [rule], [m.content for m in memories]
 
 
 async def test_budget_trims_the_reply(recall_env: tuple[Client, Any], wait_for: Any) -> None:

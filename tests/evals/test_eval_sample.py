@@ -14,7 +14,16 @@ import pytest
 from shared.config import load_settings
 from workers.evals import SAMPLE_LOCOMO
 from workers.evals import cli as eval_cli
-from workers.evals.harness import QuotedTurns, first_evidence_rank, first_quoting_rank, metrics, percentile
+from workers.evals.harness import (
+    EvalOptions,
+    QuotedTurns,
+    _recall_spec,
+    conversation_events,
+    first_evidence_rank,
+    first_quoting_rank,
+    metrics,
+    percentile,
+)
 from workers.evals.locomo import DatasetError, load_locomo, parse_dia_ids, parse_locomo, parse_session_date
 
 
@@ -69,11 +78,24 @@ def test_quoted_credit_counts_only_turns_a_window_really_quotes() -> None:
     # the second line's doubled space is not how a window writes it: not credited
     assert quoted.of(third.dia_id, window) == {third.dia_id, first.dia_id}
     assert quoted.of(third.dia_id, f"{third.speaker}: {third.text}") == {third.dia_id}
+    # a reply window quotes the turn after its own
+    reply = "\n".join(["On 1 May 2023:", f"{first.speaker}: {first.text}", f"{second.speaker}: {second.text}"])
+    assert quoted.of(first.dia_id, reply) == {first.dia_id, second.dia_id}
     assert quoted.of(None, window) == set()
     opener = next(t for t in conv.turns if t.session != first.session)
     assert quoted.of(opener.dia_id, window) == {opener.dia_id}
     assert first_quoting_rank([{"D1:3"}, {"D1:1", "D1:2"}], ["D1:1"]) == 2
     assert first_quoting_rank([{"D1:3"}], ["D1:1"]) is None
+
+
+def test_live_traffic_is_messages_only_with_the_feedback_applied() -> None:
+    conv = load_locomo(SAMPLE_LOCOMO)[0]
+    eval_events = conversation_events("locomo-0", conv)
+    live_events = conversation_events("locomo-0", conv, sessions=False)
+    assert {s.split(".")[1] for s, _, _ in eval_events} == {"session", "msg"}
+    assert [e for e in eval_events if ".msg." in e[0]] == live_events
+    assert "feedback" in _recall_spec(EvalOptions(traffic="live")).families
+    assert "feedback" not in _recall_spec(EvalOptions()).families
 
 
 async def test_cortex_eval_recall_on_the_shipped_sample(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -104,6 +126,11 @@ async def test_cortex_eval_recall_on_the_shipped_sample(tmp_path: Path, capsys: 
     assert rep["ingest"]["dead_letters"] == 0 and rep["ingest"]["memories"] > 0
     assert 0 < rep["latency_ms"]["p50"] <= rep["latency_ms"]["p95"]
     assert len(rep["details"]) == 21 and all(len(d["returned_turns"]) <= 10 for d in rep["details"])
+    # the live traffic's run beside it: the same questions, its own ingest (no session events)
+    live = rep["live"]
+    assert live["options"]["traffic"] == "live" and rep["options"]["traffic"] == "eval"
+    assert live["overall"]["n"] == 21 and live["ingest"]["events"] == 80 and rep["ingest"]["events"] > 80
+    assert "live traffic" in printed.out and "eval traffic" in printed.out
 
 
 def test_the_module_entry_point_reports_an_invalid_setting_in_one_line(

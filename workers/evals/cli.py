@@ -34,12 +34,16 @@ def register(sub: Any) -> None:
     rec.add_argument("file", help="a LoCoMo-format JSON file (e.g. locomo10.json), or 'sample'")
     rec.add_argument("--out", help="also write the report as JSON to this file")
     rec.add_argument("--limit-conversations", type=int, metavar="N", help="evaluate only the first N conversations")
-    rec.add_argument("--embedder", help="CORTEX_EMBEDDER for this run: default (multilingual-e5-small), "
-                                        "hashing[:dim] or ollama[:url]; default: the setting")
+    rec.add_argument("--embedder", help="CORTEX_EMBEDDER for this run: default (static e5 word vectors), "
+                                        "e5, hashing[:dim] or ollama[:url]; default: the setting")
     rec.add_argument("--limit", type=int, default=10, help="memories asked for per question (default 10)")
     rec.add_argument("--captions", action="store_true", help="append the dataset's image captions to turn text")
     rec.add_argument("--access-feedback", action="store_true",
                      help="apply the recall_access feedback of replies while asking (order-dependent scores)")
+    rec.add_argument("--traffic", choices=("both", "eval", "live"), default="both",
+                     help="eval: session events, replies' feedback not applied; live: every turn just a message, "
+                          "each reply's feedback applied before the next question (as a deployment); "
+                          "both (default): one run each, reported side by side")
     rec.add_argument("--details", action="store_true", help="per-question ranks in the JSON report")
     rec.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     rec.set_defaults(handler=cmd_eval_recall)
@@ -87,7 +91,14 @@ def _progress(quiet: bool) -> Any:
 
 
 async def cmd_eval_recall(args: argparse.Namespace, settings: Settings) -> int:
-    from workers.evals.harness import EvalError, EvalOptions, format_table, report, run_eval  # the recall stack
+    from workers.evals.harness import (  # the recall stack
+        TRAFFIC,
+        EvalError,
+        EvalOptions,
+        format_table,
+        report,
+        run_eval,
+    )
 
     path = SAMPLE_LOCOMO if args.file == "sample" else Path(args.file)
     if args.limit_conversations is not None and args.limit_conversations < 1:
@@ -96,15 +107,20 @@ async def cmd_eval_recall(args: argparse.Namespace, settings: Settings) -> int:
     if not 1 <= args.limit <= 200:
         print("cortex: --limit must be between 1 and 200", file=sys.stderr)
         return 2
-    options = EvalOptions(embedder=args.embedder, limit_conversations=args.limit_conversations, limit=args.limit,
-                          captions=args.captions, access_feedback=args.access_feedback, details=args.details)
-    try:
-        result = await run_eval(path, options, settings, _progress(args.quiet))
-    except (DatasetError, EvalError) as exc:
-        print(f"cortex: {exc}", file=sys.stderr)
-        return 1
-    rep = report(result)
-    print(format_table(rep), end="")
+    reports: list[dict[str, Any]] = []
+    for traffic in TRAFFIC if args.traffic == "both" else (args.traffic,):
+        options = EvalOptions(embedder=args.embedder, limit_conversations=args.limit_conversations, limit=args.limit,
+                              captions=args.captions, access_feedback=args.access_feedback, traffic=traffic,
+                              details=args.details)
+        try:
+            result = await run_eval(path, options, settings, _progress(args.quiet))
+        except (DatasetError, EvalError) as exc:
+            print(f"cortex: {exc}", file=sys.stderr)
+            return 1
+        reports.append(report(result))
+        print(("\n" if len(reports) > 1 else "") + format_table(reports[-1]), end="", flush=True)
+    # the first run's report, and the other traffic's beside it under its name
+    rep = {**reports[0], **{r["options"]["traffic"]: r for r in reports[1:]}}
     if args.out:
         await asyncio.to_thread(Path(args.out).write_text, json.dumps(rep, indent=2) + "\n", "utf-8")
         print(f"report written to {args.out}", file=sys.stderr)

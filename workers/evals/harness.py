@@ -58,6 +58,13 @@ from workers.recall.capture import WINDOW_LINE_CHARS, WINDOW_TURNS, turn_line
 from workers.recall.spec import SPEC as RECALL_SPEC
 
 K_VALUES = (1, 5, 10)
+# How the dataset reaches the worker:
+# * eval — each session opens with a SessionEvent, the recall_access feedback of replies is
+#   not applied (scores do not depend on question order; see the module docstring);
+# * live — as a deployment sees it: every turn is just a message (no session events), and
+#   the worker applies each reply's recall_access feedback (stamped with the wall clock, as
+#   the API stamps it) before the next question is asked.
+TRAFFIC = ("eval", "live")
 LIFTED_BUDGET = 100_000
 REQUEST_TIMEOUT_S = 30.0
 Progress = Callable[[str], None]
@@ -75,6 +82,7 @@ class EvalOptions:
     budget_tokens: int = LIFTED_BUDGET
     captions: bool = False  # append LoCoMo's image captions to the turn text
     access_feedback: bool = False
+    traffic: str = "eval"  # "eval" or "live" (see TRAFFIC)
     details: bool = False  # per-question ranks in the report
     ingest_timeout_s: float = 3600.0
 
@@ -143,25 +151,28 @@ def first_quoting_rank(covered: Sequence[Set[str]], evidence: Sequence[str]) -> 
 
 class QuotedTurns:
     """Which turns of a conversation a returned memory quotes: the turn it came from, and
-    the earlier turns of its session whose line (``capture.turn_line``) is a line of its
-    text — what a context window carries besides its own turn."""
+    the neighbouring turns of its session whose line (``capture.turn_line``) is a line of
+    its text — what a context window (the turns before) or a reply window (the turn
+    after) carries besides its own turn."""
 
     def __init__(self, conv: Conversation, captions: bool = False) -> None:
-        self._before: dict[str, list[tuple[str, str]]] = {}
+        self._near: dict[str, list[tuple[str, str]]] = {}
         recent: list[tuple[str, str]] = []
         session = None
         for turn in conv.turns:
+            line = (turn.dia_id, turn_line(f"{turn.speaker}: {_turn_text(turn, captions)}", WINDOW_LINE_CHARS))
             if turn.session != session:
                 session, recent = turn.session, []
-            self._before[turn.dia_id] = list(recent)
-            recent = [*recent, (turn.dia_id, turn_line(f"{turn.speaker}: {_turn_text(turn, captions)}",
-                                                       WINDOW_LINE_CHARS))][-(WINDOW_TURNS - 1):]
+            elif recent:
+                self._near[recent[-1][0]].append(line)  # the previous turn's reply
+            self._near[turn.dia_id] = list(recent)
+            recent = [*recent, line][-(WINDOW_TURNS - 1):]
 
     def of(self, source_turn: str | None, content: str) -> set[str]:
         if source_turn is None:
             return set()
         lines = set(content.split("\n"))
-        return {source_turn} | {dia for dia, line in self._before.get(source_turn, ()) if line in lines}
+        return {source_turn} | {dia for dia, line in self._near.get(source_turn, ()) if line in lines}
 
 
 def metrics(ranks: Sequence[int | None], ks: Sequence[int] = K_VALUES) -> dict[str, float | int]:
@@ -200,6 +211,7 @@ def report(result: EvalResult) -> dict[str, Any]:
         "embedder": result.embedder,
         "options": {"limit": result.options.limit, "budget_tokens": result.options.budget_tokens,
                     "captions": result.options.captions, "access_feedback": result.options.access_feedback,
+                    "traffic": result.options.traffic,
                     "limit_conversations": result.options.limit_conversations},
         "conversations": result.conversations,
         "turns": result.turns,
@@ -233,7 +245,8 @@ def format_table(rep: dict[str, Any]) -> str:
     head = (f"recall eval: {rep['dataset']}\n"
             f"  {rep['conversations']} conversations, {rep['turns']} turns, {rep['questions']} questions"
             f" ({rep['skipped_questions']} skipped: no known evidence)\n"
-            f"  embedder {rep['embedder']}, limit {rep['options']['limit']}\n"
+            f"  embedder {rep['embedder']}, limit {rep['options']['limit']},"
+            f" {rep['options'].get('traffic', 'eval')} traffic\n"
             f"  ingest {rep['ingest']['events']} events in {rep['ingest']['seconds']:.1f} s"
             f" ({rep['ingest']['events_per_s']:.1f} events/s, {rep['ingest']['memories']} memories,"
             f" {rep['ingest']['dead_letters']} dead letters)\n"
@@ -275,14 +288,16 @@ def _turn_text(turn: Turn, captions: bool) -> str:
     return f"{turn.text} [shares a photo: {turn.caption}]" if captions and turn.caption else turn.text
 
 
-def conversation_events(agent: str, conv: Conversation, captions: bool = False) -> list[tuple[str, bytes, str]]:
+def conversation_events(agent: str, conv: Conversation, captions: bool = False,
+                        sessions: bool = True) -> list[tuple[str, bytes, str]]:
     """(subject, payload, id) for one conversation in stream order: a SessionEvent start
-    before each session's first turn, then a MessageEvent per turn."""
+    before each session's first turn (unless ``sessions`` is false), then a MessageEvent
+    per turn."""
     out: list[tuple[str, bytes, str]] = []
     session = None
     for turn in conv.turns:
         name = f"session_{turn.session}"
-        if turn.session != session:
+        if turn.session != session and sessions:
             session = turn.session
             sid = f"{agent}.S{turn.session}.start"
             payload = {"id": sid, "agent": agent, "session": name, "ts": _ts(turn.ts)}
@@ -308,9 +323,13 @@ def _eval_settings(base: Settings, url: str, data_dir: str, embedder: str | None
         metrics_port=None, workspace=None, runtime=runtime)
 
 
-def _recall_spec(access_feedback: bool) -> WorkerSpec:
+def _recall_spec(opts: EvalOptions) -> WorkerSpec:
     spec = RECALL_SPEC
-    return spec if access_feedback else dataclasses.replace(spec, families=("msg", "session"))
+    return spec if _with_feedback(opts) else dataclasses.replace(spec, families=("msg", "session"))
+
+
+def _with_feedback(opts: EvalOptions) -> bool:
+    return opts.access_feedback or opts.traffic == "live"
 
 
 async def _pending(nc: Client, consumer: str) -> int:
@@ -352,6 +371,15 @@ async def _ingest(nc: Client, prefix: str, events: list[tuple[str, bytes, str]],
         await asyncio.sleep(0.1)
 
 
+async def _applied(nc: Client, timeout_s: float = REQUEST_TIMEOUT_S) -> None:
+    """Until the recall consumer has applied everything in the stream (a reply's feedback)."""
+    deadline = time.monotonic() + timeout_s
+    while await _pending(nc, "recall"):
+        if time.monotonic() > deadline:
+            raise EvalError(f"the recall worker did not apply a reply's feedback within {timeout_s:.0f}s")
+        await asyncio.sleep(0.005)
+
+
 async def _ask(nc: Client, subject: str, req: RecallRequest) -> tuple[RecallReply, float]:
     t0 = time.perf_counter()
     raw = await nc.request(subject, msgspec.json.encode(req), timeout=REQUEST_TIMEOUT_S)
@@ -375,6 +403,8 @@ async def _questions(nc: Client, prefix: str, convs: list[tuple[str, Conversatio
         for q in conv.questions:
             reply, latency = await _ask(nc, subject, RecallRequest(query=q.question, limit=opts.limit,
                                                                    budget_tokens=opts.budget_tokens))
+            if _with_feedback(opts) and reply.memories:
+                await _applied(nc)  # the reply's recall_access is in the stream: the next question sees it
             turns = [turn_of.get(m.source_event) for m in reply.memories]
             covered = [quoted.of(turn, m.content) for turn, m in zip(turns, reply.memories, strict=True)]
             results.append(QuestionResult(
@@ -419,7 +449,8 @@ async def run_eval(path: str | Path, options: EvalOptions | None = None, setting
         raise EvalError(f"{path}: no conversations to evaluate")
     base = settings or load_settings({})
     agents = [(agent_for(i), c) for i, c in enumerate(convs)]
-    events = [e for agent, c in agents for e in conversation_events(agent, c, opts.captions)]
+    events = [e for agent, c in agents
+              for e in conversation_events(agent, c, opts.captions, sessions=opts.traffic == "eval")]
     say(f"{path}: {len(convs)} conversations, {sum(len(c.turns) for c in convs)} turns,"
         f" {sum(len(c.questions) for c in convs)} questions")
     with tempfile.TemporaryDirectory(prefix="cortex-eval-") as tmp:
@@ -434,14 +465,15 @@ async def run_eval(path: str | Path, options: EvalOptions | None = None, setting
 
 async def _run(s: Settings, dataset: str, convs: list[Conversation], agents: list[tuple[str, Conversation]],
                events: list[tuple[str, bytes, str]], opts: EvalOptions, say: Progress, started: float) -> EvalResult:
-    spec = _recall_spec(opts.access_feedback)
+    spec = _recall_spec(opts)
     nc = await nats.connect(s.nats_url or "")
     host = WorkerHost(s, [spec], __version__)
     task: asyncio.Task[None] | None = None
     try:
         await provision(nc.jetstream(), s, [ConsumerSpec(name="recall", families=spec.families)])
         task = asyncio.create_task(host.run())
-        say(f"ingesting {len(events)} events through the recall worker ({s.embedder} embedder)")
+        say(f"ingesting {len(events)} events through the recall worker ({s.embedder} embedder,"
+            f" {opts.traffic} traffic)")
         seconds = await _ingest(nc, s.prefix, events, task, opts.ingest_timeout_s, say)
         deadline = time.monotonic() + 60
         while not await _serving(nc, s.prefix):

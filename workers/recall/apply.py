@@ -38,8 +38,10 @@ from workers.recall.capture import (
     capture_message,
     capture_note,
     capture_remember,
+    is_context_memory,
+    is_reply_memory,
     is_turn_memory,
-    is_window_memory,
+    reply_memory,
     turn_line,
     window_memory,
 )
@@ -57,7 +59,7 @@ from workers.recall.lifecycle import (
     record_hit,
     select_hot,
 )
-from workers.recall.models import Memory
+from workers.recall.models import Memory, memory_id
 from workers.recall.store import MemoryFilter, MemoryPoint, MemoryStore
 
 log = logging.getLogger(__name__)
@@ -92,7 +94,7 @@ def _candidates(env: Envelope, languages: Sequence[str]) -> list[Memory]:
     return []
 
 
-Entry = tuple[int, str, str]  # (stream sequence, turn memory id, line); a seed from the store has sequence 0
+Entry = tuple[int, Memory]  # (stream sequence, the turn's memory); a seed from the store has sequence 0
 
 
 class TurnContext:
@@ -128,13 +130,13 @@ class TurnContext:
                 self._recent[key] = entries
         self.begin()
 
-    def previous(self, turn: Memory, seq: int) -> list[str]:
-        """The lines of the turns before ``turn`` (oldest first), at most a window's worth."""
-        return [line for s, _, line in self._entries(turn) if s < seq][-(WINDOW_TURNS - 1):]
+    def previous(self, turn: Memory, seq: int) -> list[Memory]:
+        """The turns before ``turn`` (oldest first), at most a window's worth."""
+        return [m for s, m in self._entries(turn) if s < seq][-(WINDOW_TURNS - 1):]
 
     def push(self, turn: Memory, seq: int) -> None:
         key = (turn.agent, turn.session or "")
-        entry = (seq, turn.id, turn_line(turn.content))
+        entry = (seq, turn)
         entries = [e for e in self._entries(turn) if e[0] < seq]
         self._recent[key] = [*entries, entry][-(WINDOW_TURNS - 1):]
         self._staged.setdefault(key, []).append(entry)
@@ -146,7 +148,7 @@ class TurnContext:
         self._gone[agent] = None if ids is None or gone is None else gone | set(ids)
         for key, entries in self._staged.items():
             if key[0] == agent:
-                self._staged[key] = [] if ids is None else [e for e in entries if e[1] not in ids]
+                self._staged[key] = [] if ids is None else [e for e in entries if e[1].id not in ids]
         for key in [k for k in self._recent if k[0] == agent]:
             self._saved.setdefault(key, list(self._recent[key]))
             del self._recent[key]
@@ -170,12 +172,12 @@ class TurnContext:
         gone = self._gone.get(turn.agent, set())
         if gone is None:
             return staged[-(WINDOW_TURNS - 1):]
-        skip = gone | {e[1] for e in staged}
+        skip = gone | {e[1].id for e in staged}
         earlier = sorted(
             (m for m in self._store.scroll(turn.agent, flt=MemoryFilter(types=("episode",), session=turn.session))
              if is_turn_memory(m) and m.created_at < turn.created_at and m.id not in skip),
             key=lambda m: (m.created_at, m.id))
-        return [*((0, m.id, turn_line(m.content)) for m in earlier), *staged][-(WINDOW_TURNS - 1):]
+        return [*((0, m) for m in earlier), *staged][-(WINDOW_TURNS - 1):]
 
 
 def plan_maintenance(store: MemoryStore, agent: str, memories: Sequence[Memory], now: datetime,
@@ -252,7 +254,12 @@ class StoreApplier:
         memories = _candidates(env, self.languages)
         if isinstance(env.event, MessageEvent) and memories and is_turn_memory(memories[0]):
             turn = memories[0]
-            memories.append(window_memory(turn, self.context.previous(turn, env.seq)))
+            previous = self.context.previous(turn, env.seq)
+            memories.append(window_memory(turn, [p.content for p in previous]))
+            if previous:
+                # before this turn's memories: a statement here supersedes the reply window
+                # (the previous turn's statement) as it supersedes that turn
+                memories.insert(0, reply_memory(previous[-1], turn.content))
             self.context.push(turn, env.seq)
         return memories
 
@@ -325,6 +332,8 @@ class StoreApplier:
         if existing and existing[0].last_seq >= memory.last_seq:
             outcome.skipped += 1  # applied before this crash or replay
             return
+        if is_reply_memory(memory):
+            memory = self._as_its_turn(memory)
         claim = memory_claim(memory)
         if claim is not None:
             memory = msgspec.structs.replace(memory, claim=claim.key)
@@ -333,7 +342,7 @@ class StoreApplier:
         # memory: every turn stays retrievable under its own source event (two "Thanks!"
         # are two events; overlapping windows are near-duplicates by construction). A
         # near-duplicate that says the opposite ("… is Tuesday" / "… is Thursday") is none.
-        hits = [] if is_turn_memory(memory) or is_window_memory(memory) else self.store.search(
+        hits = [] if is_turn_memory(memory) or is_context_memory(memory) else self.store.search(
             memory.agent, vector, flt=MemoryFilter(types=(memory.type,)), limit=2)
         dup = next((h for h in hits if h.memory.id != memory.id and h.similarity >= self.settings.dedup_threshold
                     and not conflicts(claim, memory_claim(h.memory))), None)
@@ -348,8 +357,20 @@ class StoreApplier:
             outcome.merged += 1
             return
         created = memory if memory.first_seq else msgspec.structs.replace(memory, first_seq=memory.last_seq)
-        self.store.upsert([MemoryPoint(self._supersede(created, claim, memory.last_seq, outcome), vector)])
+        if not is_reply_memory(created):  # a reply window restates an earlier turn: it supersedes nothing
+            created = self._supersede(created, claim, memory.last_seq, outcome)
+        self.store.upsert([MemoryPoint(created, vector)])
         outcome.added += 1
+
+    def _as_its_turn(self, reply: Memory) -> Memory:
+        """A reply window, made when the next turn arrives, states its own turn's statement
+        as of that turn: it takes the turn's first sequence (so only later statements
+        supersede it), whatever already superseded the turn, and its pin."""
+        turn = self.store.get(reply.agent, [memory_id(reply.agent, reply.source_event, 0)])
+        if not turn:
+            return reply
+        return msgspec.structs.replace(reply, first_seq=turn[0].first_seq or reply.first_seq,
+                                       superseded_by=turn[0].superseded_by, pinned=turn[0].pinned)
 
     def _supersede(self, memory: Memory, claim: Claim | None, seq: int, outcome: BatchOutcome) -> Memory:
         """Mark the agent's memories that ``memory`` contradicts (made by events before
@@ -408,14 +429,15 @@ class StoreApplier:
             self.store.update_payloads(restored)
 
     def _windows_quoting(self, turns: Sequence[Memory]) -> list[str]:
-        """Ids of the context windows that carry a forgotten turn's text (its own window
-        and the next turns' ones), so forgetting a message leaves no copy of it behind."""
+        """Ids of the context and reply windows that carry a forgotten turn's text (its own
+        and the next turns' windows, its own and the previous turn's reply window), so
+        forgetting a message leaves no copy of it behind."""
         found: list[str] = []
         for turn in turns:
             lines = {turn_line(turn.content), turn_line(turn.content, WINDOW_LINE_CHARS)}
             flt = MemoryFilter(types=("episode",), session=turn.session)
             found += [m.id for m in self.store.scroll(turn.agent, flt=flt)
-                      if is_window_memory(m) and lines & set(m.content.split("\n"))]
+                      if is_context_memory(m) and lines & set(m.content.split("\n"))]
         return found
 
     def _maintain(self, agent: str, now: datetime, seq: int, outcome: BatchOutcome) -> None:

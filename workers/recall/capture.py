@@ -7,6 +7,8 @@ Heuristic path (no LLM, the default and the fallback):
 * and one context-window ``episode`` (:func:`window_memory`): the turn's date and the
   turn after the one or two turns before it in its session (the worker's applier keeps
   those turns; see ``apply.TurnContext``);
+* and, once the next turn of the session arrives, a reply window (:func:`reply_memory`):
+  the turn's date, the turn and that reply, under the turn's own event;
 * each sentence that fires a classifier cue for a rule, procedure, preference or
   definitional fact becomes a memory of its own (episode sentences add nothing: the
   whole message is already an episode);
@@ -14,7 +16,7 @@ Heuristic path (no LLM, the default and the fallback):
 
 Point ids are uuid5 of the agent, the source event id and the candidate's position
 (0 = the episode or the note section, 1.. = extracted sentences, -1 = the context
-window), so a replay upserts the same points. Timestamps are the event's ``ts``.
+window, -2 = the reply window), so a replay upserts the same points. Timestamps are the event's ``ts``.
 
 LLM path: :func:`build_capture_prompt` renders a batch of messages, XML-escaped inside
 ``<message>`` delimiters so a message cannot close its element or pose as instructions;
@@ -153,6 +155,7 @@ def _message_memory(
 # event. The date is the event's own calendar date (its ``ts`` as sent), with English
 # month names from a fixed table (never the process locale), so it is deterministic.
 WINDOW_POSITION = -1
+REPLY_POSITION = -2
 WINDOW_TURNS = 3
 WINDOW_LINE_CHARS = 1000  # a context line is cut here; the window's own turn is kept whole
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
@@ -180,9 +183,35 @@ def window_memory(episode: Memory, previous: Sequence[str]) -> Memory:
     )
 
 
+def reply_memory(turn: Memory, reply: str) -> Memory:
+    """The reply window of a turn: its date, the turn, and the next turn of its session
+    (``reply``, that turn's episode text), under the turn's own source event (position -2).
+
+    A question names what a turn said and is often answered by the turn that replies to
+    it ("What did you paint?" / "The sunrise one"): this memory finds the question's
+    turn through either. It is made when the reply arrives; a session's last turn has
+    none. Its metadata is new (never the turn's access history)."""
+    lines = [turn_line(turn.content), turn_line(reply, WINDOW_LINE_CHARS)]
+    return Memory(id=memory_id(turn.agent, turn.source_event, REPLY_POSITION), agent=turn.agent,
+                  content="\n".join([window_date(turn.created_at), *lines]), type="episode", scope=turn.scope,
+                  confidence=1.0, source_event=turn.source_event, created_at=turn.created_at,
+                  last_accessed=turn.created_at, last_seen=turn.created_at, tags=turn.tags, project=turn.project,
+                  sender=turn.sender, session=turn.session)
+
+
 def is_window_memory(memory: Memory) -> bool:
     return (memory.type == "episode" and memory.sender is not None
             and memory.id == memory_id(memory.agent, memory.source_event, WINDOW_POSITION))
+
+
+def is_reply_memory(memory: Memory) -> bool:
+    return (memory.type == "episode" and memory.sender is not None
+            and memory.id == memory_id(memory.agent, memory.source_event, REPLY_POSITION))
+
+
+def is_context_memory(memory: Memory) -> bool:
+    """A context or reply window: quotes neighbouring turns, never dedup-merged."""
+    return is_window_memory(memory) or is_reply_memory(memory)
 
 
 def is_turn_memory(memory: Memory) -> bool:

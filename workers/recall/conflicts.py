@@ -34,7 +34,7 @@ import hashlib
 import re
 from typing import NamedTuple
 
-from workers.recall.capture import is_turn_memory, is_window_memory
+from workers.recall.capture import is_reply_memory, is_turn_memory, is_window_memory
 from workers.recall.models import Memory
 
 MAX_CLAIM_CHARS = 240  # a longer text is not "one clear statement"
@@ -132,10 +132,12 @@ def conflicts(new: Claim | None, old: Claim | None) -> bool:
 
 def statement_of(memory: Memory) -> str:
     """The statement a memory makes: a turn's text without its ``"Speaker: "``, a context
-    window's own (last) line without it, any other memory's content."""
+    window's own (last) line without it, a reply window's own (second) line without it,
+    any other memory's content."""
     prefix = f"{memory.sender}: "
-    if is_window_memory(memory):
-        line = memory.content.rsplit("\n", 1)[-1]
+    if is_window_memory(memory) or is_reply_memory(memory):
+        lines = memory.content.split("\n")
+        line = lines[1] if is_reply_memory(memory) and len(lines) > 1 else lines[-1]  # date, turn, reply
         return line[len(prefix):] if line.startswith(prefix) else line
     if is_turn_memory(memory) and memory.content.startswith(prefix):
         return memory.content[len(prefix):]

@@ -117,7 +117,8 @@ def test_a_contradiction_supersedes_and_saying_it_again_brings_it_back(store: Me
     first.apply_batch(EVENTS[:2])
     outcome = first.apply_batch(EVENTS[2:3])
     memories = by_event(store)
-    assert outcome.superseded == len(memories["m1"]) == 3  # the turn, its window, its cue sentence
+    # the turn, its window, its reply window (m1 and m2), its cue sentence
+    assert outcome.superseded == len(memories["m1"]) == 4
     (turn,) = [m for m in memories["m3"] if m.supersedes_id]
     assert {m.superseded_by for m in memories["m1"]} == {turn.id}
     assert all(m.superseded_by is None for m in memories["m2"] + memories["m3"])
@@ -126,7 +127,8 @@ def test_a_contradiction_supersedes_and_saying_it_again_brings_it_back(store: Me
 
     first.apply_batch(EVENTS[3:])  # Tuesday again: Thursday is superseded, Tuesday's cue current again
     current = [statement_of(m) for m in store.scroll("alice", flt=MemoryFilter(current=True))]
-    assert not any("Thursday" in text for text in current)  # m4's window still quotes m3, as context
+    # m4's window still quotes m3, as context; m3's reply window, made with m4, is superseded as m3 is
+    assert not any("Thursday" in text for text in current)
     assert current.count("The deploy day is Tuesday.") == 3  # m1's cue, revived; m4's turn and window
     assert [m.merged_from for m in by_event(store)["m1"] if m.merged_from]  # m4's cue folded into m1's
     final = points(store)

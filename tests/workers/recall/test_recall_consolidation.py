@@ -21,8 +21,8 @@ from schemas.events import MessageEvent, SessionEvent
 from shared.codec import Envelope
 from shared.config import RecallSettings
 from workers.recall.apply import StoreApplier
-from workers.recall.capture import is_turn_memory, window_memory
-from workers.recall.consolidation import merge_duplicate, repeat_key
+from workers.recall.capture import is_turn_memory, reply_memory, window_memory
+from workers.recall.consolidation import merge_duplicate, repeat_key, takes_part
 from workers.recall.embedders import HashingEmbedder
 from workers.recall.lifecycle import LifecyclePolicy, apply_lifecycle, plan_lifecycle
 from workers.recall.models import MAX_PROVENANCE, Memory, memory_id
@@ -108,6 +108,8 @@ def test_turns_fold_only_into_an_exact_repeat_from_the_same_sender(now: datetime
     assert kept.id == first.id and is_turn_memory(kept)
     assert kept.sources == ("m2", "m3") and kept.merged == 2
     assert repeat_key("🙏🙏") == "🙏🙏" and repeat_key("🙏") != repeat_key("🙏🙏")
+    # a reply window (a turn and the next one) quotes its neighbours too: never a participant
+    assert not any(takes_part(m) for m in (*windows, reply_memory(first, "Caro: You're welcome")))
 
 
 def test_a_merge_is_idempotent_and_its_provenance_bounded(make_memory: MakeMemory) -> None:

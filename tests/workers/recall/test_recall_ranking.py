@@ -144,3 +144,27 @@ def test_with_e5_like_cosines_a_relevant_episode_beats_an_unrelated_rule() -> No
     ranked = rank(hits, now=NOW, similarity_floor=0.7)
     assert ranked[0].memory.id == "episode"
     assert ranked[0].cosine == 0.794
+
+
+def test_fused_access_lifts_a_memory_only_as_far_as_it_is_relevant() -> None:
+    """A reply marks what it returned as accessed; with the hybrid relevance the recency and
+    frequency terms are scaled by it, so a memory used a minute ago for another question
+    no longer outranks a month-old one that matches (docs/recall-eval.md, "live" traffic:
+    recall@10 0.72 → 0.82 on LoCoMo)."""
+    def fused(mid: str, score: float, *, hours_ago: float, accesses: int) -> SearchHit:
+        return SearchHit(memory=hit(mid, "episode", 0.5, hours_ago=hours_ago, accesses=accesses).memory,
+                         similarity=0.5, fused=score)
+
+    month = 24 * 30
+    used = fused("used", 0.22, hours_ago=0.01, accesses=3)  # relevance 0.2, returned a minute ago
+    match, middle, low = (fused("match", 0.3, hours_ago=month, accesses=0),  # relevance 1.0
+                          fused("mid", 0.25, hours_ago=month, accesses=0),  # 0.5
+                          fused("low", 0.2, hours_ago=month, accesses=0))  # 0.0
+    ranked = rank([used, match, middle, low], now=NOW, fused=True)
+    assert [r.memory.id for r in ranked] == ["match", "mid", "used", "low"]  # ungated: "used" second
+    assert ranked[2].recency == pytest.approx(0.2, abs=1e-3) and ranked[2].frequency == pytest.approx(0.04)
+    # among equally relevant memories the recently and often used one still wins
+    twin = SearchHit(memory=used.memory, similarity=0.5, fused=0.3)
+    assert rank([match, twin, low], now=NOW, fused=True)[0].memory.id == "used"
+    # the design's formula without the hybrid relevance is untouched: access decides there
+    assert rank([used, match], now=NOW)[0].memory.id == "used"

@@ -1,7 +1,8 @@
 """Context windows and per-turn retrievability (the levers measured in docs/recall-eval.md):
 every message keeps its own turn memory (never folded into another), gets a dated window
-of the turns before it, built in stream order and rebuilt identically after a restart;
-forgetting a turn removes the windows that quote it; replies count each message once.
+of the turns before it and, once the next turn arrives, a reply window (the turn and that
+reply), built in stream order and rebuilt identically after a restart; forgetting a turn
+removes the windows that quote it; replies count each message once.
 And how the applier embeds a batch: once per distinct text, outside the store lock, and
 not at all for what the store already holds (a redelivery or a replay)."""
 
@@ -19,10 +20,14 @@ from shared.codec import Envelope
 from shared.config import RecallSettings
 from workers.recall.apply import StoreApplier
 from workers.recall.capture import (
+    REPLY_POSITION,
     WINDOW_POSITION,
     capture_message,
+    is_context_memory,
+    is_reply_memory,
     is_turn_memory,
     is_window_memory,
+    reply_memory,
     window_date,
     window_memory,
 )
@@ -60,6 +65,10 @@ def windows(store: MemoryStore, agent: str = "alice") -> dict[str, str]:
     return {m.source_event: m.content for m in store.scroll(agent) if is_window_memory(m)}
 
 
+def replies(store: MemoryStore, agent: str = "alice") -> dict[str, str]:
+    return {m.source_event: m.content for m in store.scroll(agent) if is_reply_memory(m)}
+
+
 def test_a_window_is_the_dated_turn_after_the_turns_before_it() -> None:
     (episode,) = capture_message(MessageEvent(id="m-3", agent="a", session="s", ts=T0, role="user",
                                               sender="Caroline", content="The sunrise  one,\nover the lake!"))
@@ -70,6 +79,37 @@ def test_a_window_is_the_dated_turn_after_the_turns_before_it() -> None:
     assert is_window_memory(window) and not is_turn_memory(window) and is_turn_memory(episode)
     assert window_memory(episode, []).content == "On 8 May 2023:\nCaroline: The sunrise one, over the lake!"
     assert window_date(datetime(2024, 12, 31, 23, 59, tzinfo=UTC)) == "On 31 December 2024:"
+
+
+def test_a_reply_window_is_the_dated_turn_and_the_next_one_with_fresh_metadata() -> None:
+    (turn,) = capture_message(MessageEvent(id="m-1", agent="a", session="s", ts=T0, role="user",
+                                           sender="Melanie", content="What did you\npaint?"))
+    used = msgspec.structs.replace(turn, access_count=7, pinned=True, last_seq=3)  # the turn's history
+    reply = reply_memory(used, "Caroline: The sunrise   one!")
+    assert reply.id == memory_id("a", "m-1", REPLY_POSITION) and reply.source_event == "m-1"
+    assert reply.content == "On 8 May 2023:\nMelanie: What did you paint?\nCaroline: The sunrise one!"
+    assert (reply.access_count, reply.pinned, reply.last_seq, reply.sender) == (0, False, 0, "Melanie")
+    assert is_reply_memory(reply) and is_context_memory(reply) and not is_window_memory(reply)
+    assert not is_reply_memory(turn) and not is_context_memory(turn)
+
+
+def test_every_turn_gets_a_reply_window_when_its_reply_arrives(store: MemoryStore) -> None:
+    app = applier(store)
+    app.apply_batch(envelopes()[:1])
+    assert replies(store) == {}  # no reply yet
+    app.apply_batch(envelopes()[1:])
+    got = replies(store)
+    assert sorted(got) == ["s1-m0", "s1-m1", "s1-m2", "s1-m3"]  # the last turn has none (yet)
+    assert got["s1-m0"] == ("On 8 May 2023:\nMelanie: What did you paint last weekend?\n"
+                            "Caroline: The sunrise one, over the lake!")
+    # not across sessions: a new session's first turn is nobody's reply
+    app.apply_batch(envelopes(TURNS[:1], session="s2", first_seq=10))
+    assert "s1-m4" not in replies(store)
+    # the same after a restart: a fresh applier seeds the session from the store
+    applier(store).apply_batch(envelopes([("Caroline", "Sure, Friday.")], first_seq=11, first_id=5,
+                                         start=T0 + timedelta(minutes=3)))
+    assert replies(store)["s1-m4"].splitlines()[1:] == ["Melanie: Are you going to the pottery class on Friday?",
+                                                       "Caroline: Sure, Friday."]
 
 
 def test_every_turn_is_kept_and_windowed_in_stream_order(store: MemoryStore) -> None:
@@ -152,6 +192,7 @@ def test_forgetting_a_turn_removes_the_windows_that_quote_it(store: MemoryStore)
     left = list(store.scroll("alice"))
     assert all("sunrise" not in m.content for m in left)
     assert sorted(windows(store)) == ["s1-m0", "s1-m4"]  # m1, m2, m3 quoted it
+    assert sorted(replies(store)) == ["s1-m2", "s1-m3"]  # m0's reply was it, m1's was its own
     # The next turn's window is built from what is left.
     app.apply_batch(envelopes([("Caroline", "Yes, see you there.")], first_seq=11, first_id=9,
                               start=T0 + timedelta(minutes=10)))
