@@ -126,10 +126,11 @@ WORKERS: dict[str, WorkerOps] = {
                       feedback=("fact_access",)),
     # workers/knowledge/worker.py: entities and facts, Claude optional
     "knowledge": WorkerOps(writes=(BUCKET_KNOWLEDGE,), llm=True, memory="256Mi", memory_limit="1Gi"),
-    # workers/recall/worker.py: memories in Qdrant, a RecallDoc for boot, the recall and consolidation
-    # APIs and recall_access feedback; Claude capture and supersession judgement
-    "recall": WorkerOps(writes=(BUCKET_RECALL,), llm=True, serves=("recall", "consolidate"),
-                        feedback=("recall_access",),
+    # workers/recall/worker.py: memories in Qdrant (the knowledge facts as of each session start
+    # among them), a RecallDoc for boot, the recall and consolidation APIs, recall_access and
+    # fact_access feedback; Claude capture and supersession judgement
+    "recall": WorkerOps(writes=(BUCKET_RECALL,), reads_as_of=(BUCKET_KNOWLEDGE,), waits_on=("knowledge",), llm=True,
+                        serves=("recall", "consolidate"), feedback=("recall_access", "fact_access"),
                         qdrant=True, cpu="250m", memory="512Mi", memory_limit="1536Mi"),
     # workers/api/worker.py: read-only services over the latest documents and the consumers' state
     "api": WorkerOps(consumes=False, reads=(BUCKET_THREADS, BUCKET_DECISIONS, BUCKET_COMMITMENTS, BUCKET_KNOWLEDGE,

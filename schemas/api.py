@@ -33,6 +33,7 @@ class RecalledMemory(msgspec.Struct, kw_only=True, omit_defaults=True):
     similarity: float
     source_event: str
     superseded_by: str | None = None  # only with history: the newer memory that contradicts this one
+    fact_id: str | None = None  # a knowledge fact's memory: the fact's id (cortex facts, fact_access)
 
 
 class RecallReply(msgspec.Struct, kw_only=True):

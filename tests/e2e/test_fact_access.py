@@ -60,3 +60,49 @@ async def test_a_searched_and_a_briefed_fact_is_promoted(nats_url: str, tmp_path
         host.stop.set()
         await asyncio.wait_for(task, timeout=30)
         await nc.close()
+
+
+async def test_a_fact_is_recalled_by_meaning_and_its_recall_promotes_it(
+    nats_url: str, tmp_path: Path, wait_for: Any
+) -> None:
+    """The session start mirrors the knowledge facts into recall; a question finds the
+    fact's memory (linked to its fact id) and its `fact_access` reaches the knowledge worker."""
+    from schemas.api import RecallReply
+
+    settings = load_settings({"CORTEX_NATS_URL": nats_url, "CORTEX_DATA_DIR": str(tmp_path),
+                              "CORTEX_RUNTIME_FETCH_TIMEOUT_MS": "100"})
+    nc = await nats.connect(nats_url)
+    js = nc.jetstream()
+    specs = all_specs()
+    await provision(js, settings, consumer_specs())
+    host = WorkerHost(settings, [specs["knowledge"], specs["recall"]], __version__)
+    task = asyncio.create_task(host.run())
+    reader = DocReader(js)
+
+    async def relevance(wanted: float) -> bool:
+        doc = await reader.latest("cortex_knowledge", "mia", KnowledgeDoc)
+        return doc is not None and [f.relevance for f in doc.facts if f.predicate == "works-at"] == [wanted]
+
+    async def recalled() -> RecallReply | None:
+        try:  # not serving yet, or an error reply while the worker starts: ask again
+            raw = await nc.request("cortex.api.recall.mia", b'{"query": "Which company does Maria work for?"}',
+                                   timeout=5)
+            reply = msgspec.json.decode(raw.data, type=RecallReply)
+        except Exception:
+            return None
+        return reply if any(m.fact_id for m in reply.memories) else None
+
+    try:
+        await js.publish("cortex.msg.mia.received", message(1, 1, "Maria works at Acme Corp."))
+        await js.publish("cortex.msg.mia.received", message(2, 11, "Lunch was great."))  # 10 days later: decay
+        start = {"id": "s2", "agent": "mia", "session": "s2", "ts": "2026-03-11T10:00:00Z"}
+        await js.publish("cortex.session.mia.start", json.dumps(start).encode())
+        reply = await wait_for(recalled, within=60)
+        (fact,) = [m for m in reply.memories if m.fact_id]
+        assert (fact.type, fact.content) == ("fact", "Maria works at Acme")  # the entity's value, no suffix
+        # accessed at the agent's latest event time (day 11, however far recall's summary is): promoted
+        await wait_for(lambda: relevance(promote(decayed(1.0, 0.02, 10))), within=30)
+    finally:
+        host.stop.set()
+        await asyncio.wait_for(task, timeout=30)
+        await nc.close()

@@ -345,7 +345,7 @@ class StoreApplier:
         hits = [] if is_turn_memory(memory) or is_context_memory(memory) else self.store.search(
             memory.agent, vector, flt=MemoryFilter(types=(memory.type,)), limit=2)
         dup = next((h for h in hits if h.memory.id != memory.id and h.similarity >= self.settings.dedup_threshold
-                    and not conflicts(claim, memory_claim(h.memory))), None)
+                    and h.memory.fact_id is None and not conflicts(claim, memory_claim(h.memory))), None)
         if dup is not None and not memory.pinned:
             if dup.memory.last_seq >= memory.last_seq:
                 outcome.skipped += 1

@@ -145,5 +145,6 @@ def statement_of(memory: Memory) -> str:
 
 
 def memory_claim(memory: Memory) -> Claim | None:
-    """The claim ``memory`` makes, if it makes one (a first-person one keyed with its sender)."""
-    return claim_of(statement_of(memory), memory.sender)
+    """The claim ``memory`` makes, if it makes one (a first-person one keyed with its sender);
+    a knowledge fact's mirror makes none (its fact's own rule applies, ``workers.recall.facts``)."""
+    return None if memory.fact_id is not None else claim_of(statement_of(memory), memory.sender)

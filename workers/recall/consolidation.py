@@ -19,8 +19,9 @@ memories whose cosine exceeds 0.92, keeping the more confident one (reference:
 * further: a message's own turn memory is a record of what was said, not a statement, so
   turns fold only into an exact repeat from the same sender (text equal once case,
   punctuation and spacing are set aside: a hundred "Thanks!" become one memory that
-  remembers every event); context and reply windows overlap by construction and are never merged;
-  a superseded memory is history and takes no part, and two memories whose claims
+  remembers every event); context and reply windows overlap by construction and are never
+  merged; a knowledge fact's mirror (``fact_id``) follows its fact and a superseded memory
+  is history, so neither takes part, and two memories whose claims
   conflict (``workers.recall.conflicts``: "… is Tuesday" / "… is Thursday") are never
   merged however close their vectors.
 
@@ -89,7 +90,8 @@ def merge_duplicate(kept: Memory, duplicate: Memory) -> Memory:
 
 def takes_part(memory: Memory) -> bool:
     """Whether consolidation considers ``memory`` at all (see the module docstring)."""
-    return memory.scope in CONSOLIDATED_SCOPES and memory.superseded_by is None and not is_context_memory(memory)
+    return (memory.scope in CONSOLIDATED_SCOPES and memory.superseded_by is None and memory.fact_id is None
+            and not is_context_memory(memory))
 
 
 def needs_vector(memory: Memory) -> bool:

@@ -71,6 +71,8 @@ class Memory(msgspec.Struct, frozen=True, kw_only=True):
     superseded_by: str | None = None
     # Offered to Claude as the newer statement already (``workers.recall.supersede``).
     judged: bool = False
+    # A knowledge fact mirrored as a memory (type ``fact``, ``workers.recall.facts``): its id.
+    fact_id: str | None = None
 
 
 class SearchHit(msgspec.Struct, frozen=True, kw_only=True):

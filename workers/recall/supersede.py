@@ -60,7 +60,7 @@ class Question(msgspec.Struct, frozen=True, kw_only=True):
 def unjudged(store: MemoryStore, agent: str, before_seq: int) -> list[Memory]:
     """The agent's current statements made before ``before_seq`` and not judged yet, newest last."""
     found = [m for m in store.scroll(agent, flt=MemoryFilter(types=STATEMENT_TYPES, current=True))
-             if not m.judged and m.first_seq < before_seq]
+             if not m.judged and m.fact_id is None and m.first_seq < before_seq]
     return sorted(found, key=lambda m: (m.first_seq, m.created_at, m.id))
 
 
@@ -96,7 +96,8 @@ def question(store: MemoryStore, agent: str, before_seq: int) -> Question | None
 def _older(candidate: Memory, memory: Memory) -> bool:
     """An earlier event's memory that the clear rules do not already relate to ``memory``."""
     return (candidate.first_seq < memory.first_seq and candidate.source_event != memory.source_event
-            and not candidate.pinned and not conflicts(memory_claim(memory), memory_claim(candidate)))
+            and not candidate.pinned and candidate.fact_id is None
+            and not conflicts(memory_claim(memory), memory_claim(candidate)))
 
 
 _PROMPT_HEAD = """Each newer statement below is followed by older statements about a similar subject,

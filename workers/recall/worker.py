@@ -35,19 +35,23 @@ from schemas.api import (
     RecallReply,
     RecallRequest,
 )
-from schemas.docs import Integrity, RecallDoc
+from schemas.docs import Integrity, KnowledgeDoc, RecallDoc
 from schemas.events import FeedbackEvent, MessageEvent
+from shared.asof import DocReader
 from shared.codec import Envelope
+from shared.composed import source_consumer, wait_bound_s
 from shared.errors import DocumentCorrupt, TransientError, WorkerCannotRun
+from shared.feedback import publish_ids
 from shared.kv import kv_cas, kv_read
 from shared.llm import LLM_CALLS, LlmClient
 from shared.metrics import DOCUMENTS_CAPPED, DOCUMENTS_REBUILT, KV_CONFLICTS
-from shared.names import BUCKET_RECALL
+from shared.names import BUCKET_KNOWLEDGE, BUCKET_RECALL
 from shared.parts import cap, value_budget
 from shared.projection import boundary, is_trigger
 from shared.repair import decode_document, discard_document, unreadable_reason
 from shared.runtime import WorkerContext
 from shared.service import ApiError, serve_endpoints
+from shared.watermarks import WatermarkTracker
 from workers.recall import supersede
 from workers.recall.apply import BatchOutcome, StoreApplier, plan_maintenance
 from workers.recall.capture import (
@@ -59,8 +63,9 @@ from workers.recall.capture import (
     memories_from_llm,
 )
 from workers.recall.embedders import Embedder, EmbedderUnavailable, make_embedder
+from workers.recall.facts import FactSync, fact_memories, settle
 from workers.recall.ranking import one_per_message, rank
-from workers.recall.store import MemoryFilter, MemoryStore, StoreError, StoreUnavailable, open_store
+from workers.recall.store import MemoryFilter, MemoryPoint, MemoryStore, StoreError, StoreUnavailable, open_store
 from workers.recall.tokens import format_memories_with_budget
 
 log = logging.getLogger(__name__)
@@ -136,10 +141,13 @@ HOLDER = StoreHolder()
 class RecallHandler:
     """Stages a batch's events; ``commit`` applies them to the store in stream order."""
 
-    def __init__(self, ctx: WorkerContext, applier: StoreApplier, llm: LlmClient) -> None:
+    def __init__(self, ctx: WorkerContext, applier: StoreApplier, llm: LlmClient,
+                 tracker: WatermarkTracker | None = None) -> None:
         self._ctx = ctx
         self._applier = applier
         self._llm = llm
+        self._tracker = tracker  # the knowledge worker's watermark, waited on before facts are read
+        self._reader = DocReader(ctx.js)
         self._staged: list[Envelope] = []
         self._budget = value_budget(ctx.nc.max_payload)
 
@@ -165,8 +173,10 @@ class RecallHandler:
         staged = list(self._staged)
         try:
             for env in staged:
-                if (env.family, env.kind) == ("session", "start") and self._llm.enabled:
-                    await self._judge(env)
+                if (env.family, env.kind) == ("session", "start"):
+                    await self._mirror_facts(env)
+                    if self._llm.enabled:
+                        await self._judge(env)
             outcome = await asyncio.to_thread(self._applier.apply_batch, staged, HOLDER.lock)
         except (StoreUnavailable, EmbedderUnavailable) as exc:
             raise TransientError(f"memory store: {exc}") from exc
@@ -176,6 +186,42 @@ class RecallHandler:
         # capture, the bucket) retries the whole commit, and the store skips what it holds
         await self._write_docs(outcome, staged)
         self._staged.clear()
+
+    async def _mirror_facts(self, start: Envelope) -> None:
+        """The agent's knowledge facts as memories (``workers.recall.facts``), from its
+        KnowledgeDoc as of the session start (the knowledge worker waited for, at most
+        the composed workers' bound), before the session start is applied."""
+        settings = self._ctx.settings
+        if not settings.knowledge.enabled:
+            return
+        if self._tracker is not None:
+            await self._tracker.wait({source_consumer(self._ctx, "knowledge", start.agent): start.seq},
+                                     wait_bound_s(self._ctx))
+        doc, _ = await self._reader.as_of(self._ctx.bucket(BUCKET_KNOWLEDGE), start.agent, KnowledgeDoc, start.seq)
+        desired = fact_memories(start.agent, doc)
+        store, embedder = self._applier.store, self._applier.embedder
+
+        def plan() -> FactSync:
+            with HOLDER.lock:
+                return settle(desired, list(store.scroll(start.agent, flt=MemoryFilter(types=("fact",)))), start.seq)
+
+        sync = await asyncio.to_thread(plan)
+        if not (sync.new or sync.changed or sync.removed):
+            return
+        vectors = list(await asyncio.to_thread(embedder.embed_documents, [m.content for m in sync.new]))
+
+        def write() -> None:
+            with HOLDER.lock:
+                if sync.new:
+                    store.upsert([MemoryPoint(m, v) for m, v in zip(sync.new, vectors, strict=True)])
+                if sync.changed:
+                    store.update_payloads(list(sync.changed))
+                if sync.removed:
+                    store.delete(start.agent, list(sync.removed))
+                store.flush()
+
+        await asyncio.to_thread(write)
+        RECALL_MEMORIES.labels("facts").inc(len(sync.new))
 
     async def _judge(self, start: Envelope) -> None:
         """Claude's judgement of the agent's new statements (``workers.recall.supersede``),
@@ -310,6 +356,8 @@ class RecallHandler:
     async def aclose(self) -> None:
         HOLDER.release()
         await self._llm.aclose()
+        if self._tracker is not None:
+            await self._tracker.stop()
 
 
 async def build(ctx: WorkerContext) -> RecallHandler:
@@ -322,7 +370,9 @@ async def build(ctx: WorkerContext) -> RecallHandler:
     applier = StoreApplier(store, embedder, ctx.settings.recall, ctx.settings.languages)
     llm = LlmClient(ctx.settings, ctx.js, http_client=ctx.extras.get("llm_http_client"),
                     max_retries=ctx.extras.get("llm_max_retries", 3))
-    return RecallHandler(ctx, applier, llm)
+    tracker = WatermarkTracker(ctx.js)
+    await tracker.start()
+    return RecallHandler(ctx, applier, llm, tracker)
 
 
 async def _drop_summary_before(kv: Any, agent: str, cut: int) -> None:
@@ -363,8 +413,8 @@ def answer(req: RecallRequest, agent: str, settings: Any) -> RecallReply:
     kept = ranked[: budget.included]
     memories = [RecalledMemory(id=r.memory.id, content=r.memory.content, type=r.memory.type, scope=r.memory.scope,
                                score=round(r.score, 6), similarity=round(r.cosine, 6),
-                               source_event=r.memory.source_event, superseded_by=r.memory.superseded_by)
-                for r in kept]
+                               source_event=r.memory.source_event, superseded_by=r.memory.superseded_by,
+                               fact_id=r.memory.fact_id) for r in kept]
     return RecallReply(memories=memories, text=budget.text, tokens=budget.tokens)
 
 
@@ -422,6 +472,10 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
             reply = await asyncio.to_thread(answer, req, agent, ctx.settings)
         if reply.memories:
             await _publish_access(ctx, agent, [m.id for m in reply.memories])
+        facts = [m.fact_id for m in reply.memories if m.fact_id]
+        if facts:  # the facts returned are accessed: the knowledge worker promotes them
+            now = await _latest_event_ts(ctx, agent) or datetime.now(UTC)
+            await publish_ids(ctx.js, ctx.settings.prefix, agent, "fact_access", facts, now, "recall-api")
         return reply
 
     async def consolidate(agent: str, req: ConsolidateRequest) -> ConsolidateReply:
