@@ -55,6 +55,13 @@ class BootSettings(msgspec.Struct, frozen=True, kw_only=True):
     # at most one "change" BootDoc per agent per this much *event* time (0: one per fetched
     # batch); session start, compaction and session end always make one
     change_interval_ms: Annotated[int, Meta(ge=0, le=86_400_000)] = 60_000
+    # Age, as the plugin design's briefing judges it (in event time): thread data older than
+    # the warn / alert minutes gets a "Data staleness" / "STALE DATA" line (0: never); the
+    # hot snapshot and the narrative are shown only while younger than their maximum age.
+    stale_warn_minutes: Annotated[int, Meta(ge=0, le=43_200)] = 120
+    stale_alert_minutes: Annotated[int, Meta(ge=0, le=43_200)] = 480
+    snapshot_max_age_minutes: Annotated[int, Meta(ge=1, le=10_080)] = 60
+    narrative_max_age_hours: Annotated[int, Meta(ge=1, le=720)] = 36
 
 
 class PrecompactionSettings(msgspec.Struct, frozen=True, kw_only=True):

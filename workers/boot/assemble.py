@@ -9,6 +9,7 @@ the pipeline reproduces the document byte for byte.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from zoneinfo import ZoneInfo
 
 from shared.config import BootSettings
@@ -76,9 +77,12 @@ def assemble_boot(
     budgets = scaled_budgets(limit)
     work, footer = _work_sections(inputs, settings, tz, budgets)
     sections = [
-        bounded("\n".join([header_section(inputs.now, tz), state_section(inputs, tz)]), budgets.header_state),
-        snapshot_section(inputs.snapshot, inputs.now, budgets.snapshot),
-        narrative_section(inputs.narrative, inputs.now, budgets.narrative),
+        bounded("\n".join([header_section(inputs.now, tz), state_section(inputs, tz, settings)]),
+                budgets.header_state),
+        snapshot_section(inputs.snapshot, inputs.now, budgets.snapshot,
+                         timedelta(minutes=settings.snapshot_max_age_minutes)),
+        narrative_section(inputs.narrative, inputs.now, budgets.narrative,
+                          timedelta(hours=settings.narrative_max_age_hours)),
         *work,
         *_context_sections(inputs, budgets),
         "---",

@@ -1,7 +1,8 @@
 """The context sections: hot snapshot, narrative, known facts, other channels, key memories.
 
 Snapshot and narrative appear only while fresh, measured against the trigger's time: a
-snapshot for an hour, a narrative for 36 hours (design section 4.3). Facts and channels
+snapshot for an hour, a narrative for 36 hours (design section 4.3; the
+``CORTEX_BOOT_SNAPSHOT_MAX_AGE_MINUTES`` and ``CORTEX_BOOT_NARRATIVE_MAX_AGE_HOURS`` settings). Facts and channels
 follow the layered context of the processing-brain design (``Known Facts``, one line per
 background channel as ``[channel] summary (last: time)``, archived channels left out).
 """
@@ -26,19 +27,21 @@ def _fresh(ts: datetime, now: datetime, max_age: timedelta) -> bool:
     return as_utc(now) - as_utc(ts) < max_age
 
 
-def snapshot_section(snapshot: SnapshotDoc | None, now: datetime, budget: int) -> str:
+def snapshot_section(snapshot: SnapshotDoc | None, now: datetime, budget: int,
+                     max_age: timedelta = SNAPSHOT_MAX_AGE) -> str:
     """The hot snapshot, its markdown within ``budget`` (the reference cut at 1000
     characters, mid-sentence): whole lines, a last one cut between words with "…"."""
-    if snapshot is None or not _fresh(snapshot.ts, now, SNAPSHOT_MAX_AGE):
+    if snapshot is None or not _fresh(snapshot.ts, now, max_age):
         return ""
     hot = clip_lines(snapshot.markdown.strip(), budget)
     return f"## 🔥 Last Session Snapshot\n{hot}\n" if hot else ""
 
 
-def narrative_section(narrative: NarrativeDoc | None, now: datetime, budget: int) -> str:
+def narrative_section(narrative: NarrativeDoc | None, now: datetime, budget: int,
+                      max_age: timedelta = NARRATIVE_MAX_AGE) -> str:
     """The narrative, its markdown within ``budget`` (the reference cut at 2000 characters):
     whole lines, a last one cut between words with "…"."""
-    if narrative is None or not _fresh(narrative.ts, now, NARRATIVE_MAX_AGE):
+    if narrative is None or not _fresh(narrative.ts, now, max_age):
         return ""
     text = clip_lines(narrative.markdown.strip(), budget)
     return f"## 📖 Narrative (last 24h)\n{text}\n" if text else ""

@@ -1,9 +1,10 @@
 """Header and state sections: when the briefing was made, the mode, the mood, freshness.
 
-Staleness is lag, not age (contract: Time and replay): a source worker that had not
-applied everything before the trigger is named in a visible line, a source with no data
-at all gets its own line, and the age of the agent's last activity is stated as a fact
-rather than a warning.
+Staleness is lag (contract: Time and replay): a source worker that had not applied
+everything before the trigger is named in a visible line, a source with no data at all
+gets its own line, and the age of the agent's last activity is stated as a fact. Age is
+the plugin design's warning on top: thread data older than two hours (eight: "STALE
+DATA") at the trigger's time, thresholds in ``CORTEX_BOOT_STALE_*_MINUTES``.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from shared.config import BootSettings
 from workers.boot.inputs import BootInputs
 from workers.render import MOOD_EMOJI, as_utc, iso_seconds, join_names
 
@@ -19,6 +21,7 @@ MORNING = "Morning — brief, directive, efficient"
 AFTERNOON = "Afternoon — execution mode"
 EVENING = "Evening — strategic, philosophical possible"
 NIGHT = "Night — emergencies only"
+DEFAULT_BOOT = BootSettings()
 
 
 def execution_mode(now: datetime, tz: ZoneInfo) -> str:
@@ -89,21 +92,39 @@ def _missing_line(inputs: BootInputs) -> str:
     return ""
 
 
-def staleness_lines(inputs: BootInputs) -> list[str]:
-    """The visible warnings: lagging workers, then sources without data."""
+def age_line(inputs: BootInputs, settings: BootSettings = DEFAULT_BOOT) -> str:
+    """The plugin design's age warning: thread data older than the alert minutes is
+    "STALE DATA", older than the warn minutes "Data staleness" (its thresholds, 480 and
+    120 minutes by default), measured from the threads document's last event to the
+    trigger's time; nothing while younger or when there is no thread data."""
+    threads = inputs.threads
+    last = threads.integrity.last_event_ts if threads is not None else None
+    if last is None:
+        return ""
+    minutes = (as_utc(inputs.now) - as_utc(last)).total_seconds() / 60
+    hours = round(minutes / 60)
+    if settings.stale_alert_minutes and minutes > settings.stale_alert_minutes:
+        return f"🚨 STALE DATA: Thread data is {hours}h old."
+    if settings.stale_warn_minutes and minutes > settings.stale_warn_minutes:
+        return f"⚠️ Data staleness: Thread data is {hours}h old."
+    return ""
+
+
+def staleness_lines(inputs: BootInputs, settings: BootSettings = DEFAULT_BOOT) -> list[str]:
+    """The visible warnings: lagging workers, old thread data, then sources without data."""
     lines = [_lag_line(inputs.lagging)] if inputs.lagging else []
-    missing = _missing_line(inputs)
-    return [*lines, missing] if missing else lines
+    lines += [line for line in (age_line(inputs, settings), _missing_line(inputs)) if line]
+    return lines
 
 
-def state_section(inputs: BootInputs, tz: ZoneInfo) -> str:
+def state_section(inputs: BootInputs, tz: ZoneInfo, settings: BootSettings = DEFAULT_BOOT) -> str:
     lines = ["## ⚡ State", f"Mode: {execution_mode(inputs.now, tz)}"]
     mood = inputs.threads.session_mood if inputs.threads is not None else "neutral"
     # The reference leaves a neutral mood unsaid: only a notable mood changes behaviour.
     if mood != "neutral":
         lines.append(f"Last session mood: {mood} {MOOD_EMOJI.get(mood, '')}".rstrip())
     lines.append(last_activity_line(inputs))
-    warnings = staleness_lines(inputs)
+    warnings = staleness_lines(inputs, settings)
     if warnings:
         lines += ["", *warnings]
     lines.append("")

@@ -2,8 +2,9 @@
 
 Cases marked "port" come from alberthild/vainplex-openclaw
 packages/openclaw-cortex/test/boot-context.test.ts (``getExecutionMode``, ``mood display``,
-``staleness in output``). The reference's age-based warnings (``integrityWarning``) are
-replaced by lag warnings: in Cortex staleness means lag, not age (CONTRACT, Time and replay).
+``staleness in output``, ``integrityWarning``). Staleness in a BootDoc is lag first (CONTRACT,
+Time and replay); the reference's age warnings (``integrityWarning``) come on top, in event
+time, with its thresholds as settings (issue 23).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+import msgspec
 import pytest
 
 from workers.boot import assemble_boot, execution_mode
@@ -101,13 +103,46 @@ def test_no_lag_and_all_data_gives_no_warning(make, settings, tz):
     assert "🚨" not in md
 
 
-def test_old_data_without_lag_is_not_a_warning(make, settings, tz):
-    """Unlike the reference's integrityWarning, 10-hour-old data that is caught up is no alarm."""
-    threads = make.threads()
-    inputs = make.inputs(threads=threads, last_activity=make.now - timedelta(hours=10))
+def test_old_activity_with_fresh_thread_data_is_stated_not_warned(make, settings, tz):
+    """10 hours since the agent's last activity is a fact line; thread data two minutes old
+    (its document's last event before the trigger) warrants no age warning."""
+    inputs = make.inputs(threads=make.threads(), last_activity=make.now - timedelta(hours=10))
     md = assemble_boot(inputs, settings, tz)
-    assert "⚠️" not in md
+    assert "⚠️" not in md and "🚨" not in md
     assert "Last activity: 10h 0m ago (2026-02-17T01:30:02Z)\n" in md
+
+
+@pytest.mark.parametrize(("age", "line"), [
+    (timedelta(minutes=119), None),
+    (timedelta(hours=3), "⚠️ Data staleness: Thread data is 3h old."),  # port: > 2h is staleness
+    (timedelta(hours=10), "🚨 STALE DATA: Thread data is 10h old."),  # port: > 8h is STALE DATA
+])
+def test_thread_data_older_than_the_design_thresholds_is_warned(make, settings, tz, age, line):
+    """port: integrityWarning's thresholds (120 and 480 minutes), measured in event time:
+    from the threads document's last event to the trigger."""
+    threads = msgspec.structs.replace(make.threads(), integrity=make.integrity(last_event_ts=make.now - age))
+    md = assemble_boot(make.inputs(threads=threads), settings, tz)
+    if line is None:
+        assert "⚠️" not in md and "🚨" not in md
+    else:
+        assert line + "\n" in md and md.count("Thread data is") == 1
+
+
+def test_the_age_thresholds_and_freshness_windows_are_settings(make, settings, tz):
+    threads = msgspec.structs.replace(make.threads(),
+                                      integrity=make.integrity(last_event_ts=make.now - timedelta(hours=3)))
+    inputs = make.inputs(threads=threads)
+    quiet = msgspec.structs.replace(settings, stale_warn_minutes=0, stale_alert_minutes=0)
+    assert "Thread data is" not in assemble_boot(inputs, quiet, tz)
+    strict = msgspec.structs.replace(settings, stale_alert_minutes=60)
+    assert "🚨 STALE DATA: Thread data is 3h old." in assemble_boot(inputs, strict, tz)
+    old = make.inputs(snapshot=make.snapshot(age=timedelta(minutes=90)),
+                      narrative=make.narrative(age=timedelta(hours=40)))
+    assert "Last Session Snapshot" not in assemble_boot(old, settings, tz)
+    assert "Narrative" not in assemble_boot(old, settings, tz)
+    longer = msgspec.structs.replace(settings, snapshot_max_age_minutes=120, narrative_max_age_hours=48)
+    assert "Last Session Snapshot" in assemble_boot(old, longer, tz)
+    assert "Narrative (last 24h)" in assemble_boot(old, longer, tz)
 
 
 def test_no_data_at_all_gets_its_own_line(make, settings, tz):
