@@ -188,6 +188,30 @@ def test_static_vectors_depend_on_the_text_only(static: StaticE5Embedder) -> Non
     assert not static.embed_documents(["🚀🎉"]).any()  # no words: the zero vector, as hashing's empty text
 
 
+def test_static_serves_concurrent_calls_while_its_table_evicts(static: StaticE5Embedder) -> None:
+    """Batches and queries from several threads (the worker's consume loop and its API)
+    with a table too small for their words: each call gives what it gives alone."""
+    texts = ["alpha beta gamma", "gamma delta epsilon", "zeta alpha eta theta"]
+    want = static.embed_documents(texts)
+    small = StaticE5Embedder(capacity=5)
+    got: list[bool] = []
+
+    def work(offset: int) -> None:
+        for i in range(6):
+            k = (i + offset) % len(texts)
+            if i % 2:
+                got.append(bool(np.array_equal(small.embed_query(texts[k]), want[k])))
+            else:
+                got.append(bool(np.array_equal(small.embed_documents(texts), want)))
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert got == [True] * 18 and len(small.table) <= 5
+
+
 def test_static_weights_common_words_less_than_names(static: StaticE5Embedder) -> None:
     static.embed_documents(["the und 的 Caroline pottery"])
     found, weights, _ = static.table.find(["the", "und", "的", "caroline", "pottery"])
