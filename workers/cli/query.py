@@ -21,12 +21,13 @@ from schemas.api import (
     RecallRequest,
     ThreadsReply,
 )
-from schemas.docs import BootDoc
+from schemas.docs import BootDoc, DecisionsDoc, NarrativeDoc, ThreadsDoc
 from schemas.events import FeedbackEvent, is_valid_agent
 from schemas.types import PRIORITIES
+from shared.asof import DocReader
 from shared.config import Settings
 from shared.kv import kv_read
-from shared.names import BUCKET_BOOT
+from shared.names import BUCKET_BOOT, BUCKET_DECISIONS, BUCKET_NARRATIVES, BUCKET_THREADS
 from workers.cli import CliError
 from workers.cli.common import connected, require_data
 from workers.tables import Rows, commitment_rows, decision_rows, memory_rows, render_table, thread_rows
@@ -38,6 +39,12 @@ def register(sub: Any) -> None:
     boot.add_argument("--fresh", action="store_true", help="ask the boot API for a new assembly")
     boot.add_argument("--nats-url")
     boot.set_defaults(handler=cmd_boot)
+    narrative = sub.add_parser("narrative", help="print the agent's narrative (the last 24 hours)")
+    narrative.add_argument("agent")
+    narrative.add_argument("--fresh", action="store_true",
+                           help="made now from the latest threads, decisions and timeline (structured)")
+    narrative.add_argument("--nats-url")
+    narrative.set_defaults(handler=cmd_narrative)
     for name, helptext in (("threads", "the agent's threads"), ("decisions", "the agent's decisions"),
                            ("commitments", "the agent's commitments")):
         p = sub.add_parser(name, help=f"print {helptext} as a table")
@@ -119,6 +126,39 @@ async def cmd_boot(args: argparse.Namespace, settings: Settings) -> int:
     print(doc.markdown)
     if doc.lagging:
         print(f"\n(lagging when generated: {', '.join(doc.lagging)})", file=sys.stderr)
+    return 0
+
+
+async def cmd_narrative(args: argparse.Namespace, settings: Settings) -> int:
+    """The narrative document as the narrative worker last wrote it (at a session end or a
+    compaction), or with ``--fresh`` one made now: the structured narrative of the latest
+    threads and decisions and the timeline the worker keeps, as of the agent's latest event."""
+    from zoneinfo import ZoneInfo
+
+    from workers.narrative.worker import structured_narrative
+
+    agent = _agent(args.agent)
+    async with connected(settings, args.nats_url) as nc:
+        reader = DocReader(nc.jetstream())
+        narrative = await reader.latest(BUCKET_NARRATIVES, agent, NarrativeDoc)
+        threads = await reader.latest(BUCKET_THREADS, agent, ThreadsDoc) if args.fresh else None
+        decisions = await reader.latest(BUCKET_DECISIONS, agent, DecisionsDoc) if args.fresh else None
+        docs = [d for d in (narrative, threads, decisions) if d is not None]
+        if not docs or (not args.fresh and not (narrative and narrative.markdown)):
+            await require_data(nc, settings, agent)
+    if args.fresh:
+        stamps = [d.integrity.last_event_ts for d in docs if d.integrity.last_event_ts is not None]
+        stamps += [i.ts for i in (narrative.timeline if narrative else [])]
+        if not stamps:
+            raise CliError(f"no document of {agent} yet to make a narrative from (are the workers running?)")
+        print(structured_narrative(max(stamps), ZoneInfo(settings.timezone), threads, decisions,
+                                   narrative.timeline if narrative else [],
+                                   narrative.enhanced if narrative else None).rstrip("\n"))
+        return 0
+    if narrative is None or not narrative.markdown:
+        raise CliError(f"no narrative for {agent} yet: one is made at a session end or a compaction (try --fresh)")
+    print(narrative.markdown.rstrip("\n"))
+    print(f"\n({narrative.source}, {narrative.ts.isoformat()})", file=sys.stderr)
     return 0
 
 

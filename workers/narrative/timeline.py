@@ -1,12 +1,16 @@
 """Timeline entries of the structured narrative, all in event time.
 
-The reference read its timeline from the headers of daily notes; here the entries are
-the agent's own events (session starts and ends, compactions) and thread openings and
-closings, each stamped with the time of the event that caused it.
+The reference read its timeline from the headers of daily notes (``memory/YYYY-MM-DD.md``:
+its ``##`` and ``###`` headings); here the entries are the agent's own events (session
+starts and ends, compactions), thread openings and closings, and the sections of daily
+notes that ``cortex index`` publishes (a NoteEvent whose file is named ``YYYY-MM-DD.md``:
+its heading path, date headings left out), each stamped with the time of the event that
+caused it (a note's is the file's modification time, as ``cortex index`` sends it).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from datetime import datetime, timedelta
 from typing import Literal
@@ -17,7 +21,7 @@ import msgspec
 from schemas.docs import ThreadsDoc
 from workers.render import as_utc, one_line
 
-TimelineKind = Literal["session_start", "session_end", "compaction", "thread_opened", "thread_closed"]
+TimelineKind = Literal["session_start", "session_end", "compaction", "thread_opened", "thread_closed", "note"]
 
 TIMELINE_LABELS: dict[TimelineKind, str] = {
     "session_start": "Session started",
@@ -25,7 +29,24 @@ TIMELINE_LABELS: dict[TimelineKind, str] = {
     "compaction": "Compaction",
     "thread_opened": "Thread opened",
     "thread_closed": "Thread closed",
+    "note": "Daily note",
 }
+DAILY_NOTE = re.compile(r"(?:^|/)(\d{4}-\d{2}-\d{2})\.md$")
+_DATE_HEADING = re.compile(r"^\d{4}-\d{2}-\d{2}\b")
+
+
+def is_daily_note(path: str) -> bool:
+    """A section of a daily note file (``memory/2026-02-17.md``, any directory)."""
+    return DAILY_NOTE.search(path) is not None
+
+
+def note_text(headings: Iterable[str], content: str) -> str:
+    """What a daily note's section says in a timeline: its heading path without date
+    headings ("Standup › Auth migration"), or its first line when it has none."""
+    path = [h.strip() for h in headings if h.strip() and not _DATE_HEADING.match(h.strip())]
+    if path:
+        return " › ".join(path)
+    return next((line.strip() for line in content.splitlines() if line.strip()), "")
 
 
 class TimelineEntry(msgspec.Struct, frozen=True, kw_only=True):

@@ -1,6 +1,7 @@
 """The narrative worker: the last 24 hours, structured (optionally written by Claude).
 
-It keeps its own timeline of session starts/ends and compactions (in event time) and
+It keeps its own timeline of session starts/ends, compactions and daily notes' sections
+(``cortex index`` of a ``memory/YYYY-MM-DD.md``; in event time) and
 regenerates the narrative on ``compaction.before`` and ``session.end``, from the threads,
 decisions and snapshot documents as they were at that event.
 
@@ -13,7 +14,8 @@ and the briefing would have had no narrative (or the one before) depending on ba
 
 from __future__ import annotations
 
-from datetime import timedelta
+from collections.abc import Sequence
+from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -29,7 +31,7 @@ from schemas.docs import (
     ThreadsDoc,
     TimelineItem,
 )
-from schemas.events import CompactionEvent, SessionEvent
+from schemas.events import CompactionEvent, NoteEvent, SessionEvent
 from shared.asof import DocReader
 from shared.codec import Envelope
 from shared.composed import source_consumer, wait_bound_s
@@ -40,7 +42,7 @@ from shared.runtime import WorkerContext, WorkerSpec
 from shared.watermarks import WatermarkTracker
 from workers.narrative import enhance
 from workers.narrative.core import build_narrative_prompt, build_structured_narrative
-from workers.narrative.timeline import TimelineEntry, timeline_from_threads
+from workers.narrative.timeline import TIMELINE_LABELS, TimelineEntry, is_daily_note, note_text, timeline_from_threads
 
 TIMELINE_KEEP = timedelta(hours=48)
 TIMELINE_MAX = 200
@@ -62,10 +64,29 @@ class NarrativeInputs(msgspec.Struct, frozen=True, kw_only=True):
 
 def timeline_item(env: Envelope) -> TimelineItem:
     event = env.event
+    if isinstance(event, NoteEvent):
+        return TimelineItem(ts=event.ts, kind="note", text=note_text(event.headings, event.content))
     assert isinstance(event, SessionEvent | CompactionEvent)
     text = f"session {event.session}" if isinstance(event, SessionEvent) else (
         f"{len(event.messages)} messages snapshotted" if event.messages else "")
     return TimelineItem(ts=event.ts, kind=_KINDS[(env.family, env.kind or "")], text=text)
+
+
+def structured_narrative(now: datetime, tz: ZoneInfo, threads: ThreadsDoc | None, decisions: DecisionsDoc | None,
+                         timeline: Sequence[TimelineItem], enhanced: Enhancements | None = None) -> str:
+    """The structured narrative at ``now``: Claude's wording where the overlay has one,
+    the timeline kept in the document plus the threads' openings and closings (also what
+    ``cortex narrative --fresh`` prints)."""
+    if enhanced is not None:
+        if threads is not None:
+            threads = msgspec.structs.replace(threads, threads=enhance.enhance_threads(threads.threads, enhanced))
+        if decisions is not None:
+            decisions = msgspec.structs.replace(decisions, decisions=enhance.enhance_decisions(
+                decisions.decisions, enhanced))
+    entries = [TimelineEntry(ts=i.ts, kind=i.kind, text=i.text) for i in timeline
+               if i.kind in TIMELINE_LABELS]
+    entries += timeline_from_threads(threads)
+    return build_structured_narrative(now, tz, threads, decisions, entries)
 
 
 class NarrativeProjection:
@@ -80,10 +101,14 @@ class NarrativeProjection:
         self._tz = ZoneInfo(ctx.settings.timezone)
 
     def accepts(self, env: Envelope) -> bool:
-        return (env.family, env.kind) in _KINDS and self._ctx.settings.narrative.enabled
+        if not self._ctx.settings.narrative.enabled:
+            return False
+        if isinstance(env.event, NoteEvent):  # a daily note's section: a timeline entry
+            return is_daily_note(env.event.path)
+        return (env.family, env.kind) in _KINDS
 
     async def prepare(self, env: Envelope, doc: Any = None) -> NarrativeInputs:
-        if (env.family, env.kind) == ("session", "start"):
+        if (env.family, env.kind) == ("session", "start") or isinstance(env.event, NoteEvent):
             return NarrativeInputs()
         ctx = self._ctx
         sources = ("threads", "decisions", "snapshot") if env.family == "compaction" else ("threads", "decisions")
@@ -124,22 +149,15 @@ class NarrativeProjection:
                              (c.id for c in commitments))
 
     def _structured(self, env: Envelope, inputs: NarrativeInputs, timeline: list[TimelineItem]) -> str:
-        threads, decisions = inputs.threads, inputs.decisions
-        if inputs.enhanced is not None:  # Claude's wording where there is one
-            if threads is not None:
-                threads = msgspec.structs.replace(threads, threads=enhance.enhance_threads(threads.threads,
-                                                                                         inputs.enhanced))
-            if decisions is not None:
-                decisions = msgspec.structs.replace(decisions, decisions=enhance.enhance_decisions(
-                    decisions.decisions, inputs.enhanced))
-        entries = [TimelineEntry(ts=i.ts, kind=i.kind, text=i.text) for i in timeline]  # type: ignore[arg-type]
-        entries += timeline_from_threads(threads)
-        return build_structured_narrative(env.event.ts, self._tz, threads, decisions, entries)
+        return structured_narrative(env.event.ts, self._tz, inputs.threads, inputs.decisions, timeline,
+                                    inputs.enhanced)
 
     def compose(self, doc: NarrativeDoc | None, env: Envelope, inputs: Any) -> NarrativeDoc:
         assert isinstance(inputs, NarrativeInputs)
         now = env.event.ts
-        timeline = [i for i in (doc.timeline if doc else []) if now - i.ts <= TIMELINE_KEEP]
+        timeline = list(doc.timeline) if doc else []
+        if not isinstance(env.event, NoteEvent):  # a note's time is a file's: the agent's own events prune
+            timeline = [i for i in timeline if now - i.ts <= TIMELINE_KEEP]
         timeline = [*timeline, timeline_item(env)][-TIMELINE_MAX:]
         enhanced = inputs.enhanced if inputs.regenerate else (doc.enhanced if doc else None)
         if not inputs.regenerate:
@@ -176,5 +194,5 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
     return NarrativeHandler(ctx, tracker, llm)
 
 
-SPEC = WorkerSpec(name="narrative", families=("session", "compaction"), build=build,
+SPEC = WorkerSpec(name="narrative", families=("session", "compaction", "notes"), build=build,
                   config_sections=("narrative",), buckets=(BUCKET_NARRATIVES,))
