@@ -95,6 +95,10 @@ class RecallSettings(msgspec.Struct, frozen=True, kw_only=True):
     hot_size: Annotated[int, Meta(ge=0, le=1000)] = 50
     cold_idle_days: Annotated[int, Meta(ge=1, le=365)] = 14
     cold_min_hits: Annotated[int, Meta(ge=0, le=1000)] = 3
+    # With ANTHROPIC_API_KEY: Claude orders the formula's top candidates of each query
+    # (workers.recall.rerank); off by default (a model call per query)
+    rerank: bool = False
+    rerank_candidates: Annotated[int, Meta(ge=2, le=50)] = 20
 
 
 class TracesSettings(msgspec.Struct, frozen=True, kw_only=True):

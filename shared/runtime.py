@@ -244,7 +244,8 @@ class WorkerHost:
         assert spec.serve is not None
         health = self.registry.worker(f"{spec.name}-api")
         ctx = WorkerContext(nc=nc, js=nc.jetstream(), settings=self.settings, worker=spec.name,
-                            consumer="", producer=producer_id(spec, self.settings, self.version), health=health)
+                            consumer="", producer=producer_id(spec, self.settings, self.version), health=health,
+                            extras=self.extras)  # an API may call the LLM too (recall's re-ranker)
         await spec.serve(ctx, self.stop)
 
     def install_signal_handlers(self) -> None:

@@ -64,7 +64,9 @@ from workers.recall.capture import (
 )
 from workers.recall.embedders import Embedder, EmbedderUnavailable, make_embedder
 from workers.recall.facts import FactSync, fact_memories, settle
+from workers.recall.models import RankedMemory
 from workers.recall.ranking import one_per_message, rank
+from workers.recall.rerank import rerank
 from workers.recall.store import MemoryFilter, MemoryPoint, MemoryStore, StoreError, StoreUnavailable, open_store
 from workers.recall.tokens import format_memories_with_budget
 
@@ -396,6 +398,12 @@ def recall_now(hits_ts: list[datetime]) -> datetime:
 
 def answer(req: RecallRequest, agent: str, settings: Any) -> RecallReply:
     """Search, rank and trim to the token budget (runs in a worker thread)."""
+    return reply_of(candidates(req, agent, settings)[0], req, settings)
+
+
+def candidates(req: RecallRequest, agent: str, settings: Any, depth: int = 0) -> tuple[list[RankedMemory], datetime]:
+    """The ranked memories for ``req`` (at least ``depth`` of them when there are, for the
+    re-ranker) and the "now" they were ranked at (runs in a worker thread)."""
     store, embedder = HOLDER.store, HOLDER.embedder
     assert store is not None and embedder is not None
     vector = embedder.embed_query(req.query)
@@ -407,7 +415,13 @@ def answer(req: RecallRequest, agent: str, settings: Any) -> RecallReply:
     # alone: the lexical half is what finds the names a question asks about. A message's
     # turn, its context window and its cue sentences count once (the best of them).
     ranked = one_per_message(rank(hits, now=now, project=req.project, similarity_floor=embedder.similarity_floor,
-                                  fused=True), limit=req.limit or settings.recall.limit)
+                                  fused=True), limit=max(req.limit or settings.recall.limit, depth))
+    return ranked, now
+
+
+def reply_of(ranked: list[RankedMemory], req: RecallRequest, settings: Any) -> RecallReply:
+    """The first ``limit`` of ``ranked`` within the token budget."""
+    ranked = ranked[: req.limit or settings.recall.limit]
     budget = format_memories_with_budget([r.memory.content for r in ranked],
                                          req.budget_tokens or settings.recall.budget_tokens)
     kept = ranked[: budget.included]
@@ -462,6 +476,9 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
         task.cancel()
     if stop.is_set():
         return
+    llm = LlmClient(ctx.settings, ctx.js, http_client=ctx.extras.get("llm_http_client"),
+                    max_retries=ctx.extras.get("llm_max_retries", 3))
+    reranking = ctx.settings.recall.rerank and llm.enabled
 
     async def handle(agent: str, req: RecallRequest) -> RecallReply:
         if not req.query.strip():
@@ -469,13 +486,17 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
         if req.limit is not None and not 1 <= req.limit <= 200:
             raise ApiError(400, "limit must be between 1 and 200")
         with RECALL_SECONDS.time():
-            reply = await asyncio.to_thread(answer, req, agent, ctx.settings)
+            depth = ctx.settings.recall.rerank_candidates if reranking else 0
+            ranked, now = await asyncio.to_thread(candidates, req, agent, ctx.settings, depth)
+            if reranking:
+                ranked = await rerank(llm, agent, req.query, ranked, now, depth)
+            reply = reply_of(ranked, req, ctx.settings)
         if reply.memories:
             await _publish_access(ctx, agent, [m.id for m in reply.memories])
         facts = [m.fact_id for m in reply.memories if m.fact_id]
         if facts:  # the facts returned are accessed: the knowledge worker promotes them
-            now = await _latest_event_ts(ctx, agent) or datetime.now(UTC)
-            await publish_ids(ctx.js, ctx.settings.prefix, agent, "fact_access", facts, now, "recall-api")
+            at = await _latest_event_ts(ctx, agent) or datetime.now(UTC)
+            await publish_ids(ctx.js, ctx.settings.prefix, agent, "fact_access", facts, at, "recall-api")
         return reply
 
     async def consolidate(agent: str, req: ConsolidateRequest) -> ConsolidateReply:
@@ -483,8 +504,12 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
         return await asyncio.to_thread(consolidation_plan, agent, ctx.settings, now)
 
     ctx.health.set_ready(True, "serving")
-    await serve_endpoints(ctx.nc, ctx.settings.prefix, "cortex-recall", "0.1.0",
-                          [("recall", RecallRequest, handle), ("consolidate", ConsolidateRequest, consolidate)], stop)
+    try:
+        await serve_endpoints(ctx.nc, ctx.settings.prefix, "cortex-recall", "0.1.0",
+                              [("recall", RecallRequest, handle), ("consolidate", ConsolidateRequest, consolidate)],
+                              stop)
+    finally:
+        await llm.aclose()
 
 
 async def _publish_access(ctx: WorkerContext, agent: str, ids: list[str]) -> None:
