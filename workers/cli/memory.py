@@ -8,7 +8,7 @@ import asyncio
 import json
 import sys
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,11 +20,22 @@ from schemas.docs import KnowledgeDoc
 from schemas.events import FeedbackEvent, NoteEvent
 from shared.asof import DocReader
 from shared.config import Settings
+from shared.errors import TransientError
+from shared.llm import LlmClient
 from shared.names import BUCKET_KNOWLEDGE, NOTES_KIND, published_subject
 from workers.cli import CliError
 from workers.cli.common import connected, require_data
 from workers.cli.query import _agent, request_api
-from workers.recall.markdown import note_id, split_sections
+from workers.recall.markdown import (
+    SUMMARY_PURPOSE,
+    SUMMARY_SYSTEM,
+    needs_summary,
+    note_id,
+    split_sections,
+    summary_id,
+    summary_prompt,
+    summary_text,
+)
 from workers.tables import render_table
 
 if TYPE_CHECKING:
@@ -35,6 +46,8 @@ def register(sub: Any) -> None:
     index = sub.add_parser("index", help="publish a memory directory's markdown sections as NoteEvents")
     index.add_argument("dir")
     index.add_argument("--agent", required=True)
+    index.add_argument("--summarize", action="store_true",
+                       help="also a one-sentence summary of each section by Claude (needs ANTHROPIC_API_KEY)")
     index.add_argument("--nats-url")
     index.set_defaults(handler=cmd_index)
 
@@ -87,11 +100,40 @@ def _scan(root: Path, agent: str, state_path: Path) -> tuple[list[NoteEvent], se
     return _notes(root, agent), known
 
 
+Publish = Callable[[FeedbackEvent], Awaitable[None]]
+
+
+async def summarize_notes(llm: LlmClient, notes: Sequence[NoteEvent], publish: Publish,
+                          progress: Callable[[int, int], None] = lambda i, n: None) -> tuple[list[str], int]:
+    """Claude's one-sentence summary of each note, published as a ``remember`` event
+    (``workers.recall.markdown``); returns the summary ids published and how many Claude
+    did not give (refused, rejected, over the day's budget: asked again on a later run).
+    An outage stops it (TransientError) after what was published."""
+    done: list[str] = []
+    missed = 0
+    for i, note in enumerate(notes, 1):
+        answer = await llm.complete(agent=note.agent, purpose=SUMMARY_PURPOSE, system=SUMMARY_SYSTEM,
+                                    prompt=summary_prompt(note.path, note.headings, note.content), when=note.ts,
+                                    max_tokens=256)
+        text = summary_text(note.path, note.headings, answer)
+        if text is None:
+            missed += 1
+        else:
+            event = FeedbackEvent(id=summary_id(note.id), agent=note.agent, ts=note.ts, kind="remember",
+                                  value={"content": text, "type": "fact", "scope": "permanent"}, actor="cortex-index")
+            await publish(event)
+            done.append(event.id)
+        progress(i, len(notes))
+    return done, missed
+
+
 async def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
     agent = _agent(args.agent)
     root = Path(args.dir)
     if not await asyncio.to_thread(root.is_dir):
         raise CliError(f"{root} is not a directory")
+    if args.summarize and not settings.anthropic_api_key:
+        raise CliError("--summarize asks Claude for the summaries: set ANTHROPIC_API_KEY")
     state_path = _state_path(settings, agent)
     notes, known = await asyncio.to_thread(_scan, root, agent, state_path)
     todo = [n for n in notes if n.id not in known]
@@ -103,11 +145,39 @@ async def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
             known.add(note.id)
             if i % 50 == 0 or i == len(todo):
                 print(f"\rindex: {i}/{len(todo)} sections", end="", file=sys.stderr, flush=True)
-    if todo:
-        print(file=sys.stderr)
+        if todo:
+            print(file=sys.stderr)
+        summarized = await _summaries(js, settings, notes, known, state_path) if args.summarize else ""
     await asyncio.to_thread(_save_state, state_path, known)
-    print(f"indexed {len(notes)} sections from {root}: {len(todo)} new, {len(notes) - len(todo)} unchanged")
+    print(f"indexed {len(notes)} sections from {root}: {len(todo)} new, {len(notes) - len(todo)} unchanged"
+          + summarized)
     return 0
+
+
+async def _summaries(js: Any, settings: Settings, notes: Sequence[NoteEvent], known: set[str],
+                     state_path: Path) -> str:
+    """Summaries of the sections that have none yet (``known`` gains their ids); the
+    report's tail. An outage ends the command after saving what was done."""
+    wanted = [n for n in notes if summary_id(n.id) not in known and needs_summary(n.content)]
+
+    async def publish(event: FeedbackEvent) -> None:
+        await js.publish(published_subject(settings.prefix, "feedback", event.agent, "remember"),
+                         msgspec.json.encode(event), headers={"Nats-Msg-Id": event.id})
+        known.add(event.id)
+
+    def progress(i: int, n: int) -> None:
+        print(f"\rsummarize: {i}/{n} sections", end="\n" if i == n else "", file=sys.stderr, flush=True)
+
+    llm = LlmClient(settings, js)
+    try:
+        done, missed = await summarize_notes(llm, wanted, publish, progress)
+    except TransientError as exc:
+        await asyncio.to_thread(_save_state, state_path, known)
+        raise CliError(f"{exc}: the summaries made so far are published; run the command again to go on") from exc
+    finally:
+        await llm.aclose()
+    tail = f"; {len(done)} summaries" if wanted else "; every section long enough has a summary"
+    return tail + (f" ({missed} not given by Claude: asked again next time)" if missed else "")
 
 
 async def cmd_memory(args: argparse.Namespace, settings: Settings) -> int:
