@@ -127,14 +127,15 @@ class Gateway:
 
     async def fresh_boot(self, session: str | None = None, within_s: float = 30.0) -> dict[str, Any]:
         """Ask until no source worker is lagging behind the events just published (and
-        until the boot worker answers at all: it may still be starting)."""
+        until the boot worker answers at all: it may still be starting, or answer 503 while
+        a NATS cluster elects a leader)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + within_s
         while True:
             try:
                 doc = await self.boot(session)
-            except (nats.errors.NoRespondersError, nats.errors.TimeoutError):
-                if loop.time() >= deadline:
+            except (nats.errors.NoRespondersError, nats.errors.TimeoutError, CortexError) as exc:
+                if loop.time() >= deadline or (isinstance(exc, CortexError) and exc.code != 503):
                     raise
                 doc = {"lagging": ["boot"]}
             if not doc.get("lagging") or loop.time() >= deadline:

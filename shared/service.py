@@ -2,7 +2,9 @@
 
 The agent is the last subject token, so NATS permissions can confine a client to its own
 agents. Requests are JSON decoded into a Struct; an error reply is
-``{"error": {"code", "message"}}`` with the micro error headers.
+``{"error": {"code", "message"}}`` with the micro error headers: 400 for a bad request,
+503 when NATS could not answer the handler's reads for now (a cluster electing a leader, a
+reconnect: ask again), 500 for any other failure inside Cortex.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from prometheus_client import Counter, Histogram
 
 from schemas.api import ErrorBody, ErrorReply
 from schemas.events import is_valid_agent
+from shared.errors import TransientError, is_transient
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +47,30 @@ def error_body(code: int, message: str) -> bytes:
     return _encoder.encode(ErrorReply(error=ErrorBody(code=code, message=message)))
 
 
+def unavailable(exc: BaseException) -> bool:
+    """A failure under the handler that asking again can cure: NATS timed out, had no
+    responder, JetStream was unavailable or the connection was being re-established (a
+    cluster electing a leader, a reconnect), or a store the handler needs is down
+    (``TransientError``). An ``OSError`` counts only as a connection error or a timeout:
+    a file the handler cannot write is not cured by asking again."""
+    if isinstance(exc, OSError) and not isinstance(exc, ConnectionError | TimeoutError):
+        return False
+    return is_transient(exc)
+
+
+def _failure(exc: Exception, service: str) -> tuple[str, int, str]:
+    """(outcome, code, message) of a request whose handler raised ``exc``."""
+    if isinstance(exc, ApiError):
+        return ("bad_request" if exc.code < 500 else "error"), exc.code, exc.message
+    if unavailable(exc):
+        log.warning("api_unavailable", extra={"service": service, "error": f"{type(exc).__name__}: {exc}"})
+        cause = str(exc) if isinstance(exc, TransientError) else (
+            f"NATS did not answer ({type(exc).__name__}: a leader election or a reconnect)")
+        return "unavailable", 503, f"temporarily unavailable: {cause}; ask again"
+    log.exception("api_failed", extra={"service": service})
+    return "error", 500, f"internal error: {type(exc).__name__}"
+
+
 Endpoint = tuple[str, type[Any], Callable[[str, Any], Awaitable[msgspec.Struct]]]
 
 
@@ -61,14 +88,9 @@ async def _dispatch(req: Request, service: str, request_type: type[Any],
             raise ApiError(400, f"bad request: {exc}") from exc
         reply = await handle(agent, body)
         await req.respond(_encoder.encode(reply))
-    except ApiError as exc:
-        outcome = "bad_request" if exc.code < 500 else "error"
-        await req.respond_error(str(exc.code), exc.message, data=error_body(exc.code, exc.message))
     except Exception as exc:
-        outcome = "error"
-        log.exception("api_failed", extra={"service": service})
-        await req.respond_error("500", f"internal error: {type(exc).__name__}",
-                                data=error_body(500, f"internal error: {type(exc).__name__}"))
+        outcome, code, message = _failure(exc, service)
+        await req.respond_error(str(code), message, data=error_body(code, message))
     finally:
         API_REQUESTS.labels(service, outcome).inc()
         API_SECONDS.labels(service).observe(time.perf_counter() - started)
