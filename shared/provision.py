@@ -3,8 +3,10 @@ from several pods at once (a lost creation race becomes an update)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
+import time
 from collections.abc import Iterable
 
 import msgspec
@@ -14,7 +16,7 @@ from nats.js.client import JetStreamContext
 
 from shared.asof import DOC_HISTORY
 from shared.config import Settings, parse_duration_s
-from shared.errors import WorkerCannotRun
+from shared.errors import TransientError, WorkerCannotRun
 from shared.kv import checkpoint_value, kv_read
 from shared.names import (
     ALL_BUCKETS,
@@ -44,6 +46,7 @@ MIGRATING_METADATA = "cortex_migrating"  # on CORTEX_EVENTS while ``cortex init 
 _IN_USE = 10058  # stream name already in use with a different configuration
 _NOT_CLUSTERED = 10074  # replicas > 1 not supported in non-clustered mode
 _NO_PEERS = 10005  # no suitable peers for placement (more replicas than servers)
+_OVER_STREAM = 10126  # consumer config replica count exceeds parent stream
 
 
 class ReplicasError(WorkerCannotRun):
@@ -51,14 +54,25 @@ class ReplicasError(WorkerCannotRun):
     worker that meets it stops with it, as `cortex init` does)."""
 
 
+class ReplicasUnavailable(TransientError):
+    """The cluster has enough servers for ``CORTEX_REPLICAS`` copies, but not enough of them
+    can take one now (a server still joining, down, or out of JetStream storage): one line;
+    a worker retries, `cortex init` fails and can be run again (the init Job retries)."""
+
+
 def _refusal(exc: nats.js.errors.APIError, replicas: int, what: str,
-             servers: int | None) -> ReplicasError | None:
+             servers: int | None) -> ReplicasError | ReplicasUnavailable | None:
     """The server's refusal of ``replicas`` copies of ``what`` as one line, or None (another error)."""
     reason = exc.description or str(exc)
     if exc.err_code == _NOT_CLUSTERED:
         return ReplicasError(f"CORTEX_REPLICAS={replicas}: the NATS server is not part of a cluster and holds one "
                              f"copy of {what} (the server says: {reason}); set CORTEX_REPLICAS=1, or run "
                              f"{replicas} or more clustered servers")
+    if exc.err_code == _NO_PEERS and servers is not None and servers >= replicas:
+        return ReplicasUnavailable(f"CORTEX_REPLICAS={replicas}: the NATS cluster has {servers} servers, but fewer "
+                                   f"than {replicas} can take a copy of {what} now (the server says: {reason}); a "
+                                   "server is still joining, down or out of JetStream storage: try again when "
+                                   "every server is up")
     if exc.err_code == _NO_PEERS:
         size = f"has {servers} servers" if servers else "has fewer servers"
         return ReplicasError(f"CORTEX_REPLICAS={replicas}: the NATS cluster {size}, it cannot hold {replicas} copies "
@@ -419,14 +433,38 @@ async def ensure_consumer(js: JetStreamContext, spec: ConsumerSpec, settings: Se
 
 
 async def _add_consumer(js: JetStreamContext, config: api.ConsumerConfig) -> None:
-    """Create or update; more replicas than the servers hold is ``ReplicasError``."""
+    """Create or update; more replicas than the servers hold, or than CORTEX_EVENTS has, is
+    ``ReplicasError``."""
     try:
         await js.add_consumer(EVENTS_STREAM, config)
     except nats.js.errors.APIError as exc:
+        if exc.err_code == _OVER_STREAM:  # a worker's setting above the stream's: init raises the stream first
+            raise ReplicasError(f"CORTEX_REPLICAS={config.num_replicas}: {EVENTS_STREAM} has fewer copies, and "
+                                f"consumer {config.durable_name} cannot have more than its stream (the server "
+                                f"says: {exc.description or exc}); run `cortex init` with the same setting "
+                                "(it raises the stream first)") from None
         refused = _refusal(exc, config.num_replicas or 1, f"consumer {config.durable_name}", cluster_servers(js))
         if refused is None:
             raise
         raise refused from None
+
+
+async def await_placed(js: JetStreamContext, stream: str, within: float = 30.0) -> None:
+    """Until every copy of ``stream`` its configuration asks for has a server. A stream raised
+    in place gets its new peers a moment (~0.2 s) after the update returns; a consumer raised
+    before then is refused ("consumer config replica count exceeds parent stream")."""
+    deadline = time.monotonic() + within
+    while True:
+        info = await js.stream_info(stream)
+        want = info.config.num_replicas or 1
+        cluster = info.cluster
+        have = 1 + len(cluster.replicas or []) if cluster is not None and cluster.leader else 0
+        if want <= 1 or have >= want:
+            return
+        if time.monotonic() >= deadline:
+            raise ReplicasUnavailable(f"{stream}: {have} of its {want} copies placed after {within:.0f} s (a server "
+                                      "is down or out of JetStream storage); try again when every server is up")
+        await asyncio.sleep(0.1)
 
 
 async def recreate_at_checkpoint(js: JetStreamContext, config: api.ConsumerConfig) -> int:
@@ -493,6 +531,8 @@ async def provision(js: JetStreamContext, settings: Settings, consumers: Iterabl
     if await raise_replicas(js, f"KV_{BUCKET_FORGETS}", settings.replicas) == "raised":  # made by the first forget
         report[f"bucket {BUCKET_FORGETS}"] = "raised"
     specs = list(consumers)
+    if specs and settings.replicas > 1:
+        await await_placed(js, EVENTS_STREAM)
     for name, seq in (await seed_checkpoints(js, specs)).items():
         report[f"checkpoint {name} (re-partitioned: starts after sequence {seq})"] = "seeded"
     for spec in specs:

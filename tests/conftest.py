@@ -38,7 +38,8 @@ def nats_server(tmp_path: Path) -> Iterator[EmbeddedNats]:
 @pytest.fixture
 async def nats_cluster(tmp_path: Path) -> AsyncIterator[cortex_testkit.NatsCluster]:
     """Three routed ``nats-server -js`` nodes on loopback (random ports, a store each), ready
-    when every node answers a JetStream request; ``.url`` lists all three, comma-separated."""
+    when every node answers a JetStream request and the meta group has all three current;
+    ``.url`` lists all three, comma-separated."""
     cluster = cortex_testkit.NatsCluster(tmp_path / "cluster")
     cluster.start()
     try:

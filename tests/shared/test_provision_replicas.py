@@ -9,16 +9,20 @@ import sys
 from typing import Any
 
 import nats
+import nats.js.errors
 import pytest
 from cortex_testkit import NatsCluster
 from nats.js import api
 from nats.js.client import JetStreamContext
 
 from shared.config import load_settings
+from shared.errors import is_transient
 from shared.names import ALL_BUCKETS, BUCKET_CHECKPOINTS, BUCKET_FORGETS, DLQ_STREAM, EVENTS_STREAM
 from shared.provision import (
     ConsumerSpec,
     ReplicasError,
+    ReplicasUnavailable,
+    _refusal,
     consumer_replicas,
     ensure_bucket,
     ensure_consumer,
@@ -68,6 +72,10 @@ async def test_init_raises_what_it_made_with_one_replica_and_every_consumer_keep
             await msg.ack_sync()
         before = await js.consumer_info(EVENTS_STREAM, "threads")
         assert set((await replicas(js)).values()) == {1}
+        with pytest.raises(ReplicasError, match=r"^CORTEX_REPLICAS=3: CORTEX_EVENTS has fewer copies, and consumer "
+                                                r"threads cannot have more than its stream .* run `cortex init`"):
+            await ensure_consumer(js, ConsumerSpec(name="threads", families=("msg",)), R3)  # a worker: no recreate
+
 
         report = await provision(js, R3, consumer_specs())
         assert report[f"stream {EVENTS_STREAM}"] == report[f"stream {DLQ_STREAM}"] == "updated"
@@ -164,3 +172,19 @@ async def test_recreating_a_consumer_resumes_after_the_lower_of_its_ack_floor_an
     longer = load_settings({"CORTEX_RUNTIME_ACK_WAIT_S": "90"})  # and can still change what may change
     assert await ensure_consumer(js, spec, longer) == "updated"
     assert (await js.consumer_info(EVENTS_STREAM, "threads")).config.opt_start_seq == 5
+
+
+def test_no_room_on_a_cluster_with_enough_servers_is_a_retryable_line_not_a_setting_to_change() -> None:
+    """"no suitable peers" also comes from a cluster of three whose third server is still
+    joining (met right after the nodes start) or down (the cluster keeps announcing it):
+    telling the operator to lower CORTEX_REPLICAS then is wrong, and a worker must wait, not stop."""
+    no_room = nats.js.errors.BadRequestError(code=400, err_code=10005, description="no suitable peers for placement")
+    joining = _refusal(no_room, 3, "CORTEX_EVENTS", servers=3)
+    assert isinstance(joining, ReplicasUnavailable) and is_transient(joining)
+    assert str(joining) == ("CORTEX_REPLICAS=3: the NATS cluster has 3 servers, but fewer than 3 can take a copy of "
+                            "CORTEX_EVENTS now (the server says: no suitable peers for placement); a server is "
+                            "still joining, down or out of JetStream storage: try again when every server is up")
+    too_many = _refusal(no_room, 5, "CORTEX_EVENTS", servers=3)
+    assert isinstance(too_many, ReplicasError) and not is_transient(too_many)
+    unknown = _refusal(no_room, 3, "CORTEX_EVENTS", servers=None)  # no_advertise: the count is not known
+    assert isinstance(unknown, ReplicasError) and "has fewer servers" in str(unknown)

@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Awaitable, Callable, Iterable
 from importlib import resources
 from pathlib import Path
@@ -130,13 +131,15 @@ class NatsCluster:
     be SIGKILLed, stopped and restarted on the same ports and stores.
 
     ``start()`` returns when every node accepts connections; ``await ready()`` when every
-    node answers a JetStream request (the meta leader is elected and known to all)."""
+    node answers a JetStream request and the meta leader counts every node as a current
+    peer (seen on each node's monitoring port, ``/jsz``): three replicas can be placed."""
 
     def __init__(self, directory: Path, size: int = 3, name: str = "cortex-test") -> None:
         self.dir = directory
         self.name = name
         self.ports = [free_port() for _ in range(size)]
         self.route_ports = [free_port() for _ in range(size)]
+        self.monitor_ports = [free_port() for _ in range(size)]
         self.procs: list[subprocess.Popen[bytes] | None] = [None] * size
         self.names = [f"n{i}" for i in range(size)]
 
@@ -175,7 +178,7 @@ class NatsCluster:
         with open(store / "nats-server.log", "ab") as out:
             self.procs[i] = subprocess.Popen(
                 [nats_server_binary(), "-js", "-a", "127.0.0.1", "-p", str(self.ports[i]), "-sd", str(store / "js"),
-                 "--server_name", self.names[i], "--cluster_name", self.name,
+                 "-m", str(self.monitor_ports[i]), "--server_name", self.names[i], "--cluster_name", self.name,
                  "--cluster", f"nats://127.0.0.1:{self.route_ports[i]}", "--routes", routes],
                 stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
         if wait:
@@ -233,9 +236,35 @@ class NatsCluster:
 
         await wait_for(answers, within=within, interval=0.1)
 
+    def _jsz_meta(self, i: int) -> dict[str, Any]:
+        """Node ``i``'s view of the JetStream meta group (monitoring ``/jsz``); {} when it does not answer."""
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{self.monitor_ports[i]}/jsz", timeout=2) as resp:
+                meta = json.loads(resp.read()).get("meta_cluster")
+        except (OSError, ValueError):
+            return {}
+        return meta if isinstance(meta, dict) else {}
+
+    def meta_formed(self) -> bool:
+        """Every running node knows the same meta leader, and the leader counts every other
+        running node as a current peer. Before that, placing three replicas can fail with
+        "no suitable peers for placement" although all three nodes answer JetStream requests
+        (the leader elected before the third node caught up)."""
+        running = self.running()
+        leaders = {self._jsz_meta(i).get("leader") for i in running}
+        if len(leaders) != 1 or not (leader := leaders.pop()) or leader not in self.names:
+            return False
+        peers = {str(r.get("name")): r for r in self._jsz_meta(self.index(leader)).get("replicas") or []}
+        return all(peers.get(self.names[i], {}).get("current") for i in running if self.names[i] != leader)
+
     async def ready(self, within: float = 30.0) -> None:
         for i in self.running():
             await self.node_ready(i, within)
+
+        async def formed() -> bool:
+            return await asyncio.to_thread(self.meta_formed)
+
+        await wait_for(formed, within=within, interval=0.05)
 
     def __enter__(self) -> NatsCluster:
         return self.start()

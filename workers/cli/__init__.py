@@ -15,6 +15,7 @@ from shared.connection import ConnectError
 from shared.embedded import EmbeddedError
 from shared.errors import WorkerCannotRun
 from shared.logs import configure
+from shared.provision import ReplicasUnavailable
 
 Command = Callable[[argparse.Namespace, Settings], Coroutine[Any, Any, int]]
 
@@ -113,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
         return code
     except BrokenPipeError:
         return _stdout_gone()
-    except (CliError, ConnectError, EmbeddedError, SettingsError, WorkerCannotRun) as exc:
+    except (CliError, ConnectError, EmbeddedError, SettingsError, WorkerCannotRun, ReplicasUnavailable) as exc:
         print(f"cortex: {exc}", file=sys.stderr)
         return getattr(exc, "code", 1)
 
