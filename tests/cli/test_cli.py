@@ -13,6 +13,9 @@ from typing import Any
 import nats
 import nats.errors
 import pytest
+from nats.js import api
+
+from workers.cli.ops import replication
 
 
 def cortex(*args: str, env: dict[str, str] | None = None, stdin: str | None = None,
@@ -126,6 +129,18 @@ def test_status_lists_streams_consumers_and_buckets(nats_url: str) -> None:
     assert "cortex_checkpoints" in result.stdout and "pending=" in result.stdout
 
 
+def test_replication_names_the_copies_the_leader_and_each_peer_behind() -> None:
+    """The quick guard of what status prints on a cluster (the real cluster: the slow test below)."""
+    peers = [api.PeerInfo(name="n1", current=True, lag=0), api.PeerInfo(name="n2", current=False, lag=40),
+             api.PeerInfo(name="n3", current=False, offline=True)]
+    lagging = replication(3, api.ClusterInfo(leader="n0", replicas=peers))
+    assert lagging == "replicas=3 leader=n0 lagging=n2(lag 40),n3(offline)"
+    assert replication(3, api.ClusterInfo(leader=None, replicas=peers[:1])) == "replicas=3 leader=none lagging=-"
+    assert replication(1, api.ClusterInfo(leader="solo")) == "replicas=1 leader=solo lagging=-"
+    assert replication(1, None) == "replicas=1 leader=- lagging=-"
+
+
+@pytest.mark.slow
 async def test_status_on_a_cluster_shows_replicas_leaders_and_the_lagging_peer(nats_cluster: Any,
                                                                                 wait_for: Any) -> None:
     """`cortex init` with CORTEX_REPLICAS=3 against the cluster, one node of CORTEX_EVENTS's

@@ -213,6 +213,19 @@ class NatsCluster:
                     proc.kill()
                     proc.wait(5)
 
+    def clients(self, i: int) -> list[str]:
+        """The names of the client connections node ``i`` holds now (its monitoring ``/connz``)."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.monitor_ports[i]}/connz?limit=1024", timeout=5) as resp:
+            return [str(c.get("name", "")) for c in json.loads(resp.read()).get("connections") or []]
+
+    def node_holding(self, client_name: str) -> int | None:
+        """The running node a client named ``client_name`` is connected to, if any."""
+        for i in self.running():
+            with contextlib.suppress(OSError):
+                if client_name in self.clients(i):
+                    return i
+        return None
+
     def running(self) -> list[int]:
         return [i for i, proc in enumerate(self.procs) if proc is not None and proc.poll() is None]
 
