@@ -7,8 +7,9 @@ language. Everything here is pure: no clock, no I/O.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 
 from schemas.docs import Thread
 from schemas.types import Mood, Priority
@@ -47,9 +48,9 @@ def iso_seconds(moment: datetime) -> str:
     return as_utc(moment).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def iso_minutes(moment: datetime) -> str:
-    """``2026-02-17T10:30``: the reference's ``last_activity.slice(0, 16)``."""
-    return as_utc(moment).strftime("%Y-%m-%dT%H:%M")
+def local_minutes(moment: datetime, tz: tzinfo) -> str:
+    """``2026-02-17 11:30``: the local time of ``moment`` in ``tz`` (CORTEX_TIMEZONE)."""
+    return as_utc(moment).astimezone(tz).strftime("%Y-%m-%d %H:%M")
 
 
 def one_line(text: str) -> str:
@@ -68,11 +69,51 @@ def cut(text: str, limit: int) -> str:
 
 _CLAUSE_TAIL = " \t,;:-–—(/"
 
+# A cut sentence must keep this many words to say something; fewer, and the text ends with
+# the sentence before it ("… key service." rather than "… key service. Decided: For…").
+MIN_CUT_WORDS = 4
+_SENTENCE_BREAK = re.compile(r"[.!?](?=\s)|[。！？]")
+_LABEL = re.compile(r"^\s*\w+(?: \w+)?:\s")  # "Decided: ", "Waiting for: " name a clause, say nothing
+_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_WORDS = re.compile(r"\w+")
+
+
+def _words_said(text: str) -> int:
+    """Words of a clause without its label; CJK text (no spaces) counts two characters a word."""
+    text = _LABEL.sub("", text, count=1)
+    cjk = len(_CJK_CHAR.findall(text))
+    return cjk // 2 + len(_WORDS.findall(_CJK_CHAR.sub(" ", text)))
+
+
+def _drop_stub(head: str) -> str | None:
+    """``head`` up to its last sentence end when the sentence cut after it keeps fewer than
+    ``MIN_CUT_WORDS`` words; None when the cut sentence says enough (or is the only one)."""
+    ends = [m.end() for m in _SENTENCE_BREAK.finditer(head)]
+    if not ends or _words_said(head[ends[-1]:]) >= MIN_CUT_WORDS:
+        return None
+    return head[: ends[-1]].rstrip()
+
+
+def fact_parts(text: str) -> list[str]:
+    """The sentences of ``text`` that say something — lower-cased, whitespace collapsed,
+    without a label ("Decided: ") or cut mark, of at least ``MIN_CUT_WORDS`` words — for
+    telling whether another text says the same."""
+    parts = []
+    flat = one_line(text)
+    starts = [0, *(m.end() for m in _SENTENCE_BREAK.finditer(flat))]
+    for start, end in zip(starts, [*starts[1:], len(flat)], strict=True):
+        part = _LABEL.sub("", flat[start:end], count=1).strip().removesuffix("…").rstrip(" .!?。！？").lower()
+        if _words_said(part) >= MIN_CUT_WORDS:
+            parts.append(part)
+    return parts
+
 
 def clip_words(text: str, limit: int, ellipsis: str = "…") -> str:
     """``text`` within ``limit`` characters; when cut, cut between words and marked with
     ``ellipsis`` (never "…auf flaky net"). A single word longer than half the limit, or
-    text without spaces (CJK), is cut where the limit falls."""
+    text without spaces (CJK), is cut where the limit falls. A cut never leaves a stub: when
+    fewer than ``MIN_CUT_WORDS`` words of the last sentence fit, the text ends with the
+    sentence before it, whole and unmarked."""
     if len(text) <= limit:
         return text
     room = max(limit - len(ellipsis), 0)
@@ -81,7 +122,9 @@ def clip_words(text: str, limit: int, ellipsis: str = "…") -> str:
         space = max(head.rfind(" "), head.rfind("\n"))
         if space > room // 2:
             head = head[:space]
-    return head.rstrip(_CLAUSE_TAIL) + ellipsis
+    head = head.rstrip(_CLAUSE_TAIL)
+    whole = _drop_stub(head)
+    return whole if whole else head + ellipsis
 
 
 _MIN_PARTIAL_LINE = 24  # a cut line shorter than this says nothing: leave it out
@@ -106,6 +149,13 @@ def clip_lines(text: str, limit: int, ellipsis: str = "…") -> str:
             kept.append(clip_words(line, room, ellipsis))
         break
     return "\n".join(kept).rstrip()
+
+
+def decision_listed(decision: str, whats: Iterable[str]) -> bool:
+    """Whether ``decision`` — a decision's what as a thread records it, maybe cut with "…" —
+    is one of ``whats`` (the decisions a document lists)."""
+    core = one_line(decision).removesuffix("…").rstrip()
+    return bool(core) and any(one_line(w).startswith(core) for w in whats)
 
 
 def plural(count: int, singular: str, plural_form: str | None = None) -> str:

@@ -54,7 +54,7 @@ async def test_a_searched_and_a_briefed_fact_is_promoted(nats_url: str, tmp_path
         await wait_for(lambda: relevance(promote(aged)), within=30)
 
         boot = await nc.request("cortex.api.boot.mia", b"{}", timeout=10)
-        assert b"works-at" in boot.data
+        assert b"Maria works at Acme" in boot.data  # the predicate read as words
         await wait_for(lambda: relevance(promote(promote(aged))), within=30)
     finally:
         host.stop.set()

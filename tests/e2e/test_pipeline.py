@@ -15,6 +15,7 @@ from schemas.api import CommitmentsReply, SearchReply, StatusReply, ThreadsReply
 from schemas.docs import BootDoc, CommitmentsDoc, DecisionsDoc, KnowledgeDoc, SnapshotDoc, ThreadsDoc
 from shared.kv import kv_read
 from shared.names import EVENTS_STREAM
+from workers.evals.briefing_checks import briefing_defects
 
 CUT_EVERY = 5
 
@@ -65,7 +66,9 @@ async def test_demo_conversation_yields_threads_decisions_commitments_snapshot_a
 
     boot = msgspec.json.decode(docs["cortex_boot/main"], type=BootDoc)
     assert boot.trigger == "session_start" and boot.session == "s-demo-2"
-    assert "- Maria works-at Acme Analytics" in boot.markdown
+    assert "- Maria works at Acme Analytics" in boot.markdown
+    # each fact once, no stub, no stray heading or miscount: what a reader of the demo met (issue 18)
+    assert briefing_defects(boot.markdown) == []
     assert boot.lagging == []
     active = boot.markdown.split("## 🧵 Active Threads", 1)[1].split("\n## ", 1)[0]
     assert "kubernetes cluster" in active and "Performance-Bug" in active

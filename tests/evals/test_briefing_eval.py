@@ -15,7 +15,14 @@ import pytest
 from shared.config import load_settings
 from workers.evals import briefing
 from workers.evals import cli as eval_cli
-from workers.evals.briefing_checks import boilerplate_summary, fragment_defect, near_duplicate, repeated_why
+from workers.evals.briefing_checks import (
+    boilerplate_summary,
+    briefing_defects,
+    fragment_defect,
+    near_duplicate,
+    repeated_why,
+    stub_cut,
+)
 
 SOURCE = ("Sure. For the auth migration we decided to move token signing to the new key service, "
           "because the old HMAC secret is shared across services.")
@@ -143,3 +150,98 @@ async def test_a_few_conversations_through_the_pipeline_come_out_clean() -> None
     total, per = await run_pipeline_eval(dataset, load_settings({}), PIPELINE_SUBSET, "hashing")
     assert set(per) == set(PIPELINE_SUBSET)
     assert_clean(briefing.score_report(total), "pipeline")
+
+
+# --- the BOOTSTRAP as a whole (the demo's briefing before issue 18's last fixes) ----------
+
+DEMO_BEFORE = """# Context Briefing
+Generated: 2026-02-17T10:05:00Z | Local: 10:05
+
+## ⚡ State
+Mode: Morning — brief, directive, efficient
+Last activity: just now (2026-02-17T10:05:00Z)
+
+## 🔥 Last Session Snapshot
+# Hot Snapshot — 2026-02-17T10:00:00Z
+## Last conversation before compaction
+
+**Recent messages:**
+- [assistant] For the kubernetes cluster the plan is to add a second node pool with 32 GB nodes.
+
+**Thread state at compaction:**
+- 2 open threads, 2 decisions pending
+
+## 📖 Narrative (last 24h)
+*Tuesday, 17. February 2026 — Narrative*
+
+**Completed:**
+- ✅ auth migration: The auth migration is done ✅ all services validate tokens. Decided: For…
+
+**Open:**
+- 🟡 kubernetes cluster upgrade: The old nodes run out of memory. Decided: For the kubernetes cluster the plan is \
+to add a second node pool with 32 GB nodes.
+
+**Decisions:**
+- For the kubernetes cluster the plan is to add a second node pool with 32 GB nodes
+
+**Timeline:**
+- 09:30 Thread opened: kubernetes cluster upgrade
+
+## 🧵 Active Threads
+
+### 🟡 kubernetes cluster upgrade
+Priority: medium | Last: 2026-02-17T09:34
+Summary: The old nodes run out of memory.
+
+## 🎯 Recent Decisions
+- 🟡 **For the kubernetes cluster the plan is to add a second node pool with 32 GB nodes** (2026-02-17)
+
+---
+_Boot context | 1 active threads | 1 recent decisions | 0 open commitments_"""
+
+
+def test_the_briefing_checks_count_what_the_demo_showed() -> None:
+    found = briefing_defects(DEMO_BEFORE)
+    kinds = [d for d, _ in found]
+    # the decision in the narrative's Open line and Decisions block, then in Recent Decisions;
+    # the thread's about in the narrative and in Active Threads (the snapshot's quote aside)
+    assert kinds.count("repeat_in_section") == 1
+    assert kinds.count("cross_section_repeat") == 2
+    assert ("stub_cut", "- ✅ auth migration: The auth migration is done ✅ all services validate tokens. "
+                        "Decided: For…") in found
+    assert kinds.count("miscount") == 2  # "2 decisions pending" (waits), "1 active threads"
+    assert kinds.count("stray_heading") == 2  # the snapshot's "# Hot Snapshot" and "## Last conversation…"
+    assert "empty_section" not in kinds
+
+
+def test_stub_cuts_and_clean_cuts() -> None:
+    assert stub_cut("The auth migration is done. Decided: For…")
+    assert stub_cut("The auth migration is done. Decided: For the…")
+    assert stub_cut("Thanks! Next…")
+    assert not stub_cut("The auth migration is done. Decided: For the auth migration…")
+    assert not stub_cut("the finance team to confirm the new invoice…")
+    assert not stub_cut("_… 3 more open threads not shown_")  # a count, not a cut
+    assert not stub_cut("- … 4 earlier entries")
+    assert not stub_cut("数据库迁移的问题已经解…")
+
+
+def test_a_fact_said_once_per_briefing_is_no_repeat_and_an_empty_heading_is_counted() -> None:
+    clean = DEMO_BEFORE.replace("**Decisions:**\n- For the kubernetes cluster the plan is to add a second node "
+                                "pool with 32 GB nodes\n", "**Decisions:**\n")
+    found = briefing_defects(clean)
+    assert ("empty_section", "**Decisions:**") in found
+    assert [d for d, _ in found].count("repeat_in_section") == 0
+    # a thread title in the timeline, a heading and a narrative line is a reference, not a fact
+    assert not any(text == "kubernetes cluster upgrade" for _, text in found)
+    assert briefing_defects("# Context Briefing\n\n## 🧵 Active Threads\n\n## 🎯 Recent Decisions\n- x\n") == [
+        ("empty_section", "## 🧵 Active Threads")]
+
+
+def test_a_thread_last_active_before_it_opened_is_a_clock_mismatch() -> None:
+    """The eval's Berlin briefings: Active Threads in UTC, the narrative's timeline local."""
+    md = ("## 📖 Narrative (last 24h)\n*Monday, 02. March 2026 — Narrative*\n\n**Timeline:**\n"
+          "- 09:06 Thread opened: billing rewrite\n\n## 🧵 Active Threads\n\n### 🟡 billing rewrite\n"
+          "Priority: medium | Last: {last}\nSummary: The billing rewrite is behind schedule.\n")
+    assert ("clock_mismatch", "billing rewrite: last 2026-03-02 08:16, opened 2026-03-02 09:06") in \
+        briefing_defects(md.format(last="2026-03-02T08:16"))
+    assert briefing_defects(md.format(last="2026-03-02 09:16")) == []

@@ -30,3 +30,21 @@ def test_clip_lines_keeps_whole_lines_and_marks_a_cut_one() -> None:
     cut = clip_lines(text, 45)
     assert cut.startswith("line one is here\nline two") and cut.endswith("…") and len(cut) <= 45
     assert clip_lines("y" * 50, 10) == ""  # less than a useful piece of the only line: nothing
+
+
+@pytest.mark.parametrize(
+    ("text", "limit", "expected"),
+    [
+        # the cut sentence would keep one word of its decision: the summary ends before it
+        ("The auth migration is done ✅ all services validate tokens. Decided: For the auth migration we moved "
+         "token signing.", 70, "The auth migration is done ✅ all services validate tokens."),
+        ("Done. Decided: For the auth migration we moved token signing.", 35, "Done."),  # 3 words: a stub
+        ("Done. Decided: For the auth migration we moved token signing.", 40, "Done. Decided: For the auth migration…"),
+        ("It works. Thanks! Next I'll look at the bug once Maria sends the profile.", 24, "It works. Thanks!"),
+        ("One long sentence without any end that is cut somewhere", 20, "One long sentence…"),  # the only one
+        ("数据库迁移完成了。我们决定下周末迁移剩下的服务", 12, "数据库迁移完成了。"),
+    ],
+)
+def test_a_cut_never_leaves_a_stub(text: str, limit: int, expected: str) -> None:
+    assert clip_words(text, limit) == expected
+    assert len(clip_words(text, limit)) <= limit

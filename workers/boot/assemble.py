@@ -5,10 +5,28 @@ Section order and formats follow the reference's ``BootContextGenerator.generate
 (commitments, known facts, other channels, rules and key memories). Every time in the
 document is measured against ``inputs.now``, the triggering event's time, so a replay of
 the pipeline reproduces the document byte for byte.
+
+Each fact is said once, where a reader looks for it:
+
+* a decision in Recent Decisions (with its why and date): a thread's summary leaves out
+  its "Decided: …", the narrative its Decisions item;
+* an open thread in Active Threads (with its summary and wait): the narrative leaves out
+  its Open item (and that of a thread closed since the narrative was written);
+* the narrative keeps what no other section says: completed work and the timeline;
+* a key memory that a summary, decision, reason or promise shown above already says (the
+  message a thread is about, taken for a rule) is not repeated under Rules & Key Memories;
+* the hot snapshot quotes the last messages as they were said (quotes stay, whatever they
+  repeat), under one line saying when; its own headings and its thread count at compaction
+  give way to the briefing's headings and to Active Threads.
+
+A decision or thread that a section's limit or budget leaves out is not "shown": the other
+sections keep it. Text Claude wrote (a narrative of source ``llm``, an enhanced summary)
+is not taken apart.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
 from zoneinfo import ZoneInfo
 
@@ -23,41 +41,74 @@ from workers.boot.context import (
 )
 from workers.boot.inputs import BootInputs
 from workers.boot.state import header_section, state_section
-from workers.boot.work import commitments_section, decisions_section, recent_decisions, threads_section
+from workers.boot.work import (
+    commitments_section,
+    decisions_section,
+    recent_decisions,
+    thread_summary,
+    threads_section,
+)
 from workers.narrative.enhance import enhance_commitments, enhance_decisions, enhance_threads
+from workers.render import one_line, plural, ranked_open_threads
 
 
-def _work_sections(
-    inputs: BootInputs, settings: BootSettings, tz: ZoneInfo, budgets: Budgets
-) -> tuple[list[str], str]:
+@dataclass(frozen=True)
+class _Work:
+    """The work sections, their footer, and what they show (for the sections that must not
+    say it again): the raw titles of threads the narrative's Open block need not list, the
+    raw whats of the decisions Recent Decisions shows."""
+
+    sections: list[str]
+    footer: str
+    open_titles: list[str]
+    decisions: list[str]
+    said: list[str]  # every summary, wait, decision, reason and promise the work sections show
+
+
+def _work_sections(inputs: BootInputs, settings: BootSettings, tz: ZoneInfo, budgets: Budgets) -> _Work:
     """Threads, decisions and commitments — in Claude's wording where the narrative holds
-    one (``workers.narrative.enhance``) — and the footer that counts what they show."""
+    one (``workers.narrative.enhance``) — and the footer that counts what they show.
+
+    Each fact once: Recent Decisions shows a decision with its why, so a thread's summary
+    leaves out the "Decided: …" of a decision shown there."""
     overlay = inputs.narrative.enhanced if inputs.narrative is not None else None
-    threads = enhance_threads(inputs.threads.threads if inputs.threads is not None else [], overlay)
-    threads_text, n_threads = threads_section(threads, settings.max_threads_in_boot, budgets.threads)
+    raw_decisions = inputs.decisions.decisions if inputs.decisions is not None else []
     decisions = recent_decisions(
-        enhance_decisions(inputs.decisions.decisions if inputs.decisions is not None else [], overlay),
+        enhance_decisions(raw_decisions, overlay),
         inputs.now, tz, settings.decision_recency_days, settings.max_decisions_in_boot,
     )
     decisions_text, n_decisions = decisions_section(decisions, budgets.decisions)
+    shown_decisions = {d.id for d in decisions[:n_decisions]}
+    decision_whats = [one_line(d.what) for d in raw_decisions if d.id in shown_decisions]
+    raw_threads = inputs.threads.threads if inputs.threads is not None else []
+    threads = enhance_threads(raw_threads, overlay)
+    threads_text, n_threads = threads_section(threads, settings.max_threads_in_boot, budgets.threads, tz,
+                                              decision_whats)
+    shown_threads = {t.id for t in ranked_open_threads(threads)[:n_threads]}
+    # the narrative's Open items of threads shown here, or closed since it was written
+    open_titles = [t.title for t in raw_threads if t.id in shown_threads or t.status != "open"]
     commitments = enhance_commitments(inputs.commitments.commitments if inputs.commitments is not None else [],
                                       overlay)
     commitments_text, n_open = commitments_section(commitments, inputs.now, tz, budgets.commitments)
+    said = [text for t in ranked_open_threads(threads)[:n_threads]
+            for text in (thread_summary(t, decision_whats), t.waiting_for or "")]
+    said += [text for d in decisions[:n_decisions] for text in (d.what, d.why)]
+    said += [c.what for c in commitments if c.status != "done"]
     footer = (
-        f"_Boot context | {n_threads} active threads | {n_decisions} recent decisions"
-        f" | {n_open} open commitments_"
+        f"_Boot context | {plural(n_threads, 'active thread')} | {plural(n_decisions, 'recent decision')}"
+        f" | {plural(n_open, 'open commitment')}_"
     )
-    return [threads_text, decisions_text, commitments_text], footer
+    return _Work([threads_text, decisions_text, commitments_text], footer, open_titles, decision_whats, said)
 
 
-def _context_sections(inputs: BootInputs, budgets: Budgets) -> list[str]:
+def _context_sections(inputs: BootInputs, budgets: Budgets, said: list[str]) -> list[str]:
     facts = inputs.knowledge.facts if inputs.knowledge is not None else []
     channels = inputs.channels.channels if inputs.channels is not None else []
     names = {e.id: e.value for e in inputs.knowledge.entities} if inputs.knowledge is not None else {}
     return [
         facts_section(facts, budgets.facts, names),
         channels_section(channels, budgets.channels),
-        key_memories_section(inputs.key_memories, budgets.memories),
+        key_memories_section(inputs.key_memories, budgets.memories, said),
     ]
 
 
@@ -75,17 +126,17 @@ def assemble_boot(
     """
     limit = settings.max_chars if max_chars is None else max_chars
     budgets = scaled_budgets(limit)
-    work, footer = _work_sections(inputs, settings, tz, budgets)
+    work = _work_sections(inputs, settings, tz, budgets)
     sections = [
         bounded("\n".join([header_section(inputs.now, tz), state_section(inputs, tz, settings)]),
                 budgets.header_state),
         snapshot_section(inputs.snapshot, inputs.now, budgets.snapshot,
                          timedelta(minutes=settings.snapshot_max_age_minutes)),
-        narrative_section(inputs.narrative, inputs.now, budgets.narrative,
+        narrative_section(inputs.narrative, inputs.now, budgets.narrative, work.open_titles, work.decisions,
                           timedelta(hours=settings.narrative_max_age_hours)),
-        *work,
-        *_context_sections(inputs, budgets),
+        *work.sections,
+        *_context_sections(inputs, budgets, work.said),
         "---",
-        bounded(footer, budgets.footer),
+        bounded(work.footer, budgets.footer),
     ]
     return enforce_limit("\n".join(s for s in sections if s), limit)

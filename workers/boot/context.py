@@ -9,12 +9,15 @@ background channel as ``[channel] summary (last: time)``, archived channels left
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime, timedelta
 
 from schemas.docs import ChannelState, Fact, NarrativeDoc, SnapshotDoc
 from workers.boot.budget import section
-from workers.render import as_utc, clip_lines, iso_seconds, one_line
+from workers.boot.state import describe_age
+from workers.narrative.core import for_briefing
+from workers.render import as_utc, clip_lines, fact_parts, iso_seconds, one_line
+from workers.snapshot.core import messages_part
 
 SNAPSHOT_MAX_AGE = timedelta(hours=1)
 NARRATIVE_MAX_AGE = timedelta(hours=36)
@@ -29,21 +32,41 @@ def _fresh(ts: datetime, now: datetime, max_age: timedelta) -> bool:
 
 def snapshot_section(snapshot: SnapshotDoc | None, now: datetime, budget: int,
                      max_age: timedelta = SNAPSHOT_MAX_AGE) -> str:
-    """The hot snapshot, its markdown within ``budget`` (the reference cut at 1000
-    characters, mid-sentence): whole lines, a last one cut between words with "…"."""
+    """The hot snapshot's messages within ``budget`` (the reference cut at 1000 characters,
+    mid-sentence): whole lines, a last one cut between words with "…".
+
+    The snapshot's own headings give way to one line saying when it was taken (pasted, its
+    ``# Hot Snapshot`` read as a heading of the briefing), and its thread count at
+    compaction to Active Threads, which shows the threads as they are now."""
     if snapshot is None or not _fresh(snapshot.ts, now, max_age):
         return ""
-    hot = clip_lines(snapshot.markdown.strip(), budget)
+    taken = f"Compacted {describe_age(as_utc(now) - as_utc(snapshot.ts))} ({iso_seconds(snapshot.ts)})."
+    messages = messages_part(snapshot.markdown)
+    hot = clip_lines(f"{taken}\n\n{messages}" if messages else "", budget)
     return f"## 🔥 Last Session Snapshot\n{hot}\n" if hot else ""
 
 
-def narrative_section(narrative: NarrativeDoc | None, now: datetime, budget: int,
-                      max_age: timedelta = NARRATIVE_MAX_AGE) -> str:
+def narrative_section(
+    narrative: NarrativeDoc | None,
+    now: datetime,
+    budget: int,
+    open_titles: Collection[str] = (),
+    decisions: Collection[str] = (),
+    max_age: timedelta = NARRATIVE_MAX_AGE,
+) -> str:
     """The narrative, its markdown within ``budget`` (the reference cut at 2000 characters):
-    whole lines, a last one cut between words with "…"."""
+    whole lines, a last one cut between words with "…".
+
+    A structured narrative leaves out what the briefing's other sections show
+    (``workers.narrative.for_briefing``): the open threads of ``open_titles`` and the
+    decisions of ``decisions`` — and is no section when nothing but its date is left. A
+    narrative Claude wrote is prose and stays whole."""
     if narrative is None or not _fresh(narrative.ts, now, max_age):
         return ""
-    text = clip_lines(narrative.markdown.strip(), budget)
+    markdown = narrative.markdown
+    if narrative.source == "structured":
+        markdown = for_briefing(markdown, open_titles, decisions)
+    text = clip_lines(markdown.strip(), budget)
     return f"## 📖 Narrative (last 24h)\n{text}\n" if text else ""
 
 
@@ -56,8 +79,9 @@ def top_facts(facts: Sequence[Fact], limit: int = MAX_FACTS_IN_BOOT) -> list[Fac
 
 def _fact_line(f: Fact, names: Mapping[str, str]) -> str:
     # Facts refer to entities by id (`person:maria`); the briefing shows their values.
+    # Predicates are slugs ("works-at", "located-in"): the briefing reads them as words.
     subject, obj = names.get(f.subject, f.subject), names.get(f.object, f.object)
-    return f"- {one_line(subject)} {one_line(f.predicate)} {one_line(obj)}"
+    return f"- {one_line(subject)} {one_line(f.predicate.replace('-', ' '))} {one_line(obj)}"
 
 
 def facts_section(facts: Sequence[Fact], budget: int, names: Mapping[str, str] | None = None) -> str:
@@ -89,8 +113,18 @@ def channels_section(channels: Sequence[ChannelState], budget: int) -> str:
     return section("## 📡 Other Channels", lines, budget)[0]
 
 
-def key_memories_section(memories: Sequence[str], budget: int) -> str:
-    """Rules and key memories from recall, in recall's order, each once."""
-    unique = list(dict.fromkeys(m for m in (one_line(m) for m in memories) if m))
+def _said_before(memory: str, said: Sequence[str]) -> bool:
+    lowered = memory.lower()
+    mine = fact_parts(memory)
+    return any(part in lowered for part in said) or any(part in other for part in mine for other in said)
+
+
+def key_memories_section(memories: Sequence[str], budget: int, said: Collection[str] = ()) -> str:
+    """Rules and key memories from recall, in recall's order, each once — and none that a
+    sentence of ``said`` (what the work sections show: summaries, decisions, reasons,
+    promises) already says, or that says one of them: the message a thread is about is no
+    rule to read again."""
+    parts = [p for text in said for p in fact_parts(text)]
+    unique = list(dict.fromkeys(m for m in (one_line(m) for m in memories) if m and not _said_before(m, parts)))
     lines = [f"- {m}" for m in unique[:MAX_KEY_MEMORIES_IN_BOOT]]
     return section("## 📌 Rules & Key Memories", lines, budget)[0]

@@ -7,7 +7,7 @@ Formats follow the reference's ``buildThreads`` / ``buildDecisions`` (openclaw-c
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
@@ -18,11 +18,13 @@ from workers.render import (
     UNKNOWN_EMOJI,
     as_utc,
     clip_words,
-    iso_minutes,
+    decision_listed,
+    local_minutes,
     one_line,
     plural,
     ranked_open_threads,
 )
+from workers.threads.summary import compose_summary, is_composed, said_in
 
 WHY_CHARS = 100
 MAX_COMMITMENTS_IN_BOOT = 10
@@ -30,29 +32,47 @@ MAX_COMMITMENTS_IN_BOOT = 10
 _NOTE_ROOM = 48
 
 
-def _thread_block(t: Thread) -> str:
+_MENTION_CHARS = 60  # a decision whose first words a summary holds is said there (cut or not)
+
+
+def thread_summary(t: Thread, shown: Collection[str]) -> str:
+    """The summary without its "Decided: …" when Recent Decisions shows that decision with
+    its why (a summary Cortex did not compose — Claude's wording, an import — as it is)."""
+    if shown and t.decisions and decision_listed(t.decisions[-1], shown) and is_composed(t):
+        return one_line(compose_summary(t, decided=False))
+    return one_line(t.summary)
+
+
+def _thread_block(t: Thread, shown: Collection[str], tz: ZoneInfo) -> str:
     mood_tag = f" [{t.mood}]" if t.mood and t.mood != "neutral" else ""
-    summary = one_line(t.summary)
+    summary = thread_summary(t, shown)
     lines = [
         "",
         f"### {PRIORITY_EMOJI.get(t.priority, UNKNOWN_EMOJI)} {one_line(t.title)}{mood_tag}",
-        f"Priority: {t.priority} | Last: {iso_minutes(t.last_activity)}",
+        # local, as the header's "Local:" and the narrative's timeline (the reference's UTC
+        # "2026-02-17T08:16" read as an hour before the thread opened at "09:06")
+        f"Priority: {t.priority} | Last: {local_minutes(t.last_activity, tz)}",
         f"Summary: {summary or 'no summary'}",
     ]
     # The summary says where the thread stands (its latest decision, what it waits for):
-    # what it already says is not said twice.
-    if t.waiting_for and one_line(t.waiting_for) not in summary:
+    # what it already says, or Recent Decisions shows, is not said twice.
+    if t.waiting_for and not said_in(t.waiting_for, summary):
         lines.append(f"⏳ Waiting for: {one_line(t.waiting_for)}")
-    earlier = [one_line(d) for d in t.decisions if one_line(d) not in summary]
+    earlier = [one_line(d) for d in t.decisions
+               if not said_in(d.removesuffix("…")[:_MENTION_CHARS], summary) and not decision_listed(d, shown)]
     if earlier:
         lines.append(f"Decisions: {'; '.join(earlier)}")
     return "\n".join(lines)
 
 
-def threads_section(threads: Sequence[Thread], limit: int, budget: int) -> tuple[str, int]:
-    """Open threads only: the top ``limit`` by priority, then recency, within ``budget``."""
+def threads_section(
+    threads: Sequence[Thread], limit: int, budget: int, tz: ZoneInfo, shown_decisions: Collection[str] = ()
+) -> tuple[str, int]:
+    """Open threads only: the top ``limit`` by priority, then recency, within ``budget``.
+
+    ``shown_decisions`` are the whats Recent Decisions shows: a thread does not repeat them."""
     ranked = ranked_open_threads(threads)
-    blocks = [_thread_block(t) for t in ranked[:limit]]
+    blocks = [_thread_block(t, shown_decisions, tz) for t in ranked[:limit]]
     text, shown = section("## 🧵 Active Threads", blocks, budget - _NOTE_ROOM)
     hidden = len(ranked) - shown
     if text and hidden > 0:

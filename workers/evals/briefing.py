@@ -15,7 +15,9 @@ Two levels, both deterministic:
   nats-server and every worker, as ``cortex demo`` runs them; the stored documents are
   scored again, and the stored session-start BOOTSTRAP is read for the defects a reader
   meets there (a repeated why, a duplicate decision, a cut without "…", a boilerplate
-  summary, a missing narrative, a lag line although every source caught up).
+  summary, a missing narrative, a lag line although every source caught up) and, as a
+  whole, for one fact said twice, a stub left by a cut, an empty heading, a miscount, a
+  pasted heading and two clocks (``briefing_checks.briefing_defects``).
 """
 
 from __future__ import annotations
@@ -39,12 +41,15 @@ from workers.evals.briefing_checks import (
     fragment_defect,
     near_duplicate,
     repeated_why,
+    stub_cut,
 )
 
 SAMPLE_BRIEFING: Final = Path(__file__).parent / "data" / "briefing.json"
 DEFECTS: Final = (
     "repeated_why", "duplicate_decision", "cut_mid_word", "cut_without_ellipsis", "boilerplate_summary",
     "wish_as_promise", "due_word_in_task", "missing_narrative", "lag_line",
+    "stub_cut", "cross_section_repeat", "repeat_in_section", "empty_section", "miscount", "stray_heading",
+    "clock_mismatch",
 )
 KINDS: Final = ("threads", "decisions", "commitments")
 COMPACTION_KEEP: Final = 20
@@ -291,6 +296,9 @@ def _score_threads(conv: Conversation, threads: list[Thread], score: Score) -> N
     for t in threads:
         if boilerplate_summary(t.summary, t.title):
             score.defect(conv.name, "boilerplate_summary", f"{t.title}: {t.summary!r}")
+        for text in (t.summary, *t.decisions, t.waiting_for or ""):
+            if stub_cut(text):
+                score.defect(conv.name, "stub_cut", text)
 
 
 def _messages(placed: list[Placed]) -> list[Placed]:
@@ -322,6 +330,8 @@ def _score_decisions(conv: Conversation, placed: list[Placed], decisions: list[D
         for text in (d.what, d.why):
             if text and (defect := fragment_defect(text, sources)) is not None:
                 score.defect(conv.name, defect, text)
+            if stub_cut(text):
+                score.defect(conv.name, "stub_cut", text)
 
 
 def _score_commitments(conv: Conversation, placed: list[Placed], commitments: list[Commitment], score: Score,
@@ -351,6 +361,8 @@ def _score_commitments(conv: Conversation, placed: list[Placed], commitments: li
             score.defect(conv.name, "due_word_in_task", c.what)
         if (defect := fragment_defect(c.what, sources, check_start=False, before_date=True)) is not None:
             score.defect(conv.name, defect, c.what)
+        if stub_cut(c.what):
+            score.defect(conv.name, "stub_cut", c.what)
 
 
 def _score_thread_text(conv: Conversation, placed: list[Placed], threads: list[Thread], score: Score) -> None:
@@ -379,6 +391,8 @@ def _score_snapshots(conv: Conversation, placed: list[Placed], snapshots: list[s
         for text in snapshot_lines(markdown):
             if (defect := fragment_defect(text, sources)) is not None:
                 score.defect(conv.name, defect, text)
+            if stub_cut(text):
+                score.defect(conv.name, "stub_cut", text)
 
 
 def score_conversation(conv: Conversation, derived: Derived, settings: Settings) -> Score:

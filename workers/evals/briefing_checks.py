@@ -11,6 +11,9 @@ it sits in the conversation it came from.
 * ``repeated_why``: a "why" that says the decision again instead of giving a reason.
 * ``near_duplicate``: two texts that are mostly the same words (one decision shown twice).
 * ``boilerplate_summary``: a thread summary that says nothing about the thread.
+* ``stub_cut``: a cut that leaves fewer than three words of its clause ("Decided: For…").
+* ``briefing_defects``: the assembled BOOTSTRAP as a whole — one fact said twice (in two
+  sections or in one), a stub, an empty heading, a miscount, a pasted heading, two clocks.
 """
 
 from __future__ import annotations
@@ -191,3 +194,196 @@ def near_duplicate(a: str, b: str) -> bool:
 def boilerplate_summary(summary: str, title: str) -> bool:
     text = normalize(summary).lower()
     return not text or text == normalize(title).lower() or text.startswith(BOILERPLATE)
+
+
+# --- the BOOTSTRAP as a whole --------------------------------------------------------------
+#
+# What a reader meets in the assembled briefing beyond one fragment: the same fact in two
+# places, a cut that leaves a stub, a heading over nothing, a count that miscounts, a
+# heading of a document pasted inside another.
+
+STUB_WORDS: Final = 3  # a cut clause with fewer words than this says nothing ("Decided: For…")
+REPEAT_WORDS: Final = 5  # shorter clauses (titles, "Priority: high") are references, not facts
+REPEAT_CJK_CHARS: Final = 5
+_OWN_HEADING: Final = re.compile(r"^## [^\w\s]")  # the briefing's own: "## 🧵 Active Threads"
+_SNAPSHOT: Final = "Snapshot"
+_TIMELINE_ITEM: Final = re.compile(r"^- (?:\d{4}-\d{2}-\d{2} )?\d{2}:\d{2} ")
+_BLOCK_LABEL: Final = re.compile(r"^\*\*[^*]+:\*\*$")  # the narrative's "**Decisions:**"
+_TITLE_LINE: Final = re.compile(r"^### \S+ (.*?)(?: \[\w+\])?$")
+_TIMELINE_TITLE: Final = re.compile(r"Thread (?:opened|closed): (.+)$")
+_CLAUSE_SPLIT: Final = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])|\s+—\s+|:\s+|;\s+|⏳|\*\*|\s\|\s")
+_CLAUSE_START: Final = re.compile(r"(?:[.!?。！？;:](?:\s|$))|\s—\s|\*\*|\]\s|^\s*-\s")
+_CUT: Final = re.compile(r"(?<=[^\W_])…")  # a cut: "…" right after a word (not "_… 3 more")
+_MISCOUNT: Final = (
+    re.compile(r"\b\d+ decisions? pending\b"),  # nothing counts pending decisions: the count was of waits
+    re.compile(r"(?<![\d.,])\b1 (?:[a-z]+ )?(?:threads|decisions|commitments|messages|entries|memories|facts"
+               r"|channels)\b"),
+)
+
+
+def _cjk_chars(text: str) -> int:
+    return len(_CJK.findall(text))
+
+
+def _size(text: str) -> int:
+    """Words, or for CJK text (no spaces) characters over two."""
+    cjk = _cjk_chars(text)
+    return cjk // 2 + len(_WORD.findall(_CJK.sub(" ", text))) if cjk else len(_WORD.findall(text))
+
+
+def stub_cut(text: str) -> bool:
+    """A text cut with "…" where the cut clause kept fewer than ``STUB_WORDS`` words — "✅
+    auth migration: The auth migration is done. Decided: For…" — a label counts for none."""
+    for found in _CUT.finditer(text):
+        head = text[: found.start()]
+        starts = [m.end() for m in _CLAUSE_START.finditer(head)]
+        tail = head[max(starts, default=0):]
+        if _size(tail) < STUB_WORDS:
+            return True
+    return False
+
+
+def briefing_sections(markdown: str) -> list[tuple[str, list[str]]]:
+    """The briefing's sections in order: (heading, lines); the lines before the first
+    heading of its own belong to ``""``. A heading inside a pasted document (the hot
+    snapshot's ``## Last conversation…``) is a line of the section it sits in."""
+    out: list[tuple[str, list[str]]] = [("", [])]
+    for line in markdown.splitlines():
+        if _OWN_HEADING.match(line):
+            out.append((line, []))
+        elif line.strip() == "---":
+            out.append(("---", []))
+        else:
+            out[-1][1].append(line)
+    return out
+
+
+def _titles(markdown: str) -> set[str]:
+    titles = set()
+    for line in markdown.splitlines():
+        found = _TITLE_LINE.match(line) or _TIMELINE_TITLE.search(line)
+        if found:
+            titles.add(_bare(found.group(1)))
+    return titles
+
+
+def _facts(lines: Sequence[str], titles: set[str]) -> list[tuple[str, str]]:
+    """The clauses of a section long enough to be a fact: (key, clause)."""
+    facts = []
+    for line in lines:
+        if line.startswith("#") or _TIMELINE_ITEM.match(line) or line.startswith(("Priority:", "_")):
+            continue
+        for clause in _CLAUSE_SPLIT.split(line):
+            core = strip_ellipses(clause.strip(" -"))[0]
+            key = _bare(core)
+            long_enough = (_cjk_chars(core) >= REPEAT_CJK_CHARS if _CJK.search(core)
+                           else len(key.split()) >= REPEAT_WORDS)
+            if long_enough and key not in titles:
+                facts.append((key, core))
+    return facts
+
+
+def _same_fact(a: str, b: str) -> bool:
+    if _CJK.search(a) or _CJK.search(b):
+        return a in b or b in a
+    return f" {a} " in f" {b} " or f" {b} " in f" {a} "
+
+
+def repeated_facts(markdown: str) -> list[tuple[str, str]]:
+    """``cross_section_repeat`` / ``repeat_in_section`` for every fact said again: a clause
+    of five words or more (or a CJK clause of five characters) that another clause holds
+    (cut versions included). The hot snapshot's messages are quotes of what was said and
+    are not judged; headings, timeline entries and thread titles are references."""
+    titles = _titles(markdown)
+    seen: list[tuple[str, str]] = []  # (section, key)
+    found = []
+    for heading, lines in briefing_sections(markdown):
+        if _SNAPSHOT in heading or heading in ("", "---"):
+            continue
+        for key, clause in _facts(lines, titles):
+            earlier = [section for section, other in seen if _same_fact(key, other)]
+            if heading in earlier:
+                found.append(("repeat_in_section", clause))
+            elif earlier:
+                found.append(("cross_section_repeat", clause))
+            seen.append((heading, key))
+    return found
+
+
+def _empty_headings(markdown: str) -> list[str]:
+    empty = [h for h, lines in briefing_sections(markdown) if h not in ("", "---") and not any(x.strip()
+                                                                                         for x in lines)]
+    lines = markdown.splitlines()
+    for i, line in enumerate(lines):
+        if _BLOCK_LABEL.match(line):
+            block = []
+            for nxt in lines[i + 1:]:
+                if not nxt.strip() or _BLOCK_LABEL.match(nxt) or nxt.startswith("#"):
+                    break
+                block.append(nxt)
+            if not block:
+                empty.append(line)
+    return empty
+
+
+_LAST: Final = re.compile(r"^Priority: \w+ \| Last: (\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})")
+_OPENED: Final = re.compile(r"^- (?:(\d{4}-\d{2}-\d{2}) )?(\d{2}:\d{2}) Thread opened: (.+)$")
+_NARRATIVE_DATE: Final = re.compile(r"^\*\w+, (\d{2})\. (\w+) (\d{4}) — Narrative\*$")
+_MONTHS: Final = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
+                  "October", "November", "December")
+
+
+def _narrative_day(lines: Sequence[str]) -> str:
+    for line in lines:
+        found = _NARRATIVE_DATE.match(line)
+        if found and found.group(2) in _MONTHS:
+            return f"{found.group(3)}-{_MONTHS.index(found.group(2)) + 1:02d}-{found.group(1)}"
+    return ""
+
+
+def clock_contradictions(markdown: str) -> list[str]:
+    """Threads whose "Last:" activity comes before their opening in the timeline: two
+    clocks (UTC in one section, local time in another) read as one."""
+    lines = markdown.splitlines()
+    day = _narrative_day(lines)
+    opened = {}
+    for line in lines:
+        found = _OPENED.match(line)
+        if found and (found.group(1) or day):
+            opened[normalize(found.group(3))] = f"{found.group(1) or day} {found.group(2)}"
+    found_titles = []
+    title = ""
+    for line in lines:
+        heading = _TITLE_LINE.match(line)
+        if heading:
+            title = normalize(heading.group(1))
+        last = _LAST.match(line)
+        if last and title in opened and f"{last.group(1)} {last.group(2)}" < opened[title]:
+            found_titles.append(f"{title}: last {last.group(1)} {last.group(2)}, opened {opened[title]}")
+    return found_titles
+
+
+def briefing_defects(markdown: str) -> list[tuple[str, str]]:
+    """Every defect of the assembled BOOTSTRAP as a whole: (defect, text).
+
+    * ``cross_section_repeat`` / ``repeat_in_section``: one fact said twice
+      (``repeated_facts``);
+    * ``stub_cut``: a cut that leaves fewer than three words of its clause;
+    * ``empty_section``: a heading (or a narrative block label) with nothing under it;
+    * ``miscount``: a count that names something else ("2 decisions pending" counted waits)
+      or says "1 … threads";
+    * ``stray_heading``: a heading of a pasted document ("# Hot Snapshot", "## Last
+      conversation…") inside the briefing, where it reads as one of the briefing's own;
+    * ``clock_mismatch``: a thread last active before it opened (``clock_contradictions``).
+    """
+    found = repeated_facts(markdown)
+    for i, line in enumerate(markdown.splitlines()):
+        if stub_cut(line):
+            found.append(("stub_cut", line.strip()))
+        if any(p.search(line) for p in _MISCOUNT):
+            found.append(("miscount", line.strip()))
+        if (i and line.startswith("# ")) or (line.startswith("## ") and not _OWN_HEADING.match(line)):
+            found.append(("stray_heading", line))
+    found += [("empty_section", heading) for heading in _empty_headings(markdown)]
+    found += [("clock_mismatch", text) for text in clock_contradictions(markdown)]
+    return found

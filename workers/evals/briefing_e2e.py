@@ -52,7 +52,14 @@ from workers.evals.briefing import (
     select,
     snapshot_lines,
 )
-from workers.evals.briefing_checks import fragment_defect, near_duplicate, normalize, repeated_why, strip_ellipses
+from workers.evals.briefing_checks import (
+    briefing_defects,
+    fragment_defect,
+    near_duplicate,
+    normalize,
+    repeated_why,
+    strip_ellipses,
+)
 
 COMPLETION_GRACE_S: Final = 15.0
 _T = TypeVar("_T")
@@ -174,6 +181,8 @@ def score_boot(conv: Conversation, placed: list[Placed], stored: Stored, score: 
     _narrative_decisions(conv.name, narrative, score)
     if stored.narrative is not None:
         _section_cut(conv.name, narrative, stored.narrative.markdown, score)
+    for defect, text in briefing_defects(md):
+        score.defect(conv.name, defect, text)
 
 
 # --- the run -----------------------------------------------------------------------------

@@ -71,7 +71,8 @@ def _register_briefing(esub: Any) -> None:
                     "then through an embedded nats-server and every worker, and prints precision and recall of "
                     "threads, decisions and commitments, the accuracy of reasons, due dates and statuses, and the "
                     "defects a reader meets in the stored BOOTSTRAP (repeated why, duplicate decision, cut "
-                    "without an ellipsis, boilerplate summary, missing narrative, lag line).",
+                    "without an ellipsis or leaving a stub, boilerplate summary, missing narrative, lag line, one "
+                    "fact said twice, an empty heading, a miscount, a pasted heading, two clocks).",
     )
     brief.add_argument("file", nargs="?", default="sample", help="a briefing dataset (JSON), or 'sample' (default)")
     brief.add_argument("--core-only", action="store_true", help="score the pure cores only (no server, seconds)")

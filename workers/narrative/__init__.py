@@ -5,6 +5,7 @@ from workers.narrative.core import (
     build_narrative_prompt,
     build_structured_narrative,
     date_header,
+    for_briefing,
 )
 from workers.narrative.timeline import TimelineEntry, TimelineKind, timeline_from_threads
 
@@ -15,5 +16,6 @@ __all__ = [
     "build_narrative_prompt",
     "build_structured_narrative",
     "date_header",
+    "for_briefing",
     "timeline_from_threads",
 ]

@@ -4,18 +4,34 @@ The structured format is the reference's ``generateStructured`` (openclaw-cortex
 ``narrative-generator.ts``): a date header, then Completed, Open, Decisions and Timeline
 blocks. "Now" is the triggering event's time and every window is measured in event time,
 so a replay reproduces the document byte for byte.
+
+Each fact is said once. A decision lives in the Decisions block (with its why), so a
+thread's line leaves out the "Decided: …" of its summary when the block lists that
+decision; a wait is said in the thread's line or on its own ``⏳`` line, never half in one
+and whole in the other. The boot's briefing shows threads and decisions in sections of
+their own: ``for_briefing`` leaves out the Open and Decisions items those sections show.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Collection, Sequence
 from datetime import datetime, timedelta
 from xml.sax.saxutils import escape
 from zoneinfo import ZoneInfo
 
 from schemas.docs import Decision, DecisionsDoc, Thread, ThreadsDoc
 from workers.narrative.timeline import TimelineEntry, timeline_line, window
-from workers.render import PRIORITY_EMOJI, UNKNOWN_EMOJI, as_utc, clip_words, one_line, ranked_open_threads
+from workers.render import (
+    PRIORITY_EMOJI,
+    UNKNOWN_EMOJI,
+    as_utc,
+    clip_words,
+    decision_listed,
+    one_line,
+    ranked_open_threads,
+)
+from workers.threads.summary import compose_summary, is_composed, said_in
 
 WINDOW_HOURS = 24
 MAX_TIMELINE_ENTRIES = 40
@@ -42,28 +58,44 @@ def _in_window(moment: datetime, now: datetime) -> bool:
     return end - timedelta(hours=WINDOW_HOURS) <= as_utc(moment) <= end
 
 
-def _completed_block(threads: Sequence[Thread], now: datetime) -> list[str]:
+def _summary(t: Thread, listed: Collection[str], waiting: bool = True) -> str:
+    """The thread's summary without the decision the Decisions block lists (a summary
+    written elsewhere — an imported thread's — as it is)."""
+    if not is_composed(t):
+        return one_line(t.summary)
+    decided = not (t.decisions and decision_listed(t.decisions[-1], listed))
+    return one_line(compose_summary(t, decided=decided, waiting=waiting))
+
+
+def _completed_block(threads: Sequence[Thread], now: datetime, listed: Collection[str]) -> list[str]:
     closed = [t for t in threads if t.status == "closed" and _in_window(t.last_activity, now)]
     closed.sort(key=lambda t: (as_utc(t.last_activity), t.id))
     if not closed:
         return []
     lines = ["**Completed:**"]
     for t in closed:
-        lines.append(f"- ✅ {one_line(t.title)}: {clip_words(one_line(t.summary), COMPLETED_SUMMARY_CHARS)}")
+        lines.append(f"- ✅ {one_line(t.title)}: {clip_words(_summary(t, listed), COMPLETED_SUMMARY_CHARS)}")
     return [*lines, ""]
 
 
-def _open_block(threads: Sequence[Thread]) -> list[str]:
+def _open_line(t: Thread, listed: Collection[str]) -> list[str]:
+    emoji = PRIORITY_EMOJI.get(t.priority, UNKNOWN_EMOJI)
+    summary = clip_words(_summary(t, listed), OPEN_SUMMARY_CHARS)
+    wait = one_line(t.waiting_for or "")
+    if not wait or said_in(wait, summary):  # said once
+        return [f"- {emoji} {one_line(t.title)}: {summary}"]
+    if is_composed(t):  # the cut fell inside the wait: the summary without it, the wait whole below
+        summary = clip_words(_summary(t, listed, waiting=False), OPEN_SUMMARY_CHARS)
+    return [f"- {emoji} {one_line(t.title)}: {summary}", f"  ⏳ {wait}"]
+
+
+def _open_block(threads: Sequence[Thread], listed: Collection[str]) -> list[str]:
     ranked = ranked_open_threads(threads)
     if not ranked:
         return []
     lines = ["**Open:**"]
     for t in ranked:
-        emoji = PRIORITY_EMOJI.get(t.priority, UNKNOWN_EMOJI)
-        summary = clip_words(one_line(t.summary), OPEN_SUMMARY_CHARS)
-        lines.append(f"- {emoji} {one_line(t.title)}: {summary}")
-        if t.waiting_for and one_line(t.waiting_for) not in summary:  # said once
-            lines.append(f"  ⏳ {one_line(t.waiting_for)}")
+        lines.extend(_open_line(t, listed))
     return [*lines, ""]
 
 
@@ -73,9 +105,13 @@ def _decision_line(decision: Decision) -> str:
     return f"- {one_line(decision.what)} — {why}" if why else f"- {one_line(decision.what)}"
 
 
-def _decisions_block(decisions: Sequence[Decision], now: datetime) -> list[str]:
+def _recent_decisions(decisions: Sequence[Decision], now: datetime) -> list[Decision]:
     recent = [d for d in decisions if _in_window(d.extracted_at, now)]
     recent.sort(key=lambda d: (as_utc(d.extracted_at), d.id))
+    return recent
+
+
+def _decisions_block(recent: Sequence[Decision]) -> list[str]:
     if not recent:
         return []
     return ["**Decisions:**", *(_decision_line(d) for d in recent), ""]
@@ -104,13 +140,69 @@ def build_structured_narrative(
 ) -> str:
     """The structured narrative of the 24 hours up to ``now`` (the triggering event's time)."""
     thread_list = threads.threads if threads is not None else []
-    decision_list = decisions.decisions if decisions is not None else []
+    recent = _recent_decisions(decisions.decisions if decisions is not None else [], now)
+    listed = [one_line(d.what) for d in recent]
     parts = [date_header(now, tz), ""]
-    parts += _completed_block(thread_list, now)
-    parts += _open_block(thread_list)
-    parts += _decisions_block(decision_list, now)
+    parts += _completed_block(thread_list, now, listed)
+    parts += _open_block(thread_list, listed)
+    parts += _decisions_block(recent)
     parts += _timeline_block(timeline, now, tz)
     return "\n".join(parts)
+
+
+_BLOCK_LABEL = re.compile(r"^\*\*[^*]+:\*\*$")
+_DATE_HEADER = re.compile(r"^\*[^*]+ — Narrative\*$")
+
+
+def _open_item_of(line: str, titles: Collection[str]) -> bool:
+    """``- 🟡 title: summary`` for one of ``titles``."""
+    _, _, rest = line[2:].partition(" ")
+    return line.startswith("- ") and any(rest.startswith(f"{one_line(t)}: ") for t in titles)
+
+
+def _decision_item_of(line: str, whats: Collection[str]) -> bool:
+    """``- what`` or ``- what — why`` for one of ``whats``."""
+    return line.startswith("- ") and any(line == f"- {w}" or line.startswith(f"- {w} — ") for w in whats)
+
+
+def _kept(label: str, items: list[list[str]], open_titles: Collection[str], shown: Collection[str]) -> list[list[str]]:
+    if label == "**Open:**":
+        return [item for item in items if not _open_item_of(item[0], open_titles)]
+    if label == "**Decisions:**":
+        return [item for item in items if not _decision_item_of(item[0], shown)]
+    return items
+
+
+def for_briefing(markdown: str, open_titles: Collection[str], decisions: Collection[str]) -> str:
+    """The structured narrative without what the briefing's own sections show: the Open
+    items of ``open_titles`` (Active Threads shows them) and the Decisions items whose what
+    is one of ``decisions`` (Recent Decisions shows them, with their why). A block left
+    without items goes, with its label and blank line. Completed work and the timeline —
+    said nowhere else — stay, and so does any line this module did not write."""
+    lines = markdown.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        label = lines[i]
+        i += 1
+        if not _BLOCK_LABEL.match(label):
+            out.append(label)
+            continue
+        items: list[list[str]] = []
+        while i < len(lines) and (lines[i].startswith("- ") or (items and lines[i].startswith("  "))):
+            if lines[i].startswith("- "):
+                items.append([lines[i]])
+            else:
+                items[-1].append(lines[i])  # the item's ⏳ line
+            i += 1
+        kept = _kept(label, items, open_titles, decisions)
+        if kept or not items:
+            out.extend([label, *(line for item in kept for line in item)])
+        elif i < len(lines) and not lines[i]:
+            i += 1  # the dropped block's blank line
+    if all(_DATE_HEADER.match(line) for line in out if line.strip()):
+        return ""
+    return "\n".join(out)
 
 
 _PROMPT_INTRO = """\

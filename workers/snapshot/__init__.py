@@ -3,7 +3,8 @@
 from workers.snapshot.core import (
     MESSAGE_PREVIEW_CHARS,
     build_snapshot_markdown,
+    messages_part,
     thread_state_line,
 )
 
-__all__ = ["MESSAGE_PREVIEW_CHARS", "build_snapshot_markdown", "thread_state_line"]
+__all__ = ["MESSAGE_PREVIEW_CHARS", "build_snapshot_markdown", "messages_part", "thread_state_line"]

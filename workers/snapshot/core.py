@@ -51,21 +51,41 @@ def build_snapshot_markdown(
         parts.append(_NO_MESSAGES)
     parts.append("")
     if thread_line:
-        parts.extend(["**Thread state at compaction:**", thread_line, ""])
+        parts.extend([_STATE_LABEL, thread_line, ""])
     return "\n".join(parts), len(recent)
 
 
 def thread_state_line(threads: ThreadsDoc | None) -> str:
-    """``- 3 open threads, 1 decision pending`` from the threads document.
+    """``- 3 open threads, 1 waiting`` from the threads document.
 
-    A pending decision is an open thread waiting on something (``waiting_for`` set): the
-    conversation stopped at a point where someone still has to decide or deliver.
+    The design's example said "1 decision pending"; what the count can know is an open
+    thread waiting on something (``waiting_for`` set), so that is what it says — and a
+    count of none is left unsaid.
     """
     if threads is None:
         return "- No thread data yet"
     open_threads = [t for t in threads.threads if t.status == "open"]
-    pending = sum(1 for t in open_threads if t.waiting_for)
-    return (
-        f"- {plural(len(open_threads), 'open thread')}, "
-        f"{plural(pending, 'decision')} pending"
-    )
+    if not open_threads:
+        return "- No open threads"
+    waiting = sum(1 for t in open_threads if t.waiting_for)
+    return f"- {plural(len(open_threads), 'open thread')}, {waiting} waiting" if waiting else (
+        f"- {plural(len(open_threads), 'open thread')}")
+
+
+_STATE_LABEL = "**Thread state at compaction:**"
+
+
+def messages_part(markdown: str) -> str:
+    """The snapshot without its own headings and its thread-state block: what a briefing
+    quotes of it. The briefing has headings of its own (a pasted ``# Hot Snapshot`` reads as
+    one of them) and shows the threads as they are now, not the count at compaction."""
+    kept: list[str] = []
+    in_state = False
+    for line in markdown.split("\n"):
+        if line == _STATE_LABEL:
+            in_state = True
+        elif in_state and not line.strip():
+            in_state = False
+        elif not in_state and not line.startswith("#"):
+            kept.append(line)
+    return "\n".join(kept).strip()

@@ -5,8 +5,9 @@ said nothing about any thread (issue 18). Here:
 
 * ``about`` is what the conversation said when the thread opened: the rest of the
   sentence after a cue ("Let's get back to the auth migration, *the JWT rotation is still
-  open*"), or the whole sentence when nothing follows the topic, or — for a topic nobody
-  announced — the sentence that first named it;
+  open*"), or — when the cue sentence names the topic only ("결제 모듈에 대해 이야기해요.")
+  — the sentence after it in the same message, or the whole cue sentence when none follows;
+  for a topic nobody announced, the sentence that first named it;
   a thread that closed is about the sentence that closed it ("The auth migration is done ✅
   all services validate tokens against the key service");
 * ``summary`` is ``about`` followed by where the thread stands: the latest decision and,
@@ -35,6 +36,11 @@ def _sentence_case(text: str) -> str:
     return text[:1].upper() + text[1:] if text[:1].islower() else text
 
 
+def _says_something(text: str) -> bool:
+    """At least a few words (CJK, written without spaces: twice as many characters)."""
+    return len(text.split()) >= _MIN_REST_WORDS or (bool(_CJK.search(text)) and len(text) >= 2 * _MIN_REST_WORDS)
+
+
 def about_topic(text: MatchText, topic: str) -> str:
     """What a message says about ``topic``, a cue-phrase topic it names."""
     original = text.original
@@ -43,10 +49,21 @@ def about_topic(text: MatchText, topic: str) -> str:
         at = text.lowered.find(topic.lower())
     if at < 0:
         return ""
-    start, end = sentence_around(original, sentence_ends(original), at)
-    rest = tidy(original[at + len(topic) : end])
-    if len(rest.split()) >= _MIN_REST_WORDS:
+    ends = sentence_ends(original)
+    start, end = sentence_around(original, ends, at)
+    after = at + len(topic)
+    # a rest glued to the topic is its cue's tail, no content: "결제 모듈에 대해 이야기해요"
+    glued = after < end and original[after].isalnum()
+    rest = tidy(original[after:end])
+    if not glued and len(rest.split()) >= _MIN_REST_WORDS:
         return clip_words(_sentence_case(rest), ABOUT_CHARS)
+    # the cue sentence names the topic only: the sentence after it says what it is about
+    # ("결제 모듈에 대해 이야기해요. 환불 처리가 자주 실패합니다.")
+    if end < len(original):
+        next_start, next_end = sentence_around(original, ends, end)
+        following = tidy(original[next_start:next_end])
+        if _says_something(following):
+            return clip_words(_sentence_case(following), ABOUT_CHARS)
     return _sentence_case(clip_around(tidy(original[start:end]), at - start, ABOUT_CHARS))
 
 
@@ -67,12 +84,27 @@ def _sentence(text: str) -> str:
     return text + ("。" if _CJK.match(text[-1]) else ".")
 
 
-def compose_summary(thread: Thread) -> str:
-    """``about`` and where the thread stands, in short sentences."""
+def compose_summary(thread: Thread, *, decided: bool = True, waiting: bool = True) -> str:
+    """``about`` and where the thread stands, in short sentences.
+
+    A reader with the decision or the wait shown elsewhere (a briefing's decisions list, a
+    line of its own) asks for the summary without it: ``decided`` / ``waiting`` False."""
     parts = [_sentence(thread.about or thread.title)]
-    if thread.decisions:
+    if decided and thread.decisions:
         parts.append(_sentence(f"Decided: {clip_words(thread.decisions[-1], DECIDED_CHARS)}"))
     # a closed thread's about is the sentence that closed it; what it waited for is over
-    if thread.status == "open" and thread.waiting_for and thread.waiting_for.lower() not in parts[0].lower():
+    if waiting and thread.status == "open" and thread.waiting_for and not said_in(thread.waiting_for, parts[0]):
         parts.append(_sentence(f"Waiting for: {clip_words(thread.waiting_for, WAITING_CHARS)}"))
     return " ".join(parts)
+
+
+def is_composed(thread: Thread) -> bool:
+    """Whether the thread's summary is ``compose_summary``'s (not one written elsewhere — an
+    imported thread, an older version's): only then may a reader recompose it without a part."""
+    return bool(thread.about) and " ".join(thread.summary.split()) == " ".join(compose_summary(thread).split())
+
+
+def said_in(part: str, text: str) -> bool:
+    """Whether ``text`` says ``part`` already (whitespace and case aside)."""
+    needle = " ".join(part.split()).lower()
+    return bool(needle) and needle in " ".join(text.split()).lower()

@@ -101,7 +101,8 @@ def test_includes_active_threads_section_with_waits_and_decisions(make, settings
     md = assemble_boot(make.inputs(threads=make.threads(thread)), settings, tz)
     assert "🧵 Active Threads" in md
     assert "### 🟠 auth migration [productive]\n" in md
-    assert "Priority: high | Last: 2026-02-17T11:20\n" in md
+    # local time (Berlin), as the header's "Local:" and the timeline; the reference showed UTC
+    assert "Priority: high | Last: 2026-02-17 12:20\n" in md
     assert "Summary: Migrating to OAuth2\n" in md
     assert "⏳ Waiting for: code review\n" in md
     assert "Decisions: use PKCE\n" in md
@@ -113,7 +114,7 @@ def test_closed_threads_are_excluded_from_active_threads(make, settings, tz):
     md = assemble_boot(make.inputs(threads=threads), settings, tz)
     assert "open one" in md
     assert "closed one" not in md
-    assert "| 1 active threads |" in md
+    assert "| 1 active thread |" in md  # the reference said "1 active threads"
 
 
 def test_includes_recent_decisions_section(make, settings, tz):
@@ -148,9 +149,12 @@ def test_narrative_freshness_boundary_is_36_hours(make, settings, tz):
 
 
 def test_includes_hot_snapshot_when_fresh(make, settings, tz):
-    """port: includes hot snapshot when fresh."""
-    md = assemble_boot(make.inputs(snapshot=make.snapshot()), settings, tz)
-    assert "## 🔥 Last Session Snapshot\n# Hot Snapshot\nRecent conversation...\n" in md
+    """port: includes hot snapshot when fresh — under a line saying when, without the
+    snapshot's own heading (a "# Hot Snapshot" inside the briefing reads as one of its own)."""
+    md = assemble_boot(make.inputs(snapshot=make.snapshot(age=timedelta(minutes=5))), settings, tz)
+    assert ("## 🔥 Last Session Snapshot\nCompacted 5m ago (2026-02-17T11:25:02Z).\n\nRecent conversation...\n"
+            in md)
+    assert "# Hot Snapshot" not in md
 
 
 def test_excludes_hot_snapshot_older_than_one_hour(make, settings, tz):
@@ -175,9 +179,9 @@ def test_freshness_is_measured_against_the_trigger_time_not_the_clock(make, sett
 
 
 def test_includes_footer_with_stats(make, settings, tz):
-    """port: includes footer with stats."""
+    """port: includes footer with stats (counted in words: the reference's "1 active threads" miscounted)."""
     md = assemble_boot(full_inputs(make), settings, tz)
-    assert md.endswith("---\n_Boot context | 1 active threads | 1 recent decisions | 1 open commitments_")
+    assert md.endswith("---\n_Boot context | 1 active thread | 1 recent decision | 1 open commitment_")
 
 
 def test_excludes_decisions_older_than_recency_days(make, settings, tz):

@@ -46,7 +46,7 @@ def test_twenty_bulky_threads_stay_within_2000_characters_plus_marker(make, tz):
     md = assemble_boot(make.inputs(threads=bulky_threads(make)), BootSettings(max_chars=2000), tz)
     assert len(md) <= 2000 + len(TRUNCATION_MARKER)
     # The section budget already keeps it whole: the footer survives, with what was shown.
-    assert md.endswith("_Boot context | 1 active threads | 0 recent decisions | 0 open commitments_")
+    assert md.endswith("_Boot context | 1 active thread | 0 recent decisions | 0 open commitments_")
     assert "_… 19 more open threads not shown_" in md
 
 
@@ -89,7 +89,8 @@ def test_each_content_section_keeps_its_scaled_budget(make, tz):
     assert len(by_heading["🧵 Active Threads"]) <= budgets.threads + 1
     assert len(by_heading["🎯 Recent Decisions"]) <= budgets.decisions + 1
     snapshot_body = by_heading["🔥 Last Session Snapshot"].split("\n", 1)[1]
-    assert snapshot_body.strip() == "S" * (budgets.snapshot - 1) + "…"
+    taken = "Compacted just now (2026-02-17T11:30:02Z).\n\n"
+    assert snapshot_body.strip() == taken + "S" * (budgets.snapshot - len(taken) - 1) + "…"
     narrative_body = by_heading["📖 Narrative (last 24h)"].split("\n", 1)[1]
     assert narrative_body.strip() == "N" * (budgets.narrative - 1) + "…"
 
@@ -110,16 +111,20 @@ def test_budgets_scale_with_max_chars_but_header_and_footer_do_not():
 
 def test_snapshot_is_cut_at_1000_characters_by_default(make, settings, tz):
     """The reference: hot snapshot content.trim().slice(0, 1000) — mid-sentence, no mark
-    (issue 18). The same budget here, the cut marked "…"."""
+    (issue 18). The same budget here (the line saying when included), the cut marked "…"."""
     md = assemble_boot(make.inputs(snapshot=make.snapshot("  " + "S" * 1500 + "  ")), settings, tz)
-    assert f"## 🔥 Last Session Snapshot\n{'S' * 999}…\n" in md
+    taken = "Compacted just now (2026-02-17T11:30:02Z).\n\n"
+    assert f"## 🔥 Last Session Snapshot\n{taken}{'S' * (999 - len(taken))}…\n" in md
 
 
 def test_a_cut_snapshot_keeps_whole_lines_and_cuts_the_last_between_words(make, settings, tz):
     lines = [f"- [user] message number {i} says something about the release plan" for i in range(40)]
     md = assemble_boot(make.inputs(snapshot=make.snapshot("\n".join(lines))), settings, tz)
-    body = md.split("## 🔥 Last Session Snapshot\n", 1)[1].split("\n\n", 1)[0].rstrip("\n").split("\n")
-    assert len("\n".join(body)) <= 1000
+    section = md.split("## 🔥 Last Session Snapshot\n", 1)[1].split("\n\n---", 1)[0]
+    assert len(section) <= 1000
+    taken, quoted = section.split("\n\n", 1)
+    assert taken == "Compacted just now (2026-02-17T11:30:02Z)."
+    body = quoted.rstrip("\n").split("\n")
     assert body[:-1] == lines[: len(body) - 1]  # whole lines
     last = body[-1]
     assert last == lines[len(body) - 1] or (last.endswith("…") and lines[len(body) - 1].startswith(last[:-1])

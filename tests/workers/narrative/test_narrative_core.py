@@ -12,14 +12,18 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import msgspec
+
 from schemas.docs import Decision, DecisionsDoc, Integrity, Thread, ThreadsDoc
 from workers.narrative import (
     TimelineEntry,
     build_narrative_prompt,
     build_structured_narrative,
     date_header,
+    for_briefing,
     timeline_from_threads,
 )
+from workers.threads.summary import compose_summary
 
 NOW = datetime(2026, 2, 17, 11, 30, tzinfo=UTC)  # Tuesday, 12:30 in Berlin
 TZ = ZoneInfo("Europe/Berlin")
@@ -122,6 +126,68 @@ def test_decision_why_is_cut_at_80_and_a_missing_why_leaves_no_dash():
     md = narrative(d=decisions(decision("a", what="long", why="w" * 120),
                                decision("b", what="bare", why="", extracted_at=NOW - timedelta(hours=1))))
     assert f"- long — {'w' * 79}…\n- bare\n" in md
+
+
+# --- each fact once (issue 18) -------------------------------------------------------------
+
+K8S = "For the kubernetes cluster the plan is to add a second node pool with 32 GB nodes"
+
+
+def composed(id: str, **kw: Any) -> Thread:
+    t = thread(id, **kw)
+    return msgspec.structs.replace(t, summary=compose_summary(t))
+
+
+def test_a_thread_line_leaves_out_the_decision_the_decisions_block_lists():
+    k8s = composed("k", title="kubernetes upgrade", about="The old nodes run out of memory", decisions=[K8S])
+    md = narrative(threads(k8s), decisions(decision("d", what=K8S, why="")))
+    assert "- 🟡 kubernetes upgrade: The old nodes run out of memory.\n" in md
+    assert md.count(K8S) == 1 and f"**Decisions:**\n- {K8S}\n" in md
+    # a decision older than the block's 24 hours is said where the thread is
+    old = narrative(threads(k8s), decisions(decision("d", what=K8S, extracted_at=NOW - timedelta(days=2))))
+    assert f"- 🟡 kubernetes upgrade: The old nodes run out of memory. Decided: {K8S}.\n" in old
+
+
+def test_a_completed_line_never_ends_in_a_stub():
+    """The demo showed "✅ auth migration: The auth migration is done ✅ … Decided: For…"."""
+    auth = composed("a", title="auth migration", status="closed", decisions=["For the auth migration we moved"],
+                    about="The auth migration is done ✅ all services now validate tokens against the key service")
+    md = narrative(threads(auth))
+    assert ("- ✅ auth migration: The auth migration is done ✅ all services now validate tokens against the key "
+            "service.\n") in md
+
+
+def test_a_wait_is_said_once_and_whole():
+    wait = "the finance team to confirm the new invoice format"
+    billing = composed("b", title="billing rewrite", waiting_for=wait,
+                       about="The billing rewrite is behind schedule, the invoice generator still uses the old "
+                             "tax tables")
+    md = narrative(threads(billing))
+    # the summary would cut the wait ("… the new invoice…"): it ends before it, the wait below
+    assert ("- 🟡 billing rewrite: The billing rewrite is behind schedule, the invoice generator still uses the "
+            f"old tax tables.\n  ⏳ {wait}\n") in md
+    assert md.count("the finance team") == 1
+    # said by the about (another case): no ⏳ line
+    said = composed("f", title="facturation", about="Il faut d'abord valider le prix",
+                    waiting_for="il faut d'abord valider le prix")
+    assert "⏳" not in narrative(threads(said))
+
+
+def test_for_briefing_leaves_out_what_the_briefing_shows_elsewhere():
+    k8s = composed("k", title="kubernetes upgrade", about="The old nodes run out of memory", waiting_for="quota")
+    done = composed("a", title="auth", status="closed", about="Done")
+    md = narrative(threads(k8s, done), decisions(decision("d", what=K8S, why="memory")),
+                   [TimelineEntry(ts=NOW - timedelta(hours=1), kind="compaction")])
+    cut = for_briefing(md, ["kubernetes upgrade"], [K8S])
+    assert cut == (
+        "*Tuesday, 17. February 2026 — Narrative*\n\n"
+        "**Completed:**\n- ✅ auth: Done.\n\n"
+        "**Timeline:**\n- 11:30 Compaction\n"
+    )
+    assert for_briefing(md, [], []) == md
+    assert for_briefing("Free prose about the day.", ["x"], ["y"]) == "Free prose about the day."
+    only = narrative(d=decisions(decision("d", what=K8S)))
+    assert for_briefing(only, [], [K8S]) == ""  # the date alone says nothing
 
 
 def test_timeline_in_event_time_and_local_zone():

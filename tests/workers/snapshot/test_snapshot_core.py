@@ -12,7 +12,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 from schemas.docs import Integrity, Thread, ThreadsDoc
 from schemas.events import CompactionMessage
-from workers.snapshot import build_snapshot_markdown, thread_state_line
+from workers.snapshot import build_snapshot_markdown, messages_part, thread_state_line
 
 TS = datetime(2026, 2, 17, 10, 30, tzinfo=UTC)
 
@@ -101,7 +101,7 @@ def test_full_format_with_thread_state():
         msg("user", "Also check the rate limiter"),
         msg("assistant", "Done — both issues fixed..."),
     ]
-    md, count = build_snapshot_markdown(TS, messages, 15, "- 3 open threads, 1 decision pending")
+    md, count = build_snapshot_markdown(TS, messages, 15, "- 3 open threads, 1 waiting")
     assert md == (
         "# Hot Snapshot — 2026-02-17T10:30:00Z\n"
         "## Last conversation before compaction\n"
@@ -113,7 +113,7 @@ def test_full_format_with_thread_state():
         "- [assistant] Done — both issues fixed...\n"
         "\n"
         "**Thread state at compaction:**\n"
-        "- 3 open threads, 1 decision pending\n"
+        "- 3 open threads, 1 waiting\n"
     )
     assert count == 4
 
@@ -146,16 +146,25 @@ def test_same_inputs_give_the_same_bytes():
     assert first == build_snapshot_markdown(TS, messages, 15, "- x")
 
 
-def test_thread_state_counts_open_threads_and_pending_decisions():
+def test_thread_state_counts_open_threads_and_those_waiting():
+    """The design's "1 decision pending" counted waits: the line says what it counts (issue 18)."""
     doc = threads_doc(("open", None), ("open", "code review"), ("open", None), ("closed", "ignored"))
-    assert thread_state_line(doc) == "- 3 open threads, 1 decision pending"
+    assert thread_state_line(doc) == "- 3 open threads, 1 waiting"
 
 
-def test_thread_state_pluralises():
+def test_thread_state_pluralises_and_leaves_a_count_of_none_unsaid():
     two_waiting = threads_doc(("open", "a"), ("open", "b"))
-    assert thread_state_line(two_waiting) == "- 2 open threads, 2 decisions pending"
-    assert thread_state_line(threads_doc(("open", None))) == "- 1 open thread, 0 decisions pending"
-    assert thread_state_line(threads_doc()) == "- 0 open threads, 0 decisions pending"
+    assert thread_state_line(two_waiting) == "- 2 open threads, 2 waiting"
+    assert thread_state_line(threads_doc(("open", None))) == "- 1 open thread"
+    assert thread_state_line(threads_doc(("closed", None))) == "- No open threads"
+    assert thread_state_line(threads_doc()) == "- No open threads"
+
+
+def test_the_part_a_briefing_quotes_has_the_messages_only():
+    messages = [msg("user", "# not a heading"), msg("assistant", "Done.")]
+    md, _ = build_snapshot_markdown(TS, messages, 15, "- 1 open thread, 1 waiting")
+    assert messages_part(md) == "**Recent messages:**\n- [user] # not a heading\n- [assistant] Done."
+    assert messages_part(build_snapshot_markdown(TS, [], 15, "")[0]) == "(No recent messages captured)"
 
 
 def test_thread_state_without_a_threads_document():

@@ -109,6 +109,16 @@ def test_korean_and_japanese_topics_come_before_their_cue() -> None:
     assert titles(run("ログイン画面について、エラー表示がわかりにくいです。", patterns=ALL)) == ["ログイン画面"]
 
 
+def test_a_cue_sentence_that_only_names_the_topic_is_about_the_sentence_after_it() -> None:
+    """The briefing showed "결제 모듈: 에 대해 이야기해요。" — the cue's tail for a summary."""
+    (ko,) = run("결제 모듈에 대해 이야기해요. 환불 처리가 자주 실패합니다.", patterns=ALL).threads
+    assert ko.about == "환불 처리가 자주 실패합니다"
+    (en,) = run("Let's get back to the auth migration. The JWT rotation is still open.").threads
+    assert en.about == "The JWT rotation is still open"
+    (alone,) = run("Let's get back to the auth migration.").threads
+    assert alone.about == "Let's get back to the auth migration"  # nothing follows: the cue sentence
+
+
 def test_heartbeat_ok_and_negated_closures_close_no_thread() -> None:
     """Issue 15, item 20: Korean bare OK closed threads on "HEARTBEAT_OK" with CORTEX_LANGUAGE=all."""
     doc = run("결제 모듈에 대해 이야기해요.", "HEARTBEAT_OK 결제 모듈", patterns=ALL)
