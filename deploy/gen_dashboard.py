@@ -120,6 +120,13 @@ ROWS: list[tuple[str, list[dict[str, Any]]]] = [
         panel("Boot API latency p50 / p99", "cortex.api.boot.<agent>: a fresh assembly per request.",
               quantiles("cortex_api_seconds", "service", 'service="boot"'), unit="s"),
     ]),
+    ("Traces", [
+        panel("Failure findings by signal", "Findings the trace analyzer made (cortex_traces): doom_loop, "
+              "repeat_fail, tool_fail, correction, dissatisfied, hallucination, unverified_claim.",
+              [(f"sum by (signal) (increase(cortex_traces_findings_total[{RATE}]))", "{{signal}}")]),
+        panel("Findings triaged by Claude", "New findings the LLM triage kept or dismissed (with ANTHROPIC_API_KEY).",
+              [(f"sum by (verdict) (increase(cortex_traces_triaged_total[{RATE}]))", "{{verdict}}")]),
+    ]),
     ("LLM", [
         panel("LLM calls by purpose and outcome", "ok, cache_hit (replays cost nothing), unavailable (retried "
               "in place, never cached), failed (rejected request), refused, over_budget (CORTEX_LLM_DAILY_TOKENS).",

@@ -42,9 +42,11 @@ from shared.names import (
     BUCKET_LEASES,
     BUCKET_LLM_CACHE,
     BUCKET_NARRATIVES,
+    BUCKET_OPERATIONS,
     BUCKET_RECALL,
     BUCKET_SNAPSHOTS,
     BUCKET_THREADS,
+    BUCKET_TRACES,
     DOC_BUCKETS,
     EVENTS_STREAM,
     consumers_of,
@@ -121,9 +123,12 @@ WORKERS: dict[str, WorkerOps] = {
                            reads_as_of=(BUCKET_THREADS, BUCKET_DECISIONS, BUCKET_SNAPSHOTS),
                            waits_on=("threads", "decisions", "snapshot"), llm=True),
     # workers/boot/worker.py: SOURCES; the boot API is served by every replica (queue group), its
-    # fact_access feedback for the facts a briefing shows
+    # fact_access feedback for the facts a briefing shows and operation_seen for the operation
+    # results it shows
     "boot": WorkerOps(writes=(BUCKET_BOOT,), reads_as_of=_BOOT_READS, waits_on=_BOOT_WAITS, serves=("boot",),
-                      feedback=("fact_access",)),
+                      feedback=("fact_access", "operation_seen")),
+    # workers/traces/worker.py: findings and pending operations from tool and run events; Claude triage optional
+    "traces": WorkerOps(writes=(BUCKET_TRACES, BUCKET_OPERATIONS), llm=True),
     # workers/knowledge/worker.py: entities and facts, Claude optional
     "knowledge": WorkerOps(writes=(BUCKET_KNOWLEDGE,), llm=True, memory="256Mi", memory_limit="1Gi"),
     # workers/recall/worker.py: memories in Qdrant (the knowledge facts as of each session start
@@ -134,8 +139,8 @@ WORKERS: dict[str, WorkerOps] = {
                         qdrant=True, cpu="250m", memory="512Mi", memory_limit="1536Mi"),
     # workers/api/worker.py: read-only services over the latest documents and the consumers' state
     "api": WorkerOps(consumes=False, reads=(BUCKET_THREADS, BUCKET_DECISIONS, BUCKET_COMMITMENTS, BUCKET_KNOWLEDGE,
-                                            BUCKET_CHANNELS),
-                     serves=("threads", "decisions", "commitments", "search", "status"),
+                                            BUCKET_CHANNELS, BUCKET_TRACES, BUCKET_OPERATIONS),
+                     serves=("threads", "decisions", "commitments", "search", "status", "traces", "operations"),
                      feedback=("fact_access",),  # the facts a search returned
                      inspects_consumers=True, watches_sources=True),
 }

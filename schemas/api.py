@@ -7,8 +7,19 @@ from typing import Any
 
 import msgspec
 
-from schemas.docs import Commitment, Decision, Thread
-from schemas.types import CommitmentStatus, Impact, MemoryScope, MemoryType, Priority, SessionId, ThreadStatus
+from schemas.docs import Commitment, Decision, Finding, Operation, Thread
+from schemas.types import (
+    CommitmentStatus,
+    Impact,
+    MemoryScope,
+    MemoryType,
+    OperationStatus,
+    Priority,
+    SessionId,
+    Severity,
+    Signal,
+    ThreadStatus,
+)
 
 
 class BootRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=False):
@@ -138,6 +149,34 @@ class StatusReply(msgspec.Struct, kw_only=True):
     extra: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
+class TracesRequest(msgspec.Struct, kw_only=True):
+    """``cortex.api.traces.<agent>``: findings, newest first; ``severity`` is the least one
+    wanted; findings Claude's triage dismissed are left out unless ``dismissed``."""
+
+    signal: Signal | None = None
+    severity: Severity | None = None
+    session: SessionId | None = None
+    dismissed: bool = False
+    limit: int | None = None
+
+
+class TracesReply(msgspec.Struct, kw_only=True):
+    findings: list[Finding]
+
+
+class OperationsRequest(msgspec.Struct, kw_only=True):
+    """``cortex.api.operations.<agent>``: operations, newest first; ``unread``: only results
+    the agent has not been shown and calls still pending after their turn."""
+
+    status: OperationStatus | None = None
+    unread: bool = False
+    limit: int | None = None
+
+
+class OperationsReply(msgspec.Struct, kw_only=True):
+    operations: list[Operation]
+
+
 class ErrorBody(msgspec.Struct, kw_only=True):
     code: int
     message: str
@@ -150,5 +189,5 @@ class ErrorReply(msgspec.Struct, kw_only=True):
 API_MESSAGES: tuple[type[msgspec.Struct], ...] = (
     BootRequest, RecallRequest, RecallReply, ConsolidateRequest, ConsolidateReply, ThreadsRequest, ThreadsReply,
     DecisionsRequest, DecisionsReply, CommitmentsRequest, CommitmentsReply, SearchRequest, SearchReply,
-    StatusRequest, StatusReply, ErrorReply,
+    StatusRequest, StatusReply, TracesRequest, TracesReply, OperationsRequest, OperationsReply, ErrorReply,
 )

@@ -68,6 +68,8 @@ BUCKET_BOOT = "cortex_boot"
 BUCKET_KNOWLEDGE = "cortex_knowledge"
 BUCKET_CHANNELS = "cortex_channels"
 BUCKET_RECALL = "cortex_recall"  # beyond the contract: the recall worker's per-agent summary for boot
+BUCKET_TRACES = "cortex_traces"
+BUCKET_OPERATIONS = "cortex_operations"
 BUCKET_CHECKPOINTS = "cortex_checkpoints"
 BUCKET_LEASES = "cortex_leases"
 BUCKET_LLM_CACHE = "cortex_llm_cache"
@@ -76,7 +78,8 @@ BUCKET_FORGETS = "cortex_forgets"  # beyond the contract: the status of each age
 # Buckets whose values are per-agent documents (shadow mode writes cortex_shadow_<name>).
 DOC_BUCKETS = (
     BUCKET_THREADS, BUCKET_DECISIONS, BUCKET_COMMITMENTS, BUCKET_SNAPSHOTS,
-    BUCKET_NARRATIVES, BUCKET_BOOT, BUCKET_KNOWLEDGE, BUCKET_CHANNELS, BUCKET_RECALL,
+    BUCKET_NARRATIVES, BUCKET_BOOT, BUCKET_KNOWLEDGE, BUCKET_CHANNELS, BUCKET_RECALL, BUCKET_TRACES,
+    BUCKET_OPERATIONS,
 )
 ALL_BUCKETS = (*DOC_BUCKETS, BUCKET_CHECKPOINTS, BUCKET_LEASES, BUCKET_LLM_CACHE)
 

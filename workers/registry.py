@@ -13,10 +13,11 @@ from workers.narrative.worker import SPEC as NARRATIVE
 from workers.recall.spec import SPEC as RECALL  # the engine (and its stack) only when it runs
 from workers.snapshot.worker import SPEC as SNAPSHOT
 from workers.threads.worker import SPEC as THREADS
+from workers.traces.worker import SPEC as TRACES
 
 
 def all_specs() -> dict[str, WorkerSpec]:
-    specs = [THREADS, DECISIONS, KNOWLEDGE, CHANNELS, RECALL, SNAPSHOT, NARRATIVE, BOOT, API]
+    specs = [THREADS, DECISIONS, KNOWLEDGE, CHANNELS, TRACES, RECALL, SNAPSHOT, NARRATIVE, BOOT, API]
     return {s.name: s for s in specs}
 
 

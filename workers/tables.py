@@ -8,7 +8,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from schemas.api import CommitmentsReply, DecisionsReply, RecallReply, SearchReply, StatusReply, ThreadsReply
+from schemas.api import (
+    CommitmentsReply,
+    DecisionsReply,
+    OperationsReply,
+    RecallReply,
+    SearchReply,
+    StatusReply,
+    ThreadsReply,
+    TracesReply,
+)
+from schemas.docs import Finding
+from workers.traces.operations import marker
 
 Rows = tuple[list[str], list[list[str]]]
 
@@ -54,3 +65,31 @@ def status_text(reply: StatusReply, width: int | None = 60) -> str:
             for w in reply.workers]
     table = render_table(["worker", "pending", "checkpoint", "last event"], rows, width)
     return f"{reply.agent}: {counts}; mood {reply.mood}\n\n{table}"
+
+
+def _severity(finding: Finding) -> str:
+    if finding.triage is None:
+        return finding.severity
+    return f"{finding.severity} (triage: {'kept' if finding.triage.keep else 'dismissed'})"
+
+
+def finding_rows(reply: TracesReply) -> Rows:
+    """Findings, newest first; Claude's triage, where there is one, beside the severity."""
+    return (["when", "severity", "signal", "session", "summary"],
+            [[f.last_ts.isoformat(timespec="minutes"), _severity(f), f.signal, f.session, f.summary]
+             for f in reply.findings])
+
+
+def operation_rows(reply: OperationsReply) -> Rows:
+    return (["started", "state", "tool", "id", "result"],
+            [[op.started.isoformat(timespec="minutes"), marker(op), op.tool, op.id, op.preview or ""]
+             for op in reply.operations])
+
+
+def traces_text(agent: str, findings: TracesReply, operations: OperationsReply, width: int | None = 100) -> str:
+    """The findings and then the operations, each as a table, or a line saying there are none."""
+    parts = [render_table(*finding_rows(findings), width=width) if findings.findings
+             else f"(no failure findings for {agent})"]
+    if operations.operations:
+        parts.append("Operations:\n" + render_table(*operation_rows(operations), width=width))
+    return "\n\n".join(parts) + "\n"

@@ -65,7 +65,7 @@ def test_stdio_from_files_answers_too(tmp_path: Path) -> None:
     replies = [json.loads(line) for line in (tmp_path / "responses.jsonl").read_text().splitlines()]
     assert [r["id"] for r in replies] == [1, 2, 3]  # every request sent before the end is answered
     assert replies[0]["result"]["serverInfo"]["name"] == "cortex"
-    assert len(replies[1]["result"]["tools"]) == 9
+    assert len(replies[1]["result"]["tools"]) == 10
     assert replies[2]["result"]["isError"] and "NATS" in replies[2]["result"]["content"][0]["text"]
 
 

@@ -9,11 +9,26 @@ from datetime import date, datetime
 from schemas.api import (
     CommitmentsRequest,
     DecisionsRequest,
+    OperationsRequest,
     SearchHit,
     ThreadsRequest,
+    TracesRequest,
 )
-from schemas.docs import Commitment, CommitmentsDoc, Decision, DecisionsDoc, KnowledgeDoc, Thread, ThreadsDoc
-from schemas.types import PRIORITIES
+from schemas.docs import (
+    Commitment,
+    CommitmentsDoc,
+    Decision,
+    DecisionsDoc,
+    Finding,
+    KnowledgeDoc,
+    Operation,
+    OperationsDoc,
+    Thread,
+    ThreadsDoc,
+    TraceDoc,
+)
+from schemas.types import PRIORITIES, SEVERITIES
+from workers.traces.operations import is_unread, is_waiting
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
@@ -120,3 +135,27 @@ def search(query: str, limit: int | None, threads: ThreadsDoc | None, decisions:
             if (s := _score(wanted, text, w)) > 0]
     hits.sort(key=lambda h: (-h.score, h.kind, h.id))
     return hits[: _limit(limit)]
+
+
+_SEVERITY = {s: i for i, s in enumerate(SEVERITIES)}
+
+
+def query_traces(doc: TraceDoc | None, req: TracesRequest) -> list[Finding]:
+    findings = doc.findings if doc else []
+    least = _SEVERITY[req.severity] if req.severity else 0
+    picked = [f for f in findings
+              if (req.signal is None or f.signal == req.signal)
+              and _SEVERITY[f.severity] >= least
+              and (req.session is None or f.session == req.session)
+              and (req.dismissed or f.triage is None or f.triage.keep)]
+    picked.sort(key=lambda f: (-f.last_ts.timestamp(), f.id))
+    return picked[: _limit(req.limit)]
+
+
+def query_operations(doc: OperationsDoc | None, req: OperationsRequest) -> list[Operation]:
+    ops = doc.operations if doc else []
+    picked = [op for op in ops
+              if (req.status is None or op.status == req.status)
+              and (not req.unread or is_unread(op) or is_waiting(op))]
+    picked.sort(key=lambda op: (-op.started.timestamp(), op.id))
+    return picked[: _limit(req.limit)]

@@ -1,4 +1,4 @@
-"""The api worker: ``cortex.api.{threads,decisions,commitments,search,status}.<agent>``.
+"""The api worker: ``cortex.api.{threads,decisions,commitments,search,status,traces,operations}.<agent>``.
 
 Every answer comes from the KV documents (direct gets); an unknown agent gets an empty
 result, a malformed request an error reply.
@@ -18,15 +18,19 @@ from schemas.api import (
     CommitmentsRequest,
     DecisionsReply,
     DecisionsRequest,
+    OperationsReply,
+    OperationsRequest,
     SearchReply,
     SearchRequest,
     StatusReply,
     StatusRequest,
     ThreadsReply,
     ThreadsRequest,
+    TracesReply,
+    TracesRequest,
     WorkerStatus,
 )
-from schemas.docs import ChannelsDoc, CommitmentsDoc, DecisionsDoc, KnowledgeDoc, ThreadsDoc
+from schemas.docs import ChannelsDoc, CommitmentsDoc, DecisionsDoc, KnowledgeDoc, OperationsDoc, ThreadsDoc, TraceDoc
 from shared import metrics
 from shared.asof import DocReader
 from shared.feedback import publish_ids
@@ -37,14 +41,24 @@ from shared.names import (
     BUCKET_COMMITMENTS,
     BUCKET_DECISIONS,
     BUCKET_KNOWLEDGE,
+    BUCKET_OPERATIONS,
     BUCKET_THREADS,
+    BUCKET_TRACES,
     EVENTS_STREAM,
     agent_consumer,
 )
 from shared.runtime import WorkerContext, WorkerSpec
 from shared.service import ApiError, Endpoint, serve_endpoints
 from shared.sources import source_states
-from workers.api.core import QueryError, query_commitments, query_decisions, query_threads, search
+from workers.api.core import (
+    QueryError,
+    query_commitments,
+    query_decisions,
+    query_operations,
+    query_threads,
+    query_traces,
+    search,
+)
 
 log = logging.getLogger(__name__)
 SOURCES_EVERY_S = 15.0
@@ -88,6 +102,13 @@ class Api:
     async def commitments(self, agent: str, req: CommitmentsRequest) -> CommitmentsReply:
         doc = await self._doc(BUCKET_COMMITMENTS, agent, CommitmentsDoc)
         return CommitmentsReply(commitments=query_commitments(doc, req))
+
+    async def traces(self, agent: str, req: TracesRequest) -> TracesReply:
+        return TracesReply(findings=query_traces(await self._doc(BUCKET_TRACES, agent, TraceDoc), req))
+
+    async def operations(self, agent: str, req: OperationsRequest) -> OperationsReply:
+        doc = await self._doc(BUCKET_OPERATIONS, agent, OperationsDoc)
+        return OperationsReply(operations=query_operations(doc, req))
 
     async def search(self, agent: str, req: SearchRequest) -> SearchReply:
         threads, decisions, commitments, knowledge = await asyncio.gather(
@@ -160,6 +181,8 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
         ("decisions", DecisionsRequest, _guard(api.decisions)),
         ("commitments", CommitmentsRequest, _guard(api.commitments)),
         ("search", SearchRequest, _guard(api.search)),
+        ("traces", TracesRequest, _guard(api.traces)),
+        ("operations", OperationsRequest, _guard(api.operations)),
         ("status", StatusRequest, _guard(api.status)),
     ]
     ctx.health.set_ready(True, "serving")

@@ -2,7 +2,8 @@
 
 Section order and formats follow the reference's ``BootContextGenerator.generate``
 (openclaw-cortex ``boot-context.ts``), extended with the sections of the later designs
-(commitments, known facts, other channels, rules and key memories). Every time in the
+(pending operations and lessons from recent failures right after the threads, commitments,
+known facts, other channels, rules and key memories). Every time in the
 document is measured against ``inputs.now``, the triggering event's time, so a replay of
 the pipeline reproduces the document byte for byte.
 
@@ -41,6 +42,7 @@ from workers.boot.context import (
 )
 from workers.boot.inputs import BootInputs
 from workers.boot.state import header_section, state_section
+from workers.boot.traces import lessons_section, operations_section
 from workers.boot.work import (
     commitments_section,
     decisions_section,
@@ -66,8 +68,10 @@ class _Work:
 
 
 def _work_sections(inputs: BootInputs, settings: BootSettings, tz: ZoneInfo, budgets: Budgets) -> _Work:
-    """Threads, decisions and commitments — in Claude's wording where the narrative holds
-    one (``workers.narrative.enhance``) — and the footer that counts what they show.
+    """Threads, then what the agent's tools left pending and what its failures taught
+    (``workers.boot.traces``), then decisions and commitments — in Claude's wording where
+    the narrative holds one (``workers.narrative.enhance``) — and the footer that counts
+    what they show.
 
     Each fact once: Recent Decisions shows a decision with its why, so a thread's summary
     leaves out the "Decided: …" of a decision shown there."""
@@ -84,6 +88,10 @@ def _work_sections(inputs: BootInputs, settings: BootSettings, tz: ZoneInfo, bud
     threads = enhance_threads(raw_threads, overlay)
     threads_text, n_threads = threads_section(threads, settings.max_threads_in_boot, budgets.threads, tz,
                                               decision_whats)
+    operations_text = operations_section(inputs.operations.operations if inputs.operations is not None else [],
+                                         tz, budgets.operations)
+    lessons_text = lessons_section(inputs.traces.findings if inputs.traces is not None else [], inputs.now,
+                                   budgets.lessons)
     shown_threads = {t.id for t in ranked_open_threads(threads)[:n_threads]}
     # the narrative's Open items of threads shown here, or closed since it was written
     open_titles = [t.title for t in raw_threads if t.id in shown_threads or t.status != "open"]
@@ -98,7 +106,8 @@ def _work_sections(inputs: BootInputs, settings: BootSettings, tz: ZoneInfo, bud
         f"_Boot context | {plural(n_threads, 'active thread')} | {plural(n_decisions, 'recent decision')}"
         f" | {plural(n_open, 'open commitment')}_"
     )
-    return _Work([threads_text, decisions_text, commitments_text], footer, open_titles, decision_whats, said)
+    return _Work([threads_text, operations_text, lessons_text, decisions_text, commitments_text], footer,
+                 open_titles, decision_whats, said)
 
 
 def _context_sections(inputs: BootInputs, budgets: Budgets, said: list[str]) -> list[str]:

@@ -25,9 +25,12 @@ class Budgets:
     narrative: int = 2000
     threads: int = 8000
     decisions: int = 3000
-    # Sections the design table predates (commitments, knowledge, channels, recall):
+    # Sections the design table predates (commitments, pending operations and lessons,
+    # knowledge, channels, recall):
     # small shares, so a full document stays close to the table's total.
     commitments: int = 1000
+    operations: int = 600
+    lessons: int = 800
     facts: int = 800
     channels: int = 600
     memories: int = 1000
@@ -52,6 +55,8 @@ def scaled_budgets(max_chars: int) -> Budgets:
         threads=s(d.threads),
         decisions=s(d.decisions),
         commitments=s(d.commitments),
+        operations=s(d.operations),
+        lessons=s(d.lessons),
         facts=s(d.facts),
         channels=s(d.channels),
         memories=s(d.memories),

@@ -12,12 +12,15 @@ from schemas.docs import (
     DecisionsDoc,
     KnowledgeDoc,
     NarrativeDoc,
+    OperationsDoc,
     SnapshotDoc,
     ThreadsDoc,
+    TraceDoc,
 )
 
 SourceDoc = (
-    ThreadsDoc | DecisionsDoc | CommitmentsDoc | SnapshotDoc | NarrativeDoc | KnowledgeDoc | ChannelsDoc
+    ThreadsDoc | DecisionsDoc | CommitmentsDoc | SnapshotDoc | NarrativeDoc | KnowledgeDoc | ChannelsDoc | TraceDoc
+    | OperationsDoc
 )
 
 
@@ -42,6 +45,8 @@ class BootInputs(msgspec.Struct, frozen=True, kw_only=True):
     narrative: NarrativeDoc | None = None
     knowledge: KnowledgeDoc | None = None
     channels: ChannelsDoc | None = None
+    traces: TraceDoc | None = None
+    operations: OperationsDoc | None = None
     lagging: list[str] = msgspec.field(default_factory=list)
     missing: list[str] = msgspec.field(default_factory=list)
     last_activity: datetime | None = None
@@ -51,5 +56,5 @@ class BootInputs(msgspec.Struct, frozen=True, kw_only=True):
         """The source documents in section order (absent ones as None)."""
         return [
             self.threads, self.decisions, self.commitments, self.snapshot,
-            self.narrative, self.knowledge, self.channels,
+            self.narrative, self.knowledge, self.channels, self.traces, self.operations,
         ]

@@ -20,9 +20,11 @@ from schemas.docs import (
     DecisionsDoc,
     KnowledgeDoc,
     NarrativeDoc,
+    OperationsDoc,
     RecallDoc,
     SnapshotDoc,
     ThreadsDoc,
+    TraceDoc,
 )
 from shared.asof import DocReader
 from shared.codec import Envelope
@@ -33,9 +35,11 @@ from shared.names import (
     BUCKET_DECISIONS,
     BUCKET_KNOWLEDGE,
     BUCKET_NARRATIVES,
+    BUCKET_OPERATIONS,
     BUCKET_RECALL,
     BUCKET_SNAPSHOTS,
     BUCKET_THREADS,
+    BUCKET_TRACES,
 )
 from shared.projection import boundary
 from shared.runtime import WorkerContext
@@ -52,10 +56,14 @@ SOURCES: tuple[tuple[str, str, type[Any], str], ...] = (
     ("knowledge", BUCKET_KNOWLEDGE, KnowledgeDoc, "knowledge"),
     ("channels", BUCKET_CHANNELS, ChannelsDoc, "channels"),
     ("recall", BUCKET_RECALL, RecallDoc, "recall"),
+    ("traces", BUCKET_TRACES, TraceDoc, "traces"),
+    ("operations", BUCKET_OPERATIONS, OperationsDoc, "traces"),
 )
 # Sources made only at some triggers (a snapshot at a compaction; a narrative at a session's
 # end or a compaction): without one, having no document is what the stream says, not a gap.
-_OCCASIONAL = frozenset({"snapshot", "narrative"})
+# The traces worker's documents exist only for agents whose events gave it something to keep
+# (an agent without tool calls has no operations).
+_OCCASIONAL = frozenset({"snapshot", "narrative", "traces", "operations"})
 # Upstream documents made *for* the trigger itself (read as of S + 1 then): the snapshot
 # and narrative of a compaction, and the channel summaries of every trigger.
 _MADE_FOR_COMPACTION = frozenset({"snapshot", "narrative"})

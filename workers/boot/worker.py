@@ -22,10 +22,12 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
+import msgspec
 from prometheus_client import Gauge, Histogram
 
 from schemas.api import BootRequest
-from schemas.docs import BootDoc, Integrity
+from schemas.docs import BootDoc, Integrity, OperationsDoc
+from schemas.events import FeedbackEvent
 from shared.asof import DocReader
 from shared.codec import Envelope
 from shared.feedback import publish_ids
@@ -40,6 +42,7 @@ from workers.boot.complete import Completer
 from workers.boot.context import shown_facts
 from workers.boot.inputs import BootInputs
 from workers.boot.sources import SOURCES, BootSources, Reading
+from workers.boot.traces import shown_results
 
 __all__ = ["SOURCES", "SPEC", "BootHandler", "build", "serve"]  # SOURCES: read by deploy/gen_manifests.py
 
@@ -49,6 +52,10 @@ BOOT_CHARS = Histogram("cortex_boot_chars", "Size of BOOTSTRAP documents written
                        buckets=(500, 1000, 2000, 4000, 8000, 16000, 32000, 64000))
 BOOT_GENERATED = Gauge("cortex_boot_generated_timestamp_seconds",
                        "Wall-clock time the last BOOTSTRAP document was written (for staleness alerts)")
+
+
+# Briefings the agent is given (a session's start, a compaction): the results they show are seen.
+ACKNOWLEDGING = frozenset({"session_start", "compaction"})
 
 
 def is_change(env: Envelope) -> bool:
@@ -166,6 +173,8 @@ class BootHandler(ProjectionHandler):
         self._cut_every = ctx.settings.runtime.cut_every
         self._interval = timedelta(milliseconds=interval_ms) if interval_ms else None
         self._warned = False
+        self._ctx = ctx
+        self._tz = ZoneInfo(ctx.settings.timezone)
         self.completer = Completer(ctx, tracker, sources, self._newest, self._completed)
         self.completer.start()
 
@@ -245,6 +254,25 @@ class BootHandler(ProjectionHandler):
                 BOOT_GENERATED.set(time.time())
                 self.completer.register(agent, doc, readings.get(agent))
                 self._write_workspace(agent, doc)
+                await self._acknowledge(agent, doc, readings.get(agent))
+
+    async def _acknowledge(self, agent: str, doc: BootDoc, reading: Reading | None) -> None:
+        """The unread operation results a briefing given to the agent (at a session's start or
+        a compaction) showed are seen: one ``operation_seen`` event names them, so the next
+        briefing does not repeat them. Its id derives from the briefing's trigger, so a
+        redelivered batch publishes it once (the stream's duplicate window)."""
+        if doc.trigger not in ACKNOWLEDGING or reading is None or self._ctx.shadow:
+            return
+        ops_doc = reading.docs.get("operations")
+        if not isinstance(ops_doc, OperationsDoc):
+            return
+        shown = shown_results(ops_doc.operations, doc.markdown, self._tz)
+        if not shown:
+            return
+        event = FeedbackEvent(id=f"opseen:{agent}:{doc.integrity.last_seq}", agent=agent, ts=doc.generated_at,
+                              kind="operation_seen", value=shown, actor="boot")
+        subject = f"{self._ctx.settings.prefix}.feedback.{agent}.operation_seen"
+        await self._ctx.js.publish(subject, msgspec.json.encode(event), headers={"Nats-Msg-Id": event.id})
 
     def _write_workspace(self, agent: str, doc: BootDoc) -> None:
         if self._workspace is None:

@@ -1,4 +1,4 @@
-"""Reading and correcting an agent's state: ``cortex boot|threads|decisions|commitments AGENT``,
+"""Reading and correcting an agent's state: ``cortex boot|threads|decisions|commitments|traces AGENT``,
 ``cortex thread close|priority``, ``cortex commitment done`` (corrections are events)."""
 
 from __future__ import annotations
@@ -17,20 +17,32 @@ from schemas.api import (
     CommitmentsReply,
     DecisionsReply,
     ErrorReply,
+    OperationsReply,
+    OperationsRequest,
     RecallReply,
     RecallRequest,
     ThreadsReply,
+    TracesReply,
+    TracesRequest,
 )
 from schemas.docs import BootDoc, DecisionsDoc, NarrativeDoc, ThreadsDoc
 from schemas.events import FeedbackEvent, is_valid_agent
-from schemas.types import PRIORITIES
+from schemas.types import PRIORITIES, SEVERITIES, SIGNALS
 from shared.asof import DocReader
 from shared.config import Settings
 from shared.kv import kv_read
 from shared.names import BUCKET_BOOT, BUCKET_DECISIONS, BUCKET_NARRATIVES, BUCKET_THREADS
 from workers.cli import CliError
 from workers.cli.common import connected, require_data
-from workers.tables import Rows, commitment_rows, decision_rows, memory_rows, render_table, thread_rows
+from workers.tables import (
+    Rows,
+    commitment_rows,
+    decision_rows,
+    memory_rows,
+    render_table,
+    thread_rows,
+    traces_text,
+)
 
 
 def register(sub: Any) -> None:
@@ -51,6 +63,18 @@ def register(sub: Any) -> None:
         p.add_argument("agent")
         p.add_argument("--nats-url")
         p.set_defaults(handler=cmd_table, table=name)
+
+    traces = sub.add_parser("traces", help="print the failure patterns found in the agent's tool and run events",
+                            description="Findings of the trace analyzer (newest first) and the operations the "
+                                        "agent still has to hear about ([PENDING], [NEW RESULT], [FAILED]).")
+    traces.add_argument("agent")
+    traces.add_argument("--signal", choices=SIGNALS, help="only this signal")
+    traces.add_argument("--severity", choices=SEVERITIES, help="at least this severity")
+    traces.add_argument("--all", action="store_true",
+                        help="also findings Claude's triage dismissed, and every operation")
+    traces.add_argument("--limit", type=int, help="at most this many findings (default 50)")
+    traces.add_argument("--nats-url")
+    traces.set_defaults(handler=cmd_traces)
 
     recall = sub.add_parser("recall", help="print ranked memories within a token budget")
     recall.add_argument("agent")
@@ -178,6 +202,21 @@ async def cmd_table(args: argparse.Namespace, settings: Settings) -> int:
         if not rows:
             await require_data(nc, settings, agent)
     print(render_table(headers, rows) if rows else f"(no {args.table} for {agent})")
+    return 0
+
+
+async def cmd_traces(args: argparse.Namespace, settings: Settings) -> int:
+    agent = _agent(args.agent)
+    req = TracesRequest(signal=args.signal, severity=args.severity, dismissed=args.all, limit=args.limit)
+    async with connected(settings, args.nats_url) as nc:
+        raw = await request_api(nc, f"{settings.prefix}.api.traces.{agent}", msgspec.json.encode(req))
+        findings = msgspec.json.decode(raw, type=TracesReply)
+        raw = await request_api(nc, f"{settings.prefix}.api.operations.{agent}",
+                                msgspec.json.encode(OperationsRequest(unread=not args.all)))
+        operations = msgspec.json.decode(raw, type=OperationsReply)
+        if not findings.findings and not operations.operations:
+            await require_data(nc, settings, agent)
+    print(traces_text(agent, findings, operations), end="")
     return 0
 
 

@@ -24,6 +24,7 @@ from schemas.api import (
     SearchReply,
     StatusReply,
     ThreadsReply,
+    TracesReply,
 )
 from schemas.docs import BootDoc
 from schemas.types import CommitmentStatus, MemoryScope, MemoryType, ThreadStatus
@@ -33,6 +34,7 @@ from workers.tables import (
     Rows,
     commitment_rows,
     decision_rows,
+    finding_rows,
     hit_rows,
     memory_rows,
     render_table,
@@ -162,6 +164,10 @@ def _decisions_text(reply: DecisionsReply, agent: str) -> str:
 
 def _commitments_text(reply: CommitmentsReply, agent: str) -> str:
     return _table(commitment_rows(reply), f"(no commitments for {agent} match)")
+
+
+def _traces_text(reply: TracesReply, agent: str) -> str:
+    return _table(finding_rows(reply), f"(no failure findings for {agent})")
 
 
 def _recall_text(reply: RecallReply, agent: str) -> str:
@@ -310,6 +316,15 @@ TOOLS: tuple[Tool, ...] = (
             "Promises and tasks from this agent's conversations (\"I'll fix the build tomorrow\"): a table of "
             "id, status (open, overdue, done), who, what, due — open and overdue ones first, the newest first; "
             "at most 50.")),
+    api_tool(
+        "cortex_traces", service="traces", worker="api", args=NoArgs, reply=TracesReply,
+        render=_traces_text, empty=lambda r: not r.findings,
+        description=(
+            "Failure patterns Cortex found in this agent's own tool calls, runs and conversation: doom loops "
+            "(the same failing call again and again), tool failures left unrecovered or repeated across "
+            "sessions, the user's corrections and frustration, success claimed after a failed tool result. A "
+            "table of when, severity, signal, session and a one-line summary (secrets and personal data "
+            "redacted), the newest first; at most 50. Read it to avoid repeating a past mistake.")),
     api_tool(
         "cortex_boot", service="boot", worker="boot", args=NoArgs, reply=BootDoc,
         render=_boot_text, empty=lambda d: d.generated_at.timestamp() == 0,  # boot's "now" with no event at all

@@ -77,6 +77,16 @@ def is_waiting(op: Operation) -> bool:
     return op.status == "pending" and not op.open
 
 
+def marker(op: Operation) -> str:
+    """The design's marker of an operation the agent must hear about (``[PENDING]``,
+    ``[NEW RESULT]``, ``[FAILED]``), else its plain status."""
+    if is_waiting(op):
+        return "[PENDING]"
+    if is_unread(op):
+        return "[FAILED]" if op.status == "failed" else "[NEW RESULT]"
+    return op.status
+
+
 def _orphaned(ops: list[Operation], now: datetime, config: OperationsConfig) -> list[Operation]:
     hours = int(config.orphan_after.total_seconds() // 3600)
     reason = f"no result within {hours} h (orphaned)"

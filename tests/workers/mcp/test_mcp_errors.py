@@ -15,6 +15,8 @@ import pytest_asyncio
 from cortex_testkit import ConfiguredNats, cortex, wait_for
 from mcp_testkit import McpSession, mcp_env, spawn_cortex, stdio_server
 
+from workers.mcp.tools import TOOLS
+
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 TIMEOUT_S = 1  # the server's --timeout: how long a tool waits for an API
@@ -91,7 +93,7 @@ async def test_a_stopped_api_worker_is_a_tool_error_not_a_hang(env: Env) -> None
     message = error_text(await call(env.client, "cortex_threads"))
     assert message == ("Cortex's api worker is not running (nothing answers cortex.api.threads.alice); start it "
                        "with `cortex up` or `cortex worker api`, then call the tool again.")
-    assert len((await env.client.list_tools()).tools) == 9  # the server goes on
+    assert len((await env.client.list_tools()).tools) == len(TOOLS)  # the server goes on
 
 
 async def test_a_worker_that_does_not_answer_times_out_as_a_tool_error(env: Env) -> None:
@@ -130,7 +132,7 @@ async def test_a_worker_that_does_not_answer_times_out_as_a_tool_error(env: Env)
          "statements."),
         ("cortex_nonsense", {}, "There is no tool 'cortex_nonsense'; Cortex's tools are cortex_recall, "
                                 "cortex_remember, cortex_forget, cortex_search, cortex_stats, cortex_threads, "
-                                "cortex_decisions, cortex_commitments, cortex_boot."),
+                                "cortex_decisions, cortex_commitments, cortex_traces, cortex_boot."),
     ],
 )
 async def test_arguments_a_tool_cannot_take_are_one_clear_sentence(

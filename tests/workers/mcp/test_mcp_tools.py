@@ -158,7 +158,7 @@ async def test_the_tools_are_listed_with_schemas_a_model_can_use(alice: Any) -> 
     listed = {tool.name: tool for tool in (await alice.list_tools()).tools}
     assert sorted(listed) == sorted(t.name for t in TOOLS) == sorted(
         ["cortex_recall", "cortex_remember", "cortex_forget", "cortex_search", "cortex_stats", "cortex_threads",
-         "cortex_decisions", "cortex_commitments", "cortex_boot"])
+         "cortex_decisions", "cortex_commitments", "cortex_traces", "cortex_boot"])
     for tool in listed.values():
         assert tool.input_schema["type"] == "object" and tool.input_schema["additionalProperties"] is False
         assert tool.output_schema is not None and tool.output_schema["type"] == "object"
@@ -190,6 +190,9 @@ async def test_threads_decisions_commitments_and_boot_return_the_demo_state(alic
     commitments = await ok(alice, "cortex_commitments")
     assert any("dashboard performance bug" in c["what"] for c in commitments.structured_content["commitments"])
     assert "dashboard performance bug" in text(commitments)
+
+    traces = await ok(alice, "cortex_traces")  # the demo conversation has no tool events
+    assert traces.structured_content["findings"] == [] and "no failure findings for alice" in text(traces)
 
     boot = await ok(alice, "cortex_boot")
     assert boot.structured_content["agent"] == "alice" and boot.structured_content["trigger"] == "request"
@@ -235,7 +238,7 @@ async def test_a_server_for_another_agent_sees_none_of_it(alice_stdio: Any, bob_
     threads = await ok(bob_http, "cortex_threads")
     assert "billing export" in text(threads).lower()
     for tool, arguments in (("cortex_threads", {}), ("cortex_decisions", {}), ("cortex_commitments", {}),
-                            ("cortex_boot", {}), ("cortex_stats", {}),
+                            ("cortex_boot", {}), ("cortex_stats", {}), ("cortex_traces", {}),
                             ("cortex_search", {"query": "auth migration kubernetes Redis"}),
                             ("cortex_recall", {"query": "auth migration kubernetes Redis"})):
         result = await bob_http.call_tool(tool, arguments)

@@ -1,0 +1,105 @@
+"""The briefing's "Pending Operations" and "Lessons from Recent Failures" sections."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from schemas.docs import Finding, Operation, OperationsDoc, Thread, ThreadsDoc, TraceDoc, Triage
+from shared.config import BootSettings
+from workers.boot.assemble import assemble_boot
+from workers.boot.inputs import BootInputs
+from workers.boot.traces import (
+    MAX_LESSONS,
+    lessons_section,
+    operations_section,
+    recent_lessons,
+    shown_results,
+)
+from workers.traces.core import empty_trace_doc
+from workers.traces.operations import empty_operations_doc
+
+NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
+UTCZ = ZoneInfo("UTC")
+
+
+def op(i: str, status: str = "pending", seen: bool = False, open_: bool = False, preview: str | None = None,
+       finished: datetime | None = None) -> Operation:
+    return Operation(id=i, tool=f"tool_{i}", status=status, started=NOW - timedelta(hours=1), seen=seen,  # type: ignore[arg-type]
+                     open=open_, preview=preview, finished=finished)
+
+
+def finding(signal: str, tool: str = "", age: timedelta = timedelta(hours=1), severity: str = "high",
+            quote: str = "", error: str = "", count: int = 0, triage: Triage | None = None, i: str = "") -> Finding:
+    return Finding(id=i or f"{signal}-{tool}-{age}", signal=signal, severity=severity, summary="s",  # type: ignore[arg-type]
+                   events=["e"], first_ts=NOW - age, last_ts=NOW - age, tool=tool, quote=quote, error=error,
+                   count=count, triage=triage)
+
+
+def test_operations_are_marked_as_the_design_says_and_unread_results_come_first() -> None:
+    ops = [op("a"), op("b", "completed", preview="index rebuilt", finished=NOW),
+           op("c", "failed", preview="worker crashed", finished=NOW - timedelta(minutes=5)),
+           op("d", "completed", seen=True, finished=NOW), op("e", open_=True)]
+    text = operations_section(ops, UTCZ, 2000)
+    lines = [line for line in text.splitlines() if line.startswith("- ")]
+    assert lines == [
+        "- [FAILED] `tool_c` (started 2026-03-02 11:00, finished 2026-03-02 11:55): worker crashed — tell the user "
+        "it failed",
+        "- [NEW RESULT] `tool_b` (started 2026-03-02 11:00, finished 2026-03-02 12:00): index rebuilt",
+        "- [PENDING] `tool_a` (started 2026-03-02 11:00)",
+    ]
+    assert text.startswith("## ⏳ Pending Operations") and shown_results(ops, text, UTCZ) == ["c", "b"]
+
+
+def test_nothing_to_tell_no_section_and_a_tight_budget_shows_and_acknowledges_less() -> None:
+    assert operations_section([op("d", "completed", seen=True), op("e", open_=True)], UTCZ, 2000) == ""
+    ops = [op("b", "completed", preview="x" * 100, finished=NOW), op("c", "completed", preview="y", finished=NOW)]
+    text = operations_section(ops, UTCZ, 240)
+    assert "tool_b" in text and "tool_c" not in text
+    assert shown_results(ops, text, UTCZ) == ["b"]
+    clipped = operations_section(ops, UTCZ, 120)  # the first line cut: it was not shown, it stays unread
+    assert "tool_b" in clipped and shown_results(ops, clipped, UTCZ) == []
+
+
+def test_lessons_are_recent_kept_one_per_signal_and_tool_most_severe_first() -> None:
+    findings = [
+        finding("tool_fail", "read", severity="low", error="EACCES"),
+        finding("doom_loop", "deploy", severity="high", count=4, error="refused"),
+        finding("doom_loop", "deploy", age=timedelta(hours=2), count=3, i="older loop"),
+        finding("hallucination", "deploy", severity="critical", quote="Done ✅", error="refused"),
+        finding("correction", severity="medium", quote="No, that's wrong"),
+        finding("dissatisfied", quote="Forget it", triage=Triage(keep=False, severity="low", reason="a timeout")),
+        finding("repeat_fail", "certbot", age=timedelta(days=8), count=2),
+    ]
+    lessons = recent_lessons(findings, NOW)
+    assert [(f.signal, f.tool) for f in lessons] == [
+        ("hallucination", "deploy"), ("doom_loop", "deploy"), ("correction", ""), ("tool_fail", "read")]
+    text = lessons_section(findings, NOW, 2000)
+    assert text.splitlines()[1:5] == [
+        "- Success was claimed after `deploy` failed (refused): “Done ✅” — report failures as such",
+        "- `deploy` failed 4× in a row with the same call (refused): after two identical failures, change the "
+        "approach or ask",
+        "- The user corrected you: “No, that's wrong”",
+        "- `read` failed (EACCES) and the answer went out without a fix",
+    ]
+    many = [finding("tool_fail", f"t{i}") for i in range(10)]
+    assert len(recent_lessons(many, NOW)) == MAX_LESSONS
+
+
+def test_the_sections_come_right_after_the_threads_within_the_budget() -> None:
+    thread = Thread(id="t1", title="Release 3.2", status="open", priority="high", summary="the rollout",
+                    decisions=[], waiting_for=None, mood="neutral", last_activity=NOW, created=NOW)
+    traces = TraceDoc(updated=NOW, findings=[finding("correction", quote="wrong " * 400)],
+                      integrity=empty_trace_doc(NOW).integrity)
+    ops = OperationsDoc(updated=NOW, operations=[op(str(i), "completed", preview="p" * 150, finished=NOW)
+                                                 for i in range(8)],
+                        integrity=empty_operations_doc(NOW).integrity)
+    inputs = BootInputs(agent="a", now=NOW, threads=ThreadsDoc(updated=NOW, session_mood="neutral", threads=[thread],
+                                                               integrity=traces.integrity),
+                        traces=traces, operations=ops)
+    markdown = assemble_boot(inputs, BootSettings(), UTCZ, max_chars=4000)
+    threads_at = markdown.index("Active Threads")
+    assert threads_at < markdown.index("Pending Operations") < markdown.index("Lessons from Recent Failures")
+    pending = markdown.split("## ⏳ Pending Operations", 1)[1].split("##", 1)[0]
+    assert len(pending) <= 600 * 4000 // 16000 + 1
+    assert len(markdown) <= 4000

@@ -1,0 +1,117 @@
+"""Claude's triage of new findings (the reference classifier's triage stage), through the real
+anthropic SDK against a fake HTTP transport and a real nats-server (the cache bucket).
+
+Ported from ``classifier.test.ts``: "triage filters out findings when triage says keep:
+false" (here: marked dismissed, left out of the API's default answer and the briefing),
+"triage passes findings through when keep: true", "applies redaction before sending chain
+to LLM", "handles invalid JSON from LLM gracefully". Not applicable: the deep-analysis
+stage (rules, policies, patterns), its actionType defaults and the OpenAI-style endpoint
+settings (one Anthropic client, ``shared.llm``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import msgspec
+import nats
+
+from schemas.docs import Finding, TraceDoc
+from schemas.types import SEVERITIES
+from shared.config import load_settings
+from shared.kv import kv_read
+from shared.provision import provision
+from shared.runtime import WorkerHost
+from workers import __version__
+from workers.registry import all_specs, consumer_specs
+from workers.traces.triage import build_prompt, parse_answer
+
+SECRET = "hunter2hunter2"
+
+
+def test_an_answer_is_a_triage_only_when_it_has_the_right_shape() -> None:
+    assert parse_answer('{"keep": false, "severity": "low", "reason": "a test run"}') is not None
+    for bad in (None, "", "not json", "[]", '{"keep": "yes", "severity": "low", "reason": ""}',
+                '{"keep": true, "severity": "fatal", "reason": ""}'):
+        assert parse_answer(bad) is None, bad
+    reason = parse_answer(json.dumps({"keep": True, "severity": "high", "reason": "token=abc123secret " * 50}))
+    assert reason is not None and "abc123secret" not in reason.reason and len(reason.reason) <= 300
+
+
+def test_the_prompt_quotes_the_finding_and_escapes_the_trace() -> None:
+    when = datetime(2026, 3, 2, tzinfo=UTC)
+    finding = Finding(id="f", signal="correction", severity="medium", summary="User corrected </finding>",
+                      events=[], first_ts=when, last_ts=when)
+    prompt = build_prompt(finding, [])
+    assert "</finding>" in prompt and prompt.count("</finding>") == 1  # the summary's is escaped
+
+
+class FakeAnthropic:
+    def __init__(self, verdict: dict[str, Any]) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.verdict = verdict
+
+    def handler(self, request: httpx2.Request) -> httpx2.Response:
+        body = json.loads(request.content)
+        self.requests.append(body)
+        content = [{"type": "tool_use", "id": "toolu_1", "name": "triage", "input": self.verdict}]
+        return httpx2.Response(200, json={"id": "msg", "type": "message", "role": "assistant",
+                                          "model": "claude-haiku-4-5", "content": content, "stop_reason": "tool_use",
+                                          "stop_sequence": None, "usage": {"input_tokens": 90, "output_tokens": 20}})
+
+
+def events(agent: str) -> list[tuple[str, dict[str, Any]]]:
+    base = {"agent": agent, "session": "s1"}
+    out: list[tuple[str, dict[str, Any]]] = []
+    for i, (family, kind, extra) in enumerate([
+        ("msg", "received", {"role": "user", "content": "Deploy it"}),
+        ("tool", "call", {"tool": "deploy", "call_id": "k1", "params": {"password": SECRET}}),
+        ("tool", "result", {"tool": "deploy", "call_id": "k1", "error": f"auth failed for password={SECRET}"}),
+        ("msg", "sent", {"role": "assistant", "content": "Done ✅"}),
+    ]):
+        out.append((f"cortex.{family}.{agent}.{kind}",
+                    {**base, **extra, "id": f"{agent}-{i}", "ts": f"2026-03-02T09:00:0{i}Z"}))
+    return out
+
+
+async def test_new_findings_are_triaged_once_with_a_redacted_trace(nats_url: str, tmp_path: Path,
+                                                                   wait_for: Any) -> None:
+    settings = load_settings({"CORTEX_NATS_URL": nats_url, "CORTEX_DATA_DIR": str(tmp_path),
+                              "ANTHROPIC_API_KEY": "sk-test-key", "CORTEX_RUNTIME_FETCH_TIMEOUT_MS": "100"})
+    fake = FakeAnthropic({"keep": False, "severity": "low", "reason": "a deliberate failure in a test run"})
+    nc = await nats.connect(nats_url)
+    js = nc.jetstream()
+    await provision(js, settings, consumer_specs())
+    host = WorkerHost(settings, [all_specs()["traces"], all_specs()["api"]], __version__,
+                      extras={"llm_http_client": httpx2.AsyncClient(transport=httpx2.MockTransport(fake.handler)),
+                              "llm_max_retries": 0})
+    task = asyncio.create_task(host.run())
+    try:
+        for subject, body in events("ada"):
+            await js.publish(subject, msgspec.json.encode(body), headers={"Nats-Msg-Id": body["id"]})
+
+        async def triaged() -> TraceDoc | None:
+            raw, _ = await kv_read(await js.key_value("cortex_traces"), "ada")
+            doc = msgspec.json.decode(raw, type=TraceDoc) if raw else None
+            return doc if doc is not None and len(doc.findings) == 2 and all(f.triage for f in doc.findings) else None
+
+        doc = await wait_for(triaged, within=30)
+        assert sorted(f.signal for f in doc.findings) == ["hallucination", "tool_fail"]
+        assert {(f.triage.keep, f.triage.severity) for f in doc.findings if f.triage} == {(False, "low")}
+        assert {f.severity for f in doc.findings} <= set(SEVERITIES)  # the rule's severity stays
+        assert len(fake.requests) == 2  # one per new finding
+        sent = json.dumps(fake.requests)
+        assert SECRET not in sent and "[REDACTED]" in sent and "triage" in sent
+
+        default = json.loads((await nc.request("cortex.api.traces.ada", b"{}", timeout=5)).data)
+        everything = json.loads((await nc.request("cortex.api.traces.ada", b'{"dismissed": true}', timeout=5)).data)
+        assert default["findings"] == [] and len(everything["findings"]) == 2
+    finally:
+        host.stop.set()
+        await asyncio.wait_for(task, timeout=30)
+        await nc.close()

@@ -1,0 +1,127 @@
+"""The briefing's tool-aware sections: pending operations and lessons from recent failures.
+
+"Pending operations" follows the unified-brain design's system floor (``seeds/004``): a
+call still running after its turn is ``[PENDING]``, a result the agent has not been shown
+``[NEW RESULT]`` (with its preview) or ``[FAILED]``. For the results a finished briefing
+shows whole (``shown_results``) the boot worker publishes an ``operation_seen`` event, so
+the next briefing does not repeat them (the design's acknowledgement).
+
+"Lessons from recent failures" turns the trace analyzer's findings of the last
+``LESSON_DAYS`` into at most ``MAX_LESSONS`` lines, most severe and newest first, one per
+signal and tool (a long doom loop and its repeats are one lesson); findings Claude's
+triage dismissed are left out. Every text in them was redacted when it was stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Final
+from zoneinfo import ZoneInfo
+
+from schemas.docs import Finding, Operation
+from schemas.types import SEVERITIES
+from workers.boot.budget import section
+from workers.render import clip_words, one_line
+from workers.traces.operations import is_unread, is_waiting, marker
+
+MAX_OPERATIONS_IN_BOOT: Final = 8
+MAX_LESSONS: Final = 5
+LESSON_DAYS: Final = 7
+PREVIEW_CHARS: Final = 160
+QUOTE_CHARS: Final = 100
+_RANK: Final = {s: i for i, s in enumerate(SEVERITIES)}
+
+
+def _when(moment: datetime, tz: ZoneInfo) -> str:
+    return moment.astimezone(tz).strftime("%Y-%m-%d %H:%M")
+
+
+def operation_line(op: Operation, tz: ZoneInfo) -> str:
+    """One operation as the briefing shows it (its exact text also tells whether it was shown)."""
+    line = f"- {marker(op)} `{one_line(op.tool)}` (started {_when(op.started, tz)}"
+    if op.finished is not None and not is_waiting(op):
+        line += f", finished {_when(op.finished, tz)}"
+    line += ")"
+    if is_unread(op) and op.preview:
+        line += f": {clip_words(one_line(op.preview), PREVIEW_CHARS)}"
+    if op.status == "failed" and is_unread(op):
+        line += " — tell the user it failed"
+    return line
+
+
+def to_tell(ops: Sequence[Operation]) -> list[Operation]:
+    """What the agent must hear about: unread results (oldest first), then calls still pending."""
+    unread = sorted((op for op in ops if is_unread(op)), key=lambda op: (op.finished or op.started, op.id))
+    waiting = sorted((op for op in ops if is_waiting(op)), key=lambda op: (op.started, op.id))
+    return [*unread, *waiting][:MAX_OPERATIONS_IN_BOOT]
+
+
+def operations_section(ops: Sequence[Operation], tz: ZoneInfo, budget: int) -> str:
+    """What the agent must hear about, as many lines as the budget holds (``shown_results``
+    tells which results a finished document shows)."""
+    text, _ = section("## ⏳ Pending Operations", [operation_line(op, tz) for op in to_tell(ops)], budget)
+    return text
+
+
+def shown_results(ops: Sequence[Operation], markdown: str, tz: ZoneInfo) -> list[str]:
+    """The unread results a briefing's markdown shows whole (a line cut by the budget or the
+    document's hard limit was not shown: it stays unread)."""
+    return [op.id for op in to_tell(ops) if is_unread(op) and operation_line(op, tz) in markdown]
+
+
+def _quote(text: str) -> str:
+    return f"“{clip_words(one_line(text), QUOTE_CHARS)}”"
+
+
+def _tool(f: Finding) -> str:
+    return f"`{one_line(f.tool)}`"
+
+
+def _error(f: Finding) -> str:
+    return f" ({clip_words(one_line(f.error), QUOTE_CHARS)})" if f.error else ""
+
+
+def lesson_line(f: Finding) -> str:
+    """What a finding teaches, in one line."""
+    if f.signal == "doom_loop":
+        return (f"- {_tool(f)} failed {f.count}× in a row with the same call{_error(f)}: after two identical "
+                "failures, change the approach or ask")
+    if f.signal == "repeat_fail":
+        return f"- {_tool(f)} failed the same way in {f.count} sessions{_error(f)}: fix the cause before retrying"
+    if f.signal == "tool_fail":
+        times = f" {f.count}×" if f.count > 1 else ""
+        return f"- {_tool(f)} failed{times}{_error(f)} and the answer went out without a fix"
+    if f.signal == "hallucination":
+        return f"- Success was claimed after {_tool(f)} failed{_error(f)}: {_quote(f.quote)} — report failures as such"
+    if f.signal == "correction":
+        return f"- The user corrected you: {_quote(f.quote)}"
+    if f.signal == "dissatisfied":
+        return f"- A session ended with the user frustrated: {_quote(f.quote)}"
+    return f"- System state was stated without checking it: {_quote(f.quote)} — verify with a tool first"
+
+
+def recent_lessons(findings: Sequence[Finding], now: datetime) -> list[Finding]:
+    """The findings worth a lesson: recent, not dismissed, one per signal and tool, most
+    severe (by the triage's grade when there is one) and newest first."""
+    since = now - timedelta(days=LESSON_DAYS)
+    kept = [f for f in findings if f.last_ts >= since and (f.triage is None or f.triage.keep)]
+
+    def grade(f: Finding) -> int:
+        return _RANK[f.triage.severity if f.triage is not None else f.severity]
+
+    kept.sort(key=lambda f: (-grade(f), -f.last_ts.timestamp(), f.id))
+    seen: set[tuple[str, str]] = set()
+    lessons = []
+    for f in kept:
+        key = (f.signal, f.tool)
+        if key not in seen:
+            seen.add(key)
+            lessons.append(f)
+    return lessons[:MAX_LESSONS]
+
+
+def lessons_section(findings: Sequence[Finding], now: datetime, budget: int) -> str:
+    text, _ = section("## ⚠️ Lessons from Recent Failures", [lesson_line(f) for f in recent_lessons(findings, now)],
+                      budget)
+    return text

@@ -1,0 +1,157 @@
+"""The traces worker: TraceDoc per agent in ``cortex_traces`` and OperationsDoc in
+``cortex_operations`` (contract: Traces and pending operations).
+
+Both documents derive from the agent's message, session, tool and run events (and the
+``operation_seen`` feedback a briefing publishes) through the pure cores
+``workers.traces.core`` and ``workers.traces.operations``. With ``ANTHROPIC_API_KEY`` a new
+finding is triaged once by Claude (``workers.traces.triage``, cached and budgeted); the
+answer is an input of the event, so a replay with the cache reproduces the document.
+Compaction events are consumed only as cuts: composed documents (the briefing) read these
+documents as of a trigger.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import msgspec
+from prometheus_client import Counter
+
+from schemas.docs import Finding, OperationsDoc, TraceDoc, TraceStep, Triage
+from schemas.events import FeedbackEvent, MessageEvent, RunEvent, SessionEvent, ToolEvent
+from shared.codec import Envelope
+from shared.config import TracesSettings
+from shared.llm import LlmClient
+from shared.names import BUCKET_OPERATIONS, BUCKET_TRACES
+from shared.projection import ProjectionHandler
+from shared.runtime import WorkerContext, WorkerSpec
+from workers.traces import triage
+from workers.traces.config import TraceConfig, trace_config
+from workers.traces.core import apply_event
+from workers.traces.operations import SEEN_KIND, OperationsConfig, apply_operation_event, operations_config
+
+log = logging.getLogger(__name__)
+_replace = msgspec.structs.replace
+
+FINDINGS = Counter("cortex_traces_findings_total", "Failure findings made, by signal", ["signal"])
+TRIAGED = Counter("cortex_traces_triaged_total", "New findings triaged by the LLM, by verdict", ["verdict"])
+
+_TRACE_EVENTS = (MessageEvent, SessionEvent, ToolEvent, RunEvent)
+
+
+def _new_findings(before: TraceDoc | None, after: TraceDoc | None) -> list[Finding]:
+    known = {f.id for f in before.findings} if before is not None else set()
+    return [f for f in after.findings if f.id not in known] if after is not None else []
+
+
+def _steps_of(session: str, *docs: TraceDoc | None) -> list[TraceStep]:
+    """The steps of the session's chain: as it is after the event, else as it was before
+    (a finding made when the chain closed)."""
+    for doc in docs:
+        chain = next((c for c in doc.chains if c.session == session), None) if doc is not None else None
+        if chain is not None:
+            return chain.steps
+    return []
+
+
+class TracesProjection:
+    bucket = BUCKET_TRACES
+    doc_type = TraceDoc
+
+    def __init__(self, settings: TracesSettings, config: TraceConfig, llm: LlmClient | None) -> None:
+        self._settings = settings
+        self._config = config
+        self._llm = llm if llm is not None and llm.enabled and settings.llm_triage else None
+
+    def accepts(self, env: Envelope) -> bool:
+        return self._settings.enabled and isinstance(env.event, _TRACE_EVENTS)
+
+    def _derive(self, doc: TraceDoc | None, env: Envelope) -> TraceDoc | None:
+        event = env.event
+        assert isinstance(event, MessageEvent | SessionEvent | ToolEvent | RunEvent)
+        return apply_event(doc, event, env.kind or "", self._config)
+
+    async def prepare(self, env: Envelope, doc: TraceDoc | None = None) -> dict[str, Triage]:
+        """Claude's triage of the findings this event makes (none without the LLM)."""
+        if self._llm is None:
+            return {}
+        after = self._derive(doc, env)
+        verdicts: dict[str, Triage] = {}
+        for finding in _new_findings(doc, after):
+            prompt = triage.build_prompt(finding, _steps_of(finding.session, after, doc))
+            text = await self._llm.complete(agent=env.agent, purpose=triage.PURPOSE, system=triage.SYSTEM_PROMPT,
+                                            prompt=prompt, when=env.event.ts, max_tokens=300, tool=triage.TOOL)
+            verdict = triage.parse_answer(text)
+            if verdict is not None:
+                verdicts[finding.id] = verdict
+        return verdicts
+
+    def compose(self, doc: TraceDoc | None, env: Envelope, inputs: Any) -> TraceDoc | None:
+        after = self._derive(doc, env)
+        if after is None:
+            return None
+        fresh = _new_findings(doc, after)
+        verdicts: dict[str, Triage] = inputs if isinstance(inputs, dict) else {}
+        for finding in fresh:
+            FINDINGS.labels(finding.signal).inc()
+            if finding.id in verdicts:
+                TRIAGED.labels("kept" if verdicts[finding.id].keep else "dismissed").inc()
+                log.info("finding_triaged", extra={"agent": env.agent, "finding": finding.id,
+                                                   "signal": finding.signal, "keep": verdicts[finding.id].keep})
+        if not verdicts:
+            return after
+        findings = [_replace(f, triage=verdicts[f.id]) if f.id in verdicts else f for f in after.findings]
+        return _replace(after, findings=findings)
+
+    def apply(self, doc: TraceDoc | None, env: Envelope) -> TraceDoc | None:
+        return self.compose(doc, env, {})
+
+
+class OperationsProjection:
+    bucket = BUCKET_OPERATIONS
+    doc_type = OperationsDoc
+
+    def __init__(self, settings: TracesSettings, config: OperationsConfig) -> None:
+        self._settings = settings
+        self._config = config
+
+    def accepts(self, env: Envelope) -> bool:
+        event = env.event
+        if not self._settings.enabled:
+            return False
+        if isinstance(event, FeedbackEvent):
+            return event.kind == SEEN_KIND
+        return isinstance(event, ToolEvent | RunEvent) or (isinstance(event, SessionEvent) and env.kind == "end")
+
+    def apply(self, doc: OperationsDoc | None, env: Envelope) -> OperationsDoc | None:
+        event = env.event
+        assert isinstance(event, ToolEvent | RunEvent | SessionEvent | FeedbackEvent)
+        return apply_operation_event(doc, event, env.kind or "", self._config)
+
+
+class TracesHandler(ProjectionHandler):
+    def __init__(self, ctx: WorkerContext, llm: LlmClient) -> None:
+        settings = ctx.settings.traces
+        super().__init__(
+            ctx.js, ctx.worker, ctx.producer,
+            [TracesProjection(settings, trace_config(settings, ctx.settings.languages), llm),
+             OperationsProjection(settings, operations_config(settings))],
+            bucket_names={b: ctx.bucket(b) for b in (BUCKET_TRACES, BUCKET_OPERATIONS)},
+            cut_on_triggers=True, cut_every=ctx.settings.runtime.cut_every,
+        )
+        self._llm = llm
+
+    async def aclose(self) -> None:
+        await self._llm.aclose()
+
+
+async def build(ctx: WorkerContext) -> ProjectionHandler:
+    llm = LlmClient(ctx.settings, ctx.js, http_client=ctx.extras.get("llm_http_client"),
+                    max_retries=ctx.extras.get("llm_max_retries", 3))
+    return TracesHandler(ctx, llm)
+
+
+# compaction events are consumed only as cuts for composed documents
+SPEC = WorkerSpec(name="traces", families=("msg", "session", "tool", "run", "feedback", "compaction"), build=build,
+                  config_sections=("traces",), buckets=(BUCKET_TRACES, BUCKET_OPERATIONS))
