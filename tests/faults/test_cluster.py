@@ -4,11 +4,12 @@ load — the stream leader SIGKILLed, a follower killed and restarted, the node 
 connected to killed, a bucket's leader killed while boot assembles — and the documents equal
 a clean run on one server, nothing is dead-lettered, every worker exits cleanly afterwards.
 
-All ``slow`` (10–25 s each: worker processes, a Raft election of ~5 s after a SIGKILL); run
-them with ``pytest -m faults`` or ``pytest -m slow``. The default run keeps the quick guards:
-a connection follows the cluster when its node dies (tests/shared/test_connection.py), init
-makes everything with three replicas (tests/shared/test_provision_replicas.py), and an API
-request NATS cannot answer is a 503 that says to ask again (tests/shared/test_service.py)."""
+In the default run (10–25 s each, mostly waiting: worker processes starting, a Raft
+election after a SIGKILL, an ack wait of 3 s; ``pytest -m faults`` runs them with the rest of
+the fault suite). Quicker guards of the same properties: a connection follows the cluster
+when its node dies (tests/shared/test_connection.py), init makes everything with three
+replicas (tests/shared/test_provision_replicas.py), and an API request NATS cannot answer is
+a 503 that says to ask again (tests/shared/test_service.py)."""
 
 from __future__ import annotations
 
@@ -117,7 +118,6 @@ async def finish(faults: Any, js: JetStreamContext, procs: dict[str, Any], expec
         assert await faults.stop(proc, signal.SIGTERM) == 0
 
 
-@pytest.mark.slow
 async def test_the_stream_leader_killed_under_load(nats_cluster: NatsCluster, faults: Any,
                                                    make_chat_events: Any) -> None:
     """SIGKILL the node leading CORTEX_EVENTS while threads and decisions apply the backlog:
@@ -154,7 +154,6 @@ async def make_leader(nc: Client, js: JetStreamContext, stream: str, node: str) 
     return (await js.stream_info(stream)).cluster.leader == node  # type: ignore[union-attr]
 
 
-@pytest.mark.slow
 async def test_a_follower_killed_and_restarted_catches_up_and_changes_nothing(
         nats_cluster: NatsCluster, faults: Any, make_chat_events: Any) -> None:
     """A follower of CORTEX_EVENTS dies under load and comes back on its store: it catches up
@@ -183,7 +182,6 @@ async def test_a_follower_killed_and_restarted_catches_up_and_changes_nothing(
         assert await faults.documents(js, BUCKETS, faults.agents(events)) == expected
 
 
-@pytest.mark.slow
 async def test_the_node_a_worker_is_connected_to_killed(nats_cluster: NatsCluster, faults: Any,
                                                         make_chat_events: Any) -> None:
     """The worker's own connection dies with its node: it reconnects to another node of the
@@ -254,7 +252,6 @@ def answered_or_retryable(replies: list[str]) -> bool:
     return all(r == "doc" or r.startswith("error {'code': 503, 'message': 'temporarily unavailable: ") for r in replies)
 
 
-@pytest.mark.slow
 async def test_a_bucket_leader_killed_while_boot_assembles(nats_cluster: NatsCluster, faults: Any,
                                                            make_chat_events: Any) -> None:
     """The boot worker process, with the documents threads and decisions made of a thousand
