@@ -41,7 +41,7 @@ from schemas.events import (
     is_valid_agent,
     is_valid_event_id,
 )
-from shared.names import KINDS, NOTES_KIND, OPENCLAW_FAMILY, OPENCLAW_TYPES, SLOTS
+from shared.names import KINDS, NOTES_KIND, OPENCLAW_FAMILY, OPENCLAW_TYPES, SLOTS, published_subject
 from shared.openclaw import map_store_event
 
 if TYPE_CHECKING:
@@ -425,23 +425,28 @@ def event_subject(prefix: str, payload: dict[str, Any]) -> str | None:
     agent = payload.get("agent")
     if not isinstance(agent, str):
         return None
+    told = _family_kind(payload)
+    return None if told is None else published_subject(prefix, told[0], agent, told[1])
+
+
+def _family_kind(payload: dict[str, Any]) -> tuple[str, str] | None:
+    """The (family, kind) a raw event's ``type`` names or its shape tells (``event_subject``)."""
     explicit = payload.get("type") or payload.get("subject_kind")
     if isinstance(explicit, str) and "." in explicit:
         family, kind = explicit.split(".", 1)
-        return f"{prefix}.{family}.{agent}.{kind}"
+        return family, kind
     if isinstance(explicit, str) and explicit == "notes":
-        return f"{prefix}.notes.{agent}.{NOTES_KIND}"
+        return "notes", NOTES_KIND
     if "kind" in payload and isinstance(payload["kind"], str):
-        return f"{prefix}.feedback.{agent}.{payload['kind']}"
+        return "feedback", payload["kind"]
     if "tool" in payload:
-        returned = any(key in payload for key in ("result", "error", "duration_ms"))
-        return f"{prefix}.tool.{agent}.{'result' if returned else 'call'}"
+        return "tool", "result" if any(key in payload for key in ("result", "error", "duration_ms")) else "call"
     if "run_id" in payload or "prompt" in payload or "success" in payload:
-        return f"{prefix}.run.{agent}.{_run_kind(payload)}"
+        return "run", _run_kind(payload)
     if "role" in payload:
-        return f"{prefix}.msg.{agent}.{'sent' if payload['role'] == 'assistant' else 'received'}"
+        return "msg", "sent" if payload["role"] == "assistant" else "received"
     if "messages" in payload:
-        return f"{prefix}.compaction.{agent}.before"
+        return "compaction", "before"
     if "path" in payload:
-        return f"{prefix}.notes.{agent}.{NOTES_KIND}"
+        return "notes", NOTES_KIND
     return None

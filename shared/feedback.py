@@ -12,10 +12,12 @@ from collections.abc import Sequence
 from datetime import datetime
 
 import msgspec
+from nats.js.api import PubAck
 from nats.js.client import JetStreamContext
 
 from schemas.events import FeedbackEvent
 from schemas.types import FeedbackKind
+from shared.names import feedback_subject
 
 
 def feedback_ids(event: FeedbackEvent) -> list[str]:
@@ -34,5 +36,12 @@ async def publish_ids(js: JetStreamContext, prefix: str, agent: str, kind: Feedb
         return
     event = FeedbackEvent(id=f"{kind.split('_')[0][:4]}-{uuid.uuid4().hex}", agent=agent, ts=ts, kind=kind,
                           value=list(dict.fromkeys(ids)), actor=actor)
-    await js.publish(f"{prefix}.feedback.{agent}.{kind}", msgspec.json.encode(event),
-                     headers={"Nats-Msg-Id": event.id})
+    await publish_feedback(js, prefix, event)
+
+
+async def publish_feedback(js: JetStreamContext, prefix: str, event: FeedbackEvent,
+                           ack_timeout_s: float | None = None, stream: str | None = None) -> PubAck:
+    """Publish one FeedbackEvent on its subject, its id as the ``Nats-Msg-Id`` (a retried
+    publish is stored once); the stream's acknowledgement."""
+    return await js.publish(feedback_subject(prefix, event.agent, event.kind), msgspec.json.encode(event),
+                            timeout=ack_timeout_s, stream=stream, headers={"Nats-Msg-Id": event.id})

@@ -48,6 +48,7 @@ from nats.js.client import JetStreamContext
 
 from schemas.events import FeedbackEvent
 from shared.codec import subject_agent
+from shared.feedback import publish_feedback
 from shared.kv import checkpoint_value, kv_keys, kv_read
 from shared.lease import Lease, LeaseRefused
 from shared.names import (
@@ -316,9 +317,7 @@ class AgentForget:
             agent = self.record.agent
             marker = FeedbackEvent(id=f"forget-{self.record.id}", agent=agent, ts=_now(), kind="memory_forget",
                                    value="all", actor=MARKER_ACTOR)
-            ack = await self._js.publish(f"{self._prefix}.feedback.{agent}.memory_forget",
-                                         msgspec.json.encode(marker), headers={"Nats-Msg-Id": marker.id},
-                                         stream=EVENTS_STREAM)
+            ack = await publish_feedback(self._js, self._prefix, marker, stream=EVENTS_STREAM)
             self.record.marker_seq = int(ack.seq)
             self.record.report.memories = "pending: the recall worker deletes them when it applies the forget"
             return

@@ -11,6 +11,10 @@ by ``shared.codec.parse_subject``.
 
 from __future__ import annotations
 
+from typing import get_args
+
+from schemas.types import FeedbackKind
+
 EVENTS_STREAM = "CORTEX_EVENTS"
 DLQ_STREAM = "CORTEX_DLQ"
 
@@ -21,10 +25,7 @@ KINDS: dict[str, frozenset[str]] = {
     "session": frozenset({"start", "end"}),
     "compaction": frozenset({"before", "after"}),
     "notes": frozenset({"section"}),  # layout 2: a kind token, so that one transform covers every family
-    "feedback": frozenset(
-        {"recall_access", "thread_close", "thread_priority", "commitment_done", "memory_pin", "memory_forget",
-         "remember", "fact_access", "operation_seen"}
-    ),
+    "feedback": frozenset(get_args(FeedbackKind)),  # the one list: schemas.types.FeedbackKind
     "tool": frozenset({"call", "result"}),
     "run": frozenset({"start", "end", "error"}),
 }
@@ -192,7 +193,18 @@ def dlq_subject(prefix: str, worker: str) -> str:
 
 
 def api_subject(prefix: str, service: str, agent: str) -> str:
+    """One agent's request subject of an API service (``*`` for either: a permission)."""
     return f"{prefix}.api.{service}.{agent}"
+
+
+def api_endpoint_subject(prefix: str, service: str) -> str:
+    """What a service's endpoint subscribes to: its requests for every agent."""
+    return api_subject(prefix, service, "*")
+
+
+def feedback_subject(prefix: str, agent: str, kind: str) -> str:
+    """Where a FeedbackEvent of ``kind`` about ``agent`` is published."""
+    return published_subject(prefix, "feedback", agent, kind)
 
 
 def shadow_bucket(bucket: str) -> str:

@@ -24,6 +24,7 @@ from prometheus_client import Counter, Histogram
 from schemas.api import ErrorBody, ErrorReply
 from schemas.events import is_valid_agent
 from shared.errors import TransientError, is_transient
+from shared.names import api_endpoint_subject
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +108,7 @@ async def serve_endpoints(nc: Client, prefix: str, name: str, version: str, endp
                           handle: Callable[[str, Any], Awaitable[msgspec.Struct]] = handle) -> None:
             await _dispatch(req, service, request_type, handle)
 
-        await svc.add_endpoint(name=service, subject=f"{prefix}.api.{service}.*", handler=handler)
+        await svc.add_endpoint(name=service, subject=api_endpoint_subject(prefix, service), handler=handler)
     try:
         await stop.wait()
     finally:

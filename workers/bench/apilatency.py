@@ -9,6 +9,7 @@ from typing import Final
 import msgspec
 
 from schemas.docs import BootDoc
+from shared.names import api_subject
 from workers.bench.fullstate import COMMITMENTS, DECISIONS, THREADS, write_full_state
 from workers.bench.results import ApiResult
 from workers.bench.session import Session
@@ -33,7 +34,7 @@ async def run(session: Session) -> ApiResult:
                                            **{f"{bucket}_bytes": size for bucket, size in sizes.items()}})
     n = session.config.api_requests
     for service, body in ENDPOINTS:
-        subject = f"{session.prefix}.api.{service}.{AGENT}"
+        subject = api_subject(session.prefix, service, AGENT)
         samples: list[float] = []
         failures = 0
         for i in range(WARM_UP + n):

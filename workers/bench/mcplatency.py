@@ -23,6 +23,8 @@ from typing import Any, Final
 import msgspec
 
 from schemas.events import FeedbackEvent
+from shared.feedback import publish_feedback
+from shared.names import api_subject
 from workers.bench.apilatency import AGENT
 from workers.bench.fullstate import write_full_state
 from workers.bench.procs import child_pid, cpu_seconds, worker_env
@@ -53,7 +55,7 @@ Direct = Callable[[], Awaitable[None]]
 def direct_call(session: Session, tool: Tool, arguments: dict[str, Any]) -> Direct:
     """The tool's own NATS round trip, without MCP: its API request, or its feedback publish."""
     if tool.service is not None:
-        subject = f"{session.prefix}.api.{tool.service}.{AGENT}"
+        subject = api_subject(session.prefix, tool.service, AGENT)
         body = msgspec.json.encode(msgspec.convert(arguments, tool.args))
 
         async def request() -> None:
@@ -63,13 +65,12 @@ def direct_call(session: Session, tool: Tool, arguments: dict[str, Any]) -> Dire
     kind = tool.feedback
     if kind is None:
         raise BenchError(f"{tool.name} has neither an API nor a feedback kind to compare with")
-    subject = f"{session.prefix}.feedback.{AGENT}.{kind}"
 
     async def publish() -> None:
         value = {"content": arguments["content"]} if kind == "remember" else None
         event = FeedbackEvent(id=f"bench-{uuid.uuid4().hex}", agent=AGENT, ts=datetime.now(UTC), kind=kind,  # type: ignore[arg-type]
                               target=arguments.get("id"), value=value, actor="bench")
-        await session.js.publish(subject, msgspec.json.encode(event), headers={"Nats-Msg-Id": event.id})
+        await publish_feedback(session.js, session.prefix, event)
 
     return publish
 

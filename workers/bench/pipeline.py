@@ -7,6 +7,7 @@ import time
 
 import nats.errors
 
+from shared.names import api_subject
 from workers.bench.procs import stop_together
 from workers.bench.session import BenchError, Session
 from workers.registry import all_specs
@@ -20,7 +21,7 @@ PROBES: dict[str, tuple[str, bytes]] = {
 
 
 async def _wait_service(session: Session, service: str, body: bytes, limit_s: float = 60.0) -> None:
-    subject = f"{session.prefix}.api.{service}.bench-probe"
+    subject = api_subject(session.prefix, service, "bench-probe")
     deadline = time.monotonic() + limit_s
     while True:
         session.check_alive(session.pipeline)

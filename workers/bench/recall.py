@@ -12,7 +12,7 @@ import nats.errors
 import nats.js.errors
 
 from schemas.docs import RecallDoc
-from shared.names import BUCKET_RECALL, EVENTS_STREAM
+from shared.names import BUCKET_RECALL, EVENTS_STREAM, api_subject
 from workers.bench.events import TOPICS_DE, TOPICS_EN, backlog
 from workers.bench.results import RecallResult
 from workers.bench.session import Session
@@ -53,7 +53,7 @@ async def _queries(session: Session, agents: list[str]) -> tuple[list[float], in
     samples: list[float] = []
     failures = 0
     for i in range(session.config.api_requests):  # the same count as each query API
-        subject = f"{session.prefix}.api.recall.{agents[i % len(agents)]}"
+        subject = api_subject(session.prefix, "recall", agents[i % len(agents)])
         body = msgspec.json.encode({"query": f"what did we decide about the {queries[i % len(queries)]}"})
         started = time.perf_counter()
         try:

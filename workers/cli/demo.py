@@ -16,7 +16,7 @@ from schemas.docs import BootDoc
 from shared.config import Settings
 from shared.embedded import EmbeddedNats
 from shared.kv import kv_read
-from shared.names import BUCKET_CHECKPOINTS, EVENTS_STREAM, consumers_of
+from shared.names import BUCKET_CHECKPOINTS, EVENTS_STREAM, api_subject, consumers_of
 from shared.runtime import WorkerHost
 from workers import __version__
 from workers.cli import CliError
@@ -78,7 +78,7 @@ async def render_documents(settings: Settings, url: str) -> str:
             # Every worker has caught up: a fresh assembly shows them all, where the stored
             # document is as of the last event boot saw (maybe before a slow worker finished).
             with contextlib.suppress(CliError):
-                fresh = await request_api(nc, f"{settings.prefix}.api.boot.{DEMO_AGENT}",
+                fresh = await request_api(nc, api_subject(settings.prefix, "boot", DEMO_AGENT),
                                           msgspec.json.encode(BootRequest()))
                 return msgspec.json.decode(fresh, type=BootDoc).markdown
             return str(orjson.loads(raw)["markdown"])

@@ -21,8 +21,9 @@ from schemas.events import FeedbackEvent, NoteEvent
 from shared.asof import DocReader
 from shared.config import Settings
 from shared.errors import TransientError
+from shared.feedback import publish_feedback
 from shared.llm import LlmClient
-from shared.names import BUCKET_KNOWLEDGE, NOTES_KIND, published_subject
+from shared.names import BUCKET_KNOWLEDGE, NOTES_KIND, api_subject, published_subject
 from workers.cli import CliError
 from workers.cli.common import connected, require_data
 from workers.cli.query import _agent, request_api
@@ -185,8 +186,7 @@ async def cmd_memory(args: argparse.Namespace, settings: Settings) -> int:
     event = FeedbackEvent(id=f"fb-{uuid.uuid4().hex}", agent=agent, ts=datetime.now(UTC), kind=args.kind,
                           target=args.id, actor="cli")
     async with connected(settings, args.nats_url) as nc:
-        await nc.jetstream().publish(f"{settings.prefix}.feedback.{agent}.{args.kind}", msgspec.json.encode(event),
-                                     headers={"Nats-Msg-Id": event.id})
+        await publish_feedback(nc.jetstream(), settings.prefix, event)
     print(f"published {args.kind} for {args.id}; the recall worker applies it")
     return 0
 
@@ -215,7 +215,7 @@ def _line(text: str, width: int = 100) -> str:
 async def cmd_consolidate(args: argparse.Namespace, settings: Settings) -> int:
     agent = _agent(args.agent)
     async with connected(settings, args.nats_url) as nc:
-        raw = await request_api(nc, f"{settings.prefix}.api.consolidate.{agent}",
+        raw = await request_api(nc, api_subject(settings.prefix, "consolidate", agent),
                                 msgspec.json.encode(ConsolidateRequest()))
         reply = msgspec.json.decode(raw, type=ConsolidateReply)
         if not reply.memories:

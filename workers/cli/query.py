@@ -30,8 +30,9 @@ from schemas.events import FeedbackEvent, is_valid_agent
 from schemas.types import PRIORITIES, SEVERITIES, SIGNALS
 from shared.asof import DocReader
 from shared.config import Settings
+from shared.feedback import publish_feedback
 from shared.kv import kv_read
-from shared.names import BUCKET_BOOT, BUCKET_DECISIONS, BUCKET_NARRATIVES, BUCKET_THREADS
+from shared.names import BUCKET_BOOT, BUCKET_DECISIONS, BUCKET_NARRATIVES, BUCKET_THREADS, api_subject
 from workers.cli import CliError
 from workers.cli.common import connected, require_data
 from workers.tables import (
@@ -134,7 +135,7 @@ async def cmd_boot(args: argparse.Namespace, settings: Settings) -> int:
     agent = _agent(args.agent)
     async with connected(settings, args.nats_url) as nc:
         if args.fresh:
-            raw = await request_api(nc, f"{settings.prefix}.api.boot.{agent}", msgspec.json.encode(BootRequest()))
+            raw = await request_api(nc, api_subject(settings.prefix, "boot", agent), msgspec.json.encode(BootRequest()))
             fresh = msgspec.json.decode(raw, type=BootDoc)
             if fresh.generated_at.timestamp() == 0:  # the API's "now" when no document has an event yet
                 await require_data(nc, settings, agent)
@@ -197,7 +198,7 @@ def _rows(table: str, raw: bytes) -> Rows:
 async def cmd_table(args: argparse.Namespace, settings: Settings) -> int:
     agent = _agent(args.agent)
     async with connected(settings, args.nats_url) as nc:
-        raw = await request_api(nc, f"{settings.prefix}.api.{args.table}.{agent}", b"{}")
+        raw = await request_api(nc, api_subject(settings.prefix, args.table, agent), b"{}")
         headers, rows = _rows(args.table, raw)
         if not rows:
             await require_data(nc, settings, agent)
@@ -209,9 +210,9 @@ async def cmd_traces(args: argparse.Namespace, settings: Settings) -> int:
     agent = _agent(args.agent)
     req = TracesRequest(signal=args.signal, severity=args.severity, dismissed=args.all, limit=args.limit)
     async with connected(settings, args.nats_url) as nc:
-        raw = await request_api(nc, f"{settings.prefix}.api.traces.{agent}", msgspec.json.encode(req))
+        raw = await request_api(nc, api_subject(settings.prefix, "traces", agent), msgspec.json.encode(req))
         findings = msgspec.json.decode(raw, type=TracesReply)
-        raw = await request_api(nc, f"{settings.prefix}.api.operations.{agent}",
+        raw = await request_api(nc, api_subject(settings.prefix, "operations", agent),
                                 msgspec.json.encode(OperationsRequest(unread=not args.all)))
         operations = msgspec.json.decode(raw, type=OperationsReply)
         if not findings.findings and not operations.operations:
@@ -225,7 +226,7 @@ async def cmd_recall(args: argparse.Namespace, settings: Settings) -> int:
     req = RecallRequest(query=args.query, project=args.project, limit=args.limit, budget_tokens=args.budget,
                         history=args.history)
     async with connected(settings, args.nats_url) as nc:
-        raw = await request_api(nc, f"{settings.prefix}.api.recall.{agent}", msgspec.json.encode(req))
+        raw = await request_api(nc, api_subject(settings.prefix, "recall", agent), msgspec.json.encode(req))
         reply = msgspec.json.decode(raw, type=RecallReply)
         if not reply.memories:
             await require_data(nc, settings, agent)
@@ -241,8 +242,7 @@ async def cmd_feedback(args: argparse.Namespace, settings: Settings) -> int:
     agent = _agent(args.agent)
     event = FeedbackEvent(id=f"fb-{uuid.uuid4().hex}", agent=agent, ts=datetime.now(UTC), kind=args.kind,
                           target=args.id, value=getattr(args, "level", None), actor=args.actor)
-    subject = f"{settings.prefix}.feedback.{agent}.{args.kind}"
     async with connected(settings, args.nats_url) as nc:
-        await nc.jetstream().publish(subject, msgspec.json.encode(event), headers={"Nats-Msg-Id": event.id})
+        await publish_feedback(nc.jetstream(), settings.prefix, event)
     print(f"published {args.kind} for {args.id} (event {event.id}); the owning worker applies it")
     return 0

@@ -48,7 +48,7 @@ from nats.aio.client import Client
 from schemas.api import ErrorReply, RecallReply, RecallRequest
 from shared.config import Settings, load_settings
 from shared.embedded import EmbeddedNats
-from shared.names import DLQ_STREAM, EVENTS_STREAM
+from shared.names import DLQ_STREAM, EVENTS_STREAM, api_subject
 from shared.provision import ConsumerSpec, provision
 from shared.runtime import WorkerHost, WorkerSpec
 from workers import __version__
@@ -339,7 +339,7 @@ async def _pending(nc: Client, consumer: str) -> int:
 
 async def _serving(nc: Client, prefix: str) -> bool:
     try:
-        reply = await nc.request(f"{prefix}.api.recall.probe", b'{"query":"x"}', timeout=2)
+        reply = await nc.request(api_subject(prefix, "recall", "probe"), b'{"query":"x"}', timeout=2)
     except Exception:
         return False
     return not (reply.headers and reply.headers.get("Nats-Service-Error"))
@@ -399,7 +399,7 @@ async def _questions(nc: Client, prefix: str, convs: list[tuple[str, Conversatio
     for agent, conv in convs:
         turn_of = {event_id(agent, t.dia_id): t.dia_id for t in conv.turns}
         quoted = QuotedTurns(conv, opts.captions)
-        subject = f"{prefix}.api.recall.{agent}"
+        subject = api_subject(prefix, "recall", agent)
         for q in conv.questions:
             reply, latency = await _ask(nc, subject, RecallRequest(query=q.question, limit=opts.limit,
                                                                    budget_tokens=opts.budget_tokens))

@@ -25,7 +25,8 @@ from schemas.api import ErrorReply
 from schemas.events import FeedbackEvent
 from shared.config import Settings
 from shared.connection import ConnectError, connect, redact_url
-from shared.names import api_subject
+from shared.feedback import publish_feedback
+from shared.names import api_subject, feedback_subject
 
 ERROR_HEADER = "Nats-Service-Error"  # NATS micro's error reply header (shared.service)
 
@@ -93,10 +94,9 @@ class Gateway:
         nc = await self.client()
         event = FeedbackEvent(id=f"mcp-{uuid.uuid4().hex}", agent=self.agent, ts=datetime.now(UTC),
                               kind=kind, target=target, value=value, actor="mcp")  # type: ignore[arg-type]
-        subject = f"{self.settings.prefix}.feedback.{self.agent}.{kind}"
+        subject = feedback_subject(self.settings.prefix, self.agent, kind)
         try:
-            await nc.jetstream().publish(subject, msgspec.json.encode(event), timeout=self.timeout_s,
-                                         headers={"Nats-Msg-Id": event.id})
+            await publish_feedback(nc.jetstream(), self.settings.prefix, event, ack_timeout_s=self.timeout_s)
         except nats.js.errors.NoStreamResponseError as exc:
             raise ToolError(f"No Cortex stream stores {subject}: run `cortex init` against {self.url}, "
                             "then call the tool again.") from exc

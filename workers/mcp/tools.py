@@ -28,6 +28,7 @@ from schemas.api import (
 )
 from schemas.docs import BootDoc
 from schemas.types import CommitmentStatus, MemoryScope, MemoryType, ThreadStatus
+from shared.names import api_subject, feedback_subject
 from workers.mcp.gateway import Gateway, ToolError, inbox_prefix
 from workers.recall.capture import remembered_id
 from workers.tables import (
@@ -341,5 +342,5 @@ def nats_permissions(agent: str, prefix: str = "cortex", tools: tuple[Tool, ...]
     """What ``cortex mcp --agent <agent>`` publishes and subscribes to, and nothing more: the
     agent's APIs, the feedback kinds its tools publish, replies on the agent's own inbox."""
     kinds = sorted({tool.feedback for tool in tools if tool.feedback})
-    return {"publish": [f"{prefix}.api.*.{agent}", *(f"{prefix}.feedback.{agent}.{kind}" for kind in kinds)],
+    return {"publish": [api_subject(prefix, "*", agent), *(feedback_subject(prefix, agent, kind) for kind in kinds)],
             "subscribe": [f"{inbox_prefix(agent)}.>"]}

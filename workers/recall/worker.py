@@ -41,7 +41,7 @@ from shared.asof import DocReader
 from shared.codec import Envelope
 from shared.composed import source_consumer, wait_bound_s
 from shared.errors import DocumentCorrupt, TransientError, WorkerCannotRun
-from shared.feedback import publish_ids
+from shared.feedback import publish_feedback, publish_ids
 from shared.kv import kv_cas, kv_read
 from shared.llm import LLM_CALLS, LlmClient
 from shared.metrics import DOCUMENTS_CAPPED, DOCUMENTS_REBUILT, KV_CONFLICTS
@@ -516,5 +516,4 @@ async def _publish_access(ctx: WorkerContext, agent: str, ids: list[str]) -> Non
     """A reply changes access metadata through the stream (so it replays), not directly."""
     event = FeedbackEvent(id=f"ra-{uuid.uuid4().hex}", agent=agent, ts=datetime.now(UTC), kind="recall_access",
                           value=ids, actor="recall-api")
-    await ctx.js.publish(f"{ctx.settings.prefix}.feedback.{agent}.recall_access", msgspec.json.encode(event),
-                         headers={"Nats-Msg-Id": event.id})
+    await publish_feedback(ctx.js, ctx.settings.prefix, event)
