@@ -10,7 +10,8 @@
   raises ``TransientError``, so the consume loop retries the event in place with capped
   backoff while the worker reports not ready, and the document gets the model's answer
   once the API is back (contract: "Dead letters and retries").
-* A process-wide concurrency cap (``CORTEX_LLM_MAX_CONCURRENCY``).
+* A process-wide concurrency cap (``CORTEX_LLM_MAX_CONCURRENCY``): every client of the
+  process (a host runs several workers; recall holds two clients) waits on one ``LlmCap``.
 * A per-agent daily token budget (``CORTEX_LLM_DAILY_TOKENS``) counted per day of *event*
   time, so it replays; over budget → the caller's structured path, counted.
 
@@ -23,6 +24,9 @@ import asyncio
 import hashlib
 import json
 import logging
+import weakref
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
 from xml.sax.saxutils import escape
@@ -101,13 +105,55 @@ def _tokens(raw: bytes | None) -> int:
         return 0
 
 
+class LlmCap:
+    """At most ``limit`` requests to the API at once; ``waiting`` and ``running`` count the
+    requests queued for a slot and holding one."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.waiting = 0
+        self.running = 0
+        self._sem = asyncio.Semaphore(limit)
+
+    @asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        self.waiting += 1
+        try:
+            await self._sem.acquire()
+        finally:
+            self.waiting -= 1
+        self.running += 1
+        try:
+            yield
+        finally:
+            self.running -= 1
+            self._sem.release()
+
+
+# asyncio primitives belong to one event loop: the process's cap is kept per running loop
+# (a deployed process runs one; each test has its own).
+_CAPS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LlmCap] = weakref.WeakKeyDictionary()
+
+
+def process_cap(limit: int) -> LlmCap:
+    """The process's cap, made with the first caller's ``limit`` (every client of a process
+    reads the same setting; a different one is logged and the first kept)."""
+    loop = asyncio.get_running_loop()
+    cap = _CAPS.get(loop)
+    if cap is None:
+        cap = _CAPS[loop] = LlmCap(limit)
+    elif cap.limit != limit:
+        log.warning("llm_cap_setting_differs", extra={"cap": cap.limit, "asked": limit})
+    return cap
+
+
 class LlmClient:
     def __init__(self, settings: Settings, js: JetStreamContext, http_client: Any = None,
                  base_url: str | None = None, max_retries: int = 3, timeout_s: float = 30.0) -> None:
         self.model = settings.llm_model
         self.daily_tokens = settings.llm_daily_tokens
         self._js = js
-        self._sem = asyncio.Semaphore(settings.llm_max_concurrency)
+        self.max_concurrency = settings.llm_max_concurrency
         self._client: Any = None
         if settings.anthropic_api_key:
             from anthropic import AsyncAnthropic
@@ -147,7 +193,7 @@ class LlmClient:
         if self.daily_tokens and _tokens(used_raw) >= self.daily_tokens:
             LLM_CALLS.labels(purpose, "over_budget").inc()
             return CachedAnswer(text=None, outcome="over_budget", model=self.model)
-        async with self._sem:
+        async with process_cap(self.max_concurrency).slot():
             extra: dict[str, Any] = {}
             if tool is not None:
                 extra = {"tools": [tool], "tool_choice": {"type": "tool", "name": tool["name"]}}

@@ -13,12 +13,13 @@ import httpx2
 import msgspec
 import nats
 import pytest
+from cortex_testkit import wait_for
 from nats.aio.client import Client
 
 from schemas.docs import BootDoc, KnowledgeDoc, NarrativeDoc
 from shared.config import load_settings
 from shared.kv import kv_read
-from shared.llm import LLM_CALLS, LlmClient, quote_xml
+from shared.llm import LLM_CALLS, LlmClient, process_cap, quote_xml
 from shared.provision import provision
 from shared.runtime import WorkerHost
 from workers import __version__
@@ -260,6 +261,43 @@ async def test_answers_are_cached_so_a_replay_costs_nothing(nc: Client) -> None:
     again = await llm.complete(agent="a", purpose="test", system="s", prompt="same prompt", when=when)
     assert first == again == "answer 1"
     assert len(fake.requests) == 1
+
+
+async def test_every_client_of_a_process_waits_on_one_concurrency_cap(nc: Client) -> None:
+    """CORTEX_LLM_MAX_CONCURRENCY caps the process, not each client (a host runs several
+    workers; recall holds two clients): at 1, a second client's request waits for a slot
+    while the first client's is at the API, and goes once it is answered."""
+    gate = asyncio.Event()
+    arrived: list[str] = []
+
+    async def held(request: httpx2.Request) -> httpx2.Response:
+        arrived.append(json.loads(request.content)["messages"][0]["content"])
+        await gate.wait()
+        return httpx2.Response(200, json=answer("fine"))
+
+    await provision(nc.jetstream(), load_settings({}), [])
+    settings = load_settings({"ANTHROPIC_API_KEY": "sk-test", "CORTEX_LLM_MAX_CONCURRENCY": "1"})
+    first, second = (LlmClient(settings, nc.jetstream(), max_retries=0,
+                               http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(held))) for _ in "ab")
+    when = datetime(2026, 2, 17, tzinfo=UTC)
+    one = asyncio.create_task(first.complete(agent="a", purpose="t", system="s", prompt="one", when=when))
+    cap = process_cap(1)
+
+    async def running() -> bool:
+        return arrived == ["one"] and cap.running == 1
+
+    await wait_for(running)
+    two = asyncio.create_task(second.complete(agent="b", purpose="t", system="s", prompt="two", when=when))
+
+    async def queued() -> bool:
+        return cap.waiting == 1
+
+    await wait_for(queued)
+    assert arrived == ["one"]  # the second client's request has not reached the API
+    gate.set()
+    assert await one == await two == "fine"
+    assert arrived == ["one", "two"]
+    assert (cap.running, cap.waiting) == (0, 0)
 
 
 async def test_over_the_daily_token_budget_the_structured_path_is_taken(nc: Client) -> None:
