@@ -15,7 +15,7 @@
 * A per-agent daily token budget (``CORTEX_LLM_DAILY_TOKENS``) counted per day of *event*
   time, so it replays; over budget → the caller's structured path, counted.
 
-Conversation text must reach the model XML-escaped inside delimiters: ``quote_xml``.
+Conversation text must reach the model XML-escaped inside delimiters: ``shared.quoting``.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
-from xml.sax.saxutils import escape
 
 import msgspec
 from nats.js.client import JetStreamContext
@@ -44,12 +43,6 @@ log = logging.getLogger(__name__)
 
 LLM_CALLS = Counter("cortex_llm_calls_total", "LLM requests by purpose and outcome", ["purpose", "outcome"])
 LLM_TOKENS = Counter("cortex_llm_tokens_total", "LLM tokens by purpose and direction", ["purpose", "direction"])
-
-
-def quote_xml(tag: str, text: str, **attrs: str) -> str:
-    """``<tag a="…">escaped text</tag>``: text can never close the delimiter it sits in."""
-    rendered = "".join(f' {k}="{escape(v, {chr(34): "&quot;"})}"' for k, v in attrs.items())
-    return f"<{tag}{rendered}>{escape(text)}</{tag}>"
 
 
 def _answer_text(response: Any, tool: dict[str, Any] | None) -> str:

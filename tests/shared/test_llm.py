@@ -19,8 +19,9 @@ from nats.aio.client import Client
 from schemas.docs import BootDoc, KnowledgeDoc, NarrativeDoc
 from shared.config import load_settings
 from shared.kv import kv_read
-from shared.llm import LLM_CALLS, LlmClient, process_cap, quote_xml
+from shared.llm import LLM_CALLS, LlmClient, process_cap
 from shared.provision import provision
+from shared.quoting import quote_xml
 from shared.runtime import WorkerHost
 from workers import __version__
 from workers.registry import all_specs, consumer_specs

@@ -9,11 +9,12 @@ not the batch.
 
 from __future__ import annotations
 
-import html
 from typing import Annotated, Final, TypeVar
 
 import msgspec
 from msgspec import Meta
+
+from shared.quoting import quote_xml
 
 MAX_PROMPT_MESSAGE_CHARS = 4000
 """Per message: a batch of large pastes must not make one oversized, costly prompt."""
@@ -80,16 +81,9 @@ def build_llm_prompt(messages: list[tuple[str, str]]) -> str:
     """
     lines = [_INSTRUCTIONS, "<conversation>"]
     for sender, content in messages:
-        who = _escape(sender[:MAX_SENDER_CHARS])
-        text = _escape(content[:MAX_PROMPT_MESSAGE_CHARS])
-        lines.append(f'<message sender="{who}">{text}</message>')
+        lines.append(quote_xml("message", content[:MAX_PROMPT_MESSAGE_CHARS], sender=sender[:MAX_SENDER_CHARS]))
     lines.append("</conversation>")
     return "\n".join(lines)
-
-
-def _escape(text: str) -> str:
-    # quote=True also escapes quotes, so a sender cannot break out of its attribute.
-    return html.escape(text, quote=True)
 
 
 def parse_llm_output(text: str) -> LlmKnowledge | None:

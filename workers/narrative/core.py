@@ -17,10 +17,10 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Sequence
 from datetime import datetime, timedelta
-from xml.sax.saxutils import escape
 from zoneinfo import ZoneInfo
 
 from schemas.docs import Decision, DecisionsDoc, Thread, ThreadsDoc
+from shared.quoting import quote_xml
 from workers.narrative.timeline import TimelineEntry, timeline_line, window
 from workers.render import (
     PRIORITY_EMOJI,
@@ -223,8 +223,7 @@ narrative alone."""
 
 
 def _quoted(tag: str, text: str) -> str:
-    # escape() turns & < > into entities, so no text can close the tag it sits in.
-    return f"<{tag}>\n{escape(text)}\n</{tag}>"
+    return quote_xml(tag, f"\n{text}\n")
 
 
 def build_narrative_prompt(structured: str, snapshot_markdown: str | None) -> str:

@@ -32,7 +32,6 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Final
-from xml.sax.saxutils import escape, quoteattr
 
 import msgspec
 
@@ -45,6 +44,7 @@ from schemas.docs import (
     Enhancements,
     Thread,
 )
+from shared.quoting import quote_xml, xml_attrs
 from workers.render import as_utc, clip_words, one_line, ranked_open_threads
 
 PURPOSE: Final = "briefing"
@@ -128,7 +128,7 @@ def select_batch(threads: Sequence[Thread], decisions: Sequence[Decision], commi
 
 
 def _tag(name: str, text: str) -> str:
-    return f"<{name}>{escape(one_line(text))}</{name}>"
+    return quote_xml(name, one_line(text))
 
 
 def _thread_xml(t: Thread) -> str:
@@ -136,17 +136,17 @@ def _thread_xml(t: Thread) -> str:
     parts += [_tag("decision", d) for d in t.decisions[-3:]]
     if t.waiting_for:
         parts.append(_tag("waiting_for", t.waiting_for))
-    return f"<thread id={quoteattr(t.id)} status={quoteattr(t.status)}>{''.join(parts)}</thread>"
+    return f"<thread{xml_attrs(id=t.id, status=t.status)}>{''.join(parts)}</thread>"
 
 
 def _decision_xml(d: Decision) -> str:
     why = _tag("why", d.why) if d.why else ""
-    return f"<decision id={quoteattr(d.id)}>{_tag('what', d.what)}{why}</decision>"
+    return f"<decision{xml_attrs(id=d.id)}>{_tag('what', d.what)}{why}</decision>"
 
 
 def _commitment_xml(c: Commitment) -> str:
-    due = f" due={quoteattr(c.due)}" if c.due else ""
-    return f"<commitment id={quoteattr(c.id)} who={quoteattr(c.who)}{due}>{_tag('what', c.what)}</commitment>"
+    due = {"due": c.due} if c.due else {}
+    return f"<commitment{xml_attrs(id=c.id, who=c.who, **due)}>{_tag('what', c.what)}</commitment>"
 
 
 def build_prompt(batch: Batch) -> str:

@@ -30,13 +30,13 @@ import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Annotated, Any
-from xml.sax.saxutils import escape
 
 import msgspec
 from msgspec import Meta
 
 from schemas.events import FeedbackEvent, MessageEvent, NoteEvent, RememberValue
 from schemas.types import MemoryScope, MemoryType
+from shared.quoting import quote_xml
 from workers.recall.classifier import classify, score_types
 from workers.recall.models import Memory, memory_id
 
@@ -365,24 +365,13 @@ Write each memory in the language of the message it came from. If nothing is wor
 keeping, call the tool with an empty list."""
 
 
-def _attr(value: str) -> str:
-    # Always double-quoted (quoteattr would switch quote styles), so the shape never varies.
-    return '"' + escape(_clean(value), {'"': "&quot;", "\n": "&#10;", "\r": "&#13;", "\t": "&#9;"}) + '"'
-
-
 def _render_message(index: int, message: MessageEvent | PromptMessage) -> str:
-    attrs = [f"index={_attr(str(index))}", f"role={_attr(message.role)}"]
+    attrs = {"index": str(index), "role": message.role}
     if message.sender:
-        attrs.append(f"sender={_attr(message.sender)}")
+        attrs["sender"] = message.sender
     if message.ts is not None:
-        attrs.append(f"ts={_attr(message.ts.isoformat())}")
-    return f"<message {' '.join(attrs)}>{escape(_clean(message.content))}</message>\n"
-
-
-def _clean(text: str) -> str:
-    # Lone surrogates cannot be encoded; control characters are not valid in XML 1.0.
-    text = text.encode("utf-8", "replace").decode("utf-8")
-    return "".join(ch for ch in text if ch in "\t\n\r" or ord(ch) >= 0x20)
+        attrs["ts"] = message.ts.isoformat()
+    return quote_xml("message", message.content, **attrs) + "\n"
 
 
 def build_capture_prompt(messages: Sequence[MessageEvent | PromptMessage]) -> str:

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from shared.llm import quote_xml
+from shared.quoting import quote_xml
 
 _HEADING = re.compile(r"^(#{1,4})[ \t]+(.+?)[ \t]*#*[ \t]*$")
 _FENCE = re.compile(r"^(```|~~~)")

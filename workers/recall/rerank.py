@@ -20,7 +20,8 @@ from typing import Any
 import msgspec
 
 from shared.errors import TransientError
-from shared.llm import LlmClient, quote_xml
+from shared.llm import LlmClient
+from shared.quoting import quote_xml
 from workers.recall.capture import _inline_refs
 from workers.recall.models import RankedMemory
 

@@ -24,7 +24,7 @@ from typing import Any
 import msgspec
 
 from schemas.types import MemoryType
-from shared.llm import quote_xml
+from shared.quoting import quote_xml
 from workers.recall.capture import _inline_refs
 from workers.recall.conflicts import conflicts, memory_claim
 from workers.recall.models import Memory

@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from schemas.docs import Finding, TraceStep, Triage
 from schemas.types import SEVERITIES
-from shared.llm import quote_xml
+from shared.quoting import quote_xml
 from workers.traces.redact import excerpt
 
 PURPOSE: Final = "trace_triage"
