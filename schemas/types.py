@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 from msgspec import Meta
 
 # `$` in Python also matches before a trailing newline; the decoder re-checks with
-# fullmatch (see schemas.events.validate_identity), the pattern here is for JSON Schema.
+# fullmatch (schemas.events.is_valid_agent / is_valid_event_id); the pattern here is for JSON Schema.
 AGENT_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 EVENT_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
 

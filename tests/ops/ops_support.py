@@ -12,9 +12,6 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 
-# Metrics the dashboard may use before the code exports them (name -> why), skipped with the
-# reason until they land. Empty: every metric in use is exported.
-PENDING_METRICS: dict[str, str] = {}
 # Names PromQL may use that no Cortex process exports: Prometheus's own series, and the
 # NATS chart's exporter sidecar (promExporter: -varz -prefix=nats) for JetStream storage.
 PROMETHEUS_BUILTINS = frozenset({"up", "nats_varz_jetstream_stats_storage", "nats_varz_jetstream_config_max_storage"})
@@ -65,13 +62,6 @@ def exported_metric_names() -> set[str]:
     for family in REGISTRY.collect():
         names |= sample_names(family.name, family.type)
     return names
-
-
-def base_metric(name: str) -> str:
-    for suffix in ("_bucket", "_sum", "_count", "_created"):
-        if name.endswith(suffix):
-            return name.removesuffix(suffix)
-    return name
 
 
 def promql_metric_names(expr: str) -> set[str]:

@@ -29,9 +29,7 @@ import producer
 import pytest
 from cortex_testkit import NotMet, wait_for, wait_listening, wait_until
 from ops_support import (
-    PENDING_METRICS,
     PROMETHEUS_BUILTINS,
-    base_metric,
     load_yaml,
     nats_conf,
     promql_metric_names,
@@ -285,6 +283,4 @@ def _used_names() -> set[str]:
 def test_running_workers_export_the_metric(outcome: Outcome, name: str) -> None:
     if name in PROMETHEUS_BUILTINS:
         return
-    if name not in outcome.scraped and base_metric(name) in PENDING_METRICS:
-        pytest.skip(f"{base_metric(name)} is not exported yet: {PENDING_METRICS[base_metric(name)]}")
     assert name in outcome.scraped, f"no worker's /metrics has {name}"

@@ -11,10 +11,8 @@ from typing import Any
 import gen_dashboard
 import pytest
 from ops_support import (
-    PENDING_METRICS,
     PROMETHEUS_BUILTINS,
     ROOT,
-    base_metric,
     exported_metric_names,
     load_yaml,
     promql_metric_names,
@@ -141,12 +139,5 @@ def test_metric_is_exported_by_the_code(name: str) -> None:
         return
     if name in exported_metric_names():
         return
-    if base_metric(name) in PENDING_METRICS:
-        pytest.skip(f"{base_metric(name)} is not exported yet: {PENDING_METRICS[base_metric(name)]}")
     pytest.fail(f"{name} is used by the dashboard or the alerts but no worker exports it")
 
-
-def test_pending_metrics_are_really_pending() -> None:
-    """Once the code exports a proposed metric, take it off the pending list."""
-    exported = {base_metric(n) for n in exported_metric_names()}
-    assert not set(PENDING_METRICS) & exported

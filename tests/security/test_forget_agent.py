@@ -15,7 +15,6 @@ letters.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
@@ -24,7 +23,6 @@ from typing import Any
 import msgspec
 import nats
 import nats.js.errors
-import pytest
 from cortex_testkit import bucket_keys, drained
 
 from shared.kv import kv_read
@@ -79,13 +77,6 @@ async def docs_of(js: Any, agent: str) -> dict[str, bytes]:
     return out
 
 
-# `cortex forget` was being written while this suite was (shared/forget.py): until it lands the test is
-# a strict xfail, once it is there the test must pass
-FORGET_EXISTS = importlib.util.find_spec("shared.forget") is not None
-
-
-@pytest.mark.xfail(not FORGET_EXISTS, strict=True, reason="`cortex forget AGENT` is in the contract's CLI table "
-                   "but not implemented (workers/cli registers no `forget` command: argparse exits 2)")
 async def test_forget_removes_the_agent_everywhere_and_leaves_others_untouched(
     nats_url: str, workers_procs: Any, wait_for: Any
 ) -> None:

@@ -1,8 +1,5 @@
-"""``cortex eval recall FILE``: the recall evaluation harness on the command line.
-
-Wire it into ``workers/cli/__init__.py``'s ``build_parser`` with
-``from workers.evals import cli as evals`` and ``evals.register(sub)``.
-"""
+"""``cortex eval recall FILE``: the recall evaluation harness on the command line
+(``register`` adds the ``eval`` commands to ``workers.cli``'s parser)."""
 
 from __future__ import annotations
 
