@@ -65,7 +65,7 @@ from workers.recall.capture import (
 from workers.recall.embedders import Embedder, EmbedderUnavailable, make_embedder
 from workers.recall.facts import FactSync, fact_memories, settle
 from workers.recall.models import RankedMemory
-from workers.recall.ranking import one_per_message, rank
+from workers.recall.ranking import by_matching_turn, rank
 from workers.recall.rerank import rerank
 from workers.recall.store import MemoryFilter, MemoryPoint, MemoryStore, StoreError, StoreUnavailable, open_store
 from workers.recall.tokens import format_memories_with_budget
@@ -413,9 +413,10 @@ def candidates(req: RecallRequest, agent: str, settings: Any, depth: int = 0) ->
     now = recall_now([max(h.memory.last_accessed, h.memory.last_seen or h.memory.created_at) for h in hits])
     # The design's formula over the hybrid (dense + BM25) relevance, not the dense cosine
     # alone: the lexical half is what finds the names a question asks about. A message's
-    # turn, its context window and its cue sentences count once (the best of them).
-    ranked = one_per_message(rank(hits, now=now, project=req.project, similarity_floor=embedder.similarity_floor,
-                                  fused=True), limit=max(req.limit or settings.recall.limit, depth))
+    # turn, its windows and its cue sentences count once (the best of them), and a window
+    # that matches through a neighbour's line brings that neighbour first (ranking.py).
+    ranked = by_matching_turn(rank(hits, now=now, project=req.project, similarity_floor=embedder.similarity_floor,
+                                   fused=True), limit=max(req.limit or settings.recall.limit, depth))
     return ranked, now
 
 

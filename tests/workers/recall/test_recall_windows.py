@@ -33,7 +33,7 @@ from workers.recall.capture import (
 )
 from workers.recall.embedders import HashingEmbedder
 from workers.recall.models import Memory, RankedMemory, SearchHit, memory_id
-from workers.recall.ranking import fused_relevance, one_per_message, rank
+from workers.recall.ranking import by_matching_turn, fused_relevance, matching_turn, one_per_message, rank
 from workers.recall.store import MemoryStore, StoreUnavailable
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
@@ -239,6 +239,51 @@ def test_one_memory_per_message_but_never_folding_notes_or_llm_memories() -> Non
                                 _hit("llm-a", "batch", 0.6, sender=None), _hit("llm-b", "batch", 0.5, sender=None))]
     assert [r.memory.content for r in one_per_message(rows)] == ["w1", "t2", "llm-a", "llm-b"]
     assert [r.memory.content for r in one_per_message(rows, limit=2)] == ["w1", "t2"]
+
+
+def _ranked(memory: Memory, score: float, cosine: float) -> RankedMemory:
+    return RankedMemory(memory=memory, score=score, similarity=score, cosine=cosine, recency=0, frequency=0,
+                        type_boost=0, scope_boost=0)
+
+
+def _turns() -> list[Memory]:
+    """The turn memories of TURNS[:3] (m0 asks, m1 answers, m2 thanks)."""
+    return [capture_message(env.event)[0] for env in envelopes(TURNS[:3]) if isinstance(env.event, MessageEvent)]
+
+
+def test_a_window_matching_through_a_neighbours_line_brings_that_turn_first() -> None:
+    m0, m1, m2 = _turns()
+    window = window_memory(m2, [m0.content, m1.content])  # quotes m0 and m1, credited to m2
+    rows = [_ranked(window, 0.9, 0.5), _ranked(m1, 0.6, 0.7), _ranked(m2, 0.5, 0.1), _ranked(m0, 0.4, 0.3)]
+    # m1's own line matches best (cosine 0.7 of its turn memory): m1 comes first, at the
+    # window's score, then the window for its own turn; m0 at its place
+    got = by_matching_turn(rows)
+    assert [(r.memory.id, r.score) for r in got] == [(m1.id, 0.9), (window.id, 0.9), (m0.id, 0.4)]
+    assert matching_turn(rows[0], {"x": (1.0, "y")}) == "msg\x1fs1-m2"  # no line judged: its own turn
+    assert [r.memory.id for r in by_matching_turn(rows, limit=1)] == [m1.id]
+
+
+def test_a_window_whose_own_line_matches_best_keeps_its_place() -> None:
+    m0, m1, m2 = _turns()
+    window = window_memory(m2, [m0.content, m1.content])
+    rows = [_ranked(window, 0.9, 0.5), _ranked(m2, 0.6, 0.8), _ranked(m1, 0.5, 0.7)]
+    assert [r.memory.id for r in by_matching_turn(rows)] == [window.id, m1.id]
+    # a quoted turn that is not a candidate is not judged (its cosine is unknown)
+    rows = [_ranked(window, 0.9, 0.5), _ranked(m2, 0.6, 0.1)]
+    assert [r.memory.id for r in by_matching_turn(rows)] == [window.id]
+
+
+def test_a_reply_window_matching_through_the_reply_brings_the_reply_first() -> None:
+    m0, m1, _ = _turns()
+    reply = reply_memory(m0, m1.content)  # "What did you paint…" / "The sunrise one…", credited to m0
+    rows = [_ranked(reply, 0.9, 0.6), _ranked(m1, 0.7, 0.65), _ranked(m0, 0.3, 0.2)]
+    assert [r.memory.id for r in by_matching_turn(rows)] == [m1.id, reply.id]
+
+
+def test_without_windows_matching_turns_is_one_memory_per_message() -> None:
+    rows = [_ranked(h.memory, h.fused, 0.5) for h in (_hit("w1", "e1", 0.9), _hit("t1", "e1", 0.8),
+                                                      _hit("t2", "e2", 0.7), _hit("n", "b", 0.6, sender=None))]
+    assert by_matching_turn(rows) == one_per_message(rows)
 
 
 class RecordingEmbedder(HashingEmbedder):
