@@ -54,8 +54,7 @@ def _recall_only_modules() -> list[str]:
         return re.sub(r"[-_.]+", "-", name).lower()
 
     lock = Path(__file__).resolve().parents[1] / "deploy" / "requirements-recall.lock"
-    pins = {canonical(line.split("==")[0]) for line in lock.read_text().splitlines()
-            if line.strip() and not line.startswith("#")}
+    pins = {canonical(line.split("==")[0]) for line in lock.read_text().splitlines() if "==" in line}
     return sorted(module for module, dists in metadata.packages_distributions().items()
                   if dists and {canonical(d) for d in dists} <= pins)
 

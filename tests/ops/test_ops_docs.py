@@ -62,13 +62,14 @@ def test_operations_doc_tells_the_scaling_story() -> None:
 
 
 def _pins(lock: str) -> dict[str, str]:
-    pins = {}
-    for line in (ROOT / "deploy" / lock).read_text().splitlines():
+    """``{name: version}`` of a lock, every line an exact pin or one of its hashes."""
+    text = (ROOT / "deploy" / lock).read_text()
+    for line in text.splitlines():
         if line and not line.startswith("#"):
-            name, sep, version = line.partition("==")
-            assert sep and version, f"not an exact pin: {line}"
-            pins[gen_lock.canonical(name)] = version
-    return pins
+            assert re.fullmatch(r"[a-z0-9][a-z0-9.-]*==[^\s=]+ \\|    --hash=sha256:[0-9a-f]{64}( \\)?", line), line
+    pins = gen_lock.parse(text)
+    assert pins and all(digests for _, digests in pins.values()), f"{lock}: a pin without a hash"
+    return {name: version for name, (version, _) in pins.items()}
 
 
 def _names(requirements: list[str]) -> set[str]:
@@ -89,9 +90,16 @@ def test_locks_pin_every_runtime_dependency_in_two_layers() -> None:
         assert heavy in recall and heavy not in base
 
 
+def test_a_lock_renders_and_parses_back() -> None:
+    digests = {"a-b": ["sha256:" + "1" * 64, "sha256:" + "0" * 64], "c": ["sha256:" + "2" * 64]}
+    text = gen_lock.render({"c": "2.0", "a-b": "1.0"}, digests)
+    assert gen_lock.parse(text) == {"a-b": ("1.0", sorted(digests["a-b"])), "c": ("2.0", digests["c"])}
+
+
 def test_dockerfile_builds_a_slim_and_a_recall_image_from_the_locks() -> None:
-    assert "-r deploy/requirements.lock" in DOCKERFILE and "-r deploy/requirements-recall.lock" in DOCKERFILE
-    assert "--no-deps" in DOCKERFILE
+    installs = re.findall(r"pip install ([^\n]*-r deploy/requirements[^\n]*\.lock)", DOCKERFILE)
+    assert [i.rsplit(" ", 1)[-1] for i in installs] == ["deploy/requirements.lock", "deploy/requirements-recall.lock"]
+    assert all("--no-deps" in i and "--require-hashes" in i for i in installs), installs
     stages = re.findall(r"^FROM \S+ AS (\S+)", DOCKERFILE, flags=re.M)
     assert {"slim", "recall"} <= set(stages) and stages[-1] == "recall"  # the default target has everything
     users = re.findall(r"^USER (\S+)", DOCKERFILE, flags=re.M)
