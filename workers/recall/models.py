@@ -9,6 +9,7 @@ stream rebuilds the same points, byte for byte.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from typing import Any, Literal
 
@@ -104,11 +105,14 @@ class RankedMemory(msgspec.Struct, frozen=True, kw_only=True):
     scope_boost: float
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def memory_id(agent: str, source_key: str, position: int) -> str:
     """Deterministic point id: uuid5 of the agent, a stable source key and a position.
 
     The agent is part of the key so two tenants that happen to reuse an event id can
-    never overwrite each other's points.
+    never overwrite each other's points. Cached: the ``is_*_memory`` tests ask it for
+    every memory a session start's lifecycle and consolidation visit (~120 calls per
+    event on LoCoMo, ~15 % of the warm indexing time in uuid5).
     """
     return str(uuid.uuid5(MEMORY_NAMESPACE, f"{agent}\x1f{source_key}\x1f{position}"))
 

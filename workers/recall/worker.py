@@ -36,7 +36,7 @@ from schemas.api import (
     RecallRequest,
 )
 from schemas.docs import Integrity, KnowledgeDoc, RecallDoc
-from schemas.events import FeedbackEvent, MessageEvent
+from schemas.events import FeedbackEvent, MessageEvent, NoteEvent
 from shared.asof import DocReader
 from shared.codec import Envelope
 from shared.composed import source_consumer, wait_bound_s
@@ -151,6 +151,7 @@ class RecallHandler:
         self._tracker = tracker  # the knowledge worker's watermark, waited on before facts are read
         self._reader = DocReader(ctx.js)
         self._staged: list[Envelope] = []
+        self._cuts: list[int] = []  # where in _staged a part of its own starts (see apply)
         self._budget = value_budget(ctx.nc.max_payload)
 
     async def apply(self, env: Envelope) -> bool:
@@ -160,19 +161,33 @@ class RecallHandler:
         if env.family == "compaction" and env.kind != "before":
             return False
         every = self._ctx.settings.runtime.cut_every
-        if self._staged and (boundary(env.seq, every) > self._staged[-1].seq
-                             or (is_trigger(env) and any(staged.agent == env.agent for staged in self._staged))):
+        part = self._staged[self._cuts[-1] if self._cuts else 0:]
+        if part and (boundary(env.seq, every) > part[-1].seq
+                     or (is_trigger(env) and any(staged.agent == env.agent for staged in part))):
             # a cut, as ProjectionHandler makes them: the agent's state just before a trigger,
             # and every agent's at each stream boundary, is its own revision whatever the
-            # batch, for the boot documents made as of them
-            await self.commit()
+            # batch, for the boot documents made as of them. The parts are committed one
+            # after another at the batch's commit, so the whole batch is known when its
+            # first part is embedded (its new words are learnt while the earlier parts are written)
+            self._cuts.append(len(self._staged))
         self._staged.append(env)
         return True
 
     async def commit(self) -> None:
+        """The staged parts in stream order, each applied and its documents written as if
+        it were a batch of its own; a failure leaves the parts not yet done staged."""
         if not self._staged:
             return
-        staged = list(self._staged)
+        prefetch = getattr(self._applier.embedder, "prefetch", None)
+        if prefetch is not None:
+            prefetch([e.event.content for e in self._staged if isinstance(e.event, MessageEvent | NoteEvent)])
+        while self._staged:
+            end = self._cuts[0] if self._cuts else len(self._staged)
+            await self._commit_part(self._staged[:end])
+            del self._staged[:end]
+            self._cuts = [cut - end for cut in self._cuts[1:]]
+
+    async def _commit_part(self, staged: list[Envelope]) -> None:
         try:
             for env in staged:
                 if (env.family, env.kind) == ("session", "start"):
@@ -184,10 +199,10 @@ class RecallHandler:
             raise TransientError(f"memory store: {exc}") from exc
         for change in ("added", "merged", "consolidated", "superseded", "skipped", "expired", "demoted"):
             RECALL_MEMORIES.labels(change).inc(getattr(outcome, change))
-        # cleared only once the documents are written: a transient failure there (the LLM's
-        # capture, the bucket) retries the whole commit, and the store skips what it holds
+        # removed from the staged events only once the documents are written: a transient
+        # failure there (the LLM's capture, the bucket) retries the part, and the store skips
+        # what it holds
         await self._write_docs(outcome, staged)
-        self._staged.clear()
 
     async def _mirror_facts(self, start: Envelope) -> None:
         """The agent's knowledge facts as memories (``workers.recall.facts``), from its
@@ -354,6 +369,7 @@ class RecallHandler:
 
     def reset(self) -> None:
         self._staged.clear()
+        self._cuts.clear()
 
     async def aclose(self) -> None:
         HOLDER.release()

