@@ -205,3 +205,32 @@ def test_a_fact_access_event_promotes_the_facts_it_names_and_nothing_else_is_acc
     assert promoted is not None
     assert [f.relevance for f in promoted.facts] == [promote(decayed(1.0, 0.02, 5)), decayed(1.0, 0.02, 5)]
     assert projection.compose(None, feedback("fact_access"), None) is None  # nothing known: nothing made
+
+
+def test_the_document_ceiling_is_checked_at_every_fit_every_th_event_of_the_agent() -> None:
+    """The whole document is measured (encoded) only when the agent's event count before
+    the event is a multiple of FIT_EVERY: a pure function of the events, so a replay prunes
+    at the same events whatever the batching; in between a document may pass the ceiling."""
+    from shared.codec import Envelope
+    from shared.config import load_settings
+    from shared.llm import LlmClient
+    from workers.knowledge.worker import FIT_EVERY, KnowledgeProjection
+
+    ceiling = 3000
+    projection = KnowledgeProjection(SETTINGS, LlmClient(load_settings({}), js=None),  # type: ignore[arg-type]
+                                     max_doc_bytes=ceiling)
+    doc: KnowledgeDoc | None = None
+    sizes = []
+    for i in range(2 * FIT_EVERY + 1):
+        event = message(f"Talked with Person{i} Surname{i} about Project{i} at Company{i} GmbH.",
+                        T0 + timedelta(minutes=i), n=i)
+        env = Envelope(seq=i + 1, subject="cortex.msg.agent1.received", family="msg", kind="received",
+                       agent="agent1", event=event)
+        new = projection.compose(doc, env, None)
+        assert new is not None
+        new.integrity = Integrity(last_seq=i + 1, events=i + 1)  # as the handler stamps it
+        doc = new
+        sizes.append(len(msgspec.json.encode(doc)))
+    checked = [i for i in range(len(sizes)) if i % FIT_EVERY == 0]
+    assert all(sizes[i] <= ceiling for i in checked)
+    assert max(sizes) > ceiling  # not measured in between
