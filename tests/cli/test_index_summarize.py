@@ -18,7 +18,7 @@ from schemas.events import FeedbackEvent, NoteEvent
 from shared.config import load_settings
 from shared.llm import LlmClient
 from shared.provision import provision
-from workers.cli import CliError
+from workers.cli.base import CliError
 from workers.cli.memory import cmd_index, summarize_notes
 from workers.recall.markdown import needs_summary, summary_id, summary_text
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from shared.embedded import free_port
-from workers.cli import CliError
+from workers.cli.base import CliError
 from workers.cli.mcp import parse_listen
 
 

@@ -7,25 +7,16 @@ import asyncio
 import contextlib
 import os
 import sys
-from collections.abc import Callable, Coroutine
 from typing import Any
 
-from shared.config import Settings, SettingsError, load_settings
+from shared.config import Settings, SettingsError
 from shared.connection import ConnectError
 from shared.embedded import EmbeddedError
 from shared.errors import WorkerCannotRun
-from shared.logs import configure
 from shared.provision import ReplicasUnavailable
+from workers.cli.base import CliError, Command, run_command
 
-Command = Callable[[argparse.Namespace, Settings], Coroutine[Any, Any, int]]
-
-
-class CliError(Exception):
-    """A user-facing failure: printed as one line, exit code 1 (or ``code``)."""
-
-    def __init__(self, message: str, code: int = 1) -> None:
-        super().__init__(message)
-        self.code = code
+__all__ = ["CliError", "Command", "build_parser", "main", "run_command"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -72,22 +63,6 @@ def _in_reconnect(future: Any) -> bool:
 async def _run(handler: Command, args: argparse.Namespace, settings: Settings) -> int:
     asyncio.get_running_loop().set_exception_handler(_quiet_connection_noise)
     return await handler(args, settings)
-
-
-def run_command(command: Callable[[Settings], Coroutine[Any, Any, int]], *, quiet: bool) -> int:
-    """What every entry point does around its command: load the settings (an invalid one: one
-    line on stderr, exit 2), configure logging (WARNING when ``quiet``, else the setting) and
-    run ``command(settings)`` to its exit code (130 on Ctrl-C)."""
-    try:
-        settings = load_settings()
-    except SettingsError as exc:
-        print(f"cortex: {exc}", file=sys.stderr)
-        return 2
-    configure("WARNING" if quiet else settings.log_level)
-    try:
-        return asyncio.run(command(settings))
-    except KeyboardInterrupt:
-        return 130
 
 
 SIGPIPE_EXIT = 128 + 13  # what a shell reports for a command killed by SIGPIPE (`cortex status | head -1`)

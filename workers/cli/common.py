@@ -14,7 +14,7 @@ from nats.aio.client import Client
 from shared.config import Settings
 from shared.connection import connect, lost_connection
 from shared.names import EVENTS_STREAM, agent_event_filters
-from workers.cli import CliError
+from workers.cli.base import CliError
 
 
 def discovered_url(settings: Settings) -> str | None:

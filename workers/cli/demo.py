@@ -19,10 +19,10 @@ from shared.kv import kv_read
 from shared.names import BUCKET_CHECKPOINTS, EVENTS_STREAM, api_subject, consumers_of
 from shared.runtime import WorkerHost
 from workers import __version__
-from workers.cli import CliError
+from workers.cli.base import CliError
 from workers.cli.common import connected
 from workers.cli.query import request_api
-from workers.cli.run import provision_all
+from workers.cli.specs import provision_all
 from workers.registry import all_specs
 
 DEMO_AGENT = "main"

@@ -13,7 +13,7 @@ from shared.config import Settings
 from shared.kv import kv_keys, kv_read
 from shared.names import DOC_BUCKETS, shadow_bucket
 from shared.parts import SPLIT_DOCS, decode_parts, is_part_key, read_latest
-from workers.cli import CliError
+from workers.cli.base import CliError
 from workers.cli.common import connected
 from workers.cli.query import _agent
 

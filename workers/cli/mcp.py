@@ -10,7 +10,7 @@ from typing import Any
 import msgspec
 
 from shared.config import Settings
-from workers.cli import CliError
+from workers.cli.base import CliError
 from workers.cli.common import resolve_url
 from workers.cli.query import _agent
 

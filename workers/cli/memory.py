@@ -24,7 +24,7 @@ from shared.errors import TransientError
 from shared.feedback import publish_feedback
 from shared.llm import LlmClient
 from shared.names import BUCKET_KNOWLEDGE, NOTES_KIND, api_subject, published_subject
-from workers.cli import CliError
+from workers.cli.base import CliError
 from workers.cli.common import connected, require_data
 from workers.cli.query import _agent, request_api
 from workers.recall.markdown import (

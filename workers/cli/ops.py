@@ -19,7 +19,7 @@ from shared.config import Settings
 from shared.kv import kv_read
 from shared.names import BUCKET_CHECKPOINTS, DLQ_STREAM, EVENTS_STREAM, stored_form
 from shared.provision import LayoutError, buckets_for, consumer_replicas, provision
-from workers.cli import CliError
+from workers.cli.base import CliError
 from workers.cli.common import connected
 from workers.cli.sources import print_sources
 from workers.registry import consumer_specs

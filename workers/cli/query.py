@@ -33,7 +33,7 @@ from shared.config import Settings
 from shared.feedback import publish_feedback
 from shared.kv import kv_read
 from shared.names import BUCKET_BOOT, BUCKET_DECISIONS, BUCKET_NARRATIVES, BUCKET_THREADS, api_subject
-from workers.cli import CliError
+from workers.cli.base import CliError
 from workers.cli.common import connected, require_data
 from workers.tables import (
     Rows,

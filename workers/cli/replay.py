@@ -14,9 +14,9 @@ from shared.config import Settings
 from shared.replay import ReplayError, ReplayProgress, run_replay
 from shared.runtime import WorkerHost
 from workers import __version__
-from workers.cli import CliError
+from workers.cli.base import CliError
 from workers.cli.common import connected, resolve_url
-from workers.cli.run import select_specs
+from workers.cli.specs import select_specs
 
 
 def register(sub: Any) -> None:

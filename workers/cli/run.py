@@ -11,10 +11,9 @@ import msgspec
 
 from shared.config import Settings, resolve_partition
 from shared.embedded import EmbeddedNats
-from shared.runtime import WorkerHost, WorkerSpec
+from shared.runtime import WorkerHost
 from workers import __version__
-from workers.cli import CliError
-from workers.cli.common import connected
+from workers.cli.specs import provision_all, select_specs
 from workers.registry import all_specs
 
 log = logging.getLogger(__name__)
@@ -35,25 +34,6 @@ def register(sub: Any) -> None:
 
     demo = sub.add_parser("demo", help="run the whole pipeline on embedded defaults and print BOOTSTRAP")
     demo.set_defaults(handler=cmd_demo)
-
-
-def select_specs(names: str | None) -> list[WorkerSpec]:
-    specs = all_specs()
-    if not names:
-        return list(specs.values())
-    wanted = [n.strip() for n in names.split(",") if n.strip()]
-    unknown = [n for n in wanted if n not in specs]
-    if unknown:
-        raise CliError(f"unknown worker(s) {', '.join(unknown)} (known: {', '.join(specs)})")
-    return [specs[n] for n in wanted]
-
-
-async def provision_all(settings: Settings, url: str) -> None:
-    from shared.provision import provision
-    from workers.registry import consumer_specs
-
-    async with connected(settings, url) as nc:
-        await provision(nc.jetstream(), settings, consumer_specs(settings.mode == "shadow", settings.partitions))
 
 
 async def cmd_up(args: argparse.Namespace, settings: Settings) -> int:

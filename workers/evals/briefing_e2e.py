@@ -250,7 +250,7 @@ async def run_pipeline_eval(dataset: Dataset, base: Settings, only: list[str] | 
                             embedder: str | None = None, progress: Progress | None = None,
                             grace_s: float = COMPLETION_GRACE_S) -> tuple[Score, dict[str, Score]]:
     """The conversations through every worker; the stored documents' score, total and each."""
-    from workers.cli.run import provision_all
+    from workers.cli.specs import provision_all
     from workers.registry import all_specs
 
     say = progress or (lambda _m: None)

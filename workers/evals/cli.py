@@ -181,7 +181,7 @@ async def cmd_eval_traces(args: argparse.Namespace, settings: Settings) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """``python -m workers.evals.cli eval recall FILE``: the same command without the wrapper."""
-    from workers.cli import Command, run_command
+    from workers.cli.base import Command, run_command
 
     parser = argparse.ArgumentParser(prog="python -m workers.evals.cli")
     register(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))

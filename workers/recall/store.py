@@ -28,296 +28,42 @@ which the worker retries.
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator, Sequence
-from typing import Any, ClassVar, NamedTuple, Protocol
-
-import msgspec
-import numpy as np
-import numpy.typing as npt
-from qdrant_edge import Bm25, Bm25Config, Language, SnowballLanguage, SnowballParams, StopwordsSet
-
-from schemas.types import MemoryScope, MemoryType
-from workers.recall.models import Memory, SearchHit, Tier, memory_from_payload
-
-COLLECTION = "cortex_memories"
-DENSE = "dense"
-SPARSE = "bm25"
-SCHEMA_VERSION = 1
-INDEXED_FIELDS = ("agent", "type", "scope", "project", "tier", "claim", "superseded_by")
-RRF_K = 10  # 1/(k + rank): a small k lets the top of each list count (LoCoMo: k 60 → 10 was +0.05 recall@10)
-
-FloatVector = npt.NDArray[np.float32]
-
-
-class StoreError(RuntimeError):
-    """A store failure that retrying will not fix (bad input, incompatible collection)."""
-
-
-class StoreUnavailable(StoreError):
-    """The store cannot be reached or written right now (server down, directory locked
-    or not writable): transient — the worker reports not-ready and retries."""
-
-
-class CollectionMismatch(StoreError):
-    """The collection was built with another embedder, dimension or BM25 setting."""
-
-
-class DimensionMismatch(CollectionMismatch):
-    """A vector or the collection has a different dimension than the embedder."""
-
-
-class CollectionInfo(msgspec.Struct, frozen=True, kw_only=True):
-    """What the collection records about how its vectors were made."""
-
-    collection: str = COLLECTION
-    embedder: str
-    dim: int
-    lexical: str
-    schema_version: int = SCHEMA_VERSION
-
-
-def check_compatible(stored: CollectionInfo, wanted: CollectionInfo, where: str) -> None:
-    """Refuse to open a collection whose vectors were made differently."""
-    from workers.recall.embedders import setting_for
-
-    setting = setting_for(stored.embedder)
-    matching = f"CORTEX_EMBEDDER={setting}" if setting else "the matching CORTEX_EMBEDDER"
-    reindex = f"re-index into a new data dir or collection (cortex replay) or set {matching}"
-    if stored.dim != wanted.dim:
-        raise DimensionMismatch(
-            f"{where}: collection {stored.collection} holds {stored.dim}-dimensional vectors "
-            f"({stored.embedder}); embedder {wanted.embedder} makes {wanted.dim}: {reindex}"
-        )
-    if stored.embedder != wanted.embedder:
-        raise CollectionMismatch(
-            f"{where}: collection {stored.collection} was embedded with {stored.embedder}, "
-            f"not {wanted.embedder}: {reindex}"
-        )
-    if stored.lexical != wanted.lexical:
-        raise CollectionMismatch(
-            f"{where}: collection {stored.collection} was indexed with BM25 {stored.lexical}, "
-            f"not {wanted.lexical} (CORTEX_LANGUAGE changed?): {reindex}"
-        )
-
-
-class MemoryFilter(msgspec.Struct, frozen=True, kw_only=True):
-    """Extra conditions on top of the agent (which every query has anyway)."""
-
-    types: tuple[MemoryType, ...] = ()
-    scopes: tuple[MemoryScope, ...] = ()
-    project: str | None = None
-    tier: Tier | None = None
-    pinned: bool | None = None
-    session: str | None = None
-    claim: str | None = None
-    superseded_by: tuple[str, ...] = ()  # memories superseded by one of these
-    current: bool = False  # leave out superseded memories (recall's default)
-
-
-# (field, value): equal to the value, any of a tuple's values, or empty (missing or null) for None
-Condition = tuple[str, str | bool | tuple[str, ...] | None]
-
-
-def conditions(agent: str, flt: MemoryFilter | None) -> list[Condition]:
-    """Backend-neutral ``(field, value or any-of values)`` conditions, agent first."""
-    out: list[Condition] = [("agent", agent)]
-    if flt is None:
-        return out
-    if flt.types:
-        out.append(("type", tuple(flt.types)))
-    if flt.scopes:
-        out.append(("scope", tuple(flt.scopes)))
-    if flt.project is not None:
-        out.append(("project", flt.project))
-    if flt.tier is not None:
-        out.append(("tier", flt.tier))
-    if flt.pinned is not None:
-        out.append(("pinned", flt.pinned))
-    if flt.session is not None:
-        out.append(("session", flt.session))
-    if flt.claim is not None:
-        out.append(("claim", flt.claim))
-    if flt.superseded_by:
-        out.append(("superseded_by", tuple(flt.superseded_by)))
-    if flt.current:
-        out.append(("superseded_by", None))
-    return out
-
-
-class MemoryPoint(NamedTuple):
-    memory: Memory
-    vector: FloatVector | Sequence[float]
-
-
-class LexicalEncoder:
-    """BM25 sparse vectors (Qdrant's tokenizer) for the configured conversation languages.
-
-    One language: its Snowball stemmer and stopwords. Several: English stemming (names
-    and English inflections conflate; German words are left mostly intact) with the
-    union of their stopword lists. The setting is recorded with the collection because
-    documents and queries must be tokenised alike.
-    """
-
-    _STOPWORDS: ClassVar[dict[str, Language]] = {
-        "en": Language.English, "de": Language.German, "fr": Language.French, "es": Language.Spanish,
-        "it": Language.Italian, "pt": Language.Portuguese, "ru": Language.Russian,
-    }
-    _STEMMERS: ClassVar[dict[str, SnowballLanguage]] = {
-        "en": SnowballLanguage.English, "de": SnowballLanguage.German, "fr": SnowballLanguage.French,
-        "es": SnowballLanguage.Spanish, "it": SnowballLanguage.Italian, "pt": SnowballLanguage.Portuguese,
-        "ru": SnowballLanguage.Russian,
-    }
-
-    def __init__(self, languages: Sequence[str] = ("en", "de")) -> None:
-        langs = tuple(dict.fromkeys(languages)) or ("en",)
-        stem_lang = langs[0] if len(langs) == 1 and langs[0] in self._STEMMERS else "en"
-        stopwords = {self._STOPWORDS[code] for code in langs if code in self._STOPWORDS}
-        stop_codes = "+".join(sorted(c for c in langs if c in self._STOPWORDS))
-        self.signature = f"bm25-v1/stem={stem_lang}/stop={stop_codes}"
-        self._model = Bm25(
-            Bm25Config(
-                stemmer=SnowballParams(self._STEMMERS[stem_lang]),
-                stopwords=StopwordsSet(languages=stopwords) if stopwords else None,
-            )
-        )
-
-    def document(self, text: str) -> tuple[list[int], list[float]]:
-        vector = self._model.embed_document(text)
-        return list(vector.indices), list(vector.values)
-
-    def query(self, text: str) -> tuple[list[int], list[float]]:
-        vector = self._model.embed_query(text)
-        return list(vector.indices), list(vector.values)
-
-
-def point_ids(ids: Sequence[str]) -> list[str]:
-    """Canonical UUID strings; anything else is bad input (Qdrant ids are UUIDs or ints)."""
-    try:
-        return [str(uuid.UUID(i)) for i in ids]
-    except ValueError as exc:
-        raise StoreError(f"not a memory id (expected a UUID): {exc}") from exc
-
-
-def unit(vector: FloatVector | Sequence[float]) -> FloatVector:
-    arr = np.asarray(vector, dtype=np.float32).reshape(-1)
-    norm = float(np.linalg.norm(arr))
-    return arr / norm if norm > 0 else arr
-
-
-def dense_of(vectors: object) -> list[float] | None:
-    """The dense vector out of a record's named vectors (None when absent or not dense)."""
-    if not isinstance(vectors, dict):
-        return None
-    value = vectors.get(DENSE)
-    if isinstance(value, list) and all(isinstance(x, float | int) for x in value[:1]):
-        return value
-    return None
-
-
-def cosine(query_unit: FloatVector, stored: Sequence[float] | None) -> float:
-    """Dense cosine of a hit (Qdrant stores cosine vectors normalised, we re-normalise anyway)."""
-    if stored is None:
-        return 0.0
-    return float(np.dot(query_unit, unit(stored)))
-
-
-class StoreBase:
-    """What both backends share: the collection's info, checking a point's and a query's
-    dense vector, a point's BM25 vector, and the reads built on a backend's scroll."""
-
-    _info: CollectionInfo
-    _lexical: LexicalEncoder
-
-    @property
-    def info(self) -> CollectionInfo:
-        return self._info
-
-    def _records(self, conds: list[Condition], ids: Sequence[str] | None, with_vector: bool,
-                 page_size: int = 256) -> Iterator[Any]:
-        """Every record matching ``conds`` (and ``ids``), page by page, with its payload
-        and, when asked, its dense vector."""
-        raise NotImplementedError
-
-    def _point_vectors(self, item: MemoryPoint) -> tuple[list[float], list[int], list[float]]:
-        """The point's unit dense vector (dimension checked) and its BM25 indices and values."""
-        dense = unit(item.vector)
-        if dense.shape[0] != self._info.dim:
-            raise DimensionMismatch(
-                f"memory {item.memory.id}: vector has {dense.shape[0]} dimensions, the collection {self._info.dim}"
-            )
-        indices, values = self._lexical.document(item.memory.content)
-        return dense.tolist(), indices, values
-
-    def _query_unit(self, vector: FloatVector | Sequence[float]) -> FloatVector:
-        query_unit = unit(vector)
-        if query_unit.shape[0] != self._info.dim:
-            raise DimensionMismatch(
-                f"query vector has {query_unit.shape[0]} dimensions, the collection {self._info.dim}"
-            )
-        return query_unit
-
-    def get(self, agent: str, ids: Sequence[str]) -> list[Memory]:
-        if not ids:
-            return []
-        records = self._records(conditions(agent, None), ids, False)
-        found = {m.id: m for m in (memory_from_payload(r.payload or {}) for r in records)}
-        return [found[i] for i in ids if i in found]
-
-    def vectors(self, agent: str, ids: Sequence[str]) -> dict[str, FloatVector]:
-        if not ids:
-            return {}
-        out: dict[str, FloatVector] = {}
-        for record in self._records(conditions(agent, None), ids, True):
-            vector = dense_of(record.vector)
-            if record.payload and vector is not None:
-                out[str(record.payload["id"])] = unit(vector)
-        return out
-
-    def scroll(self, agent: str, *, flt: MemoryFilter | None = None, page_size: int = 256) -> Iterator[Memory]:
-        for record in self._records(conditions(agent, flt), None, False, page_size):
-            yield memory_from_payload(record.payload or {})
-
-
-class MemoryStore(Protocol):
-    """Operations the recall worker needs; every one is scoped to one agent."""
-
-    @property
-    def info(self) -> CollectionInfo: ...
-
-    def upsert(self, points: Sequence[MemoryPoint]) -> None:
-        """Insert or replace points by id (deterministic ids make replays idempotent)."""
-
-    def update_payloads(self, memories: Sequence[Memory]) -> None:
-        """Rewrite existing points' payloads (access counts, pins, merges); vectors stay.
-        Content must not change here — use ``upsert`` with a new vector for that."""
-
-    def get(self, agent: str, ids: Sequence[str]) -> list[Memory]: ...
-
-    def vectors(self, agent: str, ids: Sequence[str]) -> dict[str, FloatVector]: ...
-
-    def delete(self, agent: str, ids: Sequence[str]) -> None: ...
-
-    def delete_agent(self, agent: str) -> None: ...
-
-    def search(
-        self,
-        agent: str,
-        vector: FloatVector | Sequence[float],
-        *,
-        text: str | None = None,
-        flt: MemoryFilter | None = None,
-        limit: int = 50,
-    ) -> list[SearchHit]:
-        """Top ``limit`` candidates: dense only, or dense + BM25 fused when ``text`` is given."""
-
-    def scroll(self, agent: str, *, flt: MemoryFilter | None = None, page_size: int = 256) -> Iterator[Memory]: ...
-
-    def count(self, agent: str, flt: MemoryFilter | None = None) -> int: ...
-
-    def flush(self) -> None: ...
-
-    def close(self) -> None: ...
+from collections.abc import Sequence
+
+from workers.recall.store_base import (
+    COLLECTION,
+    DENSE,
+    INDEXED_FIELDS,
+    RRF_K,
+    SCHEMA_VERSION,
+    SPARSE,
+    CollectionInfo,
+    CollectionMismatch,
+    Condition,
+    DimensionMismatch,
+    FloatVector,
+    LexicalEncoder,
+    MemoryFilter,
+    MemoryPoint,
+    MemoryStore,
+    StoreBase,
+    StoreError,
+    StoreUnavailable,
+    check_compatible,
+    conditions,
+    cosine,
+    dense_of,
+    point_ids,
+    unit,
+)
+
+# The backends' common ground, re-exported: readers of the store import this module only.
+__all__ = [
+    "COLLECTION", "DENSE", "INDEXED_FIELDS", "RRF_K", "SCHEMA_VERSION", "SPARSE", "CollectionInfo",
+    "CollectionMismatch", "Condition", "DimensionMismatch", "FloatVector", "LexicalEncoder", "MemoryFilter",
+    "MemoryPoint", "MemoryStore", "StoreBase", "StoreError", "StoreUnavailable", "check_compatible", "conditions",
+    "cosine", "dense_of", "open_store", "point_ids", "unit",
+]
 
 
 def open_store(
@@ -337,6 +83,6 @@ def open_store(
         from workers.recall.store_server import ServerMemoryStore  # grpc only when used
 
         return ServerMemoryStore(url, wanted, lexical, api_key=api_key)
-    from workers.recall.store_edge import EdgeMemoryStore  # store_edge imports this module
+    from workers.recall.store_edge import EdgeMemoryStore
 
     return EdgeMemoryStore(f"{data_dir.rstrip('/')}/qdrant", wanted, lexical)

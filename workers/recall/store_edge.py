@@ -50,7 +50,7 @@ from qdrant_edge import (
 )
 
 from workers.recall.models import Memory, SearchHit, memory_from_payload, memory_to_payload
-from workers.recall.store import (
+from workers.recall.store_base import (
     DENSE,
     INDEXED_FIELDS,
     RRF_K,

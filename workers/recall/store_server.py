@@ -17,7 +17,7 @@ from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
 from workers.recall.models import Memory, SearchHit, memory_from_payload, memory_to_payload
-from workers.recall.store import (
+from workers.recall.store_base import (
     DENSE,
     INDEXED_FIELDS,
     RRF_K,
