@@ -25,11 +25,13 @@ Rows = tuple[list[str], list[list[str]]]
 
 
 def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int | None = 60) -> str:
-    cells = [[c if width is None or len(c) <= width else c[: width - 1] + "…" for c in row] for row in rows]
-    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
-    line = "  ".join(h.upper().ljust(w) for h, w in zip(headers, widths, strict=True))
-    body = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
-    return "\n".join([line.rstrip(), *body])
+    cells = rows if width is None else [[c if len(c) <= width else c[: width - 1] + "…" for c in row] for row in rows]
+    if any(len(r) != len(headers) for r in cells):
+        raise ValueError(f"every row needs {len(headers)} cells")
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
+    line = "  ".join(f"{{:<{w}}}" for w in widths)  # one format per table, not a join per row
+    body = [line.format(*r).rstrip() for r in cells]
+    return "\n".join([line.format(*(h.upper() for h in headers)).rstrip(), *body])
 
 
 def thread_rows(reply: ThreadsReply) -> Rows:

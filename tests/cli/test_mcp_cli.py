@@ -42,9 +42,11 @@ def test_a_port_in_use_is_one_line_and_a_non_zero_exit(tmp_path: Path) -> None:
     assert not result.stdout
 
 
-def test_stdio_from_files_answers_too(tmp_path: Path) -> None:
-    """A host hands the server pipes (served on the event loop); files — a scripted session —
-    take the SDK's own file path: the same answers, and nothing but protocol on stdout."""
+@pytest.mark.parametrize("wire", ["pipes", "files"])
+def test_every_request_sent_before_the_input_ends_is_answered(tmp_path: Path, wire: str) -> None:
+    """A host hands the server pipes (read and written on the event loop); files — a scripted
+    session — take the SDK's own file path: the same answers, nothing but protocol on stdout,
+    and the call still running when the input ends is answered before the server exits."""
     import json
 
     requests = tmp_path / "requests.jsonl"
@@ -56,17 +58,39 @@ def test_stdio_from_files_answers_too(tmp_path: Path) -> None:
         # a call that takes a while (no NATS server at this URL): the input ends while it runs
         {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "cortex_threads", "arguments": {}}},
     )) + "\n")
-    with open(requests, "rb") as stdin, open(tmp_path / "responses.jsonl", "wb") as stdout:
-        result = subprocess.run([sys.executable, "-m", "workers", "mcp", "--agent", "alice"], stdin=stdin,
-                                stdout=stdout, stderr=subprocess.PIPE, timeout=60,
-                                env={**os.environ, "CORTEX_DATA_DIR": str(tmp_path),
-                                     "CORTEX_NATS_URL": f"nats://127.0.0.1:{free_port()}"})
+    command = [sys.executable, "-m", "workers", "mcp", "--agent", "alice"]
+    env = {**os.environ, "CORTEX_DATA_DIR": str(tmp_path), "CORTEX_NATS_URL": f"nats://127.0.0.1:{free_port()}"}
+    if wire == "pipes":
+        result = subprocess.run(command, input=requests.read_bytes(), capture_output=True, timeout=60, env=env)
+        output = result.stdout.decode()
+    else:
+        with open(requests, "rb") as stdin, open(tmp_path / "responses.jsonl", "wb") as stdout:
+            result = subprocess.run(command, stdin=stdin, stdout=stdout, stderr=subprocess.PIPE, timeout=60, env=env)
+        output = (tmp_path / "responses.jsonl").read_text()
     assert result.returncode == 0, result.stderr
-    replies = [json.loads(line) for line in (tmp_path / "responses.jsonl").read_text().splitlines()]
+    replies = [json.loads(line) for line in output.splitlines()]
     assert [r["id"] for r in replies] == [1, 2, 3]  # every request sent before the end is answered
     assert replies[0]["result"]["serverInfo"]["name"] == "cortex"
     assert len(replies[1]["result"]["tools"]) == 10
     assert replies[2]["result"]["isError"] and "NATS" in replies[2]["result"]["content"][0]["text"]
+
+
+def test_a_line_that_is_not_json_rpc_is_skipped_and_the_next_answered(tmp_path: Path) -> None:
+    import json
+
+    lines = [json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                    "clientInfo": {"name": "t", "version": "1"}}}),
+             "{not json", "\udcff".encode("utf-8", "surrogatepass").decode("latin-1"), '{"jsonrpc": "1.0", "id": 7}',
+             json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+             json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})]
+    result = subprocess.run([sys.executable, "-m", "workers", "mcp", "--agent", "alice"],
+                            input="\n".join(lines).encode("latin-1") + b"\n", capture_output=True, timeout=60,
+                            env={**os.environ, "CORTEX_DATA_DIR": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    replies = [json.loads(line) for line in result.stdout.decode().splitlines()]
+    assert [r.get("id") for r in replies if "result" in r] == [1, 2]
+    assert "Traceback" not in result.stderr.decode()
 
 
 def test_a_host_that_stops_reading_ends_the_server_quietly(tmp_path: Path) -> None:

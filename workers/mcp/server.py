@@ -15,9 +15,11 @@ import stat
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
+import anyio
 import msgspec
 from mcp import types
 from mcp.server import Server, ServerRequestContext
+from mcp.shared.message import SessionMessage
 
 from workers import __version__
 from workers.mcp.gateway import Gateway, ToolError
@@ -123,36 +125,111 @@ def build_server(gateway: Gateway, tools: Sequence[Tool] = TOOLS) -> Server[Any]
                   on_call_tool=call_tool)
 
 
-class _PipeLines:
-    """The wire's incoming side: lines read from a non-blocking pipe on the event loop."""
+MAX_LINE = 64 * 1024 * 1024  # one JSON-RPC message a line; a remembered memory alone may be 64 KiB
+EOF_ANSWER_WAIT_S = 60.0  # after the host's EOF, at most this long for the requests it sent
 
-    def __init__(self, reader: asyncio.StreamReader) -> None:
+
+class _Outstanding:
+    """The requests read and not answered yet, and whether the host is gone: the end of input
+    waits for the first to be answered (at most ``EOF_ANSWER_WAIT_S``); a reply that cannot be
+    written ends the server, as the host that would read it is gone."""
+
+    def __init__(self) -> None:
+        self.ids: set[str | int] = set()
+        self.none = asyncio.Event()
+        self.none.set()
+        self.host_gone = asyncio.Event()
+
+    def read(self, message: Any) -> None:
+        if isinstance(message, types.JSONRPCRequest):
+            self.ids.add(message.id)
+            self.none.clear()
+
+    def written(self, message: Any) -> None:
+        if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+            self.ids.discard(message.id)
+            if not self.ids:
+                self.none.set()
+
+    async def answered(self) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.none.wait(), EOF_ANSWER_WAIT_S)
+
+
+class _PipeReadStream:
+    """The SDK's read stream (``mcp.shared._stream_protocols.ReadStream``) straight off a pipe:
+    each line parsed as the SDK's stdio transport parses it — a line that is not a JSON-RPC
+    message is handed on as the exception, as there — with no task or memory stream between
+    the pipe and the server (each hop costs event-loop turns on every call)."""
+
+    def __init__(self, reader: asyncio.StreamReader, outstanding: _Outstanding) -> None:
         self._reader = reader
+        self._outstanding = outstanding
 
-    def __aiter__(self) -> _PipeLines:
+    async def receive(self) -> SessionMessage | Exception:
+        try:
+            line = await self._reader.readline()
+        except ValueError as exc:  # a line over MAX_LINE: dropped, the next one is read
+            return exc
+        if not line:
+            await self._outstanding.answered()
+            raise anyio.EndOfStream
+        try:
+            message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        except Exception as exc:  # the SDK's own contract: the dispatcher reports it
+            return exc
+        self._outstanding.read(message)
+        return SessionMessage(message)
+
+    def __aiter__(self) -> _PipeReadStream:
         return self
 
-    async def __anext__(self) -> str:
-        line = await self._reader.readline()
-        if not line:
-            raise StopAsyncIteration
-        return line.decode("utf-8", errors="replace")
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        return None
+
+    async def __aenter__(self) -> _PipeReadStream:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
 
 
-class _PipeWriter:
-    """The wire's outgoing side: writes to a non-blocking pipe, flushed by draining."""
+class _PipeWriteStream:
+    """The SDK's write stream, writing each message to the pipe from the task that sends it."""
 
-    def __init__(self, writer: asyncio.StreamWriter) -> None:
+    def __init__(self, writer: asyncio.StreamWriter, outstanding: _Outstanding) -> None:
         self._writer = writer
+        self._outstanding = outstanding
 
-    async def write(self, text: str) -> None:
-        self._writer.write(text.encode())
+    async def send(self, item: SessionMessage) -> None:
+        if self._outstanding.host_gone.is_set():
+            raise anyio.BrokenResourceError
+        text = item.message.model_dump_json(by_alias=True, exclude_unset=True)
+        try:
+            self._writer.write(text.encode() + b"\n")
+            await self._writer.drain()
+        except (BrokenPipeError, ConnectionResetError) as exc:
+            self._outstanding.host_gone.set()
+            raise anyio.BrokenResourceError from exc
+        if self._writer.transport.is_closing():  # asyncio closes a pipe on EPIPE without raising here
+            self._outstanding.host_gone.set()
+            raise anyio.BrokenResourceError
+        self._outstanding.written(item.message)
 
-    async def flush(self) -> None:
-        await self._writer.drain()
+    async def aclose(self) -> None:
+        return None
 
+    async def __aenter__(self) -> _PipeWriteStream:
+        return self
 
-MAX_LINE = 64 * 1024 * 1024  # one JSON-RPC message a line; a remembered memory alone may be 64 KiB
+    async def __aexit__(self, *exc: object) -> None:
+        return None
 
 
 def _is_pipe(fd: int) -> bool:
@@ -161,13 +238,9 @@ def _is_pipe(fd: int) -> bool:
 
 
 @contextlib.asynccontextmanager
-async def _pipe_stdio() -> AsyncIterator[tuple[Any, Any] | None]:
-    """stdin/stdout as event-loop pipes (no thread hop per message, as the SDK's file wrappers
-    make), the standard descriptors diverted meanwhile (fd 0 reads /dev/null, fd 1 writes to
-    stderr) so that stray output never reaches the wire. None when they are not pipes."""
-    if not (_is_pipe(0) and _is_pipe(1)):
-        yield None
-        return
+async def _pipe_streams() -> AsyncIterator[tuple[_PipeReadStream, _PipeWriteStream, _Outstanding]]:
+    """stdin/stdout as event-loop pipes, the standard descriptors diverted meanwhile (fd 0
+    reads /dev/null, fd 1 writes to stderr) so that stray output never reaches the wire."""
     wire_in, wire_out = os.dup(0), os.dup(1)
     saved_in, saved_out = os.dup(0), os.dup(1)
     null = os.open(os.devnull, os.O_RDONLY)
@@ -181,8 +254,9 @@ async def _pipe_stdio() -> AsyncIterator[tuple[Any, Any] | None]:
     out_transport, out_protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin,
                                                                 os.fdopen(wire_out, "wb", buffering=0))
     writer = asyncio.StreamWriter(out_transport, out_protocol, None, loop)
+    outstanding = _Outstanding()
     try:
-        yield _PipeLines(reader), _PipeWriter(writer)
+        yield _PipeReadStream(reader, outstanding), _PipeWriteStream(writer, outstanding), outstanding
     finally:
         in_transport.close()
         out_transport.close()
@@ -192,38 +266,21 @@ async def _pipe_stdio() -> AsyncIterator[tuple[Any, Any] | None]:
         os.close(saved_out)
 
 
-EOF_ANSWER_WAIT_S = 60.0  # after the host's EOF, at most this long for the requests it sent
-
-
 @contextlib.asynccontextmanager
 async def _answered_before_eof(read: Any, write: Any) -> AsyncIterator[tuple[Any, Any]]:
-    """The wire as the server sees it, ending only once every request read before the host
-    closed its side has been answered.
-
-    The SDK cancels the handlers still running when its read stream ends, so a host that
-    writes its requests and closes stdin — a scripted session, ``cortex mcp < requests`` —
-    lost the answers to the ones still in flight. Here the end of input waits until each
-    request id seen has had its response or error written (at most ``EOF_ANSWER_WAIT_S``)."""
-    import anyio
-
-    pending: set[str | int] = set()
-    answered = anyio.Event()
-    answered.set()
+    """The SDK's file-based stdio streams (stdin or stdout not a pipe: a scripted session,
+    ``cortex mcp < requests``), ending only once every request read before the end of input
+    has been answered: the SDK cancels the handlers still running when its read stream ends."""
+    outstanding = _Outstanding()
     in_send, in_recv = anyio.create_memory_object_stream[Any](0)
     out_send, out_recv = anyio.create_memory_object_stream[Any](0)
 
     async def forward_in() -> None:
-        nonlocal answered
         async with in_send:
             async for item in read:
-                message = getattr(item, "message", None)
-                if isinstance(message, types.JSONRPCRequest):
-                    pending.add(message.id)
-                    if answered.is_set():
-                        answered = anyio.Event()
+                outstanding.read(getattr(item, "message", None))
                 await in_send.send(item)
-            with anyio.move_on_after(EOF_ANSWER_WAIT_S):
-                await answered.wait()
+            await outstanding.answered()
 
     flushed = anyio.Event()
 
@@ -231,11 +288,7 @@ async def _answered_before_eof(read: Any, write: Any) -> AsyncIterator[tuple[Any
         async with write, out_recv:  # closing the SDK's side ends its stdout writer
             async for item in out_recv:
                 await write.send(item)
-                message = getattr(item, "message", None)
-                if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
-                    pending.discard(message.id)
-                    if not pending:
-                        answered.set()
+                outstanding.written(getattr(item, "message", None))
         flushed.set()
 
     async with anyio.create_task_group() as tg:
@@ -250,17 +303,32 @@ async def _answered_before_eof(read: Any, write: Any) -> AsyncIterator[tuple[Any
             tg.cancel_scope.cancel()  # forward_in may still wait for input nobody will read
 
 
+async def _serve_pipes(server: Server[Any]) -> None:
+    async with _pipe_streams() as (read, write, outstanding), anyio.create_task_group() as tg:
+
+        async def until_host_gone() -> None:
+            await outstanding.host_gone.wait()
+            log.info("mcp_host_gone")
+            tg.cancel_scope.cancel()
+
+        tg.start_soon(until_host_gone)
+        await server.run(read, write, server.create_initialization_options())
+        tg.cancel_scope.cancel()
+
+
 async def serve_stdio(server: Server[Any]) -> None:
     """Until the host closes stdin (and every request it sent is answered) — or stops reading:
     a reply that cannot be written ends the server quietly, as the host that would read it is
-    gone."""
+    gone. Pipes (what a host hands its server) are read and written on the event loop; files
+    take the SDK's own stdio transport."""
+    if _is_pipe(0) and _is_pipe(1):
+        await _serve_pipes(server)
+        return
     from mcp.server.stdio import stdio_server
 
     try:
-        async with _pipe_stdio() as pipes:
-            streams = stdio_server(*pipes) if pipes is not None else stdio_server()
-            async with streams as (read, write), _answered_before_eof(read, write) as (wire_in, wire_out):
-                await server.run(wire_in, wire_out, server.create_initialization_options())
+        async with stdio_server() as (read, write), _answered_before_eof(read, write) as (wire_in, wire_out):
+            await server.run(wire_in, wire_out, server.create_initialization_options())
     except* (BrokenPipeError, ConnectionResetError):
         log.info("mcp_host_gone")
 
