@@ -83,7 +83,8 @@ def extract_entities(text: str, ts: datetime) -> list[Entity]:
 def _may_match(name: str, text: str, has_digit: bool) -> bool:
     """False when ``text`` lacks what every match of the pattern contains, so the regex is
     not run: an e-mail has an ``@``, a URL ``://``, a date digits, an organisation its legal
-    suffix. Results are unchanged; most messages skip six of the nine scans."""
+    suffix, a product a version's digits or a Roman numeral (``patterns.PRODUCT_HINT``).
+    Results are unchanged; most messages skip seven of the nine scans."""
     if name == "email":
         return "@" in text
     if name == "url":
@@ -92,6 +93,8 @@ def _may_match(name: str, text: str, has_digit: bool) -> bool:
         return has_digit
     if name == "organization_suffix":
         return any(suffix in text for suffix in patterns.ORG_SUFFIX_LITERALS)
+    if name == "product_name":
+        return has_digit or patterns.PRODUCT_HINT.search(text) is not None
     return True
 
 

@@ -134,6 +134,11 @@ ENTITY_PATTERNS: Final[tuple[tuple[str, re.Pattern[str], EntityType], ...]] = (
 # these literals, every date a digit.
 ORG_SUFFIX_LITERALS: Final = ("Inc.", "LLC", "Corp.", "GmbH", "AG", "Ltd.")
 DIGIT: Final = re.compile(r"[0-9]")
+# Every PRODUCT_NAME match has a digit (a version) or ends in a Roman numeral letter at a
+# word boundary: after a letter or digit of its word ("ProductX", "VII"), or a lone one
+# after a space (" X"; a lone "I" is the pronoun, never a numeral). Text with neither
+# cannot match, and the pronoun alone does not make the product scan run.
+PRODUCT_HINT: Final = re.compile(r"[a-zA-Z0-9][IVXLCDM]\b|\s[VXLCDM]\b")
 
 ORG_SUFFIX_TRAILER: Final = re.compile(rf",?\s?{_ORG_SUFFIX}$", re.IGNORECASE)
 TRAILING_PUNCT: Final = re.compile(r"[.,!?;:]$")

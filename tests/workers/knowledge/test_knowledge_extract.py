@@ -9,6 +9,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import msgspec
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from schemas.docs import Entity
 from workers.knowledge.extract import (
@@ -180,8 +182,8 @@ def test_only_the_head_of_a_long_message_is_scanned() -> None:
 
 
 def test_pattern_prechecks_change_no_result() -> None:
-    """The literal pre-checks (``@``, ``://``, digits, legal suffixes) only skip scans that
-    would find nothing: the entities equal those of running all nine patterns."""
+    """The pre-checks (``@``, ``://``, digits, legal suffixes, the product hint) only skip
+    scans that would find nothing: the entities equal those of running all nine patterns."""
     from workers.bench.events import EventSource
     from workers.knowledge import patterns as kp
     from workers.knowledge.extract import _record
@@ -196,6 +198,21 @@ def test_pattern_prechecks_change_no_result() -> None:
     source = EventSource(8, 3)
     texts = [msgspec.json.decode(source.message(agent).data)["content"] for agent in source.agents * 40]
     texts += ["Mail anna@example.org, see https://x.io/a on 2026-03-01 or 1.2.2026 or 3. März 2026",
-              "Acme GmbH and Foo Inc. met Bar AG on March 3rd, 2026", "AGENDA for Python 3.12 and GPT-4"]
+              "Acme GmbH and Foo Inc. met Bar AG on March 3rd, 2026", "AGENDA for Python 3.12 and GPT-4",
+              "Final Fantasy VII and Rocky II", "we shipped ProductX, then Age of Empires X", "Atlas and I",
+              "the CLI and the API", "Chapter XIV of Book I", "Ubuntu Jammy v22.04 on ARM"]
+    # the product scan's pre-check: what it lets through, what it skips
+    assert kp.PRODUCT_HINT.search("Final Fantasy VII") and kp.PRODUCT_HINT.search("Age of Empires X")
+    assert not kp.PRODUCT_HINT.search("Atlas and I met Forge at Berlin.")
     for text in texts:
         assert extract_entities(text, TS) == unguarded(text), text
+
+
+@given(st.text(alphabet="IVXLCDMiva Zz09-.\t\nÄé_", max_size=40))
+@settings(max_examples=200, deadline=None)
+def test_no_product_name_without_its_hint(text: str) -> None:
+    """Whatever the text, a PRODUCT_NAME match implies a digit or PRODUCT_HINT (the scan's pre-check)."""
+    from workers.knowledge import patterns as kp
+
+    if kp.PRODUCT_NAME.search(text):
+        assert kp.DIGIT.search(text) or kp.PRODUCT_HINT.search(text), text
