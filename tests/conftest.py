@@ -83,6 +83,7 @@ class WorkerProcs:
     def __init__(self, tmp: Path) -> None:
         self.procs: list[subprocess.Popen[bytes]] = []
         self.tmp = tmp
+        self.started: list[tuple[str, subprocess.Popen[bytes], Path, str]] = []  # (worker, process, log, url)
 
     def start(self, name: str, url: str, *, launcher: Sequence[str] = (), args: Sequence[str] = (),
               **env: str) -> subprocess.Popen[bytes]:
@@ -91,12 +92,27 @@ class WorkerProcs:
         full = {**os.environ, "CORTEX_NATS_URL": url, "CORTEX_DATA_DIR": str(self.tmp / "data"),
                 "CORTEX_RUNTIME_LEASE_TTL_S": "2", "CORTEX_RUNTIME_FETCH_TIMEOUT_MS": "100",
                 "CORTEX_LOG_LEVEL": "WARNING", **env}
-        log = open(self.tmp / f"{name}-{len(self.procs)}.log", "wb")  # noqa: SIM115 - child owns it
+        path = self.tmp / f"{name}-{len(self.procs)}.log"
+        log = open(path, "wb")  # noqa: SIM115 - child owns it
         proc = subprocess.Popen([*launcher, sys.executable, "-m", "workers", "worker", name, *args],
                                 env=full, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         log.close()
         self.procs.append(proc)
+        self.started.append((name, proc, path, url))
         return proc
+
+    def report(self, name: str, lines: int = 12) -> str:
+        """Every process started for worker ``name``: pid, running or its exit code, and the
+        tail of its log — for failure messages."""
+        out = []
+        for worker, proc, path, url in self.started:
+            if worker != name:
+                continue
+            code = proc.poll()
+            tail = path.read_text(errors="replace").splitlines()[-lines:] if path.exists() else []
+            out.append(f"--- {path} pid={proc.pid} {'running' if code is None else f'exited {code}'} on {url}\n"
+                       + "\n".join(line[:300] for line in tail))
+        return "\n".join(out) or f"(no {name} process started)"
 
     def stop_all(self) -> None:
         for proc in self.procs:

@@ -24,7 +24,7 @@ import msgspec
 import nats
 import nats.js.errors
 import pytest
-from cortex_testkit import ConfiguredNats
+from cortex_testkit import ConfiguredNats, NotMet
 from cortex_testkit import drained as consumers_drained
 from nats.js.client import JetStreamContext
 
@@ -127,8 +127,10 @@ class Faults:
         names = tuple(consumers)
         try:
             await self.wait_for(lambda: self.caught_up(js, names, last), within=within)
-        except AssertionError as exc:
-            raise AssertionError(f"{exc}; stream last_seq={last}; {await self.progress(js, names)}") from None
+        except NotMet as exc:
+            behind = [name for name in names if not await self.caught_up(js, (name,), last)]
+            raise NotMet(f"not caught up with stream last_seq={last} within {within:.0f} s: {behind}; "
+                         f"{exc}\n{await self.diagnosis(js, behind)}") from None
         return last
 
     @classmethod
@@ -141,6 +143,17 @@ class Faults:
                          f"redelivered={info.num_redelivered} delivered={info.delivered.stream_seq} "
                          f"ack_floor={info.ack_floor.stream_seq} checkpoint={await cls.checkpoint(js, name)}")
         return out
+
+    async def diagnosis(self, js: JetStreamContext, consumers: Iterable[str]) -> str:
+        """For a failure message: each consumer's progress, who holds its lease, and every
+        process started for it (running or its exit code, the tail of its log)."""
+        out = []
+        for name in consumers:
+            progress = (await self.progress(js, (name,)))[name]
+            raw, _ = await kv_read(await js.key_value(BUCKET_LEASES), name)
+            holder = raw.decode(errors="replace") if raw is not None else None
+            out.append(f"=== {name}: {progress} lease={holder}\n{self.procs.report(name)}")
+        return "\n".join(out)
 
     drained = staticmethod(consumers_drained)  # no pending, no unacked message left for these consumers
 
@@ -156,7 +169,11 @@ class Faults:
             value = await self.checkpoint(js, consumer)
             return value if value > floor else 0
 
-        return int(await self.wait_for(above, within=within, interval=0.005))
+        try:
+            return int(await self.wait_for(above, within=within, interval=0.005))
+        except NotMet:
+            raise NotMet(f"{consumer}'s checkpoint did not pass {floor} within {within:.0f} s\n"
+                         f"{await self.diagnosis(js, (consumer,))}") from None
 
     async def wait_active(self, js: JetStreamContext, consumer: str, proc: subprocess.Popen[bytes],
                           within: float = 60) -> None:
@@ -166,13 +183,22 @@ class Faults:
             raw, _ = await kv_read(await js.key_value(BUCKET_LEASES), consumer)
             return raw is not None and f"-{proc.pid}-" in raw.decode()
 
-        await self.wait_for(holds, within=within, interval=0.05)
+        try:
+            await self.wait_for(holds, within=within, interval=0.05)
+        except NotMet:
+            raise NotMet(f"{consumer} pid {proc.pid} did not hold the lease within {within:.0f} s\n"
+                         f"{await self.diagnosis(js, (consumer,))}") from None
 
     async def wait_exit(self, proc: subprocess.Popen[bytes], within: float) -> int:
         async def exited() -> bool:
             return proc.poll() is not None
 
-        await self.wait_for(exited, within=within, interval=0.05)
+        try:
+            await self.wait_for(exited, within=within, interval=0.05)
+        except NotMet:
+            name = next((w for w, p, _, _ in self.procs.started if p is proc), "?")
+            raise NotMet(f"{name} pid {proc.pid} did not exit within {within:.0f} s\n"
+                         f"{self.procs.report(name)}") from None
         return int(proc.returncode)
 
     async def stop(self, proc: subprocess.Popen[bytes], sig: signal.Signals, within: float = 40) -> int:
@@ -240,11 +266,12 @@ class Faults:
     # ------------------------------------------------------------------ the clean run
 
     async def clean_documents(self, events: list[Event], workers: Iterable[str], buckets: Iterable[str],
-                              live: bool = False, **env: str) -> dict[str, bytes | None]:
+                              live: bool = False, within: float = 120, **env: str) -> dict[str, bytes | None]:
         """The documents a fault-free run makes of ``events`` on a fresh server.
 
         ``live``: start the workers first and publish while they consume; otherwise publish
-        everything, then start the workers (a catch-up run).
+        everything, then start the workers (a catch-up run). ``within``: how long the workers
+        may take to catch up.
         """
         names = tuple(workers)
         with EmbeddedNats(str(self.tmp / f"clean-{time.monotonic_ns()}")) as server:
@@ -256,7 +283,7 @@ class Faults:
             started = [self.procs.start(name, server.url, **env) for name in names]
             if live:
                 await self.publish_all(js, events)
-            await self.wait_caught_up(js, names)
+            await self.wait_caught_up(js, names, within=within)
             docs = await self.documents(js, buckets, self.agents(events))
             await nc.close()
             for proc in started:

@@ -19,6 +19,7 @@ import os
 import random
 import signal
 import subprocess
+import time
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -33,7 +34,7 @@ from shared.names import EVENTS_STREAM
 pytestmark = pytest.mark.faults
 
 SEED = int(os.environ.get("SOAK_SEED", "20260217"))
-ENV = {"CORTEX_RUNTIME_DRAIN_TIMEOUT_S": "5"}
+ENV = {"CORTEX_RUNTIME_DRAIN_TIMEOUT_S": "5", "CORTEX_LOG_LEVEL": "INFO"}  # INFO: leases and rewinds
 ACTIONS = ("sigkill", "sigterm", "takeover")
 
 
@@ -86,12 +87,25 @@ class Fault:
     at_checkpoint: int
 
 
+class Budget:
+    """The test's time: every wait may use what is left of it, so a wait that never ends
+    fails with its own diagnosis (what it waited for, the worker's progress, lease and log)
+    before pytest-timeout stops the test with nothing but a stack."""
+
+    def __init__(self, seconds: float) -> None:
+        self.deadline = time.monotonic() + seconds
+
+    def left(self) -> float:
+        return max(1.0, self.deadline - time.monotonic())
+
+
 class Pool:
     """The live instance of each worker, restarted after every fault."""
 
-    def __init__(self, faults: Any, url: str) -> None:
+    def __init__(self, faults: Any, url: str, budget: Budget) -> None:
         self.faults = faults
         self.url = url
+        self.budget = budget
         self.active: dict[str, subprocess.Popen[bytes]] = {}
 
     def start_all(self) -> None:
@@ -99,17 +113,17 @@ class Pool:
             self.active[name] = self.faults.procs.start(name, self.url, **ENV)
 
     async def inject(self, js: JetStreamContext, fault: Fault) -> None:
-        name, proc = fault.worker, self.active[fault.worker]
-        await self.faults.wait_active(js, name, proc)  # a fault on a consuming instance, not a starting one
+        name, proc, left = fault.worker, self.active[fault.worker], self.budget.left
+        await self.faults.wait_active(js, name, proc, within=left())  # a fault on a consuming instance
         if fault.action == "takeover":  # a standby waits; the active instance dies; the standby takes over
             standby = self.faults.procs.start(name, self.url, **ENV)
-            await self.faults.wait_checkpoint_above(js, name, fault.at_checkpoint)
-            await self.faults.stop(proc, signal.SIGKILL)
+            await self.faults.wait_checkpoint_above(js, name, fault.at_checkpoint, within=left())
+            await self.faults.stop(proc, signal.SIGKILL, within=left())
             self.active[name] = standby
             return
-        await self.faults.wait_checkpoint_above(js, name, fault.at_checkpoint)
+        await self.faults.wait_checkpoint_above(js, name, fault.at_checkpoint, within=left())
         sig = signal.SIGKILL if fault.action == "sigkill" else signal.SIGTERM
-        code = await self.faults.stop(proc, sig)
+        code = await self.faults.stop(proc, sig, within=left())
         assert code == (-signal.SIGKILL if sig == signal.SIGKILL else 0), f"{name} exited {code} on {sig.name}"
         self.active[name] = self.faults.procs.start(name, self.url, **ENV)
 
@@ -125,24 +139,28 @@ def schedule(rng: random.Random, total: int, n_faults: int, workers: tuple[str, 
     return bounds, faults
 
 
-async def run_soak(nats_url: str, faults: Any, make_chat_events: Any, n: int, agents: int, n_faults: int) -> None:
+async def run_soak(nats_url: str, faults: Any, make_chat_events: Any, n: int, agents: int, n_faults: int,
+                   budget_s: float) -> None:
+    """``budget_s``: how long the waits may take in all (less than the test's timeout)."""
+    budget = Budget(budget_s)
     rng = random.Random(SEED)
     events, bad_ids = mixed_events(make_chat_events, n, agents, rng)
     bounds, plan = schedule(rng, len(events), n_faults, faults.derived_workers)
     print(f"soak seed={SEED} events={len(events)} malformed={len(bad_ids)} faults={plan}")
-    expected = await faults.clean_documents(events, faults.derived_workers, faults.derived_buckets)
+    expected = await faults.clean_documents(events, faults.derived_workers, faults.derived_buckets,
+                                            within=budget.left())
 
     faults.init(nats_url)
     nc = await nats.connect(nats_url)
     js = nc.jetstream()
-    pool = Pool(faults, nats_url)
+    pool = Pool(faults, nats_url, budget)
     pool.start_all()
     for k, fault in enumerate(plan):  # publish chunk k while fault k lands inside it
         publisher = asyncio.create_task(faults.publish_all(js, events[bounds[k]:bounds[k + 1]]))
         await pool.inject(js, fault)
         await publisher
     await faults.publish_all(js, events[bounds[-2]:])
-    last = await faults.wait_caught_up(js, faults.derived_workers, within=max(120, n / 200))
+    last = await faults.wait_caught_up(js, faults.derived_workers, within=budget.left())
 
     # every event is in the stream exactly once
     assert last == len(events)
@@ -177,11 +195,13 @@ async def test_soak_with_random_worker_faults_ends_equal_to_a_clean_run_with_eve
     nats_url: str, faults: Any, make_chat_events: Any
 ) -> None:
     await run_soak(nats_url, faults, make_chat_events, n=int(os.environ.get("SOAK_EVENTS", "3000")),
-                   agents=int(os.environ.get("SOAK_AGENTS", "10")), n_faults=int(os.environ.get("SOAK_FAULTS", "6")))
+                   agents=int(os.environ.get("SOAK_AGENTS", "10")), n_faults=int(os.environ.get("SOAK_FAULTS", "6")),
+                   budget_s=100)  # of the default 120 s timeout; ~16 s on an idle machine
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
 async def test_soak_full_size_100k_events_50_agents(nats_url: str, faults: Any, make_chat_events: Any) -> None:
     await run_soak(nats_url, faults, make_chat_events, n=int(os.environ.get("SOAK_EVENTS", "100000")),
-                   agents=int(os.environ.get("SOAK_AGENTS", "50")), n_faults=int(os.environ.get("SOAK_FAULTS", "20")))
+                   agents=int(os.environ.get("SOAK_AGENTS", "50")), n_faults=int(os.environ.get("SOAK_FAULTS", "20")),
+                   budget_s=3400)
