@@ -196,12 +196,17 @@ def plan_maintenance(store: MemoryStore, agent: str, memories: Sequence[Memory],
         dry_run=settings.lifecycle_dry_run if dry_run is None else dry_run), vectors, before_seq=seq)
 
 
+STEP_EVENTS = 64  # events staged and written under one hold of the store lock at most
+
+
 def _steps(envs: Sequence[Envelope]) -> list[Sequence[Envelope]]:
-    """``envs`` cut after each session start."""
+    """``envs`` cut after each session start and every STEP_EVENTS events: a query waits
+    for one step's staging or writing at most, whatever the batch (a cut is what a batch
+    boundary is, less the flush, so it changes nothing that is stored)."""
     steps: list[Sequence[Envelope]] = []
     first = 0
     for i, env in enumerate(envs):
-        if isinstance(env.event, SessionEvent) and env.kind == "start":
+        if (isinstance(env.event, SessionEvent) and env.kind == "start") or i + 1 - first >= STEP_EVENTS:
             steps.append(envs[first: i + 1])
             first = i + 1
     if first < len(envs):

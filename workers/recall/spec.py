@@ -92,4 +92,4 @@ async def _serve_disabled(ctx: WorkerContext, stop: asyncio.Event) -> None:
 
 
 SPEC = WorkerSpec(name="recall", families=("msg", "notes", "feedback", "session", "compaction"), build=build,
-                  serve=serve, config_sections=("recall",), buckets=(BUCKET_RECALL,), max_batch=64)
+                  serve=serve, config_sections=("recall",), buckets=(BUCKET_RECALL,), max_batch=256)

@@ -332,6 +332,22 @@ def test_a_batch_embeds_each_distinct_text_once_in_one_call_outside_the_lock(sto
     assert vectors_by_text("alice") == vectors_by_text("bob")
 
 
+def test_a_long_batch_is_staged_and_written_in_steps_of_at_most_step_events(store: MemoryStore) -> None:
+    """The recall worker fetches up to 256 events; the store lock is held for one step's
+    staging or writing at most (STEP_EVENTS events), so a query never waits for a whole
+    batch (a step boundary is a batch boundary less the flush: the tests above show the
+    memories do not depend on batches)."""
+    from workers.recall.apply import STEP_EVENTS
+
+    lock = threading.Lock()
+    embedder = RecordingEmbedder(lock)
+    turns = [("Melanie" if i % 2 else "Caroline", f"turn number {i} about the pottery class")
+             for i in range(STEP_EVENTS + 6)]
+    StoreApplier(store, embedder, RecallSettings(), ("en", "de")).apply_batch(envelopes(turns), lock)
+    assert len(embedder.calls) == 2 and len(embedder.calls[1]) == 3 * 6  # the last 6: turn, window, reply each
+    assert embedder.locked == [False, False]
+
+
 def test_a_redelivered_batch_embeds_nothing_and_changes_nothing(store: MemoryStore) -> None:
     applier(store).apply_batch(envelopes())
     before = snapshot(store)
