@@ -65,7 +65,7 @@ from workers.recall.capture import (
 from workers.recall.embedders import Embedder, EmbedderUnavailable, make_embedder
 from workers.recall.facts import FactSync, fact_memories, settle
 from workers.recall.models import RankedMemory
-from workers.recall.ranking import by_matching_turn, rank
+from workers.recall.ranking import by_matching_turn, pool_by_message, rank
 from workers.recall.rerank import rerank
 from workers.recall.store import MemoryFilter, MemoryPoint, MemoryStore, StoreError, StoreUnavailable, open_store
 from workers.recall.tokens import format_memories_with_budget
@@ -426,6 +426,7 @@ def candidates(req: RecallRequest, agent: str, settings: Any, depth: int = 0) ->
     with HOLDER.lock:
         hits = store.search(agent, vector, text=req.query, limit=settings.recall.candidates,
                             flt=None if req.history else MemoryFilter(current=True))
+    hits = pool_by_message(hits)  # a message found through several of its memories counts them all
     now = recall_now([max(h.memory.last_accessed, h.memory.last_seen or h.memory.created_at) for h in hits])
     # The design's formula over the hybrid (dense + BM25) relevance, not the dense cosine
     # alone: the lexical half is what finds the names a question asks about. A message's

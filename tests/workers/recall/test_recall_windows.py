@@ -33,7 +33,14 @@ from workers.recall.capture import (
 )
 from workers.recall.embedders import HashingEmbedder
 from workers.recall.models import Memory, RankedMemory, SearchHit, memory_id
-from workers.recall.ranking import by_matching_turn, fused_relevance, matching_turn, one_per_message, rank
+from workers.recall.ranking import (
+    by_matching_turn,
+    fused_relevance,
+    matching_turn,
+    one_per_message,
+    pool_by_message,
+    rank,
+)
 from workers.recall.store import MemoryStore, StoreUnavailable
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
@@ -278,6 +285,20 @@ def test_a_reply_window_matching_through_the_reply_brings_the_reply_first() -> N
     reply = reply_memory(m0, m1.content)  # "What did you paint…" / "The sunrise one…", credited to m0
     rows = [_ranked(reply, 0.9, 0.6), _ranked(m1, 0.7, 0.65), _ranked(m0, 0.3, 0.2)]
     assert [r.memory.id for r in by_matching_turn(rows)] == [m1.id, reply.id]
+
+
+def test_a_message_found_through_several_memories_pools_their_scores() -> None:
+    hits = [_hit("w-e1", "e1", 0.30), _hit("t-e2", "e2", 0.25), _hit("t-e1", "e1", 0.20),
+            _hit("note", "n", 0.26, sender=None), _hit("note2", "n", 0.24, sender=None)]
+    pooled = pool_by_message(hits)
+    assert [h.fused for h in pooled] == pytest.approx([0.5, 0.25, 0.5, 0.26, 0.24])  # notes pool with nothing
+    assert [h.memory.id for h in pooled] == [h.memory.id for h in hits]
+    # alone, e1's window and e2 are close; pooled, e1 (found twice) leads clearly, and
+    # a message found once ranks below one found twice even when its best memory is better
+    ranked = one_per_message(rank(pool_by_message([_hit("t-e2", "e2", 0.3), _hit("w-e1", "e1", 0.2),
+                                                   _hit("t-e1", "e1", 0.2)]), now=T0, fused=True))
+    assert [r.memory.source_event for r in ranked] == ["e1", "e2"]
+    assert pool_by_message([]) == []
 
 
 def test_without_windows_matching_turns_is_one_memory_per_message() -> None:
