@@ -139,13 +139,19 @@ def merge_entities(existing: Iterable[Entity], incoming: Iterable[Entity]) -> li
 
 
 def combine_entities(current: Entity, other: Entity) -> Entity:
-    """One entity seen twice: ``current`` keeps its id, type and value."""
+    """One entity seen twice: ``current`` keeps its id, type and value. Lists that do not
+    change are shared with ``current``, not copied (a document's lists are never mutated;
+    most messages name an entity again as it was named before)."""
+    mentions = current.mentions
+    if len(mentions) < MAX_MENTIONS and not all(m in mentions for m in other.mentions):
+        mentions = union_capped(mentions, other.mentions, MAX_MENTIONS)
+    source = current.source if other.source == current.source else sorted({*current.source, *other.source})
     return msgspec.structs.replace(
         current,
         count=current.count + other.count,
         importance=round(max(current.importance, other.importance), PRECISION),
-        mentions=union_capped(current.mentions, other.mentions, MAX_MENTIONS),
-        source=sorted({*current.source, *other.source}),
+        mentions=mentions,
+        source=source,
         last_seen=max(current.last_seen, other.last_seen),
     )
 
