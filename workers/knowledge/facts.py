@@ -172,6 +172,8 @@ def derive_statements(text: str) -> list[Statement]:
     "<Name> is a <kind>." (and their German forms), in order, without duplicates."""
     head = text[:MAX_SCAN_CHARS]
     found: dict[Statement, None] = {}
+    if patterns.STATEMENT_HINT.search(head) is None:
+        return []  # no verb phrase a statement needs: the scan for names would find none
     for name in patterns.PROPER_NOUN.finditer(head):
         statement = _works_at(head, name.end()) or _is_a(head, name.end())
         if statement is None:

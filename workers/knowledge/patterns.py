@@ -156,6 +156,9 @@ WORKS_AT_TAIL: Final = re.compile(
     r"[ \t]+(?:works|worked|is[ \t]+working|arbeitet|arbeitete)[ \t]+(?:at|for|bei|für)[ \t]+"
 )
 EMPLOYER: Final = re.compile(rf"(?P<org>{ORGANIZATION_BODY})|(?P<name>{PROPER_NOUN_BODY})\b")
+# Every statement has one of these verb phrases (case as the tails spell them): text
+# without any cannot state anything, and derive_statements skips its scan for names.
+STATEMENT_HINT: Final = re.compile(r"works|worked|working|arbeitet|[ \t](?:is|was|ist|war)[ \t]+(?:an?|eine?)[ \t]")
 # Up to three words, then the end of the clause, so "is a good idea because ..." yields
 # nothing rather than half a sentence. Words are taken whole (possessive): trying every
 # shorter prefix of three long words would cost the cube of their length.

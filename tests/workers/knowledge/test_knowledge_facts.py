@@ -12,6 +12,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta, timezone
 
 import msgspec
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from schemas.docs import Entity, Fact
 from workers.knowledge.facts import (
@@ -280,3 +282,39 @@ def test_statement_names_resolve_to_typed_entities_when_known() -> None:
     )
     org = Statement("Atlas", "works-at", "Acme", "organization")
     assert resolve_statement(org, {}) == Triple("unknown:atlas", "works-at", "organization:acme")
+
+
+def _statements_unguarded(text: str) -> list[object]:
+    """derive_statements without its STATEMENT_HINT pre-check (the scan for names on every text)."""
+    from workers.knowledge import facts as kf
+    from workers.knowledge import patterns as kp
+
+    head = text[: kf.MAX_SCAN_CHARS]
+    found: dict[object, None] = {}
+    for name in kp.PROPER_NOUN.finditer(head):
+        statement = kf._works_at(head, name.end()) or kf._is_a(head, name.end())
+        subject = kf.canonicalize(name.group(), "unknown")
+        if statement is not None and subject and len(subject) <= kf.MAX_VALUE_CHARS:
+            found[statement._replace(subject=subject)] = None
+    return list(found)
+
+
+def test_the_statement_pre_check_changes_no_result() -> None:
+    """Texts without a verb phrase a statement needs are not scanned for names; the
+    statements are those of scanning every text (the bench's messages and edge cases)."""
+    from workers.bench.events import EventSource
+
+    source = EventSource(8, 3)
+    texts = [msgspec.json.decode(source.message(agent).data)["content"] for agent in source.agents * 40]
+    texts += ["Atlas works at Acme GmbH.", "Forge worked for Vainplex", "Lena is working at Bosch AG",
+              "Jürgen arbeitete bei Siemens AG.", "Atlas ist ein Agent.", "Forge\tis  an\tassistant.",
+              "Atlas is a", "Atlas is agile.", "Atlas Works At Acme"]
+    assert any(derive_statements(t) for t in texts)
+    for text in texts:
+        assert derive_statements(text) == _statements_unguarded(text), text
+
+
+@given(st.text(alphabet="AFiswaenrkt \tbGmH.ü", max_size=40))
+@settings(max_examples=200, deadline=None)
+def test_no_statement_without_its_hint(text: str) -> None:
+    assert derive_statements(text) == _statements_unguarded(text), text
