@@ -64,6 +64,7 @@ from shared.names import (
 )
 from shared.pull import PullFetcher, fetcher_for
 from shared.repair import first_event_seq
+from shared.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -206,9 +207,7 @@ class ConsumeLoop:
                     await self._run_batch(msgs)
                 await self._refresh_consumer_info()
         finally:
-            heartbeat.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await heartbeat
+            await cancel_and_wait(heartbeat)
             await sub.stop()
 
     async def _fetch(self, sub: PullFetcher) -> list[Msg]:

@@ -63,6 +63,7 @@ from shared.names import (
     shadow_bucket,
 )
 from shared.provision import ensure_bucket
+from shared.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -217,9 +218,7 @@ class WorkerPause:
 
     async def __aexit__(self, *exc: object) -> None:
         for task in self._keepers:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await cancel_and_wait(task)
         for lease in self._leases:
             await lease.release()
 

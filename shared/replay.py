@@ -18,7 +18,6 @@ with ``agent`` only the consumers of that agent's partition.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -40,6 +39,7 @@ from shared.names import (
     partition_of,
 )
 from shared.runtime import WorkerContext, WorkerHost, WorkerSpec, make_loop, producer_id
+from shared.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -171,9 +171,7 @@ async def replay_worker(host: WorkerHost, ctx: WorkerContext, spec: WorkerSpec, 
     except LeaseLost as exc:
         raise ReplayError(f"{ctx.consumer}: lost the lease during the replay") from exc
     finally:
-        keeper.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await keeper
+        await cancel_and_wait(keeper)
         await lease.release()
 
 

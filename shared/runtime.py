@@ -34,6 +34,7 @@ from shared.health import Health, HealthRegistry, serve
 from shared.lease import Lease
 from shared.names import consumer_name, shadow_bucket
 from shared.provision import ConsumerSpec, LayoutError, ensure_bucket, ensure_consumer, layout_problem
+from shared.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -203,9 +204,7 @@ class WorkerHost:
                         await asyncio.wait_for(self.stop.wait(), timeout=backoff_delay(failures, 0.5, 30.0))
             return None
         finally:
-            keeper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await keeper
+            await cancel_and_wait(keeper)
 
     async def _run_active(self, ctx: WorkerContext, spec: WorkerSpec, lease: Lease) -> None:
         while await self._run_once(ctx, spec, lease):
@@ -228,9 +227,7 @@ class WorkerHost:
             return not self.stop.is_set()
         finally:
             for task in (keeper, stopper):
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
+                await cancel_and_wait(task)
             closer = getattr(handler, "aclose", None)
             if closer is not None:
                 await closer()
@@ -300,8 +297,8 @@ class WorkerHost:
             task.cancel()
             tasks.pop(task)
         for task in siblings:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+            with contextlib.suppress(Exception):
+                await cancel_and_wait(task)
 
     async def _wait_first(self, tasks: dict[asyncio.Task[None], str]) -> list[asyncio.Task[None]]:
         """Wait until stop or a task ends; the workers that cannot run are stopped on the way
@@ -331,8 +328,8 @@ class WorkerHost:
         for task in pending:
             task.cancel()
         for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+            with contextlib.suppress(Exception):
+                await cancel_and_wait(task)
             if not task.cancelled() and task.exception() is not None and task not in crashed:
                 log.error("worker_failed_at_shutdown", extra={"task": task.get_name(),
                                                               "error": repr(task.exception())})

@@ -31,6 +31,7 @@ import nats.js.errors
 from nats.js.client import JetStreamContext
 
 from shared.names import BUCKET_CHECKPOINTS, EVENTS_STREAM
+from shared.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -85,9 +86,7 @@ class WatermarkTracker:
 
     async def stop(self) -> None:
         if self._watch_task is not None:
-            self._watch_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._watch_task
+            await cancel_and_wait(self._watch_task)
 
     def changed(self) -> asyncio.Event:
         """An event set at the next checkpoint change (take it before looking, then wait on it)."""

@@ -50,6 +50,7 @@ from shared.names import (
 from shared.runtime import WorkerContext, WorkerSpec
 from shared.service import ApiError, Endpoint, serve_endpoints
 from shared.sources import source_states
+from shared.tasks import cancel_and_wait
 from workers.api.core import (
     QueryError,
     query_commitments,
@@ -190,9 +191,7 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
     try:
         await serve_endpoints(ctx.nc, ctx.settings.prefix, "cortex-api", "0.1.0", endpoints, stop)
     finally:
-        watcher.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await watcher
+        await cancel_and_wait(watcher)
 
 
 SPEC = WorkerSpec(name="api", families=(), serve=serve)

@@ -26,6 +26,7 @@ import msgspec
 from nats.aio.client import Client
 
 from shared.names import BUCKET_BOOT, BUCKET_DECISIONS, BUCKET_THREADS, consumer_name
+from shared.tasks import cancel_and_wait
 from workers.bench.events import BenchEvent, EventSource
 from workers.bench.results import FreshnessResult, Latency, RateResult
 from workers.bench.session import Session
@@ -81,9 +82,8 @@ class Watches:
 
     async def stop(self) -> None:
         for task in self._tasks:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+            with contextlib.suppress(Exception):
+                await cancel_and_wait(task)
         for watcher in self._watchers:
             with contextlib.suppress(Exception):
                 await watcher.stop()

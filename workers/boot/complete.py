@@ -51,6 +51,7 @@ from shared.codec import Envelope, Rejection, decode_event
 from shared.kv import kv_cas, kv_keys, kv_read
 from shared.names import BUCKET_BOOT, EVENTS_STREAM, partition_of
 from shared.runtime import WorkerContext, loop_config
+from shared.tasks import cancel_and_wait
 from shared.watermarks import WatermarkTracker
 from workers.boot.assemble import assemble_boot
 from workers.boot.sources import BootSources, Reading
@@ -155,14 +156,8 @@ class Completer:
 
     async def stop(self) -> None:
         if self._task is not None:
-            # again until it ends: on Python 3.11 a cancellation that meets a completing
-            # asyncio.wait_for inside nats-py can be swallowed, and the loop runs on (a test's
-            # teardown waited 120 s for it)
-            while not self._task.done():
-                self._task.cancel()
-                await asyncio.wait({self._task}, timeout=1.0)
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                self._task.result()
+            with contextlib.suppress(Exception):  # a test's teardown waited 120 s on it: see shared.tasks
+                await cancel_and_wait(self._task)
         self._entries.clear()
         self._update_gauge()
 

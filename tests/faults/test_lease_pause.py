@@ -1,0 +1,67 @@
+"""A worker paused while it consumes (SIGSTOP: a starved CPU, a long stall) whose lease lapses
+meanwhile goes on consuming when it resumes: its fence or its keeper stops the batch, it takes
+the lease again and resumes from its checkpoint.
+
+Paused just past its fence (0.8 of the TTL) but inside its TTL, the keeper is often renewing
+when the loop stops. On Python 3.11 the keeper's cancellation could then be swallowed (see
+shared/tasks.py): the worker waited for ever on a keeper that kept its lease renewed, and
+neither it nor a standby consumed again — the soak test's hang under CI load. Before the
+fix, pausing a worker like the slow test does left it stuck in 2 of 4 runs of 40–60 pauses;
+the quick test takes the same way back once (it cannot hit the race on purpose: the
+deterministic case is tests/shared/test_tasks.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from typing import Any
+
+import nats
+import pytest
+
+pytestmark = pytest.mark.faults
+
+TTL_S = 2  # the tests' lease TTL (tests/conftest.py): the fence trips 1.6 s after a renewal
+
+
+async def pause_and_resume(nats_url: str, faults: Any, make_chat_events: Any, pauses: int, pause_s: float) -> str:
+    """``pauses`` times: the threads worker paused ``pause_s`` mid-stream, then it must catch up
+    with everything published. Returns the worker's log."""
+    faults.init(nats_url)
+    nc = await nats.connect(nats_url)
+    js = nc.jetstream()
+    events = make_chat_events(2000 * pauses + 1000, 10)
+    proc = faults.procs.start("threads", nats_url, CORTEX_LOG_LEVEL="INFO")
+    await faults.publish_all(js, events[:1000])
+    await faults.wait_active(js, "threads", proc)
+    published = 1000
+    for _ in range(pauses):
+        await faults.publish_all(js, events[published:published + 1500])
+        await faults.wait_checkpoint_above(js, "threads", published + 100)  # consuming the new events
+        published += 1500
+        proc.send_signal(signal.SIGSTOP)
+        await asyncio.sleep(pause_s)  # the fault itself: how long the worker is stopped
+        proc.send_signal(signal.SIGCONT)
+        await faults.publish_all(js, events[published:published + 500])
+        published += 500
+        await faults.wait_caught_up(js, ("threads",), within=30)
+    assert proc.poll() is None
+    await nc.close()
+    return str(faults.procs.report("threads", lines=10_000))
+
+
+async def test_a_worker_whose_lease_lapsed_while_paused_takes_it_again_and_catches_up(
+    nats_url: str, faults: Any, make_chat_events: Any
+) -> None:
+    log = await pause_and_resume(nats_url, faults, make_chat_events, pauses=1, pause_s=TTL_S + 0.5)
+    assert "lease_lost" in log  # the pause did take the lease away
+    assert log.count("lease_acquired") == 2
+
+
+@pytest.mark.slow
+async def test_a_worker_paused_past_its_fence_again_and_again_always_goes_on_consuming(
+    nats_url: str, faults: Any, make_chat_events: Any
+) -> None:
+    log = await pause_and_resume(nats_url, faults, make_chat_events, pauses=40, pause_s=0.75 * TTL_S)
+    assert log.count("lease_lost_stopping") >= 5, "too few pauses tripped the fence to mean anything"
