@@ -5,6 +5,7 @@ Pure functions: the time an entity was seen is the event's ``ts``, passed in.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from datetime import datetime
 
@@ -98,13 +99,20 @@ def _may_match(name: str, text: str, has_digit: bool) -> bool:
     return True
 
 
+@functools.lru_cache(maxsize=8192)
+def _identity(mention: str, entity_type: EntityType) -> tuple[str, str, float]:
+    """A mention's canonical value, entity id and initial importance (the same names come
+    up message after message: computed once each)."""
+    canonical = canonicalize(mention, entity_type)
+    return canonical, entity_id(entity_type, canonical), initial_importance(entity_type, mention)
+
+
 def _record(found: dict[str, Entity], mention: str, entity_type: EntityType, ts: datetime) -> None:
     if not mention or len(mention) > MAX_VALUE_CHARS:
         return
-    canonical = canonicalize(mention, entity_type)
+    canonical, key, importance = _identity(mention, entity_type)
     if not canonical:
         return
-    key = entity_id(entity_type, canonical)
     entity = found.get(key)
     if entity is None:
         found[key] = Entity(
@@ -113,7 +121,7 @@ def _record(found: dict[str, Entity], mention: str, entity_type: EntityType, ts:
             value=canonical,
             mentions=[mention],
             count=1,
-            importance=initial_importance(entity_type, mention),
+            importance=importance,
             last_seen=ts,
             source=["regex"],
         )
