@@ -65,7 +65,7 @@ from workers.recall.capture import (
 from workers.recall.embedders import Embedder, EmbedderUnavailable, make_embedder
 from workers.recall.facts import FactSync, fact_memories, settle
 from workers.recall.models import RankedMemory
-from workers.recall.ranking import by_matching_turn, pool_by_message, rank
+from workers.recall.ranking import by_matching_turn, named_senders, pool_by_message, rank
 from workers.recall.rerank import rerank
 from workers.recall.store import MemoryFilter, MemoryPoint, MemoryStore, StoreError, StoreUnavailable, open_store
 from workers.recall.tokens import format_memories_with_budget
@@ -432,8 +432,9 @@ def candidates(req: RecallRequest, agent: str, settings: Any, depth: int = 0) ->
     # alone: the lexical half is what finds the names a question asks about. A message's
     # turn, its windows and its cue sentences count once (the best of them), and a window
     # that matches through a neighbour's line brings that neighbour first (ranking.py).
+    named = named_senders(req.query, (h.memory for h in hits))  # "What did Melanie say…" favours Melanie's turns
     ranked = by_matching_turn(rank(hits, now=now, project=req.project, similarity_floor=embedder.similarity_floor,
-                                   fused=True), limit=max(req.limit or settings.recall.limit, depth))
+                                   fused=True, named=named), limit=max(req.limit or settings.recall.limit, depth))
     return ranked, now
 
 
