@@ -104,6 +104,7 @@ class RankedMemory(msgspec.Struct, frozen=True, kw_only=True):
     type_boost: float
     scope_boost: float
     sender_boost: float = 0.0  # 1.0 when the query names the memory's sender (ranking.py)
+    asks: float = 0.0  # 1.0 when the memory's own turn ends by asking (ranking.py)
 
 
 @functools.lru_cache(maxsize=1 << 16)

@@ -34,6 +34,7 @@ from workers.recall.capture import (
 from workers.recall.embedders import HashingEmbedder
 from workers.recall.models import Memory, RankedMemory, SearchHit, memory_id
 from workers.recall.ranking import (
+    asks,
     by_matching_turn,
     fused_relevance,
     matching_turn,
@@ -299,6 +300,22 @@ def test_a_message_found_through_several_memories_pools_their_scores() -> None:
                                                    _hit("t-e1", "e1", 0.2)]), now=T0, fused=True))
     assert [r.memory.source_event for r in ranked] == ["e1", "e2"]
     assert pool_by_message([]) == []
+
+
+def test_a_turn_that_asks_ranks_below_the_answer_that_matches_nearly_as_well() -> None:
+    m0, m1, _ = _turns()  # "What did you paint last weekend?" / "The sunrise one, over the lake!"
+    window0, window1 = window_memory(m0, []), window_memory(m1, [m0.content])
+    reply0, reply1 = reply_memory(m0, m1.content), reply_memory(m1, "Melanie: Thanks!")
+    assert [asks(m) for m in (m0, window0, reply0)] == [True, True, True]  # its own turn asks
+    assert [asks(m) for m in (m1, window1, reply1)] == [False, False, False]  # quoting a question is not asking
+    note = msgspec.structs.replace(m0, sender=None)
+    assert not asks(note)  # notes and LLM memories are never judged
+    assert asks(msgspec.structs.replace(m0, content="Lena: 你画了什么？"))
+    hits = [SearchHit(memory=m0, similarity=0.5, fused=0.30), SearchHit(memory=m1, similarity=0.5, fused=0.29),
+            SearchHit(memory=reply1, similarity=0.5, fused=0.10)]
+    ranked = rank(hits, now=T0, fused=True)
+    assert [r.memory.id for r in ranked][:2] == [m1.id, m0.id]
+    assert (ranked[0].asks, ranked[1].asks) == (0.0, 1.0)
 
 
 def test_without_windows_matching_turns_is_one_memory_per_message() -> None:
