@@ -38,6 +38,10 @@ from shared.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
+# a consumer or service task cancelled at shutdown gets this long for its clean-up (closing
+# its handler's store, releasing its lease) before it is cancelled again (shared.tasks)
+_CLEANUP_S = 5.0
+
 
 @dataclass
 class WorkerContext:
@@ -298,7 +302,7 @@ class WorkerHost:
             tasks.pop(task)
         for task in siblings:
             with contextlib.suppress(Exception):
-                await cancel_and_wait(task)
+                await cancel_and_wait(task, again_s=_CLEANUP_S)
 
     async def _wait_first(self, tasks: dict[asyncio.Task[None], str]) -> list[asyncio.Task[None]]:
         """Wait until stop or a task ends; the workers that cannot run are stopped on the way
@@ -329,7 +333,7 @@ class WorkerHost:
             task.cancel()
         for task in tasks:
             with contextlib.suppress(Exception):
-                await cancel_and_wait(task)
+                await cancel_and_wait(task, again_s=_CLEANUP_S)
             if not task.cancelled() and task.exception() is not None and task not in crashed:
                 log.error("worker_failed_at_shutdown", extra={"task": task.get_name(),
                                                               "error": repr(task.exception())})

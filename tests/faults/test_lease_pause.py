@@ -6,7 +6,7 @@ Paused just past its fence (0.8 of the TTL) but inside its TTL, the keeper is of
 when the loop stops. On Python 3.11 the keeper's cancellation could then be swallowed (see
 shared/tasks.py): the worker waited for ever on a keeper that kept its lease renewed, and
 neither it nor a standby consumed again — the soak test's hang under CI load. Before the
-fix, pausing a worker like the slow test does left it stuck in 2 of 4 runs of 40–60 pauses;
+fix, pausing a worker like the slow test does left it stuck in 3 of 4 runs of 25–60 pauses;
 the quick test takes the same way back once (it cannot hit the race on purpose: the
 deterministic case is tests/shared/test_tasks.py).
 """
