@@ -60,6 +60,7 @@ async def test_a_worker_whose_lease_lapsed_while_paused_takes_it_again_and_catch
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(600)  # 40 pauses: 100-130 s on a loaded machine
 async def test_a_worker_paused_past_its_fence_again_and_again_always_goes_on_consuming(
     nats_url: str, faults: Any, make_chat_events: Any
 ) -> None:
