@@ -64,7 +64,7 @@ relevance, the recency and frequency terms are therefore scaled by the candidate
 relevance (in [0, 1]): a recently or often used memory still wins among relevant ones,
 but its use no longer lifts it where it does not match (0.72 → 0.82 with the feedback,
 and +0.02 without). The cosine-only path (``fused=False``) is the design's formula
-exactly.
+exactly: the three sections below apply to the hybrid path only.
 
 A message's memories, pooled
 ----------------------------
@@ -274,8 +274,9 @@ def score_hit(
         frequency *= relevance
     tboost = type_boost(memory.type)
     sboost = scope_boost(memory, project)
-    named_boost = 1.0 if memory.sender is not None and memory.sender in named else 0.0
-    asking = 1.0 if asks(memory) else 0.0
+    # the sender and asking terms belong to the hybrid path; the cosine-only one stays the design's
+    named_boost = 1.0 if relevance is not None and memory.sender is not None and memory.sender in named else 0.0
+    asking = 1.0 if relevance is not None and asks(memory) else 0.0
     score = (
         weights.similarity * similarity
         + weights.recency * recency

@@ -189,6 +189,8 @@ def test_a_query_naming_a_sender_favours_that_senders_memories() -> None:
     assert [r.sender_boost for r in ranked] == [1.0, 0.0, 0.0]
     # without the name (or naming both) the fused order stands
     assert rank(hits, now=NOW, fused=True)[0].memory.id == "caroline-on-it"
+    # the cosine-only path is the design's formula: no sender term there
+    assert {r.sender_boost for r in rank(hits, now=NOW, named=named)} == {0.0}
     both = named_senders("Did Caroline or Melanie paint?", (h.memory for h in hits))
     assert rank(hits, now=NOW, fused=True, named=both)[0].memory.id == "caroline-on-it"
 

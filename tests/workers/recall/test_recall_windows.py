@@ -316,6 +316,7 @@ def test_a_turn_that_asks_ranks_below_the_answer_that_matches_nearly_as_well() -
     ranked = rank(hits, now=T0, fused=True)
     assert [r.memory.id for r in ranked][:2] == [m1.id, m0.id]
     assert (ranked[0].asks, ranked[1].asks) == (0.0, 1.0)
+    assert {r.asks for r in rank(hits, now=T0)} == {0.0}  # the cosine-only path is the design's formula
 
 
 def test_without_windows_matching_turns_is_one_memory_per_message() -> None:
