@@ -34,6 +34,7 @@ from workers.bench.stats import summarize
 from workers.mcp.tools import TOOLS, Tool
 
 WARM_UP: Final = 5
+DRAIN_LIMIT_S: Final = 60.0  # before each tool, the pipeline's aftermath of the previous one (a remember embedded)
 REMEMBERED: Final = "The bench's office plant is called Gerald."
 # (tool, arguments), in the order measured: the remember comes before the recall that finds it.
 CALLS: Final[tuple[tuple[str, dict[str, Any]], ...]] = (
@@ -158,6 +159,12 @@ async def run(session: Session, state_written: bool) -> McpResult:
         session.progress(f"[mcp] cortex mcp --agent {AGENT} (stdio): {len(CALLS)} tools × "
                          f"{session.config.mcp_calls} calls, each beside its direct NATS round trip")
         for name, arguments in CALLS:
+            # each tool measured on a pipeline at rest: the previous tool's remembers and forgets
+            # (the recall worker embedding them, the documents they change) are not on its clock
+            _, pending = await session.drain_bounded(session.pipeline_consumers, DRAIN_LIMIT_S, session.pipeline)
+            if pending:
+                session.progress("[mcp] still pending after "
+                                 f"{DRAIN_LIMIT_S:g}s: " + ", ".join(f"{c} {n}" for c, n in sorted(pending.items())))
             # the quick smoke run does not wait for the recall worker: its recall may find nothing
             if name == "cortex_recall" and not session.config.quick and not await _recallable(client):
                 result.errors[name] = "the remembered memory was not recalled within 30 s"
