@@ -14,7 +14,7 @@ import os
 import signal
 import socket
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +30,7 @@ from shared.config import Settings
 from shared.connection import ConnectError, connect
 from shared.consume import ConsumeLoop, Handler, LoopConfig
 from shared.errors import LeaseLost, RebuildRequired, WorkerCannotRun, is_transient
+from shared.footprint import Source, buckets_of, workers_of
 from shared.health import Health, HealthRegistry, serve
 from shared.lease import Lease
 from shared.names import consumer_name, shadow_bucket
@@ -55,6 +56,9 @@ class WorkerContext:
     shadow: bool = False
     extras: dict[str, Any] = field(default_factory=dict)
     partition: int | None = None  # k of CORTEX_PARTITIONS; None when the worker is not partitioned
+    # every worker of the deployment (the registry's, handed down by whoever made the host): what
+    # a worker that looks at the others (the status API) sees, without importing the registry
+    catalog: Mapping[str, WorkerSpec] = field(default_factory=dict)
 
     def bucket(self, name: str) -> str:
         """The physical bucket for a document bucket (shadow mode writes cortex_shadow_*)."""
@@ -63,13 +67,47 @@ class WorkerContext:
 
 @dataclass(frozen=True)
 class WorkerSpec:
+    """One worker: how it runs, and its whole NATS footprint — what ``deploy/gen_manifests.py``
+    makes its permissions and manifest from (tests/ops run every worker under exactly those)."""
+
     name: str
-    families: tuple[str, ...]
+    families: tuple[str, ...]  # the event families its consumer reads ([] and no build: it consumes nothing)
     build: Callable[[WorkerContext], Awaitable[Handler]] | None = None
     serve: Callable[[WorkerContext, asyncio.Event], Awaitable[None]] | None = None
     config_sections: tuple[str, ...] = ()
     buckets: tuple[str, ...] = ()  # the document buckets this worker owns (replay resets them)
     max_batch: int | None = None  # a cap on the fetch batch for workers with slow applies (embedding)
+    # composed inputs: other workers' documents read as of a trigger, after waiting on their
+    # watermarks (history reads of the bucket; the owner's consumer info and checkpoints)
+    sources: tuple[Source, ...] = ()
+    reads: tuple[str, ...] = ()  # other workers' buckets read as they are now (direct gets)
+    serves: tuple[str, ...] = ()  # cortex.api.<service>.<agent> endpoints (shared.service), by ``serve``
+    feedback: tuple[str, ...] = ()  # FeedbackEvent kinds it publishes
+    llm: bool = False  # goes through cortex_llm_cache, may use ANTHROPIC_API_KEY (shared.llm)
+    qdrant: bool = False  # talks to Qdrant (CORTEX_QDRANT_URL): runs the image with the recall stack
+    inspects_consumers: bool = False  # reads every consuming worker's consumer state and checkpoint
+    watches_sources: bool = False  # reads CORTEX_EVENTS' stream info: its sources (shared.sources)
+
+    def __post_init__(self) -> None:
+        if bool(self.serves) != (self.serve is not None):
+            raise ValueError(f"worker {self.name}: `serves` names the services `serve` serves (both or neither)")
+        if self.build is None and (self.families or self.buckets):
+            raise ValueError(f"worker {self.name}: families and buckets need a consumer (`build`)")
+
+    @property
+    def consumes(self) -> bool:
+        """A durable pull consumer on CORTEX_EVENTS, a lease and a checkpoint."""
+        return self.build is not None
+
+    @property
+    def reads_as_of(self) -> tuple[str, ...]:
+        """The buckets its sources live in."""
+        return buckets_of(self.sources)
+
+    @property
+    def waits_on(self) -> tuple[str, ...]:
+        """The workers whose watermarks it follows: its sources' owners."""
+        return workers_of(self.sources)
 
 
 # Knobs that change how long a worker waits, never what it derives: not part of the hash.
@@ -128,10 +166,12 @@ def make_loop(ctx: WorkerContext, spec: WorkerSpec, handler: Handler, fence: Cal
 
 class WorkerHost:
     def __init__(self, settings: Settings, specs: list[WorkerSpec], version: str,
-                 extras: dict[str, Any] | None = None) -> None:
+                 extras: dict[str, Any] | None = None, catalog: Iterable[WorkerSpec] | None = None) -> None:
         self.extras = extras or {}  # shared collaborators handed to every worker (e.g. an LLM client)
         self.settings = settings
         self.specs = specs
+        # every worker of the deployment (``cortex worker`` passes the registry's); by default the ones run here
+        self.catalog = {s.name: s for s in (specs if catalog is None else catalog)}
         self.version = version
         self.registry = HealthRegistry()
         self.stop = asyncio.Event()
@@ -177,7 +217,7 @@ class WorkerHost:
         lease = Lease(js, consumer, self.instance, self.settings.runtime.lease_ttl_s)
         ctx = WorkerContext(nc=nc, js=js, settings=self.settings, worker=spec.name, consumer=consumer,
                             producer=producer_id(spec, self.settings, self.version), health=health, shadow=shadow,
-                            extras=self.extras, partition=partition)
+                            extras=self.extras, partition=partition, catalog=self.catalog)
         try:
             while not self.stop.is_set():
                 health.set_ready(True, "standby: waiting for the lease")
@@ -246,7 +286,8 @@ class WorkerHost:
         health = self.registry.worker(f"{spec.name}-api")
         ctx = WorkerContext(nc=nc, js=nc.jetstream(), settings=self.settings, worker=spec.name,
                             consumer="", producer=producer_id(spec, self.settings, self.version), health=health,
-                            extras=self.extras)  # an API may call the LLM too (recall's re-ranker)
+                            # an API may call the LLM too (recall's re-ranker)
+                            extras=self.extras, catalog=self.catalog)
         await spec.serve(ctx, self.stop)
 
     def install_signal_handlers(self) -> None:

@@ -14,7 +14,7 @@ from ops_support import load_yaml, nats_conf
 
 from shared.embedded import nats_server_binary
 from shared.names import ALL_BUCKETS, DOC_BUCKETS, consumer_name
-from workers.boot.worker import SOURCES
+from workers.boot.sources import SOURCES
 from workers.registry import all_specs
 
 # Keys the nats chart documents in its values.yaml (nats-io/k8s, chart nats 1.x/2.x). A
@@ -176,34 +176,36 @@ def test_every_password_comes_from_the_users_secret() -> None:
     assert set(env) == {gen.password_env(u) for u in gen.all_users(PERMISSIONS)}
 
 
-def test_the_worker_table_covers_the_registry() -> None:
+def test_every_source_is_a_document_its_worker_owns() -> None:
+    """A composed input names a registered worker and one of that worker's buckets: the
+    permissions (history reads, its consumers' info) and the reader follow the owner."""
     specs = all_specs()
-    missing = set(specs) - set(gen.WORKERS)
-    assert not missing, f"add a row to WORKERS in deploy/gen_manifests.py for {missing}"
     for name, spec in specs.items():
-        ops = gen.WORKERS[name]
-        assert ops.consumes == (spec.build is not None), name
-        assert bool(ops.serves) == (spec.serve is not None), name
-        assert ops.writes == spec.buckets, f"{name}: WORKERS row disagrees with WorkerSpec.buckets"
+        for source in spec.sources:
+            assert source.worker in specs, f"{name} composes from {source.worker}, which is not registered"
+            assert source.bucket in specs[source.worker].buckets, f"{name}: {source.bucket} is not {source.worker}'s"
+        assert len({s.field for s in spec.sources}) == len(spec.sources), f"{name}: two sources share a field"
 
 
 def test_boot_may_read_every_source_it_composes() -> None:
-    boot = gen.WORKERS["boot"]
-    assert set(boot.reads_as_of) == {bucket for _, bucket, _, _ in SOURCES}
-    assert set(boot.waits_on) == {worker for _, _, _, worker in SOURCES}
+    boot = all_specs()["boot"]
+    assert boot.sources == SOURCES
+    assert set(boot.reads_as_of) == {s.bucket for s in SOURCES}
+    assert set(boot.waits_on) == {s.worker for s in SOURCES}
 
 
 def test_every_document_bucket_has_exactly_one_writer() -> None:
     writers: dict[str, list[str]] = {}
-    for name, ops in gen.worker_ops().items():
-        for bucket in ops.writes:
+    for name, spec in gen.worker_specs().items():
+        for bucket in spec.buckets:
             writers.setdefault(bucket, []).append(name)
-        assert set(ops.writes) | set(ops.reads) | set(ops.reads_as_of) <= set(ALL_BUCKETS)
+        assert set(spec.buckets) | set(spec.reads) | set(spec.reads_as_of) <= set(ALL_BUCKETS)
     assert {b: len(w) for b, w in writers.items()} == dict.fromkeys(DOC_BUCKETS, 1)
 
 
 def test_a_worker_consumes_only_its_own_consumers() -> None:
-    consumers = {name: consumer_name(name) for name, ops in gen.WORKERS.items() if ops.consumes}
+    specs = gen.worker_specs()
+    consumers = {name: consumer_name(name) for name, spec in specs.items() if spec.consumes}
     for name, entry in PERMISSIONS["workers"].items():
         for subject in entry["publish"]:
             tokens = subject.split(".")
@@ -211,8 +213,8 @@ def test_a_worker_consumes_only_its_own_consumers() -> None:
                 assert tokens[tokens.index("CORTEX_EVENTS") + 1] == consumers[name], subject
             if subject.startswith("$KV."):
                 bucket = tokens[1]
-                assert bucket in gen.worker_ops()[name].writes or subject.endswith(f".{consumers[name]}") \
-                    or (bucket == "cortex_llm_cache" and gen.WORKERS[name].llm), subject
+                assert bucket in specs[name].buckets or subject.endswith(f".{consumers[name]}") \
+                    or (bucket == "cortex_llm_cache" and specs[name].llm), subject
         assert not any(s in (">", "$JS.API.>", "$KV.>") for s in entry["publish"] + entry["subscribe"])
 
 

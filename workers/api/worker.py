@@ -143,13 +143,11 @@ class Api:
 
     async def _workers(self, agent: str, docs: dict[str, Any]) -> list[WorkerStatus]:
         """Each consuming worker's consumer of the agent's partition: its lag and checkpoint."""
-        from workers.registry import all_specs
-
         js: JetStreamContext = self._ctx.js
         ckpt = await js.key_value(BUCKET_CHECKPOINTS)
         out = []
-        for spec in all_specs().values():
-            if spec.build is None:
+        for spec in self._ctx.catalog.values():
+            if not spec.consumes:
                 continue
             name = agent_consumer(spec.name, agent, self._ctx.settings.partitions, self._ctx.shadow)
             try:
@@ -194,4 +192,10 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
         await cancel_and_wait(watcher)
 
 
-SPEC = WorkerSpec(name="api", families=(), serve=serve)
+# read-only services over the latest documents and the consumers' state; fact_access feedback
+# for the facts a search returned
+SPEC = WorkerSpec(name="api", families=(), serve=serve,
+                  reads=(BUCKET_THREADS, BUCKET_DECISIONS, BUCKET_COMMITMENTS, BUCKET_KNOWLEDGE, BUCKET_CHANNELS,
+                         BUCKET_TRACES, BUCKET_OPERATIONS),
+                  serves=("threads", "decisions", "commitments", "search", "status", "traces", "operations"),
+                  feedback=("fact_access",), inspects_consumers=True, watches_sources=True)

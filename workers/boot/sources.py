@@ -29,6 +29,7 @@ from schemas.docs import (
 from shared.asof import DocReader
 from shared.codec import Envelope
 from shared.composed import source_consumer, wait_bound_s
+from shared.footprint import Source
 from shared.names import (
     BUCKET_CHANNELS,
     BUCKET_COMMITMENTS,
@@ -46,31 +47,26 @@ from shared.runtime import WorkerContext
 from shared.watermarks import WatermarkTracker
 from workers.boot.inputs import BootInputs
 
-# (BootInputs field, bucket, document type, worker that owns it)
-SOURCES: tuple[tuple[str, str, type[Any], str], ...] = (
-    ("threads", BUCKET_THREADS, ThreadsDoc, "threads"),
-    ("decisions", BUCKET_DECISIONS, DecisionsDoc, "decisions"),
-    ("commitments", BUCKET_COMMITMENTS, CommitmentsDoc, "decisions"),
-    ("snapshot", BUCKET_SNAPSHOTS, SnapshotDoc, "snapshot"),
-    ("narrative", BUCKET_NARRATIVES, NarrativeDoc, "narrative"),
-    ("knowledge", BUCKET_KNOWLEDGE, KnowledgeDoc, "knowledge"),
-    ("channels", BUCKET_CHANNELS, ChannelsDoc, "channels"),
-    ("recall", BUCKET_RECALL, RecallDoc, "recall"),
-    ("traces", BUCKET_TRACES, TraceDoc, "traces"),
-    ("operations", BUCKET_OPERATIONS, OperationsDoc, "traces"),
+# What a briefing reads (``Source.field`` is the BootInputs field): every source's document of
+# the agent as of the trigger. The snapshot and narrative of a compaction and the channel
+# summaries of every trigger are made *for* the trigger itself (read as of S + 1 then).
+SOURCES: tuple[Source, ...] = (
+    Source("threads", "threads", BUCKET_THREADS, ThreadsDoc),
+    Source("decisions", "decisions", BUCKET_DECISIONS, DecisionsDoc),
+    Source("commitments", "decisions", BUCKET_COMMITMENTS, CommitmentsDoc),
+    Source("snapshot", "snapshot", BUCKET_SNAPSHOTS, SnapshotDoc, "made_for_compaction"),
+    Source("narrative", "narrative", BUCKET_NARRATIVES, NarrativeDoc, "made_for_compaction"),
+    Source("knowledge", "knowledge", BUCKET_KNOWLEDGE, KnowledgeDoc),
+    Source("channels", "channels", BUCKET_CHANNELS, ChannelsDoc, "made_for_trigger"),
+    Source("recall", "recall", BUCKET_RECALL, RecallDoc),
+    Source("traces", "traces", BUCKET_TRACES, TraceDoc),
+    Source("operations", "traces", BUCKET_OPERATIONS, OperationsDoc),
 )
 # Sources made only at some triggers (a snapshot at a compaction; a narrative at a session's
 # end or a compaction): without one, having no document is what the stream says, not a gap.
 # The traces worker's documents exist only for agents whose events gave it something to keep
 # (an agent without tool calls has no operations).
 _OCCASIONAL = frozenset({"snapshot", "narrative", "traces", "operations"})
-# Upstream documents made *for* the trigger itself (read as of S + 1 then): the snapshot
-# and narrative of a compaction, and the channel summaries of every trigger.
-_MADE_FOR_COMPACTION = frozenset({"snapshot", "narrative"})
-
-
-def made_for_trigger(field: str, env: Envelope) -> bool:
-    return field == "channels" or (env.family == "compaction" and field in _MADE_FOR_COMPACTION)
 
 
 class Reading(NamedTuple):
@@ -85,23 +81,24 @@ class Reading(NamedTuple):
 class BootSources:
     """Reads an agent's source documents, as of a sequence or as they are now."""
 
-    def __init__(self, ctx: WorkerContext, tracker: WatermarkTracker, reader: DocReader, workers: set[str]) -> None:
+    def __init__(self, ctx: WorkerContext, tracker: WatermarkTracker, reader: DocReader,
+                 workers: Collection[str] | None = None) -> None:
         self._ctx = ctx
         self._tracker = tracker
         self._reader = reader
-        self.sources = [s for s in SOURCES if s[3] in workers]
+        self.sources = [s for s in SOURCES if workers is None or s.worker in workers]
 
     def consumers(self, agent: str) -> dict[str, str]:
         """The source consumers that apply ``agent``'s events (its partition's) → worker."""
-        return {source_consumer(self._ctx, w, agent): w for _, _, _, w in self.sources}
+        return {source_consumer(self._ctx, s.worker, agent): s.worker for s in self.sources}
 
     def fields_of(self, workers: Collection[str]) -> list[str]:
         """The document fields the given source workers own."""
-        return [field for field, _, _, worker in self.sources if worker in workers]
+        return [s.field for s in self.sources if s.worker in workers]
 
     async def at_trigger(self, env: Envelope, fields: Collection[str] | None = None) -> Reading:
         """Sources (all, or ``fields``) as they were just before ``env`` (and the documents
-        made for it, see ``made_for_trigger``) — or, for a message or feedback, at the last
+        made for it, see ``Source.as_of``) — or, for a message or feedback, at the last
         stream cut.
 
         Each source is read as soon as *it* has caught up, not when the slowest one has: a
@@ -110,19 +107,19 @@ class BootSources:
         bound = wait_bound_s(self._ctx)
         change = env.family in ("msg", "feedback")
         consumer_of = {w: c for c, w in self.consumers(env.agent).items()}
-        sources = [s for s in self.sources if fields is None or s[0] in fields]
+        sources = [s for s in self.sources if fields is None or s.field in fields]
 
-        async def read(field: str, bucket: str, doc_type: type[Any], worker: str) -> tuple[Any, list[str]]:
-            lagging = await self._tracker.wait({consumer_of[worker]: env.seq}, bound)
+        async def read(source: Source) -> tuple[Any, list[str]]:
+            lagging = await self._tracker.wait({consumer_of[source.worker]: env.seq}, bound)
             if change:  # the state at the last stream cut (shared.projection.boundary)
                 before = boundary(env.seq, self._ctx.settings.runtime.cut_every)
             else:
-                before = env.seq + 1 if made_for_trigger(field, env) else env.seq
-            doc = (await self._reader.as_of(self._ctx.bucket(bucket), env.agent, doc_type, before))[0]
+                before = source.before(env.seq, env.family)
+            doc = (await self._reader.as_of(self._ctx.bucket(source.bucket), env.agent, source.doc_type, before))[0]
             return doc, lagging
 
-        found = await asyncio.gather(*(read(*source) for source in sources))
-        docs = {source[0]: doc for source, (doc, _) in zip(sources, found, strict=True)}
+        found = await asyncio.gather(*(read(source) for source in sources))
+        docs = {source.field: doc for source, (doc, _) in zip(sources, found, strict=True)}
         return Reading(env, docs, sorted({c for _, lag in found for c in lag}))
 
     def inputs(self, reading: Reading) -> BootInputs:
@@ -131,9 +128,9 @@ class BootSources:
 
     async def now(self, agent: str) -> BootInputs:
         lagging = await self._tracker.lagging_now({c: 2**62 for c in self.consumers(agent)})
-        results = await asyncio.gather(*(self._reader.latest(self._ctx.bucket(b), agent, t)
-                                         for _, b, t, _ in self.sources))
-        docs = {field: doc for (field, _, _, _), doc in zip(self.sources, results, strict=True)}
+        results = await asyncio.gather(*(self._reader.latest(self._ctx.bucket(s.bucket), agent, s.doc_type)
+                                         for s in self.sources))
+        docs = {s.field: doc for s, doc in zip(self.sources, results, strict=True)}
         stamps = [d.integrity.last_event_ts for d in docs.values() if d is not None and d.integrity.last_event_ts]
         now = max(stamps) if stamps else datetime(1970, 1, 1, tzinfo=UTC)  # no event yet
         return self._inputs(agent, now, docs, lagging)
@@ -141,7 +138,7 @@ class BootSources:
     def _inputs(self, agent: str, now: datetime, docs: dict[str, Any], lagging_consumers: list[str]) -> BootInputs:
         names = self.consumers(agent)
         lagging = sorted({names[c] for c in lagging_consumers})
-        missing = sorted({w for field, _, _, w in self.sources if docs.get(field) is None and field not in _OCCASIONAL})
+        missing = sorted({s.worker for s in self.sources if docs.get(s.field) is None and s.field not in _OCCASIONAL})
         stamps = [d.integrity.last_event_ts for d in docs.values() if d is not None and d.integrity.last_event_ts]
         recall = docs.pop("recall", None)
         return BootInputs(agent=agent, now=now, lagging=lagging, missing=missing,

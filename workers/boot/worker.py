@@ -44,7 +44,7 @@ from workers.boot.inputs import BootInputs
 from workers.boot.sources import SOURCES, BootSources, Reading
 from workers.boot.traces import shown_results
 
-__all__ = ["SOURCES", "SPEC", "BootHandler", "build", "serve"]  # SOURCES: read by deploy/gen_manifests.py
+__all__ = ["SPEC", "BootHandler", "build", "serve"]
 
 log = logging.getLogger(__name__)
 
@@ -295,16 +295,10 @@ class BootHandler(ProjectionHandler):
         await self._tracker.stop()
 
 
-def _known_workers() -> set[str]:
-    from workers.registry import all_specs
-
-    return set(all_specs())
-
-
 async def build(ctx: WorkerContext) -> ProjectionHandler:
     tracker = WatermarkTracker(ctx.js)
     await tracker.start()
-    sources = BootSources(ctx, tracker, DocReader(ctx.js), _known_workers())
+    sources = BootSources(ctx, tracker, DocReader(ctx.js))
     return BootHandler(ctx, tracker, sources)
 
 
@@ -312,7 +306,7 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
     """``cortex.api.boot.<agent>``: a fresh assembly from the documents as they are now."""
     tracker = WatermarkTracker(ctx.js)
     await tracker.start()
-    sources = BootSources(ctx, tracker, DocReader(ctx.js), _known_workers())
+    sources = BootSources(ctx, tracker, DocReader(ctx.js))
     tz = ZoneInfo(ctx.settings.timezone)
 
     async def handle(agent: str, req: BootRequest) -> BootDoc:
@@ -335,6 +329,9 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
         await tracker.stop()
 
 
+# the boot API is served by every replica (a queue group); fact_access feedback for the facts a
+# briefing shows, operation_seen for the operation results it shows
 SPEC = WorkerSpec(name="boot", families=("msg", "feedback", "session", "compaction"), build=build, serve=serve,
-                  config_sections=("boot",), buckets=(BUCKET_BOOT,))
+                  config_sections=("boot",), buckets=(BUCKET_BOOT,), sources=SOURCES, serves=("boot",),
+                  feedback=("fact_access", "operation_seen"))
 

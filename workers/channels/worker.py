@@ -17,6 +17,7 @@ from schemas.events import MessageEvent
 from shared.asof import DocReader
 from shared.codec import Envelope
 from shared.composed import source_consumer, wait_bound_s
+from shared.footprint import Source
 from shared.names import BUCKET_CHANNELS, BUCKET_DECISIONS, BUCKET_THREADS
 from shared.projection import ProjectionHandler, is_trigger
 from shared.runtime import WorkerContext, WorkerSpec
@@ -78,5 +79,9 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
     return ChannelsHandler(ctx, tracker)
 
 
+# the summaries: threads and decisions as of each trigger
+SOURCES = (Source("threads", "threads", BUCKET_THREADS, ThreadsDoc),
+           Source("decisions", "decisions", BUCKET_DECISIONS, DecisionsDoc))
+
 SPEC = WorkerSpec(name="channels", families=("msg", "session", "compaction"), build=build,
-                  buckets=(BUCKET_CHANNELS,))
+                  buckets=(BUCKET_CHANNELS,), sources=SOURCES)

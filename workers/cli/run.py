@@ -46,7 +46,8 @@ async def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
         print(f"cortex: embedded nats-server on {url} (data in {settings.data_path})", flush=True)
     try:
         await provision_all(settings, url)
-        host = WorkerHost(msgspec.structs.replace(settings, nats_url=url), specs, __version__)
+        host = WorkerHost(msgspec.structs.replace(settings, nats_url=url), specs, __version__,
+                      catalog=all_specs().values())
         host.install_signal_handlers()
         print(f"cortex: running {', '.join(s.name for s in specs)}; Ctrl-C to stop", flush=True)
         await host.run()
@@ -62,7 +63,8 @@ async def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
     if args.partition is not None:
         partition = resolve_partition(args.partition, settings.partitions, socket.gethostname())
         settings = msgspec.structs.replace(settings, partition=partition)
-    host = WorkerHost(msgspec.structs.replace(settings, nats_url=url), specs, __version__)
+    host = WorkerHost(msgspec.structs.replace(settings, nats_url=url), specs, __version__,
+                      catalog=all_specs().values())
     host.install_signal_handlers()
     await host.run()
     return 0

@@ -145,4 +145,4 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
 
 
 SPEC = WorkerSpec(name="knowledge", families=("msg", "session", "compaction", "feedback"), build=build,
-                  config_sections=("knowledge",), buckets=(BUCKET_KNOWLEDGE,))
+                  config_sections=("knowledge",), buckets=(BUCKET_KNOWLEDGE,), llm=True)

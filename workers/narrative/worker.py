@@ -35,6 +35,7 @@ from schemas.events import CompactionEvent, NoteEvent, SessionEvent
 from shared.asof import DocReader
 from shared.codec import Envelope
 from shared.composed import source_consumer, wait_bound_s
+from shared.footprint import Source
 from shared.llm import LlmClient
 from shared.names import BUCKET_COMMITMENTS, BUCKET_DECISIONS, BUCKET_NARRATIVES, BUCKET_SNAPSHOTS, BUCKET_THREADS
 from shared.projection import ProjectionHandler
@@ -194,5 +195,12 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
     return NarrativeHandler(ctx, tracker, llm)
 
 
+# threads, decisions (and the commitments, for Claude) as of the trigger; the snapshot made
+# for a compaction. Claude is optional.
+SOURCES = (Source("threads", "threads", BUCKET_THREADS, ThreadsDoc),
+           Source("decisions", "decisions", BUCKET_DECISIONS, DecisionsDoc),
+           Source("snapshot", "snapshot", BUCKET_SNAPSHOTS, SnapshotDoc, "made_for_compaction"),
+           Source("commitments", "decisions", BUCKET_COMMITMENTS, CommitmentsDoc))
+
 SPEC = WorkerSpec(name="narrative", families=("session", "compaction", "notes"), build=build,
-                  config_sections=("narrative",), buckets=(BUCKET_NARRATIVES,))
+                  config_sections=("narrative",), buckets=(BUCKET_NARRATIVES,), sources=SOURCES, llm=True)

@@ -15,9 +15,11 @@ import logging
 from typing import Any
 
 from schemas.api import ConsolidateReply, ConsolidateRequest, RecallReply, RecallRequest
+from schemas.docs import KnowledgeDoc
 from shared.codec import Envelope
 from shared.errors import WorkerCannotRun
-from shared.names import BUCKET_RECALL
+from shared.footprint import Source
+from shared.names import BUCKET_KNOWLEDGE, BUCKET_RECALL
 from shared.runtime import WorkerContext, WorkerSpec
 from shared.service import ApiError, serve_endpoints
 
@@ -91,5 +93,10 @@ async def _serve_disabled(ctx: WorkerContext, stop: asyncio.Event) -> None:
                           [("recall", RecallRequest, handle), ("consolidate", ConsolidateRequest, consolidate)], stop)
 
 
+# memories in Qdrant (the knowledge facts as of each session start among them), a RecallDoc
+# for boot, the recall and consolidation APIs, recall_access and fact_access feedback; Claude
+# capture and supersession judgement
 SPEC = WorkerSpec(name="recall", families=("msg", "notes", "feedback", "session", "compaction"), build=build,
-                  serve=serve, config_sections=("recall",), buckets=(BUCKET_RECALL,), max_batch=256)
+                  serve=serve, config_sections=("recall",), buckets=(BUCKET_RECALL,), max_batch=256,
+                  sources=(Source("knowledge", "knowledge", BUCKET_KNOWLEDGE, KnowledgeDoc),),
+                  serves=("recall", "consolidate"), feedback=("recall_access", "fact_access"), llm=True, qdrant=True)

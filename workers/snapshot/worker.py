@@ -9,6 +9,7 @@ from schemas.events import CompactionEvent
 from shared.asof import DocReader
 from shared.codec import Envelope
 from shared.composed import source_consumer, wait_bound_s
+from shared.footprint import Source
 from shared.names import BUCKET_SNAPSHOTS, BUCKET_THREADS
 from shared.projection import ProjectionHandler
 from shared.runtime import WorkerContext, WorkerSpec
@@ -66,5 +67,8 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
     return SnapshotHandler(ctx, tracker)
 
 
+# threads as of the compaction
+SOURCES = (Source("threads", "threads", BUCKET_THREADS, ThreadsDoc),)
+
 SPEC = WorkerSpec(name="snapshot", families=("compaction",), build=build, config_sections=("precompaction",),
-                  buckets=(BUCKET_SNAPSHOTS,))
+                  buckets=(BUCKET_SNAPSHOTS,), sources=SOURCES)
