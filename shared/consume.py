@@ -38,8 +38,8 @@ import asyncio
 import contextlib
 import logging
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
-from typing import Protocol
 
 import msgspec
 import nats.errors
@@ -69,12 +69,32 @@ from shared.tasks import cancel_and_wait
 log = logging.getLogger(__name__)
 
 
-class Handler(Protocol):
-    async def apply(self, env: Envelope) -> bool: ...
+class Handler(ABC):
+    """What the consume loop drives, per batch: ``apply`` each event in stream order,
+    ``commit`` once, then ``on_committed`` after the checkpoint is written and the batch
+    acked; ``reset`` after a failure or a lost lease, ``aclose`` when the loop ends (the
+    host calls it). The last two hooks default to nothing."""
 
-    async def commit(self) -> None: ...
+    @abstractmethod
+    async def apply(self, env: Envelope) -> bool:
+        """Apply one event; True when it changed something (the applied-events metric)."""
 
-    def reset(self) -> None: ...
+    @abstractmethod
+    async def commit(self) -> None:
+        """Make the batch's changes durable; raise ``TransientError`` to be retried."""
+
+    @abstractmethod
+    def reset(self) -> None:
+        """Forget uncommitted changes (the batch is given back, or the lease was lost)."""
+
+    async def on_committed(self, seq: int) -> None:
+        """The batch is committed, checkpointed at ``seq`` and acked: side effects that
+        must follow durability (a workspace file, a published acknowledgement)."""
+        return None
+
+    async def aclose(self) -> None:
+        """Release what the handler opened (an LLM client, a watermark tracker, a store)."""
+        return None
 
 
 class LoopConfig(msgspec.Struct, frozen=True, kw_only=True):
@@ -124,7 +144,6 @@ class ConsumeLoop:
         health: Health,
         accept: Callable[[Envelope], bool] | None = None,
         fence: Callable[[], None] | None = None,
-        on_committed: Callable[[int], Awaitable[None]] | None = None,
         label: str | None = None,
     ) -> None:
         self._js = js
@@ -135,7 +154,6 @@ class ConsumeLoop:
         self._health = health
         self._accept = accept
         self._fence = fence or (lambda: None)
-        self._on_committed = on_committed
         self._applied = 0
         self._inflight: list[Msg] = []
         self._stop = asyncio.Event()
@@ -272,8 +290,7 @@ class ConsumeLoop:
                 await msg.ack()
         self._applied = max(self._applied, last)
         metrics.CHECKPOINT.labels(self._label).set(self._applied)
-        if self._on_committed is not None:
-            await self._on_committed(self._applied)
+        await self._handler.on_committed(self._applied)
 
     async def _dead_letter_unwritable(self, handled: list[tuple[Msg, bool]],
                                       exc: UnwritableDocuments) -> list[tuple[Msg, bool]]:

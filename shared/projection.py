@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from abc import ABC, abstractmethod
 from collections import OrderedDict
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Any, Generic, TypeVar
 
 import msgspec
 import nats.js.errors
@@ -32,6 +33,7 @@ from nats.js.kv import KeyValue
 from schemas.docs import Integrity
 from shared import metrics, parts
 from shared.codec import Envelope
+from shared.consume import Handler
 from shared.errors import (
     DocumentCorrupt,
     DocumentTooLarge,
@@ -46,35 +48,61 @@ from shared.repair import decode_document, discard_document, unreadable_reason
 log = logging.getLogger(__name__)
 
 D = TypeVar("D", bound=msgspec.Struct)
+In = TypeVar("In")
 
 
-class Doc(Protocol):
-    integrity: Integrity
+class Projection(ABC, Generic[D, In]):
+    """One kind of per-agent document: which events change it, and how.
 
+    ``ProjectionHandler`` calls every hook for every event a projection accepts, in this
+    order: ``accepts``, then (unless the document's watermark holds the event already)
+    ``prepare``, which may wait and do I/O (other workers' documents, an LLM answer), then
+    ``compose``, which is pure given what ``prepare`` returned — a conflict rebase runs it
+    again with the same inputs — and last ``counts``. Subclass ``EventProjection`` for a
+    document derived from events alone (one ``apply``); subclass this class directly for a
+    composed one (``prepare`` + ``compose``).
 
-class Projection(Protocol, Generic[D]):
-    """One kind of per-agent document and the pure function that evolves it."""
+    Class attributes: ``bucket`` (the logical document bucket), ``doc_type`` (the
+    document's Struct), ``max_value_bytes`` (where a ``SPLIT_LISTS`` document splits; the
+    contract's 512 KiB unless lowered).
+    """
 
     bucket: str
     doc_type: type[D]
+    max_value_bytes: int = parts.MAX_VALUE_BYTES
 
-    def accepts(self, env: Envelope) -> bool: ...
+    @abstractmethod
+    def accepts(self, env: Envelope) -> bool:
+        """Whether ``env`` concerns this document at all (cheap: called for every event)."""
 
+    @abstractmethod
+    async def prepare(self, env: Envelope, doc: D | None) -> In:
+        """The inputs ``compose`` needs beyond the document and the event."""
+
+    @abstractmethod
+    def compose(self, doc: D | None, env: Envelope, inputs: In) -> D | None:
+        """The document after ``env``; None leaves it as it is. Must not mutate ``doc``."""
+
+    def counts(self, env: Envelope) -> bool:
+        """Whether a change by ``env`` counts in ``integrity.events`` (default: yes)."""
+        return True
+
+
+class EventProjection(Projection[D, None]):
+    """A document derived from the events alone: ``apply`` is the whole story."""
+
+    async def prepare(self, env: Envelope, doc: D | None) -> None:
+        return None
+
+    def compose(self, doc: D | None, env: Envelope, inputs: None) -> D | None:
+        return self.apply(doc, env)
+
+    @abstractmethod
     def apply(self, doc: D | None, env: Envelope) -> D | None:
         """The document after ``env``; None leaves it as it is. Must not mutate ``doc``."""
-        ...
 
 
-class ComposedProjection(Projection[D], Protocol):
-    """A projection that first gathers inputs (other workers' documents, an LLM answer).
-
-    ``prepare`` may wait and do I/O; ``compose`` stays pure given what ``prepare`` returned,
-    so a conflict rebase re-runs ``compose`` with the same inputs.
-    """
-
-    async def prepare(self, env: Envelope, doc: D | None) -> Any: ...
-
-    def compose(self, doc: D | None, env: Envelope, inputs: Any) -> D | None: ...
+AnyProjection = Projection[Any, Any]  # what ProjectionHandler holds: documents and inputs of any type
 
 
 TRIGGERS = frozenset({("session", "start"), ("session", "end"), ("compaction", "before")})
@@ -112,7 +140,7 @@ def _stamp(doc: Any, previous: Any, env: Envelope, producer: str, counted: bool 
     )
 
 
-class ProjectionHandler:
+class ProjectionHandler(Handler):
     """Applies projections to envelopes; the consume loop calls ``apply`` then ``commit``."""
 
     def __init__(
@@ -120,7 +148,7 @@ class ProjectionHandler:
         js: JetStreamContext,
         worker: str,
         producer: str,
-        projections: list[Projection[Any]],
+        projections: list[AnyProjection],
         bucket_names: dict[str, str] | None = None,
         cache_size: int = 10000,
         cut_on_triggers: bool = False,
@@ -138,16 +166,10 @@ class ProjectionHandler:
         self._cache_size = cache_size
         self._encoder = msgspec.json.Encoder()
         self._decoders = {p.bucket: msgspec.json.Decoder(p.doc_type) for p in projections}
-        # each projection's optional hooks, looked up once (not per event)
-        self._prepare = {p.bucket: getattr(p, "prepare", None) for p in projections}
-        self._compose = {p.bucket: getattr(p, "compose", None) for p in projections}
-        self._counts = {p.bucket: getattr(p, "counts", None) for p in projections}
         # the largest value each bucket's writes may carry: the contract's 512 KiB, a
         # projection's own lower limit, and always below the server's max payload
         max_payload = int(getattr(getattr(js, "_nc", None), "max_payload", parts.MAX_VALUE_BYTES * 2))
-        self._budget = {p.bucket: parts.value_budget(max_payload, getattr(p, "max_value_bytes",
-                                                                          parts.MAX_VALUE_BYTES))
-                        for p in projections}
+        self._budget = {p.bucket: parts.value_budget(max_payload, p.max_value_bytes) for p in projections}
         self._split = {p.bucket: self._budget[p.bucket] for p in projections if parts.split_lists(p.doc_type)}
         self._unwritable: dict[int, str] = {}  # events whose documents can never be written
         self.cut_on_triggers = cut_on_triggers
@@ -178,7 +200,7 @@ class ProjectionHandler:
         name = self.bucket_name(bucket)
         return TransientError(f"bucket {name} not found: run `cortex init` (documents are rebuilt when it is back)")
 
-    async def _load(self, projection: Projection[Any], agent: str) -> _Slot:
+    async def _load(self, projection: AnyProjection, agent: str) -> _Slot:
         key = (projection.bucket, agent)
         slot = self._cache.get(key)
         if slot is not None:
@@ -189,7 +211,7 @@ class ProjectionHandler:
         self._evict()
         return slot
 
-    async def _read(self, projection: Projection[Any], kv: KeyValue, agent: str) -> _Slot:
+    async def _read(self, projection: AnyProjection, kv: KeyValue, agent: str) -> _Slot:
         """The stored document. One that cannot be read (garbage, the wrong shape, times no
         worker writes) is deleted and ``DocumentCorrupt`` raised: the loop derives it again
         from the agent's events (see ``shared.repair``)."""
@@ -201,7 +223,7 @@ class ProjectionHandler:
                 raise
             raise await self._discard(projection, kv, agent, reason) from exc
 
-    async def _read_stored(self, projection: Projection[Any], kv: KeyValue, agent: str) -> _Slot:
+    async def _read_stored(self, projection: AnyProjection, kv: KeyValue, agent: str) -> _Slot:
         decoder = self._decoders[projection.bucket]
         if projection.bucket not in self._split:
             raw, revision = await kv_read(kv, agent)
@@ -212,7 +234,7 @@ class ProjectionHandler:
             stored += 1  # leftovers of an interrupted write: deleted at the next one
         return _Slot(decode_document(values, decoder) if values else None, revision, stored)
 
-    async def _discard(self, projection: Projection[Any], kv: KeyValue, agent: str, reason: str) -> DocumentCorrupt:
+    async def _discard(self, projection: AnyProjection, kv: KeyValue, agent: str, reason: str) -> DocumentCorrupt:
         bucket = self.bucket_name(projection.bucket)
         log.error("document_unreadable", extra={"worker": self.worker, "bucket": bucket, "agent": agent,
                                                 "error": reason, "action": "deleted; rebuilding from the stream"})
@@ -245,23 +267,20 @@ class ProjectionHandler:
             slot = await self._load(projection, env.agent)
             if slot.doc is not None and slot.doc.integrity.last_seq >= env.seq:
                 continue  # watermark: applied before (redelivery or replay)
-            prepare = self._prepare[projection.bucket]
-            inputs = await prepare(env, slot.doc) if prepare is not None else None
+            inputs = await projection.prepare(env, slot.doc)
             if self._apply_to_slot(projection, slot, env, inputs):
                 self._dirty.add((projection.bucket, env.agent))
                 slot.pending.append((env, inputs))
                 changed = True
         return changed
 
-    def _apply_to_slot(self, projection: Projection[Any], slot: _Slot, env: Envelope, inputs: Any) -> bool:
+    def _apply_to_slot(self, projection: AnyProjection, slot: _Slot, env: Envelope, inputs: Any) -> bool:
         if slot.doc is not None and slot.doc.integrity.last_seq >= env.seq:
             return False  # watermark: applied before (redelivery or replay)
-        compose = self._compose[projection.bucket]
-        new = compose(slot.doc, env, inputs) if compose is not None else projection.apply(slot.doc, env)
+        new = projection.compose(slot.doc, env, inputs)
         if new is None:
             return False
-        counts = self._counts[projection.bucket]
-        _stamp(new, slot.doc, env, self.producer, counts(env) if counts is not None else True)
+        _stamp(new, slot.doc, env, self.producer, projection.counts(env))
         slot.doc = new
         return True
 
@@ -364,7 +383,7 @@ class ProjectionHandler:
         await parts.delete_parts(kv, agent, len(values) - 1, slot.parts)
         slot.parts = len(values) - 1
 
-    async def _refit(self, projection: Projection[Any], slot: _Slot, kv: KeyValue, agent: str) -> bool:
+    async def _refit(self, projection: AnyProjection, slot: _Slot, kv: KeyValue, agent: str) -> bool:
         """The slot's document outgrew one value: apply this batch's events again to the
         stored document one at a time, fitting after each (``_fitted``), as a batch of one
         event each would have — so which items are dropped, or which event cannot be
@@ -403,7 +422,7 @@ class ProjectionHandler:
                                                   "agent": agent, "dropped": dropped})
         return fitted
 
-    async def _rebase(self, projection: Projection[Any], slot: _Slot, kv: KeyValue, agent: str) -> bool:
+    async def _rebase(self, projection: AnyProjection, slot: _Slot, kv: KeyValue, agent: str) -> bool:
         """Reload the stored document and re-apply this batch's events on top of it.
 
         True when any event still had to be applied (the document must be written).

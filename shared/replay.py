@@ -198,9 +198,7 @@ async def _consume_to_end(ctx: WorkerContext, spec: WorkerSpec, lease: Lease, pr
         except RebuildRequired:
             return False
         finally:
-            closer = getattr(handler, "aclose", None)
-            if closer is not None:
-                await closer()
+            await handler.aclose()
     progress.applied = loop.checkpoint
     return True
 

@@ -160,8 +160,7 @@ def make_loop(ctx: WorkerContext, spec: WorkerSpec, handler: Handler, fence: Cal
     settings = ctx.settings
     return ConsumeLoop(ctx.js, worker=spec.name, consumer=ctx.consumer, handler=handler,
                        config=loop_config(settings, spec), health=ctx.health,
-                       accept=channel_filter(settings, ctx.shadow), fence=fence,
-                       on_committed=getattr(handler, "on_committed", None), label=ctx.consumer)
+                       accept=channel_filter(settings, ctx.shadow), fence=fence, label=ctx.consumer)
 
 
 class WorkerHost:
@@ -272,9 +271,7 @@ class WorkerHost:
         finally:
             for task in (keeper, stopper):
                 await cancel_and_wait(task)
-            closer = getattr(handler, "aclose", None)
-            if closer is not None:
-                await closer()
+            await handler.aclose()
         return False
 
     async def _stop_on_signal(self, loop: ConsumeLoop) -> None:

@@ -17,7 +17,7 @@ from schemas.events import MessageEvent
 from shared.asof import DOC_HISTORY, DocReader
 from shared.codec import Envelope
 from shared.kv import kv_revision_below
-from shared.projection import ProjectionHandler
+from shared.projection import EventProjection, ProjectionHandler
 from shared.provision import ensure_bucket
 
 BUCKET = "test_asof"
@@ -94,7 +94,7 @@ async def test_revision_below_names_revisions_and_markers(js: JetStreamContext) 
     assert marker is not None and marker.revision == after - 1 and marker.value is None
 
 
-class _Notes:
+class _Notes(EventProjection[Doc]):
     """A projection whose document lists the sequences applied to it."""
 
     bucket = BUCKET

@@ -21,7 +21,7 @@ from shared.errors import TransientError
 from shared.health import Health
 from shared.kv import kv_read
 from shared.names import BUCKET_CHECKPOINTS, DLQ_STREAM, EVENTS_STREAM
-from shared.projection import ProjectionHandler
+from shared.projection import EventProjection, ProjectionHandler
 from shared.provision import ConsumerSpec, ensure_bucket, provision
 
 WaitFor = Callable[..., Awaitable[Any]]
@@ -33,7 +33,7 @@ class TallyDoc(msgspec.Struct, kw_only=True):
     integrity: Integrity = msgspec.field(default_factory=Integrity)
 
 
-class Tally:
+class Tally(EventProjection[TallyDoc]):
     """Order-sensitive test projection: the ids of an agent's messages, in applied order."""
 
     bucket = BUCKET

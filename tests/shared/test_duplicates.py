@@ -22,7 +22,7 @@ from shared.duplicates import DuplicateWindow
 from shared.health import Health
 from shared.kv import kv_read
 from shared.names import EVENTS_STREAM
-from shared.projection import ProjectionHandler
+from shared.projection import EventProjection, ProjectionHandler
 from shared.provision import ConsumerSpec, ensure_bucket, provision
 
 
@@ -81,7 +81,7 @@ class SeenDoc(msgspec.Struct, kw_only=True):
     integrity: Integrity = msgspec.field(default_factory=Integrity)
 
 
-class Seen:
+class Seen(EventProjection[SeenDoc]):
     """Every message's content, in applied order: a duplicate applied shows up twice."""
 
     bucket = BUCKET

@@ -15,7 +15,7 @@ from nats.aio.client import Client
 
 from shared.codec import Envelope
 from shared.config import load_settings
-from shared.consume import ConsumeLoop, LoopConfig
+from shared.consume import ConsumeLoop, Handler, LoopConfig
 from shared.health import Health
 from shared.kv import kv_read
 from shared.names import (
@@ -56,7 +56,7 @@ async def test_the_slot_is_the_nats_servers_own_partition_function(nc: Client) -
 
 
 
-class Recorder:
+class Recorder(Handler):
     """A handler that records what it applies (agent, event id), in order."""
 
     def __init__(self) -> None:

@@ -24,7 +24,7 @@ from shared.config import load_settings
 from shared.embedded import EmbeddedNats
 from shared.kv import kv_cas, kv_read
 from shared.names import BUCKET_KNOWLEDGE
-from shared.projection import ProjectionHandler
+from shared.projection import EventProjection, ProjectionHandler
 from shared.provision import ensure_bucket, provision
 
 BUCKET = "test_split"
@@ -145,7 +145,7 @@ async def test_as_of_picks_each_part_at_the_chosen_heads_version(kv: KeyValue, n
     assert await reader.as_of(BUCKET, "alice", ListDoc, 5) == (None, True)
 
 
-class Lists:
+class Lists(EventProjection[ListDoc]):
     bucket = BUCKET
     doc_type = ListDoc
     max_value_bytes = LIMIT

@@ -33,7 +33,7 @@ from shared.errors import DocumentTooLarge, is_unwritable
 from shared.health import Health
 from shared.kv import kv_read
 from shared.names import BUCKET_CHECKPOINTS, DLQ_STREAM
-from shared.projection import ProjectionHandler
+from shared.projection import EventProjection, ProjectionHandler
 from shared.provision import ConsumerSpec, ensure_bucket, provision
 
 WaitFor = Callable[..., Awaitable[Any]]
@@ -56,7 +56,7 @@ class BlobDoc(msgspec.Struct, kw_only=True):
     integrity: Integrity = msgspec.field(default_factory=Integrity)
 
 
-class Notes:
+class Notes(EventProjection[NotesDoc]):
     bucket = "test_notes"
     doc_type = NotesDoc
 
@@ -71,7 +71,7 @@ class Notes:
         return NotesDoc(notes=[*(doc.notes if doc else []), env.event.content])
 
 
-class Blob:
+class Blob(EventProjection[BlobDoc]):
     bucket = "test_blob"
     doc_type = BlobDoc
 

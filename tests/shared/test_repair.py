@@ -31,7 +31,7 @@ from shared.errors import RebuildRequired
 from shared.health import Health
 from shared.kv import checkpoint_value, kv_read
 from shared.names import BUCKET_CHECKPOINTS, DLQ_STREAM
-from shared.projection import ProjectionHandler
+from shared.projection import EventProjection, ProjectionHandler
 from shared.provision import ConsumerSpec, ensure_bucket, provision
 from shared.repair import invalid_times
 
@@ -46,7 +46,7 @@ class LedgerDoc(msgspec.Struct, kw_only=True):
     integrity: Integrity = msgspec.field(default_factory=Integrity)
 
 
-class Ledger:
+class Ledger(EventProjection[LedgerDoc]):
     """The ids of an agent's messages in applied order; counts every application."""
 
     bucket = BUCKET

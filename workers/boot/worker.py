@@ -19,7 +19,6 @@ import tempfile
 import time
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 from zoneinfo import ZoneInfo
 
 import msgspec
@@ -33,7 +32,7 @@ from shared.codec import Envelope
 from shared.feedback import publish_ids
 from shared.forget import is_agent_forget
 from shared.names import BUCKET_BOOT
-from shared.projection import ProjectionHandler, boundary
+from shared.projection import Projection, ProjectionHandler, boundary
 from shared.runtime import WorkerContext, WorkerSpec
 from shared.service import ApiError, serve_endpoints
 from shared.watermarks import WatermarkTracker
@@ -83,7 +82,7 @@ def boot_doc(inputs: BootInputs, markdown: str, trigger: str, session: str | Non
                    chars=len(markdown), markdown=markdown, lagging=inputs.lagging, integrity=Integrity())
 
 
-class BootProjection:
+class BootProjection(Projection[BootDoc, Reading]):
     bucket = BUCKET_BOOT
     doc_type = BootDoc
 
@@ -104,7 +103,7 @@ class BootProjection:
             return True
         return (env.family, env.kind) == ("compaction", "before") or is_change(env)
 
-    async def prepare(self, env: Envelope, doc: Any = None) -> Reading:
+    async def prepare(self, env: Envelope, doc: BootDoc | None = None) -> Reading:
         # change documents are read at commit, all of the batch's at once (BootHandler.commit)
         ready = self.prepared.pop(env.seq, None)
         reading = ready if ready is not None else await self._sources.at_trigger(env)
@@ -116,14 +115,11 @@ class BootProjection:
         must not depend on how a replay happens to batch the stream."""
         return not is_change(env)
 
-    def compose(self, doc: BootDoc | None, env: Envelope, reading: Any) -> BootDoc:
-        inputs = self._sources.inputs(reading)
-        markdown = assemble_boot(inputs, self._ctx.settings.boot, self._tz)
+    def compose(self, doc: BootDoc | None, env: Envelope, inputs: Reading) -> BootDoc:
+        boot_inputs = self._sources.inputs(inputs)
+        markdown = assemble_boot(boot_inputs, self._ctx.settings.boot, self._tz)
         session = getattr(env.event, "session", None) or (doc.session if doc is not None else None)
-        return boot_doc(inputs, markdown, trigger_of(env), session)
-
-    def apply(self, doc: BootDoc | None, env: Envelope) -> BootDoc | None:
-        raise NotImplementedError("composed projection: prepare + compose")
+        return boot_doc(boot_inputs, markdown, trigger_of(env), session)
 
 
 def write_atomically(path: Path, text: str) -> None:

@@ -8,8 +8,6 @@ that event, so a whole-pipeline replay reproduces them.
 
 from __future__ import annotations
 
-from typing import Any
-
 import msgspec
 
 from schemas.docs import ChannelsDoc, DecisionsDoc, ThreadsDoc
@@ -19,13 +17,15 @@ from shared.codec import Envelope
 from shared.composed import source_consumer, wait_bound_s
 from shared.footprint import Source
 from shared.names import BUCKET_CHANNELS, BUCKET_DECISIONS, BUCKET_THREADS
-from shared.projection import ProjectionHandler, is_trigger
+from shared.projection import Projection, ProjectionHandler, is_trigger
 from shared.runtime import WorkerContext, WorkerSpec
 from shared.watermarks import WatermarkTracker
 from workers.channels.core import apply_message, summarize
 
+ChannelsInputs = tuple[ThreadsDoc | None, DecisionsDoc | None]  # as of a trigger; none for a message
 
-class ChannelsProjection:
+
+class ChannelsProjection(Projection[ChannelsDoc, ChannelsInputs]):
     bucket = BUCKET_CHANNELS
     doc_type = ChannelsDoc
 
@@ -37,7 +37,7 @@ class ChannelsProjection:
     def accepts(self, env: Envelope) -> bool:
         return isinstance(env.event, MessageEvent) or is_trigger(env)
 
-    async def prepare(self, env: Envelope, doc: ChannelsDoc | None) -> tuple[ThreadsDoc | None, DecisionsDoc | None]:
+    async def prepare(self, env: Envelope, doc: ChannelsDoc | None) -> ChannelsInputs:
         if isinstance(env.event, MessageEvent) or doc is None:
             return None, None
         ctx = self._ctx
@@ -47,7 +47,7 @@ class ChannelsProjection:
         decisions, _ = await self._reader.as_of(ctx.bucket(BUCKET_DECISIONS), env.agent, DecisionsDoc, env.seq)
         return threads, decisions
 
-    def compose(self, doc: ChannelsDoc | None, env: Envelope, inputs: Any) -> ChannelsDoc | None:
+    def compose(self, doc: ChannelsDoc | None, env: Envelope, inputs: ChannelsInputs) -> ChannelsDoc | None:
         if isinstance(env.event, MessageEvent):
             return apply_message(doc, env.event)
         if doc is None:
@@ -57,9 +57,6 @@ class ChannelsProjection:
         if summarized == doc.channels:
             return None
         return msgspec.structs.replace(doc, channels=summarized)
-
-    def apply(self, doc: ChannelsDoc | None, env: Envelope) -> ChannelsDoc | None:
-        raise NotImplementedError("composed projection: prepare + compose")
 
 
 class ChannelsHandler(ProjectionHandler):

@@ -9,14 +9,14 @@ from schemas.events import FeedbackEvent, MessageEvent
 from shared.codec import Envelope
 from shared.config import Settings
 from shared.names import BUCKET_COMMITMENTS, BUCKET_DECISIONS
-from shared.projection import ProjectionHandler
+from shared.projection import EventProjection, ProjectionHandler
 from shared.runtime import WorkerContext, WorkerSpec
 from workers.conversation.patterns import PatternSet, get_patterns
 from workers.decisions import commitments
 from workers.decisions.core import apply_message
 
 
-class DecisionsProjection:
+class DecisionsProjection(EventProjection[DecisionsDoc]):
     bucket = BUCKET_DECISIONS
     doc_type = DecisionsDoc
 
@@ -33,7 +33,7 @@ class DecisionsProjection:
         return apply_message(doc, env.event, self._settings, self._patterns, self._tz)
 
 
-class CommitmentsProjection:
+class CommitmentsProjection(EventProjection[CommitmentsDoc]):
     bucket = BUCKET_COMMITMENTS
     doc_type = CommitmentsDoc
 

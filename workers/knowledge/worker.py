@@ -16,7 +16,6 @@ mentions bound it, and ``MAX_DOC_BYTES`` is only a ceiling against hostile input
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 import msgspec
 
@@ -28,7 +27,7 @@ from shared.feedback import feedback_ids
 from shared.llm import LlmClient
 from shared.names import BUCKET_KNOWLEDGE
 from shared.parts import MAX_VALUE_BYTES
-from shared.projection import ProjectionHandler
+from shared.projection import Projection, ProjectionHandler
 from shared.runtime import WorkerContext, WorkerSpec
 from workers.knowledge.core import apply_access, apply_message, build_llm_prompt, merge_llm_result, parse_llm_output
 from workers.knowledge.facts import prune_entities, prune_facts
@@ -61,7 +60,7 @@ def fit(doc: KnowledgeDoc, limit: int = MAX_DOC_BYTES) -> KnowledgeDoc:
     return doc
 
 
-class KnowledgeProjection:
+class KnowledgeProjection(Projection[KnowledgeDoc, LlmKnowledge | None]):
     bucket = BUCKET_KNOWLEDGE
     doc_type = KnowledgeDoc
 
@@ -69,7 +68,7 @@ class KnowledgeProjection:
                  max_doc_bytes: int = MAX_DOC_BYTES) -> None:
         self._settings = settings
         self._llm = llm
-        self.max_value_bytes = max_value_bytes  # read by ProjectionHandler: where the document splits
+        self.max_value_bytes = max_value_bytes  # where the document splits (lowered by tests)
         self.max_doc_bytes = max_doc_bytes
 
     def accepts(self, env: Envelope) -> bool:
@@ -97,7 +96,7 @@ class KnowledgeProjection:
                                         prompt=prompt, when=env.event.ts)
         return (parse_llm_output(text) if text else None) or LlmKnowledge()
 
-    def compose(self, doc: KnowledgeDoc | None, env: Envelope, inputs: Any) -> KnowledgeDoc | None:
+    def compose(self, doc: KnowledgeDoc | None, env: Envelope, inputs: LlmKnowledge | None) -> KnowledgeDoc | None:
         if isinstance(env.event, FeedbackEvent):  # fact_access: promote what it names
             return None if doc is None else apply_access(doc, feedback_ids(env.event), env.event.ts, self._settings)
         new = doc
@@ -107,7 +106,7 @@ class KnowledgeProjection:
             return None
         if self._llm.enabled:
             batch = self._batch(doc, env)
-            if isinstance(inputs, LlmKnowledge):  # the batch went to the model: merge, start anew
+            if inputs is not None:  # the batch went to the model: merge, start anew
                 new = merge_llm_result(new, inputs, env.event.ts, self._settings)
                 batch = []
             new = msgspec.structs.replace(new, llm_pending=batch)
@@ -119,9 +118,6 @@ class KnowledgeProjection:
         # below what its parts can hold.
         due = (doc.integrity.events if doc is not None else 0) % FIT_EVERY == 0
         return fit(new, self.max_doc_bytes) if due else new
-
-    def apply(self, doc: KnowledgeDoc | None, env: Envelope) -> KnowledgeDoc | None:
-        raise NotImplementedError("composed projection: prepare + compose")
 
 
 class KnowledgeHandler(ProjectionHandler):

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any
 from zoneinfo import ZoneInfo
 
 import msgspec
@@ -38,7 +37,7 @@ from shared.composed import source_consumer, wait_bound_s
 from shared.footprint import Source
 from shared.llm import LlmClient
 from shared.names import BUCKET_COMMITMENTS, BUCKET_DECISIONS, BUCKET_NARRATIVES, BUCKET_SNAPSHOTS, BUCKET_THREADS
-from shared.projection import ProjectionHandler
+from shared.projection import Projection, ProjectionHandler
 from shared.runtime import WorkerContext, WorkerSpec
 from shared.watermarks import WatermarkTracker
 from workers.narrative import enhance
@@ -90,7 +89,7 @@ def structured_narrative(now: datetime, tz: ZoneInfo, threads: ThreadsDoc | None
     return build_structured_narrative(now, tz, threads, decisions, entries)
 
 
-class NarrativeProjection:
+class NarrativeProjection(Projection[NarrativeDoc, NarrativeInputs]):
     bucket = BUCKET_NARRATIVES
     doc_type = NarrativeDoc
 
@@ -108,7 +107,7 @@ class NarrativeProjection:
             return is_daily_note(env.event.path)
         return (env.family, env.kind) in _KINDS
 
-    async def prepare(self, env: Envelope, doc: Any = None) -> NarrativeInputs:
+    async def prepare(self, env: Envelope, doc: NarrativeDoc | None = None) -> NarrativeInputs:
         if (env.family, env.kind) == ("session", "start") or isinstance(env.event, NoteEvent):
             return NarrativeInputs()
         ctx = self._ctx
@@ -153,8 +152,7 @@ class NarrativeProjection:
         return structured_narrative(env.event.ts, self._tz, inputs.threads, inputs.decisions, timeline,
                                     inputs.enhanced)
 
-    def compose(self, doc: NarrativeDoc | None, env: Envelope, inputs: Any) -> NarrativeDoc:
-        assert isinstance(inputs, NarrativeInputs)
+    def compose(self, doc: NarrativeDoc | None, env: Envelope, inputs: NarrativeInputs) -> NarrativeDoc:
         now = env.event.ts
         timeline = list(doc.timeline) if doc else []
         if not isinstance(env.event, NoteEvent):  # a note's time is a file's: the agent's own events prune
@@ -169,9 +167,6 @@ class NarrativeProjection:
             markdown, source, ts = self._structured(env, inputs, timeline), "structured", now
         return NarrativeDoc(agent=env.agent, ts=ts, markdown=markdown, source=source, integrity=Integrity(),
                             timeline=timeline, enhanced=enhanced)
-
-    def apply(self, doc: NarrativeDoc | None, env: Envelope) -> NarrativeDoc | None:
-        raise NotImplementedError("composed projection: prepare + compose")
 
 
 class NarrativeHandler(ProjectionHandler):

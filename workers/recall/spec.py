@@ -17,6 +17,7 @@ from typing import Any
 from schemas.api import ConsolidateReply, ConsolidateRequest, RecallReply, RecallRequest
 from schemas.docs import KnowledgeDoc
 from shared.codec import Envelope
+from shared.consume import Handler
 from shared.errors import WorkerCannotRun
 from shared.footprint import Source
 from shared.names import BUCKET_KNOWLEDGE, BUCKET_RECALL
@@ -49,7 +50,7 @@ def _engine() -> Any:
     return worker
 
 
-class DisabledHandler:
+class DisabledHandler(Handler):
     """``CORTEX_RECALL_ENABLED=false``: the consumer still moves (composed workers wait on its
     checkpoint), but no store or embedder is opened and nothing is captured."""
 
@@ -63,11 +64,12 @@ class DisabledHandler:
         return None
 
 
-async def build(ctx: WorkerContext) -> Any:
+async def build(ctx: WorkerContext) -> Handler:
     if not ctx.settings.recall.enabled:
         log.info("recall_disabled", extra={"consumer": ctx.consumer})
         return DisabledHandler()
-    return await _engine().build(ctx)
+    handler: Handler = await _engine().build(ctx)
+    return handler
 
 
 async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:

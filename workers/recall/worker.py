@@ -40,6 +40,7 @@ from schemas.events import FeedbackEvent, MessageEvent, NoteEvent
 from shared.asof import DocReader
 from shared.codec import Envelope
 from shared.composed import source_consumer, wait_bound_s
+from shared.consume import Handler
 from shared.errors import DocumentCorrupt, TransientError, WorkerCannotRun
 from shared.feedback import publish_feedback, publish_ids
 from shared.kv import kv_cas, kv_read
@@ -140,7 +141,7 @@ class StoreHolder:
 HOLDER = StoreHolder()
 
 
-class RecallHandler:
+class RecallHandler(Handler):
     """Stages a batch's events; ``commit`` applies them to the store in stream order."""
 
     def __init__(self, ctx: WorkerContext, applier: StoreApplier, llm: LlmClient,

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from schemas.docs import Integrity, SnapshotDoc, ThreadsDoc
 from schemas.events import CompactionEvent
 from shared.asof import DocReader
@@ -11,13 +9,15 @@ from shared.codec import Envelope
 from shared.composed import source_consumer, wait_bound_s
 from shared.footprint import Source
 from shared.names import BUCKET_SNAPSHOTS, BUCKET_THREADS
-from shared.projection import ProjectionHandler
+from shared.projection import Projection, ProjectionHandler
 from shared.runtime import WorkerContext, WorkerSpec
 from shared.watermarks import WatermarkTracker
 from workers.snapshot.core import build_snapshot_markdown, thread_state_line
 
+SnapshotInputs = tuple[ThreadsDoc | None, list[str]]  # the threads document as of the event, lagging
 
-class SnapshotProjection:
+
+class SnapshotProjection(Projection[SnapshotDoc, SnapshotInputs]):
     bucket = BUCKET_SNAPSHOTS
     doc_type = SnapshotDoc
 
@@ -30,14 +30,14 @@ class SnapshotProjection:
     def accepts(self, env: Envelope) -> bool:
         return env.family == "compaction" and env.kind == "before" and self._ctx.settings.precompaction.enabled
 
-    async def prepare(self, env: Envelope, doc: Any = None) -> tuple[ThreadsDoc | None, list[str]]:
+    async def prepare(self, env: Envelope, doc: SnapshotDoc | None = None) -> SnapshotInputs:
         """Threads flushed first: wait for the threads worker, read its state as of this event."""
         threads_consumer = source_consumer(self._ctx, "threads", env.agent)
         lagging = await self._tracker.wait({threads_consumer: env.seq}, wait_bound_s(self._ctx))
         threads, _ = await self._reader.as_of(self._ctx.bucket(BUCKET_THREADS), env.agent, ThreadsDoc, env.seq)
         return threads, lagging
 
-    def compose(self, doc: SnapshotDoc | None, env: Envelope, inputs: Any) -> SnapshotDoc:
+    def compose(self, doc: SnapshotDoc | None, env: Envelope, inputs: SnapshotInputs) -> SnapshotDoc:
         event = env.event
         assert isinstance(event, CompactionEvent)
         threads, _ = inputs
@@ -45,9 +45,6 @@ class SnapshotProjection:
                                                   thread_state_line(threads))
         return SnapshotDoc(agent=env.agent, session=event.session, ts=event.ts, messages_snapshotted=count,
                            markdown=markdown, integrity=Integrity())
-
-    def apply(self, doc: SnapshotDoc | None, env: Envelope) -> SnapshotDoc | None:
-        raise NotImplementedError("composed projection: prepare + compose")
 
 
 class SnapshotHandler(ProjectionHandler):

@@ -7,7 +7,7 @@ from schemas.events import FeedbackEvent, MessageEvent
 from shared.codec import Envelope
 from shared.config import ThreadsSettings
 from shared.names import BUCKET_THREADS
-from shared.projection import ProjectionHandler
+from shared.projection import EventProjection, ProjectionHandler
 from shared.runtime import WorkerContext, WorkerSpec
 from workers.conversation.patterns import PatternSet, get_patterns
 from workers.threads.core import apply_feedback, apply_message
@@ -15,7 +15,7 @@ from workers.threads.core import apply_feedback, apply_message
 FEEDBACK_KINDS = frozenset({"thread_close", "thread_priority"})
 
 
-class ThreadsProjection:
+class ThreadsProjection(EventProjection[ThreadsDoc]):
     bucket = BUCKET_THREADS
     doc_type = ThreadsDoc
 

@@ -13,7 +13,6 @@ documents as of a trigger.
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 import msgspec
 from prometheus_client import Counter
@@ -24,7 +23,7 @@ from shared.codec import Envelope
 from shared.config import TracesSettings
 from shared.llm import LlmClient
 from shared.names import BUCKET_OPERATIONS, BUCKET_TRACES
-from shared.projection import ProjectionHandler
+from shared.projection import EventProjection, Projection, ProjectionHandler
 from shared.runtime import WorkerContext, WorkerSpec
 from workers.traces import triage
 from workers.traces.config import TraceConfig, trace_config
@@ -55,7 +54,7 @@ def _steps_of(session: str, *docs: TraceDoc | None) -> list[TraceStep]:
     return []
 
 
-class TracesProjection:
+class TracesProjection(Projection[TraceDoc, dict[str, Triage]]):
     bucket = BUCKET_TRACES
     doc_type = TraceDoc
 
@@ -87,12 +86,12 @@ class TracesProjection:
                 verdicts[finding.id] = verdict
         return verdicts
 
-    def compose(self, doc: TraceDoc | None, env: Envelope, inputs: Any) -> TraceDoc | None:
+    def compose(self, doc: TraceDoc | None, env: Envelope, inputs: dict[str, Triage]) -> TraceDoc | None:
         after = self._derive(doc, env)
         if after is None:
             return None
         fresh = _new_findings(doc, after)
-        verdicts: dict[str, Triage] = inputs if isinstance(inputs, dict) else {}
+        verdicts = inputs
         for finding in fresh:
             FINDINGS.labels(finding.signal).inc()
             if finding.id in verdicts:
@@ -104,11 +103,8 @@ class TracesProjection:
         findings = [_replace(f, triage=verdicts[f.id]) if f.id in verdicts else f for f in after.findings]
         return _replace(after, findings=findings)
 
-    def apply(self, doc: TraceDoc | None, env: Envelope) -> TraceDoc | None:
-        return self.compose(doc, env, {})
 
-
-class OperationsProjection:
+class OperationsProjection(EventProjection[OperationsDoc]):
     bucket = BUCKET_OPERATIONS
     doc_type = OperationsDoc
 

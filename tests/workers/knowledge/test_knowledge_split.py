@@ -18,7 +18,7 @@ from shared.config import load_settings
 from shared.kv import kv_read
 from shared.names import BUCKET_KNOWLEDGE, shadow_bucket
 from shared.parts import MAX_VALUE_BYTES, encode_parts, join_parts, put_parts
-from shared.projection import ProjectionHandler
+from shared.projection import EventProjection, ProjectionHandler
 from shared.provision import provision
 from workers.cli.diff import diff_bucket
 from workers.knowledge.extract import MAX_MENTIONS
@@ -104,7 +104,7 @@ def test_the_ceiling_prunes_only_a_document_over_it() -> None:
     assert 0 < len(pruned.facts) < len(doc.facts) and 0 < len(pruned.entities) < len(doc.entities)
 
 
-class Preset:
+class Preset(EventProjection[KnowledgeDoc]):
     """A knowledge projection that sets the document to a prepared one, as the worker's
     projection would after many messages."""
 
