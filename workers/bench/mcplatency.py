@@ -5,6 +5,11 @@ what the MCP layer adds: the client's request and its check of the result agains
 tool's output schema, the pipe both ways, the server's argument check, rendering and
 serialisation.
 
+Every call starts on a pipeline at rest (each consumer caught up): a recall publishes its
+access feedback, a remember or forget is applied by the recall worker, and that work would
+otherwise land on whichever call comes next (on two cores the MCP call's two extra process
+hops wait behind it), so it would be charged to the MCP layer half the time and inflate it.
+
 ``cortex_remember`` and ``cortex_forget`` are compared with a direct JetStream publish of
 the same FeedbackEvent; ``cortex_recall`` runs after the remembered memory is findable.
 """
@@ -34,6 +39,7 @@ from workers.bench.stats import summarize
 from workers.mcp.tools import TOOLS, Tool
 
 WARM_UP: Final = 5
+SETTLE_LIMIT_S: Final = 10.0  # before each call, the previous call's aftermath (access feedback, say)
 DRAIN_LIMIT_S: Final = 60.0  # before each tool, the pipeline's aftermath of the previous one (a remember embedded)
 REMEMBERED: Final = "The bench's office plant is called Gerald."
 # (tool, arguments), in the order measured: the remember comes before the recall that finds it.
@@ -113,8 +119,17 @@ async def _measure(session: Session, client: Any, name: str, arguments: dict[str
             return None
         return took
 
+    async def at_rest() -> None:
+        """Every call starts on a pipeline at rest: a call's own aftermath (the recall API's
+        access feedback, a remember embedded, a forget applied) is applied before the next
+        call, so neither kind of call pays for the other's."""
+        _, pending = await session.drain_bounded(session.pipeline_consumers, SETTLE_LIMIT_S, session.pipeline)
+        if pending:
+            unsettled[0] += 1
+
     mcp_s: list[float] = []
     nats_s: list[float] = []
+    unsettled = [0]
     failures = 0
     server_before = _server_cpu(server_pid)
     warm_up = 1 if session.config.quick else WARM_UP
@@ -122,15 +137,24 @@ async def _measure(session: Session, client: Any, name: str, arguments: dict[str
         # each order half the time: the call made while the other one's aftermath still runs
         # (the recall worker embedding a remember, say) is not always the MCP one
         if i % 2:
-            mcp_took, nats_took = await via_mcp(), await via_nats()
+            await at_rest()
+            mcp_took = await via_mcp()
+            await at_rest()
+            nats_took = await via_nats()
         else:
-            nats_took, mcp_took = await via_nats(), await via_mcp()
+            await at_rest()
+            nats_took = await via_nats()
+            await at_rest()
+            mcp_took = await via_mcp()
         if mcp_took is None:
             failures += 1
         elif i >= warm_up:
             mcp_s.append(mcp_took)
             nats_s.append(nats_took)
     server_after = _server_cpu(server_pid)
+    if unsettled[0]:
+        session.progress(f"[mcp] {name}: the pipeline was still busy after {SETTLE_LIMIT_S:g}s before "
+                         f"{unsettled[0]} calls")
     calls = warm_up + session.config.mcp_calls
     mcp, nats = summarize(mcp_s, lost=failures), summarize(nats_s)
     return ToolLatency(
