@@ -28,7 +28,7 @@ from schemas.types import (
 )
 
 
-class Integrity(msgspec.Struct, kw_only=True):
+class Integrity(msgspec.Struct, frozen=True, kw_only=True):
     """Provenance and per-agent watermark of a document.
 
     ``last_seq`` is the highest stream sequence of this agent's events the producer has
@@ -41,7 +41,7 @@ class Integrity(msgspec.Struct, kw_only=True):
     producer: str = ""
 
 
-class Thread(msgspec.Struct, kw_only=True, omit_defaults=True):
+class Thread(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """``about`` goes beyond the contract (readers ignore it): what the conversation said
     the thread is about when it opened; ``summary`` is composed from it and where the
     thread stands."""
@@ -60,7 +60,7 @@ class Thread(msgspec.Struct, kw_only=True, omit_defaults=True):
     about: str = ""
 
 
-class RecentMessage(msgspec.Struct, kw_only=True, omit_defaults=True):
+class RecentMessage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """One of the last messages, for the topics nobody announced (``workers.threads.topics``)."""
 
     n: int  # the message's ordinal (``ThreadsDoc.messages`` when it was applied)
@@ -69,7 +69,7 @@ class RecentMessage(msgspec.Struct, kw_only=True, omit_defaults=True):
     checked: bool = False  # a promise was looked for (the costlier check runs once, when needed)
 
 
-class ThreadsDoc(msgspec.Struct, kw_only=True):
+class ThreadsDoc(msgspec.Struct, frozen=True, kw_only=True):
     # Lists a write trims from the front (their oldest items) if the document would not fit
     # one KV value otherwise (``shared.parts.cap``); the cores' own caps keep it far below.
     CAP_LISTS: ClassVar[tuple[str, ...]] = ("threads",)
@@ -87,7 +87,7 @@ class ThreadsDoc(msgspec.Struct, kw_only=True):
     settled: list[str] = msgspec.field(default_factory=list)
 
 
-class Decision(msgspec.Struct, kw_only=True, omit_defaults=True):
+class Decision(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     id: str
     what: str
     date: str
@@ -98,7 +98,7 @@ class Decision(msgspec.Struct, kw_only=True, omit_defaults=True):
     channel: str | None = None
 
 
-class DecisionsDoc(msgspec.Struct, kw_only=True):
+class DecisionsDoc(msgspec.Struct, frozen=True, kw_only=True):
     CAP_LISTS: ClassVar[tuple[str, ...]] = ("decisions",)
 
     updated: datetime
@@ -107,7 +107,7 @@ class DecisionsDoc(msgspec.Struct, kw_only=True):
     version: int = 1
 
 
-class Commitment(msgspec.Struct, kw_only=True, omit_defaults=True):
+class Commitment(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     id: str
     who: str
     what: str
@@ -117,7 +117,7 @@ class Commitment(msgspec.Struct, kw_only=True, omit_defaults=True):
     due: str | None = None
 
 
-class CommitmentsDoc(msgspec.Struct, kw_only=True):
+class CommitmentsDoc(msgspec.Struct, frozen=True, kw_only=True):
     CAP_LISTS: ClassVar[tuple[str, ...]] = ("commitments",)
 
     updated: datetime
@@ -126,7 +126,7 @@ class CommitmentsDoc(msgspec.Struct, kw_only=True):
     version: int = 1
 
 
-class SnapshotDoc(msgspec.Struct, kw_only=True):
+class SnapshotDoc(msgspec.Struct, frozen=True, kw_only=True):
     agent: str
     session: str
     ts: datetime
@@ -135,28 +135,28 @@ class SnapshotDoc(msgspec.Struct, kw_only=True):
     integrity: Integrity
 
 
-class TimelineItem(msgspec.Struct, kw_only=True):
+class TimelineItem(msgspec.Struct, frozen=True, kw_only=True):
     ts: datetime
     kind: str
     text: str = ""
 
 
-class EnhancedThread(msgspec.Struct, kw_only=True, omit_defaults=True):
+class EnhancedThread(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     title: str = ""
     summary: str = ""
     basis: str = ""  # a digest of the title and summary it was written from: stale once they change
 
 
-class EnhancedDecision(msgspec.Struct, kw_only=True, omit_defaults=True):
+class EnhancedDecision(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     what: str = ""
     why: str = ""
 
 
-class EnhancedCommitment(msgspec.Struct, kw_only=True, omit_defaults=True):
+class EnhancedCommitment(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     what: str = ""
 
 
-class Enhancements(msgspec.Struct, kw_only=True, omit_defaults=True):
+class Enhancements(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """Claude's wording of thread, decision and commitment texts, by id
     (``workers.narrative.enhance``); the briefing shows them in place of the extracted ones."""
 
@@ -165,7 +165,7 @@ class Enhancements(msgspec.Struct, kw_only=True, omit_defaults=True):
     commitments: dict[str, EnhancedCommitment] = msgspec.field(default_factory=dict)
 
 
-class NarrativeDoc(msgspec.Struct, kw_only=True):
+class NarrativeDoc(msgspec.Struct, frozen=True, kw_only=True):
     """``timeline`` and ``enhanced`` go beyond the contract (readers ignore unknown fields):
     the narrative worker's own record of session starts/ends and compactions, in event time,
     and — with ``ANTHROPIC_API_KEY`` — Claude's wording of the briefing's items."""
@@ -181,7 +181,7 @@ class NarrativeDoc(msgspec.Struct, kw_only=True):
     enhanced: Enhancements | None = None
 
 
-class BootDoc(msgspec.Struct, kw_only=True):
+class BootDoc(msgspec.Struct, frozen=True, kw_only=True):
     agent: str
     session: str | None
     generated_at: datetime
@@ -203,7 +203,7 @@ class Entity(msgspec.Struct, kw_only=True, rename="camel"):
     source: list[str]
 
 
-class Fact(msgspec.Struct, kw_only=True, rename="camel"):
+class Fact(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
     id: str
     subject: str
     predicate: str
@@ -214,7 +214,7 @@ class Fact(msgspec.Struct, kw_only=True, rename="camel"):
     source: FactSource
 
 
-class KnowledgeDoc(msgspec.Struct, kw_only=True):
+class KnowledgeDoc(msgspec.Struct, frozen=True, kw_only=True):
     """``llm_pending`` goes beyond the contract (readers ignore it): the messages of the
     current LLM extraction batch, ``[sender, text]``, so batching survives restarts and
     replays deterministically.
@@ -233,7 +233,7 @@ class KnowledgeDoc(msgspec.Struct, kw_only=True):
     llm_pending: list[list[str]] = msgspec.field(default_factory=list)
 
 
-class ChannelState(msgspec.Struct, kw_only=True):
+class ChannelState(msgspec.Struct, frozen=True, kw_only=True):
     channel: str
     last_message_at: datetime
     messages: int
@@ -241,7 +241,7 @@ class ChannelState(msgspec.Struct, kw_only=True):
     layer: ChannelLayer
 
 
-class ChannelsDoc(msgspec.Struct, kw_only=True):
+class ChannelsDoc(msgspec.Struct, frozen=True, kw_only=True):
     CAP_LISTS: ClassVar[tuple[str, ...]] = ("channels",)
 
     updated: datetime
@@ -250,7 +250,7 @@ class ChannelsDoc(msgspec.Struct, kw_only=True):
     version: int = 1
 
 
-class RecallDoc(msgspec.Struct, kw_only=True):
+class RecallDoc(msgspec.Struct, frozen=True, kw_only=True):
     """Beyond the contract: what boot needs from recall without opening the vector store —
     the agent's rules and hot ("key") memories, and counts by tier."""
 
@@ -267,7 +267,7 @@ class RecallDoc(msgspec.Struct, kw_only=True):
     llm_pending: list[list[str]] = msgspec.field(default_factory=list)  # [role, sender, text, event id, ts]
 
 
-class Triage(msgspec.Struct, kw_only=True, omit_defaults=True):
+class Triage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """Claude's second opinion on a finding (``workers.traces.triage``): is it a real
     failure, how severe, why. Without ``ANTHROPIC_API_KEY`` there is none."""
 
@@ -276,7 +276,7 @@ class Triage(msgspec.Struct, kw_only=True, omit_defaults=True):
     reason: str = ""
 
 
-class Finding(msgspec.Struct, kw_only=True, omit_defaults=True):
+class Finding(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """A failure signal in the agent's tool and run events (contract: Traces). Every text
     in it is redacted. Beyond the contract (readers ignore them): the session, the tool,
     how often it happened (a loop's length, a failure's sessions), the error and the words
@@ -297,7 +297,7 @@ class Finding(msgspec.Struct, kw_only=True, omit_defaults=True):
     triage: Triage | None = None
 
 
-class TraceStep(msgspec.Struct, kw_only=True, omit_defaults=True):
+class TraceStep(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """One event of a chain, reduced to what the detectors read (texts redacted).
 
     ``kind``: ``in`` / ``out`` (a message received / sent), ``call`` / ``result`` (a tool),
@@ -320,7 +320,7 @@ class TraceStep(msgspec.Struct, kw_only=True, omit_defaults=True):
     question: bool = False
 
 
-class DoomLoop(msgspec.Struct, kw_only=True, omit_defaults=True):
+class DoomLoop(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """The failing attempts in a row that are the same call as the first of them."""
 
     tool: str
@@ -333,7 +333,7 @@ class DoomLoop(msgspec.Struct, kw_only=True, omit_defaults=True):
     finding: str = ""  # the finding's id, once the loop is long enough to be one
 
 
-class Upset(msgspec.Struct, kw_only=True, omit_defaults=True):
+class Upset(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """The chain's last user message, when it was dissatisfied, and what followed it."""
 
     event: str
@@ -343,7 +343,7 @@ class Upset(msgspec.Struct, kw_only=True, omit_defaults=True):
     resolved: bool = False  # one of them apologised or tried again
 
 
-class TraceChain(msgspec.Struct, kw_only=True, omit_defaults=True):
+class TraceChain(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """A session's current chain of events (the reference's ConversationChain), bounded to
     its last steps; ``events`` counts all it had."""
 
@@ -357,7 +357,7 @@ class TraceChain(msgspec.Struct, kw_only=True, omit_defaults=True):
     upset: Upset | None = None
 
 
-class FailurePrint(msgspec.Struct, kw_only=True, omit_defaults=True):
+class FailurePrint(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """A tool failure's fingerprint (tool, parameters, normalised error) and the sessions
     it happened in: the same failure in a second session is a ``repeat_fail``."""
 
@@ -370,7 +370,7 @@ class FailurePrint(msgspec.Struct, kw_only=True, omit_defaults=True):
     last_ts: datetime
 
 
-class TraceDoc(msgspec.Struct, kw_only=True):
+class TraceDoc(msgspec.Struct, frozen=True, kw_only=True):
     """Failure findings of one agent (contract: Traces), newest last. ``chains`` and
     ``failures`` go beyond the contract: the analyzer's state, so it runs event by event."""
 
@@ -384,7 +384,7 @@ class TraceDoc(msgspec.Struct, kw_only=True):
     failures: list[FailurePrint] = msgspec.field(default_factory=list)
 
 
-class Operation(msgspec.Struct, kw_only=True, omit_defaults=True):
+class Operation(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """A tool call and its result (contract: pending operations). ``preview`` is the
     redacted start of the result or error; ``seen`` once the agent has it. Beyond the
     contract: the session, the runtime's call id, and ``open`` while the turn that made
@@ -402,7 +402,7 @@ class Operation(msgspec.Struct, kw_only=True, omit_defaults=True):
     open: bool = False
 
 
-class OperationsDoc(msgspec.Struct, kw_only=True):
+class OperationsDoc(msgspec.Struct, frozen=True, kw_only=True):
     CAP_LISTS: ClassVar[tuple[str, ...]] = ("operations",)
 
     updated: datetime

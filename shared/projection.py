@@ -133,11 +133,13 @@ class _Slot:
         self.pending: list[tuple[Envelope, Any]] = []
 
 
-def _stamp(doc: Any, previous: Any, env: Envelope, producer: str, counted: bool = True) -> None:
+def _stamp(doc: D, previous: Any, env: Envelope, producer: str, counted: bool = True) -> D:
+    """``doc`` with its integrity for ``env``: the shell is the one owner of ``integrity``
+    (cores carry it over untouched). A new document, so a core may return its input."""
     events = previous.integrity.events if previous is not None else 0
-    doc.integrity = Integrity(
-        last_seq=env.seq, last_event_ts=env.event.ts, events=events + (1 if counted else 0), producer=producer
-    )
+    integrity = Integrity(last_seq=env.seq, last_event_ts=env.event.ts, events=events + (1 if counted else 0),
+                          producer=producer)
+    return msgspec.structs.replace(doc, integrity=integrity)
 
 
 class ProjectionHandler(Handler):
@@ -280,8 +282,7 @@ class ProjectionHandler(Handler):
         new = projection.compose(slot.doc, env, inputs)
         if new is None:
             return False
-        _stamp(new, slot.doc, env, self.producer, projection.counts(env))
-        slot.doc = new
+        slot.doc = _stamp(new, slot.doc, env, self.producer, projection.counts(env))
         return True
 
     async def _cut(self, agent: str) -> None:

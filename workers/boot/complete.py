@@ -289,8 +289,8 @@ class Completer:
         inputs = self._sources.inputs(Reading(env, docs, fresh.lagging))
         markdown = assemble_boot(inputs, self._ctx.settings.boot, self._tz)
         integrity = msgspec.structs.replace(stored.integrity, producer=self._ctx.producer)
-        doc = BootDoc(agent=stored.agent, session=stored.session, generated_at=inputs.now, trigger=stored.trigger,
-                      chars=len(markdown), markdown=markdown, lagging=inputs.lagging, integrity=integrity)
+        doc = msgspec.structs.replace(stored, generated_at=inputs.now, chars=len(markdown), markdown=markdown,
+                                      lagging=inputs.lagging, integrity=integrity)
         return doc, docs
 
     async def _trigger(self, seq: int) -> Envelope | None:

@@ -2,7 +2,9 @@
 
 Layer rule (unified-brain design, on the stream): the channel of the agent's latest
 message event is *foreground*; other channels active in the 24 h before that message are
-*background*; older ones are *archived*.
+*background*; older ones are *archived*. The document changes with
+``msgspec.structs.replace``: fields not named here (``integrity``, owned by the shell, a
+new field) are carried over.
 """
 
 from __future__ import annotations
@@ -48,8 +50,9 @@ def apply_message(doc: ChannelsDoc | None, event: MessageEvent) -> ChannelsDoc:
         channels.sort(key=lambda c: (c.layer != "archived", c.last_message_at))
         channels = channels[len(channels) - MAX_CHANNELS:]
     channels.sort(key=lambda c: c.channel)
-    return ChannelsDoc(updated=event.ts, channels=channels,
-                       integrity=doc.integrity if doc else Integrity())
+    if doc is None:
+        return ChannelsDoc(updated=event.ts, channels=channels, integrity=Integrity())
+    return msgspec.structs.replace(doc, updated=event.ts, channels=channels)
 
 
 def channel_summary(channel: str, threads: ThreadsDoc | None, decisions: DecisionsDoc | None) -> str:

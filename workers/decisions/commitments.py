@@ -14,7 +14,8 @@ filled ``due``; here every time comes from events.
 
 The functions return a new document and never mutate their input (nor a list they
 return): unchanged commitments — and an unchanged list of them — are shared between the
-two. ``integrity`` is copied unchanged: the caller owns it.
+two. The document changes with ``msgspec.structs.replace``: fields not named here
+(``integrity``, owned by the shell, a new field) are carried over.
 """
 
 from __future__ import annotations
@@ -175,12 +176,7 @@ def _cap(commitments: list[Commitment], limit: int) -> list[Commitment]:
 
 
 def _rebuilt(base: CommitmentsDoc, updated: datetime, commitments: list[Commitment]) -> CommitmentsDoc:
-    return CommitmentsDoc(
-        version=base.version,
-        updated=updated,
-        commitments=commitments,
-        integrity=_replace(base.integrity),
-    )
+    return _replace(base, updated=updated, commitments=commitments)
 
 
 def apply_message(

@@ -13,7 +13,9 @@ the decision sentence, else ``medium``. An identical ``what`` seen within
 
 Time is the event's: ``extracted_at`` is ``event.ts`` and ``date`` is that instant's day
 in the configured time zone. The functions return a new document and never mutate their
-input; unchanged decisions are shared between the two. ``integrity`` is copied unchanged.
+input; unchanged decisions are shared between the two. The document changes with
+``msgspec.structs.replace``: fields not named here (``integrity``, owned by the shell, a
+new field) are carried over.
 """
 
 from __future__ import annotations
@@ -82,12 +84,8 @@ def apply_message(
         decision_id = unique_id(event.id, "decision", index, taken)
         taken.add(decision_id)
         added.append(_decision(event, patterns, decision_id=decision_id, found=found, date=date))
-    return DecisionsDoc(
-        version=base.version,
-        updated=event.ts,
-        decisions=[*base.decisions, *added][-settings.max_decisions :] if added else base.decisions,
-        integrity=msgspec.structs.replace(base.integrity),
-    )
+    decisions = [*base.decisions, *added][-settings.max_decisions :] if added else base.decisions
+    return msgspec.structs.replace(base, updated=event.ts, decisions=decisions)
 
 
 def _decision(

@@ -1,8 +1,9 @@
 """The knowledge worker's pure core: events and LLM answers in, a new KnowledgeDoc out.
 
 No I/O, no awaits, no wall clock. "Now" is the event's ``ts`` (or, for an LLM answer,
-the time of the last event of its batch). The input document is never modified, and
-``integrity`` is carried over untouched: the shell owns it.
+the time of the last event of its batch). The input document is never modified: it
+changes with ``msgspec.structs.replace``, so fields not named here (``integrity``, owned by
+the shell; ``llm_pending``, the worker's; a new field) are carried over.
 
 Decay runs in event time on a fixed grid (see ``facts.decay_steps``) anchored at the
 document's ``updated``. ``updated`` is the latest event time applied: an event stamped
@@ -138,12 +139,11 @@ def _advance(
 def _finish(
     base: KnowledgeDoc, entities: list[Entity], facts: list[Fact], ts: datetime, settings: KnowledgeSettings
 ) -> KnowledgeDoc:
-    return KnowledgeDoc(
+    return msgspec.structs.replace(
+        base,
         updated=max(base.updated, ts),
         entities=prune_entities(entities, settings.max_entities),
         facts=prune_facts(facts, settings.max_facts),
-        integrity=base.integrity,
-        version=base.version,
     )
 
 

@@ -110,6 +110,8 @@ class KnowledgeProjection(Projection[KnowledgeDoc, LlmKnowledge | None]):
                 new = merge_llm_result(new, inputs, env.event.ts, self._settings)
                 batch = []
             new = msgspec.structs.replace(new, llm_pending=batch)
+        elif new.llm_pending:  # no model: no batch (one kept from a run with a model is dropped)
+            new = msgspec.structs.replace(new, llm_pending=[])
         # The ceiling is checked at every FIT_EVERY-th event of the agent (its count, so a
         # replay checks at the same events whatever the batching): measuring means encoding
         # the whole document, ~15 % of the core's time per message when done every time. In

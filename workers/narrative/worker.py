@@ -165,8 +165,12 @@ class NarrativeProjection(Projection[NarrativeDoc, NarrativeInputs]):
             markdown, source, ts = inputs.llm_text, "llm", now
         else:
             markdown, source, ts = self._structured(env, inputs, timeline), "structured", now
-        return NarrativeDoc(agent=env.agent, ts=ts, markdown=markdown, source=source, integrity=Integrity(),
-                            timeline=timeline, enhanced=enhanced)
+        if doc is None:
+            return NarrativeDoc(agent=env.agent, ts=ts, markdown=markdown, source=source, integrity=Integrity(),
+                                timeline=timeline, enhanced=enhanced)
+        # fields not named here (``integrity``, owned by the shell; a new field) carry over
+        return msgspec.structs.replace(doc, agent=env.agent, ts=ts, markdown=markdown, source=source,
+                                       timeline=timeline, enhanced=enhanced)
 
 
 class NarrativeHandler(ProjectionHandler):

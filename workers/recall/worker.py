@@ -320,10 +320,13 @@ class RecallHandler(Handler):
         key, hot, cold = await asyncio.to_thread(self._summary, agent, ts)
         key = [text[:KEY_MEMORY_CHARS] for text in key]
         fresh = sum(1 for s in outcome.seqs[agent] if s > floor)  # per event, not per batch: replays agree
-        doc = RecallDoc(agent=agent, updated=ts, key_memories=key, memories=hot + cold, hot=hot, cold=cold,
-                        integrity=Integrity(last_seq=seq, last_event_ts=ts,
-                                            events=(old.integrity.events if old else 0) + fresh,
-                                            producer=self._ctx.producer), llm_pending=pending)
+        integrity = Integrity(last_seq=seq, last_event_ts=ts, events=(old.integrity.events if old else 0) + fresh,
+                              producer=self._ctx.producer)
+        base = old if old is not None else RecallDoc(agent=agent, updated=ts, key_memories=[], memories=0, hot=0,
+                                                     cold=0, integrity=integrity)
+        # a field not named here (a new one) carries over
+        doc = msgspec.structs.replace(base, updated=ts, key_memories=key, memories=hot + cold, hot=hot, cold=cold,
+                                      integrity=integrity, llm_pending=pending)
         data = msgspec.json.encode(doc)
         if len(data) > self._budget:  # the caps above keep it far below: the last line
             doc, dropped = cap(doc, self._budget)

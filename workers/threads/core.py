@@ -18,7 +18,8 @@ bounded documents:
 
 The functions return a new document and never mutate their input. Threads a message does
 not change are shared between the old and the new document: treat both as values.
-``integrity`` is copied unchanged; the caller owns it.
+Documents change with ``msgspec.structs.replace``, so a field this module does not know
+(a new one with a default) is carried over; ``integrity`` too: the shell owns it.
 """
 
 from __future__ import annotations
@@ -206,9 +207,7 @@ def prune_and_cap(threads: list[Thread], settings: ThreadsSettings, now: datetim
 
 def _rebuilt(base: ThreadsDoc, updated: datetime, session_mood: Mood, threads: list[Thread],
              **more: object) -> ThreadsDoc:
-    # A copy of integrity: the caller updates it on the new document, never on the old.
-    return _replace(base, updated=updated, session_mood=session_mood, threads=threads,
-                    integrity=_replace(base.integrity), **more)
+    return _replace(base, updated=updated, session_mood=session_mood, threads=threads, **more)
 
 
 def _apply_signals(

@@ -17,8 +17,9 @@ active is closed first), each remembering its last ``MAX_STEPS`` steps; at most
 go first). Message texts are read through ``prepare_text`` (head and tail of a long one);
 every text kept is a redacted excerpt (``workers.traces.redact``).
 
-The functions return a new document and never mutate their input. ``integrity`` is copied
-unchanged; the caller owns it.
+The functions return a new document and never mutate their input; it changes with
+``msgspec.structs.replace``, so fields not named here (``integrity``, owned by the shell; a
+new field) are carried over.
 """
 
 from __future__ import annotations

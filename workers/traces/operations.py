@@ -25,7 +25,8 @@ session). What the agent has seen follows from the stream:
 
 Bounded per agent: at most ``max_operations``; when more, finished operations the agent has
 seen go first (oldest first), then unread ones, then pending ones. Every preview is a
-redacted excerpt. Returns a new document, never mutates its input; ``integrity`` is copied.
+redacted excerpt. Returns a new document (``msgspec.structs.replace``: ``integrity``, owned
+by the shell, and fields not named here are carried over), never mutates its input.
 """
 
 from __future__ import annotations

@@ -228,8 +228,7 @@ def test_the_document_ceiling_is_checked_at_every_fit_every_th_event_of_the_agen
                        agent="agent1", event=event)
         new = projection.compose(doc, env, None)
         assert new is not None
-        new.integrity = Integrity(last_seq=i + 1, events=i + 1)  # as the handler stamps it
-        doc = new
+        doc = msgspec.structs.replace(new, integrity=Integrity(last_seq=i + 1, events=i + 1))  # as the shell stamps
         sizes.append(len(msgspec.json.encode(doc)))
     checked = [i for i in range(len(sizes)) if i % FIT_EVERY == 0]
     assert all(sizes[i] <= ceiling for i in checked)
