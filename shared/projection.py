@@ -270,11 +270,23 @@ class ProjectionHandler(Handler):
             if slot.doc is not None and slot.doc.integrity.last_seq >= env.seq:
                 continue  # watermark: applied before (redelivery or replay)
             inputs = await projection.prepare(env, slot.doc)
-            if self._apply_to_slot(projection, slot, env, inputs):
-                self._dirty.add((projection.bucket, env.agent))
-                slot.pending.append((env, inputs))
-                changed = True
+            changed = self._changed(projection, slot, env, inputs) or changed
         return changed
+
+    async def apply_prepared(self, projection: AnyProjection, env: Envelope, inputs: Any) -> bool:
+        """Apply ``env``, an event ``projection`` accepts, with inputs prepared beforehand
+        instead of by ``prepare``: for a handler that prepares several events of a batch at
+        once (the boot worker reads the sources of a batch's changes together, at commit).
+        True when the document changed; it is written at the next ``commit``."""
+        slot = await self._load(projection, env.agent)
+        return self._changed(projection, slot, env, inputs)
+
+    def _changed(self, projection: AnyProjection, slot: _Slot, env: Envelope, inputs: Any) -> bool:
+        if not self._apply_to_slot(projection, slot, env, inputs):
+            return False
+        self._dirty.add((projection.bucket, env.agent))
+        slot.pending.append((env, inputs))
+        return True
 
     def _apply_to_slot(self, projection: AnyProjection, slot: _Slot, env: Envelope, inputs: Any) -> bool:
         if slot.doc is not None and slot.doc.integrity.last_seq >= env.seq:

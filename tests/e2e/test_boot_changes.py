@@ -13,6 +13,7 @@ import msgspec
 import nats
 import pytest
 from nats.js.client import JetStreamContext
+from prometheus_client import REGISTRY
 
 from schemas.docs import BootDoc
 from shared.config import load_settings
@@ -164,3 +165,19 @@ async def test_an_interval_of_zero_makes_a_document_for_every_batch_with_a_chang
         pipe.host.stop.set()
         await asyncio.wait_for(task, timeout=30)
         await nc.close()
+
+
+def boot_events(outcome: str) -> float:
+    return REGISTRY.get_sample_value("cortex_events_total", {"worker": "boot", "outcome": outcome}) or 0.0
+
+
+async def test_the_applied_count_is_the_events_that_make_a_document(pipeline: Pipeline, wait_for: Wait) -> None:
+    """The session's start, the message 70 s after it and the session's end make documents;
+    the messages 10 s after a document do not, and count as skipped. All in one batch, the
+    message's document is replaced by the end's before it is written: it counts all the same,
+    so the count does not depend on how the stream is batched."""
+    applied, skipped = boot_events("applied"), boot_events("skipped")
+    await pipeline.publish(EVENTS[:5])
+    await wait_for(pipeline.drained, within=60)
+    assert (await pipeline.boot()).integrity.last_seq == 5
+    assert (boot_events("applied") - applied, boot_events("skipped") - skipped) == (3, 2)

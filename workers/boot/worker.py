@@ -90,7 +90,6 @@ class BootProjection(Projection[BootDoc, Reading]):
         self._ctx = ctx
         self._sources = sources
         self._tz = ZoneInfo(ctx.settings.timezone)
-        self.prepared: dict[int, Reading] = {}  # stream sequence → sources read ahead
         self.readings: dict[str, Reading] = {}  # agent → the last sources read (until on_committed)
 
     def accepts(self, env: Envelope) -> bool:
@@ -104,11 +103,17 @@ class BootProjection(Projection[BootDoc, Reading]):
         return (env.family, env.kind) == ("compaction", "before") or is_change(env)
 
     async def prepare(self, env: Envelope, doc: BootDoc | None = None) -> Reading:
-        # change documents are read at commit, all of the batch's at once (BootHandler.commit)
-        ready = self.prepared.pop(env.seq, None)
-        reading = ready if ready is not None else await self._sources.at_trigger(env)
-        self.readings[env.agent] = reading  # what a completion starts from, should a source lag
-        return reading
+        """The sources as of a session's start or a compaction, read in stream order (a
+        batch's changes are read together at commit: ``prepare_batch``)."""
+        return (await self.prepare_batch([env]))[0]
+
+    async def prepare_batch(self, envs: list[Envelope]) -> list[Reading]:
+        """The sources as of each event, waited for and read all at once: one wait bound for
+        them all. Each agent's last reading is kept until ``on_committed`` registers it."""
+        readings = await asyncio.gather(*(self._sources.at_trigger(env) for env in envs))
+        for env, reading in zip(envs, readings, strict=True):
+            self.readings[env.agent] = reading  # what a completion starts from, should a source lag
+        return readings
 
     def counts(self, env: Envelope) -> bool:
         """Change documents are coalesced per batch, so they are not counted: the count
@@ -188,9 +193,13 @@ class BootHandler(ProjectionHandler):
 
     async def apply(self, env: Envelope) -> bool:
         if is_change(env):
-            # throttled by event time, then coalesced: one per agent per batch, made at commit
-            if await self._change_due(env):
-                self._changes[env.agent] = env
+            # throttled by event time, then coalesced: one per agent per batch, made at commit.
+            # True when it is due: it makes a document (one a later change or trigger of the
+            # same batch may replace before it is written), so the applied count does not
+            # depend on how the stream is batched.
+            if not self._projection.accepts(env) or not await self._change_due(env):
+                return False
+            self._changes[env.agent] = env
             return True
         changed = await super().apply(env)
         if changed:
@@ -224,20 +233,19 @@ class BootHandler(ProjectionHandler):
         return self._interval is None or env.event.ts - last_made >= self._interval
 
     async def commit(self) -> None:
-        changes, self._changes = self._changes, {}
-        for agent, env in list(changes.items()):  # a later trigger of this batch made one already
+        """The batch's due changes are made (their sources read together), then written with
+        the rest. A failure before they are made (a source unreadable) leaves them pending:
+        the loop's retry of ``commit`` makes them."""
+        changes = []
+        for agent, env in sorted(self._changes.items()):
             doc = await self.current(BUCKET_BOOT, agent)
-            if doc is not None and doc.integrity.last_seq >= env.seq:
-                del changes[agent]
-        # the agents' sources are waited for and read all at once: one bound for the batch
-        ready = await asyncio.gather(*(self._sources.at_trigger(env) for env in changes.values()))
-        self._projection.prepared = {env.seq: reading for env, reading in zip(changes.values(), ready, strict=True)}
-        try:
-            for agent, env in sorted(changes.items()):
-                if await super().apply(env):
-                    self._written.add(agent)
-        finally:
-            self._projection.prepared = {}
+            if doc is None or doc.integrity.last_seq < env.seq:  # else a later trigger of the batch made one
+                changes.append(env)
+        readings = await self._projection.prepare_batch(changes)
+        for env, reading in zip(changes, readings, strict=True):
+            if await self.apply_prepared(self._projection, env, reading):
+                self._written.add(env.agent)
+        self._changes = {}
         await super().commit()
 
     async def on_committed(self, seq: int) -> None:

@@ -21,6 +21,7 @@ from schemas.docs import BootDoc, Integrity
 from shared.asof import DocReader
 from shared.codec import Envelope, Limits, decode_event
 from shared.config import load_settings
+from shared.errors import TransientError
 from shared.health import Health
 from shared.kv import kv_read
 from shared.names import BUCKET_BOOT, BUCKET_CHECKPOINTS, stored_form
@@ -191,6 +192,34 @@ async def test_outstanding_completions_are_bounded(rig: Rig, monkeypatch: pytest
     assert sample("cortex_boot_lagging_total") == stuck + 2  # the two oldest given up, counted as stuck
     held = [e.agent for e in completer._entries.values() if e.docs is not None]
     assert held == ["agent-3", "agent-4"]  # the oldest kept entry re-reads its sources when it completes
+
+
+async def test_a_change_whose_sources_fail_at_commit_is_made_by_the_retried_commit(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch's due changes are read at commit: a store that fails then fails the commit,
+    which the consume loop retries — and the retry still makes the change's document."""
+    start = await rig.publish("ada", "session", "start", 0)
+    await rig.caught_up("threads", start.seq)
+    await rig.make(start)
+    end = await rig.publish("ada", "session", "end", 60)  # a session's end: always a change document
+    await rig.caught_up("threads", end.seq)
+    sources = rig.handler._sources
+    read = sources.at_trigger
+    failures = [TransientError("cortex_threads not answering")]
+
+    async def flaky(env: Envelope, fields: Any = None) -> Reading:
+        if failures:
+            raise failures.pop()
+        return await read(env, fields)
+
+    monkeypatch.setattr(sources, "at_trigger", flaky)
+    assert await rig.handler.apply(end)
+    with pytest.raises(TransientError):
+        await rig.handler.commit()
+    await rig.handler.commit()
+    doc = await rig.stored("ada")
+    assert (doc.trigger, doc.integrity.last_seq) == ("change", end.seq)
 
 
 async def _completed(rig: Rig, agent: str) -> BootDoc | None:
