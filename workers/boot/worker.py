@@ -41,6 +41,7 @@ from workers.boot.complete import Completer
 from workers.boot.context import shown_facts
 from workers.boot.inputs import BootInputs
 from workers.boot.sources import SOURCES, BootSources, Reading
+from workers.boot.throttle import Made, change_due
 from workers.boot.traces import shown_results
 
 __all__ = ["SPEC", "BootHandler", "build", "serve"]
@@ -146,16 +147,14 @@ class BootHandler(ProjectionHandler):
 
     Session start, compaction and session end always make a document, each as of its
     own event (the sources cut there). A message or feedback (a "change") makes one only
-    when a stream cut (every ``runtime.cut_every`` sequences, ``shared.projection.boundary``)
-    lies between it and the agent's last document, and it comes at least
-    ``boot.change_interval_ms`` of *event* time after that document; the document shows
-    the sources as they were at that cut — the sources write a revision of every pending
-    document there, so the state at a cut does not depend on how they batched the stream.
-    Whether a change is due depends on events only (sequences, ``ts`` and the stored
-    document), so any replay, however batched, makes the same documents. Due changes are
-    coalesced per batch: only the last one of an agent is assembled (the earlier ones
-    would be overwritten at the same commit). Between documents
-    ``cortex.api.boot`` assembles a fresh one on request.
+    when the throttle says it is due (``workers.boot.throttle``: a stream cut between it
+    and the agent's last document, and ``boot.change_interval_ms`` of event time); the
+    document shows the sources as they were at that cut — the sources write a revision of
+    every pending document there, so the state at a cut does not depend on how they
+    batched the stream. Due changes are coalesced per batch: only the last one of an agent
+    is assembled (the earlier ones would be overwritten at the same commit), their sources
+    read together at commit. Between documents ``cortex.api.boot`` assembles a fresh one
+    on request.
 
     A document stored with a lagging source is completed once the source catches up
     (``workers.boot.complete``), in KV and in the workspace file.
@@ -207,30 +206,22 @@ class BootHandler(ProjectionHandler):
         return changed
 
     async def _change_due(self, env: Envelope) -> bool:
-        """Whether this change makes a document. A session's end always does. A message or
-        feedback does when a stream cut (``runtime.cut_every``) lies between it and the
-        agent's last document (made by an earlier change of this batch, or stored) and it
-        comes ``change_interval_ms`` of event time after that document; its document shows
-        the sources as they were at that cut. Both depend on events only."""
-        if is_session_end(env):
-            return True
-        every = self._cut_every
-        cut = boundary(env.seq, every)
-        if cut == 0:
-            return False  # no cut yet: nothing to show as of one
+        """Whether this change makes a document (``workers.boot.throttle``): a session's end
+        always does, unless the stored document holds it already (a redelivery, a replay)."""
+        if not is_session_end(env) and boundary(env.seq, self._cut_every) == 0:
+            return False  # no cut yet (known without reading the document)
         doc: BootDoc | None = await self.current(BUCKET_BOOT, env.agent)
         if doc is not None and doc.integrity.last_seq >= env.seq:
             return False  # applied before: a redelivery or the replay of a made document
-        pending = self._changes.get(env.agent)
-        if pending is not None and (doc is None or pending.seq > doc.integrity.last_seq):
-            last_seq, last_made = pending.seq, pending.event.ts
-        elif doc is not None:
-            last_seq, last_made = doc.integrity.last_seq, doc.generated_at
-        else:
+        if is_session_end(env):
             return True
-        if cut <= boundary(last_seq, every):
-            return False  # the last document already shows this cut or a later state
-        return self._interval is None or env.event.ts - last_made >= self._interval
+        pending = self._changes.get(env.agent)
+        last = None
+        if pending is not None and (doc is None or pending.seq > doc.integrity.last_seq):
+            last = Made(pending.seq, pending.event.ts)
+        elif doc is not None:
+            last = Made(doc.integrity.last_seq, doc.generated_at)
+        return change_due(env.seq, env.event.ts, last, self._cut_every, self._interval)
 
     async def commit(self) -> None:
         """The batch's due changes are made (their sources read together), then written with
