@@ -169,6 +169,9 @@ class GatedEmbedder:
     def embed_query(self, text: str) -> FloatVector:
         return self.inner.embed_query(text)
 
+    def prefetch(self, texts: Sequence[str]) -> None:
+        self.inner.prefetch(texts)
+
 
 async def test_a_query_is_answered_while_a_batch_is_being_embedded(
     nats_url: str, tmp_path: Path, wait_for: Any

@@ -77,6 +77,11 @@ class Embedder(Protocol):
 
     def embed_query(self, text: str) -> FloatVector: ...
 
+    def prefetch(self, texts: Sequence[str]) -> None:
+        """``texts`` will be embedded soon (a batch's events while its earlier part is
+        written): an embedder that learns as it goes may start now; the others do nothing."""
+        ...
+
 
 def first_row(matrix: FloatMatrix) -> FloatVector:
     return np.asarray(matrix[0], dtype=np.float32)
@@ -170,6 +175,9 @@ class E5SmallEmbedder:
     def embed_query(self, text: str) -> FloatVector:
         vector = np.asarray(self._model.query(self.clip(text, is_query=True)), dtype=np.float32)
         return first_row(normalize_rows(vector.reshape(1, -1)))
+
+    def prefetch(self, texts: Sequence[str]) -> None:
+        return None  # nothing to learn ahead
 
 
 # --- static: word vectors distilled from e5 on first sight ---------------------------------
@@ -592,6 +600,9 @@ class HashingEmbedder:
     def embed_query(self, text: str) -> FloatVector:
         return first_row(normalize_rows(self._vector(text).reshape(1, -1)))
 
+    def prefetch(self, texts: Sequence[str]) -> None:
+        return None  # nothing to learn ahead
+
 
 # --- Ollama over HTTP -------------------------------------------------------------------
 
@@ -633,6 +644,9 @@ class OllamaEmbedder:
 
     def embed_query(self, text: str) -> FloatVector:
         return first_row(self._embed([self._query_prefix + text]))
+
+    def prefetch(self, texts: Sequence[str]) -> None:
+        return None  # nothing to learn ahead
 
     def _embed(self, inputs: list[str]) -> FloatMatrix:
         body = json.dumps({"model": self._model, "input": inputs}).encode("utf-8")

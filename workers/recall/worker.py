@@ -179,9 +179,8 @@ class RecallHandler(Handler):
         it were a batch of its own; a failure leaves the parts not yet done staged."""
         if not self._staged:
             return
-        prefetch = getattr(self._applier.embedder, "prefetch", None)
-        if prefetch is not None:
-            prefetch([e.event.content for e in self._staged if isinstance(e.event, MessageEvent | NoteEvent)])
+        self._applier.embedder.prefetch([e.event.content for e in self._staged
+                                         if isinstance(e.event, MessageEvent | NoteEvent)])
         while self._staged:
             end = self._cuts[0] if self._cuts else len(self._staged)
             await self._commit_part(self._staged[:end])
