@@ -30,6 +30,7 @@ from shared.config import Settings
 from shared.connection import ConnectError, connect
 from shared.consume import ConsumeLoop, Handler, LoopConfig
 from shared.errors import LeaseLost, RebuildRequired, WorkerCannotRun, is_transient
+from shared.fingerprint import patterns_digest
 from shared.footprint import Source, buckets_of, workers_of
 from shared.health import Health, HealthRegistry, serve
 from shared.lease import Lease
@@ -87,6 +88,9 @@ class WorkerSpec:
     qdrant: bool = False  # talks to Qdrant (CORTEX_QDRANT_URL): runs the image with the recall stack
     inspects_consumers: bool = False  # reads every consuming worker's consumer state and checkpoint
     watches_sources: bool = False  # reads CORTEX_EVENTS' stream info: its sources (shared.sources)
+    # the packages (or modules) holding the regex and keyword tables its cores match with:
+    # their digest is part of ``producer`` (shared.fingerprint)
+    patterns: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if bool(self.serves) != (self.serve is not None):
@@ -115,13 +119,17 @@ OPERATIONAL_KNOBS = frozenset({"wait_ms"})
 
 
 def producer_id(spec: WorkerSpec, settings: Settings, version: str) -> str:
-    """``<worker>@<version>+<config-hash>``: which code and which settings made a document."""
+    """``<worker>@<version>+<config-hash>``: which code, which settings and which patterns
+    made a document (the hash covers the worker's pattern tables, ``spec.patterns``: a
+    shadow worker trying new patterns is another producer)."""
     sections: dict[str, Any] = {
         name: {k: v for k, v in msgspec.structs.asdict(getattr(settings, name)).items() if k not in OPERATIONAL_KNOBS}
         for name in spec.config_sections
     }
     sections["language"] = settings.language
     sections["timezone"] = settings.timezone
+    if spec.patterns:
+        sections["patterns"] = patterns_digest(spec.patterns)
     digest = hashlib.sha256(msgspec.json.encode(sections)).hexdigest()[:8]
     return f"{spec.name}@{version}+{digest}"
 

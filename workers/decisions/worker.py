@@ -68,4 +68,5 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
 
 
 SPEC = WorkerSpec(name="decisions", families=("msg", "feedback", "session", "compaction"), build=build,
-                  config_sections=("decisions", "commitments"), buckets=(BUCKET_DECISIONS, BUCKET_COMMITMENTS))
+                  config_sections=("decisions", "commitments"), buckets=(BUCKET_DECISIONS, BUCKET_COMMITMENTS),
+                  patterns=("workers.conversation", "workers.decisions"))

@@ -143,4 +143,5 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
 
 
 SPEC = WorkerSpec(name="knowledge", families=("msg", "session", "compaction", "feedback"), build=build,
-                  config_sections=("knowledge",), buckets=(BUCKET_KNOWLEDGE,), llm=True)
+                  config_sections=("knowledge",), buckets=(BUCKET_KNOWLEDGE,), llm=True,
+                  patterns=("workers.conversation", "workers.knowledge"))

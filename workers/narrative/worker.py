@@ -202,4 +202,5 @@ SOURCES = (Source("threads", "threads", BUCKET_THREADS, ThreadsDoc),
            Source("commitments", "decisions", BUCKET_COMMITMENTS, CommitmentsDoc))
 
 SPEC = WorkerSpec(name="narrative", families=("session", "compaction", "notes"), build=build,
-                  config_sections=("narrative",), buckets=(BUCKET_NARRATIVES,), sources=SOURCES, llm=True)
+                  config_sections=("narrative",), buckets=(BUCKET_NARRATIVES,), sources=SOURCES, llm=True,
+                  patterns=("workers.narrative",))

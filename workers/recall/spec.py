@@ -101,4 +101,7 @@ async def _serve_disabled(ctx: WorkerContext, stop: asyncio.Event) -> None:
 SPEC = WorkerSpec(name="recall", families=("msg", "notes", "feedback", "session", "compaction"), build=build,
                   serve=serve, config_sections=("recall",), buckets=(BUCKET_RECALL,), max_batch=256,
                   sources=(Source("knowledge", "knowledge", BUCKET_KNOWLEDGE, KnowledgeDoc),),
-                  serves=("recall", "consolidate"), feedback=("recall_access", "fact_access"), llm=True, qdrant=True)
+                  serves=("recall", "consolidate"), feedback=("recall_access", "fact_access"), llm=True, qdrant=True,
+                  # the modules with its tables (the package holds the optional vector store stack)
+                  patterns=("workers.recall.capture", "workers.recall.classifier", "workers.recall.conflicts",
+                            "workers.recall.markdown", "workers.recall.ranking"))

@@ -150,4 +150,5 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
 
 # compaction events are consumed only as cuts for composed documents
 SPEC = WorkerSpec(name="traces", families=("msg", "session", "tool", "run", "feedback", "compaction"), build=build,
-                  config_sections=("traces",), buckets=(BUCKET_TRACES, BUCKET_OPERATIONS), llm=True)
+                  config_sections=("traces",), buckets=(BUCKET_TRACES, BUCKET_OPERATIONS), llm=True,
+                  patterns=("workers.conversation", "workers.traces"))
