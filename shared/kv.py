@@ -11,6 +11,7 @@ from nats.js.client import JetStreamContext
 from nats.js.kv import KeyValue
 
 from shared.errors import TransientError
+from shared.natsio import api_request
 
 DOC_HISTORY = 16  # revisions kept per document key in event-derived buckets (see shared.asof)
 
@@ -95,8 +96,7 @@ async def kv_revision_below(js: JetStreamContext, bucket: str, key: str, below: 
     if below <= 1:
         return None
     request = msgspec.json.encode(_MultiLast(multi_last=[f"$KV.{bucket}.{key}"], up_to_seq=below - 1))
-    # nats-py exposes neither this request nor its connection and API prefix publicly
-    msg = await js._nc.request(f"{js._prefix}.DIRECT.GET.KV_{bucket}", request, timeout=_LAST_BELOW_TIMEOUT_S)
+    msg = await api_request(js, f"DIRECT.GET.KV_{bucket}", request, _LAST_BELOW_TIMEOUT_S)  # not in nats-py
     headers = msg.headers or {}
     status = headers.get("Status")
     if status is not None:
@@ -133,7 +133,7 @@ async def kv_keys(js: JetStreamContext, bucket: str, agent: str | None = None) -
         offset = 0
         while True:
             request = msgspec.json.encode({"subjects_filter": subject_filter, "offset": offset})
-            msg = await js._nc.request(f"{js._prefix}.STREAM.INFO.KV_{bucket}", request, timeout=_LAST_BELOW_TIMEOUT_S)
+            msg = await api_request(js, f"STREAM.INFO.KV_{bucket}", request, _LAST_BELOW_TIMEOUT_S)
             page = msgspec.json.decode(msg.data, type=_StreamInfoPage)
             if page.error is not None:
                 if page.error.get("code") == 404:

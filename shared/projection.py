@@ -43,6 +43,7 @@ from shared.errors import (
     is_unwritable,
 )
 from shared.kv import kv_cas, kv_read
+from shared.natsio import max_payload
 from shared.repair import decode_document, discard_document, unreadable_reason
 
 log = logging.getLogger(__name__)
@@ -170,8 +171,8 @@ class ProjectionHandler(Handler):
         self._decoders = {p.bucket: msgspec.json.Decoder(p.doc_type) for p in projections}
         # the largest value each bucket's writes may carry: the contract's 512 KiB, a
         # projection's own lower limit, and always below the server's max payload
-        max_payload = int(getattr(getattr(js, "_nc", None), "max_payload", parts.MAX_VALUE_BYTES * 2))
-        self._budget = {p.bucket: parts.value_budget(max_payload, p.max_value_bytes) for p in projections}
+        payload = max_payload(js, parts.MAX_VALUE_BYTES * 2)
+        self._budget = {p.bucket: parts.value_budget(payload, p.max_value_bytes) for p in projections}
         self._split = {p.bucket: self._budget[p.bucket] for p in projections if parts.split_lists(p.doc_type)}
         self._unwritable: dict[int, str] = {}  # events whose documents can never be written
         self.cut_on_triggers = cut_on_triggers

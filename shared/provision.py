@@ -38,6 +38,7 @@ from shared.names import (
     shadow_bucket,
     slot_transform,
 )
+from shared.natsio import connection, server_info
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +85,7 @@ def _refusal(exc: nats.js.errors.APIError, replicas: int, what: str,
 def cluster_servers(js: JetStreamContext) -> int | None:
     """How many servers the connected cluster announces (its INFO ``connect_urls``), 1 for a
     server that is not clustered, None when it does not say (``no_advertise``)."""
-    info: dict[str, object] = getattr(getattr(js, "_nc", None), "_server_info", None) or {}
+    info = server_info(connection(js))
     if "cluster" not in info:
         return 1 if info else None
     urls = info.get("connect_urls")

@@ -37,6 +37,8 @@ from nats.aio.msg import Msg
 from nats.aio.subscription import Subscription
 from nats.js.client import JetStreamContext
 
+from shared.natsio import api_prefix, connection
+
 _STATUS = "Status"
 _HEARTBEAT = "100"
 _REQUEST_ENDED = frozenset({"404", "408", "409"})
@@ -180,4 +182,4 @@ class PullFetcher:
 
 def fetcher_for(js: JetStreamContext, stream: str, consumer: str) -> PullFetcher:
     """A fetcher on the connection and API prefix of ``js`` (nats-py keeps both private)."""
-    return PullFetcher(js._nc, stream, consumer, prefix=js._prefix)
+    return PullFetcher(connection(js), stream, consumer, prefix=api_prefix(js))

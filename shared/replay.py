@@ -38,6 +38,7 @@ from shared.names import (
     partition_ids,
     partition_of,
 )
+from shared.natsio import connection
 from shared.runtime import WorkerContext, WorkerHost, WorkerSpec, make_loop, producer_id
 from shared.tasks import cancel_and_wait
 
@@ -210,7 +211,7 @@ async def run_replay(host: WorkerHost, js: JetStreamContext, specs: list[WorkerS
     # as the setting allows, so a replayed BootDoc is the live one, not a "lagging" stand-in.
     boot = msgspec.structs.replace(host.settings.boot, wait_ms=60000)
     host.settings = msgspec.structs.replace(host.settings, boot=boot)
-    nc = js._nc  # the connection the JetStream context was made from
+    nc = connection(js)
     stop = asyncio.Event()
     n = host.settings.partitions
     partitions = partition_ids(n) if agent is None or n <= 1 else [partition_of(agent, n)]

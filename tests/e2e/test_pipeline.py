@@ -15,6 +15,7 @@ from schemas.api import CommitmentsReply, SearchReply, StatusReply, ThreadsReply
 from schemas.docs import BootDoc, CommitmentsDoc, DecisionsDoc, KnowledgeDoc, SnapshotDoc, ThreadsDoc
 from shared.kv import kv_read
 from shared.names import EVENTS_STREAM
+from shared.natsio import connection
 from workers.evals.briefing_checks import briefing_defects
 
 CUT_EVERY = 5
@@ -221,7 +222,7 @@ async def test_query_apis_cli_tables_and_corrections_as_events(
     js = pipeline
     assert cortex("publish", str(demo_file(tmp_path)), url=nats_url).returncode == 0
     await wait_for(lambda: drained(js), within=180)
-    nc = js._nc
+    nc = connection(js)
 
     threads = msgspec.json.decode((await nc.request("cortex.api.threads.main", b'{"status":"open"}', timeout=5)).data,
                                   type=ThreadsReply).threads

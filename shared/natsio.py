@@ -1,0 +1,48 @@
+"""The one place nats-py's internals are reached.
+
+nats-py keeps a JetStream context's connection and API prefix private (``_nc``,
+``_prefix``), and the server's INFO too (``Client._server_info``); Cortex needs them for
+requests the library does not make (a direct get up to a sequence, stream info by subject,
+its own pull fetcher) and to size values below the server's max payload. Every module goes
+through these functions; ``tests/shared/test_natsio.py`` fails when an upgrade of nats-py
+moves what they read, so CI catches it rather than a worker at run time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from nats.aio.client import Client
+from nats.aio.msg import Msg
+from nats.js.client import JetStreamContext
+
+
+def connection(js: JetStreamContext) -> Client:
+    """The connection a JetStream context was made from."""
+    nc: Client = js._nc
+    return nc
+
+
+def api_prefix(js: JetStreamContext) -> str:
+    """The context's JetStream API prefix: ``$JS.API``, ``$JS.<domain>.API`` or the one given."""
+    prefix: str = js._prefix
+    return prefix
+
+
+def server_info(nc: Client) -> dict[str, Any]:
+    """The INFO of the server the connection talks to ({} before it connected)."""
+    info: dict[str, Any] | None = getattr(nc, "_server_info", None)
+    return info or {}
+
+
+def max_payload(js: JetStreamContext | None, default: int) -> int:
+    """The largest message the connected server takes; ``default`` without a connection
+    (a handler made for a test without a server)."""
+    nc = getattr(js, "_nc", None)
+    return int(nc.max_payload) if isinstance(nc, Client) else default
+
+
+async def api_request(js: JetStreamContext, subject: str, payload: bytes, wait_s: float) -> Msg:
+    """A JetStream API request nats-py does not make itself: ``subject`` below the API
+    prefix (``DIRECT.GET.KV_x``, ``STREAM.INFO.KV_x``), on the context's connection."""
+    return await connection(js).request(f"{api_prefix(js)}.{subject}", payload, timeout=wait_s)
