@@ -80,12 +80,14 @@ class SearchHit(msgspec.Struct, frozen=True, kw_only=True):
     """A store candidate: the memory and its cosine similarity to the query.
 
     ``fused`` is the reciprocal-rank-fusion score of the hybrid (dense + BM25) query
-    that found it; ``similarity`` is the dense cosine, which the ranking formula uses.
+    that found it; ``similarity`` is the dense cosine, which the ranking formula uses;
+    ``lexical`` is its BM25 score for the query text (0.0 without text or a shared term).
     """
 
     memory: Memory
     similarity: float
     fused: float = 0.0
+    lexical: float = 0.0
 
 
 class RankedMemory(msgspec.Struct, frozen=True, kw_only=True):
@@ -105,6 +107,7 @@ class RankedMemory(msgspec.Struct, frozen=True, kw_only=True):
     scope_boost: float
     sender_boost: float = 0.0  # 1.0 when the query names the memory's sender (ranking.py)
     asks: float = 0.0  # 1.0 when the memory's own turn ends by asking (ranking.py)
+    lexical: float = 0.0  # its message's BM25 score as a share of the best candidate's (ranking.py)
 
 
 @functools.lru_cache(maxsize=1 << 16)

@@ -86,7 +86,7 @@ def _translate(exc: Exception, what: str) -> StoreError:
     return StoreError(f"embedded qdrant: {what}: {text}")
 
 
-def _filter(conds: list[Condition], ids: Sequence[str] | None = None) -> Filter:
+def _filter(conds: list[Condition], ids: Sequence[str | int | uuid.UUID] | None = None) -> Filter:
     must: list[Any] = []
     for key, value in conds:
         if value is None:
@@ -95,7 +95,11 @@ def _filter(conds: list[Condition], ids: Sequence[str] | None = None) -> Filter:
         match = MatchAny(list(value)) if isinstance(value, tuple) else MatchValue(value)
         must.append(FieldCondition(key=key, match=match))
     if ids is not None:
-        must.append(HasIdCondition({uuid.UUID(i) for i in point_ids(ids)}))
+        try:
+            # the engine's own ids (``ScoredPoint.id``) as they are; a string must be a UUID
+            must.append(HasIdCondition({uuid.UUID(i) if isinstance(i, str) else i for i in ids}))
+        except ValueError as exc:  # as point_ids: a memory id is a UUID
+            raise StoreError(f"not a memory id (expected a UUID): {exc}") from exc
     return Filter(must=must)
 
 
@@ -256,10 +260,10 @@ class EdgeMemoryStore(StoreBase):
             Prefetch(limit=prefetch_limit, query=Query.Nearest(query_unit.tolist(), using=DENSE), filter=qfilter)
         ]
         indices, values = self._lexical.query(text) if text else ([], [])
+        # IDF over this agent's points only: another tenant's vocabulary must not shape our ranking.
+        idf = SearchParams(idf=IdfParams(corpus=_filter(conditions(agent, None))))
+        sparse = Query.Nearest(SparseVector(indices, values), using=SPARSE)
         if indices:
-            # IDF over this agent's points only: another tenant's vocabulary must not shape our ranking.
-            idf = SearchParams(idf=IdfParams(corpus=_filter(conditions(agent, None))))
-            sparse = Query.Nearest(SparseVector(indices, values), using=SPARSE)
             prefetches.append(Prefetch(limit=prefetch_limit, query=sparse, filter=qfilter, params=idf))
         request = QueryRequest(
             limit=limit,
@@ -271,19 +275,24 @@ class EdgeMemoryStore(StoreBase):
             with_vector=False,
         )
         points: list[ScoredPoint] = self._call("search", self._shard.query, request)
-        cosines = self._cosines(agent, flt, points, query_unit)
-        return [SearchHit(memory=memory_from_payload(p.payload or {}), similarity=cosines.get(str(p.id), 0.0),
-                          fused=float(p.score)) for p in points]
-
-    def _cosines(self, agent: str, flt: MemoryFilter | None, points: Sequence[ScoredPoint],
-                 query_unit: FloatVector) -> dict[str, float]:
-        """Each point's dense cosine (the fused scores are ranks): one exact nearest-vector
-        query over just these points. Carrying their vectors into Python and taking the
-        cosines there cost ~1 ms a search here (50 points × 384 floats); this ~0.2 ms."""
         if not points:
-            return {}
-        ids = [str(p.id) for p in points]
-        request = QueryRequest(limit=len(ids), query=Query.Nearest(query_unit.tolist(), using=DENSE),
-                               filter=_filter(conditions(agent, flt), ids), with_payload=False, with_vector=False)
-        scored: list[ScoredPoint] = self._call("search", self._shard.query, request)
-        return {str(p.id): float(p.score) for p in scored}
+            return []
+        # Each hit's dense cosine and BM25 score (the fused scores are ranks): one exact query
+        # of each kind over just these points (~0.3 ms each here, the filter built once).
+        # Carrying the vectors into Python for the cosines cost ~1 ms a search.
+        ids = [p.id for p in points]  # the engine's own ids (each read of ``p.id`` builds one anew)
+        hits_filter = _filter(conditions(agent, flt), ids)
+        cosines = self._scores("search", Query.Nearest(query_unit.tolist(), using=DENSE), hits_filter, len(points))
+        lexical = self._scores("search", sparse, hits_filter, len(points), idf) if indices else {}
+        return [SearchHit(memory=memory_from_payload(p.payload or {}), similarity=cosines.get(pid, 0.0),
+                          fused=float(p.score), lexical=lexical.get(pid, 0.0))
+                for p, pid in zip(points, ids, strict=True)]
+
+    def _scores(self, where: str, query: Any, flt: Filter, limit: int,
+                params: SearchParams | None = None) -> dict[Any, float]:
+        """Each point the filter selects and the query scores → its score, by the engine's
+        point id (a point a sparse query shares no term with is absent)."""
+        request = QueryRequest(limit=limit, query=query, filter=flt, params=params, with_payload=False,
+                               with_vector=False)
+        scored: list[ScoredPoint] = self._call(where, self._shard.query, request)
+        return {p.id: float(p.score) for p in scored}

@@ -226,9 +226,9 @@ class ServerMemoryStore(StoreBase):
         prefetch_limit = max(limit * 2, 20)
         prefetch = [models.Prefetch(query=query_unit.tolist(), using=DENSE, filter=qfilter, limit=prefetch_limit)]
         indices, values = self._lexical.query(text) if text else ([], [])
+        # IDF over this agent's points only, as in the embedded backend.
+        idf = models.SearchParams(idf=models.IdfCorpusParams(corpus=_filter(conditions(agent, None))))
         if indices:
-            # IDF over this agent's points only, as in the embedded backend.
-            idf = models.SearchParams(idf=models.IdfCorpusParams(corpus=_filter(conditions(agent, None))))
             prefetch.append(
                 models.Prefetch(
                     query=models.SparseVector(indices=indices, values=values),
@@ -249,14 +249,31 @@ class ServerMemoryStore(StoreBase):
             with_payload=True,
             with_vectors=[DENSE],
         )
-        return [_hit(point, query_unit) for point in response.points]
+        lexical: dict[str, float] = {}
+        if indices and response.points:
+            # each hit's BM25 score (the fused scores are ranks): one sparse query over just the hits
+            ids = [str(p.id) for p in response.points]
+            scored = self._call(
+                "search",
+                self._client.query_points,
+                self._name,
+                query=models.SparseVector(indices=indices, values=values),
+                using=SPARSE,
+                query_filter=_filter(conditions(agent, flt), ids),
+                search_params=idf,
+                limit=len(ids),
+                with_payload=False,
+            )
+            lexical = {str(p.id): float(p.score) for p in scored.points}
+        return [_hit(point, query_unit, lexical.get(str(point.id), 0.0)) for point in response.points]
 
 
-def _hit(point: models.ScoredPoint, query_unit: FloatVector) -> SearchHit:
+def _hit(point: models.ScoredPoint, query_unit: FloatVector, lexical: float = 0.0) -> SearchHit:
     return SearchHit(
         memory=memory_from_payload(point.payload or {}),
         similarity=cosine(query_unit, dense_of(point.vector)),
         fused=float(point.score),
+        lexical=lexical,
     )
 
 

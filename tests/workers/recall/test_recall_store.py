@@ -53,6 +53,23 @@ def test_upsert_then_search_finds_the_closest_memory(
     assert {h.memory.id for h in hits} == {berlin.id, pizza.id}
 
 
+def test_each_hit_reports_its_bm25_score(store: MemoryStore, embedder: HashingEmbedder,
+                                         make_memory: MakeMemory) -> None:
+    """The fused score is a rank; the ranking's lexical term needs each hit's BM25 score
+    itself (ranking.py, "Lexical weight")."""
+    berlin = make_memory("Caroline moved to Berlin in May", position=1)
+    pizza = make_memory("Melanie likes pineapple pizza", position=2)
+    both = make_memory("Caroline moved, Berlin was her choice, Berlin in May", position=3)
+    store.upsert(points(embedder, berlin, pizza, both))
+    query = "Where did Caroline move to Berlin?"
+    hits = {h.memory.id: h for h in store.search("alice", embedder.embed_query(query), text=query)}
+    assert hits[pizza.id].lexical == 0.0  # no shared term
+    assert hits[berlin.id].lexical > 0.0
+    assert hits[both.id].lexical > 0.0
+    dense_only = store.search("alice", embedder.embed_query(query))
+    assert {h.lexical for h in dense_only} == {0.0}
+
+
 def test_agent_never_sees_another_agents_memories(
     store: MemoryStore, embedder: HashingEmbedder, make_memory: MakeMemory
 ) -> None:
