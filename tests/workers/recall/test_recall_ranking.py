@@ -195,6 +195,22 @@ def test_a_query_naming_a_sender_favours_that_senders_memories() -> None:
     assert rank(hits, now=NOW, fused=True, named=both)[0].memory.id == "caroline-on-it"
 
 
+def test_a_named_senders_turn_outranks_a_closer_match_by_up_to_two_units() -> None:
+    """With the lexical term beside it, the sender term is worth 0.2 (docs/recall-eval.md:
+    LoCoMo R@10 0.850 → 0.853, R@1 0.445 → 0.460 against 0.1)."""
+    def said(mid: str, sender: str, score: float) -> SearchHit:
+        memory = Memory(id=mid, agent="a", content=f"{sender}: {mid}", type="episode", scope="permanent",
+                        confidence=1.0, source_event=mid, created_at=NOW, last_accessed=NOW, sender=sender)
+        return SearchHit(memory=memory, similarity=0.5, fused=score)
+
+    # relevance 1.0 / 0.75 / 0.0: Caroline's turn leads the similarity term by 0.125
+    hits = [said("caroline-on-it", "Caroline", 0.30), said("melanie-on-it", "Melanie", 0.25),
+            said("other", "Caroline", 0.10)]
+    named = named_senders("What did Melanie paint?", (h.memory for h in hits))
+    assert [r.memory.id for r in rank(hits, now=NOW, fused=True, named=named)][:2] == \
+        ["melanie-on-it", "caroline-on-it"]
+
+
 @pytest.mark.parametrize(("query", "sender", "named"), [
     ("What did melanie PAINT?", "Melanie", True),
     ("What is Melanie's dog called?", "Melanie", True),
