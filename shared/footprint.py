@@ -5,7 +5,7 @@ other workers' documents *as of* the event that triggers it (``shared.asof``), a
 waiting until their workers have applied everything before that event
 (``shared.watermarks``). Each such input is one ``Source`` on the worker's ``WorkerSpec``:
 the NATS permissions (``deploy/gen_manifests.py``: history reads of the bucket, the owner's
-consumer info and checkpoints) and the shared reader (``shared.composed.Inputs``) both
+consumer info and checkpoints) and the shared reader (``shared.inputs.Inputs``) both
 come from it.
 """
 

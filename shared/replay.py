@@ -28,6 +28,7 @@ from nats.js.client import JetStreamContext
 
 from shared.errors import LeaseLost, RebuildRequired
 from shared.health import Health
+from shared.inputs import Inputs
 from shared.kv import kv_keys, kv_read
 from shared.lease import Lease, LeaseRefused
 from shared.names import (
@@ -219,16 +220,20 @@ async def run_replay(host: WorkerHost, js: JetStreamContext, specs: list[WorkerS
     ready = asyncio.Barrier(len(consumers))
     progress = [ReplayProgress(worker=name, target=last) for _, _, name in consumers]
     tasks = []
+    inputs = Inputs(js, host.settings)  # one composed-input reader for every replayed worker
     for (spec, k, name), prog in zip(consumers, progress, strict=True):
         ctx = WorkerContext(nc=nc, js=js, settings=host.settings, worker=spec.name, consumer=name,
                             producer=producer_id(spec, host.settings, host.version), health=Health(name),
-                            extras=host.extras, partition=k)
+                            extras=host.extras, partition=k, catalog=host.catalog, shared_inputs=inputs)
         tasks.append(asyncio.create_task(
             replay_worker(host, ctx, spec, [b for b in spec.buckets if b in DOC_BUCKETS], agent, prog, ready, stop)))
     started = time.monotonic()
-    while not all(t.done() for t in tasks):
-        report(progress)
-        await asyncio.wait(tasks, timeout=1.0)
+    try:
+        while not all(t.done() for t in tasks):
+            report(progress)
+            await asyncio.wait(tasks, timeout=1.0)
+    finally:
+        await inputs.stop()
     report(progress)
     failed = [task.exception() for task in tasks]  # every one retrieved: no "never retrieved" traceback
     errors = [exc for exc in failed if exc is not None]

@@ -15,7 +15,7 @@ import signal
 import socket
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import Any
 
 import msgspec
@@ -33,6 +33,7 @@ from shared.errors import LeaseLost, RebuildRequired, WorkerCannotRun, is_transi
 from shared.fingerprint import patterns_digest
 from shared.footprint import Source, buckets_of, workers_of
 from shared.health import Health, HealthRegistry, serve
+from shared.inputs import Inputs
 from shared.lease import Lease
 from shared.names import consumer_name, shadow_bucket
 from shared.provision import ConsumerSpec, LayoutError, ensure_bucket, ensure_consumer, layout_problem
@@ -60,6 +61,20 @@ class WorkerContext:
     # every worker of the deployment (the registry's, handed down by whoever made the host): what
     # a worker that looks at the others (the status API) sees, without importing the registry
     catalog: Mapping[str, WorkerSpec] = field(default_factory=dict)
+    # the process's composed-input reader (the host's, shared by all its workers); one of its
+    # own when none is given (a context made outside a host)
+    shared_inputs: InitVar[Inputs | None] = None
+    inputs: Inputs = field(init=False)
+
+    def __post_init__(self, shared_inputs: Inputs | None) -> None:
+        self._owns_inputs = shared_inputs is None
+        self.inputs = shared_inputs if shared_inputs is not None else Inputs(self.js, self.settings)
+
+    async def aclose(self) -> None:
+        """Stop what this context made for itself: its own inputs reader (a host's shared one
+        stops with the host)."""
+        if self._owns_inputs:
+            await self.inputs.stop()
 
     def bucket(self, name: str) -> str:
         """The physical bucket for a document bucket (shadow mode writes cortex_shadow_*)."""
@@ -184,6 +199,7 @@ class WorkerHost:
         self.stop = asyncio.Event()
         self.instance = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self.http_port: int | None = None
+        self.inputs: Inputs | None = None  # the composed-input reader every worker here shares (run)
 
     async def _ensure_consumer(self, js: JetStreamContext, consumer: str, spec: WorkerSpec, health: Health,
                                partition: int | None) -> None:
@@ -224,7 +240,8 @@ class WorkerHost:
         lease = Lease(js, consumer, self.instance, self.settings.runtime.lease_ttl_s)
         ctx = WorkerContext(nc=nc, js=js, settings=self.settings, worker=spec.name, consumer=consumer,
                             producer=producer_id(spec, self.settings, self.version), health=health, shadow=shadow,
-                            extras=self.extras, partition=partition, catalog=self.catalog)
+                            extras=self.extras, partition=partition, catalog=self.catalog,
+                            shared_inputs=self.inputs)
         try:
             while not self.stop.is_set():
                 health.set_ready(True, "standby: waiting for the lease")
@@ -292,7 +309,7 @@ class WorkerHost:
         ctx = WorkerContext(nc=nc, js=nc.jetstream(), settings=self.settings, worker=spec.name,
                             consumer="", producer=producer_id(spec, self.settings, self.version), health=health,
                             # an API may call the LLM too (recall's re-ranker)
-                            extras=self.extras, catalog=self.catalog)
+                            extras=self.extras, catalog=self.catalog, shared_inputs=self.inputs)
         await spec.serve(ctx, self.stop)
 
     def install_signal_handlers(self) -> None:
@@ -320,6 +337,7 @@ class WorkerHost:
             if self.stop.is_set():
                 return  # stopped before NATS was ever reachable: a clean exit
             raise
+        self.inputs = Inputs(nc.jetstream(), settings)
         # one consume loop per consumer: every partition of the worker, or the one this process runs
         tasks = {asyncio.create_task(self.run_consumer(nc, s, k), name=consumer_name(s.name, k)): s.name
                  for s in self.specs if s.build for k in settings.own_partitions}
@@ -329,6 +347,8 @@ class WorkerHost:
             await self._supervise(tasks)
         finally:
             beat.cancel()
+            with contextlib.suppress(Exception):
+                await self.inputs.stop()
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(nc.drain(), timeout=5)
             if not nc.is_closed:

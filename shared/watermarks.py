@@ -13,7 +13,7 @@ before S. Source worker W has applied all of them when either
 Checkpoints are followed with a KV watch, so the common case costs no request at all.
 
 With partitions, the consumer to wait on is the source's consumer of the agent's
-partition (``<worker>-<k>``, ``shared.composed.source_consumer``): it reads only its
+partition (``<worker>-<k>``, ``shared.inputs.Inputs.consumer``): it reads only its
 slots' events (the server filters), so its checkpoint stops at its own last event and the
 second rule (nothing pending) is what says it has caught up with the rest of the stream.
 """

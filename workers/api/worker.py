@@ -32,7 +32,6 @@ from schemas.api import (
 )
 from schemas.docs import ChannelsDoc, CommitmentsDoc, DecisionsDoc, KnowledgeDoc, OperationsDoc, ThreadsDoc, TraceDoc
 from shared import metrics
-from shared.asof import DocReader
 from shared.feedback import publish_ids
 from shared.kv import checkpoint_value, kv_read
 from shared.names import (
@@ -84,7 +83,7 @@ async def watch_sources(ctx: WorkerContext, stop: asyncio.Event, every_s: float 
 class Api:
     def __init__(self, ctx: WorkerContext) -> None:
         self._ctx = ctx
-        self._reader = DocReader(ctx.js)
+        self._reader = ctx.inputs.docs  # the process's document reader
 
     async def _doc(self, bucket: str, agent: str, doc_type: type[Any]) -> Any:
         try:

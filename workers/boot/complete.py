@@ -48,13 +48,14 @@ from prometheus_client import Counter, Gauge
 
 from schemas.docs import BootDoc
 from shared.codec import Envelope, Rejection, decode_event
+from shared.inputs import Reading
 from shared.kv import kv_cas, kv_keys, kv_read
 from shared.names import BUCKET_BOOT, EVENTS_STREAM, partition_of
 from shared.runtime import WorkerContext, loop_config
 from shared.tasks import cancel_and_wait
 from shared.watermarks import WatermarkTracker
 from workers.boot.assemble import assemble_boot
-from workers.boot.sources import BootSources, Reading
+from workers.boot.sources import BootSources
 
 log = logging.getLogger(__name__)
 

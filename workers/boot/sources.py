@@ -9,10 +9,9 @@ document is completed once it catches up (``workers.boot.complete``).
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Collection
-from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from datetime import datetime
+from typing import Any
 
 from schemas.docs import (
     ChannelsDoc,
@@ -26,10 +25,9 @@ from schemas.docs import (
     ThreadsDoc,
     TraceDoc,
 )
-from shared.asof import DocReader
 from shared.codec import Envelope
-from shared.composed import source_consumer, wait_bound_s
 from shared.footprint import Source
+from shared.inputs import Reading
 from shared.names import (
     BUCKET_CHANNELS,
     BUCKET_COMMITMENTS,
@@ -44,7 +42,6 @@ from shared.names import (
 )
 from shared.projection import boundary
 from shared.runtime import WorkerContext
-from shared.watermarks import WatermarkTracker
 from workers.boot.inputs import BootInputs
 
 # What a briefing reads (``Source.field`` is the BootInputs field): every source's document of
@@ -69,28 +66,18 @@ SOURCES: tuple[Source, ...] = (
 _OCCASIONAL = frozenset({"snapshot", "narrative", "traces", "operations"})
 
 
-class Reading(NamedTuple):
-    """The source documents read for a trigger (field → document, None when absent) and
-    the source consumers still behind it at the bound."""
-
-    env: Envelope
-    docs: dict[str, Any]
-    lagging: list[str]
-
-
 class BootSources:
-    """Reads an agent's source documents, as of a sequence or as they are now."""
+    """Reads an agent's source documents, as of a sequence or as they are now (through the
+    process's ``shared.inputs.Inputs``)."""
 
-    def __init__(self, ctx: WorkerContext, tracker: WatermarkTracker, reader: DocReader,
-                 workers: Collection[str] | None = None) -> None:
+    def __init__(self, ctx: WorkerContext, workers: Collection[str] | None = None) -> None:
         self._ctx = ctx
-        self._tracker = tracker
-        self._reader = reader
+        self._inputs = ctx.inputs
         self.sources = [s for s in SOURCES if workers is None or s.worker in workers]
 
     def consumers(self, agent: str) -> dict[str, str]:
         """The source consumers that apply ``agent``'s events (its partition's) → worker."""
-        return {source_consumer(self._ctx, s.worker, agent): s.worker for s in self.sources}
+        return self._inputs.consumers(self.sources, agent)
 
     def fields_of(self, workers: Collection[str]) -> list[str]:
         """The document fields the given source workers own."""
@@ -99,43 +86,21 @@ class BootSources:
     async def at_trigger(self, env: Envelope, fields: Collection[str] | None = None) -> Reading:
         """Sources (all, or ``fields``) as they were just before ``env`` (and the documents
         made for it, see ``Source.as_of``) — or, for a message or feedback, at the last
-        stream cut.
-
-        Each source is read as soon as *it* has caught up, not when the slowest one has: a
-        source that caught up keeps writing while another is waited for, and the as-of
-        read must find the wanted revision within the bucket's short history."""
-        bound = wait_bound_s(self._ctx)
-        change = env.family in ("msg", "feedback")
-        consumer_of = {w: c for c, w in self.consumers(env.agent).items()}
+        stream cut (``shared.projection.boundary``)."""
         sources = [s for s in self.sources if fields is None or s.field in fields]
-
-        async def read(source: Source) -> tuple[Any, list[str]]:
-            lagging = await self._tracker.wait({consumer_of[source.worker]: env.seq}, bound)
-            if change:  # the state at the last stream cut (shared.projection.boundary)
-                before = boundary(env.seq, self._ctx.settings.runtime.cut_every)
-            else:
-                before = source.before(env.seq, env.family)
-            doc = (await self._reader.as_of(self._ctx.bucket(source.bucket), env.agent, source.doc_type, before))[0]
-            return doc, lagging
-
-        found = await asyncio.gather(*(read(source) for source in sources))
-        docs = {source.field: doc for source, (doc, _) in zip(sources, found, strict=True)}
-        return Reading(env, docs, sorted({c for _, lag in found for c in lag}))
+        change = env.family in ("msg", "feedback")
+        cut = boundary(env.seq, self._ctx.settings.runtime.cut_every) if change else None
+        return await self._inputs.at_trigger(sources, env, before=cut)
 
     def inputs(self, reading: Reading) -> BootInputs:
         """What the assembly reads: ``now`` is the trigger's event time."""
-        return self._inputs(reading.env.agent, reading.env.event.ts, dict(reading.docs), reading.lagging)
+        return self._boot_inputs(reading.env.agent, reading.env.event.ts, dict(reading.docs), reading.lagging)
 
     async def now(self, agent: str) -> BootInputs:
-        lagging = await self._tracker.lagging_now({c: 2**62 for c in self.consumers(agent)})
-        results = await asyncio.gather(*(self._reader.latest(self._ctx.bucket(s.bucket), agent, s.doc_type)
-                                         for s in self.sources))
-        docs = {s.field: doc for s, doc in zip(self.sources, results, strict=True)}
-        stamps = [d.integrity.last_event_ts for d in docs.values() if d is not None and d.integrity.last_event_ts]
-        now = max(stamps) if stamps else datetime(1970, 1, 1, tzinfo=UTC)  # no event yet
-        return self._inputs(agent, now, docs, lagging)
+        docs, lagging, now = await self._inputs.now(self.sources, agent)
+        return self._boot_inputs(agent, now, docs, lagging)
 
-    def _inputs(self, agent: str, now: datetime, docs: dict[str, Any], lagging_consumers: list[str]) -> BootInputs:
+    def _boot_inputs(self, agent: str, now: datetime, docs: dict[str, Any], lagging_consumers: list[str]) -> BootInputs:
         names = self.consumers(agent)
         lagging = sorted({names[c] for c in lagging_consumers})
         missing = sorted({s.worker for s in self.sources if docs.get(s.field) is None and s.field not in _OCCASIONAL})

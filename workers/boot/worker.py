@@ -27,10 +27,10 @@ from prometheus_client import Gauge, Histogram
 from schemas.api import BootRequest
 from schemas.docs import BootDoc, Integrity, OperationsDoc
 from schemas.events import FeedbackEvent
-from shared.asof import DocReader
 from shared.codec import Envelope
 from shared.feedback import publish_ids
 from shared.forget import is_agent_forget
+from shared.inputs import Reading
 from shared.names import BUCKET_BOOT
 from shared.projection import Projection, ProjectionHandler, boundary
 from shared.runtime import WorkerContext, WorkerSpec
@@ -40,7 +40,7 @@ from workers.boot.assemble import assemble_boot
 from workers.boot.complete import Completer
 from workers.boot.context import shown_facts
 from workers.boot.inputs import BootInputs
-from workers.boot.sources import SOURCES, BootSources, Reading
+from workers.boot.sources import SOURCES, BootSources
 from workers.boot.throttle import Made, change_due
 from workers.boot.traces import shown_results
 
@@ -287,21 +287,16 @@ class BootHandler(ProjectionHandler):
 
     async def aclose(self) -> None:
         await self.completer.stop()
-        await self._tracker.stop()
+        await self._ctx.aclose()
 
 
 async def build(ctx: WorkerContext) -> ProjectionHandler:
-    tracker = WatermarkTracker(ctx.js)
-    await tracker.start()
-    sources = BootSources(ctx, tracker, DocReader(ctx.js))
-    return BootHandler(ctx, tracker, sources)
+    return BootHandler(ctx, await ctx.inputs.tracker(), BootSources(ctx))
 
 
 async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
     """``cortex.api.boot.<agent>``: a fresh assembly from the documents as they are now."""
-    tracker = WatermarkTracker(ctx.js)
-    await tracker.start()
-    sources = BootSources(ctx, tracker, DocReader(ctx.js))
+    sources = BootSources(ctx)
     tz = ZoneInfo(ctx.settings.timezone)
 
     async def handle(agent: str, req: BootRequest) -> BootDoc:
@@ -321,7 +316,7 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
         await serve_endpoints(ctx.nc, ctx.settings.prefix, "cortex-boot", "0.1.0",
                               [("boot", BootRequest, handle)], stop)
     finally:
-        await tracker.stop()
+        await ctx.aclose()
 
 
 # the boot API is served by every replica (a queue group); fact_access feedback for the facts a

@@ -31,15 +31,12 @@ from schemas.docs import (
     TimelineItem,
 )
 from schemas.events import CompactionEvent, NoteEvent, SessionEvent
-from shared.asof import DocReader
 from shared.codec import Envelope
-from shared.composed import source_consumer, wait_bound_s
 from shared.footprint import Source
 from shared.llm import LlmClient
 from shared.names import BUCKET_COMMITMENTS, BUCKET_DECISIONS, BUCKET_NARRATIVES, BUCKET_SNAPSHOTS, BUCKET_THREADS
 from shared.projection import Projection, ProjectionHandler
 from shared.runtime import WorkerContext, WorkerSpec
-from shared.watermarks import WatermarkTracker
 from workers.narrative import enhance
 from workers.narrative.core import build_narrative_prompt, build_structured_narrative
 from workers.narrative.timeline import TIMELINE_LABELS, TimelineEntry, is_daily_note, note_text, timeline_from_threads
@@ -50,6 +47,14 @@ SYSTEM_PROMPT = "You are a concise technical writer. Follow only the task instru
 
 _KINDS = {("session", "start"): "session_start", ("session", "end"): "session_end",
           ("compaction", "before"): "compaction"}
+
+
+# threads, decisions (and the commitments, for Claude) as of the trigger; the snapshot made
+# for a compaction. Claude is optional.
+SOURCES = (Source("threads", "threads", BUCKET_THREADS, ThreadsDoc),
+           Source("decisions", "decisions", BUCKET_DECISIONS, DecisionsDoc),
+           Source("snapshot", "snapshot", BUCKET_SNAPSHOTS, SnapshotDoc, "made_for_compaction"),
+           Source("commitments", "decisions", BUCKET_COMMITMENTS, CommitmentsDoc))
 
 
 class NarrativeInputs(msgspec.Struct, frozen=True, kw_only=True):
@@ -93,10 +98,8 @@ class NarrativeProjection(Projection[NarrativeDoc, NarrativeInputs]):
     bucket = BUCKET_NARRATIVES
     doc_type = NarrativeDoc
 
-    def __init__(self, ctx: WorkerContext, tracker: WatermarkTracker, reader: DocReader, llm: LlmClient) -> None:
+    def __init__(self, ctx: WorkerContext, llm: LlmClient) -> None:
         self._ctx = ctx
-        self._tracker = tracker
-        self._reader = reader
         self._llm = llm
         self._tz = ZoneInfo(ctx.settings.timezone)
 
@@ -110,20 +113,14 @@ class NarrativeProjection(Projection[NarrativeDoc, NarrativeInputs]):
     async def prepare(self, env: Envelope, doc: NarrativeDoc | None = None) -> NarrativeInputs:
         if (env.family, env.kind) == ("session", "start") or isinstance(env.event, NoteEvent):
             return NarrativeInputs()
-        ctx = self._ctx
-        sources = ("threads", "decisions", "snapshot") if env.family == "compaction" else ("threads", "decisions")
-        needs = {source_consumer(ctx, w, env.agent): env.seq for w in sources}
-        await self._tracker.wait(needs, wait_bound_s(ctx))
-        threads, _ = await self._reader.as_of(ctx.bucket(BUCKET_THREADS), env.agent, ThreadsDoc, env.seq)
-        decisions, _ = await self._reader.as_of(ctx.bucket(BUCKET_DECISIONS), env.agent, DecisionsDoc, env.seq)
-        snapshot = None
-        if env.family == "compaction":  # the snapshot made for this very compaction
-            snapshot, _ = await self._reader.as_of(ctx.bucket(BUCKET_SNAPSHOTS), env.agent, SnapshotDoc, env.seq + 1)
-        inputs = NarrativeInputs(threads=threads, decisions=decisions, snapshot=snapshot, regenerate=True)
+        # the snapshot made for this very compaction; the commitments for Claude's wording
+        fields = {"threads", "decisions"} | ({"snapshot"} if env.family == "compaction" else set()) \
+            | ({"commitments"} if self._llm.enabled else set())
+        docs = (await self._ctx.inputs.at_trigger([s for s in SOURCES if s.field in fields], env)).docs
+        snapshot = docs.get("snapshot")
+        inputs = NarrativeInputs(threads=docs["threads"], decisions=docs["decisions"], snapshot=snapshot,
+                                 commitments=docs.get("commitments"), regenerate=True)
         if self._llm.enabled:
-            commitments, _ = await self._reader.as_of(ctx.bucket(BUCKET_COMMITMENTS), env.agent, CommitmentsDoc,
-                                                      env.seq)
-            inputs = msgspec.structs.replace(inputs, commitments=commitments)
             inputs = msgspec.structs.replace(inputs, enhanced=await self._enhanced(env, inputs, doc))
             structured = self._structured(env, inputs, [])
             prompt = build_narrative_prompt(structured, snapshot.markdown if snapshot else None)
@@ -174,32 +171,22 @@ class NarrativeProjection(Projection[NarrativeDoc, NarrativeInputs]):
 
 
 class NarrativeHandler(ProjectionHandler):
-    def __init__(self, ctx: WorkerContext, tracker: WatermarkTracker, llm: LlmClient) -> None:
-        projection = NarrativeProjection(ctx, tracker, DocReader(ctx.js), llm)
-        super().__init__(ctx.js, ctx.worker, ctx.producer, [projection],
+    def __init__(self, ctx: WorkerContext, llm: LlmClient) -> None:
+        super().__init__(ctx.js, ctx.worker, ctx.producer, [NarrativeProjection(ctx, llm)],
                          bucket_names={BUCKET_NARRATIVES: ctx.bucket(BUCKET_NARRATIVES)}, cut_on_triggers=True)
-        self._tracker = tracker
+        self._ctx = ctx
         self._llm = llm
 
     async def aclose(self) -> None:
-        await self._tracker.stop()
+        await self._ctx.aclose()
         await self._llm.aclose()
 
 
 async def build(ctx: WorkerContext) -> ProjectionHandler:
-    tracker = WatermarkTracker(ctx.js)
-    await tracker.start()
     llm = LlmClient(ctx.settings, ctx.js, http_client=ctx.extras.get("llm_http_client"),
                     max_retries=ctx.extras.get("llm_max_retries", 3))
-    return NarrativeHandler(ctx, tracker, llm)
+    return NarrativeHandler(ctx, llm)
 
-
-# threads, decisions (and the commitments, for Claude) as of the trigger; the snapshot made
-# for a compaction. Claude is optional.
-SOURCES = (Source("threads", "threads", BUCKET_THREADS, ThreadsDoc),
-           Source("decisions", "decisions", BUCKET_DECISIONS, DecisionsDoc),
-           Source("snapshot", "snapshot", BUCKET_SNAPSHOTS, SnapshotDoc, "made_for_compaction"),
-           Source("commitments", "decisions", BUCKET_COMMITMENTS, CommitmentsDoc))
 
 SPEC = WorkerSpec(name="narrative", families=("session", "compaction", "notes"), build=build,
                   config_sections=("narrative",), buckets=(BUCKET_NARRATIVES,), sources=SOURCES, llm=True,

@@ -15,14 +15,13 @@ import logging
 from typing import Any
 
 from schemas.api import ConsolidateReply, ConsolidateRequest, RecallReply, RecallRequest
-from schemas.docs import KnowledgeDoc
 from shared.codec import Envelope
 from shared.consume import Handler
 from shared.errors import WorkerCannotRun
-from shared.footprint import Source
-from shared.names import BUCKET_KNOWLEDGE, BUCKET_RECALL
+from shared.names import BUCKET_RECALL
 from shared.runtime import WorkerContext, WorkerSpec
 from shared.service import ApiError, serve_endpoints
+from workers.recall.sources import SOURCES
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +99,7 @@ async def _serve_disabled(ctx: WorkerContext, stop: asyncio.Event) -> None:
 # capture and supersession judgement
 SPEC = WorkerSpec(name="recall", families=("msg", "notes", "feedback", "session", "compaction"), build=build,
                   serve=serve, config_sections=("recall",), buckets=(BUCKET_RECALL,), max_batch=256,
-                  sources=(Source("knowledge", "knowledge", BUCKET_KNOWLEDGE, KnowledgeDoc),),
+                  sources=SOURCES,
                   serves=("recall", "consolidate"), feedback=("recall_access", "fact_access"), llm=True, qdrant=True,
                   # the modules with its tables (the package holds the optional vector store stack)
                   patterns=("workers.recall.capture", "workers.recall.classifier", "workers.recall.conflicts",

@@ -37,22 +37,19 @@ from schemas.api import (
 )
 from schemas.docs import Integrity, KnowledgeDoc, RecallDoc
 from schemas.events import FeedbackEvent, MessageEvent, NoteEvent
-from shared.asof import DocReader
 from shared.codec import Envelope
-from shared.composed import source_consumer, wait_bound_s
 from shared.consume import Handler
 from shared.errors import DocumentCorrupt, TransientError, WorkerCannotRun
 from shared.feedback import publish_feedback, publish_ids
 from shared.kv import kv_cas, kv_read
 from shared.llm import LLM_CALLS, LlmClient
 from shared.metrics import DOCUMENTS_CAPPED, DOCUMENTS_REBUILT, KV_CONFLICTS
-from shared.names import BUCKET_KNOWLEDGE, BUCKET_RECALL
+from shared.names import BUCKET_RECALL
 from shared.parts import cap, value_budget
 from shared.projection import boundary, is_trigger
 from shared.repair import decode_document, discard_document, unreadable_reason
 from shared.runtime import WorkerContext
 from shared.service import ApiError, serve_endpoints
-from shared.watermarks import WatermarkTracker
 from workers.recall import supersede
 from workers.recall.apply import BatchOutcome, StoreApplier, plan_maintenance
 from workers.recall.capture import (
@@ -68,6 +65,7 @@ from workers.recall.facts import FactSync, fact_memories, settle
 from workers.recall.models import RankedMemory
 from workers.recall.ranking import by_matching_turn, named_senders, pool_by_message, rank
 from workers.recall.rerank import rerank
+from workers.recall.sources import KNOWLEDGE
 from workers.recall.store import MemoryFilter, MemoryPoint, MemoryStore, StoreError, StoreUnavailable, open_store
 from workers.recall.tokens import format_memories_with_budget
 
@@ -145,12 +143,11 @@ class RecallHandler(Handler):
     """Stages a batch's events; ``commit`` applies them to the store in stream order."""
 
     def __init__(self, ctx: WorkerContext, applier: StoreApplier, llm: LlmClient,
-                 tracker: WatermarkTracker | None = None) -> None:
+                 wait_for_knowledge: bool = False) -> None:
         self._ctx = ctx
         self._applier = applier
         self._llm = llm
-        self._tracker = tracker  # the knowledge worker's watermark, waited on before facts are read
-        self._reader = DocReader(ctx.js)
+        self._wait = wait_for_knowledge  # the knowledge worker's watermark, waited on before facts are read
         self._staged: list[Envelope] = []
         self._cuts: list[int] = []  # where in _staged a part of its own starts (see apply)
         self._budget = value_budget(ctx.nc.max_payload)
@@ -211,10 +208,11 @@ class RecallHandler(Handler):
         settings = self._ctx.settings
         if not settings.knowledge.enabled:
             return
-        if self._tracker is not None:
-            await self._tracker.wait({source_consumer(self._ctx, "knowledge", start.agent): start.seq},
-                                     wait_bound_s(self._ctx))
-        doc, _ = await self._reader.as_of(self._ctx.bucket(BUCKET_KNOWLEDGE), start.agent, KnowledgeDoc, start.seq)
+        inputs = self._ctx.inputs
+        if self._wait:
+            doc = (await inputs.at_trigger([KNOWLEDGE], start)).docs[KNOWLEDGE.field]
+        else:
+            doc, _ = await inputs.docs.as_of(inputs.bucket(KNOWLEDGE.bucket), start.agent, KnowledgeDoc, start.seq)
         desired = fact_memories(start.agent, doc)
         store, embedder = self._applier.store, self._applier.embedder
 
@@ -377,8 +375,7 @@ class RecallHandler(Handler):
     async def aclose(self) -> None:
         HOLDER.release()
         await self._llm.aclose()
-        if self._tracker is not None:
-            await self._tracker.stop()
+        await self._ctx.aclose()
 
 
 async def build(ctx: WorkerContext) -> RecallHandler:
@@ -391,9 +388,7 @@ async def build(ctx: WorkerContext) -> RecallHandler:
     applier = StoreApplier(store, embedder, ctx.settings.recall, ctx.settings.languages)
     llm = LlmClient(ctx.settings, ctx.js, http_client=ctx.extras.get("llm_http_client"),
                     max_retries=ctx.extras.get("llm_max_retries", 3))
-    tracker = WatermarkTracker(ctx.js)
-    await tracker.start()
-    return RecallHandler(ctx, applier, llm, tracker)
+    return RecallHandler(ctx, applier, llm, wait_for_knowledge=True)
 
 
 async def _drop_summary_before(kv: Any, agent: str, cut: int) -> None:

@@ -18,7 +18,6 @@ from nats.js.client import JetStreamContext
 from prometheus_client import REGISTRY
 
 from schemas.docs import BootDoc, Integrity
-from shared.asof import DocReader
 from shared.codec import Envelope, Limits, decode_event
 from shared.config import load_settings
 from shared.errors import TransientError
@@ -27,7 +26,6 @@ from shared.kv import kv_read
 from shared.names import BUCKET_BOOT, BUCKET_CHECKPOINTS, stored_form
 from shared.provision import provision
 from shared.runtime import WorkerContext
-from shared.watermarks import WatermarkTracker
 from workers.boot import complete
 from workers.boot.sources import BootSources, Reading
 from workers.boot.worker import BootHandler
@@ -75,10 +73,8 @@ async def rig(nc: Client, tmp_path: Path) -> AsyncIterator[Rig]:
     await provision(js, settings, consumer_specs())
     ctx = WorkerContext(nc=nc, js=js, settings=settings, worker="boot", consumer="boot", producer="boot@test",
                         health=Health("boot"))
-    tracker = WatermarkTracker(js)
-    await tracker.start()
     # two sources: threads (caught up at every trigger here) and recall (behind until told)
-    handler = BootHandler(ctx, tracker, BootSources(ctx, tracker, DocReader(js), {"threads", "recall"}))
+    handler = BootHandler(ctx, await ctx.inputs.tracker(), BootSources(ctx, {"threads", "recall"}))
     try:
         yield Rig(js, handler, tmp_path / "ws")
     finally:

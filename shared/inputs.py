@@ -1,0 +1,143 @@
+"""Composed inputs: other workers' documents as of a trigger, with their lag — one reader per process.
+
+A composed document (a snapshot, a narrative, the channel summaries, a briefing, recall's
+facts) made for the event at stream sequence S reflects every event of the agent before S.
+Each of its sources (``shared.footprint.Source``, declared on the ``WorkerSpec``) is waited
+for until its worker has applied everything before S (``shared.watermarks``, at most
+``CORTEX_BOOT_WAIT_MS``), then read as of S by the source's ``as_of`` rule (``shared.asof``).
+A source still behind at the bound is read as it is then, and its consumer is named in
+``Reading.lagging``: every composed worker gets its inputs and their lag the same way.
+
+The host makes one ``Inputs`` per process (``WorkerContext.inputs``): one checkpoint watch
+and one document reader, whichever composed workers and APIs the process runs. The watch
+starts on first use, so a worker that composes nothing never opens it (nor needs the
+permission to).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any, NamedTuple
+
+from nats.js.client import JetStreamContext
+
+from shared.asof import DocReader
+from shared.codec import Envelope
+from shared.config import Settings
+from shared.footprint import Source
+from shared.names import agent_consumer, shadow_bucket
+from shared.projection import D, Projection
+from shared.watermarks import WatermarkTracker
+
+log = logging.getLogger(__name__)
+
+
+class Reading(NamedTuple):
+    """The sources read for a trigger (field → document, None when absent) and the source
+    consumers still behind it at the bound."""
+
+    env: Envelope
+    docs: dict[str, Any]
+    lagging: list[str]
+
+
+class Inputs:
+    """Reads composed workers' sources; one per process, shared by all its workers."""
+
+    def __init__(self, js: JetStreamContext, settings: Settings) -> None:
+        self._js = js
+        self._settings = settings
+        self._shadow = settings.mode == "shadow"
+        self.docs = DocReader(js)
+        self._tracker: WatermarkTracker | None = None
+        self._lock = asyncio.Lock()
+
+    @property
+    def bound_s(self) -> float:
+        """How long a trigger waits for its sources (``CORTEX_BOOT_WAIT_MS``)."""
+        return self._settings.boot.wait_ms / 1000
+
+    async def tracker(self) -> WatermarkTracker:
+        """The process's watermark tracker, started on first use."""
+        async with self._lock:
+            if self._tracker is None:
+                tracker = WatermarkTracker(self._js)
+                await tracker.start()
+                self._tracker = tracker
+            return self._tracker
+
+    async def stop(self) -> None:
+        async with self._lock:
+            if self._tracker is not None:
+                await self._tracker.stop()
+                self._tracker = None
+
+    def consumer(self, worker: str, agent: str) -> str:
+        """The consumer of ``worker`` that applies ``agent``'s events: with partitions, the
+        source's consumer of the agent's partition (``<worker>-<k>``), whose watermark is the
+        one that says whether the agent's events before a sequence are applied."""
+        return agent_consumer(worker, agent, self._settings.partitions, self._shadow)
+
+    def consumers(self, sources: Iterable[Source], agent: str) -> dict[str, str]:
+        """The source consumers that apply ``agent``'s events → their worker."""
+        return {self.consumer(s.worker, agent): s.worker for s in sources}
+
+    def bucket(self, name: str) -> str:
+        """The physical bucket (shadow mode reads cortex_shadow_*)."""
+        return shadow_bucket(name) if self._shadow else name
+
+    async def at_trigger(self, sources: Sequence[Source], env: Envelope, before: int | None = None) -> Reading:
+        """``sources`` as of the trigger ``env`` (each by its ``as_of`` rule, or all just
+        before ``before`` when given: boot's change documents read the last stream cut).
+
+        Each source is read as soon as *it* has caught up, not when the slowest one has: a
+        source that caught up keeps writing while another is waited for, and the as-of read
+        must find the wanted revision within the bucket's short history."""
+        if not sources:
+            return Reading(env, {}, [])
+        tracker = await self.tracker()
+
+        async def read(source: Source) -> tuple[Any, list[str]]:
+            lagging = await tracker.wait({self.consumer(source.worker, env.agent): env.seq}, self.bound_s)
+            seq = before if before is not None else source.before(env.seq, env.family)
+            doc, _ = await self.docs.as_of(self.bucket(source.bucket), env.agent, source.doc_type, seq)
+            return doc, lagging
+
+        found = await asyncio.gather(*(read(source) for source in sources))
+        docs = {source.field: doc for source, (doc, _) in zip(sources, found, strict=True)}
+        lagging = sorted({c for _, lag in found for c in lag})
+        if lagging:
+            log.info("sources_lagging", extra={"agent": env.agent, "seq": env.seq, "lagging": lagging})
+        return Reading(env, docs, lagging)
+
+    async def now(self, sources: Sequence[Source], agent: str) -> tuple[dict[str, Any], list[str], datetime]:
+        """``sources`` as they are now (for requests), the consumers behind the stream's end
+        (without waiting), and the latest event time among the documents."""
+        tracker = await self.tracker()
+        lagging = await tracker.lagging_now({c: 2**62 for c in self.consumers(sources, agent)})
+        results = await asyncio.gather(*(self.docs.latest(self.bucket(s.bucket), agent, s.doc_type)
+                                         for s in sources))
+        docs = {s.field: doc for s, doc in zip(sources, results, strict=True)}
+        stamps = [d.integrity.last_event_ts for d in docs.values() if d is not None and d.integrity.last_event_ts]
+        return docs, lagging, max(stamps) if stamps else datetime(1970, 1, 1, tzinfo=UTC)  # no event yet
+
+
+class ComposedProjection(Projection[D, Reading]):
+    """A document composed from other workers' documents: ``prepare`` reads the sources
+    ``sources_for`` names (by default all of ``sources``) as of the trigger, with their
+    lag; ``compose`` makes the document from the ``Reading``. The sources are the ones the
+    worker's ``WorkerSpec.sources`` declares (they make its NATS permissions)."""
+
+    def __init__(self, inputs: Inputs, sources: Sequence[Source]) -> None:
+        self.inputs = inputs
+        self.sources = tuple(sources)
+
+    def sources_for(self, env: Envelope, doc: D | None) -> Sequence[Source]:
+        """The sources this trigger reads (none: nothing is waited for or read)."""
+        return self.sources
+
+    async def prepare(self, env: Envelope, doc: D | None) -> Reading:
+        return await self.inputs.at_trigger(self.sources_for(env, doc), env)
