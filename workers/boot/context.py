@@ -9,6 +9,7 @@ background channel as ``[channel] summary (last: time)``, archived channels left
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime, timedelta
 
@@ -113,6 +114,28 @@ def channels_section(channels: Sequence[ChannelState], budget: int) -> str:
     return section("## 📡 Other Channels", lines, budget)[0]
 
 
+# "And remember our rule: never deploy on Fridays." is read as its rule: the lead-in that
+# told the agent to keep it says nothing under Rules & Key Memories. Only a short lead-in
+# ending in a colon, of words that announce a rule or a note (English and German).
+_LEAD_IN = re.compile(
+    r"(?:(?:and|also|so|but|oh|ok|okay|und|aber)[, ]+)?(?:please[, ]+|bitte[, ]+)?"
+    r"(?:(?:always[, ]+)?remember|don'?t forget|never forget|keep in mind|note|reminder|important|rule|policy"
+    r"|merk dir|merke|denk dran|vergiss nicht|wichtig|regel|hinweis)"
+    r"(?:[, ]+(?:our|the|this|my|that|team|unsere|unser|die|der|diese)?[, ]*(?:rule|policy|principle|regel|grundsatz))?"
+    r"\s*:\s+(?=\S)",
+    re.IGNORECASE,
+)
+
+
+def without_lead_in(memory: str) -> str:
+    """``memory`` without a lead-in such as "And remember our rule:", its first letter raised."""
+    lead = _LEAD_IN.match(memory)
+    if lead is None:
+        return memory
+    rest = memory[lead.end():]
+    return rest[:1].upper() + rest[1:]
+
+
 def _said_before(memory: str, said: Sequence[str]) -> bool:
     lowered = memory.lower()
     mine = fact_parts(memory)
@@ -125,6 +148,7 @@ def key_memories_section(memories: Sequence[str], budget: int, said: Collection[
     promises) already says, or that says one of them: the message a thread is about is no
     rule to read again."""
     parts = [p for text in said for p in fact_parts(text)]
-    unique = list(dict.fromkeys(m for m in (one_line(m) for m in memories) if m and not _said_before(m, parts)))
+    unique = list(dict.fromkeys(m for m in (without_lead_in(one_line(m)) for m in memories)
+                                if m and not _said_before(m, parts)))
     lines = [f"- {m}" for m in unique[:MAX_KEY_MEMORIES_IN_BOOT]]
     return section("## 📌 Rules & Key Memories", lines, budget)[0]

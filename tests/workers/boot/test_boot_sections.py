@@ -217,3 +217,13 @@ def test_key_memories_keep_recall_order_once_each(make, settings, tz):
     memories = ["Never deploy on Fridays", "Albert prefers German", "Never deploy on Fridays", " "]
     md = assemble_boot(make.inputs(key_memories=memories), settings, tz)
     assert "## 📌 Rules & Key Memories\n- Never deploy on Fridays\n- Albert prefers German\n\n---" in md
+
+
+def test_key_memories_drop_the_lead_in_that_announced_them(make, settings, tz):
+    memories = ["And remember our rule: never deploy to production on Fridays.",
+                "Bitte merk dir: Albert antwortet auf Deutsch.", "Note: the VPN needs 2FA",
+                "Remember: ", "The ratio is 3:2 on the rule: board", "Our rule of thumb: measure first"]
+    md = assemble_boot(make.inputs(key_memories=memories), settings, tz)
+    assert ("## 📌 Rules & Key Memories\n- Never deploy to production on Fridays.\n"
+            "- Albert antwortet auf Deutsch.\n- The VPN needs 2FA\n- Remember:\n"
+            "- The ratio is 3:2 on the rule: board\n- Our rule of thumb: measure first\n") in md
