@@ -35,6 +35,7 @@ from shared.names import EVENTS_STREAM
 pytestmark = pytest.mark.faults
 
 N_EVENTS = 3000
+JS_TIMEOUT_S = 5  # the test's own JetStream requests: 2 s timed out once at load 8 right after a kill
 AGENTS = 6
 WORKERS = ("threads", "decisions")
 BUCKETS = ("cortex_threads", "cortex_decisions", "cortex_commitments")
@@ -125,7 +126,7 @@ async def test_the_stream_leader_killed_under_load(nats_cluster: NatsCluster, fa
     events = make_chat_events(N_EVENTS, AGENTS, seed=SEED)
     expected = await clean(faults, events)
     async with connected(nats_cluster) as nc:
-        js = nc.jetstream(timeout=2)
+        js = nc.jetstream(timeout=JS_TIMEOUT_S)
         procs = await start_loaded(faults, nats_cluster, js, events)
         leader = await leader_of(js, EVENTS_STREAM)
         at = await faults.wait_checkpoint_above(js, "threads", N_EVENTS // 5)
@@ -164,7 +165,7 @@ async def test_a_follower_killed_and_restarted_catches_up_and_changes_nothing(
     expected = await clean(faults, events)
     first, missed = events[:N_EVENTS // 2], events[N_EVENTS // 2:]
     async with connected(nats_cluster) as nc:
-        js = nc.jetstream(timeout=2)
+        js = nc.jetstream(timeout=JS_TIMEOUT_S)
         procs = await start_loaded(faults, nats_cluster, js, first)
         leader = await leader_of(js, EVENTS_STREAM)
         follower = next(name for name in nats_cluster.names if name != leader)
@@ -200,7 +201,7 @@ async def test_the_node_a_worker_is_connected_to_killed(nats_cluster: NatsCluste
     events = make_chat_events(N_EVENTS, AGENTS, seed=SEED)
     expected = await clean(faults, events)
     async with connected(nats_cluster) as nc:
-        js = nc.jetstream(timeout=2)
+        js = nc.jetstream(timeout=JS_TIMEOUT_S)
         procs = await start_loaded(faults, nats_cluster, js, events)
         at = await faults.wait_checkpoint_above(js, "threads", N_EVENTS // 5)
         node = await _holding(nats_cluster, "cortex-threads")
@@ -270,7 +271,7 @@ async def test_a_bucket_leader_killed_while_boot_assembles(nats_cluster: NatsClu
     BootDocs again after the election, and every worker exits cleanly afterwards."""
     events = make_chat_events(N_EVENTS // 3, AGENTS, seed=SEED)
     async with connected(nats_cluster) as nc:
-        js = nc.jetstream(timeout=2)
+        js = nc.jetstream(timeout=JS_TIMEOUT_S)
         procs = await start_loaded(faults, nats_cluster, js, events)
         procs["boot"] = faults.procs.start("boot", nats_cluster.url, **ENV)
         await caught_up(faults, js, len(events))

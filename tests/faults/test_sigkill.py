@@ -88,15 +88,17 @@ async def test_sigkill_mid_batch_then_restart_equals_an_uninterrupted_run(
     js = nc.jetstream()
     env = {"CORTEX_RUNTIME_BATCH_SIZE": "100"}
     procs = {name: workers_procs.start(name, nats_url, **env) for name in WORKERS}
-    publisher = asyncio.create_task(publish_all(js, events))  # under load: still publishing
+    # under load: the first half still being published when the kills land; the second half
+    # only after every worker is dead, so each is killed before it caught up, however fast it is
+    first, rest = events[:N_EVENTS // 2], events[N_EVENTS // 2:]
+    publisher = asyncio.create_task(publish_all(js, first))
     for name, proc in procs.items():
         await wait_for(lambda name=name: _above(checkpoint(js, name), 300), within=60)
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
-        killed_at = await checkpoint(js, name)
-        assert killed_at < N_EVENTS, "the kill should land before the worker caught up"
-        print(f"{name} killed at checkpoint {killed_at}")
+        print(f"{name} killed at checkpoint {await checkpoint(js, name)}")
     await publisher
+    await publish_all(js, rest)
     for name in WORKERS:
         workers_procs.start(name, nats_url, **env)
     await wait_for(lambda: caught_up(js, WORKERS, len(events)), within=120)
