@@ -9,7 +9,8 @@ Sources of truth:
   nats-server;
 * subject, stream, bucket and consumer names: ``shared.names``;
 * the pod sizes: ``SIZING`` below (the default for every other worker);
-* the alert rules: ``deploy/prometheus/alerts.yaml`` (copied into a PrometheusRule).
+* the alert rules: ``deploy/prometheus/alerts.yaml`` (copied into a PrometheusRule), written
+  by hand but for CortexWorkerAbsent's expression (one ``absent()`` per registered worker).
 
 Outputs (``python deploy/gen_manifests.py`` writes them, ``--check`` fails when stale):
 
@@ -19,6 +20,7 @@ Outputs (``python deploy/gen_manifests.py`` writes them, ``--check`` fails when 
   ``BEGIN generated`` / ``END generated`` markers;
 * ``k8s/helm/nats-values.yaml`` — only the block between the ``BEGIN generated`` /
   ``END generated`` markers (the accounts and users, from ``k8s/permissions.yaml``);
+* ``deploy/prometheus/alerts.yaml`` — only CortexWorkerAbsent's expression;
 * ``k8s/overlays/prod/prometheusrule.yaml`` — ``deploy/prometheus/alerts.yaml`` as a
   Prometheus Operator resource.
 """
@@ -159,8 +161,10 @@ def _inspection(ops: WorkerSpec, partitions: int, shadow: bool) -> list[str]:
 def worker_permissions(worker: str, ops: WorkerSpec, prefix: str = "cortex", partitions: int = 1,
                        shadow: bool = False) -> dict[str, Any]:
     """The NATS publish / subscribe allow lists of one worker's user."""
+    doc_buckets = {*DOC_BUCKETS, *(b for spec in worker_specs().values() for b in spec.buckets)}
+
     def bucket(name: str) -> str:
-        return shadow_bucket(name) if shadow and name in DOC_BUCKETS else name
+        return shadow_bucket(name) if shadow and name in doc_buckets else name
 
     pub: list[str] = []
     if ops.consumes:
@@ -540,6 +544,28 @@ def with_runbook_base(rules: dict[str, Any], base: str) -> dict[str, Any]:
     return rules
 
 
+ABSENT_ALERT = "      - alert: CortexWorkerAbsent\n"
+ABSENT_EXPR = "        expr: |\n"
+
+
+def absent_expr(workers: list[str]) -> str:
+    """CortexWorkerAbsent's PromQL: one ``absent()`` per worker (a series of its own, labelled
+    with the worker, for each that has none)."""
+    terms = [f'label_replace(absent(cortex_worker_ready{{job="cortex", worker=~"{w}(-.+)?"}}), "worker", "{w}", "", "")'
+             for w in workers]
+    return "".join(f"          {'or ' if i else ''}{term}\n" for i, term in enumerate(terms))
+
+
+def with_every_worker_watched(alerts_text: str) -> str:
+    """``deploy/prometheus/alerts.yaml`` with CortexWorkerAbsent's expression made for every
+    registered worker (the rest of the file is written by hand)."""
+    start = alerts_text.index(ABSENT_EXPR, alerts_text.index(ABSENT_ALERT)) + len(ABSENT_EXPR)
+    end = start
+    while alerts_text.startswith("          ", end):  # the block scalar's lines
+        end = alerts_text.index("\n", end) + 1
+    return alerts_text[:start] + absent_expr(list(worker_specs())) + alerts_text[end:]
+
+
 def render_prometheus_rule(alerts_text: str, runbook_base: str | None = None) -> str:
     rules = yaml.safe_load(alerts_text)
     if runbook_base:
@@ -569,7 +595,9 @@ def outputs(partitions: int = 1, shadow: bool = False, runbook_base: str | None 
     files[KUSTOMIZATION_FILE] = splice(KUSTOMIZATION_FILE.read_text(), render_kustomization_block(), KUSTOMIZE_BEGIN,
                                        KUSTOMIZE_END)
     files[NATS_VALUES_FILE] = splice_nats_values(NATS_VALUES_FILE.read_text(), render_nats_block(perms))
-    files[PROMETHEUS_RULE_FILE] = render_prometheus_rule(ALERTS_FILE.read_text(), runbook_base)
+    alerts = with_every_worker_watched(ALERTS_FILE.read_text())
+    files[ALERTS_FILE] = alerts
+    files[PROMETHEUS_RULE_FILE] = render_prometheus_rule(alerts, runbook_base)
     return files
 
 

@@ -136,9 +136,11 @@ async def purge_events(js: JetStreamContext, prefix: str, agent: str, below: int
     return max(0, removed)
 
 
-async def purge_documents(js: JetStreamContext, agent: str) -> int:
+async def purge_documents(js: JetStreamContext, agent: str, buckets: Sequence[str] = DOC_BUCKETS) -> int:
+    """Purge the agent's documents from ``buckets`` (every worker's: ``workers.registry.doc_buckets``)
+    and their shadow copies."""
     removed = 0
-    for bucket in (*DOC_BUCKETS, *(shadow_bucket(b) for b in DOC_BUCKETS)):
+    for bucket in (*buckets, *(shadow_bucket(b) for b in buckets)):
         try:
             kv = await js.key_value(bucket)
         except nats.js.errors.BucketNotFoundError:
@@ -264,8 +266,9 @@ class AgentForget:
     def __init__(self, js: JetStreamContext, *, prefix: str, agent: str, consumers: Sequence[str],
                  recall_consumer: str, lease_ttl_s: int,
                  erase_memories: Callable[[], Awaitable[str]], say: Callable[[str], None] = lambda _: None,
-                 replicas: int = 1) -> None:
+                 replicas: int = 1, buckets: Sequence[str] = DOC_BUCKETS) -> None:
         self._js = js
+        self._buckets = list(buckets)
         self._prefix = prefix
         self._consumers = list(consumers)
         self._erase = erase_memories
@@ -333,7 +336,7 @@ class AgentForget:
         report.events = await purge_events(self._js, self._prefix, agent, self.record.marker_seq or None)
         pause.check()
         await self._step("purging the documents")
-        report.documents = await purge_documents(self._js, agent)
+        report.documents = await purge_documents(self._js, agent, self._buckets)
         pause.check()
         await self._step("purging the dead letters")
         report.dead_letters = await purge_dead_letters(self._js, self._prefix, agent)

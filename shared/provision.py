@@ -7,7 +7,7 @@ import asyncio
 import logging
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import msgspec
 import nats.js.errors
@@ -489,19 +489,23 @@ async def recreate_at_checkpoint(js: JetStreamContext, config: api.ConsumerConfi
     return start
 
 
-def buckets_for(settings: Settings) -> list[tuple[str, float | None, int]]:
-    """(bucket, ttl, history): document buckets keep history for composed reads (shared.asof)."""
+def buckets_for(settings: Settings, doc_buckets: Sequence[str] = DOC_BUCKETS) -> list[tuple[str, float | None, int]]:
+    """(bucket, ttl, history): document buckets (the contract's, or the registry's
+    ``workers.registry.doc_buckets``) keep history for composed reads (shared.asof)."""
+    docs = list(dict.fromkeys([*DOC_BUCKETS, *doc_buckets]))
+
     def spec(b: str) -> tuple[str, float | None, int]:
         ttl = float(settings.runtime.lease_ttl_s) if b == BUCKET_LEASES else None
-        return b, ttl, (DOC_HISTORY if b in DOC_BUCKETS and b != BUCKET_BOOT else 1)
+        return b, ttl, (DOC_HISTORY if b in docs and b != BUCKET_BOOT else 1)
 
-    buckets = [spec(b) for b in ALL_BUCKETS]
+    buckets = [spec(b) for b in dict.fromkeys([*ALL_BUCKETS, *docs])]
     if settings.mode == "shadow":
-        buckets += [(shadow_bucket(b), t, h) for b, t, h in (spec(b) for b in DOC_BUCKETS)]
+        buckets += [(shadow_bucket(b), t, h) for b, t, h in (spec(b) for b in docs)]
     return buckets
 
 
-async def provision(js: JetStreamContext, settings: Settings, consumers: Iterable[ConsumerSpec]) -> dict[str, str]:
+async def provision(js: JetStreamContext, settings: Settings, consumers: Iterable[ConsumerSpec],
+                    doc_buckets: Sequence[str] = DOC_BUCKETS) -> dict[str, str]:
     """Create or update everything the contract names, with ``CORTEX_REPLICAS`` copies
     (existing streams, buckets and consumers raised, never lowered); returns what happened
     to each. More replicas than servers: ``ReplicasError`` before anything is changed (the
@@ -524,7 +528,7 @@ async def provision(js: JetStreamContext, settings: Settings, consumers: Iterabl
     if settings.openclaw.stream is not None:
         report[f"source {settings.openclaw.stream} → {EVENTS_STREAM}: {await describe_source(js, settings)}"] = "wired"
     report[f"stream {DLQ_STREAM}"] = await ensure_stream(js, dlq_stream_config(settings))
-    for bucket, ttl, history in buckets_for(settings):
+    for bucket, ttl, history in buckets_for(settings, doc_buckets):
         outcome = await ensure_bucket(js, bucket, ttl, history, settings.replicas)
         if outcome == "unchanged":
             outcome = await raise_replicas(js, f"KV_{bucket}", settings.replicas)

@@ -1,4 +1,11 @@
-"""Every worker Cortex knows, by name (``cortex worker NAME``)."""
+"""Every worker Cortex knows, by name (``cortex worker NAME``).
+
+A worker is one line in ``SPECS``: its ``WorkerSpec`` says how it runs and its whole NATS
+footprint, and everything else follows from it — ``cortex init`` provisions its consumer
+and buckets, ``cortex worker NAME`` runs it, ``deploy/gen_manifests.py`` makes its
+StatefulSet and its NATS user's permissions, the status API lists it. No worker imports
+this module: a worker that looks at the others gets them from ``WorkerContext.catalog``.
+"""
 
 from __future__ import annotations
 
@@ -15,10 +22,16 @@ from workers.snapshot.worker import SPEC as SNAPSHOT
 from workers.threads.worker import SPEC as THREADS
 from workers.traces.worker import SPEC as TRACES
 
+SPECS: list[WorkerSpec] = [THREADS, DECISIONS, KNOWLEDGE, CHANNELS, TRACES, RECALL, SNAPSHOT, NARRATIVE, BOOT, API]
+
 
 def all_specs() -> dict[str, WorkerSpec]:
-    specs = [THREADS, DECISIONS, KNOWLEDGE, CHANNELS, TRACES, RECALL, SNAPSHOT, NARRATIVE, BOOT, API]
-    return {s.name: s for s in specs}
+    return {s.name: s for s in SPECS}
+
+
+def doc_buckets() -> list[str]:
+    """Every worker's document buckets (``cortex init`` makes them, with history)."""
+    return list(dict.fromkeys(b for s in SPECS for b in s.buckets))
 
 
 def consumer_specs(prefix_shadow: bool = False, partitions: int = 1) -> list[ConsumerSpec]:

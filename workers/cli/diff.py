@@ -95,6 +95,8 @@ async def diff_bucket(js: Any, bucket: str, agent: str | None) -> list[str]:
 
 
 async def cmd_diff(args: argparse.Namespace, settings: Settings) -> int:
+    from workers.registry import doc_buckets
+
     agent = _agent(args.agent) if args.agent else None
     async with connected(settings, args.nats_url) as nc:
         js = nc.jetstream()
@@ -102,6 +104,6 @@ async def cmd_diff(args: argparse.Namespace, settings: Settings) -> int:
             await js.key_value(shadow_bucket(DOC_BUCKETS[0]))
         except nats.js.errors.BucketNotFoundError as exc:
             raise CliError("no shadow documents yet: run a worker with CORTEX_MODE=shadow first") from exc
-        blocks = [line for bucket in DOC_BUCKETS for line in await diff_bucket(js, bucket, agent)]
+        blocks = [line for bucket in doc_buckets() for line in await diff_bucket(js, bucket, agent)]
     print("\n".join(blocks) if blocks else "no differences between shadow and live documents")
     return 0

@@ -333,6 +333,7 @@ async def _forget_status(args: argparse.Namespace, settings: Settings, agent: st
 async def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
     from shared.forget import AgentForget, ForgetError
     from shared.names import agent_consumer
+    from workers.registry import doc_buckets
 
     agent = _agent(args.agent)
     if args.status:
@@ -346,7 +347,7 @@ async def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
                              recall_consumer=agent_consumer("recall", agent, settings.partitions),
                              lease_ttl_s=settings.runtime.lease_ttl_s, erase_memories=_store_eraser(settings, agent),
                              say=lambda step: print(f"forget: {step}", file=sys.stderr, flush=True),
-                             replicas=settings.replicas)
+                             replicas=settings.replicas, buckets=doc_buckets())
         try:
             record = await forget.run(args.wait)
         except ForgetError as exc:

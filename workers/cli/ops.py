@@ -22,7 +22,7 @@ from shared.provision import LayoutError, buckets_for, consumer_replicas, provis
 from workers.cli.base import CliError
 from workers.cli.common import connected
 from workers.cli.sources import print_sources
-from workers.registry import consumer_specs
+from workers.registry import consumer_specs, doc_buckets
 
 
 def register(sub: Any) -> None:
@@ -52,7 +52,7 @@ async def cmd_init(args: argparse.Namespace, settings: Settings) -> int:
             if args.migrate and not await migrate(js, settings, lambda line: print(line, file=sys.stderr)):
                 print("migrate: nothing to migrate (CORTEX_EVENTS is absent, empty or in the slot layout already)",
                       file=sys.stderr)
-            report = await provision(js, settings, consumers)
+            report = await provision(js, settings, consumers, doc_buckets())
         except (LayoutError, MigrationError) as exc:
             raise CliError(str(exc)) from exc
     for what, outcome in report.items():
@@ -208,7 +208,7 @@ async def _print_consumers(js: Any) -> None:
 
 async def _print_buckets(js: Any, settings: Settings) -> None:
     print("BUCKETS")
-    for bucket, _, _ in buckets_for(settings):
+    for bucket, _, _ in buckets_for(settings, doc_buckets()):
         try:
             kv = await js.key_value(bucket)
             st = await kv.status()
@@ -241,10 +241,9 @@ def register_backup(sub: Any) -> None:
 
 async def cmd_backup(args: argparse.Namespace, settings: Settings) -> int:
     from shared.backup import dump_lines, export_buckets
-    from shared.names import DOC_BUCKETS
 
     async with connected(settings, args.nats_url) as nc:
-        records = await export_buckets(nc.jetstream(), DOC_BUCKETS)
+        records = await export_buckets(nc.jetstream(), doc_buckets())
     data = b"".join(dump_lines(records))
     await asyncio.to_thread(Path(args.file).write_bytes, data)
     print(f"backed up {len(records)} documents to {args.file}")
@@ -261,7 +260,7 @@ async def cmd_restore(args: argparse.Namespace, settings: Settings) -> int:
     records = load_lines(raw.splitlines())
     async with connected(settings, args.nats_url) as nc:
         js = nc.jetstream()
-        await provision(js, settings, consumer_specs(settings.mode == "shadow", settings.partitions))
+        await provision(js, settings, consumer_specs(settings.mode == "shadow", settings.partitions), doc_buckets())
         count = await import_buckets(js, records)
     print(f"restored {count} documents from {args.file}")
     return 0

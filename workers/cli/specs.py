@@ -7,7 +7,7 @@ from shared.config import Settings
 from shared.runtime import WorkerSpec
 from workers.cli.base import CliError
 from workers.cli.common import connected
-from workers.registry import all_specs, consumer_specs
+from workers.registry import all_specs, consumer_specs, doc_buckets
 
 
 def select_specs(names: str | None) -> list[WorkerSpec]:
@@ -25,4 +25,5 @@ async def provision_all(settings: Settings, url: str) -> None:
     from shared.provision import provision
 
     async with connected(settings, url) as nc:
-        await provision(nc.jetstream(), settings, consumer_specs(settings.mode == "shadow", settings.partitions))
+        await provision(nc.jetstream(), settings, consumer_specs(settings.mode == "shadow", settings.partitions),
+                        doc_buckets())

@@ -1,0 +1,209 @@
+"""Adding a composed worker (issue 20) takes its module, one registry line and its document
+Struct — nothing else. The worker below is such a worker, defined here and not shipped: a
+"topics" document per agent, the open threads' titles as of each session end, composed from
+the threads worker's document. Registered with one line (``workers.registry.SPECS``):
+
+* the manifest generator makes its StatefulSet, its kustomization entry, its absent-worker
+  alert and its NATS user, whose permissions follow from its ``WorkerSpec`` (its consumer,
+  its bucket, history reads of its source's bucket, its source's consumer state);
+* ``cortex init``'s provisioning makes its consumer and its bucket (with history);
+* it runs under exactly its generated user on a real nats-server, beside the threads worker
+  under its own, and its documents come out as of each trigger, with the lag of its source.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import secrets
+import subprocess
+from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import gen_manifests as gen
+import msgspec
+import nats
+import pytest
+from cortex_testkit import wait_for, wait_listening
+from ops_support import nats_conf
+
+from schemas.docs import Integrity, ThreadsDoc
+from shared.asof import DocReader
+from shared.codec import Envelope
+from shared.config import Settings, load_settings
+from shared.embedded import free_port, nats_server_binary
+from shared.footprint import Source
+from shared.inputs import ComposedProjection, Reading
+from shared.kv import kv_read
+from shared.names import BUCKET_THREADS
+from shared.projection import ProjectionHandler
+from shared.provision import provision
+from shared.runtime import WorkerContext, WorkerHost, WorkerSpec
+from workers import __version__, registry
+
+# ------------------------------------------------------------------ the example worker (its module)
+
+BUCKET = "cortex_topics"
+
+
+class TopicsDoc(msgspec.Struct, kw_only=True):
+    """The open threads' titles as of the agent's last session end."""
+
+    agent: str
+    open_threads: list[str]
+    lagging: list[str]
+    integrity: Integrity
+
+
+SOURCES = (Source("threads", "threads", BUCKET_THREADS, ThreadsDoc),)
+
+
+class TopicsProjection(ComposedProjection[TopicsDoc]):
+    bucket = BUCKET
+    doc_type = TopicsDoc
+
+    def __init__(self, ctx: WorkerContext) -> None:
+        super().__init__(ctx.inputs, SOURCES)
+
+    def accepts(self, env: Envelope) -> bool:
+        return (env.family, env.kind) == ("session", "end")
+
+    def compose(self, doc: TopicsDoc | None, env: Envelope, inputs: Reading) -> TopicsDoc:
+        threads = inputs.docs["threads"]
+        titles = sorted(t.title for t in threads.threads if t.status == "open") if threads is not None else []
+        return TopicsDoc(agent=env.agent, open_threads=titles, lagging=inputs.lagging, integrity=Integrity())
+
+
+async def build(ctx: WorkerContext) -> ProjectionHandler:
+    return ProjectionHandler(ctx.js, ctx.worker, ctx.producer, [TopicsProjection(ctx)],
+                             bucket_names={BUCKET: ctx.bucket(BUCKET)}, cut_on_triggers=True)
+
+
+SPEC = WorkerSpec(name="topics", families=("session",), build=build, buckets=(BUCKET,), sources=SOURCES)
+
+# ------------------------------------------------------------------ the tests
+
+
+@pytest.fixture
+def registered(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The one registry line."""
+    monkeypatch.setattr(registry, "SPECS", [*registry.SPECS, SPEC])
+
+
+@pytest.mark.usefixtures("registered")
+def test_the_generator_makes_its_manifest_its_kustomization_entry_and_its_user() -> None:
+    files = gen.outputs()
+    manifest = files[gen.WORKERS_DIR / "topics.yaml"]
+    assert 'args: ["worker", "topics"]' in manifest and "value: cortex-topics" in manifest
+    assert "ANTHROPIC_API_KEY" not in manifest and "image: cortex\n" in manifest  # no LLM, no recall stack
+    assert "\n  - workers/topics.yaml\n" in files[gen.KUSTOMIZATION_FILE]
+    assert "user: cortex-topics" in files[gen.NATS_VALUES_FILE]
+    for alerts in (files[gen.ALERTS_FILE], files[gen.PROMETHEUS_RULE_FILE]):  # watched for disappearing
+        assert 'worker=~"topics(-.+)?"}), "worker", "topics"' in alerts
+    publish = gen.all_permissions()["workers"]["topics"]["publish"]
+    assert "$JS.API.CONSUMER.MSG.NEXT.CORTEX_EVENTS.topics" in publish  # its own consumer
+    assert f"$KV.{BUCKET}.>" in publish  # its own bucket
+    assert "$JS.API.CONSUMER.CREATE.KV_cortex_threads" in publish  # its source's history, for as-of reads
+    assert "$JS.API.CONSUMER.INFO.CORTEX_EVENTS.threads" in publish  # its source's watermark
+    assert not any("cortex_decisions" in s or s.startswith("$KV.cortex_threads") for s in publish)
+
+
+T0 = datetime(2026, 3, 4, 14, 0, tzinfo=UTC)
+
+
+def events(agent: str) -> list[tuple[str, bytes]]:
+    def at(minutes: int) -> str:
+        return (T0 + timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def session(kind: str, name: str, minutes: int) -> tuple[str, bytes]:
+        body = {"id": f"{agent}-{name}-{kind}", "agent": agent, "session": name, "ts": at(minutes)}
+        return f"cortex.session.{agent}.{kind}", msgspec.json.encode(body)
+
+    def message(i: int, content: str) -> tuple[str, bytes]:
+        body = {"id": f"{agent}-m{i}", "agent": agent, "session": "s1", "ts": at(i + 1), "role": "user",
+                "sender": "albert", "channel": "webchat", "content": content}
+        return f"cortex.msg.{agent}.received", msgspec.json.encode(body)
+
+    return [session("start", "s1", 0),
+            message(1, "Let's talk about the billing rewrite: the invoice generator is too slow for month end."),
+            message(2, "Also the search latency regression is back, p95 doubled since Monday."),
+            session("end", "s1", 10)]
+
+
+@contextlib.contextmanager
+def permissioned_server(tmp: Path, perms: dict[str, Any]) -> Iterator[tuple[str, dict[str, str]]]:
+    """A nats-server with exactly the generated users and permissions (as the helm values have them)."""
+    passwords = {u: secrets.token_hex(12) for u in gen.all_users(perms)}
+    port = free_port()
+    conf = tmp / "nats.conf"
+    conf.write_text(nats_conf({"accounts": gen.nats_accounts(perms)},
+                              {"host": "127.0.0.1", "port": port, "jetstream": {"store_dir": str(tmp / "js")}}))
+    log = tmp / "nats-server.log"
+    env = {**os.environ, **{gen.password_env(u): p for u, p in passwords.items()}}
+    server = subprocess.Popen([nats_server_binary(), "-c", str(conf), "-l", str(log)], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        wait_listening(server, port, log)
+        yield f"nats://127.0.0.1:{port}", passwords
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def settings_as(url: str, user: str, password: str, tmp: Path) -> Settings:
+    return load_settings({"CORTEX_NATS_URL": url, "CORTEX_NATS_USER": user, "CORTEX_NATS_PASSWORD": password,
+                          "CORTEX_DATA_DIR": str(tmp / "data"), "CORTEX_RUNTIME_FETCH_TIMEOUT_MS": "100",
+                          "CORTEX_BOOT_WAIT_MS": "10000"})
+
+
+@contextlib.asynccontextmanager
+async def hosted(settings: Settings, spec: WorkerSpec) -> AsyncIterator[WorkerHost]:
+    host = WorkerHost(settings, [spec], __version__, catalog=registry.all_specs().values())
+    task = asyncio.create_task(host.run())
+    try:
+        yield host
+    finally:
+        host.stop.set()
+        await asyncio.wait_for(task, timeout=60)
+
+
+@pytest.mark.usefixtures("registered")
+async def test_it_is_provisioned_and_runs_under_exactly_its_generated_user(tmp_path: Path) -> None:
+    with permissioned_server(tmp_path, gen.all_permissions()) as (url, passwords):
+        admin = settings_as(url, gen.ADMIN_USER, passwords[gen.ADMIN_USER], tmp_path)
+        nc = await nats.connect(url, user=gen.ADMIN_USER, password=passwords[gen.ADMIN_USER])
+        try:
+            js = nc.jetstream()
+            await provision(js, admin, registry.consumer_specs(), registry.doc_buckets())  # what `cortex init` does
+            assert (await js.consumer_info("CORTEX_EVENTS", "topics")).config.filter_subjects
+            ends = {}
+            for agent in ("ada", "bob"):
+                for subject, data in events(agent):
+                    ends[agent] = (await js.publish(subject, data)).seq  # the last: the session end
+            threads = settings_as(url, "cortex-threads", passwords["cortex-threads"], tmp_path)
+            topics = settings_as(url, "cortex-topics", passwords["cortex-topics"], tmp_path)
+            async with hosted(threads, registry.all_specs()["threads"]), hosted(topics, SPEC):
+                kv = await js.key_value(BUCKET)
+
+                async def made(agent: str) -> TopicsDoc | None:
+                    raw, _ = await kv_read(kv, agent)
+                    return msgspec.json.decode(raw, type=TopicsDoc) if raw is not None else None
+
+                docs = {agent: await wait_for(lambda a=agent: made(a), within=60) for agent in ("ada", "bob")}
+            expected = {}
+            for agent in docs:  # the threads document as it was just before the session end
+                before, _ = await DocReader(js).as_of(BUCKET_THREADS, agent, ThreadsDoc, ends[agent])
+                assert before is not None
+                expected[agent] = (ends[agent], sorted(t.title for t in before.threads if t.status == "open"))
+        finally:
+            await nc.close()
+    for agent, doc in docs.items():
+        end, titles = expected[agent]
+        assert doc.agent == agent and doc.lagging == [] and doc.integrity.last_seq == end
+        assert doc.open_threads == titles and titles
+        assert doc.integrity.producer.startswith("topics@")
+    log = (tmp_path / "nats-server.log").read_text()
+    assert "Violation" not in log, [line for line in log.splitlines() if "Violation" in line]
