@@ -20,9 +20,10 @@ import asyncio
 import logging
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from nats.js.client import JetStreamContext
+from prometheus_client import Counter
 
 from shared.asof import DocReader
 from shared.codec import Envelope
@@ -32,7 +33,16 @@ from shared.names import agent_consumer, shadow_bucket
 from shared.projection import D, Projection
 from shared.watermarks import WatermarkTracker
 
+if TYPE_CHECKING:
+    from shared.runtime import WorkerContext
+
 log = logging.getLogger(__name__)
+
+COMPOSED_LAGGING = Counter(
+    "cortex_composed_lagging_total",
+    "Composed readings (a snapshot, narrative, channel summary, briefing or recall's facts, as of a trigger) "
+    "with a source still behind the trigger at the wait bound (CORTEX_BOOT_WAIT_MS): read as it was then",
+    ["worker", "source"])
 
 
 class Reading(NamedTuple):
@@ -89,9 +99,12 @@ class Inputs:
         """The physical bucket (shadow mode reads cortex_shadow_*)."""
         return shadow_bucket(name) if self._shadow else name
 
-    async def at_trigger(self, sources: Sequence[Source], env: Envelope, before: int | None = None) -> Reading:
+    async def at_trigger(self, worker: str, sources: Sequence[Source], env: Envelope,
+                         before: int | None = None) -> Reading:
         """``sources`` as of the trigger ``env`` (each by its ``as_of`` rule, or all just
-        before ``before`` when given: boot's change documents read the last stream cut).
+        before ``before`` when given: boot's change documents read the last stream cut), for
+        ``worker``'s document: a source still behind at the bound is counted
+        (``cortex_composed_lagging_total{worker,source}``) and named in ``Reading.lagging``.
 
         Each source is read as soon as *it* has caught up, not when the slowest one has: a
         source that caught up keeps writing while another is waited for, and the as-of read
@@ -110,7 +123,11 @@ class Inputs:
         docs = {source.field: doc for source, (doc, _) in zip(sources, found, strict=True)}
         lagging = sorted({c for _, lag in found for c in lag})
         if lagging:
-            log.info("sources_lagging", extra={"agent": env.agent, "seq": env.seq, "lagging": lagging})
+            behind = sorted({s.worker for s, (_, lag) in zip(sources, found, strict=True) if lag})
+            for source in behind:
+                COMPOSED_LAGGING.labels(worker, source).inc()
+            log.info("sources_lagging", extra={"worker": worker, "agent": env.agent, "seq": env.seq,
+                                               "lagging": lagging})
         return Reading(env, docs, lagging)
 
     async def now(self, sources: Sequence[Source], agent: str) -> tuple[dict[str, Any], list[str], datetime]:
@@ -131,8 +148,9 @@ class ComposedProjection(Projection[D, Reading]):
     lag; ``compose`` makes the document from the ``Reading``. The sources are the ones the
     worker's ``WorkerSpec.sources`` declares (they make its NATS permissions)."""
 
-    def __init__(self, inputs: Inputs, sources: Sequence[Source]) -> None:
-        self.inputs = inputs
+    def __init__(self, ctx: WorkerContext, sources: Sequence[Source]) -> None:
+        self.inputs = ctx.inputs
+        self.worker = ctx.worker
         self.sources = tuple(sources)
 
     def sources_for(self, env: Envelope, doc: D | None) -> Sequence[Source]:
@@ -140,4 +158,4 @@ class ComposedProjection(Projection[D, Reading]):
         return self.sources
 
     async def prepare(self, env: Envelope, doc: D | None) -> Reading:
-        return await self.inputs.at_trigger(self.sources_for(env, doc), env)
+        return await self.inputs.at_trigger(self.worker, self.sources_for(env, doc), env)

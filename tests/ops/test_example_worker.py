@@ -66,7 +66,7 @@ class TopicsProjection(ComposedProjection[TopicsDoc]):
     doc_type = TopicsDoc
 
     def __init__(self, ctx: WorkerContext) -> None:
-        super().__init__(ctx.inputs, SOURCES)
+        super().__init__(ctx, SOURCES)
 
     def accepts(self, env: Envelope) -> bool:
         return (env.family, env.kind) == ("session", "end")

@@ -90,7 +90,7 @@ class BootSources:
         sources = [s for s in self.sources if fields is None or s.field in fields]
         change = env.family in ("msg", "feedback")
         cut = boundary(env.seq, self._ctx.settings.runtime.cut_every) if change else None
-        return await self._inputs.at_trigger(sources, env, before=cut)
+        return await self._inputs.at_trigger(self._ctx.worker, sources, env, before=cut)
 
     def inputs(self, reading: Reading) -> BootInputs:
         """What the assembly reads: ``now`` is the trigger's event time."""

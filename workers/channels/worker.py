@@ -30,7 +30,7 @@ class ChannelsProjection(ComposedProjection[ChannelsDoc]):
     doc_type = ChannelsDoc
 
     def __init__(self, ctx: WorkerContext) -> None:
-        super().__init__(ctx.inputs, SOURCES)
+        super().__init__(ctx, SOURCES)
 
     def accepts(self, env: Envelope) -> bool:
         return isinstance(env.event, MessageEvent) or is_trigger(env)

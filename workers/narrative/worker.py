@@ -116,7 +116,8 @@ class NarrativeProjection(Projection[NarrativeDoc, NarrativeInputs]):
         # the snapshot made for this very compaction; the commitments for Claude's wording
         fields = {"threads", "decisions"} | ({"snapshot"} if env.family == "compaction" else set()) \
             | ({"commitments"} if self._llm.enabled else set())
-        docs = (await self._ctx.inputs.at_trigger([s for s in SOURCES if s.field in fields], env)).docs
+        sources = [s for s in SOURCES if s.field in fields]
+        docs = (await self._ctx.inputs.at_trigger(self._ctx.worker, sources, env)).docs
         snapshot = docs.get("snapshot")
         inputs = NarrativeInputs(threads=docs["threads"], decisions=docs["decisions"], snapshot=snapshot,
                                  commitments=docs.get("commitments"), regenerate=True)

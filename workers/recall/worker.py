@@ -210,7 +210,7 @@ class RecallHandler(Handler):
             return
         inputs = self._ctx.inputs
         if self._wait:
-            doc = (await inputs.at_trigger([KNOWLEDGE], start)).docs[KNOWLEDGE.field]
+            doc = (await inputs.at_trigger(self._ctx.worker, [KNOWLEDGE], start)).docs[KNOWLEDGE.field]
         else:
             doc, _ = await inputs.docs.as_of(inputs.bucket(KNOWLEDGE.bucket), start.agent, KnowledgeDoc, start.seq)
         desired = fact_memories(start.agent, doc)

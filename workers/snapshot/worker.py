@@ -23,7 +23,7 @@ class SnapshotProjection(ComposedProjection[SnapshotDoc]):
     doc_type = SnapshotDoc
 
     def __init__(self, ctx: WorkerContext) -> None:
-        super().__init__(ctx.inputs, SOURCES)
+        super().__init__(ctx, SOURCES)
         self._ctx = ctx
         self._max = ctx.settings.precompaction.max_snapshot_messages
 

@@ -88,11 +88,16 @@ def sample(name: str, source: str = "recall") -> float:
 async def test_a_lagging_document_is_completed_as_of_its_trigger_and_the_cache_and_file_follow(
     rig: Rig, wait_for: Any
 ) -> None:
+    lagged = REGISTRY.get_sample_value("cortex_composed_lagging_total", {"worker": "boot", "source": "recall"}) or 0
     start = await rig.publish("ada", "session", "start", 0)
     await rig.caught_up("threads", start.seq)
     await rig.make(start)
     first = await rig.stored("ada")
     assert first.lagging == ["recall"] and rig.handler.completer.outstanding == 1
+    # the shared reader counts the reading's lagging source (shared.inputs), the caught-up one not
+    assert REGISTRY.get_sample_value("cortex_composed_lagging_total", {"worker": "boot", "source": "recall"}) \
+        == lagged + 1
+    assert not REGISTRY.get_sample_value("cortex_composed_lagging_total", {"worker": "boot", "source": "threads"})
     completed = sample("cortex_boot_completed_total")
 
     await rig.caught_up("recall", start.seq)
