@@ -64,6 +64,8 @@ class Inputs:
         self.docs = DocReader(js)
         self._tracker: WatermarkTracker | None = None
         self._lock = asyncio.Lock()
+        # the consumers' state as requests last saw it (``now``), apart from the consume path's
+        self._request_cache: dict[str, tuple[float, bool]] = {}
 
     @property
     def bound_s(self) -> float:
@@ -134,7 +136,8 @@ class Inputs:
         """``sources`` as they are now (for requests), the consumers behind the stream's end
         (without waiting), and the latest event time among the documents."""
         tracker = await self.tracker()
-        lagging = await tracker.lagging_now({c: 2**62 for c in self.consumers(sources, agent)})
+        lagging = await tracker.lagging_now({c: 2**62 for c in self.consumers(sources, agent)},
+                                            cache=self._request_cache)
         results = await asyncio.gather(*(self.docs.latest(self.bucket(s.bucket), agent, s.doc_type)
                                          for s in sources))
         docs = {s.field: doc for s, doc in zip(sources, results, strict=True)}

@@ -158,17 +158,22 @@ class WatermarkTracker:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(changed.wait(), timeout=timeout)
 
-    async def lagging_now(self, needs: dict[str, int], cache_s: float = 0.5) -> list[str]:
-        """Lag without waiting (for requests): cached consumer state, refreshed every ``cache_s``."""
+    async def lagging_now(self, needs: dict[str, int], cache_s: float = 0.5,
+                          cache: dict[str, tuple[float, bool]] | None = None) -> list[str]:
+        """Lag without waiting (for requests): cached consumer state, refreshed every ``cache_s``.
+
+        ``cache``: the caller's own (requests must not see an answer up to ``cache_s`` old that
+        another user of the tracker — boot's completer polling a lagging source — looked up)."""
         out = []
         now = time.monotonic()
+        idle = self._idle_cache if cache is None else cache
         for consumer, seq in needs.items():
             if self.checkpoint(consumer) >= seq:
                 continue
-            cached = self._idle_cache.get(consumer)
+            cached = idle.get(consumer)
             if cached is None or now - cached[0] > cache_s:
                 cached = (now, await self.drained(consumer))
-                self._idle_cache[consumer] = cached
+                idle[consumer] = cached
             if not cached[1]:
                 out.append(consumer)
         return sorted(out)
