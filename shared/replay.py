@@ -33,7 +33,6 @@ from shared.kv import kv_keys, kv_read
 from shared.lease import Lease, LeaseRefused
 from shared.names import (
     BUCKET_CHECKPOINTS,
-    DOC_BUCKETS,
     EVENTS_STREAM,
     consumer_name,
     partition_ids,
@@ -226,7 +225,7 @@ async def run_replay(host: WorkerHost, js: JetStreamContext, specs: list[WorkerS
                             producer=producer_id(spec, host.settings, host.version), health=Health(name),
                             extras=host.extras, partition=k, catalog=host.catalog, shared_inputs=inputs)
         tasks.append(asyncio.create_task(
-            replay_worker(host, ctx, spec, [b for b in spec.buckets if b in DOC_BUCKETS], agent, prog, ready, stop)))
+            replay_worker(host, ctx, spec, list(spec.buckets), agent, prog, ready, stop)))
     started = time.monotonic()
     try:
         while not all(t.done() for t in tasks):

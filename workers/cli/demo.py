@@ -23,7 +23,7 @@ from workers.cli.base import CliError
 from workers.cli.common import connected
 from workers.cli.query import request_api
 from workers.cli.specs import provision_all
-from workers.registry import all_specs
+from workers.registry import all_specs, doc_buckets
 
 DEMO_AGENT = "main"
 
@@ -68,8 +68,6 @@ async def wait_caught_up(settings: Settings, url: str, consumers: list[str], lim
 
 async def render_documents(settings: Settings, url: str) -> str:
     """The BOOTSTRAP document when the boot worker exists, else every derived document."""
-    from shared.names import DOC_BUCKETS
-
     async with connected(settings, url) as nc:
         js = nc.jetstream()
         boot = await js.key_value("cortex_boot")
@@ -83,7 +81,7 @@ async def render_documents(settings: Settings, url: str) -> str:
                 return msgspec.json.decode(fresh, type=BootDoc).markdown
             return str(orjson.loads(raw)["markdown"])
         parts = []
-        for bucket in DOC_BUCKETS:
+        for bucket in doc_buckets():
             kv = await js.key_value(bucket)
             raw, _ = await kv_read(kv, DEMO_AGENT)
             if raw is not None:
