@@ -207,3 +207,40 @@ async def test_it_is_provisioned_and_runs_under_exactly_its_generated_user(tmp_p
         assert doc.integrity.producer.startswith("topics@")
     log = (tmp_path / "nats-server.log").read_text()
     assert "Violation" not in log, [line for line in log.splitlines() if "Violation" in line]
+
+
+@pytest.mark.usefixtures("registered")
+async def test_a_replay_rebuilds_its_documents(nats_url: str, tmp_path: Path) -> None:
+    """``cortex replay topics`` resets the bucket its spec owns and derives the documents again:
+    a document left wrong in the bucket (with the watermark of the right one) is rebuilt."""
+    from shared.replay import run_replay
+
+    settings = load_settings({"CORTEX_NATS_URL": nats_url, "CORTEX_DATA_DIR": str(tmp_path / "data"),
+                              "CORTEX_RUNTIME_FETCH_TIMEOUT_MS": "100", "CORTEX_BOOT_WAIT_MS": "10000"})
+    nc = await nats.connect(nats_url)
+    try:
+        js = nc.jetstream()
+        await provision(js, settings, registry.consumer_specs(), registry.doc_buckets())
+        for subject, data in events("ada"):
+            await js.publish(subject, data)
+        host = WorkerHost(settings, [registry.all_specs()["threads"], SPEC], __version__,
+                          catalog=registry.all_specs().values())
+        task = asyncio.create_task(host.run())
+        kv = await js.key_value(BUCKET)
+        try:
+            async def made() -> bytes | None:
+                return (await kv_read(kv, "ada"))[0]
+
+            right = await wait_for(made, within=60)
+        finally:
+            host.stop.set()
+            await asyncio.wait_for(task, timeout=60)
+        doc = msgspec.json.decode(right, type=TopicsDoc)
+        await kv.put("ada", msgspec.json.encode(msgspec.structs.replace(doc, open_threads=["a stale title"])))
+        await run_replay(WorkerHost(settings, [SPEC], __version__, catalog=registry.all_specs().values()),
+                         js, [SPEC], None, False, lambda progress: None)
+        replayed = await wait_for(made, within=60)
+        assert msgspec.json.decode(replayed, type=TopicsDoc).open_threads == doc.open_threads
+        assert replayed == right
+    finally:
+        await nc.close()
