@@ -156,6 +156,7 @@ class ConsumeLoop:
         self._fence = fence or (lambda: None)
         self._applied = 0
         self._inflight: list[Msg] = []
+        self._fetch_failed = False  # the last fetch failed: not ready until one succeeds
         self._stop = asyncio.Event()
         self._drain_deadline = float("inf")
         self._last_info = 0.0
@@ -230,14 +231,19 @@ class ConsumeLoop:
 
     async def _fetch(self, sub: PullFetcher) -> list[Msg]:
         try:
-            return await sub.fetch(self._cfg.batch_size, self._cfg.fetch_timeout_s)
+            msgs = await sub.fetch(self._cfg.batch_size, self._cfg.fetch_timeout_s)
         except (TimeoutError, nats.errors.TimeoutError):
-            return []  # idle tick
+            msgs = []  # idle tick
         except (nats.errors.ConnectionClosedError, nats.errors.ConnectionReconnectingError,
                 nats.errors.NoRespondersError, nats.js.errors.ServiceUnavailableError) as exc:
+            self._fetch_failed = True
             self._health.set_ready(False, f"fetch failed: {exc!r}")
             await self._sleep(self._cfg.retry_base_s)
             return []
+        if self._fetch_failed:  # fetching again: ready again (it stayed "fetch failed" for ever before)
+            self._fetch_failed = False
+            self._health.set_ready(True, "consuming")
+        return msgs
 
     async def _run_batch(self, msgs: list[Msg]) -> None:
         started = time.perf_counter()

@@ -318,3 +318,32 @@ async def test_a_deleted_document_is_written_again_over_its_delete_marker(js: Je
     assert await again.apply(env)  # the watermark went with the document: applied anew
     await again.commit()
     assert await tally(js) == ["e1"]
+
+
+async def test_readiness_comes_back_when_fetching_works_again(
+    js: JetStreamContext, wait_for: WaitFor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fetch that fails (the connection reconnecting, the server restarting) makes the worker
+    not ready; the next fetch that works makes it ready again — an idle one too, not only a
+    batch that needed a retry (it stayed "fetch failed" for ever: a NATS restart fault test
+    caught a worker consuming and never ready again)."""
+    from nats.errors import ConnectionReconnectingError
+
+    from shared.pull import PullFetcher
+
+    real = PullFetcher.fetch
+    failed: list[str] = []
+
+    async def once_failing(self: PullFetcher, batch: int, wait_s: float) -> Any:
+        if not failed:
+            failed.append("reason")
+            raise ConnectionReconnectingError
+        return await real(self, batch, wait_s)
+
+    monkeypatch.setattr(PullFetcher, "fetch", once_failing)
+    health = Health("tally")
+    async with running(js, Faulty(js), health):
+        await wait_for(lambda: _true(bool(failed) and health.ready))
+        assert health.reason == "consuming"
+        await publish(js, [msg(1)])
+        await wait_for(lambda: _eq(checkpoint(js), 1))
