@@ -160,8 +160,8 @@ def settings_as(url: str, user: str, password: str, tmp: Path) -> Settings:
 
 
 @contextlib.asynccontextmanager
-async def hosted(settings: Settings, spec: WorkerSpec) -> AsyncIterator[WorkerHost]:
-    host = WorkerHost(settings, [spec], __version__, catalog=registry.all_specs().values())
+async def hosted(settings: Settings, *specs: WorkerSpec) -> AsyncIterator[WorkerHost]:
+    host = WorkerHost(settings, list(specs), __version__, catalog=registry.all_specs().values())
     task = asyncio.create_task(host.run())
     try:
         yield host
@@ -223,18 +223,13 @@ async def test_a_replay_rebuilds_its_documents(nats_url: str, tmp_path: Path) ->
         await provision(js, settings, registry.consumer_specs(), registry.doc_buckets())
         for subject, data in events("ada"):
             await js.publish(subject, data)
-        host = WorkerHost(settings, [registry.all_specs()["threads"], SPEC], __version__,
-                          catalog=registry.all_specs().values())
-        task = asyncio.create_task(host.run())
         kv = await js.key_value(BUCKET)
-        try:
-            async def made() -> bytes | None:
-                return (await kv_read(kv, "ada"))[0]
 
+        async def made() -> bytes | None:
+            return (await kv_read(kv, "ada"))[0]
+
+        async with hosted(settings, registry.all_specs()["threads"], SPEC):
             right = await wait_for(made, within=60)
-        finally:
-            host.stop.set()
-            await asyncio.wait_for(task, timeout=60)
         doc = msgspec.json.decode(right, type=TopicsDoc)
         await kv.put("ada", msgspec.json.encode(msgspec.structs.replace(doc, open_threads=["a stale title"])))
         await run_replay(WorkerHost(settings, [SPEC], __version__, catalog=registry.all_specs().values()),

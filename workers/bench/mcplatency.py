@@ -119,17 +119,19 @@ async def _measure(session: Session, client: Any, name: str, arguments: dict[str
             return None
         return took
 
+    unsettled = 0  # calls that started before the pipeline was at rest (after SETTLE_LIMIT_S)
+
     async def at_rest() -> None:
         """Every call starts on a pipeline at rest: a call's own aftermath (the recall API's
         access feedback, a remember embedded, a forget applied) is applied before the next
         call, so neither kind of call pays for the other's."""
+        nonlocal unsettled
         _, pending = await session.drain_bounded(session.pipeline_consumers, SETTLE_LIMIT_S, session.pipeline)
         if pending:
-            unsettled[0] += 1
+            unsettled += 1
 
     mcp_s: list[float] = []
     nats_s: list[float] = []
-    unsettled = [0]
     failures = 0
     server_before = _server_cpu(server_pid)
     warm_up = 1 if session.config.quick else WARM_UP
@@ -152,9 +154,9 @@ async def _measure(session: Session, client: Any, name: str, arguments: dict[str
             mcp_s.append(mcp_took)
             nats_s.append(nats_took)
     server_after = _server_cpu(server_pid)
-    if unsettled[0]:
+    if unsettled:
         session.progress(f"[mcp] {name}: the pipeline was still busy after {SETTLE_LIMIT_S:g}s before "
-                         f"{unsettled[0]} calls")
+                         f"{unsettled} calls")
     calls = warm_up + session.config.mcp_calls
     mcp, nats = summarize(mcp_s, lost=failures), summarize(nats_s)
     return ToolLatency(
