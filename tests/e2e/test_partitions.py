@@ -23,7 +23,7 @@ from schemas.api import RecallReply, StatusReply
 from schemas.docs import BootDoc, ChannelsDoc, SnapshotDoc
 from shared.config import Settings, load_settings
 from shared.embedded import EmbeddedNats
-from shared.kv import kv_read
+from shared.kv import kv_keys, kv_read
 from shared.names import BUCKET_CHECKPOINTS, BUCKET_LEASES, EVENTS_STREAM, consumers_of, partition_of
 from shared.provision import ConsumerSpec, provision
 from shared.runtime import WorkerHost
@@ -227,6 +227,12 @@ async def _held_by(js: JetStreamContext, consumer: str, host: WorkerHost) -> boo
     return await lease_holder(js, consumer) == host.instance
 
 
+async def _no_replay_lease(js: JetStreamContext) -> bool:
+    """No consumer's lease is held by a replay (forget refuses to run beside one)."""
+    holders = [await lease_holder(js, key) for key in await kv_keys(js, BUCKET_LEASES)]
+    return not any(h and "replay-" in h for h in holders)
+
+
 async def _standby(host: WorkerHost, consumer: str) -> bool:
     ok, text = host.registry.readiness()
     return ok and f"{consumer}: ready (standby" in text
@@ -298,6 +304,7 @@ async def test_replay_and_forget_with_partitions(nats_url: str, tmp_path: Path, 
 
             # forget goes through the recall consumer of alice's partition (recall-1), active again here
             await wait_for(lambda: _held_by(js, "recall-1", host), within=30)
+            await wait_for(lambda: _no_replay_lease(js), within=30)  # every lease the replay took is given back
             gone = await acortex("forget", ALICE, "--yes", url=nats_url, **PARTITIONED)
             assert gone.returncode == 0, gone.stderr
             assert "memories deleted by the recall worker" in gone.stdout
