@@ -85,8 +85,10 @@ async def test_a_fact_is_recalled_by_meaning_and_its_recall_promotes_it(
 
     async def recalled() -> RecallReply | None:
         try:  # not serving yet, or an error reply while the worker starts: ask again
+            # a generous timeout: a reply given up on while the worker still answers would publish
+            # a second fact_access (a second promotion) once the question is asked again
             raw = await nc.request("cortex.api.recall.mia", b'{"query": "Which company does Maria work for?"}',
-                                   timeout=5)
+                                   timeout=30)
             reply = msgspec.json.decode(raw.data, type=RecallReply)
         except Exception:
             return None

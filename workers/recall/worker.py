@@ -96,7 +96,25 @@ class StoreHolder:
         self.lock = threading.Lock()
         self._opening = threading.Lock()
         self.users = 0
-        self.ready = asyncio.Event()
+        self.is_ready = False  # opened by a consume loop: the API may serve
+        self._ready: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None
+
+    def _event(self) -> asyncio.Event:
+        """The ready event of the running loop (an asyncio.Event binds to the first loop
+        that waits on it; a process may run several, one after another: tests, the bench)."""
+        loop = asyncio.get_running_loop()
+        if self._ready is None or self._ready[0] is not loop:
+            self._ready = (loop, asyncio.Event())
+            if self.is_ready:
+                self._ready[1].set()
+        return self._ready[1]
+
+    def set_ready(self) -> None:
+        self.is_ready = True
+        self._event().set()
+
+    async def wait_ready(self) -> None:
+        await self._event().wait()
 
     def open(self, ctx: WorkerContext) -> tuple[MemoryStore, Embedder]:
         with self._opening:
@@ -128,12 +146,28 @@ class StoreHolder:
         with self._opening:
             self._close()
 
+    def current(self) -> tuple[MemoryStore, Embedder]:
+        """The open store and its embedder, for a query (call it holding ``lock``: a
+        close waits for the lock, so the store stays open until the query is done)."""
+        store, embedder = self.store, self.embedder
+        if store is None or embedder is None:  # the consume loop gave it back (a lost lease, a rebuild)
+            raise StoreClosed("recall is reopening its memory store")
+        return store, embedder
+
     def _close(self) -> None:
         if self.store is not None:
-            self.store.close()
+            with self.lock:  # a query in flight finishes first
+                self.store.close()
         self.store = None
         self.users = 0
-        self.ready.clear()
+        self.is_ready = False
+        if self._ready is not None:
+            self._ready[1].clear()
+
+
+class StoreClosed(TransientError):
+    """The API was asked while the store is closed between two consume loops: a 503
+    ("temporarily unavailable…; ask again"), not an internal error."""
 
 
 HOLDER = StoreHolder()
@@ -384,7 +418,7 @@ async def build(ctx: WorkerContext) -> RecallHandler:
         store, embedder = await asyncio.to_thread(HOLDER.acquire, ctx)
     except StoreError as exc:  # not transient: a setting changed under the store, a refused API key…
         raise WorkerCannotRun(f"recall stopped: {exc}") from exc  # only recall stops, in one line
-    HOLDER.ready.set()
+    HOLDER.set_ready()
     applier = StoreApplier(store, embedder, ctx.settings.recall, ctx.settings.languages)
     llm = LlmClient(ctx.settings, ctx.js, http_client=ctx.extras.get("llm_http_client"),
                     max_retries=ctx.extras.get("llm_max_retries", 3))
@@ -418,11 +452,11 @@ def answer(req: RecallRequest, agent: str, settings: Any) -> RecallReply:
 def candidates(req: RecallRequest, agent: str, settings: Any, depth: int = 0) -> tuple[list[RankedMemory], datetime]:
     """The ranked memories for ``req`` (at least ``depth`` of them when there are, for the
     re-ranker) and the "now" they were ranked at (runs in a worker thread)."""
-    store, embedder = HOLDER.store, HOLDER.embedder
-    assert store is not None and embedder is not None
-    vector = embedder.embed_query(req.query)
     with HOLDER.lock:
-        hits = store.search(agent, vector, text=req.query, limit=settings.recall.candidates,
+        embedder = HOLDER.current()[1]
+    vector = embedder.embed_query(req.query)  # outside the lock: the loop's batches go on meanwhile
+    with HOLDER.lock:
+        hits = HOLDER.current()[0].search(agent, vector, text=req.query, limit=settings.recall.candidates,
                             flt=None if req.history else MemoryFilter(current=True))
     hits = pool_by_message(hits)  # a message found through several of its memories counts them all
     now = recall_now([max(h.memory.last_accessed, h.memory.last_seen or h.memory.created_at) for h in hits])
@@ -453,9 +487,8 @@ def consolidation_plan(agent: str, settings: Any, now: datetime | None) -> Conso
     """What the agent's next session start would do to its memories, at ``now`` (its
     latest event time applied; without one, its newest memory's): nothing is written
     (runs in a worker thread)."""
-    store = HOLDER.store
-    assert store is not None
     with HOLDER.lock:
+        store = HOLDER.current()[0]
         memories = list(store.scroll(agent))
         now = now or recall_now([m.last_seen or m.created_at for m in memories])
         report = plan_maintenance(store, agent, memories, now, settings.recall, dry_run=True)
@@ -486,7 +519,7 @@ async def _latest_event_ts(ctx: WorkerContext, agent: str) -> datetime | None:
 
 async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
     """Serve recall only where the store is open (the active instance; a standby waits)."""
-    ready = asyncio.create_task(HOLDER.ready.wait())
+    ready = asyncio.create_task(HOLDER.wait_ready())
     stopping = asyncio.create_task(stop.wait())
     await asyncio.wait([ready, stopping], return_when=asyncio.FIRST_COMPLETED)
     for task in (ready, stopping):
@@ -512,7 +545,8 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
             await _publish_access(ctx, agent, [m.id for m in reply.memories])
         facts = [m.fact_id for m in reply.memories if m.fact_id]
         if facts:  # the facts returned are accessed: the knowledge worker promotes them
-            at = await _latest_event_ts(ctx, agent) or datetime.now(UTC)
+            # in event time: the summary's watermark, or (before recall wrote one) the candidates' latest
+            at = await _latest_event_ts(ctx, agent) or now
             await publish_ids(ctx.js, ctx.settings.prefix, agent, "fact_access", facts, at, "recall-api")
         return reply
 

@@ -123,3 +123,39 @@ async def test_a_pending_llm_batch_of_huge_messages_stays_inside_one_value(recal
     doc = msgspec.json.decode(raw, type=RecallDoc)
     assert len(doc.llm_pending) == 19 and all(len(p[2]) == 48_000 // 20 for p in doc.llm_pending)
     assert len(raw) < 512 * 1024
+
+
+async def test_a_recall_while_the_store_is_given_back_is_a_503_not_an_internal_error(recall: Any, nc: Client,
+                                                                                      wait_for: Any) -> None:
+    """A lost lease or a rebuild closes the store between two consume loops while the API
+    keeps serving: a question then is "ask again" (503), not an AssertionError's 500, and
+    once the loop has the store again it is answered (a CI run met the 500)."""
+    from schemas.api import ErrorReply, RecallReply
+    from workers.recall.worker import serve
+
+    handler = await recall()
+    HOLDER.set_ready()
+    stop = asyncio.Event()
+    serving = asyncio.create_task(serve(handler._ctx, stop))
+
+    async def ask() -> Any:
+        try:
+            return await nc.request("cortex.api.recall.alice", b'{"query": "deploy"}', timeout=10)
+        except Exception:  # not subscribed yet
+            return None
+
+    try:
+        answered = await wait_for(ask, within=30)
+        assert msgspec.json.decode(answered.data, type=RecallReply).memories == []
+        HOLDER.release()  # the consume loop gives the store back
+        closed = await ask()
+        assert (closed.headers or {}).get("Nats-Service-Error-Code") == "503"
+        error = msgspec.json.decode(closed.data, type=ErrorReply).error
+        assert error.message == "temporarily unavailable: recall is reopening its memory store; ask again"
+        await recall()  # the next loop acquires it again
+        again = await ask()
+        assert not (again.headers or {}).get("Nats-Service-Error-Code")
+        msgspec.json.decode(again.data, type=RecallReply)
+    finally:
+        stop.set()
+        await asyncio.wait_for(serving, timeout=30)
