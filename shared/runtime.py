@@ -15,7 +15,7 @@ import signal
 import socket
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import InitVar, dataclass, field
+from dataclasses import InitVar, dataclass, field, replace
 from typing import Any
 
 import msgspec
@@ -31,7 +31,7 @@ from shared.connection import ConnectError, connect
 from shared.consume import ConsumeLoop, Handler, LoopConfig
 from shared.errors import LeaseLost, RebuildRequired, WorkerCannotRun, is_transient
 from shared.fingerprint import patterns_digest
-from shared.footprint import Source, buckets_of, workers_of
+from shared.footprint import BriefingSection, Source, buckets_of, workers_of
 from shared.health import Health, HealthRegistry, serve
 from shared.inputs import Inputs
 from shared.lease import Lease
@@ -106,12 +106,20 @@ class WorkerSpec:
     # the packages (or modules) holding the regex and keyword tables its cores match with:
     # their digest is part of ``producer`` (shared.fingerprint)
     patterns: tuple[str, ...] = ()
+    # a section of the agent's briefing made from one of its documents (``shared.footprint``)
+    briefing: BriefingSection[Any] | None = None
+    # its sources include every worker's briefing section (the boot worker): the registry adds
+    # them (``with_briefings``), so a new worker's section needs no edit here
+    reads_briefings: bool = False
 
     def __post_init__(self) -> None:
         if bool(self.serves) != (self.serve is not None):
             raise ValueError(f"worker {self.name}: `serves` names the services `serve` serves (both or neither)")
         if self.build is None and (self.families or self.buckets):
             raise ValueError(f"worker {self.name}: families and buckets need a consumer (`build`)")
+        if self.briefing is not None and self.briefing.bucket not in self.buckets:
+            raise ValueError(f"worker {self.name}: its briefing section reads {self.briefing.bucket}, "
+                             "which is not one of its buckets")
 
     @property
     def consumes(self) -> bool:
@@ -127,6 +135,19 @@ class WorkerSpec:
     def waits_on(self) -> tuple[str, ...]:
         """The workers whose watermarks it follows: its sources' owners."""
         return workers_of(self.sources)
+
+
+def briefings(specs: Iterable[WorkerSpec]) -> list[tuple[str, BriefingSection[Any]]]:
+    """Every worker's briefing section (worker → section), by worker name."""
+    return sorted(((s.name, s.briefing) for s in specs if s.briefing is not None), key=lambda wb: wb[0])
+
+
+def with_briefings(spec: WorkerSpec, specs: Iterable[WorkerSpec]) -> WorkerSpec:
+    """``spec`` with the sources of every briefing section among ``specs`` when it reads
+    briefings (its permissions, its waits and its reads follow from them)."""
+    if not spec.reads_briefings:
+        return spec
+    return replace(spec, sources=(*spec.sources, *(b.source(w) for w, b in briefings(specs))))
 
 
 # Knobs that change how long a worker waits, never what it derives: not part of the hash.

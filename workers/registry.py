@@ -10,7 +10,7 @@ this module: a worker that looks at the others gets them from ``WorkerContext.ca
 from __future__ import annotations
 
 from shared.provision import ConsumerSpec
-from shared.runtime import WorkerSpec
+from shared.runtime import WorkerSpec, with_briefings
 from workers.api.worker import SPEC as API
 from workers.boot.worker import SPEC as BOOT
 from workers.channels.worker import SPEC as CHANNELS
@@ -26,7 +26,9 @@ SPECS: list[WorkerSpec] = [THREADS, DECISIONS, KNOWLEDGE, CHANNELS, TRACES, RECA
 
 
 def all_specs() -> dict[str, WorkerSpec]:
-    return {s.name: s for s in SPECS}
+    """Every worker's spec; a worker that reads the briefing sections (boot) with every
+    registered worker's section among its sources (``shared.runtime.with_briefings``)."""
+    return {s.name: with_briefings(s, SPECS) for s in SPECS}
 
 
 def doc_buckets() -> list[str]:

@@ -1,20 +1,26 @@
 """Adding a composed worker (issue 20) takes its module, one registry line and its document
 Struct — nothing else. The worker below is such a worker, defined here and not shipped: a
 "topics" document per agent, the open threads' titles as of each session end, composed from
-the threads worker's document. Registered with one line (``workers.registry.SPECS``):
+the threads worker's document, and shown in the agent's briefing as a section of its own
+(``WorkerSpec.briefing``). Registered with one line (``workers.registry.SPECS``):
 
 * the manifest generator makes its StatefulSet, its kustomization entry, its absent-worker
   alert and its NATS user, whose permissions follow from its ``WorkerSpec`` (its consumer,
-  its bucket, history reads of its source's bucket, its source's consumer state);
+  its bucket, history reads of its source's bucket, its source's consumer state) — and the
+  boot worker's user may read its bucket and its consumer's state;
 * ``cortex init``'s provisioning makes its consumer and its bucket (with history);
 * it runs under exactly its generated user on a real nats-server, beside the threads worker
-  under its own, and its documents come out as of each trigger, with the lag of its source.
+  under its own, and its documents come out as of each trigger, with the lag of its source;
+* the BOOTSTRAP ``cortex.api.boot.<agent>`` serves (boot under its generated user) shows
+  them as the section it declares, after Active Threads;
+* ``cortex replay topics`` rebuilds them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import secrets
 import subprocess
@@ -26,16 +32,17 @@ from typing import Any
 import gen_manifests as gen
 import msgspec
 import nats
+import nats.errors
 import pytest
 from cortex_testkit import wait_for, wait_listening
 from ops_support import nats_conf
 
-from schemas.docs import Integrity, ThreadsDoc
+from schemas.docs import BootDoc, Integrity, ThreadsDoc
 from shared.asof import DocReader
 from shared.codec import Envelope
 from shared.config import Settings, load_settings
 from shared.embedded import free_port, nats_server_binary
-from shared.footprint import Source
+from shared.footprint import BriefingSection, Source
 from shared.inputs import ComposedProjection, Reading
 from shared.kv import kv_read
 from shared.names import BUCKET_THREADS
@@ -82,7 +89,15 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
                              bucket_names={BUCKET: ctx.bucket(BUCKET)}, cut_on_triggers=True)
 
 
-SPEC = WorkerSpec(name="topics", families=("session",), build=build, buckets=(BUCKET,), sources=SOURCES)
+def briefing_lines(doc: TopicsDoc) -> list[str]:
+    """Its section of the briefing: one line per open thread (none: no section)."""
+    return [f"- {title}" for title in doc.open_threads]
+
+
+BRIEFING = BriefingSection("🗂️ Open Topics", BUCKET, TopicsDoc, briefing_lines, chars=400, after="threads")
+
+SPEC = WorkerSpec(name="topics", families=("session",), build=build, buckets=(BUCKET,), sources=SOURCES,
+                  briefing=BRIEFING)
 
 # ------------------------------------------------------------------ the tests
 
@@ -109,6 +124,10 @@ def test_the_generator_makes_its_manifest_its_kustomization_entry_and_its_user()
     assert "$JS.API.CONSUMER.CREATE.KV_cortex_threads" in publish  # its source's history, for as-of reads
     assert "$JS.API.CONSUMER.INFO.CORTEX_EVENTS.threads" in publish  # its source's watermark
     assert not any("cortex_decisions" in s or s.startswith("$KV.cortex_threads") for s in publish)
+    boot = gen.all_permissions()["workers"]["boot"]["publish"]  # the briefing reads its section's document
+    assert {f"$JS.API.DIRECT.GET.KV_{BUCKET}.>", f"$JS.API.CONSUMER.CREATE.KV_{BUCKET}",  # latest, and as of
+            "$JS.API.CONSUMER.INFO.CORTEX_EVENTS.topics"} <= set(boot)  # a trigger (after its watermark)
+    assert not any(s.startswith(f"$KV.{BUCKET}") for s in boot)  # and never writes it
 
 
 T0 = datetime(2026, 3, 4, 14, 0, tzinfo=UTC)
@@ -170,6 +189,19 @@ async def hosted(settings: Settings, *specs: WorkerSpec) -> AsyncIterator[Worker
         await asyncio.wait_for(task, timeout=60)
 
 
+def boot_api() -> WorkerSpec:
+    """The boot worker's API alone (its consume loop would wait on the workers not run here)."""
+    return dataclasses.replace(registry.all_specs()["boot"], build=None, families=(), buckets=())
+
+
+async def ask_boot(nc: nats.NATS, agent: str) -> BootDoc | None:
+    try:
+        reply = await nc.request(f"cortex.api.boot.{agent}", b"{}", timeout=5)
+    except (nats.errors.NoRespondersError, nats.errors.TimeoutError):
+        return None  # not serving yet
+    return msgspec.json.decode(reply.data, type=BootDoc)
+
+
 @pytest.mark.usefixtures("registered")
 async def test_it_is_provisioned_and_runs_under_exactly_its_generated_user(tmp_path: Path) -> None:
     with permissioned_server(tmp_path, gen.all_permissions()) as (url, passwords):
@@ -193,6 +225,9 @@ async def test_it_is_provisioned_and_runs_under_exactly_its_generated_user(tmp_p
                     return msgspec.json.decode(raw, type=TopicsDoc) if raw is not None else None
 
                 docs = {agent: await wait_for(lambda a=agent: made(a), within=60) for agent in ("ada", "bob")}
+            boot = settings_as(url, "cortex-boot", passwords["cortex-boot"], tmp_path)
+            async with hosted(boot, boot_api()):
+                briefing = await wait_for(lambda: ask_boot(nc, "ada"), within=60)
             expected = {}
             for agent in docs:  # the threads document as it was just before the session end
                 before, _ = await DocReader(js).as_of(BUCKET_THREADS, agent, ThreadsDoc, ends[agent])
@@ -205,6 +240,10 @@ async def test_it_is_provisioned_and_runs_under_exactly_its_generated_user(tmp_p
         assert doc.agent == agent and doc.lagging == [] and doc.integrity.last_seq == end
         assert doc.open_threads == titles and titles
         assert doc.integrity.producer.startswith("topics@")
+    section = "## 🗂️ Open Topics\n" + "".join(f"- {title}\n" for title in expected["ada"][1])
+    assert section in briefing.markdown  # its own section, after Active Threads
+    assert briefing.markdown.index("## 🧵 Active Threads") < briefing.markdown.index(section)
+    assert "topics" not in briefing.lagging
     log = (tmp_path / "nats-server.log").read_text()
     assert "Violation" not in log, [line for line in log.splitlines() if "Violation" in line]
 

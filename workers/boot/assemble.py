@@ -20,6 +20,9 @@ Each fact is said once, where a reader looks for it:
   repeat), under one line saying when; its own headings and its thread count at compaction
   give way to the briefing's headings and to Active Threads.
 
+A section another worker declares (``WorkerSpec.briefing``) follows the section it names,
+within its own budget; it is the worker's render of its document, said as it says it.
+
 A decision or thread that a section's limit or budget leaves out is not "shown": the other
 sections keep it. Text Claude wrote (a narrative of source ``llm``, an enhanced summary)
 is not taken apart.
@@ -32,7 +35,8 @@ from datetime import timedelta
 from zoneinfo import ZoneInfo
 
 from shared.config import BootSettings
-from workers.boot.budget import Budgets, bounded, enforce_limit, scaled_budgets
+from shared.footprint import PLACEMENTS
+from workers.boot.budget import Budgets, bounded, enforce_limit, scaled, scaled_budgets, section
 from workers.boot.context import (
     channels_section,
     facts_section,
@@ -40,7 +44,7 @@ from workers.boot.context import (
     narrative_section,
     snapshot_section,
 )
-from workers.boot.inputs import BootInputs
+from workers.boot.inputs import BootInputs, Briefed
 from workers.boot.state import header_section, state_section
 from workers.boot.traces import lessons_section, operations_section
 from workers.boot.work import (
@@ -136,7 +140,7 @@ def assemble_boot(
     limit = settings.max_chars if max_chars is None else max_chars
     budgets = scaled_budgets(limit)
     work = _work_sections(inputs, settings, tz, budgets)
-    sections = [
+    placed = zip(PLACEMENTS, [
         bounded("\n".join([header_section(inputs.now, tz), state_section(inputs, tz, settings)]),
                 budgets.header_state),
         snapshot_section(inputs.snapshot, inputs.now, budgets.snapshot,
@@ -145,7 +149,17 @@ def assemble_boot(
                           timedelta(hours=settings.narrative_max_age_hours)),
         *work.sections,
         *_context_sections(inputs, budgets, work.said),
-        "---",
-        bounded(work.footer, budgets.footer),
-    ]
+    ], strict=True)
+    sections = []
+    for name, text in placed:  # each declared section after the one it names
+        sections += [text, *(declared_section(b, limit) for b in inputs.briefings if b.section.after == name)]
+    sections += ["---", bounded(work.footer, budgets.footer)]
     return enforce_limit("\n".join(s for s in sections if s), limit)
+
+
+def declared_section(briefed: Briefed, limit: int) -> str:
+    """A section another worker declares (``WorkerSpec.briefing``): its title and the lines
+    its render makes of its document, within its budget scaled to ``limit``; no lines, no
+    section."""
+    spec = briefed.section
+    return section(f"## {spec.title}", list(spec.render(briefed.doc)), scaled(spec.chars, limit))[0]

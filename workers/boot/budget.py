@@ -40,13 +40,17 @@ class Budgets:
 DESIGN_BUDGETS = Budgets()
 
 
+def scaled(base: int, max_chars: int) -> int:
+    """A budget of the design size (``DESIGN_MAX_CHARS``) scaled to ``max_chars``."""
+    return int(base * (max_chars / DESIGN_MAX_CHARS))
+
+
 def scaled_budgets(max_chars: int) -> Budgets:
     """The design table scaled to ``max_chars`` (header, state and footer unscaled)."""
-    scale = max_chars / DESIGN_MAX_CHARS
     d = DESIGN_BUDGETS
 
     def s(base: int) -> int:
-        return int(base * scale)
+        return scaled(base, max_chars)
 
     return Budgets(
         header_state=d.header_state,

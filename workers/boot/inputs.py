@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -17,11 +18,21 @@ from schemas.docs import (
     ThreadsDoc,
     TraceDoc,
 )
+from shared.footprint import BriefingSection
 
 SourceDoc = (
     ThreadsDoc | DecisionsDoc | CommitmentsDoc | SnapshotDoc | NarrativeDoc | KnowledgeDoc | ChannelsDoc | TraceDoc
     | OperationsDoc
 )
+
+
+
+class Briefed(NamedTuple):
+    """A worker's declared briefing section (``WorkerSpec.briefing``) and its document."""
+
+    worker: str
+    section: BriefingSection[Any]
+    doc: Any
 
 
 class BootInputs(msgspec.Struct, frozen=True, kw_only=True):
@@ -33,7 +44,8 @@ class BootInputs(msgspec.Struct, frozen=True, kw_only=True):
     names sources that have no document for the agent at all. ``last_activity`` is the
     agent's latest event time; when unknown, the newest ``integrity.last_event_ts`` of the
     documents stands in. ``key_memories`` are rules and key memories from recall, already
-    ranked.
+    ranked. ``briefings`` are the documents of the sections other workers declare
+    (``WorkerSpec.briefing``), by worker name; an absent document has none.
     """
 
     agent: str
@@ -51,10 +63,13 @@ class BootInputs(msgspec.Struct, frozen=True, kw_only=True):
     missing: list[str] = msgspec.field(default_factory=list)
     last_activity: datetime | None = None
     key_memories: list[str] = msgspec.field(default_factory=list)
+    briefings: tuple[Briefed, ...] = ()
 
     def documents(self) -> list[SourceDoc | None]:
-        """The source documents in section order (absent ones as None)."""
+        """The source documents in section order (absent ones as None), then the declared
+        sections' documents."""
         return [
             self.threads, self.decisions, self.commitments, self.snapshot,
             self.narrative, self.knowledge, self.channels, self.traces, self.operations,
+            *(b.doc for b in self.briefings),
         ]

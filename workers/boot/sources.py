@@ -5,6 +5,9 @@ the agent before S. Each source is waited for (bounded, ``CORTEX_BOOT_WAIT_MS``)
 its worker has applied everything before S (``shared.watermarks``), then read *as of S*
 (``shared.asof``); a source still behind at the bound is named in ``lagging`` — and the
 document is completed once it catches up (``workers.boot.complete``).
+
+Besides its own sources, a briefing reads the document of every section another worker
+declares (``WorkerSpec.briefing``, found in ``WorkerContext.catalog``) the same way.
 """
 
 from __future__ import annotations
@@ -41,8 +44,8 @@ from shared.names import (
     BUCKET_TRACES,
 )
 from shared.projection import boundary
-from shared.runtime import WorkerContext
-from workers.boot.inputs import BootInputs
+from shared.runtime import WorkerContext, briefings
+from workers.boot.inputs import BootInputs, Briefed
 
 # What a briefing reads (``Source.field`` is the BootInputs field): every source's document of
 # the agent as of the trigger. The snapshot and narrative of a compaction and the channel
@@ -73,7 +76,12 @@ class BootSources:
     def __init__(self, ctx: WorkerContext, workers: Collection[str] | None = None) -> None:
         self._ctx = ctx
         self._inputs = ctx.inputs
-        self.sources = [s for s in SOURCES if workers is None or s.worker in workers]
+        # the sections the deployment's workers declare (worker → section), by worker name
+        self.briefings = [(w, b) for w, b in briefings(ctx.catalog.values()) if workers is None or w in workers]
+        declared = [b.source(w) for w, b in self.briefings]
+        # occasional too: an agent without such a document has no gap
+        self._occasional = _OCCASIONAL | {s.field for s in declared}
+        self.sources = [s for s in (*SOURCES, *declared) if workers is None or s.worker in workers]
 
     def consumers(self, agent: str) -> dict[str, str]:
         """The source consumers that apply ``agent``'s events (its partition's) → worker."""
@@ -103,9 +111,16 @@ class BootSources:
     def _boot_inputs(self, agent: str, now: datetime, docs: dict[str, Any], lagging_consumers: list[str]) -> BootInputs:
         names = self.consumers(agent)
         lagging = sorted({names[c] for c in lagging_consumers})
-        missing = sorted({s.worker for s in self.sources if docs.get(s.field) is None and s.field not in _OCCASIONAL})
+        missing = sorted({s.worker for s in self.sources
+                          if docs.get(s.field) is None and s.field not in self._occasional})
         stamps = [d.integrity.last_event_ts for d in docs.values() if d is not None and d.integrity.last_event_ts]
         recall = docs.pop("recall", None)
+        briefed = []
+        for worker, section in self.briefings:
+            doc = docs.pop(section.source(worker).field, None)
+            if doc is not None:
+                briefed.append(Briefed(worker, section, doc))
         return BootInputs(agent=agent, now=now, lagging=lagging, missing=missing,
                           last_activity=max(stamps) if stamps else None,
-                          key_memories=list(recall.key_memories) if recall is not None else [], **docs)
+                          key_memories=list(recall.key_memories) if recall is not None else [],
+                          briefings=tuple(briefed), **docs)

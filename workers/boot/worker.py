@@ -320,8 +320,9 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
 
 
 # the boot API is served by every replica (a queue group); fact_access feedback for the facts a
-# briefing shows, operation_seen for the operation results it shows
+# briefing shows, operation_seen for the operation results it shows; its sources: its own, and
+# every section another worker declares (``WorkerSpec.briefing``: the registry adds them)
 SPEC = WorkerSpec(name="boot", families=("msg", "feedback", "session", "compaction"), build=build, serve=serve,
                   config_sections=("boot",), buckets=(BUCKET_BOOT,), sources=SOURCES, serves=("boot",),
-                  feedback=("fact_access", "operation_seen"))
+                  feedback=("fact_access", "operation_seen"), reads_briefings=True)
 
