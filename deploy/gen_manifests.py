@@ -42,6 +42,7 @@ from shared.names import (
     DOC_BUCKETS,
     EVENTS_STREAM,
     consumers_of,
+    service_name,
     shadow_bucket,
 )
 from shared.runtime import WorkerSpec
@@ -188,7 +189,7 @@ def worker_permissions(worker: str, ops: WorkerSpec, prefix: str = "cortex", par
         pub += _kv_write(BUCKET_LLM_CACHE)
     pub += [f"{prefix}.feedback.*.{kind}" for kind in ops.feedback]
     sub = ["_INBOX.>"]  # replies to requests (nats-py's default inbox prefix)
-    service = f"cortex-{worker}"
+    service = service_name(worker)
     if ops.serves:
         sub += [f"{prefix}.api.{name}.*" for name in ops.serves]
         # NATS micro discovery: $SRV.<verb>, $SRV.<verb>.<name>, $SRV.<verb>.<name>.<id>

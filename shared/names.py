@@ -197,6 +197,11 @@ def api_subject(prefix: str, service: str, agent: str) -> str:
     return f"{prefix}.api.{service}.{agent}"
 
 
+def service_name(worker: str) -> str:
+    """A worker's NATS micro service: what ``$SRV.*.<name>`` discovers (its permissions)."""
+    return f"cortex-{worker}"
+
+
 def api_endpoint_subject(prefix: str, service: str) -> str:
     """What a service's endpoint subscribes to: its requests for every agent."""
     return api_subject(prefix, service, "*")

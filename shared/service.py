@@ -13,7 +13,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import msgspec
 from nats.aio.client import Client
@@ -24,7 +24,10 @@ from prometheus_client import Counter, Histogram
 from schemas.api import ErrorBody, ErrorReply
 from schemas.events import is_valid_agent
 from shared.errors import TransientError, is_transient
-from shared.names import api_endpoint_subject
+from shared.names import api_endpoint_subject, service_name
+
+if TYPE_CHECKING:
+    from shared.runtime import WorkerContext
 
 log = logging.getLogger(__name__)
 
@@ -95,6 +98,18 @@ async def _dispatch(req: Request, service: str, request_type: type[Any],
     finally:
         API_REQUESTS.labels(service, outcome).inc()
         API_SECONDS.labels(service).observe(time.perf_counter() - started)
+
+
+async def serve_worker(ctx: WorkerContext, endpoints: list[Endpoint], stop: asyncio.Event) -> None:
+    """Serve a worker's API until ``stop`` is set: the services its ``WorkerSpec.serves``
+    declares (its NATS permissions follow from them) as the micro service ``cortex-<worker>``.
+    Endpoints other than the declared ones are a mistake in the code, refused before any is
+    served (checked when the worker's spec is in ``ctx.catalog``: always under a host)."""
+    spec = ctx.catalog.get(ctx.worker)
+    if spec is not None and sorted(e[0] for e in endpoints) != sorted(spec.serves):
+        raise ValueError(f"worker {ctx.worker} serves {sorted(e[0] for e in endpoints)}, "
+                         f"its spec declares {sorted(spec.serves)}")
+    await serve_endpoints(ctx.nc, ctx.settings.prefix, service_name(ctx.worker), "0.1.0", endpoints, stop)
 
 
 async def serve_endpoints(nc: Client, prefix: str, name: str, version: str, endpoints: list[Endpoint],

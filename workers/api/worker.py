@@ -47,7 +47,7 @@ from shared.names import (
     agent_consumer,
 )
 from shared.runtime import WorkerContext, WorkerSpec
-from shared.service import ApiError, Endpoint, serve_endpoints
+from shared.service import ApiError, Endpoint, serve_worker
 from shared.sources import source_states
 from shared.tasks import cancel_and_wait
 from workers.api.core import (
@@ -186,7 +186,7 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
     ctx.health.set_ready(True, "serving")
     watcher = asyncio.create_task(watch_sources(ctx, stop), name="api-sources")
     try:
-        await serve_endpoints(ctx.nc, ctx.settings.prefix, "cortex-api", "0.1.0", endpoints, stop)
+        await serve_worker(ctx, endpoints, stop)
     finally:
         await cancel_and_wait(watcher)
 

@@ -34,7 +34,7 @@ from shared.inputs import Reading
 from shared.names import BUCKET_BOOT
 from shared.projection import Projection, ProjectionHandler, boundary
 from shared.runtime import WorkerContext, WorkerSpec
-from shared.service import ApiError, serve_endpoints
+from shared.service import ApiError, serve_worker
 from shared.watermarks import WatermarkTracker
 from workers.boot.assemble import assemble_boot
 from workers.boot.complete import Completer
@@ -313,8 +313,7 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
 
     ctx.health.set_ready(True, "serving")
     try:
-        await serve_endpoints(ctx.nc, ctx.settings.prefix, "cortex-boot", "0.1.0",
-                              [("boot", BootRequest, handle)], stop)
+        await serve_worker(ctx, [("boot", BootRequest, handle)], stop)
     finally:
         await ctx.aclose()
 

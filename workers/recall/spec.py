@@ -20,7 +20,7 @@ from shared.consume import Handler
 from shared.errors import WorkerCannotRun
 from shared.names import BUCKET_RECALL
 from shared.runtime import WorkerContext, WorkerSpec
-from shared.service import ApiError, serve_endpoints
+from shared.service import ApiError, serve_worker
 from workers.recall.sources import SOURCES
 
 log = logging.getLogger(__name__)
@@ -90,8 +90,7 @@ async def _serve_disabled(ctx: WorkerContext, stop: asyncio.Event) -> None:
         raise ApiError(503, DISABLED)
 
     ctx.health.set_ready(True, "disabled")
-    await serve_endpoints(ctx.nc, ctx.settings.prefix, "cortex-recall", "0.1.0",
-                          [("recall", RecallRequest, handle), ("consolidate", ConsolidateRequest, consolidate)], stop)
+    await serve_worker(ctx, [("recall", RecallRequest, handle), ("consolidate", ConsolidateRequest, consolidate)], stop)
 
 
 # memories in Qdrant (the knowledge facts as of each session start among them), a RecallDoc

@@ -49,7 +49,7 @@ from shared.parts import cap, value_budget
 from shared.projection import boundary, is_trigger
 from shared.repair import decode_document, discard_document, unreadable_reason
 from shared.runtime import WorkerContext
-from shared.service import ApiError, serve_endpoints
+from shared.service import ApiError, serve_worker
 from workers.recall import supersede
 from workers.recall.apply import BatchOutcome, StoreApplier, plan_maintenance
 from workers.recall.capture import (
@@ -556,9 +556,8 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
 
     ctx.health.set_ready(True, "serving")
     try:
-        await serve_endpoints(ctx.nc, ctx.settings.prefix, "cortex-recall", "0.1.0",
-                              [("recall", RecallRequest, handle), ("consolidate", ConsolidateRequest, consolidate)],
-                              stop)
+        await serve_worker(ctx, [("recall", RecallRequest, handle), ("consolidate", ConsolidateRequest, consolidate)],
+                           stop)
     finally:
         await llm.aclose()
 
