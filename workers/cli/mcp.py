@@ -24,6 +24,9 @@ def register(sub: Any) -> None:
     p.add_argument("--nats-url", help="NATS server (default: CORTEX_NATS_URL, else a local `cortex up`)")
     p.add_argument("--timeout", type=float, default=10.0,
                    help="seconds to wait for a Cortex API before the tool reports it (default 10)")
+    p.add_argument("--otel", action="store_true",
+                   help="keep the MCP SDK's OpenTelemetry span per message (for a host that installs an exporter; "
+                        "off by default: without one it is a no-op that still costs CPU on every call)")
     p.set_defaults(handler=cmd_mcp)
 
 
@@ -59,7 +62,7 @@ async def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
     sock = listen_socket(*parse_listen(args.http)) if args.http else None
     gateway = Gateway(msgspec.structs.replace(settings, nats_url=resolve_url(settings, args.nats_url)), agent,
                       args.timeout)
-    server = build_server(gateway)
+    server = build_server(gateway, otel=args.otel)
     try:
         if sock is not None:
             host, port = sock.getsockname()[:2]

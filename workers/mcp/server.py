@@ -19,6 +19,7 @@ import anyio
 import msgspec
 from mcp import types
 from mcp.server import Server, ServerRequestContext
+from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.shared.message import SessionMessage
 
 from workers import __version__
@@ -78,11 +79,24 @@ def listing(tool: Tool) -> types.Tool:
                                           open_world_hint=False))
 
 
-def error_result(message: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(text=message)], is_error=True)
+def tool_result(text: str, data: dict[str, Any] | None = None, *, is_error: bool = False) -> dict[str, Any]:
+    """A ``tools/call`` result as the dict ``CallToolResult(content=[TextContent(text)],
+    structured_content=data, is_error=...)`` dumps to (``test_mcp_results`` holds them equal):
+    the SDK validates a handler's result against the protocol version's surface either way, so
+    building the model first would only add one more pass over the structured content."""
+    result: dict[str, Any] = {"content": [{"type": "text", "text": text}]}
+    if data is not None:
+        result["structuredContent"] = data
+    result["isError"] = is_error
+    result["resultType"] = "complete"
+    return result
 
 
-async def call(tool: Tool, gateway: Gateway, arguments: dict[str, Any] | None) -> types.CallToolResult:
+def error_result(message: str) -> dict[str, Any]:
+    return tool_result(message, is_error=True)
+
+
+async def call(tool: Tool, gateway: Gateway, arguments: dict[str, Any] | None) -> dict[str, Any]:
     try:
         args = msgspec.convert(arguments or {}, tool.args)
     except msgspec.ValidationError as exc:
@@ -95,7 +109,7 @@ async def call(tool: Tool, gateway: Gateway, arguments: dict[str, Any] | None) -
         log.exception("mcp_tool_failed", extra={"tool": tool.name})
         return error_result(f"{tool.name} failed inside Cortex ({type(exc).__name__}); the server logged the "
                             "details. Try again, or use another tool.")
-    return types.CallToolResult(content=[types.TextContent(text=result.text)], structured_content=result.data)
+    return tool_result(result.text, result.data)
 
 
 INSTRUCTIONS = (
@@ -105,7 +119,7 @@ INSTRUCTIONS = (
     "for later. Every tool sees this agent ({agent}) only.")
 
 
-def build_server(gateway: Gateway, tools: Sequence[Tool] = TOOLS) -> Server[Any]:
+def build_server(gateway: Gateway, tools: Sequence[Tool] = TOOLS, *, otel: bool = False) -> Server[Any]:
     by_name = {tool.name: tool for tool in tools}
     listed = types.ListToolsResult(tools=[listing(tool) for tool in tools])
 
@@ -113,16 +127,18 @@ def build_server(gateway: Gateway, tools: Sequence[Tool] = TOOLS) -> Server[Any]
                          ) -> types.ListToolsResult:
         return listed
 
-    async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-                        ) -> types.CallToolResult:
+    async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> dict[str, Any]:
         tool = by_name.get(params.name)
         if tool is None:
             return error_result(f"There is no tool {params.name!r}; Cortex's tools are {', '.join(by_name)}.")
         return await call(tool, gateway, params.arguments)
 
-    return Server("cortex", version=__version__, title=f"Cortex ({gateway.agent})",
-                  instructions=INSTRUCTIONS.format(agent=gateway.agent), on_list_tools=list_tools,
-                  on_call_tool=call_tool)
+    server: Server[Any] = Server("cortex", version=__version__, title=f"Cortex ({gateway.agent})",
+                                 instructions=INSTRUCTIONS.format(agent=gateway.agent), on_list_tools=list_tools)
+    server.add_request_handler("tools/call", types.CallToolRequestParams, call_tool)
+    if not otel:
+        server.middleware = [m for m in server.middleware if not isinstance(m, OpenTelemetryMiddleware)]
+    return server
 
 
 MAX_LINE = 64 * 1024 * 1024  # one JSON-RPC message a line; a remembered memory alone may be 64 KiB
@@ -200,6 +216,17 @@ class _PipeReadStream:
         return None
 
 
+def wire_line(message: types.JSONRPCMessage) -> bytes:
+    """One message as the line the SDK's stdio transport writes (``model_dump_json(by_alias=True,
+    exclude_unset=True)``). A response's result is already the JSON-ready dict the SDK dumped
+    and checked against the protocol version's surface, so it is encoded as it is rather than
+    walked by pydantic once more (the largest replies: a quarter of a millisecond)."""
+    if isinstance(message, types.JSONRPCResponse):
+        with contextlib.suppress(TypeError, ValueError):  # not plain JSON after all: pydantic's way
+            return msgspec.json.encode({"jsonrpc": message.jsonrpc, "id": message.id, "result": message.result}) + b"\n"
+    return message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
+
+
 class _PipeWriteStream:
     """The SDK's write stream, writing each message to the pipe from the task that sends it."""
 
@@ -210,9 +237,8 @@ class _PipeWriteStream:
     async def send(self, item: SessionMessage) -> None:
         if self._outstanding.host_gone.is_set():
             raise anyio.BrokenResourceError
-        text = item.message.model_dump_json(by_alias=True, exclude_unset=True)
         try:
-            self._writer.write(text.encode() + b"\n")
+            self._writer.write(wire_line(item.message))
             await self._writer.drain()
         except (BrokenPipeError, ConnectionResetError) as exc:
             self._outstanding.host_gone.set()
