@@ -1,4 +1,5 @@
-"""Write the settings reference table of docs/operations.md from ``shared.config``.
+"""Write the settings reference table of docs/operations.md from ``shared.config`` and the
+workers' own sections (``WorkerSpec.config``).
 
 The table sits between two markers in the document; everything else is hand-written.
 
@@ -11,6 +12,8 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+
+import msgspec
 
 from shared.config import settings_reference
 
@@ -31,10 +34,17 @@ def _default(value: str) -> str:
     return f"`{value.lower() if value in ('True', 'False') else value}`"
 
 
+def own_sections() -> list[tuple[str, type[msgspec.Struct]]]:
+    """The workers' own settings sections (``WorkerSpec.config``), by worker name."""
+    from workers.registry import all_specs
+
+    return sorted((name, spec.config) for name, spec in all_specs().items() if spec.config is not None)
+
+
 def settings_table() -> str:
     rows = ["| variable | default | accepted |", "|---|---|---|"]
     rows += [f"| `{name}` | {_default(default)} | {_cell(accepted)} |"
-             for name, default, accepted in settings_reference()]
+             for name, default, accepted in settings_reference(own_sections())]
     return "\n".join(rows)
 
 

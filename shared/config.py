@@ -8,18 +8,20 @@ Nothing below the entry point reads ``os.environ``.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import socket
 import typing
-from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from collections.abc import Iterable, Mapping
+from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
 from msgspec import Meta
 
 Language = Literal["en", "de", "es", "fr", "it", "pt", "ru", "ja", "ko", "zh"]
 ALL_LANGUAGES: tuple[str, ...] = ("en", "de", "es", "fr", "it", "pt", "ru", "ja", "ko", "zh")
+S = TypeVar("S", bound=msgspec.Struct)
 
 
 class SettingsError(ValueError):
@@ -203,6 +205,16 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     traces: TracesSettings = TracesSettings()
     runtime: RuntimeSettings = RuntimeSettings()
     openclaw: OpenClawSettings = OpenClawSettings()
+    # the CORTEX_* variables no setting above reads: a worker's own section (``section``)
+    others: dict[str, str] = msgspec.field(default_factory=dict)
+
+    def section(self, name: str, cls: type[S]) -> S:
+        """A worker's own settings (``WorkerSpec.config``): ``cls`` read from
+        ``CORTEX_<NAME>_<KNOB>`` like the sections above, its defaults for the rest; a bad
+        value is a ``SettingsError`` naming the variable (the host checks at start-up)."""
+        if name in _SECTIONS:
+            raise SettingsError(f"{name}: a worker's own settings cannot reuse the built-in section {name}")
+        return cls(**_read_struct(cls, self.others, name))
 
     @property
     def languages(self) -> tuple[str, ...]:
@@ -228,6 +240,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
 
 # Env names that differ from the mechanical CORTEX_<FIELD> rule.
 _ALIASES = {"anthropic_api_key": "ANTHROPIC_API_KEY", "nats_tls_ca": "CORTEX_NATS_TLS_CA"}
+_NOT_VARIABLES = frozenset({"others"})  # Settings.others: what no variable of its own sets
 _SECRET_FIELDS = frozenset({"nats_password", "nats_token", "anthropic_api_key", "qdrant_api_key"})
 
 
@@ -324,7 +337,7 @@ def _read_struct(cls: type[msgspec.Struct], env: Mapping[str, str], section: str
     hints = typing.get_type_hints(cls, include_extras=True)
     values: dict[str, Any] = {}
     for f in info.fields:
-        if isinstance(f.type, msgspec.inspect.StructType):
+        if isinstance(f.type, msgspec.inspect.StructType) or f.name in _NOT_VARIABLES:
             continue
         name = env_name(f.name, section)
         raw = env.get(name)
@@ -362,6 +375,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         top["language"] = env["CORTEX_PATTERNS_LANGUAGE"]
     for section, cls in _SECTIONS.items():
         top[section] = cls(**_read_struct(cls, env, section))
+    known = _known_names()
+    top["others"] = {k: v for k, v in env.items() if k.startswith("CORTEX_") and k not in known}
     settings = Settings(**top)
     parse_languages(settings.language)
     parse_channel_modes(settings.channel_modes)
@@ -469,14 +484,20 @@ def _check_timezone(name: str) -> None:
         raise SettingsError(f"CORTEX_TIMEZONE={name!r}: expected an IANA time zone such as Europe/Berlin") from exc
 
 
-def settings_reference() -> list[tuple[str, str, str]]:
-    """(variable, default, accepted) rows for docs/operations.md."""
+@functools.cache
+def _known_names() -> frozenset[str]:
+    return frozenset(name for name, _, _ in settings_reference())
+
+
+def settings_reference(own: Iterable[tuple[str, type[msgspec.Struct]]] = ()) -> list[tuple[str, str, str]]:
+    """(variable, default, accepted) rows for docs/operations.md: the built-in settings,
+    then the workers' own sections ``own`` (section name, Struct)."""
     rows: list[tuple[str, str, str]] = []
-    for section, cls in [(None, Settings), *_SECTIONS.items()]:
+    for section, cls in [(None, Settings), *_SECTIONS.items(), *own]:
         info = msgspec.inspect.type_info(cls)
         assert isinstance(info, msgspec.inspect.StructType)
         for f in info.fields:
-            if isinstance(f.type, msgspec.inspect.StructType):
+            if isinstance(f.type, msgspec.inspect.StructType) or f.name in _NOT_VARIABLES:
                 continue
             default = "" if f.default is msgspec.NODEFAULT else str(f.default)
             rows.append((env_name(f.name, section), default, _describe(f.type)))

@@ -90,7 +90,10 @@ class WorkerSpec:
     families: tuple[str, ...]  # the event families its consumer reads ([] and no build: it consumes nothing)
     build: Callable[[WorkerContext], Awaitable[Handler]] | None = None
     serve: Callable[[WorkerContext, asyncio.Event], Awaitable[None]] | None = None
-    config_sections: tuple[str, ...] = ()
+    config_sections: tuple[str, ...] = ()  # the built-in sections of ``Settings`` it reads
+    # its own settings section, ``CORTEX_<NAME>_<KNOB>`` (``Settings.section(name, config)``):
+    # no edit of shared/config.py; checked when a host starts, part of ``producer``'s hash
+    config: type[msgspec.Struct] | None = None
     buckets: tuple[str, ...] = ()  # the document buckets this worker owns (replay resets them)
     max_batch: int | None = None  # a cap on the fetch batch for workers with slow applies (embedding)
     # composed inputs: other workers' documents read as of a trigger, after waiting on their
@@ -164,6 +167,9 @@ def producer_id(spec: WorkerSpec, settings: Settings, version: str) -> str:
     }
     sections["language"] = settings.language
     sections["timezone"] = settings.timezone
+    if spec.config is not None:
+        own = settings.section(spec.name, spec.config)
+        sections["own"] = {k: v for k, v in msgspec.structs.asdict(own).items() if k not in OPERATIONAL_KNOBS}
     if spec.patterns:
         sections["patterns"] = patterns_digest(spec.patterns)
     digest = hashlib.sha256(msgspec.json.encode(sections)).hexdigest()[:8]
@@ -221,6 +227,9 @@ class WorkerHost:
         self.instance = f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
         self.http_port: int | None = None
         self.inputs: Inputs | None = None  # the composed-input reader every worker here shares (run)
+        for spec in specs:  # a bad value of a worker's own settings stops it here, naming the variable
+            if spec.config is not None:
+                settings.section(spec.name, spec.config)
 
     async def _ensure_consumer(self, js: JetStreamContext, consumer: str, spec: WorkerSpec, health: Health,
                                partition: int | None) -> None:

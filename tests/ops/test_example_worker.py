@@ -1,5 +1,5 @@
-"""Adding a composed worker (issue 20) takes its module, one registry line and its document
-Struct — nothing else. The worker below is such a worker, defined here and not shipped: a
+"""Adding a composed worker (issue 20) takes its module, one registry line, its document
+Struct and its settings Struct — nothing else. The worker below is such a worker, defined here and not shipped: a
 "topics" document per agent, the open threads' titles as of each session end, composed from
 the threads worker's document, and shown in the agent's briefing as a section of its own
 (``WorkerSpec.briefing``). Registered with one line (``workers.registry.SPECS``):
@@ -13,7 +13,9 @@ the threads worker's document, and shown in the agent's briefing as a section of
   under its own, and its documents come out as of each trigger, with the lag of its source;
 * the BOOTSTRAP ``cortex.api.boot.<agent>`` serves (boot under its generated user) shows
   them as the section it declares, after Active Threads;
-* ``cortex replay topics`` rebuilds them.
+* ``cortex replay topics`` rebuilds them;
+* its knobs are ``CORTEX_TOPICS_<KNOB>`` (``WorkerSpec.config``): validated when its host
+  starts, in its producer's hash and in the settings reference of docs/operations.md.
 """
 
 from __future__ import annotations
@@ -27,9 +29,10 @@ import subprocess
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import gen_manifests as gen
+import gen_settings_doc
 import msgspec
 import nats
 import nats.errors
@@ -40,7 +43,7 @@ from ops_support import nats_conf
 from schemas.docs import BootDoc, Integrity, ThreadsDoc
 from shared.asof import DocReader
 from shared.codec import Envelope
-from shared.config import Settings, load_settings
+from shared.config import Settings, SettingsError, load_settings
 from shared.embedded import free_port, nats_server_binary
 from shared.footprint import BriefingSection, Source
 from shared.inputs import ComposedProjection, Reading
@@ -48,7 +51,7 @@ from shared.kv import kv_read
 from shared.names import BUCKET_THREADS
 from shared.projection import ProjectionHandler
 from shared.provision import provision
-from shared.runtime import WorkerContext, WorkerHost, WorkerSpec
+from shared.runtime import WorkerContext, WorkerHost, WorkerSpec, producer_id
 from workers import __version__, registry
 
 # ------------------------------------------------------------------ the example worker (its module)
@@ -68,12 +71,19 @@ class TopicsDoc(msgspec.Struct, kw_only=True):
 SOURCES = (Source("threads", "threads", BUCKET_THREADS, ThreadsDoc),)
 
 
+class TopicsSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """Its knobs, read from CORTEX_TOPICS_<KNOB> (``WorkerSpec.config``)."""
+
+    max_topics: Annotated[int, msgspec.Meta(ge=1, le=100)] = 20
+
+
 class TopicsProjection(ComposedProjection[TopicsDoc]):
     bucket = BUCKET
     doc_type = TopicsDoc
 
     def __init__(self, ctx: WorkerContext) -> None:
         super().__init__(ctx, SOURCES)
+        self.max_topics = ctx.settings.section(ctx.worker, TopicsSettings).max_topics
 
     def accepts(self, env: Envelope) -> bool:
         return (env.family, env.kind) == ("session", "end")
@@ -81,6 +91,7 @@ class TopicsProjection(ComposedProjection[TopicsDoc]):
     def compose(self, doc: TopicsDoc | None, env: Envelope, inputs: Reading) -> TopicsDoc:
         threads = inputs.docs["threads"]
         titles = sorted(t.title for t in threads.threads if t.status == "open") if threads is not None else []
+        titles = titles[:self.max_topics]
         return TopicsDoc(agent=env.agent, open_threads=titles, lagging=inputs.lagging, integrity=Integrity())
 
 
@@ -97,7 +108,7 @@ def briefing_lines(doc: TopicsDoc) -> list[str]:
 BRIEFING = BriefingSection("🗂️ Open Topics", BUCKET, TopicsDoc, briefing_lines, chars=400, after="threads")
 
 SPEC = WorkerSpec(name="topics", families=("session",), build=build, buckets=(BUCKET,), sources=SOURCES,
-                  briefing=BRIEFING)
+                  briefing=BRIEFING, config=TopicsSettings)
 
 # ------------------------------------------------------------------ the tests
 
@@ -128,6 +139,17 @@ def test_the_generator_makes_its_manifest_its_kustomization_entry_and_its_user()
     assert {f"$JS.API.DIRECT.GET.KV_{BUCKET}.>", f"$JS.API.CONSUMER.CREATE.KV_{BUCKET}",  # latest, and as of
             "$JS.API.CONSUMER.INFO.CORTEX_EVENTS.topics"} <= set(boot)  # a trigger (after its watermark)
     assert not any(s.startswith(f"$KV.{BUCKET}") for s in boot)  # and never writes it
+
+
+@pytest.mark.usefixtures("registered")
+def test_its_settings_are_its_own_variables_with_no_edit_of_the_settings_module() -> None:
+    assert load_settings({"CORTEX_TOPICS_MAX_TOPICS": "3"}).section("topics", TopicsSettings).max_topics == 3
+    assert load_settings({}).section("topics", TopicsSettings) == TopicsSettings()
+    assert (producer_id(SPEC, load_settings({"CORTEX_TOPICS_MAX_TOPICS": "3"}), __version__)
+            != producer_id(SPEC, load_settings({}), __version__))  # its documents say which settings made them
+    with pytest.raises(SettingsError, match="CORTEX_TOPICS_MAX_TOPICS='0': expected an integer between 1 and 100"):
+        WorkerHost(load_settings({"CORTEX_TOPICS_MAX_TOPICS": "0"}), [SPEC], __version__)  # refused at start
+    assert "| `CORTEX_TOPICS_MAX_TOPICS` | `20` | an integer between 1 and 100 |" in gen_settings_doc.settings_table()
 
 
 T0 = datetime(2026, 3, 4, 14, 0, tzinfo=UTC)

@@ -25,9 +25,10 @@ class CliError(Exception):
 
 
 def run_command(command: Callable[[Settings], Coroutine[Any, Any, int]], *, quiet: bool) -> int:
-    """What every entry point does around its command: load the settings (an invalid one: one
-    line on stderr, exit 2), configure logging (WARNING when ``quiet``, else the setting) and
-    run ``command(settings)`` to its exit code (130 on Ctrl-C)."""
+    """What every entry point does around its command: load the settings (an invalid one, or
+    one of a worker's own settings its host reads at start-up: one line on stderr, exit 2),
+    configure logging (WARNING when ``quiet``, else the setting) and run ``command(settings)``
+    to its exit code (130 on Ctrl-C)."""
     try:
         settings = load_settings()
     except SettingsError as exc:
@@ -38,4 +39,7 @@ def run_command(command: Callable[[Settings], Coroutine[Any, Any, int]], *, quie
         return asyncio.run(command(settings))
     except KeyboardInterrupt:
         return 130
+    except SettingsError as exc:  # a worker's own settings, read when its host starts (WorkerSpec.config)
+        print(f"cortex: {exc}", file=sys.stderr)
+        return 2
 
