@@ -12,7 +12,9 @@ the threads worker's document, and shown in the agent's briefing as a section of
 * it runs under exactly its generated user on a real nats-server, beside the threads worker
   under its own, and its documents come out as of each trigger, with the lag of its source;
 * the BOOTSTRAP ``cortex.api.boot.<agent>`` serves (boot under its generated user) shows
-  them as the section it declares, after Active Threads;
+  them as the section it declares, after Active Threads; so does the one boot stores at a
+  trigger, waiting on the example worker like on its own sources and reading its document
+  as of the trigger, and ``cortex replay boot`` makes that one byte for byte;
 * ``cortex replay topics`` rebuilds them;
 * its knobs are ``CORTEX_TOPICS_<KNOB>`` (``WorkerSpec.config``): validated when its host
   starts, in its producer's hash and in the settings reference of docs/operations.md.
@@ -300,3 +302,45 @@ async def test_a_replay_rebuilds_its_documents(nats_url: str, tmp_path: Path) ->
         assert replayed == right
     finally:
         await nc.close()
+
+
+@pytest.mark.usefixtures("registered")
+async def test_boot_briefs_it_as_of_each_trigger_and_a_replay_makes_the_same_briefing(
+        nats_url: str, tmp_path: Path) -> None:
+    """Every worker in one process (as ``cortex up`` runs them), the example among them: the
+    BOOTSTRAP boot stores at the next session's start waited on it like on its own sources
+    and shows its document as of that start; ``cortex replay boot`` makes it byte for byte."""
+    from shared.replay import run_replay
+
+    settings = load_settings({"CORTEX_NATS_URL": nats_url, "CORTEX_DATA_DIR": str(tmp_path / "data"),
+                              "CORTEX_RUNTIME_FETCH_TIMEOUT_MS": "100", "CORTEX_BOOT_WAIT_MS": "10000",
+                              "CORTEX_EMBEDDER": "hashing"})
+    start = {"id": "ada-s2-start", "agent": "ada", "session": "s2", "ts": "2026-03-04T14:30:00Z"}
+    nc = await nats.connect(nats_url)
+    try:
+        js = nc.jetstream()
+        await provision(js, settings, registry.consumer_specs(), registry.doc_buckets())
+        for subject, data in [*events("ada"), ("cortex.session.ada.start", msgspec.json.encode(start))]:
+            await js.publish(subject, data)
+        boot_kv, topics_kv = await js.key_value("cortex_boot"), await js.key_value(BUCKET)
+
+        async def briefed() -> bytes | None:
+            raw, _ = await kv_read(boot_kv, "ada")
+            return raw if raw is not None and msgspec.json.decode(raw, type=BootDoc).session == "s2" else None
+
+        async with hosted(settings, *registry.all_specs().values()):
+            stored = await wait_for(briefed, within=120)
+        doc = msgspec.json.decode(stored, type=BootDoc)
+        revision = (await kv_read(boot_kv, "ada"))[1]
+        topics = msgspec.json.decode((await kv_read(topics_kv, "ada"))[0] or b"", type=TopicsDoc)
+        boot = registry.all_specs()["boot"]
+        await run_replay(WorkerHost(settings, [boot], __version__, catalog=registry.all_specs().values()),
+                         js, [boot], None, False, lambda progress: None)
+        replayed = await wait_for(briefed, within=60)
+        assert (await kv_read(boot_kv, "ada"))[1] > revision  # written again
+    finally:
+        await nc.close()
+    assert doc.trigger == "session_start" and doc.lagging == []
+    assert topics.open_threads and topics.integrity.last_seq < doc.integrity.last_seq  # made at s1's end
+    assert "## 🗂️ Open Topics\n" + "".join(f"- {t}\n" for t in topics.open_threads) in doc.markdown
+    assert replayed == stored
