@@ -132,6 +132,17 @@ def stream_seq(msg: Msg) -> int:
     return int(msg.metadata.sequence.stream)  # the domain form (and anything else): nats-py parses it
 
 
+def consumer_seq(msg: Msg) -> int:
+    """The message's delivery number on its consumer (one more for every message the server
+    hands out, redeliveries included), from its reply subject like ``stream_seq``."""
+    reply = msg.reply or ""
+    if reply.startswith("$JS.ACK."):
+        tokens = reply.split(".")
+        if len(tokens) == _V1_ACK_TOKENS:
+            return int(tokens[6])
+    return int(msg.metadata.sequence.consumer)
+
+
 class ConsumeLoop:
     def __init__(
         self,
@@ -177,6 +188,7 @@ class ConsumeLoop:
         self._n_applied = self._n_skipped = 0
         self._last_ts: float | None = None
         self._duplicates = DuplicateWindow(config.duplicate_window)
+        self._next_delivery: int | None = None  # the consumer sequence the next message must have
 
     @property
     def checkpoint(self) -> int:
@@ -206,6 +218,7 @@ class ConsumeLoop:
         self._applied = await self._read_checkpoint()
         self._duplicates = DuplicateWindow(self._cfg.duplicate_window)
         self._rewound_at = self._applied
+        self._next_delivery = None  # deliveries start over
         start = max(1, self._applied + 1 - self._cfg.duplicate_window) if self._applied else 1
         await self._js.reset_consumer(EVENTS_STREAM, self.consumer, seq=start)
         metrics.CHECKPOINT.labels(self._label).set(self._applied)
@@ -221,13 +234,47 @@ class ConsumeLoop:
         self._health.set_ready(True, "consuming")
         try:
             while not self._stop.is_set():
-                msgs = await self._fetch(sub)
+                msgs, behind_a_gap = self._delivered_in_order(await self._fetch(sub))
                 if msgs:
                     await self._run_batch(msgs)
+                if behind_a_gap:
+                    sub = await self._resync(sub, behind_a_gap)
                 await self._refresh_consumer_info()
         finally:
             await cancel_and_wait(heartbeat)
             await sub.stop()
+
+    def _delivered_in_order(self, msgs: list[Msg]) -> tuple[list[Msg], list[Msg]]:
+        """The messages up to the first delivery that did not reach this loop, and the rest.
+
+        The server numbers every message it hands this consumer; a number skipped is a
+        message delivered but lost on the way (its node or the connection died with it in
+        flight, or a deposed instance's open pull took it). The server redelivers it after
+        its ack wait — behind later messages of the same agents, which the loop would have
+        applied by then, so it would be taken for a redelivery of an applied one and never
+        applied. The messages behind such a gap are not applied; the loop rewinds instead."""
+        for i, msg in enumerate(msgs):
+            delivery = consumer_seq(msg)
+            if self._next_delivery is not None and delivery > self._next_delivery:
+                return msgs[:i], msgs[i:]
+            self._next_delivery = delivery + 1
+        return msgs, []
+
+    async def _resync(self, sub: PullFetcher, behind: list[Msg]) -> PullFetcher:
+        """Restore stream order after a delivery gap: give back what came after it, rewind
+        the consumer to the checkpoint + 1 (as at start), and fetch with a fresh request."""
+        metrics.RETRIES.labels(self.worker, "resync").inc()
+        log.warning("consumer_resync", extra={"consumer": self.consumer, "checkpoint": self._applied,
+                                              "next_seq": stream_seq(behind[0]), "missing": consumer_seq(behind[0])
+                                              - (self._next_delivery or 0)})
+        for msg in behind:
+            with contextlib.suppress(Exception):
+                await msg.nak()
+        await sub.stop()
+        await self._retry_transient("rewind", self._rewind)
+        fresh = fetcher_for(self._js, EVENTS_STREAM, self.consumer)
+        await fresh.start()
+        return fresh
 
     async def _fetch(self, sub: PullFetcher) -> list[Msg]:
         try:

@@ -168,9 +168,20 @@ async def replay_worker(host: WorkerHost, ctx: WorkerContext, spec: WorkerSpec, 
         progress.phase = "starting"
         while not await _consume_to_end(ctx, spec, lease, progress, stop):
             log.warning("replay_rebuilding", extra={"consumer": ctx.consumer})
+        if not lease.held:
+            raise LeaseLost(ctx.consumer)
+        if stop.is_set() and not await drained(ctx.js, ctx.consumer):
+            # another worker's lease was lost: this one stopped short of the end, it is not done
+            progress.phase = "stopped"
+            raise ReplayError(f"{ctx.consumer}: stopped at sequence {progress.applied} of {progress.target} "
+                              "because another worker of the replay lost its lease")
         progress.done = True
     except LeaseLost as exc:
-        raise ReplayError(f"{ctx.consumer}: lost the lease during the replay") from exc
+        progress.phase = "lost the lease"
+        raise ReplayError(f"{ctx.consumer}: lost the lease at sequence {progress.applied} of {progress.target} "
+                          f"(not renewed within {lease.ttl_s} s, or taken by another instance); its documents "
+                          "are rebuilt up to there and a running worker goes on from its checkpoint; run the "
+                          "replay again for a complete one") from exc
     finally:
         await cancel_and_wait(keeper)
         await lease.release()

@@ -14,6 +14,7 @@ from nats.js.client import JetStreamContext
 
 from schemas.docs import Integrity
 from schemas.events import MessageEvent
+from shared import metrics
 from shared.codec import Envelope, Limits
 from shared.config import load_settings
 from shared.consume import ConsumeLoop, LoopConfig
@@ -347,3 +348,38 @@ async def test_readiness_comes_back_when_fetching_works_again(
         assert health.reason == "consuming"
         await publish(js, [msg(1)])
         await wait_for(lambda: _eq(checkpoint(js), 1))
+
+
+async def test_a_delivery_lost_on_the_way_is_applied_in_stream_order(
+    nc: Client, wait_for: WaitFor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Messages the server delivered that never reached the loop (their node killed with them
+    in flight — a clean-clone CI run's cluster fault lost ten decisions this way) come back
+    only after their ack wait, behind later ones: the loop sees the gap in the consumer's
+    delivery numbers, applies nothing past it and rewinds, so every event is applied once,
+    in stream order (before, the late ones were taken for redeliveries and never applied)."""
+    from shared.consume import stream_seq
+    from shared.pull import PullFetcher
+
+    js = nc.jetstream()
+    await provision(js, load_settings({"CORTEX_RUNTIME_ACK_WAIT_S": "1"}),
+                    [ConsumerSpec(name="tally", families=("msg",))])
+    await ensure_bucket(js, BUCKET)
+    await publish(js, [msg(i) for i in range(20)])
+    real = PullFetcher.fetch
+    lost: list[int] = []
+
+    async def losing_three(self: PullFetcher, batch: int, wait_s: float) -> Any:
+        msgs = await real(self, batch, wait_s)
+        dropped = [m for m in msgs if stream_seq(m) in (6, 7, 8) and stream_seq(m) not in lost]  # once each
+        lost.extend(stream_seq(m) for m in dropped)
+        return [m for m in msgs if m not in dropped]  # delivered by the server, never seen: no ack, no nak
+
+    monkeypatch.setattr(PullFetcher, "fetch", losing_three)
+    retries = metrics.RETRIES.labels("tally", "resync")
+    before = retries._value.get()
+    async with running(js, Faulty(js)):
+        await wait_for(lambda: _eq(checkpoint(js), 20), within=30)
+    assert lost == [6, 7, 8]
+    assert await tally(js) == [f"e{i}" for i in range(20)]
+    assert retries._value.get() == before + 1

@@ -1,0 +1,82 @@
+"""A replay whose lease is lost part-way (a pause past the TTL, another instance taking it)
+fails with one line saying where it stopped and what to do — it never reports a replay
+that stopped short as done. A real nats-server; the threads worker, held inside its first
+event until the lease is gone."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+from nats.aio.client import Client
+
+from shared.config import load_settings
+from shared.lease import Lease
+from shared.provision import provision
+from shared.replay import ReplayError, ReplayProgress, run_replay
+from shared.runtime import WorkerContext, WorkerHost
+from workers import __version__
+from workers.registry import all_specs, consumer_specs
+
+
+class LeaseLostLog(logging.Handler):
+    """Sets ``lost`` when the lease of ``consumer`` is reported lost (the keeper's own line)."""
+
+    def __init__(self, consumer: str) -> None:
+        super().__init__()
+        self.consumer = consumer
+        self.lost = asyncio.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.getMessage() == "lease_lost" and getattr(record, "consumer", None) == self.consumer:
+            self.lost.set()
+
+
+async def test_a_replay_that_loses_its_lease_fails_and_says_where_it_stopped(nc: Client, tmp_path: Path) -> None:
+    settings = load_settings({"CORTEX_NATS_URL": "nats://unused", "CORTEX_DATA_DIR": str(tmp_path),
+                              "CORTEX_RUNTIME_LEASE_TTL_S": "3"})
+    js = nc.jetstream()
+    await provision(js, settings, consumer_specs())
+    for i in range(5):
+        event = {"id": f"m{i}", "agent": "alice", "session": "s", "ts": f"2026-03-01T10:0{i}:00Z",
+                 "role": "user", "content": f"We decided to ship feature {i}."}
+        await js.publish("cortex.msg.alice.received", json.dumps(event).encode())
+
+    spec = all_specs()["threads"]
+    assert spec.build is not None
+    build = spec.build
+    entered, lost = asyncio.Event(), LeaseLostLog("threads")
+
+    async def held_build(ctx: WorkerContext) -> Any:
+        handler = await build(ctx)
+        apply = handler.apply
+
+        async def held(env: Any) -> bool:  # the first event waits until the lease is gone
+            entered.set()
+            await lost.lost.wait()
+            return await apply(env)
+
+        handler.apply = held  # type: ignore[method-assign]
+        return handler
+
+    logging.getLogger("shared.lease").addHandler(lost)
+    progress: list[ReplayProgress] = []
+    try:
+        host = WorkerHost(settings, [spec], __version__)
+        replay = asyncio.create_task(run_replay(host, js, [dataclasses.replace(spec, build=held_build)], None,
+                                                False, lambda p: progress.extend(p[len(progress):])))
+        await asyncio.wait_for(entered.wait(), timeout=30)
+        await Lease(js, "threads", "another-instance", 30).take_over()  # the replay's lease is taken
+        with pytest.raises(ReplayError) as failed:
+            await asyncio.wait_for(replay, timeout=60)
+    finally:
+        logging.getLogger("shared.lease").removeHandler(lost)
+    message = str(failed.value)
+    assert message.startswith("threads: lost the lease at sequence 0 of 5 "), message
+    assert message.endswith("run the replay again for a complete one"), message
+    assert [(p.worker, p.done, p.phase) for p in progress] == [("threads", False, "lost the lease")]
