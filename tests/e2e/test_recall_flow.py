@@ -388,12 +388,11 @@ async def test_consolidate_dry_run_reports_what_the_next_session_start_then_merg
         await js.publish(*message(i, "kate", text))
     await wait_for(lambda: drained(nc), within=60)
     await wait_for(lambda: _serving(nc), within=30)
-    store = recall_worker.HOLDER.store
-    assert store is not None
 
-    def thanks() -> list[str]:
-        assert store is not None
-        return sorted(m.source_event for m in store.scroll("kate") if is_turn_memory(m) and "hank" in m.content)
+    def thanks() -> list[str]:  # the store open now (a loop that lost its lease under load reopens it)
+        with recall_worker.HOLDER.lock:
+            memories = list(recall_worker.HOLDER.current()[0].scroll("kate"))
+        return sorted(m.source_event for m in memories if is_turn_memory(m) and "hank" in m.content)
 
     raw = await nc.request("cortex.api.consolidate.kate", msgspec.json.encode(ConsolidateRequest()), timeout=10)
     reply = msgspec.json.decode(raw.data, type=ConsolidateReply)
