@@ -280,7 +280,9 @@ async def test_replay_and_forget_with_partitions(nats_url: str, tmp_path: Path, 
             bob_checkpoints = {c: await checkpoint(js, c) for c in consumers_of("threads", 2)}
 
             # the replay runs its own recall worker: the hashing embedder, its own embedded store
-            replay_env = {**PARTITIONED, "CORTEX_RUNTIME_LEASE_TTL_S": "2", "CORTEX_EMBEDDER": "hashing",
+            # its own leases with the default TTL: 2 s (the live hosts', for a short fence) is a
+            # pause of 1.6 s in a loaded run, and a replay that loses a lease fails, as it should
+            replay_env = {**PARTITIONED, "CORTEX_RUNTIME_LEASE_TTL_S": "10", "CORTEX_EMBEDDER": "hashing",
                           "CORTEX_BOOT_WAIT_MS": "10000",
                           "CORTEX_DATA_DIR": str(tmp_path / "replay-data")}
             one = await acortex("replay", "--agent", ALICE, url=nats_url, **replay_env)
