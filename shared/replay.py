@@ -45,6 +45,12 @@ from shared.tasks import cancel_and_wait
 log = logging.getLogger(__name__)
 
 
+# A replay holds its leases at least this long between renewals: a one-off run beside a
+# busy machine's workers must not fail on a pause of a second or two (a worker's short TTL,
+# there for a fast take-over, would make it); if the replay dies, the workers wait this long.
+REPLAY_MIN_TTL_S = 10
+
+
 class ReplayError(Exception):
     """The replay cannot run as asked; the message says what is missing."""
 
@@ -153,7 +159,8 @@ async def replay_worker(host: WorkerHost, ctx: WorkerContext, spec: WorkerSpec, 
                         stop: asyncio.Event) -> None:
     """Replay one worker to the end of the stream (see the module docstring)."""
     assert spec.build is not None
-    lease = Lease(ctx.js, ctx.consumer, f"replay-{host.instance}", host.settings.runtime.lease_ttl_s)
+    ttl_s = max(host.settings.runtime.lease_ttl_s, REPLAY_MIN_TTL_S)
+    lease = Lease(ctx.js, ctx.consumer, f"replay-{host.instance}", ttl_s)
     progress.phase = "taking over the lease"
     fence_s = await steal_lease(ctx.js, lease)
     keeper = asyncio.create_task(lease.keep_alive(stop.set))

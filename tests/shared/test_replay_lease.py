@@ -77,6 +77,6 @@ async def test_a_replay_that_loses_its_lease_fails_and_says_where_it_stopped(nc:
     finally:
         logging.getLogger("shared.lease").removeHandler(lost)
     message = str(failed.value)
-    assert message.startswith("threads: lost the lease at sequence 0 of 5 "), message
+    assert message.startswith("threads: lost the lease at sequence 0 of 5 (not renewed within 10 s, "), message
     assert message.endswith("run the replay again for a complete one"), message
     assert [(p.worker, p.done, p.phase) for p in progress] == [("threads", False, "lost the lease")]
