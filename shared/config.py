@@ -212,8 +212,10 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         """A worker's own settings (``WorkerSpec.config``): ``cls`` read from
         ``CORTEX_<NAME>_<KNOB>`` like the sections above, its defaults for the rest; a bad
         value is a ``SettingsError`` naming the variable (the host checks at start-up)."""
-        if name in _SECTIONS:
-            raise SettingsError(f"{name}: a worker's own settings cannot reuse the built-in section {name}")
+        taken = [n for n in (env_name(f, name) for f in cls.__struct_fields__) if n in _known_names()]
+        if name in _SECTIONS or taken:
+            raise SettingsError(f"worker {name}: its own settings would share the names of built-in ones "
+                                f"({', '.join(taken) or f'the section {name}'})")
         return cls(**_read_struct(cls, self.others, name))
 
     @property

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
+import msgspec
 import pytest
 
 from shared.config import SettingsError, load_settings, parse_duration_s, parse_languages, settings_reference
@@ -85,3 +88,23 @@ def test_partitions_a_process_runs() -> None:
     ordinal = {"CORTEX_PARTITIONS": "3", "CORTEX_PARTITION": "ordinal"}
     assert load_settings({**ordinal, "HOSTNAME": "cortex-threads-1"}).own_partitions == [1]
     assert load_settings({**ordinal, "HOSTNAME": "cortex-threads-4"}).own_partitions == [1]
+
+
+class OwnSettings(msgspec.Struct, frozen=True, kw_only=True):
+    limit: Annotated[int, msgspec.Meta(ge=1)] = 5
+    url: str = ""
+
+
+def test_a_workers_own_section_is_read_from_the_variables_no_built_in_setting_reads() -> None:
+    settings = load_settings({"CORTEX_TOPICS_LIMIT": "7", "CORTEX_THREADS_ENABLED": "false", "OTHER": "x"})
+    assert settings.others == {"CORTEX_TOPICS_LIMIT": "7"}
+    assert settings.section("topics", OwnSettings) == OwnSettings(limit=7)
+    assert load_settings({}).section("topics", OwnSettings) == OwnSettings()
+    with pytest.raises(SettingsError, match="CORTEX_TOPICS_LIMIT='0': expected an integer >= 1"):
+        load_settings({"CORTEX_TOPICS_LIMIT": "0"}).section("topics", OwnSettings)
+
+
+@pytest.mark.parametrize(("worker", "taken"), [("nats", "CORTEX_NATS_URL"), ("boot", "the section boot")])
+def test_a_workers_own_section_cannot_take_a_built_in_name(worker: str, taken: str) -> None:
+    with pytest.raises(SettingsError, match=f"share the names of built-in ones \\({taken}\\)"):
+        load_settings({}).section(worker, OwnSettings)
