@@ -127,6 +127,15 @@ def test_an_mcp_tool_is_judged_by_what_it_adds_to_its_nats_round_trip() -> None:
     assert skipped["mcp"].verdict == "skipped"
 
 
+def test_the_mcp_floor_is_reported_beside_the_tools_not_judged() -> None:
+    measured = McpResult(transport="stdio", floor=Latency(n=9, p50_ms=0.8, p99_ms=1.4), floor_server_cpu_ms=0.3,
+                         floor_client_cpu_ms=0.4)
+    (row,) = [r for r in budget.rows(Report(mcp=measured)) if r.section == "mcp"]
+    assert row.name.startswith("tools/call over stdio answered without NATS") and row.verdict == "info"
+    assert row.value == "0.80 ms p50 / 1.40 ms p99; CPU/call server 0.30 ms + client 0.40 ms"
+    assert not [r for r in budget.rows(Report(mcp=McpResult(transport="stdio"))) if r.section == "mcp"]  # not measured
+
+
 @pytest.mark.parametrize(("cores", "ratio", "verdict"), [(2, 1.7, "info"), (2, 1.1, "info"), (8, 1.7, "pass"),
                                                          (8, 1.1, "miss")])
 def test_the_scaleout_target_is_claimed_only_with_a_free_core_per_partition(cores: int, ratio: float,

@@ -125,6 +125,12 @@ def _mcp_rows(report: Report) -> list[Row]:
     if mcp.skipped:
         return [Row(section="mcp", name="mcp", value=mcp.skipped, target="", verdict=_skip(mcp.skipped))]
     rows = []
+    if mcp.floor.n:
+        value = f"{_ms(mcp.floor.p50_ms)} p50 / {_ms(mcp.floor.p99_ms)} p99"
+        if mcp.floor_server_cpu_ms is not None and mcp.floor_client_cpu_ms is not None:
+            value += f"; CPU/call server {_ms(mcp.floor_server_cpu_ms)} + client {_ms(mcp.floor_client_cpu_ms)}"
+        rows.append(Row(section="mcp", name=f"tools/call over {mcp.transport} answered without NATS (the floor)",
+                        value=value, target="part of every added time", verdict="info"))
     for tool, lat in mcp.tools.items():
         lost = f" ({lat.mcp.lost} failed)" if lat.mcp.lost else ""
         value = (f"{_added(lat.added_p50_ms)} p50 / {_added(lat.added_p99_ms)} p99 "

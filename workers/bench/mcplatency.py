@@ -167,6 +167,38 @@ async def _measure(session: Session, client: Any, name: str, arguments: dict[str
         client_cpu_ms=round((client_cpu["mcp"] - client_cpu["nats"]) / calls * 1000, 3))
 
 
+# no id: Cortex's argument check answers, nothing else runs
+FLOOR_CALL: Final[tuple[str, dict[str, Any]]] = ("cortex_forget", {})
+
+
+async def _floor(session: Session, client: Any, result: McpResult, server_pid: int | None) -> None:
+    """The floor under every tool's added time: a ``tools/call`` through the SDK's client, both
+    pipes and the SDK's server that Cortex answers at its argument check — no NATS, a
+    one-line result (an error, so the client skips its output-schema check too). What a tool
+    adds beyond it is its result's size on both ends and Cortex's work on the reply."""
+    name, arguments = FLOOR_CALL
+    warm_up = 1 if session.config.quick else WARM_UP
+    for _ in range(warm_up):
+        await client.call_tool(name, arguments)
+    took: list[float] = []
+    server_before, spent = _server_cpu(server_pid), time.process_time()
+    for _ in range(session.config.mcp_calls):
+        started = time.perf_counter()
+        answer = await client.call_tool(name, arguments)
+        took.append(time.perf_counter() - started)
+        if not answer.is_error:
+            raise BenchError(f"{name} without an id was answered, not refused: the floor is not a floor")
+    client_s, server_after = time.process_time() - spent, _server_cpu(server_pid)
+    calls = session.config.mcp_calls
+    result.floor = summarize(took)
+    result.floor_client_cpu_ms = round(client_s / calls * 1000, 3)
+    if server_before is not None and server_after is not None:
+        result.floor_server_cpu_ms = round((server_after - server_before) / calls * 1000, 3)
+    session.progress(f"[mcp] floor (a tools/call answered without NATS): p50 {result.floor.p50_ms} ms, p99 "
+                     f"{result.floor.p99_ms} ms; CPU per call: server {result.floor_server_cpu_ms} ms, client "
+                     f"{result.floor_client_cpu_ms} ms")
+
+
 def _minus(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else round(a - b, 3)
 
@@ -184,6 +216,7 @@ async def run(session: Session, state_written: bool) -> McpResult:
         server_pid = child_pid(f"mcp --agent {AGENT}")
         session.progress(f"[mcp] cortex mcp --agent {AGENT} (stdio): {len(CALLS)} tools × "
                          f"{session.config.mcp_calls} calls, each beside its direct NATS round trip")
+        await _floor(session, client, result, server_pid)
         for name, arguments in CALLS:
             # each tool measured on a pipeline at rest: the previous tool's remembers and forgets
             # (the recall worker embedding them, the documents they change) are not on its clock

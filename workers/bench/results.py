@@ -93,6 +93,12 @@ class McpResult(msgspec.Struct, kw_only=True):
     skipped: str | None = None
     agent: str = ""
     transport: str = ""
+    # the floor under every tool's added time: a tools/call through the SDK's client, the pipes
+    # and the SDK's server that Cortex answers without NATS (an argument error), and its CPU
+    # per call on each end
+    floor: Latency = msgspec.field(default_factory=Latency)
+    floor_server_cpu_ms: float | None = None
+    floor_client_cpu_ms: float | None = None
     tools: dict[str, ToolLatency] = msgspec.field(default_factory=dict)
     errors: dict[str, str] = msgspec.field(default_factory=dict)
 
