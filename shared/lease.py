@@ -33,6 +33,23 @@ class Holder(NamedTuple):
     ttl_s: int  # the TTL it was written with (0 when nobody held it)
 
 
+async def holdable_ttl(js: JetStreamContext, wanted_s: int) -> int:
+    """The TTL a lease can really be held with: ``cortex_leases``'s own max age (made by
+    ``cortex init`` from its CORTEX_RUNTIME_LEASE_TTL_S) removes a key no later, whatever
+    TTL it was written with — an instance renewing at a third of a longer TTL would see its
+    key expire, a standby take it, and lose it ("taken by another instance") again and again."""
+    try:
+        info = await js.stream_info(f"KV_{BUCKET_LEASES}")
+    except Exception:  # not made yet, or unreachable: the lease's own requests will say so
+        return wanted_s
+    max_age = info.config.max_age or 0.0
+    if 0 < max_age < wanted_s:
+        capped = max(1, int(max_age))
+        log.warning("lease_ttl_capped", extra={"wanted_s": wanted_s, "bucket_max_age_s": max_age, "ttl_s": capped})
+        return capped
+    return wanted_s
+
+
 class LeaseRefused(Exception):
     """``Lease.take_over`` would take the lease from a holder it must not interrupt."""
 

@@ -30,7 +30,7 @@ from shared.errors import LeaseLost, RebuildRequired
 from shared.health import Health
 from shared.inputs import Inputs
 from shared.kv import kv_keys, kv_read
-from shared.lease import Lease, LeaseRefused
+from shared.lease import Lease, LeaseRefused, holdable_ttl
 from shared.names import (
     BUCKET_CHECKPOINTS,
     EVENTS_STREAM,
@@ -45,9 +45,9 @@ from shared.tasks import cancel_and_wait
 log = logging.getLogger(__name__)
 
 
-# A replay holds its leases at least this long between renewals: a one-off run beside a
-# busy machine's workers must not fail on a pause of a second or two (a worker's short TTL,
-# there for a fast take-over, would make it); if the replay dies, the workers wait this long.
+# A replay holds its leases at least this long between renewals (up to what cortex_leases
+# allows, ``holdable_ttl``): a one-off run beside a busy machine's workers must not fail on
+# a pause of a second or two; if the replay dies, the workers wait this long.
 REPLAY_MIN_TTL_S = 10
 
 
@@ -159,7 +159,7 @@ async def replay_worker(host: WorkerHost, ctx: WorkerContext, spec: WorkerSpec, 
                         stop: asyncio.Event) -> None:
     """Replay one worker to the end of the stream (see the module docstring)."""
     assert spec.build is not None
-    ttl_s = max(host.settings.runtime.lease_ttl_s, REPLAY_MIN_TTL_S)
+    ttl_s = await holdable_ttl(ctx.js, max(host.settings.runtime.lease_ttl_s, REPLAY_MIN_TTL_S))
     lease = Lease(ctx.js, ctx.consumer, f"replay-{host.instance}", ttl_s)
     progress.phase = "taking over the lease"
     fence_s = await steal_lease(ctx.js, lease)

@@ -34,7 +34,7 @@ from shared.fingerprint import patterns_digest
 from shared.footprint import BriefingSection, Source, buckets_of, workers_of
 from shared.health import Health, HealthRegistry, serve
 from shared.inputs import Inputs
-from shared.lease import Lease
+from shared.lease import Lease, holdable_ttl
 from shared.names import consumer_name, shadow_bucket
 from shared.provision import ConsumerSpec, LayoutError, ensure_bucket, ensure_consumer, layout_problem
 from shared.tasks import cancel_and_wait
@@ -267,7 +267,7 @@ class WorkerHost:
         if shadow:  # shadow documents live in their own buckets, made on first use
             for bucket in spec.buckets:
                 await ensure_bucket(js, shadow_bucket(bucket), history=DOC_HISTORY, replicas=self.settings.replicas)
-        lease = Lease(js, consumer, self.instance, self.settings.runtime.lease_ttl_s)
+        lease = Lease(js, consumer, self.instance, await holdable_ttl(js, self.settings.runtime.lease_ttl_s))
         ctx = WorkerContext(nc=nc, js=js, settings=self.settings, worker=spec.name, consumer=consumer,
                             producer=producer_id(spec, self.settings, self.version), health=health, shadow=shadow,
                             extras=self.extras, partition=partition, catalog=self.catalog,

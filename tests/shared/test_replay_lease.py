@@ -77,6 +77,20 @@ async def test_a_replay_that_loses_its_lease_fails_and_says_where_it_stopped(nc:
     finally:
         logging.getLogger("shared.lease").removeHandler(lost)
     message = str(failed.value)
-    assert message.startswith("threads: lost the lease at sequence 0 of 5 (not renewed within 10 s, "), message
+    assert message.startswith("threads: lost the lease at sequence 0 of 5 (not renewed within 3 s, "), message
     assert message.endswith("run the replay again for a complete one"), message
     assert [(p.worker, p.done, p.phase) for p in progress] == [("threads", False, "lost the lease")]
+
+
+async def test_a_lease_is_held_no_longer_than_the_leases_bucket_keeps_a_key(nc: Client, tmp_path: Path) -> None:
+    """cortex_leases' max age (init's CORTEX_RUNTIME_LEASE_TTL_S) removes a key whatever TTL
+    it was written with: a replay's 10 s, or a worker configured longer than init, renews at a
+    third of the bucket's age instead (else a standby takes the expired key and the holder
+    loses it — a replay failed that way beside workers provisioned with 2 s)."""
+    from shared.lease import holdable_ttl
+
+    js = nc.jetstream()
+    await provision(js, load_settings({"CORTEX_DATA_DIR": str(tmp_path), "CORTEX_RUNTIME_LEASE_TTL_S": "2"}), [])
+    assert await holdable_ttl(js, 10) == 2
+    assert await holdable_ttl(js, 2) == 2
+    assert await holdable_ttl(js, 1) == 1
