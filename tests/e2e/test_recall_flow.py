@@ -71,8 +71,14 @@ async def ask(nc: Client, agent: str, query: str, **kw: Any) -> RecallReply:
 
 
 async def drained(nc: Client) -> bool:
-    info = await nc.jetstream().consumer_info("CORTEX_EVENTS", "recall")
-    return not info.num_pending and not info.num_ack_pending
+    """The recall worker has applied and acked everything in the stream (every event these
+    tests publish is one it consumes). Its ack floor is compared with the stream's last
+    sequence: the consumer's pending count alone lags a publish for a moment (the server
+    updates it asynchronously), so it could say "drained" just before a new event counted."""
+    js = nc.jetstream()
+    last = (await js.stream_info("CORTEX_EVENTS")).state.last_seq
+    info = await js.consumer_info("CORTEX_EVENTS", "recall")
+    return not info.num_pending and not info.num_ack_pending and (info.ack_floor.stream_seq or 0) >= last
 
 
 async def _facts_for_alice_and_notes_for_bob(nc: Client, wait_for: Any) -> None:
