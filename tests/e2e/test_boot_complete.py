@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 import nats
+from cortex_testkit import caught_up
 from nats.js.client import JetStreamContext
 
 from schemas.docs import BootDoc
@@ -192,5 +193,4 @@ async def test_a_completion_outstanding_when_the_boot_worker_restarts_is_not_los
 
 
 async def _consumer_idle(js: JetStreamContext, name: str) -> bool:
-    info = await js.consumer_info(EVENTS_STREAM, name)
-    return not info.num_pending and not info.num_ack_pending
+    return await caught_up(js, name)

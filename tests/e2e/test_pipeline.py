@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 import nats
 import pytest
-from cortex_testkit import ALL, OWNED_BUCKETS, cortex, demo_file, differences, drained, snapshot_docs
+from cortex_testkit import ALL, OWNED_BUCKETS, caught_up, cortex, demo_file, differences, drained, snapshot_docs
 from nats.js.client import JetStreamContext
 
 from schemas.api import CommitmentsReply, SearchReply, StatusReply, ThreadsReply
@@ -127,8 +127,7 @@ async def test_boot_reflects_the_last_message_before_compaction_when_threads_is_
 
 
 async def _consumer_idle(js: JetStreamContext, name: str) -> bool:
-    info = await js.consumer_info(EVENTS_STREAM, name)
-    return not info.num_pending and not info.num_ack_pending
+    return await caught_up(js, name)
 
 
 async def settled(js: JetStreamContext, agents: list[str]) -> bool:
@@ -309,8 +308,7 @@ async def test_replay_while_live_events_are_published_loses_nothing(
     js = nc.jetstream()
 
     async def drained() -> bool:
-        info = await js.consumer_info(EVENTS_STREAM, "channels")
-        return not info.num_pending and not info.num_ack_pending
+        return await caught_up(js, "channels")
 
     events = make_chat_events(600, 3, seed=5)
     for subject, data, event_id in events[:300]:

@@ -11,11 +11,11 @@ from typing import Any
 
 import msgspec
 import nats
+from cortex_testkit import caught_up
 
 from schemas.docs import RecallDoc
 from shared.asof import DocReader
 from shared.config import load_settings
-from shared.names import EVENTS_STREAM
 from shared.provision import provision
 from shared.runtime import WorkerHost
 from workers import __version__
@@ -60,8 +60,7 @@ async def test_the_summary_before_a_session_start_does_not_depend_on_batching(
         seqs["ada"].append((await js.publish(subject, data)).seq)
 
     async def drained() -> bool:
-        info = await js.consumer_info(EVENTS_STREAM, "recall")
-        return not info.num_pending and not info.num_ack_pending
+        return await caught_up(js, "recall")
 
     host = WorkerHost(settings, [all_specs()["recall"]], __version__)
     task = asyncio.create_task(host.run())

@@ -24,10 +24,10 @@ import nats
 import nats.errors
 import nats.js.errors
 import pytest
-from cortex_testkit import bucket_keys, drained
+from cortex_testkit import bucket_keys, caught_up, drained
 
 from shared.kv import kv_read
-from shared.names import DLQ_STREAM, EVENTS_STREAM
+from shared.names import DLQ_STREAM
 
 
 def message(agent: str, event_id: str, content: str = "hello") -> bytes:
@@ -104,8 +104,7 @@ async def test_crafted_agent_ids_are_dead_lettered_with_reasons_and_reach_no_doc
     raw, _ = await kv_read(kv, "alice")
     assert msgspec.json.decode(raw)["integrity"]["events"] == 1  # only alice's own event
     async def all_acked() -> bool:  # dead letters are published before the batch's acks
-        info = await js.consumer_info(EVENTS_STREAM, "channels")
-        return not info.num_pending and not info.num_ack_pending
+        return await caught_up(js, "channels")
 
     await wait_for(all_acked, within=60)
     await nc.close()
