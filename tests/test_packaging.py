@@ -121,18 +121,19 @@ def test_without_the_recall_stack_every_other_worker_runs_and_recall_says_what_i
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
     async def check() -> None:
+        from cortex_testkit import caught_up, wait_for
+
         nc = await nats.connect(nats_url)
         js = nc.jetstream()
         try:
             await js.publish("cortex.msg.alice.received", msgspec.json.encode(event))
             kv = await js.key_value("cortex_threads")
-            for _ in range(600):
-                recall_info = await js.consumer_info("CORTEX_EVENTS", "recall")
-                consumed = not recall_info.num_pending and not recall_info.num_ack_pending
-                if (await kv_read(kv, "alice"))[0] is not None and consumed:
-                    return
-                await asyncio.sleep(0.1)  # poll interval of a condition, not a synchronisation
-            raise AssertionError("threads did not derive alice's document, or the disabled recall did not consume")
+
+            async def derived_and_consumed() -> bool:
+                return (await kv_read(kv, "alice"))[0] is not None and await caught_up(js, "recall")
+
+            # threads derives alice's document, and the disabled recall consumes (acks) the event
+            await wait_for(derived_and_consumed, within=60, interval=0.1)
         finally:
             await nc.close()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -55,13 +56,16 @@ class Faulty(ProjectionHandler):
         self.outage = asyncio.Event()
         self.attempts: dict[str, int] = {}
         self.started: asyncio.Event = asyncio.Event()
-        self.slow: float = 0.0
+        self.hold: str | None = None  # the event whose apply waits for ``gate`` (a slow handler)
+        self.holding = asyncio.Event()
+        self.gate = asyncio.Event()
 
     async def apply(self, env: Envelope) -> bool:
         self.attempts[env.event.id] = self.attempts.get(env.event.id, 0) + 1
         self.started.set()
-        if self.slow:
-            await asyncio.sleep(self.slow)  # simulates slow work, not synchronisation
+        if env.event.id == self.hold:
+            self.holding.set()
+            await asyncio.wait_for(self.gate.wait(), timeout=30)
         if self.outage.is_set():
             raise TransientError("store unreachable (test outage)")
         if isinstance(env.event, MessageEvent) and env.event.content == "boom":
@@ -275,15 +279,19 @@ async def test_stop_during_a_slow_handler_never_loses_or_doubles_an_event(
 ) -> None:
     await publish(js, [msg(i) for i in range(1, 11)])
     handler = Faulty(js)
-    handler.slow = 0.05
+    handler.hold = "e3"  # the handler is busy with e3 when the stop comes
     loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=handler,
                        config=msgspec.structs.replace(CONFIG, drain_timeout_s=0.12), health=Health("tally"))
     task = asyncio.create_task(loop.run())
-    await wait_for(lambda: _true(handler.started.is_set()))
+    await asyncio.wait_for(handler.holding.wait(), timeout=30)
     loop.stop()
+    # e3 finishes only once the drain limit has passed: the loop must then stop at its batch's prefix
+    await wait_for(lambda: _true(time.monotonic() > loop._drain_deadline))
+    handler.gate.set()
     await asyncio.wait_for(task, timeout=10)
     partial = await tally(js)
     assert partial == [f"e{i}" for i in range(1, len(partial) + 1)]  # a prefix, in order
+    assert partial == ["e1", "e2", "e3"]  # what was applied before the drain limit, and nothing after
     assert await checkpoint(js) == len(partial)
     handler2 = Faulty(js)
     async with running(js, handler2):
