@@ -2,7 +2,9 @@
 meanwhile goes on consuming when it resumes: its fence or its keeper stops the batch, it takes
 the lease again and resumes from its checkpoint.
 
-Paused just past its fence (0.8 of the TTL) but inside its TTL, the keeper is often renewing
+A pause is measured from the lease's last renewal as the server stored it (the worker stays
+stopped until that renewal is ``pause_s`` old). Paused just past its fence (0.8 of the TTL;
+0.9 here) but inside its TTL, the keeper is often renewing
 when the loop stops. On Python 3.11 the keeper's cancellation could then be swallowed (see
 shared/tasks.py): the worker waited for ever on a keeper that kept its lease renewed, and
 neither it nor a standby consumed again — the soak test's hang under CI load. Before the
@@ -13,16 +15,37 @@ deterministic case is tests/shared/test_tasks.py).
 
 from __future__ import annotations
 
-import asyncio
+import functools
 import signal
+from datetime import UTC, datetime
 from typing import Any
 
 import nats
+import nats.js.errors
 import pytest
+from cortex_testkit import wait_for
 
 pytestmark = pytest.mark.faults
 
 TTL_S = 2  # the tests' lease TTL (tests/conftest.py): the fence trips 1.6 s after a renewal
+
+
+async def _renewed_at(js: Any) -> datetime | None:
+    """When the server stored the threads lease's latest renewal (None once its TTL ended it)."""
+    try:
+        msg = await js.get_msg("KV_cortex_leases", subject="$KV.cortex_leases.threads")
+    except nats.js.errors.NotFoundError:
+        return None
+    at: datetime | None = msg.time
+    return at
+
+
+async def _stopped_for(js: Any, seen: list[datetime], pause_s: float) -> bool:
+    """The lease's last renewal seen so far (``seen`` collects them) is ``pause_s`` old."""
+    at = await _renewed_at(js)
+    if at is not None:
+        seen.append(at)
+    return bool(seen) and (datetime.now(UTC) - max(seen)).total_seconds() >= pause_s
 
 
 async def pause_and_resume(nats_url: str, faults: Any, make_chat_events: Any, pauses: int, pause_s: float) -> str:
@@ -41,7 +64,10 @@ async def pause_and_resume(nats_url: str, faults: Any, make_chat_events: Any, pa
         await faults.wait_checkpoint_above(js, "threads", published + 100)  # consuming the new events
         published += 1500
         proc.send_signal(signal.SIGSTOP)
-        await asyncio.sleep(pause_s)  # the fault itself: how long the worker is stopped
+        # the fault itself: the worker stays stopped until its lease's last renewal, as the
+        # server stored it, is pause_s old (a renewal in flight at the stop counts)
+        seen: list[datetime] = []
+        await wait_for(functools.partial(_stopped_for, js, seen, pause_s), within=pause_s + 30, interval=0.02)
         proc.send_signal(signal.SIGCONT)
         await faults.publish_all(js, events[published:published + 500])
         published += 500
@@ -64,5 +90,5 @@ async def test_a_worker_whose_lease_lapsed_while_paused_takes_it_again_and_catch
 async def test_a_worker_paused_past_its_fence_again_and_again_always_goes_on_consuming(
     nats_url: str, faults: Any, make_chat_events: Any
 ) -> None:
-    log = await pause_and_resume(nats_url, faults, make_chat_events, pauses=40, pause_s=0.75 * TTL_S)
+    log = await pause_and_resume(nats_url, faults, make_chat_events, pauses=40, pause_s=0.9 * TTL_S)
     assert log.count("lease_lost_stopping") >= 5, "too few pauses tripped the fence to mean anything"
