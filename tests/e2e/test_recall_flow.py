@@ -12,6 +12,7 @@ from typing import Any
 import msgspec
 import nats
 import pytest
+from cortex_testkit import caught_up
 from nats.aio.client import Client
 
 from schemas.api import RecallReply, RecallRequest
@@ -71,14 +72,7 @@ async def ask(nc: Client, agent: str, query: str, **kw: Any) -> RecallReply:
 
 
 async def drained(nc: Client) -> bool:
-    """The recall worker has applied and acked everything in the stream (every event these
-    tests publish is one it consumes). Its ack floor is compared with the stream's last
-    sequence: the consumer's pending count alone lags a publish for a moment (the server
-    updates it asynchronously), so it could say "drained" just before a new event counted."""
-    js = nc.jetstream()
-    last = (await js.stream_info("CORTEX_EVENTS")).state.last_seq
-    info = await js.consumer_info("CORTEX_EVENTS", "recall")
-    return not info.num_pending and not info.num_ack_pending and (info.ack_floor.stream_seq or 0) >= last
+    return await caught_up(nc.jetstream(), "recall")
 
 
 async def _facts_for_alice_and_notes_for_bob(nc: Client, wait_for: Any) -> None:
