@@ -129,10 +129,11 @@ def test_an_mcp_tool_is_judged_by_what_it_adds_to_its_nats_round_trip() -> None:
 
 def test_the_mcp_floor_is_reported_beside_the_tools_not_judged() -> None:
     measured = McpResult(transport="stdio", floor=Latency(n=9, p50_ms=0.8, p99_ms=1.4), floor_server_cpu_ms=0.3,
-                         floor_client_cpu_ms=0.4)
+                         floor_client_cpu_ms=0.4, floor_at_rest=Latency(n=9, p50_ms=1.9, p99_ms=3.1))
     (row,) = [r for r in budget.rows(Report(mcp=measured)) if r.section == "mcp"]
     assert row.name.startswith("tools/call over stdio answered without NATS") and row.verdict == "info"
-    assert row.value == "0.80 ms p50 / 1.40 ms p99; CPU/call server 0.30 ms + client 0.40 ms"
+    assert row.value == ("0.80 ms p50 / 1.40 ms p99 back to back, 1.90 ms p50 / 3.10 ms p99 at rest; "
+                         "CPU/call server 0.30 ms + client 0.40 ms")
     assert not [r for r in budget.rows(Report(mcp=McpResult(transport="stdio"))) if r.section == "mcp"]  # not measured
 
 

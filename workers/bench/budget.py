@@ -126,7 +126,9 @@ def _mcp_rows(report: Report) -> list[Row]:
         return [Row(section="mcp", name="mcp", value=mcp.skipped, target="", verdict=_skip(mcp.skipped))]
     rows = []
     if mcp.floor.n:
-        value = f"{_ms(mcp.floor.p50_ms)} p50 / {_ms(mcp.floor.p99_ms)} p99"
+        value = f"{_ms(mcp.floor.p50_ms)} p50 / {_ms(mcp.floor.p99_ms)} p99 back to back"
+        if mcp.floor_at_rest.n:
+            value += f", {_ms(mcp.floor_at_rest.p50_ms)} p50 / {_ms(mcp.floor_at_rest.p99_ms)} p99 at rest"
         if mcp.floor_server_cpu_ms is not None and mcp.floor_client_cpu_ms is not None:
             value += f"; CPU/call server {_ms(mcp.floor_server_cpu_ms)} + client {_ms(mcp.floor_client_cpu_ms)}"
         rows.append(Row(section="mcp", name=f"tools/call over {mcp.transport} answered without NATS (the floor)",

@@ -97,6 +97,15 @@ def _server_cpu(pid: int | None) -> float | None:
     return cpu_seconds(pid) if pid is not None else None
 
 
+async def _at_rest(session: Session) -> bool:
+    """Wait until the pipeline is at rest (every consumer caught up; False if it is not after
+    ``SETTLE_LIMIT_S``). Every measured call starts so: a call's own aftermath (the recall
+    API's access feedback, a remember embedded, a forget applied) is applied before the next
+    call, so neither kind of call pays for the other's."""
+    _, pending = await session.drain_bounded(session.pipeline_consumers, SETTLE_LIMIT_S, session.pipeline)
+    return not pending
+
+
 async def _measure(session: Session, client: Any, name: str, arguments: dict[str, Any],
                    result: McpResult, server_pid: int | None) -> ToolLatency:
     tool = _BY_NAME[name]
@@ -122,12 +131,8 @@ async def _measure(session: Session, client: Any, name: str, arguments: dict[str
     unsettled = 0  # calls that started before the pipeline was at rest (after SETTLE_LIMIT_S)
 
     async def at_rest() -> None:
-        """Every call starts on a pipeline at rest: a call's own aftermath (the recall API's
-        access feedback, a remember embedded, a forget applied) is applied before the next
-        call, so neither kind of call pays for the other's."""
         nonlocal unsettled
-        _, pending = await session.drain_bounded(session.pipeline_consumers, SETTLE_LIMIT_S, session.pipeline)
-        if pending:
+        if not await _at_rest(session):
             unsettled += 1
 
     mcp_s: list[float] = []
@@ -175,7 +180,12 @@ async def _floor(session: Session, client: Any, result: McpResult, server_pid: i
     """The floor under every tool's added time: a ``tools/call`` through the SDK's client, both
     pipes and the SDK's server that Cortex answers at its argument check — no NATS, a
     one-line result (an error, so the client skips its output-schema check too). What a tool
-    adds beyond it is its result's size on both ends and Cortex's work on the reply."""
+    adds beyond it is its result's size on both ends and Cortex's work on the reply.
+
+    Measured twice: back to back (both processes busy, the layer's own cost), and each call
+    started as every tool call is, after the pipeline is found at rest — the server process
+    idle meanwhile. The difference is the machine's cost of waking an idle process, which
+    a tool call pays for the MCP server's hop and the floor shows without Cortex code."""
     name, arguments = FLOOR_CALL
     warm_up = 1 if session.config.quick else WARM_UP
     for _ in range(warm_up):
@@ -194,9 +204,19 @@ async def _floor(session: Session, client: Any, result: McpResult, server_pid: i
     result.floor_client_cpu_ms = round(client_s / calls * 1000, 3)
     if server_before is not None and server_after is not None:
         result.floor_server_cpu_ms = round((server_after - server_before) / calls * 1000, 3)
+    # the same call, each started as the tools' calls start: after the pipeline is found at rest
+    # (the server process idle meanwhile, as between an agent's tool calls)
+    rested: list[float] = []
+    for _ in range(session.config.mcp_calls):
+        await _at_rest(session)
+        started = time.perf_counter()
+        await client.call_tool(name, arguments)
+        rested.append(time.perf_counter() - started)
+    result.floor_at_rest = summarize(rested)
     session.progress(f"[mcp] floor (a tools/call answered without NATS): p50 {result.floor.p50_ms} ms, p99 "
-                     f"{result.floor.p99_ms} ms; CPU per call: server {result.floor_server_cpu_ms} ms, client "
-                     f"{result.floor_client_cpu_ms} ms")
+                     f"{result.floor.p99_ms} ms back to back, p50 {result.floor_at_rest.p50_ms} ms, p99 "
+                     f"{result.floor_at_rest.p99_ms} ms each after the pipeline is found at rest; CPU per call: "
+                     f"server {result.floor_server_cpu_ms} ms, client {result.floor_client_cpu_ms} ms")
 
 
 def _minus(a: float | None, b: float | None) -> float | None:

@@ -97,6 +97,9 @@ class McpResult(msgspec.Struct, kw_only=True):
     # and the SDK's server that Cortex answers without NATS (an argument error), and its CPU
     # per call on each end
     floor: Latency = msgspec.field(default_factory=Latency)
+    # the same calls, each started after the pipeline is found at rest, as the tools' calls are
+    # (the MCP server process idle meanwhile: the floor plus the machine's cost of waking it)
+    floor_at_rest: Latency = msgspec.field(default_factory=Latency)
     floor_server_cpu_ms: float | None = None
     floor_client_cpu_ms: float | None = None
     tools: dict[str, ToolLatency] = msgspec.field(default_factory=dict)
