@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -65,6 +66,8 @@ def check_report(path: Path) -> Report:
     assert report.api.skipped is not None or set(report.api.endpoints) >= {"boot", "threads", "status"}
     assert report.mcp.skipped is not None or {"cortex_threads", "cortex_boot", "cortex_remember"} <= set(
         report.mcp.tools)
+    assert report.mcp_node.skipped is not None or {"cortex_threads", "cortex_boot", "cortex_remember"} <= set(
+        report.mcp_node.tools)
     assert report.hostile.skipped is not None or (report.hostile.variants and report.hostile.worst_ratio)
     assert report.ingest.skipped is not None or (report.ingest.ratio and report.ingest.copy_msgs_per_s)
     return report
@@ -104,3 +107,28 @@ def test_default_size_bench_runs_and_writes_well_formed_json(tmp_path: Path) -> 
     report = check_report(out)
     assert report.config["quick"] is False
     print(f"default bench took {took:.0f}s")
+
+
+@pytest.mark.timeout(150)
+def test_the_mcp_phase_measures_the_python_and_the_typescript_sdk_clients(tmp_path: Path) -> None:
+    """Both official clients drive `cortex mcp` — the TypeScript one from the locked package the
+    bench installs with npm, in Node — and each of the nine tools is measured from both."""
+    out = tmp_path / "bench.json"
+    result, _ = run_bench(tmp_path, "--quick", "--only", "mcp", "--out", str(out), timeout=140)
+    assert result.returncode == 0, result.stderr[-3000:]
+    report = msgspec.json.decode(out.read_bytes(), type=Report)
+    nine = {"cortex_threads", "cortex_decisions", "cortex_commitments", "cortex_search", "cortex_stats", "cortex_boot",
+            "cortex_remember", "cortex_recall", "cortex_forget"}
+    assert set(report.mcp.tools) == nine and report.mcp.client.startswith("Python SDK's client (mcp ")
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        assert report.mcp_node.skipped and "node and npm" in report.mcp_node.skipped
+        return
+    node = report.mcp_node
+    assert node.skipped is None, node.skipped
+    assert node.client.startswith("TypeScript SDK's client (@modelcontextprotocol/sdk 1.32.2, Node v")
+    assert set(node.tools) == nine and not node.errors, node.errors
+    assert node.floor.n and node.floor_at_rest.n and node.floor_server_cpu_ms is not None
+    for tool in node.tools.values():
+        assert tool.mcp.n == tool.direct.n > 0 and tool.server_cpu_ms is not None
+    named = [r.name for r in report.rows if "from the TypeScript SDK's client" in r.name]
+    assert len(named) == 10  # the floor and the nine tools

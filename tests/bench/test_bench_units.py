@@ -135,6 +135,11 @@ def test_the_mcp_floor_is_reported_beside_the_tools_not_judged() -> None:
     assert row.value == ("0.80 ms p50 / 1.40 ms p99 back to back, 1.90 ms p50 / 3.10 ms p99 at rest; "
                          "CPU/call server 0.30 ms + client 0.40 ms")
     assert not [r for r in budget.rows(Report(mcp=McpResult(transport="stdio"))) if r.section == "mcp"]  # not measured
+    from_node = [r for r in budget.rows(Report(mcp_node=measured)) if r.section == "mcp"]
+    assert [r.name for r in from_node] == [
+        "tools/call over stdio from the TypeScript SDK's client answered without NATS (the floor)"]
+    skipped = [r for r in budget.rows(Report(mcp_node=McpResult(skipped="no node"))) if r.section == "mcp"]
+    assert [(r.name, r.verdict) for r in skipped] == [("mcp from the TypeScript SDK's client", "skipped")]
 
 
 @pytest.mark.parametrize(("cores", "ratio", "verdict"), [(2, 1.7, "info"), (2, 1.1, "info"), (8, 1.7, "pass"),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from workers.bench.results import Latency, Report, Row, ScaleoutResult
+from workers.bench.results import Latency, McpResult, Report, Row, ScaleoutResult
 
 WORKER_RATIO: Final = 0.5  # each regex worker ≥ 50 % of the bare consume rate
 FRESH_P99_MS: Final = 10.0  # threads/decisions documents at 1 000 msg/s
@@ -120,10 +120,11 @@ def _added(value: float | None) -> str:
     return _ms(value) if value is None or value < 0 else f"+{_ms(value)}"
 
 
-def _mcp_rows(report: Report) -> list[Row]:
-    mcp = report.mcp
+def _mcp_rows(mcp: McpResult, client: str = "") -> list[Row]:
+    """One client's rows; ``client`` names it in each row (the Python SDK's rows keep the bare names)."""
+    by = f" from the {client}" if client else ""
     if mcp.skipped:
-        return [Row(section="mcp", name="mcp", value=mcp.skipped, target="", verdict=_skip(mcp.skipped))]
+        return [Row(section="mcp", name=f"mcp{by}", value=mcp.skipped, target="", verdict=_skip(mcp.skipped))]
     rows = []
     if mcp.floor.n:
         value = f"{_ms(mcp.floor.p50_ms)} p50 / {_ms(mcp.floor.p99_ms)} p99 back to back"
@@ -131,7 +132,7 @@ def _mcp_rows(report: Report) -> list[Row]:
             value += f", {_ms(mcp.floor_at_rest.p50_ms)} p50 / {_ms(mcp.floor_at_rest.p99_ms)} p99 at rest"
         if mcp.floor_server_cpu_ms is not None and mcp.floor_client_cpu_ms is not None:
             value += f"; CPU/call server {_ms(mcp.floor_server_cpu_ms)} + client {_ms(mcp.floor_client_cpu_ms)}"
-        rows.append(Row(section="mcp", name=f"tools/call over {mcp.transport} answered without NATS (the floor)",
+        rows.append(Row(section="mcp", name=f"tools/call over {mcp.transport}{by} answered without NATS (the floor)",
                         value=value, target="part of every added time", verdict="info"))
     for tool, lat in mcp.tools.items():
         lost = f" ({lat.mcp.lost} failed)" if lat.mcp.lost else ""
@@ -139,7 +140,7 @@ def _mcp_rows(report: Report) -> list[Row]:
                  f"(MCP p50 {_ms(lat.mcp.p50_ms)}, NATS p50 {_ms(lat.direct.p50_ms)}){lost}")
         if lat.server_cpu_ms is not None and lat.client_cpu_ms is not None:
             value += f"; CPU/call server {_ms(lat.server_cpu_ms)} + client {_ms(lat.client_cpu_ms)}"
-        rows.append(Row(section="mcp", name=f"{tool} over {mcp.transport}, added to its NATS round trip",
+        rows.append(Row(section="mcp", name=f"{tool} over {mcp.transport}{by}, added to its NATS round trip",
                         value=value, target=f"+ < {MCP_ADDED_P50_MS:g} ms p50",
                         verdict=_verdict(_under(lat.added_p50_ms, MCP_ADDED_P50_MS))))
     return rows
@@ -249,7 +250,8 @@ def _ingest_rows(report: Report) -> list[Row]:
 
 def rows(report: Report) -> list[Row]:
     return [
-        *_limit_rows(report), *_worker_rows(report), *_freshness_rows(report), *_api_rows(report), *_mcp_rows(report),
+        *_limit_rows(report), *_worker_rows(report), *_freshness_rows(report), *_api_rows(report),
+        *_mcp_rows(report.mcp), *_mcp_rows(report.mcp_node, "TypeScript SDK's client"),
         *_recall_rows(report), *_hostile_rows(report), *_memory_rows(report), *_scaleout_rows(report),
         *_ingest_rows(report),
     ]

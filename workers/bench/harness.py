@@ -187,6 +187,11 @@ async def _pipeline_phases(session: Session, rep: Report) -> None:
                     rep.mcp = await mcplatency.run(session, state_written=bool(rep.api.agent))
                 except PHASE_ERRORS as exc:
                     rep.mcp = McpResult(skipped=failed(session, "mcp", exc))
+                try:
+                    written = bool(rep.api.agent or rep.mcp.agent)
+                    rep.mcp_node = await mcplatency.run_node(session, state_written=written)
+                except PHASE_ERRORS as exc:
+                    rep.mcp_node = McpResult(skipped=failed(session, "mcp (TypeScript client)", exc))
         if _selected(cfg, "freshness"):
             with _timed(rep, "freshness"):
                 try:
@@ -209,7 +214,7 @@ def _mark_skipped(rep: Report, config: BenchConfig) -> None:
     if not _selected(config, "api"):
         rep.api = ApiResult(skipped=NOT_SELECTED)
     if not _selected(config, "mcp"):
-        rep.mcp = McpResult(skipped=NOT_SELECTED)
+        rep.mcp = rep.mcp_node = McpResult(skipped=NOT_SELECTED)
     if not _selected(config, "recall"):
         rep.recall = RecallResult(skipped=NOT_SELECTED)
     if not _selected(config, "scaleout"):

@@ -1,5 +1,6 @@
 """MCP tool latency: each tool called through ``cortex mcp`` (a subprocess on stdio, driven by
-the MCP SDK's own client, as an agent host would) against the api phase's full-size state,
+an MCP SDK's own client, as an agent host would: the Python SDK's in this process, then the
+TypeScript SDK's in Node, as a Node host such as OpenClaw runs it) against the api phase's full-size state,
 each call beside the very request the tool makes, sent directly on NATS. The difference is
 what the MCP layer adds: the client's request and its check of the result against the
 tool's output schema, the pipe both ways, the server's argument check, rendering and
@@ -18,12 +19,14 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import sys
 import time
 import uuid
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Any, Final
+from pathlib import Path
+from typing import Any, Final, Protocol, TypeVar
 
 import msgspec
 
@@ -41,6 +44,10 @@ from workers.mcp.tools import TOOLS, Tool
 WARM_UP: Final = 5
 SETTLE_LIMIT_S: Final = 10.0  # before each call, the previous call's aftermath (access feedback, say)
 DRAIN_LIMIT_S: Final = 60.0  # before each tool, the pipeline's aftermath of the previous one (a remember embedded)
+NODE_HOST: Final = Path(__file__).parent / "node"  # the TypeScript host: its script and locked package
+NPM_LIMIT_S: Final = 300.0
+NODE_CALL_LIMIT_S: Final = 60.0
+NODE_LINE_LIMIT: Final = 64 * 1024 * 1024  # one answer a line: a recall's structured content, say
 REMEMBERED: Final = "The bench's office plant is called Gerald."
 # (tool, arguments), in the order measured: the remember comes before the recall that finds it.
 CALLS: Final[tuple[tuple[str, dict[str, Any]], ...]] = (
@@ -82,12 +89,104 @@ def direct_call(session: Session, tool: Tool, arguments: dict[str, Any]) -> Dire
     return publish
 
 
-async def _recallable(client: Any, limit_s: float = 30.0) -> bool:
+class Answer(msgspec.Struct, kw_only=True):
+    """One ``tools/call`` as a host saw it: its time in the host, and its result."""
+
+    seconds: float
+    is_error: bool
+    text: str = ""  # a tool error's sentence
+    structured: dict[str, Any] | None = None  # when asked for
+
+
+class Host(Protocol):
+    """An MCP host's client driving ``cortex mcp`` over stdio."""
+
+    server_pid: int | None
+
+    async def call(self, name: str, arguments: dict[str, Any], *, structured: bool = False) -> Answer: ...
+
+    def client_cpu_s(self) -> float:
+        """CPU seconds the client has spent on its calls so far."""
+        ...
+
+
+class PythonHost:
+    """The MCP SDK's own Python client (``mcp.Client`` on stdio), in this process."""
+
+    def __init__(self, client: Any, server_pid: int | None) -> None:
+        self.client = client
+        self.server_pid = server_pid
+        self._cpu_s = 0.0
+
+    async def call(self, name: str, arguments: dict[str, Any], *, structured: bool = False) -> Answer:
+        started, spent = time.perf_counter(), time.process_time()
+        result = await self.client.call_tool(name, arguments)
+        took = time.perf_counter() - started
+        self._cpu_s += time.process_time() - spent
+        text = str(getattr(result.content[0], "text", ""))[:300] if result.is_error and result.content else ""
+        return Answer(seconds=took, is_error=bool(result.is_error), text=text,
+                      structured=result.structured_content if structured else None)
+
+    def client_cpu_s(self) -> float:
+        return self._cpu_s
+
+
+class NodeHost:
+    """The official TypeScript SDK's client (``workers/bench/node/mcp_host.mjs``) in a Node
+    process, as a Node agent host (OpenClaw's) runs it; the time of each call is taken inside
+    that process, around the SDK's ``callTool``."""
+
+    def __init__(self, proc: asyncio.subprocess.Process, server_pid: int | None) -> None:
+        self.proc = proc
+        self.server_pid = server_pid
+
+    async def call(self, name: str, arguments: dict[str, Any], *, structured: bool = False) -> Answer:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(msgspec.json.encode({"name": name, "arguments": arguments, "structured": structured})
+                              + b"\n")
+        await self.proc.stdin.drain()
+        line = await asyncio.wait_for(self.proc.stdout.readline(), NODE_CALL_LIMIT_S)
+        if not line:
+            raise BenchError(f"the TypeScript MCP host ended (exit {await self.proc.wait()}) during {name}")
+        reply = _node_decode(line, _NodeAnswer)
+        return Answer(seconds=reply.ms / 1000, is_error=reply.is_error, text=reply.text or "",
+                      structured=reply.structured)
+
+    def client_cpu_s(self) -> float:
+        return cpu_seconds(self.proc.pid) or 0.0
+
+
+class _NodeReady(msgspec.Struct, kw_only=True):
+    ready: bool
+    sdk: str
+    node: str
+    server_pid: int | None = None
+
+
+class _NodeAnswer(msgspec.Struct, kw_only=True):
+    ms: float
+    is_error: bool
+    text: str | None = None
+    structured: dict[str, Any] | None = None
+
+
+NodeLine = TypeVar("NodeLine", _NodeReady, _NodeAnswer)
+
+
+def _node_decode(line: bytes, kind: type[NodeLine]) -> NodeLine:
+    try:
+        return msgspec.json.decode(line, type=kind)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise BenchError(f"the TypeScript MCP host wrote {line[:200]!r}: {exc}") from exc
+
+
+async def _recallable(host: Host, limit_s: float = 30.0) -> bool:
     """Until the remembered memory is found (the recall worker applied the remember)."""
     deadline = time.monotonic() + limit_s
     while time.monotonic() < deadline:
-        result = await client.call_tool("cortex_recall", {"query": "What is the office plant called?"})
-        if not result.is_error and any(REMEMBERED in m["content"] for m in result.structured_content["memories"]):
+        answer = await host.call("cortex_recall", {"query": "What is the office plant called?"}, structured=True)
+        memories = (answer.structured or {}).get("memories", [])
+        if not answer.is_error and any(REMEMBERED in m["content"] for m in memories):
             return True
         await asyncio.sleep(0.2)
     return False
@@ -106,27 +205,25 @@ async def _at_rest(session: Session) -> bool:
     return not pending
 
 
-async def _measure(session: Session, client: Any, name: str, arguments: dict[str, Any],
-                   result: McpResult, server_pid: int | None) -> ToolLatency:
+async def _measure(session: Session, host: Host, name: str, arguments: dict[str, Any],
+                   result: McpResult) -> ToolLatency:
     tool = _BY_NAME[name]
     direct = direct_call(session, tool, arguments)
-    client_cpu = {"mcp": 0.0, "nats": 0.0}  # this process's CPU seconds on each kind of call
+    nats_cpu_s = 0.0  # this process's CPU seconds on the direct calls
 
     async def via_nats() -> float:
+        nonlocal nats_cpu_s
         started, spent = time.perf_counter(), time.process_time()
         await direct()
-        client_cpu["nats"] += time.process_time() - spent
+        nats_cpu_s += time.process_time() - spent
         return time.perf_counter() - started
 
     async def via_mcp() -> float | None:
-        started, spent = time.perf_counter(), time.process_time()
-        answer = await client.call_tool(name, arguments)
-        took = time.perf_counter() - started
-        client_cpu["mcp"] += time.process_time() - spent
+        answer = await host.call(name, arguments)
         if answer.is_error:
-            result.errors[name] = str(answer.content[0].text)[:300]
+            result.errors[name] = answer.text
             return None
-        return took
+        return answer.seconds
 
     unsettled = 0  # calls that started before the pipeline was at rest (after SETTLE_LIMIT_S)
 
@@ -138,7 +235,7 @@ async def _measure(session: Session, client: Any, name: str, arguments: dict[str
     mcp_s: list[float] = []
     nats_s: list[float] = []
     failures = 0
-    server_before = _server_cpu(server_pid)
+    server_before, client_before = _server_cpu(host.server_pid), host.client_cpu_s()
     warm_up = 1 if session.config.quick else WARM_UP
     for i in range(warm_up + session.config.mcp_calls):
         # each order half the time: the call made while the other one's aftermath still runs
@@ -158,7 +255,7 @@ async def _measure(session: Session, client: Any, name: str, arguments: dict[str
         elif i >= warm_up:
             mcp_s.append(mcp_took)
             nats_s.append(nats_took)
-    server_after = _server_cpu(server_pid)
+    server_after, client_after = _server_cpu(host.server_pid), host.client_cpu_s()
     if unsettled:
         session.progress(f"[mcp] {name}: the pipeline was still busy after {SETTLE_LIMIT_S:g}s before "
                          f"{unsettled} calls")
@@ -169,15 +266,15 @@ async def _measure(session: Session, client: Any, name: str, arguments: dict[str
         added_p99_ms=_minus(mcp.p99_ms, nats.p99_ms),
         server_cpu_ms=None if server_before is None or server_after is None
         else round((server_after - server_before) / calls * 1000, 3),
-        client_cpu_ms=round((client_cpu["mcp"] - client_cpu["nats"]) / calls * 1000, 3))
+        client_cpu_ms=round((client_after - client_before - nats_cpu_s) / calls * 1000, 3))
 
 
 # no id: Cortex's argument check answers, nothing else runs
 FLOOR_CALL: Final[tuple[str, dict[str, Any]]] = ("cortex_forget", {})
 
 
-async def _floor(session: Session, client: Any, result: McpResult, server_pid: int | None) -> None:
-    """The floor under every tool's added time: a ``tools/call`` through the SDK's client, both
+async def _floor(session: Session, host: Host, result: McpResult) -> None:
+    """The floor under every tool's added time: a ``tools/call`` through the host's client, both
     pipes and the SDK's server that Cortex answers at its argument check — no NATS, a
     one-line result (an error, so the client skips its output-schema check too). What a tool
     adds beyond it is its result's size on both ends and Cortex's work on the reply.
@@ -189,19 +286,18 @@ async def _floor(session: Session, client: Any, result: McpResult, server_pid: i
     name, arguments = FLOOR_CALL
     warm_up = 1 if session.config.quick else WARM_UP
     for _ in range(warm_up):
-        await client.call_tool(name, arguments)
+        await host.call(name, arguments)
     took: list[float] = []
-    server_before, spent = _server_cpu(server_pid), time.process_time()
+    server_before, client_before = _server_cpu(host.server_pid), host.client_cpu_s()
     for _ in range(session.config.mcp_calls):
-        started = time.perf_counter()
-        answer = await client.call_tool(name, arguments)
-        took.append(time.perf_counter() - started)
+        answer = await host.call(name, arguments)
+        took.append(answer.seconds)
         if not answer.is_error:
             raise BenchError(f"{name} without an id was answered, not refused: the floor is not a floor")
-    client_s, server_after = time.process_time() - spent, _server_cpu(server_pid)
+    server_after, client_after = _server_cpu(host.server_pid), host.client_cpu_s()
     calls = session.config.mcp_calls
     result.floor = summarize(took)
-    result.floor_client_cpu_ms = round(client_s / calls * 1000, 3)
+    result.floor_client_cpu_ms = round((client_after - client_before) / calls * 1000, 3)
     if server_before is not None and server_after is not None:
         result.floor_server_cpu_ms = round((server_after - server_before) / calls * 1000, 3)
     # the same call, each started as the tools' calls start: after the pipeline is found at rest
@@ -209,12 +305,10 @@ async def _floor(session: Session, client: Any, result: McpResult, server_pid: i
     rested: list[float] = []
     for _ in range(session.config.mcp_calls):
         await _at_rest(session)
-        started = time.perf_counter()
-        await client.call_tool(name, arguments)
-        rested.append(time.perf_counter() - started)
+        rested.append((await host.call(name, arguments)).seconds)
     result.floor_at_rest = summarize(rested)
-    session.progress(f"[mcp] floor (a tools/call answered without NATS): p50 {result.floor.p50_ms} ms, p99 "
-                     f"{result.floor.p99_ms} ms back to back, p50 {result.floor_at_rest.p50_ms} ms, p99 "
+    session.progress(f"[mcp] {result.client}: floor (a tools/call answered without NATS): p50 {result.floor.p50_ms} "
+                     f"ms, p99 {result.floor.p99_ms} ms back to back, p50 {result.floor_at_rest.p50_ms} ms, p99 "
                      f"{result.floor_at_rest.p99_ms} ms each after the pipeline is found at rest; CPU per call: "
                      f"server {result.floor_server_cpu_ms} ms, client {result.floor_client_cpu_ms} ms")
 
@@ -223,33 +317,96 @@ def _minus(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else round(a - b, 3)
 
 
+async def _measure_all(session: Session, host: Host, result: McpResult) -> McpResult:
+    session.progress(f"[mcp] cortex mcp --agent {AGENT} (stdio) from the {result.client}: {len(CALLS)} tools × "
+                     f"{session.config.mcp_calls} calls, each beside its direct NATS round trip")
+    await _floor(session, host, result)
+    for name, arguments in CALLS:
+        # each tool measured on a pipeline at rest: the previous tool's remembers and forgets
+        # (the recall worker embedding them, the documents they change) are not on its clock
+        _, pending = await session.drain_bounded(session.pipeline_consumers, DRAIN_LIMIT_S, session.pipeline)
+        if pending:
+            session.progress("[mcp] still pending after "
+                             f"{DRAIN_LIMIT_S:g}s: " + ", ".join(f"{c} {n}" for c, n in sorted(pending.items())))
+        # the quick smoke run does not wait for the recall worker: its recall may find nothing
+        if name == "cortex_recall" and not session.config.quick and not await _recallable(host):
+            result.errors[name] = "the remembered memory was not recalled within 30 s"
+        latency = await _measure(session, host, name, arguments, result)
+        result.tools[name] = latency
+        session.progress(f"[mcp] {name}: p50 {latency.mcp.p50_ms} ms (+{latency.added_p50_ms} ms over NATS), "
+                         f"p99 {latency.mcp.p99_ms} ms (+{latency.added_p99_ms} ms); CPU per call: server "
+                         f"{latency.server_cpu_ms} ms, client +{latency.client_cpu_ms} ms")
+    return result
+
+
+def _server_command() -> list[str]:
+    return [sys.executable, "-m", "workers", "mcp", "--agent", AGENT]
+
+
 async def run(session: Session, state_written: bool) -> McpResult:
+    """The tools from the MCP SDK's own Python client, as a Python agent host runs it."""
+    from importlib.metadata import version
+
     from mcp import Client, StdioServerParameters
 
     if not state_written:
         await write_full_state(session.js, AGENT)
-    env = worker_env(os.environ, session.url, str(session.workdir / "mcp-data"))
-    server = StdioServerParameters(command=sys.executable, args=["-m", "workers", "mcp", "--agent", AGENT],
-                                   env=env)
-    result = McpResult(agent=AGENT, transport="stdio")
+    command = _server_command()
+    server = StdioServerParameters(command=command[0], args=command[1:],
+                                   env=worker_env(os.environ, session.url, str(session.workdir / "mcp-data")))
+    result = McpResult(agent=AGENT, transport="stdio", client=f"Python SDK's client (mcp {version('mcp')})")
     async with Client(server, read_timeout_seconds=30) as client:
-        server_pid = child_pid(f"mcp --agent {AGENT}")
-        session.progress(f"[mcp] cortex mcp --agent {AGENT} (stdio): {len(CALLS)} tools × "
-                         f"{session.config.mcp_calls} calls, each beside its direct NATS round trip")
-        await _floor(session, client, result, server_pid)
-        for name, arguments in CALLS:
-            # each tool measured on a pipeline at rest: the previous tool's remembers and forgets
-            # (the recall worker embedding them, the documents they change) are not on its clock
-            _, pending = await session.drain_bounded(session.pipeline_consumers, DRAIN_LIMIT_S, session.pipeline)
-            if pending:
-                session.progress("[mcp] still pending after "
-                                 f"{DRAIN_LIMIT_S:g}s: " + ", ".join(f"{c} {n}" for c, n in sorted(pending.items())))
-            # the quick smoke run does not wait for the recall worker: its recall may find nothing
-            if name == "cortex_recall" and not session.config.quick and not await _recallable(client):
-                result.errors[name] = "the remembered memory was not recalled within 30 s"
-            latency = await _measure(session, client, name, arguments, result, server_pid)
-            result.tools[name] = latency
-            session.progress(f"[mcp] {name}: p50 {latency.mcp.p50_ms} ms (+{latency.added_p50_ms} ms over NATS), "
-                             f"p99 {latency.mcp.p99_ms} ms (+{latency.added_p99_ms} ms); CPU per call: server "
-                             f"{latency.server_cpu_ms} ms, client +{latency.client_cpu_ms} ms")
-    return result
+        return await _measure_all(session, PythonHost(client, child_pid(f"mcp --agent {AGENT}")), result)
+
+
+async def _npm_ci(npm: str, home: Path) -> str | None:
+    """Install the host's locked dependencies; None, or why it could not."""
+    proc = await asyncio.create_subprocess_exec(npm, "ci", "--no-audit", "--no-fund", "--loglevel=error", cwd=home,
+                                                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+    try:
+        _, err = await asyncio.wait_for(proc.communicate(), NPM_LIMIT_S)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+        return f"`npm ci` did not finish within {NPM_LIMIT_S:g} s"
+    if proc.returncode:
+        last = next((line for line in reversed(err.decode(errors="replace").splitlines()) if line.strip()), "")
+        return f"`npm ci` failed (exit {proc.returncode}): {last[:200]}"
+    return None
+
+
+async def run_node(session: Session, state_written: bool) -> McpResult:
+    """The tools from the official TypeScript SDK's client in Node, as a Node agent host
+    (OpenClaw's) runs it; skipped, with the reason, without node and npm or the package."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        return McpResult(skipped="the TypeScript SDK's client needs node and npm, and they are not on PATH")
+    if not state_written:
+        await write_full_state(session.js, AGENT)
+    home = session.workdir / "mcp-node-host"
+    shutil.copytree(NODE_HOST, home, dirs_exist_ok=True, ignore=shutil.ignore_patterns("node_modules"))
+    session.progress("[mcp] installing the TypeScript SDK's client (npm ci)")
+    if (why := await _npm_ci(npm, home)) is not None:
+        return McpResult(skipped=f"the TypeScript SDK's client is not installed: {why}")
+    env = worker_env(os.environ, session.url, str(session.workdir / "mcp-data"))
+    with (session.workdir / "mcp-node-host.log").open("wb") as log:
+        proc = await asyncio.create_subprocess_exec(node, str(home / "mcp_host.mjs"), *_server_command(), env=env,
+                                                    stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                                                    stderr=log, limit=NODE_LINE_LIMIT)
+    try:
+        assert proc.stdout is not None and proc.stdin is not None
+        line = await asyncio.wait_for(proc.stdout.readline(), NODE_CALL_LIMIT_S)
+        if not line:
+            raise BenchError(f"the TypeScript MCP host ended (exit {await proc.wait()}) before it was ready; "
+                             f"see {session.workdir / 'mcp-node-host.log'}")
+        ready = _node_decode(line, _NodeReady)
+        result = McpResult(agent=AGENT, transport="stdio",
+                           client=f"TypeScript SDK's client (@modelcontextprotocol/sdk {ready.sdk}, Node {ready.node})")
+        await _measure_all(session, NodeHost(proc, ready.server_pid), result)
+        proc.stdin.close()
+        await asyncio.wait_for(proc.wait(), NODE_CALL_LIMIT_S)
+        return result
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()

@@ -93,6 +93,7 @@ class McpResult(msgspec.Struct, kw_only=True):
     skipped: str | None = None
     agent: str = ""
     transport: str = ""
+    client: str = ""  # the host's MCP client: which SDK, which version
     # the floor under every tool's added time: a tools/call through the SDK's client, the pipes
     # and the SDK's server that Cortex answers without NATS (an argument error), and its CPU
     # per call on each end
@@ -223,7 +224,8 @@ class Report(msgspec.Struct, kw_only=True):
     workers: dict[str, WorkerResult] = msgspec.field(default_factory=dict)
     freshness: FreshnessResult = msgspec.field(default_factory=FreshnessResult)
     api: ApiResult = msgspec.field(default_factory=ApiResult)
-    mcp: McpResult = msgspec.field(default_factory=McpResult)
+    mcp: McpResult = msgspec.field(default_factory=McpResult)  # from the Python SDK's client
+    mcp_node: McpResult = msgspec.field(default_factory=McpResult)  # from the TypeScript SDK's client, in Node
     recall: RecallResult = msgspec.field(default_factory=RecallResult)
     hostile: HostileResult = msgspec.field(default_factory=HostileResult)
     memory: MemoryResult = msgspec.field(default_factory=MemoryResult)
