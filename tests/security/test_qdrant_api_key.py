@@ -18,6 +18,10 @@ import pytest
 
 KEY = "qdrant-s3cret-key"
 QDRANT_GRPC_PORT = 6334  # qdrant-client speaks gRPC to 6334 whatever port CORTEX_QDRANT_URL names
+# An address of its own on the loopback network: the tests that point Cortex at an unreachable
+# Qdrant on 127.0.0.1 (tests/faults/test_store_unavailable.py, the forget operation's) reach
+# 127.0.0.1:6334 too, and, run meanwhile, would be counted here as calls without the key.
+HOST = "127.0.0.3"
 
 
 class RefusingQdrant(grpc.GenericRpcHandler):
@@ -42,7 +46,7 @@ def qdrant() -> Iterator[RefusingQdrant]:
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
     server.add_generic_rpc_handlers((handler,))
     try:
-        bound = server.add_insecure_port(f"127.0.0.1:{QDRANT_GRPC_PORT}")
+        bound = server.add_insecure_port(f"{HOST}:{QDRANT_GRPC_PORT}")
     except RuntimeError:
         bound = 0
     if not bound:
@@ -58,7 +62,7 @@ def test_the_store_sends_the_key_and_a_refusal_is_not_transient(qdrant: Refusing
     from workers.recall.store import StoreError, StoreUnavailable, open_store
 
     with pytest.raises(StoreError) as refused, contextlib.suppress(Warning):
-        open_store(url="http://127.0.0.1:6333", api_key=KEY, data_dir="/nonexistent", embedder_name="hashing-v1-64",
+        open_store(url=f"http://{HOST}:6333", api_key=KEY, data_dir="/nonexistent", embedder_name="hashing-v1-64",
                    dim=64)
     assert not isinstance(refused.value, StoreUnavailable)  # a wrong key is not retried for ever
     assert "UNAUTHENTICATED" in str(refused.value) and "\n" not in str(refused.value)
@@ -68,7 +72,7 @@ def test_the_store_sends_the_key_and_a_refusal_is_not_transient(qdrant: Refusing
 def test_the_setting_reaches_the_server_and_a_refusal_stops_recall_with_one_line(
     qdrant: RefusingQdrant, nats_url: str
 ) -> None:
-    env = {**os.environ, "CORTEX_NATS_URL": nats_url, "CORTEX_QDRANT_URL": "http://127.0.0.1:6333",
+    env = {**os.environ, "CORTEX_NATS_URL": nats_url, "CORTEX_QDRANT_URL": f"http://{HOST}:6333",
            "CORTEX_QDRANT_API_KEY": KEY, "CORTEX_EMBEDDER": "hashing", "CORTEX_LOG_LEVEL": "WARNING",
            "PYTHONWARNINGS": "ignore"}
     assert subprocess.run([sys.executable, "-m", "workers", "init"], env=env, capture_output=True).returncode == 0
