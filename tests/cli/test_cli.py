@@ -235,7 +235,9 @@ def test_a_server_that_accepts_and_drops_every_connection_ends_a_command_with_on
                                 capture_output=True, text=True, timeout=60,
                                 env={k: v for k, v in os.environ.items() if k != "CORTEX_NATS_URL"})
     assert result.returncode == 1, result.stdout + result.stderr
-    [line] = result.stderr.strip().splitlines()
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    [line] = lines
     assert line.startswith(f"cortex: lost the connection to NATS at {url} ("), line
     assert line.endswith("is the server up and reachable?")
     assert proxy.accepted >= 3  # it did reconnect, a bounded number of times
