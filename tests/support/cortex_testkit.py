@@ -287,9 +287,17 @@ class NatsCluster:
         self.stop()
 
 
+CORTEX_LIMIT_S = 90.0  # under pytest's own 120 s, so a command that hangs fails with what it said
+
+
 def cortex(*args: str, url: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "workers", *args], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "CORTEX_NATS_URL": url, **env})
+    try:
+        return subprocess.run([sys.executable, "-m", "workers", *args], capture_output=True, text=True,
+                              timeout=CORTEX_LIMIT_S, env={**os.environ, "CORTEX_NATS_URL": url, **env})
+    except subprocess.TimeoutExpired as exc:
+        said = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else exc.stderr or ""
+        raise AssertionError(f"`cortex {' '.join(args)}` did not finish within {CORTEX_LIMIT_S:g} s; its stderr "
+                             f"ends:\n{said[-4000:]}") from None
 
 
 def demo_file(tmp: Path, agent: str = "main") -> Path:
