@@ -183,6 +183,9 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # stores and output
     qdrant_url: str | None = None
     qdrant_api_key: str | None = None  # sent to the Qdrant server at CORTEX_QDRANT_URL (its service.api_key)
+    # the server's gRPC port, which the store speaks (CORTEX_QDRANT_URL names the REST port: Qdrant's
+    # 6333 and 6334 by default; a server whose ports are mapped elsewhere needs both)
+    qdrant_grpc_port: Annotated[int, Meta(ge=1, le=65535)] = 6334
     embedder: str = "default"
     workspace: str | None = None
     # llm

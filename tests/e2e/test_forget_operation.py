@@ -107,7 +107,8 @@ async def test_a_forget_that_cannot_reach_the_memories_removes_nothing(
         events, docs = await agent_events(js, "alice"), await docs_of(js, "alice")
         assert events == 17 and "cortex_threads" in docs
 
-        result = cortex("forget", "alice", "--yes", url=nats_url, CORTEX_QDRANT_URL=f"http://127.0.0.1:{free_port()}")
+        result = cortex("forget", "alice", "--yes", url=nats_url, CORTEX_QDRANT_URL=f"http://127.0.0.1:{free_port()}",
+                        CORTEX_QDRANT_GRPC_PORT=str(free_port()))
         assert result.returncode == 1
         assert "nothing of alice was removed" in result.stderr, result.stderr
         assert result.stderr.count("\n") <= 6 and "Traceback" not in result.stderr  # steps, then one line

@@ -43,7 +43,7 @@ async def test_an_unreachable_qdrant_server_keeps_recall_not_ready_and_loses_not
             await js.publish(subject, data, headers={"Nats-Msg-Id": event_id})
         port = free_port()
         proc = workers_procs.start("recall", nats_url, CORTEX_QDRANT_URL=f"http://127.0.0.1:{free_port()}",
-                                   CORTEX_METRICS_PORT=str(port))
+                                   CORTEX_QDRANT_GRPC_PORT=str(free_port()), CORTEX_METRICS_PORT=str(port))
 
         async def not_ready_with_reason() -> str | None:
             status, body = readyz(port)

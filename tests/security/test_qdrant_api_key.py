@@ -1,7 +1,8 @@
 """``CORTEX_QDRANT_API_KEY`` reaches the Qdrant server (issue 15, item 13: Qdrant ran without
-an API key because Cortex had no way to send one). A gRPC listener on Qdrant's port records
-the metadata every call carries and refuses it as a server with another key would: the key
-must be on the wire, and the refusal must be one line that stops only what needs the store."""
+an API key because Cortex had no way to send one). A gRPC listener on a port of its own
+(``CORTEX_QDRANT_GRPC_PORT``: the URL names the REST port) records the metadata every call
+carries and refuses it as a server with another key would: the key must be on the wire, and
+the refusal must be one line that stops only what needs the store."""
 
 from __future__ import annotations
 
@@ -16,19 +17,19 @@ from typing import Any
 import grpc
 import pytest
 
+from shared.embedded import free_port
+
 KEY = "qdrant-s3cret-key"
-QDRANT_GRPC_PORT = 6334  # qdrant-client speaks gRPC to 6334 whatever port CORTEX_QDRANT_URL names
-# An address of its own on the loopback network: the tests that point Cortex at an unreachable
-# Qdrant on 127.0.0.1 (tests/faults/test_store_unavailable.py, the forget operation's) reach
-# 127.0.0.1:6334 too, and, run meanwhile, would be counted here as calls without the key.
-HOST = "127.0.0.3"
+HOST = "127.0.0.1"
 
 
 class RefusingQdrant(grpc.GenericRpcHandler):
-    """Every call's metadata, then UNAUTHENTICATED (what Qdrant says to a wrong or missing key)."""
+    """Every call's metadata, then UNAUTHENTICATED (what Qdrant says to a wrong or missing key).
+    It listens on a port of its own: the store reaches it only through CORTEX_QDRANT_GRPC_PORT."""
 
     def __init__(self) -> None:
         self.metadata: list[dict[str, str]] = []
+        self.port = 0
 
     def service(self, handler_call_details: Any) -> Any:
         self.metadata.append({k: v for k, v in handler_call_details.invocation_metadata})
@@ -45,12 +46,7 @@ def qdrant() -> Iterator[RefusingQdrant]:
     handler = RefusingQdrant()
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
     server.add_generic_rpc_handlers((handler,))
-    try:
-        bound = server.add_insecure_port(f"{HOST}:{QDRANT_GRPC_PORT}")
-    except RuntimeError:
-        bound = 0
-    if not bound:
-        pytest.skip(f"port {QDRANT_GRPC_PORT} is in use here")
+    handler.port = server.add_insecure_port(f"{HOST}:0")
     server.start()
     try:
         yield handler
@@ -62,8 +58,8 @@ def test_the_store_sends_the_key_and_a_refusal_is_not_transient(qdrant: Refusing
     from workers.recall.store import StoreError, StoreUnavailable, open_store
 
     with pytest.raises(StoreError) as refused, contextlib.suppress(Warning):
-        open_store(url=f"http://{HOST}:6333", api_key=KEY, data_dir="/nonexistent", embedder_name="hashing-v1-64",
-                   dim=64)
+        open_store(url=f"http://{HOST}:{free_port()}", api_key=KEY, grpc_port=qdrant.port, data_dir="/nonexistent",
+                   embedder_name="hashing-v1-64", dim=64)
     assert not isinstance(refused.value, StoreUnavailable)  # a wrong key is not retried for ever
     assert "UNAUTHENTICATED" in str(refused.value) and "\n" not in str(refused.value)
     assert qdrant.metadata and all(m.get("api-key") == KEY for m in qdrant.metadata)
@@ -72,7 +68,8 @@ def test_the_store_sends_the_key_and_a_refusal_is_not_transient(qdrant: Refusing
 def test_the_setting_reaches_the_server_and_a_refusal_stops_recall_with_one_line(
     qdrant: RefusingQdrant, nats_url: str
 ) -> None:
-    env = {**os.environ, "CORTEX_NATS_URL": nats_url, "CORTEX_QDRANT_URL": f"http://{HOST}:6333",
+    env = {**os.environ, "CORTEX_NATS_URL": nats_url, "CORTEX_QDRANT_URL": f"http://{HOST}:{free_port()}",
+           "CORTEX_QDRANT_GRPC_PORT": str(qdrant.port),
            "CORTEX_QDRANT_API_KEY": KEY, "CORTEX_EMBEDDER": "hashing", "CORTEX_LOG_LEVEL": "WARNING",
            "PYTHONWARNINGS": "ignore"}
     assert subprocess.run([sys.executable, "-m", "workers", "init"], env=env, capture_output=True).returncode == 0

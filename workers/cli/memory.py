@@ -275,7 +275,8 @@ def _store_eraser(settings: Settings, agent: str) -> Callable[[], Awaitable[str]
 
         def run() -> None:
             embedder = make_embedder(settings.embedder)
-            store = open_store(url=settings.qdrant_url, api_key=settings.qdrant_api_key, data_dir=settings.data_path,
+            store = open_store(url=settings.qdrant_url, api_key=settings.qdrant_api_key,
+                               grpc_port=settings.qdrant_grpc_port, data_dir=settings.data_path,
                                embedder_name=embedder.name,
                                dim=embedder.dim, languages=settings.languages)
             try:

@@ -74,15 +74,16 @@ def open_store(
     dim: int,
     languages: Sequence[str] = ("en", "de"),
     api_key: str | None = None,
+    grpc_port: int = 6334,
 ) -> MemoryStore:
-    """The server store when ``url`` is set (``CORTEX_QDRANT_URL``), else the embedded one
-    under ``<data_dir>/qdrant``."""
+    """The server store when ``url`` is set (``CORTEX_QDRANT_URL``; its gRPC on ``grpc_port``,
+    ``CORTEX_QDRANT_GRPC_PORT``), else the embedded one under ``<data_dir>/qdrant``."""
     lexical = LexicalEncoder(languages)
     wanted = CollectionInfo(embedder=embedder_name, dim=dim, lexical=lexical.signature)
     if url:
         from workers.recall.store_server import ServerMemoryStore  # grpc only when used
 
-        return ServerMemoryStore(url, wanted, lexical, api_key=api_key)
+        return ServerMemoryStore(url, wanted, lexical, api_key=api_key, grpc_port=grpc_port)
     from workers.recall.store_edge import EdgeMemoryStore
 
     return EdgeMemoryStore(f"{data_dir.rstrip('/')}/qdrant", wanted, lexical)

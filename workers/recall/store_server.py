@@ -89,13 +89,15 @@ class ServerMemoryStore(StoreBase):
         lexical: LexicalEncoder,
         *,
         api_key: str | None = None,
+        grpc_port: int = 6334,
         timeout_s: int = 10,
     ) -> None:
         self._url = url
         self._info = wanted
         self._name = wanted.collection
         self._lexical = lexical
-        self._client = QdrantClient(url=url, prefer_grpc=True, api_key=api_key, timeout=timeout_s)
+        self._client = QdrantClient(url=url, prefer_grpc=True, grpc_port=grpc_port, api_key=api_key,
+                                    timeout=timeout_s)
         self._call("open", self._ensure_collection)
 
     def _call(self, what: str, operation: Any, *args: Any, **kwargs: Any) -> Any:

@@ -122,7 +122,7 @@ class StoreHolder:
                 embedder = ctx.extras.get("embedder") or make_embedder(ctx.settings.embedder)
                 try:
                     store = open_store(url=ctx.settings.qdrant_url, api_key=ctx.settings.qdrant_api_key,
-                                       data_dir=ctx.settings.data_path,
+                                       grpc_port=ctx.settings.qdrant_grpc_port, data_dir=ctx.settings.data_path,
                                        embedder_name=embedder.name, dim=embedder.dim,
                                        languages=ctx.settings.languages)
                 except StoreUnavailable as exc:
