@@ -33,12 +33,11 @@ from collections.abc import Sequence
 from typing import Any, Final, TypeVar
 
 import msgspec
-import nats.js.errors
 from nats.js.kv import KeyValue
 
 from schemas.docs import Integrity, KnowledgeDoc
 from shared.errors import DocumentTooLarge, TransientError
-from shared.kv import DOC_HISTORY, kv_read
+from shared.kv import DOC_HISTORY, kv_read, kv_revision_below
 from shared.names import BUCKET_KNOWLEDGE, shadow_bucket
 
 MAX_VALUE_BYTES: Final = 512 * 1024  # the contract's limit per KV value
@@ -214,40 +213,36 @@ async def _part_of(kv: KeyValue, key: str, stamp: Integrity, head_revision: int)
         if part.last_seq < stamp.last_seq:
             return None  # a leftover of an older, longer version
     # rewritten or deleted after the head, or another writer's value: look below the head
-    return await _search_before(kv, key, stamp, head_revision)
+    return await _search_before(kv, key, stamp, head_revision, revision)
 
 
-async def _search_before(kv: KeyValue, key: str, stamp: Integrity, head_revision: int) -> bytes | None:
-    entries = await _revisions(kv, key)
-    for entry in reversed([e for e in entries if (e.revision or 0) < head_revision]):
-        if entry.operation in ("DEL", "PURGE"):
+async def _search_before(kv: KeyValue, key: str, stamp: Integrity, head_revision: int,
+                         latest: int) -> bytes | None:
+    """The part of the head's version among the key's revisions below the head.
+
+    Walks the key's retained revisions down from ``latest``, one direct get each (usually
+    two or three). It uses no consumer: nats-py's history watcher leaves one on the server for
+    minutes after every read, and can end its history early, before the messages already on
+    their way were counted, which read a document short and as consistent. When every retained
+    revision is walked without an answer and the history is full, the revision the head saw
+    may have been pushed out: torn."""
+    js, bucket = kv._js, kv._name  # nats-py keeps them private; a direct get needs both
+    below, retained = latest + 1, 0
+    while (entry := await kv_revision_below(js, bucket, key, below)) is not None:
+        retained += 1
+        below = entry.revision
+        if entry.revision >= head_revision:
+            continue  # rewritten or deleted after the head was written
+        if entry.value is None:
             return None  # deleted before the head was written
-        try:
-            raw = (await kv.get(key, revision=entry.revision)).value or b""
-        except nats.js.errors.KeyNotFoundError as exc:
-            raise _Torn from exc  # pushed out of the history meanwhile
-        part = integrity_of(raw)
+        part = integrity_of(entry.value)
         if part == stamp:
-            return raw
+            return entry.value
         if part.last_seq < stamp.last_seq:
             return None
-    if len(entries) >= DOC_HISTORY:
+    if retained >= DOC_HISTORY:
         raise _Torn  # the history may have lost the revision the head saw
     return None
-
-
-async def _revisions(kv: KeyValue, key: str) -> list[KeyValue.Entry]:
-    """The key's retained revisions, oldest first, without their values."""
-    watcher = await kv.watch(key, include_history=True, meta_only=True)
-    entries = []
-    try:
-        async for entry in watcher:
-            if entry is None:
-                break
-            entries.append(entry)
-    finally:
-        await watcher.stop()  # type: ignore[no-untyped-call]  # nats-py leaves it unannotated
-    return entries
 
 
 async def read_latest(kv: KeyValue, agent: str) -> tuple[list[bytes], int]:

@@ -134,6 +134,22 @@ async def test_a_part_pushed_out_of_the_history_makes_the_read_torn(kv: KeyValue
     assert await parts.values_at(kv, "alice", values[0], store.revision) is None
 
 
+async def test_reading_an_older_version_leaves_no_consumer_on_the_server(kv: KeyValue, nc: Client) -> None:
+    """Parts rewritten since the head are looked up below it with direct gets: nats-py's history
+    watcher, used before, left a consumer on the bucket's stream for five minutes per read (a
+    reader of older versions ran the server into its consumer limit) and could end the history
+    early, which read a document short and as consistent."""
+    store = Store(kv)
+    older = await store.write(doc(10, 20))
+    older_revision = store.revision
+    await store.write(doc(20, 6))
+    await store.write(doc(30, 25))  # every part of version 10 rewritten since its head
+    for _ in range(5):
+        assert await parts.values_at(kv, "alice", older[0], older_revision) == older
+    info = await nc.jetstream().stream_info(f"KV_{BUCKET}")
+    assert info.state.consumer_count == 0
+
+
 async def test_as_of_picks_each_part_at_the_chosen_heads_version(kv: KeyValue, nc: Client) -> None:
     store = Store(kv)
     for seq, n in ((10, 20), (20, 6), (30, 25)):
