@@ -111,8 +111,11 @@ def worker_specs() -> dict[str, WorkerSpec]:
 
 
 def _kv_read(bucket: str) -> list[str]:
-    """Read a bucket's latest values: open it (stream info) and direct gets."""
-    return [f"$JS.API.STREAM.INFO.KV_{bucket}", f"$JS.API.DIRECT.GET.KV_{bucket}.>"]
+    """Read a bucket's latest values: open it (stream info) and direct gets — by key, and
+    without a subject suffix (``multi_last`` up to a sequence), with which a document's part
+    rewritten since its head is found below it (shared.parts); both stay within this bucket."""
+    return [f"$JS.API.STREAM.INFO.KV_{bucket}", f"$JS.API.DIRECT.GET.KV_{bucket}.>",
+            f"$JS.API.DIRECT.GET.KV_{bucket}"]
 
 
 def _kv_history(bucket: str) -> list[str]:
@@ -126,7 +129,8 @@ def _kv_history(bucket: str) -> list[str]:
 
 
 def _kv_write(bucket: str) -> list[str]:
-    return [f"$JS.API.STREAM.INFO.KV_{bucket}", f"$KV.{bucket}.>", f"$JS.API.DIRECT.GET.KV_{bucket}.>"]
+    return [f"$JS.API.STREAM.INFO.KV_{bucket}", f"$KV.{bucket}.>", f"$JS.API.DIRECT.GET.KV_{bucket}.>",
+            f"$JS.API.DIRECT.GET.KV_{bucket}"]
 
 
 def _kv_own_key(bucket: str, key: str) -> list[str]:

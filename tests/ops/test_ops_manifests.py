@@ -327,3 +327,18 @@ def test_only_recall_runs_the_image_with_the_recall_stack(directory: str) -> Non
     assert images and all("cortex-recall" not in image for image in images.values()), images
     if directory != "k8s/base":  # the overlays map both names to a registry and tag
         assert len({i.rsplit(":", 1)[-1] for i in [recall, *images.values()]}) == 1
+
+
+def test_every_user_that_reads_a_bucket_may_find_a_part_below_its_head() -> None:
+    """shared.parts finds a document's part rewritten since its head with a direct get that
+    names no subject (``multi_last`` up to a sequence): every user that reads a bucket's
+    documents by key needs that form of the bucket's direct get too, or such a read times out."""
+    perms = yaml.safe_load((ROOT / "k8s/permissions.yaml").read_text())
+    readers = 0
+    for user in (*perms["workers"].values(), *perms["users"].values()):
+        publish = set(user.get("publish") or [])
+        for subject in publish:
+            if subject.startswith("$JS.API.DIRECT.GET.KV_") and subject.endswith(".>"):
+                readers += 1
+                assert subject.removesuffix(".>") in publish, (user["user"], subject)
+    assert readers > 10
