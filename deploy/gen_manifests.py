@@ -119,18 +119,16 @@ def _kv_read(bucket: str) -> list[str]:
 
 
 def _kv_history(bucket: str) -> list[str]:
-    """Read a bucket's history or watch it: an ordered consumer on its stream, and the
-    direct get without a subject suffix that as-of reads walk back with (``multi_last``
-    up to a sequence: shared.kv.kv_revision_below); both stay within this bucket's stream."""
+    """Read a bucket's history or watch it: an ordered consumer on its stream (as-of reads
+    walk back with ``_kv_read``'s direct get without a subject); within this bucket's stream."""
     stream = f"KV_{bucket}"
-    return [*_kv_read(bucket), f"$JS.API.DIRECT.GET.{stream}", f"$JS.API.CONSUMER.CREATE.{stream}",
+    return [*_kv_read(bucket), f"$JS.API.CONSUMER.CREATE.{stream}",
             f"$JS.API.CONSUMER.CREATE.{stream}.>", f"$JS.API.CONSUMER.INFO.{stream}.>",
             f"$JS.API.CONSUMER.DELETE.{stream}.>", f"$JS.FC.{stream}.>"]
 
 
 def _kv_write(bucket: str) -> list[str]:
-    return [f"$JS.API.STREAM.INFO.KV_{bucket}", f"$KV.{bucket}.>", f"$JS.API.DIRECT.GET.KV_{bucket}.>",
-            f"$JS.API.DIRECT.GET.KV_{bucket}"]
+    return [*_kv_read(bucket), f"$KV.{bucket}.>"]
 
 
 def _kv_own_key(bucket: str, key: str) -> list[str]:

@@ -148,9 +148,7 @@ class NodeHost:
         line = await asyncio.wait_for(self.proc.stdout.readline(), NODE_CALL_LIMIT_S)
         if not line:
             raise BenchError(f"the TypeScript MCP host ended (exit {await self.proc.wait()}) during {name}")
-        reply = _node_decode(line, _NodeAnswer)
-        return Answer(seconds=reply.ms / 1000, is_error=reply.is_error, text=reply.text or "",
-                      structured=reply.structured)
+        return _node_decode(line, Answer)
 
     def client_cpu_s(self) -> float:
         return cpu_seconds(self.proc.pid) or 0.0
@@ -163,14 +161,7 @@ class _NodeReady(msgspec.Struct, kw_only=True):
     server_pid: int | None = None
 
 
-class _NodeAnswer(msgspec.Struct, kw_only=True):
-    ms: float
-    is_error: bool
-    text: str | None = None
-    structured: dict[str, Any] | None = None
-
-
-NodeLine = TypeVar("NodeLine", _NodeReady, _NodeAnswer)
+NodeLine = TypeVar("NodeLine", _NodeReady, Answer)
 
 
 def _node_decode(line: bytes, kind: type[NodeLine]) -> NodeLine:

@@ -1,9 +1,10 @@
 // cortex bench's TypeScript MCP host: the official SDK's Client on stdio, as a Node agent
 // host (OpenClaw's) runs it, driving `cortex mcp` (the command and its arguments are this
 // script's arguments). One JSON request a line on stdin ({"name", "arguments", "structured"}),
-// one JSON answer a line on stdout: the call's time in ms inside this process (the SDK's
-// callTool, its output-schema check included), whether it was a tool error, the error's
-// text, and the structured content when asked for.
+// one JSON answer a line on stdout, in the shape of workers/bench/mcplatency.py's Answer: the
+// call's time in seconds inside this process (the SDK's callTool, its output-schema check
+// included), whether it was a tool error, the error's text, and the structured content when
+// asked for.
 import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
 import { createInterface } from "node:readline";
@@ -25,11 +26,13 @@ for await (const line of createInterface({ input: process.stdin })) {
   const started = performance.now();
   try {
     const result = await client.callTool({ name, arguments: args_ });
-    const ms = performance.now() - started;
-    out({ ms, is_error: Boolean(result.isError), text: result.isError ? String(result.content?.[0]?.text ?? "").slice(0, 300) : null,
+    const seconds = (performance.now() - started) / 1000;
+    out({ seconds, is_error: Boolean(result.isError),
+          text: result.isError ? String(result.content?.[0]?.text ?? "").slice(0, 300) : "",
           structured: structured ? (result.structuredContent ?? null) : null });
   } catch (err) {
-    out({ ms: performance.now() - started, is_error: true, text: String(err).slice(0, 300), structured: null });
+    out({ seconds: (performance.now() - started) / 1000, is_error: true, text: String(err).slice(0, 300),
+          structured: null });
   }
 }
 await client.close();
