@@ -11,6 +11,7 @@ by ``shared.codec.parse_subject``.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import get_args
 
 from schemas.types import FeedbackKind
@@ -147,29 +148,38 @@ def openclaw_tokens(family: str) -> list[str]:
 
 
 def consumer_filter_subjects(prefix: str, families: tuple[str, ...] | list[str], partition: int | None = None,
-                             partitions: int = 1) -> list[str]:
+                             partitions: int = 1, feedback_kinds: Collection[str] | None = None) -> list[str]:
     """The filter subjects of a consumer of ``families``: the one place a consumer's view of
     the stream is decided. Partition k of N (``partition`` given, N > 1) reads the slots s
     with s mod N = k — the server filters, the worker never sees another partition's event;
     otherwise every slot (``*``). For each slot: the contract subjects of each family and
     the OpenClaw store's events of that family (``<prefix>.openclaw.<slot>.*.<token>``,
-    present once a source is wired)."""
+    present once a source is wired). ``feedback_kinds`` (a worker that applies a few kinds of
+    FeedbackEvent) narrows the feedback family to those kinds' subjects, so that a kind it
+    ignores — a ``remember``, a ``recall_access`` — does not wake it at all; None: every kind."""
     slots = ["*"] if partition is None or partitions <= 1 else [str(s) for s in partition_slots(partition, partitions)]
     filters = [subject for slot in slots for family in families
-               for subject in (f"{prefix}.{family}.{slot}.*.*",
-                               *(f"{prefix}.{OPENCLAW_FAMILY}.{slot}.*.{t}" for t in openclaw_tokens(family)))]
+               for subject in _family_filters(prefix, family, f"{slot}.*", feedback_kinds)]
     if not partition:  # the only consumer, or partition 0: also what the stream stored without a slot
-        filters += unslotted_filter_subjects(prefix, families)
+        filters += unslotted_filter_subjects(prefix, families, feedback_kinds)
     return filters
 
 
-def unslotted_filter_subjects(prefix: str, families: tuple[str, ...] | list[str]) -> list[str]:
+def unslotted_filter_subjects(prefix: str, families: tuple[str, ...] | list[str],
+                              feedback_kinds: Collection[str] | None = None) -> list[str]:
     """A publish with a wildcard token (``cortex.msg.*.received``) is captured but not
     transformed: it is stored without a slot. No event can be stored so, so partition 0
     reads these four-token subjects too and dead-letters them (``parse_subject``)."""
-    return [subject for family in families
-            for subject in (f"{prefix}.{family}.*.*",
-                            *(f"{prefix}.{OPENCLAW_FAMILY}.*.{t}" for t in openclaw_tokens(family)))]
+    return [subject for family in families for subject in _family_filters(prefix, family, "*", feedback_kinds)]
+
+
+def _family_filters(prefix: str, family: str, middle: str, feedback_kinds: Collection[str] | None) -> list[str]:
+    """One family's filters with ``middle`` between family and kind (``<slot>.*``, or ``*``
+    where no slot was stored): its kinds' subjects (all, or the feedback kinds read) and the
+    OpenClaw store's events of the family."""
+    kinds = sorted(feedback_kinds) if family == "feedback" and feedback_kinds is not None else ["*"]
+    return [*(f"{prefix}.{family}.{middle}.{kind}" for kind in kinds),
+            *(f"{prefix}.{OPENCLAW_FAMILY}.{middle}.{t}" for t in openclaw_tokens(family))]
 
 
 def is_store_subject(prefix: str, subject: str) -> bool:

@@ -93,16 +93,18 @@ def cluster_servers(js: JetStreamContext) -> int | None:
 
 
 class ConsumerSpec(msgspec.Struct, frozen=True, kw_only=True):
-    """A durable consumer of CORTEX_EVENTS: its name, the families it reads, and for partition
-    k of N the k (its slots are s with s mod N = k; ``shared.names.consumer_filter_subjects``)."""
+    """A durable consumer of CORTEX_EVENTS: its name, the families it reads (of feedback, the
+    kinds it reads: None, every kind), and for partition k of N the k (its slots are s with
+    s mod N = k; ``shared.names.consumer_filter_subjects``)."""
 
     name: str
     families: tuple[str, ...]
     partition: int | None = None
     partitions: int = 1
+    feedback_kinds: tuple[str, ...] | None = None
 
     def filter_subjects(self, prefix: str) -> list[str]:
-        return consumer_filter_subjects(prefix, self.families, self.partition, self.partitions)
+        return consumer_filter_subjects(prefix, self.families, self.partition, self.partitions, self.feedback_kinds)
 
 
 class LayoutError(Exception):

@@ -35,7 +35,7 @@ from shared.footprint import BriefingSection, Source, buckets_of, workers_of
 from shared.health import Health, HealthRegistry, serve
 from shared.inputs import Inputs
 from shared.lease import Lease, holdable_ttl
-from shared.names import consumer_name, shadow_bucket
+from shared.names import KINDS, consumer_name, shadow_bucket
 from shared.provision import ConsumerSpec, LayoutError, ensure_bucket, ensure_consumer, layout_problem
 from shared.tasks import cancel_and_wait
 
@@ -88,6 +88,9 @@ class WorkerSpec:
 
     name: str
     families: tuple[str, ...]  # the event families its consumer reads ([] and no build: it consumes nothing)
+    # the FeedbackEvent kinds it applies, when it reads the feedback family: the server delivers
+    # only those (None: every kind), so a kind it ignores never wakes it
+    feedback_kinds: tuple[str, ...] | None = None
     build: Callable[[WorkerContext], Awaitable[Handler]] | None = None
     serve: Callable[[WorkerContext, asyncio.Event], Awaitable[None]] | None = None
     config_sections: tuple[str, ...] = ()  # the built-in sections of ``Settings`` it reads
@@ -120,9 +123,18 @@ class WorkerSpec:
             raise ValueError(f"worker {self.name}: `serves` names the services `serve` serves (both or neither)")
         if self.build is None and (self.families or self.buckets):
             raise ValueError(f"worker {self.name}: families and buckets need a consumer (`build`)")
+        if self.feedback_kinds is not None and ("feedback" not in self.families
+                                                or not set(self.feedback_kinds) <= KINDS["feedback"]):
+            raise ValueError(f"worker {self.name}: `feedback_kinds` names kinds of FeedbackEvent, of the feedback "
+                             "family it reads")
         if self.briefing is not None and self.briefing.bucket not in self.buckets:
             raise ValueError(f"worker {self.name}: its briefing section reads {self.briefing.bucket}, "
                              "which is not one of its buckets")
+
+    def consumer(self, name: str, partition: int | None = None, partitions: int = 1) -> ConsumerSpec:
+        """Its durable consumer ``name`` (of partition ``partition`` of ``partitions``)."""
+        return ConsumerSpec(name=name, families=self.families, partition=partition, partitions=partitions,
+                            feedback_kinds=self.feedback_kinds)
 
     @property
     def consumes(self) -> bool:
@@ -233,8 +245,7 @@ class WorkerHost:
 
     async def _ensure_consumer(self, js: JetStreamContext, consumer: str, spec: WorkerSpec, health: Health,
                                partition: int | None) -> None:
-        cspec = ConsumerSpec(name=consumer, families=spec.families, partition=partition,
-                             partitions=self.settings.partitions)
+        cspec = spec.consumer(consumer, partition, self.settings.partitions)
         failures = 0
         while not self.stop.is_set():
             try:

@@ -41,8 +41,7 @@ def consumer_specs(prefix_shadow: bool = False, partitions: int = 1) -> list[Con
     ``<worker>[-shadow]-<k>`` when ``partitions`` > 1."""
     from shared.names import consumer_name, partition_ids
 
-    return [ConsumerSpec(name=consumer_name(s.name, k, prefix_shadow), families=s.families, partition=k,
-                         partitions=partitions)
+    return [s.consumer(consumer_name(s.name, k, prefix_shadow), k, partitions)
             for s in all_specs().values() if s.build is not None
             for k in partition_ids(partitions)]
 

@@ -33,7 +33,7 @@ from shared.names import (
     partition_ids,
     partition_of,
 )
-from shared.provision import ConsumerSpec, ensure_consumer
+from shared.provision import ensure_consumer
 from workers.bench.events import BenchEvent
 from workers.bench.procs import WorkerProc, stop_together
 from workers.bench.results import LimitResult, PartitionRun, ScaleoutResult
@@ -122,8 +122,7 @@ async def pending_per_partition(session: Session, partitions: int) -> list[int]:
     pending = []
     for k in partition_ids(partitions):
         name = consumer_name(WORKER, k)
-        await ensure_consumer(session.js, ConsumerSpec(name=name, families=spec.families, partition=k,
-                                                       partitions=partitions), session.settings)
+        await ensure_consumer(session.js, spec.consumer(name, k, partitions), session.settings)
         pending.append(int((await session.js.consumer_info(EVENTS_STREAM, name)).num_pending or 0))
     return pending
 

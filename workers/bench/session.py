@@ -18,7 +18,7 @@ from nats.js.client import JetStreamContext
 from shared.config import Settings
 from shared.connection import connect
 from shared.names import BUCKET_LEASES, DLQ_STREAM, EVENTS_STREAM
-from shared.provision import ConsumerSpec, buckets_for, provision
+from shared.provision import buckets_for, provision
 from workers.bench.config import BenchConfig
 from workers.bench.events import BenchEvent
 from workers.bench.procs import Processes, WorkerProc
@@ -55,8 +55,7 @@ class Session:
 
     def filters(self, worker: str) -> list[str]:
         """The filter subjects of a worker's consumer (what its bare equivalent must read)."""
-        spec = all_specs()[worker]
-        return ConsumerSpec(name=worker, families=spec.families).filter_subjects(self.prefix)
+        return all_specs()[worker].consumer(worker).filter_subjects(self.prefix)
 
     # ------------------------------------------------------------------ server state
 

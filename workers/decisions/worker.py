@@ -15,6 +15,8 @@ from workers.conversation.patterns import PatternSet, get_patterns
 from workers.decisions import commitments
 from workers.decisions.core import apply_message
 
+DONE_KIND = "commitment_done"  # the one FeedbackEvent kind it applies (the only one its consumer is delivered)
+
 
 class DecisionsProjection(EventProjection[DecisionsDoc]):
     bucket = BUCKET_DECISIONS
@@ -47,7 +49,7 @@ class CommitmentsProjection(EventProjection[CommitmentsDoc]):
             return False
         if isinstance(env.event, MessageEvent):
             return True
-        return isinstance(env.event, FeedbackEvent) and env.event.kind == "commitment_done"
+        return isinstance(env.event, FeedbackEvent) and env.event.kind == DONE_KIND
 
     def apply(self, doc: CommitmentsDoc | None, env: Envelope) -> CommitmentsDoc | None:
         event = env.event
@@ -67,6 +69,7 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
     )
 
 
-SPEC = WorkerSpec(name="decisions", families=("msg", "feedback", "session", "compaction"), build=build,
+SPEC = WorkerSpec(name="decisions", families=("msg", "feedback", "session", "compaction"),
+                  feedback_kinds=(DONE_KIND,), build=build,
                   config_sections=("decisions", "commitments"), buckets=(BUCKET_DECISIONS, BUCKET_COMMITMENTS),
                   patterns=("workers.conversation", "workers.decisions"))

@@ -49,7 +49,7 @@ from schemas.api import ErrorReply, RecallReply, RecallRequest
 from shared.config import Settings, load_settings
 from shared.embedded import EmbeddedNats
 from shared.names import DLQ_STREAM, EVENTS_STREAM, api_subject
-from shared.provision import ConsumerSpec, provision
+from shared.provision import provision
 from shared.runtime import WorkerHost, WorkerSpec
 from workers import __version__
 from workers.evals.locomo import CATEGORY_NAMES, SCORED_CATEGORIES, Conversation, Turn, load_locomo
@@ -366,7 +366,7 @@ def _eval_settings(base: Settings, url: str, data_dir: str, embedder: str | None
 
 def _recall_spec(opts: EvalOptions) -> WorkerSpec:
     spec = RECALL_SPEC
-    return spec if _with_feedback(opts) else dataclasses.replace(spec, families=("msg", "session"))
+    return spec if _with_feedback(opts) else dataclasses.replace(spec, families=("msg", "session"), feedback_kinds=None)
 
 
 def _with_feedback(opts: EvalOptions) -> bool:
@@ -511,7 +511,7 @@ async def _run(s: Settings, dataset: str, convs: list[Conversation], agents: lis
     host = WorkerHost(s, [spec], __version__)
     task: asyncio.Task[None] | None = None
     try:
-        await provision(nc.jetstream(), s, [ConsumerSpec(name="recall", families=spec.families)])
+        await provision(nc.jetstream(), s, [spec.consumer("recall")])
         task = asyncio.create_task(host.run())
         say(f"ingesting {len(events)} events through the recall worker ({s.embedder} embedder,"
             f" {opts.traffic} traffic)")

@@ -21,7 +21,7 @@ from shared.errors import WorkerCannotRun
 from shared.names import BUCKET_RECALL
 from shared.runtime import WorkerContext, WorkerSpec
 from shared.service import ApiError, serve_worker
-from workers.recall.sources import SOURCES
+from workers.recall.sources import APPLIED_FEEDBACK, SOURCES
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +96,8 @@ async def _serve_disabled(ctx: WorkerContext, stop: asyncio.Event) -> None:
 # memories in Qdrant (the knowledge facts as of each session start among them), a RecallDoc
 # for boot, the recall and consolidation APIs, recall_access and fact_access feedback; Claude
 # capture and supersession judgement
-SPEC = WorkerSpec(name="recall", families=("msg", "notes", "feedback", "session", "compaction"), build=build,
+SPEC = WorkerSpec(name="recall", families=("msg", "notes", "feedback", "session", "compaction"),
+                  feedback_kinds=tuple(sorted(APPLIED_FEEDBACK)), build=build,
                   serve=serve, config_sections=("recall",), buckets=(BUCKET_RECALL,), max_batch=256,
                   sources=SOURCES,
                   serves=("recall", "consolidate"), feedback=("recall_access", "fact_access"), llm=True, qdrant=True,

@@ -65,7 +65,7 @@ from workers.recall.facts import FactSync, fact_memories, settle
 from workers.recall.models import RankedMemory
 from workers.recall.ranking import by_matching_turn, named_senders, pool_by_message, rank
 from workers.recall.rerank import rerank
-from workers.recall.sources import KNOWLEDGE
+from workers.recall.sources import APPLIED_FEEDBACK, KNOWLEDGE
 from workers.recall.store import MemoryFilter, MemoryPoint, MemoryStore, StoreError, StoreUnavailable, open_store
 from workers.recall.tokens import format_memories_with_budget
 
@@ -74,7 +74,6 @@ log = logging.getLogger(__name__)
 RECALL_SECONDS = Histogram("cortex_recall_seconds", "Recall query latency", buckets=(
     0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0))
 RECALL_MEMORIES = Counter("cortex_recall_memories_total", "Memory store changes", ["change"])
-_FEEDBACK = frozenset({"recall_access", "memory_pin", "memory_forget", "remember"})
 CAS_ATTEMPTS = 50
 # RecallDoc bounds: a key memory is shown by boot within its own budget; an LLM batch's
 # pending messages share this many characters (a message of a batch of 10: 4800)
@@ -188,7 +187,7 @@ class RecallHandler(Handler):
 
     async def apply(self, env: Envelope) -> bool:
         event = env.event
-        if isinstance(event, FeedbackEvent) and event.kind not in _FEEDBACK:
+        if isinstance(event, FeedbackEvent) and event.kind not in APPLIED_FEEDBACK:
             return False
         if env.family == "compaction" and env.kind != "before":
             return False

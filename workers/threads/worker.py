@@ -46,6 +46,7 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
 
 
 # session and compaction events are consumed only as cuts for composed documents
-SPEC = WorkerSpec(name="threads", families=("msg", "feedback", "session", "compaction"), build=build,
+SPEC = WorkerSpec(name="threads", families=("msg", "feedback", "session", "compaction"),
+                  feedback_kinds=tuple(sorted(FEEDBACK_KINDS)), build=build,
                   config_sections=("threads",), buckets=(BUCKET_THREADS,),
                   patterns=("workers.conversation", "workers.threads"))

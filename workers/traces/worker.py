@@ -149,6 +149,7 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
 
 
 # compaction events are consumed only as cuts for composed documents
-SPEC = WorkerSpec(name="traces", families=("msg", "session", "tool", "run", "feedback", "compaction"), build=build,
+SPEC = WorkerSpec(name="traces", families=("msg", "session", "tool", "run", "feedback", "compaction"),
+                  feedback_kinds=(SEEN_KIND,), build=build,
                   config_sections=("traces",), buckets=(BUCKET_TRACES, BUCKET_OPERATIONS), llm=True,
                   patterns=("workers.conversation", "workers.traces"))
