@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -13,6 +14,7 @@ from nats.js.kv import KeyValue
 from shared.errors import TransientError
 from shared.natsio import api_request
 
+READS_AT_ONCE = 64  # key reads in flight at once when listing a bucket's keys (kv_keys)
 DOC_HISTORY = 16  # revisions kept per document key in event-derived buckets (see shared.asof)
 
 
@@ -53,12 +55,11 @@ async def kv_cas(kv: KeyValue, key: str, value: bytes, revision: int) -> int:
     return await kv.update(key, value, last=revision)
 
 
-async def kv_count(kv: KeyValue) -> int:
-    """Number of live keys in a bucket."""
-    try:
-        return len(await kv.keys())
-    except nats.js.errors.NoKeysError:
-        return 0
+async def kv_count(js: JetStreamContext, bucket: str) -> int:
+    """The number of the bucket's keys that hold a value, exactly (``kv_keys``; nats-py's
+    ``KeyValue.keys()`` can end its listing early and leaves a consumer on the bucket's
+    stream for five minutes)."""
+    return len(await kv_keys(js, bucket))
 
 
 async def kv_update(
@@ -145,9 +146,10 @@ async def kv_keys(js: JetStreamContext, bucket: str, agent: str | None = None) -
             if not found or offset >= page.total:
                 break
     kv = await js.key_value(bucket)
+    ordered = [subject[len(prefix):] for subject in sorted(subjects)]
     keys = []
-    for subject in sorted(subjects):
-        key = subject[len(prefix):]
-        if (await kv_read(kv, key))[0] is not None:  # a purge or delete marker holds nothing
-            keys.append(key)
+    for start in range(0, len(ordered), READS_AT_ONCE):
+        chunk = ordered[start:start + READS_AT_ONCE]
+        latest = await asyncio.gather(*(kv_read(kv, key) for key in chunk))
+        keys += [key for key, (raw, _) in zip(chunk, latest, strict=True) if raw is not None]  # a marker holds nothing
     return keys

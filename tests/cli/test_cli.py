@@ -129,6 +129,29 @@ def test_status_lists_streams_consumers_and_buckets(nats_url: str) -> None:
     assert "cortex_checkpoints" in result.stdout and "pending=" in result.stdout
 
 
+async def test_status_counts_the_keys_that_hold_a_value_and_leaves_no_consumer_behind(nats_url: str) -> None:
+    """A deleted or purged document is not counted; the count is asked of the server without a
+    watcher, which left a consumer on each bucket's stream for five minutes per status."""
+    assert (await asyncio.to_thread(cortex, "init", env={"CORTEX_NATS_URL": nats_url})).returncode == 0
+    nc = await nats.connect(nats_url)
+    try:
+        js = nc.jetstream()
+        kv = await js.key_value("cortex_threads")
+        for agent in ("alice", "bob", "carol", "dave"):
+            await kv.put(agent, b"{}")
+        await kv.delete("bob")
+        await kv.purge("carol")
+        result = await asyncio.to_thread(cortex, "status", env={"CORTEX_NATS_URL": nats_url})
+        assert result.returncode == 0, result.stderr
+        [threads] = [line for line in result.stdout.splitlines() if line.strip().startswith("cortex_threads ")]
+        assert " keys=2 " in threads, threads
+        left = {s.config.name: s.state.consumer_count for s in await js.streams_info()
+                if (s.config.name or "").startswith("KV_") and s.state.consumer_count}
+        assert not left, left
+    finally:
+        await nc.close()
+
+
 def test_replication_names_the_copies_the_leader_and_each_peer_behind() -> None:
     """The quick guard of what status prints on a cluster (the real cluster: the slow test below)."""
     peers = [api.PeerInfo(name="n1", current=True, lag=0), api.PeerInfo(name="n2", current=False, lag=40),

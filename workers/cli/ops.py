@@ -16,7 +16,7 @@ from nats.js import api
 
 from shared.codec import Limits, Rejection, decode_event, event_limits, event_subject, nesting_depth, rejection_reason
 from shared.config import Settings
-from shared.kv import kv_read
+from shared.kv import kv_count, kv_read
 from shared.names import BUCKET_CHECKPOINTS, DLQ_STREAM, EVENTS_STREAM, stored_form
 from shared.provision import LayoutError, buckets_for, consumer_replicas, provision
 from workers.cli.base import CliError
@@ -215,17 +215,9 @@ async def _print_buckets(js: Any, settings: Settings) -> None:
         except nats.js.errors.BucketNotFoundError:
             print(f"  {bucket:<22} missing")
             continue
-        # history is 1, so the stream's message count is the live-key count plus delete markers
-        keys = await _count_keys(kv)
+        keys = await kv_count(js, bucket)
         print(f"  {bucket:<22} keys={keys} bytes={st.stream_info.state.bytes} "
               f"{replication(st.stream_info.config.num_replicas or 1, st.stream_info.cluster)}")
-
-
-async def _count_keys(kv: Any) -> int:
-    try:
-        return len(await kv.keys())
-    except nats.js.errors.NoKeysError:
-        return 0
 
 
 def register_backup(sub: Any) -> None:
