@@ -279,6 +279,33 @@ class NatsCluster:
             return await asyncio.to_thread(self.meta_formed)
 
         await wait_for(formed, within=within, interval=0.05)
+        if len(self.running()) == len(self.names):
+            await self._placeable(within)
+
+    async def _placeable(self, within: float) -> None:
+        """A stream of every node's copy can be placed: made and deleted again. The meta group
+        can count every peer current while the leader still holds one as offline (its first
+        state report not yet in), and a three-replica stream is refused meanwhile ("no
+        suitable peers for placement, peer offline"; seen on a loaded machine)."""
+        import nats
+
+        nc = await nats.connect(self.servers)
+        try:
+            js = nc.jetstream()
+            config = nats.js.api.StreamConfig(name="CLUSTER_PROBE", subjects=["cluster-probe"],
+                                              num_replicas=len(self.names), storage=nats.js.api.StorageType.MEMORY)
+
+            async def placed() -> bool:
+                try:
+                    await js.add_stream(config)
+                except nats.js.errors.APIError:
+                    return False
+                await js.delete_stream("CLUSTER_PROBE")
+                return True
+
+            await wait_for(placed, within=within, interval=0.1)
+        finally:
+            await nc.close()
 
     def __enter__(self) -> NatsCluster:
         return self.start()
