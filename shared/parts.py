@@ -220,14 +220,15 @@ async def _search_before(kv: KeyValue, key: str, stamp: Integrity, head_revision
                          latest: int) -> bytes | None:
     """The part of the head's version among the key's revisions below the head.
 
-    Walks the key's retained revisions down from ``latest``, one direct get each (usually
-    two or three). It uses no consumer: nats-py's history watcher leaves one on the server for
-    minutes after every read, and can end its history early, before the messages already on
-    their way were counted, which read a document short and as consistent. When every retained
-    revision is walked without an answer and the history is full, the revision the head saw
-    may have been pushed out: torn."""
+    Walks the key's retained revisions down from the one below ``latest`` (the revision the
+    caller just read and found wanting), one direct get each (usually one or two). It uses
+    no consumer: nats-py's history watcher leaves one on the server for minutes after every
+    read, and can end its history early, before the messages already on their way were
+    counted, which read a document short and as consistent. When every retained revision is
+    walked without an answer and the history is full, the revision the head saw may have
+    been pushed out: torn."""
     js, bucket = kv._js, kv._name  # nats-py keeps them private; a direct get needs both
-    below, retained = latest + 1, 0
+    below, retained = latest, 1
     while (entry := await kv_revision_below(js, bucket, key, below)) is not None:
         retained += 1
         below = entry.revision

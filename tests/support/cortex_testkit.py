@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import msgspec
+import nats
+import nats.js.api
 import nats.js.errors
 from nats.js.client import JetStreamContext
 
@@ -287,8 +289,6 @@ class NatsCluster:
         can count every peer current while the leader still holds one as offline (its first
         state report not yet in), and a three-replica stream is refused meanwhile ("no
         suitable peers for placement, peer offline"; seen on a loaded machine)."""
-        import nats
-
         nc = await nats.connect(self.servers)
         try:
             js = nc.jetstream()

@@ -187,13 +187,13 @@ def _server_cpu(pid: int | None) -> float | None:
     return cpu_seconds(pid) if pid is not None else None
 
 
-async def _at_rest(session: Session) -> bool:
-    """Wait until the pipeline is at rest (every consumer caught up; False if it is not after
-    ``SETTLE_LIMIT_S``). Every measured call starts so: a call's own aftermath (the recall
-    API's access feedback, a remember embedded, a forget applied) is applied before the next
-    call, so neither kind of call pays for the other's."""
-    _, pending = await session.drain_bounded(session.pipeline_consumers, SETTLE_LIMIT_S, session.pipeline)
-    return not pending
+async def _settle(session: Session, limit_s: float = SETTLE_LIMIT_S) -> dict[str, int]:
+    """Wait until the pipeline is at rest (every consumer caught up), at most ``limit_s``; what
+    is still pending then (empty: at rest). Every measured call starts so: a call's own
+    aftermath (the recall API's access feedback, a remember embedded, a forget applied) is
+    applied before the next call, so neither kind of call pays for the other's."""
+    _, pending = await session.drain_bounded(session.pipeline_consumers, limit_s, session.pipeline)
+    return pending
 
 
 async def _measure(session: Session, host: Host, name: str, arguments: dict[str, Any],
@@ -220,7 +220,7 @@ async def _measure(session: Session, host: Host, name: str, arguments: dict[str,
 
     async def at_rest() -> None:
         nonlocal unsettled
-        if not await _at_rest(session):
+        if await _settle(session):
             unsettled += 1
 
     mcp_s: list[float] = []
@@ -295,7 +295,7 @@ async def _floor(session: Session, host: Host, result: McpResult) -> None:
     # (the server process idle meanwhile, as between an agent's tool calls)
     rested: list[float] = []
     for _ in range(session.config.mcp_calls):
-        await _at_rest(session)
+        await _settle(session)
         rested.append((await host.call(name, arguments)).seconds)
     result.floor_at_rest = summarize(rested)
     session.progress(f"[mcp] {result.client}: floor (a tools/call answered without NATS): p50 {result.floor.p50_ms} "
@@ -315,8 +315,7 @@ async def _measure_all(session: Session, host: Host, result: McpResult) -> McpRe
     for name, arguments in CALLS:
         # each tool measured on a pipeline at rest: the previous tool's remembers and forgets
         # (the recall worker embedding them, the documents they change) are not on its clock
-        _, pending = await session.drain_bounded(session.pipeline_consumers, DRAIN_LIMIT_S, session.pipeline)
-        if pending:
+        if pending := await _settle(session, DRAIN_LIMIT_S):
             session.progress("[mcp] still pending after "
                              f"{DRAIN_LIMIT_S:g}s: " + ", ".join(f"{c} {n}" for c, n in sorted(pending.items())))
         # the quick smoke run does not wait for the recall worker: its recall may find nothing

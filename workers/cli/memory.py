@@ -271,14 +271,11 @@ def _store_eraser(settings: Settings, agent: str) -> Callable[[], Awaitable[str]
         if (missing := missing_stack()) is not None:  # a slim install: no store to open here
             raise CliError(f"cannot delete the memories of {agent} from here: {missing}")
         from workers.recall.embedders import make_embedder
-        from workers.recall.store import StoreUnavailable, open_store
+        from workers.recall.store import StoreUnavailable, store_for
 
         def run() -> None:
             embedder = make_embedder(settings.embedder)
-            store = open_store(url=settings.qdrant_url, api_key=settings.qdrant_api_key,
-                               grpc_port=settings.qdrant_grpc_port, data_dir=settings.data_path,
-                               embedder_name=embedder.name,
-                               dim=embedder.dim, languages=settings.languages)
+            store = store_for(settings, embedder.name, embedder.dim)
             try:
                 store.delete_agent(agent)
                 store.flush()

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from shared.config import Settings
 from workers.recall.store_base import (
     COLLECTION,
     DENSE,
@@ -62,8 +63,17 @@ __all__ = [
     "COLLECTION", "DENSE", "INDEXED_FIELDS", "RRF_K", "SCHEMA_VERSION", "SPARSE", "CollectionInfo",
     "CollectionMismatch", "Condition", "DimensionMismatch", "FloatVector", "LexicalEncoder", "MemoryFilter",
     "MemoryPoint", "MemoryStore", "StoreBase", "StoreError", "StoreUnavailable", "check_compatible", "conditions",
-    "cosine", "dense_of", "open_store", "point_ids", "unit",
+    "cosine", "dense_of", "open_store", "point_ids", "store_for", "unit",
 ]
+
+
+def store_for(settings: Settings, embedder_name: str, dim: int) -> MemoryStore:
+    """The store the settings name: the Qdrant server at ``CORTEX_QDRANT_URL`` (with its API key
+    and gRPC port), else the embedded engine under ``CORTEX_DATA_DIR`` — for every process that
+    opens it (the recall worker, ``cortex forget``), so a new setting reaches them all."""
+    return open_store(url=settings.qdrant_url, api_key=settings.qdrant_api_key, grpc_port=settings.qdrant_grpc_port,
+                      data_dir=settings.data_path, embedder_name=embedder_name, dim=dim,
+                      languages=settings.languages)
 
 
 def open_store(

@@ -66,7 +66,7 @@ from workers.recall.models import RankedMemory
 from workers.recall.ranking import by_matching_turn, named_senders, pool_by_message, rank
 from workers.recall.rerank import rerank
 from workers.recall.sources import APPLIED_FEEDBACK, KNOWLEDGE
-from workers.recall.store import MemoryFilter, MemoryPoint, MemoryStore, StoreError, StoreUnavailable, open_store
+from workers.recall.store import MemoryFilter, MemoryPoint, MemoryStore, StoreError, StoreUnavailable, store_for
 from workers.recall.tokens import format_memories_with_budget
 
 log = logging.getLogger(__name__)
@@ -120,10 +120,7 @@ class StoreHolder:
             if self.store is None or self.embedder is None:
                 embedder = ctx.extras.get("embedder") or make_embedder(ctx.settings.embedder)
                 try:
-                    store = open_store(url=ctx.settings.qdrant_url, api_key=ctx.settings.qdrant_api_key,
-                                       grpc_port=ctx.settings.qdrant_grpc_port, data_dir=ctx.settings.data_path,
-                                       embedder_name=embedder.name, dim=embedder.dim,
-                                       languages=ctx.settings.languages)
+                    store = store_for(ctx.settings, embedder.name, embedder.dim)
                 except StoreUnavailable as exc:
                     raise TransientError(f"memory store unavailable: {exc}") from exc
                 self.store, self.embedder = store, embedder
