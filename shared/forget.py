@@ -191,7 +191,9 @@ class WorkerPause:
     """The leases of ``consumers``, taken over and kept alive; entering returns once every
     previous holder's fence has closed. ``check`` raises when one was lost meanwhile."""
 
-    def __init__(self, js: JetStreamContext, consumers: Sequence[str], instance: str, ttl_s: int) -> None:
+    def __init__(self, js: JetStreamContext, consumers: Sequence[str], instance: str, ttl_s: int,
+                 say: Callable[[str], None] | None = None) -> None:
+        self._say = say
         self._leases = [Lease(js, c, instance, ttl_s, label=f"forget:{c}") for c in consumers]
         self._keepers: list[asyncio.Task[None]] = []
         self.lost: list[str] = []
@@ -201,7 +203,7 @@ class WorkerPause:
         try:
             wait_s = 0
             for lease in self._leases:
-                holder = await lease.take_over(_refuse)
+                holder = await lease.take_over(_refuse, self._say)
                 self.holders[lease.consumer] = holder.instance
                 wait_s = max(wait_s, holder.ttl_s)
                 self._keepers.append(asyncio.create_task(self._keep(lease), name=f"forget-{lease.consumer}"))
@@ -288,7 +290,8 @@ class AgentForget:
         """Everything but the wait for the recall worker, then that wait (``wait_s`` at most)."""
         await self._step("pausing the workers")
         try:
-            async with WorkerPause(self._js, self._consumers, f"forget-{self.record.id}", self._ttl) as pause:
+            async with WorkerPause(self._js, self._consumers, f"forget-{self.record.id}", self._ttl,
+                                   self._say) as pause:
                 recall_running = self.holders_had(pause, self.record.recall_consumer)
                 await self._memories(recall_running)
                 await self._purge(pause)

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import nats.js.errors
 from nats.js.client import JetStreamContext
+from nats.js.kv import KeyValue
 
 from shared import metrics
 from shared.errors import LeaseLost, TransientError, is_transient
@@ -26,6 +27,8 @@ from shared.names import BUCKET_LEASES
 log = logging.getLogger(__name__)
 
 _WRONG_LAST = (10071, 10164)
+LAPSE_POLL_S = 0.25  # how often a refused holder's key is read while waiting for it to lapse
+LAPSE_SLACK_S = 1.0  # beyond the holder's TTL, for the server to expire the key
 
 
 class Holder(NamedTuple):
@@ -89,21 +92,27 @@ class Lease:
                 await asyncio.wait_for(stop.wait(), timeout=min(1.0, self.ttl_s / 3))
         return False
 
-    async def take_over(self, refuse: Callable[[str], str | None] | None = None) -> Holder:
+    async def take_over(self, refuse: Callable[[str], str | None] | None = None,
+                        say: Callable[[str], None] | None = None) -> Holder:
         """Take the lease now, from whoever holds it, in one compare-and-set on the holder's
         revision (a standby cannot slip in between). ``refuse(holder)`` may return a reason
-        not to take it from that holder (raised as ``LeaseRefused``). Returns the previous
-        holder; its instance may still write until its fence closes, ``ttl_s`` after its
-        last renewal, so a caller that needs it stopped waits that long."""
+        not to take it from that holder (raised as ``LeaseRefused``) — unless that holder is
+        gone: its key is first watched for as long as its TTL, and taken once it lapses
+        unrenewed (a replay or forget that was killed), with ``say`` told why it waits.
+        Returns the previous holder; its instance may still write until its fence closes,
+        ``ttl_s`` after its last renewal, so a caller that needs it stopped waits that long."""
         kv = await self._js.key_value(BUCKET_LEASES)
         for _ in range(20):
             raw, revision = await kv_read(kv, self.consumer)
-            holder = Holder(raw.decode(errors="replace") if raw is not None else None, 0)
-            if holder.instance is not None:
-                reason = refuse(holder.instance) if refuse is not None else None
+            holder = Holder(None, 0)
+            if raw is not None:
+                instance = raw.decode(errors="replace")
+                holder = Holder(instance, await self._ttl_of_current())
+                reason = refuse(instance) if refuse is not None else None
                 if reason is not None:
-                    raise LeaseRefused(reason)
-                holder = Holder(holder.instance, await self._ttl_of_current())
+                    if not await self._lapses(kv, raw, holder.ttl_s, revision, say):
+                        raise LeaseRefused(reason)
+                    continue  # gone unrenewed (or handed on): read it again
             try:
                 ack = await self._js.publish(f"$KV.{BUCKET_LEASES}.{self.consumer}", self.instance.encode(),
                                              headers={"Nats-Expected-Last-Subject-Sequence": str(revision)},
@@ -119,6 +128,24 @@ class Lease:
                                                 "from": holder.instance})
             return holder
         raise TransientError(f"the lease of {self.consumer} changed hands 20 times while being taken over")
+
+    async def _lapses(self, kv: KeyValue, instance: bytes, ttl_s: int, revision: int,
+                      say: Callable[[str], None] | None) -> bool:
+        """Whether the holder ``instance``, whose key is at ``revision``, has stopped: a running
+        holder renews its key every third of its TTL, so within one TTL the key is either
+        renewed (False) or gone — expired, given back, or taken by another instance (True)."""
+        wait_s = max(ttl_s, 1) + LAPSE_SLACK_S
+        if say is not None:
+            who = instance.decode(errors="replace")
+            say(f"waiting up to {wait_s:g}s for {who} to renew the lease of {self.consumer} (running) or let it "
+                "lapse (gone)")
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            await asyncio.sleep(LAPSE_POLL_S)
+            raw, now = await kv_read(kv, self.consumer)
+            if now != revision:
+                return raw != instance
+        return False  # neither within its TTL: count it as running
 
     async def _ttl_of_current(self) -> int:
         """The TTL the holder wrote its lease with (its own setting, which may differ from ours)."""
@@ -165,10 +192,23 @@ class Lease:
             raise LeaseLost(self.consumer)
 
     async def release(self) -> None:
-        if not self.held:
-            return
+        """Give the lease back: delete its key while it still names this instance — also when
+        the last renewal's ack was never seen (the keeper cancelled in flight) or the lease
+        lapsed here unrenewed, so a standby (or a forget) need not wait out the TTL."""
+        if not self._revision:
+            return  # never held
         self.held = False
         metrics.ACTIVE.labels(self.label).set(0)
+        revision, self._revision = self._revision, 0
         with contextlib.suppress(Exception):
             kv = await self._js.key_value(BUCKET_LEASES)
-            await kv.delete(self.consumer, last=self._revision)
+            for _ in range(3):
+                try:
+                    await kv.delete(self.consumer, last=revision)
+                    return
+                except nats.js.errors.APIError as exc:
+                    if exc.err_code not in _WRONG_LAST:
+                        raise
+                raw, revision = await kv_read(kv, self.consumer)
+                if raw != self.instance.encode():
+                    return  # expired, or another instance's now

@@ -115,11 +115,11 @@ def _refuse(holder: str) -> str | None:
     return None
 
 
-async def steal_lease(js: JetStreamContext, lease: Lease) -> int:
-    """Take the consumer's lease from its running instance (never from a forget or another
-    replay); returns how long that instance may still write (0: nobody held it)."""
+async def steal_lease(js: JetStreamContext, lease: Lease, say: Callable[[str], None] | None = None) -> int:
+    """Take the consumer's lease from its running instance (never from a running forget or
+    another running replay); returns how long that instance may still write (0: nobody held it)."""
     try:
-        return (await lease.take_over(_refuse)).ttl_s
+        return (await lease.take_over(_refuse, say)).ttl_s
     except LeaseRefused as exc:
         raise ReplayError(f"{lease.consumer}: {exc}") from exc
 
@@ -162,7 +162,7 @@ async def replay_worker(host: WorkerHost, ctx: WorkerContext, spec: WorkerSpec, 
     ttl_s = await holdable_ttl(ctx.js, max(host.settings.runtime.lease_ttl_s, REPLAY_MIN_TTL_S))
     lease = Lease(ctx.js, ctx.consumer, f"replay-{host.instance}", ttl_s)
     progress.phase = "taking over the lease"
-    fence_s = await steal_lease(ctx.js, lease)
+    fence_s = await steal_lease(ctx.js, lease, lambda why: setattr(progress, "phase", why))
     keeper = asyncio.create_task(lease.keep_alive(stop.set))
     try:
         if fence_s:  # a deposed instance may still be inside a commit: let its fence close first

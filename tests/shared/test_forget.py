@@ -67,11 +67,19 @@ async def test_take_over_deposes_the_holder_and_names_it_with_its_ttl(nc: Client
 
 
 async def test_take_over_refuses_a_holder_it_must_not_interrupt(nc: Client) -> None:
+    """A running replay (it renews its lease); a killed one's is taken once it lapses
+    (tests/shared/test_lease.py)."""
     js = nc.jetstream()
     await ensure_bucket(js, BUCKET_LEASES)
-    assert await Lease(js, "threads", "replay-host-1", 5).acquire(asyncio.Event())
-    with pytest.raises(LeaseRefused, match="replay"):
-        await Lease(js, "threads", "forget-x", 2).take_over(lambda h: "a replay" if h.startswith("replay-") else None)
+    replay = Lease(js, "threads", "replay-host-1", 2)
+    assert await replay.acquire(asyncio.Event())
+    keeper = asyncio.create_task(replay.keep_alive(lambda: None))
+    try:
+        with pytest.raises(LeaseRefused, match="replay"):
+            await Lease(js, "threads", "forget-x", 2).take_over(
+                lambda h: "a replay" if h.startswith("replay-") else None)
+    finally:
+        keeper.cancel()
 
 
 @pytest.mark.parametrize("garbage", [b"not json", b"\xff\xfe", b"[" * 5000, b'{"agent": 7}', b"{}"])
