@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -250,7 +251,8 @@ async def cmd_facts(args: argparse.Namespace, settings: Settings) -> int:
 def register_forget(sub: Any) -> None:
     p = sub.add_parser("forget", help="remove an agent everywhere: events, documents, memories, dead letters")
     p.add_argument("agent")
-    p.add_argument("--yes", action="store_true", help="confirm: this cannot be undone")
+    p.add_argument("--yes", action="store_true",
+                   help="confirm without being asked (required when not at a terminal): this cannot be undone")
     p.add_argument("--status", action="store_true",
                    help="show the agent's last forget (complete, pending on the recall worker, or interrupted)")
     p.add_argument("--wait", type=float, default=60.0, metavar="SECONDS",
@@ -328,6 +330,53 @@ async def _forget_status(args: argparse.Namespace, settings: Settings, agent: st
     return {"complete": 0, "pending": PENDING}.get(record.state, 1)
 
 
+def _at_a_terminal() -> bool:
+    """A person can be asked: stdin and stderr are both terminals (not a script, CI or a job)."""
+    try:
+        return sys.stdin is not None and sys.stderr is not None and sys.stdin.isatty() and sys.stderr.isatty()
+    except ValueError:  # a closed stream
+        return False
+
+
+async def _typed_line(fd: int) -> str | None:
+    """The line typed at the terminal ``fd`` (without its newline), or None if input ends
+    (Ctrl-D) before Enter. Waited for on the event loop, not in a thread: a thread blocked
+    in a read is joined at exit, so Ctrl-C would wait for Enter."""
+    loop = asyncio.get_running_loop()
+    readable = asyncio.Event()
+    typed = bytearray()
+    loop.add_reader(fd, readable.set)
+    try:
+        while b"\n" not in typed:
+            await readable.wait()
+            readable.clear()
+            chunk = os.read(fd, 4096)  # a terminal in line mode: readable means a line (or end of input)
+            if not chunk:
+                return None
+            typed += chunk
+    finally:
+        loop.remove_reader(fd)
+    return typed.split(b"\n", 1)[0].decode(errors="replace")
+
+
+async def _confirmed(agent: str) -> bool:
+    """Ask at the terminal, as careful destructive commands do: true only if the agent id is
+    typed back exactly. Anything else, end of input or Ctrl-C is a no."""
+    print(f"this removes every event, document, memory and dead letter of {agent}; it cannot be undone.",
+          file=sys.stderr)
+    print(f"Type the agent id ({agent}) to confirm: ", end="", file=sys.stderr, flush=True)
+    try:
+        line = await _typed_line(sys.stdin.fileno())
+    except asyncio.CancelledError:  # Ctrl-C (asyncio.run cancels the command): a no, not a traceback
+        task = asyncio.current_task()
+        if task is not None:
+            task.uncancel()
+        line = None
+    if line is None:
+        print(file=sys.stderr)  # end the prompt's line (after ^C or ^D)
+    return line is not None and line.strip() == agent
+
+
 async def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
     from shared.forget import AgentForget, ForgetError
     from shared.names import agent_consumer
@@ -337,7 +386,11 @@ async def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
     if args.status:
         return await _forget_status(args, settings, agent)
     if not args.yes:
-        raise CliError(f"this removes every event, document, memory and dead letter of {agent}: add --yes")
+        if not _at_a_terminal():
+            raise CliError(f"this removes every event, document, memory and dead letter of {agent}: "
+                           "add --yes (or run it in a terminal to be asked)")
+        if not await _confirmed(agent):
+            raise CliError(f"forget of {agent} cancelled: nothing was removed")
     async with connected(settings, args.nats_url) as nc:
         js = nc.jetstream()
         consumers = await _consumers_of(js, settings, agent)

@@ -1,0 +1,141 @@
+"""`cortex forget AGENT` typed at a terminal asks for the agent id instead of refusing; without a
+terminal (a script, CI, a job) it still refuses unless given ``--yes``. The command runs under
+a real pseudo-terminal (``pty.fork``: stdin, stdout and stderr on it, and it is the controlling
+terminal, so Ctrl-C is a SIGINT); the test reads it until the prompt appears, then types."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pty
+import select
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import nats
+import pytest
+from cortex_testkit import CORTEX_LIMIT_S, cortex, demo_file, drained
+
+from shared.embedded import free_port
+from shared.kv import kv_read
+from shared.names import DOC_BUCKETS, EVENTS_STREAM, agent_filter
+
+PROMPT = b"Type the agent id (alice) to confirm: "
+CANCELLED = "forget of alice cancelled: nothing was removed"
+
+
+class Terminal:
+    """``cortex ARGS`` on a pseudo-terminal: what it prints is read from the master side,
+    what a person types is written to it."""
+
+    def __init__(self, *args: str, url: str) -> None:
+        env = {**os.environ, "CORTEX_NATS_URL": url, "CORTEX_EMBEDDER": "hashing"}
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # the child: exec at once, whatever happens
+            try:
+                os.execve(sys.executable, [sys.executable, "-m", "workers", *args], env)
+            finally:
+                os._exit(127)
+        self.seen = b""
+        self.deadline = time.monotonic() + CORTEX_LIMIT_S
+
+    def _read(self) -> bool:
+        """One chunk of output (False once the command has closed the terminal)."""
+        ready, _, _ = select.select([self.fd], [], [], max(0.0, self.deadline - time.monotonic()))
+        if not ready:
+            os.kill(self.pid, signal.SIGKILL)
+            raise AssertionError(f"no output within {CORTEX_LIMIT_S:g} s; the terminal shows {self.seen!r}")
+        try:
+            chunk = os.read(self.fd, 4096)
+        except OSError:  # EIO: every end of the terminal's slave side is closed (the command ended)
+            chunk = b""
+        self.seen += chunk
+        return bool(chunk)
+
+    def read_until(self, text: bytes) -> None:
+        while text not in self.seen:
+            if not self._read():
+                raise AssertionError(f"the command ended before printing {text!r}: {self.seen!r}")
+
+    def type(self, keys: bytes) -> None:
+        os.write(self.fd, keys)
+
+    def finish(self) -> tuple[int, str]:
+        """Read to the end; the exit code and everything the terminal showed."""
+        try:
+            while self._read():
+                pass
+            _, status = os.waitpid(self.pid, 0)
+        finally:
+            os.close(self.fd)
+        return os.waitstatus_to_exitcode(status), self.seen.decode(errors="replace")
+
+
+def answered(keys: bytes, url: str) -> tuple[int, str]:
+    term = Terminal("forget", "alice", url=url)
+    term.read_until(PROMPT)
+    term.type(keys)
+    return term.finish()
+
+
+async def docs_of(js: Any, agent: str) -> dict[str, bytes]:
+    out = {}
+    for bucket in DOC_BUCKETS:
+        raw, _ = await kv_read(await js.key_value(bucket), agent)
+        if raw is not None:
+            out[bucket] = raw
+    return out
+
+
+async def agent_events(js: Any, agent: str) -> int:
+    info = await js.stream_info(EVENTS_STREAM, subjects_filter=agent_filter("cortex", agent))
+    return sum((info.state.subjects or {}).values())
+
+
+async def test_forget_at_a_terminal_runs_only_when_the_agent_id_is_typed(
+    nats_url: str, workers_procs: Any, wait_for: Any, tmp_path: Path
+) -> None:
+    assert cortex("init", url=nats_url).returncode == 0
+    workers_procs.start("threads", nats_url)
+    nc = await nats.connect(nats_url)
+    js = nc.jetstream()
+    try:
+        assert cortex("publish", str(demo_file(tmp_path, "alice")), url=nats_url).returncode == 0
+        await wait_for(lambda: drained(js, ["threads"]), within=30)
+        events, docs = await agent_events(js, "alice"), await docs_of(js, "alice")
+        assert events == 17 and "cortex_threads" in docs
+
+        code, shown = await asyncio.to_thread(answered, b"alice2\n", nats_url)
+        assert code == 1, shown
+        assert "every event, document, memory and dead letter of alice" in shown and "cannot be undone" in shown
+        assert CANCELLED in shown and "Traceback" not in shown
+        assert await agent_events(js, "alice") == events
+        assert await docs_of(js, "alice") == docs
+
+        code, shown = await asyncio.to_thread(answered, b"alice\n", nats_url)
+        assert code == 0, shown
+        assert "forgot alice:" in shown
+        assert await agent_events(js, "alice") == 0
+        assert await docs_of(js, "alice") == {}
+    finally:
+        await nc.close()
+
+
+@pytest.mark.parametrize("keys", [b"\x03", b"\x04", b"ali\x04\x04"], ids=["ctrl-c", "ctrl-d", "part-then-ctrl-d"])
+def test_forget_at_a_terminal_left_unanswered_is_cancelled_before_connecting(keys: bytes) -> None:
+    """Nothing listens at the URL: a forget that went on would fail to connect instead."""
+    code, shown = answered(keys, f"nats://127.0.0.1:{free_port()}")
+    assert code == 1, shown
+    assert CANCELLED in shown, shown
+    assert "connect" not in shown and "Traceback" not in shown, shown
+
+
+def test_forget_without_a_terminal_refuses_and_says_both_ways() -> None:
+    result = cortex("forget", "alice", url=f"nats://127.0.0.1:{free_port()}")  # stderr is a pipe
+    assert result.returncode == 1
+    assert result.stderr == ("cortex: this removes every event, document, memory and dead letter of alice: "
+                             "add --yes (or run it in a terminal to be asked)\n")
+
