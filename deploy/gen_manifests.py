@@ -209,8 +209,8 @@ def client_permissions(agent: str, prefix: str = "cortex") -> dict[str, Any]:
     return {
         "user": f"client-{agent}",
         "publish": [f"{prefix}.msg.{agent}.*", f"{prefix}.session.{agent}.*", f"{prefix}.compaction.{agent}.*",
-                    f"{prefix}.tool.{agent}.*", f"{prefix}.run.{agent}.*", f"{prefix}.notes.{agent}.*",
-                    f"{prefix}.api.*.{agent}"],
+                    f"{prefix}.tool.{agent}.*", f"{prefix}.run.{agent}.*", f"{prefix}.notes.{agent}",
+                    f"{prefix}.notes.{agent}.*", f"{prefix}.api.*.{agent}"],
         "subscribe": [f"_INBOX_{agent}.>"],
         "allow_responses": False,
     }

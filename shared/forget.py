@@ -59,7 +59,9 @@ from shared.names import (
     DLQ_STREAM,
     DOC_BUCKETS,
     EVENTS_STREAM,
+    NOTES_STREAM,
     agent_event_filters,
+    notes_subject,
     shadow_bucket,
 )
 from shared.provision import ensure_bucket
@@ -127,12 +129,16 @@ async def _count(js: JetStreamContext, subject: str) -> int:
 
 
 async def purge_events(js: JetStreamContext, prefix: str, agent: str, below: int | None = None) -> int:
-    """Purge the agent's events (those below sequence ``below`` when given); returns how many."""
+    """Purge the agent's events (those below sequence ``below`` when given); returns how many.
+    Her notes published as the contract's ``<prefix>.notes.<agent>`` go from CORTEX_NOTES too
+    (all of them: the copies in CORTEX_EVENTS are the events counted)."""
     removed = 0
     for subject in agent_event_filters(prefix, agent):
         before = await _count(js, subject)
         await js.purge_stream(EVENTS_STREAM, subject=subject, seq=below)
         removed += before - await _count(js, subject)
+    with contextlib.suppress(nats.js.errors.NotFoundError):  # a stream made before CORTEX_NOTES existed
+        await js.purge_stream(NOTES_STREAM, subject=notes_subject(prefix, agent))
     return max(0, removed)
 
 

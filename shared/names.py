@@ -94,12 +94,27 @@ SLOTS = 64  # contract: Partitions in the server
 LAYOUT = 2  # 1: stored subjects as published (no slot token); 2: with the slot token
 LAYOUT_METADATA = "cortex_layout"  # the stream's metadata key naming its layout
 NOTES_KIND = "section"
+# The contract's notes subject, `<prefix>.notes.<agent>`, has three tokens where every other
+# family has four, and a stream has one subject transform: CORTEX_NOTES captures it and the
+# server copies each note into CORTEX_EVENTS as `<prefix>.notes.<agent>.section` (a stream
+# source with a subject transform), where the slot transform stores it like every other event.
+NOTES_STREAM = "CORTEX_NOTES"
+
+
+def notes_subject(prefix: str, agent: str = "*") -> str:
+    """The contract's notes subject (what CORTEX_NOTES captures with ``*``)."""
+    return f"{prefix}.notes.{agent}"
+
+
+def notes_transform(prefix: str) -> tuple[str, str]:
+    """(src, dest) of the transform that copies CORTEX_NOTES into CORTEX_EVENTS's notes family."""
+    return notes_subject(prefix), f"{prefix}.notes.{{{{wildcard(1)}}}}.{NOTES_KIND}"
 
 
 def event_subjects(prefix: str) -> list[str]:
     """What CORTEX_EVENTS captures: ``<prefix>.<family>.<agent>.<kind>`` (exactly four tokens,
-    so the slot transform applies to every captured event; a three-token publish of the first
-    layout's ``<prefix>.notes.<agent>`` finds no stream and fails at the producer)."""
+    so the slot transform applies to every captured event; the contract's three-token
+    ``<prefix>.notes.<agent>`` reaches it through CORTEX_NOTES, ``notes_transform``)."""
     return [f"{prefix}.{family}.*.*" for family in FAMILIES]
 
 
@@ -121,8 +136,11 @@ def stored_subject(prefix: str, family: str, agent: str, kind: str) -> str:
 def stored_form(prefix: str, subject: str) -> str:
     """What the stream's slot transform makes of a published subject (``cortex publish``
     validates with the workers' decoder, which reads stored subjects): the slot after the
-    family of a four-token subject; any other subject unchanged (the stream captures none)."""
+    family of a four-token subject, a three-token notes subject as CORTEX_NOTES's copy is
+    stored; any other subject unchanged (no stream captures it)."""
     tokens = subject.split(".")
+    if len(tokens) == 3 and tokens[0] == prefix and tokens[1] == "notes":
+        tokens.append(NOTES_KIND)  # CORTEX_NOTES's copy (notes_transform)
     if len(tokens) != 4 or tokens[0] != prefix:
         return subject
     return f"{prefix}.{tokens[1]}.{slot_of(tokens[2])}.{tokens[2]}.{tokens[3]}"

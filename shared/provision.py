@@ -29,10 +29,13 @@ from shared.names import (
     EVENTS_STREAM,
     LAYOUT,
     LAYOUT_METADATA,
+    NOTES_STREAM,
     OPENCLAW_FAMILY,
     SLOTS,
     consumer_filter_subjects,
     event_subjects,
+    notes_subject,
+    notes_transform,
     openclaw_transform,
     partition_slots,
     shadow_bucket,
@@ -127,6 +130,24 @@ def is_openclaw_source(source: api.StreamSource, prefix: str) -> bool:
     return any(t.dest.startswith(f"{prefix}.{OPENCLAW_FAMILY}.") for t in source.subject_transforms or [])
 
 
+def notes_source(prefix: str) -> api.StreamSource:
+    """CORTEX_NOTES as a source of CORTEX_EVENTS: each note published to the contract's
+    ``<prefix>.notes.<agent>`` copied, payload and headers unchanged, to
+    ``<prefix>.notes.<agent>.section`` — durably, exactly once, in publish order."""
+    src, dest = notes_transform(prefix)
+    return api.StreamSource(name=NOTES_STREAM, subject_transforms=[api.SubjectTransform(src=src, dest=dest)])
+
+
+def _resumed(ours: api.StreamSource, current: list[api.StreamSource] | None) -> api.StreamSource:
+    """``ours``, resuming where a migration made the same source resume (shared.migrate)."""
+    for source in current or []:
+        if source.opt_start_seq and _sources_key([source]) == _sources_key(
+                [api.StreamSource(name=ours.name, subject_transforms=ours.subject_transforms,
+                                  opt_start_seq=source.opt_start_seq)]):
+            ours.opt_start_seq = source.opt_start_seq
+    return ours
+
+
 def _sources_key(sources: list[api.StreamSource] | None) -> list[tuple[object, ...]]:
     return sorted((s.name, s.filter_subject or "", tuple((t.src, t.dest) for t in s.subject_transforms or []),
                    s.opt_start_seq or 0) for s in sources or [])
@@ -135,25 +156,24 @@ def _sources_key(sources: list[api.StreamSource] | None) -> list[tuple[object, .
 def events_stream_config(settings: Settings, current: list[api.StreamSource] | None = None) -> api.StreamConfig:
     """CORTEX_EVENTS as the settings want it; ``current``: its sources now.
 
-    An operator's own sources are kept. The OpenClaw source is replaced by the one the
-    settings name; with ``CORTEX_OPENCLAW_STREAM`` unset it is kept as it is — a process
-    that does not know about the store (``cortex up`` without the setting, a worker) must
-    not unwire it. Removing it is an operator's edit of the stream (docs/integration.md)."""
-    ours = openclaw_source(settings)
-    for source in current or []:  # where a migration made it resume (shared.migrate): kept
-        if ours is not None and source.opt_start_seq and _sources_key([source]) == _sources_key(
-                [api.StreamSource(name=ours.name, subject_transforms=ours.subject_transforms,
-                                  opt_start_seq=source.opt_start_seq)]):
-            ours.opt_start_seq = source.opt_start_seq
-    kept = [s for s in current or [] if ours is None or not is_openclaw_source(s, settings.prefix)]
-    sources = [*kept, *([ours] if ours is not None else [])]
+    An operator's own sources are kept, and CORTEX_NOTES is always one. The OpenClaw source
+    is replaced by the one the settings name; with ``CORTEX_OPENCLAW_STREAM`` unset it is
+    kept as it is — a process that does not know about the store (``cortex up`` without the
+    setting, a worker) must not unwire it. Removing it is an operator's edit of the stream
+    (docs/integration.md)."""
+    openclaw = openclaw_source(settings)
+    ours = [_resumed(notes_source(settings.prefix), current),
+            *([_resumed(openclaw, current)] if openclaw is not None else [])]
+    kept = [s for s in current or [] if s.name != NOTES_STREAM
+            and (openclaw is None or not is_openclaw_source(s, settings.prefix))]
+    sources = [*kept, *ours]
     src, dest = slot_transform(settings.prefix)
     return api.StreamConfig(
         name=EVENTS_STREAM,
         subjects=event_subjects(settings.prefix),
         subject_transform=api.SubjectTransform(src=src, dest=dest),
         metadata={LAYOUT_METADATA: str(LAYOUT)},
-        sources=sources or None,
+        sources=sources,
         storage=api.StorageType.FILE,
         retention=api.RetentionPolicy.LIMITS,
         duplicate_window=DUPLICATE_WINDOW_S,
@@ -180,8 +200,8 @@ def migrate_steps(prefix: str, messages: int, layout: int) -> str:
             "migrate: 1. stop every worker and producer (a publish during the migration fails and must be retried); "
             "2. back the stream up (`nats stream backup CORTEX_EVENTS DIR`); 3. run `cortex init --migrate` (it copies "
             "every event into the new layout keeping its stream sequence, so checkpoints, documents and dead letters "
-            f"stay valid; producers publish notes to {prefix}.notes.<agent>.section from now on); 4. start the workers "
-            "(docs/BENCHMARKS.md, Partitions in the server)")
+            f"stay valid; notes published to {prefix}.notes.<agent> go to CORTEX_NOTES from now on); 4. start the "
+            "workers (docs/BENCHMARKS.md, Partitions in the server)")
 
 
 async def layout_problem(js: JetStreamContext, prefix: str) -> str | None:
@@ -197,6 +217,21 @@ async def layout_problem(js: JetStreamContext, prefix: str) -> str | None:
     if layout != LAYOUT and info.state.messages:
         return migrate_steps(prefix, info.state.messages, layout)
     return None
+
+
+def notes_stream_config(settings: Settings) -> api.StreamConfig:
+    """CORTEX_NOTES: notes published to the contract's ``<prefix>.notes.<agent>``, kept as long
+    as events are (a restored CORTEX_EVENTS sources them again from where it had got to)."""
+    return api.StreamConfig(
+        name=NOTES_STREAM,
+        subjects=[notes_subject(settings.prefix)],
+        storage=api.StorageType.FILE,
+        retention=api.RetentionPolicy.LIMITS,
+        duplicate_window=DUPLICATE_WINDOW_S,
+        max_age=float(parse_duration_s(settings.retention)) if settings.retention else 0.0,
+        num_replicas=settings.replicas,
+        description=f"Cortex notes published as {settings.prefix}.notes.<agent>, copied into {EVENTS_STREAM}",
+    )
 
 
 def dlq_stream_config(settings: Settings) -> api.StreamConfig:
@@ -527,6 +562,8 @@ async def provision(js: JetStreamContext, settings: Settings, consumers: Iterabl
         if refused is None:
             raise
         raise refused from None
+    # after CORTEX_EVENTS: an empty stream of the first layout captured the three-token notes
+    report[f"stream {NOTES_STREAM}"] = await ensure_stream(js, notes_stream_config(settings))
     if settings.openclaw.stream is not None:
         report[f"source {settings.openclaw.stream} → {EVENTS_STREAM}: {await describe_source(js, settings)}"] = "wired"
     report[f"stream {DLQ_STREAM}"] = await ensure_stream(js, dlq_stream_config(settings))

@@ -33,6 +33,7 @@ from shared.names import (
     EVENTS_STREAM,
     KINDS,
     LAYOUT_METADATA,
+    NOTES_STREAM,
     OPENCLAW_FAMILY,
     api_subject,
     feedback_subject,
@@ -142,7 +143,7 @@ def nats_names() -> set[str]:
     return ({api_subject("cortex", s, "<agent>") for s in served_apis()}
             | {feedback_subject("cortex", "<agent>", kind) for kind in KINDS["feedback"]}
             | {f"cortex.{OPENCLAW_FAMILY}.<slot>.<agent>.<type>", service_name("<worker>")}
-            | {*ALL_BUCKETS, BUCKET_FORGETS, EVENTS_STREAM, DLQ_STREAM, BACKUP_STREAM}
+            | {*ALL_BUCKETS, BUCKET_FORGETS, EVENTS_STREAM, NOTES_STREAM, DLQ_STREAM, BACKUP_STREAM}
             | {LAYOUT_METADATA, MIGRATING_METADATA, SOURCES_METADATA, ORIGINS_METADATA})
 
 

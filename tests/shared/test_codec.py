@@ -27,6 +27,13 @@ def decode(subject: str, payload: object, limits: Limits | None = None) -> Envel
     return decode_event("cortex", stored_form("cortex", subject), 7, data, limits or Limits())
 
 
+def test_a_note_on_the_contracts_three_token_subject_decodes_as_its_stored_copy() -> None:
+    """CORTEX_NOTES's copy of ``cortex.notes.<agent>`` is stored as ``….section``."""
+    env = decode("cortex.notes.main", {**GOOD, "path": "memory/a.md", "headings": ["A"]})
+    assert isinstance(env, Envelope)
+    assert (env.family, env.kind, env.agent, env.subject) == ("notes", "section", "main", "cortex.notes.8.main.section")
+
+
 def test_good_message_decodes_into_an_envelope() -> None:
     env = decode("cortex.msg.main.received", GOOD)
     assert isinstance(env, Envelope)
@@ -51,7 +58,7 @@ def test_good_message_decodes_into_an_envelope() -> None:
         ("cortex.unknown.main.x", GOOD, "unknown subject"),
         ("cortex.msg.mä.received", {**GOOD, "agent": "mä"}, "invalid agent token"),
         ("cortex.notes.main.extra", {**GOOD, "path": "p"}, "expected cortex.notes.<slot>.<agent>.(section)"),
-        ("cortex.notes.main", {**GOOD, "path": "p"}, "expected cortex.notes.<slot>.<agent>.<kind>"),
+        ("cortex.session.main", GOOD, "expected cortex.session.<slot>.<agent>.<kind>"),
         ("cortex.feedback.main.thread_close",
          {"id": "f", "agent": "main", "ts": "2026-02-17T10:30:00Z", "kind": "memory_pin"}, "kind mismatch"),
     ],

@@ -9,8 +9,6 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
-import nats.js.errors
-import pytest
 from nats.aio.client import Client
 
 from shared.codec import Envelope
@@ -21,6 +19,7 @@ from shared.kv import kv_read
 from shared.names import (
     BUCKET_CHECKPOINTS,
     EVENTS_STREAM,
+    NOTES_STREAM,
     consumer_filter_subjects,
     consumer_name,
     consumers_of,
@@ -51,8 +50,8 @@ async def test_the_slot_is_the_nats_servers_own_partition_function(nc: Client) -
         stored = (await js.get_msg(EVENTS_STREAM, seq)).subject
         assert stored == stored_subject("cortex", family, agent, kind), stored
     assert stored_subject("cortex", "msg", "alice", "received") == "cortex.msg.39.alice.received"  # NOTES.md
-    with pytest.raises(nats.js.errors.NoStreamResponseError):  # layout 1's notes subject: no stream takes it
-        await js.publish("cortex.notes.alice", b"{}", timeout=1)
+    # the contract's three-token notes subject: CORTEX_NOTES takes it, the server's copy is stored alike
+    assert (await js.publish("cortex.notes.alice", b"{}")).stream == NOTES_STREAM
 
 
 

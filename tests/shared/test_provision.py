@@ -9,7 +9,7 @@ import nats
 from nats.js import api
 
 from shared.config import load_settings
-from shared.names import ALL_BUCKETS, DLQ_STREAM, EVENTS_STREAM, slot_of
+from shared.names import ALL_BUCKETS, DLQ_STREAM, EVENTS_STREAM, NOTES_STREAM, slot_of
 from shared.provision import provision
 from workers.registry import consumer_specs
 
@@ -95,11 +95,11 @@ async def test_an_operators_own_source_is_kept_and_a_process_without_the_setting
         report = await provision(js, load_settings({}), consumer_specs())
         assert report[f"stream {EVENTS_STREAM}"] == "unchanged"
         assert {s.name for s in (await js.stream_info(EVENTS_STREAM)).config.sources or []} == {
-            "mirror-of-elsewhere", "openclaw-events"}
+            "mirror-of-elsewhere", "openclaw-events", NOTES_STREAM}
         report = await provision(js, load_settings({**OPENCLAW, "CORTEX_OPENCLAW_PREFIX": "oc.ev"}), consumer_specs())
         assert report[f"stream {EVENTS_STREAM}"] == "updated"
         sources = {s.name: s for s in (await js.stream_info(EVENTS_STREAM)).config.sources or []}
-        assert set(sources) == {"mirror-of-elsewhere", "openclaw-events"}
+        assert set(sources) == {"mirror-of-elsewhere", "openclaw-events", NOTES_STREAM}
         transform = (sources["openclaw-events"].subject_transforms or [])[0]
         assert (transform.src, transform.dest) == ("oc.ev.*.*", "cortex.openclaw.{{wildcard(1)}}.{{wildcard(2)}}")
     finally:

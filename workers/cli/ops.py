@@ -17,7 +17,7 @@ from nats.js import api
 from shared.codec import Limits, Rejection, decode_event, event_limits, event_subject, nesting_depth, rejection_reason
 from shared.config import Settings
 from shared.kv import kv_count, kv_read
-from shared.names import BUCKET_CHECKPOINTS, DLQ_STREAM, EVENTS_STREAM, stored_form
+from shared.names import BUCKET_CHECKPOINTS, DLQ_STREAM, EVENTS_STREAM, NOTES_STREAM, stored_form
 from shared.provision import LayoutError, buckets_for, consumer_replicas, provision
 from workers.cli.base import CliError
 from workers.cli.common import connected
@@ -161,7 +161,7 @@ async def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
     async with connected(settings, args.nats_url) as nc:
         js = nc.jetstream()
         print("STREAMS")
-        for name in (EVENTS_STREAM, DLQ_STREAM):
+        for name in (EVENTS_STREAM, NOTES_STREAM, DLQ_STREAM):
             try:
                 info = await js.stream_info(name)
             except nats.js.errors.NotFoundError:
