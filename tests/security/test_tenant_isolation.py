@@ -57,8 +57,9 @@ CRAFTED = [
                                                         "ts": "2026-02-17T10:00:00Z"}), "agent mismatch"),
 ]
 UNPUBLISHABLE = ["cortex.msg.a b.received", "cortex.msg.a..b.received", "cortex.msg..received",
-                 # no stream takes a subject of another shape (CORTEX_EVENTS captures <family>.<agent>.<kind>)
-                 "cortex.msg.a.b.received", "cortex.msg.>", "cortex.notes.alice"]
+                 # no stream takes a subject of another shape (CORTEX_EVENTS captures <family>.<agent>.<kind>,
+                 # CORTEX_NOTES the contract's notes.<agent> only)
+                 "cortex.msg.a.b.received", "cortex.msg.>", "cortex.msg.alice", "cortex.notes.a.b.section"]
 
 
 def cortex(*args: str, url: str) -> subprocess.CompletedProcess[str]:
