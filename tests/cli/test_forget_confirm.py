@@ -17,11 +17,9 @@ from typing import Any
 
 import nats
 import pytest
-from cortex_testkit import CORTEX_LIMIT_S, cortex, demo_file, drained
+from cortex_testkit import CORTEX_LIMIT_S, agent_events, cortex, demo_file, docs_of, drained
 
 from shared.embedded import free_port
-from shared.kv import kv_read
-from shared.names import DOC_BUCKETS, EVENTS_STREAM, agent_filter
 
 PROMPT = b"Type the agent id (alice) to confirm: "
 CANCELLED = "forget of alice cancelled: nothing was removed"
@@ -79,20 +77,6 @@ def answered(keys: bytes, url: str) -> tuple[int, str]:
     term.read_until(PROMPT)
     term.type(keys)
     return term.finish()
-
-
-async def docs_of(js: Any, agent: str) -> dict[str, bytes]:
-    out = {}
-    for bucket in DOC_BUCKETS:
-        raw, _ = await kv_read(await js.key_value(bucket), agent)
-        if raw is not None:
-            out[bucket] = raw
-    return out
-
-
-async def agent_events(js: Any, agent: str) -> int:
-    info = await js.stream_info(EVENTS_STREAM, subjects_filter=agent_filter("cortex", agent))
-    return sum((info.state.subjects or {}).values())
 
 
 async def test_forget_at_a_terminal_runs_only_when_the_agent_id_is_typed(

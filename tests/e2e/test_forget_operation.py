@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 import nats
-from cortex_testkit import cortex, demo_file, drained
+from cortex_testkit import agent_events, cortex, demo_file, docs_of, drained, subject_count
 
 from schemas.api import RecallReply
 from schemas.docs import RecallDoc, ThreadsDoc
@@ -21,27 +21,9 @@ from shared.embedded import free_port
 from shared.forget import header_text
 from shared.kv import kv_read
 from shared.lease import Lease
-from shared.names import DLQ_STREAM, DOC_BUCKETS, EVENTS_STREAM, agent_filter
+from shared.names import DLQ_STREAM, EVENTS_STREAM
 
 FAST = {"CORTEX_RUNTIME_LEASE_TTL_S": "2", "CORTEX_EMBEDDER": "hashing"}
-
-
-async def subject_count(js: Any, pattern: str) -> int:
-    info = await js.stream_info(EVENTS_STREAM, subjects_filter=pattern)
-    return sum((info.state.subjects or {}).values())
-
-
-async def agent_events(js: Any, agent: str) -> int:
-    return await subject_count(js, agent_filter("cortex", agent))
-
-
-async def docs_of(js: Any, agent: str) -> dict[str, bytes]:
-    out = {}
-    for bucket in DOC_BUCKETS:
-        raw, _ = await kv_read(await js.key_value(bucket), agent)
-        if raw is not None:
-            out[bucket] = raw
-    return out
 
 
 async def dead_letter_subjects(js: Any) -> list[str]:

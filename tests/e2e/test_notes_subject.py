@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import nats
+from cortex_testkit import subject_count
 from nats.js import api
-from nats.js.client import JetStreamContext
 
 from schemas.docs import NarrativeDoc
 from shared.asof import DocReader
@@ -29,11 +29,6 @@ from workers.registry import all_specs, consumer_specs
 def note(i: int, agent: str, path: str, headings: list[str], ts: str = "2026-03-05T08:00:00Z") -> bytes:
     return json.dumps({"id": f"n{i}", "agent": agent, "ts": ts, "path": path, "headings": headings,
                        "content": "text"}).encode()
-
-
-async def _stored(js: JetStreamContext, subject: str) -> int:
-    info = await js.stream_info(EVENTS_STREAM, subjects_filter=subject)
-    return sum((info.state.subjects or {}).values())
 
 
 async def test_a_note_on_the_contract_subject_reaches_the_workers(nats_url: str, tmp_path: Path,
@@ -54,7 +49,7 @@ async def test_a_note_on_the_contract_subject_reaches_the_workers(nats_url: str,
         stored = f"cortex.notes.{slot_of('nia')}.nia.section"
 
         async def copied() -> bool:  # the server's copy lands moments later: the session end goes after it
-            return await _stored(js, stored) == 1
+            return await subject_count(js, stored) == 1
 
         await wait_for(copied, within=30)
         end = {"id": "e1", "agent": "nia", "session": "s1", "ts": "2026-03-05T10:00:00Z"}
@@ -68,7 +63,7 @@ async def test_a_note_on_the_contract_subject_reaches_the_workers(nats_url: str,
 
         await wait_for(narrative, within=30)
         assert stored_form("cortex", "cortex.notes.nia") == stored
-        assert await _stored(js, stored) == 1  # copied once, the duplicate dropped at the intake
+        assert await subject_count(js, stored) == 1  # copied once, the duplicate dropped at the intake
     finally:
         host.stop.set()
         await asyncio.wait_for(task, timeout=30)
@@ -86,7 +81,7 @@ async def test_only_the_partition_that_owns_the_agent_is_delivered_its_note(nats
         await js.publish("cortex.notes.nia", note(1, "nia", "memory/a.md", ["A"]))
 
         async def copied() -> bool:
-            return await _stored(js, f"cortex.notes.{slot_of('nia')}.nia.section") == 1
+            return await subject_count(js, f"cortex.notes.{slot_of('nia')}.nia.section") == 1
 
         await wait_for(copied, within=30)
         owner = slot_of("nia") % 2
@@ -133,6 +128,6 @@ async def test_forget_leaves_no_copy_of_her_notes_in_the_intake(nats_url: str, t
         assert await purge_events(js, "cortex", "alice") == 1  # the copy in CORTEX_EVENTS
         left = (await js.stream_info(NOTES_STREAM, subjects_filter="cortex.notes.*")).state.subjects or {}
         assert left == {"cortex.notes.bob": 1}
-        assert await _stored(js, f"cortex.notes.{slot_of('bob')}.bob.section") == 1
+        assert await subject_count(js, f"cortex.notes.{slot_of('bob')}.bob.section") == 1
     finally:
         await nc.close()

@@ -30,7 +30,7 @@ from nats.js.client import JetStreamContext
 
 from shared.embedded import free_port, nats_server_binary
 from shared.kv import kv_read
-from shared.names import EVENTS_STREAM
+from shared.names import DOC_BUCKETS, EVENTS_STREAM, agent_filter
 from workers.registry import all_specs
 
 CONSUMING = [name for name, spec in all_specs().items() if spec.build is not None]
@@ -347,6 +347,27 @@ async def drained(js: JetStreamContext, consumers: Iterable[str] = CONSUMING) ->
         if info.num_pending or info.num_ack_pending:
             return False
     return True
+
+
+async def subject_count(js: JetStreamContext, pattern: str, stream: str = EVENTS_STREAM) -> int:
+    """How many messages of ``stream`` match the subject ``pattern``."""
+    info = await js.stream_info(stream, subjects_filter=pattern)
+    return sum((info.state.subjects or {}).values())
+
+
+async def agent_events(js: JetStreamContext, agent: str) -> int:
+    """The agent's stored events, of every family."""
+    return await subject_count(js, agent_filter("cortex", agent))
+
+
+async def docs_of(js: JetStreamContext, agent: str) -> dict[str, bytes]:
+    """The agent's documents in the contract's buckets that hold one, by bucket."""
+    out = {}
+    for bucket in DOC_BUCKETS:
+        raw, _ = await kv_read(await js.key_value(bucket), agent)
+        if raw is not None:
+            out[bucket] = raw
+    return out
 
 
 async def snapshot_docs(js: JetStreamContext, agents: list[str]) -> dict[str, bytes | None]:
