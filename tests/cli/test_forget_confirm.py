@@ -17,7 +17,7 @@ from typing import Any
 
 import nats
 import pytest
-from cortex_testkit import CORTEX_LIMIT_S, agent_events, cortex, demo_file, docs_of, drained
+from cortex_testkit import CORTEX_LIMIT_S, agent_events, cortex, demo_applied, docs_of
 
 from shared.embedded import free_port
 
@@ -87,10 +87,7 @@ async def test_forget_at_a_terminal_runs_only_when_the_agent_id_is_typed(
     nc = await nats.connect(nats_url)
     js = nc.jetstream()
     try:
-        assert cortex("publish", str(demo_file(tmp_path, "alice")), url=nats_url).returncode == 0
-        await wait_for(lambda: drained(js, ["threads"]), within=30)
-        events, docs = await agent_events(js, "alice"), await docs_of(js, "alice")
-        assert events == 17 and "cortex_threads" in docs
+        events, docs = await demo_applied(js, nats_url, tmp_path)
 
         code, shown = await asyncio.to_thread(answered, b"alice2\n", nats_url)
         assert code == 1, shown

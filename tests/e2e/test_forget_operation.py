@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 import nats
-from cortex_testkit import agent_events, cortex, demo_file, docs_of, drained, subject_count
+from cortex_testkit import agent_events, cortex, demo_applied, demo_file, docs_of, drained, subject_count
 
 from schemas.api import RecallReply
 from schemas.docs import RecallDoc, ThreadsDoc
@@ -84,10 +84,7 @@ async def test_a_forget_that_cannot_reach_the_memories_removes_nothing(
     nc = await nats.connect(nats_url)
     js = nc.jetstream()
     try:
-        assert cortex("publish", str(demo_file(tmp_path, "alice")), url=nats_url).returncode == 0
-        await wait_for(lambda: drained(js, ["threads"]), within=30)
-        events, docs = await agent_events(js, "alice"), await docs_of(js, "alice")
-        assert events == 17 and "cortex_threads" in docs
+        events, docs = await demo_applied(js, nats_url, tmp_path)
 
         result = cortex("forget", "alice", "--yes", url=nats_url, CORTEX_QDRANT_URL=f"http://127.0.0.1:{free_port()}",
                         CORTEX_QDRANT_GRPC_PORT=str(free_port()))

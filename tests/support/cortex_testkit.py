@@ -370,6 +370,16 @@ async def docs_of(js: JetStreamContext, agent: str) -> dict[str, bytes]:
     return out
 
 
+async def demo_applied(js: JetStreamContext, url: str, tmp: Path, agent: str = "alice") -> tuple[int, dict[str, bytes]]:
+    """The demo conversation published for ``agent`` and applied by the threads worker (which
+    the caller runs): the agent's event count and documents — what a forget must remove."""
+    assert cortex("publish", str(demo_file(tmp, agent)), url=url).returncode == 0
+    await wait_for(lambda: drained(js, ["threads"]), within=30)
+    events, docs = await agent_events(js, agent), await docs_of(js, agent)
+    assert events == 17 and "cortex_threads" in docs
+    return events, docs
+
+
 async def snapshot_docs(js: JetStreamContext, agents: list[str]) -> dict[str, bytes | None]:
     out = {}
     for bucket in OWNED_BUCKETS:
