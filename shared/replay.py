@@ -99,10 +99,12 @@ async def check_history(js: JetStreamContext, force: bool) -> int:
     """The stream's last sequence; refuses when the stream no longer starts at 1."""
     info = await js.stream_info(EVENTS_STREAM)
     first, last = info.state.first_seq, info.state.last_seq
-    if first > 1 and info.state.messages and not force:
+    if first > 1 and not force:  # an emptied stream too: a replay of nothing would delete every document
+        left = (f"sequences {first}..{last} are left" if info.state.messages
+                else "none is left, so a replay would only delete the documents")
         raise ReplayError(
-            f"CORTEX_EVENTS starts at sequence {first}: events 1..{first - 1} are gone (retention or purge), "
-            "so a replay cannot rebuild the documents they made; use --force to replay what is left"
+            f"CORTEX_EVENTS starts at sequence {first}: events 1..{first - 1} are gone (retention or purge) and "
+            f"{left}; a replay cannot rebuild the documents the gone ones made. Use --force to replay what is left"
         )
     return int(last)
 
