@@ -41,7 +41,7 @@ from schemas.events import (
     is_valid_agent,
     is_valid_event_id,
 )
-from shared.names import KINDS, NOTES_KIND, OPENCLAW_FAMILY, OPENCLAW_TYPES, SLOTS, published_subject
+from shared.names import KINDS, NOTES_KIND, OPENCLAW_FAMILY, OPENCLAW_TYPES, SLOTS, notes_subject, published_subject
 from shared.openclaw import map_store_event
 
 if TYPE_CHECKING:
@@ -426,6 +426,8 @@ def event_subject(prefix: str, payload: dict[str, Any]) -> str | None:
     if not isinstance(agent, str):
         return None
     told = _family_kind(payload)
+    if told == ("notes", NOTES_KIND):
+        return notes_subject(prefix, agent)  # the contract's (CORTEX_NOTES, copied into CORTEX_EVENTS)
     return None if told is None else published_subject(prefix, told[0], agent, told[1])
 
 

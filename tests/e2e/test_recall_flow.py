@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 import nats
 import pytest
-from cortex_testkit import caught_up
+from cortex_testkit import caught_up, subject_count
 from nats.aio.client import Client
 
 from schemas.api import RecallReply, RecallRequest
@@ -283,6 +283,11 @@ async def test_index_a_memory_directory_then_pin_and_forget(
     assert "indexed 3 sections" in first.stdout and "3 new" in first.stdout
     again = cli("index", str(notes), "--agent", "frank", url=nats_url, data=tmp_path / "cli")
     assert "0 new, 3 unchanged" in again.stdout
+
+    async def copied() -> bool:  # the contract's notes subject: CORTEX_NOTES, copied into CORTEX_EVENTS
+        return await subject_count(nc.jetstream(), "cortex.notes.*.frank.section") == 3
+
+    await wait_for(copied, within=30)
     await wait_for(lambda: drained(nc), within=60)
     await wait_for(lambda: _serving(nc), within=30)
 

@@ -209,7 +209,7 @@ def test_a_dead_letters_original_subject_names_its_agent_in_either_layout() -> N
         (GOOD, "cortex.msg.main.received"),
         ({"agent": "main", "type": "session.end"}, "cortex.session.main.end"),
         ({"agent": "main", "kind": "thread_close"}, "cortex.feedback.main.thread_close"),
-        ({"agent": "main", "path": "x.md"}, "cortex.notes.main.section"),
+        ({"agent": "main", "path": "x.md"}, "cortex.notes.main"),
         ({"agent": "main", "messages": []}, "cortex.compaction.main.before"),
         ({"agent": "main", "type": "tool.result", "tool": "exec"}, "cortex.tool.main.result"),
         ({"agent": "main", "tool": "exec", "params": {}}, "cortex.tool.main.call"),

@@ -24,7 +24,7 @@ from shared.config import Settings
 from shared.errors import TransientError
 from shared.feedback import publish_feedback
 from shared.llm import LlmClient
-from shared.names import BUCKET_KNOWLEDGE, NOTES_KIND, api_subject, published_subject
+from shared.names import BUCKET_KNOWLEDGE, api_subject, notes_subject, published_subject
 from workers.cli.base import CliError
 from workers.cli.common import connected, require_data
 from workers.cli.query import _agent, request_api
@@ -142,7 +142,7 @@ async def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
     async with connected(settings, args.nats_url) as nc:
         js = nc.jetstream()
         for i, note in enumerate(todo, 1):
-            await js.publish(published_subject(settings.prefix, "notes", agent, NOTES_KIND), msgspec.json.encode(note),
+            await js.publish(notes_subject(settings.prefix, agent), msgspec.json.encode(note),  # the contract's
                              headers={"Nats-Msg-Id": note.id})
             known.add(note.id)
             if i % 50 == 0 or i == len(todo):
