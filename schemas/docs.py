@@ -312,6 +312,7 @@ class TraceStep(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     tool: str = ""
     call_id: str = ""
     call: str = ""  # a result's call (its event id)
+    call_ts: datetime | None = None  # and that call's time: a finding listing the call starts there
     keys: list[str] = msgspec.field(default_factory=list)
     command: str = ""
     failed: bool = False

@@ -150,7 +150,7 @@ def _tool_step(chain: TraceChain, event: ToolEvent, kind: str, config: TraceConf
     params = event.params if call is None else None
     return TraceStep(
         kind="result", event=event.id, ts=event.ts, tool=event.tool, call_id=event.call_id or "",
-        call=call.event if call is not None else "",
+        call=call.event if call is not None else "", call_ts=call.ts if call is not None else None,
         keys=call.keys if call is not None else param_keys(params),
         command=call.command if call is not None else command_of(params),
         failed=error is not None, error=excerpt(as_text(error), ERROR_CHARS, config.redact) if error else "",

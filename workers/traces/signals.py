@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from datetime import datetime
 
 import msgspec
 
@@ -100,6 +101,12 @@ def correction(chain: TraceChain, step: TraceStep, text: MatchText, config: Trac
 # -- an agent message -------------------------------------------------------------------------
 
 
+def began(step: TraceStep) -> datetime:
+    """When what ``step`` stands for began: a result's call (listed in a finding's events
+    before it), else the step itself."""
+    return step.call_ts or step.ts
+
+
 def _since(steps: Sequence[TraceStep], kinds: frozenset[str]) -> list[TraceStep]:
     """The steps after the last one of ``kinds``."""
     for index in range(len(steps) - 1, -1, -1):
@@ -117,7 +124,7 @@ def hallucination(chain: TraceChain, step: TraceStep) -> Finding | None:
     return Finding(
         id=finding_id("hallucination", step.event), signal="hallucination", severity="critical",
         summary=f"Agent claimed success after {result.tool} failed: {_quote(step.text)} (error: {result.error})",
-        events=_events([result.call, result.event, step.event]), first_ts=result.ts, last_ts=step.ts,
+        events=_events([result.call, result.event, step.event]), first_ts=began(result), last_ts=step.ts,
         session=chain.session, tool=result.tool, error=result.error, quote=step.text,
     )
 
@@ -162,7 +169,7 @@ def tool_fails(chain: TraceChain, step: TraceStep, in_loops: set[str]) -> list[F
             id=finding_id("tool_fail", first.event), signal="tool_fail", severity="low",
             summary=f"Unrecovered tool failure: {tool} {times}before the agent answered — {last.error}",
             events=_events([e for f in failures for e in (f.call, f.event) if e]),
-            first_ts=first.ts, last_ts=step.ts, session=chain.session, tool=tool, count=len(failures),
+            first_ts=began(first), last_ts=step.ts, session=chain.session, tool=tool, count=len(failures),
             error=last.error,
         ))
     return findings
@@ -191,7 +198,7 @@ def extend_loop(loop: DoomLoop | None, step: TraceStep) -> DoomLoop | None:
     ids = [e for e in (step.call, step.event) if e]
     if loop is not None and _same_attempt(loop, step):
         return _replace(loop, count=loop.count + 1, events=_events([*loop.events, *ids]))
-    return DoomLoop(tool=step.tool, keys=step.keys, command=step.command, count=1, events=ids, first_ts=step.ts,
+    return DoomLoop(tool=step.tool, keys=step.keys, command=step.command, count=1, events=ids, first_ts=began(step),
                     first_error=step.error)
 
 
@@ -217,7 +224,7 @@ def record_failure(
     known = next((p for p in prints if p.key == key), None)
     if known is None:
         return FailurePrint(key=key, tool=step.tool, error=step.error, sessions=[chain.session], events=ids,
-                            first_ts=step.ts, last_ts=step.ts), None
+                            first_ts=began(step), last_ts=step.ts), None
     if chain.session in known.sessions:
         return _replace(known, last_ts=step.ts), None
     sessions = [*known.sessions, chain.session][-MAX_PRINT_SESSIONS:]

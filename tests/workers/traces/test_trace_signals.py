@@ -21,6 +21,7 @@ from trace_testkit import (
     Start,
     User,
     Wait,
+    case_events,
     fail,
     findings,
     ok,
@@ -427,3 +428,28 @@ def test_findings_span_several_sessions_and_chains() -> None:
     found = findings(Start(session="a"), Agent(text="It is blue."), User(text="wrong"), End(),
                      Start(session="b"), Agent(text="It is red."), User(text="wrong"), End())
     assert [f.session for f in found] == ["a", "b"]
+
+
+# -- a finding's time span ----------------------------------------------------------------------
+
+
+def test_a_finding_starts_at_the_first_event_it_lists() -> None:
+    """Cortex: a finding that lists a failing result's call starts at the call, not at the
+    result (a doom loop's, a hallucination's, an unrecovered failure's, a repeat's)."""
+    from workers.evals.traces import Case
+
+    cases = {
+        "doom_loop": [step for _ in range(3) for step in fail("exec", {"command": "ls /nope"}, "No such file")],
+        "hallucination": [User(text="deploy"), *fail("deploy", {"env": "prod"}, "connection refused"),
+                          Agent(text="Done ✅")],
+        "tool_fail": [User(text="check disk"), *fail("exec", {"command": "df -h"}, "Permission denied"),
+                      Agent(text="Here is the file content.")],
+        "repeat_fail": [*_session("a"), *_session("b")],
+    }
+    for signal, steps in cases.items():
+        when = {event.id: event.ts for event, _ in case_events(Case(name="t", steps=steps))}
+        found = [f for f in findings(steps) if f.signal == signal]
+        assert found, signal
+        for finding in found:
+            assert finding.first_ts == when[finding.events[0]], (signal, finding.events)
+            assert finding.last_ts >= max(when[e] for e in finding.events), signal
