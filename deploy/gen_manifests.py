@@ -44,6 +44,7 @@ from shared.names import (
     consumers_of,
     service_name,
     shadow_bucket,
+    shadow_service,
 )
 from shared.runtime import WorkerSpec
 from workers.mcp.tools import nats_permissions
@@ -191,9 +192,9 @@ def worker_permissions(worker: str, ops: WorkerSpec, prefix: str = "cortex", par
         pub += _kv_write(BUCKET_LLM_CACHE)
     pub += [f"{prefix}.feedback.*.{kind}" for kind in ops.feedback]
     sub = ["_INBOX.>"]  # replies to requests (nats-py's default inbox prefix)
-    service = service_name(worker)
+    service = service_name(worker, shadow)
     if ops.serves:
-        sub += [f"{prefix}.api.{name}.*" for name in ops.serves]
+        sub += [f"{prefix}.api.{shadow_service(name) if shadow else name}.*" for name in ops.serves]
         # NATS micro discovery: $SRV.<verb>, $SRV.<verb>.<name>, $SRV.<verb>.<name>.<id>
         sub += ["$SRV.*", f"$SRV.*.{service}", f"$SRV.*.{service}.*"]
     return {"user": f"cortex-{worker}", "publish": _dedupe(pub), "subscribe": _dedupe(sub),

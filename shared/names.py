@@ -85,7 +85,7 @@ DOC_BUCKETS = (
 )
 ALL_BUCKETS = (*DOC_BUCKETS, BUCKET_CHECKPOINTS, BUCKET_LEASES, BUCKET_LLM_CACHE)
 
-QDRANT_COLLECTION = "cortex_memories"
+QDRANT_COLLECTION = "cortex_memories"  # shadow mode: memory_collection(True), cortex_shadow_memories
 
 
 # ---------------------------------------------------------------------------- the stored layout
@@ -225,9 +225,10 @@ def api_subject(prefix: str, service: str, agent: str) -> str:
     return f"{prefix}.api.{service}.{agent}"
 
 
-def service_name(worker: str) -> str:
-    """A worker's NATS micro service: what ``$SRV.*.<name>`` discovers (its permissions)."""
-    return f"cortex-{worker}"
+def service_name(worker: str, shadow: bool = False) -> str:
+    """A worker's NATS micro service: what ``$SRV.*.<name>`` discovers (its permissions);
+    ``cortex-<worker>-shadow`` in shadow mode (its own queue group)."""
+    return f"cortex-{shadow_service(worker) if shadow else worker}"
 
 
 def api_endpoint_subject(prefix: str, service: str) -> str:
@@ -242,6 +243,20 @@ def feedback_subject(prefix: str, agent: str, kind: str) -> str:
 
 def shadow_bucket(bucket: str) -> str:
     return "cortex_shadow_" + bucket.removeprefix("cortex_")
+
+
+def memory_collection(shadow: bool = False) -> str:
+    """The recall worker's Qdrant collection: ``cortex_memories``, or in shadow mode its twin
+    named like the shadow buckets (``cortex_shadow_memories``), so that a shadow worker
+    sharing the store with the live one never reads or writes the live memories."""
+    return shadow_bucket(QDRANT_COLLECTION) if shadow else QDRANT_COLLECTION
+
+
+def shadow_service(service: str) -> str:
+    """The API a worker in shadow mode serves instead of ``service`` (``recall-shadow``:
+    ``<prefix>.api.recall-shadow.<agent>``), so that a live request is never answered from
+    shadow state; named like the shadow consumers."""
+    return f"{service}-shadow"
 
 
 def consumer_name(worker: str, partition: int | None = None, shadow: bool = False) -> str:

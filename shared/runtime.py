@@ -349,6 +349,7 @@ class WorkerHost:
         health = self.registry.worker(f"{spec.name}-api")
         ctx = WorkerContext(nc=nc, js=nc.jetstream(), settings=self.settings, worker=spec.name,
                             consumer="", producer=producer_id(spec, self.settings, self.version), health=health,
+                            shadow=self.settings.mode == "shadow",  # a shadow API answers from shadow state
                             # an API may call the LLM too (recall's re-ranker)
                             extras=self.extras, catalog=self.catalog, shared_inputs=self.inputs)
         await spec.serve(ctx, self.stop)

@@ -24,7 +24,7 @@ from prometheus_client import Counter, Histogram
 from schemas.api import ErrorBody, ErrorReply
 from schemas.events import is_valid_agent
 from shared.errors import TransientError, is_transient
-from shared.names import api_endpoint_subject, service_name
+from shared.names import api_endpoint_subject, service_name, shadow_service
 
 if TYPE_CHECKING:
     from shared.runtime import WorkerContext
@@ -102,14 +102,18 @@ async def _dispatch(req: Request, service: str, request_type: type[Any],
 
 async def serve_worker(ctx: WorkerContext, endpoints: list[Endpoint], stop: asyncio.Event) -> None:
     """Serve a worker's API until ``stop`` is set: the services its ``WorkerSpec.serves``
-    declares (its NATS permissions follow from them) as the micro service ``cortex-<worker>``.
+    declares (its NATS permissions follow from them) as the micro service ``cortex-<worker>``;
+    in shadow mode as ``<service>-shadow`` of ``cortex-<worker>-shadow`` (``shadow_service``).
     Endpoints other than the declared ones are a mistake in the code, refused before any is
     served (checked when the worker's spec is in ``ctx.catalog``: always under a host)."""
     spec = ctx.catalog.get(ctx.worker)
     if spec is not None and sorted(e[0] for e in endpoints) != sorted(spec.serves):
         raise ValueError(f"worker {ctx.worker} serves {sorted(e[0] for e in endpoints)}, "
                          f"its spec declares {sorted(spec.serves)}")
-    await serve_endpoints(ctx.nc, ctx.settings.prefix, service_name(ctx.worker), "0.1.0", endpoints, stop)
+    if ctx.settings.mode == "shadow":  # its own subjects and queue group: a live request never gets a shadow answer
+        endpoints = [(shadow_service(service), request_type, handle) for service, request_type, handle in endpoints]
+    await serve_endpoints(ctx.nc, ctx.settings.prefix, service_name(ctx.worker, ctx.settings.mode == "shadow"),
+                          "0.1.0", endpoints, stop)
 
 
 async def serve_endpoints(nc: Client, prefix: str, name: str, version: str, endpoints: list[Endpoint],

@@ -37,7 +37,9 @@ from shared.names import (
     OPENCLAW_FAMILY,
     api_subject,
     feedback_subject,
+    memory_collection,
     service_name,
+    shadow_service,
 )
 from shared.provision import MIGRATING_METADATA
 
@@ -143,6 +145,7 @@ def nats_names() -> set[str]:
     return ({api_subject("cortex", s, "<agent>") for s in served_apis()}
             | {feedback_subject("cortex", "<agent>", kind) for kind in KINDS["feedback"]}
             | {f"cortex.{OPENCLAW_FAMILY}.<slot>.<agent>.<type>", service_name("<worker>")}
+            | {api_subject("cortex", shadow_service("<service>"), "<agent>"), memory_collection(shadow=True)}
             | {*ALL_BUCKETS, BUCKET_FORGETS, EVENTS_STREAM, NOTES_STREAM, DLQ_STREAM, BACKUP_STREAM}
             | {LAYOUT_METADATA, MIGRATING_METADATA, SOURCES_METADATA, ORIGINS_METADATA})
 

@@ -248,6 +248,9 @@ def test_partitioned_permissions_name_every_partition_consumer() -> None:
     assert "$JS.API.CONSUMER.MSG.NEXT.CORTEX_EVENTS.threads" not in publish
     shadow = gen.all_permissions(shadow=True)["workers"]["threads"]["publish"]
     assert "$KV.cortex_shadow_threads.>" in shadow and "$KV.cortex_threads.>" not in shadow
+    recall = gen.all_permissions(shadow=True)["workers"]["recall"]["subscribe"]  # its own API, never the live one
+    assert "cortex.api.recall-shadow.*" in recall and "cortex.api.recall.*" not in recall
+    assert "$SRV.*.cortex-recall-shadow" in recall
 
 
 def test_nats_server_accepts_the_generated_config(tmp_path: Path) -> None:

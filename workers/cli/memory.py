@@ -266,23 +266,29 @@ PENDING = 3  # exit code: the forget completes on its own (the recall worker has
 
 
 def _store_eraser(settings: Settings, agent: str) -> Callable[[], Awaitable[str]]:
-    """Delete the agent's memories from the store directly (no recall worker is running)."""
+    """Delete the agent's memories from the store directly (no recall worker is running):
+    from the shadow workers' collection first when there is one (so that a store that cannot
+    be opened stops the forget before anything is removed), then from the live one."""
     async def erase() -> str:
         from workers.recall.spec import missing_stack
 
         if (missing := missing_stack()) is not None:  # a slim install: no store to open here
             raise CliError(f"cannot delete the memories of {agent} from here: {missing}")
+        from shared.names import memory_collection
         from workers.recall.embedders import make_embedder
-        from workers.recall.store import StoreUnavailable, store_for
+        from workers.recall.store import StoreUnavailable, collection_exists, store_for
 
         def run() -> None:
             embedder = make_embedder(settings.embedder)
-            store = store_for(settings, embedder.name, embedder.dim)
-            try:
-                store.delete_agent(agent)
-                store.flush()
-            finally:
-                store.close()
+            for shadow in (True, False):
+                if shadow and not collection_exists(settings, memory_collection(shadow=True)):
+                    continue  # never ran in shadow mode: nothing to delete, nothing to make
+                store = store_for(settings, embedder.name, embedder.dim, shadow=shadow)
+                try:
+                    store.delete_agent(agent)
+                    store.flush()
+                finally:
+                    store.close()
 
         try:
             await asyncio.to_thread(run)

@@ -15,9 +15,10 @@ import numpy.typing as npt
 from qdrant_edge import Bm25, Bm25Config, Language, SnowballLanguage, SnowballParams, StopwordsSet
 
 from schemas.types import MemoryScope, MemoryType
+from shared.names import QDRANT_COLLECTION
 from workers.recall.models import Memory, SearchHit, Tier, memory_from_payload
 
-COLLECTION = "cortex_memories"
+COLLECTION = QDRANT_COLLECTION  # the live one; shadow mode: shared.names.memory_collection(True)
 DENSE = "dense"
 SPARSE = "bm25"
 SCHEMA_VERSION = 1

@@ -5,6 +5,9 @@ Layout under the store directory::
     cortex_memories/        the Edge shard (segments + WAL)
     cortex_memories.json    CollectionInfo: embedder, dimension, BM25 setting
 
+and likewise ``cortex_shadow_memories/`` and its ``.json`` for a worker in shadow mode
+(each collection's shard has its own WAL lock: a live and a shadow worker both run).
+
 The shard takes an exclusive lock on its WAL, so a second process opening the same
 directory gets :class:`StoreUnavailable` (it is a standby; it retries until the active
 instance lets go). Calls are serialised by a lock: the worker may call from threads.
@@ -101,6 +104,12 @@ def _filter(conds: list[Condition], ids: Sequence[str | int | uuid.UUID] | None 
         except ValueError as exc:  # as point_ids: a memory id is a UUID
             raise StoreError(f"not a memory id (expected a UUID): {exc}") from exc
     return Filter(must=must)
+
+
+def edge_collection_exists(directory: str, collection: str) -> bool:
+    """Has a store under ``directory`` made ``collection`` (its metadata or its shard)?"""
+    root = Path(directory)
+    return (root / f"{collection}.json").exists() or (root / collection).exists()
 
 
 class EdgeMemoryStore(StoreBase):

@@ -79,8 +79,21 @@ def _filter(conds: list[Condition], ids: Sequence[str] | None = None) -> models.
     return models.Filter(must=must)
 
 
+def server_collection_exists(url: str, collection: str, *, api_key: str | None = None, grpc_port: int = 6334,
+                             timeout_s: int = 10) -> bool:
+    """Does the server at ``url`` hold ``collection``? (StoreUnavailable: it cannot be asked.)"""
+    client = QdrantClient(url=url, prefer_grpc=True, grpc_port=grpc_port, api_key=api_key, timeout=timeout_s)
+    try:
+        return bool(client.collection_exists(collection))
+    except Exception as exc:
+        raise _translate(exc, f"{url} collection_exists") from exc
+    finally:
+        client.close()
+
+
 class ServerMemoryStore(StoreBase):
-    """``MemoryStore`` over a Qdrant server collection ``cortex_memories``."""
+    """``MemoryStore`` over a Qdrant server collection: ``cortex_memories`` (its shadow twin
+    ``cortex_shadow_memories`` in shadow mode)."""
 
     def __init__(
         self,

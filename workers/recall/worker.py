@@ -525,6 +525,9 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
     llm = LlmClient(ctx.settings, ctx.js, http_client=ctx.extras.get("llm_http_client"),
                     max_retries=ctx.extras.get("llm_max_retries", 3))
     reranking = ctx.settings.recall.rerank and llm.enabled
+    # shadow mode answers from its own collection (store_for) on recall-shadow, and publishes no
+    # access events: they would change the live memories and facts
+    live = ctx.settings.mode != "shadow"
 
     async def handle(agent: str, req: RecallRequest) -> RecallReply:
         if not req.query.strip():
@@ -537,9 +540,9 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
             if reranking:
                 ranked = await rerank(llm, agent, req.query, ranked, now, depth)
             reply = reply_of(ranked, req, ctx.settings)
-        if reply.memories:
+        if reply.memories and live:
             await _publish_access(ctx, agent, [m.id for m in reply.memories])
-        facts = [m.fact_id for m in reply.memories if m.fact_id]
+        facts = [m.fact_id for m in reply.memories if m.fact_id and live]
         if facts:  # the facts returned are accessed: the knowledge worker promotes them
             # in event time: the summary's watermark, or (before recall wrote one) the candidates' latest
             at = await _latest_event_ts(ctx, agent) or now
