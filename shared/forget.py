@@ -1,5 +1,6 @@
 """Removing an agent everywhere (``cortex forget AGENT``): its events, its documents in
-every bucket (history included), its dead letters, its LLM usage counters and its memories
+every bucket (history included), its dead letters, its LLM usage counters and cached LLM
+answers, and its memories
 — as one operation that completes, possibly later, or does nothing.
 
 How it stays consistent while the agent's events keep arriving:
@@ -16,7 +17,7 @@ How it stays consistent while the agent's events keep arriving:
    order, so before any of the agent's newer events), and the events after it are applied
    onto nothing.
 3. **Purge** the agent's events below the marker (all of them without one), her documents,
-   dead letters and usage counters, then release the leases. The paused workers resume at
+   dead letters, usage counters and cached LLM answers, then release the leases. The paused workers resume at
    their checkpoints: what they had applied of her is gone with the documents, what they had
    not applied is gone from the stream, and her newer events build new documents from
    nothing — every document agrees with the stream.
@@ -61,6 +62,8 @@ from shared.names import (
     EVENTS_STREAM,
     NOTES_STREAM,
     agent_event_filters,
+    llm_answer_key,
+    llm_usage_key,
     notes_subject,
     shadow_bucket,
 )
@@ -78,6 +81,7 @@ class ForgetReport(msgspec.Struct, kw_only=True):
     documents: int = 0
     dead_letters: int = 0
     usage_keys: int = 0
+    llm_answers: int = 0  # cached LLM answers (answer.<agent>.*: her prompts and what was made of them)
     memories: str = "not attempted"
 
 
@@ -158,8 +162,20 @@ async def purge_documents(js: JetStreamContext, agent: str, buckets: Sequence[st
 
 
 async def purge_usage(js: JetStreamContext, agent: str) -> int:
-    kv = await js.key_value(BUCKET_LLM_CACHE)
-    keys = [k for k in await kv_keys(js, BUCKET_LLM_CACHE, f"usage.{agent}") if k.startswith(f"usage.{agent}.")]
+    """Purge the agent's LLM usage counters (``usage.<agent>.<day>``); returns how many."""
+    return await _purge_prefixed(js, BUCKET_LLM_CACHE, llm_usage_key(agent))
+
+
+async def purge_llm_answers(js: JetStreamContext, agent: str) -> int:
+    """Purge the LLM answers cached for the agent (``answer.<agent>.<sha256>``: her text went
+    into the prompts); returns how many. Answers an earlier version cached under a bare
+    digest cannot be attributed to anyone (``shared.llm._adopt_unattributed``)."""
+    return await _purge_prefixed(js, BUCKET_LLM_CACHE, llm_answer_key(agent))
+
+
+async def _purge_prefixed(js: JetStreamContext, bucket: str, prefix: str) -> int:
+    kv = await js.key_value(bucket)
+    keys = [k for k in await kv_keys(js, bucket, prefix) if k.startswith(f"{prefix}.")]
     for key in keys:
         await kv.purge(key)
     return len(keys)
@@ -350,6 +366,7 @@ class AgentForget:
         await self._step("purging the dead letters")
         report.dead_letters = await purge_dead_letters(self._js, self._prefix, agent)
         report.usage_keys = await purge_usage(self._js, agent)
+        report.llm_answers = await purge_llm_answers(self._js, agent)
         self.record.state = "pending" if self.record.marker_seq else "complete"
         await self._step("waiting for the recall worker" if self.record.marker_seq else "done")
 

@@ -1,6 +1,8 @@
 """One LLM client for every LLM path (narrative, recall capture, knowledge extraction).
 
-* Answers go through ``cortex_llm_cache``, keyed by sha256 of model + purpose + prompt, so a
+* Answers go through ``cortex_llm_cache``, keyed by the agent and sha256 of model + purpose +
+  system + prompt (``answer.<agent>.<sha256>``, ``shared.names.llm_answer_key``: `cortex
+  forget` purges an agent's answers, derived from her text, with her usage counters), so a
   replay costs nothing and reproduces byte for byte. Outcomes that are the same on every try
   are cached too, so a replay takes the branch the live run took: the model's refusal or
   empty answer, a request the API rejects as invalid (400, 413, 422), over budget.
@@ -37,7 +39,7 @@ from prometheus_client import Counter
 from shared.config import Settings
 from shared.errors import TransientError
 from shared.kv import kv_read, kv_update
-from shared.names import BUCKET_LLM_CACHE
+from shared.names import BUCKET_LLM_CACHE, llm_answer_key, llm_usage_key
 
 log = logging.getLogger(__name__)
 
@@ -140,6 +142,20 @@ def process_cap(limit: int) -> LlmCap:
     return cap
 
 
+async def _adopt_unattributed(kv: Any, digest: str, key: str) -> bytes | None:
+    """An answer cached by an earlier version under the bare digest (no agent: `cortex forget`
+    cannot attribute it): the first agent whose call asks for it takes it under her own key
+    and the bare one is purged, so a replay after the upgrade still reads the answer the live
+    run got, and from then on forgetting her removes it. The bucket has no TTL: a bare key
+    that is never asked for again stays until the bucket is purged (docs/operations.md,
+    Forgetting an agent). Another agent with the very same prompt then misses: one more call."""
+    raw, _ = await kv_read(kv, digest)
+    if raw is not None:
+        await kv.put(key, raw)
+        await kv.purge(digest)
+    return raw
+
+
 class LlmClient:
     def __init__(self, settings: Settings, js: JetStreamContext, http_client: Any = None,
                  base_url: str | None = None, max_retries: int = 3, timeout_s: float = 30.0) -> None:
@@ -158,8 +174,11 @@ class LlmClient:
     def enabled(self) -> bool:
         return self._client is not None
 
-    def cache_key(self, purpose: str, system: str, prompt: str) -> str:
+    def digest(self, purpose: str, system: str, prompt: str) -> str:
         return hashlib.sha256(f"{self.model}\0{purpose}\0{system}\0{prompt}".encode()).hexdigest()
+
+    def cache_key(self, agent: str, purpose: str, system: str, prompt: str) -> str:
+        return llm_answer_key(agent, self.digest(purpose, system, prompt))
 
     async def complete(self, *, agent: str, purpose: str, system: str, prompt: str, when: datetime,
                        max_tokens: int = 1024, tool: dict[str, Any] | None = None) -> str | None:
@@ -168,8 +187,11 @@ class LlmClient:
         if self._client is None:
             return None
         kv = await self._js.key_value(BUCKET_LLM_CACHE)
-        key = self.cache_key(purpose, system, prompt + (json.dumps(tool, sort_keys=True) if tool else ""))
+        digest = self.digest(purpose, system, prompt + (json.dumps(tool, sort_keys=True) if tool else ""))
+        key = llm_answer_key(agent, digest)
         raw, _ = await kv_read(kv, key)
+        if raw is None:
+            raw = await _adopt_unattributed(kv, digest, key)
         cached = _cached(raw)
         if cached is not None:
             LLM_CALLS.labels(purpose, "cache_hit").inc()
@@ -180,7 +202,7 @@ class LlmClient:
 
     async def _ask(self, agent: str, purpose: str, system: str, prompt: str, when: datetime,
                    max_tokens: int, tool: dict[str, Any] | None = None) -> CachedAnswer:
-        usage_key = f"usage.{agent}.{when.date().isoformat()}"
+        usage_key = llm_usage_key(agent, when.date().isoformat())
         kv = await self._js.key_value(BUCKET_LLM_CACHE)
         used_raw, _ = await kv_read(kv, usage_key)
         if self.daily_tokens and _tokens(used_raw) >= self.daily_tokens:

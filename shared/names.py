@@ -74,7 +74,7 @@ BUCKET_TRACES = "cortex_traces"
 BUCKET_OPERATIONS = "cortex_operations"
 BUCKET_CHECKPOINTS = "cortex_checkpoints"
 BUCKET_LEASES = "cortex_leases"
-BUCKET_LLM_CACHE = "cortex_llm_cache"
+BUCKET_LLM_CACHE = "cortex_llm_cache"  # keys: llm_answer_key, llm_usage_key
 BUCKET_FORGETS = "cortex_forgets"  # beyond the contract: the status of each agent's last `cortex forget`
 
 # Buckets whose values are per-agent documents (shadow mode writes cortex_shadow_<name>).
@@ -239,6 +239,20 @@ def api_endpoint_subject(prefix: str, service: str) -> str:
 def feedback_subject(prefix: str, agent: str, kind: str) -> str:
     """Where a FeedbackEvent of ``kind`` about ``agent`` is published."""
     return published_subject(prefix, "feedback", agent, kind)
+
+
+def llm_answer_key(agent: str, digest: str = "") -> str:
+    """A cached LLM answer in ``cortex_llm_cache``: ``answer.<agent>.<digest>`` (the digest:
+    sha256 of model, purpose, system and prompt). Every LLM call is made on behalf of one
+    agent and its prompt holds her text, so `cortex forget` purges her answers by this prefix
+    (``digest`` empty: the prefix itself). The agent is the second token, as in
+    ``usage.<agent>.<day>``: no agent id can name another's keys or the usage counters."""
+    return f"answer.{agent}.{digest}" if digest else f"answer.{agent}"
+
+
+def llm_usage_key(agent: str, day: str = "") -> str:
+    """The agent's LLM token count of one day of event time (``day`` empty: the prefix)."""
+    return f"usage.{agent}.{day}" if day else f"usage.{agent}"
 
 
 def shadow_bucket(bucket: str) -> str:

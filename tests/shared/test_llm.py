@@ -264,6 +264,61 @@ async def test_answers_are_cached_so_a_replay_costs_nothing(nc: Client) -> None:
     assert len(fake.requests) == 1
 
 
+async def test_a_forget_purges_exactly_the_agents_cached_answers_and_usage_counters(nc: Client) -> None:
+    """Every LLM call is made for one agent and its prompt holds her text: the answer is cached
+    under ``answer.<agent>.<sha256>``, so `cortex forget` removes it with her usage counters.
+    Before, answers were keyed by the bare digest and the forget left every one of them. The
+    forgotten agent is called ``usage``: her id cannot reach the other agent's counters."""
+    from shared.forget import AgentForget
+    from shared.kv import kv_keys
+
+    fake = FakeAnthropic(lambda body, n: httpx2.Response(200, json=answer(f"answer {n}")))
+    js = nc.jetstream()
+    await provision(js, load_settings({}), [])
+    llm = LlmClient(load_settings({"ANTHROPIC_API_KEY": "sk-test"}), js, http_client=fake.client())
+    when = datetime(2026, 2, 17, tzinfo=UTC)
+    for agent in ("alice", "usage"):
+        for day in (17, 18):
+            await llm.complete(agent=agent, purpose="t", system="s", prompt=f"what {agent} said on the {day}th",
+                               when=when.replace(day=day))
+    before = await kv_keys(js, "cortex_llm_cache")
+    assert len(before) == 8 and {k.split(".")[0] for k in before} == {"answer", "usage"}
+
+    async def no_store() -> str:
+        return "no memory store here"
+
+    record = await AgentForget(js, prefix="cortex", agent="usage", consumers=[], recall_consumer="", lease_ttl_s=1,
+                               erase_memories=no_store).run(wait_s=0)
+    assert (record.state, record.report.llm_answers, record.report.usage_keys) == ("complete", 2, 2)
+    assert await kv_keys(js, "cortex_llm_cache") == [k for k in before if k.split(".")[1] == "alice"]
+    assert len(fake.requests) == 4
+    assert await llm.complete(agent="alice", purpose="t", system="s", prompt="what alice said on the 17th",
+                              when=when) == "answer 1"  # hers are still answered from the cache
+    assert len(fake.requests) == 4
+    await llm.aclose()
+
+
+async def test_an_answer_cached_by_an_earlier_version_is_read_and_taken_by_its_agent(nc: Client) -> None:
+    """An earlier version cached answers under the bare digest: the first call that asks for
+    one still reads it (a replay after the upgrade gets the live run's answer, no API call)
+    and moves it under the agent's key, where a forget finds it."""
+    from shared.kv import kv_keys
+
+    fake = FakeAnthropic(lambda body, n: httpx2.Response(200, json=answer("a new answer")))
+    js = nc.jetstream()
+    await provision(js, load_settings({}), [])
+    llm = LlmClient(load_settings({"ANTHROPIC_API_KEY": "sk-test"}), js, http_client=fake.client())
+    digest = llm.digest("t", "s", "the prompt")
+    kv = await js.key_value("cortex_llm_cache")
+    await kv.put(digest, msgspec.json.encode({"text": "the old answer", "outcome": "ok"}))
+    when = datetime(2026, 2, 17, tzinfo=UTC)
+    text = await llm.complete(agent="alice", purpose="t", system="s", prompt="the prompt", when=when)
+    assert text == "the old answer"
+    assert fake.requests == []
+    assert await kv_keys(js, "cortex_llm_cache") == [f"answer.alice.{digest}"]
+    await llm.aclose()
+
+
 async def test_every_client_of_a_process_waits_on_one_concurrency_cap(nc: Client) -> None:
     """CORTEX_LLM_MAX_CONCURRENCY caps the process, not each client (a host runs several
     workers; recall holds two clients): at 1, a second client's request waits for a slot

@@ -313,7 +313,7 @@ async def _consumers_of(js: Any, settings: Settings, agent: str) -> list[str]:
 def describe_forget(record: ForgetRecord) -> str:
     r, agent = record.report, record.agent
     removed = (f"{r.events} events, {r.documents} documents, {r.dead_letters} dead letters, "
-               f"{r.usage_keys} usage counters")
+               f"{r.usage_keys} usage counters, {r.llm_answers} cached LLM answers")
     if record.state == "complete":
         return f"forgot {agent}: {removed}; memories {r.memories}"
     if record.state == "pending":
