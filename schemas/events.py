@@ -11,6 +11,7 @@ from msgspec import Meta
 from schemas.types import (
     AGENT_PATTERN,
     EVENT_ID_PATTERN,
+    MEMORY_ID_PATTERN,
     AgentId,
     EventId,
     FeedbackKind,
@@ -146,6 +147,7 @@ Event = MessageEvent | SessionEvent | CompactionEvent | NoteEvent | FeedbackEven
 
 _AGENT_RE = re.compile(AGENT_PATTERN.strip("^$"))
 _EVENT_ID_RE = re.compile(EVENT_ID_PATTERN.strip("^$"))
+_MEMORY_ID_RE = re.compile(MEMORY_ID_PATTERN.strip("^$"))
 
 
 def is_valid_agent(agent: str) -> bool:
@@ -155,3 +157,8 @@ def is_valid_agent(agent: str) -> bool:
 
 def is_valid_event_id(event_id: str) -> bool:
     return _EVENT_ID_RE.fullmatch(event_id) is not None
+
+
+def is_memory_id(value: object) -> bool:
+    """True when ``value`` is a recall memory's id (``MEMORY_ID_PATTERN``: a UUID string)."""
+    return isinstance(value, str) and _MEMORY_ID_RE.fullmatch(value) is not None

@@ -11,6 +11,10 @@ from msgspec import Meta
 # fullmatch (schemas.events.is_valid_agent / is_valid_event_id); the pattern here is for JSON Schema.
 AGENT_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 EVENT_ID_PATTERN = r"^[A-Za-z0-9_.:-]{1,128}$"
+# A recall memory's id: a UUID in its usual 8-4-4-4-12 form, as the recall worker makes them
+# (uuid5, lowercase; any case is the same id) — the ids a recall_access, memory_pin or
+# memory_forget FeedbackEvent may name.
+MEMORY_ID_PATTERN = r"^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$"
 
 AgentId = Annotated[
     str,

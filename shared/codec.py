@@ -38,6 +38,7 @@ from schemas.events import (
     RunEvent,
     SessionEvent,
     ToolEvent,
+    is_memory_id,
     is_valid_agent,
     is_valid_event_id,
 )
@@ -344,6 +345,33 @@ def _check_value(event: Event) -> str | None:
 # Feedback kinds naming ids: ``target`` and/or a list of strings in ``value``.
 _ID_LISTS = {"fact_access": "fact", "operation_seen": "operation"}
 
+# Feedback kinds naming recall memories (``target`` and/or a list in ``value``): every id a
+# memory id (``is_memory_id``), as cortex_recall returns them — an id the memory store can
+# never hold is bad input here, not a failure of the recall worker's store later.
+MEMORY_ID_KINDS: Final = frozenset({"recall_access", "memory_pin", "memory_forget"})
+
+
+def _check_memory_ids(event: Event) -> str | None:
+    """A ``recall_access``, ``memory_pin`` or ``memory_forget`` names memory ids only, at
+    least one (``cortex forget``'s marker, a ``memory_forget`` whose ``value`` is ``"all"``,
+    may name none: it forgets every memory of the agent)."""
+    if not isinstance(event, FeedbackEvent) or event.kind not in MEMORY_ID_KINDS:
+        return None
+    everything = event.kind == "memory_forget" and event.value == "all"
+    if event.value is not None and not everything and (
+            not isinstance(event.value, list) or not all(isinstance(i, str) for i in event.value)):
+        return f"invalid {event.kind} value: expected a list of memory ids (strings)"
+    ids = ([event.target] if event.target is not None else []) + (
+        event.value if isinstance(event.value, list) else [])
+    if not ids and not everything:
+        return f"{event.kind} names no memory id (target or a list in value)"
+    bad = next((i for i in ids if not is_memory_id(i)), None)
+    if bad is not None:
+        shown = bad if len(bad) <= 80 else bad[:80] + "…"
+        return (f"{event.kind}: {shown!r} is not a memory id (expected a UUID such as cortex_recall returns, "
+                "e.g. 1b4e28ba-2fa1-11d2-883f-0016d3cca427)")
+    return None
+
 
 # --------------------------------------------------------------------------- decoding
 
@@ -385,7 +413,8 @@ def _decode(prefix: str, subject: str, seq: int, data: bytes, limits: Limits) ->
     if isinstance(decoded, str):
         return Rejection(seq=seq, subject=subject, reason=decoded)
     event, key = decoded
-    reason = _check_identity(event, agent, kind) or _check_value(event) or check_event(event, limits, len(data))
+    reason = (_check_identity(event, agent, kind) or _check_value(event) or check_event(event, limits, len(data))
+              or _check_memory_ids(event))
     if reason:
         return Rejection(seq=seq, subject=subject, reason=reason)
     return Envelope(seq=seq, subject=subject, family=family, kind=kind, agent=agent, event=event,

@@ -8,7 +8,8 @@ order, one batch at a time:
 3. ``handler.apply`` each event in order. A transient failure (store or API unreachable)
    is retried in place, without limit, with capped backoff, while readiness is false —
    the message keeps its place, so nothing after it can overtake it. Any other failure is
-   retried ``max_attempts`` times and then dead-lettered;
+   retried ``max_attempts`` times and then dead-lettered (``InvalidEvent``, bad input only
+   the handler can tell, at once);
 4. ``handler.commit`` writes the batch's documents (compare-and-set, per-agent watermark);
 5. the checkpoint (highest contiguous applied stream sequence) goes to
    ``cortex_checkpoints``;
@@ -51,7 +52,14 @@ from shared import metrics
 from shared.backoff import backoff_delay
 from shared.codec import Envelope, Limits, Rejection, decode_event
 from shared.duplicates import DuplicateWindow
-from shared.errors import DocumentCorrupt, LeaseLost, RebuildRequired, UnwritableDocuments, is_transient
+from shared.errors import (
+    DocumentCorrupt,
+    InvalidEvent,
+    LeaseLost,
+    RebuildRequired,
+    UnwritableDocuments,
+    is_transient,
+)
 from shared.health import Health
 from shared.kv import checkpoint_value, kv_read
 from shared.names import (
@@ -422,6 +430,9 @@ class ConsumeLoop:
                 changed = await self._handler.apply(env)
             except RebuildRequired:
                 raise
+            except InvalidEvent as exc:  # bad input the handler found: no retry can change it
+                await self._dead_letter(msg, env.seq, str(exc), "invalid")
+                return True
             except Exception as exc:
                 if is_transient(exc):
                     await self._transient_pause("apply", exc, failures := failures + 1)

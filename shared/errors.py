@@ -31,6 +31,12 @@ class DocumentCorrupt(RebuildRequired):
         self.reason = reason
 
 
+class InvalidEvent(Exception):
+    """The handler found the event itself invalid, which decoding could not tell (e.g. an id
+    its store cannot hold): bad input, dead-lettered at once with this message as the
+    reason, never retried (the contract's "the worker carries on")."""
+
+
 class DocumentTooLarge(ValueError):
     """A document cannot be made to fit one KV value (or one part): a permanent failure of
     the events that made it, never retried."""

@@ -223,6 +223,12 @@ def test_status_on_a_single_server_says_one_replica(nats_url: str) -> None:
          "ws:// or wss://)"),
         (("worker", "threads"), {"CORTEX_NATS_URL": "https://alice:pw@nats.example:443"},
          "https://nats.example:443: unsupported URL scheme 'https://'"),
+        # refused before connecting (the server named is unreachable): nothing is published
+        (("memory", "forget", "alice", "nonexistent"), {"CORTEX_NATS_URL": "nats://127.0.0.1:1"},
+         "'nonexistent' is not a memory id (a whole UUID such as 1b4e28ba-2fa1-11d2-883f-0016d3cca427, as the "
+         "recall API returns it): nothing was published"),
+        (("memory", "pin", "alice", "1b4e28ba"), {"CORTEX_NATS_URL": "nats://127.0.0.1:1"},
+         "'1b4e28ba' is not a memory id"),
     ],
 )
 def test_user_errors_are_one_clear_line_and_a_non_zero_exit(args: tuple[str, ...], env: dict[str, str],

@@ -19,6 +19,7 @@ from schemas.api import RecallReply, RecallRequest
 from schemas.docs import RecallDoc
 from shared.config import load_settings
 from shared.kv import kv_read
+from shared.names import DLQ_STREAM
 from shared.provision import provision
 from shared.runtime import WorkerHost
 from workers import __version__
@@ -434,3 +435,82 @@ async def test_a_contradicted_memory_drops_out_of_recall_unless_history_is_asked
     history = await ask(nc, "lena", "Which day do we deploy?", history=True)
     old = [m for m in history.memories if m.source_event == "lena-m1"]
     assert old and all(m.superseded_by for m in old)
+
+
+async def _dead_letters(js: Any) -> list[tuple[str, dict[str, str], bytes]]:
+    info = await js.stream_info(DLQ_STREAM)
+    out = []
+    for seq in range(info.state.first_seq, info.state.last_seq + 1 if info.state.messages else 0):
+        m = await js.get_msg(DLQ_STREAM, seq)
+        out.append((m.subject, dict(m.headers or {}), m.data or b""))
+    return out
+
+
+def _feedback(i: int, agent: str, kind: str, **fields: Any) -> tuple[str, bytes]:
+    event = {"id": f"fb-{agent}-{i}", "agent": agent, "ts": f"2026-02-17T09:{i:02d}:00Z", "kind": kind, **fields}
+    return f"cortex.feedback.{agent}.{kind}", json.dumps(event).encode()
+
+
+def _remember(i: int, agent: str, content: str) -> tuple[str, bytes]:
+    return _feedback(i, agent, "remember", value={"content": content}, actor="mcp")
+
+
+async def test_memory_feedback_naming_no_memory_id_is_a_dead_letter_and_recall_goes_on(
+    recall_env: tuple[Client, Any], wait_for: Any
+) -> None:
+    """A recall_access, memory_pin or memory_forget whose id is no UUID made the store raise at
+    commit: the worker, then `cortex up`, died with a traceback — again on every restart.
+    Now each is a dead letter with the reason, and what follows is applied."""
+    from workers.recall.capture import remembered_id
+
+    nc, host = recall_env
+    js = nc.jetstream()
+    bad = [_feedback(1, "kim", "recall_access", value=["not-a-uuid"]),
+           _feedback(2, "kim", "memory_pin", target="42"),
+           _feedback(3, "kim", "memory_forget", target="nonexistent")]
+    for subject, data in [_remember(0, "kim", "The spare office key is under the blue flowerpot."), *bad,
+                          _remember(4, "kim", "The team lunch is every second Thursday at noon.")]:
+        await js.publish(subject, data)
+    await wait_for(lambda: drained(nc), within=60)
+    await wait_for(lambda: _serving(nc), within=30)
+
+    letters = await _dead_letters(js)
+    assert [(s, h["Cortex-Original-Subject"], h["Cortex-Error"], d) for s, h, d in letters] == [
+        ("cortex.dlq.recall", subject, f"{kind}: {shown!r} is not a memory id (expected a UUID such as cortex_recall "
+                                       "returns, e.g. 1b4e28ba-2fa1-11d2-883f-0016d3cca427)", data)
+        for (subject, data), kind, shown in zip(bad, ("recall_access", "memory_pin", "memory_forget"),
+                                                ("not-a-uuid", "42", "nonexistent"), strict=True)]
+    assert not host.stop.is_set()  # the process goes on (a crashed worker task stops the host)
+    for i, question in ((0, "Where is the spare office key?"), (4, "When is the team lunch?")):
+        found = (await ask(nc, "kim", question)).memories
+        assert found and found[0].id == remembered_id("kim", f"fb-kim-{i}")
+
+
+async def test_memory_feedback_naming_an_unknown_memory_id_changes_nothing(
+    recall_env: tuple[Client, Any], wait_for: Any
+) -> None:
+    """A well-formed UUID that names none of the agent's memories (another agent's, a forgotten
+    one, a made-up one) is applied as a no-op: no dead letter, the worker goes on."""
+    from workers.recall.capture import remembered_id
+
+    nc, _ = recall_env
+    js = nc.jetstream()
+    leo = remembered_id("leo", "fb-leo-0")  # leo's memory: nothing of lea's
+    unknown = ["0f8fad5b-d9cb-469f-a165-70867728950e", leo]
+    for subject, data in [_remember(0, "leo", "The boiler is serviced every October."),
+                          _remember(0, "lea", "The car is parked on level three."),
+                          _feedback(1, "lea", "recall_access", value=unknown),
+                          _feedback(2, "lea", "memory_pin", target=unknown[0]),
+                          _feedback(3, "lea", "memory_forget", target=leo),
+                          _remember(4, "lea", "Badminton is on Wednesdays.")]:
+        await js.publish(subject, data)
+    await wait_for(lambda: drained(nc), within=60)
+    await wait_for(lambda: _serving(nc), within=30)
+    assert await _dead_letters(js) == []
+    store = recall_worker.HOLDER.store
+    assert store is not None
+    [kept] = store.get("leo", [leo])
+    assert (kept.pinned, kept.access_count) == (False, 0)  # lea's feedback never reached leo's memory
+    assert {m.content for m in store.scroll("lea")} >= {"The car is parked on level three.",
+                                                         "Badminton is on Wednesdays."}
+    assert not any(m.pinned or m.access_count for m in store.scroll("lea"))

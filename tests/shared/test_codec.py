@@ -111,6 +111,54 @@ def test_a_feedback_value_of_the_wrong_shape_is_bad_input(kind: str, extra: dict
     assert reason in result.reason, result.reason
 
 
+MEMORY = "1b4e28ba-2fa1-11d2-883f-0016d3cca427"
+
+
+@pytest.mark.parametrize(
+    ("kind", "extra"),
+    [
+        ("recall_access", {"value": [MEMORY, "0f8fad5b-d9cb-469f-a165-70867728950e"]}),
+        ("recall_access", {"target": MEMORY}),
+        ("memory_pin", {"target": MEMORY.upper()}),  # any case: the same UUID
+        ("memory_forget", {"target": MEMORY}),
+        ("memory_forget", {"target": MEMORY, "value": [MEMORY]}),
+        ("memory_forget", {"value": "all"}),  # `cortex forget AGENT`'s marker: every memory of the agent
+        ("memory_forget", {"value": "all", "actor": "cortex-forget"}),
+    ],
+)
+def test_memory_feedback_naming_memory_ids_decodes(kind: str, extra: dict[str, object]) -> None:
+    env = decode(f"cortex.feedback.main.{kind}", {**FEEDBACK, "kind": kind, **extra})
+    assert isinstance(env, Envelope), env
+
+
+@pytest.mark.parametrize(
+    ("kind", "extra", "reason"),
+    [
+        ("memory_forget", {"target": "nonexistent"}, "memory_forget: 'nonexistent' is not a memory id"),
+        ("recall_access", {"value": ["not-a-uuid"]}, "recall_access: 'not-a-uuid' is not a memory id"),
+        ("recall_access", {"value": [MEMORY, "1b4e28ba"]}, "'1b4e28ba' is not a memory id"),  # a short id
+        ("memory_pin", {"target": "42"}, "memory_pin: '42' is not a memory id"),
+        ("memory_pin", {"target": "{" + MEMORY + "}"}, "is not a memory id"),  # uuid.UUID would take it
+        ("memory_pin", {"target": MEMORY.replace("-", "")}, "is not a memory id"),
+        ("memory_pin", {"target": ""}, "memory_pin: '' is not a memory id"),
+        ("memory_forget", {"target": "x" * 200}, "'" + "x" * 80 + "…' is not a memory id"),
+        ("memory_forget", {"target": "all"}, "memory_forget: 'all' is not a memory id"),
+        ("memory_forget", {}, "memory_forget names no memory id"),
+        ("memory_pin", {"value": []}, "memory_pin names no memory id"),
+        ("memory_pin", {"value": "all"}, "invalid memory_pin value: expected a list of memory ids"),
+        ("recall_access", {"value": MEMORY}, "invalid recall_access value: expected a list of memory ids"),
+        ("recall_access", {"value": [MEMORY, 7]}, "expected a list of memory ids (strings)"),
+        ("memory_forget", {"value": "everything"}, "expected a list of memory ids"),
+    ],
+)
+def test_memory_feedback_naming_anything_but_memory_ids_is_bad_input(kind: str, extra: dict[str, object],
+                                                                     reason: str) -> None:
+    """One of these crashed the recall worker's store at commit, on every restart."""
+    result = decode(f"cortex.feedback.main.{kind}", {**FEEDBACK, "kind": kind, **extra})
+    assert isinstance(result, Rejection)
+    assert reason in result.reason, result.reason
+
+
 def test_an_oversize_remembered_content_is_rejected_with_its_size() -> None:
     payload = {**FEEDBACK, "kind": "remember", "value": {"content": "ü" * 600}}
     result = decode("cortex.feedback.main.remember", payload, Limits(max_content_bytes=1024))

@@ -19,7 +19,7 @@ from shared import metrics
 from shared.codec import Envelope, Limits
 from shared.config import load_settings
 from shared.consume import ConsumeLoop, LoopConfig
-from shared.errors import TransientError
+from shared.errors import InvalidEvent, TransientError
 from shared.health import Health
 from shared.kv import kv_read
 from shared.names import BUCKET_CHECKPOINTS, DLQ_STREAM, EVENTS_STREAM
@@ -70,6 +70,8 @@ class Faulty(ProjectionHandler):
             raise TransientError("store unreachable (test outage)")
         if isinstance(env.event, MessageEvent) and env.event.content == "boom":
             raise ValueError("cannot handle boom")
+        if isinstance(env.event, MessageEvent) and env.event.content == "invalid":
+            raise InvalidEvent("names an id the store cannot hold")
         return await super().apply(env)
 
 
@@ -162,6 +164,22 @@ async def test_a_handler_failing_every_time_is_retried_then_dead_lettered_and_th
     assert headers["Cortex-Stream-Seq"] == "2"
     assert headers["Nats-Msg-Id"] == "dlq:tally:2"
     assert data == msg(2, content="boom")[1]  # republished unchanged
+
+
+async def test_an_event_the_handler_finds_invalid_is_dead_lettered_at_once_and_the_next_event_applies(
+    js: JetStreamContext, wait_for: WaitFor
+) -> None:
+    """Bad input only the handler can tell (``InvalidEvent``): no retry, the reason as it is."""
+    await publish(js, [msg(1), msg(2, content="invalid"), msg(3)])
+    handler = Faulty(js)
+    async with running(js, handler):
+        await wait_for(lambda: _eq(checkpoint(js), 3))
+    assert handler.attempts["e2"] == 1
+    assert await tally(js) == ["e1", "e3"]
+    [(subject, headers, data)] = await dead_letters(js)
+    assert (subject, headers["Cortex-Error"], headers["Cortex-Stream-Seq"]) == (
+        "cortex.dlq.tally", "names an id the store cannot hold", "2")
+    assert data == msg(2, content="invalid")[1]
 
 
 async def test_a_transient_failure_is_retried_past_max_attempts_with_readiness_false_and_never_dead_lettered(

@@ -18,7 +18,7 @@ import msgspec
 
 from schemas.api import ConsolidateReply, ConsolidateRequest
 from schemas.docs import KnowledgeDoc
-from schemas.events import FeedbackEvent, NoteEvent
+from schemas.events import FeedbackEvent, NoteEvent, is_memory_id
 from shared.asof import DocReader
 from shared.config import Settings
 from shared.errors import TransientError
@@ -184,6 +184,9 @@ async def _summaries(js: Any, settings: Settings, notes: Sequence[NoteEvent], kn
 
 async def cmd_memory(args: argparse.Namespace, settings: Settings) -> int:
     agent = _agent(args.agent)
+    if not is_memory_id(args.id):
+        raise CliError(f"{args.id!r} is not a memory id (a whole UUID such as 1b4e28ba-2fa1-11d2-883f-0016d3cca427, "
+                       "as the recall API returns it): nothing was published")
     event = FeedbackEvent(id=f"fb-{uuid.uuid4().hex}", agent=agent, ts=datetime.now(UTC), kind=args.kind,
                           target=args.id, actor="cli")
     async with connected(settings, args.nats_url) as nc:

@@ -27,7 +27,8 @@ from schemas.api import (
     TracesReply,
 )
 from schemas.docs import BootDoc
-from schemas.types import CommitmentStatus, MemoryScope, MemoryType, ThreadStatus
+from schemas.events import is_memory_id
+from schemas.types import MEMORY_ID_PATTERN, CommitmentStatus, MemoryScope, MemoryType, ThreadStatus
 from shared.names import api_subject, feedback_subject
 from workers.mcp.gateway import Gateway, ToolError, inbox_prefix
 from workers.recall.capture import remembered_id
@@ -112,8 +113,15 @@ class RememberArgs(Args):
 
 
 class ForgetArgs(Args):
-    id: Annotated[str, Meta(min_length=1, max_length=128,
-                            description="the memory id from cortex_recall or cortex_remember")]
+    # the pattern is advertised in the schema and checked in __post_init__, for a message that says what to do
+    id: Annotated[str, Meta(min_length=1, max_length=128, extra_json_schema={"pattern": MEMORY_ID_PATTERN},
+                            description="the memory's id (a UUID) from cortex_recall or cortex_remember")]
+
+    def __post_init__(self) -> None:
+        if not is_memory_id(self.id):
+            shown = self.id if len(self.id) <= 40 else self.id[:40] + "…"
+            raise ValueError(f"{shown!r} is not a memory id, so nothing was forgotten: give the id (a UUID such as "
+                             "1b4e28ba-2fa1-11d2-883f-0016d3cca427) that cortex_recall or cortex_remember returned")
 
 
 class SearchArgs(Args):
@@ -252,7 +260,7 @@ async def _forget(gw: Gateway, arguments: ForgetArgs) -> ToolResult:
     event = await gw.publish_feedback("memory_forget", target=arguments.id)
     return ToolResult(
         text=(f"Asked Cortex to forget memory {arguments.id} of {gw.agent}: the recall worker removes it within "
-              "seconds (an id that is not one of this agent's memories changes nothing)."),
+              "seconds (an id that names none of this agent's memories changes nothing)."),
         data=msgspec.to_builtins(Published(memory_id=arguments.id, event_id=event.id)))
 
 
@@ -279,9 +287,9 @@ TOOLS: tuple[Tool, ...] = (
         name="cortex_forget", args=ForgetArgs, output=Published, run=_forget, read_only=False,
         feedback="memory_forget",
         description=(
-            "Remove one of this agent's memories by its id (from cortex_recall or cortex_remember). The recall "
-            "worker deletes it within seconds; an id that is not one of this agent's memories changes nothing. "
-            "It cannot be undone.")),
+            "Remove one of this agent's memories by its id, the UUID cortex_recall or cortex_remember returned. "
+            "The recall worker deletes it within seconds; a UUID that names none of this agent's memories "
+            "changes nothing, and anything that is not a memory id is refused. It cannot be undone.")),
     api_tool(
         "cortex_search", service="search", worker="api", args=SearchArgs, reply=SearchReply,
         render=_search_text, empty=lambda r: not r.hits,

@@ -37,10 +37,11 @@ from schemas.api import (
 )
 from schemas.docs import Integrity, KnowledgeDoc, RecallDoc
 from schemas.events import FeedbackEvent, MessageEvent, NoteEvent
-from shared.codec import Envelope
+from shared.codec import MEMORY_ID_KINDS, Envelope
 from shared.consume import Handler
-from shared.errors import DocumentCorrupt, TransientError, WorkerCannotRun
-from shared.feedback import publish_feedback, publish_ids
+from shared.errors import DocumentCorrupt, InvalidEvent, TransientError, WorkerCannotRun
+from shared.feedback import feedback_ids, publish_feedback, publish_ids
+from shared.forget import is_agent_forget
 from shared.kv import kv_cas, kv_read
 from shared.llm import LLM_CALLS, LlmClient
 from shared.metrics import DOCUMENTS_CAPPED, DOCUMENTS_REBUILT, KV_CONFLICTS
@@ -66,7 +67,15 @@ from workers.recall.models import RankedMemory
 from workers.recall.ranking import by_matching_turn, named_senders, pool_by_message, rank
 from workers.recall.rerank import rerank
 from workers.recall.sources import APPLIED_FEEDBACK, KNOWLEDGE
-from workers.recall.store import MemoryFilter, MemoryPoint, MemoryStore, StoreError, StoreUnavailable, store_for
+from workers.recall.store import (
+    MemoryFilter,
+    MemoryPoint,
+    MemoryStore,
+    StoreError,
+    StoreUnavailable,
+    point_ids,
+    store_for,
+)
 from workers.recall.tokens import format_memories_with_budget
 
 log = logging.getLogger(__name__)
@@ -186,6 +195,11 @@ class RecallHandler(Handler):
         event = env.event
         if isinstance(event, FeedbackEvent) and event.kind not in APPLIED_FEEDBACK:
             return False
+        if isinstance(event, FeedbackEvent) and event.kind in MEMORY_ID_KINDS and not is_agent_forget(event):
+            try:  # the decoder refuses these already; the store's own check, before anything is staged
+                point_ids(feedback_ids(event))
+            except StoreError as exc:
+                raise InvalidEvent(f"{event.kind}: {exc}") from exc
         if env.family == "compaction" and env.kind != "before":
             return False
         every = self._ctx.settings.runtime.cut_every
@@ -206,24 +220,29 @@ class RecallHandler(Handler):
         it were a batch of its own; a failure leaves the parts not yet done staged."""
         if not self._staged:
             return
-        self._applier.embedder.prefetch([e.event.content for e in self._staged
-                                         if isinstance(e.event, MessageEvent | NoteEvent)])
-        while self._staged:
-            end = self._cuts[0] if self._cuts else len(self._staged)
-            await self._commit_part(self._staged[:end])
-            del self._staged[:end]
-            self._cuts = [cut - end for cut in self._cuts[1:]]
-
-    async def _commit_part(self, staged: list[Envelope]) -> None:
         try:
-            for env in staged:
-                if (env.family, env.kind) == ("session", "start"):
-                    await self._mirror_facts(env)
-                    if self._llm.enabled:
-                        await self._judge(env)
-            outcome = await asyncio.to_thread(self._applier.apply_batch, staged, HOLDER.lock)
+            self._applier.embedder.prefetch([e.event.content for e in self._staged
+                                             if isinstance(e.event, MessageEvent | NoteEvent)])
+            while self._staged:
+                end = self._cuts[0] if self._cuts else len(self._staged)
+                await self._commit_part(self._staged[:end])
+                del self._staged[:end]
+                self._cuts = [cut - end for cut in self._cuts[1:]]
         except (StoreUnavailable, EmbedderUnavailable) as exc:
             raise TransientError(f"memory store: {exc}") from exc
+        except StoreError as exc:
+            # never an event's (what the store refuses is refused at apply: a dead letter) nor
+            # transient: the store itself is wrong (a collection changed under it…). Recall
+            # stops alone with the reason, as at start; the other workers go on.
+            raise WorkerCannotRun(f"recall stopped: memory store: {exc}") from exc
+
+    async def _commit_part(self, staged: list[Envelope]) -> None:
+        for env in staged:
+            if (env.family, env.kind) == ("session", "start"):
+                await self._mirror_facts(env)
+                if self._llm.enabled:
+                    await self._judge(env)
+        outcome = await asyncio.to_thread(self._applier.apply_batch, staged, HOLDER.lock)
         for change in ("added", "merged", "consolidated", "superseded", "skipped", "expired", "demoted"):
             RECALL_MEMORIES.labels(change).inc(getattr(outcome, change))
         # removed from the staged events only once the documents are written: a transient

@@ -12,7 +12,7 @@ from typing import Any
 import nats
 import pytest
 import pytest_asyncio
-from cortex_testkit import ConfiguredNats, cortex, wait_for
+from cortex_testkit import ConfiguredNats, cortex, subject_count, wait_for
 from mcp_testkit import McpSession, mcp_env, spawn_cortex, stdio_server
 
 from workers.mcp.tools import TOOLS
@@ -142,3 +142,24 @@ async def test_arguments_a_tool_cannot_take_are_one_clear_sentence(
     env: Env, tool: str, arguments: dict[str, Any], message: str
 ) -> None:
     assert error_text(await call(env.client, tool, **arguments)) == message
+
+
+async def test_a_forget_of_anything_but_a_memory_id_is_refused_and_publishes_nothing(env: Env) -> None:
+    """Such a forget reached the recall worker, whose store raised at commit: `cortex up` died,
+    and again on every restart. The ids are the UUIDs cortex_recall and cortex_remember return."""
+    nc = await nats.connect(env.server.url())
+    try:
+        js = nc.jetstream()
+        forgets = "cortex.feedback.*.alice.memory_forget"
+        published = await subject_count(js, forgets)
+        for bad in ("nonexistent", "1b4e28ba", "{1b4e28ba-2fa1-11d2-883f-0016d3cca427}", " " * 3):
+            assert error_text(await call(env.client, "cortex_forget", id=bad)) == (
+                f"Invalid arguments for cortex_forget: {bad!r} is not a memory id, so nothing was forgotten: give "
+                "the id (a UUID such as 1b4e28ba-2fa1-11d2-883f-0016d3cca427) that cortex_recall or cortex_remember "
+                "returned.")
+        assert await subject_count(js, forgets) == published
+        result = await call(env.client, "cortex_forget", id="1B4E28BA-2FA1-11D2-883F-0016D3CCA427")  # any case
+        assert not result.is_error, result
+        assert await subject_count(js, forgets) == published + 1  # a memory id is published (as the count shows)
+    finally:
+        await nc.close()

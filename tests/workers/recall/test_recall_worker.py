@@ -5,6 +5,7 @@ fatal; an unreadable RecallDoc is deleted and rebuilt from the stream, not a cra
 from __future__ import annotations
 
 import asyncio
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -15,10 +16,10 @@ from nats.aio.client import Client
 from nats.js.kv import KeyValue
 
 from schemas.docs import Integrity, RecallDoc
-from schemas.events import MessageEvent
+from schemas.events import FeedbackEvent, MessageEvent
 from shared.codec import Envelope
 from shared.config import load_settings
-from shared.errors import DocumentCorrupt
+from shared.errors import DocumentCorrupt, InvalidEvent, WorkerCannotRun
 from shared.health import Health
 from shared.kv import kv_read
 from shared.llm import LlmClient
@@ -159,3 +160,58 @@ async def test_a_recall_while_the_store_is_given_back_is_a_503_not_an_internal_e
     finally:
         stop.set()
         await asyncio.wait_for(serving, timeout=30)
+
+
+def feedback(seq: int, kind: str, target: str | None = None, value: Any = None) -> Envelope:
+    event = FeedbackEvent(id=f"f{seq}", agent="alice", ts=TS, kind=kind, target=target, value=value)
+    return Envelope(seq=seq, subject=f"cortex.feedback.alice.{kind}", family="feedback", kind=kind, agent="alice",
+                    event=event)
+
+
+class Unchecked(RecallHandler):
+    """Stages every event as it is (none of apply's checks): what a commit does with an id
+    the store refuses, were one ever to get past them."""
+
+    async def apply(self, env: Envelope) -> bool:
+        self._staged.append(env)
+        return True
+
+
+@pytest.mark.parametrize(("kind", "target", "value"), [
+    ("memory_forget", "nonexistent", None), ("recall_access", None, ["not-a-uuid"]), ("memory_pin", "42", None)])
+async def test_memory_feedback_the_store_cannot_hold_is_refused_at_apply_and_never_staged(
+        recall: Any, kind: str, target: str | None, value: Any) -> None:
+    """The decoder refuses these already; an Envelope made some other way gets the store's
+    own check: bad input (a dead letter), not a StoreError at commit that ended the process."""
+    handler = await recall()
+    await handler.apply(message(1))
+    with pytest.raises(InvalidEvent, match=rf"^{kind}: not a memory id"):
+        await handler.apply(feedback(2, kind, target, value))
+    await handler.commit()  # the rest of the batch is applied
+    assert [m.content for m in HOLDER.current()[0].scroll("alice")]
+
+
+async def test_a_well_formed_unknown_memory_id_changes_nothing_and_the_agent_forget_still_applies(
+        recall: Any) -> None:
+    handler = await recall()
+    await handler.apply(message(1))
+    await handler.commit()
+    store = HOLDER.current()[0]
+    before = sorted((m.id, m.pinned, m.access_count) for m in store.scroll("alice"))
+    for seq, kind in enumerate(("recall_access", "memory_pin", "memory_forget"), start=2):
+        assert await handler.apply(feedback(seq, kind, target=str(uuid.uuid4())))
+    await handler.commit()
+    assert before and sorted((m.id, m.pinned, m.access_count) for m in store.scroll("alice")) == before
+    assert await handler.apply(feedback(5, "memory_forget", value="all"))  # `cortex forget alice`'s marker
+    await handler.commit()
+    assert not list(store.scroll("alice"))
+
+
+async def test_a_store_error_at_commit_stops_recall_alone_rather_than_the_process(recall: Any) -> None:
+    """Not transient and, past apply's checks, not an event's: the worker cannot run (recall
+    stops with the reason, the other workers go on) — never a crash of the whole process."""
+    handler = await recall(Unchecked)
+    await handler.apply(message(1))
+    await handler.apply(feedback(2, "memory_forget", target="nonexistent"))
+    with pytest.raises(WorkerCannotRun, match=r"^recall stopped: memory store: not a memory id"):
+        await handler.commit()
