@@ -9,22 +9,24 @@ How it stays consistent while the agent's events keep arriving:
    events (each worker's, live and shadow, of the agent's partition) in one compare-and-set,
    then waits out the holders' lease TTL: their fences have closed, nothing of theirs can
    land any more. Each paused consumer sits at its checkpoint; new events queue in the stream.
-2. **Memories first.** No recall worker was running: the memory store is opened here and
-   the agent's memories are deleted. If that fails, the leases are released and *nothing*
-   was removed. A recall worker was running: a ``memory_forget`` FeedbackEvent with
-   ``value: "all"`` (the *marker*) is published. It is the cut: the agent's events before
-   it are purged, the recall worker deletes every memory when it reaches it (in stream
-   order, so before any of the agent's newer events), and the events after it are applied
-   onto nothing.
+2. **Memories first.** Each collection whose recall worker is not running (the live one's,
+   and the shadow one's ``cortex_shadow_memories`` where a shadow recall worker ran) is
+   opened here and the agent's memories are deleted. If that fails, the leases are released
+   and *nothing* was removed. A recall worker was running (live or shadow): a
+   ``memory_forget`` FeedbackEvent with ``value: "all"`` (the *marker*) is published. It is
+   the cut: the agent's events before it are purged, each running recall worker deletes every
+   memory of its collection when it reaches it (in stream order, so before any of the agent's
+   newer events), and the events after it are applied onto nothing.
 3. **Purge** the agent's events below the marker (all of them without one), her documents,
-   dead letters, usage counters and cached LLM answers, then release the leases. The paused workers resume at
-   their checkpoints: what they had applied of her is gone with the documents, what they had
-   not applied is gone from the stream, and her newer events build new documents from
-   nothing — every document agrees with the stream.
-4. **Memories applied.** The forget waits (bounded) until the recall worker's checkpoint
-   passes the marker, then deletes the marker itself (its only effect was on events that no
-   longer exist). Until then the forget is *pending*: it completes on its own when the
-   recall worker applies the marker, and ``cortex forget AGENT --status`` says which.
+   dead letters, usage counters and cached LLM answers, then release the leases. The paused
+   workers resume at their checkpoints: what they had applied of her is gone with the
+   documents, what they had not applied is gone from the stream, and her newer events build
+   new documents from nothing — every document agrees with the stream.
+4. **Memories applied.** The forget waits (bounded) until the checkpoint of each recall
+   worker that was running passes the marker, then deletes the marker itself (its only
+   effect was on events that no longer exist). Until then the forget is *pending*: it
+   completes on its own when they apply the marker, and ``cortex forget AGENT --status``
+   says which.
 
 Every step is recorded in ``cortex_forgets/<agent>`` (counts and times, no content), so a
 forget interrupted half way (the connection lost) says so and a repeat finishes it: every
@@ -74,6 +76,7 @@ log = logging.getLogger(__name__)
 
 MARKER_ACTOR = "cortex forget"
 State = Literal["running", "pending", "complete", "aborted"]
+Mode = Literal["live", "shadow"]  # whose memories: the live recall worker's collection or the shadow one's
 
 
 class ForgetReport(msgspec.Struct, kw_only=True):
@@ -95,7 +98,10 @@ class ForgetRecord(msgspec.Struct, kw_only=True):
     started: datetime
     updated: datetime
     marker_seq: int = 0  # the memory_forget marker the recall worker must apply (0: none)
-    recall_consumer: str = ""
+    recall_consumer: str = ""  # the live recall worker's consumer of the agent
+    # the recall consumers (live, shadow) that were running, so apply the marker: the forget
+    # completes once each has; empty in a record of an earlier version: recall_consumer
+    waits_on: list[str] = msgspec.field(default_factory=list)
     report: ForgetReport = msgspec.field(default_factory=ForgetReport)
     error: str = ""
 
@@ -289,9 +295,14 @@ class AgentForget:
 
     def __init__(self, js: JetStreamContext, *, prefix: str, agent: str, consumers: Sequence[str],
                  recall_consumer: str, lease_ttl_s: int,
-                 erase_memories: Callable[[], Awaitable[str]], say: Callable[[str], None] = lambda _: None,
-                 replicas: int = 1, buckets: Sequence[str] = DOC_BUCKETS) -> None:
+                 erase_memories: Callable[[Sequence[Mode]], Awaitable[str]],
+                 say: Callable[[str], None] = lambda _: None,
+                 replicas: int = 1, buckets: Sequence[str] = DOC_BUCKETS, shadow_recall_consumer: str = "") -> None:
+        """``erase_memories(modes)``: delete the agent's memories from those collections here
+        (their recall worker is not running); ``shadow_recall_consumer``: the shadow recall
+        worker's consumer of the agent, given when it exists (a shadow recall worker ran)."""
         self._js = js
+        self._shadow_recall = shadow_recall_consumer
         self._buckets = list(buckets)
         self._prefix = prefix
         self._consumers = list(consumers)
@@ -314,8 +325,7 @@ class AgentForget:
         try:
             async with WorkerPause(self._js, self._consumers, f"forget-{self.record.id}", self._ttl,
                                    self._say) as pause:
-                recall_running = self.holders_had(pause, self.record.recall_consumer)
-                await self._memories(recall_running)
+                await self._memories(pause)
                 await self._purge(pause)
         except LeaseRefused as exc:
             await self._abort(str(exc))
@@ -338,21 +348,30 @@ class AgentForget:
         await self._records.save(self.record)
         raise ForgetError(f"{why}: nothing of {self.record.agent} was removed")
 
-    async def _memories(self, recall_running: bool) -> None:
-        if recall_running:
+    async def _memories(self, pause: WorkerPause) -> None:
+        """The memories of each collection whose recall worker is not running are deleted here,
+        first (a failure: nothing removed); a running one (live or shadow) gets the marker. The
+        shadow collection is looked at only where a shadow recall worker ran (its consumer
+        exists), or the store is opened here anyway."""
+        consumers: dict[Mode, str] = {"live": self.record.recall_consumer, "shadow": self._shadow_recall}
+        running = [mode for mode, consumer in consumers.items() if self.holders_had(pause, consumer)]
+        erase: list[Mode] = [mode for mode in ("shadow", "live") if mode not in running
+                             and (mode == "live" or self._shadow_recall or "live" not in running)]
+        if erase:
+            await self._step("deleting the memories")
+            try:
+                self.record.report.memories = await self._erase(erase)
+            except Exception as exc:
+                await self._abort(str(exc))
+        if running:
             await self._step("publishing the memory forget for the recall worker")
             agent = self.record.agent
             marker = FeedbackEvent(id=f"forget-{self.record.id}", agent=agent, ts=_now(), kind="memory_forget",
                                    value="all", actor=MARKER_ACTOR)
             ack = await publish_feedback(self._js, self._prefix, marker, stream=EVENTS_STREAM)
             self.record.marker_seq = int(ack.seq)
+            self.record.waits_on = [consumers[mode] for mode in running]
             self.record.report.memories = "pending: the recall worker deletes them when it applies the forget"
-            return
-        await self._step("deleting the memories")
-        try:
-            self.record.report.memories = await self._erase()
-        except Exception as exc:
-            await self._abort(str(exc))
 
     async def _purge(self, pause: WorkerPause) -> None:
         report, agent = self.record.report, self.record.agent
@@ -390,8 +409,9 @@ async def finish_if_applied(js: JetStreamContext, record: ForgetRecord) -> bool:
         return True
     if record.state != "pending":
         return False
-    if await recall_checkpoint(js, record.recall_consumer) < record.marker_seq:
-        return False
+    for consumer in record.waits_on or [record.recall_consumer]:
+        if await recall_checkpoint(js, consumer) < record.marker_seq:
+            return False
     with contextlib.suppress(nats.js.errors.NotFoundError):
         await js.delete_msg(EVENTS_STREAM, record.marker_seq)
     record.state = "complete"

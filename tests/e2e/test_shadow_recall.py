@@ -10,6 +10,7 @@ requests in the live queue group; ``cortex forget`` left her shadow memories."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -18,6 +19,7 @@ import nats
 from cortex_testkit import caught_up, cortex
 
 from schemas.api import RecallReply
+from shared.lease import Lease
 from shared.names import api_subject, memory_collection, shadow_service
 from workers.recall.embedders import make_embedder
 from workers.recall.store import open_store
@@ -28,16 +30,16 @@ SHADOW_CHANNEL = "Back to the billing export for the accountants, the numbers ar
 SHADOW_REMEMBER = "The spare office key hangs behind the reception desk."
 
 
-def remember(event_id: str, content: str) -> bytes:
-    return json.dumps({"id": event_id, "agent": "alice", "ts": "2026-02-17T09:00:00Z", "kind": "remember",
+def remember(event_id: str, content: str, agent: str = "alice") -> bytes:
+    return json.dumps({"id": event_id, "agent": agent, "ts": "2026-02-17T09:00:00Z", "kind": "remember",
                        "value": {"content": content}, "actor": "mcp"}).encode()
 
 
-async def recalled(nc: Any, service: str, query: str) -> str:
-    """The memories ``service`` (``recall`` or ``recall-shadow``) answers for alice, one text
-    ("" when it cannot answer yet)."""
+async def recalled(nc: Any, service: str, query: str, agent: str = "alice") -> str:
+    """The memories ``service`` (``recall`` or ``recall-shadow``) answers for the agent, one
+    text ("" when it cannot answer yet)."""
     try:
-        reply = await nc.request(api_subject("cortex", service, "alice"),
+        reply = await nc.request(api_subject("cortex", service, agent),
                                  msgspec.json.encode({"query": query, "limit": 50}), timeout=5)
         return "\n".join(m.content for m in msgspec.json.decode(reply.data, type=RecallReply).memories)
     except Exception:
@@ -51,13 +53,13 @@ async def applied(js: Any, consumer: str) -> bool:
         return False
 
 
-def contents(data_dir: str, shadow: bool) -> set[str]:
-    """Alice's memories in one collection of the store, opened directly (its worker stopped)."""
+def contents(data_dir: str, shadow: bool, agent: str = "alice") -> set[str]:
+    """The agent's memories in one collection of the store, opened directly (its worker stopped)."""
     embedder = make_embedder("hashing")
     store = open_store(url=None, data_dir=data_dir, embedder_name=embedder.name, dim=embedder.dim,
                        collection=memory_collection(shadow))
     try:
-        return {m.content for m in store.scroll("alice")}
+        return {m.content for m in store.scroll(agent)}
     finally:
         store.close()
 
@@ -104,3 +106,59 @@ async def test_a_shadow_recall_worker_writes_and_answers_from_its_own_collection
     forget = cortex("forget", "alice", "--yes", url=nats_url, CORTEX_DATA_DIR=data_dir, CORTEX_EMBEDDER="hashing")
     assert forget.returncode == 0, forget.stderr
     assert contents(data_dir, shadow=False) == contents(data_dir, shadow=True) == set()
+
+
+async def test_a_forget_completes_once_the_shadow_recall_worker_applied_it_too(
+    nats_url: str, workers_procs: Any, wait_for: Any
+) -> None:
+    """Both recall workers run; when alice is forgotten the shadow one holds its lease but
+    applies nothing (as when it lags behind). The live worker applies the cut; the forget stays
+    pending (exit 3) until the shadow worker has applied it too, then no memory of alice is
+    left in either collection and bob's stay. Before, the forget completed as soon as the live
+    worker applied the cut and deleted it: the shadow worker never saw it and kept hers."""
+    assert cortex("init", url=nats_url, CORTEX_MODE="shadow").returncode == 0
+    assert cortex("init", url=nats_url).returncode == 0
+    live = workers_procs.start("recall", nats_url, **ENV)
+    shadow = workers_procs.start("recall", nats_url, CORTEX_MODE="shadow", **ENV)
+    data_dir = str(workers_procs.tmp / "data")
+    shadow_api = shadow_service("recall")
+    nc = await nats.connect(nats_url)
+    js = nc.jetstream()
+    try:
+        await js.publish("cortex.feedback.alice.remember", remember("r-a", BOTH))
+        await js.publish("cortex.feedback.bob.remember", remember("r-b", SHADOW_REMEMBER, agent="bob"))
+        for service in ("recall", shadow_api):
+            assert BOTH in await wait_for(lambda s=service: recalled(nc, s, "on-call phone number"), within=60)
+            assert SHADOW_REMEMBER in await wait_for(lambda s=service: recalled(nc, s, "spare office key", "bob"),
+                                                     within=60)
+        shadow.terminate()
+        assert shadow.wait(30) == 0
+        stuck = Lease(js, "recall-shadow", "stuck-shadow", 5)  # held, applying nothing
+        await stuck.take_over()
+        keeper = asyncio.create_task(stuck.keep_alive(lambda: None))
+        try:  # in a thread: the event loop keeps renewing the stuck lease meanwhile
+            result = await asyncio.to_thread(cortex, "forget", "alice", "--yes", "--wait", "3", url=nats_url,
+                                             CORTEX_DATA_DIR=data_dir, CORTEX_RUNTIME_LEASE_TTL_S="2", **ENV)
+        finally:
+            keeper.cancel()
+        assert result.returncode == 3, result.stdout + result.stderr  # pending: the shadow worker has not applied it
+        await wait_for(lambda: applied(js, "recall"), within=60)
+        assert BOTH not in await recalled(nc, "recall", "on-call phone number")
+
+        shadow = workers_procs.start("recall", nats_url, CORTEX_MODE="shadow", **ENV)
+
+        async def complete() -> bool:
+            status = await asyncio.to_thread(cortex, "forget", "alice", "--status", url=nats_url)
+            return status.returncode == 0
+
+        await wait_for(complete, within=60, interval=0.5)
+        assert SHADOW_REMEMBER in await wait_for(lambda: recalled(nc, shadow_api, "spare office key", "bob"),
+                                                 within=30)
+    finally:
+        await nc.close()
+    for proc in (live, shadow):
+        proc.terminate()
+        assert proc.wait(30) == 0
+    assert contents(data_dir, shadow=False) == contents(data_dir, shadow=True) == set()
+    assert contents(data_dir, shadow=False, agent="bob") == contents(data_dir, shadow=True, agent="bob") \
+        == {SHADOW_REMEMBER}

@@ -284,7 +284,7 @@ async def test_a_forget_purges_exactly_the_agents_cached_answers_and_usage_count
     before = await kv_keys(js, "cortex_llm_cache")
     assert len(before) == 8 and {k.split(".")[0] for k in before} == {"answer", "usage"}
 
-    async def no_store() -> str:
+    async def no_store(modes: Any) -> str:
         return "no memory store here"
 
     record = await AgentForget(js, prefix="cortex", agent="usage", consumers=[], recall_consumer="", lease_ttl_s=1,

@@ -41,7 +41,7 @@ from workers.recall.markdown import (
 from workers.tables import render_table
 
 if TYPE_CHECKING:
-    from shared.forget import ForgetRecord
+    from shared.forget import ForgetRecord, Mode
 
 
 def register(sub: Any) -> None:
@@ -268,11 +268,11 @@ def register_forget(sub: Any) -> None:
 PENDING = 3  # exit code: the forget completes on its own (the recall worker has not applied it yet)
 
 
-def _store_eraser(settings: Settings, agent: str) -> Callable[[], Awaitable[str]]:
-    """Delete the agent's memories from the store directly (no recall worker is running):
-    from the shadow workers' collection first when there is one (so that a store that cannot
-    be opened stops the forget before anything is removed), then from the live one."""
-    async def erase() -> str:
+def _store_eraser(settings: Settings, agent: str) -> Callable[[Sequence[Mode]], Awaitable[str]]:
+    """Delete the agent's memories from the store directly, from the collections of ``modes``
+    (their recall worker is not running): the shadow workers' one first when there is one (so
+    that a store that cannot be opened stops the forget before anything is removed)."""
+    async def erase(modes: Sequence[Mode]) -> str:
         from workers.recall.spec import missing_stack
 
         if (missing := missing_stack()) is not None:  # a slim install: no store to open here
@@ -283,7 +283,7 @@ def _store_eraser(settings: Settings, agent: str) -> Callable[[], Awaitable[str]
 
         def run() -> None:
             embedder = make_embedder(settings.embedder)
-            for shadow in (True, False):
+            for shadow in [mode == "shadow" for mode in modes]:
                 if shadow and not collection_exists(settings, memory_collection(shadow=True)):
                     continue  # never ran in shadow mode: nothing to delete, nothing to make
                 store = store_for(settings, embedder.name, embedder.dim, shadow=shadow)
@@ -403,8 +403,10 @@ async def cmd_forget(args: argparse.Namespace, settings: Settings) -> int:
     async with connected(settings, args.nats_url) as nc:
         js = nc.jetstream()
         consumers = await _consumers_of(js, settings, agent)
+        shadow_recall = agent_consumer("recall", agent, settings.partitions, shadow=True)
         forget = AgentForget(js, prefix=settings.prefix, agent=agent, consumers=consumers,
                              recall_consumer=agent_consumer("recall", agent, settings.partitions),
+                             shadow_recall_consumer=shadow_recall if shadow_recall in consumers else "",
                              lease_ttl_s=settings.runtime.lease_ttl_s, erase_memories=_store_eraser(settings, agent),
                              say=lambda step: print(f"forget: {step}", file=sys.stderr, flush=True),
                              replicas=settings.replicas, buckets=doc_buckets())
