@@ -225,8 +225,8 @@ def test_status_on_a_single_server_says_one_replica(nats_url: str) -> None:
          "https://nats.example:443: unsupported URL scheme 'https://'"),
         # refused before connecting (the server named is unreachable): nothing is published
         (("memory", "forget", "alice", "nonexistent"), {"CORTEX_NATS_URL": "nats://127.0.0.1:1"},
-         "'nonexistent' is not a memory id (a whole UUID such as 1b4e28ba-2fa1-11d2-883f-0016d3cca427, as the "
-         "recall API returns it): nothing was published"),
+         "'nonexistent' is not a memory id (a whole UUID such as 1b4e28ba-2fa1-11d2-883f-0016d3cca427; "
+         "`cortex recall AGENT QUERY --full-ids` prints them): nothing was published"),
         (("memory", "pin", "alice", "1b4e28ba"), {"CORTEX_NATS_URL": "nats://127.0.0.1:1"},
          "'1b4e28ba' is not a memory id"),
     ],

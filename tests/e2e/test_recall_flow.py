@@ -295,6 +295,14 @@ async def test_index_a_memory_directory_then_pin_and_forget(
     hit = (await ask(nc, "frank", "When can we deploy to production?")).memories[0]
     assert "Tuesday" in hit.content and hit.source_event.startswith("note:")
 
+    # the recall worker runs in this event loop: the CLI waits for its answer in a thread
+    short = await asyncio.to_thread(cli, "recall", "frank", "When can we deploy to production?", url=nats_url,
+                                    data=tmp_path / "cli")
+    whole = await asyncio.to_thread(cli, "recall", "frank", "When can we deploy to production?", "--full-ids",
+                                    url=nats_url, data=tmp_path / "cli")
+    assert hit.id[:8] in short.stdout and hit.id not in short.stdout and hit.id in whole.stdout, whole.stdout
+    cut = cli("memory", "forget", "frank", hit.id[:8], url=nats_url, data=tmp_path / "cli")
+    assert cut.returncode == 1 and "--full-ids" in cut.stderr, cut.stderr  # a shortened id: refused, with the way
     assert cli("memory", "forget", "frank", hit.id, url=nats_url, data=tmp_path / "cli").returncode == 0
     await wait_for(lambda: drained(nc), within=60)
 

@@ -185,8 +185,8 @@ async def _summaries(js: Any, settings: Settings, notes: Sequence[NoteEvent], kn
 async def cmd_memory(args: argparse.Namespace, settings: Settings) -> int:
     agent = _agent(args.agent)
     if not is_memory_id(args.id):
-        raise CliError(f"{args.id!r} is not a memory id (a whole UUID such as 1b4e28ba-2fa1-11d2-883f-0016d3cca427, "
-                       "as the recall API returns it): nothing was published")
+        raise CliError(f"{args.id!r} is not a memory id (a whole UUID such as 1b4e28ba-2fa1-11d2-883f-0016d3cca427; "
+                       "`cortex recall AGENT QUERY --full-ids` prints them): nothing was published")
     event = FeedbackEvent(id=f"fb-{uuid.uuid4().hex}", agent=agent, ts=datetime.now(UTC), kind=args.kind,
                           target=args.id, actor="cli")
     async with connected(settings, args.nats_url) as nc:

@@ -46,6 +46,21 @@ from workers.tables import (
 )
 
 
+def _register_recall(sub: Any) -> None:
+    recall = sub.add_parser("recall", help="print ranked memories within a token budget")
+    recall.add_argument("agent")
+    recall.add_argument("query")
+    recall.add_argument("--project")
+    recall.add_argument("--budget", type=int, help="token budget (default CORTEX_RECALL_BUDGET_TOKENS)")
+    recall.add_argument("--limit", type=int)
+    recall.add_argument("--history", action="store_true",
+                        help="also memories a newer one contradicted (marked 'superseded')")
+    recall.add_argument("--full-ids", action="store_true",
+                        help="print each memory's whole id (what `cortex memory pin|forget` takes), not its first 8")
+    recall.add_argument("--nats-url")
+    recall.set_defaults(handler=cmd_recall)
+
+
 def register(sub: Any) -> None:
     boot = sub.add_parser("boot", help="print the agent's BOOTSTRAP markdown")
     boot.add_argument("agent")
@@ -77,16 +92,7 @@ def register(sub: Any) -> None:
     traces.add_argument("--nats-url")
     traces.set_defaults(handler=cmd_traces)
 
-    recall = sub.add_parser("recall", help="print ranked memories within a token budget")
-    recall.add_argument("agent")
-    recall.add_argument("query")
-    recall.add_argument("--project")
-    recall.add_argument("--budget", type=int, help="token budget (default CORTEX_RECALL_BUDGET_TOKENS)")
-    recall.add_argument("--limit", type=int)
-    recall.add_argument("--history", action="store_true",
-                        help="also memories a newer one contradicted (marked 'superseded')")
-    recall.add_argument("--nats-url")
-    recall.set_defaults(handler=cmd_recall)
+    _register_recall(sub)
 
     thread = sub.add_parser("thread", help="correct a thread: close it or set its priority")
     tsub = thread.add_subparsers(dest="action", required=True)
@@ -233,7 +239,7 @@ async def cmd_recall(args: argparse.Namespace, settings: Settings) -> int:
     if not reply.memories:
         print(f"(no memories of {agent} match)")
         return 0
-    print(render_table(*memory_rows(reply), width=80))
+    print(render_table(*memory_rows(reply, None if args.full_ids else 8), width=80))
     print(f"\n{len(reply.memories)} memories, {reply.tokens} tokens")
     return 0
 
