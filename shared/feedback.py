@@ -8,16 +8,43 @@ it in stream order like any other event, so it replays.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
-from datetime import datetime
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Final
 
 import msgspec
 from nats.js.api import PubAck
 from nats.js.client import JetStreamContext
 
+from schemas.api import StatusReply
 from schemas.events import FeedbackEvent
 from schemas.types import FeedbackKind
 from shared.names import feedback_subject
+
+# "now" for an agent no event of which is applied yet (see ``request_time``)
+NO_EVENT_TIME: Final = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def request_time(stamps: Iterable[datetime | None]) -> datetime:
+    """The time of the feedback a request publishes for an agent (contract: Time and
+    replay): the latest event time applied for the agent, i.e. the newest watermark
+    (``integrity.last_event_ts``) among the agent's documents the publisher reads — never
+    the wall clock, so the feedback leaves every document's time (a RecallDoc's ``updated``,
+    a briefing's "now" and its age line) where the agent's events put it.
+
+    An agent with no event applied yet has no such time: it is the epoch
+    (``NO_EVENT_TIME``), as for ``shared.inputs.Inputs.now`` and recall's ``recall_now``.
+    Deterministic, and older than any real event: feedback given before an agent's first
+    event can never make its later data look stale, whatever dates its events carry."""
+    known = [ts for ts in stamps if ts is not None]
+    return max(known) if known else NO_EVENT_TIME
+
+
+def status_time(status: StatusReply) -> datetime:
+    """``request_time`` as ``cortex.api.status`` reports it (each worker's last event
+    applied): how a publisher without access to the documents' buckets (the MCP server,
+    confined to the agent's APIs and feedback) stamps the feedback it publishes."""
+    return request_time(datetime.fromisoformat(w.last_event_ts) for w in status.workers if w.last_event_ts)
 
 
 def feedback_ids(event: FeedbackEvent) -> list[str]:
@@ -31,7 +58,7 @@ def feedback_ids(event: FeedbackEvent) -> list[str]:
 async def publish_ids(js: JetStreamContext, prefix: str, agent: str, kind: FeedbackKind, ids: Sequence[str],
                       ts: datetime, actor: str) -> None:
     """One ``kind`` event naming ``ids`` (nothing when there are none); ``ts`` is the
-    request's "now": the latest event time the publisher knows for the agent."""
+    request's "now": the latest event time the publisher knows for the agent (``request_time``)."""
     if not ids:
         return
     event = FeedbackEvent(id=f"{kind.split('_')[0][:4]}-{uuid.uuid4().hex}", agent=agent, ts=ts, kind=kind,

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from nats.js.client import JetStreamContext
@@ -28,6 +28,7 @@ from prometheus_client import Counter
 from shared.asof import DocReader
 from shared.codec import Envelope
 from shared.config import Settings
+from shared.feedback import request_time
 from shared.footprint import Source
 from shared.names import agent_consumer, shadow_bucket
 from shared.projection import D, Projection
@@ -141,8 +142,7 @@ class Inputs:
         results = await asyncio.gather(*(self.docs.latest(self.bucket(s.bucket), agent, s.doc_type)
                                          for s in sources))
         docs = {s.field: doc for s, doc in zip(sources, results, strict=True)}
-        stamps = [d.integrity.last_event_ts for d in docs.values() if d is not None and d.integrity.last_event_ts]
-        return docs, lagging, max(stamps) if stamps else datetime(1970, 1, 1, tzinfo=UTC)  # no event yet
+        return docs, lagging, request_time(d.integrity.last_event_ts for d in docs.values() if d is not None)
 
 
 class ComposedProjection(Projection[D, Reading]):

@@ -11,8 +11,9 @@ access feedback, a remember or forget is applied by the recall worker, and that 
 otherwise land on whichever call comes next (on two cores the MCP call's two extra process
 hops wait behind it), so it would be charged to the MCP layer half the time and inflate it.
 
-``cortex_remember`` and ``cortex_forget`` are compared with a direct JetStream publish of
-the same FeedbackEvent; ``cortex_recall`` runs after the remembered memory is findable.
+``cortex_remember`` and ``cortex_forget`` are compared with the status request that stamps
+the FeedbackEvent with the agent's latest event time and a direct JetStream publish of it;
+``cortex_recall`` runs after the remembered memory is findable.
 """
 
 from __future__ import annotations
@@ -24,14 +25,14 @@ import sys
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, Protocol, TypeVar
 
 import msgspec
 
+from schemas.api import StatusReply
 from schemas.events import FeedbackEvent
-from shared.feedback import publish_feedback
+from shared.feedback import publish_feedback, status_time
 from shared.names import api_subject
 from workers.bench.apilatency import AGENT
 from workers.bench.fullstate import write_full_state
@@ -80,9 +81,13 @@ def direct_call(session: Session, tool: Tool, arguments: dict[str, Any]) -> Dire
     if kind is None:
         raise BenchError(f"{tool.name} has neither an API nor a feedback kind to compare with")
 
-    async def publish() -> None:
+    status = api_subject(session.prefix, "status", AGENT)
+
+    async def publish() -> None:  # as the tool does: stamped with the agent's latest event time applied
         value = {"content": arguments["content"]} if kind == "remember" else None
-        event = FeedbackEvent(id=f"bench-{uuid.uuid4().hex}", agent=AGENT, ts=datetime.now(UTC), kind=kind,  # type: ignore[arg-type]
+        at = status_time(msgspec.json.decode((await session.nc.request(status, b"{}", timeout=10.0)).data,
+                                             type=StatusReply))
+        event = FeedbackEvent(id=f"bench-{uuid.uuid4().hex}", agent=AGENT, ts=at, kind=kind,  # type: ignore[arg-type]
                               target=arguments.get("id"), value=value, actor="bench")
         await publish_feedback(session.js, session.prefix, event)
 

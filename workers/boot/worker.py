@@ -78,6 +78,15 @@ def trigger_of(env: Envelope) -> str:
     return "session_start" if env.family == "session" else "compaction"
 
 
+def session_of(env: Envelope, doc: BootDoc | None) -> str | None:
+    """The session a document names: its trigger's (an event with a session, "" included),
+    else the agent's previous document's (feedback has none) — None until the agent has one."""
+    session: str | None = getattr(env.event, "session", None)
+    if session is None and doc is not None:
+        session = doc.session
+    return session
+
+
 def boot_doc(inputs: BootInputs, markdown: str, trigger: str, session: str | None) -> BootDoc:
     return BootDoc(agent=inputs.agent, session=session, generated_at=inputs.now, trigger=trigger,  # type: ignore[arg-type]
                    chars=len(markdown), markdown=markdown, lagging=inputs.lagging, integrity=Integrity())
@@ -124,8 +133,7 @@ class BootProjection(Projection[BootDoc, Reading]):
     def compose(self, doc: BootDoc | None, env: Envelope, inputs: Reading) -> BootDoc:
         boot_inputs = self._sources.inputs(inputs)
         markdown = assemble_boot(boot_inputs, self._ctx.settings.boot, self._tz)
-        session = getattr(env.event, "session", None) or (doc.session if doc is not None else None)
-        return boot_doc(boot_inputs, markdown, trigger_of(env), session)
+        return boot_doc(boot_inputs, markdown, trigger_of(env), session_of(env, doc))
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -295,21 +303,30 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
 
 
 async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
-    """``cortex.api.boot.<agent>``: a fresh assembly from the documents as they are now."""
+    """``cortex.api.boot.<agent>``: a fresh assembly from the documents as they are now. A
+    request without ``session`` names the agent's latest session: the one of the document
+    the worker last stored for it (what the stream says, so a replay names the same one);
+    null only while the agent has had none."""
     sources = BootSources(ctx)
     tz = ZoneInfo(ctx.settings.timezone)
+
+    async def latest_session(agent: str, req: BootRequest) -> str | None:
+        if req.session is not None:
+            return req.session
+        stored = await ctx.inputs.docs.latest(ctx.bucket(BUCKET_BOOT), agent, BootDoc)
+        return stored.session if stored is not None else None
 
     async def handle(agent: str, req: BootRequest) -> BootDoc:
         if req.max_chars is not None and not 2000 <= req.max_chars <= 64000:
             raise ApiError(400, "max_chars must be between 2000 and 64000")
-        inputs = await sources.now(agent)
+        inputs, session = await asyncio.gather(sources.now(agent), latest_session(agent, req))
         markdown = assemble_boot(inputs, ctx.settings.boot, tz, req.max_chars)
         knowledge = inputs.knowledge
         if knowledge is not None:  # the facts the briefing shows are accessed: knowledge promotes them
             names = {e.id: e.value for e in knowledge.entities}
             await publish_ids(ctx.js, ctx.settings.prefix, agent, "fact_access",
                               shown_facts(markdown, knowledge.facts, names), knowledge.updated, "boot-api")
-        return boot_doc(inputs, markdown, "request", req.session)
+        return boot_doc(inputs, markdown, "request", session)
 
     ctx.health.set_ready(True, "serving")
     try:

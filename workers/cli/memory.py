@@ -27,7 +27,7 @@ from shared.llm import LlmClient
 from shared.names import BUCKET_KNOWLEDGE, api_subject, notes_subject, published_subject
 from workers.cli.base import CliError
 from workers.cli.common import connected, require_data
-from workers.cli.query import _agent, request_api
+from workers.cli.query import _agent, event_time, request_api
 from workers.recall.markdown import (
     SUMMARY_PURPOSE,
     SUMMARY_SYSTEM,
@@ -187,9 +187,9 @@ async def cmd_memory(args: argparse.Namespace, settings: Settings) -> int:
     if not is_memory_id(args.id):
         raise CliError(f"{args.id!r} is not a memory id (a whole UUID such as 1b4e28ba-2fa1-11d2-883f-0016d3cca427; "
                        "`cortex recall AGENT QUERY --full-ids` prints them): nothing was published")
-    event = FeedbackEvent(id=f"fb-{uuid.uuid4().hex}", agent=agent, ts=datetime.now(UTC), kind=args.kind,
-                          target=args.id, actor="cli")
     async with connected(settings, args.nats_url) as nc:
+        event = FeedbackEvent(id=f"fb-{uuid.uuid4().hex}", agent=agent, ts=await event_time(nc, agent),
+                              kind=args.kind, target=args.id, actor="cli")
         await publish_feedback(nc.jetstream(), settings.prefix, event)
     print(f"published {args.kind} for {args.id}; the recall worker applies it")
     return 0

@@ -4,9 +4,10 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 import uuid
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import msgspec
@@ -30,7 +31,7 @@ from schemas.events import FeedbackEvent, is_valid_agent
 from schemas.types import PRIORITIES, SEVERITIES, SIGNALS
 from shared.asof import DocReader
 from shared.config import Settings
-from shared.feedback import publish_feedback
+from shared.feedback import publish_feedback, request_time
 from shared.kv import kv_read
 from shared.names import BUCKET_BOOT, BUCKET_DECISIONS, BUCKET_NARRATIVES, BUCKET_THREADS, api_subject
 from workers.cli.base import CliError
@@ -244,11 +245,24 @@ async def cmd_recall(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+async def event_time(nc: Any, agent: str) -> datetime:
+    """The time of the feedback a command publishes for ``agent``: its latest event time
+    applied — the newest watermark among the documents a briefing reads, as the boot API's
+    "now" (``shared.feedback.request_time``; the epoch for an agent without events), read
+    here so that no worker but the owning one needs to run — never the wall clock
+    (contract: Time and replay)."""
+    from workers.boot.sources import SOURCES
+
+    reader = DocReader(nc.jetstream())
+    docs = await asyncio.gather(*(reader.latest(s.bucket, agent, s.doc_type) for s in SOURCES))
+    return request_time(d.integrity.last_event_ts for d in docs if d is not None)
+
+
 async def cmd_feedback(args: argparse.Namespace, settings: Settings) -> int:
     agent = _agent(args.agent)
-    event = FeedbackEvent(id=f"fb-{uuid.uuid4().hex}", agent=agent, ts=datetime.now(UTC), kind=args.kind,
-                          target=args.id, value=getattr(args, "level", None), actor=args.actor)
     async with connected(settings, args.nats_url) as nc:
+        event = FeedbackEvent(id=f"fb-{uuid.uuid4().hex}", agent=agent, ts=await event_time(nc, agent),
+                              kind=args.kind, target=args.id, value=getattr(args, "level", None), actor=args.actor)
         await publish_feedback(nc.jetstream(), settings.prefix, event)
     print(f"published {args.kind} for {args.id} (event {event.id}); the owning worker applies it")
     return 0

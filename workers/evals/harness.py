@@ -21,9 +21,9 @@ Two measurement choices, both documented in ``docs/recall-eval.md``:
 * the token budget is lifted (``budget_tokens`` 100 000) so the reply's trim cannot cut
   the top ``limit`` — this measures retrieval, not the budget;
 * the worker's consumer reads messages and sessions only, so the ``recall_access``
-  feedback a reply publishes is not applied while questions are asked (with the real
-  clock on feedback and 2023 dates in the data, it would re-rank later questions by the
-  earlier ones' answers, making scores depend on question order). ``access_feedback=True``
+  feedback a reply publishes is not applied while questions are asked (it would re-rank
+  later questions by the earlier ones' answers, making scores depend on question order).
+  ``access_feedback=True``
   keeps the production wiring instead.
 """
 
@@ -63,8 +63,8 @@ K_VALUES = (1, 5, 10)
 # * eval — each session opens with a SessionEvent, the recall_access feedback of replies is
 #   not applied (scores do not depend on question order; see the module docstring);
 # * live — as a deployment sees it: every turn is just a message (no session events), and
-#   the worker applies each reply's recall_access feedback (stamped with the wall clock, as
-#   the API stamps it) before the next question is asked.
+#   the worker applies each reply's recall_access feedback (stamped, as the API stamps it,
+#   with the agent's latest event time applied) before the next question is asked.
 TRAFFIC = ("eval", "live")
 LIFTED_BUDGET = 100_000
 REQUEST_TIMEOUT_S = 30.0

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import uuid
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import msgspec
@@ -21,11 +21,11 @@ import nats.errors
 import nats.js.errors
 from nats.aio.client import Client
 
-from schemas.api import ErrorReply
+from schemas.api import ErrorReply, StatusReply
 from schemas.events import FeedbackEvent
 from shared.config import Settings
 from shared.connection import ConnectError, connect, redact_url
-from shared.feedback import publish_feedback
+from shared.feedback import publish_feedback, status_time
 from shared.names import api_subject, feedback_subject
 
 ERROR_HEADER = "Nats-Service-Error"  # NATS micro's error reply header (shared.service)
@@ -92,7 +92,7 @@ class Gateway:
         """Publish a FeedbackEvent of the agent through JetStream (acknowledged: the stream has
         it, and the owning worker applies it like any event, in stream order)."""
         nc = await self.client()
-        event = FeedbackEvent(id=f"mcp-{uuid.uuid4().hex}", agent=self.agent, ts=datetime.now(UTC),
+        event = FeedbackEvent(id=f"mcp-{uuid.uuid4().hex}", agent=self.agent, ts=await self.event_time(),
                               kind=kind, target=target, value=value, actor="mcp")  # type: ignore[arg-type]
         subject = feedback_subject(self.settings.prefix, self.agent, kind)
         try:
@@ -107,6 +107,17 @@ class Gateway:
             raise ToolError(f"The connection to NATS at {self.url} was lost during the call; call the tool "
                             "again in a few seconds.") from exc
         return event
+
+    async def event_time(self) -> datetime:
+        """The time of the feedback a tool publishes: the agent's latest event time applied,
+        as ``cortex.api.status`` reports it (``shared.feedback.status_time``; the epoch for an
+        agent without events) — never the wall clock (contract: Time and replay)."""
+        raw = await self.request("status", b"{}", "api")
+        try:
+            return status_time(msgspec.json.decode(raw, type=StatusReply))
+        except (msgspec.DecodeError, msgspec.ValidationError, ValueError) as exc:
+            raise ToolError(f"Cortex's api worker sent a reply this server cannot read ({exc}); "
+                            "it may be a different version.") from exc
 
     def _on_error(self, exc: Exception) -> None:
         if "permissions violation" in str(exc).lower():

@@ -18,7 +18,7 @@ import asyncio
 import logging
 import threading
 import uuid
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import msgspec
@@ -40,7 +40,7 @@ from schemas.events import FeedbackEvent, MessageEvent, NoteEvent
 from shared.codec import MEMORY_ID_KINDS, Envelope
 from shared.consume import Handler
 from shared.errors import DocumentCorrupt, InvalidEvent, TransientError, WorkerCannotRun
-from shared.feedback import feedback_ids, publish_feedback, publish_ids
+from shared.feedback import feedback_ids, publish_feedback, publish_ids, request_time
 from shared.forget import is_agent_forget
 from shared.kv import kv_cas, kv_read
 from shared.llm import LLM_CALLS, LlmClient
@@ -455,8 +455,8 @@ async def _drop_summary_before(kv: Any, agent: str, cut: int) -> None:
 
 
 def recall_now(hits_ts: list[datetime]) -> datetime:
-    """The agent's latest event time seen in the candidates ("now" for recency)."""
-    return max(hits_ts) if hits_ts else datetime(1970, 1, 1, tzinfo=UTC)
+    """The agent's latest event time seen in the candidates ("now" for recency; the epoch without any)."""
+    return request_time(hits_ts)
 
 
 def answer(req: RecallRequest, agent: str, settings: Any) -> RecallReply:
@@ -560,11 +560,12 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
                 ranked = await rerank(llm, agent, req.query, ranked, now, depth)
             reply = reply_of(ranked, req, ctx.settings)
         if reply.memories and live:
-            await _publish_access(ctx, agent, [m.id for m in reply.memories])
-        facts = [m.fact_id for m in reply.memories if m.fact_id and live]
-        if facts:  # the facts returned are accessed: the knowledge worker promotes them
-            # in event time: the summary's watermark, or (before recall wrote one) the candidates' latest
+            # the request's time (shared.feedback.request_time): the summary's watermark, or
+            # (before recall wrote one) the candidates' latest — the epoch when there is none
             at = await _latest_event_ts(ctx, agent) or now
+            await _publish_access(ctx, agent, [m.id for m in reply.memories], at)
+            facts = [m.fact_id for m in reply.memories if m.fact_id]
+            # the facts returned are accessed: the knowledge worker promotes them
             await publish_ids(ctx.js, ctx.settings.prefix, agent, "fact_access", facts, at, "recall-api")
         return reply
 
@@ -580,8 +581,9 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
         await llm.aclose()
 
 
-async def _publish_access(ctx: WorkerContext, agent: str, ids: list[str]) -> None:
-    """A reply changes access metadata through the stream (so it replays), not directly."""
-    event = FeedbackEvent(id=f"ra-{uuid.uuid4().hex}", agent=agent, ts=datetime.now(UTC), kind="recall_access",
+async def _publish_access(ctx: WorkerContext, agent: str, ids: list[str], at: datetime) -> None:
+    """A reply changes access metadata through the stream (so it replays), not directly;
+    at the request's time ``at`` (the agent's latest event time applied), not the wall clock."""
+    event = FeedbackEvent(id=f"ra-{uuid.uuid4().hex}", agent=agent, ts=at, kind="recall_access",
                           value=ids, actor="recall-api")
     await publish_feedback(ctx.js, ctx.settings.prefix, event)
