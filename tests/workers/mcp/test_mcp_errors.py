@@ -9,12 +9,16 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import nats
 import pytest
 import pytest_asyncio
 from cortex_testkit import ConfiguredNats, cortex, subject_count, wait_for
 from mcp_testkit import McpSession, mcp_env, spawn_cortex, stdio_server
 
+from schemas.events import FeedbackEvent
+from shared.feedback import NO_EVENT_TIME
+from shared.names import EVENTS_STREAM, stored_subject
 from workers.mcp.tools import TOOLS
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -158,8 +162,24 @@ async def test_a_forget_of_anything_but_a_memory_id_is_refused_and_publishes_not
                 "the id (a UUID such as 1b4e28ba-2fa1-11d2-883f-0016d3cca427) that cortex_recall or cortex_remember "
                 "returned.")
         assert await subject_count(js, forgets) == published
-        result = await call(env.client, "cortex_forget", id="1B4E28BA-2FA1-11D2-883F-0016D3CCA427")  # any case
-        assert not result.is_error, result
+        memory_id = "1B4E28BA-2FA1-11D2-883F-0016D3CCA427"  # any case
+        # a forget is stamped with the agent's latest event time, which the api worker tells: none answers
+        assert error_text(await call(env.client, "cortex_forget", id=memory_id)).startswith(
+            "Cortex's api worker is not running (nothing answers cortex.api.status.alice)")
+        assert await subject_count(js, forgets) == published
+        api = spawn_cortex(env.tmp / "api-forget.log", "worker", "api",
+                           env=mcp_env(env.server.url(), env.tmp, CORTEX_LOG_LEVEL="WARNING"))
+        try:
+            async def forgotten() -> bool:
+                return not (await call(env.client, "cortex_forget", id=memory_id)).is_error
+
+            await wait_for(forgotten, within=60, interval=0.2)
+        finally:
+            api.kill()
+            api.wait(10)
         assert await subject_count(js, forgets) == published + 1  # a memory id is published (as the count shows)
+        last = await js.get_last_msg(EVENTS_STREAM, stored_subject("cortex", "feedback", "alice", "memory_forget"))
+        event = msgspec.json.decode(last.data or b"", type=FeedbackEvent)
+        assert (event.target, event.ts) == (memory_id, NO_EVENT_TIME)  # alice has no event: the epoch, no wall clock
     finally:
         await nc.close()
