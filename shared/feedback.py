@@ -40,11 +40,22 @@ def request_time(stamps: Iterable[datetime | None]) -> datetime:
     return max(known) if known else NO_EVENT_TIME
 
 
+def publish_time(stamps: Iterable[datetime | None]) -> datetime:
+    """The time a person's or an agent's own feedback (a remember, a forget, a thread closed
+    from the CLI) is published with: ``request_time`` — but for an agent with no event
+    applied yet the wall clock, as any producer stamps a first event. The epoch would date
+    a fresh agent's first memories 1970: once its conversation starts, every lifecycle run
+    would find a ``ttl`` memory expired and a ``session`` one decayed. The time is recorded
+    in the event, so a replay reproduces what it made either way."""
+    known = [ts for ts in stamps if ts is not None]
+    return max(known) if known else datetime.now(UTC)
+
+
 def status_time(status: StatusReply) -> datetime:
-    """``request_time`` as ``cortex.api.status`` reports it (each worker's last event
+    """``publish_time`` as ``cortex.api.status`` reports it (each worker's last event
     applied): how a publisher without access to the documents' buckets (the MCP server,
     confined to the agent's APIs and feedback) stamps the feedback it publishes."""
-    return request_time(datetime.fromisoformat(w.last_event_ts) for w in status.workers if w.last_event_ts)
+    return publish_time(datetime.fromisoformat(w.last_event_ts) for w in status.workers if w.last_event_ts)
 
 
 def feedback_ids(event: FeedbackEvent) -> list[str]:

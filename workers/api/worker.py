@@ -141,25 +141,27 @@ class Api:
                            mood=threads.session_mood if threads else "neutral")
 
     async def _workers(self, agent: str, docs: dict[str, Any]) -> list[WorkerStatus]:
-        """Each consuming worker's consumer of the agent's partition: its lag and checkpoint."""
+        """Each consuming worker's consumer of the agent's partition: its lag and checkpoint
+        (asked all at once: one request's wait, not two per worker one after another)."""
         js: JetStreamContext = self._ctx.js
         ckpt = await js.key_value(BUCKET_CHECKPOINTS)
-        out = []
-        for spec in self._ctx.catalog.values():
-            if not spec.consumes:
-                continue
-            name = agent_consumer(spec.name, agent, self._ctx.settings.partitions, self._ctx.shadow)
+
+        async def pending_of(name: str) -> int:
             try:
                 info = await js.consumer_info(EVENTS_STREAM, name)
-                pending = int(info.num_pending or 0) + int(info.num_ack_pending or 0)
             except Exception:
-                pending = -1  # the consumer does not exist (run `cortex init`)
-            raw, _ = await kv_read(ckpt, name)
-            doc = docs.get(spec.name)
+                return -1  # the consumer does not exist (run `cortex init`)
+            return int(info.num_pending or 0) + int(info.num_ack_pending or 0)
+
+        async def one(spec_name: str) -> WorkerStatus:
+            name = agent_consumer(spec_name, agent, self._ctx.settings.partitions, self._ctx.shadow)
+            pending, (raw, _) = await asyncio.gather(pending_of(name), kv_read(ckpt, name))
+            doc = docs.get(spec_name)
             ts = doc.integrity.last_event_ts.isoformat() if doc and doc.integrity.last_event_ts else None
-            out.append(WorkerStatus(worker=spec.name, consumer=name, pending=pending,
-                                    checkpoint=checkpoint_value(raw) or 0, last_event_ts=ts))
-        return out
+            return WorkerStatus(worker=spec_name, consumer=name, pending=pending,
+                                checkpoint=checkpoint_value(raw) or 0, last_event_ts=ts)
+
+        return list(await asyncio.gather(*(one(s.name) for s in self._ctx.catalog.values() if s.consumes)))
 
 
 def _guard(fn: Any) -> Any:

@@ -11,9 +11,10 @@ access feedback, a remember or forget is applied by the recall worker, and that 
 otherwise land on whichever call comes next (on two cores the MCP call's two extra process
 hops wait behind it), so it would be charged to the MCP layer half the time and inflate it.
 
-``cortex_remember`` and ``cortex_forget`` are compared with the status request that stamps
-the FeedbackEvent with the agent's latest event time and a direct JetStream publish of it;
-``cortex_recall`` runs after the remembered memory is findable.
+``cortex_remember`` and ``cortex_forget`` are compared with a direct JetStream publish of the
+same FeedbackEvent, stamped with the agent's latest event time (asked of the status API once:
+the tool asks it again after each call, off the call's path); ``cortex_recall`` runs after the
+remembered memory is findable.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import sys
 import time
 import uuid
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Final, Protocol, TypeVar
 
@@ -82,12 +84,14 @@ def direct_call(session: Session, tool: Tool, arguments: dict[str, Any]) -> Dire
         raise BenchError(f"{tool.name} has neither an API nor a feedback kind to compare with")
 
     status = api_subject(session.prefix, "status", AGENT)
+    known: list[datetime] = []  # the agent's time, asked once: the tool asks it off its calls' path
 
     async def publish() -> None:  # as the tool does: stamped with the agent's latest event time applied
         value = {"content": arguments["content"]} if kind == "remember" else None
-        at = status_time(msgspec.json.decode((await session.nc.request(status, b"{}", timeout=10.0)).data,
-                                             type=StatusReply))
-        event = FeedbackEvent(id=f"bench-{uuid.uuid4().hex}", agent=AGENT, ts=at, kind=kind,  # type: ignore[arg-type]
+        if not known:
+            known.append(status_time(msgspec.json.decode(
+                (await session.nc.request(status, b"{}", timeout=10.0)).data, type=StatusReply)))
+        event = FeedbackEvent(id=f"bench-{uuid.uuid4().hex}", agent=AGENT, ts=known[0], kind=kind,  # type: ignore[arg-type]
                               target=arguments.get("id"), value=value, actor="bench")
         await publish_feedback(session.js, session.prefix, event)
 

@@ -31,7 +31,7 @@ from schemas.events import FeedbackEvent, is_valid_agent
 from schemas.types import PRIORITIES, SEVERITIES, SIGNALS
 from shared.asof import DocReader
 from shared.config import Settings
-from shared.feedback import publish_feedback, request_time
+from shared.feedback import publish_feedback, publish_time
 from shared.kv import kv_read
 from shared.names import BUCKET_BOOT, BUCKET_DECISIONS, BUCKET_NARRATIVES, BUCKET_THREADS, api_subject
 from workers.cli.base import CliError
@@ -248,14 +248,13 @@ async def cmd_recall(args: argparse.Namespace, settings: Settings) -> int:
 async def event_time(nc: Any, agent: str) -> datetime:
     """The time of the feedback a command publishes for ``agent``: its latest event time
     applied — the newest watermark among the documents a briefing reads, as the boot API's
-    "now" (``shared.feedback.request_time``; the epoch for an agent without events), read
-    here so that no worker but the owning one needs to run — never the wall clock
-    (contract: Time and replay)."""
+    "now" (``shared.feedback.publish_time``: the wall clock only for an agent without any),
+    read here so that no worker but the owning one needs to run (contract: Time and replay)."""
     from workers.boot.sources import SOURCES
 
     reader = DocReader(nc.jetstream())
     docs = await asyncio.gather(*(reader.latest(s.bucket, agent, s.doc_type) for s in SOURCES))
-    return request_time(d.integrity.last_event_ts for d in docs if d is not None)
+    return publish_time(d.integrity.last_event_ts for d in docs if d is not None)
 
 
 async def cmd_feedback(args: argparse.Namespace, settings: Settings) -> int:

@@ -29,6 +29,7 @@ from shared.feedback import publish_feedback, status_time
 from shared.names import api_subject, feedback_subject
 
 ERROR_HEADER = "Nats-Service-Error"  # NATS micro's error reply header (shared.service)
+REFRESH_DELAY_S = 0.05  # before a publish's time refresh asks: the tool's reply goes first
 
 
 class ToolError(Exception):
@@ -49,6 +50,8 @@ class Gateway:
         self._nc: Client | None = None
         self._lock = asyncio.Lock()
         self._refusals: list[str] = []  # the server's permission refusals, latest last (bounded)
+        self._time: datetime | None = None  # the agent's latest event time, as last asked (event_time)
+        self._refreshing: asyncio.Task[None] | None = None
 
     async def client(self) -> Client:
         """The connection, made now if there is none: an unreachable NATS is a ToolError
@@ -106,18 +109,45 @@ class Gateway:
         except (nats.errors.ConnectionClosedError, nats.errors.ConnectionReconnectingError) as exc:
             raise ToolError(f"The connection to NATS at {self.url} was lost during the call; call the tool "
                             "again in a few seconds.") from exc
+        self._refresh_soon()
         return event
 
     async def event_time(self) -> datetime:
         """The time of the feedback a tool publishes: the agent's latest event time applied,
-        as ``cortex.api.status`` reports it (``shared.feedback.status_time``; the epoch for an
-        agent without events) — never the wall clock (contract: Time and replay)."""
+        as ``cortex.api.status`` reports it (``shared.feedback.status_time``; the wall clock
+        only for an agent without any, contract: Time and replay).
+
+        The first call asks and waits. Each publish then asks again off the call's path
+        (``_refresh_soon``), and the next call takes that answer: a time of the agent's
+        events never later than its latest, at most one call old — so a remember costs one
+        JetStream publish, not a request to the api worker before it."""
+        if self._time is None:
+            self._time = await self._status_time()
+        return self._time
+
+    async def _status_time(self) -> datetime:
         raw = await self.request("status", b"{}", "api")
         try:
             return status_time(msgspec.json.decode(raw, type=StatusReply))
         except (msgspec.DecodeError, msgspec.ValidationError, ValueError) as exc:
             raise ToolError(f"Cortex's api worker sent a reply this server cannot read ({exc}); "
                             "it may be a different version.") from exc
+
+    def _refresh_soon(self) -> None:
+        """Ask for the agent's time again after this call's reply is on its way (once at a time;
+        a failure keeps the time known, and the next call after it asks again)."""
+        if self._refreshing is not None and not self._refreshing.done():
+            return
+
+        async def refresh() -> None:
+            await asyncio.sleep(REFRESH_DELAY_S)  # behind the reply the tool is about to write
+            try:
+                fresh = await self._status_time()
+            except ToolError:
+                return
+            self._time = fresh if self._time is None else max(self._time, fresh)
+
+        self._refreshing = asyncio.create_task(refresh(), name="mcp-event-time")
 
     def _on_error(self, exc: Exception) -> None:
         if "permissions violation" in str(exc).lower():
@@ -132,6 +162,10 @@ class Gateway:
         return otherwise
 
     async def close(self) -> None:
+        if self._refreshing is not None:
+            self._refreshing.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._refreshing
         if self._nc is not None and not self._nc.is_closed:
             with contextlib.suppress(Exception):
                 await self._nc.drain()

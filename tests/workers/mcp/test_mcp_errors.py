@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,6 @@ from cortex_testkit import ConfiguredNats, cortex, subject_count, wait_for
 from mcp_testkit import McpSession, mcp_env, spawn_cortex, stdio_server
 
 from schemas.events import FeedbackEvent
-from shared.feedback import NO_EVENT_TIME
 from shared.names import EVENTS_STREAM, stored_subject
 from workers.mcp.tools import TOOLS
 
@@ -173,13 +173,23 @@ async def test_a_forget_of_anything_but_a_memory_id_is_refused_and_publishes_not
             async def forgotten() -> bool:
                 return not (await call(env.client, "cortex_forget", id=memory_id)).is_error
 
+            before = datetime.now(UTC)
             await wait_for(forgotten, within=60, interval=0.2)
+            after = datetime.now(UTC)
         finally:
             api.kill()
             api.wait(10)
         assert await subject_count(js, forgets) == published + 1  # a memory id is published (as the count shows)
         last = await js.get_last_msg(EVENTS_STREAM, stored_subject("cortex", "feedback", "alice", "memory_forget"))
         event = msgspec.json.decode(last.data or b"", type=FeedbackEvent)
-        assert (event.target, event.ts) == (memory_id, NO_EVENT_TIME)  # alice has no event: the epoch, no wall clock
+        # alice has no event applied: her first event is stamped as any producer would (not 1970)
+        assert event.target == memory_id and before <= event.ts <= after
+        # the api worker is gone again: the next forget takes the time already known (the refresh
+        # after each publish is off the call's path) instead of failing
+        again = await call(env.client, "cortex_forget", id=memory_id)
+        assert not again.is_error, again.content
+        assert await subject_count(js, forgets) == published + 2
+        last = await js.get_last_msg(EVENTS_STREAM, stored_subject("cortex", "feedback", "alice", "memory_forget"))
+        assert msgspec.json.decode(last.data or b"", type=FeedbackEvent).ts >= event.ts
     finally:
         await nc.close()
