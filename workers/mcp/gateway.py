@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 import uuid
 from datetime import datetime
 from typing import Any
@@ -30,6 +31,7 @@ from shared.names import api_subject, feedback_subject
 
 ERROR_HEADER = "Nats-Service-Error"  # NATS micro's error reply header (shared.service)
 REFRESH_DELAY_S = 0.05  # before a publish's time refresh asks: the tool's reply goes first
+REFRESH_EVERY_S = 1.0  # at most this often: a burst of remembers asks once
 
 
 class ToolError(Exception):
@@ -52,6 +54,7 @@ class Gateway:
         self._refusals: list[str] = []  # the server's permission refusals, latest last (bounded)
         self._time: datetime | None = None  # the agent's latest event time, as last asked (event_time)
         self._refreshing: asyncio.Task[None] | None = None
+        self._asked = 0.0  # when the last refresh started (monotonic)
 
     async def client(self) -> Client:
         """The connection, made now if there is none: an unreachable NATS is a ToolError
@@ -117,10 +120,10 @@ class Gateway:
         as ``cortex.api.status`` reports it (``shared.feedback.status_time``; the wall clock
         only for an agent without any, contract: Time and replay).
 
-        The first call asks and waits. Each publish then asks again off the call's path
-        (``_refresh_soon``), and the next call takes that answer: a time of the agent's
-        events never later than its latest, at most one call old — so a remember costs one
-        JetStream publish, not a request to the api worker before it."""
+        The first call asks and waits. A publish then asks again off the call's path (at most
+        once a second, ``_refresh_soon``), and later calls take that answer: a time of the
+        agent's events never later than its latest, at most a second and a call old — so a
+        remember costs one JetStream publish, not a request to the api worker before it."""
         if self._time is None:
             self._time = await self._status_time()
         return self._time
@@ -134,10 +137,12 @@ class Gateway:
                             "it may be a different version.") from exc
 
     def _refresh_soon(self) -> None:
-        """Ask for the agent's time again after this call's reply is on its way (once at a time;
-        a failure keeps the time known, and the next call after it asks again)."""
-        if self._refreshing is not None and not self._refreshing.done():
+        """Ask for the agent's time again after this call's reply is on its way (once at a time,
+        at most every ``REFRESH_EVERY_S``; a failure keeps the time known)."""
+        if (self._refreshing is not None and not self._refreshing.done()) \
+                or time.monotonic() - self._asked < REFRESH_EVERY_S:
             return
+        self._asked = time.monotonic()
 
         async def refresh() -> None:
             await asyncio.sleep(REFRESH_DELAY_S)  # behind the reply the tool is about to write
