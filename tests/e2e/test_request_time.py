@@ -25,7 +25,7 @@ import nats
 import nats.errors
 import pytest
 import pytest_asyncio
-from cortex_testkit import CONSUMING, cortex, demo_file, drained, subject_count, wait_for
+from cortex_testkit import CONSUMING, apis_answer, cortex, demo_file, drained, subject_count, wait_for
 from mcp_testkit import McpSession, mcp_env, stdio_server
 from nats.aio.client import Client
 from nats.js.api import DeliverPolicy
@@ -49,6 +49,9 @@ LAST_EVENT = datetime(2026, 2, 17, 10, 5, tzinfo=UTC)  # the demo's last event: 
 FIRST_EVENT = datetime(2026, 2, 17, 9, 0, tzinfo=UTC)
 COMPACTION = datetime(2026, 2, 17, 10, 0, tzinfo=UTC)
 SNAPSHOT, NARRATIVE = "## 🔥 Last Session Snapshot", "## 📖 Narrative"
+
+# the api, recall and boot workers serve alice once these answer
+SERVING = (("status", b"{}"), ("recall", b'{"query": "auth"}'), ("boot", b"{}"))
 
 
 class Pipeline:
@@ -88,17 +91,6 @@ class Pipeline:
         return events
 
 
-async def _serving(nc: Client) -> bool:
-    try:
-        for service, body in (("status", b"{}"), ("recall", b'{"query": "auth"}'), ("boot", b"{}")):
-            reply = await nc.request(f"cortex.api.{service}.alice", body, timeout=2)
-            if reply.headers and reply.headers.get("Nats-Service-Error"):
-                return False
-        return True
-    except (nats.errors.TimeoutError, nats.errors.NoRespondersError):
-        return False
-
-
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def pipeline(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Pipeline]:
     tmp = tmp_path_factory.mktemp("request-time")
@@ -116,7 +108,7 @@ async def pipeline(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Pi
         assert published.returncode == 0, published.stderr
         pipeline = Pipeline(server.url, nc, tmp)
         await pipeline.settled()
-        await wait_for(lambda: _serving(nc), within=60)
+        await wait_for(lambda: apis_answer(nc, "alice", SERVING), within=60)
         yield pipeline
     finally:
         host.stop.set()

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 import msgspec
 import nats
+import nats.errors
 import nats.js.api
 import nats.js.errors
 from nats.js.client import JetStreamContext
@@ -532,3 +533,16 @@ async def caught_up(js: JetStreamContext, consumer: str, stream: str = EVENTS_ST
             continue
         return False  # stored, in its filter, past its ack floor: not applied yet
     return True
+
+
+async def apis_answer(nc: Any, agent: str, calls: Iterable[tuple[str, bytes]]) -> bool:
+    """Each ``(service, body)`` request of ``agent``'s APIs is answered without an error: the
+    workers behind them serve."""
+    try:
+        for service, body in calls:
+            reply = await nc.request(f"cortex.api.{service}.{agent}", body, timeout=2)
+            if reply.headers and reply.headers.get("Nats-Service-Error"):
+                return False
+        return True
+    except (nats.errors.TimeoutError, nats.errors.NoRespondersError):
+        return False

@@ -17,7 +17,7 @@ import nats
 import nats.errors
 import pytest
 import pytest_asyncio
-from cortex_testkit import ConfiguredNats, cortex, drained, wait_for
+from cortex_testkit import ConfiguredNats, apis_answer, cortex, drained, wait_for
 from mcp_testkit import HttpServers, McpSession, mcp_env, spawn_cortex, stdio_server, stop
 
 from workers.mcp.tools import TOOLS, nats_permissions
@@ -27,6 +27,9 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 BOB_ONLY = {"auth migration": "billing export", "kubernetes": "terraform", "Redis": "Memcached"}
 ALICE_MARKERS = ("auth migration", "kubernetes", "Redis")
+
+# the api, recall and boot workers serve alice once these answer
+SERVING = (("threads", b"{}"), ("recall", b'{"query": "auth"}'), ("boot", b"{}"))
 
 
 def auth_block() -> str:
@@ -63,18 +66,6 @@ class Pipeline:
                        CORTEX_NATS_PASSWORD=f"{agent}-pw")
 
 
-async def _serving(nc: Any) -> bool:
-    """Each API of alice answers: the api, recall and boot workers serve."""
-    try:
-        for service, body in (("threads", b"{}"), ("recall", b'{"query": "auth"}'), ("boot", b"{}")):
-            reply = await nc.request(f"cortex.api.{service}.alice", body, timeout=2)
-            if reply.headers and reply.headers.get("Nats-Service-Error"):
-                return False
-        return True
-    except (nats.errors.TimeoutError, nats.errors.NoRespondersError):
-        return False
-
-
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def pipeline(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Pipeline]:
     tmp = tmp_path_factory.mktemp("mcp-pipeline")
@@ -95,7 +86,7 @@ async def pipeline(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Pi
         nc = await nats.connect(svc)
         try:
             await wait_for(lambda: drained(nc.jetstream()), within=120)
-            await wait_for(lambda: _serving(nc), within=60)
+            await wait_for(lambda: apis_answer(nc, "alice", SERVING), within=60)
         finally:
             await nc.close()
         yield Pipeline(server, tmp)
