@@ -36,8 +36,7 @@ def request_time(stamps: Iterable[datetime | None]) -> datetime:
     (``NO_EVENT_TIME``), as for ``shared.inputs.Inputs.now`` and recall's ``recall_now``.
     Deterministic, and older than any real event: feedback given before an agent's first
     event can never make its later data look stale, whatever dates its events carry."""
-    known = [ts for ts in stamps if ts is not None]
-    return max(known) if known else NO_EVENT_TIME
+    return _latest(stamps) or NO_EVENT_TIME
 
 
 def publish_time(stamps: Iterable[datetime | None]) -> datetime:
@@ -47,8 +46,11 @@ def publish_time(stamps: Iterable[datetime | None]) -> datetime:
     a fresh agent's first memories 1970: once its conversation starts, every lifecycle run
     would find a ``ttl`` memory expired and a ``session`` one decayed. The time is recorded
     in the event, so a replay reproduces what it made either way."""
-    known = [ts for ts in stamps if ts is not None]
-    return max(known) if known else datetime.now(UTC)
+    return _latest(stamps) or datetime.now(UTC)
+
+
+def _latest(stamps: Iterable[datetime | None]) -> datetime | None:
+    return max((ts for ts in stamps if ts is not None), default=None)
 
 
 def status_time(status: StatusReply) -> datetime:

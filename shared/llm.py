@@ -177,9 +177,6 @@ class LlmClient:
     def digest(self, purpose: str, system: str, prompt: str) -> str:
         return hashlib.sha256(f"{self.model}\0{purpose}\0{system}\0{prompt}".encode()).hexdigest()
 
-    def cache_key(self, agent: str, purpose: str, system: str, prompt: str) -> str:
-        return llm_answer_key(agent, self.digest(purpose, system, prompt))
-
     async def complete(self, *, agent: str, purpose: str, system: str, prompt: str, when: datetime,
                        max_tokens: int = 1024, tool: dict[str, Any] | None = None) -> str | None:
         """The model's text — or, with ``tool`` (forced tool use for structured output), the

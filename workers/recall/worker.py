@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-import uuid
 from datetime import datetime
 from typing import Any
 
@@ -40,7 +39,7 @@ from schemas.events import FeedbackEvent, MessageEvent, NoteEvent
 from shared.codec import MEMORY_ID_KINDS, Envelope
 from shared.consume import Handler
 from shared.errors import DocumentCorrupt, InvalidEvent, TransientError, WorkerCannotRun
-from shared.feedback import feedback_ids, publish_feedback, publish_ids, request_time
+from shared.feedback import feedback_ids, publish_ids, request_time
 from shared.forget import is_agent_forget
 from shared.kv import kv_cas, kv_read
 from shared.llm import LLM_CALLS, LlmClient
@@ -563,7 +562,9 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
             # the request's time (shared.feedback.request_time): the summary's watermark, or
             # (before recall wrote one) the candidates' latest — the epoch when there is none
             at = await _latest_event_ts(ctx, agent) or now
-            await _publish_access(ctx, agent, [m.id for m in reply.memories], at)
+            # a reply changes access metadata through the stream (so it replays), not directly
+            await publish_ids(ctx.js, ctx.settings.prefix, agent, "recall_access", [m.id for m in reply.memories],
+                              at, "recall-api")
             facts = [m.fact_id for m in reply.memories if m.fact_id]
             # the facts returned are accessed: the knowledge worker promotes them
             await publish_ids(ctx.js, ctx.settings.prefix, agent, "fact_access", facts, at, "recall-api")
@@ -579,11 +580,3 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
                            stop)
     finally:
         await llm.aclose()
-
-
-async def _publish_access(ctx: WorkerContext, agent: str, ids: list[str], at: datetime) -> None:
-    """A reply changes access metadata through the stream (so it replays), not directly;
-    at the request's time ``at`` (the agent's latest event time applied), not the wall clock."""
-    event = FeedbackEvent(id=f"ra-{uuid.uuid4().hex}", agent=agent, ts=at, kind="recall_access",
-                          value=ids, actor="recall-api")
-    await publish_feedback(ctx.js, ctx.settings.prefix, event)
