@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, tzinfo
 
-from schemas.docs import Thread
+from schemas.docs import Entity, Thread
 from schemas.types import Mood, Priority
 
 MOOD_EMOJI: dict[Mood, str] = {
@@ -178,3 +178,20 @@ def ranked_open_threads(threads: Iterable[Thread]) -> list[Thread]:
 def join_names(names: Sequence[str]) -> str:
     """Sorted, de-duplicated, comma-separated: the same set always reads the same."""
     return ", ".join(sorted(set(names)))
+
+
+def entity_names(entities: Iterable[Entity]) -> dict[str, str]:
+    """Entity id -> the name a reader is shown (a fact's subject and object are entity ids).
+    That is the entity's value, except for an organisation: its value drops the legal suffix
+    so that "Acme GmbH" and "Acme" are one entity, and the reader is shown it as first written
+    with the suffix ("Maria works at Acme Analytics GmbH", not "... Acme Analytics")."""
+    return {e.id: _shown_name(e) for e in entities}
+
+
+def _shown_name(entity: Entity) -> str:
+    if entity.type == "organization":
+        for mention in entity.mentions:
+            written = mention.strip()
+            if len(written) > len(entity.value) and written.startswith(entity.value) and "\n" not in written:
+                return written
+    return entity.value

@@ -18,6 +18,6 @@ def test_cortex_demo_prints_a_complete_bootstrap(tmp_path: Path) -> None:
     for section in ("## 🧵 Active Threads", "## 🎯 Recent Decisions", "## 📋 Commitments", "## 🧠 Known Facts",
                     "## 📌 Rules & Key Memories", "## 🔥 Last Session Snapshot"):
         assert section in out, section
-    assert "kubernetes cluster upgrade" in out and "Maria works at Acme Analytics" in out
+    assert "kubernetes cluster upgrade" in out and "Maria works at Acme Analytics GmbH\n" in out  # the name as written
     # every worker had caught up when it was printed
     assert "is lagging" not in out and "are lagging" not in out and "No data yet" not in out

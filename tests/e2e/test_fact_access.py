@@ -101,7 +101,7 @@ async def test_a_fact_is_recalled_by_meaning_and_its_recall_promotes_it(
         await js.publish("cortex.session.mia.start", json.dumps(start).encode())
         reply = await wait_for(recalled, within=60)
         (fact,) = [m for m in reply.memories if m.fact_id]
-        assert (fact.type, fact.content) == ("fact", "Maria works at Acme")  # the entity's value, no suffix
+        assert (fact.type, fact.content) == ("fact", "Maria works at Acme Corp.")  # the organisation as written
         # accessed at the agent's latest event time (day 11, however far recall's summary is): promoted
         await wait_for(lambda: relevance(promote(decayed(1.0, 0.02, 10))), within=30)
     finally:

@@ -33,6 +33,7 @@ from workers import __version__
 from workers.knowledge.core import apply_message
 from workers.knowledge.worker import fit
 from workers.registry import all_specs, consumer_specs
+from workers.render import entity_names
 
 LIMIT = 2048
 WORKERS = ("knowledge", "boot", "api")
@@ -121,7 +122,7 @@ def without_integrity(doc: KnowledgeDoc | None) -> KnowledgeDoc:
 
 
 def fact_line(fact: Fact, doc: KnowledgeDoc) -> str:
-    names = {e.id: e.value for e in doc.entities}
+    names = entity_names(doc.entities)  # an organisation as written, with its legal suffix
     predicate = fact.predicate.replace("-", " ")  # the briefing reads slugs as words
     return f"- {names.get(fact.subject, fact.subject)} {predicate} {names.get(fact.object, fact.object)}"
 

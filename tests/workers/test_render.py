@@ -1,10 +1,14 @@
-"""Cutting text the way a reader accepts: between words, marked, never mid-word."""
+"""Cutting text the way a reader accepts: between words, marked, never mid-word; names as written."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
-from workers.render import clip_lines, clip_words
+from schemas.docs import Entity
+from schemas.types import EntityType
+from workers.render import clip_lines, clip_words, entity_names
 
 
 @pytest.mark.parametrize(
@@ -48,3 +52,22 @@ def test_clip_lines_keeps_whole_lines_and_marks_a_cut_one() -> None:
 def test_a_cut_never_leaves_a_stub(text: str, limit: int, expected: str) -> None:
     assert clip_words(text, limit) == expected
     assert len(clip_words(text, limit)) <= limit
+
+
+def _entity(id: str, type: EntityType, value: str, *mentions: str) -> Entity:
+    return Entity(id=id, type=type, value=value, mentions=list(mentions), count=len(mentions), importance=0.5,
+                  last_seen=datetime(2026, 2, 17, tzinfo=UTC), source=["regex"])
+
+
+def test_an_organisation_is_shown_as_first_written_with_its_legal_suffix() -> None:
+    names = entity_names([
+        _entity("organization:acme-analytics", "organization", "Acme Analytics", "Acme Analytics GmbH"),
+        _entity("organization:globex", "organization", "Globex", "Globex", "Globex Corp."),  # the longer form
+        _entity("organization:initech", "organization", "Initech", "Initech"),  # never written with a suffix
+        _entity("organization:umbrella", "organization", "Umbrella", "The Umbrella AG"),  # not this name's form
+        _entity("person:maria", "person", "Maria", "Maria"),
+        _entity("product:atlas", "product", "Atlas", "Atlas."),  # other types: the value, punctuation dropped
+    ])
+    assert names == {"organization:acme-analytics": "Acme Analytics GmbH", "organization:globex": "Globex Corp.",
+                     "organization:initech": "Initech", "organization:umbrella": "Umbrella",
+                     "person:maria": "Maria", "product:atlas": "Atlas"}

@@ -55,7 +55,7 @@ from workers.boot.work import (
     threads_section,
 )
 from workers.narrative.enhance import enhance_commitments, enhance_decisions, enhance_threads
-from workers.render import one_line, plural, ranked_open_threads
+from workers.render import entity_names, one_line, plural, ranked_open_threads
 
 
 @dataclass(frozen=True)
@@ -117,7 +117,7 @@ def _work_sections(inputs: BootInputs, settings: BootSettings, tz: ZoneInfo, bud
 def _context_sections(inputs: BootInputs, budgets: Budgets, said: list[str]) -> list[str]:
     facts = inputs.knowledge.facts if inputs.knowledge is not None else []
     channels = inputs.channels.channels if inputs.channels is not None else []
-    names = {e.id: e.value for e in inputs.knowledge.entities} if inputs.knowledge is not None else {}
+    names = entity_names(inputs.knowledge.entities) if inputs.knowledge is not None else {}
     return [
         facts_section(facts, budgets.facts, names),
         channels_section(channels, budgets.channels),

@@ -43,6 +43,7 @@ from workers.boot.inputs import BootInputs
 from workers.boot.sources import SOURCES, BootSources
 from workers.boot.throttle import Made, change_due
 from workers.boot.traces import shown_results
+from workers.render import entity_names
 
 __all__ = ["SPEC", "BootHandler", "build", "serve"]
 
@@ -323,7 +324,7 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
         markdown = assemble_boot(inputs, ctx.settings.boot, tz, req.max_chars)
         knowledge = inputs.knowledge
         if knowledge is not None:  # the facts the briefing shows are accessed: knowledge promotes them
-            names = {e.id: e.value for e in knowledge.entities}
+            names = entity_names(knowledge.entities)
             await publish_ids(ctx.js, ctx.settings.prefix, agent, "fact_access",
                               shown_facts(markdown, knowledge.facts, names), knowledge.updated, "boot-api")
         return boot_doc(inputs, markdown, "request", session)

@@ -38,6 +38,7 @@ from workers.recall.markdown import (
     summary_prompt,
     summary_text,
 )
+from workers.render import entity_names
 from workers.tables import render_table
 
 if TYPE_CHECKING:
@@ -237,7 +238,7 @@ async def cmd_facts(args: argparse.Namespace, settings: Settings) -> int:
     if doc is None:
         print(f"(no knowledge for {agent} yet)")
         return 0
-    names = {e.id: e.value for e in doc.entities}
+    names = entity_names(doc.entities)
     wanted = args.entity.lower() if args.entity else None
     ids = {e.id for e in doc.entities if wanted in (e.id.lower(), e.value.lower())} if wanted else None
     facts = [f for f in doc.facts if ids is None or f.subject in ids or f.object in ids]

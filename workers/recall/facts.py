@@ -29,6 +29,7 @@ import msgspec
 
 from schemas.docs import Fact, KnowledgeDoc
 from workers.recall.models import Memory, memory_id
+from workers.render import entity_names
 
 MAX_FACT_MEMORIES = 1000
 FUNCTIONAL_PREDICATES = frozenset({
@@ -72,7 +73,7 @@ def fact_memories(agent: str, doc: KnowledgeDoc | None) -> list[Memory]:
     sequences: :func:`settle` adds those)."""
     if doc is None:
         return []
-    names = {e.id: e.value for e in doc.entities}
+    names = entity_names(doc.entities)
     facts = mirrored(doc.facts)
     links = _successors(facts)
     out = []

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import msgspec
+
+from schemas.docs import Entity
 from shared.config import BootSettings
 from workers.boot import assemble_boot
 from workers.boot.context import background_channels, top_facts
@@ -180,6 +183,17 @@ def test_known_facts_show_the_most_relevant_first(make, settings, tz):
     )
     md = assemble_boot(make.inputs(knowledge=knowledge), settings, tz)
     assert "## 🧠 Known Facts\n- Albert works at Vainplex\n- Berlin is in Germany\n" in md
+
+
+def test_a_fact_names_an_organisation_as_written(make, settings, tz):
+    acme = Entity(id="organization:acme-analytics", type="organization", value="Acme Analytics",
+                  mentions=["Acme Analytics GmbH"], count=1, importance=0.8, last_seen=make.now, source=["regex"])
+    maria = Entity(id="person:maria", type="person", value="Maria", mentions=["Maria"], count=1, importance=0.7,
+                   last_seen=make.now, source=["regex"])
+    fact = make.fact("f1", subject="person:maria", predicate="works-at", object="organization:acme-analytics")
+    knowledge = msgspec.structs.replace(make.knowledge(fact), entities=[acme, maria])
+    md = assemble_boot(make.inputs(knowledge=knowledge), settings, tz)
+    assert "## 🧠 Known Facts\n- Maria works at Acme Analytics GmbH\n" in md
 
 
 def test_top_facts_are_capped_and_tie_broken(make):
