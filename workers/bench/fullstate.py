@@ -103,7 +103,7 @@ def _snapshot(rng: random.Random, agent: str) -> SnapshotDoc:
 
 def _narrative(rng: random.Random, agent: str) -> NarrativeDoc:
     body = "\n".join(f"- {message_text(rng, False, 2)}" for _ in range(12))
-    timeline = [TimelineItem(ts=NOW - timedelta(hours=2 * i), kind="session_start", text=f"session s-{i}")
+    timeline = [TimelineItem(ts=NOW - timedelta(hours=2 * i), kind="session_start", text=f"s-{i}")
                 for i in range(20)]
     return NarrativeDoc(agent=agent, ts=NOW, markdown=f"## Last 24 hours\n\n{body}", source="structured",
                         integrity=_integrity(40), timeline=timeline)

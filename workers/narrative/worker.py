@@ -72,7 +72,8 @@ def timeline_item(env: Envelope) -> TimelineItem:
     if isinstance(event, NoteEvent):
         return TimelineItem(ts=event.ts, kind="note", text=note_text(event.headings, event.content))
     assert isinstance(event, SessionEvent | CompactionEvent)
-    text = f"session {event.session}" if isinstance(event, SessionEvent) else (
+    # "Session started: s-demo" (the label says what it is), "Compaction: 7 messages snapshotted"
+    text = event.session if isinstance(event, SessionEvent) else (
         f"{len(event.messages)} messages snapshotted" if event.messages else "")
     return TimelineItem(ts=event.ts, kind=_KINDS[(env.family, env.kind or "")], text=text)
 

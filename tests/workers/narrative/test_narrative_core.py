@@ -328,3 +328,9 @@ def test_a_daily_notes_section_is_a_timeline_entry_of_its_heading_path() -> None
     item = timeline_item(env)
     md = narrative(timeline=[TimelineEntry(ts=item.ts, kind=item.kind, text=item.text)])  # type: ignore[arg-type]
     assert md.endswith("**Timeline:**\n- 10:30 Daily note: Standup\n")
+    from schemas.events import SessionEvent
+    start = SessionEvent(id="s1", agent="a", session="s-demo", ts=NOW - timedelta(hours=1))
+    item = timeline_item(Envelope(seq=4, subject="cortex.session.a.start", family="session", kind="start", agent="a",
+                                  event=start))
+    md = narrative(timeline=[TimelineEntry(ts=item.ts, kind=item.kind, text=item.text)])  # type: ignore[arg-type]
+    assert md.endswith("**Timeline:**\n- 11:30 Session started: s-demo\n")  # not "Session started: session s-demo"
