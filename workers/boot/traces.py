@@ -70,6 +70,9 @@ def shown_results(ops: Sequence[Operation], markdown: str, tz: ZoneInfo) -> list
     return [op.id for op in to_tell(ops) if is_unread(op) and operation_line(op, tz) in markdown]
 
 
+_USER_QUOTES = ("correction", "dissatisfied")  # the signals that quote a user's message
+
+
 def _quote(text: str) -> str:
     return f"“{clip_words(one_line(text), QUOTE_CHARS)}”"
 
@@ -104,6 +107,10 @@ def lesson_line(f: Finding) -> str:
 def recent_lessons(findings: Sequence[Finding], now: datetime) -> list[Finding]:
     """The findings worth a lesson: recent, not dismissed, one per signal and tool, most
     severe (by the triage's grade when there is one) and newest first."""
+    return _ranked_lessons(findings, now)[:MAX_LESSONS]
+
+
+def _ranked_lessons(findings: Sequence[Finding], now: datetime) -> list[Finding]:
     since = now - timedelta(days=LESSON_DAYS)
     kept = [f for f in findings if f.last_ts >= since and (f.triage is None or f.triage.keep)]
 
@@ -118,10 +125,29 @@ def recent_lessons(findings: Sequence[Finding], now: datetime) -> list[Finding]:
         if key not in seen:
             seen.add(key)
             lessons.append(f)
-    return lessons[:MAX_LESSONS]
+    return lessons
+
+
+def lesson_lines(lessons: Sequence[Finding]) -> list[str]:
+    """One line per lesson, a user's message quoted once: the message that corrected the
+    agent and ended the session frustrated is one correction and one dissatisfied finding,
+    and one line that says both."""
+    lines: list[str] = []
+    quoted: dict[str, tuple[int, str]] = {}  # a user message's quote -> its line, and that line's signal
+    for f in lessons:
+        if f.signal in _USER_QUOTES and f.quote:
+            quote = _quote(f.quote)
+            if quote in quoted:
+                at, signal = quoted[quote]
+                if signal != f.signal:
+                    lines[at] = f"- The user corrected you and ended the session frustrated: {quote}"
+                continue
+            quoted[quote] = (len(lines), f.signal)
+        lines.append(lesson_line(f))
+    return lines
 
 
 def lessons_section(findings: Sequence[Finding], now: datetime, budget: int) -> str:
-    text, _ = section("## ⚠️ Lessons from Recent Failures", [lesson_line(f) for f in recent_lessons(findings, now)],
-                      budget)
+    lines = lesson_lines(_ranked_lessons(findings, now))[:MAX_LESSONS]
+    text, _ = section("## ⚠️ Lessons from Recent Failures", lines, budget)
     return text

@@ -11,6 +11,7 @@ from workers.boot.assemble import assemble_boot
 from workers.boot.inputs import BootInputs
 from workers.boot.traces import (
     MAX_LESSONS,
+    lesson_lines,
     lessons_section,
     operations_section,
     recent_lessons,
@@ -84,6 +85,24 @@ def test_lessons_are_recent_kept_one_per_signal_and_tool_most_severe_first() -> 
     ]
     many = [finding("tool_fail", f"t{i}") for i in range(10)]
     assert len(recent_lessons(many, NOW)) == MAX_LESSONS
+
+
+def test_a_user_message_is_quoted_once_in_the_lessons() -> None:
+    said = "No, that's wrong, the deploy failed! Forget it, this is useless."
+    findings = [finding("dissatisfied", quote=said), finding("correction", severity="medium", quote=said),
+                *(finding("tool_fail", f"t{i}", severity="low") for i in range(5))]
+    merged = f"- The user corrected you and ended the session frustrated: “{said}”"
+    assert lesson_lines(recent_lessons(findings, NOW))[:2] == [
+        merged, "- `t0` failed and the answer went out without a fix"]
+    text = lessons_section(findings, NOW, 4000)
+    assert text.count(said) == 1 and merged in text
+    # the merged line frees its slot: five lines, four of them tool failures (three without the merge)
+    assert len([line for line in text.splitlines() if line.startswith("- ")]) == MAX_LESSONS
+    assert sum(line.startswith("- `t") for line in text.splitlines()) == MAX_LESSONS - 1
+    # a correction and a frustrated end in different messages stay two lines
+    apart = [finding("dissatisfied", quote="Forget it"), finding("correction", severity="medium", quote="Not that")]
+    assert lesson_lines(recent_lessons(apart, NOW)) == ["- A session ended with the user frustrated: “Forget it”",
+                                                         "- The user corrected you: “Not that”"]
 
 
 def test_the_sections_come_right_after_the_threads_within_the_budget() -> None:
