@@ -142,6 +142,7 @@ async def test_failures_and_a_pending_task_reach_the_next_briefing_and_a_late_re
                      "The user corrected you and ended the session frustrated"):  # one message, one line
             assert line in lessons, line
         assert lessons.count("Forget it, this is useless") == 1
+        assert lessons.count("db-primary:5432") == 1 and "(the same error)" in lessons  # the error named once
         assert second.index("Pending Operations") < second.index("Lessons from Recent Failures")
 
         # the same findings through the API, the CLI (newest first) and the pending operation

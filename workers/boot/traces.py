@@ -85,18 +85,20 @@ def _error(f: Finding) -> str:
     return f" ({clip_words(one_line(f.error), QUOTE_CHARS)})" if f.error else ""
 
 
-def lesson_line(f: Finding) -> str:
-    """What a finding teaches, in one line."""
+def lesson_line(f: Finding, error: str | None = None) -> str:
+    """What a finding teaches, in one line; ``error``: how to name its error, when not in full."""
+    if error is None:
+        error = _error(f)
     if f.signal == "doom_loop":
-        return (f"- {_tool(f)} failed {f.count}× in a row with the same call{_error(f)}: after two identical "
+        return (f"- {_tool(f)} failed {f.count}× in a row with the same call{error}: after two identical "
                 "failures, change the approach or ask")
     if f.signal == "repeat_fail":
-        return f"- {_tool(f)} failed the same way in {f.count} sessions{_error(f)}: fix the cause before retrying"
+        return f"- {_tool(f)} failed the same way in {f.count} sessions{error}: fix the cause before retrying"
     if f.signal == "tool_fail":
         times = f" {f.count}×" if f.count > 1 else ""
-        return f"- {_tool(f)} failed{times}{_error(f)} and the answer went out without a fix"
+        return f"- {_tool(f)} failed{times}{error} and the answer went out without a fix"
     if f.signal == "hallucination":
-        return f"- Success was claimed after {_tool(f)} failed{_error(f)}: {_quote(f.quote)} — report failures as such"
+        return f"- Success was claimed after {_tool(f)} failed{error}: {_quote(f.quote)} — report failures as such"
     if f.signal == "correction":
         return f"- The user corrected you: {_quote(f.quote)}"
     if f.signal == "dissatisfied":
@@ -129,12 +131,19 @@ def _ranked_lessons(findings: Sequence[Finding], now: datetime) -> list[Finding]
 
 
 def lesson_lines(lessons: Sequence[Finding]) -> list[str]:
-    """One line per lesson, a user's message quoted once: the message that corrected the
-    agent and ended the session frustrated is one correction and one dissatisfied finding,
-    and one line that says both."""
+    """One line per lesson, each thing said once: a user's message quoted once (the message
+    that corrected the agent and ended the session frustrated is one correction and one
+    dissatisfied finding, and one line that says both), a tool's error in full once (a later
+    line of the same tool and error says "the same error")."""
     lines: list[str] = []
     quoted: dict[str, tuple[int, str]] = {}  # a user message's quote -> its line, and that line's signal
+    errors: set[tuple[str, str]] = set()  # (tool, error) named in full by an earlier line
     for f in lessons:
+        error = _error(f)
+        if error and (f.tool, error) in errors:
+            error = " (the same error)"
+        elif error:
+            errors.add((f.tool, error))
         if f.signal in _USER_QUOTES and f.quote:
             quote = _quote(f.quote)
             if quote in quoted:
@@ -143,7 +152,7 @@ def lesson_lines(lessons: Sequence[Finding]) -> list[str]:
                     lines[at] = f"- The user corrected you and ended the session frustrated: {quote}"
                 continue
             quoted[quote] = (len(lines), f.signal)
-        lines.append(lesson_line(f))
+        lines.append(lesson_line(f, error))
     return lines
 
 

@@ -78,8 +78,8 @@ def test_lessons_are_recent_kept_one_per_signal_and_tool_most_severe_first() -> 
     text = lessons_section(findings, NOW, 2000)
     assert text.splitlines()[1:5] == [
         "- Success was claimed after `deploy` failed (refused): “Done ✅” — report failures as such",
-        "- `deploy` failed 4× in a row with the same call (refused): after two identical failures, change the "
-        "approach or ask",
+        "- `deploy` failed 4× in a row with the same call (the same error): after two identical failures, change "
+        "the approach or ask",  # the error named in full once, by the line above
         "- The user corrected you: “No, that's wrong”",
         "- `read` failed (EACCES) and the answer went out without a fix",
     ]
