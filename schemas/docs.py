@@ -388,8 +388,10 @@ class TraceDoc(msgspec.Struct, frozen=True, kw_only=True):
 class Operation(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """A tool call and its result (contract: pending operations). ``preview`` is the
     redacted start of the result or error; ``seen`` once the agent has it. Beyond the
-    contract: the session, the runtime's call id, and ``open`` while the turn that made
-    the call is still running (a result then reaches the agent directly)."""
+    contract: the session, the runtime's call id, ``open`` while the turn that made the
+    call is still running (a result then reaches the agent directly), and ``request``,
+    what the call asked (a redacted excerpt of its params: "rebuild the search index"),
+    so that three spawned tasks are not three identical lines."""
 
     id: str
     tool: str
@@ -401,6 +403,7 @@ class Operation(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     session: str = ""
     call_id: str = ""
     open: bool = False
+    request: str = ""
 
 
 class OperationsDoc(msgspec.Struct, frozen=True, kw_only=True):

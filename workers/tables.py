@@ -83,8 +83,8 @@ def finding_rows(reply: TracesReply) -> Rows:
 
 
 def operation_rows(reply: OperationsReply) -> Rows:
-    return (["started", "state", "tool", "id", "result"],
-            [[op.started.isoformat(timespec="minutes"), marker(op), op.tool, op.id, op.preview or ""]
+    return (["started", "state", "tool", "request", "id", "result"],
+            [[op.started.isoformat(timespec="minutes"), marker(op), op.tool, op.request, op.id, op.preview or ""]
              for op in reply.operations])
 
 

@@ -136,7 +136,7 @@ async def test_failures_and_a_pending_task_reach_the_next_briefing_and_a_late_re
         assert (loop.count, loop.tool, loop.severity) == (4, "deploy", "high")
 
         second = (await briefing_of("s2")).markdown
-        assert "[PENDING] `sessions_spawn`" in second
+        assert "[PENDING] `sessions_spawn` “rebuild the search index” (started" in second  # what it was asked
         lessons = second.split("Lessons from Recent Failures", 1)[1]
         for line in ("`deploy` failed 4× in a row", "Success was claimed after `deploy` failed",
                      "The user corrected you and ended the session frustrated"):  # one message, one line

@@ -39,7 +39,8 @@ def _when(moment: datetime, tz: ZoneInfo) -> str:
 
 def operation_line(op: Operation, tz: ZoneInfo) -> str:
     """One operation as the briefing shows it (its exact text also tells whether it was shown)."""
-    line = f"- {marker(op)} `{one_line(op.tool)}` (started {_when(op.started, tz)}"
+    asked = f" “{op.request}”" if op.request else ""  # a redacted excerpt already (workers.traces.operations)
+    line = f"- {marker(op)} `{one_line(op.tool)}`{asked} (started {_when(op.started, tz)}"
     if op.finished is not None and not is_waiting(op):
         line += f", finished {_when(op.finished, tz)}"
     line += ")"

@@ -48,7 +48,12 @@ from workers.traces.tools import tool_error
 _replace = msgspec.structs.replace
 
 PREVIEW_CHARS: Final = 200
+REQUEST_CHARS: Final = 80
 SEEN_KIND: Final = "operation_seen"
+# the params that say what a call asks, first found first ("task" of a spawned session, …)
+REQUEST_KEYS: Final = ("task", "description", "prompt", "instruction", "instructions", "goal", "query", "question",
+                       "message", "command", "cmd", "title", "subject", "name", "url", "path", "file")
+_MAX_PARAMS_SHOWN: Final = 6
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,12 +131,29 @@ def _finish(op: Operation, event: ToolEvent, config: OperationsConfig) -> Operat
                     preview=preview, seen=op.open, open=False)
 
 
+def call_request(params: object, redact: Iterable[re.Pattern[str]] = ()) -> str:
+    """What a call asks, from its params, as a redacted excerpt: a text param that says it
+    (``REQUEST_KEYS``, in that order), else the first few scalar params as ``name=value``,
+    else the params as compact JSON; "" for none."""
+    if params is None or params in ({}, [], ""):
+        return ""
+    text = ""
+    if isinstance(params, dict):
+        named = {str(k).lower(): v for k, v in params.items()}
+        text = next((v for k in REQUEST_KEYS if isinstance(v := named.get(k), str) and v.strip()), "")
+        if not text:
+            scalars = [(k, v) for k, v in params.items() if isinstance(v, str | int | float)]
+            text = ", ".join(f"{k}={v}" for k, v in scalars[:_MAX_PARAMS_SHOWN])
+    return excerpt(text or as_text(params), REQUEST_CHARS, tuple(redact))
+
+
 def _tool(ops: list[Operation], event: ToolEvent, kind: str, config: OperationsConfig) -> list[Operation] | None:
     if kind == "call":
         if any(op.id == event.id for op in ops):
             return None  # the same call again (a republished event)
         return [*ops, Operation(id=event.id, tool=event.tool, status="pending", started=event.ts, seen=False,
-                                session=event.session, call_id=event.call_id or "", open=True)]
+                                session=event.session, call_id=event.call_id or "", open=True,
+                                request=call_request(event.params, config.redact))]
     index = _matching(ops, event)
     if index is None:
         return None  # a result of a call before the document's memory, or answered already

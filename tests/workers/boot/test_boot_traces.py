@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+import msgspec
+
 from schemas.docs import Finding, Operation, OperationsDoc, Thread, ThreadsDoc, TraceDoc, Triage
 from shared.config import BootSettings
 from workers.boot.assemble import assemble_boot
@@ -60,6 +62,15 @@ def test_nothing_to_tell_no_section_and_a_tight_budget_shows_and_acknowledges_le
     assert shown_results(ops, text, UTCZ) == ["b"]
     clipped = operations_section(ops, UTCZ, 120)  # the first line cut: it was not shown, it stays unread
     assert "tool_b" in clipped and shown_results(ops, clipped, UTCZ) == []
+
+
+def test_an_operation_line_says_what_the_call_asked() -> None:
+    asked = [msgspec.structs.replace(op(str(i)), tool="sessions_spawn", request=task)
+             for i, task in enumerate(("rebuild the search index", "summarise the inbox"))]
+    text = operations_section([*asked, op("x")], UTCZ, 2000)
+    assert "- [PENDING] `sessions_spawn` “rebuild the search index” (started 2026-03-02 11:00)\n" in text
+    assert "- [PENDING] `sessions_spawn` “summarise the inbox” (started 2026-03-02 11:00)\n" in text
+    assert "- [PENDING] `tool_x` (started 2026-03-02 11:00)" in text  # nothing asked: no quotes
 
 
 def test_lessons_are_recent_kept_one_per_signal_and_tool_most_severe_first() -> None:

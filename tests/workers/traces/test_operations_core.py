@@ -11,8 +11,10 @@ from schemas.docs import OperationsDoc
 from schemas.events import FeedbackEvent, RunEvent, SessionEvent, ToolEvent
 from shared.config import TracesSettings
 from workers.traces.operations import (
+    REQUEST_CHARS,
     OperationEvent,
     apply_operation_event,
+    call_request,
     is_unread,
     is_waiting,
     operations_config,
@@ -194,3 +196,28 @@ def test_the_core_never_mutates_its_input() -> None:
     apply_operation_event(doc, SessionEvent(id="z", agent="a", session="s", ts=T0 + timedelta(hours=1)), "end",
                           a.config)
     assert doc == snapshot and doc.operations[0].open
+
+
+def test_an_operation_says_what_its_call_asked_redacted_and_short() -> None:
+    """Three spawned tasks are three different lines: each keeps what its call asked."""
+    a = Agent()
+    a.run("start")
+    a.call("read")  # params {"q": 1}: no param that says it, the scalars then
+    assert a.ops[-1].request == "q=1"
+    secret = "sk-ant-api03-" + "x" * 40
+    cases: list[tuple[Any, str]] = [
+        ({"task": "rebuild the search index", "timeout": 600}, "rebuild the search index"),
+        ({"Description": "nightly backup", "query": "ignored: description comes first"}, "nightly backup"),
+        ({"release": "3.2", "env": "prod", "dry_run": False}, "release=3.2, env=prod, dry_run=False"),
+        ({"task": "   ", "command": "make deploy"}, "make deploy"),  # a blank text says nothing
+        ({"command": f"curl -H 'x-api-key: {secret}' https://api"}, "curl -H 'x-api-key: [REDACTED_API_KEY]' https://api"),
+        ("just a string", "just a string"),
+        ([1, 2, 3], "[1,2,3]"),
+        ({"nested": {"deep": [1]}}, '{"nested":{"deep":[1]}}'),
+        ({"task": "word " * 100}, ("word " * 16).strip() + "…"),  # an excerpt, cut between words
+        (None, ""), ({}, ""), ([], ""), ("", ""),
+    ]
+    for params, expected in cases:
+        assert call_request(params) == expected, params
+        assert len(call_request(params)) <= REQUEST_CHARS
+    assert secret not in call_request({"token": secret})
