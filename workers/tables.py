@@ -25,6 +25,11 @@ Rows = tuple[list[str], list[list[str]]]
 
 
 def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int | None = 60) -> str:
+    """Columns as wide as their widest cell, every row one line: a cell of several lines (a
+    memory of a few messages) is one, its line breaks made spaces — else it broke the rows
+    of its table apart. The long free text is each table's last column, so no line is
+    padded to the width of another row's text."""
+    rows = [[_flat(c) for c in row] for row in rows]
     cells = rows if width is None else [[c if len(c) <= width else c[: width - 1] + "…" for c in row] for row in rows]
     if any(len(r) != len(headers) for r in cells):
         raise ValueError(f"every row needs {len(headers)} cells")
@@ -32,6 +37,10 @@ def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]], width: i
     line = "  ".join(f"{{:<{w}}}" for w in widths)  # one format per table, not a join per row
     body = [line.format(*r).rstrip() for r in cells]
     return "\n".join([line.format(*(h.upper() for h in headers)).rstrip(), *body])
+
+
+def _flat(cell: str) -> str:
+    return " ".join(cell.split()) if "\n" in cell or "\r" in cell or "\t" in cell else cell
 
 
 def thread_rows(reply: ThreadsReply) -> Rows:
@@ -45,15 +54,15 @@ def decision_rows(reply: DecisionsReply) -> Rows:
 
 
 def commitment_rows(reply: CommitmentsReply) -> Rows:
-    return (["id", "status", "who", "what", "due"],
-            [[c.id, c.status, c.who, c.what, c.due or ""] for c in reply.commitments])
+    return (["id", "status", "who", "due", "what"],
+            [[c.id, c.status, c.who, c.due or "", c.what] for c in reply.commitments])
 
 
 def memory_rows(reply: RecallReply, id_chars: int | None = 8) -> Rows:
     """Ranked memories; ``id_chars`` shortens the ids (``None``: whole, as ``forget`` needs them)."""
-    return (["score", "type", "scope", "memory", "id"],
-            [[f"{m.score:.3f}", m.type, m.scope, m.content + (" (superseded)" if m.superseded_by else ""),
-              m.id[:id_chars] if id_chars else m.id] for m in reply.memories])
+    return (["score", "type", "scope", "id", "memory"],
+            [[f"{m.score:.3f}", m.type, m.scope, m.id[:id_chars] if id_chars else m.id,
+              m.content + (" (superseded)" if m.superseded_by else "")] for m in reply.memories])
 
 
 def hit_rows(reply: SearchReply) -> Rows:
@@ -83,8 +92,8 @@ def finding_rows(reply: TracesReply) -> Rows:
 
 
 def operation_rows(reply: OperationsReply) -> Rows:
-    return (["started", "state", "tool", "request", "id", "result"],
-            [[op.started.isoformat(timespec="minutes"), marker(op), op.tool, op.request, op.id, op.preview or ""]
+    return (["started", "state", "tool", "id", "request", "result"],
+            [[op.started.isoformat(timespec="minutes"), marker(op), op.tool, op.id, op.request, op.preview or ""]
              for op in reply.operations])
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from workers.tables import render_table
+from schemas.api import CommitmentsReply, RecalledMemory, RecallReply
+from workers.tables import commitment_rows, memory_rows, render_table
 
 
 def test_columns_align_to_their_widest_cell_and_lines_end_without_padding() -> None:
@@ -29,3 +30,24 @@ def test_no_rows_is_the_header_alone() -> None:
 def test_a_row_with_the_wrong_number_of_cells_is_refused() -> None:
     with pytest.raises(ValueError, match="2 cells"):
         render_table(["id", "status"], [["t1"]])
+
+
+def test_a_cell_of_several_lines_stays_on_its_row() -> None:
+    text = render_table(["id", "memory"], [["m1", "On 17 February 2026:\nalbert: hi\r\nclaudia:\tok"], ["m2", "one"]],
+                        width=None)
+    assert text.splitlines() == ["ID  MEMORY", "m1  On 17 February 2026: albert: hi claudia: ok", "m2  one"]
+
+
+def test_the_memory_is_the_last_column_so_no_row_is_padded_to_another_s_text() -> None:
+    """The MCP tool's table: a short memory's line is short (the id came after the memory,
+    so every line was padded to the longest memory: hundreds of spaces a model pays for)."""
+    def memory(i: str, content: str) -> RecalledMemory:
+        return RecalledMemory(id=f"{i}-0000-0000-0000-000000000000", content=content, type="fact",
+                              scope="permanent", score=0.5, similarity=0.5, source_event="e")
+
+    reply = RecallReply(memories=[memory("aaaaaaaa", "word " * 80), memory("bbbbbbbb", "short")], text="", tokens=1)
+    lines = render_table(*memory_rows(reply, id_chars=None), width=None).splitlines()
+    assert lines[0].split() == ["SCORE", "TYPE", "SCOPE", "ID", "MEMORY"]
+    assert lines[2].endswith("bbbbbbbb-0000-0000-0000-000000000000  short") and len(lines[2]) < 80
+    commitments = CommitmentsReply(commitments=[])
+    assert commitment_rows(commitments)[0][-1] == "what"
