@@ -61,12 +61,16 @@ class Thread(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class RecentMessage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """One of the last messages, for the topics nobody announced (``workers.threads.topics``)."""
+    """One of the last messages, for the topics nobody announced (``workers.threads.topics``)
+    and for the hot snapshot of a compaction that carries no messages (an OpenClaw
+    gateway's never does: ``workers.snapshot.core.window_messages``)."""
 
     n: int  # the message's ordinal (``ThreadsDoc.messages`` when it was applied)
     text: str  # its first characters
     work: bool = False  # it carried a decision, a wait, a closure, a high-impact word or a promise
     checked: bool = False  # a promise was looked for (the costlier check runs once, when needed)
+    role: str = ""  # who said it (user, assistant, …); "" in a document written before it was kept
+    session: str = ""
 
 
 class ThreadsDoc(msgspec.Struct, frozen=True, kw_only=True):

@@ -268,6 +268,10 @@ async def test_the_real_plugin_s_store_yields_the_documents_of_the_same_conversa
             assert without_integrity(ours[key]) == without_integrity(theirs[key]), key
     boot = msgspec.json.decode(ours["cortex_boot/main"] or b"")
     assert boot["trigger"] == "session_start" and "Redis" in boot["markdown"] and boot["lagging"] == []
+    # OpenClaw's compaction carries counts, no messages: the snapshot quotes the last ones said before it
+    hot = boot["markdown"].split("## 🔥 Last Session Snapshot\n", 1)[1].split("\n## ", 1)[0]
+    assert "**Recent messages:**\n" in hot
+    assert hot.rstrip().endswith("- [user] Yes! Let's keep going, this is awesome 🎯")  # the last said, whole
 
     try:
         await _live_malformed_duplicate_and_replay(js, nats_url, tmp_path, wait_for)

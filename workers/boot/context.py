@@ -34,17 +34,33 @@ def _fresh(ts: datetime, now: datetime, max_age: timedelta) -> bool:
 def snapshot_section(snapshot: SnapshotDoc | None, now: datetime, budget: int,
                      max_age: timedelta = SNAPSHOT_MAX_AGE) -> str:
     """The hot snapshot's messages within ``budget`` (the reference cut at 1000 characters,
-    mid-sentence): whole lines, a last one cut between words with "…".
+    mid-sentence, so the newest messages were the ones lost): the oldest messages leave
+    first, the last one said stays; a single message longer than the room is cut between
+    words with "…".
 
     The snapshot's own headings give way to one line saying when it was taken (pasted, its
     ``# Hot Snapshot`` read as a heading of the briefing), and its thread count at
-    compaction to Active Threads, which shows the threads as they are now."""
-    if snapshot is None or not _fresh(snapshot.ts, now, max_age):
+    compaction to Active Threads, which shows the threads as they are now. A snapshot of no
+    messages is no section: "(No recent messages captured)" under a heading tells the agent
+    nothing (the narrative's timeline has the compaction)."""
+    if snapshot is None or not snapshot.messages_snapshotted or not _fresh(snapshot.ts, now, max_age):
         return ""
     taken = f"Compacted {describe_age(as_utc(now) - as_utc(snapshot.ts))} ({iso_seconds(snapshot.ts)})."
     messages = messages_part(snapshot.markdown)
-    hot = clip_lines(f"{taken}\n\n{messages}" if messages else "", budget)
+    hot = clip_lines(_newest_within(f"{taken}\n\n{messages}", budget), budget) if messages else ""
     return f"## 🔥 Last Session Snapshot\n{hot}\n" if hot else ""
+
+
+def _newest_within(text: str, budget: int) -> str:
+    """``text`` without its oldest list items (one per message) while it is over ``budget``;
+    the last item always stays."""
+    lines = text.split("\n")
+    first = next((i for i, line in enumerate(lines) if line.startswith("- ")), len(lines))
+    head, items = lines[:first], lines[first:]
+    size = len(text)
+    while size > budget and len(items) > 1:
+        size -= len(items.pop(0)) + 1
+    return "\n".join([*head, *items])
 
 
 def narrative_section(

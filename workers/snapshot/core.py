@@ -55,6 +55,17 @@ def build_snapshot_markdown(
     return "\n".join(parts), len(recent)
 
 
+def window_messages(threads: ThreadsDoc | None, session: str) -> list[CompactionMessage]:
+    """The last messages of ``session`` the threads worker keeps (``ThreadsDoc.recent``: the
+    last ten of the agent, each its first 400 characters), for a compaction event that
+    carries none — an OpenClaw gateway's (``session.compaction_start``) carries only counts.
+    Read as of the compaction, like the thread state: what was said right before it."""
+    if threads is None:
+        return []
+    return [CompactionMessage(role=m.role, content=m.text) for m in threads.recent
+            if m.role and m.session == session]
+
+
 def thread_state_line(threads: ThreadsDoc | None) -> str:
     """``- 3 open threads, 1 waiting`` from the threads document.
 

@@ -1,4 +1,5 @@
-"""The snapshot worker: on ``compaction.before``, the hot zone of the conversation."""
+"""The snapshot worker: on ``compaction.before``, the hot zone of the conversation — the
+event's messages, or when it carries none the last ones the threads document kept."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from shared.inputs import ComposedProjection, Reading
 from shared.names import BUCKET_SNAPSHOTS, BUCKET_THREADS
 from shared.projection import ProjectionHandler
 from shared.runtime import WorkerContext, WorkerSpec
-from workers.snapshot.core import build_snapshot_markdown, thread_state_line
+from workers.snapshot.core import build_snapshot_markdown, thread_state_line, window_messages
 
 # threads as of the compaction
 SOURCES = (Source("threads", "threads", BUCKET_THREADS, ThreadsDoc),)
@@ -33,8 +34,10 @@ class SnapshotProjection(ComposedProjection[SnapshotDoc]):
     def compose(self, doc: SnapshotDoc | None, env: Envelope, inputs: Reading) -> SnapshotDoc:
         event = env.event
         assert isinstance(event, CompactionEvent)
-        markdown, count = build_snapshot_markdown(event.ts, list(event.messages), self._max,
-                                                  thread_state_line(inputs.docs["threads"]))
+        threads = inputs.docs["threads"]
+        # a compaction without its messages (OpenClaw's): the last ones the threads worker kept
+        messages = list(event.messages) or window_messages(threads, event.session)
+        markdown, count = build_snapshot_markdown(event.ts, messages, self._max, thread_state_line(threads))
         return SnapshotDoc(agent=env.agent, session=event.session, ts=event.ts, messages_snapshotted=count,
                            markdown=markdown, integrity=Integrity())
 

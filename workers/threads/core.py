@@ -241,7 +241,7 @@ def apply_message(
     ordinal = base.messages + 1
     threads = _open_threads_for_topics(list(base.threads), signals.topics, event, mood, patterns, text)
     update = track(base.recent, base.settled, ordinal, text.original, text.lowered,
-                   lambda: _carries_work(text, signals, patterns), threads, patterns)
+                   lambda: _carries_work(text, signals, patterns), threads, patterns, event.role, event.session)
     if update.promoted:
         threads = _open_threads_for_candidates(threads, update.promoted, event, mood, patterns)
     if threads:

@@ -31,6 +31,8 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Final, NamedTuple
 
+import msgspec
+
 from schemas.docs import RecentMessage, Thread
 from workers.conversation.patterns import PatternSet, prepare_text
 from workers.conversation.sentences import clip_around, sentence_around, sentence_ends, tidy
@@ -171,7 +173,7 @@ def _carried_work(window: Window, index: int, patterns: PatternSet) -> bool:
         return m.work
     text = prepare_text(m.text)
     promise = patterns.commitment.may_match(text) and any(p.search(text) is not None for p in patterns.commitment)
-    window.messages[index] = RecentMessage(n=m.n, text=m.text, work=promise, checked=True)
+    window.messages[index] = msgspec.structs.replace(m, work=promise, checked=True)
     return promise
 
 
@@ -242,12 +244,14 @@ def _promote(key: str, mentions: list[Mention], ctx: _Context) -> tuple[str, lis
 
 
 def track(recent: Sequence[RecentMessage], settled: Sequence[str], ordinal: int, original: str, lowered: str,
-          work: Callable[[], bool], threads: Sequence[Thread], patterns: PatternSet) -> Update:
-    """This message (``ordinal``) joins the window; say which phrases become threads.
+          work: Callable[[], bool], threads: Sequence[Thread], patterns: PatternSet, role: str = "",
+          session: str = "") -> Update:
+    """This message (``ordinal``; said by ``role`` in ``session``) joins the window; say which
+    phrases become threads.
 
     ``work`` says whether the message carries work: asked once, kept in the window."""
     stopwords = patterns.stopwords
-    here = RecentMessage(n=ordinal, work=work(), text=original[:HEAD_CHARS])
+    here = RecentMessage(n=ordinal, work=work(), text=original[:HEAD_CHARS], role=role, session=session)
     window_messages = [*recent[-(WINDOW - 1):], here]
     if len(window_messages) < MIN_MENTIONS:
         return Update(window_messages, list(settled), [])

@@ -10,8 +10,11 @@ from __future__ import annotations
 import random
 from datetime import timedelta
 
+import msgspec
+
 from shared.config import BootSettings
 from workers.boot import assemble_boot
+from workers.boot.context import snapshot_section
 
 SECTION_HEADINGS = [
     "# Context Briefing",
@@ -157,6 +160,13 @@ def test_includes_hot_snapshot_when_fresh(make, settings, tz):
     assert "# Hot Snapshot" not in md
 
 
+def test_a_snapshot_of_no_messages_is_no_section(make, settings, tz):
+    empty = msgspec.structs.replace(make.snapshot("# Hot Snapshot\n\n(No recent messages captured)\n"),
+                                    messages_snapshotted=0)
+    md = assemble_boot(make.inputs(snapshot=empty), settings, tz)
+    assert "Last Session Snapshot" not in md and "No recent messages" not in md
+
+
 def test_excludes_hot_snapshot_older_than_one_hour(make, settings, tz):
     """port: excludes hot snapshot when stale (>1h)."""
     snapshot = make.snapshot("# Old Snapshot\nOld conversation...", age=timedelta(hours=2))
@@ -245,3 +255,15 @@ def test_reference_demo_briefing(make, settings, tz):
     active = md[md.index("## 🧵 Active Threads"):]
     assert active.index("the Kubernetes cluster") < active.index("dem Performance-Bug")
     assert "the auth migration" not in md
+
+
+def test_a_snapshot_over_its_budget_loses_its_oldest_messages_not_the_last_said(make, settings, tz):
+    said = [f"- [user] message {i} " + "words " * 30 for i in range(10)]
+    snapshot = make.snapshot("# Hot Snapshot\n\n**Recent messages:**\n" + "\n".join(said) + "\n",
+                             age=timedelta(minutes=5))
+    section = snapshot_section(snapshot, make.now, 1000)
+    assert len(section) <= 1000 + len("## 🔥 Last Session Snapshot\n\n")
+    assert said[-1].rstrip() in section and "message 0 " not in section  # the newest whole, the oldest gone
+    kept = [line for line in section.splitlines() if line.startswith("- ")]
+    assert [line.rstrip() for line in kept] == [line.rstrip() for line in said[-len(kept):]] and len(kept) >= 3
+    assert "**Recent messages:**" in section

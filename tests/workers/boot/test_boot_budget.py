@@ -117,7 +117,7 @@ def test_snapshot_is_cut_at_1000_characters_by_default(make, settings, tz):
     assert f"## 🔥 Last Session Snapshot\n{taken}{'S' * (999 - len(taken))}…\n" in md
 
 
-def test_a_cut_snapshot_keeps_whole_lines_and_cuts_the_last_between_words(make, settings, tz):
+def test_a_cut_snapshot_keeps_whole_lines_the_newest_and_cuts_a_lone_long_one_between_words(make, settings, tz):
     lines = [f"- [user] message number {i} says something about the release plan" for i in range(40)]
     md = assemble_boot(make.inputs(snapshot=make.snapshot("\n".join(lines))), settings, tz)
     section = md.split("## 🔥 Last Session Snapshot\n", 1)[1].split("\n\n---", 1)[0]
@@ -125,10 +125,12 @@ def test_a_cut_snapshot_keeps_whole_lines_and_cuts_the_last_between_words(make, 
     taken, quoted = section.split("\n\n", 1)
     assert taken == "Compacted just now (2026-02-17T11:30:02Z)."
     body = quoted.rstrip("\n").split("\n")
-    assert body[:-1] == lines[: len(body) - 1]  # whole lines
-    last = body[-1]
-    assert last == lines[len(body) - 1] or (last.endswith("…") and lines[len(body) - 1].startswith(last[:-1])
-                                            and last[:-1].split()[-1] in lines[len(body) - 1].split())
+    assert body == lines[-len(body):] and len(body) > 5  # whole lines, the last said ones (the oldest left)
+    # one message longer than the room: cut between words, marked
+    long = "- [user] " + " ".join(f"word{i}" for i in range(300))
+    md = assemble_boot(make.inputs(snapshot=make.snapshot(long)), settings, tz)
+    last = md.split("## 🔥 Last Session Snapshot\n", 1)[1].split("\n\n", 2)[1].split("\n")[0]
+    assert last.endswith("…") and long.startswith(last[:-1]) and last[:-1].split()[-1] in long.split()
 
 
 def test_narrative_is_cut_at_2000_characters_by_default(make, settings, tz):

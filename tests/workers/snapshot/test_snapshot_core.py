@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
 
-from schemas.docs import Integrity, Thread, ThreadsDoc
+import msgspec
+
+from schemas.docs import Integrity, RecentMessage, Thread, ThreadsDoc
 from schemas.events import CompactionMessage
 from workers.snapshot import build_snapshot_markdown, messages_part, thread_state_line
+from workers.snapshot.core import window_messages
 
 TS = datetime(2026, 2, 17, 10, 30, tzinfo=UTC)
 
@@ -169,3 +172,14 @@ def test_the_part_a_briefing_quotes_has_the_messages_only():
 
 def test_thread_state_without_a_threads_document():
     assert thread_state_line(None) == "- No thread data yet"
+
+
+def test_a_compaction_without_messages_takes_the_session_s_last_ones_from_the_threads_document():
+    recent = [RecentMessage(n=1, text="old doc, no role"), RecentMessage(n=2, text="Deploy?", role="user", session="a"),
+              RecentMessage(n=3, text="elsewhere", role="user", session="b"),
+              RecentMessage(n=4, text="Deployed ✅", role="assistant", session="a")]
+    threads = msgspec.structs.replace(threads_doc(), recent=recent)
+    assert window_messages(threads, "a") == [msg("user", "Deploy?"), msg("assistant", "Deployed ✅")]
+    assert window_messages(threads, "c") == [] and window_messages(None, "a") == []
+    md, count = build_snapshot_markdown(TS, window_messages(threads, "a"), 15, "")
+    assert count == 2 and "**Recent messages:**\n- [user] Deploy?\n- [assistant] Deployed ✅" in md

@@ -25,9 +25,10 @@ _ids = itertools.count()
 
 def message(content: str, minutes: float = 0, **fields: Any) -> MessageEvent:
     fields.setdefault("role", "user")
+    fields.setdefault("session", "s")
     fields.setdefault("id", f"m{next(_ids)}")
     return MessageEvent(
-        agent="agent", session="s", ts=T0 + timedelta(minutes=minutes), content=content, **fields
+        agent="agent", ts=T0 + timedelta(minutes=minutes), content=content, **fields
     )
 
 
@@ -361,3 +362,14 @@ def test_a_reused_event_id_makes_distinct_thread_ids_and_a_close_names_one() -> 
     assert len(ids) == 2 and len(set(ids)) == 2, doc.threads
     closed = apply_feedback(doc, feedback("thread_close", ids[1], minutes=2), SETTINGS)
     assert [t.status for t in closed.threads] == ["open", "closed"]
+
+
+def test_the_window_keeps_who_said_each_message_and_in_which_session() -> None:
+    """The hot snapshot of a compaction without messages (OpenClaw's) is made from it."""
+    doc = None
+    said = [("user", "s1", "Can you check the staging deploy?"), ("assistant", "s1", "Staging is green."),
+            ("user", "s2", "Other channel: lunch at noon?")]
+    for minute, (role, session, content) in enumerate(said):
+        doc = apply_message(doc, message(content, minute, role=role, session=session), SETTINGS, BOTH)
+    assert doc is not None
+    assert [(m.role, m.session, m.text) for m in doc.recent] == [(r, s, c) for r, s, c in said]
