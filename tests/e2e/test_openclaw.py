@@ -272,6 +272,7 @@ async def test_the_real_plugin_s_store_yields_the_documents_of_the_same_conversa
     hot = boot["markdown"].split("## 🔥 Last Session Snapshot\n", 1)[1].split("\n## ", 1)[0]
     assert "**Recent messages:**\n" in hot
     assert hot.rstrip().endswith("- [user] Yes! Let's keep going, this is awesome 🎯")  # the last said, whole
+    assert "- 10:00 Compaction: 8 of 13 messages compacted\n" in boot["markdown"]  # the counts it carries
 
     try:
         await _live_malformed_duplicate_and_replay(js, nats_url, tmp_path, wait_for)

@@ -73,9 +73,19 @@ def timeline_item(env: Envelope) -> TimelineItem:
         return TimelineItem(ts=event.ts, kind="note", text=note_text(event.headings, event.content))
     assert isinstance(event, SessionEvent | CompactionEvent)
     # "Session started: s-demo" (the label says what it is), "Compaction: 7 messages snapshotted"
-    text = event.session if isinstance(event, SessionEvent) else (
-        f"{len(event.messages)} messages snapshotted" if event.messages else "")
+    text = event.session if isinstance(event, SessionEvent) else _compaction_text(event)
     return TimelineItem(ts=event.ts, kind=_KINDS[(env.family, env.kind or "")], text=text)
+
+
+def _compaction_text(event: CompactionEvent) -> str:
+    """What a compaction did: the messages it carried, else the counts it announced (an
+    OpenClaw gateway's carries only counts: "30 of 42 messages compacted")."""
+    if event.messages:
+        return f"{len(event.messages)} messages snapshotted"
+    if event.compacting_count:
+        of = f" of {event.message_count}" if event.message_count else ""
+        return f"{event.compacting_count}{of} messages compacted"
+    return ""
 
 
 def structured_narrative(now: datetime, tz: ZoneInfo, threads: ThreadsDoc | None, decisions: DecisionsDoc | None,

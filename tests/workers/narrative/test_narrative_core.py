@@ -334,3 +334,14 @@ def test_a_daily_notes_section_is_a_timeline_entry_of_its_heading_path() -> None
                                   event=start))
     md = narrative(timeline=[TimelineEntry(ts=item.ts, kind=item.kind, text=item.text)])  # type: ignore[arg-type]
     assert md.endswith("**Timeline:**\n- 11:30 Session started: s-demo\n")  # not "Session started: session s-demo"
+    from schemas.events import CompactionEvent
+
+    def compaction_text(**counts: int) -> str:
+        event = CompactionEvent(id="c1", agent="a", session="s-demo", ts=NOW, **counts)
+        env = Envelope(seq=5, subject="cortex.compaction.a.before", family="compaction", kind="before", agent="a",
+                       event=event)
+        return timeline_item(env).text
+
+    assert compaction_text(compacting_count=30, message_count=42) == "30 of 42 messages compacted"  # OpenClaw's
+    assert compaction_text(compacting_count=30) == "30 messages compacted"
+    assert compaction_text() == ""
