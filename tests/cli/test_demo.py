@@ -19,5 +19,6 @@ def test_cortex_demo_prints_a_complete_bootstrap(tmp_path: Path) -> None:
                     "## 📌 Rules & Key Memories", "## 🔥 Last Session Snapshot"):
         assert section in out, section
     assert "kubernetes cluster upgrade" in out and "Maria works at Acme Analytics GmbH\n" in out  # the name as written
+    assert out.rstrip().endswith("(docs/integration.md).") and "`cortex mcp --agent AGENT`" in out  # what next
     # every worker had caught up when it was printed
     assert "is lagging" not in out and "are lagging" not in out and "No data yet" not in out

@@ -26,6 +26,12 @@ from workers.cli.specs import provision_all
 from workers.registry import all_specs, doc_buckets
 
 DEMO_AGENT = "main"
+NEXT_STEPS = (
+    f"\ncortex demo: that is the briefing agent {DEMO_AGENT!r} wakes up with. For your own agents: "
+    "`cortex init` and `cortex up` against your NATS server (CORTEX_NATS_URL; an OpenClaw gateway's event "
+    "store: CORTEX_OPENCLAW_STREAM), then `cortex boot AGENT` for a briefing and `cortex mcp --agent AGENT` "
+    "for the agent's tools (docs/integration.md)."
+)
 
 
 def demo_events() -> list[bytes]:
@@ -115,6 +121,7 @@ async def run_demo(settings: Settings) -> int:
                 await wait_caught_up(settings, server.url, [c for s in specs if s.build
                                                             for c in consumers_of(s.name, settings.partitions, shadow)])
                 print(await render_documents(settings, server.url))
+                print(NEXT_STEPS, flush=True)
             finally:
                 host.stop.set()
                 with contextlib.suppress(Exception):
