@@ -55,6 +55,28 @@ class ReplayError(Exception):
     """The replay cannot run as asked; the message says what is missing."""
 
 
+class _Abandoned(ReplayError):
+    """This worker's replay stopped because another one of the same replay failed: not the
+    cause, so left out of the message when the cause is in it."""
+
+
+@dataclass(frozen=True)
+class _Together:
+    """What the workers of one replay share: every lease is taken before any worker deletes
+    anything (``leased``), every worker is reset before any consumes (``ready``), and one
+    that fails stops the others (``stop``, the barriers broken) instead of leaving them
+    waiting for it for ever."""
+
+    leased: asyncio.Barrier
+    ready: asyncio.Barrier
+    stop: asyncio.Event
+
+    async def fail(self) -> None:
+        self.stop.set()
+        await self.leased.abort()
+        await self.ready.abort()
+
+
 @dataclass
 class ReplayProgress:
     worker: str
@@ -157,33 +179,55 @@ async def drained(js: JetStreamContext, consumer: str) -> bool:
 
 
 async def replay_worker(host: WorkerHost, ctx: WorkerContext, spec: WorkerSpec, buckets: list[str],
-                        agent: str | None, progress: ReplayProgress, ready: asyncio.Barrier,
-                        stop: asyncio.Event) -> None:
-    """Replay one worker to the end of the stream (see the module docstring)."""
+                        agent: str | None, progress: ReplayProgress, together: _Together) -> None:
+    """Replay one worker to the end of the stream (see the module docstring); if it fails,
+    the replay's other workers stop too (they would wait for it for ever)."""
+    try:
+        await _replay_worker(host, ctx, spec, buckets, agent, progress, together)
+    except BaseException:
+        await together.fail()
+        raise
+
+
+async def _replay_worker(host: WorkerHost, ctx: WorkerContext, spec: WorkerSpec, buckets: list[str],
+                         agent: str | None, progress: ReplayProgress, together: _Together) -> None:
     assert spec.build is not None
+    stop = together.stop
     ttl_s = await holdable_ttl(ctx.js, max(host.settings.runtime.lease_ttl_s, REPLAY_MIN_TTL_S))
     lease = Lease(ctx.js, ctx.consumer, f"replay-{host.instance}", ttl_s)
     progress.phase = "taking over the lease"
     fence_s = await steal_lease(ctx.js, lease, lambda why: setattr(progress, "phase", why))
     keeper = asyncio.create_task(lease.keep_alive(stop.set))
     try:
+        progress.phase = "waiting for the other workers' leases"
+        try:
+            await together.leased.wait()  # nothing is deleted until every lease of the replay is held
+        except asyncio.BrokenBarrierError:
+            progress.phase = "not replayed"
+            raise _Abandoned(f"{ctx.consumer}: not replayed, nothing of it changed: another worker of the "
+                             "replay could not take its lease") from None
         if fence_s:  # a deposed instance may still be inside a commit: let its fence close first
             progress.phase = f"waiting {fence_s}s for its running instance to stop writing"
             await asyncio.sleep(fence_s)
         progress.phase = "deleting its documents"
         progress.extra["deleted"] = await reset_state(ctx, buckets, agent)
         progress.phase = "waiting for the other workers to reset"
-        await ready.wait()  # every replayed worker is reset before any starts consuming
+        try:
+            await together.ready.wait()  # every replayed worker is reset before any starts consuming
+        except asyncio.BrokenBarrierError:
+            progress.phase = "stopped"
+            raise _Abandoned(f"{ctx.consumer}: reset, not replayed: another worker of the replay failed; "
+                             "run the replay again") from None
         progress.phase = "starting"
         while not await _consume_to_end(ctx, spec, lease, progress, stop):
             log.warning("replay_rebuilding", extra={"consumer": ctx.consumer})
         if not lease.held:
             raise LeaseLost(ctx.consumer)
         if stop.is_set() and not await drained(ctx.js, ctx.consumer):
-            # another worker's lease was lost: this one stopped short of the end, it is not done
+            # another worker failed or lost its lease: this one stopped short of the end, it is not done
             progress.phase = "stopped"
-            raise ReplayError(f"{ctx.consumer}: stopped at sequence {progress.applied} of {progress.target} "
-                              "because another worker of the replay lost its lease")
+            raise _Abandoned(f"{ctx.consumer}: stopped at sequence {progress.applied} of {progress.target} "
+                             "because another worker of the replay failed or lost its lease")
         progress.done = True
     except LeaseLost as exc:
         progress.phase = "lost the lease"
@@ -232,11 +276,10 @@ async def run_replay(host: WorkerHost, js: JetStreamContext, specs: list[WorkerS
     boot = msgspec.structs.replace(host.settings.boot, wait_ms=60000)
     host.settings = msgspec.structs.replace(host.settings, boot=boot)
     nc = connection(js)
-    stop = asyncio.Event()
     n = host.settings.partitions
     partitions = partition_ids(n) if agent is None or n <= 1 else [partition_of(agent, n)]
     consumers = [(spec, k, consumer_name(spec.name, k)) for spec in specs for k in partitions]
-    ready = asyncio.Barrier(len(consumers))
+    together = _Together(asyncio.Barrier(len(consumers)), asyncio.Barrier(len(consumers)), asyncio.Event())
     progress = [ReplayProgress(worker=name, target=last) for _, _, name in consumers]
     tasks = []
     inputs = Inputs(js, host.settings)  # one composed-input reader for every replayed worker
@@ -245,7 +288,7 @@ async def run_replay(host: WorkerHost, js: JetStreamContext, specs: list[WorkerS
                             producer=producer_id(spec, host.settings, host.version), health=Health(name),
                             extras=host.extras, partition=k, catalog=host.catalog, shared_inputs=inputs)
         tasks.append(asyncio.create_task(
-            replay_worker(host, ctx, spec, list(spec.buckets), agent, prog, ready, stop)))
+            replay_worker(host, ctx, spec, list(spec.buckets), agent, prog, together)))
     started = time.monotonic()
     try:
         while not all(t.done() for t in tasks):
@@ -256,6 +299,7 @@ async def run_replay(host: WorkerHost, js: JetStreamContext, specs: list[WorkerS
     report(progress)
     failed = [task.exception() for task in tasks]  # every one retrieved: no "never retrieved" traceback
     errors = [exc for exc in failed if exc is not None]
+    errors = [exc for exc in errors if not isinstance(exc, _Abandoned)] or errors  # the cause, not its echoes
     if len(errors) == 1:
         raise errors[0]
     if errors:

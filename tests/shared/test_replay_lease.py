@@ -94,3 +94,42 @@ async def test_a_lease_is_held_no_longer_than_the_leases_bucket_keeps_a_key(nc: 
     assert await holdable_ttl(js, 10) == 2
     assert await holdable_ttl(js, 2) == 2
     assert await holdable_ttl(js, 1) == 1
+
+
+async def test_a_replay_that_cannot_take_one_lease_changes_nothing_and_ends(nc: Client, tmp_path: Path) -> None:
+    """Another replay holds (and renews) the decisions worker's lease. Before: the threads
+    worker of this replay deleted its documents, reset its checkpoint and then waited at the
+    start line for decisions for ever — `cortex replay` hung, holding the threads lease, and
+    the live threads worker never got it back. Now every lease is taken before anything is
+    deleted; one refused ends the whole replay with the reason, the others' leases go back."""
+    from shared.kv import kv_read
+    from shared.names import BUCKET_CHECKPOINTS, BUCKET_LEASES
+
+    settings = load_settings({"CORTEX_NATS_URL": "nats://unused", "CORTEX_DATA_DIR": str(tmp_path),
+                              "CORTEX_RUNTIME_LEASE_TTL_S": "2"})
+    js = nc.jetstream()
+    await provision(js, settings, consumer_specs())
+    await js.publish("cortex.msg.alice.received", json.dumps({
+        "id": "m0", "agent": "alice", "session": "s", "ts": "2026-03-01T10:00:00Z", "role": "user",
+        "content": "We decided to ship it."}).encode())
+    checkpoints = await js.key_value(BUCKET_CHECKPOINTS)
+    await checkpoints.put("threads", b"1")  # where the live threads worker is
+    other = Lease(js, "decisions", "replay-other", 2)
+    assert await other.acquire(asyncio.Event())
+    keeper = asyncio.create_task(other.keep_alive(lambda: None))  # the other replay is alive: it renews
+    specs = [all_specs()["threads"], all_specs()["decisions"]]
+    progress: list[ReplayProgress] = []
+    try:
+        with pytest.raises(ReplayError) as failed:  # bounded: before the fix this waited for ever
+            await asyncio.wait_for(run_replay(WorkerHost(settings, specs, __version__), js, specs, None, False,
+                                              lambda p: progress.extend(p[len(progress):])), timeout=60)
+    finally:
+        keeper.cancel()
+        await asyncio.gather(keeper, return_exceptions=True)
+    assert str(failed.value) == "decisions: another replay is running (replay-other)"  # the cause alone
+    leases = await js.key_value(BUCKET_LEASES)
+    assert (await kv_read(leases, "threads"))[0] is None  # given back to the live worker
+    assert (await kv_read(leases, "decisions"))[0] == b"replay-other"  # the other replay's, untouched
+    assert (await kv_read(checkpoints, "threads"))[0] == b"1"  # nothing reset
+    assert {p.worker: p.phase for p in progress}["threads"] == "not replayed"
+    await other.release()
