@@ -3,8 +3,8 @@
 Staleness is lag (contract: Time and replay): a source worker that had not applied
 everything before the trigger is named in a visible line, a source with no data at all
 gets its own line, and the age of the agent's last activity is stated as a fact. Age is
-the plugin design's warning on top: thread data older than two hours (eight: "STALE
-DATA") at the trigger's time, thresholds in ``CORTEX_BOOT_STALE_*_MINUTES``.
+the plugin design's warning on top: thread data two hours (eight: "STALE DATA") behind the
+conversation the other workers have seen, thresholds in ``CORTEX_BOOT_STALE_*_MINUTES``.
 """
 
 from __future__ import annotations
@@ -95,13 +95,23 @@ def _missing_line(inputs: BootInputs) -> str:
 def age_line(inputs: BootInputs, settings: BootSettings = DEFAULT_BOOT) -> str:
     """The plugin design's age warning: thread data older than the alert minutes is
     "STALE DATA", older than the warn minutes "Data staleness" (its thresholds, 480 and
-    120 minutes by default), measured from the threads document's last event to the
-    trigger's time; nothing while younger or when there is no thread data."""
+    120 minutes by default); nothing while younger or when there is no thread data.
+
+    Old, here, is behind the conversation: measured from the threads document's last event
+    to the latest event of the documents the agent's messages change (threads, decisions,
+    commitments, knowledge, channels), as of the trigger. The design measured it to the
+    trigger, and so warned "STALE DATA: Thread data is 10h old" every morning: an agent idle
+    overnight has thread data exactly as fresh as its conversation, which "Last activity"
+    states. Threads behind the messages the other workers have seen (the threads worker
+    switched off, say) still warn; a worker behind the trigger is named by the lag line."""
     threads = inputs.threads
     last = threads.integrity.last_event_ts if threads is not None else None
     if last is None:
         return ""
-    minutes = (as_utc(inputs.now) - as_utc(last)).total_seconds() / 60
+    conversation = [doc.integrity.last_event_ts for doc in (inputs.threads, inputs.decisions, inputs.commitments,
+                                                            inputs.knowledge, inputs.channels)
+                    if doc is not None and doc.integrity.last_event_ts is not None]
+    minutes = (max(as_utc(ts) for ts in conversation) - as_utc(last)).total_seconds() / 60
     hours = round(minutes / 60)
     if settings.stale_alert_minutes and minutes > settings.stale_alert_minutes:
         return f"🚨 STALE DATA: Thread data is {hours}h old."

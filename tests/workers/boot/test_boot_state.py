@@ -119,19 +119,36 @@ def test_old_activity_with_fresh_thread_data_is_stated_not_warned(make, settings
 ])
 def test_thread_data_older_than_the_design_thresholds_is_warned(make, settings, tz, age, line):
     """port: integrityWarning's thresholds (120 and 480 minutes), measured in event time:
-    from the threads document's last event to the trigger."""
-    threads = msgspec.structs.replace(make.threads(), integrity=make.integrity(last_event_ts=make.now - age))
-    md = assemble_boot(make.inputs(threads=threads), settings, tz)
+    from the threads document's last event to the conversation's latest (here the decisions
+    worker's, a minute before the trigger)."""
+    threads = msgspec.structs.replace(make.threads(),
+                                      integrity=make.integrity(last_event_ts=make.now - age - timedelta(minutes=1)))
+    decisions = msgspec.structs.replace(make.decisions(),
+                                        integrity=make.integrity(last_event_ts=make.now - timedelta(minutes=1)))
+    md = assemble_boot(make.inputs(threads=threads, decisions=decisions), settings, tz)
     if line is None:
         assert "⚠️" not in md and "🚨" not in md
     else:
         assert line + "\n" in md and md.count("Thread data is") == 1
 
 
+def test_an_agent_idle_overnight_gets_no_stale_data_warning(make, settings, tz):
+    """Every document is as fresh as the conversation, which ended ten hours before this
+    session start: the design's age warning ("🚨 STALE DATA: Thread data is 10h old", every
+    morning) is not given; the age is stated as the last activity."""
+    night = make.integrity(last_event_ts=make.now - timedelta(hours=10))
+    inputs = make.inputs(threads=msgspec.structs.replace(make.threads(), integrity=night),
+                         decisions=msgspec.structs.replace(make.decisions(), integrity=night))
+    md = assemble_boot(inputs, settings, tz)
+    assert "⚠️" not in md and "🚨" not in md and "Thread data is" not in md
+    assert "Last activity: 10h 0m ago (2026-02-17T01:30:02Z)\n" in md
+
+
 def test_the_age_thresholds_and_freshness_windows_are_settings(make, settings, tz):
     threads = msgspec.structs.replace(make.threads(),
                                       integrity=make.integrity(last_event_ts=make.now - timedelta(hours=3)))
-    inputs = make.inputs(threads=threads)
+    inputs = make.inputs(threads=threads, decisions=msgspec.structs.replace(
+        make.decisions(), integrity=make.integrity(last_event_ts=make.now)))
     quiet = msgspec.structs.replace(settings, stale_warn_minutes=0, stale_alert_minutes=0)
     assert "Thread data is" not in assemble_boot(inputs, quiet, tz)
     strict = msgspec.structs.replace(settings, stale_alert_minutes=60)
