@@ -273,7 +273,7 @@ TOOLS: tuple[Tool, ...] = (
             "captured from its conversations and notes, and what cortex_remember stored — by meaning and "
             "keywords. Returns the best memories ranked by relevance, recency, use and type, within a token "
             "budget (default 2000 tokens, about 4 characters each; at most `limit`, default 10): a table of "
-            "score, type, scope, the memory's full text and its id (for cortex_forget), then the count and "
+            "score, type, scope, the memory's id (for cortex_forget) and its full text, then the count and "
             "the tokens used. Use it before answering anything that depends on earlier sessions.")),
     Tool(
         name="cortex_remember", args=RememberArgs, output=Published, run=_remember, read_only=False,
@@ -323,7 +323,7 @@ TOOLS: tuple[Tool, ...] = (
         render=_commitments_text, empty=lambda r: not r.commitments,
         description=(
             "Promises and tasks from this agent's conversations (\"I'll fix the build tomorrow\"): a table of "
-            "id, status (open, overdue, done), who, what, due — open and overdue ones first, the newest first; "
+            "id, status (open, overdue, done), who, due, what — open and overdue ones first, the newest first; "
             "at most 50.")),
     api_tool(
         "cortex_traces", service="traces", worker="api", args=NoArgs, reply=TracesReply,
