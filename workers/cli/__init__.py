@@ -50,8 +50,13 @@ def _quiet_connection_noise(loop: asyncio.AbstractEventLoop, context: dict[str, 
     exc = context.get("exception")
     if isinstance(exc, ConnectionResetError | BrokenPipeError | ConnectionAbortedError):
         return
-    if isinstance(exc, asyncio.InvalidStateError) and _in_reconnect(context.get("future")):
+    # asyncio names the task "future" when nobody retrieved its exception, "task" when
+    # asyncio.run() cancels it at shutdown or a pending one is garbage-collected
+    task = context.get("future") or context.get("task")
+    if isinstance(exc, asyncio.InvalidStateError) and _in_reconnect(task):
         return  # nats-py's reconnect task, ended under it by a close once the command gave up
+    if exc is None and _in_reconnect(task) and context.get("message") == "Task was destroyed but it is pending!":
+        return  # a reconnect nats-py superseded by another (an EOF read while it was still finishing)
     loop.default_exception_handler(context)
 
 
