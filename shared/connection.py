@@ -329,6 +329,26 @@ async def _stopped_during(delay: float, stop: asyncio.Event | None) -> bool:
 CLI_RECONNECTS = 3  # a command's connection tries this many reconnects (~1 s apart), then it is closed
 
 
+class _DropLimit:
+    """Closes a connection dropped more than ``limit`` times (-1: never). nats-py counts
+    reconnect attempts per server and forgets them at every completed handshake, so against
+    a server that accepts and drops each connection ``max_reconnect_attempts`` never ran out:
+    a command reconnected until a request of its timed out (or for ever, if it waited without
+    one). Counting the drops themselves bounds it; the pending request then fails at once."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.count = 0
+        self.closing: asyncio.Task[None] | None = None  # referenced, so not collected mid-way
+
+    def dropped(self, nc: Client | None) -> None:
+        if self.limit < 0 or nc is None or nc.is_closed or self.closing is not None:
+            return
+        self.count += 1
+        if self.count > self.limit:
+            self.closing = asyncio.create_task(nc.close(), name="nats-close-after-drops")
+
+
 async def connect(settings: Settings, name: str, *, retry_forever: bool = False,
                   on_state: Any = None, stop: asyncio.Event | None = None, inbox_prefix: str | None = None,
                   on_error: Any = None, max_reconnects: int | None = None) -> Client:
@@ -345,12 +365,16 @@ async def connect(settings: Settings, name: str, *, retry_forever: bool = False,
 
     error_cb = _error_logger(settings, on_error, logging.WARNING if retry_forever else logging.DEBUG)
     holder: list[Client] = []
+    if max_reconnects is None:
+        max_reconnects = -1 if retry_forever else CLI_RECONNECTS
+    drops = _DropLimit(max_reconnects)
 
     async def disconnected_cb() -> None:
         closing = not retry_forever or (bool(holder) and (holder[0].is_closed or holder[0].is_draining))
         log.log(logging.DEBUG if closing else logging.WARNING, "nats_disconnected", extra={"url": url})
         if on_state:
             on_state(False)
+        drops.dropped(holder[0] if holder else None)
 
     async def reconnected_cb() -> None:
         log.info("nats_reconnected", extra={"url": url, "server": _current(holder[0] if holder else None)})
@@ -361,8 +385,6 @@ async def connect(settings: Settings, name: str, *, retry_forever: bool = False,
         log.debug("nats_closed", extra={"url": url})
 
     opts = _checked_options(settings, name)
-    if max_reconnects is None:
-        max_reconnects = -1 if retry_forever else CLI_RECONNECTS
     opts["max_reconnect_attempts"] = max_reconnects
     opts.update({"inbox_prefix": inbox_prefix} if inbox_prefix else {})
     opts.update(error_cb=error_cb, disconnected_cb=disconnected_cb,

@@ -105,3 +105,28 @@ async def test_a_connection_follows_the_cluster_when_its_node_dies(nats_cluster:
         await wait_for(jetstream_answers, within=30)
     finally:
         await nc.close()
+
+
+async def test_a_command_s_connection_to_a_server_that_drops_it_after_every_handshake_is_closed(
+    nats_url: str,
+) -> None:
+    """nats-py forgets its reconnect count at every completed handshake, so a command's
+    connection to a server (or load balancer) that accepts and then drops was reconnected to
+    for ever — a command ended only when a request of its timed out. Its drops are counted
+    now: past CLI_RECONNECTS it is closed, with no request pending at all."""
+    from cortex_testkit import TcpProxy
+
+    from shared.connection import CLI_RECONNECTS
+
+    with TcpProxy(int(nats_url.rsplit(":", 1)[1]), drop_after_pong=True) as proxy:
+        nc = await connect(load_settings({"CORTEX_NATS_URL": f"nats://127.0.0.1:{proxy.port}"}), "cortex-cli")
+        try:
+            assert await wait_for(lambda: _closed(nc), within=60)  # reconnecting for ever before: never closed
+        finally:
+            await nc.close()
+        # the probe, the connection and its CLI_RECONNECTS reconnects: nothing after the close
+        assert proxy.accepted <= 2 + CLI_RECONNECTS, proxy.accepted
+
+
+async def _closed(nc: Any) -> bool:
+    return bool(nc.is_closed)
