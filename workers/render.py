@@ -192,6 +192,6 @@ def _shown_name(entity: Entity) -> str:
     if entity.type == "organization":
         for mention in entity.mentions:
             written = mention.strip()
-            if len(written) > len(entity.value) and written.startswith(entity.value) and "\n" not in written:
+            if len(written) > len(entity.value) and written.startswith(entity.value):
                 return written
     return entity.value

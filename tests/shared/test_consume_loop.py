@@ -148,16 +148,23 @@ async def _eq(coro: Awaitable[Any], value: Any) -> bool:
     return bool(await coro == value)
 
 
-async def test_a_handler_failing_every_time_is_retried_then_dead_lettered_and_the_next_event_applies(
-    js: JetStreamContext, wait_for: WaitFor
-) -> None:
-    await publish(js, [msg(1), msg(2, content="boom"), msg(3)])
+async def _second_of_three_dead_lettered(js: JetStreamContext, wait_for: WaitFor, content: str) -> tuple[Faulty, Any]:
+    """Three events, the second with ``content`` the handler refuses: the first and third are
+    applied, the second is the one dead letter (returned with the handler)."""
+    await publish(js, [msg(1), msg(2, content=content), msg(3)])
     handler = Faulty(js)
     async with running(js, handler):
         await wait_for(lambda: _eq(checkpoint(js), 3))
-    assert handler.attempts["e2"] == CONFIG.max_attempts
     assert await tally(js) == ["e1", "e3"]
-    [(subject, headers, data)] = await dead_letters(js)
+    [letter] = await dead_letters(js)
+    return handler, letter
+
+
+async def test_a_handler_failing_every_time_is_retried_then_dead_lettered_and_the_next_event_applies(
+    js: JetStreamContext, wait_for: WaitFor
+) -> None:
+    handler, (subject, headers, data) = await _second_of_three_dead_lettered(js, wait_for, "boom")
+    assert handler.attempts["e2"] == CONFIG.max_attempts
     assert subject == "cortex.dlq.tally"
     assert headers["Cortex-Error"] == "handler failed 3 times: ValueError: cannot handle boom"
     assert headers["Cortex-Original-Subject"] == "cortex.msg.main.received"
@@ -170,13 +177,8 @@ async def test_an_event_the_handler_finds_invalid_is_dead_lettered_at_once_and_t
     js: JetStreamContext, wait_for: WaitFor
 ) -> None:
     """Bad input only the handler can tell (``InvalidEvent``): no retry, the reason as it is."""
-    await publish(js, [msg(1), msg(2, content="invalid"), msg(3)])
-    handler = Faulty(js)
-    async with running(js, handler):
-        await wait_for(lambda: _eq(checkpoint(js), 3))
+    handler, (subject, headers, data) = await _second_of_three_dead_lettered(js, wait_for, "invalid")
     assert handler.attempts["e2"] == 1
-    assert await tally(js) == ["e1", "e3"]
-    [(subject, headers, data)] = await dead_letters(js)
     assert (subject, headers["Cortex-Error"], headers["Cortex-Stream-Seq"]) == (
         "cortex.dlq.tally", "names an id the store cannot hold", "2")
     assert data == msg(2, content="invalid")[1]
