@@ -25,6 +25,10 @@ for Python ``re`` with these deliberate changes:
   "feito") are dropped: here a closure marks commitments done, so reporting completion
   must not open a new promise.
 * ``due`` phrases are Cortex's own (the reference never fills ``Commitment.due``).
+* A closure word may be followed by ``,``, ``;``, ``:`` or ``)`` as well as by a space, "." or
+  "!": the reference's "is fixed, the reindex takes 20 minutes" closed nothing, so in weeks of
+  use a thread fixed in such a sentence stayed open and a kept promise turned OVERDUE. A
+  closure word inside a hyphenated word ("fixed-size") still closes nothing.
 """
 
 from __future__ import annotations
@@ -111,8 +115,8 @@ EN: Final = LanguagePack(
         r"|approach:)",
     ),
     close=(
-        r"(?:^|\s)(?:is |it['’]s |that['’]s |all )?(?:done|fixed|solved|closed)(?:\s|[.!]|$)",
-        r"(?:^|\s)(?:it |that )works(?:\s|[.!]|$)",
+        r"(?:^|\s)(?:is |it['’]s |that['’]s |all )?(?:done|fixed|solved|closed)(?:\s|[.!,;:)]|$)",
+        r"(?:^|\s)(?:it |that )works(?:\s|[.!,;:)]|$)",
         "✅",
     ),
     wait=(f"(?:waiting for|blocked by|need{GAP}first)",),
@@ -182,8 +186,8 @@ DE: Final = LanguagePack(
     code="de",
     decision=(r"(?:entschieden|beschlossen|machen wir|wir machen|der plan ist|ansatz:)",),
     close=(
-        r"(?:^|\s)(?:ist |schon )?(?:erledigt|gefixt|gelöst|fertig)(?:\s|[.!]|$)",
-        r"(?:^|\s)(?:es |das )funktioniert(?:\s|[.!]|$)",
+        r"(?:^|\s)(?:ist |schon )?(?:erledigt|gefixt|gelöst|fertig)(?:\s|[.!,;:)]|$)",
+        r"(?:^|\s)(?:es |das )funktioniert(?:\s|[.!,;:)]|$)",
     ),
     wait=(f"(?:warte auf|blockiert durch|brauche{GAP}erst)",),
     topic=(
@@ -244,8 +248,8 @@ ES: Final = LanguagePack(
         r"(?:acordado|optamos por|elegimos|vamos con)",
     ),
     close=(
-        r"(?:^|\s)(?:está |ya )?(?:hecho|resuelto|cerrado|terminado|listo)(?:\s|[.!]|$)",
-        r"(?:^|\s)(?:ya )?funciona(?:\s|[.!]|$)",
+        r"(?:^|\s)(?:está |ya )?(?:hecho|resuelto|cerrado|terminado|listo)(?:\s|[.!,;:)]|$)",
+        r"(?:^|\s)(?:ya )?funciona(?:\s|[.!,;:)]|$)",
     ),
     wait=(
         f"(?:esperando|bloqueado por|necesitamos{GAP}primero)",
@@ -305,8 +309,8 @@ FR: Final = LanguagePack(
         r"(?:convenu|arrêté|choisi de|opté pour)",
     ),
     close=(
-        r"(?:^|\s)(?:c['’]est |est )?(?:fait|terminé|résolu|fermé|fini)(?:\s|[.!]|$)",
-        r"(?:^|\s)(?:ça |il )(?:marche|fonctionne)(?:\s|[.!]|$)",
+        r"(?:^|\s)(?:c['’]est |est )?(?:fait|terminé|résolu|fermé|fini)(?:\s|[.!,;:)]|$)",
+        r"(?:^|\s)(?:ça |il )(?:marche|fonctionne)(?:\s|[.!,;:)]|$)",
     ),
     wait=(
         r"(?:en attente de|bloqué par|il faut d['’]abord)",
@@ -366,8 +370,8 @@ IT: Final = LanguagePack(
         r"(?:concordato|scelto di|optiamo per|andiamo con)",
     ),
     close=(
-        r"(?:^|\s)(?:è |già )?(?:fatto|risolto|chiuso|terminato|finito)(?:\s|[.!]|$)",
-        r"(?:^|\s)(?:già )?funziona(?:\s|[.!]|$)",
+        r"(?:^|\s)(?:è |già )?(?:fatto|risolto|chiuso|terminato|finito)(?:\s|[.!,;:)]|$)",
+        r"(?:^|\s)(?:già )?funziona(?:\s|[.!,;:)]|$)",
     ),
     wait=(
         f"(?:aspettando|bloccato da|serve{GAP}prima)",
@@ -429,8 +433,8 @@ PT: Final = LanguagePack(
         r"(?:combinado|optamos por|escolhemos|ficou definido)",
     ),
     close=(
-        r"(?:^|\s)(?:está |já )?(?:feito|resolvido|fechado|terminado|pronto)(?:\s|[.!]|$)",
-        r"(?:^|\s)(?:já )?funciona(?:\s|[.!]|$)",
+        r"(?:^|\s)(?:está |já )?(?:feito|resolvido|fechado|terminado|pronto)(?:\s|[.!,;:)]|$)",
+        r"(?:^|\s)(?:já )?funciona(?:\s|[.!,;:)]|$)",
     ),
     wait=(
         f"(?:esperando|bloqueado por|precisamos{GAP}primeiro)",
@@ -491,8 +495,8 @@ RU: Final = LanguagePack(
         r"(?:договорились|выбрали|остановились на|утвердили)",
     ),
     close=(
-        r"(?:^|\s)(?:уже )?(?:сделано|решено|закрыто|готово|исправлено)(?:\s|[.!]|$)",
-        r"(?:^|\s)(?:уже )?работает(?:\s|[.!]|$)",
+        r"(?:^|\s)(?:уже )?(?:сделано|решено|закрыто|готово|исправлено)(?:\s|[.!,;:)]|$)",
+        r"(?:^|\s)(?:уже )?работает(?:\s|[.!,;:)]|$)",
     ),
     wait=(
         f"(?:ждём|заблокировано|нужно{GAP}сначала)",

@@ -334,3 +334,18 @@ def test_a_message_that_changes_no_commitment_shares_the_list_and_a_later_one_st
     assert [c.status for c in start.commitments] == ["open", "open"]  # the input is untouched
     old = say(day_after, "hello", minutes=(SETTINGS.overdue_days + 1) * DAY)
     assert [c.status for c in old.commitments] == ["overdue", "overdue"]
+
+
+def test_a_closure_word_before_a_comma_keeps_the_promise() -> None:
+    """"The catalog cache migration to Memcached is done, all services read from it" keeps
+    "migrate the catalog cache to Memcached": the briefing showed it OVERDUE five days later
+    (the closure word wanted a space, "." or "!" after it, as in the reference)."""
+    doc = say(None, "I'll migrate the catalog cache to Memcached by Wednesday.", sender="claudia")
+    doc = say(doc, "The catalog cache migration to Memcached is done, all services read from Memcached.", 60)
+    assert [c.status for c in doc.commitments] == ["done"]
+
+
+def test_a_german_closure_word_before_a_comma_keeps_the_promise() -> None:
+    doc = say(None, "Ich werde den Onboarding-Fix morgen deployen.", sender="claudia")
+    doc = say(doc, "Der Onboarding-Fix ist erledigt, deployen lief ohne Fehler.", 60)
+    assert [c.status for c in doc.commitments] == ["done"]

@@ -373,3 +373,22 @@ def test_the_window_keeps_who_said_each_message_and_in_which_session() -> None:
         doc = apply_message(doc, message(content, minute, role=role, session=session), SETTINGS, BOTH)
     assert doc is not None
     assert [(m.role, m.session, m.text) for m in doc.recent] == [(r, s, c) for r, s, c in said]
+
+
+@pytest.mark.parametrize("closing", [
+    "The search indexing pipeline is fixed, the reindex now takes 20 minutes",
+    "The search indexing pipeline is done; the reindex takes 20 minutes",
+    "Die Suchindex-Pipeline für search indexing ist erledigt, der Reindex dauert 20 Minuten",
+])
+def test_a_closure_word_before_a_comma_closes_the_thread(closing: str) -> None:
+    """A closure word the sentence goes on after ("is fixed, the reindex …") closes the thread
+    it names: the reference's patterns wanted a space, "." or "!" after it, so a thread fixed
+    in such a sentence stayed open for weeks (a 15-day history: docs/contract-extensions.md)."""
+    doc = run("Let's look at the search indexing pipeline: the nightly reindex takes three hours", closing)
+    assert titled(doc, "search indexing").status == "closed"
+
+
+def test_a_closure_word_inside_a_hyphenated_word_closes_nothing() -> None:
+    doc = run("Let's look at the search indexing pipeline: the nightly reindex takes three hours",
+              "For the search indexing pipeline a fixed-size batch is enough")
+    assert titled(doc, "search indexing").status == "open"
