@@ -87,9 +87,28 @@ def narrative_section(
     return f"## 📖 Narrative (last 24h)\n{text}\n" if text else ""
 
 
+# Predicates a subject has one object of at a time: a newer statement replaces the older.
+SINGLE_VALUED = frozenset({"works-at", "lives-in"})
+
+
+def current_facts(facts: Sequence[Fact]) -> list[Fact]:
+    """``facts`` without those a newer fact replaced: of a subject's single-valued predicate
+    (``SINGLE_VALUED``: "Maria works at Globex Corp" two weeks after "Maria works at Acme
+    Analytics GmbH") only the one first stated last stays — the briefing showed both, the old
+    employer beside the new. The fact store keeps both (a search still finds the old one)."""
+    latest: dict[tuple[str, str], Fact] = {}
+    for f in facts:
+        if f.predicate in SINGLE_VALUED:
+            key = (f.subject, f.predicate)
+            other = latest.get(key)
+            if other is None or (as_utc(f.created_at), f.id) > (as_utc(other.created_at), other.id):
+                latest[key] = f
+    return [f for f in facts if f.predicate not in SINGLE_VALUED or latest[(f.subject, f.predicate)] is f]
+
+
 def top_facts(facts: Sequence[Fact], limit: int = MAX_FACTS_IN_BOOT) -> list[Fact]:
-    """The most relevant facts; recent access, then the id, break ties."""
-    ranked = sorted(facts, key=lambda f: f.id)
+    """The most relevant current facts (``current_facts``); recent access, then the id, break ties."""
+    ranked = sorted(current_facts(facts), key=lambda f: f.id)
     ranked.sort(key=lambda f: (f.relevance, as_utc(f.last_accessed)), reverse=True)
     return ranked[:limit]
 

@@ -196,6 +196,25 @@ def test_a_fact_names_an_organisation_as_written(make, settings, tz):
     assert "## 🧠 Known Facts\n- Maria works at Acme Analytics GmbH\n" in md
 
 
+def test_a_newer_employer_replaces_the_older_in_known_facts(make, settings, tz):
+    """Two weeks after "Maria works at Acme Analytics GmbH", "Maria works at Globex Corp": the
+    briefing showed both, the old fact (still relevant, and shown so promoted on access) beside
+    its replacement. One employer at a time, the one stated last; other predicates keep all."""
+    old = make.fact("f-acme", relevance=0.9, subject="Maria", predicate="works-at", object="Acme Analytics GmbH",
+                    created_at=make.now - timedelta(days=14), last_accessed=make.now)
+    new = make.fact("f-globex", relevance=0.6, subject="Maria", predicate="works-at", object="Globex Corp",
+                    created_at=make.now - timedelta(days=2))
+    other = make.fact("f-jonas", relevance=0.5, subject="Jonas", predicate="works-at", object="Acme Analytics GmbH",
+                      created_at=make.now - timedelta(days=20))
+    tool = make.fact("f-uses", relevance=0.4, subject="Maria", predicate="uses", object="Grafana",
+                     created_at=make.now - timedelta(days=20))
+    tool2 = make.fact("f-uses2", relevance=0.3, subject="Maria", predicate="uses", object="Superset")
+    md = assemble_boot(make.inputs(knowledge=make.knowledge(old, new, other, tool, tool2)), settings, tz)
+    facts = md.split("## 🧠 Known Facts\n", 1)[1].split("\n\n", 1)[0]
+    assert facts.splitlines() == ["- Maria works at Globex Corp", "- Jonas works at Acme Analytics GmbH",
+                                  "- Maria uses Grafana", "- Maria uses Superset"]
+
+
 def test_top_facts_are_capped_and_tie_broken(make):
     facts = [make.fact(f"f{i:02d}", relevance=0.5) for i in range(30)]
     top = top_facts(facts)
