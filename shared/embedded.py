@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -50,7 +51,42 @@ def _read_from(path: Path, offset: int) -> str:
     return ""
 
 
+# Where a picked port comes from: below the kernel's ephemeral range, which every outbound
+# connection on the machine draws its local port from. A port the kernel hands out with
+# ``bind(0)`` lies inside that range, so between the pick and the server's own bind any client
+# (a test's, a cluster's routes) could be given it; a port below the range never is.
+_PICK_FLOOR = 10000
+_EPHEMERAL = Path("/proc/sys/net/ipv4/ip_local_port_range")
+
+
+def _ephemeral_floor() -> int | None:
+    """The first port of the ephemeral range (Linux), or None where it cannot be read."""
+    try:
+        low = int(_EPHEMERAL.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return low if low > _PICK_FLOOR + 1000 else None
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
 def free_port() -> int:
+    """A loopback port nothing holds now, from below the ephemeral range where the kernel says
+    where that is (so no outbound connection can take it before its server binds it), else
+    one the kernel picks."""
+    ceiling = _ephemeral_floor()
+    if ceiling is not None:
+        for _ in range(64):
+            port = _PICK_FLOOR + secrets.randbelow(ceiling - _PICK_FLOOR)
+            if _bindable(port):
+                return port
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
