@@ -10,7 +10,8 @@ the pipeline reproduces the document byte for byte.
 Each fact is said once, where a reader looks for it:
 
 * a decision in Recent Decisions (with its why and date): a thread's summary leaves out
-  its "Decided: …", the narrative its Decisions item;
+  its "Decided: …", the narrative its Decisions item; a decision a later one reversed
+  ("… from Redis to Memcached after all") is in none of them (``work.replaced_decisions``);
 * an open thread in Active Threads (with its summary and wait): the narrative leaves out
   its Open item (and that of a thread closed since the narrative was written);
 * the narrative keeps what no other section says: completed work and the timeline;
@@ -51,6 +52,7 @@ from workers.boot.work import (
     commitments_section,
     decisions_section,
     recent_decisions,
+    replaced_decisions,
     thread_summary,
     threads_section,
 )
@@ -62,7 +64,7 @@ from workers.render import entity_names, one_line, plural, ranked_open_threads
 class _Work:
     """The work sections, their footer, and what they show (for the sections that must not
     say it again): the raw titles of threads the narrative's Open block need not list, the
-    raw whats of the decisions Recent Decisions shows."""
+    raw whats of the decisions Recent Decisions shows or a later decision reversed."""
 
     sections: list[str]
     footer: str
@@ -87,7 +89,9 @@ def _work_sections(inputs: BootInputs, settings: BootSettings, tz: ZoneInfo, bud
     )
     decisions_text, n_decisions = decisions_section(decisions, budgets.decisions)
     shown_decisions = {d.id for d in decisions[:n_decisions]}
-    decision_whats = [one_line(d.what) for d in raw_decisions if d.id in shown_decisions]
+    # shown there, or reversed by a later decision: no thread or narrative says them again
+    said_decisions = shown_decisions | replaced_decisions(raw_decisions)
+    decision_whats = [one_line(d.what) for d in raw_decisions if d.id in said_decisions]
     raw_threads = inputs.threads.threads if inputs.threads is not None else []
     threads = enhance_threads(raw_threads, overlay)
     threads_text, n_threads = threads_section(threads, settings.max_threads_in_boot, budgets.threads, tz,

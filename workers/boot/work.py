@@ -7,6 +7,7 @@ Formats follow the reference's ``buildThreads`` / ``buildDecisions`` (openclaw-c
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Collection, Sequence
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
@@ -80,16 +81,58 @@ def threads_section(
     return text, shown
 
 
+# "… from Redis to Memcached", "… instead of Redis", "… statt Redis", "… von Redis auf …":
+# group 1 is what a decision moves away from.
+_AWAY_FROM = re.compile(
+    r"\b(?:from|von)\s+(?:the\s+|dem\s+|der\s+|den\s+)?([\w][\w.+#-]*)\s+(?:to|auf|zu)\s+\S"
+    r"|\b(?:instead\s+of|rather\s+than|statt|anstatt|anstelle\s+von)\s+(?:the\s+|dem\s+|der\s+|den\s+)?"
+    r"([\w][\w.+#-]*)",
+    re.IGNORECASE,
+)
+# Words every decision may share ("We decided to …", "Wir haben beschlossen, …"): no topic.
+_DECISION_WORDS = frozenset({
+    "decided", "decision", "agreed", "plan", "approach", "after", "all", "with", "that", "this", "then",
+    "instead", "rather", "than", "from", "will", "have", "haben", "wir", "beschlossen", "entschieden",
+    "machen", "doch", "statt", "anstatt", "anstelle", "nehmen", "switch", "move", "use", "going",
+})
+
+
+def _topic_words(text: str) -> set[str]:
+    return {w.removesuffix("s") for w in re.findall(r"\w{4,}", text.lower()) if w not in _DECISION_WORDS}
+
+
+def replaced_decisions(decisions: Sequence[Decision]) -> set[str]:
+    """Ids of the decisions a later one reverses: the later one moves away from a thing the
+    earlier one names ("We decided to switch the catalog cache from Redis to Memcached after
+    all" a week after "We decided to cache the product catalog with Redis") and they share
+    another word of their topic (catalog, cache). The briefing showed both as current."""
+    ordered = sorted(decisions, key=lambda d: (d.date, as_utc(d.extracted_at), d.id))
+    replaced: set[str] = set()
+    for at, later in enumerate(ordered):
+        away = {(m.group(1) or m.group(2)).lower().removesuffix("s") for m in _AWAY_FROM.finditer(later.what)}
+        if not away:
+            continue
+        later_words = _topic_words(later.what)
+        for earlier in ordered[:at]:
+            words = _topic_words(earlier.what)
+            names = {w.removesuffix("s") for w in re.findall(r"[\w.+#-]+", earlier.what.lower())}
+            if away & names and (words & later_words) - away:
+                replaced.add(earlier.id)
+    return replaced
+
+
 def recent_decisions(
     decisions: Sequence[Decision], now: datetime, tz: ZoneInfo, days: int, limit: int
 ) -> list[Decision]:
-    """Decisions dated within ``days`` of ``now``'s local date, newest first.
+    """Decisions dated within ``days`` of ``now``'s local date that no later decision reversed
+    (``replaced_decisions``), newest first.
 
     ``Decision.date`` is a local date (CORTEX_TIMEZONE), so the cutoff is one too; the
     extraction time and the id order decisions of the same day.
     """
     cutoff = (as_utc(now).astimezone(tz).date() - timedelta(days=days)).isoformat()
-    recent = [d for d in decisions if d.date >= cutoff]
+    replaced = replaced_decisions(decisions)
+    recent = [d for d in decisions if d.date >= cutoff and d.id not in replaced]
     recent.sort(key=lambda d: d.id)
     recent.sort(key=lambda d: (d.date, as_utc(d.extracted_at)), reverse=True)
     return recent[:limit]

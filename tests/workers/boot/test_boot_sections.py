@@ -114,6 +114,32 @@ def test_decisions_of_the_same_day_order_by_extraction_time(make, tz):
     assert [d.id for d in picked] == ["late", "early"]
 
 
+def test_a_reversed_decision_is_no_recent_decision(make, settings, tz):
+    """A week after "We decided to cache the product catalog with Redis", "We decided to switch
+    the catalog cache from Redis to Memcached after all": the briefing listed both as current
+    decisions, saying nothing of which holds. The reversed one is left out (Recent Decisions,
+    a thread's Decisions line); a decision that only shares the thing moved away from stays."""
+    redis = make.decision("redis", what="We decided to cache the product catalog with Redis",
+                          date="2026-02-14", why="the catalog API is too slow")
+    backups = make.decision("backups", what="We decided to back up Redis nightly", date="2026-02-15")
+    switch = make.decision("switch", what="We decided to switch the catalog cache from Redis to Memcached after all",
+                           date="2026-02-16", why="the Redis cluster license costs too much")
+    thread = make.thread("t1", title="product catalog cache", decisions=[redis.what, switch.what])
+    inputs = make.inputs(decisions=make.decisions(redis, backups, switch), threads=make.threads(thread))
+    md = assemble_boot(inputs, settings, tz)
+    assert "product catalog with Redis" not in md
+    assert "**We decided to switch the catalog cache from Redis to Memcached after all**" in md
+    assert "**We decided to back up Redis nightly**" in md
+
+
+def test_a_german_reversal_leaves_the_earlier_decision_out(make, tz):
+    first = make.decision("pg", what="Wir haben beschlossen, die Sessions in Postgres zu speichern", date="2026-02-09")
+    later = make.decision("kv", what="Wir haben beschlossen, die Sessions doch in NATS KV statt Postgres zu speichern",
+                          date="2026-02-12")
+    picked = recent_decisions([first, later], make.now, tz, days=14, limit=10)
+    assert [d.id for d in picked] == ["kv"]
+
+
 def test_decisions_in_the_document_respect_max_decisions_in_boot(make, tz):
     decisions = make.decisions(*(make.decision(f"d{i}") for i in range(12)))
     md = assemble_boot(make.inputs(decisions=decisions), BootSettings(max_decisions_in_boot=4), tz)
