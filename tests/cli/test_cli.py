@@ -341,3 +341,26 @@ async def test_an_agent_cortex_knows_nothing_of_is_exit_1_with_one_line_everywhe
         result = cortex(args[0], "quiet", env=env)
         assert result.returncode == 0, (args, result.stderr)
         assert result.stdout.startswith("(no "), result.stdout
+
+
+async def test_no_server_named_and_none_running_says_how_to_start_one(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A newcomer after `cortex demo` (its server gone) runs `cortex boot main`: the guess at the
+    default port fails, and the one line says how to get a server instead of only that it failed."""
+    from shared.config import load_settings
+    from shared.connection import ConnectError
+    from workers.cli import common
+
+    monkeypatch.setattr(common, "DEFAULT_URL", "nats://127.0.0.1:1")  # nothing listens there
+    settings = load_settings({"CORTEX_DATA_DIR": str(tmp_path)})
+    with pytest.raises(ConnectError) as guessed:
+        async with common.connected(settings):
+            pass
+    said = str(guessed.value)
+    assert said.startswith("cannot connect to NATS at nats://127.0.0.1:1: "), said
+    assert f"no Cortex running with an embedded one under {tmp_path}: start one with `cortex up`" in said
+    named = load_settings({"CORTEX_DATA_DIR": str(tmp_path), "CORTEX_NATS_URL": "nats://127.0.0.1:1"})
+    with pytest.raises(ConnectError) as refused:  # a server the user named: its failure alone
+        async with common.connected(named):
+            pass
+    assert "cortex up" not in str(refused.value)

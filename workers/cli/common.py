@@ -12,7 +12,7 @@ import msgspec
 from nats.aio.client import Client
 
 from shared.config import Settings
-from shared.connection import connect, lost_connection
+from shared.connection import ConnectError, connect, lost_connection
 from shared.names import EVENTS_STREAM, agent_event_filters
 from workers.cli.base import CliError
 
@@ -30,8 +30,18 @@ def discovered_url(settings: Settings) -> str | None:
     return None
 
 
+DEFAULT_URL = "nats://127.0.0.1:4222"
+
+
 def resolve_url(settings: Settings, override: str | None = None) -> str:
-    return override or settings.nats_url or discovered_url(settings) or "nats://127.0.0.1:4222"
+    return override or settings.nats_url or discovered_url(settings) or DEFAULT_URL
+
+
+def nothing_running(settings: Settings, exc: ConnectError) -> ConnectError:
+    """No server named and none running embedded under the data dir: the guess at the default
+    port failed, so say what to do (a newcomer after ``cortex demo``, whose server is gone)."""
+    return ConnectError(f"{exc} — no NATS server named (--nats-url, CORTEX_NATS_URL) and no Cortex running with "
+                        f"an embedded one under {settings.data_path}: start one with `cortex up`, or name yours")
 
 
 @contextlib.asynccontextmanager
@@ -40,7 +50,12 @@ async def connected(settings: Settings, override: str | None = None,
     """A command's connection (a few reconnects, then closed: see ``shared.connection.connect``);
     a failure inside the block because the connection is gone becomes one line."""
     url = resolve_url(settings, override)
-    nc = await connect(msgspec.structs.replace(settings, nats_url=url), "cortex-cli", max_reconnects=max_reconnects)
+    try:
+        nc = await connect(msgspec.structs.replace(settings, nats_url=url), "cortex-cli", max_reconnects=max_reconnects)
+    except ConnectError as exc:
+        if url == DEFAULT_URL and not (override or settings.nats_url):
+            raise nothing_running(settings, exc) from exc
+        raise
     try:
         yield nc
     except Exception as exc:
