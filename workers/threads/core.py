@@ -13,6 +13,8 @@ bounded documents:
 * a thread keeps its latest ``MAX_THREAD_DECISIONS`` decisions (unbounded there);
 * a thread's summary is what the conversation said about it and where it stands
   (``workers.threads.summary``), not "Topic detected from <sender>";
+* a topic that names a known open thread ("Back to the payment gateway integration: …")
+  resumes it: its ``last_activity`` is the message's (the reference left it alone);
 * topics nobody announced with a cue phrase open threads too, when the conversation keeps
   coming back to them with work attached (``workers.threads.topics``).
 
@@ -67,9 +69,8 @@ def infer_priority(text: str, patterns: PatternSet) -> Priority:
 
 
 def _is_known(threads: list[Thread], topic: str) -> bool:
-    lowered = topic.lower()
     topic_words = words_of(topic)
-    return any(t.title.lower() == lowered or matches_title(t.title, topic_words) for t in threads)
+    return any(_known_matches(t, topic, topic_words) for t in threads)
 
 
 def _new_thread(thread_id: str, title: str, about: str, event: MessageEvent, mood: Mood,
@@ -90,13 +91,27 @@ def _new_thread(thread_id: str, title: str, about: str, event: MessageEvent, moo
     )
 
 
+def _known_matches(thread: Thread, topic: str, topic_words: Words) -> bool:
+    return thread.title.lower() == topic.lower() or matches_title(thread.title, topic_words)
+
+
 def _open_threads_for_topics(
     threads: list[Thread], topics: Iterable[str], event: MessageEvent, mood: Mood, patterns: PatternSet,
     text: MatchText,
 ) -> list[Thread]:
+    """New threads for the message's topics; a topic that names a known open thread ("Back
+    to the payment gateway integration: …") resumes it: its last activity is the message's.
+    The reference left a known topic alone, so a thread resumed after ten quiet days kept
+    showing "Last:" ten days ago, below threads of the day before."""
     taken: set[str] | None = None
     for index, topic in enumerate(topics):
-        if is_noise_topic(topic, patterns) or _is_known(threads, topic):
+        if is_noise_topic(topic, patterns):
+            continue
+        if _is_known(threads, topic):
+            topic_words = words_of(topic)
+            threads = [_replace(t, last_activity=event.ts)
+                       if t.status == "open" and t.last_activity < event.ts and _known_matches(t, topic, topic_words)
+                       else t for t in threads]
             continue
         taken = {t.id for t in threads} if taken is None else taken
         thread_id = unique_id(event.id, "thread", index, taken)

@@ -392,3 +392,23 @@ def test_a_closure_word_inside_a_hyphenated_word_closes_nothing() -> None:
     doc = run("Let's look at the search indexing pipeline: the nightly reindex takes three hours",
               "For the search indexing pipeline a fixed-size batch is enough")
     assert titled(doc, "search indexing").status == "open"
+
+
+def test_a_topic_naming_an_open_thread_resumes_it() -> None:
+    """"Back to the payment gateway integration: the sandbox keys arrived" ten days later: the
+    thread's last activity is that message's (the reference left a known topic alone, and the
+    briefing showed the resumed thread as quiet since its first day, below newer ones)."""
+    doc = run("Regarding the payment gateway integration: we need the Stripe sandbox keys first",
+              "back to the billing export")
+    resumed = apply_message(doc, message("Back to the payment gateway integration: the sandbox keys arrived",
+                                         10 * 24 * 60), SETTINGS, BOTH)
+    assert len(resumed.threads) == 2
+    assert titled(resumed, "payment gateway").last_activity == T0 + timedelta(days=10)
+    assert titled(resumed, "billing export").last_activity == T0 + timedelta(minutes=1)
+
+
+def test_a_topic_naming_a_closed_thread_leaves_it_closed() -> None:
+    doc = run("back to the login bug fix", "the login bug fix is done ✅")
+    again = apply_message(doc, message("back to the login bug fix", 60), SETTINGS, BOTH)
+    assert titled(again, "login bug").status == "closed"
+    assert titled(again, "login bug").last_activity == T0 + timedelta(minutes=1)
