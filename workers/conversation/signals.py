@@ -141,11 +141,21 @@ def _cjk_whole(title: str) -> str | None:
     return title.strip().lower() or None
 
 
-def matches_title(title: str, words: Words, min_overlap: int = 2) -> bool:
-    """True when at least ``min_overlap`` words of ``title`` occur in the text (appendix B)."""
+def matches_title(title: str, words: Words, min_overlap: int = 2, one_word: bool = True) -> bool:
+    """True when at least ``min_overlap`` words of ``title`` occur in the text (appendix B).
+
+    With ``one_word``, a title of a single word ("Onboarding-Flow", "Kubernetes") matches when
+    that word occurs: under the reference's overlap of two such a thread was never closed,
+    never given a decision or a wait, whatever the conversation said about it. (Whether a new
+    topic is a known thread still needs two words, so "Dashboard" does not swallow "Dashboard
+    performance bug".)"""
     whole = _cjk_whole(title)
     if whole is not None:
         return whole in words.lowered
+    if one_word:
+        terms = title_terms(title)
+        if len(terms) == 1:
+            return next(iter(terms)) in words.tokens
     hits = 0
     for term in title_terms(title):
         if term in words.tokens:

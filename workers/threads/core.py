@@ -92,7 +92,7 @@ def _new_thread(thread_id: str, title: str, about: str, event: MessageEvent, moo
 
 
 def _known_matches(thread: Thread, topic: str, topic_words: Words) -> bool:
-    return thread.title.lower() == topic.lower() or matches_title(thread.title, topic_words)
+    return thread.title.lower() == topic.lower() or matches_title(thread.title, topic_words, one_word=False)
 
 
 def _open_threads_for_topics(

@@ -412,3 +412,19 @@ def test_a_topic_naming_a_closed_thread_leaves_it_closed() -> None:
     again = apply_message(doc, message("back to the login bug fix", 60), SETTINGS, BOTH)
     assert titled(again, "login bug").status == "closed"
     assert titled(again, "login bug").last_activity == T0 + timedelta(minutes=1)
+
+
+def test_a_one_word_title_is_closed_when_the_conversation_says_it_is_fixed() -> None:
+    """"Der Onboarding-Flow ist gefixt" closes the thread "Onboarding-Flow": under the
+    reference's overlap of two words a one-word thread was never closed (nor given a wait or
+    a decision), and stayed in the briefing as open, frustrated, twelve days after its fix."""
+    doc = run("Jetzt zu dem Onboarding-Flow: die Registrierung bricht auf Mobilgeräten ab, echt nervig.",
+              "Beim Onboarding-Flow warte auf die Crash-Logs von Jonas.")
+    assert titled(doc, "onboarding").waiting_for is not None
+    doc = apply_message(doc, message("Der Onboarding-Flow ist gefixt.", 60), SETTINGS, BOTH)
+    assert titled(doc, "onboarding").status == "closed"
+
+
+def test_a_one_word_title_does_not_swallow_a_longer_topic() -> None:
+    doc = run("back to the Dashboard", "back to the Dashboard performance bug")
+    assert sorted(t.title for t in doc.threads) == ["Dashboard", "Dashboard performance bug"]
