@@ -76,8 +76,11 @@ def extract_entities(text: str, ts: datetime) -> list[Entity]:
     for name, pattern, entity_type in patterns.ENTITY_PATTERNS:
         if not _may_match(name, head, has_digit):
             continue
+        solo = patterns.SOLO_OPENERS if name == "proper_noun" else frozenset()
         for match in pattern.finditer(head):
-            _record(found, match.group().strip(), entity_type, ts)
+            mention = match.group().strip()
+            if mention not in solo:
+                _record(found, mention, entity_type, ts)
     return list(found.values())
 
 

@@ -33,6 +33,33 @@ EXCLUDED_WORDS: Final[tuple[str, ...]] = (
     "May", "Might", "Must", "Can", "Shall", "If", "Then",
 )
 
+# Cortex goes further (docs/contract-extensions.md, "Entity noise"): words that are capitalised
+# only because they open a sentence of chat — thanks and interjections, and German pronouns,
+# articles and adverbs — which the reference's list made entities ("Thanks", "Awesome",
+# "Wir", "Jetzt": 15 of the demo conversation's 32 entities).
+CHAT_OPENERS: Final[tuple[str, ...]] = (
+    "Thanks", "Thank", "Awesome", "Agreed", "Sure", "Okay", "Ok", "OK", "Hi", "Hey", "Please",
+    "Sorry", "Regarding", "Let", "Maybe", "Oh", "Wow", "Alright", "Actually", "Anyway", "However",
+    "Meanwhile", "Finally", "Now", "Here", "There", "Today", "Tomorrow", "Yesterday", "Yeah",
+    "Yep", "Nope", "Done", "Every", "Each", "All", "Some", "Any", "Once", "Still", "Again",
+    "Otherwise", "Hmm", "Cheers",
+    "Wir", "Ich", "Du", "Er", "Es", "Sie", "Ihr", "Der", "Die", "Das", "Den", "Dem", "Des",
+    "Ein", "Eine", "Einen", "Einem", "Einer", "Und", "Aber", "Oder", "Jetzt", "Dann", "Danke",
+    "Ja", "Nein", "Bitte", "Heute", "Morgen", "Gestern", "Hallo", "Beim", "Im", "Auf", "Mit",
+    "Für", "Von", "Vom", "Zu", "Zum", "Zur", "Bei", "Nach", "Wenn", "Weil", "Dass", "Noch",
+    "Schon", "Auch", "Nur", "Mal", "Genau", "Klar", "Vielleicht", "Wie", "Wo", "Warum", "Wer",
+    "Ist", "Sind", "Hat", "Haben", "Wird", "Werden", "Kann", "Muss", "Soll", "Diese",
+    "Dieser", "Dieses", "Unser", "Unsere", "Mein", "Meine", "Kein", "Keine", "Nicht", "Sehr",
+    "Gut", "Super",
+)
+
+# Praise that opens a sentence ("Great work", "Nice momentum") but also starts names ("Great
+# Britain", "Good Morning America"): not an entity alone, kept inside a longer name.
+SOLO_OPENERS: Final[frozenset[str]] = frozenset({
+    "Great", "Nice", "Good", "Perfect", "Next", "Cool", "Right", "Well", "Fine", "Excellent",
+    "Brilliant", "First", "Last",
+})
+
 
 def _word_alternation(words: tuple[str, ...]) -> str:
     r"""``A(?:bout|nd|n|)\b|B(?:ut|efore)\b|...``: grouped by first letter, so a word is
@@ -47,7 +74,7 @@ def _word_alternation(words: tuple[str, ...]) -> str:
     return "|".join(branches)
 
 
-_EXCL = _word_alternation(EXCLUDED_WORDS)
+_EXCL = _word_alternation(EXCLUDED_WORDS + CHAT_OPENERS)
 
 # Latin-1 letters as well as ASCII: Python's ``\b`` is Unicode-aware, so without them
 # "Jürgen" or "José" would fail the closing word boundary and not match at all.

@@ -216,3 +216,23 @@ def test_no_product_name_without_its_hint(text: str) -> None:
 
     if kp.PRODUCT_NAME.search(text):
         assert kp.DIGIT.search(text) or kp.PRODUCT_HINT.search(text), text
+
+
+def values(text: str) -> list[str]:
+    return [e.value for e in extract_entities(text, TS)]
+
+
+def test_chat_sentence_openers_are_not_entities() -> None:
+    """Cortex goes further than the reference (docs/contract-extensions.md, "Entity noise"): the
+    demo conversation's thanks, interjections and German openers were half its entities."""
+    assert values("Awesome, that's brilliant! 🚀 Great work on the auth migration.") == []
+    assert values("Thanks! Next I'll look at the dashboard bug. Nice momentum today!") == []
+    assert values("Sure. Regarding the cluster upgrade: agreed.") == []
+    assert values("Wir haben beschlossen, Redis zu nehmen. Jetzt geht es los.") == ["Redis"]
+    assert values("Beim Deployment hat Maria geholfen.") == ["Deployment", "Maria"]  # nouns stay
+
+
+def test_an_opener_inside_a_name_or_before_one_leaves_the_name() -> None:
+    assert values("Thanks Maria, see you.") == ["Maria"]
+    assert values("We shipped it to Great Britain.") == ["Great Britain"]  # praise word inside a name
+    assert values("OK, ask Claude Keller.") == ["Claude Keller"]
