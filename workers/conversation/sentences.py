@@ -4,7 +4,8 @@ Extracted text (a decision, a reason, a promise) is a sentence or a clause of on
 window of characters: the reference's windows ("50 before to 100 after") started and
 stopped inside words ("…auf flaky net", "Der Rollba"). A sentence ends at ``.``, ``!``,
 ``?`` or ``…`` followed by a space or the end, at ``。！？`` or at a line break, so "3.2",
-"5,000" and "v4.2" stay inside their sentence.
+"5,000" and "v4.2" stay inside their sentence — and so does the dot of a day or an ordinal
+("am 20. März", "der 3. versuch").
 """
 
 from __future__ import annotations
@@ -15,7 +16,24 @@ from typing import Final
 
 from workers.render import clip_words
 
+# "am 20. März", "der 3. Versuch ist gescheitert": the dot of a day or an ordinal (one or two
+# digits, then a month or a word in lower case) ends no sentence; it cut "Wir haben
+# beschlossen, den Release auf den 20. März zu verschieben, weil …" to "… auf den 20".
+_MONTHS: Final = (r"(?:jan(?:uar|uary)?|feb(?:ruar|ruary)?|m(?:ärz|aerz|arch)|apr(?:il)?|mai|jun[ei]?|jul[iy]?"
+                  r"|aug(?:ust)?|sep(?:t|tember)?|o[ck]t(?:ober)?|nov(?:ember)?|de[cz](?:ember)?)\b")
 _END: Final = re.compile(r"[.!?…]+[\"'”’»)\]]*(?=\s|$)|[。！？]+|\n")
+_ORDINAL: Final = re.compile(rf"(?<!\d)\d{{1,2}}\.\s+(?:(?i:{_MONTHS})|[a-zäöüß])")
+_ORDINAL_DOT: Final = re.compile(rf"(?<!\d)\d{{1,2}}\.(?=\s+(?:(?i:{_MONTHS})|[a-zäöüß]))")
+
+
+def _ends(text: str) -> list[re.Match[str]]:
+    """The sentence ends of ``text``: ``_END``'s matches but for the dot of "20. März"."""
+    if _ORDINAL.search(text) is None:  # one scan in C: most texts have no such dot
+        return list(_END.finditer(text))
+    days = {found.end() - 1 for found in _ORDINAL_DOT.finditer(text)}
+    return [found for found in _END.finditer(text) if found.start() not in days]
+
+
 _STRIP: Final = " \t\r\n"
 TRAILING: Final = " \t\r\n.,;:!。！、，；："
 LEADING: Final = " \t\r\n,;:、，；：-–—"
@@ -34,7 +52,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of every sentence of ``text``, its final punctuation included."""
     spans: list[tuple[int, int]] = []
     start = 0
-    for found in _END.finditer(text):
+    for found in _ends(text):
         span = _trimmed(text, start, found.end())
         if span[0] < span[1]:
             spans.append(span)
@@ -47,7 +65,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 
 def sentence_ends(text: str) -> list[int]:
     """Where the sentences of ``text`` end (after their punctuation): one pass, in C."""
-    return [found.end() for found in _END.finditer(text)]
+    return [found.end() for found in _ends(text)]
 
 
 def sentence_around(text: str, ends: list[int], pos: int) -> tuple[int, int]:

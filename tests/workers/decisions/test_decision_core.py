@@ -337,3 +337,18 @@ def test_a_reused_event_id_makes_distinct_decision_ids() -> None:
     ids = [d.id for d in doc.decisions]
     assert len(ids) == 2 and len(set(ids)) == 2
     assert ids[0] == derive_id("dup", "decision", 0)
+
+
+def test_a_day_s_dot_does_not_end_the_decision() -> None:
+    """"… den Release auf den 20. März zu verschieben, weil …": the briefing showed the decision
+    as "Wir haben beschlossen, den Release auf den 20" (the dot after the day ended the sentence)
+    and without its reason."""
+    [decision] = run("Wir haben beschlossen, den Release auf den 20. März zu verschieben, weil der "
+                     "Payment-Provider noch nicht freigegeben hat.")
+    assert decision.what == "Wir haben beschlossen, den Release auf den 20. März zu verschieben"
+    assert decision.why == "weil der Payment-Provider noch nicht freigegeben hat"
+
+
+def test_a_number_at_the_end_of_a_sentence_still_ends_it() -> None:
+    [decision] = run("We decided to keep the limit at 20. The old one was too low.")
+    assert decision.what == "We decided to keep the limit at 20"
