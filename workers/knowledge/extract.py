@@ -76,12 +76,21 @@ def extract_entities(text: str, ts: datetime) -> list[Entity]:
     for name, pattern, entity_type in patterns.ENTITY_PATTERNS:
         if not _may_match(name, head, has_digit):
             continue
-        solo = patterns.SOLO_OPENERS if name == "proper_noun" else frozenset()
+        names = name == "proper_noun"
         for match in pattern.finditer(head):
             mention = match.group().strip()
-            if mention not in solo:
+            if not (names and _lone_opener(head, match.start(), mention)):
                 _record(found, mention, entity_type, ts)
     return list(found.values())
+
+
+def _lone_opener(text: str, start: int, mention: str) -> bool:
+    """A praise word alone at the start of a sentence ("Great work", "Nice momentum"):
+    capitalised for its place, not a name (``patterns.SOLO_OPENERS``)."""
+    if mention not in patterns.SOLO_OPENERS:
+        return False
+    before = text[max(0, start - 64):start].rstrip()
+    return not before or not (before[-1].isalnum() or before[-1] in ",;&/-")
 
 
 def _may_match(name: str, text: str, has_digit: bool) -> bool:

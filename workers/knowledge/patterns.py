@@ -42,7 +42,14 @@ CHAT_OPENERS: Final[tuple[str, ...]] = (
     "Sorry", "Regarding", "Let", "Maybe", "Oh", "Wow", "Alright", "Actually", "Anyway", "However",
     "Meanwhile", "Finally", "Now", "Here", "There", "Today", "Tomorrow", "Yesterday", "Yeah",
     "Yep", "Nope", "Done", "Every", "Each", "All", "Some", "Any", "Once", "Still", "Again",
-    "Otherwise", "Hmm", "Cheers",
+    "Otherwise", "Hmm", "Cheers", "Congrats", "Glad", "Sounds", "Appreciate", "Definitely",
+    "Absolutely", "Really", "Anything", "Everything", "Everyone", "Nothing", "Something", "Keep",
+    "Take", "Got", "Gotta", "Gonna", "Wanna", "Been", "Being", "Having", "Look", "Looks", "See",
+    "Check", "Stay", "Enjoy", "Guess", "Tell", "Remember", "Catch", "Bye", "Yup", "Nah", "Haha",
+    "Lol", "Aww", "Woah", "Woohoo", "Plus", "By", "As", "Of", "On", "In", "At", "To", "Even",
+    "Always", "Sometimes", "Lately", "Since", "Whenever", "Such", "Same", "Don't", "Haven't",
+    "Didn't", "Can't", "Won't", "Isn't", "It's", "That's", "There's", "Let's", "I'm", "I've",
+    "I'll", "I'd", "You're", "We're", "BTW", "FYI",
     "Wir", "Ich", "Du", "Er", "Es", "Sie", "Ihr", "Der", "Die", "Das", "Den", "Dem", "Des",
     "Ein", "Eine", "Einen", "Einem", "Einer", "Und", "Aber", "Oder", "Jetzt", "Dann", "Danke",
     "Ja", "Nein", "Bitte", "Heute", "Morgen", "Gestern", "Hallo", "Beim", "Im", "Auf", "Mit",
@@ -54,7 +61,9 @@ CHAT_OPENERS: Final[tuple[str, ...]] = (
 )
 
 # Praise that opens a sentence ("Great work", "Nice momentum") but also starts names ("Great
-# Britain", "Good Morning America"): not an entity alone, kept inside a longer name.
+# Britain", "Good Morning America"): not an entity alone at the start of a sentence, kept
+# inside a longer name and elsewhere ("we use Next"). (A lone gerund opens as many sentences,
+# "Seeing you happy…", but "Beijing was great" is a name: gerunds stay.)
 SOLO_OPENERS: Final[frozenset[str]] = frozenset({
     "Great", "Nice", "Good", "Perfect", "Next", "Cool", "Right", "Well", "Fine", "Excellent",
     "Brilliant", "First", "Last",

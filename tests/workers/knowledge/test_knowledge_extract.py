@@ -233,6 +233,13 @@ def test_chat_sentence_openers_are_not_entities() -> None:
 
 
 def test_an_opener_inside_a_name_or_before_one_leaves_the_name() -> None:
-    assert values("Thanks Maria, see you.") == ["Maria"]
+    assert values("Thanks Maria, see you.") == ["Maria"]  # was "Thanks Maria"
+    assert values("Hey John! Yeah, sounds good.") == ["John"]  # was "Hey John" and "Yeah"
     assert values("We shipped it to Great Britain.") == ["Great Britain"]  # praise word inside a name
     assert values("OK, ask Claude Keller.") == ["Claude Keller"]
+
+
+def test_a_praise_word_is_dropped_only_alone_at_a_sentence_start() -> None:
+    assert values("Done! 🚀 Great work. Next, the rollout.") == []
+    assert values("We build the site with Next and deploy it.") == ["Next"]  # mid-sentence: a name
+    assert values("Beijing was great. Seeing you there was fun.") == ["Beijing", "Seeing"]  # gerunds stay
