@@ -99,7 +99,7 @@ def _work_sections(inputs: BootInputs, settings: BootSettings, tz: ZoneInfo, bud
     operations_text = operations_section(inputs.operations.operations if inputs.operations is not None else [],
                                          tz, budgets.operations)
     lessons_text = lessons_section(inputs.traces.findings if inputs.traces is not None else [], inputs.now,
-                                   budgets.lessons)
+                                   budgets.lessons, tz)
     shown_threads = {t.id for t in ranked_open_threads(threads)[:n_threads]}
     # the narrative's Open items of threads shown here, or closed since it was written
     open_titles = [t.title for t in raw_threads if t.id in shown_threads or t.status != "open"]

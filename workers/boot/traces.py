@@ -31,6 +31,7 @@ LESSON_DAYS: Final = 7
 PREVIEW_CHARS: Final = 160
 QUOTE_CHARS: Final = 100
 _RANK: Final = {s: i for i, s in enumerate(SEVERITIES)}
+UTC_ZONE: Final = ZoneInfo("UTC")
 
 
 def _when(moment: datetime, tz: ZoneInfo) -> str:
@@ -131,11 +132,24 @@ def _ranked_lessons(findings: Sequence[Finding], now: datetime) -> list[Finding]
     return lessons
 
 
-def lesson_lines(lessons: Sequence[Finding]) -> list[str]:
+def _when_learned(f: Finding, now: datetime | None, tz: ZoneInfo) -> str:
+    """`` (2026-03-04, 4 days ago)`` for a lesson of an earlier local day than ``now``'s
+    (nothing for today's): a week of lessons read as if each had happened today."""
+    if now is None:
+        return ""
+    day, today = f.last_ts.astimezone(tz).date(), now.astimezone(tz).date()
+    days = (today - day).days
+    if days <= 0:
+        return ""
+    return f" ({day.isoformat()}, {'yesterday' if days == 1 else f'{days} days ago'})"
+
+
+def lesson_lines(lessons: Sequence[Finding], now: datetime | None = None, tz: ZoneInfo = UTC_ZONE) -> list[str]:
     """One line per lesson, each thing said once: a user's message quoted once (the message
     that corrected the agent and ended the session frustrated is one correction and one
     dissatisfied finding, and one line that says both), a tool's error in full once (a later
-    line of the same tool and error says "the same error")."""
+    line of the same tool and error says "the same error"). With ``now``, a lesson of an
+    earlier day says which (``_when_learned``)."""
     lines: list[str] = []
     quoted: dict[str, tuple[int, str]] = {}  # a user message's quote -> its line, and that line's signal
     errors: set[tuple[str, str]] = set()  # (tool, error) named in full by an earlier line
@@ -150,14 +164,15 @@ def lesson_lines(lessons: Sequence[Finding]) -> list[str]:
             if quote in quoted:
                 at, signal = quoted[quote]
                 if signal != f.signal:
-                    lines[at] = f"- The user corrected you and ended the session frustrated: {quote}"
+                    lines[at] = (f"- The user corrected you and ended the session frustrated: {quote}"
+                                 f"{_when_learned(f, now, tz)}")
                 continue
             quoted[quote] = (len(lines), f.signal)
-        lines.append(lesson_line(f, error))
+        lines.append(lesson_line(f, error) + _when_learned(f, now, tz))
     return lines
 
 
-def lessons_section(findings: Sequence[Finding], now: datetime, budget: int) -> str:
-    lines = lesson_lines(_ranked_lessons(findings, now))[:MAX_LESSONS]
+def lessons_section(findings: Sequence[Finding], now: datetime, budget: int, tz: ZoneInfo = UTC_ZONE) -> str:
+    lines = lesson_lines(_ranked_lessons(findings, now), now, tz)[:MAX_LESSONS]
     text, _ = section("## ⚠️ Lessons from Recent Failures", lines, budget)
     return text

@@ -133,3 +133,18 @@ def test_the_sections_come_right_after_the_threads_within_the_budget() -> None:
     pending = markdown.split("## ⏳ Pending Operations", 1)[1].split("##", 1)[0]
     assert len(pending) <= 600 * 4000 // 16000 + 1
     assert len(markdown) <= 4000
+
+
+def test_a_lesson_of_an_earlier_day_says_when() -> None:
+    """Four days after a doom loop (fixed the same afternoon) the briefing still told it as if it
+    had just happened: a lesson of an earlier local day says its date and age; today's do not."""
+    findings = [finding("doom_loop", "deploy_staging", age=timedelta(days=4), count=4, error="ImagePullBackOff"),
+                finding("correction", severity="medium", quote="No, that's wrong", age=timedelta(days=1)),
+                finding("tool_fail", "read", severity="low", error="EACCES")]
+    lines = lessons_section(findings, NOW, 2000, UTCZ).splitlines()[1:4]
+    assert lines == [
+        "- `deploy_staging` failed 4× in a row with the same call (ImagePullBackOff): after two identical "
+        "failures, change the approach or ask (2026-02-26, 4 days ago)",
+        "- The user corrected you: “No, that's wrong” (2026-03-01, yesterday)",
+        "- `read` failed (EACCES) and the answer went out without a fix",
+    ]
