@@ -95,7 +95,7 @@ def _work_sections(inputs: BootInputs, settings: BootSettings, tz: ZoneInfo, bud
     raw_threads = inputs.threads.threads if inputs.threads is not None else []
     threads = enhance_threads(raw_threads, overlay)
     threads_text, n_threads = threads_section(threads, settings.max_threads_in_boot, budgets.threads, tz,
-                                              decision_whats)
+                                              decision_whats, inputs.now)
     operations_text = operations_section(inputs.operations.operations if inputs.operations is not None else [],
                                          tz, budgets.operations)
     lessons_text = lessons_section(inputs.traces.findings if inputs.traces is not None else [], inputs.now,

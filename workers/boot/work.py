@@ -44,7 +44,20 @@ def thread_summary(t: Thread, shown: Collection[str]) -> str:
     return one_line(t.summary)
 
 
-def _thread_block(t: Thread, shown: Collection[str], tz: ZoneInfo) -> str:
+QUIET_DAYS = 2  # a thread quiet this many local days or more says for how long
+
+
+def _quiet(t: Thread, now: datetime | None, tz: ZoneInfo) -> str:
+    """`` (quiet 12 days)`` for a thread whose last activity is ``QUIET_DAYS`` local days or
+    more before ``now``: beside yesterday's threads, one untouched for twelve days read as
+    just as current (its date alone left the reader to count)."""
+    if now is None:
+        return ""
+    days = (as_utc(now).astimezone(tz).date() - as_utc(t.last_activity).astimezone(tz).date()).days
+    return f" (quiet {days} days)" if days >= QUIET_DAYS else ""
+
+
+def _thread_block(t: Thread, shown: Collection[str], tz: ZoneInfo, now: datetime | None = None) -> str:
     mood_tag = f" [{t.mood}]" if t.mood and t.mood != "neutral" else ""
     summary = thread_summary(t, shown)
     lines = [
@@ -52,7 +65,7 @@ def _thread_block(t: Thread, shown: Collection[str], tz: ZoneInfo) -> str:
         f"### {PRIORITY_EMOJI.get(t.priority, UNKNOWN_EMOJI)} {one_line(t.title)}{mood_tag}",
         # local, as the header's "Local:" and the narrative's timeline (the reference's UTC
         # "2026-02-17T08:16" read as an hour before the thread opened at "09:06")
-        f"Priority: {t.priority} | Last: {local_minutes(t.last_activity, tz)}",
+        f"Priority: {t.priority} | Last: {local_minutes(t.last_activity, tz)}{_quiet(t, now, tz)}",
         f"Summary: {summary or 'no summary'}",
     ]
     # The summary says where the thread stands (its latest decision, what it waits for):
@@ -67,13 +80,15 @@ def _thread_block(t: Thread, shown: Collection[str], tz: ZoneInfo) -> str:
 
 
 def threads_section(
-    threads: Sequence[Thread], limit: int, budget: int, tz: ZoneInfo, shown_decisions: Collection[str] = ()
+    threads: Sequence[Thread], limit: int, budget: int, tz: ZoneInfo, shown_decisions: Collection[str] = (),
+    now: datetime | None = None,
 ) -> tuple[str, int]:
     """Open threads only: the top ``limit`` by priority, then recency, within ``budget``.
 
-    ``shown_decisions`` are the whats Recent Decisions shows: a thread does not repeat them."""
+    ``shown_decisions`` are the whats Recent Decisions shows: a thread does not repeat them.
+    With ``now``, a thread quiet for days says so (``_quiet``)."""
     ranked = ranked_open_threads(threads)
-    blocks = [_thread_block(t, shown_decisions, tz) for t in ranked[:limit]]
+    blocks = [_thread_block(t, shown_decisions, tz, now) for t in ranked[:limit]]
     text, shown = section("## 🧵 Active Threads", blocks, budget - _NOTE_ROOM)
     hidden = len(ranked) - shown
     if text and hidden > 0:

@@ -286,3 +286,15 @@ def test_key_memories_drop_the_lead_in_that_announced_them(make, settings, tz):
     assert ("## 📌 Rules & Key Memories\n- Never deploy to production on Fridays.\n"
             "- Albert antwortet auf Deutsch.\n- The VPN needs 2FA\n- Remember:\n"
             "- The ratio is 3:2 on the rule: board\n- Our rule of thumb: measure first\n") in md
+
+
+def test_a_thread_quiet_for_days_says_so(make, settings, tz):
+    """On day 15 a thread untouched since day 3 stood beside the morning's with only its date:
+    a thread whose last activity is two local days or more back says how long it has been quiet."""
+    fresh = make.thread("fresh", title="quarterly report export", last_activity=make.now - timedelta(hours=3))
+    day_before = make.thread("yday", title="billing export", last_activity=make.now - timedelta(days=1))
+    quiet = make.thread("quiet", title="staging registry credentials", last_activity=make.now - timedelta(days=12))
+    md = assemble_boot(make.inputs(threads=make.threads(fresh, day_before, quiet)), settings, tz)
+    assert "Priority: medium | Last: 2026-02-05 12:30 (quiet 12 days)\n" in md
+    assert "Priority: medium | Last: 2026-02-16 12:30\n" in md
+    assert "Priority: medium | Last: 2026-02-17 09:30\n" in md
