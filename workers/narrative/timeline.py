@@ -75,7 +75,8 @@ def timeline_from_threads(threads: ThreadsDoc | None) -> list[TimelineEntry]:
 
 
 def window(entries: Iterable[TimelineEntry], now: datetime, hours: int) -> list[TimelineEntry]:
-    """Entries in ``(now - hours, now]``, oldest first, exact duplicates dropped.
+    """Entries in ``(now - hours, now]``, oldest first (``_ORDER`` at the same moment), exact
+    duplicates dropped.
 
     Entries after ``now`` belong to a later document; sorting on every field makes the
     order independent of how the caller gathered them.
@@ -83,7 +84,15 @@ def window(entries: Iterable[TimelineEntry], now: datetime, hours: int) -> list[
     end = as_utc(now)
     start = end - timedelta(hours=hours)
     kept = {e for e in entries if start <= as_utc(e.ts) <= end}
-    return sorted(kept, key=lambda e: (as_utc(e.ts), e.kind, e.text))
+    return sorted(kept, key=lambda e: (as_utc(e.ts), _ORDER[e.kind], e.text))
+
+
+# Of entries at the same moment, the order things happen in: a session starts before a thread
+# opens in it, a thread opens before it closes ("I sent Maria the API spec, that's done." opens
+# and closes one; sorted by name, "Thread closed" came before "Thread opened"), and a session
+# ends last.
+_ORDER: dict[TimelineKind, int] = {"session_start": 0, "thread_opened": 1, "note": 2, "compaction": 3,
+                                   "thread_closed": 4, "session_end": 5}
 
 
 def timeline_line(entry: TimelineEntry, now: datetime, tz: ZoneInfo) -> str:

@@ -229,6 +229,19 @@ def test_timeline_order_and_duplicates_do_not_depend_on_the_caller():
     assert narrative(timeline=entries) == narrative(timeline=shuffled)
 
 
+def test_a_thread_opened_and_closed_at_the_same_moment_opens_first():
+    """"I sent Maria the API spec, that's done." opens and closes a thread in one message: the
+    timeline said "09:10 Thread closed: API spec" above "09:10 Thread opened: API spec" (entries
+    of one moment sorted by their kind's name). A session's start comes first, its end last."""
+    at = NOW - timedelta(minutes=5)
+    entries = [TimelineEntry(ts=at, kind=kind, text=text) for kind, text in (
+        ("session_end", "s1"), ("thread_closed", "API spec"), ("thread_opened", "API spec"), ("session_start", "s1"))]
+    md = narrative(timeline=entries)
+    lines = [line for line in md.splitlines() if line.startswith("- 12:25")]
+    assert lines == ["- 12:25 Session started: s1", "- 12:25 Thread opened: API spec",
+                     "- 12:25 Thread closed: API spec", "- 12:25 Session ended: s1"]
+
+
 def test_long_timeline_keeps_the_latest_entries():
     entries = [
         TimelineEntry(ts=NOW - timedelta(minutes=i), kind="compaction", text=f"c{i}") for i in range(50)
