@@ -1,0 +1,95 @@
+"""The briefing an agent wakes up to on its 3rd, 7th and 15th day of use, every worker its own
+process on a real nats-server (``multiday_history``: fifteen days of one agent's sessions).
+
+Each assertion is something a reader of these briefings saw wrong before: a thread resumed
+that morning dated at its first day, a reversed decision listed as current, a kept promise
+OVERDUE, the old employer beside the new one, a four-day-old failure told as today's, a
+fixed thread still open, a decision cut at "20. März", a thread twelve days quiet looking
+like yesterday's."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import nats
+import pytest
+from cortex_testkit import ALL, CONSUMING, caught_up, cortex
+from multiday_history import AGENT, history
+from nats.js.client import JetStreamContext
+
+from schemas.docs import BootDoc
+from shared.kv import kv_read
+from workers.evals.briefing_checks import briefing_defects
+
+
+@pytest.fixture
+async def pipeline(nats_url: str, workers_procs: Any) -> Any:
+    assert cortex("init", url=nats_url).returncode == 0
+    for name in ALL:
+        workers_procs.start(name, nats_url, CORTEX_BOOT_WAIT_MS="10000")
+    nc = await nats.connect(nats_url)
+    yield nc.jetstream()
+    await nc.close()
+
+
+async def _briefing(js: JetStreamContext, url: str, tmp: Path, day: int, since: int, wait_for: Any) -> str:
+    path = tmp / f"day{day:02d}.jsonl"
+    path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in history(day, since)))
+    published = cortex("publish", str(path), url=url)
+    assert published.returncode == 0, published.stderr
+
+    async def woken() -> BootDoc | None:
+        if not all([await caught_up(js, c) for c in CONSUMING]):
+            return None
+        raw, _ = await kv_read(await js.key_value("cortex_boot"), AGENT)
+        doc = msgspec.json.decode(raw, type=BootDoc) if raw is not None else None
+        return doc if doc is not None and doc.session == f"s-check-d{day:02d}" and not doc.lagging else None
+
+    doc: BootDoc = await wait_for(woken, within=180)
+    assert doc.trigger == "session_start"
+    assert briefing_defects(doc.markdown) == []
+    return doc.markdown
+
+
+def _section(markdown: str, heading: str) -> str:
+    return markdown.split(heading, 1)[1].split("\n## ", 1)[0] if heading in markdown else ""
+
+
+def _thread(markdown: str, title: str) -> str:
+    threads = _section(markdown, "## 🧵 Active Threads")
+    return next((block for block in threads.split("\n### ") if title in block.split("\n", 1)[0]), "")
+
+
+async def test_the_briefings_of_days_3_7_and_15(pipeline: JetStreamContext, nats_url: str, tmp_path: Path,
+                                                 wait_for: Any) -> None:
+    js = pipeline
+    day3 = await _briefing(js, nats_url, tmp_path, 3, 1, wait_for)
+    # "Back to the payment gateway integration: …" on day 2 resumed it
+    assert "Last: 2026-03-03 09:31" in _thread(day3, "payment gateway integration")
+    assert "Thread opened: API spec\n- 09:10 Thread closed: API spec" in day3  # opened, then closed
+    assert "deploy_staging" in _section(day3, "## ⚠️ Lessons from Recent Failures")
+
+    day7 = await _briefing(js, nats_url, tmp_path, 7, 4, wait_for)
+    lessons = _section(day7, "## ⚠️ Lessons from Recent Failures")
+    assert "failed 4× in a row" in lessons and "(2026-03-04, 4 days ago)" in lessons
+    assert "**Wir haben beschlossen, den Release auf den 20. März zu verschieben** (2026-03-06)" in day7
+    commitments = _section(day7, "## 📋 Commitments")
+    assert "**OVERDUE**: write the migration guide for the billing schema" in commitments
+    assert "webhook handler" not in commitments  # done ✅ on day 4
+
+    day15 = await _briefing(js, nats_url, tmp_path, 15, 8, wait_for)
+    facts = _section(day15, "## 🧠 Known Facts")
+    assert "- Maria works at Globex Corp" in facts and "Acme" not in facts
+    decisions = _section(day15, "## 🎯 Recent Decisions")
+    assert "from Redis to Memcached after all" in decisions and "product catalog with Redis" not in day15
+    active = _section(day15, "## 🧵 Active Threads")
+    assert "Onboarding-Flow" not in active and "search indexing" not in active  # fixed, closed
+    assert "Last: 2026-03-04 15:01 (quiet 12 days)" in _thread(day15, "staging registry credentials")
+    assert "(quiet" not in _thread(day15, "quarterly report export")
+    commitments = _section(day15, "## 📋 Commitments")
+    assert "Memcached" not in commitments  # "… migration to Memcached is done, all services …" kept it
+    assert "**OVERDUE**: write the migration guide for the billing schema" in commitments
+    assert "Lessons from Recent Failures" not in day15  # the day-3 failures are twelve days old
