@@ -30,13 +30,26 @@ def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]], width: i
     of its table apart. The long free text is each table's last column, so no line is
     padded to the width of another row's text."""
     rows = [[_flat(c) for c in row] for row in rows]
-    cells = rows if width is None else [[c if len(c) <= width else c[: width - 1] + "…" for c in row] for row in rows]
+    cells = rows if width is None else [[_cut(c, width) for c in row] for row in rows]
     if any(len(r) != len(headers) for r in cells):
         raise ValueError(f"every row needs {len(headers)} cells")
     widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
     line = "  ".join(f"{{:<{w}}}" for w in widths)  # one format per table, not a join per row
     body = [line.format(*r).rstrip() for r in cells]
     return "\n".join([line.format(*(h.upper() for h in headers)).rstrip(), *body])
+
+
+def _cut(cell: str, width: int) -> str:
+    """``cell`` within ``width``, cut between words with "…" ("… the plan is to use…", not
+    "… to use Stri…"); a word longer than half the width is cut where the width falls."""
+    if len(cell) <= width:
+        return cell
+    head = cell[: width - 1]
+    if head[-1:].isalnum() and cell[width - 1 : width].isalnum():
+        space = head.rfind(" ")
+        if space > (width - 1) // 2:
+            head = head[:space]
+    return head.rstrip(" ,;:-–—") + "…"
 
 
 def _flat(cell: str) -> str:

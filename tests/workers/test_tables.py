@@ -51,3 +51,12 @@ def test_the_memory_is_the_last_column_so_no_row_is_padded_to_another_s_text() -
     assert lines[2].endswith("bbbbbbbb-0000-0000-0000-000000000000  short") and len(lines[2]) < 80
     commitments = CommitmentsReply(commitments=[])
     assert commitment_rows(commitments)[0][-1] == "what"
+
+
+def test_a_cell_is_cut_between_words() -> None:
+    """`cortex decisions` showed "… the plan is to use Stri…" and "… from Redis to Memcac…": a
+    long cell is cut at the last space that leaves more than half of it, never inside a word."""
+    what = "For the payment gateway integration the plan is to use Stripe webhooks with idempotency keys"
+    assert render_table(["what"], [[what]], width=60).splitlines()[1] == (
+        "For the payment gateway integration the plan is to use…")
+    assert render_table(["id"], [["x" * 80]], width=10).splitlines()[1] == "x" * 9 + "…"
