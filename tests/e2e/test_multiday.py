@@ -5,7 +5,7 @@ Each assertion is something a reader of these briefings saw wrong before: a thre
 that morning dated at its first day, a reversed decision listed as current, a kept promise
 OVERDUE, the old employer beside the new one, a four-day-old failure told as today's, a
 fixed thread still open, a decision cut at "20. März", a thread twelve days quiet looking
-like yesterday's."""
+like yesterday's, the mood of an earlier session told as the last one's."""
 
 from __future__ import annotations
 
@@ -71,6 +71,7 @@ async def test_the_briefings_of_days_3_7_and_15(pipeline: JetStreamContext, nats
     assert "Last: 2026-03-03 09:31" in _thread(day3, "payment gateway integration")
     assert "Thread opened: API spec\n- 09:10 Thread closed: API spec" in day3  # opened, then closed
     assert "deploy_staging" in _section(day3, "## ⚠️ Lessons from Recent Failures")
+    assert "Last session mood" not in day3  # the frustrated session was the morning's; the last went well
 
     day7 = await _briefing(js, nats_url, tmp_path, 7, 4, wait_for)
     lessons = _section(day7, "## ⚠️ Lessons from Recent Failures")

@@ -13,6 +13,9 @@ bounded documents:
 * a thread keeps its latest ``MAX_THREAD_DECISIONS`` decisions (unbounded there);
 * a thread's summary is what the conversation said about it and where it stands
   (``workers.threads.summary``), not "Topic detected from <sender>";
+* ``session_mood`` is the mood of the latest message's session: a new session's first
+  message without a mood word resets it to neutral (the reference kept an earlier
+  session's mood for ever);
 * a topic that names a known open thread ("Back to the payment gateway integration: …")
   resumes it: its ``last_activity`` is the message's (the reference left it alone);
 * topics nobody announced with a cue phrase open threads too, when the conversation keeps
@@ -261,7 +264,12 @@ def apply_message(
         threads = _open_threads_for_candidates(threads, update.promoted, event, mood, patterns)
     if threads:
         threads = _summarised(_apply_signals(threads, text, signals, mood, ts, patterns), base.threads)
-    session_mood = mood if mood != "neutral" else base.session_mood
+    # The mood of the session this message is in: a message of a new session without a mood
+    # word starts it neutral (the reference kept the last mood of any earlier session, so a
+    # briefing after a calm session said "Last session mood: frustrated" of the one before).
+    previous = base.recent[-1].session if base.recent else ""
+    same_session = not previous or previous == event.session
+    session_mood = mood if mood != "neutral" else base.session_mood if same_session else "neutral"
     return _rebuilt(base, ts, session_mood, prune_and_cap(threads, settings, ts), messages=ordinal,
                     recent=update.recent, settled=update.settled)
 

@@ -428,3 +428,16 @@ def test_a_one_word_title_is_closed_when_the_conversation_says_it_is_fixed() -> 
 def test_a_one_word_title_does_not_swallow_a_longer_topic() -> None:
     doc = run("back to the Dashboard", "back to the Dashboard performance bug")
     assert sorted(t.title for t in doc.threads) == ["Dashboard", "Dashboard performance bug"]
+
+
+def test_a_new_session_without_a_mood_word_is_neutral() -> None:
+    """The morning session ended "this sucks"; the afternoon one went well with no mood word:
+    the day's briefing said "Last session mood: frustrated 😤". A new session's first message
+    without a mood word resets it; within one session the last mood word still holds."""
+    doc = apply_message(None, message("Stop claiming success, this sucks.", session="morning"), SETTINGS, BOTH)
+    doc = apply_message(doc, message("ok, next item", 1, session="morning"), SETTINGS, BOTH)
+    assert doc.session_mood == "frustrated"
+    doc = apply_message(doc, message("The token expired, I renewed it.", 300, session="afternoon"), SETTINGS, BOTH)
+    assert doc.session_mood == "neutral"
+    doc = apply_message(doc, message("Awesome, thanks!", 301, session="afternoon"), SETTINGS, BOTH)
+    assert doc.session_mood == "excited"
