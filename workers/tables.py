@@ -58,8 +58,9 @@ def _flat(cell: str) -> str:
 
 def thread_rows(reply: ThreadsReply) -> Rows:
     return (["id", "status", "priority", "title", "waiting for", "last activity"],
-            [[t.id, t.status, t.priority, t.title, t.waiting_for or "", t.last_activity.isoformat()]
-             for t in reply.threads])
+            # a closed thread waits for nothing any more (its last wait is history)
+            [[t.id, t.status, t.priority, t.title, (t.waiting_for or "") if t.status == "open" else "",
+              t.last_activity.isoformat()] for t in reply.threads])
 
 
 def decision_rows(reply: DecisionsReply) -> Rows:

@@ -60,3 +60,20 @@ def test_a_cell_is_cut_between_words() -> None:
     assert render_table(["what"], [[what]], width=60).splitlines()[1] == (
         "For the payment gateway integration the plan is to use…")
     assert render_table(["id"], [["x" * 80]], width=10).splitlines()[1] == "x" * 9 + "…"
+
+
+def test_a_closed_thread_waits_for_nothing() -> None:
+    """`cortex threads` listed the closed "Onboarding-Flow" as WAITING FOR "die Crash-Logs von
+    Jonas", the wait it had before it was fixed: a closed thread's wait is left out."""
+    from datetime import UTC, datetime
+
+    from schemas.api import ThreadsReply
+    from schemas.docs import Thread
+    from workers.tables import thread_rows
+
+    at = datetime(2026, 3, 15, 15, 5, tzinfo=UTC)
+    threads = [Thread(id=f"t-{status}", title="Onboarding-Flow", status=status, priority="medium", summary="",
+                      decisions=[], waiting_for="die Crash-Logs von Jonas", mood="neutral", last_activity=at,
+                      created=at) for status in ("open", "closed")]
+    _, rows = thread_rows(ThreadsReply(threads=threads))
+    assert [row[4] for row in rows] == ["die Crash-Logs von Jonas", ""]
