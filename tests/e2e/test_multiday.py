@@ -84,6 +84,8 @@ async def test_the_briefings_of_days_3_7_and_15(pipeline: JetStreamContext, nats
     day15 = await _briefing(js, nats_url, tmp_path, 15, 8, wait_for)
     facts = _section(day15, "## 🧠 Known Facts")
     assert "- Maria works at Globex Corp" in facts and "Acme" not in facts
+    listed = cortex("facts", AGENT, url=nats_url).stdout  # the store keeps both, the old one marked
+    assert "Acme Analytics GmbH (replaced)" in listed and "Globex Corp (replaced)" not in listed
     decisions = _section(day15, "## 🎯 Recent Decisions")
     assert "from Redis to Memcached after all" in decisions and "product catalog with Redis" not in day15
     active = _section(day15, "## 🧵 Active Threads")

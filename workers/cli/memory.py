@@ -243,8 +243,13 @@ async def cmd_facts(args: argparse.Namespace, settings: Settings) -> int:
     ids = {e.id for e in doc.entities if wanted in (e.id.lower(), e.value.lower())} if wanted else None
     facts = [f for f in doc.facts if ids is None or f.subject in ids or f.object in ids]
     facts.sort(key=lambda f: (-f.relevance, f.id))
-    rows = [[f"{f.relevance:.2f}", names.get(f.subject, f.subject), f.predicate, names.get(f.object, f.object),
-             f.source] for f in facts]
+    from workers.boot.context import current_facts
+
+    # "Maria works at Acme Analytics GmbH" two weeks before "… at Globex Corp": both are kept,
+    # the older one says it was replaced (the briefing shows only the newer)
+    current = {f.id for f in current_facts(doc.facts)}
+    rows = [[f"{f.relevance:.2f}", names.get(f.subject, f.subject), f.predicate,
+             names.get(f.object, f.object) + ("" if f.id in current else " (replaced)"), f.source] for f in facts]
     print(render_table(["relevance", "subject", "predicate", "object", "source"], rows) if rows
           else "(no facts match)")
     if args.entity is None:
