@@ -16,7 +16,7 @@ from typing import Any
 import msgspec
 import nats
 import pytest
-from cortex_testkit import ALL, CONSUMING, caught_up, cortex
+from cortex_testkit import ALL, CONSUMING, OWNED_BUCKETS, caught_up, cortex, differences, drained, snapshot_docs
 from multiday_history import AGENT, history
 from nats.js.client import JetStreamContext
 
@@ -96,3 +96,19 @@ async def test_the_briefings_of_days_3_7_and_15(pipeline: JetStreamContext, nats
     assert "Memcached" not in commitments  # "… migration to Memcached is done, all services …" kept it
     assert "**OVERDUE**: write the migration guide for the billing schema" in commitments
     assert "Lessons from Recent Failures" not in day15  # the day-3 failures are twelve days old
+
+    # fifteen days rebuilt from the stream: every document byte for byte
+    async def settled() -> bool:
+        raw, _ = await kv_read(await js.key_value("cortex_boot"), AGENT)
+        return await drained(js) and raw is not None and not msgspec.json.decode(raw, type=BootDoc).lagging
+
+    await wait_for(settled, within=180)
+    before = await snapshot_docs(js, [AGENT])
+    for bucket in OWNED_BUCKETS:
+        await (await js.key_value(bucket)).delete(AGENT)
+    replayed = cortex("replay", "--agent", AGENT, url=nats_url, CORTEX_RUNTIME_LEASE_TTL_S="2",
+                      CORTEX_BOOT_WAIT_MS="10000", CORTEX_DATA_DIR=str(tmp_path / "replay-data"))
+    assert replayed.returncode == 0, replayed.stderr
+    await wait_for(settled, within=180)
+    after = await snapshot_docs(js, [AGENT])
+    assert after == before, differences(before, after)
