@@ -395,7 +395,8 @@ class Operation(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     contract: the session, the runtime's call id, ``open`` while the turn that made the
     call is still running (a result then reaches the agent directly), and ``request``,
     what the call asked (a redacted excerpt of its params: "rebuild the search index"),
-    so that three spawned tasks are not three identical lines."""
+    so that three spawned tasks are not three identical lines; ``orphaned`` when it was
+    failed for want of a result within ``CORTEX_TRACES_ORPHAN_HOURS``."""
 
     id: str
     tool: str
@@ -408,6 +409,7 @@ class Operation(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     call_id: str = ""
     open: bool = False
     request: str = ""
+    orphaned: bool = False  # failed for want of a result; a result arriving later still completes it
 
 
 class OperationsDoc(msgspec.Struct, frozen=True, kw_only=True):

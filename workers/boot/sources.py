@@ -13,8 +13,10 @@ declares (``WorkerSpec.briefing``, found in ``WorkerContext.catalog``) the same 
 from __future__ import annotations
 
 from collections.abc import Collection
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
+
+import msgspec
 
 from schemas.docs import (
     ChannelsDoc,
@@ -46,6 +48,7 @@ from shared.names import (
 from shared.projection import boundary
 from shared.runtime import WorkerContext, briefings
 from workers.boot.inputs import BootInputs, Briefed
+from workers.traces.operations import orphaned
 
 # What a briefing reads (``Source.field`` is the BootInputs field): every source's document of
 # the agent as of the trigger. The snapshot and narrative of a compaction and the channel
@@ -82,6 +85,14 @@ class BootSources:
         # occasional too: an agent without such a document has no gap
         self._occasional = _OCCASIONAL | {s.field for s in declared}
         self.sources = [s for s in (*SOURCES, *declared) if workers is None or s.worker in workers]
+
+    def operations_at(self, doc: OperationsDoc, now: datetime) -> OperationsDoc:
+        """The operations as of ``now``: the document is read as it was before the trigger,
+        and a call pending past ``CORTEX_TRACES_ORPHAN_HOURS`` is orphaned there, as the
+        traces worker does at the trigger (``workers.traces.operations.orphaned``)."""
+        after = timedelta(hours=self._ctx.settings.traces.orphan_hours)
+        ops = orphaned(doc.operations, now, after)
+        return doc if ops == doc.operations else msgspec.structs.replace(doc, operations=ops)
 
     def consumers(self, agent: str) -> dict[str, str]:
         """The source consumers that apply ``agent``'s events (its partition's) → worker."""
@@ -120,6 +131,8 @@ class BootSources:
             doc = docs.pop(section.source(worker).field, None)
             if doc is not None:
                 briefed.append(Briefed(worker, section, doc))
+        if isinstance(ops := docs.get("operations"), OperationsDoc):
+            docs["operations"] = self.operations_at(ops, now)
         return BootInputs(agent=agent, now=now, lagging=lagging, missing=missing,
                           last_activity=max(stamps) if stamps else None,
                           key_memories=list(recall.key_memories) if recall is not None else [],

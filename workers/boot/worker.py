@@ -270,6 +270,7 @@ class BootHandler(ProjectionHandler):
         ops_doc = reading.docs.get("operations")
         if not isinstance(ops_doc, OperationsDoc):
             return
+        ops_doc = self._sources.operations_at(ops_doc, reading.env.event.ts)  # what the briefing showed
         shown = shown_results(ops_doc.operations, doc.markdown, self._tz)
         if not shown:
             return

@@ -21,7 +21,7 @@ session). What the agent has seen follows from the stream:
   so the next briefing does not repeat it (the design's acknowledgement);
 * a call still pending ``orphan_hours`` (event time) after it was made is failed as
   orphaned and unread — the design failed them at the next start-up, which a stream has
-  no equivalent of.
+  no equivalent of; its result, should it still come, completes it (unread again).
 
 Bounded per agent: at most ``max_operations``; when more, finished operations the agent has
 seen go first (oldest first), then unread ones, then pending ones. Every preview is a
@@ -93,12 +93,17 @@ def marker(op: Operation) -> str:
     return op.status
 
 
-def _orphaned(ops: list[Operation], now: datetime, config: OperationsConfig) -> list[Operation]:
-    hours = int(config.orphan_after.total_seconds() // 3600)
+def orphaned(ops: list[Operation], now: datetime, orphan_after: timedelta) -> list[Operation]:
+    """``ops`` as of ``now``: a call still pending ``orphan_after`` after it was made is failed
+    as orphaned, finished at that deadline (not whenever a later event noticed it). The boot
+    applies it at its trigger too: a briefing reads the documents as they were just before
+    its session's start, and a task pending for 34 hours was still told as ``[PENDING]``."""
+    hours = int(orphan_after.total_seconds() // 3600)
     reason = f"no result within {hours} h (orphaned)"
     return [
-        _replace(op, status="failed", finished=now, preview=reason, open=False, seen=False)
-        if op.status == "pending" and now - op.started > config.orphan_after else op
+        _replace(op, status="failed", finished=op.started + orphan_after, preview=reason, open=False, seen=False,
+                 orphaned=True)
+        if op.status == "pending" and now - op.started > orphan_after else op
         for op in ops
     ]
 
@@ -115,8 +120,10 @@ def _retire(ops: list[Operation], limit: int) -> list[Operation]:
 
 
 def _matching(ops: list[Operation], event: ToolEvent) -> int | None:
-    """The index of the pending operation a result answers."""
-    candidates = [i for i, op in enumerate(ops) if op.status == "pending"]
+    """The index of the pending operation a result answers — or of an orphaned one: a task
+    that took longer than ``orphan_hours`` still delivers its result (it was told as failed,
+    "no result within 24 h", and its real result was dropped)."""
+    candidates = [i for i, op in enumerate(ops) if op.status == "pending" or op.orphaned]
     if event.call_id:
         return next((i for i in candidates if ops[i].call_id == event.call_id), None)
     return next((i for i in candidates if ops[i].tool == event.tool and ops[i].session == event.session
@@ -128,7 +135,7 @@ def _finish(op: Operation, event: ToolEvent, config: OperationsConfig) -> Operat
     text = as_text(error) if error is not None else as_text(event.result) if event.result is not None else ""
     preview = excerpt(text, PREVIEW_CHARS, config.redact) or None
     return _replace(op, status="failed" if error is not None else "completed", finished=event.ts,
-                    preview=preview, seen=op.open, open=False)
+                    preview=preview, seen=op.open, open=False, orphaned=False)
 
 
 def call_request(params: object, redact: Iterable[re.Pattern[str]] = ()) -> str:
@@ -204,7 +211,7 @@ def apply_operation_event(
     """The document after one event of its agent (``kind``: the subject's last token);
     None when nothing changed."""
     base = doc if doc is not None else empty_operations_doc(event.ts)
-    ops = _orphaned(base.operations, event.ts, config)
+    ops = orphaned(base.operations, event.ts, config.orphan_after)
     changed = _changed(ops, event, kind, config)
     if changed is None and ops == base.operations:
         return None

@@ -118,7 +118,8 @@ class OperationsProjection(EventProjection[OperationsDoc]):
             return False
         if isinstance(event, FeedbackEvent):
             return event.kind == SEEN_KIND
-        return isinstance(event, ToolEvent | RunEvent) or (isinstance(event, SessionEvent) and env.kind == "end")
+        # every session event: an end ends a turn, a start moves the clock (an orphan is failed there)
+        return isinstance(event, ToolEvent | RunEvent | SessionEvent)
 
     def apply(self, doc: OperationsDoc | None, env: Envelope) -> OperationsDoc | None:
         event = env.event

@@ -140,6 +140,22 @@ def test_a_pending_call_without_a_result_becomes_an_orphan() -> None:
     a.session("start", session="s3", after=timedelta(hours=1, seconds=1))
     op = a.ops[0]
     assert (op.status, op.seen, op.preview) == ("failed", False, "no result within 2 h (orphaned)")
+    assert op.finished == op.started + timedelta(hours=2)  # at its deadline, not when an event noticed it
+
+
+def test_a_result_after_the_orphan_limit_still_completes_the_task() -> None:
+    """A spawned task that took 30 hours: its result was dropped and the task told as failed."""
+    a = Agent(orphan_hours=24)
+    a.run("start")
+    a.call("sessions_spawn", "t")
+    a.run("end")
+    a.session("start", session="s2", after=timedelta(hours=25))
+    assert (a.ops[0].status, a.ops[0].orphaned) == ("failed", True)
+    a.seen(a.ops[0].id)  # told as orphaned
+    a.result("sessions_spawn", "t", result="index rebuilt", after=timedelta(hours=5))
+    op = a.ops[0]
+    assert (op.status, op.preview, op.seen, op.orphaned) == ("completed", "index rebuilt", False, False)
+    assert is_unread(op)  # the next briefing tells the real result
 
 
 def test_results_pair_by_call_id_else_by_the_oldest_call_of_the_tool() -> None:

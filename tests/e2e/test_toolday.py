@@ -1,0 +1,105 @@
+"""The briefing an agent that works with tools wakes up to over two weeks, every worker its own
+process on a real nats-server (``toolday_history``: fourteen days of an OpenClaw gateway's
+store events, mapped to contract events as Cortex maps them).
+
+Each assertion is something a reader of these briefings saw wrong before: a background task
+pending for 34 hours still told as ``[PENDING]`` (the briefing reads the documents as they
+were before its session's start, where the orphaning happens); a task that took 30 hours
+told as "[FAILED] … no result within 24 h (orphaned) — tell the user it failed", its real
+result dropped."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import nats
+import pytest
+from cortex_testkit import ALL, CONSUMING, caught_up, cortex
+from nats.js.client import JetStreamContext
+from toolday_history import AGENT, TOKEN, events
+
+from schemas.docs import BootDoc, OperationsDoc
+from shared.kv import kv_read
+from workers.evals.briefing_checks import briefing_defects
+
+OPERATIONS = "## ⏳ Pending Operations"
+LESSONS = "## ⚠️ Lessons from Recent Failures"
+
+
+@pytest.fixture
+async def pipeline(nats_url: str, workers_procs: Any) -> Any:
+    assert cortex("init", url=nats_url).returncode == 0
+    for name in ALL:
+        workers_procs.start(name, nats_url, CORTEX_BOOT_WAIT_MS="10000")
+    nc = await nats.connect(nats_url)
+    yield nc.jetstream()
+    await nc.close()
+
+
+async def _briefing(js: JetStreamContext, url: str, tmp: Path, day: int, since: int, wait_for: Any) -> str:
+    path = tmp / f"day{day:02d}.jsonl"
+    path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in events(day, since)))
+    published = cortex("publish", str(path), url=url)
+    assert published.returncode == 0, published.stderr
+
+    async def woken() -> BootDoc | None:
+        if not all([await caught_up(js, c) for c in CONSUMING]):
+            return None
+        raw, _ = await kv_read(await js.key_value("cortex_boot"), AGENT)
+        doc = msgspec.json.decode(raw, type=BootDoc) if raw is not None else None
+        return doc if doc is not None and doc.generated_at.day == day + 1 and doc.generated_at.hour == 20 \
+            and doc.trigger == "session_start" and not doc.lagging else None
+
+    doc: BootDoc = await wait_for(woken, within=180)
+    assert briefing_defects(doc.markdown) == []
+    return doc.markdown
+
+
+def _section(markdown: str, heading: str) -> str:
+    return markdown.split(heading, 1)[1].split("\n## ", 1)[0] if heading in markdown else ""
+
+
+async def test_the_briefings_of_an_agent_with_tools(pipeline: JetStreamContext, nats_url: str, tmp_path: Path,
+                                                    wait_for: Any) -> None:
+    js = pipeline
+    day3 = await _briefing(js, nats_url, tmp_path, 3, 1, wait_for)
+    ops = _section(day3, OPERATIONS)
+    assert "[PENDING] `sessions_spawn` “Rebuild the search index for docs.acme.dev”" in ops
+    assert "[PENDING] `sessions_spawn` “Summarise the support inbox of the last week”" in ops
+    assert "failed 4× in a row" in _section(day3, LESSONS)
+
+    day4 = await _briefing(js, nats_url, tmp_path, 4, 4, wait_for)
+    ops = _section(day4, OPERATIONS)
+    assert "[NEW RESULT] `sessions_spawn` “Rebuild the search index for docs.acme.dev” (started 2026-03-04 10:01, " \
+        "finished 2026-03-05 16:00): " in ops  # 30 h: late, not lost
+    # pending 34 hours: orphaned at this briefing, not told as pending
+    assert "[PENDING]" not in ops
+    assert ("[FAILED] `sessions_spawn` “Summarise the support inbox of the last week” (started 2026-03-04 10:01, "
+            "finished 2026-03-05 10:01): no result within 24 h (orphaned)") in ops
+
+    async def acknowledged() -> bool:
+        raw, _ = await kv_read(await js.key_value("cortex_operations"), AGENT)
+        doc = msgspec.json.decode(raw, type=OperationsDoc) if raw is not None else None
+        spawned = [op for op in doc.operations if op.tool == "sessions_spawn"] if doc is not None else []
+        return len(spawned) == 2 and all(op.seen for op in spawned)
+
+    await wait_for(acknowledged, within=60)  # the briefing's operation_seen reached the document
+
+    day5 = await _briefing(js, nats_url, tmp_path, 5, 5, wait_for)
+    ops = _section(day5, OPERATIONS)
+    assert "sessions_spawn" not in ops  # told once, on day 4
+    assert "[FAILED] `deploy_job` “release=3.2, env=prod, window=22:00”" in ops
+
+    day11 = await _briefing(js, nats_url, tmp_path, 11, 6, wait_for)
+    assert OPERATIONS not in day11
+    lessons = _section(day11, LESSONS)
+    assert "`backup_db` failed" in lessons and "`web_fetch`" not in lessons  # retried successfully on day 1
+
+    listed = cortex("traces", AGENT, url=nats_url).stdout
+    assert "(no failure findings" not in listed and "[PENDING]" not in listed
+    for bucket in ("cortex_traces", "cortex_operations", "cortex_boot"):
+        raw, _ = await kv_read(await js.key_value(bucket), AGENT)
+        assert raw is not None and TOKEN.encode() not in raw
