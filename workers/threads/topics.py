@@ -258,9 +258,11 @@ def track(recent: Sequence[RecentMessage], settled: Sequence[str], ordinal: int,
     phrases = phrases_of(lowered[:HEAD_CHARS], stopwords)
     if not phrases:
         return Update(window_messages, list(settled), [])
-    # one lower-cased string of the earlier messages: one substring search per phrase
+    # one lower-cased string of the earlier messages: one substring search per phrase (a
+    # phrase is made of words, never of NUL, so no match spans two messages)
     earlier = [_lower(m.text) for m in window_messages[:-1]]
-    repeated = [k for k in phrases if any(k in low for low in earlier)]
+    joined = "\x00".join(earlier)
+    repeated = [k for k in phrases if k in joined]
     if repeated and settled:
         done = set(settled)
         repeated = [k for k in repeated if k not in done]

@@ -7,6 +7,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import msgspec
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from schemas.docs import Thread, ThreadsDoc
 from schemas.events import MessageEvent
@@ -161,3 +163,12 @@ def test_summaries_and_candidates_replay_byte_for_byte() -> None:
         for t in doc["threads"]:
             t.pop("id")
     assert strip == other
+
+
+@given(st.lists(st.sampled_from(["billing", "rewrite", "the", "de", "\x00", "invoice-generator", " ", ",", "\n",
+                                 "daten\x00bank", "x"]), max_size=40).map("".join))
+@settings(max_examples=300, deadline=None)
+def test_no_phrase_holds_a_nul_so_the_joined_window_matches_within_one_message(text: str) -> None:
+    """``track`` looks for each phrase in the earlier messages joined by NUL: a phrase with a
+    NUL could match across two of them."""
+    assert not any("\x00" in phrase for phrase in phrases_of(text, ALL.stopwords))
