@@ -43,7 +43,7 @@ from schemas.docs import Integrity, Operation, OperationsDoc
 from schemas.events import FeedbackEvent, RunEvent, SessionEvent, ToolEvent
 from shared.config import TracesSettings, parse_redact_patterns
 from workers.traces.redact import as_text, excerpt
-from workers.traces.tools import tool_error
+from workers.traces.tools import result_text, tool_error
 
 _replace = msgspec.structs.replace
 
@@ -132,7 +132,7 @@ def _matching(ops: list[Operation], event: ToolEvent) -> int | None:
 
 def _finish(op: Operation, event: ToolEvent, config: OperationsConfig) -> Operation:
     error = tool_error(event.error, event.result)
-    text = as_text(error) if error is not None else as_text(event.result) if event.result is not None else ""
+    text = as_text(error) if error is not None else result_text(event.result) if event.result is not None else ""
     preview = excerpt(text, PREVIEW_CHARS, config.redact) or None
     return _replace(op, status="failed" if error is not None else "completed", finished=event.ts,
                     preview=preview, seen=op.open, open=False, orphaned=False)

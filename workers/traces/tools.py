@@ -45,6 +45,21 @@ def _text_of_result(result: Mapping[str, Any]) -> str | None:
     return inner if isinstance(inner, str) else None
 
 
+def result_text(result: Any) -> str:
+    """What a tool result says, as text: a runtime's content blocks by their texts (OpenClaw's
+    ``{"content": [{"type": "text", "text": …}]}``), a string as it is, anything else as
+    JSON."""
+    if isinstance(result, Mapping):
+        content = result.get("content")
+        if isinstance(content, list):
+            texts = [b["text"] for b in content if isinstance(b, Mapping) and isinstance(b.get("text"), str)]
+            if any(t.strip() for t in texts):
+                return "\n".join(t for t in texts if t.strip())
+        if isinstance(inner := result.get("result"), str) and inner.strip():
+            return inner
+    return as_text(result)
+
+
 def _details_error(details: Mapping[str, Any]) -> str | None:
     error = details.get("error")
     if isinstance(error, str) and error:

@@ -73,9 +73,10 @@ def test_a_call_answered_within_its_turn_is_seen_at_once() -> None:
     a.run("start")
     a.call("read", "k1")
     assert a.ops[0].status == "pending" and a.ops[0].open and not is_waiting(a.ops[0])
-    a.result("read", "k1", result={"content": [{"text": "file body"}]})
+    a.result("read", "k1", result={"content": [{"type": "text", "text": "file body"}], "details": {"bytes": 9}})
     op = a.ops[0]
-    assert (op.status, op.seen, op.open, op.preview) == ("completed", True, False, '{"content":[{"text":"file body"}]}')
+    # the text of the runtime's content blocks, not their JSON ('{"content":[{"text":"file body",…')
+    assert (op.status, op.seen, op.open, op.preview) == ("completed", True, False, "file body")
     assert not is_unread(op)
 
 
