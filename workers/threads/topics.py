@@ -85,15 +85,42 @@ def _content(word: str, stopwords: frozenset[str]) -> bool:
     return (word.isalpha() and not _CJK.search(word)) or ("-" in word and _compound(word))
 
 
+_BREAK, _WORD, _LINKER = 0, 1, 2
+_KINDS_MAX: Final = 20_000
+_KIND_CHARS: Final = 32  # longer tokens (a URL, a hash) rarely repeat: judged each time
+_kinds: dict[frozenset[str], dict[str, tuple[int, str]]] = {}
+
+
+def _kinds_of(stopwords: frozenset[str]) -> dict[str, tuple[int, str]]:
+    """Each token seen → (content word, linking word or neither; the token without its edge
+    marks), per stop-word set: a conversation's words repeat, so each is judged once (the
+    table is emptied when full, ~3 MB at most; what it holds never changes a result)."""
+    kinds = _kinds.get(stopwords)
+    if kinds is None or len(kinds) >= _KINDS_MAX:
+        kinds = _kinds[stopwords] = {}
+    return kinds
+
+
+def _kind(token: str, stopwords: frozenset[str]) -> tuple[int, str]:
+    word = token.strip(_EDGES)
+    return (_WORD if _content(word, stopwords) else _LINKER if word in LINKERS else _BREAK), word
+
+
 def phrases_of(lowered: str, stopwords: frozenset[str]) -> dict[str, int]:
     """The candidate phrases of a lower-cased message (phrase → its number of words, in
     order of appearance): runs of content words within a clause; one linking word may join
     two ("informe de ventas")."""
     found: dict[str, int] = {}
     run: list[str] = []
+    kinds = _kinds_of(stopwords)
     for token in _TOKENS.findall(lowered):  # words and clause marks, in one pass in C
-        word = token.strip(_EDGES)
-        if _content(word, stopwords) or (word in LINKERS and run and run[-1] not in LINKERS):
+        known = kinds.get(token)
+        if known is None:
+            known = _kind(token, stopwords)
+            if len(token) <= _KIND_CHARS:
+                kinds[token] = known
+        kind, word = known
+        if kind == _WORD or (kind == _LINKER and run and run[-1] not in LINKERS):
             run.append(word)
             continue
         if len(run) > 1 or (run and "-" in run[0]):
