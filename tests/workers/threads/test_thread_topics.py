@@ -172,3 +172,19 @@ def test_no_phrase_holds_a_nul_so_the_joined_window_matches_within_one_message(t
     """``track`` looks for each phrase in the earlier messages joined by NUL: a phrase with a
     NUL could match across two of them."""
     assert not any("\x00" in phrase for phrase in phrases_of(text, ALL.stopwords))
+
+
+def test_the_word_table_never_changes_the_phrases(monkeypatch: Any) -> None:
+    """Each token's class is kept in a bounded table: full, emptied or too small to hold a
+    message's words, the phrases are the same."""
+    from workers.threads import topics
+
+    texts = ["the billing rewrite is behind schedule, the invoice generator still uses the old tax tables",
+             "el informe de ventas del trimestre", "beim datenbank-upgrade machen wir **billing rewrite** weiter",
+             "x" * 40 + " billing rewrite " + "y" * 40]
+    first = [phrases_of(t, ALL.stopwords) for t in texts]
+    assert [phrases_of(t, ALL.stopwords) for t in texts] == first  # from the table
+    monkeypatch.setattr(topics, "_KINDS_MAX", 2)
+    monkeypatch.setattr(topics, "_kinds", {})
+    assert [phrases_of(t, ALL.stopwords) for t in texts] == first  # emptied again and again
+    assert first[0] == {"billing rewrite": 2, "behind schedule": 2, "invoice generator": 2, "tax tables": 2}
