@@ -67,6 +67,9 @@ async def test_the_briefings_of_an_agent_with_tools(pipeline: JetStreamContext, 
                                                     wait_for: Any) -> None:
     js = pipeline
     day3 = await _briefing(js, nats_url, tmp_path, 3, 1, wait_for)
+    lessons = _section(day3, LESSONS)  # the claim and the user's correction of it: one lesson
+    assert "“Done ✅ the frontend build is fixed.”, and the user corrected you: “No, that's wrong" in lessons
+    assert lessons.count("corrected you") == 1 and "`web_fetch`" not in lessons  # retried successfully
     ops = _section(day3, OPERATIONS)
     assert "[PENDING] `sessions_spawn` “Rebuild the search index for docs.acme.dev”" in ops
     assert "[PENDING] `sessions_spawn` “Summarise the support inbox of the last week”" in ops

@@ -139,7 +139,10 @@ async def test_failures_and_a_pending_task_reach_the_next_briefing_and_a_late_re
         assert "[PENDING] `sessions_spawn` “rebuild the search index” (started" in second  # what it was asked
         lessons = second.split("Lessons from Recent Failures", 1)[1]
         for line in ("`deploy` failed 4× in a row", "Success was claimed after `deploy` failed",
-                     "The user corrected you and ended the session frustrated"):  # one message, one line
+                     # the claim, the correction of it and the frustrated end: one incident, one line
+                     "“Done ✅ release 3.2 is deployed to production.”, and the user corrected you and ended the "
+                     "session frustrated: “No, that's wrong, the deploy failed! Forget it, this is useless.” — "
+                     "report failures as such"):
             assert line in lessons, line
         assert lessons.count("Forget it, this is useless") == 1
         assert lessons.count("db-primary:5432") == 1 and "(the same error)" in lessons  # the error named once

@@ -14,7 +14,7 @@ triage dismissed are left out. Every text in them was redacted when it was store
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from typing import Final
 from zoneinfo import ZoneInfo
@@ -87,10 +87,14 @@ def _error(f: Finding) -> str:
     return f" ({clip_words(one_line(f.error), QUOTE_CHARS)})" if f.error else ""
 
 
-def lesson_line(f: Finding, error: str | None = None) -> str:
-    """What a finding teaches, in one line; ``error``: how to name its error, when not in full."""
+def lesson_line(f: Finding, error: str | None = None, reply: str = "") -> str:
+    """What a finding teaches, in one line; ``error``: how to name its error, when not in full;
+    ``reply``: for a success claimed, what the user answered to it (``_claim_reply``)."""
     if error is None:
         error = _error(f)
+    if f.signal == "hallucination" and reply:
+        return (f"- Success was claimed after {_tool(f)} failed{error}: {_quote(f.quote)}, and {reply} — report "
+                "failures as such")
     if f.signal == "doom_loop":
         return (f"- {_tool(f)} failed {f.count}× in a row with the same call{error}: after two identical "
                 "failures, change the approach or ask")
@@ -144,31 +148,62 @@ def _when_learned(f: Finding, now: datetime | None, tz: ZoneInfo) -> str:
     return f" ({day.isoformat()}, {'yesterday' if days == 1 else f'{days} days ago'})"
 
 
+def _claim_corrections(lessons: Sequence[Finding]) -> dict[str, Finding]:
+    """The corrections that answer a success claim told before them, by the claim's message
+    (a hallucination's last event is the claim; a correction's first is the message it
+    corrects): "Done ✅" and the user's "No, that's wrong, it failed!" are one incident."""
+    claims: set[str] = set()
+    answered: dict[str, Finding] = {}
+    for f in lessons:
+        if f.signal == "hallucination" and f.events:
+            claims.add(f.events[-1])
+        elif f.signal == "correction" and f.events and f.events[0] in claims:
+            answered.setdefault(f.events[0], f)
+    return answered
+
+
 def lesson_lines(lessons: Sequence[Finding], now: datetime | None = None, tz: ZoneInfo = UTC_ZONE) -> list[str]:
     """One line per lesson, each thing said once: a user's message quoted once (the message
     that corrected the agent and ended the session frustrated is one correction and one
-    dissatisfied finding, and one line that says both), a tool's error in full once (a later
-    line of the same tool and error says "the same error"). With ``now``, a lesson of an
-    earlier day says which (``_when_learned``)."""
+    dissatisfied finding, and one line that says both), a success claimed and the user's
+    correction of that claim one line, a tool's error in full once (a later line of the same
+    tool and error says "the same error"). With ``now``, a lesson of an earlier day says
+    which (``_when_learned``)."""
     lines: list[str] = []
-    quoted: dict[str, tuple[int, str]] = {}  # a user message's quote -> its line, and that line's signal
+    # a user message's quote -> its line, that line's signal, and the line with another reply
+    quoted: dict[str, tuple[int, str, Callable[[str], str] | None]] = {}
     errors: set[tuple[str, str]] = set()  # (tool, error) named in full by an earlier line
+    answered = _claim_corrections(lessons)
+    told_with_claim = {c.id for c in answered.values()}
     for f in lessons:
+        if f.id in told_with_claim:
+            continue  # in the line of the claim it corrected
         error = _error(f)
         if error and (f.tool, error) in errors:
             error = " (the same error)"
         elif error:
             errors.add((f.tool, error))
+        when = _when_learned(f, now, tz)
+        correction = answered.get(f.events[-1]) if f.signal == "hallucination" and f.events else None
+        if correction is not None:
+            quote = _quote(correction.quote)
+            if quote not in quoted:
+                def line(reply: str, f: Finding = f, error: str = error, quote: str = quote, when: str = when) -> str:
+                    return lesson_line(f, error, f"the user {reply}: {quote}") + when
+
+                quoted[quote] = (len(lines), "correction", line)
+                lines.append(line("corrected you"))
+                continue
         if f.signal in _USER_QUOTES and f.quote:
             quote = _quote(f.quote)
             if quote in quoted:
-                at, signal = quoted[quote]
+                at, signal, again = quoted[quote]
                 if signal != f.signal:
-                    lines[at] = (f"- The user corrected you and ended the session frustrated: {quote}"
-                                 f"{_when_learned(f, now, tz)}")
+                    lines[at] = (again("corrected you and ended the session frustrated") if again is not None else
+                                 f"- The user corrected you and ended the session frustrated: {quote}{when}")
                 continue
-            quoted[quote] = (len(lines), f.signal)
-        lines.append(lesson_line(f, error) + _when_learned(f, now, tz))
+            quoted[quote] = (len(lines), f.signal, None)
+        lines.append(lesson_line(f, error) + when)
     return lines
 
 

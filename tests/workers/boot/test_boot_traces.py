@@ -33,10 +33,12 @@ def op(i: str, status: str = "pending", seen: bool = False, open_: bool = False,
 
 
 def finding(signal: str, tool: str = "", age: timedelta = timedelta(hours=1), severity: str = "high",
-            quote: str = "", error: str = "", count: int = 0, triage: Triage | None = None, i: str = "") -> Finding:
-    return Finding(id=i or f"{signal}-{tool}-{age}", signal=signal, severity=severity, summary="s",  # type: ignore[arg-type]
-                   events=["e"], first_ts=NOW - age, last_ts=NOW - age, tool=tool, quote=quote, error=error,
-                   count=count, triage=triage)
+            quote: str = "", error: str = "", count: int = 0, triage: Triage | None = None, i: str = "",
+            events: list[str] | None = None) -> Finding:
+    fid = i or f"{signal}-{tool}-{age}"
+    return Finding(id=fid, signal=signal, severity=severity, summary="s",  # type: ignore[arg-type]
+                   events=events or [f"e-{fid}"], first_ts=NOW - age, last_ts=NOW - age, tool=tool, quote=quote,
+                   error=error, count=count, triage=triage)
 
 
 def test_operations_are_marked_as_the_design_says_and_unread_results_come_first() -> None:
@@ -114,6 +116,29 @@ def test_a_user_message_is_quoted_once_in_the_lessons() -> None:
     apart = [finding("dissatisfied", quote="Forget it"), finding("correction", severity="medium", quote="Not that")]
     assert lesson_lines(recent_lessons(apart, NOW)) == ["- A session ended with the user frustrated: “Forget it”",
                                                          "- The user corrected you: “Not that”"]
+
+
+def test_a_success_claimed_and_the_users_correction_of_it_are_one_lesson() -> None:
+    """Day 2 of the tool history told "Success was claimed after `exec` failed …: “Done ✅ …”"
+    and, a line below, "The user corrected you: “No, that's wrong, the build is still red!”":
+    one incident, two lessons (and a slot less for the others)."""
+    claim = finding("hallucination", "exec", severity="critical", quote="Done ✅", error="Module not found",
+                    events=["call", "result", "claim"])
+    reply = "No, that's wrong, the build is still red!"
+    findings = [claim, finding("correction", severity="medium", quote=reply, events=["claim", "reply"]),
+                finding("tool_fail", "read", severity="low", age=timedelta(hours=2))]
+    assert lesson_lines(recent_lessons(findings, NOW)) == [
+        f"- Success was claimed after `exec` failed (Module not found): “Done ✅”, and the user corrected you: "
+        f"“{reply}” — report failures as such",
+        "- `read` failed and the answer went out without a fix",
+    ]
+    other = finding("correction", severity="medium", quote="Not that one", events=["another claim", "r"])
+    assert lesson_lines(recent_lessons([claim, other], NOW))[1] == "- The user corrected you: “Not that one”"
+    upset = finding("dissatisfied", quote=reply, events=["reply"])  # the same message ended the session
+    assert lesson_lines(recent_lessons([*findings, upset], NOW))[0] == (
+        f"- Success was claimed after `exec` failed (Module not found): “Done ✅”, and the user corrected you and "
+        f"ended the session frustrated: “{reply}” — report failures as such")
+    assert len(lesson_lines(recent_lessons([*findings, upset], NOW))) == 2
 
 
 def test_the_sections_come_right_after_the_threads_within_the_budget() -> None:
