@@ -119,15 +119,22 @@ def _retire(ops: list[Operation], limit: int) -> list[Operation]:
     return [op for i, op in enumerate(ops) if i not in leaving]
 
 
-def _matching(ops: list[Operation], event: ToolEvent) -> int | None:
+def _matching(ops: list[Operation], event: ToolEvent, config: OperationsConfig) -> int | None:
     """The index of the pending operation a result answers — or of an orphaned one: a task
     that took longer than ``orphan_hours`` still delivers its result (it was told as failed,
-    "no result within 24 h", and its real result was dropped)."""
+    "no result within 24 h", and its real result was dropped). Without a call id (npm's
+    plugin 0.2 sends none) the oldest open call of the tool in the session whose request
+    the result's params repeat, else the oldest: two spawned tasks finishing in the other
+    order were each told with the other's result."""
     candidates = [i for i, op in enumerate(ops) if op.status == "pending" or op.orphaned]
     if event.call_id:
         return next((i for i in candidates if ops[i].call_id == event.call_id), None)
-    return next((i for i in candidates if ops[i].tool == event.tool and ops[i].session == event.session
-                 and not ops[i].call_id), None)
+    same_tool = [i for i in candidates if ops[i].tool == event.tool and ops[i].session == event.session
+                 and not ops[i].call_id]
+    if event.params is not None and len(same_tool) > 1:
+        asked = call_request(event.params, config.redact)
+        return next((i for i in same_tool if ops[i].request == asked), same_tool[0])
+    return same_tool[0] if same_tool else None
 
 
 def _finish(op: Operation, event: ToolEvent, config: OperationsConfig) -> Operation:
@@ -161,7 +168,7 @@ def _tool(ops: list[Operation], event: ToolEvent, kind: str, config: OperationsC
         return [*ops, Operation(id=event.id, tool=event.tool, status="pending", started=event.ts, seen=False,
                                 session=event.session, call_id=event.call_id or "", open=True,
                                 request=call_request(event.params, config.redact))]
-    index = _matching(ops, event)
+    index = _matching(ops, event, config)
     if index is None:
         return None  # a result of a call before the document's memory, or answered already
     return [*ops[:index], _finish(ops[index], event, config), *ops[index + 1:]]

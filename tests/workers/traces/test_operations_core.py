@@ -159,6 +159,22 @@ def test_a_result_after_the_orphan_limit_still_completes_the_task() -> None:
     assert is_unread(op)  # the next briefing tells the real result
 
 
+def test_results_without_call_ids_pair_by_what_the_call_asked() -> None:
+    """npm's plugin 0.2 sends no call id, but a result repeats its call's params: two spawned
+    tasks finishing in the other order were each told with the other's result."""
+    a = Agent()
+    for task in ("rebuild the search index", "summarise the inbox"):
+        a._apply(ToolEvent(**a._common("s", timedelta(seconds=1)), tool="sessions_spawn", params={"task": task}),
+                 "call")
+    a.session("end")
+    a._apply(ToolEvent(**a._common("s", timedelta(hours=1)), tool="sessions_spawn",
+                       params={"task": "summarise the inbox"}, result="3 urgent tickets"), "result")
+    a._apply(ToolEvent(**a._common("s", timedelta(hours=1)), tool="sessions_spawn",
+                       params={"task": "rebuild the search index"}, result="1200 documents"), "result")
+    assert [(op.request, op.preview) for op in a.ops] == [
+        ("rebuild the search index", "1200 documents"), ("summarise the inbox", "3 urgent tickets")]
+
+
 def test_results_pair_by_call_id_else_by_the_oldest_call_of_the_tool() -> None:
     a = Agent()
     first = a.call("fetch")
