@@ -83,7 +83,7 @@ async def test_the_briefings_of_an_agent_with_tools(pipeline: JetStreamContext, 
     # pending 34 hours: orphaned at this briefing, not told as pending
     assert "[PENDING]" not in ops
     assert ("[FAILED] `sessions_spawn` “Summarise the support inbox of the last week” (started 2026-03-04 10:01, "
-            "finished 2026-03-05 10:01): no result within 24 h (orphaned)") in ops
+            "given up 2026-03-05 10:01): no result within 24 h (orphaned)") in ops  # it never "finished"
 
     async def acknowledged() -> bool:
         raw, _ = await kv_read(await js.key_value("cortex_operations"), AGENT)

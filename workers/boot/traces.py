@@ -42,8 +42,8 @@ def operation_line(op: Operation, tz: ZoneInfo) -> str:
     """One operation as the briefing shows it (its exact text also tells whether it was shown)."""
     asked = f" “{op.request}”" if op.request else ""  # a redacted excerpt already (workers.traces.operations)
     line = f"- {marker(op)} `{one_line(op.tool)}`{asked} (started {_when(op.started, tz)}"
-    if op.finished is not None and not is_waiting(op):
-        line += f", finished {_when(op.finished, tz)}"
+    if op.finished is not None and not is_waiting(op):  # an orphan did not finish: it was given up on
+        line += f", {'given up' if op.orphaned else 'finished'} {_when(op.finished, tz)}"
     line += ")"
     if is_unread(op) and op.preview:
         line += f": {clip_words(one_line(op.preview), PREVIEW_CHARS)}"

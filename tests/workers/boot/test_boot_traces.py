@@ -15,6 +15,7 @@ from workers.boot.traces import (
     MAX_LESSONS,
     lesson_lines,
     lessons_section,
+    operation_line,
     operations_section,
     recent_lessons,
     shown_results,
@@ -54,6 +55,16 @@ def test_operations_are_marked_as_the_design_says_and_unread_results_come_first(
         "- [PENDING] `tool_a` (started 2026-03-02 11:00)",
     ]
     assert text.startswith("## ⏳ Pending Operations") and shown_results(ops, text, UTCZ) == ["c", "b"]
+
+
+def test_an_orphan_says_when_it_was_given_up_not_that_it_finished() -> None:
+    """An orphan read "(started 2026-03-04 10:01, finished 2026-03-05 10:01): no result within
+    24 h": the task never finished, it was given up on."""
+    lost = msgspec.structs.replace(op("o", "failed", preview="no result within 24 h (orphaned)",
+                                      finished=NOW + timedelta(hours=23)), orphaned=True)
+    assert operation_line(lost, UTCZ) == (
+        "- [FAILED] `tool_o` (started 2026-03-02 11:00, given up 2026-03-03 11:00): no result within 24 h "
+        "(orphaned) — tell the user it failed")
 
 
 def test_nothing_to_tell_no_section_and_a_tight_budget_shows_and_acknowledges_less() -> None:
