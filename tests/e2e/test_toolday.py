@@ -7,7 +7,8 @@ pending for 34 hours still told as ``[PENDING]`` (the briefing reads the documen
 were before its session's start, where the orphaning happens); a task that took 30 hours
 told as "[FAILED] … no result within 24 h (orphaned) — tell the user it failed", its real
 result dropped; a result shown as the JSON of OpenClaw's content blocks
-(``{"content":[{"text":"Search index rebuilt: …","type":"text"}]}``)."""
+(``{"content":[{"text":"Search index rebuilt: …","type":"text"}]}``); a result acknowledged by
+the briefing of a sub-agent's session, never told to the agent that waited for it."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import nats
 import pytest
 from cortex_testkit import ALL, CONSUMING, caught_up, cortex
 from nats.js.client import JetStreamContext
-from toolday_history import AGENT, TOKEN, events
+from toolday_history import AGENT, SUBAGENT, TOKEN, events
 
 from schemas.docs import BootDoc, OperationsDoc
 from shared.kv import kv_read
@@ -40,11 +41,28 @@ async def pipeline(nats_url: str, workers_procs: Any) -> Any:
     await nc.close()
 
 
-async def _briefing(js: JetStreamContext, url: str, tmp: Path, day: int, since: int, wait_for: Any) -> str:
-    path = tmp / f"day{day:02d}.jsonl"
-    path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in events(day, since)))
+def _publish(url: str, path: Path, batch: list[dict[str, Any]]) -> None:
+    path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in batch))
     published = cortex("publish", str(path), url=url)
     assert published.returncode == 0, published.stderr
+
+
+async def _briefing(js: JetStreamContext, url: str, tmp: Path, day: int, since: int, wait_for: Any,
+                    pause_after: str | None = None) -> str:
+    """The evening briefing of ``day``; ``pause_after``: an event id after which the events
+    wait until the boot worker has briefed that event's session (as a live stream would)."""
+    batch = events(day, since)
+    if pause_after is not None:
+        at = next(i for i, e in enumerate(batch) if e["id"] == pause_after) + 1
+        _publish(url, tmp / f"day{day:02d}a.jsonl", batch[:at])
+
+        async def briefed() -> bool:
+            raw, _ = await kv_read(await js.key_value("cortex_boot"), AGENT)
+            return raw is not None and msgspec.json.decode(raw, type=BootDoc).session == batch[at - 1]["session"]
+
+        await wait_for(briefed, within=120)
+        batch = batch[at:]
+    _publish(url, tmp / f"day{day:02d}.jsonl", batch)
 
     async def woken() -> BootDoc | None:
         if not all([await caught_up(js, c) for c in CONSUMING]):
@@ -75,7 +93,9 @@ async def test_the_briefings_of_an_agent_with_tools(pipeline: JetStreamContext, 
     assert "[PENDING] `sessions_spawn` “Summarise the support inbox of the last week”" in ops
     assert "failed 4× in a row" in _section(day3, LESSONS)
 
-    day4 = await _briefing(js, nats_url, tmp_path, 4, 4, wait_for)
+    sub_start = next(e["id"] for e in events(4, 4) if e["session"] == SUBAGENT and e["type"] == "session.start")
+    day4 = await _briefing(js, nats_url, tmp_path, 4, 4, wait_for, pause_after=sub_start)
+    # the sub-agent's briefing (16:10) acknowledged nothing: the result is the parent session's news
     ops = _section(day4, OPERATIONS)
     # 30 hours: late, not lost; what it said, not the JSON of its content blocks
     assert ("[NEW RESULT] `sessions_spawn` “Rebuild the search index for docs.acme.dev” (started 2026-03-04 10:01, "

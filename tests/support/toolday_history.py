@@ -13,7 +13,8 @@ of their own, every turn a run (``run.start`` … ``run.end``):
   after it, the user corrects the agent; fixed the same afternoon (a lockfile reinstall);
   a ``git push`` fails with the token in its error (redaction);
 * day 3: two ``sessions_spawn`` tasks outlive their run (search index, inbox summary);
-* day 4: the search index task completes after 30 hours (past the 24 h orphan limit);
+* day 4: the search index task completes after 30 hours (past the 24 h orphan limit), and a
+  sub-agent session checks the new index before the agent's evening session;
   the inbox task never does (orphaned after 24 h);
 * day 5: a ``deploy`` job is started and fails overnight;
 * days 6, 7, 9, 10, 12, 13: nothing goes wrong; day 8: a correction of a wrong answer;
@@ -34,6 +35,7 @@ from typing import Any
 AGENT = "forge"
 USER = "telegram:@albert"
 MAIN = "agent:forge:main"
+SUBAGENT = "agent:forge:subagent:3c1d9e0a-5b7f-4e21-9a4c-8d2f6b1e0c77"  # a sessions_spawn child
 START = datetime(2026, 3, 2, tzinfo=UTC)  # a Monday: day 1
 TOKEN = "ghp_R7fK2mQ9xLw4Tz8bN3vC6yH1jD5sA0pE2uG7"  # a GitHub token in an error: must reach no document
 Store = tuple[str, bytes]  # (subject in the store's stream, payload bytes)
@@ -212,6 +214,13 @@ def _days() -> dict[int, list[Store]]:
     d.end("10:00")
     d.result("16:00", "sessions_spawn", {"task": "Rebuild the search index for docs.acme.dev", "label": "reindex"}, "tc-3-s1",
              text="Search index rebuilt: 18 204 documents in 3 h 12 min, 0 errors.")
+    d.start("16:10", SUBAGENT)  # the sub-agent that checks the new index: its own session, its own briefing
+    d.begin("16:10", "check the index", SUBAGENT)
+    d.tool("16:11", "web_fetch", {"url": "https://docs.acme.dev/search?q=invoice"}, "tc-4-sub", text="12 hits",
+           session=SUBAGENT)
+    d.agent("16:12", "The new index answers: 12 hits for 'invoice'.", SUBAGENT)
+    d.finish("16:12", SUBAGENT)
+    d.end("16:20", SUBAGENT)
     days[4] = d.out
 
     d = Day(5)

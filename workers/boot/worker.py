@@ -150,6 +150,13 @@ def write_atomically(path: Path, text: str) -> None:
         raise
 
 
+def is_subagent_session(session: str) -> bool:
+    """An OpenClaw sub-agent's session (``agent:forge:subagent:<uuid>``, what ``sessions_spawn``
+    starts): its start briefs the sub-agent, not the agent that waits for the results, so it
+    acknowledges none — a result told there was marked seen and never reached the parent."""
+    return ":subagent:" in session
+
+
 class BootHandler(ProjectionHandler):
     """Adds the workspace sink (``<CORTEX_WORKSPACE>/<agent>/BOOTSTRAP.md`` after each
     commit) and the change throttle.
@@ -267,6 +274,8 @@ class BootHandler(ProjectionHandler):
         redelivered batch publishes it once (the stream's duplicate window)."""
         if doc.trigger not in ACKNOWLEDGING or reading is None or self._ctx.shadow:
             return
+        if is_subagent_session(getattr(reading.env.event, "session", "")):
+            return  # a spawned sub-agent's briefing: the results are the parent session's news
         ops_doc = reading.docs.get("operations")
         if not isinstance(ops_doc, OperationsDoc):
             return
