@@ -19,7 +19,7 @@ from typing import Any
 import msgspec
 import nats
 import pytest
-from cortex_testkit import ALL, CONSUMING, caught_up, cortex
+from cortex_testkit import ALL, CONSUMING, OWNED_BUCKETS, caught_up, cortex, differences, drained, snapshot_docs
 from nats.js.client import JetStreamContext
 from toolday_history import AGENT, SUBAGENT, TOKEN, events
 
@@ -122,6 +122,22 @@ async def test_the_briefings_of_an_agent_with_tools(pipeline: JetStreamContext, 
     assert OPERATIONS not in day11
     lessons = _section(day11, LESSONS)
     assert "`backup_db` failed" in lessons and "`web_fetch`" not in lessons  # retried successfully on day 1
+
+    # the two weeks rebuilt from the stream (operation_seen feedback included): every document byte for byte
+    async def settled() -> bool:
+        raw, _ = await kv_read(await js.key_value("cortex_boot"), AGENT)
+        return await drained(js) and raw is not None and not msgspec.json.decode(raw, type=BootDoc).lagging
+
+    await wait_for(settled, within=180)
+    before = await snapshot_docs(js, [AGENT])
+    for bucket in OWNED_BUCKETS:
+        await (await js.key_value(bucket)).delete(AGENT)
+    replayed = cortex("replay", "--agent", AGENT, url=nats_url, CORTEX_RUNTIME_LEASE_TTL_S="2",
+                      CORTEX_BOOT_WAIT_MS="10000", CORTEX_DATA_DIR=str(tmp_path / "replay-data"))
+    assert replayed.returncode == 0, replayed.stderr
+    await wait_for(settled, within=180)
+    after = await snapshot_docs(js, [AGENT])
+    assert after == before, differences(before, after)
 
     listed = cortex("traces", AGENT, url=nats_url).stdout
     assert "(no failure findings" not in listed and "[PENDING]" not in listed
