@@ -52,17 +52,32 @@ def operation_line(op: Operation, tz: ZoneInfo) -> str:
     return line
 
 
-def to_tell(ops: Sequence[Operation]) -> list[Operation]:
-    """What the agent must hear about: unread results (oldest first), then calls still pending."""
+def _all_to_tell(ops: Sequence[Operation]) -> list[Operation]:
     unread = sorted((op for op in ops if is_unread(op)), key=lambda op: (op.finished or op.started, op.id))
     waiting = sorted((op for op in ops if is_waiting(op)), key=lambda op: (op.started, op.id))
-    return [*unread, *waiting][:MAX_OPERATIONS_IN_BOOT]
+    return [*unread, *waiting]
+
+
+def to_tell(ops: Sequence[Operation]) -> list[Operation]:
+    """What the agent must hear about: unread results (oldest first), then calls still pending."""
+    return _all_to_tell(ops)[:MAX_OPERATIONS_IN_BOOT]
 
 
 def operations_section(ops: Sequence[Operation], tz: ZoneInfo, budget: int) -> str:
     """What the agent must hear about, as many lines as the budget holds (``shown_results``
-    tells which results a finished document shows)."""
-    text, _ = section("## ⏳ Pending Operations", [operation_line(op, tz) for op in to_tell(ops)], budget)
+    tells which results a finished document shows), and how many more there are when the
+    budget or the cap left some out: the tasks still pending come last and were dropped
+    without a word, so the agent took the list for all of them."""
+    heading = "## ⏳ Pending Operations"
+    lines = [operation_line(op, tz) for op in to_tell(ops)]
+    total = len(_all_to_tell(ops))
+    text, shown = section(heading, lines, budget)
+    if shown == 0 or shown >= total:
+        return text
+    for kept in range(shown, 0, -1):  # the note in place of as few lines as it takes
+        more, fitted = section(heading, [*lines[:kept], f"- ({total - kept} more not shown here)"], budget)
+        if fitted == kept + 1:
+            return more
     return text
 
 

@@ -73,8 +73,21 @@ def test_nothing_to_tell_no_section_and_a_tight_budget_shows_and_acknowledges_le
     text = operations_section(ops, UTCZ, 240)
     assert "tool_b" in text and "tool_c" not in text
     assert shown_results(ops, text, UTCZ) == ["b"]
+    assert text.endswith("\n- (1 more not shown here)\n")  # the left-out one is not silently gone
     clipped = operations_section(ops, UTCZ, 120)  # the first line cut: it was not shown, it stays unread
     assert "tool_b" in clipped and shown_results(ops, clipped, UTCZ) == []
+
+
+def test_operations_left_out_are_counted_not_dropped_without_a_word() -> None:
+    """Three results filled the 600 characters and the two tasks still pending were left out
+    without a word: the agent took the list for all there was."""
+    ops = [*(op(f"r{i}", "completed", preview="p" * 150, finished=NOW) for i in range(3)), op("w1"), op("w2")]
+    text = operations_section(ops, UTCZ, 600)
+    lines = text.splitlines()[1:]
+    assert lines[-1] == f"- ({5 - (len(lines) - 1)} more not shown here)" and len(text) <= 600
+    assert shown_results(ops, text, UTCZ) == [f"r{i}" for i in range(len(lines) - 1)]
+    many = [op(f"w{i:02d}") for i in range(12)]  # more than the 8 a briefing lists
+    assert operations_section(many, UTCZ, 4000).endswith("- (4 more not shown here)\n")
 
 
 def test_an_operation_line_says_what_the_call_asked() -> None:
