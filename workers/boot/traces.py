@@ -38,18 +38,36 @@ def _when(moment: datetime, tz: ZoneInfo) -> str:
     return moment.astimezone(tz).strftime("%Y-%m-%d %H:%M")
 
 
-def operation_line(op: Operation, tz: ZoneInfo) -> str:
-    """One operation as the briefing shows it (its exact text also tells whether it was shown)."""
+def operation_line(op: Operation, tz: ZoneInfo, *, failed_before: bool = False, said: str = "") -> str:
+    """One operation as the briefing shows it (its exact text also tells whether it was shown).
+    ``failed_before``: a line above already said to tell the user of a failure; ``said``: the
+    preview of an orphan above, which this one's repeats."""
     asked = f" “{op.request}”" if op.request else ""  # a redacted excerpt already (workers.traces.operations)
     line = f"- {marker(op)} `{one_line(op.tool)}`{asked} (started {_when(op.started, tz)}"
     if op.finished is not None and not is_waiting(op):  # an orphan did not finish: it was given up on
         line += f", {'given up' if op.orphaned else 'finished'} {_when(op.finished, tz)}"
     line += ")"
     if is_unread(op) and op.preview:
-        line += f": {clip_words(one_line(op.preview), PREVIEW_CHARS)}"
+        line += ": no result either" if op.orphaned and op.preview == said else \
+            f": {clip_words(one_line(op.preview), PREVIEW_CHARS)}"
     if op.status == "failed" and is_unread(op):
-        line += " — tell the user it failed"
+        line += " — tell the user too" if failed_before else " — tell the user it failed"
     return line
+
+
+def operation_lines(ops: Sequence[Operation], tz: ZoneInfo) -> list[tuple[Operation, str]]:
+    """The lines of what the agent must hear about, each thing said once: "tell the user it
+    failed" by the first failure ("tell the user too" after it), an orphan's "no result
+    within 24 h" by the first orphan ("no result either" after it) — two failures in one
+    briefing said both twice."""
+    lines = []
+    failed_before, said = False, ""
+    for op in to_tell(ops):
+        lines.append((op, operation_line(op, tz, failed_before=failed_before, said=said)))
+        if op.status == "failed" and is_unread(op):
+            failed_before = True
+            said = said or (op.preview or "" if op.orphaned else "")
+    return lines
 
 
 def _all_to_tell(ops: Sequence[Operation]) -> list[Operation]:
@@ -69,7 +87,7 @@ def operations_section(ops: Sequence[Operation], tz: ZoneInfo, budget: int) -> s
     budget or the cap left some out: the tasks still pending come last and were dropped
     without a word, so the agent took the list for all of them."""
     heading = "## ⏳ Pending Operations"
-    lines = [operation_line(op, tz) for op in to_tell(ops)]
+    lines = [line for _, line in operation_lines(ops, tz)]
     total = len(_all_to_tell(ops))
     text, shown = section(heading, lines, budget)
     if shown == 0 or shown >= total:
@@ -84,7 +102,7 @@ def operations_section(ops: Sequence[Operation], tz: ZoneInfo, budget: int) -> s
 def shown_results(ops: Sequence[Operation], markdown: str, tz: ZoneInfo) -> list[str]:
     """The unread results a briefing's markdown shows whole (a line cut by the budget or the
     document's hard limit was not shown: it stays unread)."""
-    return [op.id for op in to_tell(ops) if is_unread(op) and operation_line(op, tz) in markdown]
+    return [op.id for op, line in operation_lines(ops, tz) if is_unread(op) and line in markdown]
 
 
 _USER_QUOTES = ("correction", "dissatisfied")  # the signals that quote a user's message

@@ -20,6 +20,7 @@ from workers.boot.traces import (
     recent_lessons,
     shown_results,
 )
+from workers.evals.briefing_checks import briefing_defects
 from workers.traces.core import empty_trace_doc
 from workers.traces.operations import empty_operations_doc
 
@@ -76,6 +77,24 @@ def test_nothing_to_tell_no_section_and_a_tight_budget_shows_and_acknowledges_le
     assert text.endswith("\n- (1 more not shown here)\n")  # the left-out one is not silently gone
     clipped = operations_section(ops, UTCZ, 120)  # the first line cut: it was not shown, it stays unread
     assert "tool_b" in clipped and shown_results(ops, clipped, UTCZ) == []
+
+
+def test_two_failures_say_tell_the_user_once_and_two_orphans_their_reason_once() -> None:
+    """Two [FAILED] lines both ended "— tell the user it failed", two orphans both said "no
+    result within 24 h (orphaned)": the briefing checks flagged each as said twice."""
+    lost = [msgspec.structs.replace(op(f"o{i}", "failed", preview="no result within 24 h (orphaned)",
+                                       finished=NOW + timedelta(minutes=i)), orphaned=True) for i in range(2)]
+    ops = [*lost, op("d", "failed", preview="lock timeout", finished=NOW + timedelta(minutes=5))]
+    text = operations_section(ops, UTCZ, 2000)
+    assert text.splitlines()[1:] == [
+        "- [FAILED] `tool_o0` (started 2026-03-02 11:00, given up 2026-03-02 12:00): no result within 24 h "
+        "(orphaned) — tell the user it failed",
+        "- [FAILED] `tool_o1` (started 2026-03-02 11:00, given up 2026-03-02 12:01): no result either — tell the "
+        "user too",
+        "- [FAILED] `tool_d` (started 2026-03-02 11:00, finished 2026-03-02 12:05): lock timeout — tell the user too",
+    ]
+    assert shown_results(ops, text, UTCZ) == ["o0", "o1", "d"]
+    assert briefing_defects(f"# Context Briefing\n\n{text}") == []
 
 
 def test_operations_left_out_are_counted_not_dropped_without_a_word() -> None:
