@@ -76,11 +76,14 @@ def extract_entities(text: str, ts: datetime) -> list[Entity]:
     for name, pattern, entity_type in patterns.ENTITY_PATTERNS:
         if not _may_match(name, head, has_digit):
             continue
-        names = name == "proper_noun"
+        names, products = name == "proper_noun", name == "product_name"
         for match in pattern.finditer(head):
             mention = match.group().strip()
-            if not (names and _lone_opener(head, match.start(), mention)):
-                _record(found, mention, entity_type, ts)
+            if names and _lone_opener(head, match.start(), mention):
+                continue
+            if products and _quantity(mention):
+                continue
+            _record(found, mention, entity_type, ts)
     return list(found.values())
 
 
@@ -91,6 +94,12 @@ def _lone_opener(text: str, start: int, mention: str) -> bool:
         return False
     before = text[max(0, start - 64):start].rstrip()
     return not before or not (before[-1].isalnum() or before[-1] in ",;&/-")
+
+
+def _quantity(mention: str) -> bool:
+    """A number after a word of quantity ("for 3", "was 10"): no product and its version."""
+    first = patterns.WORD_SPLIT.split(mention, maxsplit=1)[0]
+    return first.lower() in patterns.QUANTITY_WORDS
 
 
 def _may_match(name: str, text: str, has_digit: bool) -> bool:

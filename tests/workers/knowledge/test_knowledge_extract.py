@@ -243,3 +243,14 @@ def test_a_praise_word_is_dropped_only_alone_at_a_sentence_start() -> None:
     assert values("Done! 🚀 Great work. Next, the rollout.") == []
     assert values("We build the site with Next and deploy it.") == ["Next"]  # mid-sentence: a name
     assert values("Beijing was great. Seeing you there was fun.") == ["Beijing", "Seeing"]  # gerunds stay
+
+
+def test_a_quantity_is_not_a_product() -> None:
+    """The reference read "with 32 GB" (the demo) and "for 3 days" as products: half of LoCoMo's
+    53 product mentions were such quantities."""
+    for text in ("add a node pool with 32 GB nodes", "it took 30 seconds", "For 3 weeks", "seit 3 Tagen",
+                 "the score was 10", "the top-10 list"):
+        assert [e.value for e in extract_entities(text, TS) if e.type == "product"] == [], text
+    assert [e.value for e in extract_entities("upgrade node 18 first", TS) if e.type == "product"] == ["node 18"]
+    assert [e.value for e in extract_entities("I played Witcher 3 for 3 weeks", TS)
+            if e.type == "product"] == ["Witcher 3"]
