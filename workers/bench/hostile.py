@@ -70,6 +70,8 @@ def pathological(rng: random.Random) -> dict[str, str]:
         "random words": _random_words(rng),
         "german triggers": _fill("wir haben beschlossen warte auf brauche zurück zu der migration "),
         "long line mood": _fill("what if maybe idea careful risky urgent "),
+        # a dot after a day's number ends no sentence: each such dot is looked at again
+        "day dots": _fill("wir haben beschlossen, am 20. März oder 3. April zu releasen, 1. weil "),
     }
 
 
