@@ -9,14 +9,13 @@ like yesterday's, the mood of an earlier session told as the last one's."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import msgspec
-import nats
 import pytest
-from cortex_testkit import ALL, CONSUMING, OWNED_BUCKETS, caught_up, cortex, differences, drained, snapshot_docs
+from cortex_testkit import CONSUMING, caught_up, cortex
+from history_testkit import assert_replay_reproduces, publish, section, start_pipeline
 from multiday_history import AGENT, history
 from nats.js.client import JetStreamContext
 
@@ -27,19 +26,13 @@ from workers.evals.briefing_checks import briefing_defects
 
 @pytest.fixture
 async def pipeline(nats_url: str, workers_procs: Any) -> Any:
-    assert cortex("init", url=nats_url).returncode == 0
-    for name in ALL:
-        workers_procs.start(name, nats_url, CORTEX_BOOT_WAIT_MS="10000")
-    nc = await nats.connect(nats_url)
+    nc = await start_pipeline(nats_url, workers_procs)
     yield nc.jetstream()
     await nc.close()
 
 
 async def _briefing(js: JetStreamContext, url: str, tmp: Path, day: int, since: int, wait_for: Any) -> str:
-    path = tmp / f"day{day:02d}.jsonl"
-    path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in history(day, since)))
-    published = cortex("publish", str(path), url=url)
-    assert published.returncode == 0, published.stderr
+    publish(url, tmp / f"day{day:02d}.jsonl", history(day, since))
 
     async def woken() -> BootDoc | None:
         if not all([await caught_up(js, c) for c in CONSUMING]):
@@ -54,12 +47,8 @@ async def _briefing(js: JetStreamContext, url: str, tmp: Path, day: int, since: 
     return doc.markdown
 
 
-def _section(markdown: str, heading: str) -> str:
-    return markdown.split(heading, 1)[1].split("\n## ", 1)[0] if heading in markdown else ""
-
-
 def _thread(markdown: str, title: str) -> str:
-    threads = _section(markdown, "## 🧵 Active Threads")
+    threads = section(markdown, "## 🧵 Active Threads")
     return next((block for block in threads.split("\n### ") if title in block.split("\n", 1)[0]), "")
 
 
@@ -70,45 +59,32 @@ async def test_the_briefings_of_days_3_7_and_15(pipeline: JetStreamContext, nats
     # "Back to the payment gateway integration: …" on day 2 resumed it
     assert "Last: 2026-03-03 09:31" in _thread(day3, "payment gateway integration")
     assert "Thread opened: API spec\n- 09:10 Thread closed: API spec" in day3  # opened, then closed
-    assert "deploy_staging" in _section(day3, "## ⚠️ Lessons from Recent Failures")
+    assert "deploy_staging" in section(day3, "## ⚠️ Lessons from Recent Failures")
     assert "Last session mood" not in day3  # the frustrated session was the morning's; the last went well
 
     day7 = await _briefing(js, nats_url, tmp_path, 7, 4, wait_for)
-    lessons = _section(day7, "## ⚠️ Lessons from Recent Failures")
+    lessons = section(day7, "## ⚠️ Lessons from Recent Failures")
     assert "failed 4× in a row" in lessons and "(2026-03-04, 4 days ago)" in lessons
     assert "**Wir haben beschlossen, den Release auf den 20. März zu verschieben** (2026-03-06)" in day7
-    commitments = _section(day7, "## 📋 Commitments")
+    commitments = section(day7, "## 📋 Commitments")
     assert "**OVERDUE**: write the migration guide for the billing schema" in commitments
     assert "webhook handler" not in commitments  # done ✅ on day 4
 
     day15 = await _briefing(js, nats_url, tmp_path, 15, 8, wait_for)
-    facts = _section(day15, "## 🧠 Known Facts")
+    facts = section(day15, "## 🧠 Known Facts")
     assert "- Maria works at Globex Corp" in facts and "Acme" not in facts
     listed = cortex("facts", AGENT, url=nats_url).stdout  # the store keeps both, the old one marked
     assert "Acme Analytics GmbH (replaced)" in listed and "Globex Corp (replaced)" not in listed
-    decisions = _section(day15, "## 🎯 Recent Decisions")
+    decisions = section(day15, "## 🎯 Recent Decisions")
     assert "from Redis to Memcached after all" in decisions and "product catalog with Redis" not in day15
-    active = _section(day15, "## 🧵 Active Threads")
+    active = section(day15, "## 🧵 Active Threads")
     assert "Onboarding-Flow" not in active and "search indexing" not in active  # fixed, closed
     assert "Last: 2026-03-04 15:01 (quiet 12 days)" in _thread(day15, "staging registry credentials")
     assert "(quiet" not in _thread(day15, "quarterly report export")
-    commitments = _section(day15, "## 📋 Commitments")
+    commitments = section(day15, "## 📋 Commitments")
     assert "Memcached" not in commitments  # "… migration to Memcached is done, all services …" kept it
     assert "**OVERDUE**: write the migration guide for the billing schema" in commitments
     assert "Lessons from Recent Failures" not in day15  # the day-3 failures are twelve days old
 
     # fifteen days rebuilt from the stream: every document byte for byte
-    async def settled() -> bool:
-        raw, _ = await kv_read(await js.key_value("cortex_boot"), AGENT)
-        return await drained(js) and raw is not None and not msgspec.json.decode(raw, type=BootDoc).lagging
-
-    await wait_for(settled, within=180)
-    before = await snapshot_docs(js, [AGENT])
-    for bucket in OWNED_BUCKETS:
-        await (await js.key_value(bucket)).delete(AGENT)
-    replayed = cortex("replay", "--agent", AGENT, url=nats_url, CORTEX_RUNTIME_LEASE_TTL_S="2",
-                      CORTEX_BOOT_WAIT_MS="10000", CORTEX_DATA_DIR=str(tmp_path / "replay-data"))
-    assert replayed.returncode == 0, replayed.stderr
-    await wait_for(settled, within=180)
-    after = await snapshot_docs(js, [AGENT])
-    assert after == before, differences(before, after)
+    await assert_replay_reproduces(js, nats_url, tmp_path, AGENT, wait_for)

@@ -12,14 +12,13 @@ the briefing of a sub-agent's session, never told to the agent that waited for i
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import msgspec
-import nats
 import pytest
-from cortex_testkit import ALL, CONSUMING, OWNED_BUCKETS, caught_up, cortex, differences, drained, snapshot_docs
+from cortex_testkit import CONSUMING, caught_up, cortex
+from history_testkit import assert_replay_reproduces, publish, section, start_pipeline
 from nats.js.client import JetStreamContext
 from toolday_history import AGENT, SUBAGENT, TOKEN, events
 
@@ -33,18 +32,9 @@ LESSONS = "## ⚠️ Lessons from Recent Failures"
 
 @pytest.fixture
 async def pipeline(nats_url: str, workers_procs: Any) -> Any:
-    assert cortex("init", url=nats_url).returncode == 0
-    for name in ALL:
-        workers_procs.start(name, nats_url, CORTEX_BOOT_WAIT_MS="10000")
-    nc = await nats.connect(nats_url)
+    nc = await start_pipeline(nats_url, workers_procs)
     yield nc.jetstream()
     await nc.close()
-
-
-def _publish(url: str, path: Path, batch: list[dict[str, Any]]) -> None:
-    path.write_text("".join(json.dumps(e, ensure_ascii=False) + "\n" for e in batch))
-    published = cortex("publish", str(path), url=url)
-    assert published.returncode == 0, published.stderr
 
 
 async def _briefing(js: JetStreamContext, url: str, tmp: Path, day: int, since: int, wait_for: Any,
@@ -54,7 +44,7 @@ async def _briefing(js: JetStreamContext, url: str, tmp: Path, day: int, since: 
     batch = events(day, since)
     if pause_after is not None:
         at = next(i for i, e in enumerate(batch) if e["id"] == pause_after) + 1
-        _publish(url, tmp / f"day{day:02d}a.jsonl", batch[:at])
+        publish(url, tmp / f"day{day:02d}a.jsonl", batch[:at])
 
         async def briefed() -> bool:
             raw, _ = await kv_read(await js.key_value("cortex_boot"), AGENT)
@@ -62,7 +52,7 @@ async def _briefing(js: JetStreamContext, url: str, tmp: Path, day: int, since: 
 
         await wait_for(briefed, within=120)
         batch = batch[at:]
-    _publish(url, tmp / f"day{day:02d}.jsonl", batch)
+    publish(url, tmp / f"day{day:02d}.jsonl", batch)
 
     async def woken() -> BootDoc | None:
         if not all([await caught_up(js, c) for c in CONSUMING]):
@@ -77,26 +67,22 @@ async def _briefing(js: JetStreamContext, url: str, tmp: Path, day: int, since: 
     return doc.markdown
 
 
-def _section(markdown: str, heading: str) -> str:
-    return markdown.split(heading, 1)[1].split("\n## ", 1)[0] if heading in markdown else ""
-
-
 async def test_the_briefings_of_an_agent_with_tools(pipeline: JetStreamContext, nats_url: str, tmp_path: Path,
                                                     wait_for: Any) -> None:
     js = pipeline
     day3 = await _briefing(js, nats_url, tmp_path, 3, 1, wait_for)
-    lessons = _section(day3, LESSONS)  # the claim and the user's correction of it: one lesson
+    lessons = section(day3, LESSONS)  # the claim and the user's correction of it: one lesson
     assert "“Done ✅ the frontend build is fixed.”, and the user corrected you: “No, that's wrong" in lessons
     assert lessons.count("corrected you") == 1 and "`web_fetch`" not in lessons  # retried successfully
-    ops = _section(day3, OPERATIONS)
+    ops = section(day3, OPERATIONS)
     assert "[PENDING] `sessions_spawn` “Rebuild the search index for docs.acme.dev”" in ops
     assert "[PENDING] `sessions_spawn` “Summarise the support inbox of the last week”" in ops
-    assert "failed 4× in a row" in _section(day3, LESSONS)
+    assert "failed 4× in a row" in section(day3, LESSONS)
 
     sub_start = next(e["id"] for e in events(4, 4) if e["session"] == SUBAGENT and e["type"] == "session.start")
     day4 = await _briefing(js, nats_url, tmp_path, 4, 4, wait_for, pause_after=sub_start)
     # the sub-agent's briefing (16:10) acknowledged nothing: the result is the parent session's news
-    ops = _section(day4, OPERATIONS)
+    ops = section(day4, OPERATIONS)
     # 30 hours: late, not lost; what it said, not the JSON of its content blocks
     assert ("[NEW RESULT] `sessions_spawn` “Rebuild the search index for docs.acme.dev” (started 2026-03-04 10:01, "
             "finished 2026-03-05 16:00): Search index rebuilt: 18 204 documents in 3 h 12 min, 0 errors.\n") in ops
@@ -114,30 +100,17 @@ async def test_the_briefings_of_an_agent_with_tools(pipeline: JetStreamContext, 
     await wait_for(acknowledged, within=60)  # the briefing's operation_seen reached the document
 
     day5 = await _briefing(js, nats_url, tmp_path, 5, 5, wait_for)
-    ops = _section(day5, OPERATIONS)
+    ops = section(day5, OPERATIONS)
     assert "sessions_spawn" not in ops  # told once, on day 4
     assert "[FAILED] `deploy_job` “release=3.2, env=prod, window=22:00”" in ops
 
     day11 = await _briefing(js, nats_url, tmp_path, 11, 6, wait_for)
     assert OPERATIONS not in day11
-    lessons = _section(day11, LESSONS)
+    lessons = section(day11, LESSONS)
     assert "`backup_db` failed" in lessons and "`web_fetch`" not in lessons  # retried successfully on day 1
 
     # the two weeks rebuilt from the stream (operation_seen feedback included): every document byte for byte
-    async def settled() -> bool:
-        raw, _ = await kv_read(await js.key_value("cortex_boot"), AGENT)
-        return await drained(js) and raw is not None and not msgspec.json.decode(raw, type=BootDoc).lagging
-
-    await wait_for(settled, within=180)
-    before = await snapshot_docs(js, [AGENT])
-    for bucket in OWNED_BUCKETS:
-        await (await js.key_value(bucket)).delete(AGENT)
-    replayed = cortex("replay", "--agent", AGENT, url=nats_url, CORTEX_RUNTIME_LEASE_TTL_S="2",
-                      CORTEX_BOOT_WAIT_MS="10000", CORTEX_DATA_DIR=str(tmp_path / "replay-data"))
-    assert replayed.returncode == 0, replayed.stderr
-    await wait_for(settled, within=180)
-    after = await snapshot_docs(js, [AGENT])
-    assert after == before, differences(before, after)
+    await assert_replay_reproduces(js, nats_url, tmp_path, AGENT, wait_for)
 
     listed = cortex("traces", AGENT, url=nats_url).stdout
     assert "(no failure findings" not in listed and "[PENDING]" not in listed
