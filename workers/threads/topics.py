@@ -88,17 +88,24 @@ def _content(word: str, stopwords: frozenset[str]) -> bool:
 _BREAK, _WORD, _LINKER = 0, 1, 2
 _KINDS_MAX: Final = 20_000
 _KIND_CHARS: Final = 32  # longer tokens (a URL, a hash) rarely repeat: judged each time
-_kinds: dict[frozenset[str], dict[str, tuple[int, str]]] = {}
-
-
-def _kinds_of(stopwords: frozenset[str]) -> dict[str, tuple[int, str]]:
+class _KindTables:
     """Each token seen → (content word, linking word or neither; the token without its edge
-    marks), per stop-word set: a conversation's words repeat, so each is judged once (the
-    table is emptied when full, ~3 MB at most; what it holds never changes a result)."""
-    kinds = _kinds.get(stopwords)
-    if kinds is None or len(kinds) >= _KINDS_MAX:
-        kinds = _kinds[stopwords] = {}
-    return kinds
+    marks), per stop-word set: a conversation's words repeat, so each is judged once (a
+    table is emptied when full, ~3 MB at most; what it holds never changes a result). An
+    object, not a module-level dict: the pattern fingerprint (``shared.fingerprint``) reads
+    module-level dicts as tables, and this one's content depends on what a process has seen."""
+
+    def __init__(self) -> None:
+        self.by_stopwords: dict[frozenset[str], dict[str, tuple[int, str]]] = {}
+
+    def of(self, stopwords: frozenset[str]) -> dict[str, tuple[int, str]]:
+        kinds = self.by_stopwords.get(stopwords)
+        if kinds is None or len(kinds) >= _KINDS_MAX:
+            kinds = self.by_stopwords[stopwords] = {}
+        return kinds
+
+
+_KINDS = _KindTables()
 
 
 def _kind(token: str, stopwords: frozenset[str]) -> tuple[int, str]:
@@ -112,7 +119,7 @@ def phrases_of(lowered: str, stopwords: frozenset[str]) -> dict[str, int]:
     two ("informe de ventas")."""
     found: dict[str, int] = {}
     run: list[str] = []
-    kinds = _kinds_of(stopwords)
+    kinds = _KINDS.of(stopwords)
     for token in _TOKENS.findall(lowered):  # words and clause marks, in one pass in C
         known = kinds.get(token)
         if known is None:

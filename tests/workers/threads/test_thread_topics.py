@@ -185,6 +185,19 @@ def test_the_word_table_never_changes_the_phrases(monkeypatch: Any) -> None:
     first = [phrases_of(t, ALL.stopwords) for t in texts]
     assert [phrases_of(t, ALL.stopwords) for t in texts] == first  # from the table
     monkeypatch.setattr(topics, "_KINDS_MAX", 2)
-    monkeypatch.setattr(topics, "_kinds", {})
+    monkeypatch.setattr(topics, "_KINDS", topics._KindTables())
     assert [phrases_of(t, ALL.stopwords) for t in texts] == first  # emptied again and again
     assert first[0] == {"billing rewrite": 2, "behind schedule": 2, "invoice generator": 2, "tax tables": 2}
+
+
+def test_the_word_table_is_no_part_of_the_pattern_fingerprint() -> None:
+    """What a process has seen must not change its producer id: the table held as a module-level
+    dict made the threads fingerprint differ between processes (caught by
+    test_the_same_patterns_give_the_same_ids_in_every_process in a whole-suite run)."""
+    from shared.fingerprint import tables
+    from workers.threads import topics
+
+    before = tables(topics)
+    phrases_of("a brand new phrase nobody said before in this process", ALL.stopwords)
+    assert topics._KINDS.by_stopwords  # the table holds words now
+    assert tables(topics) == before
