@@ -83,14 +83,15 @@ def _work_sections(inputs: BootInputs, settings: BootSettings, tz: ZoneInfo, bud
     leaves out the "Decided: …" of a decision shown there."""
     overlay = inputs.narrative.enhanced if inputs.narrative is not None else None
     raw_decisions = inputs.decisions.decisions if inputs.decisions is not None else []
+    replaced = replaced_decisions(raw_decisions)  # judged on the decisions as said, once
     decisions = recent_decisions(
         enhance_decisions(raw_decisions, overlay),
-        inputs.now, tz, settings.decision_recency_days, settings.max_decisions_in_boot,
+        inputs.now, tz, settings.decision_recency_days, settings.max_decisions_in_boot, replaced,
     )
     decisions_text, n_decisions = decisions_section(decisions, budgets.decisions)
     shown_decisions = {d.id for d in decisions[:n_decisions]}
     # shown there, or reversed by a later decision: no thread or narrative says them again
-    said_decisions = shown_decisions | replaced_decisions(raw_decisions)
+    said_decisions = shown_decisions | replaced
     decision_whats = [one_line(d.what) for d in raw_decisions if d.id in said_decisions]
     raw_threads = inputs.threads.threads if inputs.threads is not None else []
     threads = enhance_threads(raw_threads, overlay)

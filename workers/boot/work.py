@@ -122,31 +122,35 @@ def replaced_decisions(decisions: Sequence[Decision]) -> set[str]:
     all" a week after "We decided to cache the product catalog with Redis") and they share
     another word of their topic (catalog, cache). The briefing showed both as current."""
     ordered = sorted(decisions, key=lambda d: (d.date, as_utc(d.extracted_at), d.id))
+    aways = [{(m.group(1) or m.group(2)).lower().removesuffix("s") for m in _AWAY_FROM.finditer(d.what)}
+             for d in ordered]
+    if not any(aways):  # most agents never reverse a decision: no word sets to build
+        return set()
+    words = [_topic_words(d.what) for d in ordered]  # each decision's words once, not once per pair
+    names = [{w.removesuffix("s") for w in re.findall(r"[\w.+#-]+", d.what.lower())} for d in ordered]
     replaced: set[str] = set()
-    for at, later in enumerate(ordered):
-        away = {(m.group(1) or m.group(2)).lower().removesuffix("s") for m in _AWAY_FROM.finditer(later.what)}
+    for at, away in enumerate(aways):
         if not away:
             continue
-        later_words = _topic_words(later.what)
-        for earlier in ordered[:at]:
-            words = _topic_words(earlier.what)
-            names = {w.removesuffix("s") for w in re.findall(r"[\w.+#-]+", earlier.what.lower())}
-            if away & names and (words & later_words) - away:
-                replaced.add(earlier.id)
+        for before in range(at):
+            if away & names[before] and (words[before] & words[at]) - away:
+                replaced.add(ordered[before].id)
     return replaced
 
 
 def recent_decisions(
-    decisions: Sequence[Decision], now: datetime, tz: ZoneInfo, days: int, limit: int
+    decisions: Sequence[Decision], now: datetime, tz: ZoneInfo, days: int, limit: int,
+    replaced: Collection[str] | None = None,
 ) -> list[Decision]:
     """Decisions dated within ``days`` of ``now``'s local date that no later decision reversed
-    (``replaced_decisions``), newest first.
+    (``replaced``: ``replaced_decisions`` of them when not given), newest first.
 
     ``Decision.date`` is a local date (CORTEX_TIMEZONE), so the cutoff is one too; the
     extraction time and the id order decisions of the same day.
     """
     cutoff = (as_utc(now).astimezone(tz).date() - timedelta(days=days)).isoformat()
-    replaced = replaced_decisions(decisions)
+    if replaced is None:
+        replaced = replaced_decisions(decisions)
     recent = [d for d in decisions if d.date >= cutoff and d.id not in replaced]
     recent.sort(key=lambda d: d.id)
     recent.sort(key=lambda d: (d.date, as_utc(d.extracted_at)), reverse=True)
