@@ -7,9 +7,14 @@ shows whole (``shown_results``) the boot worker publishes an ``operation_seen`` 
 the next briefing does not repeat them (the design's acknowledgement).
 
 "Lessons from recent failures" turns the trace analyzer's findings of the last
-``LESSON_DAYS`` into at most ``MAX_LESSONS`` lines, most severe and newest first, one per
-signal and tool (a long doom loop and its repeats are one lesson); findings Claude's
-triage dismissed are left out. Every text in them was redacted when it was stored.
+``LESSON_DAYS`` into at most ``MAX_LESSONS`` lines, one per signal and tool (a long doom
+loop and its repeats are one lesson); findings Claude's triage dismissed are left out.
+The lessons of the latest local day that has any come first, then the earlier days',
+each group most severe and newest first: ranked by severity alone, a busy week's high
+findings pushed out the medium "the user corrected you" of the session just before, the
+lesson that matters most to an agent waking up. A last line counts the lessons left out
+("- (2 more lessons not shown here)"), as the pending operations do. Every text in them
+was redacted when it was stored. (The reference has no such section: Cortex's own.)
 """
 
 from __future__ import annotations
@@ -81,22 +86,29 @@ def to_tell(ops: Sequence[Operation]) -> list[Operation]:
     return _all_to_tell(ops)[:MAX_OPERATIONS_IN_BOOT]
 
 
+def _counted_section(heading: str, lines: Sequence[str], total: int, budget: int,
+                     more: Callable[[int], str]) -> str:
+    """The section of as many of ``lines`` as the budget holds and, when the budget or a cap
+    left some of the ``total`` out, a last line ``more(n)`` saying how many, in place of as
+    few lines as it takes."""
+    text, shown = section(heading, lines, budget)
+    if shown == 0 or shown >= total:
+        return text
+    for kept in range(shown, 0, -1):
+        counted, fitted = section(heading, [*lines[:kept], more(total - kept)], budget)
+        if fitted == kept + 1:
+            return counted
+    return text
+
+
 def operations_section(ops: Sequence[Operation], tz: ZoneInfo, budget: int) -> str:
     """What the agent must hear about, as many lines as the budget holds (``shown_results``
     tells which results a finished document shows), and how many more there are when the
     budget or the cap left some out: the tasks still pending come last and were dropped
     without a word, so the agent took the list for all of them."""
-    heading = "## ⏳ Pending Operations"
     lines = [line for _, line in operation_lines(ops, tz)]
-    total = len(_all_to_tell(ops))
-    text, shown = section(heading, lines, budget)
-    if shown == 0 or shown >= total:
-        return text
-    for kept in range(shown, 0, -1):  # the note in place of as few lines as it takes
-        more, fitted = section(heading, [*lines[:kept], f"- ({total - kept} more not shown here)"], budget)
-        if fitted == kept + 1:
-            return more
-    return text
+    return _counted_section("## ⏳ Pending Operations", lines, len(_all_to_tell(ops)), budget,
+                            lambda n: f"- ({n} more not shown here)")
 
 
 def shown_results(ops: Sequence[Operation], markdown: str, tz: ZoneInfo) -> list[str]:
@@ -145,20 +157,25 @@ def lesson_line(f: Finding, error: str | None = None, reply: str = "") -> str:
     return f"- System state was stated without checking it: {_quote(f.quote)} — verify with a tool first"
 
 
-def recent_lessons(findings: Sequence[Finding], now: datetime) -> list[Finding]:
-    """The findings worth a lesson: recent, not dismissed, one per signal and tool, most
-    severe (by the triage's grade when there is one) and newest first."""
-    return _ranked_lessons(findings, now)[:MAX_LESSONS]
+def recent_lessons(findings: Sequence[Finding], now: datetime, tz: ZoneInfo = UTC_ZONE) -> list[Finding]:
+    """The findings worth a lesson: recent, not dismissed, one per signal and tool; those of
+    the latest local day that has any first, then the earlier ones, each group most severe
+    (by the triage's grade when there is one) and newest first."""
+    return _ranked_lessons(findings, now, tz)[:MAX_LESSONS]
 
 
-def _ranked_lessons(findings: Sequence[Finding], now: datetime) -> list[Finding]:
+def _ranked_lessons(findings: Sequence[Finding], now: datetime, tz: ZoneInfo = UTC_ZONE) -> list[Finding]:
     since = now - timedelta(days=LESSON_DAYS)
     kept = [f for f in findings if f.last_ts >= since and (f.triage is None or f.triage.keep)]
+    if not kept:
+        return []
+    latest = max(f.last_ts for f in kept).astimezone(tz).date()
 
     def grade(f: Finding) -> int:
         return _RANK[f.triage.severity if f.triage is not None else f.severity]
 
-    kept.sort(key=lambda f: (-grade(f), -f.last_ts.timestamp(), f.id))
+    # the latest day's lessons are never pushed out by a busy week's more severe ones
+    kept.sort(key=lambda f: (f.last_ts.astimezone(tz).date() != latest, -grade(f), -f.last_ts.timestamp(), f.id))
     seen: set[tuple[str, str]] = set()
     lessons = []
     for f in kept:
@@ -240,7 +257,14 @@ def lesson_lines(lessons: Sequence[Finding], now: datetime | None = None, tz: Zo
     return lines
 
 
+def _more_lessons(n: int) -> str:
+    # not the operations' "(n more not shown here)": two sections saying it read as one fact twice
+    return f"- ({n} more {'lesson' if n == 1 else 'lessons'} not shown here)"
+
+
 def lessons_section(findings: Sequence[Finding], now: datetime, budget: int, tz: ZoneInfo = UTC_ZONE) -> str:
-    lines = lesson_lines(_ranked_lessons(findings, now), now, tz)[:MAX_LESSONS]
-    text, _ = section("## ⚠️ Lessons from Recent Failures", lines, budget)
-    return text
+    """At most ``MAX_LESSONS`` lines, as many as the budget holds, and how many lessons
+    were left out (the agent took five lines for all there was)."""
+    lines = lesson_lines(_ranked_lessons(findings, now, tz), now, tz)
+    return _counted_section("## ⚠️ Lessons from Recent Failures", lines[:MAX_LESSONS], len(lines), budget,
+                            _more_lessons)

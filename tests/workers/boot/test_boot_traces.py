@@ -152,9 +152,11 @@ def test_a_user_message_is_quoted_once_in_the_lessons() -> None:
         merged, "- `t0` failed and the answer went out without a fix"]
     text = lessons_section(findings, NOW, 4000)
     assert text.count(said) == 1 and merged in text
-    # the merged line frees its slot: five lines, four of them tool failures (three without the merge)
-    assert len([line for line in text.splitlines() if line.startswith("- ")]) == MAX_LESSONS
+    # the merged line frees its slot: five lines, four of them tool failures (three without the merge);
+    # the fifth tool failure is counted in a last line, not dropped without a word
+    assert len([line for line in text.splitlines() if line.startswith("- ") and "not shown" not in line]) == MAX_LESSONS
     assert sum(line.startswith("- `t") for line in text.splitlines()) == MAX_LESSONS - 1
+    assert text.endswith("\n- (1 more lesson not shown here)\n")
     # a correction and a frustrated end in different messages stay two lines
     apart = [finding("dissatisfied", quote="Forget it"), finding("correction", severity="medium", quote="Not that")]
     assert lesson_lines(recent_lessons(apart, NOW)) == ["- A session ended with the user frustrated: “Forget it”",
@@ -209,10 +211,32 @@ def test_a_lesson_of_an_earlier_day_says_when() -> None:
     findings = [finding("doom_loop", "deploy_staging", age=timedelta(days=4), count=4, error="ImagePullBackOff"),
                 finding("correction", severity="medium", quote="No, that's wrong", age=timedelta(days=1)),
                 finding("tool_fail", "read", severity="low", error="EACCES")]
-    lines = lessons_section(findings, NOW, 2000, UTCZ).splitlines()[1:4]
-    assert lines == [
+    lines = lessons_section(findings, NOW, 2000, UTCZ).splitlines()[1:]
+    assert lines == [  # today's lesson first (the latest day's come first), then the earlier ones by severity
+        "- `read` failed (EACCES) and the answer went out without a fix",
         "- `deploy_staging` failed 4× in a row with the same call (ImagePullBackOff): after two identical "
         "failures, change the approach or ask (2026-02-26, 4 days ago)",
         "- The user corrected you: “No, that's wrong” (2026-03-01, yesterday)",
-        "- `read` failed (EACCES) and the answer went out without a fix",
     ]
+
+
+def test_a_busy_week_does_not_push_out_the_latest_days_lessons() -> None:
+    """Six high findings over the week pushed out the medium "the user corrected you" of the
+    session just before the briefing (ranked by severity alone): the latest day's lessons come
+    first, the others fill the remaining lines by severity, and those left out are counted."""
+    week = [finding("doom_loop", f"tool{d}", age=timedelta(days=d), count=3, i=f"loop{d}") for d in range(1, 7)]
+    today = finding("correction", severity="medium", quote="No, the staging host is db-2", age=timedelta(hours=1))
+    lessons = recent_lessons([*week, today], NOW, UTCZ)
+    assert [f.id for f in lessons] == [today.id, "loop1", "loop2", "loop3", "loop4"]
+    lines = lessons_section([*week, today], NOW, 2000, UTCZ).splitlines()[1:]
+    assert lines[0] == "- The user corrected you: “No, the staging host is db-2”"
+    assert len(lines) == MAX_LESSONS + 1 and lines[-1] == "- (2 more lessons not shown here)"
+    # the latest day is the latest with a lesson, not the briefing's: yesterday's lead when today has none
+    yesterday = msgspec.structs.replace(today, first_ts=NOW - timedelta(hours=30), last_ts=NOW - timedelta(hours=30))
+    assert [f.id for f in recent_lessons([*week[1:], yesterday], NOW, UTCZ)][:2] == [today.id, "loop2"]
+    # the day is the reader's local day: 23:30 UTC on 03-01 is already 03-02 in Berlin, a day after loop1's
+    berlin = ZoneInfo("Europe/Berlin")
+    late = msgspec.structs.replace(today, first_ts=NOW - timedelta(hours=12, minutes=30),
+                                   last_ts=NOW - timedelta(hours=12, minutes=30))  # 2026-03-01 23:30 UTC
+    assert recent_lessons([*week, late], NOW, berlin)[0].signal == "correction"
+    assert recent_lessons([*week, late], NOW, UTCZ)[0].id == "loop1"  # in UTC both are 03-01's: by severity
