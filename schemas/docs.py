@@ -284,7 +284,10 @@ class Finding(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     """A failure signal in the agent's tool and run events (contract: Traces). Every text
     in it is redacted. Beyond the contract (readers ignore them): the session, the tool,
     how often it happened (a loop's length, a failure's sessions), the error and the words
-    (the user's correction or frustration, the agent's claim) as redacted excerpts."""
+    (the user's correction or frustration, the agent's claim) as redacted excerpts; for a
+    doom loop whose call later worked in the same chain, when (``resolved_ts``) and the call
+    that worked just before it (``resolved_after``: its redacted command, else its tool;
+    empty when none came between)."""
 
     id: str
     signal: Signal
@@ -299,6 +302,8 @@ class Finding(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     error: str = ""
     quote: str = ""
     triage: Triage | None = None
+    resolved_ts: datetime | None = None
+    resolved_after: str = ""
 
 
 class TraceStep(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

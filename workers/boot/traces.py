@@ -12,9 +12,13 @@ loop and its repeats are one lesson); findings Claude's triage dismissed are lef
 The lessons of the latest local day that has any come first, then the earlier days',
 each group most severe and newest first: ranked by severity alone, a busy week's high
 findings pushed out the medium "the user corrected you" of the session just before, the
-lesson that matters most to an agent waking up. A last line counts the lessons left out
-("- (2 more lessons not shown here)"), as the pending operations do. Every text in them
-was redacted when it was stored. (The reference has no such section: Cortex's own.)
+lesson that matters most to an agent waking up. A doom loop whose call worked later in the
+same chain (``Finding.resolved_ts``) says so ("…, then it worked after `npm ci`: next time,
+change the approach after two identical failures") and weighs a grade less: told as if it
+still failed, a loop fixed minutes later read for a week as an open problem. A last line
+counts the lessons left out ("- (2 more lessons not shown here)"), as the pending
+operations do. Every text in them was redacted when it was stored. (The reference has no
+such section: it is Cortex's own.)
 """
 
 from __future__ import annotations
@@ -128,6 +132,11 @@ def _tool(f: Finding) -> str:
     return f"`{one_line(f.tool)}`"
 
 
+def _code(text: str) -> str:
+    """A command in backticks (its own backticks made quotes: they would end the span)."""
+    return "`" + clip_words(one_line(text), QUOTE_CHARS).replace("`", "'") + "`"
+
+
 def _error(f: Finding) -> str:
     return f" ({clip_words(one_line(f.error), QUOTE_CHARS)})" if f.error else ""
 
@@ -140,6 +149,10 @@ def lesson_line(f: Finding, error: str | None = None, reply: str = "") -> str:
     if f.signal == "hallucination" and reply:
         return (f"- Success was claimed after {_tool(f)} failed{error}: {_quote(f.quote)}, and {reply} — report "
                 "failures as such")
+    if f.signal == "doom_loop" and f.resolved_ts is not None:
+        after = f" after {_code(f.resolved_after)}" if f.resolved_after else ""
+        return (f"- {_tool(f)} failed {f.count}× in a row with the same call{error}, then it worked{after}: "
+                "next time, change the approach after two identical failures")
     if f.signal == "doom_loop":
         return (f"- {_tool(f)} failed {f.count}× in a row with the same call{error}: after two identical "
                 "failures, change the approach or ask")
@@ -171,8 +184,9 @@ def _ranked_lessons(findings: Sequence[Finding], now: datetime, tz: ZoneInfo = U
         return []
     latest = max(f.last_ts for f in kept).astimezone(tz).date()
 
-    def grade(f: Finding) -> int:
-        return _RANK[f.triage.severity if f.triage is not None else f.severity]
+    def grade(f: Finding) -> int:  # a doom loop the agent got out of weighs a grade less than one it did not
+        rank = _RANK[f.triage.severity if f.triage is not None else f.severity]
+        return rank - 1 if f.resolved_ts is not None and rank > 0 else rank
 
     # the latest day's lessons are never pushed out by a busy week's more severe ones
     kept.sort(key=lambda f: (f.last_ts.astimezone(tz).date() != latest, -grade(f), -f.last_ts.timestamp(), f.id))

@@ -187,6 +187,8 @@ def _on_result(work: _Work, chain: TraceChain, step: TraceStep) -> TraceChain:
     if loop is not None and (finding := signals.doom_loop(loop, chain, step)) is not None:
         loop = _replace(loop, finding=finding.id)
         work.add(finding)
+    for finding in signals.resolved_loops(work.findings, chain, step):
+        work.add(finding)
     if step.failed:
         print_, finding = signals.record_failure(work.failures, chain, step)
         work.failures = [p for p in work.failures if p.key != print_.key] + [print_]

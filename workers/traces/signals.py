@@ -14,7 +14,11 @@ signal is decided as soon as the stream settles it, with the reference's rules:
   that no later call recovered (succeeded before the agent spoke);
 * ``doom_loop`` (high, critical from 5) — at the third failing attempt in a row that is
   the same call as the first of them (similarity ≥ 0.8; Cortex also counts a call at
-  least half alike that fails with the same error), growing with each further one;
+  least half alike that fails with the same error), growing with each further one; once
+  the same call (≥ 0.8 alike one of the loop's attempts) succeeds later in the chain, the
+  finding says so (``resolved_ts``, and ``resolved_after`` the call that worked just before,
+  e.g. ``rm -rf node_modules && npm ci``) — Cortex's own: a loop fixed minutes later was
+  taught for a week as if it still failed;
 * ``repeat_fail`` (high, critical from 3 sessions) — at a failure whose fingerprint already
   failed in another session;
 * ``dissatisfied`` (high) — when a chain ends whose last user message was frustrated and
@@ -212,6 +216,30 @@ def doom_loop(loop: DoomLoop, chain: TraceChain, step: TraceStep) -> Finding | N
         events=loop.events, first_ts=loop.first_ts, last_ts=step.ts, session=chain.session, tool=loop.tool,
         count=loop.count, error=step.error or loop.first_error,
     )
+
+
+def resolved_loops(findings: Sequence[Finding], chain: TraceChain, step: TraceStep) -> list[Finding]:
+    """The doom loops of this chain that ``step``, a result that succeeded, resolves: the
+    same call (≥ ``LOOP_SIMILARITY`` alike one of the loop's failed attempts, still among the
+    chain's steps) worked after all. Each comes back with ``resolved_ts`` and
+    ``resolved_after``: the last other call that succeeded in between (its command, else its
+    tool), what changed."""
+    if step.kind != "result" or step.failed:
+        return []
+    resolved = []
+    for finding in findings:
+        if (finding.signal != "doom_loop" or finding.resolved_ts is not None or finding.tool != step.tool
+                or finding.session != chain.session):
+            continue
+        loop = set(finding.events)
+        attempts = [i for i, s in enumerate(chain.steps) if s.kind == "result" and s.failed and s.event in loop]
+        if not any(loop_similarity(chain.steps[i].command, chain.steps[i].keys, step.command, step.keys)
+                   >= LOOP_SIMILARITY for i in attempts):
+            continue  # another call of the tool, or a loop of an earlier chain
+        worked = [s for s in chain.steps[attempts[-1] + 1:] if s.kind == "result" and not s.failed]
+        after = (worked[-1].command or worked[-1].tool) if worked else ""
+        resolved.append(_replace(finding, resolved_ts=step.ts, resolved_after=after))
+    return resolved
 
 
 def record_failure(

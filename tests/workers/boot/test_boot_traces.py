@@ -240,3 +240,25 @@ def test_a_busy_week_does_not_push_out_the_latest_days_lessons() -> None:
                                    last_ts=NOW - timedelta(hours=12, minutes=30))  # 2026-03-01 23:30 UTC
     assert recent_lessons([*week, late], NOW, berlin)[0].signal == "correction"
     assert recent_lessons([*week, late], NOW, UTCZ)[0].id == "loop1"  # in UTC both are 03-01's: by severity
+
+
+def test_a_doom_loop_the_agent_got_out_of_says_so_and_weighs_less() -> None:
+    """Day 2 of the tool history: `npm run build` failed 4×, then worked after `rm -rf
+    node_modules && npm ci`; for seven days the lesson read as if the build still failed, and
+    ranked above a loop that never ended."""
+    fixed = msgspec.structs.replace(finding("doom_loop", "exec", count=4, error="Module not found"),
+                                    resolved_ts=NOW - timedelta(minutes=50),
+                                    resolved_after="rm -rf node_modules && npm ci")
+    stuck = finding("doom_loop", "deploy", age=timedelta(hours=2), count=3, error="refused")
+    assert lesson_lines(recent_lessons([fixed, stuck], NOW)) == [
+        "- `deploy` failed 3× in a row with the same call (refused): after two identical failures, change the "
+        "approach or ask",
+        "- `exec` failed 4× in a row with the same call (Module not found), then it worked after `rm -rf "
+        "node_modules && npm ci`: next time, change the approach after two identical failures",
+    ]
+    retried = msgspec.structs.replace(fixed, resolved_after="")  # the same call worked again, nothing between
+    assert lesson_lines([retried])[0] == ("- `exec` failed 4× in a row with the same call (Module not found), "
+                                          "then it worked: next time, change the approach after two identical "
+                                          "failures")
+    ticks = msgspec.structs.replace(fixed, resolved_after="make `uname -m`")  # a backtick would end the span
+    assert "then it worked after `make 'uname -m'`:" in lesson_lines([ticks])[0]

@@ -210,6 +210,23 @@ def test_the_same_error_from_a_half_alike_call_continues_a_loop() -> None:
     assert signals_of(found) == ["doom_loop"]
 
 
+def test_a_loop_whose_call_worked_later_in_the_chain_says_so() -> None:
+    """Cortex: the tool history's day 2 — `npm run build` failed 4×, then worked after `rm -rf
+    node_modules && npm ci` — was taught for a week as if the loop had never ended. The finding
+    says when the same call worked and what worked just before it; nothing else resolves it."""
+    build = {"command": "npm run build", "cwd": "/srv/app"}
+    loop = [fail("exec", build, "Module not found: @acme/ui")] * 4
+    found = findings(*loop, ok("exec", {"command": "rm -rf node_modules && npm ci"}), ok("exec", build))
+    assert signals_of(found) == ["doom_loop"]
+    assert found[0].resolved_ts is not None and found[0].resolved_after == "rm -rf node_modules && npm ci"
+    assert found[0].count == 4 and found[0].severity == "high"  # the loop itself is what it was
+    retried = findings(*loop, ok("exec", build))[0]  # the same call worked again, nothing in between
+    assert retried.resolved_ts is not None and retried.resolved_after == ""
+    # another command of the tool working, or the same call in a later chain, resolves nothing
+    assert findings(*loop, ok("exec", {"command": "git status"}))[0].resolved_ts is None
+    assert findings(*loop, End(), Start(), ok("exec", build))[0].resolved_ts is None  # the session again
+
+
 # -- hallucination ------------------------------------------------------------------------------
 
 
