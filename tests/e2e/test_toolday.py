@@ -22,7 +22,7 @@ from history_testkit import assert_replay_reproduces, publish, section, start_pi
 from nats.js.client import JetStreamContext
 from toolday_history import AGENT, SUBAGENT, TOKEN, events
 
-from schemas.docs import BootDoc, OperationsDoc
+from schemas.docs import BootDoc, OperationsDoc, ThreadsDoc
 from shared.kv import kv_read
 from workers.evals.briefing_checks import briefing_defects
 
@@ -80,6 +80,11 @@ async def test_the_briefings_of_an_agent_with_tools(pipeline: JetStreamContext, 
     # the loop, and that the build worked after the clean install the same morning (not an open problem)
     assert "failed 4× in a row" in section(day3, LESSONS)
     assert "then it worked after `rm -rf node_modules && npm ci`" in section(day3, LESSONS)
+    # the false "Done ✅" the user corrected reopened the thread; the 09:13 fix closed it
+    raw, _ = await kv_read(await js.key_value("cortex_threads"), AGENT)
+    assert raw is not None
+    build = next(t for t in msgspec.json.decode(raw, type=ThreadsDoc).threads if t.title == "frontend build")
+    assert build.status == "closed" and build.about.endswith("the build passes locally and on CI")
 
     sub_start = next(e["id"] for e in events(4, 4) if e["session"] == SUBAGENT and e["type"] == "session.start")
     day4 = await _briefing(js, nats_url, tmp_path, 4, 4, wait_for, pause_after=sub_start)

@@ -29,6 +29,16 @@ for Python ``re`` with these deliberate changes:
   "!": the reference's "is fixed, the reindex takes 20 minutes" closed nothing, so in weeks of
   use a thread fixed in such a sentence stayed open and a kept promise turned OVERDUE. A
   closure word inside a hyphenated word ("fixed-size") still closes nothing.
+* English and German have a closure family of a passing or green outcome the reference
+  lacks ("passes locally", "passes.", "works again", "is green again"; "läuft wieder",
+  "funktioniert jetzt", "die Pipeline ist grün"): "after a clean npm ci the build passes locally and on
+  CI" is how a fix is reported, and without it the thread a correction reopened
+  (``workers.threads.corrections``) stayed open for days. Narrow on purpose: "passes" needs
+  an end of clause or "again", "now", "locally", "everywhere", "on ci" after it ("passes the
+  token" closes nothing), "green" a build, CI, pipeline, test, check or job before it or
+  "again" after it ("the grass is green" closes nothing); negated ("is not
+  green", "doesn't pass locally") it closes nothing, and it closes only the threads whose
+  title words the message names, as every closure.
 """
 
 from __future__ import annotations
@@ -118,6 +128,11 @@ EN: Final = LanguagePack(
         r"(?:^|\s)(?:is |it['’]s |that['’]s |all )?(?:done|fixed|solved|closed)(?:\s|[.!,;:)]|$)",
         r"(?:^|\s)(?:it |that )works(?:\s|[.!,;:)]|$)",
         "✅",
+        # Cortex's own: a passing or green outcome ("the build passes locally and on CI")
+        r"(?:^|\s)(?:pass(?:es|ed)?|works) (?:again|now|locally|everywhere|on ci)(?:\s|[.!,;:)]|$)",
+        r"(?:^|\s)(?:passes|passed)(?:[.!,;:)]|$)",
+        r"(?:^|\s)(?:(?:builds?|ci|pipelines?|tests?|checks?|jobs?) (?:is|are) (?:now |all |back )?green"
+        r"|green again|back to green)(?:\s|[.!,;:)]|$)",
     ),
     wait=(f"(?:waiting for|blocked by|need{GAP}first)",),
     topic=(
@@ -188,6 +203,10 @@ DE: Final = LanguagePack(
     close=(
         r"(?:^|\s)(?:ist |schon )?(?:erledigt|gefixt|gelöst|fertig)(?:\s|[.!,;:)]|$)",
         r"(?:^|\s)(?:es |das )funktioniert(?:\s|[.!,;:)]|$)",
+        # Cortex's own: a passing or green outcome ("der Build läuft wieder", "CI ist grün")
+        r"(?:^|\s)(?:(?:läuft|funktioniert|geht|klappt) wieder|(?:funktioniert|klappt) jetzt)(?:\s|[.!,;:)]|$)",
+        r"(?:^|\s)(?:(?:build|ci|pipeline|tests?|checks?|job)s? (?:ist|sind) (?:jetzt |alle )?grün"
+        r"|wieder grün)(?:\s|[.!,;:)]|$)",
     ),
     wait=(f"(?:warte auf|blockiert durch|brauche{GAP}erst)",),
     topic=(

@@ -19,7 +19,11 @@ bounded documents:
 * a topic that names a known open thread ("Back to the payment gateway integration: …")
   resumes it: its ``last_activity`` is the message's (the reference left it alone);
 * topics nobody announced with a cue phrase open threads too, when the conversation keeps
-  coming back to them with work attached (``workers.threads.topics``).
+  coming back to them with work attached (``workers.threads.topics``);
+* a user's correction of the agent's closure ("Done ✅ the frontend build is fixed." — "No,
+  that's wrong, the build is still red on CI!") reopens the threads it closed, and the
+  agent's answer with a closure closes them again (``workers.threads.corrections``); the
+  reference closed a thread for good on any closure word.
 
 The functions return a new document and never mutate their input. Threads a message does
 not change are shared between the old and the new document: treat both as values.
@@ -35,7 +39,7 @@ from typing import Final
 
 import msgspec
 
-from schemas.docs import Integrity, Thread, ThreadsDoc
+from schemas.docs import Integrity, RecentMessage, Thread, ThreadsDoc
 from schemas.events import FeedbackEvent, MessageEvent
 from schemas.types import PRIORITIES, Mood, Priority
 from shared.config import ThreadsSettings
@@ -53,6 +57,7 @@ from workers.conversation.signals import (
 )
 from workers.conversation.statements import DecisionText
 from workers.render import clip_words
+from workers.threads.corrections import answered, reopen_corrected
 from workers.threads.summary import about_topic, closing_sentence, compose_summary
 from workers.threads.topics import Topic, track
 
@@ -153,11 +158,13 @@ def _summarised(threads: list[Thread], before: list[Thread]) -> list[Thread]:
 
 
 def _close_matching(threads: list[Thread], words: Words, ts: datetime, text: MatchText,
-                    patterns: PatternSet) -> list[Thread]:
+                    patterns: PatternSet, also: frozenset[str] = frozenset()) -> list[Thread]:
+    """Close the open threads the message names (and those of ``also``: ids of threads the
+    message answers, ``corrections.answered``)."""
     closing: str | None = None
     closed = []
     for t in threads:
-        if t.status == "open" and matches_title(t.title, words):
+        if t.status == "open" and (matches_title(t.title, words) or t.id in also):
             closing = closing_sentence(text, patterns) if closing is None else closing
             closed.append(_replace(t, status="closed", last_activity=ts, about=closing or t.about))
         else:
@@ -229,15 +236,18 @@ def _rebuilt(base: ThreadsDoc, updated: datetime, session_mood: Mood, threads: l
 
 
 def _apply_signals(
-    threads: list[Thread], text: MatchText, signals: Signals, mood: Mood, ts: datetime, patterns: PatternSet
+    threads: list[Thread], text: MatchText, signals: Signals, mood: Mood, event: MessageEvent, patterns: PatternSet,
+    recent: list[RecentMessage],
 ) -> list[Thread]:
     # The reference's order: close first, so decisions, waits and mood reach only the
     # threads that stay open. The message's words are needed only for whole-message matches.
+    ts = event.ts
     if not (signals.closures or signals.waits or mood != "neutral"):
         return _append_decisions(threads, signals.decisions, ts)
     words = words_of(text)
     if signals.closures:
-        threads = _close_matching(threads, words, ts, text, patterns)
+        also = answered(threads, recent, event, words, patterns)
+        threads = _close_matching(threads, words, ts, text, patterns, also)
     threads = _append_decisions(threads, signals.decisions, ts)
     if signals.waits:
         threads = _set_waiting(threads, signals.waits[-1], words, ts)
@@ -263,7 +273,10 @@ def apply_message(
     if update.promoted:
         threads = _open_threads_for_candidates(threads, update.promoted, event, mood, patterns)
     if threads:
-        threads = _summarised(_apply_signals(threads, text, signals, mood, ts, patterns), base.threads)
+        if event.role == "user":  # a correction of the agent's closure reopens what it closed
+            threads = reopen_corrected(threads, base.recent, event, text, patterns)
+        threads = _summarised(_apply_signals(threads, text, signals, mood, event, patterns, base.recent),
+                              base.threads)
     # The mood of the session this message is in: a message of a new session without a mood
     # word starts it neutral (the reference kept the last mood of any earlier session, so a
     # briefing after a calm session said "Last session mood: frustrated" of the one before).

@@ -57,7 +57,11 @@ class SignalPatterns:
 
     def is_dissatisfied(self, text: MatchText) -> bool:
         """Frustration or giving up; a message that also thanks or praises is not."""
-        return not _any(self.satisfied, text) and _any(self.dissatisfied, text)
+        return not self.is_satisfied(text) and _any(self.dissatisfied, text)
+
+    def is_satisfied(self, text: MatchText) -> bool:
+        """The message thanks or praises."""
+        return _any(self.satisfied, text)
 
     def is_resolution(self, text: MatchText) -> bool:
         return _any(self.resolution, text)

@@ -441,3 +441,83 @@ def test_a_new_session_without_a_mood_word_is_neutral() -> None:
     assert doc.session_mood == "neutral"
     doc = apply_message(doc, message("Awesome, thanks!", 301, session="afternoon"), SETTINGS, BOTH)
     assert doc.session_mood == "excited"
+
+
+# ── a closure the user corrects ────────────────────────────────────────────────────
+
+
+def said(*turns: tuple[str, str], doc: ThreadsDoc | None = None, session: str = "s") -> ThreadsDoc:
+    """(role, content) turns of one session, a minute apart."""
+    start = len(doc.recent) if doc is not None else 0
+    for minute, (role, content) in enumerate(turns, start):
+        doc = apply_message(doc, message(content, minute, role=role, session=session), SETTINGS, BOTH)
+    assert doc is not None
+    return doc
+
+
+def test_a_false_done_the_user_corrects_reopens_its_thread_until_the_real_fix() -> None:
+    """The tool-day history's day 2: "Done ✅ the frontend build is fixed." closed the thread for
+    good, though the user answered "No, that's wrong, the build is still red on CI!" and the
+    agent fixed it only at 09:13; every later briefing told the build as done at 09:06. The
+    correction reopens the thread, the real fix ("… the build passes locally and on CI", no
+    closure word before) closes it again."""
+    from toolday_history import events
+
+    doc: ThreadsDoc | None = None
+    states: dict[str, tuple[str, str]] = {}
+    for raw in events(2, 2):
+        if raw["type"] not in ("msg.received", "msg.sent"):
+            continue
+        event = msgspec.convert({k: v for k, v in raw.items() if k != "type"}, MessageEvent)
+        doc = apply_message(doc, event, SETTINGS, BOTH)
+        build = next((t for t in doc.threads if t.title == "frontend build"), None)
+        states[event.ts.strftime("%H:%M")] = (build.status, build.about) if build is not None else ("", "")
+    assert states["09:06"][0] == "closed"
+    assert states["09:08"] == ("open", "No, that's wrong, the build is still red on CI!")
+    assert states["09:13"] == ("closed", "The lockfile was stale: after a clean `npm ci` the build passes locally "
+                                         "and on CI")
+    assert doc is not None and [t.status for t in doc.threads] == ["closed"]  # still so after the day's last message
+    assert titled(doc, "frontend build").last_activity.strftime("%H:%M") == "09:13"
+
+
+def test_a_correction_reopens_only_what_the_turn_before_it_closed() -> None:
+    opened = said(("user", "Let's look at the billing export: the CSV misses the tax column"),
+                  ("user", "Let's look at the search indexing pipeline: reindexing takes hours"),
+                  ("assistant", "The search indexing pipeline is fixed ✅"))
+    assert titled(opened, "search indexing").status == "closed"
+    # praise is no correction; another session's user does not answer this one's agent
+    for reply, session in (("Great, that's wrong only in the docs, thanks!", "s"), ("That's wrong!", "other")):
+        assert titled(said(("user", reply), doc=opened, session=session), "search indexing").status == "closed"
+    # an earlier turn's closure: the agent spoke again since
+    later = said(("assistant", "The billing export has the tax column now."), ("user", "That's wrong."), doc=opened)
+    assert titled(later, "search indexing").status == "closed"
+    reopened = said(("user", "That's not right, the reindex still takes four hours"), doc=opened)
+    assert titled(reopened, "search indexing").status == "open"
+    assert titled(reopened, "billing export").status == "open"
+    # the answer names no title word of it: not its fix
+    elsewhere = said(("assistant", "Sorry! The tax column is done."), doc=reopened)
+    assert titled(elsewhere, "search indexing").status == "open"
+    fix = "You're right: the pipeline works again, the reindex takes 20 minutes"
+    fixed = said(("assistant", f"{fix}."), doc=reopened)
+    assert titled(fixed, "search indexing").status == "closed"
+    assert titled(fixed, "search indexing").about == fix
+
+
+@pytest.mark.parametrize(("closing", "closes"), [
+    ("The frontend build passes locally and on CI.", True),
+    ("The frontend build is green again.", True),
+    ("The frontend build works now", True),
+    ("Der Frontend-Build für frontend build läuft wieder.", True),
+    ("Für frontend build: die Pipeline ist grün.", True),
+    ("The frontend build is done and the grass is green.", True),  # "done"
+    ("The frontend build sits where the grass is green.", False),
+    ("The frontend build is not green yet.", False),
+    ("The frontend build still doesn't pass locally.", False),
+    ("The frontend build passes the token to the registry.", False),
+    ("Der frontend build ist noch nicht wieder grün.", False),
+])
+def test_a_passing_or_green_outcome_closes_the_thread_it_names(closing: str, closes: bool) -> None:
+    """Cortex's own closure family (the reference knows "done", "fixed", "it works", …): "the
+    build passes locally and on CI" is how a fix is reported; it closes the thread it names."""
+    doc = run("Let's look at the frontend build: it is red since last night", closing)
+    assert (titled(doc, "frontend build").status == "closed") is closes
