@@ -20,6 +20,11 @@ for Python ``re`` with these deliberate changes:
 * Apostrophes accept the typographic ``’`` as well, which LLM output uses constantly.
 * German topics skip a leading article only when it is a whole word: the reference's
   ``dem?`` turned "zu der Migration" into the topic "r Migration". "zum"/"zur" are accepted.
+* A topic cue's own words stay out of its topic, which the reference kept: "Let's talk about
+  the frontend build" is "frontend build" (there "about the frontend build"; and "Let's talk
+  about it" opened a thread "about it"), "Lass uns mal über das Release reden" is "Release"
+  (there "über das Release reden"; "Lass uns über das Release reden": "Release reden") — the
+  German topic ends before a verb of the cue (``_TOPIC_VERBS_DE``: "reden", "sprechen", …).
 * The design's "yes!" (excited) is kept; ⚠ and ‼ match with or without the emoji selector.
 * Commitment phrases that are closure words of the same pack ("erledigt", "hecho",
   "feito") are dropped: here a closure marks commitments done, so reporting completion
@@ -64,6 +69,10 @@ _NOT_AFTER_LETTER: Final = r"(?<![a-z0-9_'’])"
 
 # The reference captures ``.{5,80}`` after a commitment phrase.
 _PROMISE: Final = f"({_ANY}{{5,80}})"
+
+# The verb that ends a German topic cue ("lass uns über das Release *reden*"): not the topic's.
+_TOPIC_VERBS_DE = ("reden|sprechen|quatschen|diskutieren|besprechen|nachdenken|unterhalten|schauen|anschauen"
+                   "|ansehen|angucken|durchgehen|klären")
 
 _WEEKDAYS_EN = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _WEEKDAYS_DE = "montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonntag"
@@ -136,7 +145,7 @@ EN: Final = LanguagePack(
     ),
     wait=(f"(?:waiting for|blocked by|need{GAP}first)",),
     topic=(
-        r"(?:back to|now about|regarding|let['’]s (?:talk|discuss|look at))\s+"
+        r"(?:back to|now about|regarding|let['’]s (?:talk\s+about|talk(?!\s+about\b)|discuss|look at))\s+"
         r"(?:the\s+)?(\w[\w\s-]{3,40})",
     ),
     topic_blacklist=(
@@ -210,8 +219,8 @@ DE: Final = LanguagePack(
     ),
     wait=(f"(?:warte auf|blockiert durch|brauche{GAP}erst)",),
     topic=(
-        r"(?:zurück zu[mr]?|jetzt zu[mr]?|bzgl\.?|wegen|lass uns (?:über|mal))\s+"
-        r"(?:(?:dem|den|der|die|das)\s+)?(\w[\w\s-]{3,40})",
+        r"(?:zurück zu[mr]?|jetzt zu[mr]?|bzgl\.?|wegen|lass uns (?:mal\s+über|über|mal))\s+"
+        rf"(?:(?:dem|den|der|die|das)\s+)?(\w(?:(?!\s+(?:{_TOPIC_VERBS_DE})\b)[\w\s-]){{3,40}})",
     ),
     topic_blacklist=(
         "das", "die", "der", "es", "was", "hier", "dort",

@@ -96,6 +96,24 @@ def test_topic_signals_are_extracted() -> None:
     assert "auth migration" in signals.topics[0]
 
 
+@pytest.mark.parametrize(("text", "topics"), [
+    ("Let's talk about the frontend build", ("frontend build",)),
+    ("Let’s talk about the billing export, it is still broken.", ("billing export",)),
+    ("Let's talk deployment strategy", ("deployment strategy",)),
+    ("Let's talk about it", ()),
+    ("Lass uns über das Release reden.", ("Release",)),
+    ("Lass uns mal über den Frontend-Build reden", ("Frontend-Build",)),
+    ("Lass uns über die Datenbankmigration sprechen, die Tabellen sind groß.", ("Datenbankmigration",)),
+    ("Lass uns mal den Build anschauen", ("Build",)),
+    ("Lass uns über das Reden-Training sprechen", ("Reden-Training",)),
+])
+def test_a_topic_cue_leaves_its_own_words_out_of_the_topic(text: str, topics: tuple[str, ...]) -> None:
+    """"Let's talk about the frontend build" titled its thread "about the frontend build" and
+    "Lass uns über das Release reden" "Release reden" (the reference's patterns do the same: a
+    deviation, docs/contract-extensions.md); "Let's talk about it" opened a thread "about it"."""
+    assert extract_signals(text, BOTH).topics == topics
+
+
 def test_one_text_yields_several_kinds_of_signal() -> None:
     """thread-tracker.test.ts › extractSignals › extracts multiple signal types from same text."""
     signals = extract_signals("Back to the auth module. We decided to fix it. It's done!", BOTH)
