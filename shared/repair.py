@@ -10,6 +10,7 @@ the truth), readers of other workers' documents treat it as missing meanwhile
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, datetime
 from typing import Any
 
@@ -31,7 +32,63 @@ _DOC_TS_MAX = TS_MAX
 
 def invalid_times(obj: Any, where: str = "") -> str | None:
     """The first datetime in a decoded document (nested Structs and lists included) that
-    lies outside the range events may carry, or None."""
+    lies outside the range events may carry, or None.
+
+    Every stored document a worker reads passes through here, so the usual answer (none) is
+    found on the fields that can hold a time only (``_time_plan``: a Struct's strings and
+    numbers are not visited) and without building a field's path; the path is made by the
+    full walk once a time is found wrong."""
+    return None if _times_fine(obj) else _first_invalid_time(obj, where)
+
+
+def _times_fine(obj: Any) -> bool:
+    if isinstance(obj, datetime):
+        if obj.tzinfo is UTC:  # how a decoder reads "…Z": in range or not, no conversion needed
+            return _DOC_TS_MIN <= obj < _DOC_TS_MAX
+        return _first_invalid_time(obj) is None
+    if isinstance(obj, msgspec.Struct):
+        for name in _time_plan(type(obj)):
+            if not _times_fine(getattr(obj, name)):
+                return False
+    elif isinstance(obj, list) and obj and isinstance(obj[0], msgspec.Struct | datetime):
+        for item in obj:
+            if not _times_fine(item):
+                return False
+    return True
+
+
+def _may_hold_time(info: msgspec.inspect.Type) -> bool:
+    """Whether a field of this type can hold, once decoded, what ``_first_invalid_time``
+    visits: a datetime, a Struct, or a list of either. Strings, numbers, dicts and tuples
+    cannot (the walk never entered a dict or a tuple); a type this cannot tell is visited."""
+    if isinstance(info, msgspec.inspect.Metadata):
+        return _may_hold_time(info.type)
+    if isinstance(info, msgspec.inspect.UnionType):
+        return any(_may_hold_time(t) for t in info.types)
+    if isinstance(info, msgspec.inspect.ListType):
+        return _may_hold_time(info.item_type)
+    return not isinstance(info, _TIMELESS)
+
+
+_TIMELESS = (msgspec.inspect.StrType, msgspec.inspect.IntType, msgspec.inspect.FloatType, msgspec.inspect.BoolType,
+             msgspec.inspect.NoneType, msgspec.inspect.LiteralType, msgspec.inspect.BytesType,
+             msgspec.inspect.DictType, msgspec.inspect.TupleType, msgspec.inspect.VarTupleType,
+             msgspec.inspect.SetType, msgspec.inspect.FrozenSetType, msgspec.inspect.EnumType,
+             msgspec.inspect.DateType, msgspec.inspect.TimeType, msgspec.inspect.TimeDeltaType,
+             msgspec.inspect.UUIDType, msgspec.inspect.DecimalType)
+
+
+@functools.cache
+def _time_plan(cls: type[msgspec.Struct]) -> tuple[str, ...]:
+    """The fields of ``cls`` that can hold a time, in field order."""
+    info = msgspec.inspect.type_info(cls)
+    if not isinstance(info, msgspec.inspect.StructType):
+        return cls.__struct_fields__
+    return tuple(f.name for f in info.fields if _may_hold_time(f.type))
+
+
+def _first_invalid_time(obj: Any, where: str = "") -> str | None:
+    """The full walk: every field, each found time's path."""
     if isinstance(obj, datetime):
         try:
             utc = obj.astimezone(UTC)
@@ -40,12 +97,12 @@ def invalid_times(obj: Any, where: str = "") -> str | None:
         return None if _DOC_TS_MIN <= utc < _DOC_TS_MAX else f"{where or 'a time'} {obj.isoformat()} out of range"
     if isinstance(obj, msgspec.Struct):
         for name in obj.__struct_fields__:
-            found = invalid_times(getattr(obj, name), f"{where}.{name}" if where else name)
+            found = _first_invalid_time(getattr(obj, name), f"{where}.{name}" if where else name)
             if found:
                 return found
     elif isinstance(obj, list) and obj and isinstance(obj[0], msgspec.Struct | datetime):
         for index, item in enumerate(obj):
-            found = invalid_times(item, f"{where}[{index}]")
+            found = _first_invalid_time(item, f"{where}[{index}]")
             if found:
                 return found
     return None

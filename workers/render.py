@@ -38,6 +38,8 @@ UNKNOWN_EMOJI = "⚪"
 
 def as_utc(moment: datetime) -> datetime:
     """``moment`` in UTC; a naive value is taken as UTC (documents store UTC offsets)."""
+    if moment.tzinfo is UTC:  # as documents decode
+        return moment
     if moment.tzinfo is None:
         return moment.replace(tzinfo=UTC)
     return moment.astimezone(UTC)
@@ -153,9 +155,10 @@ def clip_lines(text: str, limit: int, ellipsis: str = "…") -> str:
 
 def decision_listed(decision: str, whats: Iterable[str]) -> bool:
     """Whether ``decision`` — a decision's what as a thread records it, maybe cut with "…" —
-    is one of ``whats`` (the decisions a document lists)."""
+    is one of ``whats`` (the decisions a document lists, each already ``one_line``: they are
+    made once per document and asked once per thread decision)."""
     core = one_line(decision).removesuffix("…").rstrip()
-    return bool(core) and any(one_line(w).startswith(core) for w in whats)
+    return bool(core) and any(w.startswith(core) for w in whats)
 
 
 def plural(count: int, singular: str, plural_form: str | None = None) -> str:

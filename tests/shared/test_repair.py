@@ -201,6 +201,30 @@ def test_invalid_times_finds_a_time_anywhere_in_a_document() -> None:
         "integrity.last_event_ts 9999-12-31T23:59:00-12:00 overflows"
 
 
+def test_invalid_times_names_the_first_wrong_time_deep_in_a_document_and_passes_a_good_one() -> None:
+    """The usual document (every time fine) is checked on the fields that can hold a time
+    only; a wrong one is still found anywhere, with its path, in field order."""
+    from datetime import UTC, datetime, timedelta, timezone
+
+    from schemas.docs import Thread, ThreadsDoc
+
+    def thread(i: int, created: datetime) -> Thread:
+        return Thread(id=f"t{i}", title="x", status="open", priority="medium", summary="", decisions=[],
+                      waiting_for=None, mood="neutral", last_activity=datetime(2026, 2, 17, tzinfo=UTC),
+                      created=created)
+
+    ok = datetime(2026, 2, 17, tzinfo=UTC)
+    doc = ThreadsDoc(updated=ok, session_mood="neutral", threads=[thread(i, ok) for i in range(4)],
+                     integrity=Integrity(last_event_ts=ok))
+    assert invalid_times(doc) is None
+    doc.threads[2] = thread(2, datetime(9500, 1, 1, tzinfo=UTC))
+    doc.threads[3] = thread(3, datetime(1800, 1, 1, tzinfo=UTC))
+    assert invalid_times(doc) == "threads[2].created 9500-01-01T00:00:00+00:00 out of range"
+    east = timezone(timedelta(hours=2))  # not UTC: converted, as before
+    doc.threads[2] = thread(2, datetime(9000, 1, 1, 1, 0, tzinfo=east))  # 8999-12-31 23:00 UTC: in range
+    assert invalid_times(doc) == "threads[3].created 1800-01-01T00:00:00+00:00 out of range"
+
+
 async def test_an_unreadable_checkpoint_starts_over_from_the_first_event(js: JetStreamContext,
                                                                         wait_for: WaitFor) -> None:
     """Garbage in cortex_checkpoints made the rewind raise ValueError at start-up: the worker

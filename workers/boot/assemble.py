@@ -101,13 +101,14 @@ def _work_sections(inputs: BootInputs, settings: BootSettings, tz: ZoneInfo, bud
                                          tz, budgets.operations)
     lessons_text = lessons_section(inputs.traces.findings if inputs.traces is not None else [], inputs.now,
                                    budgets.lessons, tz)
-    shown_threads = {t.id for t in ranked_open_threads(threads)[:n_threads]}
+    shown_open = ranked_open_threads(threads)[:n_threads]
+    shown_threads = {t.id for t in shown_open}
     # the narrative's Open items of threads shown here, or closed since it was written
     open_titles = [t.title for t in raw_threads if t.id in shown_threads or t.status != "open"]
     commitments = enhance_commitments(inputs.commitments.commitments if inputs.commitments is not None else [],
                                       overlay)
     commitments_text, n_open = commitments_section(commitments, inputs.now, tz, budgets.commitments)
-    said = [text for t in ranked_open_threads(threads)[:n_threads]
+    said = [text for t in shown_open
             for text in (thread_summary(t, decision_whats), t.waiting_for or "")]
     said += [text for d in decisions[:n_decisions] for text in (d.what, d.why)]
     said += [c.what for c in commitments if c.status != "done"]

@@ -182,6 +182,8 @@ def key_memories_section(memories: Sequence[str], budget: int, said: Collection[
     sentence of ``said`` (what the work sections show: summaries, decisions, reasons,
     promises) already says, or that says one of them: the message a thread is about is no
     rule to read again."""
+    if not memories:
+        return ""
     parts = [p for text in said for p in fact_parts(text)]
     unique = list(dict.fromkeys(m for m in (without_lead_in(one_line(m)) for m in memories)
                                 if m and not _said_before(m, parts)))

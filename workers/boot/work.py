@@ -112,6 +112,19 @@ _DECISION_WORDS = frozenset({
 })
 
 
+def _moves_away_from(what: str) -> set[str]:
+    """What a decision moves away from ("Redis" of "… from Redis to Memcached"), lower-cased,
+    without a plural s. Every match of ``_AWAY_FROM`` holds from, von, instead, rather or
+    statt, lower-cased — or a character its IGNORECASE reads in their place that ``str.lower``
+    does not make that letter (ı and İ for i, ſ for s): a decision with none of them is not searched (most are
+    not, and a briefing asks of every decision)."""
+    lowered = what.lower()
+    if not ("from" in lowered or "von" in lowered or "instead" in lowered or "rather" in lowered
+            or "statt" in lowered or "ı" in what or "İ" in what or "ſ" in what):
+        return set()
+    return {(m.group(1) or m.group(2)).lower().removesuffix("s") for m in _AWAY_FROM.finditer(what)}
+
+
 def _topic_words(text: str) -> set[str]:
     return {w.removesuffix("s") for w in re.findall(r"\w{4,}", text.lower()) if w not in _DECISION_WORDS}
 
@@ -122,8 +135,7 @@ def replaced_decisions(decisions: Sequence[Decision]) -> set[str]:
     all" a week after "We decided to cache the product catalog with Redis") and they share
     another word of their topic (catalog, cache). The briefing showed both as current."""
     ordered = sorted(decisions, key=lambda d: (d.date, as_utc(d.extracted_at), d.id))
-    aways = [{(m.group(1) or m.group(2)).lower().removesuffix("s") for m in _AWAY_FROM.finditer(d.what)}
-             for d in ordered]
+    aways = [_moves_away_from(d.what) for d in ordered]
     if not any(aways):  # most agents never reverse a decision: no word sets to build
         return set()
     words = [_topic_words(d.what) for d in ordered]  # each decision's words once, not once per pair

@@ -11,6 +11,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 import msgspec
+from hypothesis import given
+from hypothesis import settings as examples
+from hypothesis import strategies as st
 
 from schemas.docs import Entity
 from shared.config import BootSettings
@@ -138,6 +141,29 @@ def test_a_german_reversal_leaves_the_earlier_decision_out(make, tz):
                           date="2026-02-12")
     picked = recent_decisions([first, later], make.now, tz, days=14, limit=10)
     assert [d.id for d in picked] == ["kv"]
+
+
+def test_a_reversal_in_any_case_is_found_without_the_search_for_every_decision(make, tz):
+    """Only decisions holding from/von/instead/rather/statt are searched for what they move
+    away from (a briefing asks of every decision): the search reads them in any case, also
+    where ``str.lower`` does not make the letter (İ, ı for i; ſ for s)."""
+    first = make.decision("pg", what="We decided to keep sessions in Postgres", date="2026-02-09")
+    for index, what in enumerate(("We decided to keep sessions in NATS KV INSTEAD OF Postgres",
+                                  "We decided to keep sessions in NATS KV İnstead of Postgres",
+                                  "Wir haben beschlossen, die sessions doch in NATS KV ſtatt Postgres zu halten")):
+        later = make.decision(f"kv{index}", what=what, date="2026-02-12")
+        assert [d.id for d in recent_decisions([first, later], make.now, tz, days=14, limit=10)] == [f"kv{index}"]
+
+
+@examples(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["from ", "FROM ", "von ", "İnstead of ", "ınstead of ", "rather than ", "ſtatt ",
+                                 "Statt ", "anstelle von ", "Redis ", "to ", "auf ", "the ", "x", "ſ", "İ", "ı", " "]),
+                max_size=12).map("".join))
+def test_the_pre_check_never_skips_what_the_search_finds(text: str) -> None:
+    from workers.boot.work import _AWAY_FROM, _moves_away_from
+
+    assert _moves_away_from(text) == {(m.group(1) or m.group(2)).lower().removesuffix("s")
+                                      for m in _AWAY_FROM.finditer(text)}
 
 
 def test_decisions_in_the_document_respect_max_decisions_in_boot(make, tz):
