@@ -29,6 +29,11 @@ for Python ``re`` with these deliberate changes:
 * Commitment phrases that are closure words of the same pack ("erledigt", "hecho",
   "feito") are dropped: here a closure marks commitments done, so reporting completion
   must not open a new promise.
+* A mood word right after a negation word of English or German counts for no mood ("Nothing
+  urgent.", "not urgent", "nicht dringend" are not tense; ``mood_negation``): the reference
+  ignored negation, so "Nothing urgent; all pipelines are green" set the session's mood to
+  tense. Only a negation word just before it (whitespace between): "not too urgent" still
+  reads as tense.
 * ``due`` phrases are Cortex's own (the reference never fills ``Commitment.due``).
 * A closure word may be followed by ``,``, ``;``, ``:`` or ``)`` as well as by a space, "." or
   "!": the reference's "is fixed, the reindex takes 20 minutes" closed nothing, so in weeks of
@@ -103,6 +108,9 @@ class LanguagePack:
     # Words that negate a decision or closure word shortly after them in the same clause
     # ("in review, not closed", "noch nicht entschieden"); Cortex's own, on the lowered text.
     negation: tuple[str, ...] = ()
+    # Words that, right before a mood word, take it back ("nothing urgent", "nicht dringend"):
+    # Cortex's own, on the lowered text; the reference read every mood word as said.
+    mood_negation: tuple[str, ...] = ()
     # Fixed commitment phrases that only agree ("de acuerdo", "договорились"): alone in their
     # sentence they promise nothing. Lowered.
     agreement: tuple[str, ...] = ()
@@ -187,6 +195,7 @@ EN: Final = LanguagePack(
     ),
     consequence=(r"(?:^|,\s*)(?:so(?!\s+that)|therefore|hence|thus|that['’]s why|which is why)\b", r"\btherefore\b"),
     negation=(r"\b(?:not|never|no longer)\b|n['’]t\b",),
+    mood_negation=(r"\b(?:not|no|nothing|never)", r"n['’]t"),
     agreement=(),
     aspiration=(
         r"^(?:always|never|forever|someday|one day|miss|love|remember|cherish|be (?:happy|glad|grateful|there for))\b"
@@ -256,6 +265,7 @@ DE: Final = LanguagePack(
     consequence=(r"(?:^|,\s*)(?:deshalb|daher|darum|deswegen)\b", r"\b(?:deshalb|daher|darum|deswegen)\b"),
     keeps_reason_marker=True,
     negation=(r"\b(?:nicht|nie|niemals|kein\w*)\b",),
+    mood_negation=(r"\b(?:nicht|nichts|nie|kein\w*)",),
     agreement=("versprochen", "abgemacht", "geht klar"),
     aspiration=(r"^(?:immer|nie|niemals)\b|\b(?:versuchen|(?:mein|unser) bestes|hoffentlich)\b",),
     stopwords=(

@@ -33,6 +33,8 @@ signals that every later step would have to match against every thread."""
 NEGATION_REACH: Final = 24
 """How far before a decision or closure word a negation still negates it (a few words)."""
 _CLAUSE_BREAKS: Final = tuple(",;:.!?。，、！？；：\n")
+MOOD_NEGATION_REACH: Final = 16
+"""How far before a mood word its negation word is looked for (the word and the space after it)."""
 
 MOOD_ORDER: Final[tuple[Mood, ...]] = ("frustrated", "excited", "tense", "productive", "exploratory")
 """Moods in the reference's order; on a tie of positions the earlier mood wins."""
@@ -221,6 +223,7 @@ class PatternSet:
     agreement: frozenset[str] = frozenset()  # fixed commitment phrases that only agree
     aspiration: re.Pattern[str] | None = None  # a task that is a wish, on the lowered task
     stopwords: frozenset[str] = frozenset()  # function words of every enabled language, lowered
+    mood_negation: re.Pattern[str] | None = None  # a negation word at the end, on lowered text
 
     def closures(self, text: MatchText) -> int:
         """How many close patterns match ``text`` other than negated ("in review, not
@@ -251,6 +254,12 @@ class PatternSet:
             return False
         cut = max(map(window.rfind, _CLAUSE_BREAKS))
         return found.start() > cut or self.negation.search(window, cut + 1) is not None
+
+    def is_mood_negated(self, lowered: str, pos: int) -> bool:
+        """True when a negation word stands right before the mood word at ``pos`` ("nothing
+        urgent", "nicht dringend")."""
+        return self.mood_negation is not None and self.mood_negation.search(
+            lowered, max(0, pos - MOOD_NEGATION_REACH), pos) is not None
 
     def is_high_impact(self, lowered: str) -> bool:
         """True when lower-cased text contains a high-impact keyword (a substring, as in the reference)."""
@@ -285,6 +294,11 @@ def _merged_mood(packs: tuple[LanguagePack, ...]) -> Family:
         for mood, source in pack.mood:
             sources[mood].append(source)
     return Family.of(Pattern.compile("|".join(sources[mood]), lowered=True) for mood in MOOD_ORDER)
+
+
+def _mood_negation(packs: tuple[LanguagePack, ...]) -> re.Pattern[str] | None:
+    sources = [s for pack in packs for s in pack.mood_negation]
+    return re.compile(f"(?:{'|'.join(sources)})\\s+\\Z") if sources else None
 
 
 def _unique(items: Iterable[str]) -> tuple[str, ...]:
@@ -330,4 +344,5 @@ def get_patterns(languages: tuple[str, ...]) -> PatternSet:
         agreement=frozenset(a for pack in packs for a in pack.agreement),
         aspiration=_one_regex(source for pack in packs for source in pack.aspiration),
         stopwords=frozenset(w.lower() for pack in packs for w in (*pack.stopwords, *pack.topic_blacklist)),
+        mood_negation=_mood_negation(packs),
     )

@@ -73,7 +73,10 @@ def wait_text(text: MatchText, found: re.Match[str]) -> str:
 
 
 def detect_mood(text: str | MatchText, patterns: PatternSet) -> Mood:
-    """The mood whose pattern matches last in the text; ``neutral`` when none matches."""
+    """The mood whose pattern matches last in the text; ``neutral`` when none matches.
+
+    A mood word right after a negation word ("Nothing urgent.", "nicht dringend") counts for
+    none: Cortex's own (``PatternSet.is_mood_negated``), the reference ignored negation."""
     mt = _as_match_text(text)
     best: Mood = "neutral"
     best_pos = -1
@@ -82,8 +85,14 @@ def detect_mood(text: str | MatchText, patterns: PatternSet) -> Mood:
     for mood, pattern in zip(MOOD_ORDER, patterns.mood, strict=True):
         # deque(maxlen=1) runs the scan in C and keeps only the last match.
         last = deque(pattern.finditer(mt), maxlen=1)
-        if last and last[0].start() > best_pos:
-            best, best_pos = mood, last[0].start()
+        if not last:
+            continue
+        at = last[0].start()
+        if patterns.is_mood_negated(mt.lowered, at):  # rare: the latest one not negated
+            at = next((m.start() for m in reversed(list(pattern.finditer(mt)))
+                       if not patterns.is_mood_negated(mt.lowered, m.start())), -1)
+        if at > best_pos:
+            best, best_pos = mood, at
     return best
 
 

@@ -315,6 +315,27 @@ def test_the_design_keeps_yes_as_excited() -> None:
     assert detect_mood("yes! it builds", BOTH) == "excited"
 
 
+@pytest.mark.parametrize(("text", "mood"), [
+    ("Nothing urgent. The payment gateway is on staging.", "neutral"),
+    ("Nothing urgent; all pipelines are green.", "neutral"),
+    ("No rush.", "neutral"),
+    ("It's not urgent", "neutral"),
+    ("It isn't urgent at all", "neutral"),
+    ("Kein Stress.", "neutral"),
+    ("Das ist nicht dringend.", "neutral"),
+    ("Nichts Dringendes heute.", "neutral"),
+    ("Not urgent, but be careful with the migration", "tense"),  # "careful" is not negated
+    ("Urgent: the certificate expires tonight, nothing urgent otherwise", "tense"),  # the first is said
+    ("not too urgent", "tense"),  # only a negation word right before the mood word takes it back
+    ("Nothing urgent, awesome work!", "excited"),
+])
+def test_a_negated_mood_word_counts_for_no_mood(text: str, mood: Mood) -> None:
+    """"Nothing urgent." read as tense (the reference ignores negation): the briefing said the
+    calm Sunday session's mood was tense. Cortex's own rule: a negation word right before a
+    mood word takes it back."""
+    assert detect_mood(text, BOTH) == mood
+
+
 def test_mood_patterns_cover_every_mood_but_neutral() -> None:
     """patterns.test.ts › MOOD_PATTERNS › contains all mood types except neutral; each is a RegExp."""
     assert len(BOTH.mood) == len(MOOD_ORDER) == 5
