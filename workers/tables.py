@@ -101,8 +101,16 @@ def _severity(finding: Finding) -> str:
 def finding_rows(reply: TracesReply) -> Rows:
     """Findings, newest first; Claude's triage, where there is one, beside the severity."""
     return (["when", "severity", "signal", "session", "summary"],
-            [[f.last_ts.isoformat(timespec="minutes"), _severity(f), f.signal, f.session, f.summary]
+            [[f.last_ts.isoformat(timespec="minutes"), _severity(f), f.signal, f.session, _finding_summary(f)]
              for f in reply.findings])
+
+
+def _finding_summary(f: Finding) -> str:
+    """The finding's summary; a doom loop the agent got out of says when (and after what)."""
+    if f.resolved_ts is None:
+        return f.summary
+    after = f" after {f.resolved_after}" if f.resolved_after else ""
+    return f"{f.summary} — worked at {f.resolved_ts.isoformat(timespec='minutes')}{after}"
 
 
 def operation_rows(reply: OperationsReply) -> Rows:

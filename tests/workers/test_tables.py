@@ -77,3 +77,24 @@ def test_a_closed_thread_waits_for_nothing() -> None:
                       created=at) for status in ("open", "closed")]
     _, rows = thread_rows(ThreadsReply(threads=threads))
     assert [row[4] for row in rows] == ["die Crash-Logs von Jonas", ""]
+
+
+def test_a_doom_loop_the_agent_got_out_of_says_when_and_after_what() -> None:
+    """``cortex traces`` and the cortex_traces tool told a resolved loop as if it still held:
+    the finding's resolution was in the document and the briefing only."""
+    from datetime import UTC, datetime
+
+    from schemas.api import TracesReply
+    from schemas.docs import Finding
+    from workers.tables import finding_rows
+
+    at = datetime(2026, 3, 3, 9, 4, tzinfo=UTC)
+    loop = Finding(id="f1", signal="doom_loop", severity="high", summary="`exec` failed 4× in a row", events=["e1"],
+                   first_ts=at, last_ts=at, resolved_ts=datetime(2026, 3, 3, 9, 12, tzinfo=UTC),
+                   resolved_after="rm -rf node_modules && npm ci")
+    open_loop = Finding(id="f2", signal="doom_loop", severity="high", summary="`deploy` failed 3× in a row",
+                        events=["e2"], first_ts=at, last_ts=at)
+    _, rows = finding_rows(TracesReply(findings=[loop, open_loop]))
+    assert rows[0][-1] == ("`exec` failed 4× in a row — worked at 2026-03-03T09:12+00:00"
+                           " after rm -rf node_modules && npm ci")
+    assert rows[1][-1] == "`deploy` failed 3× in a row"
