@@ -401,7 +401,11 @@ class Operation(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     call is still running (a result then reaches the agent directly), and ``request``,
     what the call asked (a redacted excerpt of its params: "rebuild the search index"),
     so that three spawned tasks are not three identical lines; ``orphaned`` when it was
-    failed for want of a result within ``CORTEX_TRACES_ORPHAN_HOURS``."""
+    failed for want of a result within ``CORTEX_TRACES_ORPHAN_HOURS``. A call whose result
+    says it was accepted and runs in a child session (OpenClaw's ``sessions_spawn``:
+    ``{status: "accepted", childSessionKey, runId}``) waits on that session:
+    ``child_session`` and ``child_run``, and ``child_reply``, the redacted start of the
+    child's last assistant message so far (its result when the child's run ends)."""
 
     id: str
     tool: str
@@ -415,6 +419,9 @@ class Operation(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     open: bool = False
     request: str = ""
     orphaned: bool = False  # failed for want of a result; a result arriving later still completes it
+    child_session: str = ""  # the session the call's accepted task runs in (its end finishes the call)
+    child_run: str = ""  # that task's run id, as the accepted result named it
+    child_reply: str = ""  # the child session's last assistant message so far (redacted excerpt)
 
 
 class OperationsDoc(msgspec.Struct, frozen=True, kw_only=True):

@@ -23,6 +23,24 @@ session). What the agent has seen follows from the stream:
   orphaned and unread — the design failed them at the next start-up, which a stream has
   no equivalent of; its result, should it still come, completes it (unread again).
 
+A task handed to a child session answers at once (Cortex goes further than the design
+here): OpenClaw's ``sessions_spawn`` "returns immediately" with ``{status: "accepted",
+childSessionKey, runId}`` — as the result itself, its ``details`` or the JSON text of its
+content block — and the sub-agent runs in that session. Such a result is no result: the
+call stays pending, waiting on the child (``child_session``, ``child_run``). The child's
+assistant messages are remembered as it goes (``child_reply``, the last one, a redacted
+excerpt: session-sync and contract producers carry them; npm's plugin publishes no
+assistant text of a sub-agent). The child's run ``end`` (or one with the call's run id)
+completes the call, unread, with that reply as its result — or, with none on the stream,
+a pointer to the child's session; a failed run (``success: false``, ``error``) fails it
+with the run's error; the child session's ``end`` before its run ended completes it with
+the reply, or fails it when there is none. Orphaning and a late completion work as for
+any call. A child is followed only within its agent's document: a sub-agent of another
+agent id (OpenClaw's ``agentId`` param) is stored under that agent, and the call is
+orphaned after ``orphan_hours``. The announce OpenClaw posts to the requester's session
+(``subagent-announce.ts``) is not read: it names the child's session id, not its key or
+run id (docs/traces.md, "Tasks in a child session").
+
 Bounded per agent: at most ``max_operations``; when more, finished operations the agent has
 seen go first (oldest first), then unread ones, then pending ones. Every preview is a
 redacted excerpt. Returns a new document (``msgspec.structs.replace``: ``integrity``, owned
@@ -32,16 +50,17 @@ by the shell, and fields not named here are carried over), never mutates its inp
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Final
+from typing import Any, Final
 
 import msgspec
 
 from schemas.docs import Integrity, Operation, OperationsDoc
-from schemas.events import FeedbackEvent, RunEvent, SessionEvent, ToolEvent
+from schemas.events import FeedbackEvent, MessageEvent, RunEvent, SessionEvent, ToolEvent
 from shared.config import TracesSettings, parse_redact_patterns
+from shared.openclaw import contract_session
 from workers.traces.redact import as_text, excerpt
 from workers.traces.tools import result_text, tool_error
 
@@ -54,6 +73,9 @@ SEEN_KIND: Final = "operation_seen"
 REQUEST_KEYS: Final = ("task", "description", "prompt", "instruction", "instructions", "goal", "query", "question",
                        "message", "command", "cmd", "title", "subject", "name", "url", "path", "file")
 _MAX_PARAMS_SHOWN: Final = 6
+_ACCEPTED_JSON_CHARS: Final = 4096  # a content block's text read as the accepted JSON only when this short
+CHILD_FAILED: Final = "the sub-agent's run failed"
+CHILD_SILENT: Final = "the sub-agent's session ended without a reply"
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +141,42 @@ def _retire(ops: list[Operation], limit: int) -> list[Operation]:
     return [op for i, op in enumerate(ops) if i not in leaving]
 
 
+def _accepted_objects(result: Any) -> list[Mapping[str, Any]]:
+    """Where a result may say it was accepted: itself, its ``details``, the JSON text of its
+    content blocks or of itself (OpenClaw's ``jsonResult``: both the text and the details)."""
+    found: list[Mapping[str, Any]] = []
+    texts: list[str] = [result] if isinstance(result, str) else []
+    if isinstance(result, Mapping):
+        found.append(result)
+        if isinstance(details := result.get("details"), Mapping):
+            found.append(details)
+        content = result.get("content")
+        if isinstance(content, list):
+            texts += [b["text"] for b in content if isinstance(b, Mapping) and isinstance(b.get("text"), str)]
+    for raw in texts:
+        text = raw.strip()
+        if text.startswith("{") and len(text) <= _ACCEPTED_JSON_CHARS:
+            try:
+                value = msgspec.json.decode(text)
+            except msgspec.DecodeError:
+                continue
+            if isinstance(value, Mapping):
+                found.append(value)
+    return found
+
+
+def spawned_child(result: Any) -> tuple[str, str] | None:
+    """``(child session, run id)`` of a result that says its task was accepted and runs in a
+    child session (OpenClaw's ``sessions_spawn``: ``{status: "accepted", childSessionKey,
+    runId}``), the session key as the stream stores it (``contract_session``); else None."""
+    for found in _accepted_objects(result):
+        key = found.get("childSessionKey")
+        if found.get("status") == "accepted" and isinstance(key, str) and key.strip():
+            run = found.get("runId")
+            return contract_session(key.strip()), run.strip() if isinstance(run, str) else ""
+    return None
+
+
 def _matching(ops: list[Operation], event: ToolEvent, config: OperationsConfig) -> int | None:
     """The index of the pending operation a result answers — or of an orphaned one: a task
     that took longer than ``orphan_hours`` still delivers its result (it was told as failed,
@@ -126,7 +184,7 @@ def _matching(ops: list[Operation], event: ToolEvent, config: OperationsConfig) 
     plugin 0.2 sends none) the oldest open call of the tool in the session whose request
     the result's params repeat, else the oldest: two spawned tasks finishing in the other
     order were each told with the other's result."""
-    candidates = [i for i, op in enumerate(ops) if op.status == "pending" or op.orphaned]
+    candidates = [i for i, op in enumerate(ops) if (op.status == "pending" or op.orphaned) and not op.child_session]
     if event.call_id:
         return next((i for i in candidates if ops[i].call_id == event.call_id), None)
     same_tool = [i for i in candidates if ops[i].tool == event.tool and ops[i].session == event.session
@@ -138,6 +196,10 @@ def _matching(ops: list[Operation], event: ToolEvent, config: OperationsConfig) 
 
 
 def _finish(op: Operation, event: ToolEvent, config: OperationsConfig) -> Operation:
+    child = spawned_child(event.result) if event.error is None else None
+    if child is not None:  # accepted: the task runs on in the child session
+        return _replace(op, status="pending", finished=None, preview=None, seen=False, orphaned=False,
+                        child_session=child[0], child_run=child[1])
     error = tool_error(event.error, event.result)
     text = as_text(error) if error is not None else result_text(event.result) if event.result is not None else ""
     preview = excerpt(text, PREVIEW_CHARS, config.redact) or None
@@ -178,6 +240,48 @@ def _turn_ended(ops: list[Operation], session: str) -> list[Operation]:
     return [_replace(op, open=False) if op.open and op.session == session else op for op in ops]
 
 
+def _waits_on(op: Operation, session: str, run_id: str | None = None) -> bool:
+    """The call waits (or was given up waiting: orphaned) on this child session or run."""
+    return bool(op.child_session) and (op.status == "pending" or op.orphaned) and (
+        op.child_session == session or (bool(run_id) and op.child_run == run_id))
+
+
+def _child_said(ops: list[Operation], event: MessageEvent, config: OperationsConfig) -> list[Operation] | None:
+    """The child's latest assistant message, remembered by the calls waiting on it."""
+    if event.role != "assistant":
+        return None
+    reply = excerpt(event.content, PREVIEW_CHARS, config.redact)
+    if not reply:
+        return None
+    changed = [_replace(op, child_reply=reply) if _waits_on(op, event.session) and op.child_reply != reply else op
+               for op in ops]
+    return changed if changed != ops else None
+
+
+def _child_done(op: Operation, ts: datetime, error: str | None, config: OperationsConfig) -> Operation:
+    """The child's task finished: its last reply is the call's result, or ``error`` its failure."""
+    text = error if error is not None else op.child_reply or \
+        f"the sub-agent finished; its reply is in its session {op.child_session}"
+    return _replace(op, status="failed" if error is not None else "completed", finished=ts,
+                    preview=excerpt(text, PREVIEW_CHARS, config.redact) or None, seen=False, open=False,
+                    orphaned=False, child_reply="")
+
+
+def _children_done(ops: list[Operation], event: RunEvent | SessionEvent, kind: str,
+                   config: OperationsConfig) -> list[Operation]:
+    """The calls whose child session's run ended (or failed), or whose child session ended."""
+    out = []
+    for op in ops:
+        if isinstance(event, RunEvent) and _waits_on(op, event.session, event.run_id):
+            failed = kind == "error" or event.success is False
+            out.append(_child_done(op, event.ts, (event.error or CHILD_FAILED) if failed else None, config))
+        elif isinstance(event, SessionEvent) and _waits_on(op, event.session):
+            out.append(_child_done(op, event.ts, None if op.child_reply else CHILD_SILENT, config))
+        else:
+            out.append(op)
+    return out
+
+
 def acknowledged(event: FeedbackEvent) -> set[str]:
     """The operation ids an ``operation_seen`` event names."""
     ids = {i for i in event.value if isinstance(i, str)} if isinstance(event.value, list) else set()
@@ -191,7 +295,7 @@ def _seen(ops: list[Operation], ids: Iterable[str]) -> list[Operation] | None:
     return [_replace(op, seen=True) if op.id in wanted and is_unread(op) else op for op in ops]
 
 
-OperationEvent = ToolEvent | RunEvent | SessionEvent | FeedbackEvent
+OperationEvent = ToolEvent | RunEvent | SessionEvent | FeedbackEvent | MessageEvent
 
 
 def _ends_turn(event: OperationEvent, kind: str) -> bool:
@@ -206,17 +310,26 @@ def _changed(
         return _tool(ops, event, kind, config)
     if isinstance(event, FeedbackEvent):
         return _seen(ops, acknowledged(event)) if event.kind == SEEN_KIND else None
+    if isinstance(event, MessageEvent):
+        return _child_said(ops, event, config)
     if _ends_turn(event, kind):
-        ended = _turn_ended(ops, event.session)
+        ended = _turn_ended(_children_done(ops, event, kind, config), event.session)
         return ended if ended != ops else None
     return None
+
+
+def _concerns_a_child(doc: OperationsDoc | None, event: MessageEvent) -> bool:
+    return doc is not None and event.role == "assistant" and any(_waits_on(op, event.session)
+                                                                 for op in doc.operations)
 
 
 def apply_operation_event(
     doc: OperationsDoc | None, event: OperationEvent, kind: str, config: OperationsConfig
 ) -> OperationsDoc | None:
     """The document after one event of its agent (``kind``: the subject's last token);
-    None when nothing changed."""
+    None when nothing changed. A message matters only in a child session a call waits on."""
+    if isinstance(event, MessageEvent) and not _concerns_a_child(doc, event):
+        return None
     base = doc if doc is not None else empty_operations_doc(event.ts)
     ops = orphaned(base.operations, event.ts, config.orphan_after)
     changed = _changed(ops, event, kind, config)

@@ -118,12 +118,13 @@ class OperationsProjection(EventProjection[OperationsDoc]):
             return False
         if isinstance(event, FeedbackEvent):
             return event.kind == SEEN_KIND
-        # every session event: an end ends a turn, a start moves the clock (an orphan is failed there)
-        return isinstance(event, ToolEvent | RunEvent | SessionEvent)
+        # every session event: an end ends a turn, a start moves the clock (an orphan is failed there);
+        # a message: a sub-agent's reply, in a child session a spawned task waits on
+        return isinstance(event, ToolEvent | RunEvent | SessionEvent | MessageEvent)
 
     def apply(self, doc: OperationsDoc | None, env: Envelope) -> OperationsDoc | None:
         event = env.event
-        assert isinstance(event, ToolEvent | RunEvent | SessionEvent | FeedbackEvent)
+        assert isinstance(event, ToolEvent | RunEvent | SessionEvent | FeedbackEvent | MessageEvent)
         return apply_operation_event(doc, event, env.kind or "", self._config)
 
 

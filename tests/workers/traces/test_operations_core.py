@@ -4,13 +4,16 @@ orphans)."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from schemas.docs import OperationsDoc
-from schemas.events import FeedbackEvent, RunEvent, SessionEvent, ToolEvent
+from schemas.events import FeedbackEvent, MessageEvent, RunEvent, SessionEvent, ToolEvent
 from shared.config import TracesSettings
 from workers.traces.operations import (
+    CHILD_FAILED,
+    CHILD_SILENT,
     REQUEST_CHARS,
     OperationEvent,
     apply_operation_event,
@@ -18,6 +21,7 @@ from workers.traces.operations import (
     is_unread,
     is_waiting,
     operations_config,
+    spawned_child,
 )
 
 T0 = datetime(2026, 3, 2, 9, tzinfo=UTC)
@@ -254,3 +258,140 @@ def test_an_operation_says_what_its_call_asked_redacted_and_short() -> None:
         assert call_request(params) == expected, params
         assert len(call_request(params)) <= REQUEST_CHARS
     assert secret not in call_request({"token": secret})
+
+
+# --------------------------------------------------------------------------- a task in a child session
+
+CHILD = "agent:main:subagent:6f0c2a9e-1b7d-4c3e-8a25-93d4e0f7b1a2"
+ACCEPTED = {"status": "accepted", "childSessionKey": CHILD, "runId": "run-child-1", "mode": "run",
+            "note": "auto-announces on completion, do not poll/sleep."}
+
+
+def accepted_result(payload: dict[str, Any] = ACCEPTED) -> dict[str, Any]:
+    """OpenClaw's ``jsonResult``: the payload as pretty JSON text and as ``details``."""
+    return {"content": [{"type": "text", "text": json.dumps(payload, indent=2)}], "details": payload}
+
+
+def spawn(a: Agent, payload: dict[str, Any] = ACCEPTED, call_id: str = "toolu_01") -> str:
+    a.run("start")
+    op_id = a.call("sessions_spawn", call_id)
+    a.result("sessions_spawn", call_id, result=accepted_result(payload))
+    return op_id
+
+
+def child_run(a: Agent, kind: str, session: str = CHILD, **fields: Any) -> None:
+    a._apply(RunEvent(**a._common(session, timedelta(minutes=3)), **fields), kind)
+
+
+def child_says(a: Agent, text: str, session: str = CHILD, role: str = "assistant") -> None:
+    a._apply(MessageEvent(**a._common(session, timedelta(minutes=1)), role=role, content=text), "sent")
+
+
+def test_an_accepted_spawn_waits_on_its_child_session() -> None:
+    """sessions_spawn "returns immediately": {status: accepted, childSessionKey, runId} is no
+    result — it was told as finished with that JSON, the task still running."""
+    a = Agent()
+    spawn(a)
+    op = a.ops[0]
+    assert (op.status, op.child_session, op.child_run, op.preview) == ("pending", CHILD, "run-child-1", None)
+    assert op.open and not is_waiting(op)  # the turn that spawned it is still running
+    a.run("end")
+    assert is_waiting(a.ops[0])  # [PENDING] from now on
+    for shape in (ACCEPTED, json.dumps(ACCEPTED), {"content": [{"type": "text", "text": json.dumps(ACCEPTED)}]}):
+        assert spawned_child(shape) == (CHILD, "run-child-1"), shape
+    for shape in ({"status": "accepted"}, {"status": "ok", "childSessionKey": CHILD}, "accepted", None,
+                  {"status": "error", "error": "forbidden", "childSessionKey": CHILD}):
+        assert spawned_child(shape) is None, shape
+
+
+def test_the_child_run_end_completes_it_with_the_childs_last_reply() -> None:
+    a = Agent()
+    spawn(a)
+    a.run("end")
+    a._apply(RunEvent(**a._common(CHILD, timedelta(seconds=5)), prompt="[Subagent Task]: rebuild the index"), "start")
+    child_says(a, "Working on it: 40% done.")
+    child_says(a, "Search index rebuilt: 18 204 documents, 0 errors. token=abc123secret")
+    assert a.ops[0].status == "pending" and a.ops[0].child_reply.startswith("Search index rebuilt")
+    child_says(a, "ignored: the user's words", role="user")
+    child_run(a, "end", success=True, duration_ms=600_000)
+    op = a.ops[0]
+    assert (op.status, op.seen, op.child_reply) == ("completed", False, "")
+    assert op.preview == "Search index rebuilt: 18 204 documents, 0 errors. token=[REDACTED]"
+    assert is_unread(op)  # [NEW RESULT] with the sub-agent's reply
+    before = a.doc
+    child_run(a, "end", success=True)  # a second end (a follow-up run) finds nothing waiting
+    a._apply(SessionEvent(**a._common(CHILD, timedelta(seconds=1))), "end")
+    assert a.doc is before
+
+
+def test_a_failed_child_run_fails_it_with_the_reason() -> None:
+    """npm's plugin sends run.end {success: false, error} and then run.error: one failure."""
+    a = Agent()
+    spawn(a)
+    a.run("end")
+    child_says(a, "Starting the reindex.")
+    child_run(a, "end", success=False, error="aborted")
+    op = a.ops[0]
+    assert (op.status, op.preview, op.seen) == ("failed", "aborted", False)
+    child_run(a, "error", success=False, error="aborted")
+    assert a.ops[0] == op
+    b = Agent()
+    spawn(b)
+    child_run(b, "error")  # no reason given
+    assert (b.ops[0].status, b.ops[0].preview) == ("failed", CHILD_FAILED)
+
+
+def test_the_child_is_found_by_its_run_id_and_its_session_end() -> None:
+    a = Agent()
+    spawn(a)
+    a.run("end")
+    child_run(a, "end", session="agent:main:subagent:elsewhere", run_id="run-child-1", success=True)
+    op = a.ops[0]
+    assert op.status == "completed" and op.preview == f"the sub-agent finished; its reply is in its session {CHILD}"
+    b = Agent()  # a producer without run events: the child session's end
+    spawn(b)
+    child_says(b, "Inbox: 3 urgent tickets.")
+    b._apply(SessionEvent(**b._common(CHILD, timedelta(minutes=5))), "end")
+    assert (b.ops[0].status, b.ops[0].preview) == ("completed", "Inbox: 3 urgent tickets.")
+    c = Agent()
+    spawn(c)
+    c._apply(SessionEvent(**c._common(CHILD, timedelta(minutes=5))), "end")
+    assert (c.ops[0].status, c.ops[0].preview) == ("failed", CHILD_SILENT)
+
+
+def test_a_child_that_outlives_the_orphan_limit_is_late_not_lost() -> None:
+    a = Agent(orphan_hours=24)
+    spawn(a)
+    a.run("end")
+    a.session("start", session="s2", after=timedelta(hours=25))
+    assert (a.ops[0].status, a.ops[0].orphaned, a.ops[0].child_session) == ("failed", True, CHILD)
+    a.seen(a.ops[0].id)
+    child_says(a, "Done after all: 18 204 documents.")
+    child_run(a, "end", success=True)
+    op = a.ops[0]
+    assert (op.status, op.preview, op.seen, op.orphaned) == ("completed", "Done after all: 18 204 documents.",
+                                                             False, False)
+
+
+def test_a_spawn_waiting_on_its_child_takes_no_other_result() -> None:
+    """Without call ids a result pairs with the oldest open call of the tool: not with a spawn
+    already accepted, which waits on its child."""
+    a = Agent()
+    a.run("start")
+    for task in ("rebuild the index", "rebuild the index"):
+        a._apply(ToolEvent(**a._common("s", timedelta(seconds=1)), tool="sessions_spawn", params={"task": task}),
+                 "call")
+    second = {**ACCEPTED, "childSessionKey": CHILD + "-2", "runId": "run-child-2"}
+    for payload in (ACCEPTED, second):
+        a._apply(ToolEvent(**a._common("s", timedelta(seconds=1)), tool="sessions_spawn",
+                           params={"task": "rebuild the index"}, result=accepted_result(payload)), "result")
+    assert [op.child_session for op in a.ops] == [CHILD, CHILD + "-2"]
+
+
+def test_messages_elsewhere_change_nothing() -> None:
+    a = Agent()
+    spawn(a)
+    before = a.doc
+    child_says(a, "a reply in the parent session", session="s")
+    child_says(a, "a reply of another session", session="agent:main:subagent:other")
+    assert a.doc is before
