@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -27,13 +26,11 @@ import nats
 import pytest
 from cortex_testkit import cortex, differences, drained, snapshot_docs
 from nats.js.client import JetStreamContext
+from openclaw_driver import NODE, STORE, drive, ensure_plugin
 
 from shared.embedded import EmbeddedNats
 from shared.names import DLQ_STREAM, EVENTS_STREAM
 
-NODE = shutil.which("node")
-DRIVER_DIR = Path(__file__).parent.parent / "node"
-STORE = "openclaw-events"
 pytestmark = pytest.mark.skipif(NODE is None, reason="node is not installed: the real plugin cannot be driven")
 
 # The documents the contract twin must match (integrity aside: stream positions differ).
@@ -86,19 +83,6 @@ def turn(ctx: dict[str, str], at: int, prompt: str) -> list[dict[str, Any]]:
         {"hook": "llm_output", "ctx": ctx, "at": at + 500, "event": {"runId": f"run-{at}", "assistantTexts": ["ok"]}},
         {"hook": "agent_end", "ctx": ctx, "at": at + 600, "event": {"success": True, "durationMs": 600}},
     ]
-
-
-def drive(url: str, hooks: list[dict[str, Any]], tmp: Path, name: str) -> dict[str, Any]:
-    """Run the real plugin through the stand-in API; returns the driver's report."""
-    scenario = tmp / f"{name}.json"
-    scenario.write_text(json.dumps({"natsUrl": url, "hooks": hooks}))
-    assert NODE is not None
-    done = subprocess.run([NODE, str(DRIVER_DIR / "driver.mjs"), str(scenario)], capture_output=True, text=True,
-                          timeout=60, cwd=DRIVER_DIR)
-    assert done.returncode == 0, done.stdout + done.stderr
-    report: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    assert report["failed"] == 0 and report["warnings"] == [], report
-    return report
 
 
 # --------------------------------------------------------------------------- the contract twin
@@ -163,17 +147,7 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
 
 @pytest.fixture(scope="module")
 def plugin_installed() -> None:
-    """The pinned plugin (tests/node/package-lock.json), installed by ``npm ci`` the first time
-    it is missing: the README's test command on a fresh clone needs no step by hand."""
-    if (DRIVER_DIR / "node_modules" / "@vainplex" / "nats-eventstore").is_dir():
-        return
-    npm = shutil.which("npm")
-    if npm is None:
-        pytest.fail("the plugin is not installed and npm is missing: install npm, or run `npm ci` in tests/node")
-    done = subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=DRIVER_DIR,
-                          capture_output=True, text=True, timeout=300)
-    if done.returncode != 0:
-        pytest.fail(f"`npm ci` in tests/node failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
+    ensure_plugin()
 
 
 @pytest.fixture
