@@ -47,6 +47,7 @@ import nats.errors
 import nats.js.errors
 from nats.aio.msg import Msg
 from nats.js.client import JetStreamContext
+from nats.js.kv import KeyValue
 
 from shared import metrics
 from shared.backoff import backoff_delay
@@ -168,6 +169,7 @@ class ConsumeLoop:
         label: str | None = None,
     ) -> None:
         self._js = js
+        self._checkpoints: KeyValue | None = None  # the bucket's handle, looked up once
         self.worker = worker
         self.consumer = consumer
         self._handler = handler
@@ -212,8 +214,16 @@ class ConsumeLoop:
 
     # ------------------------------------------------------------------ start-up
 
+    async def _checkpoint_bucket(self) -> KeyValue:
+        """``cortex_checkpoints``, looked up once: each lookup is a stream info request to the
+        server, and the checkpoint is written after every batch (a bucket gone meanwhile fails
+        the write as the lookup did, transiently, until it is back)."""
+        if self._checkpoints is None:
+            self._checkpoints = await self._js.key_value(BUCKET_CHECKPOINTS)
+        return self._checkpoints
+
     async def _read_checkpoint(self) -> int:
-        kv = await self._js.key_value(BUCKET_CHECKPOINTS)
+        kv = await self._checkpoint_bucket()
         raw, _ = await kv_read(kv, self.consumer)
         value = checkpoint_value(raw)
         if value is None and raw is not None:
@@ -390,7 +400,7 @@ class ConsumeLoop:
         # the host starts a fresh loop, which rewinds the consumer to the checkpoint + 1
 
     async def _write_checkpoint(self, seq: int) -> None:
-        kv = await self._js.key_value(BUCKET_CHECKPOINTS)
+        kv = await self._checkpoint_bucket()
         await kv.put(self.consumer, str(seq).encode())
 
     # ------------------------------------------------------------------ one message

@@ -144,7 +144,7 @@ class Api:
         """Each consuming worker's consumer of the agent's partition: its lag and checkpoint
         (asked all at once: one request's wait, not two per worker one after another)."""
         js: JetStreamContext = self._ctx.js
-        ckpt = await js.key_value(BUCKET_CHECKPOINTS)
+        ckpt = await self._reader.kv(BUCKET_CHECKPOINTS)  # looked up once (a stream info request each)
 
         async def pending_of(name: str) -> int:
             try:

@@ -316,7 +316,7 @@ class RecallHandler(Handler):
             return self._applier.key_memories(agent, now)
 
     async def _write_docs(self, outcome: BatchOutcome, staged: list[Envelope]) -> None:
-        kv = await self._ctx.js.key_value(self._ctx.bucket(BUCKET_RECALL))
+        kv = await self._ctx.inputs.docs.kv(self._ctx.bucket(BUCKET_RECALL))  # looked up once, not per batch
         for agent, cut in sorted(outcome.forgotten.items()):
             if agent not in outcome.touched:
                 await _drop_summary_before(kv, agent, cut)
