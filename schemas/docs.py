@@ -119,6 +119,7 @@ class Commitment(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     created: datetime
     source_event: str
     due: str | None = None
+    topic: str | None = None  # what the message it was made in was about, when ``what`` does not say
 
 
 class CommitmentsDoc(msgspec.Struct, frozen=True, kw_only=True):

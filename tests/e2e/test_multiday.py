@@ -84,6 +84,9 @@ async def test_the_briefings_of_days_3_7_and_15(pipeline: JetStreamContext, nats
     commitments = section(day15, "## 📋 Commitments")
     assert "Memcached" not in commitments  # "… migration to Memcached is done, all services …" kept it
     assert "**OVERDUE**: write the migration guide for the billing schema" in commitments
+    # "Ich werde den Fix morgen einbauen" (day 12, "Beim Onboarding-Flow …"), kept by "Der
+    # Onboarding-Flow ist gefixt" (day 14): not OVERDUE, not listed
+    assert "den Fix einbauen" not in commitments
     assert "Lessons from Recent Failures" not in day15  # the day-3 failures are twelve days old
 
     # fifteen days rebuilt from the stream: every document byte for byte

@@ -35,6 +35,10 @@ for Python ``re`` with these deliberate changes:
   tense. Only a negation word just before it (whitespace between): "not too urgent" still
   reads as tense.
 * ``due`` phrases are Cortex's own (the reference never fills ``Commitment.due``).
+* ``frame`` phrases are Cortex's own: a sentence that opens on what it is about ("Beim
+  Onboarding-Flow liegt es …", "Bei der Migration …", "For the quarterly report export …",
+  "Regarding X"), whose topic a promise made in the message keeps (``Commitment.topic``). They
+  open no thread, and only a sentence's start counts ("I looked for the bug" has none).
 * A closure word may be followed by ``,``, ``;``, ``:`` or ``)`` as well as by a space, "." or
   "!": the reference's "is fixed, the reindex takes 20 minutes" closed nothing, so in weeks of
   use a thread fixed in such a sentence stayed open and a kept promise turned OVERDUE. A
@@ -74,6 +78,10 @@ _NOT_AFTER_LETTER: Final = r"(?<![a-z0-9_'’])"
 
 # The reference captures ``.{5,80}`` after a commitment phrase.
 _PROMISE: Final = f"({_ANY}{{5,80}})"
+
+# A frame opens its sentence (or the message, or a line); its topic is the next few words.
+_FRAME_START: Final = r"(?:^|(?<=[.!?…:;]\s)|(?<=\n))"
+_FRAME_WORDS: Final = r"([^\W\d_][\w-]*(?:[ \t]+[^\W\d_][\w-]*){0,3})"
 
 # The verb that ends a German topic cue ("lass uns über das Release *reden*"): not the topic's.
 _TOPIC_VERBS_DE = ("reden|sprechen|quatschen|diskutieren|besprechen|nachdenken|unterhalten|schauen|anschauen"
@@ -119,6 +127,11 @@ class LanguagePack:
     aspiration: tuple[str, ...] = ()
     # Function words: no topic is made of them, and a task is not named by them. Lowered.
     stopwords: tuple[str, ...] = ()
+    # A sentence opening on what it is about ("Beim Onboarding-Flow …", "For the quarterly
+    # report export …"): group 1 holds the words after the frame, of which
+    # ``signals.message_topics`` keeps the topic's. Cortex's own, on the lowered text: the
+    # topic a promise was made in (``Commitment.topic``); no thread opens on it.
+    frame: tuple[str, ...] = ()
     # The reference's CJK packs had no ``i`` flag: keep their exact case behaviour ("OK").
     case_sensitive: bool = field(default=False)
 
@@ -213,6 +226,10 @@ EN: Final = LanguagePack(
         "great", "thanks", "thank", "hi", "hello", "morning", "okay", "ok", "sure", "let", "lets", "one", "two",
         "first", "next", "last",
     ),
+    frame=(
+        rf"{_FRAME_START}(?:for|as for|regarding|concerning)\s+(?!example\b|instance\b|now\b)"
+        rf"(?:(?:the|our|this|that)\s+)?{_FRAME_WORDS}",
+    ),
 )
 
 DE: Final = LanguagePack(
@@ -276,6 +293,10 @@ DE: Final = LanguagePack(
         "schon", "auch", "nur", "sehr", "so", "dann", "als", "wie", "was", "wer", "wo", "wann", "warum", "ob",
         "dass", "heute", "morgen", "gestern", "jetzt", "hier", "da", "dort", "gut", "danke", "hallo", "mal", "ja",
         "nein",
+    ),
+    frame=(
+        rf"{_FRAME_START}(?:beim|bei\s+(?:dem|der|den)|für\s+(?:den|die|das)|bzgl\.?|bezüglich\s+(?:des|der))\s+"
+        rf"{_FRAME_WORDS}",
     ),
 )
 

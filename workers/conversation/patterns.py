@@ -224,6 +224,8 @@ class PatternSet:
     aspiration: re.Pattern[str] | None = None  # a task that is a wish, on the lowered task
     stopwords: frozenset[str] = frozenset()  # function words of every enabled language, lowered
     mood_negation: re.Pattern[str] | None = None  # a negation word at the end, on lowered text
+    # group 1: the words after the frame a sentence opens on ("Beim …", "For the …")
+    frame: Family = Family((), (), (), (), (), always=False)
 
     def closures(self, text: MatchText) -> int:
         """How many close patterns match ``text`` other than negated ("in review, not
@@ -345,4 +347,5 @@ def get_patterns(languages: tuple[str, ...]) -> PatternSet:
         aspiration=_one_regex(source for pack in packs for source in pack.aspiration),
         stopwords=frozenset(w.lower() for pack in packs for w in (*pack.stopwords, *pack.topic_blacklist)),
         mood_negation=_mood_negation(packs),
+        frame=_family(packs, "frame"),
     )

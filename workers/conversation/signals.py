@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import Final, NamedTuple
 
@@ -49,16 +50,50 @@ def _as_match_text(text: str | MatchText) -> MatchText:
 def extract_signals(text: str | MatchText, patterns: PatternSet) -> Signals:
     """Run every pattern family over ``text`` (the reference's ``extractSignals``)."""
     mt = _as_match_text(text)
-    original = mt.original
     decisions = tuple(find_decisions(mt, patterns))
     closures = patterns.closures(mt)
     waits = tuple(w for m in iter_matches(patterns.wait, mt) if (w := wait_text(mt, m)))
-    topics = tuple(
-        topic
-        for m in iter_matches(patterns.topic, mt)
-        if (topic := original[m.start(1) : m.end(1)].strip())
-    )
+    topics = tuple(topic for _, topic in _cue_topics(mt, patterns))
     return Signals(decisions, closures, waits, topics)
+
+
+def _cue_topics(text: MatchText, patterns: PatternSet) -> Iterator[tuple[int, str]]:
+    """The topics of the message's cue phrases ("Back to X", "Zurück zum X"), where each starts."""
+    original = text.original
+    for m in iter_matches(patterns.topic, text):
+        if topic := original[m.start(1) : m.end(1)].strip():
+            yield m.start(1), topic
+
+
+MAX_FRAME_WORDS: Final = 3
+
+
+def _frame_topic(words: list[str], stopwords: frozenset[str]) -> str:
+    """The topic words a frame is followed by: up to the first function word ("For the
+    quarterly report export the plan …") and, once a capitalised word is taken, up to the
+    first lower-case one (German nouns: "Beim Onboarding-Flow liegt es …"), at most three."""
+    kept: list[str] = []
+    for word in words[:MAX_FRAME_WORDS]:
+        lowered = word.lower()
+        if lowered in stopwords or re.split(r"['’]", lowered, maxsplit=1)[0] in stopwords:
+            break
+        if word[:1].islower() and any(w[:1].isupper() for w in kept):
+            break
+        kept.append(word)
+    return " ".join(kept)
+
+
+def message_topics(text: MatchText, patterns: PatternSet) -> list[tuple[int, str]]:
+    """What the message says it is about, each with where it starts, in order: the topics of
+    its cue phrases (as threads find them) and of the frames its sentences open on ("Beim
+    Onboarding-Flow …", "For the quarterly report export …", ``PatternSet.frame``); noise
+    ("For example …", "it") aside."""
+    found = list(_cue_topics(text, patterns))
+    original = text.original
+    for m in iter_matches(patterns.frame, text):
+        if topic := _frame_topic(original[m.start(1) : m.end(1)].split(), patterns.stopwords):
+            found.append((m.start(1), topic))
+    return sorted({(at, topic) for at, topic in found if not is_noise_topic(topic, patterns)})
 
 
 def wait_text(text: MatchText, found: re.Match[str]) -> str:

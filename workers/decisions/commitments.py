@@ -12,6 +12,17 @@ a ``commitment_done`` feedback names it. The reference (openclaw-cortex
 ``src/commitment-tracker.ts``) had only the age rule, against the wall clock, and never
 filled ``due``; here every time comes from events.
 
+A promise's task is often vague on its own ("den Fix einbauen"): the message says what it is
+about elsewhere ("Beim Onboarding-Flow liegt es am Safari-Autofill. Ich werde den Fix morgen
+einbauen."). Such a commitment keeps that ``topic`` — the nearest one the message names before
+the promise (``signals.message_topics``: a cue's topic, as threads find them, or the frame a
+sentence opens on, "Beim X", "For the X"), unless ``what`` already names it — and a closure
+that names the topic (as a thread's title is named: its one word, or two of its words) and at
+least one of the task's own words, not the topic's, fulfils it too: "Der Onboarding-Flow ist
+gefixt" keeps it, "Der Login-Flow ist gefixt" and "The Onboarding-Flow is done" do not. The
+reference has no fulfilment from messages at all (its commitments stay open until they age);
+the topic is Cortex's own.
+
 The functions return a new document and never mutate their input (nor a list they
 return): unchanged commitments — and an unchanged list of them — are shared between the
 two. The document changes with ``msgspec.structs.replace``: fields not named here
@@ -36,8 +47,8 @@ from workers.conversation.due import due_string
 from workers.conversation.feedback import feedback_target
 from workers.conversation.ids import unique_id
 from workers.conversation.patterns import MatchText, PatternSet, prepare_text
-from workers.conversation.promises import find_promises
-from workers.conversation.signals import title_terms, words_of
+from workers.conversation.promises import Promise, find_promises
+from workers.conversation.signals import Words, matches_title, message_topics, title_terms, words_of
 
 _replace = msgspec.structs.replace
 UTC_ZONE: Final = ZoneInfo("UTC")
@@ -139,8 +150,9 @@ def _task_terms(what: str, stopwords: frozenset[str]) -> frozenset[str]:
     return frozenset(_stem(t) for t in title_terms(what) - stopwords)
 
 
-def _fulfilled(commitment: Commitment, stems: frozenset[str], lowered: str, stopwords: frozenset[str]) -> bool:
-    """The closure names the task: most of its words (at least two, or its only one).
+def _fulfilled(commitment: Commitment, stems: frozenset[str], words: Words, stopwords: frozenset[str]) -> bool:
+    """The closure names the task: most of its words (at least two, or its only one) — or
+    the commitment's topic and one of the task's own words.
 
     "The auth migration is done" names two of "write the rollback script for the auth
     migration"'s five words: the script is not written. A task without words of three
@@ -149,18 +161,31 @@ def _fulfilled(commitment: Commitment, stems: frozenset[str], lowered: str, stop
     terms = _task_terms(commitment.what, stopwords)
     if not terms:
         whole = commitment.what.strip().lower()
-        return bool(whole) and whole in lowered
+        return bool(whole) and whole in words.lowered
     needed = max(min(2, len(terms)), math.ceil(FULFIL_SHARE * len(terms)))
-    return sum(1 for t in terms if t in stems) >= needed
+    if sum(1 for t in terms if t in stems) >= needed:
+        return True
+    topic = commitment.topic
+    return topic is not None and any(t in stems for t in terms - _task_terms(topic, stopwords)) \
+        and matches_title(topic, words)
 
 
 def _close_fulfilled(commitments: list[Commitment], text: MatchText, stopwords: frozenset[str]) -> list[Commitment]:
     words = words_of(text)
     stems = frozenset(_stem(w) for w in words.tokens)
-    done = [c.status != "done" and _fulfilled(c, stems, words.lowered, stopwords) for c in commitments]
+    done = [c.status != "done" and _fulfilled(c, stems, words, stopwords) for c in commitments]
     if True not in done:
         return commitments
     return [_replace(c, status="done") if flag else c for c, flag in zip(commitments, done, strict=True)]
+
+
+def _topic(promise: Promise, what: str, topics: list[tuple[int, str]], stopwords: frozenset[str]) -> str | None:
+    """The nearest topic the message names before the promise, unless ``what`` names it."""
+    before = [topic for at, topic in topics if at < promise.start]
+    if not before:
+        return None
+    named = _task_terms(before[-1], stopwords)
+    return None if not named or named <= _task_terms(what, stopwords) else before[-1]
 
 
 def _cap(commitments: list[Commitment], limit: int) -> list[Commitment]:
@@ -193,12 +218,14 @@ def apply_message(
     who = event.sender or event.role
     promises = find_promises(text, patterns)
     taken = {c.id for c in commitments} if promises else set()
+    topics = message_topics(text, patterns) if promises else []
     added = []
     for index, promise in enumerate(promises):
         commitment_id = unique_id(event.id, "commitment", index, taken)
         taken.add(commitment_id)
         added.append(Commitment(id=commitment_id, who=who, what=promise.what, status="open",
-                                created=event.ts, source_event=event.id, due=due_string(promise.due, event.ts, tz)))
+                                created=event.ts, source_event=event.id, due=due_string(promise.due, event.ts, tz),
+                                topic=_topic(promise, promise.what, topics, patterns.stopwords)))
     if added:
         commitments = [*commitments, *added]
     return _rebuilt(base, now, _cap(commitments, settings.max_commitments))

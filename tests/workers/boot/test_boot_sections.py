@@ -206,6 +206,19 @@ def test_commitments_overdue_first_then_due_then_open(make, settings, tz):
     assert "| 4 open commitments_" in md
 
 
+def test_a_commitment_says_its_topic_when_the_task_does_not(make, settings, tz):
+    """"den Fix einbauen" alone does not tell which fix: the topic it was promised in does."""
+    commitments = make.commitments(
+        make.commitment("vague", what="den Fix einbauen", due="2026-02-16", topic="Onboarding-Flow"),
+        make.commitment("named", what="write the rollback script for the auth migration", topic="Auth Migration"),
+        make.commitment("none", what="send the report", due="2026-02-20"),
+    )
+    md = assemble_boot(make.inputs(commitments=commitments), settings, tz)
+    assert "- 🔴 **OVERDUE**: den Fix einbauen (Onboarding-Flow) (claudia)\n" in md
+    assert "- ⚪ Open: write the rollback script for the auth migration (claudia)\n" in md  # named: not repeated
+    assert "- 🟡 Due 2026-02-20: send the report (claudia)\n" in md
+
+
 def test_commitment_with_a_passed_due_date_is_overdue(make, settings, tz):
     commitments = make.commitments(
         make.commitment("yesterday", what="due yesterday", due="2026-02-16"),

@@ -243,3 +243,25 @@ def test_noise_uses_the_enabled_languages_stop_words() -> None:
     """Cortex: the blacklist and pronouns are the enabled languages' (the reference always used en+de)."""
     assert is_noise_topic("nous avons fini", get_patterns(("fr",)))
     assert not is_noise_topic("nous avons fini", EN)
+
+
+@pytest.mark.parametrize(("text", "topics"), [
+    ("Beim Onboarding-Flow liegt es am Safari-Autofill. Ich werde den Fix morgen einbauen.", ["Onboarding-Flow"]),
+    ("For the quarterly report export the plan is to generate CSV first.", ["quarterly report export"]),
+    ("For the auth migration, I'll write the rollback script.", ["auth migration"]),
+    ("As for the Payments service I'll ask Maria.", ["Payments"]),
+    ("Für die neue Datenbank werde ich ein Backup machen.", ["neue Datenbank"]),
+    ("Regarding the staging registry credentials: the token expired.", ["staging registry credentials"]),
+    ("Zurück zum Onboarding-Flow: Jonas hat die Logs. Bei der Migration hakt es.", ["Onboarding-Flow", "Migration"]),
+    ("For now I'll fix it. For example, this. For it.", []),  # no topic
+    ("I looked for the bug everywhere, beim Kunden auch.", []),  # a frame opens a sentence
+])
+def test_message_topics_are_its_cue_topics_and_the_frames_its_sentences_open_on(text: str, topics: list[str]) -> None:
+    from workers.conversation.patterns import prepare_text
+    from workers.conversation.signals import message_topics
+
+    found = message_topics(prepare_text(text), BOTH)
+    assert [topic for _, topic in found] == topics
+    assert all(text[at:].startswith(topic) for at, topic in found)
+    cues = set(extract_signals(text, BOTH).topics)  # a frame opens no thread: only cue topics do
+    assert cues <= set(topics) and ("Beim" not in text or "Onboarding-Flow" not in cues)

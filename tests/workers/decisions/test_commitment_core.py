@@ -349,3 +349,53 @@ def test_a_german_closure_word_before_a_comma_keeps_the_promise() -> None:
     doc = say(None, "Ich werde den Onboarding-Fix morgen deployen.", sender="claudia")
     doc = say(doc, "Der Onboarding-Fix ist erledigt, deployen lief ohne Fehler.", 60)
     assert [c.status for c in doc.commitments] == ["done"]
+
+
+# ── the topic a promise was made in ─────────────────────────────────────────────────
+
+PROMISE_DAY_12 = "Beim Onboarding-Flow liegt es am Safari-Autofill. Ich werde den Fix morgen einbauen."
+
+
+def test_a_closure_naming_the_promises_topic_and_its_task_keeps_it() -> None:
+    """The multi-day history: day 12's "Ich werde den Fix morgen einbauen", after "Beim
+    Onboarding-Flow liegt es am Safari-Autofill.", was kept on day 14 by "Der Onboarding-Flow ist
+    gefixt, …" — yet shown OVERDUE on day 15 ("einbauen" is not named)."""
+    doc = say(None, PROMISE_DAY_12, sender="claudia")
+    [promised] = doc.commitments
+    assert (promised.what, promised.topic, promised.due) == ("den Fix einbauen", "Onboarding-Flow", "2026-02-18")
+    doc = say(doc, "Der Onboarding-Flow ist gefixt, die Registrierung auf Mobilgeräten funktioniert wieder.", 2 * DAY)
+    assert [c.status for c in doc.commitments] == ["done"]
+
+
+@pytest.mark.parametrize("closure", [
+    "Der Login-Flow ist gefixt.",  # another topic, the task's word
+    "Der Checkout-Fix ist erledigt.",  # likewise
+    "Der Onboarding-Flow ist erledigt.",  # the topic, none of the task's own words
+    "Beim Onboarding-Flow ist der Fix noch nicht erledigt.",  # negated
+    "Der Fix für den Onboarding-Flow ist im Review.",  # no closure word
+])
+def test_a_closure_of_another_topic_or_without_the_tasks_words_leaves_it_open(closure: str) -> None:
+    doc = say(say(None, PROMISE_DAY_12, sender="claudia"), closure, 60)
+    assert [c.status for c in doc.commitments] == ["open"]
+
+
+def test_an_english_promise_keeps_the_topic_its_sentence_opens_on() -> None:
+    doc = say(None, "For the quarterly report export I'll write the fix tomorrow.")
+    assert [(c.what, c.topic) for c in doc.commitments] == [("write the fix", "quarterly report export")]
+    assert say(doc, "The payment export fix is done.", 60).commitments[0].status == "open"
+    assert say(doc, "The quarterly report export is fixed.", 60).commitments[0].status == "done"
+
+
+@pytest.mark.parametrize(("text", "topic"), [
+    ("Regarding the auth migration: I'll write the rollback script for the auth migration.", None),  # named
+    ("Regarding the search indexing pipeline: I'll ask Jonas for the credentials.", "search indexing pipeline"),
+    ("I'll fix it. For the dashboard, nothing changes.", None),  # after the promise
+    ("For now I'll fix the build.", None),
+    ("Zurück zum Onboarding-Flow: ich werde den Fix morgen einbauen.", "Onboarding-Flow"),
+    ("I'll send the report tomorrow.", None),
+])
+def test_the_topic_is_the_nearest_one_before_the_promise_unless_the_task_names_it(text: str, topic: str | None) -> None:
+    [promised] = say(None, text).commitments
+    assert promised.topic == topic
+    if topic is None:  # a document without one is the document of before
+        assert b"topic" not in msgspec.json.encode(promised)
