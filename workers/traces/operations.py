@@ -38,8 +38,13 @@ the reply, or fails it when there is none. Orphaning and a late completion work 
 any call. A child is followed only within its agent's document: a sub-agent of another
 agent id (OpenClaw's ``agentId`` param) is stored under that agent, and the call is
 orphaned after ``orphan_hours``. The announce OpenClaw posts to the requester's session
-(``subagent-announce.ts``) is not read: it names the child's session id, not its key or
-run id (docs/traces.md, "Tasks in a child session").
+when the child ends (``subagent-announce.ts``: a run whose prompt it is, or a message) is
+read when it names the child's session key (the newest format's ``session_key:``, the
+oldest's stats line) or comes with the run id ``announce:v1:<key>:<run>``: the agent has
+the outcome in that run, so the call is seen; a call still waiting (a child under another
+agent) is finished by it, with the status and result it says; a pointer is replaced by the
+reply. The middle format names only the child's session id: it is not matched (docs/traces.md,
+"Tasks in a child session").
 
 Bounded per agent: at most ``max_operations``; when more, finished operations the agent has
 seen go first (oldest first), then unread ones, then pending ones. Every preview is a
@@ -76,6 +81,17 @@ _MAX_PARAMS_SHOWN: Final = 6
 _ACCEPTED_JSON_CHARS: Final = 4096  # a content block's text read as the accepted JSON only when this short
 CHILD_FAILED: Final = "the sub-agent's run failed"
 CHILD_SILENT: Final = "the sub-agent's session ended without a reply"
+_ANNOUNCE_CHARS: Final = 65_536  # of an announce read for its status and result
+# OpenClaw's announce of a finished sub-agent (src/agents/subagent-announce.ts), its result:
+# the newest wraps it in markers, earlier ones put it under "Result:" / "Findings:" up to "Stats:"
+_ANNOUNCE_RESULT: Final = (
+    re.compile(r"<<<BEGIN_UNTRUSTED_CHILD_RESULT>>>[ \t]*\n?(.*?)\n?<<<END_UNTRUSTED_CHILD_RESULT>>>", re.S),
+    re.compile(r"^(?:Result|Findings):[ \t]*\n(.*?)(?=\n\nStats:|\Z)", re.S | re.M),
+)
+# …and its status: "status: completed successfully", or 'A subagent task "…" just failed: boom.'
+_ANNOUNCE_STATUS: Final = (re.compile(r"^status:[ \t]*(.+?)[ \t]*$", re.M),
+                           re.compile(r'" just (.+?)\.[ \t]*$', re.M))
+_NO_OUTPUT: Final = "(no output)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,13 +274,81 @@ def _child_said(ops: list[Operation], event: MessageEvent, config: OperationsCon
     return changed if changed != ops else None
 
 
+def _pointer(op: Operation) -> str:
+    """The result of a child that finished without a reply on the stream: where to read it."""
+    return f"the sub-agent finished; its reply is in its session {op.child_session}"
+
+
 def _child_done(op: Operation, ts: datetime, error: str | None, config: OperationsConfig) -> Operation:
     """The child's task finished: its last reply is the call's result, or ``error`` its failure."""
-    text = error if error is not None else op.child_reply or \
-        f"the sub-agent finished; its reply is in its session {op.child_session}"
+    text = error if error is not None else op.child_reply or _pointer(op)
     return _replace(op, status="failed" if error is not None else "completed", finished=ts,
                     preview=excerpt(text, PREVIEW_CHARS, config.redact) or None, seen=False, open=False,
                     orphaned=False, child_reply="")
+
+
+def _names(text: str, op: Operation) -> bool:
+    """``text`` names the call's child session: its key whole (not the start of a longer key,
+    a nested sub-agent's), or followed by ``:<its run id>`` (the announce's run id)."""
+    key = op.child_session
+    start = text.find(key)
+    while start >= 0:
+        end = start + len(key)
+        if end == len(text) or not (text[end].isalnum() or text[end] in "-_:") or \
+                (op.child_run and text.startswith(f":{op.child_run}", end)):
+            return True
+        start = text.find(key, start + 1)
+    return False
+
+
+def announce_outcome(text: str) -> tuple[str | None, str]:
+    """``(error, result)`` of an announce of a finished sub-agent: ``error`` None when it
+    succeeded ("completed successfully", or a status it does not say), else the failure
+    ("failed: <reason>", "timed out"); ``result`` the sub-agent's reply ("" for none)."""
+    head = text[:_ANNOUNCE_CHARS]
+    found = [m for p in _ANNOUNCE_RESULT if (m := p.search(head))]
+    result = found[0].group(1).strip() if found else ""
+    header = head[:min(m.start() for m in found)] if found else head  # a line of the result is no status
+    status = next((m.group(1).strip() for p in _ANNOUNCE_STATUS if (m := p.search(header))), "")
+    error: str | None = None
+    if status.lower().startswith("failed"):
+        error = status.partition(":")[2].strip() or "failed"
+    elif status.lower().startswith("timed out"):
+        error = "timed out"
+    return error, "" if result == _NO_OUTPUT else result
+
+
+def _told(op: Operation) -> bool:
+    """The agent has had the call's outcome (it was shown, or reached it in its turn)."""
+    return op.status != "pending" and not op.orphaned and op.seen
+
+
+def _announced(ops: list[Operation], session: str, text: str | None, ts: datetime, config: OperationsConfig,
+               run_id: str | None = None) -> list[Operation] | None:
+    """OpenClaw's announce of a finished sub-agent reached the requester — a run whose prompt
+    it is, or a message of the requester's session — naming the child's session key (the
+    newest format's ``session_key:``, the oldest's ``sessionKey`` in its stats line; the run
+    id ``announce:v1:<key>:<run>``): the agent has the outcome now (seen). A call still
+    waiting is finished by it, with its result and status; a finished one whose result was
+    only a pointer to the child's session gets the reply."""
+    if not text and not run_id:
+        return None
+    hits = {i for i, op in enumerate(ops) if op.child_session and op.child_session != session and not _told(op)
+            and any(_names(t, op) for t in (text, run_id) if t)}
+    if not hits:
+        return None
+    error, result = announce_outcome(text or "")
+    reply = excerpt(result, PREVIEW_CHARS, config.redact)
+    return [_told_by_announce(op, ts, error, reply, config) if i in hits else op for i, op in enumerate(ops)]
+
+
+def _told_by_announce(op: Operation, ts: datetime, error: str | None, reply: str,
+                      config: OperationsConfig) -> Operation:
+    if op.status == "pending" or op.orphaned:
+        return _replace(_child_done(_replace(op, child_reply=reply or op.child_reply), ts, error, config), seen=True)
+    if reply and op.preview == excerpt(_pointer(op), PREVIEW_CHARS, config.redact):
+        return _replace(op, preview=reply, seen=True)
+    return _replace(op, seen=True)
 
 
 def _children_done(ops: list[Operation], event: RunEvent | SessionEvent, kind: str,
@@ -311,7 +395,11 @@ def _changed(
     if isinstance(event, FeedbackEvent):
         return _seen(ops, acknowledged(event)) if event.kind == SEEN_KIND else None
     if isinstance(event, MessageEvent):
-        return _child_said(ops, event, config)
+        if event.role == "assistant":
+            return _child_said(ops, event, config)
+        return _announced(ops, event.session, event.content, event.ts, config)
+    if isinstance(event, RunEvent) and kind == "start":
+        return _announced(ops, event.session, event.prompt, event.ts, config, event.run_id)
     if _ends_turn(event, kind):
         ended = _turn_ended(_children_done(ops, event, kind, config), event.session)
         return ended if ended != ops else None
@@ -319,8 +407,13 @@ def _changed(
 
 
 def _concerns_a_child(doc: OperationsDoc | None, event: MessageEvent) -> bool:
-    return doc is not None and event.role == "assistant" and any(_waits_on(op, event.session)
-                                                                 for op in doc.operations)
+    """A sub-agent's reply in a child session a call waits on, or a message naming such a child
+    (an announce); a plain substring test: most messages leave here."""
+    if doc is None:
+        return False
+    if event.role == "assistant":
+        return any(_waits_on(op, event.session) for op in doc.operations)
+    return any(op.child_session and not _told(op) and op.child_session in event.content for op in doc.operations)
 
 
 def apply_operation_event(
