@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, tzinfo
 
-from schemas.docs import Entity, Thread
+from schemas.docs import Commitment, Entity, Thread
 from schemas.types import Mood, Priority
 
 MOOD_EMOJI: dict[Mood, str] = {
@@ -198,3 +198,17 @@ def _shown_name(entity: Entity) -> str:
             if len(written) > len(entity.value) and written.startswith(entity.value):
                 return written
     return entity.value
+
+
+TOPIC_CHARS = 60
+
+
+def commitment_task(c: Commitment) -> str:
+    """What was promised, with the topic it was made in when the task does not name it:
+    "den Fix einbauen (Onboarding-Flow)" (Cortex's own: the reference shows ``what`` alone).
+    The briefing, ``cortex commitments`` and the search show it so."""
+    what = one_line(c.what)
+    topic = one_line(c.topic) if c.topic else ""
+    if not topic or topic.casefold() in what.casefold():
+        return what
+    return f"{what} ({clip_words(topic, TOPIC_CHARS)})"

@@ -19,6 +19,7 @@ from schemas.api import (
     TracesReply,
 )
 from schemas.docs import Finding
+from workers.render import commitment_task
 from workers.traces.operations import marker
 
 Rows = tuple[list[str], list[list[str]]]
@@ -69,7 +70,7 @@ def decision_rows(reply: DecisionsReply) -> Rows:
 
 def commitment_rows(reply: CommitmentsReply) -> Rows:
     return (["id", "status", "who", "due", "what"],
-            [[c.id, c.status, c.who, c.due or "", c.what] for c in reply.commitments])
+            [[c.id, c.status, c.who, c.due or "", commitment_task(c)] for c in reply.commitments])
 
 
 def memory_rows(reply: RecallReply, id_chars: int | None = 8) -> Rows:

@@ -98,3 +98,21 @@ def test_a_doom_loop_the_agent_got_out_of_says_when_and_after_what() -> None:
     assert rows[0][-1] == ("`exec` failed 4× in a row — worked at 2026-03-03T09:12+00:00"
                            " after rm -rf node_modules && npm ci")
     assert rows[1][-1] == "`deploy` failed 3× in a row"
+
+
+def test_a_vague_task_is_listed_with_the_topic_it_was_promised_in() -> None:
+    """``cortex commitments`` listed "den Fix einbauen" alone, though the briefing (d1b73f6)
+    says which fix; a task that names its topic is listed as it was said."""
+    from datetime import UTC, datetime
+
+    from schemas.docs import Commitment
+    from workers.tables import commitment_rows
+
+    at = datetime(2026, 3, 12, 9, 10, tzinfo=UTC)
+    vague = Commitment(id="c1", who="claudia", what="den Fix einbauen", status="open", created=at,
+                       source_event="e1", topic="Onboarding-Flow")
+    named = Commitment(id="c2", who="claudia", what="write the rollback script for the auth migration",
+                       status="open", created=at, source_event="e2", topic="auth migration")
+    _, rows = commitment_rows(CommitmentsReply(commitments=[vague, named]))
+    assert [row[-1] for row in rows] == ["den Fix einbauen (Onboarding-Flow)",
+                                         "write the rollback script for the auth migration"]

@@ -28,6 +28,7 @@ from schemas.docs import (
     TraceDoc,
 )
 from schemas.types import PRIORITIES, SEVERITIES
+from workers.render import commitment_task
 from workers.traces.operations import is_unread, is_waiting
 
 DEFAULT_LIMIT = 50
@@ -112,7 +113,7 @@ def _candidates(threads: ThreadsDoc | None, decisions: DecisionsDoc | None, comm
     for d in decisions.decisions if decisions else []:
         yield "decision", d.id, d.what, 0.95
     for c in commitments.commitments if commitments else []:
-        yield "commitment", c.id, f"{c.who}: {c.what}", 0.9
+        yield "commitment", c.id, f"{c.who}: {commitment_task(c)}", 0.9
     if knowledge is not None:
         for f in knowledge.facts:
             yield "fact", f.id, f"{f.subject} {f.predicate} {f.object}", 0.85 * max(f.relevance, 0.1) + 0.15

@@ -19,6 +19,7 @@ from workers.render import (
     UNKNOWN_EMOJI,
     as_utc,
     clip_words,
+    commitment_task,
     decision_listed,
     local_minutes,
     one_line,
@@ -193,21 +194,8 @@ def _due_moment(due: str, tz: ZoneInfo) -> datetime | None:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=tz)
 
 
-TOPIC_CHARS = 60
-
-
-def _task(c: Commitment) -> str:
-    """What was promised, with the topic it was made in when the task does not name it:
-    "den Fix einbauen (Onboarding-Flow)" (Cortex's own: the reference shows ``what`` alone)."""
-    what = one_line(c.what)
-    topic = one_line(c.topic) if c.topic else ""
-    if not topic or topic.casefold() in what.casefold():
-        return what
-    return f"{what} ({clip_words(topic, TOPIC_CHARS)})"
-
-
 def _commitment_line(c: Commitment, overdue: bool) -> str:
-    what = _task(c)
+    what = commitment_task(c)
     who = f" ({one_line(c.who)})" if c.who.strip() else ""
     if overdue:
         return f"- 🔴 **OVERDUE**: {what}{who}"
