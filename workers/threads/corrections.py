@@ -84,10 +84,12 @@ def reopen_corrected(threads: list[Thread], recent: Sequence[RecentMessage], eve
     """``threads`` with those the agent's last turn closed and this user message corrects open again."""
     if event.role != "user" or not any(t.status == "closed" for t in threads):
         return threads
+    signals = get_signal_patterns(patterns.languages)
+    if not signals.is_correction(text, after_question=False):  # most messages correct nothing: known at once
+        return threads
     turn = _agent_turn(recent, event.session)
     if not any(m.work for m in turn):  # a closure is work
         return threads
-    signals = get_signal_patterns(patterns.languages)
     if not _corrects(text, signals, signals.is_question(prepare_text(turn[0].text))):
         return threads
     reopen = {t.id for t in _closed_by(turn[0], threads, patterns)}
