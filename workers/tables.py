@@ -115,8 +115,11 @@ def _finding_summary(f: Finding) -> str:
 
 
 def operation_rows(reply: OperationsReply) -> Rows:
+    """Operations; a task still running in a child session (OpenClaw's ``sessions_spawn``)
+    says which, where a result would be."""
     return (["started", "state", "tool", "id", "request", "result"],
-            [[op.started.isoformat(timespec="minutes"), marker(op), op.tool, op.id, op.request, op.preview or ""]
+            [[op.started.isoformat(timespec="minutes"), marker(op), op.tool, op.id, op.request,
+              op.preview or (f"running in {op.child_session}" if op.status == "pending" and op.child_session else "")]
              for op in reply.operations])
 
 

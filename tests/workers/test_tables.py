@@ -116,3 +116,22 @@ def test_a_vague_task_is_listed_with_the_topic_it_was_promised_in() -> None:
     _, rows = commitment_rows(CommitmentsReply(commitments=[vague, named]))
     assert [row[-1] for row in rows] == ["den Fix einbauen (Onboarding-Flow)",
                                          "write the rollback script for the auth migration"]
+
+
+def test_a_task_running_in_a_child_session_says_which() -> None:
+    """``cortex traces`` listed a spawned task waiting on its sub-agent with an empty result."""
+    from datetime import UTC, datetime
+
+    from schemas.api import OperationsReply
+    from schemas.docs import Operation
+    from workers.tables import operation_rows
+
+    at = datetime(2026, 3, 9, 9, tzinfo=UTC)
+    child = "agent:forge:subagent:8d3f0b2a-6c1e-4f7d-9a51-2e4c7b9d0f13"
+    running = Operation(id="o1", tool="sessions_spawn", status="pending", started=at, seen=False,
+                        child_session=child, request="Rebuild the search index")
+    done = Operation(id="o2", tool="sessions_spawn", status="completed", started=at, seen=False, finished=at,
+                     child_session=child, preview="Index rebuilt")
+    plain = Operation(id="o3", tool="deploy_job", status="pending", started=at, seen=False)
+    _, rows = operation_rows(OperationsReply(operations=[running, done, plain]))
+    assert [row[-1] for row in rows] == [f"running in {child}", "Index rebuilt", ""]
