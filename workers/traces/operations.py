@@ -82,6 +82,7 @@ _ACCEPTED_JSON_CHARS: Final = 4096  # a content block's text read as the accepte
 CHILD_FAILED: Final = "the sub-agent's run failed"
 CHILD_SILENT: Final = "the sub-agent's session ended without a reply"
 _ANNOUNCE_CHARS: Final = 65_536  # of an announce read for its status and result
+_ANNOUNCE_HEADER_CHARS: Final = 4096  # …and of its header, for the status (a line that never ends: quadratic)
 # OpenClaw's announce of a finished sub-agent (src/agents/subagent-announce.ts), its result:
 # the newest wraps it in markers, earlier ones put it under "Result:" / "Findings:" up to "Stats:"
 _ANNOUNCE_RESULT: Final = (
@@ -308,7 +309,7 @@ def announce_outcome(text: str) -> tuple[str | None, str]:
     head = text[:_ANNOUNCE_CHARS]
     found = [m for p in _ANNOUNCE_RESULT if (m := p.search(head))]
     result = found[0].group(1).strip() if found else ""
-    header = head[:min(m.start() for m in found)] if found else head  # a line of the result is no status
+    header = head[:min([_ANNOUNCE_HEADER_CHARS, *(m.start() for m in found)])]  # a line of the result is no status
     status = next((m.group(1).strip() for p in _ANNOUNCE_STATUS if (m := p.search(header))), "")
     error: str | None = None
     if status.lower().startswith("failed"):

@@ -432,6 +432,7 @@ def test_an_announce_naming_the_child_finishes_a_call_still_waiting_and_is_seen(
     # the status is the announce's, not a line of the sub-agent's result
     middle = 'A subagent task "deploy" just completed successfully.\n\nResult:\nstatus: failed: 2 pods\n\nStats: x'
     assert announce_outcome(middle) == (None, "status: failed: 2 pods")
+    assert announce_outcome('" just ' * 10_000) == (None, "")  # a hostile header is read in bounded time
 
 
 def test_an_announce_after_the_child_run_end_gives_the_reply_and_marks_it_seen() -> None:
