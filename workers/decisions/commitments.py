@@ -179,13 +179,13 @@ def _close_fulfilled(commitments: list[Commitment], text: MatchText, stopwords: 
     return [_replace(c, status="done") if flag else c for c, flag in zip(commitments, done, strict=True)]
 
 
-def _topic(promise: Promise, what: str, topics: list[tuple[int, str]], stopwords: frozenset[str]) -> str | None:
-    """The nearest topic the message names before the promise, unless ``what`` names it."""
+def _topic(promise: Promise, topics: list[tuple[int, str]], stopwords: frozenset[str]) -> str | None:
+    """The nearest topic the message names before the promise, unless its task names it."""
     before = [topic for at, topic in topics if at < promise.start]
     if not before:
         return None
     named = _task_terms(before[-1], stopwords)
-    return None if not named or named <= _task_terms(what, stopwords) else before[-1]
+    return None if not named or named <= _task_terms(promise.what, stopwords) else before[-1]
 
 
 def _cap(commitments: list[Commitment], limit: int) -> list[Commitment]:
@@ -225,7 +225,7 @@ def apply_message(
         taken.add(commitment_id)
         added.append(Commitment(id=commitment_id, who=who, what=promise.what, status="open",
                                 created=event.ts, source_event=event.id, due=due_string(promise.due, event.ts, tz),
-                                topic=_topic(promise, promise.what, topics, patterns.stopwords)))
+                                topic=_topic(promise, topics, patterns.stopwords)))
     if added:
         commitments = [*commitments, *added]
     return _rebuilt(base, now, _cap(commitments, settings.max_commitments))
