@@ -27,6 +27,8 @@ def events() -> list[dict[str, Any]]:
         msg(3, "2026-02-17T07:05:00Z", "telegram", "We decided to use semicolons as the CSV separator."),
         msg(4, "2026-02-17T09:00:00Z", "webchat", "Now about the login page redesign, it needs a dark mode."),
         {**base, "type": "session.start", "id": "ch-5", "ts": "2026-02-17T09:30:00Z", "channel": "webchat"},
+        # a second trigger that leaves every summary as it was
+        {**base, "type": "session.start", "id": "ch-6", "ts": "2026-02-17T09:31:00Z", "channel": "webchat"},
     ]
 
 
@@ -47,6 +49,9 @@ async def test_three_channels_give_layers_summaries_and_a_boot_section(
         doc = msgspec.json.decode(raw, type=ChannelsDoc)
         layers = {c.channel: c.layer for c in doc.channels}
         assert layers == {"webchat": "foreground", "telegram": "background", "whatsapp": "archived"}
+        # every message and trigger counts, also a trigger that changed no summary: the count
+        # must not depend on which revision of the sources a summary read (workers/channels/worker.py)
+        assert (doc.integrity.events, doc.integrity.last_seq) == (6, 6)
         telegram = next(c for c in doc.channels if c.channel == "telegram")
         assert telegram.messages == 2
         assert "invoice export" in telegram.summary and "decided: We decided to use semicolons" in telegram.summary

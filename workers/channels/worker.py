@@ -4,6 +4,13 @@ Counts, last activity and layers come from message events. The one-line summarie
 channel's latest active thread and last decision) are composed at trigger events
 (session start/end, compaction) from the threads and decisions documents as they were at
 that event, so a whole-pipeline replay reproduces them.
+
+Every trigger is applied and counted in ``integrity.events``, also one that leaves the
+summaries as they were: the count is then the agent's messages and triggers, whatever the
+summaries read. Counting only the triggers that changed a summary made the count depend on
+the read itself — live, a worker that falls more than the buckets' history behind its
+sources reads the latest document instead (``shared.asof``, ``history_too_short``), and a
+replay, reading the right one, counted a different number of changes for the same content.
 """
 
 from __future__ import annotations
@@ -45,9 +52,7 @@ class ChannelsProjection(ComposedProjection[ChannelsDoc]):
         if doc is None:
             return None
         summarized = summarize(doc.channels, inputs.docs["threads"], inputs.docs["decisions"])
-        if summarized == doc.channels:
-            return None
-        return msgspec.structs.replace(doc, channels=summarized)
+        return msgspec.structs.replace(doc, channels=summarized)  # counted even when unchanged (above)
 
 
 class ChannelsHandler(ProjectionHandler):
