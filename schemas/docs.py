@@ -286,9 +286,11 @@ class Finding(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     in it is redacted. Beyond the contract (readers ignore them): the session, the tool,
     how often it happened (a loop's length, a failure's sessions), the error and the words
     (the user's correction or frustration, the agent's claim) as redacted excerpts; for a
-    doom loop whose call later worked in the same chain, when (``resolved_ts``) and the call
-    that worked just before it (``resolved_after``: its redacted command, else its tool;
-    empty when none came between)."""
+    doom loop whose call later worked, when (``resolved_ts``) and the call that worked just
+    before it in that chain (``resolved_after``: its redacted command, else its tool; empty
+    when none came between); and ``loop_call``, a digest of the loop's call (its tool and
+    command, else its redacted parameters), by which the same call succeeding in a later
+    chain or session resolves it."""
 
     id: str
     signal: Signal
@@ -305,6 +307,7 @@ class Finding(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     triage: Triage | None = None
     resolved_ts: datetime | None = None
     resolved_after: str = ""
+    loop_call: str = ""
 
 
 class TraceStep(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

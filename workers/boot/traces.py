@@ -12,9 +12,10 @@ loop and its repeats are one lesson); findings Claude's triage dismissed are lef
 The lessons of the latest local day that has any come first, then the earlier days',
 each group most severe and newest first: ranked by severity alone, a busy week's high
 findings pushed out the medium "the user corrected you" of the session just before, the
-lesson that matters most to an agent waking up. A doom loop whose call worked later in the
-same chain (``Finding.resolved_ts``) says so ("…, then it worked after `npm ci`: next time,
-change the approach after two identical failures") and weighs a grade less: told as if it
+lesson that matters most to an agent waking up. A doom loop whose call worked later (in the
+same chain, or its very call in a later one: ``Finding.resolved_ts``) says so ("…, then it
+worked after `npm ci`: next time, change the approach after two identical failures") and
+weighs a grade less: told as if it
 still failed, a loop fixed minutes later read for a week as an open problem. A last line
 counts the lessons left out ("- (2 more lessons not shown here)"), as the pending
 operations do. Every text in them was redacted when it was stored. (The reference has no

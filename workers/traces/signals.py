@@ -15,10 +15,12 @@ signal is decided as soon as the stream settles it, with the reference's rules:
 * ``doom_loop`` (high, critical from 5) — at the third failing attempt in a row that is
   the same call as the first of them (similarity ≥ 0.8; Cortex also counts a call at
   least half alike that fails with the same error), growing with each further one; once
-  the same call (≥ 0.8 alike one of the loop's attempts) succeeds later in the chain, the
-  finding says so (``resolved_ts``, and ``resolved_after`` the call that worked just before,
-  e.g. ``rm -rf node_modules && npm ci``) — Cortex's own: a loop fixed minutes later was
-  taught for a week as if it still failed;
+  the same call (≥ 0.8 alike one of the loop's attempts) succeeds later in the chain, or
+  the loop's very call (same tool and command, else the same redacted parameters) in a
+  later chain or session, the finding says so (``resolved_ts``, and ``resolved_after`` the
+  call that worked just before, e.g. ``rm -rf node_modules && npm ci``) — Cortex's own: a
+  loop fixed minutes later, or in the afternoon's session, was taught for a week as if it
+  still failed;
 * ``repeat_fail`` (high, critical from 3 sessions) — at a failure whose fingerprint already
   failed in another session;
 * ``dissatisfied`` (high) — when a chain ends whose last user message was frustrated and
@@ -48,7 +50,7 @@ from schemas.types import Severity, Signal
 from workers.conversation.patterns import MatchText
 from workers.render import clip_words
 from workers.traces.config import MAX_FINDING_EVENTS, MAX_PRINT_SESSIONS, TraceConfig
-from workers.traces.tools import failure_key, loop_similarity, normalise_error
+from workers.traces.tools import call_key, failure_key, loop_similarity, normalise_error
 
 _replace = msgspec.structs.replace
 
@@ -215,28 +217,37 @@ def doom_loop(loop: DoomLoop, chain: TraceChain, step: TraceStep) -> Finding | N
         summary=f"Doom loop: {loop.count}× {loop.tool} with similar parameters, all failing — {loop.first_error}",
         events=loop.events, first_ts=loop.first_ts, last_ts=step.ts, session=chain.session, tool=loop.tool,
         count=loop.count, error=step.error or loop.first_error,
+        loop_call=call_key(loop.tool, loop.command, loop.keys),
     )
 
 
 def resolved_loops(findings: Sequence[Finding], chain: TraceChain, step: TraceStep) -> list[Finding]:
-    """The doom loops of this chain that ``step``, a result that succeeded, resolves: the
-    same call (≥ ``LOOP_SIMILARITY`` alike one of the loop's failed attempts, still among the
-    chain's steps) worked after all. Each comes back with ``resolved_ts`` and
-    ``resolved_after``: the last other call that succeeded in between (its command, else its
-    tool), what changed."""
+    """The doom loops that ``step``, a result that succeeded, resolves. In the loop's own
+    chain: the same call (≥ ``LOOP_SIMILARITY`` alike one of its failed attempts, still among
+    the chain's steps) worked after all. In a later chain or another session — Cortex's own
+    too: the main chat's loop fixed in the afternoon's run, a session's in the next one —
+    the very call of the loop (``loop_call``: its tool and command, else its parameters)
+    worked. Each comes back with ``resolved_ts`` and ``resolved_after``: the last other call
+    that succeeded in between in this chain (its command, else its tool), what changed."""
     if step.kind != "result" or step.failed:
         return []
     resolved = []
+    key = call_key(step.tool, step.command, step.keys)
     for finding in findings:
-        if (finding.signal != "doom_loop" or finding.resolved_ts is not None or finding.tool != step.tool
-                or finding.session != chain.session):
+        if finding.signal != "doom_loop" or finding.resolved_ts is not None or finding.tool != step.tool:
             continue
         loop = set(finding.events)
         attempts = [i for i, s in enumerate(chain.steps) if s.kind == "result" and s.failed and s.event in loop]
-        if not any(loop_similarity(chain.steps[i].command, chain.steps[i].keys, step.command, step.keys)
-                   >= LOOP_SIMILARITY for i in attempts):
-            continue  # another call of the tool, or a loop of an earlier chain
-        worked = [s for s in chain.steps[attempts[-1] + 1:] if s.kind == "result" and not s.failed]
+        if attempts and finding.session == chain.session:
+            if not any(loop_similarity(chain.steps[i].command, chain.steps[i].keys, step.command, step.keys)
+                       >= LOOP_SIMILARITY for i in attempts):
+                continue  # another call of the tool
+            since = attempts[-1] + 1
+        elif finding.loop_call and finding.loop_call == key:
+            since = 0  # a later chain: what worked before it in this one
+        else:
+            continue  # another call of the tool, or a loop that left no call to compare
+        worked = [s for s in chain.steps[since:] if s.kind == "result" and not s.failed]
         after = (worked[-1].command or worked[-1].tool) if worked else ""
         resolved.append(_replace(finding, resolved_ts=step.ts, resolved_after=after))
     return resolved

@@ -182,3 +182,11 @@ def failure_key(tool: str, keys: Sequence[str], command: str, error: str) -> str
     """The fingerprint of a failure: same tool, same parameters, same normalised error."""
     basis = "|".join([tool, command, ",".join(keys), normalise_error(error)])
     return hashlib.sha256(basis.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def call_key(tool: str, command: str, keys: Sequence[str]) -> str:
+    """The digest of a call for "the same call again", in any chain: its tool and its
+    command (whitespace collapsed) when it has one, else its parameters' digests (volatile
+    names left out, values redacted: ``param_keys``)."""
+    basis = f"{tool}|c|{' '.join(command.split())}" if command else f"{tool}|k|{','.join(sorted(keys))}"
+    return hashlib.sha256(basis.encode("utf-8", "surrogatepass")).hexdigest()[:16]

@@ -222,9 +222,32 @@ def test_a_loop_whose_call_worked_later_in_the_chain_says_so() -> None:
     assert found[0].count == 4 and found[0].severity == "high"  # the loop itself is what it was
     retried = findings(*loop, ok("exec", build))[0]  # the same call worked again, nothing in between
     assert retried.resolved_ts is not None and retried.resolved_after == ""
-    # another command of the tool working, or the same call in a later chain, resolves nothing
+    # another command of the tool working resolves nothing
     assert findings(*loop, ok("exec", {"command": "git status"}))[0].resolved_ts is None
-    assert findings(*loop, End(), Start(), ok("exec", build))[0].resolved_ts is None  # the session again
+
+
+def test_a_loop_whose_call_worked_in_a_later_session_is_resolved() -> None:
+    """Cortex: a loop fixed in a later session of the same day (or a later chain of the main
+    chat's one session key) was taught as open: only its own chain could resolve it. The loop's
+    very call succeeding later, in any chain, resolves it, with what worked just before it
+    there; another command of the tool, or the same command with other parameters, does not."""
+    build = {"command": "npm run build", "cwd": "/srv/app"}
+    loop = [fail("exec", build, "Module not found: @acme/ui")] * 4
+    later = findings(*loop, End(), Wait(minutes=240), Start(session="b"), User(text="try again"),
+                     ok("exec", {"command": "rm -rf node_modules && npm ci"}), ok("exec", build))
+    assert signals_of(later) == ["doom_loop"]
+    assert later[0].resolved_ts is not None and later[0].resolved_after == "rm -rf node_modules && npm ci"
+    again = findings(*loop, End(), Start(), ok("exec", {"command": " npm  run build", "cwd": "/srv/app"}))[0]
+    assert again.resolved_ts is not None and again.resolved_after == ""  # the session again, same command
+    main_chat = findings(RunStart(), *loop, RunEnd(), Wait(minutes=180), RunStart(), ok("exec", build), RunEnd())
+    assert main_chat[0].resolved_ts is not None  # a later run of the one session key: a later chain
+    # a different command, or a different tool's call with the loop's parameters, resolves nothing
+    for other in (ok("exec", {"command": "npm run lint", "cwd": "/srv/app"}), ok("read", build)):
+        assert findings(*loop, End(), Start(session="b"), other)[0].resolved_ts is None
+    searched = [fail("web_search", {"query": "acme ui missing"}, "rate limited")] * 3
+    assert findings(*searched, End(), Start(session="b"), ok("web_search", {"query": "acme ui missing"}))[0].resolved_ts
+    assert findings(*searched, End(), Start(session="b"),
+                    ok("web_search", {"query": "acme ui module"}))[0].resolved_ts is None
 
 
 # -- hallucination ------------------------------------------------------------------------------
