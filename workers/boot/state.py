@@ -99,7 +99,8 @@ def age_line(inputs: BootInputs, settings: BootSettings = DEFAULT_BOOT) -> str:
 
     Old, here, is behind the conversation: measured from the threads document's last event
     to the latest event of the documents the agent's messages change (threads, decisions,
-    commitments, knowledge, channels), as of the trigger. The design measured it to the
+    commitments, knowledge; for channels, which applies every trigger as well, its last
+    message), as of the trigger. The design measured it to the
     trigger, and so warned "STALE DATA: Thread data is 10h old" every morning: an agent idle
     overnight has thread data exactly as fresh as its conversation, which "Last activity"
     states. Threads behind the messages the other workers have seen (the threads worker
@@ -109,8 +110,10 @@ def age_line(inputs: BootInputs, settings: BootSettings = DEFAULT_BOOT) -> str:
     if last is None:
         return ""
     conversation = [doc.integrity.last_event_ts for doc in (inputs.threads, inputs.decisions, inputs.commitments,
-                                                            inputs.knowledge, inputs.channels)
+                                                            inputs.knowledge)
                     if doc is not None and doc.integrity.last_event_ts is not None]
+    if inputs.channels is not None:  # its last message: the channels worker applies every trigger too
+        conversation.append(inputs.channels.updated)
     minutes = (max(as_utc(ts) for ts in conversation) - as_utc(last)).total_seconds() / 60
     hours = round(minutes / 60)
     if settings.stale_alert_minutes and minutes > settings.stale_alert_minutes:

@@ -144,6 +144,21 @@ def test_an_agent_idle_overnight_gets_no_stale_data_warning(make, settings, tz):
     assert "Last activity: 10h 0m ago (2026-02-17T01:30:02Z)\n" in md
 
 
+def test_a_trigger_the_channels_worker_applied_is_not_conversation(make, settings, tz):
+    """The channels document is written at every trigger (this session start included, read as
+    made for it), so its last event is the trigger; its last message is what the conversation
+    is measured by: the evening session start after a quiet afternoon warns nothing."""
+    afternoon = make.integrity(last_event_ts=make.now - timedelta(hours=5))
+    channels = msgspec.structs.replace(make.channels(), updated=make.now - timedelta(hours=5),
+                                       integrity=make.integrity(last_event_ts=make.now))
+    inputs = make.inputs(threads=msgspec.structs.replace(make.threads(), integrity=afternoon),
+                         decisions=msgspec.structs.replace(make.decisions(), integrity=afternoon), channels=channels)
+    assert "Thread data is" not in assemble_boot(inputs, settings, tz)
+    later = msgspec.structs.replace(channels, updated=make.now - timedelta(minutes=1))  # messages threads missed
+    assert "⚠️ Data staleness: Thread data is 5h old.\n" in assemble_boot(make.inputs(
+        threads=inputs.threads, decisions=inputs.decisions, channels=later), settings, tz)
+
+
 def test_the_age_thresholds_and_freshness_windows_are_settings(make, settings, tz):
     threads = msgspec.structs.replace(make.threads(),
                                       integrity=make.integrity(last_event_ts=make.now - timedelta(hours=3)))
