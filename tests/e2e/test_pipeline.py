@@ -181,7 +181,8 @@ async def _replay_after_completions(js: JetStreamContext, nats_url: str, tmp_pat
     assert [k for k, v in before.items() if v is None] == ["cortex_operations/alice", "cortex_operations/bob"]
     boots = {a: msgspec.json.decode(before[f"cortex_boot/{a}"] or b"", type=BootDoc) for a in ("alice", "bob")}
     assert boots["alice"].trigger == "session_start" and boots["bob"].trigger == "change"  # completed, both
-    assert "## 📖 Narrative (last 24h)" in boots["alice"].markdown
+    # made at the compaction (10:00), five minutes before the start: the 24 hours up to then
+    assert "## 📖 Narrative (24h to 10:00 today)" in boots["alice"].markdown
     assert "Redis" in boots["bob"].markdown and "second replica" not in boots["bob"].markdown  # as of the cut at 35
     bob_revisions = {b: (await (await js.key_value(b)).get("bob")).revision for b in OWNED_BUCKETS
                      if before[f"{b}/bob"] is not None}

@@ -151,7 +151,7 @@ def assemble_boot(
                 budgets.header_state),
         snapshot_section(inputs.snapshot, inputs.now, budgets.snapshot,
                          timedelta(minutes=settings.snapshot_max_age_minutes)),
-        narrative_section(inputs.narrative, inputs.now, budgets.narrative, work.open_titles, work.decisions,
+        narrative_section(inputs.narrative, inputs.now, budgets.narrative, tz, work.open_titles, work.decisions,
                           timedelta(hours=settings.narrative_max_age_hours)),
         *work.sections,
         *_context_sections(inputs, budgets, work.said),

@@ -2,7 +2,10 @@
 
 Snapshot and narrative appear only while fresh, measured against the trigger's time: a
 snapshot for an hour, a narrative for 36 hours (design section 4.3; the
-``CORTEX_BOOT_SNAPSHOT_MAX_AGE_MINUTES`` and ``CORTEX_BOOT_NARRATIVE_MAX_AGE_HOURS`` settings). Facts and channels
+``CORTEX_BOOT_SNAPSHOT_MAX_AGE_MINUTES`` and ``CORTEX_BOOT_NARRATIVE_MAX_AGE_HOURS`` settings).
+The narrative tells the 24 hours up to the event it was made at, so its heading says which
+24 hours (``narrative_heading``): "last 24h" — the reference's heading — only for one made
+within the minute before the trigger. Facts and channels
 follow the layered context of the processing-brain design (``Known Facts``, one line per
 background channel as ``[channel] summary (last: time)``, archived channels left out).
 """
@@ -12,11 +15,12 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
 
 from schemas.docs import ChannelState, Fact, NarrativeDoc, SnapshotDoc
 from workers.boot.budget import section
 from workers.boot.state import describe_age
-from workers.narrative.core import for_briefing
+from workers.narrative.core import WINDOW_HOURS, for_briefing
 from workers.render import as_utc, clip_lines, fact_parts, iso_seconds, one_line
 from workers.snapshot.core import messages_part
 
@@ -63,16 +67,46 @@ def _newest_within(text: str, budget: int) -> str:
     return "\n".join([*head, *items])
 
 
+NARRATIVE_HEADING = "## 📖 Narrative (last 24h)"
+
+
+def narrative_heading(ts: datetime, now: datetime, tz: ZoneInfo) -> str:
+    """The narrative section's heading: which 24 hours a narrative made at ``ts`` tells, for
+    a briefing at ``now`` (both event times).
+
+    The reference's "last 24h" held for a narrative read as it was written; one made at the
+    previous session's end is read at the next start, up to 36 hours later, and told the day
+    before as the last one. Made within the minute (``describe_age``'s "just now"), it is
+    the last 24 hours; else the heading names its window's end in local time: ``24h to 14:05
+    today``, ``24h to 21:40 yesterday``, and for an agent silent for days ``24h to
+    2026-11-24 18:05, 4 days ago`` (the lessons' "date, N days ago")."""
+    if as_utc(now) - as_utc(ts) < timedelta(minutes=1):
+        return NARRATIVE_HEADING
+    local = as_utc(ts).astimezone(tz)
+    days = (as_utc(now).astimezone(tz).date() - local.date()).days
+    if days <= 0:
+        end = f"{local:%H:%M} today"
+    elif days == 1:
+        end = f"{local:%H:%M} yesterday"
+    else:
+        end = f"{local:%Y-%m-%d %H:%M}, {days} days ago"
+    return f"## 📖 Narrative ({WINDOW_HOURS}h to {end})"
+
+
 def narrative_section(
     narrative: NarrativeDoc | None,
     now: datetime,
     budget: int,
+    tz: ZoneInfo,
     open_titles: Collection[str] = (),
     decisions: Collection[str] = (),
     max_age: timedelta = NARRATIVE_MAX_AGE,
 ) -> str:
-    """The narrative, its markdown within ``budget`` (the reference cut at 2000 characters):
-    whole lines, a last one cut between words with "…".
+    """The narrative under a heading saying which 24 hours it tells (``narrative_heading``),
+    its markdown within ``budget`` (the reference cut at 2000 characters): whole lines, a
+    last one cut between words with "…". A heading longer than the reference's takes its
+    extra characters from the markdown, so the section is never longer than the
+    reference's.
 
     A structured narrative leaves out what the briefing's other sections show
     (``workers.narrative.for_briefing``): the open threads of ``open_titles`` and the
@@ -83,8 +117,9 @@ def narrative_section(
     markdown = narrative.markdown
     if narrative.source == "structured":
         markdown = for_briefing(markdown, open_titles, decisions)
-    text = clip_lines(markdown.strip(), budget)
-    return f"## 📖 Narrative (last 24h)\n{text}\n" if text else ""
+    heading = narrative_heading(narrative.ts, now, tz)
+    text = clip_lines(markdown.strip(), budget - max(len(heading) - len(NARRATIVE_HEADING), 0))
+    return f"{heading}\n{text}\n" if text else ""
 
 
 # Predicates a subject has one object of at a time: a newer statement replaces the older.

@@ -15,6 +15,7 @@ import msgspec
 from shared.config import BootSettings
 from workers.boot import assemble_boot
 from workers.boot.context import snapshot_section
+from workers.narrative import TimelineEntry, build_structured_narrative
 
 SECTION_HEADINGS = [
     "# Context Briefing",
@@ -149,6 +150,44 @@ def test_narrative_freshness_boundary_is_36_hours(make, settings, tz):
     old = make.narrative("old narrative", age=timedelta(hours=36))
     assert "young narrative" in assemble_boot(make.inputs(narrative=young), settings, tz)
     assert "old narrative" not in assemble_boot(make.inputs(narrative=old), settings, tz)
+
+
+def test_a_narrative_written_earlier_says_which_24_hours_it_tells(make, settings, tz):
+    """The narrative tells the 24 hours up to the event it was made at (a session's end, a
+    compaction) and is shown for 36 hours after: under "last 24h", a briefing the next
+    morning told day-and-a-half-old entries as the last day's. The heading names the end of
+    its window in local time (Berlin here); "last 24h" only for one made within the minute."""
+    made = make.now - timedelta(hours=12)  # 00:30 in Berlin, the briefing's day
+    timeline = [TimelineEntry(ts=made - timedelta(hours=23), kind="session_start", text="s-old")]
+    markdown = build_structured_narrative(made, tz, None, None, timeline)
+    md = assemble_boot(make.inputs(narrative=make.narrative(markdown, age=timedelta(hours=12))), settings, tz)
+    assert "Narrative (last 24h)" not in md
+    # the entry is 35 hours before the briefing, within the 24 hours the heading names
+    assert "## 📖 Narrative (24h to 00:30 today)\n*Tuesday, 17. February 2026 — Narrative*\n\n**Timeline:**\n" \
+           "- 2026-02-16 01:30 Session started: s-old\n" in md
+
+    def heading(age: timedelta, **kw: int) -> str:
+        narrative = make.narrative(age=age)
+        text = assemble_boot(make.inputs(narrative=narrative), msgspec.structs.replace(settings, **kw), tz)
+        return next(line for line in text.split("\n") if "📖" in line)
+
+    assert heading(timedelta(seconds=59)) == "## 📖 Narrative (last 24h)"
+    assert heading(timedelta(minutes=1)) == "## 📖 Narrative (24h to 12:29 today)"
+    assert heading(timedelta(hours=20)) == "## 📖 Narrative (24h to 16:30 yesterday)"
+    # silent for days (a longer max age): its date and how long ago, never "last 24h"
+    assert heading(timedelta(days=6), narrative_max_age_hours=168) == \
+        "## 📖 Narrative (24h to 2026-02-11 12:30, 6 days ago)"
+
+
+def test_a_dated_narrative_heading_takes_its_room_from_the_narrative(make, settings, tz):
+    """The section stays within the reference's size (its heading and 2000 characters)."""
+    fresh = "## 📖 Narrative (last 24h)\n"
+    for age in (timedelta(0), timedelta(hours=20), timedelta(days=6)):
+        narrative = make.narrative("N" * 2500, age=age)
+        md = assemble_boot(make.inputs(narrative=narrative), msgspec.structs.replace(
+            settings, narrative_max_age_hours=168), tz)
+        section = "## 📖" + md.split("## 📖", 1)[1].split("\n\n", 1)[0]
+        assert len(section) == len(fresh) + 2000, section[:60]
 
 
 def test_includes_hot_snapshot_when_fresh(make, settings, tz):

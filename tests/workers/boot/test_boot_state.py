@@ -174,7 +174,8 @@ def test_the_age_thresholds_and_freshness_windows_are_settings(make, settings, t
     assert "Narrative" not in assemble_boot(old, settings, tz)
     longer = msgspec.structs.replace(settings, snapshot_max_age_minutes=120, narrative_max_age_hours=48)
     assert "Last Session Snapshot" in assemble_boot(old, longer, tz)
-    assert "Narrative (last 24h)" in assemble_boot(old, longer, tz)
+    # made 40 hours before: which 24 hours it tells, not "last 24h"
+    assert "## 📖 Narrative (24h to 2026-02-15 20:30, 2 days ago)\n" in assemble_boot(old, longer, tz)
 
 
 def test_no_data_at_all_gets_its_own_line(make, settings, tz):
