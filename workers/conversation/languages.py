@@ -132,6 +132,10 @@ class LanguagePack:
     # ``signals.message_topics`` keeps the topic's. Cortex's own, on the lowered text: the
     # topic a promise was made in (``Commitment.topic``); no thread opens on it.
     frame: tuple[str, ...] = ()
+    # What was waited for is here ("the sandbox keys arrived", "Jonas hat die Crash-Logs
+    # geschickt"): Cortex's own, on the lowered text; ``workers.threads.waits`` ends a
+    # thread's wait on it when the sentence names what the thread waits for.
+    arrival: tuple[str, ...] = ()
     # The reference's CJK packs had no ``i`` flag: keep their exact case behaviour ("OK").
     case_sensitive: bool = field(default=False)
 
@@ -165,6 +169,10 @@ EN: Final = LanguagePack(
         r"|green again|back to green)(?:\s|[.!,;:)]|$)",
     ),
     wait=(f"(?:waiting for|blocked by|need{GAP}first)",),
+    arrival=(
+        r"\b(?:arrived|came in|(?:has|have) come|sent|received|got|delivered|landed|replied|answered|responded"
+        r"|approved|merged|released|signed|(?:is|are) (?:now |finally )?(?:here|available|ready))\b",
+    ),
     topic=(
         r"(?:back to|now about|regarding|let['’]s (?:talk\s+about|talk(?!\s+about\b)|discuss|look at))\s+"
         r"(?:the\s+)?(\w[\w\s-]{3,40})",
@@ -244,6 +252,10 @@ DE: Final = LanguagePack(
         r"|wieder grün)(?:\s|[.!,;:)]|$)",
     ),
     wait=(f"(?:warte auf|blockiert durch|brauche{GAP}erst)",),
+    arrival=(
+        r"\b(?:angekommen|eingetroffen|(?:ge|ver)schickt|gesendet|geliefert|bekommen|erhalten|geantwortet"
+        r"|freigegeben|gemergt|unterschrieben|(?:ist|sind) (?:jetzt |endlich )?(?:da|verfügbar|fertig))\b",
+    ),
     topic=(
         r"(?:zurück zu[mr]?|jetzt zu[mr]?|bzgl\.?|wegen|lass uns (?:mal\s+über|über|mal))\s+"
         rf"(?:(?:dem|den|der|die|das)\s+)?(\w(?:(?!\s+(?:{_TOPIC_VERBS_DE})\b)[\w\s-]){{3,40}})",

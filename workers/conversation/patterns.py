@@ -226,6 +226,8 @@ class PatternSet:
     mood_negation: re.Pattern[str] | None = None  # a negation word at the end, on lowered text
     # group 1: the words after the frame a sentence opens on ("Beim …", "For the …")
     frame: Family = Family((), (), (), (), (), always=False)
+    # what was waited for is here ("the keys arrived"), on lowered text (``workers.threads.waits``)
+    arrival: Family = Family((), (), (), (), (), always=False)
 
     def closures(self, text: MatchText) -> int:
         """How many close patterns match ``text`` other than negated ("in review, not
@@ -348,4 +350,5 @@ def get_patterns(languages: tuple[str, ...]) -> PatternSet:
         stopwords=frozenset(w.lower() for pack in packs for w in (*pack.stopwords, *pack.topic_blacklist)),
         mood_negation=_mood_negation(packs),
         frame=_family(packs, "frame"),
+        arrival=_family(packs, "arrival"),
     )

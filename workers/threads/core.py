@@ -23,7 +23,10 @@ bounded documents:
 * a user's correction of the agent's closure ("Done ✅ the frontend build is fixed." — "No,
   that's wrong, the build is still red on CI!") reopens the threads it closed, and the
   agent's answer with a closure closes them again (``workers.threads.corrections``); the
-  reference closed a thread for good on any closure word.
+  reference closed a thread for good on any closure word;
+* a wait ends when the thread moves on past it — what was awaited arrived ("Jonas hat die
+  Crash-Logs endlich geschickt"), or the awaited party answered in the thread
+  (``workers.threads.waits``); the reference kept ``waiting_for`` until a newer wait.
 
 The functions return a new document and never mutate their input. Threads a message does
 not change are shared between the old and the new document: treat both as values.
@@ -60,6 +63,7 @@ from workers.render import clip_words
 from workers.threads.corrections import answered, reopen_corrected
 from workers.threads.summary import about_topic, closing_sentence, compose_summary
 from workers.threads.topics import Topic, track
+from workers.threads.waits import end_waits
 
 MAX_THREAD_DECISIONS: Final = 20
 SNIPPET_CHARS: Final = 160  # decisions and waiting_for are cut to this (between words, "…")
@@ -242,6 +246,9 @@ def _apply_signals(
     # The reference's order: close first, so decisions, waits and mood reach only the
     # threads that stay open. The message's words are needed only for whole-message matches.
     ts = event.ts
+    # a wait the message ends (what was awaited came, the awaited party answered) is over
+    # before a wait the message says replaces it (``workers.threads.waits``)
+    threads = end_waits(threads, text, event, patterns, recent)
     if not (signals.closures or signals.waits or mood != "neutral"):
         return _append_decisions(threads, signals.decisions, ts)
     words = words_of(text)

@@ -521,3 +521,82 @@ def test_a_passing_or_green_outcome_closes_the_thread_it_names(closing: str, clo
     build passes locally and on CI" is how a fix is reported; it closes the thread it names."""
     doc = run("Let's look at the frontend build: it is red since last night", closing)
     assert (titled(doc, "frontend build").status == "closed") is closes
+
+
+# ── a wait the thread moves past ───────────────────────────────────────────────────
+
+_INDEXING = ("Let's look at the search indexing pipeline: the nightly reindex takes three hours.",
+             "For the search indexing pipeline I am waiting for the Elasticsearch credentials from Jonas.")
+
+
+@pytest.mark.parametrize(("later", "ends"), [
+    ("Regarding the search indexing pipeline: Jonas finally sent the credentials.", True),
+    ("Jonas sent the Elasticsearch credentials, thanks to him.", True),  # the thread unnamed: all its words
+    ("The search indexing pipeline: the credentials from Jonas arrived.", True),
+    ("Regarding the search indexing pipeline: did Jonas send the credentials?", False),
+    ("Regarding the search indexing pipeline: has Jonas sent the credentials?", False),
+    ("Regarding the search indexing pipeline: Jonas hasn't sent the credentials yet.", False),
+    ("Regarding the search indexing pipeline: once Jonas sent the credentials, we reindex.", False),
+    ("Regarding the search indexing pipeline: Jonas sent the invoice.", False),  # not what it waits for
+    ("Back to the billing export: Jonas sent the credentials.", False),  # another thread
+    ("Regarding the search indexing pipeline: still waiting for the credentials from Jonas.", False),
+])
+def test_a_wait_ends_when_what_was_awaited_arrives(later: str, ends: bool) -> None:
+    """"Regarding the search indexing pipeline: Jonas finally sent the credentials." — the
+    briefing said "Waiting for: the Elasticsearch credentials from Jonas" until the thread
+    closed (the reference clears a wait only by a newer one)."""
+    doc = run(*_INDEXING)
+    assert titled(doc, "search indexing").waiting_for == "the Elasticsearch credentials from Jonas"
+    after = titled(apply_message(doc, message(later, 60), SETTINGS, BOTH), "search indexing")
+    assert (after.waiting_for is None) is ends
+    assert ("Waiting for" in after.summary) is not ends
+    if ends:
+        assert after.last_activity == T0 + timedelta(minutes=60)
+        assert after.status == "open"
+
+
+@pytest.mark.parametrize(("later", "ends"), [
+    ("Zurück zum Onboarding-Flow: Jonas hat die Crash-Logs endlich geschickt.", True),
+    ("Die Crash-Logs von Jonas sind jetzt da.", True),
+    ("Zurück zum Onboarding-Flow: Jonas hat die Crash-Logs noch nicht geschickt.", False),
+    ("Zurück zum Onboarding-Flow: sobald Jonas die Crash-Logs geschickt hat, schaue ich.", False),
+    ("Zurück zum Onboarding-Flow: ich warte noch auf die Crash-Logs von Jonas.", False),
+])
+def test_a_german_wait_ends_when_what_was_awaited_arrives(later: str, ends: bool) -> None:
+    doc = run("Jetzt zu dem Onboarding-Flow: die Registrierung bricht auf Mobilgeräten ab.",
+              "Beim Onboarding-Flow warte auf die Crash-Logs von Jonas, dann schaue ich mir den Safari-Bug an.")
+    assert titled(doc, "onboarding").waiting_for == "die Crash-Logs von Jonas"
+    after = titled(apply_message(doc, message(later, 60), SETTINGS, BOTH), "onboarding")
+    assert (after.waiting_for is None) is ends
+
+
+def test_a_wait_for_a_fix_ends_when_the_fix_is_done_and_a_newer_wait_replaces_one() -> None:
+    doc = run("back to the deployment pipeline work",
+              "The deployment pipeline is waiting for the staging environment fix")
+    done = apply_message(doc, message("The staging environment fix is done.", 5), SETTINGS, BOTH)
+    assert titled(done, "deployment pipeline").waiting_for is None
+    assert titled(done, "deployment pipeline").status == "open"  # the fix it waited for, not the pipeline
+    newer = apply_message(doc, message("The deployment pipeline is blocked by the quota request.", 5),
+                          SETTINGS, BOTH)
+    assert titled(newer, "deployment pipeline").waiting_for == "the quota request"
+    # what arrived ends the old wait, the wait said after it is the thread's
+    both = apply_message(doc, message("The staging environment fix landed; the deployment pipeline is now "
+                                      "waiting for the quota request.", 5), SETTINGS, BOTH)
+    assert titled(both, "deployment pipeline").waiting_for == "the quota request"
+
+
+@pytest.mark.parametrize(("role", "answer", "ends"), [
+    ("user", "Regarding the billing export: tax first, then the totals.", True),
+    ("user", "Regarding the billing export: what would you suggest?", False),  # asks, answers nothing
+    ("user", "Back to the login bug: it is still red.", False),  # another thread
+    ("assistant", "For the billing export I can put the tax column anywhere.", False),  # the waiting side
+])
+def test_a_wait_on_the_other_speaker_ends_when_they_answer_in_the_thread(role: str, answer: str,
+                                                                         ends: bool) -> None:
+    """The agent waits on the user ("I'm waiting for your decision …"); the user's answer in
+    the thread ends the wait, so the briefing no longer tells the agent it is blocked."""
+    doc = said(("user", "Let's look at the billing export: the CSV misses the tax column"),
+               ("assistant", "For the billing export I'm waiting for your decision on the column order."))
+    assert titled(doc, "billing export").waiting_for == "your decision on the column order"
+    after = said((role, answer), doc=doc)
+    assert (titled(after, "billing export").waiting_for is None) is ends

@@ -1,0 +1,157 @@
+"""A thread's wait ends when the thread moves on past it.
+
+The reference sets a thread's ``waiting_for`` on every wait phrase ("waiting for", "blocked
+by", "need … first") and never clears it: after "Zurück zum Onboarding-Flow: Jonas hat die
+Crash-Logs endlich geschickt" the briefing still said "Waiting for: die Crash-Logs von Jonas",
+and told the agent it was blocked when it was not. Here (Cortex's own; pure functions of
+the threads document, its window of recent messages and the message) a wait ends — narrowly
+— when one of these comes:
+
+* **what was waited for arrived** — a sentence of the message says it came (an arrival word:
+  "arrived", "sent", "replied", "is ready", "geschickt", "ist da", …, ``PatternSet.arrival``;
+  or a closure word: "the staging fix is done") and names what the thread waits for: when the
+  message names the thread, at least half of the wait's own words (not the thread's title
+  words, function words or the cue's "need … first"; "replied" counts for "reply"), else all
+  of them (two at least). Not when negated ("the keys haven't arrived", "noch nicht
+  geschickt"), asked ("Did Jonas send the credentials?"; "has Jonas sent …?") or a condition
+  ("once the keys arrived", "sobald Jonas sie geschickt hat");
+* **the awaited party answered in the thread** — the wait names the other speaker ("I'm
+  waiting for your go-ahead", "warte auf deine Freigabe": "you", "your", "dein…", "euch", …),
+  was said by one role within the window (``ThreadsDoc.recent``, the last ten messages), and
+  the other role's message names the thread and asks nothing (a message ending in "?" keeps
+  it). A wait said before the window is ended by an arrival only;
+* **a newer wait replaces it** (as in the reference: the last wait of a message wins).
+
+A wait mentioned again ("still waiting for the vendor") is a wait: it stays. A message on
+another thread changes nothing. Either way the thread's ``last_activity`` is the message's.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from typing import Final
+
+import msgspec
+
+from schemas.docs import RecentMessage, Thread
+from schemas.events import MessageEvent
+from workers.conversation.patterns import MatchText, PatternSet, iter_matches
+from workers.conversation.sentences import sentence_around, sentence_ends
+from workers.conversation.signals import Words, matches_title, title_terms, words_of
+
+_replace = msgspec.structs.replace
+
+# Words of a wait that say it is one, not what it waits for ("need the keys first",
+# "the missing credentials", "brauche erst die Logs").
+_CUE_WORDS: Final = frozenset({"need", "needs", "first", "missing", "brauche", "brauchen", "erst", "fehlende",
+                               "fehlenden", "fehlendes"})
+SECOND_PERSON: Final = frozenset({"you", "your", "yours", "you're", "you’re", "du", "dein", "deine", "deinen",
+                                  "deinem", "deiner", "dir", "dich", "euch", "eure", "euer", "euren"})
+# A condition before the arrival word in its clause: it has not come yet.
+_CONDITION: Final = re.compile(r"\b(?:once|when|whenever|if|as soon as|until|unless|after|sobald|wenn|falls|bis"
+                               r"|nachdem)\b")
+_CLAUSE_BREAK: Final = re.compile(r"[,;:—–]")
+_QUESTION: Final = "?？"
+_SUFFIXES: Final = (("ies", "y"), ("ied", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
+
+
+def _stem(word: str) -> str:
+    """A crude English stem, so "replied" names "reply" and "keys" "key"."""
+    word = word.removesuffix("'s").removesuffix("’s")
+    for suffix, replacement in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)] + replacement
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 4 else word
+
+
+def _stems(tokens: frozenset[str]) -> frozenset[str]:
+    return frozenset(map(_stem, tokens))
+
+
+def awaited_words(thread: Thread, patterns: PatternSet) -> frozenset[str]:
+    """The words of what the thread waits for, stemmed: not its title's, function or cue words."""
+    if not thread.waiting_for:
+        return frozenset()
+    ignored = patterns.stopwords | _CUE_WORDS | title_terms(thread.title)
+    return _stems(frozenset(w for w in words_of(thread.waiting_for.removesuffix("…")).tokens if w not in ignored))
+
+
+def _arrivals(text: MatchText, patterns: PatternSet) -> list[frozenset[str]]:
+    """The stemmed words of each sentence saying something came or is done, as said."""
+    starts = [m.start() for m in iter_matches(patterns.arrival, text)]
+    if patterns.close.may_match(text):
+        starts += [m.start() for p in patterns.close for m in p.finditer(text)]
+    if not starts:
+        return []
+    original, lowered = text.original, text.lowered
+    ends = sentence_ends(original)
+    found: dict[tuple[int, int], frozenset[str]] = {}
+    for at in sorted(starts):
+        start, end = sentence_around(original, ends, at)
+        if (start, end) in found or original[start:end].rstrip()[-1:] in _QUESTION:
+            continue
+        if patterns.is_negated(lowered, at):
+            continue
+        before = lowered[start:at]
+        clause = before[max((m.end() for m in _CLAUSE_BREAK.finditer(before)), default=0):]
+        if _CONDITION.search(clause):
+            continue
+        found[(start, end)] = _stems(words_of(lowered[start:end]).tokens)
+    return list(found.values())
+
+
+def _arrived(awaited: frozenset[str], arrivals: list[frozenset[str]], named: bool) -> bool:
+    """A sentence names what was awaited: half its words when the thread is named, else all."""
+    if not awaited:
+        return False
+    need = max(1, math.ceil(len(awaited) / 2)) if named else len(awaited)
+    if not named and need < 2:
+        return False
+    return any(len(awaited & said) >= need for said in arrivals)
+
+
+def _normalised(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def _setter_role(recent: Sequence[RecentMessage], waiting_for: str) -> str:
+    """The role of the window's latest message that said the wait, or ""."""
+    needle = _normalised(waiting_for.removesuffix("…"))
+    if not needle:
+        return ""
+    return next((m.role for m in reversed(recent) if needle in _normalised(m.text)), "")
+
+
+def _answered(thread: Thread, recent: Sequence[RecentMessage], event: MessageEvent, asks: bool) -> bool:
+    """The other speaker, whom the wait names, answered (the thread is named: the caller's)."""
+    if asks or event.role not in ("user", "assistant") or thread.waiting_for is None:
+        return False
+    if not SECOND_PERSON & words_of(thread.waiting_for).tokens:
+        return False
+    setter = _setter_role(recent, thread.waiting_for)
+    return setter in ("user", "assistant") and setter != event.role
+
+
+def end_waits(threads: list[Thread], text: MatchText, event: MessageEvent, patterns: PatternSet,
+              recent: Sequence[RecentMessage]) -> list[Thread]:
+    """The threads with the waits this message ends cleared (see the module doc)."""
+    waiting = [t for t in threads if t.status == "open" and t.waiting_for]
+    if not waiting:
+        return threads
+    arrivals = _arrivals(text, patterns)
+    second_person = any(SECOND_PERSON & words_of(t.waiting_for or "").tokens for t in waiting)
+    if not arrivals and not second_person:
+        return threads
+    words: Words = words_of(text)
+    asks = text.original.rstrip()[-1:] in _QUESTION
+    ended = set()
+    for t in waiting:
+        named = matches_title(t.title, words)
+        if _arrived(awaited_words(t, patterns), arrivals, named) or (named and _answered(t, recent, event, asks)):
+            ended.add(t.id)
+    if not ended:
+        return threads
+    return [_replace(t, waiting_for=None, last_activity=event.ts) if t.id in ended else t for t in threads]
