@@ -34,6 +34,7 @@ from schemas.types import SEVERITIES
 from workers.boot.budget import section
 from workers.render import clip_words, one_line
 from workers.traces.operations import is_unread, is_waiting, marker
+from workers.traces.signals import repeated_in_one_session
 
 MAX_OPERATIONS_IN_BOOT: Final = 8
 MAX_LESSONS: Final = 5
@@ -158,7 +159,8 @@ def lesson_line(f: Finding, error: str | None = None, reply: str = "") -> str:
         return (f"- {_tool(f)} failed {f.count}× in a row with the same call{error}: after two identical "
                 "failures, change the approach or ask")
     if f.signal == "repeat_fail":
-        return f"- {_tool(f)} failed the same way in {f.count} sessions{error}: fix the cause before retrying"
+        where = f"on {f.count} occasions hours apart" if repeated_in_one_session(f) else f"in {f.count} sessions"
+        return f"- {_tool(f)} failed the same way {where}{error}: fix the cause before retrying"
     if f.signal == "tool_fail":
         times = f" {f.count}×" if f.count > 1 else ""
         return f"- {_tool(f)} failed{times}{error} and the answer went out without a fix"

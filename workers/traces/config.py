@@ -22,6 +22,9 @@ TEXT_CHARS: Final = 160
 ERROR_CHARS: Final = 200
 # A run starting more than this after the previous one ended starts a new chain (reference).
 RUN_GAP: Final = timedelta(minutes=5)
+# In one session, the same failure again in a new turn more than this after it last failed is
+# another occasion of a repeat_fail (Cortex's own: OpenClaw's main chat keeps one session key).
+REPEAT_GAP: Final = timedelta(hours=8)
 
 
 @dataclass(frozen=True, slots=True)

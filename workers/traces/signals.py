@@ -22,7 +22,10 @@ signal is decided as soon as the stream settles it, with the reference's rules:
   loop fixed minutes later, or in the afternoon's session, was taught for a week as if it
   still failed;
 * ``repeat_fail`` (high, critical from 3 sessions) — at a failure whose fingerprint already
-  failed in another session;
+  failed in another session; Cortex's own: or in the same session more than ``REPEAT_GAP``
+  (8 h) before, the failure now in a turn (a run's start or a user message) begun since —
+  OpenClaw's main chat keeps one session key for days, so the reference's rule never saw a
+  second session there (two failures of one run are never two occasions);
 * ``dissatisfied`` (high) — when a chain ends whose last user message was frustrated and
   no apology or new attempt followed.
 
@@ -49,7 +52,7 @@ from schemas.docs import DoomLoop, FailurePrint, Finding, TraceChain, TraceStep
 from schemas.types import Severity, Signal
 from workers.conversation.patterns import MatchText
 from workers.render import clip_words
-from workers.traces.config import MAX_FINDING_EVENTS, MAX_PRINT_SESSIONS, TraceConfig
+from workers.traces.config import MAX_FINDING_EVENTS, MAX_PRINT_SESSIONS, REPEAT_GAP, TraceConfig
 from workers.traces.tools import call_key, failure_key, loop_similarity, normalise_error
 
 _replace = msgspec.structs.replace
@@ -253,26 +256,49 @@ def resolved_loops(findings: Sequence[Finding], chain: TraceChain, step: TraceSt
     return resolved
 
 
+REPEAT_OCCASIONS = "Same failure on "  # a repeat_fail's summary, when a session counts more than once
+
+
+def _returned(known: FailurePrint, chain: TraceChain, step: TraceStep) -> bool:
+    """Cortex's own: the failure is back in a session it already failed in, more than
+    ``REPEAT_GAP`` after it last failed, in a turn (a run's start or a user message of this
+    chain) that began since — the next day in OpenClaw's main chat, whose one session key
+    never makes a second session. Two failures of one run are never two occasions, however
+    long the run."""
+    if step.ts - known.last_ts <= REPEAT_GAP:
+        return False
+    return any(s.kind in ("run_start", "in") and s.ts > known.last_ts for s in chain.steps)
+
+
+def repeated_in_one_session(finding: Finding) -> bool:
+    """A ``repeat_fail`` that counts a session more than once (its occasions hours apart)."""
+    return finding.signal == "repeat_fail" and finding.summary.startswith(REPEAT_OCCASIONS)
+
+
 def record_failure(
     prints: list[FailurePrint], chain: TraceChain, step: TraceStep
 ) -> tuple[FailurePrint, Finding | None]:
-    """The failure's fingerprint with this session added, and a ``repeat_fail`` finding
-    when the same failure has now happened in more than one session."""
+    """The failure's fingerprint with this occasion added, and a ``repeat_fail`` finding
+    when the same failure has now happened on more than one occasion: in another session
+    (the reference), or in the same session again after ``REPEAT_GAP`` (``_returned``)."""
     key = failure_key(step.tool, step.keys, step.command, step.error)
     ids = [e for e in (step.call, step.event) if e]
     known = next((p for p in prints if p.key == key), None)
     if known is None:
         return FailurePrint(key=key, tool=step.tool, error=step.error, sessions=[chain.session], events=ids,
                             first_ts=began(step), last_ts=step.ts), None
-    if chain.session in known.sessions:
+    if chain.session in known.sessions and not _returned(known, chain, step):
         return _replace(known, last_ts=step.ts), None
     sessions = [*known.sessions, chain.session][-MAX_PRINT_SESSIONS:]
     updated = _replace(known, sessions=sessions, events=_events([*known.events, *ids]), last_ts=step.ts)
     count = len(sessions)
+    distinct = len(set(sessions))
     severity: Severity = "critical" if count >= 3 else "high"
+    where = (f"Same failure in {count} sessions" if distinct == count else
+             f"{REPEAT_OCCASIONS}{count} occasions hours apart ({distinct} session{'s' if distinct > 1 else ''})")
     finding = Finding(
         id=finding_id("repeat_fail", key), signal="repeat_fail", severity=severity,
-        summary=f"Same failure in {count} sessions: {step.tool} — {step.error}",
+        summary=f"{where}: {step.tool} — {step.error}",
         events=updated.events, first_ts=known.first_ts, last_ts=step.ts, session=chain.session, tool=step.tool,
         count=count, error=step.error,
     )

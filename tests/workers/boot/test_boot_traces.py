@@ -262,3 +262,19 @@ def test_a_doom_loop_the_agent_got_out_of_says_so_and_weighs_less() -> None:
                                           "failures")
     ticks = msgspec.structs.replace(fixed, resolved_after="make `uname -m`")  # a backtick would end the span
     assert "then it worked after `make 'uname -m'`:" in lesson_lines([ticks])[0]
+
+
+def test_a_failure_repeated_on_two_days_of_the_main_chat_is_told_as_such() -> None:
+    """Cortex: the main chat's one session key made a repeated failure a repeat_fail only in
+    Cortex's own rule (8 hours apart, a new turn); its lesson says occasions, not sessions."""
+    from trace_testkit import Agent, End, RunEnd, RunStart, Start, User, Wait, fail, findings
+
+    day = [Start(), User(text="Renew the certificate"), RunStart(),
+           *fail("exec", {"command": "certbot renew"}, "timeout during connect"), Agent(text="It failed."), RunEnd(),
+           End()]
+    repeat = next(f for f in findings(*day, Wait(minutes=1440), *day) if f.signal == "repeat_fail")
+    assert lesson_lines([repeat]) == ["- `exec` failed the same way on 2 occasions hours apart (timeout during "
+                                      "connect): fix the cause before retrying"]
+    two_sessions = next(f for f in findings(*day, Start(session="b"), *day[1:]) if f.signal == "repeat_fail")
+    assert lesson_lines([two_sessions]) == ["- `exec` failed the same way in 2 sessions (timeout during connect): "
+                                            "fix the cause before retrying"]

@@ -21,6 +21,7 @@ import msgspec
 import pytest
 from trace_testkit import Agent, Call, End, Result, RunEnd, RunStart, Start, User, Wait, case_events, fail, trace_doc
 
+from schemas.docs import TraceDoc
 from shared.config import SettingsError, TracesSettings, load_settings
 from workers.evals.traces import Case
 from workers.traces.config import MAX_CHAINS, MAX_FAILURE_PRINTS, MAX_STEPS, trace_config
@@ -148,3 +149,70 @@ def test_bad_extra_redaction_patterns_stop_the_process_with_one_line() -> None:
     with pytest.raises(SettingsError, match="CORTEX_TRACES_SIGNALS"):
         load_settings({"CORTEX_TRACES_SIGNALS": "doom_loop,bogus"})
     assert load_settings({"CORTEX_TRACES_REDACT_PATTERNS": '["ACME-[0-9]+"]'}).traces.redact_patterns
+
+
+def _main_chat_days() -> TraceDoc:
+    """Two days of OpenClaw's main chat as the gateway's nats-eventstore plugin publishes them
+    (``toolday_history``'s envelopes: one session key, a session start each morning, each turn
+    a run), mapped as Cortex maps them: a certificate renewal fails the same way on both days;
+    on day 1 a build loops four times in the morning and the same build works in the
+    afternoon's session, after a lockfile reinstall."""
+    from toolday_history import Day
+
+    from shared.openclaw import Mapped, map_store_event
+
+    renew = {"command": "certbot renew --cert-name shop.acme.dev"}
+    challenge = "Challenge failed for domain shop.acme.dev: timeout during connect"
+    build = {"command": "npm run build", "cwd": "/srv/app/frontend"}
+    one = Day(1)
+    one.start("08:55")
+    one.user("09:00", "Renew the shop certificate.")
+    one.begin("09:00", "renew")
+    one.tool("09:01", "exec", renew, "tc-1-r1", error=challenge)
+    one.agent("09:02", "The renewal failed: the HTTP challenge timed out.")
+    one.finish("09:02")
+    one.user("10:00", "Fix the frontend build.")
+    one.begin("10:00", "build")
+    for i in range(4):
+        one.tool(f"10:0{i + 1}", "exec", build, f"tc-1-b{i}", error="Module not found: Can't resolve '@acme/ui'")
+    one.agent("10:06", "The build still fails: @acme/ui cannot be resolved.")
+    one.finish("10:06")
+    one.end("11:00")
+    one.start("15:00")
+    one.turn("15:05", "Try the build again.", "The build passes after a clean install.",
+             ("exec", {"command": "rm -rf node_modules && npm ci", "cwd": "/srv/app/frontend"}, "added 1432 packages"),
+             ("exec", build, "built in 38.2s"))
+    one.end("16:00")
+    two = Day(2)
+    two.start("08:55")
+    two.user("09:00", "Renew the shop certificate, please.")
+    two.begin("09:00", "renew")
+    two.tool("09:01", "exec", renew, "tc-2-r1", error=challenge)
+    two.agent("09:02", "It failed again: the HTTP challenge timed out.")
+    two.finish("09:02")
+    two.end("10:00")
+    kinds = {"msg_in": "received", "msg_out": "sent", "session_start": "start", "session_end": "end",
+             "tool_call": "call", "tool_result": "result", "run_start": "start", "run_end": "end"}
+    config = trace_config(TracesSettings(), ("en",))
+    doc = None
+    for subject, data in [*one.out, *two.out]:
+        token = subject.rsplit(".", 1)[1]
+        mapped = map_store_event(token, data)
+        assert isinstance(mapped, Mapped), mapped
+        doc = apply_event(doc, mapped.event, kinds[token], config) or doc  # type: ignore[arg-type]
+    assert doc is not None
+    return doc
+
+
+def test_the_main_chats_days_in_the_plugins_shapes() -> None:
+    """Cortex: the main chat keeps one session key (``agent:forge:main``) across days, so the
+    reference's rules never saw the renewal's second failure as a repeat, nor the build loop
+    fixed in the afternoon's session as fixed. Both are now, with the real plugin's events."""
+    doc = _main_chat_days()
+    by_signal = {f.signal: f for f in doc.findings}
+    repeat = by_signal["repeat_fail"]
+    assert (repeat.count, repeat.severity, repeat.session) == (2, "high", "agent:forge:main")
+    loop = by_signal["doom_loop"]
+    assert loop.count == 4 and loop.resolved_ts is not None
+    assert loop.resolved_ts.strftime("%d %H:%M") == "02 15:05"
+    assert loop.resolved_after == "rm -rf node_modules && npm ci"

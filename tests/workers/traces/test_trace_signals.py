@@ -339,6 +339,41 @@ def test_different_parameters_are_different_failures() -> None:
     assert found == []
 
 
+def _main_chat_turn(error: str = "timeout during connect") -> list:
+    """A turn of OpenClaw's main chat: the session key it keeps across days (``s1``)."""
+    return [User(text="Renew the certificate"), RunStart(), *fail("exec", {"command": "certbot renew"}, error),
+            Agent(text="The renewal failed."), RunEnd()]
+
+
+def test_the_same_failure_on_two_days_of_the_main_chat_repeats() -> None:
+    """Cortex: OpenClaw's main chat keeps one session key for days (a new sessionId each
+    morning), so the reference's rule never saw a second session there. The same failure in
+    a turn begun more than 8 hours after it last failed is another occasion."""
+    day = [Start(), *_main_chat_turn(), End()]
+    found = [f for f in findings(*day, Wait(minutes=1440), *day) if f.signal == "repeat_fail"]
+    assert [(f.severity, f.count) for f in found] == [("high", 2)]
+    assert found[0].summary.startswith("Same failure on 2 occasions hours apart (1 session): exec")
+    third = [f for f in findings(*day, Wait(minutes=1440), *day, Wait(minutes=1440), *day)
+             if f.signal == "repeat_fail"]
+    assert [(f.severity, f.count) for f in third] == [("critical", 3)]
+    # without session starts and ends (a producer that sends none): runs a day apart
+    found = findings(*_main_chat_turn(), Wait(minutes=1440), *_main_chat_turn())
+    assert "repeat_fail" in signals_of(found)
+
+
+def test_the_same_failure_again_within_hours_or_one_run_is_no_repeat() -> None:
+    """Cortex: the same session's failure counts again only after 8 hours and in a turn begun
+    since — twice in one run (however long it lasts), or in two runs an hour apart, is not a
+    repeat (the second is the doom loop's territory, as in the reference)."""
+    assert "repeat_fail" not in signals_of(findings(*_main_chat_turn(), Wait(minutes=60), *_main_chat_turn()))
+    assert "repeat_fail" not in signals_of(findings(*_main_chat_turn(), Wait(minutes=479), *_main_chat_turn()))
+    run = [RunStart(), *fail("exec", {"command": "certbot renew"}, "timeout during connect")]
+    one_run = findings(User(text="Renew it"), *run, Call(tool="wait_job", params={"id": 1}), Wait(minutes=600),
+                       Result(tool="wait_job", result="done"), *fail("exec", {"command": "certbot renew"},
+                                                                         "timeout during connect"), RunEnd())
+    assert "repeat_fail" not in signals_of(one_run)
+
+
 def test_fingerprints_persist_in_the_document() -> None:
     """repeat-fail.test.ts: state persists fingerprints across calls (here: across sessions
     hours apart, in the document)."""
