@@ -53,6 +53,17 @@ for Python ``re`` with these deliberate changes:
   "again" after it ("the grass is green" closes nothing); negated ("is not
   green", "doesn't pass locally") it closes nothing, and it closes only the threads whose
   title words the message names, as every closure.
+* English and German have a closure family of a renewal the reference lacks: "Regarding the
+  staging registry credentials: the token expired, I renewed it." left its thread open for
+  good. A token, key, certificate, license, lease, … renewed, re-issued, rotated or extended
+  ("I renewed it", "Jonas has rotated the staging keys", "the certificate is renewed until
+  …", "the license was extended by 30 days", "Token renewed."; "ich habe das Token erneuert",
+  "wurde bis Juni verlängert", "Token erneuert.") closes. Narrow on purpose: the verb in the
+  past, in its clause after at most four words none of which is a condition, a modal or a
+  negation ("we should renew it", "renew it tomorrow", "not renewed yet", "once it is
+  renewed", "we should have renewed it", "muss verlängert werden", "wenn es erneuert ist"
+  close nothing), nor "the renewed certificate", a routine ("rotated daily"), an extension
+  without its new end ("extended the registry with a mirror") or a question.
 """
 
 from __future__ import annotations
@@ -89,6 +100,51 @@ _TOPIC_VERBS_DE = ("reden|sprechen|quatschen|diskutieren|besprechen|nachdenken|u
 
 _WEEKDAYS_EN = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _WEEKDAYS_DE = "montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonntag"
+
+
+# Cortex's own closure family of a renewal ("the token expired, I renewed it", "the staging
+# certificate is renewed until 2026-06-09", "Token erneuert.", "ich habe das Zertifikat
+# verlängert"): see the module doc. A clause starts at the message's start, after ".!?,;:" and
+# a space, or at a line break; up to four words may stand before the verb, none of them a
+# condition, a modal or a negation ("once it is renewed", "we should have renewed it", "I
+# haven't renewed it" close nothing), the last not an article ("the renewed certificate").
+_CLAUSE_START: Final = r"(?:^|(?<=[.!?,;:]\s)|(?<=\n))"
+_NOT_RENEWAL_WORD_EN: Final = (r"(?!(?:once|when|whenever|if|after|until|unless|before|as|should|would|could|must"
+                               r"|might|will|shall|can|to|need|needs|wish|hope|not|never)\b|[\w'’-]*n['’]t\b"
+                               r"|[\w'’-]*['’]ll\b)")
+_RENEW_SUBJECT_EN: Final = rf"(?:{_NOT_RENEWAL_WORD_EN}[\w'’-]+\s+){{0,4}}"
+_NOT_AFTER_DETERMINER_EN: Final = r"(?<!the )(?<!\ba )(?<!\ban )(?<!our )(?<!its )(?<!this )(?<!their )(?<!your )"
+_RENEWED_EN: Final = r"(?:renewed|re-?issued|rotated|extended)"
+_RENEWABLE_EN: Final = (r"(?:tokens?|certificates?|certs?|keys?|licen[cs]es?|leases?|subscriptions?|credentials?"
+                        r"|passwords?|secrets?|domains?|contracts?)")
+_RENEWED_OBJECT_EN: Final = (rf"(?:it|them|(?:(?:the|our|its|their|all|both|an?|my|your)\s+)?(?:[\w-]+\s+){{0,3}}?"
+                             rf"{_RENEWABLE_EN})")
+_RENEWED_AUX_EN: Final = (r"(?:is|are|was|were|it['’]s|has been|have been|got)"
+                          r"(?:\s+(?:now|just|already|finally|also))?\s+")
+_ROUTINE_EN: Final = (r"(?!\s+(?:daily|weekly|monthly|hourly|nightly|yearly|every|each|automatically|regularly"
+                      r"|periodically)\b)")
+_ENDS: Final = r"(?:\s|[.!,;:)]|$)"
+_RENEWAL_EN: Final = (
+    # "I renewed it", "Jonas has rotated the staging keys", "we extended the license"
+    rf"{_CLAUSE_START}{_RENEW_SUBJECT_EN}{_NOT_AFTER_DETERMINER_EN}{_RENEWED_EN}\s+{_RENEWED_OBJECT_EN}{_ENDS}",
+    # "the certificate is renewed until …", "the keys are rotated." (not "… rotated daily")
+    rf"{_CLAUSE_START}{_RENEW_SUBJECT_EN}{_RENEWED_AUX_EN}(?:renewed|re-?issued|rotated){_ROUTINE_EN}{_ENDS}",
+    # "the license was extended until June" (an extension needs its new end)
+    rf"{_CLAUSE_START}{_RENEW_SUBJECT_EN}{_RENEWED_AUX_EN}extended\s+(?:until|till|through|by\s+\d+"
+    r"|for\s+(?:another|an?|one|two|three|six|twelve|\d+)\s+(?:more\s+)?(?:days?|weeks?|months?|years?))\b",
+    # "Token renewed.", "Staging keys rotated, deploying now"
+    rf"{_CLAUSE_START}(?:[\w-]+\s+){{0,3}}?{_RENEWABLE_EN}\s+{_RENEWED_EN}(?:[.!,;:)]|$)",
+)
+_RENEWED_DE: Final = r"(?:verlängert|erneuert|rotiert|neu ausgestellt)"
+_RENEWAL_DE: Final = (
+    # "ich habe es erneuert.", "das Zertifikat wurde bis Juni verlängert", "ist erneuert" — the
+    # participle ends its clause ("muss verlängert werden", "wenn es erneuert ist" close nothing)
+    r"(?:^|\s)(?:habe|hab|hab['’]s|haben|hat|ist|sind|wurde|wurden)\s+"
+    rf"(?:(?!(?:sich|nicht|nie|niemals|kein\w*|noch|erst)\b)[\w'’-]+\s+){{0,5}}{_RENEWED_DE}(?:[.!,;:)]|$)",
+    # "Token erneuert.", "Staging-Zertifikat verlängert, deploye jetzt"
+    r"(?:^|\s)[\w-]*(?:token|zertifikat|schlüssel|lizenz|vertrag|passwort|zugangsdaten|secret|domain)(?:s|e|en)?"
+    rf"\s+{_RENEWED_DE}(?:[.!,;:)]|$)",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +223,7 @@ EN: Final = LanguagePack(
         r"(?:^|\s)(?:passes|passed)(?:[.!,;:)]|$)",
         r"(?:^|\s)(?:(?:builds?|ci|pipelines?|tests?|checks?|jobs?) (?:is|are) (?:now |all |back )?green"
         r"|green again|back to green)(?:\s|[.!,;:)]|$)",
+        *_RENEWAL_EN,  # Cortex's own: a renewal ("the token expired, I renewed it")
     ),
     wait=(f"(?:waiting for|blocked by|need{GAP}first)",),
     arrival=(
@@ -250,6 +307,7 @@ DE: Final = LanguagePack(
         r"(?:^|\s)(?:(?:läuft|funktioniert|geht|klappt) wieder|(?:funktioniert|klappt) jetzt)(?:\s|[.!,;:)]|$)",
         r"(?:^|\s)(?:(?:build|ci|pipeline|tests?|checks?|job)s? (?:ist|sind) (?:jetzt |alle )?grün"
         r"|wieder grün)(?:\s|[.!,;:)]|$)",
+        *_RENEWAL_DE,  # Cortex's own: a renewal ("ich habe das Token erneuert")
     ),
     wait=(f"(?:warte auf|blockiert durch|brauche{GAP}erst)",),
     arrival=(

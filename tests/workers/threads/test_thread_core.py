@@ -600,3 +600,50 @@ def test_a_wait_on_the_other_speaker_ends_when_they_answer_in_the_thread(role: s
     assert titled(doc, "billing export").waiting_for == "your decision on the column order"
     after = said((role, answer), doc=doc)
     assert (titled(after, "billing export").waiting_for is None) is ends
+
+
+# ── a renewal closes ───────────────────────────────────────────────────────────────
+
+
+def test_a_thread_whose_token_was_renewed_in_the_message_that_named_it_is_closed() -> None:
+    """The multiday history's day 3: "Regarding the staging registry credentials: the token
+    expired, I renewed it." opened a thread no closure word ever closed, and the briefing of
+    day 15 still listed it as open, quiet for twelve days."""
+    doc = run("Regarding the staging registry credentials: the token expired, I renewed it.")
+    closed = titled(doc, "staging registry")
+    assert closed.status == "closed"
+    assert closed.about == "Regarding the staging registry credentials: the token expired, I renewed it"
+
+
+@pytest.mark.parametrize(("closing", "closes"), [
+    ("For the staging registry credentials: the token expired, I renewed it.", True),
+    ("We've just rotated the staging registry credentials, all good.", True),
+    ("Jonas has re-issued the staging registry token.", True),
+    ("The staging registry certificate is renewed until 2026-06-09.", True),
+    ("The staging registry credentials were rotated.", True),
+    ("The staging registry license was extended by 30 days.", True),
+    ("Staging registry token renewed.", True),
+    ("Für die staging registry credentials: ich habe das Token erneuert.", True),
+    ("Das Zertifikat der staging registry wurde bis Juni verlängert.", True),
+    ("Staging registry: Token erneuert, deploye jetzt.", True),
+    ("For the staging registry credentials we should renew it.", False),
+    ("For the staging registry credentials: renew it tomorrow.", False),
+    ("The staging registry token is not renewed yet.", False),
+    ("I haven't renewed the staging registry token.", False),
+    ("Once the staging registry token is renewed, deploy again.", False),
+    ("We should have renewed the staging registry token.", False),
+    ("The renewed staging registry certificate fails validation.", False),
+    ("The staging registry logs are rotated daily.", False),
+    ("We extended the staging registry with a mirror.", False),
+    ("Has the staging registry token been renewed?", False),
+    ("The staging registry token needs to be renewed.", False),
+    ("Das Token der staging registry ist noch nicht erneuert.", False),
+    ("Das Zertifikat der staging registry muss bis Freitag verlängert werden.", False),
+    ("Wenn das Token der staging registry erneuert ist, deployen wir.", False),
+    ("Die Wartezeit der staging registry hat sich verlängert.", False),
+])
+def test_a_renewal_closes_the_thread_it_names(closing: str, closes: bool) -> None:
+    """Cortex's own closure family (the reference knows "done", "fixed", "it works", …): a
+    token, key, certificate or license renewed, re-issued, rotated or extended is done."""
+    doc = run("Let's look at the staging registry credentials: the deploys fail with auth errors", closing)
+    assert (titled(doc, "staging registry").status == "closed") is closes
