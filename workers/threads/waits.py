@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Final
 
 import msgspec
@@ -75,8 +76,21 @@ def awaited_words(thread: Thread, patterns: PatternSet) -> frozenset[str]:
     """The words of what the thread waits for, stemmed: not its title's, function or cue words."""
     if not thread.waiting_for:
         return frozenset()
-    ignored = patterns.stopwords | _CUE_WORDS | title_terms(thread.title)
-    return _stems(frozenset(w for w in words_of(thread.waiting_for.removesuffix("…")).tokens if w not in ignored))
+    return _awaited(thread.waiting_for, thread.title, patterns.stopwords)
+
+
+# A waiting thread is looked at on every message until its wait ends: what it waits for is
+# worked out once per wait (cached per process; a pure function of its arguments).
+@lru_cache(maxsize=4096)
+def _awaited(waiting_for: str, title: str, stopwords: frozenset[str]) -> frozenset[str]:
+    ignored = stopwords | _CUE_WORDS | title_terms(title)
+    return _stems(frozenset(w for w in words_of(waiting_for.removesuffix("…")).tokens if w not in ignored))
+
+
+@lru_cache(maxsize=4096)
+def names_second_person(waiting_for: str) -> bool:
+    """The wait names the other speaker ("waiting for your go-ahead", "warte auf deine Freigabe")."""
+    return not SECOND_PERSON.isdisjoint(words_of(waiting_for).tokens)
 
 
 def _arrivals(text: MatchText, patterns: PatternSet) -> list[frozenset[str]]:
@@ -129,7 +143,7 @@ def _answered(thread: Thread, recent: Sequence[RecentMessage], event: MessageEve
     """The other speaker, whom the wait names, answered (the thread is named: the caller's)."""
     if asks or event.role not in ("user", "assistant") or thread.waiting_for is None:
         return False
-    if not SECOND_PERSON & words_of(thread.waiting_for).tokens:
+    if not names_second_person(thread.waiting_for):
         return False
     setter = _setter_role(recent, thread.waiting_for)
     return setter in ("user", "assistant") and setter != event.role
@@ -141,9 +155,12 @@ def end_waits(threads: list[Thread], text: MatchText, event: MessageEvent, patte
     waiting = [t for t in threads if t.status == "open" and t.waiting_for]
     if not waiting:
         return threads
-    arrivals = _arrivals(text, patterns)
-    second_person = any(SECOND_PERSON & words_of(t.waiting_for or "").tokens for t in waiting)
-    if not arrivals and not second_person:
+    # a sentence can name what a thread waits for only if the text holds a stem of it (a
+    # stem less its last letter is in every word it stems: "repl" of "reply" in "replied")
+    lowered = text.lowered
+    named_somewhere = any(w[:-1] in lowered for t in waiting for w in awaited_words(t, patterns))
+    arrivals = _arrivals(text, patterns) if named_somewhere else []
+    if not arrivals and not any(names_second_person(t.waiting_for or "") for t in waiting):
         return threads
     words: Words = words_of(text)
     asks = text.original.rstrip()[-1:] in _QUESTION
