@@ -226,9 +226,11 @@ EN: Final = LanguagePack(
         *_RENEWAL_EN,  # Cortex's own: a renewal ("the token expired, I renewed it")
     ),
     wait=(f"(?:waiting for|blocked by|need{GAP}first)",),
+    # (a space before the short words, so "forgot", "present", "designed", "already" are none)
     arrival=(
-        r"\b(?:arrived|came in|(?:has|have) come|sent|received|got|delivered|landed|replied|answered|responded"
-        r"|approved|merged|released|signed|(?:is|are) (?:now |finally )?(?:here|available|ready))\b",
+        r"\b(?:arrived|came in|received|delivered|replied|answered|responded|approved|merged|released)\b",
+        r"(?: got| sent| landed| signed|(?:has|have) come)\b",
+        r"(?:is|are)(?: now| finally)?(?: here| available| ready)\b",
     ),
     topic=(
         r"(?:back to|now about|regarding|let['’]s (?:talk\s+about|talk(?!\s+about\b)|discuss|look at))\s+"
@@ -310,9 +312,11 @@ DE: Final = LanguagePack(
         *_RENEWAL_DE,  # Cortex's own: a renewal ("ich habe das Token erneuert")
     ),
     wait=(f"(?:warte auf|blockiert durch|brauche{GAP}erst)",),
+    # ("bekommen", "erhalten" are infinitives too: "wir bekommen die Logs morgen")
     arrival=(
-        r"\b(?:angekommen|eingetroffen|(?:ge|ver)schickt|gesendet|geliefert|bekommen|erhalten|geantwortet"
-        r"|freigegeben|gemergt|unterschrieben|(?:ist|sind) (?:jetzt |endlich )?(?:da|verfügbar|fertig))\b",
+        r"\b(?:angekommen|eingetroffen|(?:ge|ver)schickt|gesendet|geliefert|geantwortet|freigegeben|gemergt"
+        r"|unterschrieben)\b",
+        r"(?:ist|sind)(?: jetzt| endlich)?(?: da| verfügbar| fertig)(?:[.!,;:)]|$)",
     ),
     topic=(
         r"(?:zurück zu[mr]?|jetzt zu[mr]?|bzgl\.?|wegen|lass uns (?:mal\s+über|über|mal))\s+"

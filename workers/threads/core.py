@@ -248,7 +248,7 @@ def _apply_signals(
     ts = event.ts
     # a wait the message ends (what was awaited came, the awaited party answered) is over
     # before a wait the message says replaces it (``workers.threads.waits``)
-    threads = end_waits(threads, text, event, patterns, recent)
+    threads = end_waits(threads, text, event, patterns, recent, signals.closures)
     if not (signals.closures or signals.waits or mood != "neutral"):
         return _append_decisions(threads, signals.decisions, ts)
     words = words_of(text)
