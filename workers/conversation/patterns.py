@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import chain, islice
 from typing import Final, NamedTuple
 
 from schemas.types import Mood
 from workers.conversation.languages import PACKS, UNIVERSAL_DUE, UNIVERSAL_MOOD, LanguagePack
-from workers.conversation.triggers import required_literals
+from workers.conversation.triggers import any_literal, required_literals
 
 MAX_MATCHES_PER_FAMILY: Final = 50
 """A message yields at most this many signals of one kind. Real messages have a handful;
@@ -126,9 +126,9 @@ class Family:
     """The patterns of one kind, with one combined pre-check of all their triggers.
 
     Most messages match no pattern of a kind; one pass over the family's triggers then
-    rules out all of its regexes at once. Triggers with non-ASCII characters (Cyrillic,
-    CJK, accents) are kept apart: an all-ASCII message cannot contain them, so with many
-    languages enabled an English message skips most of the list.
+    rules out all of its regexes at once: all triggers of a copy of the text are one
+    trie-shaped regex (``triggers.any_literal``), so the message is read once, not once
+    per trigger (the mood family has ~50 of them).
     """
 
     patterns: tuple[Pattern, ...]
@@ -137,6 +137,13 @@ class Family:
     original_ascii: tuple[str, ...]
     original_other: tuple[str, ...]
     always: bool  # some pattern has no triggers: never skip the family
+    # all triggers of each copy as one regex (``triggers.any_literal``), made from the above
+    lowered_any: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    original_any: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "lowered_any", any_literal((*self.lowered_ascii, *self.lowered_other)))
+        object.__setattr__(self, "original_any", any_literal((*self.original_ascii, *self.original_other)))
 
     @classmethod
     def of(cls, patterns: Iterable[Pattern]) -> Family:
@@ -161,16 +168,9 @@ class Family:
     def may_match(self, text: MatchText) -> bool:
         if self.always:
             return True
-        lowered, original = text.lowered, text.original
-        if any(map(lowered.__contains__, self.lowered_ascii)) or any(
-            map(original.__contains__, self.original_ascii)
-        ):
-            return True
-        # Lower-casing keeps ASCII ASCII, so one test covers both copies.
-        return not original.isascii() and (
-            any(map(lowered.__contains__, self.lowered_other))
-            or any(map(original.__contains__, self.original_other))
-        )
+        lowered, original = self.lowered_any, self.original_any
+        return (lowered is not None and lowered.search(text.lowered) is not None) or (
+            original is not None and original.search(text.original) is not None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,13 +309,6 @@ def _unique(items: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(items))
 
 
-def _alternation(words: tuple[str, ...]) -> re.Pattern[str] | None:
-    if not words:
-        return None
-    # Only "is any keyword in the text" is asked, so the order of the alternatives is moot.
-    return re.compile("|".join(re.escape(w) for w in words))
-
-
 def _noise_prefix(packs: tuple[LanguagePack, ...]) -> re.Pattern[str] | None:
     prefixes = _unique(p for pack in packs for p in pack.noise_prefixes)
     if not prefixes:
@@ -340,7 +333,7 @@ def get_patterns(languages: tuple[str, ...]) -> PatternSet:
         due=due,
         mood=_merged_mood(packs),
         high_impact_keywords=keywords,
-        high_impact=_alternation(keywords),
+        high_impact=any_literal(keywords),  # only "is any keyword in the text" is asked
         topic_blacklist=frozenset(w.lower() for pack in packs for w in pack.topic_blacklist),
         noise_prefix=_noise_prefix(packs),
         reasons=_reason_markers(packs),

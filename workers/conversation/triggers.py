@@ -13,6 +13,8 @@ regex syntax the language packs use and gives up, safely, on anything else.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from typing import Final, NamedTuple
 
 _CLASS_ESCAPES: Final = frozenset("sSwWdDbBAZ")
@@ -142,3 +144,34 @@ def required_literals(source: str) -> tuple[str, ...] | None:
     if any(f is None for f in found):
         return None
     return tuple(dict.fromkeys(lit for f in found if f is not None for lit in f))
+
+
+def any_literal(literals: Iterable[str]) -> re.Pattern[str] | None:
+    """One regex that finds a match exactly when the text contains one of ``literals``
+    (None for none). Written as a trie ("pass|passed|passes|…" → ``pass``, "done|do" →
+    ``do``): ``re`` then looks at each position of a message once, where ~40 ``in`` scans
+    (the mood words) read the message ~40 times. A literal that extends another is left
+    out: a text containing it contains the shorter one."""
+    root: _Trie = {}
+    listed = False
+    for literal in sorted(set(literals), key=len):
+        listed = True
+        node = root
+        for ch in literal:
+            if "" in node:
+                break
+            node = node.setdefault(ch, {})
+        else:
+            node.clear()
+            node[""] = {}
+    return re.compile(_trie_source(root)) if listed else None
+
+
+_Trie = dict[str, "_Trie"]  # a literal's next character → the rest; "" ends a literal
+
+
+def _trie_source(node: _Trie) -> str:
+    if "" in node:
+        return ""
+    alternatives = [re.escape(ch) + _trie_source(child) for ch, child in sorted(node.items())]
+    return alternatives[0] if len(alternatives) == 1 else f"(?:{'|'.join(alternatives)})"

@@ -9,7 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from workers.conversation.languages import PACKS, UNIVERSAL_MOOD
-from workers.conversation.triggers import required_literals
+from workers.conversation.patterns import Family, get_patterns
+from workers.conversation.triggers import any_literal, required_literals
 
 
 @pytest.mark.parametrize(
@@ -54,3 +55,49 @@ def test_every_match_of_a_language_pattern_contains_one_of_its_triggers(source: 
     found = re.search(source, text)
     assert found is not None
     assert any(t in text for t in triggers), (source, text)
+
+
+_LETTERS = "abdenops ä✅-.!'"
+
+
+@settings(max_examples=400, deadline=None, database=None)
+@given(literals=st.lists(st.text(_LETTERS, max_size=5), max_size=8), text=st.text(_LETTERS, max_size=40))
+def test_any_literal_finds_exactly_the_texts_holding_a_literal(literals: list[str], text: str) -> None:
+    """The trie regex answers what ``any(literal in text ...)`` answers: literals sharing
+    prefixes, one extending another, the empty one, regex syntax characters."""
+    found = any_literal(literals)
+    assert (found is not None and found.search(text) is not None) == any(lit in text for lit in literals)
+
+
+def test_any_literal_merges_prefixes_and_drops_extensions() -> None:
+    assert any_literal(["passes", "pass", "passed", "done", "do.", "don"]) is not None
+    assert any_literal(["passes", "pass", "passed"]).pattern == "pass"  # type: ignore[union-attr]
+    assert any_literal([]) is None
+
+
+def _family_may_match_by_scans(family: Family, lowered: str, original: str) -> bool:
+    """The pre-check as ``in`` scans, one per trigger (what the trie regex replaced)."""
+    return family.always or any(t in lowered for t in (*family.lowered_ascii, *family.lowered_other)) or any(
+        t in original for t in (*family.original_ascii, *family.original_other))
+
+
+def test_family_pre_check_answers_as_the_trigger_scans_on_the_bench_backlog() -> None:
+    """Exhaustive on the bench's 29 750-message backlog (every language's families), plus
+    every trigger itself: the combined regex skips a family exactly when no trigger occurs."""
+    import msgspec
+
+    from schemas.events import MessageEvent
+    from workers.bench.events import backlog
+    from workers.conversation.languages import PACKS
+    from workers.conversation.patterns import prepare_text
+
+    decode = msgspec.json.Decoder(MessageEvent).decode
+    texts = [prepare_text(decode(e.data).content) for e in backlog(30000, 50) if e.kind == "msg"]
+    patterns = get_patterns(tuple(PACKS))
+    families = [getattr(patterns, name) for name in
+                ("decision", "close", "wait", "topic", "commitment", "due", "mood", "frame", "arrival")]
+    triggers = [prepare_text(t) for f in families
+                for t in (*f.lowered_ascii, *f.lowered_other, *f.original_ascii, *f.original_other)]
+    for family in families:
+        for text in [*texts, *triggers]:
+            assert family.may_match(text) == _family_may_match_by_scans(family, text.lowered, text.original), text
