@@ -16,7 +16,9 @@ lesson that matters most to an agent waking up. A doom loop whose call worked la
 same chain, or its very call in a later one: ``Finding.resolved_ts``) says so ("…, then it
 worked after `npm ci`: next time, change the approach after two identical failures") and
 weighs a grade less: told as if it
-still failed, a loop fixed minutes later read for a week as an open problem. A last line
+still failed, a loop fixed minutes later read for a week as an open problem. Every line ends
+on what to do ("— report failures as such", "— check an answer against its source before
+giving it"): a correction or a tool failure told alone said what happened, not what to change. A last line
 counts the lessons left out ("- (2 more lessons not shown here)"), as the pending
 operations do. Every text in them was redacted when it was stored. (The reference has no
 such section: it is Cortex's own.)
@@ -42,6 +44,11 @@ LESSON_DAYS: Final = 7
 PREVIEW_CHARS: Final = 160
 QUOTE_CHARS: Final = 100
 _RANK: Final = {s: i for i, s in enumerate(SEVERITIES)}
+# What each lesson says to do (every line ends on it: "The user corrected you: “…”" alone told
+# what happened, not what to do differently)
+CORRECTION_ADVICE: Final = "check an answer against its source before giving it"
+TOOL_FAIL_ADVICE: Final = "next time, try a fix or another way before answering"
+DISSATISFIED_ADVICE: Final = "find out what went wrong before going on"
 UTC_ZONE: Final = ZoneInfo("UTC")
 
 
@@ -163,13 +170,13 @@ def lesson_line(f: Finding, error: str | None = None, reply: str = "") -> str:
         return f"- {_tool(f)} failed the same way {where}{error}: fix the cause before retrying"
     if f.signal == "tool_fail":
         times = f" {f.count}×" if f.count > 1 else ""
-        return f"- {_tool(f)} failed{times}{error} and the answer went out without a fix"
+        return f"- {_tool(f)} failed{times}{error} and the answer went out without a fix — {TOOL_FAIL_ADVICE}"
     if f.signal == "hallucination":
         return f"- Success was claimed after {_tool(f)} failed{error}: {_quote(f.quote)} — report failures as such"
     if f.signal == "correction":
-        return f"- The user corrected you: {_quote(f.quote)}"
+        return f"- The user corrected you: {_quote(f.quote)} — {CORRECTION_ADVICE}"
     if f.signal == "dissatisfied":
-        return f"- A session ended with the user frustrated: {_quote(f.quote)}"
+        return f"- A session ended with the user frustrated: {_quote(f.quote)} — {DISSATISFIED_ADVICE}"
     return f"- System state was stated without checking it: {_quote(f.quote)} — verify with a tool first"
 
 
@@ -267,7 +274,8 @@ def lesson_lines(lessons: Sequence[Finding], now: datetime | None = None, tz: Zo
                 at, signal, again = quoted[quote]
                 if signal != f.signal:
                     lines[at] = (again("corrected you and ended the session frustrated") if again is not None else
-                                 f"- The user corrected you and ended the session frustrated: {quote}{when}")
+                                 f"- The user corrected you and ended the session frustrated: {quote} — "
+                                 f"{CORRECTION_ADVICE}{when}")
                 continue
             quoted[quote] = (len(lines), f.signal, None)
         lines.append(lesson_line(f, error) + when)

@@ -25,6 +25,10 @@ from workers.traces.core import empty_trace_doc
 from workers.traces.operations import empty_operations_doc
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
+# what the lesson lines end on
+CHECK = "check an answer against its source before giving it"
+FIX = "next time, try a fix or another way before answering"
+ASK = "find out what went wrong before going on"
 UTCZ = ZoneInfo("UTC")
 
 
@@ -136,20 +140,49 @@ def test_lessons_are_recent_kept_one_per_signal_and_tool_most_severe_first() -> 
         "- Success was claimed after `deploy` failed (refused): “Done ✅” — report failures as such",
         "- `deploy` failed 4× in a row with the same call (the same error): after two identical failures, change "
         "the approach or ask",  # the error named in full once, by the line above
-        "- The user corrected you: “No, that's wrong”",
-        "- `read` failed (EACCES) and the answer went out without a fix",
+        "- The user corrected you: “No, that's wrong” — check an answer against its source before giving it",
+        f"- `read` failed (EACCES) and the answer went out without a fix — {FIX}",
     ]
     many = [finding("tool_fail", f"t{i}") for i in range(10)]
     assert len(recent_lessons(many, NOW)) == MAX_LESSONS
+
+
+def test_every_lesson_line_says_what_to_do() -> None:
+    """The tool history's day 11 told "`backup_db` failed (AccessDenied: …) and the answer went
+    out without a fix" and "The user corrected you: “That's wrong, it's 16 …”": what happened,
+    not what to do, where every other lesson ends on it ("— report failures as such")."""
+    said = "That's wrong, it's 16 — you read the file and still said 14."  # a dash of its own inside the quote
+    kinds = [finding("tool_fail", "backup_db", severity="low", error="AccessDenied"),
+             finding("tool_fail", "exec", severity="low", count=2),
+             finding("correction", severity="medium", quote=said),
+             finding("dissatisfied", quote="Forget it, this is useless."),
+             finding("doom_loop", "deploy", count=3), finding("repeat_fail", "certbot", count=2),
+             finding("hallucination", "deploy", severity="critical", quote="Done ✅"),
+             finding("unverified_claim", quote="The disk is at 20%.")]
+    advice = ("try a fix or another way before answering", "check an answer against its source before giving it",
+              "find out what went wrong before going on", "change the approach or ask", "fix the cause before retrying",
+              "report failures as such", "verify with a tool first")
+    for f in kinds:
+        [line] = lesson_lines([f])
+        assert line.endswith(advice), line
+    assert lesson_lines([kinds[0]]) == [
+        "- `backup_db` failed (AccessDenied) and the answer went out without a fix — next time, try a fix or "
+        "another way before answering"]
+    assert lesson_lines([kinds[2]]) == [
+        f"- The user corrected you: “{said}” — check an answer against its source before giving it"]
+    both = [kinds[3], msgspec.structs.replace(kinds[2], quote="Forget it, this is useless.")]
+    assert lesson_lines(recent_lessons(both, NOW)) == [
+        "- The user corrected you and ended the session frustrated: “Forget it, this is useless.” — check an "
+        "answer against its source before giving it"]
 
 
 def test_a_user_message_is_quoted_once_in_the_lessons() -> None:
     said = "No, that's wrong, the deploy failed! Forget it, this is useless."
     findings = [finding("dissatisfied", quote=said), finding("correction", severity="medium", quote=said),
                 *(finding("tool_fail", f"t{i}", severity="low") for i in range(5))]
-    merged = f"- The user corrected you and ended the session frustrated: “{said}”"
+    merged = f"- The user corrected you and ended the session frustrated: “{said}” — {CHECK}"
     assert lesson_lines(recent_lessons(findings, NOW))[:2] == [
-        merged, "- `t0` failed and the answer went out without a fix"]
+        merged, f"- `t0` failed and the answer went out without a fix — {FIX}"]
     text = lessons_section(findings, NOW, 4000)
     assert text.count(said) == 1 and merged in text
     # the merged line frees its slot: five lines, four of them tool failures (three without the merge);
@@ -159,8 +192,9 @@ def test_a_user_message_is_quoted_once_in_the_lessons() -> None:
     assert text.endswith("\n- (1 more lesson not shown here)\n")
     # a correction and a frustrated end in different messages stay two lines
     apart = [finding("dissatisfied", quote="Forget it"), finding("correction", severity="medium", quote="Not that")]
-    assert lesson_lines(recent_lessons(apart, NOW)) == ["- A session ended with the user frustrated: “Forget it”",
-                                                         "- The user corrected you: “Not that”"]
+    assert lesson_lines(recent_lessons(apart, NOW)) == [
+        f"- A session ended with the user frustrated: “Forget it” — {ASK}",
+        f"- The user corrected you: “Not that” — {CHECK}"]
 
 
 def test_a_success_claimed_and_the_users_correction_of_it_are_one_lesson() -> None:
@@ -175,10 +209,10 @@ def test_a_success_claimed_and_the_users_correction_of_it_are_one_lesson() -> No
     assert lesson_lines(recent_lessons(findings, NOW)) == [
         f"- Success was claimed after `exec` failed (Module not found): “Done ✅”, and the user corrected you: "
         f"“{reply}” — report failures as such",
-        "- `read` failed and the answer went out without a fix",
+        "- `read` failed and the answer went out without a fix — next time, try a fix or another way before answering",
     ]
     other = finding("correction", severity="medium", quote="Not that one", events=["another claim", "r"])
-    assert lesson_lines(recent_lessons([claim, other], NOW))[1] == "- The user corrected you: “Not that one”"
+    assert lesson_lines(recent_lessons([claim, other], NOW))[1] == f"- The user corrected you: “Not that one” — {CHECK}"
     upset = finding("dissatisfied", quote=reply, events=["reply"])  # the same message ended the session
     assert lesson_lines(recent_lessons([*findings, upset], NOW))[0] == (
         f"- Success was claimed after `exec` failed (Module not found): “Done ✅”, and the user corrected you and "
@@ -213,10 +247,10 @@ def test_a_lesson_of_an_earlier_day_says_when() -> None:
                 finding("tool_fail", "read", severity="low", error="EACCES")]
     lines = lessons_section(findings, NOW, 2000, UTCZ).splitlines()[1:]
     assert lines == [  # today's lesson first (the latest day's come first), then the earlier ones by severity
-        "- `read` failed (EACCES) and the answer went out without a fix",
+        f"- `read` failed (EACCES) and the answer went out without a fix — {FIX}",
         "- `deploy_staging` failed 4× in a row with the same call (ImagePullBackOff): after two identical "
         "failures, change the approach or ask (2026-02-26, 4 days ago)",
-        "- The user corrected you: “No, that's wrong” (2026-03-01, yesterday)",
+        f"- The user corrected you: “No, that's wrong” — {CHECK} (2026-03-01, yesterday)",
     ]
 
 
@@ -229,7 +263,7 @@ def test_a_busy_week_does_not_push_out_the_latest_days_lessons() -> None:
     lessons = recent_lessons([*week, today], NOW, UTCZ)
     assert [f.id for f in lessons] == [today.id, "loop1", "loop2", "loop3", "loop4"]
     lines = lessons_section([*week, today], NOW, 2000, UTCZ).splitlines()[1:]
-    assert lines[0] == "- The user corrected you: “No, the staging host is db-2”"
+    assert lines[0] == f"- The user corrected you: “No, the staging host is db-2” — {CHECK}"
     assert len(lines) == MAX_LESSONS + 1 and lines[-1] == "- (2 more lessons not shown here)"
     # the latest day is the latest with a lesson, not the briefing's: yesterday's lead when today has none
     yesterday = msgspec.structs.replace(today, first_ts=NOW - timedelta(hours=30), last_ts=NOW - timedelta(hours=30))
