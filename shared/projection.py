@@ -272,6 +272,8 @@ class ProjectionHandler(Handler):
                 continue  # watermark: applied before (redelivery or replay)
             inputs = await projection.prepare(env, slot.doc)
             changed = self._changed(projection, slot, env, inputs) or changed
+        if changed and self.cut_on_triggers and is_trigger(env):
+            await self._cut(env.agent)  # and the document made for the trigger (read as of S + 1)
         return changed
 
     async def apply_prepared(self, projection: AnyProjection, env: Envelope, inputs: Any) -> bool:
@@ -300,7 +302,10 @@ class ProjectionHandler(Handler):
 
     async def _cut(self, agent: str) -> None:
         """Write the agent's pending changes now, so the state just before a trigger exists
-        as its own revision for composed documents to read (see shared.asof)."""
+        as its own revision for composed documents to read (see shared.asof) — and, right
+        after it, the state the trigger made: a document made *for* the trigger (the channel
+        summaries, ``Source.as_of`` "made_for_trigger") is read as of S + 1, and a message
+        after the trigger in the same batch would otherwise be written over it at commit."""
         keys = [k for k in sorted(self._dirty) if k[1] == agent]
         for key in keys:
             await self._write(key)

@@ -13,7 +13,7 @@ from nats.js.client import JetStreamContext
 from prometheus_client import REGISTRY
 
 from schemas.docs import Integrity
-from schemas.events import MessageEvent
+from schemas.events import MessageEvent, SessionEvent
 from shared.asof import DOC_HISTORY, DocReader
 from shared.codec import Envelope
 from shared.kv import kv_revision_below
@@ -134,3 +134,21 @@ async def test_the_state_at_every_stream_cut_is_a_revision_whatever_the_batch(js
             assert got is not None and want is not None and got.note == want.note, (cut, batched)
     assert (await reader.as_of(BUCKET, "a", Doc, 8))[0].note == "1 2 4 5 7"  # type: ignore[union-attr]
     assert (await reader.as_of(BUCKET, "b", Doc, 4))[0].note == "3"  # type: ignore[union-attr]
+
+
+async def test_the_state_a_trigger_made_is_a_revision_whatever_the_batch(js: JetStreamContext) -> None:
+    """With ``cut_on_triggers``, the documents are written just before a trigger and just
+    after it: a document made for the trigger at S (the channel summaries) is read as of
+    S + 1, and a message after the trigger in the same batch must not be written over it.
+    (A replay, reading the stream in large batches, showed the state before the trigger.)"""
+    handler = ProjectionHandler(js, "notes", "notes@test", [_Notes()], cut_on_triggers=True)
+    start = SessionEvent(id="s2", agent="e", session="s", ts=T0)
+    trigger = Envelope(seq=2, subject="cortex.session.e.start", family="session", kind="start", agent="e",
+                       event=start)
+    for env in (_message(1, "e"), trigger, _message(3, "e")):
+        await handler.apply(env)
+    await handler.commit()
+    reader = DocReader(js)
+    assert (await reader.as_of(BUCKET, "e", Doc, 2))[0].note == "1"  # type: ignore[union-attr]  # before it
+    assert (await reader.as_of(BUCKET, "e", Doc, 3))[0].note == "1 2"  # type: ignore[union-attr]  # made for it
+    assert (await reader.latest(BUCKET, "e", Doc)).note == "1 2 3"  # type: ignore[union-attr]
