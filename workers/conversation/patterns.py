@@ -23,7 +23,7 @@ from typing import Final, NamedTuple
 
 from schemas.types import Mood
 from workers.conversation.languages import PACKS, UNIVERSAL_DUE, UNIVERSAL_MOOD, LanguagePack
-from workers.conversation.triggers import any_literal, required_literals
+from workers.conversation.triggers import any_literal, required_literals, unwrapped
 
 MAX_MATCHES_PER_FAMILY: Final = 50
 """A message yields at most this many signals of one kind. Real messages have a handful;
@@ -104,7 +104,7 @@ class Pattern:
 
     @classmethod
     def compile(cls, source: str, lowered: bool) -> Pattern:
-        return cls(re.compile(source), lowered, required_literals(source))
+        return cls(re.compile(unwrapped(source)), lowered, required_literals(source))
 
     def subject(self, text: MatchText) -> str:
         return text.lowered if self.lowered else text.original
@@ -297,7 +297,8 @@ def _merged_mood(packs: tuple[LanguagePack, ...]) -> Family:
     for pack in packs:
         for mood, source in pack.mood:
             sources[mood].append(source)
-    return Family.of(Pattern.compile("|".join(sources[mood]), lowered=True) for mood in MOOD_ORDER)
+    # (each source is a whole alternative, so "(?:wtf|argh)|(?:fuck|…)" is "wtf|argh|fuck|…")
+    return Family.of(Pattern.compile("|".join(map(unwrapped, sources[mood])), lowered=True) for mood in MOOD_ORDER)
 
 
 def _mood_negation(packs: tuple[LanguagePack, ...]) -> re.Pattern[str] | None:

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from workers.conversation.languages import PACKS, UNIVERSAL_MOOD
 from workers.conversation.patterns import Family, get_patterns
-from workers.conversation.triggers import any_literal, required_literals
+from workers.conversation.triggers import any_literal, required_literals, unwrapped
 
 
 @pytest.mark.parametrize(
@@ -101,3 +101,50 @@ def test_family_pre_check_answers_as_the_trigger_scans_on_the_bench_backlog() ->
     for family in families:
         for text in [*texts, *triggers]:
             assert family.may_match(text) == _family_may_match_by_scans(family, text.lowered, text.original), text
+
+
+def _mood_sources() -> list[list[str]]:
+    """Each mood's sources of every pack, as ``patterns._merged_mood`` joins them."""
+    by_mood: dict[str, list[str]] = {}
+    for mood, source in UNIVERSAL_MOOD:
+        by_mood.setdefault(mood, []).append(source)
+    for pack in PACKS.values():
+        for mood, source in pack.mood:
+            by_mood.setdefault(mood, []).append(source)
+    return list(by_mood.values())
+
+
+def _found(regex: re.Pattern[str], text: str) -> list[tuple[tuple[int, int], tuple[str | None, ...]]]:
+    return [(m.span(), m.groups()) for m in regex.finditer(text)]
+
+
+def _around(source: str, data: st.DataObject) -> str:
+    text = data.draw(st.text("ab ,.!\n") | st.from_regex(source, fullmatch=True))
+    return data.draw(st.text("x .", max_size=4)) + text + data.draw(st.text(" .y", max_size=4))
+
+
+@pytest.mark.parametrize("source", _all_sources())
+@settings(max_examples=30, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_an_unwrapped_pattern_finds_what_the_pattern_finds(source: str, data: st.DataObject) -> None:
+    """``unwrapped`` only drops groups around a whole source: every match (span and
+    groups) stays, on texts around the pattern's own matches."""
+    text = _around(source, data)
+    assert _found(re.compile(source), text) == _found(re.compile(unwrapped(source)), text)
+
+
+@pytest.mark.parametrize("sources", _mood_sources())
+@settings(max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_a_mood_joined_from_unwrapped_sources_finds_what_the_wrapped_join_finds(
+        sources: list[str], data: st.DataObject) -> None:
+    joined = "|".join(sources)
+    text = "".join(_around(data.draw(st.sampled_from(sources)), data) for _ in range(3))
+    assert _found(re.compile(joined), text) == _found(re.compile("|".join(map(unwrapped, sources))), text)
+
+
+def test_unwrapped_drops_only_groups_around_the_whole_source() -> None:
+    assert unwrapped("(?:wtf|argh)") == "wtf|argh"
+    assert unwrapped("(?:(?:a|b))") == "a|b"
+    for kept in ("(?:a)|(?:b)", "(?:a)?", "(?:a)b", "(a|b)", "(?:[)]|b)c", r"(?:a\)|b)c", "(?=a)"):
+        assert unwrapped(kept) == kept
