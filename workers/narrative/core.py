@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo
 
 from schemas.docs import Decision, DecisionsDoc, Thread, ThreadsDoc
 from shared.quoting import quote_xml
-from workers.narrative.timeline import TimelineEntry, timeline_line, window
+from workers.narrative.timeline import TimelineEntry, named_sessions, timeline_line, window
 from workers.render import (
     PRIORITY_EMOJI,
     UNKNOWN_EMOJI,
@@ -127,7 +127,7 @@ def _timeline_block(timeline: Sequence[TimelineEntry], now: datetime, tz: ZoneIn
         # A busy day keeps its latest moments; the count says what was left out.
         lines.append(f"- … {hidden} earlier entries")
         entries = entries[hidden:]
-    lines.extend(f"- {timeline_line(e, now, tz)}" for e in entries)
+    lines.extend(f"- {timeline_line(e, now, tz)}" for e in named_sessions(entries))
     return [*lines, ""]
 
 

@@ -6,6 +6,8 @@ starts and ends, compactions), thread openings and closings, and the sections of
 notes that ``cortex index`` publishes (a NoteEvent whose file is named ``YYYY-MM-DD.md``:
 its heading path, date headings left out), each stamped with the time of the event that
 caused it (a note's is the file's modification time, as ``cortex index`` sends it).
+A session's entries name it short and only when the session entry above names another
+(``named_sessions``): Cortex's own, as the session entries are.
 """
 
 from __future__ import annotations
@@ -93,6 +95,42 @@ def window(entries: Iterable[TimelineEntry], now: datetime, hours: int) -> list[
 # ends last.
 _ORDER: dict[TimelineKind, int] = {"session_start": 0, "thread_opened": 1, "note": 2, "compaction": 3,
                                    "thread_closed": 4, "session_end": 5}
+
+
+_OPENCLAW_KEY = re.compile(r"^agent:[^:]+:(.+)$")
+_SUBAGENT = re.compile(r"^subagent:([0-9A-Za-z]{8})[0-9A-Za-z-]*$")
+_SESSION_KINDS: frozenset[TimelineKind] = frozenset({"session_start", "session_end"})
+
+
+def session_name(session: str) -> str:
+    """A session as a timeline names it: an OpenClaw session key without its ``agent:<id>:``
+    ("agent:forge:main" -> "main"), a sub-agent's by the first 8 characters of its id
+    ("agent:forge:subagent:3c1d9e0a-5b7f-…" -> "sub-agent 3c1d9e0a"); any other as it is."""
+    key = one_line(session)
+    openclaw = _OPENCLAW_KEY.match(key)
+    if openclaw is None:
+        return key
+    rest = openclaw.group(1)
+    subagent = _SUBAGENT.match(rest)
+    return f"sub-agent {subagent.group(1)}" if subagent is not None else rest
+
+
+def named_sessions(entries: Iterable[TimelineEntry]) -> list[TimelineEntry]:
+    """``entries`` with each session start or end naming its session (``session_name``) only
+    when the session entry before it named another: one chat's key on every line
+    ("Session started: agent:forge:main", "Session ended: agent:forge:main", …) told the
+    reader nothing after the first, and a 50-character sub-agent key nothing at all. Who an
+    unnamed one is stays plain: the last session named above it."""
+    named: list[TimelineEntry] = []
+    last: str | None = None
+    for entry in entries:
+        if entry.kind not in _SESSION_KINDS:
+            named.append(entry)
+            continue
+        name = session_name(entry.text)
+        named.append(msgspec.structs.replace(entry, text="" if name == last else name))
+        last = name
+    return named
 
 
 def timeline_line(entry: TimelineEntry, now: datetime, tz: ZoneInfo) -> str:

@@ -23,6 +23,7 @@ from workers.narrative import (
     for_briefing,
     timeline_from_threads,
 )
+from workers.narrative.timeline import session_name
 from workers.threads.summary import compose_summary
 
 NOW = datetime(2026, 2, 17, 11, 30, tzinfo=UTC)  # Tuesday, 12:30 in Berlin
@@ -205,7 +206,7 @@ def test_timeline_in_event_time_and_local_zone():
         "- 10:30 Thread opened: auth migration\n"
         "- 11:30 Compaction\n"
         "- 12:00 Thread closed: auth migration\n"
-        "- 12:30 Session ended: s-1\n"
+        "- 12:30 Session ended\n"  # the session named above
     )
 
 
@@ -239,7 +240,29 @@ def test_a_thread_opened_and_closed_at_the_same_moment_opens_first():
     md = narrative(timeline=entries)
     lines = [line for line in md.splitlines() if line.startswith("- 12:25")]
     assert lines == ["- 12:25 Session started: s1", "- 12:25 Thread opened: API spec",
-                     "- 12:25 Thread closed: API spec", "- 12:25 Session ended: s1"]
+                     "- 12:25 Thread closed: API spec", "- 12:25 Session ended"]
+
+
+def test_a_session_is_named_short_and_once():
+    """The tool history's day-4 timeline: "Session started: agent:forge:main" and "Session ended:
+    agent:forge:main" on four lines, then "Session started: agent:forge:subagent:3c1d9e0a-5b7f-
+    4e21-9a4c-8d2f6b1e0c77" and its end: the main chat's key on every line, a sub-agent's uuid
+    key no reader can use. An OpenClaw key is named without ``agent:<id>:``, a sub-agent by its
+    id's first 8 characters, and a session entry names its session only when the session entry
+    before it named another."""
+    main, sub = "agent:forge:main", "agent:forge:subagent:3c1d9e0a-5b7f-4e21-9a4c-8d2f6b1e0c77"
+    entries = [TimelineEntry(ts=NOW - timedelta(hours=h), kind=kind, text=text) for h, kind, text in (
+        (20, "session_end", main), (17, "session_start", main), (4, "session_start", main),
+        (3, "thread_opened", "search index"), (2, "session_end", main), (1, "session_start", sub),
+        (0.5, "session_start", main), (0.25, "session_end", sub), (0, "session_end", main))]
+    lines = [line for line in narrative(timeline=entries).splitlines() if line.startswith("- ")]
+    assert lines == ["- 2026-02-16 16:30 Session ended: main", "- 2026-02-16 19:30 Session started",
+                     "- 08:30 Session started", "- 09:30 Thread opened: search index", "- 10:30 Session ended",
+                     "- 11:30 Session started: sub-agent 3c1d9e0a", "- 12:00 Session started: main",
+                     "- 12:15 Session ended: sub-agent 3c1d9e0a", "- 12:30 Session ended: main"]
+    assert session_name("agent:forge:telegram:group:-100123") == "telegram:group:-100123"
+    assert session_name("s-demo") == session_name(" s-demo ") == "s-demo"
+    assert session_name("agent:forge:subagent:3c1d") == "subagent:3c1d"  # no id to shorten
 
 
 def test_long_timeline_keeps_the_latest_entries():
