@@ -45,6 +45,7 @@ async def _briefing(js: JetStreamContext, url: str, tmp: Path, day: int, since: 
     assert doc.trigger == "session_start"
     assert briefing_defects(doc.markdown) == []
     assert "Thread data is" not in doc.markdown  # an evening start after a quiet afternoon is no staleness
+    assert "Last activity: just now" not in doc.markdown  # hours since the last session: not its own start
     return doc.markdown
 
 
