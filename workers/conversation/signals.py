@@ -153,11 +153,31 @@ _CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af
 MIN_WORD_CHARS: Final = 3
 
 
-class Words(NamedTuple):
-    """The distinct words of a text (lower-cased, at least 3 characters) and the text lowered."""
+class Words:
+    """The distinct words of a text (lower-cased, at least 3 characters) and the text lowered.
 
-    tokens: frozenset[str]
-    lowered: str
+    The words are split out when first asked for: a message is matched against the open
+    threads' titles, and a title word that is not even a substring of the text is no word
+    of it (``has``), so a message naming no thread never needs them."""
+
+    __slots__ = ("_tokens", "lowered")
+
+    def __init__(self, lowered: str) -> None:
+        self.lowered = lowered
+        self._tokens: frozenset[str] | None = None
+
+    @property
+    def tokens(self) -> frozenset[str]:
+        if self._tokens is None:
+            self._tokens = _tokens(self.lowered)
+        return self._tokens
+
+    def has(self, term: str) -> bool:
+        """``term in self.tokens``; a word is a substring of the lowered text, so a term that
+        is none is answered without splitting the text."""
+        if self._tokens is None and term not in self.lowered:
+            return False
+        return term in self.tokens
 
 
 def _tokens(lowered: str) -> frozenset[str]:
@@ -166,8 +186,7 @@ def _tokens(lowered: str) -> frozenset[str]:
 
 
 def words_of(text: str | MatchText) -> Words:
-    lowered = text.lowered if isinstance(text, MatchText) else text.lower()
-    return Words(_tokens(lowered), lowered)
+    return Words(text.lowered if isinstance(text, MatchText) else text.lower())
 
 
 @lru_cache(maxsize=8192)
@@ -199,10 +218,10 @@ def matches_title(title: str, words: Words, min_overlap: int = 2, one_word: bool
     if one_word:
         terms = title_terms(title)
         if len(terms) == 1:
-            return next(iter(terms)) in words.tokens
+            return words.has(next(iter(terms)))
     hits = 0
     for term in title_terms(title):
-        if term in words.tokens:
+        if words.has(term):
             hits += 1
             if hits >= min_overlap:
                 return True

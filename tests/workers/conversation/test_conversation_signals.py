@@ -4,10 +4,13 @@ test/noise-filter.test.ts (isNoiseTopic), plus Cortex's own signal cases."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shared.config import parse_languages
 from workers.conversation import extract_signals, get_patterns, is_noise_topic, matches_title, words_of
 from workers.conversation.patterns import MAX_MATCHES_PER_FAMILY, SCAN_HEAD_CHARS, SCAN_TAIL_CHARS, scan_view
+from workers.conversation.signals import _tokens
 
 BOTH = get_patterns(parse_languages("both"))
 EN = get_patterns(("en",))
@@ -265,3 +268,16 @@ def test_message_topics_are_its_cue_topics_and_the_frames_its_sentences_open_on(
     assert all(text[at:].startswith(topic) for at, topic in found)
     cues = set(extract_signals(text, BOTH).topics)  # a frame opens no thread: only cue topics do
     assert cues <= set(topics) and ("Beim" not in text or "Onboarding-Flow" not in cues)
+
+
+@settings(max_examples=500, deadline=None, database=None)
+@given(text=st.text("abc -.,!'“»\n", max_size=30), terms=st.lists(st.text("abc-.'", max_size=5), max_size=6),
+       built=st.booleans())
+def test_a_word_that_is_no_substring_is_no_word_of_the_text(text: str, terms: list[str], built: bool) -> None:
+    """``Words.has`` answers ``term in tokens`` whether or not the words were split out yet:
+    its substring short cut never says no to a word of the text."""
+    words = words_of(text)
+    if built:
+        assert words.tokens == _tokens(text.lower())
+    for term in terms:
+        assert words.has(term) == (term in _tokens(text.lower()))
