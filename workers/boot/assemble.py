@@ -47,7 +47,7 @@ from workers.boot.context import (
 )
 from workers.boot.inputs import BootInputs, Briefed
 from workers.boot.state import header_section, state_section
-from workers.boot.traces import lessons_section, operations_section
+from workers.boot.traces import lessons_section, operation_lines, operations_section
 from workers.boot.work import (
     commitments_section,
     decisions_section,
@@ -97,8 +97,9 @@ def _work_sections(inputs: BootInputs, settings: BootSettings, tz: ZoneInfo, bud
     threads = enhance_threads(raw_threads, overlay)
     threads_text, n_threads = threads_section(threads, settings.max_threads_in_boot, budgets.threads, tz,
                                               decision_whats, inputs.now)
-    operations_text = operations_section(inputs.operations.operations if inputs.operations is not None else [],
-                                         tz, budgets.operations)
+    operations = inputs.operations.operations if inputs.operations is not None else []
+    operations_text = operations_section(operations, tz, budgets.operations)
+    listed = [op.id for op, line in operation_lines(operations, tz) if line in operations_text]
     lessons_text = lessons_section(inputs.traces.findings if inputs.traces is not None else [], inputs.now,
                                    budgets.lessons, tz)
     shown_open = ranked_open_threads(threads)[:n_threads]
@@ -107,7 +108,8 @@ def _work_sections(inputs: BootInputs, settings: BootSettings, tz: ZoneInfo, bud
     open_titles = [t.title for t in raw_threads if t.id in shown_threads or t.status != "open"]
     commitments = enhance_commitments(inputs.commitments.commitments if inputs.commitments is not None else [],
                                       overlay)
-    commitments_text, n_open = commitments_section(commitments, inputs.now, tz, budgets.commitments)
+    commitments_text, n_open = commitments_section(commitments, inputs.now, tz, budgets.commitments,
+                                                   operations, listed)
     said = [text for t in shown_open
             for text in (thread_summary(t, decision_whats), t.waiting_for or "")]
     said += [text for d in decisions[:n_decisions] for text in (d.what, d.why)]

@@ -1,7 +1,8 @@
 """The work sections: active threads, recent decisions, open commitments.
 
 Formats follow the reference's ``buildThreads`` / ``buildDecisions`` (openclaw-cortex
-``boot-context.ts``) and the commitments section of its architecture addendum.
+``boot-context.ts``) and the commitments section of its architecture addendum. Cortex's
+own: a vague promise made right after tool calls names them (``promise_calls``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Collection, Sequence
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from schemas.docs import Commitment, Decision, Thread
+from schemas.docs import Commitment, Decision, Operation, Thread
 from workers.boot.budget import section
 from workers.render import (
     PRIORITY_EMOJI,
@@ -29,6 +30,15 @@ from workers.render import (
 from workers.threads.summary import compose_summary, is_composed, said_in
 
 WHY_CHARS = 100
+# A promise made in the agent's turn right after its tool calls ("Both tasks are running in the
+# background; I'll report when they finish.") is about those calls: started at most this long
+# before it, in event time.
+CALLS_BEFORE_PROMISE = timedelta(minutes=5)
+MAX_CALLS_NAMED = 3
+CALL_REQUEST_CHARS = 60
+# a task that refers back to what it is about ("report when they finish", "tell you how it
+# went", "Bescheid geben, wenn es fertig ist"); German "Sie" capitalised is the polite "you"
+_REFERS_BACK = re.compile(r"\b(?:[Ii]t|its|[Tt]hey|them|their|es|sie)\b")
 MAX_COMMITMENTS_IN_BOOT = 10
 # Room kept for the "… N more open threads not shown" note, so the budget never cuts it.
 _NOTE_ROOM = 48
@@ -194,8 +204,41 @@ def _due_moment(due: str, tz: ZoneInfo) -> datetime | None:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=tz)
 
 
-def _commitment_line(c: Commitment, overdue: bool) -> str:
+def promise_calls(c: Commitment, operations: Sequence[Operation], listed: Collection[str] = ()) -> str:
+    """The tool calls a vague promise is about, as its line names them: "`sessions_spawn`
+    “Rebuild the search index…”, “Summarise the support inbox…”" for "report when they
+    finish" said a minute after the two calls. Only for a task that refers back ("they", "it")
+    and has no topic of its own, to the calls started within ``CALLS_BEFORE_PROMISE`` before
+    it (oldest first, at most ``MAX_CALLS_NAMED``); else empty. Told alone, "🔴 OVERDUE: report
+    when they finish" left the reader a week later no way to tell what was promised. Calls the
+    Pending Operations section lists (``listed``, their ids) are pointed to, not quoted again:
+    "the `sessions_spawn` calls in Pending Operations"."""
+    if c.topic or not _REFERS_BACK.search(c.what):
+        return ""
+    made = as_utc(c.created)
+    calls = sorted((op for op in operations if made - CALLS_BEFORE_PROMISE <= as_utc(op.started) <= made),
+                   key=lambda op: (as_utc(op.started), op.id))
+    if not calls:
+        return ""
+    if all(op.id in listed for op in calls):
+        tools = " and ".join(dict.fromkeys(f"`{one_line(op.tool)}`" for op in calls))
+        return f"the {tools} {'call' if len(calls) == 1 else 'calls'} in Pending Operations"
+    named: dict[str, list[str]] = {}  # a tool's requests after its name once
+    for op in calls[:MAX_CALLS_NAMED]:
+        asked = named.setdefault(one_line(op.tool), [])
+        if op.request:
+            asked.append(f"“{clip_words(one_line(op.request), CALL_REQUEST_CHARS)}”")
+    text = "; ".join(f"`{tool}` {', '.join(asked)}".rstrip() for tool, asked in named.items())
+    more = len(calls) - MAX_CALLS_NAMED
+    return f"{text}; {more} more" if more > 0 else text
+
+
+def _commitment_line(c: Commitment, overdue: bool, operations: Sequence[Operation] = (),
+                     listed: Collection[str] = ()) -> str:
     what = commitment_task(c)
+    calls = promise_calls(c, operations, listed)
+    if calls:
+        what = f"{what} ({calls})"
     who = f" ({one_line(c.who)})" if c.who.strip() else ""
     if overdue:
         return f"- 🔴 **OVERDUE**: {what}{who}"
@@ -229,11 +272,16 @@ def _commitment_rank(c: Commitment, now: datetime, tz: ZoneInfo) -> tuple[int, f
 
 
 def commitments_section(
-    commitments: Sequence[Commitment], now: datetime, tz: ZoneInfo, budget: int
+    commitments: Sequence[Commitment], now: datetime, tz: ZoneInfo, budget: int,
+    operations: Sequence[Operation] = (), listed: Collection[str] = (),
 ) -> tuple[str, int]:
-    """Open and overdue commitments, the most urgent first; returns the text and open count."""
+    """Open and overdue commitments, the most urgent first; returns the text and open count.
+    ``operations``: the agent's tool calls, which a vague promise made right after some is
+    about (``promise_calls``); ``listed``: the ids of those the briefing's Pending Operations
+    shows."""
     open_ones = [c for c in commitments if c.status != "done"]
     open_ones.sort(key=lambda c: _commitment_rank(c, now, tz))
-    lines = [_commitment_line(c, _is_overdue(c, now, tz)) for c in open_ones[:MAX_COMMITMENTS_IN_BOOT]]
+    lines = [_commitment_line(c, _is_overdue(c, now, tz), operations, listed)
+             for c in open_ones[:MAX_COMMITMENTS_IN_BOOT]]
     text, _ = section(f"## 📋 Commitments ({len(open_ones)} open)", lines, budget)
     return text, len(open_ones)

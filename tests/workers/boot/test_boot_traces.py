@@ -7,7 +7,17 @@ from zoneinfo import ZoneInfo
 
 import msgspec
 
-from schemas.docs import Finding, Operation, OperationsDoc, Thread, ThreadsDoc, TraceDoc, Triage
+from schemas.docs import (
+    Commitment,
+    CommitmentsDoc,
+    Finding,
+    Operation,
+    OperationsDoc,
+    Thread,
+    ThreadsDoc,
+    TraceDoc,
+    Triage,
+)
 from shared.config import BootSettings
 from workers.boot.assemble import assemble_boot
 from workers.boot.inputs import BootInputs
@@ -20,6 +30,7 @@ from workers.boot.traces import (
     recent_lessons,
     shown_results,
 )
+from workers.boot.work import commitments_section, promise_calls
 from workers.evals.briefing_checks import briefing_defects
 from workers.traces.core import empty_trace_doc
 from workers.traces.operations import empty_operations_doc
@@ -312,3 +323,61 @@ def test_a_failure_repeated_on_two_days_of_the_main_chat_is_told_as_such() -> No
     two_sessions = next(f for f in findings(*day, Start(session="b"), *day[1:]) if f.signal == "repeat_fail")
     assert lesson_lines([two_sessions]) == ["- `exec` failed the same way in 2 sessions (timeout during connect): "
                                             "fix the cause before retrying"]
+
+
+def test_a_vague_promise_made_right_after_tool_calls_names_them() -> None:
+    """The tool history's day 3: two sessions_spawn calls at 10:01, then "Both tasks are running
+    in the background; I'll report when they finish." — the briefings said "⚪ Open: report
+    when they finish (assistant)" and from day 11 "🔴 **OVERDUE**: report when they finish":
+    nothing a reader could tell the promise by. It names the calls it was made about."""
+    made = NOW - timedelta(days=8)
+    spawn = [Operation(id=f"s{i}", tool="sessions_spawn", status="completed", started=made - timedelta(seconds=s),
+                       seen=True, finished=made + timedelta(days=1), request=task)
+             for i, (s, task) in enumerate(((60, "Rebuild the search index for docs.acme.dev"),
+                                            (40, "Summarise the support inbox of the last week")))]
+    earlier = Operation(id="e", tool="exec", status="completed", started=made - timedelta(minutes=6), seen=True,
+                        request="df -h")  # another turn's call
+    later = Operation(id="l", tool="exec", status="completed", started=made + timedelta(seconds=1), seen=True)
+
+    def promise(what: str, topic: str | None = None, at: datetime = made, i: str = "c") -> Commitment:
+        return Commitment(id=i, who="assistant", what=what, status="overdue", created=at, source_event="m",
+                          topic=topic)
+
+    ops = [earlier, *reversed(spawn), later]
+    text, _ = commitments_section([promise("report when they finish")], NOW, UTCZ, 1000, ops)
+    assert text.splitlines()[1] == (
+        "- 🔴 **OVERDUE**: report when they finish (`sessions_spawn` “Rebuild the search index for docs.acme.dev”, "
+        "“Summarise the support inbox of the last week”) (assistant)")
+    deploy = Operation(id="d", tool="deploy_job", status="failed", started=made - timedelta(minutes=1), seen=True,
+                       request="release=3.2, env=prod, window=22:00")
+    assert promise_calls(promise("tell you how it went"), [deploy]) == \
+        "`deploy_job` “release=3.2, env=prod, window=22:00”"
+    assert promise_calls(promise("Bescheid geben, wenn es fertig ist"), [deploy]) != ""
+    # what it is about is said already, or nothing refers back, or no call came just before
+    assert promise_calls(promise("report when they finish", topic="search index"), ops) == ""
+    assert promise_calls(promise("write the migration guide for the billing schema"), ops) == ""
+    assert promise_calls(promise("Ich melde mich bei Ihnen, wenn Sie zurück sind"), [deploy]) == ""
+    assert promise_calls(promise("report when they finish", at=made - timedelta(minutes=7)), ops) == ""
+    assert promise_calls(promise("report when they finish"), [earlier, later]) == ""
+    many = [msgspec.structs.replace(deploy, id=f"d{i}", request=f"job {i}") for i in range(5)]
+    assert promise_calls(promise("tell you how it went"), many) == \
+        "`deploy_job` “job 0”, “job 1”, “job 2”; 2 more"
+    # through the assembly: the briefing reads the agent's operations
+    doc = CommitmentsDoc(updated=NOW, commitments=[promise("report when they finish")],
+                         integrity=empty_trace_doc(NOW).integrity)
+    inputs = BootInputs(agent="a", now=NOW, commitments=doc,
+                        operations=OperationsDoc(updated=NOW, operations=ops,
+                                                 integrity=empty_operations_doc(NOW).integrity))
+    assert "report when they finish (`sessions_spawn` “Rebuild" in assemble_boot(inputs, BootSettings(), UTCZ)
+    # the day it was made (day 3) Pending Operations lists the calls still running: pointed to, not quoted twice
+    assert promise_calls(promise("report when they finish"), ops, {"s0", "s1"}) == \
+        "the `sessions_spawn` calls in Pending Operations"
+    assert promise_calls(promise("tell you how it went"), [deploy], {"d"}) == \
+        "the `deploy_job` call in Pending Operations"
+    assert promise_calls(promise("report when they finish"), ops, {"s0"}).startswith("`sessions_spawn` “Rebuild")
+    running = [msgspec.structs.replace(o, status="pending", seen=False, finished=None) for o in spawn]
+    pending = msgspec.structs.replace(inputs, operations=OperationsDoc(
+        updated=NOW, operations=running, integrity=empty_operations_doc(NOW).integrity))
+    markdown = assemble_boot(pending, BootSettings(), UTCZ)
+    assert "report when they finish (the `sessions_spawn` calls in Pending Operations)" in markdown
+    assert markdown.count("Rebuild the search index") == 1 and not briefing_defects(markdown)
