@@ -212,7 +212,7 @@ def promise_calls(c: Commitment, operations: Sequence[Operation], listed: Collec
     it (oldest first, at most ``MAX_CALLS_NAMED``); else empty. Told alone, "🔴 OVERDUE: report
     when they finish" left the reader a week later no way to tell what was promised. Calls the
     Pending Operations section lists (``listed``, their ids) are pointed to, not quoted again:
-    "the `sessions_spawn` calls in Pending Operations"."""
+    "the `sessions_spawn` calls in Pending Operations" (and the others quoted after it)."""
     if c.topic or not _REFERS_BACK.search(c.what):
         return ""
     made = as_utc(c.created)
@@ -220,17 +220,21 @@ def promise_calls(c: Commitment, operations: Sequence[Operation], listed: Collec
                    key=lambda op: (as_utc(op.started), op.id))
     if not calls:
         return ""
-    if all(op.id in listed for op in calls):
-        tools = " and ".join(dict.fromkeys(f"`{one_line(op.tool)}`" for op in calls))
-        return f"the {tools} {'call' if len(calls) == 1 else 'calls'} in Pending Operations"
+    shown = [op for op in calls if op.id in listed]
+    rest = [op for op in calls if op.id not in listed]
     named: dict[str, list[str]] = {}  # a tool's requests after its name once
-    for op in calls[:MAX_CALLS_NAMED]:
+    for op in rest[:MAX_CALLS_NAMED]:
         asked = named.setdefault(one_line(op.tool), [])
         if op.request:
             asked.append(f"“{clip_words(one_line(op.request), CALL_REQUEST_CHARS)}”")
-    text = "; ".join(f"`{tool}` {', '.join(asked)}".rstrip() for tool, asked in named.items())
-    more = len(calls) - MAX_CALLS_NAMED
-    return f"{text}; {more} more" if more > 0 else text
+    quoted = "; ".join(f"`{tool}` {', '.join(asked)}".rstrip() for tool, asked in named.items())
+    if len(rest) > MAX_CALLS_NAMED:
+        quoted += f"; {len(rest) - MAX_CALLS_NAMED} more"
+    if not shown:
+        return quoted
+    tools = " and ".join(dict.fromkeys(f"`{one_line(op.tool)}`" for op in shown))
+    pointer = f"the {tools} {'call' if len(shown) == 1 else 'calls'} in Pending Operations"
+    return f"{pointer} and {quoted}" if quoted else pointer
 
 
 def _commitment_line(c: Commitment, overdue: bool, operations: Sequence[Operation] = (),

@@ -374,7 +374,9 @@ def test_a_vague_promise_made_right_after_tool_calls_names_them() -> None:
         "the `sessions_spawn` calls in Pending Operations"
     assert promise_calls(promise("tell you how it went"), [deploy], {"d"}) == \
         "the `deploy_job` call in Pending Operations"
-    assert promise_calls(promise("report when they finish"), ops, {"s0"}).startswith("`sessions_spawn` “Rebuild")
+    assert promise_calls(promise("report when they finish"), ops, {"s1"}) == (  # the other is quoted
+        "the `sessions_spawn` call in Pending Operations and `sessions_spawn` “Rebuild the search index for "
+        "docs.acme.dev”")
     running = [msgspec.structs.replace(o, status="pending", seen=False, finished=None) for o in spawn]
     pending = msgspec.structs.replace(inputs, operations=OperationsDoc(
         updated=NOW, operations=running, integrity=empty_operations_doc(NOW).integrity))
