@@ -63,6 +63,7 @@ async def test_the_briefings_of_days_3_7_and_15(pipeline: JetStreamContext, nats
     assert "Thread opened: API spec\n- 09:10 Thread closed: API spec" in day3  # opened, then closed
     assert "deploy_staging" in section(day3, "## ⚠️ Lessons from Recent Failures")
     assert "staging registry" not in section(day3, "## 🧵 Active Threads")  # "…, I renewed it."
+    assert "- ✅ staging registry credentials: The token expired, I renewed it.\n" in day3  # its title once
     assert "Last session mood" not in day3  # the frustrated session was the morning's; the last went well
 
     day7 = await _briefing(js, nats_url, tmp_path, 7, 4, wait_for)

@@ -10,6 +10,8 @@ thread's line leaves out the "Decided: …" of its summary when the block lists 
 decision; a wait is said in the thread's line or on its own ``⏳`` line, never half in one
 and whole in the other. The boot's briefing shows threads and decisions in sections of
 their own: ``for_briefing`` leaves out the Open and Decisions items those sections show.
+A Completed line names its thread once: a frame of the closing sentence that names the title
+again ("Regarding the staging registry credentials: …") is left out (``without_title_frame``).
 """
 
 from __future__ import annotations
@@ -67,6 +69,30 @@ def _summary(t: Thread, listed: Collection[str], waiting: bool = True) -> str:
     return one_line(compose_summary(t, decided=decided, waiting=waiting))
 
 
+_FRAME_WORDS = 3  # "Regarding the", "As for the", "Zum": at most this many words before the title
+_MIN_REST_WORDS = 3
+
+
+def without_title_frame(summary: str, title: str) -> str:
+    """A completed thread's summary without the frame that names its title again: a closed
+    thread is about the sentence that closed it, so the multi-day history's day 3 read
+    "✅ staging registry credentials: Regarding the staging registry credentials: the token
+    expired, I renewed it." Up to three words, the title, a colon, comma or dash, and at
+    least three words after it: "The token expired, I renewed it." (Under ✅ a dropped "We
+    finished the" says nothing the mark does not; "The auth migration is done ✅ …" goes on
+    past the title without a mark and stays as it is.)"""
+    if not title.strip():
+        return summary
+    frame = re.match(rf"(?:\S+\s+){{0,{_FRAME_WORDS}}}{re.escape(title.strip())}\s*(?::|,|\s[—–-])\s+", summary,
+                     re.IGNORECASE)
+    if frame is None:
+        return summary
+    rest = summary[frame.end():]
+    if len(rest.split()) < _MIN_REST_WORDS:
+        return summary
+    return rest[:1].upper() + rest[1:]
+
+
 def _completed_block(threads: Sequence[Thread], now: datetime, listed: Collection[str]) -> list[str]:
     closed = [t for t in threads if t.status == "closed" and _in_window(t.last_activity, now)]
     closed.sort(key=lambda t: (as_utc(t.last_activity), t.id))
@@ -74,7 +100,8 @@ def _completed_block(threads: Sequence[Thread], now: datetime, listed: Collectio
         return []
     lines = ["**Completed:**"]
     for t in closed:
-        lines.append(f"- ✅ {one_line(t.title)}: {clip_words(_summary(t, listed), COMPLETED_SUMMARY_CHARS)}")
+        summary = without_title_frame(_summary(t, listed), one_line(t.title))
+        lines.append(f"- ✅ {one_line(t.title)}: {clip_words(summary, COMPLETED_SUMMARY_CHARS)}")
     return [*lines, ""]
 
 

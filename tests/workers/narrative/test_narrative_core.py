@@ -265,6 +265,30 @@ def test_a_session_is_named_short_and_once():
     assert session_name("agent:forge:subagent:3c1d") == "subagent:3c1d"  # no id to shorten
 
 
+def test_a_completed_line_does_not_name_its_thread_twice():
+    """The multi-day history's day 3: "✅ staging registry credentials: Regarding the staging
+    registry credentials: the token expired, I renewed it." — a closed thread is about the
+    sentence that closed it, frame and all. Under the title, the frame goes."""
+    def closed(i: str, title: str, about: str) -> Thread:
+        t = thread(i, title=title, status="closed", about=about, last_activity=NOW - timedelta(minutes=5))
+        return msgspec.structs.replace(t, summary=compose_summary(t))
+
+    md = narrative(threads(
+        closed("a", "staging registry credentials",
+               "Regarding the staging registry credentials: the token expired, I renewed it."),
+        closed("b", "auth migration", "The auth migration is done ✅ all services validate tokens."),
+        closed("c", "API spec", "I sent Maria the API spec, that's done."),
+        closed("d", "Onboarding-Flow", "Zum Onboarding-Flow: der Fix ist live und getestet."),
+        closed("e", "search index", "For the search index: done now.")))
+    assert [line for line in md.splitlines() if line.startswith("- ✅")] == [
+        "- ✅ staging registry credentials: The token expired, I renewed it.",
+        "- ✅ auth migration: The auth migration is done ✅ all services validate tokens.",  # no frame: as it is
+        "- ✅ API spec: I sent Maria the API spec, that's done.",  # more than a frame before the title
+        "- ✅ Onboarding-Flow: Der Fix ist live und getestet.",
+        "- ✅ search index: For the search index: done now.",  # too little after it
+    ]
+
+
 def test_long_timeline_keeps_the_latest_entries():
     entries = [
         TimelineEntry(ts=NOW - timedelta(minutes=i), kind="compaction", text=f"c{i}") for i in range(50)
