@@ -243,12 +243,18 @@ def _commitment_line(c: Commitment, overdue: bool, operations: Sequence[Operatio
     calls = promise_calls(c, operations, listed)
     if calls:
         what = f"{what} ({calls})"
-    who = f" ({one_line(c.who)})" if c.who.strip() else ""
+    who = f" ({_ROLE_NAMES.get(one_line(c.who), one_line(c.who))})" if c.who.strip() else ""
     if overdue:
         return f"- 🔴 **OVERDUE**: {what}{who}"
     if c.due:
         return f"- 🟡 Due {one_line(c.due)}: {what}{who}"
     return f"- ⚪ Open: {what}{who}"
+
+
+# a promiser known by the message's role only (an OpenClaw gateway's messages name no sender for
+# the agent's own): "(assistant)" on every line of the agent's own promises, in a briefing that
+# calls the agent "you" ("The user corrected you")
+_ROLE_NAMES = {"assistant": "you", "user": "the user"}
 
 
 def _is_overdue(c: Commitment, now: datetime, tz: ZoneInfo) -> bool:
