@@ -29,6 +29,8 @@ from workers.render import clip_words
 WAIT_CHARS: Final = 80
 _WAIT_CUE: Final = re.compile(WAIT_CUES)
 _CLAUSE_END: Final = re.compile(r"[.!?…;,。！？；，、\n]")
+# "first" ending a bare cue's wait says when, not what ("warte auf die Logs zuerst")
+_TRAILING_FIRST: Final = re.compile(r"\s+(?:first|zuerst|erst)$", re.IGNORECASE)
 
 MIN_TOPIC_CHARS: Final = 4
 MAX_TOPIC_CHARS: Final = 60
@@ -104,7 +106,10 @@ def wait_text(text: MatchText, found: re.Match[str]) -> str:
     start = found.end() if cue is not None else found.start()
     stop = _CLAUSE_END.search(text.original, max(start, found.end()))
     end = stop.start() if stop is not None else len(text.original)
-    return clip_words(tidy(text.original[start:end]), WAIT_CHARS)
+    waited = tidy(text.original[start:end])
+    if cue is not None:  # "waiting for the PDF library upgrade first": the wait is the upgrade
+        waited = _TRAILING_FIRST.sub("", waited) or waited
+    return clip_words(waited, WAIT_CHARS)
 
 
 def detect_mood(text: str | MatchText, patterns: PatternSet) -> Mood:

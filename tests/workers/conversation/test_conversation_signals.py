@@ -92,6 +92,18 @@ def test_wait_signals_are_extracted() -> None:
     assert signals.waits[0] == "the code review"
 
 
+@pytest.mark.parametrize(("text", "wait"), [
+    ("For the quarterly report export I'm waiting for the PDF library upgrade first.", "the PDF library upgrade"),
+    ("Ich warte auf die Crash-Logs zuerst, dann der Fix.", "die Crash-Logs"),
+    ("We need the new node pool first.", "need the new node pool first"),  # the cue's own "first": the phrase
+    ("We are waiting for first aid.", "first aid"),  # not a trailing "first"
+])
+def test_a_trailing_first_is_not_what_a_wait_waits_for(text: str, wait: str) -> None:
+    """The multi-day history's day-15 briefing said "Waiting for: the PDF library upgrade
+    first." — when, not what."""
+    assert extract_signals(text, BOTH).waits == (wait,)
+
+
 def test_topic_signals_are_extracted() -> None:
     """thread-tracker.test.ts › extractSignals › extracts topic signals."""
     signals = extract_signals("Let's get back to the auth migration", BOTH)
