@@ -109,7 +109,8 @@ async def test_the_briefings_of_an_agent_with_tools(pipeline: JetStreamContext, 
     day5 = await _briefing(js, nats_url, tmp_path, 5, 5, wait_for)
     ops = section(day5, OPERATIONS)
     assert "sessions_spawn" not in ops  # told once, on day 4
-    assert "[FAILED] `deploy_job` “release=3.2, env=prod, window=22:00”" in ops
+    assert "[FAILED] `deploy_job` “release=3.2, env=prod, window=18:30”" in ops
+    assert "Last activity: 19m ago (2026-03-06T19:40:10Z)" in day5  # the result, before the session start
 
     day11 = await _briefing(js, nats_url, tmp_path, 11, 6, wait_for)
     assert OPERATIONS not in day11

@@ -16,7 +16,7 @@ of their own, every turn a run (``run.start`` … ``run.end``):
 * day 4: the search index task completes after 30 hours (past the 24 h orphan limit), and a
   sub-agent session checks the new index before the agent's evening session;
   the inbox task never does (orphaned after 24 h);
-* day 5: a ``deploy`` job is started and fails overnight;
+* day 5: a ``deploy`` job is started and fails that evening, before the 20:00 session;
 * days 6, 7, 9, 10, 12, 13: nothing goes wrong; day 8: a correction of a wrong answer;
 * day 11: ``backup_db`` fails once and is not retried (an unrecovered tool failure).
 
@@ -227,11 +227,13 @@ def _days() -> dict[int, list[Store]]:
     d.start("08:50")
     d.user("17:00", "Deploy release 3.2 to production tonight, it's a long job.")
     d.begin("17:00", "deploy")
-    d.call("17:01", "deploy_job", {"release": "3.2", "env": "prod", "window": "22:00"}, "tc-5-d1")
-    d.agent("17:02", "The production deploy of 3.2 is scheduled for 22:00; I'll tell you how it went.")
+    d.call("17:01", "deploy_job", {"release": "3.2", "env": "prod", "window": "18:30"}, "tc-5-d1")
+    d.agent("17:02", "The production deploy of 3.2 is scheduled for 18:30; I'll tell you how it went.")
     d.finish("17:02")
     d.end("18:00")
-    d.result("23:10", "deploy_job", {"release": "3.2", "env": "prod", "window": "22:00"}, "tc-5-d1",
+    # before the evening's session start: the store is in event-time order and the 20:00 start
+    # comes last (a result after it told the 20:00 briefing of a failure at 23:10, "just now")
+    d.result("19:40", "deploy_job", {"release": "3.2", "env": "prod", "window": "18:30"}, "tc-5-d1",
              error="migration 0042_add_invoice_index failed: lock timeout on table invoices; rolled back to 3.1")
     days[5] = d.out
 
