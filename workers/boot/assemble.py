@@ -47,7 +47,7 @@ from workers.boot.context import (
 )
 from workers.boot.inputs import BootInputs, Briefed
 from workers.boot.state import header_section, state_section
-from workers.boot.traces import lessons_section, operation_lines, operations_section
+from workers.boot.traces import lessons_section, operations_section, shown_operations
 from workers.boot.work import (
     commitments_section,
     decisions_section,
@@ -99,7 +99,7 @@ def _work_sections(inputs: BootInputs, settings: BootSettings, tz: ZoneInfo, bud
                                               decision_whats, inputs.now)
     operations = inputs.operations.operations if inputs.operations is not None else []
     operations_text = operations_section(operations, tz, budgets.operations)
-    listed = [op.id for op, line in operation_lines(operations, tz) if line in operations_text]
+    listed = [op.id for op in shown_operations(operations, operations_text, tz)]
     lessons_text = lessons_section(inputs.traces.findings if inputs.traces is not None else [], inputs.now,
                                    budgets.lessons, tz)
     shown_open = ranked_open_threads(threads)[:n_threads]

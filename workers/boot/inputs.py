@@ -27,6 +27,17 @@ SourceDoc = (
 
 
 
+def activity(doc: Any) -> datetime | None:
+    """A source document's latest activity: its last event; for the channels document, made
+    *for* each trigger (read as of S + 1) and so stamped with the trigger itself, its last
+    message — else every briefing said "Last activity: just now" of its own session start,
+    and the age line measured thread data against it."""
+    if isinstance(doc, ChannelsDoc):
+        return doc.updated if doc.integrity.last_event_ts is not None else None
+    last: datetime | None = doc.integrity.last_event_ts
+    return last
+
+
 class Briefed(NamedTuple):
     """A worker's declared briefing section (``WorkerSpec.briefing``) and its document."""
 

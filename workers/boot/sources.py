@@ -47,7 +47,7 @@ from shared.names import (
 )
 from shared.projection import boundary
 from shared.runtime import WorkerContext, briefings
-from workers.boot.inputs import BootInputs, Briefed
+from workers.boot.inputs import BootInputs, Briefed, activity
 from workers.traces.operations import orphaned
 
 # What a briefing reads (``Source.field`` is the BootInputs field): every source's document of
@@ -124,7 +124,7 @@ class BootSources:
         lagging = sorted({names[c] for c in lagging_consumers})
         missing = sorted({s.worker for s in self.sources
                           if docs.get(s.field) is None and s.field not in self._occasional})
-        stamps = [_activity(d) for d in docs.values() if d is not None and d.integrity.last_event_ts]
+        stamps = [ts for d in docs.values() if d is not None and (ts := activity(d)) is not None]
         recall = docs.pop("recall", None)
         briefed = []
         for worker, section in self.briefings:
@@ -138,9 +138,3 @@ class BootSources:
                           key_memories=list(recall.key_memories) if recall is not None else [],
                           briefings=tuple(briefed), **docs)
 
-
-def _activity(doc: Any) -> datetime:
-    """A source document's latest activity: its last event; for the channels document, made
-    *for* the trigger (read as of S + 1) and so stamped with the trigger itself, its last
-    message — else every briefing said "Last activity: just now" of its own session start."""
-    return doc.updated if isinstance(doc, ChannelsDoc) else doc.integrity.last_event_ts

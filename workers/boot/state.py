@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from shared.config import BootSettings
-from workers.boot.inputs import BootInputs
+from workers.boot.inputs import BootInputs, activity
 from workers.render import MOOD_EMOJI, as_utc, iso_seconds, join_names
 
 # The design's ExecutionMode strings (section 7), chosen by the local hour.
@@ -99,7 +99,7 @@ def age_line(inputs: BootInputs, settings: BootSettings = DEFAULT_BOOT) -> str:
 
     Old, here, is behind the conversation: measured from the threads document's last event
     to the latest event of the documents the agent's messages change (threads, decisions,
-    commitments, knowledge; for channels, which applies every trigger as well, its last
+    commitments, knowledge, channels: ``inputs.activity``, the channels document's last
     message), as of the trigger. The design measured it to the
     trigger, and so warned "STALE DATA: Thread data is 10h old" every morning: an agent idle
     overnight has thread data exactly as fresh as its conversation, which "Last activity"
@@ -109,11 +109,8 @@ def age_line(inputs: BootInputs, settings: BootSettings = DEFAULT_BOOT) -> str:
     last = threads.integrity.last_event_ts if threads is not None else None
     if last is None:
         return ""
-    conversation = [doc.integrity.last_event_ts for doc in (inputs.threads, inputs.decisions, inputs.commitments,
-                                                            inputs.knowledge)
-                    if doc is not None and doc.integrity.last_event_ts is not None]
-    if inputs.channels is not None:  # its last message: the channels worker applies every trigger too
-        conversation.append(inputs.channels.updated)
+    conversation = [ts for doc in (inputs.threads, inputs.decisions, inputs.commitments, inputs.knowledge,
+                                   inputs.channels) if doc is not None and (ts := activity(doc)) is not None]
     minutes = (max(as_utc(ts) for ts in conversation) - as_utc(last)).total_seconds() / 60
     hours = round(minutes / 60)
     if settings.stale_alert_minutes and minutes > settings.stale_alert_minutes:

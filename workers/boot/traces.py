@@ -124,10 +124,15 @@ def operations_section(ops: Sequence[Operation], tz: ZoneInfo, budget: int) -> s
                             lambda n: f"- ({n} more not shown here)")
 
 
+def shown_operations(ops: Sequence[Operation], markdown: str, tz: ZoneInfo) -> list[Operation]:
+    """The operations whose lines ``markdown`` shows whole (a line cut by the budget or the
+    document's hard limit was not shown)."""
+    return [op for op, line in operation_lines(ops, tz) if line in markdown]
+
+
 def shown_results(ops: Sequence[Operation], markdown: str, tz: ZoneInfo) -> list[str]:
-    """The unread results a briefing's markdown shows whole (a line cut by the budget or the
-    document's hard limit was not shown: it stays unread)."""
-    return [op.id for op, line in operation_lines(ops, tz) if is_unread(op) and line in markdown]
+    """The unread results a briefing's markdown shows whole (one cut was not shown: it stays unread)."""
+    return [op.id for op in shown_operations(ops, markdown, tz) if is_unread(op)]
 
 
 _USER_QUOTES = ("correction", "dissatisfied")  # the signals that quote a user's message
