@@ -82,18 +82,27 @@ _TRANSIENT_NATS = (
 _TOO_LARGE_ERR_CODES = frozenset({10054})
 
 
+def api_codes(exc: BaseException) -> tuple[int | None, int | None]:
+    """(code, err_code) of a JetStream API error; (None, None) of anything else. nats-py's
+    key-value errors (KeyNotFoundError, KeyDeletedError, KeyWrongLastSequenceError) are API
+    errors that never set either attribute, so reading them directly raises AttributeError."""
+    if not isinstance(exc, nats.js.errors.APIError):
+        return None, None
+    return getattr(exc, "code", None), getattr(exc, "err_code", None)
+
+
 def is_unwritable(exc: BaseException) -> bool:
     """True for write failures that every retry would repeat: the value is too large for
     the server or the bucket. (Other store errors stay transient: a full disk is freed.)"""
     if isinstance(exc, DocumentTooLarge | nats.errors.MaxPayloadError):
         return True
-    return isinstance(exc, nats.js.errors.APIError) and exc.err_code in _TOO_LARGE_ERR_CODES
+    return api_codes(exc)[1] in _TOO_LARGE_ERR_CODES
 
 
 def is_transient(exc: BaseException) -> bool:
     """True for failures that say nothing about the event itself."""
     if isinstance(exc, TransientError | LeaseLost):
         return True
-    if isinstance(exc, nats.js.errors.APIError) and exc.code in (503, 408):
+    if api_codes(exc)[0] in (503, 408):
         return True
     return isinstance(exc, _TRANSIENT_NATS)

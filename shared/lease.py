@@ -20,7 +20,7 @@ from nats.js.client import JetStreamContext
 from nats.js.kv import KeyValue
 
 from shared import metrics
-from shared.errors import LeaseLost, TransientError, is_transient
+from shared.errors import LeaseLost, TransientError, api_codes, is_transient
 from shared.kv import kv_read
 from shared.names import BUCKET_LEASES
 
@@ -81,6 +81,8 @@ class Lease:
                 metrics.ACTIVE.labels(self.label).set(1)
                 log.info("lease_acquired", extra={"consumer": self.consumer, "instance": self.instance})
                 return True
+            except nats.js.errors.KeyNotFoundError:
+                continue  # the holder's key lapsed between the create and nats-py's look at it: create again
             except nats.js.errors.KeyWrongLastSequenceError:
                 if not announced:
                     log.info("lease_standby", extra={"consumer": self.consumer, "instance": self.instance})
@@ -118,7 +120,7 @@ class Lease:
                                              headers={"Nats-Expected-Last-Subject-Sequence": str(revision)},
                                              msg_ttl=self.ttl_s)
             except nats.js.errors.APIError as exc:
-                if exc.err_code in _WRONG_LAST:
+                if api_codes(exc)[1] in _WRONG_LAST:
                     continue  # renewed or taken meanwhile: read it again
                 raise
             self._revision = ack.seq
@@ -170,7 +172,7 @@ class Lease:
             try:
                 await self._renew()
             except nats.js.errors.APIError as exc:
-                if exc.err_code in _WRONG_LAST:
+                if api_codes(exc)[1] in _WRONG_LAST:
                     self._lose("taken by another instance", on_lost)
                     return
             except Exception as exc:
@@ -207,7 +209,7 @@ class Lease:
                     await kv.delete(self.consumer, last=revision)
                     return
                 except nats.js.errors.APIError as exc:
-                    if exc.err_code not in _WRONG_LAST:
+                    if api_codes(exc)[1] not in _WRONG_LAST:
                         raise
                 raw, revision = await kv_read(kv, self.consumer)
                 if raw != self.instance.encode():

@@ -16,7 +16,7 @@ from nats.js.client import JetStreamContext
 
 from shared.asof import DOC_HISTORY
 from shared.config import Settings, parse_duration_s
-from shared.errors import TransientError, WorkerCannotRun
+from shared.errors import TransientError, WorkerCannotRun, api_codes
 from shared.kv import checkpoint_value, kv_read
 from shared.names import (
     ALL_BUCKETS,
@@ -68,16 +68,16 @@ def _refusal(exc: nats.js.errors.APIError, replicas: int, what: str,
              servers: int | None) -> ReplicasError | ReplicasUnavailable | None:
     """The server's refusal of ``replicas`` copies of ``what`` as one line, or None (another error)."""
     reason = exc.description or str(exc)
-    if exc.err_code == _NOT_CLUSTERED:
+    if api_codes(exc)[1] == _NOT_CLUSTERED:
         return ReplicasError(f"CORTEX_REPLICAS={replicas}: the NATS server is not part of a cluster and holds one "
                              f"copy of {what} (the server says: {reason}); set CORTEX_REPLICAS=1, or run "
                              f"{replicas} or more clustered servers")
-    if exc.err_code == _NO_PEERS and servers is not None and servers >= replicas:
+    if api_codes(exc)[1] == _NO_PEERS and servers is not None and servers >= replicas:
         return ReplicasUnavailable(f"CORTEX_REPLICAS={replicas}: the NATS cluster has {servers} servers, but fewer "
                                    f"than {replicas} can take a copy of {what} now (the server says: {reason}); a "
                                    "server is still joining, down or out of JetStream storage: try again when "
                                    "every server is up")
-    if exc.err_code == _NO_PEERS:
+    if api_codes(exc)[1] == _NO_PEERS:
         size = f"has {servers} servers" if servers else "has fewer servers"
         return ReplicasError(f"CORTEX_REPLICAS={replicas}: the NATS cluster {size}, it cannot hold {replicas} copies "
                              f"of {what} (the server says: {reason}); set CORTEX_REPLICAS to at most the number "
@@ -261,7 +261,7 @@ async def ensure_stream(js: JetStreamContext, config: api.StreamConfig) -> str:
             await js.add_stream(config)
             return "created"
         except nats.js.errors.BadRequestError as exc:
-            if exc.err_code != _IN_USE:
+            if api_codes(exc)[1] != _IN_USE:
                 raise
             info = await js.stream_info(config.name)  # another pod won the race
     current = info.config
@@ -326,7 +326,7 @@ async def ensure_bucket(js: JetStreamContext, bucket: str, ttl_s: float | None =
         await js.create_key_value(bucket=bucket, history=history, direct=True, ttl=ttl_s,
                                   storage=api.StorageType.FILE, replicas=replicas)
     except nats.js.errors.BadRequestError as exc:
-        if exc.err_code != _IN_USE:
+        if api_codes(exc)[1] != _IN_USE:
             raise
         return "unchanged"
     return "created"
@@ -476,7 +476,7 @@ async def _add_consumer(js: JetStreamContext, config: api.ConsumerConfig) -> Non
     try:
         await js.add_consumer(EVENTS_STREAM, config)
     except nats.js.errors.APIError as exc:
-        if exc.err_code == _OVER_STREAM:  # a worker's setting above the stream's: init raises the stream first
+        if api_codes(exc)[1] == _OVER_STREAM:  # a worker's setting above the stream's: init raises the stream first
             raise ReplicasError(f"CORTEX_REPLICAS={config.num_replicas}: {EVENTS_STREAM} has fewer copies, and "
                                 f"consumer {config.durable_name} cannot have more than its stream (the server "
                                 f"says: {exc.description or exc}); run `cortex init` with the same setting "

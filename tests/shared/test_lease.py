@@ -8,11 +8,14 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import nats.js.errors
 import pytest
 from nats.aio.client import Client
 from nats.js.client import JetStreamContext
+from nats.js.kv import KeyValue
 
 from shared.config import load_settings
+from shared.errors import api_codes, is_transient, is_unwritable
 from shared.forget import _refuse as forget_refuses
 from shared.kv import kv_read
 from shared.lease import Lease, LeaseRefused
@@ -96,3 +99,42 @@ async def test_a_running_replays_lease_is_still_refused(nc: Client, tmp_path: Pa
         await asyncio.gather(keeper, return_exceptions=True)
     await replay.release()
     assert await _holder(js, "threads") is None
+
+
+async def test_a_holder_lapsing_inside_the_create_is_taken_not_a_crash(
+        nc: Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The race behind a soak run's crashed standby: nats-py's create finds the key taken,
+    then looks at it to see whether it was deleted — and by then the holder's TTL has
+    removed it, so the look raises KeyNotFoundError, an API error without a status code.
+    The standby crashed on reading that code. It now creates the key again at once.
+    The interleaving is made exact on the real server: the key is purged from the stream
+    right before nats-py's look (the message TTL would remove it the same way)."""
+    js = await _leases(nc, tmp_path)
+    await _acquired(js, "threads", "w-old", 30)
+    looked: list[str] = []
+    real_get = KeyValue._get
+
+    async def lapsed_first(kv: KeyValue, key: str, *args: object, **kwargs: object) -> object:
+        if not looked:
+            looked.append(key)
+            await js.purge_stream(f"KV_{BUCKET_LEASES}", subject=f"$KV.{BUCKET_LEASES}.{key}")
+        return await real_get(kv, key, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(KeyValue, "_get", lapsed_first)
+    lease = Lease(js, "threads", "w-new", 30)
+    assert await asyncio.wait_for(lease.acquire(asyncio.Event()), timeout=10)
+    assert looked == ["threads"] and lease.held
+    assert await _holder(js, "threads") == b"w-new"
+
+
+def test_key_value_errors_without_codes_are_classified_not_raised() -> None:
+    """nats-py's key-value errors never set ``code`` or ``err_code``; the classifiers read
+    them anyway and return, instead of raising AttributeError into the caller's loop."""
+    for exc in (nats.js.errors.KeyNotFoundError(), nats.js.errors.KeyDeletedError(),
+                nats.js.errors.KeyWrongLastSequenceError("wrong last sequence"),
+                nats.js.errors.NoKeysError()):
+        assert api_codes(exc) == (None, None)
+        assert not is_transient(exc) and not is_unwritable(exc)
+    assert api_codes(nats.js.errors.ServiceUnavailableError(code=503, err_code=10008)) == (503, 10008)
+    assert is_transient(nats.js.errors.APIError(code=503, description="JetStream not ready"))
+    assert api_codes(ValueError("not NATS")) == (None, None)
