@@ -60,10 +60,12 @@ async def test_the_briefings_of_days_3_7_and_15(pipeline: JetStreamContext, nats
     day3 = await _briefing(js, nats_url, tmp_path, 3, 1, wait_for)
     # "Back to the payment gateway integration: …" on day 2 resumed it
     assert "Last: 2026-03-03 09:31" in _thread(day3, "payment gateway integration")
-    assert "Thread opened: API spec\n- 09:10 Thread closed: API spec" in day3  # opened, then closed
+    assert "- 09:10 Thread opened: API spec\n" in day3  # opened, then closed: the closing said once, with its time
+    assert "- ✅ API spec (09:10): I sent Maria the API spec, that's done.\n" in day3
+    assert "Thread closed" not in day3
     assert "deploy_staging" in section(day3, "## ⚠️ Lessons from Recent Failures")
     assert "staging registry" not in section(day3, "## 🧵 Active Threads")  # "…, I renewed it."
-    assert "- ✅ staging registry credentials: The token expired, I renewed it.\n" in day3  # its title once
+    assert "- ✅ staging registry credentials (15:01): The token expired, I renewed it.\n" in day3  # its title once
     assert "Last session mood" not in day3  # the frustrated session was the morning's; the last went well
 
     day7 = await _briefing(js, nats_url, tmp_path, 7, 4, wait_for)

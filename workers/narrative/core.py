@@ -12,6 +12,8 @@ and whole in the other. The boot's briefing shows threads and decisions in secti
 their own: ``for_briefing`` leaves out the Open and Decisions items those sections show.
 A Completed line names its thread once: a frame of the closing sentence that names the title
 again ("Regarding the staging registry credentials: …") is left out (``without_title_frame``).
+It also says when the thread closed, and the timeline leaves that closing out (the reference
+listed it there too: "15:05 Thread closed: Onboarding-Flow" under "✅ Onboarding-Flow: …").
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from zoneinfo import ZoneInfo
 
 from schemas.docs import Decision, DecisionsDoc, Thread, ThreadsDoc
 from shared.quoting import quote_xml
-from workers.narrative.timeline import TimelineEntry, named_sessions, timeline_line, window
+from workers.narrative.timeline import TimelineEntry, named_sessions, stamp, timeline_line, window
 from workers.render import (
     PRIORITY_EMOJI,
     UNKNOWN_EMOJI,
@@ -93,16 +95,31 @@ def without_title_frame(summary: str, title: str) -> str:
     return rest[:1].upper() + rest[1:]
 
 
-def _completed_block(threads: Sequence[Thread], now: datetime, listed: Collection[str]) -> list[str]:
+def _completed(threads: Sequence[Thread], now: datetime) -> list[Thread]:
     closed = [t for t in threads if t.status == "closed" and _in_window(t.last_activity, now)]
     closed.sort(key=lambda t: (as_utc(t.last_activity), t.id))
+    return closed
+
+
+def _completed_block(closed: Sequence[Thread], now: datetime, tz: ZoneInfo, listed: Collection[str]) -> list[str]:
+    """``- ✅ title (15:05): summary`` — the closing time is said here, and the
+    timeline leaves out its "Thread closed: title" (``_said_in_completed``)."""
     if not closed:
         return []
     lines = ["**Completed:**"]
     for t in closed:
         summary = without_title_frame(_summary(t, listed), one_line(t.title))
-        lines.append(f"- ✅ {one_line(t.title)}: {clip_words(summary, COMPLETED_SUMMARY_CHARS)}")
+        lines.append(f"- ✅ {one_line(t.title)} ({stamp(t.last_activity, now, tz)}): "
+                     f"{clip_words(summary, COMPLETED_SUMMARY_CHARS)}")
     return [*lines, ""]
+
+
+def _said_in_completed(timeline: Sequence[TimelineEntry], closed: Sequence[Thread]) -> list[TimelineEntry]:
+    """``timeline`` without the closings the Completed block names with their time: the
+    timeline read "15:05 Thread closed: Onboarding-Flow" under "✅ Onboarding-Flow: …"."""
+    said = {(as_utc(t.last_activity), one_line(t.title)) for t in closed}
+    return [e for e in timeline
+            if e.kind != "thread_closed" or (as_utc(e.ts), one_line(e.text)) not in said]
 
 
 def _open_line(t: Thread, listed: Collection[str]) -> list[str]:
@@ -170,10 +187,11 @@ def build_structured_narrative(
     recent = _recent_decisions(decisions.decisions if decisions is not None else [], now)
     listed = [one_line(d.what) for d in recent]
     parts = [date_header(now, tz), ""]
-    parts += _completed_block(thread_list, now, listed)
+    closed = _completed(thread_list, now)
+    parts += _completed_block(closed, now, tz, listed)
     parts += _open_block(thread_list, listed)
     parts += _decisions_block(recent)
-    parts += _timeline_block(timeline, now, tz)
+    parts += _timeline_block(_said_in_completed(timeline, closed), now, tz)
     return "\n".join(parts)
 
 

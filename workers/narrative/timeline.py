@@ -139,9 +139,14 @@ def timeline_line(entry: TimelineEntry, now: datetime, tz: ZoneInfo) -> str:
     An entry from an earlier local day carries its date, so yesterday's 23:00 does not
     read as later than today's 09:00.
     """
-    local = as_utc(entry.ts).astimezone(tz)
-    same_day = local.date() == as_utc(now).astimezone(tz).date()
-    stamp = local.strftime("%H:%M") if same_day else local.strftime("%Y-%m-%d %H:%M")
     label = TIMELINE_LABELS[entry.kind]
     text = one_line(entry.text)
-    return f"{stamp} {label}: {text}" if text else f"{stamp} {label}"
+    when = stamp(entry.ts, now, tz)
+    return f"{when} {label}: {text}" if text else f"{when} {label}"
+
+
+def stamp(moment: datetime, now: datetime, tz: ZoneInfo) -> str:
+    """``10:30`` in local time, ``2026-03-15 15:05`` on an earlier local day than ``now``'s."""
+    local = as_utc(moment).astimezone(tz)
+    same_day = local.date() == as_utc(now).astimezone(tz).date()
+    return local.strftime("%H:%M") if same_day else local.strftime("%Y-%m-%d %H:%M")

@@ -90,7 +90,7 @@ def test_a_summary_not_composed_by_cortex_is_left_whole(make, settings, tz):
 def test_the_narrative_keeps_completed_work_and_the_timeline_only(make, settings, tz):
     md = assemble_boot(demo_like(make, tz), settings, tz)
     narrative = section_of(md, "## 📖 Narrative")
-    assert "**Completed:**\n- ✅ auth migration: The auth migration is done." in narrative
+    assert "**Completed:**\n- ✅ auth migration (12:10): The auth migration is done." in narrative
     assert "**Open:**" not in narrative and "**Decisions:**" not in narrative
     assert "\n\n\n" not in narrative  # a dropped block leaves no blank lines behind
 

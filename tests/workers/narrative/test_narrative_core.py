@@ -93,7 +93,7 @@ def test_includes_threads_closed_in_the_last_24_hours_as_completed():
     """port: includes closed threads as completed."""
     closed = thread("t2", title="Bug Fix Deploy", status="closed", summary="Fixed critical bug")
     md = narrative(threads(closed))
-    assert md.endswith("\n\n**Completed:**\n- ✅ Bug Fix Deploy: Fixed critical bug\n")
+    assert md.endswith("\n\n**Completed:**\n- ✅ Bug Fix Deploy (11:30): Fixed critical bug\n")
     assert "**Open:**" not in md
 
 
@@ -109,7 +109,7 @@ def test_threads_closed_more_than_24_hours_ago_are_not_completed():
 def test_summaries_are_cut_at_the_references_lengths_between_words_with_an_ellipsis():
     """The reference cut summaries at 100 (completed) and 150 (open) characters, inside words."""
     md = narrative(threads(thread("c", status="closed", summary="c" * 300), thread("o", summary="word " * 60)))
-    assert f"- ✅ thread c: {'c' * 99}…\n" in md
+    assert f"- ✅ thread c (11:30): {'c' * 99}…\n" in md
     assert f"- 🟡 thread o: {('word ' * 30).rstrip()}…\n" in md
 
 
@@ -154,8 +154,8 @@ def test_a_completed_line_never_ends_in_a_stub():
     auth = composed("a", title="auth migration", status="closed", decisions=["For the auth migration we moved"],
                     about="The auth migration is done ✅ all services now validate tokens against the key service")
     md = narrative(threads(auth))
-    assert ("- ✅ auth migration: The auth migration is done ✅ all services now validate tokens against the key "
-            "service.\n") in md
+    assert ("- ✅ auth migration (11:30): The auth migration is done ✅ all services now validate tokens against "
+            "the key service.\n") in md
 
 
 def test_a_wait_is_said_once_and_whole():
@@ -182,7 +182,7 @@ def test_for_briefing_leaves_out_what_the_briefing_shows_elsewhere():
     cut = for_briefing(md, ["kubernetes upgrade"], [K8S])
     assert cut == (
         "*Tuesday, 17. February 2026 — Narrative*\n\n"
-        "**Completed:**\n- ✅ auth: Done.\n\n"
+        "**Completed:**\n- ✅ auth (11:30): Done.\n\n"
         "**Timeline:**\n- 11:30 Compaction\n"
     )
     assert for_briefing(md, [], []) == md
@@ -281,11 +281,12 @@ def test_a_completed_line_does_not_name_its_thread_twice():
         closed("d", "Onboarding-Flow", "Zum Onboarding-Flow: der Fix ist live und getestet."),
         closed("e", "search index", "For the search index: done now.")))
     assert [line for line in md.splitlines() if line.startswith("- ✅")] == [
-        "- ✅ staging registry credentials: The token expired, I renewed it.",
-        "- ✅ auth migration: The auth migration is done ✅ all services validate tokens.",  # no frame: as it is
-        "- ✅ API spec: I sent Maria the API spec, that's done.",  # more than a frame before the title
-        "- ✅ Onboarding-Flow: Der Fix ist live und getestet.",
-        "- ✅ search index: For the search index: done now.",  # too little after it
+        "- ✅ staging registry credentials (12:25): The token expired, I renewed it.",
+        # no frame: as it is
+        "- ✅ auth migration (12:25): The auth migration is done ✅ all services validate tokens.",
+        "- ✅ API spec (12:25): I sent Maria the API spec, that's done.",  # more than a frame before the title
+        "- ✅ Onboarding-Flow (12:25): Der Fix ist live und getestet.",
+        "- ✅ search index (12:25): For the search index: done now.",  # too little after it
     ]
 
 
@@ -326,7 +327,7 @@ def test_full_narrative_in_reference_format():
         "*Tuesday, 17. February 2026 — Narrative*\n"
         "\n"
         "**Completed:**\n"
-        "- ✅ the auth migration: Topic detected from albert\n"
+        "- ✅ the auth migration (11:30): Topic detected from albert\n"
         "\n"
         "**Open:**\n"
         "- 🟡 the Kubernetes cluster: Topic detected from albert\n"
@@ -405,3 +406,18 @@ def test_a_daily_notes_section_is_a_timeline_entry_of_its_heading_path() -> None
     assert compaction_text(compacting_count=30, message_count=42) == "30 of 42 messages compacted"  # OpenClaw's
     assert compaction_text(compacting_count=30) == "30 messages compacted"
     assert compaction_text() == ""
+
+
+def test_a_closing_is_said_once_with_its_time_in_completed():
+    """The multi-day history's day 15 read "✅ Onboarding-Flow: …" and, in the timeline,
+    "2026-03-15 15:05 Thread closed: Onboarding-Flow". The Completed line now says when, and
+    the timeline leaves that closing out — but keeps a closing Completed does not list (one
+    of another title at that moment) and every opening."""
+    done = thread("o", title="Onboarding-Flow", status="closed", summary="Der Fix ist live.",
+                  created=NOW - timedelta(hours=26), last_activity=NOW - timedelta(hours=21, minutes=25))
+    timeline = [*timeline_from_threads(threads(done)),
+                TimelineEntry(ts=NOW - timedelta(hours=2), kind="thread_closed", text="a thread gone since")]
+    md = narrative(threads(done), timeline=timeline)
+    assert "- ✅ Onboarding-Flow (2026-02-16 15:05): Der Fix ist live.\n" in md
+    assert "Thread closed: Onboarding-Flow" not in md
+    assert "- 10:30 Thread closed: a thread gone since\n" in md
