@@ -25,7 +25,7 @@ from zoneinfo import ZoneInfo
 
 from schemas.docs import Decision, DecisionsDoc, Thread, ThreadsDoc
 from shared.quoting import quote_xml
-from workers.narrative.timeline import TimelineEntry, named_sessions, stamp, timeline_line, window
+from workers.narrative.timeline import TimelineEntry, named_sessions, stamp, timeline_line, window, with_spans
 from workers.render import (
     PRIORITY_EMOJI,
     UNKNOWN_EMOJI,
@@ -162,7 +162,7 @@ def _decisions_block(recent: Sequence[Decision]) -> list[str]:
 
 
 def _timeline_block(timeline: Sequence[TimelineEntry], now: datetime, tz: ZoneInfo) -> list[str]:
-    entries = window(timeline, now, WINDOW_HOURS)
+    entries = with_spans(window(timeline, now, WINDOW_HOURS))
     if not entries:
         return []
     lines = ["**Timeline:**"]

@@ -13,7 +13,7 @@ A session's entries name it short and only when the session entry above names an
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Literal
 from zoneinfo import ZoneInfo
@@ -52,11 +52,13 @@ def note_text(headings: Iterable[str], content: str) -> str:
 
 
 class TimelineEntry(msgspec.Struct, frozen=True, kw_only=True):
-    """One moment of the narrative's timeline; ``text`` may be empty."""
+    """One moment of the narrative's timeline; ``text`` may be empty. A session start with
+    ``until`` is the whole session, start to end, on one line (``with_spans``)."""
 
     ts: datetime
     kind: TimelineKind
     text: str = ""
+    until: datetime | None = None
 
 
 def timeline_from_threads(threads: ThreadsDoc | None) -> list[TimelineEntry]:
@@ -133,6 +135,28 @@ def named_sessions(entries: Iterable[TimelineEntry]) -> list[TimelineEntry]:
     return named
 
 
+def with_spans(entries: Sequence[TimelineEntry]) -> list[TimelineEntry]:
+    """``entries`` (in order) with a session's start and end on one entry when the next
+    session entry after the start is that session's end: the timeline said "09:00 Session
+    started: s-d03-a" and "09:40 Session ended" on two of every three lines of a quiet day.
+    What happened in the session (a thread opened, a compaction) follows its line. A session
+    with another's start or end between its own (a sub-agent's inside the main chat's) keeps
+    two lines, so no span hides another session."""
+    spans: list[TimelineEntry] = []
+    ended: set[int] = set()  # indexes of ends folded into a span
+    for i, entry in enumerate(entries):
+        if i in ended:
+            continue
+        if entry.kind == "session_start":
+            after = next((j for j in range(i + 1, len(entries)) if entries[j].kind in _SESSION_KINDS), None)
+            if after is not None and entries[after].kind == "session_end" and entries[after].text == entry.text:
+                ended.add(after)
+                spans.append(msgspec.structs.replace(entry, until=entries[after].ts))
+                continue
+        spans.append(entry)
+    return spans
+
+
 def timeline_line(entry: TimelineEntry, now: datetime, tz: ZoneInfo) -> str:
     """``10:30 Thread opened: auth migration``, in local time.
 
@@ -142,6 +166,12 @@ def timeline_line(entry: TimelineEntry, now: datetime, tz: ZoneInfo) -> str:
     label = TIMELINE_LABELS[entry.kind]
     text = one_line(entry.text)
     when = stamp(entry.ts, now, tz)
+    if entry.until is not None:  # a whole session: "09:00–09:40 Session: s-d03-a"
+        label = "Session"
+        start, end = as_utc(entry.ts).astimezone(tz), as_utc(entry.until).astimezone(tz)
+        until = end.strftime("%H:%M") if end.date() == start.date() else stamp(entry.until, now, tz)
+        same_minute = start.replace(second=0, microsecond=0) == end.replace(second=0, microsecond=0)
+        when = when if same_minute else f"{when}–{until}"
     return f"{when} {label}: {text}" if text else f"{when} {label}"
 
 

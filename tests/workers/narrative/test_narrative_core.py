@@ -23,7 +23,7 @@ from workers.narrative import (
     for_briefing,
     timeline_from_threads,
 )
-from workers.narrative.timeline import session_name
+from workers.narrative.timeline import session_name, window
 from workers.threads.summary import compose_summary
 
 NOW = datetime(2026, 2, 17, 11, 30, tzinfo=UTC)  # Tuesday, 12:30 in Berlin
@@ -202,11 +202,10 @@ def test_timeline_in_event_time_and_local_zone():
     md = narrative(timeline=timeline)
     assert md.endswith(
         "**Timeline:**\n"
-        "- 09:30 Session started: s-1\n"
+        "- 09:30–12:30 Session: s-1\n"  # its start and end on one line, what happened in it below
         "- 10:30 Thread opened: auth migration\n"
         "- 11:30 Compaction\n"
         "- 12:00 Thread closed: auth migration\n"
-        "- 12:30 Session ended\n"  # the session named above
     )
 
 
@@ -237,10 +236,11 @@ def test_a_thread_opened_and_closed_at_the_same_moment_opens_first():
     at = NOW - timedelta(minutes=5)
     entries = [TimelineEntry(ts=at, kind=kind, text=text) for kind, text in (
         ("session_end", "s1"), ("thread_closed", "API spec"), ("thread_opened", "API spec"), ("session_start", "s1"))]
+    assert [e.kind for e in window(entries, NOW, 24)] == [
+        "session_start", "thread_opened", "thread_closed", "session_end"]
     md = narrative(timeline=entries)
     lines = [line for line in md.splitlines() if line.startswith("- 12:25")]
-    assert lines == ["- 12:25 Session started: s1", "- 12:25 Thread opened: API spec",
-                     "- 12:25 Thread closed: API spec", "- 12:25 Session ended"]
+    assert lines == ["- 12:25 Session: s1", "- 12:25 Thread opened: API spec", "- 12:25 Thread closed: API spec"]
 
 
 def test_a_session_is_named_short_and_once():
@@ -257,7 +257,8 @@ def test_a_session_is_named_short_and_once():
         (0.5, "session_start", main), (0.25, "session_end", sub), (0, "session_end", main))]
     lines = [line for line in narrative(timeline=entries).splitlines() if line.startswith("- ")]
     assert lines == ["- 2026-02-16 16:30 Session ended: main", "- 2026-02-16 19:30 Session started",
-                     "- 08:30 Session started", "- 09:30 Thread opened: search index", "- 10:30 Session ended",
+                     "- 08:30–10:30 Session", "- 09:30 Thread opened: search index",
+                     # the sub-agent's session inside the main chat's: neither is one line
                      "- 11:30 Session started: sub-agent 3c1d9e0a", "- 12:00 Session started: main",
                      "- 12:15 Session ended: sub-agent 3c1d9e0a", "- 12:30 Session ended: main"]
     assert session_name("agent:forge:telegram:group:-100123") == "telegram:group:-100123"
@@ -421,3 +422,16 @@ def test_a_closing_is_said_once_with_its_time_in_completed():
     assert "- ✅ Onboarding-Flow (2026-02-16 15:05): Der Fix ist live.\n" in md
     assert "Thread closed: Onboarding-Flow" not in md
     assert "- 10:30 Thread closed: a thread gone since\n" in md
+
+
+def test_a_session_is_one_line_from_start_to_end():
+    """The multi-day history's quiet day 7 read "11:00 Session started: s-d07-a" and "11:10
+    Session ended"; every session of day 3 took two of the timeline's lines. A session whose
+    end is the next session entry after its start is one line; across midnight its end is
+    the next day's time, and a start whose end is outside the window stays a start."""
+    entries = [TimelineEntry(ts=NOW - timedelta(hours=h), kind=kind, text=text) for h, kind, text in (
+        (20.5, "session_start", "s-y"), (20, "session_end", "s-y"), (13.5, "session_start", "s-late"),
+        (12, "session_end", "s-late"), (1.5, "session_start", "s-now"), (1, "note", "Standup"))]
+    lines = [line for line in narrative(timeline=entries).splitlines() if line.startswith("- ")]
+    assert lines == ["- 2026-02-16 16:00–16:30 Session: s-y", "- 2026-02-16 23:00–00:30 Session: s-late",
+                     "- 11:00 Session started: s-now", "- 11:30 Daily note: Standup"]
