@@ -172,6 +172,13 @@ class LanguagePack:
     # Words that negate a decision or closure word shortly after them in the same clause
     # ("in review, not closed", "noch nicht entschieden"); Cortex's own, on the lowered text.
     negation: tuple[str, ...] = ()
+    # Words that make what follows them in their clause a condition, not yet so ("once the
+    # login bug is fixed, we deploy", "sobald Jonas die Logs geschickt hat"): a closure or an
+    # arrival word after one closes nothing (``PatternSet.is_conditional``). Cortex's own,
+    # on the lowered text; the reference closed the thread. Not "after": "after a clean `npm
+    # ci` the build passes" tells what happened. The CJK packs have none: their conditionals
+    # follow the verb ("修正したら").
+    condition: tuple[str, ...] = ()
     # Words that, right before a mood word, take it back ("nothing urgent", "nicht dringend"):
     # Cortex's own, on the lowered text; the reference read every mood word as said.
     mood_negation: tuple[str, ...] = ()
@@ -275,6 +282,7 @@ EN: Final = LanguagePack(
     ),
     consequence=(r"(?:^|,\s*)(?:so(?!\s+that)|therefore|hence|thus|that['’]s why|which is why)\b", r"\btherefore\b"),
     negation=(r"\b(?:not|never|no longer)\b|n['’]t\b",),
+    condition=(r"\b(?:once|when|whenever|if|as soon as|until|unless)\b",),
     mood_negation=(r"\b(?:not|no|nothing|never)", r"n['’]t"),
     agreement=(),
     aspiration=(
@@ -356,6 +364,7 @@ DE: Final = LanguagePack(
     consequence=(r"(?:^|,\s*)(?:deshalb|daher|darum|deswegen)\b", r"\b(?:deshalb|daher|darum|deswegen)\b"),
     keeps_reason_marker=True,
     negation=(r"\b(?:nicht|nie|niemals|kein\w*)\b",),
+    condition=(r"\b(?:sobald|wenn|falls|sofern|bis)\b",),
     mood_negation=(r"\b(?:nicht|nichts|nie|kein\w*)",),
     agreement=("versprochen", "abgemacht", "geht klar"),
     aspiration=(r"^(?:immer|nie|niemals)\b|\b(?:versuchen|(?:mein|unser) bestes|hoffentlich)\b",),
@@ -424,6 +433,7 @@ ES: Final = LanguagePack(
     reason=(r"\b(?:porque|ya que|puesto que|dado que|debido a|para que)\b",),
     consequence=(r"(?:^|,\s*)(?:así que|por eso|por lo tanto|por tanto)\b",),
     negation=(r"\b(?:no|nunca|todavía no|aún no)\b",),
+    condition=(r"\b(?:si|cuando|una vez que|en cuanto|tan pronto como|hasta que|a menos que)\b",),
     agreement=("prometido", "de acuerdo"),
     aspiration=(r"^(?:siempre|nunca)\b|\b(?:intentar\w*|hacer lo posible|lo mejor que pueda)\b",),
     stopwords=(
@@ -484,6 +494,7 @@ FR: Final = LanguagePack(
     reason=(r"\b(?:parce que|parce qu['’]|puisque|étant donné que|afin de|afin que|pour que)", r",\s*car\b"),
     consequence=(r"(?:^|,\s*)(?:donc|c['’]est pourquoi|du coup|par conséquent)\b",),
     negation=(r"\b(?:ne|pas|jamais)\b|\bn['’]",),
+    condition=(r"\b(?:si|quand|lorsque|dès que|une fois que|jusqu['’]à ce que|à moins que)\b|\bs['’]il",),
     agreement=("c'est noté", "c’est noté"),
     aspiration=(r"^(?:toujours|jamais)\b|\b(?:essayer|faire de mon mieux|faire mon possible)\b",),
     stopwords=(
@@ -547,6 +558,7 @@ IT: Final = LanguagePack(
     reason=(r"\b(?:perché|poiché|dato che|visto che|siccome|affinché)(?!\w)",),
     consequence=(r"(?:^|,\s*)(?:quindi|perciò|per questo)(?!\w)",),
     negation=(r"\b(?:non|mai)\b",),
+    condition=(r"\b(?:se|quando|una volta che|appena|finché|a meno che)\b",),
     agreement=("promesso", "affare fatto", "d'accordo", "d’accordo"),
     aspiration=(r"^(?:sempre|mai)\b|\b(?:provare|provarci|fare del mio meglio|fare il possibile)\b",),
     stopwords=(
@@ -610,6 +622,7 @@ PT: Final = LanguagePack(
     reason=(r"\b(?:porque|já que|visto que|uma vez que|devido a|para que)\b", r",\s*pois\b"),
     consequence=(r"(?:^|,\s*)(?:por isso|portanto|então)\b",),
     negation=(r"(?<!\w)(?:não|nunca|ainda não)(?!\w)",),
+    condition=(r"(?<!\w)(?:se|quando|assim que|logo que|até que|uma vez que|a menos que)(?!\w)",),
     agreement=("combinado",),
     aspiration=(r"^(?:sempre|nunca)(?!\w)|(?<!\w)(?:tentar|fazer o (?:meu )?melhor|fazer o possível)(?!\w)",),
     stopwords=(
@@ -664,6 +677,7 @@ RU: Final = LanguagePack(
     reason=(r"\b(?:потому что|так как|поскольку|из-за|чтобы)\b",),
     consequence=(r"(?:^|,\s*)(?:поэтому|так что|следовательно)\b",),
     negation=(r"(?<!\w)(?:не|нет|никогда)(?!\w)",),
+    condition=(r"(?<!\w)(?:если|когда|как только|пока не)(?!\w)",),
     agreement=("обещаю", "договорились"),
     aspiration=(r"^(?:всегда|никогда)(?!\w)|(?:постараюсь|стараться|попробую|попытаюсь)",),
     stopwords=(

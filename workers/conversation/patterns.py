@@ -32,7 +32,10 @@ signals that every later step would have to match against every thread."""
 
 NEGATION_REACH: Final = 24
 """How far before a decision or closure word a negation still negates it (a few words)."""
+CONDITION_REACH: Final = 80
+"""How far before a closure or arrival word a condition word still makes it one (its clause)."""
 _CLAUSE_BREAKS: Final = tuple(",;:.!?。，、！？；：\n")
+_CONDITION_BREAKS: Final = (*_CLAUSE_BREAKS, "—", "–")  # "once it landed — the fix is done" closes
 MOOD_NEGATION_REACH: Final = 16
 """How far before a mood word its negation word is looked for (the word and the space after it)."""
 
@@ -220,6 +223,7 @@ class PatternSet:
     noise_prefix: re.Pattern[str] | None  # on the lowered, stripped topic
     reasons: ReasonMarkers = ReasonMarkers(None, None, None, None)
     negation: re.Pattern[str] | None = None  # any language's negation, on lowered text
+    condition: re.Pattern[str] | None = None  # any language's condition word, on lowered text
     agreement: frozenset[str] = frozenset()  # fixed commitment phrases that only agree
     aspiration: re.Pattern[str] | None = None  # a task that is a wish, on the lowered task
     stopwords: frozenset[str] = frozenset()  # function words of every enabled language, lowered
@@ -231,21 +235,34 @@ class PatternSet:
 
     def closures(self, text: MatchText) -> int:
         """How many close patterns match ``text`` other than negated ("in review, not
-        closed", "not done yet"): > 0 means something was closed."""
+        closed", "not done yet") or conditional ("once the login bug is fixed, we deploy"):
+        > 0 means something was closed."""
         if not self.close.may_match(text):
             return 0
-        return sum(
-            1 for p in self.close
-            if any(not self.is_negated(text.lowered, m.start()) for m in p.finditer(text))
-        )
+        return sum(1 for p in self.close if any(self.says(text.lowered, m.start()) for m in p.finditer(text)))
 
     def first_closure(self, text: MatchText) -> int | None:
-        """Where the first close word that is not negated starts, or None."""
+        """Where the first close word that is neither negated nor conditional starts, or None."""
         if not self.close.may_match(text):
             return None
         lowered = text.lowered
-        found = [m.start() for p in self.close for m in p.finditer(text) if not self.is_negated(lowered, m.start())]
+        found = [m.start() for p in self.close for m in p.finditer(text) if self.says(lowered, m.start())]
         return min(found) if found else None
+
+    def says(self, lowered: str, pos: int) -> bool:
+        """The word at ``pos`` says it is so: not negated, not a condition."""
+        return not self.is_negated(lowered, pos) and not self.is_conditional(lowered, pos)
+
+    def is_conditional(self, lowered: str, pos: int) -> bool:
+        """True when a condition word stands before ``pos`` in the same clause ("once the
+        login bug is fixed, we deploy", "we deploy when it is done", "sobald Jonas die Logs
+        geschickt hat"): it has not happened yet. One in an earlier clause ("If you ask me,
+        the login bug is fixed") or after the word ("fixed, once and for all") does not count."""
+        if self.condition is None or pos <= 0:
+            return False
+        window = lowered[max(0, pos - CONDITION_REACH) : pos]
+        cut = max(map(window.rfind, _CONDITION_BREAKS))
+        return self.condition.search(window, cut + 1) is not None
 
     def is_negated(self, lowered: str, pos: int) -> bool:
         """True when a negation stands shortly before ``pos`` in the same clause ("in
@@ -339,6 +356,7 @@ def get_patterns(languages: tuple[str, ...]) -> PatternSet:
         noise_prefix=_noise_prefix(packs),
         reasons=_reason_markers(packs),
         negation=_one_regex(source for pack in packs for source in pack.negation),
+        condition=_one_regex(source for pack in packs for source in pack.condition),
         agreement=frozenset(a for pack in packs for a in pack.agreement),
         aspiration=_one_regex(source for pack in packs for source in pack.aspiration),
         stopwords=frozenset(w.lower() for pack in packs for w in (*pack.stopwords, *pack.topic_blacklist)),

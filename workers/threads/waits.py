@@ -29,7 +29,6 @@ another thread changes nothing. Either way the thread's ``last_activity`` is the
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Final
@@ -50,10 +49,6 @@ _CUE_WORDS: Final = frozenset({"need", "needs", "first", "missing", "brauche", "
                                "fehlenden", "fehlendes"})
 SECOND_PERSON: Final = frozenset({"you", "your", "yours", "you're", "you’re", "du", "dein", "deine", "deinen",
                                   "deinem", "deiner", "dir", "dich", "euch", "eure", "euer", "euren"})
-# A condition before the arrival word in its clause: it has not come yet.
-_CONDITION: Final = re.compile(r"\b(?:once|when|whenever|if|as soon as|until|unless|after|sobald|wenn|falls|bis"
-                               r"|nachdem)\b")
-_CLAUSE_BREAK: Final = re.compile(r"[,;:—–]")
 _QUESTION: Final = "?？"
 _SUFFIXES: Final = (("ies", "y"), ("ied", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", ""))
 
@@ -108,11 +103,7 @@ def _arrivals(text: MatchText, patterns: PatternSet, closures: int) -> list[froz
         start, end = sentence_around(original, ends, at)
         if (start, end) in found or original[start:end].rstrip()[-1:] in _QUESTION:
             continue
-        if patterns.is_negated(lowered, at):
-            continue
-        before = lowered[start:at]
-        clause = before[max((m.end() for m in _CLAUSE_BREAK.finditer(before)), default=0):]
-        if _CONDITION.search(clause):
+        if not patterns.says(lowered, at):  # negated, or a condition ("once the keys arrived")
             continue
         found[(start, end)] = _stems(words_of(lowered[start:end]).tokens)
     return list(found.values())

@@ -146,6 +146,29 @@ def test_close_words_inside_other_words_do_not_close(text: str) -> None:
     assert not any_match(BOTH.close, text)
 
 
+@pytest.mark.parametrize(("conditional", "said"), [
+    ("Once the login bug is fixed, we deploy.", "The login bug is fixed, we deploy."),
+    ("We deploy when the login bug is done.", "We deploy now, the login bug is done."),
+    ("If it works, we ship on Friday.", "If you ask me, it works now."),
+    ("Until it is fixed we cannot ship.", "It is fixed, once and for all."),
+    ("Sobald der Login-Bug gefixt ist, deployen wir.", "Der Login-Bug ist gefixt, wir deployen."),
+    ("Wenn das erledigt ist, sag Bescheid.", "Das ist erledigt, sag Bescheid."),
+    ("Cuando esté resuelto, lo desplegamos.", "Ya está resuelto, lo desplegamos."),
+    ("Dès que c'est fait, on déploie.", "C'est fait, on déploie."),
+    ("Quando è risolto, facciamo il deploy.", "È risolto, facciamo il deploy."),
+    ("Assim que estiver resolvido, fazemos o deploy.", "Está resolvido, fazemos o deploy."),
+    ("Как только будет исправлено, выкатим.", "Уже исправлено, выкатим."),
+])
+def test_a_condition_before_a_close_word_closes_nothing(conditional: str, said: str) -> None:
+    """"Once the login bug is fixed, we deploy." closed the login bug's thread (the reference
+    closes on any close word). A condition word before the close word in its clause makes it
+    not yet so, in every language with one; in an earlier clause, or after the word, it
+    does not ("If you ask me, it works now.", "fixed, once and for all")."""
+    assert ALL.closures(prepare_text(conditional)) == 0
+    assert ALL.first_closure(prepare_text(conditional)) is None
+    assert ALL.closures(prepare_text(said)) > 0
+
+
 # ── wait patterns ──────────────────────────────────────────────────────────────────
 
 

@@ -659,3 +659,14 @@ def test_a_renewal_closes_the_thread_it_names(closing: str, closes: bool) -> Non
     token, key, certificate or license renewed, re-issued, rotated or extended is done."""
     doc = run("Let's look at the staging registry credentials: the deploys fail with auth errors", closing)
     assert (titled(doc, "staging registry").status == "closed") is closes
+
+
+def test_a_thread_stays_open_on_a_closure_that_is_a_condition() -> None:
+    """"Once the login bug is fixed, we deploy." closed the thread, and the briefing lost an
+    open bug; the fix said later closes it."""
+    planned = run("back to the login bug", "Once the login bug is fixed, we deploy.")
+    assert titled(planned, "login bug").status == "open"
+    assert titled(run("zurück zum Login-Bug", "Sobald der Login-Bug gefixt ist, deployen wir."),
+                  "login-bug").status == "open"
+    fixed = apply_message(planned, message("The login bug is fixed.", 5), SETTINGS, BOTH)
+    assert titled(fixed, "login bug").status == "closed"
