@@ -136,6 +136,24 @@ async def test_a_boot_request_without_a_session_names_the_agents_latest(pipeline
     assert (await pipeline.boot_of("nobody")).session is None  # an agent without any session
 
 
+async def test_a_briefing_at_a_sessions_start_says_how_long_the_agent_was_away(pipeline: Pipeline) -> None:
+    """The demo's last event is the second session's start: a boot request (cortex_boot, the
+    demo's own briefing) said "Last activity: just now" of that start, and so did the stored
+    briefing made again for the fact_access feedback the request published (stamped with
+    the same time). Both now say when the agent was last active before it."""
+    def before_the_start(markdown: str) -> datetime:
+        line = next(x for x in markdown.splitlines() if x.startswith("Last activity: "))
+        assert "just now" not in line, line
+        return datetime.fromisoformat(line.rsplit("(", 1)[1].rstrip(")"))
+
+    asked = before_the_start((await pipeline.boot()).markdown)
+    assert COMPACTION <= asked < LAST_EVENT
+    await pipeline.settled()  # the request's fact_access applied: the stored briefing made again
+    stored = await DocReader(pipeline.js).latest("cortex_boot", "alice", BootDoc)
+    assert stored is not None and stored.generated_at == LAST_EVENT
+    assert before_the_start(stored.markdown) == asked
+
+
 async def test_a_recall_stamps_its_access_with_the_agents_latest_event_time(pipeline: Pipeline) -> None:
     assert_briefing_in_event_time(await pipeline.boot())  # before any request
     reply = msgspec.json.decode(await pipeline.request("recall", {"query": "auth migration Redis"}),

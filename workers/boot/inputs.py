@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -19,6 +20,7 @@ from schemas.docs import (
     TraceDoc,
 )
 from shared.footprint import BriefingSection
+from workers.render import as_utc
 
 SourceDoc = (
     ThreadsDoc | DecisionsDoc | CommitmentsDoc | SnapshotDoc | NarrativeDoc | KnowledgeDoc | ChannelsDoc | TraceDoc
@@ -36,6 +38,22 @@ def activity(doc: Any) -> datetime | None:
         return doc.updated if doc.integrity.last_event_ts is not None else None
     last: datetime | None = doc.integrity.last_event_ts
     return last
+
+
+def last_activity(docs: Iterable[Any], now: datetime) -> datetime | None:
+    """The agent's latest activity: the latest of its documents' (``activity``) — before the
+    session that starts at ``now`` when the agent's latest event is that session's start (the
+    narrative's timeline says so). A briefing asked for at a session's start (``cortex_boot``,
+    ``cortex boot``, the demo), or made again for the feedback that request published (stamped
+    with the same time), said "Last activity: just now" of the start itself, not how long the
+    agent had been away. None: nothing before it."""
+    listed = [d for d in docs if d is not None]
+    stamps = [as_utc(ts) for d in listed if (ts := activity(d)) is not None]
+    narrative = next((d for d in listed if isinstance(d, NarrativeDoc)), None)
+    latest = max(narrative.timeline, key=lambda i: as_utc(i.ts), default=None) if narrative is not None else None
+    if latest is not None and latest.kind == "session_start" and as_utc(latest.ts) == as_utc(now):
+        stamps = [ts for ts in stamps if ts < as_utc(now)]
+    return max(stamps, default=None)
 
 
 class Briefed(NamedTuple):

@@ -47,7 +47,7 @@ from shared.names import (
 )
 from shared.projection import boundary
 from shared.runtime import WorkerContext, briefings
-from workers.boot.inputs import BootInputs, Briefed, activity
+from workers.boot.inputs import BootInputs, Briefed, last_activity
 from workers.traces.operations import orphaned
 
 # What a briefing reads (``Source.field`` is the BootInputs field): every source's document of
@@ -124,7 +124,7 @@ class BootSources:
         lagging = sorted({names[c] for c in lagging_consumers})
         missing = sorted({s.worker for s in self.sources
                           if docs.get(s.field) is None and s.field not in self._occasional})
-        stamps = [ts for d in docs.values() if d is not None and (ts := activity(d)) is not None]
+        last = last_activity(docs.values(), now)
         recall = docs.pop("recall", None)
         briefed = []
         for worker, section in self.briefings:
@@ -134,7 +134,7 @@ class BootSources:
         if isinstance(ops := docs.get("operations"), OperationsDoc):
             docs["operations"] = self.operations_at(ops, now)
         return BootInputs(agent=agent, now=now, lagging=lagging, missing=missing,
-                          last_activity=max(stamps) if stamps else None,
+                          last_activity=last,
                           key_memories=list(recall.key_memories) if recall is not None else [],
                           briefings=tuple(briefed), **docs)
 
