@@ -11,7 +11,8 @@ decision; a wait is said in the thread's line or on its own ``⏳`` line, never 
 and whole in the other. The boot's briefing shows threads and decisions in sections of
 their own: ``for_briefing`` leaves out the Open and Decisions items those sections show.
 A Completed line names its thread once: a frame of the closing sentence that names the title
-again ("Regarding the staging registry credentials: …") is left out (``without_title_frame``).
+again ("Regarding the staging registry credentials: …") is left out (``without_title_frame``;
+the threads worker stores a closing without it, a summary written elsewhere may have one).
 It also says when the thread closed, and the timeline leaves that closing out (the reference
 listed it there too: "15:05 Thread closed: Onboarding-Flow" under "✅ Onboarding-Flow: …").
 """
@@ -35,7 +36,7 @@ from workers.render import (
     one_line,
     ranked_open_threads,
 )
-from workers.threads.summary import compose_summary, is_composed, said_in
+from workers.threads.summary import compose_summary, is_composed, said_in, without_title_frame
 
 WINDOW_HOURS = 24
 MAX_TIMELINE_ENTRIES = 40
@@ -69,30 +70,6 @@ def _summary(t: Thread, listed: Collection[str], waiting: bool = True) -> str:
         return one_line(t.summary)
     decided = not (t.decisions and decision_listed(t.decisions[-1], listed))
     return one_line(compose_summary(t, decided=decided, waiting=waiting))
-
-
-_FRAME_WORDS = 3  # "Regarding the", "As for the", "Zum": at most this many words before the title
-_MIN_REST_WORDS = 3
-
-
-def without_title_frame(summary: str, title: str) -> str:
-    """A completed thread's summary without the frame that names its title again: a closed
-    thread is about the sentence that closed it, so the multi-day history's day 3 read
-    "✅ staging registry credentials: Regarding the staging registry credentials: the token
-    expired, I renewed it." Up to three words, the title, a colon, comma or dash, and at
-    least three words after it: "The token expired, I renewed it." (Under ✅ a dropped "We
-    finished the" says nothing the mark does not; "The auth migration is done ✅ …" goes on
-    past the title without a mark and stays as it is.)"""
-    if not title.strip():
-        return summary
-    frame = re.match(rf"(?:\S+\s+){{0,{_FRAME_WORDS}}}{re.escape(title.strip())}\s*(?::|,|\s[—–-])\s+", summary,
-                     re.IGNORECASE)
-    if frame is None:
-        return summary
-    rest = summary[frame.end():]
-    if len(rest.split()) < _MIN_REST_WORDS:
-        return summary
-    return rest[:1].upper() + rest[1:]
 
 
 def _completed(threads: Sequence[Thread], now: datetime) -> list[Thread]:

@@ -61,7 +61,7 @@ from workers.conversation.signals import (
 from workers.conversation.statements import DecisionText
 from workers.render import clip_words
 from workers.threads.corrections import answered, reopen_corrected
-from workers.threads.summary import about_topic, closing_sentence, compose_summary
+from workers.threads.summary import about_topic, closing_sentence, compose_summary, without_title_frame
 from workers.threads.topics import Topic, track
 from workers.threads.waits import end_waits
 
@@ -170,7 +170,8 @@ def _close_matching(threads: list[Thread], words: Words, ts: datetime, text: Mat
     for t in threads:
         if t.status == "open" and (matches_title(t.title, words) or t.id in also):
             closing = closing_sentence(text, patterns) if closing is None else closing
-            closed.append(_replace(t, status="closed", last_activity=ts, about=closing or t.about))
+            about = without_title_frame(closing, t.title) if closing else t.about
+            closed.append(_replace(t, status="closed", last_activity=ts, about=about))
         else:
             closed.append(t)
     return closed

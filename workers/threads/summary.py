@@ -77,6 +77,30 @@ def closing_sentence(text: MatchText, patterns: PatternSet) -> str:
     return _sentence_case(clip_around(tidy(original[start:end]), at - start, ABOUT_CHARS))
 
 
+_FRAME_WORDS = 3  # "Regarding the", "As for the", "Zum": at most this many words before the title
+_MIN_REST_WORDS = 3
+
+
+def without_title_frame(summary: str, title: str) -> str:
+    """A closing sentence without the frame that names its thread's title again: a closed
+    thread is about the sentence that closed it, so the multi-day history's day 3 read
+    "✅ staging registry credentials: Regarding the staging registry credentials: the token
+    expired, I renewed it." Up to three words, the title, a colon, comma or dash, and at
+    least three words after it: "The token expired, I renewed it." (Under ✅ a dropped "We
+    finished the" says nothing the mark does not; "The auth migration is done ✅ …" goes on
+    past the title without a mark and stays as it is.)"""
+    if not title.strip():
+        return summary
+    frame = re.match(rf"(?:\S+\s+){{0,{_FRAME_WORDS}}}{re.escape(title.strip())}\s*(?::|,|\s[—–-])\s+", summary,
+                     re.IGNORECASE)
+    if frame is None:
+        return summary
+    rest = summary[frame.end():]
+    if len(rest.split()) < _MIN_REST_WORDS:
+        return summary
+    return rest[:1].upper() + rest[1:]
+
+
 def _sentence(text: str) -> str:
     text = text.strip()
     if not text or text[-1] in _END:

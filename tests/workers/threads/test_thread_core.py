@@ -620,11 +620,13 @@ def test_a_wait_on_the_other_speaker_ends_when_they_answer_in_the_thread(role: s
 def test_a_thread_whose_token_was_renewed_in_the_message_that_named_it_is_closed() -> None:
     """The multiday history's day 3: "Regarding the staging registry credentials: the token
     expired, I renewed it." opened a thread no closure word ever closed, and the briefing of
-    day 15 still listed it as open, quiet for twelve days."""
+    day 15 still listed it as open, quiet for twelve days. It is about the closing without
+    the frame that names its title again (`cortex threads` showed the title twice in a row)."""
     doc = run("Regarding the staging registry credentials: the token expired, I renewed it.")
     closed = titled(doc, "staging registry")
     assert closed.status == "closed"
-    assert closed.about == "Regarding the staging registry credentials: the token expired, I renewed it"
+    assert closed.about == "The token expired, I renewed it"
+    assert closed.summary == "The token expired, I renewed it."
 
 
 @pytest.mark.parametrize(("closing", "closes"), [
