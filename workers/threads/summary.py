@@ -77,8 +77,7 @@ def closing_sentence(text: MatchText, patterns: PatternSet) -> str:
     return _sentence_case(clip_around(tidy(original[start:end]), at - start, ABOUT_CHARS))
 
 
-_FRAME_WORDS = 3  # "Regarding the", "As for the", "Zum": at most this many words before the title
-_MIN_REST_WORDS = 3
+_FRAME_WORDS: Final = 3  # "Regarding the", "As for the", "Zum": at most this many words before the title
 
 
 def without_title_frame(summary: str, title: str) -> str:
