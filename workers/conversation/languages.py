@@ -434,6 +434,11 @@ ES: Final = LanguagePack(
     consequence=(r"(?:^|,\s*)(?:así que|por eso|por lo tanto|por tanto)\b",),
     negation=(r"\b(?:no|nunca|todavía no|aún no)\b",),
     condition=(r"\b(?:si|cuando|una vez que|en cuanto|tan pronto como|hasta que|a menos que)\b",),
+    arrival=(
+        r"\b(?:llegó|llegaron|ha llegado|han llegado|recibid[oa]s?|recibimos|envió|enviaron|enviad[oa]s?"
+        r"|entregad[oa]s?|respondió|contestó|aprobad[oa]s?|aprobó)\b",
+        r"(?:está|están)(?: ya| por fin)? (?:aquí|disponibles?|list[oa]s?)(?:[.!,;:)]|$)",
+    ),
     agreement=("prometido", "de acuerdo"),
     aspiration=(r"^(?:siempre|nunca)\b|\b(?:intentar\w*|hacer lo posible|lo mejor que pueda)\b",),
     stopwords=(
@@ -495,6 +500,10 @@ FR: Final = LanguagePack(
     consequence=(r"(?:^|,\s*)(?:donc|c['’]est pourquoi|du coup|par conséquent)\b",),
     negation=(r"\b(?:ne|pas|jamais)\b|\bn['’]",),
     condition=(r"\b(?:si|quand|lorsque|dès que|une fois que|jusqu['’]à ce que|à moins que)\b|\bs['’]il",),
+    arrival=(
+        r"\b(?:arrivée?s?|reçue?s?|envoyée?s?|livrée?s?|répondu|approuvée?s?|validée?s?)\b",
+        r"(?:est|sont)(?: enfin| maintenant)? (?:là|disponibles?|prête?s?)(?:[.!,;:)]|$)",
+    ),
     agreement=("c'est noté", "c’est noté"),
     aspiration=(r"^(?:toujours|jamais)\b|\b(?:essayer|faire de mon mieux|faire mon possible)\b",),
     stopwords=(
@@ -559,6 +568,10 @@ IT: Final = LanguagePack(
     consequence=(r"(?:^|,\s*)(?:quindi|perciò|per questo)(?!\w)",),
     negation=(r"\b(?:non|mai)\b",),
     condition=(r"\b(?:se|quando|una volta che|appena|finché|a meno che)\b",),
+    arrival=(
+        r"\b(?:arrivat[oaie]|ricevut[oaie]|inviat[oaie]|consegnat[oaie]|rispost[oa]|approvat[oaie])\b",
+        r"(?:è|sono)(?: finalmente| ora)? (?:qui|disponibil[ei]|pront[oaie])(?:[.!,;:)]|$)",
+    ),
     agreement=("promesso", "affare fatto", "d'accordo", "d’accordo"),
     aspiration=(r"^(?:sempre|mai)\b|\b(?:provare|provarci|fare del mio meglio|fare il possibile)\b",),
     stopwords=(
@@ -623,6 +636,10 @@ PT: Final = LanguagePack(
     consequence=(r"(?:^|,\s*)(?:por isso|portanto|então)\b",),
     negation=(r"(?<!\w)(?:não|nunca|ainda não)(?!\w)",),
     condition=(r"(?<!\w)(?:se|quando|assim que|logo que|até que|uma vez que|a menos que)(?!\w)",),
+    arrival=(
+        r"(?<!\w)(?:chegou|chegaram|recebid[oa]s?|enviad[oa]s?|entregues?|respondeu|aprovad[oa]s?)(?!\w)",
+        r"(?:está|estão)(?: finalmente| agora)? (?:aqui|disponíve(?:l|is)|pront[oa]s?)(?:[.!,;:)]|$)",
+    ),
     agreement=("combinado",),
     aspiration=(r"^(?:sempre|nunca)(?!\w)|(?<!\w)(?:tentar|fazer o (?:meu )?melhor|fazer o possível)(?!\w)",),
     stopwords=(
@@ -678,6 +695,10 @@ RU: Final = LanguagePack(
     consequence=(r"(?:^|,\s*)(?:поэтому|так что|следовательно)\b",),
     negation=(r"(?<!\w)(?:не|нет|никогда)(?!\w)",),
     condition=(r"(?<!\w)(?:если|когда|как только|пока не)(?!\w)",),
+    arrival=(
+        r"(?<!\w)(?:пришл[иоа]|пришёл|получил[иа]?|получен[оы]?|отправил[иа]?|отправлен[оы]?|ответил[иа]?"
+        r"|одобрен[оы]?)(?!\w)",
+    ),
     agreement=("обещаю", "договорились"),
     aspiration=(r"^(?:всегда|никогда)(?!\w)|(?:постараюсь|стараться|попробую|попытаюсь)",),
     stopwords=(

@@ -16,11 +16,13 @@ from schemas.docs import Integrity, Thread, ThreadsDoc
 from schemas.events import FeedbackEvent, MessageEvent
 from shared.config import ThreadsSettings, parse_languages
 from workers.conversation import FeedbackError, derive_id, get_patterns
+from workers.conversation.patterns import prepare_text
 from workers.threads import apply_feedback, apply_message
-from workers.threads.waits import _stem
+from workers.threads.waits import _stem, end_waits
 
 T0 = datetime(2026, 2, 17, 10, 0, tzinfo=UTC)
 BOTH = get_patterns(parse_languages("both"))
+ALL = get_patterns(parse_languages("all"))
 ALL = get_patterns(parse_languages("all"))
 SETTINGS = ThreadsSettings()
 _ids = itertools.count()
@@ -672,3 +674,31 @@ def test_a_thread_stays_open_on_a_closure_that_is_a_condition() -> None:
                   "login-bug").status == "open"
     fixed = apply_message(planned, message("The login bug is fixed.", 5), SETTINGS, BOTH)
     assert titled(fixed, "login bug").status == "closed"
+
+
+@pytest.mark.parametrize(("title", "waiting_for", "later", "ends"), [
+    ("pasarela de pago", "las credenciales de Jonas", "Pasarela de pago: las credenciales de Jonas llegaron.", True),
+    ("pasarela de pago", "las credenciales de Jonas", "Pasarela de pago: las credenciales no llegaron.", False),
+    ("pasarela de pago", "las credenciales de Jonas",
+     "Pasarela de pago: cuando las credenciales estén listas, sigo.", False),
+    ("passerelle de paiement", "les identifiants de Jonas",
+     "Passerelle de paiement : les identifiants de Jonas sont arrivés.", True),
+    ("passerelle de paiement", "les identifiants de Jonas",
+     "Passerelle de paiement : dès que les identifiants sont arrivés, je continue.", False),
+    ("gateway di pagamento", "le credenziali di Jonas",
+     "Gateway di pagamento: le credenziali di Jonas sono arrivate.", True),
+    ("gateway de pagamento", "as credenciais do Jonas",
+     "Gateway de pagamento: as credenciais do Jonas chegaram.", True),
+    ("gateway de pagamento", "as credenciais do Jonas",
+     "Gateway de pagamento: as credenciais do Jonas ainda não chegaram.", False),
+    ("платёжный шлюз", "ключи от Йонаса", "Платёжный шлюз: ключи от Йонаса пришли.", True),
+    ("платёжный шлюз", "ключи от Йонаса", "Платёжный шлюз: ключи от Йонаса не пришли.", False),
+])
+def test_a_wait_ends_on_an_arrival_in_every_language_with_wait_words(
+        title: str, waiting_for: str, later: str, ends: bool) -> None:
+    """Arrival words were English and German only: "las credenciales de Jonas llegaron" left
+    a Spanish thread waiting for them. Negated and conditional arrivals keep the wait."""
+    waiting = thread(title=title, waiting_for=waiting_for)
+    text = prepare_text(later)
+    after = end_waits([waiting], text, message(later, 5), ALL, [], ALL.closures(text))[0]
+    assert (after.waiting_for is None) is ends
