@@ -22,6 +22,7 @@ from schemas.types import (
     Mood,
     OperationStatus,
     Priority,
+    Role,
     Severity,
     Signal,
     ThreadStatus,
@@ -120,6 +121,9 @@ class Commitment(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     source_event: str
     due: str | None = None
     topic: str | None = None  # what the message it was made in was about, when ``what`` does not say
+    # the promiser's role (beyond the contract): a briefing calls the agent's own promises
+    # "(you)", whatever name its messages carry ("claudia")
+    role: Role | None = None
 
 
 class CommitmentsDoc(msgspec.Struct, frozen=True, kw_only=True):

@@ -243,7 +243,8 @@ def _commitment_line(c: Commitment, overdue: bool, operations: Sequence[Operatio
     calls = promise_calls(c, operations, listed)
     if calls:
         what = f"{what} ({calls})"
-    who = f" ({_ROLE_NAMES.get(one_line(c.who), one_line(c.who))})" if c.who.strip() else ""
+    who = " (you)" if c.role == "assistant" else (
+        f" ({_ROLE_NAMES.get(one_line(c.who), one_line(c.who))})" if c.who.strip() else "")
     if overdue:
         return f"- 🔴 **OVERDUE**: {what}{who}"
     if c.due:
@@ -253,7 +254,8 @@ def _commitment_line(c: Commitment, overdue: bool, operations: Sequence[Operatio
 
 # a promiser known by the message's role only (an OpenClaw gateway's messages name no sender for
 # the agent's own): "(assistant)" on every line of the agent's own promises, in a briefing that
-# calls the agent "you" ("The user corrected you")
+# calls the agent "you" ("The user corrected you"); a promise of the agent's is "(you)" also
+# under a sender name ("claudia"), when the commitment keeps its role
 _ROLE_NAMES = {"assistant": "you", "user": "the user"}
 
 

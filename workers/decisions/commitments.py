@@ -225,7 +225,7 @@ def apply_message(
         taken.add(commitment_id)
         added.append(Commitment(id=commitment_id, who=who, what=promise.what, status="open",
                                 created=event.ts, source_event=event.id, due=due_string(promise.due, event.ts, tz),
-                                topic=_topic(promise, topics, patterns.stopwords)))
+                                topic=_topic(promise, topics, patterns.stopwords), role=event.role))
     if added:
         commitments = [*commitments, *added]
     return _rebuilt(base, now, _cap(commitments, settings.max_commitments))

@@ -374,6 +374,11 @@ def test_a_vague_promise_made_right_after_tool_calls_names_them() -> None:
                        ("claudia", "(claudia)")):
         line = commitments_section([msgspec.structs.replace(promise("write the guide"), who=who)], NOW, UTCZ, 500)[0]
         assert line.splitlines()[1] == f"- 🔴 **OVERDUE**: write the guide {shown}"
+    # the agent's own promise under its sender name (the demo's "claudia") is "you" when its role is kept
+    for who, role, shown in (("claudia", "assistant", "(you)"), ("albert", "user", "(albert)")):
+        kept = msgspec.structs.replace(promise("write the guide"), who=who, role=role)
+        line = commitments_section([kept], NOW, UTCZ, 500)[0]
+        assert line.splitlines()[1] == f"- 🔴 **OVERDUE**: write the guide {shown}"
     # the day it was made (day 3) Pending Operations lists the calls still running: pointed to, not quoted twice
     assert promise_calls(promise("report when they finish"), ops, {"s0", "s1"}) == \
         "the `sessions_spawn` calls in Pending Operations"

@@ -56,6 +56,9 @@ def test_promise_opens_a_commitment_of_its_sender() -> None:
     assert len(found) > 0
     assert found[0].who == "alice"
     assert found[0].status == "open"
+    assert found[0].role == "user"  # kept: the briefing calls the agent's own promises "(you)"
+    assert say(None, "I'll fix the auth bug tomorrow", sender="claudia", role="assistant").commitments[0].role == \
+        "assistant"
 
 
 def test_what_is_the_promise_not_the_message() -> None:
