@@ -68,16 +68,17 @@ def _refusal(exc: nats.js.errors.APIError, replicas: int, what: str,
              servers: int | None) -> ReplicasError | ReplicasUnavailable | None:
     """The server's refusal of ``replicas`` copies of ``what`` as one line, or None (another error)."""
     reason = exc.description or str(exc)
-    if api_codes(exc)[1] == _NOT_CLUSTERED:
+    code = api_codes(exc)[1]
+    if code == _NOT_CLUSTERED:
         return ReplicasError(f"CORTEX_REPLICAS={replicas}: the NATS server is not part of a cluster and holds one "
                              f"copy of {what} (the server says: {reason}); set CORTEX_REPLICAS=1, or run "
                              f"{replicas} or more clustered servers")
-    if api_codes(exc)[1] == _NO_PEERS and servers is not None and servers >= replicas:
+    if code == _NO_PEERS and servers is not None and servers >= replicas:
         return ReplicasUnavailable(f"CORTEX_REPLICAS={replicas}: the NATS cluster has {servers} servers, but fewer "
                                    f"than {replicas} can take a copy of {what} now (the server says: {reason}); a "
                                    "server is still joining, down or out of JetStream storage: try again when "
                                    "every server is up")
-    if api_codes(exc)[1] == _NO_PEERS:
+    if code == _NO_PEERS:
         size = f"has {servers} servers" if servers else "has fewer servers"
         return ReplicasError(f"CORTEX_REPLICAS={replicas}: the NATS cluster {size}, it cannot hold {replicas} copies "
                              f"of {what} (the server says: {reason}); set CORTEX_REPLICAS to at most the number "
