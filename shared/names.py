@@ -148,10 +148,14 @@ def stored_form(prefix: str, subject: str) -> str:
 
 def published_form(prefix: str, subject: str) -> str:
     """A stored subject as it was published (the slot token taken out): a dead letter's
-    ``Cortex-Original-Subject``, which can be published again as it is."""
+    ``Cortex-Original-Subject``, which can be published again as it is. A note is named by
+    the contract's notes subject, ``<prefix>.notes.<agent>`` (what CORTEX_NOTES captures),
+    not its copy's ``….section``, which no producer publishes."""
     tokens = subject.split(".")
     if len(tokens) != 5 or tokens[0] != prefix or not tokens[2].isdigit():
         return subject
+    if tokens[1] == "notes" and tokens[4] == NOTES_KIND:
+        return notes_subject(prefix, tokens[3])
     return ".".join((tokens[0], tokens[1], *tokens[3:]))
 
 

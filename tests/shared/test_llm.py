@@ -554,7 +554,7 @@ async def test_claude_rewords_the_briefing_at_session_end_and_the_documents_stay
         assert boot.trigger == "session_start"
         assert "### 🟠 Auth migration to the key service" in boot.markdown
         assert "**Roll out behind a feature flag**" in boot.markdown
-        assert "Write the rollback script (claudia)" in boot.markdown
+        assert "Write the rollback script (you)" in boot.markdown  # the agent's own promise
 
         briefing = [r for r in fake.requests if is_briefing(r)]
         assert len(briefing) == 1  # one batch for the session
