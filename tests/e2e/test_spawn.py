@@ -187,7 +187,7 @@ async def test_a_spawned_sub_agent_s_reply_is_the_parent_s_new_result(
         assert "Lisbon" not in ops  # the announce told the agent in its 09:10 run: not news tonight
         # "I'll report when they finish" names the three calls it was made after: two listed above, one not
         assert ("report when they finish (the `sessions_spawn` calls in Pending Operations and `sessions_spawn` "
-                "“Check the weather for Friday's offsite in Lisbon”)") in doc.markdown
+                "“Check the weather for Friday's offsite in Lisbon”; finished 2026-03-09 09:10)") in doc.markdown
         raw, _ = await kv_read(await js.key_value("cortex_operations"), AGENT)
         assert raw is not None
         spawned = {op.child_session: op for op in msgspec.json.decode(raw, type=OperationsDoc).operations

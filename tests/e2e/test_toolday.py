@@ -116,9 +116,13 @@ async def test_the_briefings_of_an_agent_with_tools(pipeline: JetStreamContext, 
     assert OPERATIONS not in day11
     lessons = section(day11, LESSONS)
     assert "`backup_db` failed" in lessons and "`web_fetch`" not in lessons  # retried successfully on day 1
-    # day 3's "I'll report when they finish" a week on: which tasks it was, not "they" alone
+    # day 3's "I'll report when they finish" a week on: which tasks it was, not "they" alone, and that
+    # they finished long ago
     assert ("- 🔴 **OVERDUE**: report when they finish (`sessions_spawn` “Rebuild the search index for "
-            "docs.acme.dev”, “Summarise the support inbox of the last week”)") in day11
+            "docs.acme.dev”, “Summarise the support inbox of the last week”; all finished by 2026-03-05 16:00) "
+            "(you)") in day11
+    assert "- ⚪ Open: tell you how it went (`deploy_job` “release=3.2, env=prod, window=18:30”; finished " \
+           "2026-03-06 19:40) (you)" in day11
 
     # the two weeks rebuilt from the stream (operation_seen feedback included): every document byte for byte
     await assert_replay_reproduces(js, nats_url, tmp_path, AGENT, wait_for)

@@ -204,7 +204,8 @@ def _due_moment(due: str, tz: ZoneInfo) -> datetime | None:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=tz)
 
 
-def promise_calls(c: Commitment, operations: Sequence[Operation], listed: Collection[str] = ()) -> str:
+def promise_calls(c: Commitment, operations: Sequence[Operation], listed: Collection[str] = (),
+                  tz: ZoneInfo | None = None) -> str:
     """The tool calls a vague promise is about, as its line names them: "`sessions_spawn`
     “Rebuild the search index…”, “Summarise the support inbox…”" for "report when they
     finish" said a minute after the two calls. Only for a task that refers back ("they", "it")
@@ -212,7 +213,9 @@ def promise_calls(c: Commitment, operations: Sequence[Operation], listed: Collec
     it (oldest first, at most ``MAX_CALLS_NAMED``); else empty. Told alone, "🔴 OVERDUE: report
     when they finish" left the reader a week later no way to tell what was promised. Calls the
     Pending Operations section lists (``listed``, their ids) are pointed to, not quoted again:
-    "the `sessions_spawn` calls in Pending Operations" (and the others quoted after it)."""
+    "the `sessions_spawn` calls in Pending Operations" (and the others quoted after it). With
+    ``tz``, calls quoted that have all finished say when: a week-old "🔴 OVERDUE: report when
+    they finish" did not tell the reader that they had ("…; all finished by 2026-03-05 09:41")."""
     if c.topic or not _REFERS_BACK.search(c.what):
         return ""
     made = as_utc(c.created)
@@ -230,6 +233,10 @@ def promise_calls(c: Commitment, operations: Sequence[Operation], listed: Collec
     quoted = "; ".join(f"`{tool}` {', '.join(asked)}".rstrip() for tool, asked in named.items())
     if len(rest) > MAX_CALLS_NAMED:
         quoted += f"; {len(rest) - MAX_CALLS_NAMED} more"
+    ends = [op.finished for op in rest if op.finished is not None]
+    if tz is not None and ends and len(ends) == len(rest):
+        last = max(as_utc(end) for end in ends).astimezone(tz).strftime("%Y-%m-%d %H:%M")
+        quoted += f"; {'all finished by' if len(rest) > 1 else 'finished'} {last}"
     if not shown:
         return quoted
     tools = " and ".join(dict.fromkeys(f"`{one_line(op.tool)}`" for op in shown))
@@ -238,9 +245,9 @@ def promise_calls(c: Commitment, operations: Sequence[Operation], listed: Collec
 
 
 def _commitment_line(c: Commitment, overdue: bool, operations: Sequence[Operation] = (),
-                     listed: Collection[str] = ()) -> str:
+                     listed: Collection[str] = (), tz: ZoneInfo | None = None) -> str:
     what = commitment_task(c)
-    calls = promise_calls(c, operations, listed)
+    calls = promise_calls(c, operations, listed, tz)
     if calls:
         what = f"{what} ({calls})"
     who = " (you)" if c.role == "assistant" else (
@@ -293,7 +300,7 @@ def commitments_section(
     shows."""
     open_ones = [c for c in commitments if c.status != "done"]
     open_ones.sort(key=lambda c: _commitment_rank(c, now, tz))
-    lines = [_commitment_line(c, _is_overdue(c, now, tz), operations, listed)
+    lines = [_commitment_line(c, _is_overdue(c, now, tz), operations, listed, tz)
              for c in open_ones[:MAX_COMMITMENTS_IN_BOOT]]
     text, _ = section(f"## 📋 Commitments ({len(open_ones)} open)", lines, budget)
     return text, len(open_ones)

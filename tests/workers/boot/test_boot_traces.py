@@ -347,12 +347,18 @@ def test_a_vague_promise_made_right_after_tool_calls_names_them() -> None:
     text, _ = commitments_section([promise("report when they finish")], NOW, UTCZ, 1000, ops)
     assert text.splitlines()[1] == (
         "- 🔴 **OVERDUE**: report when they finish (`sessions_spawn` “Rebuild the search index for docs.acme.dev”, "
-        "“Summarise the support inbox of the last week”) (you)")
+        "“Summarise the support inbox of the last week”; all finished by 2026-02-23 12:00) (you)")
     deploy = Operation(id="d", tool="deploy_job", status="failed", started=made - timedelta(minutes=1), seen=True,
                        request="release=3.2, env=prod, window=22:00")
     assert promise_calls(promise("tell you how it went"), [deploy]) == \
         "`deploy_job` “release=3.2, env=prod, window=22:00”"
     assert promise_calls(promise("Bescheid geben, wenn es fertig ist"), [deploy]) != ""
+    # a call that has finished says when; one still running (or without ``tz``) does not
+    done = msgspec.structs.replace(deploy, finished=made + timedelta(hours=2))
+    assert promise_calls(promise("tell you how it went"), [done], tz=UTCZ) == \
+        "`deploy_job` “release=3.2, env=prod, window=22:00”; finished 2026-02-22 14:00"
+    running = msgspec.structs.replace(deploy, id="d2", request="release=3.3")
+    assert promise_calls(promise("tell you how it went"), [done, running], tz=UTCZ).endswith("“release=3.3”")
     # what it is about is said already, or nothing refers back, or no call came just before
     assert promise_calls(promise("report when they finish", topic="search index"), ops) == ""
     assert promise_calls(promise("write the migration guide for the billing schema"), ops) == ""
