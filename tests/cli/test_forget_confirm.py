@@ -29,11 +29,14 @@ class Terminal:
     """``cortex ARGS`` on a pseudo-terminal: what it prints is read from the master side,
     what a person types is written to it."""
 
-    def __init__(self, *args: str, url: str) -> None:
+    def __init__(self, *args: str, url: str, sigint_off: bool = False) -> None:
         env = {**os.environ, "CORTEX_NATS_URL": url, "CORTEX_EMBEDDER": "hashing"}
         self.pid, self.fd = pty.fork()
         if self.pid == 0:  # the child: exec at once, whatever happens
             try:
+                if sigint_off:  # inherited by the command: ignored and blocked, as a parent can leave it
+                    signal.signal(signal.SIGINT, signal.SIG_IGN)
+                    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
                 os.execve(sys.executable, [sys.executable, "-m", "workers", *args], env)
             finally:
                 os._exit(127)
@@ -72,8 +75,8 @@ class Terminal:
         return os.waitstatus_to_exitcode(status), self.seen.decode(errors="replace")
 
 
-def answered(keys: bytes, url: str) -> tuple[int, str]:
-    term = Terminal("forget", "alice", url=url)
+def answered(keys: bytes, url: str, sigint_off: bool = False) -> tuple[int, str]:
+    term = Terminal("forget", "alice", url=url, sigint_off=sigint_off)
     term.read_until(PROMPT)
     term.type(keys)
     return term.finish()
@@ -120,3 +123,13 @@ def test_forget_without_a_terminal_refuses_and_says_both_ways() -> None:
     assert result.stderr == ("cortex: this removes every event, document, memory and dead letter of alice: "
                              "add --yes (or run it in a terminal to be asked)\n")
 
+
+
+def test_ctrl_c_cancels_even_when_the_command_inherited_sigint_ignored_and_blocked() -> None:
+    """The full suite on a fresh clone hung here twice: "Type the agent id (alice) to
+    confirm: ^C", then nothing for 90 s. A process that inherits SIGINT ignored or blocked
+    (SIG_IGN and the signal mask survive exec) never saw the Ctrl-C. The prompt takes
+    Ctrl-C itself now, whatever it inherited."""
+    code, shown = answered(b"\x03", f"nats://127.0.0.1:{free_port()}", sigint_off=True)
+    assert code == 1, shown
+    assert CANCELLED in shown and "Traceback" not in shown

@@ -7,6 +7,7 @@ import argparse
 import asyncio
 import json
 import os
+import signal
 import sys
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -355,22 +356,48 @@ def _at_a_terminal() -> bool:
 
 async def _typed_line(fd: int) -> str | None:
     """The line typed at the terminal ``fd`` (without its newline), or None if input ends
-    (Ctrl-D) before Enter. Waited for on the event loop, not in a thread: a thread blocked
-    in a read is joined at exit, so Ctrl-C would wait for Enter."""
+    (Ctrl-D) or Ctrl-C comes before Enter. Waited for on the event loop, not in a thread: a
+    thread blocked in a read is joined at exit, so Ctrl-C would wait for Enter.
+
+    Ctrl-C is taken here, through the loop's own signal handling, and unblocked while the
+    question is open: a process that inherited SIGINT ignored or blocked (a parent that
+    ignores it, as a test runner's worker can) would otherwise wait at the prompt forever,
+    the ^C shown and nothing done. Whatever was there before is put back afterwards."""
     loop = asyncio.get_running_loop()
     readable = asyncio.Event()
+    interrupted: list[bool] = []
     typed = bytearray()
+
+    def interrupt() -> None:
+        interrupted.append(True)
+        readable.set()
+
     loop.add_reader(fd, readable.set)
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        loop.add_signal_handler(signal.SIGINT, interrupt)
+        handled = True
+    except (ValueError, RuntimeError, NotImplementedError):  # not the main thread, or no signals here
+        handled = False
+    blocked = signal.SIGINT in signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     try:
         while b"\n" not in typed:
             await readable.wait()
             readable.clear()
+            if interrupted:
+                return None
             chunk = os.read(fd, 4096)  # a terminal in line mode: readable means a line (or end of input)
             if not chunk:
                 return None
             typed += chunk
     finally:
         loop.remove_reader(fd)
+        if blocked:
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        if handled:
+            loop.remove_signal_handler(signal.SIGINT)
+            if previous is not None:
+                signal.signal(signal.SIGINT, previous)  # asyncio.run's, or what the process inherited
     return typed.split(b"\n", 1)[0].decode(errors="replace")
 
 
