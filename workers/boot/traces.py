@@ -34,7 +34,7 @@ from zoneinfo import ZoneInfo
 from schemas.docs import Finding, Operation
 from schemas.types import SEVERITIES
 from workers.boot.budget import section
-from workers.render import clip_words, one_line
+from workers.render import clip_words, local_minutes, one_line
 from workers.traces.operations import is_unread, is_waiting, marker
 from workers.traces.signals import repeated_in_one_session
 
@@ -52,18 +52,14 @@ DISSATISFIED_ADVICE: Final = "find out what went wrong before going on"
 UTC_ZONE: Final = ZoneInfo("UTC")
 
 
-def _when(moment: datetime, tz: ZoneInfo) -> str:
-    return moment.astimezone(tz).strftime("%Y-%m-%d %H:%M")
-
-
 def operation_line(op: Operation, tz: ZoneInfo, *, failed_before: bool = False, said: str = "") -> str:
     """One operation as the briefing shows it (its exact text also tells whether it was shown).
     ``failed_before``: a line above already said to tell the user of a failure; ``said``: the
     preview of an orphan above, which this one's repeats."""
     asked = f" “{op.request}”" if op.request else ""  # a redacted excerpt already (workers.traces.operations)
-    line = f"- {marker(op)} `{one_line(op.tool)}`{asked} (started {_when(op.started, tz)}"
+    line = f"- {marker(op)} `{one_line(op.tool)}`{asked} (started {local_minutes(op.started, tz)}"
     if op.finished is not None and not is_waiting(op):  # an orphan did not finish: it was given up on
-        line += f", {'given up' if op.orphaned else 'finished'} {_when(op.finished, tz)}"
+        line += f", {'given up' if op.orphaned else 'finished'} {local_minutes(op.finished, tz)}"
     line += ")"
     if is_unread(op) and op.preview:
         line += ": no result either" if op.orphaned and op.preview == said else \

@@ -235,8 +235,7 @@ def promise_calls(c: Commitment, operations: Sequence[Operation], listed: Collec
         quoted += f"; {len(rest) - MAX_CALLS_NAMED} more"
     ends = [op.finished for op in rest if op.finished is not None]
     if tz is not None and ends and len(ends) == len(rest):
-        last = max(as_utc(end) for end in ends).astimezone(tz).strftime("%Y-%m-%d %H:%M")
-        quoted += f"; {'all finished by' if len(rest) > 1 else 'finished'} {last}"
+        quoted += f"; {'all finished by' if len(rest) > 1 else 'finished'} {local_minutes(max(ends), tz)}"
     if not shown:
         return quoted
     tools = " and ".join(dict.fromkeys(f"`{one_line(op.tool)}`" for op in shown))
@@ -250,8 +249,7 @@ def _commitment_line(c: Commitment, overdue: bool, operations: Sequence[Operatio
     calls = promise_calls(c, operations, listed, tz)
     if calls:
         what = f"{what} ({calls})"
-    who = " (you)" if c.role == "assistant" else (
-        f" ({_ROLE_NAMES.get(one_line(c.who), one_line(c.who))})" if c.who.strip() else "")
+    who = f" ({promiser})" if (promiser := _promiser(c)) else ""
     if overdue:
         return f"- 🔴 **OVERDUE**: {what}{who}"
     if c.due:
@@ -264,6 +262,15 @@ def _commitment_line(c: Commitment, overdue: bool, operations: Sequence[Operatio
 # calls the agent "you" ("The user corrected you"); a promise of the agent's is "(you)" also
 # under a sender name ("claudia"), when the commitment keeps its role
 _ROLE_NAMES = {"assistant": "you", "user": "the user"}
+
+
+def _promiser(c: Commitment) -> str:
+    """"you" for the agent's own promise, else the sender's name ("the user" for a message
+    known by its role only); empty when the commitment names nobody."""
+    if c.role == "assistant":
+        return "you"
+    name = one_line(c.who)
+    return _ROLE_NAMES.get(name, name)
 
 
 def _is_overdue(c: Commitment, now: datetime, tz: ZoneInfo) -> bool:

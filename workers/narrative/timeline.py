@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo
 import msgspec
 
 from schemas.docs import ThreadsDoc
-from workers.render import as_utc, one_line
+from workers.render import as_utc, local_minutes, one_line
 
 TimelineKind = Literal["session_start", "session_end", "compaction", "thread_opened", "thread_closed", "note"]
 
@@ -179,4 +179,4 @@ def stamp(moment: datetime, now: datetime, tz: ZoneInfo) -> str:
     """``10:30`` in local time, ``2026-03-15 15:05`` on an earlier local day than ``now``'s."""
     local = as_utc(moment).astimezone(tz)
     same_day = local.date() == as_utc(now).astimezone(tz).date()
-    return local.strftime("%H:%M") if same_day else local.strftime("%Y-%m-%d %H:%M")
+    return local.strftime("%H:%M") if same_day else local_minutes(moment, tz)
