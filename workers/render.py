@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, date, datetime, tzinfo
 
 from schemas.docs import Commitment, Entity, Thread
 from schemas.types import Mood, Priority
@@ -53,6 +53,19 @@ def iso_seconds(moment: datetime) -> str:
 def local_minutes(moment: datetime, tz: tzinfo) -> str:
     """``2026-02-17 11:30``: the local time of ``moment`` in ``tz`` (CORTEX_TIMEZONE)."""
     return as_utc(moment).astimezone(tz).strftime("%Y-%m-%d %H:%M")
+
+
+def days_before(moment: datetime, now: datetime, tz: tzinfo) -> tuple[date, int]:
+    """``moment``'s local day in ``tz`` and how many local days before ``now``'s it is."""
+    day = as_utc(moment).astimezone(tz).date()
+    return day, (as_utc(now).astimezone(tz).date() - day).days
+
+
+def day_and_age(day: date, days: int) -> str:
+    """``2026-03-04, 4 days ago`` (``…, yesterday``) for an earlier day; ``today`` for today's."""
+    if days <= 0:
+        return "today"
+    return f"{day.isoformat()}, {'yesterday' if days == 1 else f'{days} days ago'}"
 
 
 def one_line(text: str) -> str:

@@ -73,7 +73,9 @@ async def test_the_briefings_of_days_3_7_and_15(pipeline: JetStreamContext, nats
     assert "failed 4× in a row" in lessons and "(2026-03-04, 4 days ago)" in lessons
     assert "**Wir haben beschlossen, den Release auf den 20. März zu verschieben** (2026-03-06)" in day7
     commitments = section(day7, "## 📋 Commitments")
-    assert "**OVERDUE**: write the migration guide for the billing schema" in commitments
+    # "… by Thursday." (day 1): since when, not a bare OVERDUE a reader cannot weigh
+    assert "- 🔴 **OVERDUE**: write the migration guide for the billing schema (you; due 2026-03-05, 3 days ago)" \
+        in commitments
     assert "webhook handler" not in commitments  # done ✅ on day 4
 
     day15 = await _briefing(js, nats_url, tmp_path, 15, 8, wait_for)
@@ -91,7 +93,8 @@ async def test_the_briefings_of_days_3_7_and_15(pipeline: JetStreamContext, nats
     assert "(quiet" not in _thread(day15, "quarterly report export")
     commitments = section(day15, "## 📋 Commitments")
     assert "Memcached" not in commitments  # "… migration to Memcached is done, all services …" kept it
-    assert "**OVERDUE**: write the migration guide for the billing schema" in commitments
+    assert "**OVERDUE**: write the migration guide for the billing schema (you; due 2026-03-05, 11 days ago)" \
+        in commitments
     # "Ich werde den Fix morgen einbauen" (day 12, "Beim Onboarding-Flow …"), kept by "Der
     # Onboarding-Flow ist gefixt" (day 14): not OVERDUE, not listed
     assert "den Fix einbauen" not in commitments

@@ -120,7 +120,7 @@ async def test_the_briefings_of_an_agent_with_tools(pipeline: JetStreamContext, 
     # they finished long ago
     assert ("- 🔴 **OVERDUE**: report when they finish (`sessions_spawn` “Rebuild the search index for "
             "docs.acme.dev”, “Summarise the support inbox of the last week”; all finished by 2026-03-05 16:00) "
-            "(you)") in day11
+            "(you; promised 2026-03-04, 8 days ago)") in day11
     assert "- ⚪ Open: tell you how it went (`deploy_job` “release=3.2, env=prod, window=18:30”; finished " \
            "2026-03-06 19:40) (you)" in day11
 

@@ -245,3 +245,21 @@ def test_a_thread_last_active_before_it_opened_is_a_clock_mismatch() -> None:
     assert ("clock_mismatch", "billing rewrite: last 2026-03-02 08:16, opened 2026-03-02 09:06") in \
         briefing_defects(md.format(last="2026-03-02T08:16"))
     assert briefing_defects(md.format(last="2026-03-02 09:16")) == []
+
+
+def test_the_pipeline_eval_reads_the_task_off_every_commitment_line() -> None:
+    """The task a commitment line quotes is what the eval checks for cut words: a due time's
+    colon ("Due 2026-02-18 09:00: …") or an overdue line's "(you; promised …)" must not move it."""
+    from workers.evals.briefing_e2e import _COMMITMENT
+
+    lines = {
+        "- 🟡 Due 2026-02-18 09:00: review the PR (claudia)": "review the PR",
+        "- 🟡 Due Friday: ship v2 (you)": "ship v2",
+        "- ⚪ Open: write the docs": "write the docs",
+        "- 🔴 **OVERDUE**: write the guide (you; promised 2026-03-04, 8 days ago)": "write the guide",
+        "- 🔴 **OVERDUE**: den Fix einbauen (Onboarding-Flow) (claudia; due 2026-02-16, yesterday)":
+            "den Fix einbauen (Onboarding-Flow)",
+    }
+    for line, task in lines.items():
+        found = _COMMITMENT.match(line)
+        assert found is not None and found.group(1) == task, line

@@ -34,7 +34,7 @@ from zoneinfo import ZoneInfo
 from schemas.docs import Finding, Operation
 from schemas.types import SEVERITIES
 from workers.boot.budget import section
-from workers.render import clip_words, local_minutes, one_line
+from workers.render import clip_words, day_and_age, days_before, local_minutes, one_line
 from workers.traces.operations import is_unread, is_waiting, marker
 from workers.traces.signals import repeated_in_one_session
 
@@ -216,11 +216,8 @@ def _when_learned(f: Finding, now: datetime | None, tz: ZoneInfo) -> str:
     (nothing for today's): a week of lessons read as if each had happened today."""
     if now is None:
         return ""
-    day, today = f.last_ts.astimezone(tz).date(), now.astimezone(tz).date()
-    days = (today - day).days
-    if days <= 0:
-        return ""
-    return f" ({day.isoformat()}, {'yesterday' if days == 1 else f'{days} days ago'})"
+    day, days = days_before(f.last_ts, now, tz)
+    return f" ({day_and_age(day, days)})" if days > 0 else ""
 
 
 def _claim_corrections(lessons: Sequence[Finding]) -> dict[str, Finding]:

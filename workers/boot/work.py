@@ -21,6 +21,8 @@ from workers.render import (
     as_utc,
     clip_words,
     commitment_task,
+    day_and_age,
+    days_before,
     decision_listed,
     local_minutes,
     one_line,
@@ -243,17 +245,19 @@ def promise_calls(c: Commitment, operations: Sequence[Operation], listed: Collec
     return f"{pointer} and {quoted}" if quoted else pointer
 
 
-def _commitment_line(c: Commitment, overdue: bool, operations: Sequence[Operation] = (),
-                     listed: Collection[str] = (), tz: ZoneInfo | None = None) -> str:
+def _commitment_line(c: Commitment, now: datetime, tz: ZoneInfo, operations: Sequence[Operation] = (),
+                     listed: Collection[str] = ()) -> str:
+    overdue = _is_overdue(c, now, tz)
     what = commitment_task(c)
     calls = promise_calls(c, operations, listed, tz)
     if calls:
         what = f"{what} ({calls})"
-    who = f" ({promiser})" if (promiser := _promiser(c)) else ""
     if overdue:
-        return f"- 🔴 **OVERDUE**: {what}{who}"
+        said = "; ".join(part for part in (_promiser(c), _overdue_since(c, now, tz)) if part)
+        return f"- 🔴 **OVERDUE**: {what} ({said})"
+    who = f" ({promiser})" if (promiser := _promiser(c)) else ""
     if c.due:
-        return f"- 🟡 Due {one_line(c.due)}: {what}{who}"
+        return f"- 🟡 Due {_due_text(c.due, tz)}: {what}{who}"
     return f"- ⚪ Open: {what}{who}"
 
 
@@ -271,6 +275,30 @@ def _promiser(c: Commitment) -> str:
         return "you"
     name = one_line(c.who)
     return _ROLE_NAMES.get(name, name)
+
+
+def _due_text(due: str, tz: ZoneInfo) -> str:
+    """A due time as the briefing's other times read: "2026-02-18 09:00" in local time for
+    "2026-02-18T09:00:00+01:00"; a bare date or words ("Friday") as said."""
+    text = one_line(due)
+    moment = _due_moment(text, tz) if len(text) > len("YYYY-MM-DD") else None
+    return local_minutes(moment, tz) if moment is not None else text
+
+
+def _overdue_since(c: Commitment, now: datetime, tz: ZoneInfo) -> str:
+    """Since when an overdue promise is overdue: "due 2026-03-15, yesterday" (a due time of
+    today's: "due today 09:00"), or for one without a due date — overdue by age — "promised
+    2026-03-02, 14 days ago". "OVERDUE" alone left the reader to guess whether it was a day
+    late or two weeks, and what to tell the person it was promised to."""
+    text = (c.due or "").strip()
+    moment = _due_moment(text, tz) if text else None
+    if moment is None:
+        return f"promised {day_and_age(*days_before(c.created, now, tz))}"
+    if len(text) == len("YYYY-MM-DD"):
+        day = date.fromisoformat(text)
+        return f"due {day_and_age(day, (as_utc(now).astimezone(tz).date() - day).days)}"
+    day, days = days_before(moment, now, tz)
+    return f"due today {moment.astimezone(tz):%H:%M}" if days <= 0 else f"due {day_and_age(day, days)}"
 
 
 def _is_overdue(c: Commitment, now: datetime, tz: ZoneInfo) -> bool:
@@ -307,7 +335,7 @@ def commitments_section(
     shows."""
     open_ones = [c for c in commitments if c.status != "done"]
     open_ones.sort(key=lambda c: _commitment_rank(c, now, tz))
-    lines = [_commitment_line(c, _is_overdue(c, now, tz), operations, listed, tz)
+    lines = [_commitment_line(c, now, tz, operations, listed)
              for c in open_ones[:MAX_COMMITMENTS_IN_BOOT]]
     text, _ = section(f"## 📋 Commitments ({len(open_ones)} open)", lines, budget)
     return text, len(open_ones)

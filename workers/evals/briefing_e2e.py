@@ -66,7 +66,8 @@ _T = TypeVar("_T")
 _SECTION: Final = re.compile(r"^## (?![\w])")
 _DECISION: Final = re.compile(r"^- \S+ \*\*(.+)\*\* \(\d{4}-\d{2}-\d{2}\)$")
 _WHY: Final = re.compile(r"^  Why: (.*)$")
-_COMMITMENT: Final = re.compile(r"^- \S+ (?:\*\*OVERDUE\*\*|Due [^:]*|Open): (.*?)(?: \([^()]*\))?$")
+_DUE: Final = r"Due (?:\d{4}-\d\d-\d\d \d\d:\d\d|[^:]*)"  # "Due 2026-02-18 09:00: …", "Due Friday: …"
+_COMMITMENT: Final = re.compile(rf"^- \S+ (?:\*\*OVERDUE\*\*|{_DUE}|Open): (.*?)(?: \([^()]*\))?$")
 LAG_LINES: Final = ("no data yet from", "is lagging")
 
 

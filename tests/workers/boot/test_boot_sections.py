@@ -191,14 +191,15 @@ def test_commitments_overdue_first_then_due_then_open(make, settings, tz):
         make.commitment("open", what="write the docs", created=make.now - timedelta(hours=5)),
         make.commitment("due-late", what="ship v2", due="2026-03-01"),
         make.commitment("due-soon", what="review PR", due="2026-02-18T09:00:00+01:00"),
-        make.commitment("overdue", what="old promise", status="overdue", who="albert"),
+        make.commitment("overdue", what="old promise", status="overdue", who="albert",
+                        created=make.now - timedelta(days=9)),
         make.commitment("done", what="finished thing", status="done"),
     )
     md = assemble_boot(make.inputs(commitments=commitments), settings, tz)
     assert (
         "## 📋 Commitments (4 open)\n"
-        "- 🔴 **OVERDUE**: old promise (albert)\n"
-        "- 🟡 Due 2026-02-18T09:00:00+01:00: review PR (claudia)\n"
+        "- 🔴 **OVERDUE**: old promise (albert; promised 2026-02-08, 9 days ago)\n"
+        "- 🟡 Due 2026-02-18 09:00: review PR (claudia)\n"
         "- 🟡 Due 2026-03-01: ship v2 (claudia)\n"
         "- ⚪ Open: write the docs (claudia)\n"
     ) in md
@@ -214,7 +215,7 @@ def test_a_commitment_says_its_topic_when_the_task_does_not(make, settings, tz):
         make.commitment("none", what="send the report", due="2026-02-20"),
     )
     md = assemble_boot(make.inputs(commitments=commitments), settings, tz)
-    assert "- 🔴 **OVERDUE**: den Fix einbauen (Onboarding-Flow) (claudia)\n" in md
+    assert "- 🔴 **OVERDUE**: den Fix einbauen (Onboarding-Flow) (claudia; due 2026-02-16, yesterday)\n" in md
     assert "- ⚪ Open: write the rollback script for the auth migration (claudia)\n" in md  # named: not repeated
     assert "- 🟡 Due 2026-02-20: send the report (claudia)\n" in md
 
@@ -226,8 +227,9 @@ def test_commitment_with_a_passed_due_date_is_overdue(make, settings, tz):
         make.commitment("hour-ago", what="due an hour ago", due="2026-02-17T10:30:02Z"),
     )
     md = assemble_boot(make.inputs(commitments=commitments), settings, tz)
-    assert "- 🔴 **OVERDUE**: due yesterday (claudia)\n" in md
-    assert "- 🔴 **OVERDUE**: due an hour ago (claudia)\n" in md
+    # Since when: "OVERDUE" alone left the reader to guess a day late or two weeks.
+    assert "- 🔴 **OVERDUE**: due yesterday (claudia; due 2026-02-16, yesterday)\n" in md
+    assert "- 🔴 **OVERDUE**: due an hour ago (claudia; due today 11:30)\n" in md
     # A bare date is due at the end of that local day.
     assert "- 🟡 Due 2026-02-17: due today (claudia)\n" in md
 
