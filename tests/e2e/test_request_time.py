@@ -41,6 +41,7 @@ from shared.names import EVENTS_STREAM, stored_subject
 from shared.provision import provision
 from shared.runtime import WorkerHost
 from workers import __version__
+from workers.boot.state import NOTHING_YET
 from workers.registry import all_specs, consumer_specs
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -218,3 +219,20 @@ async def test_a_session_of_empty_name_is_the_latest_session(pipeline: Pipeline)
     stored = await DocReader(pipeline.js).latest("cortex_boot", "bea", BootDoc)
     assert stored is not None and stored.trigger == "session_start" and stored.session == ""
     assert (await pipeline.boot_of("bea")).session == ""
+
+
+
+async def test_a_new_agents_first_briefing_is_no_fault(pipeline: Pipeline) -> None:
+    """An agent's first event, a session start: its briefing warned "⚠️ No data at all for this
+    agent yet — no worker has produced a document (no data from: channels, decisions, …)", as
+    if Cortex were broken, beside "Last activity: none recorded". Every worker is caught up:
+    it says that nothing has reached Cortex yet, and warns of nothing. So does a briefing asked
+    for an agent id Cortex has never seen (a typo in a host's config, say)."""
+    start = {"id": "cleo-0", "agent": "cleo", "session": "s-first", "ts": "2026-02-17T09:00:00Z"}
+    await pipeline.js.publish("cortex.session.cleo.start", msgspec.json.encode(start))
+    await pipeline.settled()
+    stored = await DocReader(pipeline.js).latest("cortex_boot", "cleo", BootDoc)
+    assert stored is not None and stored.trigger == "session_start" and stored.session == "s-first"
+    for doc in (stored, await pipeline.boot_of("cleo"), await pipeline.boot_of("alcie")):
+        assert f"{NOTHING_YET}\n" in doc.markdown, doc.markdown
+        assert "⚠️" not in doc.markdown and "none recorded" not in doc.markdown, doc.markdown

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -40,20 +40,29 @@ def activity(doc: Any) -> datetime | None:
     return last
 
 
-def last_activity(docs: Iterable[Any], now: datetime) -> datetime | None:
-    """The agent's latest activity: the latest of its documents' (``activity``) — before the
-    session that starts at ``now`` when the agent's latest event is that session's start (the
-    narrative's timeline says so). A briefing asked for at a session's start (``cortex_boot``,
-    ``cortex boot``, the demo), or made again for the feedback that request published (stamped
-    with the same time), said "Last activity: just now" of the start itself, not how long the
-    agent had been away. None: nothing before it."""
-    listed = [d for d in docs if d is not None]
-    stamps = [as_utc(ts) for d in listed if (ts := activity(d)) is not None]
+def _starting_now(listed: Sequence[Any], now: datetime) -> bool:
+    """Whether the agent's latest event is the start of a session at ``now`` (the narrative's
+    timeline says so; the documents' integrity does not tell an event's kind)."""
     narrative = next((d for d in listed if isinstance(d, NarrativeDoc)), None)
     latest = max(narrative.timeline, key=lambda i: as_utc(i.ts), default=None) if narrative is not None else None
-    if latest is not None and latest.kind == "session_start" and as_utc(latest.ts) == as_utc(now):
-        stamps = [ts for ts in stamps if ts < as_utc(now)]
-    return max(stamps, default=None)
+    return latest is not None and latest.kind == "session_start" and as_utc(latest.ts) == as_utc(now)
+
+
+def last_activity(docs: Iterable[Any], now: datetime) -> tuple[datetime | None, bool]:
+    """The agent's latest activity: the latest of its documents' (``activity``) — before the
+    session that starts at ``now`` when the agent's latest event is that session's start. A
+    briefing asked for at a session's start (``cortex_boot``, ``cortex boot``, the demo), or
+    made again for the feedback that request published (stamped with the same time), said
+    "Last activity: just now" of the start itself, not how long the agent had been away.
+
+    With it, whether that start is all there is: nothing came before the session (a new
+    agent's first briefing asked for said "just now" of it too). None and False: nothing known."""
+    listed = [d for d in docs if d is not None]
+    stamps = [as_utc(ts) for d in listed if (ts := activity(d)) is not None]
+    if not _starting_now(listed, now):
+        return max(stamps, default=None), False
+    before = [ts for ts in stamps if ts < as_utc(now)]
+    return max(before, default=None), not before
 
 
 class Briefed(NamedTuple):
@@ -91,6 +100,7 @@ class BootInputs(msgspec.Struct, frozen=True, kw_only=True):
     lagging: list[str] = msgspec.field(default_factory=list)
     missing: list[str] = msgspec.field(default_factory=list)
     last_activity: datetime | None = None
+    first_session: bool = False  # the session starting at ``now`` is all Cortex has of the agent
     key_memories: list[str] = msgspec.field(default_factory=list)
     briefings: tuple[Briefed, ...] = ()
 

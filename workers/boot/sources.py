@@ -124,7 +124,7 @@ class BootSources:
         lagging = sorted({names[c] for c in lagging_consumers})
         missing = sorted({s.worker for s in self.sources
                           if docs.get(s.field) is None and s.field not in self._occasional})
-        last = last_activity(docs.values(), now)
+        last, first = last_activity(docs.values(), now)
         recall = docs.pop("recall", None)
         briefed = []
         for worker, section in self.briefings:
@@ -134,7 +134,7 @@ class BootSources:
         if isinstance(ops := docs.get("operations"), OperationsDoc):
             docs["operations"] = self.operations_at(ops, now)
         return BootInputs(agent=agent, now=now, lagging=lagging, missing=missing,
-                          last_activity=last,
+                          last_activity=last, first_session=first,
                           key_memories=list(recall.key_memories) if recall is not None else [],
                           briefings=tuple(briefed), **docs)
 

@@ -66,7 +66,24 @@ def _last_activity(inputs: BootInputs) -> datetime | None:
     return max(stamps, default=None)
 
 
+NOTHING_YET = "Last activity: none — nothing of this agent's conversations has reached Cortex yet"
+
+
+def _new_to_cortex(inputs: BootInputs) -> bool:
+    """No worker behind, and nothing before the session starting now (``first_session``) or
+    no document at all: a new agent (or one Cortex was just set up for, or a mistyped id) —
+    not a fault. Its first briefing warned "⚠️ No data at all for this agent yet — no worker
+    has produced a document", which read as Cortex being broken, and one asked for at that
+    start said "Last activity: just now" of the start itself."""
+    if inputs.lagging:
+        return False
+    return inputs.first_session or (inputs.last_activity is None
+                                    and all(doc is None for doc in inputs.documents()))
+
+
 def last_activity_line(inputs: BootInputs) -> str:
+    if _new_to_cortex(inputs):
+        return NOTHING_YET
     last = _last_activity(inputs)
     if last is None:
         return "Last activity: none recorded"
@@ -81,7 +98,9 @@ def _lag_line(lagging: list[str]) -> str:
 
 
 def _missing_line(inputs: BootInputs) -> str:
-    if all(doc is None for doc in inputs.documents()):
+    if _new_to_cortex(inputs):
+        return ""
+    if all(doc is None for doc in inputs.documents()):  # and a worker behind: its data may be on its way
         suffix = f" (no data from: {join_names(inputs.missing)})" if inputs.missing else ""
         return f"⚠️ No data at all for this agent yet — no worker has produced a document{suffix}."
     if inputs.missing:

@@ -77,13 +77,14 @@ def test_minimal_document_exact_text(make, settings, tz):
         "\n"
         "## ⚡ State\n"
         "Mode: Afternoon — execution mode\n"
-        "Last activity: none recorded\n"
-        "\n"
-        "⚠️ No data at all for this agent yet — no worker has produced a document (no data from: threads).\n"
+        "Last activity: none — nothing of this agent's conversations has reached Cortex yet\n"
         "\n"
         "---\n"
         "_Boot context | 0 active threads | 0 recent decisions | 0 open commitments_"
     )
+    md = assemble_boot(make.inputs(missing=["threads"], threads=None, lagging=["threads"]), settings, tz)
+    assert "Last activity: none recorded\n" in md
+    assert "⚠️ No data at all for this agent yet — no worker has produced a document (no data from: threads).\n" in md
 
 
 def test_produces_header_and_generated_line(make, settings, tz):

@@ -16,7 +16,7 @@ import msgspec
 import pytest
 
 from workers.boot import assemble_boot, execution_mode
-from workers.boot.state import describe_age
+from workers.boot.state import NOTHING_YET, describe_age
 from workers.render import MOOD_EMOJI
 
 MODES = {
@@ -179,8 +179,9 @@ def test_the_age_thresholds_and_freshness_windows_are_settings(make, settings, t
 
 
 def test_no_data_at_all_gets_its_own_line(make, settings, tz):
-    """port: handles missing file gracefully — the warning now names the sources without data."""
-    md = assemble_boot(make.inputs(missing=["threads", "decisions"]), settings, tz)
+    """port: handles missing file gracefully — the warning now names the sources without data,
+    while a worker is behind (with none behind, the agent is new: no fault to warn of)."""
+    md = assemble_boot(make.inputs(missing=["threads", "decisions"], lagging=["threads"]), settings, tz)
     assert (
         "⚠️ No data at all for this agent yet — no worker has produced a document"
         " (no data from: decisions, threads).\n" in md
@@ -188,7 +189,7 @@ def test_no_data_at_all_gets_its_own_line(make, settings, tz):
 
 
 def test_no_data_at_all_without_a_missing_list_still_warns(make, settings, tz):
-    md = assemble_boot(make.inputs(), settings, tz)
+    md = assemble_boot(make.inputs(lagging=["decisions"]), settings, tz)
     assert "⚠️ No data at all for this agent yet — no worker has produced a document.\n" in md
 
 
@@ -221,7 +222,18 @@ def test_last_activity_falls_back_to_newest_document_event(make, settings, tz):
 
 
 def test_no_activity_recorded(make, settings, tz):
-    assert "Last activity: none recorded\n" in assemble_boot(make.inputs(), settings, tz)
+    assert "Last activity: none recorded\n" in assemble_boot(make.inputs(lagging=["threads"]), settings, tz)
+
+
+def test_an_agent_new_to_cortex_is_told_so_without_a_warning(make, settings, tz):
+    """No document at all and every worker caught up: a new agent, not a fault. Its first
+    briefing warned "⚠️ No data at all for this agent yet — no worker has produced a document"."""
+    md = assemble_boot(make.inputs(missing=["threads", "decisions"]), settings, tz)
+    assert "Last activity: none — nothing of this agent's conversations has reached Cortex yet\n" in md
+    assert "⚠️" not in md and "No data" not in md
+    # one document, or one worker behind: the usual lines
+    assert NOTHING_YET not in assemble_boot(make.inputs(threads=make.threads()), settings, tz)
+    assert NOTHING_YET not in assemble_boot(make.inputs(lagging=["threads"]), settings, tz)
 
 
 @pytest.mark.parametrize(
