@@ -335,7 +335,13 @@ async def test_four_partition_processes_are_each_delivered_only_their_agents_eve
         agents = sorted({subject.split(".")[2] for subject, _, _ in events})
         per_agent = {a: sum(1 for subject, _, _ in events if subject.split(".")[2] == a) for a in agents}
         mine = [sum(n for a, n in per_agent.items() if partition_of(a, 4) == k) for k in range(4)]
-        pending = [(await js.consumer_info(EVENTS_STREAM, f"threads-{k}")).num_pending for k in range(4)]
+
+        async def counted() -> list[int] | None:
+            # a consumer's pending count can trail the stream's ack of the last publish by a moment
+            pending = [(await js.consumer_info(EVENTS_STREAM, f"threads-{k}")).num_pending for k in range(4)]
+            return pending if sum(pending) >= len(events) else None
+
+        pending = await wait_for(counted, within=30)
         assert pending == mine and sum(pending) == len(events) and all(mine)
 
         procs = [workers_procs.start("threads", nats_url, args=("--partition", str(k)), CORTEX_PARTITIONS="4")
