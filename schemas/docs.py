@@ -59,6 +59,9 @@ class Thread(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     created: datetime
     channel: str | None = None
     about: str = ""
+    # who said the wait (beyond the contract): the other speaker's answer ends a wait on "your
+    # go-ahead" however many messages later; None in a document written before it was kept
+    waiting_role: Role | None = None
 
 
 class RecentMessage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

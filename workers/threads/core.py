@@ -197,11 +197,11 @@ def _append_decisions(threads: list[Thread], decisions: Iterable[DecisionText], 
     return threads
 
 
-def _set_waiting(threads: list[Thread], wait: str, words: Words, ts: datetime) -> list[Thread]:
+def _set_waiting(threads: list[Thread], wait: str, words: Words, event: MessageEvent) -> list[Thread]:
     # The reference assigns every wait in turn to every matching thread: the last one wins.
     snippet = clip_words(wait, SNIPPET_CHARS)
     return [
-        _replace(t, waiting_for=snippet, last_activity=ts)
+        _replace(t, waiting_for=snippet, waiting_role=event.role, last_activity=event.ts)
         if t.status == "open" and matches_title(t.title, words)
         else t
         for t in threads
@@ -258,7 +258,7 @@ def _apply_signals(
         threads = _close_matching(threads, words, ts, text, patterns, also)
     threads = _append_decisions(threads, signals.decisions, ts)
     if signals.waits:
-        threads = _set_waiting(threads, signals.waits[-1], words, ts)
+        threads = _set_waiting(threads, signals.waits[-1], words, event)
     if mood != "neutral":
         threads = _set_mood(threads, mood, words)
     return threads

@@ -17,9 +17,10 @@ the threads document, its window of recent messages and the message) a wait ends
   ("once the keys arrived", "sobald Jonas sie geschickt hat");
 * **the awaited party answered in the thread** — the wait names the other speaker ("I'm
   waiting for your go-ahead", "warte auf deine Freigabe": "you", "your", "dein…", "euch", …),
-  was said by one role within the window (``ThreadsDoc.recent``, the last ten messages), and
-  the other role's message names the thread and asks nothing (a message ending in "?" keeps
-  it). A wait said before the window is ended by an arrival only;
+  was said by one role (``Thread.waiting_role``, kept with the wait however many messages
+  ago; in a document written before it was kept, the role of the window's message that said
+  it), and the other role's message names the thread and asks nothing (a message ending in
+  "?" keeps it);
 * **a newer wait replaces it** (as in the reference: the last wait of a message wins).
 
 A wait mentioned again ("still waiting for the vendor") is a wait: it stays. A message on
@@ -137,7 +138,7 @@ def _answered(thread: Thread, recent: Sequence[RecentMessage], event: MessageEve
         return False
     if not names_second_person(thread.waiting_for):
         return False
-    setter = _setter_role(recent, thread.waiting_for)
+    setter = thread.waiting_role or _setter_role(recent, thread.waiting_for)
     return setter in ("user", "assistant") and setter != event.role
 
 
@@ -164,4 +165,5 @@ def end_waits(threads: list[Thread], text: MatchText, event: MessageEvent, patte
             ended.add(t.id)
     if not ended:
         return threads
-    return [_replace(t, waiting_for=None, last_activity=event.ts) if t.id in ended else t for t in threads]
+    return [_replace(t, waiting_for=None, waiting_role=None, last_activity=event.ts) if t.id in ended else t
+            for t in threads]

@@ -616,6 +616,23 @@ def test_a_wait_on_the_other_speaker_ends_when_they_answer_in_the_thread(role: s
     assert (titled(after, "billing export").waiting_for is None) is ends
 
 
+
+def test_a_wait_on_the_other_speaker_ends_however_many_messages_later_they_answer() -> None:
+    """The answer came after a dozen messages on other things: the window of recent messages
+    no longer held the wait's, nobody knew who had said it, and the wait stayed for good. The
+    thread keeps who said its wait; the same side's later word does not end it."""
+    doc = said(("user", "Let's look at the billing export: the CSV misses the tax column"),
+               ("assistant", "For the billing export I'm waiting for your decision on the column order."))
+    assert titled(doc, "billing export").waiting_role == "assistant"
+    for i in range(12):
+        doc = said(("user" if i % 2 else "assistant", f"Unrelated chatter number {i} about lunch plans."), doc=doc)
+    assert titled(doc, "billing export").waiting_for == "your decision on the column order"
+    same_side = said(("assistant", "Regarding the billing export: tax first, then the totals."), doc=doc)
+    assert titled(same_side, "billing export").waiting_for is not None
+    after = said(("user", "Regarding the billing export: tax first, then the totals."), doc=doc)
+    assert titled(after, "billing export").waiting_for is None
+    assert titled(after, "billing export").waiting_role is None
+
 # ── a renewal closes ───────────────────────────────────────────────────────────────
 
 
