@@ -294,11 +294,10 @@ def _overdue_since(c: Commitment, now: datetime, tz: ZoneInfo) -> str:
     moment = _due_moment(text, tz) if text else None
     if moment is None:
         return f"promised {day_and_age(*days_before(c.created, now, tz))}"
-    if len(text) == len("YYYY-MM-DD"):
-        day = date.fromisoformat(text)
-        return f"due {day_and_age(day, (as_utc(now).astimezone(tz).date() - day).days)}"
-    day, days = days_before(moment, now, tz)
-    return f"due today {moment.astimezone(tz):%H:%M}" if days <= 0 else f"due {day_and_age(day, days)}"
+    at_time = len(text) > len("YYYY-MM-DD")  # a bare date is due at the end of its day
+    day = moment.astimezone(tz).date() if at_time else date.fromisoformat(text)
+    days = (as_utc(now).astimezone(tz).date() - day).days
+    return f"due today {moment.astimezone(tz):%H:%M}" if at_time and days <= 0 else f"due {day_and_age(day, days)}"
 
 
 def _is_overdue(c: Commitment, now: datetime, tz: ZoneInfo) -> bool:
