@@ -174,7 +174,7 @@ class Words:
     @property
     def tokens(self) -> frozenset[str]:
         if self._tokens is None:
-            self._tokens = _tokens(self.lowered)
+            self._tokens = _tokens(self.lowered, with_parts=True)
         return self._tokens
 
     def has(self, term: str) -> bool:
@@ -185,9 +185,31 @@ class Words:
         return term in self.tokens
 
 
-def _tokens(lowered: str) -> frozenset[str]:
-    stripped = (word.strip(_EDGE_PUNCTUATION) for word in lowered.split())
-    return frozenset(word for word in stripped if len(word) >= MIN_WORD_CHARS)
+def _tokens(lowered: str, *, with_parts: bool = False) -> frozenset[str]:
+    """The words; ``with_parts``: a hyphenated word's parts too ("performance-bug" says
+    "performance" and "bug"), so a title "dashboard performance bug" is named by "der
+    Performance-Bug im Dashboard"."""
+    words = {w for word in lowered.split() if len(w := word.strip(_EDGE_PUNCTUATION)) >= MIN_WORD_CHARS}
+    if with_parts:
+        words.update([part for word in words if "-" in word for part in word.split("-") if len(part) >= MIN_WORD_CHARS])
+    return frozenset(words)
+
+
+@lru_cache(maxsize=8192)
+def _compound_parts(term: str) -> tuple[str, ...]:
+    """A hyphenated title word's parts ("performance-bug": performance, bug), when each is a
+    word (at least ``MIN_WORD_CHARS``); else none ("e-mail" is one word)."""
+    parts = tuple(term.split("-")) if "-" in term else ()
+    return parts if len(parts) >= 2 and all(len(p) >= MIN_WORD_CHARS for p in parts) else ()
+
+
+def _said(term: str, words: Words) -> bool:
+    """A title word occurs: itself, or a hyphenated one as its parts ("Performance-Bug" in
+    "the dashboard performance bug")."""
+    if words.has(term):
+        return True
+    parts = _compound_parts(term)
+    return bool(parts) and all(words.has(p) for p in parts)
 
 
 def words_of(text: str | MatchText) -> Words:
@@ -223,10 +245,10 @@ def matches_title(title: str, words: Words, min_overlap: int = 2, one_word: bool
     if one_word:
         terms = title_terms(title)
         if len(terms) == 1:
-            return words.has(next(iter(terms)))
+            return _said(next(iter(terms)), words)
     hits = 0
     for term in title_terms(title):
-        if words.has(term):
+        if _said(term, words):
             hits += 1
             if hits >= min_overlap:
                 return True

@@ -49,6 +49,7 @@ from shared.config import ThreadsSettings
 from workers.conversation.feedback import FeedbackError, feedback_target
 from workers.conversation.ids import unique_id
 from workers.conversation.patterns import MatchText, PatternSet, prepare_text
+from workers.conversation.sentences import sentence_spans
 from workers.conversation.signals import (
     Signals,
     Words,
@@ -208,13 +209,30 @@ def _set_waiting(threads: list[Thread], wait: str, words: Words, event: MessageE
     ]
 
 
-def _set_mood(threads: list[Thread], mood: Mood, words: Words) -> list[Thread]:
-    return [
-        _replace(t, mood=mood)
-        if t.status == "open" and t.mood != mood and matches_title(t.title, words)
-        else t
-        for t in threads
-    ]
+def _thread_mood(thread: Thread, mood: Mood, text: MatchText, sentences: list[tuple[int, int]],
+                 patterns: PatternSet) -> Mood:
+    """The mood a message gives a thread it names: the mood of its sentences that name the
+    thread, when some do (else the message's: the title is named across sentences). The
+    reference gave every named thread the message's mood, so "Thanks! Next I'll look at the
+    dashboard performance bug once Maria sends the profile. Nice momentum today!" made the
+    frustrating bug "excited"; a sentence naming the thread without a mood word keeps its own."""
+    if len(sentences) < 2:
+        return mood
+    said = [text.original[a:b] for a, b in sentences if matches_title(thread.title, words_of(text.original[a:b]))]
+    if not said:
+        return mood
+    return detect_mood(" ".join(said), patterns)
+
+
+def _set_mood(threads: list[Thread], mood: Mood, words: Words, text: MatchText, patterns: PatternSet
+              ) -> list[Thread]:
+    named = [t for t in threads if t.status == "open" and matches_title(t.title, words)]
+    if not named:
+        return threads
+    sentences = sentence_spans(text.original)
+    moods = {t.id: _thread_mood(t, mood, text, sentences, patterns) for t in named}
+    return [_replace(t, mood=m) if (m := moods.get(t.id, "neutral")) != "neutral" and m != t.mood else t
+            for t in threads]
 
 
 def prune_and_cap(threads: list[Thread], settings: ThreadsSettings, now: datetime) -> list[Thread]:
@@ -260,7 +278,7 @@ def _apply_signals(
     if signals.waits:
         threads = _set_waiting(threads, signals.waits[-1], words, event)
     if mood != "neutral":
-        threads = _set_mood(threads, mood, words)
+        threads = _set_mood(threads, mood, words, text, patterns)
     return threads
 
 

@@ -719,3 +719,26 @@ def test_a_wait_ends_on_an_arrival_in_every_language_with_wait_words(
     text = prepare_text(later)
     after = end_waits([waiting], text, message(later, 5), ALL, [], ALL.closures(text))[0]
     assert (after.waiting_for is None) is ends
+
+
+# ── a hyphenated title, a mood said of another sentence ─────────────────────────────
+
+
+def test_a_hyphenated_title_is_named_by_its_words_and_keeps_the_mood_said_of_it() -> None:
+    """The demo's "Performance-Bug im Dashboard": "the dashboard performance bug is fixed"
+    could not close it ("performance-bug" was one word). Once it is named so, the message's
+    mood must not land on it from another sentence: "Thanks! Next I'll look at the dashboard
+    performance bug once Maria sends the profile. Nice momentum today!" would have made the
+    frustrating bug "excited" (the reference's whole-message mood)."""
+    opened = run("Jetzt zu dem Performance-Bug im Dashboard: die Ladezeit ist schon wieder über fünf Sekunden, "
+                 "echt nervig.")
+    assert titled(opened, "performance-bug").mood == "frustrated"
+    later = run("Thanks! Next I'll look at the dashboard performance bug once Maria sends the profile. "
+                "Nice momentum today!", doc=opened)
+    assert titled(later, "performance-bug").mood == "frustrated"
+    said_of_it = run("The dashboard performance bug is driving me crazy, this sucks!", doc=opened)
+    assert titled(said_of_it, "performance-bug").mood == "frustrated"
+    cheered = run("Awesome, the dashboard performance bug is almost gone 🚀", doc=opened)
+    assert titled(cheered, "performance-bug").mood == "excited"
+    fixed = run("The dashboard performance bug is fixed.", doc=opened)
+    assert titled(fixed, "performance-bug").status == "closed"
