@@ -195,21 +195,10 @@ def _tokens(lowered: str, *, with_parts: bool = False) -> frozenset[str]:
     return frozenset(words)
 
 
-@lru_cache(maxsize=8192)
-def _compound_parts(term: str) -> tuple[str, ...]:
-    """A hyphenated title word's parts ("performance-bug": performance, bug), when each is a
-    word (at least ``MIN_WORD_CHARS``); else none ("e-mail" is one word)."""
-    parts = tuple(term.split("-")) if "-" in term else ()
-    return parts if len(parts) >= 2 and all(len(p) >= MIN_WORD_CHARS for p in parts) else ()
-
-
-def _said(term: str, words: Words) -> bool:
+def _said(term: str, parts: tuple[str, ...], words: Words) -> bool:
     """A title word occurs: itself, or a hyphenated one as its parts ("Performance-Bug" in
     "the dashboard performance bug")."""
-    if words.has(term):
-        return True
-    parts = _compound_parts(term)
-    return bool(parts) and all(words.has(p) for p in parts)
+    return words.has(term) or (bool(parts) and all(words.has(p) for p in parts))
 
 
 def words_of(text: str | MatchText) -> Words:
@@ -220,6 +209,18 @@ def words_of(text: str | MatchText) -> Words:
 def title_terms(title: str) -> frozenset[str]:
     """The words of a title that count for overlap (cached: titles repeat on every message)."""
     return _tokens(title.lower())
+
+
+@lru_cache(maxsize=8192)
+def _title_words(title: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """A title's words (``title_terms``), each with its parts when it is hyphenated and each
+    part is a word ("performance-bug": performance, bug; "e-mail" is one word)."""
+    out = []
+    for term in title_terms(title):
+        parts = tuple(term.split("-")) if "-" in term else ()
+        ok = len(parts) >= 2 and all(len(p) >= MIN_WORD_CHARS for p in parts)
+        out.append((term, parts if ok else ()))
+    return tuple(out)
 
 
 @lru_cache(maxsize=8192)
@@ -242,13 +243,12 @@ def matches_title(title: str, words: Words, min_overlap: int = 2, one_word: bool
     whole = _cjk_whole(title)
     if whole is not None:
         return whole in words.lowered
-    if one_word:
-        terms = title_terms(title)
-        if len(terms) == 1:
-            return _said(next(iter(terms)), words)
+    terms = _title_words(title)
+    if one_word and len(terms) == 1:
+        return _said(*terms[0], words)
     hits = 0
-    for term in title_terms(title):
-        if _said(term, words):
+    for term, parts in terms:
+        if words.has(term) or (parts and all(words.has(p) for p in parts)):
             hits += 1
             if hits >= min_overlap:
                 return True
