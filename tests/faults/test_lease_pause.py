@@ -16,6 +16,7 @@ deterministic case is tests/shared/test_tasks.py).
 from __future__ import annotations
 
 import functools
+import re
 import signal
 from datetime import UTC, datetime
 from typing import Any
@@ -81,8 +82,11 @@ async def test_a_worker_whose_lease_lapsed_while_paused_takes_it_again_and_catch
     nats_url: str, faults: Any, make_chat_events: Any
 ) -> None:
     log = await pause_and_resume(nats_url, faults, make_chat_events, pauses=1, pause_s=TTL_S + 0.5)
-    assert "lease_lost" in log  # the pause did take the lease away
-    assert log.count("lease_acquired") == 2
+    lost, acquired = len(re.findall(r"\blease_lost\b", log)), len(re.findall(r"\blease_acquired\b", log))
+    assert lost >= 1  # the pause did take the lease away
+    # taken again after it (and after any later loss: a loaded CI machine once let a renewal
+    # lapse again after the resume, and the worker took it a third time) — never without one
+    assert 2 <= acquired <= lost + 1, (lost, acquired)
 
 
 @pytest.mark.slow
