@@ -248,7 +248,7 @@ def matches_title(title: str, words: Words, min_overlap: int = 2, one_word: bool
         return _said(*terms[0], words)
     hits = 0
     for term, parts in terms:
-        if words.has(term) or (parts and all(words.has(p) for p in parts)):
+        if _said(term, parts, words):
             hits += 1
             if hits >= min_overlap:
                 return True
