@@ -354,15 +354,18 @@ def _at_a_terminal() -> bool:
         return False
 
 
-async def _typed_line(fd: int) -> str | None:
-    """The line typed at the terminal ``fd`` (without its newline), or None if input ends
+async def _typed_line(fd: int, prompt: str) -> str | None:
+    """``prompt`` on stderr, then the line typed at the terminal ``fd`` (without its newline), or None if input ends
     (Ctrl-D) or Ctrl-C comes before Enter. Waited for on the event loop, not in a thread: a
     thread blocked in a read is joined at exit, so Ctrl-C would wait for Enter.
 
     Ctrl-C is taken here, through the loop's own signal handling, and unblocked while the
     question is open: a process that inherited SIGINT ignored or blocked (a parent that
     ignores it, as a test runner's worker can) would otherwise wait at the prompt forever,
-    the ^C shown and nothing done. Whatever was there before is put back afterwards."""
+    the ^C shown and nothing done. The prompt is shown only once Ctrl-C is taken: a ^C typed
+    the moment it appeared fell, in that process, on the inherited SIG_IGN (the README's test
+    command hung so on a fresh clone run as a background job). Whatever was there before is put
+    back afterwards."""
     loop = asyncio.get_running_loop()
     readable = asyncio.Event()
     interrupted: list[bool] = []
@@ -381,6 +384,7 @@ async def _typed_line(fd: int) -> str | None:
         handled = False
     blocked = signal.SIGINT in signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     try:
+        print(prompt, end="", file=sys.stderr, flush=True)
         while b"\n" not in typed:
             await readable.wait()
             readable.clear()
@@ -406,9 +410,8 @@ async def _confirmed(agent: str) -> bool:
     typed back exactly. Anything else, end of input or Ctrl-C is a no."""
     print(f"this removes every event, document, memory and dead letter of {agent}; it cannot be undone.",
           file=sys.stderr)
-    print(f"Type the agent id ({agent}) to confirm: ", end="", file=sys.stderr, flush=True)
     try:
-        line = await _typed_line(sys.stdin.fileno())
+        line = await _typed_line(sys.stdin.fileno(), f"Type the agent id ({agent}) to confirm: ")
     except asyncio.CancelledError:  # Ctrl-C (asyncio.run cancels the command): a no, not a traceback
         task = asyncio.current_task()
         if task is not None:
