@@ -99,22 +99,24 @@ async def test_fetch_before_start_is_a_clear_error(nc: Client) -> None:
 
 
 async def test_stop_gives_back_what_was_delivered_but_not_taken(nc: Client, js: JetStreamContext) -> None:
-    await publish(js, 1, 10)
+    await publish(js, 1, 1)
     fetcher = PullFetcher(nc, EVENTS_STREAM, "puller")
     await fetcher.start()
-    taken = await fetcher.fetch(2, wait_s=1)  # a request shorter than stop's wait, like a worker's
-    assert [m.metadata.sequence.stream for m in taken] == [1, 2]
-    for msg in taken:
-        await msg.ack_sync()  # confirmed: the probe below reads the ack floor
-    await fetcher.stop()  # the rest of the open request's delivery is nak'd, not left pending
+    # a request for two, shorter than stop's wait like a worker's: it delivers the one there is
+    # and stays open for one more
+    taken = await fetcher.fetch(2, wait_s=1.5)
+    assert [m.metadata.sequence.stream for m in taken] == [1]
+    await taken[0].ack_sync()  # confirmed: the probe below reads the ack floor
+    await publish(js, 2, 9)  # the open request delivers 2, which nobody takes
+    await fetcher.stop()  # the open request is waited out and what it delivered is nak'd
 
     assert await held_back(js, "puller") == 0
     again = PullFetcher(nc, EVENTS_STREAM, "puller")
     await again.start()
     rest: list[int] = []
-    while len(rest) < 8:
+    while len(rest) < 9:
         rest += [m.metadata.sequence.stream for m in await again.fetch(10, wait_s=5)]
-    assert rest == list(range(3, 11))
+    assert rest == list(range(2, 11))
     await again.stop()
 
 
