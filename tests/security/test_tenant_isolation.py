@@ -100,14 +100,14 @@ async def test_crafted_agent_ids_are_dead_lettered_with_reasons_and_reach_no_doc
         assert any(f in reason for f in ((fragment,) if isinstance(fragment, str) else fragment)), (subject, reason)
     assert int((await js.stream_info(DLQ_STREAM)).state.messages) == len(CRAFTED)
 
+    async def all_acked() -> bool:  # dead letters are published before the batch's documents and acks
+        return await caught_up(js, "channels")
+
+    await wait_for(all_acked, within=60)
     kv = await js.key_value("cortex_channels")
     assert await bucket_keys(kv) == ["alice"]
     raw, _ = await kv_read(kv, "alice")
     assert msgspec.json.decode(raw)["integrity"]["events"] == 1  # only alice's own event
-    async def all_acked() -> bool:  # dead letters are published before the batch's acks
-        return await caught_up(js, "channels")
-
-    await wait_for(all_acked, within=60)
     await nc.close()
 
 
