@@ -58,8 +58,9 @@ async def test_the_briefings_of_days_3_7_and_15(pipeline: JetStreamContext, nats
                                                  wait_for: Any) -> None:
     js = pipeline
     day3 = await _briefing(js, nats_url, tmp_path, 3, 1, wait_for)
-    # "Back to the payment gateway integration: …" on day 2 resumed it
-    assert "Last: 2026-03-03 09:31" in _thread(day3, "payment gateway integration")
+    # "Back to the payment gateway integration: …" on day 2 resumed it, and "Deploy the payment
+    # gateway to staging please" on day 3 named it
+    assert "Last: 2026-03-04 09:15" in _thread(day3, "payment gateway integration")
     assert "- 09:10 Thread opened: API spec\n" in day3  # opened, then closed: the closing said once, with its time
     assert "- ✅ API spec (09:10): I sent Maria the API spec, that's done.\n" in day3
     assert "Thread closed" not in day3

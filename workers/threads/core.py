@@ -17,7 +17,8 @@ bounded documents:
   message without a mood word resets it to neutral (the reference kept an earlier
   session's mood for ever);
 * a topic that names a known open thread ("Back to the payment gateway integration: …")
-  resumes it: its ``last_activity`` is the message's (the reference left it alone);
+  resumes it, and so does any message naming an open thread: its ``last_activity`` is the
+  message's (the reference moved it only for a closure, a decision or a wait);
 * topics nobody announced with a cue phrase open threads too, when the conversation keeps
   coming back to them with work attached (``workers.threads.topics``);
 * a user's correction of the agent's closure ("Done ✅ the frontend build is fixed." — "No,
@@ -268,9 +269,9 @@ def _apply_signals(
     # a wait the message ends (what was awaited came, the awaited party answered) is over
     # before a wait the message says replaces it (``workers.threads.waits``)
     threads = end_waits(threads, text, event, patterns, recent, signals.closures)
-    if not (signals.closures or signals.waits or mood != "neutral"):
-        return _append_decisions(threads, signals.decisions, ts)
     words = words_of(text)
+    if not (signals.closures or signals.waits or mood != "neutral"):
+        return _touch_named(_append_decisions(threads, signals.decisions, ts), words, ts)
     if signals.closures:
         also = answered(threads, recent, event, words, patterns)
         threads = _close_matching(threads, words, ts, text, patterns, also)
@@ -279,7 +280,16 @@ def _apply_signals(
         threads = _set_waiting(threads, signals.waits[-1], words, event)
     if mood != "neutral":
         threads = _set_mood(threads, mood, words, text, patterns)
-    return threads
+    return _touch_named(threads, words, ts)
+
+
+def _touch_named(threads: list[Thread], words: Words, ts: datetime) -> list[Thread]:
+    """An open thread the message names is active now, whatever the message says of it
+    ("Next I'll look at the dashboard performance bug once Maria sends the profile"): the
+    reference moved ``last_activity`` only for a closure, a decision or a wait, so a thread
+    talked about all afternoon showed "Last:" at its morning wait."""
+    return [_replace(t, last_activity=ts) if t.status == "open" and t.last_activity < ts
+            and matches_title(t.title, words) else t for t in threads]
 
 
 def apply_message(

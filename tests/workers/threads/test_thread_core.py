@@ -412,6 +412,26 @@ def test_a_topic_naming_an_open_thread_resumes_it() -> None:
     assert titled(resumed, "billing export").last_activity == T0 + timedelta(minutes=1)
 
 
+def test_a_message_naming_an_open_thread_is_its_latest_activity() -> None:
+    """"Next I'll look at the dashboard performance bug once Maria sends the profile" carries no
+    closure, decision or wait — the only things that moved ``last_activity`` in the reference,
+    so the demo's briefing showed the bug "Last: 09:24" after the conversation came back to it
+    at 09:59. A message naming no thread, and a closed thread named, change nothing."""
+    doc = run("Jetzt zum Performance-Bug im Dashboard: die Ladezeit ist über fünf Sekunden.",
+              "Regarding the payment gateway integration: we need the Stripe sandbox keys first",
+              "back to the login bug fix", "the login bug fix is done ✅")
+    named = apply_message(doc, message("Next I'll look at the dashboard performance bug once Maria sends the "
+                                       "profile.", 30), SETTINGS, BOTH)
+    assert titled(named, "performance-bug").last_activity == T0 + timedelta(minutes=30)
+    assert titled(named, "payment gateway").last_activity == titled(doc, "payment gateway").last_activity
+    assert titled(named, "performance-bug").summary == titled(doc, "performance-bug").summary
+    unrelated = apply_message(named, message("The weather is nice today.", 40), SETTINGS, BOTH)
+    assert [t.last_activity for t in unrelated.threads] == [t.last_activity for t in named.threads]
+    closed = apply_message(named, message("The login bug fix was a good one.", 50), SETTINGS, BOTH)
+    assert titled(closed, "login bug").status == "closed"
+    assert titled(closed, "login bug").last_activity == titled(doc, "login bug").last_activity
+
+
 def test_a_topic_naming_a_closed_thread_leaves_it_closed() -> None:
     doc = run("back to the login bug fix", "the login bug fix is done ✅")
     again = apply_message(doc, message("back to the login bug fix", 60), SETTINGS, BOTH)
