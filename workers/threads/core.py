@@ -264,14 +264,12 @@ def _apply_signals(
     recent: list[RecentMessage],
 ) -> list[Thread]:
     # The reference's order: close first, so decisions, waits and mood reach only the
-    # threads that stay open. The message's words are needed only for whole-message matches.
+    # threads that stay open; then every open thread the message names is active now.
     ts = event.ts
     # a wait the message ends (what was awaited came, the awaited party answered) is over
     # before a wait the message says replaces it (``workers.threads.waits``)
     threads = end_waits(threads, text, event, patterns, recent, signals.closures)
     words = words_of(text)
-    if not (signals.closures or signals.waits or mood != "neutral"):
-        return _touch_named(_append_decisions(threads, signals.decisions, ts), words, ts)
     if signals.closures:
         also = answered(threads, recent, event, words, patterns)
         threads = _close_matching(threads, words, ts, text, patterns, also)
