@@ -113,19 +113,12 @@ def _open_threads_for_topics(
     threads: list[Thread], topics: Iterable[str], event: MessageEvent, mood: Mood, patterns: PatternSet,
     text: MatchText,
 ) -> list[Thread]:
-    """New threads for the message's topics; a topic that names a known open thread ("Back
-    to the payment gateway integration: …") resumes it: its last activity is the message's.
-    The reference left a known topic alone, so a thread resumed after ten quiet days kept
-    showing "Last:" ten days ago, below threads of the day before."""
+    """New threads for the message's topics. A topic that names a known thread ("Back to the
+    payment gateway integration: …") opens none; the message names that thread, so it is
+    active now if open (``_touch_named``)."""
     taken: set[str] | None = None
     for index, topic in enumerate(topics):
-        if is_noise_topic(topic, patterns):
-            continue
-        if _is_known(threads, topic):
-            topic_words = words_of(topic)
-            threads = [_replace(t, last_activity=event.ts)
-                       if t.status == "open" and t.last_activity < event.ts and _known_matches(t, topic, topic_words)
-                       else t for t in threads]
+        if is_noise_topic(topic, patterns) or _is_known(threads, topic):
             continue
         taken = {t.id for t in threads} if taken is None else taken
         thread_id = unique_id(event.id, "thread", index, taken)
@@ -199,13 +192,11 @@ def _append_decisions(threads: list[Thread], decisions: Iterable[DecisionText], 
     return threads
 
 
-def _set_waiting(threads: list[Thread], wait: str, words: Words, event: MessageEvent) -> list[Thread]:
+def _set_waiting(threads: list[Thread], wait: str, named: set[str], event: MessageEvent) -> list[Thread]:
     # The reference assigns every wait in turn to every matching thread: the last one wins.
     snippet = clip_words(wait, SNIPPET_CHARS)
     return [
-        _replace(t, waiting_for=snippet, waiting_role=event.role, last_activity=event.ts)
-        if t.status == "open" and matches_title(t.title, words)
-        else t
+        _replace(t, waiting_for=snippet, waiting_role=event.role, last_activity=event.ts) if t.id in named else t
         for t in threads
     ]
 
@@ -225,13 +216,12 @@ def _thread_mood(thread: Thread, mood: Mood, text: MatchText, sentences: list[tu
     return detect_mood(" ".join(said), patterns)
 
 
-def _set_mood(threads: list[Thread], mood: Mood, words: Words, text: MatchText, patterns: PatternSet
+def _set_mood(threads: list[Thread], mood: Mood, named: set[str], text: MatchText, patterns: PatternSet
               ) -> list[Thread]:
-    named = [t for t in threads if t.status == "open" and matches_title(t.title, words)]
     if not named:
         return threads
     sentences = sentence_spans(text.original)
-    moods = {t.id: _thread_mood(t, mood, text, sentences, patterns) for t in named}
+    moods = {t.id: _thread_mood(t, mood, text, sentences, patterns) for t in threads if t.id in named}
     return [_replace(t, mood=m) if (m := moods.get(t.id, "neutral")) != "neutral" and m != t.mood else t
             for t in threads]
 
@@ -274,20 +264,22 @@ def _apply_signals(
         also = answered(threads, recent, event, words, patterns)
         threads = _close_matching(threads, words, ts, text, patterns, also)
     threads = _append_decisions(threads, signals.decisions, ts)
+    # the open threads the message names (decisions above are matched by their own sentence)
+    named = {t.id for t in threads if t.status == "open" and matches_title(t.title, words)}
     if signals.waits:
-        threads = _set_waiting(threads, signals.waits[-1], words, event)
+        threads = _set_waiting(threads, signals.waits[-1], named, event)
     if mood != "neutral":
-        threads = _set_mood(threads, mood, words, text, patterns)
-    return _touch_named(threads, words, ts)
+        threads = _set_mood(threads, mood, named, text, patterns)
+    return _touch_named(threads, named, ts)
 
 
-def _touch_named(threads: list[Thread], words: Words, ts: datetime) -> list[Thread]:
+def _touch_named(threads: list[Thread], named: set[str], ts: datetime) -> list[Thread]:
     """An open thread the message names is active now, whatever the message says of it
-    ("Next I'll look at the dashboard performance bug once Maria sends the profile"): the
-    reference moved ``last_activity`` only for a closure, a decision or a wait, so a thread
-    talked about all afternoon showed "Last:" at its morning wait."""
-    return [_replace(t, last_activity=ts) if t.status == "open" and t.last_activity < ts
-            and matches_title(t.title, words) else t for t in threads]
+    ("Next I'll look at the dashboard performance bug once Maria sends the profile"; "Back to
+    the payment gateway integration: …" ten days later): the reference moved ``last_activity``
+    only for a closure, a decision or a wait, so a thread talked about all afternoon showed
+    "Last:" at its morning wait, and one resumed after ten quiet days "Last:" ten days ago."""
+    return [_replace(t, last_activity=ts) if t.id in named and t.last_activity < ts else t for t in threads]
 
 
 def apply_message(
