@@ -120,6 +120,9 @@ def test_the_mcp_phase_measures_the_python_and_the_typescript_sdk_clients(tmp_pa
     nine = {"cortex_threads", "cortex_decisions", "cortex_commitments", "cortex_search", "cortex_stats", "cortex_boot",
             "cortex_remember", "cortex_recall", "cortex_forget"}
     assert set(report.mcp.tools) == nine and report.mcp.client.startswith("Python SDK's client (mcp ")
+    # the yardstick: the same refused call to the SDK's own server, from the same client
+    assert report.mcp.reference.back_to_back.n and report.mcp.reference.server_cpu_ms is not None
+    assert report.mcp.reference_server.startswith("the MCP SDK's MCPServer (mcp ")
     if shutil.which("node") is None or shutil.which("npm") is None:
         assert report.mcp_node.skipped and "node and npm" in report.mcp_node.skipped
         return
@@ -127,8 +130,9 @@ def test_the_mcp_phase_measures_the_python_and_the_typescript_sdk_clients(tmp_pa
     assert node.skipped is None, node.skipped
     assert node.client.startswith("TypeScript SDK's client (@modelcontextprotocol/sdk 1.32.2, Node v")
     assert set(node.tools) == nine and not node.errors, node.errors
-    assert node.floor.n and node.floor_at_rest.n and node.floor_server_cpu_ms is not None
+    assert node.floor.back_to_back.n and node.floor.at_rest.n and node.floor.server_cpu_ms is not None
+    assert node.reference.back_to_back.n and node.reference.at_rest.n and node.reference.server_cpu_ms is not None
     for tool in node.tools.values():
         assert tool.mcp.n == tool.direct.n > 0 and tool.server_cpu_ms is not None
     named = [r.name for r in report.rows if "from the TypeScript SDK's client" in r.name]
-    assert len(named) == 10  # the floor and the nine tools
+    assert len(named) == 11  # the yardstick, the floor and the nine tools

@@ -19,6 +19,7 @@ from workers.bench.freshness import Published, match
 from workers.bench.hostile import MAX_BYTES, pathological
 from workers.bench.ingest import store_event
 from workers.bench.results import (
+    BareCalls,
     IngestResult,
     Latency,
     LimitResult,
@@ -127,16 +128,25 @@ def test_an_mcp_tool_is_judged_by_what_it_adds_to_its_nats_round_trip() -> None:
     assert skipped["mcp"].verdict == "skipped"
 
 
-def test_the_mcp_floor_is_reported_beside_the_tools_not_judged() -> None:
-    measured = McpResult(transport="stdio", floor=Latency(n=9, p50_ms=0.8, p99_ms=1.4), floor_server_cpu_ms=0.3,
-                         floor_client_cpu_ms=0.4, floor_at_rest=Latency(n=9, p50_ms=1.9, p99_ms=3.1))
-    (row,) = [r for r in budget.rows(Report(mcp=measured)) if r.section == "mcp"]
-    assert row.name.startswith("tools/call over stdio answered without NATS") and row.verdict == "info"
-    assert row.value == ("0.80 ms p50 / 1.40 ms p99 back to back, 1.90 ms p50 / 3.10 ms p99 at rest; "
-                         "CPU/call server 0.30 ms + client 0.40 ms")
+def test_the_mcp_floor_and_the_sdk_yardstick_are_reported_beside_the_tools_not_judged() -> None:
+    measured = McpResult(transport="stdio", floor=BareCalls(back_to_back=Latency(n=9, p50_ms=0.8, p99_ms=1.4),
+                                                            at_rest=Latency(n=9, p50_ms=1.9, p99_ms=3.1),
+                                                            server_cpu_ms=0.3, client_cpu_ms=0.4),
+                         reference=BareCalls(back_to_back=Latency(n=9, p50_ms=2.5, p99_ms=4.0), server_cpu_ms=1.1,
+                                             client_cpu_ms=0.5),
+                         reference_server="the MCP SDK's MCPServer (mcp 9.9), one tool, its stdio transport")
+    yardstick, floor = [r for r in budget.rows(Report(mcp=measured)) if r.section == "mcp"]
+    assert floor.name.startswith("tools/call over stdio answered without NATS") and floor.verdict == "info"
+    assert floor.value == ("0.80 ms p50 / 1.40 ms p99 back to back, 1.90 ms p50 / 3.10 ms p99 at rest; "
+                           "CPU/call server 0.30 ms + client 0.40 ms")
+    assert yardstick.name == ("tools/call over stdio to the MCP SDK's MCPServer (mcp 9.9), one tool, its stdio "
+                              "transport, refused at the SDK's argument check (the yardstick)")
+    assert yardstick.value == "2.50 ms p50 / 4.00 ms p99 back to back; CPU/call server 1.10 ms + client 0.50 ms"
+    assert yardstick.verdict == "info"
     assert not [r for r in budget.rows(Report(mcp=McpResult(transport="stdio"))) if r.section == "mcp"]  # not measured
     from_node = [r for r in budget.rows(Report(mcp_node=measured)) if r.section == "mcp"]
-    assert [r.name for r in from_node] == [
+    assert [r.name.split(" to ")[0] for r in from_node] == [
+        "tools/call over stdio from the TypeScript SDK's client",
         "tools/call over stdio from the TypeScript SDK's client answered without NATS (the floor)"]
     skipped = [r for r in budget.rows(Report(mcp_node=McpResult(skipped="no node"))) if r.section == "mcp"]
     assert [(r.name, r.verdict) for r in skipped] == [("mcp from the TypeScript SDK's client", "skipped")]

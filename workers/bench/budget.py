@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from workers.bench.results import Latency, McpResult, Report, Row, ScaleoutResult
+from workers.bench.results import BareCalls, Latency, McpResult, Report, Row, ScaleoutResult
 
 WORKER_RATIO: Final = 0.5  # each regex worker ≥ 50 % of the bare consume rate
 FRESH_P99_MS: Final = 10.0  # threads/decisions documents at 1 000 msg/s
@@ -120,20 +120,28 @@ def _added(value: float | None) -> str:
     return _ms(value) if value is None or value < 0 else f"+{_ms(value)}"
 
 
+def _bare_value(bare: BareCalls) -> str:
+    value = f"{_ms(bare.back_to_back.p50_ms)} p50 / {_ms(bare.back_to_back.p99_ms)} p99 back to back"
+    if bare.at_rest.n:
+        value += f", {_ms(bare.at_rest.p50_ms)} p50 / {_ms(bare.at_rest.p99_ms)} p99 at rest"
+    if bare.server_cpu_ms is not None and bare.client_cpu_ms is not None:
+        value += f"; CPU/call server {_ms(bare.server_cpu_ms)} + client {_ms(bare.client_cpu_ms)}"
+    return value
+
+
 def _mcp_rows(mcp: McpResult, client: str = "") -> list[Row]:
     """One client's rows; ``client`` names it in each row (the Python SDK's rows keep the bare names)."""
     by = f" from the {client}" if client else ""
     if mcp.skipped:
         return [Row(section="mcp", name=f"mcp{by}", value=mcp.skipped, target="", verdict=_skip(mcp.skipped))]
     rows = []
-    if mcp.floor.n:
-        value = f"{_ms(mcp.floor.p50_ms)} p50 / {_ms(mcp.floor.p99_ms)} p99 back to back"
-        if mcp.floor_at_rest.n:
-            value += f", {_ms(mcp.floor_at_rest.p50_ms)} p50 / {_ms(mcp.floor_at_rest.p99_ms)} p99 at rest"
-        if mcp.floor_server_cpu_ms is not None and mcp.floor_client_cpu_ms is not None:
-            value += f"; CPU/call server {_ms(mcp.floor_server_cpu_ms)} + client {_ms(mcp.floor_client_cpu_ms)}"
+    if mcp.reference.back_to_back.n:
+        rows.append(Row(section="mcp", name=f"tools/call over {mcp.transport}{by} to {mcp.reference_server}, refused "
+                                            "at the SDK's argument check (the yardstick)",
+                        value=_bare_value(mcp.reference), target="the SDK alone, no Cortex code", verdict="info"))
+    if mcp.floor.back_to_back.n:
         rows.append(Row(section="mcp", name=f"tools/call over {mcp.transport}{by} answered without NATS (the floor)",
-                        value=value, target="part of every added time", verdict="info"))
+                        value=_bare_value(mcp.floor), target="part of every added time", verdict="info"))
     for tool, lat in mcp.tools.items():
         lost = f" ({lat.mcp.lost} failed)" if lat.mcp.lost else ""
         value = (f"{_added(lat.added_p50_ms)} p50 / {_added(lat.added_p99_ms)} p99 "

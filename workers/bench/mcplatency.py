@@ -25,7 +25,8 @@ import shutil
 import sys
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Final, Protocol, TypeVar
@@ -38,8 +39,9 @@ from shared.feedback import publish_feedback, status_time
 from shared.names import api_subject
 from workers.bench.apilatency import AGENT
 from workers.bench.fullstate import write_full_state
+from workers.bench.mcpreference import TOOL
 from workers.bench.procs import child_pid, cpu_seconds, worker_env
-from workers.bench.results import McpResult, ToolLatency
+from workers.bench.results import BareCalls, McpResult, ToolLatency
 from workers.bench.session import BenchError, Session
 from workers.bench.stats import summarize
 from workers.mcp.tools import TOOLS, Tool
@@ -271,19 +273,22 @@ async def _measure(session: Session, host: Host, name: str, arguments: dict[str,
 
 # no id: Cortex's argument check answers, nothing else runs
 FLOOR_CALL: Final[tuple[str, dict[str, Any]]] = ("cortex_forget", {})
+# the SDK's own server, its tool's one argument left out: the SDK's argument check answers
+REFERENCE_COMMAND: Final = (sys.executable, "-m", "workers.bench.mcpreference")
+REFERENCE_CALL: Final[tuple[str, dict[str, Any]]] = (TOOL, {})
 
 
-async def _floor(session: Session, host: Host, result: McpResult) -> None:
-    """The floor under every tool's added time: a ``tools/call`` through the host's client, both
-    pipes and the SDK's server that Cortex answers at its argument check — no NATS, a
-    one-line result (an error, so the client skips its output-schema check too). What a tool
-    adds beyond it is its result's size on both ends and Cortex's work on the reply.
+async def _bare(session: Session, host: Host, call: tuple[str, dict[str, Any]], what: str) -> BareCalls:
+    """``tools/call``s that the server refuses at its argument check — no NATS, a one-line result
+    (an error, so the client skips its output-schema check too): for ``cortex mcp``, the floor
+    under every tool's added time (a tool adds its result's size on both ends and Cortex's work
+    on the reply); for the SDK's own server, the yardstick.
 
     Measured twice: back to back (both processes busy, the layer's own cost), and each call
     started as every tool call is, after the pipeline is found at rest — the server process
     idle meanwhile. The difference is the machine's cost of waking an idle process, which
-    a tool call pays for the MCP server's hop and the floor shows without Cortex code."""
-    name, arguments = FLOOR_CALL
+    a tool call pays for the MCP server's hop and these calls show without Cortex code."""
+    name, arguments = call
     warm_up = 1 if session.config.quick else WARM_UP
     for _ in range(warm_up):
         await host.call(name, arguments)
@@ -293,24 +298,37 @@ async def _floor(session: Session, host: Host, result: McpResult) -> None:
         answer = await host.call(name, arguments)
         took.append(answer.seconds)
         if not answer.is_error:
-            raise BenchError(f"{name} without an id was answered, not refused: the floor is not a floor")
+            raise BenchError(f"{name} {arguments} was answered, not refused: {what} is not measured on a refusal")
     server_after, client_after = _server_cpu(host.server_pid), host.client_cpu_s()
     calls = session.config.mcp_calls
-    result.floor = summarize(took)
-    result.floor_client_cpu_ms = round((client_after - client_before) / calls * 1000, 3)
+    bare = BareCalls(back_to_back=summarize(took),
+                     client_cpu_ms=round((client_after - client_before) / calls * 1000, 3))
     if server_before is not None and server_after is not None:
-        result.floor_server_cpu_ms = round((server_after - server_before) / calls * 1000, 3)
+        bare.server_cpu_ms = round((server_after - server_before) / calls * 1000, 3)
     # the same call, each started as the tools' calls start: after the pipeline is found at rest
     # (the server process idle meanwhile, as between an agent's tool calls)
     rested: list[float] = []
     for _ in range(session.config.mcp_calls):
         await _settle(session)
         rested.append((await host.call(name, arguments)).seconds)
-    result.floor_at_rest = summarize(rested)
-    session.progress(f"[mcp] {result.client}: floor (a tools/call answered without NATS): p50 {result.floor.p50_ms} "
-                     f"ms, p99 {result.floor.p99_ms} ms back to back, p50 {result.floor_at_rest.p50_ms} ms, p99 "
-                     f"{result.floor_at_rest.p99_ms} ms each after the pipeline is found at rest; CPU per call: "
-                     f"server {result.floor_server_cpu_ms} ms, client {result.floor_client_cpu_ms} ms")
+    bare.at_rest = summarize(rested)
+    return bare
+
+
+def _bare_progress(session: Session, what: str, bare: BareCalls) -> None:
+    session.progress(f"[mcp] {what}: p50 {bare.back_to_back.p50_ms} ms, p99 {bare.back_to_back.p99_ms} ms back to "
+                     f"back, p50 {bare.at_rest.p50_ms} ms, p99 {bare.at_rest.p99_ms} ms each after the pipeline is "
+                     f"found at rest; CPU per call: server {bare.server_cpu_ms} ms, client {bare.client_cpu_ms} ms")
+
+
+async def _reference(session: Session, host: Host, result: McpResult) -> None:
+    """The same refused calls, from the same client, to the SDK's own server (no Cortex code)."""
+    from importlib.metadata import version
+
+    result.reference_server = f"the MCP SDK's MCPServer (mcp {version('mcp')}), one tool, its stdio transport"
+    result.reference = await _bare(session, host, REFERENCE_CALL, "the reference")
+    _bare_progress(session, f"{result.client}, {result.reference_server}, a call refused at the SDK's argument check",
+                   result.reference)
 
 
 def _minus(a: float | None, b: float | None) -> float | None:
@@ -320,7 +338,8 @@ def _minus(a: float | None, b: float | None) -> float | None:
 async def _measure_all(session: Session, host: Host, result: McpResult) -> McpResult:
     session.progress(f"[mcp] cortex mcp --agent {AGENT} (stdio) from the {result.client}: {len(CALLS)} tools × "
                      f"{session.config.mcp_calls} calls, each beside its direct NATS round trip")
-    await _floor(session, host, result)
+    result.floor = await _bare(session, host, FLOOR_CALL, "the floor")
+    _bare_progress(session, f"{result.client}: floor (a tools/call answered without NATS)", result.floor)
     for name, arguments in CALLS:
         # each tool measured on a pipeline at rest: the previous tool's remembers and forgets
         # (the recall worker embedding them, the documents they change) are not on its clock
@@ -351,9 +370,12 @@ async def run(session: Session, state_written: bool) -> McpResult:
     if not state_written:
         await write_full_state(session.js, AGENT)
     command = _server_command()
-    server = StdioServerParameters(command=command[0], args=command[1:],
-                                   env=worker_env(os.environ, session.url, str(session.workdir / "mcp-data")))
+    env = worker_env(os.environ, session.url, str(session.workdir / "mcp-data"))
+    server = StdioServerParameters(command=command[0], args=command[1:], env=env)
+    reference = StdioServerParameters(command=REFERENCE_COMMAND[0], args=list(REFERENCE_COMMAND[1:]), env=env)
     result = McpResult(agent=AGENT, transport="stdio", client=f"Python SDK's client (mcp {version('mcp')})")
+    async with Client(reference, read_timeout_seconds=30) as client:
+        await _reference(session, PythonHost(client, child_pid(REFERENCE_COMMAND[-1])), result)
     async with Client(server, read_timeout_seconds=30) as client:
         return await _measure_all(session, PythonHost(client, child_pid(f"mcp --agent {AGENT}")), result)
 
@@ -387,9 +409,23 @@ async def run_node(session: Session, state_written: bool) -> McpResult:
     session.progress("[mcp] installing the TypeScript SDK's client (npm ci)")
     if (why := await _npm_ci(npm, home)) is not None:
         return McpResult(skipped=f"the TypeScript SDK's client is not installed: {why}")
+    result = McpResult(agent=AGENT, transport="stdio")
+    async with _node_host(session, node, home, list(REFERENCE_COMMAND), "mcp-node-reference") as (host, ready):
+        result.client = f"TypeScript SDK's client (@modelcontextprotocol/sdk {ready.sdk}, Node {ready.node})"
+        await _reference(session, host, result)
+    async with _node_host(session, node, home, _server_command(), "mcp-node-host") as (host, _):
+        return await _measure_all(session, host, result)
+
+
+@asynccontextmanager
+async def _node_host(session: Session, node: str, home: Path, command: list[str],
+                     name: str) -> AsyncIterator[tuple[NodeHost, _NodeReady]]:
+    """The Node host driving ``command``, ready (its client connected, the tools listed); its
+    stderr in ``<work dir>/<name>.log``."""
     env = worker_env(os.environ, session.url, str(session.workdir / "mcp-data"))
-    with (session.workdir / "mcp-node-host.log").open("wb") as log:
-        proc = await asyncio.create_subprocess_exec(node, str(home / "mcp_host.mjs"), *_server_command(), env=env,
+    log_path = session.workdir / f"{name}.log"
+    with log_path.open("wb") as log:
+        proc = await asyncio.create_subprocess_exec(node, str(home / "mcp_host.mjs"), *command, env=env,
                                                     stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                                                     stderr=log, limit=NODE_LINE_LIMIT)
     try:
@@ -397,14 +433,11 @@ async def run_node(session: Session, state_written: bool) -> McpResult:
         line = await asyncio.wait_for(proc.stdout.readline(), NODE_CALL_LIMIT_S)
         if not line:
             raise BenchError(f"the TypeScript MCP host ended (exit {await proc.wait()}) before it was ready; "
-                             f"see {session.workdir / 'mcp-node-host.log'}")
+                             f"see {log_path}")
         ready = _node_decode(line, _NodeReady)
-        result = McpResult(agent=AGENT, transport="stdio",
-                           client=f"TypeScript SDK's client (@modelcontextprotocol/sdk {ready.sdk}, Node {ready.node})")
-        await _measure_all(session, NodeHost(proc, ready.server_pid), result)
+        yield NodeHost(proc, ready.server_pid), ready
         proc.stdin.close()
         await asyncio.wait_for(proc.wait(), NODE_CALL_LIMIT_S)
-        return result
     finally:
         if proc.returncode is None:
             proc.kill()

@@ -89,20 +89,31 @@ class ToolLatency(msgspec.Struct, kw_only=True):
     client_cpu_ms: float | None = None
 
 
+class BareCalls(msgspec.Struct, kw_only=True):
+    """``tools/call``s that a server refuses at its argument check — no NATS, a one-line error
+    result, so the client skips its output-schema check too: what the SDK's two ends, the pipes
+    and the server's dispatch cost with no work behind them."""
+
+    back_to_back: Latency = msgspec.field(default_factory=Latency)
+    # the same calls, each started after the pipeline is found at rest, as the tools' calls are
+    # (the server process idle meanwhile: the same plus the machine's cost of waking it)
+    at_rest: Latency = msgspec.field(default_factory=Latency)
+    server_cpu_ms: float | None = None  # CPU per call, the server process's
+    client_cpu_ms: float | None = None  # and the client's
+
+
 class McpResult(msgspec.Struct, kw_only=True):
     skipped: str | None = None
     agent: str = ""
     transport: str = ""
     client: str = ""  # the host's MCP client: which SDK, which version
-    # the floor under every tool's added time: a tools/call through the SDK's client, the pipes
-    # and the SDK's server that Cortex answers without NATS (an argument error), and its CPU
-    # per call on each end
-    floor: Latency = msgspec.field(default_factory=Latency)
-    # the same calls, each started after the pipeline is found at rest, as the tools' calls are
-    # (the MCP server process idle meanwhile: the floor plus the machine's cost of waking it)
-    floor_at_rest: Latency = msgspec.field(default_factory=Latency)
-    floor_server_cpu_ms: float | None = None
-    floor_client_cpu_ms: float | None = None
+    # the floor under every tool's added time: calls that ``cortex mcp`` refuses at Cortex's
+    # argument check
+    floor: BareCalls = msgspec.field(default_factory=BareCalls)
+    # the yardstick: the same calls to the SDK's own server as its documentation shows it
+    # (``workers/bench/mcpreference.py``), refused at the SDK's argument check
+    reference: BareCalls = msgspec.field(default_factory=BareCalls)
+    reference_server: str = ""  # which server, which SDK version
     tools: dict[str, ToolLatency] = msgspec.field(default_factory=dict)
     errors: dict[str, str] = msgspec.field(default_factory=dict)
 
