@@ -11,7 +11,9 @@ such as "I'll" or "ich werde" followed by the promise, or a fixed phrase ("I'm o
 * the due phrase is the promise's date, not part of its task: "I'll send the report
   tomorrow" promises "send the report", due tomorrow ("Due morgen: morgen um die
   Kommunikation …" in issue 18); a phrase whose verb is in the promise phrase keeps its verb
-  ("Ich kümmere mich um X" → "sich um X kümmern", "Я сделаю X" → "сделать X");
+  ("Ich kümmere mich um X" → "sich um X kümmern", "Я сделаю X" → "сделать X", "Me encargo
+  de X" → "encargarse de X", not "de X"); a promise whose day is all that follows its phrase
+  is its sentence ("Je m'en occupe demain." → "Je m'en occupe", due demain; there was none);
 * a fixed phrase has no object, so its task is the rest of its sentence ("Lo haré mañana:
   preparo el script" → "preparo el script"), or the sentence when nothing follows; a fixed
   phrase that only agrees ("De acuerdo.", "Договорились.") with nothing else in its
@@ -42,12 +44,16 @@ _WORD: Final = re.compile(r"\w+")
 # Subject pronouns a fixed phrase leaves in front of its task ("me ne occupo io domani: …").
 _LEADING_FILLER: Final = re.compile(r"^(?:(?:io|yo|je|eu|я|ich|i|moi|me)\b[\s,:;.!-]*)+", re.IGNORECASE)
 # Promise phrases whose verb the task needs back: phrase (lowered) → (prefix, suffix, only when
-# the task starts with).
-_TASK_FRAMES: Final[dict[str, tuple[str, str, str]]] = {
-    "ich kümmere mich": ("sich ", " kümmern", "um "),
-    "ich mach": ("", " machen", ""),
-    "я сделаю": ("сделать ", "", ""),
-    "я займусь": ("заняться ", "", ""),
+# the task starts with one of these; "" for any task).
+_TASK_FRAMES: Final[dict[str, tuple[str, str, tuple[str, ...]]]] = {
+    "ich kümmere mich": ("sich ", " kümmern", ("um ",)),
+    "ich mach": ("", " machen", ("",)),
+    "ich übernehme": ("", " übernehmen", ("",)),
+    "я сделаю": ("сделать ", "", ("",)),
+    "я займусь": ("заняться ", "", ("",)),
+    "me encargo": ("encargarse ", "", ("de ", "del ")),
+    "yo me ocupo": ("ocuparse ", "", ("de ", "del ")),
+    "fico responsável": ("ficar responsável ", "", ("por ", "pelo ", "pela ", "pelos ", "pelas ")),
 }
 
 
@@ -95,7 +101,7 @@ def _without(text: MatchText, lo: int, hi: int, cut: re.Match[str] | None) -> st
 
 def _framed(phrase: str, task: str) -> str:
     frame = _TASK_FRAMES.get(" ".join(phrase.lower().split()))
-    if frame is None or not task or not task.lower().startswith(frame[2]):
+    if frame is None or not task or not task.lower().startswith(frame[2]):  # str.startswith takes a tuple
         return task
     return f"{frame[0]}{task}{frame[1]}"
 
@@ -110,10 +116,12 @@ def _captured(text: MatchText, patterns: PatternSet, found: re.Match[str]) -> Pr
     end = _sentence_end(original, start, found.end(1))
     if not original[start:end].strip():
         return None
-    _, sentence_stop = _sentence(original, found.start(), end)
+    sentence_start, sentence_stop = _sentence(original, found.start(), end)
     due = _due(text, patterns, found.start(), sentence_stop)
     phrase = original[found.start() : found.start(1)]
     what = _framed(phrase.strip(), _without(text, start, end, due))
+    if not what:  # its day was all that followed ("Je m'en occupe demain."): the sentence is the task
+        what = _without(text, sentence_start, sentence_stop, due)
     return Promise(clip_words(what, MAX_WHAT_CHARS), _phrase(text, due), start, end)
 
 
@@ -126,7 +134,7 @@ def _fixed(text: MatchText, patterns: PatternSet, found: re.Match[str]) -> Promi
     else:
         rest = _LEADING_FILLER.sub("", _without(text, found.end(), stop, due))
         if _words(rest) >= 2:
-            what = rest
+            what = _framed(original[found.start() : found.end()], rest)
         elif " ".join(text.lowered[found.start() : found.end()].split()) in patterns.agreement:
             return None  # "De acuerdo." agrees; it promises nothing
         else:
