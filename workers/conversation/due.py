@@ -9,7 +9,8 @@ Rules a person would apply: "today", "tonight", "EOD" are the same day; "this we
 "end of the week" the Friday of this week (the day itself when it is later in the week);
 "next week" the Friday of next week; a weekday the next such day after today; "end of the
 month" the month's last day and "next month" the last day of next month; "in 3 days" three
-days on; "in 5 hours" the day five hours on; an ISO date itself.
+days on; "in 5 hours" the day five hours on; an ISO date itself. A preposition in front of
+the day ("by tomorrow", "bis Freitag", "pour vendredi", "entro domani") names the same day.
 """
 
 from __future__ import annotations
@@ -51,8 +52,14 @@ _WEEKDAYS: Final[dict[str, int]] = {
                                    "sábado", "domingo"))},
     **{d: i for i, d in enumerate(("понедельник", "вторник", "среду", "четверг", "пятницу", "субботу",
                                    "воскресенье"))},
+    **{d: i for i, d in enumerate(("понедельнику", "вторнику", "среде", "четвергу", "пятнице", "субботе",
+                                   "воскресенью"))},
 }
-_LEADING: Final = re.compile(r"^(?:by|on|until|next|bis|am|nächsten|el|в)\s+")
+_LEADING: Final = re.compile(r"^(?:by|on|until|before|next|bis|am|nächsten|el|в|ко?)\s+")
+# "by tomorrow", "bis morgen", "para el viernes", "pour vendredi", "entro domani", "até amanhã":
+# the day is the date, the preposition before it only says the work is done by then
+_BY: Final = re.compile(r"^(?:by|until|before|bis|para|hasta|antes del?|pour|d['’]ici|avant|jusqu['’]à|entro|per"
+                        r"|prima di|até)\s+")
 _IN: Final = re.compile(r"^in (\d{1,3}) (hours?|days?|weeks?|stunden|tagen|wochen)$")
 _ISO: Final = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _FRIDAY: Final = 4
@@ -92,6 +99,13 @@ def due_date(phrase: str, ts: datetime, tz: ZoneInfo) -> date | None:
     """The day ``phrase`` names, counted from ``ts`` in ``tz``; None when it names none."""
     text = " ".join(phrase.lower().split())
     local = ts.astimezone(tz)
+    day = _day(text, local)  # as written first: "bis ende der woche", "by end of day" are phrases of their own
+    if day is None and (bare := _BY.sub("", text, count=1)) != text:
+        day = _day(bare, local)
+    return day
+
+
+def _day(text: str, local: datetime) -> date | None:
     today = local.date()
     if text in _OFFSETS:
         return today + timedelta(days=_OFFSETS[text])

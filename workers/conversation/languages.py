@@ -266,12 +266,12 @@ EN: Final = LanguagePack(
         rf"{_NOT_AFTER_LETTER}(?:i['’]ll|i will|i['’]m going to)\b\s+{_PROMISE}",
         rf"{_NOT_AFTER_LETTER}(?:let me(?!\s+(?:know|guess)\b)|allow me to)\b\s+{_PROMISE}",
         rf"{_NOT_AFTER_LETTER}(?:i can do that|i['’]ll handle|i['’]ll take care)\b",
-        rf"{_NOT_AFTER_LETTER}(?:i promise|i commit to|i guarantee)\b\s+{_PROMISE}",
+        rf"{_NOT_AFTER_LETTER}(?:i promise(?: to)?|i commit to|i guarantee)\b\s+{_PROMISE}",
         rf"{_NOT_AFTER_LETTER}(?:consider it done|i['’]m on it)\b",
     ),
     due=(
-        rf"\b(?:today|tonight|tomorrow|this (?:morning|afternoon|evening|week)"
-        rf"|next (?:week|month|{_WEEKDAYS_EN})|(?:by|on|until) (?:{_WEEKDAYS_EN})"
+        rf"\b(?:(?:(?:by|until|before) )?(?:today|tonight|tomorrow|this (?:morning|afternoon|evening|week)"
+        rf"|next (?:week|month|{_WEEKDAYS_EN}))|(?:by|on|until|before) (?:{_WEEKDAYS_EN})"
         r"|(?:by )?end of (?:the )?(?:day|week|month)|eod|in \d{1,3} (?:hours?|days?|weeks?))\b",
     ),
     reason=(
@@ -356,7 +356,7 @@ DE: Final = LanguagePack(
         r"\b(?:ich übernehme|das übernehm ich)\b",
     ),
     due=(
-        rf"\b(?:heute(?: abend| nachmittag)?|übermorgen|morgen(?: früh)?|(?:diese|nächste) woche"
+        rf"\b(?:(?:bis )?(?:heute(?: abend| nachmittag)?|übermorgen|morgen(?: früh)?|(?:diese|nächste) woche)"
         rf"|(?:bis|am|nächsten) (?:{_WEEKDAYS_DE})|bis ende der woche"
         r"|in \d{1,3} (?:stunden|tagen|wochen))\b",
     ),
@@ -427,8 +427,9 @@ ES: Final = LanguagePack(
         r"\b(?:prometido|de acuerdo)\b",
     ),
     due=(
-        r"\b(?:hoy|pasado mañana|mañana|esta (?:tarde|noche|semana)|la próxima semana|la semana que viene"
-        r"|el (?:lunes|martes|miércoles|jueves|viernes|sábado|domingo))\b",
+        r"\b(?:(?:(?:para|hasta|antes de) )?(?:hoy|pasado mañana|mañana|esta (?:tarde|noche|semana)"
+        r"|la próxima semana|la semana que viene|el (?:lunes|martes|miércoles|jueves|viernes|sábado|domingo))"
+        r"|antes del (?:lunes|martes|miércoles|jueves|viernes|sábado|domingo))\b",
     ),
     reason=(r"\b(?:porque|ya que|puesto que|dado que|debido a|para que)\b",),
     consequence=(r"(?:^|,\s*)(?:así que|por eso|por lo tanto|por tanto)\b",),
@@ -493,8 +494,8 @@ FR: Final = LanguagePack(
         r"\b(?:c['’]est noté|je m['’]engage à)\b",
     ),
     due=(
-        r"\b(?:aujourd['’]hui|après-demain|demain|ce soir|cette semaine|la semaine prochaine"
-        r"|(?:lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche)(?: prochain)?)\b",
+        r"\b(?:(?:pour |d['’]ici |avant |jusqu['’]à )?(?:aujourd['’]hui|après-demain|demain|ce soir|cette semaine"
+        r"|la semaine prochaine|(?:lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche)(?: prochain)?))\b",
     ),
     reason=(r"\b(?:parce que|parce qu['’]|puisque|étant donné que|afin de|afin que|pour que)", r",\s*car\b"),
     consequence=(r"(?:^|,\s*)(?:donc|c['’]est pourquoi|du coup|par conséquent)\b",),
@@ -561,8 +562,8 @@ IT: Final = LanguagePack(
         r"\b(?:promesso|affare fatto|d['’]accordo)\b",
     ),
     due=(
-        r"\b(?:oggi|stasera|dopodomani|domani|questa settimana|la prossima settimana"
-        r"|lunedì|martedì|mercoledì|giovedì|venerdì|sabato|domenica)\b",
+        r"\b(?:(?:entro |per |prima di )?(?:oggi|stasera|dopodomani|domani|questa settimana|la prossima settimana"
+        r"|lunedì|martedì|mercoledì|giovedì|venerdì|sabato|domenica))\b",
     ),
     reason=(r"\b(?:perché|poiché|dato che|visto che|siccome|affinché)(?!\w)",),
     consequence=(r"(?:^|,\s*)(?:quindi|perciò|per questo)(?!\w)",),
@@ -629,8 +630,8 @@ PT: Final = LanguagePack(
         r"\b(?:combinado|pode deixar)\b",
     ),
     due=(
-        r"\b(?:hoje|depois de amanhã|amanhã|esta semana|(?:na )?próxima semana|semana que vem"
-        r"|(?:segunda|terça|quarta|quinta|sexta)-feira|sábado|domingo)\b",
+        r"\b(?:(?:até |para |antes de )?(?:hoje|depois de amanhã|amanhã|esta semana|(?:na )?próxima semana"
+        r"|semana que vem|(?:segunda|terça|quarta|quinta|sexta)-feira|sábado|domingo))\b",
     ),
     reason=(r"\b(?:porque|já que|visto que|uma vez que|devido a|para que)\b", r",\s*pois\b"),
     consequence=(r"(?:^|,\s*)(?:por isso|portanto|então)\b",),
@@ -689,7 +690,8 @@ RU: Final = LanguagePack(
     commitment=(r"\b(?:я сделаю|я займусь|обещаю|договорились)\b",),
     due=(
         r"\b(?:сегодня|послезавтра|завтра|на этой неделе|на следующей неделе"
-        r"|в (?:понедельник|вторник|среду|четверг|пятницу|субботу|воскресенье))\b",
+        r"|в (?:понедельник|вторник|среду|четверг|пятницу|субботу|воскресенье)"
+        r"|ко? (?:понедельнику|вторнику|среде|четвергу|пятнице|субботе|воскресенью))\b",
     ),
     reason=(r"\b(?:потому что|так как|поскольку|из-за|чтобы)\b",),
     consequence=(r"(?:^|,\s*)(?:поэтому|так что|следовательно)\b",),

@@ -54,6 +54,7 @@ _TASK_FRAMES: Final[dict[str, tuple[str, str, tuple[str, ...]]]] = {
     "me encargo": ("encargarse ", "", ("de ", "del ")),
     "yo me ocupo": ("ocuparse ", "", ("de ", "del ")),
     "fico responsável": ("ficar responsável ", "", ("por ", "pelo ", "pela ", "pelos ", "pelas ")),
+    "ci penso io": ("pensare ", "", ("a ", "al ", "allo ", "alla ", "all'", "all’", "ai ", "agli ", "alle ")),
 }
 
 
@@ -133,8 +134,9 @@ def _fixed(text: MatchText, patterns: PatternSet, found: re.Match[str]) -> Promi
         what = _without(text, begin, stop, due)
     else:
         rest = _LEADING_FILLER.sub("", _without(text, found.end(), stop, due))
-        if _words(rest) >= 2:
-            what = _framed(original[found.start() : found.end()], rest)
+        framed = _framed(original[found.start() : found.end()], rest)
+        if _words(rest) >= 2 or framed != rest:  # a verb given back takes a one-word object ("сделать отчёт")
+            what = framed
         elif " ".join(text.lowered[found.start() : found.end()].split()) in patterns.agreement:
             return None  # "De acuerdo." agrees; it promises nothing
         else:

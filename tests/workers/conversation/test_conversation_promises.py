@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
+
 import pytest
 
 from shared.config import parse_languages
 from workers.conversation import get_patterns, prepare_text
+from workers.conversation.due import due_string
 from workers.conversation.languages import PACKS
 from workers.conversation.promises import Promise, find_promises
 
@@ -63,7 +67,7 @@ def test_every_language_has_commitment_patterns() -> None:
         ("Eu vou revisar o PR", "revisar o PR", None),
         ("Ci penso io", "Ci penso io", None),
         ("Me ne occupo io domani: chiamo i tre corrieri.", "chiamo i tre corrieri", "domani"),
-        ("Я займусь этим завтра", "Я займусь этим", "завтра"),
+        ("Я займусь этим завтра", "заняться этим", "завтра"),
         ("Я сделаю резервную копию базы завтра.", "сделать резервную копию базы", "завтра"),
         ("Je m'en occupe demain.", "Je m'en occupe", "demain"),
         ("这个我来处理", "这个我来处理", None),
@@ -167,6 +171,30 @@ def test_due_is_the_day_phrase_of_the_promise(text: str, due: str | None) -> Non
     assert [p.due for p in promises(text, "both")] == [due]
 
 
+@pytest.mark.parametrize(
+    ("text", "what", "due"),
+    [
+        ("I'll send the report by tomorrow.", "send the report", "by tomorrow"),
+        ("I'll finish the review by next week.", "finish the review", "by next week"),
+        ("Ich werde die Zahlen bis morgen schicken.", "die Zahlen schicken", "bis morgen"),
+        ("Ich werde das bis nächste Woche klären.", "das klären", "bis nächste Woche"),
+        ("Lo haré para el viernes: preparo el script.", "preparo el script", "para el viernes"),
+        ("Me encargo del informe antes del viernes.", "encargarse del informe", "antes del viernes"),
+        ("C'est noté, je prépare la démo pour vendredi.", "prépare la démo", "pour vendredi"),
+        ("Je vais finir la démo d'ici demain.", "finir la démo", "d'ici demain"),
+        ("Lo farò entro venerdì: aggiorno la documentazione.", "aggiorno la documentazione", "entro venerdì"),
+        ("Ci penso io al deploy domani.", "pensare al deploy", "domani"),
+        ("Eu vou enviar o relatório até sexta-feira.", "enviar o relatório", "até sexta-feira"),
+        ("Я сделаю отчёт к пятнице.", "сделать отчёт", "к пятнице"),
+        ("I promise to send the slides tonight.", "send the slides", "tonight"),
+    ],
+)
+def test_the_word_before_the_day_goes_with_the_day(text: str, what: str, due: str) -> None:
+    """"send the report by" and "die Zahlen bis schicken" were tasks: the due pattern took
+    the day and left its preposition (or, for "к пятнице", took nothing)."""
+    assert [(p.what, p.due) for p in promises(text)] == [(what, due)]
+
+
 def test_a_due_phrase_of_another_sentence_is_not_the_promises() -> None:
     assert [p.due for p in promises("I'll fix it. Tomorrow is a holiday.", "both")] == [None]
 
@@ -180,3 +208,27 @@ def test_completion_words_are_not_promises() -> None:
 
 def test_promises_of_disabled_languages_are_ignored() -> None:
     assert promises("ich werde das morgen fixen", "en") == []
+
+
+@pytest.mark.parametrize(
+    ("phrase", "day"),
+    [
+        ("tomorrow", "2026-03-12"),
+        ("by tomorrow", "2026-03-12"),
+        ("by end of the week", "2026-03-13"),
+        ("bis morgen", "2026-03-12"),
+        ("bis ende der Woche", "2026-03-13"),
+        ("bis Freitag", "2026-03-13"),
+        ("para el viernes", "2026-03-13"),
+        ("antes del viernes", "2026-03-13"),
+        ("pour vendredi", "2026-03-13"),
+        ("d'ici demain", "2026-03-12"),
+        ("entro la prossima settimana", "2026-03-20"),
+        ("até sexta-feira", "2026-03-13"),
+        ("к пятнице", "2026-03-13"),
+        ("by the way", None),
+    ],
+)
+def test_a_day_with_its_preposition_is_the_same_date(phrase: str, day: str | None) -> None:
+    """Counted from Wednesday 2026-03-11, 09:00 UTC, in Berlin."""
+    assert due_string(phrase, datetime(2026, 3, 11, 9, tzinfo=UTC), ZoneInfo("Europe/Berlin")) == day

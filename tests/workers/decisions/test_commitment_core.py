@@ -84,6 +84,10 @@ def test_what_is_the_promise_not_the_message() -> None:
         ("I'll ship it on 2026-03-01", "2026-03-01"),
         ("ich werde das übermorgen fixen", "2026-02-19"),
         ("ich werde das bis Freitag fixen", "2026-02-20"),
+        ("I'll send the report by tomorrow", "2026-02-18"),
+        ("I'll finish the review by next week", "2026-02-27"),
+        ("ich werde das bis morgen fixen", "2026-02-18"),
+        ("ich werde das bis ende der Woche fixen", "2026-02-20"),
         ("I'll look into it", None),
     ],
 )
