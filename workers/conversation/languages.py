@@ -34,7 +34,12 @@ for Python ``re`` with these deliberate changes:
   ignored negation, so "Nothing urgent; all pipelines are green" set the session's mood to
   tense. Only a negation word just before it (whitespace between): "not too urgent" still
   reads as tense.
-* ``due`` phrases are Cortex's own (the reference never fills ``Commitment.due``).
+* ``due`` phrases are Cortex's own (the reference never fills ``Commitment.due``). A day
+  takes the preposition before it ("by tomorrow", "bis morgen", "pour vendredi", "entro
+  domani", "к пятнице"), so that the task keeps none ("send the report by").
+* English decisions include a choice said as one, as the Spanish, French and Italian packs'
+  "vamos con", "opté pour", "andiamo con" do: "let's go with", "we'll go with" (not with a
+  person: "let's go with them"), "we chose", "we opted for", "we settled on".
 * ``frame`` phrases are Cortex's own: a sentence that opens on what it is about ("Beim
   Onboarding-Flow liegt es …", "Bei der Migration …", "For the quarterly report export …",
   "Regarding X"), whose topic a promise made in the message keeps (``Commitment.topic``). They
@@ -220,6 +225,10 @@ EN: Final = LanguagePack(
     decision=(
         r"(?<![a-z])(?:decided|decision(?=\s+(?:is|was|has been|to)\b|\s*:)|agreed|let['’]?s do|the plan is"
         r"|approach:)",
+        # Cortex's own: a choice said as one (the Romance packs' "vamos con", "opté pour"); going
+        # with someone is company, not a choice
+        r"(?<![a-z])(?:(?:let['’]?s|we['’]ll) go with(?!\s+(?:me|you|him|her|us|them|my|your|his|our|their)\b)"
+        r"|we (?:chose|opted for|settled on))\b",
     ),
     close=(
         r"(?:^|\s)(?:is |it['’]s |that['’]s |all )?(?:done|fixed|solved|closed)(?:\s|[.!,;:)]|$)",

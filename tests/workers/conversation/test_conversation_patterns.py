@@ -76,6 +76,26 @@ def test_english_decision_words_inside_other_words_or_pending_are_no_decision(te
     assert any_match(EN.decision, "the decision is to ship")
 
 
+@pytest.mark.parametrize(
+    ("text", "decided"),
+    [
+        ("Let's go with option B.", True),
+        ("We'll go with Postgres, since we need transactions.", True),
+        ("We chose Grafana Cloud because self-hosting costs too much time.", True),
+        ("We opted for weekly releases.", True),
+        ("We settled on a 2-week sprint.", True),
+        ("Let's go with them to lunch.", False),
+        ("We'll go with you to the airport.", False),
+        ("We went with the kids to the zoo.", False),
+        ("Which one should we go with?", False),
+    ],
+)
+def test_an_english_choice_said_as_one_is_a_decision(text: str, decided: bool) -> None:
+    """Cortex's own, as the Romance packs' "vamos con", "opté pour": the reference's English
+    knew only "decided", "agreed", "let's do", … — "Let's go with option B" decided nothing."""
+    assert any_match(EN.decision, text) is decided
+
+
 def test_english_decision_patterns_ignore_unrelated_text() -> None:
     """patterns.test.ts › decision patterns › English › does not match unrelated text."""
     assert not any_match(EN.decision, "The weather is nice today")
