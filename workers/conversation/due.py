@@ -55,7 +55,7 @@ _WEEKDAYS: Final[dict[str, int]] = {
     **{d: i for i, d in enumerate(("понедельнику", "вторнику", "среде", "четвергу", "пятнице", "субботе",
                                    "воскресенью"))},
 }
-_LEADING: Final = re.compile(r"^(?:by|on|until|before|next|bis|am|nächsten|el|в|ко?)\s+")
+_LEADING: Final = re.compile(r"^(?:by|on|until|next|bis|am|nächsten|el|в|ко?)\s+")
 # "by tomorrow", "bis morgen", "para el viernes", "pour vendredi", "entro domani", "até amanhã":
 # the day is the date, the preposition before it only says the work is done by then
 _BY: Final = re.compile(r"^(?:by|until|before|bis|para|hasta|antes del?|pour|d['’]ici|avant|jusqu['’]à|entro|per"
