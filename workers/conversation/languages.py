@@ -37,6 +37,13 @@ for Python ``re`` with these deliberate changes:
 * ``due`` phrases are Cortex's own (the reference never fills ``Commitment.due``). A day
   takes the preposition before it ("by tomorrow", "bis morgen", "pour vendredi", "entro
   domani", "к пятнице"), so that the task keeps none ("send the report by").
+* The Spanish, French, Italian and Portuguese closure words agree with what they close
+  ("la migración está hecha", "les tickets sont fermés", "le issue sono chiuse", "as
+  tarefas estão prontas"; the reference's were masculine singular only), but not as a noun
+  or an imperative of the same stem ("los hechos", "faites attention", "fatti").
+* Waits and topics said the everyday way: "waiting on legal", "j'attends la réponse" (the
+  wait is "la réponse", not "attends la réponse"), "zurück zum Thema X" (the topic is X),
+  "vamos falar sobre X", the informal "давай обсудим X".
 * English decisions include a choice said as one, as the Spanish, French and Italian packs'
   "vamos con", "opté pour", "andiamo con" do: "let's go with", "we'll go with" (not with a
   person: "let's go with them"), "we chose", "we opted for", "we settled on".
@@ -241,7 +248,7 @@ EN: Final = LanguagePack(
         r"|green again|back to green)(?:\s|[.!,;:)]|$)",
         *_RENEWAL_EN,  # Cortex's own: a renewal ("the token expired, I renewed it")
     ),
-    wait=(f"(?:waiting for|blocked by|need{GAP}first)",),
+    wait=(f"(?:waiting (?:for|on)|blocked by|need{GAP}first)",),
     # (a space before the short words, so "forgot", "present", "designed", "already" are none)
     arrival=(
         r"\b(?:arrived|came in|received|delivered|replied|answered|responded|approved|merged|released)\b",
@@ -337,7 +344,7 @@ DE: Final = LanguagePack(
     ),
     topic=(
         r"(?:zurück zu[mr]?|jetzt zu[mr]?|bzgl\.?|wegen|lass uns (?:mal\s+über|über|mal))\s+"
-        rf"(?:(?:dem|den|der|die|das)\s+)?(\w(?:(?!\s+(?:{_TOPIC_VERBS_DE})\b)[\w\s-]){{3,40}})",
+        rf"(?:(?:dem|den|der|die|das)\s+)?(?:thema\s+)?(\w(?:(?!\s+(?:{_TOPIC_VERBS_DE})\b)[\w\s-]){{3,40}})",
     ),
     topic_blacklist=(
         "das", "die", "der", "es", "was", "hier", "dort",
@@ -399,7 +406,8 @@ ES: Final = LanguagePack(
         r"(?:acordado|optamos por|elegimos|vamos con)",
     ),
     close=(
-        r"(?:^|\s)(?:está |ya )?(?:hecho|resuelto|cerrado|terminado|listo)(?:\s|[.!,;:)]|$)",
+        r"(?:^|\s)(?:está |están |ya )?(?:hech[oa]|hechas|resuelt[oa]s?|cerrad[oa]s?|terminad[oa]s?|listo)"
+        r"(?:\s|[.!,;:)]|$)",
         r"(?:^|\s)(?:ya )?funciona(?:\s|[.!,;:)]|$)",
     ),
     wait=(
@@ -467,12 +475,12 @@ FR: Final = LanguagePack(
         r"(?:convenu|arrêté|choisi de|opté pour)",
     ),
     close=(
-        r"(?:^|\s)(?:c['’]est |est )?(?:fait|terminé|résolu|fermé|fini)(?:\s|[.!,;:)]|$)",
+        r"(?:^|\s)(?:c['’]est |est |sont )?(?:faite?|terminée?s?|résolue?s?|fermée?s?|finie?s?)(?:\s|[.!,;:)]|$)",
         r"(?:^|\s)(?:ça |il )(?:marche|fonctionne)(?:\s|[.!,;:)]|$)",
     ),
     wait=(
         r"(?:en attente de|bloqué par|il faut d['’]abord)",
-        f"(?:attend[s]? (?:le|la|les|que)|besoin (?:de|d['’]){GAP}avant)",
+        f"(?:attend[s]? (?:que |(?=(?:le|la|les|l['’]|du|des|un|une)\\b))|besoin (?:de|d['’]){GAP}avant)",
     ),
     topic=(
         r"(?:revenons (?:à|au|aux)|maintenant|concernant|parlons (?:de|du|des)|à propos (?:de|du|des))\s+"
@@ -533,7 +541,8 @@ IT: Final = LanguagePack(
         r"(?:concordato|scelto di|optiamo per|andiamo con)",
     ),
     close=(
-        r"(?:^|\s)(?:è |già )?(?:fatto|risolto|chiuso|terminato|finito)(?:\s|[.!,;:)]|$)",
+        r"(?:^|\s)(?:è |sono |già )?(?:fatt[oae]|risolt[oaie]|chius[oaie]|terminat[oaie]|finit[oaie])"
+        r"(?:\s|[.!,;:)]|$)",
         r"(?:^|\s)(?:già )?funziona(?:\s|[.!,;:)]|$)",
     ),
     wait=(
@@ -601,7 +610,8 @@ PT: Final = LanguagePack(
         r"(?:combinado|optamos por|escolhemos|ficou definido)",
     ),
     close=(
-        r"(?:^|\s)(?:está |já )?(?:feito|resolvido|fechado|terminado|pronto)(?:\s|[.!,;:)]|$)",
+        r"(?:^|\s)(?:está |estão |já )?(?:feit[oa]s?|resolvid[oa]s?|fechad[oa]s?|terminad[oa]s?|pront[oa]s?)"
+        r"(?:\s|[.!,;:)]|$)",
         r"(?:^|\s)(?:já )?funciona(?:\s|[.!,;:)]|$)",
     ),
     wait=(
@@ -609,7 +619,7 @@ PT: Final = LanguagePack(
         f"(?:pendente|falta{GAP}antes)",
     ),
     topic=(
-        r"(?:voltando (?:a|ao|à)|agora sobre|quanto (?:a|ao|à)|vamos falar (?:de|do|da|dos|das)"
+        r"(?:voltando (?:a|ao|à)|agora sobre|quanto (?:a|ao|à)|vamos falar (?:de|do|da|dos|das|sobre)"
         r"|em relação (?:a|ao|à))\s+"
         r"(?:o |a |os |as )?(\w[\w\s-]{3,40})",
     ),
@@ -675,7 +685,7 @@ RU: Final = LanguagePack(
         f"(?:ждём|заблокировано|нужно{GAP}сначала)",
         r"(?:ожидаем|зависит от|сперва нужно)",
     ),
-    topic=(r"(?:вернёмся к|теперь о|по поводу|давайте обсудим|касательно)\s+(\w[\w\s-]{3,40})",),
+    topic=(r"(?:вернёмся к|теперь о|по поводу|давай(?:те)? обсудим|касательно)\s+(\w[\w\s-]{3,40})",),
     topic_blacklist=(
         "это", "то", "этот", "тот", "эта", "та", "здесь", "там",
         "я", "ты", "он", "она", "мы", "они", "вы",

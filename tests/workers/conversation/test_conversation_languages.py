@@ -12,6 +12,7 @@ import pytest
 from schemas.types import Mood
 from workers.conversation import Family, PatternSet, get_patterns, prepare_text
 from workers.conversation.patterns import MOOD_ORDER
+from workers.conversation.signals import extract_signals
 
 
 def lang(code: str) -> PatternSet:
@@ -281,3 +282,50 @@ def test_unicode_word_boundaries_work_after_accented_letters() -> None:
     """JavaScript's ASCII \\b never matched after "noté" or Cyrillic; Python's Unicode \\b does."""
     assert any_match(lang("fr").commitment, "C'est noté, merci")
     assert any_match(lang("ru").commitment, "Я сделаю это завтра")
+
+
+# ── Cortex's own, beyond the reference's packs ──────────────────────────────────────
+
+
+@pytest.mark.parametrize(("code", "text", "closes"), [
+    ("es", "La migración de la base de datos está hecha.", True),
+    ("es", "Las incidencias están resueltas.", True),
+    ("es", "La migración no está hecha todavía.", False),
+    ("es", "Los hechos son claros.", False),
+    ("es", "La lista de precios está en el wiki.", False),
+    ("fr", "La tâche est faite.", True),
+    ("fr", "Les tickets sont fermés.", True),
+    ("fr", "Faites attention au déploiement.", False),
+    ("it", "La migrazione è fatta.", True),
+    ("it", "Le issue sono chiuse.", True),
+    ("it", "Fatti non foste a viver come bruti.", False),
+    ("pt", "A migração está feita.", True),
+    ("pt", "As tarefas estão prontas.", True),
+])
+def test_a_romance_closure_agrees_with_what_it_closes(code: str, text: str, closes: bool) -> None:
+    """The reference's Spanish, French, Italian and Portuguese closure words were masculine
+    singular only: "La migración de la base de datos está hecha" left its thread open.
+    Nouns and imperatives of the same stem ("los hechos", "faites attention", "fatti") are
+    none."""
+    assert bool(extract_signals(prepare_text(text), lang(code)).closures) is closes
+
+
+@pytest.mark.parametrize(("code", "text", "waited"), [
+    ("en", "Waiting on legal to approve the contract.", "legal to approve the contract"),
+    ("fr", "J'attends la réponse du client.", "la réponse du client"),
+    ("fr", "J'attends que Marie envoie le fichier.", "Marie envoie le fichier"),
+])
+def test_a_wait_is_what_is_awaited(code: str, text: str, waited: str) -> None:
+    """"waiting on" waited for nothing; "J'attends la réponse" waited for "attends la réponse"."""
+    assert extract_signals(prepare_text(text), lang(code)).waits == (waited,)
+
+
+@pytest.mark.parametrize(("code", "text", "topic"), [
+    ("de", "Zurück zum Thema Datenbank-Backup: läuft es?", "Datenbank-Backup"),
+    ("pt", "Vamos falar sobre a fatura de março.", "fatura de março"),
+    ("ru", "Давай обсудим миграцию базы данных.", "миграцию базы данных"),
+])
+def test_everyday_topic_cues_open_their_topic(code: str, text: str, topic: str) -> None:
+    """"zum Thema X" titled the thread "Thema X"; "vamos falar sobre" and the informal
+    "давай обсудим" opened none."""
+    assert extract_signals(prepare_text(text), lang(code)).topics == (topic,)
