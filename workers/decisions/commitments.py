@@ -7,7 +7,9 @@ from the event's time in the agent's time zone (``workers.conversation.due``). I
 ``overdue`` once its due day has passed — or, without a due day, once it has been open for
 ``overdue_days`` — measured against the agent's latest event time and re-checked on every
 event, and ``done`` when a later message with a closure word (not negated: "in review, not
-closed" closes nothing) names it — most of its words, at least two (or its only one) — or
+closed" closes nothing) names it — most of its words, at least two (or its only one), a word
+of the same family counting ("The volume expansion on db-2 is done" names "expand the volume
+on db-2 by 200 GB") — or
 a ``commitment_done`` feedback names it. The reference (openclaw-cortex
 ``src/commitment-tracker.ts``) had only the age rule, against the wall clock, and never
 filled ``due``; here every time comes from events.
@@ -143,6 +145,30 @@ def _stem(word: str) -> str:
     return word
 
 
+_FAMILY_PREFIX: Final = 5  # letters two words must start with alike to be of one family ("expan")
+
+
+def _said(term: str, stems: frozenset[str]) -> bool:
+    """``term`` is in the message: as a stem, or as a word of its family — one that starts as
+    it does for five letters and four fifths of the shorter word: "expand" and "expansion",
+    "migrate" and "migration", "deploy" and "deployment" (the crude stem leaves them apart)."""
+    if term in stems:
+        return True
+    if len(term) < _FAMILY_PREFIX:
+        return False
+    head = term[:_FAMILY_PREFIX]
+    return any(stem.startswith(head) and 5 * _shared_start(term, stem) >= 4 * min(len(term), len(stem))
+               for stem in stems)
+
+
+def _shared_start(a: str, b: str) -> int:
+    """How many letters ``a`` and ``b`` start with alike (both start with the family prefix)."""
+    n, i = min(len(a), len(b)), _FAMILY_PREFIX
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
 @functools.lru_cache(maxsize=4096)
 def _task_terms(what: str, stopwords: frozenset[str]) -> frozenset[str]:
     """The stemmed words of a task, stop words aside (a commitment's ``what`` is checked
@@ -163,10 +189,10 @@ def _fulfilled(commitment: Commitment, stems: frozenset[str], words: Words, stop
         whole = commitment.what.strip().lower()
         return bool(whole) and whole in words.lowered
     needed = max(min(2, len(terms)), math.ceil(FULFIL_SHARE * len(terms)))
-    if sum(1 for t in terms if t in stems) >= needed:
+    if sum(1 for t in terms if _said(t, stems)) >= needed:
         return True
     topic = commitment.topic
-    return topic is not None and any(t in stems for t in terms - _task_terms(topic, stopwords)) \
+    return topic is not None and any(_said(t, stems) for t in terms - _task_terms(topic, stopwords)) \
         and matches_title(topic, words)
 
 

@@ -205,6 +205,22 @@ def test_closure_sharing_the_promises_words_marks_it_done() -> None:
     assert doc.commitments[0].status == "done"
 
 
+@pytest.mark.parametrize(("promise", "closure", "status"), [
+    ("I'll expand the volume on db-2 by 200 GB today.",
+     "The volume expansion on db-2 is done ✅ usage is at 61 percent.", "done"),
+    ("I'll migrate the billing tables to Postgres tonight.", "The billing table migration is done.", "done"),
+    ("I'll deploy the payment service to staging tomorrow.", "Payment service deployment is done.", "done"),
+    # a family starts alike for five letters: "contact" is not "contract"
+    ("I'll update the contract draft tomorrow.", "The contact draft is done.", "open"),
+    ("I'll expand the volume on db-2 by 200 GB today.", "The volume on db-3 is done.", "open"),
+])
+def test_a_closure_naming_the_task_in_another_form_fulfils_it(promise: str, closure: str, status: str) -> None:
+    """The held-out set's case: "expansion" is not "expand" to the crude stem, so the promise
+    stayed open — and turned OVERDUE the next day — after the work was reported done."""
+    doc = say(say(None, promise), closure, 30)
+    assert doc.commitments[0].status == status
+
+
 def test_closure_about_something_else_leaves_it_open() -> None:
     doc = say(None, "I'll fix the build tomorrow")
     doc = say(doc, "The login bug is fixed.", 30)
