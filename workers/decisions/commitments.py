@@ -148,7 +148,7 @@ def _stem(word: str) -> str:
 _FAMILY_PREFIX: Final = 5  # letters two words must start with alike to be of one family ("expan")
 
 
-def _said(term: str, stems: frozenset[str]) -> bool:
+def _named(term: str, stems: frozenset[str]) -> bool:
     """``term`` is in the message: as a stem, or as a word of its family — one that starts as
     it does for five letters and four fifths of the shorter word: "expand" and "expansion",
     "migrate" and "migration", "deploy" and "deployment" (the crude stem leaves them apart)."""
@@ -189,10 +189,10 @@ def _fulfilled(commitment: Commitment, stems: frozenset[str], words: Words, stop
         whole = commitment.what.strip().lower()
         return bool(whole) and whole in words.lowered
     needed = max(min(2, len(terms)), math.ceil(FULFIL_SHARE * len(terms)))
-    if sum(1 for t in terms if _said(t, stems)) >= needed:
+    if sum(1 for t in terms if _named(t, stems)) >= needed:
         return True
     topic = commitment.topic
-    return topic is not None and any(_said(t, stems) for t in terms - _task_terms(topic, stopwords)) \
+    return topic is not None and any(_named(t, stems) for t in terms - _task_terms(topic, stopwords)) \
         and matches_title(topic, words)
 
 
