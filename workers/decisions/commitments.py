@@ -37,7 +37,7 @@ import functools
 import math
 from collections import OrderedDict
 from datetime import datetime, timedelta
-from typing import Final
+from typing import Final, NamedTuple
 from zoneinfo import ZoneInfo
 
 import msgspec
@@ -148,17 +148,34 @@ def _stem(word: str) -> str:
 _FAMILY_PREFIX: Final = 5  # letters two words must start with alike to be of one family ("expan")
 
 
-def _named(term: str, stems: frozenset[str]) -> bool:
-    """``term`` is in the message: as a stem, or as a word of its family — one that starts as
-    it does for five letters and four fifths of the shorter word: "expand" and "expansion",
-    "migrate" and "migration", "deploy" and "deployment" (the crude stem leaves them apart)."""
-    if term in stems:
-        return True
-    if len(term) < _FAMILY_PREFIX:
-        return False
-    head = term[:_FAMILY_PREFIX]
-    return any(stem.startswith(head) and 5 * _shared_start(term, stem) >= 4 * min(len(term), len(stem))
-               for stem in stems)
+class _Said(NamedTuple):
+    """A closure message's stemmed words, and those of five letters or more by their first
+    five (found once per message, looked up for every word of every open commitment)."""
+
+    stems: frozenset[str]
+    families: dict[str, list[str]]
+
+
+def _said_in(words: Words) -> _Said:
+    stems = frozenset(_stem(w) for w in words.tokens)
+    families: dict[str, list[str]] = {}
+    for stem in stems:
+        if len(stem) >= _FAMILY_PREFIX:
+            families.setdefault(stem[:_FAMILY_PREFIX], []).append(stem)
+    return _Said(stems, families)
+
+
+def _named(terms: frozenset[str], said: _Said) -> int:
+    """How many of ``terms`` the message says: as a stem, or as a word of the same family —
+    one that starts alike for five letters and four fifths of the shorter word: "expand" and
+    "expansion", "migrate" and "migration", "deploy" and "deployment" (the crude stem leaves
+    them apart)."""
+    exact = terms & said.stems
+    return len(exact) + sum(
+        1 for term in terms - exact
+        # a shorter term's first letters are no key: families hold stems of five letters or more
+        if any(5 * _shared_start(term, stem) >= 4 * min(len(term), len(stem))
+               for stem in said.families.get(term[:_FAMILY_PREFIX], ())))
 
 
 def _shared_start(a: str, b: str) -> int:
@@ -176,7 +193,7 @@ def _task_terms(what: str, stopwords: frozenset[str]) -> frozenset[str]:
     return frozenset(_stem(t) for t in title_terms(what) - stopwords)
 
 
-def _fulfilled(commitment: Commitment, stems: frozenset[str], words: Words, stopwords: frozenset[str]) -> bool:
+def _fulfilled(commitment: Commitment, said: _Said, words: Words, stopwords: frozenset[str]) -> bool:
     """The closure names the task: most of its words (at least two, or its only one) — or
     the commitment's topic and one of the task's own words.
 
@@ -189,17 +206,17 @@ def _fulfilled(commitment: Commitment, stems: frozenset[str], words: Words, stop
         whole = commitment.what.strip().lower()
         return bool(whole) and whole in words.lowered
     needed = max(min(2, len(terms)), math.ceil(FULFIL_SHARE * len(terms)))
-    if sum(1 for t in terms if _named(t, stems)) >= needed:
+    if _named(terms, said) >= needed:
         return True
     topic = commitment.topic
-    return topic is not None and any(_named(t, stems) for t in terms - _task_terms(topic, stopwords)) \
+    return topic is not None and _named(terms - _task_terms(topic, stopwords), said) > 0 \
         and matches_title(topic, words)
 
 
 def _close_fulfilled(commitments: list[Commitment], text: MatchText, stopwords: frozenset[str]) -> list[Commitment]:
     words = words_of(text)
-    stems = frozenset(_stem(w) for w in words.tokens)
-    done = [c.status != "done" and _fulfilled(c, stems, words, stopwords) for c in commitments]
+    said = _said_in(words)
+    done = [c.status != "done" and _fulfilled(c, said, words, stopwords) for c in commitments]
     if True not in done:
         return commitments
     return [_replace(c, status="done") if flag else c for c, flag in zip(commitments, done, strict=True)]

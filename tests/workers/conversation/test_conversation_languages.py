@@ -12,7 +12,7 @@ import pytest
 from schemas.types import Mood
 from workers.conversation import Family, PatternSet, get_patterns, prepare_text
 from workers.conversation.patterns import MOOD_ORDER
-from workers.conversation.signals import extract_signals
+from workers.conversation.signals import Signals, extract_signals
 
 
 def lang(code: str) -> PatternSet:
@@ -287,6 +287,10 @@ def test_unicode_word_boundaries_work_after_accented_letters() -> None:
 # ── Cortex's own, beyond the reference's packs ──────────────────────────────────────
 
 
+def signals(code: str, text: str) -> Signals:
+    return extract_signals(prepare_text(text), lang(code))
+
+
 @pytest.mark.parametrize(("code", "text", "closes"), [
     ("es", "La migración de la base de datos está hecha.", True),
     ("es", "Las incidencias están resueltas.", True),
@@ -307,7 +311,7 @@ def test_a_romance_closure_agrees_with_what_it_closes(code: str, text: str, clos
     singular only: "La migración de la base de datos está hecha" left its thread open.
     Nouns and imperatives of the same stem ("los hechos", "faites attention", "fatti") are
     none."""
-    assert bool(extract_signals(prepare_text(text), lang(code)).closures) is closes
+    assert bool(signals(code, text).closures) is closes
 
 
 @pytest.mark.parametrize(("code", "text", "waited"), [
@@ -317,7 +321,7 @@ def test_a_romance_closure_agrees_with_what_it_closes(code: str, text: str, clos
 ])
 def test_a_wait_is_what_is_awaited(code: str, text: str, waited: str) -> None:
     """"waiting on" waited for nothing; "J'attends la réponse" waited for "attends la réponse"."""
-    assert extract_signals(prepare_text(text), lang(code)).waits == (waited,)
+    assert signals(code, text).waits == (waited,)
 
 
 @pytest.mark.parametrize(("code", "text", "topic"), [
@@ -328,4 +332,4 @@ def test_a_wait_is_what_is_awaited(code: str, text: str, waited: str) -> None:
 def test_everyday_topic_cues_open_their_topic(code: str, text: str, topic: str) -> None:
     """"zum Thema X" titled the thread "Thema X"; "vamos falar sobre" and the informal
     "давай обсудим" opened none."""
-    assert extract_signals(prepare_text(text), lang(code)).topics == (topic,)
+    assert signals(code, text).topics == (topic,)
