@@ -45,12 +45,13 @@ import msgspec
 
 from schemas.docs import Commitment, CommitmentsDoc, Integrity
 from schemas.events import FeedbackEvent, MessageEvent
+from schemas.types import Role
 from shared.config import CommitmentsSettings
 from workers.conversation.due import due_string
 from workers.conversation.feedback import feedback_target
 from workers.conversation.ids import unique_id
 from workers.conversation.patterns import MatchText, PatternSet, prepare_text
-from workers.conversation.promises import Promise, find_promises
+from workers.conversation.promises import Promise, find_delegated, find_promises
 from workers.conversation.signals import Words, matches_title, message_topics, title_terms, words_of
 
 _replace = msgspec.structs.replace
@@ -246,17 +247,23 @@ def apply_message(
     text = prepare_text(event.content)
     if patterns.closures(text):
         commitments = _close_fulfilled(commitments, text, patterns.stopwords)
-    who = event.sender or event.role
-    promises = find_promises(text, patterns)
+    own: list[tuple[str, Role | None, Promise]] = [(event.sender or event.role, event.role, p)
+                                                  for p in find_promises(text, patterns)]
+    # a named person's promise is theirs (no role: not the agent's, not the user's); a request
+    # to the agent ("remind me to …") is the agent's
+    others: list[tuple[str, Role | None, Promise]] = [
+        (d.who, None, d.promise) if d.who else ("assistant", "assistant", d.promise)
+        for d in find_delegated(text, patterns)]
+    promises = [*own, *others]
     taken = {c.id for c in commitments} if promises else set()
     topics = message_topics(text, patterns) if promises else []
     added = []
-    for index, promise in enumerate(promises):
+    for index, (who, role, promise) in enumerate(promises):
         commitment_id = unique_id(event.id, "commitment", index, taken)
         taken.add(commitment_id)
         added.append(Commitment(id=commitment_id, who=who, what=promise.what, status="open",
                                 created=event.ts, source_event=event.id, due=due_string(promise.due, event.ts, tz),
-                                topic=_topic(promise, topics, patterns.stopwords), role=event.role))
+                                topic=_topic(promise, topics, patterns.stopwords), role=role))
     if added:
         commitments = [*commitments, *added]
     return _rebuilt(base, now, _cap(commitments, settings.max_commitments))

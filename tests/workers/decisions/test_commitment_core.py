@@ -432,3 +432,14 @@ def test_the_topic_is_the_nearest_one_before_the_promise_unless_the_task_names_i
     assert promised.topic == topic
     if topic is None:  # a document without one is the document of before
         assert b"topic" not in msgspec.json.encode(promised)
+
+
+def test_a_named_persons_promise_is_theirs_and_a_request_to_the_agent_is_the_agents() -> None:
+    """Issue 37: "Sarah will send the signed contract by Friday" is Sarah's (no role: neither the
+    agent's nor the user's), "remind me to renew the SSL certificate" the agent's."""
+    doc = say(None, "Sarah will send the signed contract by Friday.", sender="albert")
+    doc = say(doc, "Can you remind me to renew the SSL certificate tomorrow?", 1, sender="albert")
+    assert [(c.who, c.role, c.what, c.due) for c in doc.commitments] == [
+        ("Sarah", None, "send the signed contract", "2026-02-20"),
+        ("assistant", "assistant", "remind me to renew the SSL certificate", "2026-02-18"),
+    ]
