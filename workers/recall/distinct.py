@@ -137,3 +137,21 @@ def distinct(a: str, b: str) -> bool:
     if specifics(a) != specifics(b) or negated(a) != negated(b):
         return True
     return _substituted(content_words(a), content_words(b))
+
+
+def _akin(a: str, b: str) -> bool:
+    """Looser than :func:`same_word`, for finding a query's words in a text: "work" / "works"."""
+    alike = len(_common_prefix(a, b))
+    return a == b or (alike >= min(STEM_LETTERS, len(a), len(b)) and alike >= STEM_SHARE * min(len(a), len(b))
+                      and min(len(a), len(b)) >= 4)
+
+
+def coverage(query: str, text: str) -> float:
+    """The share of the query's content words that ``text`` has, in some form (0.0 for a
+    query of function words only)."""
+    wanted = list(dict.fromkeys(content_words(query)))
+    if not wanted:
+        return 0.0
+    have = set(content_words(text))
+    return sum(1 for w in wanted if w in have or any(_akin(w, h) for h in have)) / len(wanted)
+
