@@ -42,7 +42,6 @@ class DecisionsSettings(msgspec.Struct, frozen=True, kw_only=True):
 
 class CommitmentsSettings(msgspec.Struct, frozen=True, kw_only=True):
     enabled: bool = True
-    overdue_days: Annotated[int, Meta(ge=1, le=90)] = 7
     max_commitments: Annotated[int, Meta(ge=10, le=500)] = 100
 
 
@@ -53,6 +52,9 @@ class BootSettings(msgspec.Struct, frozen=True, kw_only=True):
     max_threads_in_boot: Annotated[int, Meta(ge=1, le=20)] = 7
     max_decisions_in_boot: Annotated[int, Meta(ge=1, le=30)] = 10
     decision_recency_days: Annotated[int, Meta(ge=1, le=90)] = 14
+    # an open commitment without a due date is listed this many days after it was made, then
+    # only counted (it is never overdue: nothing said when it was due)
+    commitment_days: Annotated[int, Meta(ge=1, le=90)] = 7
     wait_ms: Annotated[int, Meta(ge=0, le=60000)] = 2000
     # at most one "change" BootDoc per agent per this much *event* time (0: one per fetched
     # batch); session start, compaction and session end always make one

@@ -130,7 +130,7 @@ def run_cores(env: Envelope, docs: Docs) -> None:
     elif isinstance(event, FeedbackEvent):
         try:
             docs.threads = threads_feedback(docs.threads, event, ThreadsSettings())
-            docs.commitments = commitments.apply_feedback(docs.commitments, event, CommitmentsSettings())
+            docs.commitments = commitments.apply_feedback(docs.commitments, event)
         except FeedbackError as exc:  # a permanent, explained refusal
             assert str(exc).strip()
     for doc in (docs.threads, docs.decisions, docs.commitments, docs.channels):
