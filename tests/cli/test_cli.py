@@ -331,7 +331,7 @@ async def test_an_agent_cortex_knows_nothing_of_is_exit_1_with_one_line_everywhe
     finally:
         await nc.close()
     reading = [("threads",), ("decisions",), ("commitments",), ("facts",), ("recall", "x"), ("boot",),
-               ("boot", "--fresh")]
+               ("boot", "--fresh"), ("threads", "--json"), ("facts", "--json"), ("boot", "--json")]
     for args in reading:
         result = cortex(args[0], "ghost", *args[1:], env=env)
         assert result.returncode == 1, (args, result.stdout, result.stderr)

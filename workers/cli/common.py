@@ -96,3 +96,15 @@ def no_data(prefix: str, agent: str) -> CliError:
 async def require_data(nc: Client, settings: Settings, agent: str) -> None:
     if not await has_data(nc.jetstream(), settings.prefix, agent):
         raise no_data(settings.prefix, agent)
+
+
+def add_json_flag(parser: Any, what: str = "the API's reply") -> None:
+    """``--json``: a reading command prints the data it read, as JSON, instead of its table
+    (as the nats CLI's ``-j``): for scripts and ``jq``."""
+    parser.add_argument("--json", action="store_true", help=f"print {what} as JSON instead of the table")
+
+
+def print_json(value: bytes | object) -> None:
+    """``value`` (JSON bytes as an API replied, or anything msgspec encodes) indented, on stdout."""
+    raw = value if isinstance(value, bytes) else msgspec.json.encode(value)
+    print(msgspec.json.format(raw, indent=2).decode())

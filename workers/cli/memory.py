@@ -27,7 +27,7 @@ from shared.feedback import publish_feedback
 from shared.llm import LlmClient
 from shared.names import BUCKET_KNOWLEDGE, api_subject, notes_subject, published_subject
 from workers.cli.base import CliError
-from workers.cli.common import connected, require_data
+from workers.cli.common import add_json_flag, connected, print_json, require_data
 from workers.cli.query import _agent, event_time, request_api
 from workers.recall.markdown import (
     SUMMARY_PURPOSE,
@@ -75,6 +75,7 @@ def register(sub: Any) -> None:
     facts = sub.add_parser("facts", help="print the agent's known facts (optionally about one entity)")
     facts.add_argument("agent")
     facts.add_argument("--entity", help="an entity value or id, e.g. Maria or person:maria")
+    add_json_flag(facts, "the facts (and their entities) of the KnowledgeDoc")
     facts.add_argument("--nats-url")
     facts.set_defaults(handler=cmd_facts)
 
@@ -237,7 +238,10 @@ async def cmd_facts(args: argparse.Namespace, settings: Settings) -> int:
         if doc is None:
             await require_data(nc, settings, agent)
     if doc is None:
-        print(f"(no knowledge for {agent} yet)")
+        if args.json:
+            print_json({"entities": [], "facts": [], "replaced": []})
+        else:
+            print(f"(no knowledge for {agent} yet)")
         return 0
     names = entity_names(doc.entities)
     wanted = args.entity.lower() if args.entity else None
@@ -249,6 +253,11 @@ async def cmd_facts(args: argparse.Namespace, settings: Settings) -> int:
     # "Maria works at Acme Analytics GmbH" two weeks before "… at Globex Corp": both are kept,
     # the older one says it was replaced (the briefing shows only the newer)
     current = {f.id for f in current_facts(doc.facts)}
+    if args.json:
+        named = {f.subject for f in facts} | {f.object for f in facts}
+        print_json({"entities": [e for e in doc.entities if ids is None or e.id in named], "facts": facts,
+                    "replaced": [f.id for f in facts if f.id not in current]})
+        return 0
     rows = [[f"{f.relevance:.2f}", names.get(f.subject, f.subject), f.predicate,
              names.get(f.object, f.object) + ("" if f.id in current else " (replaced)"), f.source] for f in facts]
     print(render_table(["relevance", "subject", "predicate", "object", "source"], rows) if rows

@@ -16,7 +16,7 @@ from shared.kv import kv_count, kv_read
 from shared.names import BUCKET_CHECKPOINTS, DLQ_STREAM, EVENTS_STREAM, NOTES_STREAM
 from shared.provision import LayoutError, buckets_for, consumer_replicas, provision
 from workers.cli.base import CliError
-from workers.cli.common import connected
+from workers.cli.common import add_json_flag, connected, print_json
 from workers.cli.publish import register as register_publish
 from workers.cli.sources import print_sources
 from workers.registry import consumer_specs, doc_buckets
@@ -32,6 +32,7 @@ def register(sub: Any) -> None:
     register_publish(sub)
 
     status = sub.add_parser("status", help="streams, consumers and their lag, buckets")
+    add_json_flag(status, "the streams', consumers' and buckets' state as the JetStream API returned it")
     status.add_argument("--nats-url")
     status.set_defaults(handler=cmd_status)
 
@@ -57,6 +58,11 @@ async def cmd_init(args: argparse.Namespace, settings: Settings) -> int:
 async def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
     async with connected(settings, args.nats_url) as nc:
         js = nc.jetstream()
+        if args.json:
+            from workers.cli.statusjson import status_report
+
+            print_json(await status_report(js, settings))
+            return 0
         print("STREAMS")
         for name in (EVENTS_STREAM, NOTES_STREAM, DLQ_STREAM):
             try:

@@ -35,7 +35,7 @@ from shared.feedback import publish_feedback, publish_time
 from shared.kv import kv_read
 from shared.names import BUCKET_BOOT, BUCKET_DECISIONS, BUCKET_NARRATIVES, BUCKET_THREADS, api_subject
 from workers.cli.base import CliError
-from workers.cli.common import connected, require_data
+from workers.cli.common import add_json_flag, connected, print_json, require_data
 from workers.tables import (
     Rows,
     commitment_rows,
@@ -58,6 +58,7 @@ def _register_recall(sub: Any) -> None:
                         help="also memories a newer one contradicted (marked 'superseded')")
     recall.add_argument("--full-ids", action="store_true",
                         help="print each memory's whole id (what `cortex memory pin|forget` takes), not its first 8")
+    add_json_flag(recall)
     recall.add_argument("--nats-url")
     recall.set_defaults(handler=cmd_recall)
 
@@ -66,18 +67,21 @@ def register(sub: Any) -> None:
     boot = sub.add_parser("boot", help="print the agent's BOOTSTRAP markdown")
     boot.add_argument("agent")
     boot.add_argument("--fresh", action="store_true", help="ask the boot API for a new assembly")
+    add_json_flag(boot, "the BootDoc (stored, or the API's reply with --fresh)")
     boot.add_argument("--nats-url")
     boot.set_defaults(handler=cmd_boot)
     narrative = sub.add_parser("narrative", help="print the agent's narrative (the last 24 hours)")
     narrative.add_argument("agent")
     narrative.add_argument("--fresh", action="store_true",
                            help="made now from the latest threads, decisions and timeline (structured)")
+    add_json_flag(narrative, "the stored NarrativeDoc")
     narrative.add_argument("--nats-url")
     narrative.set_defaults(handler=cmd_narrative)
     for name, helptext in (("threads", "the agent's threads"), ("decisions", "the agent's decisions"),
                            ("commitments", "the agent's commitments")):
         p = sub.add_parser(name, help=f"print {helptext} as a table")
         p.add_argument("agent")
+        add_json_flag(p)
         p.add_argument("--nats-url")
         p.set_defaults(handler=cmd_table, table=name)
 
@@ -90,6 +94,7 @@ def register(sub: Any) -> None:
     traces.add_argument("--all", action="store_true",
                         help="also findings Claude's triage dismissed, and every operation")
     traces.add_argument("--limit", type=int, help="at most this many findings (default 50)")
+    add_json_flag(traces, "the two API replies ({\"findings\": …, \"operations\": …})")
     traces.add_argument("--nats-url")
     traces.set_defaults(handler=cmd_traces)
 
@@ -148,12 +153,18 @@ async def cmd_boot(args: argparse.Namespace, settings: Settings) -> int:
                 await require_data(nc, settings, agent)
                 raise CliError(f"no document of {agent} yet to brief from: its events are not applied yet "
                                "(are the workers running?)")
-            print(fresh.markdown)
+            if args.json:
+                print_json(raw)
+            else:
+                print(fresh.markdown)
             return 0
         raw_doc, _ = await kv_read(await nc.jetstream().key_value(BUCKET_BOOT), agent)
         if raw_doc is None:
             await require_data(nc, settings, agent)
             raise CliError(f"no BOOTSTRAP document for {agent} yet (try --fresh)")
+    if args.json:
+        print_json(raw_doc)
+        return 0
     doc = msgspec.json.decode(raw_doc, type=BootDoc)
     print(doc.markdown)
     if doc.lagging:
@@ -170,6 +181,8 @@ async def cmd_narrative(args: argparse.Namespace, settings: Settings) -> int:
     from workers.narrative.worker import structured_narrative
 
     agent = _agent(args.agent)
+    if args.json and args.fresh:
+        raise CliError("--json prints the stored NarrativeDoc; --fresh makes a narrative as text: choose one")
     async with connected(settings, args.nats_url) as nc:
         reader = DocReader(nc.jetstream())
         narrative = await reader.latest(BUCKET_NARRATIVES, agent, NarrativeDoc)
@@ -189,6 +202,9 @@ async def cmd_narrative(args: argparse.Namespace, settings: Settings) -> int:
         return 0
     if narrative is None or not narrative.markdown:
         raise CliError(f"no narrative for {agent} yet: one is made at a session end or a compaction (try --fresh)")
+    if args.json:
+        print_json(narrative)
+        return 0
     print(narrative.markdown.rstrip("\n"))
     print(f"\n({narrative.source}, {narrative.ts.isoformat()})", file=sys.stderr)
     return 0
@@ -209,7 +225,10 @@ async def cmd_table(args: argparse.Namespace, settings: Settings) -> int:
         headers, rows = _rows(args.table, raw)
         if not rows:
             await require_data(nc, settings, agent)
-    print(render_table(headers, rows) if rows else f"(no {args.table} for {agent})")
+    if args.json:
+        print_json(raw)
+    else:
+        print(render_table(headers, rows) if rows else f"(no {args.table} for {agent})")
     return 0
 
 
@@ -224,7 +243,10 @@ async def cmd_traces(args: argparse.Namespace, settings: Settings) -> int:
         operations = msgspec.json.decode(raw, type=OperationsReply)
         if not findings.findings and not operations.operations:
             await require_data(nc, settings, agent)
-    print(traces_text(agent, findings, operations), end="")
+    if args.json:
+        print_json({"findings": findings, "operations": operations})
+    else:
+        print(traces_text(agent, findings, operations), end="")
     return 0
 
 
@@ -237,6 +259,9 @@ async def cmd_recall(args: argparse.Namespace, settings: Settings) -> int:
         reply = msgspec.json.decode(raw, type=RecallReply)
         if not reply.memories:
             await require_data(nc, settings, agent)
+    if args.json:
+        print_json(raw)
+        return 0
     if not reply.memories:
         print(f"(no memories of {agent} match)")
         return 0
