@@ -180,19 +180,36 @@ def check_creds_file(path: str) -> None:
 
 
 SCHEMES = ("nats", "tls", "ws", "wss")
+WEBSOCKET = ("ws", "wss")  # nats-py speaks these only with aiohttp installed (not a Cortex dependency)
 
 
 class UrlSchemeError(ValueError):
     """A NATS URL with a scheme nats-py does not speak (``http://``): named, not looked up as a host."""
 
 
+def _speaks_websocket() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("aiohttp") is not None
+
+
+def usable_schemes() -> str:
+    """The schemes a URL may have here, as the hint of an error names them."""
+    if _speaks_websocket():
+        return "nats://, tls://, ws:// or wss://"
+    return "nats:// or tls://"
+
+
 def check_url_schemes(url: str) -> None:
-    """Every server of the list has a scheme nats-py speaks and a numeric port (if any)."""
+    """Every server of the list has a scheme nats-py speaks here and a numeric port (if any)."""
     for part in server_urls(url):
-        scheme = urlsplit(part).scheme if "://" in part else "nats"
-        if scheme.lower() not in SCHEMES:
+        scheme = urlsplit(part).scheme.lower() if "://" in part else "nats"
+        if scheme not in SCHEMES:
             raise UrlSchemeError(f"{redact_url(part)}: unsupported URL scheme {scheme + '://'!r} "
-                                 "(use nats://, tls://, ws:// or wss://)")
+                                 f"(use {usable_schemes()})")
+        if scheme in WEBSOCKET and not _speaks_websocket():
+            raise UrlSchemeError(f"{redact_url(part)}: a {scheme}:// URL needs the aiohttp package, which is not "
+                                 "installed (pip install aiohttp), or use nats:// or tls://")
         try:
             urlsplit(part if "://" in part else f"nats://{part}").port  # noqa: B018 - parses the port
         except ValueError:

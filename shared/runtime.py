@@ -361,7 +361,13 @@ class WorkerHost:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, self.stop.set)
+                loop.add_signal_handler(sig, self._stop_on, sig)
+
+    def _stop_on(self, sig: signal.Signals) -> None:
+        """A stop signal: said once (an operator sees the shutdown begin), then the one shutdown sequence."""
+        if not self.stop.is_set():
+            log.info("stopping", extra={"signal": sig.name, "workers": ",".join(s.name for s in self.specs)})
+        self.stop.set()
 
     async def run(self, nats_url: str | None = None) -> None:
         settings = self.settings if nats_url is None else msgspec.structs.replace(self.settings, nats_url=nats_url)

@@ -66,8 +66,11 @@ def register(sub: Any) -> None:
         p.set_defaults(handler=cmd_memory, kind=kind)
     consolidate = msub.add_parser("consolidate", help="what the agent's next session start would merge and expire")
     consolidate.add_argument("agent")
-    consolidate.add_argument("--dry-run", action="store_true", required=True,
-                             help="report only (consolidation itself runs at session starts, through the stream)")
+    # a report is all this command makes (consolidation runs at session starts, through the stream): the flag
+    # says so, and is no longer required to say it
+    consolidate.add_argument("--dry-run", action="store_true",
+                             help="report only, as always (consolidation itself runs at session starts, through "
+                                  "the stream)")
     consolidate.add_argument("--json", action="store_true", help="the API's reply as JSON")
     consolidate.add_argument("--nats-url")
     consolidate.set_defaults(handler=cmd_consolidate)

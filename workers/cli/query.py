@@ -26,14 +26,21 @@ from schemas.api import (
     TracesReply,
     TracesRequest,
 )
-from schemas.docs import BootDoc, DecisionsDoc, NarrativeDoc, ThreadsDoc
+from schemas.docs import BootDoc, CommitmentsDoc, DecisionsDoc, NarrativeDoc, ThreadsDoc
 from schemas.events import FeedbackEvent, is_valid_agent
 from schemas.types import PRIORITIES, SEVERITIES, SIGNALS
 from shared.asof import DocReader
 from shared.config import Settings
 from shared.feedback import publish_feedback, publish_time
 from shared.kv import kv_read
-from shared.names import BUCKET_BOOT, BUCKET_DECISIONS, BUCKET_NARRATIVES, BUCKET_THREADS, api_subject
+from shared.names import (
+    BUCKET_BOOT,
+    BUCKET_COMMITMENTS,
+    BUCKET_DECISIONS,
+    BUCKET_NARRATIVES,
+    BUCKET_THREADS,
+    api_subject,
+)
 from workers.cli.base import CliError
 from workers.cli.common import add_json_flag, connected, print_json, require_data
 from workers.tables import (
@@ -282,9 +289,30 @@ async def event_time(nc: Any, agent: str) -> datetime:
     return publish_time(d.integrity.last_event_ts for d in docs if d is not None)
 
 
+async def _check_target(nc: Any, settings: Settings, agent: str, kind: str, target: str) -> None:
+    """A correction names a thread or commitment the agent has (its latest document), or
+    nothing is published: the owning worker would drop an unknown id without a word."""
+    reader = DocReader(nc.jetstream())
+    ids: list[str] | None = None
+    if kind == "commitment_done":
+        what = "commitment"
+        if (commitments := await reader.latest(BUCKET_COMMITMENTS, agent, CommitmentsDoc)) is not None:
+            ids = [c.id for c in commitments.commitments]
+    else:
+        what = "thread"
+        if (threads := await reader.latest(BUCKET_THREADS, agent, ThreadsDoc)) is not None:
+            ids = [t.id for t in threads.threads]
+    if ids is None:
+        await require_data(nc, settings, agent)
+    if target not in (ids or []):
+        raise CliError(f"{agent} has no {what} {target!r}: nothing was published (`cortex {what}s {agent}` lists "
+                       "the ids)")
+
+
 async def cmd_feedback(args: argparse.Namespace, settings: Settings) -> int:
     agent = _agent(args.agent)
     async with connected(settings, args.nats_url) as nc:
+        await _check_target(nc, settings, agent, args.kind, args.id)
         event = FeedbackEvent(id=f"fb-{uuid.uuid4().hex}", agent=agent, ts=await event_time(nc, agent),
                               kind=args.kind, target=args.id, value=getattr(args, "level", None), actor=args.actor)
         await publish_feedback(nc.jetstream(), settings.prefix, event)
