@@ -31,6 +31,7 @@ def discovered_url(settings: Settings) -> str | None:
 
 
 DEFAULT_URL = "nats://127.0.0.1:4222"
+AGENT_HELP = "the agent's id (^[A-Za-z0-9_-]{1,64}$, the token in its subjects: cortex.msg.<agent>.*)"
 NATS_URL_HELP = ("NATS server (default: CORTEX_NATS_URL, else NATS_URL or the nats CLI's context, else the `cortex "
                  "up` running with this CORTEX_DATA_DIR, else nats://127.0.0.1:4222)")
 

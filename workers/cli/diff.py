@@ -14,7 +14,7 @@ from shared.kv import kv_keys, kv_read
 from shared.names import DOC_BUCKETS, shadow_bucket
 from shared.parts import SPLIT_DOCS, decode_parts, is_part_key, read_latest
 from workers.cli.base import CliError
-from workers.cli.common import connected
+from workers.cli.common import NATS_URL_HELP, connected
 from workers.cli.query import _agent
 
 MAX_LINES_PER_DOC = 40
@@ -23,9 +23,10 @@ _IGNORED = {("integrity", "producer")}  # a shadow worker is by definition anoth
 
 def register(sub: Any) -> None:
     p = sub.add_parser("diff", help="compare shadow and live documents")
-    p.add_argument("what", choices=["shadow"])
-    p.add_argument("--agent")
-    p.add_argument("--nats-url")
+    p.add_argument("what", choices=["shadow"], help="what to compare: shadow (the shadow workers' documents "
+                                                    "against the live ones)")
+    p.add_argument("--agent", help="only this agent's documents (default: every agent)")
+    p.add_argument("--nats-url", help=NATS_URL_HELP)
     p.set_defaults(handler=cmd_diff)
 
 

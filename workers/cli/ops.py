@@ -25,7 +25,7 @@ from workers.registry import consumer_specs, doc_buckets
 
 def register(sub: Any) -> None:
     init = sub.add_parser("init", help="create or update streams, buckets and consumers (idempotent)")
-    init.add_argument("--nats-url")
+    init.add_argument("--nats-url", help=NATS_URL_HELP)
     init.add_argument("--migrate", action="store_true",
                       help="move an existing CORTEX_EVENTS to the slot layout (workers stopped; sequences kept)")
     init.set_defaults(handler=cmd_init)
@@ -34,7 +34,7 @@ def register(sub: Any) -> None:
 
     status = sub.add_parser("status", help="streams, consumers and their lag, buckets")
     add_json_flag(status, "the streams', consumers' and buckets' state as the JetStream API returned it")
-    status.add_argument("--nats-url")
+    status.add_argument("--nats-url", help=NATS_URL_HELP)
     status.set_defaults(handler=cmd_status)
 
 

@@ -42,7 +42,7 @@ from shared.names import (
     api_subject,
 )
 from workers.cli.base import CliError
-from workers.cli.common import add_json_flag, connected, print_json, require_data
+from workers.cli.common import AGENT_HELP, NATS_URL_HELP, add_json_flag, connected, print_json, require_data
 from workers.tables import (
     Rows,
     commitment_rows,
@@ -56,53 +56,53 @@ from workers.tables import (
 
 def _register_recall(sub: Any) -> None:
     recall = sub.add_parser("recall", help="print ranked memories within a token budget")
-    recall.add_argument("agent")
-    recall.add_argument("query")
-    recall.add_argument("--project")
+    recall.add_argument("agent", help=AGENT_HELP)
+    recall.add_argument("query", help="what to recall, in words (hybrid: meaning and keywords)")
+    recall.add_argument("--project", help="prefer memories of this project (the request's project)")
     recall.add_argument("--budget", type=int, help="token budget (default CORTEX_RECALL_BUDGET_TOKENS)")
-    recall.add_argument("--limit", type=int)
+    recall.add_argument("--limit", type=int, help="at most this many memories (default CORTEX_RECALL_LIMIT)")
     recall.add_argument("--history", action="store_true",
                         help="also memories a newer one contradicted (marked 'superseded')")
     recall.add_argument("--full-ids", action="store_true",
                         help="print each memory's whole id (what `cortex memory pin|forget` takes), not its first 8")
     add_json_flag(recall)
-    recall.add_argument("--nats-url")
+    recall.add_argument("--nats-url", help=NATS_URL_HELP)
     recall.set_defaults(handler=cmd_recall)
 
 
 def register(sub: Any) -> None:
     boot = sub.add_parser("boot", help="print the agent's BOOTSTRAP markdown")
-    boot.add_argument("agent")
+    boot.add_argument("agent", help=AGENT_HELP)
     boot.add_argument("--fresh", action="store_true", help="ask the boot API for a new assembly")
     add_json_flag(boot, "the BootDoc (stored, or the API's reply with --fresh)")
-    boot.add_argument("--nats-url")
+    boot.add_argument("--nats-url", help=NATS_URL_HELP)
     boot.set_defaults(handler=cmd_boot)
     narrative = sub.add_parser("narrative", help="print the agent's narrative (the last 24 hours)")
-    narrative.add_argument("agent")
+    narrative.add_argument("agent", help=AGENT_HELP)
     narrative.add_argument("--fresh", action="store_true",
                            help="made now from the latest threads, decisions and timeline (structured)")
     add_json_flag(narrative, "the stored NarrativeDoc")
-    narrative.add_argument("--nats-url")
+    narrative.add_argument("--nats-url", help=NATS_URL_HELP)
     narrative.set_defaults(handler=cmd_narrative)
     for name, helptext in (("threads", "the agent's threads"), ("decisions", "the agent's decisions"),
                            ("commitments", "the agent's commitments")):
         p = sub.add_parser(name, help=f"print {helptext} as a table")
-        p.add_argument("agent")
+        p.add_argument("agent", help=AGENT_HELP)
         add_json_flag(p)
-        p.add_argument("--nats-url")
+        p.add_argument("--nats-url", help=NATS_URL_HELP)
         p.set_defaults(handler=cmd_table, table=name)
 
     traces = sub.add_parser("traces", help="print the failure patterns found in the agent's tool and run events",
                             description="Findings of the trace analyzer (newest first) and the operations the "
                                         "agent still has to hear about ([PENDING], [NEW RESULT], [FAILED]).")
-    traces.add_argument("agent")
+    traces.add_argument("agent", help=AGENT_HELP)
     traces.add_argument("--signal", choices=SIGNALS, help="only this signal")
     traces.add_argument("--severity", choices=SEVERITIES, help="at least this severity")
     traces.add_argument("--all", action="store_true",
                         help="also findings Claude's triage dismissed, and every operation")
     traces.add_argument("--limit", type=int, help="at most this many findings (default 50)")
     add_json_flag(traces, "the two API replies ({\"findings\": …, \"operations\": …})")
-    traces.add_argument("--nats-url")
+    traces.add_argument("--nats-url", help=NATS_URL_HELP)
     traces.set_defaults(handler=cmd_traces)
 
     _register_recall(sub)
@@ -110,23 +110,23 @@ def register(sub: Any) -> None:
     thread = sub.add_parser("thread", help="correct a thread: close it or set its priority")
     tsub = thread.add_subparsers(dest="action", required=True)
     close = tsub.add_parser("close", help="close a thread")
-    close.add_argument("agent")
-    close.add_argument("id")
+    close.add_argument("agent", help=AGENT_HELP)
+    close.add_argument("id", help="the thread's id (`cortex threads AGENT` lists them)")
     close.set_defaults(handler=cmd_feedback, kind="thread_close", value=None)
     prio = tsub.add_parser("priority", help="set a thread's priority")
-    prio.add_argument("agent")
-    prio.add_argument("id")
-    prio.add_argument("level", choices=PRIORITIES)
+    prio.add_argument("agent", help=AGENT_HELP)
+    prio.add_argument("id", help="the thread's id (`cortex threads AGENT` lists them)")
+    prio.add_argument("level", choices=PRIORITIES, help="the new priority: " + ", ".join(PRIORITIES))
     prio.set_defaults(handler=cmd_feedback, kind="thread_priority")
     commitment = sub.add_parser("commitment", help="correct a commitment")
     csub = commitment.add_subparsers(dest="action", required=True)
     done = csub.add_parser("done", help="mark a commitment done")
-    done.add_argument("agent")
-    done.add_argument("id")
+    done.add_argument("agent", help=AGENT_HELP)
+    done.add_argument("id", help="the commitment's id (`cortex commitments AGENT` lists them)")
     done.set_defaults(handler=cmd_feedback, kind="commitment_done", value=None)
     for p in (close, prio, done):
-        p.add_argument("--nats-url")
-        p.add_argument("--actor", default="cli")
+        p.add_argument("--nats-url", help=NATS_URL_HELP)
+        p.add_argument("--actor", default="cli", help="who made the correction, as the event's actor (default cli)")
 
 
 def _agent(value: str) -> str:
