@@ -7,6 +7,7 @@ import contextlib
 import json
 import logging
 import os
+import random
 import ssl
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ import nats.errors
 from nats.aio.client import Client
 from nats.protocol.parser import AUTHORIZATION_VIOLATION, PERMISSIONS_ERR, STALE_CONNECTION
 
-from shared.backoff import backoff_delay
+from shared.backoff import backoff_delay, jittered
 from shared.config import Settings
 from shared.natsio import message_size
 
@@ -113,6 +114,7 @@ async def _open(opts: dict[str, Any]) -> Client:
 
 
 DEFAULT_URL = "nats://127.0.0.1:4222"
+CONNECT_JITTER = 0.25  # ± a quarter of each wait before a (re)connect attempt
 
 
 def server_urls(url: str | None) -> list[str]:
@@ -223,7 +225,9 @@ def connect_options(settings: Settings, name: str) -> dict[str, Any]:
         "servers": server_urls(settings.nats_url),
         "name": name,
         "max_reconnect_attempts": -1,
-        "reconnect_time_wait": 1,
+        # nats-py waits the same time between reconnects for ever: each client its own, so that the
+        # pods a server restart disconnected do not come back at it in step
+        "reconnect_time_wait": round(jittered(1.0, CONNECT_JITTER, random.random()), 3),
         "connect_timeout": 5,
         "allow_reconnect": True,
     }
@@ -457,7 +461,7 @@ async def connect(settings: Settings, name: str, *, retry_forever: bool = False,
             reason = await _reason(exc, settings)
             if not retry_forever:
                 raise ConnectError(f"cannot connect to NATS at {url}: {reason}") from exc
-            delay = backoff_delay(attempt, 0.5, 10.0)
+            delay = round(jittered(backoff_delay(attempt, 0.5, 10.0), CONNECT_JITTER, random.random()), 3)
             log.warning("nats_connect_failed", extra={"url": url, "error": reason, "retry_in_s": delay})
             if await _stopped_during(delay, stop):  # SIGTERM while NATS is unreachable
                 raise ConnectError(f"stopped while connecting to NATS at {url}") from exc

@@ -61,6 +61,7 @@ class WorkerContext:
     # every worker of the deployment (the registry's, handed down by whoever made the host): what
     # a worker that looks at the others (the status API) sees, without importing the registry
     catalog: Mapping[str, WorkerSpec] = field(default_factory=dict)
+    version: str = "0+unknown"  # the package's (what its API services announce)
     # the process's composed-input reader (the host's, shared by all its workers); one of its
     # own when none is given (a context made outside a host)
     shared_inputs: InitVar[Inputs | None] = None
@@ -285,7 +286,7 @@ class WorkerHost:
         ctx = WorkerContext(nc=nc, js=js, settings=self.settings, worker=spec.name, consumer=consumer,
                             producer=producer_id(spec, self.settings, self.version), health=health, shadow=shadow,
                             extras=self.extras, partition=partition, catalog=self.catalog,
-                            shared_inputs=self.inputs)
+                            version=self.version, shared_inputs=self.inputs)
         try:
             while not self.stop.is_set():
                 health.set_ready(True, "standby: waiting for the lease")
@@ -354,7 +355,8 @@ class WorkerHost:
                             consumer="", producer=producer_id(spec, self.settings, self.version), health=health,
                             shadow=self.settings.mode == "shadow",  # a shadow API answers from shadow state
                             # an API may call the LLM too (recall's re-ranker)
-                            extras=self.extras, catalog=self.catalog, shared_inputs=self.inputs)
+                            extras=self.extras, catalog=self.catalog, version=self.version,
+                            shared_inputs=self.inputs)
         await spec.serve(ctx, self.stop)
 
     def install_signal_handlers(self) -> None:
