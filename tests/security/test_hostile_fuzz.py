@@ -324,7 +324,7 @@ def test_cortex_publish_reports_hostile_lines_and_keeps_the_good_ones(
     """``cortex publish`` validates every line with the workers' decoder and never raises:
     each hostile line is rejected with a reason, every good line is kept."""
     from shared.config import load_settings
-    from workers.cli.ops import PublishReport, prepare_lines
+    from workers.cli.publish import PublishReport, prepare_lines
 
     good = msgspec.json.encode({"type": "msg.received", **GOOD_EVENTS["msg"][1]})
     lines = [raw for _, raw in payloads]

@@ -108,6 +108,7 @@ class RankedMemory(msgspec.Struct, frozen=True, kw_only=True):
     sender_boost: float = 0.0  # 1.0 when the query names the memory's sender (ranking.py)
     asks: float = 0.0  # 1.0 when the memory's own turn ends by asking (ranking.py)
     lexical: float = 0.0  # its message's BM25 score as a share of the best candidate's (ranking.py)
+    explicit: float = 0.0  # its relevance when it was stored on purpose (remembered, noted, a fact; ranking.py)
 
 
 @functools.lru_cache(maxsize=1 << 16)

@@ -90,6 +90,7 @@ class MemoryFilter(msgspec.Struct, frozen=True, kw_only=True):
     session: str | None = None
     claim: str | None = None
     superseded_by: tuple[str, ...] = ()  # memories superseded by one of these
+    absorbed: tuple[str, ...] = ()  # memories that took one of these ids in (``merged_from``)
     current: bool = False  # leave out superseded memories (recall's default)
 
 
@@ -118,6 +119,8 @@ def conditions(agent: str, flt: MemoryFilter | None) -> list[Condition]:
         out.append(("claim", flt.claim))
     if flt.superseded_by:
         out.append(("superseded_by", tuple(flt.superseded_by)))
+    if flt.absorbed:
+        out.append(("merged_from", tuple(flt.absorbed)))
     if flt.current:
         out.append(("superseded_by", None))
     return out
