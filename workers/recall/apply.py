@@ -39,6 +39,7 @@ from workers.recall.capture import (
     capture_note,
     capture_remember,
     is_context_memory,
+    is_explicit,
     is_reply_memory,
     is_turn_memory,
     reply_memory,
@@ -46,7 +47,7 @@ from workers.recall.capture import (
     window_memory,
 )
 from workers.recall.conflicts import Claim, conflicts, memory_claim
-from workers.recall.consolidation import needs_vector
+from workers.recall.consolidation import may_fold, needs_vector
 from workers.recall.embedders import Embedder, FloatVector
 from workers.recall.lifecycle import (
     LifecyclePolicy,
@@ -66,6 +67,9 @@ from workers.recall.store import MemoryFilter, MemoryPoint, MemoryStore
 log = logging.getLogger(__name__)
 
 MAX_KEY_MEMORIES = 10
+NEAR_DUPLICATES = 4  # stored memories a new one is compared with for folding
+# feedback that names a memory by the id it was given: one folded away since names its survivor
+RESOLVED_KINDS = frozenset({"memory_pin", "memory_forget"})
 
 
 @dataclass
@@ -377,10 +381,13 @@ class StoreApplier:
         # near-duplicate that says the opposite ("… is Tuesday" / "… is Thursday") is none.
         hits = [] if is_turn_memory(memory) or is_context_memory(memory) else self._near(writes, memory, vector)
         dup = next((h for h in hits if h.memory.id != memory.id and h.similarity >= self.settings.dedup_threshold
-                    and h.memory.fact_id is None and not conflicts(claim, memory_claim(h.memory))), None)
+                    and may_fold(memory, h.memory, claim)), None)
         if dup is not None and not memory.pinned:
             if dup.memory.last_seq >= memory.last_seq:
                 outcome.skipped += 1
+                return
+            if is_explicit(memory):
+                self._restate(writes, memory, dup.memory, claim, vector, outcome)
                 return
             # said again: the memory is current again, whatever had superseded it since
             merged = msgspec.structs.replace(merge_duplicate(dup.memory, memory), last_seq=memory.last_seq,
@@ -395,10 +402,27 @@ class StoreApplier:
         outcome.added += 1
 
     def _near(self, writes: PendingWrites, memory: Memory, vector: FloatVector) -> list[SearchHit]:
-        """The two stored memories of its type nearest to ``memory`` (the step's writes so
-        far included: they are written first)."""
+        """The stored memories of its type nearest to ``memory`` (the step's writes so far
+        included: they are written first)."""
         writes.flush_if(memory.agent, lambda m: m.type == memory.type)
-        return self.store.search(memory.agent, vector, flt=MemoryFilter(types=(memory.type,)), limit=2)
+        return self.store.search(memory.agent, vector, flt=MemoryFilter(types=(memory.type,)), limit=NEAR_DUPLICATES)
+
+    def _restate(self, writes: PendingWrites, memory: Memory, old: Memory, claim: Claim | None,
+                 vector: FloatVector, outcome: BatchOutcome) -> None:
+        """An explicit memory (remembered, noted) that says again what ``old`` says: it is
+        stored under its own id (the one its publisher was told) and takes ``old`` in, whose
+        id then names it (``merged_from``: a pin, forget or update of it reaches this one).
+        What ``old`` had superseded is superseded by this one now."""
+        kept = msgspec.structs.replace(merge_duplicate(memory, old), first_seq=memory.last_seq,
+                                       supersedes_id=old.supersedes_id, superseded_by=None)
+        kept = self._supersede(writes, kept, claim, memory.last_seq, outcome)
+        writes.flush()  # the scroll below sees the step's writes
+        writes.update([msgspec.structs.replace(m, superseded_by=kept.id, last_seq=max(m.last_seq, memory.last_seq))
+                       for m in self.store.scroll(memory.agent, flt=MemoryFilter(superseded_by=(old.id,)))])
+        writes.upsert(MemoryPoint(kept, vector))
+        writes.forget_known()  # written before the old one goes
+        self.store.delete(memory.agent, [old.id])
+        outcome.merged += 1
 
     def _as_its_turn(self, writes: PendingWrites, reply: Memory) -> Memory:
         """A reply window, made when the next turn arrives, states its own turn's statement
@@ -431,9 +455,21 @@ class StoreApplier:
         outcome.superseded += sum(1 for m in olds if m.superseded_by is None)
         return msgspec.structs.replace(memory, supersedes_id=olds[-1].id)
 
+    def _resolve(self, agent: str, ids: Sequence[str]) -> list[str]:
+        """``ids`` with each one that names no memory any more replaced by the memory that
+        took it in when it was folded (``merged_from``), if any."""
+        held = {m.id for m in self.store.get(agent, ids)}
+        gone = tuple(i for i in ids if i not in held)
+        if not gone:
+            return list(ids)
+        survivors = [m.id for m in self.store.scroll(agent, flt=MemoryFilter(absorbed=gone))]
+        return list(dict.fromkeys([*(i for i in ids if i in held), *survivors]))
+
     def _feedback(self, writes: PendingWrites, env: Envelope, event: FeedbackEvent, outcome: BatchOutcome) -> None:
         writes.forget_known()  # what follows reads and deletes through the store itself
         ids = feedback_ids(event)
+        if event.kind in RESOLVED_KINDS:
+            ids = self._resolve(env.agent, ids)
         if event.kind == "memory_forget":
             if event.value == "all" and not ids:  # `cortex forget AGENT`
                 self.store.delete_agent(env.agent)

@@ -94,6 +94,7 @@ class MemoryFilter(msgspec.Struct, frozen=True, kw_only=True):
     claim: str | None = None
     claims: tuple[str, ...] = ()  # making one of these claims
     superseded_by: tuple[str, ...] = ()  # memories superseded by one of these
+    absorbed: tuple[str, ...] = ()  # memories that took one of these ids in (``merged_from``)
     current: bool = False  # leave out superseded memories (recall's default)
     accessed: bool = False  # only memories recalled at least once (``access_count`` ≥ 1)
 
@@ -125,6 +126,7 @@ def conditions(agent: str, flt: MemoryFilter | None) -> list[Condition]:
         ("claim", flt.claim, flt.claim is not None),
         ("claim", tuple(flt.claims), bool(flt.claims)),
         ("superseded_by", tuple(flt.superseded_by), bool(flt.superseded_by)),
+        ("merged_from", tuple(flt.absorbed), bool(flt.absorbed)),
         ("superseded_by", None, flt.current),
         ("access_count", AtLeast(1), flt.accessed),
     ]
