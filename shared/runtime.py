@@ -218,11 +218,17 @@ def loop_config(settings: Settings, spec: WorkerSpec | None = None) -> LoopConfi
     )
 
 
+def owned_buckets(spec: WorkerSpec, shadow: bool) -> tuple[str, ...]:
+    """The document buckets a worker writes, by their physical names (shadow mode's own)."""
+    return tuple(shadow_bucket(b) if shadow else b for b in spec.buckets)
+
+
 def make_loop(ctx: WorkerContext, spec: WorkerSpec, handler: Handler, fence: Callable[[], None]) -> ConsumeLoop:
     """The consume loop of one consumer: ``ctx.consumer``, partition ``ctx.partition``."""
     settings = ctx.settings
+    config = msgspec.structs.replace(loop_config(settings, spec), buckets=owned_buckets(spec, ctx.shadow))
     return ConsumeLoop(ctx.js, worker=spec.name, consumer=ctx.consumer, handler=handler,
-                       config=loop_config(settings, spec), health=ctx.health,
+                       config=config, health=ctx.health,
                        accept=channel_filter(settings, ctx.shadow), fence=fence, label=ctx.consumer)
 
 
