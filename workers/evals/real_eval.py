@@ -263,8 +263,10 @@ class LevelScore:
 
 
 def _labels_of(labels: ConversationLabels, kind: str) -> list[Label]:
-    found: list[Label] = list(getattr(labels, kind))
-    return found
+    by_kind: dict[str, list[Label]] = {"threads": [*labels.threads], "decisions": [*labels.decisions],
+                                       "commitments": [*labels.commitments], "facts": [*labels.facts],
+                                       "rules": [*labels.rules]}
+    return by_kind[kind]
 
 
 def _wording(label: Label) -> str:
