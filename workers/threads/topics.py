@@ -35,6 +35,7 @@ import msgspec
 
 from schemas.docs import RecentMessage, Thread
 from workers.conversation.patterns import PatternSet, prepare_text
+from workers.conversation.promises import find_promises
 from workers.conversation.sentences import clip_around, sentence_around, sentence_ends, tidy
 
 MIN_MENTIONS: Final = 2
@@ -51,6 +52,8 @@ _MARKS: Final = ".,;:!?()\\[\\]{}\"“”«»„…—–/|"
 _TOKENS: Final = re.compile(f"[{_MARKS}]|[^\\s{_MARKS}]+")
 _STRIP: Final = ".,;:!?()[]{}\"“”«»„…—–/|'’`*_#>"
 _EDGES: Final = "'’\"`*_#>"
+# a bracketed note in a message ("[shares a photo of …]", "[image: …]"): not what was said
+_ANNOTATION: Final = re.compile(r"\[[^\]\n]{0,400}\]")
 _CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
 
@@ -116,10 +119,12 @@ def _kind(token: str, stopwords: frozenset[str]) -> tuple[int, str]:
 def phrases_of(lowered: str, stopwords: frozenset[str]) -> dict[str, int]:
     """The candidate phrases of a lower-cased message (phrase → its number of words, in
     order of appearance): runs of content words within a clause; one linking word may join
-    two ("informe de ventas")."""
+    two ("informe de ventas"). A bracketed note ("[shares a photo of …]") has none."""
     found: dict[str, int] = {}
     run: list[str] = []
     kinds = _KINDS.of(stopwords)
+    if "[" in lowered:  # "[shares a photo of a board game …]" says what an image shows, not the topic
+        lowered = _ANNOTATION.sub(" | ", lowered)
     for token in _TOKENS.findall(lowered):  # words and clause marks, in one pass in C
         known = kinds.get(token)
         if known is None:
@@ -205,8 +210,9 @@ def _carried_work(window: Window, index: int, patterns: PatternSet) -> bool:
     m = window.messages[index]
     if m.work or m.checked:
         return m.work
-    text = prepare_text(m.text)
-    promise = patterns.commitment.may_match(text) and any(p.search(text) is not None for p in patterns.commitment)
+    # a promise as the commitments worker reads one: "I'll keep you posted", "maybe I'll go back
+    # someday" carry no work (issue 37)
+    promise = bool(find_promises(prepare_text(m.text), patterns))
     window.messages[index] = msgspec.structs.replace(m, work=promise, checked=True)
     return promise
 
@@ -284,7 +290,7 @@ def track(recent: Sequence[RecentMessage], settled: Sequence[str], ordinal: int,
     phrases become threads.
 
     ``work`` says whether the message carries work: asked once, kept in the window."""
-    stopwords = patterns.stopwords
+    stopwords = patterns.phrase_breaks
     here = RecentMessage(n=ordinal, work=work(), text=original[:HEAD_CHARS], role=role, session=session)
     window_messages = [*recent[-(WINDOW - 1):], here]
     if len(window_messages) < MIN_MENTIONS:

@@ -90,6 +90,32 @@ def test_phrases_are_content_words_with_one_linking_word_at_most() -> None:
     assert "schedule invoice" not in found and "invoice generator" in found
 
 
+def test_a_topic_nobody_announced_is_a_noun_phrase() -> None:
+    """Issue 37: a chat's thanks and goodbyes opened threads ("Keep pushing", "Take care", "kind
+    words", "feels like", "sign reminds", "gonna make", "Hey Joanna", "Uh-huh"), and a photo
+    caption gave topics ("[shares a photo of a board game …]")."""
+    breaks = ALL.phrase_breaks
+    for said in ("I'll keep going and keep pushing!", "Take care, buddy!", "Your kind words mean a lot",
+                 "it feels like all my hard work is paying off", "That sign reminds me", "I'm gonna make it",
+                 "Hey Joanna! Uh-huh.", "Let's have a safe trip, even though I'm tired"):
+        assert phrases_of(said.lower(), breaks) == {}, said
+    assert list(phrases_of("the new dance studio is amazing", breaks)) == ["dance studio"]
+    assert phrases_of("we love it! [shares a photo of a board game with a blue board]", breaks) == {}
+    chat = ("Thanks! Your kind words mean a lot. I'll keep going with the studio.",
+            "Your kind words really help. I'll keep going, promise!",
+            "Take care! I'll keep going.")
+    assert run(*chat, patterns=ALL).threads == []
+
+
+def test_a_hedged_or_idle_promise_carries_no_work_for_a_topic() -> None:
+    """The window's work is a promise as the commitments worker reads one: "I'll keep you posted"
+    and "maybe I'll …" made two mentions of "pottery class" a thread."""
+    assert run("The pottery class was fun, I'll keep you posted.",
+               "Maybe I'll try the pottery class again someday.").threads == []
+    assert titles(run("The pottery class starts Monday.", "I'll book the pottery class tomorrow.")) == [
+        "pottery class"]
+
+
 def test_topics_a_thread_already_names_open_nothing_new() -> None:
     doc = run("Let's get back to the auth migration.", "The auth migration tokens are next; we decided on JWT.",
               "The auth migration tokens need a decision: we decided to rotate weekly.")
