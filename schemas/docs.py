@@ -93,6 +93,9 @@ class ThreadsDoc(msgspec.Struct, frozen=True, kw_only=True):
     messages: int = 0
     recent: list[RecentMessage] = msgspec.field(default_factory=list)
     settled: list[str] = msgspec.field(default_factory=list)
+    # the phrases said twice in a window without work, each with the ordinal of the message
+    # that said it last: said again later, it is a topic the conversation comes back to
+    heard: dict[str, int] = msgspec.field(default_factory=dict)
 
 
 class Decision(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
