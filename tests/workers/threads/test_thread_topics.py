@@ -14,8 +14,8 @@ from schemas.docs import Thread, ThreadsDoc
 from schemas.events import MessageEvent
 from shared.config import ThreadsSettings, parse_languages
 from workers.conversation import get_patterns
-from workers.threads.core import apply_message
 from workers.threads import topics
+from workers.threads.core import apply_message
 from workers.threads.summary import compose_summary
 from workers.threads.topics import HEAD_CHARS, WINDOW, phrases_of
 
