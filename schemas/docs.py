@@ -110,12 +110,16 @@ class Decision(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class Proposal(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """What the latest message proposed ("How about we use Postgres for the event store?"), for
-    the answer that ratifies it ("Agreed."): beyond the contract (readers ignore it)."""
+    """The latest message, when it may propose something ("How about we use Postgres for the
+    event store?"), for the answer that ratifies it ("Agreed."): beyond the contract (readers
+    ignore it). What it proposes is read from ``said`` only when an answer ratifies it (most
+    messages with a "let's" are never answered "Agreed."); ``what`` is that reading, kept by
+    documents written before ``said`` was."""
 
-    what: str
+    what: str = ""
     why: str = ""
     by: str = ""  # its sender (or role): a speaker does not ratify their own proposal
+    said: str = ""  # the message's last PROPOSAL_CHARS characters
 
 
 class DecisionsDoc(msgspec.Struct, frozen=True, kw_only=True):
