@@ -106,8 +106,21 @@ class RememberValue(msgspec.Struct, frozen=True, kw_only=True):
     scope: MemoryScope | None = None
 
 
+class LlmAnswerValue(msgspec.Struct, frozen=True, kw_only=True):
+    """The ``value`` of an ``llm_answer`` FeedbackEvent: a model's answer to a call that fell
+    back to the structured path when it was made (the model unreachable), asked again once the
+    model answered (``shared.llm``). The worker that made the call applies it to its
+    document; the answer is in the event, so a replay applies the same without the model."""
+
+    purpose: Annotated[str, Meta(min_length=1, max_length=64, description="the call's purpose (knowledge, "
+                                                                          "recall, narrative, briefing, …)")]
+    text: Annotated[str, Meta(description="the model's answer (text, or a tool's input as JSON)")]
+    asked_at: Annotated[Timestamp, Meta(description="the event time the call was made for")]
+    context: Any = None  # what the asking worker needs to apply it (the batch's ids, the trigger's time, …)
+
+
 # Kinds whose ``value`` has a shape of its own (validated at decode: a wrong one is bad input).
-FEEDBACK_VALUES: dict[str, type[msgspec.Struct]] = {"remember": RememberValue}
+FEEDBACK_VALUES: dict[str, type[msgspec.Struct]] = {"remember": RememberValue, "llm_answer": LlmAnswerValue}
 
 
 class ToolEvent(msgspec.Struct, frozen=True, kw_only=True):

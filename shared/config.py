@@ -193,6 +193,16 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     llm_model: str = "claude-haiku-4-5"
     llm_max_concurrency: Annotated[int, Meta(ge=1, le=64)] = 4
     llm_daily_tokens: Annotated[int, Meta(ge=0)] = 200000
+    # the bound of one LLM call (shared.llm): each request at most ``llm_timeout_s``, at most
+    # ``llm_attempts`` of them with a backoff from ``llm_retry_base_ms`` (a Retry-After the API
+    # gives is honoured when it fits), all within ``llm_deadline_s``; past it the caller takes
+    # its structured path and the call is asked again in the background, at most every
+    # ``llm_probe_max_ms`` while the model is unreachable
+    llm_timeout_s: Annotated[float, Meta(ge=0.01, le=600)] = 20.0
+    llm_attempts: Annotated[int, Meta(ge=1, le=10)] = 3
+    llm_deadline_s: Annotated[float, Meta(ge=0.01, le=3600)] = 30.0
+    llm_retry_base_ms: Annotated[int, Meta(ge=1, le=60000)] = 1000
+    llm_probe_max_ms: Annotated[int, Meta(ge=10, le=3_600_000)] = 60000
     # operations
     metrics_port: Annotated[int, Meta(ge=0, le=65535)] | None = None
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"

@@ -24,7 +24,7 @@ from shared.asof import DocReader
 from shared.config import Settings
 from shared.errors import TransientError
 from shared.feedback import publish_feedback
-from shared.llm import LlmClient
+from shared.llm import NO_MODEL, LlmClient
 from shared.names import BUCKET_KNOWLEDGE, api_subject, notes_subject, published_subject
 from workers.cli.base import CliError
 from workers.cli.common import connected, require_data
@@ -112,14 +112,17 @@ async def summarize_notes(llm: LlmClient, notes: Sequence[NoteEvent], publish: P
     """Claude's one-sentence summary of each note, published as a ``remember`` event
     (``workers.recall.markdown``); returns the summary ids published and how many Claude
     did not give (refused, rejected, over the day's budget: asked again on a later run).
-    An outage stops it (TransientError) after what was published."""
+    A model that cannot be reached within the call's bound stops it (TransientError) after
+    what was published."""
     done: list[str] = []
     missed = 0
     for i, note in enumerate(notes, 1):
-        answer = await llm.complete(agent=note.agent, purpose=SUMMARY_PURPOSE, system=SUMMARY_SYSTEM,
-                                    prompt=summary_prompt(note.path, note.headings, note.content), when=note.ts,
-                                    max_tokens=256)
-        text = summary_text(note.path, note.headings, answer)
+        answer = await llm.answer(agent=note.agent, purpose=SUMMARY_PURPOSE, system=SUMMARY_SYSTEM,
+                                  prompt=summary_prompt(note.path, note.headings, note.content), when=note.ts,
+                                  max_tokens=256, replayed=False)
+        if answer.outcome in NO_MODEL:
+            raise TransientError(f"LLM unavailable ({SUMMARY_PURPOSE}): {llm.availability.cause or answer.outcome}")
+        text = summary_text(note.path, note.headings, answer.text)
         if text is None:
             missed += 1
         else:
@@ -323,7 +326,8 @@ async def _consumers_of(js: Any, settings: Settings, agent: str) -> list[str]:
 def describe_forget(record: ForgetRecord) -> str:
     r, agent = record.report, record.agent
     removed = (f"{r.events} events, {r.documents} documents, {r.dead_letters} dead letters, "
-               f"{r.usage_keys} usage counters, {r.llm_answers} cached LLM answers")
+               f"{r.usage_keys} usage counters, {r.llm_answers} cached LLM answers"
+               + (f", {r.llm_pending} LLM calls waiting for the model" if r.llm_pending else ""))
     if record.state == "complete":
         return f"forgot {agent}: {removed}; memories {r.memories}"
     if record.state == "pending":

@@ -100,7 +100,8 @@ SPEC = WorkerSpec(name="recall", families=("msg", "notes", "feedback", "session"
                   feedback_kinds=tuple(sorted(APPLIED_FEEDBACK)), build=build,
                   serve=serve, config_sections=("recall",), buckets=(BUCKET_RECALL,), max_batch=256,
                   sources=SOURCES,
-                  serves=("recall", "consolidate"), feedback=("recall_access", "fact_access"), llm=True, qdrant=True,
+                  serves=("recall", "consolidate"), feedback=("recall_access", "fact_access", "llm_answer"), llm=True,
+                  qdrant=True,
                   # the modules with its tables (the package holds the optional vector store stack)
                   patterns=("workers.recall.capture", "workers.recall.classifier", "workers.recall.conflicts",
                             "workers.recall.markdown", "workers.recall.ranking"))
