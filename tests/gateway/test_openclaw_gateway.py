@@ -59,8 +59,10 @@ def model() -> Iterator[FakeModel]:
 @pytest.fixture
 def gw(installed: None, tmp_path: Path, model: FakeModel, nats_url: str) -> Iterator[Gateway]:
     assert NODE is not None
-    # a generous deadline: CI's two cores are busy; what the deadline does is tested in the plugin's own tests
-    yield from gateway(NODE, tmp_path / "openclaw", model, nats_url, {"timeoutMs": 5000})
+    # a generous deadline: CI's two cores are busy; what the deadline does is tested in the plugin's own tests.
+    # The hashing embedder (below) spreads similarities lower than the default one: its gate is lower too.
+    yield from gateway(NODE, tmp_path / "openclaw", model, nats_url,
+                       {"timeoutMs": 5000, "recall": {"minSimilarity": 0.3}})
 
 
 @pytest.fixture
@@ -146,6 +148,8 @@ async def test_the_model_sees_the_briefing_and_the_memory_the_prompt_asks_about(
         system = "".join(message_texts(first, "system"))
         assert BRIEFING in system, system[:2000]
         assert "Postgres 16" in system.split(BRIEFING, 1)[1]
+        greeting = next(u for u in reversed(message_texts(first, "user")) if "Where did we leave off?" in u)
+        assert MEMORIES not in greeting, "no memory is similar enough to a greeting: no block"
 
         # a later turn asks about something from the first session: its memory comes with the prompt
         later = chat_completion(gw, model, "second-session", "When does the staging deploy key rotate?")

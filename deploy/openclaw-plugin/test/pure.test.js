@@ -16,6 +16,7 @@ test("defaults come from the manifest's schema", () => {
   assert.equal(config.hook, "before_prompt_build");
   assert.deepEqual(config.boot, { enabled: true, maxChars: 8000, placement: "system" });
   assert.equal(config.recall.budgetTokens, 500);
+  assert.equal(config.recall.minSimilarity, 0.5);
   assert.equal(config.natsUrl, "nats://localhost:4222");
 });
 
@@ -29,7 +30,7 @@ test("a setting the schema refuses keeps its default and is reported", () => {
   const { config, problems } = resolveConfig(
     { timeoutMs: "fast", recall: { minScore: 7, limit: 3 }, boot: "off", agentId: "bad id", colour: "red" }, {});
   assert.equal(config.timeoutMs, 300);
-  assert.equal(config.recall.minScore, 0.6);
+  assert.equal(config.recall.minScore, 0.5);
   assert.equal(config.recall.limit, 3);
   assert.equal(config.boot.enabled, true);
   assert.equal(config.agentId, undefined);

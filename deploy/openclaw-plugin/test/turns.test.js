@@ -76,8 +76,9 @@ test("a new session (a new session id) gets a fresh briefing; session_end forget
   assert.equal(cortex.asked.filter((a) => a.kind === "boot").length, 3);
 });
 
-test("memories that clear no minimum make no block", async () => {
-  answering({ recall: () => recallReply(["barely related", 0.31, 0.2]) });
+test("memories that clear no minimum make no block: a top-ranked memory that is not similar is not relevant", async () => {
+  // measured on the demo conversation: 'Tell me a joke about penguins' got back a rule at score 0.98, similarity 0.35
+  answering({ recall: () => recallReply(["never deploy to production on Fridays", 0.98, 0.35, "rule"], ["barely related", 0.31, 0.6]) });
   const stand = await registered({ boot: { enabled: false } });
   assert.equal(await turn(stand, "What is the weather like?"), undefined);
   assert.equal(sharedState().stats.recall.empty, 1);
