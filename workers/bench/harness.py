@@ -38,6 +38,7 @@ from workers.bench import (
     limit,
     mcplatency,
     pipeline,
+    pluginlatency,
     recall,
     report,
     scaleout,
@@ -53,6 +54,7 @@ from workers.bench.results import (
     IngestResult,
     LimitResult,
     McpResult,
+    PluginResult,
     RecallResult,
     Report,
     ScaleoutResult,
@@ -160,7 +162,7 @@ async def _limit(session: Session, events: int) -> LimitResult:
 
 async def _pipeline_phases(session: Session, rep: Report) -> None:
     cfg = session.config
-    if not any(_selected(cfg, p) for p in ("freshness", "api", "mcp")):
+    if not any(_selected(cfg, p) for p in ("freshness", "api", "mcp", "plugin")):
         return
     with _timed(rep, "reset"):
         await session.reset()
@@ -174,6 +176,7 @@ async def _pipeline_phases(session: Session, rep: Report) -> None:
                 reason = failed(session, "pipeline", exc)
                 rep.api, rep.freshness = ApiResult(skipped=reason), FreshnessResult(skipped=reason)
                 rep.mcp = McpResult(skipped=reason)
+                rep.plugin = PluginResult(skipped=reason)
                 return
         if _selected(cfg, "api"):
             with _timed(rep, "api"):
@@ -192,6 +195,12 @@ async def _pipeline_phases(session: Session, rep: Report) -> None:
                     rep.mcp_node = await mcplatency.run_node(session, state_written=written)
                 except PHASE_ERRORS as exc:
                     rep.mcp_node = McpResult(skipped=failed(session, "mcp (TypeScript client)", exc))
+        if _selected(cfg, "plugin"):
+            with _timed(rep, "plugin"):
+                try:
+                    rep.plugin = await pluginlatency.run(session, state_written=bool(rep.api.agent or rep.mcp.agent))
+                except PHASE_ERRORS as exc:
+                    rep.plugin = PluginResult(skipped=failed(session, "plugin", exc))
         if _selected(cfg, "freshness"):
             with _timed(rep, "freshness"):
                 try:
@@ -215,6 +224,8 @@ def _mark_skipped(rep: Report, config: BenchConfig) -> None:
         rep.api = ApiResult(skipped=NOT_SELECTED)
     if not _selected(config, "mcp"):
         rep.mcp = rep.mcp_node = McpResult(skipped=NOT_SELECTED)
+    if not _selected(config, "plugin"):
+        rep.plugin = PluginResult(skipped=NOT_SELECTED)
     if not _selected(config, "recall"):
         rep.recall = RecallResult(skipped=NOT_SELECTED)
     if not _selected(config, "scaleout"):
