@@ -12,9 +12,12 @@ This is what an OpenClaw gateway (or any agent runtime) does:
 Every event carries a unique ``id``, sent again as the ``Nats-Msg-Id`` header, so a retried
 publish is dropped by the stream's duplicate window instead of being counted twice.
 
-Only ``nats-py`` is needed. Run it against a Cortex (``cortex up`` prints the URL)::
+Only ``nats-py`` is needed. Run it against a Cortex (``cortex up`` listens on 4222 and prints
+the URL)::
 
     python examples/producer.py --url nats://127.0.0.1:4222 --agent example-agent
+
+Without ``--url``: ``CORTEX_NATS_URL``, else ``NATS_URL``, else ``nats://127.0.0.1:4222``.
 
 With NATS users (k8s/helm/nats-values.yaml) the gateway logs in as ``client-<agent>``;
 its permissions let it publish only its agent's events and API requests, and receive
@@ -34,6 +37,7 @@ from typing import Any
 
 import nats
 import nats.errors
+import nats.js.errors
 from nats.aio.client import Client
 
 
@@ -57,13 +61,32 @@ def new_id(kind: str) -> str:
     return f"{kind}:{uuid.uuid4().hex}"
 
 
+class Unreachable(Exception):
+    """No server answered at the URL (after a few attempts); the message says why."""
+
+
 async def connect(url: str, agent: str, user: str | None = None, password: str | None = None) -> Client:
     """Connect with an inbox prefix of the agent's own: a client confined to one agent may
-    subscribe to ``_INBOX_<agent>.>`` only (see k8s/permissions.yaml, example-client)."""
-    options: dict[str, Any] = {"servers": [url], "name": f"gateway-{agent}", "inbox_prefix": f"_INBOX_{agent}"}
+    subscribe to ``_INBOX_<agent>.>`` only (see k8s/permissions.yaml, example-client).
+
+    nats-py's defaults retry a first connect for two minutes and log a traceback at every
+    attempt: here a few quiet attempts, then ``Unreachable`` with the last reason. (A
+    long-running gateway would rather keep trying; it should still say why it waits.)"""
+    errors: list[Exception] = []
+
+    async def remember(exc: Exception) -> None:
+        errors.append(exc)
+
+    options: dict[str, Any] = {"servers": [url], "name": f"gateway-{agent}", "inbox_prefix": f"_INBOX_{agent}",
+                               "connect_timeout": 2, "max_reconnect_attempts": 3, "reconnect_time_wait": 1,
+                               "error_cb": remember}
     if user:
         options.update(user=user, password=password or "")
-    return await nats.connect(**options)
+    try:
+        return await nats.connect(**options)
+    except (OSError, nats.errors.Error) as exc:
+        reason = errors[-1] if errors else exc
+        raise Unreachable(f"cannot connect to NATS at {url}: {reason or type(reason).__name__}") from exc
 
 
 class Gateway:
@@ -160,11 +183,22 @@ async def demo(gateway: Gateway, session: str) -> dict[str, Any]:
 
 
 async def main_async(args: argparse.Namespace) -> int:
-    nc = await connect(args.url, args.agent, args.user, args.password)
+    try:
+        nc = await connect(args.url, args.agent, args.user, args.password)
+    except Unreachable as exc:
+        print(f"producer: {exc} (is Cortex running? `cortex up` prints its URL)", file=sys.stderr)
+        return 1
     try:
         doc = await demo(Gateway(nc, args.agent, args.prefix), args.session)
     except CortexError as exc:
-        print(f"cortex: {exc}", file=sys.stderr)
+        print(f"producer: Cortex answered {exc}", file=sys.stderr)
+        return 1
+    except nats.js.errors.NoStreamResponseError:
+        print(f"producer: no stream takes {args.prefix}.* events at {args.url}: is it a Cortex? (`cortex init` makes "
+              "the streams)", file=sys.stderr)
+        return 1
+    except nats.errors.Error as exc:  # no responders, a timeout, a connection lost
+        print(f"producer: {exc or type(exc).__name__}", file=sys.stderr)
         return 1
     finally:
         await nc.drain()
@@ -176,7 +210,8 @@ async def main_async(args: argparse.Namespace) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description="Publish an agent gateway's events to Cortex and print BOOTSTRAP")
-    parser.add_argument("--url", default=os.environ.get("CORTEX_NATS_URL", "nats://127.0.0.1:4222"))
+    parser.add_argument("--url", default=os.environ.get("CORTEX_NATS_URL") or os.environ.get("NATS_URL")
+                        or "nats://127.0.0.1:4222")
     parser.add_argument("--agent", default="example-agent")
     parser.add_argument("--session", default=f"session-{uuid.uuid4().hex[:8]}")
     parser.add_argument("--prefix", default=os.environ.get("CORTEX_PREFIX", "cortex"))

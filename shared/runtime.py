@@ -27,7 +27,7 @@ from shared.asof import DOC_HISTORY
 from shared.backoff import backoff_delay
 from shared.codec import Envelope, event_limits
 from shared.config import Settings
-from shared.connection import ConnectError, connect
+from shared.connection import ConnectError, ConnectionLost, connect
 from shared.consume import ConsumeLoop, Handler, LoopConfig
 from shared.errors import LeaseLost, RebuildRequired, WorkerCannotRun, is_transient
 from shared.fingerprint import patterns_digest
@@ -225,6 +225,9 @@ def make_loop(ctx: WorkerContext, spec: WorkerSpec, handler: Handler, fence: Cal
                        accept=channel_filter(settings, ctx.shadow), fence=fence, label=ctx.consumer)
 
 
+_CONNECTION = "nats"  # the task watching the host's connection (not a worker: a host of it alone is done)
+
+
 class WorkerHost:
     def __init__(self, settings: Settings, specs: list[WorkerSpec], version: str,
                  extras: dict[str, Any] | None = None, catalog: Iterable[WorkerSpec] | None = None) -> None:
@@ -371,9 +374,10 @@ class WorkerHost:
         def on_state(connected: bool) -> None:
             self.registry.connected = connected
 
+        closed = asyncio.Event()
         try:
             nc = await connect(settings, f"cortex-{'+'.join(s.name for s in self.specs)}",
-                               retry_forever=True, on_state=on_state, stop=self.stop)
+                               retry_forever=True, on_state=on_state, stop=self.stop, on_closed=closed.set)
         except ConnectError:
             beat.cancel()
             if self.stop.is_set():
@@ -385,6 +389,7 @@ class WorkerHost:
                  for s in self.specs if s.build for k in settings.own_partitions}
         tasks |= {asyncio.create_task(self.run_service(nc, s), name=f"{s.name}-api"): s.name
                   for s in self.specs if s.serve}
+        tasks[asyncio.create_task(self._closed_for_good(nc, closed), name="nats-connection")] = _CONNECTION
         try:
             await self._supervise(tasks)
         finally:
@@ -396,12 +401,28 @@ class WorkerHost:
             if not nc.is_closed:
                 await nc.close()
 
+    async def _closed_for_good(self, nc: Client, closed: asyncio.Event) -> None:
+        """The connection reconnects after any loss; should it ever be closed while the process
+        runs (the server refused the credentials on a reconnect), the process ends with one line
+        instead of going on without NATS: its orchestrator (or the person at `cortex up`) restarts it."""
+        stopping = asyncio.create_task(self.stop.wait())
+        closing = asyncio.create_task(closed.wait())
+        try:
+            await asyncio.wait([stopping, closing], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (stopping, closing):
+                await cancel_and_wait(task)
+        if not self.stop.is_set():
+            last = nc.last_error
+            raise ConnectionLost("the connection to NATS was closed and cannot come back"
+                                 + (f" ({last})" if last is not None and str(last) else ""))
+
     async def _stop_worker(self, tasks: dict[asyncio.Task[None], str], done: asyncio.Task[None]) -> None:
         """A worker that cannot run (``WorkerCannotRun``): one error line (unless it is the
         process's last worker: then the process ends with that line), its readiness says why,
         its other tasks (partitions, its API) are cancelled; the other workers go on."""
         worker, exc = tasks.pop(done), done.exception()
-        if any(name != worker for name in tasks.values()):
+        if any(name not in (worker, _CONNECTION) for name in tasks.values()):
             log.error("worker_stopped", extra={"worker": worker, "error": str(exc)})
         self.registry.worker(done.get_name()).set_ready(False, f"stopped: {exc}")
         siblings = [t for t, name in tasks.items() if name == worker]
@@ -425,7 +446,7 @@ class WorkerHost:
                     return [t for t in ended if t.exception() is not None]
                 for task in cannot:
                     await self._stop_worker(tasks, task)
-                if not tasks:
+                if all(name == _CONNECTION for name in tasks.values()):  # no worker left
                     raise cannot[-1].exception()  # type: ignore[misc]  # checked above: a WorkerCannotRun
         finally:
             stop_wait.cancel()

@@ -23,6 +23,13 @@ def _own_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ids, so the same point ids) would leak into this one."""
     if "CORTEX_DATA_DIR" not in os.environ:
         monkeypatch.setenv("CORTEX_DATA_DIR", str(tmp_path / "cortex-data"))
+    # Nor the machine's NATS: a `cortex up` of a test listens on a free port, not on 4222 (where
+    # the developer's own server, or another test's, may be), and a command without a URL never
+    # follows the developer's NATS_URL or nats CLI context (a test that means to sets them).
+    monkeypatch.setenv("CORTEX_NATS_PORT", "0")
+    monkeypatch.delenv("NATS_URL", raising=False)
+    monkeypatch.delenv("NATS_CONTEXT", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
 
 
 @pytest.fixture

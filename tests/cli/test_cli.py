@@ -364,3 +364,23 @@ async def test_no_server_named_and_none_running_says_how_to_start_one(tmp_path: 
         async with common.connected(named):
             pass
     assert "cortex up" not in str(refused.value)
+
+
+def test_commands_follow_nats_url_and_the_nats_cli_context(nats_url: str, tmp_path: Path) -> None:
+    """Issue 44 item 1: with CORTEX_NATS_URL unset a command reads NATS_URL, else the nats
+    CLI's selected context (its URL and credentials) — and a failure names where the URL came from."""
+    env = {"CORTEX_NATS_URL": "", "CORTEX_DATA_DIR": str(tmp_path / "nothing-here")}
+    assert cortex("init", env={**env, "NATS_URL": nats_url}).returncode == 0
+    assert "CORTEX_EVENTS" in cortex("status", env={**env, "NATS_URL": nats_url}).stdout
+
+    config = tmp_path / "xdg"
+    (config / "nats" / "context").mkdir(parents=True)
+    (config / "nats" / "context" / "local.json").write_text(json.dumps({"url": nats_url, "description": "here"}))
+    (config / "nats" / "context" / "gone.json").write_text(json.dumps({"url": "nats://127.0.0.1:1"}))
+    (config / "nats" / "context.txt").write_text("local")
+    status = cortex("status", env={**env, "XDG_CONFIG_HOME": str(config)})
+    assert status.returncode == 0 and "CORTEX_EVENTS" in status.stdout, status.stderr
+    failed = cortex("status", env={**env, "XDG_CONFIG_HOME": str(config), "NATS_CONTEXT": "gone"})
+    assert failed.returncode == 1
+    assert failed.stderr.startswith("cortex: cannot connect to NATS at nats://127.0.0.1:1")
+    assert "the nats CLI's context 'gone'" in failed.stderr and failed.stderr.count("\n") == 1, failed.stderr

@@ -134,3 +134,65 @@ async def test_a_language_change_under_an_existing_store_stops_only_recall_with_
                                 "CORTEX_LANGUAGE": "de", "CORTEX_LOG_LEVEL": "WARNING"})
     assert alone.returncode == 1
     assert alone.stderr.startswith("cortex: recall stopped: ") and alone.stderr.count("\n") == 1, alone.stderr
+
+
+def start_up_reading(data_dir: Path, **env: str) -> subprocess.Popen[str]:
+    full = {**os.environ, "CORTEX_DATA_DIR": str(data_dir), "CORTEX_LOG_LEVEL": "WARNING", **env}
+    full.pop("CORTEX_NATS_URL", None)
+    if "CORTEX_NATS_PORT" not in env:
+        full.pop("CORTEX_NATS_PORT", None)  # the default: 4222, else a free port
+    return subprocess.Popen([sys.executable, "-m", "workers", "up", "--workers", "threads"], env=full, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+def said_nats_at(proc: subprocess.Popen[str]) -> tuple[list[str], str]:
+    """The lines `cortex up` printed up to the one saying where NATS is, and that URL."""
+    assert proc.stdout is not None
+    lines: list[str] = []
+    for line in proc.stdout:
+        lines.append(line.rstrip("\n"))
+        if line.startswith("cortex: NATS at "):
+            return lines, line.split()[3].rstrip(":")
+    raise AssertionError("\n".join(lines))
+
+
+def stop(proc: subprocess.Popen[str]) -> None:
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=40)
+
+
+def test_up_listens_on_the_port_cortex_nats_port_names_and_says_where(data_dir: Path) -> None:
+    from shared.embedded import free_port
+
+    port = free_port()
+    proc = start_up_reading(data_dir, CORTEX_NATS_PORT=str(port))
+    try:
+        lines, url = said_nats_at(proc)
+        assert url == f"nats://127.0.0.1:{port}", lines
+        assert lock_url(data_dir) == url
+    finally:
+        stop(proc)
+
+
+def test_up_without_a_port_takes_4222_or_says_it_is_taken(data_dir: Path) -> None:
+    """Issue 44 item 1: `cortex up` picked a random port at every start, so the documented
+    nats://127.0.0.1:4222 never reached it. Now 4222 — and when 4222 is held (here by the
+    test, or by another server already), a free port, said in a line of its own, with the
+    lock file naming the port it really listens on (commands without a URL connect there)."""
+    import socket
+
+    holder = socket.socket()
+    try:
+        holder.bind(("127.0.0.1", 4222))
+        holder.listen()
+    except OSError:
+        pass  # another process holds 4222: taken all the same
+    proc = start_up_reading(data_dir)
+    try:
+        lines, url = said_nats_at(proc)
+        assert url != "nats://127.0.0.1:4222"
+        assert lines[0].startswith("cortex: port 4222 is taken") and url in lines[0], lines
+        assert lock_url(data_dir) == url
+    finally:
+        holder.close()
+        stop(proc)

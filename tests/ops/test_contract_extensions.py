@@ -250,13 +250,20 @@ def test_every_variable_the_settings_know_is_in_the_contract_or_the_list() -> No
     assert not missing, f"add them to docs/contract-extensions.md (Environment variables): {missing}"
 
 
+LOADER_READS = frozenset({"HOSTNAME", "NATS_URL", "NATS_CONTEXT"})  # read by the loader, not as settings
+
+
 def test_every_listed_variable_is_read() -> None:
     known = set(settings_names())
-    stale = [n for n in listed()["env"] if n not in known and n != "HOSTNAME"]
+    stale = [n for n in listed()["env"] if n not in known and n not in LOADER_READS]
     assert not stale, f"listed but no setting reads them: {stale}"
     if "HOSTNAME" in listed()["env"]:  # read by the loader itself, for CORTEX_PARTITION=ordinal
         env = {"CORTEX_PARTITIONS": "4", "CORTEX_PARTITION": "ordinal", "HOSTNAME": "cortex-recall-5"}
         assert load_settings(env).partition == "1"
+    if "NATS_URL" in listed()["env"]:
+        assert load_settings({"NATS_URL": "nats://n1:4222"}).nats_url == "nats://n1:4222"
+    if "NATS_CONTEXT" in listed()["env"]:  # a context that does not exist names no server
+        assert load_settings({"NATS_CONTEXT": "none", "XDG_CONFIG_HOME": "/nonexistent"}).nats_url is None
 
 
 @needs_contract

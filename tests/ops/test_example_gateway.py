@@ -41,3 +41,20 @@ async def test_fresh_boot_raises_any_other_error_at_once(nc: Client, answers: li
     with pytest.raises(producer.CortexError) as raised:
         await producer.Gateway(nc, "alice").fresh_boot(within_s=10)
     assert raised.value.code == 400 and answers == [UNAVAILABLE]
+
+
+def test_the_example_fails_in_one_line_when_nothing_listens() -> None:
+    """Issue 44 item 1: against a URL where no server runs, the example retried silently for
+    two minutes and died with nats-py's NoServersError traceback; now a few seconds and one line."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from shared.embedded import free_port
+
+    url = f"nats://127.0.0.1:{free_port()}"
+    example = Path(producer.__file__)
+    result = subprocess.run([sys.executable, str(example), "--url", url], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"producer: cannot connect to NATS at {url}: ")
+    assert result.stderr.count("\n") == 1 and "`cortex up` prints its URL" in result.stderr, result.stderr

@@ -130,7 +130,7 @@ def run_cores(env: Envelope, docs: Docs) -> None:
     elif isinstance(event, FeedbackEvent):
         try:
             docs.threads = threads_feedback(docs.threads, event, ThreadsSettings())
-            docs.commitments = commitments.apply_feedback(docs.commitments, event, CommitmentsSettings())
+            docs.commitments = commitments.apply_feedback(docs.commitments, event)
         except FeedbackError as exc:  # a permanent, explained refusal
             assert str(exc).strip()
     for doc in (docs.threads, docs.decisions, docs.commitments, docs.channels):
@@ -324,7 +324,7 @@ def test_cortex_publish_reports_hostile_lines_and_keeps_the_good_ones(
     """``cortex publish`` validates every line with the workers' decoder and never raises:
     each hostile line is rejected with a reason, every good line is kept."""
     from shared.config import load_settings
-    from workers.cli.ops import PublishReport, prepare_lines
+    from workers.cli.publish import PublishReport, prepare_lines
 
     good = msgspec.json.encode({"type": "msg.received", **GOOD_EVENTS["msg"][1]})
     lines = [raw for _, raw in payloads]

@@ -108,3 +108,52 @@ def test_a_workers_own_section_is_read_from_the_variables_no_built_in_setting_re
 def test_a_workers_own_section_cannot_take_a_built_in_name(worker: str, taken: str) -> None:
     with pytest.raises(SettingsError, match=f"share the names of built-in ones \\({taken}\\)"):
         load_settings({}).section(worker, OwnSettings)
+
+
+def _context(root: object, name: str, **fields: str) -> None:
+    from pathlib import Path
+
+    base = Path(str(root)) / "nats"
+    (base / "context").mkdir(parents=True, exist_ok=True)
+    (base / "context" / f"{name}.json").write_text(msgspec.json.encode({"description": "", **fields}).decode())
+
+
+def test_without_cortex_nats_url_nats_url_names_the_server() -> None:
+    """The NATS tools' convention (issue 44 item 1): a nats user's NATS_URL is read when
+    CORTEX_NATS_URL is unset, and never over it."""
+    s = load_settings({"NATS_URL": "nats://n1:4222,nats://n2:4222"})
+    assert (s.nats_url, s.nats_origin) == ("nats://n1:4222,nats://n2:4222", "NATS_URL")
+    s = load_settings({"NATS_URL": "nats://n1:4222", "CORTEX_NATS_URL": "nats://mine:4222"})
+    assert (s.nats_url, s.nats_origin) == ("nats://mine:4222", "")
+
+
+def test_the_nats_cli_context_names_the_server_and_its_credentials(tmp_path: object) -> None:
+    from pathlib import Path
+
+    root = Path(str(tmp_path))
+    _context(root, "dev", url="nats://dev:4222", user="alice", password="pw", creds="~/dev.creds", ca="$CAS/ca.pem")
+    _context(root, "prod", url="tls://prod:4222", token="t0k")
+    (root / "nats" / "context.txt").write_text("dev\n")
+    env = {"XDG_CONFIG_HOME": str(root), "HOME": "/home/alice", "CAS": "/etc/cas"}
+    s = load_settings(env)
+    assert (s.nats_url, s.nats_origin) == ("nats://dev:4222", "the nats CLI's context 'dev'")
+    assert (s.nats_user, s.nats_password, s.nats_creds, s.nats_tls_ca) == (
+        "alice", "pw", "/home/alice/dev.creds", "/etc/cas/ca.pem")
+    s = load_settings({**env, "NATS_CONTEXT": "prod"})  # the CLI's own selector
+    assert (s.nats_url, s.nats_token, s.nats_user) == ("tls://prod:4222", "t0k", None)
+    # Cortex's own credentials are never mixed with a context's; NATS_URL comes before any context
+    s = load_settings({**env, "CORTEX_NATS_TOKEN": "mine"})
+    assert (s.nats_token, s.nats_user, s.nats_password) == ("mine", None, None)
+    assert load_settings({**env, "NATS_URL": "nats://x:1"}).nats_user is None
+    # no context selected, a selection naming a missing file or a path: nothing
+    (root / "nats" / "context.txt").write_text("../../etc/passwd")
+    assert load_settings(env).nats_url is None
+    assert load_settings({**env, "NATS_CONTEXT": "gone"}).nats_url is None
+    assert load_settings({"HOME": str(root / "nobody")}).nats_url is None
+
+
+def test_the_embedded_port_is_4222_unless_set() -> None:
+    assert load_settings({}).nats_port is None  # 4222, or a free port when 4222 is taken
+    assert load_settings({"CORTEX_NATS_PORT": "0"}).nats_port == 0
+    with pytest.raises(SettingsError, match="CORTEX_NATS_PORT='70000'"):
+        load_settings({"CORTEX_NATS_PORT": "70000"})

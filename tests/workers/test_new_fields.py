@@ -129,8 +129,8 @@ CASES: dict[type[msgspec.Struct], tuple[Callable[[], Any], dict[str, Change]]] =
             "message": lambda d: commitments.apply_message(d, message(9, "I'll review the plan tomorrow."),
                                                            CommitmentsSettings(), PATTERNS),
             "feedback": lambda d: commitments.apply_feedback(
-                d, feedback(9, "commitment_done", d.commitments[0].id), CommitmentsSettings()),
-            "overdue": lambda d: commitments.mark_overdue(d, T0 + timedelta(days=30), CommitmentsSettings()),
+                d, feedback(9, "commitment_done", d.commitments[0].id)),
+            "overdue": lambda d: commitments.mark_overdue(d, T0 + timedelta(days=30)),
         },
     ),
     ChannelsDoc: (

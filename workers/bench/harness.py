@@ -4,8 +4,10 @@
 2. the backlog: Cortex's streams reset, the realistic backlog published once, then
    the limit (bare consume), each regex worker alone, and the two-process bare consume;
 3. the pipeline: reset, every worker as a process; API latency on a full-size state
-   while the pipeline is idle, then freshness at each publish rate;
-4. recall: reset, one recall process indexing a backlog, then queries.
+   while the pipeline is idle, then freshness at each publish rate, then the capacity
+   search (the highest rate the pipeline holds within its freshness budget);
+4. recall: reset, one recall process indexing a backlog, then queries; then the query of
+   one agent holding ``recall_scale`` memories.
 
 Against a server given by URL the harness refuses to touch existing Cortex data unless
 ``--reset`` says it may.
@@ -32,6 +34,7 @@ from shared.embedded import EmbeddedNats
 from workers.bench import (
     apilatency,
     budget,
+    capacity,
     freshness,
     hostile,
     ingest,
@@ -49,6 +52,7 @@ from workers.bench.events import EventSource, backlog
 from workers.bench.procs import Processes, inherited_settings
 from workers.bench.results import (
     ApiResult,
+    CapacityResult,
     FreshnessResult,
     HostileResult,
     IngestResult,
@@ -160,9 +164,31 @@ async def _limit(session: Session, events: int) -> LimitResult:
     return LimitResult(events=events, batch=limit.BATCH, runs_msgs_per_s=runs, msgs_per_s=ordered[len(ordered) // 2])
 
 
+async def _agent_host_phases(session: Session, rep: Report) -> None:
+    """What an agent host adds over the APIs: the MCP tools (both SDKs' clients), the OpenClaw plugin."""
+    cfg = session.config
+    if _selected(cfg, "mcp"):
+        with _timed(rep, "mcp"):
+            try:
+                rep.mcp = await mcplatency.run(session, state_written=bool(rep.api.agent))
+            except PHASE_ERRORS as exc:
+                rep.mcp = McpResult(skipped=failed(session, "mcp", exc))
+            try:
+                written = bool(rep.api.agent or rep.mcp.agent)
+                rep.mcp_node = await mcplatency.run_node(session, state_written=written)
+            except PHASE_ERRORS as exc:
+                rep.mcp_node = McpResult(skipped=failed(session, "mcp (TypeScript client)", exc))
+    if _selected(cfg, "plugin"):
+        with _timed(rep, "plugin"):
+            try:
+                rep.plugin = await pluginlatency.run(session, state_written=bool(rep.api.agent or rep.mcp.agent))
+            except PHASE_ERRORS as exc:
+                rep.plugin = PluginResult(skipped=failed(session, "plugin", exc))
+
+
 async def _pipeline_phases(session: Session, rep: Report) -> None:
     cfg = session.config
-    if not any(_selected(cfg, p) for p in ("freshness", "api", "mcp", "plugin")):
+    if not any(_selected(cfg, p) for p in ("freshness", "capacity", "api", "mcp", "plugin")):
         return
     with _timed(rep, "reset"):
         await session.reset()
@@ -175,6 +201,7 @@ async def _pipeline_phases(session: Session, rep: Report) -> None:
             except PHASE_ERRORS as exc:
                 reason = failed(session, "pipeline", exc)
                 rep.api, rep.freshness = ApiResult(skipped=reason), FreshnessResult(skipped=reason)
+                rep.capacity = CapacityResult(skipped=reason)
                 rep.mcp = McpResult(skipped=reason)
                 rep.plugin = PluginResult(skipped=reason)
                 return
@@ -184,29 +211,19 @@ async def _pipeline_phases(session: Session, rep: Report) -> None:
                     rep.api = await apilatency.run(session)
                 except PHASE_ERRORS as exc:
                     rep.api = ApiResult(skipped=failed(session, "api", exc))
-        if _selected(cfg, "mcp"):
-            with _timed(rep, "mcp"):
-                try:
-                    rep.mcp = await mcplatency.run(session, state_written=bool(rep.api.agent))
-                except PHASE_ERRORS as exc:
-                    rep.mcp = McpResult(skipped=failed(session, "mcp", exc))
-                try:
-                    written = bool(rep.api.agent or rep.mcp.agent)
-                    rep.mcp_node = await mcplatency.run_node(session, state_written=written)
-                except PHASE_ERRORS as exc:
-                    rep.mcp_node = McpResult(skipped=failed(session, "mcp (TypeScript client)", exc))
-        if _selected(cfg, "plugin"):
-            with _timed(rep, "plugin"):
-                try:
-                    rep.plugin = await pluginlatency.run(session, state_written=bool(rep.api.agent or rep.mcp.agent))
-                except PHASE_ERRORS as exc:
-                    rep.plugin = PluginResult(skipped=failed(session, "plugin", exc))
+        await _agent_host_phases(session, rep)
         if _selected(cfg, "freshness"):
             with _timed(rep, "freshness"):
                 try:
                     rep.freshness = await freshness.run(session, source)
                 except PHASE_ERRORS as exc:
                     rep.freshness = FreshnessResult(skipped=failed(session, "freshness", exc))
+        if _selected(cfg, "capacity"):
+            with _timed(rep, "capacity"):
+                try:
+                    rep.capacity = await capacity.run(session, source)
+                except PHASE_ERRORS as exc:
+                    rep.capacity = CapacityResult(skipped=failed(session, "capacity", exc))
         rep.memory.pipeline = pipeline.peak_rss(session)
     finally:
         with _timed(rep, "pipeline stop"):
@@ -220,6 +237,8 @@ def _mark_skipped(rep: Report, config: BenchConfig) -> None:
         rep.limit = LimitResult(skipped=NOT_SELECTED)
     if not _selected(config, "freshness"):
         rep.freshness = FreshnessResult(skipped=NOT_SELECTED)
+    if not _selected(config, "capacity"):
+        rep.capacity = CapacityResult(skipped=NOT_SELECTED)
     if not _selected(config, "api"):
         rep.api = ApiResult(skipped=NOT_SELECTED)
     if not _selected(config, "mcp"):

@@ -109,7 +109,7 @@ def _work_sections(inputs: BootInputs, settings: BootSettings, tz: ZoneInfo, bud
     commitments = enhance_commitments(inputs.commitments.commitments if inputs.commitments is not None else [],
                                       overlay)
     commitments_text, n_open = commitments_section(commitments, inputs.now, tz, budgets.commitments,
-                                                   operations, listed)
+                                                   operations, listed, undated_days=settings.commitment_days)
     said = [text for t in shown_open
             for text in (thread_summary(t, decision_whats), t.waiting_for or "")]
     said += [text for d in decisions[:n_decisions] for text in (d.what, d.why)]

@@ -22,7 +22,6 @@ from workers.render import (
     clip_words,
     commitment_task,
     day_and_age,
-    days_before,
     decision_listed,
     local_minutes,
     one_line,
@@ -287,13 +286,12 @@ def _due_text(due: str, tz: ZoneInfo) -> str:
 
 def _overdue_since(c: Commitment, now: datetime, tz: ZoneInfo) -> str:
     """Since when an overdue promise is overdue: "due 2026-03-15, yesterday" (a due time of
-    today's: "due today 09:00"), or for one without a due date — overdue by age — "promised
-    2026-03-02, 14 days ago". "OVERDUE" alone left the reader to guess whether it was a day
+    today's: "due today 09:00"). "OVERDUE" alone left the reader to guess whether it was a day
     late or two weeks, and what to tell the person it was promised to."""
     text = (c.due or "").strip()
     moment = _due_moment(text, tz) if text else None
-    if moment is None:
-        return f"promised {day_and_age(*days_before(c.created, now, tz))}"
+    if moment is None:  # (only a commitment with a due is overdue: ``_is_overdue``)
+        return ""
     at_time = len(text) > len("YYYY-MM-DD")  # a bare date is due at the end of its day
     day = moment.astimezone(tz).date() if at_time else date.fromisoformat(text)
     days = (as_utc(now).astimezone(tz).date() - day).days
@@ -301,12 +299,14 @@ def _overdue_since(c: Commitment, now: datetime, tz: ZoneInfo) -> str:
 
 
 def _is_overdue(c: Commitment, now: datetime, tz: ZoneInfo) -> bool:
-    # The decisions worker marks overdue by age in event time; a passed due date is
-    # overdue too, even before the next event re-marks it.
-    if c.status == "overdue":
-        return True
+    """Overdue: its stated due has passed. The decisions worker marks that in event time; a
+    passed due is overdue here too, even before the next event re-marks it. A commitment
+    without a due is never overdue — not even one an older document marked so by its age
+    (the reference's rule, which showed "keep ya posted" OVERDUE for 294 days)."""
     moment = _due_moment(c.due, tz) if c.due else None
-    return moment is not None and moment <= as_utc(now)
+    if moment is None:
+        return False
+    return c.status == "overdue" or moment <= as_utc(now)
 
 
 def _commitment_rank(c: Commitment, now: datetime, tz: ZoneInfo) -> tuple[int, float, str, datetime, str]:
@@ -324,17 +324,29 @@ def _commitment_rank(c: Commitment, now: datetime, tz: ZoneInfo) -> tuple[int, f
     return (2, 0.0, "", created, c.id)
 
 
+def _listed(c: Commitment, since: datetime) -> bool:
+    """A commitment the briefing lists: one with a stated due, or one made since ``since``."""
+    return bool(c.due and c.due.strip()) or as_utc(c.created) >= since
+
+
 def commitments_section(
     commitments: Sequence[Commitment], now: datetime, tz: ZoneInfo, budget: int,
-    operations: Sequence[Operation] = (), listed: Collection[str] = (),
+    operations: Sequence[Operation] = (), listed: Collection[str] = (), *, undated_days: int,
 ) -> tuple[str, int]:
     """Open and overdue commitments, the most urgent first; returns the text and open count.
     ``operations``: the agent's tool calls, which a vague promise made right after some is
     about (``promise_calls``); ``listed``: the ids of those the briefing's Pending Operations
-    shows."""
+    shows. A commitment without a due date is listed for ``undated_days`` after it was made,
+    then only counted: a promise that named no day never turns overdue, and a month-old
+    "send you the recipe" would otherwise stand in every briefing for good."""
     open_ones = [c for c in commitments if c.status != "done"]
-    open_ones.sort(key=lambda c: _commitment_rank(c, now, tz))
+    since = as_utc(now) - timedelta(days=undated_days)
+    shown = [c for c in open_ones if _listed(c, since)]
+    shown.sort(key=lambda c: _commitment_rank(c, now, tz))
     lines = [_commitment_line(c, now, tz, operations, listed)
-             for c in open_ones[:MAX_COMMITMENTS_IN_BOOT]]
+             for c in shown[:MAX_COMMITMENTS_IN_BOOT]]
+    aged = len(open_ones) - len(shown)
+    if aged:
+        lines.append(f"_… {plural(aged, 'older open commitment')} without a due date not shown_")
     text, _ = section(f"## 📋 Commitments ({len(open_ones)} open)", lines, budget)
     return text, len(open_ones)

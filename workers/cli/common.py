@@ -40,8 +40,9 @@ def resolve_url(settings: Settings, override: str | None = None) -> str:
 def nothing_running(settings: Settings, exc: ConnectError) -> ConnectError:
     """No server named and none running embedded under the data dir: the guess at the default
     port failed, so say what to do (a newcomer after ``cortex demo``, whose server is gone)."""
-    return ConnectError(f"{exc} — no NATS server named (--nats-url, CORTEX_NATS_URL) and no Cortex running with "
-                        f"an embedded one under {settings.data_path}: start one with `cortex up`, or name yours")
+    return ConnectError(f"{exc} — no NATS server named (--nats-url, CORTEX_NATS_URL, NATS_URL, a nats CLI context) "
+                        f"and no Cortex running with an embedded one under {settings.data_path}: start one with "
+                        "`cortex up`, or name yours")
 
 
 @contextlib.asynccontextmanager
@@ -55,6 +56,9 @@ async def connected(settings: Settings, override: str | None = None,
     except ConnectError as exc:
         if url == DEFAULT_URL and not (override or settings.nats_url):
             raise nothing_running(settings, exc) from exc
+        if not override and settings.nats_origin:
+            raise ConnectError(f"{exc} (the URL is from {settings.nats_origin}; CORTEX_NATS_URL names another)") \
+                from exc
         raise
     try:
         yield nc

@@ -41,7 +41,7 @@ def demo_events() -> list[bytes]:
 
 async def publish_demo(settings: Settings, url: str) -> int:
     """Publish the bundled conversation; returns the stream's last sequence."""
-    from workers.cli.ops import PublishReport, prepare_lines
+    from workers.cli.publish import PublishReport, prepare_lines
 
     report = PublishReport()
     async with connected(settings, url) as nc:

@@ -17,6 +17,7 @@ from workers.cli.base import CliError
 from workers.cli.common import resolve_url
 from workers.cli.query import _agent
 
+DEFAULT_TIMEOUT_S = 10.0
 HELP = "serve the agent's tools over MCP (stdio; --http HOST:PORT for streamable HTTP)"
 DESCRIPTION = (HELP + ". Over stdio, and over HTTP with --agent, one server serves one agent; over HTTP with "
                "--tokens, one server serves every agent of the token file, each request the agent its bearer "
@@ -31,11 +32,14 @@ def register(sub: Any) -> None:
                    help="with --http: bearer tokens of the agents, a file of '<agent> <token>' lines or a directory "
                         "of files named after agents (a mounted Kubernetes Secret); re-read when it changes")
     p.add_argument("--nats-url", help="NATS server (default: CORTEX_NATS_URL, else a local `cortex up`)")
-    p.add_argument("--timeout", type=float, default=10.0,
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
                    help="seconds to wait for a Cortex API before the tool reports it (default 10)")
     p.add_argument("--otel", action="store_true",
                    help="keep the MCP SDK's OpenTelemetry span per message (for a host that installs an exporter; "
                         "off by default: without one it is a no-op that still costs CPU on every call)")
+    p.add_argument("--print-config", action="store_true",
+                   help="print the MCP host entry ({\"mcpServers\": …} JSON) that starts this server: this install's "
+                        "cortex by its absolute path, and the connection settings given (none: the local `cortex up`)")
     p.set_defaults(handler=cmd_mcp)
 
 
@@ -69,6 +73,8 @@ def check_mode(args: argparse.Namespace) -> None:
         raise CliError("--tokens binds each request to the agent its token stands for: leave out --agent")
     if args.tokens is None and args.agent is None:
         raise CliError("--agent is required (or --http with --tokens, for every agent of a token file)")
+    if args.print_config and args.tokens is not None:
+        raise CliError("--print-config prints one agent's stdio entry: give --agent, not --tokens")
     if not 0 < args.timeout <= 600:
         raise CliError(f"--timeout {args.timeout:g}: expected seconds between 0 and 600")
 
@@ -94,6 +100,12 @@ def announce(sock: socket.socket, whom: str, nats: str) -> None:
 
 async def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
     check_mode(args)
+    if args.print_config:
+        from workers.cli.mcpconfig import host_config
+
+        print(host_config(settings, _agent(args.agent), args.nats_url or settings.nats_url,
+                          None if args.timeout == DEFAULT_TIMEOUT_S else args.timeout))
+        return 0
     settings = msgspec.structs.replace(settings, nats_url=resolve_url(settings, args.nats_url))
     if args.tokens is not None:
         return await serve_tokens(args, settings)

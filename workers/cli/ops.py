@@ -1,26 +1,23 @@
-"""``cortex init``, ``cortex publish``, ``cortex status``."""
+"""``cortex init``, ``cortex status``, ``cortex backup|restore`` (and registers ``cortex publish``)."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import sys
-from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
-import msgspec
 import nats.js.errors
-import orjson
 from nats.js import api
 
-from shared.codec import Limits, Rejection, decode_event, event_limits, event_subject, nesting_depth, rejection_reason
 from shared.config import Settings
 from shared.kv import kv_count, kv_read
-from shared.names import BUCKET_CHECKPOINTS, DLQ_STREAM, EVENTS_STREAM, NOTES_STREAM, stored_form
+from shared.names import BUCKET_CHECKPOINTS, DLQ_STREAM, EVENTS_STREAM, NOTES_STREAM
 from shared.provision import LayoutError, buckets_for, consumer_replicas, provision
 from workers.cli.base import CliError
 from workers.cli.common import connected
+from workers.cli.publish import register as register_publish
 from workers.cli.sources import print_sources
 from workers.registry import consumer_specs, doc_buckets
 
@@ -32,10 +29,7 @@ def register(sub: Any) -> None:
                       help="move an existing CORTEX_EVENTS to the slot layout (workers stopped; sequences kept)")
     init.set_defaults(handler=cmd_init)
 
-    pub = sub.add_parser("publish", help="publish events from a JSON-lines file (- for stdin)")
-    pub.add_argument("file", help="JSON lines, one event per line; '-' reads stdin")
-    pub.add_argument("--nats-url")
-    pub.set_defaults(handler=cmd_publish)
+    register_publish(sub)
 
     status = sub.add_parser("status", help="streams, consumers and their lag, buckets")
     status.add_argument("--nats-url")
@@ -58,103 +52,6 @@ async def cmd_init(args: argparse.Namespace, settings: Settings) -> int:
     for what, outcome in report.items():
         print(f"{outcome:<9} {what}")
     return 0
-
-
-class PublishReport(msgspec.Struct, kw_only=True):
-    published: int = 0
-    duplicates: int = 0
-    rejected: list[tuple[int, str]] = msgspec.field(default_factory=list)
-
-
-def _open(path: str) -> BinaryIO:
-    """The file as bytes: a line that is not UTF-8 is that line's problem, not the file's."""
-    if path == "-":
-        return sys.stdin.buffer
-    try:
-        return open(path, "rb")
-    except OSError as exc:
-        raise CliError(f"cannot read {path}: {exc.strerror}") from exc
-
-
-def _prepare_line(line: bytes, settings: Settings, limits: Limits) -> tuple[str, bytes, str] | str:
-    """``(subject, payload, event id)`` for one line, or why it is rejected."""
-    depth = nesting_depth(line)
-    if depth > limits.max_depth:
-        return f"JSON nested too deeply: {depth} levels > {limits.max_depth}"
-    line.decode()  # invalid UTF-8 raises here, with the byte it is at
-    payload = orjson.loads(line)
-    if not isinstance(payload, dict):
-        return "not a JSON object"
-    subject = payload.pop("subject", None) or event_subject(settings.prefix, payload)
-    if not isinstance(subject, str):
-        return "cannot tell the subject: add \"type\" (e.g. \"msg.received\")"
-    data = orjson.dumps(payload)
-    decoded = decode_event(settings.prefix, stored_form(settings.prefix, subject), 0, data, limits)
-    if isinstance(decoded, Rejection):
-        return decoded.reason
-    return subject, data, decoded.event.id
-
-
-def prepare_lines(
-    lines: Iterable[bytes], settings: Settings, report: PublishReport
-) -> Iterator[tuple[int, str, bytes, str]]:
-    """Validate each line with the workers' own decoder; yield (line, subject, payload, id).
-
-    Total per line: whatever a line holds (invalid UTF-8, nesting 1000 deep, a field over
-    its limit) it is reported as rejected with a reason and the next line is read."""
-    limits = event_limits(settings)
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            prepared = _prepare_line(line, settings, limits)
-        except orjson.JSONDecodeError as exc:
-            prepared = f"malformed JSON: {exc}"
-        except Exception as exc:  # untrusted input: every failure is this line's
-            prepared = rejection_reason(exc)
-        if isinstance(prepared, str):
-            report.rejected.append((number, prepared))
-            continue
-        yield number, *prepared
-
-
-async def cmd_publish(args: argparse.Namespace, settings: Settings) -> int:
-    report = PublishReport()
-    stream = _open(args.file)
-    try:
-        async with connected(settings, args.nats_url) as nc:
-            js = nc.jetstream()
-            pending: list[tuple[int, asyncio.Future[Any]]] = []
-            for number, subject, data, event_id in prepare_lines(iter(stream), settings, report):
-                fut = await js.publish_async(subject, data, headers={"Nats-Msg-Id": event_id})
-                pending.append((number, fut))
-                if len(pending) >= 1000:
-                    await _settle(pending, report)
-            await _settle(pending, report)
-    finally:
-        if stream is not sys.stdin.buffer:
-            stream.close()
-    for number, reason in report.rejected:
-        print(f"line {number}: rejected: {reason}", file=sys.stderr)
-    print(f"published {report.published}, duplicates {report.duplicates}, rejected {len(report.rejected)}"
-          + (f" (lines {', '.join(str(n) for n, _ in report.rejected)})" if report.rejected else ""))
-    return 1 if report.rejected else 0
-
-
-async def _settle(pending: list[tuple[int, asyncio.Future[Any]]], report: PublishReport) -> None:
-    for number, fut in pending:
-        try:
-            ack = await fut
-        except nats.js.errors.NoStreamResponseError as exc:
-            raise CliError("no stream for cortex events: run `cortex init` first") from exc
-        except Exception as exc:
-            report.rejected.append((number, f"publish failed: {exc}"))
-            continue
-        if ack.duplicate:
-            report.duplicates += 1
-        else:
-            report.published += 1
-    pending.clear()
 
 
 async def cmd_status(args: argparse.Namespace, settings: Settings) -> int:

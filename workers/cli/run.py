@@ -10,7 +10,8 @@ from typing import Any
 import msgspec
 
 from shared.config import Settings, resolve_partition
-from shared.embedded import EmbeddedNats
+from shared.connection import redact_url
+from shared.embedded import NATS_PORT, EmbeddedNats
 from shared.runtime import WorkerHost
 from workers import __version__
 from workers.cli.specs import provision_all, select_specs
@@ -21,7 +22,8 @@ log = logging.getLogger(__name__)
 
 def register(sub: Any) -> None:
     up = sub.add_parser("up", help="run all (or the named) workers in the foreground")
-    up.add_argument("--nats-url", help="NATS server (default: CORTEX_NATS_URL, else an embedded server)")
+    up.add_argument("--nats-url", help="NATS server (default: CORTEX_NATS_URL, NATS_URL or the nats CLI's context, "
+                    "else an embedded nats-server on 4222, or CORTEX_NATS_PORT)")
     up.add_argument("--workers", help="comma-separated worker names (default: all)")
     up.set_defaults(handler=cmd_up)
 
@@ -36,14 +38,30 @@ def register(sub: Any) -> None:
     demo.set_defaults(handler=cmd_demo)
 
 
+def start_embedded(settings: Settings) -> EmbeddedNats:
+    """``cortex up``'s own nats-server: on 4222 when that is free (where producers and the
+    docs look first), else on a free port; on CORTEX_NATS_PORT when set. Says where."""
+    port = NATS_PORT if settings.nats_port is None else settings.nats_port
+    embedded = EmbeddedNats(settings.data_path, port, fallback=settings.nats_port is None)
+    url = embedded.start()
+    if embedded.displaced is not None:
+        print(f"cortex: port {embedded.displaced} is taken (another NATS server?); the embedded one listens on "
+              f"{url} instead (CORTEX_NATS_PORT chooses a port)", flush=True)
+    print(f"cortex: NATS at {url}: an embedded nats-server, data in {settings.data_path}; point producers there "
+          "(CORTEX_NATS_URL or NATS_URL); `cortex` commands with this CORTEX_DATA_DIR find it", flush=True)
+    return embedded
+
+
 async def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
     specs = select_specs(args.workers)
     url = args.nats_url or settings.nats_url
     embedded = None
     if url is None:
-        embedded = EmbeddedNats(settings.data_path)
-        url = embedded.start()
-        print(f"cortex: embedded nats-server on {url} (data in {settings.data_path})", flush=True)
+        embedded = start_embedded(settings)
+        url = embedded.url
+    elif not args.nats_url and settings.nats_origin:
+        print(f"cortex: NATS at {redact_url(url)} (from {settings.nats_origin}; CORTEX_NATS_URL names another)",
+              flush=True)
     try:
         await provision_all(settings, url)
         host = WorkerHost(msgspec.structs.replace(settings, nats_url=url), specs, __version__,

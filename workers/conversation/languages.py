@@ -99,6 +99,12 @@ GAP: Final = _ANY + "{0,200}"
 # letters (both are \w), so "好的I'll fix the build" was no promise (issue 15, item 20).
 _NOT_AFTER_LETTER: Final = r"(?<![a-z0-9_'’])"
 
+# A request or an offer starts its clause, alone or after a word that asks ("please remind me",
+# "can you remind me", "ok let me"): "these moments remind me to …", "they let me take a break"
+# ask for nothing.
+_REQUEST_START: Final = (r"(?:^|(?<=[.!?,;:—–(\n])\s*|(?<![a-z])(?:please|pls|can you|could you|would you|will you"
+                         r"|and|also|ok|okay|hey|so|then|now|sure|yes|yeah|well)\s+)")
+
 # The reference captures ``.{5,80}`` after a commitment phrase.
 _PROMISE: Final = f"({_ANY}{{5,80}})"
 
@@ -200,6 +206,30 @@ class LanguagePack:
     # A promise whose task reads as a wish or an aspiration ("do my best to …", "always
     # remember …", "immer versuchen …") is none. Searched in the lowered task.
     aspiration: tuple[str, ...] = ()
+    # Cortex's own (issue 37), what makes a promise phrase no promise, on the lowered text:
+    # ``hedge`` — a word of doubt or condition in the promise's clause or task ("maybe I'll",
+    # "who knows if I'll ever", "… sometime", "… if I need anything"); ``idle`` — a task, its
+    # ``task_lead`` words left out, that is a pleasantry, politeness or no action ("keep you
+    # posted", "definitely check it out", "add it to my list", "be ok", "keep pushing");
+    # ``vague`` — a task that is one only with a day ("do that", "let you know", "get back to
+    # you") or what a speaker does right then in a meeting ("go first", "just check that",
+    # "walk you through them", "show you"): no promise without a due.
+    hedge: tuple[str, ...] = ()
+    idle: tuple[str, ...] = ()
+    vague: tuple[str, ...] = ()
+    task_lead: tuple[str, ...] = ()
+    # A promise of a named third person ("Sarah will send the signed contract by Friday"):
+    # group 1 the person, group 2 the task; case-sensitive, on the original text (a name is
+    # capitalised). A request to the agent ("remind me to renew the SSL certificate") is the
+    # agent's promise: group 1 the task. Cortex's own (issue 37), on the lowered text.
+    delegated: tuple[str, ...] = ()
+    requested: tuple[str, ...] = ()
+    # A proposal ("How about we use Postgres for the event store?"; group 1 what it proposes) and
+    # a ratification of it — a message's first sentence that only agrees ("Agreed.", "Absolutely,
+    # let's do that", "Beschlossen.") — which decides what the message before proposed. Cortex's
+    # own (issue 37), on the lowered text; a ratification source is matched whole.
+    proposal: tuple[str, ...] = ()
+    ratification: tuple[str, ...] = ()
     # Function words: no topic is made of them, and a task is not named by them. Lowered.
     stopwords: tuple[str, ...] = ()
     # A sentence opening on what it is about ("Beim Onboarding-Flow …", "For the quarterly
@@ -229,9 +259,31 @@ UNIVERSAL_DUE: Final = r"\b\d{4}-\d{2}-\d{2}\b"
 
 EN: Final = LanguagePack(
     code="en",
+    proposal=(r"(?:^|[.!?]\s+|,\s*|\bso\s+|\bmaybe\s+)(?:how about (?:we\s+|if we\s+)?|what about (?:we\s+)?|"
+              r"what if we\s+|why don['’]t we\s+|shall we\s+|should we\s+|we could\s+|we should\s+|"
+              r"i suggest (?:that\s+)?(?:we\s+)?|i propose (?:that\s+)?(?:we\s+)?|"
+              r"i['’]d suggest (?:that\s+)?(?:we\s+)?|my suggestion is (?:to\s+|that we\s+)?|"
+              r"(?:let's|let’s|lets) (?!do (?:it|"
+              r"that|this)\b|go for it\b|talk\b|discuss\b|get back\b|go back\b))([^.!?\n]{4,160})",),
+    ratification=(r"(?:(?:ok(?:ay)?|yes|yeah|yep|sure|great|perfect|absolutely|definitely|right|good idea|sounds good|"
+                  r"fine|alright|cool)[,.!]*\s+)*(?:agreed|deal|let['’]?s do (?:it|that|this)|let['’]?s go with (?:it|"
+                  r"that|this)|let['’]?s go for it|approved|done deal|so be it|do it)(?:[,.!]*\s*[a-z]+)?",),
     decision=(
-        r"(?<![a-z])(?:decided|decision(?=\s+(?:is|was|has been|to)\b|\s*:)|agreed|let['’]?s do|the plan is"
-        r"|approach:)",
+        # "agreed" with what was agreed ("we agreed to …", "as agreed", "agreed on …"); "Agreed, nature
+        # has a way of being so inspiring" agrees with a remark, and a bare "Agreed." or "let's do
+        # it" ratifies the proposal before it (``ratification``)
+        r"(?<![a-z])(?:decided|decision(?=\s+(?:is|was|has been|to)\b|\s*:)|the plan is|approach:"
+        r"|(?:we|we['’]ve|we have|we all|all|everyone|both|they|i)\s+(?:\w+\s+)?agreed\b|agreed (?:on|upon|to|that)\b"
+        r"|(?:it['’]s|it is|it was|as) agreed\b"
+        r"|let['’]?s do(?!\s+(?:it|that|this|so)\b(?!\s+(?:this|that|the|my|our|a|an|with|by|on|via|using)\b)))",
+        # Cortex's own: a choice said the everyday way (issue 37): "We're going with Stripe", "Let's
+        # use Postgres", "We'll use Terraform", "We picked Grafana over Datadog", "OK, Postgres it
+        # is", "We'll stick with MySQL", "From now on we deploy only on Tuesdays"
+        r"(?<![a-z])(?:we['’]re going with|we are going with|(?:let['’]?s|we['’]ll|we will|we['’]re going to)"
+        r" (?:use|stick with|switch to|go for(?!\s+it\b)|adopt|standardi[sz]e on)|we (?:picked|selected|went for)"
+        r"|from now on,? (?:we|all|every|no) )",
+        r"(?<![\w'’])(?!(?:how|that|what|as|where|so|if|who|when|why|think|hope|know|guess|say|is|believe)\s)"
+        r"[\w.+#-]+ it is(?=\s*[.!]|\s*$)",
         # Cortex's own: a choice said as one (the Romance packs' "vamos con", "opté pour"); going
         # with someone is company, not a choice
         r"(?<![a-z])(?:(?:let['’]?s|we['’]ll) go with(?!\s+(?:me|you|him|her|us|them|my|your|his|our|their)\b)"
@@ -280,7 +332,8 @@ EN: Final = LanguagePack(
     noise_prefixes=("i", "we", "he", "she", "it", "nothing", "something"),
     commitment=(
         rf"{_NOT_AFTER_LETTER}(?:i['’]ll|i will|i['’]m going to)\b\s+{_PROMISE}",
-        rf"{_NOT_AFTER_LETTER}(?:let me(?!\s+(?:know|guess)\b)|allow me to)\b\s+{_PROMISE}",
+        # (a clause of its own: "Playing and singing let me express myself" promises nothing)
+        rf"{_REQUEST_START}(?:let me(?!\s+(?:know|guess)\b)|allow me to)\b\s+{_PROMISE}",
         rf"{_NOT_AFTER_LETTER}(?:i can do that|i['’]ll handle|i['’]ll take care)\b",
         rf"{_NOT_AFTER_LETTER}(?:i promise(?: to)?|i commit to|i guarantee)\b\s+{_PROMISE}",
         rf"{_NOT_AFTER_LETTER}(?:consider it done|i['’]m on it)\b",
@@ -303,7 +356,62 @@ EN: Final = LanguagePack(
     agreement=(),
     aspiration=(
         r"^(?:always|never|forever|someday|one day|miss|love|remember|cherish|be (?:happy|glad|grateful|there for))\b"
-        r"|\b(?:try(?:ing)?\b|do (?:my|our) best|hopefully)",
+        r"|\b(?:try(?:ing)?\b|do (?:my|our) best|hopefully|from now on|(?:my|our) (?:dreams?|goals?)\b)",
+    ),
+    hedge=(
+        r"\b(?:maybe|perhaps|probably|possibly|might|hopefully|someday|sometime|one day|one of these (?:days|times)"
+        r"|at some point|eventually|unless|whenever|who knows|not sure|i think|i guess|i suppose|i hope|i wish"
+        r"|there['’]?s (?:\w+ )?a chance|chances are|next time"
+        r"|in the future"
+        r"|if (?:i|we) (?:ever|can|could|need|get|have|find|feel)|if you (?:want|like|need))\b",
+        r"(?<!check )(?<!see )(?<!ask )(?<!out )(?<!confirm )(?<!verify )(?<!test )\bif (?:i|we)\b",
+    ),
+    task_lead=(
+        r"^(?:(?:definitely|certainly|surely|also|really|totally|gladly|happily|then|actually|absolutely|personally"
+        r"|of course|for sure|make sure (?:to |that )?(?=\w)|be sure to|try and|go ahead and|have to|need to"
+        r"|be able to|i['’]ll|i will)\s*)+",
+    ),
+    idle=(
+        # pleasantries: "keep you posted", "see you soon", "reach out if …"
+        r"^(?:keep (?:you|ya|u|y['’]all|everyone|you all|you guys) (?:posted|updated|informed|in the loop|up to date)"
+        r"|(?:see|catch|talk to|speak to|chat with) (?:you|ya|u)\b|talk (?:soon|later)|reach out\b|be in touch"
+        r"|give (?:you|ya) a (?:shout|holler)|let (?:you|ya|u) know (?:how|what|if|when|once|whether|my thoughts))",
+        # politeness: "definitely check it out", "add it to my list", "keep that in mind", "give it a go"
+        r"^(?:(?:check|look) (?:it|them|that|this|those|these) (?:out|up)|(?:keep|bear) (?:that|this|it) in mind"
+        r"|think (?:about it|it over)|consider (?:it|that|this)\b|add (?:it|them|that|this|those|these) to (?:my|the) "
+        r"(?:\w+ )?list|give (?:it|that|this) a (?:go|try|shot|whirl)|try (?:it|that|this)\b"
+        r"|have (?:a blast|fun|a great time|a safe trip)|be tuning in|go with (?:that|this|it)\b"
+        r"|start (?:thinking|to think)\b)",
+        # no task at all: "I will, yeah", "I'll not …", a sentence broken off in a transcript
+        r"^(?:yeah|yes|ok|okay|sure|no|right|not)\b|\{disfmarker\}|\{gap\}",
+        # no action: "be ok", "ever get a pet", "need the recipe", "keep pushing", "enjoy writing them"
+        r"^(?:be\b(?!\s+\w+ing\b)|(?:have|had)\b(?!\s+to\b)|need\b|ever\b|enjoy|love|like|miss|feel|hope|wish"
+        r"|remember|never|always|stay|continue|understand|bet|guess|admit|keep\b|stick up|be (?:right|there|rooting"
+        r"|cheering|thinking|hoping|waiting|looking forward|missing|praying))",
+    ),
+    vague=(
+        # a task only with a day: "do that", "let you know", "get back to you"
+        r"^(?:(?:do|try) (?:it|that|this|so)$|go$|let (?:you|ya|u) know$|get back to (?:you|ya)$"
+        # what a speaker does right then: "go first", "just check that", "walk you through them", "show you"
+        r"|just\b|(?:go|going) (?:first|next|ahead|on)\b|(?:show|tell|walk|give) (?:you|u|ya|everyone|everybody|them)\b"
+        r"|(?:explain|present|recap|summari[sz]e|draw|read out)\b|talk (?:a (?:little )?bit )?about\b|say\b"
+        r"|start (?:with|by|off|this|that)\b|move on\b|go (?:back|through|over|into|on to)\b|come back to\b"
+        r"|(?:get|set|put|pull|bring) (?:this|that|it) (?:up|going|on)\b"
+        r"|take (?:notes|some notes|minutes|some minutes|the minutes)\b"
+        r"|(?:check|confirm) (?:that|this)\b|see\b|clear\b|move this\b|fill (?:it|this|that) in\b)",
+    ),
+    delegated=(
+        # "Sarah will send the signed contract by Friday", "Maria is going to review the PR"
+        r"([A-Z][a-z]+)(?:'ll| will| is going to| is gonna) (?:(?:definitely|also|then|probably)\s+)?"
+        r"((?:send|review|write|prepare|call|email|check|fix|deploy|update|draft|book|share|finish|handle|take care of"
+        r"|set up|organi[sz]e|schedule|contact|bring|pick up|buy|order|sign|submit|present|test|upload|follow up"
+        r"|look into|investigate|ask|confirm|deliver|ship|merge|publish|post|create|build|run|migrate|move|clean up"
+        r"|pay|file|renew|rotate|restart|install|configure|document|plan|talk to|reach out to|get back to"
+        r"|forward|approve|cover|arrange|sort out|go through)\b"
+        r"(?:(?!,?\s+(?:and|but|so)\s+\w+(?:['’]ll| will)\b)[^\n.!?]){2,160})",
+    ),
+    requested=(
+        rf"{_REQUEST_START}((?:remind me|don['’]t let me forget) (?:to|about|that)\s+[^\n.!?]{{3,160}})",
     ),
     stopwords=(
         "the", "a", "an", "and", "or", "but", "of", "to", "in", "on", "at", "for", "with", "from", "by", "about",
@@ -325,7 +433,16 @@ EN: Final = LanguagePack(
 
 DE: Final = LanguagePack(
     code="de",
-    decision=(r"(?:entschieden|beschlossen|machen wir|wir machen|der plan ist|ansatz:)",),
+    proposal=(r"(?:^|[.!?]\s+|,\s*)(?:wie wäre es,? wenn wir\s+|sollen wir\s+|wir könnten\s+|wir sollten\s+|"
+              r"ich schlage vor,?\s+(?:dass wir\s+)?|lass(?:t)? uns\s+(?!mal\s+über|über))([^.!?\n]{4,160})",),
+    ratification=(r"(?:(?:ok(?:ay)?|ja|gut|super|klar|prima|perfekt|alles klar)[,.!]*\s+)*(?:beschlossen|einverstanden|"
+                  r"abgemacht|machen wir(?: so)?|so machen wir(?:['’]s| es)?|gebongt)",),
+    decision=(
+        r"(?:entschieden|beschlossen|machen wir|wir machen|der plan ist|ansatz:)",
+        # Cortex's own: "Wir nehmen Postgres", "wir bleiben bei MySQL", "ab jetzt deployen wir …"
+        r"\bwir (?:nehmen|nutzen|verwenden|bleiben bei|gehen mit|setzen auf|wechseln (?:zu|auf))\b"
+        r"|\bab (?:jetzt|sofort|heute),? (?:\w+ )?wir\b",
+    ),
     close=(
         r"(?:^|\s)(?:ist |schon )?(?:erledigt|gefixt|gelöst|fertig)(?:\s|[.!,;:)]|$)",
         r"(?:^|\s)(?:es |das )funktioniert(?:\s|[.!,;:)]|$)",
@@ -384,6 +501,19 @@ DE: Final = LanguagePack(
     mood_negation=(r"\b(?:nicht|nichts|nie|kein\w*)",),
     agreement=("versprochen", "abgemacht", "geht klar"),
     aspiration=(r"^(?:immer|nie|niemals)\b|\b(?:versuchen|(?:mein|unser) bestes|hoffentlich)\b",),
+    hedge=(r"\b(?:vielleicht|wahrscheinlich|eventuell|evtl|irgendwann|falls|mal sehen|ich glaube|ich denke"
+           r"|wer weiß|womöglich|demnächst mal)\b",),
+    task_lead=(r"^(?:(?:auf jeden fall|bestimmt|sicher|gerne|gern|auch|dann|natürlich|ganz sicher)\s+)+",),
+    idle=(r"auf dem laufenden halten|darüber nachdenken|(?:es|das|sie) genießen|^(?:es|das|sie) mir (?:mal )?"
+          r"(?:anschauen|ansehen|angucken|merken)$",),
+    vague=(r"^(?:(?:dir|euch|ihnen|dich) )?bescheid (?:geben|sagen)$|^(?:mich|uns) (?:melden|wieder melden)$"
+           r"|^(?:das|es) (?:machen|tun)$",),
+    requested=(r"((?:erinnere?|erinnern sie) mich\b[^\n.!?]{3,160})",
+               r"((?:kannst|könntest) du mich\b[^\n.!?]{0,80}?\berinnern\b[^\n.!?]{0,120})"),
+    delegated=(r"([A-ZÄÖÜ][a-zäöüß]+)"
+               r"(?: wird| will) ([^\n.!?,]{2,120}?\b(?:schicken|senden|prüfen|schreiben|vorbereiten|übernehmen|fixen"
+               r"|erledigen|anrufen|erstellen|liefern|aktualisieren|reviewen|testen|deployen|klären|besorgen|buchen"
+               r"|bestellen|unterschreiben|einreichen|verschicken|nachschauen|kümmern))\b",),
     stopwords=(
         "der", "die", "das", "den", "dem", "des", "ein", "eine", "einen", "einem", "einer", "und", "oder", "aber",
         "von", "zu", "zum", "zur", "im", "in", "am", "an", "auf", "für", "mit", "aus", "bei", "nach", "vor", "ist",
@@ -401,6 +531,9 @@ DE: Final = LanguagePack(
 
 ES: Final = LanguagePack(
     code="es",
+    proposal=(r"(?:^|[.!?]\s+|,\s*|¿)(?:y si\s+|podríamos\s+|deberíamos\s+|propongo (?:que\s+)?|"
+              r"qué tal si\s+)([^.!?\n]{4,160})",),
+    ratification=(r"(?:(?:vale|sí|perfecto|genial|bien)[,.!]*\s+)*(?:de acuerdo|hecho|hagámoslo|adelante)",),
     decision=(
         r"(?:decidido|decidimos|decisión(?=\s+(?:es|fue|de)\b|\s*:)|hagamos|el plan es|enfoque:)",
         r"(?:acordado|optamos por|elegimos|vamos con)",
@@ -459,6 +592,12 @@ ES: Final = LanguagePack(
     ),
     agreement=("prometido", "de acuerdo"),
     aspiration=(r"^(?:siempre|nunca)\b|\b(?:intentar\w*|hacer lo posible|lo mejor que pueda)\b",),
+    hedge=(r"\b(?:quizás?|tal vez|a lo mejor|probablemente|algún día|si puedo|si tengo tiempo|creo que)\b",),
+    idle=(r"\b(?:te|os|les) (?:aviso|cuento|mantengo (?:al tanto|informad[oa]s?))\b|\blo pensaré\b",),
+    requested=(r"((?:recuérdame|recuerdame|me recuerdas|recordarme)\b[^\n.!?]{3,160})",),
+    delegated=(r"([A-ZÁÉÍÓÚÑ][a-záéíóúñ]+) (?:va a|se encarga de|se ocupa de) ((?:enviar|mandar|revisar|preparar"
+               r"|llamar|escribir|arreglar|actualizar|comprobar|hacer|subir|firmar|reservar|pagar|contactar)\b"
+               r"[^\n.!?]{2,160})",),
     stopwords=(
         "el", "la", "los", "las", "un", "una", "unos", "unas", "y", "o", "pero", "de", "del", "al", "a", "en",
         "con", "por", "para", "sin", "sobre", "es", "son", "fue", "era", "ser", "estar", "está", "están", "hay",
@@ -470,6 +609,10 @@ ES: Final = LanguagePack(
 
 FR: Final = LanguagePack(
     code="fr",
+    proposal=(r"(?:^|[.!?]\s+|,\s*)(?:et si on\s+|on pourrait\s+|on devrait\s+|je propose (?:qu['’]on\s+|"
+              r"de\s+)?)([^.!?\n]{4,160})",),
+    ratification=(r"(?:(?:ok|oui|parfait|super|bon)[,.!]*\s+)*(?:d['’]accord|entendu|ça marche|on fait comme ça|"
+                  r"va pour ça|validé)",),
     decision=(
         r"(?:décidé|décision(?=\s+(?:est|était|de|d['’])|\s*:)|on fait|le plan est|approche\s*:)",
         r"(?:convenu|arrêté|choisi de|opté pour)",
@@ -524,6 +667,12 @@ FR: Final = LanguagePack(
     ),
     agreement=("c'est noté", "c’est noté"),
     aspiration=(r"^(?:toujours|jamais)\b|\b(?:essayer|faire de mon mieux|faire mon possible)\b",),
+    hedge=(r"\b(?:peut-être|probablement|un jour|si je peux|je pense que|sans doute|je crois que)\b",),
+    idle=(r"^(?:te|vous) (?:tenir|tiens|tiendrai) au courant|^y (?:réfléchir|penser)\b",),
+    vague=(r"^(?:te|vous) (?:dire|redire|faire signe)\b",),
+    requested=(r"((?:rappelle|rappelez)[- ]moi\b[^\n.!?]{3,160})",),
+    delegated=(r"([A-ZÉÈ][a-zéèêàçîô]+) va ((?:envoyer|vérifier|préparer|écrire|appeler|corriger"
+               r"|mettre à jour|relire|faire|s['’]occuper|réserver|payer|signer|contacter|tester)\b[^\n.!?]{2,160})",),
     stopwords=(
         "le", "la", "les", "un", "une", "des", "et", "ou", "mais", "de", "du", "au", "aux", "à", "en", "dans",
         "sur", "pour", "par", "avec", "sans", "est", "sont", "était", "être", "avoir", "a", "ont", "je", "tu",
@@ -536,6 +685,9 @@ FR: Final = LanguagePack(
 
 IT: Final = LanguagePack(
     code="it",
+    proposal=(r"(?:^|[.!?]\s+|,\s*)(?:e se\s+|potremmo\s+|dovremmo\s+|propongo (?:di\s+)?)([^.!?\n]{4,160})",),
+    ratification=(r"(?:(?:ok|sì|perfetto|bene|va bene)[,.!]*\s+)*"
+                  r"(?:d['’]accordo|facciamo così|affare fatto|facciamolo)",),
     decision=(
         r"(?:deciso|decisione(?=\s+(?:è|era|di)(?!\w)|\s*:)|facciamo|il piano è|approccio:)",
         r"(?:concordato|scelto di|optiamo per|andiamo con)",
@@ -593,6 +745,12 @@ IT: Final = LanguagePack(
     ),
     agreement=("promesso", "affare fatto", "d'accordo", "d’accordo"),
     aspiration=(r"^(?:sempre|mai)\b|\b(?:provare|provarci|fare del mio meglio|fare il possibile)\b",),
+    hedge=(r"\b(?:forse|magari|probabilmente|prima o poi|un giorno|se riesco|credo che|penso che)\b",),
+    idle=(r"\bti (?:tengo|terrò) aggiornat[oaie]\b|\bci penserò\b",),
+    vague=(r"\bti (?:faccio|farò) sapere\b",),
+    requested=(r"((?:ricordami|ricordatemi|mi ricordi)\b[^\n.!?]{3,160})",),
+    delegated=(r"([A-Z][a-zàèéìòù]+) ((?:si occuperà d|manderà|invierà|preparerà|controllerà|scriverà"
+               r"|chiamerà|sistemerà|aggiornerà|firmerà)\w*\b[^\n.!?]{2,160})",),
     stopwords=(
         "il", "lo", "la", "i", "gli", "le", "un", "uno", "una", "e", "o", "ma", "di", "del", "della", "dei",
         "delle", "a", "al", "alla", "da", "in", "nel", "nella", "con", "su", "per", "tra", "fra", "è", "sono",
@@ -605,6 +763,8 @@ IT: Final = LanguagePack(
 
 PT: Final = LanguagePack(
     code="pt",
+    proposal=(r"(?:^|[.!?]\s+|,\s*)(?:e se\s+|poderíamos\s+|deveríamos\s+|proponho (?:que\s+)?)([^.!?\n]{4,160})",),
+    ratification=(r"(?:(?:ok|sim|beleza|perfeito|ótimo)[,.!]*\s+)*(?:combinado|fechado|vamos nessa|vamos fazer isso)",),
     decision=(
         r"(?:decidido|decidimos|decisão(?=\s+(?:é|foi|de)(?!\w)|\s*:)|vamos fazer|o plano é|abordagem:)",
         r"(?:combinado|optamos por|escolhemos|ficou definido)",
@@ -662,6 +822,13 @@ PT: Final = LanguagePack(
     ),
     agreement=("combinado",),
     aspiration=(r"^(?:sempre|nunca)(?!\w)|(?<!\w)(?:tentar|fazer o (?:meu )?melhor|fazer o possível)(?!\w)",),
+    hedge=(r"(?<!\w)(?:talvez|provavelmente|um dia|se eu puder|acho que|quem sabe)(?!\w)",),
+    idle=(r"(?<!\w)(?:te|lhe|vos) (?:mantenho|manterei|manter) (?:informad[oa]s?|atualizad[oa]s?|a par)(?!\w)"
+          r"|(?<!\w)pensar (?:nisso|sobre isso)(?!\w)",),
+    vague=(r"(?<!\w)(?:te|lhe) (?:aviso|conto|falo)(?!\w)",),
+    requested=(r"((?:me lembre|lembre-me|me lembra|lembra-me)(?!\w)[^\n.!?]{3,160})",),
+    delegated=(r"([A-ZÁÉÍÓÚ][a-zãõáéíóúç]+) vai ((?:enviar|mandar|revisar|preparar|ligar|corrigir"
+               r"|verificar|fazer|escrever|atualizar|assinar|pagar|reservar|testar)(?!\w)[^\n.!?]{2,160})",),
     stopwords=(
         "o", "a", "os", "as", "um", "uma", "uns", "umas", "e", "ou", "mas", "de", "do", "da", "dos", "das", "ao",
         "à", "em", "no", "na", "nos", "nas", "com", "por", "para", "sem", "sobre", "é", "são", "foi", "era", "ser",
@@ -673,6 +840,8 @@ PT: Final = LanguagePack(
 
 RU: Final = LanguagePack(
     code="ru",
+    proposal=(r"(?:^|[.!?]\s+|,\s*)(?:может,?\s+|давайте\s+|предлагаю\s+)([^.!?\n]{4,160})",),
+    ratification=(r"(?:(?:ок|да|хорошо|отлично)[,.!]*\s+)*(?:договорились|решено|давайте так|согласен|согласна)",),
     decision=(
         r"(?:решили|решение|давайте сделаем|план[:\s]|подход:)",
         r"(?:договорились|выбрали|остановились на|утвердили)",
@@ -722,6 +891,12 @@ RU: Final = LanguagePack(
     ),
     agreement=("обещаю", "договорились"),
     aspiration=(r"^(?:всегда|никогда)(?!\w)|(?:постараюсь|стараться|попробую|попытаюсь)",),
+    hedge=(r"(?<!\w)(?:может быть|наверное|возможно|если|когда-нибудь|как-нибудь|думаю)(?!\w)",),
+    idle=(r"(?:держать (?:тебя |вас )?в курсе|подумаю|подумать об этом)",),
+    vague=(r"(?:дам знать|сообщу)",),
+    requested=(r"(напомни(?:те)? мне(?!\w)[^\n.!?]{3,160})",),
+    delegated=(r"([А-ЯЁ][а-яё]+) ((?:пришлёт|пришлет|отправит|сделает|проверит|подготовит|напишет|позвонит|займётся"
+               r"|займется|исправит|обновит)(?!\w)[^\n.!?]{2,160})",),
     stopwords=(
         "и", "в", "во", "не", "что", "он", "на", "я", "с", "со", "как", "а", "то", "все", "она", "так", "его",
         "но", "да", "ты", "к", "у", "же", "вы", "за", "бы", "по", "только", "ее", "мне", "было", "вот", "от",
@@ -740,6 +915,8 @@ RU: Final = LanguagePack(
 
 JA: Final = LanguagePack(
     code="ja",
+    proposal=(r"([^。！？\n]{2,80}?(?:ませんか|ましょうか|はどうですか|はどう))",),
+    ratification=(r"(?:はい[、,]?\s*)?(?:そうしましょう|それでいきましょう|賛成です|賛成)",),
     decision=(
         r"(?:決め[たる]|決定し[たま]|方針[はを]|にしよう|にする)",
         r"(?:採用す[るる]|確定し[たま]|これで[行い]く)",
@@ -785,10 +962,14 @@ JA: Final = LanguagePack(
     negation=(r"(?:まだ)",),
     agreement=("承知しました",),
     aspiration=(r"(?:頑張|努力|ずっと)",),
+    hedge=(r"(?:かも|たぶん|多分|もし|いつか|と思います|と思う)",),
+    requested=(r"([^\n。！？]{2,80}?(?:をリマインドして|リマインドしてください|リマインドお願い|思い出させて)[^\n。！？]{0,10})",),
 )
 
 KO: Final = LanguagePack(
     code="ko",
+    proposal=(r"([^.!?\n]{2,80}?(?:할까요|하는 게 어때요|어때요))",),
+    ratification=(r"(?:네[,]?\s*|좋아요[,]?\s*)?(?:그렇게 하죠|그렇게 해요|찬성)",),
     decision=(
         r"(?:결정|하기로|계획은|으로 가자|방침[은이])",
         r"(?:확정|정했[다어]|채택|선택했[다어]|이걸로)",
@@ -834,10 +1015,14 @@ KO: Final = LanguagePack(
     negation=(r"(?:아직|안 |못 )",),
     agreement=("알겠습니다",),
     aspiration=(r"(?:노력|최선|항상)",),
+    hedge=(r"(?:아마|혹시|만약|언젠가|것 같아)",),
+    requested=(r"([^\n.!?]{2,80}?(?:리마인드해|리마인드 해|상기시켜)[^\n.!?]{0,10})",),
 )
 
 ZH: Final = LanguagePack(
     code="zh",
+    proposal=(r"(?:要不|不如|我建议|我们可以)([^。！？\n]{2,80})",),
+    ratification=(r"(?:好的?[，,]?\s*)?(?:就这么办|同意|就这么定了|就这样)",),
     decision=(
         r"(?:决定|已决定|方案[是为]|我们[用采]|确定了|就这么[定办])",
         r"(?:敲定|拍板|最终[选方]|采用|选择了)",
@@ -881,6 +1066,10 @@ ZH: Final = LanguagePack(
     negation=(r"(?:没|不|未|尚未|还没)",),
     agreement=("没问题",),
     aspiration=(r"(?:尽力|尽量|努力|永远|一直)",),
+    hedge=(r"(?:也许|可能|如果|大概|改天|有空的话|看情况)",),
+    idle=(r"(?:考虑一下|想想|随时告诉你|保持联系)",),
+    vague=(r"(?:告诉你|通知你|再联系)",),
+    requested=(r"(提醒我[^\n。！？]{2,80})",),
 )
 
 # Wait phrases that only announce what is waited for ("waiting for", "warte auf", "等待"):
@@ -893,6 +1082,24 @@ WAIT_CUES: Final = (
     r"|aspettando|bloccato da|in attesa di|pendente|ждём|ожидаем|зависит от|заблокировано"
     r"|等待|等着?|卡在|依赖于|待って|待機中|依存して|기다려|기다리|대기 중|의존)\s*"
 )
+
+# Capitalised words that name no person: a ``delegated`` match on one ("It will send …", "Das
+# Team wird …", "Mañana va a …") is none. Cortex's own (issue 37).
+NOT_A_NAME: Final = frozenset((
+    "I", "It", "This", "That", "There", "He", "She", "We", "They", "You", "Everyone", "Everything", "Nothing",
+    "Someone", "Somebody", "Nobody", "Anyone", "Who", "What", "Which", "Where", "When", "How", "Why", "The", "A",
+    "An", "My", "Our", "Your", "His", "Her", "Their", "Its", "Today", "Tomorrow", "Monday", "Tuesday", "Wednesday",
+    "Thursday", "Friday", "Saturday", "Sunday", "Maybe", "Then", "Now", "Also", "But", "And", "So", "Yes", "No", "Ok",
+    "Okay", "Sure", "Hopefully", "Probably", "Perhaps", "Next", "Last", "First", "Nobody", "Team",
+    "Der", "Die", "Das", "Ein", "Eine", "Es", "Er", "Sie", "Wir", "Ich", "Du", "Ihr", "Man", "Alles", "Nichts",
+    "Jemand",
+    "Niemand", "Morgen", "Heute", "Dann", "Dies", "Dieser", "Diese", "Jeder", "Keiner", "Wer", "Was",
+    "El", "La", "Los", "Las", "Un", "Una", "Esto", "Eso", "Él", "Ella", "Nadie", "Todo", "Mañana", "Hoy", "Quién",
+    "Le", "Les", "Une", "Ce", "Ça", "Il", "Elle", "On", "Nous", "Vous", "Ils", "Elles", "Tout", "Demain", "Personne",
+    "Qui", "Lo", "Gli", "Questo", "Lui", "Lei", "Noi", "Loro", "Tutto", "Domani", "Nessuno", "Chi",
+    "O", "Os", "As", "Um", "Uma", "Isso", "Ele", "Nós", "Eles", "Tudo", "Amanhã", "Ninguém", "Quem",
+    "Он", "Она", "Мы", "Они", "Это", "Кто", "Что", "Все", "Всё", "Завтра", "Никто", "Сегодня", "Я", "Ты", "Вы",
+))
 
 # English and German first (the design's order), then the reference's other packs.
 PACKS: Final[dict[str, LanguagePack]] = {

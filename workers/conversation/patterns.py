@@ -226,6 +226,16 @@ class PatternSet:
     condition: re.Pattern[str] | None = None  # any language's condition word, on lowered text
     agreement: frozenset[str] = frozenset()  # fixed commitment phrases that only agree
     aspiration: re.Pattern[str] | None = None  # a task that is a wish, on the lowered task
+    # no promise after all (``LanguagePack.hedge`` …): on the lowered clause and task
+    hedge: re.Pattern[str] | None = None
+    idle: re.Pattern[str] | None = None  # on the lowered task, its lead words left out
+    vague: re.Pattern[str] | None = None  # likewise, when the promise names no day
+    task_lead: re.Pattern[str] | None = None
+    proposal: Pattern | None = None  # a group: what a message proposes, on lowered text
+    ratification: re.Pattern[str] | None = None  # fullmatch on a lowered first sentence
+    # a named third person's promise (case-sensitive, original text) and a request to the agent
+    delegated: Family = Family((), (), (), (), (), always=False)
+    requested: Family = Family((), (), (), (), (), always=False)
     stopwords: frozenset[str] = frozenset()  # function words of every enabled language, lowered
     mood_negation: re.Pattern[str] | None = None  # a negation word at the end, on lowered text
     # group 1: the words after the frame a sentence opens on ("Beim …", "For the …")
@@ -359,6 +369,14 @@ def get_patterns(languages: tuple[str, ...]) -> PatternSet:
         condition=_one_regex(source for pack in packs for source in pack.condition),
         agreement=frozenset(a for pack in packs for a in pack.agreement),
         aspiration=_one_regex(source for pack in packs for source in pack.aspiration),
+        hedge=_one_regex(source for pack in packs for source in pack.hedge),
+        proposal=_one_pattern(source for pack in packs for source in pack.proposal),
+        ratification=_one_regex(source for pack in packs for source in pack.ratification),
+        idle=_one_regex(source for pack in packs for source in pack.idle),
+        vague=_one_regex(source for pack in packs for source in pack.vague),
+        task_lead=_one_regex(source for pack in packs for source in pack.task_lead),
+        delegated=Family.of(p for pack in packs for p in _compile(pack.delegated, lowered=False)),
+        requested=_family(packs, "requested"),
         stopwords=frozenset(w.lower() for pack in packs for w in (*pack.stopwords, *pack.topic_blacklist)),
         mood_negation=_mood_negation(packs),
         frame=_family(packs, "frame"),

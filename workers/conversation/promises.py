@@ -32,7 +32,8 @@ import re
 from collections import deque
 from typing import Final, NamedTuple
 
-from workers.conversation.patterns import MAX_MATCHES_PER_FAMILY, MatchText, Pattern, PatternSet
+from workers.conversation.languages import NOT_A_NAME
+from workers.conversation.patterns import MAX_MATCHES_PER_FAMILY, MatchText, Pattern, PatternSet, iter_matches
 from workers.conversation.sentences import tidy
 from workers.render import clip_words
 
@@ -55,7 +56,12 @@ _TASK_FRAMES: Final[dict[str, tuple[str, str, tuple[str, ...]]]] = {
     "yo me ocupo": ("ocuparse ", "", ("de ", "del ")),
     "fico responsável": ("ficar responsável ", "", ("por ", "pelo ", "pela ", "pelos ", "pelas ")),
     "ci penso io": ("pensare ", "", ("a ", "al ", "allo ", "alla ", "all'", "all’", "ai ", "agli ", "alle ")),
+    # "I'm going to a transgender conference this month": going somewhere, not "going to" do
+    **dict.fromkeys(("i'm going to", "i’m going to", "i am going to"),
+                    ("go to ", "", ("a ", "an ", "the ", "my ", "our ", "this ", "that ", "his ", "her ", "their "))),
 }
+# Hesitation in a transcript ("I will uh take some minutes uh again"): no word of the task.
+_FILLERS: Final = re.compile(r"\b(?:uh|um|uhm|erm|er|hmm)\b\s*|\{vocalsound\}\s*")
 
 
 class Promise(NamedTuple):
@@ -156,8 +162,35 @@ def _promise(text: MatchText, patterns: PatternSet, found: re.Match[str]) -> Pro
     return _fixed(text, patterns, found)
 
 
-def _is_wish(promise: Promise, patterns: PatternSet) -> bool:
-    return patterns.aspiration is not None and patterns.aspiration.search(promise.what.lower()) is not None
+_CLAUSE_BREAKS: Final = ".,;:!?—–\n。，！？；："
+_CLAUSE_REACH: Final = 80
+
+
+def _clause_before(lowered: str, pos: int) -> str:
+    """The words of ``pos``'s clause before it ("who knows if " of "who knows if I'll ever …")."""
+    lo = max(0, pos - _CLAUSE_REACH)
+    cut = max(lowered.rfind(mark, lo, pos) for mark in _CLAUSE_BREAKS)
+    return lowered[max(lo, cut + 1) : pos]
+
+
+def is_no_promise(promise: Promise, lowered: str, phrase_start: int, patterns: PatternSet) -> bool:
+    """A promise phrase that promises nothing (issue 37): a wish or an aspiration ("do my best
+    to …"), a hedge or a condition in its clause or task ("maybe I'll", "who knows if I'll ever
+    get a pet", "… sometime", "reach out if I need anything"), a pleasantry, politeness or no
+    action ("keep you posted", "definitely check it out", "be ok", "keep pushing"), or, without
+    a day, a vague task or what a speaker does right then ("do that", "go first", "just check
+    that"). The reference counted every "I'll …": LoCoMo's chats held 38 such promises in one
+    conversation, AMI's meetings 33 ("I'll go first", "let me see")."""
+    task = _FILLERS.sub("", promise.what.lower())
+    if patterns.aspiration is not None and patterns.aspiration.search(task) is not None:
+        return True
+    core = patterns.task_lead.sub("", task, count=1) if patterns.task_lead is not None else task
+    if patterns.idle is not None and patterns.idle.search(core) is not None:
+        return True
+    if promise.due is None and patterns.vague is not None and patterns.vague.search(core) is not None:
+        return True
+    hedge = patterns.hedge
+    return hedge is not None and hedge.search(f"{_clause_before(lowered, phrase_start)} {task}") is not None
 
 
 def _promises_of(pattern: Pattern, text: MatchText, patterns: PatternSet) -> list[tuple[Promise, int]]:
@@ -171,7 +204,7 @@ def _promises_of(pattern: Pattern, text: MatchText, patterns: PatternSet) -> lis
         # Continue after the promise, not after the greedy capture, so the next
         # sentence's "I'll" is found.
         pos = max(promise.end if promise else found.end(), found.start() + 1)
-        if promise is not None and not _is_wish(promise, patterns):
+        if promise is not None and not is_no_promise(promise, text.lowered, found.start(), patterns):
             out.append((promise, found.start()))
     return out
 
@@ -192,3 +225,49 @@ def find_promises(text: MatchText, patterns: PatternSet) -> list[Promise]:
             taken.append(span)
             result.append(promise)
     return result[:MAX_MATCHES_PER_FAMILY]
+
+
+class Delegated(NamedTuple):
+    """A promise someone else made or was asked for: whose it is and what."""
+
+    who: str  # the named person ("Sarah"); "" for the agent (a request: "remind me to …")
+    promise: Promise
+
+
+def _of_group(text: MatchText, patterns: PatternSet, found: re.Match[str], group: int) -> Promise | None:
+    original = text.original
+    start = found.start(group)
+    end = _sentence_end(original, start, found.end(group))
+    _, stop = _sentence(original, found.start(), end)
+    due = _due(text, patterns, found.start(), stop)
+    what = _without(text, start, end, due)
+    return Promise(clip_words(what, MAX_WHAT_CHARS), _phrase(text, due), start, end) if what else None
+
+
+# Where a named person's promise may start: a clause's start, or after "and" / "so" ("OK so Tom
+# will call the client"); "Yesterday Tom will …" and "the Team will …" are not a person's.
+_PERSON_AFTER: Final = re.compile(r"(?:^|[.!?,;:—–(\n]\s*|\b(?:and|so|ok|okay|then|und|y|et|e|и)\s+)\Z",
+                                  re.IGNORECASE)
+
+
+def _named_person(original: str, found: re.Match[str]) -> bool:
+    name = found.group(1)
+    return name not in NOT_A_NAME and _PERSON_AFTER.search(original, max(0, found.start() - 8), found.start()) \
+        is not None
+
+
+def find_delegated(text: MatchText, patterns: PatternSet) -> list[Delegated]:
+    """Promises of a named third person ("Sarah will send the signed contract by Friday": Sarah's)
+    and requests to the agent ("remind me to renew the SSL certificate": the agent's), judged as a
+    speaker's own (``is_no_promise``). The reference knew only the speaker's own promises."""
+    out: list[Delegated] = []
+    for family, group in ((patterns.delegated, 2), (patterns.requested, 1)):
+        for found in iter_matches(family, text):
+            if group == 2 and not _named_person(text.original, found):
+                continue
+            promise = _of_group(text, patterns, found, group)
+            if promise is None or is_no_promise(promise, text.lowered, found.start(), patterns):
+                continue
+            who = text.original[found.start(1) : found.end(1)] if group == 2 else ""
+            out.append(Delegated(who, promise))
+    return out[:MAX_MATCHES_PER_FAMILY]

@@ -4,13 +4,14 @@ A promise in a message ("I'll fix the build tomorrow", "ich werde das morgen fix
 an ``open`` commitment of its sender (``workers.conversation.promises``): its ``what`` the
 task ("fix the build"), its ``due`` the day the promise names as ``YYYY-MM-DD``, counted
 from the event's time in the agent's time zone (``workers.conversation.due``). It becomes
-``overdue`` once its due day has passed — or, without a due day, once it has been open for
-``overdue_days`` — measured against the agent's latest event time and re-checked on every
-event, and ``done`` when a later message with a closure word (not negated: "in review, not
-closed" closes nothing) names it — most of its words, at least two (or its only one), a word
-of the same family counting ("The volume expansion on db-2 is done" names "expand the volume
-on db-2 by 200 GB") — or
-a ``commitment_done`` feedback names it. The reference (openclaw-cortex
+``overdue`` once its due day has passed, measured against the agent's latest event time and
+re-checked on every event — and only then: a promise that named no day is never late (the
+reference's age rule made "keep ya posted" OVERDUE for 294 days; a briefing lists an undated
+promise for a while, then only counts it: ``workers.boot.work``). It becomes ``done`` when a
+later message with a closure word (not negated: "in review, not closed" closes nothing)
+names it — most of its words, at least two (or its only one), a word of the same family
+counting ("The volume expansion on db-2 is done" names "expand the volume on db-2 by 200
+GB") — or a ``commitment_done`` feedback names it. The reference (openclaw-cortex
 ``src/commitment-tracker.ts``) had only the age rule, against the wall clock, and never
 filled ``due``; here every time comes from events.
 
@@ -36,7 +37,7 @@ from __future__ import annotations
 import functools
 import math
 from collections import OrderedDict
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Final, NamedTuple
 from zoneinfo import ZoneInfo
 
@@ -44,12 +45,13 @@ import msgspec
 
 from schemas.docs import Commitment, CommitmentsDoc, Integrity
 from schemas.events import FeedbackEvent, MessageEvent
+from schemas.types import Role
 from shared.config import CommitmentsSettings
 from workers.conversation.due import due_string
 from workers.conversation.feedback import feedback_target
 from workers.conversation.ids import unique_id
 from workers.conversation.patterns import MatchText, PatternSet, prepare_text
-from workers.conversation.promises import Promise, find_promises
+from workers.conversation.promises import Promise, find_delegated, find_promises
 from workers.conversation.signals import Words, matches_title, message_topics, title_terms, words_of
 
 _replace = msgspec.structs.replace
@@ -73,63 +75,50 @@ def _due_day(due: str | None) -> str | None:
 
 
 _DEADLINES_KEPT: Final = 4096
-# id(list) → (the list, its earliest open due day, its earliest open creation without one); the
-# list is held so that its id cannot be reused while the entry exists
-_deadlines_cache: OrderedDict[int, tuple[list[Commitment], str | None, datetime | None]] = OrderedDict()
+# id(list) → (the list, its earliest open due day); the list is held so that its id cannot be
+# reused while the entry exists
+_deadlines_cache: OrderedDict[int, tuple[list[Commitment], str | None]] = OrderedDict()
 
 
-def _deadlines(commitments: list[Commitment]) -> tuple[str | None, datetime | None]:
-    """The earliest due day among open commitments, and the earliest creation among open
-    ones without a due day: a commitment is late exactly when one of them is. Computed once
-    per list — the functions here share an unchanged list between documents (never mutating
-    it), so on most messages this is a lookup instead of a scan of every commitment."""
+def _first_deadline(commitments: list[Commitment]) -> str | None:
+    """The earliest due day among open commitments: a commitment is late exactly when that
+    one is. Computed once per list — the functions here share an unchanged list between
+    documents (never mutating it), so on most messages this is a lookup instead of a scan of
+    every commitment."""
     hit = _deadlines_cache.get(id(commitments))
     if hit is not None and hit[0] is commitments:
-        return hit[1], hit[2]
-    days: list[str] = []
-    created: list[datetime] = []
-    for c in commitments:
-        if c.status == "open":
-            day = _due_day(c.due)
-            if day is not None:
-                days.append(day)
-            else:
-                created.append(c.created)
-    first = (min(days, default=None), min(created, default=None))
-    _deadlines_cache[id(commitments)] = (commitments, *first)
+        return hit[1]
+    first = min((day for c in commitments if c.status == "open" and (day := _due_day(c.due)) is not None),
+                default=None)
+    _deadlines_cache[id(commitments)] = (commitments, first)
     if len(_deadlines_cache) > _DEADLINES_KEPT:
         _deadlines_cache.popitem(last=False)
     return first
 
 
-def _overdue(commitments: list[Commitment], now: datetime, overdue_days: int,
-             tz: ZoneInfo = UTC_ZONE) -> list[Commitment]:
-    """A new list with open commitments past their due day (or, without one, older than
-    ``overdue_days``) overdue; the same list when none is (``_deadlines`` tells without a scan).
+def _overdue(commitments: list[Commitment], now: datetime, tz: ZoneInfo = UTC_ZONE) -> list[Commitment]:
+    """A new list with open commitments past their due day overdue; the same list when none
+    is (``_first_deadline`` tells without a scan).
 
     A due day (``YYYY-MM-DD``, local) is over once the local date of ``now`` is later:
-    ISO dates compare as strings. A due that is no date (a document from before due dates)
-    counts as none."""
+    ISO dates compare as strings. A commitment without a due day — or with a due that is no
+    date (a document from before due dates) — is never overdue."""
     today = now.astimezone(tz).date().isoformat()
-    cutoff = now - timedelta(days=overdue_days)
-    first_day, first_created = _deadlines(commitments)
-    if (first_day is None or first_day >= today) and (first_created is None or first_created >= cutoff):
+    first_day = _first_deadline(commitments)
+    if first_day is None or first_day >= today:
         return commitments
-    flags = [c.status == "open" and ((d < today) if (d := _due_day(c.due)) is not None else c.created < cutoff)
-             for c in commitments]
+    flags = [c.status == "open" and (d := _due_day(c.due)) is not None and d < today for c in commitments]
     return [_replace(c, status="overdue") if flag else c for c, flag in zip(commitments, flags, strict=True)]
 
 
-def mark_overdue(doc: CommitmentsDoc, now: datetime, settings: CommitmentsSettings,
-                 tz: ZoneInfo = UTC_ZONE) -> CommitmentsDoc:
-    """The document with open commitments past their due day (or older than
-    ``overdue_days``) at ``now`` overdue.
+def mark_overdue(doc: CommitmentsDoc, now: datetime, tz: ZoneInfo = UTC_ZONE) -> CommitmentsDoc:
+    """The document with open commitments past their due day at ``now`` overdue.
 
     For events that carry no message (a session start, a request): "now" is the agent's
     latest event time.
     """
     latest = _latest(doc, now)
-    return _rebuilt(doc, latest, _overdue(doc.commitments, latest, settings.overdue_days, tz))
+    return _rebuilt(doc, latest, _overdue(doc.commitments, latest, tz))
 
 
 _SUFFIXES: Final = ("ing", "ed", "es", "en", "er", "s", "t", "e")
@@ -254,40 +243,41 @@ def apply_message(
     """The commitments document after one message: overdue, fulfilled, then new promises."""
     base = doc if doc is not None else empty_commitments_doc(event.ts)
     now = _latest(base, event.ts)
-    commitments = _overdue(base.commitments, now, settings.overdue_days, tz)  # never mutated: shared if unchanged
+    commitments = _overdue(base.commitments, now, tz)  # never mutated: shared if unchanged
     text = prepare_text(event.content)
     if patterns.closures(text):
         commitments = _close_fulfilled(commitments, text, patterns.stopwords)
-    who = event.sender or event.role
-    promises = find_promises(text, patterns)
+    own: list[tuple[str, Role | None, Promise]] = [(event.sender or event.role, event.role, p)
+                                                  for p in find_promises(text, patterns)]
+    # a named person's promise is theirs (no role: not the agent's, not the user's); a request
+    # to the agent ("remind me to …") is the agent's
+    others: list[tuple[str, Role | None, Promise]] = [
+        (d.who, None, d.promise) if d.who else ("assistant", "assistant", d.promise)
+        for d in find_delegated(text, patterns)]
+    promises = [*own, *others]
     taken = {c.id for c in commitments} if promises else set()
     topics = message_topics(text, patterns) if promises else []
     added = []
-    for index, promise in enumerate(promises):
+    for index, (who, role, promise) in enumerate(promises):
         commitment_id = unique_id(event.id, "commitment", index, taken)
         taken.add(commitment_id)
         added.append(Commitment(id=commitment_id, who=who, what=promise.what, status="open",
                                 created=event.ts, source_event=event.id, due=due_string(promise.due, event.ts, tz),
-                                topic=_topic(promise, topics, patterns.stopwords), role=event.role))
+                                topic=_topic(promise, topics, patterns.stopwords), role=role))
     if added:
         commitments = [*commitments, *added]
     return _rebuilt(base, now, _cap(commitments, settings.max_commitments))
 
 
-def apply_feedback(
-    doc: CommitmentsDoc | None, event: FeedbackEvent, settings: CommitmentsSettings | None = None,
-    tz: ZoneInfo = UTC_ZONE,
-) -> CommitmentsDoc:
+def apply_feedback(doc: CommitmentsDoc | None, event: FeedbackEvent, tz: ZoneInfo = UTC_ZONE) -> CommitmentsDoc:
     """Apply ``commitment_done`` (target = commitment id); other kinds change nothing.
 
-    With ``settings``, overdue commitments are re-checked against this event's time too.
-    An unknown id is a no-op; a missing target raises ``FeedbackError``.
+    Overdue commitments are re-checked against this event's time too. An unknown id is a
+    no-op; a missing target raises ``FeedbackError``.
     """
     base = doc if doc is not None else empty_commitments_doc(event.ts)
     now = _latest(base, event.ts)
-    commitments = base.commitments
-    if settings is not None:
-        commitments = _overdue(commitments, now, settings.overdue_days, tz)
+    commitments = _overdue(base.commitments, now, tz)
     if event.kind == "commitment_done":
         target = feedback_target(event)
         commitments = [_replace(c, status="done") if c.id == target else c for c in commitments]

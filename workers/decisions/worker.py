@@ -56,7 +56,7 @@ class CommitmentsProjection(EventProjection[CommitmentsDoc]):
         if isinstance(event, MessageEvent):
             return commitments.apply_message(doc, event, self._settings, self._patterns, self._tz)
         assert isinstance(event, FeedbackEvent)
-        return commitments.apply_feedback(doc, event, self._settings, self._tz)
+        return commitments.apply_feedback(doc, event, self._tz)
 
 
 async def build(ctx: WorkerContext) -> ProjectionHandler:

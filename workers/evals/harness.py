@@ -59,6 +59,9 @@ from workers.recall.embedders import StaticE5Embedder, VocabularyStats, shared_v
 from workers.recall.spec import SPEC as RECALL_SPEC
 
 K_VALUES = (1, 5, 10)
+# The ranking's weights are chosen on LoCoMo conversations 0-4 (the dev split) and reported on
+# 5-9 (held out: never looked at while choosing) beside all ten (docs/recall-eval.md).
+DEV_CONVERSATIONS = 5
 # How the dataset reaches the worker:
 # * eval — each session opens with a SessionEvent, the recall_access feedback of replies is
 #   not applied (scores do not depend on question order; see the module docstring);
@@ -201,6 +204,24 @@ class QuotedTurns:
         return {source_turn} | {dia for dia, line in self._near.get(source_turn, ()) if line in lines}
 
 
+def split_of(agent: str) -> str:
+    """The split a conversation's questions belong to: ``dev`` (conversations 0-4, on which
+    the ranking's weights are chosen) or ``held-out`` (5 and later)."""
+    index = int(agent.rsplit("-", 1)[1])
+    return "dev" if index < DEV_CONVERSATIONS else "held-out"
+
+
+def by_split(questions: Sequence[QuestionResult]) -> dict[str, Any]:
+    """Scores of the dev and the held-out questions, when the run has both."""
+    splits: dict[str, list[QuestionResult]] = {}
+    for q in questions:
+        splits.setdefault(split_of(q.agent), []).append(q)
+    if len(splits) < 2:
+        return {}
+    return {name: {**metrics([q.rank for q in qs]), "quoted": metrics([q.text_rank for q in qs])}
+            for name, qs in sorted(splits.items())}
+
+
 def metrics(ranks: Sequence[int | None], ks: Sequence[int] = K_VALUES) -> dict[str, float | int]:
     """``n``, ``recall@k`` for each k and ``mrr`` over a list of first-evidence ranks."""
     n = len(ranks)
@@ -244,6 +265,8 @@ def report(result: EvalResult) -> dict[str, Any]:
         "questions": len(result.questions),
         "skipped_questions": result.skipped_questions,
         "overall": metrics([q.rank for q in result.questions]),
+        # conversations 0-4 chose the weights, 5-9 are held out (empty for fewer than six)
+        "by_split": by_split(result.questions),
         "by_category": by_category,
         # credit where a returned memory's text quotes an evidence turn (a context window
         # quotes up to two turns before its own), as window-level retrieval is scored
@@ -298,6 +321,9 @@ def format_table(rep: dict[str, Any]) -> str:
                                                                                     "recall@10", "mrr"))))
     o = rep["overall"]
     rows.append(("all (1-4)", str(o["n"]), *(f"{o[c]:.3f}" for c in ("recall@1", "recall@5", "recall@10", "mrr"))))
+    for name, m in rep.get("by_split", {}).items():
+        label = f"{name} (0-{DEV_CONVERSATIONS - 1})" if name == "dev" else f"{name} ({DEV_CONVERSATIONS}-)"
+        rows.append((label, str(m["n"]), *(f"{m[c]:.3f}" for c in ("recall@1", "recall@5", "recall@10", "mrr"))))
     quoted = rep.get("overall_quoted")
     if quoted:
         rows.append(("all, quoted", str(quoted["n"]),

@@ -214,6 +214,14 @@ def is_context_memory(memory: Memory) -> bool:
     return is_window_memory(memory) or is_reply_memory(memory)
 
 
+def is_explicit(memory: Memory) -> bool:
+    """A memory somebody stored on purpose — remembered (``remember`` feedback) or written
+    in a note — rather than one read out of conversation: no sender, no fact behind it,
+    and the id of its event's own memory."""
+    return (memory.sender is None and memory.fact_id is None
+            and memory.id == memory_id(memory.agent, memory.source_event, 0))
+
+
 def is_turn_memory(memory: Memory) -> bool:
     """The episode a message event yields for itself (position 0, carrying its sender):
     the turn as it happened, which dedup never folds into another memory."""

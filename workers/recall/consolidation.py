@@ -23,7 +23,12 @@ memories whose cosine exceeds 0.92, keeping the more confident one (reference:
   merged; a knowledge fact's mirror (``fact_id``) follows its fact and a superseded memory
   is history, so neither takes part, and two memories whose claims
   conflict (``workers.recall.conflicts``: "… is Tuesday" / "… is Thursday") are never
-  merged however close their vectors.
+  merged however close their vectors;
+* further: two statements that differ in a number, name, address or date, or that replace
+  a word of one another ("Server alpha …" / "Server beta …", ``workers.recall.distinct``),
+  are never merged either (:func:`may_fold`): templated facts are near-duplicates to an
+  embedder, and folding them lost 450 of 500 remembered facts (issue 44). A memory folds
+  into the most similar kept one it may fold into.
 
 Everything here is a pure function of the memories (and their vectors): the worker runs it
 at a session start in event time, so a replay makes the same merges.
@@ -40,7 +45,8 @@ import numpy as np
 import numpy.typing as npt
 
 from workers.recall.capture import is_context_memory, is_turn_memory
-from workers.recall.conflicts import conflicts, memory_claim
+from workers.recall.conflicts import Claim, conflicts, memory_claim, statement_of
+from workers.recall.distinct import distinct
 from workers.recall.models import MAX_PROVENANCE, Memory
 
 Vector = Sequence[float] | npt.NDArray[np.float32]
@@ -86,6 +92,18 @@ def merge_duplicate(kept: Memory, duplicate: Memory) -> Memory:
         sources=_capped(sources),
         merged=kept.merged + 1 + duplicate.merged,
     )
+
+
+def may_fold(memory: Memory, other: Memory, claim: Claim | None = None) -> bool:
+    """Whether ``memory`` and ``other``, near-duplicates by their vectors, may become one:
+    never a knowledge fact's mirror, never two whose claims conflict, never two statements
+    that differ in a number, name, address or date or replace a word of one another
+    (``workers.recall.distinct``). ``claim`` is ``memory``'s, when known already."""
+    if other.fact_id is not None or memory.fact_id is not None:
+        return False
+    if conflicts(claim if claim is not None else memory_claim(memory), memory_claim(other)):
+        return False
+    return not distinct(statement_of(memory), statement_of(other))
 
 
 def takes_part(memory: Memory) -> bool:
@@ -151,6 +169,17 @@ def _unit(vector: Vector) -> npt.NDArray[np.float32]:
     return arr / norm if norm > 0 else arr
 
 
+def _fold_target(memory: Memory, kept: Sequence[Memory], sims: npt.NDArray[np.float32],
+                 threshold: float) -> int | None:
+    """The most similar kept memory at ``threshold`` or above that ``memory`` may fold into."""
+    for index in np.argsort(-sims, kind="stable"):
+        if float(sims[index]) < threshold:
+            return None
+        if may_fold(memory, kept[index]):
+            return int(index)
+    return None
+
+
 def _consolidate_group(group: list[Memory], vectors: Mapping[str, Vector], threshold: float) -> list[Merge]:
     kept: list[Memory] = []
     matrix: npt.NDArray[np.float32] | None = None  # the kept memories' unit vectors, one row each
@@ -161,11 +190,10 @@ def _consolidate_group(group: list[Memory], vectors: Mapping[str, Vector], thres
             matrix = np.empty((len(group), vector.shape[0]), dtype=np.float32)
         if kept and not memory.pinned:
             sims = matrix[: len(kept)] @ vector
-            best = int(np.argmax(sims))
-            similarity = float(sims[best])
-            if similarity >= threshold and not conflicts(memory_claim(memory), memory_claim(kept[best])):
-                kept[best] = merge_duplicate(kept[best], memory)
-                merges.append(Merge(kept=kept[best], removed=memory.id, similarity=round(similarity, 6)))
+            target = _fold_target(memory, kept, sims, threshold)
+            if target is not None:
+                kept[target] = merge_duplicate(kept[target], memory)
+                merges.append(Merge(kept=kept[target], removed=memory.id, similarity=round(float(sims[target]), 6)))
                 continue
         matrix[len(kept)] = vector
         kept.append(memory)

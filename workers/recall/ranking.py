@@ -128,6 +128,28 @@ another turn's, that turn's best memory comes first, lifted to the window's scor
 the window's own message right after it (the window may match through its context: the
 answer is often the turn after the one a question names). Each message still counts once.
 
+What somebody stored, first
+---------------------------
+A memory the agent or a person stored on purpose — remembered (``cortex_remember``), a
+note or an indexed document, a knowledge fact — is what they want back, and conversation
+that merely mentions the same words is not. Three things kept such a memory under the turns
+(issue 41: "Bob prefers code reviews on Friday afternoons", remembered, came back 6th of 6
+for its own words): a message pools the fused scores of up to six memories while a stored
+memory has one; the query named Bob, the sender of the turns, and the sender term lifted
+only turns; a preference weighs 0.7 to an episode's 0.8. So, on the hybrid path, an
+explicit memory (:func:`is_explicit_memory`)
+
+* pools as well as the best message: its fused score is scaled by the best pooled score
+  over the best single one (:func:`pool_by_message`), so a stored memory that matches as well
+  as any single memory counts as well as the best-found message;
+* is as relevant as the share of the query's content words its text has, when that is more
+  (:func:`workers.recall.distinct.coverage`: "Maria works at Acme Analytics GmbH" has every
+  word of "where does Maria work?" — the fact answers the question it answers);
+* takes the sender term when its text names a person the query names (it is about them);
+* gains ``weights.explicit`` (0.3) times its relevance.
+
+LoCoMo has no stored memories: its numbers do not move (docs/recall-eval.md).
+
 ``now`` is always a parameter — the time of the triggering event, never the wall clock.
 Ties order by similarity, then id, so a ranking is a pure function of its inputs.
 """
@@ -142,7 +164,15 @@ from datetime import datetime
 import msgspec
 
 from schemas.types import MemoryType
-from workers.recall.capture import WINDOW_LINE_CHARS, is_context_memory, is_reply_memory, is_turn_memory, turn_line
+from workers.recall.capture import (
+    WINDOW_LINE_CHARS,
+    is_context_memory,
+    is_explicit,
+    is_reply_memory,
+    is_turn_memory,
+    turn_line,
+)
+from workers.recall.distinct import coverage
 from workers.recall.models import Memory, RankedMemory, SearchHit
 
 HALF_LIFE_DAYS = 7.0
@@ -171,6 +201,7 @@ class RankingWeights(msgspec.Struct, frozen=True, kw_only=True):
     sender: float = 0.2  # the query names the memory's sender (see "The sender a query names")
     lexical: float = 0.2  # the message's BM25 score against the best candidate's (see "Lexical weight")
     asking: float = 0.1  # subtracted when the memory's own turn ends by asking (see "A turn that asks")
+    explicit: float = 0.3  # a stored memory, times its relevance (see "What somebody stored, first")
 
 
 DEFAULT_WEIGHTS = RankingWeights()
@@ -222,6 +253,14 @@ def names_sender(query: str, sender: str) -> bool:
     return bool(want) and any(words[i:i + len(want)] == want for i in range(len(words) - len(want) + 1))
 
 
+def _names_a_named(memory: Memory, named: frozenset[str]) -> bool:
+    """A conversation memory said by a person the query names, or an explicit memory that
+    names one (see "The sender a query names", "What somebody stored, first")."""
+    if memory.sender is not None:
+        return memory.sender in named
+    return is_explicit_memory(memory) and any(names_sender(memory.content, person) for person in named)
+
+
 def named_senders(query: str, memories: Iterable[Memory]) -> frozenset[str]:
     """The senders of ``memories`` that ``query`` names."""
     senders = {m.sender for m in memories if m.sender}
@@ -242,17 +281,26 @@ def asks(memory: Memory) -> bool:
     return memory.sender is not None and own_line(memory).rstrip().endswith(("?", "？"))
 
 
+def is_explicit_memory(memory: Memory) -> bool:
+    """Stored on purpose: remembered, noted, or a knowledge fact (see "What somebody stored, first")."""
+    return memory.fact_id is not None or is_explicit(memory)
+
+
 def pool_by_message(hits: Sequence[SearchHit]) -> list[SearchHit]:
     """Each hit with its fused score replaced by the sum of the fused scores of its
     message's hits, and its BM25 score by the best of theirs (:func:`message_key`; see
-    "A message's memories, pooled" and "Lexical weight")."""
+    "A message's memories, pooled" and "Lexical weight"); an explicit memory's fused
+    score scaled to pool as well as the best message (see "What somebody stored, first")."""
     totals: dict[str, float] = {}
     lexical: dict[str, float] = {}
     for hit in hits:
         key = message_key(hit.memory)
         totals[key] = totals.get(key, 0.0) + hit.fused
         lexical[key] = max(lexical.get(key, 0.0), hit.lexical)
-    return [msgspec.structs.replace(hit, fused=totals[key], lexical=lexical[key])
+    best_single = max((h.fused for h in hits), default=0.0)
+    scale = max(totals.values(), default=0.0) / best_single if best_single > 0 else 1.0
+    return [msgspec.structs.replace(hit, fused=totals[key] * (scale if is_explicit_memory(hit.memory) else 1.0),
+                                    lexical=lexical[key])
             for hit, key in ((h, message_key(h.memory)) for h in hits)]
 
 
@@ -306,7 +354,8 @@ def score_hit(
     tboost = type_boost(memory.type)
     sboost = scope_boost(memory, project)
     # the sender and asking terms belong to the hybrid path; the cosine-only one stays the design's
-    named_boost = 1.0 if relevance is not None and memory.sender is not None and memory.sender in named else 0.0
+    named_boost = 1.0 if relevance is not None and _names_a_named(memory, named) else 0.0
+    explicit = relevance if relevance is not None and is_explicit_memory(memory) else 0.0
     asking = 1.0 if relevance is not None and asks(memory) else 0.0
     lexical = lexical if relevance is not None else 0.0
     score = (
@@ -318,6 +367,7 @@ def score_hit(
         + weights.sender * named_boost
         - weights.asking * asking
         + weights.lexical * lexical
+        + weights.explicit * explicit
     )
     return RankedMemory(
         memory=memory,
@@ -331,6 +381,7 @@ def score_hit(
         sender_boost=named_boost,
         asks=asking,
         lexical=lexical,
+        explicit=explicit,
     )
 
 
@@ -344,12 +395,18 @@ def rank(
     similarity_floor: float = 0.0,
     fused: bool = False,
     named: frozenset[str] = frozenset(),
+    query: str | None = None,
 ) -> list[RankedMemory]:
     """Re-rank store candidates by the multi-factor score, best first. ``fused=True``
     takes the similarity term from the hybrid fused scores (:func:`fused_relevance`);
-    ``named`` are the senders the query names (:func:`named_senders`)."""
+    ``named`` are the senders the query names (:func:`named_senders`); ``query``, the
+    query's text, measures an explicit memory's coverage of it (see "What somebody stored,
+    first")."""
     candidates = list(hits)
     relevance: list[float | None] = list(fused_relevance(candidates)) if fused else [None] * len(candidates)
+    if fused and query:
+        relevance = [max(rel or 0.0, coverage(query, hit.memory.content)) if is_explicit_memory(hit.memory) else rel
+                     for hit, rel in zip(candidates, relevance, strict=True)]
     lexical = lexical_relevance(candidates) if fused else [0.0] * len(candidates)
     ranked = [
         score_hit(hit, now=now, project=project, weights=weights, similarity_floor=similarity_floor, relevance=rel,

@@ -480,7 +480,8 @@ def candidates(req: RecallRequest, agent: str, settings: Any, depth: int = 0) ->
     # that matches through a neighbour's line brings that neighbour first (ranking.py).
     named = named_senders(req.query, (h.memory for h in hits))  # "What did Melanie say…" favours Melanie's turns
     ranked = by_matching_turn(rank(hits, now=now, project=req.project, similarity_floor=embedder.similarity_floor,
-                                   fused=True, named=named), limit=max(req.limit or settings.recall.limit, depth))
+                                   fused=True, named=named, query=req.query),
+                            limit=max(req.limit or settings.recall.limit, depth))
     return ranked, now
 
 

@@ -192,19 +192,41 @@ def test_commitments_overdue_first_then_due_then_open(make, settings, tz):
         make.commitment("due-late", what="ship v2", due="2026-03-01"),
         make.commitment("due-soon", what="review PR", due="2026-02-18T09:00:00+01:00"),
         make.commitment("overdue", what="old promise", status="overdue", who="albert",
-                        created=make.now - timedelta(days=9)),
+                        created=make.now - timedelta(days=9), due="2026-02-10"),
         make.commitment("done", what="finished thing", status="done"),
     )
     md = assemble_boot(make.inputs(commitments=commitments), settings, tz)
     assert (
         "## 📋 Commitments (4 open)\n"
-        "- 🔴 **OVERDUE**: old promise (albert; promised 2026-02-08, 9 days ago)\n"
+        "- 🔴 **OVERDUE**: old promise (albert; due 2026-02-10, 7 days ago)\n"
         "- 🟡 Due 2026-02-18 09:00: review PR (claudia)\n"
         "- 🟡 Due 2026-03-01: ship v2 (claudia)\n"
         "- ⚪ Open: write the docs (claudia)\n"
     ) in md
     assert "finished thing" not in md
     assert "| 4 open commitments_" in md
+
+
+def test_an_undated_commitment_is_never_overdue_and_ages_out_counted(make, settings, tz):
+    """Issue 37: "keep ya posted (you; promised 2022-01-21, 294 days ago)" stood OVERDUE in every
+    briefing. A promise that named no day is listed for ``commitment_days`` after it was made,
+    then only counted — even one an older document marked overdue by its age."""
+    commitments = make.commitments(
+        make.commitment("fresh", what="send you the recipe", created=make.now - timedelta(days=2)),
+        make.commitment("old", what="keep ya posted", created=make.now - timedelta(days=294)),
+        make.commitment("aged", what="send the photos", status="overdue", created=make.now - timedelta(days=8)),
+        make.commitment("dated", what="ship v2", due="2026-01-02", created=make.now - timedelta(days=60)),
+    )
+    md = assemble_boot(make.inputs(commitments=commitments), settings, tz)
+    assert (
+        "## 📋 Commitments (4 open)\n"
+        "- 🔴 **OVERDUE**: ship v2 (claudia; due 2026-01-02, 46 days ago)\n"
+        "- ⚪ Open: send you the recipe (claudia)\n"
+        "_… 2 older open commitments without a due date not shown_\n"
+    ) in md
+    assert "keep ya posted" not in md and "send the photos" not in md
+    longer = msgspec.structs.replace(settings, commitment_days=10)
+    assert "- ⚪ Open: send the photos (claudia)\n" in assemble_boot(make.inputs(commitments=commitments), longer, tz)
 
 
 def test_a_commitment_says_its_topic_when_the_task_does_not(make, settings, tz):

@@ -341,14 +341,14 @@ def test_a_vague_promise_made_right_after_tool_calls_names_them() -> None:
 
     def promise(what: str, topic: str | None = None, at: datetime = made, i: str = "c") -> Commitment:
         return Commitment(id=i, who="assistant", what=what, status="overdue", created=at, source_event="m",
-                          topic=topic)
+                          topic=topic, due="2026-02-23")
 
     ops = [earlier, *reversed(spawn), later]
-    text, _ = commitments_section([promise("report when they finish")], NOW, UTCZ, 1000, ops)
+    text, _ = commitments_section([promise("report when they finish")], NOW, UTCZ, 1000, ops, undated_days=7)
     assert text.splitlines()[1] == (
         "- 🔴 **OVERDUE**: report when they finish (`sessions_spawn` “Rebuild the search index for docs.acme.dev”, "
-        "“Summarise the support inbox of the last week”; all finished by 2026-02-23 12:00) (you; promised 2026-02-22, "
-        "8 days ago)")
+        "“Summarise the support inbox of the last week”; all finished by 2026-02-23 12:00) (you; due 2026-02-23, "
+        "7 days ago)")
     deploy = Operation(id="d", tool="deploy_job", status="failed", started=made - timedelta(minutes=1), seen=True,
                        request="release=3.2, env=prod, window=22:00")
     assert promise_calls(promise("tell you how it went"), [deploy]) == \
@@ -377,15 +377,16 @@ def test_a_vague_promise_made_right_after_tool_calls_names_them() -> None:
                                                  integrity=empty_operations_doc(NOW).integrity))
     assert "report when they finish (`sessions_spawn` “Rebuild" in assemble_boot(inputs, BootSettings(), UTCZ)
     # a promiser known by role only is the agent ("you") or the user; a sender's name stays
-    since = "promised 2026-02-22, 8 days ago"  # an OVERDUE promise without a due date says since when
+    since = "due 2026-02-23, 7 days ago"  # an OVERDUE promise says since when
     for who, shown in (("assistant", "you"), ("user", "the user"), ("telegram:@albert", "telegram:@albert"),
                        ("claudia", "claudia"), ("", "")):
-        line = commitments_section([msgspec.structs.replace(promise("write the guide"), who=who)], NOW, UTCZ, 500)[0]
+        line = commitments_section([msgspec.structs.replace(promise("write the guide"), who=who)], NOW, UTCZ, 500,
+                                   undated_days=7)[0]
         assert line.splitlines()[1] == f"- 🔴 **OVERDUE**: write the guide ({shown}; {since})".replace("(; ", "(")
     # the agent's own promise under its sender name (the demo's "claudia") is "you" when its role is kept
     for who, role, shown in (("claudia", "assistant", "you"), ("albert", "user", "albert")):
         kept = msgspec.structs.replace(promise("write the guide"), who=who, role=role)
-        line = commitments_section([kept], NOW, UTCZ, 500)[0]
+        line = commitments_section([kept], NOW, UTCZ, 500, undated_days=7)[0]
         assert line.splitlines()[1] == f"- 🔴 **OVERDUE**: write the guide ({shown}; {since})"
     # the day it was made (day 3) Pending Operations lists the calls still running: pointed to, not quoted twice
     assert promise_calls(promise("report when they finish"), ops, {"s0", "s1"}) == \

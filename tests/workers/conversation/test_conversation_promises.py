@@ -11,7 +11,7 @@ from shared.config import parse_languages
 from workers.conversation import get_patterns, prepare_text
 from workers.conversation.due import due_string
 from workers.conversation.languages import PACKS
-from workers.conversation.promises import Promise, find_promises
+from workers.conversation.promises import Promise, find_delegated, find_promises
 
 ALL = get_patterns(parse_languages("all"))
 BOTH = get_patterns(parse_languages("both"))
@@ -232,3 +232,107 @@ def test_promises_of_disabled_languages_are_ignored() -> None:
 def test_a_day_with_its_preposition_is_the_same_date(phrase: str, day: str | None) -> None:
     """Counted from Wednesday 2026-03-11, 09:00 UTC, in Berlin."""
     assert due_string(phrase, datetime(2026, 3, 11, 9, tzinfo=UTC), ZoneInfo("Europe/Berlin")) == day
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # pleasantries (LoCoMo's chats)
+        "Cool, thanks Mel! Can't wait. I'll keep ya posted. Bye!",
+        "Thanks, Nate. I'll keep you posted. Have a great day.",
+        "Got it Nate, I'll see you soon!",
+        "Thanks! Appreciate it. I'll reach out if I need anything.",
+        "Yep, I'll let you know how it goes!",
+        # politeness
+        "Cool! I'll definitely check it out. Thanks for the recommendation!",
+        "Oh, that sounds like a great one! I'll definitely add it to my list.",
+        "Sounds fun, I'll give it a go.",
+        "I'll keep that in mind next time I need a push to reach my goals.",
+        # no action
+        "Don't worry, I'll be ok.",
+        "I'll keep pushing and make my dreams come true.",
+        "I'll just need the dairy-free recipe!",
+        "Thanks! I'll enjoy writing them.",
+        # hedges and conditionals
+        "I found out recently I'm allergic to cockroaches as well, so who knows if I'll ever get a pet.",
+        "Maybe I'll start to think of a drama myself and publish my own screenplay.",
+        "Wow, that series looks awesome! I'll have to check it out sometime!",
+        "There's definitely a chance I'll be visiting more HP spots in the future.",
+        # without a day, vague, or what a speaker does right then in a meeting
+        "Thanks for the tip, Caroline. I'll do that.",
+        "I'll go first.",
+        "Let me just check that um.",
+        "I'll just walk you through them.",
+        "Um okay, let me see.",
+        "Playing and singing let me express myself and connect with others.",
+        # other languages
+        "Ich werde dich auf dem Laufenden halten.",
+        "Vielleicht werde ich das morgen fixen.",
+        "Je vais te tenir au courant.",
+        "Eu vou te manter informado.",
+        "我会考虑一下。",
+        "也许我会明天修好。",
+    ],
+)
+def test_pleasantries_politeness_hedges_and_meeting_moves_are_no_promises(text: str) -> None:
+    """Issue 37: LoCoMo's conversation 3 held 38 open commitments, every one of these kinds, and
+    AMI's meetings 33 ("I'll go first", "let me see")."""
+    assert promises(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "what", "due"),
+    [
+        ("Sure, Gina! Lemme know when you got time and I'll send you a vid.", "send you a vid", None),
+        ("Thanks Mel! I'm going to a transgender conference this month.",
+         "go to a transgender conference this month", None),
+        ("Sure! I'll come over tomorrow if that's fine.", "come over if that's fine", "tomorrow"),
+        ("Thanks! I'll definitely check out the PR tomorrow.", "definitely check out the PR", "tomorrow"),
+        ("Let me know and I'll do it tomorrow.", "do it", "tomorrow"),
+        ("I'll deploy the payment service now.", "deploy the payment service now", None),
+    ],
+)
+def test_a_concrete_intended_action_is_a_promise(text: str, what: str | None, due: str | None) -> None:
+    """A vague task or a meeting move is a promise once it names a day."""
+    assert [(p.what, p.due) for p in promises(text)] == ([(what, due)] if what else [])
+
+
+@pytest.mark.parametrize(
+    ("text", "who", "what", "due"),
+    [
+        ("Sarah will send the signed contract by Friday.", "Sarah", "send the signed contract", "by Friday"),
+        ("OK so Tom will call the client and I will update the board.", "Tom", "call the client", None),
+        ("Can you remind me to renew the SSL certificate tomorrow?", "",
+         "remind me to renew the SSL certificate", "tomorrow"),
+        ("Jonas wird die Logs morgen schicken.", "Jonas", "die Logs schicken", "morgen"),
+        ("Erinnere mich morgen daran, das Zertifikat zu erneuern.", "",
+         "Erinnere mich daran, das Zertifikat zu erneuern", "morgen"),
+        ("Marta va a enviar el contrato mañana.", "Marta", "enviar el contrato", "mañana"),
+        ("Recuérdame llamar al proveedor el viernes.", "", "Recuérdame llamar al proveedor", "el viernes"),
+        ("Sophie va envoyer le devis demain.", "Sophie", "envoyer le devis", "demain"),
+        ("Rappelle-moi de renouveler le certificat demain.", "", "Rappelle-moi de renouveler le certificat",
+         "demain"),
+        ("Luca manderà il contratto domani.", "Luca", "manderà il contratto", "domani"),
+        ("Ricordami di pagare la fattura domani.", "", "Ricordami di pagare la fattura", "domani"),
+        ("Ana vai enviar o relatório amanhã.", "Ana", "enviar o relatório", "amanhã"),
+        ("Напомни мне завтра продлить сертификат.", "", "Напомни мне продлить сертификат", "завтра"),
+        ("Маша пришлёт отчёт завтра.", "Маша", "пришлёт отчёт", "завтра"),
+        ("明日証明書の更新をリマインドしてください。", "", "証明書の更新をリマインドしてください", "明日"),
+        ("내일 인증서 갱신을 리마인드해 주세요.", "", "인증서 갱신을 리마인드해 주세요", "내일"),
+        ("提醒我明天续订证书。", "", "提醒我续订证书", "明天"),
+    ],
+)
+def test_a_named_persons_promise_and_a_request_to_the_agent_are_commitments(
+        text: str, who: str, what: str, due: str | None) -> None:
+    """Issue 37: "Sarah will send the signed contract by Friday" and "remind me to renew the SSL
+    certificate" were never commitments (the reference knew only the speaker's own)."""
+    found = find_delegated(prepare_text(text), ALL)
+    assert [(d.who, d.promise.what, d.promise.due) for d in found] == [(who, what, due)]
+
+
+@pytest.mark.parametrize("text", [
+    "The build will take an hour.", "Friday will be busy.", "Jonas will be happy.",
+    "These moments remind me to appreciate the ones I love.", "Das Team wird morgen die Logs schicken.",
+])
+def test_no_named_person_or_request_no_delegated_promise(text: str) -> None:
+    assert find_delegated(prepare_text(text), ALL) == []

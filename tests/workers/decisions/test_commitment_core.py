@@ -163,34 +163,44 @@ def test_a_fresh_commitment_is_not_overdue() -> None:
 # ── markOverdue (against the agent's latest event time) ────────────────────────────
 
 
-def test_old_open_commitments_become_overdue() -> None:
-    """commitment-tracker.test.ts › markOverdue › marks old open commitments as overdue (8 days > 7)."""
-    doc = mark_overdue(doc_with(commitment(created=T0 - timedelta(days=8))), T0, SETTINGS)
+def test_an_open_commitment_is_overdue_once_its_due_day_is_over() -> None:
+    """commitment-tracker.test.ts › markOverdue › marks old open commitments as overdue — here by
+    its due day, not its age."""
+    doc = mark_overdue(doc_with(commitment(created=T0 - timedelta(days=3), due="2026-02-16")), T0)
     assert doc.commitments[0].status == "overdue"
+
+
+def test_a_commitment_without_a_due_day_is_never_overdue() -> None:
+    """Issue 37: the reference's age rule (open 7 days → overdue) showed "keep ya posted" OVERDUE
+    for 294 days. Nothing said when it was due: it stays open (the briefing counts it once old)."""
+    doc = mark_overdue(doc_with(commitment(created=T0 - timedelta(days=294))), T0)
+    assert doc.commitments[0].status == "open"
+    later = say(say(None, "I'll send you the recipe", sender="joanna"), "hello", 300 * DAY)
+    assert later.commitments[0].status == "open"
 
 
 def test_recent_commitments_stay_open() -> None:
     """commitment-tracker.test.ts › markOverdue › does not mark recent commitments as overdue."""
-    assert mark_overdue(doc_with(commitment()), T0, SETTINGS).commitments[0].status == "open"
+    assert mark_overdue(doc_with(commitment(due="2026-02-17")), T0).commitments[0].status == "open"
 
 
 def test_done_commitments_never_become_overdue() -> None:
     """commitment-tracker.test.ts › markOverdue › does not change done commitments."""
-    doc = mark_overdue(doc_with(commitment("done", T0 - timedelta(days=30))), T0, SETTINGS)
+    doc = mark_overdue(doc_with(commitment("done", T0 - timedelta(days=30), due="2026-01-20")), T0)
     assert doc.commitments[0].status == "done"
 
 
 def test_overdue_is_rechecked_on_every_message() -> None:
-    doc = say(None, "I'll write the migration guide", sender="alice")
-    doc = say(doc, "unrelated chatter", 6 * DAY)
+    doc = say(None, "I'll write the migration guide by Friday", sender="alice")  # 2026-02-20
+    doc = say(doc, "unrelated chatter", 3 * DAY)
     assert doc.commitments[0].status == "open"
-    doc = say(doc, "more unrelated chatter", 7 * DAY + 1)
+    doc = say(doc, "more unrelated chatter", 4 * DAY)
     assert doc.commitments[0].status == "overdue"
 
 
 def test_a_late_event_does_not_move_now_backwards() -> None:
     """"Now" is the agent's latest event time: an older timestamp cannot un-overdue anything."""
-    base = doc_with(commitment(created=T0 - timedelta(days=8)), updated=T0)
+    base = doc_with(commitment(created=T0 - timedelta(days=8), due="2026-02-16"), updated=T0)
     doc = say(base, "hello", -3 * DAY)
     assert doc.commitments[0].status == "overdue"
     assert doc.updated == T0
@@ -234,7 +244,7 @@ def test_shared_words_without_a_closure_leave_it_open() -> None:
 
 
 def test_overdue_commitments_can_still_be_done() -> None:
-    doc = say(None, "I'll update the runbook")
+    doc = say(None, "I'll update the runbook tomorrow")
     doc = say(doc, "ping", 8 * DAY)
     assert doc.commitments[0].status == "overdue"
     doc = say(doc, "The runbook update is done ✅", 8 * DAY + 1)
@@ -263,11 +273,11 @@ def test_commitment_feedback_without_a_target_is_bad_input() -> None:
         apply_feedback(None, event)
 
 
-def test_feedback_with_settings_rechecks_overdue() -> None:
-    base = doc_with(commitment(created=T0 - timedelta(days=8)))
+def test_feedback_rechecks_overdue() -> None:
+    base = doc_with(commitment(created=T0 - timedelta(days=8), due="2026-02-16"),
+                    commitment(id="2", created=T0 - timedelta(days=8)))
     event = FeedbackEvent(id="f3", agent="agent", ts=T0, kind="recall_access", target="x")
-    assert apply_feedback(base, event).commitments[0].status == "open"
-    assert apply_feedback(base, event, SETTINGS).commitments[0].status == "overdue"
+    assert [c.status for c in apply_feedback(base, event).commitments] == ["overdue", "open"]
 
 
 # ── identity, cap, replay ──────────────────────────────────────────────────────────
@@ -335,7 +345,7 @@ def test_a_reused_event_id_makes_distinct_commitments_and_a_correction_closes_on
     assert second.id != first.id
     done = FeedbackEvent(id="f-dup", agent="agent", ts=T0 + timedelta(minutes=2), kind="commitment_done",
                          target=second.id)
-    after = apply_feedback(doc, done, SETTINGS)
+    after = apply_feedback(doc, done)
     assert [c.status for c in after.commitments] == ["open", "done"]
     again = say(say(None, "I'll fix the build tomorrow", id="dup"), "I will write the release notes", 1, id="dup")
     assert [c.id for c in again.commitments] == [first.id, second.id]  # a replay makes the same ids
@@ -343,8 +353,8 @@ def test_a_reused_event_id_makes_distinct_commitments_and_a_correction_closes_on
 
 def test_a_message_that_changes_no_commitment_shares_the_list_and_a_later_one_still_finds_the_late() -> None:
     """The overdue check looks its deadlines up per list (no scan of every commitment on every
-    message): an unchanged list is shared, never mutated, and what becomes late is still found —
-    by due day and by age — however often the list was looked at before."""
+    message): an unchanged list is shared, never mutated, and what becomes late is still found
+    however often the list was looked at before."""
     due = commitment(id="d", what="ship the release", due="2026-02-18")
     aged = commitment(id="a", what="write the docs", created=T0)
     start = doc_with(due, aged)
@@ -355,8 +365,8 @@ def test_a_message_that_changes_no_commitment_shares_the_list_and_a_later_one_st
     day_after = say(again, "hello", minutes=2 * DAY)  # the 19th: the 18th is over
     assert [c.status for c in day_after.commitments] == ["overdue", "open"]
     assert [c.status for c in start.commitments] == ["open", "open"]  # the input is untouched
-    old = say(day_after, "hello", minutes=(SETTINGS.overdue_days + 1) * DAY)
-    assert [c.status for c in old.commitments] == ["overdue", "overdue"]
+    old = say(day_after, "hello", minutes=300 * DAY)
+    assert [c.status for c in old.commitments] == ["overdue", "open"]  # no due day: never late
 
 
 def test_a_closure_word_before_a_comma_keeps_the_promise() -> None:
@@ -422,3 +432,14 @@ def test_the_topic_is_the_nearest_one_before_the_promise_unless_the_task_names_i
     assert promised.topic == topic
     if topic is None:  # a document without one is the document of before
         assert b"topic" not in msgspec.json.encode(promised)
+
+
+def test_a_named_persons_promise_is_theirs_and_a_request_to_the_agent_is_the_agents() -> None:
+    """Issue 37: "Sarah will send the signed contract by Friday" is Sarah's (no role: neither the
+    agent's nor the user's), "remind me to renew the SSL certificate" the agent's."""
+    doc = say(None, "Sarah will send the signed contract by Friday.", sender="albert")
+    doc = say(doc, "Can you remind me to renew the SSL certificate tomorrow?", 1, sender="albert")
+    assert [(c.who, c.role, c.what, c.due) for c in doc.commitments] == [
+        ("Sarah", None, "send the signed contract", "2026-02-20"),
+        ("assistant", "assistant", "remind me to renew the SSL certificate", "2026-02-18"),
+    ]

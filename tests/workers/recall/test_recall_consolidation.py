@@ -22,7 +22,7 @@ from shared.codec import Envelope
 from shared.config import RecallSettings
 from workers.recall.apply import StoreApplier
 from workers.recall.capture import is_turn_memory, reply_memory, window_memory
-from workers.recall.consolidation import merge_duplicate, repeat_key, takes_part
+from workers.recall.consolidation import consolidate, merge_duplicate, repeat_key, takes_part
 from workers.recall.embedders import HashingEmbedder
 from workers.recall.lifecycle import LifecyclePolicy, apply_lifecycle, plan_lifecycle
 from workers.recall.models import MAX_PROVENANCE, Memory, memory_id
@@ -201,3 +201,18 @@ def test_a_session_start_folds_repeats_and_applying_the_events_again_changes_not
     for batch in (EVENTS[:2], EVENTS[2:]):  # m8's window is made after the session start's merges
         again.apply_batch(batch)
     assert points(store) == final
+
+
+def test_statements_that_differ_in_a_number_a_name_or_a_word_never_consolidate(make_memory: MakeMemory) -> None:
+    """However close their vectors (here: identical), distinct statements stay apart at a
+    session start; a restatement in other forms of the same words folds (issue 44)."""
+    texts = ["Server alpha has the IP address 10.0.0.11", "Server beta has the IP address 10.0.0.12",
+             "Server alpha is in rack 3", "Server beta is in rack 3", "Alice prefers tea", "Alice prefers coffee",
+             "We deploy on Fridays", "We never deploy on Fridays"]
+    memories = [make_memory(text, hours_ago=len(texts) - i) for i, text in enumerate(texts)]
+    same = {m.id: [1.0, 0.0, 0.0] for m in memories}
+    assert consolidate(memories, same, 0.92) == ()
+    restated = [make_memory("Always run the migrations before the deploy.", hours_ago=2),
+                make_memory("Always run the migrations before deploying!", hours_ago=1)]
+    (merge,) = consolidate(restated, {m.id: [1.0, 0.0, 0.0] for m in restated}, 0.92)
+    assert (merge.kept.id, merge.removed) == (restated[0].id, restated[1].id)

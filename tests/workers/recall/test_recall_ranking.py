@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import msgspec
 import pytest
 
 from schemas.types import MemoryScope, MemoryType
 from workers.recall.models import Memory, SearchHit
 from workers.recall.ranking import (
+    DEFAULT_WEIGHTS,
     TYPE_MULTIPLIER,
     calibrate_similarity,
     frequency_score,
@@ -224,3 +226,58 @@ def test_a_named_senders_turn_outranks_a_closer_match_by_up_to_two_units() -> No
 ])
 def test_a_sender_is_named_by_its_words(query: str, sender: str, named: bool) -> None:
     assert names_sender(query, sender) is named
+
+
+def _turn(mid: str, sender: str, text: str, fused: float, source: str | None = None) -> SearchHit:
+    memory = Memory(id=mid, agent="a", content=f"{sender}: {text}", type="episode", scope="permanent",
+                    confidence=1.0, source_event=source or mid, created_at=NOW, last_accessed=NOW, sender=sender)
+    return SearchHit(memory=memory, similarity=0.5, fused=fused)
+
+
+def _stored(mid: str, text: str, fused: float, mtype: MemoryType = "preference") -> SearchHit:
+    """A remembered memory: no sender, the id of its event's own memory."""
+    from workers.recall.capture import remembered_id
+
+    memory = Memory(id=remembered_id("a", mid), agent="a", content=text, type=mtype, scope="permanent",
+                    confidence=1.0, source_event=mid, created_at=NOW, last_accessed=NOW)
+    return SearchHit(memory=memory, similarity=0.5, fused=fused)
+
+
+def test_a_stored_memory_outranks_a_message_found_through_all_its_memories() -> None:
+    """Issue 41: a message pools up to six memories, a stored memory has one; the query names
+    Bob, the turns' sender; a preference weighs 0.7 to an episode's 0.8. A stored memory as
+    good a match as any single memory now pools as well as the best message, takes the
+    sender term for naming Bob and gains the explicit term."""
+    from workers.recall.ranking import is_explicit_memory, pool_by_message
+
+    query = "Bob prefers code reviews on Friday afternoons."
+    turn = [_turn("t", "Bob", "I like reviews on Friday afternoons.", f, source="m1") for f in (0.18, 0.15, 0.12)]
+    turn = [msgspec.structs.replace(h, memory=msgspec.structs.replace(h.memory, id=f"t{i}"))
+            for i, h in enumerate(turn)]
+    stored = _stored("rem-1", "Bob prefers code reviews on Friday afternoons.", 0.18)
+    other = _turn("o", "Alice", "Lunch?", 0.02)
+    hits = pool_by_message([*turn, stored, other])
+    assert is_explicit_memory(stored.memory) and not is_explicit_memory(turn[0].memory)
+    assert [h.fused for h in hits if h.memory.sender == "Bob"] == pytest.approx([0.45] * 3)
+    assert next(h.fused for h in hits if h.memory.sender is None) == pytest.approx(0.45)  # 0.18 × 0.45 / 0.18
+    named = named_senders(query, (h.memory for h in hits))
+    ranked = rank(hits, now=NOW, fused=True, named=named, query=query)
+    assert ranked[0].memory.id == stored.memory.id
+    assert (ranked[0].sender_boost, ranked[0].explicit) == (1.0, 1.0)
+    # without the explicit terms the message's turn wins, as it did
+    plain = rank(hits, now=NOW, fused=True, named=named, query=query,
+                 weights=msgspec.structs.replace(DEFAULT_WEIGHTS, explicit=0.0))
+    assert plain[0].memory.sender == "Bob"
+
+
+def test_a_fact_with_every_word_of_the_question_is_fully_relevant() -> None:
+    """"Where does Maria work?" is answered by the fact that has all its content words, even
+    when conversation mentioning them was found higher by the hybrid search."""
+    fact = msgspec.structs.replace(_stored("f", "Maria works at Acme Analytics GmbH", 0.05, "fact").memory,
+                                   id="fact-memory", fact_id="f1")
+    hits = [_turn("t", "Jonas", "Maria will work on the GmbH paperwork next week.", 0.30),
+            SearchHit(memory=fact, similarity=0.5, fused=0.05), _turn("o", "Jonas", "Hello", 0.01)]
+    ranked = rank(hits, now=NOW, fused=True, query="where does Maria work?")
+    assert ranked[0].memory.id == "fact-memory" and ranked[0].similarity == 1.0
+    # a conversation memory is never lifted so: only what was stored on purpose
+    assert rank(hits, now=NOW, fused=True, query="the paperwork next week")[0].memory.id == "t"

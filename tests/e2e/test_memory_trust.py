@@ -1,0 +1,124 @@
+"""Memory a mem0 or Zep user would trust (issue 41), end to end: a real nats-server, the
+recall worker (and where a test needs them the knowledge and boot workers) in-process with
+the embedded store and the default embedder."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import nats
+import pytest
+from cortex_testkit import caught_up
+from nats.aio.client import Client
+
+from schemas.api import RecallReply, RecallRequest
+from shared.config import load_settings
+from shared.provision import provision
+from shared.runtime import WorkerHost
+from workers import __version__
+from workers.recall.capture import remembered_id
+from workers.registry import all_specs, consumer_specs
+
+CONVERSATION = [
+    ("Bob", "Can someone review my PR for the billing service?"),
+    ("Alice", "Sure Bob, I will look at the code this afternoon."),
+    ("Bob", "Thanks! Code reviews are always slow on Mondays."),
+    ("Alice", "I prefer doing code reviews in the morning."),
+    ("Bob", "I like reviews on Friday afternoons when it is quiet."),
+    ("Alice", "Let's talk about the release checklist."),
+    ("Bob", "The release is on Thursday."),
+]
+
+
+def message(agent: str, i: int, sender: str, content: str, *, day: int = 2, session: str = "s1") -> dict[str, Any]:
+    return {"id": f"{agent}-m{i}", "agent": agent, "session": session,
+            "ts": f"2026-03-{day:02d}T09:{i % 60:02d}:00Z", "role": "user", "sender": sender, "content": content}
+
+
+@pytest.fixture
+async def pipeline(nats_url: str, tmp_path: Path, request: pytest.FixtureRequest) -> AsyncIterator[Client]:
+    """The recall worker, and the workers a test names (indirect param), on the default embedder."""
+    names = getattr(request, "param", ("recall",))
+    settings = load_settings({"CORTEX_NATS_URL": nats_url, "CORTEX_DATA_DIR": str(tmp_path / "data"),
+                              "CORTEX_RUNTIME_FETCH_TIMEOUT_MS": "100", "CORTEX_BOOT_WAIT_MS": "200"})
+    nc = await nats.connect(nats_url)
+    await provision(nc.jetstream(), settings, consumer_specs())
+    specs = all_specs()
+    host = WorkerHost(settings, [specs[name] for name in names], __version__)
+    task = asyncio.create_task(host.run())
+    try:
+        yield nc
+    finally:
+        host.stop.set()
+        await asyncio.wait_for(task, timeout=30)
+        await nc.close()
+
+
+async def publish(nc: Client, family: str, event: dict[str, Any], kind: str) -> None:
+    await nc.jetstream().publish(f"cortex.{family}.{event['agent']}.{kind}", json.dumps(event).encode(),
+                                 headers={"Nats-Msg-Id": event["id"]})
+
+
+async def settled(nc: Client, wait_for: Any, *workers: str) -> None:
+    for worker in workers or ("recall",):
+        await wait_for(lambda w=worker: caught_up(nc.jetstream(), w), within=60)
+    await wait_for(lambda: serving(nc), within=30)
+
+
+async def serving(nc: Client) -> bool:
+    try:
+        reply = await nc.request("cortex.api.recall.probe", b'{"query":"x"}', timeout=2)
+    except Exception:
+        return False
+    return not (reply.headers and reply.headers.get("Nats-Service-Error"))
+
+
+async def ask(nc: Client, agent: str, query: str, **kw: Any) -> RecallReply:
+    raw = await nc.request(f"cortex.api.recall.{agent}", msgspec.json.encode(RecallRequest(query=query, **kw)),
+                           timeout=10)
+    assert not (raw.headers and raw.headers.get("Nats-Service-Error")), raw.data
+    return msgspec.json.decode(raw.data, type=RecallReply)
+
+
+def remember(agent: str, event_id: str, content: str, ts: str = "2026-03-02T09:30:00Z") -> dict[str, Any]:
+    return {"id": event_id, "agent": agent, "ts": ts, "kind": "remember", "value": {"content": content},
+            "actor": "mcp"}
+
+
+async def test_a_remembered_memory_outranks_conversation_that_mentions_its_words(
+    pipeline: Client, wait_for: Any
+) -> None:
+    """Issue 41: seven messages, then cortex_remember; recall with the memory's own words
+    ranked it 6th of 6 under turns (a preference under episodes, the +0.2 of the sender Bob)."""
+    nc = pipeline
+    for i, (sender, text) in enumerate(CONVERSATION):
+        await publish(nc, "msg", message("rita", i, sender, text), "received")
+    await publish(nc, "feedback", remember("rita", "rem-bob", "Bob prefers code reviews on Friday afternoons."),
+                  "remember")
+    await settled(nc, wait_for)
+    reply = await ask(nc, "rita", "Bob prefers code reviews on Friday afternoons.")
+    assert reply.memories[0].id == remembered_id("rita", "rem-bob")
+
+
+@pytest.mark.parametrize("pipeline", [("knowledge", "recall")], indirect=True)
+async def test_a_fact_answers_the_question_it_answers(pipeline: Client, wait_for: Any) -> None:
+    """"Maria works at Acme Analytics GmbH", a knowledge fact, was missing from the top for
+    "where does Maria work?" under conversation that shares its words."""
+    nc = pipeline
+    chatter = ["Maria said the Acme Analytics dashboard is slow again.", "Where does the analytics job run?",
+               "Maria will work on the GmbH paperwork next week.", "Maria Acme Analytics GmbH contract is in review.",
+               "Maria works at Acme Analytics GmbH."]
+    for i, text in enumerate(chatter):
+        await publish(nc, "msg", message("omar", i, "Jonas", text), "received")
+    start = {"id": "omar-s2", "agent": "omar", "session": "s2", "ts": "2026-03-03T09:00:00Z"}
+    await settled(nc, wait_for, "knowledge")
+    await publish(nc, "session", start, "start")  # the facts are mirrored as of it
+    await settled(nc, wait_for)
+    for question in ("where does Maria work?", "Maria Acme Analytics"):
+        top = (await ask(nc, "omar", question)).memories[0]
+        assert top.fact_id is not None and top.content == "Maria works at Acme Analytics GmbH", question
