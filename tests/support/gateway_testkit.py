@@ -48,8 +48,9 @@ def npm_ci(directory: Path, node: Path) -> None:
     that node first on PATH). Install scripts stay off: neither package needs one to run here."""
     npm_cli = node.parent.parent / "lib" / "node_modules" / "npm" / "bin" / "npm-cli.js"
     env = {**os.environ, "PATH": f"{node.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    done = subprocess.run([str(node), str(npm_cli), "ci", "--ignore-scripts", "--no-audit", "--no-fund",
-                           "--loglevel=error"], cwd=directory, env=env, capture_output=True, text=True, timeout=900)
+    done = subprocess.run([str(node), str(npm_cli), "ci", "--prefer-offline", "--ignore-scripts", "--no-audit",
+                           "--no-fund", "--loglevel=error"], cwd=directory, env=env, capture_output=True, text=True,
+                          timeout=900)
     if done.returncode != 0:
         pytest.fail(f"`npm ci` in {directory} failed ({done.returncode}): {done.stderr.strip()[-2000:]}")
 
