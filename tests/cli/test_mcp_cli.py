@@ -43,6 +43,34 @@ def test_a_port_in_use_is_one_line_and_a_non_zero_exit(tmp_path: Path) -> None:
     assert not result.stdout
 
 
+@pytest.mark.parametrize(("args", "says"), [
+    (["--tokens", "TOKENS"], "cortex: --tokens needs --http: stdio serves the one agent of --agent"),
+    (["--tokens", "TOKENS", "--agent", "alice", "--http", "127.0.0.1:PORT"],
+     "cortex: --tokens binds each request to the agent its token stands for: leave out --agent"),
+    (["--http", "127.0.0.1:PORT"], "cortex: --agent is required (or --http with --tokens, for every agent of a "
+                                   "token file)"),
+    (["--tokens", "BROKEN", "--http", "127.0.0.1:PORT"],
+     "cortex: --tokens BROKEN:2: the token of bob is shorter than 16 characters"),
+    (["--tokens", "EMPTY", "--http", "127.0.0.1:PORT"],
+     "cortex: --tokens EMPTY: no tokens in it, so no request could be served"),
+])
+def test_which_agents_a_server_serves_is_checked_before_it_serves(tmp_path: Path, args: list[str], says: str) -> None:
+    files = {"TOKENS": "alice alice-0123456789abcdef\n", "BROKEN": "alice alice-0123456789abcdef\nbob short\n",
+             "EMPTY": "# nobody yet\n"}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    port = str(free_port())
+    argv = [str(tmp_path / a) if a in files else a.replace("PORT", port) for a in args]
+    result = subprocess.run([sys.executable, "-m", "workers", "mcp", *argv], capture_output=True, text=True,
+                            timeout=60, env={**os.environ, "CORTEX_DATA_DIR": str(tmp_path)})
+    assert result.returncode == 1
+    expected = says
+    for name in files:
+        expected = expected.replace(f" {name}", f" {tmp_path / name}")
+    assert result.stderr.strip() == expected
+    assert not result.stdout
+
+
 @pytest.mark.parametrize("wire", ["pipes", "files"])
 def test_every_request_sent_before_the_input_ends_is_answered(tmp_path: Path, wire: str) -> None:
     """A host hands the server pipes (read and written on the event loop); files — a scripted
