@@ -13,6 +13,7 @@ from schemas.types import (
     EVENT_ID_PATTERN,
     MEMORY_ID_PATTERN,
     AgentId,
+    Count,
     EventId,
     FeedbackKind,
     MemoryScope,
@@ -68,8 +69,8 @@ class CompactionEvent(msgspec.Struct, frozen=True, kw_only=True):
         list[CompactionMessage],
         Meta(description="at most 500 unless CORTEX_RUNTIME_MAX_COMPACTION_MESSAGES says otherwise"),
     ] = msgspec.field(default_factory=list)
-    message_count: int | None = None
-    compacting_count: int | None = None
+    message_count: Count | None = None
+    compacting_count: Count | None = None
 
 
 class NoteEvent(msgspec.Struct, frozen=True, kw_only=True):

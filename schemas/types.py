@@ -31,6 +31,7 @@ Timestamp = Annotated[
     datetime, Meta(tz=True, description="RFC 3339 timestamp with an offset, e.g. 2026-02-17T10:30:00Z")
 ]
 ShortText = Annotated[str, Meta(max_length=256)]
+Count = Annotated[int, Meta(ge=0, description="a number of things: never negative")]
 
 Role = Literal["user", "assistant", "system", "tool"]
 Mood = Literal["neutral", "frustrated", "excited", "tense", "productive", "exploratory"]

@@ -214,6 +214,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # operations
     metrics_port: Annotated[int, Meta(ge=0, le=65535)] | None = None
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    # text: one readable line per record; json: one JSON object per line (log collectors)
+    log_format: Literal["text", "json"] = "text"
     # sections
     threads: ThreadsSettings = ThreadsSettings()
     decisions: DecisionsSettings = DecisionsSettings()

@@ -27,6 +27,7 @@ import msgspec
 from nats.js.client import JetStreamContext
 
 from shared.errors import LeaseLost, RebuildRequired
+from shared.forget import forgotten_head
 from shared.health import Health
 from shared.inputs import Inputs
 from shared.kv import kv_keys, kv_read
@@ -118,9 +119,12 @@ def _duration(seconds: float) -> str:
 
 
 async def check_history(js: JetStreamContext, force: bool) -> int:
-    """The stream's last sequence; refuses when the stream no longer starts at 1."""
+    """The stream's last sequence; refuses when the stream no longer starts at 1 — unless only
+    forgets moved its start (every event below was a forgotten agent's: nothing to rebuild)."""
     info = await js.stream_info(EVENTS_STREAM)
     first, last = info.state.first_seq, info.state.last_seq
+    if first > 1 and info.state.messages and first <= await forgotten_head(js):
+        return int(last)
     if first > 1 and not force:  # an emptied stream too: a replay of nothing would delete every document
         left = (f"sequences {first}..{last} are left" if info.state.messages
                 else "none is left, so a replay would only delete the documents")

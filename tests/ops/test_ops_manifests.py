@@ -239,8 +239,9 @@ def test_recall_points_at_the_qdrant_server_with_its_api_key() -> None:
     sts = by_kind(render("k8s/base"), "StatefulSet")["cortex-recall"]
     env = {e["name"]: e for e in containers(sts)[0]["env"]}
     assert env["CORTEX_QDRANT_URL"]["value"] == "http://qdrant:6333"
-    # the very key the Qdrant chart reads (k8s/helm/qdrant-values.yaml)
-    qdrant = load_yaml("k8s/helm/qdrant-values.yaml")["apiKey"]["valueFrom"]["secretKeyRef"]
+    # the very key the Qdrant server reads (k8s/helm/qdrant-values.yaml: its environment)
+    server_env = {e["name"]: e for e in load_yaml("k8s/helm/qdrant-values.yaml")["env"]}
+    qdrant = server_env["QDRANT__SERVICE__API_KEY"]["valueFrom"]["secretKeyRef"]
     assert env["CORTEX_QDRANT_API_KEY"]["valueFrom"]["secretKeyRef"] == qdrant
     others = [s for name, s in by_kind(render("k8s/base"), "StatefulSet").items() if name != "cortex-recall"]
     assert all("CORTEX_QDRANT_API_KEY" not in {e["name"] for e in containers(s)[0]["env"]} for s in others)
@@ -381,3 +382,29 @@ def test_the_mcp_servers_nats_user_holds_what_each_of_its_agents_own_server_woul
         own = nats_permissions(agent)
         assert set(own["publish"]) <= set(perms["publish"]) and set(own["subscribe"]) <= set(perms["subscribe"])
     assert not any(s.endswith((".*", ".>")) and "*.*" in s for s in perms["publish"]), "no agent wildcard"
+
+
+RECOMMENDED = {"name", "instance", "version", "component", "part-of", "managed-by"}
+
+
+@pytest.mark.parametrize(("directory", "instance"), [("k8s/overlays/dev", "cortex-dev"),
+                                                     ("k8s/overlays/prod", "cortex")])
+def test_every_resource_and_pod_carries_the_recommended_labels(directory: str, instance: str) -> None:
+    """Issue 44 item 7: app.kubernetes.io/{name,instance,version,component,part-of,managed-by}
+    on every rendered resource and pod template (only name and component before), the version
+    the package's, the instance the overlay's — and the StatefulSets still select on name and
+    component alone (a selector is immutable: a label added to it would block every upgrade)."""
+    from workers import __version__
+
+    for resource in render(directory):
+        where = f"{resource['kind']}/{resource['metadata']['name']}"
+        template = resource.get("spec", {}).get("template", {}).get("metadata", {}).get("labels")
+        for labels in [resource["metadata"].get("labels", {})] + ([template] if template is not None else []):
+            have = {k.removeprefix("app.kubernetes.io/") for k in labels if k.startswith("app.kubernetes.io/")}
+            assert have == RECOMMENDED, (where, sorted(RECOMMENDED - have))
+            assert labels["app.kubernetes.io/version"] == __version__, where
+            assert labels["app.kubernetes.io/part-of"] == "cortex", where
+            assert labels["app.kubernetes.io/instance"] == instance, where
+        if resource["kind"] == "StatefulSet":
+            assert set(resource["spec"]["selector"]["matchLabels"]) == {"app.kubernetes.io/name",
+                                                                        "app.kubernetes.io/component"}

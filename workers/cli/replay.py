@@ -15,7 +15,7 @@ from shared.replay import ReplayError, ReplayProgress, run_replay
 from shared.runtime import WorkerHost
 from workers import __version__
 from workers.cli.base import CliError
-from workers.cli.common import connected, resolve_url
+from workers.cli.common import NATS_URL_HELP, connected, resolve_url
 from workers.cli.specs import select_specs
 
 
@@ -24,7 +24,7 @@ def register(sub: Any) -> None:
     p.add_argument("--worker", help="comma-separated workers to replay (default: every consuming worker)")
     p.add_argument("--agent", help="rebuild only this agent's documents")
     p.add_argument("--force", action="store_true", help="replay even when the stream no longer starts at 1")
-    p.add_argument("--nats-url")
+    p.add_argument("--nats-url", help=NATS_URL_HELP)
     p.set_defaults(handler=cmd_replay)
 
 

@@ -26,7 +26,9 @@ from workers.recall.sources import APPLIED_FEEDBACK, SOURCES
 log = logging.getLogger(__name__)
 
 EXTRA = "recall"
-INSTALL_HINT = f"pip install 'cortex-intel[{EXTRA}]' (or run the full image, deploy/Dockerfile's default target)"
+# the package is on no index (`cortex` on PyPI is another project): the extra is installed from a checkout
+INSTALL_HINT = (f"pip install '.[{EXTRA}]' in the Cortex checkout (or run the full image, deploy/Dockerfile's default "
+                "target)")
 DISABLED = "recall is disabled (CORTEX_RECALL_ENABLED=false)"
 
 
