@@ -33,6 +33,8 @@ class RecallRequest(msgspec.Struct, kw_only=True):
     limit: int | None = None
     budget_tokens: int | None = None
     history: bool = False  # also memories a newer one contradicted (each names it in superseded_by)
+    # what was believed then: memories said by this time and not superseded at it (workers.recall.timeline)
+    as_of: datetime | None = None
 
 
 class RecalledMemory(msgspec.Struct, kw_only=True, omit_defaults=True):

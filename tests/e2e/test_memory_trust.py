@@ -122,3 +122,50 @@ async def test_a_fact_answers_the_question_it_answers(pipeline: Client, wait_for
     for question in ("where does Maria work?", "Maria Acme Analytics"):
         top = (await ask(nc, "omar", question)).memories[0]
         assert top.fact_id is not None and top.content == "Maria works at Acme Analytics GmbH", question
+
+
+def cli(*args: str, url: str, data: Path) -> Any:
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "workers", *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "CORTEX_NATS_URL": url, "CORTEX_DATA_DIR": str(data)})
+
+
+TUESDAY_THEN_THURSDAY = [
+    (2, "Alice", "Our deploy day is Tuesday."),
+    (2, "Bob", "Good, that suits the release train."),
+    (2, "Alice", "The API runs on Postgres 14."),
+    (4, "Bob", "Our deploy day is Thursday now."),
+    (4, "Alice", "The API runs on Postgres 16 since the upgrade."),
+    (4, "Bob", "Lunch at noon?"),
+]
+
+
+async def test_a_superseded_value_stops_ranking_and_as_of_answers_what_was_believed_then(
+    pipeline: Client, nats_url: str, tmp_path: Path, wait_for: Any
+) -> None:
+    """Issue 41: "…is Thursday now" after "…is Tuesday", "…Postgres 16 since the upgrade"
+    after "runs on Postgres 14": today's answer carries the new value only — no window quoting
+    the old one either — and `--as-of` a date before the change answers the old one."""
+    nc = pipeline
+    for i, (day, sender, text) in enumerate(TUESDAY_THEN_THURSDAY):
+        await publish(nc, "msg", message("tess", i, sender, text, day=day, session=f"s{day}"), "received")
+    await settled(nc, wait_for)
+    now = await ask(nc, "tess", "Which day do we deploy?")
+    assert "Thursday" in now.memories[0].content
+    assert not any("Tuesday" in m.content for m in now.memories), [m.content for m in now.memories]
+    db = await ask(nc, "tess", "Which Postgres version does the API run on?")
+    assert "Postgres 16" in db.memories[0].content
+    assert not any("Postgres 14" in m.content for m in db.memories)
+
+    then = await ask(nc, "tess", "Which day do we deploy?", as_of="2026-03-03T00:00:00Z")
+    assert "Tuesday" in then.memories[0].content
+    assert not any("Thursday" in m.content for m in then.memories)
+    assert then.memories[0].superseded_by  # believed then, replaced since
+    shown = await asyncio.to_thread(cli, "recall", "tess", "Which day do we deploy?", "--as-of", "2026-03-03",
+                                    url=nats_url, data=tmp_path / "cli")
+    assert shown.returncode == 0, shown.stderr
+    first = next(line for line in shown.stdout.splitlines() if "deploy day" in line)
+    assert "Tuesday" in first and "Thursday" not in shown.stdout

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Annotated, Any, TypeVar
 
 import msgspec
@@ -96,6 +97,9 @@ class RecallArgs(Args):
     limit: Annotated[int, Meta(ge=1, le=200, description="at most this many memories (default 10)")] | None = None
     budget_tokens: Annotated[int, Meta(ge=50, le=100000, description=(
         "token budget of the memories returned, about 4 characters a token (default 2000)"))] | None = None
+    as_of: Annotated[datetime | None, Meta(description=(
+        "what was believed at this time (RFC 3339, e.g. 2026-03-05T12:00:00Z): memories said by then and not yet "
+        "replaced by a newer statement; left out: what is believed now"))] = None
 
     def __post_init__(self) -> None:
         _check_query(self.query)

@@ -62,6 +62,7 @@ from workers.recall.lifecycle import (
 )
 from workers.recall.models import Memory, memory_id
 from workers.recall.store import MemoryFilter, MemoryPoint, MemoryStore
+from workers.recall.timeline import reinstated, since, superseded
 
 log = logging.getLogger(__name__)
 
@@ -363,8 +364,8 @@ class StoreApplier:
                 self._restate(memory, dup.memory, claim, vector, outcome)
                 return
             # said again: the memory is current again, whatever had superseded it since
-            merged = msgspec.structs.replace(merge_duplicate(dup.memory, memory), last_seq=memory.last_seq,
-                                             superseded_by=None)
+            merged = msgspec.structs.replace(reinstated(merge_duplicate(dup.memory, memory)),
+                                             last_seq=memory.last_seq)
             self.store.update_payloads([self._supersede(merged, claim, memory.last_seq, outcome)])
             outcome.merged += 1
             return
@@ -380,8 +381,8 @@ class StoreApplier:
         stored under its own id (the one its publisher was told) and takes ``old`` in, whose
         id then names it (``merged_from``: a pin, forget or update of it reaches this one).
         What ``old`` had superseded is superseded by this one now."""
-        kept = msgspec.structs.replace(merge_duplicate(memory, old), first_seq=memory.last_seq,
-                                       supersedes_id=old.supersedes_id, superseded_by=None)
+        kept = msgspec.structs.replace(reinstated(merge_duplicate(memory, old)), first_seq=memory.last_seq,
+                                       supersedes_id=old.supersedes_id, valid_from=min(since(old), since(memory)))
         kept = self._supersede(kept, claim, memory.last_seq, outcome)
         replaced = [msgspec.structs.replace(m, superseded_by=kept.id, last_seq=max(m.last_seq, memory.last_seq))
                     for m in self.store.scroll(memory.agent, flt=MemoryFilter(superseded_by=(old.id,)))]
@@ -399,7 +400,8 @@ class StoreApplier:
         if not turn:
             return reply
         return msgspec.structs.replace(reply, first_seq=turn[0].first_seq or reply.first_seq,
-                                       superseded_by=turn[0].superseded_by, pinned=turn[0].pinned)
+                                       superseded_by=turn[0].superseded_by, superseded_at=turn[0].superseded_at,
+                                       pinned=turn[0].pinned)
 
     def _supersede(self, memory: Memory, claim: Claim | None, seq: int, outcome: BatchOutcome) -> Memory:
         """Mark the agent's memories that ``memory`` contradicts (made by events before
@@ -416,9 +418,14 @@ class StoreApplier:
             key=lambda m: (m.first_seq, m.created_at, m.id))
         if not olds:
             return memory
-        self.store.update_payloads([msgspec.structs.replace(m, superseded_by=memory.id, last_seq=max(m.last_seq, seq))
-                                    for m in olds])
-        outcome.superseded += sum(1 for m in olds if m.superseded_by is None)
+        # a later turn's window that quotes a superseded turn carries its old value: history too
+        known = {m.id for m in olds}
+        quoting = [m for m in self._windows_quoting_memories([m for m in olds if is_turn_memory(m)])
+                   if m.id not in known and m.source_event != memory.source_event and not m.pinned
+                   and m.superseded_by in (None, memory.id) and m.first_seq < seq]
+        changed = [*olds, *{m.id: m for m in quoting}.values()]
+        self.store.update_payloads([superseded(m, memory, seq) for m in changed])
+        outcome.superseded += sum(1 for m in changed if m.superseded_by is None)
         return msgspec.structs.replace(memory, supersedes_id=olds[-1].id)
 
     def _resolve(self, agent: str, ids: Sequence[str]) -> list[str]:
@@ -463,7 +470,7 @@ class StoreApplier:
         correction brings back what it corrected."""
         if not gone:
             return
-        restored = [msgspec.structs.replace(m, superseded_by=None, last_seq=max(m.last_seq, env.seq))
+        restored = [reinstated(m, env.seq)
                     for m in self.store.scroll(env.agent, flt=MemoryFilter(superseded_by=tuple(gone)))
                     if m.id not in gone]
         if restored:
@@ -473,11 +480,15 @@ class StoreApplier:
         """Ids of the context and reply windows that carry a forgotten turn's text (its own
         and the next turns' windows, its own and the previous turn's reply window), so
         forgetting a message leaves no copy of it behind."""
-        found: list[str] = []
+        return [m.id for m in self._windows_quoting_memories(turns)]
+
+    def _windows_quoting_memories(self, turns: Sequence[Memory]) -> list[Memory]:
+        """The context and reply windows that carry one of ``turns``' text."""
+        found: list[Memory] = []
         for turn in turns:
             lines = {turn_line(turn.content), turn_line(turn.content, WINDOW_LINE_CHARS)}
             flt = MemoryFilter(types=("episode",), session=turn.session)
-            found += [m.id for m in self.store.scroll(turn.agent, flt=flt)
+            found += [m for m in self.store.scroll(turn.agent, flt=flt)
                       if is_context_memory(m) and lines & set(m.content.split("\n"))]
         return found
 

@@ -70,6 +70,10 @@ class Memory(msgspec.Struct, frozen=True, kw_only=True):
     # out of recall unless history is asked for); ``supersedes_id`` is the other direction.
     claim: str | None = None
     superseded_by: str | None = None
+    # One truth over time (``workers.recall.timeline``), in event time: since when the statement
+    # has been said (None: since ``created_at``) and when a newer memory superseded it.
+    valid_from: Timestamp | None = None
+    superseded_at: Timestamp | None = None
     # Offered to Claude as the newer statement already (``workers.recall.supersede``).
     judged: bool = False
     # A knowledge fact mirrored as a memory (type ``fact``, ``workers.recall.facts``): its id.

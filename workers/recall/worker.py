@@ -75,6 +75,7 @@ from workers.recall.store import (
     point_ids,
     store_for,
 )
+from workers.recall.timeline import AS_OF_DEPTH, believed_hits
 from workers.recall.tokens import format_memories_with_budget
 
 log = logging.getLogger(__name__)
@@ -469,11 +470,16 @@ def candidates(req: RecallRequest, agent: str, settings: Any, depth: int = 0) ->
     with HOLDER.lock:
         embedder = HOLDER.current()[1]
     vector = embedder.embed_query(req.query)  # outside the lock: the loop's batches go on meanwhile
+    past = req.as_of is not None  # what was believed then: superseded memories are read, then sifted
     with HOLDER.lock:
-        hits = HOLDER.current()[0].search(agent, vector, text=req.query, limit=settings.recall.candidates,
-                            flt=None if req.history else MemoryFilter(current=True))
+        hits = HOLDER.current()[0].search(agent, vector, text=req.query,
+                                          limit=settings.recall.candidates * (AS_OF_DEPTH if past else 1),
+                                          flt=None if req.history or past else MemoryFilter(current=True))
+    if req.as_of is not None:
+        hits = believed_hits(hits, req.as_of)[: settings.recall.candidates]
     hits = pool_by_message(hits)  # a message found through several of its memories counts them all
-    now = recall_now([max(h.memory.last_accessed, h.memory.last_seen or h.memory.created_at) for h in hits])
+    now = req.as_of or recall_now([max(h.memory.last_accessed, h.memory.last_seen or h.memory.created_at)
+                                   for h in hits])
     # The design's formula over the hybrid (dense + BM25) relevance, not the dense cosine
     # alone: the lexical half is what finds the names a question asks about. A message's
     # turn, its windows and its cue sentences count once (the best of them), and a window
