@@ -106,6 +106,15 @@ class Decision(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     channel: str | None = None
 
 
+class Proposal(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """What the latest message proposed ("How about we use Postgres for the event store?"), for
+    the answer that ratifies it ("Agreed."): beyond the contract (readers ignore it)."""
+
+    what: str
+    why: str = ""
+    by: str = ""  # its sender (or role): a speaker does not ratify their own proposal
+
+
 class DecisionsDoc(msgspec.Struct, frozen=True, kw_only=True):
     CAP_LISTS: ClassVar[tuple[str, ...]] = ("decisions",)
 
@@ -113,6 +122,12 @@ class DecisionsDoc(msgspec.Struct, frozen=True, kw_only=True):
     decisions: list[Decision]
     integrity: Integrity
     version: int = 1
+    # beyond the contract (readers ignore them): the latest message's proposal, and the topic the
+    # conversation is on (its latest cue, "Let's get back to the auth migration") with how many
+    # more messages it still names the context of a decision that names none (impact)
+    proposal: Proposal | None = None
+    topic: str | None = None
+    topic_left: int = 0
 
 
 class Commitment(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

@@ -225,6 +225,9 @@ def make_loop(ctx: WorkerContext, spec: WorkerSpec, handler: Handler, fence: Cal
                        accept=channel_filter(settings, ctx.shadow), fence=fence, label=ctx.consumer)
 
 
+_CONNECTION = "nats"  # the task watching the host's connection (not a worker: a host of it alone is done)
+
+
 class WorkerHost:
     def __init__(self, settings: Settings, specs: list[WorkerSpec], version: str,
                  extras: dict[str, Any] | None = None, catalog: Iterable[WorkerSpec] | None = None) -> None:
@@ -386,7 +389,7 @@ class WorkerHost:
                  for s in self.specs if s.build for k in settings.own_partitions}
         tasks |= {asyncio.create_task(self.run_service(nc, s), name=f"{s.name}-api"): s.name
                   for s in self.specs if s.serve}
-        tasks[asyncio.create_task(self._closed_for_good(nc, closed), name="nats-connection")] = "nats"
+        tasks[asyncio.create_task(self._closed_for_good(nc, closed), name="nats-connection")] = _CONNECTION
         try:
             await self._supervise(tasks)
         finally:
@@ -419,7 +422,7 @@ class WorkerHost:
         process's last worker: then the process ends with that line), its readiness says why,
         its other tasks (partitions, its API) are cancelled; the other workers go on."""
         worker, exc = tasks.pop(done), done.exception()
-        if any(name != worker for name in tasks.values()):
+        if any(name not in (worker, _CONNECTION) for name in tasks.values()):
             log.error("worker_stopped", extra={"worker": worker, "error": str(exc)})
         self.registry.worker(done.get_name()).set_ready(False, f"stopped: {exc}")
         siblings = [t for t, name in tasks.items() if name == worker]
@@ -443,7 +446,7 @@ class WorkerHost:
                     return [t for t in ended if t.exception() is not None]
                 for task in cannot:
                     await self._stop_worker(tasks, task)
-                if not tasks:
+                if all(name == _CONNECTION for name in tasks.values()):  # no worker left
                     raise cannot[-1].exception()  # type: ignore[misc]  # checked above: a WorkerCannotRun
         finally:
             stop_wait.cancel()

@@ -12,6 +12,16 @@ before S. Source worker W has applied all of them when either
 
 Checkpoints are followed with a KV watch, so the common case costs no request at all.
 
+Above what the machine sustains, a source falls behind for good (the recall worker at the
+pipeline's capacity): waiting for it would hold every briefing for the whole bound, and
+the waits queue up behind one another in the composed worker's loop. So the tracker also
+keeps each consumer's recent *pace* (stream sequences per second over the last few
+seconds) and does not wait for a source whose pace says it will not reach the trigger
+within ``CATCH_UP_S`` (or the bound's rest, if shorter): it is reported lagging at once,
+the document shows it as of its last cut, and the document is completed when it catches
+up. A source whose pace is not known yet (it has just started, or has been idle) is waited
+for as before.
+
 With partitions, the consumer to wait on is the source's consumer of the agent's
 partition (``<worker>-<k>``, ``shared.inputs.Inputs.consumer``): it reads only its
 slots' events (the server filters), so its checkpoint stops at its own last event and the
@@ -24,6 +34,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections import deque
 from collections.abc import Iterable
 from typing import NamedTuple
 
@@ -36,6 +47,9 @@ from shared.tasks import cancel_and_wait
 log = logging.getLogger(__name__)
 
 STALLED_LAG = 1000  # events short of a missed sequence past which a consumer counts as stalled
+CATCH_UP_S = 0.5  # a source its pace says is further than this from the trigger is not waited for
+PACE_WINDOW_S = 5.0  # the checkpoint moves a consumer's pace is measured over
+PACE_MIN_SPAN_S = 1.0  # a pace needs this much history (one batch says nothing)
 
 
 class _Missed(NamedTuple):
@@ -64,6 +78,7 @@ class WatermarkTracker:
         self._patience_s = patience_s
         self._idle_cache: dict[str, tuple[float, bool]] = {}
         self._behind: dict[str, _Missed] = {}
+        self._moves: dict[str, deque[tuple[float, int]]] = {}  # consumer -> (monotonic time, checkpoint)
 
     async def start(self) -> None:
         kv = await self._js.key_value(BUCKET_CHECKPOINTS)
@@ -77,6 +92,7 @@ class WatermarkTracker:
                     continue
                 with contextlib.suppress(ValueError):
                     self._checkpoints[entry.key] = int(entry.value)
+                    self._moved(entry.key, int(entry.value))
                     # every waiter holds the event of the moment it looked: set it, hand out a new one
                     self._changed.set()
                     self._changed = asyncio.Event()
@@ -94,6 +110,34 @@ class WatermarkTracker:
 
     def checkpoint(self, consumer: str) -> int:
         return self._checkpoints.get(consumer, 0)
+
+    def _moved(self, consumer: str, seq: int) -> None:
+        moves = self._moves.setdefault(consumer, deque())
+        now = time.monotonic()
+        moves.append((now, seq))
+        while len(moves) > 2 and now - moves[1][0] > PACE_WINDOW_S:
+            moves.popleft()
+
+    def pace(self, consumer: str) -> float | None:
+        """Stream sequences a second the consumer's checkpoint moved over the last few
+        seconds (until now: a consumer that stopped moving slows down), or None when it has
+        not moved for long enough to say."""
+        moves = self._moves.get(consumer)
+        if not moves or len(moves) < 2:
+            return None
+        (first_t, first_seq), (last_t, last_seq) = moves[0], moves[-1]
+        now = time.monotonic()
+        if last_t - first_t < PACE_MIN_SPAN_S or now - last_t > PACE_WINDOW_S:
+            return None
+        return (last_seq - first_seq) / (now - first_t)
+
+    def _out_of_reach(self, consumer: str, seq: int, remaining_s: float) -> bool:
+        """Its pace says it will not reach ``seq`` within ``CATCH_UP_S`` (or what is left of
+        the bound): waiting would only delay the document."""
+        pace = self.pace(consumer)
+        if pace is None:
+            return False
+        return seq - self.checkpoint(consumer) > pace * min(remaining_s, CATCH_UP_S)
 
     async def drained(self, consumer: str) -> bool:
         """True when the consumer has no pending or unacked messages right now."""
@@ -140,8 +184,9 @@ class WatermarkTracker:
 
         Returns the consumers still lagging at the bound (empty when all caught up). A
         consumer that missed an earlier bound is waited for during its patience only, or
-        not at all when it is stalled (see ``_stalled``): it is reported lagging at once,
-        until it reaches what it missed.
+        not at all when it is stalled (see ``_stalled``), nor one whose pace says it will not
+        arrive in time (``_out_of_reach``): it is reported lagging at once, until it
+        reaches what it missed.
         """
         deadline = time.monotonic() + bound_s
         pending = dict(needs)
@@ -150,7 +195,8 @@ class WatermarkTracker:
             results = await asyncio.gather(*(self.reached(c, s) for c, s in pending.items()))
             pending = {c: s for (c, s), ok in zip(pending.items(), results, strict=True) if not ok}
             remaining = deadline - time.monotonic()
-            if not pending or remaining <= 0 or all(self._stalled(c) for c in pending):
+            hopeless = all(self._stalled(c) or self._out_of_reach(c, s, remaining) for c, s in pending.items())
+            if not pending or remaining <= 0 or hopeless:
                 for consumer, seq in pending.items():
                     self._missed(consumer, seq, bound_s)
                 return sorted(pending)

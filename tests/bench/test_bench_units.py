@@ -13,6 +13,7 @@ from schemas.events import MessageEvent, SessionEvent
 from shared.codec import Envelope, Limits, decode_event
 from shared.names import stored_form
 from workers.bench import budget
+from workers.bench.capacity import agents_at, holds, next_rate
 from workers.bench.config import QUICK, make_config
 from workers.bench.events import backlog
 from workers.bench.freshness import Published, match
@@ -20,6 +21,8 @@ from workers.bench.hostile import MAX_BYTES, pathological
 from workers.bench.ingest import store_event
 from workers.bench.results import (
     BareCalls,
+    CapacityProbe,
+    CapacityResult,
     IngestResult,
     Latency,
     LimitResult,
@@ -217,3 +220,50 @@ def test_bench_events_become_what_the_plugin_publishes_and_decode_back_to_the_sa
         if isinstance(original.event, MessageEvent):
             assert isinstance(decoded.event, MessageEvent)
             assert (decoded.event.content, decoded.event.role) == (original.event.content, original.event.role)
+
+
+def test_the_capacity_search_doubles_while_a_rate_holds_then_bisects() -> None:
+    """50, 100, 200, 400 hold and 800 does not: then 600, and between whatever held and failed."""
+    assert next_rate(None, None, 50, 3200) == 50
+    assert next_rate(400, None, 50, 3200) == 800
+    assert next_rate(400, None, 50, 600) is None  # never above the maximum
+    assert next_rate(400, 800, 50, 3200) == 600
+    assert next_rate(600, 800, 50, 3200) == 700
+    assert next_rate(None, 50, 50, 3200) == 25  # not even the first: look below it
+    assert next_rate(600, 620, 50, 3200) is None  # closer than 5 % of what held: done
+
+
+def test_a_rate_holds_only_within_the_freshness_budget_with_nothing_lost_or_left_behind() -> None:
+    fast = Latency(n=10, p50_ms=1.0, p95_ms=2.0, p99_ms=5.0)
+    good = RateResult(rate=100, duration_s=30, threads=fast, decisions=fast,
+                      boot=Latency(n=3, p50_ms=20.0, p95_ms=40.0, p99_ms=90.0))
+    assert holds(good)
+    assert not holds(msgspec.structs.replace(good, boot=Latency(n=3, p50_ms=20.0, p95_ms=40.0, p99_ms=150.0)))
+    assert not holds(msgspec.structs.replace(good, threads=Latency(n=10, p50_ms=1.0, p95_ms=2.0, p99_ms=25.0)))
+    assert not holds(msgspec.structs.replace(good, decisions=Latency(n=10, lost=1, p50_ms=1.0, p95_ms=2.0,
+                                                                     p99_ms=5.0)))
+    assert not holds(msgspec.structs.replace(good, undrained={"recall": 12}))
+    assert not holds(msgspec.structs.replace(good, boot=Latency(n=0)))  # no BootDoc measured at all
+
+
+def test_the_capacity_row_gives_the_rate_and_the_agents_it_serves_against_five_hundred() -> None:
+    report = Report()
+    report.capacity = CapacityResult(msgs_per_s=600, agents=agents_at(600), duration_s=30,
+                                     probes=[CapacityProbe(rate=400, holds=True), CapacityProbe(rate=800, holds=False),
+                                             CapacityProbe(rate=600, holds=True)])
+    row = next(r for r in budget.rows(report) if r.section == "capacity")
+    assert row.value == "600 msg/s = 360 agents at 100 events/min" and row.verdict == "pass"
+    assert "400 ✓, 800 ✗, 600 ✓" in row.name
+    report.capacity = CapacityResult(msgs_per_s=200, agents=agents_at(200), duration_s=30,
+                                     probes=[CapacityProbe(rate=200, holds=True), CapacityProbe(rate=400, holds=False)])
+    assert next(r for r in budget.rows(report) if r.section == "capacity").verdict == "miss"
+
+
+def test_below_the_budget_rate_a_briefing_is_held_to_one_second_and_at_it_to_fifty_ms() -> None:
+    report = Report()
+    slow = Latency(n=5, p50_ms=500.0, p95_ms=900.0, p99_ms=1200.0)
+    fast = Latency(n=5, p50_ms=1.0, p95_ms=2.0, p99_ms=3.0)
+    report.freshness.rates = [RateResult(rate=200, duration_s=1.0, threads=fast, decisions=fast, boot=slow)]
+    rows = {r.name: r for r in budget.rows(report)}
+    assert rows["session start → BootDoc @200/s"].verdict == "miss"
+    assert rows["session start → BootDoc @200/s"].target == "p99 < 1000 ms"

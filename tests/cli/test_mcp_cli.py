@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -116,3 +117,34 @@ def test_a_host_that_stops_reading_ends_the_server_quietly(tmp_path: Path) -> No
         if proc.poll() is None:
             proc.kill()
             proc.wait(10)
+
+
+def _print_config(*args: str, **env: str) -> dict[str, Any]:
+    import json
+
+    full = {k: v for k, v in os.environ.items() if not k.startswith(("CORTEX_", "NATS_"))}
+    done = subprocess.run([sys.executable, "-m", "workers", "mcp", "--agent", "main", "--print-config", *args],
+                          env={**full, **env}, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    entry: dict[str, Any] = json.loads(done.stdout)["mcpServers"]["cortex"]
+    return entry
+
+
+def test_print_config_names_this_install_by_its_absolute_path_and_no_url_for_the_local_case(tmp_path: Path) -> None:
+    """Issue 44 item 3: the documented entry said `"command": "cortex"` (on no GUI host's PATH; on
+    PyPI another project) and a 4222 URL the local server did not listen on."""
+    entry = _print_config(CORTEX_DATA_DIR=str(tmp_path / "home"))
+    assert Path(entry["command"]).is_absolute() and os.access(entry["command"], os.X_OK)
+    assert entry["args"][-3:] == ["mcp", "--agent", "main"]
+    assert entry["env"] == {"CORTEX_DATA_DIR": str(tmp_path / "home")}
+
+
+def test_print_config_carries_the_connection_it_was_run_with(tmp_path: Path) -> None:
+    ca = tmp_path / "ca.pem"
+    ca.write_text("")
+    entry = _print_config("--timeout", "30", NATS_URL="nats://n1:4222", CORTEX_NATS_USER="mcp-main",
+                          CORTEX_NATS_PASSWORD="secret", CORTEX_NATS_TLS_CA=str(ca))
+    assert entry["env"] == {"CORTEX_NATS_URL": "nats://n1:4222", "CORTEX_NATS_USER": "mcp-main",
+                            "CORTEX_NATS_PASSWORD": "secret", "CORTEX_NATS_TLS_CA": str(ca)}
+    assert entry["args"][-2:] == ["--timeout", "30"]
+    assert _print_config("--nats-url", "nats://other:4222")["env"] == {"CORTEX_NATS_URL": "nats://other:4222"}

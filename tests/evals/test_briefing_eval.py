@@ -98,7 +98,7 @@ def test_scoring_counts_hits_misses_and_extras() -> None:
 def test_the_cli_writes_a_core_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "briefing.json"
     args = argparse.Namespace(file="sample", core_only=True, conversation=None, embedder=None, examples=False,
-                              out=str(out))
+                              out=str(out), real=False)
     import asyncio
 
     assert asyncio.run(eval_cli.cmd_eval_briefing(args, load_settings({}))) == 0
@@ -237,6 +237,16 @@ def test_a_fact_said_once_per_briefing_is_no_repeat_and_an_empty_heading_is_coun
         ("empty_section", "## 🧵 Active Threads")]
 
 
+def test_two_promises_made_the_same_day_are_no_repeated_fact() -> None:
+    """"(Ana; promised 2023-07-03, 112 days ago)" on two commitment lines says when each was
+    made, as a title names a thread: no fact said twice (the real-conversation set's briefings
+    counted every such pair)."""
+    md = ("# Context Briefing\n\n## 📋 Commitments (2 open)\n"
+          "- 🔴 **OVERDUE**: send the report (Ana; promised 2023-07-03, 112 days ago)\n"
+          "- 🔴 **OVERDUE**: book the venue (Ana; promised 2023-07-03, 112 days ago)\n")
+    assert not [d for d, _ in briefing_defects(md) if d in ("repeat_in_section", "cross_section_repeat")]
+
+
 def test_a_thread_last_active_before_it_opened_is_a_clock_mismatch() -> None:
     """The eval's Berlin briefings: Active Threads in UTC, the narrative's timeline local."""
     md = ("## 📖 Narrative (last 24h)\n*Monday, 02. March 2026 — Narrative*\n\n**Timeline:**\n"
@@ -250,7 +260,7 @@ def test_a_thread_last_active_before_it_opened_is_a_clock_mismatch() -> None:
 def test_the_pipeline_eval_reads_the_task_off_every_commitment_line() -> None:
     """The task a commitment line quotes is what the eval checks for cut words: a due time's
     colon ("Due 2026-02-18 09:00: …") or an overdue line's "(you; promised …)" must not move it."""
-    from workers.evals.briefing_e2e import _COMMITMENT
+    from workers.evals.briefing_e2e import COMMITMENT_LINE
 
     lines = {
         "- 🟡 Due 2026-02-18 09:00: review the PR (claudia)": "review the PR",
@@ -261,5 +271,5 @@ def test_the_pipeline_eval_reads_the_task_off_every_commitment_line() -> None:
             "den Fix einbauen (Onboarding-Flow)",
     }
     for line, task in lines.items():
-        found = _COMMITMENT.match(line)
+        found = COMMITMENT_LINE.match(line)
         assert found is not None and found.group(1) == task, line

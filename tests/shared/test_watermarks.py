@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 import pytest
@@ -16,7 +16,7 @@ from nats.js.client import JetStreamContext
 from shared.config import load_settings
 from shared.names import BUCKET_CHECKPOINTS
 from shared.provision import ConsumerSpec, provision
-from shared.watermarks import STALLED_LAG, WatermarkTracker
+from shared.watermarks import CATCH_UP_S, PACE_WINDOW_S, STALLED_LAG, WatermarkTracker
 
 WaitFor = Callable[..., Awaitable[Any]]
 
@@ -99,3 +99,44 @@ async def test_after_its_patience_a_source_short_of_what_it_missed_is_reported_a
         assert await asyncio.wait_for(waiting, timeout=30) == []
     finally:
         await tracker.stop()
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_source_whose_pace_cannot_reach_the_trigger_in_time_is_not_waited_for(
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above capacity: 100 sequences a second and 500 short of the trigger is 5 s away —
+    more than CATCH_UP_S, so a briefing does not wait for it; 20 short it is waited for."""
+    clock = _Clock()
+    monkeypatch.setattr("shared.watermarks.time.monotonic", clock)
+    tracker = WatermarkTracker(cast(JetStreamContext, None))
+    assert tracker.pace("recall") is None
+    for _ in range(4):  # one checkpoint a second, 100 sequences each
+        tracker._checkpoints["recall"] = seq = tracker.checkpoint("recall") + 100
+        tracker._moved("recall", seq)
+        clock.now += 1.0
+    assert tracker.pace("recall") == pytest.approx(300 / 4.0)
+    assert tracker._out_of_reach("recall", 400 + 500, remaining_s=2.0)
+    assert not tracker._out_of_reach("recall", 400 + 20, remaining_s=2.0)
+    assert CATCH_UP_S * 75.0 < 500  # (the budget the rule reads)
+    clock.now += PACE_WINDOW_S + 1  # stopped moving for long: its pace is unknown, it is waited for again
+    assert tracker.pace("recall") is None
+    assert not tracker._out_of_reach("recall", 400 + 500, remaining_s=2.0)
+
+
+def test_one_quick_batch_says_nothing_about_a_pace(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = _Clock()
+    monkeypatch.setattr("shared.watermarks.time.monotonic", clock)
+    tracker = WatermarkTracker(cast(JetStreamContext, None))
+    tracker._moved("threads", 10)
+    clock.now += 0.05
+    tracker._moved("threads", 11)
+    assert tracker.pace("threads") is None
+    assert not tracker._out_of_reach("threads", 5000, remaining_s=2.0)

@@ -53,7 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--events", type=int, help="backlog size (default 50000; quick 4000)")
     parser.add_argument("--agents", type=int, help="agents in the generated events (default 50)")
     parser.add_argument("--limit-runs", type=int, help="bare-consume runs, median taken (default 3)")
-    parser.add_argument("--rates", type=_int_list, help="freshness publish rates in msg/s (default 500,1000)")
+    parser.add_argument("--rates", type=_int_list,
+                        help="freshness publish rates in msg/s (default 50,100,200,500,1000)")
     parser.add_argument("--duration", dest="duration_s", type=float, help="seconds per rate (default 10)")
     parser.add_argument("--boot-every", type=int, help="one session start per N freshness events (default 100)")
     parser.add_argument("--drain-limit", dest="drain_limit_s", type=float,
@@ -64,6 +65,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--recall-messages", type=int, help="events indexed before recall queries (default 1000)")
     parser.add_argument("--recall-limit", dest="recall_limit_s", type=float,
                         help="index for at most this many seconds, then query what was indexed (default 60)")
+    parser.add_argument("--recall-scale", type=int,
+                        help="memories of one agent the recall query is measured at (default 100000; 0: not measured)")
+    parser.add_argument("--capacity-duration", dest="capacity_duration_s", type=float,
+                        help="seconds each capacity probe publishes at its rate (default 30)")
+    parser.add_argument("--capacity-max", type=int, help="the highest rate the capacity search probes (default 3200)")
     parser.add_argument("--workers", type=_names, help="workers measured alone on the backlog "
                                                        "(default threads,decisions,channels,knowledge)")
     parser.add_argument("--pipeline", type=_names, help="workers running for freshness and API (default: all)")
@@ -81,7 +87,8 @@ def register(sub: Any) -> None:
 
 
 _FIELDS = ("events", "agents", "limit_runs", "rates", "duration_s", "boot_every", "drain_limit_s", "api_requests",
-           "mcp_calls", "hostile_reps", "recall_messages", "recall_limit_s", "workers", "pipeline", "phases", "seed",
+           "mcp_calls", "hostile_reps", "recall_messages", "recall_limit_s", "recall_scale", "capacity_duration_s",
+           "capacity_max", "workers", "pipeline", "phases", "seed",
            "workdir", "profile_dir", "nats_url", "out")
 
 

@@ -10,7 +10,7 @@ from typing import Any, Final
 
 import msgspec
 
-PHASES: Final = ("hostile", "limit", "workers", "freshness", "api", "mcp", "recall", "scaleout", "ingest")
+PHASES: Final = ("hostile", "limit", "workers", "freshness", "capacity", "api", "mcp", "recall", "scaleout", "ingest")
 REGEX_WORKERS: Final = ("threads", "decisions", "channels", "knowledge")
 
 
@@ -18,7 +18,7 @@ class BenchConfig(msgspec.Struct, frozen=True, kw_only=True):
     events: int = 50_000  # backlog size for the limit and the per-worker throughput
     agents: int = 50
     limit_runs: int = 3  # the bare consume is cheap: take the median of a few runs
-    rates: tuple[int, ...] = (500, 1000)  # freshness publish rates, msg/s
+    rates: tuple[int, ...] = (50, 100, 200, 500, 1000)  # freshness publish rates, msg/s
     duration_s: float = 10.0  # per freshness rate
     boot_every: int = 100  # one session start per this many events published in freshness
     api_requests: int = 300  # per API endpoint
@@ -26,6 +26,11 @@ class BenchConfig(msgspec.Struct, frozen=True, kw_only=True):
     hostile_reps: int = 20  # timed repetitions per pathological message
     recall_messages: int = 1000  # messages indexed before recall queries (when recall exists)
     recall_limit_s: float = 60.0  # index for at most this long, then measure on what was indexed
+    recall_scale: int = 100_000  # memories of one agent the recall query is measured at (0: not measured)
+    capacity_duration_s: float = 30.0  # how long a capacity probe publishes at its rate
+    capacity_start: int = 50  # the first rate probed (msg/s); doubled while it holds
+    capacity_max: int = 3200  # no rate above this is probed
+    capacity_bisections: int = 3  # probes between the last rate that held and the first that did not
     seed: int = 7
     phases: tuple[str, ...] = PHASES
     workers: tuple[str, ...] = REGEX_WORKERS  # measured alone on the backlog
@@ -50,6 +55,10 @@ QUICK: Final[dict[str, Any]] = {
     "hostile_reps": 3,
     "recall_messages": 30,
     "recall_limit_s": 15.0,
+    "recall_scale": 2000,
+    "capacity_duration_s": 2.0,
+    "capacity_max": 100,
+    "capacity_bisections": 1,
     "drain_limit_s": 3.0,
 }
 

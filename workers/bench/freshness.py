@@ -144,31 +144,35 @@ def _latency(published: list[Published], seen: dict[str, list[tuple[float, int]]
 
 
 async def run_rate(session: Session, watches: Watches, source: EventSource, rng: random.Random,
-                   rate: int, consumers: list[str]) -> RateResult:
+                   rate: int, consumers: list[str], duration_s: float | None = None,
+                   phase: str = "freshness") -> RateResult:
+    """Publish at ``rate`` for ``duration_s`` (the freshness duration unless given), drain,
+    and match what the watches saw."""
     cfg = session.config
+    seconds = cfg.duration_s if duration_s is None else duration_s
     source.spacing = timedelta(seconds=1 / rate)  # event time advances like the publish schedule
     try:
-        events = plan(source, rng, max(1, int(rate * cfg.duration_s)), cfg.boot_every)
+        events = plan(source, rng, max(1, int(rate * seconds)), cfg.boot_every)
     finally:
         source.spacing = timedelta(seconds=2)
-    session.progress(f"[freshness] {rate} msg/s for {cfg.duration_s:g}s ({len(events)} events) …")
+    session.progress(f"[{phase}] {rate} msg/s for {seconds:g}s ({len(events)} events) …")
     published, elapsed = await publish_paced(session, events, rate)
     drain_s, undrained = await session.drain_bounded(consumers, cfg.drain_limit_s, session.pipeline)
     if undrained:
-        session.progress(f"[freshness] still pending after {cfg.drain_limit_s:g}s: "
+        session.progress(f"[{phase}] still pending after {cfg.drain_limit_s:g}s: "
                          + ", ".join(f"{c} {n}" for c, n in sorted(undrained.items())))
     await asyncio.sleep(0.3)  # the last watch updates are on their way
     messages = [p for p in published if p.kind == "msg"]
     starts = [p for p in published if p.kind == "session.start"]
     result = RateResult(
-        rate=rate, duration_s=cfg.duration_s, published=len(published),
+        rate=rate, duration_s=seconds, published=len(published),
         achieved_rate=round(len(published) / elapsed, 1),
         drain_s=round(drain_s, 3) if drain_s is not None else None, undrained=undrained,
         threads=_latency(messages, watches.seen[BUCKET_THREADS]),
         decisions=_latency(messages, watches.seen[BUCKET_DECISIONS]),
         boot=_latency(starts, watches.seen[BUCKET_BOOT]),
     )
-    session.progress(f"[freshness] {rate} msg/s: threads p99 {result.threads.p99_ms} ms, "
+    session.progress(f"[{phase}] {rate} msg/s: threads p99 {result.threads.p99_ms} ms, "
                      f"decisions p99 {result.decisions.p99_ms} ms, boot p99 {result.boot.p99_ms} ms")
     return result
 

@@ -4,8 +4,10 @@
 2. the backlog: Cortex's streams reset, the realistic backlog published once, then
    the limit (bare consume), each regex worker alone, and the two-process bare consume;
 3. the pipeline: reset, every worker as a process; API latency on a full-size state
-   while the pipeline is idle, then freshness at each publish rate;
-4. recall: reset, one recall process indexing a backlog, then queries.
+   while the pipeline is idle, then freshness at each publish rate, then the capacity
+   search (the highest rate the pipeline holds within its freshness budget);
+4. recall: reset, one recall process indexing a backlog, then queries; then the query of
+   one agent holding ``recall_scale`` memories.
 
 Against a server given by URL the harness refuses to touch existing Cortex data unless
 ``--reset`` says it may.
@@ -32,6 +34,7 @@ from shared.embedded import EmbeddedNats
 from workers.bench import (
     apilatency,
     budget,
+    capacity,
     freshness,
     hostile,
     ingest,
@@ -48,6 +51,7 @@ from workers.bench.events import EventSource, backlog
 from workers.bench.procs import Processes, inherited_settings
 from workers.bench.results import (
     ApiResult,
+    CapacityResult,
     FreshnessResult,
     HostileResult,
     IngestResult,
@@ -160,7 +164,7 @@ async def _limit(session: Session, events: int) -> LimitResult:
 
 async def _pipeline_phases(session: Session, rep: Report) -> None:
     cfg = session.config
-    if not any(_selected(cfg, p) for p in ("freshness", "api", "mcp")):
+    if not any(_selected(cfg, p) for p in ("freshness", "capacity", "api", "mcp")):
         return
     with _timed(rep, "reset"):
         await session.reset()
@@ -173,6 +177,7 @@ async def _pipeline_phases(session: Session, rep: Report) -> None:
             except PHASE_ERRORS as exc:
                 reason = failed(session, "pipeline", exc)
                 rep.api, rep.freshness = ApiResult(skipped=reason), FreshnessResult(skipped=reason)
+                rep.capacity = CapacityResult(skipped=reason)
                 rep.mcp = McpResult(skipped=reason)
                 return
         if _selected(cfg, "api"):
@@ -198,6 +203,12 @@ async def _pipeline_phases(session: Session, rep: Report) -> None:
                     rep.freshness = await freshness.run(session, source)
                 except PHASE_ERRORS as exc:
                     rep.freshness = FreshnessResult(skipped=failed(session, "freshness", exc))
+        if _selected(cfg, "capacity"):
+            with _timed(rep, "capacity"):
+                try:
+                    rep.capacity = await capacity.run(session, source)
+                except PHASE_ERRORS as exc:
+                    rep.capacity = CapacityResult(skipped=failed(session, "capacity", exc))
         rep.memory.pipeline = pipeline.peak_rss(session)
     finally:
         with _timed(rep, "pipeline stop"):
@@ -211,6 +222,8 @@ def _mark_skipped(rep: Report, config: BenchConfig) -> None:
         rep.limit = LimitResult(skipped=NOT_SELECTED)
     if not _selected(config, "freshness"):
         rep.freshness = FreshnessResult(skipped=NOT_SELECTED)
+    if not _selected(config, "capacity"):
+        rep.capacity = CapacityResult(skipped=NOT_SELECTED)
     if not _selected(config, "api"):
         rep.api = ApiResult(skipped=NOT_SELECTED)
     if not _selected(config, "mcp"):

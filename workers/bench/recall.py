@@ -1,5 +1,6 @@
 """Recall: indexing rate of one ``cortex worker recall`` process on a backlog, then query
-latency of ``cortex.api.recall.<agent>`` on what it stored (contract-level only)."""
+latency of ``cortex.api.recall.<agent>`` on what it stored (contract-level only), then the
+query of one agent holding ``recall_scale`` memories (``workers.bench.recallscale``)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ import nats.js.errors
 
 from schemas.docs import RecallDoc
 from shared.names import BUCKET_RECALL, EVENTS_STREAM, api_subject
+from workers.bench import recallscale
 from workers.bench.events import TOPICS_DE, TOPICS_EN, backlog
-from workers.bench.results import RecallResult
+from workers.bench.results import Latency, RecallResult
 from workers.bench.session import Session
 from workers.bench.stats import summarize
 from workers.bench.throughput import drain_worker, unavailable
@@ -98,6 +100,28 @@ async def run(session: Session) -> RecallResult:
     session.progress(f"[recall] query p50 {latency.p50_ms} ms, p95 {latency.p95_ms} ms")
     cpu_s = indexed.result.cpu_s
     per_cpu = round(indexed.result.events / cpu_s, 1) if cpu_s else None
-    return RecallResult(embedder=embedder, messages=indexed.result.events, memories=memories,
-                        index_msgs_per_s=indexed.result.msgs_per_s, index_cpu_s=cpu_s, index_msgs_per_cpu_s=per_cpu,
-                        query=latency, peak_rss_mb=rss)
+    result = RecallResult(embedder=embedder, messages=indexed.result.events, memories=memories,
+                          index_msgs_per_s=indexed.result.msgs_per_s, index_cpu_s=cpu_s,
+                          index_msgs_per_cpu_s=per_cpu, query=latency, peak_rss_mb=rss)
+    if cfg.recall_scale:
+        result = await _at_scale(session, result)
+    return result
+
+
+async def _at_scale(session: Session, result: RecallResult) -> RecallResult:
+    """The query of one agent holding ``recall_scale`` memories, filled through the store layer
+    into the store the worker processes open."""
+    cfg = session.config
+    settings = msgspec.structs.replace(session.settings, data_dir=str(session.workdir / "data"), qdrant_url=None)
+    session.progress(f"[recall] filling one agent's store with {cfg.recall_scale:,} memories …")
+    started = time.perf_counter()
+    stored = await asyncio.to_thread(recallscale.fill, settings, cfg.recall_scale, cfg.seed + 9)
+    fill_s = round(time.perf_counter() - started, 1)
+    proc = session.procs.start("recall")
+    try:
+        latency: Latency = await recallscale.queries(session)
+    finally:
+        proc.stop()
+    session.progress(f"[recall] {stored:,} memories of one agent (filled in {fill_s} s): query p50 "
+                     f"{latency.p50_ms} ms, p95 {latency.p95_ms} ms")
+    return msgspec.structs.replace(result, scale_memories=stored, scale_fill_s=fill_s, scale_query=latency)

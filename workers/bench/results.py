@@ -66,6 +66,28 @@ class FreshnessResult(msgspec.Struct, kw_only=True):
     rates: list[RateResult] = msgspec.field(default_factory=list)
 
 
+class CapacityProbe(msgspec.Struct, kw_only=True):
+    """One rate the capacity search published at, and whether the pipeline held it."""
+
+    rate: int
+    holds: bool
+    threads_p99_ms: float | None = None
+    decisions_p99_ms: float | None = None
+    boot_p99_ms: float | None = None
+    lost: int = 0  # documents never seen for a published event (after the drain)
+    undrained: dict[str, int] = msgspec.field(default_factory=dict)
+
+
+class CapacityResult(msgspec.Struct, kw_only=True):
+    """The highest publish rate the whole pipeline holds within its freshness budget."""
+
+    skipped: str | None = None
+    msgs_per_s: int | None = None  # the highest rate that held (None: not even the first)
+    agents: int | None = None  # as agents publishing AGENT_EVENTS_PER_MIN events a minute
+    duration_s: float = 0.0  # per probe
+    probes: list[CapacityProbe] = msgspec.field(default_factory=list)
+
+
 class ApiResult(msgspec.Struct, kw_only=True):
     skipped: str | None = None
     agent: str = ""
@@ -130,6 +152,11 @@ class RecallResult(msgspec.Struct, kw_only=True):
     index_msgs_per_cpu_s: float | None = None
     query: Latency = msgspec.field(default_factory=Latency)
     peak_rss_mb: float | None = None
+    # the query of one agent holding ``scale_memories`` memories (filled through the store layer)
+    scale_memories: int | None = None
+    scale_fill_s: float | None = None
+    scale_query: Latency = msgspec.field(default_factory=Latency)
+    scale_skipped: str | None = None
 
 
 class HostileVariant(msgspec.Struct, kw_only=True):
@@ -234,6 +261,7 @@ class Report(msgspec.Struct, kw_only=True):
     limit: LimitResult = msgspec.field(default_factory=LimitResult)
     workers: dict[str, WorkerResult] = msgspec.field(default_factory=dict)
     freshness: FreshnessResult = msgspec.field(default_factory=FreshnessResult)
+    capacity: CapacityResult = msgspec.field(default_factory=CapacityResult)
     api: ApiResult = msgspec.field(default_factory=ApiResult)
     mcp: McpResult = msgspec.field(default_factory=McpResult)  # from the Python SDK's client
     mcp_node: McpResult = msgspec.field(default_factory=McpResult)  # from the TypeScript SDK's client, in Node

@@ -14,6 +14,7 @@ from workers.cli.base import CliError
 from workers.cli.common import resolve_url
 from workers.cli.query import _agent
 
+DEFAULT_TIMEOUT_S = 10.0
 HELP = "serve the agent's tools over MCP (stdio; --http HOST:PORT for streamable HTTP)"
 
 
@@ -22,11 +23,14 @@ def register(sub: Any) -> None:
     p.add_argument("--agent", required=True, help="the agent whose tools these are (the tenant boundary)")
     p.add_argument("--http", metavar="HOST:PORT", help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio")
     p.add_argument("--nats-url", help="NATS server (default: CORTEX_NATS_URL, else a local `cortex up`)")
-    p.add_argument("--timeout", type=float, default=10.0,
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S,
                    help="seconds to wait for a Cortex API before the tool reports it (default 10)")
     p.add_argument("--otel", action="store_true",
                    help="keep the MCP SDK's OpenTelemetry span per message (for a host that installs an exporter; "
                         "off by default: without one it is a no-op that still costs CPU on every call)")
+    p.add_argument("--print-config", action="store_true",
+                   help="print the MCP host entry ({\"mcpServers\": …} JSON) that starts this server: this install's "
+                        "cortex by its absolute path, and the connection settings given (none: the local `cortex up`)")
     p.set_defaults(handler=cmd_mcp)
 
 
@@ -59,6 +63,12 @@ async def cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
     agent = _agent(args.agent)
     if not 0 < args.timeout <= 600:
         raise CliError(f"--timeout {args.timeout:g}: expected seconds between 0 and 600")
+    if args.print_config:
+        from workers.cli.mcpconfig import host_config
+
+        print(host_config(settings, agent, args.nats_url or settings.nats_url,
+                          None if args.timeout == DEFAULT_TIMEOUT_S else args.timeout))
+        return 0
     sock = listen_socket(*parse_listen(args.http)) if args.http else None
     gateway = Gateway(msgspec.structs.replace(settings, nats_url=resolve_url(settings, args.nats_url)), agent,
                       args.timeout)

@@ -224,6 +224,12 @@ class LanguagePack:
     # agent's promise: group 1 the task. Cortex's own (issue 37), on the lowered text.
     delegated: tuple[str, ...] = ()
     requested: tuple[str, ...] = ()
+    # A proposal ("How about we use Postgres for the event store?"; group 1 what it proposes) and
+    # a ratification of it — a message's first sentence that only agrees ("Agreed.", "Absolutely,
+    # let's do that", "Beschlossen.") — which decides what the message before proposed. Cortex's
+    # own (issue 37), on the lowered text; a ratification source is matched whole.
+    proposal: tuple[str, ...] = ()
+    ratification: tuple[str, ...] = ()
     # Function words: no topic is made of them, and a task is not named by them. Lowered.
     stopwords: tuple[str, ...] = ()
     # A sentence opening on what it is about ("Beim Onboarding-Flow …", "For the quarterly
@@ -253,9 +259,31 @@ UNIVERSAL_DUE: Final = r"\b\d{4}-\d{2}-\d{2}\b"
 
 EN: Final = LanguagePack(
     code="en",
+    proposal=(r"(?:^|[.!?]\s+|,\s*|\bso\s+|\bmaybe\s+)(?:how about (?:we\s+|if we\s+)?|what about (?:we\s+)?|"
+              r"what if we\s+|why don['’]t we\s+|shall we\s+|should we\s+|we could\s+|we should\s+|"
+              r"i suggest (?:that\s+)?(?:we\s+)?|i propose (?:that\s+)?(?:we\s+)?|"
+              r"i['’]d suggest (?:that\s+)?(?:we\s+)?|my suggestion is (?:to\s+|that we\s+)?|"
+              r"(?:let's|let’s|lets) (?!do (?:it|"
+              r"that|this)\b|go for it\b|talk\b|discuss\b|get back\b|go back\b))([^.!?\n]{4,160})",),
+    ratification=(r"(?:(?:ok(?:ay)?|yes|yeah|yep|sure|great|perfect|absolutely|definitely|right|good idea|sounds good|"
+                  r"fine|alright|cool)[,.!]*\s+)*(?:agreed|deal|let['’]?s do (?:it|that|this)|let['’]?s go with (?:it|"
+                  r"that|this)|let['’]?s go for it|approved|done deal|so be it|do it)(?:[,.!]*\s*[a-z]+)?",),
     decision=(
-        r"(?<![a-z])(?:decided|decision(?=\s+(?:is|was|has been|to)\b|\s*:)|agreed|let['’]?s do|the plan is"
-        r"|approach:)",
+        # "agreed" with what was agreed ("we agreed to …", "as agreed", "agreed on …"); "Agreed, nature
+        # has a way of being so inspiring" agrees with a remark, and a bare "Agreed." or "let's do
+        # it" ratifies the proposal before it (``ratification``)
+        r"(?<![a-z])(?:decided|decision(?=\s+(?:is|was|has been|to)\b|\s*:)|the plan is|approach:"
+        r"|(?:we|we['’]ve|we have|we all|all|everyone|both|they|i)\s+(?:\w+\s+)?agreed\b|agreed (?:on|upon|to|that)\b"
+        r"|(?:it['’]s|it is|it was|as) agreed\b"
+        r"|let['’]?s do(?!\s+(?:it|that|this|so)\b(?!\s+(?:this|that|the|my|our|a|an|with|by|on|via|using)\b)))",
+        # Cortex's own: a choice said the everyday way (issue 37): "We're going with Stripe", "Let's
+        # use Postgres", "We'll use Terraform", "We picked Grafana over Datadog", "OK, Postgres it
+        # is", "We'll stick with MySQL", "From now on we deploy only on Tuesdays"
+        r"(?<![a-z])(?:we['’]re going with|we are going with|(?:let['’]?s|we['’]ll|we will|we['’]re going to)"
+        r" (?:use|stick with|switch to|go for(?!\s+it\b)|adopt|standardi[sz]e on)|we (?:picked|selected|went for)"
+        r"|from now on,? (?:we|all|every|no) )",
+        r"(?<![\w'’])(?!(?:how|that|what|as|where|so|if|who|when|why|think|hope|know|guess|say|is|believe)\s)"
+        r"[\w.+#-]+ it is(?=\s*[.!]|\s*$)",
         # Cortex's own: a choice said as one (the Romance packs' "vamos con", "opté pour"); going
         # with someone is company, not a choice
         r"(?<![a-z])(?:(?:let['’]?s|we['’]ll) go with(?!\s+(?:me|you|him|her|us|them|my|your|his|our|their)\b)"
@@ -405,7 +433,16 @@ EN: Final = LanguagePack(
 
 DE: Final = LanguagePack(
     code="de",
-    decision=(r"(?:entschieden|beschlossen|machen wir|wir machen|der plan ist|ansatz:)",),
+    proposal=(r"(?:^|[.!?]\s+|,\s*)(?:wie wäre es,? wenn wir\s+|sollen wir\s+|wir könnten\s+|wir sollten\s+|"
+              r"ich schlage vor,?\s+(?:dass wir\s+)?|lass(?:t)? uns\s+(?!mal\s+über|über))([^.!?\n]{4,160})",),
+    ratification=(r"(?:(?:ok(?:ay)?|ja|gut|super|klar|prima|perfekt|alles klar)[,.!]*\s+)*(?:beschlossen|einverstanden|"
+                  r"abgemacht|machen wir(?: so)?|so machen wir(?:['’]s| es)?|gebongt)",),
+    decision=(
+        r"(?:entschieden|beschlossen|machen wir|wir machen|der plan ist|ansatz:)",
+        # Cortex's own: "Wir nehmen Postgres", "wir bleiben bei MySQL", "ab jetzt deployen wir …"
+        r"\bwir (?:nehmen|nutzen|verwenden|bleiben bei|gehen mit|setzen auf|wechseln (?:zu|auf))\b"
+        r"|\bab (?:jetzt|sofort|heute),? (?:\w+ )?wir\b",
+    ),
     close=(
         r"(?:^|\s)(?:ist |schon )?(?:erledigt|gefixt|gelöst|fertig)(?:\s|[.!,;:)]|$)",
         r"(?:^|\s)(?:es |das )funktioniert(?:\s|[.!,;:)]|$)",
@@ -494,6 +531,9 @@ DE: Final = LanguagePack(
 
 ES: Final = LanguagePack(
     code="es",
+    proposal=(r"(?:^|[.!?]\s+|,\s*|¿)(?:y si\s+|podríamos\s+|deberíamos\s+|propongo (?:que\s+)?|"
+              r"qué tal si\s+)([^.!?\n]{4,160})",),
+    ratification=(r"(?:(?:vale|sí|perfecto|genial|bien)[,.!]*\s+)*(?:de acuerdo|hecho|hagámoslo|adelante)",),
     decision=(
         r"(?:decidido|decidimos|decisión(?=\s+(?:es|fue|de)\b|\s*:)|hagamos|el plan es|enfoque:)",
         r"(?:acordado|optamos por|elegimos|vamos con)",
@@ -569,6 +609,10 @@ ES: Final = LanguagePack(
 
 FR: Final = LanguagePack(
     code="fr",
+    proposal=(r"(?:^|[.!?]\s+|,\s*)(?:et si on\s+|on pourrait\s+|on devrait\s+|je propose (?:qu['’]on\s+|"
+              r"de\s+)?)([^.!?\n]{4,160})",),
+    ratification=(r"(?:(?:ok|oui|parfait|super|bon)[,.!]*\s+)*(?:d['’]accord|entendu|ça marche|on fait comme ça|"
+                  r"va pour ça|validé)",),
     decision=(
         r"(?:décidé|décision(?=\s+(?:est|était|de|d['’])|\s*:)|on fait|le plan est|approche\s*:)",
         r"(?:convenu|arrêté|choisi de|opté pour)",
@@ -641,6 +685,9 @@ FR: Final = LanguagePack(
 
 IT: Final = LanguagePack(
     code="it",
+    proposal=(r"(?:^|[.!?]\s+|,\s*)(?:e se\s+|potremmo\s+|dovremmo\s+|propongo (?:di\s+)?)([^.!?\n]{4,160})",),
+    ratification=(r"(?:(?:ok|sì|perfetto|bene|va bene)[,.!]*\s+)*"
+                  r"(?:d['’]accordo|facciamo così|affare fatto|facciamolo)",),
     decision=(
         r"(?:deciso|decisione(?=\s+(?:è|era|di)(?!\w)|\s*:)|facciamo|il piano è|approccio:)",
         r"(?:concordato|scelto di|optiamo per|andiamo con)",
@@ -716,6 +763,8 @@ IT: Final = LanguagePack(
 
 PT: Final = LanguagePack(
     code="pt",
+    proposal=(r"(?:^|[.!?]\s+|,\s*)(?:e se\s+|poderíamos\s+|deveríamos\s+|proponho (?:que\s+)?)([^.!?\n]{4,160})",),
+    ratification=(r"(?:(?:ok|sim|beleza|perfeito|ótimo)[,.!]*\s+)*(?:combinado|fechado|vamos nessa|vamos fazer isso)",),
     decision=(
         r"(?:decidido|decidimos|decisão(?=\s+(?:é|foi|de)(?!\w)|\s*:)|vamos fazer|o plano é|abordagem:)",
         r"(?:combinado|optamos por|escolhemos|ficou definido)",
@@ -791,6 +840,8 @@ PT: Final = LanguagePack(
 
 RU: Final = LanguagePack(
     code="ru",
+    proposal=(r"(?:^|[.!?]\s+|,\s*)(?:может,?\s+|давайте\s+|предлагаю\s+)([^.!?\n]{4,160})",),
+    ratification=(r"(?:(?:ок|да|хорошо|отлично)[,.!]*\s+)*(?:договорились|решено|давайте так|согласен|согласна)",),
     decision=(
         r"(?:решили|решение|давайте сделаем|план[:\s]|подход:)",
         r"(?:договорились|выбрали|остановились на|утвердили)",
@@ -864,6 +915,8 @@ RU: Final = LanguagePack(
 
 JA: Final = LanguagePack(
     code="ja",
+    proposal=(r"([^。！？\n]{2,80}?(?:ませんか|ましょうか|はどうですか|はどう))",),
+    ratification=(r"(?:はい[、,]?\s*)?(?:そうしましょう|それでいきましょう|賛成です|賛成)",),
     decision=(
         r"(?:決め[たる]|決定し[たま]|方針[はを]|にしよう|にする)",
         r"(?:採用す[るる]|確定し[たま]|これで[行い]く)",
@@ -915,6 +968,8 @@ JA: Final = LanguagePack(
 
 KO: Final = LanguagePack(
     code="ko",
+    proposal=(r"([^.!?\n]{2,80}?(?:할까요|하는 게 어때요|어때요))",),
+    ratification=(r"(?:네[,]?\s*|좋아요[,]?\s*)?(?:그렇게 하죠|그렇게 해요|찬성)",),
     decision=(
         r"(?:결정|하기로|계획은|으로 가자|방침[은이])",
         r"(?:확정|정했[다어]|채택|선택했[다어]|이걸로)",
@@ -966,6 +1021,8 @@ KO: Final = LanguagePack(
 
 ZH: Final = LanguagePack(
     code="zh",
+    proposal=(r"(?:要不|不如|我建议|我们可以)([^。！？\n]{2,80})",),
+    ratification=(r"(?:好的?[，,]?\s*)?(?:就这么办|同意|就这么定了|就这样)",),
     decision=(
         r"(?:决定|已决定|方案[是为]|我们[用采]|确定了|就这么[定办])",
         r"(?:敲定|拍板|最终[选方]|采用|选择了)",

@@ -231,6 +231,8 @@ class PatternSet:
     idle: re.Pattern[str] | None = None  # on the lowered task, its lead words left out
     vague: re.Pattern[str] | None = None  # likewise, when the promise names no day
     task_lead: re.Pattern[str] | None = None
+    proposal: Pattern | None = None  # a group: what a message proposes, on lowered text
+    ratification: re.Pattern[str] | None = None  # fullmatch on a lowered first sentence
     # a named third person's promise (case-sensitive, original text) and a request to the agent
     delegated: Family = Family((), (), (), (), (), always=False)
     requested: Family = Family((), (), (), (), (), always=False)
@@ -368,6 +370,8 @@ def get_patterns(languages: tuple[str, ...]) -> PatternSet:
         agreement=frozenset(a for pack in packs for a in pack.agreement),
         aspiration=_one_regex(source for pack in packs for source in pack.aspiration),
         hedge=_one_regex(source for pack in packs for source in pack.hedge),
+        proposal=_one_pattern(source for pack in packs for source in pack.proposal),
+        ratification=_one_regex(source for pack in packs for source in pack.ratification),
         idle=_one_regex(source for pack in packs for source in pack.idle),
         vague=_one_regex(source for pack in packs for source in pack.vague),
         task_lead=_one_regex(source for pack in packs for source in pack.task_lead),

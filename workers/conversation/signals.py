@@ -55,11 +55,11 @@ def extract_signals(text: str | MatchText, patterns: PatternSet) -> Signals:
     decisions = tuple(find_decisions(mt, patterns))
     closures = patterns.closures(mt)
     waits = tuple(w for m in iter_matches(patterns.wait, mt) if (w := wait_text(mt, m)))
-    topics = tuple(topic for _, topic in _cue_topics(mt, patterns))
+    topics = tuple(topic for _, topic in cue_topics(mt, patterns))
     return Signals(decisions, closures, waits, topics)
 
 
-def _cue_topics(text: MatchText, patterns: PatternSet) -> Iterator[tuple[int, str]]:
+def cue_topics(text: MatchText, patterns: PatternSet) -> Iterator[tuple[int, str]]:
     """The topics of the message's cue phrases ("Back to X", "Zurück zum X"), where each starts."""
     original = text.original
     for m in iter_matches(patterns.topic, text):
@@ -90,7 +90,7 @@ def message_topics(text: MatchText, patterns: PatternSet) -> list[tuple[int, str
     its cue phrases (as threads find them) and of the frames its sentences open on ("Beim
     Onboarding-Flow …", "For the quarterly report export …", ``PatternSet.frame``); noise
     ("For example …", "it") aside."""
-    found = list(_cue_topics(text, patterns))
+    found = list(cue_topics(text, patterns))
     original = text.original
     for m in iter_matches(patterns.frame, text):
         if topic := _frame_topic(original[m.start(1) : m.end(1)].split(), patterns.stopwords):

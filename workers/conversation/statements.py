@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections import deque
 from typing import Final, NamedTuple
 
 from workers.conversation.patterns import MAX_MATCHES_PER_FAMILY, MatchText, PatternSet, ReasonMarkers, iter_matches
@@ -42,6 +43,7 @@ _WORD: Final = re.compile(r"\w+")
 _CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 # A sentence whose words beside its cue are at most this many is a bare agreement.
 _BARE_WORDS: Final = 1
+_CHOICE_WORDS: Final = 3
 _LEADING_JOINER: Final = re.compile(r"^(?:and|also|und|auch|y|et|e|и)\s+(?=\w)", re.IGNORECASE)
 
 
@@ -60,9 +62,17 @@ def _word_count(text: str) -> int:
     return len(_WORD.findall(text)) + (len(_CJK.findall(text)) // 2 if _CJK.search(text) else 0)
 
 
-def _is_bare(sentence: str, cue: tuple[int, int]) -> bool:
+def _is_bare(sentence: str, cue: tuple[int, int], stopwords: frozenset[str]) -> bool:
+    """Nothing decided beside the cue: "Agreed.", "Okay, decided.", "Machen wir so." — but a
+    choice names what it chose in one word after its cue ("We're going with Stripe")."""
     rest = sentence[: cue[0]] + " " + sentence[cue[1] :]
-    return _word_count(rest) <= _BARE_WORDS
+    said = sentence[cue[0] : cue[1]]
+    if _word_count(rest) > _BARE_WORDS or (len(_WORD.findall(said)) >= _CHOICE_WORDS and not _CJK.search(said)):
+        return False  # (a cue of three words holds its object: "Postgres it is")
+    after = _WORD.findall(sentence[cue[1] :])
+    # the name of what was chosen, not "so" / "così" ("Machen wir so", "Facciamo così")
+    named = len(after) == 1 and after[0].lower() not in stopwords and not after[0].islower()
+    return not (named and not _word_count(sentence[: cue[0]]))
 
 
 def _markers(low: str, reasons: ReasonMarkers) -> list[tuple[re.Match[str], str, bool]]:
@@ -182,10 +192,39 @@ def find_decisions(text: MatchText, patterns: PatternSet) -> list[DecisionText]:
     for (start, end), (cue_start, cue_end) in chosen.items():
         cue = cue_start - start
         sentence = original[start:end]
-        if _is_question(sentence) or _is_bare(sentence, (cue, cue_end - start)):
+        if _is_question(sentence) or _is_bare(sentence, (cue, cue_end - start), patterns.stopwords):
             continue
         previous = _previous_sentence(original, ends, start)
         out.append(_decision_text(original, low, (start, end), cue, previous, patterns))
         if len(out) == MAX_MATCHES_PER_FAMILY:
             break
     return out
+
+
+_RATIFY_TRAIL: Final = " \t\r\n.,!;:…。！、，👍🙌✅🎉🚀😀🙂😊"
+
+
+def is_ratification(text: MatchText, patterns: PatternSet) -> bool:
+    """The message's first sentence only agrees ("Agreed.", "Absolutely, let's do that", "Yeah,
+    let's do it, John!", "Beschlossen.", "Договорились."): it decides what was proposed before it."""
+    if patterns.ratification is None:
+        return False
+    ends = sentence_ends(text.original)
+    first = text.lowered[: ends[0] if ends else len(text.lowered)].strip(_RATIFY_TRAIL)
+    return bool(first) and patterns.ratification.fullmatch(first) is not None
+
+
+def find_proposal(text: MatchText, patterns: PatternSet) -> str | None:
+    """What the message proposes, as a decision would read once it is agreed ("How about we use
+    Postgres for the event store?" → "Use Postgres for the event store"): its last proposal."""
+    if patterns.proposal is None:
+        return None
+    found = deque(patterns.proposal.finditer(text), maxlen=1)
+    if not found:
+        return None
+    match = found[0]
+    group = match.lastindex or 0  # the languages' sources are alternatives: the one that matched
+    what = tidy(text.original[match.start(group) : match.end(group)]).rstrip("?？")
+    if _word_count(what) < 2:
+        return None
+    return clip_words(what[0].upper() + what[1:], MAX_WHAT_CHARS)

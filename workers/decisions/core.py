@@ -21,17 +21,19 @@ new field) are carried over.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Final
 from zoneinfo import ZoneInfo
 
 import msgspec
 
-from schemas.docs import Decision, DecisionsDoc, Integrity
+from schemas.docs import Decision, DecisionsDoc, Integrity, Proposal
 from schemas.events import MessageEvent
 from schemas.types import Impact
 from shared.config import DecisionsSettings
 from workers.conversation.ids import unique_id
 from workers.conversation.patterns import MatchText, PatternSet, prepare_text
-from workers.conversation.statements import DecisionText, find_decisions
+from workers.conversation.signals import cue_topics, is_noise_topic
+from workers.conversation.statements import DecisionText, find_decisions, find_proposal, is_ratification
 
 
 def empty_decisions_doc(ts: datetime) -> DecisionsDoc:
@@ -64,6 +66,41 @@ def _fresh_decisions(
     return fresh
 
 
+TOPIC_MESSAGES: Final = 12
+"""How many messages after its cue a topic ("Let's get back to the auth migration") is still the
+context of a decision that names none: its impact reads that topic's."""
+
+
+def _ratified(base: DecisionsDoc, text: MatchText, who: str, patterns: PatternSet) -> DecisionText | None:
+    """The proposal of the message before, when this one ratifies it ("How about we use
+    Postgres?" — "Agreed."): a ratification said nothing itself, and the reference kept "let's
+    do that" while what was agreed was lost. A speaker does not ratify their own proposal."""
+    proposal = base.proposal
+    if proposal is None or proposal.by == who or not is_ratification(text, patterns):
+        return None
+    return DecisionText(what=proposal.what, why=proposal.why, sentence=proposal.what)
+
+
+def _context(base: DecisionsDoc, text: MatchText, patterns: PatternSet) -> tuple[str | None, int]:
+    """The topic the conversation is on after this message, and for how many more messages."""
+    topics = [topic for _, topic in cue_topics(text, patterns) if not is_noise_topic(topic, patterns)] \
+        if patterns.topic.may_match(text) else []
+    if topics:
+        return topics[-1], TOPIC_MESSAGES
+    left = max(0, base.topic_left - 1)
+    return (base.topic if left else None), left
+
+
+def _impact(found: DecisionText, topic: str | None, patterns: PatternSet) -> Impact:
+    """High when the decision or its reason names a high-impact keyword — or, naming none, when
+    the topic it was made in does ("We decided to use Auth0 as the provider" during the auth
+    migration: the sentence alone no longer carried the migration it belongs to)."""
+    impact = infer_impact(f"{found.sentence} {found.why}", patterns)
+    if impact != "high" and topic is not None and patterns.is_high_impact(topic.lower()):
+        return "high"
+    return impact
+
+
 def apply_message(
     doc: DecisionsDoc | None,
     event: MessageEvent,
@@ -74,8 +111,16 @@ def apply_message(
     """The decisions document after one message (the reference's ``processMessage``)."""
     base = doc if doc is not None else empty_decisions_doc(event.ts)
     text = prepare_text(event.content)
+    who = event.sender or event.role
     cutoff = event.ts - timedelta(hours=settings.dedupe_window_hours)
     fresh = _fresh_decisions(text, patterns, base.decisions, cutoff)
+    if not fresh and (ratified := _ratified(base, text, who, patterns)) is not None \
+            and not any(d.what == ratified.what and d.extracted_at >= cutoff for d in base.decisions):
+        fresh = [(0, ratified)]
+    topic, topic_left = _context(base, text, patterns)
+    proposed = find_proposal(text, patterns) if not fresh else None
+    proposal = Proposal(what=proposed, by=who) if proposed is not None else None
+    context = {"proposal": proposal, "topic": topic, "topic_left": topic_left}
     date = event.ts.astimezone(tz).date().isoformat()
     # Only the newest max_decisions can survive the cap: build no more than those.
     taken = {d.id for d in base.decisions} if fresh else set()
@@ -83,13 +128,14 @@ def apply_message(
     for index, found in fresh[-settings.max_decisions :]:
         decision_id = unique_id(event.id, "decision", index, taken)
         taken.add(decision_id)
-        added.append(_decision(event, patterns, decision_id=decision_id, found=found, date=date))
+        added.append(_decision(event, patterns, decision_id=decision_id, found=found, date=date, topic=topic))
     decisions = [*base.decisions, *added][-settings.max_decisions :] if added else base.decisions
-    return msgspec.structs.replace(base, updated=event.ts, decisions=decisions)
+    return msgspec.structs.replace(base, updated=event.ts, decisions=decisions, **context)
 
 
 def _decision(
-    event: MessageEvent, patterns: PatternSet, *, decision_id: str, found: DecisionText, date: str
+    event: MessageEvent, patterns: PatternSet, *, decision_id: str, found: DecisionText, date: str,
+    topic: str | None = None,
 ) -> Decision:
     # The whole sentence (and a reason from the sentence before) holds every keyword the
     # reference found in its what and why windows.
@@ -98,7 +144,7 @@ def _decision(
         what=found.what,
         date=date,
         why=found.why,
-        impact=infer_impact(f"{found.sentence} {found.why}", patterns),
+        impact=_impact(found, topic, patterns),
         who=event.sender or event.role,
         extracted_at=event.ts,
         channel=event.channel,

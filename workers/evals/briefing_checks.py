@@ -209,11 +209,14 @@ _OWN_HEADING: Final = re.compile(r"^## [^\w\s]")  # the briefing's own: "## 🧵
 _SNAPSHOT: Final = "Snapshot"
 _TIMELINE_ITEM: Final = re.compile(r"^- (?:\d{4}-\d{2}-\d{2} )?\d{2}:\d{2} ")
 _BLOCK_LABEL: Final = re.compile(r"^\*\*[^*]+:\*\*$")  # the narrative's "**Decisions:**"
-_TITLE_LINE: Final = re.compile(r"^### \S+ (.*?)(?: \[\w+\])?$")
+TITLE_LINE: Final = re.compile(r"^### \S+ (.*?)(?: \[\w+\])?$")
 _TIMELINE_TITLE: Final = re.compile(r"Thread (?:opened|closed): (.+)$")
 _CLAUSE_SPLIT: Final = re.compile(r"(?<=[.!?。！？])\s+|(?<=[。！？])|\s+—\s+|:\s+|;\s+|⏳|\*\*|\s\|\s")
 _CLAUSE_START: Final = re.compile(r"(?:[.!?。！？;:](?:\s|$))|\s—\s|\*\*|\]\s|^\s*-\s")
 _CUT: Final = re.compile(r"(?<=[^\W_])…")  # a cut: "…" right after a word (not "_… 3 more")
+# when a promise was made or is due, as a commitment line says it ("(Caroline; promised
+# 2023-07-03, 112 days ago)"): a reference to a date, as a title is to a thread, not a fact
+_WHEN_PROMISED: Final = re.compile(r"^(?:promised|due) (?:today|\d{4}-\d{2}-\d{2})")
 _MISCOUNT: Final = (
     re.compile(r"\b\d+ decisions? pending\b"),  # nothing counts pending decisions: the count was of waits
     re.compile(r"(?<![\d.,])\b1 (?:[a-z]+ )?(?:threads|decisions|commitments|messages|entries|memories|facts"
@@ -261,7 +264,7 @@ def briefing_sections(markdown: str) -> list[tuple[str, list[str]]]:
 def _titles(markdown: str) -> set[str]:
     titles = set()
     for line in markdown.splitlines():
-        found = _TITLE_LINE.match(line) or _TIMELINE_TITLE.search(line)
+        found = TITLE_LINE.match(line) or _TIMELINE_TITLE.search(line)
         if found:
             titles.add(_bare(found.group(1)))
     return titles
@@ -278,7 +281,7 @@ def _facts(lines: Sequence[str], titles: set[str]) -> list[tuple[str, str]]:
             key = _bare(core)
             long_enough = (_cjk_chars(core) >= REPEAT_CJK_CHARS if _CJK.search(core)
                            else len(key.split()) >= REPEAT_WORDS)
-            if long_enough and key not in titles:
+            if long_enough and key not in titles and not _WHEN_PROMISED.match(core):
                 facts.append((key, core))
     return facts
 
@@ -354,7 +357,7 @@ def clock_contradictions(markdown: str) -> list[str]:
     found_titles = []
     title = ""
     for line in lines:
-        heading = _TITLE_LINE.match(line)
+        heading = TITLE_LINE.match(line)
         if heading:
             title = normalize(heading.group(1))
         last = _LAST.match(line)

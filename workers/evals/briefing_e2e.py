@@ -17,13 +17,23 @@ import contextlib
 import re
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
 import msgspec
 
-from schemas.docs import BootDoc, CommitmentsDoc, DecisionsDoc, NarrativeDoc, SnapshotDoc, ThreadsDoc
+from schemas.docs import (
+    BootDoc,
+    CommitmentsDoc,
+    DecisionsDoc,
+    KnowledgeDoc,
+    NarrativeDoc,
+    RecallDoc,
+    SnapshotDoc,
+    ThreadsDoc,
+)
 from shared.config import Settings
 from shared.embedded import EmbeddedNats
 from shared.kv import kv_read
@@ -31,7 +41,9 @@ from shared.names import (
     BUCKET_BOOT,
     BUCKET_COMMITMENTS,
     BUCKET_DECISIONS,
+    BUCKET_KNOWLEDGE,
     BUCKET_NARRATIVES,
+    BUCKET_RECALL,
     BUCKET_SNAPSHOTS,
     BUCKET_THREADS,
     consumers_of,
@@ -62,12 +74,17 @@ from workers.evals.briefing_checks import (
 )
 
 COMPLETION_GRACE_S: Final = 15.0
+# the workers must have caught up within this, or within one second per MIN_EVENTS_PER_S
+# events of a long run (the real-conversation set publishes thousands)
+CATCH_UP_S: Final = 300.0
+MIN_EVENTS_PER_S: Final = 10.0
+PROGRESS_EVERY_S: Final = 15.0
 _T = TypeVar("_T")
 _SECTION: Final = re.compile(r"^## (?![\w])")
-_DECISION: Final = re.compile(r"^- \S+ \*\*(.+)\*\* \(\d{4}-\d{2}-\d{2}\)$")
+DECISION_LINE: Final = re.compile(r"^- \S+ \*\*(.+)\*\* \(\d{4}-\d{2}-\d{2}\)$")
 _WHY: Final = re.compile(r"^  Why: (.*)$")
 _DUE: Final = r"Due (?:\d{4}-\d\d-\d\d \d\d:\d\d|[^:]*)"  # "Due 2026-02-18 09:00: …", "Due Friday: …"
-_COMMITMENT: Final = re.compile(rf"^- \S+ (?:\*\*OVERDUE\*\*|{_DUE}|Open): (.*?)(?: \([^()]*\))?$")
+COMMITMENT_LINE: Final = re.compile(rf"^- \S+ (?:\*\*OVERDUE\*\*|{_DUE}|Open): (.*?)(?: \([^()]*\))?$")
 LAG_LINES: Final = ("no data yet from", "is lagging")
 
 
@@ -79,6 +96,8 @@ class Stored:
     boot: BootDoc | None
     narrative: NarrativeDoc | None
     snapshot: SnapshotDoc | None
+    knowledge: KnowledgeDoc | None = None
+    recall: RecallDoc | None = None  # its key memories: the rules (no recall query was made)
 
 
 def sections(markdown: str) -> dict[str, list[str]]:
@@ -97,14 +116,14 @@ def sections(markdown: str) -> dict[str, list[str]]:
     return out
 
 
-def _section(parts: dict[str, list[str]], word: str) -> list[str]:
+def section_lines(parts: dict[str, list[str]], word: str) -> list[str]:
     return next((lines for heading, lines in parts.items() if word in heading), [])
 
 
 def _rendered_decisions(conv: str, lines: list[str], sources: list[str], score: Score) -> None:
     shown: list[str] = []
     for i, line in enumerate(lines):
-        found = _DECISION.match(line)
+        found = DECISION_LINE.match(line)
         if found is None:
             continue
         what = found.group(1)
@@ -166,19 +185,19 @@ def score_boot(conv: Conversation, placed: list[Placed], stored: Stored, score: 
         score.defect(conv.name, "boilerplate_summary", "rendered: Topic detected from …")
     sources = [p.turn.text for p in placed if p.message_index is not None]
     parts = sections(md)
-    _rendered_decisions(conv.name, _section(parts, "Recent Decisions"), sources, score)
-    for line in _section(parts, "Commitments"):
-        found = _COMMITMENT.match(line)
+    _rendered_decisions(conv.name, section_lines(parts, "Recent Decisions"), sources, score)
+    for line in section_lines(parts, "Commitments"):
+        found = COMMITMENT_LINE.match(line)
         defect = found and fragment_defect(found.group(1), sources, check_start=False, before_date=True)
         if found and defect:
             score.defect(conv.name, defect, found.group(1))
-    snapshot = _section(parts, "Snapshot")
+    snapshot = section_lines(parts, "Snapshot")
     for text in snapshot_lines("\n".join(snapshot)):
         if (defect := fragment_defect(text, sources)) is not None:
             score.defect(conv.name, defect, text)
     if stored.snapshot is not None:
         _section_cut(conv.name, snapshot, stored.snapshot.markdown, score)
-    narrative = _section(parts, "Narrative")
+    narrative = section_lines(parts, "Narrative")
     _narrative_decisions(conv.name, narrative, score)
     if stored.narrative is not None:
         _section_cut(conv.name, narrative, stored.narrative.markdown, score)
@@ -196,33 +215,45 @@ async def _read(js: Any, bucket: str, agent: str, doc_type: type[_T]) -> _T | No
 
 
 async def _stored(js: Any, agent: str) -> Stored:
+    from shared.parts import decode_parts, read_latest
+
     snapshot = await _read(js, BUCKET_SNAPSHOTS, agent, SnapshotDoc)
     derived = Derived(threads=await _read(js, BUCKET_THREADS, agent, ThreadsDoc),
                       decisions=await _read(js, BUCKET_DECISIONS, agent, DecisionsDoc),
                       commitments=await _read(js, BUCKET_COMMITMENTS, agent, CommitmentsDoc),
                       snapshots=[snapshot.markdown] if snapshot is not None else [])
+    parts, _ = await read_latest(await js.key_value(BUCKET_KNOWLEDGE), agent)
+    knowledge = decode_parts(parts, msgspec.json.Decoder(KnowledgeDoc)) if parts else None
     return Stored(derived, await _read(js, BUCKET_BOOT, agent, BootDoc),
-                  await _read(js, BUCKET_NARRATIVES, agent, NarrativeDoc), snapshot)
+                  await _read(js, BUCKET_NARRATIVES, agent, NarrativeDoc), snapshot, knowledge,
+                  await _read(js, BUCKET_RECALL, agent, RecallDoc))
 
 
-async def _caught_up(js: Any, consumers: list[str], limit_s: float) -> None:
+async def _caught_up(js: Any, consumers: list[str], limit_s: float, progress: Progress | None = None) -> None:
     """Every consumer has applied everything it was given (a consumer given nothing — the
-    snapshot worker when no conversation compacts — has nothing to apply)."""
+    snapshot worker when no conversation compacts — has nothing to apply); a long wait says
+    every ``PROGRESS_EVERY_S`` how many events are still pending."""
     from shared.names import BUCKET_CHECKPOINTS, EVENTS_STREAM
     from workers.evals.harness import EvalError
 
     ckpt = await js.key_value(BUCKET_CHECKPOINTS)
-    deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline:
-        done = 0
+    start = time.monotonic()
+    said = start
+    while time.monotonic() - start < limit_s:
+        done, pending = 0, 0
         for name in consumers:
             info = await js.consumer_info(EVENTS_STREAM, name)
             given = int(info.delivered.consumer_seq or 0) if info.delivered else 0
             raw, _ = await kv_read(ckpt, name)
+            pending += int(info.num_pending or 0) + int(info.num_ack_pending or 0)
             if not info.num_pending and not info.num_ack_pending and (raw is not None or given == 0):
                 done += 1
         if done == len(consumers):
             return
+        if progress is not None and time.monotonic() - said >= PROGRESS_EVERY_S:
+            said = time.monotonic()
+            progress(f"  {done}/{len(consumers)} consumers caught up, {pending} events pending "
+                     f"({said - start:.0f}s)")
         await asyncio.sleep(0.1)
     raise EvalError(f"the workers did not catch up within {limit_s:.0f}s")
 
@@ -237,8 +268,9 @@ async def _completed(js: Any, agents: list[str], grace_s: float) -> None:
         await asyncio.sleep(0.2)
 
 
-def _pipeline_settings(dataset: Dataset, base: Settings, tmp: str, embedder: str | None) -> Settings:
-    settings = eval_settings(dataset, base)
+def pipeline_settings(settings: Settings, tmp: str, embedder: str | None) -> Settings:
+    """``settings`` (the eval's language and time zone already set) for a run in ``tmp``:
+    an embedded server, no outside service, no LLM (the extraction users get first)."""
     runtime = msgspec.structs.replace(settings.runtime, fetch_timeout_ms=100)
     return msgspec.structs.replace(
         settings, data_dir=tmp, nats_url=None, nats_creds=None, nats_user=None, nats_password=None,
@@ -247,41 +279,57 @@ def _pipeline_settings(dataset: Dataset, base: Settings, tmp: str, embedder: str
         embedder=embedder or settings.embedder, runtime=runtime)
 
 
-async def run_pipeline_eval(dataset: Dataset, base: Settings, only: list[str] | None = None,
-                            embedder: str | None = None, progress: Progress | None = None,
-                            grace_s: float = COMPLETION_GRACE_S) -> tuple[Score, dict[str, Score]]:
-    """The conversations through every worker; the stored documents' score, total and each."""
+async def run_stored(convs: Sequence[Conversation], settings: Settings, embedder: str | None = None,
+                     progress: Progress | None = None, grace_s: float = COMPLETION_GRACE_S) -> dict[str, Stored]:
+    """The conversations through every worker on an embedded nats-server (``settings``: the
+    eval's, ``pipeline_settings`` applied here); each one's stored documents, by name."""
     from workers.cli.specs import provision_all
     from workers.registry import all_specs
 
     say = progress or (lambda _m: None)
-    convs = select(dataset, only)
     specs = list(all_specs().values())
     with tempfile.TemporaryDirectory(prefix="cortex-eval-briefing-") as tmp:
-        settings = _pipeline_settings(dataset, base, str(Path(tmp) / "data"), embedder)
+        run = pipeline_settings(settings, str(Path(tmp) / "data"), embedder)
         with EmbeddedNats(str(Path(tmp) / "nats")) as server:
-            await provision_all(settings, server.url)
-            live = msgspec.structs.replace(settings, nats_url=server.url)
-            host = WorkerHost(live, specs, __version__)
+            await provision_all(run, server.url)
+            host = WorkerHost(msgspec.structs.replace(run, nats_url=server.url), specs, __version__)
             task = asyncio.create_task(host.run())
             try:
                 import nats
 
                 nc = await nats.connect(server.url)
                 try:
-                    events = {c.name: conversation_events(c, settings.prefix) for c in convs}
+                    events = {c.name: conversation_events(c, run.prefix) for c in convs}
                     n = await _publish(nc.jetstream(), events)
                     say(f"published {n} events of {len(convs)} conversations; waiting for every worker")
-                    consumers = [c for s in specs if s.build for c in consumers_of(s.name, settings.partitions)]
-                    await _caught_up(nc.jetstream(), consumers, limit_s=300)
+                    consumers = [c for s in specs if s.build for c in consumers_of(s.name, run.partitions)]
+                    await _caught_up(nc.jetstream(), consumers, limit_s=max(CATCH_UP_S, n / MIN_EVENTS_PER_S),
+                                     progress=say)
                     await _completed(nc.jetstream(), [agent_of(c) for c in convs], grace_s)
-                    return await _score_all(nc.jetstream(), convs, events, settings)
+                    return {c.name: await _stored(nc.jetstream(), agent_of(c)) for c in convs}
                 finally:
                     await nc.close()
             finally:
                 host.stop.set()
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(task, timeout=60)
+
+
+async def run_pipeline_eval(dataset: Dataset, base: Settings, only: list[str] | None = None,
+                            embedder: str | None = None, progress: Progress | None = None,
+                            grace_s: float = COMPLETION_GRACE_S) -> tuple[Score, dict[str, Score]]:
+    """The conversations through every worker; the stored documents' score, total and each."""
+    convs = select(dataset, only)
+    settings = eval_settings(dataset, base)
+    stored = await run_stored(convs, settings, embedder, progress, grace_s)
+    total = Score()
+    per: dict[str, Score] = {}
+    for conv in convs:
+        score = score_conversation(conv, stored[conv.name].derived, settings)
+        score_boot(conv, conversation_events(conv, settings.prefix), stored[conv.name], score)
+        per[conv.name] = score
+        total.add(score)
+    return total, per
 
 
 async def _publish(js: Any, events: dict[str, list[Placed]]) -> int:
@@ -291,16 +339,3 @@ async def _publish(js: Any, events: dict[str, list[Placed]]) -> int:
             await js.publish(p.subject, msgspec.json.encode(p.event), headers={"Nats-Msg-Id": p.event.id})
             n += 1
     return n
-
-
-async def _score_all(js: Any, convs: list[Conversation], events: dict[str, list[Placed]],
-                     settings: Settings) -> tuple[Score, dict[str, Score]]:
-    total = Score()
-    per: dict[str, Score] = {}
-    for conv in convs:
-        stored = await _stored(js, agent_of(conv))
-        score = score_conversation(conv, stored.derived, settings)
-        score_boot(conv, events[conv.name], stored, score)
-        per[conv.name] = score
-        total.add(score)
-    return total, per

@@ -77,6 +77,20 @@ def _register_briefing(esub: Any) -> None:
     brief.add_argument("--embedder", help="CORTEX_EMBEDDER for the pipeline run (default: the setting)")
     brief.add_argument("--examples", action="store_true", help="print every defect found with its text")
     brief.add_argument("--out", help="also write the report as JSON to this file")
+    real = brief.add_argument_group(
+        "real conversations (docs/briefing-eval.md)",
+        "--real scores the next morning's BOOTSTRAP of public conversations nobody on the project wrote (LoCoMo's "
+        "chats, QMSum's AMI meetings) against the shipped hand labels; the corpora are read from the given paths.")
+    real.add_argument("--real", action="store_true", help="the real-conversation set instead of FILE")
+    real.add_argument("--split", choices=("dev", "heldout", "acceptance"), default="dev",
+                      help="dev: LoCoMo 0-4, QMSum train; heldout: LoCoMo 5-6, QMSum val (default dev)")
+    real.add_argument("--locomo", metavar="PATH", help="LoCoMo's data/locomo10.json")
+    real.add_argument("--qmsum", metavar="DIR", help="QMSum's data/ALL (or the repository holding it)")
+    real.add_argument("--acceptance", action="store_true",
+                      help="allow the acceptance split (LoCoMo 7-9, QMSum test): the project's final check only")
+    real.add_argument("--labels", metavar="DIR", help="a labels directory (DIR/<split>/*.json) instead of the shipped "
+                                                      "workers/evals/data/real")
+    real.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     brief.set_defaults(handler=cmd_eval_briefing)
 
 
@@ -130,6 +144,8 @@ async def cmd_eval_briefing(args: argparse.Namespace, settings: Settings) -> int
     from workers.evals.briefing_e2e import run_pipeline_eval
     from workers.evals.harness import EvalError  # what the pipeline run raises (it loads this module anyway)
 
+    if args.real:
+        return await _cmd_real(args, settings)
     path = briefing.SAMPLE_BRIEFING if args.file == "sample" else Path(args.file)
     try:
         dataset = briefing.load_dataset(path)
@@ -156,6 +172,34 @@ async def cmd_eval_briefing(args: argparse.Namespace, settings: Settings) -> int
     rep["examples"] = examples
     if args.examples:
         print("\n".join(examples))
+    if args.out:
+        await asyncio.to_thread(Path(args.out).write_text, json.dumps(rep, indent=2, ensure_ascii=False) + "\n",
+                                "utf-8")
+        print(f"report written to {args.out}", file=sys.stderr)
+    return 0
+
+
+async def _cmd_real(args: argparse.Namespace, settings: Settings) -> int:
+    from workers.evals import real_eval
+    from workers.evals.harness import EvalError
+
+    if args.file != "sample" or args.core_only:
+        print("cortex: --real takes no FILE and no --core-only (it runs the whole pipeline)", file=sys.stderr)
+        return 2
+    options = real_eval.RealOptions(split=args.split, locomo=args.locomo, qmsum=args.qmsum,
+                                    acceptance=args.acceptance, only=args.conversation or [], embedder=args.embedder,
+                                    labels=args.labels)
+    try:
+        result = await real_eval.run_real_eval(options, settings, _progress(args.quiet))
+    except (DatasetError, EvalError) as exc:
+        print(f"cortex: {exc}", file=sys.stderr)
+        return 1
+    rep = real_eval.report(result)
+    print(real_eval.format_report(rep), end="")
+    if args.examples:
+        for level in real_eval.LEVELS:
+            print(f"\n{level}:")
+            print("\n".join(rep["examples"][level]))
     if args.out:
         await asyncio.to_thread(Path(args.out).write_text, json.dumps(rep, indent=2, ensure_ascii=False) + "\n",
                                 "utf-8")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -60,7 +60,8 @@ from workers.recall.lifecycle import (
     record_hit,
     select_hot,
 )
-from workers.recall.models import Memory, memory_id
+from workers.recall.models import Memory, SearchHit, memory_id
+from workers.recall.pending import PendingWrites
 from workers.recall.store import MemoryFilter, MemoryPoint, MemoryStore
 from workers.recall.timeline import reinstated, since, superseded
 
@@ -87,6 +88,11 @@ class BatchOutcome:
     skipped: int = 0
     expired: int = 0
     demoted: int = 0
+
+
+def _turn_id(reply: Memory) -> str:
+    """The id of the turn a reply window restates (the turn of its own source event)."""
+    return memory_id(reply.agent, reply.source_event, 0)
 
 
 def _candidates(env: Envelope, languages: Sequence[str]) -> list[Memory]:
@@ -235,19 +241,26 @@ class StoreApplier:
         start ends a step of its own: its consolidation changes what later events are staged
         against (the turns a context window quotes), so they are staged after it is written,
         whatever the batching. A batch that fails anywhere leaves the turn context as it
-        was, so a retry sees the same."""
+        was, so a retry sees the same.
+
+        Each step reads what it needs of the store in one lookup per agent and writes its
+        new points in one upsert (``PendingWrites``): the store calls per step do not grow
+        with its events, except the reads of the memories that are compared with others
+        (near-duplicates, claims) and of forgets and session starts."""
         lock = lock if lock is not None else nullcontext()
         outcome = BatchOutcome()
         self.context.begin()
         try:
             for step in _steps(envs):
+                writes = PendingWrites(self.store)
                 with lock:
                     staged = [(env, [msgspec.structs.replace(m, last_seq=env.seq) for m in self._stage(env)])
                               for env in step]
-                    held = self._applied(m for _, memories in staged for m in memories)
+                    held = self._applied(writes, [m for _, memories in staged for m in memories])
                 vectors = self._embed([m.content for _, memories in staged for m in memories if m.id not in held])
                 with lock:
-                    self._write(staged, vectors, outcome)
+                    self._write(writes, staged, vectors, outcome)
+                    writes.flush()
             with lock:
                 # once per batch, not per step: a flush costs a sync of the shard to disk
                 # (~35-120 ms here), and a batch of many agents has a session start in most
@@ -273,16 +286,27 @@ class StoreApplier:
             self.context.push(turn, env.seq)
         return memories
 
-    def _applied(self, memories: Iterable[Memory]) -> set[str]:
+    def _applied(self, writes: PendingWrites, memories: Sequence[Memory]) -> set[str]:
         """Ids of candidates the store holds at or above their own ``last_seq`` already:
-        they will be skipped, so they need no vector (one read per agent)."""
-        wanted: dict[str, dict[str, int]] = {}
+        they will be skipped, so they need no vector. Reads every candidate and every turn a
+        reply window restates in one lookup per agent (``writes`` keeps them for the step)."""
+        wanted: dict[str, list[str]] = {}
         for memory in memories:
-            wanted.setdefault(memory.agent, {})[memory.id] = memory.last_seq
-        held: set[str] = set()
-        for agent, seqs in wanted.items():
-            held.update(m.id for m in self.store.get(agent, list(seqs)) if m.last_seq >= seqs[m.id])
-        return held
+            ids = wanted.setdefault(memory.agent, [])
+            ids.append(memory.id)
+            if is_reply_memory(memory):
+                ids.append(_turn_id(memory))
+        claims: dict[str, list[str]] = {}
+        for memory in memories:
+            claim = memory_claim(memory)
+            if claim is not None:
+                claims.setdefault(memory.agent, []).append(claim.key)
+        for agent, ids in wanted.items():
+            writes.prime(agent, ids)
+            if agent in claims:
+                writes.prime_claims(agent, claims[agent], ids)
+        return {m.id for m in memories
+                if (held := writes.get(m.agent, m.id)) is not None and held.last_seq >= m.last_seq}
 
     def _embed(self, texts: Sequence[str]) -> dict[str, FloatVector]:
         """One embedding call for the distinct texts (a repeated turn is embedded once)."""
@@ -299,25 +323,26 @@ class StoreApplier:
             vectors.update(self._embed([memory.content]))
         return vectors[memory.content]
 
-    def _write(self, staged: Sequence[tuple[Envelope, list[Memory]]], vectors: dict[str, FloatVector],
-               outcome: BatchOutcome) -> None:
+    def _write(self, writes: PendingWrites, staged: Sequence[tuple[Envelope, list[Memory]]],
+               vectors: dict[str, FloatVector], outcome: BatchOutcome) -> None:
         for env, memories in staged:
             if is_agent_forget(env.event):
                 # the cut of `cortex forget AGENT`: the summary starts again after it
                 for table in (outcome.touched, outcome.last_seq, outcome.seqs):
                     table.pop(env.agent, None)
                 outcome.forgotten[env.agent] = env.seq
-                self._feedback(env, env.event, outcome)
+                self._feedback(writes, env, env.event, outcome)
                 continue
             outcome.touched[env.agent] = max(env.event.ts, outcome.touched.get(env.agent, env.event.ts))
             outcome.last_seq[env.agent] = env.seq
             outcome.seqs.setdefault(env.agent, []).append(env.seq)
             if memories:
                 for memory in memories:
-                    self._add(memory, partial(self._vector, memory, vectors), outcome)
+                    self._add(writes, memory, partial(self._vector, memory, vectors), outcome)
             elif isinstance(env.event, FeedbackEvent):
-                self._feedback(env, env.event, outcome)
+                self._feedback(writes, env, env.event, outcome)
             elif isinstance(env.event, SessionEvent) and env.kind == "start":
+                writes.forget_known()  # lifecycle reads and rewrites the agent's memories
                 self._maintain(env.agent, env.event.ts, env.seq, outcome)
 
     def add_memories(self, memories: Sequence[Memory],
@@ -328,22 +353,25 @@ class StoreApplier:
         if not memories:
             return outcome
         lock = lock if lock is not None else nullcontext()
+        writes = PendingWrites(self.store)
         with lock:
-            held = self._applied(memories)
+            held = self._applied(writes, memories)
         vectors = self._embed([m.content for m in memories if m.id not in held])
         with lock:
             for memory in memories:
-                self._add(memory, partial(self._vector, memory, vectors), outcome)
+                self._add(writes, memory, partial(self._vector, memory, vectors), outcome)
+            writes.flush()
             self.store.flush()
         return outcome
 
-    def _add(self, memory: Memory, vector_of: Callable[[], FloatVector], outcome: BatchOutcome) -> None:
-        existing = self.store.get(memory.agent, [memory.id])
-        if existing and existing[0].last_seq >= memory.last_seq:
+    def _add(self, writes: PendingWrites, memory: Memory, vector_of: Callable[[], FloatVector],
+             outcome: BatchOutcome) -> None:
+        existing = writes.get(memory.agent, memory.id)
+        if existing is not None and existing.last_seq >= memory.last_seq:
             outcome.skipped += 1  # applied before this crash or replay
             return
         if is_reply_memory(memory):
-            memory = self._as_its_turn(memory)
+            memory = self._as_its_turn(writes, memory)
         claim = memory_claim(memory)
         if claim is not None:
             memory = msgspec.structs.replace(memory, claim=claim.key)
@@ -352,8 +380,7 @@ class StoreApplier:
         # memory: every turn stays retrievable under its own source event (two "Thanks!"
         # are two events; overlapping windows are near-duplicates by construction). A
         # near-duplicate that says the opposite ("… is Tuesday" / "… is Thursday") is none.
-        hits = [] if is_turn_memory(memory) or is_context_memory(memory) else self.store.search(
-            memory.agent, vector, flt=MemoryFilter(types=(memory.type,)), limit=NEAR_DUPLICATES)
+        hits = [] if is_turn_memory(memory) or is_context_memory(memory) else self._near(writes, memory, vector)
         dup = next((h for h in hits if h.memory.id != memory.id and h.similarity >= self.settings.dedup_threshold
                     and may_fold(memory, h.memory, claim)), None)
         if dup is not None and not memory.pinned:
@@ -361,49 +388,56 @@ class StoreApplier:
                 outcome.skipped += 1
                 return
             if is_explicit(memory):
-                self._restate(memory, dup.memory, claim, vector, outcome)
+                self._restate(writes, memory, dup.memory, claim, vector, outcome)
                 return
             # said again: the memory is current again, whatever had superseded it since
             merged = msgspec.structs.replace(reinstated(merge_duplicate(dup.memory, memory)),
                                              last_seq=memory.last_seq)
-            self.store.update_payloads([self._supersede(merged, claim, memory.last_seq, outcome)])
+            writes.update([self._supersede(writes, merged, claim, memory.last_seq, outcome)])
             outcome.merged += 1
             return
         created = memory if memory.first_seq else msgspec.structs.replace(memory, first_seq=memory.last_seq)
         if not is_reply_memory(created):  # a reply window restates an earlier turn: it supersedes nothing
-            created = self._supersede(created, claim, memory.last_seq, outcome)
-        self.store.upsert([MemoryPoint(created, vector)])
+            created = self._supersede(writes, created, claim, memory.last_seq, outcome)
+        writes.upsert(MemoryPoint(created, vector))
         outcome.added += 1
 
-    def _restate(self, memory: Memory, old: Memory, claim: Claim | None, vector: FloatVector,
-                 outcome: BatchOutcome) -> None:
+    def _near(self, writes: PendingWrites, memory: Memory, vector: FloatVector) -> list[SearchHit]:
+        """The stored memories of its type nearest to ``memory`` (the step's writes so far
+        included: they are written first)."""
+        writes.flush_if(memory.agent, lambda m: m.type == memory.type)
+        return self.store.search(memory.agent, vector, flt=MemoryFilter(types=(memory.type,)), limit=NEAR_DUPLICATES)
+
+    def _restate(self, writes: PendingWrites, memory: Memory, old: Memory, claim: Claim | None,
+                 vector: FloatVector, outcome: BatchOutcome) -> None:
         """An explicit memory (remembered, noted) that says again what ``old`` says: it is
         stored under its own id (the one its publisher was told) and takes ``old`` in, whose
         id then names it (``merged_from``: a pin, forget or update of it reaches this one).
         What ``old`` had superseded is superseded by this one now."""
         kept = msgspec.structs.replace(reinstated(merge_duplicate(memory, old)), first_seq=memory.last_seq,
                                        supersedes_id=old.supersedes_id, valid_from=min(since(old), since(memory)))
-        kept = self._supersede(kept, claim, memory.last_seq, outcome)
-        replaced = [msgspec.structs.replace(m, superseded_by=kept.id, last_seq=max(m.last_seq, memory.last_seq))
-                    for m in self.store.scroll(memory.agent, flt=MemoryFilter(superseded_by=(old.id,)))]
-        if replaced:
-            self.store.update_payloads(replaced)
-        self.store.upsert([MemoryPoint(kept, vector)])
+        kept = self._supersede(writes, kept, claim, memory.last_seq, outcome)
+        writes.flush()  # the scroll below sees the step's writes
+        writes.update([msgspec.structs.replace(m, superseded_by=kept.id, last_seq=max(m.last_seq, memory.last_seq))
+                       for m in self.store.scroll(memory.agent, flt=MemoryFilter(superseded_by=(old.id,)))])
+        writes.upsert(MemoryPoint(kept, vector))
+        writes.forget_known()  # written before the old one goes
         self.store.delete(memory.agent, [old.id])
         outcome.merged += 1
 
-    def _as_its_turn(self, reply: Memory) -> Memory:
+    def _as_its_turn(self, writes: PendingWrites, reply: Memory) -> Memory:
         """A reply window, made when the next turn arrives, states its own turn's statement
         as of that turn: it takes the turn's first sequence (so only later statements
         supersede it), whatever already superseded the turn, and its pin."""
-        turn = self.store.get(reply.agent, [memory_id(reply.agent, reply.source_event, 0)])
-        if not turn:
+        turn = writes.get(reply.agent, _turn_id(reply))
+        if turn is None:
             return reply
-        return msgspec.structs.replace(reply, first_seq=turn[0].first_seq or reply.first_seq,
-                                       superseded_by=turn[0].superseded_by, superseded_at=turn[0].superseded_at,
-                                       pinned=turn[0].pinned)
+        return msgspec.structs.replace(reply, first_seq=turn.first_seq or reply.first_seq,
+                                       superseded_by=turn.superseded_by, superseded_at=turn.superseded_at,
+                                       pinned=turn.pinned)
 
-    def _supersede(self, memory: Memory, claim: Claim | None, seq: int, outcome: BatchOutcome) -> Memory:
+    def _supersede(self, writes: PendingWrites, memory: Memory, claim: Claim | None, seq: int,
+                   outcome: BatchOutcome) -> Memory:
         """Mark the agent's memories that ``memory`` contradicts (made by events before
         ``seq``, another event's, not pinned) as superseded by it, and return it with
         ``supersedes_id`` naming the newest of them. The old ones are written first, and
@@ -412,21 +446,31 @@ class StoreApplier:
         if claim is None:
             return memory
         olds = sorted(
-            (m for m in self.store.scroll(memory.agent, flt=MemoryFilter(claim=claim.key))
+            (m for m in writes.claimed(memory.agent, claim.key, memory.id)
              if m.id != memory.id and m.source_event != memory.source_event and not m.pinned
-             and m.superseded_by in (None, memory.id) and m.first_seq < seq and conflicts(claim, memory_claim(m))),
+             and m.first_seq < seq and conflicts(claim, memory_claim(m))),
             key=lambda m: (m.first_seq, m.created_at, m.id))
         if not olds:
             return memory
-        # a later turn's window that quotes a superseded turn carries its old value: history too
-        known = {m.id for m in olds}
-        quoting = [m for m in self._windows_quoting_memories([m for m in olds if is_turn_memory(m)])
-                   if m.id not in known and m.source_event != memory.source_event and not m.pinned
-                   and m.superseded_by in (None, memory.id) and m.first_seq < seq]
-        changed = [*olds, *{m.id: m for m in quoting}.values()]
-        self.store.update_payloads([superseded(m, memory, seq) for m in changed])
+        changed = [*olds, *self._quoting(writes, memory, olds, seq)]
+        writes.update([superseded(m, memory, seq) for m in changed])
         outcome.superseded += sum(1 for m in changed if m.superseded_by is None)
         return msgspec.structs.replace(memory, supersedes_id=olds[-1].id)
+
+    def _quoting(self, writes: PendingWrites, memory: Memory, olds: Sequence[Memory], seq: int) -> list[Memory]:
+        """The later turns' context and reply windows that quote one of the superseded turns
+        among ``olds``: they carry its old value, so they are history too (not ``memory``'s
+        own, not pinned, made before ``seq``)."""
+        turns = [m for m in olds if is_turn_memory(m)]
+        if not turns:
+            return []
+        sessions = {t.session for t in turns}
+        writes.flush_if(memory.agent, lambda m: is_context_memory(m) and m.session in sessions)  # the scroll sees them
+        known = {m.id for m in olds}
+        found = {m.id: m for m in self._windows_quoting_memories(turns)
+                 if m.id not in known and m.source_event != memory.source_event and not m.pinned
+                 and m.superseded_by in (None, memory.id) and m.first_seq < seq}
+        return [writes.get(m.agent, i) or m for i, m in found.items()]
 
     def _resolve(self, agent: str, ids: Sequence[str]) -> list[str]:
         """``ids`` with each one that names no memory any more replaced by the memory that
@@ -438,7 +482,8 @@ class StoreApplier:
         survivors = [m.id for m in self.store.scroll(agent, flt=MemoryFilter(absorbed=gone))]
         return list(dict.fromkeys([*(i for i in ids if i in held), *survivors]))
 
-    def _feedback(self, env: Envelope, event: FeedbackEvent, outcome: BatchOutcome) -> None:
+    def _feedback(self, writes: PendingWrites, env: Envelope, event: FeedbackEvent, outcome: BatchOutcome) -> None:
+        writes.forget_known()  # what follows reads and deletes through the store itself
         ids = feedback_ids(event)
         if event.kind in RESOLVED_KINDS:
             ids = self._resolve(env.agent, ids)
@@ -532,7 +577,10 @@ class StoreApplier:
         # the agent, and the collection grows with every message
         rules = sorted(self.store.scroll(agent, flt=MemoryFilter(types=("rule",), current=True)),
                        key=lambda m: (-m.confidence, m.id))
-        hot_tier = list(self.store.scroll(agent, flt=MemoryFilter(tier="hot", current=True)))
+        # only those recalled at least once can be shown, and those come first in the hot
+        # order (most hits first), so the top of the hot tier among them is the top of all:
+        # the engine filters, instead of every hot memory's payload decoded here
+        hot_tier = list(self.store.scroll(agent, flt=MemoryFilter(tier="hot", current=True, accessed=True)))
         hot_ids = select_hot(hot_tier, now, TieringPolicy(
             hot_size=self.settings.hot_size, cold_idle_days=self.settings.cold_idle_days,
             cold_min_hits=self.settings.cold_min_hits))

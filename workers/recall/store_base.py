@@ -23,6 +23,9 @@ DENSE = "dense"
 SPARSE = "bm25"
 SCHEMA_VERSION = 1
 INDEXED_FIELDS = ("agent", "type", "scope", "project", "tier", "claim", "superseded_by")
+# integer indexes (range conditions): the summary asks for the hot memories recalled at
+# least once, which without an index the engine found by reading every hot memory
+RANGE_FIELDS = ("access_count",)
 RRF_K = 10  # 1/(k + rank): a small k lets the top of each list count (LoCoMo: k 60 → 10 was +0.05 recall@10)
 
 FloatVector = npt.NDArray[np.float32]
@@ -89,13 +92,22 @@ class MemoryFilter(msgspec.Struct, frozen=True, kw_only=True):
     pinned: bool | None = None
     session: str | None = None
     claim: str | None = None
+    claims: tuple[str, ...] = ()  # making one of these claims
     superseded_by: tuple[str, ...] = ()  # memories superseded by one of these
     absorbed: tuple[str, ...] = ()  # memories that took one of these ids in (``merged_from``)
     current: bool = False  # leave out superseded memories (recall's default)
+    accessed: bool = False  # only memories recalled at least once (``access_count`` ≥ 1)
 
 
-# (field, value): equal to the value, any of a tuple's values, or empty (missing or null) for None
-Condition = tuple[str, str | bool | tuple[str, ...] | None]
+class AtLeast(msgspec.Struct, frozen=True):
+    """A numeric field at or above ``value`` (a range condition in either backend)."""
+
+    value: float
+
+
+# (field, value): equal to the value, any of a tuple's values, empty (missing or null) for
+# None, or at least an ``AtLeast``'s value
+Condition = tuple[str, str | bool | tuple[str, ...] | AtLeast | None]
 
 
 def conditions(agent: str, flt: MemoryFilter | None) -> list[Condition]:
@@ -103,26 +115,22 @@ def conditions(agent: str, flt: MemoryFilter | None) -> list[Condition]:
     out: list[Condition] = [("agent", agent)]
     if flt is None:
         return out
-    if flt.types:
-        out.append(("type", tuple(flt.types)))
-    if flt.scopes:
-        out.append(("scope", tuple(flt.scopes)))
-    if flt.project is not None:
-        out.append(("project", flt.project))
-    if flt.tier is not None:
-        out.append(("tier", flt.tier))
-    if flt.pinned is not None:
-        out.append(("pinned", flt.pinned))
-    if flt.session is not None:
-        out.append(("session", flt.session))
-    if flt.claim is not None:
-        out.append(("claim", flt.claim))
-    if flt.superseded_by:
-        out.append(("superseded_by", tuple(flt.superseded_by)))
-    if flt.absorbed:
-        out.append(("merged_from", tuple(flt.absorbed)))
-    if flt.current:
-        out.append(("superseded_by", None))
+    # (field, value, whether the filter asks for it): a value given, or a tuple not empty
+    wanted: list[tuple[str, str | bool | tuple[str, ...] | AtLeast | None, bool]] = [
+        ("type", tuple(flt.types), bool(flt.types)),
+        ("scope", tuple(flt.scopes), bool(flt.scopes)),
+        ("project", flt.project, flt.project is not None),
+        ("tier", flt.tier, flt.tier is not None),
+        ("pinned", flt.pinned, flt.pinned is not None),
+        ("session", flt.session, flt.session is not None),
+        ("claim", flt.claim, flt.claim is not None),
+        ("claim", tuple(flt.claims), bool(flt.claims)),
+        ("superseded_by", tuple(flt.superseded_by), bool(flt.superseded_by)),
+        ("merged_from", tuple(flt.absorbed), bool(flt.absorbed)),
+        ("superseded_by", None, flt.current),
+        ("access_count", AtLeast(1), flt.accessed),
+    ]
+    out.extend((key, value) for key, value, asked in wanted if asked)
     return out
 
 
@@ -238,10 +246,15 @@ class StoreBase:
             )
         return query_unit
 
+    def _retrieve(self, agent: str, ids: Sequence[str], with_vector: bool) -> Iterator[Any]:
+        """The agent's records among ``ids`` (another agent's point is never returned): by
+        default a filtered scroll; a backend with a lookup by id overrides it."""
+        return self._records(conditions(agent, None), ids, with_vector)
+
     def get(self, agent: str, ids: Sequence[str]) -> list[Memory]:
         if not ids:
             return []
-        records = self._records(conditions(agent, None), ids, False)
+        records = self._retrieve(agent, ids, False)
         found = {m.id: m for m in (memory_from_payload(r.payload or {}) for r in records)}
         return [found[i] for i in ids if i in found]
 
@@ -249,7 +262,7 @@ class StoreBase:
         if not ids:
             return {}
         out: dict[str, FloatVector] = {}
-        for record in self._records(conditions(agent, None), ids, True):
+        for record in self._retrieve(agent, ids, True):
             vector = dense_of(record.vector)
             if record.payload and vector is not None:
                 out[str(record.payload["id"])] = unit(vector)

@@ -20,8 +20,10 @@ from workers.recall.models import Memory, SearchHit, memory_from_payload, memory
 from workers.recall.store_base import (
     DENSE,
     INDEXED_FIELDS,
+    RANGE_FIELDS,
     RRF_K,
     SPARSE,
+    AtLeast,
     CollectionInfo,
     Condition,
     FloatVector,
@@ -71,6 +73,9 @@ def _filter(conds: list[Condition], ids: Sequence[str] | None = None) -> models.
     for key, value in conds:
         if value is None:
             must.append(models.IsEmptyCondition(is_empty=models.PayloadField(key=key)))
+            continue
+        if isinstance(value, AtLeast):
+            must.append(models.FieldCondition(key=key, range=models.Range(gte=value.value)))
             continue
         match: Any = models.MatchAny(any=list(value)) if isinstance(value, tuple) else models.MatchValue(value=value)
         must.append(models.FieldCondition(key=key, match=match))
@@ -124,6 +129,7 @@ class ServerMemoryStore(StoreBase):
     def _ensure_collection(self) -> None:
         if self._client.collection_exists(self._name):
             self._check_existing()
+            self._index_ranges()  # a collection made before an index was added gets it now
             return
         self._client.create_collection(
             self._name,
@@ -138,6 +144,11 @@ class ServerMemoryStore(StoreBase):
                 else models.PayloadSchemaType.KEYWORD
             )
             self._client.create_payload_index(self._name, field, field_schema=schema)
+        self._index_ranges()
+
+    def _index_ranges(self) -> None:
+        for field in RANGE_FIELDS:
+            self._client.create_payload_index(self._name, field, field_schema=models.PayloadSchemaType.INTEGER)
 
     def _check_existing(self) -> None:
         config = self._client.get_collection(self._name).config

@@ -352,3 +352,57 @@ def test_a_day_s_dot_does_not_end_the_decision() -> None:
 def test_a_number_at_the_end_of_a_sentence_still_ends_it() -> None:
     [decision] = run("We decided to keep the limit at 20. The old one was too low.")
     assert decision.what == "We decided to keep the limit at 20"
+
+
+@pytest.mark.parametrize("text", [
+    "We're going with Stripe.", "Let's use Postgres.", "We'll use Terraform.", "We picked Grafana over Datadog.",
+    "OK, Postgres it is.", "We'll stick with MySQL.", "From now on we deploy only on Tuesdays.", "Wir nehmen Postgres.",
+])
+def test_a_choice_said_the_everyday_way_is_a_decision(text: str) -> None:
+    """Issue 37: of 15 ordinary ways to say a decision, 5 were caught."""
+    assert [d.what for d in run(text)] == [text.rstrip(".")]
+
+
+@pytest.mark.parametrize("text", [
+    "Agreed, nature has a way of being so inspiring!", "Agreed, those little things sure do make life better!",
+    "Yeah, let's do it, John!", "That is how it is.", "Let's go for it and make an impact!",
+])
+def test_agreeing_with_a_remark_decides_nothing(text: str) -> None:
+    """Issue 37 (LoCoMo): "Agreed, nature has a way of being so inspiring" was a decision."""
+    assert run(text) == []
+
+
+@pytest.mark.parametrize(("proposal", "answer", "what"), [
+    ("How about we use Postgres for the event store?", "Agreed.", "Use Postgres for the event store"),
+    ("We could move the nightly export to 2 am.", "Absolutely, let's do that!", "Move the nightly export to 2 am"),
+    ("Sollen wir Redis für den Cache nehmen?", "Beschlossen.", "Redis für den Cache nehmen"),
+    ("¿Y si movemos el despliegue al lunes?", "De acuerdo.", "Movemos el despliegue al lunes"),
+    ("On pourrait garder Postgres pour les logs.", "D'accord !", "Garder Postgres pour les logs"),
+    ("Potremmo usare Redis per la cache.", "Facciamo così.", "Usare Redis per la cache"),
+    ("E se usarmos Postgres para os logs?", "Combinado.", "Usarmos Postgres para os logs"),
+    ("Давайте возьмём Postgres для логов.", "Договорились.", "Возьмём Postgres для логов"),
+    ("Postgresを使いませんか？", "そうしましょう。", "Postgresを使いませんか"),
+    ("Postgres를 쓰는 게 어때요?", "그렇게 하죠.", "Postgres를 쓰는 게 어때요"),
+    ("要不我们用Postgres吧。", "就这么办。", "我们用Postgres吧"),
+])
+def test_a_ratification_records_the_proposal_it_answers(proposal: str, answer: str, what: str) -> None:
+    """Issue 37: a bare "let's do that" was kept while what was agreed was lost."""
+    doc = apply_message(None, message(proposal, 0, sender="albert"), SETTINGS, ALL, UTC_ZONE)
+    doc = apply_message(doc, message(answer, 1, sender="maria"), SETTINGS, ALL, UTC_ZONE)
+    assert [(d.what, d.who) for d in doc.decisions] == [(what, "maria")]
+    own = apply_message(None, message(proposal, 0, sender="albert"), SETTINGS, ALL, UTC_ZONE)
+    assert apply_message(own, message(answer, 1, sender="albert"), SETTINGS, ALL, UTC_ZONE).decisions == []
+    late = apply_message(own, message("The weather is nice today.", 1, sender="maria"), SETTINGS, ALL, UTC_ZONE)
+    assert apply_message(late, message(answer, 2, sender="maria"), SETTINGS, ALL, UTC_ZONE).decisions == []
+
+
+def test_impact_reads_the_topic_the_decision_was_made_in() -> None:
+    """Issue 37: in the reference's demo, choosing Auth0 during the auth migration is high impact."""
+    decisions = run("Let's get back to the auth migration. We need to switch from JWT to OAuth2.",
+                    "I'll start with the token validation layer.",
+                    "Agreed. We decided to use Auth0 as the provider.")
+    assert [(d.what, d.impact) for d in decisions] == [("We decided to use Auth0 as the provider", "high")]
+    assert [d.impact for d in run("We decided to use Auth0 as the provider.")] == ["medium"]
+    far = ["Let's get back to the auth migration.", *(["Nice weather today."] * 12),
+           "We decided to use Auth0 as the provider."]
+    assert [d.impact for d in run(*far)] == ["medium"]

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, cast
 
 import msgspec
 import pytest
@@ -22,7 +24,8 @@ from workers.recall.conflicts import claim_of, conflicts, statement_of
 from workers.recall.consolidation import consolidate
 from workers.recall.embedders import HashingEmbedder
 from workers.recall.models import Memory
-from workers.recall.store import MemoryFilter, MemoryStore
+from workers.recall.store import CollectionInfo, LexicalEncoder, MemoryFilter, MemoryStore
+from workers.recall.store_edge import EdgeMemoryStore
 
 MakeMemory = Callable[..., Memory]
 
@@ -159,3 +162,61 @@ def test_a_pinned_memory_is_not_superseded(store: MemoryStore) -> None:
     pinned = [msgspec.structs.replace(m, pinned=True) for m in store.scroll("alice")]
     store.update_payloads(pinned)
     assert run.apply_batch(EVENTS[2:3]).superseded == 0
+
+
+class CountingStore:
+    """The real store, counting the calls a batch makes to it (nothing is faked)."""
+
+    def __init__(self, store: MemoryStore) -> None:
+        self._store = store
+        self.calls: dict[str, int] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._store, name)
+        if not callable(attribute):
+            return attribute
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            self.calls[name] = self.calls.get(name, 0) + 1
+            return attribute(*args, **kwargs)
+
+        return counted
+
+
+CONVERSATION = [said(i + 1, text, sender) for i, (sender, text) in enumerate([
+    ("al", "The deploy day is Tuesday."), ("bo", "Lunch is at noon."), ("al", "Always run the tests before a merge."),
+    ("bo", "Our deploy day is now Thursday."), ("al", "Thanks!"), ("bo", "Thanks!"),
+    ("al", "The deploy day is Tuesday."), ("bo", "Lunch is at one now."),
+    ("al", "Always run the tests before a merge."),
+])]
+
+
+def _edge(directory: Path) -> MemoryStore:
+    lexical = LexicalEncoder(("en",))
+    return EdgeMemoryStore(str(directory), CollectionInfo(embedder="hashing-v1-256", dim=256,
+                                                          lexical=lexical.signature), lexical)
+
+
+def test_what_is_stored_does_not_depend_on_how_the_events_were_batched(tmp_path: Path) -> None:
+    """A step's writes are held and made together (``PendingWrites``): a batch of all the
+    events stores byte for byte what one event at a time does, supersessions and merges
+    included."""
+    one_by_one, together = _edge(tmp_path / "one"), _edge(tmp_path / "together")
+    single = applier(one_by_one)
+    for env in CONVERSATION:
+        single.apply_batch([env])
+    applier(together).apply_batch(CONVERSATION)
+    assert points(together) == points(one_by_one)
+    assert any(m.superseded_by for m in one_by_one.scroll("alice"))  # the case is exercised
+    one_by_one.close()
+    together.close()
+
+
+def test_a_batch_reads_and_writes_the_store_a_few_times_not_once_per_memory(store: MemoryStore) -> None:
+    counting = CountingStore(store)
+    chatter = [said(i + 1, f"Message number {i} about the weather and nothing else") for i in range(40)]
+    applier(cast(MemoryStore, counting)).apply_batch(chatter)
+    assert len(list(store.scroll("alice"))) >= 40 * 2  # every turn and its windows were stored
+    assert counting.calls.get("upsert", 0) == 1
+    assert counting.calls.get("get", 0) == 1
+    assert counting.calls.get("update_payloads", 0) == 0

@@ -1,0 +1,134 @@
+"""A step's store writes, held and written together (``StoreApplier``'s view of the store).
+
+Applying a batch used to cost one store call per memory: a read by id before each write
+(was it applied already? the reply window's turn), an upsert of one point, a payload
+overwrite of one point — ~0.3 ms each in the embedded engine, ~70 % of the worker's CPU.
+``PendingWrites`` keeps what a step knows of its memories instead:
+
+* ``prime`` reads every memory a step will ask about in one lookup per agent, absent
+  ones included, and ``get`` answers from that (and from the step's own writes);
+* ``upsert`` and ``update`` only record the change; ``flush`` writes the recorded points
+  in one upsert and the payloads after them;
+* a read that must see the store as written so far calls ``flush`` first — a search for
+  a near-duplicate or a scroll by claim only when a pending write is one it could find
+  (``flush_if``), a forget's or a session start's reads always — so every read sees
+  exactly what one-write-at-a-time would have shown it: what is stored never depends on
+  how the writes were grouped;
+* ``claimed`` answers "the agent's memories making this claim that are current, or
+  superseded by this memory" (what a new statement may supersede) from the memories
+  ``prime`` read in two scrolls per agent for the whole step, kept up to date by the
+  step's own writes;
+* ``forget_known`` drops what it knows after the store changed underneath it (deletes,
+  lifecycle): the next ``get`` asks the store again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+from workers.recall.models import Memory
+from workers.recall.store import MemoryFilter, MemoryPoint, MemoryStore
+
+
+class PendingWrites:
+    def __init__(self, store: MemoryStore) -> None:
+        self.store = store
+        self._known: dict[str, Memory | None] = {}  # id -> as stored after the writes below (None: absent)
+        # (agent, claim) -> the memories making it that can be superseded in this step (see ``claimed``)
+        self._claims: dict[tuple[str, str], dict[str, Memory]] = {}
+        self._points: dict[str, MemoryPoint] = {}  # new or replaced points, not yet written
+        self._payloads: dict[str, Memory] = {}  # payload rewrites of stored points, not yet written
+
+    def prime(self, agent: str, ids: Iterable[str]) -> None:
+        """Read the agent's memories among ``ids`` that this view does not know yet, in one lookup."""
+        wanted = [i for i in dict.fromkeys(ids) if i not in self._known]
+        if not wanted:
+            return
+        found = {m.id: m for m in self.store.get(agent, wanted)}
+        for memory_id in wanted:
+            self._known[memory_id] = found.get(memory_id)
+
+    def prime_claims(self, agent: str, claims: Iterable[str], ids: Iterable[str]) -> None:
+        """Read the agent's current memories making any of ``claims``, and those superseded
+        by one of ``ids`` (the step's candidates: a retry after a crash between a statement's
+        two writes finds what it had superseded), in two scrolls."""
+        keys = [k for k in dict.fromkeys(claims) if (agent, k) not in self._claims]
+        if not keys:
+            return
+        self.flush_if(agent, lambda m: m.claim in keys)
+        for key in keys:
+            self._claims[(agent, key)] = {}
+        current = MemoryFilter(claims=tuple(keys), current=True)
+        by_them = MemoryFilter(claims=tuple(keys), superseded_by=tuple(dict.fromkeys(ids)))
+        found = [*self.store.scroll(agent, flt=current), *self.store.scroll(agent, flt=by_them)]
+        for memory in found:
+            self._index(memory)
+
+    def claimed(self, agent: str, claim: str, by: str) -> list[Memory]:
+        """The agent's memories making ``claim`` that are current or superseded by ``by``, as
+        they are after this step's writes so far."""
+        if (agent, claim) not in self._claims:
+            self.prime_claims(agent, [claim], [by])
+        return [m for m in self._claims[(agent, claim)].values() if m.superseded_by in (None, by)]
+
+    def _index(self, memory: Memory) -> None:
+        found = self._claims.get((memory.agent, memory.claim)) if memory.claim is not None else None
+        if found is not None:
+            found[memory.id] = memory
+
+    def get(self, agent: str, memory_id: str) -> Memory | None:
+        """The memory as it is after this step's writes so far (the store's, if not primed)."""
+        if memory_id not in self._known:
+            self.prime(agent, [memory_id])
+        memory = self._known[memory_id]
+        return memory if memory is None or memory.agent == agent else None
+
+    def upsert(self, point: MemoryPoint) -> None:
+        memory = point.memory
+        self._points[memory.id] = point
+        self._payloads.pop(memory.id, None)
+        self._known[memory.id] = memory
+        self._index(memory)
+
+    def update(self, memories: Sequence[Memory]) -> None:
+        """Payload rewrites (the vector stays): folded into a pending point when there is one."""
+        for memory in memories:
+            point = self._points.get(memory.id)
+            if point is not None:
+                self._points[memory.id] = MemoryPoint(memory, point.vector)
+            else:
+                self._payloads[memory.id] = memory
+            self._known[memory.id] = memory
+            self._index(memory)
+
+    def flush_if(self, agent: str, affects: Callable[[Memory], bool]) -> None:
+        """``flush``, when a pending write of ``agent`` is one that ``affects`` says a read
+        could see (a memory of the type a search asks for, of the claim a scroll asks for):
+        the read then finds the store exactly as if every write had been made at once."""
+        pending = (*(p.memory for p in self._points.values()), *self._payloads.values())
+        if any(m.agent == agent and affects(m) for m in pending):
+            self.flush()
+
+    def flush(self) -> None:
+        """Write what is pending: the payload rewrites of stored points first (what a new
+        statement supersedes is marked before the statement exists, so a retry after a
+        crash in between completes the change), then the new points in one upsert."""
+        points, payloads = list(self._points.values()), list(self._payloads.values())
+        self._points, self._payloads = {}, {}
+        if payloads:
+            self.store.update_payloads(payloads)
+        if points:
+            self.store.upsert(points)
+
+    def forget_known(self) -> None:
+        """The store changed in ways this view did not record (deletes, lifecycle): write
+        what is pending and ask the store again next time."""
+        self.flush()
+        self._known.clear()
+        self._claims.clear()
+
+    def discard(self) -> None:
+        """A failed batch: nothing pending is written, nothing known is trusted."""
+        self._points, self._payloads = {}, {}
+        self._known.clear()
+        self._claims.clear()
