@@ -22,7 +22,7 @@ from shared.provision import provision
 from shared.runtime import WorkerHost
 from workers import __version__
 from workers.recall.capture import remembered_id
-from workers.registry import all_specs, consumer_specs
+from workers.registry import all_specs, consumer_specs, consuming_workers
 
 CONVERSATION = [
     ("Bob", "Can someone review my PR for the billing service?"),
@@ -169,3 +169,25 @@ async def test_a_superseded_value_stops_ranking_and_as_of_answers_what_was_belie
     assert shown.returncode == 0, shown.stderr
     first = next(line for line in shown.stdout.splitlines() if "deploy day" in line)
     assert "Tuesday" in first and "Thursday" not in shown.stdout
+
+
+@pytest.mark.parametrize("pipeline", [tuple(all_specs())], indirect=True)
+async def test_the_briefing_shows_one_value_of_a_fact(pipeline: Client, wait_for: Any) -> None:
+    """Issue 41: after "Our deploy day is Tuesday." and "Our deploy day is Thursday now." the
+    thread's summary said Tuesday while Rules & Key Memories said Thursday, in one BOOTSTRAP."""
+    nc = pipeline
+    said = [(2, "Alice", "Let's talk about the deploy schedule: our deploy day is Tuesday."),
+            (2, "Bob", "Remember: always run the migrations before the deploy."),
+            (3, "Alice", "Our deploy day is Thursday now.")]
+    for i, (day, sender, text) in enumerate(said):
+        await publish(nc, "msg", message("uma", i, sender, text, day=day), "received")
+    await settled(nc, wait_for)
+    # asked about: its memory is accessed, so it is a key memory of the briefing
+    assert "Thursday" in (await ask(nc, "uma", "Which day do we deploy?")).memories[0].content
+    await publish(nc, "session", {"id": "uma-s2", "agent": "uma", "session": "s2", "ts": "2026-03-04T09:00:00Z"},
+                  "start")
+    await settled(nc, wait_for, *consuming_workers())
+    raw = await nc.request("cortex.api.boot.uma", b"{}", timeout=20)
+    markdown = msgspec.json.decode(raw.data).get("markdown", "")
+    assert "Thursday" in markdown, markdown
+    assert "Tuesday" not in markdown, markdown
