@@ -191,3 +191,36 @@ async def test_the_briefing_shows_one_value_of_a_fact(pipeline: Client, wait_for
     markdown = msgspec.json.decode(raw.data).get("markdown", "")
     assert "Thursday" in markdown, markdown
     assert "Tuesday" not in markdown, markdown
+
+
+async def test_an_edit_replays_and_keeps_its_history(pipeline: Client, nats_url: str, tmp_path: Path,
+                                                      wait_for: Any) -> None:
+    """Issue 41: `cortex memory update` publishes a memory_update (so it replays); the memory keeps
+    its id, recall finds the new statement, `--as-of` before the edit the old one, and
+    `cortex memory show --history` lists every version with its event."""
+    nc = pipeline
+    await publish(nc, "feedback", remember("vera", "rem-db", "The staging database lives on db-2."), "remember")
+    await publish(nc, "msg", message("vera", 1, "Ana", "Lunch at noon?", day=3), "received")
+    await settled(nc, wait_for)
+    memory_id = remembered_id("vera", "rem-db")
+    edited = await asyncio.to_thread(cli, "memory", "update", "vera", memory_id, "The staging database lives on db-7.",
+                                     url=nats_url, data=tmp_path / "cli")
+    assert edited.returncode == 0, edited.stderr
+    event_id = edited.stdout.split("(event ")[1].split(")")[0]
+
+    async def updated() -> bool:
+        top = (await ask(nc, "vera", "Where does the staging database live?")).memories[0]
+        return top.id == memory_id and "db-7" in top.content
+
+    await wait_for(updated, within=60)
+    before = (await ask(nc, "vera", "Where does the staging database live?", as_of="2026-03-02T12:00:00Z")).memories
+    assert before[0].id == memory_id and "db-2" in before[0].content  # as it was then
+    shown = await asyncio.to_thread(cli, "memory", "show", "vera", memory_id, "--history", url=nats_url,
+                                    data=tmp_path / "cli")
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert any("rem-db" in line and "db-2" in line for line in lines), shown.stdout
+    assert any(event_id in line and "db-7" in line for line in lines), shown.stdout
+    missing = await asyncio.to_thread(cli, "memory", "show", "vera", "1b4e28ba-2fa1-11d2-883f-0016d3cca427",
+                                      url=nats_url, data=tmp_path / "cli")
+    assert missing.returncode != 0 and "no memory" in missing.stderr

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -48,6 +48,7 @@ from workers.recall.capture import (
 )
 from workers.recall.conflicts import Claim, conflicts, memory_claim
 from workers.recall.consolidation import may_fold, needs_vector
+from workers.recall.edits import editable, new_statement, revise
 from workers.recall.embedders import Embedder, FloatVector
 from workers.recall.lifecycle import (
     LifecyclePolicy,
@@ -88,6 +89,7 @@ class BatchOutcome:
     skipped: int = 0
     expired: int = 0
     demoted: int = 0
+    updated: int = 0  # a memory_update changed a memory's statement
 
 
 def _turn_id(reply: Memory) -> str:
@@ -103,6 +105,13 @@ def _candidates(env: Envelope, languages: Sequence[str]) -> list[Memory]:
     if isinstance(env.event, FeedbackEvent) and env.event.kind == "remember":
         return capture_remember(env.event, languages=languages)
     return []
+
+
+def _updated_texts(envs: Iterable[Envelope]) -> list[str]:
+    """The new statements of the ``memory_update`` events among ``envs`` (embedded with the step)."""
+    values = (new_statement(env.event) for env in envs
+              if isinstance(env.event, FeedbackEvent) and env.event.kind == "memory_update")
+    return [value.content.strip() for value in values if value is not None]
 
 
 Entry = tuple[int, Memory]  # (stream sequence, the turn's memory); a seed from the store has sequence 0
@@ -257,7 +266,8 @@ class StoreApplier:
                     staged = [(env, [msgspec.structs.replace(m, last_seq=env.seq) for m in self._stage(env)])
                               for env in step]
                     held = self._applied(writes, [m for _, memories in staged for m in memories])
-                vectors = self._embed([m.content for _, memories in staged for m in memories if m.id not in held])
+                vectors = self._embed([m.content for _, memories in staged for m in memories if m.id not in held]
+                                      + _updated_texts(env for env, _ in staged))
                 with lock:
                     self._write(writes, staged, vectors, outcome)
                     writes.flush()
@@ -339,6 +349,8 @@ class StoreApplier:
             if memories:
                 for memory in memories:
                     self._add(writes, memory, partial(self._vector, memory, vectors), outcome)
+            elif isinstance(env.event, FeedbackEvent) and env.event.kind == "memory_update":
+                self._update(writes, env, env.event, vectors, outcome)
             elif isinstance(env.event, FeedbackEvent):
                 self._feedback(writes, env, env.event, outcome)
             elif isinstance(env.event, SessionEvent) and env.kind == "start":
@@ -471,6 +483,25 @@ class StoreApplier:
                  if m.id not in known and m.source_event != memory.source_event and not m.pinned
                  and m.superseded_by in (None, memory.id) and m.first_seq < seq}
         return [writes.get(m.agent, i) or m for i, m in found.items()]
+
+    def _update(self, writes: PendingWrites, env: Envelope, event: FeedbackEvent, vectors: dict[str, FloatVector],
+                outcome: BatchOutcome) -> None:
+        """A ``memory_update``: the memory (or the one that took its id in) with its new
+        statement, the old one kept as a version (``workers.recall.edits``), embedded again;
+        what the new statement contradicts is superseded by it."""
+        value = new_statement(event)
+        writes.forget_known()  # the id is resolved through the store
+        found = self._resolve(env.agent, [event.target] if event.target else [])
+        current = writes.get(env.agent, found[0]) if found else None
+        if value is None or current is None or current.last_seq >= env.seq or not editable(current):
+            outcome.skipped += 1
+            return
+        revised = revise(current, value, event.id, event.ts)
+        claim = memory_claim(revised)
+        revised = msgspec.structs.replace(revised, claim=claim.key if claim else None, last_seq=env.seq)
+        revised = self._supersede(writes, revised, claim, env.seq, outcome)
+        writes.upsert(MemoryPoint(revised, self._vector(revised, vectors)))
+        outcome.updated += 1
 
     def _resolve(self, agent: str, ids: Sequence[str]) -> list[str]:
         """``ids`` with each one that names no memory any more replaced by the memory that

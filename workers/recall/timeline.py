@@ -17,6 +17,7 @@ from datetime import datetime
 
 import msgspec
 
+from workers.recall.edits import as_it_was
 from workers.recall.models import Memory, SearchHit
 
 
@@ -49,6 +50,7 @@ AS_OF_DEPTH = 4  # an as-of query reads this many times the candidates: later me
 
 
 def believed_hits(hits: Sequence[SearchHit], when: datetime) -> list[SearchHit]:
-    """The candidates believed at ``when`` (:func:`believed_at`)."""
-    return [h for h in hits if believed_at(h.memory, when)]
+    """The candidates believed at ``when`` (:func:`believed_at`), each as its statement read
+    then (an edit since is not shown: ``workers.recall.edits.as_it_was``)."""
+    return [msgspec.structs.replace(h, memory=as_it_was(h.memory, when)) for h in hits if believed_at(h.memory, when)]
 

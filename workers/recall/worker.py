@@ -29,6 +29,8 @@ from schemas.api import (
     ConsolidateReply,
     ConsolidateRequest,
     FoldedMemory,
+    MemoryReply,
+    MemoryRequest,
     PlannedMerge,
     RecalledMemory,
     RecallReply,
@@ -60,6 +62,7 @@ from workers.recall.capture import (
     decode_capture_response,
     memories_from_llm,
 )
+from workers.recall.edits import history
 from workers.recall.embedders import Embedder, EmbedderUnavailable, make_embedder
 from workers.recall.facts import FactSync, fact_memories, settle
 from workers.recall.models import RankedMemory
@@ -243,7 +246,7 @@ class RecallHandler(Handler):
                 if self._llm.enabled:
                     await self._judge(env)
         outcome = await asyncio.to_thread(self._applier.apply_batch, staged, HOLDER.lock)
-        for change in ("added", "merged", "consolidated", "superseded", "skipped", "expired", "demoted"):
+        for change in ("added", "merged", "consolidated", "superseded", "skipped", "expired", "demoted", "updated"):
             RECALL_MEMORIES.labels(change).inc(getattr(outcome, change))
         # removed from the staged events only once the documents are written: a transient
         # failure there (the LLM's capture, the bucket) retries the part, and the store skips
@@ -525,6 +528,25 @@ def consolidation_plan(agent: str, settings: Any, now: datetime | None) -> Conso
                             expired=list(report.expired), decayed=list(report.decayed))
 
 
+def memory_by_id(agent: str, memory_id: str) -> MemoryReply | None:
+    """The memory ``memory_id`` names — itself, or the one that took it in when it was
+    folded — with every version of its statement (runs in a worker thread)."""
+    try:
+        (wanted,) = point_ids([memory_id])
+    except StoreError as exc:
+        raise ApiError(400, str(exc)) from exc
+    with HOLDER.lock:
+        store = HOLDER.current()[0]
+        found = store.get(agent, [wanted]) or list(store.scroll(agent, flt=MemoryFilter(absorbed=(wanted,))))[:1]
+    if not found:
+        return None
+    m = found[0]
+    return MemoryReply(id=m.id, content=m.content, type=m.type, scope=m.scope, source_event=m.source_event,
+                       created_at=m.created_at, versions=history(m), person=m.person, pinned=m.pinned,
+                       superseded_by=m.superseded_by, superseded_at=m.superseded_at, merged_from=list(m.merged_from),
+                       sources=list(m.sources), fact_id=m.fact_id)
+
+
 async def _latest_event_ts(ctx: WorkerContext, agent: str) -> datetime | None:
     """The agent's latest event time applied (its RecallDoc's watermark), if any."""
     kv = await ctx.js.key_value(ctx.bucket(BUCKET_RECALL))
@@ -581,9 +603,16 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
         now = await _latest_event_ts(ctx, agent)
         return await asyncio.to_thread(consolidation_plan, agent, ctx.settings, now)
 
+    async def memory(agent: str, req: MemoryRequest) -> MemoryReply:
+        found = await asyncio.to_thread(memory_by_id, agent, req.id)
+        if found is None:
+            raise ApiError(404, f"no memory {req.id} of {agent} (forgotten, or never stored)")
+        return found
+
     ctx.health.set_ready(True, "serving")
     try:
-        await serve_worker(ctx, [("recall", RecallRequest, handle), ("consolidate", ConsolidateRequest, consolidate)],
+        await serve_worker(ctx, [("recall", RecallRequest, handle), ("consolidate", ConsolidateRequest, consolidate),
+                                 ("memory", MemoryRequest, memory)],
                            stop)
     finally:
         await llm.aclose()
