@@ -121,7 +121,10 @@ class LlmAnswerValue(msgspec.Struct, frozen=True, kw_only=True):
 
 
 # Kinds whose ``value`` has a shape of its own (validated at decode: a wrong one is bad input).
-FEEDBACK_VALUES: dict[str, type[msgspec.Struct]] = {"remember": RememberValue, "llm_answer": LlmAnswerValue}
+# ``memory_update`` (``target``: the memory's id) carries the memory's new statement in the same shape:
+# type and scope absent keep the memory's own.
+FEEDBACK_VALUES: dict[str, type[msgspec.Struct]] = {"remember": RememberValue, "memory_update": RememberValue,
+                                                    "llm_answer": LlmAnswerValue}
 
 
 class ToolEvent(msgspec.Struct, frozen=True, kw_only=True):

@@ -22,7 +22,7 @@ from shared.provision import provision
 from shared.runtime import WorkerHost
 from workers import __version__
 from workers.recall.capture import remembered_id
-from workers.registry import all_specs, consumer_specs
+from workers.registry import all_specs, consumer_specs, consuming_workers
 
 CONVERSATION = [
     ("Bob", "Can someone review my PR for the billing service?"),
@@ -122,3 +122,105 @@ async def test_a_fact_answers_the_question_it_answers(pipeline: Client, wait_for
     for question in ("where does Maria work?", "Maria Acme Analytics"):
         top = (await ask(nc, "omar", question)).memories[0]
         assert top.fact_id is not None and top.content == "Maria works at Acme Analytics GmbH", question
+
+
+def cli(*args: str, url: str, data: Path) -> Any:
+    import os
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "workers", *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "CORTEX_NATS_URL": url, "CORTEX_DATA_DIR": str(data)})
+
+
+TUESDAY_THEN_THURSDAY = [
+    (2, "Alice", "Our deploy day is Tuesday."),
+    (2, "Bob", "Good, that suits the release train."),
+    (2, "Alice", "The API runs on Postgres 14."),
+    (4, "Bob", "Our deploy day is Thursday now."),
+    (4, "Alice", "The API runs on Postgres 16 since the upgrade."),
+    (4, "Bob", "Lunch at noon?"),
+]
+
+
+async def test_a_superseded_value_stops_ranking_and_as_of_answers_what_was_believed_then(
+    pipeline: Client, nats_url: str, tmp_path: Path, wait_for: Any
+) -> None:
+    """Issue 41: "…is Thursday now" after "…is Tuesday", "…Postgres 16 since the upgrade"
+    after "runs on Postgres 14": today's answer carries the new value only — no window quoting
+    the old one either — and `--as-of` a date before the change answers the old one."""
+    nc = pipeline
+    for i, (day, sender, text) in enumerate(TUESDAY_THEN_THURSDAY):
+        await publish(nc, "msg", message("tess", i, sender, text, day=day, session=f"s{day}"), "received")
+    await settled(nc, wait_for)
+    now = await ask(nc, "tess", "Which day do we deploy?")
+    assert "Thursday" in now.memories[0].content
+    assert not any("Tuesday" in m.content for m in now.memories), [m.content for m in now.memories]
+    db = await ask(nc, "tess", "Which Postgres version does the API run on?")
+    assert "Postgres 16" in db.memories[0].content
+    assert not any("Postgres 14" in m.content for m in db.memories)
+
+    then = await ask(nc, "tess", "Which day do we deploy?", as_of="2026-03-03T00:00:00Z")
+    assert "Tuesday" in then.memories[0].content
+    assert not any("Thursday" in m.content for m in then.memories)
+    assert then.memories[0].superseded_by  # believed then, replaced since
+    shown = await asyncio.to_thread(cli, "recall", "tess", "Which day do we deploy?", "--as-of", "2026-03-03",
+                                    url=nats_url, data=tmp_path / "cli")
+    assert shown.returncode == 0, shown.stderr
+    first = next(line for line in shown.stdout.splitlines() if "deploy day" in line)
+    assert "Tuesday" in first and "Thursday" not in shown.stdout
+
+
+@pytest.mark.parametrize("pipeline", [tuple(all_specs())], indirect=True)
+async def test_the_briefing_shows_one_value_of_a_fact(pipeline: Client, wait_for: Any) -> None:
+    """Issue 41: after "Our deploy day is Tuesday." and "Our deploy day is Thursday now." the
+    thread's summary said Tuesday while Rules & Key Memories said Thursday, in one BOOTSTRAP."""
+    nc = pipeline
+    said = [(2, "Alice", "Let's talk about the deploy schedule: our deploy day is Tuesday."),
+            (2, "Bob", "Remember: always run the migrations before the deploy."),
+            (3, "Alice", "Our deploy day is Thursday now.")]
+    for i, (day, sender, text) in enumerate(said):
+        await publish(nc, "msg", message("uma", i, sender, text, day=day), "received")
+    await settled(nc, wait_for)
+    # asked about: its memory is accessed, so it is a key memory of the briefing
+    assert "Thursday" in (await ask(nc, "uma", "Which day do we deploy?")).memories[0].content
+    await publish(nc, "session", {"id": "uma-s2", "agent": "uma", "session": "s2", "ts": "2026-03-04T09:00:00Z"},
+                  "start")
+    await settled(nc, wait_for, *consuming_workers())
+    raw = await nc.request("cortex.api.boot.uma", b"{}", timeout=20)
+    markdown = msgspec.json.decode(raw.data).get("markdown", "")
+    assert "Thursday" in markdown, markdown
+    assert "Tuesday" not in markdown, markdown
+
+
+async def test_an_edit_replays_and_keeps_its_history(pipeline: Client, nats_url: str, tmp_path: Path,
+                                                      wait_for: Any) -> None:
+    """Issue 41: `cortex memory update` publishes a memory_update (so it replays); the memory keeps
+    its id, recall finds the new statement, `--as-of` before the edit the old one, and
+    `cortex memory show --history` lists every version with its event."""
+    nc = pipeline
+    await publish(nc, "feedback", remember("vera", "rem-db", "The staging database lives on db-2."), "remember")
+    await publish(nc, "msg", message("vera", 1, "Ana", "Lunch at noon?", day=3), "received")
+    await settled(nc, wait_for)
+    memory_id = remembered_id("vera", "rem-db")
+    edited = await asyncio.to_thread(cli, "memory", "update", "vera", memory_id, "The staging database lives on db-7.",
+                                     url=nats_url, data=tmp_path / "cli")
+    assert edited.returncode == 0, edited.stderr
+    event_id = edited.stdout.split("(event ")[1].split(")")[0]
+
+    async def updated() -> bool:
+        top = (await ask(nc, "vera", "Where does the staging database live?")).memories[0]
+        return top.id == memory_id and "db-7" in top.content
+
+    await wait_for(updated, within=60)
+    before = (await ask(nc, "vera", "Where does the staging database live?", as_of="2026-03-02T12:00:00Z")).memories
+    assert before[0].id == memory_id and "db-2" in before[0].content  # as it was then
+    shown = await asyncio.to_thread(cli, "memory", "show", "vera", memory_id, "--history", url=nats_url,
+                                    data=tmp_path / "cli")
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert any("rem-db" in line and "db-2" in line for line in lines), shown.stdout
+    assert any(event_id in line and "db-7" in line for line in lines), shown.stdout
+    missing = await asyncio.to_thread(cli, "memory", "show", "vera", "1b4e28ba-2fa1-11d2-883f-0016d3cca427",
+                                      url=nats_url, data=tmp_path / "cli")
+    assert missing.returncode != 0 and "no memory" in missing.stderr

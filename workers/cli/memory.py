@@ -1,5 +1,5 @@
-"""``cortex index DIR --agent A``, ``cortex memory pin|forget AGENT ID``, ``cortex memory consolidate AGENT
---dry-run``, ``cortex facts AGENT``."""
+"""``cortex index DIR --agent A``, ``cortex memory pin|forget AGENT ID``, ``cortex memory update AGENT ID TEXT``,
+``cortex memory show AGENT ID [--history]``, ``cortex memory consolidate AGENT --dry-run``, ``cortex facts AGENT``."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from schemas.api import ConsolidateReply, ConsolidateRequest
+from schemas.api import ConsolidateReply, ConsolidateRequest, MemoryReply, MemoryRequest
 from schemas.docs import KnowledgeDoc
 from schemas.events import FeedbackEvent, NoteEvent, is_memory_id
 from shared.asof import DocReader
@@ -39,6 +39,7 @@ from workers.recall.markdown import (
     summary_prompt,
     summary_text,
 )
+from workers.recall.models import MEMORY_SCOPES, MEMORY_TYPES
 from workers.render import entity_names
 from workers.tables import render_table
 
@@ -64,6 +65,22 @@ def register(sub: Any) -> None:
         p.add_argument("id", help="the memory's whole id (`cortex recall AGENT QUERY --full-ids` prints them)")
         p.add_argument("--nats-url", help=NATS_URL_HELP)
         p.set_defaults(handler=cmd_memory, kind=kind)
+    update = msub.add_parser("update", help="change a memory's statement (the old one stays in its history)")
+    update.add_argument("agent")
+    update.add_argument("id")
+    update.add_argument("content", help="the memory's new statement")
+    update.add_argument("--type", choices=MEMORY_TYPES, help="a new type (default: the memory's own)")
+    update.add_argument("--scope", choices=MEMORY_SCOPES, help="a new scope (default: the memory's own)")
+    update.add_argument("--nats-url")
+    update.set_defaults(handler=cmd_update)
+    show = msub.add_parser("show", help="one memory by its id (--history: every version, each with its event)")
+    show.add_argument("agent")
+    show.add_argument("id")
+    show.add_argument("--history", action="store_true",
+                      help="every version of its statement, oldest first, with the event that made it")
+    show.add_argument("--json", action="store_true", help="the API's reply as JSON")
+    show.add_argument("--nats-url")
+    show.set_defaults(handler=cmd_show)
     consolidate = msub.add_parser("consolidate", help="what the agent's next session start would merge and expire")
     consolidate.add_argument("agent", help=AGENT_HELP)
     # a report is all this command makes (consolidation runs at session starts, through the stream): the flag
@@ -204,6 +221,53 @@ async def cmd_memory(args: argparse.Namespace, settings: Settings) -> int:
                               kind=args.kind, target=args.id, actor="cli")
         await publish_feedback(nc.jetstream(), settings.prefix, event)
     print(f"published {args.kind} for {args.id}; the recall worker applies it")
+    return 0
+
+
+def _memory_id(value: str) -> str:
+    if not is_memory_id(value):
+        raise CliError(f"{value!r} is not a memory id (a whole UUID such as 1b4e28ba-2fa1-11d2-883f-0016d3cca427; "
+                       "`cortex recall AGENT QUERY --full-ids` prints them): nothing was published")
+    return value
+
+
+async def cmd_update(args: argparse.Namespace, settings: Settings) -> int:
+    agent, memory_id = _agent(args.agent), _memory_id(args.id)
+    content = args.content.strip()
+    if not content:
+        raise CliError("the new statement is blank: nothing was published")
+    value = {k: v for k, v in (("content", content), ("type", args.type), ("scope", args.scope)) if v is not None}
+    async with connected(settings, args.nats_url) as nc:
+        event = FeedbackEvent(id=f"fb-{uuid.uuid4().hex}", agent=agent, ts=await event_time(nc, agent),
+                              kind="memory_update", target=memory_id, value=value, actor="cli")
+        await publish_feedback(nc.jetstream(), settings.prefix, event)
+    print(f"published memory_update for {memory_id} (event {event.id}); the recall worker applies it "
+          f"(`cortex memory show {agent} {memory_id} --history` lists every version)")
+    return 0
+
+
+def memory_text(reply: MemoryReply, history: bool) -> str:
+    """A memory as a person reads it; with ``history`` every version with its event."""
+    head = f"{reply.id}  {reply.type}  {reply.scope}  from {reply.source_event} at {reply.created_at.isoformat()}"
+    notes = [f"replaced by {reply.superseded_by}" + (f" at {reply.superseded_at.isoformat()}"
+                                                     if reply.superseded_at else "")] if reply.superseded_by else []
+    notes += ["pinned"] if reply.pinned else []
+    notes += [f"absorbed {len(reply.merged_from)} near-duplicates"] if reply.merged_from else []
+    lines = [head + (f" ({'; '.join(notes)})" if notes else ""), "", reply.content]
+    if history:
+        lines += ["", f"{len(reply.versions)} versions, oldest first:"]
+        lines += [f"{n}. {v.at.isoformat()}  {v.event}  {v.type}  {_line(v.content)}"
+                  for n, v in enumerate(reply.versions, 1)]
+    return "\n".join(lines)
+
+
+async def cmd_show(args: argparse.Namespace, settings: Settings) -> int:
+    agent, memory_id = _agent(args.agent), _memory_id(args.id)
+    async with connected(settings, args.nats_url) as nc:
+        raw = await request_api(nc, api_subject(settings.prefix, "memory", agent),
+                                msgspec.json.encode(MemoryRequest(id=memory_id)))
+    reply = msgspec.json.decode(raw, type=MemoryReply)
+    print(raw.decode() if args.json else memory_text(reply, args.history))
     return 0
 
 

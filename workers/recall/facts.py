@@ -76,6 +76,7 @@ def fact_memories(agent: str, doc: KnowledgeDoc | None) -> list[Memory]:
     names = entity_names(doc.entities)
     facts = mirrored(doc.facts)
     links = _successors(facts)
+    created = {fact.id: fact.created_at for fact in facts}
     out = []
     for fact in facts:
         newer, older = links.get(fact.id, (None, None))
@@ -84,6 +85,7 @@ def fact_memories(agent: str, doc: KnowledgeDoc | None) -> list[Memory]:
             scope="permanent", confidence=fact.relevance, source_event=f"fact:{fact.id}", created_at=fact.created_at,
             last_accessed=fact.last_accessed, fact_id=fact.id,
             superseded_by=fact_memory_id(agent, newer) if newer else None,
+            superseded_at=created[newer] if newer else None,
             supersedes_id=fact_memory_id(agent, older) if older else None))
     return out
 

@@ -157,7 +157,8 @@ async def test_a_worker_that_does_not_answer_times_out_as_a_tool_error(env: Env)
          "The memory is 80000 bytes long and Cortex keeps at most 65536 bytes per memory: split it into shorter "
          "statements."),
         ("cortex_nonsense", {}, "There is no tool 'cortex_nonsense'; Cortex's tools are cortex_recall, "
-                                "cortex_remember, cortex_forget, cortex_search, cortex_stats, cortex_threads, "
+                                "cortex_remember, cortex_forget, cortex_update, cortex_history, cortex_search, "
+                                "cortex_stats, cortex_threads, "
                                 "cortex_decisions, cortex_commitments, cortex_traces, cortex_boot."),
     ],
 )

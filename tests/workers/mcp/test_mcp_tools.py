@@ -187,8 +187,8 @@ async def ok(client: Any, tool: str, **arguments: Any) -> Any:
 async def test_the_tools_are_listed_with_schemas_a_model_can_use(alice: Any) -> None:
     listed = {tool.name: tool for tool in (await alice.list_tools()).tools}
     assert sorted(listed) == sorted(t.name for t in TOOLS) == sorted(
-        ["cortex_recall", "cortex_remember", "cortex_forget", "cortex_search", "cortex_stats", "cortex_threads",
-         "cortex_decisions", "cortex_commitments", "cortex_traces", "cortex_boot"])
+        ["cortex_recall", "cortex_remember", "cortex_forget", "cortex_update", "cortex_history", "cortex_search",
+         "cortex_stats", "cortex_threads", "cortex_decisions", "cortex_commitments", "cortex_traces", "cortex_boot"])
     for tool in listed.values():
         assert tool.input_schema["type"] == "object" and tool.input_schema["additionalProperties"] is False
         assert tool.output_schema is not None and tool.output_schema["type"] == "object"
@@ -261,6 +261,32 @@ async def test_remember_then_recall_finds_it_and_forget_removes_it(alice: Any) -
         return not await recalled()
 
     await wait_for(forgotten, within=30, interval=0.2)
+
+
+async def test_update_changes_a_memory_and_history_lists_every_version(alice: Any) -> None:
+    """Issue 41 (mem0's update and history): cortex_update publishes a memory_update, the recall
+    worker changes the memory in place and keeps the version it replaces; cortex_history lists both."""
+    remembered = await ok(alice, "cortex_remember", content="The staging database lives on db-2.", type="fact")
+    memory_id = remembered.structured_content["memory_id"]
+
+    async def recalled(words: str) -> bool:
+        reply = await ok(alice, "cortex_recall", query="Where does the staging database live?")
+        return any(m["id"] == memory_id and words in m["content"] for m in reply.structured_content["memories"])
+
+    await wait_for(lambda: recalled("db-2"), within=30, interval=0.2)
+    updated = await ok(alice, "cortex_update", id=memory_id, content="The staging database lives on db-7.")
+    assert updated.structured_content["memory_id"] == memory_id
+    await wait_for(lambda: recalled("db-7"), within=30, interval=0.2)
+
+    shown = await ok(alice, "cortex_history", id=memory_id)
+    versions = shown.structured_content["versions"]
+    assert [v["content"] for v in versions] == ["The staging database lives on db-2.",
+                                                "The staging database lives on db-7."]
+    assert [v["event"] for v in versions] == [remembered.structured_content["event_id"],
+                                              updated.structured_content["event_id"]]
+    assert "db-2" in text(shown) and "(current)" in text(shown)
+    bad = await alice.call_tool("cortex_update", {"id": "not-a-uuid", "content": "x"})
+    assert bad.is_error and "not a memory id" in text(bad)
 
 
 async def test_a_server_for_another_agent_sees_none_of_it(alice_stdio: Any, bob_http: Any) -> None:
