@@ -11,6 +11,7 @@ import msgspec
 
 from schemas.events import is_valid_agent
 from shared.config import Settings
+from shared.errors import is_transient
 from shared.replay import ReplayError, ReplayProgress, run_replay
 from shared.runtime import WorkerHost
 from workers import __version__
@@ -71,6 +72,11 @@ async def cmd_replay(args: argparse.Namespace, settings: Settings) -> int:
             await run_replay(host, nc.jetstream(), specs, args.agent, args.force, report)
         except ReplayError as exc:
             raise CliError(str(exc)) from exc
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            raise CliError(f"the replay stopped: NATS did not answer ({type(exc).__name__}: {exc}) — a cluster "
+                           "electing a leader, or a lost connection; run it again") from exc
         finally:
             report.finish()
     scope = f"agent {args.agent}" if args.agent else "all agents"

@@ -27,6 +27,7 @@ from workers.mcp.auth import BearerAgents, request_agent
 from workers.mcp.gateway import Gateway, Gateways, ToolError
 from workers.mcp.tokens import TokenTable
 from workers.mcp.tools import TOOLS, Tool
+from workers.mcp.wire import rejection
 
 log = logging.getLogger(__name__)
 
@@ -169,6 +170,7 @@ def token_server(gateways: Gateways, tools: Sequence[Tool] = TOOLS, *, otel: boo
 
 
 MAX_LINE = 64 * 1024 * 1024  # one JSON-RPC message a line; a remembered memory alone may be 64 KiB
+OVERSIZE_HEAD = 64 * 1024  # of a line over MAX_LINE, what is kept to find its id
 EOF_ANSWER_WAIT_S = 60.0  # after the host's EOF, at most this long for the requests it sent
 
 
@@ -205,24 +207,58 @@ class _PipeReadStream:
     message is handed on as the exception, as there — with no task or memory stream between
     the pipe and the server (each hop costs event-loop turns on every call)."""
 
-    def __init__(self, reader: asyncio.StreamReader, outstanding: _Outstanding) -> None:
+    def __init__(self, reader: asyncio.StreamReader, outstanding: _Outstanding, replies: _PipeWriteStream) -> None:
         self._reader = reader
         self._outstanding = outstanding
+        self._replies = replies
 
     async def receive(self) -> SessionMessage | Exception:
+        """The next message. A line the SDK cannot take that carries a request's id (invalid
+        UTF-8, nested too deeply, not a JSON-RPC request, over ``MAX_LINE``) is answered here
+        with a JSON-RPC error (``workers.mcp.wire``) — the host waits for that id — and the
+        next line is read; one without an id goes to the SDK, which drops it, as before."""
+        while True:
+            line, oversize = await self._line()
+            if line is None:
+                await self._outstanding.answered()
+                raise anyio.EndOfStream
+            if oversize:
+                error = rejection(line, None, oversize_limit=MAX_LINE)
+                if error is None:
+                    return ValueError(f"a line over {MAX_LINE} bytes, dropped")
+            else:
+                try:
+                    message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                except Exception as exc:  # the SDK's own contract: the dispatcher reports it
+                    error = rejection(line, exc)
+                    if error is None:
+                        return exc
+                else:
+                    self._outstanding.read(message)
+                    return SessionMessage(message)
+            await self._replies.send(SessionMessage(error))
+
+    async def _line(self) -> tuple[bytes | None, bool]:
+        """(the next line, or None at the end; whether it was over ``MAX_LINE``: then only its
+        first ``OVERSIZE_HEAD`` bytes are kept, where a request's id is, and the rest is dropped)."""
         try:
-            line = await self._reader.readline()
-        except ValueError as exc:  # a line over MAX_LINE: dropped, the next one is read
-            return exc
-        if not line:
-            await self._outstanding.answered()
-            raise anyio.EndOfStream
-        try:
-            message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-        except Exception as exc:  # the SDK's own contract: the dispatcher reports it
-            return exc
-        self._outstanding.read(message)
-        return SessionMessage(message)
+            return await self._reader.readuntil(b"\n"), False
+        except asyncio.IncompleteReadError as exc:  # the end of input, with or without a last line
+            return (exc.partial or None), False
+        except asyncio.LimitOverrunError:
+            head = await self._reader.read(OVERSIZE_HEAD)
+            await self._drop_line()
+            return head, True
+
+    async def _drop_line(self) -> None:
+        while True:
+            try:
+                await self._reader.readuntil(b"\n")
+                return
+            except asyncio.LimitOverrunError as exc:
+                await self._reader.readexactly(max(exc.consumed, 1))
+            except asyncio.IncompleteReadError:
+                return
 
     def __aiter__(self) -> _PipeReadStream:
         return self
@@ -308,8 +344,9 @@ async def _pipe_streams() -> AsyncIterator[tuple[_PipeReadStream, _PipeWriteStre
                                                                 os.fdopen(wire_out, "wb", buffering=0))
     writer = asyncio.StreamWriter(out_transport, out_protocol, None, loop)
     outstanding = _Outstanding()
+    replies = _PipeWriteStream(writer, outstanding)
     try:
-        yield _PipeReadStream(reader, outstanding), _PipeWriteStream(writer, outstanding), outstanding
+        yield _PipeReadStream(reader, outstanding, replies), replies, outstanding
     finally:
         in_transport.close()
         out_transport.close()
