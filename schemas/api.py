@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
+from msgspec import Meta
 
 from schemas.docs import Commitment, Decision, Finding, Operation, Thread
 from schemas.types import (
@@ -25,6 +26,8 @@ from schemas.types import (
 class BootRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=False):
     session: SessionId | None = None  # at most 128 characters (contract: Identity)
     max_chars: int | None = None
+    # a briefing for one of the people the agent talks with: no memory of another person
+    person: Annotated[str, Meta(min_length=1, max_length=256)] | None = None
 
 
 class RecallRequest(msgspec.Struct, kw_only=True):
@@ -35,6 +38,9 @@ class RecallRequest(msgspec.Struct, kw_only=True):
     history: bool = False  # also memories a newer one contradicted (each names it in superseded_by)
     # what was believed then: memories said by this time and not superseded at it (workers.recall.timeline)
     as_of: datetime | None = None
+    # the person the agent is talking with: their memories and the shared ones, never another
+    # person's (workers.recall.people)
+    person: Annotated[str, Meta(min_length=1, max_length=256)] | None = None
 
 
 class RecalledMemory(msgspec.Struct, kw_only=True, omit_defaults=True):

@@ -105,6 +105,9 @@ class RememberValue(msgspec.Struct, frozen=True, kw_only=True):
                                                           "unless CORTEX_RUNTIME_MAX_CONTENT_BYTES says otherwise")]
     type: MemoryType | None = None
     scope: MemoryScope | None = None
+    # the person the memory belongs to, within the agent (a recall for that person sees it,
+    # another person's does not); absent: shared by every conversation of the agent
+    person: Annotated[str, Meta(min_length=1, max_length=256)] | None = None
 
 
 class LlmAnswerValue(msgspec.Struct, frozen=True, kw_only=True):

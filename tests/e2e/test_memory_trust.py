@@ -224,3 +224,51 @@ async def test_an_edit_replays_and_keeps_its_history(pipeline: Client, nats_url:
     missing = await asyncio.to_thread(cli, "memory", "show", "vera", "1b4e28ba-2fa1-11d2-883f-0016d3cca427",
                                       url=nats_url, data=tmp_path / "cli")
     assert missing.returncode != 0 and "no memory" in missing.stderr
+
+
+@pytest.mark.parametrize("pipeline", [("recall", "boot")], indirect=True)
+async def test_a_recall_and_a_briefing_for_one_person_never_show_another_persons_memories(
+    pipeline: Client, wait_for: Any
+) -> None:
+    """Issue 41 (mem0's user_id): a support agent talking with two customers keeps one pool;
+    a recall for Alice sees her memories and the shared ones, never Bob's — and the agent's
+    answer to her is hers too; her briefing's key memories leave Bob's out."""
+    nc = pipeline
+    turns = [("alice", "user", "My order number is 4711 and the parcel never arrived.", "s-alice"),
+             (None, "assistant", "I am sorry, I will check order 4711 for you.", "s-alice"),
+             ("bob", "user", "My order number is 9000 and the parcel is damaged.", "s-bob"),
+             (None, "assistant", "I am sorry, I will check order 9000 for you.", "s-bob")]
+    for i, (sender, role, text, session) in enumerate(turns):
+        event = {**message("desk", i, sender or "", text, session=session), "role": role}
+        if sender is None:
+            event.pop("sender")
+        await publish(nc, "msg", event, "received" if role == "user" else "sent")
+    for person, text, event_id in (("alice", "Alice prefers e-mail over phone calls.", "r-alice"),
+                                   ("bob", "Bob prefers phone calls over e-mail.", "r-bob"),
+                                   (None, "Refunds take five working days.", "r-shared")):
+        value = {"content": text, "type": "fact", **({"person": person} if person else {})}
+        await publish(nc, "feedback", {**remember("desk", event_id, text), "value": value}, "remember")
+    await settled(nc, wait_for, "recall", "boot")
+
+    for person, mine, theirs in (("alice", "4711", "9000"), ("bob", "9000", "4711")):
+        reply = await ask(nc, "desk", "What is my order number?", person=person)
+        texts = " ".join(m.content for m in reply.memories)
+        assert mine in texts and theirs not in texts, (person, texts)
+        contact = " ".join(m.content for m in (await ask(nc, "desk", "phone or e-mail?", person=person)).memories)
+        assert person.capitalize() in contact and ("Bob" if person == "alice" else "Alice") not in contact
+    everyone = " ".join(m.content for m in (await ask(nc, "desk", "What is my order number?")).memories)
+    assert "4711" in everyone and "9000" in everyone  # without a person: the agent's whole pool
+
+    for question in ("phone or e-mail?", "refunds working days"):  # accessed: key memories of the briefing
+        await ask(nc, "desk", question)
+    await settled(nc, wait_for, "recall")
+    await wait_for(lambda: briefed(nc, "Refunds take five working days"), within=30)
+    raw = await nc.request("cortex.api.boot.desk", b'{"person": "alice"}', timeout=20)
+    markdown = msgspec.json.decode(raw.data)["markdown"]
+    assert "Alice prefers e-mail" in markdown and "Bob prefers" not in markdown, markdown
+    assert "Refunds take five working days" in markdown
+
+
+async def briefed(nc: Client, text: str) -> bool:
+    raw = await nc.request("cortex.api.boot.desk", b"{}", timeout=20)
+    return text in msgspec.json.decode(raw.data).get("markdown", "")

@@ -66,6 +66,8 @@ def _register_recall(sub: Any) -> None:
     recall.add_argument("--as-of", metavar="DATE",
                         help="what was believed then: YYYY-MM-DD (the end of that day in CORTEX_TIMEZONE) or an "
                              "RFC 3339 time; memories said later, or superseded by then, are left out")
+    recall.add_argument("--person", help="the person the agent talks with: their memories and the shared ones, "
+                                         "never another person's")
     recall.add_argument("--full-ids", action="store_true",
                         help="print each memory's whole id (what `cortex memory pin|forget` takes), not its first 8")
     add_json_flag(recall)
@@ -263,7 +265,8 @@ async def cmd_traces(args: argparse.Namespace, settings: Settings) -> int:
 async def cmd_recall(args: argparse.Namespace, settings: Settings) -> int:
     agent = _agent(args.agent)
     req = RecallRequest(query=args.query, project=args.project, limit=args.limit, budget_tokens=args.budget,
-                        history=args.history, as_of=as_of_time(args.as_of, settings.timezone) if args.as_of else None)
+                        history=args.history, as_of=as_of_time(args.as_of, settings.timezone) if args.as_of else None,
+                        person=args.person or None)
     async with connected(settings, args.nats_url) as nc:
         raw = await request_api(nc, api_subject(settings.prefix, "recall", agent), msgspec.json.encode(req))
         reply = msgspec.json.decode(raw, type=RecallReply)

@@ -101,6 +101,9 @@ class RecallArgs(Args):
     as_of: Annotated[datetime | None, Meta(description=(
         "what was believed at this time (RFC 3339, e.g. 2026-03-05T12:00:00Z): memories said by then and not yet "
         "replaced by a newer statement; left out: what is believed now"))] = None
+    person: Annotated[str, Meta(min_length=1, max_length=256, description=(
+        "the person this agent is talking with (a user id, sender or peer id): their memories and the agent's "
+        "shared ones, never another person's; left out: every memory of the agent"))] | None = None
 
     def __post_init__(self) -> None:
         _check_query(self.query)
@@ -115,6 +118,9 @@ class RememberArgs(Args):
     scope: Annotated[MemoryScope | None, Meta(description=(
         "permanent, project, session (forgotten after a day idle) or ttl (time-bound, 30 days); "
         "left out: from the text's cues, else permanent"))] = None
+    person: Annotated[str, Meta(min_length=1, max_length=256, description=(
+        "the person the memory belongs to (a user id, sender or peer id): a recall for them finds it, a recall "
+        "for another person does not; left out: shared by all of this agent's conversations"))] | None = None
 
 
 class ForgetArgs(Args):
@@ -163,6 +169,12 @@ class SearchArgs(Args):
 
 class NoArgs(Args):
     pass
+
+
+class BootArgs(Args, omit_defaults=True):  # no person: the request body `{}` as before
+    person: Annotated[str, Meta(min_length=1, max_length=256, description=(
+        "the person this agent is talking with (a user id, sender or peer id): the briefing leaves out the memories "
+        "of other people; left out: the agent's whole briefing"))] | None = None
 
 
 class ThreadsArgs(Args):
@@ -405,7 +417,7 @@ TOOLS: tuple[Tool, ...] = (
             "table of when, severity, signal, session and a one-line summary (secrets and personal data "
             "redacted), the newest first; at most 50. Read it to avoid repeating a past mistake.")),
     api_tool(
-        "cortex_boot", service="boot", worker="boot", args=NoArgs, reply=BootDoc,
+        "cortex_boot", service="boot", worker="boot", args=BootArgs, reply=BootDoc,
         render=_boot_text, empty=lambda d: d.generated_at.timestamp() == 0,  # boot's "now" with no event at all
         description=(
             "This agent's BOOTSTRAP briefing, assembled now: the session mood, open threads with their "

@@ -63,6 +63,7 @@ from workers.recall.lifecycle import (
 )
 from workers.recall.models import Memory, SearchHit, memory_id
 from workers.recall.pending import PendingWrites
+from workers.recall.people import conversation_person, owners
 from workers.recall.store import MemoryFilter, MemoryPoint, MemoryStore
 from workers.recall.timeline import reinstated, since, superseded
 
@@ -72,6 +73,17 @@ MAX_KEY_MEMORIES = 10
 NEAR_DUPLICATES = 4  # stored memories a new one is compared with for folding
 # feedback that names a memory by the id it was given: one folded away since names its survivor
 RESOLVED_KINDS = frozenset({"memory_pin", "memory_forget"})
+
+
+@dataclass(frozen=True)
+class KeyMemories:
+    """What the RecallDoc shows of an agent's memories: the key ones' texts, the person of
+    each that belongs to one (``workers.recall.people``), and the tiers' counts."""
+
+    texts: list[str]
+    owners: dict[str, str]
+    hot: int
+    cold: int
 
 
 @dataclass
@@ -286,8 +298,10 @@ class StoreApplier:
             self.context.forget(env.agent, None if env.event.value == "all" and not ids else ids)
         memories = _candidates(env, self.languages)
         if isinstance(env.event, MessageEvent) and memories and is_turn_memory(memories[0]):
+            previous = self.context.previous(memories[0], env.seq)
+            person = conversation_person(env.event, previous)
+            memories = [msgspec.structs.replace(m, person=person) for m in memories]
             turn = memories[0]
-            previous = self.context.previous(turn, env.seq)
             memories.append(window_memory(turn, [p.content for p in previous]))
             if previous:
                 # before this turn's memories: a statement here supersedes the reply window
@@ -601,9 +615,9 @@ class StoreApplier:
             self.store.update_payloads(moved)
         outcome.demoted += len(plan.demote)
 
-    def key_memories(self, agent: str, now: datetime) -> tuple[list[str], int, int]:
+    def key_memories(self, agent: str, now: datetime) -> KeyMemories:
         """Rules first (most confident), then the hot set, of the memories nothing newer
-        contradicts; plus hot and cold counts (of all)."""
+        contradicts, with the person of each that belongs to one; plus hot and cold counts (of all)."""
         # read by filter, not the whole collection: this runs for every batch that touches
         # the agent, and the collection grows with every message
         rules = sorted(self.store.scroll(agent, flt=MemoryFilter(types=("rule",), current=True)),
@@ -619,4 +633,5 @@ class StoreApplier:
                      key=lambda m: (-m.access_count, -m.last_accessed.timestamp(), m.id))
         picked = list(dict.fromkeys([m.content for m in rules] + [m.content for m in hot]))[:MAX_KEY_MEMORIES]
         n_hot = self.store.count(agent, MemoryFilter(tier="hot"))
-        return picked, n_hot, self.store.count(agent) - n_hot
+        return KeyMemories(texts=picked, owners=owners([*rules, *hot], picked), hot=n_hot,
+                           cold=self.store.count(agent) - n_hot)

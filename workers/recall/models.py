@@ -142,7 +142,7 @@ def memory_id(agent: str, source_key: str, position: int) -> str:
 # (``memory``): the embedded engine converts a payload key by key (~4 µs a value, a memory
 # has 22), and a string it only copies.
 PAYLOAD_FIELDS = ("id", "agent", "type", "scope", "project", "tier", "pinned", "session", "claim", "superseded_by",
-                  "access_count", "merged_from")
+                  "access_count", "merged_from", "person")
 PACKED = "memory"
 _ENCODE = msgspec.json.Encoder().encode
 _DECODE = msgspec.json.Decoder(Memory).decode

@@ -53,7 +53,7 @@ from shared.repair import decode_document, discard_document, unreadable_reason
 from shared.runtime import WorkerContext
 from shared.service import ApiError, serve_worker
 from workers.recall import supersede
-from workers.recall.apply import BatchOutcome, StoreApplier, plan_maintenance
+from workers.recall.apply import BatchOutcome, KeyMemories, StoreApplier, plan_maintenance
 from workers.recall.capture import (
     CaptureDecodeError,
     PromptMessage,
@@ -66,6 +66,7 @@ from workers.recall.edits import history
 from workers.recall.embedders import Embedder, EmbedderUnavailable, make_embedder
 from workers.recall.facts import FactSync, fact_memories, settle
 from workers.recall.models import RankedMemory
+from workers.recall.people import person_filters
 from workers.recall.ranking import by_matching_turn, named_senders, pool_by_message, rank
 from workers.recall.rerank import rerank
 from workers.recall.sources import APPLIED_FEEDBACK, KNOWLEDGE
@@ -337,7 +338,7 @@ class RecallHandler(Handler):
 
         RECALL_MEMORIES.labels("superseded").inc(await asyncio.to_thread(settle))
 
-    def _summary(self, agent: str, now: datetime) -> tuple[list[str], int, int]:
+    def _summary(self, agent: str, now: datetime) -> KeyMemories:
         with HOLDER.lock:
             return self._applier.key_memories(agent, now)
 
@@ -388,16 +389,18 @@ class RecallHandler(Handler):
         floor = old.integrity.last_seq if old else 0
         pending = await self._llm_batches(agent, [e for e in staged if e.agent == agent and e.seq > floor],
                                           list(old.llm_pending) if old else [])
-        key, hot, cold = await asyncio.to_thread(self._summary, agent, ts)
-        key = [text[:KEY_MEMORY_CHARS] for text in key]
+        summary = await asyncio.to_thread(self._summary, agent, ts)
+        key = [text[:KEY_MEMORY_CHARS] for text in summary.texts]
+        owned = {text[:KEY_MEMORY_CHARS]: person for text, person in summary.owners.items()}
+        hot, cold = summary.hot, summary.cold
         fresh = sum(1 for s in outcome.seqs[agent] if s > floor)  # per event, not per batch: replays agree
         integrity = Integrity(last_seq=seq, last_event_ts=ts, events=(old.integrity.events if old else 0) + fresh,
                               producer=self._ctx.producer)
         base = old if old is not None else RecallDoc(agent=agent, updated=ts, key_memories=[], memories=0, hot=0,
                                                      cold=0, integrity=integrity)
         # a field not named here (a new one) carries over
-        doc = msgspec.structs.replace(base, updated=ts, key_memories=key, memories=hot + cold, hot=hot, cold=cold,
-                                      integrity=integrity, llm_pending=pending)
+        doc = msgspec.structs.replace(base, updated=ts, key_memories=key, key_owners=owned, memories=hot + cold,
+                                      hot=hot, cold=cold, integrity=integrity, llm_pending=pending)
         data = msgspec.json.encode(doc)
         if len(data) > self._budget:  # the caps above keep it far below: the last line
             doc, dropped = cap(doc, self._budget)
@@ -501,10 +504,13 @@ def candidates(req: RecallRequest, agent: str, settings: Any, depth: int = 0) ->
         embedder = HOLDER.current()[1]
     vector = embedder.embed_query(req.query)  # outside the lock: the loop's batches go on meanwhile
     past = req.as_of is not None  # what was believed then: superseded memories are read, then sifted
+    flt = MemoryFilter() if req.history or past else MemoryFilter(current=True)
+    limit = settings.recall.candidates * (AS_OF_DEPTH if past else 1)
     with HOLDER.lock:
-        hits = HOLDER.current()[0].search(agent, vector, text=req.query,
-                                          limit=settings.recall.candidates * (AS_OF_DEPTH if past else 1),
-                                          flt=None if req.history or past else MemoryFilter(current=True))
+        store = HOLDER.current()[0]
+        # a person's recall: their memories and the shared ones, each found among its own kind
+        hits = [hit for scoped in person_filters(flt, req.person)
+                for hit in store.search(agent, vector, text=req.query, limit=limit, flt=scoped)]
     if req.as_of is not None:
         hits = believed_hits(hits, req.as_of)[: settings.recall.candidates]
     hits = pool_by_message(hits)  # a message found through several of its memories counts them all
