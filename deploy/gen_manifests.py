@@ -499,6 +499,13 @@ def _env_lines(ops: WorkerSpec) -> str:
             "                  name: cortex-secrets",
             "                  key: anthropic-api-key",
             "                  optional: true",
+            "            # another provider (CORTEX_LLM_PROVIDER, CORTEX_LLM_BASE_URL in the settings): its key",
+            "            - name: CORTEX_LLM_API_KEY",
+            "              valueFrom:",
+            "                secretKeyRef:",
+            "                  name: cortex-secrets",
+            "                  key: llm-api-key",
+            "                  optional: true",
         ]
     if ops.qdrant:
         lines += [

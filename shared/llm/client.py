@@ -49,7 +49,15 @@ from shared.kv import kv_read, kv_update
 from shared.llm.availability import Availability, LlmHealth
 from shared.llm.deferred import Again, Deferrals, Later, PendingCall
 from shared.llm.metrics import LLM_CALLS, LLM_FAILURES, LLM_SECONDS, LLM_TOKENS
-from shared.llm.providers import UNREACHABLE, AnthropicProvider, LlmReply, LlmRequest, Provider, ProviderFailure
+from shared.llm.providers import (
+    UNREACHABLE,
+    AnthropicProvider,
+    LlmReply,
+    LlmRequest,
+    OpenAIProvider,
+    Provider,
+    ProviderFailure,
+)
 from shared.names import BUCKET_LLM_CACHE, llm_answer_key, llm_health_key, llm_usage_key
 
 if TYPE_CHECKING:
@@ -173,10 +181,32 @@ async def _adopt_unattributed(kv: Any, digest: str, key: str) -> bytes | None:
 
 
 def make_provider(settings: Settings, http_client: Any = None) -> Provider | None:
-    """The configured model API, or None: no LLM is called on any path."""
-    if settings.anthropic_api_key:
-        return AnthropicProvider(settings.anthropic_api_key, http_client=http_client)
+    """The configured model API (``Settings.model_provider``), or None: no LLM is called on any path."""
+    match settings.model_provider:
+        case "anthropic":
+            return AnthropicProvider(settings.model_key or "", settings.llm_base_url, http_client)
+        case "openai":
+            return OpenAIProvider(settings.model_key, settings.llm_base_url, http_client)
     return None
+
+
+# The model role of each call's purpose: ``CORTEX_LLM_MODEL_<ROLE>`` names its model (default
+# CORTEX_LLM_MODEL). A purpose not listed takes CORTEX_LLM_MODEL.
+ROLES: Final[dict[str, str]] = {
+    "recall": "capture", "summary": "capture",
+    "knowledge": "extraction", "supersede": "extraction",
+    "narrative": "narrative", "briefing": "narrative",
+    "trace_triage": "triage",
+    "rerank": "rerank",
+}
+
+
+def role_models(settings: Settings) -> dict[str, str]:
+    """The model of each role (the settings' own, or CORTEX_LLM_MODEL)."""
+    own = {"capture": settings.llm_model_capture, "extraction": settings.llm_model_extraction,
+           "narrative": settings.llm_model_narrative, "triage": settings.llm_model_triage,
+           "rerank": settings.llm_model_rerank}
+    return {role: model or settings.llm_model for role, model in own.items()}
 
 
 class LlmClient:
@@ -196,6 +226,7 @@ class LlmClient:
         self.max_concurrency = settings.llm_max_concurrency
         self._provider = provider if provider is not None else make_provider(settings, http_client)
         self._checks = dict(checks or {})
+        self._models = role_models(settings)
         self.availability = Availability(name or "client", settings.llm_retry_base_ms / 1000,
                                          settings.llm_probe_max_ms / 1000,
                                          self._report if name and self._provider is not None else None,
@@ -224,7 +255,8 @@ class LlmClient:
             await self._deferrals.start()
 
     def model_for(self, purpose: str) -> str:
-        return self.model
+        role = ROLES.get(purpose)
+        return self._models[role] if role is not None else self.model
 
     def digest(self, purpose: str, system: str, prompt: str) -> str:
         model = self.model_for(purpose)

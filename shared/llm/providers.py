@@ -1,6 +1,8 @@
 """The model providers behind ``LlmClient``: one request shape, one reply shape, one failure
-with a cause, whatever the API. Each provider speaks through its own SDK (``anthropic``);
-nothing above this module sees an SDK type.
+with a cause, whatever the API. Each provider speaks through its own SDK — ``anthropic`` for
+the Messages API, ``openai`` for OpenAI's Chat Completions and every server that speaks it
+(Ollama, vLLM, LM Studio, …, at ``CORTEX_LLM_BASE_URL``); nothing above this module sees an
+SDK type.
 
 A failure's cause decides what the client does with it (``shared.llm.client``):
 
@@ -182,3 +184,83 @@ def _anthropic_text(blocks: Any, tool: bool) -> str:
                 return json.dumps(block.input, sort_keys=True, ensure_ascii=False)
         return ""
     return "".join(block.text for block in blocks if block.type == "text").strip()
+
+
+OPENAI_HOST = "api.openai.com"
+
+
+class OpenAIProvider(Provider):
+    """Chat Completions through the ``openai`` SDK (its own retries off), at OpenAI or any
+    compatible server. A tool is a function the model must call (``tool_choice``); its
+    arguments are the answer. A local model that answers a forced tool with plain JSON text
+    instead is taken at its word: the caller's check decides whether the text is usable.
+    OpenAI itself wants ``max_completion_tokens`` (its newer models refuse ``max_tokens``);
+    compatible servers are sent ``max_tokens``, the name they all read."""
+
+    name = "openai"
+
+    def __init__(self, api_key: str | None, base_url: str | None = None, http_client: Any = None) -> None:
+        from openai import AsyncOpenAI
+
+        # a local server needs no key, the SDK wants one: any string does
+        self._sdk = AsyncOpenAI(api_key=api_key or "no-key", base_url=base_url, http_client=http_client,
+                                max_retries=0)
+        self._owns_http = http_client is None
+        at_openai = base_url is None or OPENAI_HOST in base_url
+        self._tokens = "max_completion_tokens" if at_openai else "max_tokens"
+
+    async def ask(self, request: LlmRequest, timeout_s: float) -> LlmReply:
+        import openai
+
+        extra: dict[str, Any] = {self._tokens: request.max_tokens}
+        if request.tool is not None:
+            extra["tools"] = [openai_tool(request.tool)]
+            extra["tool_choice"] = {"type": "function", "function": {"name": request.tool["name"]}}
+        try:
+            response = await self._sdk.chat.completions.create(
+                model=request.model, messages=[{"role": "system", "content": request.system},
+                                               {"role": "user", "content": request.prompt}],
+                timeout=timeout_s, **extra)
+        except openai.APIStatusError as exc:
+            raise failure_for_status(exc.status_code, exc.response.headers, exc.body) from exc
+        except openai.APITimeoutError as exc:
+            raise ProviderFailure("timeout", type(exc).__name__) from exc
+        except openai.APIConnectionError as exc:
+            raise ProviderFailure("unreachable", type(exc).__name__) from exc
+        except openai.APIResponseValidationError as exc:
+            raise ProviderFailure("server_error", type(exc).__name__) from exc
+        if not response.choices:
+            raise ProviderFailure("server_error", "an answer without a choice")
+        choice = response.choices[0]
+        usage = response.usage
+        return LlmReply(text=_openai_text(choice.message, request.tool is not None),
+                        refused=bool(choice.message.refusal) or choice.finish_reason == "content_filter",
+                        input_tokens=usage.prompt_tokens if usage else 0,
+                        output_tokens=usage.completion_tokens if usage else 0)
+
+    async def aclose(self) -> None:
+        if self._owns_http:
+            await self._sdk.close()
+
+
+def openai_tool(tool: dict[str, Any]) -> dict[str, Any]:
+    """An Anthropic-shaped tool (``name``, ``description``, ``input_schema``) as an OpenAI function."""
+    return {"type": "function", "function": {"name": tool["name"], "description": tool.get("description", ""),
+                                             "parameters": tool["input_schema"]}}
+
+
+def _openai_text(message: Any, tool: bool) -> str:
+    if tool:
+        for call in message.tool_calls or []:
+            if call.type == "function":
+                return _sorted_json(call.function.arguments)
+    return (message.content or "").strip()
+
+
+def _sorted_json(arguments: str) -> str:
+    """A tool's arguments as the Anthropic path gives them (keys sorted), so a cache entry does
+    not depend on the provider's key order; text that is no JSON is passed on as it is."""
+    try:
+        return json.dumps(json.loads(arguments), sort_keys=True, ensure_ascii=False)
+    except ValueError:
+        return arguments

@@ -5,24 +5,25 @@ structured documents within the call's bound and go on; once the model answers, 
 that fell back is asked again and its answer lands as an ``llm_answer`` event, a later
 revision of the document — and a replay makes the same bytes without asking the model.
 
-The real anthropic SDK against a fake HTTP transport; real nats-server, real workers."""
+The real anthropic and openai SDKs against a fake HTTP transport (tests/support/llm_fakes.py:
+the Messages API and Chat Completions); real nats-server, real workers."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import httpx2
 import msgspec
 import nats
 import pytest
-from cortex_testkit import cortex, drained, wait_for
+from cortex_testkit import cortex, drained
+from cortex_testkit import wait_for as wait_until_true
+from llm_fakes import CAPTURED, CAUSES, KNOWLEDGE_ANSWER, NARRATIVE_TEXT, PROVIDER_ENV, Model
 from nats.aio.client import Client
 from nats.js.client import JetStreamContext
 
@@ -38,96 +39,22 @@ from shared.runtime import WorkerHost
 from workers import __version__
 from workers.registry import all_specs, consumer_specs
 
-NARRATIVE_TEXT = "## Tuesday\nThe auth migration moved on; Maria owns the rollout."
-KNOWLEDGE_ANSWER = json.dumps({"entities": [{"type": "product", "value": "Cortex"}],
-                               "facts": [{"subject": "Maria", "predicate": "uses", "object": "Cortex"}]})
-CAPTURED = "Never deploy on Fridays."
 # a short bound: 0.3 s a request, 1 s a call; the model probed again at most every 100 ms
 QUICK = {"CORTEX_LLM_TIMEOUT_S": "0.3", "CORTEX_LLM_DEADLINE_S": "1", "CORTEX_LLM_RETRY_BASE_MS": "10",
          "CORTEX_LLM_PROBE_MAX_MS": "100"}
-CAUSES = ["unreachable", "401", "403", "429", "500", "slow", "malformed"]
+PROVIDERS = sorted(PROVIDER_ENV)
 
 
-def message(text: str, **fields: Any) -> dict[str, Any]:
-    return {"type": "message", "role": "assistant", "model": "claude-haiku-4-5", "content": [{"type": "text",
-            "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
-            "usage": {"input_tokens": 100, "output_tokens": 30}, "id": "msg_1", **fields}
+async def wait_for(predicate: Callable[[], Awaitable[Any]], within: float) -> Any:
+    """``cortex_testkit.wait_for``, a poll the loaded server does not answer in time counting
+    as "not yet" (the workers under test are what must keep up, not this test's reads)."""
+    async def poll() -> Any:
+        try:
+            return await predicate()
+        except nats.errors.TimeoutError:
+            return None
 
-
-def tool_use(name: str, data: dict[str, Any]) -> dict[str, Any]:
-    return message("", content=[{"type": "tool_use", "id": "toolu_1", "name": name, "input": data}],
-                   stop_reason="tool_use")
-
-
-def error(status: int, kind: str, **headers: str) -> httpx2.Response:
-    return httpx2.Response(status, headers=headers, json={"type": "error", "error": {"type": kind, "message": kind}})
-
-
-class Model:
-    """The Messages API, failing with ``cause`` until ``back`` is set; then a good answer to
-    each kind of call (knowledge, narrative, the briefing's wording, recall's capture)."""
-
-    def __init__(self, cause: str) -> None:
-        self.cause = cause
-        self.back = asyncio.Event()
-        self.requests: list[dict[str, Any]] = []
-        self.answered = 0
-
-    def client(self) -> httpx2.AsyncClient:
-        return httpx2.AsyncClient(transport=httpx2.MockTransport(self.handle))
-
-    async def handle(self, request: httpx2.Request) -> httpx2.Response:
-        body = json.loads(request.content)
-        self.requests.append(body)
-        if not self.back.is_set():
-            return await self.fail(request, body)
-        self.answered += 1
-        return httpx2.Response(200, json=self.good(body))
-
-    async def fail(self, request: httpx2.Request, body: dict[str, Any]) -> httpx2.Response:
-        match self.cause:
-            case "unreachable":
-                raise httpx2.ConnectError("connection refused", request=request)
-            case "401":
-                return error(401, "authentication_error")
-            case "403":
-                return error(403, "permission_error")
-            case "429":
-                return error(429, "rate_limit_error", **{"retry-after": "0.05"})
-            case "500":
-                return error(500, "api_error")
-            case "slow":
-                await self.back.wait()  # longer than the bound: cut by the client at 0.3 s
-                return httpx2.Response(200, json=self.good(body))
-            case _:
-                return httpx2.Response(200, json=self.garbage(body))
-
-    @staticmethod
-    def tool(body: dict[str, Any]) -> str | None:
-        tools = body.get("tools") or [{}]
-        return str(tools[0].get("name")) if body.get("tools") else None
-
-    def good(self, body: dict[str, Any]) -> dict[str, Any]:
-        match self.tool(body):
-            case "record_memories":
-                return tool_use("record_memories", {"memories": [{"content": CAPTURED, "type": "rule",
-                                                                  "confidence": 0.9}]})
-            case "improved_briefing":
-                prompt = body["messages"][0]["content"]
-                return tool_use("improved_briefing", {"threads": [
-                    {"id": i, "title": "Auth migration to the key service"}
-                    for i in re.findall(r'<thread id="([^"]+)"', prompt)]})
-            case "record_replacements":
-                return tool_use("record_replacements", {"replacements": []})
-        if "entities" in body["system"]:
-            return message(KNOWLEDGE_ANSWER)
-        return message(NARRATIVE_TEXT)
-
-    def garbage(self, body: dict[str, Any]) -> dict[str, Any]:
-        name = self.tool(body)
-        if name is not None:
-            return tool_use(name, {"memories": [{"content": 5}], "threads": "none"})
-        return message("this is not json {" if "entities" in body["system"] else NARRATIVE_TEXT)
+    return await wait_until_true(poll, within=within)
 
 
 def conversation(agent: str = "main") -> list[tuple[str, dict[str, Any]]]:
@@ -144,15 +71,15 @@ def conversation(agent: str = "main") -> list[tuple[str, dict[str, Any]]]:
 WORKERS = ("threads", "decisions", "narrative", "knowledge", "recall")
 
 
-def settings_for(url: str, tmp: Path) -> Settings:
-    return load_settings({"CORTEX_NATS_URL": url, "CORTEX_DATA_DIR": str(tmp), "ANTHROPIC_API_KEY": "sk-test",
+def settings_for(url: str, tmp: Path, provider: str = "anthropic") -> Settings:
+    return load_settings({"CORTEX_NATS_URL": url, "CORTEX_DATA_DIR": str(tmp), **PROVIDER_ENV[provider],
                           "CORTEX_RUNTIME_FETCH_TIMEOUT_MS": "100", "CORTEX_EMBEDDER": "hashing",
                           "CORTEX_KNOWLEDGE_LLM_BATCH_SIZE": "3", "CORTEX_RECALL_LLM_BATCH_SIZE": "3", **QUICK})
 
 
 @asynccontextmanager
-async def pipeline(url: str, tmp: Path, model: Model) -> AsyncIterator[JetStreamContext]:
-    settings = settings_for(url, tmp)
+async def pipeline(url: str, tmp: Path, model: Model, provider: str = "anthropic") -> AsyncIterator[JetStreamContext]:
+    settings = settings_for(url, tmp, provider)
     nc = await nats.connect(url)
     js = nc.jetstream()
     await provision(js, settings, consumer_specs())
@@ -197,12 +124,13 @@ async def fell_back(js: JetStreamContext) -> bool:
             and recall is not None and recall.integrity.events == 4 and knowledge is not None)
 
 
+@pytest.mark.parametrize("provider", PROVIDERS)
 @pytest.mark.parametrize("cause", CAUSES)
 async def test_no_model_gives_the_structured_documents_and_the_answers_land_once_it_answers(
-    cause: str, nats_url: str, tmp_path: Path
+    cause: str, provider: str, nats_url: str, tmp_path: Path
 ) -> None:
     model = Model(cause)
-    async with pipeline(nats_url, tmp_path, model) as js:
+    async with pipeline(nats_url, tmp_path, model, provider) as js:
         for subject, payload in conversation():
             await js.publish(subject, json.dumps(payload).encode())
         # no worker stalls: everything is applied while the model still fails
@@ -218,7 +146,7 @@ async def test_no_model_gives_the_structured_documents_and_the_answers_land_once
             assert narrative.source == "structured" and "**Timeline:**" in narrative.markdown
             states = await health(js)
             assert {states[w].state for w in ("knowledge", "narrative", "recall")} == {"unreachable"}
-        if cause == "401":  # what an operator sees
+        if cause == "401" and provider == "anthropic":  # what an operator sees
             status = await asyncio.to_thread(cortex, "status", url=nats_url)
             [line] = [ln for ln in status.stdout.splitlines() if ln.strip().startswith("knowledge ")
                       and "LLM:" in ln]
@@ -235,6 +163,8 @@ async def test_no_model_gives_the_structured_documents_and_the_answers_land_once
         await wait_for(enriched, within=60)
         narrative = await doc(js, "cortex_narratives", NarrativeDoc)
         assert narrative.markdown == NARRATIVE_TEXT
+        # each provider's own wire format (Chat Completions: the system prompt is a message)
+        assert {r["messages"][0]["role"] for r in model.requests} == {"system" if provider == "openai" else "user"}
         assert narrative.enhanced is not None  # the briefing's wording landed too
         assert [t.title for t in narrative.enhanced.threads.values()] == ["Auth migration to the key service"]
         kv = await js.key_value(BUCKET_LLM_CACHE)

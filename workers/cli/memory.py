@@ -160,8 +160,9 @@ async def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
     root = Path(args.dir)
     if not await asyncio.to_thread(root.is_dir):
         raise CliError(f"{root} is not a directory")
-    if args.summarize and not settings.anthropic_api_key:
-        raise CliError("--summarize asks Claude for the summaries: set ANTHROPIC_API_KEY")
+    if args.summarize and settings.model_provider is None:
+        raise CliError("--summarize asks a model for the summaries: set ANTHROPIC_API_KEY (or CORTEX_LLM_PROVIDER "
+                       "with its key or base URL)")
     state_path = _state_path(settings, agent)
     notes, known = await asyncio.to_thread(_scan, root, agent, state_path)
     todo = [n for n in notes if n.id not in known]

@@ -5,8 +5,8 @@ Ported from ``classifier.test.ts``: "triage filters out findings when triage say
 false" (here: marked dismissed, left out of the API's default answer and the briefing),
 "triage passes findings through when keep: true", "applies redaction before sending chain
 to LLM", "handles invalid JSON from LLM gracefully". Not applicable: the deep-analysis
-stage (rules, policies, patterns), its actionType defaults and the OpenAI-style endpoint
-settings (one Anthropic client, ``shared.llm``).
+stage (rules, policies, patterns) and its actionType defaults. The OpenAI-style endpoint
+settings are the client's (``shared.llm``: tests/shared/test_llm_openai_server.py).
 """
 
 from __future__ import annotations
