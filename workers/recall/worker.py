@@ -247,6 +247,8 @@ class RecallHandler(Handler):
                 if self._llm.enabled:
                     await self._judge(env)
         outcome = await asyncio.to_thread(self._applier.apply_batch, staged, HOLDER.lock)
+        for env in outcome.upkeep:  # upkeep in a session, on its cadence: the facts too, as of that message
+            await self._mirror_facts(env)
         for change in ("added", "merged", "consolidated", "superseded", "skipped", "expired", "demoted", "updated"):
             RECALL_MEMORIES.labels(change).inc(getattr(outcome, change))
         # removed from the staged events only once the documents are written: a transient
