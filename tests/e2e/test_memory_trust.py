@@ -272,3 +272,24 @@ async def test_a_recall_and_a_briefing_for_one_person_never_show_another_persons
 async def briefed(nc: Client, text: str) -> bool:
     raw = await nc.request("cortex.api.boot.desk", b"{}", timeout=20)
     return text in msgspec.json.decode(raw.data).get("markdown", "")
+
+
+@pytest.mark.parametrize("pipeline", [("knowledge", "recall")], indirect=True)
+async def test_a_producer_of_messages_only_still_gets_its_facts_mirrored_and_memories_maintained(
+    pipeline: Client, wait_for: Any
+) -> None:
+    """Issue 41: upkeep ran only at session starts, so an agent in one endless session never
+    consolidated, expired or mirrored its facts. Now the session's first message of a new day
+    does it: the knowledge fact answers the question, and the repeated thanks are one memory."""
+    nc = pipeline
+    said = [(2, "Maria works at Acme Analytics GmbH."), (2, "Thanks!"), (2, "thanks"),
+            (2, "Maria will work on the GmbH paperwork next week.")]
+    for i, (day, text) in enumerate(said):
+        await publish(nc, "msg", message("walt", i, "Jonas", text, day=day), "received")
+    await settled(nc, wait_for, "knowledge", "recall")
+    await publish(nc, "msg", message("walt", 9, "Jonas", "Good morning!", day=3), "received")  # a new day
+    await settled(nc, wait_for, "knowledge", "recall")
+    top = (await ask(nc, "walt", "where does Maria work?")).memories[0]
+    assert top.fact_id is not None and top.content == "Maria works at Acme Analytics GmbH"
+    thanks = [m for m in (await ask(nc, "walt", "thanks")).memories if "hanks" in m.content and "\n" not in m.content]
+    assert len(thanks) == 1

@@ -60,6 +60,7 @@ from workers.recall.lifecycle import (
     plan_tiering,
     record_hit,
     select_hot,
+    upkeep_due,
 )
 from workers.recall.models import Memory, SearchHit, memory_id
 from workers.recall.pending import PendingWrites
@@ -102,6 +103,7 @@ class BatchOutcome:
     expired: int = 0
     demoted: int = 0
     updated: int = 0  # a memory_update changed a memory's statement
+    upkeep: list[Envelope] = field(default_factory=list)  # messages at which upkeep ran (lifecycle.upkeep_due)
 
 
 def _turn_id(reply: Memory) -> str:
@@ -273,16 +275,18 @@ class StoreApplier:
         self.context.begin()
         try:
             for step in _steps(envs):
-                writes = PendingWrites(self.store)
-                with lock:
-                    staged = [(env, [msgspec.structs.replace(m, last_seq=env.seq) for m in self._stage(env)])
-                              for env in step]
-                    held = self._applied(writes, [m for _, memories in staged for m in memories])
-                vectors = self._embed([m.content for _, memories in staged for m in memories if m.id not in held]
-                                      + _updated_texts(env for env, _ in staged))
-                with lock:
-                    self._write(writes, staged, vectors, outcome)
-                    writes.flush()
+                done = 0
+                while done < len(step):  # a message due for upkeep ends a step too (known once staged)
+                    writes = PendingWrites(self.store)
+                    with lock:
+                        staged, due = self._stage_until_upkeep(step[done:])
+                        held = self._applied(writes, [m for _, memories in staged for m in memories])
+                    vectors = self._embed([m.content for _, memories in staged for m in memories if m.id not in held]
+                                          + _updated_texts(env for env, _ in staged))
+                    with lock:
+                        self._write(writes, staged, vectors, outcome, due)
+                        writes.flush()
+                    done += len(staged)
             with lock:
                 # once per batch, not per step: a flush costs a sync of the shard to disk
                 # (~35-120 ms here), and a batch of many agents has a session start in most
@@ -292,7 +296,20 @@ class StoreApplier:
             self.context.rollback()
             raise
 
-    def _stage(self, env: Envelope) -> list[Memory]:
+    def _stage_until_upkeep(self, envs: Sequence[Envelope]) -> tuple[list[tuple[Envelope, list[Memory]]], int | None]:
+        """``envs`` staged up to and including the first message due for upkeep
+        (``lifecycle.upkeep_due``: its maintenance changes what later events are staged
+        against, as a session start's does), and that message's sequence (None: none)."""
+        staged: list[tuple[Envelope, list[Memory]]] = []
+        for env in envs:
+            memories, due = self._stage(env)
+            staged.append((env, [msgspec.structs.replace(m, last_seq=env.seq) for m in memories]))
+            if due:
+                return staged, env.seq
+        return staged, None
+
+    def _stage(self, env: Envelope) -> tuple[list[Memory], bool]:
+        """The event's memories, and whether it is a message due for upkeep."""
         if isinstance(env.event, FeedbackEvent) and env.event.kind == "memory_forget":
             ids = feedback_ids(env.event)
             self.context.forget(env.agent, None if env.event.value == "all" and not ids else ids)
@@ -308,7 +325,10 @@ class StoreApplier:
                 # (the previous turn's statement) as it supersedes that turn
                 memories.insert(0, reply_memory(previous[-1], turn.content))
             self.context.push(turn, env.seq)
-        return memories
+            due = bool(previous) and upkeep_due(previous[-1].created_at, turn.created_at,
+                                                self.settings.upkeep_hours)
+            return memories, due
+        return memories, False
 
     def _applied(self, writes: PendingWrites, memories: Sequence[Memory]) -> set[str]:
         """Ids of candidates the store holds at or above their own ``last_seq`` already:
@@ -348,7 +368,7 @@ class StoreApplier:
         return vectors[memory.content]
 
     def _write(self, writes: PendingWrites, staged: Sequence[tuple[Envelope, list[Memory]]],
-               vectors: dict[str, FloatVector], outcome: BatchOutcome) -> None:
+               vectors: dict[str, FloatVector], outcome: BatchOutcome, due: int | None = None) -> None:
         for env, memories in staged:
             if is_agent_forget(env.event):
                 # the cut of `cortex forget AGENT`: the summary starts again after it
@@ -363,6 +383,10 @@ class StoreApplier:
             if memories:
                 for memory in memories:
                     self._add(writes, memory, partial(self._vector, memory, vectors), outcome)
+                if env.seq == due:  # a new period of the session's event time: its upkeep
+                    writes.forget_known()  # lifecycle reads and rewrites the agent's memories
+                    self._maintain(env.agent, env.event.ts, env.seq, outcome)
+                    outcome.upkeep.append(env)
             elif isinstance(env.event, FeedbackEvent) and env.event.kind == "memory_update":
                 self._update(writes, env, env.event, vectors, outcome)
             elif isinstance(env.event, FeedbackEvent):

@@ -267,6 +267,8 @@ class RecallHandler(Handler):
             elif (late := late_answer(env.event)) is not None and late.purpose == CAPTURE:
                 await self._capture(env, late.text, late.context)  # a capture the model answered later
         outcome = await asyncio.to_thread(self._applier.apply_batch, staged, HOLDER.lock)
+        for env in outcome.upkeep:  # upkeep in a session, on its cadence: the facts too, as of that message
+            await self._mirror_facts(env)
         for change in ("added", "merged", "consolidated", "superseded", "skipped", "expired", "demoted", "updated"):
             RECALL_MEMORIES.labels(change).inc(getattr(outcome, change))
         # removed from the staged events only once the documents are written: a transient
