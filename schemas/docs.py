@@ -311,6 +311,9 @@ class RecallDoc(msgspec.Struct, frozen=True, kw_only=True):
     integrity: Integrity
     version: int = 1
     llm_pending: list[list[str]] = msgspec.field(default_factory=list)  # [role, sender, text, event id, ts]
+    # the key memories that belong to one person (text -> person): a briefing for another
+    # person leaves them out (workers.recall.people)
+    key_owners: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 class Triage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

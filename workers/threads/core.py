@@ -63,7 +63,13 @@ from workers.conversation.signals import (
 from workers.conversation.statements import DecisionText
 from workers.render import clip_words
 from workers.threads.corrections import answered, reopen_corrected
-from workers.threads.summary import about_topic, closing_sentence, compose_summary, without_title_frame
+from workers.threads.summary import (
+    about_topic,
+    closing_sentence,
+    compose_summary,
+    follow_claims,
+    without_title_frame,
+)
 from workers.threads.topics import Topic, track
 from workers.threads.waits import end_waits
 
@@ -266,6 +272,7 @@ def _apply_signals(
     threads = _append_decisions(threads, signals.decisions, ts)
     # the open threads the message names (decisions above are matched by their own sentence)
     named = {t.id for t in threads if t.status == "open" and matches_title(t.title, words)}
+    threads = follow_claims(threads, text.original, event.sender or event.role)  # one value of a fact
     if signals.waits:
         threads = _set_waiting(threads, signals.waits[-1], named, event)
     if mood != "neutral":
