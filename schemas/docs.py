@@ -93,6 +93,9 @@ class ThreadsDoc(msgspec.Struct, frozen=True, kw_only=True):
     messages: int = 0
     recent: list[RecentMessage] = msgspec.field(default_factory=list)
     settled: list[str] = msgspec.field(default_factory=list)
+    # the phrases said twice in a window without work, each with the ordinal of the message
+    # that said it last: said again later, it is a topic the conversation comes back to
+    heard: dict[str, int] = msgspec.field(default_factory=dict)
 
 
 class Decision(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -144,6 +147,15 @@ class Commitment(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     role: Role | None = None
 
 
+class AgentTurn(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The agent's turn since the user last spoke, as the commitments core needs it: the
+    commitments its messages closed, and whether its latest message asked a question."""
+
+    session: str
+    closed: list[str] = msgspec.field(default_factory=list)  # commitment ids, in the order closed
+    question: bool = False
+
+
 class CommitmentsDoc(msgspec.Struct, frozen=True, kw_only=True):
     CAP_LISTS: ClassVar[tuple[str, ...]] = ("commitments",)
 
@@ -151,6 +163,9 @@ class CommitmentsDoc(msgspec.Struct, frozen=True, kw_only=True):
     commitments: list[Commitment]
     integrity: Integrity
     version: int = 1
+    # Beyond the contract (readers ignore it): the agent's current turn, whose closures the
+    # user's next message may correct ("No, that's wrong, the deploy failed" reopens them)
+    agent_turn: AgentTurn | None = None
 
 
 class SnapshotDoc(msgspec.Struct, frozen=True, kw_only=True):

@@ -24,10 +24,10 @@ from shared.asof import DocReader
 from shared.config import Settings
 from shared.errors import TransientError
 from shared.feedback import publish_feedback
-from shared.llm import LlmClient
+from shared.llm import NO_MODEL, LlmClient
 from shared.names import BUCKET_KNOWLEDGE, api_subject, notes_subject, published_subject
 from workers.cli.base import CliError
-from workers.cli.common import connected, require_data
+from workers.cli.common import AGENT_HELP, NATS_URL_HELP, add_json_flag, connected, print_json, require_data
 from workers.cli.query import _agent, event_time, request_api
 from workers.recall.markdown import (
     SUMMARY_PURPOSE,
@@ -50,11 +50,11 @@ if TYPE_CHECKING:
 
 def register(sub: Any) -> None:
     index = sub.add_parser("index", help="publish a memory directory's markdown sections as NoteEvents")
-    index.add_argument("dir")
-    index.add_argument("--agent", required=True)
+    index.add_argument("dir", help="the memory directory: every *.md file under it, split into sections by heading")
+    index.add_argument("--agent", required=True, help=AGENT_HELP)
     index.add_argument("--summarize", action="store_true",
                        help="also a one-sentence summary of each section by Claude (needs ANTHROPIC_API_KEY)")
-    index.add_argument("--nats-url")
+    index.add_argument("--nats-url", help=NATS_URL_HELP)
     index.set_defaults(handler=cmd_index)
 
     memory = sub.add_parser("memory", help="pin or forget a recall memory; what consolidation would merge")
@@ -62,9 +62,9 @@ def register(sub: Any) -> None:
     for action, kind, text in (("pin", "memory_pin", "never expires, always eligible"),
                                ("forget", "memory_forget", "removed from the store")):
         p = msub.add_parser(action, help=f"{action} a memory ({text})")
-        p.add_argument("agent")
-        p.add_argument("id")
-        p.add_argument("--nats-url")
+        p.add_argument("agent", help=AGENT_HELP)
+        p.add_argument("id", help="the memory's whole id (`cortex recall AGENT QUERY --full-ids` prints them)")
+        p.add_argument("--nats-url", help=NATS_URL_HELP)
         p.set_defaults(handler=cmd_memory, kind=kind)
     update = msub.add_parser("update", help="change a memory's statement (the old one stays in its history)")
     update.add_argument("agent")
@@ -83,17 +83,21 @@ def register(sub: Any) -> None:
     show.add_argument("--nats-url")
     show.set_defaults(handler=cmd_show)
     consolidate = msub.add_parser("consolidate", help="what the agent's next session start would merge and expire")
-    consolidate.add_argument("agent")
-    consolidate.add_argument("--dry-run", action="store_true", required=True,
-                             help="report only (consolidation itself runs at session starts, through the stream)")
+    consolidate.add_argument("agent", help=AGENT_HELP)
+    # a report is all this command makes (consolidation runs at session starts, through the stream): the flag
+    # says so, and is no longer required to say it
+    consolidate.add_argument("--dry-run", action="store_true",
+                             help="report only, as always (consolidation itself runs at session starts, through "
+                                  "the stream)")
     consolidate.add_argument("--json", action="store_true", help="the API's reply as JSON")
-    consolidate.add_argument("--nats-url")
+    consolidate.add_argument("--nats-url", help=NATS_URL_HELP)
     consolidate.set_defaults(handler=cmd_consolidate)
 
     facts = sub.add_parser("facts", help="print the agent's known facts (optionally about one entity)")
-    facts.add_argument("agent")
+    facts.add_argument("agent", help=AGENT_HELP)
     facts.add_argument("--entity", help="an entity value or id, e.g. Maria or person:maria")
-    facts.add_argument("--nats-url")
+    add_json_flag(facts, "the facts (and their entities) of the KnowledgeDoc")
+    facts.add_argument("--nats-url", help=NATS_URL_HELP)
     facts.set_defaults(handler=cmd_facts)
 
 
@@ -132,14 +136,17 @@ async def summarize_notes(llm: LlmClient, notes: Sequence[NoteEvent], publish: P
     """Claude's one-sentence summary of each note, published as a ``remember`` event
     (``workers.recall.markdown``); returns the summary ids published and how many Claude
     did not give (refused, rejected, over the day's budget: asked again on a later run).
-    An outage stops it (TransientError) after what was published."""
+    A model that cannot be reached within the call's bound stops it (TransientError) after
+    what was published."""
     done: list[str] = []
     missed = 0
     for i, note in enumerate(notes, 1):
-        answer = await llm.complete(agent=note.agent, purpose=SUMMARY_PURPOSE, system=SUMMARY_SYSTEM,
-                                    prompt=summary_prompt(note.path, note.headings, note.content), when=note.ts,
-                                    max_tokens=256)
-        text = summary_text(note.path, note.headings, answer)
+        answer = await llm.answer(agent=note.agent, purpose=SUMMARY_PURPOSE, system=SUMMARY_SYSTEM,
+                                  prompt=summary_prompt(note.path, note.headings, note.content), when=note.ts,
+                                  max_tokens=256, replayed=False)
+        if answer.outcome in NO_MODEL:
+            raise TransientError(f"LLM unavailable ({SUMMARY_PURPOSE}): {llm.availability.cause or answer.outcome}")
+        text = summary_text(note.path, note.headings, answer.text)
         if text is None:
             missed += 1
         else:
@@ -156,9 +163,11 @@ async def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
     root = Path(args.dir)
     if not await asyncio.to_thread(root.is_dir):
         raise CliError(f"{root} is not a directory")
-    if args.summarize and not settings.anthropic_api_key:
-        raise CliError("--summarize asks Claude for the summaries: set ANTHROPIC_API_KEY")
+    if args.summarize and settings.model_provider is None:
+        raise CliError("--summarize asks a model for the summaries: set ANTHROPIC_API_KEY (or CORTEX_LLM_PROVIDER "
+                       "with its key or base URL)")
     state_path = _state_path(settings, agent)
+    tty = _at_a_terminal_out()
     async with connected(settings, args.nats_url) as nc:
         now = await event_time(nc, agent)
         notes, known = await asyncio.to_thread(_scan, root, agent, state_path, settings.timezone, now)
@@ -168,10 +177,9 @@ async def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
             await js.publish(notes_subject(settings.prefix, agent), msgspec.json.encode(note),  # the contract's
                              headers={"Nats-Msg-Id": note.id})
             known.add(note.id)
-            if i % 50 == 0 or i == len(todo):
-                print(f"\rindex: {i}/{len(todo)} sections", end="", file=sys.stderr, flush=True)
-        if todo:
-            print(file=sys.stderr)
+            if tty and (i % 50 == 0 or i == len(todo)):  # a redrawn line; in a log, the summary says it
+                print(f"\rindex: {i}/{len(todo)} sections", end="\n" if i == len(todo) else "", file=sys.stderr,
+                      flush=True)
         summarized = await _summaries(js, settings, notes, known, state_path) if args.summarize else ""
     await asyncio.to_thread(_save_state, state_path, known)
     print(f"indexed {len(notes)} sections from {root}: {len(todo)} new, {len(notes) - len(todo)} unchanged"
@@ -190,8 +198,11 @@ async def _summaries(js: Any, settings: Settings, notes: Sequence[NoteEvent], kn
                          msgspec.json.encode(event), headers={"Nats-Msg-Id": event.id})
         known.add(event.id)
 
+    tty = _at_a_terminal_out()
+
     def progress(i: int, n: int) -> None:
-        print(f"\rsummarize: {i}/{n} sections", end="\n" if i == n else "", file=sys.stderr, flush=True)
+        if tty:  # off a terminal (a log) only the summary line
+            print(f"\rsummarize: {i}/{n} sections", end="\n" if i == n else "", file=sys.stderr, flush=True)
 
     llm = LlmClient(settings, js)
     try:
@@ -305,7 +316,10 @@ async def cmd_facts(args: argparse.Namespace, settings: Settings) -> int:
         if doc is None:
             await require_data(nc, settings, agent)
     if doc is None:
-        print(f"(no knowledge for {agent} yet)")
+        if args.json:
+            print_json({"entities": [], "facts": [], "replaced": []})
+        else:
+            print(f"(no knowledge for {agent} yet)")
         return 0
     names = entity_names(doc.entities)
     wanted = args.entity.lower() if args.entity else None
@@ -317,6 +331,11 @@ async def cmd_facts(args: argparse.Namespace, settings: Settings) -> int:
     # "Maria works at Acme Analytics GmbH" two weeks before "… at Globex Corp": both are kept,
     # the older one says it was replaced (the briefing shows only the newer)
     current = {f.id for f in current_facts(doc.facts)}
+    if args.json:
+        named = {f.subject for f in facts} | {f.object for f in facts}
+        print_json({"entities": [e for e in doc.entities if ids is None or e.id in named], "facts": facts,
+                    "replaced": [f.id for f in facts if f.id not in current]})
+        return 0
     rows = [[f"{f.relevance:.2f}", names.get(f.subject, f.subject), f.predicate,
              names.get(f.object, f.object) + ("" if f.id in current else " (replaced)"), f.source] for f in facts]
     print(render_table(["relevance", "subject", "predicate", "object", "source"], rows) if rows
@@ -328,7 +347,7 @@ async def cmd_facts(args: argparse.Namespace, settings: Settings) -> int:
 
 def register_forget(sub: Any) -> None:
     p = sub.add_parser("forget", help="remove an agent everywhere: events, documents, memories, dead letters")
-    p.add_argument("agent")
+    p.add_argument("agent", help=AGENT_HELP)
     p.add_argument("--yes", action="store_true",
                    help="confirm without being asked (required when not at a terminal): this cannot be undone")
     p.add_argument("--status", action="store_true",
@@ -336,7 +355,7 @@ def register_forget(sub: Any) -> None:
     p.add_argument("--wait", type=float, default=60.0, metavar="SECONDS",
                    help="how long to wait for the recall worker to delete the memories (default 60); "
                         "a forget still pending then completes on its own")
-    p.add_argument("--nats-url")
+    p.add_argument("--nats-url", help=NATS_URL_HELP)
     p.set_defaults(handler=cmd_forget)
 
 
@@ -391,7 +410,8 @@ async def _consumers_of(js: Any, settings: Settings, agent: str) -> list[str]:
 def describe_forget(record: ForgetRecord) -> str:
     r, agent = record.report, record.agent
     removed = (f"{r.events} events, {r.documents} documents, {r.dead_letters} dead letters, "
-               f"{r.usage_keys} usage counters, {r.llm_answers} cached LLM answers")
+               f"{r.usage_keys} usage counters, {r.llm_answers} cached LLM answers"
+               + (f", {r.llm_pending} LLM calls waiting for the model" if r.llm_pending else ""))
     if record.state == "complete":
         return f"forgot {agent}: {removed}; memories {r.memories}"
     if record.state == "pending":
@@ -412,6 +432,14 @@ async def _forget_status(args: argparse.Namespace, settings: Settings, agent: st
         raise CliError(f"no forget of {agent} is recorded")
     print(describe_forget(record))
     return {"complete": 0, "pending": PENDING}.get(record.state, 1)
+
+
+def _at_a_terminal_out() -> bool:
+    """Progress redrawn with ``\\r`` is for a person watching stderr, not for a log file."""
+    try:
+        return sys.stderr is not None and sys.stderr.isatty()
+    except ValueError:  # a closed stream
+        return False
 
 
 def _at_a_terminal() -> bool:

@@ -99,6 +99,11 @@ GAP: Final = _ANY + "{0,200}"
 # letters (both are \w), so "好的I'll fix the build" was no promise (issue 15, item 20).
 _NOT_AFTER_LETTER: Final = r"(?<![a-z0-9_'’])"
 
+# Where an English return cue ("back to X") may stand: a clause's start, after a word that
+# turns the conversation ("OK, back to …", "so back to …"), or after "let's get/go/come".
+_CUE_START_EN: Final = (r"(?:^|(?<=[.!?…;:,(\n])\s*|(?<![\w'’])(?:ok|okay|so|anyway|alright|now"
+                        r"|let['’]?s (?:get|go|come))\s+)")
+
 # A request or an offer starts its clause, alone or after a word that asks ("please remind me",
 # "can you remind me", "ok let me"): "these moments remind me to …", "they let me take a break"
 # ask for nothing.
@@ -232,6 +237,12 @@ class LanguagePack:
     ratification: tuple[str, ...] = ()
     # Function words: no topic is made of them, and a task is not named by them. Lowered.
     stopwords: tuple[str, ...] = ()
+    # Cortex's own (issue 37), lowered: words a topic nobody announced (``workers.threads.topics``)
+    # neither starts nor ends on — common verbs in their forms ("keep going", "take care", "sign
+    # reminds", "feels like") — and adjectives of praise or comfort it does not start on ("kind
+    # words", "safe trip", "hard work"): a title is a noun phrase.
+    verbs: tuple[str, ...] = ()
+    praise: tuple[str, ...] = ()
     # A sentence opening on what it is about ("Beim Onboarding-Flow …", "For the quarterly
     # report export …"): group 1 holds the words after the frame, of which
     # ``signals.message_topics`` keeps the topic's. Cortex's own, on the lowered text: the
@@ -256,6 +267,58 @@ UNIVERSAL_MOOD: Final[tuple[tuple[Mood, str], ...]] = (
 
 # An ISO date is a due date in every language.
 UNIVERSAL_DUE: Final = r"\b\d{4}-\d{2}-\d{2}\b"
+
+# Cortex's own (issue 37): a cue topic ends before the first of its language's conjunctions,
+# pronouns, auxiliaries and time words ("simpler times but it", "our bonuses and the raises we",
+# "acting someday" are "simpler times", "bonuses", "acting"), and is none when it starts on one
+# ("back to you on …"). Per language, in its own pattern: French "on" is a pronoun, English "on" a
+# preposition ("the disk pressure on db-2").
+_TOPIC_END_EN: Final = (
+        "and", "but", "or", "nor", "so", "because", "since", "while", "if", "when", "whenever", "that", "which",
+        "who", "whom", "whose", "where", "as", "than", "though", "although", "until", "unless", "whether",
+        "i", "you", "he", "she", "it", "we", "they", "me", "him", "us", "them", "my", "your", "our", "their",
+        "his", "its", "is", "are", "was", "were", "am", "be", "been", "being", "has", "have", "had", "do",
+        "does", "did", "will", "would", "can", "could", "should", "shall", "may", "might", "must", "today",
+        "tomorrow", "tonight", "yesterday", "now", "soon", "someday", "sometime", "later", "again", "then",
+        "please", "too", "anyway", "ever",
+)
+_TOPIC_END_DE: Final = (
+        "und", "aber", "oder", "denn", "weil", "dass", "ob", "wenn", "als", "wie", "ich", "du", "er", "sie", "es",
+        "wir", "ihr", "mich", "dich", "uns", "euch", "mein", "dein", "unser", "ist", "sind", "war", "waren", "bin",
+        "bist", "hat", "haben", "hatte", "wird", "werden", "wurde", "kann", "können", "muss", "müssen", "soll",
+        "sollen", "will", "wollen", "heute", "morgen", "gestern", "jetzt", "bald", "später", "nochmal", "wieder",
+        "bitte",
+)
+_TOPIC_END_ES: Final = (
+        "y", "e", "o", "u", "pero", "porque", "que", "cuando", "si", "como", "yo", "tú", "él", "ella", "nosotros",
+        "ellos", "me", "te", "se", "nos", "es", "son", "está", "están", "fue", "era", "ha", "han", "hay", "va",
+        "vamos", "hoy", "mañana", "ayer", "ahora", "luego", "pronto",
+)
+_TOPIC_END_FR: Final = (
+        "et", "ou", "mais", "donc", "car", "parce", "que", "qui", "quand", "si", "comme", "je", "tu", "il", "elle",
+        "on", "nous", "vous", "ils", "elles", "est", "sont", "était", "a", "ont", "va", "aujourd'hui", "demain",
+        "hier", "maintenant", "bientôt",
+)
+_TOPIC_END_IT: Final = (
+        "e", "ed", "o", "ma", "perché", "che", "quando", "se", "come", "io", "tu", "lui", "lei", "noi", "voi",
+        "loro", "è", "sono", "era", "ha", "hanno", "va", "oggi", "domani", "ieri", "adesso", "ora", "presto",
+)
+_TOPIC_END_PT: Final = (
+        "e", "ou", "mas", "porque", "que", "quando", "se", "como", "eu", "tu", "ele", "ela", "nós", "eles", "elas",
+        "é", "são", "era", "foi", "tem", "têm", "vai", "hoje", "amanhã", "ontem", "agora", "logo",
+)
+_TOPIC_END_RU: Final = (
+        "и", "а", "но", "или", "потому", "что", "когда", "если", "как", "я", "ты", "он", "она", "мы", "вы",
+        "они", "это", "есть", "был", "была", "будет", "сегодня", "завтра", "вчера", "сейчас",
+)
+
+
+def _topic_until(ends: tuple[str, ...]) -> str:
+    """The topic group of a cue pattern: up to 40 characters of words, starting on none of
+    ``ends`` and stopping before the first of them."""
+    stop = "|".join(ends)
+    return rf"(?!(?:{stop})\b)(\w(?:(?!\s+(?:{stop})\b)[\w\s-]){{3,40}})"
+
 
 EN: Final = LanguagePack(
     code="en",
@@ -308,8 +371,13 @@ EN: Final = LanguagePack(
         r"(?:is|are)(?: now| finally)?(?: here| available| ready)\b",
     ),
     topic=(
-        r"(?:back to|now about|regarding|let['’]s (?:talk\s+about|talk(?!\s+about\b)|discuss|look at))\s+"
-        r"(?:the\s+)?(\w[\w\s-]{3,40})",
+        # "back to X" returns to a topic only where a clause starts ("Back to the payment gateway: …",
+        # "OK, back to pricing") or after "let's get/go/come": "I'll get back to you on the pricing",
+        # "going back to school", "roll back to version 2.3", "they take us back to simpler times"
+        # return to nothing (issue 37)
+        rf"(?:{_CUE_START_EN}back to|(?<![\w'’])(?:now about|regarding)"
+        r"|let['’]s (?:talk\s+about|talk(?!\s+about\b)|discuss|look at))\s+"
+        r"(?:(?:the|my|your|our|their|his|her)\s+)?" + _topic_until(_TOPIC_END_EN),
     ),
     topic_blacklist=(
         "it", "that", "this", "the", "them", "what", "which", "there",
@@ -424,6 +492,39 @@ EN: Final = LanguagePack(
         "such", "only", "own", "same", "few", "each", "both", "up", "down", "out", "off", "new", "old", "good",
         "great", "thanks", "thank", "hi", "hello", "morning", "okay", "ok", "sure", "let", "lets", "one", "two",
         "first", "next", "last",
+        # chat's function words and fillers (issue 37): "like yoga", "even though", "need anything
+        # else", "acting someday", "Uh-huh" were topics
+        "like", "even", "though", "although", "else", "anything", "everything", "something", "nothing", "anyone",
+        "everyone", "someone", "someday", "sometime", "sometimes", "soon", "sooner", "later", "ever", "never",
+        "always", "often", "usually", "ago", "yet", "every", "much", "many", "lot", "lots", "bit", "well", "way",
+        "thing", "things", "stuff", "pretty", "quite", "kinda", "sorta", "gonna", "wanna", "gotta", "hey", "yeah",
+        "yep", "yup", "nope", "wow", "oh", "ah", "uh", "um", "hmm", "mm", "huh", "uh-huh", "mm-hmm", "uh-oh",
+        "definitely", "totally", "absolutely", "actually", "probably", "finally", "literally", "especially",
+        "recently", "lately", "currently", "honestly", "seriously", "basically", "since", "while", "if",
+        "because", "through", "without", "during", "around", "tonight", "anyway", "others", "another",
+    ),
+    verbs=(
+        "feel", "feels", "felt", "feeling", "take", "takes", "took", "taken", "taking", "keep", "keeps", "kept",
+        "keeping", "stay", "stays", "stayed", "staying", "need", "needs", "needed", "make", "makes", "made",
+        "making", "remind", "reminds", "reminded", "reminding", "go", "goes", "going", "went", "gone", "come",
+        "comes", "came", "coming", "get", "gets", "got", "gotten", "getting", "see", "sees", "saw", "seen",
+        "seeing", "know", "knows", "knew", "known", "knowing", "think", "thinks", "thought", "thinking", "want",
+        "wants", "wanted", "love", "loves", "loved", "loving", "hope", "hopes", "hoped", "hoping", "try",
+        "tries", "tried", "trying", "sound", "sounds", "sounded", "seem", "seems", "seemed", "mean", "means",
+        "meant", "say", "says", "said", "saying", "tell", "tells", "told", "telling", "give", "gives", "gave",
+        "given", "giving", "put", "puts", "putting", "enjoy", "enjoys", "enjoyed", "enjoying", "appreciate",
+        "appreciated", "believe", "believes", "believed", "guess", "wish", "wishes", "wished", "miss", "missed",
+        "hear", "heard", "hearing", "find", "finds", "found", "finding", "become", "became", "becoming",
+        "bring", "brings", "brought", "bringing", "happen", "happens", "happened", "happening", "remember",
+        "remembered", "forget", "forgot", "pushing", "chasing", "paying", "doing", "having", "rock", "rocks",
+        "inspire", "inspires", "inspired", "inspiring", "motivated", "excited", "thrilled", "glad", "proud",
+        "sorry", "stoked", "amazed", "impressed", "blessed", "grateful", "thankful", "looks", "looked",
+        "looking", "check", "checking", "catch", "talk", "talking", "chat", "chatting", "hang", "hanging",
+    ),
+    praise=(
+        "kind", "hard", "safe", "favorite", "favourite", "amazing", "wonderful", "beautiful", "lovely", "fun",
+        "happy", "sweet", "best", "special", "tough", "awesome", "cool", "fantastic", "incredible", "perfect",
+        "exciting", "positive", "nice", "fond", "precious", "cute", "little", "true", "warm", "huge",
     ),
     frame=(
         rf"{_FRAME_START}(?:for|as for|regarding|concerning)\s+(?!example\b|instance\b|now\b)"
@@ -460,8 +561,11 @@ DE: Final = LanguagePack(
         r"(?:ist|sind)(?: jetzt| endlich)?(?: da| verfügbar| fertig)(?:[.!,;:)]|$)",
     ),
     topic=(
-        r"(?:zurück zu[mr]?|jetzt zu[mr]?|bzgl\.?|wegen|lass uns (?:mal\s+über|über|mal))\s+"
-        rf"(?:(?:dem|den|der|die|das)\s+)?(?:thema\s+)?(\w(?:(?!\s+(?:{_TOPIC_VERBS_DE})\b)[\w\s-]){{3,40}})",
+        # "zurück zu X" only where a clause starts or after "lass uns", "kommen wir", "gehen wir": "ich
+        # gehe zurück zur Schule" returns to no topic (issue 37)
+        r"(?:(?:^|(?<=[.!?…;:,(\n])\s*|(?<![\w'’])(?:ok|okay|also|so|gut|lass uns(?: mal)?|kommen wir(?: mal)?"
+        r"|gehen wir(?: mal)?)\s+)zurück zu[mr]?|jetzt zu[mr]?|bzgl\.?|wegen|lass uns (?:mal\s+über|über|mal))\s+"
+        r"(?:(?:dem|den|der|die|das)\s+)?(?:thema\s+)?" + _topic_until((*_TOPIC_END_DE, _TOPIC_VERBS_DE)),
     ),
     topic_blacklist=(
         "das", "die", "der", "es", "was", "hier", "dort",
@@ -549,7 +653,7 @@ ES: Final = LanguagePack(
     ),
     topic=(
         r"(?:volvamos a|ahora sobre|respecto a|hablemos de|en cuanto a)\s+"
-        r"(?:el |la |los |las )?(\w[\w\s-]{3,40})",
+        r"(?:el |la |los |las )?" + _topic_until(_TOPIC_END_ES),
     ),
     topic_blacklist=(
         "el", "la", "los", "las", "un", "una", "unos", "unas",
@@ -627,7 +731,7 @@ FR: Final = LanguagePack(
     ),
     topic=(
         r"(?:revenons (?:à|au|aux)|maintenant|concernant|parlons (?:de|du|des)|à propos (?:de|du|des))\s+"
-        r"(?:la?\s+|l['’])?(\w[\w\s-]{3,40})",
+        r"(?:la?\s+|l['’])?" + _topic_until(_TOPIC_END_FR),
     ),
     topic_blacklist=(
         "le", "la", "les", "un", "une", "des", "ce", "cette", "ces",
@@ -704,7 +808,7 @@ IT: Final = LanguagePack(
     topic=(
         r"(?:torniamo (?:a|al|alla|allo|ai|alle)|adesso|riguardo(?: a| al| alla)?"
         r"|parliamo (?:di|del|della|dello|dei|delle|degli)|per quanto riguarda)\s+"
-        r"(?:il |la |lo |i |le |gli )?(\w[\w\s-]{3,40})",
+        r"(?:il |la |lo |i |le |gli )?" + _topic_until(_TOPIC_END_IT),
     ),
     topic_blacklist=(
         "il", "la", "lo", "i", "le", "gli", "un", "una", "uno",
@@ -781,7 +885,7 @@ PT: Final = LanguagePack(
     topic=(
         r"(?:voltando (?:a|ao|à)|agora sobre|quanto (?:a|ao|à)|vamos falar (?:de|do|da|dos|das|sobre)"
         r"|em relação (?:a|ao|à))\s+"
-        r"(?:o |a |os |as )?(\w[\w\s-]{3,40})",
+        r"(?:o |a |os |as )?" + _topic_until(_TOPIC_END_PT),
     ),
     topic_blacklist=(
         "o", "a", "os", "as", "um", "uma", "uns", "umas",
@@ -854,7 +958,7 @@ RU: Final = LanguagePack(
         f"(?:ждём|заблокировано|нужно{GAP}сначала)",
         r"(?:ожидаем|зависит от|сперва нужно)",
     ),
-    topic=(r"(?:вернёмся к|теперь о|по поводу|давай(?:те)? обсудим|касательно)\s+(\w[\w\s-]{3,40})",),
+    topic=(r"(?:вернёмся к|теперь о|по поводу|давай(?:те)? обсудим|касательно)\s+" + _topic_until(_TOPIC_END_RU),),
     topic_blacklist=(
         "это", "то", "этот", "тот", "эта", "та", "здесь", "там",
         "я", "ты", "он", "она", "мы", "они", "вы",

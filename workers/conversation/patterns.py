@@ -237,6 +237,9 @@ class PatternSet:
     delegated: Family = Family((), (), (), (), (), always=False)
     requested: Family = Family((), (), (), (), (), always=False)
     stopwords: frozenset[str] = frozenset()  # function words of every enabled language, lowered
+    # what a topic nobody announced is not made of: the stopwords, common verbs and words of
+    # praise (``LanguagePack.verbs``, ``praise``), lowered
+    phrase_breaks: frozenset[str] = frozenset()
     mood_negation: re.Pattern[str] | None = None  # a negation word at the end, on lowered text
     # group 1: the words after the frame a sentence opens on ("Beim …", "For the …")
     frame: Family = Family((), (), (), (), (), always=False)
@@ -351,6 +354,7 @@ def get_patterns(languages: tuple[str, ...]) -> PatternSet:
     packs = tuple(PACKS[code] for code in codes)
     keywords = _unique(kw.lower() for pack in packs for kw in pack.high_impact_keywords)
     due = _family(packs, "due", *_compile((UNIVERSAL_DUE,), lowered=True)) if packs else Family.of(())
+    stopwords = frozenset(w.lower() for pack in packs for w in (*pack.stopwords, *pack.topic_blacklist))
     return PatternSet(
         languages=codes,
         decision=_family(packs, "decision"),
@@ -377,7 +381,8 @@ def get_patterns(languages: tuple[str, ...]) -> PatternSet:
         task_lead=_one_regex(source for pack in packs for source in pack.task_lead),
         delegated=Family.of(p for pack in packs for p in _compile(pack.delegated, lowered=False)),
         requested=_family(packs, "requested"),
-        stopwords=frozenset(w.lower() for pack in packs for w in (*pack.stopwords, *pack.topic_blacklist)),
+        stopwords=stopwords,
+        phrase_breaks=stopwords | frozenset(w.lower() for pack in packs for w in (*pack.verbs, *pack.praise)),
         mood_negation=_mood_negation(packs),
         frame=_family(packs, "frame"),
         arrival=_family(packs, "arrival"),

@@ -29,7 +29,7 @@ import msgspec
 
 from schemas.docs import Fact, KnowledgeDoc
 from workers.recall.models import Memory, memory_id
-from workers.render import entity_names
+from workers.render import entity_names, fact_sentence
 
 MAX_FACT_MEMORIES = 1000
 FUNCTIONAL_PREDICATES = frozenset({
@@ -40,9 +40,9 @@ FUNCTIONAL_PREDICATES = frozenset({
 
 
 def fact_text(fact: Fact, names: Mapping[str, str]) -> str:
-    """The fact as a sentence: entity values for ids, the predicate's hyphens as spaces."""
+    """The fact as a sentence (``render.fact_sentence``): entity values for ids."""
     subject, obj = names.get(fact.subject, fact.subject), names.get(fact.object, fact.object)
-    return " ".join(f"{subject} {fact.predicate.replace('-', ' ')} {obj}".split())
+    return fact_sentence(subject, fact.predicate, obj)
 
 
 def mirrored(facts: Iterable[Fact]) -> list[Fact]:

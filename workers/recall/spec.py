@@ -26,7 +26,9 @@ from workers.recall.sources import APPLIED_FEEDBACK, SOURCES
 log = logging.getLogger(__name__)
 
 EXTRA = "recall"
-INSTALL_HINT = f"pip install 'cortex-intel[{EXTRA}]' (or run the full image, deploy/Dockerfile's default target)"
+# the package is on no index (`cortex` on PyPI is another project): the extra is installed from a checkout
+INSTALL_HINT = (f"pip install '.[{EXTRA}]' in the Cortex checkout (or run the full image, deploy/Dockerfile's default "
+                "target)")
 DISABLED = "recall is disabled (CORTEX_RECALL_ENABLED=false)"
 
 
@@ -104,7 +106,8 @@ SPEC = WorkerSpec(name="recall", families=("msg", "notes", "feedback", "session"
                   feedback_kinds=tuple(sorted(APPLIED_FEEDBACK)), build=build,
                   serve=serve, config_sections=("recall",), buckets=(BUCKET_RECALL,), max_batch=256,
                   sources=SOURCES,
-                  serves=("recall", "consolidate", "memory"), feedback=("recall_access", "fact_access"), llm=True,
+                  serves=("recall", "consolidate", "memory"),
+                  feedback=("recall_access", "fact_access", "llm_answer"), llm=True,
                   qdrant=True,
                   # the modules with its tables (the package holds the optional vector store stack)
                   patterns=("workers.recall.capture", "workers.recall.classifier", "workers.recall.conflicts",

@@ -302,7 +302,8 @@ def apply_message(
     ordinal = base.messages + 1
     threads = _open_threads_for_topics(list(base.threads), signals.topics, event, mood, patterns, text)
     update = track(base.recent, base.settled, ordinal, text.original, text.lowered,
-                   lambda: _carries_work(text, signals, patterns), threads, patterns, event.role, event.session)
+                   lambda: _carries_work(text, signals, patterns), threads, patterns, event.role, event.session,
+                   base.heard)
     if update.promoted:
         threads = _open_threads_for_candidates(threads, update.promoted, event, mood, patterns)
     if threads:
@@ -317,7 +318,7 @@ def apply_message(
     same_session = not previous or previous == event.session
     session_mood = mood if mood != "neutral" else base.session_mood if same_session else "neutral"
     return _rebuilt(base, ts, session_mood, prune_and_cap(threads, settings, ts), messages=ordinal,
-                    recent=update.recent, settled=update.settled)
+                    recent=update.recent, settled=update.settled, heard=update.heard)
 
 
 def _thread_change(event: FeedbackEvent) -> dict[str, object] | None:
