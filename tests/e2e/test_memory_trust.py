@@ -293,3 +293,32 @@ async def test_a_producer_of_messages_only_still_gets_its_facts_mirrored_and_mem
     assert top.fact_id is not None and top.content == "Maria works at Acme Analytics GmbH"
     thanks = [m for m in (await ask(nc, "walt", "thanks")).memories if "hanks" in m.content and "\n" not in m.content]
     assert len(thanks) == 1
+
+
+async def test_daily_notes_are_dated_by_their_file_name_never_by_mtime(
+    pipeline: Client, nats_url: str, tmp_path: Path, wait_for: Any
+) -> None:
+    """Issue 41: after `cortex index` of a copied memory directory, 2026-03-05.md showed in
+    today's narrative (its mtime) and the agent's "now" jumped nine months. A daily note is
+    its file name's day; any other note the agent's latest event time."""
+    import os
+
+    from schemas.events import NoteEvent
+
+    nc = pipeline
+    await publish(nc, "msg", message("xena", 1, "Ana", "Lunch at noon?", day=6), "received")
+    await settled(nc, wait_for)
+    notes = tmp_path / "memory"
+    (notes / "projects").mkdir(parents=True)
+    (notes / "2026-03-05.md").write_text("# Incident\nStaging DB slow after the vacuum.\n")
+    (notes / "projects" / "cortex.md").write_text("# Deploys\nThe deploy window is Tuesday morning.\n")
+    for path in (notes / "2026-03-05.md", notes / "projects" / "cortex.md"):
+        os.utime(path, (1_900_000_000, 1_900_000_000))  # a copy made in 2030
+    done = await asyncio.to_thread(cli, "index", str(notes), "--agent", "xena", url=nats_url, data=tmp_path / "cli")
+    assert done.returncode == 0, done.stderr
+    js = nc.jetstream()
+    sub = await js.pull_subscribe("cortex.notes.*.xena.section", durable=None, stream="CORTEX_EVENTS")
+    got = [msgspec.json.decode(m.data, type=NoteEvent) for m in await sub.fetch(2, timeout=10)]
+    times = {n.path: n.ts.isoformat() for n in got}
+    assert times == {"2026-03-05.md": "2026-03-05T00:00:00+00:00",
+                     "projects/cortex.md": "2026-03-06T09:01:00+00:00"}  # the agent's latest event

@@ -11,7 +11,7 @@ import signal
 import sys
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +34,7 @@ from workers.recall.markdown import (
     SUMMARY_SYSTEM,
     needs_summary,
     note_id,
+    note_time,
     split_sections,
     summary_id,
     summary_prompt,
@@ -104,13 +105,15 @@ def _state_path(settings: Settings, agent: str) -> Path:
     return Path(settings.data_path) / "index" / f"{agent}.json"
 
 
-def _notes(root: Path, agent: str) -> list[NoteEvent]:
+def _notes(root: Path, agent: str, timezone: str, now: datetime) -> list[NoteEvent]:
+    """The sections of the directory's notes, each at its note's time (``note_time``: a daily
+    note's day, else ``now``, the agent's latest event time — never a file's mtime)."""
     notes = []
     for path in sorted(root.rglob("*.md")):
         rel = path.relative_to(root).as_posix()
-        mtime = datetime.fromtimestamp(path.stat().st_mtime, UTC).replace(microsecond=0)
+        ts = note_time(rel, timezone, now)
         for section in split_sections(path.read_text(encoding="utf-8", errors="replace")):
-            notes.append(NoteEvent(id=note_id(rel, section), agent=agent, ts=mtime, path=rel,
+            notes.append(NoteEvent(id=note_id(rel, section), agent=agent, ts=ts, path=rel,
                                    headings=list(section.headings), content=section.content))
     return notes
 
@@ -120,9 +123,9 @@ def _save_state(path: Path, known: set[str]) -> None:
     path.write_text(json.dumps(sorted(known)))
 
 
-def _scan(root: Path, agent: str, state_path: Path) -> tuple[list[NoteEvent], set[str]]:
+def _scan(root: Path, agent: str, state_path: Path, timezone: str, now: datetime) -> tuple[list[NoteEvent], set[str]]:
     known: set[str] = set(json.loads(state_path.read_text())) if state_path.exists() else set()
-    return _notes(root, agent), known
+    return _notes(root, agent, timezone, now), known
 
 
 Publish = Callable[[FeedbackEvent], Awaitable[None]]
@@ -164,10 +167,11 @@ async def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
         raise CliError("--summarize asks a model for the summaries: set ANTHROPIC_API_KEY (or CORTEX_LLM_PROVIDER "
                        "with its key or base URL)")
     state_path = _state_path(settings, agent)
-    notes, known = await asyncio.to_thread(_scan, root, agent, state_path)
-    todo = [n for n in notes if n.id not in known]
     tty = _at_a_terminal_out()
     async with connected(settings, args.nats_url) as nc:
+        now = await event_time(nc, agent)
+        notes, known = await asyncio.to_thread(_scan, root, agent, state_path, settings.timezone, now)
+        todo = [n for n in notes if n.id not in known]
         js = nc.jetstream()
         for i, note in enumerate(todo, 1):
             await js.publish(notes_subject(settings.prefix, agent), msgspec.json.encode(note),  # the contract's
