@@ -154,7 +154,7 @@ def assemble_boot(
         snapshot_section(inputs.snapshot, inputs.now, budgets.snapshot,
                          timedelta(minutes=settings.snapshot_max_age_minutes)),
         narrative_section(inputs.narrative, inputs.now, budgets.narrative, tz, work.open_titles, work.decisions,
-                          timedelta(hours=settings.narrative_max_age_hours)),
+                          timedelta(hours=settings.narrative_max_age_hours), work.said),
         *work.sections,
         *_context_sections(inputs, budgets, work.said),
     ], strict=True)

@@ -26,14 +26,21 @@ from schemas.api import (
     TracesReply,
     TracesRequest,
 )
-from schemas.docs import BootDoc, DecisionsDoc, NarrativeDoc, ThreadsDoc
+from schemas.docs import BootDoc, CommitmentsDoc, DecisionsDoc, NarrativeDoc, ThreadsDoc
 from schemas.events import FeedbackEvent, is_valid_agent
 from schemas.types import PRIORITIES, SEVERITIES, SIGNALS
 from shared.asof import DocReader
 from shared.config import Settings
 from shared.feedback import publish_feedback, publish_time
 from shared.kv import kv_read
-from shared.names import BUCKET_BOOT, BUCKET_DECISIONS, BUCKET_NARRATIVES, BUCKET_THREADS, api_subject
+from shared.names import (
+    BUCKET_BOOT,
+    BUCKET_COMMITMENTS,
+    BUCKET_DECISIONS,
+    BUCKET_NARRATIVES,
+    BUCKET_THREADS,
+    api_subject,
+)
 from workers.cli.base import CliError
 from workers.cli.common import connected, require_data
 from workers.tables import (
@@ -175,6 +182,7 @@ async def cmd_narrative(args: argparse.Namespace, settings: Settings) -> int:
         narrative = await reader.latest(BUCKET_NARRATIVES, agent, NarrativeDoc)
         threads = await reader.latest(BUCKET_THREADS, agent, ThreadsDoc) if args.fresh else None
         decisions = await reader.latest(BUCKET_DECISIONS, agent, DecisionsDoc) if args.fresh else None
+        commitments = await reader.latest(BUCKET_COMMITMENTS, agent, CommitmentsDoc) if args.fresh else None
         docs = [d for d in (narrative, threads, decisions) if d is not None]
         if not docs or (not args.fresh and not (narrative and narrative.markdown)):
             await require_data(nc, settings, agent)
@@ -185,7 +193,8 @@ async def cmd_narrative(args: argparse.Namespace, settings: Settings) -> int:
             raise CliError(f"no document of {agent} yet to make a narrative from (are the workers running?)")
         print(structured_narrative(max(stamps), ZoneInfo(settings.timezone), threads, decisions,
                                    narrative.timeline if narrative else [],
-                                   narrative.enhanced if narrative else None).rstrip("\n"))
+                                   narrative.enhanced if narrative else None,
+                                   narrative.sessions if narrative else [], commitments).rstrip("\n"))
         return 0
     if narrative is None or not narrative.markdown:
         raise CliError(f"no narrative for {agent} yet: one is made at a session end or a compaction (try --fresh)")
