@@ -159,15 +159,28 @@ ROWS: list[tuple[str, list[dict[str, Any]]]] = [
                 f"(nats_consumer_ack_floor_stream_seq{{{JS_CONSUMER}}})", "{{consumer_name}}")], unit="none"),
     ]),
     ("LLM", [
-        panel("LLM calls by purpose and outcome", "ok, cache_hit (replays cost nothing), unavailable (retried "
-              "in place, never cached), failed (rejected request), refused, over_budget (CORTEX_LLM_DAILY_TOKENS).",
+        panel("LLM calls by purpose and outcome", "ok, cache_hit (replays cost nothing), unavailable (no answer "
+              "within the call's bound: structured path, asked again later), malformed (only unusable answers), "
+              "failed (rejected request), refused, over_budget (CORTEX_LLM_DAILY_TOKENS).",
               [(f"sum by (purpose, outcome) (rate(cortex_llm_calls_total{{{C}}}[{RATE}]))", "{{purpose}} {{outcome}}")],
               unit="ops"),
-        panel("LLM failures", "unavailable: retried in place (the worker waits); failed, refused, over_budget: "
-              "the structured path was taken.",
+        panel("LLM failures", "Calls that took the structured path: unavailable and malformed are asked again "
+              "once the model answers; failed, refused, over_budget stay structured.",
               [(f'sum by (purpose, outcome) (increase(cortex_llm_calls_total'
-                f'{{{C}, outcome=~"unavailable|failed|refused|over_budget"}}'
+                f'{{{C}, outcome=~"unavailable|malformed|failed|refused|over_budget"}}'
                 f"[{RATE}]))", "{{purpose}} {{outcome}}")]),
+        panel("LLM request latency p50 / p99",
+              "One request to the model, answered or not (cortex_llm_request_seconds).",
+              quantiles("cortex_llm_request_seconds", "purpose", C), unit="s"),
+        panel("LLM request failures by cause", "unreachable, timeout, rate_limited, server_error, auth, not_found, "
+              "rejected, malformed.",
+              [(f"sum by (cause) (increase(cortex_llm_failures_total{{{C}}}[{RATE}]))", "{{cause}}")]),
+        panel("LLM unreachable and deferred calls", "1 while a worker's model is unreachable (structured fallback); "
+              "calls waiting to be asked again; their answers published as llm_answer events.",
+              [(f"max by (worker) (cortex_llm_unreachable{{{C}}})", "{{worker}} unreachable"),
+               (f"sum by (worker) (cortex_llm_deferred{{{C}}})", "{{worker}} deferred"),
+               (f"sum by (worker, outcome) (increase(cortex_llm_enrichments_total{{{C}}}[{RATE}]))",
+                "{{worker}} {{outcome}}")]),
         panel("LLM tokens", "Tokens per second by purpose and direction (input / output).",
               [(f"sum by (purpose, direction) (rate(cortex_llm_tokens_total{{{C}}}[{RATE}]))",
                 "{{purpose}} {{direction}}")],

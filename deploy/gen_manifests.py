@@ -72,6 +72,8 @@ ADMIN_USER = "cortex-admin"
 EXAMPLE_AGENT = "example-agent"
 CLIENT_USER = f"client-{EXAMPLE_AGENT}"
 MCP_USER = f"mcp-{EXAMPLE_AGENT}"
+MCP_HTTP_USER = "cortex-mcp"  # k8s/base/mcp.yaml: `cortex mcp --http --tokens`, every agent of its token Secret
+MCP_HTTP_AGENTS = (EXAMPLE_AGENT,)  # the agents of that Secret: add yours, and regenerate
 SYS_USER = "sys"
 ACCOUNT = "CORTEX"
 
@@ -227,6 +229,14 @@ def mcp_permissions(agent: str, prefix: str = "cortex") -> dict[str, Any]:
     return {"user": f"mcp-{agent}", **nats_permissions(agent, prefix), "allow_responses": False}
 
 
+def mcp_http_permissions(agents: tuple[str, ...], prefix: str = "cortex") -> dict[str, Any]:
+    """``cortex mcp --http --tokens``: what a one-agent server of each of ``agents`` needs, together
+    (the server gives each agent a connection with that agent's inbox prefix)."""
+    lists = [nats_permissions(agent, prefix) for agent in agents]
+    return {"user": MCP_HTTP_USER, "publish": [s for p in lists for s in p["publish"]],
+            "subscribe": [s for p in lists for s in p["subscribe"]], "allow_responses": False}
+
+
 def all_permissions(prefix: str = "cortex", partitions: int = 1, shadow: bool = False) -> dict[str, Any]:
     return {
         "prefix": prefix,
@@ -239,6 +249,7 @@ def all_permissions(prefix: str = "cortex", partitions: int = 1, shadow: bool = 
             "admin": {"user": ADMIN_USER, "publish": [">"], "subscribe": [">"], "allow_responses": False},
             "example-client": client_permissions(EXAMPLE_AGENT, prefix),
             "example-mcp": mcp_permissions(EXAMPLE_AGENT, prefix),
+            "mcp-http": mcp_http_permissions(MCP_HTTP_AGENTS, prefix),
         },
     }
 
@@ -487,6 +498,13 @@ def _env_lines(ops: WorkerSpec) -> str:
             "                secretKeyRef:",
             "                  name: cortex-secrets",
             "                  key: anthropic-api-key",
+            "                  optional: true",
+            "            # another provider (CORTEX_LLM_PROVIDER, CORTEX_LLM_BASE_URL in the settings): its key",
+            "            - name: CORTEX_LLM_API_KEY",
+            "              valueFrom:",
+            "                secretKeyRef:",
+            "                  name: cortex-secrets",
+            "                  key: llm-api-key",
             "                  optional: true",
         ]
     if ops.qdrant:

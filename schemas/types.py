@@ -41,7 +41,7 @@ ThreadStatus = Literal["open", "closed"]
 CommitmentStatus = Literal["open", "overdue", "done"]
 FeedbackKind = Literal[
     "recall_access", "thread_close", "thread_priority", "commitment_done", "memory_pin", "memory_forget",
-    "remember", "fact_access", "operation_seen",
+    "remember", "fact_access", "operation_seen", "llm_answer", "memory_update",
 ]
 BootTrigger = Literal["session_start", "compaction", "request", "change"]
 ChannelLayer = Literal["foreground", "background", "archived"]

@@ -5,7 +5,8 @@ order, one batch at a time:
 
 1. fetch a batch; an empty fetch is an idle tick;
 2. decode and validate each message once; bad input is dead-lettered with a reason;
-3. ``handler.apply`` each event in order. A transient failure (store or API unreachable)
+3. ``handler.apply`` each event in order. A transient failure (store or NATS unreachable;
+   never an LLM, whose calls ``shared.llm`` bounds and lets fall back to the structured path)
    is retried in place, without limit, with capped backoff, while readiness is false —
    the message keeps its place, so nothing after it can overtake it. Any other failure is
    retried ``max_attempts`` times and then dead-lettered (``InvalidEvent``, bad input only

@@ -65,6 +65,7 @@ from shared.names import (
     NOTES_STREAM,
     agent_event_filters,
     llm_answer_key,
+    llm_pending_key,
     llm_usage_key,
     notes_subject,
     shadow_bucket,
@@ -85,6 +86,7 @@ class ForgetReport(msgspec.Struct, kw_only=True):
     dead_letters: int = 0
     usage_keys: int = 0
     llm_answers: int = 0  # cached LLM answers (answer.<agent>.*: her prompts and what was made of them)
+    llm_pending: int = 0  # calls waiting for the model to answer them again (pending.<agent>.*: her prompts)
     memories: str = "not attempted"
 
 
@@ -208,6 +210,13 @@ async def purge_llm_answers(js: JetStreamContext, agent: str) -> int:
     into the prompts); returns how many. Answers an earlier version cached under a bare
     digest cannot be attributed to anyone (``shared.llm._adopt_unattributed``)."""
     return await _purge_prefixed(js, BUCKET_LLM_CACHE, llm_answer_key(agent))
+
+
+async def purge_llm_pending(js: JetStreamContext, agent: str) -> int:
+    """Purge the agent's calls that fell back and wait for the model (``pending.<agent>.*``:
+    her text is in their prompts); a worker's background asker drops one whose key is gone
+    instead of publishing its answer (``shared.llm.deferred``)."""
+    return await _purge_prefixed(js, BUCKET_LLM_CACHE, llm_pending_key(agent))
 
 
 async def _purge_prefixed(js: JetStreamContext, bucket: str, prefix: str) -> int:
@@ -417,6 +426,7 @@ class AgentForget:
         report.dead_letters = await purge_dead_letters(self._js, self._prefix, agent)
         report.usage_keys = await purge_usage(self._js, agent)
         report.llm_answers = await purge_llm_answers(self._js, agent)
+        report.llm_pending = await purge_llm_pending(self._js, agent)
         self.record.state = "pending" if self.record.marker_seq else "complete"
         await self._step("waiting for the recall worker" if self.record.marker_seq else "done")
 

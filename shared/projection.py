@@ -31,6 +31,7 @@ from nats.js.client import JetStreamContext
 from nats.js.kv import KeyValue
 
 from schemas.docs import Integrity
+from schemas.events import LlmAnswerValue
 from shared import metrics, parts
 from shared.codec import Envelope
 from shared.consume import Handler
@@ -42,6 +43,7 @@ from shared.errors import (
     UnwritableDocuments,
     is_unwritable,
 )
+from shared.feedback import late_answer
 from shared.kv import kv_cas, kv_read
 from shared.natsio import max_payload
 from shared.repair import decode_document, discard_document, unreadable_reason
@@ -87,6 +89,22 @@ class Projection(ABC, Generic[D, In]):
     def counts(self, env: Envelope) -> bool:
         """Whether a change by ``env`` counts in ``integrity.events`` (default: yes)."""
         return True
+
+    # The LLM purposes of this projection's calls whose answers may come later, as
+    # ``llm_answer`` events (``shared.llm.deferred``): the handler gives such an event to
+    # ``enrich`` instead of ``accepts``/``prepare``/``compose``.
+    answers: frozenset[str] = frozenset()
+
+    def enrich(self, doc: D | None, env: Envelope, answer: LlmAnswerValue) -> D | None:
+        """The document with the late answer to one of its calls applied; pure, like
+        ``compose``. None leaves it as it is (the default: no call of its is ever late)."""
+        return None
+
+
+class _Late(msgspec.Struct, frozen=True):
+    """The inputs of a late answer (what ``_apply_to_slot`` hands to ``enrich``)."""
+
+    answer: LlmAnswerValue
 
 
 class EventProjection(Projection[D, None]):
@@ -264,13 +282,14 @@ class ProjectionHandler(Handler):
         if self.cut_on_triggers and is_trigger(env):
             await self._cut(env.agent)
         changed = False
+        late = late_answer(env.event)
         for projection in self._projections:
-            if not projection.accepts(env):
+            if not (projection.accepts(env) if late is None else late.purpose in projection.answers):
                 continue
             slot = await self._load(projection, env.agent)
             if slot.doc is not None and slot.doc.integrity.last_seq >= env.seq:
                 continue  # watermark: applied before (redelivery or replay)
-            inputs = await projection.prepare(env, slot.doc)
+            inputs = await projection.prepare(env, slot.doc) if late is None else _Late(late)
             changed = self._changed(projection, slot, env, inputs) or changed
         if changed and self.cut_on_triggers and is_trigger(env):
             await self._cut(env.agent)  # and the document made for the trigger (read as of S + 1)
@@ -294,7 +313,10 @@ class ProjectionHandler(Handler):
     def _apply_to_slot(self, projection: AnyProjection, slot: _Slot, env: Envelope, inputs: Any) -> bool:
         if slot.doc is not None and slot.doc.integrity.last_seq >= env.seq:
             return False  # watermark: applied before (redelivery or replay)
-        new = projection.compose(slot.doc, env, inputs)
+        if isinstance(inputs, _Late):
+            new = projection.enrich(slot.doc, env, inputs.answer)
+        else:
+            new = projection.compose(slot.doc, env, inputs)
         if new is None:
             return False
         slot.doc = _stamp(new, slot.doc, env, self.producer, projection.counts(env))

@@ -14,6 +14,7 @@ import pytest
 from shared.embedded import free_port
 from workers.cli.base import CliError
 from workers.cli.mcp import parse_listen
+from workers.mcp.tools import TOOLS
 
 
 @pytest.mark.parametrize(("text", "listen"), [("127.0.0.1:8765", ("127.0.0.1", 8765)),
@@ -40,6 +41,34 @@ def test_a_port_in_use_is_one_line_and_a_non_zero_exit(tmp_path: Path) -> None:
                                 env={**os.environ, "CORTEX_DATA_DIR": str(tmp_path)})
     assert result.returncode == 1
     assert result.stderr.strip() == f"cortex: cannot listen on 127.0.0.1:{port}: Address already in use"
+    assert not result.stdout
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--tokens", "TOKENS"], "cortex: --tokens needs --http: stdio serves the one agent of --agent"),
+    (["--tokens", "TOKENS", "--agent", "alice", "--http", "127.0.0.1:PORT"],
+     "cortex: --tokens binds each request to the agent its token stands for: leave out --agent"),
+    (["--http", "127.0.0.1:PORT"], "cortex: --agent is required (or --http with --tokens, for every agent of a "
+                                   "token file)"),
+    (["--tokens", "BROKEN", "--http", "127.0.0.1:PORT"],
+     "cortex: --tokens BROKEN:2: the token of bob is shorter than 16 characters"),
+    (["--tokens", "EMPTY", "--http", "127.0.0.1:PORT"],
+     "cortex: --tokens EMPTY: no tokens in it, so no request could be served"),
+])
+def test_which_agents_a_server_serves_is_checked_before_it_serves(tmp_path: Path, args: list[str], says: str) -> None:
+    files = {"TOKENS": "alice alice-0123456789abcdef\n", "BROKEN": "alice alice-0123456789abcdef\nbob short\n",
+             "EMPTY": "# nobody yet\n"}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    port = str(free_port())
+    argv = [str(tmp_path / a) if a in files else a.replace("PORT", port) for a in args]
+    result = subprocess.run([sys.executable, "-m", "workers", "mcp", *argv], capture_output=True, text=True,
+                            timeout=60, env={**os.environ, "CORTEX_DATA_DIR": str(tmp_path)})
+    assert result.returncode == 1
+    expected = says
+    for name in files:
+        expected = expected.replace(f" {name}", f" {tmp_path / name}")
+    assert result.stderr.strip() == expected
     assert not result.stdout
 
 
@@ -72,7 +101,7 @@ def test_every_request_sent_before_the_input_ends_is_answered(tmp_path: Path, wi
     replies = [json.loads(line) for line in output.splitlines()]
     assert [r["id"] for r in replies] == [1, 2, 3]  # every request sent before the end is answered
     assert replies[0]["result"]["serverInfo"]["name"] == "cortex"
-    assert len(replies[1]["result"]["tools"]) == 10
+    assert len(replies[1]["result"]["tools"]) == len(TOOLS)
     assert replies[2]["result"]["isError"] and "NATS" in replies[2]["result"]["content"][0]["text"]
 
 
@@ -184,5 +213,5 @@ def test_an_invalid_request_that_carries_an_id_gets_a_json_rpc_error_for_it(tmp_
     assert errors[4] == (-32700, "Parse error: JSON nested 3001 levels deep (at most 256)")
     assert errors["big"] == (-32600, "Invalid request: a message is at most 64 MiB on one line")
     assert errors[6][0] == -32700
-    assert len(replies[8]["result"]["tools"]) == 10
+    assert len(replies[8]["result"]["tools"]) == len(TOOLS)
     assert "Traceback" not in result.stderr.decode()

@@ -111,18 +111,21 @@ async def test_the_briefings_of_an_agent_with_tools(pipeline: JetStreamContext, 
     assert "sessions_spawn" not in ops  # told once, on day 4
     assert "[FAILED] `deploy_job` “release=3.2, env=prod, window=18:30”" in ops
     assert "Last activity: 19m ago (2026-03-06T19:40:10Z)" in day5  # the result, before the session start
+    # day 3's "I'll report when they finish": which tasks it was, not "they" alone, and that they finished
+    assert ("- ⚪ Open: report when they finish (`sessions_spawn` “Rebuild the search index for "
+            "docs.acme.dev”, “Summarise the support inbox of the last week”; all finished by 2026-03-05 16:00) "
+            "(you)") in day5
 
     day11 = await _briefing(js, nats_url, tmp_path, 11, 6, wait_for)
     assert OPERATIONS not in day11
     lessons = section(day11, LESSONS)
     assert "`backup_db` failed" in lessons and "`web_fetch`" not in lessons  # retried successfully on day 1
-    # day 3's "I'll report when they finish" a week on: which tasks it was, not "they" alone, and that
-    # they finished long ago
-    assert ("- 🔴 **OVERDUE**: report when they finish (`sessions_spawn` “Rebuild the search index for "
-            "docs.acme.dev”, “Summarise the support inbox of the last week”; all finished by 2026-03-05 16:00) "
-            "(you; promised 2026-03-04, 8 days ago)") in day11
-    assert "- ⚪ Open: tell you how it went (`deploy_job` “release=3.2, env=prod, window=18:30”; finished " \
-           "2026-03-06 19:40) (you)" in day11
+    # day 3's "I'll report when they finish" named no due: eight days on it is not OVERDUE (issue 37:
+    # nothing is without a stated due) but aged out of the briefing, and counted
+    assert "report when they finish" not in day11 and "OVERDUE" not in day11
+    assert "_… 1 older open commitment without a due date not shown_" in day11
+    # "I'll tell you how it went" is a pleasantry like "I'll keep you posted", no commitment (issue 37)
+    assert "tell you how it went" not in day11
 
     # the two weeks rebuilt from the stream (operation_seen feedback included): every document byte for byte
     await assert_replay_reproduces(js, nats_url, tmp_path, AGENT, wait_for)

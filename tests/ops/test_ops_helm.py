@@ -248,7 +248,7 @@ def test_the_example_mcp_server_is_confined_to_one_agent() -> None:
     agent = gen.EXAMPLE_AGENT
     assert mcp["user"] == gen.MCP_USER
     assert mcp["publish"] == [f"cortex.api.*.{agent}", f"cortex.feedback.{agent}.memory_forget",
-                              f"cortex.feedback.{agent}.remember"]
+                              f"cortex.feedback.{agent}.memory_update", f"cortex.feedback.{agent}.remember"]
     assert mcp["subscribe"] == [f"_INBOX_{agent}.>"]
     assert mcp["allow_responses"] is False
 

@@ -63,7 +63,7 @@ def settings_map(resources: list[dict[str, Any]]) -> dict[str, str]:
 
 
 def workloads(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [r for r in resources if r["kind"] in ("StatefulSet", "Job")]
+    return [r for r in resources if r["kind"] in ("StatefulSet", "Deployment", "Job")]
 
 
 def containers(resource: dict[str, Any]) -> list[dict[str, Any]]:
@@ -320,7 +320,7 @@ def test_only_recall_runs_the_image_with_the_recall_stack(directory: str) -> Non
     workers and the init Job never carry the ~240 MB recall stack."""
     resources = render(directory)
     images = {}
-    for kind in ("StatefulSet", "Job"):
+    for kind in ("StatefulSet", "Deployment", "Job"):
         for name, workload in by_kind(resources, kind).items():
             images[name] = containers(workload)[0]["image"]
     recall = images.pop("cortex-recall")
@@ -343,6 +343,45 @@ def test_every_user_that_reads_a_bucket_may_find_a_part_below_its_head() -> None
                 readers += 1
                 assert subject.removesuffix(".>") in publish, (user["user"], subject)
     assert readers > 10
+
+
+# --------------------------------------------------------------------------- cortex mcp --http --tokens
+
+
+@pytest.mark.parametrize("directory", KUSTOMIZATIONS)
+def test_the_mcp_server_serves_the_token_secrets_agents_behind_a_network_policy(directory: str) -> None:
+    resources = render(directory)
+    deployment = by_kind(resources, "Deployment")["cortex-mcp"]
+    [container] = containers(deployment)
+    mount = next(m for m in container["volumeMounts"] if m["name"] == "tokens")
+    assert container["args"] == ["mcp", "--http", "0.0.0.0:8765", "--tokens", mount["mountPath"]]
+    assert mount["readOnly"] is True
+    volume = next(v for v in deployment["spec"]["template"]["spec"]["volumes"] if v["name"] == "tokens")
+    assert volume["secret"]["secretName"] == "cortex-mcp-tokens"
+    env = {e["name"]: e for e in container["env"]}
+    assert env["CORTEX_NATS_USER"]["value"] == gen.MCP_HTTP_USER
+    pods = deployment["spec"]["template"]["metadata"]["labels"]
+    service = by_kind(resources, "Service")["cortex-mcp"]
+    assert service["spec"]["selector"].items() <= pods.items()
+    assert [p["targetPort"] for p in service["spec"]["ports"]] == [p["name"] for p in container["ports"]]
+    assert service["spec"]["sessionAffinity"] == "ClientIP", "an MCP session lives in one pod"
+    policy = by_kind(resources, "NetworkPolicy")["cortex-mcp-from-clients"]
+    assert policy["spec"]["podSelector"]["matchLabels"].items() <= pods.items()
+    [rule] = policy["spec"]["ingress"]
+    assert [p["port"] for p in rule["ports"]] == [c["containerPort"] for c in container["ports"]]
+    assert rule["from"] == [{"podSelector": {"matchLabels": {"cortex/mcp-client": "true"}}}]
+    assert by_kind(resources, "PodDisruptionBudget")["cortex-mcp"]["spec"]["maxUnavailable"] == 1
+
+
+def test_the_mcp_servers_nats_user_holds_what_each_of_its_agents_own_server_would() -> None:
+    from workers.mcp.tools import nats_permissions
+
+    perms = yaml.safe_load((ROOT / "k8s/permissions.yaml").read_text())["users"]["mcp-http"]
+    assert perms["user"] == gen.MCP_HTTP_USER and perms["allow_responses"] is False
+    for agent in gen.MCP_HTTP_AGENTS:
+        own = nats_permissions(agent)
+        assert set(own["publish"]) <= set(perms["publish"]) and set(own["subscribe"]) <= set(perms["subscribe"])
+    assert not any(s.endswith((".*", ".>")) and "*.*" in s for s in perms["publish"]), "no agent wildcard"
 
 
 RECOMMENDED = {"name", "instance", "version", "component", "part-of", "managed-by"}

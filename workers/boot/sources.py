@@ -144,5 +144,6 @@ class BootSources:
         return BootInputs(agent=agent, now=now, lagging=lagging, missing=missing,
                           last_activity=last, first_session=first,
                           key_memories=list(recall.key_memories) if recall is not None else [],
+                          key_owners=dict(recall.key_owners) if recall is not None else {},
                           briefings=tuple(briefed), **docs)
 

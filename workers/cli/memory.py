@@ -1,5 +1,5 @@
-"""``cortex index DIR --agent A``, ``cortex memory pin|forget AGENT ID``, ``cortex memory consolidate AGENT
---dry-run``, ``cortex facts AGENT``."""
+"""``cortex index DIR --agent A``, ``cortex memory pin|forget AGENT ID``, ``cortex memory update AGENT ID TEXT``,
+``cortex memory show AGENT ID [--history]``, ``cortex memory consolidate AGENT --dry-run``, ``cortex facts AGENT``."""
 
 from __future__ import annotations
 
@@ -11,20 +11,20 @@ import signal
 import sys
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from schemas.api import ConsolidateReply, ConsolidateRequest
+from schemas.api import ConsolidateReply, ConsolidateRequest, MemoryReply, MemoryRequest
 from schemas.docs import KnowledgeDoc
 from schemas.events import FeedbackEvent, NoteEvent, is_memory_id
 from shared.asof import DocReader
 from shared.config import Settings
 from shared.errors import TransientError
 from shared.feedback import publish_feedback
-from shared.llm import LlmClient
+from shared.llm import NO_MODEL, LlmClient
 from shared.names import BUCKET_KNOWLEDGE, api_subject, notes_subject, published_subject
 from workers.cli.base import CliError
 from workers.cli.common import AGENT_HELP, NATS_URL_HELP, add_json_flag, connected, print_json, require_data
@@ -34,11 +34,13 @@ from workers.recall.markdown import (
     SUMMARY_SYSTEM,
     needs_summary,
     note_id,
+    note_time,
     split_sections,
     summary_id,
     summary_prompt,
     summary_text,
 )
+from workers.recall.models import MEMORY_SCOPES, MEMORY_TYPES
 from workers.render import entity_names
 from workers.tables import render_table
 
@@ -64,6 +66,22 @@ def register(sub: Any) -> None:
         p.add_argument("id", help="the memory's whole id (`cortex recall AGENT QUERY --full-ids` prints them)")
         p.add_argument("--nats-url", help=NATS_URL_HELP)
         p.set_defaults(handler=cmd_memory, kind=kind)
+    update = msub.add_parser("update", help="change a memory's statement (the old one stays in its history)")
+    update.add_argument("agent", help=AGENT_HELP)
+    update.add_argument("id", help="the memory's whole id (`cortex recall AGENT QUERY --full-ids` prints them)")
+    update.add_argument("content", help="the memory's new statement")
+    update.add_argument("--type", choices=MEMORY_TYPES, help="a new type (default: the memory's own)")
+    update.add_argument("--scope", choices=MEMORY_SCOPES, help="a new scope (default: the memory's own)")
+    update.add_argument("--nats-url", help=NATS_URL_HELP)
+    update.set_defaults(handler=cmd_update)
+    show = msub.add_parser("show", help="one memory by its id (--history: every version, each with its event)")
+    show.add_argument("agent", help=AGENT_HELP)
+    show.add_argument("id", help="the memory's whole id (`cortex recall AGENT QUERY --full-ids` prints them)")
+    show.add_argument("--history", action="store_true",
+                      help="every version of its statement, oldest first, with the event that made it")
+    show.add_argument("--json", action="store_true", help="the API's reply as JSON")
+    show.add_argument("--nats-url", help=NATS_URL_HELP)
+    show.set_defaults(handler=cmd_show)
     consolidate = msub.add_parser("consolidate", help="what the agent's next session start would merge and expire")
     consolidate.add_argument("agent", help=AGENT_HELP)
     # a report is all this command makes (consolidation runs at session starts, through the stream): the flag
@@ -87,13 +105,15 @@ def _state_path(settings: Settings, agent: str) -> Path:
     return Path(settings.data_path) / "index" / f"{agent}.json"
 
 
-def _notes(root: Path, agent: str) -> list[NoteEvent]:
+def _notes(root: Path, agent: str, timezone: str, now: datetime) -> list[NoteEvent]:
+    """The sections of the directory's notes, each at its note's time (``note_time``: a daily
+    note's day, else ``now``, the agent's latest event time — never a file's mtime)."""
     notes = []
     for path in sorted(root.rglob("*.md")):
         rel = path.relative_to(root).as_posix()
-        mtime = datetime.fromtimestamp(path.stat().st_mtime, UTC).replace(microsecond=0)
+        ts = note_time(rel, timezone, now)
         for section in split_sections(path.read_text(encoding="utf-8", errors="replace")):
-            notes.append(NoteEvent(id=note_id(rel, section), agent=agent, ts=mtime, path=rel,
+            notes.append(NoteEvent(id=note_id(rel, section), agent=agent, ts=ts, path=rel,
                                    headings=list(section.headings), content=section.content))
     return notes
 
@@ -103,9 +123,9 @@ def _save_state(path: Path, known: set[str]) -> None:
     path.write_text(json.dumps(sorted(known)))
 
 
-def _scan(root: Path, agent: str, state_path: Path) -> tuple[list[NoteEvent], set[str]]:
+def _scan(root: Path, agent: str, state_path: Path, timezone: str, now: datetime) -> tuple[list[NoteEvent], set[str]]:
     known: set[str] = set(json.loads(state_path.read_text())) if state_path.exists() else set()
-    return _notes(root, agent), known
+    return _notes(root, agent, timezone, now), known
 
 
 Publish = Callable[[FeedbackEvent], Awaitable[None]]
@@ -116,14 +136,17 @@ async def summarize_notes(llm: LlmClient, notes: Sequence[NoteEvent], publish: P
     """Claude's one-sentence summary of each note, published as a ``remember`` event
     (``workers.recall.markdown``); returns the summary ids published and how many Claude
     did not give (refused, rejected, over the day's budget: asked again on a later run).
-    An outage stops it (TransientError) after what was published."""
+    A model that cannot be reached within the call's bound stops it (TransientError) after
+    what was published."""
     done: list[str] = []
     missed = 0
     for i, note in enumerate(notes, 1):
-        answer = await llm.complete(agent=note.agent, purpose=SUMMARY_PURPOSE, system=SUMMARY_SYSTEM,
-                                    prompt=summary_prompt(note.path, note.headings, note.content), when=note.ts,
-                                    max_tokens=256)
-        text = summary_text(note.path, note.headings, answer)
+        answer = await llm.answer(agent=note.agent, purpose=SUMMARY_PURPOSE, system=SUMMARY_SYSTEM,
+                                  prompt=summary_prompt(note.path, note.headings, note.content), when=note.ts,
+                                  max_tokens=256, replayed=False)
+        if answer.outcome in NO_MODEL:
+            raise TransientError(f"LLM unavailable ({SUMMARY_PURPOSE}): {llm.availability.cause or answer.outcome}")
+        text = summary_text(note.path, note.headings, answer.text)
         if text is None:
             missed += 1
         else:
@@ -140,13 +163,15 @@ async def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
     root = Path(args.dir)
     if not await asyncio.to_thread(root.is_dir):
         raise CliError(f"{root} is not a directory")
-    if args.summarize and not settings.anthropic_api_key:
-        raise CliError("--summarize asks Claude for the summaries: set ANTHROPIC_API_KEY")
+    if args.summarize and settings.model_provider is None:
+        raise CliError("--summarize asks a model for the summaries: set ANTHROPIC_API_KEY (or CORTEX_LLM_PROVIDER "
+                       "with its key or base URL)")
     state_path = _state_path(settings, agent)
-    notes, known = await asyncio.to_thread(_scan, root, agent, state_path)
-    todo = [n for n in notes if n.id not in known]
     tty = _at_a_terminal_out()
     async with connected(settings, args.nats_url) as nc:
+        now = await event_time(nc, agent)
+        notes, known = await asyncio.to_thread(_scan, root, agent, state_path, settings.timezone, now)
+        todo = [n for n in notes if n.id not in known]
         js = nc.jetstream()
         for i, note in enumerate(todo, 1):
             await js.publish(notes_subject(settings.prefix, agent), msgspec.json.encode(note),  # the contract's
@@ -201,6 +226,53 @@ async def cmd_memory(args: argparse.Namespace, settings: Settings) -> int:
                               kind=args.kind, target=args.id, actor="cli")
         await publish_feedback(nc.jetstream(), settings.prefix, event)
     print(f"published {args.kind} for {args.id}; the recall worker applies it")
+    return 0
+
+
+def _memory_id(value: str) -> str:
+    if not is_memory_id(value):
+        raise CliError(f"{value!r} is not a memory id (a whole UUID such as 1b4e28ba-2fa1-11d2-883f-0016d3cca427; "
+                       "`cortex recall AGENT QUERY --full-ids` prints them): nothing was published")
+    return value
+
+
+async def cmd_update(args: argparse.Namespace, settings: Settings) -> int:
+    agent, memory_id = _agent(args.agent), _memory_id(args.id)
+    content = args.content.strip()
+    if not content:
+        raise CliError("the new statement is blank: nothing was published")
+    value = {k: v for k, v in (("content", content), ("type", args.type), ("scope", args.scope)) if v is not None}
+    async with connected(settings, args.nats_url) as nc:
+        event = FeedbackEvent(id=f"fb-{uuid.uuid4().hex}", agent=agent, ts=await event_time(nc, agent),
+                              kind="memory_update", target=memory_id, value=value, actor="cli")
+        await publish_feedback(nc.jetstream(), settings.prefix, event)
+    print(f"published memory_update for {memory_id} (event {event.id}); the recall worker applies it "
+          f"(`cortex memory show {agent} {memory_id} --history` lists every version)")
+    return 0
+
+
+def memory_text(reply: MemoryReply, history: bool) -> str:
+    """A memory as a person reads it; with ``history`` every version with its event."""
+    head = f"{reply.id}  {reply.type}  {reply.scope}  from {reply.source_event} at {reply.created_at.isoformat()}"
+    notes = [f"replaced by {reply.superseded_by}" + (f" at {reply.superseded_at.isoformat()}"
+                                                     if reply.superseded_at else "")] if reply.superseded_by else []
+    notes += ["pinned"] if reply.pinned else []
+    notes += [f"absorbed {len(reply.merged_from)} near-duplicates"] if reply.merged_from else []
+    lines = [head + (f" ({'; '.join(notes)})" if notes else ""), "", reply.content]
+    if history:
+        lines += ["", f"{len(reply.versions)} versions, oldest first:"]
+        lines += [f"{n}. {v.at.isoformat()}  {v.event}  {v.type}  {_line(v.content)}"
+                  for n, v in enumerate(reply.versions, 1)]
+    return "\n".join(lines)
+
+
+async def cmd_show(args: argparse.Namespace, settings: Settings) -> int:
+    agent, memory_id = _agent(args.agent), _memory_id(args.id)
+    async with connected(settings, args.nats_url) as nc:
+        raw = await request_api(nc, api_subject(settings.prefix, "memory", agent),
+                                msgspec.json.encode(MemoryRequest(id=memory_id)))
+    reply = msgspec.json.decode(raw, type=MemoryReply)
+    print(raw.decode() if args.json else memory_text(reply, args.history))
     return 0
 
 
@@ -338,7 +410,8 @@ async def _consumers_of(js: Any, settings: Settings, agent: str) -> list[str]:
 def describe_forget(record: ForgetRecord) -> str:
     r, agent = record.report, record.agent
     removed = (f"{r.events} events, {r.documents} documents, {r.dead_letters} dead letters, "
-               f"{r.usage_keys} usage counters, {r.llm_answers} cached LLM answers")
+               f"{r.usage_keys} usage counters, {r.llm_answers} cached LLM answers"
+               + (f", {r.llm_pending} LLM calls waiting for the model" if r.llm_pending else ""))
     if record.state == "complete":
         return f"forgot {agent}: {removed}; memories {r.memories}"
     if record.state == "pending":

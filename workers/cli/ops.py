@@ -13,8 +13,9 @@ import nats.js.errors
 from nats.js import api
 
 from shared.config import Settings
-from shared.kv import kv_count, kv_read
-from shared.names import BUCKET_CHECKPOINTS, DLQ_STREAM, EVENTS_STREAM, NOTES_STREAM
+from shared.kv import kv_count, kv_keys, kv_read
+from shared.llm.availability import LlmHealth
+from shared.names import BUCKET_CHECKPOINTS, BUCKET_LLM_CACHE, DLQ_STREAM, EVENTS_STREAM, NOTES_STREAM, llm_health_key
 from shared.provision import LayoutError, buckets_for, consumer_replicas, provision
 from workers.cli.base import CliError
 from workers.cli.common import NATS_URL_HELP, add_json_flag, connected, print_json
@@ -78,7 +79,43 @@ async def cmd_status(args: argparse.Namespace, settings: Settings) -> int:
         await _print_consumers(js)
         await print_sources(js, settings)
         await _print_buckets(js, settings)
+        await _print_llm(js)
     return 0
+
+
+def llm_lines(states: dict[str, LlmHealth]) -> list[str]:
+    """One line per worker consumer that calls a model (``health.<consumer>``): whether its
+    model answers, and since when it takes the structured path when it does not."""
+    if not states:
+        return ["  (no worker has reported: no model configured, or none called yet)"]
+    lines = []
+    for name, health in sorted(states.items()):
+        since = health.since.strftime("%Y-%m-%d %H:%M:%S %Z")
+        waiting = f"; {health.deferred} calls to ask again" if health.deferred else ""
+        if health.state == "unreachable":
+            lines.append(f"  {name:<20} LLM: unreachable since {since} ({health.cause}), structured fallback{waiting}")
+        else:
+            lines.append(f"  {name:<20} LLM: ok ({health.provider} {health.model}){waiting}")
+    return lines
+
+
+async def _print_llm(js: Any) -> None:
+    print("LLM")
+    try:
+        keys = await kv_keys(js, BUCKET_LLM_CACHE, llm_health_key())
+        kv = await js.key_value(BUCKET_LLM_CACHE)
+    except nats.js.errors.NotFoundError:
+        print("  (missing: run `cortex init`)")
+        return
+    states = {}
+    for key in keys:
+        raw, _ = await kv_read(kv, key)
+        try:
+            states[key.removeprefix(llm_health_key() + ".")] = msgspec.json.decode(raw or b"", type=LlmHealth)
+        except msgspec.DecodeError:
+            continue  # not a health report: nothing to show of it
+    for line in llm_lines(states):
+        print(line)
 
 
 def replication(replicas: int, cluster: api.ClusterInfo | None) -> str:

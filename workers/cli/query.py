@@ -7,7 +7,7 @@ import argparse
 import asyncio
 import sys
 import uuid
-from datetime import datetime
+from datetime import UTC, date, datetime, time
 from typing import Any
 
 import msgspec
@@ -63,6 +63,11 @@ def _register_recall(sub: Any) -> None:
     recall.add_argument("--limit", type=int, help="at most this many memories (default CORTEX_RECALL_LIMIT)")
     recall.add_argument("--history", action="store_true",
                         help="also memories a newer one contradicted (marked 'superseded')")
+    recall.add_argument("--as-of", metavar="DATE",
+                        help="what was believed then: YYYY-MM-DD (the end of that day in CORTEX_TIMEZONE) or an "
+                             "RFC 3339 time; memories said later, or superseded by then, are left out")
+    recall.add_argument("--person", help="the person the agent talks with: their memories and the shared ones, "
+                                         "never another person's")
     recall.add_argument("--full-ids", action="store_true",
                         help="print each memory's whole id (what `cortex memory pin|forget` takes), not its first 8")
     add_json_flag(recall)
@@ -195,6 +200,7 @@ async def cmd_narrative(args: argparse.Namespace, settings: Settings) -> int:
         narrative = await reader.latest(BUCKET_NARRATIVES, agent, NarrativeDoc)
         threads = await reader.latest(BUCKET_THREADS, agent, ThreadsDoc) if args.fresh else None
         decisions = await reader.latest(BUCKET_DECISIONS, agent, DecisionsDoc) if args.fresh else None
+        commitments = await reader.latest(BUCKET_COMMITMENTS, agent, CommitmentsDoc) if args.fresh else None
         docs = [d for d in (narrative, threads, decisions) if d is not None]
         if not docs or (not args.fresh and not (narrative and narrative.markdown)):
             await require_data(nc, settings, agent)
@@ -205,7 +211,8 @@ async def cmd_narrative(args: argparse.Namespace, settings: Settings) -> int:
             raise CliError(f"no document of {agent} yet to make a narrative from (are the workers running?)")
         print(structured_narrative(max(stamps), ZoneInfo(settings.timezone), threads, decisions,
                                    narrative.timeline if narrative else [],
-                                   narrative.enhanced if narrative else None).rstrip("\n"))
+                                   narrative.enhanced if narrative else None,
+                                   narrative.sessions if narrative else [], commitments).rstrip("\n"))
         return 0
     if narrative is None or not narrative.markdown:
         raise CliError(f"no narrative for {agent} yet: one is made at a session end or a compaction (try --fresh)")
@@ -260,7 +267,8 @@ async def cmd_traces(args: argparse.Namespace, settings: Settings) -> int:
 async def cmd_recall(args: argparse.Namespace, settings: Settings) -> int:
     agent = _agent(args.agent)
     req = RecallRequest(query=args.query, project=args.project, limit=args.limit, budget_tokens=args.budget,
-                        history=args.history)
+                        history=args.history, as_of=as_of_time(args.as_of, settings.timezone) if args.as_of else None,
+                        person=args.person or None)
     async with connected(settings, args.nats_url) as nc:
         raw = await request_api(nc, api_subject(settings.prefix, "recall", agent), msgspec.json.encode(req))
         reply = msgspec.json.decode(raw, type=RecallReply)
@@ -275,6 +283,23 @@ async def cmd_recall(args: argparse.Namespace, settings: Settings) -> int:
     print(render_table(*memory_rows(reply, None if args.full_ids else 8), width=80))
     print(f"\n{len(reply.memories)} memories, {reply.tokens} tokens")
     return 0
+
+
+def as_of_time(value: str, timezone: str) -> datetime:
+    """``--as-of``: an RFC 3339 time, or a date meaning the end of that day in ``timezone``."""
+    from zoneinfo import ZoneInfo
+
+    try:
+        if len(value) == 10:
+            day = date.fromisoformat(value)
+            return datetime.combine(day, time.max, tzinfo=ZoneInfo(timezone)).astimezone(UTC)
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise CliError(f"--as-of takes YYYY-MM-DD or an RFC 3339 time such as 2026-03-05T12:00:00Z, "
+                       f"not {value!r}") from exc
+    if when.tzinfo is None:
+        raise CliError(f"--as-of {value!r} has no time zone: add Z or an offset such as +01:00")
+    return when
 
 
 async def event_time(nc: Any, agent: str) -> datetime:

@@ -12,7 +12,7 @@ import logging
 import os
 import socket
 import stat
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import anyio
@@ -23,7 +23,9 @@ from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.shared.message import SessionMessage
 
 from workers import __version__
-from workers.mcp.gateway import Gateway, ToolError
+from workers.mcp.auth import BearerAgents, request_agent
+from workers.mcp.gateway import Gateway, Gateways, ToolError
+from workers.mcp.tokens import TokenTable
 from workers.mcp.tools import TOOLS, Tool
 from workers.mcp.wire import rejection
 
@@ -117,10 +119,20 @@ INSTRUCTIONS = (
     "Cortex follows this agent's conversations and remembers them: threads (topics) with their status, decisions, "
     "commitments, facts and long-term memories. Call cortex_boot at the start of a session for a briefing, "
     "cortex_recall before answering anything that depends on earlier sessions, cortex_remember to keep something "
-    "for later. Every tool sees this agent ({agent}) only.")
+    "for later. Every tool sees {whom} only.")
+
+GatewayFor = Callable[[ServerRequestContext[Any]], Gateway | None]
 
 
 def build_server(gateway: Gateway, tools: Sequence[Tool] = TOOLS, *, otel: bool = False) -> Server[Any]:
+    """One agent's server (stdio, or ``--http`` with ``--agent``)."""
+    return build_tenant_server(lambda ctx: gateway, tools, otel=otel, agent=gateway.agent)
+
+
+def build_tenant_server(gateway_for: GatewayFor, tools: Sequence[Tool] = TOOLS, *, otel: bool = False,
+                        agent: str | None = None) -> Server[Any]:
+    """A server whose every call goes to the Gateway ``gateway_for`` picks for its request: the
+    one agent's, or (``--tokens``) the agent the request's bearer token stands for."""
     by_name = {tool.name: tool for tool in tools}
     listed = types.ListToolsResult(tools=[listing(tool) for tool in tools])
 
@@ -132,14 +144,29 @@ def build_server(gateway: Gateway, tools: Sequence[Tool] = TOOLS, *, otel: bool 
         tool = by_name.get(params.name)
         if tool is None:
             return error_result(f"There is no tool {params.name!r}; Cortex's tools are {', '.join(by_name)}.")
+        gateway = gateway_for(ctx)
+        if gateway is None:  # behind BearerAgents every request has one; anything else is refused
+            return error_result("This request names no agent: send the bearer token of the agent whose tools "
+                                "these are.")
         return await call(tool, gateway, params.arguments)
 
-    server: Server[Any] = Server("cortex", version=__version__, title=f"Cortex ({gateway.agent})",
-                                 instructions=INSTRUCTIONS.format(agent=gateway.agent), on_list_tools=list_tools)
+    whom = f"this agent ({agent})" if agent else "the agent your bearer token stands for"
+    server: Server[Any] = Server("cortex", version=__version__, title=f"Cortex ({agent})" if agent else "Cortex",
+                                 instructions=INSTRUCTIONS.format(whom=whom), on_list_tools=list_tools)
     server.add_request_handler("tools/call", types.CallToolRequestParams, call_tool)
     if not otel:
         server.middleware = [m for m in server.middleware if not isinstance(m, OpenTelemetryMiddleware)]
     return server
+
+
+def token_server(gateways: Gateways, tools: Sequence[Tool] = TOOLS, *, otel: bool = False) -> Server[Any]:
+    """Every agent of the token file on one server: each call goes to its request's agent."""
+
+    def gateway_for(ctx: ServerRequestContext[Any]) -> Gateway | None:
+        agent = request_agent(ctx.request)
+        return gateways.for_agent(agent) if agent is not None else None
+
+    return build_tenant_server(gateway_for, tools, otel=otel)
 
 
 MAX_LINE = 64 * 1024 * 1024  # one JSON-RPC message a line; a remembered memory alone may be 64 KiB
@@ -396,12 +423,15 @@ async def serve_stdio(server: Server[Any]) -> None:
         log.info("mcp_host_gone")
 
 
-async def serve_http(server: Server[Any], sock: socket.socket) -> None:
+async def serve_http(server: Server[Any], sock: socket.socket, tokens: TokenTable | None = None) -> None:
     """Streamable HTTP at ``http://HOST:PORT/mcp`` on a bound socket, until the process is
-    told to stop (SIGINT or SIGTERM: uvicorn's own graceful shutdown)."""
+    told to stop (SIGINT or SIGTERM: uvicorn's own graceful shutdown); with ``tokens``, every
+    request behind its bearer token (``auth.BearerAgents``)."""
     import uvicorn
 
     host, port = sock.getsockname()[:2]
-    app = server.streamable_http_app(host=host)  # a loopback host gets the SDK's DNS-rebinding protection
+    app: Any = server.streamable_http_app(host=host)  # a loopback host gets the SDK's DNS-rebinding protection
+    if tokens is not None:
+        app = BearerAgents(app, tokens)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     await uvicorn.Server(config).serve(sockets=[sock])

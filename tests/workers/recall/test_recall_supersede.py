@@ -80,8 +80,7 @@ async def handlers(nc: Client, tmp_path: Path) -> AsyncIterator[tuple[Make, Clau
 
     async def make() -> RecallHandler:
         store, embedder = await asyncio.to_thread(HOLDER.acquire, ctx)
-        llm = LlmClient(settings, js, http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(claude.handler)),
-                        max_retries=0)
+        llm = LlmClient(settings, js, http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(claude.handler)))
         made.append(RecallHandler(ctx, StoreApplier(store, embedder, settings.recall, ("en",)), llm))
         return made[-1]
 
