@@ -198,7 +198,7 @@ class _Patience:
             changed = self._tracker.changed()  # taken before looking: a change after that sets it
             for consumer, seq in list(self._pending.items()):
                 state = await self._state(consumer)
-                if self._tracker.checkpoint(consumer) >= seq or state.applied >= seq or state.done:
+                if state is None or self._tracker.checkpoint(consumer) >= seq or state.applied >= seq or state.done:
                     del self._pending[consumer]
                     continue
                 if not state.consumed and consumer not in idle_said:  # its worker is down: the trigger is held
@@ -212,11 +212,12 @@ class _Patience:
                 with contextlib.suppress(asyncio.TimeoutError):
                     await asyncio.wait_for(changed.wait(), timeout=_POLL_S)
 
-    async def _state(self, consumer: str) -> _SourceState:
+    async def _state(self, consumer: str) -> _SourceState | None:
+        """None: no such consumer (its worker never ran here) — nothing to wait for."""
         try:
             info = await self._js.consumer_info(EVENTS_STREAM, consumer)
         except nats.js.errors.NotFoundError:
-            return _SourceState(0, False, False)
+            return None
         applied = int(info.ack_floor.stream_seq or 0) if info.ack_floor else 0
         return _SourceState(applied, not info.num_pending and not info.num_ack_pending,
                             bool(info.num_waiting or info.num_ack_pending))

@@ -71,3 +71,13 @@ async def test_a_source_nobody_consumes_is_given_up_then_not_waited_for_again(
         await asyncio.wait_for(inputs.patiently([SOURCE], trigger(5)), timeout=30)
     finally:
         await inputs.stop()
+
+
+async def test_a_source_without_a_consumer_is_not_waited_for(js: JetStreamContext) -> None:
+    """Its worker never ran against this server (a deployment without it): no 30 s stall."""
+    inputs = Inputs(js, load_settings({}))
+    try:
+        missing = Source("threads", "absent", "cortex_threads", ThreadsDoc)
+        await asyncio.wait_for(inputs.patiently([missing], trigger(4)), timeout=20)  # not UNCONSUMED_S (30 s)
+    finally:
+        await inputs.stop()
