@@ -14,6 +14,7 @@ import pytest
 from shared.embedded import free_port
 from workers.cli.base import CliError
 from workers.cli.mcp import parse_listen
+from workers.mcp.tools import TOOLS
 
 
 @pytest.mark.parametrize(("text", "listen"), [("127.0.0.1:8765", ("127.0.0.1", 8765)),
@@ -100,7 +101,7 @@ def test_every_request_sent_before_the_input_ends_is_answered(tmp_path: Path, wi
     replies = [json.loads(line) for line in output.splitlines()]
     assert [r["id"] for r in replies] == [1, 2, 3]  # every request sent before the end is answered
     assert replies[0]["result"]["serverInfo"]["name"] == "cortex"
-    assert len(replies[1]["result"]["tools"]) == 10
+    assert len(replies[1]["result"]["tools"]) == len(TOOLS)
     assert replies[2]["result"]["isError"] and "NATS" in replies[2]["result"]["content"][0]["text"]
 
 
@@ -212,5 +213,5 @@ def test_an_invalid_request_that_carries_an_id_gets_a_json_rpc_error_for_it(tmp_
     assert errors[4] == (-32700, "Parse error: JSON nested 3001 levels deep (at most 256)")
     assert errors["big"] == (-32600, "Invalid request: a message is at most 64 MiB on one line")
     assert errors[6][0] == -32700
-    assert len(replies[8]["result"]["tools"]) == 10
+    assert len(replies[8]["result"]["tools"]) == len(TOOLS)
     assert "Traceback" not in result.stderr.decode()

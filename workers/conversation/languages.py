@@ -99,10 +99,23 @@ GAP: Final = _ANY + "{0,200}"
 # letters (both are \w), so "好的I'll fix the build" was no promise (issue 15, item 20).
 _NOT_AFTER_LETTER: Final = r"(?<![a-z0-9_'’])"
 
-# Where an English return cue ("back to X") may stand: a clause's start, after a word that
-# turns the conversation ("OK, back to …", "so back to …"), or after "let's get/go/come".
-_CUE_START_EN: Final = (r"(?:^|(?<=[.!?…;:,(\n])\s*|(?<![\w'’])(?:ok|okay|so|anyway|alright|now"
-                        r"|let['’]?s (?:get|go|come))\s+)")
+def _returns_to(cue: str, lead: tuple[str, ...]) -> str:
+    """A return cue ("back to", "zurück zu") where a clause starts — the text's start, after a
+    clause mark, on a line of its own: not right after a word — or right after one of ``lead``
+    ("ok", "let's get"): "I'll get back to you", "going back to school", "roll back to version
+    2.3" return to no topic (issue 37). The checks follow the cue (fixed-width look-behinds): a
+    pattern that opens on a literal is scanned by ``re`` ~200× faster than one that opens on a
+    look-behind, which is tried at every position of every message."""
+    checks = [rf"(?<![\w'’] {cue})(?<![\w'’]{cue})"]
+    checks += [rf"(?<=^{word} {cue})|(?<=[^\w'’]{word} {cue})" for word in lead]
+    return f"{cue}(?:{'|'.join(checks)})"
+
+
+_RETURN_LEAD_EN: Final = ("ok", "okay", "so", "anyway", "alright", "now", *(
+    f"{let} {verb}" for let in ("let['’]s", "lets") for verb in ("get", "go", "come")))
+_RETURN_LEAD_DE: Final = ("ok", "okay", "also", "so", "gut", "lass uns", "lass uns mal", "kommen wir",
+                          "kommen wir mal", "gehen wir", "gehen wir mal")
+
 
 # A request or an offer starts its clause, alone or after a word that asks ("please remind me",
 # "can you remind me", "ok let me"): "these moments remind me to …", "they let me take a break"
@@ -235,6 +248,9 @@ class LanguagePack:
     # own (issue 37), on the lowered text; a ratification source is matched whole.
     proposal: tuple[str, ...] = ()
     ratification: tuple[str, ...] = ()
+    # Cortex's own (issue 37), lowered: a tag that asks only for assent ("So we'll go with speech
+    # recognition, yeah?", "Wir nehmen Postgres, oder?"): a decision said with one is said, not asked.
+    question_tag: tuple[str, ...] = ()
     # Function words: no topic is made of them, and a task is not named by them. Lowered.
     stopwords: tuple[str, ...] = ()
     # Cortex's own (issue 37), lowered: words a topic nobody announced (``workers.threads.topics``)
@@ -315,13 +331,14 @@ _TOPIC_END_RU: Final = (
 
 def _topic_until(ends: tuple[str, ...]) -> str:
     """The topic group of a cue pattern: up to 40 characters of words, starting on none of
-    ``ends`` and stopping before the first of them."""
+    ``ends`` and stopping before the first of them (a whole word: "Reden-Training" is no "reden")."""
     stop = "|".join(ends)
-    return rf"(?!(?:{stop})\b)(\w(?:(?!\s+(?:{stop})\b)[\w\s-]){{3,40}})"
+    return rf"(?!(?:{stop})(?![\w-]))(\w(?:(?!\s+(?:{stop})(?![\w-]))[\w\s-]){{3,40}})"
 
 
 EN: Final = LanguagePack(
     code="en",
+    question_tag=("yeah", "yes", "right", "okay", "ok", "alright", "agreed", "eh", "no"),
     proposal=(r"(?:^|[.!?]\s+|,\s*|\bso\s+|\bmaybe\s+)(?:how about (?:we\s+|if we\s+)?|what about (?:we\s+)?|"
               r"what if we\s+|why don['’]t we\s+|shall we\s+|should we\s+|we could\s+|we should\s+|"
               r"i suggest (?:that\s+)?(?:we\s+)?|i propose (?:that\s+)?(?:we\s+)?|"
@@ -343,10 +360,13 @@ EN: Final = LanguagePack(
         # use Postgres", "We'll use Terraform", "We picked Grafana over Datadog", "OK, Postgres it
         # is", "We'll stick with MySQL", "From now on we deploy only on Tuesdays"
         r"(?<![a-z])(?:we['’]re going with|we are going with|(?:let['’]?s|we['’]ll|we will|we['’]re going to)"
-        r" (?:use|stick with|switch to|go for(?!\s+it\b)|adopt|standardi[sz]e on)|we (?:picked|selected|went for)"
+        r" (?:use|stick with|switch to|go for(?!\s+(?:it|lunch|dinner|breakfast|coffee|a (?:walk|drink|coffee|run))\b)"
+        r"|adopt|standardi[sz]e on)|we (?:picked|selected|went for)"
         r"|from now on,? (?:we|all|every|no) )",
-        r"(?<![\w'’])(?!(?:how|that|what|as|where|so|if|who|when|why|think|hope|know|guess|say|is|believe)\s)"
-        r"[\w.+#-]+ it is(?=\s*[.!]|\s*$)",
+        # the chosen word opens its clause ("OK, Postgres it is"): "I love how uncomplicated it is",
+        # "Oh here it is", "Yes it is" choose nothing (issue 37)
+        r"(?<![\w'’])(?<![\w'’] )(?!(?:how|that|what|as|where|so|if|who|when|why|think|hope|know|guess|say|is"
+        r"|believe|here|there|yes|yeah|yep|no|nope|this|it|which)\s)[\w.+#-]+ it is(?=\s*[.!]|\s*$)",
         # Cortex's own: a choice said as one (the Romance packs' "vamos con", "opté pour"); going
         # with someone is company, not a choice
         r"(?<![a-z])(?:(?:let['’]?s|we['’]ll) go with(?!\s+(?:me|you|him|her|us|them|my|your|his|our|their)\b)"
@@ -375,7 +395,8 @@ EN: Final = LanguagePack(
         # "OK, back to pricing") or after "let's get/go/come": "I'll get back to you on the pricing",
         # "going back to school", "roll back to version 2.3", "they take us back to simpler times"
         # return to nothing (issue 37)
-        rf"(?:{_CUE_START_EN}back to|(?<![\w'’])(?:now about|regarding)"
+        rf"(?:{_returns_to('back to', _RETURN_LEAD_EN)}|now about(?<![\w'’]now about)"
+        r"|regarding(?<![\w'’]regarding)"
         r"|let['’]s (?:talk\s+about|talk(?!\s+about\b)|discuss|look at))\s+"
         r"(?:(?:the|my|your|our|their|his|her)\s+)?" + _topic_until(_TOPIC_END_EN),
     ),
@@ -534,6 +555,7 @@ EN: Final = LanguagePack(
 
 DE: Final = LanguagePack(
     code="de",
+    question_tag=("ja", "oder", "ne", "gell", "okay", "ok", "nicht wahr", "einverstanden"),
     proposal=(r"(?:^|[.!?]\s+|,\s*)(?:wie wäre es,? wenn wir\s+|sollen wir\s+|wir könnten\s+|wir sollten\s+|"
               r"ich schlage vor,?\s+(?:dass wir\s+)?|lass(?:t)? uns\s+(?!mal\s+über|über))([^.!?\n]{4,160})",),
     ratification=(r"(?:(?:ok(?:ay)?|ja|gut|super|klar|prima|perfekt|alles klar)[,.!]*\s+)*(?:beschlossen|einverstanden|"
@@ -563,8 +585,8 @@ DE: Final = LanguagePack(
     topic=(
         # "zurück zu X" only where a clause starts or after "lass uns", "kommen wir", "gehen wir": "ich
         # gehe zurück zur Schule" returns to no topic (issue 37)
-        r"(?:(?:^|(?<=[.!?…;:,(\n])\s*|(?<![\w'’])(?:ok|okay|also|so|gut|lass uns(?: mal)?|kommen wir(?: mal)?"
-        r"|gehen wir(?: mal)?)\s+)zurück zu[mr]?|jetzt zu[mr]?|bzgl\.?|wegen|lass uns (?:mal\s+über|über|mal))\s+"
+        rf"(?:{_returns_to('zurück zu', _RETURN_LEAD_DE)}[mr]?|jetzt zu[mr]?|bzgl\.?|wegen"
+        r"|lass uns (?:mal\s+über|über|mal))\s+"
         r"(?:(?:dem|den|der|die|das)\s+)?(?:thema\s+)?" + _topic_until((*_TOPIC_END_DE, _TOPIC_VERBS_DE)),
     ),
     topic_blacklist=(
@@ -635,6 +657,7 @@ DE: Final = LanguagePack(
 
 ES: Final = LanguagePack(
     code="es",
+    question_tag=("vale", "no", "sí", "verdad", "de acuerdo", "ok"),
     proposal=(r"(?:^|[.!?]\s+|,\s*|¿)(?:y si\s+|podríamos\s+|deberíamos\s+|propongo (?:que\s+)?|"
               r"qué tal si\s+)([^.!?\n]{4,160})",),
     ratification=(r"(?:(?:vale|sí|perfecto|genial|bien)[,.!]*\s+)*(?:de acuerdo|hecho|hagámoslo|adelante)",),
@@ -713,6 +736,7 @@ ES: Final = LanguagePack(
 
 FR: Final = LanguagePack(
     code="fr",
+    question_tag=("non", "hein", "d'accord", "ok", "oui"),
     proposal=(r"(?:^|[.!?]\s+|,\s*)(?:et si on\s+|on pourrait\s+|on devrait\s+|je propose (?:qu['’]on\s+|"
               r"de\s+)?)([^.!?\n]{4,160})",),
     ratification=(r"(?:(?:ok|oui|parfait|super|bon)[,.!]*\s+)*(?:d['’]accord|entendu|ça marche|on fait comme ça|"
@@ -789,6 +813,7 @@ FR: Final = LanguagePack(
 
 IT: Final = LanguagePack(
     code="it",
+    question_tag=("no", "vero", "giusto", "va bene", "ok", "sì"),
     proposal=(r"(?:^|[.!?]\s+|,\s*)(?:e se\s+|potremmo\s+|dovremmo\s+|propongo (?:di\s+)?)([^.!?\n]{4,160})",),
     ratification=(r"(?:(?:ok|sì|perfetto|bene|va bene)[,.!]*\s+)*"
                   r"(?:d['’]accordo|facciamo così|affare fatto|facciamolo)",),
@@ -867,6 +892,7 @@ IT: Final = LanguagePack(
 
 PT: Final = LanguagePack(
     code="pt",
+    question_tag=("né", "certo", "ok", "sim", "não", "combinado"),
     proposal=(r"(?:^|[.!?]\s+|,\s*)(?:e se\s+|poderíamos\s+|deveríamos\s+|proponho (?:que\s+)?)([^.!?\n]{4,160})",),
     ratification=(r"(?:(?:ok|sim|beleza|perfeito|ótimo)[,.!]*\s+)*(?:combinado|fechado|vamos nessa|vamos fazer isso)",),
     decision=(
@@ -944,6 +970,7 @@ PT: Final = LanguagePack(
 
 RU: Final = LanguagePack(
     code="ru",
+    question_tag=("да", "ладно", "хорошо", "ок", "верно"),
     proposal=(r"(?:^|[.!?]\s+|,\s*)(?:может,?\s+|давайте\s+|предлагаю\s+)([^.!?\n]{4,160})",),
     ratification=(r"(?:(?:ок|да|хорошо|отлично)[,.!]*\s+)*(?:договорились|решено|давайте так|согласен|согласна)",),
     decision=(
@@ -1019,6 +1046,7 @@ RU: Final = LanguagePack(
 
 JA: Final = LanguagePack(
     code="ja",
+    question_tag=("ね", "よね"),
     proposal=(r"([^。！？\n]{2,80}?(?:ませんか|ましょうか|はどうですか|はどう))",),
     ratification=(r"(?:はい[、,]?\s*)?(?:そうしましょう|それでいきましょう|賛成です|賛成)",),
     decision=(
@@ -1072,6 +1100,7 @@ JA: Final = LanguagePack(
 
 KO: Final = LanguagePack(
     code="ko",
+    question_tag=("그렇죠", "맞죠", "알겠죠"),
     proposal=(r"([^.!?\n]{2,80}?(?:할까요|하는 게 어때요|어때요))",),
     ratification=(r"(?:네[,]?\s*|좋아요[,]?\s*)?(?:그렇게 하죠|그렇게 해요|찬성)",),
     decision=(
@@ -1125,6 +1154,7 @@ KO: Final = LanguagePack(
 
 ZH: Final = LanguagePack(
     code="zh",
+    question_tag=("对吧", "好吗", "行吗", "吧"),
     proposal=(r"(?:要不|不如|我建议|我们可以)([^。！？\n]{2,80})",),
     ratification=(r"(?:好的?[，,]?\s*)?(?:就这么办|同意|就这么定了|就这样)",),
     decision=(
