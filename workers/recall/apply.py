@@ -258,9 +258,14 @@ class StoreApplier:
         self.context = TurnContext(store)
 
     def apply_batch(self, envs: Sequence[Envelope],
-                    lock: AbstractContextManager[object] | None = None) -> BatchOutcome:
+                    lock: AbstractContextManager[object] | None = None,
+                    at_upkeep: Callable[[Envelope], None] | None = None) -> BatchOutcome:
         """Apply ``envs`` in stream order. ``lock`` (the worker's store lock) is held while
-        the batch is staged and while it is written, never while it is embedded. A session
+        the batch is staged and while it is written, never while it is embedded.
+        ``at_upkeep`` is called (without the lock) with each message at which upkeep ran on
+        its cadence, once it is written and before anything after it is staged: the store
+        holds exactly the events up to it then, whatever the batching, so what the call does
+        (the worker's fact mirror, the model's judgement) replays alike. A session
         start ends a step of its own: its consolidation changes what later events are staged
         against (the turns a context window quotes), so they are staged after it is written,
         whatever the batching. A batch that fails anywhere leaves the turn context as it
@@ -283,10 +288,14 @@ class StoreApplier:
                         held = self._applied(writes, [m for _, memories in staged for m in memories])
                     vectors = self._embed([m.content for _, memories in staged for m in memories if m.id not in held]
                                           + _updated_texts(env for env, _ in staged))
+                    ran = len(outcome.upkeep)
                     with lock:
                         self._write(writes, staged, vectors, outcome, due)
                         writes.flush()
                     done += len(staged)
+                    if at_upkeep is not None:
+                        for env in outcome.upkeep[ran:]:
+                            at_upkeep(env)
             with lock:
                 # once per batch, not per step: a flush costs a sync of the shard to disk
                 # (~35-120 ms here), and a batch of many agents has a session start in most
