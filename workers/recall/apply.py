@@ -60,6 +60,7 @@ from workers.recall.lifecycle import (
     plan_tiering,
     record_hit,
     select_hot,
+    upkeep_counted,
     upkeep_due,
 )
 from workers.recall.models import Memory, SearchHit, memory_id
@@ -333,11 +334,17 @@ class StoreApplier:
                 # before this turn's memories: a statement here supersedes the reply window
                 # (the previous turn's statement) as it supersedes that turn
                 memories.insert(0, reply_memory(previous[-1], turn.content))
-            self.context.push(turn, env.seq)
-            due = bool(previous) and upkeep_due(previous[-1].created_at, turn.created_at,
-                                                self.settings.upkeep_hours)
-            return memories, due
+            # pushed with its sequence (as the store will have it): a later turn's cadence reads it
+            self.context.push(msgspec.structs.replace(turn, first_seq=env.seq), env.seq)
+            return memories, bool(previous) and self._upkeep_due(previous[-1], turn, env.seq)
         return memories, False
+
+    def _upkeep_due(self, before: Memory, turn: Memory, seq: int) -> bool:
+        """Whether upkeep runs at ``turn`` (stream sequence ``seq``), the message after
+        ``before`` in its session: a new period of event time, or of the stream's events."""
+        s = self.settings
+        return (upkeep_due(before.created_at, turn.created_at, s.upkeep_hours)
+                or upkeep_counted(before.first_seq, seq, s.upkeep_events))
 
     def _applied(self, writes: PendingWrites, memories: Sequence[Memory]) -> set[str]:
         """Ids of candidates the store holds at or above their own ``last_seq`` already:
