@@ -103,6 +103,11 @@ class RecallSettings(msgspec.Struct, frozen=True, kw_only=True):
     # cross into the next this-many-hours period of event time, not only at session starts
     # (workers.recall.lifecycle.upkeep_due); 0: only at session starts
     upkeep_hours: Annotated[int, Meta(ge=0, le=8760)] = 24
+    # ... and when they cross into the next this-many-events run of the stream (stream
+    # sequences, every agent's events counted; 0: never), so a session busier than a period
+    # is maintained more often (lifecycle.upkeep_counted). Off by default: on a stream many
+    # agents share, every active session would be maintained once per run
+    upkeep_events: Annotated[int, Meta(ge=0, le=100_000_000)] = 0
     # With ANTHROPIC_API_KEY: Claude orders the formula's top candidates of each query
     # (workers.recall.rerank); off by default (a model call per query)
     rerank: bool = False
