@@ -213,7 +213,7 @@ def find_decisions(text: MatchText, patterns: PatternSet) -> list[DecisionText]:
     return out
 
 
-_RATIFY_TRAIL: Final = " \t\r\n.,!;:…。！、，👍🙌✅🎉🚀😀🙂😊"
+_RATIFY_TRAIL: Final = " \t\r\n.,!;:…。！、，¡👍🙌✅🎉🚀😀🙂😊"
 
 
 def is_ratification(text: MatchText, patterns: PatternSet) -> bool:
@@ -224,6 +224,16 @@ def is_ratification(text: MatchText, patterns: PatternSet) -> bool:
     ends = sentence_ends(text.original)
     first = text.lowered[: ends[0] if ends else len(text.lowered)].strip(_RATIFY_TRAIL)
     return bool(first) and patterns.ratification.fullmatch(first) is not None
+
+
+def _thin(what: str, patterns: PatternSet) -> bool:
+    """A proposal that names nothing but common verbs and function words ("make it happen", "do
+    it again") or that hangs on a condition ("achieve great things if we join forces"): agreeing
+    to it decides nothing a reader could act on."""
+    lowered = what.lower()
+    if patterns.condition is not None and patterns.condition.search(lowered) is not None:
+        return True
+    return not _CJK.search(what) and all(w in patterns.phrase_breaks for w in _WORD.findall(lowered))
 
 
 def find_proposal(text: MatchText, patterns: PatternSet) -> str | None:
@@ -237,6 +247,6 @@ def find_proposal(text: MatchText, patterns: PatternSet) -> str | None:
     match = found[0]
     group = match.lastindex or 0  # the languages' sources are alternatives: the one that matched
     what = tidy(text.original[match.start(group) : match.end(group)]).rstrip("?？")
-    if _word_count(what) < 2:
+    if _word_count(what) < 2 or _thin(what, patterns):
         return None
     return clip_words(what[0].upper() + what[1:], MAX_WHAT_CHARS)
