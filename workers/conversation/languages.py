@@ -268,6 +268,19 @@ class LanguagePack:
     # geschickt"): Cortex's own, on the lowered text; ``workers.threads.waits`` ends a
     # thread's wait on it when the sentence names what the thread waits for.
     arrival: tuple[str, ...] = ()
+    # Cortex's own (issue 37), on the lowered sentence of a topic nobody announced: someone's own
+    # stake in it — a first-person subject with an ongoing, planned or chosen action ("I've been
+    # looking into counseling and mental health", "we'll go with speech recognition", "let's …"),
+    # or ``owners``, a possessive right before the phrase ("my dance studio"). A phrase only
+    # talked about ("I still have that stuffed animal", "the big screen") is no thread. A
+    # language without ``engaged`` opens such topics as before.
+    engaged: tuple[str, ...] = ()
+    owners: tuple[str, ...] = ()
+    # … or the phrase is the subject of a state still going on, matched on the lowered text
+    # where the phrase ends ("the billing rewrite is behind schedule", "the staging cluster keeps
+    # running out of memory", "the payment webhook failures are back", "how's the dance studio
+    # going?"; not "the pride event was amazing")
+    ongoing: tuple[str, ...] = ()
     # The reference's CJK packs had no ``i`` flag: keep their exact case behaviour ("OK").
     case_sensitive: bool = field(default=False)
 
@@ -338,6 +351,16 @@ def _topic_until(ends: tuple[str, ...]) -> str:
 
 EN: Final = LanguagePack(
     code="en",
+    ongoing=(r"\s*(?:(?:is|are|has been|have been|keeps?|kept|still)\s+(?:still\s+|now\s+|again\s+)?)?"
+             r"(?:(?!(?:amaz|interest|excit|bor|inspir|relax|annoy|charm|stunn|touch|refresh|fascinat|reward"
+             r"|challeng|satisfy|encourag|thrill|outstand|disappoint|frustrat|appeal|surpris|th|k|spr|r|br|s|w"
+             r"|morn|even|dur)ing\b)\w+ing\b|behind\b|back\b|down\b|broken\b|blocked\b|stuck\b|delayed\b"
+             r"|on hold\b|over budget\b)",),
+    engaged=(r"\b(?:i|we)(?:(?:['’]m| am|['’]re| are|['’]ve been| have been)\s+(?:\w+\s+)?\w+ing|['’]ll| will"
+             r"| plan to| want to| need to| have to| going to| gonna| wanna|['’]d like to| would like to| decided"
+             r"| chose| started| applied| signed| joined| opened| launched| built| finished| submitted)\b"
+             r"|\blet['’]?s\b",),
+    owners=("my", "our", "your", "his", "her", "their"),
     question_tag=("yeah", "yes", "right", "okay", "ok", "alright", "agreed", "eh", "no"),
     proposal=(r"(?:^|[.!?]\s+|,\s*|\bso\s+|\bmaybe\s+|\bi think\s+)"
               r"(?:how about (?:we\s+|if we\s+)?|what about (?:we\s+)?|"
@@ -580,6 +603,12 @@ EN: Final = LanguagePack(
 
 DE: Final = LanguagePack(
     code="de",
+    ongoing=(r"\s*(?:ist|sind|war|waren|hängt|hängen|läuft|laufen|bleibt|bleiben|steckt|stecken|stockt|wird|werden)\b",),
+    engaged=(r"\b(?:ich|wir)\s+(?:bin|sind|habe|haben|werde|werden|will|wollen|plane|planen|muss|müssen|möchte|möchten"
+             r"|arbeite|arbeiten|starte|starten|nehme|nehmen)\b|\b(?:bin|sind|habe|haben|werde|werden|will|wollen|muss"
+             r"|müssen|möchte|möchten)\s+(?:ich|wir)\b|\blass(?:t)? uns\b",),
+    owners=("mein", "meine", "meinen", "meinem", "meiner", "unser", "unsere", "unseren", "unserem", "unserer",
+            "dein", "deine", "deinen", "euer", "eure", "sein", "seine", "ihr", "ihre"),
     question_tag=("ja", "oder", "ne", "gell", "okay", "ok", "nicht wahr", "einverstanden"),
     proposal=(r"(?:^|[.!?]\s+|,\s*)(?:wie wäre es,? wenn wir\s+|sollen wir\s+|wir könnten\s+|wir sollten\s+|"
               r"ich schlage vor,?\s+(?:dass wir\s+)?|lass(?:t)? uns\s+(?!mal\s+über|über))([^.!?\n]{4,160})",),
@@ -684,6 +713,10 @@ DE: Final = LanguagePack(
 
 ES: Final = LanguagePack(
     code="es",
+    ongoing=(r"\s*(?:está|están|sigue|siguen|va|van|anda|se retrasa|tiene|tienen)\b",),
+    engaged=(r"\b(?:voy a|vamos a|estoy|estamos|quiero|queremos|planeo|planeamos|pienso|tengo que|tenemos que"
+             r"|he empezado|hemos empezado|empecé|decidí|decidimos|elegimos|hagamos)\b",),
+    owners=("mi", "mis", "nuestro", "nuestra", "nuestros", "nuestras", "tu", "tus", "su", "sus"),
     question_tag=("vale", "no", "sí", "verdad", "de acuerdo", "ok"),
     proposal=(r"(?:^|[.!?]\s+|,\s*|¿)(?:y si\s+|podríamos\s+|deberíamos\s+|propongo (?:que\s+)?|"
               r"qué tal si\s+)([^.!?\n]{4,160})",),
@@ -765,6 +798,12 @@ ES: Final = LanguagePack(
 
 FR: Final = LanguagePack(
     code="fr",
+    ongoing=(r"\s*(?:est|sont|avance|bloque|reste|restent|prend|a|ont)\b",),
+    engaged=(r"\b(?:je|j['’]|on|nous)\s*(?:vais|va|allons|suis|sommes|veux|voulons|travaille|travaillons|prévois"
+             r"|compte|dois|devons|ai commencé|avons commencé|ai décidé|avons décidé|a décidé|ai choisi"
+             r"|avons choisi)\b",),
+    owners=("mon", "ma", "mes", "notre", "nos", "ton", "ta", "tes", "votre", "vos", "son", "sa", "ses", "leur",
+            "leurs"),
     question_tag=("non", "hein", "d'accord", "ok", "oui"),
     proposal=(r"(?:^|[.!?]\s+|,\s*)(?:et si on\s+|on pourrait\s+|on devrait\s+|je propose (?:qu['’]on\s+|"
               r"de\s+)?)([^.!?\n]{4,160})",),
@@ -843,6 +882,10 @@ FR: Final = LanguagePack(
 
 IT: Final = LanguagePack(
     code="it",
+    ongoing=(r"\s*(?:è|sono|sta|stanno|va|vanno|resta|ha|hanno)(?!\w)",),
+    engaged=(r"\b(?:sto|stiamo|vado a|andiamo a|voglio|vogliamo|devo|dobbiamo|ho deciso|abbiamo deciso|ho iniziato"
+             r"|abbiamo iniziato|ho scelto|abbiamo scelto|penso di|pensiamo di)\b",),
+    owners=("mio", "mia", "miei", "mie", "nostro", "nostra", "nostri", "nostre", "tuo", "tua", "suo", "sua", "loro"),
     question_tag=("no", "vero", "giusto", "va bene", "ok", "sì"),
     proposal=(r"(?:^|[.!?]\s+|,\s*)(?:e se\s+|potremmo\s+|dovremmo\s+|propongo (?:di\s+)?)([^.!?\n]{4,160})",),
     ratification=(r"(?:(?:ok|sì|perfetto|bene|va bene)[,.!]*\s+)*"
@@ -923,6 +966,10 @@ IT: Final = LanguagePack(
 
 PT: Final = LanguagePack(
     code="pt",
+    ongoing=(r"\s*(?:está|estão|continua|continuam|vai|vão|tem|têm)(?!\w)",),
+    engaged=(r"(?<!\w)(?:vou|vamos|estou|estamos|quero|queremos|preciso|precisamos|tenho que|temos que|decidi|decidimos"
+             r"|comecei|começamos|escolhi|escolhemos)(?!\w)",),
+    owners=("meu", "minha", "meus", "minhas", "nosso", "nossa", "nossos", "nossas", "teu", "tua", "seu", "sua"),
     question_tag=("né", "certo", "ok", "sim", "não", "combinado"),
     proposal=(r"(?:^|[.!?]\s+|,\s*)(?:e se\s+|poderíamos\s+|deveríamos\s+|proponho (?:que\s+)?)([^.!?\n]{4,160})",),
     ratification=(r"(?:(?:ok|sim|beleza|perfeito|ótimo)[,.!]*\s+)*(?:combinado|fechado|vamos nessa|vamos fazer isso"
@@ -1002,6 +1049,10 @@ PT: Final = LanguagePack(
 
 RU: Final = LanguagePack(
     code="ru",
+    engaged=(r"(?<!\w)(?:я|мы)\s+(?:\w+\s+)?(?:буду|будем|хочу|хотим|планирую|планируем|собираюсь|собираемся|начал|начала"
+             r"|начали|решил|решила|решили|выбрали|работаю|работаем)(?!\w)|(?<!\w)давайте(?!\w)",),
+    owners=("мой", "моя", "моё", "мои", "моего", "моей", "наш", "наша", "наше", "наши", "нашего",
+            "нашей", "твой", "твоя", "его", "её", "их"),
     question_tag=("да", "ладно", "хорошо", "ок", "верно"),
     proposal=(r"(?:^|[.!?]\s+|,\s*)(?:может,?\s+|давайте\s+|предлагаю\s+)([^.!?\n]{4,160})",),
     ratification=(r"(?:(?:ок|да|хорошо|отлично)[,.!]*\s+)*(?:договорились|решено|давайте так|согласен|согласна"
