@@ -268,6 +268,10 @@ class LanguagePack:
     # geschickt"): Cortex's own, on the lowered text; ``workers.threads.waits`` ends a
     # thread's wait on it when the sentence names what the thread waits for.
     arrival: tuple[str, ...] = ()
+    # Cortex's own (issue 37), on the lowered clause before a decision cue: a decision recalled,
+    # not made ("as we decided in the last meeting, …", "we had decided on roles"); a hedge
+    # there (``hedge``: "I guess we decided on material") makes it no decision either
+    recap: tuple[str, ...] = ()
     # Cortex's own (issue 37), on the lowered sentence of a topic nobody announced: someone's own
     # stake in it — a first-person subject with an ongoing, planned or chosen action ("I've been
     # looking into counseling and mental health", "we'll go with speech recognition", "let's …"),
@@ -351,6 +355,7 @@ def _topic_until(ends: tuple[str, ...]) -> str:
 
 EN: Final = LanguagePack(
     code="en",
+    recap=(r"(?:\bhad|\bas (?:we|i|you|they)(?: have|['’]ve| had)?)\s+(?:\w+\s+)?$",),
     ongoing=(r"\s*(?:(?:is|are|has been|have been|keeps?|kept|still)\s+(?:still\s+|now\s+|again\s+)?)?"
              r"(?:(?!(?:amaz|interest|excit|bor|inspir|relax|annoy|charm|stunn|touch|refresh|fascinat|reward"
              r"|challeng|satisfy|encourag|thrill|outstand|disappoint|frustrat|appeal|surpris|th|k|spr|r|br|s|w"
@@ -603,6 +608,7 @@ EN: Final = LanguagePack(
 
 DE: Final = LanguagePack(
     code="de",
+    recap=(r"(?:\bhatten|\bhatte|\bwie (?:wir|ich) (?:es )?(?:schon )?)\s*(?:\w+\s+)?$",),
     ongoing=(r"\s*(?:ist|sind|war|waren|hängt|hängen|läuft|laufen|bleibt|bleiben|steckt|stecken|stockt|wird|werden)\b",),
     engaged=(r"\b(?:ich|wir)\s+(?:bin|sind|habe|haben|werde|werden|will|wollen|plane|planen|muss|müssen|möchte|möchten"
              r"|arbeite|arbeiten|starte|starten|nehme|nehmen)\b|\b(?:bin|sind|habe|haben|werde|werden|will|wollen|muss"
@@ -713,6 +719,7 @@ DE: Final = LanguagePack(
 
 ES: Final = LanguagePack(
     code="es",
+    recap=(r"\bcomo (?:ya )?$|\b(?:habíamos|había)\s+(?:\w+\s+)?$",),
     ongoing=(r"\s*(?:está|están|sigue|siguen|va|van|anda|se retrasa|tiene|tienen)\b",),
     engaged=(r"\b(?:voy a|vamos a|estoy|estamos|quiero|queremos|planeo|planeamos|pienso|tengo que|tenemos que"
              r"|he empezado|hemos empezado|empecé|decidí|decidimos|elegimos|hagamos)\b",),
@@ -798,6 +805,7 @@ ES: Final = LanguagePack(
 
 FR: Final = LanguagePack(
     code="fr",
+    recap=(r"(?:\bcomme (?:on l['’]a|nous l['’]avons)|\bnous avions|\bon avait)\s*(?:\w+\s+)?$",),
     ongoing=(r"\s*(?:est|sont|avance|bloque|reste|restent|prend|a|ont)\b",),
     engaged=(r"\b(?:je|j['’]|on|nous)\s*(?:vais|va|allons|suis|sommes|veux|voulons|travaille|travaillons|prévois"
              r"|compte|dois|devons|ai commencé|avons commencé|ai décidé|avons décidé|a décidé|ai choisi"
@@ -882,6 +890,7 @@ FR: Final = LanguagePack(
 
 IT: Final = LanguagePack(
     code="it",
+    recap=(r"(?:\bcome (?:abbiamo|avevamo)|\bavevamo)\s*(?:\w+\s+)?$",),
     ongoing=(r"\s*(?:è|sono|sta|stanno|va|vanno|resta|ha|hanno)(?!\w)",),
     engaged=(r"\b(?:sto|stiamo|vado a|andiamo a|voglio|vogliamo|devo|dobbiamo|ho deciso|abbiamo deciso|ho iniziato"
              r"|abbiamo iniziato|ho scelto|abbiamo scelto|penso di|pensiamo di)\b",),
@@ -966,6 +975,7 @@ IT: Final = LanguagePack(
 
 PT: Final = LanguagePack(
     code="pt",
+    recap=(r"\bcomo (?:já )?$|\b(?:tínhamos|havíamos)\s+(?:\w+\s+)?$",),
     ongoing=(r"\s*(?:está|estão|continua|continuam|vai|vão|tem|têm)(?!\w)",),
     engaged=(r"(?<!\w)(?:vou|vamos|estou|estamos|quero|queremos|preciso|precisamos|tenho que|temos que|decidi|decidimos"
              r"|comecei|começamos|escolhi|escolhemos)(?!\w)",),
@@ -1049,6 +1059,7 @@ PT: Final = LanguagePack(
 
 RU: Final = LanguagePack(
     code="ru",
+    recap=(r"(?:как мы (?:уже )?|как и )\s*(?:\w+\s+)?$",),
     engaged=(r"(?<!\w)(?:я|мы)\s+(?:\w+\s+)?(?:буду|будем|хочу|хотим|планирую|планируем|собираюсь|собираемся|начал|начала"
              r"|начали|решил|решила|решили|выбрали|работаю|работаем)(?!\w)|(?<!\w)давайте(?!\w)",),
     owners=("мой", "моя", "моё", "мои", "моего", "моей", "наш", "наша", "наше", "наши", "нашего",

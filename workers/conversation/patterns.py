@@ -294,6 +294,7 @@ class PatternSet:
     engaged: re.Pattern[str] | None = None
     owners: frozenset[str] = frozenset()
     ongoing: re.Pattern[str] | None = None
+    recap: re.Pattern[str] | None = None  # a decision recalled, on the lowered clause before its cue
 
     def closures(self, text: MatchText) -> int:
         """How many close patterns match ``text`` other than negated ("in review, not
@@ -446,4 +447,5 @@ def get_patterns(languages: tuple[str, ...]) -> PatternSet:
         engaged=_one_regex(source for pack in packs for source in pack.engaged),
         owners=frozenset(w for pack in packs for w in pack.owners),
         ongoing=_one_regex(source for pack in packs for source in pack.ongoing),
+        recap=_one_regex(source for pack in packs for source in pack.recap),
     )

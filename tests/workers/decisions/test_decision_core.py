@@ -476,3 +476,29 @@ def test_an_acceptance_of_a_proposal_records_what_was_proposed(proposal: str, an
 def test_an_acceptance_of_no_plan_decides_nothing(before: str, answer: str) -> None:
     doc = apply_message(None, message(before, 0, sender="albert"), SETTINGS, ALL, UTC_ZONE)
     assert apply_message(doc, message(answer, 1, sender="maria"), SETTINGS, ALL, UTC_ZONE).decisions == []
+
+
+@pytest.mark.parametrize("text", [
+    "Okay, as we have decided in the last meeting, I have to find out the prices.",
+    "The minutes say that we had decided on roles for each of you.",
+    "I guess we decided on the material, right?",
+    "Maybe we'll go with the blue casing.",
+    "Wie wir schon beschlossen hatten: die Rollen bleiben.",
+    "Wir hatten entschieden, die Rollen zu tauschen.",
+    "Como ya decidimos, el diseño queda igual.",
+    "Comme on l'a décidé la semaine dernière, le design reste.",
+])
+def test_a_decision_recalled_or_hedged_is_no_new_decision(text: str) -> None:
+    """Issue 37 (AMI): a meeting's recap of its minutes ("as we have decided in the last meeting",
+    "we had decided on roles", "I guess we decided on material") made three decisions that
+    decided nothing new."""
+    assert apply_message(None, message(text, 0), SETTINGS, ALL, UTC_ZONE).decisions == []
+
+
+@pytest.mark.parametrize("text", [
+    "As agreed, we ship the release on Friday.",
+    "Since the old library is unmaintained, we decided to switch to WeasyPrint.",
+    "Como el presupuesto es bajo, decidimos usar solo redes sociales.",
+])
+def test_a_decision_made_now_is_still_one(text: str) -> None:
+    assert len(apply_message(None, message(text, 0), SETTINGS, ALL, UTC_ZONE).decisions) == 1
