@@ -538,8 +538,10 @@ EN: Final = LanguagePack(
         r"^(?:go (?:with|for)|pick|vote for|hand(?: it)? over|pass (?:it )?(?:on |over )?to|interrupt\b|discuss\b"
         r"|invite\b[^.!?]{0,60}?\bto (?:discuss|present|talk|speak|say|show)\b|invite \w+,|get to (?:that|this|it)\b)",
         # a sentence broken off and begun again: the speaker's "I" within the task's first words
-        # ("put any I'm I'm putting", "first I would like to have your views")
-        r"^(?:\S+ ){0,2}(?<!what )(?<!how )(?<!when )(?<!where )(?<!if )(?<!that )(?<!as )(?<!once )(?<!after )"
+        # ("put any I'm I'm putting", "first I would like to have your views"), or its verb cut off
+        # by a comma ("copy, uh let us keep all the emails")
+        r"^\w+,\s+(?!and\b|then\b)"
+        r"|^(?:\S+ ){0,2}(?<!what )(?<!how )(?<!when )(?<!where )(?<!if )(?<!that )(?<!as )(?<!once )(?<!after )"
         r"(?<!before )(?<!because )(?:i|i['’]m|i['’]d|i['’]ll|i would|i will|won['’]t|will not)\b",
     ),
     delegated=(

@@ -359,6 +359,7 @@ def test_no_named_person_or_request_no_delegated_promise(text: str) -> None:
         "I will first I would like to hear your views.",
         "I will personally won't give it more than three.",
         "Okay, so I'll yep. Okay.",
+        "I'll copy, uh let us keep all the emails and share them.",
         # a wait that promises nothing
         "I'll have to wait and see how the other projects go.",
     ],
