@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx2
@@ -138,3 +140,43 @@ class Model:
         if asked.tool is not None:
             return tool_reply(asked.tool, {"memories": [{"content": 5}], "threads": "none"}, asked.openai)
         return text_reply("this is not json {" if "entities" in asked.system else NARRATIVE_TEXT, asked.openai)
+
+
+class ChatServer:
+    """Chat Completions on 127.0.0.1: records each request (path, headers, body) and answers
+    it well, or with ``status`` and an OpenAI-shaped error while one is set."""
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, dict[str, str], dict[str, Any]]] = []
+        self.status: int | None = None
+        self.error = ""
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                outer.requests.append((self.path, {k.lower(): v for k, v in self.headers.items()}, body))
+                status, answer = (outer.status, {"error": {"message": outer.error, "type": "invalid_request_error",
+                                                          "code": None}}) if outer.status \
+                    else (200, good_answer(Asked(body, openai=True)))
+                data = json.dumps(answer).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:  # the base class's name
+                return None
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def __enter__(self) -> ChatServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
