@@ -93,6 +93,9 @@ class ThreadsDoc(msgspec.Struct, frozen=True, kw_only=True):
     messages: int = 0
     recent: list[RecentMessage] = msgspec.field(default_factory=list)
     settled: list[str] = msgspec.field(default_factory=list)
+    # the phrases said twice in a window without work, each with the ordinal of the message
+    # that said it last: said again later, it is a topic the conversation comes back to
+    heard: dict[str, int] = msgspec.field(default_factory=dict)
 
 
 class Decision(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -107,12 +110,16 @@ class Decision(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class Proposal(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """What the latest message proposed ("How about we use Postgres for the event store?"), for
-    the answer that ratifies it ("Agreed."): beyond the contract (readers ignore it)."""
+    """The latest message, when it may propose something ("How about we use Postgres for the
+    event store?"), for the answer that ratifies it ("Agreed."): beyond the contract (readers
+    ignore it). What it proposes is read from ``said`` only when an answer ratifies it (most
+    messages with a "let's" are never answered "Agreed."); ``what`` is that reading, kept by
+    documents written before ``said`` was."""
 
-    what: str
+    what: str = ""
     why: str = ""
     by: str = ""  # its sender (or role): a speaker does not ratify their own proposal
+    said: str = ""  # the message's last PROPOSAL_CHARS characters
 
 
 class DecisionsDoc(msgspec.Struct, frozen=True, kw_only=True):
@@ -144,6 +151,15 @@ class Commitment(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     role: Role | None = None
 
 
+class AgentTurn(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The agent's turn since the user last spoke, as the commitments core needs it: the
+    commitments its messages closed, and whether its latest message asked a question."""
+
+    session: str
+    closed: list[str] = msgspec.field(default_factory=list)  # commitment ids, in the order closed
+    question: bool = False
+
+
 class CommitmentsDoc(msgspec.Struct, frozen=True, kw_only=True):
     CAP_LISTS: ClassVar[tuple[str, ...]] = ("commitments",)
 
@@ -151,6 +167,9 @@ class CommitmentsDoc(msgspec.Struct, frozen=True, kw_only=True):
     commitments: list[Commitment]
     integrity: Integrity
     version: int = 1
+    # Beyond the contract (readers ignore it): the agent's current turn, whose closures the
+    # user's next message may correct ("No, that's wrong, the deploy failed" reopens them)
+    agent_turn: AgentTurn | None = None
 
 
 class SnapshotDoc(msgspec.Struct, frozen=True, kw_only=True):
@@ -192,12 +211,33 @@ class Enhancements(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True
     commitments: dict[str, EnhancedCommitment] = msgspec.field(default_factory=dict)
 
 
-class NarrativeDoc(msgspec.Struct, frozen=True, kw_only=True):
-    """``timeline`` and ``enhanced`` go beyond the contract (readers ignore unknown fields):
-    the narrative worker's own record of session starts/ends and compactions, in event time,
-    and — with ``ANTHROPIC_API_KEY`` — Claude's wording of the briefing's items."""
+class NewsItem(msgspec.Struct, frozen=True, kw_only=True):
+    """A sentence a speaker told of something they did or plan (``workers.narrative.session``)."""
 
-    CAP_LISTS: ClassVar[tuple[str, ...]] = ("timeline",)
+    speaker: str
+    text: str
+    ts: datetime
+    score: int
+
+
+class SessionDigest(msgspec.Struct, frozen=True, kw_only=True):
+    """What happened in one session: who spoke, how much, and the best of their news."""
+
+    session: str
+    started: datetime
+    ended: datetime | None = None
+    messages: int = 0
+    speakers: list[str] = msgspec.field(default_factory=list)
+    news: list[NewsItem] = msgspec.field(default_factory=list)
+
+
+class NarrativeDoc(msgspec.Struct, frozen=True, kw_only=True):
+    """``timeline``, ``sessions`` and ``enhanced`` go beyond the contract (readers ignore
+    unknown fields): the narrative worker's own record of session starts/ends and
+    compactions, in event time, a digest of each recent session (issue 37), and — with
+    ``ANTHROPIC_API_KEY`` — Claude's wording of the briefing's items."""
+
+    CAP_LISTS: ClassVar[tuple[str, ...]] = ("timeline", "sessions")
 
     agent: str
     ts: datetime
@@ -206,6 +246,7 @@ class NarrativeDoc(msgspec.Struct, frozen=True, kw_only=True):
     integrity: Integrity
     timeline: list[TimelineItem] = msgspec.field(default_factory=list)
     enhanced: Enhancements | None = None
+    sessions: list[SessionDigest] = msgspec.field(default_factory=list)
 
 
 class BootDoc(msgspec.Struct, frozen=True, kw_only=True):
@@ -292,6 +333,9 @@ class RecallDoc(msgspec.Struct, frozen=True, kw_only=True):
     integrity: Integrity
     version: int = 1
     llm_pending: list[list[str]] = msgspec.field(default_factory=list)  # [role, sender, text, event id, ts]
+    # the key memories that belong to one person (text -> person): a briefing for another
+    # person leaves them out (workers.recall.people)
+    key_owners: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 class Triage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

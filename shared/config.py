@@ -99,6 +99,10 @@ class RecallSettings(msgspec.Struct, frozen=True, kw_only=True):
     hot_size: Annotated[int, Meta(ge=0, le=1000)] = 50
     cold_idle_days: Annotated[int, Meta(ge=1, le=365)] = 14
     cold_min_hits: Annotated[int, Meta(ge=0, le=1000)] = 3
+    # Upkeep (consolidation, expiry, tiering, fact mirroring) also when a session's messages
+    # cross into the next this-many-hours period of event time, not only at session starts
+    # (workers.recall.lifecycle.upkeep_due); 0: only at session starts
+    upkeep_hours: Annotated[int, Meta(ge=0, le=8760)] = 24
     # With ANTHROPIC_API_KEY: Claude orders the formula's top candidates of each query
     # (workers.recall.rerank); off by default (a model call per query)
     rerank: bool = False
@@ -232,6 +236,8 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # operations
     metrics_port: Annotated[int, Meta(ge=0, le=65535)] | None = None
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    # text: one readable line per record; json: one JSON object per line (log collectors)
+    log_format: Literal["text", "json"] = "text"
     # sections
     threads: ThreadsSettings = ThreadsSettings()
     decisions: DecisionsSettings = DecisionsSettings()

@@ -57,7 +57,8 @@ def test_each_feedback_kind_reaches_the_workers_that_apply_it_and_only_those() -
                             and (spec.feedback_kinds is None or kind in spec.feedback_kinds)) for kind in KINDS}
     assert readers == {
         "recall_access": ["boot", "recall"], "memory_pin": ["boot", "recall"], "memory_forget": ["boot", "recall"],
-        "remember": ["boot", "recall"], "thread_close": ["boot", "threads"], "thread_priority": ["boot", "threads"],
+        "remember": ["boot", "recall"], "memory_update": ["boot", "recall"],
+        "thread_close": ["boot", "threads"], "thread_priority": ["boot", "threads"],
         "commitment_done": ["boot", "decisions"], "fact_access": ["boot", "knowledge"],
         "operation_seen": ["boot", "traces"],
         # a late answer of the model goes to every worker whose calls may have one (shared.llm)

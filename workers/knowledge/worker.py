@@ -34,6 +34,7 @@ from shared.runtime import WorkerContext, WorkerSpec
 from workers.knowledge.core import apply_access, apply_message, build_llm_prompt, merge_llm_result, parse_llm_output
 from workers.knowledge.facts import prune_entities, prune_facts
 from workers.knowledge.llm import LlmKnowledge
+from workers.knowledge.personal import DEFAULT_LANGUAGES, get_personal_patterns
 
 log = logging.getLogger(__name__)
 
@@ -76,8 +77,9 @@ class KnowledgeProjection(Projection[KnowledgeDoc, LlmKnowledge | None]):
     answers = frozenset({PURPOSE})
 
     def __init__(self, settings: KnowledgeSettings, llm: LlmClient, max_value_bytes: int = MAX_VALUE_BYTES,
-                 max_doc_bytes: int = MAX_DOC_BYTES) -> None:
+                 max_doc_bytes: int = MAX_DOC_BYTES, languages: tuple[str, ...] = DEFAULT_LANGUAGES) -> None:
         self._settings = settings
+        self._packs = get_personal_patterns(languages)
         self._llm = llm
         self.max_value_bytes = max_value_bytes  # where the document splits (lowered by tests)
         self.max_doc_bytes = max_doc_bytes
@@ -120,7 +122,7 @@ class KnowledgeProjection(Projection[KnowledgeDoc, LlmKnowledge | None]):
             return None if doc is None else apply_access(doc, feedback_ids(env.event), env.event.ts, self._settings)
         new = doc
         if isinstance(env.event, MessageEvent):
-            new = apply_message(doc, env.event, self._settings)
+            new = apply_message(doc, env.event, self._settings, self._packs)
         if new is None:
             return None
         if self._llm.enabled:
@@ -145,7 +147,8 @@ class KnowledgeHandler(ProjectionHandler):
     def __init__(self, ctx: WorkerContext, llm: LlmClient) -> None:
         # tests lower the split threshold through extras, to split small documents
         projection = KnowledgeProjection(ctx.settings.knowledge, llm,
-                                         ctx.extras.get("knowledge_max_value_bytes", MAX_VALUE_BYTES))
+                                         ctx.extras.get("knowledge_max_value_bytes", MAX_VALUE_BYTES),
+                                         languages=ctx.settings.languages)
         super().__init__(ctx.js, ctx.worker, ctx.producer, [projection],
                          bucket_names={BUCKET_KNOWLEDGE: ctx.bucket(BUCKET_KNOWLEDGE)},
                              cut_on_triggers=True, cut_every=ctx.settings.runtime.cut_every)

@@ -29,6 +29,8 @@ from schemas.api import (
     ConsolidateReply,
     ConsolidateRequest,
     FoldedMemory,
+    MemoryReply,
+    MemoryRequest,
     PlannedMerge,
     RecalledMemory,
     RecallReply,
@@ -51,7 +53,7 @@ from shared.repair import decode_document, discard_document, unreadable_reason
 from shared.runtime import WorkerContext
 from shared.service import ApiError, serve_worker
 from workers.recall import supersede
-from workers.recall.apply import BatchOutcome, StoreApplier, plan_maintenance
+from workers.recall.apply import BatchOutcome, KeyMemories, StoreApplier, plan_maintenance
 from workers.recall.capture import (
     CaptureDecodeError,
     PromptMessage,
@@ -60,9 +62,11 @@ from workers.recall.capture import (
     decode_capture_response,
     memories_from_llm,
 )
+from workers.recall.edits import history
 from workers.recall.embedders import Embedder, EmbedderUnavailable, make_embedder
 from workers.recall.facts import FactSync, fact_memories, settle
 from workers.recall.models import RankedMemory
+from workers.recall.people import person_filters
 from workers.recall.ranking import by_matching_turn, named_senders, pool_by_message, rank
 from workers.recall.rerank import rerank
 from workers.recall.sources import APPLIED_FEEDBACK, KNOWLEDGE
@@ -75,6 +79,7 @@ from workers.recall.store import (
     point_ids,
     store_for,
 )
+from workers.recall.timeline import AS_OF_DEPTH, believed_hits
 from workers.recall.tokens import format_memories_with_budget
 
 log = logging.getLogger(__name__)
@@ -262,7 +267,9 @@ class RecallHandler(Handler):
             elif (late := late_answer(env.event)) is not None and late.purpose == CAPTURE:
                 await self._capture(env, late.text, late.context)  # a capture the model answered later
         outcome = await asyncio.to_thread(self._applier.apply_batch, staged, HOLDER.lock)
-        for change in ("added", "merged", "consolidated", "superseded", "skipped", "expired", "demoted"):
+        for env in outcome.upkeep:  # upkeep in a session, on its cadence: the facts too, as of that message
+            await self._mirror_facts(env)
+        for change in ("added", "merged", "consolidated", "superseded", "skipped", "expired", "demoted", "updated"):
             RECALL_MEMORIES.labels(change).inc(getattr(outcome, change))
         # removed from the staged events only once the documents are written: a transient
         # failure there (the LLM's capture, the bucket) retries the part, and the store skips
@@ -333,7 +340,7 @@ class RecallHandler(Handler):
 
         RECALL_MEMORIES.labels("superseded").inc(await asyncio.to_thread(settle))
 
-    def _summary(self, agent: str, now: datetime) -> tuple[list[str], int, int]:
+    def _summary(self, agent: str, now: datetime) -> KeyMemories:
         with HOLDER.lock:
             return self._applier.key_memories(agent, now)
 
@@ -384,16 +391,18 @@ class RecallHandler(Handler):
         floor = old.integrity.last_seq if old else 0
         pending = await self._llm_batches(agent, [e for e in staged if e.agent == agent and e.seq > floor],
                                           list(old.llm_pending) if old else [])
-        key, hot, cold = await asyncio.to_thread(self._summary, agent, ts)
-        key = [text[:KEY_MEMORY_CHARS] for text in key]
+        summary = await asyncio.to_thread(self._summary, agent, ts)
+        key = [text[:KEY_MEMORY_CHARS] for text in summary.texts]
+        owned = {text[:KEY_MEMORY_CHARS]: person for text, person in summary.owners.items()}
+        hot, cold = summary.hot, summary.cold
         fresh = sum(1 for s in outcome.seqs[agent] if s > floor)  # per event, not per batch: replays agree
         integrity = Integrity(last_seq=seq, last_event_ts=ts, events=(old.integrity.events if old else 0) + fresh,
                               producer=self._ctx.producer)
         base = old if old is not None else RecallDoc(agent=agent, updated=ts, key_memories=[], memories=0, hot=0,
                                                      cold=0, integrity=integrity)
         # a field not named here (a new one) carries over
-        doc = msgspec.structs.replace(base, updated=ts, key_memories=key, memories=hot + cold, hot=hot, cold=cold,
-                                      integrity=integrity, llm_pending=pending)
+        doc = msgspec.structs.replace(base, updated=ts, key_memories=key, key_owners=owned, memories=hot + cold,
+                                      hot=hot, cold=cold, integrity=integrity, llm_pending=pending)
         data = msgspec.json.encode(doc)
         if len(data) > self._budget:  # the caps above keep it far below: the last line
             doc, dropped = cap(doc, self._budget)
@@ -496,11 +505,19 @@ def candidates(req: RecallRequest, agent: str, settings: Any, depth: int = 0) ->
     with HOLDER.lock:
         embedder = HOLDER.current()[1]
     vector = embedder.embed_query(req.query)  # outside the lock: the loop's batches go on meanwhile
+    past = req.as_of is not None  # what was believed then: superseded memories are read, then sifted
+    flt = MemoryFilter() if req.history or past else MemoryFilter(current=True)
+    limit = settings.recall.candidates * (AS_OF_DEPTH if past else 1)
     with HOLDER.lock:
-        hits = HOLDER.current()[0].search(agent, vector, text=req.query, limit=settings.recall.candidates,
-                            flt=None if req.history else MemoryFilter(current=True))
+        store = HOLDER.current()[0]
+        # a person's recall: their memories and the shared ones, each found among its own kind
+        hits = [hit for scoped in person_filters(flt, req.person)
+                for hit in store.search(agent, vector, text=req.query, limit=limit, flt=scoped)]
+    if req.as_of is not None:
+        hits = believed_hits(hits, req.as_of)[: settings.recall.candidates]
     hits = pool_by_message(hits)  # a message found through several of its memories counts them all
-    now = recall_now([max(h.memory.last_accessed, h.memory.last_seen or h.memory.created_at) for h in hits])
+    now = req.as_of or recall_now([max(h.memory.last_accessed, h.memory.last_seen or h.memory.created_at)
+                                   for h in hits])
     # The design's formula over the hybrid (dense + BM25) relevance, not the dense cosine
     # alone: the lexical half is what finds the names a question asks about. A message's
     # turn, its windows and its cue sentences count once (the best of them), and a window
@@ -544,6 +561,25 @@ def consolidation_plan(agent: str, settings: Any, now: datetime | None) -> Conso
               for kept, folded in sorted(removed.items(), key=lambda item: (by_id[item[0]].created_at, item[0]))]
     return ConsolidateReply(agent=agent, now=now, memories=len(memories), merges=merges,
                             expired=list(report.expired), decayed=list(report.decayed))
+
+
+def memory_by_id(agent: str, memory_id: str) -> MemoryReply | None:
+    """The memory ``memory_id`` names — itself, or the one that took it in when it was
+    folded — with every version of its statement (runs in a worker thread)."""
+    try:
+        (wanted,) = point_ids([memory_id])
+    except StoreError as exc:
+        raise ApiError(400, str(exc)) from exc
+    with HOLDER.lock:
+        store = HOLDER.current()[0]
+        found = store.get(agent, [wanted]) or list(store.scroll(agent, flt=MemoryFilter(absorbed=(wanted,))))[:1]
+    if not found:
+        return None
+    m = found[0]
+    return MemoryReply(id=m.id, content=m.content, type=m.type, scope=m.scope, source_event=m.source_event,
+                       created_at=m.created_at, versions=history(m), person=m.person, pinned=m.pinned,
+                       superseded_by=m.superseded_by, superseded_at=m.superseded_at, merged_from=list(m.merged_from),
+                       sources=list(m.sources), fact_id=m.fact_id)
 
 
 async def _latest_event_ts(ctx: WorkerContext, agent: str) -> datetime | None:
@@ -601,9 +637,16 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
         now = await _latest_event_ts(ctx, agent)
         return await asyncio.to_thread(consolidation_plan, agent, ctx.settings, now)
 
+    async def memory(agent: str, req: MemoryRequest) -> MemoryReply:
+        found = await asyncio.to_thread(memory_by_id, agent, req.id)
+        if found is None:
+            raise ApiError(404, f"no memory {req.id} of {agent} (forgotten, or never stored)")
+        return found
+
     ctx.health.set_ready(True, "serving")
     try:
-        await serve_worker(ctx, [("recall", RecallRequest, handle), ("consolidate", ConsolidateRequest, consolidate)],
+        await serve_worker(ctx, [("recall", RecallRequest, handle), ("consolidate", ConsolidateRequest, consolidate),
+                                 ("memory", MemoryRequest, memory)],
                            stop)
     finally:
         await llm.aclose()
