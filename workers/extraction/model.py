@@ -150,7 +150,10 @@ class Missed(msgspec.Struct, frozen=True):
     rules: list[msgspec.Raw] = []
 
 
-class _Answer(msgspec.Struct, frozen=True):
+class _Answer(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The tool's shape: a key it does not have means an answer to another question (the
+    client asks again), while the items inside are read leniently, one at a time."""
+
     missed: Missed = Missed()
     wrong: list[Any] = []
 

@@ -82,6 +82,7 @@ def test_an_answer_is_validated_item_by_item_and_wrong_ids_must_have_been_offere
     assert reading.threads == [] and len(reading.rules) == MAX_ITEMS and reading.wrong == ["c1"]
     assert parse_answer("not json", ["c1"]) is None and parse_answer(None, []) is None
     assert usable("{}") and not usable("[]") and tool()["name"] == "record_reading"
+    assert not usable('{"memories": [], "threads": "none"}')  # an answer to another tool: asked again
 
 
 def test_readings_merge_into_the_document_by_what_they_say() -> None:
