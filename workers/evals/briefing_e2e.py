@@ -24,6 +24,7 @@ from typing import Any, Final, TypeVar
 from zoneinfo import ZoneInfo
 
 import msgspec
+import nats.errors
 
 from schemas.docs import (
     BootDoc,
@@ -257,21 +258,18 @@ async def _caught_up(js: Any, consumers: list[str], limit_s: float, progress: Pr
     """Every consumer has applied everything it was given (a consumer given nothing — the
     snapshot worker when no conversation compacts — has nothing to apply); a long wait says
     every ``PROGRESS_EVERY_S`` how many events are still pending."""
-    from shared.names import BUCKET_CHECKPOINTS, EVENTS_STREAM
+    from shared.names import BUCKET_CHECKPOINTS
     from workers.evals.harness import EvalError
 
     ckpt = await js.key_value(BUCKET_CHECKPOINTS)
     start = time.monotonic()
     said = start
     while time.monotonic() - start < limit_s:
-        done, pending = 0, 0
-        for name in consumers:
-            info = await js.consumer_info(EVENTS_STREAM, name)
-            given = int(info.delivered.consumer_seq or 0) if info.delivered else 0
-            raw, _ = await kv_read(ckpt, name)
-            pending += int(info.num_pending or 0) + int(info.num_ack_pending or 0)
-            if not info.num_pending and not info.num_ack_pending and (raw is not None or given == 0):
-                done += 1
+        try:
+            done, pending = await _consumers_done(js, ckpt, consumers)
+        except nats.errors.TimeoutError:  # a loaded server slow to answer a poll: not yet, not a failure
+            await asyncio.sleep(0.1)
+            continue
         if done == len(consumers):
             return
         if progress is not None and time.monotonic() - said >= PROGRESS_EVERY_S:
@@ -282,13 +280,30 @@ async def _caught_up(js: Any, consumers: list[str], limit_s: float, progress: Pr
     raise EvalError(f"the workers did not catch up within {limit_s:.0f}s")
 
 
+async def _consumers_done(js: Any, ckpt: Any, consumers: list[str]) -> tuple[int, int]:
+    """How many of ``consumers`` have applied everything they were given, and the events
+    still pending for all of them."""
+    from shared.names import EVENTS_STREAM
+
+    done, pending = 0, 0
+    for name in consumers:
+        info = await js.consumer_info(EVENTS_STREAM, name)
+        given = int(info.delivered.consumer_seq or 0) if info.delivered else 0
+        raw, _ = await kv_read(ckpt, name)
+        pending += int(info.num_pending or 0) + int(info.num_ack_pending or 0)
+        if not info.num_pending and not info.num_ack_pending and (raw is not None or given == 0):
+            done += 1
+    return done, pending
+
+
 async def _completed(js: Any, agents: list[str], grace_s: float) -> None:
     """Wait (bounded) until no stored BOOTSTRAP names a lagging source."""
     deadline = time.monotonic() + grace_s
     while time.monotonic() < deadline:
-        docs = [await _read(js, BUCKET_BOOT, a, BootDoc) for a in agents]
-        if all(d is None or not d.lagging for d in docs):
-            return
+        with contextlib.suppress(nats.errors.TimeoutError):  # a poll not answered in time: not yet
+            docs = [await _read(js, BUCKET_BOOT, a, BootDoc) for a in agents]
+            if all(d is None or not d.lagging for d in docs):
+                return
         await asyncio.sleep(0.2)
 
 
