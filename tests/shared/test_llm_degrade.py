@@ -176,6 +176,8 @@ async def test_no_model_gives_the_structured_documents_and_the_answers_land_once
         # each provider's own wire format (Chat Completions: the system prompt is a message)
         assert {r["messages"][0]["role"] for r in model.requests} == {"system" if provider == "openai" else "user"}
         assert narrative.enhanced is not None  # the briefing's wording landed too
+        extraction = await doc(js, "cortex_extraction", ExtractionDoc)  # dated by the message it was said in
+        assert extraction.decisions[0].at == datetime(2026, 2, 17, 9, 1, tzinfo=UTC)
         assert [t.title for t in narrative.enhanced.threads.values()] == ["Auth migration to the key service"]
         kv = await js.key_value(BUCKET_LLM_CACHE)
         assert [k for k in await kv_keys(js, BUCKET_LLM_CACHE, "pending")] == []

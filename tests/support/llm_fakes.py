@@ -89,9 +89,10 @@ def good_answer(asked: Asked) -> dict[str, Any]:
             return tool_reply("improved_briefing", {"threads": [
                 {"id": i, "title": "Auth migration to the key service"}
                 for i in re.findall(r'<thread id="([^"]+)"', asked.prompt)]}, asked.openai)
-        case "record_reading":
-            return tool_reply("record_reading", {"missed": {"decisions": [{"what": READ_DECISION, "who": "albert"}]},
-                                                 "wrong": []}, asked.openai)
+        case "record_reading":  # said in the window's first message
+            said = re.findall(r'<message id="([^"]+)"', asked.prompt)[:1]
+            return tool_reply("record_reading", {"missed": {"decisions": [
+                {"what": READ_DECISION, "who": "albert", "message": "".join(said)}]}, "wrong": []}, asked.openai)
         case "record_replacements":
             return tool_reply("record_replacements", {"replacements": []}, asked.openai)
         case str() as name:

@@ -41,7 +41,7 @@ from shared.names import BUCKET_COMMITMENTS, BUCKET_DECISIONS, BUCKET_EXTRACTION
 from shared.projection import TRIGGERS, Projection, ProjectionHandler
 from shared.runtime import WorkerContext, WorkerSpec
 from workers.extraction import model
-from workers.extraction.core import merge_reading, read_window, with_message
+from workers.extraction.core import merge_reading, read_window, said_in, with_message
 from workers.extraction.view import render_nothing
 
 log = logging.getLogger(__name__)
@@ -67,6 +67,7 @@ class Asked(msgspec.Struct, frozen=True, kw_only=True):
     at: datetime
     prior: list[str]
     source: str
+    said: dict[str, datetime] = {}  # the chunk's message ids and times, which date the items
 
 
 class TriggerInputs(msgspec.Struct, frozen=True, kw_only=True):
@@ -101,9 +102,9 @@ class ExtractionProjection(Projection[ExtractionDoc, TriggerInputs | None]):
         prior = model.prior_of(threads.threads if threads else [], decisions.decisions if decisions else [],
                                commitments.commitments if commitments else [], knowledge.facts if knowledge else [],
                                doc.window[0].ts)
-        asked = Asked(at=env.event.ts, prior=prior.ids(), source=doc.window[-1].id)
         readings = []
         for chunk in _chunks(doc.window, self._settings.batch_size):
+            asked = Asked(at=env.event.ts, prior=prior.ids(), source=doc.window[-1].id, said=said_in(chunk))
             text = await self._llm.complete(agent=env.agent, purpose=model.PURPOSE, system=model.SYSTEM_PROMPT,
                                             prompt=model.build_prompt(chunk, prior), when=env.event.ts,
                                             tool=model.tool(), later=Later(asked))
@@ -128,7 +129,8 @@ class ExtractionProjection(Projection[ExtractionDoc, TriggerInputs | None]):
         reading = model.parse_answer(answer.text, asked.prior)
         if doc is None or reading is None:
             return None
-        return msgspec.structs.replace(merge_reading(doc, reading, asked.at, asked.source), updated=env.event.ts)
+        return msgspec.structs.replace(merge_reading(doc, reading, asked.at, asked.source, asked.said),
+                                       updated=env.event.ts)
 
 
 class ExtractionHandler(ProjectionHandler):

@@ -134,3 +134,22 @@ def test_the_briefing_shows_what_the_model_found_and_not_what_it_judged_wrong() 
     assert [t.title for t in seen.threads.threads] == ["auth migration", "Audit trail storage"]
     assert seen.knowledge is not None and [f.object for f in seen.knowledge.facts] == ["Postgres"]
     assert seen.key_memories == ["Never deploy on Fridays", "Always run the tests"]
+
+
+def test_an_item_is_dated_by_the_message_the_model_says_it_was_said_in() -> None:
+    """The decision is made when it was said, not when the window was read: its date in the
+    briefing and the message it comes from. An id not in the window dates it at the trigger."""
+    doc = None
+    for i, text in enumerate(["We go with Postgres.", "I'll send the invoice."]):
+        doc = with_message(doc, MessageEvent(id=f"m{i}", agent="a", session="s", role="user", content=text,
+                                             ts=NOW - timedelta(days=1, minutes=10 - i)), NOW)
+    assert doc is not None
+    prompt = build_prompt(doc.window, Prior())
+    assert '<message id="m0" role="user"' in prompt and '"message"' in json.dumps(tool())
+    answer = json.dumps({"missed": {"decisions": [{"what": "Postgres", "message": "m0"}],
+                                    "commitments": [{"who": "albert", "what": "send the invoice", "message": "m1"}],
+                                    "rules": [{"text": "Never on Fridays", "message": "not-in-the-window"}]}})
+    doc = read_window(doc, [parse_answer(answer, [])], NOW)
+    assert doc.decisions[0].at == NOW - timedelta(days=1, minutes=10)
+    assert (doc.commitments[0].at, doc.commitments[0].source_event) == (NOW - timedelta(days=1, minutes=9), "m1")
+    assert doc.rules[0].at == NOW
