@@ -227,6 +227,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     llm_model_rerank: str | None = None
     llm_max_concurrency: Annotated[int, Meta(ge=1, le=64)] = 4
     llm_daily_tokens: Annotated[int, Meta(ge=0)] = 200000
+    llm_hourly_tokens: Annotated[int, Meta(ge=0)] = 0  # per agent and hour of event time (0: no hourly cap)
     # the bound of one LLM call (shared.llm): each request at most ``llm_timeout_s``, at most
     # ``llm_attempts`` of them with a backoff from ``llm_retry_base_ms`` (a Retry-After the API
     # gives is honoured when it fits), all within ``llm_deadline_s``; past it the caller takes
