@@ -62,7 +62,7 @@ def test_each_feedback_kind_reaches_the_workers_that_apply_it_and_only_those() -
         "commitment_done": ["boot", "decisions"], "fact_access": ["boot", "knowledge"],
         "operation_seen": ["boot", "traces"],
         # a late answer of the model goes to every worker whose calls may have one (shared.llm)
-        "llm_answer": ["boot", "knowledge", "narrative", "recall", "traces"]}
+        "llm_answer": ["boot", "extraction", "knowledge", "narrative", "recall", "traces"]}
     for spec in consumer_specs(partitions=2):
         assert spec.feedback_kinds == all_specs()[spec.name.rsplit("-", 1)[0]].feedback_kinds
 
