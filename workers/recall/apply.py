@@ -12,7 +12,8 @@ embedded (embedding is ~98 % of the time). Each distinct text is embedded once p
 in one call, and a candidate the store already holds at or above its event's sequence (a
 redelivery, a replay over the existing store) is not embedded at all: it is skipped when
 written. Vectors do not depend on the batch a text is embedded with, so neither changes
-what is stored.
+what is stored. The store is not flushed here: the caller makes a batch durable before it
+is acknowledged (the recall worker at each commit, ``RecallProjection.on_commit``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import logging
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 
@@ -31,7 +32,6 @@ from schemas.events import FeedbackEvent, MessageEvent, NoteEvent, SessionEvent
 from shared.codec import Envelope
 from shared.config import RecallSettings
 from shared.feedback import feedback_ids
-from shared.forget import is_agent_forget
 from workers.recall.capture import (
     WINDOW_LINE_CHARS,
     WINDOW_TURNS,
@@ -74,12 +74,8 @@ RESOLVED_KINDS = frozenset({"memory_pin", "memory_forget"})
 
 @dataclass
 class BatchOutcome:
-    """What a batch did, per agent (for the RecallDoc) and in total (for metrics)."""
+    """What a batch did to the store, in total (for metrics)."""
 
-    touched: dict[str, datetime] = field(default_factory=dict)  # agent -> latest event time
-    last_seq: dict[str, int] = field(default_factory=dict)
-    seqs: dict[str, list[int]] = field(default_factory=dict)  # every event's sequence, per agent
-    forgotten: dict[str, int] = field(default_factory=dict)  # agent -> sequence of a `cortex forget` marker
     added: int = 0
     merged: int = 0  # folded into a near-duplicate when captured
     consolidated: int = 0  # folded into a near-duplicate at a session start
@@ -260,10 +256,6 @@ class StoreApplier:
                 with lock:
                     self._write(writes, staged, vectors, outcome)
                     writes.flush()
-            with lock:
-                # once per batch, not per step: a flush costs a sync of the shard to disk
-                # (~35-120 ms here), and a batch of many agents has a session start in most
-                self.store.flush()
             return outcome
         except BaseException:
             self.context.rollback()
@@ -325,16 +317,6 @@ class StoreApplier:
     def _write(self, writes: PendingWrites, staged: Sequence[tuple[Envelope, list[Memory]]],
                vectors: dict[str, FloatVector], outcome: BatchOutcome) -> None:
         for env, memories in staged:
-            if is_agent_forget(env.event):
-                # the cut of `cortex forget AGENT`: the summary starts again after it
-                for table in (outcome.touched, outcome.last_seq, outcome.seqs):
-                    table.pop(env.agent, None)
-                outcome.forgotten[env.agent] = env.seq
-                self._feedback(writes, env, env.event, outcome)
-                continue
-            outcome.touched[env.agent] = max(env.event.ts, outcome.touched.get(env.agent, env.event.ts))
-            outcome.last_seq[env.agent] = env.seq
-            outcome.seqs.setdefault(env.agent, []).append(env.seq)
             if memories:
                 for memory in memories:
                     self._add(writes, memory, partial(self._vector, memory, vectors), outcome)
