@@ -387,7 +387,7 @@ class StoreApplier:
         """The stored memories of its type nearest to ``memory`` (the step's writes so far
         included: they are written first)."""
         writes.flush_if(memory.agent, lambda m: m.type == memory.type)
-        return self.store.search(memory.agent, vector, flt=MemoryFilter(types=(memory.type,)), limit=NEAR_DUPLICATES)
+        return self.store.nearest(memory.agent, vector, flt=MemoryFilter(types=(memory.type,)), limit=NEAR_DUPLICATES)
 
     def _restate(self, writes: PendingWrites, memory: Memory, old: Memory, claim: Claim | None,
                  vector: FloatVector, outcome: BatchOutcome) -> None:
@@ -524,11 +524,9 @@ class StoreApplier:
         alive = [rewritten.get(m.id, m) for m in memories if m.id not in gone]
         plan = plan_tiering(alive, now, TieringPolicy(hot_size=s.hot_size, cold_idle_days=s.cold_idle_days,
                                                       cold_min_hits=s.cold_min_hits))
-        by_id = {m.id: m for m in alive}
-        moved = [msgspec.structs.replace(by_id[i], tier="cold") for i in plan.demote] + [
-            msgspec.structs.replace(by_id[i], tier="hot") for i in plan.promote]
-        if moved:
-            self.store.update_payloads(moved)
+        # one operation each way (a payload rewrite per memory cost ~0.1 ms: ~100 a session start on LoCoMo)
+        self.store.set_tier(agent, plan.demote, "cold")
+        self.store.set_tier(agent, plan.promote, "hot")
         outcome.demoted += len(plan.demote)
 
     def key_memories(self, agent: str, now: datetime) -> tuple[list[str], int, int]:

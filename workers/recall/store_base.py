@@ -286,6 +286,10 @@ class MemoryStore(Protocol):
         """Rewrite existing points' payloads (access counts, pins, merges); vectors stay.
         Content must not change here — use ``upsert`` with a new vector for that."""
 
+    def set_tier(self, agent: str, ids: Sequence[str], tier: Tier) -> None:
+        """Move the agent's memories ``ids`` to ``tier``, in one operation (the payload's
+        ``tier`` key alone: ``memory_from_payload`` takes it over the packed memory's)."""
+
     def get(self, agent: str, ids: Sequence[str]) -> list[Memory]: ...
 
     def vectors(self, agent: str, ids: Sequence[str]) -> dict[str, FloatVector]: ...
@@ -304,6 +308,11 @@ class MemoryStore(Protocol):
         limit: int = 50,
     ) -> list[SearchHit]:
         """Top ``limit`` candidates: dense only, or dense + BM25 fused when ``text`` is given."""
+
+    def nearest(self, agent: str, vector: FloatVector | Sequence[float], *, flt: MemoryFilter | None = None,
+                limit: int = 4) -> list[SearchHit]:
+        """The ``limit`` memories nearest to ``vector`` by dense cosine alone (``similarity``;
+        no fusion: ``fused`` is 0), most similar first: a near-duplicate's lookup."""
 
     def scroll(self, agent: str, *, flt: MemoryFilter | None = None, page_size: int = 256) -> Iterator[Memory]: ...
 
