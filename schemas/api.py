@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
+from msgspec import Meta
 
 from schemas.docs import Commitment, Decision, Finding, Operation, Thread
 from schemas.types import (
@@ -25,6 +26,8 @@ from schemas.types import (
 class BootRequest(msgspec.Struct, kw_only=True, forbid_unknown_fields=False):
     session: SessionId | None = None  # at most 128 characters (contract: Identity)
     max_chars: int | None = None
+    # a briefing for one of the people the agent talks with: no memory of another person
+    person: Annotated[str, Meta(min_length=1, max_length=256)] | None = None
 
 
 class RecallRequest(msgspec.Struct, kw_only=True):
@@ -33,6 +36,11 @@ class RecallRequest(msgspec.Struct, kw_only=True):
     limit: int | None = None
     budget_tokens: int | None = None
     history: bool = False  # also memories a newer one contradicted (each names it in superseded_by)
+    # what was believed then: memories said by this time and not superseded at it (workers.recall.timeline)
+    as_of: datetime | None = None
+    # the person the agent is talking with: their memories and the shared ones, never another
+    # person's (workers.recall.people)
+    person: Annotated[str, Meta(min_length=1, max_length=256)] | None = None
 
 
 class RecalledMemory(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -79,6 +87,43 @@ class ConsolidateReply(msgspec.Struct, kw_only=True):
     merges: list[PlannedMerge]
     expired: list[str]
     decayed: list[str]
+
+
+class MemoryVersion(msgspec.Struct, frozen=True, kw_only=True):
+    """One version of a memory's statement: its text and the event that made it, when."""
+
+    content: str
+    type: MemoryType
+    scope: MemoryScope
+    event: str  # the event that made this version: the memory's source event, or a memory_update
+    at: datetime
+
+
+class MemoryRequest(msgspec.Struct, kw_only=True):
+    """``cortex.api.memory.<agent>``: one memory by its id (an id folded into another names
+    the memory that took it in)."""
+
+    id: str
+
+
+class MemoryReply(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """The memory as stored, and ``versions``: every version of its statement, oldest
+    first, the current one last (``cortex memory show --history``, the cortex_history tool)."""
+
+    id: str
+    content: str
+    type: MemoryType
+    scope: MemoryScope
+    source_event: str
+    created_at: datetime
+    versions: list[MemoryVersion]
+    person: str | None = None
+    pinned: bool = False
+    superseded_by: str | None = None
+    superseded_at: datetime | None = None
+    merged_from: list[str] = msgspec.field(default_factory=list)
+    sources: list[str] = msgspec.field(default_factory=list)
+    fact_id: str | None = None
 
 
 class ThreadsRequest(msgspec.Struct, kw_only=True):

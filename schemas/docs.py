@@ -93,6 +93,9 @@ class ThreadsDoc(msgspec.Struct, frozen=True, kw_only=True):
     messages: int = 0
     recent: list[RecentMessage] = msgspec.field(default_factory=list)
     settled: list[str] = msgspec.field(default_factory=list)
+    # the phrases said twice in a window without work, each with the ordinal of the message
+    # that said it last: said again later, it is a topic the conversation comes back to
+    heard: dict[str, int] = msgspec.field(default_factory=dict)
 
 
 class Decision(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -107,12 +110,16 @@ class Decision(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class Proposal(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """What the latest message proposed ("How about we use Postgres for the event store?"), for
-    the answer that ratifies it ("Agreed."): beyond the contract (readers ignore it)."""
+    """The latest message, when it may propose something ("How about we use Postgres for the
+    event store?"), for the answer that ratifies it ("Agreed."): beyond the contract (readers
+    ignore it). What it proposes is read from ``said`` only when an answer ratifies it (most
+    messages with a "let's" are never answered "Agreed."); ``what`` is that reading, kept by
+    documents written before ``said`` was."""
 
-    what: str
+    what: str = ""
     why: str = ""
     by: str = ""  # its sender (or role): a speaker does not ratify their own proposal
+    said: str = ""  # the message's last PROPOSAL_CHARS characters
 
 
 class DecisionsDoc(msgspec.Struct, frozen=True, kw_only=True):
@@ -144,6 +151,15 @@ class Commitment(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     role: Role | None = None
 
 
+class AgentTurn(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The agent's turn since the user last spoke, as the commitments core needs it: the
+    commitments its messages closed, and whether its latest message asked a question."""
+
+    session: str
+    closed: list[str] = msgspec.field(default_factory=list)  # commitment ids, in the order closed
+    question: bool = False
+
+
 class CommitmentsDoc(msgspec.Struct, frozen=True, kw_only=True):
     CAP_LISTS: ClassVar[tuple[str, ...]] = ("commitments",)
 
@@ -151,6 +167,9 @@ class CommitmentsDoc(msgspec.Struct, frozen=True, kw_only=True):
     commitments: list[Commitment]
     integrity: Integrity
     version: int = 1
+    # Beyond the contract (readers ignore it): the agent's current turn, whose closures the
+    # user's next message may correct ("No, that's wrong, the deploy failed" reopens them)
+    agent_turn: AgentTurn | None = None
 
 
 class SnapshotDoc(msgspec.Struct, frozen=True, kw_only=True):
@@ -292,6 +311,9 @@ class RecallDoc(msgspec.Struct, frozen=True, kw_only=True):
     integrity: Integrity
     version: int = 1
     llm_pending: list[list[str]] = msgspec.field(default_factory=list)  # [role, sender, text, event id, ts]
+    # the key memories that belong to one person (text -> person): a briefing for another
+    # person leaves them out (workers.recall.people)
+    key_owners: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 class Triage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

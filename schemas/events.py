@@ -13,6 +13,7 @@ from schemas.types import (
     EVENT_ID_PATTERN,
     MEMORY_ID_PATTERN,
     AgentId,
+    Count,
     EventId,
     FeedbackKind,
     MemoryScope,
@@ -68,8 +69,8 @@ class CompactionEvent(msgspec.Struct, frozen=True, kw_only=True):
         list[CompactionMessage],
         Meta(description="at most 500 unless CORTEX_RUNTIME_MAX_COMPACTION_MESSAGES says otherwise"),
     ] = msgspec.field(default_factory=list)
-    message_count: int | None = None
-    compacting_count: int | None = None
+    message_count: Count | None = None
+    compacting_count: Count | None = None
 
 
 class NoteEvent(msgspec.Struct, frozen=True, kw_only=True):
@@ -104,10 +105,29 @@ class RememberValue(msgspec.Struct, frozen=True, kw_only=True):
                                                           "unless CORTEX_RUNTIME_MAX_CONTENT_BYTES says otherwise")]
     type: MemoryType | None = None
     scope: MemoryScope | None = None
+    # the person the memory belongs to, within the agent (a recall for that person sees it,
+    # another person's does not); absent: shared by every conversation of the agent
+    person: Annotated[str, Meta(min_length=1, max_length=256)] | None = None
+
+
+class LlmAnswerValue(msgspec.Struct, frozen=True, kw_only=True):
+    """The ``value`` of an ``llm_answer`` FeedbackEvent: a model's answer to a call that fell
+    back to the structured path when it was made (the model unreachable), asked again once the
+    model answered (``shared.llm``). The worker that made the call applies it to its
+    document; the answer is in the event, so a replay applies the same without the model."""
+
+    purpose: Annotated[str, Meta(min_length=1, max_length=64, description="the call's purpose (knowledge, "
+                                                                          "recall, narrative, briefing, …)")]
+    text: Annotated[str, Meta(description="the model's answer (text, or a tool's input as JSON)")]
+    asked_at: Annotated[Timestamp, Meta(description="the event time the call was made for")]
+    context: Any = None  # what the asking worker needs to apply it (the batch's ids, the trigger's time, …)
 
 
 # Kinds whose ``value`` has a shape of its own (validated at decode: a wrong one is bad input).
-FEEDBACK_VALUES: dict[str, type[msgspec.Struct]] = {"remember": RememberValue}
+# ``memory_update`` (``target``: the memory's id) carries the memory's new statement in the same shape:
+# type and scope absent keep the memory's own.
+FEEDBACK_VALUES: dict[str, type[msgspec.Struct]] = {"remember": RememberValue, "memory_update": RememberValue,
+                                                    "llm_answer": LlmAnswerValue}
 
 
 class ToolEvent(msgspec.Struct, frozen=True, kw_only=True):

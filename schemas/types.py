@@ -31,6 +31,7 @@ Timestamp = Annotated[
     datetime, Meta(tz=True, description="RFC 3339 timestamp with an offset, e.g. 2026-02-17T10:30:00Z")
 ]
 ShortText = Annotated[str, Meta(max_length=256)]
+Count = Annotated[int, Meta(ge=0, description="a number of things: never negative")]
 
 Role = Literal["user", "assistant", "system", "tool"]
 Mood = Literal["neutral", "frustrated", "excited", "tense", "productive", "exploratory"]
@@ -40,7 +41,7 @@ ThreadStatus = Literal["open", "closed"]
 CommitmentStatus = Literal["open", "overdue", "done"]
 FeedbackKind = Literal[
     "recall_access", "thread_close", "thread_priority", "commitment_done", "memory_pin", "memory_forget",
-    "remember", "fact_access", "operation_seen",
+    "remember", "fact_access", "operation_seen", "llm_answer", "memory_update",
 ]
 BootTrigger = Literal["session_start", "compaction", "request", "change"]
 ChannelLayer = Literal["foreground", "background", "archived"]

@@ -355,6 +355,8 @@ def _check_memory_ids(event: Event) -> str | None:
     """A ``recall_access``, ``memory_pin`` or ``memory_forget`` names memory ids only, at
     least one (``cortex forget``'s marker, a ``memory_forget`` whose ``value`` is ``"all"``,
     may name none: it forgets every memory of the agent)."""
+    if isinstance(event, FeedbackEvent) and event.kind == "memory_update":
+        return _check_updated_id(event)
     if not isinstance(event, FeedbackEvent) or event.kind not in MEMORY_ID_KINDS:
         return None
     everything = event.kind == "memory_forget" and event.value == "all"
@@ -370,6 +372,17 @@ def _check_memory_ids(event: Event) -> str | None:
         shown = bad if len(bad) <= 80 else bad[:80] + "…"
         return (f"{event.kind}: {shown!r} is not a memory id (expected a UUID such as cortex_recall returns, "
                 "e.g. 1b4e28ba-2fa1-11d2-883f-0016d3cca427)")
+    return None
+
+
+def _check_updated_id(event: FeedbackEvent) -> str | None:
+    """A ``memory_update`` names the one memory it changes in ``target`` (its new statement
+    is the ``value``, checked as a ``RememberValue``)."""
+    if event.target is None:
+        return "memory_update names no memory id (target)"
+    if not is_memory_id(event.target):
+        shown = event.target if len(event.target) <= 80 else event.target[:80] + "…"
+        return f"memory_update: {shown!r} is not a memory id (expected a UUID such as cortex_recall returns)"
     return None
 
 

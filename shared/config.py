@@ -99,6 +99,10 @@ class RecallSettings(msgspec.Struct, frozen=True, kw_only=True):
     hot_size: Annotated[int, Meta(ge=0, le=1000)] = 50
     cold_idle_days: Annotated[int, Meta(ge=1, le=365)] = 14
     cold_min_hits: Annotated[int, Meta(ge=0, le=1000)] = 3
+    # Upkeep (consolidation, expiry, tiering, fact mirroring) also when a session's messages
+    # cross into the next this-many-hours period of event time, not only at session starts
+    # (workers.recall.lifecycle.upkeep_due); 0: only at session starts
+    upkeep_hours: Annotated[int, Meta(ge=0, le=8760)] = 24
     # With ANTHROPIC_API_KEY: Claude orders the formula's top candidates of each query
     # (workers.recall.rerank); off by default (a model call per query)
     rerank: bool = False
@@ -157,6 +161,9 @@ class OpenClawSettings(msgspec.Struct, frozen=True, kw_only=True):
     dedup_window: Annotated[int, Meta(ge=0, le=1_000_000)] = 10_000
 
 
+DEFAULT_MODEL = "claude-haiku-4-5"
+
+
 class Settings(msgspec.Struct, frozen=True, kw_only=True):
     # connection (unset: NATS_URL, else the nats CLI's selected context — see nats_origin)
     nats_url: str | None = None
@@ -196,14 +203,40 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     qdrant_grpc_port: Annotated[int, Meta(ge=1, le=65535)] = 6334
     embedder: str = "default"
     workspace: str | None = None
-    # llm
+    # llm: a provider is configured when CORTEX_LLM_PROVIDER names one, or ANTHROPIC_API_KEY is
+    # set (anthropic); otherwise no LLM is called on any path (``model_provider``)
     anthropic_api_key: str | None = None
-    llm_model: str = "claude-haiku-4-5"
+    openai_api_key: str | None = None  # OPENAI_API_KEY: the key of CORTEX_LLM_PROVIDER=openai
+    llm_provider: Literal["anthropic", "openai"] | None = None
+    # another endpoint than the provider's own: any OpenAI-compatible server (Ollama, vLLM,
+    # LM Studio: http://localhost:11434/v1), an Anthropic-compatible gateway
+    llm_base_url: str | None = None
+    llm_api_key: str | None = None  # the key for the provider, over ANTHROPIC_API_KEY / OPENAI_API_KEY
+    llm_model: str = DEFAULT_MODEL
+    # a model per role, each defaulting to CORTEX_LLM_MODEL (shared.llm.client.ROLES: which
+    # calls each role makes)
+    llm_model_capture: str | None = None
+    llm_model_extraction: str | None = None
+    llm_model_narrative: str | None = None
+    llm_model_triage: str | None = None
+    llm_model_rerank: str | None = None
     llm_max_concurrency: Annotated[int, Meta(ge=1, le=64)] = 4
     llm_daily_tokens: Annotated[int, Meta(ge=0)] = 200000
+    # the bound of one LLM call (shared.llm): each request at most ``llm_timeout_s``, at most
+    # ``llm_attempts`` of them with a backoff from ``llm_retry_base_ms`` (a Retry-After the API
+    # gives is honoured when it fits), all within ``llm_deadline_s``; past it the caller takes
+    # its structured path and the call is asked again in the background, at most every
+    # ``llm_probe_max_ms`` while the model is unreachable
+    llm_timeout_s: Annotated[float, Meta(ge=0.01, le=600)] = 20.0
+    llm_attempts: Annotated[int, Meta(ge=1, le=10)] = 3
+    llm_deadline_s: Annotated[float, Meta(ge=0.01, le=3600)] = 30.0
+    llm_retry_base_ms: Annotated[int, Meta(ge=1, le=60000)] = 1000
+    llm_probe_max_ms: Annotated[int, Meta(ge=10, le=3_600_000)] = 60000
     # operations
     metrics_port: Annotated[int, Meta(ge=0, le=65535)] | None = None
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    # text: one readable line per record; json: one JSON object per line (log collectors)
+    log_format: Literal["text", "json"] = "text"
     # sections
     threads: ThreadsSettings = ThreadsSettings()
     decisions: DecisionsSettings = DecisionsSettings()
@@ -230,6 +263,19 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         return cls(**_read_struct(cls, self.others, name))
 
     @property
+    def model_provider(self) -> Literal["anthropic", "openai"] | None:
+        """The LLM provider the calls go to; None: no LLM is called on any path."""
+        if self.llm_provider is not None:
+            return self.llm_provider
+        return "anthropic" if self.anthropic_api_key else None
+
+    @property
+    def model_key(self) -> str | None:
+        """The provider's key (a local OpenAI-compatible server may need none)."""
+        own = self.anthropic_api_key if self.model_provider == "anthropic" else self.openai_api_key
+        return self.llm_api_key or own
+
+    @property
     def languages(self) -> tuple[str, ...]:
         return parse_languages(self.language)
 
@@ -252,9 +298,11 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
 
 
 # Env names that differ from the mechanical CORTEX_<FIELD> rule.
-_ALIASES = {"anthropic_api_key": "ANTHROPIC_API_KEY", "nats_tls_ca": "CORTEX_NATS_TLS_CA"}
+_ALIASES = {"anthropic_api_key": "ANTHROPIC_API_KEY", "openai_api_key": "OPENAI_API_KEY",
+            "nats_tls_ca": "CORTEX_NATS_TLS_CA"}
 _NOT_VARIABLES = frozenset({"others", "nats_origin"})  # what no variable of its own sets
-_SECRET_FIELDS = frozenset({"nats_password", "nats_token", "anthropic_api_key", "qdrant_api_key"})
+_SECRET_FIELDS = frozenset({"nats_password", "nats_token", "anthropic_api_key", "openai_api_key", "llm_api_key",
+                            "qdrant_api_key"})
 
 
 def env_name(field: str, section: str | None = None) -> str:
@@ -408,7 +456,28 @@ def load_settings(env: Mapping[str, str] | None = None) -> Settings:
     _check_openclaw(settings.openclaw)
     parse_signals(settings.traces.signals)
     parse_redact_patterns(settings.traces.redact_patterns)
+    _check_llm(settings)
     return settings
+
+
+def without_llm(settings: Settings) -> Settings:
+    """``settings`` with no LLM provider: no call on any path (the evals' structured runs)."""
+    return msgspec.structs.replace(settings, llm_provider=None, anthropic_api_key=None, openai_api_key=None,
+                                   llm_api_key=None)
+
+
+def _check_llm(settings: Settings) -> None:
+    """A provider named without what it needs stops the process with the variable to set."""
+    if settings.llm_provider == "anthropic" and not settings.model_key:
+        raise SettingsError("CORTEX_LLM_PROVIDER=anthropic: set ANTHROPIC_API_KEY (or CORTEX_LLM_API_KEY)")
+    if settings.llm_provider != "openai":
+        return
+    if not (settings.model_key or settings.llm_base_url):
+        raise SettingsError("CORTEX_LLM_PROVIDER=openai: set OPENAI_API_KEY for OpenAI, or CORTEX_LLM_BASE_URL for "
+                            "an OpenAI-compatible server (e.g. http://localhost:11434/v1 for Ollama)")
+    if settings.llm_model == DEFAULT_MODEL:
+        raise SettingsError(f"CORTEX_LLM_PROVIDER=openai: set CORTEX_LLM_MODEL to a model the endpoint serves "
+                            f"(e.g. gpt-4.1-mini, llama3.1:8b); {DEFAULT_MODEL} is Anthropic's")
 
 
 _CREDENTIALS = ("nats_creds", "nats_user", "nats_password", "nats_token")

@@ -7,6 +7,7 @@ import contextlib
 import json
 import logging
 import os
+import random
 import ssl
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ import nats.errors
 from nats.aio.client import Client
 from nats.protocol.parser import AUTHORIZATION_VIOLATION, PERMISSIONS_ERR, STALE_CONNECTION
 
-from shared.backoff import backoff_delay
+from shared.backoff import backoff_delay, jittered
 from shared.config import Settings
 from shared.natsio import message_size
 
@@ -113,6 +114,7 @@ async def _open(opts: dict[str, Any]) -> Client:
 
 
 DEFAULT_URL = "nats://127.0.0.1:4222"
+CONNECT_JITTER = 0.25  # ± a quarter of each wait before a (re)connect attempt
 
 
 def server_urls(url: str | None) -> list[str]:
@@ -180,19 +182,36 @@ def check_creds_file(path: str) -> None:
 
 
 SCHEMES = ("nats", "tls", "ws", "wss")
+WEBSOCKET = ("ws", "wss")  # nats-py speaks these only with aiohttp installed (not a Cortex dependency)
 
 
 class UrlSchemeError(ValueError):
     """A NATS URL with a scheme nats-py does not speak (``http://``): named, not looked up as a host."""
 
 
+def _speaks_websocket() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("aiohttp") is not None
+
+
+def usable_schemes() -> str:
+    """The schemes a URL may have here, as the hint of an error names them."""
+    if _speaks_websocket():
+        return "nats://, tls://, ws:// or wss://"
+    return "nats:// or tls://"
+
+
 def check_url_schemes(url: str) -> None:
-    """Every server of the list has a scheme nats-py speaks and a numeric port (if any)."""
+    """Every server of the list has a scheme nats-py speaks here and a numeric port (if any)."""
     for part in server_urls(url):
-        scheme = urlsplit(part).scheme if "://" in part else "nats"
-        if scheme.lower() not in SCHEMES:
+        scheme = urlsplit(part).scheme.lower() if "://" in part else "nats"
+        if scheme not in SCHEMES:
             raise UrlSchemeError(f"{redact_url(part)}: unsupported URL scheme {scheme + '://'!r} "
-                                 "(use nats://, tls://, ws:// or wss://)")
+                                 f"(use {usable_schemes()})")
+        if scheme in WEBSOCKET and not _speaks_websocket():
+            raise UrlSchemeError(f"{redact_url(part)}: a {scheme}:// URL needs the aiohttp package, which is not "
+                                 "installed (pip install aiohttp), or use nats:// or tls://")
         try:
             urlsplit(part if "://" in part else f"nats://{part}").port  # noqa: B018 - parses the port
         except ValueError:
@@ -206,7 +225,9 @@ def connect_options(settings: Settings, name: str) -> dict[str, Any]:
         "servers": server_urls(settings.nats_url),
         "name": name,
         "max_reconnect_attempts": -1,
-        "reconnect_time_wait": 1,
+        # nats-py waits the same time between reconnects for ever: each client its own, so that the
+        # pods a server restart disconnected do not come back at it in step
+        "reconnect_time_wait": round(jittered(1.0, CONNECT_JITTER, random.random()), 3),
         "connect_timeout": 5,
         "allow_reconnect": True,
     }
@@ -440,7 +461,7 @@ async def connect(settings: Settings, name: str, *, retry_forever: bool = False,
             reason = await _reason(exc, settings)
             if not retry_forever:
                 raise ConnectError(f"cannot connect to NATS at {url}: {reason}") from exc
-            delay = backoff_delay(attempt, 0.5, 10.0)
+            delay = round(jittered(backoff_delay(attempt, 0.5, 10.0), CONNECT_JITTER, random.random()), 3)
             log.warning("nats_connect_failed", extra={"url": url, "error": reason, "retry_in_s": delay})
             if await _stopped_during(delay, stop):  # SIGTERM while NATS is unreachable
                 raise ConnectError(f"stopped while connecting to NATS at {url}") from exc

@@ -5,7 +5,8 @@ order, one batch at a time:
 
 1. fetch a batch; an empty fetch is an idle tick;
 2. decode and validate each message once; bad input is dead-lettered with a reason;
-3. ``handler.apply`` each event in order. A transient failure (store or API unreachable)
+3. ``handler.apply`` each event in order. A transient failure (store or NATS unreachable;
+   never an LLM, whose calls ``shared.llm`` bounds and lets fall back to the structured path)
    is retried in place, without limit, with capped backoff, while readiness is false —
    the message keeps its place, so nothing after it can overtake it. Any other failure is
    retried ``max_attempts`` times and then dead-lettered (``InvalidEvent``, bad input only
@@ -63,7 +64,7 @@ from shared.errors import (
     is_transient,
 )
 from shared.health import Health
-from shared.kv import checkpoint_value, kv_read
+from shared.kv import bucket_made_at, checkpoint_value, key_written_at, kv_read
 from shared.names import (
     BUCKET_CHECKPOINTS,
     DLQ_STREAM,
@@ -119,6 +120,9 @@ class LoopConfig(msgspec.Struct, frozen=True, kw_only=True):
     drain_timeout_s: float = 20.0
     limits: Limits = Limits()
     duplicate_window: int = 10_000  # CORTEX_OPENCLAW_DEDUP_WINDOW (shared.duplicates)
+    # the document buckets the handler writes (physical names): one made after the checkpoint was
+    # written lost every document the checkpoint stands for, and the loop starts over from 1
+    buckets: tuple[str, ...] = ()
 
 
 class Interrupted(Exception):
@@ -249,10 +253,29 @@ class ConsumeLoop:
             log.error("checkpoint_unreadable", extra={"consumer": self.consumer, "value": raw[:64].hex()})
         return value or 0
 
+    async def _younger_bucket(self) -> str | None:
+        """A document bucket made after the checkpoint was last written — deleted (or lost) and
+        made again while this consumer was stopped: the documents the checkpoint stands for are
+        gone with it. None when every bucket is older (or missing: writing to it fails, not ready)."""
+        written = await key_written_at(self._js, BUCKET_CHECKPOINTS, self.consumer)
+        for bucket in self._cfg.buckets if written is not None else ():
+            made = await bucket_made_at(self._js, bucket)
+            if made is not None and written is not None and made > written:
+                return bucket
+        return None
+
     async def _rewind(self) -> None:
         """Resume at checkpoint + 1 in stream order, the duplicate window's span earlier (see
-        the module docstring)."""
+        the module docstring) — or at 1 when a bucket it writes came back empty while it was
+        stopped (``_younger_bucket``): every document is derived again, as a replay does."""
         self._applied = await self._read_checkpoint()
+        if self._applied and (bucket := await self._younger_bucket()) is not None:
+            log.warning("rebuilding_documents", extra={
+                "worker": self.worker, "from_seq": 1, "reason": f"bucket {bucket} was made after the checkpoint "
+                f"({self._applied}): emptied or deleted while the worker was stopped"})
+            self._handler.reset()
+            await self._write_checkpoint(0)
+            self._applied = 0
         self._duplicates = DuplicateWindow(self._cfg.duplicate_window)
         self._rewound_at = self._applied
         self._next_delivery = None  # deliveries start over

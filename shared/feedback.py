@@ -17,7 +17,7 @@ from nats.js.api import PubAck
 from nats.js.client import JetStreamContext
 
 from schemas.api import StatusReply
-from schemas.events import FeedbackEvent
+from schemas.events import FeedbackEvent, LlmAnswerValue
 from schemas.types import FeedbackKind
 from shared.names import feedback_subject
 
@@ -58,6 +58,14 @@ def status_time(status: StatusReply) -> datetime:
     applied): how a publisher without access to the documents' buckets (the MCP server,
     confined to the agent's APIs and feedback) stamps the feedback it publishes."""
     return publish_time(datetime.fromisoformat(w.last_event_ts) for w in status.workers if w.last_event_ts)
+
+
+def late_answer(event: object) -> LlmAnswerValue | None:
+    """The model's late answer an ``llm_answer`` event carries (``shared.llm.deferred``); None
+    for any other event. Its value was validated when the event was decoded."""
+    if not isinstance(event, FeedbackEvent) or event.kind != "llm_answer":
+        return None
+    return msgspec.convert(event.value, LlmAnswerValue)
 
 
 def feedback_ids(event: FeedbackEvent) -> list[str]:

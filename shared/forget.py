@@ -65,6 +65,7 @@ from shared.names import (
     NOTES_STREAM,
     agent_event_filters,
     llm_answer_key,
+    llm_pending_key,
     llm_usage_key,
     notes_subject,
     shadow_bucket,
@@ -85,6 +86,7 @@ class ForgetReport(msgspec.Struct, kw_only=True):
     dead_letters: int = 0
     usage_keys: int = 0
     llm_answers: int = 0  # cached LLM answers (answer.<agent>.*: her prompts and what was made of them)
+    llm_pending: int = 0  # calls waiting for the model to answer them again (pending.<agent>.*: her prompts)
     memories: str = "not attempted"
 
 
@@ -152,6 +154,37 @@ async def purge_events(js: JetStreamContext, prefix: str, agent: str, below: int
     return max(0, removed)
 
 
+# Not an agent id (those have no dots): where forgets record the stream's first sequence when
+# their purges alone moved it (shared.replay.check_history reads it).
+FORGOTTEN_HEAD_KEY = "stream.forgotten-head"
+
+
+async def _first_seq(js: JetStreamContext) -> int:
+    return int((await js.stream_info(EVENTS_STREAM)).state.first_seq)
+
+
+async def forgotten_head(js: JetStreamContext) -> int:
+    """The stream's first sequence as forgets alone left it (1: none moved it): a full replay
+    may start above 1 that far — every event below was a forgotten agent's."""
+    try:
+        raw, _ = await kv_read(await js.key_value(BUCKET_FORGETS), FORGOTTEN_HEAD_KEY)
+    except nats.js.errors.BucketNotFoundError:
+        return 1
+    return int(raw) if raw else 1
+
+
+async def purge_events_at_the_head(js: JetStreamContext, prefix: str, agent: str, below: int | None) -> int:
+    """``purge_events``; when the purge moved the stream's first sequence and nothing but
+    forgets had moved it before (retention had not), the new first sequence is recorded: the
+    events below it are all forgotten ones, which a replay has no need of."""
+    head = await _first_seq(js)
+    removed = await purge_events(js, prefix, agent, below)
+    after = await _first_seq(js)
+    if after > head and head <= await forgotten_head(js):
+        await (await js.key_value(BUCKET_FORGETS)).put(FORGOTTEN_HEAD_KEY, str(after).encode())
+    return removed
+
+
 async def purge_documents(js: JetStreamContext, agent: str, buckets: Sequence[str] = DOC_BUCKETS) -> int:
     """Purge the agent's documents from ``buckets`` (every worker's: ``workers.registry.doc_buckets``)
     and their shadow copies."""
@@ -177,6 +210,13 @@ async def purge_llm_answers(js: JetStreamContext, agent: str) -> int:
     into the prompts); returns how many. Answers an earlier version cached under a bare
     digest cannot be attributed to anyone (``shared.llm._adopt_unattributed``)."""
     return await _purge_prefixed(js, BUCKET_LLM_CACHE, llm_answer_key(agent))
+
+
+async def purge_llm_pending(js: JetStreamContext, agent: str) -> int:
+    """Purge the agent's calls that fell back and wait for the model (``pending.<agent>.*``:
+    her text is in their prompts); a worker's background asker drops one whose key is gone
+    instead of publishing its answer (``shared.llm.deferred``)."""
+    return await _purge_prefixed(js, BUCKET_LLM_CACHE, llm_pending_key(agent))
 
 
 async def _purge_prefixed(js: JetStreamContext, bucket: str, prefix: str) -> int:
@@ -377,7 +417,7 @@ class AgentForget:
         report, agent = self.record.report, self.record.agent
         pause.check()
         await self._step("purging the events")
-        report.events = await purge_events(self._js, self._prefix, agent, self.record.marker_seq or None)
+        report.events = await purge_events_at_the_head(self._js, self._prefix, agent, self.record.marker_seq or None)
         pause.check()
         await self._step("purging the documents")
         report.documents = await purge_documents(self._js, agent, self._buckets)
@@ -386,6 +426,7 @@ class AgentForget:
         report.dead_letters = await purge_dead_letters(self._js, self._prefix, agent)
         report.usage_keys = await purge_usage(self._js, agent)
         report.llm_answers = await purge_llm_answers(self._js, agent)
+        report.llm_pending = await purge_llm_pending(self._js, agent)
         self.record.state = "pending" if self.record.marker_seq else "complete"
         await self._step("waiting for the recall worker" if self.record.marker_seq else "done")
 

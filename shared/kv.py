@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any, NamedTuple
 
 import msgspec
@@ -34,6 +35,23 @@ async def kv_read(kv: KeyValue, key: str) -> tuple[bytes | None, int]:
     if entry.value is None or entry.operation in ("DEL", "PURGE"):
         return None, entry.revision or 0
     return entry.value, entry.revision or 0
+
+
+async def key_written_at(js: JetStreamContext, bucket: str, key: str) -> datetime | None:
+    """When ``key`` was last written (the server's time; a delete counts), or None if never."""
+    try:
+        msg = await js.get_last_msg(f"KV_{bucket}", f"$KV.{bucket}.{key}", direct=True)
+    except nats.js.errors.NotFoundError:
+        return None
+    return msg.time
+
+
+async def bucket_made_at(js: JetStreamContext, bucket: str) -> datetime | None:
+    """When the bucket was made (its stream's creation, the server's time), or None if it is missing."""
+    try:
+        return (await js.stream_info(f"KV_{bucket}")).created
+    except nats.js.errors.NotFoundError:
+        return None
 
 
 def checkpoint_value(raw: bytes | None) -> int | None:

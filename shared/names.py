@@ -74,7 +74,7 @@ BUCKET_TRACES = "cortex_traces"
 BUCKET_OPERATIONS = "cortex_operations"
 BUCKET_CHECKPOINTS = "cortex_checkpoints"
 BUCKET_LEASES = "cortex_leases"
-BUCKET_LLM_CACHE = "cortex_llm_cache"  # keys: llm_answer_key, llm_usage_key
+BUCKET_LLM_CACHE = "cortex_llm_cache"  # keys: llm_answer_key, llm_usage_key, llm_pending_key, llm_health_key
 BUCKET_FORGETS = "cortex_forgets"  # beyond the contract: the status of each agent's last `cortex forget`
 
 # Buckets whose values are per-agent documents (shadow mode writes cortex_shadow_<name>).
@@ -257,6 +257,19 @@ def llm_answer_key(agent: str, digest: str = "") -> str:
 def llm_usage_key(agent: str, day: str = "") -> str:
     """The agent's LLM token count of one day of event time (``day`` empty: the prefix)."""
     return f"usage.{agent}.{day}" if day else f"usage.{agent}"
+
+
+def llm_pending_key(agent: str, worker: str = "", digest: str = "") -> str:
+    """A call that fell back to the structured path, to be asked again once the model
+    answers: ``pending.<agent>.<worker>.<digest>`` (``worker`` empty: the agent's prefix, which
+    `cortex forget` purges; the agent is the second token, as in the other keys)."""
+    return f"pending.{agent}.{worker}.{digest}" if worker else f"pending.{agent}"
+
+
+def llm_health_key(client: str = "") -> str:
+    """Whether a worker's model answers (``shared.llm.availability``): ``health.<consumer>``
+    (``client`` empty: the prefix, which ``cortex status`` lists)."""
+    return f"health.{client}" if client else "health"
 
 
 def shadow_bucket(bucket: str) -> str:

@@ -37,6 +37,7 @@ from typing import Any
 import msgspec
 
 from schemas.events import CompactionEvent, Event, MessageEvent, RunEvent, SessionEvent, ToolEvent
+from schemas.types import Count
 from shared.names import OPENCLAW_IGNORED, OPENCLAW_TYPES
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -83,9 +84,9 @@ class SessionPayload(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
 
 
 class CompactionPayload(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
-    message_count: int | None = None
-    compacting_count: int | None = None
-    compacted_count: int | None = None
+    message_count: Count | None = None
+    compacting_count: Count | None = None
+    compacted_count: Count | None = None
 
 
 class SyncToolData(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):

@@ -40,6 +40,7 @@ from nats.js.client import JetStreamContext
 from nats.js.kv import KeyValue
 
 from schemas.docs import Integrity
+from schemas.events import LlmAnswerValue
 from shared import metrics, parts
 from shared.codec import Envelope
 from shared.consume import Handler
@@ -51,6 +52,7 @@ from shared.errors import (
     UnwritableDocuments,
     is_unwritable,
 )
+from shared.feedback import late_answer
 from shared.kv import kv_cas, kv_delete, kv_read
 from shared.natsio import max_payload
 from shared.repair import decode_document, discard_document, unreadable_reason
@@ -127,6 +129,24 @@ class Projection(ABC, Generic[D, In]):
     async def aclose(self) -> None:
         """Release what the projection opened, when its handler closes (default: nothing)."""
         return None
+
+    # The LLM purposes of this projection's calls whose answers may come later, as
+    # ``llm_answer`` events (``shared.llm.deferred``): the handler gives such an event to
+    # ``enrich`` instead of ``accepts``/``prepare``/``compose`` — except to a deferred
+    # projection, which takes it as any event (``accepts``, ``prepare_deferred``: the
+    # recall worker adds a late capture's memories to its store there).
+    answers: frozenset[str] = frozenset()
+
+    def enrich(self, doc: D | None, env: Envelope, answer: LlmAnswerValue) -> D | None:
+        """The document with the late answer to one of its calls applied; pure, like
+        ``compose``. None leaves it as it is (the default: no call of its is ever late)."""
+        return None
+
+
+class _Late(msgspec.Struct, frozen=True):
+    """The inputs of a late answer (what ``_apply_to_slot`` hands to ``enrich``)."""
+
+    answer: LlmAnswerValue
 
 
 class EventProjection(Projection[D, None]):
@@ -313,20 +333,31 @@ class ProjectionHandler(Handler):
         if trigger:
             await self._cut(env.agent)
         changed = deferred = False
+        late = late_answer(env.event)
         for projection in self._projections:
-            if not projection.accepts(env):
+            if projection.deferred:  # a late answer too: its preparations are where it does its I/O
+                taken = await self._defer(projection, env)
+                deferred = deferred or taken is not None
+                changed = bool(taken) or changed
+                continue
+            if not (projection.accepts(env) if late is None else late.purpose in projection.answers):
                 continue
             slot = await self._load(projection, env.agent)
-            if projection.deferred:
-                self._deferred.append((projection, env))
-                deferred = True
-                changed = not _holds(slot, env) or changed
-            elif not _holds(slot, env):  # else applied before (redelivery or replay)
-                inputs = await projection.prepare(env, slot.doc)
+            if not _holds(slot, env):  # else applied before (redelivery or replay)
+                inputs = await projection.prepare(env, slot.doc) if late is None else _Late(late)
                 changed = self._changed(projection, slot, env, inputs) or changed
         if trigger and (changed or deferred):
             await self._cut(env.agent)  # and the document made for the trigger (read as of S + 1)
         return changed
+
+    async def _defer(self, projection: AnyProjection, env: Envelope) -> bool | None:
+        """Queue ``env`` for a deferred projection that accepts it: True when its document
+        will change, False when it holds the event already, None when not taken."""
+        if not projection.accepts(env):
+            return None
+        slot = await self._load(projection, env.agent)
+        self._deferred.append((projection, env))
+        return not _holds(slot, env)
 
     async def apply_prepared(self, projection: AnyProjection, env: Envelope, inputs: Any) -> bool:
         """Apply ``env``, an event ``projection`` accepts, with inputs prepared beforehand
@@ -350,7 +381,10 @@ class ProjectionHandler(Handler):
             ended = slot.doc is not None
             slot.doc = None  # deleted when written (``_delete``)
             return ended
-        new = projection.compose(slot.doc, env, inputs)
+        if isinstance(inputs, _Late):
+            new = projection.enrich(slot.doc, env, inputs.answer)
+        else:
+            new = projection.compose(slot.doc, env, inputs)
         if new is None:
             return False
         slot.doc = _stamp(new, slot.doc, env, self.producer, projection.counts(env))

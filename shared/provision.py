@@ -46,6 +46,7 @@ from shared.natsio import connection, server_info
 log = logging.getLogger(__name__)
 
 DUPLICATE_WINDOW_S = 120.0
+DLQ_UNLIMITED_WINDOW_S = 30 * 86400.0
 MIGRATING_METADATA = "cortex_migrating"  # on CORTEX_EVENTS while ``cortex init --migrate`` copies into it
 _IN_USE = 10058  # stream name already in use with a different configuration
 _NOT_CLUSTERED = 10074  # replicas > 1 not supported in non-clustered mode
@@ -236,13 +237,17 @@ def notes_stream_config(settings: Settings) -> api.StreamConfig:
 
 
 def dlq_stream_config(settings: Settings) -> api.StreamConfig:
+    """The dead letters. Each is published with ``Nats-Msg-Id`` ``dlq:<worker>:<stream seq>``
+    and the duplicate window is the whole retention: a replay that meets the same bad event
+    again adds no second letter (with two minutes, every replay re-added a copy of each one)."""
+    retention = float(parse_duration_s(settings.dlq_retention))
     return api.StreamConfig(
         name=DLQ_STREAM,
         subjects=[f"{settings.prefix}.dlq.>"],
         storage=api.StorageType.FILE,
         retention=api.RetentionPolicy.LIMITS,
-        duplicate_window=DUPLICATE_WINDOW_S,
-        max_age=float(parse_duration_s(settings.dlq_retention)),
+        duplicate_window=retention or DLQ_UNLIMITED_WINDOW_S,  # kept for ever (0): a month of replays
+        max_age=retention,
         num_replicas=settings.replicas,
         description="Cortex dead letters: events a worker could not apply, with the reason",
     )

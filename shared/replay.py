@@ -20,13 +20,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import msgspec
 from nats.js.client import JetStreamContext
 
-from shared.errors import LeaseLost, RebuildRequired
+from shared.backoff import backoff_delay
+from shared.errors import LeaseLost, RebuildRequired, is_transient
+from shared.forget import forgotten_head
 from shared.health import Health
 from shared.inputs import Inputs
 from shared.kv import kv_keys, kv_read
@@ -118,9 +121,12 @@ def _duration(seconds: float) -> str:
 
 
 async def check_history(js: JetStreamContext, force: bool) -> int:
-    """The stream's last sequence; refuses when the stream no longer starts at 1."""
+    """The stream's last sequence; refuses when the stream no longer starts at 1 — unless only
+    forgets moved its start (every event below was a forgotten agent's: nothing to rebuild)."""
     info = await js.stream_info(EVENTS_STREAM)
     first, last = info.state.first_seq, info.state.last_seq
+    if first > 1 and info.state.messages and first <= await forgotten_head(js):
+        return int(last)
     if first > 1 and not force:  # an emptied stream too: a replay of nothing would delete every document
         left = (f"sequences {first}..{last} are left" if info.state.messages
                 else "none is left, so a replay would only delete the documents")
@@ -178,6 +184,31 @@ async def drained(js: JetStreamContext, consumer: str) -> bool:
     return not info.num_pending and not info.num_ack_pending
 
 
+PATIENCE_S = 60.0  # how long a replay asks NATS again while it cannot answer (a leader election, a reconnect)
+T = TypeVar("T")
+
+
+async def patiently(what: str, call: Callable[[], Awaitable[T]], patience_s: float = PATIENCE_S) -> T:
+    """``call()``, asked again with backoff while NATS cannot answer (a cluster electing a new
+    leader for the stream answers nothing for seconds: a killed leader gave the replay a
+    traceback); past ``patience_s``, a ``ReplayError`` naming ``what`` and the last error.
+    Only for calls that may be repeated: each is idempotent (a read, or a reset to a fixed state)."""
+    deadline = time.monotonic() + patience_s
+    attempt = 0
+    while True:
+        try:
+            return await call()
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            attempt += 1
+            if time.monotonic() >= deadline:
+                raise ReplayError(f"{what}: NATS did not answer for {patience_s:.0f} s ({type(exc).__name__}: "
+                                  f"{exc}); run the replay again") from exc
+            log.info("replay_retrying", extra={"what": what, "error": f"{type(exc).__name__}: {exc}"[:200]})
+            await asyncio.sleep(backoff_delay(attempt, 0.2, 2.0))
+
+
 async def replay_worker(host: WorkerHost, ctx: WorkerContext, spec: WorkerSpec, buckets: list[str],
                         agent: str | None, progress: ReplayProgress, together: _Together) -> None:
     """Replay one worker to the end of the stream (see the module docstring); if it fails,
@@ -210,7 +241,8 @@ async def _replay_worker(host: WorkerHost, ctx: WorkerContext, spec: WorkerSpec,
             progress.phase = f"waiting {fence_s}s for its running instance to stop writing"
             await asyncio.sleep(fence_s)
         progress.phase = "deleting its documents"
-        progress.extra["deleted"] = await reset_state(ctx, buckets, agent)
+        progress.extra["deleted"] = await patiently(f"{ctx.consumer}: deleting its documents",
+                                                    lambda: reset_state(ctx, buckets, agent))
         progress.phase = "waiting for the other workers to reset"
         try:
             await together.ready.wait()  # every replayed worker is reset before any starts consuming
@@ -223,7 +255,7 @@ async def _replay_worker(host: WorkerHost, ctx: WorkerContext, spec: WorkerSpec,
             log.warning("replay_rebuilding", extra={"consumer": ctx.consumer})
         if not lease.held:
             raise LeaseLost(ctx.consumer)
-        if stop.is_set() and not await drained(ctx.js, ctx.consumer):
+        if stop.is_set() and not await patiently(ctx.consumer, lambda: drained(ctx.js, ctx.consumer)):
             # another worker failed or lost its lease: this one stopped short of the end, it is not done
             progress.phase = "stopped"
             raise _Abandoned(f"{ctx.consumer}: stopped at sequence {progress.applied} of {progress.target} "
@@ -253,7 +285,7 @@ async def _consume_to_end(ctx: WorkerContext, spec: WorkerSpec, lease: Lease, pr
     try:
         while not stop.is_set():
             progress.applied = loop.checkpoint
-            if task.done() or await drained(ctx.js, ctx.consumer):
+            if task.done() or await patiently(ctx.consumer, lambda: drained(ctx.js, ctx.consumer)):
                 break  # everything in this worker's filter up to now is applied and acked
             await asyncio.sleep(0.1)
     finally:
@@ -270,7 +302,7 @@ async def _consume_to_end(ctx: WorkerContext, spec: WorkerSpec, lease: Lease, pr
 
 async def run_replay(host: WorkerHost, js: JetStreamContext, specs: list[WorkerSpec], agent: str | None,
                      force: bool, report: Callable[[list[ReplayProgress]], None]) -> None:
-    last = await check_history(js, force)
+    last = await patiently("reading CORTEX_EVENTS", lambda: check_history(js, force))
     # During a replay every source starts far behind: composed workers wait for them as long
     # as the setting allows, so a replayed BootDoc is the live one, not a "lagging" stand-in.
     boot = msgspec.structs.replace(host.settings.boot, wait_ms=60000)

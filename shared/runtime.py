@@ -61,6 +61,7 @@ class WorkerContext:
     # every worker of the deployment (the registry's, handed down by whoever made the host): what
     # a worker that looks at the others (the status API) sees, without importing the registry
     catalog: Mapping[str, WorkerSpec] = field(default_factory=dict)
+    version: str = "0+unknown"  # the package's (what its API services announce)
     # the process's composed-input reader (the host's, shared by all its workers); one of its
     # own when none is given (a context made outside a host)
     shared_inputs: InitVar[Inputs | None] = None
@@ -217,11 +218,17 @@ def loop_config(settings: Settings, spec: WorkerSpec | None = None) -> LoopConfi
     )
 
 
+def owned_buckets(spec: WorkerSpec, shadow: bool) -> tuple[str, ...]:
+    """The document buckets a worker writes, by their physical names (shadow mode's own)."""
+    return tuple(shadow_bucket(b) if shadow else b for b in spec.buckets)
+
+
 def make_loop(ctx: WorkerContext, spec: WorkerSpec, handler: Handler, fence: Callable[[], None]) -> ConsumeLoop:
     """The consume loop of one consumer: ``ctx.consumer``, partition ``ctx.partition``."""
     settings = ctx.settings
+    config = msgspec.structs.replace(loop_config(settings, spec), buckets=owned_buckets(spec, ctx.shadow))
     return ConsumeLoop(ctx.js, worker=spec.name, consumer=ctx.consumer, handler=handler,
-                       config=loop_config(settings, spec), health=ctx.health,
+                       config=config, health=ctx.health,
                        accept=channel_filter(settings, ctx.shadow), fence=fence, label=ctx.consumer)
 
 
@@ -285,7 +292,7 @@ class WorkerHost:
         ctx = WorkerContext(nc=nc, js=js, settings=self.settings, worker=spec.name, consumer=consumer,
                             producer=producer_id(spec, self.settings, self.version), health=health, shadow=shadow,
                             extras=self.extras, partition=partition, catalog=self.catalog,
-                            shared_inputs=self.inputs)
+                            version=self.version, shared_inputs=self.inputs)
         try:
             while not self.stop.is_set():
                 health.set_ready(True, "standby: waiting for the lease")
@@ -354,14 +361,21 @@ class WorkerHost:
                             consumer="", producer=producer_id(spec, self.settings, self.version), health=health,
                             shadow=self.settings.mode == "shadow",  # a shadow API answers from shadow state
                             # an API may call the LLM too (recall's re-ranker)
-                            extras=self.extras, catalog=self.catalog, shared_inputs=self.inputs)
+                            extras=self.extras, catalog=self.catalog, version=self.version,
+                            shared_inputs=self.inputs)
         await spec.serve(ctx, self.stop)
 
     def install_signal_handlers(self) -> None:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError):
-                loop.add_signal_handler(sig, self.stop.set)
+                loop.add_signal_handler(sig, self._stop_on, sig)
+
+    def _stop_on(self, sig: signal.Signals) -> None:
+        """A stop signal: said once (an operator sees the shutdown begin), then the one shutdown sequence."""
+        if not self.stop.is_set():
+            log.info("stopping", extra={"signal": sig.name, "workers": ",".join(s.name for s in self.specs)})
+        self.stop.set()
 
     async def run(self, nats_url: str | None = None) -> None:
         settings = self.settings if nats_url is None else msgspec.structs.replace(self.settings, nats_url=nats_url)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -113,14 +114,34 @@ async def serve_worker(ctx: WorkerContext, endpoints: list[Endpoint], stop: asyn
     if ctx.settings.mode == "shadow":  # its own subjects and queue group: a live request never gets a shadow answer
         endpoints = [(shadow_service(service), request_type, handle) for service, request_type, handle in endpoints]
     await serve_endpoints(ctx.nc, ctx.settings.prefix, service_name(ctx.worker, ctx.settings.mode == "shadow"),
-                          "0.1.0", endpoints, stop)
+                          semver(ctx.version), endpoints, stop)
+
+
+_SEMVER = re.compile(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?")
+_PEP440 = re.compile(r"v?(\d+)(?:\.(\d+))?(?:\.(\d+))?(?:\.\d+)*[.-]?([0-9A-Za-z.]*?)(?:\+([0-9A-Za-z.]+))?")
+
+
+def semver(version: str) -> str:
+    """The package version (PEP 440) as the semantic version NATS micro requires (`nats service
+    info` shows it): ``0.1.0`` as it is, ``0.2.0rc1`` → ``0.2.0-rc1``, ``1.0.dev3+g12ab`` →
+    ``1.0.0-dev3+g12ab``, ``0+unknown`` → ``0.0.0+unknown``."""
+    if _SEMVER.fullmatch(version):
+        return version
+    found = _PEP440.fullmatch(version)
+    if found is None:
+        return "0.0.0"
+    major, minor, patch, pre, local = found.groups()
+    text = f"{int(major)}.{int(minor or 0)}.{int(patch or 0)}"
+    text += f"-{pre.strip('.')}" if pre.strip(".") else ""
+    return text + (f"+{local}" if local else "")
 
 
 async def serve_endpoints(nc: Client, prefix: str, name: str, version: str, endpoints: list[Endpoint],
                           stop: asyncio.Event) -> None:
-    """Serve ``<prefix>.api.<service>.*`` endpoints until ``stop`` is set."""
+    """Serve ``<prefix>.api.<service>.*`` endpoints until ``stop`` is set, as the NATS micro
+    service ``name`` (its queue group too: `nats service info` shows the name once)."""
     svc = await add_service(nc, name=name, version=version, description=f"Cortex {name} API",
-                            queue_group=f"cortex-{name}")
+                            queue_group=name)
     for service, request_type, handle in endpoints:
 
         async def handler(req: Request, service: str = service, request_type: type[Any] = request_type,

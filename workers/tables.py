@@ -6,7 +6,11 @@ Pure functions from reply Structs to text; ``width`` cuts long cells (``None``: 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
+from itertools import accumulate
+
+from wcwidth import wcswidth, wcwidth
 
 from schemas.api import (
     CommitmentsReply,
@@ -25,36 +29,52 @@ from workers.traces.operations import marker
 Rows = tuple[list[str], list[list[str]]]
 
 
+def display_width(text: str) -> int:
+    """Columns ``text`` takes in a terminal: a CJK character or an emoji two, a combining mark
+    none (``len`` counted each one, so such cells pushed their row's columns out)."""
+    return max(wcswidth(text), 0)
+
+
 def render_table(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int | None = 60) -> str:
-    """Columns as wide as their widest cell, every row one line: a cell of several lines (a
-    memory of a few messages) is one, its line breaks made spaces — else it broke the rows
-    of its table apart. The long free text is each table's last column, so no line is
-    padded to the width of another row's text."""
+    """Columns as wide as their widest cell on screen, every row one line: a cell of several
+    lines (a memory of a few messages) is one, its line breaks made spaces — else it broke
+    the rows of its table apart. The long free text is each table's last column, so no line
+    is padded to the width of another row's text. ``width`` is in columns too."""
     rows = [[_flat(c) for c in row] for row in rows]
     cells = rows if width is None else [[_cut(c, width) for c in row] for row in rows]
     if any(len(r) != len(headers) for r in cells):
         raise ValueError(f"every row needs {len(headers)} cells")
-    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(headers)]
-    line = "  ".join(f"{{:<{w}}}" for w in widths)  # one format per table, not a join per row
-    body = [line.format(*r).rstrip() for r in cells]
-    return "\n".join([line.format(*(h.upper() for h in headers)).rstrip(), *body])
+    shown = [[(c, display_width(c)) for c in row] for row in [[h.upper() for h in headers], *cells]]
+    widths = [max(row[i][1] for row in shown) for i in range(len(headers))]
+    return "\n".join("  ".join(c + " " * (w - n) for (c, n), w in zip(row, widths, strict=True)).rstrip()
+                     for row in shown)
 
 
 def _cut(cell: str, width: int) -> str:
-    """``cell`` within ``width``, cut between words with "…" ("… the plan is to use…", not
-    "… to use Stri…"); a word longer than half the width is cut where the width falls."""
-    if len(cell) <= width:
+    """``cell`` within ``width`` columns, cut between words with "…" ("… the plan is to use…",
+    not "… to use Stri…"); a word longer than half the width is cut where the width falls."""
+    if display_width(cell) <= width:
         return cell
-    head = cell[: width - 1]
-    if head[-1:].isalnum() and cell[width - 1 : width].isalnum():
+    # the cut falls at the first character past width - 1 columns (one is left for the ellipsis)
+    columns = accumulate(max(wcwidth(char), 0) for char in cell)
+    end = next((i for i, used in enumerate(columns) if used > width - 1), len(cell) - 1)
+    head = cell[:end]
+    if head[-1:].isalnum() and cell[end : end + 1].isalnum():
         space = head.rfind(" ")
-        if space > (width - 1) // 2:
+        if space > end // 2:
             head = head[:space]
     return head.rstrip(" ,;:-–—") + "…"
 
 
 def _flat(cell: str) -> str:
-    return " ".join(cell.split()) if "\n" in cell or "\r" in cell or "\t" in cell else cell
+    """One line of printable text: line breaks and tabs become spaces, any other control
+    character (an escape sequence from a message) the replacement character."""
+    if "\n" in cell or "\r" in cell or "\t" in cell:
+        cell = " ".join(cell.split())
+    return _CONTROL.sub("\ufffd", cell) if _CONTROL.search(cell) else cell
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def thread_rows(reply: ThreadsReply) -> Rows:

@@ -21,7 +21,7 @@ import pytest
 from workers.bench import REPORT_KEYS, Report
 
 VERDICTS = {"pass", "miss", "info", "n/a", "skipped", "failed"}
-PHASES = ("limit", "freshness", "api", "mcp", "recall", "hostile", "scaleout", "ingest")
+PHASES = ("limit", "freshness", "api", "mcp", "plugin", "recall", "hostile", "scaleout", "ingest")
 
 
 def bench_command() -> list[str]:
@@ -68,15 +68,16 @@ def check_report(path: Path) -> Report:
         report.mcp.tools)
     assert report.mcp_node.skipped is not None or {"cortex_threads", "cortex_boot", "cortex_remember"} <= set(
         report.mcp_node.tools)
+    assert report.plugin.skipped is not None or (report.plugin.boot.plugin.n and report.plugin.recall.plugin.n)
     assert report.hostile.skipped is not None or (report.hostile.variants and report.hostile.worst_ratio)
     assert report.ingest.skipped is not None or (report.ingest.ratio and report.ingest.copy_msgs_per_s)
     return report
 
 
-@pytest.mark.timeout(180)  # the run's own limit is 170 s; pytest's default 120 s is less
+@pytest.mark.timeout(240)  # the run's own limit is 230 s; pytest's default 120 s is less
 def test_quick_bench_runs_and_writes_well_formed_json(tmp_path: Path) -> None:
     out = tmp_path / "results" / "bench.json"
-    result, took = run_bench(tmp_path, "--quick", "--out", str(out), timeout=170)
+    result, took = run_bench(tmp_path, "--quick", "--out", str(out), timeout=230)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "Traceback" not in result.stderr
     report = check_report(out)
@@ -136,3 +137,24 @@ def test_the_mcp_phase_measures_the_python_and_the_typescript_sdk_clients(tmp_pa
         assert tool.mcp.n == tool.direct.n > 0 and tool.server_cpu_ms is not None
     named = [r.name for r in report.rows if "from the TypeScript SDK's client" in r.name]
     assert len(named) == 11  # the yardstick, the floor and the nine tools
+
+
+@pytest.mark.timeout(150)
+def test_the_plugin_phase_measures_the_openclaw_plugins_turns_beside_their_nats_requests(tmp_path: Path) -> None:
+    """deploy/openclaw-plugin's prompt hook, in Node, against the running pipeline: a session's first
+    turn (boot), a later turn (recall), both at once — each beside the bare request it makes."""
+    out = tmp_path / "bench.json"
+    result, _ = run_bench(tmp_path, "--quick", "--only", "plugin", "--out", str(out), timeout=140)
+    assert result.returncode == 0, result.stderr[-3000:]
+    plugin = msgspec.json.decode(out.read_bytes(), type=Report).plugin
+    if shutil.which("node") is None or shutil.which("npm") is None:
+        assert plugin.skipped and "node and npm" in plugin.skipped
+        return
+    assert plugin.skipped is None, plugin.skipped
+    assert plugin.node.startswith("v") and plugin.default_timeout_ms == 300
+    for call in (plugin.boot, plugin.recall):
+        assert call.plugin.n == call.direct.n == 5 and call.added_p50_ms is not None
+    assert plugin.first_turn.n == 5
+    assert plugin.outcomes["boot"]["ok"] >= 10 and plugin.outcomes["recall"]["ok"] >= 10, plugin.outcomes
+    named = [r.name for r in msgspec.json.decode(out.read_bytes(), type=Report).rows if r.section == "plugin"]
+    assert any("boot at session start" in n for n in named) and any("recall per turn" in n for n in named)

@@ -219,8 +219,11 @@ def test_status_on_a_single_server_says_one_replica(nats_url: str) -> None:
          "CORTEX_THREADS_PRUNE_DAYS='500': expected an integer between 1 and 90"),
         # the scheme is named, not looked up as a host name ("Name or service not known")
         (("status",), {"CORTEX_NATS_URL": "http://127.0.0.1:4222"},
-         "cannot connect to NATS: http://127.0.0.1:4222: unsupported URL scheme 'http://' (use nats://, tls://, "
-         "ws:// or wss://)"),
+         "cannot connect to NATS: http://127.0.0.1:4222: unsupported URL scheme 'http://' (use nats:// or "
+         "tls://)"),  # ws:// only where nats-py can speak it (aiohttp installed: not a Cortex dependency)
+        (("status",), {"CORTEX_NATS_URL": "ws://127.0.0.1:8080"},
+         "cannot connect to NATS: ws://127.0.0.1:8080: a ws:// URL needs the aiohttp package, which is not installed "
+         "(pip install aiohttp), or use nats:// or tls://"),
         (("worker", "threads"), {"CORTEX_NATS_URL": "https://alice:pw@nats.example:443"},
          "https://nats.example:443: unsupported URL scheme 'https://'"),
         # refused before connecting (the server named is unreachable): nothing is published
@@ -331,7 +334,7 @@ async def test_an_agent_cortex_knows_nothing_of_is_exit_1_with_one_line_everywhe
     finally:
         await nc.close()
     reading = [("threads",), ("decisions",), ("commitments",), ("facts",), ("recall", "x"), ("boot",),
-               ("boot", "--fresh")]
+               ("boot", "--fresh"), ("threads", "--json"), ("facts", "--json"), ("boot", "--json")]
     for args in reading:
         result = cortex(args[0], "ghost", *args[1:], env=env)
         assert result.returncode == 1, (args, result.stdout, result.stderr)

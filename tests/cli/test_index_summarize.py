@@ -57,8 +57,7 @@ async def test_each_section_gets_claudes_sentence_as_a_remember_event_and_a_reru
             "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
             "usage": {"input_tokens": 50, "output_tokens": 12}})
 
-    llm = LlmClient(settings, js, http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(handler)),
-                    max_retries=0)
+    llm = LlmClient(settings, js, http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(handler)))
     published: list[FeedbackEvent] = []
 
     async def publish(event: FeedbackEvent) -> None:

@@ -14,6 +14,7 @@ import pytest
 from shared.embedded import free_port
 from workers.cli.base import CliError
 from workers.cli.mcp import parse_listen
+from workers.mcp.tools import TOOLS
 
 
 @pytest.mark.parametrize(("text", "listen"), [("127.0.0.1:8765", ("127.0.0.1", 8765)),
@@ -40,6 +41,34 @@ def test_a_port_in_use_is_one_line_and_a_non_zero_exit(tmp_path: Path) -> None:
                                 env={**os.environ, "CORTEX_DATA_DIR": str(tmp_path)})
     assert result.returncode == 1
     assert result.stderr.strip() == f"cortex: cannot listen on 127.0.0.1:{port}: Address already in use"
+    assert not result.stdout
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--tokens", "TOKENS"], "cortex: --tokens needs --http: stdio serves the one agent of --agent"),
+    (["--tokens", "TOKENS", "--agent", "alice", "--http", "127.0.0.1:PORT"],
+     "cortex: --tokens binds each request to the agent its token stands for: leave out --agent"),
+    (["--http", "127.0.0.1:PORT"], "cortex: --agent is required (or --http with --tokens, for every agent of a "
+                                   "token file)"),
+    (["--tokens", "BROKEN", "--http", "127.0.0.1:PORT"],
+     "cortex: --tokens BROKEN:2: the token of bob is shorter than 16 characters"),
+    (["--tokens", "EMPTY", "--http", "127.0.0.1:PORT"],
+     "cortex: --tokens EMPTY: no tokens in it, so no request could be served"),
+])
+def test_which_agents_a_server_serves_is_checked_before_it_serves(tmp_path: Path, args: list[str], says: str) -> None:
+    files = {"TOKENS": "alice alice-0123456789abcdef\n", "BROKEN": "alice alice-0123456789abcdef\nbob short\n",
+             "EMPTY": "# nobody yet\n"}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    port = str(free_port())
+    argv = [str(tmp_path / a) if a in files else a.replace("PORT", port) for a in args]
+    result = subprocess.run([sys.executable, "-m", "workers", "mcp", *argv], capture_output=True, text=True,
+                            timeout=60, env={**os.environ, "CORTEX_DATA_DIR": str(tmp_path)})
+    assert result.returncode == 1
+    expected = says
+    for name in files:
+        expected = expected.replace(f" {name}", f" {tmp_path / name}")
+    assert result.stderr.strip() == expected
     assert not result.stdout
 
 
@@ -72,7 +101,7 @@ def test_every_request_sent_before_the_input_ends_is_answered(tmp_path: Path, wi
     replies = [json.loads(line) for line in output.splitlines()]
     assert [r["id"] for r in replies] == [1, 2, 3]  # every request sent before the end is answered
     assert replies[0]["result"]["serverInfo"]["name"] == "cortex"
-    assert len(replies[1]["result"]["tools"]) == 10
+    assert len(replies[1]["result"]["tools"]) == len(TOOLS)
     assert replies[2]["result"]["isError"] and "NATS" in replies[2]["result"]["content"][0]["text"]
 
 
@@ -148,3 +177,41 @@ def test_print_config_carries_the_connection_it_was_run_with(tmp_path: Path) -> 
                             "CORTEX_NATS_PASSWORD": "secret", "CORTEX_NATS_TLS_CA": str(ca)}
     assert entry["args"][-2:] == ["--timeout", "30"]
     assert _print_config("--nats-url", "nats://other:4222")["env"] == {"CORTEX_NATS_URL": "nats://other:4222"}
+
+
+def test_an_invalid_request_that_carries_an_id_gets_a_json_rpc_error_for_it(tmp_path: Path) -> None:
+    """Issue 44 item 9: over stdio the server never answered some invalid requests that carry
+    an id — params that are no object, invalid UTF-8, nesting deeper than the SDK's parser goes,
+    a line over 64 MiB — and a host waits for that id for ever. Each gets a JSON-RPC error with
+    its id, and the server goes on answering."""
+    import json
+
+    def request(i: int, params: object) -> bytes:
+        return json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": params}).encode()
+
+    initialize = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}).encode()
+    lines = [initialize, json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode(),
+             request(2, "not an object"),
+             request(3, {"name": "cortex_stats", "arguments": {"x": "\udcff"}}).replace(b"\\udcff", b"\xff\xfe"),
+             request(4, {"name": "cortex_stats"})[:-1] + b', "deep": ' + b"[" * 3000 + b"]" * 3000 + b"}",
+             b'{"jsonrpc": "2.0", "id": "big", "method": "tools/call", "params": {"name": "cortex_remember", '
+             b'"arguments": {"content": "' + b"a" * (65 * 1024 * 1024) + b'"}}}',
+             b'{"jsonrpc": "2.0", "id": 6, "method": ',  # not JSON at all
+             json.dumps({"jsonrpc": "2.0", "id": 7, "result": {}}).encode(),  # a response: never answered
+             json.dumps({"jsonrpc": "2.0", "id": 8, "method": "tools/list"}).encode()]
+    result = subprocess.run([sys.executable, "-m", "workers", "mcp", "--agent", "alice"],
+                            input=b"\n".join(lines) + b"\n", capture_output=True, timeout=120,
+                            env={**os.environ, "CORTEX_DATA_DIR": str(tmp_path),
+                                 "CORTEX_NATS_URL": f"nats://127.0.0.1:{free_port()}"})
+    assert result.returncode == 0, result.stderr[-2000:]
+    replies = {r["id"]: r for r in map(json.loads, result.stdout.decode().splitlines())}
+    assert sorted(replies, key=str) == sorted([1, 2, 3, 4, "big", 6, 8], key=str), replies.keys()
+    errors = {i: (replies[i]["error"]["code"], replies[i]["error"]["message"]) for i in (2, 3, 4, "big", 6)}
+    assert errors[2] == (-32600, "Invalid request: params: Input should be an object")
+    assert errors[3][0] == -32700 and "not valid UTF-8" in errors[3][1]
+    assert errors[4] == (-32700, "Parse error: JSON nested 3001 levels deep (at most 256)")
+    assert errors["big"] == (-32600, "Invalid request: a message is at most 64 MiB on one line")
+    assert errors[6][0] == -32700
+    assert len(replies[8]["result"]["tools"]) == len(TOOLS)
+    assert "Traceback" not in result.stderr.decode()

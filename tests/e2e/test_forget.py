@@ -58,6 +58,16 @@ async def test_forget_removes_events_documents_memories_and_dead_letters_of_one_
 
         reply = await nc.request("cortex.api.recall.gone", b'{"query":"auth migration"}', timeout=10)
         assert msgspec.json.decode(reply.data, type=RecallReply).memories == []
+
+        # Issue 44 item 9: the purge took the stream's first events (gone published first), and
+        # every later full replay refused without --force as if history were lost. Only forgotten
+        # events are missing: the replay runs, and adds no second copy of kept's dead letter.
+        assert (await js.stream_info(EVENTS_STREAM)).state.first_seq > 1
+        letters = (await js.stream_info(DLQ_STREAM)).state.messages
+        replay = cortex("replay", "--worker", "threads", url=nats_url)
+        assert replay.returncode == 0, replay.stderr
+        await wait_for(lambda: drained(js), within=90)
+        assert (await js.stream_info(DLQ_STREAM)).state.messages == letters
         assert await _recall_answers(nc, "kept")
     finally:
         await nc.close()

@@ -11,8 +11,17 @@ import pytest
 from cortex_testkit import ALL, OWNED_BUCKETS, caught_up, cortex, demo_file, differences, drained, snapshot_docs
 from nats.js.client import JetStreamContext
 
-from schemas.api import CommitmentsReply, SearchReply, StatusReply, ThreadsReply
-from schemas.docs import BootDoc, CommitmentsDoc, DecisionsDoc, KnowledgeDoc, SnapshotDoc, ThreadsDoc
+from schemas.api import (
+    CommitmentsReply,
+    DecisionsReply,
+    OperationsReply,
+    RecallReply,
+    SearchReply,
+    StatusReply,
+    ThreadsReply,
+    TracesReply,
+)
+from schemas.docs import BootDoc, CommitmentsDoc, DecisionsDoc, KnowledgeDoc, NarrativeDoc, SnapshotDoc, ThreadsDoc
 from shared.kv import kv_read
 from shared.names import EVENTS_STREAM
 from shared.natsio import connection
@@ -249,6 +258,7 @@ async def test_query_apis_cli_tables_and_corrections_as_events(
     assert "Redis" in cortex("decisions", "main", url=nats_url).stdout
     commitments = cortex("commitments", "main", url=nats_url)
     assert "dashboard performance bug" in commitments.stdout
+    every_reading_command_prints_its_data_as_json(nats_url)
 
     k8s = next(t for t in threads if "kubernetes" in t.title)
     assert cortex("thread", "priority", "main", k8s.id, "critical", url=nats_url).returncode == 0
@@ -276,6 +286,35 @@ async def test_query_apis_cli_tables_and_corrections_as_events(
     # event time, so the briefing's "now" stays the conversation's and keeps the snapshot)
     assert "kubernetes cluster" not in fresh.stdout.split("## 🧵 Active Threads", 1)[1].split("\n## ", 1)[0]
     assert "## 🔥 Last Session Snapshot" in fresh.stdout and "STALE DATA" not in fresh.stdout
+
+
+def json_of(*args: str, url: str) -> Any:
+    done = cortex(*args, "--json", url=url)
+    assert done.returncode == 0, (args, done.stderr)
+    return msgspec.json.decode(done.stdout)
+
+
+def every_reading_command_prints_its_data_as_json(url: str) -> None:
+    """Issue 44 item 4: `--json` on every reading command — the API's reply (the stored
+    document where the command reads one), decodable as the schema says, for scripts and jq."""
+    threads = msgspec.convert(json_of("threads", "main", url=url), ThreadsReply)
+    assert any("kubernetes cluster" in t.title for t in threads.threads)
+    assert msgspec.convert(json_of("decisions", "main", url=url), DecisionsReply).decisions
+    assert msgspec.convert(json_of("commitments", "main", url=url), CommitmentsReply).commitments
+    recalled = msgspec.convert(json_of("recall", "main", "kubernetes node pool", url=url), RecallReply)
+    assert recalled.memories and recalled.tokens > 0
+    traces = json_of("traces", "main", url=url)
+    assert isinstance(msgspec.convert(traces["findings"], TracesReply).findings, list)
+    assert isinstance(msgspec.convert(traces["operations"], OperationsReply).operations, list)
+    assert msgspec.convert(json_of("boot", "main", url=url), BootDoc).markdown.startswith("# Context Briefing")
+    assert msgspec.convert(json_of("boot", "main", "--fresh", url=url), BootDoc).agent == "main"
+    assert msgspec.convert(json_of("narrative", "main", url=url), NarrativeDoc).agent == "main"
+    facts = json_of("facts", "main", "--entity", "Maria", url=url)
+    assert any(f["predicate"] == "works-at" for f in facts["facts"]) and facts["entities"]
+    status = json_of("status", url=url)
+    assert status["streams"]["CORTEX_EVENTS"]["state"]["messages"] > 0
+    assert {c["name"] for c in status["consumers"]} >= {"threads", "boot"} and status["checkpoints"]["threads"] > 0
+    assert any(b["bucket"] == "cortex_threads" and b["keys"] >= 1 for b in status["buckets"])
 
 
 async def test_a_kv_backup_restored_into_a_fresh_server_gives_the_same_documents(

@@ -69,6 +69,7 @@ async def recall_env(nats_url: str, tmp_path: Path, request: pytest.FixtureReque
 async def ask(nc: Client, agent: str, query: str, **kw: Any) -> RecallReply:
     raw = await nc.request(f"cortex.api.recall.{agent}", msgspec.json.encode(RecallRequest(query=query, **kw)),
                            timeout=10)
+    assert not (raw.headers and raw.headers.get("Nats-Service-Error")), raw.data
     return msgspec.json.decode(raw.data, type=RecallReply)
 
 

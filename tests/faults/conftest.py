@@ -79,6 +79,13 @@ class Faults:
         return subprocess.run([sys.executable, "-m", "workers", *args], capture_output=True, text=True,
                               env={**os.environ, "CORTEX_NATS_URL": url, **env}, timeout=timeout)
 
+    @staticmethod
+    async def cortex_async(*args: str, url: str, **env: str) -> asyncio.subprocess.Process:
+        """`cortex ARGS` running beside the test (stdout and stderr piped): ``communicate()`` ends it."""
+        return await asyncio.create_subprocess_exec(sys.executable, "-m", "workers", *args,
+                                                    stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                                                    env={**os.environ, "CORTEX_NATS_URL": url, **env})
+
     def init(self, url: str, **env: str) -> None:
         result = self.cortex("init", url=url, **env)
         assert result.returncode == 0, result.stderr

@@ -88,3 +88,36 @@ async def test_after_the_bucket_is_recreated_documents_equal_a_clean_run_or_the_
         return
     got = await faults.documents(js, ["cortex_channels"], faults.agents(events))
     assert got == expected, faults.differences(got, expected)
+
+
+@pytest.mark.timeout(300)
+async def test_a_bucket_deleted_while_the_worker_was_stopped_is_rebuilt_when_it_starts(
+    nats_url: str, faults: Any, make_chat_events: Any
+) -> None:
+    """Issue 44 item 9: the bucket gone while the worker was stopped, made again (empty) by the
+    restart's provisioning (`cortex up`, the init Job): the worker went on from its checkpoint,
+    every other agent's document silently gone (~65 keys became 1) while readiness said ready.
+    A bucket younger than the checkpoint now makes the worker derive everything again from
+    sequence 1: the documents equal a clean run's."""
+    events = make_chat_events(FIRST + SECOND, AGENTS, seed=34)
+    quiet = events[:FIRST] + [e for e in events[FIRST:] if faults.agent_of(e[0]) == faults.agents(events)[0]]
+    expected = await faults.clean_documents(quiet, ["channels"], ["cortex_channels"])
+    faults.init(nats_url)
+    nc = await nats.connect(nats_url)
+    js = nc.jetstream()
+    try:
+        proc = faults.procs.start("channels", nats_url)
+        await faults.publish_all(js, events[:FIRST])
+        await faults.wait_caught_up(js, ["channels"], within=60)
+        assert await faults.stop(proc, signal.SIGTERM) == 0
+
+        await js.delete_key_value("cortex_channels")
+        faults.init(nats_url)  # the restart's provisioning makes it again, empty
+        await faults.publish_all(js, quiet[FIRST:])  # only one agent speaks after the restart
+        proc = faults.procs.start("channels", nats_url)
+        await faults.wait_caught_up(js, ["channels"], within=120)
+        got = await faults.documents(js, ["cortex_channels"], faults.agents(quiet))
+        assert got == expected, faults.differences(got, expected)
+        assert await faults.stop(proc, signal.SIGTERM) == 0
+    finally:
+        await nc.close()

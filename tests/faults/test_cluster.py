@@ -304,3 +304,38 @@ async def _new_leader(js: JetStreamContext, stream: str, old: str) -> bool:
     return cluster is not None and bool(cluster.leader) and cluster.leader != old
 
 
+
+
+@pytest.mark.timeout(300)
+async def test_a_replay_outlives_the_stream_leader_killed_under_it(nats_cluster: NatsCluster, faults: Any,
+                                                                    make_chat_events: Any) -> None:
+    """Issue 44 item 9: `cortex replay` died with a 40-line traceback when the stream's leader
+    was killed under it (a JetStream request met the election). It asks again while NATS cannot
+    answer, and ends rebuilt — the documents of the clean run — or, past its patience, with one
+    line."""
+    events = make_chat_events(N_EVENTS, AGENTS, seed=SEED)
+    expected = await clean(faults, events)
+    async with connected(nats_cluster) as nc:
+        js = nc.jetstream(timeout=JS_TIMEOUT_S)
+        faults.init(nats_cluster.url, **R3)  # the events only: the replay derives every document
+        await faults.publish_all(js, events)
+        leader = await leader_of(js, EVENTS_STREAM)
+        replay = await faults.cortex_async("replay", "--worker", ",".join(WORKERS), url=nats_cluster.url,
+                                           CORTEX_RUNTIME_BATCH_SIZE="100", **R3)
+        await faults.wait_for(quietly(lambda: _replaying(faults, js, len(events))), within=60, interval=0.05)
+        nats_cluster.kill(nats_cluster.index(leader))
+        print(f"killed the stream leader {leader} during the replay")
+        _, err = await asyncio.wait_for(replay.communicate(), timeout=240)
+        said = err.decode()
+        assert "Traceback" not in said, said[-6000:]
+        if replay.returncode == 0:
+            await caught_up(faults, js, len(events))
+            got = await asked(faults, lambda: faults.documents(js, BUCKETS, faults.agents(events)))
+            assert got == expected, faults.differences(got, expected)
+        else:
+            assert said.strip().splitlines()[-1].startswith("cortex: "), said[-3000:]
+
+
+async def _replaying(faults: Any, js: JetStreamContext, last: int) -> bool:
+    """The replay applies: the threads checkpoint is on its way up."""
+    return 0 < await faults.checkpoint(js, "threads") < last

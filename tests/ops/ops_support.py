@@ -13,8 +13,14 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 
 # Names PromQL may use that no Cortex process exports: Prometheus's own series, and the
-# NATS chart's exporter sidecar (promExporter: -varz -prefix=nats) for JetStream storage.
-PROMETHEUS_BUILTINS = frozenset({"up", "nats_varz_jetstream_stats_storage", "nats_varz_jetstream_config_max_storage"})
+# NATS chart's exporter sidecar (promExporter: -varz -jsz=all -prefix=nats) for JetStream:
+# nats-io/prometheus-nats-exporter's collector/varz.go and collector/jsz.go name them
+# (<prefix>_stream_<metric>, <prefix>_consumer_<metric>).
+PROMETHEUS_BUILTINS = frozenset({
+    "up", "nats_varz_jetstream_stats_storage", "nats_varz_jetstream_config_max_storage",
+    "nats_stream_last_seq", "nats_consumer_num_pending", "nats_consumer_num_ack_pending",
+    "nats_consumer_num_redelivered", "nats_consumer_ack_floor_stream_seq",
+})
 # Grafana variables replaced by a literal before parsing PromQL.
 GRAFANA_VARIABLES = {"$__rate_interval": "5m", "$__interval": "1m", "$__range": "1h"}
 

@@ -99,9 +99,18 @@ def test_a_fresh_worker_exports_its_dead_letter_series_at_zero(nats_url: str, tm
     assert all(w in text for w in wanted), [w for w in wanted if w not in text]
 
 
-def test_runbook_urls_can_be_made_absolute_for_notifications() -> None:
+def test_runbook_urls_are_absolute_and_their_base_is_a_setting() -> None:
+    """Issue 44 item 7: runbook_url was relative (docs/operations.md#…) unless the generator was
+    given a base: a notification linked nowhere. Absolute by default (pyproject.toml's
+    Documentation URL), in alerts.yaml and the PrometheusRule alike; --runbook-base moves them."""
+    import tomllib
+
     import gen_manifests
 
-    text = gen_manifests.render_prometheus_rule(ALERTS.read_text(), "https://git.example.com/cortex/blob/main/")
-    urls = re.findall(r"runbook_url: (\S+)", text)
+    base = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["urls"]["Documentation"]
+    for path in (ALERTS, ROOT / "k8s" / "overlays" / "prod" / "prometheusrule.yaml"):
+        urls = re.findall(r"runbook_url: (\S+)", path.read_text())
+        assert urls and all(u.startswith(f"{base}/operations.md#") for u in urls), (path, urls)
+    moved = gen_manifests.with_runbook_base(ALERTS.read_text(), "https://git.example.com/cortex/blob/main/docs/")
+    urls = re.findall(r"runbook_url: (\S+)", gen_manifests.render_prometheus_rule(moved))
     assert urls and all(u.startswith("https://git.example.com/cortex/blob/main/docs/operations.md#") for u in urls)

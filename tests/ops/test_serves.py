@@ -20,7 +20,7 @@ from shared.health import Health
 from shared.names import api_endpoint_subject, service_name
 from shared.provision import provision
 from shared.runtime import WorkerContext, WorkerHost, WorkerSpec
-from shared.service import serve_worker
+from shared.service import semver, serve_worker
 from workers import __version__, registry
 
 SERVING = sorted(name for name, spec in registry.all_specs().items() if spec.serve is not None)
@@ -61,6 +61,10 @@ async def test_serve_registers_exactly_the_services_its_spec_declares(worker: st
         await nc.close()
     subjects = sorted(e["subject"] for e in found["endpoints"])
     assert subjects == sorted(api_endpoint_subject("cortex", s) for s in spec.serves)
+    # what `nats service ls/info` shows (issue 44 item 7): the service once by its name (the queue
+    # group was cortex-cortex-<worker>), with the package's version (a literal 0.1.0 before)
+    assert found["name"] == f"cortex-{worker}" and found["version"] == semver(__version__)
+    assert {e["queue_group"] for e in found["endpoints"]} == {f"cortex-{worker}"}
 
 
 async def test_an_endpoint_its_spec_does_not_declare_is_refused(nc: nats.NATS, tmp_path: Path) -> None:

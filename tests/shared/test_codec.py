@@ -398,3 +398,12 @@ def test_nesting_depth_ignores_brackets_inside_strings(data: bytes, depth: int) 
     from shared.codec import nesting_depth
 
     assert nesting_depth(data) == depth
+
+
+@pytest.mark.parametrize("counts", [{"message_count": -5}, {"compacting_count": -1}])
+def test_a_negative_compaction_count_is_bad_input(counts: dict[str, int]) -> None:
+    """Issue 44 item 9: 'Compaction: -1 of -5 messages compacted' reached the narrative."""
+    payload = {"id": "c", "agent": "main", "session": "s", "ts": "2026-02-17T10:30:00Z", **counts}
+    result = decode("cortex.compaction.main.after", payload)
+    assert isinstance(result, Rejection) and "Expected `int` >= 0" in result.reason, result
+    assert isinstance(decode("cortex.compaction.main.after", {**payload, **dict.fromkeys(counts, 0)}), Envelope)

@@ -157,3 +157,31 @@ def test_the_embedded_port_is_4222_unless_set() -> None:
     assert load_settings({"CORTEX_NATS_PORT": "0"}).nats_port == 0
     with pytest.raises(SettingsError, match="CORTEX_NATS_PORT='70000'"):
         load_settings({"CORTEX_NATS_PORT": "70000"})
+
+
+def test_a_provider_is_configured_only_when_named_or_by_anthropics_key() -> None:
+    """Issue 38: no LLM on any path unless configured; ANTHROPIC_API_KEY alone still means
+    Anthropic (the contract); an OpenAI key alone in the environment means nothing."""
+    from shared.llm import make_provider
+
+    assert load_settings({}).model_provider is None and make_provider(load_settings({})) is None
+    assert load_settings({"OPENAI_API_KEY": "sk-o"}).model_provider is None
+    anthropic = load_settings({"ANTHROPIC_API_KEY": "sk-a"})
+    assert (anthropic.model_provider, anthropic.model_key) == ("anthropic", "sk-a")
+    local = load_settings({"CORTEX_LLM_PROVIDER": "openai", "CORTEX_LLM_BASE_URL": "http://localhost:11434/v1",
+                           "CORTEX_LLM_MODEL": "llama3.1:8b"})
+    assert (local.model_provider, local.model_key) == ("openai", None)
+    assert load_settings({"CORTEX_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "sk-o", "CORTEX_LLM_API_KEY": "sk-l",
+                          "CORTEX_LLM_MODEL": "gpt-4.1-mini"}).model_key == "sk-l"
+
+
+@pytest.mark.parametrize(("env", "message"), [
+    ({"CORTEX_LLM_PROVIDER": "anthropic"}, "set ANTHROPIC_API_KEY"),
+    ({"CORTEX_LLM_PROVIDER": "openai", "CORTEX_LLM_MODEL": "gpt-4.1-mini"}, "OPENAI_API_KEY .* CORTEX_LLM_BASE_URL"),
+    ({"CORTEX_LLM_PROVIDER": "openai", "OPENAI_API_KEY": "sk-o"}, "set CORTEX_LLM_MODEL"),
+    ({"CORTEX_LLM_PROVIDER": "mistral"}, "CORTEX_LLM_PROVIDER='mistral': expected one of anthropic, openai"),
+])
+def test_a_provider_named_without_what_it_needs_names_the_variable(env: dict[str, str], message: str) -> None:
+    with pytest.raises(SettingsError, match=message):
+        load_settings(env)
+

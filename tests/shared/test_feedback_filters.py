@@ -29,8 +29,9 @@ from workers.decisions.worker import CommitmentsProjection
 from workers.knowledge.worker import KnowledgeProjection
 from workers.registry import all_specs, consumer_specs
 from workers.threads.worker import ThreadsProjection
+from workers.traces.config import trace_config
 from workers.traces.operations import operations_config
-from workers.traces.worker import OperationsProjection
+from workers.traces.worker import OperationsProjection, TracesProjection
 
 WaitFor = Callable[..., Awaitable[Any]]
 KINDS: tuple[str, ...] = get_args(FeedbackKind)
@@ -56,9 +57,12 @@ def test_each_feedback_kind_reaches_the_workers_that_apply_it_and_only_those() -
                             and (spec.feedback_kinds is None or kind in spec.feedback_kinds)) for kind in KINDS}
     assert readers == {
         "recall_access": ["boot", "recall"], "memory_pin": ["boot", "recall"], "memory_forget": ["boot", "recall"],
-        "remember": ["boot", "recall"], "thread_close": ["boot", "threads"], "thread_priority": ["boot", "threads"],
+        "remember": ["boot", "recall"], "memory_update": ["boot", "recall"],
+        "thread_close": ["boot", "threads"], "thread_priority": ["boot", "threads"],
         "commitment_done": ["boot", "decisions"], "fact_access": ["boot", "knowledge"],
-        "operation_seen": ["boot", "traces"]}
+        "operation_seen": ["boot", "traces"],
+        # a late answer of the model goes to every worker whose calls may have one (shared.llm)
+        "llm_answer": ["boot", "knowledge", "narrative", "recall", "traces"]}
     for spec in consumer_specs(partitions=2):
         assert spec.feedback_kinds == all_specs()[spec.name.rsplit("-", 1)[0]].feedback_kinds
 
@@ -75,16 +79,21 @@ def test_a_projection_applies_exactly_the_kinds_its_worker_declares() -> None:
     happen) — nor let one through that it drops (a wasted wake-up)."""
     settings = load_settings({})
     patterns = get_patterns(settings.languages)
-    projections = {
-        "threads": ThreadsProjection(settings.threads, patterns),
-        "decisions": CommitmentsProjection(settings, patterns),
-        "knowledge": KnowledgeProjection(settings.knowledge, LlmClient(settings, js=None)),  # type: ignore[arg-type]
-        "traces": OperationsProjection(settings.traces, operations_config(settings.traces)),
+    llm = LlmClient(settings, js=None)  # type: ignore[arg-type]
+    projections: dict[str, list[Any]] = {
+        "threads": [ThreadsProjection(settings.threads, patterns)],
+        "decisions": [CommitmentsProjection(settings, patterns)],
+        "knowledge": [KnowledgeProjection(settings.knowledge, llm)],
+        "traces": [OperationsProjection(settings.traces, operations_config(settings.traces)),
+                   TracesProjection(settings.traces, trace_config(settings.traces, settings.languages), llm)],
     }
-    for worker, projection in projections.items():
+    for worker, mine in projections.items():
         declared = all_specs()[worker].feedback_kinds
         assert declared is not None
-        assert [k for k in KINDS if projection.accepts(_feedback(k))] == [k for k in KINDS if k in declared], worker
+        # a late answer is handed to ``enrich`` (``Projection.answers``), never to ``accepts``
+        applied = [k for k in KINDS if any(p.accepts(_feedback(k)) or (k == "llm_answer" and p.answers)
+                                           for p in mine)]
+        assert applied == [k for k in KINDS if k in declared], worker
 
 
 def test_feedback_kinds_must_be_kinds_of_the_feedback_family_it_reads() -> None:

@@ -258,3 +258,11 @@ def test_stored_subjects_are_parsed_in_one_place() -> None:
         "cortex.openclaw.1.*.session_compaction_start", "cortex.compaction.33.*.*",
         "cortex.openclaw.33.*.session_compaction_end", "cortex.openclaw.33.*.session_compaction_start"]
     assert openclaw_transform("cx", "oc.ev") == ("oc.ev.*.*", "cx.openclaw.{{wildcard(1)}}.{{wildcard(2)}}")
+
+
+def test_a_store_compaction_with_a_negative_count_is_bad_input() -> None:
+    subject, data = next((s, d) for s, d in store("v1.jsonl") if s.endswith("session_compaction_end"))
+    event = json.loads(data)
+    event["payload"] = {**event.get("payload", {}), "messageCount": -5, "compactedCount": -1}
+    result = decode(subject, json.dumps(event).encode())
+    assert isinstance(result, Rejection) and ">= 0" in result.reason, result

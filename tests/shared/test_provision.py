@@ -131,3 +131,19 @@ async def test_removing_and_wiring_the_store_again_copies_nothing_twice(nats_url
         assert [(await js.get_msg(EVENTS_STREAM, s)).data for s in (1, 2, 3)] == [b'{"n":1}', b'{"n":2}', b'{"n":3}']
     finally:
         await nc.close()
+
+
+async def test_the_dead_letters_deduplicate_for_as_long_as_they_are_kept(nats_url: str) -> None:
+    """Issue 44 item 9: each replay re-added a copy of every old dead letter (1 337 for 527
+    failures): their ``dlq:<worker>:<seq>`` ids deduplicated for two minutes only."""
+    nc = await nats.connect(nats_url)
+    try:
+        js = nc.jetstream()
+        await provision(js, load_settings({"CORTEX_DLQ_RETENTION": "7d"}), consumer_specs(), ALL_BUCKETS)
+        config = (await js.stream_info(DLQ_STREAM)).config
+        assert config.duplicate_window == config.max_age == 7 * 86400
+        first = await js.publish("cortex.dlq.threads", b"x", headers={"Nats-Msg-Id": "dlq:threads:42"})
+        again = await js.publish("cortex.dlq.threads", b"x", headers={"Nats-Msg-Id": "dlq:threads:42"})
+        assert not first.duplicate and again.duplicate
+    finally:
+        await nc.close()

@@ -80,3 +80,14 @@ async def test_any_other_failure_stays_an_internal_error(probe_api: None, nc: Cl
     assert await error_of(nc, "disk") == (500, "internal error: FileNotFoundError", "500")
     reply = await nc.request("cortex.api.probe.fine", b"{}", timeout=10)
     assert msgspec.json.decode(reply.data, type=Answer).ok  # and the service goes on
+
+
+@pytest.mark.parametrize(("pep440", "expected"), [
+    ("0.1.0", "0.1.0"), ("0.2.0rc1", "0.2.0-rc1"), ("1.0.dev3+g12ab", "1.0.0-dev3+g12ab"),
+    ("0+unknown", "0.0.0+unknown"), ("2.1", "2.1.0"), ("1.2.3.4", "1.2.3")])
+def test_a_package_version_becomes_the_semantic_version_nats_micro_requires(pep440: str, expected: str) -> None:
+    from nats.micro.service import SEMVER_REGEX
+
+    from shared.service import semver
+
+    assert semver(pep440) == expected and SEMVER_REGEX.match(expected)

@@ -68,9 +68,16 @@ class HttpServers:
         self.procs: list[subprocess.Popen[bytes]] = []
 
     def start(self, agent: str, env: dict[str, str], *extra: str) -> str:
+        return self._start(agent, env, "--agent", agent, *extra)
+
+    def start_tokens(self, tokens: Path, env: dict[str, str], *extra: str) -> str:
+        """``cortex mcp --http --tokens``: every agent of the token file on one server."""
+        return self._start("tokens", env, "--tokens", str(tokens), *extra)
+
+    def _start(self, name: str, env: dict[str, str], *args: str) -> str:
         port = free_port()
-        log = self.tmp / f"mcp-http-{agent}-{port}.log"
-        proc = spawn_cortex(log, "mcp", "--agent", agent, "--http", f"127.0.0.1:{port}", *extra, env=env)
+        log = self.tmp / f"mcp-http-{name}-{port}.log"
+        proc = spawn_cortex(log, "mcp", "--http", f"127.0.0.1:{port}", *args, env=env)
         self.procs.append(proc)
         wait_listening(proc, port, log, within=60)
         return f"http://127.0.0.1:{port}/mcp"
@@ -78,6 +85,34 @@ class HttpServers:
     def stop_all(self) -> None:
         for proc in self.procs:
             stop(proc)
+
+
+def with_token(url: str, token: str) -> Any:
+    """The SDK's streamable HTTP transport to ``url`` sending ``Authorization: Bearer <token>``."""
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    return streamable_http_client(url, http_client=create_mcp_http_client(headers={"Authorization": f"Bearer {token}"}))
+
+
+def initialize_status(url: str, token: str | None) -> tuple[int, str]:
+    """A bare ``initialize`` POST (no SDK): its HTTP status and body, for what the server says
+    before any MCP is spoken."""
+    import json
+    import urllib.error
+    import urllib.request
+
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "0"}}})
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    if token is not None:
+        headers["authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(url, data=body.encode(), headers=headers, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=30) as res:
+            return res.status, res.read(2000).decode(errors="replace")
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode(errors="replace")
 
 
 def spawn_cortex(log: Path, *args: str, env: dict[str, str]) -> subprocess.Popen[bytes]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from schemas.api import CommitmentsReply, RecalledMemory, RecallReply
-from workers.tables import commitment_rows, memory_rows, render_table
+from workers.tables import commitment_rows, display_width, memory_rows, render_table
 
 
 def test_columns_align_to_their_widest_cell_and_lines_end_without_padding() -> None:
@@ -135,3 +135,23 @@ def test_a_task_running_in_a_child_session_says_which() -> None:
     plain = Operation(id="o3", tool="deploy_job", status="pending", started=at, seen=False)
     _, rows = operation_rows(OperationsReply(operations=[running, done, plain]))
     assert [row[-1] for row in rows] == [f"running in {child}", "Index rebuilt", ""]
+
+
+def test_columns_line_up_by_display_width_with_wide_and_combining_characters() -> None:
+    """Issue 44 item 6: cells were padded by len(), so Japanese, Korean, Chinese and emoji
+    (two columns each) pushed the next column out, and a combining accent (none) pulled it in."""
+
+    rows = [["t1", "データベース移行", "open"], ["t2", "배포 준비 👍🏽", "open"], ["t3", "Café au lait", "open"],
+            ["t4", "plain", "closed"]]
+    table = render_table(["id", "title", "status"], rows)
+    starts = {line.index("open") if "open" in line else line.index("closed") for line in table.splitlines()[1:]}
+    columns = {display_width(line[: line.rindex(" ") + 1]) for line in table.splitlines()}
+    assert len(columns) == 1, table  # every row's last column starts at the same screen column
+    assert len(starts) > 1  # …which len() alone would not give: the character counts differ
+    assert display_width("データ") == 6 and display_width("e\u0301") == 1 and display_width("👨\u200d👩\u200d👧") == 2
+
+
+def test_a_cut_counts_columns_and_a_control_character_never_reaches_the_terminal() -> None:
+    cut = render_table(["title"], [["データベース移行の計画とロールバック手順の確認"]], width=20).splitlines()[1]
+    assert cut.endswith("…") and display_width(cut) <= 20, cut
+    assert "\x1b" not in render_table(["x"], [["red \x1b[31malert"]])

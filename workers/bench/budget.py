@@ -173,6 +173,26 @@ def _mcp_rows(mcp: McpResult, client: str = "") -> list[Row]:
     return rows
 
 
+def _plugin_rows(report: Report) -> list[Row]:
+    """The OpenClaw plugin's added time per turn, beside the bare NATS request (no budget: the
+    plugin's own deadline bounds it; how often a turn would have hit that deadline is shown)."""
+    pl = report.plugin
+    if pl.skipped:
+        return [Row(section="plugin", name="openclaw plugin", value=pl.skipped, target="", verdict=_skip(pl.skipped))]
+    rows = []
+    for name, call in (("boot at session start", pl.boot), ("recall per turn", pl.recall)):
+        over = f", {call.over_default_timeout} over its {pl.default_timeout_ms} ms deadline" \
+            if call.over_default_timeout else ""
+        value = (f"p50 {_ms(call.plugin.p50_ms)} / p99 {_ms(call.plugin.p99_ms)} ({_added(call.added_p50_ms)} / "
+                 f"{_added(call.added_p99_ms)} over NATS p50 {_ms(call.direct.p50_ms)} / p99 "
+                 f"{_ms(call.direct.p99_ms)}){over}")
+        rows.append(Row(section="plugin", name=f"openclaw plugin: {name} (Node {pl.node})", value=value,
+                        target=f"deadline {pl.default_timeout_ms} ms", verdict="info"))
+    rows.append(_latency_row("plugin", "openclaw plugin: a session's first turn, both asks", pl.first_turn, "p99",
+                             None))
+    return rows
+
+
 def _recall_rows(report: Report) -> list[Row]:
     rc = report.recall
     if rc.skipped:
@@ -293,7 +313,7 @@ def rows(report: Report) -> list[Row]:
     return [
         *_limit_rows(report), *_worker_rows(report), *_freshness_rows(report), *_capacity_rows(report),
         *_api_rows(report),
-        *_mcp_rows(report.mcp), *_mcp_rows(report.mcp_node, "TypeScript SDK's client"),
+        *_mcp_rows(report.mcp), *_mcp_rows(report.mcp_node, "TypeScript SDK's client"), *_plugin_rows(report),
         *_recall_rows(report), *_hostile_rows(report), *_memory_rows(report), *_scaleout_rows(report),
         *_ingest_rows(report),
     ]

@@ -61,6 +61,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds to wait for the pipeline to drain after each rate (default 30)")
     parser.add_argument("--api-requests", type=int, help="requests per API endpoint (default 300)")
     parser.add_argument("--mcp-calls", type=int, help="calls per MCP tool beside its NATS round trip (default 200)")
+    parser.add_argument("--plugin-turns", type=int,
+                        help="OpenClaw plugin turns of each kind beside their NATS requests (default 200)")
     parser.add_argument("--hostile-reps", type=int, help="timed repetitions per pathological message (default 20)")
     parser.add_argument("--recall-messages", type=int, help="events indexed before recall queries (default 1000)")
     parser.add_argument("--recall-limit", dest="recall_limit_s", type=float,
@@ -87,8 +89,8 @@ def register(sub: Any) -> None:
 
 
 _FIELDS = ("events", "agents", "limit_runs", "rates", "duration_s", "boot_every", "drain_limit_s", "api_requests",
-           "mcp_calls", "hostile_reps", "recall_messages", "recall_limit_s", "recall_scale", "capacity_duration_s",
-           "capacity_max", "workers", "pipeline", "phases", "seed",
+           "mcp_calls", "plugin_turns", "hostile_reps", "recall_messages", "recall_limit_s", "recall_scale",
+           "capacity_duration_s", "capacity_max", "workers", "pipeline", "phases", "seed",
            "workdir", "profile_dir", "nats_url", "out")
 
 

@@ -10,7 +10,8 @@ from typing import Any, Final
 
 import msgspec
 
-PHASES: Final = ("hostile", "limit", "workers", "freshness", "capacity", "api", "mcp", "recall", "scaleout", "ingest")
+PHASES: Final = ("hostile", "limit", "workers", "freshness", "capacity", "api", "mcp", "plugin", "recall", "scaleout",
+                  "ingest")
 REGEX_WORKERS: Final = ("threads", "decisions", "channels", "knowledge")
 
 
@@ -23,6 +24,7 @@ class BenchConfig(msgspec.Struct, frozen=True, kw_only=True):
     boot_every: int = 100  # one session start per this many events published in freshness
     api_requests: int = 300  # per API endpoint
     mcp_calls: int = 200  # per MCP tool, each beside its direct NATS round trip
+    plugin_turns: int = 200  # OpenClaw plugin turns per kind, each beside its bare NATS request
     hostile_reps: int = 20  # timed repetitions per pathological message
     recall_messages: int = 1000  # messages indexed before recall queries (when recall exists)
     recall_limit_s: float = 60.0  # index for at most this long, then measure on what was indexed
@@ -52,6 +54,7 @@ QUICK: Final[dict[str, Any]] = {
     "boot_every": 50,
     "api_requests": 30,
     "mcp_calls": 5,
+    "plugin_turns": 5,
     "hostile_reps": 3,
     "recall_messages": 30,
     "recall_limit_s": 15.0,

@@ -41,6 +41,7 @@ from workers.bench import (
     limit,
     mcplatency,
     pipeline,
+    pluginlatency,
     recall,
     report,
     scaleout,
@@ -57,6 +58,7 @@ from workers.bench.results import (
     IngestResult,
     LimitResult,
     McpResult,
+    PluginResult,
     RecallResult,
     Report,
     ScaleoutResult,
@@ -162,9 +164,31 @@ async def _limit(session: Session, events: int) -> LimitResult:
     return LimitResult(events=events, batch=limit.BATCH, runs_msgs_per_s=runs, msgs_per_s=ordered[len(ordered) // 2])
 
 
+async def _agent_host_phases(session: Session, rep: Report) -> None:
+    """What an agent host adds over the APIs: the MCP tools (both SDKs' clients), the OpenClaw plugin."""
+    cfg = session.config
+    if _selected(cfg, "mcp"):
+        with _timed(rep, "mcp"):
+            try:
+                rep.mcp = await mcplatency.run(session, state_written=bool(rep.api.agent))
+            except PHASE_ERRORS as exc:
+                rep.mcp = McpResult(skipped=failed(session, "mcp", exc))
+            try:
+                written = bool(rep.api.agent or rep.mcp.agent)
+                rep.mcp_node = await mcplatency.run_node(session, state_written=written)
+            except PHASE_ERRORS as exc:
+                rep.mcp_node = McpResult(skipped=failed(session, "mcp (TypeScript client)", exc))
+    if _selected(cfg, "plugin"):
+        with _timed(rep, "plugin"):
+            try:
+                rep.plugin = await pluginlatency.run(session, state_written=bool(rep.api.agent or rep.mcp.agent))
+            except PHASE_ERRORS as exc:
+                rep.plugin = PluginResult(skipped=failed(session, "plugin", exc))
+
+
 async def _pipeline_phases(session: Session, rep: Report) -> None:
     cfg = session.config
-    if not any(_selected(cfg, p) for p in ("freshness", "capacity", "api", "mcp")):
+    if not any(_selected(cfg, p) for p in ("freshness", "capacity", "api", "mcp", "plugin")):
         return
     with _timed(rep, "reset"):
         await session.reset()
@@ -179,6 +203,7 @@ async def _pipeline_phases(session: Session, rep: Report) -> None:
                 rep.api, rep.freshness = ApiResult(skipped=reason), FreshnessResult(skipped=reason)
                 rep.capacity = CapacityResult(skipped=reason)
                 rep.mcp = McpResult(skipped=reason)
+                rep.plugin = PluginResult(skipped=reason)
                 return
         if _selected(cfg, "api"):
             with _timed(rep, "api"):
@@ -186,17 +211,7 @@ async def _pipeline_phases(session: Session, rep: Report) -> None:
                     rep.api = await apilatency.run(session)
                 except PHASE_ERRORS as exc:
                     rep.api = ApiResult(skipped=failed(session, "api", exc))
-        if _selected(cfg, "mcp"):
-            with _timed(rep, "mcp"):
-                try:
-                    rep.mcp = await mcplatency.run(session, state_written=bool(rep.api.agent))
-                except PHASE_ERRORS as exc:
-                    rep.mcp = McpResult(skipped=failed(session, "mcp", exc))
-                try:
-                    written = bool(rep.api.agent or rep.mcp.agent)
-                    rep.mcp_node = await mcplatency.run_node(session, state_written=written)
-                except PHASE_ERRORS as exc:
-                    rep.mcp_node = McpResult(skipped=failed(session, "mcp (TypeScript client)", exc))
+        await _agent_host_phases(session, rep)
         if _selected(cfg, "freshness"):
             with _timed(rep, "freshness"):
                 try:
@@ -228,6 +243,8 @@ def _mark_skipped(rep: Report, config: BenchConfig) -> None:
         rep.api = ApiResult(skipped=NOT_SELECTED)
     if not _selected(config, "mcp"):
         rep.mcp = rep.mcp_node = McpResult(skipped=NOT_SELECTED)
+    if not _selected(config, "plugin"):
+        rep.plugin = PluginResult(skipped=NOT_SELECTED)
     if not _selected(config, "recall"):
         rep.recall = RecallResult(skipped=NOT_SELECTED)
     if not _selected(config, "scaleout"):

@@ -140,6 +140,29 @@ class McpResult(msgspec.Struct, kw_only=True):
     errors: dict[str, str] = msgspec.field(default_factory=dict)
 
 
+class PluginCall(msgspec.Struct, kw_only=True):
+    """One ask of the OpenClaw plugin (deploy/openclaw-plugin): its prompt hook as the gateway
+    calls it, beside the bare NATS request the hook makes, and what the plugin adds."""
+
+    plugin: Latency = msgspec.field(default_factory=Latency)
+    direct: Latency = msgspec.field(default_factory=Latency)
+    added_p50_ms: float | None = None
+    added_p99_ms: float | None = None
+    over_default_timeout: int = 0  # hook calls over the plugin's default deadline (they would have gone without)
+
+
+class PluginResult(msgspec.Struct, kw_only=True):
+    skipped: str | None = None
+    agent: str = ""
+    node: str = ""  # the Node version the hook ran on
+    memories: int | None = None  # what a recall of the agent could find
+    default_timeout_ms: int | None = None
+    boot: PluginCall = msgspec.field(default_factory=PluginCall)  # a session's first turn, recall off
+    recall: PluginCall = msgspec.field(default_factory=PluginCall)  # a later turn: the briefing cached
+    first_turn: Latency = msgspec.field(default_factory=Latency)  # both asks side by side
+    outcomes: dict[str, dict[str, int]] = msgspec.field(default_factory=dict)  # the plugin's own counts
+
+
 class RecallResult(msgspec.Struct, kw_only=True):
     skipped: str | None = None
     embedder: str = ""
@@ -265,6 +288,7 @@ class Report(msgspec.Struct, kw_only=True):
     api: ApiResult = msgspec.field(default_factory=ApiResult)
     mcp: McpResult = msgspec.field(default_factory=McpResult)  # from the Python SDK's client
     mcp_node: McpResult = msgspec.field(default_factory=McpResult)  # from the TypeScript SDK's client, in Node
+    plugin: PluginResult = msgspec.field(default_factory=PluginResult)  # the OpenClaw plugin's prompt hook
     recall: RecallResult = msgspec.field(default_factory=RecallResult)
     hostile: HostileResult = msgspec.field(default_factory=HostileResult)
     memory: MemoryResult = msgspec.field(default_factory=MemoryResult)

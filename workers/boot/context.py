@@ -21,7 +21,7 @@ from schemas.docs import ChannelState, Fact, NarrativeDoc, SnapshotDoc
 from workers.boot.budget import section
 from workers.boot.state import describe_age
 from workers.narrative.core import WINDOW_HOURS, for_briefing
-from workers.render import as_utc, clip_lines, fact_parts, iso_seconds, one_line
+from workers.render import as_utc, clip_lines, fact_parts, fact_sentence, iso_seconds, one_line
 from workers.snapshot.core import messages_part
 
 SNAPSHOT_MAX_AGE = timedelta(hours=1)
@@ -152,7 +152,7 @@ def _fact_line(f: Fact, names: Mapping[str, str]) -> str:
     # Facts refer to entities by id (`person:maria`); the briefing shows their values.
     # Predicates are slugs ("works-at", "located-in"): the briefing reads them as words.
     subject, obj = names.get(f.subject, f.subject), names.get(f.object, f.object)
-    return f"- {one_line(subject)} {one_line(f.predicate.replace('-', ' '))} {one_line(obj)}"
+    return f"- {one_line(fact_sentence(subject, f.predicate, obj))}"
 
 
 def facts_section(facts: Sequence[Fact], budget: int, names: Mapping[str, str] | None = None) -> str:

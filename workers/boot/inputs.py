@@ -102,7 +102,15 @@ class BootInputs(msgspec.Struct, frozen=True, kw_only=True):
     last_activity: datetime | None = None
     first_session: bool = False  # the session starting at ``now`` is all Cortex has of the agent
     key_memories: list[str] = msgspec.field(default_factory=list)
+    # the key memories that belong to one person (text -> person; ``RecallDoc.key_owners``)
+    key_owners: dict[str, str] = msgspec.field(default_factory=dict)
     briefings: tuple[Briefed, ...] = ()
+
+    def for_person(self, person: str) -> BootInputs:
+        """The inputs of a briefing for ``person``, one of the people the agent talks with:
+        no key memory that belongs to another person."""
+        mine = [text for text in self.key_memories if self.key_owners.get(text, person) == person]
+        return msgspec.structs.replace(self, key_memories=mine)
 
     def documents(self) -> list[SourceDoc | None]:
         """The source documents in section order (absent ones as None), then the declared

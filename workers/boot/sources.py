@@ -31,6 +31,7 @@ from schemas.docs import (
     TraceDoc,
 )
 from shared.codec import Envelope
+from shared.config import Settings
 from shared.footprint import Source
 from shared.inputs import Reading
 from shared.names import (
@@ -72,6 +73,12 @@ SOURCES: tuple[Source, ...] = (
 _OCCASIONAL = frozenset({"snapshot", "narrative", "traces", "operations"})
 
 
+def _switched_off(settings: Settings) -> set[str]:
+    """The source fields of workers ``CORTEX_<WORKER>_ENABLED=false`` turns off."""
+    return ({"recall"} if not settings.recall.enabled else set()) | (
+        {"knowledge"} if not settings.knowledge.enabled else set())
+
+
 class BootSources:
     """Reads an agent's source documents, as of a sequence or as they are now (through the
     process's ``shared.inputs.Inputs``)."""
@@ -82,8 +89,9 @@ class BootSources:
         # the sections the deployment's workers declare (worker → section), by worker name
         self.briefings = [(w, b) for w, b in briefings(ctx.catalog.values()) if workers is None or w in workers]
         declared = [b.source(w) for w, b in self.briefings]
-        # occasional too: an agent without such a document has no gap
-        self._occasional = _OCCASIONAL | {s.field for s in declared}
+        # occasional too: an agent without such a document has no gap; and a worker switched off
+        # makes none (the slim install's demo runs recall disabled: its briefing is not broken)
+        self._occasional = _OCCASIONAL | {s.field for s in declared} | _switched_off(ctx.settings)
         self.sources = [s for s in (*SOURCES, *declared) if workers is None or s.worker in workers]
 
     def operations_at(self, doc: OperationsDoc, now: datetime) -> OperationsDoc:
@@ -136,5 +144,6 @@ class BootSources:
         return BootInputs(agent=agent, now=now, lagging=lagging, missing=missing,
                           last_activity=last, first_session=first,
                           key_memories=list(recall.key_memories) if recall is not None else [],
+                          key_owners=dict(recall.key_owners) if recall is not None else {},
                           briefings=tuple(briefed), **docs)
 

@@ -331,6 +331,8 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
         if req.max_chars is not None and not 2000 <= req.max_chars <= 64000:
             raise ApiError(400, "max_chars must be between 2000 and 64000")
         inputs, session = await asyncio.gather(sources.now(agent), latest_session(agent, req))
+        if req.person is not None:  # a briefing for one of the people the agent talks with
+            inputs = inputs.for_person(req.person)
         markdown = assemble_boot(inputs, ctx.settings.boot, tz, req.max_chars)
         knowledge = inputs.knowledge
         if knowledge is not None:  # the facts the briefing shows are accessed: knowledge promotes them

@@ -34,7 +34,7 @@ def run_command(command: Callable[[Settings], Coroutine[Any, Any, int]], *, quie
     except SettingsError as exc:
         print(f"cortex: {exc}", file=sys.stderr)
         return 2
-    configure("WARNING" if quiet else settings.log_level)
+    configure("WARNING" if quiet else settings.log_level, settings.log_format)
     try:
         return asyncio.run(command(settings))
     except KeyboardInterrupt:

@@ -31,6 +31,9 @@ def discovered_url(settings: Settings) -> str | None:
 
 
 DEFAULT_URL = "nats://127.0.0.1:4222"
+AGENT_HELP = "the agent's id (^[A-Za-z0-9_-]{1,64}$, the token in its subjects: cortex.msg.<agent>.*)"
+NATS_URL_HELP = ("NATS server (default: CORTEX_NATS_URL, else NATS_URL or the nats CLI's context, else the `cortex "
+                 "up` running with this CORTEX_DATA_DIR, else nats://127.0.0.1:4222)")
 
 
 def resolve_url(settings: Settings, override: str | None = None) -> str:
@@ -96,3 +99,15 @@ def no_data(prefix: str, agent: str) -> CliError:
 async def require_data(nc: Client, settings: Settings, agent: str) -> None:
     if not await has_data(nc.jetstream(), settings.prefix, agent):
         raise no_data(settings.prefix, agent)
+
+
+def add_json_flag(parser: Any, what: str = "the API's reply") -> None:
+    """``--json``: a reading command prints the data it read, as JSON, instead of its table
+    (as the nats CLI's ``-j``): for scripts and ``jq``."""
+    parser.add_argument("--json", action="store_true", help=f"print {what} as JSON instead of the table")
+
+
+def print_json(value: bytes | object) -> None:
+    """``value`` (JSON bytes as an API replied, or anything msgspec encodes) indented, on stdout."""
+    raw = value if isinstance(value, bytes) else msgspec.json.encode(value)
+    print(msgspec.json.format(raw, indent=2).decode())

@@ -9,7 +9,6 @@ import time
 from importlib import resources
 
 import msgspec
-import orjson
 
 from schemas.api import BootRequest
 from schemas.docs import BootDoc
@@ -85,13 +84,13 @@ async def render_documents(settings: Settings, url: str) -> str:
                 fresh = await request_api(nc, api_subject(settings.prefix, "boot", DEMO_AGENT),
                                           msgspec.json.encode(BootRequest()))
                 return msgspec.json.decode(fresh, type=BootDoc).markdown
-            return str(orjson.loads(raw)["markdown"])
+            return msgspec.json.decode(raw, type=BootDoc).markdown
         parts = []
         for bucket in doc_buckets():
             kv = await js.key_value(bucket)
             raw, _ = await kv_read(kv, DEMO_AGENT)
             if raw is not None:
-                pretty = orjson.dumps(orjson.loads(raw), option=orjson.OPT_INDENT_2).decode()
+                pretty = msgspec.json.format(raw, indent=2).decode()
                 parts.append(f"## {bucket}/{DEMO_AGENT}\n{pretty}")
         return "\n\n".join(parts) or "(no documents were derived)"
 

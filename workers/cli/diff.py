@@ -7,14 +7,13 @@ from typing import Any
 
 import msgspec
 import nats.js.errors
-import orjson
 
 from shared.config import Settings
 from shared.kv import kv_keys, kv_read
 from shared.names import DOC_BUCKETS, shadow_bucket
 from shared.parts import SPLIT_DOCS, decode_parts, is_part_key, read_latest
 from workers.cli.base import CliError
-from workers.cli.common import connected
+from workers.cli.common import NATS_URL_HELP, connected
 from workers.cli.query import _agent
 
 MAX_LINES_PER_DOC = 40
@@ -23,14 +22,15 @@ _IGNORED = {("integrity", "producer")}  # a shadow worker is by definition anoth
 
 def register(sub: Any) -> None:
     p = sub.add_parser("diff", help="compare shadow and live documents")
-    p.add_argument("what", choices=["shadow"])
-    p.add_argument("--agent")
-    p.add_argument("--nats-url")
+    p.add_argument("what", choices=["shadow"], help="what to compare: shadow (the shadow workers' documents "
+                                                    "against the live ones)")
+    p.add_argument("--agent", help="only this agent's documents (default: every agent)")
+    p.add_argument("--nats-url", help=NATS_URL_HELP)
     p.set_defaults(handler=cmd_diff)
 
 
 def _short(value: Any) -> str:
-    text = orjson.dumps(value).decode()
+    text = msgspec.json.encode(value).decode()
     return text if len(text) <= 80 else text[:77] + "…"
 
 
@@ -66,7 +66,7 @@ async def _document(kv: Any, key: str, doc_type: type[Any] | None) -> Any:
     """The document as JSON values; a split one joined from its parts."""
     if doc_type is None:
         raw, _ = await kv_read(kv, key)
-        return orjson.loads(raw) if raw else None
+        return msgspec.json.decode(raw) if raw else None
     values, _ = await read_latest(kv, key)
     return msgspec.to_builtins(decode_parts(values, msgspec.json.Decoder(doc_type))) if values else None
 

@@ -1,5 +1,5 @@
-"""``cortex index DIR --agent A``, ``cortex memory pin|forget AGENT ID``, ``cortex memory consolidate AGENT
---dry-run``, ``cortex facts AGENT``."""
+"""``cortex index DIR --agent A``, ``cortex memory pin|forget AGENT ID``, ``cortex memory update AGENT ID TEXT``,
+``cortex memory show AGENT ID [--history]``, ``cortex memory consolidate AGENT --dry-run``, ``cortex facts AGENT``."""
 
 from __future__ import annotations
 
@@ -11,34 +11,36 @@ import signal
 import sys
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from schemas.api import ConsolidateReply, ConsolidateRequest
+from schemas.api import ConsolidateReply, ConsolidateRequest, MemoryReply, MemoryRequest
 from schemas.docs import KnowledgeDoc
 from schemas.events import FeedbackEvent, NoteEvent, is_memory_id
 from shared.asof import DocReader
 from shared.config import Settings
 from shared.errors import TransientError
 from shared.feedback import publish_feedback
-from shared.llm import LlmClient
+from shared.llm import NO_MODEL, LlmClient
 from shared.names import BUCKET_KNOWLEDGE, api_subject, notes_subject, published_subject
 from workers.cli.base import CliError
-from workers.cli.common import connected, require_data
+from workers.cli.common import AGENT_HELP, NATS_URL_HELP, add_json_flag, connected, print_json, require_data
 from workers.cli.query import _agent, event_time, request_api
 from workers.recall.markdown import (
     SUMMARY_PURPOSE,
     SUMMARY_SYSTEM,
     needs_summary,
     note_id,
+    note_time,
     split_sections,
     summary_id,
     summary_prompt,
     summary_text,
 )
+from workers.recall.models import MEMORY_SCOPES, MEMORY_TYPES
 from workers.render import entity_names
 from workers.tables import render_table
 
@@ -48,11 +50,11 @@ if TYPE_CHECKING:
 
 def register(sub: Any) -> None:
     index = sub.add_parser("index", help="publish a memory directory's markdown sections as NoteEvents")
-    index.add_argument("dir")
-    index.add_argument("--agent", required=True)
+    index.add_argument("dir", help="the memory directory: every *.md file under it, split into sections by heading")
+    index.add_argument("--agent", required=True, help=AGENT_HELP)
     index.add_argument("--summarize", action="store_true",
                        help="also a one-sentence summary of each section by Claude (needs ANTHROPIC_API_KEY)")
-    index.add_argument("--nats-url")
+    index.add_argument("--nats-url", help=NATS_URL_HELP)
     index.set_defaults(handler=cmd_index)
 
     memory = sub.add_parser("memory", help="pin or forget a recall memory; what consolidation would merge")
@@ -60,22 +62,42 @@ def register(sub: Any) -> None:
     for action, kind, text in (("pin", "memory_pin", "never expires, always eligible"),
                                ("forget", "memory_forget", "removed from the store")):
         p = msub.add_parser(action, help=f"{action} a memory ({text})")
-        p.add_argument("agent")
-        p.add_argument("id")
-        p.add_argument("--nats-url")
+        p.add_argument("agent", help=AGENT_HELP)
+        p.add_argument("id", help="the memory's whole id (`cortex recall AGENT QUERY --full-ids` prints them)")
+        p.add_argument("--nats-url", help=NATS_URL_HELP)
         p.set_defaults(handler=cmd_memory, kind=kind)
+    update = msub.add_parser("update", help="change a memory's statement (the old one stays in its history)")
+    update.add_argument("agent")
+    update.add_argument("id")
+    update.add_argument("content", help="the memory's new statement")
+    update.add_argument("--type", choices=MEMORY_TYPES, help="a new type (default: the memory's own)")
+    update.add_argument("--scope", choices=MEMORY_SCOPES, help="a new scope (default: the memory's own)")
+    update.add_argument("--nats-url")
+    update.set_defaults(handler=cmd_update)
+    show = msub.add_parser("show", help="one memory by its id (--history: every version, each with its event)")
+    show.add_argument("agent")
+    show.add_argument("id")
+    show.add_argument("--history", action="store_true",
+                      help="every version of its statement, oldest first, with the event that made it")
+    show.add_argument("--json", action="store_true", help="the API's reply as JSON")
+    show.add_argument("--nats-url")
+    show.set_defaults(handler=cmd_show)
     consolidate = msub.add_parser("consolidate", help="what the agent's next session start would merge and expire")
-    consolidate.add_argument("agent")
-    consolidate.add_argument("--dry-run", action="store_true", required=True,
-                             help="report only (consolidation itself runs at session starts, through the stream)")
+    consolidate.add_argument("agent", help=AGENT_HELP)
+    # a report is all this command makes (consolidation runs at session starts, through the stream): the flag
+    # says so, and is no longer required to say it
+    consolidate.add_argument("--dry-run", action="store_true",
+                             help="report only, as always (consolidation itself runs at session starts, through "
+                                  "the stream)")
     consolidate.add_argument("--json", action="store_true", help="the API's reply as JSON")
-    consolidate.add_argument("--nats-url")
+    consolidate.add_argument("--nats-url", help=NATS_URL_HELP)
     consolidate.set_defaults(handler=cmd_consolidate)
 
     facts = sub.add_parser("facts", help="print the agent's known facts (optionally about one entity)")
-    facts.add_argument("agent")
+    facts.add_argument("agent", help=AGENT_HELP)
     facts.add_argument("--entity", help="an entity value or id, e.g. Maria or person:maria")
-    facts.add_argument("--nats-url")
+    add_json_flag(facts, "the facts (and their entities) of the KnowledgeDoc")
+    facts.add_argument("--nats-url", help=NATS_URL_HELP)
     facts.set_defaults(handler=cmd_facts)
 
 
@@ -83,13 +105,15 @@ def _state_path(settings: Settings, agent: str) -> Path:
     return Path(settings.data_path) / "index" / f"{agent}.json"
 
 
-def _notes(root: Path, agent: str) -> list[NoteEvent]:
+def _notes(root: Path, agent: str, timezone: str, now: datetime) -> list[NoteEvent]:
+    """The sections of the directory's notes, each at its note's time (``note_time``: a daily
+    note's day, else ``now``, the agent's latest event time — never a file's mtime)."""
     notes = []
     for path in sorted(root.rglob("*.md")):
         rel = path.relative_to(root).as_posix()
-        mtime = datetime.fromtimestamp(path.stat().st_mtime, UTC).replace(microsecond=0)
+        ts = note_time(rel, timezone, now)
         for section in split_sections(path.read_text(encoding="utf-8", errors="replace")):
-            notes.append(NoteEvent(id=note_id(rel, section), agent=agent, ts=mtime, path=rel,
+            notes.append(NoteEvent(id=note_id(rel, section), agent=agent, ts=ts, path=rel,
                                    headings=list(section.headings), content=section.content))
     return notes
 
@@ -99,9 +123,9 @@ def _save_state(path: Path, known: set[str]) -> None:
     path.write_text(json.dumps(sorted(known)))
 
 
-def _scan(root: Path, agent: str, state_path: Path) -> tuple[list[NoteEvent], set[str]]:
+def _scan(root: Path, agent: str, state_path: Path, timezone: str, now: datetime) -> tuple[list[NoteEvent], set[str]]:
     known: set[str] = set(json.loads(state_path.read_text())) if state_path.exists() else set()
-    return _notes(root, agent), known
+    return _notes(root, agent, timezone, now), known
 
 
 Publish = Callable[[FeedbackEvent], Awaitable[None]]
@@ -112,14 +136,17 @@ async def summarize_notes(llm: LlmClient, notes: Sequence[NoteEvent], publish: P
     """Claude's one-sentence summary of each note, published as a ``remember`` event
     (``workers.recall.markdown``); returns the summary ids published and how many Claude
     did not give (refused, rejected, over the day's budget: asked again on a later run).
-    An outage stops it (TransientError) after what was published."""
+    A model that cannot be reached within the call's bound stops it (TransientError) after
+    what was published."""
     done: list[str] = []
     missed = 0
     for i, note in enumerate(notes, 1):
-        answer = await llm.complete(agent=note.agent, purpose=SUMMARY_PURPOSE, system=SUMMARY_SYSTEM,
-                                    prompt=summary_prompt(note.path, note.headings, note.content), when=note.ts,
-                                    max_tokens=256)
-        text = summary_text(note.path, note.headings, answer)
+        answer = await llm.answer(agent=note.agent, purpose=SUMMARY_PURPOSE, system=SUMMARY_SYSTEM,
+                                  prompt=summary_prompt(note.path, note.headings, note.content), when=note.ts,
+                                  max_tokens=256, replayed=False)
+        if answer.outcome in NO_MODEL:
+            raise TransientError(f"LLM unavailable ({SUMMARY_PURPOSE}): {llm.availability.cause or answer.outcome}")
+        text = summary_text(note.path, note.headings, answer.text)
         if text is None:
             missed += 1
         else:
@@ -136,21 +163,23 @@ async def cmd_index(args: argparse.Namespace, settings: Settings) -> int:
     root = Path(args.dir)
     if not await asyncio.to_thread(root.is_dir):
         raise CliError(f"{root} is not a directory")
-    if args.summarize and not settings.anthropic_api_key:
-        raise CliError("--summarize asks Claude for the summaries: set ANTHROPIC_API_KEY")
+    if args.summarize and settings.model_provider is None:
+        raise CliError("--summarize asks a model for the summaries: set ANTHROPIC_API_KEY (or CORTEX_LLM_PROVIDER "
+                       "with its key or base URL)")
     state_path = _state_path(settings, agent)
-    notes, known = await asyncio.to_thread(_scan, root, agent, state_path)
-    todo = [n for n in notes if n.id not in known]
+    tty = _at_a_terminal_out()
     async with connected(settings, args.nats_url) as nc:
+        now = await event_time(nc, agent)
+        notes, known = await asyncio.to_thread(_scan, root, agent, state_path, settings.timezone, now)
+        todo = [n for n in notes if n.id not in known]
         js = nc.jetstream()
         for i, note in enumerate(todo, 1):
             await js.publish(notes_subject(settings.prefix, agent), msgspec.json.encode(note),  # the contract's
                              headers={"Nats-Msg-Id": note.id})
             known.add(note.id)
-            if i % 50 == 0 or i == len(todo):
-                print(f"\rindex: {i}/{len(todo)} sections", end="", file=sys.stderr, flush=True)
-        if todo:
-            print(file=sys.stderr)
+            if tty and (i % 50 == 0 or i == len(todo)):  # a redrawn line; in a log, the summary says it
+                print(f"\rindex: {i}/{len(todo)} sections", end="\n" if i == len(todo) else "", file=sys.stderr,
+                      flush=True)
         summarized = await _summaries(js, settings, notes, known, state_path) if args.summarize else ""
     await asyncio.to_thread(_save_state, state_path, known)
     print(f"indexed {len(notes)} sections from {root}: {len(todo)} new, {len(notes) - len(todo)} unchanged"
@@ -169,8 +198,11 @@ async def _summaries(js: Any, settings: Settings, notes: Sequence[NoteEvent], kn
                          msgspec.json.encode(event), headers={"Nats-Msg-Id": event.id})
         known.add(event.id)
 
+    tty = _at_a_terminal_out()
+
     def progress(i: int, n: int) -> None:
-        print(f"\rsummarize: {i}/{n} sections", end="\n" if i == n else "", file=sys.stderr, flush=True)
+        if tty:  # off a terminal (a log) only the summary line
+            print(f"\rsummarize: {i}/{n} sections", end="\n" if i == n else "", file=sys.stderr, flush=True)
 
     llm = LlmClient(settings, js)
     try:
@@ -194,6 +226,53 @@ async def cmd_memory(args: argparse.Namespace, settings: Settings) -> int:
                               kind=args.kind, target=args.id, actor="cli")
         await publish_feedback(nc.jetstream(), settings.prefix, event)
     print(f"published {args.kind} for {args.id}; the recall worker applies it")
+    return 0
+
+
+def _memory_id(value: str) -> str:
+    if not is_memory_id(value):
+        raise CliError(f"{value!r} is not a memory id (a whole UUID such as 1b4e28ba-2fa1-11d2-883f-0016d3cca427; "
+                       "`cortex recall AGENT QUERY --full-ids` prints them): nothing was published")
+    return value
+
+
+async def cmd_update(args: argparse.Namespace, settings: Settings) -> int:
+    agent, memory_id = _agent(args.agent), _memory_id(args.id)
+    content = args.content.strip()
+    if not content:
+        raise CliError("the new statement is blank: nothing was published")
+    value = {k: v for k, v in (("content", content), ("type", args.type), ("scope", args.scope)) if v is not None}
+    async with connected(settings, args.nats_url) as nc:
+        event = FeedbackEvent(id=f"fb-{uuid.uuid4().hex}", agent=agent, ts=await event_time(nc, agent),
+                              kind="memory_update", target=memory_id, value=value, actor="cli")
+        await publish_feedback(nc.jetstream(), settings.prefix, event)
+    print(f"published memory_update for {memory_id} (event {event.id}); the recall worker applies it "
+          f"(`cortex memory show {agent} {memory_id} --history` lists every version)")
+    return 0
+
+
+def memory_text(reply: MemoryReply, history: bool) -> str:
+    """A memory as a person reads it; with ``history`` every version with its event."""
+    head = f"{reply.id}  {reply.type}  {reply.scope}  from {reply.source_event} at {reply.created_at.isoformat()}"
+    notes = [f"replaced by {reply.superseded_by}" + (f" at {reply.superseded_at.isoformat()}"
+                                                     if reply.superseded_at else "")] if reply.superseded_by else []
+    notes += ["pinned"] if reply.pinned else []
+    notes += [f"absorbed {len(reply.merged_from)} near-duplicates"] if reply.merged_from else []
+    lines = [head + (f" ({'; '.join(notes)})" if notes else ""), "", reply.content]
+    if history:
+        lines += ["", f"{len(reply.versions)} versions, oldest first:"]
+        lines += [f"{n}. {v.at.isoformat()}  {v.event}  {v.type}  {_line(v.content)}"
+                  for n, v in enumerate(reply.versions, 1)]
+    return "\n".join(lines)
+
+
+async def cmd_show(args: argparse.Namespace, settings: Settings) -> int:
+    agent, memory_id = _agent(args.agent), _memory_id(args.id)
+    async with connected(settings, args.nats_url) as nc:
+        raw = await request_api(nc, api_subject(settings.prefix, "memory", agent),
+                                msgspec.json.encode(MemoryRequest(id=memory_id)))
+    reply = msgspec.json.decode(raw, type=MemoryReply)
+    print(raw.decode() if args.json else memory_text(reply, args.history))
     return 0
 
 
@@ -237,7 +316,10 @@ async def cmd_facts(args: argparse.Namespace, settings: Settings) -> int:
         if doc is None:
             await require_data(nc, settings, agent)
     if doc is None:
-        print(f"(no knowledge for {agent} yet)")
+        if args.json:
+            print_json({"entities": [], "facts": [], "replaced": []})
+        else:
+            print(f"(no knowledge for {agent} yet)")
         return 0
     names = entity_names(doc.entities)
     wanted = args.entity.lower() if args.entity else None
@@ -249,6 +331,11 @@ async def cmd_facts(args: argparse.Namespace, settings: Settings) -> int:
     # "Maria works at Acme Analytics GmbH" two weeks before "… at Globex Corp": both are kept,
     # the older one says it was replaced (the briefing shows only the newer)
     current = {f.id for f in current_facts(doc.facts)}
+    if args.json:
+        named = {f.subject for f in facts} | {f.object for f in facts}
+        print_json({"entities": [e for e in doc.entities if ids is None or e.id in named], "facts": facts,
+                    "replaced": [f.id for f in facts if f.id not in current]})
+        return 0
     rows = [[f"{f.relevance:.2f}", names.get(f.subject, f.subject), f.predicate,
              names.get(f.object, f.object) + ("" if f.id in current else " (replaced)"), f.source] for f in facts]
     print(render_table(["relevance", "subject", "predicate", "object", "source"], rows) if rows
@@ -260,7 +347,7 @@ async def cmd_facts(args: argparse.Namespace, settings: Settings) -> int:
 
 def register_forget(sub: Any) -> None:
     p = sub.add_parser("forget", help="remove an agent everywhere: events, documents, memories, dead letters")
-    p.add_argument("agent")
+    p.add_argument("agent", help=AGENT_HELP)
     p.add_argument("--yes", action="store_true",
                    help="confirm without being asked (required when not at a terminal): this cannot be undone")
     p.add_argument("--status", action="store_true",
@@ -268,7 +355,7 @@ def register_forget(sub: Any) -> None:
     p.add_argument("--wait", type=float, default=60.0, metavar="SECONDS",
                    help="how long to wait for the recall worker to delete the memories (default 60); "
                         "a forget still pending then completes on its own")
-    p.add_argument("--nats-url")
+    p.add_argument("--nats-url", help=NATS_URL_HELP)
     p.set_defaults(handler=cmd_forget)
 
 
@@ -323,7 +410,8 @@ async def _consumers_of(js: Any, settings: Settings, agent: str) -> list[str]:
 def describe_forget(record: ForgetRecord) -> str:
     r, agent = record.report, record.agent
     removed = (f"{r.events} events, {r.documents} documents, {r.dead_letters} dead letters, "
-               f"{r.usage_keys} usage counters, {r.llm_answers} cached LLM answers")
+               f"{r.usage_keys} usage counters, {r.llm_answers} cached LLM answers"
+               + (f", {r.llm_pending} LLM calls waiting for the model" if r.llm_pending else ""))
     if record.state == "complete":
         return f"forgot {agent}: {removed}; memories {r.memories}"
     if record.state == "pending":
@@ -344,6 +432,14 @@ async def _forget_status(args: argparse.Namespace, settings: Settings, agent: st
         raise CliError(f"no forget of {agent} is recorded")
     print(describe_forget(record))
     return {"complete": 0, "pending": PENDING}.get(record.state, 1)
+
+
+def _at_a_terminal_out() -> bool:
+    """Progress redrawn with ``\\r`` is for a person watching stderr, not for a log file."""
+    try:
+        return sys.stderr is not None and sys.stderr.isatty()
+    except ValueError:  # a closed stream
+        return False
 
 
 def _at_a_terminal() -> bool:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import difflib
 import os
 import stat
 import sys
@@ -20,13 +21,13 @@ from typing import Any, BinaryIO
 
 import msgspec
 import nats.js.errors
-import orjson
 
+from schemas.events import is_valid_agent
 from shared.codec import Limits, Rejection, decode_event, event_limits, event_subject, nesting_depth, rejection_reason
 from shared.config import Settings
-from shared.names import stored_form
+from shared.names import KINDS, stored_form
 from workers.cli.base import CliError
-from workers.cli.common import connected
+from workers.cli.common import NATS_URL_HELP, connected
 
 CHUNK = 1 << 16
 SETTLE_EVERY = 1000  # acknowledgements awaited at least this often (a file read at full speed)
@@ -44,8 +45,7 @@ def register(sub: Any) -> None:
     pub.add_argument("--timeout", type=float, default=ACK_TIMEOUT_S, metavar="SECONDS",
                      help=f"how long to wait for the stream to acknowledge a line before reporting it "
                           f"(default {ACK_TIMEOUT_S:g})")
-    pub.add_argument("--nats-url", help="NATS server (default: CORTEX_NATS_URL, NATS_URL, the nats CLI's context, "
-                                        "else a local `cortex up`)")
+    pub.add_argument("--nats-url", help=NATS_URL_HELP)
     pub.set_defaults(handler=cmd_publish)
 
 
@@ -59,22 +59,86 @@ class PublishReport(msgspec.Struct, kw_only=True):
         return f"published {self.published}, duplicates {self.duplicates}, rejected {len(self.rejected)}{lines}"
 
 
+# what a line's "type" may say: every family's kinds, and the contract's three-token notes
+EVENT_TYPES: tuple[str, ...] = (*(f"{family}.{kind}" for family, kinds in KINDS.items() for kind in sorted(kinds)),
+                                "notes")
+_TYPES_SHOWN = ", ".join([*(t for t in EVENT_TYPES if not t.startswith(("feedback.", "notes."))),
+                          f"feedback.<kind> ({', '.join(sorted(KINDS['feedback']))})"])
+
+
+def _shown(value: object) -> str:
+    """A value as the line wrote it (JSON)."""
+    return msgspec.json.encode(value).decode()
+
+
+def _type_problem(told: object) -> str | None:
+    """Why a line's ``"type"`` names no event type (as the user wrote it), or None."""
+    if told is None or (isinstance(told, str) and told in EVENT_TYPES):
+        return None
+    shown = _shown(told)
+    close = difflib.get_close_matches(told, EVENT_TYPES, n=1) if isinstance(told, str) else []
+    hint = f"did you mean {close[0]}? " if close else ""
+    return f"\"type\": {shown} is not an event type ({hint}one of {_TYPES_SHOWN})"
+
+
+def _subject_problem(prefix: str, subject: object) -> str | None:
+    """Why a line's own ``"subject"`` is no publish subject, in the form it was written, or None."""
+    tokens = subject.split(".") if isinstance(subject, str) else []
+    if len(tokens) == 3 and tokens[0] == prefix and tokens[1] == "notes" and is_valid_agent(tokens[2]):
+        return None
+    if (len(tokens) == 4 and tokens[0] == prefix and tokens[2] and is_valid_agent(tokens[2])
+            and tokens[3] in KINDS.get(tokens[1], ())):
+        return None
+    return (f"\"subject\": {_shown(subject)} is no event subject (expected {prefix}.<family>.<agent>."
+            f"<kind>, e.g. {prefix}.msg.<agent>.received; or leave it out and say \"type\")")
+
+
+def _subject(payload: dict[str, Any], settings: Settings) -> str:
+    """The line's subject (its own, or derived), or ``_Rejected`` saying why there is none."""
+    if "subject" in payload:
+        subject = payload.pop("subject")
+        if (problem := _subject_problem(settings.prefix, subject)) is not None:
+            raise _Rejected(problem)
+        return str(subject)
+    if (problem := _type_problem(payload.get("type"))) is not None:
+        raise _Rejected(problem)
+    agent = payload.get("agent")
+    if isinstance(agent, str) and not is_valid_agent(agent):
+        raise _Rejected(f"\"agent\": {_shown(agent)} is no agent id (expected ^[A-Za-z0-9_-]{{1,64}}$)")
+    subject = event_subject(settings.prefix, payload)
+    if subject is None:
+        raise _Rejected("cannot tell the subject: add \"type\" (e.g. \"msg.received\")")
+    tokens = subject.split(".")  # prefix, family, agent (checked above: no dots), kind
+    kind = ".".join(tokens[3:])
+    if tokens[1] == "feedback" and kind not in KINDS["feedback"]:  # told by "kind", not by "type"
+        raise _Rejected(f"\"kind\": {_shown(kind)} is no feedback kind (one of "
+                        f"{', '.join(sorted(KINDS['feedback']))})")
+    return subject
+
+
+class _Rejected(Exception):
+    """A line's reason for rejection, found before the decoder."""
+
+
 def _prepare_line(line: bytes, settings: Settings, limits: Limits) -> tuple[str, bytes, str] | str:
-    """``(subject, payload, event id)`` for one line, or why it is rejected."""
+    """``(subject, payload, event id)`` for one line, or why it is rejected — in the terms the
+    line used (its "type", its "subject"), never the stored subject the decoder reads."""
     depth = nesting_depth(line)
     if depth > limits.max_depth:
         return f"JSON nested too deeply: {depth} levels > {limits.max_depth}"
     line.decode()  # invalid UTF-8 raises here, with the byte it is at
-    payload = orjson.loads(line)
+    payload = msgspec.json.decode(line)
     if not isinstance(payload, dict):
         return "not a JSON object"
-    subject = payload.pop("subject", None) or event_subject(settings.prefix, payload)
-    if not isinstance(subject, str):
-        return "cannot tell the subject: add \"type\" (e.g. \"msg.received\")"
-    data = orjson.dumps(payload)
-    decoded = decode_event(settings.prefix, stored_form(settings.prefix, subject), 0, data, limits)
+    try:
+        subject = _subject(payload, settings)
+    except _Rejected as why:
+        return str(why)
+    data = msgspec.json.encode(payload)
+    stored = stored_form(settings.prefix, subject)
+    decoded = decode_event(settings.prefix, stored, 0, data, limits)
     if isinstance(decoded, Rejection):
-        return decoded.reason
+        return decoded.reason.replace(stored, subject)
     return subject, data, decoded.event.id
 
 
@@ -89,7 +153,7 @@ def prepare_line(number: int, line: bytes, settings: Settings, limits: Limits,
         return None
     try:
         prepared = _prepare_line(line, settings, limits)
-    except orjson.JSONDecodeError as exc:
+    except msgspec.DecodeError as exc:
         prepared = f"malformed JSON: {exc}"
     except Exception as exc:  # untrusted input: every failure is this line's
         prepared = rejection_reason(exc)

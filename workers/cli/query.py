@@ -7,7 +7,7 @@ import argparse
 import asyncio
 import sys
 import uuid
-from datetime import datetime
+from datetime import UTC, date, datetime, time
 from typing import Any
 
 import msgspec
@@ -26,16 +26,23 @@ from schemas.api import (
     TracesReply,
     TracesRequest,
 )
-from schemas.docs import BootDoc, DecisionsDoc, NarrativeDoc, ThreadsDoc
+from schemas.docs import BootDoc, CommitmentsDoc, DecisionsDoc, NarrativeDoc, ThreadsDoc
 from schemas.events import FeedbackEvent, is_valid_agent
 from schemas.types import PRIORITIES, SEVERITIES, SIGNALS
 from shared.asof import DocReader
 from shared.config import Settings
 from shared.feedback import publish_feedback, publish_time
 from shared.kv import kv_read
-from shared.names import BUCKET_BOOT, BUCKET_DECISIONS, BUCKET_NARRATIVES, BUCKET_THREADS, api_subject
+from shared.names import (
+    BUCKET_BOOT,
+    BUCKET_COMMITMENTS,
+    BUCKET_DECISIONS,
+    BUCKET_NARRATIVES,
+    BUCKET_THREADS,
+    api_subject,
+)
 from workers.cli.base import CliError
-from workers.cli.common import connected, require_data
+from workers.cli.common import AGENT_HELP, NATS_URL_HELP, add_json_flag, connected, print_json, require_data
 from workers.tables import (
     Rows,
     commitment_rows,
@@ -49,48 +56,58 @@ from workers.tables import (
 
 def _register_recall(sub: Any) -> None:
     recall = sub.add_parser("recall", help="print ranked memories within a token budget")
-    recall.add_argument("agent")
-    recall.add_argument("query")
-    recall.add_argument("--project")
+    recall.add_argument("agent", help=AGENT_HELP)
+    recall.add_argument("query", help="what to recall, in words (hybrid: meaning and keywords)")
+    recall.add_argument("--project", help="prefer memories of this project (the request's project)")
     recall.add_argument("--budget", type=int, help="token budget (default CORTEX_RECALL_BUDGET_TOKENS)")
-    recall.add_argument("--limit", type=int)
+    recall.add_argument("--limit", type=int, help="at most this many memories (default CORTEX_RECALL_LIMIT)")
     recall.add_argument("--history", action="store_true",
                         help="also memories a newer one contradicted (marked 'superseded')")
+    recall.add_argument("--as-of", metavar="DATE",
+                        help="what was believed then: YYYY-MM-DD (the end of that day in CORTEX_TIMEZONE) or an "
+                             "RFC 3339 time; memories said later, or superseded by then, are left out")
+    recall.add_argument("--person", help="the person the agent talks with: their memories and the shared ones, "
+                                         "never another person's")
     recall.add_argument("--full-ids", action="store_true",
                         help="print each memory's whole id (what `cortex memory pin|forget` takes), not its first 8")
-    recall.add_argument("--nats-url")
+    add_json_flag(recall)
+    recall.add_argument("--nats-url", help=NATS_URL_HELP)
     recall.set_defaults(handler=cmd_recall)
 
 
 def register(sub: Any) -> None:
     boot = sub.add_parser("boot", help="print the agent's BOOTSTRAP markdown")
-    boot.add_argument("agent")
+    boot.add_argument("agent", help=AGENT_HELP)
     boot.add_argument("--fresh", action="store_true", help="ask the boot API for a new assembly")
-    boot.add_argument("--nats-url")
+    add_json_flag(boot, "the BootDoc (stored, or the API's reply with --fresh)")
+    boot.add_argument("--nats-url", help=NATS_URL_HELP)
     boot.set_defaults(handler=cmd_boot)
     narrative = sub.add_parser("narrative", help="print the agent's narrative (the last 24 hours)")
-    narrative.add_argument("agent")
+    narrative.add_argument("agent", help=AGENT_HELP)
     narrative.add_argument("--fresh", action="store_true",
                            help="made now from the latest threads, decisions and timeline (structured)")
-    narrative.add_argument("--nats-url")
+    add_json_flag(narrative, "the stored NarrativeDoc")
+    narrative.add_argument("--nats-url", help=NATS_URL_HELP)
     narrative.set_defaults(handler=cmd_narrative)
     for name, helptext in (("threads", "the agent's threads"), ("decisions", "the agent's decisions"),
                            ("commitments", "the agent's commitments")):
         p = sub.add_parser(name, help=f"print {helptext} as a table")
-        p.add_argument("agent")
-        p.add_argument("--nats-url")
+        p.add_argument("agent", help=AGENT_HELP)
+        add_json_flag(p)
+        p.add_argument("--nats-url", help=NATS_URL_HELP)
         p.set_defaults(handler=cmd_table, table=name)
 
     traces = sub.add_parser("traces", help="print the failure patterns found in the agent's tool and run events",
                             description="Findings of the trace analyzer (newest first) and the operations the "
                                         "agent still has to hear about ([PENDING], [NEW RESULT], [FAILED]).")
-    traces.add_argument("agent")
+    traces.add_argument("agent", help=AGENT_HELP)
     traces.add_argument("--signal", choices=SIGNALS, help="only this signal")
     traces.add_argument("--severity", choices=SEVERITIES, help="at least this severity")
     traces.add_argument("--all", action="store_true",
                         help="also findings Claude's triage dismissed, and every operation")
     traces.add_argument("--limit", type=int, help="at most this many findings (default 50)")
-    traces.add_argument("--nats-url")
+    add_json_flag(traces, "the two API replies ({\"findings\": …, \"operations\": …})")
+    traces.add_argument("--nats-url", help=NATS_URL_HELP)
     traces.set_defaults(handler=cmd_traces)
 
     _register_recall(sub)
@@ -98,23 +115,23 @@ def register(sub: Any) -> None:
     thread = sub.add_parser("thread", help="correct a thread: close it or set its priority")
     tsub = thread.add_subparsers(dest="action", required=True)
     close = tsub.add_parser("close", help="close a thread")
-    close.add_argument("agent")
-    close.add_argument("id")
+    close.add_argument("agent", help=AGENT_HELP)
+    close.add_argument("id", help="the thread's id (`cortex threads AGENT` lists them)")
     close.set_defaults(handler=cmd_feedback, kind="thread_close", value=None)
     prio = tsub.add_parser("priority", help="set a thread's priority")
-    prio.add_argument("agent")
-    prio.add_argument("id")
-    prio.add_argument("level", choices=PRIORITIES)
+    prio.add_argument("agent", help=AGENT_HELP)
+    prio.add_argument("id", help="the thread's id (`cortex threads AGENT` lists them)")
+    prio.add_argument("level", choices=PRIORITIES, help="the new priority: " + ", ".join(PRIORITIES))
     prio.set_defaults(handler=cmd_feedback, kind="thread_priority")
     commitment = sub.add_parser("commitment", help="correct a commitment")
     csub = commitment.add_subparsers(dest="action", required=True)
     done = csub.add_parser("done", help="mark a commitment done")
-    done.add_argument("agent")
-    done.add_argument("id")
+    done.add_argument("agent", help=AGENT_HELP)
+    done.add_argument("id", help="the commitment's id (`cortex commitments AGENT` lists them)")
     done.set_defaults(handler=cmd_feedback, kind="commitment_done", value=None)
     for p in (close, prio, done):
-        p.add_argument("--nats-url")
-        p.add_argument("--actor", default="cli")
+        p.add_argument("--nats-url", help=NATS_URL_HELP)
+        p.add_argument("--actor", default="cli", help="who made the correction, as the event's actor (default cli)")
 
 
 def _agent(value: str) -> str:
@@ -148,12 +165,18 @@ async def cmd_boot(args: argparse.Namespace, settings: Settings) -> int:
                 await require_data(nc, settings, agent)
                 raise CliError(f"no document of {agent} yet to brief from: its events are not applied yet "
                                "(are the workers running?)")
-            print(fresh.markdown)
+            if args.json:
+                print_json(raw)
+            else:
+                print(fresh.markdown)
             return 0
         raw_doc, _ = await kv_read(await nc.jetstream().key_value(BUCKET_BOOT), agent)
         if raw_doc is None:
             await require_data(nc, settings, agent)
             raise CliError(f"no BOOTSTRAP document for {agent} yet (try --fresh)")
+    if args.json:
+        print_json(raw_doc)
+        return 0
     doc = msgspec.json.decode(raw_doc, type=BootDoc)
     print(doc.markdown)
     if doc.lagging:
@@ -170,6 +193,8 @@ async def cmd_narrative(args: argparse.Namespace, settings: Settings) -> int:
     from workers.narrative.worker import structured_narrative
 
     agent = _agent(args.agent)
+    if args.json and args.fresh:
+        raise CliError("--json prints the stored NarrativeDoc; --fresh makes a narrative as text: choose one")
     async with connected(settings, args.nats_url) as nc:
         reader = DocReader(nc.jetstream())
         narrative = await reader.latest(BUCKET_NARRATIVES, agent, NarrativeDoc)
@@ -189,6 +214,9 @@ async def cmd_narrative(args: argparse.Namespace, settings: Settings) -> int:
         return 0
     if narrative is None or not narrative.markdown:
         raise CliError(f"no narrative for {agent} yet: one is made at a session end or a compaction (try --fresh)")
+    if args.json:
+        print_json(narrative)
+        return 0
     print(narrative.markdown.rstrip("\n"))
     print(f"\n({narrative.source}, {narrative.ts.isoformat()})", file=sys.stderr)
     return 0
@@ -209,7 +237,10 @@ async def cmd_table(args: argparse.Namespace, settings: Settings) -> int:
         headers, rows = _rows(args.table, raw)
         if not rows:
             await require_data(nc, settings, agent)
-    print(render_table(headers, rows) if rows else f"(no {args.table} for {agent})")
+    if args.json:
+        print_json(raw)
+    else:
+        print(render_table(headers, rows) if rows else f"(no {args.table} for {agent})")
     return 0
 
 
@@ -224,25 +255,49 @@ async def cmd_traces(args: argparse.Namespace, settings: Settings) -> int:
         operations = msgspec.json.decode(raw, type=OperationsReply)
         if not findings.findings and not operations.operations:
             await require_data(nc, settings, agent)
-    print(traces_text(agent, findings, operations), end="")
+    if args.json:
+        print_json({"findings": findings, "operations": operations})
+    else:
+        print(traces_text(agent, findings, operations), end="")
     return 0
 
 
 async def cmd_recall(args: argparse.Namespace, settings: Settings) -> int:
     agent = _agent(args.agent)
     req = RecallRequest(query=args.query, project=args.project, limit=args.limit, budget_tokens=args.budget,
-                        history=args.history)
+                        history=args.history, as_of=as_of_time(args.as_of, settings.timezone) if args.as_of else None,
+                        person=args.person or None)
     async with connected(settings, args.nats_url) as nc:
         raw = await request_api(nc, api_subject(settings.prefix, "recall", agent), msgspec.json.encode(req))
         reply = msgspec.json.decode(raw, type=RecallReply)
         if not reply.memories:
             await require_data(nc, settings, agent)
+    if args.json:
+        print_json(raw)
+        return 0
     if not reply.memories:
         print(f"(no memories of {agent} match)")
         return 0
     print(render_table(*memory_rows(reply, None if args.full_ids else 8), width=80))
     print(f"\n{len(reply.memories)} memories, {reply.tokens} tokens")
     return 0
+
+
+def as_of_time(value: str, timezone: str) -> datetime:
+    """``--as-of``: an RFC 3339 time, or a date meaning the end of that day in ``timezone``."""
+    from zoneinfo import ZoneInfo
+
+    try:
+        if len(value) == 10:
+            day = date.fromisoformat(value)
+            return datetime.combine(day, time.max, tzinfo=ZoneInfo(timezone)).astimezone(UTC)
+        when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise CliError(f"--as-of takes YYYY-MM-DD or an RFC 3339 time such as 2026-03-05T12:00:00Z, "
+                       f"not {value!r}") from exc
+    if when.tzinfo is None:
+        raise CliError(f"--as-of {value!r} has no time zone: add Z or an offset such as +01:00")
+    return when
 
 
 async def event_time(nc: Any, agent: str) -> datetime:
@@ -257,9 +312,30 @@ async def event_time(nc: Any, agent: str) -> datetime:
     return publish_time(d.integrity.last_event_ts for d in docs if d is not None)
 
 
+async def _check_target(nc: Any, settings: Settings, agent: str, kind: str, target: str) -> None:
+    """A correction names a thread or commitment the agent has (its latest document), or
+    nothing is published: the owning worker would drop an unknown id without a word."""
+    reader = DocReader(nc.jetstream())
+    ids: list[str] | None = None
+    if kind == "commitment_done":
+        what = "commitment"
+        if (commitments := await reader.latest(BUCKET_COMMITMENTS, agent, CommitmentsDoc)) is not None:
+            ids = [c.id for c in commitments.commitments]
+    else:
+        what = "thread"
+        if (threads := await reader.latest(BUCKET_THREADS, agent, ThreadsDoc)) is not None:
+            ids = [t.id for t in threads.threads]
+    if ids is None:
+        await require_data(nc, settings, agent)
+    if target not in (ids or []):
+        raise CliError(f"{agent} has no {what} {target!r}: nothing was published (`cortex {what}s {agent}` lists "
+                       "the ids)")
+
+
 async def cmd_feedback(args: argparse.Namespace, settings: Settings) -> int:
     agent = _agent(args.agent)
     async with connected(settings, args.nats_url) as nc:
+        await _check_target(nc, settings, agent, args.kind, args.id)
         event = FeedbackEvent(id=f"fb-{uuid.uuid4().hex}", agent=agent, ts=await event_time(nc, agent),
                               kind=args.kind, target=args.id, value=getattr(args, "level", None), actor=args.actor)
         await publish_feedback(nc.jetstream(), settings.prefix, event)

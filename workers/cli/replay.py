@@ -11,11 +11,12 @@ import msgspec
 
 from schemas.events import is_valid_agent
 from shared.config import Settings
+from shared.errors import is_transient
 from shared.replay import ReplayError, ReplayProgress, run_replay
 from shared.runtime import WorkerHost
 from workers import __version__
 from workers.cli.base import CliError
-from workers.cli.common import connected, resolve_url
+from workers.cli.common import NATS_URL_HELP, connected, resolve_url
 from workers.cli.specs import select_specs
 
 
@@ -24,7 +25,7 @@ def register(sub: Any) -> None:
     p.add_argument("--worker", help="comma-separated workers to replay (default: every consuming worker)")
     p.add_argument("--agent", help="rebuild only this agent's documents")
     p.add_argument("--force", action="store_true", help="replay even when the stream no longer starts at 1")
-    p.add_argument("--nats-url")
+    p.add_argument("--nats-url", help=NATS_URL_HELP)
     p.set_defaults(handler=cmd_replay)
 
 
@@ -71,6 +72,11 @@ async def cmd_replay(args: argparse.Namespace, settings: Settings) -> int:
             await run_replay(host, nc.jetstream(), specs, args.agent, args.force, report)
         except ReplayError as exc:
             raise CliError(str(exc)) from exc
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            raise CliError(f"the replay stopped: NATS did not answer ({type(exc).__name__}: {exc}) — a cluster "
+                           "electing a leader, or a lost connection; run it again") from exc
         finally:
             report.finish()
     scope = f"agent {args.agent}" if args.agent else "all agents"

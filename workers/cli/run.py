@@ -14,6 +14,7 @@ from shared.connection import redact_url
 from shared.embedded import NATS_PORT, EmbeddedNats
 from shared.runtime import WorkerHost
 from workers import __version__
+from workers.cli.common import NATS_URL_HELP, resolve_url
 from workers.cli.specs import provision_all, select_specs
 from workers.registry import all_specs
 
@@ -29,7 +30,7 @@ def register(sub: Any) -> None:
 
     worker = sub.add_parser("worker", help="run one worker process (the Kubernetes entrypoint)")
     worker.add_argument("name", help="worker name: " + ", ".join(all_specs()))
-    worker.add_argument("--nats-url", help="NATS server (default: CORTEX_NATS_URL)")
+    worker.add_argument("--nats-url", help=NATS_URL_HELP)
     worker.add_argument("--partition", help="with CORTEX_PARTITIONS=N: run partition k (0..N-1), `ordinal` (the host "
                         "name's trailing number mod N) or `all` (default: CORTEX_PARTITION, else all)")
     worker.set_defaults(handler=cmd_worker)
@@ -72,12 +73,13 @@ async def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
     finally:
         if embedded is not None:
             embedded.stop()
+    log.info("stopped", extra={"workers": ",".join(s.name for s in specs)})
     return 0
 
 
 async def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
     specs = select_specs(args.name)
-    url = args.nats_url or settings.nats_url or "nats://127.0.0.1:4222"
+    url = resolve_url(settings, args.nats_url)  # as every command: else the `cortex up` under this data dir
     if args.partition is not None:
         partition = resolve_partition(args.partition, settings.partitions, socket.gethostname())
         settings = msgspec.structs.replace(settings, partition=partition)
@@ -85,6 +87,7 @@ async def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
                       catalog=all_specs().values())
     host.install_signal_handlers()
     await host.run()
+    log.info("stopped", extra={"workers": ",".join(s.name for s in specs)})
     return 0
 
 

@@ -8,6 +8,8 @@ their values differ (same polarity) or their polarities differ (same value).
 
 Two rules read it; a sentence is first set in order: one sentence of at most 240
 characters, not a question; a leading "No," / "Yes," is an interjection, not a negation;
+after a colon, the statement that follows it ("Let's talk about the deploy schedule: our
+deploy day is Tuesday");
 the markers of a change are set aside — a trailing "since the upgrade", "as of May",
 "seit gestern", "desde el lunes", "depuis lundi", "dal 2024", "a partir de hoje" and the
 words "now", "currently", "jetzt", "ahora", "maintenant", "ora", "agora", "теперь"…;
@@ -41,6 +43,7 @@ only a pronoun ("it is Tuesday") has no claim: what it refers to is unknown.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from typing import Final, NamedTuple
@@ -207,7 +210,10 @@ def _prepared(text: str) -> str | None:
     text = " ".join(text.split())
     if not text or len(text) > MAX_CLAIM_CHARS or text.endswith(("?", "？")) or _INNER_END.search(text):
         return None
-    return _INTERJECTION.sub("", text).strip()
+    text = _INTERJECTION.sub("", text).strip()
+    # "Let's talk about the deploy schedule: our deploy day is Tuesday" states what follows the colon
+    _, colon, tail = text.rpartition(": ")
+    return tail if colon and len(tail.split()) >= MIN_FRAME_WORDS + 1 else text
 
 
 def _without_since_phrase(text: str) -> str:
@@ -226,6 +232,8 @@ def _keyed(frame: list[str], sender: str | None) -> str | None:
 
 def _mostly_unspaced(text: str) -> bool:
     """Written mostly in a script without spaces between words (or Korean, by its particles)."""
+    if not _UNSPACED.search(text):
+        return False
     letters = [ch for ch in text if ch.isalpha()]
     return bool(letters) and sum(1 for ch in letters if _UNSPACED.match(ch)) * 2 > len(letters)
 
@@ -244,8 +252,10 @@ def _unspaced_claim(text: str, sender: str | None) -> Claim | None:
     return None if key is None else Claim(key=key, value=value.casefold(), negated=negated)
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def claim_of(text: str, sender: str | None = None) -> Claim | None:
-    """The claim one sentence makes, or None (not one clear statement)."""
+    """The claim one sentence makes, or None (not one clear statement). Cached: a thread's
+    ``about`` is read again at every message that makes a claim."""
     prepared = _prepared(text)
     if not prepared:
         return None

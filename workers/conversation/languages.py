@@ -99,6 +99,24 @@ GAP: Final = _ANY + "{0,200}"
 # letters (both are \w), so "好的I'll fix the build" was no promise (issue 15, item 20).
 _NOT_AFTER_LETTER: Final = r"(?<![a-z0-9_'’])"
 
+def _returns_to(cue: str, lead: tuple[str, ...]) -> str:
+    """A return cue ("back to", "zurück zu") where a clause starts — the text's start, after a
+    clause mark, on a line of its own: not right after a word — or right after one of ``lead``
+    ("ok", "let's get"): "I'll get back to you", "going back to school", "roll back to version
+    2.3" return to no topic (issue 37). The checks follow the cue (fixed-width look-behinds): a
+    pattern that opens on a literal is scanned by ``re`` ~200× faster than one that opens on a
+    look-behind, which is tried at every position of every message."""
+    checks = [rf"(?<![\w'’] {cue})(?<![\w'’]{cue})"]
+    checks += [rf"(?<=^{word} {cue})|(?<=[^\w'’]{word} {cue})" for word in lead]
+    return f"{cue}(?:{'|'.join(checks)})"
+
+
+_RETURN_LEAD_EN: Final = ("ok", "okay", "so", "anyway", "alright", "now", *(
+    f"{let} {verb}" for let in ("let['’]s", "lets") for verb in ("get", "go", "come")))
+_RETURN_LEAD_DE: Final = ("ok", "okay", "also", "so", "gut", "lass uns", "lass uns mal", "kommen wir",
+                          "kommen wir mal", "gehen wir", "gehen wir mal")
+
+
 # A request or an offer starts its clause, alone or after a word that asks ("please remind me",
 # "can you remind me", "ok let me"): "these moments remind me to …", "they let me take a break"
 # ask for nothing.
@@ -230,8 +248,17 @@ class LanguagePack:
     # own (issue 37), on the lowered text; a ratification source is matched whole.
     proposal: tuple[str, ...] = ()
     ratification: tuple[str, ...] = ()
+    # Cortex's own (issue 37), lowered: a tag that asks only for assent ("So we'll go with speech
+    # recognition, yeah?", "Wir nehmen Postgres, oder?"): a decision said with one is said, not asked.
+    question_tag: tuple[str, ...] = ()
     # Function words: no topic is made of them, and a task is not named by them. Lowered.
     stopwords: tuple[str, ...] = ()
+    # Cortex's own (issue 37), lowered: words a topic nobody announced (``workers.threads.topics``)
+    # neither starts nor ends on — common verbs in their forms ("keep going", "take care", "sign
+    # reminds", "feels like") — and adjectives of praise or comfort it does not start on ("kind
+    # words", "safe trip", "hard work"): a title is a noun phrase.
+    verbs: tuple[str, ...] = ()
+    praise: tuple[str, ...] = ()
     # A sentence opening on what it is about ("Beim Onboarding-Flow …", "For the quarterly
     # report export …"): group 1 holds the words after the frame, of which
     # ``signals.message_topics`` keeps the topic's. Cortex's own, on the lowered text: the
@@ -257,8 +284,61 @@ UNIVERSAL_MOOD: Final[tuple[tuple[Mood, str], ...]] = (
 # An ISO date is a due date in every language.
 UNIVERSAL_DUE: Final = r"\b\d{4}-\d{2}-\d{2}\b"
 
+# Cortex's own (issue 37): a cue topic ends before the first of its language's conjunctions,
+# pronouns, auxiliaries and time words ("simpler times but it", "our bonuses and the raises we",
+# "acting someday" are "simpler times", "bonuses", "acting"), and is none when it starts on one
+# ("back to you on …"). Per language, in its own pattern: French "on" is a pronoun, English "on" a
+# preposition ("the disk pressure on db-2").
+_TOPIC_END_EN: Final = (
+        "and", "but", "or", "nor", "so", "because", "since", "while", "if", "when", "whenever", "that", "which",
+        "who", "whom", "whose", "where", "as", "than", "though", "although", "until", "unless", "whether",
+        "i", "you", "he", "she", "it", "we", "they", "me", "him", "us", "them", "my", "your", "our", "their",
+        "his", "its", "is", "are", "was", "were", "am", "be", "been", "being", "has", "have", "had", "do",
+        "does", "did", "will", "would", "can", "could", "should", "shall", "may", "might", "must", "today",
+        "tomorrow", "tonight", "yesterday", "now", "soon", "someday", "sometime", "later", "again", "then",
+        "please", "too", "anyway", "ever",
+)
+_TOPIC_END_DE: Final = (
+        "und", "aber", "oder", "denn", "weil", "dass", "ob", "wenn", "als", "wie", "ich", "du", "er", "sie", "es",
+        "wir", "ihr", "mich", "dich", "uns", "euch", "mein", "dein", "unser", "ist", "sind", "war", "waren", "bin",
+        "bist", "hat", "haben", "hatte", "wird", "werden", "wurde", "kann", "können", "muss", "müssen", "soll",
+        "sollen", "will", "wollen", "heute", "morgen", "gestern", "jetzt", "bald", "später", "nochmal", "wieder",
+        "bitte",
+)
+_TOPIC_END_ES: Final = (
+        "y", "e", "o", "u", "pero", "porque", "que", "cuando", "si", "como", "yo", "tú", "él", "ella", "nosotros",
+        "ellos", "me", "te", "se", "nos", "es", "son", "está", "están", "fue", "era", "ha", "han", "hay", "va",
+        "vamos", "hoy", "mañana", "ayer", "ahora", "luego", "pronto",
+)
+_TOPIC_END_FR: Final = (
+        "et", "ou", "mais", "donc", "car", "parce", "que", "qui", "quand", "si", "comme", "je", "tu", "il", "elle",
+        "on", "nous", "vous", "ils", "elles", "est", "sont", "était", "a", "ont", "va", "aujourd'hui", "demain",
+        "hier", "maintenant", "bientôt",
+)
+_TOPIC_END_IT: Final = (
+        "e", "ed", "o", "ma", "perché", "che", "quando", "se", "come", "io", "tu", "lui", "lei", "noi", "voi",
+        "loro", "è", "sono", "era", "ha", "hanno", "va", "oggi", "domani", "ieri", "adesso", "ora", "presto",
+)
+_TOPIC_END_PT: Final = (
+        "e", "ou", "mas", "porque", "que", "quando", "se", "como", "eu", "tu", "ele", "ela", "nós", "eles", "elas",
+        "é", "são", "era", "foi", "tem", "têm", "vai", "hoje", "amanhã", "ontem", "agora", "logo",
+)
+_TOPIC_END_RU: Final = (
+        "и", "а", "но", "или", "потому", "что", "когда", "если", "как", "я", "ты", "он", "она", "мы", "вы",
+        "они", "это", "есть", "был", "была", "будет", "сегодня", "завтра", "вчера", "сейчас",
+)
+
+
+def _topic_until(ends: tuple[str, ...]) -> str:
+    """The topic group of a cue pattern: up to 40 characters of words, starting on none of
+    ``ends`` and stopping before the first of them (a whole word: "Reden-Training" is no "reden")."""
+    stop = "|".join(ends)
+    return rf"(?!(?:{stop})(?![\w-]))(\w(?:(?!\s+(?:{stop})(?![\w-]))[\w\s-]){{3,40}})"
+
+
 EN: Final = LanguagePack(
     code="en",
+    question_tag=("yeah", "yes", "right", "okay", "ok", "alright", "agreed", "eh", "no"),
     proposal=(r"(?:^|[.!?]\s+|,\s*|\bso\s+|\bmaybe\s+)(?:how about (?:we\s+|if we\s+)?|what about (?:we\s+)?|"
               r"what if we\s+|why don['’]t we\s+|shall we\s+|should we\s+|we could\s+|we should\s+|"
               r"i suggest (?:that\s+)?(?:we\s+)?|i propose (?:that\s+)?(?:we\s+)?|"
@@ -280,10 +360,13 @@ EN: Final = LanguagePack(
         # use Postgres", "We'll use Terraform", "We picked Grafana over Datadog", "OK, Postgres it
         # is", "We'll stick with MySQL", "From now on we deploy only on Tuesdays"
         r"(?<![a-z])(?:we['’]re going with|we are going with|(?:let['’]?s|we['’]ll|we will|we['’]re going to)"
-        r" (?:use|stick with|switch to|go for(?!\s+it\b)|adopt|standardi[sz]e on)|we (?:picked|selected|went for)"
+        r" (?:use|stick with|switch to|go for(?!\s+(?:it|lunch|dinner|breakfast|coffee|a (?:walk|drink|coffee|run))\b)"
+        r"|adopt|standardi[sz]e on)|we (?:picked|selected|went for)"
         r"|from now on,? (?:we|all|every|no) )",
-        r"(?<![\w'’])(?!(?:how|that|what|as|where|so|if|who|when|why|think|hope|know|guess|say|is|believe)\s)"
-        r"[\w.+#-]+ it is(?=\s*[.!]|\s*$)",
+        # the chosen word opens its clause ("OK, Postgres it is"): "I love how uncomplicated it is",
+        # "Oh here it is", "Yes it is" choose nothing (issue 37)
+        r"(?<![\w'’])(?<![\w'’] )(?!(?:how|that|what|as|where|so|if|who|when|why|think|hope|know|guess|say|is"
+        r"|believe|here|there|yes|yeah|yep|no|nope|this|it|which)\s)[\w.+#-]+ it is(?=\s*[.!]|\s*$)",
         # Cortex's own: a choice said as one (the Romance packs' "vamos con", "opté pour"); going
         # with someone is company, not a choice
         r"(?<![a-z])(?:(?:let['’]?s|we['’]ll) go with(?!\s+(?:me|you|him|her|us|them|my|your|his|our|their)\b)"
@@ -308,8 +391,14 @@ EN: Final = LanguagePack(
         r"(?:is|are)(?: now| finally)?(?: here| available| ready)\b",
     ),
     topic=(
-        r"(?:back to|now about|regarding|let['’]s (?:talk\s+about|talk(?!\s+about\b)|discuss|look at))\s+"
-        r"(?:the\s+)?(\w[\w\s-]{3,40})",
+        # "back to X" returns to a topic only where a clause starts ("Back to the payment gateway: …",
+        # "OK, back to pricing") or after "let's get/go/come": "I'll get back to you on the pricing",
+        # "going back to school", "roll back to version 2.3", "they take us back to simpler times"
+        # return to nothing (issue 37)
+        rf"(?:{_returns_to('back to', _RETURN_LEAD_EN)}|now about(?<![\w'’]now about)"
+        r"|regarding(?<![\w'’]regarding)"
+        r"|let['’]s (?:talk\s+about|talk(?!\s+about\b)|discuss|look at))\s+"
+        r"(?:(?:the|my|your|our|their|his|her)\s+)?" + _topic_until(_TOPIC_END_EN),
     ),
     topic_blacklist=(
         "it", "that", "this", "the", "them", "what", "which", "there",
@@ -424,6 +513,39 @@ EN: Final = LanguagePack(
         "such", "only", "own", "same", "few", "each", "both", "up", "down", "out", "off", "new", "old", "good",
         "great", "thanks", "thank", "hi", "hello", "morning", "okay", "ok", "sure", "let", "lets", "one", "two",
         "first", "next", "last",
+        # chat's function words and fillers (issue 37): "like yoga", "even though", "need anything
+        # else", "acting someday", "Uh-huh" were topics
+        "like", "even", "though", "although", "else", "anything", "everything", "something", "nothing", "anyone",
+        "everyone", "someone", "someday", "sometime", "sometimes", "soon", "sooner", "later", "ever", "never",
+        "always", "often", "usually", "ago", "yet", "every", "much", "many", "lot", "lots", "bit", "well", "way",
+        "thing", "things", "stuff", "pretty", "quite", "kinda", "sorta", "gonna", "wanna", "gotta", "hey", "yeah",
+        "yep", "yup", "nope", "wow", "oh", "ah", "uh", "um", "hmm", "mm", "huh", "uh-huh", "mm-hmm", "uh-oh",
+        "definitely", "totally", "absolutely", "actually", "probably", "finally", "literally", "especially",
+        "recently", "lately", "currently", "honestly", "seriously", "basically", "since", "while", "if",
+        "because", "through", "without", "during", "around", "tonight", "anyway", "others", "another",
+    ),
+    verbs=(
+        "feel", "feels", "felt", "feeling", "take", "takes", "took", "taken", "taking", "keep", "keeps", "kept",
+        "keeping", "stay", "stays", "stayed", "staying", "need", "needs", "needed", "make", "makes", "made",
+        "making", "remind", "reminds", "reminded", "reminding", "go", "goes", "going", "went", "gone", "come",
+        "comes", "came", "coming", "get", "gets", "got", "gotten", "getting", "see", "sees", "saw", "seen",
+        "seeing", "know", "knows", "knew", "known", "knowing", "think", "thinks", "thought", "thinking", "want",
+        "wants", "wanted", "love", "loves", "loved", "loving", "hope", "hopes", "hoped", "hoping", "try",
+        "tries", "tried", "trying", "sound", "sounds", "sounded", "seem", "seems", "seemed", "mean", "means",
+        "meant", "say", "says", "said", "saying", "tell", "tells", "told", "telling", "give", "gives", "gave",
+        "given", "giving", "put", "puts", "putting", "enjoy", "enjoys", "enjoyed", "enjoying", "appreciate",
+        "appreciated", "believe", "believes", "believed", "guess", "wish", "wishes", "wished", "miss", "missed",
+        "hear", "heard", "hearing", "find", "finds", "found", "finding", "become", "became", "becoming",
+        "bring", "brings", "brought", "bringing", "happen", "happens", "happened", "happening", "remember",
+        "remembered", "forget", "forgot", "pushing", "chasing", "paying", "doing", "having", "rock", "rocks",
+        "inspire", "inspires", "inspired", "inspiring", "motivated", "excited", "thrilled", "glad", "proud",
+        "sorry", "stoked", "amazed", "impressed", "blessed", "grateful", "thankful", "looks", "looked",
+        "looking", "check", "checking", "catch", "talk", "talking", "chat", "chatting", "hang", "hanging",
+    ),
+    praise=(
+        "kind", "hard", "safe", "favorite", "favourite", "amazing", "wonderful", "beautiful", "lovely", "fun",
+        "happy", "sweet", "best", "special", "tough", "awesome", "cool", "fantastic", "incredible", "perfect",
+        "exciting", "positive", "nice", "fond", "precious", "cute", "little", "true", "warm", "huge",
     ),
     frame=(
         rf"{_FRAME_START}(?:for|as for|regarding|concerning)\s+(?!example\b|instance\b|now\b)"
@@ -433,6 +555,7 @@ EN: Final = LanguagePack(
 
 DE: Final = LanguagePack(
     code="de",
+    question_tag=("ja", "oder", "ne", "gell", "okay", "ok", "nicht wahr", "einverstanden"),
     proposal=(r"(?:^|[.!?]\s+|,\s*)(?:wie wäre es,? wenn wir\s+|sollen wir\s+|wir könnten\s+|wir sollten\s+|"
               r"ich schlage vor,?\s+(?:dass wir\s+)?|lass(?:t)? uns\s+(?!mal\s+über|über))([^.!?\n]{4,160})",),
     ratification=(r"(?:(?:ok(?:ay)?|ja|gut|super|klar|prima|perfekt|alles klar)[,.!]*\s+)*(?:beschlossen|einverstanden|"
@@ -460,8 +583,11 @@ DE: Final = LanguagePack(
         r"(?:ist|sind)(?: jetzt| endlich)?(?: da| verfügbar| fertig)(?:[.!,;:)]|$)",
     ),
     topic=(
-        r"(?:zurück zu[mr]?|jetzt zu[mr]?|bzgl\.?|wegen|lass uns (?:mal\s+über|über|mal))\s+"
-        rf"(?:(?:dem|den|der|die|das)\s+)?(?:thema\s+)?(\w(?:(?!\s+(?:{_TOPIC_VERBS_DE})\b)[\w\s-]){{3,40}})",
+        # "zurück zu X" only where a clause starts or after "lass uns", "kommen wir", "gehen wir": "ich
+        # gehe zurück zur Schule" returns to no topic (issue 37)
+        rf"(?:{_returns_to('zurück zu', _RETURN_LEAD_DE)}[mr]?|jetzt zu[mr]?|bzgl\.?|wegen"
+        r"|lass uns (?:mal\s+über|über|mal))\s+"
+        r"(?:(?:dem|den|der|die|das)\s+)?(?:thema\s+)?" + _topic_until((*_TOPIC_END_DE, _TOPIC_VERBS_DE)),
     ),
     topic_blacklist=(
         "das", "die", "der", "es", "was", "hier", "dort",
@@ -531,6 +657,7 @@ DE: Final = LanguagePack(
 
 ES: Final = LanguagePack(
     code="es",
+    question_tag=("vale", "no", "sí", "verdad", "de acuerdo", "ok"),
     proposal=(r"(?:^|[.!?]\s+|,\s*|¿)(?:y si\s+|podríamos\s+|deberíamos\s+|propongo (?:que\s+)?|"
               r"qué tal si\s+)([^.!?\n]{4,160})",),
     ratification=(r"(?:(?:vale|sí|perfecto|genial|bien)[,.!]*\s+)*(?:de acuerdo|hecho|hagámoslo|adelante)",),
@@ -549,7 +676,7 @@ ES: Final = LanguagePack(
     ),
     topic=(
         r"(?:volvamos a|ahora sobre|respecto a|hablemos de|en cuanto a)\s+"
-        r"(?:el |la |los |las )?(\w[\w\s-]{3,40})",
+        r"(?:el |la |los |las )?" + _topic_until(_TOPIC_END_ES),
     ),
     topic_blacklist=(
         "el", "la", "los", "las", "un", "una", "unos", "unas",
@@ -609,6 +736,7 @@ ES: Final = LanguagePack(
 
 FR: Final = LanguagePack(
     code="fr",
+    question_tag=("non", "hein", "d'accord", "ok", "oui"),
     proposal=(r"(?:^|[.!?]\s+|,\s*)(?:et si on\s+|on pourrait\s+|on devrait\s+|je propose (?:qu['’]on\s+|"
               r"de\s+)?)([^.!?\n]{4,160})",),
     ratification=(r"(?:(?:ok|oui|parfait|super|bon)[,.!]*\s+)*(?:d['’]accord|entendu|ça marche|on fait comme ça|"
@@ -627,7 +755,7 @@ FR: Final = LanguagePack(
     ),
     topic=(
         r"(?:revenons (?:à|au|aux)|maintenant|concernant|parlons (?:de|du|des)|à propos (?:de|du|des))\s+"
-        r"(?:la?\s+|l['’])?(\w[\w\s-]{3,40})",
+        r"(?:la?\s+|l['’])?" + _topic_until(_TOPIC_END_FR),
     ),
     topic_blacklist=(
         "le", "la", "les", "un", "une", "des", "ce", "cette", "ces",
@@ -685,6 +813,7 @@ FR: Final = LanguagePack(
 
 IT: Final = LanguagePack(
     code="it",
+    question_tag=("no", "vero", "giusto", "va bene", "ok", "sì"),
     proposal=(r"(?:^|[.!?]\s+|,\s*)(?:e se\s+|potremmo\s+|dovremmo\s+|propongo (?:di\s+)?)([^.!?\n]{4,160})",),
     ratification=(r"(?:(?:ok|sì|perfetto|bene|va bene)[,.!]*\s+)*"
                   r"(?:d['’]accordo|facciamo così|affare fatto|facciamolo)",),
@@ -704,7 +833,7 @@ IT: Final = LanguagePack(
     topic=(
         r"(?:torniamo (?:a|al|alla|allo|ai|alle)|adesso|riguardo(?: a| al| alla)?"
         r"|parliamo (?:di|del|della|dello|dei|delle|degli)|per quanto riguarda)\s+"
-        r"(?:il |la |lo |i |le |gli )?(\w[\w\s-]{3,40})",
+        r"(?:il |la |lo |i |le |gli )?" + _topic_until(_TOPIC_END_IT),
     ),
     topic_blacklist=(
         "il", "la", "lo", "i", "le", "gli", "un", "una", "uno",
@@ -763,6 +892,7 @@ IT: Final = LanguagePack(
 
 PT: Final = LanguagePack(
     code="pt",
+    question_tag=("né", "certo", "ok", "sim", "não", "combinado"),
     proposal=(r"(?:^|[.!?]\s+|,\s*)(?:e se\s+|poderíamos\s+|deveríamos\s+|proponho (?:que\s+)?)([^.!?\n]{4,160})",),
     ratification=(r"(?:(?:ok|sim|beleza|perfeito|ótimo)[,.!]*\s+)*(?:combinado|fechado|vamos nessa|vamos fazer isso)",),
     decision=(
@@ -781,7 +911,7 @@ PT: Final = LanguagePack(
     topic=(
         r"(?:voltando (?:a|ao|à)|agora sobre|quanto (?:a|ao|à)|vamos falar (?:de|do|da|dos|das|sobre)"
         r"|em relação (?:a|ao|à))\s+"
-        r"(?:o |a |os |as )?(\w[\w\s-]{3,40})",
+        r"(?:o |a |os |as )?" + _topic_until(_TOPIC_END_PT),
     ),
     topic_blacklist=(
         "o", "a", "os", "as", "um", "uma", "uns", "umas",
@@ -840,6 +970,7 @@ PT: Final = LanguagePack(
 
 RU: Final = LanguagePack(
     code="ru",
+    question_tag=("да", "ладно", "хорошо", "ок", "верно"),
     proposal=(r"(?:^|[.!?]\s+|,\s*)(?:может,?\s+|давайте\s+|предлагаю\s+)([^.!?\n]{4,160})",),
     ratification=(r"(?:(?:ок|да|хорошо|отлично)[,.!]*\s+)*(?:договорились|решено|давайте так|согласен|согласна)",),
     decision=(
@@ -854,7 +985,7 @@ RU: Final = LanguagePack(
         f"(?:ждём|заблокировано|нужно{GAP}сначала)",
         r"(?:ожидаем|зависит от|сперва нужно)",
     ),
-    topic=(r"(?:вернёмся к|теперь о|по поводу|давай(?:те)? обсудим|касательно)\s+(\w[\w\s-]{3,40})",),
+    topic=(r"(?:вернёмся к|теперь о|по поводу|давай(?:те)? обсудим|касательно)\s+" + _topic_until(_TOPIC_END_RU),),
     topic_blacklist=(
         "это", "то", "этот", "тот", "эта", "та", "здесь", "там",
         "я", "ты", "он", "она", "мы", "они", "вы",
@@ -915,6 +1046,7 @@ RU: Final = LanguagePack(
 
 JA: Final = LanguagePack(
     code="ja",
+    question_tag=("ね", "よね"),
     proposal=(r"([^。！？\n]{2,80}?(?:ませんか|ましょうか|はどうですか|はどう))",),
     ratification=(r"(?:はい[、,]?\s*)?(?:そうしましょう|それでいきましょう|賛成です|賛成)",),
     decision=(
@@ -968,6 +1100,7 @@ JA: Final = LanguagePack(
 
 KO: Final = LanguagePack(
     code="ko",
+    question_tag=("그렇죠", "맞죠", "알겠죠"),
     proposal=(r"([^.!?\n]{2,80}?(?:할까요|하는 게 어때요|어때요))",),
     ratification=(r"(?:네[,]?\s*|좋아요[,]?\s*)?(?:그렇게 하죠|그렇게 해요|찬성)",),
     decision=(
@@ -1021,6 +1154,7 @@ KO: Final = LanguagePack(
 
 ZH: Final = LanguagePack(
     code="zh",
+    question_tag=("对吧", "好吗", "行吗", "吧"),
     proposal=(r"(?:要不|不如|我建议|我们可以)([^。！？\n]{2,80})",),
     ratification=(r"(?:好的?[，,]?\s*)?(?:就这么办|同意|就这么定了|就这样)",),
     decision=(

@@ -15,6 +15,7 @@ and extracted text keeps its case.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -23,7 +24,7 @@ from typing import Final, NamedTuple
 
 from schemas.types import Mood
 from workers.conversation.languages import PACKS, UNIVERSAL_DUE, UNIVERSAL_MOOD, LanguagePack
-from workers.conversation.triggers import any_literal, required_literals, unwrapped
+from workers.conversation.triggers import any_literal, required_literals, split_lead, unwrapped
 
 MAX_MATCHES_PER_FAMILY: Final = 50
 """A message yields at most this many signals of one kind. Real messages have a handful;
@@ -99,29 +100,63 @@ class Pattern:
 
     ``triggers`` (see ``triggers.required_literals``) are strings one of which every match
     contains: when none occurs, the regex is not run at all. ``None`` means always run.
+    ``lead`` holds the source's leading zero-width assertions (``triggers.split_lead``:
+    "not after a letter", a clause's start), checked where a match of the rest starts: the
+    same matches, found ~5× faster. Search with ``find``/``finditer``, never ``regex`` alone.
     """
 
     regex: re.Pattern[str]
     lowered: bool
     triggers: tuple[str, ...] | None
+    lead: re.Pattern[str] | None = None
+    # the last subject asked about and the answer: a message is asked about by several stages
+    # of a core (closures are looked for by the signals, the closing sentence, the corrections)
+    _last: tuple[str, bool] | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def compile(cls, source: str, lowered: bool) -> Pattern:
-        return cls(re.compile(unwrapped(source)), lowered, required_literals(source))
+        lead, rest = split_lead(unwrapped(source))
+        return cls(re.compile(unwrapped(rest)), lowered, required_literals(source),
+                   re.compile(lead) if lead is not None else None)
 
     def subject(self, text: MatchText) -> str:
         return text.lowered if self.lowered else text.original
 
     def may_match(self, subject: str) -> bool:
-        return self.triggers is None or any(map(subject.__contains__, self.triggers))
+        if self.triggers is None:
+            return True
+        last = self._last
+        if last is not None and last[0] is subject:
+            return last[1]
+        found = any(map(subject.__contains__, self.triggers))
+        object.__setattr__(self, "_last", (subject, found))
+        return found
+
+    def find(self, subject: str, pos: int = 0, endpos: int = sys.maxsize) -> re.Match[str] | None:
+        """The first match in ``subject[pos:endpos]`` (as ``re.Pattern.search``), triggers not checked."""
+        found = self.regex.search(subject, pos, endpos)
+        lead = self.lead
+        while found is not None and lead is not None and lead.match(subject, found.start(), endpos) is None:
+            found = self.regex.search(subject, found.start() + 1, endpos)
+        return found
+
+    def find_all(self, subject: str) -> Iterator[re.Match[str]]:
+        """Every match in ``subject``, left to right (as ``re.Pattern.finditer``), triggers not checked."""
+        if self.lead is None:
+            yield from self.regex.finditer(subject)
+            return
+        pos = 0
+        while (found := self.find(subject, pos)) is not None:
+            yield found
+            pos = max(found.end(), found.start() + 1)
 
     def search(self, text: MatchText) -> re.Match[str] | None:
         subject = self.subject(text)
-        return self.regex.search(subject) if self.may_match(subject) else None
+        return self.find(subject) if self.may_match(subject) else None
 
     def finditer(self, text: MatchText) -> Iterator[re.Match[str]]:
         subject = self.subject(text)
-        return self.regex.finditer(subject) if self.may_match(subject) else iter(())
+        return self.find_all(subject) if self.may_match(subject) else iter(())
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +178,7 @@ class Family:
     # all triggers of each copy as one regex (``triggers.any_literal``), made from the above
     lowered_any: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
     original_any: re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+    _last: tuple[str, str, bool] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "lowered_any", any_literal((*self.lowered_ascii, *self.lowered_other)))
@@ -169,11 +205,18 @@ class Family:
         return len(self.patterns)
 
     def may_match(self, text: MatchText) -> bool:
+        """Whether a trigger of the family occurs in ``text``; the last text's answer is kept
+        (a message is asked about by several stages of a core: the same string objects)."""
         if self.always:
             return True
+        last = self._last
+        if last is not None and last[0] is text.lowered and last[1] is text.original:
+            return last[2]
         lowered, original = self.lowered_any, self.original_any
-        return (lowered is not None and lowered.search(text.lowered) is not None) or (
+        found = (lowered is not None and lowered.search(text.lowered) is not None) or (
             original is not None and original.search(text.original) is not None)
+        object.__setattr__(self, "_last", (text.lowered, text.original, found))
+        return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,10 +276,14 @@ class PatternSet:
     task_lead: re.Pattern[str] | None = None
     proposal: Pattern | None = None  # a group: what a message proposes, on lowered text
     ratification: re.Pattern[str] | None = None  # fullmatch on a lowered first sentence
+    question_tag: re.Pattern[str] | None = None  # a sentence ending on an assent tag, lowered
     # a named third person's promise (case-sensitive, original text) and a request to the agent
     delegated: Family = Family((), (), (), (), (), always=False)
     requested: Family = Family((), (), (), (), (), always=False)
     stopwords: frozenset[str] = frozenset()  # function words of every enabled language, lowered
+    # what a topic nobody announced is not made of: the stopwords, common verbs and words of
+    # praise (``LanguagePack.verbs``, ``praise``), lowered
+    phrase_breaks: frozenset[str] = frozenset()
     mood_negation: re.Pattern[str] | None = None  # a negation word at the end, on lowered text
     # group 1: the words after the frame a sentence opens on ("Beim …", "For the …")
     frame: Family = Family((), (), (), (), (), always=False)
@@ -333,6 +380,13 @@ def _mood_negation(packs: tuple[LanguagePack, ...]) -> re.Pattern[str] | None:
     return re.compile(f"(?:{'|'.join(sources)})\\s+\\Z") if sources else None
 
 
+def _question_tag(packs: tuple[LanguagePack, ...]) -> re.Pattern[str] | None:
+    tags = _unique(t for pack in packs for t in pack.question_tag)
+    if not tags:
+        return None
+    return re.compile(rf"[,，、]\s*(?:{'|'.join(map(re.escape, tags))})\s*[?？]+\s*$")
+
+
 def _unique(items: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(items))
 
@@ -351,6 +405,7 @@ def get_patterns(languages: tuple[str, ...]) -> PatternSet:
     packs = tuple(PACKS[code] for code in codes)
     keywords = _unique(kw.lower() for pack in packs for kw in pack.high_impact_keywords)
     due = _family(packs, "due", *_compile((UNIVERSAL_DUE,), lowered=True)) if packs else Family.of(())
+    stopwords = frozenset(w.lower() for pack in packs for w in (*pack.stopwords, *pack.topic_blacklist))
     return PatternSet(
         languages=codes,
         decision=_family(packs, "decision"),
@@ -372,12 +427,14 @@ def get_patterns(languages: tuple[str, ...]) -> PatternSet:
         hedge=_one_regex(source for pack in packs for source in pack.hedge),
         proposal=_one_pattern(source for pack in packs for source in pack.proposal),
         ratification=_one_regex(source for pack in packs for source in pack.ratification),
+        question_tag=_question_tag(packs),
         idle=_one_regex(source for pack in packs for source in pack.idle),
         vague=_one_regex(source for pack in packs for source in pack.vague),
         task_lead=_one_regex(source for pack in packs for source in pack.task_lead),
         delegated=Family.of(p for pack in packs for p in _compile(pack.delegated, lowered=False)),
         requested=_family(packs, "requested"),
-        stopwords=frozenset(w.lower() for pack in packs for w in (*pack.stopwords, *pack.topic_blacklist)),
+        stopwords=stopwords,
+        phrase_breaks=stopwords | frozenset(w.lower() for pack in packs for w in (*pack.verbs, *pack.praise)),
         mood_negation=_mood_negation(packs),
         frame=_family(packs, "frame"),
         arrival=_family(packs, "arrival"),

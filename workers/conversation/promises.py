@@ -89,7 +89,7 @@ def _due(text: MatchText, patterns: PatternSet, start: int, stop: int) -> re.Mat
         subject = pattern.subject(text)
         if not pattern.may_match(subject[start:stop]):
             continue
-        found = pattern.regex.search(subject, start, stop)
+        found = pattern.find(subject, start, stop)
         if found is not None and (best is None or found.start() < best.start()):
             best = found
     return best
@@ -199,7 +199,7 @@ def _promises_of(pattern: Pattern, text: MatchText, patterns: PatternSet) -> lis
     if not pattern.may_match(subject):
         return out
     pos = 0
-    while len(out) < MAX_MATCHES_PER_FAMILY and (found := pattern.regex.search(subject, pos)) is not None:
+    while len(out) < MAX_MATCHES_PER_FAMILY and (found := pattern.find(subject, pos)) is not None:
         promise = _promise(text, patterns, found)
         # Continue after the promise, not after the greedy capture, so the next
         # sentence's "I'll" is found.

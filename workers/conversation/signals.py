@@ -63,8 +63,21 @@ def cue_topics(text: MatchText, patterns: PatternSet) -> Iterator[tuple[int, str
     """The topics of the message's cue phrases ("Back to X", "Zurück zum X"), where each starts."""
     original = text.original
     for m in iter_matches(patterns.topic, text):
-        if topic := original[m.start(1) : m.end(1)].strip():
+        if topic := cut_topic(original[m.start(1) : m.end(1)], patterns):
             yield m.start(1), topic
+
+
+_WORD_RUN: Final = re.compile(r"\S+")
+
+
+def cut_topic(topic: str, patterns: PatternSet) -> str:
+    """A cue's topic (which its pattern ends before a conjunction, a pronoun, an auxiliary or a
+    time word of its language: ``languages._topic_until``) without the function words it ends
+    on ("the budget for our team" → "budget"). The reference took the cue's next 40 characters."""
+    kept = [(w.end(), w.group().lower()) for w in _WORD_RUN.finditer(topic)]
+    while kept and kept[-1][1] in patterns.stopwords:
+        kept.pop()
+    return topic[: kept[-1][0]].strip() if kept else ""
 
 
 MAX_FRAME_WORDS: Final = 3

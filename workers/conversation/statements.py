@@ -80,7 +80,7 @@ def _markers(low: str, reasons: ReasonMarkers) -> list[tuple[re.Match[str], str,
     families = (("reason", reasons.reason, False), ("reason", reasons.reason_kept, True),
                 ("before", reasons.reason_before, False), ("consequence", reasons.consequence, False))
     found = [(m.start(), rank, m, kind, keep) for rank, (kind, marker, keep) in enumerate(families)
-             if marker is not None and marker.may_match(low) for m in marker.regex.finditer(low)]
+             if marker is not None and marker.may_match(low) for m in marker.find_all(low)]
     found.sort(key=lambda f: (f[0], f[1]))
     return [(m, kind, keep) for _, _, m, kind, keep in found]
 
@@ -129,7 +129,8 @@ def _consequence(sentence: str, cue: int, marker: re.Match[str], word: int, prev
     if marker.start() > cue:  # "we decided X, so Y": a consequence of the decision, no reason
         return None
     if sentence[marker.start()] in _CLAUSE_MARKS:  # "X is critical, so let's …"
-        return _Split((marker.end(), len(sentence)), sentence[: marker.start()])
+        # ("Excellent, so we'll go with …": an interjection is no reason)
+        return _Split((marker.end(), len(sentence)), _meaningful(sentence[: marker.start()]))
     return _Split((0, len(sentence)), previous)  # "Wir haben deshalb beschlossen, …"
 
 
@@ -165,8 +166,20 @@ def _chosen_sentences(original: str, ends: list[int],
     return chosen
 
 
-def _is_question(sentence: str) -> bool:
-    return sentence.rstrip().endswith(("?", "？"))
+def _is_question(sentence: str, patterns: PatternSet) -> bool:
+    """A sentence that asks — not one that only asks for assent with a tag ("So we'll go with
+    speech recognition, yeah?": said, in a meeting's recap; issue 37)."""
+    if not sentence.rstrip().endswith(("?", "？")):
+        return False
+    tag = patterns.question_tag
+    return tag is None or tag.search(sentence.lower()) is None
+
+
+def _untagged(sentence: str, patterns: PatternSet) -> int:
+    """Where ``sentence`` ends without its assent tag ("…, yeah?"): its length when it has none."""
+    tag = patterns.question_tag
+    found = tag.search(sentence.lower()) if tag is not None and sentence.rstrip().endswith(("?", "？")) else None
+    return found.start() if found is not None else len(sentence)
 
 
 def _previous_sentence(original: str, ends: list[int], start: int) -> str:
@@ -179,8 +192,6 @@ def _previous_sentence(original: str, ends: list[int], start: int) -> str:
 
 def find_decisions(text: MatchText, patterns: PatternSet) -> list[DecisionText]:
     """One ``DecisionText`` per decision sentence of the message, in order."""
-    if not patterns.decision.may_match(text):
-        return []
     cues = [(m.start(), m.end()) for m in iter_matches(patterns.decision, text)
             if not patterns.is_negated(text.lowered, m.start())]  # "not decided yet"
     if not cues:
@@ -192,10 +203,11 @@ def find_decisions(text: MatchText, patterns: PatternSet) -> list[DecisionText]:
     for (start, end), (cue_start, cue_end) in chosen.items():
         cue = cue_start - start
         sentence = original[start:end]
-        if _is_question(sentence) or _is_bare(sentence, (cue, cue_end - start), patterns.stopwords):
+        if _is_question(sentence, patterns) or _is_bare(sentence, (cue, cue_end - start), patterns.stopwords):
             continue
+        said = start + _untagged(sentence, patterns)  # "…, yeah?" is no part of what was decided
         previous = _previous_sentence(original, ends, start)
-        out.append(_decision_text(original, low, (start, end), cue, previous, patterns))
+        out.append(_decision_text(original, low, (start, said), cue, previous, patterns))
         if len(out) == MAX_MATCHES_PER_FAMILY:
             break
     return out

@@ -190,3 +190,51 @@ def unwrapped(source: str) -> str:
             break
         source = source[3:-1]
     return source
+
+
+def split_lead(source: str) -> tuple[str | None, str]:
+    """``source`` as (its leading zero-width assertions, the rest): ``(?<![a-z])(?:decided|…)``
+    → (``(?<![a-z])``, ``(?:decided|…)``); (None, source) when it has none, when they are not
+    all of the pattern's start (a top-level ``|``), or when they capture. ``re`` skips ahead by
+    the first characters of a pattern that opens on literals, but tries a leading look-behind
+    at every position of the text: a message is scanned ~5× faster by the rest, whose matches
+    are then kept where the assertions hold (``patterns.Pattern``) — the same matches."""
+    try:
+        if len(_split_alternatives(source)) != 1:
+            return None, source
+        end = 0
+        while end < len(source):
+            if source.startswith("\\b", end):
+                end += 2
+                continue
+            if not source.startswith(("(?<!", "(?<=", "(?!", "(?="), end):
+                break
+            end = _closing(source, end, "(", ")") + 1
+    except (ValueError, IndexError):
+        return None, source
+    lead, rest = source[:end], source[end:]
+    if not lead or not rest or re.compile(lead).groups or not _opens_on_literal(rest):
+        return None, source
+    return lead, rest
+
+
+def _opens_on_literal(source: str) -> bool:
+    """Every match of ``source`` starts with a literal character (of one of its alternatives).
+    Only then is a split lead safe: a rest that opens on a class (``[\\w.+#-]+ it is``) would
+    match again one character later in a long word each time the lead fails there, a quadratic
+    scan of a hostile message."""
+    try:
+        alternatives = _split_alternatives(source)
+        for alternative in alternatives:
+            atom, _ = _atom(alternative, 0)
+            if atom.min_count < 1:
+                return False
+            if atom.group is not None:
+                if not _opens_on_literal(atom.group):
+                    return False
+            elif atom.literal is None:
+                return False
+    except (ValueError, IndexError):
+        return False
+    return True
+

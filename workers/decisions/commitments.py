@@ -26,6 +26,13 @@ gefixt" keeps it, "Der Login-Flow ist gefixt" and "The Onboarding-Flow is done" 
 reference has no fulfilment from messages at all (its commitments stay open until they age);
 the topic is Cortex's own.
 
+A closure the user contradicts does not stand (Cortex's own): the commitments an agent's turn
+closed ("Done! The payment service is deployed ✅") open again when the user's next message in
+the session corrects it ("No, that's wrong, the deploy failed" — the trace analyzer's
+correction phrases, as a thread's closure is reopened, ``workers.threads.corrections``; not a
+message that also thanks, nor a plain "no" to the agent's question). The turn's closures are
+kept in the document (``CommitmentsDoc.agent_turn``), so this too is a function of the events.
+
 The functions return a new document and never mutate their input (nor a list they
 return): unchanged commitments — and an unchanged list of them — are shared between the
 two. The document changes with ``msgspec.structs.replace``: fields not named here
@@ -43,7 +50,7 @@ from zoneinfo import ZoneInfo
 
 import msgspec
 
-from schemas.docs import Commitment, CommitmentsDoc, Integrity
+from schemas.docs import AgentTurn, Commitment, CommitmentsDoc, Integrity
 from schemas.events import FeedbackEvent, MessageEvent
 from schemas.types import Role
 from shared.config import CommitmentsSettings
@@ -53,10 +60,12 @@ from workers.conversation.ids import unique_id
 from workers.conversation.patterns import MatchText, PatternSet, prepare_text
 from workers.conversation.promises import Promise, find_delegated, find_promises
 from workers.conversation.signals import Words, matches_title, message_topics, title_terms, words_of
+from workers.traces.patterns import get_signal_patterns
 
 _replace = msgspec.structs.replace
 UTC_ZONE: Final = ZoneInfo("UTC")
 FULFIL_SHARE: Final = 0.6  # of a task's words a closure must name
+MAX_TURN_CLOSED: Final = 50  # commitment ids an agent's turn remembers closing
 
 
 def empty_commitments_doc(ts: datetime) -> CommitmentsDoc:
@@ -236,17 +245,53 @@ def _rebuilt(base: CommitmentsDoc, updated: datetime, commitments: list[Commitme
     return _replace(base, updated=updated, commitments=commitments)
 
 
+def _reopened(base: CommitmentsDoc, event: MessageEvent, text: MatchText, patterns: PatternSet) -> list[Commitment]:
+    """The commitments with those the agent's last turn closed open again when this user
+    message corrects it ("No, that's wrong, the deploy failed": the trace analyzer's correction
+    phrases; not one that also thanks, nor a plain "no" to the agent's question). The
+    reference kept a promise done for good on the agent's own "Done ✅"."""
+    turn = base.agent_turn
+    if turn is None or not turn.closed or event.role != "user" or event.session != turn.session:
+        return base.commitments
+    signals = get_signal_patterns(patterns.languages)
+    if not signals.is_correction(text, after_question=turn.question) or signals.is_satisfied(text):
+        return base.commitments
+    closed = set(turn.closed)
+    return [_replace(c, status="open") if c.id in closed and c.status == "done" else c for c in base.commitments]
+
+
+def _turn_after(base: CommitmentsDoc, event: MessageEvent, text: MatchText, before: list[Commitment],
+                after: list[Commitment], patterns: PatternSet) -> AgentTurn | None:
+    """The agent's turn after this message: a user message ends it (a message of another role
+    leaves it as it is); an agent message adds the commitments it closed — a turn that closed
+    none is not kept."""
+    if event.role != "assistant":
+        return None if event.role == "user" else base.agent_turn
+    same = base.agent_turn if base.agent_turn is not None and base.agent_turn.session == event.session else None
+    closed = [c.id for c, was in zip(after, before, strict=True) if c.status == "done" and was.status != "done"]
+    if not closed and (same is None or not same.closed):
+        return None
+    turn = same if same is not None else AgentTurn(session=event.session)
+    question = get_signal_patterns(patterns.languages).is_question(text)
+    if not closed and question == turn.question:
+        return turn
+    return _replace(turn, closed=[*turn.closed, *closed][-MAX_TURN_CLOSED:], question=question)
+
+
 def apply_message(
     doc: CommitmentsDoc | None, event: MessageEvent, settings: CommitmentsSettings, patterns: PatternSet,
     tz: ZoneInfo = UTC_ZONE,
 ) -> CommitmentsDoc:
-    """The commitments document after one message: overdue, fulfilled, then new promises."""
+    """The commitments document after one message: reopened by a correction, overdue,
+    fulfilled, then new promises."""
     base = doc if doc is not None else empty_commitments_doc(event.ts)
     now = _latest(base, event.ts)
-    commitments = _overdue(base.commitments, now, tz)  # never mutated: shared if unchanged
     text = prepare_text(event.content)
+    before = _overdue(_reopened(base, event, text, patterns), now, tz)  # never mutated: shared if unchanged
+    commitments = before
     if patterns.closures(text):
         commitments = _close_fulfilled(commitments, text, patterns.stopwords)
+    turn = _turn_after(base, event, text, before, commitments, patterns)
     own: list[tuple[str, Role | None, Promise]] = [(event.sender or event.role, event.role, p)
                                                   for p in find_promises(text, patterns)]
     # a named person's promise is theirs (no role: not the agent's, not the user's); a request
@@ -266,7 +311,7 @@ def apply_message(
                                 topic=_topic(promise, topics, patterns.stopwords), role=role))
     if added:
         commitments = [*commitments, *added]
-    return _rebuilt(base, now, _cap(commitments, settings.max_commitments))
+    return _replace(_rebuilt(base, now, _cap(commitments, settings.max_commitments)), agent_turn=turn)
 
 
 def apply_feedback(doc: CommitmentsDoc | None, event: FeedbackEvent, tz: ZoneInfo = UTC_ZONE) -> CommitmentsDoc:

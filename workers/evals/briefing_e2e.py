@@ -34,7 +34,7 @@ from schemas.docs import (
     SnapshotDoc,
     ThreadsDoc,
 )
-from shared.config import Settings
+from shared.config import Settings, without_llm
 from shared.embedded import EmbeddedNats
 from shared.kv import kv_read
 from shared.names import (
@@ -273,9 +273,9 @@ def pipeline_settings(settings: Settings, tmp: str, embedder: str | None) -> Set
     an embedded server, no outside service, no LLM (the extraction users get first)."""
     runtime = msgspec.structs.replace(settings.runtime, fetch_timeout_ms=100)
     return msgspec.structs.replace(
-        settings, data_dir=tmp, nats_url=None, nats_creds=None, nats_user=None, nats_password=None,
+        without_llm(settings), data_dir=tmp, nats_url=None, nats_creds=None, nats_user=None, nats_password=None,
         nats_token=None, nats_tls_ca=None, nats_tls_cert=None, nats_tls_key=None, qdrant_url=None,
-        workspace=None, metrics_port=None, anthropic_api_key=None, mode="live", channel_modes="",
+        workspace=None, metrics_port=None, mode="live", channel_modes="",
         embedder=embedder or settings.embedder, runtime=runtime)
 
 

@@ -46,7 +46,7 @@ import nats
 from nats.aio.client import Client
 
 from schemas.api import ErrorReply, RecallReply, RecallRequest
-from shared.config import Settings, load_settings
+from shared.config import Settings, load_settings, without_llm
 from shared.embedded import EmbeddedNats
 from shared.names import DLQ_STREAM, EVENTS_STREAM, api_subject
 from shared.provision import provision
@@ -384,9 +384,9 @@ def _eval_settings(base: Settings, url: str, data_dir: str, embedder: str | None
     """The user's behaviour settings, on a private broker and data dir, no LLM, no metrics port."""
     runtime = msgspec.structs.replace(base.runtime, fetch_timeout_ms=100)
     return msgspec.structs.replace(
-        base, nats_url=url, nats_creds=None, nats_user=None, nats_password=None, nats_token=None,
+        without_llm(base), nats_url=url, nats_creds=None, nats_user=None, nats_password=None, nats_token=None,
         nats_tls_ca=None, nats_tls_cert=None, nats_tls_key=None, data_dir=data_dir, qdrant_url=None,
-        embedder=embedder or base.embedder, mode="live", channel_modes="", anthropic_api_key=None,
+        embedder=embedder or base.embedder, mode="live", channel_modes="",
         metrics_port=None, workspace=None, runtime=runtime)
 
 

@@ -12,9 +12,9 @@ briefing`` does (``briefing_e2e.run_stored``); then two levels are scored agains
   Decisions, Commitments, Known Facts, Rules & Key Memories.
 
 Per section: precision and recall with lenient word-overlap matching (``real_match``); for
-the stored documents the accuracy of thread states, commitment statuses, due dates and
-owners; and the reader defects of both levels — the earlier checks (``briefing_checks``)
-and the real-conversation ones (``real_checks``).
+the stored documents the accuracy of thread states, commitment statuses and due dates
+(a promise matches only its owner's: ``real_match``); and the reader defects of both levels:
+the earlier checks (``briefing_checks``) and the real-conversation ones (``real_checks``).
 
 The extraction path is the pipeline's settings (``pipeline_settings``: no LLM); a different
 path is a different ``Settings`` handed to ``run_real_eval``.
@@ -22,6 +22,7 @@ path is a different ``Settings`` handed to ``run_real_eval``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -202,6 +203,16 @@ def stored_candidates(stored: Stored) -> dict[str, list[Candidate]]:
     }
 
 
+_LAST_PARENS: Final = re.compile(r"\(([^()]*)\)\s*$")
+
+
+def _promiser(line: str) -> str | None:
+    """Who a Commitments line says made the promise: "(Caroline; promised …)", "(Ana)"."""
+    found = _LAST_PARENS.search(line)
+    who = found.group(1).split(";")[0].strip() if found else ""
+    return who if who and not who.startswith(("promised ", "due ")) else None
+
+
 def _bullets(lines: Sequence[str]) -> list[str]:
     return [line[2:].strip() for line in lines if line.startswith("- ")]
 
@@ -213,7 +224,8 @@ def briefing_candidates(markdown: str) -> dict[str, list[Candidate]]:
     commitments = []
     for line in lines["commitments"]:
         if found := COMMITMENT_LINE.match(line):
-            commitments.append(Candidate(found.group(1), status="overdue" if "**OVERDUE**" in line else "open"))
+            commitments.append(Candidate(found.group(1), status="overdue" if "**OVERDUE**" in line else "open",
+                                         who=_promiser(line)))
     return {
         "threads": [Candidate(m.group(1), status="open") for x in lines["threads"] if (m := TITLE_LINE.match(x))],
         "decisions": [Candidate(m.group(1)) for x in lines["decisions"] if (m := DECISION_LINE.match(x))],
@@ -232,7 +244,6 @@ class LevelScore:
     state: Ratio = field(default_factory=Ratio)  # a matched thread's open/closed
     status: Ratio = field(default_factory=Ratio)  # a matched commitment's open/done
     due: Ratio = field(default_factory=Ratio)  # a matched commitment's stated due
-    owner: Ratio = field(default_factory=Ratio)  # a matched commitment's owner
     defects: dict[str, int] = field(default_factory=dict)
     examples: list[str] = field(default_factory=list)
 
@@ -243,8 +254,7 @@ class LevelScore:
     def add(self, other: LevelScore) -> None:
         for kind in SECTIONS:
             self.counts[kind].add(other.counts[kind])
-        for mine, theirs in ((self.state, other.state), (self.status, other.status), (self.due, other.due),
-                             (self.owner, other.owner)):
+        for mine, theirs in ((self.state, other.state), (self.status, other.status), (self.due, other.due)):
             mine.ok += theirs.ok
             mine.n += theirs.n
         for name, n in other.defects.items():
@@ -253,8 +263,10 @@ class LevelScore:
 
 
 def _labels_of(labels: ConversationLabels, kind: str) -> list[Label]:
-    found: list[Label] = list(getattr(labels, kind))
-    return found
+    by_kind: dict[str, list[Label]] = {"threads": [*labels.threads], "decisions": [*labels.decisions],
+                                       "commitments": [*labels.commitments], "facts": [*labels.facts],
+                                       "rules": [*labels.rules]}
+    return by_kind[kind]
 
 
 def _wording(label: Label) -> str:
@@ -269,8 +281,6 @@ def _accuracy(pairs: Sequence[tuple[Label, Candidate]], score: LevelScore) -> No
             score.status.add(("done" if cand.status == "done" else "open") == label.status)
             if label.due is not None:
                 score.due.add((cand.due or "").startswith(label.due))
-            who, owner = (cand.who or "").lower(), label.owner.lower()
-            score.owner.add(bool(who) and (owner in who or who in owner))
 
 
 def _score_section(loaded: Loaded, kind: str, level: str, cands: list[Candidate], decision_days: int,
@@ -278,7 +288,8 @@ def _score_section(loaded: Loaded, kind: str, level: str, cands: list[Candidate]
     labels = _labels_of(loaded.labels, kind)
     required = [not lab.optional and (level == "stored" or expected_in_briefing(lab, loaded.conv, decision_days))
                 for lab in labels]
-    found = match(labels, required, cands, name_words(unmatched_words(loaded.labels, loaded.conv)))
+    speakers = frozenset(t.speaker.lower() for t in loaded.conv.turns)
+    found = match(labels, required, cands, name_words(unmatched_words(loaded.labels, loaded.conv)), speakers)
     counts = score.counts[kind]
     counts.tp += len(found.pairs)
     counts.fn += len(found.missed)
@@ -421,7 +432,6 @@ def level_report(score: LevelScore) -> dict[str, Any]:
         "thread_state_accuracy": score.state.value(), "thread_state_n": score.state.n,
         "status_accuracy": score.status.value(), "status_n": score.status.n,
         "due_accuracy": score.due.value(), "due_n": score.due.n,
-        "owner_accuracy": score.owner.value(), "owner_n": score.owner.n,
         "defects": dict(sorted(score.defects.items())),
     }
 
@@ -451,8 +461,7 @@ def format_report(rep: dict[str, Any]) -> str:
     rows += [f"  {kind:<12} {_cell(stored[kind]):<26} {_cell(briefing[kind])}" for kind in SECTIONS]
     rows.append(f"  stored: thread state {stored['thread_state_accuracy']:.3f} (n {stored['thread_state_n']}), "
                 f"commitment status {stored['status_accuracy']:.3f} (n {stored['status_n']}), "
-                f"due {stored['due_accuracy']:.3f} (n {stored['due_n']}), "
-                f"owner {stored['owner_accuracy']:.3f} (n {stored['owner_n']})")
+                f"due {stored['due_accuracy']:.3f} (n {stored['due_n']})")
     names = sorted(set(stored["defects"]) | set(briefing["defects"]))
     shown = [f"{n} {stored['defects'].get(n, 0)}/{briefing['defects'].get(n, 0)}" for n in names
              if stored["defects"].get(n, 0) or briefing["defects"].get(n, 0) or n in REAL_DEFECTS]

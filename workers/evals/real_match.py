@@ -7,9 +7,13 @@ Two words are the same when they are equal, or when the shorter (four letters or
 the start of the longer and at most three letters shorter (``counsel`` — ``counselor``).
 
 A candidate matches a label when it holds at least ``MATCH_THRESHOLD`` of the label's
-words (of the label's own wording or of one of its ``aka``). A fact with ``about`` must
-also name that person. Labels and candidates pair one to one, best overlap first, required
-labels before optional ones; a candidate paired with nothing is a false positive.
+words, and at least two of them when the wording has two or more (of the label's own
+wording or of one of its ``aka``): one shared word of two ("company strategy" for "company
+yellow") is no evidence. A fact with ``about`` must also name that person; a promise whose
+promiser is one of the conversation's speakers must be the label's owner's (Joanna's "share
+more recipes with you" is not Nate's promise to send his recipe). Labels and candidates pair
+one to one, best overlap first, required labels before optional ones; a candidate paired
+with nothing is a false positive.
 """
 
 from __future__ import annotations
@@ -19,9 +23,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from workers.evals.real_labels import FactLabel, Label, label_texts
+from workers.evals.real_labels import CommitmentLabel, FactLabel, Label, label_texts
 
 MATCH_THRESHOLD: Final = 0.5
+MIN_SHARED: Final = 2  # words a candidate must share with a wording of two words or more
 _TOKEN: Final = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _SUFFIXES: Final = ("ations", "ation", "ions", "ion", "ings", "ing", "ments", "ment", "ness", "ies", "ied",
                     "ers", "er", "ed", "ly")
@@ -83,10 +88,12 @@ def same_word(a: str, b: str) -> bool:
 
 
 def coverage(label: frozenset[str], candidate: frozenset[str]) -> float:
-    """The share of ``label``'s words that ``candidate`` holds."""
+    """The share of ``label``'s words that ``candidate`` holds; 0 when it holds fewer than
+    ``MIN_SHARED`` of a wording that has that many."""
     if not label:
         return 0.0
-    return sum(1 for w in label if any(same_word(w, c) for c in candidate)) / len(label)
+    shared = sum(1 for w in label if any(same_word(w, c) for c in candidate))
+    return shared / len(label) if shared >= min(MIN_SHARED, len(label)) else 0.0
 
 
 @dataclass(frozen=True)
@@ -120,19 +127,28 @@ def _names_about(label: Label, candidate_tokens: frozenset[str]) -> bool:
     return any(any(same_word(a, c) for c in candidate_tokens) for a in name_words([label.about]))
 
 
+def _owner_agrees(label: Label, candidate: Candidate, speakers: frozenset[str]) -> bool:
+    """A promise made by one of the conversation's speakers is its owner's."""
+    who = (candidate.who or "").strip().lower()
+    if not isinstance(label, CommitmentLabel) or who not in speakers:
+        return True
+    return who == label.owner.strip().lower()
+
+
 def score(label_words: Sequence[frozenset[str]], candidate_words: frozenset[str]) -> float:
     return max((coverage(w, candidate_words) for w in label_words), default=0.0)
 
 
 def match(labels: Sequence[Label], required: Sequence[bool], candidates: Sequence[Candidate],
-          names: frozenset[str]) -> Matched:
-    """Pair ``labels`` (``required[i]``: counted for recall) with ``candidates`` one to one."""
+          names: frozenset[str], speakers: frozenset[str] = frozenset()) -> Matched:
+    """Pair ``labels`` (``required[i]``: counted for recall) with ``candidates`` one to one;
+    ``names``: the words matching leaves out, ``speakers``: who may make a promise (lower case)."""
     label_words = [_label_words(label, names) for label in labels]
     cand_words = [words(c.text, names) for c in candidates]
     cand_tokens = [words(c.text) for c in candidates]  # names kept: a fact must name its person
     pairs = sorted(
         ((s, li, ci) for li, label in enumerate(labels) for ci in range(len(candidates))
-         if _names_about(label, cand_tokens[ci])
+         if _names_about(label, cand_tokens[ci]) and _owner_agrees(label, candidates[ci], speakers)
          and (s := score(label_words[li], cand_words[ci])) >= MATCH_THRESHOLD),
         key=lambda p: (-p[0], p[1], p[2]))
     used_labels: set[int] = set()

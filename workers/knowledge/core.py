@@ -13,7 +13,7 @@ so decay intervals are never counted twice.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Final
 
@@ -23,9 +23,11 @@ from schemas.docs import Entity, Fact, Integrity, KnowledgeDoc
 from schemas.events import MessageEvent
 from schemas.types import EntityType
 from shared.config import KnowledgeSettings
-from workers.conversation.patterns import scan_view
+from workers.conversation.patterns import prepare_text, scan_view
+from workers.knowledge import patterns
 from workers.knowledge.extract import (
     MAX_MENTIONS,
+    MAX_VALUE_CHARS,
     PRECISION,
     canonicalize,
     entity_id,
@@ -35,6 +37,7 @@ from workers.knowledge.extract import (
     merge_entities,
 )
 from workers.knowledge.facts import (
+    Statement,
     Triple,
     access_facts,
     decay_facts,
@@ -47,6 +50,13 @@ from workers.knowledge.facts import (
     upsert_facts,
 )
 from workers.knowledge.llm import LlmEntity, LlmFact, LlmKnowledge, build_llm_prompt, parse_llm_output
+from workers.knowledge.personal import (
+    DEFAULT_LANGUAGES,
+    CompiledPack,
+    Said,
+    get_personal_patterns,
+    self_statements,
+)
 
 __all__ = [
     "LlmKnowledge",
@@ -87,18 +97,53 @@ def empty_doc(ts: datetime) -> KnowledgeDoc:
     return KnowledgeDoc(updated=ts, entities=[], facts=[], integrity=Integrity())
 
 
-def apply_message(doc: KnowledgeDoc | None, event: MessageEvent, settings: KnowledgeSettings) -> KnowledgeDoc:
+def apply_message(doc: KnowledgeDoc | None, event: MessageEvent, settings: KnowledgeSettings,
+                  packs: Sequence[CompiledPack] | None = None) -> KnowledgeDoc:
     """One message applied: decay up to ``event.ts``, regex entities merged, regex facts
-    added or promoted, caps enforced."""
+    added or promoted, caps enforced. The facts are those about a name
+    (``derive_statements``) and what the speaker says of themselves
+    (``personal.self_statements`` of ``packs``, English and German by default): the speaker
+    is the sender, a person."""
+    packs = get_personal_patterns(DEFAULT_LANGUAGES) if packs is None else packs
     base, facts = _advance(doc, event.ts, settings)
     text = scan_view(event.content)
-    entities = merge_entities(base.entities, extract_entities(text, event.ts))
-    statements = derive_statements(text)
+    names: list[tuple[int, int]] = []
+    entities = merge_entities(base.entities, extract_entities(text, event.ts, names))
+    statements = derive_statements(text, packs, names)
+    speaker = speaker_name(event)
+    own = self_statements(prepare_text(text), speaker, packs) if speaker else []
+    if speaker and own:
+        entities = merge_entities(entities, [_person(speaker, event.ts)])
+        statements += [_statement(said) for said in own]
     # Most messages state nothing: index the entities only when there is something to resolve.
     index = reference_index(entities) if statements else {}
     triples = [resolve_statement(s, index) for s in statements]
     facts = upsert_facts(facts, triples, "extracted-regex", event.ts)
     return _finish(base, entities, facts, event.ts, settings)
+
+
+def speaker_name(event: MessageEvent) -> str | None:
+    """Who says "I" in a message: its sender, else "User" for the user's; the assistant's
+    (and a system's or tool's) "I" is no person's."""
+    if event.role != "user" and not (event.sender and event.role != "assistant"):
+        return None
+    name = " ".join((event.sender or "").split())[:MAX_VALUE_CHARS]
+    return name or "User"
+
+
+def _statement(said: Said) -> Statement:
+    """A personal statement as a triple to resolve: an employer with a legal suffix is the
+    organisation ("I work for Acme GmbH": ``organization:acme``, as "Maria works at Acme
+    GmbH" says), anything else a literal."""
+    if patterns.ORGANIZATION.fullmatch(said.object):
+        return Statement(said.subject, said.predicate, canonicalize(said.object, "organization"), "organization")
+    return Statement(said.subject, said.predicate, said.object, None)
+
+
+def _person(name: str, ts: datetime) -> Entity:
+    value = canonicalize(name, "person")
+    return Entity(id=entity_id("person", value), type="person", value=value, mentions=[name], count=1,
+                  importance=initial_importance("person", value), last_seen=ts, source=["regex"])
 
 
 def merge_llm_result(

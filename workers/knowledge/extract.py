@@ -6,6 +6,7 @@ Pure functions: the time an entity was seen is the event's ``ts``, passed in.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Iterable
 from datetime import datetime
 
@@ -67,19 +68,20 @@ def initial_importance(entity_type: str, value: str) -> float:
     return 0.5 if len(patterns.WORD_SPLIT.split(value)) > 1 else 0.3
 
 
-def extract_entities(text: str, ts: datetime) -> list[Entity]:
+def extract_entities(text: str, ts: datetime, names: list[tuple[int, int]] | None = None) -> list[Entity]:
     """Entities found by the regex patterns in ``text``, in order of first appearance
-    per pattern, each counted once per occurrence."""
+    per pattern, each counted once per occurrence. ``names``, when given, receives the span
+    of every proper-noun match (a statement's subject is one: ``facts.derive_statements``
+    reads them without scanning again)."""
     head = text[:MAX_SCAN_CHARS]
     found: dict[str, Entity] = {}
-    has_digit = patterns.DIGIT.search(head) is not None
-    for name, pattern, entity_type in patterns.ENTITY_PATTERNS:
-        if not _may_match(name, head, has_digit):
-            continue
-        names, products = name == "proper_noun", name == "product_name"
+    for name, pattern, entity_type in _scans(head):
+        proper, products = name == "proper_noun", name == "product_name"
         for match in pattern.finditer(head):
+            if names is not None and proper:
+                names.append(match.span())
             mention = match.group().strip()
-            if names and _lone_opener(head, match.start(), mention):
+            if proper and _lone_opener(head, match.start(), mention):
                 continue
             if products and _quantity(mention):
                 continue
@@ -102,22 +104,21 @@ def _quantity(mention: str) -> bool:
     return first.lower() in patterns.QUANTITY_WORDS
 
 
-def _may_match(name: str, text: str, has_digit: bool) -> bool:
-    """False when ``text`` lacks what every match of the pattern contains, so the regex is
-    not run: an e-mail has an ``@``, a URL ``://``, a date digits, an organisation its legal
-    suffix, a product a version's digits or a Roman numeral (``patterns.PRODUCT_HINT``).
-    Results are unchanged; most messages skip seven of the nine scans."""
-    if name == "email":
-        return "@" in text
-    if name == "url":
-        return "://" in text
-    if name.endswith("date"):
-        return has_digit
-    if name == "organization_suffix":
-        return any(suffix in text for suffix in patterns.ORG_SUFFIX_LITERALS)
-    if name == "product_name":
-        return has_digit or patterns.PRODUCT_HINT.search(text) is not None
-    return True
+def _scans(text: str) -> list[tuple[str, re.Pattern[str], EntityType]]:
+    """The patterns worth running on ``text``: not one whose every match contains what
+    ``text`` lacks — an e-mail an ``@``, a URL ``://``, a date digits, an organisation its
+    legal suffix, a product a version's digits or a Roman numeral (``patterns.PRODUCT_HINT``).
+    Results are unchanged; most messages skip seven of the nine scans. Decided once per text
+    (one look for each kind of evidence, not a call per pattern)."""
+    digit = patterns.DIGIT.search(text) is not None
+    runs = {"email": "@" in text, "url": "://" in text, "date": digit, "proper_noun": True,
+            "organization_suffix": patterns.ORG_SUFFIX_HINT.search(text) is not None,
+            "product_name": digit or patterns.PRODUCT_HINT.search(text) is not None}
+    return [scan for scan, gate in zip(patterns.ENTITY_PATTERNS, _GATES, strict=True) if runs[gate]]
+
+
+# each pattern's gate in ``_scans``: its own name, or "date" for the four date patterns
+_GATES = tuple("date" if name.endswith("date") else name for name, _, _ in patterns.ENTITY_PATTERNS)
 
 
 @functools.lru_cache(maxsize=8192)

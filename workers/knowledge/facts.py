@@ -9,7 +9,7 @@ values; inputs are never modified. Time is always an event time passed in.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 
@@ -17,8 +17,17 @@ import msgspec
 
 from schemas.docs import Entity, Fact
 from schemas.types import EntityType, FactSource
+from workers.conversation.patterns import MatchText, prepare_text
 from workers.knowledge import patterns
 from workers.knowledge.extract import MAX_SCAN_CHARS, MAX_VALUE_CHARS, PRECISION, canonicalize, entity_slug
+from workers.knowledge.personal import (
+    DEFAULT_LANGUAGES,
+    CompiledPack,
+    get_personal_patterns,
+    name_opens_clause,
+    name_statement,
+    name_verbs,
+)
 
 RELEVANCE_FLOOR = 0.1
 """Decay never goes below this: an old fact fades but stays findable (the reference's floor)."""
@@ -167,21 +176,48 @@ def query_facts(
     return sorted(hits, key=lambda f: -f.relevance)
 
 
-def derive_statements(text: str) -> list[Statement]:
-    """Statements from the regex patterns: "<Name> works at <Org or Name>" and
-    "<Name> is a <kind>." (and their German forms), in order, without duplicates."""
+Span = tuple[int, int]
+
+
+def derive_statements(text: str, packs: Sequence[CompiledPack] | None = None,
+                      names: Sequence[Span] | None = None) -> list[Statement]:
+    """Statements about a name that opens its clause, in order, without duplicates:
+    "<Name> works at <Org or Name>" and "<Name> is a <kind>." (and their German forms), and
+    the personal statements of ``packs`` ("Maria lives in Porto", "Jonas ist allergisch gegen
+    Nüsse"; ``personal.name_statement``). A name inside a clause is no subject: "X for Switch
+    is an awesome open-world game" says nothing of Switch; nor is praise a kind ("an awesome
+    open-world game"). ``names`` are the spans of ``patterns.PROPER_NOUN`` in ``text``, when
+    the caller has them (``extract_entities`` finds them anyway)."""
     head = text[:MAX_SCAN_CHARS]
+    packs = get_personal_patterns(DEFAULT_LANGUAGES) if packs is None else packs
+    spans = [m.span() for m in patterns.PROPER_NOUN.finditer(head)] if names is None else names
+    return _name_statements(prepare_text(head), tuple(packs), spans) if spans else []
+
+
+def _name_statements(text: MatchText, packs: tuple[CompiledPack, ...], names: Sequence[Span],
+                     guarded: bool = True) -> list[Statement]:
     found: dict[Statement, None] = {}
-    if patterns.STATEMENT_HINT.search(head) is None:
-        return []  # no verb phrase a statement needs: the scan for names would find none
-    for name in patterns.PROPER_NOUN.finditer(head):
-        statement = _works_at(head, name.end()) or _is_a(head, name.end())
-        if statement is None:
+    verbs = name_verbs(packs) | patterns.STATEMENT_VERBS
+    for start, end in names:
+        # the word after the name must be a statement's verb: a set lookup rules most names out
+        if guarded and _next_word(text.lowered, end) not in verbs:
             continue
-        subject = canonicalize(name.group(), "unknown")
-        if subject and len(subject) <= MAX_VALUE_CHARS:
+        if not name_opens_clause(text.lowered, start, packs):
+            continue
+        statement = _works_at(text.original, end) or _is_a(text.original, end)
+        if statement is None:
+            said = name_statement(text, start, end, packs)
+            statement = Statement("", said[0], said[1], None) if said is not None else None
+        subject = canonicalize(text.original[start:end], "unknown")
+        if statement is not None and subject and len(subject) <= MAX_VALUE_CHARS:
             found[statement._replace(subject=subject)] = None
     return list(found)
+
+
+def _next_word(lowered: str, end: int) -> str:
+    """The word right after ``end`` past blanks (at most one short look ahead)."""
+    rest = lowered[end:end + 64].lstrip()
+    return rest.split(maxsplit=1)[0] if rest else ""
 
 
 def _works_at(text: str, pos: int) -> Statement | None:
@@ -200,7 +236,7 @@ def _works_at(text: str, pos: int) -> Statement | None:
 
 def _is_a(text: str, pos: int) -> Statement | None:
     tail = patterns.IS_A_TAIL.match(text, pos)
-    if tail is None:
+    if tail is None or patterns.PRAISE.match(tail.group("kind").lower()):
         return None
     return Statement("", "is-a", tail.group("kind"), None)
 

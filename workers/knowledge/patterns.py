@@ -180,9 +180,10 @@ ENTITY_PATTERNS: Final[tuple[tuple[str, re.Pattern[str], EntityType], ...]] = (
     ("organization_suffix", ORGANIZATION, "organization"),
 )
 
-# Cheap pre-checks (see ``extract._may_match``): every organisation match contains one of
+# Cheap pre-checks (see ``extract._scans``): every organisation match contains one of
 # these literals, every date a digit.
 ORG_SUFFIX_LITERALS: Final = ("Inc.", "LLC", "Corp.", "GmbH", "AG", "Ltd.")
+ORG_SUFFIX_HINT: Final = re.compile("|".join(map(re.escape, ORG_SUFFIX_LITERALS)))
 DIGIT: Final = re.compile(r"[0-9]")
 # Every PRODUCT_NAME match has a digit (a version) or ends in a Roman numeral letter at a
 # word boundary: after a letter or digit of its word ("ProductX", "VII"), or a lone one
@@ -206,9 +207,9 @@ WORKS_AT_TAIL: Final = re.compile(
     r"[ \t]+(?:works|worked|is[ \t]+working|arbeitet|arbeitete)[ \t]+(?:at|for|bei|für)[ \t]+"
 )
 EMPLOYER: Final = re.compile(rf"(?P<org>{ORGANIZATION_BODY})|(?P<name>{PROPER_NOUN_BODY})\b")
-# Every statement has one of these verb phrases (case as the tails spell them): text
-# without any cannot state anything, and derive_statements skips its scan for names.
-STATEMENT_HINT: Final = re.compile(r"works|worked|working|arbeitet|[ \t](?:is|was|ist|war)[ \t]+(?:an?|eine?)[ \t]")
+# The verbs these tails start with: a name not followed by one is no subject of theirs, and
+# derive_statements tries no tail after it.
+STATEMENT_VERBS: Final = frozenset({"works", "worked", "is", "was", "ist", "war", "arbeitet", "arbeitete"})
 # Up to three words, then the end of the clause, so "is a good idea because ..." yields
 # nothing rather than half a sentence. Words are taken whole (possessive): trying every
 # shorter prefix of three long words would cost the cube of their length.
@@ -216,4 +217,12 @@ IS_A_TAIL: Final = re.compile(
     rf"[ \t]+(?:is|was|ist|war)[ \t]+(?:a|an|ein|eine)[ \t]+"
     rf"(?P<kind>[{_LOW}{_UP}][\w-]{{0,40}}+(?:[ \t][{_LOW}{_UP}][\w-]{{0,40}}+){{0,2}})"
     r"(?=[.,;:!?]|[ \t]*(?:\r?\n|$))"
+)
+
+# Praise is no kind: "Zelda is an awesome open-world game", "Atlas ist ein toller Agent" say
+# what the speaker thinks of it (Cortex's own: the reference read "is a awesome …" as a fact).
+PRAISE: Final = re.compile(
+    r"(?:awesome|great|amazing|good|nice|cool|fantastic|wonderful|beautiful|excellent|incredible|terrible|awful"
+    r"|bad|fun|lovely|perfect|brilliant|super|real|total|huge|big|little|bit|lot|toll\w*|super|gut\w*|schön\w*"
+    r"|riesig\w*|klein\w*|echt\w*)\b"
 )

@@ -176,6 +176,27 @@ class Gateway:
                 await self._nc.drain()
 
 
+class Gateways:
+    """One Gateway per agent for ``cortex mcp --http --tokens``, made at the agent's first
+    request (each its own connection, with the agent's inbox prefix, as a one-agent server has):
+    the agents are those of the token file, so there are never more than it names."""
+
+    def __init__(self, settings: Settings, timeout_s: float) -> None:
+        self.settings = settings
+        self.timeout_s = timeout_s
+        self.url = redact_url(settings.nats_url or "nats://127.0.0.1:4222")
+        self._by_agent: dict[str, Gateway] = {}
+
+    def for_agent(self, agent: str) -> Gateway:
+        gateway = self._by_agent.get(agent)
+        if gateway is None:
+            gateway = self._by_agent[agent] = Gateway(self.settings, agent, self.timeout_s)
+        return gateway
+
+    async def close(self) -> None:
+        await asyncio.gather(*(gateway.close() for gateway in self._by_agent.values()))
+
+
 def _error_message(data: bytes, header: str) -> str:
     try:
         return msgspec.json.decode(data, type=ErrorReply).error.message

@@ -12,7 +12,7 @@ import logging
 import os
 import socket
 import stat
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any
 
 import anyio
@@ -23,8 +23,11 @@ from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.shared.message import SessionMessage
 
 from workers import __version__
-from workers.mcp.gateway import Gateway, ToolError
+from workers.mcp.auth import BearerAgents, request_agent
+from workers.mcp.gateway import Gateway, Gateways, ToolError
+from workers.mcp.tokens import TokenTable
 from workers.mcp.tools import TOOLS, Tool
+from workers.mcp.wire import rejection
 
 log = logging.getLogger(__name__)
 
@@ -116,10 +119,20 @@ INSTRUCTIONS = (
     "Cortex follows this agent's conversations and remembers them: threads (topics) with their status, decisions, "
     "commitments, facts and long-term memories. Call cortex_boot at the start of a session for a briefing, "
     "cortex_recall before answering anything that depends on earlier sessions, cortex_remember to keep something "
-    "for later. Every tool sees this agent ({agent}) only.")
+    "for later. Every tool sees {whom} only.")
+
+GatewayFor = Callable[[ServerRequestContext[Any]], Gateway | None]
 
 
 def build_server(gateway: Gateway, tools: Sequence[Tool] = TOOLS, *, otel: bool = False) -> Server[Any]:
+    """One agent's server (stdio, or ``--http`` with ``--agent``)."""
+    return build_tenant_server(lambda ctx: gateway, tools, otel=otel, agent=gateway.agent)
+
+
+def build_tenant_server(gateway_for: GatewayFor, tools: Sequence[Tool] = TOOLS, *, otel: bool = False,
+                        agent: str | None = None) -> Server[Any]:
+    """A server whose every call goes to the Gateway ``gateway_for`` picks for its request: the
+    one agent's, or (``--tokens``) the agent the request's bearer token stands for."""
     by_name = {tool.name: tool for tool in tools}
     listed = types.ListToolsResult(tools=[listing(tool) for tool in tools])
 
@@ -131,17 +144,33 @@ def build_server(gateway: Gateway, tools: Sequence[Tool] = TOOLS, *, otel: bool 
         tool = by_name.get(params.name)
         if tool is None:
             return error_result(f"There is no tool {params.name!r}; Cortex's tools are {', '.join(by_name)}.")
+        gateway = gateway_for(ctx)
+        if gateway is None:  # behind BearerAgents every request has one; anything else is refused
+            return error_result("This request names no agent: send the bearer token of the agent whose tools "
+                                "these are.")
         return await call(tool, gateway, params.arguments)
 
-    server: Server[Any] = Server("cortex", version=__version__, title=f"Cortex ({gateway.agent})",
-                                 instructions=INSTRUCTIONS.format(agent=gateway.agent), on_list_tools=list_tools)
+    whom = f"this agent ({agent})" if agent else "the agent your bearer token stands for"
+    server: Server[Any] = Server("cortex", version=__version__, title=f"Cortex ({agent})" if agent else "Cortex",
+                                 instructions=INSTRUCTIONS.format(whom=whom), on_list_tools=list_tools)
     server.add_request_handler("tools/call", types.CallToolRequestParams, call_tool)
     if not otel:
         server.middleware = [m for m in server.middleware if not isinstance(m, OpenTelemetryMiddleware)]
     return server
 
 
+def token_server(gateways: Gateways, tools: Sequence[Tool] = TOOLS, *, otel: bool = False) -> Server[Any]:
+    """Every agent of the token file on one server: each call goes to its request's agent."""
+
+    def gateway_for(ctx: ServerRequestContext[Any]) -> Gateway | None:
+        agent = request_agent(ctx.request)
+        return gateways.for_agent(agent) if agent is not None else None
+
+    return build_tenant_server(gateway_for, tools, otel=otel)
+
+
 MAX_LINE = 64 * 1024 * 1024  # one JSON-RPC message a line; a remembered memory alone may be 64 KiB
+OVERSIZE_HEAD = 64 * 1024  # of a line over MAX_LINE, what is kept to find its id
 EOF_ANSWER_WAIT_S = 60.0  # after the host's EOF, at most this long for the requests it sent
 
 
@@ -178,24 +207,58 @@ class _PipeReadStream:
     message is handed on as the exception, as there — with no task or memory stream between
     the pipe and the server (each hop costs event-loop turns on every call)."""
 
-    def __init__(self, reader: asyncio.StreamReader, outstanding: _Outstanding) -> None:
+    def __init__(self, reader: asyncio.StreamReader, outstanding: _Outstanding, replies: _PipeWriteStream) -> None:
         self._reader = reader
         self._outstanding = outstanding
+        self._replies = replies
 
     async def receive(self) -> SessionMessage | Exception:
+        """The next message. A line the SDK cannot take that carries a request's id (invalid
+        UTF-8, nested too deeply, not a JSON-RPC request, over ``MAX_LINE``) is answered here
+        with a JSON-RPC error (``workers.mcp.wire``) — the host waits for that id — and the
+        next line is read; one without an id goes to the SDK, which drops it, as before."""
+        while True:
+            line, oversize = await self._line()
+            if line is None:
+                await self._outstanding.answered()
+                raise anyio.EndOfStream
+            if oversize:
+                error = rejection(line, None, oversize_limit=MAX_LINE)
+                if error is None:
+                    return ValueError(f"a line over {MAX_LINE} bytes, dropped")
+            else:
+                try:
+                    message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                except Exception as exc:  # the SDK's own contract: the dispatcher reports it
+                    error = rejection(line, exc)
+                    if error is None:
+                        return exc
+                else:
+                    self._outstanding.read(message)
+                    return SessionMessage(message)
+            await self._replies.send(SessionMessage(error))
+
+    async def _line(self) -> tuple[bytes | None, bool]:
+        """(the next line, or None at the end; whether it was over ``MAX_LINE``: then only its
+        first ``OVERSIZE_HEAD`` bytes are kept, where a request's id is, and the rest is dropped)."""
         try:
-            line = await self._reader.readline()
-        except ValueError as exc:  # a line over MAX_LINE: dropped, the next one is read
-            return exc
-        if not line:
-            await self._outstanding.answered()
-            raise anyio.EndOfStream
-        try:
-            message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-        except Exception as exc:  # the SDK's own contract: the dispatcher reports it
-            return exc
-        self._outstanding.read(message)
-        return SessionMessage(message)
+            return await self._reader.readuntil(b"\n"), False
+        except asyncio.IncompleteReadError as exc:  # the end of input, with or without a last line
+            return (exc.partial or None), False
+        except asyncio.LimitOverrunError:
+            head = await self._reader.read(OVERSIZE_HEAD)
+            await self._drop_line()
+            return head, True
+
+    async def _drop_line(self) -> None:
+        while True:
+            try:
+                await self._reader.readuntil(b"\n")
+                return
+            except asyncio.LimitOverrunError as exc:
+                await self._reader.readexactly(max(exc.consumed, 1))
+            except asyncio.IncompleteReadError:
+                return
 
     def __aiter__(self) -> _PipeReadStream:
         return self
@@ -281,8 +344,9 @@ async def _pipe_streams() -> AsyncIterator[tuple[_PipeReadStream, _PipeWriteStre
                                                                 os.fdopen(wire_out, "wb", buffering=0))
     writer = asyncio.StreamWriter(out_transport, out_protocol, None, loop)
     outstanding = _Outstanding()
+    replies = _PipeWriteStream(writer, outstanding)
     try:
-        yield _PipeReadStream(reader, outstanding), _PipeWriteStream(writer, outstanding), outstanding
+        yield _PipeReadStream(reader, outstanding, replies), replies, outstanding
     finally:
         in_transport.close()
         out_transport.close()
@@ -359,12 +423,15 @@ async def serve_stdio(server: Server[Any]) -> None:
         log.info("mcp_host_gone")
 
 
-async def serve_http(server: Server[Any], sock: socket.socket) -> None:
+async def serve_http(server: Server[Any], sock: socket.socket, tokens: TokenTable | None = None) -> None:
     """Streamable HTTP at ``http://HOST:PORT/mcp`` on a bound socket, until the process is
-    told to stop (SIGINT or SIGTERM: uvicorn's own graceful shutdown)."""
+    told to stop (SIGINT or SIGTERM: uvicorn's own graceful shutdown); with ``tokens``, every
+    request behind its bearer token (``auth.BearerAgents``)."""
     import uvicorn
 
     host, port = sock.getsockname()[:2]
-    app = server.streamable_http_app(host=host)  # a loopback host gets the SDK's DNS-rebinding protection
+    app: Any = server.streamable_http_app(host=host)  # a loopback host gets the SDK's DNS-rebinding protection
+    if tokens is not None:
+        app = BearerAgents(app, tokens)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     await uvicorn.Server(config).serve(sockets=[sock])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Annotated, Any, TypeVar
 
 import msgspec
@@ -20,6 +21,7 @@ from msgspec import Meta
 from schemas.api import (
     CommitmentsReply,
     DecisionsReply,
+    MemoryReply,
     RecallReply,
     SearchReply,
     StatusReply,
@@ -96,6 +98,12 @@ class RecallArgs(Args):
     limit: Annotated[int, Meta(ge=1, le=200, description="at most this many memories (default 10)")] | None = None
     budget_tokens: Annotated[int, Meta(ge=50, le=100000, description=(
         "token budget of the memories returned, about 4 characters a token (default 2000)"))] | None = None
+    as_of: Annotated[datetime | None, Meta(description=(
+        "what was believed at this time (RFC 3339, e.g. 2026-03-05T12:00:00Z): memories said by then and not yet "
+        "replaced by a newer statement; left out: what is believed now"))] = None
+    person: Annotated[str, Meta(min_length=1, max_length=256, description=(
+        "the person this agent is talking with (a user id, sender or peer id): their memories and the agent's "
+        "shared ones, never another person's; left out: every memory of the agent"))] | None = None
 
     def __post_init__(self) -> None:
         _check_query(self.query)
@@ -110,6 +118,9 @@ class RememberArgs(Args):
     scope: Annotated[MemoryScope | None, Meta(description=(
         "permanent, project, session (forgotten after a day idle) or ttl (time-bound, 30 days); "
         "left out: from the text's cues, else permanent"))] = None
+    person: Annotated[str, Meta(min_length=1, max_length=256, description=(
+        "the person the memory belongs to (a user id, sender or peer id): a recall for them finds it, a recall "
+        "for another person does not; left out: shared by all of this agent's conversations"))] | None = None
 
 
 class ForgetArgs(Args):
@@ -118,10 +129,34 @@ class ForgetArgs(Args):
                             description="the memory's id (a UUID) from cortex_recall or cortex_remember")]
 
     def __post_init__(self) -> None:
-        if not is_memory_id(self.id):
-            shown = self.id if len(self.id) <= 40 else self.id[:40] + "…"
-            raise ValueError(f"{shown!r} is not a memory id, so nothing was forgotten: give the id (a UUID such as "
-                             "1b4e28ba-2fa1-11d2-883f-0016d3cca427) that cortex_recall or cortex_remember returned")
+        _check_memory_id(self.id, "nothing was forgotten")
+
+
+class UpdateArgs(Args):
+    id: Annotated[str, Meta(min_length=1, max_length=128, extra_json_schema={"pattern": MEMORY_ID_PATTERN},
+                            description="the memory's id (a UUID) from cortex_recall or cortex_remember")]
+    content: Annotated[str, Meta(min_length=1, description=(
+        "the memory's new statement, standalone; the one it replaces is kept in its history; at most 64 KiB"))]
+    type: Annotated[MemoryType | None, Meta(description="a new type; left out: the memory keeps its own")] = None
+    scope: Annotated[MemoryScope | None, Meta(description="a new scope; left out: the memory keeps its own")] = None
+
+    def __post_init__(self) -> None:
+        _check_memory_id(self.id, "nothing was updated")
+
+
+class HistoryArgs(Args):
+    id: Annotated[str, Meta(min_length=1, max_length=128, extra_json_schema={"pattern": MEMORY_ID_PATTERN},
+                            description="the memory's id (a UUID) from cortex_recall or cortex_remember")]
+
+    def __post_init__(self) -> None:
+        _check_memory_id(self.id, "nothing was looked up")
+
+
+def _check_memory_id(memory_id: str, outcome: str) -> None:
+    if not is_memory_id(memory_id):
+        shown = memory_id if len(memory_id) <= 40 else memory_id[:40] + "…"
+        raise ValueError(f"{shown!r} is not a memory id, so {outcome}: give the id (a UUID such as "
+                         "1b4e28ba-2fa1-11d2-883f-0016d3cca427) that cortex_recall or cortex_remember returned")
 
 
 class SearchArgs(Args):
@@ -134,6 +169,12 @@ class SearchArgs(Args):
 
 class NoArgs(Args):
     pass
+
+
+class BootArgs(Args, omit_defaults=True):  # no person: the request body `{}` as before
+    person: Annotated[str, Meta(min_length=1, max_length=256, description=(
+        "the person this agent is talking with (a user id, sender or peer id): the briefing leaves out the memories "
+        "of other people; left out: the agent's whole briefing"))] | None = None
 
 
 class ThreadsArgs(Args):
@@ -264,6 +305,32 @@ async def _forget(gw: Gateway, arguments: ForgetArgs) -> ToolResult:
         data=msgspec.to_builtins(Published(memory_id=arguments.id, event_id=event.id)))
 
 
+async def _update(gw: Gateway, arguments: UpdateArgs) -> ToolResult:
+    content = arguments.content.strip()
+    if not content:
+        raise ToolError("The new statement is blank: give the memory's new text.")
+    size, limit = len(content.encode()), gw.settings.runtime.max_content_bytes
+    if size > limit:
+        raise ToolError(f"The statement is {size} bytes long and Cortex keeps at most {limit} bytes per memory.")
+    value = {k: v for k, v in (("content", content), ("type", arguments.type), ("scope", arguments.scope))
+             if v is not None}
+    event = await gw.publish_feedback("memory_update", target=arguments.id, value=value)
+    return ToolResult(
+        text=(f"Asked Cortex to update memory {arguments.id} of {gw.agent}: the recall worker applies it within "
+              "seconds and keeps the statement it replaces (cortex_history lists every version; an id that names "
+              "none of this agent's memories changes nothing)."),
+        data=msgspec.to_builtins(Published(memory_id=arguments.id, event_id=event.id)))
+
+
+def _history_text(reply: MemoryReply, agent: str) -> str:
+    lines = [f"memory {reply.id} of {agent} ({reply.type}, {reply.scope}"
+             + (f", replaced by {reply.superseded_by})" if reply.superseded_by else ")")]
+    for n, version in enumerate(reply.versions, 1):
+        current = " (current)" if n == len(reply.versions) else ""
+        lines.append(f"{n}. {version.at.isoformat()}  {version.event}{current}\n   {version.content}")
+    return "\n".join(lines)
+
+
 TOOLS: tuple[Tool, ...] = (
     api_tool(
         "cortex_recall", service="recall", worker="recall", args=RecallArgs, reply=RecallReply,
@@ -290,6 +357,21 @@ TOOLS: tuple[Tool, ...] = (
             "Remove one of this agent's memories by its id, the UUID cortex_recall or cortex_remember returned. "
             "The recall worker deletes it within seconds; a UUID that names none of this agent's memories "
             "changes nothing, and anything that is not a memory id is refused. It cannot be undone.")),
+    Tool(
+        name="cortex_update", args=UpdateArgs, output=Published, run=_update, read_only=False,
+        feedback="memory_update",
+        description=(
+            "Change one of this agent's memories — by the id cortex_recall or cortex_remember returned — to a new "
+            "statement (and optionally type or scope). The recall worker applies it within seconds: the memory "
+            "keeps its id and provenance, what the new statement contradicts is superseded, and the statement it "
+            "replaces stays in its history (cortex_history). Knowledge facts are not edited this way.")),
+    api_tool(
+        "cortex_history", service="memory", worker="recall", args=HistoryArgs, reply=MemoryReply,
+        render=_history_text, empty=lambda r: False,
+        description=(
+            "One memory of this agent by its id, with every version of its statement — oldest first, the current "
+            "one last — each with the event that made it and when (an update, or the message, note or remember "
+            "it came from); whether a newer memory replaced it.")),
     api_tool(
         "cortex_search", service="search", worker="api", args=SearchArgs, reply=SearchReply,
         render=_search_text, empty=lambda r: not r.hits,
@@ -335,7 +417,7 @@ TOOLS: tuple[Tool, ...] = (
             "table of when, severity, signal, session and a one-line summary (secrets and personal data "
             "redacted), the newest first; at most 50. Read it to avoid repeating a past mistake.")),
     api_tool(
-        "cortex_boot", service="boot", worker="boot", args=NoArgs, reply=BootDoc,
+        "cortex_boot", service="boot", worker="boot", args=BootArgs, reply=BootDoc,
         render=_boot_text, empty=lambda d: d.generated_at.timestamp() == 0,  # boot's "now" with no event at all
         description=(
             "This agent's BOOTSTRAP briefing, assembled now: the session mood, open threads with their "

@@ -15,8 +15,9 @@ Where it runs, and why there (docs/briefing-eval.md, "LLM enhancement"):
   threads and decisions documents *as of* the session end or compaction and may call the
   LLM there — so the prompt is a pure function of the stream up to the trigger, the answer
   goes through ``cortex_llm_cache`` (a whole-pipeline replay reads the same answer), and a
-  failure follows the one LLM client's rules (``shared.llm``): an outage is retried in
-  place, a rejected request or an over-budget day leaves the extracted texts.
+  failure follows the one LLM client's rules (``shared.llm``): a model that does not answer
+  within the call's bound leaves the extracted texts until its answer comes later (an
+  ``llm_answer`` event: ``merge_late``), a rejected request or an over-budget day leaves them.
 * **Applied at render time** by boot, which reads the narrative as of each trigger: items
   that appeared after the last batch show their extracted text until the next one.
 
@@ -105,6 +106,22 @@ class Batch(msgspec.Struct, frozen=True, kw_only=True):
         return bool(self.threads or self.decisions or self.commitments)
 
 
+class BatchKeys(msgspec.Struct, frozen=True, kw_only=True):
+    """What validating an answer needs of its batch: each thread's basis, whether each
+    decision gave a reason, the commitments' ids. An answer that comes later (the model was
+    unreachable at the trigger) carries these with it (``shared.llm.Later``)."""
+
+    threads: dict[str, str] = {}
+    decisions: dict[str, bool] = {}
+    commitments: list[str] = []
+
+
+def keys_of(batch: Batch) -> BatchKeys:
+    return BatchKeys(threads={t.id: thread_basis(t) for t in batch.threads},
+                     decisions={d.id: bool(d.why) for d in batch.decisions},
+                     commitments=[c.id for c in batch.commitments])
+
+
 def _recent(moment: datetime, now: datetime) -> bool:
     return as_utc(now) - WINDOW <= as_utc(moment) <= as_utc(now)
 
@@ -185,6 +202,7 @@ class _Answer(msgspec.Struct, frozen=True):
 
 
 _ANSWER: Final = msgspec.json.Decoder(_Answer)
+_KEYS: Final = msgspec.json.Decoder(BatchKeys)
 _THREAD: Final = msgspec.json.Decoder(_ThreadItem)
 _DECISION: Final = msgspec.json.Decoder(_DecisionItem)
 _COMMITMENT: Final = msgspec.json.Decoder(_CommitmentItem)
@@ -206,7 +224,24 @@ def _text(value: str, limit: int) -> str:
     return "" if len(text) > 2 * limit else clip_words(text, limit)
 
 
-def parse_answer(text: str | None, batch: Batch) -> Enhancements:
+def usable(text: str) -> bool:
+    """Whether an answer has the tool's shape (an object of item lists)."""
+    try:
+        _ANSWER.decode(text)
+    except msgspec.DecodeError:
+        return False
+    return True
+
+
+def keys_from(context: object) -> BatchKeys | None:
+    """The keys a late answer carries (None: not keys, e.g. a crafted event)."""
+    try:
+        return _KEYS.decode(msgspec.json.encode(context))
+    except msgspec.DecodeError:
+        return None
+
+
+def parse_answer(text: str | None, batch: Batch | BatchKeys) -> Enhancements:
     """Claude's answer as an overlay of the batch's items; anything else is dropped."""
     if not text:
         return Enhancements()
@@ -214,21 +249,20 @@ def parse_answer(text: str | None, batch: Batch) -> Enhancements:
         answer = _ANSWER.decode(text)
     except msgspec.DecodeError:
         return Enhancements()
-    threads = {t.id: t for t in batch.threads}
-    decisions = {d.id: d for d in batch.decisions}
-    commitments = {c.id for c in batch.commitments}
+    keys = batch if isinstance(batch, BatchKeys) else keys_of(batch)
+    threads, decisions, commitments = keys.threads, keys.decisions, set(keys.commitments)
     out = Enhancements()
     for item in _items(answer.threads, _THREAD):
         if item.id not in threads:
             continue
         entry = EnhancedThread(title=_text(item.title, TITLE_CHARS), summary=_text(item.summary, SUMMARY_CHARS),
-                               basis=thread_basis(threads[item.id]))
+                               basis=threads[item.id])
         if entry.title or entry.summary:
             out.threads[item.id] = entry
     for item in _items(answer.decisions, _DECISION):
         if item.id in decisions:
             # a reason the item did not give is the model's, not the conversation's
-            why = _text(item.why, TEXT_CHARS) if decisions[item.id].why else ""
+            why = _text(item.why, TEXT_CHARS) if decisions[item.id] else ""
             entry_d = EnhancedDecision(what=_text(item.what, TEXT_CHARS), why=why)
             if entry_d.what or entry_d.why:
                 out.decisions[item.id] = entry_d
@@ -249,6 +283,16 @@ def merge(old: Enhancements | None, new: Enhancements, threads: Iterable[str], d
         decisions={k: v for k, v in {**base.decisions, **new.decisions}.items() if k in live_d},
         commitments={k: v for k, v in {**base.commitments, **new.commitments}.items() if k in live_c},
     )
+    return merged if (merged.threads or merged.decisions or merged.commitments) else None
+
+
+def merge_late(old: Enhancements | None, new: Enhancements) -> Enhancements | None:
+    """The overlay after a batch's answer that came later (the model was unreachable at its
+    trigger): it fills only the items without a wording yet — one made since, from a newer
+    batch, stays."""
+    base = old or Enhancements()
+    merged = Enhancements(threads={**new.threads, **base.threads}, decisions={**new.decisions, **base.decisions},
+                          commitments={**new.commitments, **base.commitments})
     return merged if (merged.threads or merged.decisions or merged.commitments) else None
 
 

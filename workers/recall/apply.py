@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 
@@ -48,6 +48,7 @@ from workers.recall.capture import (
 )
 from workers.recall.conflicts import Claim, conflicts, memory_claim
 from workers.recall.consolidation import may_fold, needs_vector
+from workers.recall.edits import editable, new_statement, revise
 from workers.recall.embedders import Embedder, FloatVector
 from workers.recall.lifecycle import (
     LifecyclePolicy,
@@ -59,10 +60,13 @@ from workers.recall.lifecycle import (
     plan_tiering,
     record_hit,
     select_hot,
+    upkeep_due,
 )
 from workers.recall.models import Memory, SearchHit, memory_id
 from workers.recall.pending import PendingWrites
+from workers.recall.people import conversation_person, owners
 from workers.recall.store import MemoryFilter, MemoryPoint, MemoryStore
+from workers.recall.timeline import reinstated, since, superseded
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +74,17 @@ MAX_KEY_MEMORIES = 10
 NEAR_DUPLICATES = 4  # stored memories a new one is compared with for folding
 # feedback that names a memory by the id it was given: one folded away since names its survivor
 RESOLVED_KINDS = frozenset({"memory_pin", "memory_forget"})
+
+
+@dataclass(frozen=True)
+class KeyMemories:
+    """What the RecallDoc shows of an agent's memories: the key ones' texts, the person of
+    each that belongs to one (``workers.recall.people``), and the tiers' counts."""
+
+    texts: list[str]
+    owners: dict[str, str]
+    hot: int
+    cold: int
 
 
 @dataclass
@@ -83,6 +98,8 @@ class BatchOutcome:
     skipped: int = 0
     expired: int = 0
     demoted: int = 0
+    updated: int = 0  # a memory_update changed a memory's statement
+    upkeep: list[Envelope] = field(default_factory=list)  # messages at which upkeep ran (lifecycle.upkeep_due)
 
 
 def _turn_id(reply: Memory) -> str:
@@ -98,6 +115,13 @@ def _candidates(env: Envelope, languages: Sequence[str]) -> list[Memory]:
     if isinstance(env.event, FeedbackEvent) and env.event.kind == "remember":
         return capture_remember(env.event, languages=languages)
     return []
+
+
+def _updated_texts(envs: Iterable[Envelope]) -> list[str]:
+    """The new statements of the ``memory_update`` events among ``envs`` (embedded with the step)."""
+    values = (new_statement(env.event) for env in envs
+              if isinstance(env.event, FeedbackEvent) and env.event.kind == "memory_update")
+    return [value.content.strip() for value in values if value is not None]
 
 
 Entry = tuple[int, Memory]  # (stream sequence, the turn's memory); a seed from the store has sequence 0
@@ -247,35 +271,56 @@ class StoreApplier:
         self.context.begin()
         try:
             for step in _steps(envs):
-                writes = PendingWrites(self.store)
-                with lock:
-                    staged = [(env, [msgspec.structs.replace(m, last_seq=env.seq) for m in self._stage(env)])
-                              for env in step]
-                    held = self._applied(writes, [m for _, memories in staged for m in memories])
-                vectors = self._embed([m.content for _, memories in staged for m in memories if m.id not in held])
-                with lock:
-                    self._write(writes, staged, vectors, outcome)
-                    writes.flush()
+                done = 0
+                while done < len(step):  # a message due for upkeep ends a step too (known once staged)
+                    writes = PendingWrites(self.store)
+                    with lock:
+                        staged, due = self._stage_until_upkeep(step[done:])
+                        held = self._applied(writes, [m for _, memories in staged for m in memories])
+                    vectors = self._embed([m.content for _, memories in staged for m in memories if m.id not in held]
+                                          + _updated_texts(env for env, _ in staged))
+                    with lock:
+                        self._write(writes, staged, vectors, outcome, due)
+                        writes.flush()
+                    done += len(staged)
             return outcome
         except BaseException:
             self.context.rollback()
             raise
 
-    def _stage(self, env: Envelope) -> list[Memory]:
+    def _stage_until_upkeep(self, envs: Sequence[Envelope]) -> tuple[list[tuple[Envelope, list[Memory]]], int | None]:
+        """``envs`` staged up to and including the first message due for upkeep
+        (``lifecycle.upkeep_due``: its maintenance changes what later events are staged
+        against, as a session start's does), and that message's sequence (None: none)."""
+        staged: list[tuple[Envelope, list[Memory]]] = []
+        for env in envs:
+            memories, due = self._stage(env)
+            staged.append((env, [msgspec.structs.replace(m, last_seq=env.seq) for m in memories]))
+            if due:
+                return staged, env.seq
+        return staged, None
+
+    def _stage(self, env: Envelope) -> tuple[list[Memory], bool]:
+        """The event's memories, and whether it is a message due for upkeep."""
         if isinstance(env.event, FeedbackEvent) and env.event.kind == "memory_forget":
             ids = feedback_ids(env.event)
             self.context.forget(env.agent, None if env.event.value == "all" and not ids else ids)
         memories = _candidates(env, self.languages)
         if isinstance(env.event, MessageEvent) and memories and is_turn_memory(memories[0]):
+            previous = self.context.previous(memories[0], env.seq)
+            person = conversation_person(env.event, previous)
+            memories = [msgspec.structs.replace(m, person=person) for m in memories]
             turn = memories[0]
-            previous = self.context.previous(turn, env.seq)
             memories.append(window_memory(turn, [p.content for p in previous]))
             if previous:
                 # before this turn's memories: a statement here supersedes the reply window
                 # (the previous turn's statement) as it supersedes that turn
                 memories.insert(0, reply_memory(previous[-1], turn.content))
             self.context.push(turn, env.seq)
-        return memories
+            due = bool(previous) and upkeep_due(previous[-1].created_at, turn.created_at,
+                                                self.settings.upkeep_hours)
+            return memories, due
+        return memories, False
 
     def _applied(self, writes: PendingWrites, memories: Sequence[Memory]) -> set[str]:
         """Ids of candidates the store holds at or above their own ``last_seq`` already:
@@ -315,11 +360,17 @@ class StoreApplier:
         return vectors[memory.content]
 
     def _write(self, writes: PendingWrites, staged: Sequence[tuple[Envelope, list[Memory]]],
-               vectors: dict[str, FloatVector], outcome: BatchOutcome) -> None:
+               vectors: dict[str, FloatVector], outcome: BatchOutcome, due: int | None = None) -> None:
         for env, memories in staged:
             if memories:
                 for memory in memories:
                     self._add(writes, memory, partial(self._vector, memory, vectors), outcome)
+                if env.seq == due:  # a new period of the session's event time: its upkeep
+                    writes.forget_known()  # lifecycle reads and rewrites the agent's memories
+                    self._maintain(env.agent, env.event.ts, env.seq, outcome)
+                    outcome.upkeep.append(env)
+            elif isinstance(env.event, FeedbackEvent) and env.event.kind == "memory_update":
+                self._update(writes, env, env.event, vectors, outcome)
             elif isinstance(env.event, FeedbackEvent):
                 self._feedback(writes, env, env.event, outcome)
             elif isinstance(env.event, SessionEvent) and env.kind == "start":
@@ -372,8 +423,8 @@ class StoreApplier:
                 self._restate(writes, memory, dup.memory, claim, vector, outcome)
                 return
             # said again: the memory is current again, whatever had superseded it since
-            merged = msgspec.structs.replace(merge_duplicate(dup.memory, memory), last_seq=memory.last_seq,
-                                             superseded_by=None)
+            merged = msgspec.structs.replace(reinstated(merge_duplicate(dup.memory, memory)),
+                                             last_seq=memory.last_seq)
             writes.update([self._supersede(writes, merged, claim, memory.last_seq, outcome)])
             outcome.merged += 1
             return
@@ -395,8 +446,8 @@ class StoreApplier:
         stored under its own id (the one its publisher was told) and takes ``old`` in, whose
         id then names it (``merged_from``: a pin, forget or update of it reaches this one).
         What ``old`` had superseded is superseded by this one now."""
-        kept = msgspec.structs.replace(merge_duplicate(memory, old), first_seq=memory.last_seq,
-                                       supersedes_id=old.supersedes_id, superseded_by=None)
+        kept = msgspec.structs.replace(reinstated(merge_duplicate(memory, old)), first_seq=memory.last_seq,
+                                       supersedes_id=old.supersedes_id, valid_from=min(since(old), since(memory)))
         kept = self._supersede(writes, kept, claim, memory.last_seq, outcome)
         writes.flush()  # the scroll below sees the step's writes
         writes.update([msgspec.structs.replace(m, superseded_by=kept.id, last_seq=max(m.last_seq, memory.last_seq))
@@ -414,7 +465,8 @@ class StoreApplier:
         if turn is None:
             return reply
         return msgspec.structs.replace(reply, first_seq=turn.first_seq or reply.first_seq,
-                                       superseded_by=turn.superseded_by, pinned=turn.pinned)
+                                       superseded_by=turn.superseded_by, superseded_at=turn.superseded_at,
+                                       pinned=turn.pinned)
 
     def _supersede(self, writes: PendingWrites, memory: Memory, claim: Claim | None, seq: int,
                    outcome: BatchOutcome) -> Memory:
@@ -432,10 +484,44 @@ class StoreApplier:
             key=lambda m: (m.first_seq, m.created_at, m.id))
         if not olds:
             return memory
-        writes.update([msgspec.structs.replace(m, superseded_by=memory.id, last_seq=max(m.last_seq, seq))
-                       for m in olds])
-        outcome.superseded += sum(1 for m in olds if m.superseded_by is None)
+        changed = [*olds, *self._quoting(writes, memory, olds, seq)]
+        writes.update([superseded(m, memory, seq) for m in changed])
+        outcome.superseded += sum(1 for m in changed if m.superseded_by is None)
         return msgspec.structs.replace(memory, supersedes_id=olds[-1].id)
+
+    def _quoting(self, writes: PendingWrites, memory: Memory, olds: Sequence[Memory], seq: int) -> list[Memory]:
+        """The later turns' context and reply windows that quote one of the superseded turns
+        among ``olds``: they carry its old value, so they are history too (not ``memory``'s
+        own, not pinned, made before ``seq``)."""
+        turns = [m for m in olds if is_turn_memory(m)]
+        if not turns:
+            return []
+        sessions = {t.session for t in turns}
+        writes.flush_if(memory.agent, lambda m: is_context_memory(m) and m.session in sessions)  # the scroll sees them
+        known = {m.id for m in olds}
+        found = {m.id: m for m in self._windows_quoting_memories(turns)
+                 if m.id not in known and m.source_event != memory.source_event and not m.pinned
+                 and m.superseded_by in (None, memory.id) and m.first_seq < seq}
+        return [writes.get(m.agent, i) or m for i, m in found.items()]
+
+    def _update(self, writes: PendingWrites, env: Envelope, event: FeedbackEvent, vectors: dict[str, FloatVector],
+                outcome: BatchOutcome) -> None:
+        """A ``memory_update``: the memory (or the one that took its id in) with its new
+        statement, the old one kept as a version (``workers.recall.edits``), embedded again;
+        what the new statement contradicts is superseded by it."""
+        value = new_statement(event)
+        writes.forget_known()  # the id is resolved through the store
+        found = self._resolve(env.agent, [event.target] if event.target else [])
+        current = writes.get(env.agent, found[0]) if found else None
+        if value is None or current is None or current.last_seq >= env.seq or not editable(current):
+            outcome.skipped += 1
+            return
+        revised = revise(current, value, event.id, event.ts)
+        claim = memory_claim(revised)
+        revised = msgspec.structs.replace(revised, claim=claim.key if claim else None, last_seq=env.seq)
+        revised = self._supersede(writes, revised, claim, env.seq, outcome)
+        writes.upsert(MemoryPoint(revised, self._vector(revised, vectors)))
+        outcome.updated += 1
 
     def _resolve(self, agent: str, ids: Sequence[str]) -> list[str]:
         """``ids`` with each one that names no memory any more replaced by the memory that
@@ -480,7 +566,7 @@ class StoreApplier:
         correction brings back what it corrected."""
         if not gone:
             return
-        restored = [msgspec.structs.replace(m, superseded_by=None, last_seq=max(m.last_seq, env.seq))
+        restored = [reinstated(m, env.seq)
                     for m in self.store.scroll(env.agent, flt=MemoryFilter(superseded_by=tuple(gone)))
                     if m.id not in gone]
         if restored:
@@ -490,11 +576,15 @@ class StoreApplier:
         """Ids of the context and reply windows that carry a forgotten turn's text (its own
         and the next turns' windows, its own and the previous turn's reply window), so
         forgetting a message leaves no copy of it behind."""
-        found: list[str] = []
+        return [m.id for m in self._windows_quoting_memories(turns)]
+
+    def _windows_quoting_memories(self, turns: Sequence[Memory]) -> list[Memory]:
+        """The context and reply windows that carry one of ``turns``' text."""
+        found: list[Memory] = []
         for turn in turns:
             lines = {turn_line(turn.content), turn_line(turn.content, WINDOW_LINE_CHARS)}
             flt = MemoryFilter(types=("episode",), session=turn.session)
-            found += [m.id for m in self.store.scroll(turn.agent, flt=flt)
+            found += [m for m in self.store.scroll(turn.agent, flt=flt)
                       if is_context_memory(m) and lines & set(m.content.split("\n"))]
         return found
 
@@ -529,9 +619,9 @@ class StoreApplier:
         self.store.set_tier(agent, plan.promote, "hot")
         outcome.demoted += len(plan.demote)
 
-    def key_memories(self, agent: str, now: datetime) -> tuple[list[str], int, int]:
+    def key_memories(self, agent: str, now: datetime) -> KeyMemories:
         """Rules first (most confident), then the hot set, of the memories nothing newer
-        contradicts; plus hot and cold counts (of all)."""
+        contradicts, with the person of each that belongs to one; plus hot and cold counts (of all)."""
         # read by filter, not the whole collection: this runs for every batch that touches
         # the agent, and the collection grows with every message
         rules = sorted(self.store.scroll(agent, flt=MemoryFilter(types=("rule",), current=True)),
@@ -547,4 +637,5 @@ class StoreApplier:
                      key=lambda m: (-m.access_count, -m.last_accessed.timestamp(), m.id))
         picked = list(dict.fromkeys([m.content for m in rules] + [m.content for m in hot]))[:MAX_KEY_MEMORIES]
         n_hot = self.store.count(agent, MemoryFilter(tier="hot"))
-        return picked, n_hot, self.store.count(agent) - n_hot
+        return KeyMemories(texts=picked, owners=owners([*rules, *hot], picked), hot=n_hot,
+                           cold=self.store.count(agent) - n_hot)

@@ -196,7 +196,7 @@ def reply_memory(turn: Memory, reply: str) -> Memory:
                   content="\n".join([window_date(turn.created_at), *lines]), type="episode", scope=turn.scope,
                   confidence=1.0, source_event=turn.source_event, created_at=turn.created_at,
                   last_accessed=turn.created_at, last_seen=turn.created_at, tags=turn.tags, project=turn.project,
-                  sender=turn.sender, session=turn.session)
+                  sender=turn.sender, session=turn.session, person=turn.person)
 
 
 def is_window_memory(memory: Memory) -> bool:
@@ -310,6 +310,7 @@ def capture_remember(event: FeedbackEvent, *, languages: Sequence[str] = DEFAULT
             last_seen=event.ts,
             tags=extract_tags(text),
             project=project,
+            person=value.person,
         )
     ]
 

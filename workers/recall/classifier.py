@@ -1,4 +1,4 @@
-"""Deterministic heuristic memory-type classifier (keyword scoring), English and German.
+"""Deterministic heuristic memory-type classifier (keyword scoring), English and German; rules in ten languages.
 
 Port of the semantic-memory design's ``HeuristicClassifier``
 (ajitpratap0/openclaw-cortex ``internal/classifier/classifier.go``) with three changes:
@@ -12,6 +12,9 @@ Port of the semantic-memory design's ``HeuristicClassifier``
   not inside ``likely``); a cue ending in ``*`` is a prefix (``lieblings*``).
 * **German cues** beside the English ones; ``fact`` has a few definitional cues of its
   own and stays the default when nothing fires.
+* **A rule is a standing instruction** (``workers.recall.rules``, every language pack), not
+  any sentence with must, always or never: the design's cue words made "It must be really
+  awesome!" and "That's a memory I'll never forget." rules (issue 37).
 
 A type's score is the number of distinct cues found. Confidence grows with the winning
 score and shrinks when another type ties it: 0.5 for the bare default (no signal), then
@@ -25,16 +28,12 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from schemas.types import MemoryType
+from workers.recall.rules import rule_signals
 
 TIE_BREAK_ORDER: tuple[MemoryType, ...] = ("rule", "procedure", "fact", "episode", "preference")
 
 _CUES: dict[str, dict[MemoryType, tuple[str, ...]]] = {
     "en": {
-        "rule": (
-            "must", "always", "never", "required", "shall", "constraint", "invariant", "rule:",
-            "important:", "critical:", "forbidden", "mandatory", "do not", "don't", "ensure that",
-            "make sure",
-        ),
         "procedure": (
             "step 1", "step 2", "first,", "then,", "finally,", "how to", "to do this", "process:",
             "workflow:", "steps:", "run the", "execute", "install", "configure", "setup", "set up",
@@ -52,11 +51,6 @@ _CUES: dict[str, dict[MemoryType, tuple[str, ...]]] = {
         ),
     },
     "de": {
-        "rule": (
-            "muss", "müssen", "immer", "niemals", "nie", "erforderlich", "pflicht", "zwingend",
-            "verboten", "darf nicht", "dürfen nicht", "nicht erlaubt", "stelle sicher",
-            "sicherstellen", "achte darauf", "regel:", "wichtig:", "kritisch:",
-        ),
         "procedure": (
             "schritt 1", "schritt 2", "zuerst", "danach", "anschließend", "zum schluss",
             "wie man", "anleitung", "ablauf:", "installiere", "installieren", "konfiguriere",
@@ -102,10 +96,13 @@ _PATTERNS: dict[str, dict[MemoryType, tuple[tuple[str, re.Pattern[str]], ...]]] 
 
 
 def score_types(text: str, languages: Iterable[str] = ("en", "de")) -> dict[MemoryType, int]:
-    """Distinct cues found per type (lower-cased once; languages without cues add nothing)."""
+    """Distinct cues found per type (lower-cased once; languages without cues add nothing);
+    a rule's are the signs of a standing instruction (``rules.rule_signals``)."""
     lowered = text.lower()
+    languages = tuple(dict.fromkeys(languages))
     scores: dict[MemoryType, int] = dict.fromkeys(TIE_BREAK_ORDER, 0)
-    for lang in dict.fromkeys(languages):
+    scores["rule"] = rule_signals(text, languages)
+    for lang in languages:
         for mtype, patterns in _PATTERNS.get(lang, {}).items():
             scores[mtype] += sum(1 for literal, pattern in patterns if literal in lowered and pattern.search(lowered))
     return scores

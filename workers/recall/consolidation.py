@@ -12,14 +12,18 @@ memories whose cosine exceeds 0.92, keeping the more confident one (reference:
 * the survivor is the more confident memory — further: a pinned memory first (it is never
   folded away), then, at equal confidence, the oldest, then the id, so the choice never
   depends on the order the store lists memories in;
-* further: memories of different types stay apart (an episode "Alice: never deploy on
-  Fridays" and the rule captured from it), the survivor keeps the provenance of what it
+* further: statements of any type meet — a procedure "Remember: always run the
+  migrations before the deploy" and a rule "Always run the migrations before deploying"
+  are one (issue 41) — but an episode stays among episodes (a turn "Alice: never deploy on
+  Fridays" and the rule captured from it stay apart), the survivor keeps the provenance of what it
   absorbed (ids and source events, :func:`merge_duplicate`) and the hits add up, where
   the reference deleted the other memory outright;
 * further: a message's own turn memory is a record of what was said, not a statement, so
-  turns fold only into an exact repeat from the same sender (text equal once case,
-  punctuation and spacing are set aside: a hundred "Thanks!" become one memory that
-  remembers every event); context and reply windows overlap by construction and are never
+  turns fold only into a repeat from the same sender — the same content words in some
+  form ("Thanks!" / "Thank you so much!", :func:`paraphrase_key`), nothing said otherwise
+  (``distinct``); a turn of function words only by its exact text (case, punctuation and
+  spacing set aside): a hundred "Thanks!" become one memory that
+  remembers every event; context and reply windows overlap by construction and are never
   merged; a knowledge fact's mirror (``fact_id``) follows its fact and a superseded memory
   is history, so neither takes part, and two memories whose claims
   conflict (``workers.recall.conflicts``: "… is Tuesday" / "… is Thursday") are never
@@ -46,7 +50,7 @@ import numpy.typing as npt
 
 from workers.recall.capture import is_context_memory, is_turn_memory
 from workers.recall.conflicts import Claim, conflicts, memory_claim, statement_of
-from workers.recall.distinct import distinct
+from workers.recall.distinct import content_words, distinct
 from workers.recall.models import MAX_PROVENANCE, Memory
 
 Vector = Sequence[float] | npt.NDArray[np.float32]
@@ -141,10 +145,13 @@ def consolidate(memories: Sequence[Memory], vectors: Mapping[str, Vector], thres
         if not takes_part(memory):
             continue
         if is_turn_memory(memory):
-            turns.setdefault((memory.sender, memory.scope, memory.project, repeat_key(memory.content)),
+            turns.setdefault((memory.sender, memory.scope, memory.project, paraphrase_key(memory)),
                              []).append(memory)
         elif memory.id in vectors:
-            groups.setdefault((memory.type, memory.scope, memory.project), []).append(memory)
+            # statements of any type meet (a procedure and a rule that say the same are one);
+            # an episode is what happened, and stays among episodes
+            kind = "episode" if memory.type == "episode" else "statement"
+            groups.setdefault((kind, memory.scope, memory.project), []).append(memory)
     merges: list[Merge] = []
     for repeats in turns.values():
         merges.extend(_fold_repeats(repeats))
@@ -153,13 +160,30 @@ def consolidate(memories: Sequence[Memory], vectors: Mapping[str, Vector], thres
     return tuple(merges)
 
 
+STEM_CHARS = 5  # a word's form set aside: its first five letters ("deploying" and "deploy" are "deplo")
+
+
+def paraphrase_key(turn: Memory) -> str:
+    """What a turn says, its wording set aside: the stems of its content words, in order of
+    first use, once each ("Thanks so much!" / "Thank you!": "thank"); a turn of function
+    words only ("Yes!", "Ok.") or emoji is compared as :func:`repeat_key` has it."""
+    stems = list(dict.fromkeys(w[:STEM_CHARS] for w in content_words(statement_of(turn))))
+    return " ".join(sorted(stems)) if stems else repeat_key(turn.content)
+
+
 def _fold_repeats(repeats: list[Memory]) -> list[Merge]:
-    kept, merges = repeats[0], []
-    for memory in repeats[1:]:
-        if memory.pinned:
+    """Fold each turn into the first kept one it does not say otherwise (``distinct``: a
+    number, a name, a replaced word)."""
+    kept: list[Memory] = []
+    merges: list[Merge] = []
+    for memory in repeats:
+        target = next((i for i, k in enumerate(kept)
+                       if not memory.pinned and not distinct(statement_of(k), statement_of(memory))), None)
+        if target is None:
+            kept.append(memory)
             continue
-        kept = merge_duplicate(kept, memory)
-        merges.append(Merge(kept=kept, removed=memory.id))
+        kept[target] = merge_duplicate(kept[target], memory)
+        merges.append(Merge(kept=kept[target], removed=memory.id))
     return merges
 
 

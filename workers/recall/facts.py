@@ -29,7 +29,7 @@ import msgspec
 
 from schemas.docs import Fact, KnowledgeDoc
 from workers.recall.models import Memory, memory_id
-from workers.render import entity_names
+from workers.render import entity_names, fact_sentence
 
 MAX_FACT_MEMORIES = 1000
 FUNCTIONAL_PREDICATES = frozenset({
@@ -40,9 +40,9 @@ FUNCTIONAL_PREDICATES = frozenset({
 
 
 def fact_text(fact: Fact, names: Mapping[str, str]) -> str:
-    """The fact as a sentence: entity values for ids, the predicate's hyphens as spaces."""
+    """The fact as a sentence (``render.fact_sentence``): entity values for ids."""
     subject, obj = names.get(fact.subject, fact.subject), names.get(fact.object, fact.object)
-    return " ".join(f"{subject} {fact.predicate.replace('-', ' ')} {obj}".split())
+    return fact_sentence(subject, fact.predicate, obj)
 
 
 def mirrored(facts: Iterable[Fact]) -> list[Fact]:
@@ -76,6 +76,7 @@ def fact_memories(agent: str, doc: KnowledgeDoc | None) -> list[Memory]:
     names = entity_names(doc.entities)
     facts = mirrored(doc.facts)
     links = _successors(facts)
+    created = {fact.id: fact.created_at for fact in facts}
     out = []
     for fact in facts:
         newer, older = links.get(fact.id, (None, None))
@@ -84,6 +85,7 @@ def fact_memories(agent: str, doc: KnowledgeDoc | None) -> list[Memory]:
             scope="permanent", confidence=fact.relevance, source_event=f"fact:{fact.id}", created_at=fact.created_at,
             last_accessed=fact.last_accessed, fact_id=fact.id,
             superseded_by=fact_memory_id(agent, newer) if newer else None,
+            superseded_at=created[newer] if newer else None,
             supersedes_id=fact_memory_id(agent, older) if older else None))
     return out
 

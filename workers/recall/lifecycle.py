@@ -26,7 +26,7 @@ from workers.recall.models import Memory
 __all__ = [
     "DEFAULT_POLICY", "DEFAULT_TIERING", "LifecyclePolicy", "LifecycleReport", "LifecycleSink", "Merge",
     "TieringPlan", "TieringPolicy", "apply_lifecycle", "consolidate", "hot_order", "is_decayed", "is_evictable",
-    "is_expired", "merge_duplicate", "plan_lifecycle", "plan_tiering", "record_hit", "select_hot",
+    "is_expired", "merge_duplicate", "plan_lifecycle", "plan_tiering", "record_hit", "select_hot", "upkeep_due",
 ]
 
 
@@ -98,6 +98,17 @@ def plan_lifecycle(
     return LifecycleReport(
         expired=tuple(sorted(expired)), decayed=tuple(sorted(decayed)), merged=merged, dry_run=policy.dry_run
     )
+
+
+def upkeep_due(before: datetime, at: datetime, hours: int) -> bool:
+    """Whether a message at ``at`` that follows one at ``before`` in its session starts a new
+    ``hours``-long period of event time (periods counted from the epoch, so every replay cuts
+    them alike): the session's upkeep runs there, as at a session start. An agent in one
+    endless session, or a producer that publishes only messages, is maintained all the same."""
+    if hours <= 0:
+        return False
+    period = hours * 3600
+    return int(at.timestamp() // period) > int(before.timestamp() // period)
 
 
 class LifecycleSink(Protocol):

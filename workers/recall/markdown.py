@@ -13,6 +13,8 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Sequence
+from datetime import UTC, date, datetime, time
+from zoneinfo import ZoneInfo
 
 import msgspec
 
@@ -98,3 +100,29 @@ def note_id(path: str, section: Section) -> str:
     """Derived from path, heading path and content: an unchanged section keeps its id."""
     digest = hashlib.sha256("\x1f".join([path, *section.headings, section.content]).encode()).hexdigest()
     return f"note:{digest[:32]}"
+
+
+_DAILY = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+
+
+def note_day(path: str) -> date | None:
+    """The day a daily note is about: its file name's ``YYYY-MM-DD`` (``memory/2026-03-05.md``,
+    as the plugin design reads daily notes), None for any other note or an impossible date."""
+    match = _DAILY.match(path.rsplit("/", 1)[-1])
+    if match is None:
+        return None
+    try:
+        return date(int(match.group(1)), int(match.group(2)), int(match.group(3)))
+    except ValueError:
+        return None
+
+
+def note_time(path: str, timezone: str, otherwise: datetime) -> datetime:
+    """When a note's sections happened, never its file's mtime (a copied memory directory
+    has today's): a daily note the start of its day in ``timezone``, any other note
+    ``otherwise`` (the agent's latest event time, as every command's feedback is stamped)."""
+    day = note_day(path)
+    if day is None:
+        return otherwise
+    return datetime.combine(day, time.min, tzinfo=ZoneInfo(timezone)).astimezone(UTC)
+

@@ -15,11 +15,13 @@ from typing import Any, Literal
 
 import msgspec
 
+from schemas.api import MemoryVersion
 from schemas.types import AgentId, MemoryScope, MemoryType, Timestamp
 
 Tier = Literal["hot", "cold"]
 
 MAX_PROVENANCE = 256
+MAX_VERSIONS = 64  # earlier versions a memory keeps (the oldest go first)
 
 MEMORY_TYPES: tuple[MemoryType, ...] = ("rule", "procedure", "fact", "episode", "preference")
 MEMORY_SCOPES: tuple[MemoryScope, ...] = ("permanent", "project", "session", "ttl")
@@ -70,10 +72,22 @@ class Memory(msgspec.Struct, frozen=True, kw_only=True):
     # out of recall unless history is asked for); ``supersedes_id`` is the other direction.
     claim: str | None = None
     superseded_by: str | None = None
+    # One truth over time (``workers.recall.timeline``), in event time: since when the statement
+    # has been said (None: since ``created_at``) and when a newer memory superseded it.
+    valid_from: Timestamp | None = None
+    superseded_at: Timestamp | None = None
     # Offered to Claude as the newer statement already (``workers.recall.supersede``).
     judged: bool = False
     # A knowledge fact mirrored as a memory (type ``fact``, ``workers.recall.facts``): its id.
     fact_id: str | None = None
+    # Edits (``memory_update`` feedback, ``workers.recall.edits``): the earlier versions of the
+    # statement, oldest first, and the event and time of the current one (None: never edited).
+    versions: tuple[MemoryVersion, ...] = ()
+    revised_by: str | None = None
+    revised_at: Timestamp | None = None
+    # The person the agent talked with when it was said (``workers.recall.people``): a user
+    # message's sender, or the conversation's person on the event; None: the agent's own.
+    person: str | None = None
 
 
 class SearchHit(msgspec.Struct, frozen=True, kw_only=True):
@@ -128,7 +142,7 @@ def memory_id(agent: str, source_key: str, position: int) -> str:
 # (``memory``): the embedded engine converts a payload key by key (~4 µs a value, a memory
 # has 22), and a string it only copies.
 PAYLOAD_FIELDS = ("id", "agent", "type", "scope", "project", "tier", "pinned", "session", "claim", "superseded_by",
-                  "access_count", "merged_from")
+                  "access_count", "merged_from", "person")
 PACKED = "memory"
 _ENCODE = msgspec.json.Encoder().encode
 _DECODE = msgspec.json.Decoder(Memory).decode

@@ -19,7 +19,6 @@ from typing import Any
 
 import msgspec
 
-from shared.errors import TransientError
 from shared.llm import LlmClient
 from shared.quoting import quote_xml
 from workers.recall.capture import _inline_refs
@@ -74,9 +73,8 @@ async def rerank(llm: LlmClient, agent: str, query: str, ranked: Sequence[Ranked
     head, tail = list(ranked[:depth]), list(ranked[depth:])
     if len(head) < 2 or not llm.enabled:
         return list(ranked)
-    try:
-        answer = await llm.complete(agent=agent, purpose=PURPOSE, system=SYSTEM_PROMPT, prompt=render(query, head),
-                                    when=now, max_tokens=256, tool=tool())
-    except TransientError:  # the API unreachable: a query is answered anyway, in the formula's order
-        return list(ranked)
+    # a call for a request, not an event (replayed=False): the model unreachable is not cached, and
+    # the query is answered anyway, in the formula's order
+    answer = await llm.complete(agent=agent, purpose=PURPOSE, system=SYSTEM_PROMPT, prompt=render(query, head),
+                                when=now, max_tokens=256, tool=tool(), replayed=False)
     return [*apply_order(head, answer), *tail]

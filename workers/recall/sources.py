@@ -11,4 +11,5 @@ from shared.names import BUCKET_KNOWLEDGE
 
 KNOWLEDGE = Source("knowledge", "knowledge", BUCKET_KNOWLEDGE, KnowledgeDoc)
 SOURCES = (KNOWLEDGE,)
-APPLIED_FEEDBACK = frozenset({"recall_access", "memory_pin", "memory_forget", "remember"})
+APPLIED_FEEDBACK = frozenset({"recall_access", "memory_pin", "memory_forget", "remember", "memory_update",
+                              "llm_answer"})  # the late answers to its capture calls (shared.llm)

@@ -14,7 +14,7 @@ import asyncio
 import logging
 from typing import Any
 
-from schemas.api import ConsolidateReply, ConsolidateRequest, RecallReply, RecallRequest
+from schemas.api import ConsolidateReply, ConsolidateRequest, MemoryReply, MemoryRequest, RecallReply, RecallRequest
 from shared.codec import Envelope
 from shared.consume import Handler
 from shared.errors import WorkerCannotRun
@@ -26,7 +26,9 @@ from workers.recall.sources import APPLIED_FEEDBACK, SOURCES
 log = logging.getLogger(__name__)
 
 EXTRA = "recall"
-INSTALL_HINT = f"pip install 'cortex-intel[{EXTRA}]' (or run the full image, deploy/Dockerfile's default target)"
+# the package is on no index (`cortex` on PyPI is another project): the extra is installed from a checkout
+INSTALL_HINT = (f"pip install '.[{EXTRA}]' in the Cortex checkout (or run the full image, deploy/Dockerfile's default "
+                "target)")
 DISABLED = "recall is disabled (CORTEX_RECALL_ENABLED=false)"
 
 
@@ -89,8 +91,12 @@ async def _serve_disabled(ctx: WorkerContext, stop: asyncio.Event) -> None:
     async def consolidate(agent: str, req: ConsolidateRequest) -> ConsolidateReply:
         raise ApiError(503, DISABLED)
 
+    async def memory(agent: str, req: MemoryRequest) -> MemoryReply:
+        raise ApiError(503, DISABLED)
+
     ctx.health.set_ready(True, "disabled")
-    await serve_worker(ctx, [("recall", RecallRequest, handle), ("consolidate", ConsolidateRequest, consolidate)], stop)
+    await serve_worker(ctx, [("recall", RecallRequest, handle), ("consolidate", ConsolidateRequest, consolidate),
+                             ("memory", MemoryRequest, memory)], stop)
 
 
 # memories in Qdrant (the knowledge facts as of each session start among them), a RecallDoc
@@ -100,7 +106,9 @@ SPEC = WorkerSpec(name="recall", families=("msg", "notes", "feedback", "session"
                   feedback_kinds=tuple(sorted(APPLIED_FEEDBACK)), build=build,
                   serve=serve, config_sections=("recall",), buckets=(BUCKET_RECALL,), max_batch=256,
                   sources=SOURCES,
-                  serves=("recall", "consolidate"), feedback=("recall_access", "fact_access"), llm=True, qdrant=True,
+                  serves=("recall", "consolidate", "memory"),
+                  feedback=("recall_access", "fact_access", "llm_answer"), llm=True,
+                  qdrant=True,
                   # the modules with its tables (the package holds the optional vector store stack)
                   patterns=("workers.recall.capture", "workers.recall.classifier", "workers.recall.conflicts",
                             "workers.recall.markdown", "workers.recall.ranking"))

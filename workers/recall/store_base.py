@@ -22,7 +22,7 @@ COLLECTION = QDRANT_COLLECTION  # the live one; shadow mode: shared.names.memory
 DENSE = "dense"
 SPARSE = "bm25"
 SCHEMA_VERSION = 1
-INDEXED_FIELDS = ("agent", "type", "scope", "project", "tier", "claim", "superseded_by")
+INDEXED_FIELDS = ("agent", "type", "scope", "project", "tier", "claim", "superseded_by", "person")
 # integer indexes (range conditions): the summary asks for the hot memories recalled at
 # least once, which without an index the engine found by reading every hot memory
 RANGE_FIELDS = ("access_count",)
@@ -95,6 +95,8 @@ class MemoryFilter(msgspec.Struct, frozen=True, kw_only=True):
     claims: tuple[str, ...] = ()  # making one of these claims
     superseded_by: tuple[str, ...] = ()  # memories superseded by one of these
     absorbed: tuple[str, ...] = ()  # memories that took one of these ids in (``merged_from``)
+    person: str | None = None  # memories of this person (``workers.recall.people``)
+    shared: bool = False  # memories of no person: the agent's shared knowledge
     current: bool = False  # leave out superseded memories (recall's default)
     accessed: bool = False  # only memories recalled at least once (``access_count`` ≥ 1)
 
@@ -127,6 +129,8 @@ def conditions(agent: str, flt: MemoryFilter | None) -> list[Condition]:
         ("claim", tuple(flt.claims), bool(flt.claims)),
         ("superseded_by", tuple(flt.superseded_by), bool(flt.superseded_by)),
         ("merged_from", tuple(flt.absorbed), bool(flt.absorbed)),
+        ("person", flt.person, flt.person is not None),
+        ("person", None, flt.shared),
         ("superseded_by", None, flt.current),
         ("access_count", AtLeast(1), flt.accessed),
     ]

@@ -29,6 +29,7 @@ from workers.recall.capture import _inline_refs
 from workers.recall.conflicts import conflicts, memory_claim
 from workers.recall.models import Memory
 from workers.recall.store import MemoryFilter, MemoryStore
+from workers.recall.timeline import superseded as replaced_by
 
 STATEMENT_TYPES: tuple[MemoryType, ...] = ("rule", "fact", "preference", "procedure")
 MAX_JUDGED = 20  # newer statements per request (the newest unjudged; the rest wait for the next session start)
@@ -168,8 +169,7 @@ def apply_judgement(store: MemoryStore, agent: str, q: Question, found: Sequence
             continue
         if latest(old.id).superseded_by is None:
             superseded += 1
-        changed[old.id] = msgspec.structs.replace(latest(old.id), superseded_by=new.id,
-                                                  last_seq=max(latest(old.id).last_seq, seq))
+        changed[old.id] = replaced_by(latest(old.id), new, seq)
         if latest(new.id).supersedes_id is None:
             changed[new.id] = msgspec.structs.replace(latest(new.id), supersedes_id=old.id)
     for memory_id in q.judged:

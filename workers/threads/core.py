@@ -63,7 +63,13 @@ from workers.conversation.signals import (
 from workers.conversation.statements import DecisionText
 from workers.render import clip_words
 from workers.threads.corrections import answered, reopen_corrected
-from workers.threads.summary import about_topic, closing_sentence, compose_summary, without_title_frame
+from workers.threads.summary import (
+    about_topic,
+    closing_sentence,
+    compose_summary,
+    follow_claims,
+    without_title_frame,
+)
 from workers.threads.topics import Topic, track
 from workers.threads.waits import end_waits
 
@@ -266,6 +272,7 @@ def _apply_signals(
     threads = _append_decisions(threads, signals.decisions, ts)
     # the open threads the message names (decisions above are matched by their own sentence)
     named = {t.id for t in threads if t.status == "open" and matches_title(t.title, words)}
+    threads = follow_claims(threads, text.original, event.sender or event.role)  # one value of a fact
     if signals.waits:
         threads = _set_waiting(threads, signals.waits[-1], named, event)
     if mood != "neutral":
@@ -295,7 +302,8 @@ def apply_message(
     ordinal = base.messages + 1
     threads = _open_threads_for_topics(list(base.threads), signals.topics, event, mood, patterns, text)
     update = track(base.recent, base.settled, ordinal, text.original, text.lowered,
-                   lambda: _carries_work(text, signals, patterns), threads, patterns, event.role, event.session)
+                   lambda: _carries_work(text, signals, patterns), threads, patterns, event.role, event.session,
+                   base.heard)
     if update.promoted:
         threads = _open_threads_for_candidates(threads, update.promoted, event, mood, patterns)
     if threads:
@@ -310,7 +318,7 @@ def apply_message(
     same_session = not previous or previous == event.session
     session_mood = mood if mood != "neutral" else base.session_mood if same_session else "neutral"
     return _rebuilt(base, ts, session_mood, prune_and_cap(threads, settings, ts), messages=ordinal,
-                    recent=update.recent, settled=update.settled)
+                    recent=update.recent, settled=update.settled, heard=update.heard)
 
 
 def _thread_change(event: FeedbackEvent) -> dict[str, object] | None:

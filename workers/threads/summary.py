@@ -11,17 +11,26 @@ said nothing about any thread (issue 18). Here:
   a thread that closed is about the sentence that closed it ("The auth migration is done ✅
   all services validate tokens against the key service");
 * ``summary`` is ``about`` followed by where the thread stands: the latest decision and,
-  while open, what it waits for. It is recomposed whenever the thread changes.
+  while open, what it waits for. It is recomposed whenever the thread changes;
+* an ``about`` that states a fact follows it: when a later message says the same fact with
+  another value ("Our deploy day is Tuesday." → "Our deploy day is Thursday now.", a claim
+  of ``workers.conversation.claims``), that sentence is what the thread is about now
+  (:func:`follow_claims`), so a briefing never shows the thread saying Tuesday beside
+  a memory saying Thursday.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Final
 
+import msgspec
+
 from schemas.docs import Thread
+from workers.conversation.claims import claim_of, conflicts
 from workers.conversation.patterns import MatchText, PatternSet
-from workers.conversation.sentences import clip_around, sentence_around, sentence_ends, tidy
+from workers.conversation.sentences import clip_around, sentence_around, sentence_ends, sentence_spans, tidy
 from workers.render import clip_words
 
 ABOUT_CHARS: Final = 120
@@ -131,3 +140,46 @@ def said_in(part: str, text: str) -> bool:
     """Whether ``text`` says ``part`` already (whitespace and case aside)."""
     needle = " ".join(part.split()).lower()
     return bool(needle) and needle in " ".join(text.split()).lower()
+
+
+def follow_claims(threads: list[Thread], original: str, sender: str | None) -> list[Thread]:
+    """Threads whose ``about`` states a fact this message states otherwise, about that
+    sentence now (see the module docstring); the others as they are."""
+    # the facts the threads state: a claim with a value ("… is Tuesday", "… runs on Postgres 14")
+    stated = {t.id: claim for t in threads if t.about and (claim := claim_of(t.about)) is not None and claim.value}
+    if not stated:
+        return threads
+    frames = [_frame_words(t.about) for t in threads if t.id in stated]
+    # only a sentence with all of a frame's words can state the same fact (a claim costs ~50 us
+    # a sentence, and most messages state none of the threads' facts)
+    said = [(sentence, claim) for sentence, claim in
+            ((original[a:b], claim_of(original[a:b], sender)) for a, b in sentence_spans(original)
+             if any(frame <= _word_set(original[a:b]) for frame in frames))
+            if claim is not None]
+    if not said:
+        return threads
+    out = []
+    for thread in threads:
+        newer = next((sentence for sentence, claim in reversed(said) if conflicts(claim, stated.get(thread.id))),
+                     None)
+        about = clip_words(_sentence_case(tidy(newer)), ABOUT_CHARS) if newer is not None else None
+        out.append(thread if about is None else msgspec.structs.replace(thread, about=about))
+    return out
+
+
+_WORDS = re.compile(r"\w+")
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _word_set(text: str) -> frozenset[str]:
+    return frozenset(_WORDS.findall(text.casefold()))
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _frame_words(about: str) -> frozenset[str]:
+    """An about's words of four letters or more but its value's: what restating its fact repeats
+    ("deploy" of "Our deploy day is Tuesday"; none in a language written without spaces)."""
+    claim = claim_of(about)
+    value = set(claim.value.split()) if claim is not None else set()
+    return frozenset(w for w in _word_set(about) if len(w) >= 4 and w not in value and not _CJK.search(w))
+

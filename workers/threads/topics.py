@@ -35,12 +35,14 @@ import msgspec
 
 from schemas.docs import RecentMessage, Thread
 from workers.conversation.patterns import PatternSet, prepare_text
+from workers.conversation.promises import find_promises
 from workers.conversation.sentences import clip_around, sentence_around, sentence_ends, tidy
 
 MIN_MENTIONS: Final = 2
 WINDOW: Final = 10  # messages
 HEAD_CHARS: Final = 400  # of each message, kept in the window
 MAX_SETTLED: Final = 100
+MAX_HEARD: Final = 200
 ABOUT_CHARS: Final = 120
 MIN_WORD_CHARS: Final = 3
 
@@ -51,6 +53,8 @@ _MARKS: Final = ".,;:!?()\\[\\]{}\"“”«»„…—–/|"
 _TOKENS: Final = re.compile(f"[{_MARKS}]|[^\\s{_MARKS}]+")
 _STRIP: Final = ".,;:!?()[]{}\"“”«»„…—–/|'’`*_#>"
 _EDGES: Final = "'’\"`*_#>"
+# a bracketed note in a message ("[shares a photo of …]", "[image: …]"): not what was said
+_ANNOTATION: Final = re.compile(r"\[[^\]\n]{0,400}\]")
 _CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
 
@@ -116,10 +120,12 @@ def _kind(token: str, stopwords: frozenset[str]) -> tuple[int, str]:
 def phrases_of(lowered: str, stopwords: frozenset[str]) -> dict[str, int]:
     """The candidate phrases of a lower-cased message (phrase → its number of words, in
     order of appearance): runs of content words within a clause; one linking word may join
-    two ("informe de ventas")."""
+    two ("informe de ventas"). A bracketed note ("[shares a photo of …]") has none."""
     found: dict[str, int] = {}
     run: list[str] = []
     kinds = _KINDS.of(stopwords)
+    if "[" in lowered:  # "[shares a photo of a board game …]" says what an image shows, not the topic
+        lowered = _ANNOTATION.sub(" | ", lowered)
     for token in _TOKENS.findall(lowered):  # words and clause marks, in one pass in C
         known = kinds.get(token)
         if known is None:
@@ -197,6 +203,7 @@ class Update(NamedTuple):
     recent: list[RecentMessage]
     settled: list[str]
     promoted: list[Topic]  # open a thread for each, in this order
+    heard: dict[str, int]  # ``ThreadsDoc.heard`` after the message
 
 
 def _carried_work(window: Window, index: int, patterns: PatternSet) -> bool:
@@ -205,8 +212,9 @@ def _carried_work(window: Window, index: int, patterns: PatternSet) -> bool:
     m = window.messages[index]
     if m.work or m.checked:
         return m.work
-    text = prepare_text(m.text)
-    promise = patterns.commitment.may_match(text) and any(p.search(text) is not None for p in patterns.commitment)
+    # a promise as the commitments worker reads one: "I'll keep you posted", "maybe I'll go back
+    # someday" carry no work (issue 37)
+    promise = bool(find_promises(prepare_text(m.text), patterns))
     window.messages[index] = msgspec.structs.replace(m, work=promise, checked=True)
     return promise
 
@@ -216,23 +224,28 @@ class _Context(NamedTuple):
     title_words: frozenset[str]
     stopwords: frozenset[str]
     patterns: PatternSet
+    titles: tuple[str, ...] = ()  # the open threads' titles, lowered
 
 
 def _with_threads(mentions: list[Mention], ctx: _Context) -> int:
-    """Mentions in a message that also names an open thread (a title word in it)."""
-    return sum(1 for m in mentions if any(w in _lower(m.text) for w in ctx.title_words))
+    """Mentions in a message that also names an open thread: its whole title. One word of it
+    is not enough: in a meeting about a remote control, "remote" is in every other message, and
+    "speech recognition" or "casing material" were each taken for a detail of "remote control"
+    (issue 37)."""
+    return sum(1 for m in mentions if any(t in _lower(m.text) for t in ctx.titles))
 
 
 WAIT, SETTLE, OPEN = 0, 1, 2
 
 
-def _verdict(key: str, mentions: list[Mention], ctx: _Context) -> int:
+def _verdict(key: str, mentions: list[Mention], ctx: _Context, again: bool) -> int:
     """OPEN: a thread of its own (or of its broader topic); SETTLE: never one (a thread
-    covers it); WAIT: not yet (no work came with it so far). Cheapest checks first."""
+    covers it); WAIT: not yet (no work came with it so far, and the conversation did not come
+    back to it: ``again``). Cheapest checks first."""
     if _known(key, ctx.title_words, ctx.stopwords):
         return SETTLE
     at = {m.n: i for i, m in enumerate(ctx.window.messages)}
-    if not any(_carried_work(ctx.window, at[m.n], ctx.patterns) for m in mentions):
+    if not again and not any(_carried_work(ctx.window, at[m.n], ctx.patterns) for m in mentions):
         return WAIT
     if 2 * _with_threads(mentions, ctx) >= len(mentions):  # mostly said together with a thread: its detail
         return SETTLE
@@ -279,19 +292,22 @@ def _promote(key: str, mentions: list[Mention], ctx: _Context) -> tuple[str, lis
 
 def track(recent: Sequence[RecentMessage], settled: Sequence[str], ordinal: int, original: str, lowered: str,
           work: Callable[[], bool], threads: Sequence[Thread], patterns: PatternSet, role: str = "",
-          session: str = "") -> Update:
+          session: str = "", heard: dict[str, int] | None = None) -> Update:
     """This message (``ordinal``; said by ``role`` in ``session``) joins the window; say which
     phrases become threads.
 
-    ``work`` says whether the message carries work: asked once, kept in the window."""
-    stopwords = patterns.stopwords
+    ``work`` says whether the message carries work: asked once, kept in the window. ``heard``:
+    the phrases said twice in an earlier window without work, each with the ordinal of the
+    message that said it last (``ThreadsDoc.heard``; not changed in place)."""
+    heard = {} if heard is None else heard
+    stopwords = patterns.phrase_breaks
     here = RecentMessage(n=ordinal, work=work(), text=original[:HEAD_CHARS], role=role, session=session)
     window_messages = [*recent[-(WINDOW - 1):], here]
     if len(window_messages) < MIN_MENTIONS:
-        return Update(window_messages, list(settled), [])
+        return Update(window_messages, list(settled), [], heard)
     phrases = phrases_of(lowered[:HEAD_CHARS], stopwords)
     if not phrases:
-        return Update(window_messages, list(settled), [])
+        return Update(window_messages, list(settled), [], heard)
     # one lower-cased string of the earlier messages: one substring search per phrase (a
     # phrase is made of words, never of NUL, so no match spans two messages)
     earlier = [_lower(m.text) for m in window_messages[:-1]]
@@ -301,21 +317,44 @@ def track(recent: Sequence[RecentMessage], settled: Sequence[str], ordinal: int,
         done = set(settled)
         repeated = [k for k in repeated if k not in done]
     if not repeated:
-        return Update(window_messages, list(settled), [])
+        return Update(window_messages, list(settled), [], heard)
     window = Window(window_messages, [*earlier, lowered[:HEAD_CHARS]])
-    ctx = _Context(window, _title_words(threads, stopwords), stopwords, patterns)
-    return _decide(sorted(repeated, key=lambda k: (-k.count(" "), lowered.find(k))), ctx, list(settled))
+    ctx = _Context(window, _title_words(threads, stopwords), stopwords, patterns,
+                   tuple(t.title.lower() for t in threads if t.status == "open"))
+    return _decide(sorted(repeated, key=lambda k: (-k.count(" "), lowered.find(k))), ctx, list(settled),
+                   dict(heard))
 
 
-def _decide(keys: list[str], ctx: _Context, settled: list[str]) -> Update:
+def _again(heard: dict[str, int], key: str, mentions: list[Mention]) -> bool:
+    """Whether the conversation comes back to ``key``: it was said twice in an earlier window
+    without work, and all of this window's mentions came after that (a meeting's "speech
+    recognition", a chat's "dance studio" weeks apart; the garden chat's "back garden", said
+    three times in one go, is not)."""
+    last = heard.get(key)
+    return last is not None and last < mentions[0].n
+
+
+def _hear(heard: dict[str, int], key: str, mentions: list[Mention]) -> None:
+    """``key`` was said twice here without work: keep its latest mention (at most ``MAX_HEARD``
+    phrases, the ones heard longest ago dropped)."""
+    heard.pop(key, None)
+    heard[key] = mentions[-1].n
+    while len(heard) > MAX_HEARD:
+        del heard[next(iter(heard))]
+
+
+def _decide(keys: list[str], ctx: _Context, settled: list[str], heard: dict[str, int]) -> Update:
     promoted: list[Topic] = []
-    title_words = ctx.title_words
+    title_words, titles = ctx.title_words, ctx.titles
     for key in keys:
         mentions = ctx.window.mentions(key)
-        ctx = ctx._replace(title_words=title_words)
-        verdict = _verdict(key, mentions, ctx)
-        if verdict != WAIT:
+        ctx = ctx._replace(title_words=title_words, titles=titles)
+        verdict = _verdict(key, mentions, ctx, _again(heard, key, mentions))
+        if verdict == WAIT:
+            _hear(heard, key, mentions)
+        else:
             settled.append(key)
+            heard.pop(key, None)
         if verdict != OPEN:
             continue
         pick = _promote(key, mentions, ctx)
@@ -325,4 +364,5 @@ def _decide(keys: list[str], ctx: _Context, settled: list[str]) -> Update:
         promoted.append(Topic(first.text[first.at : first.at + len(pick[0])], _about(first)))
         settled.append(pick[0])
         title_words = title_words | _words(pick[0].replace("-", " "), ctx.stopwords) | {pick[0]}
-    return Update(ctx.window.messages, settled[-MAX_SETTLED:], promoted)
+        titles = (*titles, pick[0])
+    return Update(ctx.window.messages, settled[-MAX_SETTLED:], promoted, heard)

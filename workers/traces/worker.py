@@ -18,10 +18,10 @@ import msgspec
 from prometheus_client import Counter
 
 from schemas.docs import Finding, OperationsDoc, TraceDoc, TraceStep, Triage
-from schemas.events import FeedbackEvent, MessageEvent, RunEvent, SessionEvent, ToolEvent
+from schemas.events import FeedbackEvent, LlmAnswerValue, MessageEvent, RunEvent, SessionEvent, ToolEvent
 from shared.codec import Envelope
 from shared.config import TracesSettings
-from shared.llm import LlmClient
+from shared.llm import Later, LlmClient, worker_llm
 from shared.names import BUCKET_OPERATIONS, BUCKET_TRACES
 from shared.projection import EventProjection, Projection, ProjectionHandler
 from shared.runtime import WorkerContext, WorkerSpec
@@ -37,6 +37,7 @@ FINDINGS = Counter("cortex_traces_findings_total", "Failure findings made, by si
 TRIAGED = Counter("cortex_traces_triaged_total", "New findings triaged by the LLM, by verdict", ["verdict"])
 
 _TRACE_EVENTS = (MessageEvent, SessionEvent, ToolEvent, RunEvent)
+ANSWER_KIND = "llm_answer"  # the late answers to its triage calls (shared.llm)
 
 
 def _new_findings(before: TraceDoc | None, after: TraceDoc | None) -> list[Finding]:
@@ -57,6 +58,7 @@ def _steps_of(session: str, *docs: TraceDoc | None) -> list[TraceStep]:
 class TracesProjection(Projection[TraceDoc, dict[str, Triage]]):
     bucket = BUCKET_TRACES
     doc_type = TraceDoc
+    answers = frozenset({triage.PURPOSE})
 
     def __init__(self, settings: TracesSettings, config: TraceConfig, llm: LlmClient | None) -> None:
         self._settings = settings
@@ -80,11 +82,24 @@ class TracesProjection(Projection[TraceDoc, dict[str, Triage]]):
         for finding in _new_findings(doc, after):
             prompt = triage.build_prompt(finding, _steps_of(finding.session, after, doc))
             text = await self._llm.complete(agent=env.agent, purpose=triage.PURPOSE, system=triage.SYSTEM_PROMPT,
-                                            prompt=prompt, when=env.event.ts, max_tokens=300, tool=triage.TOOL)
+                                            prompt=prompt, when=env.event.ts, max_tokens=300, tool=triage.TOOL,
+                                            later=Later(finding.id))
             verdict = triage.parse_answer(text)
             if verdict is not None:
                 verdicts[finding.id] = verdict
         return verdicts
+
+    def enrich(self, doc: TraceDoc | None, env: Envelope, answer: LlmAnswerValue) -> TraceDoc | None:
+        """A finding's triage that came after the finding (the model was unreachable then),
+        if the finding is still there and untriaged."""
+        verdict = triage.parse_answer(answer.text)
+        if doc is None or verdict is None or not isinstance(answer.context, str):
+            return None
+        if not any(f.id == answer.context and f.triage is None for f in doc.findings):
+            return None
+        TRIAGED.labels("kept" if verdict.keep else "dismissed").inc()
+        return _replace(doc, findings=[_replace(f, triage=verdict) if f.id == answer.context else f
+                                       for f in doc.findings])
 
     def compose(self, doc: TraceDoc | None, env: Envelope, inputs: dict[str, Triage]) -> TraceDoc | None:
         after = self._derive(doc, env)
@@ -145,13 +160,13 @@ class TracesHandler(ProjectionHandler):
 
 
 async def build(ctx: WorkerContext) -> ProjectionHandler:
-    llm = LlmClient(ctx.settings, ctx.js, http_client=ctx.extras.get("llm_http_client"),
-                    max_retries=ctx.extras.get("llm_max_retries", 3))
+    llm = await worker_llm(ctx, BUCKET_TRACES, checks={triage.PURPOSE: lambda text: triage.parse_answer(text)
+                                                       is not None})
     return TracesHandler(ctx, llm)
 
 
 # compaction events are consumed only as cuts for composed documents
 SPEC = WorkerSpec(name="traces", families=("msg", "session", "tool", "run", "feedback", "compaction"),
-                  feedback_kinds=(SEEN_KIND,), build=build,
+                  feedback_kinds=(SEEN_KIND, ANSWER_KIND), feedback=(ANSWER_KIND,), build=build,
                   config_sections=("traces",), buckets=(BUCKET_TRACES, BUCKET_OPERATIONS), llm=True,
                   patterns=("workers.conversation", "workers.traces"))

@@ -15,6 +15,7 @@ from shared.config import ALL_LANGUAGES, parse_languages
 from workers.conversation import Family, PatternSet, detect_mood, get_patterns, prepare_text
 from workers.conversation.languages import PACKS
 from workers.conversation.patterns import MOOD_ORDER
+from workers.conversation.signals import cue_topics
 
 EN = get_patterns(("en",))
 DE = get_patterns(("de",))
@@ -290,6 +291,42 @@ def test_both_topic_patterns_capture_either_language() -> None:
     """patterns.test.ts › topic patterns › both › captures English / German topics."""
     assert capture_topics(BOTH.topic, "back to the auth flow")
     assert capture_topics(BOTH.topic, "zurück zu dem Plugin")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # "back to" returns to a topic where a clause starts, or after "let's get/go/come"
+        ("I'll get back to you on the pricing question tomorrow", []),
+        ("Going back to school next week", []),
+        ("We decided to roll back to version 2.3 because the new connection pool leaks", []),
+        ("They take us back to simpler times but it's nice", []),
+        ("Have you ever considered going back to acting?", []),
+        ("OK, back to the pricing question.", ["pricing question"]),
+        ("Back to the payment gateway integration: the keys arrived.", ["payment gateway integration"]),
+        ("Let's go back to the onboarding flow", ["onboarding flow"]),
+        # the topic ends before a conjunction, a pronoun, an auxiliary or a time word
+        ("Uh so let's talk about our bonuses and the raises we're getting", ["bonuses"]),
+        ("Let's talk again soon!", []),
+        ("Regarding your political goals?", ["political goals"]),
+        ("Let's discuss the budget for our team", ["budget"]),
+        ("Back to the disk pressure on db-2: the volume is at 94 percent.", ["disk pressure on db-2"]),
+        ("I wouldn't know about the costs of them.", []),  # "now about" inside "know about"
+    ],
+)
+def test_english_cue_topics_are_returns_to_a_topic_and_stop_at_the_clause(text: str, expected: list[str]) -> None:
+    """Issue 37: "I'll get back to you on the pricing question tomorrow" opened "you on the pricing
+    question tomorrow", "They take us back to simpler times but it's nice" "simpler times but it"."""
+    assert [topic for _, topic in cue_topics(prepare_text(text), BOTH)] == expected
+
+
+def test_french_on_ends_a_french_topic_not_an_english_one() -> None:
+    """A topic's end words are its own language's: French "on" is a pronoun, English "on" a preposition."""
+    assert [t for _, t in cue_topics(prepare_text("Parlons de la migration du CRM : on verra"), ALL)] == [
+        "migration du CRM"]
+    assert [t for _, t in cue_topics(prepare_text("Parlons du budget on verra demain"), ALL)] == ["budget"]
+    assert [t for _, t in cue_topics(prepare_text("Zurück zum Release und dann Pause"), ALL)] == ["Release"]
+    assert [t for _, t in cue_topics(prepare_text("Ich gehe zurück zur Schule"), ALL)] == []
 
 
 def test_english_topic_accepts_the_typographic_apostrophe() -> None:

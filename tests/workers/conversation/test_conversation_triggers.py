@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from workers.conversation.languages import PACKS, UNIVERSAL_MOOD
-from workers.conversation.patterns import Family, get_patterns
-from workers.conversation.triggers import any_literal, required_literals, unwrapped
+from workers.conversation.patterns import Family, Pattern, get_patterns
+from workers.conversation.triggers import any_literal, required_literals, split_lead, unwrapped
 
 
 @pytest.mark.parametrize(
@@ -44,7 +44,8 @@ def _all_sources() -> list[str]:
 
 
 @pytest.mark.parametrize("source", _all_sources())
-@settings(max_examples=40, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(data=st.data())
 def test_every_match_of_a_language_pattern_contains_one_of_its_triggers(source: str, data: st.DataObject) -> None:
     """Soundness of the pre-check on the real packs: for generated texts that match the
@@ -148,3 +149,41 @@ def test_unwrapped_drops_only_groups_around_the_whole_source() -> None:
     assert unwrapped("(?:(?:a|b))") == "a|b"
     for kept in ("(?:a)|(?:b)", "(?:a)?", "(?:a)b", "(a|b)", "(?:[)]|b)c", r"(?:a\)|b)c", "(?=a)"):
         assert unwrapped(kept) == kept
+
+
+def _every_source() -> list[str]:
+    """Every pattern source of every pack, the families issue 37 added included."""
+    sources = _all_sources()
+    for pack in PACKS.values():
+        sources += [*pack.proposal, *pack.requested, *pack.frame, *pack.arrival, *pack.reason]
+    return sources
+
+
+@pytest.mark.parametrize("source", [s for s in _every_source() if split_lead(unwrapped(s))[0] is not None])
+@settings(max_examples=15, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_a_pattern_with_its_lead_split_off_finds_what_the_pattern_finds(source: str, data: st.DataObject) -> None:
+    """``split_lead``: the rest's matches kept where the leading assertions hold are the
+    pattern's matches (spans and groups), on texts around its own matches."""
+    text = "".join(_around(source, data) for _ in range(2))
+    compiled = Pattern.compile(source, lowered=False)
+    split = [(m.span(), m.groups()) for m in compiled.find_all(text)]
+    assert split == _found(re.compile(source), text)
+
+
+def test_a_lead_is_split_off_only_before_a_literal() -> None:
+    assert split_lead(r"(?<![a-z])(?:decided|decision)") == (r"(?<![a-z])", "(?:decided|decision)")
+    assert split_lead(r"\bwir (?:nehmen)") == (r"\b", "wir (?:nehmen)")
+    for kept in (r"(?<![a-z])a|b",  # the lead guards one alternative only
+                 r"(?<![\w'’])[\w.+#-]+ it is",  # a class: quadratic on a long word
+                 r"(?<=(x))y",  # it captures
+                 r"(?<![a-z])(?:a?b)", "decided"):
+        assert split_lead(kept) == (None, kept), kept
+
+
+def test_a_split_lead_scans_a_hostile_message_in_linear_time() -> None:
+    """64 KiB of "xdecided": every occurrence fails the lead; each search finds the next one."""
+    pattern = Pattern.compile(r"(?<![a-z])decided", lowered=False)
+    assert pattern.lead is not None
+    assert list(pattern.find_all("xdecided" * 8192)) == []
+    assert [m.start() for m in pattern.find_all("decided xdecided, decided")] == [0, 18]

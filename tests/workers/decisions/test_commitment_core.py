@@ -27,7 +27,8 @@ _ids = itertools.count()
 def message(content: str, minutes: float = 0, **fields: Any) -> MessageEvent:
     fields.setdefault("role", "user")
     fields.setdefault("id", f"m{next(_ids)}")
-    return MessageEvent(agent="agent", session="s", ts=T0 + timedelta(minutes=minutes), content=content, **fields)
+    fields.setdefault("session", "s")
+    return MessageEvent(agent="agent", ts=T0 + timedelta(minutes=minutes), content=content, **fields)
 
 
 def say(doc: CommitmentsDoc | None, content: str, minutes: float = 0, **fields: Any) -> CommitmentsDoc:
@@ -443,3 +444,66 @@ def test_a_named_persons_promise_is_theirs_and_a_request_to_the_agent_is_the_age
         ("Sarah", None, "send the signed contract", "2026-02-20"),
         ("assistant", "assistant", "remind me to renew the SSL certificate", "2026-02-18"),
     ]
+
+
+# ── a closure the user corrects (issue 37) ─────────────────────────────────────────
+
+
+DEPLOY = "I'll deploy the payment service now."
+CLAIM = "Done! The payment service is deployed ✅"
+
+
+def _statuses(doc: CommitmentsDoc) -> list[str]:
+    return [c.status for c in doc.commitments]
+
+
+def test_a_commitment_the_agent_closed_opens_again_when_the_user_corrects_it() -> None:
+    """Issue 37: "I'll deploy the payment service now" stayed done after the agent's own "Done!
+    … deployed ✅", the failed deploys and the user's "No, that's wrong, the deploy failed"."""
+    doc = say(None, DEPLOY, 0, role="assistant")
+    doc = say(doc, CLAIM, 1, role="assistant")
+    assert _statuses(doc) == ["done"] and doc.agent_turn is not None
+    doc = say(doc, "No, that's wrong, the deploy failed", 2)
+    assert _statuses(doc) == ["open"] and doc.agent_turn is None
+    doc = say(doc, "Sorry, retrying the rollout.", 3, role="assistant")
+    assert _statuses(doc) == ["open"]
+    doc = say(doc, "The payment service is deployed now ✅", 4, role="assistant")  # the real fix closes it
+    assert _statuses(doc) == ["done"]
+
+
+def test_a_reopened_commitment_with_a_past_due_is_overdue_again() -> None:
+    doc = say(None, "I'll deploy the payment service today.", 0, role="assistant")
+    doc = say(doc, CLAIM, DAY + 1, role="assistant")
+    assert _statuses(doc) == ["done"]
+    assert _statuses(say(doc, "That's wrong, it's still down", DAY + 2)) == ["overdue"]
+
+
+@pytest.mark.parametrize("answer", [
+    "Thanks, great work!",  # no correction
+    "Perfect, that's right, thank you",
+    "That's wrong? No, it's fine, thanks!",  # a correction phrase with thanks
+])
+def test_a_message_that_corrects_nothing_leaves_the_closure(answer: str) -> None:
+    doc = say(say(None, DEPLOY, 0, role="assistant"), CLAIM, 1, role="assistant")
+    assert _statuses(say(doc, answer, 2)) == ["done"]
+
+
+def test_only_the_next_user_message_of_the_session_corrects_the_closure() -> None:
+    doc = say(say(None, DEPLOY, 0, role="assistant"), CLAIM, 1, role="assistant")
+    later = say(say(doc, "Great.", 2), "No, that's wrong, the deploy failed", 3)
+    assert _statuses(later) == ["done"]  # the turn ended with "Great."
+    other = say(doc, "No, that's wrong, the deploy failed", 2, session="s2")
+    assert _statuses(other) == ["done"]  # another session
+    # a plain "no" to the agent's question is an answer, not a correction
+    asked = say(say(None, DEPLOY, 0, role="assistant"), "Done! The payment service is deployed ✅ Should I also "
+                "deploy the worker?", 1, role="assistant")
+    assert _statuses(say(asked, "No.", 2)) == ["done"]
+
+
+def test_the_agents_turn_is_replayed_from_the_document() -> None:
+    """The turn lives in the document: a worker restarted between the claim and the correction
+    (its document read back from the store) reopens the same commitment."""
+    doc = say(say(None, DEPLOY, 0, role="assistant"), CLAIM, 1, role="assistant")
+    stored = msgspec.json.decode(msgspec.json.encode(doc), type=CommitmentsDoc)
+    assert stored == doc
+    assert _statuses(say(stored, "No, that's wrong, the deploy failed", 2)) == ["open"]

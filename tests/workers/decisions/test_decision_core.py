@@ -406,3 +406,35 @@ def test_impact_reads_the_topic_the_decision_was_made_in() -> None:
     far = ["Let's get back to the auth migration.", *(["Nice weather today."] * 12),
            "We decided to use Auth0 as the provider."]
     assert [d.impact for d in run(*far)] == ["medium"]
+
+
+@pytest.mark.parametrize(("text", "what", "why"), [
+    ("Excellent, so we'll go with speech recognition, yeah?", "We'll go with speech recognition", ""),
+    ("We decided to use Stripe, right? The fees are lower.", "We decided to use Stripe", ""),
+    ("Wir haben entschieden, Postgres zu nehmen, oder?", "Wir haben entschieden, Postgres zu nehmen", ""),
+    ("The cluster is critical, so let's use Postgres.", "Let's use Postgres", "The cluster is critical"),
+])
+def test_a_decision_asking_only_for_assent_is_said(text: str, what: str, why: str) -> None:
+    """Issue 37 (AMI): a meeting's recap "so we'll go with speech recognition, yeah?" was taken for
+    a question; an interjection before "so" ("Excellent, so …") is no reason."""
+    assert [(d.what, d.why) for d in run(text)] == [(what, why)]
+
+
+@pytest.mark.parametrize("text", [
+    "Did we decide to use Stripe?", "Should we go with Postgres?", "Oh here it is", "Here it is!", "Yes it is.",
+    "I love how uncomplicated it is.", "Let's go for lunch then.",
+])
+def test_a_question_or_a_remark_with_it_is_decides_nothing(text: str) -> None:
+    """Issue 37 (LoCoMo, AMI): "Oh here it is", "I love how uncomplicated it is", "Let's go for
+    lunch then" were decisions."""
+    assert run(text) == []
+
+
+def test_a_proposal_is_read_only_when_an_answer_ratifies_it() -> None:
+    """The message is kept (its end) and read for a proposal only on a ratification: most
+    messages with a "let's" are never answered "Agreed."; without a proposal word none is kept."""
+    doc = apply_message(None, message("How about we use Postgres for the event store?", 0, sender="a"), SETTINGS,
+                        ALL, UTC_ZONE)
+    assert doc.proposal is not None and doc.proposal.what == "" and doc.proposal.said.startswith("How about")
+    plain = apply_message(doc, message("The weather is nice today.", 1, sender="b"), SETTINGS, ALL, UTC_ZONE)
+    assert plain.proposal is None

@@ -285,30 +285,29 @@ def test_statement_names_resolve_to_typed_entities_when_known() -> None:
 
 
 def _statements_unguarded(text: str) -> list[object]:
-    """derive_statements without its STATEMENT_HINT pre-check (the scan for names on every text)."""
+    """derive_statements without its pre-check (the word after a name must be a statement's verb)."""
+    from workers.conversation.patterns import prepare_text
     from workers.knowledge import facts as kf
     from workers.knowledge import patterns as kp
+    from workers.knowledge.personal import DEFAULT_LANGUAGES, get_personal_patterns
 
     head = text[: kf.MAX_SCAN_CHARS]
-    found: dict[object, None] = {}
-    for name in kp.PROPER_NOUN.finditer(head):
-        statement = kf._works_at(head, name.end()) or kf._is_a(head, name.end())
-        subject = kf.canonicalize(name.group(), "unknown")
-        if statement is not None and subject and len(subject) <= kf.MAX_VALUE_CHARS:
-            found[statement._replace(subject=subject)] = None
-    return list(found)
+    spans = [m.span() for m in kp.PROPER_NOUN.finditer(head)]
+    return list(kf._name_statements(prepare_text(head), get_personal_patterns(DEFAULT_LANGUAGES), spans,
+                                    guarded=False))
 
 
 def test_the_statement_pre_check_changes_no_result() -> None:
-    """Texts without a verb phrase a statement needs are not scanned for names; the
-    statements are those of scanning every text (the bench's messages and edge cases)."""
+    """A name not followed by a statement's verb is tried for no statement; the statements
+    are those of trying every name (the bench's messages and edge cases)."""
     from workers.bench.events import EventSource
 
     source = EventSource(8, 3)
     texts = [msgspec.json.decode(source.message(agent).data)["content"] for agent in source.agents * 40]
     texts += ["Atlas works at Acme GmbH.", "Forge worked for Vainplex", "Lena is working at Bosch AG",
               "Jürgen arbeitete bei Siemens AG.", "Atlas ist ein Agent.", "Forge\tis  an\tassistant.",
-              "Atlas is a", "Atlas is agile.", "Atlas Works At Acme"]
+              "Atlas is a", "Atlas is agile.", "Atlas Works At Acme", "Maria lives in Porto.",
+              "Jonas ist allergisch gegen Nüsse.", "Yes, Lena has two kids.", "Anna  works as a nurse"]
     assert any(derive_statements(t) for t in texts)
     for text in texts:
         assert derive_statements(text) == _statements_unguarded(text), text

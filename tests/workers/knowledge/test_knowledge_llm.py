@@ -125,7 +125,7 @@ def test_prompt_is_deterministic_and_bounded() -> None:
 
 
 def test_llm_and_regex_sources_are_both_recorded() -> None:
-    doc = apply_message(None, message("I work for Acme GmbH."), SETTINGS)
+    doc = apply_message(None, message("The contract with Acme GmbH arrived."), SETTINGS)  # the entity, no fact
     result = LlmKnowledge(entities=[LlmEntity(type="Organization", value="Acme GmbH")])
     merged = merge_llm_result(doc, result, T0, SETTINGS)
     acme = next(e for e in merged.entities if e.id == "organization:acme")
@@ -151,7 +151,7 @@ def test_llm_entities_get_type_words_normalized_and_llm_importance() -> None:
 
 
 def test_llm_facts_resolve_names_to_entity_ids() -> None:
-    doc = apply_message(None, message("I work for Acme GmbH."), SETTINGS)
+    doc = apply_message(None, message("The contract with Acme GmbH arrived."), SETTINGS)  # the entity, no fact
     result = LlmKnowledge(
         entities=[LlmEntity(type="person", value="Claude")],
         facts=[

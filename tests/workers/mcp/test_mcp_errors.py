@@ -15,7 +15,7 @@ import nats
 import pytest
 import pytest_asyncio
 from cortex_testkit import ConfiguredNats, cortex, subject_count, wait_for
-from mcp_testkit import McpSession, mcp_env, spawn_cortex, stdio_server
+from mcp_testkit import HttpServers, McpSession, mcp_env, spawn_cortex, stdio_server, with_token
 
 from schemas.events import FeedbackEvent
 from shared.names import EVENTS_STREAM, stored_subject
@@ -100,6 +100,25 @@ async def test_a_stopped_api_worker_is_a_tool_error_not_a_hang(env: Env) -> None
     assert len((await env.client.list_tools()).tools) == len(TOOLS)  # the server goes on
 
 
+async def test_over_http_for_many_agents_a_stopped_api_worker_is_a_tool_error_not_a_hang(env: Env) -> None:
+    tokens = env.tmp / "tokens"
+    tokens.write_text("alice alice-0123456789abcdef\nbob bob-0123456789abcdef\n")
+    servers = HttpServers(env.tmp)
+    try:
+        url = servers.start_tokens(tokens, mcp_env(env.server.url(), env.tmp), "--timeout", str(TIMEOUT_S))
+        session = McpSession(with_token(url, "bob-0123456789abcdef"))
+        client = await session.start()
+        try:
+            message = error_text(await call(client, "cortex_threads"))
+            assert message == ("Cortex's api worker is not running (nothing answers cortex.api.threads.bob); start "
+                               "it with `cortex up` or `cortex worker api`, then call the tool again.")
+            assert len((await client.list_tools()).tools) == len(TOOLS)  # the server goes on
+        finally:
+            await session.stop()
+    finally:
+        servers.stop_all()
+
+
 async def test_a_worker_that_does_not_answer_times_out_as_a_tool_error(env: Env) -> None:
     nc = await nats.connect(env.server.url())
     silent = await nc.subscribe("cortex.api.boot.alice")  # takes requests, never replies: a stuck worker
@@ -138,7 +157,8 @@ async def test_a_worker_that_does_not_answer_times_out_as_a_tool_error(env: Env)
          "The memory is 80000 bytes long and Cortex keeps at most 65536 bytes per memory: split it into shorter "
          "statements."),
         ("cortex_nonsense", {}, "There is no tool 'cortex_nonsense'; Cortex's tools are cortex_recall, "
-                                "cortex_remember, cortex_forget, cortex_search, cortex_stats, cortex_threads, "
+                                "cortex_remember, cortex_forget, cortex_update, cortex_history, cortex_search, "
+                                "cortex_stats, cortex_threads, "
                                 "cortex_decisions, cortex_commitments, cortex_traces, cortex_boot."),
     ],
 )

@@ -45,7 +45,8 @@ def test_an_output_schema_names_the_fields_of_the_objects_a_list_holds() -> None
 
 def test_the_permissions_are_the_agents_apis_and_the_feedback_its_tools_publish() -> None:
     assert nats_permissions("alice", "acme") == {
-        "publish": ["acme.api.*.alice", "acme.feedback.alice.memory_forget", "acme.feedback.alice.remember"],
+        "publish": ["acme.api.*.alice", "acme.feedback.alice.memory_forget", "acme.feedback.alice.memory_update",
+                    "acme.feedback.alice.remember"],
         "subscribe": ["_INBOX_alice.>"]}
 
 

@@ -6,6 +6,7 @@ answer."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 from collections.abc import AsyncIterator
@@ -18,8 +19,19 @@ import nats.errors
 import pytest
 import pytest_asyncio
 from cortex_testkit import ConfiguredNats, apis_answer, cortex, drained, wait_for
-from mcp_testkit import HttpServers, McpSession, mcp_env, spawn_cortex, stdio_server, stop
+from mcp import MCPError
+from mcp_testkit import (
+    HttpServers,
+    McpSession,
+    initialize_status,
+    mcp_env,
+    spawn_cortex,
+    stdio_server,
+    stop,
+    with_token,
+)
 
+from workers.mcp.auth import MISSING, REFUSED
 from workers.mcp.tools import TOOLS, nats_permissions
 from workers.recall.capture import remembered_id
 
@@ -32,13 +44,20 @@ ALICE_MARKERS = ("auth migration", "kubernetes", "Redis")
 SERVING = (("threads", b"{}"), ("recall", b'{"query": "auth"}'), ("boot", b"{}"))
 
 
+TOKENS = {"alice": "alice-0123456789abcdef", "bob": "bob-0123456789abcdef"}
+
+
+def user(name: str, password: str, agents: tuple[str, ...]) -> str:
+    """A NATS user holding what ``nats_permissions`` grants the servers of ``agents``, together."""
+    publish = [s for agent in agents for s in nats_permissions(agent)["publish"]]
+    subscribe = [s for agent in agents for s in nats_permissions(agent)["subscribe"]]
+    return (f"{{ user: {name}, password: {password}, permissions: {{ publish: {{ allow: {json.dumps(publish)} }}, "
+            f"subscribe: {{ allow: {json.dumps(subscribe)} }} }} }}")
+
+
 def auth_block() -> str:
-    users = ["{ user: svc, password: svc }"]
-    for agent in ("alice", "bob"):
-        perms = nats_permissions(agent)
-        users.append(f"{{ user: mcp_{agent}, password: {agent}-pw, permissions: {{ "
-                     f"publish: {{ allow: {json.dumps(perms['publish'])} }}, "
-                     f"subscribe: {{ allow: {json.dumps(perms['subscribe'])} }} }} }}")
+    users = ["{ user: svc, password: svc }", user("mcp_alice", "alice-pw", ("alice",)),
+             user("mcp_bob", "bob-pw", ("bob",)), user("mcp_shared", "shared-pw", ("alice", "bob"))]
     return "authorization {\n  users = [\n    " + "\n    ".join(users) + "\n  ]\n}\n"
 
 
@@ -61,9 +80,15 @@ class Pipeline:
         self.svc = server.url("svc:svc")
 
     def env(self, agent: str) -> dict[str, str]:
-        """A ``cortex mcp`` for ``agent`` with that agent's confined NATS user."""
+        """A ``cortex mcp`` for ``agent`` with that agent's confined NATS user (``shared``: the
+        user of a server for alice and bob together)."""
         return mcp_env(self.server.url(), self.tmp, CORTEX_NATS_USER=f"mcp_{agent}",
                        CORTEX_NATS_PASSWORD=f"{agent}-pw")
+
+    def token_file(self, name: str, agents: tuple[str, ...] = ("alice", "bob")) -> Path:
+        path = self.tmp / name
+        path.write_text("".join(f"{agent} {TOKENS[agent]}\n" for agent in agents))
+        return path
 
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
@@ -134,6 +159,20 @@ async def bob_http(pipeline: Pipeline) -> AsyncIterator[Any]:
         servers.stop_all()
 
 
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def shared_http(pipeline: Pipeline) -> AsyncIterator[tuple[str, Any, Any]]:
+    """One ``cortex mcp --http --tokens`` for alice and bob: (its URL, alice's session, bob's session)."""
+    servers = HttpServers(pipeline.tmp)
+    try:
+        url = servers.start_tokens(pipeline.token_file("tokens"), pipeline.env("shared"))
+        alice, bob = McpSession(with_token(url, TOKENS["alice"])), McpSession(with_token(url, TOKENS["bob"]))
+        yield url, await alice.start(), await bob.start()
+        await alice.stop()
+        await bob.stop()
+    finally:
+        servers.stop_all()
+
+
 def text(result: Any) -> str:
     assert len(result.content) == 1 and result.content[0].type == "text"
     return str(result.content[0].text)
@@ -148,8 +187,8 @@ async def ok(client: Any, tool: str, **arguments: Any) -> Any:
 async def test_the_tools_are_listed_with_schemas_a_model_can_use(alice: Any) -> None:
     listed = {tool.name: tool for tool in (await alice.list_tools()).tools}
     assert sorted(listed) == sorted(t.name for t in TOOLS) == sorted(
-        ["cortex_recall", "cortex_remember", "cortex_forget", "cortex_search", "cortex_stats", "cortex_threads",
-         "cortex_decisions", "cortex_commitments", "cortex_traces", "cortex_boot"])
+        ["cortex_recall", "cortex_remember", "cortex_forget", "cortex_update", "cortex_history", "cortex_search",
+         "cortex_stats", "cortex_threads", "cortex_decisions", "cortex_commitments", "cortex_traces", "cortex_boot"])
     for tool in listed.values():
         assert tool.input_schema["type"] == "object" and tool.input_schema["additionalProperties"] is False
         assert tool.output_schema is not None and tool.output_schema["type"] == "object"
@@ -224,6 +263,32 @@ async def test_remember_then_recall_finds_it_and_forget_removes_it(alice: Any) -
     await wait_for(forgotten, within=30, interval=0.2)
 
 
+async def test_update_changes_a_memory_and_history_lists_every_version(alice: Any) -> None:
+    """Issue 41 (mem0's update and history): cortex_update publishes a memory_update, the recall
+    worker changes the memory in place and keeps the version it replaces; cortex_history lists both."""
+    remembered = await ok(alice, "cortex_remember", content="The staging database lives on db-2.", type="fact")
+    memory_id = remembered.structured_content["memory_id"]
+
+    async def recalled(words: str) -> bool:
+        reply = await ok(alice, "cortex_recall", query="Where does the staging database live?")
+        return any(m["id"] == memory_id and words in m["content"] for m in reply.structured_content["memories"])
+
+    await wait_for(lambda: recalled("db-2"), within=30, interval=0.2)
+    updated = await ok(alice, "cortex_update", id=memory_id, content="The staging database lives on db-7.")
+    assert updated.structured_content["memory_id"] == memory_id
+    await wait_for(lambda: recalled("db-7"), within=30, interval=0.2)
+
+    shown = await ok(alice, "cortex_history", id=memory_id)
+    versions = shown.structured_content["versions"]
+    assert [v["content"] for v in versions] == ["The staging database lives on db-2.",
+                                                "The staging database lives on db-7."]
+    assert [v["event"] for v in versions] == [remembered.structured_content["event_id"],
+                                              updated.structured_content["event_id"]]
+    assert "db-2" in text(shown) and "(current)" in text(shown)
+    bad = await alice.call_tool("cortex_update", {"id": "not-a-uuid", "content": "x"})
+    assert bad.is_error and "not a memory id" in text(bad)
+
+
 async def test_a_server_for_another_agent_sees_none_of_it(alice_stdio: Any, bob_http: Any) -> None:
     alice = alice_stdio
     threads = await ok(bob_http, "cortex_threads")
@@ -252,8 +317,8 @@ async def test_a_server_for_another_agent_sees_none_of_it(alice_stdio: Any, bob_
     assert await alice_recalls()  # bob's forget, applied before his remember, did not touch alice's memory
 
 
-async def _recalled_by(client: Any, memory_id: str) -> bool:
-    reply = await ok(client, "cortex_recall", query="What is the locker code?")
+async def _recalled_by(client: Any, memory_id: str, what: str = "locker code") -> bool:
+    reply = await ok(client, "cortex_recall", query=f"What is the {what}?")
     return any(m["id"] == memory_id for m in reply.structured_content["memories"])
 
 
@@ -313,3 +378,57 @@ async def test_credentials_without_the_agent_are_a_tool_error_that_says_so(pipel
                                 "needs).")
     finally:
         await session.stop()
+
+
+async def test_one_server_serves_each_agent_its_own_and_nothing_of_the_other(shared_http: tuple[str, Any, Any]) -> None:
+    _, alice, bob = shared_http
+    threads = await ok(alice, "cortex_threads")
+    assert "kubernetes cluster" in text(threads).lower()
+    assert (await ok(alice, "cortex_boot")).structured_content["agent"] == "alice"
+    assert (await ok(bob, "cortex_boot")).structured_content["agent"] == "bob"
+    assert "billing export" in text(await ok(bob, "cortex_threads")).lower()
+    for tool, arguments in (("cortex_threads", {}), ("cortex_decisions", {}), ("cortex_boot", {}),
+                            ("cortex_search", {"query": "auth migration kubernetes Redis"}),
+                            ("cortex_recall", {"query": "auth migration kubernetes Redis"})):
+        result = await bob.call_tool(tool, arguments)
+        seen = text(result) + json.dumps(result.structured_content)
+        assert not any(marker in seen for marker in ALICE_MARKERS), (tool, seen[:500])
+    mine = await ok(alice, "cortex_remember", content="Alice's bike lock code is 8812.")
+    assert mine.structured_content["memory_id"] == remembered_id("alice", mine.structured_content["event_id"])
+    await wait_for(lambda: _recalled_by(alice, mine.structured_content["memory_id"], "bike lock code"), within=30,
+                   interval=0.2)
+    theirs = await ok(bob, "cortex_recall", query="What is the bike lock code?")
+    assert all("8812" not in m["content"] for m in theirs.structured_content["memories"])
+
+
+async def test_a_missing_or_wrong_token_is_a_401_with_one_line(shared_http: tuple[str, Any, Any]) -> None:
+    url, _, _ = shared_http
+    assert initialize_status(url, None) == (401, MISSING + "\n")
+    assert initialize_status(url, "alice-0123456789abcdeX") == (401, REFUSED + "\n")
+    assert initialize_status(url, TOKENS["alice"])[0] == 200
+    session = McpSession(with_token(url, "not-a-token-of-anyone"))
+    with pytest.raises(ExceptionGroup) as refused:  # the SDK's client: its initialize answered by an HTTP error
+        await session.start()
+    assert refused.group_contains(MCPError, match="error response")
+
+
+async def test_a_revoked_token_is_refused_from_the_next_request_on(pipeline: Pipeline) -> None:
+    tokens = pipeline.token_file("revocable")
+    servers = HttpServers(pipeline.tmp)
+    try:
+        url = servers.start_tokens(tokens, pipeline.env("shared"))
+        alice = McpSession(with_token(url, TOKENS["alice"]))
+        client = await alice.start()
+        await ok(client, "cortex_stats")
+        tokens.write_text(f"bob {TOKENS['bob']}\n")  # alice's token revoked: her line removed
+
+        async def refused() -> bool:
+            return initialize_status(url, TOKENS["alice"])[0] == 401
+
+        await wait_for(refused, within=15, interval=0.2)
+        with pytest.raises(MCPError):  # the open session is refused too: every request is checked
+            await asyncio.wait_for(client.call_tool("cortex_stats", {}), timeout=30)
+        assert initialize_status(url, TOKENS["bob"])[0] == 200
+        await alice.stop()
+    finally:
+        servers.stop_all()

@@ -17,7 +17,10 @@ from workers.narrative.enhance import (
     enhance_commitments,
     enhance_decisions,
     enhance_threads,
+    keys_from,
+    keys_of,
     merge,
+    merge_late,
     parse_answer,
     select_batch,
     thread_basis,
@@ -118,3 +121,24 @@ def test_the_overlay_keeps_only_live_items_and_applies_only_while_current() -> N
     assert [d.what for d in enhance_decisions([decision("d1")], merged)] == ["Roll out behind a flag"]
     assert enhance_commitments([commitment("c1")], merged)[0].what.startswith("sich um")
     assert enhance_threads([t1], None) == [t1]
+
+
+def test_an_answer_that_comes_later_is_checked_against_the_keys_it_carries_and_fills_only_gaps() -> None:
+    """Issue 38: the model unreachable at the trigger, its answer comes later with the batch's
+    keys (no documents at hand): the same validation — a reason the decision did not give is
+    not taken, unknown ids are dropped — and only the items without a wording take it."""
+    batch = Batch(threads=[thread("t1"), thread("t2")], decisions=[decision("d1")], commitments=[])
+    keys = keys_from(json.loads(json.dumps({"threads": keys_of(batch).threads,
+                                            "decisions": keys_of(batch).decisions, "commitments": []})))
+    assert keys == keys_of(batch) and keys_from({"threads": "garbage"}) is None
+    answer = json.dumps({"threads": [{"id": "t1", "title": "Old wording"}, {"id": "t2", "title": "Fresh"},
+                                     {"id": "nope", "title": "x"}],
+                         "decisions": [{"id": "d1", "what": "Roll out behind a flag", "why": "invented"}]})
+    late = parse_answer(answer, keys)
+    assert late == parse_answer(answer, batch)
+    assert set(late.threads) == {"t1", "t2"} and late.decisions["d1"].why == ""
+    newer = Enhancements(threads={"t1": EnhancedThread(title="Newer wording", basis=thread_basis(thread("t1")))})
+    merged = merge_late(newer, late)
+    assert merged is not None
+    assert (merged.threads["t1"].title, merged.threads["t2"].title) == ("Newer wording", "Fresh")
+    assert merge_late(None, Enhancements()) is None

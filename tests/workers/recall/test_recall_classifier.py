@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from shared.config import ALL_LANGUAGES
 from workers.recall.classifier import TIE_BREAK_ORDER, classify, has_signal, score_types
 
 REFERENCE_CASES = [
@@ -49,8 +50,8 @@ def test_german_case_classifies(text: str, expected: str) -> None:
 
 
 def test_tie_breaks_by_fixed_order_not_by_chance() -> None:
-    """'always' (rule) and 'prefer' (preference) score one each: rule wins, every time."""
-    text = "We always prefer small commits"
+    """A standing imperative (rule) and 'prefer' (preference) score one each: rule wins, every time."""
+    text = "Always keep commits small, we prefer them"
     scores = score_types(text, ["en"])
     assert scores["rule"] == scores["preference"] == 1
     assert {classify(text).type for _ in range(20)} == {"rule"}
@@ -86,3 +87,37 @@ def test_confidence_grows_with_evidence() -> None:
 def test_languages_restrict_the_cue_tables() -> None:
     assert classify("Ich bevorzuge Tabs", ["en"]).type == "fact"
     assert classify("Ich bevorzuge Tabs", ["de"]).type == "preference"
+
+
+# Issue 37: a rule is a standing instruction, not any sentence with must, always or never
+# (the first three are the issue's, the others LoCoMo development conversations' kind).
+NOT_RULES = [
+    "It must be really awesome!", "Never say never!", "That's a memory I'll never forget.",
+    "My face gets all puffy and itchy when I'm around certain animals, so I've always just stayed away",
+    "I'm so glad we can always be there for each other.", "We don't go often, usually only once or twice a year.",
+    "Don't forget to prepare emotionally, since the wait can be hard.", "Must have been traumatizing for you guys.",
+    "They must have felt so appreciated.", "I'll do my best to make sure these kids have a safe and loving home.",
+    "I'll always remember our camping trip last year.", "Never give up on your dreams!", "Always believe in yourself.",
+    "From now on I'll run every day.", "Remember that time we went camping?", "Don't worry about it!",
+    "You must try the pasta there!", "The wait must be hard.",
+    "Das muss toll sein!", "Sag niemals nie.", "Nunca digas nunca.", "Mai dire mai.", "Никогда не сдавайся!",
+    "心配しないでください。", "포기하지 마세요!", "不要担心。",
+]
+RULES = [
+    "Always answer in German.", "Never deploy on Fridays.", "From now on, use the staging cluster for tests.",
+    "Remember that the staging DB is shared.", "And remember our rule: never deploy to production on Fridays.",
+    "Don't push to main.", "Antworte immer auf Deutsch.", "Ab sofort deployen wir nur dienstags.",
+    "Responde siempre en alemán.", "Ne déploie jamais le vendredi.", "Désormais, réponds en français.",
+    "Non fare mai il deploy di venerdì.", "Nunca faça deploy na sexta-feira.", "Всегда отвечай по-немецки.",
+    "今後は日本語で答えてください。", "앞으로는 한국어로 대답해 주세요.", "以后请用中文回答。",
+]
+
+
+@pytest.mark.parametrize("text", NOT_RULES)
+def test_a_sentence_with_always_or_never_is_no_rule(text: str) -> None:
+    assert classify(text, ALL_LANGUAGES).type != "rule"
+
+
+@pytest.mark.parametrize("text", RULES)
+def test_a_standing_instruction_is_a_rule_in_every_language(text: str) -> None:
+    assert classify(text, ALL_LANGUAGES).type == "rule"

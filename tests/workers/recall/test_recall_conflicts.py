@@ -120,11 +120,14 @@ def test_a_contradiction_supersedes_and_saying_it_again_brings_it_back(store: Me
     first.apply_batch(EVENTS[:2])
     outcome = first.apply_batch(EVENTS[2:3])
     memories = by_event(store)
-    # the turn, its window, its reply window (m1 and m2), its cue sentence
-    assert outcome.superseded == len(memories["m1"]) == 4
+    # the turn, its window, its reply window (m1 and m2), its cue sentence; and m2's window,
+    # which quotes m1 (the old value, as context)
+    assert len(memories["m1"]) == 4 and outcome.superseded == 5
     (turn,) = [m for m in memories["m3"] if m.supersedes_id]
     assert {m.superseded_by for m in memories["m1"]} == {turn.id}
-    assert all(m.superseded_by is None for m in memories["m2"] + memories["m3"])
+    assert {m.superseded_at for m in memories["m1"]} == {T0 + timedelta(minutes=3)}  # in event time
+    assert [m.content.split("\n")[-1] for m in memories["m2"] if m.superseded_by] == ["al: Lunch is at noon."]
+    assert all(m.superseded_by is None for m in memories["m3"])
     current = {m.source_event for m in store.scroll("alice", flt=MemoryFilter(current=True))}
     assert current == {"m2", "m3"}
 

@@ -45,3 +45,15 @@ def test_note_ids_are_stable_and_change_with_content() -> None:
     assert note_id("x.md", section) != note_id("x.md", Section(headings=("A",), content="text!"))
     assert note_id("x.md", section) != note_id("y.md", section)
     assert note_id("x.md", section).startswith("note:")
+
+
+def test_a_daily_note_is_dated_by_its_file_name_in_the_agents_time_zone() -> None:
+    from datetime import UTC, datetime
+
+    from workers.recall.markdown import note_day, note_time
+
+    fallback = datetime(2026, 3, 6, 9, 1, tzinfo=UTC)
+    assert note_time("memory/2026-03-05.md", "Europe/Berlin", fallback) == datetime(2026, 3, 4, 23, 0, tzinfo=UTC)
+    assert note_time("2026-03-05-standup.md", "UTC", fallback) == datetime(2026, 3, 5, tzinfo=UTC)
+    assert note_time("projects/cortex.md", "UTC", fallback) == fallback  # not a daily note: never its mtime
+    assert note_day("2026-02-30.md") is None and note_day("notes-2026-03-05.md") is None

@@ -60,7 +60,7 @@ class Claude:
 def client(nc: Client, tmp_path: Path, claude: Claude, **env: str) -> LlmClient:
     settings = load_settings({"CORTEX_DATA_DIR": str(tmp_path), "ANTHROPIC_API_KEY": "sk-test", **env})
     return LlmClient(settings, nc.jetstream(), http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(
-        claude.handler)), max_retries=0)
+        claude.handler)))
 
 
 @pytest.fixture
@@ -107,7 +107,7 @@ async def test_the_recall_api_answers_in_claudes_order_when_asked_to(nats_url: s
     js = nc.jetstream()
     await provision(js, settings, consumer_specs())
     host = WorkerHost(settings, [all_specs()["recall"]], __version__, extras={
-        "embedder": HashingEmbedder(256), "llm_max_retries": 0,
+        "embedder": HashingEmbedder(256),
         "llm_http_client": httpx2.AsyncClient(transport=httpx2.MockTransport(claude.handler))})
     task = asyncio.create_task(host.run())
     try:

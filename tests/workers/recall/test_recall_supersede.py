@@ -81,8 +81,7 @@ async def handlers(nc: Client, tmp_path: Path) -> AsyncIterator[tuple[Make, Clau
 
     async def make() -> ProjectionHandler:
         store, embedder = await asyncio.to_thread(HOLDER.acquire, ctx)
-        llm = LlmClient(settings, js, http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(claude.handler)),
-                        max_retries=0)
+        llm = LlmClient(settings, js, http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(claude.handler)))
         made.append(recall_handler(ctx, StoreApplier(store, embedder, settings.recall, ("en",)), llm))
         return made[-1]
 

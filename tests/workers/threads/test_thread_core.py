@@ -762,3 +762,20 @@ def test_a_hyphenated_title_is_named_by_its_words_and_keeps_the_mood_said_of_it(
     assert titled(cheered, "performance-bug").mood == "excited"
     fixed = run("The dashboard performance bug is fixed.", doc=opened)
     assert titled(fixed, "performance-bug").status == "closed"
+
+
+def test_a_thread_about_a_fact_follows_the_fact_when_it_changes() -> None:
+    """Issue 41: "Let's talk about the deploy schedule: our deploy day is Tuesday." then "Our deploy
+    day is Thursday now." — the thread's summary said Tuesday beside a key memory saying Thursday."""
+    from workers.threads.summary import follow_claims
+
+    doc = None
+    for i, text in enumerate(["Let's talk about the deploy schedule: our deploy day is Tuesday.",
+                              "Lunch is at noon today.", "Our deploy day is Thursday now."]):
+        doc = apply_message(doc, message(text, i, sender="al"), SETTINGS, BOTH)
+    assert doc is not None
+    (thread,) = doc.threads
+    assert thread.about == "Our deploy day is Thursday now" and "Tuesday" not in thread.summary
+    # a message stating another fact, or the same value again, changes nothing
+    assert follow_claims(list(doc.threads), "The standup is at 9:30.", "al") == list(doc.threads)
+    assert follow_claims(list(doc.threads), "Our deploy day is Thursday.", "al") == list(doc.threads)

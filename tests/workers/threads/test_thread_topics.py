@@ -14,6 +14,7 @@ from schemas.docs import Thread, ThreadsDoc
 from schemas.events import MessageEvent
 from shared.config import ThreadsSettings, parse_languages
 from workers.conversation import get_patterns
+from workers.threads import topics
 from workers.threads.core import apply_message
 from workers.threads.summary import compose_summary
 from workers.threads.topics import HEAD_CHARS, WINDOW, phrases_of
@@ -88,6 +89,62 @@ def test_phrases_are_content_words_with_one_linking_word_at_most() -> None:
     # a clause ends at its punctuation: no phrase across "schedule, the"
     found = phrases_of("the billing rewrite is behind schedule, invoice generator", ALL.stopwords)
     assert "schedule invoice" not in found and "invoice generator" in found
+
+
+def test_a_topic_nobody_announced_is_a_noun_phrase() -> None:
+    """Issue 37: a chat's thanks and goodbyes opened threads ("Keep pushing", "Take care", "kind
+    words", "feels like", "sign reminds", "gonna make", "Hey Joanna", "Uh-huh"), and a photo
+    caption gave topics ("[shares a photo of a board game …]")."""
+    breaks = ALL.phrase_breaks
+    for said in ("I'll keep going and keep pushing!", "Take care, buddy!", "Your kind words mean a lot",
+                 "it feels like all my hard work is paying off", "That sign reminds me", "I'm gonna make it",
+                 "Hey Joanna! Uh-huh.", "Let's have a safe trip, even though I'm tired"):
+        assert phrases_of(said.lower(), breaks) == {}, said
+    assert list(phrases_of("the new dance studio is amazing", breaks)) == ["dance studio"]
+    assert phrases_of("we love it! [shares a photo of a board game with a blue board]", breaks) == {}
+    chat = ("Thanks! Your kind words mean a lot. I'll keep going with the studio.",
+            "Your kind words really help. I'll keep going, promise!",
+            "Take care! I'll keep going.")
+    assert run(*chat, patterns=ALL).threads == []
+
+
+def test_a_hedged_or_idle_promise_carries_no_work_for_a_topic() -> None:
+    """The window's work is a promise as the commitments worker reads one: "I'll keep you posted"
+    and "maybe I'll …" made two mentions of "pottery class" a thread."""
+    assert run("The pottery class was fun, I'll keep you posted.",
+               "Maybe I'll try the pottery class again someday.").threads == []
+    assert titles(run("The pottery class starts Monday.", "I'll book the pottery class tomorrow.")) == [
+        "pottery class"]
+
+
+def test_a_topic_the_conversation_comes_back_to_is_a_thread_without_work() -> None:
+    """Issue 37: a meeting said "speech recognition" in episodes all afternoon, with no decision,
+    wait or promise in any window: no thread. Said twice in one window and again in a later one,
+    it is one; said three times in one go (the garden chat's "back garden") it is not."""
+    filler = ["Mm-hmm.", "Okay.", "Right, next slide please."] * 4
+    first = ["Speech recognition could be a selling point.", "Is speech recognition expensive?"]
+    later = ["The speech recognition chip costs more than we thought.", "Then speech recognition it is not."]
+    assert run(*first, *filler).threads == []
+    doc = run(*first, *filler, *later)
+    assert titles(doc) == ["speech recognition"]
+    assert "speech recognition" not in doc.heard  # settled as a thread now
+    once = run("The back garden looks healthy.", "Did the soil help the back garden?",
+               "Basil grows well in a back garden.")
+    assert once.threads == [] and once.heard == {"back garden": 3}
+
+
+def test_the_phrases_heard_are_bounded() -> None:
+    doc = None
+    for n in range(topics.MAX_HEARD + 20):
+        for said in (f"the {_word(n)} widget is here", f"is the {_word(n)} widget there"):
+            event = MessageEvent(id=f"h{next(_ids)}", agent="a", session="s", ts=T0, role="user", content=said)
+            doc = apply_message(doc, event, SETTINGS, BOTH)
+    assert doc is not None and len(doc.heard) == topics.MAX_HEARD
+    assert f"{_word(topics.MAX_HEARD + 19)} widget" in doc.heard and f"{_word(0)} widget" not in doc.heard
+
+
+def _word(n: int) -> str:
+    return "".join("abcdefghij"[int(d)] for d in f"{n:03d}") + "x"
 
 
 def test_topics_a_thread_already_names_open_nothing_new() -> None:
@@ -177,7 +234,6 @@ def test_no_phrase_holds_a_nul_so_the_joined_window_matches_within_one_message(t
 def test_the_word_table_never_changes_the_phrases(monkeypatch: Any) -> None:
     """Each token's class is kept in a bounded table: full, emptied or too small to hold a
     message's words, the phrases are the same."""
-    from workers.threads import topics
 
     texts = ["the billing rewrite is behind schedule, the invoice generator still uses the old tax tables",
              "el informe de ventas del trimestre", "beim datenbank-upgrade machen wir **billing rewrite** weiter",
@@ -195,7 +251,6 @@ def test_the_word_table_is_no_part_of_the_pattern_fingerprint() -> None:
     dict made the threads fingerprint differ between processes (caught by
     test_the_same_patterns_give_the_same_ids_in_every_process in a whole-suite run)."""
     from shared.fingerprint import tables
-    from workers.threads import topics
 
     before = tables(topics)
     phrases_of("a brand new phrase nobody said before in this process", ALL.stopwords)

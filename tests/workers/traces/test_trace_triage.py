@@ -5,8 +5,8 @@ Ported from ``classifier.test.ts``: "triage filters out findings when triage say
 false" (here: marked dismissed, left out of the API's default answer and the briefing),
 "triage passes findings through when keep: true", "applies redaction before sending chain
 to LLM", "handles invalid JSON from LLM gracefully". Not applicable: the deep-analysis
-stage (rules, policies, patterns), its actionType defaults and the OpenAI-style endpoint
-settings (one Anthropic client, ``shared.llm``).
+stage (rules, policies, patterns) and its actionType defaults. The OpenAI-style endpoint
+settings are the client's (``shared.llm``: tests/shared/test_llm_openai_server.py).
 """
 
 from __future__ import annotations
@@ -88,8 +88,7 @@ async def test_new_findings_are_triaged_once_with_a_redacted_trace(nats_url: str
     js = nc.jetstream()
     await provision(js, settings, consumer_specs())
     host = WorkerHost(settings, [all_specs()["traces"], all_specs()["api"]], __version__,
-                      extras={"llm_http_client": httpx2.AsyncClient(transport=httpx2.MockTransport(fake.handler)),
-                              "llm_max_retries": 0})
+                      extras={"llm_http_client": httpx2.AsyncClient(transport=httpx2.MockTransport(fake.handler))})
     task = asyncio.create_task(host.run())
     try:
         for subject, body in events("ada"):
@@ -111,6 +110,59 @@ async def test_new_findings_are_triaged_once_with_a_redacted_trace(nats_url: str
         default = json.loads((await nc.request("cortex.api.traces.ada", b"{}", timeout=5)).data)
         everything = json.loads((await nc.request("cortex.api.traces.ada", b'{"dismissed": true}', timeout=5)).data)
         assert default["findings"] == [] and len(everything["findings"]) == 2
+    finally:
+        host.stop.set()
+        await asyncio.wait_for(task, timeout=30)
+        await nc.close()
+
+
+async def test_findings_made_while_the_model_is_down_are_triaged_once_it_answers(nats_url: str, tmp_path: Path,
+                                                                                  wait_for: Any) -> None:
+    """Issue 38: the API failing, the findings are written untriaged within the call's bound
+    (the worker does not wait); once the API answers, each finding's triage lands as an
+    ``llm_answer`` event and is set on it."""
+    settings = load_settings({"CORTEX_NATS_URL": nats_url, "CORTEX_DATA_DIR": str(tmp_path),
+                              "ANTHROPIC_API_KEY": "sk-test-key", "CORTEX_RUNTIME_FETCH_TIMEOUT_MS": "100",
+                              "CORTEX_LLM_RETRY_BASE_MS": "10", "CORTEX_LLM_PROBE_MAX_MS": "100"})
+    fake = FakeAnthropic({"keep": True, "severity": "high", "reason": "the deploy failed"})
+    up = asyncio.Event()
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        if not up.is_set():
+            return httpx2.Response(503, json={"type": "error", "error": {"type": "overloaded_error",
+                                                                         "message": "overloaded"}})
+        return fake.handler(request)
+
+    nc = await nats.connect(nats_url)
+    js = nc.jetstream()
+    await provision(js, settings, consumer_specs())
+    host = WorkerHost(settings, [all_specs()["traces"]], __version__,
+                      extras={"llm_http_client": httpx2.AsyncClient(transport=httpx2.MockTransport(handler))})
+    task = asyncio.create_task(host.run())
+
+    async def findings() -> list[Finding]:
+        raw, _ = await kv_read(await js.key_value("cortex_traces"), "ada")
+        return msgspec.json.decode(raw, type=TraceDoc).findings if raw else []
+
+    try:
+        for subject, body in events("ada"):
+            await js.publish(subject, msgspec.json.encode(body), headers={"Nats-Msg-Id": body["id"]})
+
+        async def untriaged() -> bool:
+            info = await js.consumer_info("CORTEX_EVENTS", "traces")
+            found = await findings()
+            return not info.num_pending and not info.num_ack_pending and len(found) == 2
+
+        await wait_for(untriaged, within=30)
+        assert [f.triage for f in await findings()] == [None, None] and fake.requests == []
+        up.set()
+
+        async def triaged() -> bool:
+            return all(f.triage is not None for f in await findings())
+
+        await wait_for(triaged, within=30)
+        assert {(f.triage.keep, f.triage.severity) for f in await findings() if f.triage} == {(True, "high")}
+        assert len(fake.requests) == 2  # each finding asked again once, answered
     finally:
         host.stop.set()
         await asyncio.wait_for(task, timeout=30)

@@ -1,0 +1,178 @@
+"""Personal facts: what people say about themselves and about a person named (issue 37).
+
+The English sentences are the issue's and LoCoMo development conversations' (0-4) kind of
+self-disclosure; each language has a statement that is a fact and sentences that are not.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from schemas.events import MessageEvent
+from schemas.types import Role
+from shared.config import ALL_LANGUAGES, KnowledgeSettings
+from workers.conversation.patterns import prepare_text
+from workers.knowledge.core import apply_message
+from workers.knowledge.facts import derive_statements
+from workers.knowledge.personal import get_personal_patterns, self_statements
+from workers.render import entity_names, fact_sentence
+
+TS = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+ALL = get_personal_patterns(ALL_LANGUAGES)
+
+
+def said(text: str, languages: tuple[str, ...] = ("en",)) -> list[tuple[str, str]]:
+    packs = get_personal_patterns(languages)
+    return [(s.predicate, s.object) for s in self_statements(prepare_text(text), "Sam", packs)]
+
+
+def known(*messages: tuple[str, str], role: Role = "user", languages: tuple[str, ...] = ("en", "de")) -> list[str]:
+    """The facts a conversation leaves, as the briefing says them."""
+    doc = None
+    for i, (sender, text) in enumerate(messages):
+        event = MessageEvent(id=f"e{i}", agent="a", session="s", ts=TS, role=role, sender=sender or None,
+                             content=text, channel="webchat")
+        doc = apply_message(doc, event, KnowledgeSettings(), get_personal_patterns(languages))
+    assert doc is not None
+    names = entity_names(doc.entities)
+    return [fact_sentence(names.get(f.subject, f.subject), f.predicate, names.get(f.object, f.object))
+            for f in doc.facts]
+
+
+def test_self_disclosures_become_facts_about_the_sender() -> None:
+    assert known(("Caroline", "I'm a transgender woman."), ("Melanie", "My kids love dinosaurs!"),
+                 ("Caroline", "Yeah, I work as a counselor at the youth center."),
+                 ("Caroline", "I'm allergic to cats and dogs, so no pets for me.")) == [
+        "Caroline is a transgender woman",
+        "Melanie's kids love dinosaurs",
+        "Caroline works as a counselor at the youth center",
+        "Caroline is allergic to cats and dogs",
+    ]
+
+
+def test_the_subject_is_a_person_entity_named_as_the_sender() -> None:
+    doc = apply_message(None, MessageEvent(id="e1", agent="a", session="s", ts=TS, role="user", sender="Caroline",
+                                           content="I'm from Sweden.", channel="webchat"), KnowledgeSettings())
+    assert [(f.subject, f.predicate, f.object) for f in doc.facts] == [("person:caroline", "is-from", "Sweden")]
+    assert "person:caroline" in {e.id for e in doc.entities}
+
+
+def test_the_assistants_i_is_no_persons_and_a_nameless_user_is_the_user() -> None:
+    assert known(("claudia", "I'm a big fan of Postgres."), role="assistant") == []
+    assert known(("", "I live in Porto.")) == ["User lives in Porto"]
+
+
+@pytest.mark.parametrize("text", [
+    "I'm tired today.",  # about now
+    "I'm so glad we can always be there for each other.",  # a feeling
+    "I think I'm a teacher.",  # not the clause's start
+    "Are you a teacher? I'm a nurse?",  # asked
+    "I'm going to be a teacher.",  # about to be
+    "I'm not a fan of cats.",  # negated
+    "I'm a bit nervous.",  # no kind
+    "I love it!", "I love the colors!", "I love that you did this.",  # about what was just said
+    "I have a question about the deploy.",  # one has family, pets, conditions
+    "If I lived in Paris, I'd be happy.",  # a condition
+    "I'll fix the build tomorrow.",  # a promise
+    "My kids are so excited about summer break!",  # a mood of the kids
+    "I'm a huge fan of this genre!",  # this: what was just shown
+])
+def test_what_is_no_lasting_fact(text: str) -> None:
+    assert said(text) == [], text
+
+
+def test_the_object_ends_where_a_new_clause_starts() -> None:
+    assert said("I'm a teacher, it's great.") == [("is-a", "teacher")]
+    assert said("I love hiking, reading and cooking.") == [("loves", "hiking, reading and cooking")]
+    assert said("Now I'm passionate about creating a safe, inviting place for people to grow.") == [
+        ("is-passionate-about", "creating a safe, inviting place for people to grow")]
+    assert said("I live in Berlin, Germany, with my partner.") == [("lives-in", "Berlin, Germany, with their partner")]
+    assert said("I love hiking with my family.") == [("loves", "hiking with their family")]
+
+
+def test_favourites_pets_and_family_said_the_everyday_way() -> None:
+    assert said("Blue's my fave, it makes me feel relaxed.") == [("'s-favorite-is", "Blue")]
+    assert said("Harry Potter is my favorite book.") == [("'s-favorite-book-is", "Harry Potter")]
+    assert said("And yup, I do- Oscar, my guinea pig. He's been great.") == [("'s-guinea-pig-is-named", "Oscar")]
+    assert said("Thankfully, my son is fine.") == []
+    assert said("I'm lucky to have my husband and kids; they keep me motivated.") == [("has", "husband and kids")]
+    assert said("we got another cat named Bailey too.") == [("has", "a cat named Bailey")]
+    assert said("a gift from my grandma in my home country, Sweden.") == [("'s-home-country-is", "Sweden")]
+
+
+def test_a_name_inside_a_clause_is_no_subject_and_praise_is_no_kind() -> None:
+    """'X for Switch is an awesome open-world game' read as 'Switch is a awesome open-world game'."""
+    assert derive_statements("Xenoblade for Switch is an awesome open-world game") == []
+    assert derive_statements("Zelda is an awesome game.") == []
+    assert known(("Nate", "Maria lives in Porto. Jonas is a nurse.")) == ["Maria lives in Porto", "Jonas is a nurse"]
+
+
+def test_is_a_keeps_its_article() -> None:
+    assert fact_sentence("Atlas", "is-a", "agent") == "Atlas is an agent"
+    assert fact_sentence("Forge", "is-a", "coding agent") == "Forge is a coding agent"
+    assert fact_sentence("Lena", "is-a", "university student") == "Lena is a university student"
+    assert fact_sentence("Melanie", "'s-kids-love", "dinosaurs") == "Melanie's kids love dinosaurs"
+
+
+FACTS = {
+    "de": [("Ich bin Lehrerin.", ("is-a", "Lehrerin")),
+           ("Ich bin allergisch gegen Nüsse.", ("is-allergic-to", "Nüsse")),
+           ("Wir haben zwei Kinder und einen Hund.", ("has", "zwei Kinder und einen Hund")),
+           ("Mein Mann arbeitet als Arzt.", ("'s-mann-works-as", "Arzt"))],
+    "es": [("Soy de Madrid y trabajo como enfermera.", ("works-as", "enfermera")),
+           ("Soy alérgica a los gatos.", ("is-allergic-to", "gatos")), ("Tengo dos hijos.", ("has", "dos hijos"))],
+    "fr": [("J'habite à Paris avec mon mari.", ("lives-in", "Paris")), ("Je suis infirmière.", ("is-a", "infirmière")),
+           ("Je suis allergique aux arachides.", ("is-allergic-to", "arachides"))],
+    "it": [("Lavoro come infermiere.", ("works-as", "infermiere")),
+           ("Vivo a Roma da dieci anni.", ("lives-in", "Roma")),
+           ("Ho due figli e un cane.", ("has", "due figli e un cane"))],
+    "pt": [("Moro em Lisboa com a minha família.", ("lives-in", "Lisboa")),
+           ("Tenho três filhos.", ("has", "três filhos")),
+           ("Sou alérgica a amendoim.", ("is-allergic-to", "amendoim"))],
+    "ru": [("Я живу в Москве.", ("lives-in", "Москве")), ("У меня аллергия на кошек.", ("is-allergic-to", "кошек")),
+           ("Я работаю врачом.", ("works-as", "врачом"))],
+    "ja": [("私は東京に住んでいます。", ("lives-in", "東京")), ("猫アレルギーです。", ("is-allergic-to", "猫")),
+           ("私は医者です。", ("is-a", "医者"))],
+    "ko": [("저는 서울에 살아요.", ("lives-in", "서울")), ("저는 학생이에요.", ("is-a", "학생")),
+           ("고양이 알레르기가 있어요.", ("is-allergic-to", "고양이"))],
+    "zh": [("我住在北京。", ("lives-in", "北京")), ("我对花生过敏。", ("is-allergic-to", "花生")),
+           ("我是老师。", ("is-a", "老师"))],
+}
+NOT_FACTS = {
+    "de": ["Ich bin heute total müde.", "Ich habe eine Frage.", "Ich liebe es!", "Ich bin Jonas.", "Ich werde Lehrer."],
+    "es": ["Soy feliz.", "No soy vegetariana.", "Tengo una pregunta.", "Me encanta esto."],
+    "fr": ["Je viens de finir le rapport.", "J'ai faim.", "Je suis contente.", "Je ne suis pas végétarienne."],
+    "it": ["Sono felice.", "Non sono sposata.", "Ho una domanda."],
+    "pt": ["Não sou casada.", "Tenho uma pergunta.", "Hoje moro no hotel."],
+    "ru": ["Я не люблю джаз.", "Сегодня я живу в отеле.", "У меня вопрос."],
+    "ja": ["田中さんは大阪に住んでいます。", "私は嬉しいです。"],
+    "ko": ["제 친구는 부산에 살아요."],
+    "zh": ["我有问题。", "我今天不想工作。", "我是说我们明天再谈。"],
+}
+
+
+@pytest.mark.parametrize("code", sorted(FACTS))
+def test_each_language_finds_its_self_disclosures(code: str) -> None:
+    for text, fact in FACTS[code]:
+        assert fact in said(text, (code,)), text
+        assert fact in said(text, ALL_LANGUAGES), text  # and with every pack at once
+
+
+@pytest.mark.parametrize("code", sorted(NOT_FACTS))
+def test_each_language_leaves_what_is_no_lasting_fact(code: str) -> None:
+    for text in NOT_FACTS[code]:
+        assert said(text, (code,)) == [], text
+
+
+@pytest.mark.parametrize(("text", "fact"), [
+    ("Maria lives in Porto.", ("Maria", "lives-in", "Porto")),
+    ("Jonas ist allergisch gegen Nüsse.", ("Jonas", "is-allergic-to", "Nüsse")),
+    ("Ana trabaja como enfermera.", ("Ana", "works-as", "enfermera")),
+    ("Claire habite à Lyon.", ("Claire", "lives-in", "Lyon")),
+    ("Giulia lavora come avvocato.", ("Giulia", "works-as", "avvocato")),
+    ("João mora em Lisboa.", ("João", "lives-in", "Lisboa")),
+])
+def test_a_statement_about_a_named_person(text: str, fact: tuple[str, str, str]) -> None:
+    assert [(s.subject, s.predicate, s.object) for s in derive_statements(text, ALL)] == [fact]
