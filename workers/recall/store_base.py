@@ -5,6 +5,7 @@ imports them — so no import cycle."""
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar, NamedTuple, Protocol
@@ -187,9 +188,16 @@ class LexicalEncoder:
 def point_ids(ids: Sequence[str]) -> list[str]:
     """Canonical UUID strings; anything else is bad input (Qdrant ids are UUIDs or ints)."""
     try:
-        return [str(uuid.UUID(i)) for i in ids]
+        return [_canonical_id(i) for i in ids]
     except ValueError as exc:
         raise StoreError(f"not a memory id (expected a UUID): {exc}") from exc
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _canonical_id(text: str) -> str:
+    """A memory id's canonical form, remembered: a step asks for each of its ids several
+    times (the lookup, the point, the filter; ~3 % of the warm indexing time parsed anew)."""
+    return str(uuid.UUID(text))
 
 
 def unit(vector: FloatVector | Sequence[float]) -> FloatVector:
