@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import uuid
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any, ClassVar, NamedTuple, Protocol
 
 import msgspec
@@ -231,6 +232,12 @@ class StoreBase:
     _lexical: LexicalEncoder
 
     @property
+    def vocabulary(self) -> Path | None:
+        """Where the agents' word files live beside their memories (``workers.recall.vocabulary``;
+        deleted with them), or None: a backend without a local directory keeps none."""
+        return None
+
+    @property
     def info(self) -> CollectionInfo:
         return self._info
 
@@ -308,7 +315,11 @@ class MemoryStore(Protocol):
 
     def delete(self, agent: str, ids: Sequence[str]) -> None: ...
 
-    def delete_agent(self, agent: str) -> None: ...
+    def delete_agent(self, agent: str) -> None:
+        """Delete every memory of the agent, and its word file (``vocabulary``)."""
+
+    @property
+    def vocabulary(self) -> Path | None: ...
 
     def search(
         self,

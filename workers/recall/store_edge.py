@@ -53,6 +53,7 @@ from qdrant_edge import (
     UpdateOperation,
 )
 
+from workers.recall import vocabulary
 from workers.recall.models import Memory, SearchHit, Tier, memory_from_payload, memory_to_payload
 from workers.recall.store_base import (
     DENSE,
@@ -268,6 +269,14 @@ class EdgeMemoryStore(StoreBase):
     def delete_agent(self, agent: str) -> None:
         operation = UpdateOperation.delete_points_by_filter(_filter(conditions(agent, None)))
         self._call("delete agent", self._shard.update, operation)
+        try:
+            vocabulary.forget(self.vocabulary, agent)  # the agent's words go with its memories
+        except OSError as exc:
+            raise StoreUnavailable(f"embedded qdrant: cannot delete {agent}'s word file: {exc}") from exc
+
+    @property
+    def vocabulary(self) -> Path:
+        return vocabulary.vocabulary_dir(self._root, self._name)
 
     def flush(self) -> None:
         self._call("flush", self._shard.flush)

@@ -63,7 +63,7 @@ from workers.recall.capture import (
     memories_from_llm,
 )
 from workers.recall.edits import history
-from workers.recall.embedders import Embedder, EmbedderUnavailable, make_embedder
+from workers.recall.embedders import Embedder, EmbedderUnavailable, StaticE5Embedder, make_embedder
 from workers.recall.facts import FactSync, fact_memories, settle
 from workers.recall.models import RankedMemory
 from workers.recall.people import person_filters
@@ -81,6 +81,7 @@ from workers.recall.store import (
 )
 from workers.recall.timeline import AS_OF_DEPTH, believed_hits
 from workers.recall.tokens import format_memories_with_budget
+from workers.recall.vocabulary import KeptWords
 
 log = logging.getLogger(__name__)
 
@@ -243,10 +244,11 @@ class RecallProjection(Projection[RecallDoc, KeyMemories]):
     deferred = True
 
     def __init__(self, ctx: WorkerContext, applier: StoreApplier, llm: LlmClient,
-                 wait_for_knowledge: bool = False) -> None:
+                 wait_for_knowledge: bool = False, words: KeptWords | None = None) -> None:
         self._ctx = ctx
         self._applier = applier
         self._llm = llm
+        self._words = words  # the agents' word files (workers.recall.vocabulary), where the store keeps them
         self._wait = wait_for_knowledge  # the knowledge worker's watermark, waited on before facts are read
         self._batch_size = ctx.settings.recall.llm_batch_size
         self._unflushed = False
@@ -285,6 +287,8 @@ class RecallProjection(Projection[RecallDoc, KeyMemories]):
         envs = [e.env for e in events]
         texts = [env.event.content for env in envs if isinstance(env.event, MessageEvent | NoteEvent)]
         self._applier.embedder.prefetch(texts)  # its new words are learnt while the store work begins
+        if self._words is not None:
+            self._words.saw(envs)
         for env in envs:
             if (env.family, env.kind) == ("session", "start"):
                 await self._mirror_facts(env)
@@ -434,12 +438,14 @@ class RecallProjection(Projection[RecallDoc, KeyMemories]):
             return
 
         def flush() -> None:
+            if self._words is not None:
+                self._words.save()  # a cache: written before the memories are made durable, no sync
             with HOLDER.lock:
                 self._applier.store.flush()
 
         try:
             await asyncio.to_thread(flush)
-        except StoreUnavailable as exc:
+        except (StoreUnavailable, OSError) as exc:
             raise TransientError(f"memory store: {exc}") from exc
         except StoreError as exc:
             raise WorkerCannotRun(f"recall stopped: memory store: {exc}") from exc
@@ -467,11 +473,22 @@ def _fresh_by_agent(events: Sequence[Deferred[RecallDoc]], resets: Callable[[Env
     return out
 
 
+def kept_words(applier: StoreApplier) -> KeptWords | None:
+    """The agents' word files of the store, read into the static embedder's table (None:
+    another embedder, or a store without a local directory). Runs in a worker thread."""
+    directory = applier.store.vocabulary
+    if directory is None or not isinstance(applier.embedder, StaticE5Embedder):
+        return None
+    words = KeptWords(directory, applier.embedder)
+    log.info("recall: %d words read back from the agents' word files", words.restore())
+    return words
+
+
 def recall_handler(ctx: WorkerContext, applier: StoreApplier, llm: LlmClient,
-                   wait_for_knowledge: bool = False) -> ProjectionHandler:
+                   wait_for_knowledge: bool = False, words: KeptWords | None = None) -> ProjectionHandler:
     """The recall worker's handler: the runtime's, with the recall projection (its cuts: before
     and after each trigger, and at every stream boundary, as every worker's)."""
-    projection = RecallProjection(ctx, applier, llm, wait_for_knowledge)
+    projection = RecallProjection(ctx, applier, llm, wait_for_knowledge, words)
     return ProjectionHandler(ctx.js, ctx.worker, ctx.producer, [projection],
                              bucket_names={BUCKET_RECALL: ctx.bucket(BUCKET_RECALL)}, cut_on_triggers=True,
                              cut_every=ctx.settings.runtime.cut_every)
@@ -486,7 +503,8 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
     HOLDER.set_ready()
     applier = StoreApplier(store, embedder, ctx.settings.recall, ctx.settings.languages)
     llm = await worker_llm(ctx, BUCKET_RECALL, checks={CAPTURE: usable_capture})
-    return recall_handler(ctx, applier, llm, wait_for_knowledge=True)
+    words = await asyncio.to_thread(kept_words, applier)
+    return recall_handler(ctx, applier, llm, wait_for_knowledge=True, words=words)
 
 
 def recall_now(hits_ts: list[datetime]) -> datetime:
