@@ -60,6 +60,7 @@ from shared.errors import (
     LeaseLost,
     RebuildRequired,
     UnwritableDocuments,
+    WorkerCannotRun,
     is_transient,
 )
 from shared.health import Health
@@ -477,7 +478,7 @@ class ConsumeLoop:
             started = time.perf_counter()
             try:
                 changed = await self._handler.apply(env)
-            except RebuildRequired:
+            except (RebuildRequired, WorkerCannotRun):  # a cut's writes may meet them too
                 raise
             except InvalidEvent as exc:  # bad input the handler found: no retry can change it
                 await self._dead_letter(msg, env.seq, str(exc), "invalid")

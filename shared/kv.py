@@ -12,7 +12,7 @@ import nats.js.errors
 from nats.js.client import JetStreamContext
 from nats.js.kv import KeyValue
 
-from shared.errors import TransientError
+from shared.errors import TransientError, api_codes
 from shared.natsio import api_request
 
 READS_AT_ONCE = 64  # key reads in flight at once when listing a bucket's keys (kv_keys)
@@ -71,6 +71,25 @@ async def kv_cas(kv: KeyValue, key: str, value: bytes, revision: int) -> int:
     Raises ``nats.js.errors.KeyWrongLastSequenceError`` on a conflict.
     """
     return await kv.update(key, value, last=revision)
+
+
+# JetStream: the subject's last sequence is not the one the write expected (nats-py's
+# ``KeyValue.update`` turns these into ``KeyWrongLastSequenceError`` the same way)
+_WRONG_LAST_SEQUENCE = frozenset({10071, 10164})
+
+
+async def kv_delete(js: JetStreamContext, bucket: str, key: str, revision: int) -> int:
+    """Put a delete marker on ``key`` iff it is still at ``revision`` and return the
+    marker's revision (``KeyValue.delete`` does not: the next compare-and-set must name it).
+    Raises ``nats.js.errors.KeyWrongLastSequenceError`` on a conflict, as ``kv_cas``."""
+    headers = {"KV-Operation": "DEL", "Nats-Expected-Last-Subject-Sequence": str(revision)}
+    try:
+        ack = await js.publish(f"$KV.{bucket}.{key}", b"", headers=headers)
+    except nats.js.errors.APIError as exc:
+        if api_codes(exc)[1] in _WRONG_LAST_SEQUENCE:
+            raise nats.js.errors.KeyWrongLastSequenceError(description=exc.description) from exc
+        raise
+    return int(ack.seq)
 
 
 async def kv_count(js: JetStreamContext, bucket: str) -> int:

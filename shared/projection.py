@@ -15,6 +15,14 @@ A document type with ``SPLIT_LISTS`` is stored over several keys when it outgrow
 value (``shared.parts``; a projection may lower the limit with ``max_value_bytes``): its
 parts are put first, then the head with compare-and-set — the head's revision is the
 consistency point — then the part keys it no longer uses are deleted.
+
+A *deferred* projection (``Projection.deferred``) has its inputs made for many events at
+once: the events it accepts wait in the handler until their documents are next written (a
+cut, the commit) and are prepared together by ``prepare_deferred`` — one store write, one
+embedding call for all of them — then composed one by one, in stream order, as any other.
+It also sees the events its documents hold already (a redelivery, a replay), marked so:
+what it keeps outside the documents (a store with watermarks of its own) may be behind the
+document after a crash, and catches up on them.
 """
 
 from __future__ import annotations
@@ -23,7 +31,8 @@ import asyncio
 import logging
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from typing import Any, Generic, TypeVar
+from collections.abc import Sequence
+from typing import Any, Generic, NamedTuple, TypeVar
 
 import msgspec
 import nats.js.errors
@@ -44,7 +53,7 @@ from shared.errors import (
     is_unwritable,
 )
 from shared.feedback import late_answer
-from shared.kv import kv_cas, kv_read
+from shared.kv import kv_cas, kv_delete, kv_read
 from shared.natsio import max_payload
 from shared.repair import decode_document, discard_document, unreadable_reason
 
@@ -52,6 +61,14 @@ log = logging.getLogger(__name__)
 
 D = TypeVar("D", bound=msgspec.Struct)
 In = TypeVar("In")
+
+
+class Deferred(NamedTuple, Generic[D]):
+    """An event a deferred projection accepted, as ``prepare_deferred`` is given it."""
+
+    env: Envelope
+    doc: D | None  # the agent's document before this preparation's events (as last written or composed)
+    applied: bool  # the document holds it already: it is not composed, only its outside effects are made
 
 
 class Projection(ABC, Generic[D, In]):
@@ -67,16 +84,20 @@ class Projection(ABC, Generic[D, In]):
 
     Class attributes: ``bucket`` (the logical document bucket), ``doc_type`` (the
     document's Struct), ``max_value_bytes`` (where a ``SPLIT_LISTS`` document splits; the
-    contract's 512 KiB unless lowered).
+    contract's 512 KiB unless lowered), ``deferred`` (its events are prepared together
+    by ``prepare_deferred`` when their documents are next written, see the module).
     """
 
     bucket: str
     doc_type: type[D]
     max_value_bytes: int = parts.MAX_VALUE_BYTES
+    deferred: bool = False
 
     @abstractmethod
     def accepts(self, env: Envelope) -> bool:
-        """Whether ``env`` concerns this document at all (cheap: called for every event)."""
+        """Whether ``env`` concerns this document at all (cheap: called for every event).
+        May raise ``InvalidEvent``: bad input only this projection can tell, dead-lettered
+        before anything of it is prepared."""
 
     @abstractmethod
     async def prepare(self, env: Envelope, doc: D | None) -> In:
@@ -86,13 +107,34 @@ class Projection(ABC, Generic[D, In]):
     def compose(self, doc: D | None, env: Envelope, inputs: In) -> D | None:
         """The document after ``env``; None leaves it as it is. Must not mutate ``doc``."""
 
+    async def prepare_deferred(self, events: Sequence[Deferred[D]]) -> list[In]:
+        """A deferred projection's inputs for ``events`` (in stream order; one list item per
+        event, those of the ``applied`` ones unused). Default: ``prepare`` of each."""
+        return [await self.prepare(e.env, e.doc) for e in events]
+
     def counts(self, env: Envelope) -> bool:
         """Whether a change by ``env`` counts in ``integrity.events`` (default: yes)."""
         return True
 
+    def resets(self, env: Envelope) -> bool:
+        """Whether ``env`` ends the agent's document (``compose`` is not called): it is
+        deleted when written, and the agent's next event starts a new one (default: never)."""
+        return False
+
+    async def on_commit(self) -> None:
+        """At each commit, before its documents are written: make durable what
+        ``prepare`` / ``prepare_deferred`` changed outside them (default: nothing)."""
+        return None
+
+    async def aclose(self) -> None:
+        """Release what the projection opened, when its handler closes (default: nothing)."""
+        return None
+
     # The LLM purposes of this projection's calls whose answers may come later, as
     # ``llm_answer`` events (``shared.llm.deferred``): the handler gives such an event to
-    # ``enrich`` instead of ``accepts``/``prepare``/``compose``.
+    # ``enrich`` instead of ``accepts``/``prepare``/``compose`` — except to a deferred
+    # projection, which takes it as any event (``accepts``, ``prepare_deferred``: the
+    # recall worker adds a late capture's memories to its store there).
     answers: frozenset[str] = frozenset()
 
     def enrich(self, doc: D | None, env: Envelope, answer: LlmAnswerValue) -> D | None:
@@ -161,6 +203,11 @@ def _stamp(doc: D, previous: Any, env: Envelope, producer: str, counted: bool = 
     return msgspec.structs.replace(doc, integrity=integrity)
 
 
+def _holds(slot: _Slot, env: Envelope) -> bool:
+    """Whether the slot's document holds ``env`` already (its watermark): a redelivery or a replay."""
+    return slot.doc is not None and bool(slot.doc.integrity.last_seq >= env.seq)
+
+
 class ProjectionHandler(Handler):
     """Applies projections to envelopes; the consume loop calls ``apply`` then ``commit``."""
 
@@ -196,6 +243,8 @@ class ProjectionHandler(Handler):
         self.cut_on_triggers = cut_on_triggers
         self.cut_every = cut_every  # 0: no cuts at stream boundaries (see ``boundary``)
         self._last_seen = 0  # the highest sequence applied, for the boundary cuts
+        # the deferred projections' events waiting for their documents' next write, in stream order
+        self._deferred: list[tuple[AnyProjection, Envelope]] = []
 
     def bucket_name(self, bucket: str) -> str:
         """The physical bucket (shadow mode maps cortex_x to cortex_shadow_x)."""
@@ -275,25 +324,40 @@ class ProjectionHandler(Handler):
                 return
 
     async def apply(self, env: Envelope) -> bool:
-        """Apply ``env`` to every projection that takes it; True when any document changed."""
-        if self.cut_every and self._dirty and boundary(env.seq, self.cut_every) > self._last_seen:
+        """Apply ``env`` to every projection that takes it; True when any document changed
+        (or, for a deferred projection, will change when its events are prepared)."""
+        if self.cut_every and (self._dirty or self._deferred) and boundary(env.seq, self.cut_every) > self._last_seen:
             await self.commit()  # a boundary cut: every pending document, before the first event past it
         self._last_seen = max(self._last_seen, env.seq)
-        if self.cut_on_triggers and is_trigger(env):
+        trigger = self.cut_on_triggers and is_trigger(env)
+        if trigger:
             await self._cut(env.agent)
-        changed = False
+        changed = deferred = False
         late = late_answer(env.event)
         for projection in self._projections:
+            if projection.deferred:  # a late answer too: its preparations are where it does its I/O
+                taken = await self._defer(projection, env)
+                deferred = deferred or taken is not None
+                changed = bool(taken) or changed
+                continue
             if not (projection.accepts(env) if late is None else late.purpose in projection.answers):
                 continue
             slot = await self._load(projection, env.agent)
-            if slot.doc is not None and slot.doc.integrity.last_seq >= env.seq:
-                continue  # watermark: applied before (redelivery or replay)
-            inputs = await projection.prepare(env, slot.doc) if late is None else _Late(late)
-            changed = self._changed(projection, slot, env, inputs) or changed
-        if changed and self.cut_on_triggers and is_trigger(env):
+            if not _holds(slot, env):  # else applied before (redelivery or replay)
+                inputs = await projection.prepare(env, slot.doc) if late is None else _Late(late)
+                changed = self._changed(projection, slot, env, inputs) or changed
+        if trigger and (changed or deferred):
             await self._cut(env.agent)  # and the document made for the trigger (read as of S + 1)
         return changed
+
+    async def _defer(self, projection: AnyProjection, env: Envelope) -> bool | None:
+        """Queue ``env`` for a deferred projection that accepts it: True when its document
+        will change, False when it holds the event already, None when not taken."""
+        if not projection.accepts(env):
+            return None
+        slot = await self._load(projection, env.agent)
+        self._deferred.append((projection, env))
+        return not _holds(slot, env)
 
     async def apply_prepared(self, projection: AnyProjection, env: Envelope, inputs: Any) -> bool:
         """Apply ``env``, an event ``projection`` accepts, with inputs prepared beforehand
@@ -311,8 +375,12 @@ class ProjectionHandler(Handler):
         return True
 
     def _apply_to_slot(self, projection: AnyProjection, slot: _Slot, env: Envelope, inputs: Any) -> bool:
-        if slot.doc is not None and slot.doc.integrity.last_seq >= env.seq:
+        if _holds(slot, env):
             return False  # watermark: applied before (redelivery or replay)
+        if projection.resets(env):
+            ended = slot.doc is not None
+            slot.doc = None  # deleted when written (``_delete``)
+            return ended
         if isinstance(inputs, _Late):
             new = projection.enrich(slot.doc, env, inputs.answer)
         else:
@@ -328,14 +396,35 @@ class ProjectionHandler(Handler):
         after it, the state the trigger made: a document made *for* the trigger (the channel
         summaries, ``Source.as_of`` "made_for_trigger") is read as of S + 1, and a message
         after the trigger in the same batch would otherwise be written over it at commit."""
+        await self._settle(agent)
         keys = [k for k in sorted(self._dirty) if k[1] == agent]
         for key in keys:
             await self._write(key)
+
+    async def _settle(self, agent: str | None = None) -> None:
+        """Prepare the deferred events (``agent``'s; None: every agent's) together and
+        compose them in stream order. They leave the queue once composed: a failure leaves
+        them for the retry."""
+        for projection in self._projections:
+            envs = [env for p, env in self._deferred if p is projection and agent in (None, env.agent)]
+            if not envs:
+                continue
+            slots = {env.agent: await self._load(projection, env.agent) for env in envs}
+            events = [Deferred(env, slots[env.agent].doc, _holds(slots[env.agent], env)) for env in envs]
+            inputs = await projection.prepare_deferred(events)
+            for event, made in zip(events, inputs, strict=True):
+                if not event.applied:
+                    self._changed(projection, slots[event.env.agent], event.env, made)
+            self._deferred = [(p, env) for p, env in self._deferred
+                              if not (p is projection and agent in (None, env.agent))]
 
     async def commit(self) -> None:
         """Write every changed document once; raises TransientError when the store fails,
         and ``UnwritableDocuments`` (after writing all the others) for documents that can
         never be written: the loop dead-letters the events that made them."""
+        await self._settle()
+        for projection in self._projections:
+            await projection.on_commit()
         keys = sorted(self._dirty)
         results = await asyncio.gather(*(self._write(k) for k in keys), return_exceptions=True)
         failed = [(k, r) for k, r in zip(keys, results, strict=True) if isinstance(r, BaseException)]
@@ -371,17 +460,7 @@ class ProjectionHandler(Handler):
         kv = await self._kv(bucket)
         for _ in range(50):
             try:
-                values = self._values(bucket, slot.doc)
-                if values is None:  # it does not fit one value: derive it again, fitting event by event
-                    if not await self._refit(projection, slot, kv, agent):
-                        slot.pending.clear()
-                        self._dirty.discard(key)
-                        return
-                    values = self._values(bucket, slot.doc)
-                    if values is None:
-                        raise DocumentTooLarge(f"{self.bucket_name(bucket)}/{agent} does not fit")
-                await self._put(kv, agent, slot, values)
-                metrics.KV_WRITES.labels(self.worker).inc()
+                await self._store(projection, slot, kv, agent)
                 slot.pending.clear()
                 self._dirty.discard(key)
                 return
@@ -397,6 +476,33 @@ class ProjectionHandler(Handler):
                     self._dirty.discard(key)
                     return
         raise TransientError(f"{bucket}/{agent}: too many write conflicts")
+
+    async def _store(self, projection: AnyProjection, slot: _Slot, kv: KeyValue, agent: str) -> None:
+        """Write the slot's document, or delete it when an event ended it (``resets``)."""
+        bucket = projection.bucket
+        values = self._values(bucket, slot.doc) if slot.doc is not None else None
+        if slot.doc is not None and values is None:
+            # it does not fit one value: derive it again, fitting event by event
+            if not await self._refit(projection, slot, kv, agent):
+                return
+            values = self._values(bucket, slot.doc) if slot.doc is not None else None
+            if slot.doc is not None and values is None:
+                raise DocumentTooLarge(f"{self.bucket_name(bucket)}/{agent} does not fit")
+        if values is None:
+            await self._delete(bucket, kv, agent, slot)
+            return
+        await self._put(kv, agent, slot, values)
+        metrics.KV_WRITES.labels(self.worker).inc()
+
+    async def _delete(self, bucket: str, kv: KeyValue, agent: str, slot: _Slot) -> None:
+        """A delete marker over the head (compare-and-set on its revision), then the part
+        keys; nothing when no document was stored."""
+        if not slot.revision:
+            return
+        slot.revision = await kv_delete(self._js, self.bucket_name(bucket), agent, slot.revision)
+        if slot.parts:
+            await parts.delete_parts(kv, agent, 0, slot.parts)
+            slot.parts = 0
 
     def _values(self, bucket: str, doc: Any) -> list[bytes] | None:
         """The document as the values a write puts (one, or the head and its parts), or
@@ -436,6 +542,9 @@ class ProjectionHandler(Handler):
         for env, inputs in slot.pending:
             before = slot.doc
             if not self._apply_to_slot(projection, slot, env, inputs):
+                continue
+            if slot.doc is None:  # ended (``resets``): nothing to fit
+                kept.append((env, inputs))
                 continue
             try:
                 slot.doc = self._fitted(projection.bucket, agent, slot.doc)
@@ -481,6 +590,12 @@ class ProjectionHandler(Handler):
         self._cache.clear()
         self._dirty.clear()
         self._unwritable.clear()
+        self._deferred.clear()
+
+    async def aclose(self) -> None:
+        """Close every projection (what each opened: a store, an LLM client)."""
+        for projection in self._projections:
+            await projection.aclose()
 
     async def current(self, bucket: str, agent: str) -> Any:
         """The agent's document as this handler has it now (loaded into the cache if needed),

@@ -50,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--nats-url", help="benchmark this server instead of an embedded one")
     parser.add_argument("--reset", action="store_true",
                         help="allow deleting existing Cortex streams and buckets on --nats-url")
-    parser.add_argument("--events", type=int, help="backlog size (default 50000; quick 4000)")
+    parser.add_argument("--events", type=int, help="backlog size (default 50000; quick 1500)")
     parser.add_argument("--agents", type=int, help="agents in the generated events (default 50)")
     parser.add_argument("--limit-runs", type=int, help="bare-consume runs, median taken (default 3)")
     parser.add_argument("--rates", type=_int_list,

@@ -160,8 +160,12 @@ def memory_to_payload(memory: Memory) -> dict[str, Any]:
 def memory_from_payload(payload: dict[str, Any]) -> Memory:
     """Inverse of :func:`memory_to_payload`; a payload of the first layout (every field a
     key of its own, RFC 3339 strings for timestamps) is read too, and unknown keys (future
-    fields) are ignored."""
+    fields) are ignored. The ``tier`` key wins over the packed memory's."""
     packed = payload.get(PACKED)
     if isinstance(packed, str):
-        return _DECODE(packed)
+        memory = _DECODE(packed)
+        # the ``tier`` key is the memory's tier: tiering moves many memories in one operation
+        # that sets the key alone (``MemoryStore.set_tier``), leaving the packed copy behind
+        tier = payload.get("tier")
+        return memory if tier in (None, memory.tier) else msgspec.structs.replace(memory, tier=tier)
     return msgspec.convert(payload, Memory)

@@ -53,7 +53,8 @@ from qdrant_edge import (
     UpdateOperation,
 )
 
-from workers.recall.models import Memory, SearchHit, memory_from_payload, memory_to_payload
+from workers.recall import vocabulary
+from workers.recall.models import Memory, SearchHit, Tier, memory_from_payload, memory_to_payload
 from workers.recall.store_base import (
     DENSE,
     INDEXED_FIELDS,
@@ -255,6 +256,11 @@ class EdgeMemoryStore(StoreBase):
             operation = UpdateOperation.overwrite_payload_by_filter(flt, memory_to_payload(memory))
             self._call("update payload", self._shard.update, operation)
 
+    def set_tier(self, agent: str, ids: Sequence[str], tier: Tier) -> None:
+        if ids:
+            operation = UpdateOperation.set_payload_by_filter(_filter(conditions(agent, None), ids), {"tier": tier})
+            self._call("set tier", self._shard.update, operation)
+
     def delete(self, agent: str, ids: Sequence[str]) -> None:
         if ids:
             operation = UpdateOperation.delete_points_by_filter(_filter(conditions(agent, None), ids))
@@ -263,6 +269,14 @@ class EdgeMemoryStore(StoreBase):
     def delete_agent(self, agent: str) -> None:
         operation = UpdateOperation.delete_points_by_filter(_filter(conditions(agent, None)))
         self._call("delete agent", self._shard.update, operation)
+        try:
+            vocabulary.forget(self.vocabulary, agent)  # the agent's words go with its memories
+        except OSError as exc:
+            raise StoreUnavailable(f"embedded qdrant: cannot delete {agent}'s word file: {exc}") from exc
+
+    @property
+    def vocabulary(self) -> Path:
+        return vocabulary.vocabulary_dir(self._root, self._name)
 
     def flush(self) -> None:
         self._call("flush", self._shard.flush)
@@ -324,6 +338,16 @@ class EdgeMemoryStore(StoreBase):
         return [SearchHit(memory=memory_from_payload(p.payload or {}), similarity=cosines.get(pid, 0.0),
                           fused=float(p.score), lexical=lexical.get(pid, 0.0))
                 for p, pid in zip(points, ids, strict=True)]
+
+    def nearest(self, agent: str, vector: FloatVector | Sequence[float], *, flt: MemoryFilter | None = None,
+                limit: int = 4) -> list[SearchHit]:
+        """One dense query (a fused search costs two more: the fusion and the hits' cosines);
+        the engine's score is the cosine, as ``search``'s second query computes it."""
+        request = QueryRequest(limit=limit, query=Query.Nearest(self._query_unit(vector).tolist(), using=DENSE),
+                               filter=_filter(conditions(agent, flt)), with_payload=True, with_vector=False)
+        points: list[ScoredPoint] = self._call("search", self._shard.query, request)
+        return [SearchHit(memory=memory_from_payload(p.payload or {}), similarity=float(p.score), fused=0.0)
+                for p in points]
 
     def _scores(self, where: str, query: Any, flt: Filter, limit: int,
                 params: SearchParams | None = None) -> dict[Any, float]:

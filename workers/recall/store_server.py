@@ -16,7 +16,7 @@ from typing import Any
 from qdrant_client import QdrantClient, models
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
-from workers.recall.models import Memory, SearchHit, memory_from_payload, memory_to_payload
+from workers.recall.models import Memory, SearchHit, Tier, memory_from_payload, memory_to_payload
 from workers.recall.store_base import (
     DENSE,
     INDEXED_FIELDS,
@@ -195,6 +195,12 @@ class ServerMemoryStore(StoreBase):
                 wait=True,
             )
 
+    def set_tier(self, agent: str, ids: Sequence[str], tier: Tier) -> None:
+        if ids:
+            selector = models.FilterSelector(filter=_filter(conditions(agent, None), ids))
+            self._call("set tier", self._client.set_payload, self._name, payload={"tier": tier}, points=selector,
+                       wait=True)
+
     def delete(self, agent: str, ids: Sequence[str]) -> None:
         if ids:
             selector = models.FilterSelector(filter=_filter(conditions(agent, None), ids))
@@ -292,6 +298,15 @@ class ServerMemoryStore(StoreBase):
             )
             lexical = {str(p.id): float(p.score) for p in scored.points}
         return [_hit(point, query_unit, lexical.get(str(point.id), 0.0)) for point in response.points]
+
+    def nearest(self, agent: str, vector: FloatVector | Sequence[float], *, flt: MemoryFilter | None = None,
+                limit: int = 4) -> list[SearchHit]:
+        query_unit = self._query_unit(vector)
+        response = self._call("search", self._client.query_points, self._name, query=query_unit.tolist(), using=DENSE,
+                              query_filter=_filter(conditions(agent, flt)), limit=limit, with_payload=True,
+                              with_vectors=[DENSE])
+        return [SearchHit(memory=memory_from_payload(point.payload or {}), fused=0.0,
+                          similarity=cosine(query_unit, dense_of(point.vector))) for point in response.points]
 
 
 def _hit(point: models.ScoredPoint, query_unit: FloatVector, lexical: float = 0.0) -> SearchHit:

@@ -10,6 +10,10 @@ the store lock, so queries are answered while a batch is being embedded; keeps
 a per-agent ``RecallDoc`` in ``cortex_recall`` for the boot document; serves
 ``cortex.api.recall.<agent>`` and publishes a ``recall_access`` FeedbackEvent for what it
 returned (access metadata changes through the stream, so it replays).
+
+It runs on the runtime's ``ProjectionHandler`` as every worker does (its cuts, document
+reads and repair, compare-and-set, capping): ``RecallProjection`` is a deferred projection,
+whose store work is done for many events at once when their documents are next written.
 """
 
 from __future__ import annotations
@@ -17,12 +21,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
 import msgspec
-import nats.js.errors
-from nats.js.kv import KeyValue
 from prometheus_client import Counter, Histogram
 
 from schemas.api import (
@@ -39,21 +42,18 @@ from schemas.api import (
 from schemas.docs import Integrity, KnowledgeDoc, RecallDoc
 from schemas.events import FeedbackEvent, MessageEvent, NoteEvent
 from shared.codec import MEMORY_ID_KINDS, Envelope
-from shared.consume import Handler
-from shared.errors import DocumentCorrupt, InvalidEvent, TransientError, WorkerCannotRun
+from shared.errors import InvalidEvent, TransientError, WorkerCannotRun
 from shared.feedback import feedback_ids, late_answer, publish_ids, request_time
 from shared.forget import is_agent_forget
-from shared.kv import kv_cas, kv_read
+from shared.kv import kv_read
 from shared.llm import LLM_CALLS, NO_MODEL, Later, LlmClient, worker_llm
-from shared.metrics import DOCUMENTS_CAPPED, DOCUMENTS_REBUILT, KV_CONFLICTS
 from shared.names import BUCKET_RECALL
-from shared.parts import cap, value_budget
-from shared.projection import boundary, is_trigger
-from shared.repair import decode_document, discard_document, unreadable_reason
+from shared.projection import Deferred, Projection, ProjectionHandler
+from shared.repair import decode_document
 from shared.runtime import WorkerContext
 from shared.service import ApiError, serve_worker
 from workers.recall import supersede
-from workers.recall.apply import BatchOutcome, KeyMemories, StoreApplier, plan_maintenance
+from workers.recall.apply import KeyMemories, StoreApplier, plan_maintenance
 from workers.recall.capture import (
     CaptureDecodeError,
     PromptMessage,
@@ -63,7 +63,7 @@ from workers.recall.capture import (
     memories_from_llm,
 )
 from workers.recall.edits import history
-from workers.recall.embedders import Embedder, EmbedderUnavailable, make_embedder
+from workers.recall.embedders import Embedder, EmbedderUnavailable, StaticE5Embedder, make_embedder
 from workers.recall.facts import FactSync, fact_memories, settle
 from workers.recall.models import RankedMemory
 from workers.recall.people import person_filters
@@ -81,13 +81,13 @@ from workers.recall.store import (
 )
 from workers.recall.timeline import AS_OF_DEPTH, believed_hits
 from workers.recall.tokens import format_memories_with_budget
+from workers.recall.vocabulary import KeptWords
 
 log = logging.getLogger(__name__)
 
 RECALL_SECONDS = Histogram("cortex_recall_seconds", "Recall query latency", buckets=(
     0.001, 0.0025, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0))
 RECALL_MEMORIES = Counter("cortex_recall_memories_total", "Memory store changes", ["change"])
-CAS_ATTEMPTS = 50
 # RecallDoc bounds: a key memory is shown by boot within its own budget; an LLM batch's
 # pending messages share this many characters (a message of a batch of 10: 4800)
 KEY_MEMORY_CHARS = 2000
@@ -200,84 +200,130 @@ class StoreClosed(TransientError):
 HOLDER = StoreHolder()
 
 
-class RecallHandler(Handler):
-    """Stages a batch's events; ``commit`` applies them to the store in stream order."""
+NO_SUMMARY = KeyMemories([], {}, 0, 0)  # the inputs of an event its document holds already (never composed)
+
+
+def llm_pending_after(pending: list[list[str]], env: Envelope, size: int) -> tuple[list[list[str]], list[list[str]]]:
+    """The agent's messages waiting for Claude's capture after ``env``, and the batch that
+    ``env`` completes ([] when none): deterministic batches, a fixed number of the agent's
+    consecutive messages, flushed early at session end and compaction, never by a timer."""
+    event = env.event
+    if isinstance(event, MessageEvent):
+        text = event.content[: PENDING_CHARS // size]  # the batch stays well inside one RecallDoc
+        pending = [*pending, [event.role, event.sender or "", text, event.id, event.ts.isoformat()]]
+    flush = (env.family, env.kind) in (("session", "end"), ("compaction", "before"))
+    if pending and (len(pending) >= size or flush):
+        return [], pending
+    return pending, []
+
+
+def latest_time(doc: RecallDoc | None, envs: Sequence[Envelope]) -> datetime | None:
+    """The agent's latest event time after ``envs`` (its RecallDoc's ``updated``): "now" for
+    its key memories, whatever the batches."""
+    times = [e.event.ts for e in envs]
+    if doc is not None:
+        times.append(doc.updated)
+    return max(times) if times else None
+
+
+class RecallProjection(Projection[RecallDoc, KeyMemories]):
+    """The memory store's only writer, and the agent's RecallDoc (what boot shows of recall).
+
+    Deferred (``shared.projection``): a batch's events reach the store together when their
+    documents are next written — at a cut, at the commit — in one ``StoreApplier.apply_batch``
+    (one embedding call, one upsert per step); every event is applied to the store, those its
+    RecallDoc holds too (the store has per-memory watermarks: after a crash it may be behind
+    the document, and catches up). Before a session start the knowledge facts are mirrored and
+    Claude judges the agent's new statements; after the events, Claude's capture of each full
+    batch of messages. The document is then composed from the store's summary; the store is
+    flushed at each commit, before the documents are written.
+    """
+
+    bucket = BUCKET_RECALL
+    doc_type = RecallDoc
+    deferred = True
 
     def __init__(self, ctx: WorkerContext, applier: StoreApplier, llm: LlmClient,
-                 wait_for_knowledge: bool = False) -> None:
+                 wait_for_knowledge: bool = False, words: KeptWords | None = None) -> None:
         self._ctx = ctx
         self._applier = applier
         self._llm = llm
+        self._words = words  # the agents' word files (workers.recall.vocabulary), where the store keeps them
         self._wait = wait_for_knowledge  # the knowledge worker's watermark, waited on before facts are read
-        self._staged: list[Envelope] = []
-        self._cuts: list[int] = []  # where in _staged a part of its own starts (see apply)
-        self._budget = value_budget(ctx.nc.max_payload)
+        self._batch_size = ctx.settings.recall.llm_batch_size
+        self._unflushed = False
 
-    async def apply(self, env: Envelope) -> bool:
+    def accepts(self, env: Envelope) -> bool:
         event = env.event
-        if isinstance(event, FeedbackEvent) and event.kind not in APPLIED_FEEDBACK:
-            return False
-        if isinstance(event, FeedbackEvent) and event.kind in MEMORY_ID_KINDS and not is_agent_forget(event):
-            try:  # the decoder refuses these already; the store's own check, before anything is staged
-                point_ids(feedback_ids(event))
-            except StoreError as exc:
-                raise InvalidEvent(f"{event.kind}: {exc}") from exc
-        if env.family == "compaction" and env.kind != "before":
-            return False
-        every = self._ctx.settings.runtime.cut_every
-        part = self._staged[self._cuts[-1] if self._cuts else 0:]
-        if part and (boundary(env.seq, every) > part[-1].seq
-                     or (is_trigger(env) and any(staged.agent == env.agent for staged in part))):
-            # a cut, as ProjectionHandler makes them: the agent's state just before a trigger,
-            # and every agent's at each stream boundary, is its own revision whatever the
-            # batch, for the boot documents made as of them. The parts are committed one
-            # after another at the batch's commit, so the whole batch is known when its
-            # first part is embedded (its new words are learnt while the earlier parts are written)
-            self._cuts.append(len(self._staged))
-        self._staged.append(env)
-        return True
+        if isinstance(event, FeedbackEvent):
+            if event.kind in MEMORY_ID_KINDS and event.kind in APPLIED_FEEDBACK and not is_agent_forget(event):
+                try:  # the decoder refuses these already; the store's own check, before anything is prepared
+                    point_ids(feedback_ids(event))
+                except StoreError as exc:
+                    raise InvalidEvent(f"{event.kind}: {exc}") from exc
+            return event.kind in APPLIED_FEEDBACK
+        return env.family != "compaction" or env.kind == "before"
 
-    async def commit(self) -> None:
-        """The staged parts in stream order, each applied and its documents written as if
-        it were a batch of its own; a failure leaves the parts not yet done staged."""
-        if not self._staged:
-            return
+    def resets(self, env: Envelope) -> bool:
+        """The marker of `cortex forget AGENT`: the summary starts again after it (the forget
+        purged it already, unless a replay rebuilt one)."""
+        return is_agent_forget(env.event)
+
+    async def prepare(self, env: Envelope, doc: RecallDoc | None) -> KeyMemories:
+        return (await self.prepare_deferred([Deferred(env, doc, False)]))[0]
+
+    async def prepare_deferred(self, events: Sequence[Deferred[RecallDoc]]) -> list[KeyMemories]:
         try:
-            self._applier.embedder.prefetch([e.event.content for e in self._staged
-                                             if isinstance(e.event, MessageEvent | NoteEvent)])
-            while self._staged:
-                end = self._cuts[0] if self._cuts else len(self._staged)
-                await self._commit_part(self._staged[:end])
-                del self._staged[:end]
-                self._cuts = [cut - end for cut in self._cuts[1:]]
+            return await self._prepare(events)
         except (StoreUnavailable, EmbedderUnavailable) as exc:
             raise TransientError(f"memory store: {exc}") from exc
         except StoreError as exc:
-            # never an event's (what the store refuses is refused at apply: a dead letter) nor
+            # never an event's (what the store refuses is refused at accepts: a dead letter) nor
             # transient: the store itself is wrong (a collection changed under it…). Recall
             # stops alone with the reason, as at start; the other workers go on.
             raise WorkerCannotRun(f"recall stopped: memory store: {exc}") from exc
 
-    async def _commit_part(self, staged: list[Envelope]) -> None:
-        for env in staged:
+    async def _prepare(self, events: Sequence[Deferred[RecallDoc]]) -> list[KeyMemories]:
+        envs = [e.env for e in events]
+        texts = [env.event.content for env in envs if isinstance(env.event, MessageEvent | NoteEvent)]
+        self._applier.embedder.prefetch(texts)  # its new words are learnt while the store work begins
+        if self._words is not None:
+            self._words.saw(envs)
+        for env in envs:
             if (env.family, env.kind) == ("session", "start"):
                 await self._mirror_facts(env)
                 if self._llm.enabled:
                     await self._judge(env)
             elif (late := late_answer(env.event)) is not None and late.purpose == CAPTURE:
                 await self._capture(env, late.text, late.context)  # a capture the model answered later
+        self._unflushed = True
         loop = asyncio.get_running_loop()
 
         def at_upkeep(env: Envelope) -> None:  # in the applier's thread, between two of its steps
             asyncio.run_coroutine_threadsafe(self._upkeep(env), loop).result()
 
-        outcome = await asyncio.to_thread(self._applier.apply_batch, staged, HOLDER.lock, at_upkeep)
+        outcome = await asyncio.to_thread(self._applier.apply_batch, envs, HOLDER.lock, at_upkeep)
         for change in ("added", "merged", "consolidated", "superseded", "skipped", "expired", "demoted", "updated"):
             RECALL_MEMORIES.labels(change).inc(getattr(outcome, change))
-        # removed from the staged events only once the documents are written: a transient
-        # failure there (the LLM's capture, the bucket) retries the part, and the store skips
-        # what it holds
-        await self._write_docs(outcome, staged)
+        summaries: dict[str, KeyMemories] = {}
+        for agent, (doc, fresh) in sorted(_fresh_by_agent(events, self.resets).items()):
+            await self._llm_batches(agent, doc, fresh)
+            now = latest_time(doc, fresh)
+            if now is not None:
+                summaries[agent] = await asyncio.to_thread(self._summary, agent, now)
+        return [summaries.get(e.env.agent, NO_SUMMARY) if not e.applied else NO_SUMMARY for e in events]
+
+    def compose(self, doc: RecallDoc | None, env: Envelope, inputs: KeyMemories) -> RecallDoc:
+        ts = env.event.ts if doc is None else max(doc.updated, env.event.ts)
+        pending: list[list[str]] = []
+        if self._llm.enabled:
+            pending = llm_pending_after(list(doc.llm_pending) if doc is not None else [], env, self._batch_size)[0]
+        base = doc if doc is not None else RecallDoc(agent=env.agent, updated=ts, key_memories=[], memories=0, hot=0,
+                                                     cold=0, integrity=Integrity())
+        # a field not named here (a new one) carries over
+        return msgspec.structs.replace(base, updated=ts, key_memories=list(inputs.texts),
+                                       key_owners=dict(inputs.owners), memories=inputs.hot + inputs.cold,
+                                       hot=inputs.hot, cold=inputs.cold, llm_pending=pending)
 
     async def _upkeep(self, message: Envelope) -> None:
         """What a session start does besides the store's maintenance, at a message where upkeep
@@ -321,17 +367,16 @@ class RecallHandler(Handler):
                     store.update_payloads(list(sync.changed))
                 if sync.removed:
                     store.delete(start.agent, list(sync.removed))
-                store.flush()
 
         await asyncio.to_thread(write)
         RECALL_MEMORIES.labels("facts").inc(len(sync.new))
 
     async def _judge(self, start: Envelope) -> None:
         """Claude's judgement of the agent's new statements (``workers.recall.supersede``),
-        before its session start is applied: a session start is the first of its agent's
-        staged events (a trigger cuts the batch before it), so the store holds exactly the
-        agent's events before it. At a message due for upkeep (``_upkeep``) the store holds
-        the events up to it, and the statements made before it are judged."""
+        before its session start is applied: a session start is prepared alone (the handler
+        cuts before a trigger and after it), so the store holds exactly the agent's events
+        before it. At a message due for upkeep (``_upkeep``) the store holds the events up to
+        it, and the statements made before it are judged."""
         store = self._applier.store
 
         def ask() -> supersede.Question | None:
@@ -355,92 +400,23 @@ class RecallHandler(Handler):
         RECALL_MEMORIES.labels("superseded").inc(await asyncio.to_thread(settle))
 
     def _summary(self, agent: str, now: datetime) -> KeyMemories:
+        """The agent's key memories (each within what boot shows of one) and tier counts."""
         with HOLDER.lock:
-            return self._applier.key_memories(agent, now)
+            summary = self._applier.key_memories(agent, now)
+        return KeyMemories([text[:KEY_MEMORY_CHARS] for text in summary.texts],
+                           {text[:KEY_MEMORY_CHARS]: person for text, person in summary.owners.items()},
+                           summary.hot, summary.cold)
 
-    async def _write_docs(self, outcome: BatchOutcome, staged: list[Envelope]) -> None:
-        kv = await self._ctx.inputs.docs.kv(self._ctx.bucket(BUCKET_RECALL))  # looked up once, not per batch
-        for agent, cut in sorted(outcome.forgotten.items()):
-            if agent not in outcome.touched:
-                await _drop_summary_before(kv, agent, cut)
-        for agent, ts in sorted(outcome.touched.items()):
-            for _ in range(CAS_ATTEMPTS):
-                try:
-                    await self._write_doc(kv, agent, ts, outcome, staged)
-                    break
-                except nats.js.errors.KeyWrongLastSequenceError:
-                    # someone else wrote the key (a replay's reset, a deposed instance): read it
-                    # again and derive this batch's document on top of it (its watermark decides)
-                    KV_CONFLICTS.labels(self._ctx.worker).inc()
-            else:
-                raise TransientError(f"{self._ctx.bucket(BUCKET_RECALL)}/{agent}: too many write conflicts")
-
-    async def _read_doc(self, kv: KeyValue, agent: str) -> tuple[RecallDoc | None, int]:
-        """The stored RecallDoc; an unreadable one is deleted and rebuilt from the stream."""
-        raw, revision = await kv_read(kv, agent)
-        if raw is None:
-            return None, revision
-        try:
-            doc: RecallDoc = decode_document([raw], _DOC_DECODER)
-        except Exception as exc:
-            reason = unreadable_reason(exc)
-            if reason is None:
-                raise
-            bucket = self._ctx.bucket(BUCKET_RECALL)
-            log.error("document_unreadable", extra={"worker": self._ctx.worker, "bucket": bucket, "agent": agent,
-                                                    "error": reason, "action": "deleted; rebuilding from the stream"})
-            DOCUMENTS_REBUILT.labels(self._ctx.worker, BUCKET_RECALL).inc()
-            await discard_document(kv, agent)
-            raise DocumentCorrupt(bucket, agent, reason) from exc
-        return doc, revision
-
-    async def _write_doc(self, kv: KeyValue, agent: str, ts: datetime, outcome: BatchOutcome,
-                         staged: list[Envelope]) -> None:
-        old, revision = await self._read_doc(kv, agent)
-        if old is not None and old.integrity.last_seq < outcome.forgotten.get(agent, 0):
-            old = None  # made before `cortex forget`: nothing of it (not even its count) carries over
-        seq = outcome.last_seq[agent]
-        if old is not None and old.integrity.last_seq >= seq:
-            return
-        floor = old.integrity.last_seq if old else 0
-        pending = await self._llm_batches(agent, [e for e in staged if e.agent == agent and e.seq > floor],
-                                          list(old.llm_pending) if old else [])
-        summary = await asyncio.to_thread(self._summary, agent, ts)
-        key = [text[:KEY_MEMORY_CHARS] for text in summary.texts]
-        owned = {text[:KEY_MEMORY_CHARS]: person for text, person in summary.owners.items()}
-        hot, cold = summary.hot, summary.cold
-        fresh = sum(1 for s in outcome.seqs[agent] if s > floor)  # per event, not per batch: replays agree
-        integrity = Integrity(last_seq=seq, last_event_ts=ts, events=(old.integrity.events if old else 0) + fresh,
-                              producer=self._ctx.producer)
-        base = old if old is not None else RecallDoc(agent=agent, updated=ts, key_memories=[], memories=0, hot=0,
-                                                     cold=0, integrity=integrity)
-        # a field not named here (a new one) carries over
-        doc = msgspec.structs.replace(base, updated=ts, key_memories=key, key_owners=owned, memories=hot + cold,
-                                      hot=hot, cold=cold, integrity=integrity, llm_pending=pending)
-        data = msgspec.json.encode(doc)
-        if len(data) > self._budget:  # the caps above keep it far below: the last line
-            doc, dropped = cap(doc, self._budget)
-            DOCUMENTS_CAPPED.labels(self._ctx.worker, BUCKET_RECALL).inc()
-            log.warning("document_capped", extra={"worker": self._ctx.worker, "agent": agent, "dropped": dropped})
-            data = msgspec.json.encode(doc)
-        await kv_cas(kv, agent, data, revision)
-
-    async def _llm_batches(self, agent: str, envs: list[Envelope], pending: list[list[str]]) -> list[list[str]]:
-        """Claude's capture in deterministic batches: a fixed number of the agent's consecutive
-        messages, flushed early at session end and compaction, never by a timer."""
+    async def _llm_batches(self, agent: str, doc: RecallDoc | None, envs: Sequence[Envelope]) -> None:
+        """Claude's capture of each batch of the agent's messages that ``envs`` complete
+        (``llm_pending_after``; the messages of an incomplete one wait in the RecallDoc)."""
         if not self._llm.enabled:
-            return []
-        size = self._ctx.settings.recall.llm_batch_size
+            return
+        pending = list(doc.llm_pending) if doc is not None else []
         for env in envs:
-            event = env.event
-            if isinstance(event, MessageEvent):
-                text = event.content[: PENDING_CHARS // size]  # the batch stays well inside one RecallDoc
-                pending.append([event.role, event.sender or "", text, event.id, event.ts.isoformat()])
-            flush = (env.family, env.kind) in (("session", "end"), ("compaction", "before"))
-            if pending and (len(pending) >= size or flush):
-                await self._capture_with_llm(agent, env, pending)
-                pending = []
-        return pending
+            pending, full = llm_pending_after(pending, env, self._batch_size)
+            if full:
+                await self._capture_with_llm(agent, env, full)
 
     async def _capture_with_llm(self, agent: str, env: Envelope, batch: list[list[str]]) -> None:
         messages = [PromptMessage(role=r, sender=s or None, content=c, ts=datetime.fromisoformat(t))
@@ -465,11 +441,29 @@ class RecallHandler(Handler):
             candidates, agent=env.agent, source_key=f"llm:{batch.first}..{batch.last}", source_event=batch.last,
             ts=env.event.ts, session=batch.session)]
         if memories:
+            # flushed at once: the RecallDoc written next no longer holds these messages, and
+            # an event its document holds is never captured again
             await asyncio.to_thread(self._applier.add_memories, memories, HOLDER.lock)
 
-    def reset(self) -> None:
-        self._staged.clear()
-        self._cuts.clear()
+    async def on_commit(self) -> None:
+        """The store's writes since the last commit made durable (a sync of the shard: once
+        per commit, not per cut), before the commit's documents and checkpoint say so."""
+        if not self._unflushed:
+            return
+
+        def flush() -> None:
+            if self._words is not None:
+                self._words.save()  # a cache: written before the memories are made durable, no sync
+            with HOLDER.lock:
+                self._applier.store.flush()
+
+        try:
+            await asyncio.to_thread(flush)
+        except (StoreUnavailable, OSError) as exc:
+            raise TransientError(f"memory store: {exc}") from exc
+        except StoreError as exc:
+            raise WorkerCannotRun(f"recall stopped: memory store: {exc}") from exc
+        self._unflushed = False
 
     async def aclose(self) -> None:
         HOLDER.release()
@@ -477,7 +471,44 @@ class RecallHandler(Handler):
         await self._ctx.aclose()
 
 
-async def build(ctx: WorkerContext) -> RecallHandler:
+def _fresh_by_agent(events: Sequence[Deferred[RecallDoc]], resets: Callable[[Envelope], bool]
+                    ) -> dict[str, tuple[RecallDoc | None, list[Envelope]]]:
+    """Per agent with events its RecallDoc does not hold yet: the document they start from,
+    and those events (after the last one that ``resets`` it: the document starts there)."""
+    out: dict[str, tuple[RecallDoc | None, list[Envelope]]] = {}
+    for event in events:
+        if event.applied:
+            continue
+        fresh = out.setdefault(event.env.agent, (event.doc, []))[1]
+        if resets(event.env):
+            out[event.env.agent] = (None, [])
+        else:
+            fresh.append(event.env)
+    return out
+
+
+def kept_words(applier: StoreApplier) -> KeptWords | None:
+    """The agents' word files of the store, read into the static embedder's table (None:
+    another embedder, or a store without a local directory). Runs in a worker thread."""
+    directory = applier.store.vocabulary
+    if directory is None or not isinstance(applier.embedder, StaticE5Embedder):
+        return None
+    words = KeptWords(directory, applier.embedder)
+    log.info("recall: %d words read back from the agents' word files", words.restore())
+    return words
+
+
+def recall_handler(ctx: WorkerContext, applier: StoreApplier, llm: LlmClient,
+                   wait_for_knowledge: bool = False, words: KeptWords | None = None) -> ProjectionHandler:
+    """The recall worker's handler: the runtime's, with the recall projection (its cuts: before
+    and after each trigger, and at every stream boundary, as every worker's)."""
+    projection = RecallProjection(ctx, applier, llm, wait_for_knowledge, words)
+    return ProjectionHandler(ctx.js, ctx.worker, ctx.producer, [projection],
+                             bucket_names={BUCKET_RECALL: ctx.bucket(BUCKET_RECALL)}, cut_on_triggers=True,
+                             cut_every=ctx.settings.runtime.cut_every)
+
+
+async def build(ctx: WorkerContext) -> ProjectionHandler:
     """The handler of an enabled recall worker (``workers.recall.spec`` decides that)."""
     try:
         store, embedder = await asyncio.to_thread(HOLDER.acquire, ctx)
@@ -486,21 +517,8 @@ async def build(ctx: WorkerContext) -> RecallHandler:
     HOLDER.set_ready()
     applier = StoreApplier(store, embedder, ctx.settings.recall, ctx.settings.languages)
     llm = await worker_llm(ctx, BUCKET_RECALL, checks={CAPTURE: usable_capture})
-    return RecallHandler(ctx, applier, llm, wait_for_knowledge=True)
-
-
-async def _drop_summary_before(kv: Any, agent: str, cut: int) -> None:
-    """After the marker of `cortex forget AGENT` (and no newer event of the agent), her
-    summary is gone too: the forget purged it already, unless a replay rebuilt one."""
-    raw, revision = await kv_read(kv, agent)
-    if raw is None:
-        return
-    try:
-        last_seq = decode_document([raw], _DOC_DECODER).integrity.last_seq
-    except Exception:  # unreadable, and forgotten anyway: nothing of it may stay
-        last_seq = 0
-    if last_seq < cut:
-        await kv.delete(agent, last=revision)
+    words = await asyncio.to_thread(kept_words, applier)
+    return recall_handler(ctx, applier, llm, wait_for_knowledge=True, words=words)
 
 
 def recall_now(hits_ts: list[datetime]) -> datetime:

@@ -21,13 +21,14 @@ from shared.codec import Envelope
 from shared.config import load_settings
 from shared.health import Health
 from shared.llm import LlmClient
+from shared.projection import ProjectionHandler
 from shared.provision import provision
 from shared.runtime import WorkerContext
 from workers.recall.apply import StoreApplier
 from workers.recall.embedders import HashingEmbedder
 from workers.recall.facts import MAX_FACT_MEMORIES, fact_memories, fact_memory_id, fact_text, mirrored, settle
 from workers.recall.store import MemoryFilter
-from workers.recall.worker import HOLDER, RecallHandler, answer
+from workers.recall.worker import HOLDER, answer, recall_handler
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 MARIA = Entity(id="person:maria", type="person", value="Maria", mentions=["Maria"], count=2, importance=0.5,
@@ -94,20 +95,20 @@ def start(seq: int) -> Envelope:
 
 
 @pytest.fixture
-async def handler(nc: Client, tmp_path: Path) -> AsyncIterator[RecallHandler]:
+async def handler(nc: Client, tmp_path: Path) -> AsyncIterator[ProjectionHandler]:
     settings = load_settings({"CORTEX_DATA_DIR": str(tmp_path)})
     js = nc.jetstream()
     await provision(js, settings, [])
     ctx = WorkerContext(nc=nc, js=js, settings=settings, worker="recall", consumer="recall", producer="recall@test",
                         health=Health("recall"), extras={"embedder": HashingEmbedder(256)})
     store, embedder = await asyncio.to_thread(HOLDER.acquire, ctx)
-    made = RecallHandler(ctx, StoreApplier(store, embedder, settings.recall, ("en",)), LlmClient(settings, js))
+    made = recall_handler(ctx, StoreApplier(store, embedder, settings.recall, ("en",)), LlmClient(settings, js))
     yield made
     await made.aclose()
 
 
 async def test_a_session_start_mirrors_the_facts_as_of_it_and_recall_finds_them(
-    handler: RecallHandler, nc: Client
+    handler: ProjectionHandler, nc: Client
 ) -> None:
     kv = await nc.jetstream().key_value("cortex_knowledge")
     await kv.put("alice", msgspec.json.encode(knowledge([ACME, DEV], last_seq=5)))

@@ -136,6 +136,24 @@ def test_update_payloads_changes_payload_not_vectors(
     assert hits[0].similarity == pytest.approx(1.0, abs=1e-5)
 
 
+def test_set_tier_moves_the_agents_memories_and_every_read_and_filter_takes_it(
+    store: MemoryStore, embedder: HashingEmbedder, make_memory: MakeMemory
+) -> None:
+    """Tiering moves many memories in one operation on the ``tier`` key alone: reads (get,
+    scroll, search) and the tier filter agree with it; another agent's memory never moves."""
+    a1, a2, a3 = (make_memory(f"fact {i}", position=i) for i in (1, 2, 3))
+    b1 = make_memory("fact 1", agent="bob", position=1)
+    store.upsert(points(embedder, a1, a2, a3, b1))
+    store.set_tier("alice", [a1.id, a2.id, b1.id], "cold")
+    assert [m.tier for m in store.get("alice", [a1.id, a2.id, a3.id])] == ["cold", "cold", "hot"]
+    assert sorted(m.id for m in store.scroll("alice", flt=MemoryFilter(tier="cold"))) == sorted([a1.id, a2.id])
+    assert store.count("alice", MemoryFilter(tier="hot")) == 1
+    assert {h.memory.id: h.memory.tier for h in store.search("alice", embedder.embed_query("fact 1"))}[a1.id] == "cold"
+    assert store.get("bob", [b1.id])[0].tier == "hot"
+    store.set_tier("alice", [a1.id], "hot")
+    assert store.get("alice", [a1.id]) == [a1]
+
+
 def test_delete_by_ids_and_by_agent(store: MemoryStore, embedder: HashingEmbedder, make_memory: MakeMemory) -> None:
     a1, a2 = make_memory("first", position=1), make_memory("second", position=2)
     b1 = make_memory("first", agent="bob")
@@ -264,3 +282,20 @@ def test_a_shard_without_metadata_is_refused(tmp_path: Path) -> None:
 def test_an_id_that_is_not_a_uuid_is_bad_input(store: MemoryStore) -> None:
     with pytest.raises(StoreError, match="not a memory id"):
         store.get("alice", ["../../etc/passwd"])
+
+
+def test_nearest_is_the_dense_search_with_its_cosines(
+    store: MemoryStore, embedder: HashingEmbedder, make_memory: MakeMemory
+) -> None:
+    """A near-duplicate's lookup: one dense query, the same memories and cosines as the
+    fused search without text, of the agent and the filter only."""
+    memories = [make_memory(text, position=i, type="rule" if i % 2 else "fact") for i, text in enumerate(
+        ["deploy on Fridays", "never deploy on Fridays", "deploy on Mondays", "the cache is Redis", "ship it"])]
+    store.upsert(points(embedder, *memories, make_memory("deploy on Fridays", agent="bob")))
+    query = embedder.embed_query("deploy on Fridays")
+    for flt in (None, MemoryFilter(types=("fact",))):
+        near = store.nearest("alice", query, flt=flt, limit=3)
+        fused = store.search("alice", query, flt=flt, limit=3)
+        assert [h.memory for h in near] == [h.memory for h in fused]
+        assert [h.similarity for h in near] == pytest.approx([h.similarity for h in fused], abs=1e-6)
+        assert all(h.memory.agent == "alice" for h in near) and near[0].similarity == pytest.approx(1.0, abs=1e-5)

@@ -23,6 +23,7 @@ from shared.codec import Envelope
 from shared.config import load_settings
 from shared.health import Health
 from shared.llm import LlmClient
+from shared.projection import ProjectionHandler
 from shared.provision import provision
 from shared.runtime import WorkerContext
 from workers.recall import supersede
@@ -30,7 +31,7 @@ from workers.recall.apply import StoreApplier
 from workers.recall.capture import remembered_id
 from workers.recall.embedders import HashingEmbedder
 from workers.recall.store import MemoryFilter
-from workers.recall.worker import HOLDER, RecallHandler
+from workers.recall.worker import HOLDER, recall_handler
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 OLD, NEW = "We deploy on Tuesdays.", "From now on we deploy on Thursdays."
@@ -74,7 +75,7 @@ class Claude:
             "stop_reason": "tool_use", "stop_sequence": None, "usage": {"input_tokens": 200, "output_tokens": 30}})
 
 
-Make = Callable[[], Awaitable[RecallHandler]]
+Make = Callable[[], Awaitable[ProjectionHandler]]
 
 
 @pytest.fixture
@@ -85,12 +86,12 @@ async def handlers(nc: Client, tmp_path: Path) -> AsyncIterator[tuple[Make, Clau
     ctx = WorkerContext(nc=nc, js=js, settings=settings, worker="recall", consumer="recall", producer="recall@test",
                         health=Health("recall"), extras={"embedder": HashingEmbedder(256)})
     claude = Claude()
-    made: list[RecallHandler] = []
+    made: list[ProjectionHandler] = []
 
-    async def make() -> RecallHandler:
+    async def make() -> ProjectionHandler:
         store, embedder = await asyncio.to_thread(HOLDER.acquire, ctx)
         llm = LlmClient(settings, js, http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(claude.handler)))
-        made.append(RecallHandler(ctx, StoreApplier(store, embedder, settings.recall, ("en",)), llm))
+        made.append(recall_handler(ctx, StoreApplier(store, embedder, settings.recall, ("en",)), llm))
         return made[-1]
 
     yield make, claude
@@ -98,7 +99,7 @@ async def handlers(nc: Client, tmp_path: Path) -> AsyncIterator[tuple[Make, Clau
         await handler.aclose()
 
 
-async def run(handler: RecallHandler, envs: list[Envelope]) -> None:
+async def run(handler: ProjectionHandler, envs: list[Envelope]) -> None:
     for env in envs:
         await handler.apply(env)
     await handler.commit()

@@ -1,6 +1,8 @@
 """The recall worker's document writes against a real nats-server and the embedded store
 (issue 15, items 4 and 5): a compare-and-set conflict on ``cortex_recall`` is rebased, not
-fatal; an unreadable RecallDoc is deleted and rebuilt from the stream, not a crash."""
+fatal; an unreadable RecallDoc is deleted and rebuilt from the stream, not a crash. Recall
+runs on the runtime's ``ProjectionHandler`` (issue 42): its cuts, reads and writes are the
+handler's, its store work deferred to them."""
 
 from __future__ import annotations
 
@@ -13,7 +15,6 @@ from typing import Any
 import msgspec
 import pytest
 from nats.aio.client import Client
-from nats.js.kv import KeyValue
 
 from schemas.docs import Integrity, RecallDoc
 from schemas.events import FeedbackEvent, MessageEvent
@@ -24,28 +25,31 @@ from shared.health import Health
 from shared.kv import kv_read
 from shared.llm import LlmClient
 from shared.names import BUCKET_RECALL
+from shared.projection import ProjectionHandler
 from shared.provision import provision
 from shared.runtime import WorkerContext
 from workers.recall.apply import StoreApplier
 from workers.recall.embedders import HashingEmbedder
-from workers.recall.worker import HOLDER, RecallHandler
+from workers.recall.worker import HOLDER, RecallProjection
 
 TS = datetime(2026, 2, 17, 10, 30, tzinfo=UTC)
 
 
-class RacedHandler(RecallHandler):
-    """Another writer puts the agent's document right after this handler read it, once."""
+class Recall:
+    """Makes recall handlers (the worker's projection, or a variant of it) on one context."""
 
-    raced = False
+    def __init__(self, ctx: WorkerContext) -> None:
+        self.ctx = ctx
+        self.handlers: list[ProjectionHandler] = []
 
-    async def _read_doc(self, kv: KeyValue, agent: str) -> tuple[RecallDoc | None, int]:
-        doc, revision = await super()._read_doc(kv, agent)
-        if not self.raced:
-            self.raced = True
-            other = RecallDoc(agent=agent, updated=TS, key_memories=[], memories=0, hot=0, cold=0,
-                              integrity=Integrity(last_seq=0, producer="another-writer"))
-            await kv.put(agent, msgspec.json.encode(other))
-        return doc, revision
+    async def __call__(self, cls: type[RecallProjection] = RecallProjection) -> ProjectionHandler:
+        store, embedder = await asyncio.to_thread(HOLDER.acquire, self.ctx)
+        settings = self.ctx.settings
+        projection = cls(self.ctx, StoreApplier(store, embedder, settings.recall, settings.languages),
+                         LlmClient(settings, self.ctx.js))
+        handler = ProjectionHandler(self.ctx.js, "recall", "recall@test", [projection], cut_on_triggers=True)
+        self.handlers.append(handler)
+        return handler
 
 
 @pytest.fixture
@@ -60,16 +64,9 @@ async def recall(nc: Client, tmp_path: Path, env: dict[str, str]) -> Any:
     await provision(js, settings, [])
     ctx = WorkerContext(nc=nc, js=js, settings=settings, worker="recall", consumer="recall",
                         producer="recall@test", health=Health("recall"), extras={"embedder": HashingEmbedder(64)})
-    handlers: list[RecallHandler] = []
-
-    async def make(cls: type[RecallHandler] = RecallHandler) -> RecallHandler:
-        store, embedder = await asyncio.to_thread(HOLDER.acquire, ctx)
-        handler = cls(ctx, StoreApplier(store, embedder, settings.recall, settings.languages), LlmClient(settings, js))
-        handlers.append(handler)
-        return handler
-
+    make = Recall(ctx)
     yield make
-    for handler in handlers:
+    for handler in make.handlers:
         await handler.aclose()
 
 
@@ -87,10 +84,12 @@ async def stored(nc: Client) -> RecallDoc | None:
 async def test_a_write_conflict_on_the_recall_document_is_rebased_not_fatal(recall: Any, nc: Client) -> None:
     """nats-py reports a wrong last sequence as a 400 (``KeyWrongLastSequenceError``): the
     write used to let it out of commit, ending the consumer task and the process."""
-    handler = await recall(RacedHandler)
-    await handler.apply(message(1))
+    handler = await recall()
+    await handler.apply(message(1))  # the handler has read the agent's document (none) …
+    other = RecallDoc(agent="alice", updated=TS, key_memories=[], memories=0, hot=0, cold=0,
+                      integrity=Integrity(last_seq=0, producer="another-writer"))
+    await (await nc.jetstream().key_value(BUCKET_RECALL)).put("alice", msgspec.json.encode(other))  # … and it changes
     await handler.commit()
-    assert handler.raced
     doc = await stored(nc)
     assert doc is not None and doc.integrity.last_seq == 1 and doc.integrity.events == 1
     assert doc.integrity.producer == "recall@test"  # written over the other writer's, on top of it
@@ -100,9 +99,8 @@ async def test_an_unreadable_recall_document_is_deleted_for_a_rebuild(recall: An
     kv = await nc.jetstream().key_value(BUCKET_RECALL)
     await kv.put("alice", b"\x00 not a RecallDoc \xff")
     handler = await recall()
-    await handler.apply(message(1))
     with pytest.raises(DocumentCorrupt) as raised:
-        await handler.commit()
+        await handler.apply(message(1))
     assert raised.value.agent == "alice" and raised.value.bucket == BUCKET_RECALL
     assert await stored(nc) is None  # deleted: the rewound loop derives it again
     handler.reset()
@@ -134,10 +132,10 @@ async def test_a_recall_while_the_store_is_given_back_is_a_503_not_an_internal_e
     from schemas.api import ErrorReply, RecallReply
     from workers.recall.worker import serve
 
-    handler = await recall()
+    await recall()  # its consume loop has the store open
     HOLDER.set_ready()
     stop = asyncio.Event()
-    serving = asyncio.create_task(serve(handler._ctx, stop))
+    serving = asyncio.create_task(serve(recall.ctx, stop))
 
     async def ask() -> Any:
         try:
@@ -168,12 +166,11 @@ def feedback(seq: int, kind: str, target: str | None = None, value: Any = None) 
                     event=event)
 
 
-class Unchecked(RecallHandler):
-    """Stages every event as it is (none of apply's checks): what a commit does with an id
+class Unchecked(RecallProjection):
+    """Takes every event as it is (none of accepts' checks): what a commit does with an id
     the store refuses, were one ever to get past them."""
 
-    async def apply(self, env: Envelope) -> bool:
-        self._staged.append(env)
+    def accepts(self, env: Envelope) -> bool:
         return True
 
 
