@@ -77,13 +77,10 @@ BUCKET_LEASES = "cortex_leases"
 BUCKET_LLM_CACHE = "cortex_llm_cache"  # keys: llm_answer_key, llm_usage_key, llm_pending_key, llm_health_key
 BUCKET_FORGETS = "cortex_forgets"  # beyond the contract: the status of each agent's last `cortex forget`
 
-# Buckets whose values are per-agent documents (shadow mode writes cortex_shadow_<name>).
-DOC_BUCKETS = (
-    BUCKET_THREADS, BUCKET_DECISIONS, BUCKET_COMMITMENTS, BUCKET_SNAPSHOTS,
-    BUCKET_NARRATIVES, BUCKET_BOOT, BUCKET_KNOWLEDGE, BUCKET_CHANNELS, BUCKET_RECALL, BUCKET_TRACES,
-    BUCKET_OPERATIONS,
-)
-ALL_BUCKETS = (*DOC_BUCKETS, BUCKET_CHECKPOINTS, BUCKET_LEASES, BUCKET_LLM_CACHE)
+# The runtime's own buckets: every consumer's checkpoint and lease, the LLM's answers. The
+# workers' document buckets are declared by their owners (``WorkerSpec.buckets``; every one:
+# ``workers.registry.doc_buckets``), so a new worker adds its bucket without an edit here.
+RUNTIME_BUCKETS = (BUCKET_CHECKPOINTS, BUCKET_LEASES, BUCKET_LLM_CACHE)
 
 QDRANT_COLLECTION = "cortex_memories"  # shadow mode: memory_collection(True), cortex_shadow_memories
 
