@@ -44,7 +44,13 @@ from shared.names import (
     BUCKET_LEASES,
     BUCKET_LLM_CACHE,
     EVENTS_STREAM,
+    api_endpoint_subject,
+    api_subject,
     consumers_of,
+    dlq_subject,
+    feedback_subject,
+    notes_subject,
+    published_subject,
     service_name,
     shadow_bucket,
     shadow_service,
@@ -183,7 +189,7 @@ def worker_permissions(worker: str, ops: WorkerSpec, prefix: str = "cortex", par
         for consumer in consumers_of(worker, partitions, shadow):
             pub += _consumer(consumer)
             pub += _kv_own_key(BUCKET_CHECKPOINTS, consumer) + _kv_own_key(BUCKET_LEASES, consumer)
-        pub.append(f"{prefix}.dlq.{worker}")
+        pub.append(dlq_subject(prefix, worker))
         pub.append(f"$JS.API.STREAM.INFO.{EVENTS_STREAM}")  # its stored layout, checked before consuming
     for name in ops.buckets:
         pub += _kv_write(bucket(name))
@@ -198,15 +204,19 @@ def worker_permissions(worker: str, ops: WorkerSpec, prefix: str = "cortex", par
     pub += _inspection(ops, partitions, shadow)
     if ops.llm:
         pub += _kv_write(BUCKET_LLM_CACHE)
-    pub += [f"{prefix}.feedback.*.{kind}" for kind in ops.feedback]
+    pub += [feedback_subject(prefix, "*", kind) for kind in ops.feedback]
     sub = ["_INBOX.>"]  # replies to requests (nats-py's default inbox prefix)
     service = service_name(worker, shadow)
     if ops.serves:
-        sub += [f"{prefix}.api.{shadow_service(name) if shadow else name}.*" for name in ops.serves]
+        sub += [api_endpoint_subject(prefix, shadow_service(name) if shadow else name) for name in ops.serves]
         # NATS micro discovery: $SRV.<verb>, $SRV.<verb>.<name>, $SRV.<verb>.<name>.<id>
         sub += ["$SRV.*", f"$SRV.*.{service}", f"$SRV.*.{service}.*"]
     return {"user": f"cortex-{worker}", "publish": _dedupe(pub), "subscribe": _dedupe(sub),
             "allow_responses": bool(ops.serves)}
+
+
+# what an agent's gateway publishes (the notes too, below); feedback comes from Cortex's own tools
+GATEWAY_FAMILIES = ("msg", "session", "compaction", "tool", "run")
 
 
 def client_permissions(agent: str, prefix: str = "cortex") -> dict[str, Any]:
@@ -217,9 +227,9 @@ def client_permissions(agent: str, prefix: str = "cortex") -> dict[str, Any]:
     """
     return {
         "user": f"client-{agent}",
-        "publish": [f"{prefix}.msg.{agent}.*", f"{prefix}.session.{agent}.*", f"{prefix}.compaction.{agent}.*",
-                    f"{prefix}.tool.{agent}.*", f"{prefix}.run.{agent}.*", f"{prefix}.notes.{agent}",
-                    f"{prefix}.notes.{agent}.*", f"{prefix}.api.*.{agent}"],
+        "publish": [*(published_subject(prefix, family, agent, "*") for family in GATEWAY_FAMILIES),
+                    notes_subject(prefix, agent), published_subject(prefix, "notes", agent, "*"),
+                    api_subject(prefix, "*", agent)],
         "subscribe": [f"_INBOX_{agent}.>"],
         "allow_responses": False,
     }

@@ -206,6 +206,11 @@ def is_store_subject(prefix: str, subject: str) -> bool:
     return subject.startswith(f"{prefix}.{OPENCLAW_FAMILY}.")
 
 
+def store_filter(prefix: str) -> str:
+    """Every stored event of the OpenClaw store (``is_store_subject``)."""
+    return f"{prefix}.{OPENCLAW_FAMILY}.>"
+
+
 def openclaw_transform(prefix: str, source_prefix: str) -> tuple[str, str]:
     """(src, dest) of the subject transform that brings the store's events into CORTEX_EVENTS."""
     return f"{source_prefix}.*.*", f"{prefix}.{OPENCLAW_FAMILY}.{{{{wildcard(1)}}}}.{{{{wildcard(2)}}}}"

@@ -32,11 +32,14 @@ from shared.names import (
     RUNTIME_BUCKETS,
     SLOTS,
     consumer_filter_subjects,
+    dlq_subject,
     event_subjects,
+    is_store_subject,
     notes_subject,
     notes_transform,
     openclaw_transform,
     partition_slots,
+    published_subject,
     shadow_bucket,
     slot_transform,
 )
@@ -129,7 +132,7 @@ def openclaw_source(settings: Settings) -> api.StreamSource | None:
 
 def is_openclaw_source(source: api.StreamSource, prefix: str) -> bool:
     """Is this a source ``cortex init`` wired (it lands in the openclaw family), not an operator's?"""
-    return any(t.dest.startswith(f"{prefix}.{OPENCLAW_FAMILY}.") for t in source.subject_transforms or [])
+    return any(is_store_subject(prefix, t.dest) for t in source.subject_transforms or [])
 
 
 def notes_source(prefix: str) -> api.StreamSource:
@@ -243,7 +246,7 @@ def dlq_stream_config(settings: Settings) -> api.StreamConfig:
     retention = float(parse_duration_s(settings.dlq_retention))
     return api.StreamConfig(
         name=DLQ_STREAM,
-        subjects=[f"{settings.prefix}.dlq.>"],
+        subjects=[dlq_subject(settings.prefix, ">")],  # every worker's
         storage=api.StorageType.FILE,
         retention=api.RetentionPolicy.LIMITS,
         duplicate_window=retention or DLQ_UNLIMITED_WINDOW_S,  # kept for ever (0): a month of replays
@@ -316,7 +319,7 @@ async def describe_source(js: JetStreamContext, settings: Settings) -> str:
     hint = "" if covered else f"; its subjects {info.config.subjects} do not look like {prefix}.<agent>.<type>: " \
                               "is CORTEX_OPENCLAW_PREFIX the plugin's subjectPrefix?"
     return (f"{info.state.messages} messages (sequences {info.state.first_seq}..{info.state.last_seq}), copied "
-            f"from the first as {settings.prefix}.{OPENCLAW_FAMILY}.<agent>.<type>{hint}")
+            f"from the first as {published_subject(settings.prefix, OPENCLAW_FAMILY, '<agent>', '<type>')}{hint}")
 
 
 async def ensure_bucket(js: JetStreamContext, bucket: str, ttl_s: float | None = None, history: int = 1,

@@ -459,8 +459,9 @@ async def bucket_keys(kv: Any) -> list[str]:
     """The bucket's keys with a value, sorted — asked of the server (``shared.kv.kv_keys``),
     never ``KeyValue.keys()``, whose watcher misses keys after purges."""
     from shared.kv import kv_keys
+    from shared.natsio import kv_location
 
-    return await kv_keys(kv._js, kv._name)
+    return await kv_keys(*kv_location(kv))
 
 
 class TcpProxy:
