@@ -76,6 +76,7 @@ BUCKET_CHECKPOINTS = "cortex_checkpoints"
 BUCKET_LEASES = "cortex_leases"
 BUCKET_LLM_CACHE = "cortex_llm_cache"  # keys: llm_answer_key, llm_usage_key, llm_pending_key, llm_health_key
 BUCKET_FORGETS = "cortex_forgets"  # beyond the contract: the status of each agent's last `cortex forget`
+BUCKET_EXTRACTION = "cortex_extraction"  # beyond the contract: what a model read beyond the patterns
 
 # The runtime's own buckets: every consumer's checkpoint and lease, the LLM's answers. The
 # workers' document buckets are declared by their owners (``WorkerSpec.buckets``; every one:
