@@ -36,6 +36,10 @@ ALLOWED: Mapping[tuple[str, str], str] = {
     ("workers.boot.sources", "workers.traces.operations"): "boot reads operations as of the briefing (section move)",
     ("workers.boot.traces", "workers.traces.operations"): "boot renders the operations section (BriefingSection move)",
     ("workers.boot.traces", "workers.traces.signals"): "boot renders the lessons section (BriefingSection move)",
+    ("workers.boot.assemble", "workers.extraction.view"): "boot merges the model's reading into its sections "
+                                                          "(BriefingSection move)",
+    ("workers.extraction.view", "workers.boot.inputs"): "the extraction's view is written against boot's inputs: "
+                                                        "it moves with boot's sections",
     ("workers.narrative.core", "workers.threads.summary"): "the narrative quotes thread summaries as boot does: "
                                                           "threads.summary belongs in workers/render.py-like code",
     ("workers.api.core", "workers.traces.operations"): "the status API shows operations as traces keeps them",
