@@ -18,8 +18,11 @@ Outputs (``python deploy/gen_manifests.py`` writes them, ``--check`` fails when 
 * ``k8s/base/workers/<worker>.yaml`` — headless Service, StatefulSet, PodDisruptionBudget;
 * ``k8s/base/kustomization.yaml`` — only the worker files' block between the
   ``BEGIN generated`` / ``END generated`` markers;
-* ``k8s/helm/nats-values.yaml`` — only the block between the ``BEGIN generated`` /
-  ``END generated`` markers (the accounts and users, from ``k8s/permissions.yaml``);
+* ``k8s/helm/nats-values.yaml`` — only the two blocks between ``BEGIN generated`` /
+  ``END generated`` markers: the accounts and users (from ``k8s/permissions.yaml``), and
+  the NATS container's variable holding each user's password;
+* ``k8s/overlays/dev/secret.example.yaml`` — only the users Secret's keys between the
+  markers (a placeholder password per user);
 * ``deploy/prometheus/alerts.yaml`` — only CortexWorkerAbsent's expression;
 * ``k8s/overlays/prod/prometheusrule.yaml`` — ``deploy/prometheus/alerts.yaml`` as a
   Prometheus Operator resource.
@@ -40,9 +43,14 @@ from shared.names import (
     BUCKET_CHECKPOINTS,
     BUCKET_LEASES,
     BUCKET_LLM_CACHE,
-    DOC_BUCKETS,
     EVENTS_STREAM,
+    api_endpoint_subject,
+    api_subject,
     consumers_of,
+    dlq_subject,
+    feedback_subject,
+    notes_subject,
+    published_subject,
     service_name,
     shadow_bucket,
     shadow_service,
@@ -57,6 +65,7 @@ WORKERS_DIR = ROOT / "k8s" / "base" / "workers"
 NATS_VALUES_FILE = ROOT / "k8s" / "helm" / "nats-values.yaml"
 ALERTS_FILE = ROOT / "deploy" / "prometheus" / "alerts.yaml"
 PROMETHEUS_RULE_FILE = ROOT / "k8s" / "overlays" / "prod" / "prometheusrule.yaml"
+DEV_SECRET_FILE = ROOT / "k8s" / "overlays" / "dev" / "secret.example.yaml"
 KUSTOMIZATION_FILE = ROOT / "k8s" / "base" / "kustomization.yaml"
 LABELS_FILE = ROOT / "k8s" / "components" / "recommended-labels" / "kustomization.yaml"
 
@@ -170,7 +179,7 @@ def _inspection(ops: WorkerSpec, partitions: int, shadow: bool) -> list[str]:
 def worker_permissions(worker: str, ops: WorkerSpec, prefix: str = "cortex", partitions: int = 1,
                        shadow: bool = False) -> dict[str, Any]:
     """The NATS publish / subscribe allow lists of one worker's user."""
-    doc_buckets = {*DOC_BUCKETS, *(b for spec in worker_specs().values() for b in spec.buckets)}
+    doc_buckets = {b for spec in worker_specs().values() for b in spec.buckets}
 
     def bucket(name: str) -> str:
         return shadow_bucket(name) if shadow and name in doc_buckets else name
@@ -180,7 +189,7 @@ def worker_permissions(worker: str, ops: WorkerSpec, prefix: str = "cortex", par
         for consumer in consumers_of(worker, partitions, shadow):
             pub += _consumer(consumer)
             pub += _kv_own_key(BUCKET_CHECKPOINTS, consumer) + _kv_own_key(BUCKET_LEASES, consumer)
-        pub.append(f"{prefix}.dlq.{worker}")
+        pub.append(dlq_subject(prefix, worker))
         pub.append(f"$JS.API.STREAM.INFO.{EVENTS_STREAM}")  # its stored layout, checked before consuming
     for name in ops.buckets:
         pub += _kv_write(bucket(name))
@@ -195,15 +204,19 @@ def worker_permissions(worker: str, ops: WorkerSpec, prefix: str = "cortex", par
     pub += _inspection(ops, partitions, shadow)
     if ops.llm:
         pub += _kv_write(BUCKET_LLM_CACHE)
-    pub += [f"{prefix}.feedback.*.{kind}" for kind in ops.feedback]
+    pub += [feedback_subject(prefix, "*", kind) for kind in ops.feedback]
     sub = ["_INBOX.>"]  # replies to requests (nats-py's default inbox prefix)
     service = service_name(worker, shadow)
     if ops.serves:
-        sub += [f"{prefix}.api.{shadow_service(name) if shadow else name}.*" for name in ops.serves]
+        sub += [api_endpoint_subject(prefix, shadow_service(name) if shadow else name) for name in ops.serves]
         # NATS micro discovery: $SRV.<verb>, $SRV.<verb>.<name>, $SRV.<verb>.<name>.<id>
         sub += ["$SRV.*", f"$SRV.*.{service}", f"$SRV.*.{service}.*"]
     return {"user": f"cortex-{worker}", "publish": _dedupe(pub), "subscribe": _dedupe(sub),
             "allow_responses": bool(ops.serves)}
+
+
+# what an agent's gateway publishes (the notes too, below); feedback comes from Cortex's own tools
+GATEWAY_FAMILIES = ("msg", "session", "compaction", "tool", "run")
 
 
 def client_permissions(agent: str, prefix: str = "cortex") -> dict[str, Any]:
@@ -214,9 +227,9 @@ def client_permissions(agent: str, prefix: str = "cortex") -> dict[str, Any]:
     """
     return {
         "user": f"client-{agent}",
-        "publish": [f"{prefix}.msg.{agent}.*", f"{prefix}.session.{agent}.*", f"{prefix}.compaction.{agent}.*",
-                    f"{prefix}.tool.{agent}.*", f"{prefix}.run.{agent}.*", f"{prefix}.notes.{agent}",
-                    f"{prefix}.notes.{agent}.*", f"{prefix}.api.*.{agent}"],
+        "publish": [*(published_subject(prefix, family, agent, "*") for family in GATEWAY_FAMILIES),
+                    notes_subject(prefix, agent), published_subject(prefix, "notes", agent, "*"),
+                    api_subject(prefix, "*", agent)],
         "subscribe": [f"_INBOX_{agent}.>"],
         "allow_responses": False,
     }
@@ -313,6 +326,27 @@ def splice(text: str, block: str, begin: str = BEGIN_MARK, end_mark: str = END_M
 
 def splice_nats_values(text: str, block: str) -> str:
     return splice(text, block)
+
+
+ENV_BEGIN = "    # BEGIN generated by deploy/gen_manifests.py from k8s/permissions.yaml: one variable per user"
+ENV_END = "    # END generated variables"
+SECRET_BEGIN = "  # BEGIN generated by deploy/gen_manifests.py from k8s/permissions.yaml: one key per user"
+SECRET_END = "  # END generated keys"
+
+
+def render_password_env_block(perms: dict[str, Any]) -> str:
+    """The NATS container's ``env`` (helm ``container.env``): each user's password variable,
+    which ``nats_accounts`` refers to, from the users Secret."""
+    lines = [line for user in all_users(perms) for line in (
+        f"    {password_env(user)}:", "      valueFrom:",
+        f"        secretKeyRef: {{name: {USERS_SECRET}, key: {secret_key(user)}}}")]
+    return "\n".join([ENV_BEGIN, *lines, ENV_END])
+
+
+def render_secret_block(perms: dict[str, Any]) -> str:
+    """The dev overlay's example users Secret: a placeholder password for every user."""
+    keys = [secret_key(user) for user in all_users(perms)]
+    return "\n".join([SECRET_BEGIN, *(f"  {key}: CHANGE-ME-{key}" for key in keys), SECRET_END])
 
 
 def render_kustomization_block() -> str:
@@ -635,7 +669,9 @@ def outputs(partitions: int = 1, shadow: bool = False, runbook_base: str | None 
     files[KUSTOMIZATION_FILE] = splice(KUSTOMIZATION_FILE.read_text(), render_kustomization_block(), KUSTOMIZE_BEGIN,
                                        KUSTOMIZE_END)
     files[LABELS_FILE] = splice(LABELS_FILE.read_text(), render_labels_block(__version__), LABELS_BEGIN, LABELS_END)
-    files[NATS_VALUES_FILE] = splice_nats_values(NATS_VALUES_FILE.read_text(), render_nats_block(perms))
+    nats_values = splice_nats_values(NATS_VALUES_FILE.read_text(), render_nats_block(perms))
+    files[NATS_VALUES_FILE] = splice(nats_values, render_password_env_block(perms), ENV_BEGIN, ENV_END)
+    files[DEV_SECRET_FILE] = splice(DEV_SECRET_FILE.read_text(), render_secret_block(perms), SECRET_BEGIN, SECRET_END)
     alerts = with_runbook_base(with_every_worker_watched(ALERTS_FILE.read_text()),
                                runbook_base or default_runbook_base())
     files[ALERTS_FILE] = alerts

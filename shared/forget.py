@@ -60,7 +60,6 @@ from shared.names import (
     BUCKET_LEASES,
     BUCKET_LLM_CACHE,
     DLQ_STREAM,
-    DOC_BUCKETS,
     EVENTS_STREAM,
     NOTES_STREAM,
     agent_event_filters,
@@ -185,7 +184,7 @@ async def purge_events_at_the_head(js: JetStreamContext, prefix: str, agent: str
     return removed
 
 
-async def purge_documents(js: JetStreamContext, agent: str, buckets: Sequence[str] = DOC_BUCKETS) -> int:
+async def purge_documents(js: JetStreamContext, agent: str, buckets: Sequence[str]) -> int:
     """Purge the agent's documents from ``buckets`` (every worker's: ``workers.registry.doc_buckets``)
     and their shadow copies."""
     removed = 0
@@ -334,10 +333,10 @@ class AgentForget:
     """One ``cortex forget AGENT`` (see the module docstring)."""
 
     def __init__(self, js: JetStreamContext, *, prefix: str, agent: str, consumers: Sequence[str],
-                 recall_consumer: str, lease_ttl_s: int,
+                 recall_consumer: str, lease_ttl_s: int, buckets: Sequence[str],
                  erase_memories: Callable[[Sequence[Mode]], Awaitable[str]],
                  say: Callable[[str], None] = lambda _: None,
-                 replicas: int = 1, buckets: Sequence[str] = DOC_BUCKETS, shadow_recall_consumer: str = "") -> None:
+                 replicas: int = 1, shadow_recall_consumer: str = "") -> None:
         """``erase_memories(modes)``: delete the agent's memories from those collections here
         (their recall worker is not running); ``shadow_recall_consumer``: the shadow recall
         worker's consumer of the agent, given when it exists (a shadow recall worker ran)."""

@@ -47,7 +47,8 @@ from shared.names import (
     LAYOUT_METADATA,
     NOTES_KIND,
     OPENCLAW_FAMILY,
-    SLOTS,
+    published_subject,
+    slot_transform,
 )
 from shared.provision import MIGRATING_METADATA, events_stream_config, stream_layout
 
@@ -196,10 +197,10 @@ async def _freeze_and_mirror(js: JetStreamContext, settings: Settings, events: a
 async def _create_staging(js: JetStreamContext, settings: Settings, backup: api.StreamInfo) -> api.StreamInfo:
     prefix, staging = settings.prefix, _staging(settings.prefix)
     config = events_stream_config(settings)
-    config.subjects = [f"{staging}.{family}.*.*" for family in (*FAMILIES, OPENCLAW_FAMILY)]
-    config.subject_transform = api.SubjectTransform(
-        src=f"{staging}.*.*.*",
-        dest=f"{prefix}.{{{{wildcard(1)}}}}.{{{{partition({SLOTS},2)}}}}.{{{{wildcard(2)}}}}.{{{{wildcard(3)}}}}")
+    config.subjects = [published_subject(staging, family, "*", "*") for family in (*FAMILIES, OPENCLAW_FAMILY)]
+    # the slot transform of ``prefix``'s stream, applied to what is published to the staging prefix
+    config.subject_transform = api.SubjectTransform(src=published_subject(staging, "*", "*", "*"),
+                                                    dest=slot_transform(prefix)[1])
     config.sources = None
     config.first_seq = max(1, int(backup.state.first_seq or 1))
     config.metadata = {LAYOUT_METADATA: str(LAYOUT), MIGRATING_METADATA: "1",
@@ -275,7 +276,7 @@ async def _publish(js: JetStreamContext, subject: str, data: bytes, headers: dic
 
 async def _filler(js: JetStreamContext, prefix: str, seq: int) -> None:
     """Hold sequence ``seq`` with a message deleted at once: the gap stays a gap."""
-    await _publish(js, f"{_staging(prefix)}.notes.{FILLER_AGENT}.{NOTES_KIND}", b"", None, seq)
+    await _publish(js, published_subject(_staging(prefix), "notes", FILLER_AGENT, NOTES_KIND), b"", None, seq)
     await js.delete_msg(EVENTS_STREAM, seq)
 
 

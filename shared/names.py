@@ -78,13 +78,10 @@ BUCKET_LLM_CACHE = "cortex_llm_cache"  # keys: llm_answer_key, llm_usage_key, ll
 BUCKET_FORGETS = "cortex_forgets"  # beyond the contract: the status of each agent's last `cortex forget`
 BUCKET_EXTRACTION = "cortex_extraction"  # beyond the contract: what a model read beyond the patterns
 
-# Buckets whose values are per-agent documents (shadow mode writes cortex_shadow_<name>).
-DOC_BUCKETS = (
-    BUCKET_THREADS, BUCKET_DECISIONS, BUCKET_COMMITMENTS, BUCKET_SNAPSHOTS,
-    BUCKET_NARRATIVES, BUCKET_BOOT, BUCKET_KNOWLEDGE, BUCKET_CHANNELS, BUCKET_RECALL, BUCKET_TRACES,
-    BUCKET_OPERATIONS, BUCKET_EXTRACTION,
-)
-ALL_BUCKETS = (*DOC_BUCKETS, BUCKET_CHECKPOINTS, BUCKET_LEASES, BUCKET_LLM_CACHE)
+# The runtime's own buckets: every consumer's checkpoint and lease, the LLM's answers. The
+# workers' document buckets are declared by their owners (``WorkerSpec.buckets``; every one:
+# ``workers.registry.doc_buckets``), so a new worker adds its bucket without an edit here.
+RUNTIME_BUCKETS = (BUCKET_CHECKPOINTS, BUCKET_LEASES, BUCKET_LLM_CACHE)
 
 QDRANT_COLLECTION = "cortex_memories"  # shadow mode: memory_collection(True), cortex_shadow_memories
 
@@ -208,6 +205,11 @@ def _family_filters(prefix: str, family: str, middle: str, feedback_kinds: Colle
 def is_store_subject(prefix: str, subject: str) -> bool:
     """Is this stored subject an event of the OpenClaw store (``<prefix>.openclaw.…``)?"""
     return subject.startswith(f"{prefix}.{OPENCLAW_FAMILY}.")
+
+
+def store_filter(prefix: str) -> str:
+    """Every stored event of the OpenClaw store (``is_store_subject``)."""
+    return f"{prefix}.{OPENCLAW_FAMILY}.>"
 
 
 def openclaw_transform(prefix: str, source_prefix: str) -> tuple[str, str]:

@@ -1,7 +1,8 @@
 """The one place nats-py's internals are reached.
 
 nats-py keeps a JetStream context's connection and API prefix private (``_nc``,
-``_prefix``), and the server's INFO too (``Client._server_info``); Cortex needs them for
+``_prefix``), a key-value handle's context and bucket (``KeyValue._js``, ``_name``), and
+the server's INFO too (``Client._server_info``); Cortex needs them for
 requests the library does not make (a direct get up to a sequence, stream info by subject,
 its own pull fetcher) and to size values below the server's max payload. Every module goes
 through these functions; ``tests/shared/test_natsio.py`` fails when an upgrade of nats-py
@@ -16,6 +17,7 @@ from typing import Any
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js.client import JetStreamContext
+from nats.js.kv import KeyValue
 
 
 def connection(js: JetStreamContext) -> Client:
@@ -28,6 +30,13 @@ def api_prefix(js: JetStreamContext) -> str:
     """The context's JetStream API prefix: ``$JS.API``, ``$JS.<domain>.API`` or the one given."""
     prefix: str = js._prefix
     return prefix
+
+
+def kv_location(kv: KeyValue) -> tuple[JetStreamContext, str]:
+    """The JetStream context a key-value handle was opened on and its bucket's name."""
+    js: JetStreamContext = kv._js
+    bucket: str = kv._name
+    return js, bucket
 
 
 def server_info(nc: Client) -> dict[str, Any]:

@@ -39,6 +39,7 @@ from schemas.docs import Integrity, KnowledgeDoc
 from shared.errors import DocumentTooLarge, TransientError
 from shared.kv import DOC_HISTORY, kv_read, kv_revision_below
 from shared.names import BUCKET_KNOWLEDGE, shadow_bucket
+from shared.natsio import kv_location
 
 MAX_VALUE_BYTES: Final = 512 * 1024  # the contract's limit per KV value
 PAYLOAD_HEADROOM: Final = 1024  # a KV write's subject and headers, beside its value
@@ -227,7 +228,7 @@ async def _search_before(kv: KeyValue, key: str, stamp: Integrity, head_revision
     counted, which read a document short and as consistent. When every retained revision is
     walked without an answer and the history is full, the revision the head saw may have
     been pushed out: torn."""
-    js, bucket = kv._js, kv._name  # nats-py keeps them private; a direct get needs both
+    js, bucket = kv_location(kv)  # a direct get needs both
     below, retained = latest, 1
     while (entry := await kv_revision_below(js, bucket, key, below)) is not None:
         retained += 1

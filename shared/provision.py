@@ -19,25 +19,27 @@ from shared.config import Settings, parse_duration_s
 from shared.errors import TransientError, WorkerCannotRun, api_codes
 from shared.kv import checkpoint_value, kv_read
 from shared.names import (
-    ALL_BUCKETS,
     BUCKET_BOOT,
     BUCKET_CHECKPOINTS,
     BUCKET_FORGETS,
     BUCKET_LEASES,
     DLQ_STREAM,
-    DOC_BUCKETS,
     EVENTS_STREAM,
     LAYOUT,
     LAYOUT_METADATA,
     NOTES_STREAM,
     OPENCLAW_FAMILY,
+    RUNTIME_BUCKETS,
     SLOTS,
     consumer_filter_subjects,
+    dlq_subject,
     event_subjects,
+    is_store_subject,
     notes_subject,
     notes_transform,
     openclaw_transform,
     partition_slots,
+    published_subject,
     shadow_bucket,
     slot_transform,
 )
@@ -107,6 +109,7 @@ class ConsumerSpec(msgspec.Struct, frozen=True, kw_only=True):
     partition: int | None = None
     partitions: int = 1
     feedback_kinds: tuple[str, ...] | None = None
+    buckets: tuple[str, ...] = ()  # the document buckets its worker writes (``provision`` makes them)
 
     def filter_subjects(self, prefix: str) -> list[str]:
         return consumer_filter_subjects(prefix, self.families, self.partition, self.partitions, self.feedback_kinds)
@@ -129,7 +132,7 @@ def openclaw_source(settings: Settings) -> api.StreamSource | None:
 
 def is_openclaw_source(source: api.StreamSource, prefix: str) -> bool:
     """Is this a source ``cortex init`` wired (it lands in the openclaw family), not an operator's?"""
-    return any(t.dest.startswith(f"{prefix}.{OPENCLAW_FAMILY}.") for t in source.subject_transforms or [])
+    return any(is_store_subject(prefix, t.dest) for t in source.subject_transforms or [])
 
 
 def notes_source(prefix: str) -> api.StreamSource:
@@ -243,7 +246,7 @@ def dlq_stream_config(settings: Settings) -> api.StreamConfig:
     retention = float(parse_duration_s(settings.dlq_retention))
     return api.StreamConfig(
         name=DLQ_STREAM,
-        subjects=[f"{settings.prefix}.dlq.>"],
+        subjects=[dlq_subject(settings.prefix, ">")],  # every worker's
         storage=api.StorageType.FILE,
         retention=api.RetentionPolicy.LIMITS,
         duplicate_window=retention or DLQ_UNLIMITED_WINDOW_S,  # kept for ever (0): a month of replays
@@ -316,7 +319,7 @@ async def describe_source(js: JetStreamContext, settings: Settings) -> str:
     hint = "" if covered else f"; its subjects {info.config.subjects} do not look like {prefix}.<agent>.<type>: " \
                               "is CORTEX_OPENCLAW_PREFIX the plugin's subjectPrefix?"
     return (f"{info.state.messages} messages (sequences {info.state.first_seq}..{info.state.last_seq}), copied "
-            f"from the first as {settings.prefix}.{OPENCLAW_FAMILY}.<agent>.<type>{hint}")
+            f"from the first as {published_subject(settings.prefix, OPENCLAW_FAMILY, '<agent>', '<type>')}{hint}")
 
 
 async def ensure_bucket(js: JetStreamContext, bucket: str, ttl_s: float | None = None, history: int = 1,
@@ -532,24 +535,27 @@ async def recreate_at_checkpoint(js: JetStreamContext, config: api.ConsumerConfi
     return start
 
 
-def buckets_for(settings: Settings, doc_buckets: Sequence[str] = DOC_BUCKETS) -> list[tuple[str, float | None, int]]:
-    """(bucket, ttl, history): document buckets (the contract's, or the registry's
-    ``workers.registry.doc_buckets``) keep history for composed reads (shared.asof)."""
-    docs = list(dict.fromkeys([*DOC_BUCKETS, *doc_buckets]))
+def buckets_for(settings: Settings, doc_buckets: Sequence[str]) -> list[tuple[str, float | None, int]]:
+    """(bucket, ttl, history) of every bucket Cortex keeps: the document buckets
+    (``workers.registry.doc_buckets``), which keep history for composed reads (shared.asof),
+    then the runtime's own (``RUNTIME_BUCKETS``); in shadow mode the documents' twins too."""
+    docs = list(dict.fromkeys(doc_buckets))
 
     def spec(b: str) -> tuple[str, float | None, int]:
         ttl = float(settings.runtime.lease_ttl_s) if b == BUCKET_LEASES else None
         return b, ttl, (DOC_HISTORY if b in docs and b != BUCKET_BOOT else 1)
 
-    buckets = [spec(b) for b in dict.fromkeys([*ALL_BUCKETS, *docs])]
+    buckets = [spec(b) for b in dict.fromkeys([*docs, *RUNTIME_BUCKETS])]
     if settings.mode == "shadow":
         buckets += [(shadow_bucket(b), t, h) for b, t, h in (spec(b) for b in docs)]
     return buckets
 
 
 async def provision(js: JetStreamContext, settings: Settings, consumers: Iterable[ConsumerSpec],
-                    doc_buckets: Sequence[str] = DOC_BUCKETS) -> dict[str, str]:
-    """Create or update everything the contract names, with ``CORTEX_REPLICAS`` copies
+                    doc_buckets: Sequence[str] = ()) -> dict[str, str]:
+    """Create or update everything the contract names — the streams, the ``consumers`` and
+    the document buckets their workers write (``ConsumerSpec.buckets``; ``doc_buckets``
+    adds others: every worker's, ``workers.registry.doc_buckets``) —, with ``CORTEX_REPLICAS`` copies
     (existing streams, buckets and consumers raised, never lowered); returns what happened
     to each. More replicas than servers: ``ReplicasError`` before anything is changed (the
     first request, CORTEX_EVENTS's, is the one the server refuses).
@@ -573,14 +579,15 @@ async def provision(js: JetStreamContext, settings: Settings, consumers: Iterabl
     if settings.openclaw.stream is not None:
         report[f"source {settings.openclaw.stream} → {EVENTS_STREAM}: {await describe_source(js, settings)}"] = "wired"
     report[f"stream {DLQ_STREAM}"] = await ensure_stream(js, dlq_stream_config(settings))
-    for bucket, ttl, history in buckets_for(settings, doc_buckets):
+    specs = list(consumers)
+    written = [b for spec in specs for b in spec.buckets]
+    for bucket, ttl, history in buckets_for(settings, [*written, *doc_buckets]):
         outcome = await ensure_bucket(js, bucket, ttl, history, settings.replicas)
         if outcome == "unchanged":
             outcome = await raise_replicas(js, f"KV_{bucket}", settings.replicas)
         report[f"bucket {bucket}"] = outcome
     if await raise_replicas(js, f"KV_{BUCKET_FORGETS}", settings.replicas) == "raised":  # made by the first forget
         report[f"bucket {BUCKET_FORGETS}"] = "raised"
-    specs = list(consumers)
     if specs and settings.replicas > 1:
         await await_placed(js, EVENTS_STREAM)
     for name, seq in (await seed_checkpoints(js, specs)).items():

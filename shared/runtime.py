@@ -135,7 +135,7 @@ class WorkerSpec:
     def consumer(self, name: str, partition: int | None = None, partitions: int = 1) -> ConsumerSpec:
         """Its durable consumer ``name`` (of partition ``partition`` of ``partitions``)."""
         return ConsumerSpec(name=name, families=self.families, partition=partition, partitions=partitions,
-                            feedback_kinds=self.feedback_kinds)
+                            feedback_kinds=self.feedback_kinds, buckets=self.buckets)
 
     @property
     def consumes(self) -> bool:

@@ -14,7 +14,8 @@ import msgspec
 import nats.js.errors
 from nats.js.client import JetStreamContext
 
-from shared.names import EVENTS_STREAM, OPENCLAW_FAMILY, OPENCLAW_IGNORED, OPENCLAW_TYPES
+from shared.names import EVENTS_STREAM, OPENCLAW_IGNORED, OPENCLAW_TYPES, store_filter
+from shared.provision import is_openclaw_source
 
 # what the store's events are, by type token (labels of cortex_source_events)
 CLASSES = ("conversation", "tool", "run", "not_conversation", "unknown")
@@ -39,12 +40,8 @@ class SourceState(msgspec.Struct, kw_only=True):
     store_last_seq: int | None = None
 
 
-def _is_ours(transforms: list[object] | None, prefix: str) -> bool:
-    return any(getattr(t, "dest", "").startswith(f"{prefix}.{OPENCLAW_FAMILY}.") for t in transforms or [])
-
-
 async def _counts(js: JetStreamContext, prefix: str, state: SourceState) -> None:
-    info = await js.stream_info(EVENTS_STREAM, subjects_filter=f"{prefix}.{OPENCLAW_FAMILY}.>")
+    info = await js.stream_info(EVENTS_STREAM, subjects_filter=store_filter(prefix))
     classes = dict.fromkeys(CLASSES, 0)
     unknown: set[str] = set()
     for subject, count in (info.state.subjects or {}).items():
@@ -65,7 +62,7 @@ async def source_states(js: JetStreamContext, prefix: str, store_info: bool = Tr
     live = {s.name: s for s in info.sources or []}
     states = []
     for source in info.config.sources or []:
-        if not _is_ours(list(source.subject_transforms or []), prefix):
+        if not is_openclaw_source(source, prefix):
             continue
         state = SourceState(stream=source.name)
         if (now := live.get(source.name)) is not None:

@@ -38,6 +38,13 @@ def doc_buckets() -> list[str]:
     return list(dict.fromkeys(b for s in SPECS for b in s.buckets))
 
 
+def all_buckets() -> list[str]:
+    """Every bucket ``cortex init`` makes: the workers' documents and the runtime's own."""
+    from shared.names import RUNTIME_BUCKETS
+
+    return [*doc_buckets(), *RUNTIME_BUCKETS]
+
+
 def consumer_specs(prefix_shadow: bool = False, partitions: int = 1) -> list[ConsumerSpec]:
     """Every consuming worker's durable consumers: ``<worker>[-shadow]``, or one per partition
     ``<worker>[-shadow]-<k>`` when ``partitions`` > 1."""

@@ -11,7 +11,8 @@ from cortex_testkit import ALL, cortex, demo_file, drained
 
 from schemas.api import RecallReply
 from shared.kv import kv_read
-from shared.names import DLQ_STREAM, DOC_BUCKETS, EVENTS_STREAM, agent_filter
+from shared.names import DLQ_STREAM, EVENTS_STREAM, agent_filter
+from workers.registry import doc_buckets
 
 
 async def test_forget_removes_events_documents_memories_and_dead_letters_of_one_agent_only(
@@ -41,7 +42,7 @@ async def test_forget_removes_events_documents_memories_and_dead_letters_of_one_
         kept_events = await js.stream_info(EVENTS_STREAM, subjects_filter=agent_filter("cortex", "kept"))
         assert sum(kept_events.state.subjects.values()) == 18  # 17 demo events + the broken one
 
-        for bucket in DOC_BUCKETS:
+        for bucket in doc_buckets():
             kv = await js.key_value(bucket)
             assert (await kv_read(kv, "gone"))[0] is None, bucket
         assert (await kv_read(await js.key_value("cortex_threads"), "kept"))[0] is not None

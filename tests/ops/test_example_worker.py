@@ -8,6 +8,11 @@ the threads worker's document, and shown in the agent's briefing as a section of
   alert and its NATS user, whose permissions follow from its ``WorkerSpec`` (its consumer,
   its bucket, history reads of its source's bucket, its source's consumer state) — and the
   boot worker's user may read its bucket and its consumer's state;
+* the checkout as the generators leave it (``deploy/gen_manifests.py``,
+  ``deploy/gen_settings_doc.py``) needs no hand edit: both overlays render its StatefulSet
+  (dev with one replica, prod with two) logging in with its password, which the dev Secret
+  and the NATS container have; the README lists it among the workers and the backup loop of
+  docs/operations.md its bucket;
 * ``cortex init``'s provisioning makes its consumer and its bucket (with history);
 * it runs under exactly its generated user on a real nats-server, beside the threads worker
   under its own, and its documents come out as of each trigger, with the lag of its source;
@@ -26,7 +31,9 @@ import asyncio
 import contextlib
 import dataclasses
 import os
+import re
 import secrets
+import shutil
 import subprocess
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
@@ -39,8 +46,9 @@ import msgspec
 import nats
 import nats.errors
 import pytest
+import yaml
 from cortex_testkit import wait_for, wait_listening
-from ops_support import nats_conf
+from ops_support import ROOT, kustomize, nats_conf
 
 from schemas.docs import BootDoc, Integrity, ThreadsDoc
 from shared.asof import DocReader
@@ -141,6 +149,53 @@ def test_the_generator_makes_its_manifest_its_kustomization_entry_and_its_user()
     assert {f"$JS.API.DIRECT.GET.KV_{BUCKET}.>", f"$JS.API.CONSUMER.CREATE.KV_{BUCKET}",  # latest, and as of
             "$JS.API.CONSUMER.INFO.CORTEX_EVENTS.topics"} <= set(boot)  # a trigger (after its watermark)
     assert not any(s.startswith(f"$KV.{BUCKET}") for s in boot)  # and never writes it
+
+
+def generated_checkout(tmp: Path) -> Path:
+    """The parts of the checkout the generators write (k8s/, the README, docs/operations.md),
+    copied to ``tmp`` and regenerated there: what adding a worker leaves once they have run."""
+    shutil.copytree(ROOT / "k8s", tmp / "k8s")
+    (tmp / "docs").mkdir()
+    for relative in ("README.md", "docs/operations.md"):
+        shutil.copy(ROOT / relative, tmp / relative)
+    for path, text in {**gen.outputs(), **gen_settings_doc.outputs()}.items():
+        target = tmp / path.relative_to(ROOT)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    return tmp
+
+
+def by_kind(rendered: str, kind: str) -> dict[str, dict[str, Any]]:
+    return {r["metadata"]["name"]: r for r in yaml.safe_load_all(rendered) if r and r["kind"] == kind}
+
+
+@pytest.mark.usefixtures("registered")
+def test_the_overlays_and_the_docs_need_no_hand_edit(tmp_path: Path) -> None:
+    """Every list that names each worker, user or bucket is generated: with nothing edited by
+    hand, every registered worker (the example among them) is deployed by both overlays and
+    named by the docs. A list left to a hand edit misses the example and fails here."""
+    root = generated_checkout(tmp_path)
+    workers = list(registry.all_specs())
+    assert "topics" in workers
+    users = gen.all_users(gen.all_permissions())
+    for overlay, replicas in (("dev", 1), ("prod", 2)):
+        rendered = kustomize(root / "k8s" / "overlays" / overlay)
+        sets = by_kind(rendered, "StatefulSet")
+        assert set(sets) == {f"cortex-{w}" for w in workers}, overlay
+        for name, sts in sets.items():
+            assert sts["spec"]["replicas"] == replicas, (overlay, name)
+            env = {e["name"]: e for e in sts["spec"]["template"]["spec"]["containers"][0]["env"]}
+            assert env["CORTEX_NATS_PASSWORD"]["valueFrom"]["secretKeyRef"]["key"] == gen.secret_key(name)
+        if overlay == "dev":  # the example Secret: a password for every user
+            keys = set(by_kind(rendered, "Secret")[gen.USERS_SECRET]["stringData"])
+            assert keys == {gen.secret_key(u) for u in users} and "topics" in keys
+    nats_values = yaml.safe_load((root / "k8s/helm/nats-values.yaml").read_text())
+    assert set(nats_values["container"]["env"]) == {gen.password_env(u) for u in users}  # each password it refers to
+    assert "CORTEX_NATS_PW_TOPICS" in nats_values["container"]["env"]
+    readme = (root / "README.md").read_text()
+    assert "(the Kubernetes entrypoint): " + ", ".join(workers) + " |" in readme  # the example last
+    loop = re.search(r"^for b in ([a-z_ ]+); do$", (root / "docs/operations.md").read_text(), flags=re.M)
+    assert loop is not None and "topics" in loop.group(1).split()
 
 
 @pytest.mark.usefixtures("registered")

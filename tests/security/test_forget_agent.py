@@ -26,7 +26,8 @@ import nats.js.errors
 from cortex_testkit import bucket_keys, drained
 
 from shared.kv import kv_read
-from shared.names import DLQ_STREAM, DOC_BUCKETS, EVENTS_STREAM, agent_filter
+from shared.names import DLQ_STREAM, EVENTS_STREAM, agent_filter
+from workers.registry import doc_buckets
 
 WORKERS = ("channels", "threads", "decisions")
 
@@ -67,7 +68,7 @@ async def dead_letter_subjects(js: Any) -> list[str]:
 
 async def docs_of(js: Any, agent: str) -> dict[str, bytes]:
     out = {}
-    for bucket in DOC_BUCKETS:
+    for bucket in doc_buckets():
         kv = await js.key_value(bucket)
         for key in await bucket_keys(kv):
             if key == agent or key.startswith(f"{agent}."):

@@ -37,7 +37,7 @@ from shared.provision import provision
 from shared.replay import run_replay
 from shared.runtime import WorkerHost
 from workers import __version__
-from workers.registry import all_specs, consumer_specs
+from workers.registry import all_specs, consumer_specs, doc_buckets
 
 # a short bound: 0.3 s a request, 1 s a call; the model probed again at most every 100 ms
 QUICK = {"CORTEX_LLM_TIMEOUT_S": "0.3", "CORTEX_LLM_DEADLINE_S": "1", "CORTEX_LLM_RETRY_BASE_MS": "10",
@@ -336,7 +336,7 @@ async def test_a_forget_purges_the_agents_deferred_calls_and_their_answers_never
         return "no memory store here"
 
     record = await AgentForget(js, prefix="cortex", agent="bob", consumers=[], recall_consumer="", lease_ttl_s=1,
-                               erase_memories=no_store).run(wait_s=0)
+                               buckets=doc_buckets(), erase_memories=no_store).run(wait_s=0)
     assert record.report.llm_pending == 1
     model.back.set()
 

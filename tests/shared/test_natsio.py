@@ -9,7 +9,7 @@ from pathlib import Path
 import msgspec
 from nats.aio.client import Client
 
-from shared.natsio import api_prefix, api_request, connection, max_payload, server_info
+from shared.natsio import api_prefix, api_request, connection, kv_location, max_payload, server_info
 
 
 def test_a_context_without_a_connection_gives_its_connection_and_prefix() -> None:
@@ -32,11 +32,14 @@ async def test_on_a_server_the_info_payload_and_api_requests_are_the_servers(nc:
     reply = msgspec.json.decode((await api_request(js, "INFO", b"", 5)).data)
     assert reply["type"] == "io.nats.jetstream.api.v1.account_info_response", reply
     assert "error" not in reply
+    kv = await js.create_key_value(bucket="natsio_location")
+    assert kv_location(kv) == (js, "natsio_location")
 
 
 def test_no_other_module_reaches_into_nats_py() -> None:
     root = Path(__file__).resolve().parents[2]
-    private = re.compile(r"\bjs\._(?:nc|prefix)\b|[\"']_nc[\"']|\._server_info\b|[\"']_server_info[\"']")
+    private = re.compile(r"\bjs\._(?:nc|prefix)\b|\bkv\._(?:js|name)\b|[\"']_nc[\"']"
+                         r"|\._server_info\b|[\"']_server_info[\"']")
     found = [f"{path.relative_to(root)}:{n}" for folder in ("shared", "workers", "tests", "deploy", "examples")
              for path in sorted((root / folder).rglob("*.py")) if path.name not in ("natsio.py", "test_natsio.py")
              for n, line in enumerate(path.read_text().splitlines(), 1) if private.search(line)]

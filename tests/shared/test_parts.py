@@ -204,7 +204,7 @@ async def test_a_backup_holds_one_consistent_version_and_restores_parts_before_t
     nc: Client, tmp_path: Path
 ) -> None:
     js = nc.jetstream()
-    await provision(js, load_settings({}), [])
+    await provision(js, load_settings({}), [], [BUCKET_KNOWLEDGE])
     store = Store(await js.key_value(BUCKET_KNOWLEDGE))
     await store.write(doc(10, 30))
     current = await store.write(doc(11, 20), cleanup=False)  # an older version's parts are left behind
@@ -217,7 +217,7 @@ async def test_a_backup_holds_one_consistent_version_and_restores_parts_before_t
     target.start()
     try:
         other = await nats.connect(target.url)
-        await provision(other.jetstream(), load_settings({}), [])
+        await provision(other.jetstream(), load_settings({}), [], [BUCKET_KNOWLEDGE])
         await import_buckets(other.jetstream(), reversed(records))  # whatever the file's order
         restored = await DocReader(other.jetstream()).latest(BUCKET_KNOWLEDGE, "alice", ListDoc)
         assert restored == doc(11, 20)

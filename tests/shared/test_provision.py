@@ -9,9 +9,9 @@ import nats
 from nats.js import api
 
 from shared.config import load_settings
-from shared.names import ALL_BUCKETS, DLQ_STREAM, EVENTS_STREAM, NOTES_STREAM, slot_of
+from shared.names import DLQ_STREAM, EVENTS_STREAM, NOTES_STREAM, slot_of
 from shared.provision import provision
-from workers.registry import consumer_specs
+from workers.registry import all_buckets, consumer_specs
 
 
 async def test_concurrent_provisioning_from_several_clients_all_succeed(nats_url: str) -> None:
@@ -20,7 +20,7 @@ async def test_concurrent_provisioning_from_several_clients_all_succeed(nats_url
     try:
         reports = await asyncio.gather(*(provision(c.jetstream(), settings, consumer_specs()) for c in clients))
         created = sum(1 for r in reports for outcome in r.values() if outcome == "created")
-        assert created >= len(ALL_BUCKETS) + 2  # each thing created once by whichever client won
+        assert created >= len(all_buckets()) + 2  # each thing created once by whichever client won
         js = clients[0].jetstream()
         assert (await js.stream_info(EVENTS_STREAM)).config.duplicate_window >= 120
         assert (await js.stream_info(DLQ_STREAM)).config.subjects == ["cortex.dlq.>"]
@@ -139,7 +139,7 @@ async def test_the_dead_letters_deduplicate_for_as_long_as_they_are_kept(nats_ur
     nc = await nats.connect(nats_url)
     try:
         js = nc.jetstream()
-        await provision(js, load_settings({"CORTEX_DLQ_RETENTION": "7d"}), consumer_specs(), ALL_BUCKETS)
+        await provision(js, load_settings({"CORTEX_DLQ_RETENTION": "7d"}), consumer_specs())
         config = (await js.stream_info(DLQ_STREAM)).config
         assert config.duplicate_window == config.max_age == 7 * 86400
         first = await js.publish("cortex.dlq.threads", b"x", headers={"Nats-Msg-Id": "dlq:threads:42"})

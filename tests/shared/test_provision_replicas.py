@@ -17,7 +17,7 @@ from nats.js.client import JetStreamContext
 
 from shared.config import load_settings
 from shared.errors import is_transient
-from shared.names import ALL_BUCKETS, BUCKET_CHECKPOINTS, BUCKET_FORGETS, DLQ_STREAM, EVENTS_STREAM
+from shared.names import BUCKET_CHECKPOINTS, BUCKET_FORGETS, DLQ_STREAM, EVENTS_STREAM
 from shared.provision import (
     ConsumerSpec,
     ReplicasError,
@@ -29,10 +29,10 @@ from shared.provision import (
     provision,
     recreate_at_checkpoint,
 )
-from workers.registry import consumer_specs
+from workers.registry import all_buckets, consumer_specs
 
 R3 = load_settings({"CORTEX_REPLICAS": "3"})
-STREAMS = [EVENTS_STREAM, DLQ_STREAM, *(f"KV_{b}" for b in ALL_BUCKETS)]
+STREAMS = [EVENTS_STREAM, DLQ_STREAM, *(f"KV_{b}" for b in all_buckets())]
 
 
 async def replicas(js: JetStreamContext) -> dict[str, int]:
@@ -79,7 +79,7 @@ async def test_init_raises_what_it_made_with_one_replica_and_every_consumer_keep
 
         report = await provision(js, R3, consumer_specs())
         assert report[f"stream {EVENTS_STREAM}"] == report[f"stream {DLQ_STREAM}"] == "updated"
-        assert {report[f"bucket {b}"] for b in ALL_BUCKETS} == {"raised"}
+        assert {report[f"bucket {b}"] for b in all_buckets()} == {"raised"}
         assert report[f"bucket {BUCKET_FORGETS}"] == "raised"
         assert {report[f"consumer {s.name}"] for s in consumer_specs()} == {"updated"}
         assert set((await replicas(js)).values()) == {3}

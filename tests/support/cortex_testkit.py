@@ -32,8 +32,8 @@ from nats.js.client import JetStreamContext
 
 from shared.embedded import free_port, nats_server_binary
 from shared.kv import kv_read
-from shared.names import DOC_BUCKETS, EVENTS_STREAM, agent_filter
-from workers.registry import all_specs
+from shared.names import EVENTS_STREAM, agent_filter
+from workers.registry import all_specs, doc_buckets
 
 CONSUMING = [name for name, spec in all_specs().items() if spec.build is not None]
 OWNED_BUCKETS = [b for spec in all_specs().values() for b in spec.buckets]
@@ -379,7 +379,7 @@ async def agent_events(js: JetStreamContext, agent: str) -> int:
 async def docs_of(js: JetStreamContext, agent: str) -> dict[str, bytes]:
     """The agent's documents in the contract's buckets that hold one, by bucket."""
     out = {}
-    for bucket in DOC_BUCKETS:
+    for bucket in doc_buckets():
         raw, _ = await kv_read(await js.key_value(bucket), agent)
         if raw is not None:
             out[bucket] = raw
@@ -459,8 +459,9 @@ async def bucket_keys(kv: Any) -> list[str]:
     """The bucket's keys with a value, sorted — asked of the server (``shared.kv.kv_keys``),
     never ``KeyValue.keys()``, whose watcher misses keys after purges."""
     from shared.kv import kv_keys
+    from shared.natsio import kv_location
 
-    return await kv_keys(kv._js, kv._name)
+    return await kv_keys(*kv_location(kv))
 
 
 class TcpProxy:

@@ -15,6 +15,8 @@ from typing import Final, NamedTuple
 
 import msgspec
 
+from shared.names import published_subject
+
 BASE_TS: Final = datetime(2026, 2, 17, 8, 0, tzinfo=UTC)
 CHANNELS: Final = ("webchat", "telegram", "whatsapp")
 SENDERS: Final = {"user": ("albert", "maria", "jonas"), "assistant": ("claudia",)}
@@ -146,8 +148,8 @@ class EventSource:
         event_id = self._next_id()
         payload = {"id": event_id, "agent": agent, "session": f"s-{agent}-{self._session.get(agent, 1)}",
                    "ts": self._ts(), "channel": self._rng.choice(CHANNELS)}
-        return BenchEvent(f"{self._prefix}.session.{agent}.{kind}", msgspec.json.encode(payload), event_id,
-                          agent, f"session.{kind}")
+        return BenchEvent(published_subject(self._prefix, "session", agent, kind), msgspec.json.encode(payload),
+                          event_id, agent, f"session.{kind}")
 
     def message(self, agent: str) -> BenchEvent:
         rng = self._rng
@@ -158,7 +160,8 @@ class EventSource:
                    "ts": self._ts(), "role": role, "sender": rng.choice(SENDERS[role]),
                    "channel": rng.choice(CHANNELS), "content": message_text(rng, self._german[agent], sentences)}
         kind = "sent" if role == "assistant" else "received"
-        return BenchEvent(f"{self._prefix}.msg.{agent}.{kind}", msgspec.json.encode(payload), event_id, agent, "msg")
+        return BenchEvent(published_subject(self._prefix, "msg", agent, kind), msgspec.json.encode(payload),
+                          event_id, agent, "msg")
 
     def next(self) -> BenchEvent:
         """The next event: a message of a random agent, with its session events around it."""

@@ -22,7 +22,7 @@ from typing import Final
 
 import msgspec
 
-from shared.names import api_subject
+from shared.names import api_subject, published_subject
 from workers.bench.apilatency import AGENT
 from workers.bench.events import BASE_TS, message_text
 from workers.bench.fullstate import write_full_state
@@ -87,7 +87,7 @@ async def _index_messages(session: Session) -> int:
                  "ts": (BASE_TS + timedelta(seconds=2 * i)).strftime("%Y-%m-%dT%H:%M:%SZ"),
                  "content": message_text(rng, False, rng.choice((1, 2, 3)))}
         kind = "received" if role == "user" else "sent"
-        await session.js.publish(f"{session.prefix}.msg.{AGENT}.{kind}", msgspec.json.encode(event),
+        await session.js.publish(published_subject(session.prefix, "msg", AGENT, kind), msgspec.json.encode(event),
                                  headers={"Nats-Msg-Id": event["id"]})
     _, pending = await session.drain_bounded(session.pipeline_consumers, INDEX_LIMIT_S, session.pipeline)
     if pending:

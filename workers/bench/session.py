@@ -22,7 +22,7 @@ from shared.provision import buckets_for, provision
 from workers.bench.config import BenchConfig
 from workers.bench.events import BenchEvent
 from workers.bench.procs import Processes, WorkerProc
-from workers.registry import all_specs, consumer_specs
+from workers.registry import all_specs, consumer_specs, doc_buckets
 
 Progress = Callable[[str], None]
 
@@ -74,7 +74,7 @@ class Session:
         for stream in (EVENTS_STREAM, DLQ_STREAM):
             with contextlib.suppress(nats.js.errors.NotFoundError):
                 await self.js.delete_stream(stream)
-        for bucket, _, _ in buckets_for(self.settings):
+        for bucket, _, _ in buckets_for(self.settings, doc_buckets()):
             with contextlib.suppress(nats.js.errors.NotFoundError, nats.js.errors.BucketNotFoundError):
                 await self.js.delete_key_value(bucket)
         await provision(self.js, self.settings, consumer_specs())

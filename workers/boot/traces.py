@@ -181,14 +181,11 @@ def lesson_line(f: Finding, error: str | None = None, reply: str = "") -> str:
     return f"- System state was stated without checking it: {_quote(f.quote)} — verify with a tool first"
 
 
-def recent_lessons(findings: Sequence[Finding], now: datetime, tz: ZoneInfo = UTC_ZONE) -> list[Finding]:
-    """The findings worth a lesson: recent, not dismissed, one per signal and tool; those of
-    the latest local day that has any first, then the earlier ones, each group most severe
-    (by the triage's grade when there is one) and newest first."""
-    return _ranked_lessons(findings, now, tz)[:MAX_LESSONS]
-
-
-def _ranked_lessons(findings: Sequence[Finding], now: datetime, tz: ZoneInfo = UTC_ZONE) -> list[Finding]:
+def ranked_lessons(findings: Sequence[Finding], now: datetime, tz: ZoneInfo = UTC_ZONE) -> list[Finding]:
+    """The findings worth a lesson, in the order the briefing shows them (it shows at most
+    ``MAX_LESSONS``): recent, not dismissed, one per signal and tool; those of the latest
+    local day that has any first, then the earlier ones, each group most severe (by the
+    triage's grade when there is one) and newest first."""
     since = now - timedelta(days=LESSON_DAYS)
     kept = [f for f in findings if f.last_ts >= since and (f.triage is None or f.triage.keep)]
     if not kept:
@@ -288,6 +285,6 @@ def _more_lessons(n: int) -> str:
 def lessons_section(findings: Sequence[Finding], now: datetime, budget: int, tz: ZoneInfo = UTC_ZONE) -> str:
     """At most ``MAX_LESSONS`` lines, as many as the budget holds, and how many lessons
     were left out (the agent took five lines for all there was)."""
-    lines = lesson_lines(_ranked_lessons(findings, now, tz), now, tz)
+    lines = lesson_lines(ranked_lessons(findings, now, tz), now, tz)
     return _counted_section("## ⚠️ Lessons from Recent Failures", lines[:MAX_LESSONS], len(lines), budget,
                             _more_lessons)

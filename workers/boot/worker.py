@@ -31,7 +31,7 @@ from shared.codec import Envelope
 from shared.feedback import publish_ids
 from shared.forget import is_agent_forget
 from shared.inputs import Reading
-from shared.names import BUCKET_BOOT
+from shared.names import BUCKET_BOOT, feedback_subject
 from shared.projection import Projection, ProjectionHandler, boundary
 from shared.runtime import WorkerContext, WorkerSpec
 from shared.service import ApiError, serve_worker
@@ -285,7 +285,7 @@ class BootHandler(ProjectionHandler):
             return
         event = FeedbackEvent(id=f"opseen:{agent}:{doc.integrity.last_seq}", agent=agent, ts=doc.generated_at,
                               kind="operation_seen", value=shown, actor="boot")
-        subject = f"{self._ctx.settings.prefix}.feedback.{agent}.operation_seen"
+        subject = feedback_subject(self._ctx.settings.prefix, agent, event.kind)
         await self._ctx.js.publish(subject, msgspec.json.encode(event), headers={"Nats-Msg-Id": event.id})
 
     def _write_workspace(self, agent: str, doc: BootDoc) -> None:

@@ -13,7 +13,7 @@ from nats.aio.client import Client
 
 from shared.config import Settings
 from shared.connection import ConnectError, connect, lost_connection
-from shared.names import EVENTS_STREAM, agent_event_filters
+from shared.names import EVENTS_STREAM, agent_event_filters, published_subject
 from workers.cli.base import CliError
 
 
@@ -93,7 +93,7 @@ async def has_data(js: Any, prefix: str, agent: str) -> bool:
 def no_data(prefix: str, agent: str) -> CliError:
     """The one line (exit 1) of every command asked about an agent Cortex knows nothing of."""
     return CliError(f"no data for agent {agent}: none of its events is in the stream (is its gateway publishing "
-                    f"to {prefix}.msg.{agent}.*? was it forgotten?)")
+                    f"to {published_subject(prefix, 'msg', agent, '*')}? was it forgotten?)")
 
 
 async def require_data(nc: Client, settings: Settings, agent: str) -> None:

@@ -10,7 +10,7 @@ import nats.js.errors
 
 from shared.config import Settings
 from shared.kv import kv_keys, kv_read
-from shared.names import DOC_BUCKETS, shadow_bucket
+from shared.names import shadow_bucket
 from shared.parts import SPLIT_DOCS, decode_parts, is_part_key, read_latest
 from workers.cli.base import CliError
 from workers.cli.common import NATS_URL_HELP, connected
@@ -101,7 +101,7 @@ async def cmd_diff(args: argparse.Namespace, settings: Settings) -> int:
     async with connected(settings, args.nats_url) as nc:
         js = nc.jetstream()
         try:
-            await js.key_value(shadow_bucket(DOC_BUCKETS[0]))
+            await js.key_value(shadow_bucket(doc_buckets()[0]))
         except nats.js.errors.BucketNotFoundError as exc:
             raise CliError("no shadow documents yet: run a worker with CORTEX_MODE=shadow first") from exc
         blocks = [line for bucket in doc_buckets() for line in await diff_bucket(js, bucket, agent)]

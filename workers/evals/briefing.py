@@ -35,6 +35,7 @@ import msgspec
 from schemas.docs import Commitment, CommitmentsDoc, Decision, DecisionsDoc, Thread, ThreadsDoc
 from schemas.events import CompactionEvent, CompactionMessage, MessageEvent, SessionEvent
 from shared.config import Settings, load_settings
+from shared.names import published_subject
 from workers.conversation.patterns import get_patterns, prepare_text
 from workers.evals.briefing_checks import (
     boilerplate_summary,
@@ -160,20 +161,20 @@ def conversation_events(conv: Conversation, prefix: str = "cortex") -> list[Plac
             session_no += 1
             session, recent = f"s{session_no}", []
             event: Event = SessionEvent(id=eid, agent=agent, session=session, ts=ts, channel="webchat")
-            placed.append(Placed(turn, event, f"{prefix}.session.{agent}.start", None))
+            placed.append(Placed(turn, event, published_subject(prefix, "session", agent, "start"), None))
         elif turn.kind == "session.end":
             event = SessionEvent(id=eid, agent=agent, session=session, ts=ts, channel="webchat")
-            placed.append(Placed(turn, event, f"{prefix}.session.{agent}.end", None))
+            placed.append(Placed(turn, event, published_subject(prefix, "session", agent, "end"), None))
         elif turn.kind == "compaction":
             kept = recent[-COMPACTION_KEEP:]
             event = CompactionEvent(id=eid, agent=agent, session=session, ts=ts, messages=kept,
                                     message_count=len(recent), compacting_count=len(kept))
-            placed.append(Placed(turn, event, f"{prefix}.compaction.{agent}.before", None))
+            placed.append(Placed(turn, event, published_subject(prefix, "compaction", agent, "before"), None))
         else:
             event = MessageEvent(id=eid, agent=agent, session=session, ts=ts, role=turn.role, sender=turn.sender,
                                  content=turn.text, channel="webchat")
             kind = "sent" if turn.role == "assistant" else "received"
-            placed.append(Placed(turn, event, f"{prefix}.msg.{agent}.{kind}", n_messages))
+            placed.append(Placed(turn, event, published_subject(prefix, "msg", agent, kind), n_messages))
             recent.append(CompactionMessage(role=turn.role, content=turn.text, ts=ts))
             n_messages += 1
     return placed

@@ -48,7 +48,7 @@ from nats.aio.client import Client
 from schemas.api import ErrorReply, RecallReply, RecallRequest
 from shared.config import Settings, load_settings, without_llm
 from shared.embedded import EmbeddedNats
-from shared.names import DLQ_STREAM, EVENTS_STREAM, api_subject
+from shared.names import DLQ_STREAM, EVENTS_STREAM, api_subject, published_subject
 from shared.provision import provision
 from shared.runtime import WorkerHost, WorkerSpec
 from workers import __version__
@@ -368,12 +368,12 @@ def conversation_events(agent: str, conv: Conversation, captions: bool = False,
             session = turn.session
             sid = f"{agent}.S{turn.session}.start"
             payload = {"id": sid, "agent": agent, "session": name, "ts": _ts(turn.ts)}
-            out.append((f"cortex.session.{agent}.start", msgspec.json.encode(payload), sid))
+            out.append((published_subject("cortex", "session", agent, "start"), msgspec.json.encode(payload), sid))
         text = _turn_text(turn, captions)
         mid = event_id(agent, turn.dia_id)
         payload = {"id": mid, "agent": agent, "session": name, "ts": _ts(turn.ts), "role": "user",
                    "sender": turn.speaker, "content": text}
-        out.append((f"cortex.msg.{agent}.received", msgspec.json.encode(payload), mid))
+        out.append((published_subject("cortex", "msg", agent, "received"), msgspec.json.encode(payload), mid))
     return out
 
 

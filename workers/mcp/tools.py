@@ -31,7 +31,7 @@ from schemas.api import (
 from schemas.docs import BootDoc
 from schemas.events import is_memory_id
 from schemas.types import MEMORY_ID_PATTERN, CommitmentStatus, MemoryScope, MemoryType, ThreadStatus
-from shared.names import api_subject, feedback_subject
+from shared.names import api_subject, feedback_subject, published_subject
 from workers.mcp.gateway import Gateway, ToolError, inbox_prefix
 from workers.recall.capture import remembered_id
 from workers.tables import (
@@ -263,7 +263,7 @@ async def require_data(gw: Gateway) -> None:
     if has_no_data(status):
         raise ToolError(f"Cortex has no data for agent {gw.agent!r} yet: none of its conversation events has "
                         f"been processed; check that its gateway publishes to "
-                        f"{gw.settings.prefix}.msg.{gw.agent}.* and that the workers run.")
+                        f"{published_subject(gw.settings.prefix, 'msg', gw.agent, '*')} and that the workers run.")
 
 
 def api_tool(name: str, *, service: str, worker: str, args: type[Args], reply: type[REPLY],

@@ -119,8 +119,3 @@ def classify(text: str, languages: Iterable[str] = ("en", "de")) -> Classificati
     if len(winners) > 1:
         confidence -= 0.1
     return Classification(winners[0], round(confidence, 2))
-
-
-def has_signal(text: str, languages: Iterable[str] = ("en", "de")) -> bool:
-    """True when any cue fires (the classification is more than the default)."""
-    return any(score_types(text, languages).values())

@@ -437,21 +437,6 @@ def message_key(memory: Memory) -> str:
     return f"msg\x1f{memory.source_event}" if memory.sender is not None else f"id\x1f{memory.id}"
 
 
-def one_per_message(ranked: Iterable[RankedMemory], limit: int | None = None) -> list[RankedMemory]:
-    """Keep the best-ranked memory of each message (:func:`message_key`)."""
-    out: list[RankedMemory] = []
-    seen: set[str] = set()
-    for r in ranked:
-        key = message_key(r.memory)
-        if key in seen:
-            continue
-        seen.add(key)
-        out.append(r)
-        if limit is not None and len(out) >= limit:
-            break
-    return out
-
-
 def _turn_lines(ranked: Sequence[RankedMemory]) -> dict[str, tuple[float, str]]:
     """Each candidate turn memory's window line(s) → (its dense cosine, its message key)."""
     lines: dict[str, tuple[float, str]] = {}

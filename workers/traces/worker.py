@@ -64,22 +64,34 @@ class TracesProjection(Projection[TraceDoc, dict[str, Triage]]):
         self._settings = settings
         self._config = config
         self._llm = llm if llm is not None and llm.enabled and settings.llm_triage else None
+        # the last derivation, (event seq, document before, after): ``prepare`` derives the
+        # document to find the event's new findings, and the ``compose`` that follows it on
+        # the same document reuses it (a rebase composes on another one: derived again)
+        self._last: tuple[int, TraceDoc | None, TraceDoc | None] | None = None
 
     def accepts(self, env: Envelope) -> bool:
         return self._settings.enabled and isinstance(env.event, _TRACE_EVENTS)
 
     def _derive(self, doc: TraceDoc | None, env: Envelope) -> TraceDoc | None:
+        if self._last is not None and self._last[0] == env.seq and self._last[1] is doc:
+            return self._last[2]
         event = env.event
         assert isinstance(event, MessageEvent | SessionEvent | ToolEvent | RunEvent)
-        return apply_event(doc, event, env.kind or "", self._config)
+        after = apply_event(doc, event, env.kind or "", self._config)
+        self._last = (env.seq, doc, after)
+        return after
 
     async def prepare(self, env: Envelope, doc: TraceDoc | None = None) -> dict[str, Triage]:
-        """Claude's triage of the findings this event makes (none without the LLM)."""
+        """Claude's triage of the findings this event makes (none without the LLM). The
+        findings and verdicts are counted here, once per event applied: ``compose`` is pure
+        (a rebase composes the same event again)."""
+        fresh = _new_findings(doc, after := self._derive(doc, env))
+        for finding in fresh:
+            FINDINGS.labels(finding.signal).inc()
         if self._llm is None:
             return {}
-        after = self._derive(doc, env)
         verdicts: dict[str, Triage] = {}
-        for finding in _new_findings(doc, after):
+        for finding in fresh:
             prompt = triage.build_prompt(finding, _steps_of(finding.session, after, doc))
             text = await self._llm.complete(agent=env.agent, purpose=triage.PURPOSE, system=triage.SYSTEM_PROMPT,
                                             prompt=prompt, when=env.event.ts, max_tokens=300, tool=triage.TOOL,
@@ -87,6 +99,9 @@ class TracesProjection(Projection[TraceDoc, dict[str, Triage]]):
             verdict = triage.parse_answer(text)
             if verdict is not None:
                 verdicts[finding.id] = verdict
+                TRIAGED.labels("kept" if verdict.keep else "dismissed").inc()
+                log.info("finding_triaged", extra={"agent": env.agent, "finding": finding.id,
+                                                   "signal": finding.signal, "keep": verdict.keep})
         return verdicts
 
     def enrich(self, doc: TraceDoc | None, env: Envelope, answer: LlmAnswerValue) -> TraceDoc | None:
@@ -103,19 +118,9 @@ class TracesProjection(Projection[TraceDoc, dict[str, Triage]]):
 
     def compose(self, doc: TraceDoc | None, env: Envelope, inputs: dict[str, Triage]) -> TraceDoc | None:
         after = self._derive(doc, env)
-        if after is None:
-            return None
-        fresh = _new_findings(doc, after)
-        verdicts = inputs
-        for finding in fresh:
-            FINDINGS.labels(finding.signal).inc()
-            if finding.id in verdicts:
-                TRIAGED.labels("kept" if verdicts[finding.id].keep else "dismissed").inc()
-                log.info("finding_triaged", extra={"agent": env.agent, "finding": finding.id,
-                                                   "signal": finding.signal, "keep": verdicts[finding.id].keep})
-        if not verdicts:
+        if after is None or not inputs:
             return after
-        findings = [_replace(f, triage=verdicts[f.id]) if f.id in verdicts else f for f in after.findings]
+        findings = [_replace(f, triage=inputs[f.id]) if f.id in inputs else f for f in after.findings]
         return _replace(after, findings=findings)
 
 

@@ -27,7 +27,7 @@ from workers.boot.traces import (
     lessons_section,
     operation_line,
     operations_section,
-    recent_lessons,
+    ranked_lessons,
     shown_results,
 )
 from workers.boot.work import commitments_section, promise_calls
@@ -36,6 +36,12 @@ from workers.traces.core import empty_trace_doc
 from workers.traces.operations import empty_operations_doc
 
 NOW = datetime(2026, 3, 2, 12, 0, tzinfo=UTC)
+
+
+def recent_lessons(findings: list[Finding], now: datetime, tz: ZoneInfo | None = None) -> list[Finding]:
+    """The lessons the briefing shows: the first ``MAX_LESSONS`` of ``ranked_lessons``."""
+    return ranked_lessons(findings, now, tz or ZoneInfo("UTC"))[:MAX_LESSONS]
+
 # what the lesson lines end on
 CHECK = "check an answer against its source before giving it"
 FIX = "next time, try a fix or another way before answering"

@@ -123,7 +123,7 @@ class Preset(EventProjection[KnowledgeDoc]):
 
 async def test_a_real_multi_megabyte_document_round_trips_through_the_provisioned_bucket(nc: Client) -> None:
     js = nc.jetstream()
-    await provision(js, load_settings({}), [])
+    await provision(js, load_settings({}), [], [BUCKET_KNOWLEDGE])
     doc = big_doc(5000, 10000)
     whole = msgspec.json.encode(doc)
     with pytest.raises(nats.errors.MaxPayloadError):  # one value could not even be sent
@@ -148,7 +148,7 @@ async def test_a_real_multi_megabyte_document_round_trips_through_the_provisione
 
 async def test_the_shadow_diff_compares_split_documents_whole(nc: Client) -> None:
     js = nc.jetstream()
-    await provision(js, load_settings({"CORTEX_MODE": "shadow"}), [])
+    await provision(js, load_settings({"CORTEX_MODE": "shadow"}), [], [BUCKET_KNOWLEDGE])
     live = big_doc(30, 30)
     changed = list(live.facts)
     changed[-1] = msgspec.structs.replace(changed[-1], object="thing number forty-two")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from shared.config import ALL_LANGUAGES
-from workers.recall.classifier import TIE_BREAK_ORDER, classify, has_signal, score_types
+from workers.recall.classifier import TIE_BREAK_ORDER, classify, score_types
 
 REFERENCE_CASES = [
     ("You must always validate input before processing", "rule"),
@@ -69,7 +69,7 @@ def test_procedure_beats_episode_on_a_tie() -> None:
 
 
 def test_cues_match_whole_words_only() -> None:
-    assert not has_signal("Nevertheless the mustard is likely unremarkable", ["en"])
+    assert not any(score_types("Nevertheless the mustard is likely unremarkable", ["en"]).values())  # no cue
     assert classify("Nevertheless the mustard is likely unremarkable").type == "fact"
 
 

@@ -98,7 +98,9 @@ def start(seq: int) -> Envelope:
 async def handler(nc: Client, tmp_path: Path) -> AsyncIterator[ProjectionHandler]:
     settings = load_settings({"CORTEX_DATA_DIR": str(tmp_path)})
     js = nc.jetstream()
-    await provision(js, settings, [])
+    from workers.registry import doc_buckets  # every worker's document buckets
+
+    await provision(js, settings, [], doc_buckets())
     ctx = WorkerContext(nc=nc, js=js, settings=settings, worker="recall", consumer="recall", producer="recall@test",
                         health=Health("recall"), extras={"embedder": HashingEmbedder(256)})
     store, embedder = await asyncio.to_thread(HOLDER.acquire, ctx)

@@ -82,7 +82,9 @@ Make = Callable[[], Awaitable[ProjectionHandler]]
 async def handlers(nc: Client, tmp_path: Path) -> AsyncIterator[tuple[Make, Claude]]:
     settings = load_settings({"CORTEX_DATA_DIR": str(tmp_path), "ANTHROPIC_API_KEY": "sk-test"})
     js = nc.jetstream()
-    await provision(js, settings, [])
+    from workers.registry import doc_buckets  # every worker's document buckets
+
+    await provision(js, settings, [], doc_buckets())
     ctx = WorkerContext(nc=nc, js=js, settings=settings, worker="recall", consumer="recall", producer="recall@test",
                         health=Health("recall"), extras={"embedder": HashingEmbedder(256)})
     claude = Claude()

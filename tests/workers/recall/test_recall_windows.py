@@ -40,7 +40,7 @@ from workers.recall.ranking import (
     fused_relevance,
     lexical_relevance,
     matching_turn,
-    one_per_message,
+    message_key,
     pool_by_message,
     rank,
 )
@@ -240,6 +240,19 @@ def test_ranking_on_fused_relevance_orders_by_the_hybrid_score_when_all_else_tie
     assert all(r.cosine == 0.5 for r in rank(hits, now=T0, fused=True))  # the reply still reports the cosine
 
 
+def one_per_message(ranked: Sequence[RankedMemory], limit: int | None = None) -> list[RankedMemory]:
+    """The best-ranked memory of each message (``message_key``) and nothing else: what
+    ``by_matching_turn`` is where no window matches another turn (no production path calls
+    this model; it lived in workers/recall/ranking.py until issue 42)."""
+    out: list[RankedMemory] = []
+    seen: set[str] = set()
+    for r in ranked:
+        if message_key(r.memory) not in seen:
+            seen.add(message_key(r.memory))
+            out.append(r)
+    return out if limit is None else out[:limit]
+
+
 def test_one_memory_per_message_but_never_folding_notes_or_llm_memories() -> None:
     def ranked(hit: SearchHit) -> RankedMemory:
         return RankedMemory(memory=hit.memory, score=hit.fused, similarity=0, cosine=0, recency=0, frequency=0,
@@ -247,8 +260,9 @@ def test_one_memory_per_message_but_never_folding_notes_or_llm_memories() -> Non
 
     rows = [ranked(h) for h in (_hit("w1", "e1", 0.9), _hit("t1", "e1", 0.8), _hit("t2", "e2", 0.7),
                                 _hit("llm-a", "batch", 0.6, sender=None), _hit("llm-b", "batch", 0.5, sender=None))]
-    assert [r.memory.content for r in one_per_message(rows)] == ["w1", "t2", "llm-a", "llm-b"]
-    assert [r.memory.content for r in one_per_message(rows, limit=2)] == ["w1", "t2"]
+    for fold in (one_per_message, by_matching_turn):  # the model below, and recall's own
+        assert [r.memory.content for r in fold(rows)] == ["w1", "t2", "llm-a", "llm-b"]
+        assert [r.memory.content for r in fold(rows, limit=2)] == ["w1", "t2"]
 
 
 def _ranked(memory: Memory, score: float, cosine: float) -> RankedMemory:

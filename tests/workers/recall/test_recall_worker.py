@@ -61,7 +61,9 @@ def env() -> dict[str, str]:
 async def recall(nc: Client, tmp_path: Path, env: dict[str, str]) -> Any:
     settings = load_settings({"CORTEX_DATA_DIR": str(tmp_path), **env})
     js = nc.jetstream()
-    await provision(js, settings, [])
+    from workers.registry import doc_buckets  # every worker's document buckets
+
+    await provision(js, settings, [], doc_buckets())
     ctx = WorkerContext(nc=nc, js=js, settings=settings, worker="recall", consumer="recall",
                         producer="recall@test", health=Health("recall"), extras={"embedder": HashingEmbedder(64)})
     make = Recall(ctx)

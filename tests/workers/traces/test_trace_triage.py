@@ -167,3 +167,40 @@ async def test_findings_made_while_the_model_is_down_are_triaged_once_it_answers
         host.stop.set()
         await asyncio.wait_for(task, timeout=30)
         await nc.close()
+
+
+def _envelopes(agent: str) -> list[Any]:
+    from schemas.events import MessageEvent, ToolEvent
+    from shared.codec import Envelope
+
+    types = {"msg": MessageEvent, "tool": ToolEvent}
+    return [Envelope(seq=i, subject=subject, family=subject.split(".")[1], kind=subject.split(".")[3], agent=agent,
+                     event=msgspec.convert(body, types[subject.split(".")[1]]))
+            for i, (subject, body) in enumerate(events(agent), 1)]
+
+
+async def test_compose_is_pure_and_the_findings_are_counted_once_per_event() -> None:
+    """Issue 42: compose updated the findings metric, so a rebase (which composes an event
+    again on the newer document) counted its findings twice; prepare counts them, once."""
+    from prometheus_client import REGISTRY
+
+    from workers.traces.config import trace_config
+    from workers.traces.worker import TracesProjection
+
+    settings = load_settings({})
+    projection = TracesProjection(settings.traces, trace_config(settings.traces, settings.languages), None)
+
+    def counted() -> float:
+        return sum(REGISTRY.get_sample_value("cortex_traces_findings_total", {"signal": s}) or 0.0
+                   for s in ("hallucination", "tool_fail"))
+
+    doc: TraceDoc | None = None
+    before = counted()
+    for env in _envelopes("pure"):
+        inputs = await projection.prepare(env, doc)
+        after_prepare = counted()
+        composed = [projection.compose(doc, env, inputs) for _ in range(3)]  # the first, and two rebases
+        assert counted() == after_prepare and composed[0] == composed[1] == composed[2]
+        doc = composed[0] if composed[0] is not None else doc
+    assert doc is not None and sorted(f.signal for f in doc.findings) == ["hallucination", "tool_fail"]
+    assert counted() == before + 2
