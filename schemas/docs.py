@@ -211,12 +211,33 @@ class Enhancements(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True
     commitments: dict[str, EnhancedCommitment] = msgspec.field(default_factory=dict)
 
 
-class NarrativeDoc(msgspec.Struct, frozen=True, kw_only=True):
-    """``timeline`` and ``enhanced`` go beyond the contract (readers ignore unknown fields):
-    the narrative worker's own record of session starts/ends and compactions, in event time,
-    and — with ``ANTHROPIC_API_KEY`` — Claude's wording of the briefing's items."""
+class NewsItem(msgspec.Struct, frozen=True, kw_only=True):
+    """A sentence a speaker told of something they did or plan (``workers.narrative.session``)."""
 
-    CAP_LISTS: ClassVar[tuple[str, ...]] = ("timeline",)
+    speaker: str
+    text: str
+    ts: datetime
+    score: int
+
+
+class SessionDigest(msgspec.Struct, frozen=True, kw_only=True):
+    """What happened in one session: who spoke, how much, and the best of their news."""
+
+    session: str
+    started: datetime
+    ended: datetime | None = None
+    messages: int = 0
+    speakers: list[str] = msgspec.field(default_factory=list)
+    news: list[NewsItem] = msgspec.field(default_factory=list)
+
+
+class NarrativeDoc(msgspec.Struct, frozen=True, kw_only=True):
+    """``timeline``, ``sessions`` and ``enhanced`` go beyond the contract (readers ignore
+    unknown fields): the narrative worker's own record of session starts/ends and
+    compactions, in event time, a digest of each recent session (issue 37), and — with
+    ``ANTHROPIC_API_KEY`` — Claude's wording of the briefing's items."""
+
+    CAP_LISTS: ClassVar[tuple[str, ...]] = ("timeline", "sessions")
 
     agent: str
     ts: datetime
@@ -225,6 +246,7 @@ class NarrativeDoc(msgspec.Struct, frozen=True, kw_only=True):
     integrity: Integrity
     timeline: list[TimelineItem] = msgspec.field(default_factory=list)
     enhanced: Enhancements | None = None
+    sessions: list[SessionDigest] = msgspec.field(default_factory=list)
 
 
 class BootDoc(msgspec.Struct, frozen=True, kw_only=True):

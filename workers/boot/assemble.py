@@ -51,6 +51,7 @@ from workers.boot.traces import lessons_section, operations_section, shown_opera
 from workers.boot.work import (
     commitments_section,
     decisions_section,
+    false_closures,
     recent_decisions,
     replaced_decisions,
     thread_summary,
@@ -101,19 +102,22 @@ def _work_sections(inputs: BootInputs, settings: BootSettings, tz: ZoneInfo, bud
     operations_text = operations_section(operations, tz, budgets.operations)
     listed = [op.id for op in shown_operations(operations, operations_text, tz)]
     lessons_text = lessons_section(inputs.traces.findings if inputs.traces is not None else [], inputs.now,
-                                   budgets.lessons, tz)
+                                   budgets.lessons, tz)  # a claim found false also reopens what it closed
     shown_open = ranked_open_threads(threads)[:n_threads]
     shown_threads = {t.id for t in shown_open}
     # the narrative's Open items of threads shown here, or closed since it was written
     open_titles = [t.title for t in raw_threads if t.id in shown_threads or t.status != "open"]
     commitments = enhance_commitments(inputs.commitments.commitments if inputs.commitments is not None else [],
                                       overlay)
+    findings = inputs.traces.findings if inputs.traces is not None else []
     commitments_text, n_open = commitments_section(commitments, inputs.now, tz, budgets.commitments,
-                                                   operations, listed, undated_days=settings.commitment_days)
+                                                   operations, listed, findings,
+                                                   undated_days=settings.commitment_days)
     said = [text for t in shown_open
             for text in (thread_summary(t, decision_whats), t.waiting_for or "")]
     said += [text for d in decisions[:n_decisions] for text in (d.what, d.why)]
-    said += [c.what for c in commitments if c.status != "done"]
+    reopened = false_closures(commitments, findings)
+    said += [c.what for c in commitments if c.status != "done" or c.id in reopened]
     footer = (
         f"_Boot context | {plural(n_threads, 'active thread')} | {plural(n_decisions, 'recent decision')}"
         f" | {plural(n_open, 'open commitment')}_"
@@ -154,7 +158,7 @@ def assemble_boot(
         snapshot_section(inputs.snapshot, inputs.now, budgets.snapshot,
                          timedelta(minutes=settings.snapshot_max_age_minutes)),
         narrative_section(inputs.narrative, inputs.now, budgets.narrative, tz, work.open_titles, work.decisions,
-                          timedelta(hours=settings.narrative_max_age_hours)),
+                          timedelta(hours=settings.narrative_max_age_hours), work.said),
         *work.sections,
         *_context_sections(inputs, budgets, work.said),
     ], strict=True)

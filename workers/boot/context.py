@@ -101,6 +101,7 @@ def narrative_section(
     open_titles: Collection[str] = (),
     decisions: Collection[str] = (),
     max_age: timedelta = NARRATIVE_MAX_AGE,
+    said: Collection[str] = (),
 ) -> str:
     """The narrative under a heading saying which 24 hours it tells (``narrative_heading``),
     its markdown within ``budget`` (the reference cut at 2000 characters): whole lines, a
@@ -110,16 +111,35 @@ def narrative_section(
 
     A structured narrative leaves out what the briefing's other sections show
     (``workers.narrative.for_briefing``): the open threads of ``open_titles`` and the
-    decisions of ``decisions`` — and is no section when nothing but its date is left. A
-    narrative Claude wrote is prose and stays whole."""
+    decisions of ``decisions``, and a session's quoted news that a sentence of ``said`` (what
+    the work sections show) already says — and is no section when nothing but its date is
+    left. A narrative Claude wrote is prose and stays whole."""
     if narrative is None or not _fresh(narrative.ts, now, max_age):
         return ""
     markdown = narrative.markdown
     if narrative.source == "structured":
-        markdown = for_briefing(markdown, open_titles, decisions)
+        markdown = without_said_quotes(for_briefing(markdown, open_titles, decisions), said)
     heading = narrative_heading(narrative.ts, now, tz)
     text = clip_lines(markdown.strip(), budget - max(len(heading) - len(NARRATIVE_HEADING), 0))
     return f"{heading}\n{text}\n" if text else ""
+
+
+_QUOTE = re.compile(r"(?:^|(?<=\s))[^\s:“”][^:“”]{0,64}: “[^”]*”")
+
+
+def without_said_quotes(markdown: str, said: Collection[str]) -> str:
+    """``markdown`` without the quotes (``Speaker: “…”``) that a sentence of ``said`` says
+    already, or that say one of them (the message a thread is about, quoted as news); a line
+    left with nothing goes."""
+    if not said or "“" not in markdown:
+        return markdown
+    parts = [p for text in said for p in fact_parts(text)]
+
+    def kept(found: re.Match[str]) -> str:
+        return "" if _said_before(found.group().split(": “", 1)[1].rstrip("”"), parts) else found.group()
+
+    lines = [_QUOTE.sub(kept, line) if "“" in line else line for line in markdown.split("\n")]
+    return "\n".join(line.rstrip() for line in lines if line.strip() or not line)
 
 
 # Predicates a subject has one object of at a time: a newer statement replaces the older.

@@ -11,10 +11,13 @@ import math
 import re
 from collections.abc import Collection, Sequence
 from datetime import date, datetime, time, timedelta
+from typing import Final
 from zoneinfo import ZoneInfo
 
-from schemas.docs import Commitment, Decision, Operation, Thread
+from schemas.docs import Commitment, Decision, Finding, Operation, Thread
 from workers.boot.budget import section
+from workers.conversation.languages import PACKS
+from workers.decisions.commitments import names_task
 from workers.render import (
     PRIORITY_EMOJI,
     UNKNOWN_EMOJI,
@@ -244,8 +247,11 @@ def promise_calls(c: Commitment, operations: Sequence[Operation], listed: Collec
     return f"{pointer} and {quoted}" if quoted else pointer
 
 
+REOPENED: Final = "reopened: the claim that closed it was false, see Lessons"
+
+
 def _commitment_line(c: Commitment, now: datetime, tz: ZoneInfo, operations: Sequence[Operation] = (),
-                     listed: Collection[str] = ()) -> str:
+                     listed: Collection[str] = (), reopened: bool = False) -> str:
     overdue = _is_overdue(c, now, tz)
     what = commitment_task(c)
     calls = promise_calls(c, operations, listed, tz)
@@ -254,7 +260,8 @@ def _commitment_line(c: Commitment, now: datetime, tz: ZoneInfo, operations: Seq
     if overdue:
         said = "; ".join(part for part in (_promiser(c), _overdue_since(c, now, tz)) if part)
         return f"- 🔴 **OVERDUE**: {what} ({said})"
-    who = f" ({promiser})" if (promiser := _promiser(c)) else ""
+    notes = "; ".join(part for part in (_promiser(c), REOPENED if reopened else "") if part)
+    who = f" ({notes})" if notes else ""
     if c.due:
         return f"- 🟡 Due {_due_text(c.due, tz)}: {what}{who}"
     return f"- ⚪ Open: {what}{who}"
@@ -309,6 +316,23 @@ def _is_overdue(c: Commitment, now: datetime, tz: ZoneInfo) -> bool:
     return c.status == "overdue" or moment <= as_utc(now)
 
 
+# every language's stop words: a claim is checked against a commitment's task as a closure is
+STOPWORDS: Final = frozenset(w.lower() for pack in PACKS.values() for w in (*pack.stopwords, *pack.topic_blacklist))
+
+
+def false_closures(commitments: Sequence[Commitment], findings: Sequence[Finding]) -> frozenset[str]:
+    """The ids of done commitments that a claim the trace analyzer found false names: "I'll
+    deploy the payment service now", then the agent's "Done! … deployed ✅" after the deploy
+    failed (a ``hallucination``) marked it done, and it stayed done while the briefing's
+    Lessons said the claim was false (issue 37). Such a one is open again, and says why, as
+    long as the trace document keeps the finding; the claim must come after the promise."""
+    claims = [f for f in findings if f.signal == "hallucination" and f.quote]
+    if not claims:
+        return frozenset()
+    return frozenset(c.id for c in commitments if c.status == "done" and any(
+        as_utc(f.last_ts) >= as_utc(c.created) and names_task(c, f.quote, STOPWORDS) for f in claims))
+
+
 def _commitment_rank(c: Commitment, now: datetime, tz: ZoneInfo) -> tuple[int, float, str, datetime, str]:
     """Overdue first, then those with a due date (soonest first), then the rest; oldest first.
 
@@ -331,19 +355,23 @@ def _listed(c: Commitment, since: datetime) -> bool:
 
 def commitments_section(
     commitments: Sequence[Commitment], now: datetime, tz: ZoneInfo, budget: int,
-    operations: Sequence[Operation] = (), listed: Collection[str] = (), *, undated_days: int,
+    operations: Sequence[Operation] = (), listed: Collection[str] = (), findings: Sequence[Finding] = (),
+    *, undated_days: int,
 ) -> tuple[str, int]:
     """Open and overdue commitments, the most urgent first; returns the text and open count.
     ``operations``: the agent's tool calls, which a vague promise made right after some is
     about (``promise_calls``); ``listed``: the ids of those the briefing's Pending Operations
-    shows. A commitment without a due date is listed for ``undated_days`` after it was made,
-    then only counted: a promise that named no day never turns overdue, and a month-old
-    "send you the recipe" would otherwise stand in every briefing for good."""
-    open_ones = [c for c in commitments if c.status != "done"]
+    shows; ``findings``: the trace analyzer's, by which a commitment closed by a claim it found
+    false is open again (``false_closures``). A commitment without a due date is listed for
+    ``undated_days`` after it was made, then only counted: a promise that named no day never
+    turns overdue, and a month-old "send you the recipe" would otherwise stand in every
+    briefing for good."""
+    reopened = false_closures(commitments, findings)
+    open_ones = [c for c in commitments if c.status != "done" or c.id in reopened]
     since = as_utc(now) - timedelta(days=undated_days)
-    shown = [c for c in open_ones if _listed(c, since)]
+    shown = [c for c in open_ones if _listed(c, since) or c.id in reopened]
     shown.sort(key=lambda c: _commitment_rank(c, now, tz))
-    lines = [_commitment_line(c, now, tz, operations, listed)
+    lines = [_commitment_line(c, now, tz, operations, listed, c.id in reopened)
              for c in shown[:MAX_COMMITMENTS_IN_BOOT]]
     aged = len(open_ones) - len(shown)
     if aged:

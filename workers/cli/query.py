@@ -200,6 +200,7 @@ async def cmd_narrative(args: argparse.Namespace, settings: Settings) -> int:
         narrative = await reader.latest(BUCKET_NARRATIVES, agent, NarrativeDoc)
         threads = await reader.latest(BUCKET_THREADS, agent, ThreadsDoc) if args.fresh else None
         decisions = await reader.latest(BUCKET_DECISIONS, agent, DecisionsDoc) if args.fresh else None
+        commitments = await reader.latest(BUCKET_COMMITMENTS, agent, CommitmentsDoc) if args.fresh else None
         docs = [d for d in (narrative, threads, decisions) if d is not None]
         if not docs or (not args.fresh and not (narrative and narrative.markdown)):
             await require_data(nc, settings, agent)
@@ -210,7 +211,8 @@ async def cmd_narrative(args: argparse.Namespace, settings: Settings) -> int:
             raise CliError(f"no document of {agent} yet to make a narrative from (are the workers running?)")
         print(structured_narrative(max(stamps), ZoneInfo(settings.timezone), threads, decisions,
                                    narrative.timeline if narrative else [],
-                                   narrative.enhanced if narrative else None).rstrip("\n"))
+                                   narrative.enhanced if narrative else None,
+                                   narrative.sessions if narrative else [], commitments).rstrip("\n"))
         return 0
     if narrative is None or not narrative.markdown:
         raise CliError(f"no narrative for {agent} yet: one is made at a session end or a compaction (try --fresh)")

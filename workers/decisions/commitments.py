@@ -327,3 +327,11 @@ def apply_feedback(doc: CommitmentsDoc | None, event: FeedbackEvent, tz: ZoneInf
         target = feedback_target(event)
         commitments = [_replace(c, status="done") if c.id == target else c for c in commitments]
     return _rebuilt(base, now, commitments)
+
+
+def names_task(commitment: Commitment, text: str, stopwords: frozenset[str]) -> bool:
+    """``text`` names ``commitment``'s task as a closure must (``_fulfilled``), closure words
+    or not: the boot briefing asks it of a claim the trace analyzer found false ("Done! The
+    payment service is deployed ✅" names "deploy the payment service")."""
+    words = words_of(prepare_text(text))
+    return _fulfilled(commitment, _said_in(words), words, stopwords)

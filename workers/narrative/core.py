@@ -24,9 +24,18 @@ from collections.abc import Collection, Sequence
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from schemas.docs import Decision, DecisionsDoc, Thread, ThreadsDoc
+from schemas.docs import Commitment, CommitmentsDoc, Decision, DecisionsDoc, SessionDigest, Thread, ThreadsDoc
 from shared.quoting import quote_xml
-from workers.narrative.timeline import TimelineEntry, named_sessions, stamp, timeline_line, window, with_spans
+from workers.narrative.session import news_line, shown_news, speakers_text
+from workers.narrative.timeline import (
+    TimelineEntry,
+    named_sessions,
+    session_name,
+    stamp,
+    timeline_line,
+    window,
+    with_spans,
+)
 from workers.render import (
     PRIORITY_EMOJI,
     UNKNOWN_EMOJI,
@@ -34,6 +43,7 @@ from workers.render import (
     clip_words,
     decision_listed,
     one_line,
+    plural,
     ranked_open_threads,
 )
 from workers.threads.summary import compose_summary, is_composed, said_in, without_title_frame
@@ -152,22 +162,88 @@ def _timeline_block(timeline: Sequence[TimelineEntry], now: datetime, tz: ZoneIn
     return [*lines, ""]
 
 
+MAX_SESSIONS = 3  # sessions the Sessions block tells, the latest
+MAX_SESSION_TOPICS = 4
+
+
+def _session_span(digest: SessionDigest, now: datetime, tz: ZoneInfo) -> str:
+    start = stamp(digest.started, now, tz)
+    if digest.ended is None:
+        return start
+    same_minute = as_utc(digest.started).replace(second=0, microsecond=0) == \
+        as_utc(digest.ended).replace(second=0, microsecond=0)
+    end = as_utc(digest.ended).astimezone(tz)
+    same_day = end.date() == as_utc(digest.started).astimezone(tz).date()
+    return start if same_minute else f"{start}–{end:%H:%M}" if same_day else f"{start}–{stamp(digest.ended, now, tz)}"
+
+
+def _during(moment: datetime, digest: SessionDigest) -> bool:
+    end = digest.ended if digest.ended is not None else moment
+    return as_utc(digest.started) <= as_utc(moment) <= as_utc(end)
+
+
+def _session_work(digest: SessionDigest, threads: Sequence[Thread], decisions: Sequence[Decision],
+                  commitments: Sequence[Commitment]) -> str:
+    """"Topics: adoption agencies, pride event · 1 decision · 2 promises" — what the session
+    was about (threads opened or active in it) and what it settled (counts: the briefing's
+    own sections say the decisions and promises)."""
+    active = [t for t in threads if _during(t.created, digest) or _during(t.last_activity, digest)]
+    active.sort(key=lambda t: (as_utc(t.created), t.id))
+    parts = []
+    if active:
+        parts.append("Topics: " + ", ".join(one_line(t.title) for t in active[:MAX_SESSION_TOPICS]))
+    decided = sum(1 for d in decisions if _during(d.extracted_at, digest))
+    promised = sum(1 for c in commitments if _during(c.created, digest))
+    parts += [plural(decided, "decision")] if decided else []
+    parts += [plural(promised, "promise")] if promised else []
+    return " · ".join(parts)
+
+
+def told_sessions(digests: Sequence[SessionDigest], now: datetime) -> list[SessionDigest]:
+    """The sessions the Sessions block tells: ended within the window, with messages, the latest."""
+    return [d for d in digests if d.ended is not None and _in_window(d.ended, now) and d.messages][-MAX_SESSIONS:]
+
+
+def _sessions_block(told: Sequence[SessionDigest], now: datetime, tz: ZoneInfo, threads: Sequence[Thread],
+                    decisions: Sequence[Decision], commitments: Sequence[Commitment]) -> list[str]:
+    """``- 09:55–10:03 s19: Caroline and Melanie, 24 messages`` and below it what the session
+    was about and the news its speakers told, quoted (``session.shown_news``)."""
+    if not told:
+        return []
+    lines = ["**Sessions:**"]
+    for digest in told:
+        lines.append(f"- {_session_span(digest, now, tz)} {session_name(digest.session)}: {speakers_text(digest)}")
+        work = _session_work(digest, threads, decisions, commitments)
+        news = news_line(shown_news(digest))
+        lines += [f"  {text}" for text in (work, news) if text]
+    return [*lines, ""]
+
+
 def build_structured_narrative(
     now: datetime,
     tz: ZoneInfo,
     threads: ThreadsDoc | None,
     decisions: DecisionsDoc | None,
     timeline: list[TimelineEntry],
+    sessions: Sequence[SessionDigest] = (),
+    commitments: CommitmentsDoc | None = None,
 ) -> str:
-    """The structured narrative of the 24 hours up to ``now`` (the triggering event's time)."""
+    """The structured narrative of the 24 hours up to ``now`` (the triggering event's time).
+    A session the Sessions block tells is not a Timeline line as well."""
     thread_list = threads.threads if threads is not None else []
-    recent = _recent_decisions(decisions.decisions if decisions is not None else [], now)
+    decision_list = decisions.decisions if decisions is not None else []
+    recent = _recent_decisions(decision_list, now)
     listed = [one_line(d.what) for d in recent]
     parts = [date_header(now, tz), ""]
     closed = _completed(thread_list, now)
     parts += _completed_block(closed, now, tz, listed)
     parts += _open_block(thread_list, listed)
     parts += _decisions_block(recent)
+    told = told_sessions(sessions, now)
+    parts += _sessions_block(told, now, tz, thread_list, decision_list,
+                             commitments.commitments if commitments is not None else [])
+    names = {d.session for d in told}
+    timeline = [e for e in timeline if not (e.kind in ("session_start", "session_end") and e.text in names)]
     parts += _timeline_block(_said_in_completed(timeline, closed), now, tz)
     return "\n".join(parts)
 

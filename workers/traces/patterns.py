@@ -1,5 +1,9 @@
 """The compiled signal patterns of the enabled languages, and the questions asked of a message.
 
+Dissatisfaction knows what the conversation mood detector knows: a word its packs read as
+frustrated counts as the user's frustration here too (issue 37: the threads' mood called a
+message frustrated that the trace analyzer let pass).
+
 ``get_signal_patterns(("en", "de"))`` merges the packs of ``workers.traces.languages`` in
 the given order, adds the universal signs and caches the result per tuple, like the
 reference's ``SignalPatternRegistry`` (which always had the universal patterns and EN/DE
@@ -15,7 +19,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
 
-from workers.conversation.patterns import Family, MatchText, Pattern
+from workers.conversation.languages import PACKS as CONVERSATION_PACKS
+from workers.conversation.patterns import MOOD_ORDER, Family, MatchText, Pattern, PatternSet, get_patterns
 from workers.traces.languages import (
     SIGNAL_PACKS,
     UNIVERSAL_COMPLETION,
@@ -44,6 +49,7 @@ class SignalPatterns:
     opinion: Family
     failure: Family
     negation: re.Pattern[str] | None
+    mood: PatternSet | None = None  # the conversation packs' (their mood words), for ``is_dissatisfied``
 
     def is_question(self, text: MatchText) -> bool:
         return _any(self.question, text)
@@ -56,8 +62,17 @@ class SignalPatterns:
         return not (after_question and _any(self.short_negative, text))
 
     def is_dissatisfied(self, text: MatchText) -> bool:
-        """Frustration or giving up; a message that also thanks or praises is not."""
-        return not self.is_satisfied(text) and _any(self.dissatisfied, text)
+        """Frustration or giving up — the packs' own phrases, or a word the conversation mood
+        detector reads as frustrated, not negated ("fuck", "nervig", "schon wieder"); a message
+        that also thanks or praises is not."""
+        return not self.is_satisfied(text) and (_any(self.dissatisfied, text) or self._frustrated(text))
+
+    def _frustrated(self, text: MatchText) -> bool:
+        mood = self.mood
+        if mood is None:
+            return False
+        frustrated = mood.mood.patterns[MOOD_ORDER.index("frustrated")]
+        return any(not mood.is_mood_negated(text.lowered, m.start()) for m in frustrated.finditer(text))
 
     def is_satisfied(self, text: MatchText) -> bool:
         """The message thanks or praises."""
@@ -136,4 +151,5 @@ def get_signal_patterns(languages: tuple[str, ...]) -> SignalPatterns:
         opinion=_family(packs, "opinion"),
         failure=_family(packs, "failure"),
         negation=re.compile("|".join(negations)) if negations else None,
+        mood=get_patterns(tuple(code for code in languages if code in CONVERSATION_PACKS)),
     )

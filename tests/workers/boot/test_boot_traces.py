@@ -402,3 +402,28 @@ def test_a_vague_promise_made_right_after_tool_calls_names_them() -> None:
     markdown = assemble_boot(pending, BootSettings(), UTCZ)
     assert "report when they finish (the `sessions_spawn` calls in Pending Operations)" in markdown
     assert markdown.count("Rebuild the search index") == 1 and not briefing_defects(markdown)
+
+
+def test_a_commitment_closed_by_a_claim_found_false_is_open_again_and_says_why() -> None:
+    """Issue 37: "I'll deploy the payment service now", closed by the agent's "Done! … deployed
+    ✅" after four failed deploys, stayed done while the Lessons said the claim was false."""
+    promise = Commitment(id="c1", who="claudia", what="deploy the payment service", status="done",
+                         created=NOW - timedelta(hours=2), source_event="e1", role="assistant")
+    other = Commitment(id="c2", who="claudia", what="write the release notes", status="done",
+                       created=NOW - timedelta(hours=2), source_event="e2", role="assistant")
+    claim = finding("hallucination", "deploy", severity="critical", error="exit 1",
+                    quote="Done! The payment service is deployed ✅")
+    text, n_open = commitments_section([promise, other], NOW, UTCZ, 2000, findings=[claim])
+    assert n_open == 1
+    assert "- ⚪ Open: deploy the payment service (you; reopened: the claim that closed it was false, see Lessons)" \
+        in text
+    assert "release notes" not in text  # the claim names another task: it stays done
+    earlier = msgspec.structs.replace(claim, last_ts=NOW - timedelta(hours=3))  # before the promise: not its closure
+    assert commitments_section([promise], NOW, UTCZ, 2000, findings=[earlier])[1] == 0
+    traces = TraceDoc(updated=NOW, findings=[claim], integrity=empty_trace_doc(NOW).integrity)
+    inputs = BootInputs(agent="a", now=NOW, traces=traces,
+                        commitments=CommitmentsDoc(updated=NOW, commitments=[promise], integrity=traces.integrity))
+    markdown = assemble_boot(inputs, BootSettings(), UTCZ)
+    assert "reopened: the claim that closed it was false" in markdown
+    assert "1 open commitment" in markdown
+    assert [d for d in briefing_defects(markdown) if d[0] in ("cross_section_repeat", "miscount")] == []

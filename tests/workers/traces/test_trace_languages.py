@@ -154,3 +154,34 @@ def test_state_claims_and_their_hedges_in_four_languages(code: str, text: str, c
     """multilang-detectors.test.ts: SIG-UNVERIFIED-CLAIM — multi-language (and its exclusions)."""
     found = findings(User(text="?"), Agent(text=text), language=code)
     assert signals_of(found) == (["unverified_claim"] if claims else [])
+
+
+# Issue 37: the threads' mood detector and the trace analyzer disagreed about frustration.
+FRUSTRATED = [
+    ("en", "This is really frustrating, it keeps failing and you keep saying it works."),
+    ("de", "Das ist echt frustrierend, es schlägt immer wieder fehl."),
+    ("fr", "C'est vraiment frustrant, ça échoue encore."), ("es", "Esto es muy frustrante, sigue fallando."),
+    ("it", "È davvero frustrante, continua a fallire."), ("pt", "Isso é muito frustrante, continua falhando."),
+    ("ru", "Это так раздражает, опять не работает."), ("ja", "イライラする、また失敗した。"),
+    ("ko", "짜증나, 계속 실패해."), ("zh", "太烦了，又失败了。"),
+]
+
+
+@pytest.mark.parametrize(("code", "text"), FRUSTRATED)
+def test_a_frustrated_user_at_the_end_is_dissatisfied_in_every_language(code: str, text: str) -> None:
+    found = findings(User(text="deploy it"), Agent(text="Deployed."), User(text=text), End(), language=code)
+    assert "dissatisfied" in signals_of(found)
+
+
+def test_dissatisfaction_knows_the_mood_detectors_frustrated_words() -> None:
+    """Every word the conversation packs' mood detector reads as frustrated is the user's
+    frustration to the trace analyzer too ("schon wieder", "che palle", "бесит"); negated, none."""
+    from workers.conversation.languages import PACKS
+
+    examples = {"en": "damn", "de": "schon wieder", "es": "qué asco", "fr": "fait chier", "it": "che palle",
+                "pt": "que saco", "ru": "бесит", "ja": "最悪", "ko": "최악", "zh": "崩溃"}
+    assert set(examples) == set(PACKS)
+    for code, word in examples.items():
+        patterns = get_signal_patterns((code,))
+        assert patterns.is_dissatisfied(prepare_text(f"Ugh, {word}. The export is broken again")), code
+    assert not get_signal_patterns(("en",)).is_dissatisfied(prepare_text("Nothing frustrating, it works fine now."))
