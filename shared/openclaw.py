@@ -79,6 +79,17 @@ class _TextBlock(msgspec.Struct, frozen=True, kw_only=True):
     text: Any = None
 
 
+class _MessageMetadata(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    sender_id: str | None = None
+
+
+_METADATA = msgspec.json.Decoder(_MessageMetadata)
+
+
+def _no_metadata() -> msgspec.Raw:
+    return msgspec.Raw(b"{}")
+
+
 class MessagePayload(msgspec.Struct, frozen=True, kw_only=True):
     """``msg.in`` / ``msg.out`` (and session-sync's ``conversation.message.*``)."""
 
@@ -86,6 +97,19 @@ class MessagePayload(msgspec.Struct, frozen=True, kw_only=True):
     sender: str | None = msgspec.field(default=None, name="from")
     channel: str | None = None
     text_preview: list[_TextBlock] | None = None
+    metadata: msgspec.Raw = msgspec.field(default_factory=_no_metadata)
+
+
+def _sender(p: MessagePayload) -> str | None:
+    """Who sent a received message: OpenClaw's sender id (``metadata.senderId``, what the
+    gateway's own hooks call the sender of the turn — ``ctx.senderId``, which the Cortex gateway
+    plugin asks recall for as the person), else the store's ``from`` (the channel's address,
+    ``matrix:@albert:example.org``; empty for the web chat), else none."""
+    try:
+        sender_id = _METADATA.decode(p.metadata).sender_id
+    except msgspec.MsgspecError:
+        sender_id = None  # metadata of another shape only loses the id
+    return (sender_id or "").strip() or p.sender or None
 
 
 class SessionPayload(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
@@ -259,7 +283,7 @@ def _message(env: StoreEnvelope, kind: str, p: MessagePayload, common: dict[str,
     if content is None and p.text_preview:  # session-sync: the first text block's text
         content = next((b.text for b in p.text_preview if isinstance(b.text, str)), None)
     return MessageEvent(**common, role="user" if kind == "received" else "assistant", content=content or "",
-                        sender=p.sender if kind == "received" else None, channel=p.channel)
+                        sender=_sender(p) if kind == "received" else None, channel=p.channel)
 
 
 def _tool(env: StoreEnvelope, p: ToolPayload, common: dict[str, Any]) -> ToolEvent | str:

@@ -79,6 +79,25 @@ def test_v02_message_received_becomes_a_user_message_with_sender_channel_and_exa
     assert event.ts == datetime(2026, 2, 17, 9, 0, 3, tzinfo=UTC)  # ts 1771318803000, not payload.timestamp
 
 
+@pytest.mark.parametrize(("sender", "metadata", "person"), [
+    # OpenClaw 2026.9: the sender id its prompt hooks call ctx.senderId (the gateway plugin's person)
+    ("matrix:@albert:example.org", {"senderId": "@albert:example.org"}, "@albert:example.org"),
+    ("", {"provider": "webchat", "senderId": "cli"}, "cli"),
+    ("telegram:42", {"senderId": " 42 "}, "42"),
+    # no sender id: the store's `from`; neither: none
+    ("matrix:@albert:example.org", {}, "matrix:@albert:example.org"),
+    ("matrix:@albert:example.org", {"senderId": ""}, "matrix:@albert:example.org"),
+    ("", {}, None),
+    # metadata of another shape loses the id only
+    ("albert", {"senderId": 42}, "albert"),
+    ("albert", "not an object", "albert"),
+])
+def test_a_received_message_s_sender_is_openclaw_s_sender_id(sender: str, metadata: Any, person: str | None) -> None:
+    data = msgspec.json.encode({**GOOD, "payload": {"from": sender, "content": "hi", "metadata": metadata}})
+    event = envelope(decode("cortex.openclaw.main.msg_in", data)).event
+    assert isinstance(event, MessageEvent) and event.sender == person
+
+
 def test_v02_sent_message_session_compaction_tool_and_run_events() -> None:
     tokens = by_token("v0.2.jsonl")
     sent = envelope(tokens["msg_out"][0]).event
