@@ -43,7 +43,7 @@ async def _briefing(js: JetStreamContext, url: str, tmp: Path, day: int, since: 
 
     doc: BootDoc = await wait_for(woken, within=180)
     assert doc.trigger == "session_start"
-    assert briefing_defects(doc.markdown) == []
+    assert briefing_defects(doc.markdown) == [], doc.markdown
     assert "Thread data is" not in doc.markdown  # an evening start after a quiet afternoon is no staleness
     assert "Last activity: just now" not in doc.markdown  # hours since the last session: not its own start
     return doc.markdown

@@ -19,8 +19,14 @@ from shared.config import load_settings
 from shared.provision import provision
 from shared.runtime import WorkerHost
 from workers import __version__
+from workers.cli import build_parser
 from workers.cli.query import cmd_narrative
 from workers.registry import all_specs, consumer_specs
+
+
+def cli(*argv: str) -> argparse.Namespace:
+    """The arguments as the command line parses them (a hand-made namespace misses new options)."""
+    return build_parser().parse_args(list(argv))
 
 
 def note(i: int, path: str, headings: list[str], ts: str) -> bytes:
@@ -56,14 +62,14 @@ async def test_a_daily_notes_sections_are_in_the_next_narratives_timeline(
         assert "Daily note: Standup" in doc.markdown and "Projects" not in doc.markdown
 
         capsys.readouterr()
-        assert await cmd_narrative(argparse.Namespace(agent="nia", fresh=False, nats_url=nats_url), settings) == 0
+        assert await cmd_narrative(cli("narrative", "nia", "--nats-url", nats_url), settings) == 0
         assert capsys.readouterr().out == doc.markdown.rstrip("\n") + "\n"
         later = {"id": "n3", "agent": "nia", "ts": "2026-03-05T10:30:00Z", "path": "memory/2026-03-05.md",
                  "headings": ["2026-03-05", "Lunch"], "content": "text"}
         await js.publish("cortex.notes.nia.section", json.dumps(later).encode())
 
         async def fresh() -> str | None:
-            assert await cmd_narrative(argparse.Namespace(agent="nia", fresh=True, nats_url=nats_url), settings) == 0
+            assert await cmd_narrative(cli("narrative", "nia", "--fresh", "--nats-url", nats_url), settings) == 0
             out = capsys.readouterr().out
             return out if "Daily note: Lunch" in out else None
 

@@ -8,7 +8,6 @@ rendering read the same findings."""
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
@@ -27,6 +26,7 @@ from shared.names import EVENTS_STREAM
 from shared.provision import provision
 from shared.runtime import WorkerHost
 from workers import __version__
+from workers.cli import build_parser
 from workers.cli.query import cmd_traces
 from workers.registry import all_specs, consumer_specs
 
@@ -154,8 +154,8 @@ async def test_failures_and_a_pending_task_reach_the_next_briefing_and_a_late_re
         assert {f.signal for f in high} == {"doom_loop", "hallucination", "dissatisfied"}
         raw = (await nc.request(f"cortex.api.operations.{AGENT}", b'{"unread": true}', timeout=5)).data
         assert [op.tool for op in msgspec.json.decode(raw, type=OperationsReply).operations] == ["sessions_spawn"]
-        assert await cmd_traces(argparse.Namespace(agent=AGENT, signal=None, severity=None, all=False, limit=None,
-                                                   nats_url=nats_url), settings) == 0
+        assert await cmd_traces(build_parser().parse_args(["traces", AGENT, "--nats-url", nats_url]),
+                                 settings) == 0
         printed = capsys.readouterr().out
         assert "hallucination" in printed and "[PENDING]" in printed and "sessions_spawn" in printed
 

@@ -40,6 +40,7 @@ from shared.footprint import PLACEMENTS
 from workers.boot.budget import Budgets, bounded, enforce_limit, scaled, scaled_budgets, section
 from workers.boot.context import (
     channels_section,
+    fact_sentences,
     facts_section,
     key_memories_section,
     narrative_section,
@@ -49,8 +50,10 @@ from workers.boot.inputs import BootInputs, Briefed
 from workers.boot.state import header_section, state_section
 from workers.boot.traces import lessons_section, operations_section, shown_operations
 from workers.boot.work import (
+    briefed_threads,
     commitments_section,
     decisions_section,
+    false_claims,
     false_closures,
     recent_decisions,
     replaced_decisions,
@@ -58,7 +61,7 @@ from workers.boot.work import (
     threads_section,
 )
 from workers.narrative.enhance import enhance_commitments, enhance_decisions, enhance_threads
-from workers.render import entity_names, one_line, plural, ranked_open_threads
+from workers.render import entity_names, one_line, plural
 
 
 @dataclass(frozen=True)
@@ -96,20 +99,24 @@ def _work_sections(inputs: BootInputs, settings: BootSettings, tz: ZoneInfo, bud
     decision_whats = [one_line(d.what) for d in raw_decisions if d.id in said_decisions]
     raw_threads = inputs.threads.threads if inputs.threads is not None else []
     threads = enhance_threads(raw_threads, overlay)
+    findings = inputs.traces.findings if inputs.traces is not None else []
+    facts = fact_sentences(inputs.knowledge.facts, entity_names(inputs.knowledge.entities)) \
+        if inputs.knowledge is not None else []
     threads_text, n_threads = threads_section(threads, settings.max_threads_in_boot, budgets.threads, tz,
-                                              decision_whats, inputs.now)
+                                              decision_whats, inputs.now, false_claims(findings), facts)
     operations = inputs.operations.operations if inputs.operations is not None else []
     operations_text = operations_section(operations, tz, budgets.operations)
     listed = [op.id for op in shown_operations(operations, operations_text, tz)]
-    lessons_text = lessons_section(inputs.traces.findings if inputs.traces is not None else [], inputs.now,
-                                   budgets.lessons, tz)  # a claim found false also reopens what it closed
-    shown_open = ranked_open_threads(threads)[:n_threads]
-    shown_threads = {t.id for t in shown_open}
-    # the narrative's Open items of threads shown here, or closed since it was written
-    open_titles = [t.title for t in raw_threads if t.id in shown_threads or t.status != "open"]
+    # a claim found false also reopens what it closed, and no thread states it as where things stand
+    lessons_text = lessons_section(findings, inputs.now, budgets.lessons, tz)
+    briefed = briefed_threads(threads, decision_whats, facts)
+    shown_open = briefed[:n_threads]
+    # the narrative's Open items of threads shown here, or closed since it was written, or that
+    # only state a fact Known Facts shows
+    said_threads = {t.id for t in shown_open} | ({t.id for t in threads} - {t.id for t in briefed})
+    open_titles = [t.title for t in raw_threads if t.id in said_threads or t.status != "open"]
     commitments = enhance_commitments(inputs.commitments.commitments if inputs.commitments is not None else [],
                                       overlay)
-    findings = inputs.traces.findings if inputs.traces is not None else []
     commitments_text, n_open = commitments_section(commitments, inputs.now, tz, budgets.commitments,
                                                    operations, listed, findings,
                                                    undated_days=settings.commitment_days)

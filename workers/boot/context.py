@@ -118,7 +118,10 @@ def narrative_section(
         return ""
     markdown = narrative.markdown
     if narrative.source == "structured":
-        markdown = without_said_quotes(for_briefing(markdown, open_titles, decisions), said)
+        markdown = for_briefing(markdown, open_titles, decisions)
+        # a session's news the narrative's own lines say (a Completed item) is not quoted again
+        own = [line.split(": ", 1)[-1] for line in markdown.split("\n") if line.strip() and "“" not in line]
+        markdown = without_said_quotes(markdown, [*said, *own])
     heading = narrative_heading(narrative.ts, now, tz)
     text = clip_lines(markdown.strip(), budget - max(len(heading) - len(NARRATIVE_HEADING), 0))
     return f"{heading}\n{text}\n" if text else ""
@@ -173,6 +176,11 @@ def _fact_line(f: Fact, names: Mapping[str, str]) -> str:
     # Predicates are slugs ("works-at", "located-in"): the briefing reads them as words.
     subject, obj = names.get(f.subject, f.subject), names.get(f.object, f.object)
     return f"- {one_line(fact_sentence(subject, f.predicate, obj))}"
+
+
+def fact_sentences(facts: Sequence[Fact], names: Mapping[str, str]) -> list[str]:
+    """The sentences Known Facts shows (at most; its budget may cut the last)."""
+    return [_fact_line(f, names).removeprefix("- ") for f in top_facts(facts)]
 
 
 def facts_section(facts: Sequence[Fact], budget: int, names: Mapping[str, str] | None = None) -> str:

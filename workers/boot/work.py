@@ -72,9 +72,30 @@ def _quiet(t: Thread, now: datetime | None, tz: ZoneInfo) -> str:
     return f" (quiet {days} days)" if days >= QUIET_DAYS else ""
 
 
-def _thread_block(t: Thread, shown: Collection[str], tz: ZoneInfo, now: datetime | None = None) -> str:
+def briefed_threads(threads: Sequence[Thread], shown_decisions: Collection[str] = (),
+                    facts: Collection[str] = ()) -> list[Thread]:
+    """The open threads Active Threads may show, in its order (``threads_section``)."""
+    return [t for t in ranked_open_threads(threads) if not _only_a_fact(t, shown_decisions, facts)]
+
+
+def _only_a_fact(t: Thread, shown_decisions: Collection[str], facts: Collection[str]) -> bool:
+    if not facts or t.waiting_for or t.decisions:
+        return False
+    summary = thread_summary(t, shown_decisions)
+    return bool(summary) and any(said_in(fact, summary) for fact in facts)
+
+
+FOUND_FALSE = "the last claim here was found false (see Lessons)"
+
+
+def _thread_block(t: Thread, shown: Collection[str], tz: ZoneInfo, now: datetime | None = None,
+                  false_claims: Collection[str] = ()) -> str:
     mood_tag = f" [{t.mood}]" if t.mood and t.mood != "neutral" else ""
     summary = thread_summary(t, shown)
+    if summary and any(said_in(summary, claim) for claim in false_claims):
+        # "The staging deploy is done …" after the deploy failed: the Lessons quote the claim
+        # and say it was false; the thread saying it as where things stand would contradict them
+        summary = FOUND_FALSE
     lines = [
         "",
         f"### {PRIORITY_EMOJI.get(t.priority, UNKNOWN_EMOJI)} {one_line(t.title)}{mood_tag}",
@@ -96,14 +117,18 @@ def _thread_block(t: Thread, shown: Collection[str], tz: ZoneInfo, now: datetime
 
 def threads_section(
     threads: Sequence[Thread], limit: int, budget: int, tz: ZoneInfo, shown_decisions: Collection[str] = (),
-    now: datetime | None = None,
+    now: datetime | None = None, false_claims: Collection[str] = (), facts: Collection[str] = (),
 ) -> tuple[str, int]:
     """Open threads only: the top ``limit`` by priority, then recency, within ``budget``.
 
     ``shown_decisions`` are the whats Recent Decisions shows: a thread does not repeat them.
-    With ``now``, a thread quiet for days says so (``_quiet``)."""
-    ranked = ranked_open_threads(threads)
-    blocks = [_thread_block(t, shown_decisions, tz, now) for t in ranked[:limit]]
+    With ``now``, a thread quiet for days says so (``_quiet``). A summary that one of
+    ``false_claims`` (the quotes of claims the trace analyzer found false) states says so
+    instead (``FOUND_FALSE``). A thread that says nothing but one of ``facts`` (the
+    sentences Known Facts shows: "By the way, Maria works at Globex Corp now …") is no thread
+    to follow: Known Facts says it."""
+    ranked = briefed_threads(threads, shown_decisions, facts)
+    blocks = [_thread_block(t, shown_decisions, tz, now, false_claims) for t in ranked[:limit]]
     text, shown = section("## 🧵 Active Threads", blocks, budget - _NOTE_ROOM)
     hidden = len(ranked) - shown
     if text and hidden > 0:
@@ -318,6 +343,11 @@ def _is_overdue(c: Commitment, now: datetime, tz: ZoneInfo) -> bool:
 
 # every language's stop words: a claim is checked against a commitment's task as a closure is
 STOPWORDS: Final = frozenset(w.lower() for pack in PACKS.values() for w in (*pack.stopwords, *pack.topic_blacklist))
+
+
+def false_claims(findings: Sequence[Finding]) -> list[str]:
+    """The quotes of the claims the trace analyzer found false (``hallucination`` findings)."""
+    return [f.quote for f in findings if f.signal == "hallucination" and f.quote]
 
 
 def false_closures(commitments: Sequence[Commitment], findings: Sequence[Finding]) -> frozenset[str]:

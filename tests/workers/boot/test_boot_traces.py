@@ -413,13 +413,13 @@ def test_a_commitment_closed_by_a_claim_found_false_is_open_again_and_says_why()
                        created=NOW - timedelta(hours=2), source_event="e2", role="assistant")
     claim = finding("hallucination", "deploy", severity="critical", error="exit 1",
                     quote="Done! The payment service is deployed ✅")
-    text, n_open = commitments_section([promise, other], NOW, UTCZ, 2000, findings=[claim])
+    text, n_open = commitments_section([promise, other], NOW, UTCZ, 2000, findings=[claim], undated_days=7)
     assert n_open == 1
     assert "- ⚪ Open: deploy the payment service (you; reopened: the claim that closed it was false, see Lessons)" \
         in text
     assert "release notes" not in text  # the claim names another task: it stays done
     earlier = msgspec.structs.replace(claim, last_ts=NOW - timedelta(hours=3))  # before the promise: not its closure
-    assert commitments_section([promise], NOW, UTCZ, 2000, findings=[earlier])[1] == 0
+    assert commitments_section([promise], NOW, UTCZ, 2000, findings=[earlier], undated_days=7)[1] == 0
     traces = TraceDoc(updated=NOW, findings=[claim], integrity=empty_trace_doc(NOW).integrity)
     inputs = BootInputs(agent="a", now=NOW, traces=traces,
                         commitments=CommitmentsDoc(updated=NOW, commitments=[promise], integrity=traces.integrity))
