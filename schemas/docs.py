@@ -503,7 +503,81 @@ class OperationsDoc(msgspec.Struct, frozen=True, kw_only=True):
     version: int = 1
 
 
+class WindowMessage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A message of the session window the model reads next (its text cut, ``workers.extraction``)."""
+
+    id: str
+    role: Role
+    text: str
+    ts: datetime
+    sender: str = ""
+
+
+class ModelThread(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A topic the model found that the patterns did not."""
+
+    id: str
+    title: str
+    at: datetime  # the trigger of the window it was last found in
+    summary: str = ""
+    status: ThreadStatus = "open"
+
+
+class ModelDecision(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    id: str
+    what: str
+    at: datetime
+    why: str = ""
+    who: str = ""
+
+
+class ModelCommitment(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    id: str
+    who: str
+    what: str
+    at: datetime
+    source_event: str  # the window's last message
+    due: str | None = None
+    status: CommitmentStatus = "open"
+
+
+class ModelFact(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    id: str
+    subject: str
+    predicate: str
+    object: str
+    at: datetime
+
+
+class ModelRule(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    id: str
+    text: str
+    at: datetime
+
+
+class ExtractionDoc(msgspec.Struct, frozen=True, kw_only=True):
+    """What a model read in the agent's conversation beyond the patterns (``workers.extraction``,
+    only with a model configured): the threads, decisions, commitments, facts and rules the
+    patterns missed, the ids of pattern items it judged wrong (``dropped``), and the messages
+    of the session window not read yet. The briefing shows the patterns' items without the
+    dropped ones and with the model's; the pattern documents themselves are unchanged."""
+
+    CAP_LISTS: ClassVar[tuple[str, ...]] = ("window", "dropped", "facts", "rules", "decisions", "commitments",
+                                            "threads")
+
+    updated: datetime
+    integrity: Integrity
+    threads: list[ModelThread] = msgspec.field(default_factory=list)
+    decisions: list[ModelDecision] = msgspec.field(default_factory=list)
+    commitments: list[ModelCommitment] = msgspec.field(default_factory=list)
+    facts: list[ModelFact] = msgspec.field(default_factory=list)
+    rules: list[ModelRule] = msgspec.field(default_factory=list)
+    dropped: list[str] = msgspec.field(default_factory=list)
+    window: list[WindowMessage] = msgspec.field(default_factory=list)
+    version: int = 1
+
+
 DOCUMENTS: tuple[type[msgspec.Struct], ...] = (
     ThreadsDoc, DecisionsDoc, CommitmentsDoc, SnapshotDoc, NarrativeDoc, BootDoc, KnowledgeDoc, ChannelsDoc, RecallDoc,
-    TraceDoc, OperationsDoc,
+    TraceDoc, OperationsDoc, ExtractionDoc,
 )

@@ -103,6 +103,11 @@ class RecallSettings(msgspec.Struct, frozen=True, kw_only=True):
     # cross into the next this-many-hours period of event time, not only at session starts
     # (workers.recall.lifecycle.upkeep_due); 0: only at session starts
     upkeep_hours: Annotated[int, Meta(ge=0, le=8760)] = 24
+    # ... and when they cross into the next this-many-events run of the stream (stream
+    # sequences, every agent's events counted; 0: never), so a session busier than a period
+    # is maintained more often (lifecycle.upkeep_counted). Off by default: on a stream many
+    # agents share, every active session would be maintained once per run
+    upkeep_events: Annotated[int, Meta(ge=0, le=100_000_000)] = 0
     # With ANTHROPIC_API_KEY: Claude orders the formula's top candidates of each query
     # (workers.recall.rerank); off by default (a model call per query)
     rerank: bool = False
@@ -222,6 +227,7 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
     llm_model_rerank: str | None = None
     llm_max_concurrency: Annotated[int, Meta(ge=1, le=64)] = 4
     llm_daily_tokens: Annotated[int, Meta(ge=0)] = 200000
+    llm_hourly_tokens: Annotated[int, Meta(ge=0)] = 0  # per agent and hour of event time (0: no hourly cap)
     # the bound of one LLM call (shared.llm): each request at most ``llm_timeout_s``, at most
     # ``llm_attempts`` of them with a backoff from ``llm_retry_base_ms`` (a Retry-After the API
     # gives is honoured when it fits), all within ``llm_deadline_s``; past it the caller takes

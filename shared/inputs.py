@@ -17,11 +17,14 @@ permission to).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import time
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+import nats.js.errors
 from nats.js.client import JetStreamContext
 from prometheus_client import Counter
 
@@ -30,7 +33,7 @@ from shared.codec import Envelope
 from shared.config import Settings
 from shared.feedback import request_time
 from shared.footprint import Source
-from shared.names import agent_consumer, shadow_bucket
+from shared.names import EVENTS_STREAM, agent_consumer, shadow_bucket
 from shared.projection import D, Projection
 from shared.watermarks import WatermarkTracker
 
@@ -67,6 +70,8 @@ class Inputs:
         self._lock = asyncio.Lock()
         # the consumers' state as requests last saw it (``now``), apart from the consume path's
         self._request_cache: dict[str, tuple[float, bool]] = {}
+        # source consumers ``patiently`` stopped waiting for, at the checkpoint they had then
+        self._given_up: dict[str, int] = {}
 
     @property
     def bound_s(self) -> float:
@@ -133,6 +138,21 @@ class Inputs:
                                                "lagging": lagging})
         return Reading(env, docs, lagging)
 
+    async def patiently(self, sources: Sequence[Source], env: Envelope) -> None:
+        """Until every source consumer of ``env``'s agent has applied the events before it, with no
+        bound — for a composed document whose every trigger must read its sources complete, as a
+        replay does (the channel summaries: a summary made with a source behind stayed wrong until
+        the agent's next trigger). It stops waiting for a source that nobody consumes (no pull
+        request waiting and nothing in flight, for ``UNCONSUMED_S``) or that stopped moving (for
+        ``STUCK_S``), and does not wait again for it until its checkpoint moves: the bounded read
+        (``at_trigger``) then reports it lagging, as before."""
+        if not sources:
+            return
+        tracker = await self.tracker()
+        pending = {self.consumer(s.worker, env.agent): env.seq for s in sources}
+        pending = {c: seq for c, seq in pending.items() if self._given_up.get(c) != tracker.checkpoint(c)}
+        await _Patience(tracker, self._js, pending, self._given_up).wait(env.agent)
+
     async def now(self, sources: Sequence[Source], agent: str) -> tuple[dict[str, Any], list[str], datetime]:
         """``sources`` as they are now (for requests), the consumers behind the stream's end
         (without waiting), and the latest event time among the documents."""
@@ -143,6 +163,72 @@ class Inputs:
                                          for s in sources))
         docs = {s.field: doc for s, doc in zip(sources, results, strict=True)}
         return docs, lagging, request_time(d.integrity.last_event_ts for d in docs.values() if d is not None)
+
+
+UNCONSUMED_S = 30.0  # a source consumer nobody fetches from for this long is not waited for (not running)
+STUCK_S = 60.0  # nor one whose checkpoint has not moved for this long while short of the trigger
+_POLL_S = 0.1  # the server's view is asked this often while a trigger waits
+
+
+class _SourceState(NamedTuple):
+    applied: int  # every event up to this stream sequence is applied: its ack floor (acked after the checkpoint)
+    done: bool  # nothing pending, nothing in flight
+    consumed: bool  # a pull request is waiting or a batch is in flight: a worker is at it
+
+
+class _Patience:
+    """One ``Inputs.patiently`` wait: the consumers still short of their sequences, each
+    followed until it gets there, is found not consumed or stuck (then given up). The
+    server's view of each consumer decides (its ack floor), not the checkpoint watch: a
+    watch that died with a NATS restart would have held every trigger for ``STUCK_S``."""
+
+    def __init__(self, tracker: WatermarkTracker, js: JetStreamContext, pending: dict[str, int],
+                 given_up: dict[str, int]) -> None:
+        self._tracker = tracker
+        self._js = js
+        self._pending = dict(pending)
+        self._given_up = given_up
+        now = time.monotonic()
+        self._moved: dict[str, tuple[int, float]] = {c: (-1, now) for c in pending}  # ack floor seen, and when
+        self._consumed = dict.fromkeys(pending, now)  # when a worker was last seen at it
+
+    async def wait(self, agent: str) -> None:
+        idle_said: set[str] = set()  # the source consumers nobody was at, logged once a wait
+        while self._pending:
+            changed = self._tracker.changed()  # taken before looking: a change after that sets it
+            for consumer, seq in list(self._pending.items()):
+                state = await self._state(consumer)
+                if state is None or self._tracker.checkpoint(consumer) >= seq or state.applied >= seq or state.done:
+                    del self._pending[consumer]
+                    continue
+                if not state.consumed and consumer not in idle_said:  # its worker is down: the trigger is held
+                    idle_said.add(consumer)
+                    log.info("waiting_for_source", extra={"consumer": consumer, "agent": agent, "seq": seq,
+                                                          "gives_up_after_s": UNCONSUMED_S})
+                if self._hopeless(consumer, state):
+                    self._given_up[consumer] = self._tracker.checkpoint(consumer)
+                    del self._pending[consumer]
+            if self._pending:
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(changed.wait(), timeout=_POLL_S)
+
+    async def _state(self, consumer: str) -> _SourceState | None:
+        """None: no such consumer (its worker never ran here) — nothing to wait for."""
+        try:
+            info = await self._js.consumer_info(EVENTS_STREAM, consumer)
+        except nats.js.errors.NotFoundError:
+            return None
+        applied = int(info.ack_floor.stream_seq or 0) if info.ack_floor else 0
+        return _SourceState(applied, not info.num_pending and not info.num_ack_pending,
+                            bool(info.num_waiting or info.num_ack_pending))
+
+    def _hopeless(self, consumer: str, state: _SourceState) -> bool:
+        now = time.monotonic()
+        if state.applied != self._moved[consumer][0]:
+            self._moved[consumer] = (state.applied, now)
+        if state.consumed:
+            self._consumed[consumer] = now
+        return now - self._moved[consumer][1] >= STUCK_S or now - self._consumed[consumer] >= UNCONSUMED_S
 
 
 class ComposedProjection(Projection[D, Reading]):
@@ -156,9 +242,16 @@ class ComposedProjection(Projection[D, Reading]):
         self.worker = ctx.worker
         self.sources = tuple(sources)
 
+    # True: every trigger waits for its sources without a bound while they are being applied
+    # (``Inputs.patiently``), so the document never depends on how far behind they were
+    patient = False
+
     def sources_for(self, env: Envelope, doc: D | None) -> Sequence[Source]:
         """The sources this trigger reads (none: nothing is waited for or read)."""
         return self.sources
 
     async def prepare(self, env: Envelope, doc: D | None) -> Reading:
-        return await self.inputs.at_trigger(self.worker, self.sources_for(env, doc), env)
+        sources = self.sources_for(env, doc)
+        if self.patient:
+            await self.inputs.patiently(sources, env)
+        return await self.inputs.at_trigger(self.worker, sources, env)

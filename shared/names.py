@@ -83,12 +83,13 @@ BUCKET_CHECKPOINTS = "cortex_checkpoints"
 BUCKET_LEASES = "cortex_leases"
 BUCKET_LLM_CACHE = "cortex_llm_cache"  # keys: llm_answer_key, llm_usage_key, llm_pending_key, llm_health_key
 BUCKET_FORGETS = "cortex_forgets"  # beyond the contract: the status of each agent's last `cortex forget`
+BUCKET_EXTRACTION = "cortex_extraction"  # beyond the contract: what a model read beyond the patterns
 
 # Buckets whose values are per-agent documents (shadow mode writes cortex_shadow_<name>).
 DOC_BUCKETS = (
     BUCKET_THREADS, BUCKET_DECISIONS, BUCKET_COMMITMENTS, BUCKET_SNAPSHOTS,
     BUCKET_NARRATIVES, BUCKET_BOOT, BUCKET_KNOWLEDGE, BUCKET_CHANNELS, BUCKET_RECALL, BUCKET_TRACES,
-    BUCKET_OPERATIONS,
+    BUCKET_OPERATIONS, BUCKET_EXTRACTION,
 )
 ALL_BUCKETS = (*DOC_BUCKETS, BUCKET_CHECKPOINTS, BUCKET_LEASES, BUCKET_LLM_CACHE)
 

@@ -148,9 +148,20 @@ class WatermarkTracker:
         return not info.num_pending and not info.num_ack_pending
 
     async def reached(self, consumer: str, seq: int) -> bool:
+        """The consumer applied everything up to ``seq``: its checkpoint (the watch) says so, or
+        the server does — its ack floor (acked after the checkpoint is written) is there, or
+        nothing is left for it. The server's view keeps this right when the watch fell silent
+        (a NATS restart can end its ordered consumer without a word): every trigger of every
+        composed worker then waited out its bound."""
         if self.checkpoint(consumer) >= seq:
             return True
-        return await self.drained(consumer)
+        try:
+            info = await self._js.consumer_info(EVENTS_STREAM, consumer)
+        except nats.js.errors.NotFoundError:
+            return False
+        if info.ack_floor is not None and int(info.ack_floor.stream_seq or 0) >= seq:
+            return True
+        return not info.num_pending and not info.num_ack_pending
 
     def _stalled(self, consumer: str) -> bool:
         """Short of a sequence it missed at an earlier bound, and either its patience has

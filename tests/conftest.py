@@ -137,8 +137,10 @@ def workers_procs(tmp_path: Path) -> Iterator[WorkerProcs]:
         procs.stop_all()
 
 
-def chat_events(n: int, agents: int, seed: int = 7) -> list[tuple[str, bytes, str]]:
-    """Deterministic realistic-ish chat events: (subject, payload, id)."""
+def chat_events(n: int, agents: int, seed: int = 7, triggers_every: int = 0) -> list[tuple[str, bytes, str]]:
+    """Deterministic realistic-ish chat events: (subject, payload, id). ``triggers_every`` k > 0:
+    after every k-th message, a session end then start of its agent (the triggers composed
+    documents are made at: the channel summaries), the messages themselves unchanged."""
     import random
 
     rng = random.Random(seed)
@@ -165,6 +167,10 @@ def chat_events(n: int, agents: int, seed: int = 7) -> list[tuple[str, bytes, st
                    "channel": rng.choice(channels), "content": rng.choice(lines)}
         kind = "sent" if payload["role"] == "assistant" else "received"
         out.append((f"cortex.msg.{agent}.{kind}", msgspec.json.encode(payload), str(payload["id"])))
+        if triggers_every and i % triggers_every == triggers_every - 1:
+            for phase in ("end", "start"):
+                session = {"id": f"ev-{i}-{phase}", "agent": agent, "session": f"s-{agent}", "ts": payload["ts"]}
+                out.append((f"cortex.session.{agent}.{phase}", msgspec.json.encode(session), str(session["id"])))
     return out
 
 

@@ -15,6 +15,7 @@ from workers.api.worker import SPEC as API
 from workers.boot.worker import SPEC as BOOT
 from workers.channels.worker import SPEC as CHANNELS
 from workers.decisions.worker import SPEC as DECISIONS
+from workers.extraction.worker import SPEC as EXTRACTION
 from workers.knowledge.worker import SPEC as KNOWLEDGE
 from workers.narrative.worker import SPEC as NARRATIVE
 from workers.recall.spec import SPEC as RECALL  # the engine (and its stack) only when it runs
@@ -22,7 +23,8 @@ from workers.snapshot.worker import SPEC as SNAPSHOT
 from workers.threads.worker import SPEC as THREADS
 from workers.traces.worker import SPEC as TRACES
 
-SPECS: list[WorkerSpec] = [THREADS, DECISIONS, KNOWLEDGE, CHANNELS, TRACES, RECALL, SNAPSHOT, NARRATIVE, BOOT, API]
+SPECS: list[WorkerSpec] = [THREADS, DECISIONS, KNOWLEDGE, CHANNELS, TRACES, RECALL, SNAPSHOT, NARRATIVE, EXTRACTION,
+                           BOOT, API]
 
 
 def all_specs() -> dict[str, WorkerSpec]:

@@ -194,7 +194,7 @@ def make_provider(settings: Settings, http_client: Any = None) -> Provider | Non
 # CORTEX_LLM_MODEL). A purpose not listed takes CORTEX_LLM_MODEL.
 ROLES: Final[dict[str, str]] = {
     "recall": "capture", "summary": "capture",
-    "knowledge": "extraction", "supersede": "extraction",
+    "knowledge": "extraction", "supersede": "extraction", "extract": "extraction",
     "narrative": "narrative", "briefing": "narrative",
     "trace_triage": "triage",
     "rerank": "rerank",
@@ -223,6 +223,7 @@ class LlmClient:
         self._js = js
         self.model = settings.llm_model
         self.daily_tokens = settings.llm_daily_tokens
+        self.hourly_tokens = settings.llm_hourly_tokens
         self.max_concurrency = settings.llm_max_concurrency
         self._provider = provider if provider is not None else make_provider(settings, http_client)
         self._checks = dict(checks or {})
@@ -299,13 +300,23 @@ class LlmClient:
                                                   context=later.context))
         return Answer(got.text, got.outcome)
 
-    def _over_budget(self, used: bytes | None) -> bool:
-        return bool(self.daily_tokens) and _tokens(used) >= self.daily_tokens
+    def _budgets(self, agent: str, when: datetime) -> list[tuple[str, int]]:
+        """The agent's usage counters for ``when`` and their caps: its day, and (with
+        ``CORTEX_LLM_HOURLY_TOKENS``) its hour, both of event time, so a replay spends alike."""
+        budgets = [(llm_usage_key(agent, when.date().isoformat()), self.daily_tokens)]
+        if self.hourly_tokens:
+            budgets.append((llm_usage_key(agent, when.strftime("%Y-%m-%dT%H")), self.hourly_tokens))
+        return budgets
+
+    async def _over_budget(self, agent: str, when: datetime) -> bool:
+        kv = await self._js.key_value(BUCKET_LLM_CACHE)
+        for key, cap in self._budgets(agent, when):
+            if cap and _tokens((await kv_read(kv, key))[0]) >= cap:
+                return True
+        return False
 
     async def _ask(self, agent: str, purpose: str, request: LlmRequest, when: datetime) -> CachedAnswer:
-        kv = await self._js.key_value(BUCKET_LLM_CACHE)
-        used, _ = await kv_read(kv, llm_usage_key(agent, when.date().isoformat()))
-        if self._over_budget(used):
+        if await self._over_budget(agent, when):
             LLM_CALLS.labels(purpose, "over_budget").inc()
             return CachedAnswer(text=None, outcome="over_budget", model=request.model)
         if not self.availability.may_call(self.deferred):  # known down: no request, no wait
@@ -373,8 +384,8 @@ class LlmClient:
         LLM_TOKENS.labels(purpose, "output").inc(reply.output_tokens)
         kv = await self._js.key_value(BUCKET_LLM_CACHE)
         spent = reply.input_tokens + reply.output_tokens
-        await kv_update(kv, llm_usage_key(agent, when.date().isoformat()),
-                        lambda old: str(_tokens(old) + spent).encode())
+        for key, _ in self._budgets(agent, when):
+            await kv_update(kv, key, lambda old: str(_tokens(old) + spent).encode())
 
     async def _failed(self, purpose: str, request: LlmRequest, failure: ProviderFailure) -> CachedAnswer:
         """No usable answer: a rejected request is an answer to cache (the same on every
@@ -395,9 +406,7 @@ class LlmClient:
         """One request for a deferred call (the asker's backoff is its retry): answered,
         later (the model still unreachable), malformed, or drop (refused, rejected, over the
         budget of its day)."""
-        kv = await self._js.key_value(BUCKET_LLM_CACHE)
-        used, _ = await kv_read(kv, llm_usage_key(call.agent, call.asked_at.date().isoformat()))
-        if self._over_budget(used):
+        if await self._over_budget(call.agent, call.asked_at):
             return "drop", None
         try:
             reply = await self._request(call.purpose, call.request, self._settings.llm_timeout_s)

@@ -98,7 +98,7 @@ def test_scoring_counts_hits_misses_and_extras() -> None:
 def test_the_cli_writes_a_core_report(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "briefing.json"
     args = argparse.Namespace(file="sample", core_only=True, conversation=None, embedder=None, examples=False,
-                              out=str(out), real=False)
+                              out=str(out), real=False, llm=False)
     import asyncio
 
     assert asyncio.run(eval_cli.cmd_eval_briefing(args, load_settings({}))) == 0

@@ -172,7 +172,7 @@ def test_a_missing_or_wrong_path_is_one_clear_line(tmp_path: Path) -> None:
 def _cli_args(**overrides: Any) -> argparse.Namespace:
     args = {"file": "sample", "core_only": False, "conversation": None, "embedder": "hashing", "examples": False,
             "out": None, "real": True, "split": "dev", "locomo": None, "qmsum": None, "acceptance": False,
-            "labels": None, "quiet": True}
+            "labels": None, "quiet": True, "llm": False}
     return argparse.Namespace(**{**args, **overrides})
 
 

@@ -14,6 +14,7 @@ from ops_support import load_yaml, load_yaml_all, nats_conf
 
 from shared.embedded import nats_server_binary
 from shared.names import ALL_BUCKETS, DOC_BUCKETS, consumer_name
+from shared.runtime import briefings
 from workers.boot.sources import SOURCES
 from workers.registry import all_specs
 
@@ -202,9 +203,10 @@ def test_every_source_is_a_document_its_worker_owns() -> None:
 
 def test_boot_may_read_every_source_it_composes() -> None:
     boot = all_specs()["boot"]
-    assert boot.sources == SOURCES
-    assert set(boot.reads_as_of) == {s.bucket for s in SOURCES}
-    assert set(boot.waits_on) == {s.worker for s in SOURCES}
+    # its own sources, then every declared briefing section's document (the registry adds them)
+    assert boot.sources == (*SOURCES, *(b.source(w) for w, b in briefings(all_specs().values())))
+    assert set(boot.reads_as_of) == {s.bucket for s in boot.sources}
+    assert set(boot.waits_on) == {s.worker for s in boot.sources}
 
 
 def test_every_document_bucket_has_exactly_one_writer() -> None:

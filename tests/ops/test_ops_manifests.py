@@ -252,7 +252,7 @@ def test_example_secret_has_every_key_and_only_placeholders() -> None:
     perms = yaml.safe_load((ROOT / "k8s/permissions.yaml").read_text())
     users = gen.all_users(perms)
     assert set(secrets["cortex-nats-users"]["stringData"]) == {gen.secret_key(u) for u in users}
-    assert set(secrets["cortex-secrets"]["stringData"]) == {"anthropic-api-key", "qdrant-api-key"}
+    assert set(secrets["cortex-secrets"]["stringData"]) == {"anthropic-api-key", "llm-api-key", "qdrant-api-key"}
     for secret in secrets.values():
         assert all(v.startswith("CHANGE-ME") for v in secret["stringData"].values())
     text = (ROOT / "k8s/overlays/dev/secret.example.yaml").read_text()

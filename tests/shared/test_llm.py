@@ -430,6 +430,22 @@ async def test_over_the_daily_token_budget_the_structured_path_is_taken(nc: Clie
     assert await llm.complete(agent="a", purpose="t", system="s", prompt="three", when=next_day) == "x"
 
 
+async def test_an_hourly_budget_caps_a_burst_and_the_next_hour_of_event_time_asks_again(nc: Client) -> None:
+    """CORTEX_LLM_HOURLY_TOKENS: a burst (model extraction of a long session) cannot spend an
+    agent's day in an hour; counted per hour of event time, so a replay spends alike."""
+    fake = FakeAnthropic(lambda body, n: httpx2.Response(200, json=answer("x", 500, 500)))
+    await provision(nc.jetstream(), load_settings({}), [])
+    llm = LlmClient(load_settings({"ANTHROPIC_API_KEY": "sk-test", "CORTEX_LLM_HOURLY_TOKENS": "1000"}),
+                    nc.jetstream(), http_client=fake.client())
+    nine = datetime(2026, 2, 17, 9, 10, tzinfo=UTC)
+    assert await llm.complete(agent="a", purpose="t", system="s", prompt="one", when=nine) == "x"
+    assert await llm.complete(agent="a", purpose="t", system="s", prompt="two", when=nine) is None
+    assert await llm.complete(agent="b", purpose="t", system="s", prompt="two", when=nine) == "x"  # per agent
+    assert await llm.complete(agent="a", purpose="t", system="s", prompt="three", when=nine.replace(hour=10)) == "x"
+    assert len(fake.requests) == 3
+    await llm.aclose()
+
+
 def knowledge_events(n: int) -> list[tuple[str, dict[str, Any]]]:
     return [("cortex.msg.main.received", {"id": f"k{i}", "agent": "main", "session": "s", "role": "user",
                                            "ts": f"2026-02-17T09:{i:02d}:00Z", "sender": "albert",

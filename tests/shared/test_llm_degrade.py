@@ -1,7 +1,7 @@
 """Issue 38: a model that cannot answer never stalls a worker. With the API unreachable, a key
 revoked (401), an account closed (403), rate limited with Retry-After (429), failing (500),
-too slow, or answering garbage, the knowledge, narrative and recall workers write the
-structured documents within the call's bound and go on; once the model answers, each call
+too slow, or answering garbage, the knowledge, narrative, recall and extraction workers write
+the structured documents within the call's bound and go on; once the model answers, each call
 that fell back is asked again and its answer lands as an ``llm_answer`` event, a later
 revision of the document — and a replay makes the same bytes without asking the model.
 
@@ -23,11 +23,11 @@ import nats
 import pytest
 from cortex_testkit import cortex, drained
 from cortex_testkit import wait_for as wait_until_true
-from llm_fakes import CAPTURED, CAUSES, KNOWLEDGE_ANSWER, NARRATIVE_TEXT, PROVIDER_ENV, Model
+from llm_fakes import CAPTURED, CAUSES, KNOWLEDGE_ANSWER, NARRATIVE_TEXT, PROVIDER_ENV, READ_DECISION, Model
 from nats.aio.client import Client
 from nats.js.client import JetStreamContext
 
-from schemas.docs import KnowledgeDoc, NarrativeDoc, RecallDoc
+from schemas.docs import ExtractionDoc, KnowledgeDoc, NarrativeDoc, RecallDoc
 from schemas.events import FeedbackEvent
 from shared.config import Settings, load_settings
 from shared.kv import kv_keys, kv_read
@@ -68,7 +68,8 @@ def conversation(agent: str = "main") -> list[tuple[str, dict[str, Any]]]:
                                              "ts": "2026-02-17T09:30:00Z"})]
 
 
-WORKERS = ("threads", "decisions", "narrative", "knowledge", "recall")
+WORKERS = ("threads", "decisions", "narrative", "knowledge", "recall", "extraction")
+LLM_WORKERS = ("knowledge", "narrative", "recall", "extraction")
 
 
 def settings_for(url: str, tmp: Path, provider: str = "anthropic") -> Settings:
@@ -107,6 +108,12 @@ async def llm_entities(js: JetStreamContext) -> list[str]:
     return [e.value for e in knowledge.entities if "llm" in e.source] if knowledge else []
 
 
+async def read_by_model(js: JetStreamContext) -> list[str] | None:
+    """The decisions the model's reading of the session window added (None: no window read)."""
+    extraction = await doc(js, "cortex_extraction", ExtractionDoc)
+    return None if extraction is None or extraction.window else [d.what for d in extraction.decisions]
+
+
 async def health(js: JetStreamContext) -> dict[str, LlmHealth]:
     kv = await js.key_value(BUCKET_LLM_CACHE)
     return {key.removeprefix("health."): msgspec.json.decode((await kv_read(kv, key))[0] or b"", type=LlmHealth)
@@ -121,7 +128,8 @@ async def fell_back(js: JetStreamContext) -> bool:
     recall = await doc(js, "cortex_recall", RecallDoc)
     knowledge = await doc(js, "cortex_knowledge", KnowledgeDoc)
     return (narrative is not None and narrative.ts == datetime(2026, 2, 17, 9, 30, tzinfo=UTC)
-            and recall is not None and recall.integrity.events == 4 and knowledge is not None)
+            and recall is not None and recall.integrity.events == 4 and knowledge is not None
+            and await read_by_model(js) is not None)
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -141,11 +149,12 @@ async def test_no_model_gives_the_structured_documents_and_the_answers_land_once
         assert await llm_entities(js) == []
         recall = await doc(js, "cortex_recall", RecallDoc)
         assert CAPTURED not in recall.key_memories and recall.memories >= 1 and recall.llm_pending == []
+        assert await read_by_model(js) == []  # the window was read at the session end: the patterns' alone
         narrative = await doc(js, "cortex_narratives", NarrativeDoc)
         if cause != "malformed":  # a narrative is free text: no answer of the model is "malformed"
             assert narrative.source == "structured" and "**Timeline:**" in narrative.markdown
             states = await health(js)
-            assert {states[w].state for w in ("knowledge", "narrative", "recall")} == {"unreachable"}
+            assert {states[w].state for w in LLM_WORKERS} == {"unreachable"}
         if cause == "401" and provider == "anthropic":  # what an operator sees
             status = await asyncio.to_thread(cortex, "status", url=nats_url)
             [line] = [ln for ln in status.stdout.splitlines() if ln.strip().startswith("knowledge ")
@@ -158,7 +167,8 @@ async def test_no_model_gives_the_structured_documents_and_the_answers_land_once
             recall = await doc(js, "cortex_recall", RecallDoc)
             narrative = await doc(js, "cortex_narratives", NarrativeDoc)
             return (await llm_entities(js) == ["Cortex"] and CAPTURED in recall.key_memories
-                    and narrative.source == "llm" and await drained(js, WORKERS))
+                    and narrative.source == "llm" and await read_by_model(js) == [READ_DECISION]
+                    and await drained(js, WORKERS))
 
         await wait_for(enriched, within=60)
         narrative = await doc(js, "cortex_narratives", NarrativeDoc)
@@ -166,6 +176,8 @@ async def test_no_model_gives_the_structured_documents_and_the_answers_land_once
         # each provider's own wire format (Chat Completions: the system prompt is a message)
         assert {r["messages"][0]["role"] for r in model.requests} == {"system" if provider == "openai" else "user"}
         assert narrative.enhanced is not None  # the briefing's wording landed too
+        extraction = await doc(js, "cortex_extraction", ExtractionDoc)  # dated by the message it was said in
+        assert extraction.decisions[0].at == datetime(2026, 2, 17, 9, 1, tzinfo=UTC)
         assert [t.title for t in narrative.enhanced.threads.values()] == ["Auth migration to the key service"]
         kv = await js.key_value(BUCKET_LLM_CACHE)
         assert [k for k in await kv_keys(js, BUCKET_LLM_CACHE, "pending")] == []
@@ -175,7 +187,7 @@ async def test_no_model_gives_the_structured_documents_and_the_answers_land_once
 
 async def _all_ok(js: JetStreamContext) -> bool:
     states = await health(js)
-    return all(states[w].state == "ok" for w in ("knowledge", "narrative", "recall"))
+    return all(states[w].state == "ok" for w in LLM_WORKERS)
 
 
 async def test_a_replay_makes_the_enriched_documents_again_without_asking_the_model(
@@ -183,10 +195,10 @@ async def test_a_replay_makes_the_enriched_documents_again_without_asking_the_mo
 ) -> None:
     """The call that fell back is cached as "no model": the replay takes the structured path
     there, as the live run did; the answer that came later is an event in the stream, applied
-    where it landed. The knowledge and narrative documents come out byte for byte (a
+    where it landed. The knowledge, narrative and extraction documents come out byte for byte (a
     whole-pipeline replay: the narrative is composed from threads and decisions)."""
     model = Model("unreachable")
-    buckets = ("cortex_knowledge", "cortex_narratives", "cortex_threads", "cortex_decisions")
+    buckets = ("cortex_knowledge", "cortex_narratives", "cortex_threads", "cortex_decisions", "cortex_extraction")
     async with pipeline(nats_url, tmp_path, model) as js:
         for subject, payload in conversation():
             await js.publish(subject, json.dumps(payload).encode())
@@ -195,7 +207,7 @@ async def test_a_replay_makes_the_enriched_documents_again_without_asking_the_mo
         await wait_for(lambda: _landed(js), within=60)
         before = {b: (await kv_read(await js.key_value(b), "main"))[0] for b in buckets}
         answers = await _answer_events(js)
-        assert sorted(answers) == ["briefing", "knowledge", "narrative", "recall"]
+        assert sorted(answers) == ["briefing", "extract", "knowledge", "narrative", "recall"]
     asked = len(model.requests)
 
     nc = await nats.connect(nats_url)  # the workers are stopped: the replay is the only writer
@@ -203,7 +215,8 @@ async def test_a_replay_makes_the_enriched_documents_again_without_asking_the_mo
         js = nc.jetstream()
         replayer = WorkerHost(settings_for(nats_url, tmp_path), [], __version__,
                               extras={"llm_http_client": model.client()}, catalog=all_specs().values())
-        await run_replay(replayer, js, [all_specs()[n] for n in ("threads", "decisions", "narrative", "knowledge")],
+        replayed = ("threads", "decisions", "narrative", "knowledge", "extraction")
+        await run_replay(replayer, js, [all_specs()[n] for n in replayed],
                          None, False, lambda progress: None)
         after = {b: (await kv_read(await js.key_value(b), "main"))[0] for b in buckets}
         assert after == before
@@ -218,7 +231,7 @@ async def _landed(js: JetStreamContext) -> bool:
     recall = await doc(js, "cortex_recall", RecallDoc)
     return (await llm_entities(js) == ["Cortex"] and narrative is not None and narrative.source == "llm"
             and narrative.enhanced is not None and recall is not None and CAPTURED in recall.key_memories
-            and await drained(js, WORKERS))
+            and await read_by_model(js) == [READ_DECISION] and await drained(js, WORKERS))
 
 
 async def _answer_events(js: JetStreamContext) -> list[str]:
@@ -343,3 +356,41 @@ async def test_a_forget_purges_the_agents_deferred_calls_and_their_answers_never
     with pytest.raises(nats.js.errors.NotFoundError):
         await js.get_last_msg(EVENTS_STREAM, stored_subject("cortex", "feedback", "bob", "llm_answer"))
     await llm.aclose()
+
+
+async def test_without_a_provider_no_worker_asks_a_model(nats_url: str, tmp_path: Path) -> None:
+    """The structured path is the default: with no provider configured (an OPENAI_API_KEY
+    alone configures none, nor do model names) every worker runs the demo conversation —
+    messages, a compaction, a session end, the next session's briefing — and no request
+    reaches a model, nothing is cached or deferred, the extraction worker writes nothing."""
+    from cortex_testkit import demo_file
+
+    model = Model("unreachable")  # records whatever reaches it
+    settings = load_settings({"CORTEX_NATS_URL": nats_url, "CORTEX_DATA_DIR": str(tmp_path),
+                              "OPENAI_API_KEY": "sk-test", "CORTEX_LLM_MODEL_EXTRACTION": "gpt-4.1-mini",
+                              "CORTEX_RUNTIME_FETCH_TIMEOUT_MS": "100", "CORTEX_EMBEDDER": "hashing",
+                              "CORTEX_BOOT_WAIT_MS": "10000"})
+    assert settings.model_provider is None
+    nc = await nats.connect(nats_url)
+    js = nc.jetstream()
+    await provision(js, settings, consumer_specs())
+    host = WorkerHost(settings, list(all_specs().values()), __version__, extras={"llm_http_client": model.client()})
+    task = asyncio.create_task(host.run())
+    try:
+        published = await asyncio.to_thread(cortex, "publish", str(demo_file(tmp_path)), url=nats_url)
+        assert published.returncode == 0, published.stderr
+
+        async def briefed() -> bool:
+            return await drained(js) and (await kv_read(await js.key_value("cortex_boot"), "main"))[0] is not None
+
+        await wait_for(briefed, within=120)
+        assert model.requests == []
+        assert (await kv_read(await js.key_value("cortex_extraction"), "main"))[0] is None
+        assert await kv_keys(js, BUCKET_LLM_CACHE) == []
+    finally:
+        host.stop.set()
+        await asyncio.wait_for(task, timeout=30)
+        await nc.close()
+        from workers.recall import worker as recall_worker
+
+        recall_worker.HOLDER.close()

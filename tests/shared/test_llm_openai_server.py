@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +15,7 @@ import msgspec
 import nats
 import pytest
 from cortex_testkit import drained, wait_for
-from llm_fakes import KNOWLEDGE_ANSWER, Asked, good_answer
+from llm_fakes import KNOWLEDGE_ANSWER, ChatServer
 from nats.aio.client import Client
 
 from schemas.docs import KnowledgeDoc
@@ -30,47 +28,10 @@ from workers import __version__
 from workers.registry import all_specs, consumer_specs
 
 
-class Server:
-    """Chat Completions on 127.0.0.1: records each request (path, headers, body) and answers
-    it well, or with ``status`` and an OpenAI-shaped error while one is set."""
-
-    def __init__(self) -> None:
-        self.requests: list[tuple[str, dict[str, str], dict[str, Any]]] = []
-        self.status: int | None = None
-        self.error = ""
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.requests.append((self.path, {k.lower(): v for k, v in self.headers.items()}, body))
-                status, answer = (outer.status, {"error": {"message": outer.error, "type": "invalid_request_error",
-                                                          "code": None}}) if outer.status \
-                    else (200, good_answer(Asked(body, openai=True)))
-                data = json.dumps(answer).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: Any) -> None:  # the base class's name
-                return None
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-
 @pytest.fixture
-def server() -> Iterator[Server]:
-    srv = Server()
-    srv.thread.start()
-    try:
+def server() -> Iterator[ChatServer]:
+    with ChatServer() as srv:
         yield srv
-    finally:
-        srv.httpd.shutdown()
-        srv.httpd.server_close()
 
 
 def local(url: str, **env: str) -> Any:
@@ -82,7 +43,7 @@ def local(url: str, **env: str) -> Any:
 WHEN = datetime(2026, 2, 17, 9, tzinfo=UTC)
 
 
-async def test_a_text_and_a_tool_call_on_the_wire(server: Server, nc: Client) -> None:
+async def test_a_text_and_a_tool_call_on_the_wire(server: ChatServer, nc: Client) -> None:
     js = nc.jetstream()
     settings = local(server.url, CORTEX_LLM_MODEL_CAPTURE="qwen2.5:7b")
     await provision(js, settings, [])
@@ -115,7 +76,7 @@ async def test_a_text_and_a_tool_call_on_the_wire(server: Server, nc: Client) ->
     (400, "The model `nope` does not exist.", "not_found"),  # vLLM's
     (401, "Incorrect API key provided", "auth"),
 ])
-async def test_a_model_or_key_the_server_refuses_ends_the_call_at_once(server: Server, nc: Client, status: int,
+async def test_a_model_or_key_the_server_refuses_ends_the_call_at_once(server: ChatServer, nc: Client, status: int,
                                                                        error: str, cause: str) -> None:
     js = nc.jetstream()
     settings = local(server.url)
@@ -128,7 +89,7 @@ async def test_a_model_or_key_the_server_refuses_ends_the_call_at_once(server: S
     await llm.aclose()
 
 
-async def test_the_knowledge_worker_through_a_local_server(server: Server, nats_url: str, tmp_path: Path) -> None:
+async def test_the_knowledge_worker_through_a_local_server(server: ChatServer, nats_url: str, tmp_path: Path) -> None:
     """A worker configured for an OpenAI-compatible server gets its batch's entities from it."""
     settings = local(server.url, CORTEX_NATS_URL=nats_url, CORTEX_DATA_DIR=str(tmp_path),
                      CORTEX_RUNTIME_FETCH_TIMEOUT_MS="100", CORTEX_KNOWLEDGE_LLM_BATCH_SIZE="2")

@@ -24,6 +24,7 @@ from schemas.docs import (
     ChannelsDoc,
     CommitmentsDoc,
     DecisionsDoc,
+    ExtractionDoc,
     Integrity,
     KnowledgeDoc,
     NarrativeDoc,
@@ -48,6 +49,8 @@ from workers.channels import core as channels
 from workers.conversation import get_patterns
 from workers.decisions import commitments
 from workers.decisions import core as decisions
+from workers.extraction import core as extraction
+from workers.extraction import model as extraction_model
 from workers.knowledge import core as knowledge
 from workers.knowledge.llm import LlmEntity, LlmFact, LlmKnowledge
 from workers.narrative.worker import NarrativeInputs, NarrativeProjection
@@ -106,6 +109,8 @@ def _traces(doc: TraceDoc | None, n: int) -> TraceDoc | None:
     return apply_event(doc, tool(n, kind, error=None if kind == "call" else "boom: no such index"), kind, config)
 
 
+READING = extraction_model.parse_answer(
+    '{"missed": {"decisions": [{"what": "Ship on Monday"}]}, "wrong": ["x"]}', ["x"])
 # Document type → how to make one (from nothing) → each change a core makes to it.
 Change = Callable[[Any], Any]
 CASES: dict[type[msgspec.Struct], tuple[Callable[[], Any], dict[str, Change]]] = {
@@ -161,6 +166,15 @@ CASES: dict[type[msgspec.Struct], tuple[Callable[[], Any], dict[str, Change]]] =
     NarrativeDoc: (
         lambda: _narrative(None, 0),
         {"trigger": lambda d: _narrative(d, 1)},
+    ),
+    ExtractionDoc: (
+        lambda: extraction.with_message(extraction.with_message(None, message(0, TALK[0]), T0), message(1, TALK[1]),
+                                        T0),
+        {
+            "message": lambda d: extraction.with_message(d, message(9, "One more."), T0 + timedelta(minutes=9)),
+            "window": lambda d: extraction.read_window(d, [READING], T0 + timedelta(minutes=9)),
+            "answer": lambda d: extraction.merge_reading(d, READING, T0 + timedelta(minutes=9), "m1"),
+        },
     ),
 }
 

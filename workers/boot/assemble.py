@@ -60,6 +60,7 @@ from workers.boot.work import (
     thread_summary,
     threads_section,
 )
+from workers.extraction.view import model_view
 from workers.narrative.enhance import enhance_commitments, enhance_decisions, enhance_threads
 from workers.render import entity_names, one_line, plural
 
@@ -158,6 +159,7 @@ def assemble_boot(
     """
     limit = settings.max_chars if max_chars is None else max_chars
     budgets = scaled_budgets(limit)
+    inputs = model_view(inputs, tz)  # what a model found beyond the patterns, when one read the conversation
     work = _work_sections(inputs, settings, tz, budgets)
     placed = zip(PLACEMENTS, [
         bounded("\n".join([header_section(inputs.now, tz), state_section(inputs, tz, settings)]),

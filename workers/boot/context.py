@@ -113,11 +113,14 @@ def narrative_section(
     (``workers.narrative.for_briefing``): the open threads of ``open_titles`` and the
     decisions of ``decisions``, and a session's quoted news that a sentence of ``said`` (what
     the work sections show) already says — and is no section when nothing but its date is
-    left. A narrative Claude wrote is prose and stays whole."""
+    left. A narrative a model wrote is prose and stays whole, its headings made bold lines
+    (``## Tuesday`` would read as a section of the briefing's own)."""
     if narrative is None or not _fresh(narrative.ts, now, max_age):
         return ""
     markdown = narrative.markdown
-    if narrative.source == "structured":
+    if narrative.source != "structured":
+        markdown = _HEADING.sub(r"**\1**", markdown)
+    else:
         markdown = for_briefing(markdown, open_titles, decisions)
         # a session's news the narrative's own lines say (a Completed item) is not quoted again
         own = [line.split(": ", 1)[-1] for line in markdown.split("\n") if line.strip() and "“" not in line]
@@ -127,6 +130,7 @@ def narrative_section(
     return f"{heading}\n{text}\n" if text else ""
 
 
+_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)  # a markdown heading (ATX), its text
 _QUOTE = re.compile(r"(?:^|(?<=\s))[^\s:“”][^:“”]{0,64}: “[^”]*”")
 
 

@@ -35,6 +35,9 @@ SOURCES = (Source("threads", "threads", BUCKET_THREADS, ThreadsDoc),
 class ChannelsProjection(ComposedProjection[ChannelsDoc]):
     bucket = BUCKET_CHANNELS
     doc_type = ChannelsDoc
+    # a summary is made at a trigger and kept until the next: read with threads or decisions still
+    # behind, it stayed wrong (and unlike a replay's) until then — so a trigger waits for them
+    patient = True
 
     def __init__(self, ctx: WorkerContext) -> None:
         super().__init__(ctx, SOURCES)

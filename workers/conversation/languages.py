@@ -268,6 +268,23 @@ class LanguagePack:
     # geschickt"): Cortex's own, on the lowered text; ``workers.threads.waits`` ends a
     # thread's wait on it when the sentence names what the thread waits for.
     arrival: tuple[str, ...] = ()
+    # Cortex's own (issue 37), on the lowered clause before a decision cue: a decision recalled,
+    # not made ("as we decided in the last meeting, …", "we had decided on roles"); a hedge
+    # there (``hedge``: "I guess we decided on material") makes it no decision either
+    recap: tuple[str, ...] = ()
+    # Cortex's own (issue 37), on the lowered sentence of a topic nobody announced: someone's own
+    # stake in it — a first-person subject with an ongoing, planned or chosen action ("I've been
+    # looking into counseling and mental health", "we'll go with speech recognition", "let's …"),
+    # or ``owners``, a possessive right before the phrase ("my dance studio"). A phrase only
+    # talked about ("I still have that stuffed animal", "the big screen") is no thread. A
+    # language without ``engaged`` opens such topics as before.
+    engaged: tuple[str, ...] = ()
+    owners: tuple[str, ...] = ()
+    # … or the phrase is the subject of a state still going on, matched on the lowered text
+    # where the phrase ends ("the billing rewrite is behind schedule", "the staging cluster keeps
+    # running out of memory", "the payment webhook failures are back", "how's the dance studio
+    # going?"; not "the pride event was amazing")
+    ongoing: tuple[str, ...] = ()
     # The reference's CJK packs had no ``i`` flag: keep their exact case behaviour ("OK").
     case_sensitive: bool = field(default=False)
 
@@ -338,16 +355,36 @@ def _topic_until(ends: tuple[str, ...]) -> str:
 
 EN: Final = LanguagePack(
     code="en",
+    recap=(r"(?:\bhad|\bas (?:we|i|you|they)(?: have|['’]ve| had)?)\s+(?:\w+\s+)?$",),
+    ongoing=(r"\s*(?:(?:is|are|has been|have been|keeps?|kept|still)\s+(?:still\s+|now\s+|again\s+)?)?"
+             r"(?:(?!(?:amaz|interest|excit|bor|inspir|relax|annoy|charm|stunn|touch|refresh|fascinat|reward"
+             r"|challeng|satisfy|encourag|thrill|outstand|disappoint|frustrat|appeal|surpris|th|k|spr|r|br|s|w"
+             r"|morn|even|dur)ing\b)\w+ing\b|behind\b|back\b|down\b|broken\b|blocked\b|stuck\b|delayed\b"
+             r"|on hold\b|over budget\b)",),
+    engaged=(r"\b(?:i|we)(?:(?:['’]m| am|['’]re| are|['’]ve been| have been)\s+(?:\w+\s+)?\w+ing|['’]ll| will"
+             r"| plan to| want to| need to| have to| going to| gonna| wanna|['’]d like to| would like to| decided"
+             r"| chose| started| applied| signed| joined| opened| launched| built| finished| submitted)\b"
+             r"|\blet['’]?s\b",),
+    owners=("my", "our", "your", "his", "her", "their"),
     question_tag=("yeah", "yes", "right", "okay", "ok", "alright", "agreed", "eh", "no"),
-    proposal=(r"(?:^|[.!?]\s+|,\s*|\bso\s+|\bmaybe\s+)(?:how about (?:we\s+|if we\s+)?|what about (?:we\s+)?|"
-              r"what if we\s+|why don['’]t we\s+|shall we\s+|should we\s+|we could\s+|we should\s+|"
+    proposal=(r"(?:^|[.!?]\s+|,\s*|\bso\s+|\bmaybe\s+|\bi think\s+)"
+              r"(?:how about (?:we\s+|if we\s+)?|what about (?:we\s+)?|"
+              r"what if we\s+|why don['’]t we\s+|shall we\s+|should we\s+|we could\s+|we should\s+|we can\s+|"
               r"i suggest (?:that\s+)?(?:we\s+)?|i propose (?:that\s+)?(?:we\s+)?|"
               r"i['’]d suggest (?:that\s+)?(?:we\s+)?|my suggestion is (?:to\s+|that we\s+)?|"
               r"(?:let's|let’s|lets) (?!do (?:it|"
               r"that|this)\b|go for it\b|talk\b|discuss\b|get back\b|go back\b))([^.!?\n]{4,160})",),
     ratification=(r"(?:(?:ok(?:ay)?|yes|yeah|yep|sure|great|perfect|absolutely|definitely|right|good idea|sounds good|"
                   r"fine|alright|cool)[,.!]*\s+)*(?:agreed|deal|let['’]?s do (?:it|that|this)|let['’]?s go with (?:it|"
-                  r"that|this)|let['’]?s go for it|approved|done deal|so be it|do it)(?:[,.!]*\s*[a-z]+)?",),
+                  r"that|this)|let['’]?s go for it|approved|done deal|so be it|do it"
+                  # an acceptance of what was just proposed ("We could plan something special this
+                  # summer" — "Sounds great, Caroline!"; issue 37): alone in its sentence, and only
+                  # after another speaker's proposal (``find_proposal``) does it decide anything
+                  r"|sounds (?:good|great|perfect|fun|awesome|like a (?:plan|deal|(?:good |great )?idea))"
+                  r"|(?:that['’]s|that is|there['’]s|what) a (?:good|great|brilliant) idea|good idea|great idea"
+                  r"|count me in|i['’]m (?:in|down)(?!\s+[a-z])|for sure|works for me"
+                  r"|that (?:will|would|['’]ll|['’]d) be great"
+                  r"|i['’]m (?:with you|all for it|up for it))(?:[,.!]*\s*[a-z]+)?",),
     decision=(
         # "agreed" with what was agreed ("we agreed to …", "as agreed", "agreed on …"); "Agreed, nature
         # has a way of being so inspiring" agrees with a remark, and a bare "Agreed." or "let's do
@@ -450,7 +487,7 @@ EN: Final = LanguagePack(
     hedge=(
         r"\b(?:maybe|perhaps|probably|possibly|might|hopefully|someday|sometime|one day|one of these (?:days|times)"
         r"|at some point|eventually|unless|whenever|who knows|not sure|i think|i guess|i suppose|i hope|i wish"
-        r"|there['’]?s (?:\w+ )?a chance|chances are|next time"
+        r"|there['’]?s (?:\w+ )?a chance|chances are|next time|wait and see"
         r"|in the future"
         r"|if (?:i|we) (?:ever|can|could|need|get|have|find|feel)|if you (?:want|like|need))\b",
         r"(?<!check )(?<!see )(?<!ask )(?<!out )(?<!confirm )(?<!verify )(?<!test )\bif (?:i|we)\b",
@@ -472,7 +509,7 @@ EN: Final = LanguagePack(
         r"|have (?:a blast|fun|a great time|a safe trip)|be tuning in|go with (?:that|this|it)\b"
         r"|start (?:thinking|to think)\b)",
         # no task at all: "I will, yeah", "I'll not …", a sentence broken off in a transcript
-        r"^(?:yeah|yes|ok|okay|sure|no|right|not)\b|\{disfmarker\}|\{gap\}",
+        r"^(?:yeah|yes|yep|yup|ok|okay|sure|no|right|not)\b|\{disfmarker\}|\{gap\}",
         # no action: "be ok", "ever get a pet", "need the recipe", "keep pushing", "enjoy writing them"
         r"^(?:be\b(?!\s+\w+ing\b)|(?:have|had)\b(?!\s+to\b)|need\b|ever\b|enjoy|love|like|miss|feel|hope|wish"
         r"|remember|never|always|stay|continue|understand|bet|guess|admit|keep\b|stick up|be (?:right|there|rooting"
@@ -488,6 +525,24 @@ EN: Final = LanguagePack(
         r"|(?:get|set|put|pull|bring) (?:this|that|it) (?:up|going|on)\b"
         r"|take (?:notes|some notes|minutes|some minutes|the minutes)\b"
         r"|(?:check|confirm) (?:that|this)\b|see\b|clear\b|move this\b|fill (?:it|this|that) in\b)",
+        # a task whose only object is a pronoun, moved about right then ("take that back", "take this
+        # out now", "find it myself") or deferred ("get back to you on that"; issue 37); "I'll fix it"
+        # and "I'll look into it" stay promises, as in the reference
+        r"^(?:have to |need to )?\w+(?: (?:into|at|to|about|over|up|out|on|back|with|through|for))?"
+        r" (?:it|that|this|them|those|these)(?: (?:back|out|up|over|on|off|in|down|again|now|then|later|too|first"
+        r"|myself|ourselves))+"
+        r"(?=\s*(?:[,.;:!?]|$))|^get back to (?:you|ya|u)\b(?: (?:on|about) (?:it|that|this))?\s*(?:[,.;:!?]|$)",
+        # a choice said as one's own ("I'll go with two", "I'll go for the red one"): a vote, a
+        # decision, no task; the floor passed on in a meeting ("hand over to Agnes", "invite Christine
+        # to present", "let me interrupt you"); a talk given right then ("discuss the trend watching")
+        r"^(?:go (?:with|for)|pick|vote for|hand(?: it)? over|pass (?:it )?(?:on |over )?to|interrupt\b|discuss\b"
+        r"|invite\b[^.!?]{0,60}?\bto (?:discuss|present|talk|speak|say|show)\b|invite \w+,|get to (?:that|this|it)\b)",
+        # a sentence broken off and begun again: the speaker's "I" within the task's first words
+        # ("put any I'm I'm putting", "first I would like to have your views"), or its verb cut off
+        # by a comma ("copy, uh let us keep all the emails")
+        r"^\w+,\s+(?!and\b|then\b)"
+        r"|^(?:\S+ ){0,2}(?<!what )(?<!how )(?<!when )(?<!where )(?<!if )(?<!that )(?<!as )(?<!once )(?<!after )"
+        r"(?<!before )(?<!because )(?:i|i['’]m|i['’]d|i['’]ll|i would|i will|won['’]t|will not)\b",
     ),
     delegated=(
         # "Sarah will send the signed contract by Friday", "Maria is going to review the PR"
@@ -555,11 +610,20 @@ EN: Final = LanguagePack(
 
 DE: Final = LanguagePack(
     code="de",
+    recap=(r"(?:\bhatten|\bhatte|\bwie (?:wir|ich) (?:es )?(?:schon )?)\s*(?:\w+\s+)?$",),
+    ongoing=(r"\s*(?:ist|sind|war|waren|hängt|hängen|läuft|laufen|bleibt|bleiben|steckt|stecken|stockt|wird|werden)\b",),
+    engaged=(r"\b(?:ich|wir)\s+(?:bin|sind|habe|haben|werde|werden|will|wollen|plane|planen|muss|müssen|möchte|möchten"
+             r"|arbeite|arbeiten|starte|starten|nehme|nehmen)\b|\b(?:bin|sind|habe|haben|werde|werden|will|wollen|muss"
+             r"|müssen|möchte|möchten)\s+(?:ich|wir)\b|\blass(?:t)? uns\b",),
+    owners=("mein", "meine", "meinen", "meinem", "meiner", "unser", "unsere", "unseren", "unserem", "unserer",
+            "dein", "deine", "deinen", "euer", "eure", "sein", "seine", "ihr", "ihre"),
     question_tag=("ja", "oder", "ne", "gell", "okay", "ok", "nicht wahr", "einverstanden"),
     proposal=(r"(?:^|[.!?]\s+|,\s*)(?:wie wäre es,? wenn wir\s+|sollen wir\s+|wir könnten\s+|wir sollten\s+|"
               r"ich schlage vor,?\s+(?:dass wir\s+)?|lass(?:t)? uns\s+(?!mal\s+über|über))([^.!?\n]{4,160})",),
     ratification=(r"(?:(?:ok(?:ay)?|ja|gut|super|klar|prima|perfekt|alles klar)[,.!]*\s+)*(?:beschlossen|einverstanden|"
-                  r"abgemacht|machen wir(?: so)?|so machen wir(?:['’]s| es)?|gebongt)",),
+                  r"abgemacht|machen wir(?: so)?|so machen wir(?:['’]s| es)?|gebongt"
+                  r"|klingt (?:gut|super|toll|nach einem plan)|(?:gute|super|tolle) idee|(?:ich )?bin dabei"
+                  r"|passt (?:mir|für mich))(?:[,.!]*\s*\w+)?",),
     decision=(
         r"(?:entschieden|beschlossen|machen wir|wir machen|der plan ist|ansatz:)",
         # Cortex's own: "Wir nehmen Postgres", "wir bleiben bei MySQL", "ab jetzt deployen wir …"
@@ -657,10 +721,17 @@ DE: Final = LanguagePack(
 
 ES: Final = LanguagePack(
     code="es",
+    recap=(r"\bcomo (?:ya )?$|\b(?:habíamos|había)\s+(?:\w+\s+)?$",),
+    ongoing=(r"\s*(?:está|están|sigue|siguen|va|van|anda|se retrasa|tiene|tienen)\b",),
+    engaged=(r"\b(?:voy a|vamos a|estoy|estamos|quiero|queremos|planeo|planeamos|pienso|tengo que|tenemos que"
+             r"|he empezado|hemos empezado|empecé|decidí|decidimos|elegimos|hagamos)\b",),
+    owners=("mi", "mis", "nuestro", "nuestra", "nuestros", "nuestras", "tu", "tus", "su", "sus"),
     question_tag=("vale", "no", "sí", "verdad", "de acuerdo", "ok"),
     proposal=(r"(?:^|[.!?]\s+|,\s*|¿)(?:y si\s+|podríamos\s+|deberíamos\s+|propongo (?:que\s+)?|"
               r"qué tal si\s+)([^.!?\n]{4,160})",),
-    ratification=(r"(?:(?:vale|sí|perfecto|genial|bien)[,.!]*\s+)*(?:de acuerdo|hecho|hagámoslo|adelante)",),
+    ratification=(r"(?:(?:vale|sí|perfecto|genial|bien)[,.!]*\s+)*(?:de acuerdo|hecho|hagámoslo|adelante"
+                  r"|suena (?:bien|genial)|(?:buena|gran) idea|me apunto|cuenta conmigo"
+                  r"|me parece bien)(?:[,.!]*\s*\w+)?",),
     decision=(
         r"(?:decidido|decidimos|decisión(?=\s+(?:es|fue|de)\b|\s*:)|hagamos|el plan es|enfoque:)",
         r"(?:acordado|optamos por|elegimos|vamos con)",
@@ -736,11 +807,19 @@ ES: Final = LanguagePack(
 
 FR: Final = LanguagePack(
     code="fr",
+    recap=(r"(?:\bcomme (?:on l['’]a|nous l['’]avons)|\bnous avions|\bon avait)\s*(?:\w+\s+)?$",),
+    ongoing=(r"\s*(?:est|sont|avance|bloque|reste|restent|prend|a|ont)\b",),
+    engaged=(r"\b(?:je|j['’]|on|nous)\s*(?:vais|va|allons|suis|sommes|veux|voulons|travaille|travaillons|prévois"
+             r"|compte|dois|devons|ai commencé|avons commencé|ai décidé|avons décidé|a décidé|ai choisi"
+             r"|avons choisi)\b",),
+    owners=("mon", "ma", "mes", "notre", "nos", "ton", "ta", "tes", "votre", "vos", "son", "sa", "ses", "leur",
+            "leurs"),
     question_tag=("non", "hein", "d'accord", "ok", "oui"),
     proposal=(r"(?:^|[.!?]\s+|,\s*)(?:et si on\s+|on pourrait\s+|on devrait\s+|je propose (?:qu['’]on\s+|"
               r"de\s+)?)([^.!?\n]{4,160})",),
     ratification=(r"(?:(?:ok|oui|parfait|super|bon)[,.!]*\s+)*(?:d['’]accord|entendu|ça marche|on fait comme ça|"
-                  r"va pour ça|validé)",),
+                  r"va pour ça|validé|bonne idée|ça me va|je suis partante?|ça me semble bien"
+                  r"|volontiers)(?:[,.!]*\s*\w+)?",),
     decision=(
         r"(?:décidé|décision(?=\s+(?:est|était|de|d['’])|\s*:)|on fait|le plan est|approche\s*:)",
         r"(?:convenu|arrêté|choisi de|opté pour)",
@@ -813,10 +892,16 @@ FR: Final = LanguagePack(
 
 IT: Final = LanguagePack(
     code="it",
+    recap=(r"(?:\bcome (?:abbiamo|avevamo)|\bavevamo)\s*(?:\w+\s+)?$",),
+    ongoing=(r"\s*(?:è|sono|sta|stanno|va|vanno|resta|ha|hanno)(?!\w)",),
+    engaged=(r"\b(?:sto|stiamo|vado a|andiamo a|voglio|vogliamo|devo|dobbiamo|ho deciso|abbiamo deciso|ho iniziato"
+             r"|abbiamo iniziato|ho scelto|abbiamo scelto|penso di|pensiamo di)\b",),
+    owners=("mio", "mia", "miei", "mie", "nostro", "nostra", "nostri", "nostre", "tuo", "tua", "suo", "sua", "loro"),
     question_tag=("no", "vero", "giusto", "va bene", "ok", "sì"),
     proposal=(r"(?:^|[.!?]\s+|,\s*)(?:e se\s+|potremmo\s+|dovremmo\s+|propongo (?:di\s+)?)([^.!?\n]{4,160})",),
     ratification=(r"(?:(?:ok|sì|perfetto|bene|va bene)[,.!]*\s+)*"
-                  r"(?:d['’]accordo|facciamo così|affare fatto|facciamolo)",),
+                  r"(?:d['’]accordo|facciamo così|affare fatto|facciamolo|(?:buona|ottima) idea|ci sto|mi va bene"
+                  r"|mi sembra (?:una )?(?:buona|ottima) idea)(?:[,.!]*\s*\w+)?",),
     decision=(
         r"(?:deciso|decisione(?=\s+(?:è|era|di)(?!\w)|\s*:)|facciamo|il piano è|approccio:)",
         r"(?:concordato|scelto di|optiamo per|andiamo con)",
@@ -892,9 +977,15 @@ IT: Final = LanguagePack(
 
 PT: Final = LanguagePack(
     code="pt",
+    recap=(r"\bcomo (?:já )?$|\b(?:tínhamos|havíamos)\s+(?:\w+\s+)?$",),
+    ongoing=(r"\s*(?:está|estão|continua|continuam|vai|vão|tem|têm)(?!\w)",),
+    engaged=(r"(?<!\w)(?:vou|vamos|estou|estamos|quero|queremos|preciso|precisamos|tenho que|temos que|decidi|decidimos"
+             r"|comecei|começamos|escolhi|escolhemos)(?!\w)",),
+    owners=("meu", "minha", "meus", "minhas", "nosso", "nossa", "nossos", "nossas", "teu", "tua", "seu", "sua"),
     question_tag=("né", "certo", "ok", "sim", "não", "combinado"),
     proposal=(r"(?:^|[.!?]\s+|,\s*)(?:e se\s+|poderíamos\s+|deveríamos\s+|proponho (?:que\s+)?)([^.!?\n]{4,160})",),
-    ratification=(r"(?:(?:ok|sim|beleza|perfeito|ótimo)[,.!]*\s+)*(?:combinado|fechado|vamos nessa|vamos fazer isso)",),
+    ratification=(r"(?:(?:ok|sim|beleza|perfeito|ótimo)[,.!]*\s+)*(?:combinado|fechado|vamos nessa|vamos fazer isso"
+                  r"|(?:boa|ótima) ideia|parece bom|(?:tô|estou) dentro|por mim tudo bem)(?:[,.!]*\s*\w+)?",),
     decision=(
         r"(?:decidido|decidimos|decisão(?=\s+(?:é|foi|de)(?!\w)|\s*:)|vamos fazer|o plano é|abordagem:)",
         r"(?:combinado|optamos por|escolhemos|ficou definido)",
@@ -970,9 +1061,15 @@ PT: Final = LanguagePack(
 
 RU: Final = LanguagePack(
     code="ru",
+    recap=(r"(?:как мы (?:уже )?|как и )\s*(?:\w+\s+)?$",),
+    engaged=(r"(?<!\w)(?:я|мы)\s+(?:\w+\s+)?(?:буду|будем|хочу|хотим|планирую|планируем|собираюсь|собираемся|начал|начала"
+             r"|начали|решил|решила|решили|выбрали|работаю|работаем)(?!\w)|(?<!\w)давайте(?!\w)",),
+    owners=("мой", "моя", "моё", "мои", "моего", "моей", "наш", "наша", "наше", "наши", "нашего",
+            "нашей", "твой", "твоя", "его", "её", "их"),
     question_tag=("да", "ладно", "хорошо", "ок", "верно"),
     proposal=(r"(?:^|[.!?]\s+|,\s*)(?:может,?\s+|давайте\s+|предлагаю\s+)([^.!?\n]{4,160})",),
-    ratification=(r"(?:(?:ок|да|хорошо|отлично)[,.!]*\s+)*(?:договорились|решено|давайте так|согласен|согласна)",),
+    ratification=(r"(?:(?:ок|да|хорошо|отлично)[,.!]*\s+)*(?:договорились|решено|давайте так|согласен|согласна"
+                  r"|(?:хорошая|отличная) идея|звучит (?:хорошо|отлично)|я за|я в деле)(?:[,.!]*\s*\w+)?",),
     decision=(
         r"(?:решили|решение|давайте сделаем|план[:\s]|подход:)",
         r"(?:договорились|выбрали|остановились на|утвердили)",
@@ -1048,7 +1145,7 @@ JA: Final = LanguagePack(
     code="ja",
     question_tag=("ね", "よね"),
     proposal=(r"([^。！？\n]{2,80}?(?:ませんか|ましょうか|はどうですか|はどう))",),
-    ratification=(r"(?:はい[、,]?\s*)?(?:そうしましょう|それでいきましょう|賛成です|賛成)",),
+    ratification=(r"(?:はい[、,]?\s*)?(?:そうしましょう|それでいきましょう|賛成です|賛成|いい考えですね|いいアイデアですね)",),
     decision=(
         r"(?:決め[たる]|決定し[たま]|方針[はを]|にしよう|にする)",
         r"(?:採用す[るる]|確定し[たま]|これで[行い]く)",
@@ -1102,7 +1199,7 @@ KO: Final = LanguagePack(
     code="ko",
     question_tag=("그렇죠", "맞죠", "알겠죠"),
     proposal=(r"([^.!?\n]{2,80}?(?:할까요|하는 게 어때요|어때요))",),
-    ratification=(r"(?:네[,]?\s*|좋아요[,]?\s*)?(?:그렇게 하죠|그렇게 해요|찬성)",),
+    ratification=(r"(?:네[,]?\s*|좋아요[,]?\s*)?(?:그렇게 하죠|그렇게 해요|찬성|좋은 생각이에요|좋은 생각이네요)",),
     decision=(
         r"(?:결정|하기로|계획은|으로 가자|방침[은이])",
         r"(?:확정|정했[다어]|채택|선택했[다어]|이걸로)",
@@ -1156,7 +1253,7 @@ ZH: Final = LanguagePack(
     code="zh",
     question_tag=("对吧", "好吗", "行吗", "吧"),
     proposal=(r"(?:要不|不如|我建议|我们可以)([^。！？\n]{2,80})",),
-    ratification=(r"(?:好的?[，,]?\s*)?(?:就这么办|同意|就这么定了|就这样)",),
+    ratification=(r"(?:好的?[，,]?\s*)?(?:就这么办|同意|就这么定了|就这样|好主意|没问题)",),
     decision=(
         r"(?:决定|已决定|方案[是为]|我们[用采]|确定了|就这么[定办])",
         r"(?:敲定|拍板|最终[选方]|采用|选择了)",

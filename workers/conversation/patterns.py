@@ -289,6 +289,12 @@ class PatternSet:
     frame: Family = Family((), (), (), (), (), always=False)
     # what was waited for is here ("the keys arrived"), on lowered text (``workers.threads.waits``)
     arrival: Family = Family((), (), (), (), (), always=False)
+    # someone's own stake in a topic nobody announced (``LanguagePack.engaged``, ``owners``);
+    # None and empty when no enabled language defines them: every such topic may open
+    engaged: re.Pattern[str] | None = None
+    owners: frozenset[str] = frozenset()
+    ongoing: re.Pattern[str] | None = None
+    recap: re.Pattern[str] | None = None  # a decision recalled, on the lowered clause before its cue
 
     def closures(self, text: MatchText) -> int:
         """How many close patterns match ``text`` other than negated ("in review, not
@@ -438,4 +444,8 @@ def get_patterns(languages: tuple[str, ...]) -> PatternSet:
         mood_negation=_mood_negation(packs),
         frame=_family(packs, "frame"),
         arrival=_family(packs, "arrival"),
+        engaged=_one_regex(source for pack in packs for source in pack.engaged),
+        owners=frozenset(w for pack in packs for w in pack.owners),
+        ongoing=_one_regex(source for pack in packs for source in pack.ongoing),
+        recap=_one_regex(source for pack in packs for source in pack.recap),
     )

@@ -34,7 +34,7 @@ from typing import Final, NamedTuple
 
 from workers.conversation.languages import NOT_A_NAME
 from workers.conversation.patterns import MAX_MATCHES_PER_FAMILY, MatchText, Pattern, PatternSet, iter_matches
-from workers.conversation.sentences import tidy
+from workers.conversation.sentences import clause_before, tidy
 from workers.render import clip_words
 
 MAX_WHAT_CHARS: Final = 200
@@ -162,17 +162,6 @@ def _promise(text: MatchText, patterns: PatternSet, found: re.Match[str]) -> Pro
     return _fixed(text, patterns, found)
 
 
-_CLAUSE_BREAKS: Final = ".,;:!?—–\n。，！？；："
-_CLAUSE_REACH: Final = 80
-
-
-def _clause_before(lowered: str, pos: int) -> str:
-    """The words of ``pos``'s clause before it ("who knows if " of "who knows if I'll ever …")."""
-    lo = max(0, pos - _CLAUSE_REACH)
-    cut = max(lowered.rfind(mark, lo, pos) for mark in _CLAUSE_BREAKS)
-    return lowered[max(lo, cut + 1) : pos]
-
-
 def is_no_promise(promise: Promise, lowered: str, phrase_start: int, patterns: PatternSet) -> bool:
     """A promise phrase that promises nothing (issue 37): a wish or an aspiration ("do my best
     to …"), a hedge or a condition in its clause or task ("maybe I'll", "who knows if I'll ever
@@ -190,7 +179,7 @@ def is_no_promise(promise: Promise, lowered: str, phrase_start: int, patterns: P
     if promise.due is None and patterns.vague is not None and patterns.vague.search(core) is not None:
         return True
     hedge = patterns.hedge
-    return hedge is not None and hedge.search(f"{_clause_before(lowered, phrase_start)} {task}") is not None
+    return hedge is not None and hedge.search(f"{clause_before(lowered, phrase_start)} {task}") is not None
 
 
 def _promises_of(pattern: Pattern, text: MatchText, patterns: PatternSet) -> list[tuple[Promise, int]]:

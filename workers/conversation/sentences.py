@@ -91,3 +91,14 @@ def clip_around(text: str, pos: int, limit: int) -> str:
     if space > 0 and start - space < limit // 4:
         start = space + 1
     return ELLIPSIS + clip_words(text[start:], limit - len(ELLIPSIS))
+
+
+_CLAUSE_BREAKS: Final = ".,;:!?—–\n。，！？；："
+_CLAUSE_REACH: Final = 80
+
+
+def clause_before(lowered: str, pos: int) -> str:
+    """The words of ``pos``'s clause before it ("who knows if " of "who knows if I'll ever …")."""
+    lo = max(0, pos - _CLAUSE_REACH)
+    cut = max(lowered.rfind(mark, lo, pos) for mark in _CLAUSE_BREAKS)
+    return lowered[max(lo, cut + 1) : pos]

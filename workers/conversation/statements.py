@@ -33,7 +33,7 @@ from collections import deque
 from typing import Final, NamedTuple
 
 from workers.conversation.patterns import MAX_MATCHES_PER_FAMILY, MatchText, PatternSet, ReasonMarkers, iter_matches
-from workers.conversation.sentences import clip_around, sentence_around, sentence_ends, tidy
+from workers.conversation.sentences import clause_before, clip_around, sentence_around, sentence_ends, tidy
 from workers.render import clip_words
 
 MAX_WHAT_CHARS: Final = 160
@@ -190,10 +190,19 @@ def _previous_sentence(original: str, ends: list[int], start: int) -> str:
     return original[lo:hi] if hi <= start else ""
 
 
+def _recalled_or_hedged(lowered: str, cue: int, patterns: PatternSet) -> bool:
+    """The cue's clause recalls a decision made before ("as we have decided in the last meeting",
+    "we had decided on roles") or hedges it ("I guess we decided on material", "maybe we'll go
+    with …"): a meeting's recap of its minutes was taken for three new decisions (issue 37)."""
+    before = clause_before(lowered, cue)
+    return any(p is not None and p.search(before) is not None for p in (patterns.recap, patterns.hedge))
+
+
 def find_decisions(text: MatchText, patterns: PatternSet) -> list[DecisionText]:
     """One ``DecisionText`` per decision sentence of the message, in order."""
     cues = [(m.start(), m.end()) for m in iter_matches(patterns.decision, text)
-            if not patterns.is_negated(text.lowered, m.start())]  # "not decided yet"
+            if not patterns.is_negated(text.lowered, m.start())  # "not decided yet"
+            and not _recalled_or_hedged(text.lowered, m.start(), patterns)]
     if not cues:
         return []
     original, low = text.original, text.lowered
@@ -213,7 +222,7 @@ def find_decisions(text: MatchText, patterns: PatternSet) -> list[DecisionText]:
     return out
 
 
-_RATIFY_TRAIL: Final = " \t\r\n.,!;:…。！、，👍🙌✅🎉🚀😀🙂😊"
+_RATIFY_TRAIL: Final = " \t\r\n.,!;:…。！、，¡👍🙌✅🎉🚀😀🙂😊"
 
 
 def is_ratification(text: MatchText, patterns: PatternSet) -> bool:
@@ -224,6 +233,16 @@ def is_ratification(text: MatchText, patterns: PatternSet) -> bool:
     ends = sentence_ends(text.original)
     first = text.lowered[: ends[0] if ends else len(text.lowered)].strip(_RATIFY_TRAIL)
     return bool(first) and patterns.ratification.fullmatch(first) is not None
+
+
+def _thin(what: str, patterns: PatternSet) -> bool:
+    """A proposal that names nothing but common verbs and function words ("make it happen", "do
+    it again") or that hangs on a condition ("achieve great things if we join forces"): agreeing
+    to it decides nothing a reader could act on."""
+    lowered = what.lower()
+    if patterns.condition is not None and patterns.condition.search(lowered) is not None:
+        return True
+    return not _CJK.search(what) and all(w in patterns.phrase_breaks for w in _WORD.findall(lowered))
 
 
 def find_proposal(text: MatchText, patterns: PatternSet) -> str | None:
@@ -237,6 +256,6 @@ def find_proposal(text: MatchText, patterns: PatternSet) -> str | None:
     match = found[0]
     group = match.lastindex or 0  # the languages' sources are alternatives: the one that matched
     what = tidy(text.original[match.start(group) : match.end(group)]).rstrip("?？")
-    if _word_count(what) < 2:
+    if _word_count(what) < 2 or _thin(what, patterns):
         return None
     return clip_words(what[0].upper() + what[1:], MAX_WHAT_CHARS)

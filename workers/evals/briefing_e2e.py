@@ -21,13 +21,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, TypeVar
+from zoneinfo import ZoneInfo
 
 import msgspec
+import nats.errors
 
 from schemas.docs import (
     BootDoc,
     CommitmentsDoc,
     DecisionsDoc,
+    ExtractionDoc,
     KnowledgeDoc,
     NarrativeDoc,
     RecallDoc,
@@ -36,11 +39,13 @@ from schemas.docs import (
 )
 from shared.config import Settings, without_llm
 from shared.embedded import EmbeddedNats
+from shared.feedback import NO_EVENT_TIME
 from shared.kv import kv_read
 from shared.names import (
     BUCKET_BOOT,
     BUCKET_COMMITMENTS,
     BUCKET_DECISIONS,
+    BUCKET_EXTRACTION,
     BUCKET_KNOWLEDGE,
     BUCKET_NARRATIVES,
     BUCKET_RECALL,
@@ -50,6 +55,7 @@ from shared.names import (
 )
 from shared.runtime import WorkerHost
 from workers import __version__
+from workers.boot.inputs import BootInputs, Briefed
 from workers.evals.briefing import (
     Conversation,
     Dataset,
@@ -72,12 +78,14 @@ from workers.evals.briefing_checks import (
     repeated_why,
     strip_ellipses,
 )
+from workers.extraction.view import model_view, view_rules
 
 COMPLETION_GRACE_S: Final = 15.0
 # the workers must have caught up within this, or within one second per MIN_EVENTS_PER_S
 # events of a long run (the real-conversation set publishes thousands)
 CATCH_UP_S: Final = 300.0
 MIN_EVENTS_PER_S: Final = 10.0
+LLM_SLOWER: Final = 10  # with a model, a worker waits on its answers: ten times the time to catch up
 PROGRESS_EVERY_S: Final = 15.0
 _T = TypeVar("_T")
 _SECTION: Final = re.compile(r"^## (?![\w])")
@@ -214,40 +222,54 @@ async def _read(js: Any, bucket: str, agent: str, doc_type: type[_T]) -> _T | No
     return None if raw is None else msgspec.json.decode(raw, type=doc_type)
 
 
-async def _stored(js: Any, agent: str) -> Stored:
+async def _stored(js: Any, agent: str, tz: ZoneInfo) -> Stored:
+    """The agent's stored documents; with a model's reading of the conversation (a run with
+    ``--llm``: ``workers.extraction``), the items as the briefing shows them — the model's
+    added, the ones it judged wrong left out."""
     from shared.parts import decode_parts, read_latest
 
     snapshot = await _read(js, BUCKET_SNAPSHOTS, agent, SnapshotDoc)
-    derived = Derived(threads=await _read(js, BUCKET_THREADS, agent, ThreadsDoc),
-                      decisions=await _read(js, BUCKET_DECISIONS, agent, DecisionsDoc),
-                      commitments=await _read(js, BUCKET_COMMITMENTS, agent, CommitmentsDoc),
-                      snapshots=[snapshot.markdown] if snapshot is not None else [])
     parts, _ = await read_latest(await js.key_value(BUCKET_KNOWLEDGE), agent)
     knowledge = decode_parts(parts, msgspec.json.Decoder(KnowledgeDoc)) if parts else None
+    seen = model_view(BootInputs(
+        agent=agent, now=NO_EVENT_TIME, threads=await _read(js, BUCKET_THREADS, agent, ThreadsDoc),
+        decisions=await _read(js, BUCKET_DECISIONS, agent, DecisionsDoc),
+        commitments=await _read(js, BUCKET_COMMITMENTS, agent, CommitmentsDoc), knowledge=knowledge,
+        briefings=_read_by_model(await _read(js, BUCKET_EXTRACTION, agent, ExtractionDoc))), tz)
+    derived = Derived(threads=seen.threads, decisions=seen.decisions, commitments=seen.commitments,
+                      snapshots=[snapshot.markdown] if snapshot is not None else [])
+    recall = await _read(js, BUCKET_RECALL, agent, RecallDoc)
+    if recall is not None and seen.briefings:  # the model's rules lead the key memories, as in the briefing
+        recall = msgspec.structs.replace(recall, key_memories=view_rules(recall.key_memories,
+                                                                         seen.briefings[0].doc))
     return Stored(derived, await _read(js, BUCKET_BOOT, agent, BootDoc),
-                  await _read(js, BUCKET_NARRATIVES, agent, NarrativeDoc), snapshot, knowledge,
-                  await _read(js, BUCKET_RECALL, agent, RecallDoc))
+                  await _read(js, BUCKET_NARRATIVES, agent, NarrativeDoc), snapshot, seen.knowledge, recall)
+
+
+def _read_by_model(doc: ExtractionDoc | None) -> tuple[Briefed, ...]:
+    from workers.extraction.worker import SPEC as EXTRACTION
+
+    if doc is None or EXTRACTION.briefing is None:
+        return ()
+    return (Briefed(EXTRACTION.name, EXTRACTION.briefing, doc),)
 
 
 async def _caught_up(js: Any, consumers: list[str], limit_s: float, progress: Progress | None = None) -> None:
     """Every consumer has applied everything it was given (a consumer given nothing — the
     snapshot worker when no conversation compacts — has nothing to apply); a long wait says
     every ``PROGRESS_EVERY_S`` how many events are still pending."""
-    from shared.names import BUCKET_CHECKPOINTS, EVENTS_STREAM
+    from shared.names import BUCKET_CHECKPOINTS
     from workers.evals.harness import EvalError
 
     ckpt = await js.key_value(BUCKET_CHECKPOINTS)
     start = time.monotonic()
     said = start
     while time.monotonic() - start < limit_s:
-        done, pending = 0, 0
-        for name in consumers:
-            info = await js.consumer_info(EVENTS_STREAM, name)
-            given = int(info.delivered.consumer_seq or 0) if info.delivered else 0
-            raw, _ = await kv_read(ckpt, name)
-            pending += int(info.num_pending or 0) + int(info.num_ack_pending or 0)
-            if not info.num_pending and not info.num_ack_pending and (raw is not None or given == 0):
-                done += 1
+        try:
+            done, pending = await _consumers_done(js, ckpt, consumers)
+        except nats.errors.TimeoutError:  # a loaded server slow to answer a poll: not yet, not a failure
+            await asyncio.sleep(0.1)
+            continue
         if done == len(consumers):
             return
         if progress is not None and time.monotonic() - said >= PROGRESS_EVERY_S:
@@ -258,38 +280,58 @@ async def _caught_up(js: Any, consumers: list[str], limit_s: float, progress: Pr
     raise EvalError(f"the workers did not catch up within {limit_s:.0f}s")
 
 
+async def _consumers_done(js: Any, ckpt: Any, consumers: list[str]) -> tuple[int, int]:
+    """How many of ``consumers`` have applied everything they were given, and the events
+    still pending for all of them."""
+    from shared.names import EVENTS_STREAM
+
+    done, pending = 0, 0
+    for name in consumers:
+        info = await js.consumer_info(EVENTS_STREAM, name)
+        given = int(info.delivered.consumer_seq or 0) if info.delivered else 0
+        raw, _ = await kv_read(ckpt, name)
+        pending += int(info.num_pending or 0) + int(info.num_ack_pending or 0)
+        if not info.num_pending and not info.num_ack_pending and (raw is not None or given == 0):
+            done += 1
+    return done, pending
+
+
 async def _completed(js: Any, agents: list[str], grace_s: float) -> None:
     """Wait (bounded) until no stored BOOTSTRAP names a lagging source."""
     deadline = time.monotonic() + grace_s
     while time.monotonic() < deadline:
-        docs = [await _read(js, BUCKET_BOOT, a, BootDoc) for a in agents]
-        if all(d is None or not d.lagging for d in docs):
-            return
+        with contextlib.suppress(nats.errors.TimeoutError):  # a poll not answered in time: not yet
+            docs = [await _read(js, BUCKET_BOOT, a, BootDoc) for a in agents]
+            if all(d is None or not d.lagging for d in docs):
+                return
         await asyncio.sleep(0.2)
 
 
-def pipeline_settings(settings: Settings, tmp: str, embedder: str | None) -> Settings:
+def pipeline_settings(settings: Settings, tmp: str, embedder: str | None, llm: bool = False) -> Settings:
     """``settings`` (the eval's language and time zone already set) for a run in ``tmp``:
-    an embedded server, no outside service, no LLM (the extraction users get first)."""
+    an embedded server, no outside service but the model — and that only with ``llm`` (the
+    configured provider; without it, the extraction users get first: no LLM)."""
     runtime = msgspec.structs.replace(settings.runtime, fetch_timeout_ms=100)
     return msgspec.structs.replace(
-        without_llm(settings), data_dir=tmp, nats_url=None, nats_creds=None, nats_user=None, nats_password=None,
-        nats_token=None, nats_tls_ca=None, nats_tls_cert=None, nats_tls_key=None, qdrant_url=None,
+        settings if llm else without_llm(settings), data_dir=tmp, nats_url=None, nats_creds=None, nats_user=None,
+        nats_password=None, nats_token=None, nats_tls_ca=None, nats_tls_cert=None, nats_tls_key=None, qdrant_url=None,
         workspace=None, metrics_port=None, mode="live", channel_modes="",
         embedder=embedder or settings.embedder, runtime=runtime)
 
 
 async def run_stored(convs: Sequence[Conversation], settings: Settings, embedder: str | None = None,
-                     progress: Progress | None = None, grace_s: float = COMPLETION_GRACE_S) -> dict[str, Stored]:
+                     progress: Progress | None = None, grace_s: float = COMPLETION_GRACE_S,
+                     llm: bool = False) -> dict[str, Stored]:
     """The conversations through every worker on an embedded nats-server (``settings``: the
-    eval's, ``pipeline_settings`` applied here); each one's stored documents, by name."""
+    eval's, ``pipeline_settings`` applied here; ``llm``: with the configured model); each
+    one's stored documents, by name."""
     from workers.cli.specs import provision_all
     from workers.registry import all_specs
 
     say = progress or (lambda _m: None)
     specs = list(all_specs().values())
     with tempfile.TemporaryDirectory(prefix="cortex-eval-briefing-") as tmp:
-        run = pipeline_settings(settings, str(Path(tmp) / "data"), embedder)
+        run = pipeline_settings(settings, str(Path(tmp) / "data"), embedder, llm)
         with EmbeddedNats(str(Path(tmp) / "nats")) as server:
             await provision_all(run, server.url)
             host = WorkerHost(msgspec.structs.replace(run, nats_url=server.url), specs, __version__)
@@ -303,10 +345,11 @@ async def run_stored(convs: Sequence[Conversation], settings: Settings, embedder
                     n = await _publish(nc.jetstream(), events)
                     say(f"published {n} events of {len(convs)} conversations; waiting for every worker")
                     consumers = [c for s in specs if s.build for c in consumers_of(s.name, run.partitions)]
-                    await _caught_up(nc.jetstream(), consumers, limit_s=max(CATCH_UP_S, n / MIN_EVENTS_PER_S),
-                                     progress=say)
+                    limit_s = max(CATCH_UP_S, n / MIN_EVENTS_PER_S) * (LLM_SLOWER if llm else 1)
+                    await _caught_up(nc.jetstream(), consumers, limit_s=limit_s, progress=say)
                     await _completed(nc.jetstream(), [agent_of(c) for c in convs], grace_s)
-                    return {c.name: await _stored(nc.jetstream(), agent_of(c)) for c in convs}
+                    tz = ZoneInfo(run.timezone)
+                    return {c.name: await _stored(nc.jetstream(), agent_of(c), tz) for c in convs}
                 finally:
                     await nc.close()
             finally:
@@ -317,11 +360,12 @@ async def run_stored(convs: Sequence[Conversation], settings: Settings, embedder
 
 async def run_pipeline_eval(dataset: Dataset, base: Settings, only: list[str] | None = None,
                             embedder: str | None = None, progress: Progress | None = None,
-                            grace_s: float = COMPLETION_GRACE_S) -> tuple[Score, dict[str, Score]]:
-    """The conversations through every worker; the stored documents' score, total and each."""
+                            grace_s: float = COMPLETION_GRACE_S, llm: bool = False) -> tuple[Score, dict[str, Score]]:
+    """The conversations through every worker (``llm``: with the configured model); the
+    stored documents' score, total and each."""
     convs = select(dataset, only)
     settings = eval_settings(dataset, base)
-    stored = await run_stored(convs, settings, embedder, progress, grace_s)
+    stored = await run_stored(convs, settings, embedder, progress, grace_s, llm)
     total = Score()
     per: dict[str, Score] = {}
     for conv in convs:

@@ -77,6 +77,10 @@ def _register_briefing(esub: Any) -> None:
     brief.add_argument("--embedder", help="CORTEX_EMBEDDER for the pipeline run (default: the setting)")
     brief.add_argument("--examples", action="store_true", help="print every defect found with its text")
     brief.add_argument("--out", help="also write the report as JSON to this file")
+    brief.add_argument("--llm", action="store_true",
+                       help="also run the pipeline with the configured model (ANTHROPIC_API_KEY, or "
+                            "CORTEX_LLM_PROVIDER with its key or CORTEX_LLM_BASE_URL) and report its scores beside "
+                            "the structured path's")
     real = brief.add_argument_group(
         "real conversations (docs/briefing-eval.md)",
         "--real scores the next morning's BOOTSTRAP of public conversations nobody on the project wrote (LoCoMo's "
@@ -144,6 +148,10 @@ async def cmd_eval_briefing(args: argparse.Namespace, settings: Settings) -> int
     from workers.evals.briefing_e2e import run_pipeline_eval
     from workers.evals.harness import EvalError  # what the pipeline run raises (it loads this module anyway)
 
+    if args.llm and (args.core_only or settings.model_provider is None):
+        print("cortex: --llm runs the pipeline with a model: set ANTHROPIC_API_KEY, or CORTEX_LLM_PROVIDER with its "
+              "key or CORTEX_LLM_BASE_URL (docs/briefing-eval.md), and leave out --core-only", file=sys.stderr)
+        return 2
     if args.real:
         return await _cmd_real(args, settings)
     path = briefing.SAMPLE_BRIEFING if args.file == "sample" else Path(args.file)
@@ -158,17 +166,22 @@ async def cmd_eval_briefing(args: argparse.Namespace, settings: Settings) -> int
                            "timezone": dataset.timezone, "core": briefing.score_report(core)}
     print(briefing.format_score(f"briefing eval: {path.name}, {n} conversations — cores", rep["core"]), end="")
     examples = list(core.examples)
-    if not args.core_only:
-        _progress(False)("running the conversations through every worker (embedded nats-server)…")
+    for llm in ([False, True] if args.llm else [False]) if not args.core_only else []:
+        key, title = ("pipeline_llm", f"pipeline with the model ({_model_of(settings)})") if llm \
+            else ("pipeline", "pipeline (stored documents and the session-start BOOTSTRAP)")
+        _progress(False)(f"running the conversations through every worker (embedded nats-server"
+                         f"{', with the model' if llm else ''})…")
         try:
-            pipe, _ = await run_pipeline_eval(dataset, settings, args.conversation, args.embedder, _progress(False))
+            pipe, _ = await run_pipeline_eval(dataset, settings, args.conversation, args.embedder, _progress(False),
+                                              llm=llm)
         except EvalError as exc:
             print(f"cortex: {exc}", file=sys.stderr)
             return 1
-        rep["pipeline"] = briefing.score_report(pipe)
-        print(briefing.format_score("pipeline (stored documents and the session-start BOOTSTRAP)", rep["pipeline"]),
-              end="")
-        examples += [f"pipeline: {e}" for e in pipe.examples]
+        rep[key] = briefing.score_report(pipe)
+        print(briefing.format_score(title, rep[key]), end="")
+        examples += [f"{key}: {e}" for e in pipe.examples]
+    if args.llm:
+        rep["model"] = _model_of(settings)
     rep["examples"] = examples
     if args.examples:
         print("\n".join(examples))
@@ -189,13 +202,21 @@ async def _cmd_real(args: argparse.Namespace, settings: Settings) -> int:
     options = real_eval.RealOptions(split=args.split, locomo=args.locomo, qmsum=args.qmsum,
                                     acceptance=args.acceptance, only=args.conversation or [], embedder=args.embedder,
                                     labels=args.labels)
-    try:
-        result = await real_eval.run_real_eval(options, settings, _progress(args.quiet))
-    except (DatasetError, EvalError) as exc:
-        print(f"cortex: {exc}", file=sys.stderr)
-        return 1
-    rep = real_eval.report(result)
-    print(real_eval.format_report(rep), end="")
+    reports: list[dict[str, Any]] = []
+    for llm in [False, True] if args.llm else [False]:
+        try:
+            result = await real_eval.run_real_eval(msgspec.structs.replace(options, llm=llm), settings,
+                                                   _progress(args.quiet))
+        except (DatasetError, EvalError) as exc:
+            print(f"cortex: {exc}", file=sys.stderr)
+            return 1
+        reports.append(real_eval.report(result))
+        if llm:
+            print(f"\nwith the model ({_model_of(settings)}):")
+        print(real_eval.format_report(reports[-1]), end="")
+    rep = reports[0]
+    if args.llm:  # the model's run beside the structured one
+        rep = {**rep, "llm": {**reports[1], "model": _model_of(settings)}}
     if args.examples:
         for level in real_eval.LEVELS:
             print(f"\n{level}:")
@@ -205,6 +226,14 @@ async def _cmd_real(args: argparse.Namespace, settings: Settings) -> int:
                                 "utf-8")
         print(f"report written to {args.out}", file=sys.stderr)
     return 0
+
+
+def _model_of(settings: Settings) -> str:
+    """The provider and the models of each role, as a report names them."""
+    from shared.llm.client import role_models
+
+    models = sorted(set(role_models(settings).values()))
+    return f"{settings.model_provider} {', '.join(models)}"
 
 
 async def cmd_eval_traces(args: argparse.Namespace, settings: Settings) -> int:

@@ -16,8 +16,9 @@ the stored documents the accuracy of thread states, commitment statuses and due 
 (a promise matches only its owner's: ``real_match``); and the reader defects of both levels:
 the earlier checks (``briefing_checks``) and the real-conversation ones (``real_checks``).
 
-The extraction path is the pipeline's settings (``pipeline_settings``: no LLM); a different
-path is a different ``Settings`` handed to ``run_real_eval``.
+The extraction path is the pipeline's settings (``pipeline_settings``: no LLM), or with
+``RealOptions.llm`` the configured model's (``cortex eval briefing --real --llm``: the model
+reads each session window, ``workers.extraction``, and both levels score what it shows).
 """
 
 from __future__ import annotations
@@ -105,6 +106,7 @@ class RealOptions(msgspec.Struct, frozen=True, kw_only=True):
     only: list[str] = []
     embedder: str | None = None
     labels: str | None = None  # a labels directory (``<split>/*.json``) instead of the shipped one
+    llm: bool = False  # with the configured model (``cortex eval briefing --llm``)
 
 
 @dataclass(frozen=True)
@@ -415,7 +417,7 @@ async def run_real_eval(options: RealOptions, base: Settings, progress: Progress
     n_turns = sum(len(c.turns) for c in convs)
     say(f"{options.split} split: {len(loaded)} conversations, {n_turns} events"
         + (f" (left out, no corpus given: {', '.join(skipped)})" if skipped else ""))
-    stored = await run_stored(convs, settings, options.embedder, say)
+    stored = await run_stored(convs, settings, options.embedder, say, llm=options.llm)
     total = {level: LevelScore() for level in LEVELS}
     per: dict[str, dict[str, LevelScore]] = {}
     for item in loaded:

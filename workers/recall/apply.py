@@ -60,6 +60,7 @@ from workers.recall.lifecycle import (
     plan_tiering,
     record_hit,
     select_hot,
+    upkeep_counted,
     upkeep_due,
 )
 from workers.recall.models import Memory, SearchHit, memory_id
@@ -258,9 +259,14 @@ class StoreApplier:
         self.context = TurnContext(store)
 
     def apply_batch(self, envs: Sequence[Envelope],
-                    lock: AbstractContextManager[object] | None = None) -> BatchOutcome:
+                    lock: AbstractContextManager[object] | None = None,
+                    at_upkeep: Callable[[Envelope], None] | None = None) -> BatchOutcome:
         """Apply ``envs`` in stream order. ``lock`` (the worker's store lock) is held while
-        the batch is staged and while it is written, never while it is embedded. A session
+        the batch is staged and while it is written, never while it is embedded.
+        ``at_upkeep`` is called (without the lock) with each message at which upkeep ran on
+        its cadence, once it is written and before anything after it is staged: the store
+        holds exactly the events up to it then, whatever the batching, so what the call does
+        (the worker's fact mirror, the model's judgement) replays alike. A session
         start ends a step of its own: its consolidation changes what later events are staged
         against (the turns a context window quotes), so they are staged after it is written,
         whatever the batching. A batch that fails anywhere leaves the turn context as it
@@ -283,10 +289,14 @@ class StoreApplier:
                         held = self._applied(writes, [m for _, memories in staged for m in memories])
                     vectors = self._embed([m.content for _, memories in staged for m in memories if m.id not in held]
                                           + _updated_texts(env for env, _ in staged))
+                    ran = len(outcome.upkeep)
                     with lock:
                         self._write(writes, staged, vectors, outcome, due)
                         writes.flush()
                     done += len(staged)
+                    if at_upkeep is not None:
+                        for env in outcome.upkeep[ran:]:
+                            at_upkeep(env)
             with lock:
                 # once per batch, not per step: a flush costs a sync of the shard to disk
                 # (~35-120 ms here), and a batch of many agents has a session start in most
@@ -324,11 +334,17 @@ class StoreApplier:
                 # before this turn's memories: a statement here supersedes the reply window
                 # (the previous turn's statement) as it supersedes that turn
                 memories.insert(0, reply_memory(previous[-1], turn.content))
-            self.context.push(turn, env.seq)
-            due = bool(previous) and upkeep_due(previous[-1].created_at, turn.created_at,
-                                                self.settings.upkeep_hours)
-            return memories, due
+            # pushed with its sequence (as the store will have it): a later turn's cadence reads it
+            self.context.push(msgspec.structs.replace(turn, first_seq=env.seq), env.seq)
+            return memories, bool(previous) and self._upkeep_due(previous[-1], turn, env.seq)
         return memories, False
+
+    def _upkeep_due(self, before: Memory, turn: Memory, seq: int) -> bool:
+        """Whether upkeep runs at ``turn`` (stream sequence ``seq``), the message after
+        ``before`` in its session: a new period of event time, or of the stream's events."""
+        s = self.settings
+        return (upkeep_due(before.created_at, turn.created_at, s.upkeep_hours)
+                or upkeep_counted(before.first_seq, seq, s.upkeep_events))
 
     def _applied(self, writes: PendingWrites, memories: Sequence[Memory]) -> set[str]:
         """Ids of candidates the store holds at or above their own ``last_seq`` already:

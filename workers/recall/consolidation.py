@@ -19,8 +19,8 @@ memories whose cosine exceeds 0.92, keeping the more confident one (reference:
   absorbed (ids and source events, :func:`merge_duplicate`) and the hits add up, where
   the reference deleted the other memory outright;
 * further: a message's own turn memory is a record of what was said, not a statement, so
-  turns fold only into a repeat from the same sender — the same content words in some
-  form ("Thanks!" / "Thank you so much!", :func:`paraphrase_key`), nothing said otherwise
+  turns fold only into a repeat from the same sender — the same words in some form, less
+  courtesies ("Thanks!" / "Thank you so much!", :func:`paraphrase_key`), nothing said otherwise
   (``distinct``); a turn of function words only by its exact text (case, punctuation and
   spacing set aside): a hundred "Thanks!" become one memory that
   remembers every event; context and reply windows overlap by construction and are never
@@ -50,7 +50,7 @@ import numpy.typing as npt
 
 from workers.recall.capture import is_context_memory, is_turn_memory
 from workers.recall.conflicts import Claim, conflicts, memory_claim, statement_of
-from workers.recall.distinct import content_words, distinct
+from workers.recall.distinct import distinct
 from workers.recall.models import MAX_PROVENANCE, Memory
 
 Vector = Sequence[float] | npt.NDArray[np.float32]
@@ -161,14 +161,27 @@ def consolidate(memories: Sequence[Memory], vectors: Mapping[str, Vector], thres
 
 
 STEM_CHARS = 5  # a word's form set aside: its first five letters ("deploying" and "deploy" are "deplo")
+# what a courtesy adds without saying anything else ("Thanks!" / "Thank you so much!"; "I
+# finished the migration." / "Finished the migration!"); every other word counts, function
+# words too: "I will deploy tomorrow." / "I deployed yesterday.", "Deploying now." / "Deploy
+# done." say different things in the same content words
+FILLERS = frozenset({
+    "i", "you", "we", "me", "us", "a", "an", "the", "so", "very", "much", "many", "lot", "lots", "really", "just",
+    "oh", "ok", "okay", "well", "too", "again", "indeed", "all",
+    "vielen", "sehr", "schön", "merci", "beaucoup", "muchas", "mille", "tante", "muito", "obrigado",
+})
 
 
 def paraphrase_key(turn: Memory) -> str:
-    """What a turn says, its wording set aside: the stems of its content words, in order of
-    first use, once each ("Thanks so much!" / "Thank you!": "thank"); a turn of function
-    words only ("Yes!", "Ok.") or emoji is compared as :func:`repeat_key` has it."""
-    stems = list(dict.fromkeys(w[:STEM_CHARS] for w in content_words(statement_of(turn))))
-    return " ".join(sorted(stems)) if stems else repeat_key(turn.content)
+    """What a turn says, its wording set aside: the stems of its words but courtesies and
+    fillers (``FILLERS``), once each, and whether it asks ("Thanks so much!" / "Thank you!":
+    "thank"; "Can you deploy?" / "I can deploy." differ); a turn of fillers only ("Ok.") or
+    emoji is compared as :func:`repeat_key` has it."""
+    statement = statement_of(turn)
+    stems = sorted({w[:STEM_CHARS] for w in _NOT_WORD.sub(" ", statement.casefold()).split() if w not in FILLERS})
+    if not stems:
+        return repeat_key(turn.content)
+    return " ".join(stems) + (" ?" if statement.rstrip().endswith("?") else "")
 
 
 def _fold_repeats(repeats: list[Memory]) -> list[Merge]:

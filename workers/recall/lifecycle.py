@@ -26,7 +26,8 @@ from workers.recall.models import Memory
 __all__ = [
     "DEFAULT_POLICY", "DEFAULT_TIERING", "LifecyclePolicy", "LifecycleReport", "LifecycleSink", "Merge",
     "TieringPlan", "TieringPolicy", "apply_lifecycle", "consolidate", "hot_order", "is_decayed", "is_evictable",
-    "is_expired", "merge_duplicate", "plan_lifecycle", "plan_tiering", "record_hit", "select_hot", "upkeep_due",
+    "is_expired", "merge_duplicate", "plan_lifecycle", "plan_tiering", "record_hit", "select_hot", "upkeep_counted",
+    "upkeep_due",
 ]
 
 
@@ -109,6 +110,14 @@ def upkeep_due(before: datetime, at: datetime, hours: int) -> bool:
         return False
     period = hours * 3600
     return int(at.timestamp() // period) > int(before.timestamp() // period)
+
+
+def upkeep_counted(before: int, seq: int, events: int) -> bool:
+    """Whether a message at stream sequence ``seq`` that follows one at ``before`` in its
+    session starts a new ``events``-long run of the stream (``0``: never): a session busier
+    than its periods of event time is maintained that often too. Stream sequences are the
+    events' own, so every replay and restart cuts them alike."""
+    return events > 0 and seq // events > before // events
 
 
 class LifecycleSink(Protocol):

@@ -3,7 +3,8 @@
 "We moved deploys to Thursday" replaces "The deploy day is Tuesday", but no frame
 matches. With ``ANTHROPIC_API_KEY`` set, the recall worker asks Claude at each session
 start — before the session start is applied, so the store holds exactly the agent's
-events before it, whatever the batching — about the agent's statements (rule, fact,
+events before it, whatever the batching — and at each message where upkeep runs on its
+cadence (once the message is written, before anything after it is applied) about the agent's statements (rule, fact,
 preference and procedure memories) not judged yet: each one with its closest older
 current statements (dense cosine at least ``CANDIDATE_FLOOR``), in one request. Claude
 names the pairs where the newer statement replaces the older one; anything else it says

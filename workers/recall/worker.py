@@ -266,15 +266,28 @@ class RecallHandler(Handler):
                     await self._judge(env)
             elif (late := late_answer(env.event)) is not None and late.purpose == CAPTURE:
                 await self._capture(env, late.text, late.context)  # a capture the model answered later
-        outcome = await asyncio.to_thread(self._applier.apply_batch, staged, HOLDER.lock)
-        for env in outcome.upkeep:  # upkeep in a session, on its cadence: the facts too, as of that message
-            await self._mirror_facts(env)
+        loop = asyncio.get_running_loop()
+
+        def at_upkeep(env: Envelope) -> None:  # in the applier's thread, between two of its steps
+            asyncio.run_coroutine_threadsafe(self._upkeep(env), loop).result()
+
+        outcome = await asyncio.to_thread(self._applier.apply_batch, staged, HOLDER.lock, at_upkeep)
         for change in ("added", "merged", "consolidated", "superseded", "skipped", "expired", "demoted", "updated"):
             RECALL_MEMORIES.labels(change).inc(getattr(outcome, change))
         # removed from the staged events only once the documents are written: a transient
         # failure there (the LLM's capture, the bucket) retries the part, and the store skips
         # what it holds
         await self._write_docs(outcome, staged)
+
+    async def _upkeep(self, message: Envelope) -> None:
+        """What a session start does besides the store's maintenance, at a message where upkeep
+        ran on its cadence (``lifecycle.upkeep_due``; an endless session, a producer of
+        messages only): the knowledge facts mirrored as of it and, with a model, its judgement
+        of the statements made before it. The applier calls it once the message is written and
+        before anything after it is staged, so the store holds the same whatever the batching."""
+        await self._mirror_facts(message)
+        if self._llm.enabled:
+            await self._judge(message)
 
     async def _mirror_facts(self, start: Envelope) -> None:
         """The agent's knowledge facts as memories (``workers.recall.facts``), from its
@@ -317,7 +330,8 @@ class RecallHandler(Handler):
         """Claude's judgement of the agent's new statements (``workers.recall.supersede``),
         before its session start is applied: a session start is the first of its agent's
         staged events (a trigger cuts the batch before it), so the store holds exactly the
-        agent's events before it."""
+        agent's events before it. At a message due for upkeep (``_upkeep``) the store holds
+        the events up to it, and the statements made before it are judged."""
         store = self._applier.store
 
         def ask() -> supersede.Question | None:

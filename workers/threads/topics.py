@@ -12,6 +12,10 @@ hyphenated compound ("Datenbank-Upgrade") — becomes a thread when
   morning" opens nothing,
 * it shares no word with an open thread's title (that thread is its topic), nor did most
   of its mentions come with an open thread's title, and
+* someone has a stake in it where it is said (issue 37): a first-person subject doing,
+  planning or choosing something in its sentence, a possessive before it ("my dance studio"),
+  a state still going on after it ("… is behind schedule"), or the agent talking about it —
+  a phrase only talked about ("ice cream", "Harry Potter") waits for such a mention,
 * it is not a detail of a broader topic: when most of its mentions came with a phrase
   introduced before it and said at least twice ("The billing rewrite is behind schedule,
   the invoice generator still uses the old tax tables"), the broader one becomes the thread.
@@ -236,6 +240,35 @@ def _with_threads(mentions: list[Mention], ctx: _Context) -> int:
 
 
 WAIT, SETTLE, OPEN = 0, 1, 2
+_OWNER_REACH: Final = 2  # words before a phrase a possessive may stand ("my new dance studio")
+
+
+def _engaged(mention: Mention, key: str, patterns: PatternSet) -> bool:
+    """Someone has a stake in the phrase where it is said: its sentence has a first-person
+    subject doing, planning or choosing something ("I've been looking into counseling and mental
+    health", "so we'll go with speech recognition"), or a possessive stands right before it ("my
+    dance studio", "your customer base"), or it is the subject of a state still going on ("the
+    billing rewrite is behind schedule", "how's the dance studio going?"). LoCoMo's chats repeat
+    what they only talk about ("ice cream", "Harry Potter", "that stuffed animal"), AMI's meetings
+    what is on a slide ("project documents", "raised symbols"): no state that can change (issue 37)."""
+    text = _lower(mention.text)
+    start, end = sentence_around(text, sentence_ends(text), mention.at)
+    before = text[start : mention.at].split()[-_OWNER_REACH:]
+    if patterns.owners and not patterns.owners.isdisjoint(w.strip(_STRIP) for w in before):
+        return True
+    if patterns.ongoing is not None and patterns.ongoing.match(text, mention.at + len(key), end):
+        return True
+    return patterns.engaged is not None and patterns.engaged.search(text, start, end) is not None
+
+
+def _has_stake(key: str, mentions: list[Mention], ctx: _Context) -> bool:
+    """Someone has a stake in the phrase (``_engaged``), or the agent works on it ("I checked the
+    payment webhook failures")."""
+    patterns = ctx.patterns
+    if patterns.engaged is None and not patterns.owners:
+        return True  # no enabled language says what a stake is: as before
+    roles = {m.n: m.role for m in ctx.window.messages}
+    return any(roles.get(m.n) == "assistant" or _engaged(m, key, patterns) for m in mentions)
 
 
 def _verdict(key: str, mentions: list[Mention], ctx: _Context, again: bool) -> int:
@@ -249,6 +282,8 @@ def _verdict(key: str, mentions: list[Mention], ctx: _Context, again: bool) -> i
         return WAIT
     if 2 * _with_threads(mentions, ctx) >= len(mentions):  # mostly said together with a thread: its detail
         return SETTLE
+    if not _has_stake(key, mentions, ctx):
+        return WAIT  # talked about, so far: a later mention may show someone's stake in it
     return OPEN
 
 

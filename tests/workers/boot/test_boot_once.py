@@ -124,6 +124,17 @@ def test_a_narrative_claude_wrote_stays_whole(make, settings, tz):
     assert f"We agreed: {K8S}." in section_of(md, "## 📖 Narrative")
 
 
+def test_the_headings_of_a_narrative_a_model_wrote_are_no_sections_of_the_briefing(make, settings, tz):
+    """``cortex eval briefing --llm`` found it: a model writes markdown, and its "## Tuesday"
+    read as one of the briefing's own sections (stray_heading)."""
+    prose = "## Tuesday\nWe agreed on the node pools.\n### Next ##\n- the dashboard"
+    llm = msgspec.structs.replace(make.narrative(prose), source="llm")
+    md = assemble_boot(msgspec.structs.replace(demo_like(make, tz), narrative=llm), settings, tz)
+    narrative = section_of(md, "## 📖 Narrative")
+    assert "**Tuesday**\nWe agreed on" in narrative and "**Next**\n- the dashboard" in narrative
+    assert briefing_defects(md) == []
+
+
 def test_an_open_item_of_a_thread_closed_since_the_narrative_is_left_out(make, settings, tz):
     inputs = demo_like(make, tz)
     stale = build_structured_narrative(make.now, tz, make.threads(composed(make, "auth", title="auth migration",

@@ -336,3 +336,50 @@ def test_a_named_persons_promise_and_a_request_to_the_agent_are_commitments(
 ])
 def test_no_named_person_or_request_no_delegated_promise(text: str) -> None:
     assert find_delegated(prepare_text(text), ALL) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the floor passed on, a vote, a talk given right then (a design meeting)
+        "Okay, I'll hand over to Priya now.",
+        "So I'll invite Tom to present the budget.",
+        "Right, let me interrupt you for a second.",
+        "In this meeting I'm going to discuss the market survey results.",
+        "I'll go with the blue one.",
+        "Hmm, I'll go for three.",
+        "Okay, I'll get to that at the end of the agenda.",
+        # a pronoun moved about right then, or a deferral without a day
+        "Sorry, I'll take that back.",
+        "Okay, I'll take this out now then.",
+        "Never mind, I'll find it myself.",
+        "Okay, I'll get back to you on that.",
+        # a sentence broken off and begun again
+        "And I'll put any I'm putting everything in the folder anyway.",
+        "I will first I would like to hear your views.",
+        "I will personally won't give it more than three.",
+        "Okay, so I'll yep. Okay.",
+        "I'll copy, uh let us keep all the emails and share them.",
+        # a wait that promises nothing
+        "I'll have to wait and see how the other projects go.",
+    ],
+)
+def test_meeting_moves_restarts_and_votes_are_no_promises(text: str) -> None:
+    """Issue 37 (AMI): what a speaker does right then in a meeting, a vote and a sentence begun
+    again were 24 of the 31 stored commitments nobody promised."""
+    assert promises(text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "what"),
+    [
+        ("I'll send what I have by Friday.", "send what I have"),
+        ("I'll fix it.", "fix it"),
+        ("I'll invite you to my wedding.", "invite you to my wedding"),
+        ("I'll get back to you on the pricing question tomorrow.", "get back to you on the pricing question"),
+        ("I'll take the old monitor back to the shop.", "take the old monitor back to the shop"),
+        ("I'll present the budget tomorrow.", "present the budget"),
+    ],
+)
+def test_a_task_beside_those_moves_is_still_a_promise(text: str, what: str) -> None:
+    assert [p.what for p in promises(text)] == [what]

@@ -438,3 +438,67 @@ def test_a_proposal_is_read_only_when_an_answer_ratifies_it() -> None:
     assert doc.proposal is not None and doc.proposal.what == "" and doc.proposal.said.startswith("How about")
     plain = apply_message(doc, message("The weather is nice today.", 1, sender="b"), SETTINGS, ALL, UTC_ZONE)
     assert plain.proposal is None
+
+
+@pytest.mark.parametrize(("proposal", "answer", "what"), [
+    ("It'd be fun to get out of town. We could plan a weekend at the lake this summer?", "Sounds great, Priya!",
+     "Plan a weekend at the lake this summer"),
+    ("Maybe we can repaint the shed together on Saturday!", "For sure! I'll bring brushes.",
+     "Repaint the shed together on Saturday"),
+    ("I think we should start with every feature and cut them later.", "Okay, that will be great.",
+     "Start with every feature and cut them later"),
+    ("How about we print the flyers on recycled paper?", "That's a good idea.", "Print the flyers on recycled paper"),
+    ("Let's cook dinner for the neighbours on Friday.", "Count me in!", "Cook dinner for the neighbours on Friday"),
+    ("Wir könnten den Kunden-Workshop nach Hamburg verlegen.", "Klingt gut!",
+     "Den Kunden-Workshop nach Hamburg verlegen"),
+    ("¿Y si hacemos la reunión de equipo los lunes?", "¡Buena idea!", "Hacemos la reunión de equipo los lunes"),
+    ("On pourrait louer une salle pour la fête.", "Bonne idée !", "Louer une salle pour la fête"),
+    ("Potremmo spostare la cena a venerdì.", "Ci sto!", "Spostare la cena a venerdì"),
+    ("E se fizermos o churrasco no sábado?", "Boa ideia!", "Fizermos o churrasco no sábado"),
+    ("Давайте перенесём встречу на пятницу.", "Хорошая идея!", "Перенесём встречу на пятницу"),
+    ("要不我们周末去爬山。", "好主意！", "我们周末去爬山"),
+])
+def test_an_acceptance_of_a_proposal_records_what_was_proposed(proposal: str, answer: str, what: str) -> None:
+    """Issue 37 (chats and meetings): plans are made by one proposing and the other accepting
+    ("We could plan something special for this summer" — "Sounds great!"); only "Agreed." and
+    "let's do that" ratified."""
+    doc = apply_message(None, message(proposal, 0, sender="albert"), SETTINGS, ALL, UTC_ZONE)
+    doc = apply_message(doc, message(answer, 1, sender="maria"), SETTINGS, ALL, UTC_ZONE)
+    assert [d.what for d in doc.decisions] == [what]
+
+
+@pytest.mark.parametrize(("before", "answer"), [
+    ("I just finished the marathon!", "Sounds great, Priya!"),  # a reaction to news, no proposal
+    ("Let's make it happen!", "Count me in!"),  # nothing a reader could act on
+    ("We can achieve great things if we join forces.", "For sure!"),  # a condition, no plan
+    ("We could go to Paris in May.", "I'm in love with that city, but I'm broke."),  # no acceptance
+])
+def test_an_acceptance_of_no_plan_decides_nothing(before: str, answer: str) -> None:
+    doc = apply_message(None, message(before, 0, sender="albert"), SETTINGS, ALL, UTC_ZONE)
+    assert apply_message(doc, message(answer, 1, sender="maria"), SETTINGS, ALL, UTC_ZONE).decisions == []
+
+
+@pytest.mark.parametrize("text", [
+    "Okay, as we have decided in the last meeting, I have to find out the prices.",
+    "The minutes say that we had decided on roles for each of you.",
+    "I guess we decided on the material, right?",
+    "Maybe we'll go with the blue casing.",
+    "Wie wir schon beschlossen hatten: die Rollen bleiben.",
+    "Wir hatten entschieden, die Rollen zu tauschen.",
+    "Como ya decidimos, el diseño queda igual.",
+    "Comme on l'a décidé la semaine dernière, le design reste.",
+])
+def test_a_decision_recalled_or_hedged_is_no_new_decision(text: str) -> None:
+    """Issue 37 (AMI): a meeting's recap of its minutes ("as we have decided in the last meeting",
+    "we had decided on roles", "I guess we decided on material") made three decisions that
+    decided nothing new."""
+    assert apply_message(None, message(text, 0), SETTINGS, ALL, UTC_ZONE).decisions == []
+
+
+@pytest.mark.parametrize("text", [
+    "As agreed, we ship the release on Friday.",
+    "Since the old library is unmaintained, we decided to switch to WeasyPrint.",
+    "Como el presupuesto es bajo, decidimos usar solo redes sociales.",
+])
+def test_a_decision_made_now_is_still_one(text: str) -> None:
+    assert len(apply_message(None, message(text, 0), SETTINGS, ALL, UTC_ZONE).decisions) == 1

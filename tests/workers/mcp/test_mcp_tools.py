@@ -289,6 +289,23 @@ async def test_update_changes_a_memory_and_history_lists_every_version(alice: An
     assert bad.is_error and "not a memory id" in text(bad)
 
 
+async def test_remember_and_recall_for_one_person_keep_to_that_person(alice: Any) -> None:
+    """Issue 41 (mem0's user_id): the tools' person argument — what the gateway plugin passes
+    for the person of the turn — reaches the recall worker: a memory remembered for one
+    person is found for them and without a person, never for another person."""
+    remembered = await ok(alice, "cortex_remember", content="Kim's parcel locker PIN is 5521.", person="kim")
+    memory_id = remembered.structured_content["memory_id"]
+
+    async def found(**person: str) -> bool:
+        reply = await ok(alice, "cortex_recall", query="parcel locker PIN", **person)
+        return any(m["id"] == memory_id for m in reply.structured_content["memories"])
+
+    await wait_for(lambda: found(person="kim"), within=30, interval=0.2)
+    assert await found() and not await found(person="lee")
+    briefing = await ok(alice, "cortex_boot", person="lee")
+    assert not briefing.is_error
+
+
 async def test_a_server_for_another_agent_sees_none_of_it(alice_stdio: Any, bob_http: Any) -> None:
     alice = alice_stdio
     threads = await ok(bob_http, "cortex_threads")

@@ -112,6 +112,20 @@ def test_turns_fold_only_into_an_exact_repeat_from_the_same_sender(now: datetime
     assert not any(takes_part(m) for m in (*windows, reply_memory(first, "Caro: You're welcome")))
 
 
+def test_a_turn_said_again_in_other_words_folds_but_one_that_says_something_else_does_not(now: datetime) -> None:
+    """Courtesies set aside, the same words in some form fold ("Thanks!" / "Thank you so
+    much!", "I finished the migration." / "Finished the migration!"); a turn whose content
+    words are the same but whose other words change what it says does not: a plan and a past
+    event, a question and an answer, 'now' and 'done'."""
+    said = [("Thanks!", "Thank you so much!"), ("I finished the migration.", "Finished the migration!"),
+            ("I will deploy tomorrow.", "I deployed yesterday."), ("Can you deploy?", "I can deploy."),
+            ("Deploying now.", "Deploy done.")]
+    for i, (first, second) in enumerate(said):
+        pair = [turn("a", f"m{i}a", "Mel", first, 1), turn("a", f"m{i}b", "Mel", second, 2)]
+        folded = [m.removed for m in plan_lifecycle(pair, now).merged]
+        assert folded == ([pair[1].id] if i < 2 else []), (first, second)
+
+
 def test_a_merge_is_idempotent_and_its_provenance_bounded(make_memory: MakeMemory) -> None:
     kept = make_memory("x", position=0, source_event="e0")
     dup = make_memory("x", position=1, source_event="e1", access_count=2)

@@ -1,7 +1,8 @@
-"""Contradictions Claude judges (issue 23): at a session start the recall worker offers the
-agent's new statements with their closest older ones; the pairs Claude names (only as
-offered) supersede. Through the real SDK against a fake HTTP transport, a real
-nats-server (the LLM cache) and the embedded store."""
+"""Contradictions Claude judges (issue 23): at a session start — and where upkeep runs on its
+cadence in an endless session (issue 41) — the recall worker offers the agent's new
+statements with their closest older ones; the pairs Claude names (only as offered)
+supersede. Through the real SDK against a fake HTTP transport, a real nats-server (the LLM
+cache) and the embedded store."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import msgspec
 import pytest
 from nats.aio.client import Client
 
-from schemas.events import FeedbackEvent, SessionEvent
+from schemas.events import FeedbackEvent, MessageEvent, SessionEvent
 from shared.codec import Envelope
 from shared.config import load_settings
 from shared.health import Health
@@ -45,6 +46,14 @@ def remember(seq: int, text: str) -> Envelope:
 def start(seq: int) -> Envelope:
     event = SessionEvent(id=f"s{seq}", agent="alice", session=f"s{seq}", ts=T0 + timedelta(minutes=seq))
     return Envelope(seq=seq, subject="cortex.session.alice.start", family="session", kind="start", agent="alice",
+                    event=event)
+
+
+def said(seq: int, text: str, hours: float) -> Envelope:
+    """A message of one endless session (no session start ever)."""
+    event = MessageEvent(id=f"m{seq}", agent="alice", session="slack", ts=T0 + timedelta(hours=hours), role="user",
+                         sender="al", content=text)
+    return Envelope(seq=seq, subject="cortex.msg.alice.received", family="msg", kind="received", agent="alice",
                     event=event)
 
 
@@ -138,3 +147,32 @@ async def test_an_answer_that_names_nothing_offered_changes_nothing_but_judges(h
     assert len(claude.prompts) == 1
     assert all(m.superseded_by is None for m in store.scroll("alice"))
     assert [m.judged for m in store.get("alice", [remembered_id("alice", "r2")])] == [True]
+
+
+ENDLESS = [said(1, "Morning all", 0), remember(2, OLD), remember(3, NEW), said(4, "Anyone around?", 1),
+           said(5, "Good morning", 26), said(6, "Lunch?", 27)]
+
+
+async def test_an_endless_session_is_judged_where_its_upkeep_runs_alike_however_batched(
+    handlers: tuple[Make, Claude]
+) -> None:
+    """No session start ever: the message that opens the next day (upkeep on its cadence)
+    asks Claude about the statements made before it, once; in one batch, event by event
+    in a new process, or replayed from the cache, the store ends the same."""
+    make, claude = handlers
+    claude.answer = {"replacements": [{"new": 1, "old": [2]}]}
+    await run(await make(), ENDLESS)
+    (prompt,) = claude.prompts
+    assert '<newer number="1"' in prompt and NEW in prompt and '<older number="2"' in prompt and OLD in prompt
+    store = HOLDER.store
+    assert store is not None
+    old_id, new_id = remembered_id("alice", "r2"), remembered_id("alice", "r3")
+    (old,) = store.get("alice", [old_id])
+    assert old.superseded_by == new_id
+    whole = points()
+
+    store.delete_agent("alice")
+    one_by_one = await make()
+    for env in ENDLESS:
+        await run(one_by_one, [env])
+    assert len(claude.prompts) == 1 and points() == whole  # the same question: the cache answered

@@ -1,5 +1,6 @@
 """Upkeep that runs (issue 41): consolidation, expiry and tiering also on a cadence in event
-time — when a session's messages cross into the next period — deterministic in replay; near-
+time — when a session's messages cross into the next period, or the next run of the stream's
+events — deterministic in replay; near-
 duplicates across statement types and paraphrased turns merge, keeping the provenance of both."""
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from workers.recall.apply import StoreApplier
 from workers.recall.capture import is_turn_memory
 from workers.recall.consolidation import consolidate
 from workers.recall.embedders import make_embedder
-from workers.recall.lifecycle import upkeep_due
-from workers.recall.models import Memory
+from workers.recall.lifecycle import upkeep_counted, upkeep_due
+from workers.recall.models import Memory, memory_id
 from workers.recall.store import MemoryStore
 
 OpenStore = Callable[..., MemoryStore]
@@ -106,3 +107,48 @@ def test_different_statement_types_and_paraphrased_turns_fold_but_episodes_and_d
     same = {m.id: [1.0, 0.0] for m in (procedure, rule, episode)}
     (merge,) = consolidate([procedure, rule, episode], same, 0.92)
     assert (merge.kept.id, merge.removed) == (procedure.id, rule.id)
+
+
+def test_upkeep_is_counted_in_runs_of_the_streams_events() -> None:
+    assert upkeep_counted(7, 8, 4) and upkeep_counted(3, 9, 4) and not upkeep_counted(5, 7, 4)
+    assert not upkeep_counted(1, 10_000, 0)
+
+
+def forgot(seq: int, event_id: str) -> Envelope:
+    event = FeedbackEvent(id=f"f{seq}", agent="alice", ts=T0 + timedelta(minutes=seq), kind="memory_forget",
+                          target=memory_id("alice", event_id, 0))
+    return Envelope(seq=seq, subject="cortex.feedback.alice.memory_forget", family="feedback", kind="memory_forget",
+                    agent="alice", event=event)
+
+
+# one busy hour of one session, upkeep every 4 events of the stream: a repeat folded at the
+# first run's start, a message forgotten (the session re-seeded from the store) before the next
+BUSY = [said(1, "Thanks!", 0), said(2, "Is the build green?", 0.05), said(3, "thanks", 0.1),
+        said(4, "Deploying the release.", 0.15), said(5, "The smoke tests pass.", 0.2), forgot(6, "m5"),
+        said(7, "THANKS", 0.25), said(8, "Checking the logs.", 0.3), said(9, "Thanks!", 0.35),
+        said(10, "Closing the ticket.", 0.4), said(11, "Bye.", 0.45)]
+BY_EVENTS = RecallSettings(upkeep_hours=0, upkeep_events=4)
+
+
+def test_a_busy_session_is_maintained_every_so_many_events_alike_however_batched(open_store: OpenStore) -> None:
+    """Within one hour of event time, no session start: m4 (after m3) opens the stream's
+    second run of 4 events and folds the thanks of m3; m8 (after m7; m5 is forgotten) the
+    third, and folds the thanks of m7 — m9's wait for the next run. The same in one batch,
+    event by event in a new process each time, or replayed over the store."""
+    store, app = _store(open_store)
+    app = StoreApplier(store, app.embedder, BY_EVENTS, ("en", "de"))
+    outcome = app.apply_batch(BUSY)
+    assert [env.seq for env in outcome.upkeep] == [4, 8] and outcome.consolidated == 2
+    thanks = sorted((m.source_event, m.sources) for m in store.scroll("alice")
+                    if is_turn_memory(m) and "hank" in m.content)
+    assert thanks == [("m1", ("m3", "m7")), ("m9", ())]
+    whole = snapshot(store)
+
+    store.delete_agent("alice")
+    ran = []
+    for env in BUSY:
+        ran += [e.seq for e in StoreApplier(store, app.embedder, BY_EVENTS, ("en", "de")).apply_batch([env]).upkeep]
+    assert ran == [4, 8]
+    assert snapshot(store) == whole
+    StoreApplier(store, app.embedder, BY_EVENTS, ("en", "de")).apply_batch(BUSY)  # replay over it
+    assert snapshot(store) == whole

@@ -123,7 +123,7 @@ def test_a_topic_the_conversation_comes_back_to_is_a_thread_without_work() -> No
     it is one; said three times in one go (the garden chat's "back garden") it is not."""
     filler = ["Mm-hmm.", "Okay.", "Right, next slide please."] * 4
     first = ["Speech recognition could be a selling point.", "Is speech recognition expensive?"]
-    later = ["The speech recognition chip costs more than we thought.", "Then speech recognition it is not."]
+    later = ["The speech recognition chip costs more than we thought.", "We're still weighing speech recognition."]
     assert run(*first, *filler).threads == []
     doc = run(*first, *filler, *later)
     assert titles(doc) == ["speech recognition"]
@@ -256,3 +256,49 @@ def test_the_word_table_is_no_part_of_the_pattern_fingerprint() -> None:
     phrases_of("a brand new phrase nobody said before in this process", ALL.stopwords)
     assert topics._KINDS.by_stopwords  # the table holds words now
     assert tables(topics) == before
+
+
+def test_a_topic_only_talked_about_is_no_thread() -> None:
+    """Issue 37 (LoCoMo, AMI): a chat repeats what it only talks about ("ice cream", "Harry
+    Potter", "that stuffed animal"), a meeting what is on a slide ("project documents"): said in
+    two windows, each opened a thread. A topic is one when someone has a stake in it."""
+    filler = ["Haha true.", "Totally!", "Right?"] * 4
+    talked = ["The lemon sorbet at the pier was unreal.", "Oh, the lemon sorbet there is the best!"]
+    again = ["I still think about that lemon sorbet.", "The lemon sorbet was amazing, honestly."]
+    doc = run(*talked, *filler, *again)
+    assert doc.threads == [] and "lemon sorbet" in doc.heard  # heard, kept waiting for a stake
+
+
+def test_a_stake_in_a_topic_opens_its_thread() -> None:
+    """A first-person subject doing, planning or choosing something, a possessive before the
+    phrase, or a state still going on, in the sentence of one of its mentions."""
+    filler = ["Haha true.", "Totally!", "Right?"] * 4
+    talked = ["The pottery studio downtown looks lovely.", "Oh, that pottery studio is lovely."]
+    for stake in ("I've been looking into the pottery studio as a side business.",
+                  "I'm going to rent space in the pottery studio.",
+                  "Let's visit the pottery studio on Saturday.",
+                  "My pottery studio needs a new kiln.",
+                  "How's the pottery studio going?",
+                  "Ich werde mich um das pottery studio kümmern."):
+        doc = run(*talked, *filler, stake, "So the pottery studio, yes.")
+        assert titles(doc) == ["pottery studio"], stake
+
+
+def test_the_agent_working_on_a_topic_is_a_stake() -> None:
+    """In a work conversation problems are said impersonally; the agent talking about one is
+    working on it."""
+    def said(role: str) -> ThreadsDoc:
+        turns = [("user", "The payment webhook failures look odd."), ("user", "Hm, payment webhook failures again.")]
+        turns += [("user", x) for x in ["Haha true.", "Totally!", "Right?"] * 4]
+        turns += [(role, "The payment webhook failures come from a cold secrets cache."),
+                  ("user", "Odd, the payment webhook failures.")]
+        doc: ThreadsDoc | None = None
+        for minute, (who, content) in enumerate(turns):
+            event = MessageEvent(id=f"w{next(_ids)}", agent="a", session="s", ts=T0 + timedelta(minutes=minute),
+                                 role=who, content=content)
+            doc = apply_message(doc, event, SETTINGS, BOTH)
+        assert doc is not None
+        return doc
+
+    assert titles(said("assistant")) == ["payment webhook failures"]
+    assert titles(said("user")) == []
