@@ -63,7 +63,8 @@ async def test_a_forget_deletes_the_agent_s_events_under_the_session_token_and_n
 
     await wait_for(copied, within=30)
     first_ops = (await js.get_msg(EVENTS_STREAM, seq=1, subject=session_agent_filter("cortex"), next=True)).seq
-    assert first_ops and await first_event_seq(js, "cortex", "ops") <= first_ops, "a rebuild of ops starts before its messages"
+    assert first_ops and await first_event_seq(js, "cortex", "ops") <= first_ops, \
+        "a rebuild of ops starts before its messages"
 
     assert await purge_events(js, "cortex", "ops") == 3
     assert await stored(js) == [("o0", "bob"), ("o1", "bob"), ("o4", "main"), ("o6", "bob")]
