@@ -15,7 +15,10 @@ Stored subjects are parsed here and only here (``parse_subject``): the contract'
 OpenClaw store's events that CORTEX_EVENTS sources,
 ``<prefix>.openclaw.<slot>.<agent>.<type token>``, whose payload is the store's own
 envelope: ``shared.openclaw`` maps it to the contract event, inside the same guard and
-followed by the same checks.
+followed by the same checks. Such an event's agent is the one Cortex files it under
+(``shared.openclaw.filed_agent``): the subject's agent token, except for the events the store
+filed under its session token ``agent`` (OpenClaw 2026.9), each of which is the agent its
+session key names.
 """
 
 from __future__ import annotations
@@ -422,10 +425,12 @@ def _decode(prefix: str, subject: str, seq: int, data: bytes, limits: Limits) ->
     if data.count(b"[") + data.count(b"{") > limits.max_depth and (depth := nesting_depth(data)) > limits.max_depth:
         return Rejection(seq=seq, subject=subject,
                          reason=f"JSON nested too deeply: {depth} levels > {limits.max_depth}")
-    decoded = _decode_payload(family, token, data)
+    decoded = _decode_payload(family, token, agent, data)
     if isinstance(decoded, str):
         return Rejection(seq=seq, subject=subject, reason=decoded)
     event, key = decoded
+    if token is not None:  # an OpenClaw store event: filed under the agent its session names (shared.openclaw)
+        agent = event.agent
     reason = (_check_identity(event, agent, kind) or _check_value(event) or check_event(event, limits, len(data))
               or _check_memory_ids(event))
     if reason:
@@ -434,10 +439,10 @@ def _decode(prefix: str, subject: str, seq: int, data: bytes, limits: Limits) ->
                     duplicate_key=key)
 
 
-def _decode_payload(family: str, token: str | None, data: bytes) -> tuple[Event, bytes | None] | str:
+def _decode_payload(family: str, token: str | None, agent: str, data: bytes) -> tuple[Event, bytes | None] | str:
     """The event a payload holds (with an OpenClaw store event's duplicate key), or why not."""
     if token is not None:
-        mapped = map_store_event(token, data)
+        mapped = map_store_event(token, data, agent)
         return mapped if isinstance(mapped, str) else (mapped.event, mapped.duplicate_key)
     try:
         return _DECODERS[family].decode(data), None

@@ -29,7 +29,11 @@ checkpoint only refill the window, they are never applied again.
 
 Partitions (contract: Partitions in the server): the consumer ``<worker>-<k>`` filters on
 its slots' stored subjects (``shared.names.consumer_filter_subjects``), so the server
-delivers only its agents' events and the loop never sees another partition's. The
+delivers only its agents' events and the loop never sees another partition's — but for
+the OpenClaw store's events filed under its session token ``agent`` (OpenClaw 2026.9), whose
+agents only their session keys tell: every partition that owns such an agent reads them all
+and applies its own agents' (``shared.names.partition_owns``), so each agent's events are
+still applied by one consumer, in stream order. The
 checkpoint means "every event of this consumer up to this stream sequence is applied";
 watermarks wait on it, or on the consumer having nothing pending (``shared.watermarks``).
 """
@@ -69,8 +73,11 @@ from shared.names import (
     BUCKET_CHECKPOINTS,
     DLQ_STREAM,
     EVENTS_STREAM,
+    OPENCLAW_SESSION_AGENT,
     dlq_subject,
+    is_session_agent_subject,
     is_store_subject,
+    partition_owns,
     published_form,
 )
 from shared.natsio import max_payload, message_size
@@ -123,6 +130,10 @@ class LoopConfig(msgspec.Struct, frozen=True, kw_only=True):
     # the document buckets the handler writes (physical names): one made after the checkpoint was
     # written lost every document the checkpoint stands for, and the loop starts over from 1
     buckets: tuple[str, ...] = ()
+    # partition k of N (None: the only consumer): the agents whose events the loop applies
+    # (``shared.names.partition_owns``)
+    partition: int | None = None
+    partitions: int = 1
 
 
 class Interrupted(Exception):
@@ -216,6 +227,7 @@ class ConsumeLoop:
         self._m_duplicate = metrics.EVENTS.labels(worker, "duplicate")
         self._m_duplicate_event = metrics.EVENTS.labels(worker, "duplicate_event")
         self._m_refill = metrics.EVENTS.labels(worker, "window_refill")
+        self._m_foreign = metrics.EVENTS.labels(worker, "other_partition")
         self._rewound_at = 0  # the checkpoint the loop started from
         # per-event counts and the last event time, exported once per batch (``_export``)
         self._n_applied = self._n_skipped = 0
@@ -452,6 +464,9 @@ class ConsumeLoop:
             self._refill(msg, seq)
             return False  # applied and checkpointed before: a redelivery, or the window's refill
         decoded = decode_event(self._cfg.prefix, msg.subject, seq, msg.data, self._cfg.limits)
+        if not self._owns(decoded):
+            self._m_foreign.inc()
+            return False  # an OpenClaw store event under its session token, of another partition's agent
         if isinstance(decoded, Rejection):
             await self._dead_letter(msg, seq, decoded.reason, "invalid")
             return True
@@ -462,6 +477,17 @@ class ConsumeLoop:
             metrics.EVENTS.labels(self.worker, "ignored").inc()
             return False
         return await self._apply_with_retries(msg, decoded)
+
+    def _owns(self, decoded: Envelope | Rejection) -> bool:
+        """Is this event this partition's to apply (or dead-letter)? Always, but for the OpenClaw
+        store's events filed under its session token, which every partition reads: an event is
+        its agent's partition's, one that names no agent the session token's own partition's, so
+        each is applied, or dead-lettered, exactly once."""
+        cfg = self._cfg
+        if cfg.partition is None or not is_session_agent_subject(cfg.prefix, decoded.subject):
+            return True  # the server's filter decided it
+        agent = decoded.agent if isinstance(decoded, Envelope) else OPENCLAW_SESSION_AGENT
+        return partition_owns(cfg.partition, cfg.partitions, agent)
 
     def _refill(self, msg: Msg, seq: int) -> None:
         """An already-applied message: its only use is the duplicate window's (an OpenClaw

@@ -67,8 +67,10 @@ from shared.names import (
     llm_pending_key,
     llm_usage_key,
     notes_subject,
+    session_agent_filter,
     shadow_bucket,
 )
+from shared.openclaw import filed_agent_of
 from shared.provision import ensure_bucket
 from shared.tasks import cancel_and_wait
 
@@ -148,9 +150,30 @@ async def purge_events(js: JetStreamContext, prefix: str, agent: str, below: int
         before = await _count(js, subject)
         await js.purge_stream(EVENTS_STREAM, subject=subject, seq=below)
         removed += before - await _count(js, subject)
+    removed += await delete_session_agent_events(js, prefix, agent, below)
     with contextlib.suppress(nats.js.errors.NotFoundError):  # a stream made before CORTEX_NOTES existed
         await js.purge_stream(NOTES_STREAM, subject=notes_subject(prefix, agent))
     return max(0, removed)
+
+
+async def delete_session_agent_events(js: JetStreamContext, prefix: str, agent: str, below: int | None) -> int:
+    """Delete the agent's events among those the OpenClaw store filed under its session token
+    (``shared.names.OPENCLAW_SESSION_AGENT``): they share one subject with every other agent's
+    of that gateway, so no purge by subject can take them — each is read, and deleted when its
+    session key names ``agent`` (``shared.openclaw.filed_agent``). Returns how many."""
+    subject, seq, removed = session_agent_filter(prefix), 1, 0
+    while below is None or seq < below:
+        try:
+            msg = await js.get_msg(EVENTS_STREAM, seq=seq, subject=subject, next=True)
+        except nats.js.errors.NotFoundError:
+            break
+        if not msg.seq or (below is not None and msg.seq >= below):
+            break
+        if msg.data is not None and filed_agent_of(msg.data) == agent:
+            await js.delete_msg(EVENTS_STREAM, msg.seq)
+            removed += 1
+        seq = msg.seq + 1
+    return removed
 
 
 # Not an agent id (those have no dots): where forgets record the stream's first sequence when

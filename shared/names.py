@@ -60,6 +60,13 @@ OPENCLAW_TYPES: dict[str, tuple[str, str]] = {
 }
 # Not conversation: stored with the rest, read by no worker, counted (`cortex status`, metrics).
 OPENCLAW_IGNORED = frozenset({"msg_sending", "llm_input", "llm_output", "gateway_start", "gateway_stop"})
+# OpenClaw 2026.9 names its sessions `agent:<id>:<rest>`, and the store (0.2.x) names the agent of
+# a hook whose context carries no agent id but `main` (every message hook's) by the session key's
+# first segment: it files those events of every agent of a gateway under this one token. Cortex
+# files each under the `<id>` its session key names (shared.openclaw.filed_agent); the token's
+# events share its slot, so a partition that owns one of those agents reads them too
+# (consumer_filter_subjects) and applies its own agents' of them only (shared.consume).
+OPENCLAW_SESSION_AGENT = "agent"
 
 BUCKET_THREADS = "cortex_threads"
 BUCKET_DECISIONS = "cortex_decisions"
@@ -158,8 +165,20 @@ def published_form(prefix: str, subject: str) -> str:
 
 
 def agent_filter(prefix: str, agent: str) -> str:
-    """Every stored event of one agent, of every family (the OpenClaw store's included)."""
+    """Every stored event of one agent, of every family (the OpenClaw store's included) — but
+    those the OpenClaw store filed under its session token (``session_agent_filter``)."""
     return f"{prefix}.*.{slot_of(agent)}.{agent}.*"
+
+
+def session_agent_filter(prefix: str) -> str:
+    """Every stored event the OpenClaw store filed under ``OPENCLAW_SESSION_AGENT``: those of any
+    agent of an OpenClaw 2026.9 gateway, told apart by their session keys only."""
+    return f"{prefix}.{OPENCLAW_FAMILY}.{slot_of(OPENCLAW_SESSION_AGENT)}.{OPENCLAW_SESSION_AGENT}.*"
+
+
+def is_session_agent_subject(prefix: str, subject: str) -> bool:
+    """Is this stored subject one the OpenClaw store filed under ``OPENCLAW_SESSION_AGENT``?"""
+    return subject.startswith(session_agent_filter(prefix)[:-1])
 
 
 def openclaw_tokens(family: str) -> list[str]:
@@ -174,12 +193,18 @@ def consumer_filter_subjects(prefix: str, families: tuple[str, ...] | list[str],
     with s mod N = k — the server filters, the worker never sees another partition's event;
     otherwise every slot (``*``). For each slot: the contract subjects of each family and
     the OpenClaw store's events of that family (``<prefix>.openclaw.<slot>.*.<token>``,
-    present once a source is wired). ``feedback_kinds`` (a worker that applies a few kinds of
+    present once a source is wired); a partition also reads the store's events filed under
+    its session token (``OPENCLAW_SESSION_AGENT``), whose agents may be any partition's, and
+    applies only its own of them (``partition_owns``). ``feedback_kinds`` (a worker that applies a few kinds of
     FeedbackEvent) narrows the feedback family to those kinds' subjects, so that a kind it
     ignores — a ``remember``, a ``recall_access`` — does not wake it at all; None: every kind."""
     slots = ["*"] if partition is None or partitions <= 1 else [str(s) for s in partition_slots(partition, partitions)]
     filters = [subject for slot in slots for family in families
                for subject in _family_filters(prefix, family, f"{slot}.*", feedback_kinds)]
+    shared_slot = str(slot_of(OPENCLAW_SESSION_AGENT))
+    if slots != ["*"] and shared_slot not in slots:  # the store's session token: any partition's agents
+        filters += [f"{prefix}.{OPENCLAW_FAMILY}.{shared_slot}.{OPENCLAW_SESSION_AGENT}.{token}"
+                    for family in families for token in openclaw_tokens(family)]
     if not partition:  # the only consumer, or partition 0: also what the stream stored without a slot
         filters += unslotted_filter_subjects(prefix, families, feedback_kinds)
     return filters
@@ -315,6 +340,13 @@ def slot_of(agent: str) -> int:
 def partition_of(agent: str, partitions: int) -> int:
     """The agent's partition of N: its slot modulo N."""
     return slot_of(agent) % partitions if partitions > 1 else 0
+
+
+def partition_owns(partition: int | None, partitions: int, agent: str) -> bool:
+    """Does partition k of N apply ``agent``'s events? (None: the only consumer, every agent.)
+    The server's filter decides it for every stored subject but the OpenClaw store's session
+    token, which names no agent of its own (``OPENCLAW_SESSION_AGENT``)."""
+    return partition is None or partition_of(agent, partitions) == partition
 
 
 def partition_slots(partition: int, partitions: int) -> list[int]:

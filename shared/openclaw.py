@@ -21,6 +21,15 @@ Three envelopes share the stream (fixtures: ``tests/fixtures/openclaw/``):
   visibility, payload, meta}``, message text in ``payload.text_preview[0].text`` (the first
   block with a text; a turn that only called tools has none: its content is empty).
 
+The agent: the store's, but where OpenClaw 2026.9's session keys made the store name every
+agent of a gateway alike. Those keys read ``agent:<id>:<rest>``; the store (0.2.x, and the
+newer source alike) takes a hook's ``ctx.agentId`` unless it is ``main``, else the key's first
+segment — and OpenClaw's message hooks carry no agent id — so it files the messages of every
+agent, and everything of the agent ``main``, under ``agent`` (``OPENCLAW_SESSION_AGENT``). An
+event the store filed so is Cortex's event of the ``<id>`` its session key names
+(``filed_agent``): one tenant per OpenClaw agent, not one for the whole gateway. The store's
+agent must still be its subject's (its own consistency); the event's is the one filed.
+
 Time: the envelope's epoch milliseconds become an exact UTC timestamp (integer
 arithmetic, no float on the way for integer input), so a replay derives the same bytes.
 A session key longer than the contract's 128 characters is shortened deterministically
@@ -38,7 +47,7 @@ import msgspec
 
 from schemas.events import CompactionEvent, Event, MessageEvent, RunEvent, SessionEvent, ToolEvent
 from schemas.types import Count
-from shared.names import OPENCLAW_IGNORED, OPENCLAW_TYPES
+from shared.names import OPENCLAW_IGNORED, OPENCLAW_SESSION_AGENT, OPENCLAW_TYPES
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MAX_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z
@@ -70,6 +79,17 @@ class _TextBlock(msgspec.Struct, frozen=True, kw_only=True):
     text: Any = None
 
 
+class _MessageMetadata(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
+    sender_id: str | None = None
+
+
+_METADATA = msgspec.json.Decoder(_MessageMetadata)
+
+
+def _no_metadata() -> msgspec.Raw:
+    return msgspec.Raw(b"{}")
+
+
 class MessagePayload(msgspec.Struct, frozen=True, kw_only=True):
     """``msg.in`` / ``msg.out`` (and session-sync's ``conversation.message.*``)."""
 
@@ -77,6 +97,19 @@ class MessagePayload(msgspec.Struct, frozen=True, kw_only=True):
     sender: str | None = msgspec.field(default=None, name="from")
     channel: str | None = None
     text_preview: list[_TextBlock] | None = None
+    metadata: msgspec.Raw = msgspec.field(default_factory=_no_metadata)
+
+
+def _sender(p: MessagePayload) -> str | None:
+    """Who sent a received message: OpenClaw's sender id (``metadata.senderId``, what the
+    gateway's own hooks call the sender of the turn — ``ctx.senderId``, which the Cortex gateway
+    plugin asks recall for as the person), else the store's ``from`` (the channel's address,
+    ``matrix:@albert:example.org``; empty for the web chat), else none."""
+    try:
+        sender_id = _METADATA.decode(p.metadata).sender_id
+    except msgspec.MsgspecError:
+        sender_id = None  # metadata of another shape only loses the id
+    return (sender_id or "").strip() or p.sender or None
 
 
 class SessionPayload(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
@@ -147,6 +180,34 @@ def contract_session(session: str) -> str:
         return session
     digest = hashlib.sha256(session.encode()).hexdigest()[:16]
     return f"{session[:_MAX_SESSION - 17]}~{digest}"
+
+
+def filed_agent(store_agent: str, session: str) -> str:
+    """The agent Cortex files a store event under: the ``<id>`` of an ``agent:<id>:<rest>``
+    session key when the store named the agent by that key's first segment, else the store's
+    agent. (An ``<id>`` that is no valid agent id is the caller's to reject.)"""
+    if store_agent != OPENCLAW_SESSION_AGENT:
+        return store_agent
+    head, _, rest = session.partition(":")
+    agent, colon, _ = rest.partition(":")
+    return agent if head == OPENCLAW_SESSION_AGENT and colon and agent else store_agent
+
+
+class _Filing(msgspec.Struct, frozen=True):
+    agent: str | None = None
+    session: str | None = None
+
+
+def filed_agent_of(data: bytes) -> str | None:
+    """The agent a stored store event is filed under (``filed_agent``), read from its bytes
+    alone; None when they hold no envelope with an agent and a session (a dead letter's)."""
+    try:
+        filing = msgspec.json.decode(data, type=_Filing)
+    except msgspec.MsgspecError:
+        return None
+    if filing.agent is None or filing.session is None:
+        return None
+    return filed_agent(filing.agent, filing.session)
 
 
 def duplicate_key(agent: str, token: str, event_id: str, payload: bytes, scope: bytes = b"") -> bytes:
@@ -222,7 +283,7 @@ def _message(env: StoreEnvelope, kind: str, p: MessagePayload, common: dict[str,
     if content is None and p.text_preview:  # session-sync: the first text block's text
         content = next((b.text for b in p.text_preview if isinstance(b.text, str)), None)
     return MessageEvent(**common, role="user" if kind == "received" else "assistant", content=content or "",
-                        sender=p.sender if kind == "received" else None, channel=p.channel)
+                        sender=_sender(p) if kind == "received" else None, channel=p.channel)
 
 
 def _tool(env: StoreEnvelope, p: ToolPayload, common: dict[str, Any]) -> ToolEvent | str:
@@ -259,8 +320,10 @@ def _build(env: StoreEnvelope, family: str, kind: str, payload: Any, common: dic
     return _run(env, kind, payload, common)
 
 
-def map_store_event(token: str, data: bytes) -> Mapped | str:
-    """The contract event for one store message on type ``token``, or the reason it has none."""
+def map_store_event(token: str, data: bytes, subject_agent: str) -> Mapped | str:
+    """The contract event for one store message on type ``token`` under the agent token
+    ``subject_agent``, or the reason it has none. The event's agent is the one Cortex files it
+    under (``filed_agent``); the caller checks it like any contract event's."""
     mapping = OPENCLAW_TYPES.get(token)
     if mapping is None:
         if token in OPENCLAW_IGNORED:
@@ -274,6 +337,8 @@ def map_store_event(token: str, data: bytes) -> Mapped | str:
     reason = _check_envelope(env, token)
     if reason:
         return reason
+    if env.agent != subject_agent:
+        return f"agent mismatch: store agent {env.agent!r} != subject agent {subject_agent!r}"
     ts = _ts(env)
     if isinstance(ts, str):
         return ts
@@ -282,7 +347,8 @@ def map_store_event(token: str, data: bytes) -> Mapped | str:
         payload = _PAYLOADS[family].decode(env.payload)
     except msgspec.MsgspecError as exc:
         return _reason(exc, f"OpenClaw {env.type} payload")
-    common: dict[str, Any] = {"id": env.id, "agent": env.agent, "session": contract_session(env.session), "ts": ts}
+    common: dict[str, Any] = {"id": env.id, "agent": filed_agent(env.agent, env.session),
+                              "session": contract_session(env.session), "ts": ts}
     event = _build(env, family, kind, payload, common)
     if isinstance(event, str):
         return event

@@ -29,6 +29,7 @@ from shared.names import (
     LAYOUT_METADATA,
     NOTES_STREAM,
     OPENCLAW_FAMILY,
+    OPENCLAW_SESSION_AGENT,
     RUNTIME_BUCKETS,
     SLOTS,
     consumer_filter_subjects,
@@ -361,11 +362,13 @@ def consumer_config(spec: ConsumerSpec, settings: Settings) -> api.ConsumerConfi
 def _slots_of(filters: Iterable[str]) -> frozenset[int]:
     """The slots a consumer's filter subjects read (``<prefix>.<family>.<slot>.<agent>.<kind>``;
     a wildcard slot, or no filter of that shape — the first layout's ``cortex.msg.>``: every
-    slot). The four-token filters of what was stored without a slot name none."""
+    slot). The four-token filters of what was stored without a slot name none, nor do those
+    of the OpenClaw store's session token: every partition reads that one slot's token, its
+    agents are the partitions' own ones (``consumer_filter_subjects``)."""
     slots: set[int] = set()
     for subject in filters:
         tokens = subject.split(".")
-        if len(tokens) == 4:
+        if len(tokens) == 4 or (len(tokens) == 5 and tokens[3] == OPENCLAW_SESSION_AGENT):
             continue
         if len(tokens) != 5 or not tokens[2].isdigit():
             return ALL_SLOTS

@@ -22,7 +22,7 @@ from nats.js.kv import KeyValue
 from shared import parts
 from shared.codec import TS_MAX, TS_MIN
 from shared.errors import RebuildRequired, is_transient
-from shared.names import EVENTS_STREAM, agent_filter
+from shared.names import EVENTS_STREAM, agent_filter, session_agent_filter
 
 # Documents keep the event times they were derived from; a stored one outside this range
 # was not written by a worker (events outside it are rejected at decode).
@@ -147,12 +147,21 @@ async def discard_document(kv: KeyValue, agent: str, stored_parts: int = 0) -> N
 
 
 async def first_event_seq(js: JetStreamContext, prefix: str, agent: str) -> int:
-    """The stream sequence of ``agent``'s first event (1 when it cannot be told: a rewind
-    from the start is always correct, only slower)."""
+    """The stream sequence of ``agent``'s first event, or earlier (1 when it cannot be told: a
+    rewind from the start is always correct, only slower): the first of its own subject's and
+    of those the OpenClaw store filed under its session token, any of which may be its."""
+    subjects = (agent_filter(prefix, agent), session_agent_filter(prefix))
+    firsts = [await _first_seq_of(js, subject) for subject in subjects]
+    found = [seq for seq in firsts if seq is not None]
+    return min(found) if found else 1
+
+
+async def _first_seq_of(js: JetStreamContext, subject: str) -> int | None:
+    """The first stream sequence on ``subject`` (None: none; 1: it cannot be told)."""
     try:
-        msg = await js.get_msg(EVENTS_STREAM, seq=1, subject=agent_filter(prefix, agent), next=True)
+        msg = await js.get_msg(EVENTS_STREAM, seq=1, subject=subject, next=True)
     except nats.js.errors.NotFoundError:
-        return 1
+        return None
     except Exception as exc:  # a lookup that fails only costs time: rewind from the start
         if not is_transient(exc):
             return 1

@@ -226,7 +226,8 @@ def owned_buckets(spec: WorkerSpec, shadow: bool) -> tuple[str, ...]:
 def make_loop(ctx: WorkerContext, spec: WorkerSpec, handler: Handler, fence: Callable[[], None]) -> ConsumeLoop:
     """The consume loop of one consumer: ``ctx.consumer``, partition ``ctx.partition``."""
     settings = ctx.settings
-    config = msgspec.structs.replace(loop_config(settings, spec), buckets=owned_buckets(spec, ctx.shadow))
+    config = msgspec.structs.replace(loop_config(settings, spec), buckets=owned_buckets(spec, ctx.shadow),
+                                     partition=ctx.partition, partitions=settings.partitions)
     return ConsumeLoop(ctx.js, worker=spec.name, consumer=ctx.consumer, handler=handler,
                        config=config, health=ctx.health,
                        accept=channel_filter(settings, ctx.shadow), fence=fence, label=ctx.consumer)

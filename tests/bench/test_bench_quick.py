@@ -18,10 +18,11 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from workers.bench import REPORT_KEYS, Report
+from workers.bench import REPORT_KEYS, Report, pluginlatency
 
 VERDICTS = {"pass", "miss", "info", "n/a", "skipped", "failed"}
 PHASES = ("limit", "freshness", "api", "mcp", "plugin", "recall", "hostile", "scaleout", "ingest")
+PLUGIN = Path(__file__).resolve().parents[2] / "deploy" / "openclaw-plugin"
 
 
 def bench_command() -> list[str]:
@@ -139,12 +140,30 @@ def test_the_mcp_phase_measures_the_python_and_the_typescript_sdk_clients(tmp_pa
     assert len(named) == 11  # the yardstick, the floor and the nine tools
 
 
+def test_the_plugin_source_is_the_one_given_else_a_checkout_s(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An installed copy has no deploy/: `cortex bench` run from a checkout (or a folder in it)
+    finds the checkout's plugin; --plugin-dir names one; neither: the reason, never a crash."""
+    monkeypatch.setattr(pluginlatency, "INSTALLED_BESIDE", tmp_path / "site-packages" / "deploy" / "openclaw-plugin")
+    checkout = tmp_path / "checkout"
+    shutil.copytree(PLUGIN, checkout / "deploy" / "openclaw-plugin", ignore=shutil.ignore_patterns("node_modules"))
+    (checkout / "tests").mkdir()
+    found = checkout / "deploy" / "openclaw-plugin"
+    assert pluginlatency.plugin_source(None, checkout) == found
+    assert pluginlatency.plugin_source(None, checkout / "tests") == found
+    assert pluginlatency.plugin_source(str(found), tmp_path) == found
+    assert "no plugin there" in str(pluginlatency.plugin_source(str(tmp_path), checkout))
+    nowhere = pluginlatency.plugin_source(None, tmp_path)
+    assert isinstance(nowhere, str) and "--plugin-dir" in nowhere
+
+
 @pytest.mark.timeout(150)
 def test_the_plugin_phase_measures_the_openclaw_plugins_turns_beside_their_nats_requests(tmp_path: Path) -> None:
     """deploy/openclaw-plugin's prompt hook, in Node, against the running pipeline: a session's first
     turn (boot), a later turn (recall), both at once — each beside the bare request it makes."""
     out = tmp_path / "bench.json"
-    result, _ = run_bench(tmp_path, "--quick", "--only", "plugin", "--out", str(out), timeout=140)
+    # the checkout's plugin, wherever the package is installed (CI installs it non-editable)
+    result, _ = run_bench(tmp_path, "--quick", "--only", "plugin", "--out", str(out), "--plugin-dir", str(PLUGIN),
+                          timeout=140)
     assert result.returncode == 0, result.stderr[-3000:]
     plugin = msgspec.json.decode(out.read_bytes(), type=Report).plugin
     if shutil.which("node") is None or shutil.which("npm") is None:

@@ -79,6 +79,25 @@ def test_v02_message_received_becomes_a_user_message_with_sender_channel_and_exa
     assert event.ts == datetime(2026, 2, 17, 9, 0, 3, tzinfo=UTC)  # ts 1771318803000, not payload.timestamp
 
 
+@pytest.mark.parametrize(("sender", "metadata", "person"), [
+    # OpenClaw 2026.9: the sender id its prompt hooks call ctx.senderId (the gateway plugin's person)
+    ("matrix:@albert:example.org", {"senderId": "@albert:example.org"}, "@albert:example.org"),
+    ("", {"provider": "webchat", "senderId": "cli"}, "cli"),
+    ("telegram:42", {"senderId": " 42 "}, "42"),
+    # no sender id: the store's `from`; neither: none
+    ("matrix:@albert:example.org", {}, "matrix:@albert:example.org"),
+    ("matrix:@albert:example.org", {"senderId": ""}, "matrix:@albert:example.org"),
+    ("", {}, None),
+    # metadata of another shape loses the id only
+    ("albert", {"senderId": 42}, "albert"),
+    ("albert", "not an object", "albert"),
+])
+def test_a_received_message_s_sender_is_openclaw_s_sender_id(sender: str, metadata: Any, person: str | None) -> None:
+    data = msgspec.json.encode({**GOOD, "payload": {"from": sender, "content": "hi", "metadata": metadata}})
+    event = envelope(decode("cortex.openclaw.main.msg_in", data)).event
+    assert isinstance(event, MessageEvent) and event.sender == person
+
+
 def test_v02_sent_message_session_compaction_tool_and_run_events() -> None:
     tokens = by_token("v0.2.jsonl")
     sent = envelope(tokens["msg_out"][0]).event
@@ -147,6 +166,66 @@ def test_session_sync_messages_and_tools_map_from_their_own_shape() -> None:
 GOOD: dict[str, Any] = {"id": "3b0f8a52-9f0e-4a6c-8a8e-2f1c7e5b9d10", "ts": 1771318803000, "agent": "main",
                         "session": "main:webchat:albert", "type": "msg.in",
                         "payload": {"from": "albert", "content": "hi", "channel": "webchat", "metadata": {}}}
+
+
+def store_event(agent: str, session: str, **change: Any) -> bytes:
+    """One v0.2 msg.in as the store publishes it: its agent, its session key."""
+    return msgspec.json.encode({**GOOD, "agent": agent, "session": session, **change})
+
+
+@pytest.mark.parametrize(("store_agent", "session", "filed"), [
+    # OpenClaw 2026.9: every agent's messages (ctx without agentId) and everything of `main`
+    ("agent", "agent:ops:telegram:direct:42", "ops"),
+    ("agent", "agent:main:main", "main"),
+    ("agent", "agent:support-2_x:openai-user:bob", "support-2_x"),
+    # the store named the agent itself: its word stands
+    ("ops", "agent:ops:main", "ops"),
+    ("main", "agent:ops:main", "main"),
+    ("viola", "viola:telegram:12345", "viola"),
+    # `agent` with a session key that names no agent: the store's token stays the agent
+    ("agent", "agent", "agent"),
+    ("agent", "agent:", "agent"),
+    ("agent", "agent:ops", "agent"),
+    ("agent", "agent::main", "agent"),
+    ("agent", "agents:ops:main", "agent"),
+    ("agent", "unknown", "agent"),
+])
+def test_a_store_event_is_filed_under_the_agent_its_openclaw_session_key_names(store_agent: str, session: str,
+                                                                               filed: str) -> None:
+    env = envelope(decode(f"cortex.openclaw.{store_agent}.msg_in", store_event(store_agent, session)))
+    assert (env.agent, env.event.agent, env.event.session) == (filed, filed, session)
+    assert env.subject == stored_form("cortex", f"cortex.openclaw.{store_agent}.msg_in"), "the stored subject stays"
+
+
+def test_every_envelope_and_type_filed_under_the_session_token_is_its_agents() -> None:
+    """The v1 envelope and the run, tool and session events alike; the duplicate key is the
+    store's event's (a second copy of it is still one)."""
+    for name in ("v0.2.jsonl", "v1.jsonl"):
+        for subject, data in store(name):
+            token, event = subject.rsplit(".", 1)[1], json.loads(data)
+            if token not in OPENCLAW_TYPES:
+                continue
+            moved = {**event, "agent": "agent", "session": "agent:ops:" + event["session"]}
+            env = envelope(decode(f"cortex.openclaw.agent.{token}", msgspec.json.encode(moved)))
+            assert (env.agent, env.event.agent, (env.family, env.kind)) == ("ops", "ops", OPENCLAW_TYPES[token])
+            again = envelope(decode(f"cortex.openclaw.agent.{token}",
+                                    msgspec.json.encode({**moved, "ts": moved.get("ts", 0) + 7})))
+            assert again.duplicate_key == env.duplicate_key
+
+
+@pytest.mark.parametrize(("subject", "data", "reason"), [
+    # a session key that names no valid agent id: a dead letter that says so, never another tenant
+    ("cortex.openclaw.agent.msg_in", store_event("agent", "agent:b@d:main"), "invalid agent id 'b@d'"),
+    ("cortex.openclaw.agent.msg_in", store_event("agent", "agent:" + "x" * 65 + ":main"), "invalid agent id"),
+    # the store's own agent must be its subject's, whatever the session key names
+    ("cortex.openclaw.agent.msg_in", store_event("ops", "agent:ops:main"),
+     "agent mismatch: store agent 'ops' != subject agent 'agent'"),
+    ("cortex.openclaw.ops.msg_in", store_event("agent", "agent:ops:main"),
+     "agent mismatch: store agent 'agent' != subject agent 'ops'"),
+])
+def test_a_store_event_filed_under_a_bad_agent_is_a_dead_letter(subject: str, data: bytes, reason: str) -> None:
+    result = decode(subject, data)
+    assert isinstance(result, Rejection) and reason in result.reason, result
 
 
 @pytest.mark.parametrize(
@@ -256,7 +335,12 @@ def test_stored_subjects_are_parsed_in_one_place() -> None:
     assert consumer_filter_subjects("cortex", ("compaction",), 1, 32) == [
         "cortex.compaction.1.*.*", "cortex.openclaw.1.*.session_compaction_end",
         "cortex.openclaw.1.*.session_compaction_start", "cortex.compaction.33.*.*",
-        "cortex.openclaw.33.*.session_compaction_end", "cortex.openclaw.33.*.session_compaction_start"]
+        "cortex.openclaw.33.*.session_compaction_end", "cortex.openclaw.33.*.session_compaction_start",
+        # the store's session token (slot 38): its events may be any partition's agents'
+        "cortex.openclaw.38.agent.session_compaction_end", "cortex.openclaw.38.agent.session_compaction_start"]
+    assert not any(".agent." in f for f in consumer_filter_subjects("cortex", ("compaction",), 6, 32)), \
+        "partition 6 of 32 holds slot 38 already: an overlapping filter would be refused by the server"
+    assert not any(".agent." in f for f in consumer_filter_subjects("cortex", ("compaction",)))
     assert openclaw_transform("cx", "oc.ev") == ("oc.ev.*.*", "cx.openclaw.{{wildcard(1)}}.{{wildcard(2)}}")
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import msgspec
 from nats.aio.client import Client
+from nats.js.api import StreamConfig
 
 from shared.codec import Envelope
 from shared.config import load_settings
@@ -18,6 +19,7 @@ from shared.health import Health
 from shared.kv import kv_read
 from shared.names import (
     BUCKET_CHECKPOINTS,
+    DLQ_STREAM,
     EVENTS_STREAM,
     NOTES_STREAM,
     consumer_filter_subjects,
@@ -135,6 +137,76 @@ async def test_each_partition_consumer_is_delivered_only_its_agents_in_stream_or
         assert not info.num_pending and not info.num_ack_pending
 
 
+def store_event(i: int, token: str, store_agent: str, agent: str) -> tuple[str, bytes]:
+    """One event as the OpenClaw store 0.2.1 publishes it under OpenClaw 2026.9 (the session
+    key `agent:<id>:main`), on the subject CORTEX_EVENTS sources it to."""
+    kind = {"msg_in": "msg.in", "run_start": "run.start"}[token]
+    payload = {"from": "albert", "content": f"message {i}"} if token == "msg_in" else {"prompt": f"prompt {i}"}
+    data = {"id": f"o{i}", "ts": 1771318803000 + i, "agent": store_agent, "session": f"agent:{agent}:main",
+            "type": kind, "payload": payload}
+    return f"openclaw.events.{store_agent}.{token}", msgspec.json.encode(data)
+
+
+async def test_the_store_s_session_token_is_read_by_every_partition_and_applied_by_its_agent_s(
+        nc: Client, wait_for: WaitFor) -> None:
+    """OpenClaw 2026.9 with the store 0.2.1: an agent's messages arrive under the token `agent`
+    (slot 38), its runs under its own id — two slots, often two partitions. Each of its events is
+    still applied by its own partition only, once, in stream order: the partitions that own any
+    agent read the token's events and apply their own agents' of them."""
+    js = nc.jetstream()
+    await js.add_stream(StreamConfig(name="openclaw-events", subjects=["openclaw.events.>"]))
+    settings = load_settings({"CORTEX_PARTITIONS": "4", "CORTEX_OPENCLAW_STREAM": "openclaw-events"})
+    names = consumers_of("tally", 4)
+    await provision(js, settings, [ConsumerSpec(name=n, families=("msg", "run"), partition=k, partitions=4)
+                                   for k, n in enumerate(names)])
+    agents = AGENTS[:8]
+    assert {partition_of(a, 4) for a in agents} - {partition_of("agent", 4)}, "some agent lives elsewhere"
+    published = []
+    for i in range(160):
+        agent = agents[(i * 5) % len(agents)]
+        token, store_agent = ("msg_in", "agent") if i % 3 else ("run_start", agent)
+        subject, data = store_event(i, token, store_agent, agent)
+        await js.publish(subject, data)
+        published.append((f"o{i}", agent))
+    # a session key that names no valid agent: one dead letter, whichever partitions read it
+    bad = {"id": "bad", "ts": 1771318803000, "agent": "agent", "session": "agent:b@d:main", "type": "msg.in",
+           "payload": {"from": "albert", "content": "lost"}}
+    await js.publish("openclaw.events.agent.msg_in", msgspec.json.encode(bad))
+
+    recorders = [Recorder() for _ in names]
+    loops = [ConsumeLoop(js, worker="tally", consumer=names[k], handler=recorders[k],
+                         config=LoopConfig(batch_size=30, fetch_timeout_s=0.1, partition=k, partitions=4),
+                         health=Health(names[k]), label=names[k]) for k in range(4)]
+    tasks = [asyncio.create_task(loop.run()) for loop in loops]
+
+    async def copied() -> bool:
+        return (await js.stream_info(EVENTS_STREAM)).state.messages == len(published) + 1
+
+    await wait_for(copied, within=30)
+
+    async def caught_up() -> bool:
+        if sum(len(r.applied) for r in recorders) < len(published):
+            return False
+        if not (await js.stream_info(DLQ_STREAM)).state.messages:
+            return False
+        return all([not (await js.consumer_info(EVENTS_STREAM, n)).num_pending for n in names])
+
+    try:
+        await wait_for(caught_up, within=30)
+    finally:
+        for loop in loops:
+            loop.stop()
+        await asyncio.gather(*tasks)
+
+    assert (await js.stream_info(DLQ_STREAM)).state.messages == 1, "dead-lettered by one partition only"
+    for k, recorder in enumerate(recorders):
+        assert {partition_of(agent, 4) for agent, _ in recorder.applied} <= {k}
+    assert sorted(a for r in recorders for a in r.applied) == sorted((a, i) for i, a in published)
+    for agent in agents:
+        owner = recorders[partition_of(agent, 4)].applied
+        assert [i for a, i in owner if a == agent] == [i for i, a in published if a == agent]
+
+
 def test_partition_k_of_n_takes_the_slots_s_with_s_mod_n_equal_k() -> None:
     assert partition_slots(1, 4) == list(range(1, 64, 4))
     for n in (1, 2, 3, 4, 7, 64):
@@ -146,7 +218,10 @@ def test_partition_k_of_n_takes_the_slots_s_with_s_mod_n_equal_k() -> None:
         "cortex.msg.1.*.*", "cortex.openclaw.1.*.conversation_message_in",
         "cortex.openclaw.1.*.conversation_message_out", "cortex.openclaw.1.*.msg_in", "cortex.openclaw.1.*.msg_out",
         "cortex.msg.33.*.*", "cortex.openclaw.33.*.conversation_message_in",
-        "cortex.openclaw.33.*.conversation_message_out", "cortex.openclaw.33.*.msg_in", "cortex.openclaw.33.*.msg_out"]
+        "cortex.openclaw.33.*.conversation_message_out", "cortex.openclaw.33.*.msg_in", "cortex.openclaw.33.*.msg_out",
+        # the OpenClaw store's session token `agent` (slot 38): its events may be any partition's agents'
+        "cortex.openclaw.38.agent.conversation_message_in", "cortex.openclaw.38.agent.conversation_message_out",
+        "cortex.openclaw.38.agent.msg_in", "cortex.openclaw.38.agent.msg_out"]
     # the only consumer, or partition 0, also reads what the stream stored without a slot
     assert consumer_filter_subjects("cortex", ("notes",)) == ["cortex.notes.*.*.*", "cortex.notes.*.*"]
     assert consumer_filter_subjects("cortex", ("notes",), 0, 2) == [

@@ -24,7 +24,21 @@ from cortex_testkit import NotMet, wait_until
 from shared.embedded import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
-GATEWAY_DIR = ROOT / "tests" / "gateway"
+
+
+def gateway_dir() -> Path:
+    """The folder whose node_modules hold the gateway: tests/gateway, or the one
+    CORTEX_TEST_GATEWAY_DIR names when its lock file is tests/gateway's (CI keeps one installed
+    copy per lock file outside the clone, .ci/run: a clean clone then needs no npm ci of ~650 MB)."""
+    here = ROOT / "tests" / "gateway"
+    given = os.environ.get("CORTEX_TEST_GATEWAY_DIR")
+    if given and (Path(given) / "package-lock.json").is_file() \
+            and (Path(given) / "package-lock.json").read_bytes() == (here / "package-lock.json").read_bytes():
+        return Path(given)
+    return here
+
+
+GATEWAY_DIR = gateway_dir()
 PLUGIN_DIR = ROOT / "deploy" / "openclaw-plugin"
 EVENTSTORE_DIR = GATEWAY_DIR / "node_modules" / "@vainplex" / "nats-eventstore"
 OPENCLAW = GATEWAY_DIR / "node_modules" / "openclaw" / "openclaw.mjs"

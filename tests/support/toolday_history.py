@@ -304,7 +304,7 @@ def events(until: int, since: int = 1) -> list[dict[str, Any]]:
 
     out = []
     for subject, data in store(until, since):
-        mapped = map_store_event(subject.rsplit(".", 1)[1], data)
+        mapped = map_store_event(subject.rsplit(".", 1)[1], data, subject.split(".")[-2])
         assert isinstance(mapped, Mapped), mapped
         event = msgspec.to_builtins(mapped.event)
         out.append({"type": _TYPE[subject.rsplit(".", 1)[1]], **event})

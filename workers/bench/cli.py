@@ -63,6 +63,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mcp-calls", type=int, help="calls per MCP tool beside its NATS round trip (default 200)")
     parser.add_argument("--plugin-turns", type=int,
                         help="OpenClaw plugin turns of each kind beside their NATS requests (default 200)")
+    parser.add_argument("--plugin-dir", help="the OpenClaw plugin's source, a checkout's deploy/openclaw-plugin "
+                                             "(default: beside this installation, else under the current directory "
+                                             "or one above it)")
     parser.add_argument("--hostile-reps", type=int, help="timed repetitions per pathological message (default 20)")
     parser.add_argument("--recall-messages", type=int, help="events indexed before recall queries (default 1000)")
     parser.add_argument("--recall-limit", dest="recall_limit_s", type=float,
@@ -91,7 +94,7 @@ def register(sub: Any) -> None:
 _FIELDS = ("events", "agents", "limit_runs", "rates", "duration_s", "boot_every", "drain_limit_s", "api_requests",
            "mcp_calls", "plugin_turns", "hostile_reps", "recall_messages", "recall_limit_s", "recall_scale",
            "capacity_duration_s", "capacity_max", "workers", "pipeline", "phases", "seed",
-           "workdir", "profile_dir", "nats_url", "out")
+           "workdir", "profile_dir", "plugin_dir", "nats_url", "out")
 
 
 def _progress(line: str) -> None:

@@ -43,6 +43,7 @@ class BenchConfig(msgspec.Struct, frozen=True, kw_only=True):
     out: str = "bench-results.json"
     workdir: str | None = None  # keep worker logs here (default: a temporary directory)
     profile_dir: str | None = None  # run the throughput workers under cProfile, output here
+    plugin_dir: str | None = None  # deploy/openclaw-plugin of a checkout (default: found, workers.bench.pluginlatency)
     quick: bool = False
 
 

@@ -5,8 +5,11 @@ with the prompt) and a first turn with both — each beside the bare NATS reques
 makes, sent from the same process (``deploy/openclaw-plugin/bench/turns.mjs``). The agent is
 the api phase's full-size state, with a few hundred messages indexed for recall.
 
-The plugin's source is the checkout's: the phase is skipped, saying why, without it (an
-installed copy has no deploy/), without node and npm, or when its dependency cannot be installed.
+The plugin's source is a checkout's (``plugin_source``): ``--plugin-dir``, else the one beside
+this installation (an editable install), else the ``deploy/openclaw-plugin`` of the current
+directory or of a directory above it (an installed copy run from a checkout: CI's). The phase
+is skipped, saying why, without it, without node and npm, or when its dependency cannot be
+installed.
 """
 
 from __future__ import annotations
@@ -32,7 +35,8 @@ from workers.bench.results import Latency, PluginCall, PluginResult
 from workers.bench.session import BenchError, Session
 from workers.bench.stats import summarize
 
-PLUGIN_DIR: Final = Path(__file__).resolve().parents[2] / "deploy" / "openclaw-plugin"
+PLUGIN_PATH: Final = Path("deploy") / "openclaw-plugin"  # in a checkout
+INSTALLED_BESIDE: Final = Path(__file__).resolve().parents[2] / PLUGIN_PATH
 WARM_UP: Final = 5
 MESSAGES: Final = 300  # indexed for the agent before the turns: something to recall (quick: a tenth)
 INDEX_LIMIT_S: Final = 120.0
@@ -73,8 +77,21 @@ def _call(plugin_ms: list[float], direct_ms: list[float], timeout_ms: int) -> Pl
                       over_default_timeout=sum(1 for ms in plugin_ms if ms > timeout_ms))
 
 
-def default_timeout_ms() -> int:
-    manifest = json.loads((PLUGIN_DIR / "openclaw.plugin.json").read_text())
+def plugin_source(given: str | None, cwd: Path) -> Path | str:
+    """The plugin's source folder, or why there is none: ``given`` (``--plugin-dir``) itself,
+    else the first of this installation's checkout and ``cwd``'s and its parents' that holds it."""
+    if given is not None:
+        path = Path(given).resolve()
+        return path if (path / "index.js").is_file() else f"--plugin-dir {given}: no plugin there (no index.js)"
+    for path in (INSTALLED_BESIDE, *(d / PLUGIN_PATH for d in (cwd.resolve(), *cwd.resolve().parents))):
+        if (path / "index.js").is_file():
+            return path
+    return (f"the plugin's source is neither beside this installation ({INSTALLED_BESIDE}) nor under {cwd} or "
+            f"above: run cortex bench from a checkout, or give --plugin-dir")
+
+
+def default_timeout_ms(plugin: Path) -> int:
+    manifest = json.loads((plugin / "openclaw.plugin.json").read_text())
     return int(manifest["configSchema"]["properties"]["timeoutMs"]["default"])
 
 
@@ -124,19 +141,19 @@ async def _drive(session: Session, node: str, home: Path) -> _Turns:
 
 async def run(session: Session, state_written: bool) -> PluginResult:
     node, npm = shutil.which("node"), shutil.which("npm")
-    if not (PLUGIN_DIR / "index.js").is_file():
-        return PluginResult(skipped=f"the plugin's source is not beside this installation ({PLUGIN_DIR}): run "
-                                    "cortex bench from a checkout")
+    source = plugin_source(session.config.plugin_dir, Path.cwd())
+    if isinstance(source, str):
+        return PluginResult(skipped=source)
     if node is None or npm is None:
         return PluginResult(skipped="the plugin runs in Node: node and npm are not on PATH")
     home = session.workdir / "openclaw-plugin"
-    shutil.copytree(PLUGIN_DIR, home, dirs_exist_ok=True, ignore=shutil.ignore_patterns("node_modules"))
+    shutil.copytree(source, home, dirs_exist_ok=True, ignore=shutil.ignore_patterns("node_modules"))
     session.progress("[plugin] installing the plugin's dependency (npm ci)")
     if (why := await _npm_ci(npm, home)) is not None:
         return PluginResult(skipped=f"the plugin's dependency is not installed: {why}")
     if not state_written:
         await write_full_state(session.js, AGENT)
-    result = PluginResult(agent=AGENT, default_timeout_ms=default_timeout_ms())
+    result = PluginResult(agent=AGENT, default_timeout_ms=default_timeout_ms(source))
     result.memories = await _index_messages(session)
     session.progress(f"[plugin] the prompt hook of {AGENT} ({result.memories} memories for the first prompt): "
                      f"{session.config.plugin_turns} turns of each kind, each beside its bare NATS request")

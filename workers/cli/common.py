@@ -13,7 +13,7 @@ from nats.aio.client import Client
 
 from shared.config import Settings
 from shared.connection import ConnectError, connect, lost_connection
-from shared.names import EVENTS_STREAM, agent_event_filters, published_subject
+from shared.names import EVENTS_STREAM, agent_event_filters, published_subject, session_agent_filter
 from workers.cli.base import CliError
 
 
@@ -82,7 +82,8 @@ async def has_data(js: Any, prefix: str, agent: str) -> bool:
     """Has Cortex any event of ``agent``? (Cannot tell, e.g. no JetStream permission: True —
     never claim there is none.)"""
     try:
-        for subject in agent_event_filters(prefix, agent):
+        # the OpenClaw store's events filed under its session token may be any agent's: any at all count
+        for subject in (*agent_event_filters(prefix, agent), session_agent_filter(prefix)):
             if (await js.stream_info(EVENTS_STREAM, subjects_filter=subject)).state.subjects:
                 return True
     except Exception:

@@ -2,7 +2,7 @@
 // every turn, each asked of Cortex within the turn's deadline and left out when it is not
 // there in time. Whatever happens, the turn goes on: this code never throws into the gateway.
 
-import { cortexAgent, sessionOf } from "./agent.js";
+import { cortexAgent, personOf, sessionOf } from "./agent.js";
 import { briefingBlock, memoriesBlock } from "./blocks.js";
 import { CortexError, FAILURES, isCortexError } from "./nats.js";
 
@@ -65,9 +65,10 @@ export function createTurns({ config, link, logger, state = sharedState(), now =
     while (state.sessions.size > MAX_SESSIONS) state.sessions.delete(state.sessions.keys().next().value);
   }
 
-  async function briefing(agent, ctx, key, deadline) {
+  async function briefing(agent, person, ctx, key, deadline) {
     const doc = await ask("boot", `${config.prefix}.api.boot.${agent}`,
-      { session: (ctx.sessionKey || ctx.sessionId || "").slice(0, 128) || undefined, max_chars: config.boot.maxChars },
+      { session: (ctx.sessionKey || ctx.sessionId || "").slice(0, 128) || undefined, max_chars: config.boot.maxChars,
+        person },
       deadline);
     if (doc === null) return undefined; // asked again at the next turn
     const block = briefingBlock(doc);
@@ -76,9 +77,10 @@ export function createTurns({ config, link, logger, state = sharedState(), now =
     return block;
   }
 
-  async function memories(agent, prompt, deadline) {
+  async function memories(agent, person, prompt, deadline) {
     const reply = await ask("recall", `${config.prefix}.api.recall.${agent}`,
-      { query: prompt.slice(0, MAX_QUERY_CHARS), limit: config.recall.limit, budget_tokens: config.recall.budgetTokens },
+      { query: prompt.slice(0, MAX_QUERY_CHARS), limit: config.recall.limit, budget_tokens: config.recall.budgetTokens,
+        person },
       deadline);
     if (reply === null) return null;
     const block = memoriesBlock(reply, config.recall);
@@ -98,14 +100,16 @@ export function createTurns({ config, link, logger, state = sharedState(), now =
       state.stats.skipped += 1;
       return undefined;
     }
-    const key = `${agent}\u0000${sessionOf(ctx)}`;
+    // the person's briefing and memories: theirs and the agent's shared ones, never another person's
+    const person = config.perPerson ? personOf(ctx) : undefined;
+    const key = `${agent}\u0000${sessionOf(ctx)}\u0000${person ?? ""}`;
     const prompt = promptOf(event);
     const deadline = now() + config.timeoutMs;
     const first = config.boot.enabled && !state.sessions.has(key);
     const recall = config.recall.enabled && prompt.length >= config.recall.minPromptChars;
     const [fresh, recalled] = await Promise.all([
-      first ? briefing(agent, ctx, key, deadline) : undefined,
-      recall ? memories(agent, prompt, deadline) : null,
+      first ? briefing(agent, person, ctx, key, deadline) : undefined,
+      recall ? memories(agent, person, prompt, deadline) : null,
     ]);
     const result = {};
     const known = state.sessions.get(key);
@@ -128,7 +132,9 @@ export function createTurns({ config, link, logger, state = sharedState(), now =
     },
     onSessionEnd(_event, ctx) {
       const agent = cortexAgent(ctx ?? {}, config);
-      if (agent !== null) state.sessions.delete(`${agent}\u0000${sessionOf(ctx ?? {})}`);
+      if (agent === null) return;
+      const session = `${agent}\u0000${sessionOf(ctx ?? {})}\u0000`; // every person's briefing of it
+      for (const key of [...state.sessions.keys()]) if (key.startsWith(session)) state.sessions.delete(key);
     },
   };
 }

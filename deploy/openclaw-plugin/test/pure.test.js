@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { cortexAgent, eventStoreAgent, openclawAgent, sessionOf } from "../src/agent.js";
+import { cortexAgent, eventStoreAgent, filedAgent, openclawAgent, personOf, sessionOf } from "../src/agent.js";
 import { BRIEFING_HEADING, MEMORIES_HEADING, briefingBlock, memoriesBlock } from "../src/blocks.js";
 import { resolveConfig } from "../src/config.js";
 import { parseNatsUrl } from "../src/nats.js";
@@ -49,8 +49,26 @@ test("the agent is named as the event store names it, unless told otherwise", ()
   assert.equal(cortexAgent({ agentId: "main", sessionKey: "agent:main:main" }, { agentIdFrom: "openclaw" }), "main");
   assert.equal(cortexAgent({ agentId: "main" }, { agentId: "albert", agentIdFrom: "eventstore" }), "albert");
   assert.equal(cortexAgent({ agentId: "ä.b" }, { agentIdFrom: "eventstore" }), null, "no valid subject token");
+  // Cortex files the store's "agent" under the session key's <id> (shared/openclaw.py filed_agent: the same cases)
+  assert.equal(filedAgent({ sessionKey: "agent:ops:telegram:direct:42" }), "ops");
+  assert.equal(filedAgent({ agentId: "main", sessionKey: "agent:main:main" }), "main");
+  assert.equal(filedAgent({ agentId: "viola", sessionKey: "agent:ops:main" }), "viola", "the store's word stands");
+  for (const sessionKey of ["agent", "agent:", "agent:ops", "agent::main", "agents:ops:main"]) {
+    assert.equal(filedAgent({ sessionKey }), sessionKey.startsWith("agents") ? "agents" : "agent", sessionKey);
+  }
+  assert.equal(cortexAgent({ agentId: "main", sessionKey: "agent:main:main" }, { agentIdFrom: "eventstore" }), "main");
+  assert.equal(cortexAgent({ sessionKey: "agent:b@d:main" }, { agentIdFrom: "eventstore" }), null);
   assert.equal(sessionOf({ sessionId: "s-1", sessionKey: "agent:main:main" }), "s-1");
   assert.equal(sessionOf({ sessionKey: "agent:main:main" }), "agent:main:main");
+});
+
+test("the person of the turn is OpenClaw's sender id, as Cortex files the sender", () => {
+  assert.equal(personOf({ senderId: "@albert:example.org" }), "@albert:example.org");
+  assert.equal(personOf({ senderId: " 42 ", channelContext: { sender: { id: "x" } } }), "42");
+  assert.equal(personOf({ channelContext: { sender: { id: "cli" } } }), "cli");
+  for (const ctx of [{}, { senderId: "" }, { senderId: "   " }, { senderId: 42 }, { senderId: "x".repeat(257) }]) {
+    assert.equal(personOf(ctx), undefined, JSON.stringify(ctx).slice(0, 40));
+  }
 });
 
 test("the briefing block says where it comes from and names lagging workers", () => {

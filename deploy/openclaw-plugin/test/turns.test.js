@@ -55,7 +55,7 @@ test("the first turn gets the briefing and the memories; later turns the memorie
   assert.equal(first.prependContext, `${MEMORIES_HEADING}\n> [fact] The deploy key rotates every Friday.`);
   const second = await turn(stand, "And the billing migration?");
   assert.equal(second.prependSystemContext, first.prependSystemContext, "the briefing stays in front all session");
-  assert.ok(cortex.asked.every((a) => a.agent === "agent"), "asked of the agent the event store files events under");
+  assert.ok(cortex.asked.every((a) => a.agent === "main"), "asked of the agent Cortex files the session's events under");
   assert.equal(cortex.asked.filter((a) => a.kind === "boot").length, 1, "boot asked once per session");
   assert.equal(cortex.asked.filter((a) => a.kind === "recall").length, 2, "recall asked every turn");
   const boot = cortex.asked.find((a) => a.kind === "boot");
@@ -63,6 +63,29 @@ test("the first turn gets the briefing and the memories; later turns the memorie
   const recall = cortex.asked.find((a) => a.kind === "recall");
   assert.deepEqual(recall.body, { query: "When does the deploy key rotate?", limit: 5, budget_tokens: 500 });
   assert.deepEqual(sharedState().stats.boot.ok, 1);
+});
+
+test("the person of the turn: their briefing and their memories, each person of a session their own", async () => {
+  answering();
+  const stand = await registered({});
+  const albert = { ...main(), senderId: "@albert:example.org" };
+  const viola = { ...main(), channelContext: { sender: { id: " 42 " } } };
+  await turn(stand, "When does the deploy key rotate?", albert);
+  await turn(stand, "When does the deploy key rotate?", albert);
+  await turn(stand, "When does the deploy key rotate?", viola);
+  const asked = (kind) => cortex.asked.filter((a) => a.kind === kind).map((a) => a.body.person);
+  assert.deepEqual(asked("boot"), ["@albert:example.org", "42"], "a briefing per person, not another's from the cache");
+  assert.deepEqual(asked("recall"), ["@albert:example.org", "@albert:example.org", "42"]);
+  stand.hooks.get("session_end").handler({}, main());
+  await turn(stand, "When does the deploy key rotate?", albert);
+  assert.equal(asked("boot").length, 3, "session_end forgets every person's briefing of the session");
+  // no usable sender id: the agent's whole memory, as before; perPerson: false never asks for one
+  for (const ctx of [{ ...main("s-2"), senderId: "" }, { ...main("s-3"), senderId: "x".repeat(257) }]) {
+    await turn(stand, "When does the deploy key rotate?", ctx);
+  }
+  const off = await registered({ perPerson: false });
+  await turn(off, "When does the deploy key rotate?", { ...main("s-4"), senderId: "@albert:example.org" });
+  assert.deepEqual(asked("recall").slice(4), [undefined, undefined, undefined]);
 });
 
 test("a new session (a new session id) gets a fresh briefing; session_end forgets the old one", async () => {

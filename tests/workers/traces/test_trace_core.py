@@ -197,7 +197,7 @@ def _main_chat_days() -> TraceDoc:
     doc = None
     for subject, data in [*one.out, *two.out]:
         token = subject.rsplit(".", 1)[1]
-        mapped = map_store_event(token, data)
+        mapped = map_store_event(token, data, subject.split(".")[-2])
         assert isinstance(mapped, Mapped), mapped
         doc = apply_event(doc, mapped.event, kinds[token], config) or doc  # type: ignore[arg-type]
     assert doc is not None
