@@ -399,3 +399,26 @@ def test_one_shared_word_is_no_match_and_a_promise_is_its_owners() -> None:
     assert match([label], [True], [Candidate("send you the ice cream recipe", who="you")], names, speakers).pairs
     (line,) = briefing_candidates(BOOT)["commitments"][1:]
     assert line.who == "Ana"
+
+
+async def test_the_real_set_runs_through_a_model_beside_the_structured_path(
+        tmp_path: Path, locomo_file: Path, qmsum_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--real --llm``: the structured run, then the same conversations with the configured
+    model (a small OpenAI-compatible server with canned answers: the path, no quality), both
+    reported; the model was asked to read the conversation."""
+    from llm_fakes import ChatServer
+
+    root = _write_labels(tmp_path / "labels", FIXTURE_LABELS)
+    out = tmp_path / "report.json"
+    with ChatServer() as server:
+        settings = load_settings({"CORTEX_LLM_PROVIDER": "openai", "CORTEX_LLM_BASE_URL": server.url,
+                                  "CORTEX_LLM_MODEL": "local-model", "CORTEX_EMBEDDER": "hashing"})
+        args = _cli_args(locomo=str(locomo_file), qmsum=str(qmsum_dir), labels=str(root), llm=True, out=str(out))
+        assert await eval_cli.cmd_eval_briefing(args, settings) == 0
+        asked = {body["tools"][0]["function"]["name"] for _, _, body in server.requests if body.get("tools")}
+    rep = json.loads(out.read_text())
+    assert rep["conversations"] == rep["llm"]["conversations"] == ["locomo-0"]
+    assert rep["llm"]["model"] == "openai local-model"
+    assert set(rep["llm"]["stored"]) >= {"threads", "decisions", "commitments"}
+    assert "record_reading" in asked  # the extraction worker read the session windows
+    assert "with the model (openai local-model)" in capsys.readouterr().out
