@@ -110,7 +110,7 @@ class ConsumerSpec(msgspec.Struct, frozen=True, kw_only=True):
     partition: int | None = None
     partitions: int = 1
     feedback_kinds: tuple[str, ...] | None = None
-    buckets: tuple[str, ...] = ()  # the document buckets its worker writes (``provision`` makes them)
+    buckets: tuple[str, ...] = ()  # the document buckets its worker writes or reads (``provision`` makes them)
 
     def filter_subjects(self, prefix: str) -> list[str]:
         return consumer_filter_subjects(prefix, self.families, self.partition, self.partitions, self.feedback_kinds)

@@ -135,7 +135,10 @@ class WorkerSpec:
     def consumer(self, name: str, partition: int | None = None, partitions: int = 1) -> ConsumerSpec:
         """Its durable consumer ``name`` (of partition ``partition`` of ``partitions``)."""
         return ConsumerSpec(name=name, families=self.families, partition=partition, partitions=partitions,
-                            feedback_kinds=self.feedback_kinds, buckets=self.buckets)
+                            feedback_kinds=self.feedback_kinds,
+                            # the buckets it writes and those it reads as of a trigger: a worker provisioned
+                            # alone (an eval's recall) still finds its sources' buckets, empty
+                            buckets=tuple(dict.fromkeys([*self.buckets, *self.reads_as_of])))
 
     @property
     def consumes(self) -> bool:
