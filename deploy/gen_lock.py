@@ -12,8 +12,12 @@ never enter a lock.
 
 The resolution is pyproject.toml's, not a developer's environment: uv resolves for CPython 3.11
 on Linux (the image's) from the package index, as of the moment written in each lock's
-header (``--exclude-newer``), so ``--check`` resolves again as of then and gets the same
-locks on any machine — until pyproject.toml changes.
+header (``--exclude-newer``). ``--check`` resolves again as of then with the locks' own
+versions as constraints, so it asks "is this still a resolution of pyproject.toml?" and not
+"would the index pick the same today?": a mirror that learns of an older release later
+(msgspec 0.23.0 appeared on this machine's index after a lock stamped later than its upload)
+does not make a correct lock stale. It fails when pyproject.toml adds, drops or excludes a
+dependency the locks pin.
 
     .venv/bin/python deploy/gen_lock.py            # resolve as of now and write the three locks
     .venv/bin/python deploy/gen_lock.py --check    # exit 1 when pyproject.toml no longer gives them
@@ -100,11 +104,13 @@ def uv() -> str:
     return str(find_uv_bin())
 
 
-def compile_pins(inputs: list[str], as_of: str) -> dict[str, tuple[str, list[str]]]:
-    """``uv pip compile`` of ``inputs`` (files and options) for the image, as of ``as_of``."""
+def compile_pins(inputs: list[str], as_of: str, pinned: Path | None = None) -> dict[str, tuple[str, list[str]]]:
+    """``uv pip compile`` of ``inputs`` (files and options) for the image, as of ``as_of``;
+    with ``pinned``, a constraints file of versions to keep (the check's)."""
     excluded = [arg for name in NOT_IN_IMAGES for arg in ("--no-emit-package", name)]
+    keep = ["--constraint", str(pinned)] if pinned is not None else []
     out = subprocess.run([uv(), "pip", "compile", "--quiet", "--no-config", "--generate-hashes", "--no-header",
-                          "--no-annotate", *TARGET, "--exclude-newer", as_of, *excluded, *inputs],
+                          "--no-annotate", *TARGET, "--exclude-newer", as_of, *excluded, *keep, *inputs],
                          check=False, capture_output=True, text=True, cwd=ROOT)
     if out.returncode != 0:
         sys.exit(f"gen_lock: uv pip compile failed: {out.stderr.strip()}")
@@ -118,16 +124,22 @@ def build_requires() -> list[str]:
     return list(tomllib.loads(PYPROJECT.read_text())["build-system"]["requires"])
 
 
-def resolve(as_of: str) -> dict[Path, str]:
-    """The three locks' texts, resolved from pyproject.toml as of ``as_of``."""
+def resolve(as_of: str, keep: dict[str, str] | None = None) -> dict[Path, str]:
+    """The three locks' texts, resolved from pyproject.toml as of ``as_of`` (keeping the
+    versions ``keep`` names where pyproject.toml still allows them)."""
     with tempfile.TemporaryDirectory() as tmp:
-        base = compile_pins([str(PYPROJECT)], as_of)
+        pinned = None
+        if keep:
+            pinned = Path(tmp) / "keep.txt"
+            pinned.write_text("".join(f"{name}=={version}\n" for name, version in sorted(keep.items())))
+        base = compile_pins([str(PYPROJECT)], as_of, pinned)
         constraints = Path(tmp) / "base.txt"
         constraints.write_text("".join(f"{name}=={version}\n" for name, (version, _) in base.items()))
-        full = compile_pins([str(PYPROJECT), "--extra", RECALL_EXTRA, "--constraint", str(constraints)], as_of)
+        full = compile_pins([str(PYPROJECT), "--extra", RECALL_EXTRA, "--constraint", str(constraints)], as_of,
+                            pinned)
         wanted = Path(tmp) / "build.in"
         wanted.write_text("".join(f"{r}\n" for r in build_requires()))
-        build = compile_pins([str(wanted)], as_of)
+        build = compile_pins([str(wanted)], as_of, pinned)
     added = {name: pin for name, pin in full.items() if name not in base}
     texts = {}
     for path, pins, text in ((LOCK_FILE, base, BASE_TEXT), (RECALL_LOCK_FILE, added, RECALL_TEXT),
@@ -156,7 +168,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="resolve again as of the locks' time: exit 1 when pyproject.toml no longer gives them")
     args = parser.parse_args(argv)
     if args.check:
-        problems = stale_locks(resolve(locked_as_of()))
+        locked = {name: version for path in (LOCK_FILE, RECALL_LOCK_FILE, BUILD_LOCK_FILE) if path.exists()
+                  for name, (version, _) in parse(path.read_text()).items()}
+        problems = stale_locks(resolve(locked_as_of(), locked))
         for problem in problems:
             print(problem, file=sys.stderr)
         return 1 if problems else 0

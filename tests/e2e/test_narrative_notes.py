@@ -43,7 +43,7 @@ async def test_a_daily_notes_sections_are_in_the_next_narratives_timeline(
                               "CORTEX_RUNTIME_FETCH_TIMEOUT_MS": "100", "CORTEX_BOOT_WAIT_MS": "200"})
     nc = await nats.connect(nats_url)
     js = nc.jetstream()
-    await provision(js, settings, consumer_specs())
+    await provision(js, settings, [s for s in consumer_specs() if s.name == "narrative"])
     host = WorkerHost(settings, [all_specs()["narrative"]], __version__)
     task = asyncio.create_task(host.run())
     reader = DocReader(js)

@@ -37,7 +37,7 @@ async def test_a_note_on_the_contract_subject_reaches_the_workers(nats_url: str,
                               "CORTEX_RUNTIME_FETCH_TIMEOUT_MS": "100", "CORTEX_BOOT_WAIT_MS": "200"})
     nc = await nats.connect(nats_url)
     js = nc.jetstream()
-    report = await provision(js, settings, consumer_specs())
+    report = await provision(js, settings, [s for s in consumer_specs() if s.name == "narrative"])
     assert report[f"stream {NOTES_STREAM}"] == "created"
     host = WorkerHost(settings, [all_specs()["narrative"]], __version__)
     task = asyncio.create_task(host.run())

@@ -110,7 +110,8 @@ async def test_the_knowledge_worker_through_a_local_server(server: ChatServer, n
             return doc is not None and any("llm" in e.source and e.value == "Cortex" for e in doc.entities)
 
         await wait_for(merged, within=30)
-        assert await drained(js, ["knowledge"])
+        # the document is written before the batch's events are acked: wait for the acks
+        await wait_for(lambda: drained(js, ["knowledge"]), within=30)
         [(path, _, body)] = server.requests
         assert path == "/v1/chat/completions" and body["messages"][1]["content"].count("<message ") == 2
     finally:

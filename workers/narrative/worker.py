@@ -143,6 +143,9 @@ class NarrativeProjection(Projection[NarrativeDoc, NarrativeInputs]):
         # the snapshot made for this very compaction
         fields = {"threads", "decisions", "commitments"} | ({"snapshot"} if env.family == "compaction" else set())
         sources = [s for s in SOURCES if s.field in fields]
+        # read complete, as a replay does: a session's block made with the threads worker behind
+        # said "1 promise" live and "Topics: frontend build · 1 promise" in the replay
+        await self._ctx.inputs.patiently(sources, env)
         docs = (await self._ctx.inputs.at_trigger(self._ctx.worker, sources, env)).docs
         snapshot = docs.get("snapshot")
         inputs = NarrativeInputs(threads=docs["threads"], decisions=docs["decisions"], snapshot=snapshot,
