@@ -162,6 +162,18 @@ class PullFetcher:
             if not self._buffer and self._error is None and time.monotonic() >= deadline:
                 return []
 
+    async def poll(self, batch: int, expires_s: float) -> list[Msg]:
+        """Up to ``batch`` messages that have arrived, without waiting; when fewer did and no
+        request is open, one is opened for the rest (lasting ``expires_s``), so the next poll
+        finds them. What a consume loop that holds messages already reads ahead with."""
+        self._raise_error()
+        if self._open and time.monotonic() > self._open_until:
+            self._open = 0  # its 408 was lost (a reconnect): the server has forgotten it
+        taken = self._take(batch)
+        if not self._open and len(taken) < batch:
+            await self._request(batch - len(taken), expires_s)
+        return taken
+
     async def _gather(self, batch: int) -> None:
         """While an open request is still delivering (a backlog), let what is already on
         the socket arrive before taking a batch: a few event-loop turns, no timer, so a

@@ -21,7 +21,7 @@ import pytest
 from workers.bench import REPORT_KEYS, Report, pluginlatency
 
 VERDICTS = {"pass", "miss", "info", "n/a", "skipped", "failed"}
-PHASES = ("limit", "freshness", "api", "mcp", "plugin", "recall", "hostile", "scaleout", "ingest")
+PHASES = ("limit", "freshness", "api", "mcp", "plugin", "recall", "hostile", "scaleout", "ingest", "fairness")
 PLUGIN = Path(__file__).resolve().parents[2] / "deploy" / "openclaw-plugin"
 
 
@@ -72,6 +72,11 @@ def check_report(path: Path) -> Report:
     assert report.plugin.skipped is not None or (report.plugin.boot.plugin.n and report.plugin.recall.plugin.n)
     assert report.hostile.skipped is not None or (report.hostile.variants and report.hostile.worst_ratio)
     assert report.ingest.skipped is not None or (report.ingest.ratio and report.ingest.copy_msgs_per_s)
+    fair = report.fairness
+    assert fair.skipped is not None or (
+        [r.mode for r in fair.runs] == ["alone", "noisy neighbour", "noisy neighbour, in order"]
+        and all(r.quiet.n == fair.quiet_messages and not r.quiet.lost for r in fair.runs)
+        and [r.read_ahead for r in fair.runs] == ["default", "default", "1"])
     return report
 
 
