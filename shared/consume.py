@@ -226,6 +226,7 @@ class ConsumeLoop:
         self._applied = 0
         self._inflight: list[Msg] = []
         self._lanes = Lanes()  # read ahead, waiting for their agents' turns
+        self._sub: PullFetcher | None = None  # the fetcher (a new one after a resync)
         self._read_top = 0  # the highest stream sequence read (every message up to it is held or handled)
         self._fetch_failed = False  # the last fetch failed: not ready until one succeeds
         self._stop = asyncio.Event()
@@ -316,7 +317,7 @@ class ConsumeLoop:
 
     async def run(self) -> None:
         await self._retry_transient("rewind", self._rewind)
-        sub = fetcher_for(self._js, EVENTS_STREAM, self.consumer)
+        sub = self._sub = fetcher_for(self._js, EVENTS_STREAM, self.consumer)
         await sub.start()
         heartbeat = asyncio.create_task(self._heartbeat(), name=f"{self.consumer}-heartbeat")
         self._health.set_ready(True, "consuming")
@@ -325,7 +326,9 @@ class ConsumeLoop:
                 msgs, behind_a_gap = self._delivered_in_order(await self._read(sub))
                 await self._intake(msgs)
                 if self._lanes:
-                    await self._run_batch(self._lanes.take(self._cfg.batch_size))
+                    batch = self._lanes.take(self._cfg.batch_size)
+                    await self._ask_ahead(sub)
+                    await self._run_batch(batch)
                 if behind_a_gap:
                     sub = await self._resync(sub, behind_a_gap)
                 await self._refresh_consumer_info()
@@ -346,7 +349,24 @@ class ConsumeLoop:
         room = self._room()
         if not self._lanes:
             return await self._fetch(sub.fetch(room, self._cfg.fetch_timeout_s))
-        return await self._fetch(sub.poll(room, self._cfg.fetch_timeout_s)) if room > 0 else []
+        return await self._fetch(sub.poll(room, self._busy_expiry_s)) if room > 0 else []
+
+    @property
+    def _busy_expiry_s(self) -> float:
+        """How long a pull request made while batches are applied stays open: a batch's length
+        at least (what arrives in it is read right after it, not one batch later), no longer
+        than the heartbeat that keeps the messages it delivered from their ack wait."""
+        return max(self._cfg.fetch_timeout_s, self._cfg.ack_wait_s / 3)
+
+    def _sub_buffer(self) -> list[Msg]:
+        return self._sub.buffered() if self._sub is not None else []
+
+    async def _ask_ahead(self, sub: PullFetcher) -> None:
+        """Keep a pull request open for the room a batch just made, so what arrives while the
+        batch is applied (another agent's next event) is read right after it. A request that
+        cannot be sent now is sent by the next read, which reports why."""
+        with contextlib.suppress(nats.errors.Error):
+            await sub.ask(self._room(), self._busy_expiry_s)
 
     async def _intake(self, msgs: list[Msg]) -> None:
         """File each message in its agent's lane, decided once, in stream order (what the
@@ -397,7 +417,7 @@ class ConsumeLoop:
         await sub.stop()
         await self._give_back([h.msg for h in self._lanes.clear()])  # the rewind delivers them again, in order
         await self._retry_transient("rewind", self._rewind)
-        fresh = fetcher_for(self._js, EVENTS_STREAM, self.consumer)
+        fresh = self._sub = fetcher_for(self._js, EVENTS_STREAM, self.consumer)
         await fresh.start()
         return fresh
 
@@ -663,7 +683,7 @@ class ConsumeLoop:
         interval = max(0.5, self._cfg.ack_wait_s / 3)
         while True:
             await asyncio.sleep(interval)
-            for msg in [*self._inflight, *(h.msg for h in self._lanes)]:
+            for msg in [*self._inflight, *(h.msg for h in self._lanes), *self._sub_buffer()]:
                 with contextlib.suppress(Exception):
                     await msg.in_progress()
 

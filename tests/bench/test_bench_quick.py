@@ -76,7 +76,8 @@ def check_report(path: Path) -> Report:
     assert fair.skipped is not None or (
         [r.mode for r in fair.runs] == ["alone", "noisy neighbour", "noisy neighbour, in order"]
         and all(r.quiet.n == fair.quiet_messages and not r.quiet.lost for r in fair.runs)
-        and [r.read_ahead for r in fair.runs] == ["default", "default", "1"])
+        and [r.read_ahead for r in fair.runs] == ["default", "default", "1"]
+        and [r.first_quiet_behind is not None for r in fair.runs] == [False, True, True])
     return report
 
 

@@ -259,6 +259,9 @@ class FairnessRun(msgspec.Struct, kw_only=True):
     quiet: Latency = msgspec.field(default_factory=Latency)  # publish → the quiet agent's document
     drain_s: float | None = None  # the burst's publish → the consumer drained
     cpu_us_per_event: float | None = None  # the worker's CPU time over the run per event published
+    # the burst's events applied before the quiet agent's first message (published once the worker
+    # takes the burst): the documents' write order, load-independent; in stream order it is the burst
+    first_quiet_behind: int | None = None
 
 
 class FairnessResult(msgspec.Struct, kw_only=True):
