@@ -363,10 +363,13 @@ class ConsumeLoop:
 
     async def _ask_ahead(self, sub: PullFetcher) -> None:
         """Keep a pull request open for the room a batch just made, so what arrives while the
-        batch is applied (another agent's next event) is read right after it. A request that
+        batch is applied (another agent's next event) is read right after it — for as long as a
+        long batch takes while messages are still held (a backlog), for an idle tick when the
+        batch was all there was (a stop waits for the open request, at most 2 s). A request that
         cannot be sent now is sent by the next read, which reports why."""
+        expiry = self._busy_expiry_s if self._lanes else self._cfg.fetch_timeout_s
         with contextlib.suppress(nats.errors.Error):
-            await sub.ask(self._room(), self._busy_expiry_s)
+            await sub.ask(self._room(), expiry)
 
     async def _intake(self, msgs: list[Msg]) -> None:
         """File each message in its agent's lane, decided once, in stream order (what the
