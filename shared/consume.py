@@ -1,25 +1,34 @@
 """The one consume loop every worker runs.
 
-Order is part of correctness, so the loop applies a consumer's events strictly in stream
+Order is part of correctness, so the loop applies each agent's events strictly in stream
 order, one batch at a time:
 
-1. fetch a batch; an empty fetch is an idle tick;
-2. decode and validate each message once; bad input is dead-lettered with a reason;
-3. ``handler.apply`` each event in order. A transient failure (store or NATS unreachable;
-   never an LLM, whose calls ``shared.llm`` bounds and lets fall back to the structured path)
-   is retried in place, without limit, with capped backoff, while readiness is false —
+1. read ahead: fetch up to ``read_ahead`` messages (and ``read_ahead_bytes``) past the
+   ones applied, decode and validate each once, and file it in its agent's lane
+   (``shared.lanes``); an empty fetch is an idle tick;
+2. take a batch: each agent's lane gets a fair share of it, from its front, and the batch
+   is applied in stream order — so one agent's backlog takes turns with another agent's
+   next event instead of holding it back (with one agent, the batch is the next
+   ``batch_size`` messages, as in-order consumption made it);
+3. ``handler.apply`` each event in order (bad input is dead-lettered with a reason). A
+   transient failure (store or NATS unreachable; never an LLM, whose calls ``shared.llm``
+   bounds and lets fall back to the structured path) is retried in place, without limit,
+   with capped backoff, while readiness is false —
    the message keeps its place, so nothing after it can overtake it. Any other failure is
    retried ``max_attempts`` times and then dead-lettered (``InvalidEvent``, bad input only
    the handler can tell, at once);
 4. ``handler.commit`` writes the batch's documents (compare-and-set, per-agent watermark);
-5. the checkpoint (highest contiguous applied stream sequence) goes to
-   ``cortex_checkpoints``;
-6. only then is every message of the batch acked (or termed, for dead letters).
+5. the checkpoint (highest contiguous applied stream sequence: just below the oldest
+   message still held in a lane) goes to ``cortex_checkpoints``;
+6. only then is every message of the batch acked (or termed, for dead letters). Acks are
+   out of stream order across agents; the checkpoint never is.
 
 On start the durable consumer is rewound to checkpoint + 1. That removes the trap of the
 naive design: after a crash the server would redeliver the unacked messages only after
 their ack wait, *behind* later messages of the same agent. Rewinding restores stream
-order, and the documents' watermarks skip what was applied but not yet checkpointed.
+order, and the documents' watermarks skip what was applied but not yet checkpointed — an
+event applied ahead of another agent's backlog included: a document is one agent's, and
+its ``integrity.last_seq`` holds the event.
 
 Events of the OpenClaw store (sourced into the stream without ``Nats-Msg-Id``) are
 exactly once by event id too: a copy of one stored at most ``duplicate_window`` sequences
@@ -69,6 +78,7 @@ from shared.errors import (
 )
 from shared.health import Health
 from shared.kv import bucket_made_at, checkpoint_value, key_written_at, kv_read
+from shared.lanes import Held, Lanes
 from shared.names import (
     BUCKET_CHECKPOINTS,
     DLQ_STREAM,
@@ -127,6 +137,10 @@ class LoopConfig(msgspec.Struct, frozen=True, kw_only=True):
     drain_timeout_s: float = 20.0
     limits: Limits = Limits()
     duplicate_window: int = 10_000  # CORTEX_OPENCLAW_DEDUP_WINDOW (shared.duplicates)
+    # how far past the messages being applied the loop reads, so agents take turns (shared.lanes):
+    # messages (never fewer than a batch) and bytes held (CORTEX_RUNTIME_READ_AHEAD[_MIB])
+    read_ahead: int = 5000
+    read_ahead_bytes: int = 32 << 20
     # the document buckets the handler writes (physical names): one made after the checkpoint was
     # written lost every document the checkpoint stands for, and the loop starts over from 1
     buckets: tuple[str, ...] = ()
@@ -211,6 +225,9 @@ class ConsumeLoop:
         self._fence = fence or (lambda: None)
         self._applied = 0
         self._inflight: list[Msg] = []
+        self._lanes = Lanes()  # read ahead, waiting for their agents' turns
+        self._sub: PullFetcher | None = None  # the fetcher (a new one after a resync)
+        self._read_top = 0  # the highest stream sequence read (every message up to it is held or handled)
         self._fetch_failed = False  # the last fetch failed: not ready until one succeeds
         self._stop = asyncio.Event()
         self._drain_deadline = float("inf")
@@ -289,7 +306,7 @@ class ConsumeLoop:
             await self._write_checkpoint(0)
             self._applied = 0
         self._duplicates = DuplicateWindow(self._cfg.duplicate_window)
-        self._rewound_at = self._applied
+        self._rewound_at = self._read_top = self._applied
         self._next_delivery = None  # deliveries start over
         start = max(1, self._applied + 1 - self._cfg.duplicate_window) if self._applied else 1
         await self._js.reset_consumer(EVENTS_STREAM, self.consumer, seq=start)
@@ -300,21 +317,81 @@ class ConsumeLoop:
 
     async def run(self) -> None:
         await self._retry_transient("rewind", self._rewind)
-        sub = fetcher_for(self._js, EVENTS_STREAM, self.consumer)
+        sub = self._sub = fetcher_for(self._js, EVENTS_STREAM, self.consumer)
         await sub.start()
         heartbeat = asyncio.create_task(self._heartbeat(), name=f"{self.consumer}-heartbeat")
         self._health.set_ready(True, "consuming")
         try:
             while not self._stop.is_set():
-                msgs, behind_a_gap = self._delivered_in_order(await self._fetch(sub))
-                if msgs:
-                    await self._run_batch(msgs)
+                msgs, behind_a_gap = self._delivered_in_order(await self._read(sub))
+                await self._intake(msgs)
+                if self._lanes:
+                    batch = self._lanes.take(self._cfg.batch_size)
+                    await self._ask_ahead(sub)
+                    await self._run_batch(batch)
                 if behind_a_gap:
                     sub = await self._resync(sub, behind_a_gap)
                 await self._refresh_consumer_info()
         finally:
             await cancel_and_wait(heartbeat)
             await sub.stop()
+            await self._give_back([h.msg for h in self._lanes.clear()])
+
+    def _room(self) -> int:
+        """How many more messages the read-ahead may take."""
+        if self._lanes.bytes >= self._cfg.read_ahead_bytes:
+            return 0
+        return max(self._cfg.batch_size, self._cfg.read_ahead) - len(self._lanes)
+
+    async def _read(self, sub: PullFetcher) -> list[Msg]:
+        """The next messages: waited for (an idle tick at most) when nothing is held; else
+        only what has arrived, so the held ones are applied without waiting."""
+        room = self._room()
+        if not self._lanes:
+            return await self._fetch(sub.fetch(room, self._cfg.fetch_timeout_s))
+        return await self._fetch(sub.poll(room, self._busy_expiry_s)) if room > 0 else []
+
+    @property
+    def _busy_expiry_s(self) -> float:
+        """How long a pull request made while batches are applied stays open: a batch's length
+        at least (what arrives in it is read right after it, not one batch later), no longer
+        than the heartbeat that keeps the messages it delivered from their ack wait."""
+        return max(self._cfg.fetch_timeout_s, self._cfg.ack_wait_s / 3)
+
+    def _sub_buffer(self) -> list[Msg]:
+        return self._sub.buffered() if self._sub is not None else []
+
+    async def _ask_ahead(self, sub: PullFetcher) -> None:
+        """Keep a pull request open for the room a batch just made, so what arrives while the
+        batch is applied (another agent's next event) is read right after it — for as long as a
+        long batch takes while messages are still held (a backlog), for an idle tick when the
+        batch was all there was (a stop waits for the open request, at most 2 s). A request that
+        cannot be sent now is sent by the next read, which reports why."""
+        expiry = self._busy_expiry_s if self._lanes else self._cfg.fetch_timeout_s
+        with contextlib.suppress(nats.errors.Error):
+            await sub.ask(self._room(), expiry)
+
+    async def _intake(self, msgs: list[Msg]) -> None:
+        """File each message in its agent's lane, decided once, in stream order (what the
+        duplicate window needs); those applied and checkpointed before only refill the window."""
+        done = []
+        for msg in msgs:
+            seq = stream_seq(msg)
+            self._read_top = max(self._read_top, seq)
+            if seq <= self._applied:
+                self._refill(msg, seq)
+                done.append(msg)
+            else:
+                self._lanes.add(Held(seq, msg, self._decide(msg, seq), len(msg.data)))
+        for msg in done:
+            with contextlib.suppress(Exception):
+                await msg.ack()
+
+    @staticmethod
+    async def _give_back(msgs: list[Msg]) -> None:
+        for msg in msgs:
+            with contextlib.suppress(Exception):
+                await msg.nak()
 
     def _delivered_in_order(self, msgs: list[Msg]) -> tuple[list[Msg], list[Msg]]:
         """The messages up to the first delivery that did not reach this loop, and the rest.
@@ -339,18 +416,19 @@ class ConsumeLoop:
         log.warning("consumer_resync", extra={"consumer": self.consumer, "checkpoint": self._applied,
                                               "next_seq": stream_seq(behind[0]), "missing": consumer_seq(behind[0])
                                               - (self._next_delivery or 0)})
-        for msg in behind:
-            with contextlib.suppress(Exception):
-                await msg.nak()
+        await self._give_back(behind)
         await sub.stop()
+        await self._give_back([h.msg for h in self._lanes.clear()])  # the rewind delivers them again, in order
         await self._retry_transient("rewind", self._rewind)
-        fresh = fetcher_for(self._js, EVENTS_STREAM, self.consumer)
+        fresh = self._sub = fetcher_for(self._js, EVENTS_STREAM, self.consumer)
         await fresh.start()
         return fresh
 
-    async def _fetch(self, sub: PullFetcher) -> list[Msg]:
+    async def _fetch(self, fetching: Awaitable[list[Msg]]) -> list[Msg]:
+        """The messages ``fetching`` (a fetch or a poll of the fetcher) returns; none on a
+        timeout, and none, not ready, while NATS cannot be reached."""
         try:
-            msgs = await sub.fetch(self._cfg.batch_size, self._cfg.fetch_timeout_s)
+            msgs = await fetching
         except (TimeoutError, nats.errors.TimeoutError):
             msgs = []  # idle tick
         except (nats.errors.ConnectionClosedError, nats.errors.ConnectionReconnectingError,
@@ -364,17 +442,17 @@ class ConsumeLoop:
             self._health.set_ready(True, "consuming")
         return msgs
 
-    async def _run_batch(self, msgs: list[Msg]) -> None:
+    async def _run_batch(self, batch: list[Held]) -> None:
         started = time.perf_counter()
-        self._inflight = msgs
-        handled: list[tuple[Msg, bool]] = []  # (message, dead-lettered)
+        self._inflight = [h.msg for h in batch]
+        handled: list[tuple[Held, bool]] = []  # (message, dead-lettered)
         try:
-            for msg in msgs:
+            for item in batch:
                 if self._stop.is_set() and time.monotonic() > self._drain_deadline:
                     break
-                handled.append((msg, await self._handle(msg)))
+                handled.append((item, await self._handle(item)))
             if handled:
-                await self._finish(handled)
+                await self._finish(handled, self._still_held(batch[len(handled):]))
         except Interrupted:
             self._handler.reset()
             handled = []
@@ -383,9 +461,7 @@ class ConsumeLoop:
             raise
         finally:
             self._inflight = []
-        for msg in msgs[len(handled):]:
-            with contextlib.suppress(Exception):
-                await msg.nak()
+        await self._give_back([h.msg for h in batch[len(handled):]])  # stopping: the rewind restores the order
         self._export()
         metrics.BATCH_SECONDS.labels(self.worker).observe(time.perf_counter() - started)
 
@@ -399,35 +475,41 @@ class ConsumeLoop:
         self._n_applied = self._n_skipped = 0
         self._last_ts = None
 
-    async def _finish(self, handled: list[tuple[Msg, bool]]) -> None:
+    def _still_held(self, unhandled: list[Held]) -> int:
+        """The oldest stream sequence not handled yet — in a lane, or in a batch cut short —
+        or, when everything read is handled, the one after the last read."""
+        waiting = [seq for seq in (self._lanes.oldest(), unhandled[0].seq if unhandled else None) if seq is not None]
+        return min(waiting, default=self._read_top + 1)
+
+    async def _finish(self, handled: list[tuple[Held, bool]], held: int) -> None:
         self._fence()
         try:
             await self._retry_transient("commit", self._handler.commit)
         except UnwritableDocuments as exc:
             handled = await self._dead_letter_unwritable(handled, exc)
-        # redelivered duplicates at the head of a batch must never move the checkpoint back
-        last = max(self._applied, stream_seq(handled[-1][0]))
+        # every message below the oldest one held is handled: that is the checkpoint (never
+        # moved back, and never past a message of another agent still waiting for its turn)
+        last = max(self._applied, held - 1)
         await self._retry_transient("checkpoint", lambda: self._write_checkpoint(last))
-        for msg, dead in handled:
+        for item, dead in handled:
             if dead:
-                await msg.term()
+                await item.msg.term()
             else:
-                await msg.ack()
+                await item.msg.ack()
         self._applied = max(self._applied, last)
         metrics.CHECKPOINT.labels(self._label).set(self._applied)
         await self._handler.on_committed(self._applied)
 
-    async def _dead_letter_unwritable(self, handled: list[tuple[Msg, bool]],
-                                      exc: UnwritableDocuments) -> list[tuple[Msg, bool]]:
+    async def _dead_letter_unwritable(self, handled: list[tuple[Held, bool]],
+                                      exc: UnwritableDocuments) -> list[tuple[Held, bool]]:
         """The events whose documents can never be written (too large for any value) are
         permanent failures: dead letters, like any other, and the batch goes on."""
         out = []
-        for msg, dead in handled:
-            seq = stream_seq(msg)
-            unwritable = not dead and seq in exc.failures
+        for item, dead in handled:
+            unwritable = not dead and item.seq in exc.failures
             if unwritable:
-                await self._dead_letter(msg, seq, exc.failures[seq], "unwritable")
-            out.append((msg, dead or unwritable))
+                await self._dead_letter(item.msg, item.seq, exc.failures[item.seq], "unwritable")
+            out.append((item, dead or unwritable))
         return out
 
     async def _rebuild(self, exc: RebuildRequired) -> None:
@@ -457,26 +539,32 @@ class ConsumeLoop:
 
     # ------------------------------------------------------------------ one message
 
-    async def _handle(self, msg: Msg) -> bool:
-        """Apply one message; True when it was dead-lettered."""
-        seq = stream_seq(msg)
-        if seq <= self._applied:
-            self._refill(msg, seq)
-            return False  # applied and checkpointed before: a redelivery, or the window's refill
+    def _decide(self, msg: Msg, seq: int) -> Envelope | Rejection | None:
+        """A message read ahead: the event to apply, bad input to dead-letter, or None when
+        there is nothing to do. Decided in stream order, as it is read (the duplicate window
+        is the stream's, not any agent's)."""
         decoded = decode_event(self._cfg.prefix, msg.subject, seq, msg.data, self._cfg.limits)
         if not self._owns(decoded):
             self._m_foreign.inc()
-            return False  # an OpenClaw store event under its session token, of another partition's agent
+            return None  # an OpenClaw store event under its session token, of another partition's agent
         if isinstance(decoded, Rejection):
-            await self._dead_letter(msg, seq, decoded.reason, "invalid")
-            return True
+            return decoded
         if decoded.duplicate_key is not None and self._duplicates.seen(decoded.duplicate_key, seq):
             self._m_duplicate_event.inc()
-            return False  # a second copy of an OpenClaw store event (shared.duplicates)
+            return None  # a second copy of an OpenClaw store event (shared.duplicates)
         if self._accept is not None and not self._accept(decoded):
             metrics.EVENTS.labels(self.worker, "ignored").inc()
+            return None
+        return decoded
+
+    async def _handle(self, item: Held) -> bool:
+        """Apply one message, at its agent's turn; True when it was dead-lettered."""
+        if isinstance(item.decoded, Rejection):
+            await self._dead_letter(item.msg, item.seq, item.decoded.reason, "invalid")
+            return True
+        if item.decoded is None:
             return False
-        return await self._apply_with_retries(msg, decoded)
+        return await self._apply_with_retries(item.msg, item.decoded)
 
     def _owns(self, decoded: Envelope | Rejection) -> bool:
         """Is this event this partition's to apply (or dead-letter)? Always, but for the OpenClaw
@@ -594,11 +682,11 @@ class ConsumeLoop:
     # ------------------------------------------------------------------ housekeeping
 
     async def _heartbeat(self) -> None:
-        """Tell the server that a long batch is still being worked on."""
+        """Tell the server that a long batch, and what is read ahead, are still being worked on."""
         interval = max(0.5, self._cfg.ack_wait_s / 3)
         while True:
             await asyncio.sleep(interval)
-            for msg in list(self._inflight):
+            for msg in [*self._inflight, *(h.msg for h in self._lanes), *self._sub_buffer()]:
                 with contextlib.suppress(Exception):
                     await msg.in_progress()
 

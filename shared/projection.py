@@ -242,7 +242,7 @@ class ProjectionHandler(Handler):
         self._unwritable: dict[int, str] = {}  # events whose documents can never be written
         self.cut_on_triggers = cut_on_triggers
         self.cut_every = cut_every  # 0: no cuts at stream boundaries (see ``boundary``)
-        self._last_seen = 0  # the highest sequence applied, for the boundary cuts
+        self._last_seen = 0  # the sequence of the event applied last, for the boundary cuts
         # the deferred projections' events waiting for their documents' next write, in stream order
         self._deferred: list[tuple[AnyProjection, Envelope]] = []
 
@@ -328,7 +328,9 @@ class ProjectionHandler(Handler):
         (or, for a deferred projection, will change when its events are prepared)."""
         if self.cut_every and (self._dirty or self._deferred) and boundary(env.seq, self.cut_every) > self._last_seen:
             await self.commit()  # a boundary cut: every pending document, before the first event past it
-        self._last_seen = max(self._last_seen, env.seq)
+        # the event applied last: a batch is in stream order, and the next one may start lower (after
+        # another agent's turn, shared.lanes) only with every document written at the commit between
+        self._last_seen = env.seq
         trigger = self.cut_on_triggers and is_trigger(env)
         if trigger:
             await self._cut(env.agent)

@@ -342,6 +342,13 @@ async def ensure_bucket(js: JetStreamContext, bucket: str, ttl_s: float | None =
     return "created"
 
 
+def max_ack_pending(settings: Settings) -> int:
+    """The consume loop's read-ahead (never less than a batch) plus a batch: the server never
+    stops delivering while the loop has room to read ahead (shared.lanes)."""
+    rt = settings.runtime
+    return max(1000, max(rt.batch_size, rt.read_ahead) + rt.batch_size)
+
+
 def consumer_config(spec: ConsumerSpec, settings: Settings) -> api.ConsumerConfig:
     return api.ConsumerConfig(
         durable_name=spec.name,
@@ -349,7 +356,7 @@ def consumer_config(spec: ConsumerSpec, settings: Settings) -> api.ConsumerConfi
         ack_policy=api.AckPolicy.EXPLICIT,
         ack_wait=float(settings.runtime.ack_wait_s),
         max_deliver=-1,  # the worker counts attempts itself and dead-letters (see consume.py)
-        max_ack_pending=max(1000, settings.runtime.batch_size * 2),
+        max_ack_pending=max_ack_pending(settings),
         filter_subjects=spec.filter_subjects(settings.prefix),
         num_replicas=settings.replicas,
         description=f"Cortex worker consumer {spec.name}",

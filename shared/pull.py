@@ -121,6 +121,10 @@ class PullFetcher:
                 self._error = msg
         self._arrived.set()
 
+    def buffered(self) -> list[Msg]:
+        """The messages delivered and not taken yet (a heartbeat keeps them from their ack wait)."""
+        return list(self._buffer)
+
     def _take(self, batch: int) -> list[Msg]:
         buffer = self._buffer
         count = min(batch, len(buffer))
@@ -161,6 +165,23 @@ class PullFetcher:
                     await self._arrived.wait()
             if not self._buffer and self._error is None and time.monotonic() >= deadline:
                 return []
+
+    async def poll(self, batch: int, expires_s: float) -> list[Msg]:
+        """Up to ``batch`` messages that have arrived, without waiting; when fewer did and no
+        request is open, one is opened for the rest (lasting ``expires_s``), so the next poll
+        finds them. What a consume loop that holds messages already reads ahead with."""
+        self._raise_error()
+        taken = self._take(batch)
+        await self.ask(batch - len(taken), expires_s)
+        return taken
+
+    async def ask(self, room: int, expires_s: float) -> None:
+        """Have up to ``room`` messages (those buffered included) on their way: a request for
+        the rest when none is open. What arrives while the caller is busy is at hand after."""
+        if self._open and time.monotonic() > self._open_until:
+            self._open = 0  # its 408 was lost (a reconnect): the server has forgotten it
+        if not self._open and room > len(self._buffer):
+            await self._request(room - len(self._buffer), expires_s)
 
     async def _gather(self, batch: int) -> None:
         """While an open request is still delivering (a backlog), let what is already on

@@ -218,6 +218,8 @@ def loop_config(settings: Settings, spec: WorkerSpec | None = None) -> LoopConfi
         drain_timeout_s=rt.drain_timeout_s,
         limits=event_limits(settings),
         duplicate_window=settings.openclaw.dedup_window,
+        read_ahead=rt.read_ahead,
+        read_ahead_bytes=rt.read_ahead_mib << 20,
     )
 
 

@@ -19,9 +19,10 @@ import msgspec
 import pytest
 
 from workers.bench import REPORT_KEYS, Report, pluginlatency
+from workers.bench.config import PHASES as BENCH_PHASES
 
 VERDICTS = {"pass", "miss", "info", "n/a", "skipped", "failed"}
-PHASES = ("limit", "freshness", "api", "mcp", "plugin", "recall", "hostile", "scaleout", "ingest")
+PHASES = ("limit", "freshness", "api", "mcp", "plugin", "recall", "hostile", "scaleout", "ingest", "fairness")
 PLUGIN = Path(__file__).resolve().parents[2] / "deploy" / "openclaw-plugin"
 
 
@@ -72,13 +73,21 @@ def check_report(path: Path) -> Report:
     assert report.plugin.skipped is not None or (report.plugin.boot.plugin.n and report.plugin.recall.plugin.n)
     assert report.hostile.skipped is not None or (report.hostile.variants and report.hostile.worst_ratio)
     assert report.ingest.skipped is not None or (report.ingest.ratio and report.ingest.copy_msgs_per_s)
+    fair = report.fairness
+    assert fair.skipped is not None or (
+        [r.mode for r in fair.runs] == ["alone", "noisy neighbour", "noisy neighbour, in order"]
+        and all(r.quiet.n == fair.quiet_messages and not r.quiet.lost for r in fair.runs)
+        and [r.read_ahead for r in fair.runs] == ["default", "default", "1"]
+        and [r.first_quiet_behind is not None for r in fair.runs] == [False, True, True])
     return report
 
 
 @pytest.mark.timeout(240)  # the run's own limit is 230 s; pytest's default 120 s is less
 def test_quick_bench_runs_and_writes_well_formed_json(tmp_path: Path) -> None:
     out = tmp_path / "results" / "bench.json"
-    result, took = run_bench(tmp_path, "--quick", "--out", str(out), timeout=230)
+    # every phase but fairness (its own test below): the 230 s budget held no more on a loaded machine
+    phases = ",".join(p for p in BENCH_PHASES if p != "fairness")
+    result, took = run_bench(tmp_path, "--quick", "--only", phases, "--out", str(out), timeout=230)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "Traceback" not in result.stderr
     report = check_report(out)
@@ -109,6 +118,18 @@ def test_default_size_bench_runs_and_writes_well_formed_json(tmp_path: Path) -> 
     report = check_report(out)
     assert report.config["quick"] is False
     print(f"default bench took {took:.0f}s")
+
+
+@pytest.mark.timeout(150)
+def test_the_fairness_phase_measures_a_quiet_agent_alone_beside_a_burst_and_in_stream_order(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    result, _ = run_bench(tmp_path, "--quick", "--only", "fairness", "--out", str(out), timeout=140)
+    assert result.returncode == 0, result.stderr[-3000:]
+    fair = msgspec.json.decode(out.read_bytes(), type=Report).fairness  # every field has its documented type
+    assert fair.skipped is None, fair.skipped
+    assert [r.mode for r in fair.runs] == ["alone", "noisy neighbour", "noisy neighbour, in order"]
+    assert all(r.quiet.n == fair.quiet_messages and not r.quiet.lost for r in fair.runs)
+    assert [r.first_quiet_behind is not None for r in fair.runs] == [False, True, True]
 
 
 @pytest.mark.timeout(150)

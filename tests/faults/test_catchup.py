@@ -3,7 +3,7 @@
 * Catch-up: every event is in the stream long before the workers start; the documents
   equal those of a run whose workers consumed the events live, as they were published.
 * Changed consumer config: a worker killed mid-stream comes back with another ack wait
-  and batch size (so ``max_ack_pending`` changes too); its durable consumer is updated in
+  batch size and read-ahead (so ``max_ack_pending`` changes too); its durable consumer is updated in
   place and the documents still equal a clean run.
 """
 
@@ -61,7 +61,8 @@ async def test_worker_restarted_with_another_ack_wait_and_batch_size_resumes_exa
         assert await faults.stop(proc, signal.SIGKILL) == -signal.SIGKILL
     assert (await js.consumer_info(EVENTS_STREAM, "channels")).config.ack_wait == 30
 
-    after = {"CORTEX_RUNTIME_BATCH_SIZE": "1200", "CORTEX_RUNTIME_ACK_WAIT_S": "7"}
+    # a read-ahead below the batch is a batch: max_ack_pending is 2 batches
+    after = {"CORTEX_RUNTIME_BATCH_SIZE": "1200", "CORTEX_RUNTIME_ACK_WAIT_S": "7", "CORTEX_RUNTIME_READ_AHEAD": "600"}
     for name in faults.derived_workers:
         faults.procs.start(name, nats_url, **after)
     await faults.publish_all(js, events[N_EVENTS // 2:])

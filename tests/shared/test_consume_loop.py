@@ -411,3 +411,125 @@ async def test_a_delivery_lost_on_the_way_is_applied_in_stream_order(
     assert lost == [6, 7, 8]
     assert await tally(js) == [f"e{i}" for i in range(20)]
     assert retries._value.get() == before + 1
+
+
+# --------------------------------------------------------------------------- fairness between agents
+
+
+class Recorder(ProjectionHandler):
+    """A real ProjectionHandler that records the order it is given events in, (agent, seq)."""
+
+    def __init__(self, js: JetStreamContext, projection: Tally | None = None, cut_every: int = 0,
+                 hold: int | None = None) -> None:
+        super().__init__(js, "tally", "tally@test", [projection or Tally()], cut_every=cut_every)
+        self.order: list[tuple[str, int]] = []
+        self.hold = hold  # the sequence whose apply waits for ``gate`` (a worker killed there)
+        self.holding = asyncio.Event()
+        self.gate = asyncio.Event()
+
+    async def apply(self, env: Envelope) -> bool:
+        self.order.append((env.agent, env.seq))
+        if env.seq == self.hold:
+            self.holding.set()
+            await asyncio.wait_for(self.gate.wait(), timeout=60)
+        return await super().apply(env)
+
+
+BACKLOG = 2000  # agent "noisy"'s events (stream sequences 1..2000); agent "quiet"'s one event is 2001
+
+
+async def _backlog_then_one(js: JetStreamContext) -> None:
+    await publish(js, [msg(i, agent="noisy") for i in range(1, BACKLOG + 1)] + [msg("q", agent="quiet")])
+
+
+async def _revision(js: JetStreamContext, agent: str) -> int:
+    _, revision = await kv_read(await js.key_value(BUCKET), agent)
+    return revision
+
+
+@pytest.mark.parametrize("read_ahead", [5000, 1])
+async def test_a_quiet_agents_event_is_applied_before_another_agents_backlog_is_drained(
+    js: JetStreamContext, wait_for: WaitFor, read_ahead: int
+) -> None:
+    """Agent noisy has 2 000 events backlogged, agent quiet publishes one after them: with the
+    read-ahead, quiet's document is written while most of noisy's backlog still waits (its KV
+    revision is older than the one holding noisy's last event), and noisy's events are still
+    applied in stream order, each once, the checkpoint at the end. Read-ahead 1 (a batch) is
+    in-order consumption: quiet waits for the whole backlog — what this test would see if the
+    fairness broke."""
+    await _backlog_then_one(js)
+    handler = Recorder(js)
+    config = msgspec.structs.replace(CONFIG, read_ahead=read_ahead)
+    loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=handler, config=config, health=Health("tally"))
+    task = asyncio.create_task(loop.run())
+    try:
+        await wait_for(lambda: _eq(checkpoint(js), BACKLOG + 1), within=60)
+    finally:
+        loop.stop()
+        await asyncio.wait_for(task, timeout=15)
+    assert await tally(js, "noisy") == [f"e{i}" for i in range(1, BACKLOG + 1)]
+    assert await tally(js, "quiet") == ["eq"]
+    quiet_at = handler.order.index(("quiet", BACKLOG + 1))
+    if read_ahead > 1:
+        assert quiet_at < BACKLOG // 2  # within a few batches of being read, not behind the backlog
+        assert await _revision(js, "quiet") < await _revision(js, "noisy")
+    else:
+        assert quiet_at == BACKLOG
+        assert await _revision(js, "quiet") > await _revision(js, "noisy")
+    info = await js.consumer_info(EVENTS_STREAM, "tally")
+    assert info.num_ack_pending == 0 and info.num_pending == 0
+
+
+async def test_a_worker_killed_after_a_quiet_agent_went_ahead_applies_every_event_once(
+    js: JetStreamContext, wait_for: WaitFor
+) -> None:
+    """The checkpoint stays below the oldest event still waiting for its turn, whatever was
+    applied and acked past it: killed in the middle of noisy's backlog after quiet's event was
+    applied, a worker restarts there, applies noisy's rest in order and skips quiet's event by
+    its document's watermark (the document is not written again)."""
+    await _backlog_then_one(js)
+    handler = Recorder(js, hold=BACKLOG // 2)
+    task = asyncio.create_task(ConsumeLoop(js, worker="tally", consumer="tally", handler=handler, config=CONFIG,
+                                           health=Health("tally")).run())
+    await asyncio.wait_for(handler.holding.wait(), timeout=60)
+    assert await tally(js, "quiet") == ["eq"]  # applied, committed and acked ahead of noisy's rest
+    assert await checkpoint(js) < BACKLOG // 2  # below noisy's oldest event not applied
+    quiet_revision = await _revision(js, "quiet")
+    task.cancel()  # killed mid-batch: nothing more is committed or acked
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    async with running(js, Faulty(js)):
+        await wait_for(lambda: _eq(checkpoint(js), BACKLOG + 1), within=60)
+    assert await tally(js, "noisy") == [f"e{i}" for i in range(1, BACKLOG + 1)]
+    assert await tally(js, "quiet") == ["eq"]
+    assert await _revision(js, "quiet") == quiet_revision
+
+
+CUT_BUCKET = "test_tally_cuts"
+
+
+class CutTally(Tally):
+    bucket = CUT_BUCKET
+
+
+async def test_boundary_cuts_are_written_for_an_agent_whose_backlog_is_applied_after_a_later_event(
+    js: JetStreamContext, wait_for: WaitFor
+) -> None:
+    """The stream is cut every ``cut_every`` sequences (each agent's state there is its own
+    revision, what composed documents read): quiet's event at 2001 applied early must not make
+    the handler skip the cuts noisy's backlog crosses after it."""
+    await ensure_bucket(js, CUT_BUCKET, history=64)
+    await _backlog_then_one(js)
+    handler = Recorder(js, CutTally(), cut_every=777)  # cuts at 777 and 1554: never at a batch's end
+    loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=handler, config=CONFIG, health=Health("tally"))
+    task = asyncio.create_task(loop.run())
+    try:
+        await wait_for(lambda: _eq(checkpoint(js), BACKLOG + 1), within=60)
+    finally:
+        loop.stop()
+        await asyncio.wait_for(task, timeout=15)
+    assert handler.order.index(("quiet", BACKLOG + 1)) < 777  # the case: quiet went ahead of the cuts
+    kv = await js.key_value(CUT_BUCKET)
+    held = {msgspec.json.decode(e.value or b"{}", type=TallyDoc).integrity.last_seq
+            for e in await kv.history("noisy")}
+    assert {776, 1553} <= held

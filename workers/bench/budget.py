@@ -309,11 +309,29 @@ def _ingest_rows(report: Report) -> list[Row]:
     ]
 
 
+def _fairness_rows(report: Report) -> list[Row]:
+    fair = report.fairness
+    if fair.skipped:
+        return [Row(section="fairness", name="quiet agent beside a burst", value=fair.skipped, target="",
+                    verdict=_skip(fair.skipped))]
+    rows = []
+    for run in fair.runs:
+        beside = f" beside a burst of {run.burst}" if run.burst else ", alone"
+        order = " (in stream order: read-ahead 1)" if run.read_ahead == "1" else ""
+        cpu = f"; burst drained in {run.drain_s:.2f} s, {run.cpu_us_per_event:.0f} µs CPU per event" if (
+            run.burst and run.drain_s is not None and run.cpu_us_per_event is not None) else ""
+        behind = f"; its first message after {run.first_quiet_behind} of the burst" if (
+            run.first_quiet_behind is not None) else ""
+        rows.append(Row(section="fairness", name=f"{fair.worker}: quiet agent{beside}{order}, p50 / max",
+                        value=f"{run.quiet.p50_ms} / {run.quiet.max_ms} ms{behind}{cpu}", target="", verdict="info"))
+    return rows
+
+
 def rows(report: Report) -> list[Row]:
     return [
         *_limit_rows(report), *_worker_rows(report), *_freshness_rows(report), *_capacity_rows(report),
         *_api_rows(report),
         *_mcp_rows(report.mcp), *_mcp_rows(report.mcp_node, "TypeScript SDK's client"), *_plugin_rows(report),
         *_recall_rows(report), *_hostile_rows(report), *_memory_rows(report), *_scaleout_rows(report),
-        *_ingest_rows(report),
+        *_ingest_rows(report), *_fairness_rows(report),
     ]

@@ -11,7 +11,7 @@ from typing import Any, Final
 import msgspec
 
 PHASES: Final = ("hostile", "limit", "workers", "freshness", "capacity", "api", "mcp", "plugin", "recall", "scaleout",
-                  "ingest")
+                  "ingest", "fairness")
 REGEX_WORKERS: Final = ("threads", "decisions", "channels", "knowledge")
 
 
@@ -33,6 +33,9 @@ class BenchConfig(msgspec.Struct, frozen=True, kw_only=True):
     capacity_start: int = 50  # the first rate probed (msg/s); doubled while it holds
     capacity_max: int = 3200  # no rate above this is probed
     capacity_bisections: int = 3  # probes between the last rate that held and the first that did not
+    fairness_burst: int = 5000  # the noisy agent's burst beside which the quiet agent's latency is measured
+    fairness_quiet: int = 20  # the quiet agent's messages per fairness run
+    fairness_interval_s: float = 0.1  # between the quiet agent's messages
     seed: int = 7
     phases: tuple[str, ...] = PHASES
     workers: tuple[str, ...] = REGEX_WORKERS  # measured alone on the backlog
@@ -66,6 +69,9 @@ QUICK: Final[dict[str, Any]] = {
     "capacity_max": 100,
     "capacity_bisections": 1,
     "drain_limit_s": 3.0,
+    "fairness_burst": 2000,  # more than a batch (1000), so the quiet agent has a backlog to get past
+    "fairness_quiet": 5,
+    "fairness_interval_s": 0.05,
 }
 
 

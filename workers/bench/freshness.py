@@ -43,7 +43,7 @@ class _Head(msgspec.Struct):
     integrity: _Integrity = msgspec.field(default_factory=_Integrity)
 
 
-_HEAD = msgspec.json.Decoder(_Head)
+HEAD = msgspec.json.Decoder(_Head)
 
 WATCHED = (BUCKET_THREADS, BUCKET_DECISIONS, BUCKET_BOOT)
 
@@ -78,7 +78,7 @@ class Watches:
             if entry is None or not entry.value or entry.key is None:
                 continue
             arrived = time.perf_counter()
-            seen[entry.key].append((arrived, _HEAD.decode(entry.value).integrity.last_seq))
+            seen[entry.key].append((arrived, HEAD.decode(entry.value).integrity.last_seq))
 
     async def stop(self) -> None:
         for task in self._tasks:

@@ -3,10 +3,12 @@
 1. hostile input (pure cores, no server);
 2. the backlog: Cortex's streams reset, the realistic backlog published once, then
    the limit (bare consume), each regex worker alone, and the two-process bare consume;
-3. the pipeline: reset, every worker as a process; API latency on a full-size state
+3. fairness: reset before each of its runs, one channels process, a quiet agent's
+   latency alone, beside a noisy agent's burst, and the same in stream order;
+4. the pipeline: reset, every worker as a process; API latency on a full-size state
    while the pipeline is idle, then freshness at each publish rate, then the capacity
    search (the highest rate the pipeline holds within its freshness budget);
-4. recall: reset, one recall process indexing a backlog, then queries; then the query of
+5. recall: reset, one recall process indexing a backlog, then queries; then the query of
    one agent holding ``recall_scale`` memories.
 
 Against a server given by URL the harness refuses to touch existing Cortex data unless
@@ -35,6 +37,7 @@ from workers.bench import (
     apilatency,
     budget,
     capacity,
+    fairness,
     freshness,
     hostile,
     ingest,
@@ -53,6 +56,7 @@ from workers.bench.procs import Processes, inherited_settings
 from workers.bench.results import (
     ApiResult,
     CapacityResult,
+    FairnessResult,
     FreshnessResult,
     HostileResult,
     IngestResult,
@@ -154,6 +158,16 @@ async def _backlog_phases(session: Session, rep: Report) -> None:
                 rep.ingest = IngestResult(skipped=failed(session, "ingest", exc))
 
 
+async def _fairness_phase(session: Session, rep: Report) -> None:
+    if not _selected(session.config, "fairness"):
+        return
+    with _timed(rep, "fairness"):
+        try:
+            rep.fairness = await fairness.run(session)
+        except PHASE_ERRORS as exc:
+            rep.fairness = FairnessResult(skipped=failed(session, "fairness", exc))
+
+
 async def _limit(session: Session, events: int) -> LimitResult:
     runs = []
     for i in range(session.config.limit_runs):
@@ -251,6 +265,8 @@ def _mark_skipped(rep: Report, config: BenchConfig) -> None:
         rep.scaleout = ScaleoutResult(skipped=NOT_SELECTED)
     if not _selected(config, "ingest"):
         rep.ingest = IngestResult(skipped=NOT_SELECTED)
+    if not _selected(config, "fairness"):
+        rep.fairness = FairnessResult(skipped=NOT_SELECTED)
 
 
 async def run_bench(config: BenchConfig, settings: Settings, progress: Progress) -> Report:
@@ -278,6 +294,7 @@ async def run_bench(config: BenchConfig, settings: Settings, progress: Progress)
                                      "deletes and recreates Cortex's streams and buckets: rerun with --reset to "
                                      "allow that, or leave out --nats-url to use an embedded server")
                 await _backlog_phases(session, rep)
+                await _fairness_phase(session, rep)
                 await _pipeline_phases(session, rep)
                 if _selected(config, "recall"):
                     with _timed(rep, "recall"):

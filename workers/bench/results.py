@@ -250,6 +250,31 @@ class IngestResult(msgspec.Struct, kw_only=True):
     copy_msgs_per_s: float | None = None
 
 
+class FairnessRun(msgspec.Struct, kw_only=True):
+    """One run of the fairness phase: the quiet agent's messages, alone or behind a burst."""
+
+    mode: str  # alone | noisy neighbour | noisy neighbour, in order
+    burst: int  # the noisy agent's messages published at once before the quiet agent's
+    read_ahead: str  # CORTEX_RUNTIME_READ_AHEAD of the worker ("default", or "1": in stream order)
+    quiet: Latency = msgspec.field(default_factory=Latency)  # publish → the quiet agent's document
+    drain_s: float | None = None  # the burst's publish → the consumer drained
+    cpu_us_per_event: float | None = None  # the worker's CPU time over the run per event published
+    # the burst's events applied before the quiet agent's first message (published once the worker
+    # takes the burst): the documents' write order, load-independent; in stream order it is the burst
+    first_quiet_behind: int | None = None
+
+
+class FairnessResult(msgspec.Struct, kw_only=True):
+    """A quiet agent's latency beside a noisy agent's burst, in one partition (workers.bench.fairness)."""
+
+    skipped: str | None = None
+    worker: str = ""
+    burst: int = 0
+    quiet_messages: int = 0
+    interval_s: float = 0.0
+    runs: list[FairnessRun] = msgspec.field(default_factory=list)
+
+
 class Machine(msgspec.Struct, kw_only=True):
     nproc: int
     cpu_model: str
@@ -294,6 +319,7 @@ class Report(msgspec.Struct, kw_only=True):
     memory: MemoryResult = msgspec.field(default_factory=MemoryResult)
     scaleout: ScaleoutResult = msgspec.field(default_factory=ScaleoutResult)
     ingest: IngestResult = msgspec.field(default_factory=IngestResult)
+    fairness: FairnessResult = msgspec.field(default_factory=FairnessResult)
     rows: list[Row] = msgspec.field(default_factory=list)
 
 

@@ -1,0 +1,116 @@
+"""Fair turns between the agents of one consumer: the consume loop's read-ahead.
+
+A durable consumer hands a worker its events in stream order, so one agent's burst of
+thousands of events would hold every other agent's next event behind it for as long as
+the burst takes to apply. The consume loop therefore reads ahead — up to a bounded number
+of messages (and bytes) past the ones it applies — and files what it read in one *lane*
+per agent. Each batch takes turns: every lane with events gets a max-min fair share of the
+batch (``shares``), so a quiet agent's single event goes into the next batch beside the
+noisy agent's next few hundred, and is applied within one batch of its arrival in the
+read-ahead.
+
+What this keeps:
+
+* **each agent's order**: a lane is a queue in stream order and a batch takes a prefix of
+  each; the batch itself is applied in stream order (the prefixes merged by sequence), so
+  with one agent — the common path — a batch is exactly what in-order consumption made;
+* **the checkpoint**: it stays "every event of this consumer up to here is applied", the
+  sequence just below the oldest message still held (``Lanes.oldest``): a quiet agent's
+  later event applied early does not move it, and a restart rewinds to it and lets the
+  documents' per-agent watermarks skip what was applied past it;
+* **bounded memory**: the loop reads ahead only while the lanes hold fewer than its limits.
+
+Pure: no I/O here, the loop does it.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+from typing import NamedTuple
+
+from nats.aio.msg import Msg
+
+from shared.codec import Envelope, Rejection
+
+
+class Held(NamedTuple):
+    """A message read ahead, decoded once, waiting for its agent's turn."""
+
+    seq: int
+    msg: Msg
+    decoded: Envelope | Rejection | None  # None: nothing to apply (decided when it was read)
+    size: int  # bytes held (the read-ahead's byte limit)
+
+
+def shares(lengths: list[int], budget: int) -> list[int]:
+    """How many of each lane's events a batch of ``budget`` takes: max-min fair.
+
+    The shortest lanes are served whole first, then what is left is split evenly over the
+    longer ones (rounded up, so a lane is never starved by rounding while any budget is
+    left; when there are more lanes than budget, the lanes listed first — the oldest —
+    go first)."""
+    out = [0] * len(lengths)
+    left = budget
+    order = sorted(range(len(lengths)), key=lengths.__getitem__)
+    for served, lane in enumerate(order):
+        if left <= 0:
+            break
+        fair = -(-left // (len(order) - served))  # ceil
+        out[lane] = min(lengths[lane], fair, left)
+        left -= out[lane]
+    return out
+
+
+class Lanes:
+    """The read-ahead: one queue per agent (``None``: bad input and messages with nothing to apply)."""
+
+    def __init__(self) -> None:
+        self._lanes: dict[str | None, deque[Held]] = {}
+        self.count = 0
+        self.bytes = 0
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[Held]:
+        for lane in self._lanes.values():
+            yield from lane
+
+    def add(self, item: Held) -> None:
+        key = item.decoded.agent if isinstance(item.decoded, Envelope) else None
+        lane = self._lanes.get(key)
+        if lane is None:
+            lane = self._lanes[key] = deque()
+        lane.append(item)
+        self.count += 1
+        self.bytes += item.size
+
+    def take(self, budget: int) -> list[Held]:
+        """A batch of at most ``budget`` messages, each lane's share from its front, in stream order."""
+        lanes = list(self._lanes.items())
+        taken: list[Held] = []
+        for (key, lane), share in zip(lanes, shares([len(q) for _, q in lanes], budget), strict=True):
+            taken.extend(lane.popleft() for _ in range(share))
+            if not lane:
+                del self._lanes[key]
+        self.count -= len(taken)
+        self.bytes -= sum(h.size for h in taken)
+        if len(lanes) > 1:
+            taken.sort(key=_seq)
+        return taken
+
+    def oldest(self) -> int | None:
+        """The lowest stream sequence held (every lane's front is its oldest), None when empty."""
+        return min((lane[0].seq for lane in self._lanes.values()), default=None)
+
+    def clear(self) -> list[Held]:
+        """Everything held, in stream order; the lanes are empty after."""
+        held = sorted(self, key=_seq)
+        self._lanes.clear()
+        self.count = self.bytes = 0
+        return held
+
+
+def _seq(item: Held) -> int:
+    return item.seq

@@ -1,0 +1,183 @@
+"""Fairness between agents: a quiet agent's latency beside a noisy agent's burst.
+
+One ``cortex worker channels`` process (one consumer: both agents in one partition); the
+channels document counts every message, so each of the quiet agent's messages makes a
+revision of its document whose ``integrity.last_seq`` is that message's sequence. Three
+runs, each from a reset server and a fresh process:
+
+* **alone**: the quiet agent publishes ``fairness_quiet`` messages, one every
+  ``fairness_interval_s``; latency is publish → its document's revision (a KV watch);
+* **noisy neighbour**: first a noisy agent's burst of ``fairness_burst`` messages is
+  stored at once (the consumer paused while it is published), then the quiet agent's
+  messages as above, while the burst drains;
+* **noisy neighbour, in order**: the same with ``CORTEX_RUNTIME_READ_AHEAD=1`` (a batch:
+  the consume loop takes the stream in order), what the loop did before it read ahead.
+
+Each run also reports how long the burst took to drain (from its first delivery)
+and the worker's CPU time per event (``/proc``: load-independent, unlike the latencies on a shared machine).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import defaultdict
+
+from nats.aio.client import Client
+
+from shared.names import BUCKET_CHANNELS, EVENTS_STREAM, consumer_name
+from shared.tasks import cancel_and_wait
+from workers.bench.events import BenchEvent, EventSource
+from workers.bench.freshness import HEAD, Published, match
+from workers.bench.procs import WorkerProc
+from workers.bench.results import FairnessResult, FairnessRun
+from workers.bench.session import BenchError, Session
+from workers.bench.stats import summarize
+
+WORKER = "channels"
+IN_ORDER = "1"  # CORTEX_RUNTIME_READ_AHEAD of a loop that reads no further than its batch
+
+
+class _Watch:
+    """The revisions of one bucket as they arrive: (arrival time, last_seq) per agent."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, list[tuple[float, int]]] = defaultdict(list)
+        self.revisions: dict[str, list[tuple[int, int]]] = defaultdict(list)  # (KV revision, last_seq): write order
+        self._task: asyncio.Task[None] | None = None
+        self._watcher: object | None = None
+
+    async def start(self, nc: Client, bucket: str) -> None:
+        kv = await nc.jetstream().key_value(bucket)
+        watcher = await kv.watchall()
+        self._watcher = watcher
+        self._task = asyncio.create_task(self._follow(watcher), name=f"watch-{bucket}")
+
+    async def _follow(self, watcher: object) -> None:
+        async for entry in watcher:  # type: ignore[attr-defined]
+            if entry is None or not entry.value or entry.key is None:
+                continue
+            last_seq = HEAD.decode(entry.value).integrity.last_seq
+            self.seen[entry.key].append((time.perf_counter(), last_seq))
+            self.revisions[entry.key].append((entry.revision or 0, last_seq))
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            with contextlib.suppress(Exception):
+                await cancel_and_wait(self._task)
+        with contextlib.suppress(Exception):
+            await self._watcher.stop()  # type: ignore[union-attr]
+
+    def applied_before(self, agent: str, other: str, seq: int) -> int:
+        """``other``'s last applied sequence as its document stood before ``agent``'s document
+        first held ``seq`` (in the bucket's write order: load-independent, unlike latencies)."""
+        holding = min((rev for rev, last in self.revisions.get(agent, ()) if last >= seq), default=None)
+        if holding is None:
+            return 0
+        return max((last for rev, last in self.revisions.get(other, ()) if rev < holding), default=0)
+
+    async def covered(self, agent: str, seq: int, limit_s: float) -> None:
+        """Wait until a revision of ``agent``'s document holds ``seq``."""
+        deadline = time.perf_counter() + limit_s
+        while not any(last >= seq for _, last in self.seen.get(agent, ())):
+            if time.perf_counter() > deadline:
+                raise BenchError(f"{agent}'s {WORKER} document did not reach sequence {seq} within {limit_s:.0f}s")
+            await asyncio.sleep(0.01)
+
+
+async def _publish_quiet(session: Session, source: EventSource, agent: str) -> list[Published]:
+    """The quiet agent's messages, one every ``fairness_interval_s`` (absolute times)."""
+    cfg = session.config
+    out = []
+    started = time.perf_counter()
+    for i in range(cfg.fairness_quiet):
+        delay = started + i * cfg.fairness_interval_s - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        event = source.message(agent)
+        t0 = time.perf_counter()
+        ack = await session.js.publish(event.subject, event.data, headers={"Nats-Msg-Id": event.id})
+        out.append(Published(agent, ack.seq, t0, event.kind))
+    return out
+
+
+async def _stored_at_once(session: Session, events: list[BenchEvent], limit_s: float = 30.0) -> None:
+    """Publish ``events`` with the worker's consumer paused, then resume it and wait until the
+    worker is taking them: it meets the whole burst as a backlog (published live, a worker
+    faster than the publisher keeps up and the quiet agent is never behind anything), and the
+    quiet agent's first message does not wait for the worker's next pull after the resumption."""
+    consumer = consumer_name(WORKER)
+    await session.js.pause_consumer(EVENTS_STREAM, consumer, "2099-01-01T00:00:00Z")
+    try:
+        last = await session.publish_all(events)
+    finally:
+        await session.js.resume_consumer(EVENTS_STREAM, consumer)
+    deadline = time.perf_counter() + limit_s
+    while True:
+        info = await session.js.consumer_info(EVENTS_STREAM, consumer)
+        if info.delivered is not None and (info.delivered.stream_seq or 0) > last - len(events):
+            return
+        if time.perf_counter() > deadline:
+            raise BenchError(f"{WORKER} took none of the burst within {limit_s:.0f}s of its consumer's resumption")
+        await asyncio.sleep(0.01)
+
+
+async def run_mode(session: Session, mode: str, burst: int, read_ahead: str | None) -> FairnessRun:
+    """One run from a reset server: warm up, the burst (if any), the quiet agent's messages, drain."""
+    cfg = session.config
+    await session.reset()
+    source = EventSource(2, cfg.seed, session.prefix, id_prefix=f"fair-{len(mode)}")
+    noisy, quiet = source.agents
+    proc = session.procs.start(WORKER, env={"CORTEX_RUNTIME_READ_AHEAD": read_ahead} if read_ahead else None)
+    watch_nc = await session.connect("cortex-bench-fairness")
+    watch = _Watch()
+    consumers = [consumer_name(WORKER)]
+    try:
+        await watch.start(watch_nc, BUCKET_CHANNELS)
+        await session.wait_leases(consumers, [proc])
+        warm = await session.publish_all([source.message(quiet), source.message(noisy)])
+        await watch.covered(noisy, warm, max(30.0, cfg.drain_limit_s))  # started and caught up: nothing first-time
+        cpu_before = proc.cpu_seconds()
+        if burst:
+            await _stored_at_once(session, [source.message(noisy) for _ in range(burst)])
+        started = time.perf_counter()
+        published = await _publish_quiet(session, source, quiet)
+        await session.wait_drained(consumers, max(120.0, burst / 20), [proc])
+        drain_s = time.perf_counter() - started
+        await watch.covered(quiet, published[-1].seq, 10.0)
+        run = _result(mode, burst, read_ahead, published, watch, drain_s, proc, cpu_before)
+        if burst:  # how much of the burst went before the quiet agent's first message
+            run.first_quiet_behind = max(0, watch.applied_before(quiet, noisy, published[0].seq) - warm)
+        return run
+    finally:
+        proc.stop()
+        await watch.stop()
+        await watch_nc.close()
+
+
+def _result(mode: str, burst: int, read_ahead: str | None, published: list[Published], watch: _Watch,
+            drain_s: float, proc: WorkerProc, cpu_before: float | None) -> FairnessRun:
+    latencies, lost = match(published, watch.seen)
+    cpu_after = proc.cpu_seconds()
+    events = burst + len(published)
+    cpu_us = (cpu_after - cpu_before) / events * 1e6 if cpu_before is not None and cpu_after is not None else None
+    return FairnessRun(mode=mode, burst=burst, read_ahead=read_ahead or "default", quiet=summarize(latencies, lost),
+                       drain_s=round(drain_s, 3), cpu_us_per_event=round(cpu_us, 1) if cpu_us is not None else None)
+
+
+async def run(session: Session) -> FairnessResult:
+    cfg = session.config
+    result = FairnessResult(worker=WORKER, burst=cfg.fairness_burst, quiet_messages=cfg.fairness_quiet,
+                            interval_s=cfg.fairness_interval_s)
+    for mode, burst, read_ahead in (("alone", 0, None), ("noisy neighbour", cfg.fairness_burst, None),
+                                    ("noisy neighbour, in order", cfg.fairness_burst, IN_ORDER)):
+        session.progress(f"[fairness] {WORKER}, {mode}: {cfg.fairness_quiet} quiet messages"
+                         + (f" behind a burst of {burst}" if burst else "") + " …")
+        run_n = await run_mode(session, mode, burst, read_ahead)
+        result.runs.append(run_n)
+        behind = (f", its first after {run_n.first_quiet_behind} of the burst"
+                  if run_n.first_quiet_behind is not None else "")
+        session.progress(f"[fairness] {mode}: quiet p50 {run_n.quiet.p50_ms} ms, max {run_n.quiet.max_ms} ms{behind}; "
+                         f"drained in {run_n.drain_s:.2f}s, {run_n.cpu_us_per_event} µs CPU per event")
+    return result
