@@ -48,8 +48,11 @@ class PersonalPack:
     ends: str = ""  # an object ends where one of these starts
     trailing: str = ""  # fillers taken off an object's end
     transient: str = ""  # a clause with one of these is about now
+    unreal: str = ""  # and of these, those that make an event unreal (wished, negated): a time word does not
+    events: tuple[str, ...] = ()  # predicates of events that stay true ("lost my job … this month")
     vague: str = ""  # an object that starts with one of these says nothing lasting
     taste_vague: str = ""  # and for likes and loves, these too ("the colours", "this")
+    passing: str = ""  # a taste's object that tells an activity at length: a feeling of the moment, not a pastime
     not_nouns: str = ""  # an "is a" object starting with one of these is no kind ("a bit", "a lot")
     family: str = ""  # what "has" takes: family, pets, conditions
     own_words: str = ""  # first-person words that make an object the speaker's own words
@@ -96,10 +99,15 @@ EN: Final = PersonalPack(
         ("works-as", _EN_I_AM + r"(?:working|employed)\s+as\s+" + OBJ, "phrase"),
         ("works-at", _EN_I_AM + r"(?:working|employed)\s+(?:at|for)\s+" + OBJ, "phrase"),
         ("studies", _EN_I_AM + r"(?:studying|majoring\s+in)\s+" + OBJ, "phrase"),
-        ("is-learning", _EN_I_AM + r"learning\s+(?:to\s+play\s+|to\s+)?" + OBJ, "taste"),
+        ("is-learning", _EN_I_AM + r"learning\s+(?:(?:how\s+)?to\s+play\s+(?:the\s+)?|to\s+)?" + OBJ, "taste"),
+        ("is-learning", rf"i(?:{_A}ve|\s+have)\s+(?:also\s+|just\s+|recently\s+)?started\s+learning\s+"
+                        r"(?:(?:how\s+)?to\s+play\s+(?:the\s+)?|to\s+)?" + OBJ, "taste"),
         ("is-{verb}", _EN_I_AM + r"(?P<verb>into|keen\s+on|passionate\s+about|interested\s+in|obsessed\s+with"
                      r"|fascinated\s+by|good\s+at|all\s+about)\s+" + OBJ, "taste"),
         ("is-married-to", _EN_I_AM + r"married\s+to\s+" + OBJ, "name"),
+        ("{verb}", _EN_I_AM + r"(?P<verb>mentoring|coaching|fostering|volunteering\s+(?:at|with|for))\s+" + OBJ,
+         "phrase"),
+        ("is-part-of", _EN_I_AM + r"(?:a\s+)?(?:member|part)\s+of\s+" + OBJ, "phrase"),
         ("is", _EN_I_AM + rf"(?P<obj>{_EN_DURABLE}\b[^.!?;\n…]{{0,80}})", "phrase"),
         ("is", _EN_I_AM + r"(?P<obj>\d{1,3}\s+years?\s+old)\b", "phrase"),
         ("has", _EN_I_AM + r"(?:so\s+|really\s+)?(?:lucky|blessed|grateful|thankful)\s+to\s+have\s+" + OBJ,
@@ -118,15 +126,24 @@ EN: Final = PersonalPack(
         ("was-born-in", r"i\s+was\s+born\s+in\s+" + OBJ, "phrase"),
         ("is-from", r"i\s+(?:come|am\s+originally)\s+from\s+" + OBJ, "name"),
         ("moved-to", _EN_WE_OR_I + r"\s+(?:just\s+|recently\s+)?moved\s+to\s+" + OBJ, "name"),
-        ("has", _EN_WE_OR_I + rf"\s+(?:have|{_A}ve\s+got|have\s+got)\s+" + OBJ, "family"),
+        ("has", _EN_WE_OR_I + rf"\s+(?:have|{_A}ve\s+got|have\s+got)\s+(?!to\b)" + OBJ, "family"),
         ("{verb}", r"i\s+(?:(?:really|absolutely|just|also|totally|truly|do|genuinely)\s+){0,2}"
                    r"(?P<verb>love|like|enjoy|adore)\s+" + OBJ, "taste"),
         ("plays", r"i\s+(?:also\s+|still\s+|mostly\s+)?play\s+" + OBJ, "phrase"),
+        ("lost-job-{rel}", r"i\s+(?:also\s+|just\s+|recently\s+)?lost\s+my\s+job\s+(?P<rel>as|at|with)\s+" + OBJ,
+         "phrase"),
+        ("joined", r"i\s+(?:also\s+|just\s+|recently\s+|finally\s+)?joined\s+(?=(?:a|an|the|my|our)\s)" + OBJ,
+         "phrase"),
+        ("has", r"(?:i|we)\s+(?:also\s+|just\s+|recently\s+|finally\s+)?(?:got|adopted)\s+"
+                r"(?=(?:another|a|an|two|three|four)\s)" + OBJ, "family"),
+        ("started", r"i\s+started\s+(?P<obj>[a-z]+ing\b[^.!?;\n…]{0,60}?\s+(?:about\s+|over\s+|almost\s+)?"
+                    r"(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|many|several)\s+years?\s+ago)",
+         "phrase"),
+        ("is-named", r"my\s+name\s+is\s+" + OBJ, "name"),
         ("{verb}", rf"i(?:{_A}ve|\s+have)\s+always\s+(?P<verb>loved|liked|enjoyed)\s+" + OBJ, "taste"),
         ("{verb}s", r"i\s+(?:also\s+|still\s+|regularly\s+|usually\s+|often\s+)?(?P<verb>mentor|coach|paint|draw"
                     r"|knit|sew|bake|write|run|swim|hike|surf|dance|sing|garden|meditate|practice|practise|foster"
                     r"|train|breed|grow|brew|build|restore|rescue|ride)\s+" + OBJ, "phrase"),
-        ("has", r"we\s+(?:just\s+|recently\s+)?got\s+(?=(?:another|a|an|two|three)\s)" + OBJ, "family"),
         ("speaks", r"i\s+(?:also\s+)?speak\s+" + OBJ, "name"),
         ("studies", r"i\s+study\s+" + OBJ, "phrase"),
         ("teaches", r"i\s+teach\s+" + OBJ, "taste"),
@@ -152,7 +169,7 @@ EN: Final = PersonalPack(
         ("is-allergic-to", r"\s+is\s+(?:also\s+|severely\s+|very\s+)?allergic\s+to\s+" + OBJ, "phrase"),
         ("is-from", r"\s+(?:is\s+(?:originally\s+)?|comes\s+)from\s+" + OBJ, "name"),
         ("is-married-to", r"\s+is\s+married\s+to\s+" + OBJ, "name"),
-        ("has", r"\s+has\s+" + OBJ, "family"),
+        ("has", r"\s+has\s+(?!to\b|got\s+to\b|been\b)" + OBJ, "family"),
     ),
     third_verbs=("works", "is", "lives", "comes", "has"),
     coordinators=("and", "but"),
@@ -166,17 +183,26 @@ EN: Final = PersonalPack(
           r"|\s+[-–—]+\s+|\s*[-–—]{2,}|\s*[(:\"“]"),
     trailing=(r"(?:\s+(?:too|as\s+well|also|though|lol|haha+|hehe|now|again|tbh|honestly|really|actually|anyway"
               r"|these\s+days|at\s+all|and\s+stuff|and\s+all|and\s+everything|and\s+more|etc|lately|so\s+much"
-              r"|a\s+lot|alot|myself|for\s+(?:\w+\s+)?(?:years|months)|since\s+\w+))+$"),
+              r"|a\s+lot|alot|myself|for\s+(?:\w+\s+)?(?:years|months)|since\s+\w+"
+              # when an event happened is no part of what it was ("joined a gym last week")
+              r"|(?:just\s+)?(?:yesterday|today|(?:last|this|on)\s+\w+|(?:a|an|one|two|three|four|five|six|\d+)\s+"
+              r"(?:days?|weeks?|months?)\s+ago)))+$"),
     transient=(r"\b(?:today|tonight|tomorrow|yesterday|this\s+(?:morning|afternoon|evening|week|weekend|month)"
                r"|right\s+now|at\s+the\s+moment|for\s+now|for\s+the\s+moment|last\s+(?:night|week|weekend)"
                r"|next\s+(?:week|weekend)|anymore|any\s+more|no\s+longer|gonna|going\s+to|about\s+to|wanna"
                r"|would|could|might|maybe|hope|wish|not|never|n['’]t)\b"),
+    unreal=(r"\b(?:gonna|going\s+to|about\s+to|wanna|would|could|might|maybe|hope|wish|not|never|n['’]t)\b"),
+    events=("lost-job-as", "lost-job-at", "lost-job-with", "joined", "has", "started"),
     vague=(r"(?:it|its|it['’]s|that|that['’]s|this|these|those|them|they|you|your|yours|ya|u|how|what|when|where"
            r"|why|who|which|whatever|so|such|there|here|too|very|really|all|everything|anything|something|nothing"
            r"|everyone|everybody|anyone|one|some|any|being|seeing|hearing|knowing|having|getting|doing|watching"
            r"|talking|chatting|to\s+see|to\s+hear|to\s+know|to\s+have|to\s+be|a\s+lot|lots|more|most|much|both"
            r"|each|every|with|around|along|myself|me|us|him|her|his|our|ours|sure|ready|going|up|on|off|in|out"
            r"|like|just|only|even|still|a\s+bit|a\s+little|the\s+same|the\s+best|their|theirs|and|or|but)\b"),
+    # "loves helping the community and making it a better place", "loves sinking into different magical
+    # worlds": what the speaker enjoyed doing then; "loves hiking", "enjoys aerial yoga" stay
+    passing=(r"[a-z]+ing\s+(?:the|a|an|their|them|it|about|into|in|on|for|up|out|over|through|around|different"
+             r"|new|other|people|others|time|more|some|all|everything|something)\s+\S+"),
     taste_vague=(r"(?:the|this|that|these|those|a|an|your|to\s+(?:see|hear|know|think|say|chat|talk|share|help"
                  r"|remind))\b"),
     not_nouns=(r"(?:bit|little|lot|tad|mess|wreck|few|couple|ton|bundle|total|complete|huge\s+mess|big\s+mess|sucker"
@@ -189,11 +215,13 @@ EN: Final = PersonalPack(
     own_words=r"\b(?:i|i['’]m|i['’]ve|i['’]d|i['’]ll)\b",
     # said of something in the conversation: "this genre", "into that world", "fan of it", "holding them"
     deictic=(r"\b(?:this|these|those|(?:to|in|of|at|from|with|about|for|into)\s+that)\b"
-             r"|\b(?:it|that|them|one|too|fan)$"),
+             r"|\b(?:it|that|them|one|too|fan|of|to|in|on|at|for|with|about|from|by|into)$"),
     pronouns=(("my", "their"), ("me", "them"), ("myself", "themselves"), ("mine", "theirs"), ("our", "their"),
               ("us", "them")),
     verbs=(("love", "loves"), ("like", "likes"), ("enjoy", "enjoys"), ("adore", "loves"), ("loved", "loves"),
-           ("liked", "likes"), ("enjoyed", "enjoys")),
+           ("liked", "likes"), ("enjoyed", "enjoys"), ("mentoring", "mentors"), ("coaching", "coaches"),
+           ("fostering", "fosters"), ("volunteering at", "volunteers-at"), ("volunteering with", "volunteers-with"),
+           ("volunteering for", "volunteers-for")),
     # a comma before one of these starts a new clause; before anything else it goes on a list
     # or a phrase ("creating a safe, inviting place", "hiking, reading and cooking")
     comma_clause=(r",\s*(?:i|i['’]\w+|it|it['’]s|its|that|that['’]s|this|they|they['’]re|we|we['’]re|she|he"

@@ -88,9 +88,11 @@ EN: Final = RulePack(
            r"|at\s+all\s+times|as\s+a\s+(?:rule|policy))\b",),
     norm=(
         # a thing's norm: "Tests must be green", "The API must return JSON", "Authentication is required"
+        # the subject is a thing: no person ("Then we shall start with a presentation" is a meeting's plan)
         r"^(?:(?:all|every|each|any|the|our|no)\s+)?(?!(?:it|that|this|he|she|they|you|i|there|what|which|who|we"
-        r"|everyone|everything|someone|something|things|life|one|your|my|his|her|their|must)\b)[a-z][\w-]*"
-        r"(?:\s+(?!an?\b)[a-z][\w-]*){0,3}?\s+(?:must(?:\s+not|n['’]t)?|shall(?:\s+not)?|(?:is|are)\s+(?:not\s+)?"
+        r"|everyone|everything|someone|something|things|life|one|your|my|his|her|their|must|then|so|and|now|well"
+        r"|but|ok|okay|also)\b)[a-z][\w-]*"
+        r"(?:\s+(?!(?:an?|we|i|you|they|he|she|it)\b)[a-z][\w-]*){0,3}?\s+(?:must(?:\s+not|n['’]t)?|shall(?:\s+not)?|(?:is|are)\s+(?:not\s+)?"
         r"(?:allowed|permitted|required|mandatory|forbidden|prohibited)|may\s+not)\s+(?!have\b|['’]ve\b"
         r"|be\s+(?:so|really|very|such|a|an|the|nice|great|awesome|amazing|fun|hard|tough|cool|exciting|lovely"
         r"|beautiful|wonderful|incredible|scary|crazy|tiring|worth|proud|happy)\b)",

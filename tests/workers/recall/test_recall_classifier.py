@@ -100,6 +100,7 @@ NOT_RULES = [
     "I'll always remember our camping trip last year.", "Never give up on your dreams!", "Always believe in yourself.",
     "From now on I'll run every day.", "Remember that time we went camping?", "Don't worry about it!",
     "You must try the pasta there!", "The wait must be hard.",
+    "Then we shall start with a presentation from Raj.", "So we must make it look fancy.",  # a meeting's plan
     "Das muss toll sein!", "Sag niemals nie.", "Nunca digas nunca.", "Mai dire mai.", "Никогда не сдавайся!",
     "心配しないでください。", "포기하지 마세요!", "不要担心。",
 ]
