@@ -134,12 +134,18 @@ EN: Final = PersonalPack(
          "phrase"),
         ("joined", r"i\s+(?:also\s+|just\s+|recently\s+|finally\s+)?joined\s+(?=(?:a|an|the|my|our)\s)" + OBJ,
          "phrase"),
+        # a job, a deal, a place got: "I got a temp job to help cover expenses", "got accepted for an internship"
+        ("got", r"i\s+(?:just\s+|also\s+|finally\s+|recently\s+)?got\s+(?:accepted\s+(?:for|to|into)\s+)?"
+                r"(?=(?:a|an)\s+(?:[\w-]+\s+){0,2}(?:job|position|internship|role|gig|promotion|endorsement"
+                r"|sponsorship|contract|scholarship|apprenticeship|residency|fellowship)\b)" + OBJ, "phrase"),
         ("has", r"(?:i|we)\s+(?:also\s+|just\s+|recently\s+|finally\s+)?(?:got|adopted)\s+"
                 r"(?=(?:another|a|an|two|three|four)\s)" + OBJ, "family"),
         ("started", r"i\s+started\s+(?P<obj>[a-z]+ing\b[^.!?;\n…]{0,60}?\s+(?:about\s+|over\s+|almost\s+)?"
                     r"(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|many|several)\s+years?\s+ago)",
          "phrase"),
-        ("is-named", r"my\s+name\s+is\s+" + OBJ, "name"),
+        ("is-named", r"my\s+name\s+is\s+(?:(?:uh|um|er)\s+)?" + OBJ, "name"),
+        ("opened", r"(?:i|we)\s+(?:just\s+|finally\s+|recently\s+|also\s+)?(?:opened|launched|founded)\s+"
+                   r"(?=(?:a|an|my|our)\s)" + OBJ, "phrase"),
         ("{verb}", rf"i(?:{_A}ve|\s+have)\s+always\s+(?P<verb>loved|liked|enjoyed)\s+" + OBJ, "taste"),
         ("{verb}s", r"i\s+(?:also\s+|still\s+|regularly\s+|usually\s+|often\s+)?(?P<verb>mentor|coach|paint|draw"
                     r"|knit|sew|bake|write|run|swim|hike|surf|dance|sing|garden|meditate|practice|practise|foster"
@@ -162,6 +168,8 @@ EN: Final = PersonalPack(
     ),
     anywhere=(
         ("'s-{rel}-is", r"my\s+(?P<rel>home\s+country|hometown|home\s+town|homeland)\s*,?\s+(?:is\s+)?" + OBJ, "name"),
+        # "Lost my job as a banker yesterday": the subject left out, as chat does
+        ("lost-job-{rel}", r"(?:(?<=^lost\s)|(?<=[.!?,]\slost\s))my\s+job\s+(?P<rel>as|at|with)\s+" + OBJ, "phrase"),
     ),
     third_person=(
         ("works-as", r"\s+(?:works|is\s+working)\s+as\s+" + OBJ, "phrase"),
@@ -177,7 +185,7 @@ EN: Final = PersonalPack(
                "btw", "plus", "now", "lol", "haha", "wow", "ok", "okay", "sure", "right", "anyway", "and yeah",
                "totally", "definitely", "um", "uh", "hey", "hi", "hello", "aww", "ah", "true", "fun", "fact"),
     ends=(r"\s+(?:and|but|or|so|then)\s+(?:i|i['’]m|i['’]ve|i['’]d|i['’]ll|it|it['’]s|they|they['’]re|we|we['’]re"
-          r"|she|he|that|that['’]s|this|you|the\s+\w+\s+(?:is|are|was|were))\b"
+          r"|she|he|that|that['’]s|this|you|(?:our|my|his|her|their|your)(?:\s+\w+){1,2}\s+(?:is|are|was|were)|the\s+\w+\s+(?:is|are|was|were))\b"
           r"|\s+(?:but|because|cause|['’]cause|since|which|when|while|though|although|if|until|unless|so\s+that"
           r"|where|who|whom|whose|after|before|as\s+well\s+as|as\s+long\s+as|and\s+so|just\s+like|like\s+you)\b"
           r"|\s+[-–—]+\s+|\s*[-–—]{2,}|\s*[(:\"“]"),
@@ -192,11 +200,11 @@ EN: Final = PersonalPack(
                r"|next\s+(?:week|weekend)|anymore|any\s+more|no\s+longer|gonna|going\s+to|about\s+to|wanna"
                r"|would|could|might|maybe|hope|wish|not|never|n['’]t)\b"),
     unreal=(r"\b(?:gonna|going\s+to|about\s+to|wanna|would|could|might|maybe|hope|wish|not|never|n['’]t)\b"),
-    events=("lost-job-as", "lost-job-at", "lost-job-with", "joined", "has", "started"),
+    events=("lost-job-as", "lost-job-at", "lost-job-with", "joined", "has", "started", "opened", "got"),
     vague=(r"(?:it|its|it['’]s|that|that['’]s|this|these|those|them|they|you|your|yours|ya|u|how|what|when|where"
            r"|why|who|which|whatever|so|such|there|here|too|very|really|all|everything|anything|something|nothing"
            r"|everyone|everybody|anyone|one|some|any|being|seeing|hearing|knowing|having|getting|doing|watching"
-           r"|talking|chatting|to\s+see|to\s+hear|to\s+know|to\s+have|to\s+be|a\s+lot|lots|more|most|much|both"
+           r"|talking|chatting|to\s+see|to\s+hear|to\s+know|to\s+have|to\s+be|a\s+lot|lots|more|much|both"
            r"|each|every|with|around|along|myself|me|us|him|her|his|our|ours|sure|ready|going|up|on|off|in|out"
            r"|like|just|only|even|still|a\s+bit|a\s+little|the\s+same|the\s+best|their|theirs|and|or|but)\b"),
     # "loves helping the community and making it a better place", "loves sinking into different magical
@@ -215,7 +223,7 @@ EN: Final = PersonalPack(
     own_words=r"\b(?:i|i['’]m|i['’]ve|i['’]d|i['’]ll)\b",
     # said of something in the conversation: "this genre", "into that world", "fan of it", "holding them"
     deictic=(r"\b(?:this|these|those|(?:to|in|of|at|from|with|about|for|into)\s+that)\b"
-             r"|\b(?:it|that|them|one|too|fan|of|to|in|on|at|for|with|about|from|by|into)$"),
+             r"|\b(?:here|there)\b|\b(?:it|that|them|one|too|fan|of|to|in|on|at|for|with|about|from|by|into)$"),
     pronouns=(("my", "their"), ("me", "them"), ("myself", "themselves"), ("mine", "theirs"), ("our", "their"),
               ("us", "them")),
     verbs=(("love", "loves"), ("like", "likes"), ("enjoy", "enjoys"), ("adore", "loves"), ("loved", "loves"),
@@ -226,7 +234,7 @@ EN: Final = PersonalPack(
     # or a phrase ("creating a safe, inviting place", "hiking, reading and cooking")
     comma_clause=(r",\s*(?:i|i['’]\w+|it|it['’]s|its|that|that['’]s|this|they|they['’]re|we|we['’]re|she|he"
                   r"|you|which|who|so|but|the|though|because|plus|especially|like|just|not|even|as|since|when"
-                  r"|although|while|then|now|too|haha|lol|right|really|definitely|thanks|yeah)\b"),
+                  r"|although|while|then|now|too|haha|lol|right|really|definitely|thanks|yeah|things|everything|life)\b"),
     before_gate=r"my\s+(?:\w+\s+)?(?:fav|fave|hobb|passion)|,\s+my\s",
     before=(
         ("'s-favorite-{noun}-is", rf"(?:{_A}s|\s+is|\s+are)\s+(?:definitely\s+|totally\s+|also\s+|still\s+)?my\s+"

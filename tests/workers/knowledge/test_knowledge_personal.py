@@ -194,6 +194,19 @@ def test_events_that_stay_true_are_facts_without_their_time() -> None:
         ("mentors", "the younger players on their team")]
     assert said("I'm learning how to play the violin now.") == [("is-learning", "violin")]
     assert said("My name is Agnes and I'm a designer.") == [("is-named", "Agnes"), ("is-a", "designer")]
+    assert said("Lost my job as a banker yesterday, so I'm starting my own business.") == [("lost-job-as", "a banker")]
+    assert said("I opened an online clothing store and it's been great!") == [("opened", "an online clothing store")]
+    assert said("I got a temp job to help cover expenses while I look for investors.") == [
+        ("got", "a temp job to help cover expenses")]
+    assert said("I just got accepted for a fashion internship!") == [("got", "a fashion internship")]
+    assert said("I got a question for you.") == []  # no job, no pet
+
+
+def test_a_clause_after_and_ends_the_object() -> None:
+    assert said("I'm a shooting guard for the team and our season opener is next week!") == [
+        ("is-a", "shooting guard for the team")]
+    assert said("I'm allergic to most reptiles and animals with fur.") == [
+        ("is-allergic-to", "most reptiles and animals with fur")]
 
 
 def test_a_restatement_in_other_words_is_one_fact() -> None:
