@@ -84,8 +84,9 @@ EN: Final = RulePack(
         r"(?!(?:be\s+(?:so|too|alone|afraid|my)|been|know|forget|guess|believe|stop|give\s+up|lose|fail|cease)\b)[a-z]+",
         rf"\byou\s+(?:must\s+not|mustn{_A}t|shall\s+not|are\s+not\s+allowed\s+to|may\s+not)\s+[a-z]+",
     ),
-    scope=(r"\b(?:from\s+now\s+on|going\s+forward|from\s+today\s+on|henceforth|in\s+(?:the\s+)?future|by\s+default"
-           r"|at\s+all\s+times|as\s+a\s+(?:rule|policy))\b",),
+    # "in the future" and "by default" tell of what will be or what a thing does ("So in the future", "the
+    # system will give 53.66 by default"); they scope an instruction only where it opens the sentence
+    scope=(r"\b(?:from\s+now\s+on|going\s+forward|from\s+today\s+on|henceforth|as\s+a\s+(?:rule|policy))\b|^(?:in\s+(?:the\s+)?future|by\s+default)\s*,",),
     norm=(
         # a thing's norm: "Tests must be green", "The API must return JSON", "Authentication is required"
         # the subject is a thing: no person ("Then we shall start with a presentation" is a meeting's plan)
@@ -99,7 +100,9 @@ EN: Final = RulePack(
         r"^we\s+(?:must|should|have\s+to|need\s+to|shall)\s+(?:always|never|not)\s+[a-z]+",
     ),
     markers=(r"\b(?:rule|policy|important|critical|constraint|invariant)\s*:",
-             r"\b(?:forbidden|mandatory|prohibited)\b"),
+             # said of a thing ("force-pushing is forbidden"), not told of a deed ("we have prohibited 1,500 firearms")
+             r"\b(?:is|are|strictly|absolutely)\s+(?:strictly\s+)?(?:forbidden|mandatory|prohibited)\b"
+             r"|^(?:forbidden|mandatory|prohibited)\b"),
     advice=(
         r"\b(?:never|don['’]?t\s+ever)\s+(?:quit|say\s+never|give\s+up|stop\s+\w+ing|lose\s+(?:hope|sight)|settle"
         r"|look\s+back|doubt"
@@ -114,7 +117,7 @@ EN: Final = RulePack(
         r"|tough|hard|every|nothing|no\s+one|we)\b",
     ),
     personal=(rf"\bi(?:{_A}ll|\s+will|{_A}m\s+(?:going|gonna)|\s+am\s+going|\s+want|{_A}d|\s+hope|\s+wish)\b"
-              r"|\b(?:hope|wish|maybe)\b",),
+              r"|\b(?:hope|wish|maybe|be\s+able\s+to|won['’]t)\b",),
 )
 
 # --- German --------------------------------------------------------------------------------
