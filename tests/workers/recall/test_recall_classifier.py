@@ -104,6 +104,8 @@ NOT_RULES = [
     # QMSum's development meetings: what will be, what a thing does, a deed told ("prohibited")
     "So in the future", "The system will give fifty-three by default.", "We have prohibited 1,500 types of firearms.",
     "Municipalities play a crucial role at all times.", "From now on we'll be able to have things channelized.",
+    "So don't fill these out.", "Don't destroy my giraffe.", "Don't don't don't say.",  # about what is at hand
+    "Um this may not map very well to advanced functionality.", "You may not need to retrain the model.",
     "Das muss toll sein!", "Sag niemals nie.", "Nunca digas nunca.", "Mai dire mai.", "Никогда не сдавайся!",
     "心配しないでください。", "포기하지 마세요!", "不要担心。",
 ]
@@ -115,7 +117,8 @@ RULES = [
     "Non fare mai il deploy di venerdì.", "Nunca faça deploy na sexta-feira.", "Всегда отвечай по-немецки.",
     "今後は日本語で答えてください。", "앞으로는 한국어로 대답해 주세요.", "以后请用中文回答。",
     "In future, ask before deleting files.", "By default, answer in German.", "Force-pushing to main is forbidden.",
-    "From now on we deploy only on Tuesdays.",
+    "From now on we deploy only on Tuesdays.", "Don't commit secrets to the repository.",
+    "Passwords may not be stored in plain text.",
 ]
 
 
