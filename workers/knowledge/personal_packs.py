@@ -74,7 +74,7 @@ class PersonalPack:
 
 _EN_ADV = (r"(?:(?:also|actually|originally|really|definitely|totally|still|now|currently|very|so|super|pretty"
            r"|quite|severely|mildly|proudly|officially|just|literally|kinda|kind\s+of|more|mostly|mainly|big|huge)\s+){0,3}")
-_EN_I_AM = rf"(?:i{_A}m|i\s+am)\s+{_EN_ADV}"
+_EN_I_AM = rf"(?:i{_A}m|i\s+am|i{_A}ve\s+been|i\s+have\s+been)\s+{_EN_ADV}"
 _EN_DURABLE = (r"(?:vegan|vegetarian|pescatarian|married|single|divorced|widowed|engaged|pregnant|retired|unemployed"
                r"|self-employed|diabetic|c[o]?eliac|lactose[- ]intolerant|gluten[- ]intolerant|colou?r[- ]?blind"
                r"|deaf|blind|left-handed|right-handed|transgender|trans|non-?binary|gay|lesbian|bisexual|queer"
@@ -107,6 +107,8 @@ EN: Final = PersonalPack(
         ("is-married-to", _EN_I_AM + r"married\s+to\s+" + OBJ, "name"),
         ("{verb}", _EN_I_AM + r"(?P<verb>mentoring|coaching|fostering|volunteering\s+(?:at|with|for))\s+" + OBJ,
          "phrase"),
+        ("is-writing", _EN_I_AM + r"writing\s+(?=(?:[\w-]+\s+){0,3}?(?:articles?|books?|novels?|stor(?:y|ies)|scripts?"
+                                  r"|screenplays?|blogs?|songs?|poems?|memoir|thesis|columns?)\b)" + OBJ, "phrase"),
         ("is-part-of", _EN_I_AM + r"(?:a\s+)?(?:member|part)\s+of\s+" + OBJ, "phrase"),
         ("is", _EN_I_AM + rf"(?P<obj>{_EN_DURABLE}\b[^.!?;\n…]{{0,80}})", "phrase"),
         ("is", _EN_I_AM + r"(?P<obj>\d{1,3}\s+years?\s+old)\b", "phrase"),
@@ -193,8 +195,9 @@ EN: Final = PersonalPack(
               r"|these\s+days|at\s+all|and\s+stuff|and\s+all|and\s+everything|and\s+more|etc|lately|so\s+much"
               r"|a\s+lot|alot|myself|for\s+(?:\w+\s+)?(?:years|months)|since\s+\w+"
               # when an event happened is no part of what it was ("joined a gym last week")
-              r"|(?:just\s+)?(?:yesterday|today|(?:last|this|on)\s+\w+|(?:a|an|one|two|three|four|five|six|\d+)\s+"
-              r"(?:days?|weeks?|months?)\s+ago)))+$"),
+              r"|(?:just\s+)?(?:yesterday|today|(?:last|this|on)\s+(?:week|weekend|month|year|summer|winter|spring|fall"
+              r"|morning|afternoon|evening|night|(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day)?)"
+              r"|(?:a|an|one|two|three|four|five|six|\d+)\s+(?:days?|weeks?|months?)\s+ago)))+$"),
     transient=(r"\b(?:today|tonight|tomorrow|yesterday|this\s+(?:morning|afternoon|evening|week|weekend|month)"
                r"|right\s+now|at\s+the\s+moment|for\s+now|for\s+the\s+moment|last\s+(?:night|week|weekend)"
                r"|next\s+(?:week|weekend)|anymore|any\s+more|no\s+longer|gonna|going\s+to|about\s+to|wanna"
@@ -235,10 +238,11 @@ EN: Final = PersonalPack(
     comma_clause=(r",\s*(?:i|i['’]\w+|it|it['’]s|its|that|that['’]s|this|they|they['’]re|we|we['’]re|she|he"
                   r"|you|which|who|so|but|the|though|because|plus|especially|like|just|not|even|as|since|when"
                   r"|although|while|then|now|too|haha|lol|right|really|definitely|thanks|yeah|things|everything|life)\b"),
-    before_gate=r"my\s+(?:\w+\s+)?(?:fav|fave|hobb|passion)|,\s+my\s",
+    before_gate=r"my\s+(?:\w+\s+)?(?:fav|fave|hobb|passion|top\s+pick|go-to)|,\s+my\s",
     before=(
         ("'s-favorite-{noun}-is", rf"(?:{_A}s|\s+is|\s+are)\s+(?:definitely\s+|totally\s+|also\s+|still\s+)?my\s+"
-                                  r"(?:all-time\s+|absolute\s+|new\s+)?(?:favou?rite|fave)(?:\s+(?P<noun>[a-z]+))?"
+                                  r"(?:all-time\s+|absolute\s+|new\s+)?(?:favou?rite|fave|top\s+pick|go-to)"
+                                  r"(?:\s+(?P<noun>[a-z]+))?"
                                   r"(?=\s*(?:[.!,;:)]|$))", "taste"),
         ("'s-{rel}-is", rf"(?:{_A}s|\s+is)\s+my\s+(?:main\s+|biggest\s+|greatest\s+)?(?P<rel>hobby|passion)"
                         r"(?=\s*(?:[.!,;:)]|$))", "taste"),

@@ -202,6 +202,14 @@ def test_events_that_stay_true_are_facts_without_their_time() -> None:
     assert said("I got a question for you.") == []  # no job, no pet
 
 
+def test_what_one_has_been_and_is_writing() -> None:
+    assert said("I've been into dancing since I was a kid and it's been my passion.") == [("is-into", "dancing")]
+    assert said("I'm writing articles about fantasy novels for an online mag.") == [
+        ("is-writing", "articles about fantasy novels for an online mag")]
+    assert said("I'm writing a reply right now.") == []  # no written work
+    assert said("I've been really into making this lately.") == []  # this: what was just shown
+
+
 def test_a_clause_after_and_ends_the_object() -> None:
     assert said("I'm a shooting guard for the team and our season opener is next week!") == [
         ("is-a", "shooting guard for the team")]
