@@ -132,7 +132,7 @@ EN: Final = PersonalPack(
         ("{verb}", r"i\s+(?:(?:really|absolutely|just|also|totally|truly|do|genuinely)\s+){0,2}"
                    r"(?P<verb>love|like|enjoy|adore)\s+" + OBJ, "taste"),
         ("plays", r"i\s+(?:also\s+|still\s+|mostly\s+)?play\s+" + OBJ, "phrase"),
-        ("lost-job-{rel}", r"i\s+(?:also\s+|just\s+|recently\s+)?lost\s+my\s+job\s+(?P<rel>as|at|with)\s+" + OBJ,
+        ("lost-their-job-{rel}", r"i\s+(?:also\s+|just\s+|recently\s+)?lost\s+my\s+job\s+(?P<rel>as|at|with)\s+" + OBJ,
          "phrase"),
         ("joined", r"i\s+(?:also\s+|just\s+|recently\s+|finally\s+)?joined\s+(?=(?:a|an|the|my|our)\s)" + OBJ,
          "phrase"),
@@ -171,7 +171,8 @@ EN: Final = PersonalPack(
     anywhere=(
         ("'s-{rel}-is", r"my\s+(?P<rel>home\s+country|hometown|home\s+town|homeland)\s*,?\s+(?:is\s+)?" + OBJ, "name"),
         # "Lost my job as a banker yesterday": the subject left out, as chat does
-        ("lost-job-{rel}", r"(?:(?<=^lost\s)|(?<=[.!?,]\slost\s))my\s+job\s+(?P<rel>as|at|with)\s+" + OBJ, "phrase"),
+        ("lost-their-job-{rel}", r"(?:(?<=^lost\s)|(?<=[.!?,]\slost\s))my\s+job\s+(?P<rel>as|at|with)\s+" + OBJ,
+         "phrase"),
     ),
     third_person=(
         ("works-as", r"\s+(?:works|is\s+working)\s+as\s+" + OBJ, "phrase"),
@@ -203,7 +204,8 @@ EN: Final = PersonalPack(
                r"|next\s+(?:week|weekend)|anymore|any\s+more|no\s+longer|gonna|going\s+to|about\s+to|wanna"
                r"|would|could|might|maybe|hope|wish|not|never|n['’]t)\b"),
     unreal=(r"\b(?:gonna|going\s+to|about\s+to|wanna|would|could|might|maybe|hope|wish|not|never|n['’]t)\b"),
-    events=("lost-job-as", "lost-job-at", "lost-job-with", "joined", "has", "started", "opened", "got"),
+    events=("lost-their-job-as", "lost-their-job-at", "lost-their-job-with", "joined", "has", "started", "opened",
+            "got"),
     vague=(r"(?:it|its|it['’]s|that|that['’]s|this|these|those|them|they|you|your|yours|ya|u|how|what|when|where"
            r"|why|who|which|whatever|so|such|there|here|too|very|really|all|everything|anything|something|nothing"
            r"|everyone|everybody|anyone|one|some|any|being|seeing|hearing|knowing|having|getting|doing|watching"

@@ -185,7 +185,7 @@ def test_a_statement_about_a_named_person(text: str, fact: tuple[str, str, str])
 def test_events_that_stay_true_are_facts_without_their_time() -> None:
     """A job lost, a group joined, a pet got, a pastime started years ago: true after the
     day they were told, so a time word does not make them momentary, and is no part of them."""
-    assert said("I also lost my job at Door Dash this month.") == [("lost-job-at", "Door Dash")]
+    assert said("I also lost my job at Door Dash this month.") == [("lost-their-job-at", "Door Dash")]
     assert said("So I just joined a fire-fighting brigade.") == [("joined", "a fire-fighting brigade")]
     assert said("I got a puppy two weeks ago!") == [("has", "a puppy")]
     assert said("I started surfing five years ago and it's been great.") == [
@@ -194,7 +194,8 @@ def test_events_that_stay_true_are_facts_without_their_time() -> None:
         ("mentors", "the younger players on their team")]
     assert said("I'm learning how to play the violin now.") == [("is-learning", "violin")]
     assert said("My name is Agnes and I'm a designer.") == [("is-named", "Agnes"), ("is-a", "designer")]
-    assert said("Lost my job as a banker yesterday, so I'm starting my own business.") == [("lost-job-as", "a banker")]
+    assert said("Lost my job as a banker yesterday, so I'm starting my own business.") == [
+        ("lost-their-job-as", "a banker")]
     assert said("I opened an online clothing store and it's been great!") == [("opened", "an online clothing store")]
     assert said("I got a temp job to help cover expenses while I look for investors.") == [
         ("got", "a temp job to help cover expenses")]
@@ -221,3 +222,11 @@ def test_a_restatement_in_other_words_is_one_fact() -> None:
     assert known(("Nate", "I like turtles."), ("Nate", "I love turtles, they are calm.")) == ["Nate likes turtles"]
     assert known(("John", "I just joined a fire-fighting brigade."),
                  ("John", "I'm now part of the fire-fighting brigade.")) == ["John joined a fire-fighting brigade"]
+
+
+def test_events_read_as_the_briefing_says_them() -> None:
+    assert known(("Jon", "Lost my job as a banker yesterday, so I'm starting my own business."),
+                 ("Gina", "I opened an online clothing store and it's been great!"),
+                 ("John", "I started surfing five years ago and it's been great.")) == [
+        "Jon lost their job as a banker", "Gina opened an online clothing store",
+        "John started surfing five years ago"]
