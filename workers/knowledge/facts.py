@@ -140,6 +140,9 @@ def restated(triples: Iterable[Triple], facts: Iterable[Fact]) -> list[Triple]:
     other words of the verb ("Nate loves turtles" after "Nate likes turtles", "is part of the
     fire-fighting brigade" after "joined a fire-fighting brigade"), replaced by that fact: a
     restatement promotes the fact rather than adding a second one."""
+    triples = list(triples)
+    if not triples:
+        return triples  # most messages state nothing: no index of the known facts
     known = {(fact.subject, _object_key(fact.object)): fact for fact in facts}
     out: list[Triple] = []
     for triple in triples:
