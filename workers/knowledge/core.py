@@ -47,6 +47,7 @@ from workers.knowledge.facts import (
     prune_facts,
     reference_index,
     resolve_statement,
+    restated,
     upsert_facts,
 )
 from workers.knowledge.llm import LlmEntity, LlmFact, LlmKnowledge, build_llm_prompt, parse_llm_output
@@ -117,7 +118,7 @@ def apply_message(doc: KnowledgeDoc | None, event: MessageEvent, settings: Knowl
         statements += [_statement(said) for said in own]
     # Most messages state nothing: index the entities only when there is something to resolve.
     index = reference_index(entities) if statements else {}
-    triples = [resolve_statement(s, index) for s in statements]
+    triples = restated([resolve_statement(s, index) for s in statements], facts)
     facts = upsert_facts(facts, triples, "extracted-regex", event.ts)
     return _finish(base, entities, facts, event.ts, settings)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 import msgspec
 
@@ -123,6 +123,32 @@ def upsert_facts(
         else:
             by_id[key] = _touched(known, ts)
     return list(by_id.values())
+
+
+_ARTICLES: Final = frozenset({"a", "an", "the", "their", "some"})
+
+
+def _object_key(object_: str) -> str:
+    words = object_.lower().split()
+    while words and words[0] in _ARTICLES:
+        words = words[1:]
+    return " ".join(words)
+
+
+def restated(triples: Iterable[Triple], facts: Iterable[Fact]) -> list[Triple]:
+    """``triples`` with each one that says again what a known fact of its subject says, in
+    other words of the verb ("Nate loves turtles" after "Nate likes turtles", "is part of the
+    fire-fighting brigade" after "joined a fire-fighting brigade"), replaced by that fact: a
+    restatement promotes the fact rather than adding a second one."""
+    triples = list(triples)
+    if not triples:
+        return triples  # most messages state nothing: no index of the known facts
+    known = {(fact.subject, _object_key(fact.object)): fact for fact in facts}
+    out: list[Triple] = []
+    for triple in triples:
+        same = known.get((triple.subject, _object_key(triple.object)))
+        out.append(Triple(same.subject, same.predicate, same.object) if same is not None else triple)
+    return out
 
 
 def access_facts(facts: Iterable[Fact], ids: Iterable[str], ts: datetime) -> list[Fact]:

@@ -222,7 +222,7 @@ IS_A_TAIL: Final = re.compile(
 # Praise is no kind: "Zelda is an awesome open-world game", "Atlas ist ein toller Agent" say
 # what the speaker thinks of it (Cortex's own: the reference read "is a awesome …" as a fact).
 PRAISE: Final = re.compile(
-    r"(?:awesome|great|amazing|good|nice|cool|fantastic|wonderful|beautiful|excellent|incredible|terrible|awful"
+    r"(?:must-\w+|awesome|great|amazing|good|nice|cool|fantastic|wonderful|beautiful|excellent|incredible|terrible|awful"
     r"|bad|fun|lovely|perfect|brilliant|super|real|total|huge|big|little|bit|lot|toll\w*|super|gut\w*|schön\w*"
     r"|riesig\w*|klein\w*|echt\w*)\b"
 )

@@ -69,8 +69,11 @@ class CompiledPack:
     ends: re.Pattern[str] | None
     trailing: re.Pattern[str] | None
     transient: re.Pattern[str] | None
+    unreal: re.Pattern[str] | None
+    events: frozenset[str]
     vague: re.Pattern[str] | None
     taste_vague: re.Pattern[str] | None
+    passing: re.Pattern[str] | None
     not_nouns: re.Pattern[str] | None
     family: re.Pattern[str] | None
     own_words: re.Pattern[str] | None
@@ -119,8 +122,11 @@ def _compile(pack: PersonalPack) -> CompiledPack:
         ends=_optional(pack.ends),
         trailing=_optional(pack.trailing),
         transient=_optional(pack.transient),
+        unreal=_optional(pack.unreal),
+        events=frozenset(pack.events),
         vague=_optional(pack.vague),
         taste_vague=_optional(pack.taste_vague),
+        passing=_optional(pack.passing),
         not_nouns=_optional(pack.not_nouns),
         family=_optional(pack.family),
         own_words=_optional(pack.own_words),
@@ -263,7 +269,7 @@ def _checked(pack: CompiledPack, obj: str, check: Check) -> str | None:
         return None
     if check == "family" and (pack.family is None or pack.family.search(lowered) is None):
         return None
-    if check == "taste" and pack.taste_vague is not None and pack.taste_vague.match(lowered):
+    if check == "taste" and any(p is not None and p.match(lowered) for p in (pack.taste_vague, pack.passing)):
         return None
     if check == "kind" and (pack.kind is None or pack.kind.search(lowered) is None):
         return None
@@ -328,8 +334,11 @@ def _predicate(pack: CompiledPack, rule: Rule, found: re.Match[str]) -> str:
     return predicate
 
 
-def _about_now(pack: CompiledPack, lowered: str, start: int, end: int) -> bool:
-    return pack.transient is not None and pack.transient.search(lowered, start, end) is not None
+def _about_now(pack: CompiledPack, lowered: str, start: int, end: int, predicate: str = "") -> bool:
+    """The clause is about now, or not real: for an event that stays true ("I lost my job at
+    Door Dash this month", ``events``) only a wish, a negation or a plan is."""
+    words = pack.unreal if predicate in pack.events and pack.unreal is not None else pack.transient
+    return words is not None and words.search(lowered, start, end) is not None
 
 
 def _statement(pack: CompiledPack, text: MatchText, at: int, rules: Sequence[Rule]) -> tuple[str, str] | None:
@@ -342,9 +351,10 @@ def _statement(pack: CompiledPack, text: MatchText, at: int, rules: Sequence[Rul
         if obj is None:
             return None  # the phrase is this one; its object says nothing lasting
         end = found.start("obj") + len(obj)
-        if _about_now(pack, text.lowered, at, min(end, found.end())):
+        predicate = _predicate(pack, rule, found)
+        if _about_now(pack, text.lowered, at, min(end, found.end()), predicate):
             return None
-        return _predicate(pack, rule, found), _had(obj) if rule.predicate == "has" else obj
+        return predicate, _had(obj) if rule.predicate == "has" else obj
     return None
 
 

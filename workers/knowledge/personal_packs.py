@@ -48,8 +48,11 @@ class PersonalPack:
     ends: str = ""  # an object ends where one of these starts
     trailing: str = ""  # fillers taken off an object's end
     transient: str = ""  # a clause with one of these is about now
+    unreal: str = ""  # and of these, those that make an event unreal (wished, negated): a time word does not
+    events: tuple[str, ...] = ()  # predicates of events that stay true ("lost my job … this month")
     vague: str = ""  # an object that starts with one of these says nothing lasting
     taste_vague: str = ""  # and for likes and loves, these too ("the colours", "this")
+    passing: str = ""  # a taste's object that tells an activity at length: a feeling of the moment, not a pastime
     not_nouns: str = ""  # an "is a" object starting with one of these is no kind ("a bit", "a lot")
     family: str = ""  # what "has" takes: family, pets, conditions
     own_words: str = ""  # first-person words that make an object the speaker's own words
@@ -71,7 +74,7 @@ class PersonalPack:
 
 _EN_ADV = (r"(?:(?:also|actually|originally|really|definitely|totally|still|now|currently|very|so|super|pretty"
            r"|quite|severely|mildly|proudly|officially|just|literally|kinda|kind\s+of|more|mostly|mainly|big|huge)\s+){0,3}")
-_EN_I_AM = rf"(?:i{_A}m|i\s+am)\s+{_EN_ADV}"
+_EN_I_AM = rf"(?:i{_A}m|i\s+am|i{_A}ve\s+been|i\s+have\s+been)\s+{_EN_ADV}"
 _EN_DURABLE = (r"(?:vegan|vegetarian|pescatarian|married|single|divorced|widowed|engaged|pregnant|retired|unemployed"
                r"|self-employed|diabetic|c[o]?eliac|lactose[- ]intolerant|gluten[- ]intolerant|colou?r[- ]?blind"
                r"|deaf|blind|left-handed|right-handed|transgender|trans|non-?binary|gay|lesbian|bisexual|queer"
@@ -96,10 +99,17 @@ EN: Final = PersonalPack(
         ("works-as", _EN_I_AM + r"(?:working|employed)\s+as\s+" + OBJ, "phrase"),
         ("works-at", _EN_I_AM + r"(?:working|employed)\s+(?:at|for)\s+" + OBJ, "phrase"),
         ("studies", _EN_I_AM + r"(?:studying|majoring\s+in)\s+" + OBJ, "phrase"),
-        ("is-learning", _EN_I_AM + r"learning\s+(?:to\s+play\s+|to\s+)?" + OBJ, "taste"),
+        ("is-learning", _EN_I_AM + r"learning\s+(?:(?:how\s+)?to\s+play\s+(?:the\s+)?|to\s+)?" + OBJ, "taste"),
+        ("is-learning", rf"i(?:{_A}ve|\s+have)\s+(?:also\s+|just\s+|recently\s+)?started\s+learning\s+"
+                        r"(?:(?:how\s+)?to\s+play\s+(?:the\s+)?|to\s+)?" + OBJ, "taste"),
         ("is-{verb}", _EN_I_AM + r"(?P<verb>into|keen\s+on|passionate\s+about|interested\s+in|obsessed\s+with"
                      r"|fascinated\s+by|good\s+at|all\s+about)\s+" + OBJ, "taste"),
         ("is-married-to", _EN_I_AM + r"married\s+to\s+" + OBJ, "name"),
+        ("{verb}", _EN_I_AM + r"(?P<verb>mentoring|coaching|fostering|volunteering\s+(?:at|with|for))\s+" + OBJ,
+         "phrase"),
+        ("is-writing", _EN_I_AM + r"writing\s+(?=(?:[\w-]+\s+){0,3}?(?:articles?|books?|novels?|stor(?:y|ies)|scripts?"
+                                  r"|screenplays?|blogs?|songs?|poems?|memoir|thesis|columns?)\b)" + OBJ, "phrase"),
+        ("is-part-of", _EN_I_AM + r"(?:a\s+)?(?:member|part)\s+of\s+" + OBJ, "phrase"),
         ("is", _EN_I_AM + rf"(?P<obj>{_EN_DURABLE}\b[^.!?;\n…]{{0,80}})", "phrase"),
         ("is", _EN_I_AM + r"(?P<obj>\d{1,3}\s+years?\s+old)\b", "phrase"),
         ("has", _EN_I_AM + r"(?:so\s+|really\s+)?(?:lucky|blessed|grateful|thankful)\s+to\s+have\s+" + OBJ,
@@ -118,15 +128,30 @@ EN: Final = PersonalPack(
         ("was-born-in", r"i\s+was\s+born\s+in\s+" + OBJ, "phrase"),
         ("is-from", r"i\s+(?:come|am\s+originally)\s+from\s+" + OBJ, "name"),
         ("moved-to", _EN_WE_OR_I + r"\s+(?:just\s+|recently\s+)?moved\s+to\s+" + OBJ, "name"),
-        ("has", _EN_WE_OR_I + rf"\s+(?:have|{_A}ve\s+got|have\s+got)\s+" + OBJ, "family"),
+        ("has", _EN_WE_OR_I + rf"\s+(?:have|{_A}ve\s+got|have\s+got)\s+(?!to\b)" + OBJ, "family"),
         ("{verb}", r"i\s+(?:(?:really|absolutely|just|also|totally|truly|do|genuinely)\s+){0,2}"
                    r"(?P<verb>love|like|enjoy|adore)\s+" + OBJ, "taste"),
         ("plays", r"i\s+(?:also\s+|still\s+|mostly\s+)?play\s+" + OBJ, "phrase"),
+        ("lost-their-job-{rel}", r"i\s+(?:also\s+|just\s+|recently\s+)?lost\s+my\s+job\s+(?P<rel>as|at|with)\s+" + OBJ,
+         "phrase"),
+        ("joined", r"i\s+(?:also\s+|just\s+|recently\s+|finally\s+)?joined\s+(?=(?:a|an|the|my|our)\s)" + OBJ,
+         "phrase"),
+        # a job, a deal, a place got: "I got a temp job to help cover expenses", "got accepted for an internship"
+        ("got", r"i\s+(?:just\s+|also\s+|finally\s+|recently\s+)?got\s+(?:accepted\s+(?:for|to|into)\s+)?"
+                r"(?=(?:a|an)\s+(?:[\w-]+\s+){0,2}(?:job|position|internship|role|gig|promotion|endorsement"
+                r"|sponsorship|contract|scholarship|apprenticeship|residency|fellowship)\b)" + OBJ, "phrase"),
+        ("has", r"(?:i|we)\s+(?:also\s+|just\s+|recently\s+|finally\s+)?(?:got|adopted)\s+"
+                r"(?=(?:another|a|an|two|three|four)\s)" + OBJ, "family"),
+        ("started", r"i\s+started\s+(?P<obj>[a-z]+ing\b[^.!?;\n…]{0,60}?\s+(?:about\s+|over\s+|almost\s+)?"
+                    r"(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|many|several)\s+years?\s+ago)",
+         "phrase"),
+        ("is-named", r"my\s+name\s+is\s+(?:(?:uh|um|er)\s+)?" + OBJ, "name"),
+        ("opened", r"(?:i|we)\s+(?:just\s+|finally\s+|recently\s+|also\s+)?(?:opened|launched|founded)\s+"
+                   r"(?=(?:a|an|my|our)\s)" + OBJ, "phrase"),
         ("{verb}", rf"i(?:{_A}ve|\s+have)\s+always\s+(?P<verb>loved|liked|enjoyed)\s+" + OBJ, "taste"),
         ("{verb}s", r"i\s+(?:also\s+|still\s+|regularly\s+|usually\s+|often\s+)?(?P<verb>mentor|coach|paint|draw"
                     r"|knit|sew|bake|write|run|swim|hike|surf|dance|sing|garden|meditate|practice|practise|foster"
                     r"|train|breed|grow|brew|build|restore|rescue|ride)\s+" + OBJ, "phrase"),
-        ("has", r"we\s+(?:just\s+|recently\s+)?got\s+(?=(?:another|a|an|two|three)\s)" + OBJ, "family"),
         ("speaks", r"i\s+(?:also\s+)?speak\s+" + OBJ, "name"),
         ("studies", r"i\s+study\s+" + OBJ, "phrase"),
         ("teaches", r"i\s+teach\s+" + OBJ, "taste"),
@@ -145,6 +170,9 @@ EN: Final = PersonalPack(
     ),
     anywhere=(
         ("'s-{rel}-is", r"my\s+(?P<rel>home\s+country|hometown|home\s+town|homeland)\s*,?\s+(?:is\s+)?" + OBJ, "name"),
+        # "Lost my job as a banker yesterday": the subject left out, as chat does
+        ("lost-their-job-{rel}", r"(?:(?<=^lost\s)|(?<=[.!?,]\slost\s))my\s+job\s+(?P<rel>as|at|with)\s+" + OBJ,
+         "phrase"),
     ),
     third_person=(
         ("works-as", r"\s+(?:works|is\s+working)\s+as\s+" + OBJ, "phrase"),
@@ -152,7 +180,7 @@ EN: Final = PersonalPack(
         ("is-allergic-to", r"\s+is\s+(?:also\s+|severely\s+|very\s+)?allergic\s+to\s+" + OBJ, "phrase"),
         ("is-from", r"\s+(?:is\s+(?:originally\s+)?|comes\s+)from\s+" + OBJ, "name"),
         ("is-married-to", r"\s+is\s+married\s+to\s+" + OBJ, "name"),
-        ("has", r"\s+has\s+" + OBJ, "family"),
+        ("has", r"\s+has\s+(?!to\b|got\s+to\b|been\b)" + OBJ, "family"),
     ),
     third_verbs=("works", "is", "lives", "comes", "has"),
     coordinators=("and", "but"),
@@ -160,23 +188,34 @@ EN: Final = PersonalPack(
                "btw", "plus", "now", "lol", "haha", "wow", "ok", "okay", "sure", "right", "anyway", "and yeah",
                "totally", "definitely", "um", "uh", "hey", "hi", "hello", "aww", "ah", "true", "fun", "fact"),
     ends=(r"\s+(?:and|but|or|so|then)\s+(?:i|i['’]m|i['’]ve|i['’]d|i['’]ll|it|it['’]s|they|they['’]re|we|we['’]re"
-          r"|she|he|that|that['’]s|this|you|the\s+\w+\s+(?:is|are|was|were))\b"
+          r"|she|he|that|that['’]s|this|you|(?:our|my|his|her|their|your)(?:\s+\w+){1,2}\s+(?:is|are|was|were)|the\s+\w+\s+(?:is|are|was|were))\b"
           r"|\s+(?:but|because|cause|['’]cause|since|which|when|while|though|although|if|until|unless|so\s+that"
           r"|where|who|whom|whose|after|before|as\s+well\s+as|as\s+long\s+as|and\s+so|just\s+like|like\s+you)\b"
           r"|\s+[-–—]+\s+|\s*[-–—]{2,}|\s*[(:\"“]"),
     trailing=(r"(?:\s+(?:too|as\s+well|also|though|lol|haha+|hehe|now|again|tbh|honestly|really|actually|anyway"
               r"|these\s+days|at\s+all|and\s+stuff|and\s+all|and\s+everything|and\s+more|etc|lately|so\s+much"
-              r"|a\s+lot|alot|myself|for\s+(?:\w+\s+)?(?:years|months)|since\s+\w+))+$"),
+              r"|a\s+lot|alot|myself|for\s+(?:\w+\s+)?(?:years|months)|since\s+\w+"
+              # when an event happened is no part of what it was ("joined a gym last week")
+              r"|(?:just\s+)?(?:yesterday|today|(?:last|this|on)\s+(?:week|weekend|month|year|summer|winter|spring|fall"
+              r"|morning|afternoon|evening|night|(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)(?:day)?)"
+              r"|(?:a|an|one|two|three|four|five|six|\d+)\s+(?:days?|weeks?|months?)\s+ago)))+$"),
     transient=(r"\b(?:today|tonight|tomorrow|yesterday|this\s+(?:morning|afternoon|evening|week|weekend|month)"
                r"|right\s+now|at\s+the\s+moment|for\s+now|for\s+the\s+moment|last\s+(?:night|week|weekend)"
                r"|next\s+(?:week|weekend)|anymore|any\s+more|no\s+longer|gonna|going\s+to|about\s+to|wanna"
                r"|would|could|might|maybe|hope|wish|not|never|n['’]t)\b"),
+    unreal=(r"\b(?:gonna|going\s+to|about\s+to|wanna|would|could|might|maybe|hope|wish|not|never|n['’]t)\b"),
+    events=("lost-their-job-as", "lost-their-job-at", "lost-their-job-with", "joined", "has", "started", "opened",
+            "got"),
     vague=(r"(?:it|its|it['’]s|that|that['’]s|this|these|those|them|they|you|your|yours|ya|u|how|what|when|where"
            r"|why|who|which|whatever|so|such|there|here|too|very|really|all|everything|anything|something|nothing"
            r"|everyone|everybody|anyone|one|some|any|being|seeing|hearing|knowing|having|getting|doing|watching"
-           r"|talking|chatting|to\s+see|to\s+hear|to\s+know|to\s+have|to\s+be|a\s+lot|lots|more|most|much|both"
+           r"|talking|chatting|to\s+see|to\s+hear|to\s+know|to\s+have|to\s+be|a\s+lot|lots|more|much|both"
            r"|each|every|with|around|along|myself|me|us|him|her|his|our|ours|sure|ready|going|up|on|off|in|out"
            r"|like|just|only|even|still|a\s+bit|a\s+little|the\s+same|the\s+best|their|theirs|and|or|but)\b"),
+    # "loves helping the community and making it a better place", "loves sinking into different magical
+    # worlds": what the speaker enjoyed doing then; "loves hiking", "enjoys aerial yoga" stay
+    passing=(r"[a-z]+ing\s+(?:the|a|an|their|them|it|about|into|in|on|for|up|out|over|through|around|different"
+             r"|new|other|people|others|time|more|some|all|everything|something)\s+\S+"),
     taste_vague=(r"(?:the|this|that|these|those|a|an|your|to\s+(?:see|hear|know|think|say|chat|talk|share|help"
                  r"|remind))\b"),
     not_nouns=(r"(?:bit|little|lot|tad|mess|wreck|few|couple|ton|bundle|total|complete|huge\s+mess|big\s+mess|sucker"
@@ -189,20 +228,23 @@ EN: Final = PersonalPack(
     own_words=r"\b(?:i|i['’]m|i['’]ve|i['’]d|i['’]ll)\b",
     # said of something in the conversation: "this genre", "into that world", "fan of it", "holding them"
     deictic=(r"\b(?:this|these|those|(?:to|in|of|at|from|with|about|for|into)\s+that)\b"
-             r"|\b(?:it|that|them|one|too|fan)$"),
+             r"|\b(?:here|there)\b|\b(?:it|that|them|one|too|fan|of|to|in|on|at|for|with|about|from|by|into)$"),
     pronouns=(("my", "their"), ("me", "them"), ("myself", "themselves"), ("mine", "theirs"), ("our", "their"),
               ("us", "them")),
     verbs=(("love", "loves"), ("like", "likes"), ("enjoy", "enjoys"), ("adore", "loves"), ("loved", "loves"),
-           ("liked", "likes"), ("enjoyed", "enjoys")),
+           ("liked", "likes"), ("enjoyed", "enjoys"), ("mentoring", "mentors"), ("coaching", "coaches"),
+           ("fostering", "fosters"), ("volunteering at", "volunteers-at"), ("volunteering with", "volunteers-with"),
+           ("volunteering for", "volunteers-for")),
     # a comma before one of these starts a new clause; before anything else it goes on a list
     # or a phrase ("creating a safe, inviting place", "hiking, reading and cooking")
     comma_clause=(r",\s*(?:i|i['’]\w+|it|it['’]s|its|that|that['’]s|this|they|they['’]re|we|we['’]re|she|he"
                   r"|you|which|who|so|but|the|though|because|plus|especially|like|just|not|even|as|since|when"
-                  r"|although|while|then|now|too|haha|lol|right|really|definitely|thanks|yeah)\b"),
-    before_gate=r"my\s+(?:\w+\s+)?(?:fav|fave|hobb|passion)|,\s+my\s",
+                  r"|although|while|then|now|too|haha|lol|right|really|definitely|thanks|yeah|things|everything|life)\b"),
+    before_gate=r"my\s+(?:\w+\s+)?(?:fav|fave|hobb|passion|top\s+pick|go-to)|,\s+my\s",
     before=(
         ("'s-favorite-{noun}-is", rf"(?:{_A}s|\s+is|\s+are)\s+(?:definitely\s+|totally\s+|also\s+|still\s+)?my\s+"
-                                  r"(?:all-time\s+|absolute\s+|new\s+)?(?:favou?rite|fave)(?:\s+(?P<noun>[a-z]+))?"
+                                  r"(?:all-time\s+|absolute\s+|new\s+)?(?:favou?rite|fave|top\s+pick|go-to)"
+                                  r"(?:\s+(?P<noun>[a-z]+))?"
                                   r"(?=\s*(?:[.!,;:)]|$))", "taste"),
         ("'s-{rel}-is", rf"(?:{_A}s|\s+is)\s+my\s+(?:main\s+|biggest\s+|greatest\s+)?(?P<rel>hobby|passion)"
                         r"(?=\s*(?:[.!,;:)]|$))", "taste"),

@@ -17,8 +17,10 @@ compliment, a question back), and tells that it happened or will: a time ("last 
 "gestern") or, in English, a verb in the past after "I" or "we". A sentence scores its
 content words (at most six), three for the first person, one for each name or number (at
 most two), two for a time and two for a deed (a content word: four letters, or two of a
-Hangul or CJK word), minus four when it addresses the listener;
-``MIN_NEWS_SCORE`` keeps it. Every fact is the event's: a replay makes the same
+Hangul or CJK word), minus four when it addresses the listener, and in English minus three for each word that
+names nothing ("something", "stuff"), filler ("uh", "um") or word said again ("this is this is"; at
+most two); ``MIN_NEWS_SCORE``
+keeps it. Every fact is the event's: a replay makes the same
 digest.
 """
 
@@ -97,7 +99,15 @@ _WHEN: Final[dict[str, str]] = {
 # "I passed", "we went": the speaker did something (English; the other languages tell it by _WHEN)
 _DID: Final = re.compile(r"(?<![\w'’])(?:i|we)\s+(?:just\s+|finally\s+|recently\s+|also\s+|actually\s+)?"
                          r"(?:[a-z]+ed|went|got|took|made|had|saw|met|found|bought|began|ran|won|lost|gave|told"
-                         r"|came|left|did|wrote|read|built|sold|drew|sang|flew|drove|swam|caught|threw|grew)\b")
+                         r"|came|left|did|wrote|read|built|sold|drew|sang|flew|drove|swam|caught|threw|grew)\b"
+                         # a state that changed: "I'm now part of the fire-fighting brigade"
+                         r"|(?<![\w'’])(?:i['’]m|i\s+am|we['’]re|we\s+are)\s+(?:now|finally|officially)\b")
+# Words that name nothing (English): "Something exciting happened recently for me", "we did stuff" tell no news;
+# a speaker's fillers ("uh", "um") and words said twice mark a sentence said while thinking, not news worth quoting
+_VAGUE: Final = re.compile(r"(?<![\w'’])(?:something|anything|stuff|things|whatever)(?![\w'’])")
+_FILLER: Final = re.compile(r"(?<![\w'’])(?:uh|um|er|erm|hmm|mm)(?![\w'’])"
+                           r"|(?<![\w'’])(\w+(?:\s+\w+)?)\s+\1(?![\w'’])")  # said again: "this is this is"
+VAGUE_PENALTY: Final = 3
 _CJK: Final = frozenset({"ja", "ko", "zh"})
 _WORD: Final = re.compile(r"\w+")
 _NAME_OR_NUMBER: Final = re.compile(r"(?<=\s)[A-ZÀ-ÖØ-ÞА-ЯЁ][\w'’-]+|\d+")
@@ -143,6 +153,8 @@ def news_score(sentence: str, languages: tuple[str, ...]) -> int:
     score += sum(2 for happened in (found.when, found.did) if happened is not None and happened.search(lowered))
     if found.second is not None and found.second.search(lowered):
         score -= 4
+    if "en" in languages:
+        score -= VAGUE_PENALTY * min(len(_VAGUE.findall(lowered)) + len(_FILLER.findall(lowered)), 2)
     return max(score, 0)
 
 

@@ -66,6 +66,8 @@ _EN_DONT_OK = (r"(?:worry|forget\s+to|be\b|feel|stress|hesitate|mind|give\s+up|l
                r"|push\s+yourself|beat\s+yourself|take\s+it|lose|listen|compare|doubt|see|remember|understand|mean"
                r"|say|tell\s+me|judge|quit|look\s+back|wait|hold\s+back|sell\s+yourself)")
 
+_EN_AT_HAND = r"(?:this|that|these|those|there|here|it|them|my|me|him|her|us|now|yet)\b"
+
 EN: Final = RulePack(
     code="en",
     discourse=r"(?:(?:and|also|so|but|oh|ok|okay|please|just|btw|fyi|hey|now|then|remember)[,:]?\s+)*",
@@ -73,7 +75,9 @@ EN: Final = RulePack(
              r"|heads\s+up)(?:[,]?\s+(?:our|the|this|my|that|team)?\s*(?:rule|policy|principle))?\s*:\s*"),
     imperative=(
         rf"(?:always|never|never\s+ever|don{_A}t\s+ever|do\s+not\s+ever)\s+(?!{_EN_NOT_VERB})[a-z]+",
-        rf"(?:don{_A}t|do\s+not)\s+(?!{_EN_DONT_OK})[a-z]+",
+        # a prohibition that stands, not one about what is at hand ("don't fill these out", "don't sit there",
+        # "Don't destroy my giraffe") nor a sentence begun again ("Don't don't say")
+        rf"(?:don{_A}t|do\s+not)\s+(?!{_EN_DONT_OK}|do\b|don)(?!(?:\S+\s+){{0,3}}?{_EN_AT_HAND})[a-z]+",
     ),
     remember=(
         rf"(?:please\s+)?(?:remember|keep\s+in\s+mind|note|don{_A}?t\s+forget|never\s+forget)(?:\s+that\b|\s*:)"
@@ -82,22 +86,27 @@ EN: Final = RulePack(
     addressed=(
         r"\byou\s+(?:should|must|need\s+to|have\s+to|will|shall|are\s+to)\s+(?:always|never)\s+"
         r"(?!(?:be\s+(?:so|too|alone|afraid|my)|been|know|forget|guess|believe|stop|give\s+up|lose|fail|cease)\b)[a-z]+",
-        rf"\byou\s+(?:must\s+not|mustn{_A}t|shall\s+not|are\s+not\s+allowed\s+to|may\s+not)\s+[a-z]+",
+        rf"\byou\s+(?:must\s+not|mustn{_A}t|shall\s+not|are\s+not\s+allowed\s+to)\s+[a-z]+",
     ),
-    scope=(r"\b(?:from\s+now\s+on|going\s+forward|from\s+today\s+on|henceforth|in\s+(?:the\s+)?future|by\s+default"
-           r"|at\s+all\s+times|as\s+a\s+(?:rule|policy))\b",),
+    # "in the future" and "by default" tell of what will be or what a thing does ("So in the future", "the
+    # system will give 53.66 by default"); they scope an instruction only where it opens the sentence
+    scope=(r"\b(?:from\s+now\s+on|going\s+forward|from\s+today\s+on|henceforth|as\s+a\s+(?:rule|policy))\b|^(?:in\s+(?:the\s+)?future|by\s+default)\s*,",),
     norm=(
         # a thing's norm: "Tests must be green", "The API must return JSON", "Authentication is required"
+        # the subject is a thing: no person ("Then we shall start with a presentation" is a meeting's plan)
         r"^(?:(?:all|every|each|any|the|our|no)\s+)?(?!(?:it|that|this|he|she|they|you|i|there|what|which|who|we"
-        r"|everyone|everything|someone|something|things|life|one|your|my|his|her|their|must)\b)[a-z][\w-]*"
-        r"(?:\s+(?!an?\b)[a-z][\w-]*){0,3}?\s+(?:must(?:\s+not|n['’]t)?|shall(?:\s+not)?|(?:is|are)\s+(?:not\s+)?"
+        r"|everyone|everything|someone|something|things|life|one|your|my|his|her|their|must|then|so|and|now|well"
+        r"|but|ok|okay|also|um|uh|er|yeah|oh|right|just|maybe|perhaps)\b)[a-z][\w-]*"
+        r"(?:\s+(?!(?:an?|we|i|you|they|he|she|it)\b)[a-z][\w-]*){0,3}?\s+(?:must(?:\s+not|n['’]t)?|shall(?:\s+not)?|(?:is|are)\s+(?:not\s+)?"
         r"(?:allowed|permitted|required|mandatory|forbidden|prohibited)|may\s+not)\s+(?!have\b|['’]ve\b"
         r"|be\s+(?:so|really|very|such|a|an|the|nice|great|awesome|amazing|fun|hard|tough|cool|exciting|lovely"
         r"|beautiful|wonderful|incredible|scary|crazy|tiring|worth|proud|happy)\b)",
         r"^we\s+(?:must|should|have\s+to|need\s+to|shall)\s+(?:always|never|not)\s+[a-z]+",
     ),
     markers=(r"\b(?:rule|policy|important|critical|constraint|invariant)\s*:",
-             r"\b(?:forbidden|mandatory|prohibited)\b"),
+             # said of a thing ("force-pushing is forbidden"), not told of a deed ("we have prohibited 1,500 firearms")
+             r"\b(?:is|are|strictly|absolutely)\s+(?:strictly\s+)?(?:forbidden|mandatory|prohibited)\b"
+             r"|^(?:forbidden|mandatory|prohibited)\b"),
     advice=(
         r"\b(?:never|don['’]?t\s+ever)\s+(?:quit|say\s+never|give\s+up|stop\s+\w+ing|lose\s+(?:hope|sight)|settle"
         r"|look\s+back|doubt"
@@ -112,7 +121,7 @@ EN: Final = RulePack(
         r"|tough|hard|every|nothing|no\s+one|we)\b",
     ),
     personal=(rf"\bi(?:{_A}ll|\s+will|{_A}m\s+(?:going|gonna)|\s+am\s+going|\s+want|{_A}d|\s+hope|\s+wish)\b"
-              r"|\b(?:hope|wish|maybe)\b",),
+              r"|\b(?:hope|wish|maybe|be\s+able\s+to|won['’]t)\b",),
 )
 
 # --- German --------------------------------------------------------------------------------

@@ -56,6 +56,7 @@ def test_a_session_digest_keeps_who_spoke_and_the_news_they_told() -> None:
     "Congrats, Caroline!", "I'm so happy for you.", "You're so strong and inspiring.",
     "Tell me, what's your vision for the future?", "Did you go to the museum last week with the kids?",
     "Your support really means a lot.",
+    "Something exciting happened recently for me.",  # names nothing
 ])
 def test_reactions_questions_and_compliments_are_no_news(sentence: str) -> None:
     assert news_score(sentence, EN) < MIN_NEWS_SCORE
@@ -109,3 +110,13 @@ def test_the_narrative_says_what_happened_in_the_session_not_only_when() -> None
     assert "Session: session_19" not in markdown  # told above, not again as a bare timeline line
     briefed = for_briefing(markdown, ["adoption agencies"], [])
     assert "I passed the adoption agency interviews last Friday!" in briefed
+
+
+def test_a_state_that_changed_is_news() -> None:
+    assert news_score("I'm now part of the fire-fighting brigade.", EN) >= MIN_NEWS_SCORE
+
+
+def test_words_said_again_and_fillers_lower_a_sentences_score() -> None:
+    plain = news_score("We had a long talk about the casing and the buttons last week.", EN)
+    assert news_score("We had a long talk about the the casing and the buttons last week.", EN) == plain - 3
+    assert news_score("We had uh a long talk about um the casing and the buttons last week.", EN) == plain - 6

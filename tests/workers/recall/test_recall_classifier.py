@@ -100,6 +100,12 @@ NOT_RULES = [
     "I'll always remember our camping trip last year.", "Never give up on your dreams!", "Always believe in yourself.",
     "From now on I'll run every day.", "Remember that time we went camping?", "Don't worry about it!",
     "You must try the pasta there!", "The wait must be hard.",
+    "Then we shall start with a presentation from Raj.", "So we must make it look fancy.",  # a meeting's plan
+    # QMSum's development meetings: what will be, what a thing does, a deed told ("prohibited")
+    "So in the future", "The system will give fifty-three by default.", "We have prohibited 1,500 types of firearms.",
+    "Municipalities play a crucial role at all times.", "From now on we'll be able to have things channelized.",
+    "So don't fill these out.", "Don't destroy my giraffe.", "Don't don't don't say.",  # about what is at hand
+    "Um this may not map very well to advanced functionality.", "You may not need to retrain the model.",
     "Das muss toll sein!", "Sag niemals nie.", "Nunca digas nunca.", "Mai dire mai.", "Никогда не сдавайся!",
     "心配しないでください。", "포기하지 마세요!", "不要担心。",
 ]
@@ -110,6 +116,9 @@ RULES = [
     "Responde siempre en alemán.", "Ne déploie jamais le vendredi.", "Désormais, réponds en français.",
     "Non fare mai il deploy di venerdì.", "Nunca faça deploy na sexta-feira.", "Всегда отвечай по-немецки.",
     "今後は日本語で答えてください。", "앞으로는 한국어로 대답해 주세요.", "以后请用中文回答。",
+    "In future, ask before deleting files.", "By default, answer in German.", "Force-pushing to main is forbidden.",
+    "From now on we deploy only on Tuesdays.", "Don't commit secrets to the repository.",
+    "Passwords may not be stored in plain text.",
 ]
 
 
