@@ -28,7 +28,7 @@ from schemas.api import (
 )
 from schemas.docs import BootDoc, CommitmentsDoc, DecisionsDoc, NarrativeDoc, ThreadsDoc
 from schemas.events import FeedbackEvent, is_valid_agent
-from schemas.types import PRIORITIES, SEVERITIES, SIGNALS
+from schemas.types import PRIORITIES, SEVERITIES, SIGNALS, FeedbackKind
 from shared.asof import DocReader
 from shared.config import Settings
 from shared.feedback import publish_feedback, publish_time
@@ -314,7 +314,7 @@ async def event_time(nc: Any, agent: str) -> datetime:
     return publish_time(d.integrity.last_event_ts for d in docs if d is not None)
 
 
-async def _check_target(nc: Any, settings: Settings, agent: str, kind: str, target: str) -> None:
+async def check_target(nc: Any, settings: Settings, agent: str, kind: str, target: str) -> None:
     """A correction names a thread or commitment the agent has (its latest document), or
     nothing is published: the owning worker would drop an unknown id without a word."""
     reader = DocReader(nc.jetstream())
@@ -334,12 +334,22 @@ async def _check_target(nc: Any, settings: Settings, agent: str, kind: str, targ
                        "the ids)")
 
 
+async def publish_correction(nc: Any, settings: Settings, agent: str, kind: FeedbackKind, target: str,
+                             value: Any = None, actor: str = "cli") -> FeedbackEvent:
+    """A person's correction as a FeedbackEvent at the agent's latest event time (``event_time``),
+    published for the owning worker to apply in stream order, so it replays: what every
+    correcting command and ``cortex web`` publish."""
+    event = FeedbackEvent(id=f"fb-{uuid.uuid4().hex}", agent=agent, ts=await event_time(nc, agent), kind=kind,
+                          target=target, value=value, actor=actor)
+    await publish_feedback(nc.jetstream(), settings.prefix, event)
+    return event
+
+
 async def cmd_feedback(args: argparse.Namespace, settings: Settings) -> int:
     agent = _agent(args.agent)
     async with connected(settings, args.nats_url) as nc:
-        await _check_target(nc, settings, agent, args.kind, args.id)
-        event = FeedbackEvent(id=f"fb-{uuid.uuid4().hex}", agent=agent, ts=await event_time(nc, agent),
-                              kind=args.kind, target=args.id, value=getattr(args, "level", None), actor=args.actor)
-        await publish_feedback(nc.jetstream(), settings.prefix, event)
+        await check_target(nc, settings, agent, args.kind, args.id)
+        event = await publish_correction(nc, settings, agent, args.kind, args.id, getattr(args, "level", None),
+                                         args.actor)
     print(f"published {args.kind} for {args.id} (event {event.id}); the owning worker applies it")
     return 0
