@@ -37,8 +37,11 @@ MAIN_TOKEN = "main-token-0123456789abcdef"
 OTHER_TOKEN = "other-token-0123456789abcdef"
 LIVE_S = 2.0  # a page shows a document's change within this, without a reload
 
-playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright's Python package is not installed "
-                                                                   "(pip install '.[dev]')")
+if os.environ.get("CORTEX_REQUIRE_CHROMIUM"):  # .ci/run installed the browser: run, never skip
+    import playwright.sync_api as playwright_api
+else:
+    playwright_api = pytest.importorskip("playwright.sync_api", reason="Playwright's Python package is not "
+                                                                       "installed (pip install '.[dev]')")
 if not Path(CHROMIUM).exists():
     if os.environ.get("CORTEX_REQUIRE_CHROMIUM"):
         raise RuntimeError(f"{CHROMIUM} is missing and CORTEX_REQUIRE_CHROMIUM is set (.ci/run installs Debian's "
@@ -101,8 +104,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
             procs.append(subprocess.Popen([sys.executable, "-m", "workers", "up"], env=env, stdout=log,
                                           stderr=subprocess.STDOUT, start_new_session=True))
         for agent in ("main", "other"):
-            wait_until(lambda: cortex("publish", str(demo_file(tmp, agent)), url=server.url).returncode == 0,
-                       within=60, interval=0.5)  # `cortex up` made the stream
+            events = str(demo_file(tmp, agent))
+            wait_until(lambda e=events: cortex("publish", e, url=server.url).returncode == 0,  # type: ignore[misc]
+                       within=60, interval=0.5)  # once `cortex up` made the stream
         asyncio.run(_all_applied(server.url))
         (tmp / "tokens").write_text(f"main {MAIN_TOKEN}\nother {OTHER_TOKEN}\n")
         with open(tmp / "web.log", "wb") as log:
@@ -130,7 +134,7 @@ def browser(served: Served) -> Iterator[Any]:
 @pytest.fixture
 def page(browser: Any, served: Served) -> Iterator[Any]:
     """A fresh browser context signed in as agent main, through the sign-in form."""
-    context = browser.new_context(viewport={"width": 1200, "height": 900}, color_scheme="light")
+    context = browser.new_context(viewport={"width": 1100, "height": 720}, color_scheme="light")
     tab = context.new_page()
     tab.goto(served.base + "agents/main/briefing")
     assert "/login" in tab.url  # no token yet: the sign-in page, not the data
@@ -159,6 +163,10 @@ def test_the_briefing_shows_the_demos_threads_decisions_and_commitments(page: An
     assert "rollback script" in text  # a commitment
     assert "<" not in page.locator("main h1").inner_text()
     screenshot(page, served, "briefing")
+    page.emulate_media(color_scheme="dark")  # the one stylesheet's dark half
+    assert page.evaluate("getComputedStyle(document.body).backgroundColor") == "rgb(22, 24, 26)"
+    screenshot(page, served, "briefing-dark")
+    page.emulate_media(color_scheme="light")
     page.get_by_role("link", name="Threads").click()
     playwright_api.expect(page.get_by_role("cell", name=re.compile("kubernetes cluster", re.I)).first).to_be_visible()
     screenshot(page, served, "threads")

@@ -254,7 +254,7 @@ async def _source_query(web: Web, agent: str, kind: str, item: str) -> Wanted | 
     """What to look for in the stream for an item, or why there is nothing to look for."""
     match kind:
         case "event":
-            return by_event_id([item]), f"event {item}", 1
+            return by_event_id([item]), f"event {item}", 1  # a commitment's, a finding's: the event itself
         case "memory":
             if not is_memory_id(item):
                 return f"{item!r} is not a memory id"
@@ -265,10 +265,13 @@ async def _source_query(web: Web, agent: str, kind: str, item: str) -> Wanted | 
                     f"the memory “{memory.content[:80]}”", None)
         case "fact":
             at = await _fact_time(web, agent, item)
-            return (by_time(at), f"fact {item}", None) if at else f"{agent} has no fact {item}"
+            return (by_time(at), "the fact", None) if at else f"{agent} has no fact {item}"
         case "thread" | "decision":
-            at = await _item_time(web, agent, kind, item)
-            return (by_derived_id(kind, item, at), f"{kind} {item}", 1) if at else f"{agent} has no {kind} {item}"
+            found = await _item(web, agent, kind, item)
+            if found is None:
+                return f"{agent} has no {kind} {item}"
+            at, said = found
+            return by_derived_id(kind, item, at), f"the {kind} “{said[:80]}”", 1
     return "No such kind of item."
 
 
@@ -277,10 +280,12 @@ async def _fact_time(web: Web, agent: str, fact_id: str) -> datetime | None:
     return next((f.created_at for f in doc.facts if f.id == fact_id), None) if doc else None
 
 
-async def _item_time(web: Web, agent: str, kind: str, item: str) -> Any:
+async def _item(web: Web, agent: str, kind: str, item: str) -> tuple[datetime, str] | None:
+    """A thread's or decision's time (its message's) and what it says, if the agent has it."""
     if kind == "thread":
-        return next((t.created for t in (await web.reader.threads(agent)).threads if t.id == item), None)
-    return next((d.extracted_at for d in (await web.reader.decisions(agent)).decisions if d.id == item), None)
+        return next(((t.created, t.title) for t in (await web.reader.threads(agent)).threads if t.id == item), None)
+    return next(((d.extracted_at, d.what) for d in (await web.reader.decisions(agent)).decisions if d.id == item),
+                None)
 
 
 # --------------------------------------------------------------------------- corrections

@@ -289,8 +289,8 @@ def source_page(agent: str, what: str, found: Sequence[SourceEvent], scanned: in
     rows = ([str(e.seq), when(e.ts), esc(e.kind), esc(e.who), f'<div class="said">{esc(e.text)}</div>',
              esc(e.session)] for e in found)
     tail = "" if complete else f" (stopped after {scanned} events: the rest of the stream was not read)"
-    body = (f'<p class="meta">The events in the stream {esc(what)} came from; {scanned} events of {esc(agent)} '
-            f"read{esc(tail)}.</p>"
+    body = (f'<p class="meta">Where {esc(what)} came from: the events stored in the stream ({scanned} events of '
+            f"{esc(agent)} read{esc(tail)}).</p>"
             + table(["seq", "when", "event", "who", "said", "session"], rows,
                     "No stored event matches: it may have been removed from the stream (retention, a forget).",
                     "source events"))
