@@ -1,7 +1,8 @@
 """`cortex web` in a real browser: Debian's headless Chromium driven by Playwright's Python
-package (the browser from the machine, never downloaded), against `cortex web` serving the demo
-conversation of two agents — a real nats-server, every worker under `cortex up`, the real
-embedded Qdrant and embedding model — behind the bearer tokens of `cortex mcp --http`.
+package (the browser from the machine, never downloaded), against `cortex demo --web` — the demo
+conversation through its real nats-server, every worker, the real embedded Qdrant and embedding
+model, left running — and, on the same server with a second agent's conversation, `cortex web`
+behind the bearer tokens of `cortex mcp --http`.
 
 Screenshots of the main pages go to ``$CORTEX_WEB_SCREENSHOTS`` (docs/web regenerates the
 committed ones: ``CORTEX_WEB_SCREENSHOTS=docs/web .venv/bin/pytest tests/e2e/test_web.py -n 0``),
@@ -28,8 +29,6 @@ import nats
 import pytest
 from cortex_testkit import CONSUMING, cortex, demo_file, drained, wait_for, wait_until
 
-from shared.embedded import EmbeddedNats
-
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"]
@@ -53,7 +52,7 @@ pytestmark = pytest.mark.timeout(300)
 
 
 class Served:
-    """The pipeline and `cortex web` the tests share: the NATS URL and the page's base URL."""
+    """The pipeline and `cortex web` the tests share: the demo's NATS URL and the page's base URL."""
 
     def __init__(self, nats_url: str, base: str, tmp: Path) -> None:
         self.nats_url = nats_url
@@ -85,40 +84,43 @@ async def _all_applied(url: str) -> None:
         await nc.close()
 
 
-def _web_url(log: Path) -> str | None:
-    found = re.search(r"cortex web: (http://\S+/)", log.read_text(errors="replace"))
+def _said(log: Path, pattern: str) -> str | None:
+    found = re.search(pattern, log.read_text(errors="replace"))
     return found.group(1) if found else None
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """`cortex demo --web` (its pipeline left running, its page open on loopback), a second agent's
+    demo conversation published to the demo's server, and `cortex web --tokens` beside it."""
     tmp = tmp_path_factory.mktemp("web")
-    server = EmbeddedNats(str(tmp / "nats"))
-    server.start()
-    env = {**os.environ, "CORTEX_NATS_URL": server.url, "CORTEX_DATA_DIR": str(tmp / "data"),
-           "CORTEX_RUNTIME_FETCH_TIMEOUT_MS": "100", "CORTEX_RUNTIME_LEASE_TTL_S": "2", "CORTEX_LOG_LEVEL": "WARNING"}
-    env.pop("ANTHROPIC_API_KEY", None)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CORTEX_") and k != "ANTHROPIC_API_KEY"}
+    env.update(HOME=str(tmp), CORTEX_RUNTIME_FETCH_TIMEOUT_MS="100", CORTEX_LOG_LEVEL="WARNING")
     procs: list[subprocess.Popen[bytes]] = []
     try:
-        with open(tmp / "up.log", "wb") as log:
-            procs.append(subprocess.Popen([sys.executable, "-m", "workers", "up"], env=env, stdout=log,
-                                          stderr=subprocess.STDOUT, start_new_session=True))
-        for agent in ("main", "other"):
-            events = str(demo_file(tmp, agent))
-            wait_until(lambda e=events: cortex("publish", e, url=server.url).returncode == 0,  # type: ignore[misc]
-                       within=60, interval=0.5)  # once `cortex up` made the stream
-        asyncio.run(_all_applied(server.url))
+        with open(tmp / "demo.log", "wb") as log:
+            procs.append(subprocess.Popen([sys.executable, "-m", "workers", "demo", "--web"], env=env, stdout=log,
+                                          stderr=subprocess.STDOUT, start_new_session=True, cwd=tmp))
+        demo_page = wait_until(lambda: _said(tmp / "demo.log", r"in a browser at (http://\S+/briefing)"),
+                               within=240, interval=0.2)
+        nats_url = _said(tmp / "demo.log", r"embedded nats-server on (nats://[^;\s]+)")
+        assert nats_url is not None
+        (tmp / "demo-page.html").write_bytes(urllib.request.urlopen(demo_page, timeout=30).read())
+        assert cortex("publish", str(demo_file(tmp, "other")), url=nats_url).returncode == 0
+        asyncio.run(_all_applied(nats_url))
         (tmp / "tokens").write_text(f"main {MAIN_TOKEN}\nother {OTHER_TOKEN}\n")
         with open(tmp / "web.log", "wb") as log:
             procs.append(subprocess.Popen(
-                [sys.executable, "-m", "workers", "web", "--listen", "127.0.0.1:0", "--tokens", str(tmp / "tokens")],
-                env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
-        base = wait_until(lambda: _web_url(tmp / "web.log"), within=30)
-        yield Served(server.url, base, tmp)
+                [sys.executable, "-m", "workers", "web", "--listen", "127.0.0.1:0", "--tokens", str(tmp / "tokens"),
+                 "--nats-url", nats_url], env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
+        base = wait_until(lambda: _said(tmp / "web.log", r"cortex web: (http://\S+/)"), within=30)
+        yield Served(nats_url, base, tmp)
+        demo = procs[0]
+        demo.send_signal(signal.SIGINT)  # Ctrl-C ends `cortex demo --web`: its workers, its server
+        assert demo.wait(60) in (0, 130), (tmp / "demo.log").read_text(errors="replace")[-2000:]
     finally:
         for proc in reversed(procs):
             _stop(proc)
-        server.stop()
 
 
 @pytest.fixture(scope="module")
@@ -151,6 +153,14 @@ def screenshot(tab: Any, served: Served, name: str) -> None:
     target = Path(os.environ.get("CORTEX_WEB_SCREENSHOTS") or served.tmp / "screenshots")
     target.mkdir(parents=True, exist_ok=True)
     tab.screenshot(path=str(target / f"{name}.png"), full_page=False)
+
+
+def test_cortex_demo_web_leaves_the_page_open_on_the_demos_data(served: Served) -> None:
+    """What `cortex demo --web` printed the URL of is the demo agent's briefing, served while the
+    demo keeps running (the fixture fetched it, and ends the demo with Ctrl-C)."""
+    said = (served.tmp / "demo-page.html").read_text()
+    assert "<title>Briefing of main · Cortex</title>" in said and "Active Threads" in said
+    assert "kubernetes cluster upgrade" in said.lower()
 
 
 def test_the_briefing_shows_the_demos_threads_decisions_and_commitments(page: Any, served: Served) -> None:
@@ -215,7 +225,7 @@ def test_forgetting_a_memory_from_the_page_removes_it_from_recall(page: Any, ser
 
 def test_a_page_updates_live_within_two_seconds_without_a_reload(page: Any, served: Served) -> None:
     page.get_by_role("link", name="Decisions").click()
-    page.wait_for_function("document.body.dataset.live_open === '1'")  # the page listens
+    playwright_api.expect(page.locator("body[data-live_open='1']")).to_have_count(1)  # the page listens
     page.evaluate("window.__same_page = true")
     said = "We decided to archive the audit logs in S3 Glacier because it costs a tenth."
     event = {"type": "msg.received", "id": "web-live-1", "agent": "main", "session": "s-demo-2",

@@ -57,7 +57,9 @@ def open_socket(listen: str, tokens: Path | None) -> socket.socket:
     if not is_loopback(host) and tokens is None:
         raise CliError(f"--listen {listen}: not a loopback address, so every page would be open to the network; "
                        "add --tokens PATH (the agents' bearer tokens, as `cortex mcp --http --tokens` takes them)")
-    return listen_socket(host, port)
+    sock = listen_socket(host, port)
+    sock.listen(128)  # connections wait in the backlog from now on: the URL printed next is never refused
+    return sock
 
 
 def page_url(sock: socket.socket) -> str:
