@@ -260,3 +260,33 @@ def test_another_agents_page_is_403_for_a_token_of_the_first(page: Any, served: 
             got = exc.code
         assert got == status, token
 
+
+
+def fetch(served: Served, path: str, token: str = MAIN_TOKEN, data: bytes | None = None,
+          headers: dict[str, str] | None = None) -> tuple[int, str]:
+    request = urllib.request.Request(served.base + path, data=data,
+                                     headers={"Authorization": f"Bearer {token}", **(headers or {})})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as reply:
+            return reply.status, reply.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def test_bad_requests_get_a_clear_answer_and_the_server_goes_on(served: Served) -> None:
+    """Hostile or wrong input: a plain 4xx page, nothing published, the next request served."""
+    hostile = urllib.request.quote('<script>alert(1)</script>', safe="")
+    assert fetch(served, f"agents/{hostile}/briefing")[0] == 404
+    assert fetch(served, "agents/main/nonsense")[0] == 404
+    assert fetch(served, "agents/main/source/decision/0000000000000000")[0] == 404
+    status, body = fetch(served, "agents/main/memories/1b4e28ba-2fa1-11d2-883f-0016d3cca427/forget")
+    assert status == 404 and "no memory" in body  # the recall API's own answer
+    status, body = fetch(served, "agents/main/memories?q=" + urllib.request.quote("x" * 10_000 + hostile))
+    assert status == 200 and "<script>alert" not in body
+    # a correction posted by a page of another site is refused before anything is published
+    status, _ = fetch(served, "agents/main/threads/whatever/close", data=b"", headers={"Sec-Fetch-Site": "cross-site"})
+    assert status == 403
+    assert fetch(served, "agents/main/threads/not-a-thread/close", data=b"")[0] == 404  # the CLI's own check
+    assert fetch(served, "agents/main/memories/not-a-uuid/pin", data=b"")[0] == 404
+    status, body = fetch(served, "agents/main/threads")
+    assert status == 200 and "kubernetes" in body.lower()

@@ -129,7 +129,7 @@ def guarded(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
         try:
             return await handler(web, request, agent)
         except Unavailable as exc:
-            return page(503, pages.error_page(503, str(exc), agent))
+            return page(exc.status, pages.error_page(exc.status, str(exc), agent))
 
     return endpoint
 
@@ -168,7 +168,8 @@ async def overview(request: Request) -> Response:
     agents = [a for a in await web.reader.agents() if access.allows(a)]
     if access.agents is not None and not agents:
         agents = sorted(access.agents)
-    rows = await asyncio.gather(*(web.reader.overview(a) for a in agents))
+    pending = await web.reader.pending()
+    rows = await asyncio.gather(*(web.reader.overview(a, pending) for a in agents))
     return page(200, pages.agents_page(rows, notice(request)))
 
 

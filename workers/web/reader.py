@@ -40,8 +40,10 @@ from shared.config import Settings
 from shared.names import (
     BUCKET_BOOT,
     BUCKET_COMMITMENTS,
+    BUCKET_DECISIONS,
     BUCKET_KNOWLEDGE,
     BUCKET_NARRATIVES,
+    BUCKET_OPERATIONS,
     BUCKET_THREADS,
     BUCKET_TRACES,
     EVENTS_STREAM,
@@ -58,14 +60,19 @@ DERIVED_PER_EVENT = 16  # items one message may yield (threads and decisions num
 
 # the short names a page's live updates watch, and their buckets
 WATCHED: dict[str, str] = {
-    "boot": BUCKET_BOOT, "threads": BUCKET_THREADS, "decisions": "cortex_decisions",
+    "boot": BUCKET_BOOT, "threads": BUCKET_THREADS, "decisions": BUCKET_DECISIONS,
     "commitments": BUCKET_COMMITMENTS, "knowledge": BUCKET_KNOWLEDGE, "narratives": BUCKET_NARRATIVES,
-    "traces": BUCKET_TRACES, "operations": "cortex_operations",
+    "traces": BUCKET_TRACES, "operations": BUCKET_OPERATIONS,
 }
 
 
 class Unavailable(Exception):
-    """A Cortex API did not answer (or answered with an error): one line for the page."""
+    """A Cortex API did not answer (503), or answered with an error (its code: 404 for an id
+    the agent does not have): one line for the page."""
+
+    def __init__(self, message: str, status: int = 503) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class Reader:
@@ -89,7 +96,8 @@ class Reader:
             raise Unavailable(f"{subject} did not answer within {self.timeout:g} s") from exc
         if reply.headers and reply.headers.get("Nats-Service-Error"):
             err = msgspec.json.decode(reply.data, type=ErrorReply).error if reply.data else None
-            raise Unavailable(err.message if err else reply.headers["Nats-Service-Error"])
+            status = err.code if err and 400 <= err.code < 600 else 503
+            raise Unavailable(err.message if err else reply.headers["Nats-Service-Error"], status)
         return bytes(reply.data)
 
     # ----------------------------------------------------------------- overview
@@ -103,7 +111,7 @@ class Reader:
                 found.update(k for k in await (await js.key_value(bucket)).keys() if "." not in k)
         return sorted(found)
 
-    async def overview(self, agent: str) -> AgentRow:
+    async def overview(self, agent: str, pending: int) -> AgentRow:
         threads, boot, commitments, traces = await asyncio.gather(
             self.docs.latest(BUCKET_THREADS, agent, ThreadsDoc), self.docs.latest(BUCKET_BOOT, agent, BootDoc),
             self.docs.latest(BUCKET_COMMITMENTS, agent, CommitmentsDoc),
@@ -111,7 +119,7 @@ class Reader:
         stamps = [d.integrity.last_event_ts for d in (threads, boot, commitments, traces)
                   if d is not None and d.integrity.last_event_ts is not None]
         return AgentRow(agent=agent, last_activity=max(stamps, default=None),
-                        lagging=boot.lagging if boot else [], pending=await self.pending(),
+                        lagging=boot.lagging if boot else [], pending=pending,
                         findings=len(traces.findings) if traces else 0,
                         open_commitments=sum(c.status != "done" for c in commitments.commitments)
                         if commitments else 0,
