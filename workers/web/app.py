@@ -317,6 +317,14 @@ async def commitment_done(web: Web, request: Request, agent: str) -> Response:
     return await _checked(web, agent, "commitment_done", request.path_params["item"], "commitments")
 
 
+async def commitment_reject(web: Web, request: Request, agent: str) -> Response:
+    return await _checked(web, agent, "commitment_reject", request.path_params["item"], "commitments")
+
+
+async def decision_reject(web: Web, request: Request, agent: str) -> Response:
+    return await _checked(web, agent, "decision_reject", request.path_params["item"], "decisions")
+
+
 async def _checked(web: Web, agent: str, kind: FeedbackKind, target: str, section_name: str) -> Response:
     try:
         await check_target(web.nc, web.settings, agent, kind, target)  # the CLI's check: an id it has
@@ -469,6 +477,8 @@ def build_app(web: Web) -> Starlette:
         Route("/agents/{agent}/source/{kind}/{item}", guarded(source)),
         Route("/agents/{agent}/threads/{item}/close", guarded(close_thread), methods=["POST"]),
         Route("/agents/{agent}/commitments/{item}/done", guarded(commitment_done), methods=["POST"]),
+        Route("/agents/{agent}/commitments/{item}/reject", guarded(commitment_reject), methods=["POST"]),
+        Route("/agents/{agent}/decisions/{item}/reject", guarded(decision_reject), methods=["POST"]),
         Route("/agents/{agent}/memories/{item}/pin", guarded(pin_memory), methods=["POST"]),
         Route("/agents/{agent}/memories/{item}/forget", guarded(forget_memory), methods=["GET", "POST"]),
         Route("/agents/{agent}/memories/{item}/edit", guarded(edit_memory)),

@@ -159,7 +159,9 @@ def threads_page(agent: str, threads: Sequence[Thread], notice: str | None = Non
 
 def decisions_page(agent: str, decisions: Sequence[Decision], notice: str | None = None) -> str:
     rows = ([esc(d.what) + (f'<div class="sub">because {esc(d.why)}</div>' if d.why else ""), esc(d.who),
-             esc(d.impact), esc(d.date), why(agent, "decision", d.id)] for d in reversed(decisions))
+             esc(d.impact), esc(d.date),
+             why(agent, "decision", d.id) + " " + action(agent_url(agent, "decisions", d.id, "reject"), "Wrong")]
+            for d in reversed(decisions))
     body = table(["decision", "who", "impact", "date", ""], rows, f"No decisions of {agent}.", "decisions")
     return layout(Frame(title=f"Decisions of {agent}", agent=agent, section="decisions",
                         live=live_url(agent, "decisions"), notice=notice), body)
@@ -168,7 +170,8 @@ def decisions_page(agent: str, decisions: Sequence[Decision], notice: str | None
 def commitments_page(agent: str, commitments: Sequence[Commitment], notice: str | None = None) -> str:
     rows = ([esc(c.what), esc(c.who), esc(c.status), esc(c.due or ""), when(c.created),
              why(agent, "event", c.source_event) + (" " + action(agent_url(agent, "commitments", c.id, "done"),
-                                                                 "Mark done") if c.status != "done" else "")]
+                                                                 "Mark done") if c.status != "done" else "")
+             + " " + action(agent_url(agent, "commitments", c.id, "reject"), "Not a commitment")]
             for c in commitments)
     body = table(["commitment", "who", "status", "due", "made", ""], rows, f"No commitments of {agent}.",
                  "commitments")
