@@ -42,6 +42,8 @@ CommitmentStatus = Literal["open", "overdue", "done"]
 FeedbackKind = Literal[
     "recall_access", "thread_close", "thread_priority", "commitment_done", "memory_pin", "memory_forget",
     "remember", "fact_access", "operation_seen", "llm_answer", "memory_update",
+    # a person's corrections beyond the contract's: "not a commitment", "this decision is wrong" (issue 43)
+    "commitment_reject", "decision_reject",
 ]
 BootTrigger = Literal["session_start", "compaction", "request", "change"]
 ChannelLayer = Literal["foreground", "background", "archived"]

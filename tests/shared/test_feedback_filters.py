@@ -25,7 +25,7 @@ from shared.names import EVENTS_STREAM, consumer_filter_subjects, slot_of
 from shared.provision import ConsumerSpec, ensure_consumer, provision
 from shared.runtime import WorkerSpec
 from workers.conversation.patterns import get_patterns
-from workers.decisions.worker import CommitmentsProjection
+from workers.decisions.worker import CommitmentsProjection, DecisionsProjection
 from workers.knowledge.worker import KnowledgeProjection
 from workers.registry import all_specs, consumer_specs
 from workers.threads.worker import ThreadsProjection
@@ -59,7 +59,8 @@ def test_each_feedback_kind_reaches_the_workers_that_apply_it_and_only_those() -
         "recall_access": ["boot", "recall"], "memory_pin": ["boot", "recall"], "memory_forget": ["boot", "recall"],
         "remember": ["boot", "recall"], "memory_update": ["boot", "recall"],
         "thread_close": ["boot", "threads"], "thread_priority": ["boot", "threads"],
-        "commitment_done": ["boot", "decisions"], "fact_access": ["boot", "knowledge"],
+        "commitment_done": ["boot", "decisions"], "commitment_reject": ["boot", "decisions"],
+        "decision_reject": ["boot", "decisions"], "fact_access": ["boot", "knowledge"],
         "operation_seen": ["boot", "traces"],
         # a late answer of the model goes to every worker whose calls may have one (shared.llm)
         "llm_answer": ["boot", "extraction", "knowledge", "narrative", "recall", "traces"]}
@@ -82,7 +83,7 @@ def test_a_projection_applies_exactly_the_kinds_its_worker_declares() -> None:
     llm = LlmClient(settings, js=None)  # type: ignore[arg-type]
     projections: dict[str, list[Any]] = {
         "threads": [ThreadsProjection(settings.threads, patterns)],
-        "decisions": [CommitmentsProjection(settings, patterns)],
+        "decisions": [CommitmentsProjection(settings, patterns), DecisionsProjection(settings, patterns)],
         "knowledge": [KnowledgeProjection(settings.knowledge, llm)],
         "traces": [OperationsProjection(settings.traces, operations_config(settings.traces)),
                    TracesProjection(settings.traces, trace_config(settings.traces, settings.languages), llm)],

@@ -24,6 +24,7 @@ def build_parser() -> argparse.ArgumentParser:
     from workers.bench import cli as bench_cli
     from workers.cli import diff, memory, ops, query, replay, run
     from workers.cli import mcp as mcp_cli
+    from workers.cli import web as web_cli
     from workers.evals import cli as evals_cli
 
     parser = argparse.ArgumentParser(prog="cortex", description="Conversation intelligence for LLM agents.")
@@ -38,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     memory.register_forget(sub)
     diff.register(sub)
     mcp_cli.register(sub)
+    web_cli.register(sub)
     bench_cli.register(sub)
     evals_cli.register(sub)
     return parser

@@ -95,7 +95,18 @@ async def render_documents(settings: Settings, url: str) -> str:
         return "\n\n".join(parts) or "(no documents were derived)"
 
 
-async def run_demo(settings: Settings) -> int:
+async def serve_demo_web(settings: Settings, url: str, listen: str) -> None:
+    """``cortex demo --web``: the demo's pipeline stays up and ``cortex web`` serves its data
+    (a correction made in the page is applied as it would be live) until Ctrl-C."""
+    from workers.cli.web import open_socket, page_url, serve_web
+
+    sock = open_socket(listen, None)
+    print(f"\ncortex demo: the demo's data in a browser at {page_url(sock)}agents/{DEMO_AGENT}/briefing — the "
+          "workers keep running; Ctrl-C to stop", flush=True)
+    await serve_web(msgspec.structs.replace(settings, nats_url=url), sock, None, 10.0)
+
+
+async def run_demo(settings: Settings, web: str | None = None) -> int:
     from workers.recall.spec import missing_stack
 
     specs = list(all_specs().values())
@@ -120,7 +131,10 @@ async def run_demo(settings: Settings) -> int:
                 await wait_caught_up(settings, server.url, [c for s in specs if s.build
                                                             for c in consumers_of(s.name, settings.partitions, shadow)])
                 print(await render_documents(settings, server.url))
-                print(NEXT_STEPS, flush=True)
+                if web is None:
+                    print(NEXT_STEPS, flush=True)
+                else:
+                    await serve_demo_web(settings, server.url, web)
             finally:
                 host.stop.set()
                 with contextlib.suppress(Exception):

@@ -9,7 +9,6 @@ import json
 import os
 import signal
 import sys
-import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -23,12 +22,11 @@ from schemas.events import FeedbackEvent, NoteEvent, is_memory_id
 from shared.asof import DocReader
 from shared.config import Settings
 from shared.errors import TransientError
-from shared.feedback import publish_feedback
 from shared.llm import NO_MODEL, LlmClient
 from shared.names import BUCKET_KNOWLEDGE, api_subject, notes_subject, published_subject
 from workers.cli.base import CliError
 from workers.cli.common import AGENT_HELP, NATS_URL_HELP, add_json_flag, connected, print_json, require_data
-from workers.cli.query import _agent, event_time, request_api
+from workers.cli.query import _agent, event_time, publish_correction, request_api
 from workers.recall.markdown import (
     SUMMARY_PURPOSE,
     SUMMARY_SYSTEM,
@@ -222,9 +220,7 @@ async def cmd_memory(args: argparse.Namespace, settings: Settings) -> int:
         raise CliError(f"{args.id!r} is not a memory id (a whole UUID such as 1b4e28ba-2fa1-11d2-883f-0016d3cca427; "
                        "`cortex recall AGENT QUERY --full-ids` prints them): nothing was published")
     async with connected(settings, args.nats_url) as nc:
-        event = FeedbackEvent(id=f"fb-{uuid.uuid4().hex}", agent=agent, ts=await event_time(nc, agent),
-                              kind=args.kind, target=args.id, actor="cli")
-        await publish_feedback(nc.jetstream(), settings.prefix, event)
+        await publish_correction(nc, settings, agent, args.kind, args.id)
     print(f"published {args.kind} for {args.id}; the recall worker applies it")
     return 0
 
@@ -243,9 +239,7 @@ async def cmd_update(args: argparse.Namespace, settings: Settings) -> int:
         raise CliError("the new statement is blank: nothing was published")
     value = {k: v for k, v in (("content", content), ("type", args.type), ("scope", args.scope)) if v is not None}
     async with connected(settings, args.nats_url) as nc:
-        event = FeedbackEvent(id=f"fb-{uuid.uuid4().hex}", agent=agent, ts=await event_time(nc, agent),
-                              kind="memory_update", target=memory_id, value=value, actor="cli")
-        await publish_feedback(nc.jetstream(), settings.prefix, event)
+        event = await publish_correction(nc, settings, agent, "memory_update", memory_id, value)
     print(f"published memory_update for {memory_id} (event {event.id}); the recall worker applies it "
           f"(`cortex memory show {agent} {memory_id} --history` lists every version)")
     return 0

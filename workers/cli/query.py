@@ -1,5 +1,6 @@
 """Reading and correcting an agent's state: ``cortex boot|threads|decisions|commitments|traces AGENT``,
-``cortex thread close|priority``, ``cortex commitment done`` (corrections are events)."""
+``cortex thread close|priority``, ``cortex commitment done|reject``, ``cortex decision reject`` (corrections
+are events)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from schemas.api import (
 )
 from schemas.docs import BootDoc, CommitmentsDoc, DecisionsDoc, NarrativeDoc, ThreadsDoc
 from schemas.events import FeedbackEvent, is_valid_agent
-from schemas.types import PRIORITIES, SEVERITIES, SIGNALS
+from schemas.types import PRIORITIES, SEVERITIES, SIGNALS, FeedbackKind
 from shared.asof import DocReader
 from shared.config import Settings
 from shared.feedback import publish_feedback, publish_time
@@ -111,7 +112,10 @@ def register(sub: Any) -> None:
     traces.set_defaults(handler=cmd_traces)
 
     _register_recall(sub)
+    _register_corrections(sub)
 
+
+def _register_corrections(sub: Any) -> None:
     thread = sub.add_parser("thread", help="correct a thread: close it or set its priority")
     tsub = thread.add_subparsers(dest="action", required=True)
     close = tsub.add_parser("close", help="close a thread")
@@ -129,7 +133,17 @@ def register(sub: Any) -> None:
     done.add_argument("agent", help=AGENT_HELP)
     done.add_argument("id", help="the commitment's id (`cortex commitments AGENT` lists them)")
     done.set_defaults(handler=cmd_feedback, kind="commitment_done", value=None)
-    for p in (close, prio, done):
+    reject = csub.add_parser("reject", help="say it is not a commitment: it leaves the agent's commitments")
+    reject.add_argument("agent", help=AGENT_HELP)
+    reject.add_argument("id", help="the commitment's id (`cortex commitments AGENT` lists them)")
+    reject.set_defaults(handler=cmd_feedback, kind="commitment_reject", value=None)
+    decision = sub.add_parser("decision", help="correct a decision")
+    dsub = decision.add_subparsers(dest="action", required=True)
+    wrong = dsub.add_parser("reject", help="say the decision is wrong: it leaves the agent's decisions")
+    wrong.add_argument("agent", help=AGENT_HELP)
+    wrong.add_argument("id", help="the decision's id (`cortex decisions AGENT --json` lists them)")
+    wrong.set_defaults(handler=cmd_feedback, kind="decision_reject", value=None)
+    for p in (close, prio, done, reject, wrong):
         p.add_argument("--nats-url", help=NATS_URL_HELP)
         p.add_argument("--actor", default="cli", help="who made the correction, as the event's actor (default cli)")
 
@@ -314,15 +328,19 @@ async def event_time(nc: Any, agent: str) -> datetime:
     return publish_time(d.integrity.last_event_ts for d in docs if d is not None)
 
 
-async def _check_target(nc: Any, settings: Settings, agent: str, kind: str, target: str) -> None:
-    """A correction names a thread or commitment the agent has (its latest document), or
+async def check_target(nc: Any, settings: Settings, agent: str, kind: str, target: str) -> None:
+    """A correction names a thread, commitment or decision the agent has (its latest document), or
     nothing is published: the owning worker would drop an unknown id without a word."""
     reader = DocReader(nc.jetstream())
     ids: list[str] | None = None
-    if kind == "commitment_done":
+    if kind in ("commitment_done", "commitment_reject"):
         what = "commitment"
         if (commitments := await reader.latest(BUCKET_COMMITMENTS, agent, CommitmentsDoc)) is not None:
             ids = [c.id for c in commitments.commitments]
+    elif kind == "decision_reject":
+        what = "decision"
+        if (decisions := await reader.latest(BUCKET_DECISIONS, agent, DecisionsDoc)) is not None:
+            ids = [d.id for d in decisions.decisions]
     else:
         what = "thread"
         if (threads := await reader.latest(BUCKET_THREADS, agent, ThreadsDoc)) is not None:
@@ -334,12 +352,22 @@ async def _check_target(nc: Any, settings: Settings, agent: str, kind: str, targ
                        "the ids)")
 
 
+async def publish_correction(nc: Any, settings: Settings, agent: str, kind: FeedbackKind, target: str,
+                             value: Any = None, actor: str = "cli") -> FeedbackEvent:
+    """A person's correction as a FeedbackEvent at the agent's latest event time (``event_time``),
+    published for the owning worker to apply in stream order, so it replays: what every
+    correcting command and ``cortex web`` publish."""
+    event = FeedbackEvent(id=f"fb-{uuid.uuid4().hex}", agent=agent, ts=await event_time(nc, agent), kind=kind,
+                          target=target, value=value, actor=actor)
+    await publish_feedback(nc.jetstream(), settings.prefix, event)
+    return event
+
+
 async def cmd_feedback(args: argparse.Namespace, settings: Settings) -> int:
     agent = _agent(args.agent)
     async with connected(settings, args.nats_url) as nc:
-        await _check_target(nc, settings, agent, args.kind, args.id)
-        event = FeedbackEvent(id=f"fb-{uuid.uuid4().hex}", agent=agent, ts=await event_time(nc, agent),
-                              kind=args.kind, target=args.id, value=getattr(args, "level", None), actor=args.actor)
-        await publish_feedback(nc.jetstream(), settings.prefix, event)
+        await check_target(nc, settings, agent, args.kind, args.id)
+        event = await publish_correction(nc, settings, agent, args.kind, args.id, getattr(args, "level", None),
+                                         args.actor)
     print(f"published {args.kind} for {args.id} (event {event.id}); the owning worker applies it")
     return 0

@@ -36,6 +36,9 @@ def register(sub: Any) -> None:
     worker.set_defaults(handler=cmd_worker)
 
     demo = sub.add_parser("demo", help="run the whole pipeline on embedded defaults and print BOOTSTRAP")
+    demo.add_argument("--web", nargs="?", const="127.0.0.1:0", metavar="HOST:PORT",
+                      help="then keep the pipeline running and serve `cortex web` on the demo's data (a free "
+                           "loopback port unless HOST:PORT is given), printing its URL; Ctrl-C ends it")
     demo.set_defaults(handler=cmd_demo)
 
 
@@ -94,4 +97,4 @@ async def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
 async def cmd_demo(args: argparse.Namespace, settings: Settings) -> int:
     from workers.cli.demo import run_demo
 
-    return await run_demo(settings)
+    return await run_demo(settings, web=args.web)

@@ -315,7 +315,8 @@ def apply_message(
 
 
 def apply_feedback(doc: CommitmentsDoc | None, event: FeedbackEvent, tz: ZoneInfo = UTC_ZONE) -> CommitmentsDoc:
-    """Apply ``commitment_done`` (target = commitment id); other kinds change nothing.
+    """Apply ``commitment_done`` (target = commitment id: it is done) or ``commitment_reject``
+    (it was never a commitment: it leaves the document); other kinds change nothing.
 
     Overdue commitments are re-checked against this event's time too. An unknown id is a
     no-op; a missing target raises ``FeedbackError``.
@@ -326,6 +327,9 @@ def apply_feedback(doc: CommitmentsDoc | None, event: FeedbackEvent, tz: ZoneInf
     if event.kind == "commitment_done":
         target = feedback_target(event)
         commitments = [_replace(c, status="done") if c.id == target else c for c in commitments]
+    elif event.kind == "commitment_reject":
+        target = feedback_target(event)
+        commitments = [c for c in commitments if c.id != target]
     return _rebuilt(base, now, commitments)
 
 

@@ -27,9 +27,10 @@ from zoneinfo import ZoneInfo
 import msgspec
 
 from schemas.docs import Decision, DecisionsDoc, Integrity, Proposal
-from schemas.events import MessageEvent
+from schemas.events import FeedbackEvent, MessageEvent
 from schemas.types import Impact
 from shared.config import DecisionsSettings
+from workers.conversation.feedback import feedback_target
 from workers.conversation.ids import unique_id
 from workers.conversation.patterns import MatchText, PatternSet, prepare_text
 from workers.conversation.signals import cue_topics, is_noise_topic
@@ -145,6 +146,17 @@ def apply_message(
         added.append(_decision(event, patterns, decision_id=decision_id, found=found, date=date, topic=topic))
     decisions = [*base.decisions, *added][-settings.max_decisions :] if added else base.decisions
     return msgspec.structs.replace(base, updated=event.ts, decisions=decisions, **context)
+
+
+def apply_feedback(doc: DecisionsDoc | None, event: FeedbackEvent) -> DecisionsDoc:
+    """Apply ``decision_reject`` (target = decision id): a person said the decision is wrong, so
+    it leaves the document (and every briefing after it); an unknown id changes nothing."""
+    base = doc if doc is not None else empty_decisions_doc(event.ts)
+    target = feedback_target(event)
+    kept = [d for d in base.decisions if d.id != target]
+    if len(kept) == len(base.decisions):
+        return base
+    return msgspec.structs.replace(base, updated=max(base.updated, event.ts), decisions=kept)
 
 
 def _decision(

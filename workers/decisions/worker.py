@@ -12,10 +12,13 @@ from shared.names import BUCKET_COMMITMENTS, BUCKET_DECISIONS
 from shared.projection import EventProjection, ProjectionHandler
 from shared.runtime import WorkerContext, WorkerSpec
 from workers.conversation.patterns import PatternSet, get_patterns
-from workers.decisions import commitments
-from workers.decisions.core import apply_message
+from workers.decisions import commitments, core
 
-DONE_KIND = "commitment_done"  # the one FeedbackEvent kind it applies (the only one its consumer is delivered)
+DONE_KIND = "commitment_done"
+REJECT_COMMITMENT = "commitment_reject"  # "not a commitment"
+REJECT_DECISION = "decision_reject"  # "this decision is wrong"
+# the FeedbackEvent kinds it applies (the only ones its consumer is delivered)
+FEEDBACK_KINDS = (DONE_KIND, REJECT_COMMITMENT, REJECT_DECISION)
 
 
 class DecisionsProjection(EventProjection[DecisionsDoc]):
@@ -28,11 +31,16 @@ class DecisionsProjection(EventProjection[DecisionsDoc]):
         self._tz = ZoneInfo(settings.timezone)
 
     def accepts(self, env: Envelope) -> bool:
-        return isinstance(env.event, MessageEvent) and self._settings.enabled
+        if not self._settings.enabled:
+            return False
+        return isinstance(env.event, MessageEvent) or (isinstance(env.event, FeedbackEvent)
+                                                       and env.event.kind == REJECT_DECISION)
 
     def apply(self, doc: DecisionsDoc | None, env: Envelope) -> DecisionsDoc | None:
+        if isinstance(env.event, FeedbackEvent):
+            return core.apply_feedback(doc, env.event)
         assert isinstance(env.event, MessageEvent)
-        return apply_message(doc, env.event, self._settings, self._patterns, self._tz)
+        return core.apply_message(doc, env.event, self._settings, self._patterns, self._tz)
 
 
 class CommitmentsProjection(EventProjection[CommitmentsDoc]):
@@ -49,7 +57,7 @@ class CommitmentsProjection(EventProjection[CommitmentsDoc]):
             return False
         if isinstance(env.event, MessageEvent):
             return True
-        return isinstance(env.event, FeedbackEvent) and env.event.kind == DONE_KIND
+        return isinstance(env.event, FeedbackEvent) and env.event.kind in (DONE_KIND, REJECT_COMMITMENT)
 
     def apply(self, doc: CommitmentsDoc | None, env: Envelope) -> CommitmentsDoc | None:
         event = env.event
@@ -70,6 +78,6 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
 
 
 SPEC = WorkerSpec(name="decisions", families=("msg", "feedback", "session", "compaction"),
-                  feedback_kinds=(DONE_KIND,), build=build,
+                  feedback_kinds=FEEDBACK_KINDS, build=build,
                   config_sections=("decisions", "commitments"), buckets=(BUCKET_DECISIONS, BUCKET_COMMITMENTS),
                   patterns=("workers.conversation", "workers.decisions", "workers.traces.languages"))
