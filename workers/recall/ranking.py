@@ -142,9 +142,10 @@ The design's terms keep the design's weights (0.5 / 0.2 / 0.1 / 0.1 / 0.1: its a
 numbers hold on the cosine-only path). Cortex's own terms — sender, lexical, asking — were
 first chosen on all ten LoCoMo conversations, the set they were then scored on. They are
 now chosen on conversations 0-4 alone (the dev split; 760 questions) and reported on 5-9
-(held out, 776) beside all ten (docs/recall-eval.md, "Honest numbers"): over sender
-0.1-0.5, lexical 0.1-0.3, asking 0.05-0.3, the best dev R@10, then R@1, was sender 0.3,
-lexical 0.2, asking 0.2 (dev R@10 0.853 → 0.857, R@1 0.468 → 0.471 against 0.2 / 0.2 / 0.1;
+(held out, 776) beside all ten (docs/recall-eval.md, "Issue 41: chosen on conversations
+0–4, held out 5–9"): over sender 0.1-0.5, lexical 0.1-0.3, asking 0.05-0.3, the best dev
+R@10, then R@1, was sender 0.3, lexical 0.2, asking 0.2 (dev R@10 0.853 → 0.857, R@1
+0.468 → 0.471 against 0.2 / 0.2 / 0.1;
 the landscape is flat: the top fifteen lie within 0.003 of R@10). The numbers quoted in the
 sections below were measured on all ten when those terms were added.
 
