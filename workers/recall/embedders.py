@@ -27,6 +27,8 @@ refuses to mix spaces (:func:`setting_for` names the setting that made a space).
 from __future__ import annotations
 
 import concurrent.futures
+import functools
+import itertools
 import json
 import math
 import os
@@ -187,6 +189,24 @@ class E5SmallEmbedder:
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _STATIC_WORD = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
 _CJK_CHAR = re.compile(rf"[{_CJK}]")
+_STATIC_MAX_WORD_CHARS = 40  # a longer word is read as its first 40 characters
+_CACHED_LINE_CHARS = 2048  # a longer line is read each time, not kept
+
+
+def _line_words(line: str) -> tuple[str, ...]:
+    """The words of one line of text (case-folded, NFKC; each cut at its first 40 characters).
+    A window quotes the lines of its turns, each turn is quoted by up to five memories, so a
+    line's words are found once and kept (a word never spans lines: a newline is not a word
+    character, and no normalisation of a line reaches into the next)."""
+    return _kept_line_words(line) if len(line) <= _CACHED_LINE_CHARS else _read_line_words(line)
+
+
+def _read_line_words(line: str) -> tuple[str, ...]:
+    found = _STATIC_WORD.findall(unicodedata.normalize("NFKC", line).casefold())
+    return tuple(w[:_STATIC_MAX_WORD_CHARS] for w in found)
+
+
+_kept_line_words = functools.lru_cache(maxsize=1 << 14)(_read_line_words)
 
 
 class SentencePieceScores:
@@ -442,7 +462,7 @@ class StaticE5Embedder:
     SIF_A = 1e-4
     MAX_CACHE = 200_000  # words in the shared table; float16 vectors: ~150 MB at most
     MAX_WORDS = 512  # words read per text (e5 itself reads at most 512 tokens)
-    MAX_WORD_CHARS = 40
+    MAX_WORD_CHARS = _STATIC_MAX_WORD_CHARS
     BATCH = 64
     REFERENCE = (  # the reference vocabulary whose mean is taken out of every word's vector
         "the of and to in is was for on that with he she they it at by from this have "
@@ -486,9 +506,14 @@ class StaticE5Embedder:
 
     @staticmethod
     def words(text: str) -> list[str]:
-        """The words a text's vector is made of (case-folded; CJK characters one by one)."""
-        found = _STATIC_WORD.findall(unicodedata.normalize("NFKC", text).casefold())
-        return [w[: StaticE5Embedder.MAX_WORD_CHARS] for w in found[: StaticE5Embedder.MAX_WORDS]]
+        """The words a text's vector is made of (case-folded; CJK characters one by one), read
+        line by line (:func:`_line_words`) up to ``MAX_WORDS``."""
+        found: list[str] = []
+        for line in text.split("\n"):
+            found += _line_words(line)
+            if len(found) >= StaticE5Embedder.MAX_WORDS:
+                break
+        return found[: StaticE5Embedder.MAX_WORDS]
 
     def stats(self) -> VocabularyStats:
         """What the process's static model spent on its vocabulary so far (shared by its
@@ -535,13 +560,13 @@ class StaticE5Embedder:
     def _embed(self, texts: Sequence[str], wait: bool) -> FloatMatrix:
         out = np.zeros((len(texts), self._dim), dtype=np.float32)
         tokenised = [self.words(t) for t in texts]
-        distinct = list(dict.fromkeys(w for words in tokenised for w in words))
+        distinct = list(dict.fromkeys(itertools.chain.from_iterable(tokenised)))
         if not distinct:
             return out
         row, weights, vectors = self._vocabulary(distinct, wait)
         for i, words in enumerate(tokenised):
             if words:
-                rows = np.fromiter((row[w] for w in words), dtype=np.int64, count=len(words))
+                rows = np.array([row[w] for w in words], dtype=np.int64)
                 # the rows in the text's order, added one after another: the same sum in any batch
                 out[i] = (vectors[rows] * weights[rows, None]).sum(axis=0)
         return normalize_rows(out)

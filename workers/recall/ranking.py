@@ -82,13 +82,21 @@ A question that names a person is mostly about what that person said ("What did 
 paint?" is answered by Melanie's turn, rarely by Caroline's "Melanie showed me…"). When
 the query names a candidate's sender — the sender's words, case-folded, appear as
 consecutive words of the query; for a name in a script written without spaces, as a
-substring — the candidate gains ``weights.sender`` (0.2, two units of the design's
-context terms). A query naming no sender, or every sender alike, changes no order. On
-LoCoMo (all ten conversations) R@1 0.409 → 0.433, R@10 0.820 → 0.833 at 0.1 (0.05 / 0.2 /
-0.3 gave R@10 0.831 / 0.835 / 0.833 then); since the lexical term (below) also lifts
-every window that quotes the named person's partner, 0.2 is clearly the better weight:
-R@10 0.850 → 0.853, R@1 0.445 → 0.460, and 0.853-0.855 for any lexical weight 0.2-0.3
-and asking weight 0.1-0.2 (docs/recall-eval.md).
+substring — the candidate gains ``weights.sender``. A query naming no sender changes no
+order. On LoCoMo (all ten conversations) R@1 0.409 → 0.433, R@10 0.820 → 0.833 at 0.1
+(0.05 / 0.2 / 0.3 gave R@10 0.831 / 0.835 / 0.833 then); since the lexical term (below)
+also lifts every window that quotes the named person's partner, 0.2 is clearly the better
+weight: R@10 0.850 → 0.853, R@1 0.445 → 0.460, and 0.853-0.855 for any lexical weight
+0.2-0.3 and asking weight 0.1-0.2 (docs/recall-eval.md).
+
+A query naming two senders is about the one it names first, its subject ("What does
+Melanie think about Caroline's decision?", "What did Jon say about Gina's store?"), and
+only that one takes the term (before, naming both changed no order). On LoCoMo's dev
+conversations (0-4), 62 of the 67 questions naming both speakers have their evidence
+from the one named first; found in the top 10: 39 → 40 of them, first: 9 → 11 (all dev
+questions: R@10 0.858 → 0.859, R@1 0.471 → 0.474; the later-named at half the term
+instead of none: R@10 0.857). Senders named at the same place (a name inside a longer
+one) all count.
 
 A turn that asks
 ----------------
@@ -134,9 +142,10 @@ The design's terms keep the design's weights (0.5 / 0.2 / 0.1 / 0.1 / 0.1: its a
 numbers hold on the cosine-only path). Cortex's own terms — sender, lexical, asking — were
 first chosen on all ten LoCoMo conversations, the set they were then scored on. They are
 now chosen on conversations 0-4 alone (the dev split; 760 questions) and reported on 5-9
-(held out, 776) beside all ten (docs/recall-eval.md, "Honest numbers"): over sender
-0.1-0.5, lexical 0.1-0.3, asking 0.05-0.3, the best dev R@10, then R@1, was sender 0.3,
-lexical 0.2, asking 0.2 (dev R@10 0.853 → 0.857, R@1 0.468 → 0.471 against 0.2 / 0.2 / 0.1;
+(held out, 776) beside all ten (docs/recall-eval.md, "Issue 41: chosen on conversations
+0–4, held out 5–9"): over sender 0.1-0.5, lexical 0.1-0.3, asking 0.05-0.3, the best dev
+R@10, then R@1, was sender 0.3, lexical 0.2, asking 0.2 (dev R@10 0.853 → 0.857, R@1
+0.468 → 0.471 against 0.2 / 0.2 / 0.1;
 the landscape is flat: the top fifteen lie within 0.003 of R@10). The numbers quoted in the
 sections below were measured on all ten when those terms were added.
 
@@ -256,14 +265,23 @@ _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]"
 def names_sender(query: str, sender: str) -> bool:
     """Whether ``query`` names ``sender``: its words as consecutive words of the query
     (case-folded), or as a substring for a name in a script written without spaces."""
+    return _named_at(query, sender) is not None
+
+
+def _named_at(query: str, sender: str) -> int | None:
+    """Where ``query`` first names ``sender`` (a word index, or a character index for a name
+    in a script written without spaces), None when it does not."""
     name = sender.casefold().strip()
     if not name:
-        return False
+        return None
     text = query.casefold()
     if _UNSPACED.search(name):
-        return name in text
+        at = text.find(name)
+        return at if at >= 0 else None
     want, words = _WORDS.findall(name), _WORDS.findall(text)
-    return bool(want) and any(words[i:i + len(want)] == want for i in range(len(words) - len(want) + 1))
+    if not want:
+        return None
+    return next((i for i in range(len(words) - len(want) + 1) if words[i:i + len(want)] == want), None)
 
 
 def _names_a_named(memory: Memory, named: frozenset[str]) -> bool:
@@ -275,9 +293,11 @@ def _names_a_named(memory: Memory, named: frozenset[str]) -> bool:
 
 
 def named_senders(query: str, memories: Iterable[Memory]) -> frozenset[str]:
-    """The senders of ``memories`` that ``query`` names."""
-    senders = {m.sender for m in memories if m.sender}
-    return frozenset(s for s in senders if names_sender(query, s))
+    """The senders of ``memories`` that ``query`` names first: a question naming two people
+    is about the one it names first, its subject (see "The sender a query names")."""
+    named = {s: at for s in {m.sender for m in memories if m.sender} if (at := _named_at(query, s)) is not None}
+    first = min(named.values(), default=None)
+    return frozenset(s for s, at in named.items() if at == first)
 
 
 def own_line(memory: Memory) -> str:

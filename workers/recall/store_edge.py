@@ -74,6 +74,7 @@ from workers.recall.store_base import (
     StoreUnavailable,
     check_compatible,
     conditions,
+    engine_id,
     point_ids,
 )
 
@@ -107,7 +108,7 @@ def _filter(conds: list[Condition], ids: Sequence[str | int | uuid.UUID] | None 
     if ids is not None:
         try:
             # the engine's own ids (``ScoredPoint.id``) as they are; a string must be a UUID
-            must.append(HasIdCondition({uuid.UUID(i) if isinstance(i, str) else i for i in ids}))
+            must.append(HasIdCondition({engine_id(i) if isinstance(i, str) else i for i in ids}))
         except ValueError as exc:  # as point_ids: a memory id is a UUID
             raise StoreError(f"not a memory id (expected a UUID): {exc}") from exc
     return Filter(must=must)
@@ -237,7 +238,7 @@ class EdgeMemoryStore(StoreBase):
         """A lookup by id (a filtered scroll cost ~0.3 ms a call, the recall worker's
         biggest cost when it read each memory before writing it); a point of another
         agent is left out here, as the scroll's filter would."""
-        wanted = [uuid.UUID(i) for i in point_ids(ids)]
+        wanted = [engine_id(i) for i in point_ids(ids)]
         for start in range(0, len(wanted), 256):
             records = self._call("retrieve", self._shard.retrieve, wanted[start: start + 256], True,
                                  [DENSE] if with_vector else False)

@@ -383,3 +383,25 @@ def test_default_embedder_reads_one_window_of_any_text(e5: E5SmallEmbedder, text
 
 def test_default_embedder_leaves_a_short_text_whole(e5: E5SmallEmbedder) -> None:
     assert e5.clip("We decided to use Qdrant.") == "We decided to use Qdrant."
+
+
+@pytest.mark.parametrize("text", [
+    "On 8 May 2023:\nMelanie: I painted a sunrise!\nCaroline: Wow, Melanie…",
+    "Ａｌｉｃｅ: ｆｕｌｌ-width\n\u0301accent after a newline\ncafe\u0301 ÉCOLE Straße",
+    "王伟: 我们周五部署\nBob: 了解 OK\r\nline\r\n\n\nend",
+    "x" * 90 + " " + "y\n" * 3,
+    "w " * 700,  # more words than a text is read for
+    "long " * 600 + "\nshort line",  # a line longer than the kept ones
+    "",
+])
+def test_static_words_read_line_by_line_are_the_words_of_the_whole_text(text: str) -> None:
+    """A text's words are read line by line and each line's kept (a window quotes the lines
+    of its turns): the same words as reading the whole text at once."""
+    import re
+    import unicodedata
+
+    cjk = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+    whole = re.findall(rf"[{cjk}]|[^\W{cjk}]+", unicodedata.normalize("NFKC", text).casefold())
+    expected = [w[: StaticE5Embedder.MAX_WORD_CHARS] for w in whole[: StaticE5Embedder.MAX_WORDS]]
+    assert StaticE5Embedder.words(text) == expected
+    assert StaticE5Embedder.words(text) == expected  # read again from the kept lines
