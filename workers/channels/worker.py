@@ -25,6 +25,7 @@ from shared.inputs import ComposedProjection, Reading
 from shared.names import BUCKET_CHANNELS, BUCKET_DECISIONS, BUCKET_THREADS
 from shared.projection import ProjectionHandler, is_trigger
 from shared.runtime import WorkerContext, WorkerSpec
+from workers.channels.briefing import SECTIONS as BRIEFING
 from workers.channels.core import apply_message, summarize
 
 # the summaries: threads and decisions as of each trigger
@@ -74,4 +75,5 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
 
 
 SPEC = WorkerSpec(name="channels", families=("msg", "session", "compaction"), build=build,
-                  buckets=(BUCKET_CHANNELS,), sources=SOURCES)
+                  buckets=(BUCKET_CHANNELS,), sources=SOURCES,
+                  briefing=BRIEFING)

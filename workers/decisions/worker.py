@@ -13,6 +13,7 @@ from shared.projection import EventProjection, ProjectionHandler
 from shared.runtime import WorkerContext, WorkerSpec
 from workers.conversation.patterns import PatternSet, get_patterns
 from workers.decisions import commitments
+from workers.decisions.briefing import SECTIONS as BRIEFING
 from workers.decisions.core import apply_message
 
 DONE_KIND = "commitment_done"  # the one FeedbackEvent kind it applies (the only one its consumer is delivered)
@@ -72,4 +73,5 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
 SPEC = WorkerSpec(name="decisions", families=("msg", "feedback", "session", "compaction"),
                   feedback_kinds=(DONE_KIND,), build=build,
                   config_sections=("decisions", "commitments"), buckets=(BUCKET_DECISIONS, BUCKET_COMMITMENTS),
-                  patterns=("workers.conversation", "workers.decisions", "workers.traces.languages"))
+                  patterns=("workers.conversation", "workers.decisions", "workers.traces.languages"),
+                  briefing=BRIEFING)

@@ -34,15 +34,16 @@ from schemas.docs import (
     WindowMessage,
 )
 from schemas.events import LlmAnswerValue, MessageEvent
+from shared.briefing import BriefingSection
 from shared.codec import Envelope
-from shared.footprint import BriefingSection, Source
+from shared.footprint import Source
 from shared.llm import Later, LlmClient, worker_llm
 from shared.names import BUCKET_COMMITMENTS, BUCKET_DECISIONS, BUCKET_EXTRACTION, BUCKET_KNOWLEDGE, BUCKET_THREADS
 from shared.projection import TRIGGERS, Projection, ProjectionHandler
 from shared.runtime import WorkerContext, WorkerSpec
 from workers.extraction import model
 from workers.extraction.core import merge_reading, read_window, said_in, with_message
-from workers.extraction.view import render_nothing
+from workers.extraction.view import model_view
 
 log = logging.getLogger(__name__)
 
@@ -153,6 +154,6 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
 SPEC = WorkerSpec(name="extraction", families=("msg", "session", "compaction", "feedback"),
                   feedback_kinds=(ANSWER_KIND,), feedback=(ANSWER_KIND,), build=build, config=ExtractionSettings,
                   buckets=(BUCKET_EXTRACTION,), sources=SOURCES, llm=True, patterns=("workers.extraction",),
-                  # read by the briefing as of each trigger and merged into its work sections
-                  briefing=BriefingSection("Model reading", BUCKET_EXTRACTION, ExtractionDoc, render_nothing,
-                                           chars=0, after="memories"))
+                  # read by the briefing as of each trigger and merged into the other sections' documents
+                  briefing=(BriefingSection("Model reading", BUCKET_EXTRACTION, ExtractionDoc, chars=0,
+                                            revise=model_view),))

@@ -31,6 +31,7 @@ from shared.names import BUCKET_KNOWLEDGE
 from shared.parts import MAX_VALUE_BYTES
 from shared.projection import Projection, ProjectionHandler
 from shared.runtime import WorkerContext, WorkerSpec
+from workers.knowledge.briefing import SECTIONS as BRIEFING
 from workers.knowledge.core import apply_access, apply_message, build_llm_prompt, merge_llm_result, parse_llm_output
 from workers.knowledge.facts import prune_entities, prune_facts
 from workers.knowledge.llm import LlmKnowledge
@@ -166,4 +167,5 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
 SPEC = WorkerSpec(name="knowledge", families=("msg", "session", "compaction", "feedback"),
                   feedback_kinds=(ACCESS_KIND, ANSWER_KIND), build=build, feedback=(ANSWER_KIND,),
                   config_sections=("knowledge",), buckets=(BUCKET_KNOWLEDGE,), llm=True,
-                  patterns=("workers.conversation", "workers.knowledge"))
+                  patterns=("workers.conversation", "workers.knowledge"),
+                  briefing=BRIEFING)

@@ -38,7 +38,9 @@ from shared.llm import Later, LlmClient, worker_llm
 from shared.names import BUCKET_COMMITMENTS, BUCKET_DECISIONS, BUCKET_NARRATIVES, BUCKET_SNAPSHOTS, BUCKET_THREADS
 from shared.projection import Projection, ProjectionHandler
 from shared.runtime import WorkerContext, WorkerSpec
+from workers.briefing import enhance_decisions, enhance_threads
 from workers.narrative import enhance
+from workers.narrative.briefing import SECTIONS as BRIEFING
 from workers.narrative.core import build_narrative_prompt, build_structured_narrative
 from workers.narrative.session import digest_message, new_digest
 from workers.narrative.timeline import TIMELINE_LABELS, TimelineEntry, is_daily_note, note_text, timeline_from_threads
@@ -101,9 +103,9 @@ def structured_narrative(now: datetime, tz: ZoneInfo, threads: ThreadsDoc | None
     threads' openings and closings (also what ``cortex narrative --fresh`` prints)."""
     if enhanced is not None:
         if threads is not None:
-            threads = msgspec.structs.replace(threads, threads=enhance.enhance_threads(threads.threads, enhanced))
+            threads = msgspec.structs.replace(threads, threads=enhance_threads(threads.threads, enhanced))
         if decisions is not None:
-            decisions = msgspec.structs.replace(decisions, decisions=enhance.enhance_decisions(
+            decisions = msgspec.structs.replace(decisions, decisions=enhance_decisions(
                 decisions.decisions, enhanced))
     entries = [TimelineEntry(ts=i.ts, kind=i.kind, text=i.text) for i in timeline
                if i.kind in TIMELINE_LABELS]
@@ -281,4 +283,5 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
 SPEC = WorkerSpec(name="narrative", families=("msg", "session", "compaction", "notes", "feedback"),
                   feedback_kinds=(ANSWER_KIND,), feedback=(ANSWER_KIND,), build=build,
                   config_sections=("narrative",), buckets=(BUCKET_NARRATIVES,), sources=SOURCES, llm=True,
-                  patterns=("workers.narrative",))
+                  patterns=("workers.narrative",),
+                  briefing=BRIEFING)

@@ -11,6 +11,7 @@ from shared.inputs import ComposedProjection, Reading
 from shared.names import BUCKET_SNAPSHOTS, BUCKET_THREADS
 from shared.projection import ProjectionHandler
 from shared.runtime import WorkerContext, WorkerSpec
+from workers.snapshot.briefing import SECTIONS as BRIEFING
 from workers.snapshot.core import build_snapshot_markdown, thread_state_line, window_messages
 
 # threads as of the compaction
@@ -61,4 +62,5 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
 
 
 SPEC = WorkerSpec(name="snapshot", families=("compaction",), build=build, config_sections=("precompaction",),
-                  buckets=(BUCKET_SNAPSHOTS,), sources=SOURCES)
+                  buckets=(BUCKET_SNAPSHOTS,), sources=SOURCES,
+                  briefing=BRIEFING)

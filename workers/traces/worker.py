@@ -26,6 +26,7 @@ from shared.names import BUCKET_OPERATIONS, BUCKET_TRACES
 from shared.projection import EventProjection, Projection, ProjectionHandler
 from shared.runtime import WorkerContext, WorkerSpec
 from workers.traces import triage
+from workers.traces.briefing import SECTIONS as BRIEFING
 from workers.traces.config import TraceConfig, trace_config
 from workers.traces.core import apply_event
 from workers.traces.operations import SEEN_KIND, OperationsConfig, apply_operation_event, operations_config
@@ -174,4 +175,5 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
 SPEC = WorkerSpec(name="traces", families=("msg", "session", "tool", "run", "feedback", "compaction"),
                   feedback_kinds=(SEEN_KIND, ANSWER_KIND), feedback=(ANSWER_KIND,), build=build,
                   config_sections=("traces",), buckets=(BUCKET_TRACES, BUCKET_OPERATIONS), llm=True,
-                  patterns=("workers.conversation", "workers.traces"))
+                  patterns=("workers.conversation", "workers.traces"),
+                  briefing=BRIEFING)
