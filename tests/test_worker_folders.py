@@ -7,8 +7,10 @@ folders under ``workers/`` are tools that put workers together (``cli``, ``bench
 ``evals``, ``demo``, ``mcp``) and may import any of them. Read from the import graph of
 ``tests/test_import_graph.py`` (module level and lazy imports; ``TYPE_CHECKING`` left out).
 
-The edges below are the ones left, each with its reason; the list only shrinks. (The boot
-worker's went with the sections: each is made in its worker's folder, ``shared.briefing``.)
+No edge is allowed: the boot worker's went with the sections (each made in its worker's
+folder, ``shared.briefing``), a thread's summary as its readers take it apart is
+``workers/summaries.py``, an operation's markers are ``workers/render.py``'s, and the trace
+signal packs live with the other language packs in ``workers/conversation``.
 """
 
 from __future__ import annotations
@@ -26,14 +28,7 @@ _spec.loader.exec_module(_graph)
 import_graph = _graph.import_graph
 
 # (importing module, imported module) → why it is still there
-ALLOWED: Mapping[tuple[str, str], str] = {
-    ("workers.narrative.core", "workers.threads.summary"): "the narrative quotes thread summaries as boot does: "
-                                                          "threads.summary belongs in workers/render.py-like code",
-    ("workers.api.core", "workers.traces.operations"): "the status API shows operations as traces keeps them",
-    ("workers.threads.corrections", "workers.traces.patterns"): "the trace signal packs (traces.patterns and "
-                                                                "traces.languages) belong in workers/conversation",
-    ("workers.decisions.commitments", "workers.traces.patterns"): "the same signal packs",
-}
+ALLOWED: Mapping[tuple[str, str], str] = {}
 LIBRARIES = frozenset({"conversation"})  # shared language machinery, not a worker
 
 

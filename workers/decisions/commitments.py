@@ -59,8 +59,8 @@ from workers.conversation.feedback import feedback_target
 from workers.conversation.ids import unique_id
 from workers.conversation.patterns import MatchText, PatternSet, prepare_text
 from workers.conversation.promises import Promise, find_delegated, find_promises
+from workers.conversation.signal_patterns import get_signal_patterns
 from workers.conversation.signals import Words, matches_title, message_topics, title_terms, words_of
-from workers.traces.patterns import get_signal_patterns
 
 _replace = msgspec.structs.replace
 UTC_ZONE: Final = ZoneInfo("UTC")

@@ -73,5 +73,5 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
 SPEC = WorkerSpec(name="decisions", families=("msg", "feedback", "session", "compaction"),
                   feedback_kinds=(DONE_KIND,), build=build,
                   config_sections=("decisions", "commitments"), buckets=(BUCKET_DECISIONS, BUCKET_COMMITMENTS),
-                  patterns=("workers.conversation", "workers.decisions", "workers.traces.languages"),
+                  patterns=("workers.conversation", "workers.decisions"),
                   briefing=BRIEFING)

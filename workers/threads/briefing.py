@@ -29,7 +29,7 @@ from workers.render import (
     plural,
     ranked_open_threads,
 )
-from workers.threads.summary import compose_summary, is_composed, said_in
+from workers.summaries import compose_summary, is_composed, said_in
 
 # Room kept for the "… N more open threads not shown" note, so the budget never cuts it.
 _NOTE_ROOM = 48

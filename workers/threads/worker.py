@@ -50,5 +50,5 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
 SPEC = WorkerSpec(name="threads", families=("msg", "feedback", "session", "compaction"),
                   feedback_kinds=tuple(sorted(FEEDBACK_KINDS)), build=build,
                   config_sections=("threads",), buckets=(BUCKET_THREADS,),
-                  patterns=("workers.conversation", "workers.threads", "workers.traces.languages"),
+                  patterns=("workers.conversation", "workers.threads"),
                   briefing=BRIEFING)

@@ -39,8 +39,8 @@ from shared.briefing import OPERATIONS, Briefing, BriefingSection, Rendered, Sai
 from shared.config import Settings
 from shared.names import BUCKET_OPERATIONS, BUCKET_TRACES
 from workers.briefing import section
-from workers.render import clip_words, day_and_age, days_before, local_minutes, one_line
-from workers.traces.operations import is_unread, is_waiting, marker, orphaned
+from workers.render import clip_words, day_and_age, days_before, is_unread, is_waiting, local_minutes, marker, one_line
+from workers.traces.operations import orphaned
 from workers.traces.signals import repeated_in_one_session
 
 MAX_OPERATIONS_IN_BOOT: Final = 8

@@ -20,7 +20,7 @@ from workers.boot import assemble_boot
 from workers.evals.briefing_checks import briefing_defects
 from workers.narrative import build_structured_narrative
 from workers.snapshot import build_snapshot_markdown, thread_state_line
-from workers.threads.summary import compose_summary
+from workers.summaries import compose_summary
 
 K8S = "For the kubernetes cluster the plan is to add a second node pool with 32 GB nodes"
 AUTH = "For the auth migration we decided to move token signing to the new key service"
