@@ -44,6 +44,7 @@ from schemas.docs import (
     Enhancements,
     Thread,
 )
+from shared.llm.answers import decoded_items, has_shape
 from shared.quoting import quote_xml, xml_attrs
 from workers.briefing import thread_basis
 from workers.render import as_utc, clip_words, one_line, ranked_open_threads
@@ -203,16 +204,6 @@ _DECISION: Final = msgspec.json.Decoder(_DecisionItem)
 _COMMITMENT: Final = msgspec.json.Decoder(_CommitmentItem)
 
 
-def _items(raws: Iterable[msgspec.Raw], decoder: msgspec.json.Decoder[Any]) -> list[Any]:
-    out = []
-    for raw in list(raws)[: MAX_ITEMS * 2]:
-        try:
-            out.append(decoder.decode(raw))
-        except msgspec.DecodeError:  # one malformed item costs that item
-            continue
-    return out
-
-
 def _text(value: str, limit: int) -> str:
     """One line; refused (empty) when longer than twice the room: a runaway answer."""
     text = one_line(value)
@@ -221,11 +212,7 @@ def _text(value: str, limit: int) -> str:
 
 def usable(text: str) -> bool:
     """Whether an answer has the tool's shape (an object of item lists)."""
-    try:
-        _ANSWER.decode(text)
-    except msgspec.DecodeError:
-        return False
-    return True
+    return has_shape(_ANSWER, text)
 
 
 def keys_from(context: object) -> BatchKeys | None:
@@ -247,21 +234,21 @@ def parse_answer(text: str | None, batch: Batch | BatchKeys) -> Enhancements:
     keys = batch if isinstance(batch, BatchKeys) else keys_of(batch)
     threads, decisions, commitments = keys.threads, keys.decisions, set(keys.commitments)
     out = Enhancements()
-    for item in _items(answer.threads, _THREAD):
+    for item in decoded_items(answer.threads, _THREAD, MAX_ITEMS * 2):
         if item.id not in threads:
             continue
         entry = EnhancedThread(title=_text(item.title, TITLE_CHARS), summary=_text(item.summary, SUMMARY_CHARS),
                                basis=threads[item.id])
         if entry.title or entry.summary:
             out.threads[item.id] = entry
-    for item in _items(answer.decisions, _DECISION):
+    for item in decoded_items(answer.decisions, _DECISION, MAX_ITEMS * 2):
         if item.id in decisions:
             # a reason the item did not give is the model's, not the conversation's
             why = _text(item.why, TEXT_CHARS) if decisions[item.id] else ""
             entry_d = EnhancedDecision(what=_text(item.what, TEXT_CHARS), why=why)
             if entry_d.what or entry_d.why:
                 out.decisions[item.id] = entry_d
-    for item in _items(answer.commitments, _COMMITMENT):
+    for item in decoded_items(answer.commitments, _COMMITMENT, MAX_ITEMS * 2):
         if item.id in commitments and (what := _text(item.what, TEXT_CHARS)):
             out.commitments[item.id] = EnhancedCommitment(what=what)
     return out
