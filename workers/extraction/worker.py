@@ -89,6 +89,11 @@ class ExtractionProjection(Projection[ExtractionDoc, TriggerInputs | None]):
         self._llm = llm
         self._settings = settings
 
+    async def aclose(self) -> None:
+        """Close its context (its own inputs reader) and its LLM client."""
+        await self._ctx.aclose()
+        await self._llm.aclose()
+
     def accepts(self, env: Envelope) -> bool:
         if not (self._settings.enabled and self._llm.enabled):
             return False
@@ -134,21 +139,11 @@ class ExtractionProjection(Projection[ExtractionDoc, TriggerInputs | None]):
                                        updated=env.event.ts)
 
 
-class ExtractionHandler(ProjectionHandler):
-    def __init__(self, ctx: WorkerContext, llm: LlmClient, settings: ExtractionSettings) -> None:
-        super().__init__(ctx.js, ctx.worker, ctx.producer, [ExtractionProjection(ctx, llm, settings)],
-                         bucket_names={BUCKET_EXTRACTION: ctx.bucket(BUCKET_EXTRACTION)}, cut_on_triggers=True)
-        self._ctx = ctx
-        self._llm = llm
-
-    async def aclose(self) -> None:
-        await self._ctx.aclose()
-        await self._llm.aclose()
-
-
 async def build(ctx: WorkerContext) -> ProjectionHandler:
     llm = await worker_llm(ctx, BUCKET_EXTRACTION, checks={model.PURPOSE: model.usable})
-    return ExtractionHandler(ctx, llm, ctx.settings.section("extraction", ExtractionSettings))
+    return ProjectionHandler(ctx.js, ctx.worker, ctx.producer,
+                             [ExtractionProjection(ctx, llm, ctx.settings.section("extraction", ExtractionSettings))],
+                             bucket_names={BUCKET_EXTRACTION: ctx.bucket(BUCKET_EXTRACTION)}, cut_on_triggers=True)
 
 
 SPEC = WorkerSpec(name="extraction", families=("msg", "session", "compaction", "feedback"),

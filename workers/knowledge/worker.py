@@ -85,6 +85,10 @@ class KnowledgeProjection(Projection[KnowledgeDoc, LlmKnowledge | None]):
         self.max_value_bytes = max_value_bytes  # where the document splits (lowered by tests)
         self.max_doc_bytes = max_doc_bytes
 
+    async def aclose(self) -> None:
+        """Close the LLM client it was given."""
+        await self._llm.aclose()
+
     def accepts(self, env: Envelope) -> bool:
         if not self._settings.enabled:
             return False
@@ -144,24 +148,15 @@ class KnowledgeProjection(Projection[KnowledgeDoc, LlmKnowledge | None]):
         return fit(new, self.max_doc_bytes) if due else new
 
 
-class KnowledgeHandler(ProjectionHandler):
-    def __init__(self, ctx: WorkerContext, llm: LlmClient) -> None:
-        # tests lower the split threshold through extras, to split small documents
-        projection = KnowledgeProjection(ctx.settings.knowledge, llm,
-                                         ctx.extras.get("knowledge_max_value_bytes", MAX_VALUE_BYTES),
-                                         languages=ctx.settings.languages)
-        super().__init__(ctx.js, ctx.worker, ctx.producer, [projection],
-                         bucket_names={BUCKET_KNOWLEDGE: ctx.bucket(BUCKET_KNOWLEDGE)},
-                             cut_on_triggers=True, cut_every=ctx.settings.runtime.cut_every)
-        self._llm = llm
-
-    async def aclose(self) -> None:
-        await self._llm.aclose()
-
-
 async def build(ctx: WorkerContext) -> ProjectionHandler:
     llm = await worker_llm(ctx, BUCKET_KNOWLEDGE, checks={PURPOSE: usable_answer})
-    return KnowledgeHandler(ctx, llm)
+    # tests lower the split threshold through extras, to split small documents
+    projection = KnowledgeProjection(ctx.settings.knowledge, llm,
+                                     ctx.extras.get("knowledge_max_value_bytes", MAX_VALUE_BYTES),
+                                     languages=ctx.settings.languages)
+    return ProjectionHandler(ctx.js, ctx.worker, ctx.producer, [projection],
+                             bucket_names={BUCKET_KNOWLEDGE: ctx.bucket(BUCKET_KNOWLEDGE)},
+                             cut_on_triggers=True, cut_every=ctx.settings.runtime.cut_every)
 
 
 SPEC = WorkerSpec(name="knowledge", families=("msg", "session", "compaction", "feedback"),

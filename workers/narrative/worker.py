@@ -130,6 +130,11 @@ class NarrativeProjection(Projection[NarrativeDoc, NarrativeInputs]):
         self._tz = ZoneInfo(ctx.settings.timezone)
         self._languages = ctx.settings.languages
 
+    async def aclose(self) -> None:
+        """Close its context (its own inputs reader) and its LLM client."""
+        await self._ctx.aclose()
+        await self._llm.aclose()
+
     def accepts(self, env: Envelope) -> bool:
         if not self._ctx.settings.narrative.enabled:
             return False
@@ -256,18 +261,6 @@ def sessions_after(sessions: Sequence[SessionDigest], env: Envelope) -> list[Ses
     return kept[-SESSIONS_MAX:]
 
 
-class NarrativeHandler(ProjectionHandler):
-    def __init__(self, ctx: WorkerContext, llm: LlmClient) -> None:
-        super().__init__(ctx.js, ctx.worker, ctx.producer, [NarrativeProjection(ctx, llm)],
-                         bucket_names={BUCKET_NARRATIVES: ctx.bucket(BUCKET_NARRATIVES)}, cut_on_triggers=True)
-        self._ctx = ctx
-        self._llm = llm
-
-    async def aclose(self) -> None:
-        await self._ctx.aclose()
-        await self._llm.aclose()
-
-
 def _trigger_of(context: object) -> datetime | None:
     try:
         return msgspec.convert(context, _Trigger).at
@@ -277,7 +270,8 @@ def _trigger_of(context: object) -> datetime | None:
 
 async def build(ctx: WorkerContext) -> ProjectionHandler:
     llm = await worker_llm(ctx, BUCKET_NARRATIVES, checks={enhance.PURPOSE: enhance.usable})
-    return NarrativeHandler(ctx, llm)
+    return ProjectionHandler(ctx.js, ctx.worker, ctx.producer, [NarrativeProjection(ctx, llm)],
+                             bucket_names={BUCKET_NARRATIVES: ctx.bucket(BUCKET_NARRATIVES)}, cut_on_triggers=True)
 
 
 SPEC = WorkerSpec(name="narrative", families=("msg", "session", "compaction", "notes", "feedback"),

@@ -46,19 +46,10 @@ class SnapshotProjection(ComposedProjection[SnapshotDoc]):
                            markdown=markdown, integrity=Integrity())
 
 
-class SnapshotHandler(ProjectionHandler):
-    def __init__(self, ctx: WorkerContext) -> None:
-        super().__init__(ctx.js, ctx.worker, ctx.producer, [SnapshotProjection(ctx)],
-                         # each compaction's snapshot a revision of its own, whatever the batch (shared.asof)
-                         bucket_names={BUCKET_SNAPSHOTS: ctx.bucket(BUCKET_SNAPSHOTS)}, cut_on_triggers=True)
-        self._ctx = ctx
-
-    async def aclose(self) -> None:
-        await self._ctx.aclose()
-
-
 async def build(ctx: WorkerContext) -> ProjectionHandler:
-    return SnapshotHandler(ctx)
+    return ProjectionHandler(ctx.js, ctx.worker, ctx.producer, [SnapshotProjection(ctx)],
+                             # each compaction's snapshot a revision of its own, whatever the batch (shared.asof)
+                             bucket_names={BUCKET_SNAPSHOTS: ctx.bucket(BUCKET_SNAPSHOTS)}, cut_on_triggers=True)
 
 
 SPEC = WorkerSpec(name="snapshot", families=("compaction",), build=build, config_sections=("precompaction",),
