@@ -152,6 +152,10 @@ class BriefingSection(Generic[T]):
     hears: tuple[str, ...] = ()
     says: tuple[str, ...] = ()
     only_when_relevant: bool = True
+    # its document says the agent's conversations reached Cortex (the state's "nothing yet" and
+    # "no data at all" lines count it); recall's does not: a rule kept with ``cortex remember``
+    # is no conversation
+    conversation_data: bool = True
     revise: Callable[[T, Briefing], dict[str, Any]] | None = None
     view: Callable[[T, datetime, Settings], T] | None = None
     seen: Seen[T] | None = None

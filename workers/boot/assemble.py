@@ -79,13 +79,16 @@ def assemble_boot(
     for s in render_order(sections):
         rendered[s.name] = made(s, briefing, said, scaled(s.chars, limit))
         said = said.plus(rendered[s.name].says)
-    state = state_section(replace_docs(inputs, briefing), tz, settings)
+    state = state_section(conversation_of(sections, inputs, briefing), tz, settings)
     footer = " | ".join(["_Boot context", *(rendered[s.name].footer for s in sections if rendered[s.name].footer)])
     parts = [bounded("\n".join([header_section(inputs.now, tz), state]), HEADER_STATE_CHARS),
              *(rendered[s.name].text for s in sections), "---", bounded(footer + "_", FOOTER_CHARS)]
     return enforce_limit("\n".join(p for p in parts if p), limit)
 
 
-def replace_docs(inputs: BootInputs, briefing: Briefing) -> BootInputs:
-    """``inputs`` with the briefing's (revised) documents: the state reads them as the sections do."""
-    return inputs if briefing.docs is inputs.docs else inputs.with_docs(dict(briefing.docs))
+def conversation_of(sections: Sequence[BriefingSection[Any]], inputs: BootInputs, briefing: Briefing) -> BootInputs:
+    """``inputs`` with the briefing's (revised) documents, as the sections read them, but for
+    those that say nothing of the agent's conversations (``BriefingSection.conversation_data``):
+    what the state reads."""
+    aside = {s.bucket for s in sections if not s.conversation_data}
+    return inputs.with_docs({bucket: doc for bucket, doc in briefing.docs.items() if bucket not in aside})

@@ -72,5 +72,5 @@ def _memories(b: Briefing, said: Said, budget: int) -> Rendered:
 
 SECTIONS: tuple[BriefingSection[Any], ...] = (
     BriefingSection("📌 Rules & Key Memories", BUCKET_RECALL, RecallDoc, name="memories", order=1000, chars=1000,
-                    compose=_memories, hears=(SENTENCES,), only_when_relevant=False),
+                    compose=_memories, hears=(SENTENCES,), only_when_relevant=False, conversation_data=False),
 )
