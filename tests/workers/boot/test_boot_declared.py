@@ -10,7 +10,7 @@ import pytest
 from briefing_sections import SECTIONS
 
 from schemas.docs import Integrity
-from shared.briefing import BriefingSection, placed
+from shared.briefing import BriefingSection, placed, render_order
 from shared.config import load_settings
 from shared.health import Health
 from shared.runtime import WorkerContext, WorkerSpec, with_briefings
@@ -97,3 +97,24 @@ def test_a_briefing_reads_one_of_the_workers_own_buckets():
     with pytest.raises(ValueError, match="not one of its buckets"):
         WorkerSpec(name="notes", families=("msg",), build=build, briefing=(NOTES,))
 
+
+
+def test_every_registered_section_reads_and_hears_what_another_declares():
+    buckets = {s.bucket for s in SECTIONS}
+    said = {kind for s in SECTIONS for kind in s.says}
+    for s in SECTIONS:
+        assert set(s.reads) <= buckets - {s.bucket}, s.name
+        assert set(s.hears) <= said, s.name
+    # each fact once: a section is made after those whose sayings it hears (the narrative, placed
+    # second, after threads, decisions and commitments), else in its place
+    assert [s.name for s in render_order(SECTIONS)] == [
+        "snapshot", "operations", "lessons", "decisions", "commitments", "facts", "threads", "narrative", "channels",
+        "memories", "extraction"]
+
+
+def test_sections_that_hear_each_other_are_refused():
+    a = BriefingSection("A", "cortex_a", NotesDoc, lines, name="a", says=("x",), hears=("y",))
+    b = BriefingSection("B", "cortex_b", NotesDoc, lines, name="b", says=("y",), hears=("x",))
+    with pytest.raises(ValueError, match="hear each other"):
+        render_order([a, b])
+    assert [s.name for s in render_order([b, NOTES.named("notes")])] == ["b", "notes"]
