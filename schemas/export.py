@@ -6,8 +6,10 @@ a test fails when they drift from the Structs.
 
 from __future__ import annotations
 
+import inspect
 import sys
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -29,11 +31,22 @@ EVENTS: tuple[type[msgspec.Struct], ...] = (MessageEvent, SessionEvent, Compacti
 JSON_DIR = Path(__file__).parent / "json"
 
 
+def _cleaned(node: Any) -> Any:
+    """Every ``description`` as ``inspect.cleandoc`` gives it: msgspec 0.23 cleans docstrings
+    itself and 0.22 did not, so the checked-in files are the same whichever one is installed."""
+    if isinstance(node, dict):
+        return {key: inspect.cleandoc(value) if key == "description" and isinstance(value, str) else _cleaned(value)
+                for key, value in node.items()}
+    if isinstance(node, list):
+        return [_cleaned(item) for item in node]
+    return node
+
+
 def rendered() -> dict[str, bytes]:
     """File name → JSON Schema bytes for every contract type."""
     out: dict[str, bytes] = {}
     for cls in (*EVENTS, *DOCUMENTS, *API_MESSAGES):
-        schema = msgspec.json.schema(cls)
+        schema = _cleaned(msgspec.json.schema(cls))
         schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
         schema["title"] = cls.__name__
         out[f"{cls.__name__}.schema.json"] = msgspec.json.format(msgspec.json.encode(schema), indent=2) + b"\n"

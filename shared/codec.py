@@ -396,6 +396,8 @@ def rejection_reason(exc: BaseException, what: str = "event") -> str:
     if isinstance(exc, msgspec.ValidationError):
         return f"invalid {what}: {exc}"
     if isinstance(exc, msgspec.DecodeError):
+        if "utf-8" in str(exc).lower():  # msgspec ≥ 0.23 reports bad UTF-8 here, not as UnicodeDecodeError
+            return f"invalid UTF-8: malformed JSON: {exc}"
         return f"malformed JSON: {exc}"
     if isinstance(exc, UnicodeDecodeError):
         return f"invalid UTF-8 at byte {exc.start}: {exc.reason}"

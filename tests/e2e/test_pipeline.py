@@ -227,6 +227,7 @@ async def _boot(js: JetStreamContext, agent: str) -> BootDoc | None:
     return msgspec.json.decode(raw, type=BootDoc) if raw is not None else None
 
 
+@pytest.mark.timeout(300)  # about 25 CLI processes, each a Python start: 120 s was not enough at load 30
 async def test_query_apis_cli_tables_and_corrections_as_events(
     pipeline: JetStreamContext, nats_url: str, tmp_path: Path, wait_for: Any
 ) -> None:

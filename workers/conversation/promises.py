@@ -32,6 +32,7 @@ import re
 from collections import deque
 from typing import Final, NamedTuple
 
+from workers.conversation import learnt
 from workers.conversation.languages import NOT_A_NAME
 from workers.conversation.patterns import MAX_MATCHES_PER_FAMILY, MatchText, Pattern, PatternSet, iter_matches
 from workers.conversation.sentences import clause_before, tidy
@@ -182,6 +183,19 @@ def is_no_promise(promise: Promise, lowered: str, phrase_start: int, patterns: P
     return hedge is not None and hedge.search(f"{clause_before(lowered, phrase_start)} {task}") is not None
 
 
+def is_promise(promise: Promise, text: MatchText, phrase_start: int, patterns: PatternSet) -> bool:
+    """The rules find no reason against the promise (``is_no_promise``) and, when it names no
+    day, the learnt filter keeps its sentence (``learnt.keeps``: English sentences only; the
+    pleasantries, wishes and meeting moves no rule list names). A promise with a stated due is
+    concrete enough ("I'll ship it on 2026-03-01"), as the rules' ``vague`` list holds."""
+    if is_no_promise(promise, text.lowered, phrase_start, patterns):
+        return False
+    if promise.due is not None:
+        return True
+    start, stop = _sentence(text.original, phrase_start, promise.end)
+    return learnt.keeps("commitments", text.original[start:stop], promise.what, patterns.languages)
+
+
 def _promises_of(pattern: Pattern, text: MatchText, patterns: PatternSet) -> list[tuple[Promise, int]]:
     subject = pattern.subject(text)
     out: list[tuple[Promise, int]] = []
@@ -193,7 +207,7 @@ def _promises_of(pattern: Pattern, text: MatchText, patterns: PatternSet) -> lis
         # Continue after the promise, not after the greedy capture, so the next
         # sentence's "I'll" is found.
         pos = max(promise.end if promise else found.end(), found.start() + 1)
-        if promise is not None and not is_no_promise(promise, text.lowered, found.start(), patterns):
+        if promise is not None and is_promise(promise, text, found.start(), patterns):
             out.append((promise, found.start()))
     return out
 
@@ -255,7 +269,7 @@ def find_delegated(text: MatchText, patterns: PatternSet) -> list[Delegated]:
             if group == 2 and not _named_person(text.original, found):
                 continue
             promise = _of_group(text, patterns, found, group)
-            if promise is None or is_no_promise(promise, text.lowered, found.start(), patterns):
+            if promise is None or not is_promise(promise, text, found.start(), patterns):
                 continue
             who = text.original[found.start(1) : found.end(1)] if group == 2 else ""
             out.append(Delegated(who, promise))

