@@ -241,6 +241,11 @@ class ComposedProjection(Projection[D, Reading]):
         self.inputs = ctx.inputs
         self.worker = ctx.worker
         self.sources = tuple(sources)
+        self._context = ctx
+
+    async def aclose(self) -> None:
+        """Stop what the worker's context made for itself (its own inputs reader)."""
+        await self._context.aclose()
 
     # True: every trigger waits for its sources without a bound while they are being applied
     # (``Inputs.patiently``), so the document never depends on how far behind they were

@@ -25,13 +25,14 @@ from nats.js.client import JetStreamContext
 
 from shared.asof import DOC_HISTORY
 from shared.backoff import backoff_delay
+from shared.briefing import BriefingSection
 from shared.codec import Envelope, event_limits
 from shared.config import Settings
 from shared.connection import ConnectError, ConnectionLost, connect
 from shared.consume import ConsumeLoop, Handler, LoopConfig
 from shared.errors import LeaseLost, RebuildRequired, WorkerCannotRun, is_transient
 from shared.fingerprint import patterns_digest
-from shared.footprint import BriefingSection, Source, buckets_of, workers_of
+from shared.footprint import Source, buckets_of, workers_of
 from shared.health import Health, HealthRegistry, serve
 from shared.inputs import Inputs
 from shared.lease import Lease, holdable_ttl
@@ -113,11 +114,13 @@ class WorkerSpec:
     # the packages (or modules) holding the regex and keyword tables its cores match with:
     # their digest is part of ``producer`` (shared.fingerprint)
     patterns: tuple[str, ...] = ()
-    # a section of the agent's briefing made from one of its documents (``shared.footprint``)
-    briefing: BriefingSection[Any] | None = None
+    # the sections of the agent's briefing made from its documents (``shared.briefing``)
+    briefing: tuple[BriefingSection[Any], ...] = ()
     # its sources include every worker's briefing section (the boot worker): the registry adds
     # them (``with_briefings``), so a new worker's section needs no edit here
     reads_briefings: bool = False
+    # the sections it reads (worker → section), by worker name: the registry's (``with_briefings``)
+    sections: tuple[tuple[str, BriefingSection[Any]], ...] = ()
 
     def __post_init__(self) -> None:
         if bool(self.serves) != (self.serve is not None):
@@ -128,9 +131,10 @@ class WorkerSpec:
                                                 or not set(self.feedback_kinds) <= KINDS["feedback"]):
             raise ValueError(f"worker {self.name}: `feedback_kinds` names kinds of FeedbackEvent, of the feedback "
                              "family it reads")
-        if self.briefing is not None and self.briefing.bucket not in self.buckets:
-            raise ValueError(f"worker {self.name}: its briefing section reads {self.briefing.bucket}, "
-                             "which is not one of its buckets")
+        for section in self.briefing:
+            if section.bucket not in self.buckets:
+                raise ValueError(f"worker {self.name}: its briefing section reads {section.bucket}, "
+                                 "which is not one of its buckets")
 
     def consumer(self, name: str, partition: int | None = None, partitions: int = 1) -> ConsumerSpec:
         """Its durable consumer ``name`` (of partition ``partition`` of ``partitions``)."""
@@ -157,8 +161,8 @@ class WorkerSpec:
 
 
 def briefings(specs: Iterable[WorkerSpec]) -> list[tuple[str, BriefingSection[Any]]]:
-    """Every worker's briefing section (worker → section), by worker name."""
-    return sorted(((s.name, s.briefing) for s in specs if s.briefing is not None), key=lambda wb: wb[0])
+    """Every worker's briefing sections (worker → section), by worker name."""
+    return sorted(((s.name, b) for s in specs for b in s.briefing), key=lambda wb: wb[0])
 
 
 def with_briefings(spec: WorkerSpec, specs: Iterable[WorkerSpec]) -> WorkerSpec:
@@ -166,7 +170,9 @@ def with_briefings(spec: WorkerSpec, specs: Iterable[WorkerSpec]) -> WorkerSpec:
     briefings (its permissions, its waits and its reads follow from them)."""
     if not spec.reads_briefings:
         return spec
-    return replace(spec, sources=(*spec.sources, *(b.source(w) for w, b in briefings(specs))))
+    sections = tuple(briefings(specs))
+    sources = {s.field: s for s in (*spec.sources, *(b.source(w) for w, b in sections))}
+    return replace(spec, sources=tuple(sources.values()), sections=sections)
 
 
 # Knobs that change how long a worker waits, never what it derives: not part of the hash.

@@ -7,9 +7,10 @@ folders under ``workers/`` are tools that put workers together (``cli``, ``bench
 ``evals``, ``demo``, ``mcp``) and may import any of them. Read from the import graph of
 ``tests/test_import_graph.py`` (module level and lazy imports; ``TYPE_CHECKING`` left out).
 
-The edges below are the ones left, each with its reason; the list only shrinks. Most are the
-boot worker's: it renders every section itself, and moving each section into its owner's
-folder (``BriefingSection``, issue 42's first item) removes them.
+No edge is allowed: the boot worker's went with the sections (each made in its worker's
+folder, ``shared.briefing``), a thread's summary as its readers take it apart is
+``workers/summaries.py``, an operation's markers are ``workers/render.py``'s, and the trace
+signal packs live with the other language packs in ``workers/conversation``.
 """
 
 from __future__ import annotations
@@ -27,26 +28,7 @@ _spec.loader.exec_module(_graph)
 import_graph = _graph.import_graph
 
 # (importing module, imported module) → why it is still there
-ALLOWED: Mapping[tuple[str, str], str] = {
-    ("workers.boot.assemble", "workers.narrative.enhance"): "boot rewords with the narrative's model (section move)",
-    ("workers.boot.context", "workers.narrative.core"): "boot renders the narrative's section (BriefingSection move)",
-    ("workers.boot.context", "workers.snapshot.core"): "boot renders the snapshot's section (BriefingSection move)",
-    ("workers.boot.work", "workers.decisions.commitments"): "boot renders commitments (BriefingSection move)",
-    ("workers.boot.work", "workers.threads.summary"): "boot renders thread summaries (BriefingSection move)",
-    ("workers.boot.sources", "workers.traces.operations"): "boot reads operations as of the briefing (section move)",
-    ("workers.boot.traces", "workers.traces.operations"): "boot renders the operations section (BriefingSection move)",
-    ("workers.boot.traces", "workers.traces.signals"): "boot renders the lessons section (BriefingSection move)",
-    ("workers.boot.assemble", "workers.extraction.view"): "boot merges the model's reading into its sections "
-                                                          "(BriefingSection move)",
-    ("workers.extraction.view", "workers.boot.inputs"): "the extraction's view is written against boot's inputs: "
-                                                        "it moves with boot's sections",
-    ("workers.narrative.core", "workers.threads.summary"): "the narrative quotes thread summaries as boot does: "
-                                                          "threads.summary belongs in workers/render.py-like code",
-    ("workers.api.core", "workers.traces.operations"): "the status API shows operations as traces keeps them",
-    ("workers.threads.corrections", "workers.traces.patterns"): "the trace signal packs (traces.patterns and "
-                                                                "traces.languages) belong in workers/conversation",
-    ("workers.decisions.commitments", "workers.traces.patterns"): "the same signal packs",
-}
+ALLOWED: Mapping[tuple[str, str], str] = {}
 LIBRARIES = frozenset({"conversation"})  # shared language machinery, not a worker
 
 

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable, Sequence
 from datetime import UTC, date, datetime, tzinfo
 
-from schemas.docs import Commitment, Entity, Thread
+from schemas.docs import Commitment, Entity, Operation, Thread
 from schemas.types import Mood, Priority
 
 MOOD_EMOJI: dict[Mood, str] = {
@@ -241,3 +241,27 @@ def commitment_task(c: Commitment) -> str:
     if not topic or topic.casefold() in what.casefold():
         return what
     return f"{what} ({clip_words(topic, TOPIC_CHARS)})"
+
+
+# An operation as every view tells it (the briefing, the status API, the CLI tables): the
+# design's markers of what the agent must hear about.
+
+
+def is_unread(op: Operation) -> bool:
+    """A result the agent has not been shown (``[NEW RESULT]`` / ``[FAILED]``)."""
+    return op.status != "pending" and not op.seen
+
+
+def is_waiting(op: Operation) -> bool:
+    """Still pending after its turn ended (``[PENDING]``); a call in a running turn is not."""
+    return op.status == "pending" and not op.open
+
+
+def marker(op: Operation) -> str:
+    """The design's marker of an operation the agent must hear about (``[PENDING]``,
+    ``[NEW RESULT]``, ``[FAILED]``), else its plain status."""
+    if is_waiting(op):
+        return "[PENDING]"
+    if is_unread(op):
+        return "[FAILED]" if op.status == "failed" else "[NEW RESULT]"
+    return op.status

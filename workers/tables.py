@@ -23,8 +23,7 @@ from schemas.api import (
     TracesReply,
 )
 from schemas.docs import Finding
-from workers.render import commitment_task
-from workers.traces.operations import marker
+from workers.render import commitment_task, marker
 
 Rows = tuple[list[str], list[list[str]]]
 

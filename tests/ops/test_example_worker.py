@@ -52,10 +52,11 @@ from ops_support import ROOT, kustomize, nats_conf
 
 from schemas.docs import BootDoc, Integrity, ThreadsDoc
 from shared.asof import DocReader
+from shared.briefing import BriefingSection
 from shared.codec import Envelope
 from shared.config import Settings, SettingsError, load_settings
 from shared.embedded import free_port, nats_server_binary
-from shared.footprint import BriefingSection, Source
+from shared.footprint import Source
 from shared.inputs import ComposedProjection, Reading
 from shared.kv import kv_read
 from shared.names import BUCKET_THREADS
@@ -115,10 +116,11 @@ def briefing_lines(doc: TopicsDoc) -> list[str]:
     return [f"- {title}" for title in doc.open_threads]
 
 
-BRIEFING = BriefingSection("🗂️ Open Topics", BUCKET, TopicsDoc, briefing_lines, chars=400, after="threads")
+# placed after Active Threads (300), before Pending Operations (400)
+BRIEFING = BriefingSection("🗂️ Open Topics", BUCKET, TopicsDoc, briefing_lines, chars=400, order=350)
 
 SPEC = WorkerSpec(name="topics", families=("session",), build=build, buckets=(BUCKET,), sources=SOURCES,
-                  briefing=BRIEFING, config=TopicsSettings)
+                  briefing=(BRIEFING,), config=TopicsSettings)
 
 # ------------------------------------------------------------------ the tests
 

@@ -15,7 +15,6 @@ from ops_support import load_yaml, load_yaml_all, nats_conf
 from shared.embedded import nats_server_binary
 from shared.names import RUNTIME_BUCKETS, consumer_name
 from shared.runtime import briefings
-from workers.boot.sources import SOURCES
 from workers.registry import all_specs, doc_buckets
 
 # Keys the nats chart documents in its values.yaml (nats-io/k8s, chart nats 1.x/2.x). A
@@ -203,8 +202,8 @@ def test_every_source_is_a_document_its_worker_owns() -> None:
 
 def test_boot_may_read_every_source_it_composes() -> None:
     boot = all_specs()["boot"]
-    # its own sources, then every declared briefing section's document (the registry adds them)
-    assert boot.sources == (*SOURCES, *(b.source(w) for w, b in briefings(all_specs().values())))
+    # every declared briefing section's document (the registry adds them): no list of its own
+    assert boot.sources == tuple(b.source(w) for w, b in briefings(all_specs().values()))
     assert set(boot.reads_as_of) == {s.bucket for s in boot.sources}
     assert set(boot.waits_on) == {s.worker for s in boot.sources}
 

@@ -135,7 +135,9 @@ CASES: dict[type[msgspec.Struct], tuple[Callable[[], Any], dict[str, Change]]] =
                                                            CommitmentsSettings(), PATTERNS),
             "feedback": lambda d: commitments.apply_feedback(
                 d, feedback(9, "commitment_done", d.commitments[0].id)),
-            "overdue": lambda d: commitments.mark_overdue(d, T0 + timedelta(days=30)),
+            "overdue": lambda d: commitments.apply_feedback(
+                d, FeedbackEvent(id="f-late", agent="a", ts=T0 + timedelta(days=30), kind="commitment_done",
+                                 target="none")),
         },
     ),
     ChannelsDoc: (

@@ -28,8 +28,7 @@ from schemas.docs import (
     TraceDoc,
 )
 from schemas.types import PRIORITIES, SEVERITIES
-from workers.render import commitment_task
-from workers.traces.operations import is_unread, is_waiting
+from workers.render import commitment_task, is_unread, is_waiting
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500

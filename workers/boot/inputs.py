@@ -1,32 +1,16 @@
-"""What the boot assembly reads: every source document of one agent, plus the lag report."""
+"""What the boot assembly reads: every briefing section's document of one agent, by bucket,
+plus the lag report."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any
 
 import msgspec
 
-from schemas.docs import (
-    ChannelsDoc,
-    CommitmentsDoc,
-    DecisionsDoc,
-    KnowledgeDoc,
-    NarrativeDoc,
-    OperationsDoc,
-    SnapshotDoc,
-    ThreadsDoc,
-    TraceDoc,
-)
-from shared.footprint import BriefingSection
+from schemas.docs import ChannelsDoc, NarrativeDoc
 from workers.render import as_utc
-
-SourceDoc = (
-    ThreadsDoc | DecisionsDoc | CommitmentsDoc | SnapshotDoc | NarrativeDoc | KnowledgeDoc | ChannelsDoc | TraceDoc
-    | OperationsDoc
-)
-
 
 
 def activity(doc: Any) -> datetime | None:
@@ -65,58 +49,36 @@ def last_activity(docs: Iterable[Any], now: datetime) -> tuple[datetime | None, 
     return max(before, default=None), not before
 
 
-class Briefed(NamedTuple):
-    """A worker's declared briefing section (``WorkerSpec.briefing``) and its document."""
-
-    worker: str
-    section: BriefingSection[Any]
-    doc: Any
-
-
 class BootInputs(msgspec.Struct, frozen=True, kw_only=True):
     """Everything one BOOTSTRAP document is assembled from.
 
     ``now`` is the triggering event's time (for a request or a change, the latest event
-    time applied for the agent), never the wall clock. ``lagging`` names source workers
-    whose watermark had not reached the trigger when the bounded wait ended; ``missing``
-    names sources that have no document for the agent at all. ``last_activity`` is the
-    agent's latest event time; when unknown, the newest ``integrity.last_event_ts`` of the
-    documents stands in. ``key_memories`` are rules and key memories from recall, already
-    ranked. ``briefings`` are the documents of the sections other workers declare
-    (``WorkerSpec.briefing``), by worker name; an absent document has none.
+    time applied for the agent), never the wall clock. ``docs`` are the documents of every
+    worker's briefing sections (``WorkerSpec.briefing``) as of the trigger, by bucket; an
+    absent one has none. ``lagging`` names source workers whose watermark had not reached
+    the trigger when the bounded wait ended; ``missing`` names sources that have no
+    document for the agent at all. ``last_activity`` is the agent's latest event time;
+    when unknown, the newest ``integrity.last_event_ts`` of the documents stands in.
+    ``person``: a briefing for one of the people the agent talks with.
     """
 
     agent: str
     now: datetime
-    threads: ThreadsDoc | None = None
-    decisions: DecisionsDoc | None = None
-    commitments: CommitmentsDoc | None = None
-    snapshot: SnapshotDoc | None = None
-    narrative: NarrativeDoc | None = None
-    knowledge: KnowledgeDoc | None = None
-    channels: ChannelsDoc | None = None
-    traces: TraceDoc | None = None
-    operations: OperationsDoc | None = None
+    docs: dict[str, Any] = msgspec.field(default_factory=dict)
     lagging: list[str] = msgspec.field(default_factory=list)
     missing: list[str] = msgspec.field(default_factory=list)
     last_activity: datetime | None = None
     first_session: bool = False  # the session starting at ``now`` is all Cortex has of the agent
-    key_memories: list[str] = msgspec.field(default_factory=list)
-    # the key memories that belong to one person (text -> person; ``RecallDoc.key_owners``)
-    key_owners: dict[str, str] = msgspec.field(default_factory=dict)
-    briefings: tuple[Briefed, ...] = ()
+    person: str | None = None
 
     def for_person(self, person: str) -> BootInputs:
-        """The inputs of a briefing for ``person``, one of the people the agent talks with:
-        no key memory that belongs to another person."""
-        mine = [text for text in self.key_memories if self.key_owners.get(text, person) == person]
-        return msgspec.structs.replace(self, key_memories=mine)
+        """The inputs of a briefing for ``person``: its sections leave out what belongs to
+        another person (recall's key memories)."""
+        return msgspec.structs.replace(self, person=person)
 
-    def documents(self) -> list[SourceDoc | None]:
-        """The source documents in section order (absent ones as None), then the declared
-        sections' documents."""
-        return [
-            self.threads, self.decisions, self.commitments, self.snapshot,
-            self.narrative, self.knowledge, self.channels, self.traces, self.operations,
-            *(b.doc for b in self.briefings),
-        ]
+    def with_docs(self, docs: dict[str, Any]) -> BootInputs:
+        return msgspec.structs.replace(self, docs=docs)
+
+    def documents(self) -> list[Any]:
+        """The documents there are."""
+        return [doc for doc in self.docs.values() if doc is not None]

@@ -1,82 +1,36 @@
-"""What a BOOTSTRAP document reads: each source document of the agent as of its trigger.
+"""What a BOOTSTRAP document reads: the document of every briefing section, as of its trigger.
 
-Consistency: a BootDoc made for the event at stream sequence S reflects every event of
-the agent before S. Each source is waited for (bounded, ``CORTEX_BOOT_WAIT_MS``) until
-its worker has applied everything before S (``shared.watermarks``), then read *as of S*
-(``shared.asof``); a source still behind at the bound is named in ``lagging`` — and the
-document is completed once it catches up (``workers.boot.complete``).
-
-Besides its own sources, a briefing reads the document of every section another worker
-declares (``WorkerSpec.briefing``, found in ``WorkerContext.catalog``) the same way.
+The sections are the workers' (``WorkerSpec.briefing``, found in ``WorkerContext.catalog``):
+boot keeps no list of its own. Consistency: a BootDoc made for the event at stream
+sequence S reflects every event of the agent before S. Each section's document is waited
+for (bounded, ``CORTEX_BOOT_WAIT_MS``) until its worker has applied everything before S
+(``shared.watermarks``), then read *as of S* (``shared.asof``; the snapshot and narrative
+of a compaction and the channel summaries of every trigger are made *for* the trigger
+itself, read as of S + 1 then: the section's ``as_of``); a source still behind at the bound
+is named in ``lagging`` — and the document is completed once it catches up
+(``workers.boot.complete``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-import msgspec
-
-from schemas.docs import (
-    ChannelsDoc,
-    CommitmentsDoc,
-    DecisionsDoc,
-    KnowledgeDoc,
-    NarrativeDoc,
-    OperationsDoc,
-    RecallDoc,
-    SnapshotDoc,
-    ThreadsDoc,
-    TraceDoc,
-)
+from shared.briefing import placed
 from shared.codec import Envelope
 from shared.config import Settings
-from shared.footprint import Source
 from shared.inputs import Reading
-from shared.names import (
-    BUCKET_CHANNELS,
-    BUCKET_COMMITMENTS,
-    BUCKET_DECISIONS,
-    BUCKET_KNOWLEDGE,
-    BUCKET_NARRATIVES,
-    BUCKET_OPERATIONS,
-    BUCKET_RECALL,
-    BUCKET_SNAPSHOTS,
-    BUCKET_THREADS,
-    BUCKET_TRACES,
-)
+from shared.names import BUCKET_KNOWLEDGE, BUCKET_RECALL
 from shared.projection import boundary
 from shared.runtime import WorkerContext, briefings
-from workers.boot.inputs import BootInputs, Briefed, last_activity
-from workers.traces.operations import orphaned
-
-# What a briefing reads (``Source.field`` is the BootInputs field): every source's document of
-# the agent as of the trigger. The snapshot and narrative of a compaction and the channel
-# summaries of every trigger are made *for* the trigger itself (read as of S + 1 then).
-SOURCES: tuple[Source, ...] = (
-    Source("threads", "threads", BUCKET_THREADS, ThreadsDoc),
-    Source("decisions", "decisions", BUCKET_DECISIONS, DecisionsDoc),
-    Source("commitments", "decisions", BUCKET_COMMITMENTS, CommitmentsDoc),
-    Source("snapshot", "snapshot", BUCKET_SNAPSHOTS, SnapshotDoc, "made_for_compaction"),
-    Source("narrative", "narrative", BUCKET_NARRATIVES, NarrativeDoc, "made_for_compaction"),
-    Source("knowledge", "knowledge", BUCKET_KNOWLEDGE, KnowledgeDoc),
-    Source("channels", "channels", BUCKET_CHANNELS, ChannelsDoc, "made_for_trigger"),
-    Source("recall", "recall", BUCKET_RECALL, RecallDoc),
-    Source("traces", "traces", BUCKET_TRACES, TraceDoc),
-    Source("operations", "traces", BUCKET_OPERATIONS, OperationsDoc),
-)
-# Sources made only at some triggers (a snapshot at a compaction; a narrative at a session's
-# end or a compaction): without one, having no document is what the stream says, not a gap.
-# The traces worker's documents exist only for agents whose events gave it something to keep
-# (an agent without tool calls has no operations).
-_OCCASIONAL = frozenset({"snapshot", "narrative", "traces", "operations"})
+from workers.boot.inputs import BootInputs, last_activity
 
 
 def _switched_off(settings: Settings) -> set[str]:
-    """The source fields of workers ``CORTEX_<WORKER>_ENABLED=false`` turns off."""
-    return ({"recall"} if not settings.recall.enabled else set()) | (
-        {"knowledge"} if not settings.knowledge.enabled else set())
+    """The documents of workers ``CORTEX_<WORKER>_ENABLED=false`` turns off."""
+    return ({BUCKET_RECALL} if not settings.recall.enabled else set()) | (
+        {BUCKET_KNOWLEDGE} if not settings.knowledge.enabled else set())
 
 
 class BootSources:
@@ -86,21 +40,18 @@ class BootSources:
     def __init__(self, ctx: WorkerContext, workers: Collection[str] | None = None) -> None:
         self._ctx = ctx
         self._inputs = ctx.inputs
-        # the sections the deployment's workers declare (worker → section), by worker name
-        self.briefings = [(w, b) for w, b in briefings(ctx.catalog.values()) if workers is None or w in workers]
-        declared = [b.source(w) for w, b in self.briefings]
-        # occasional too: an agent without such a document has no gap; and a worker switched off
-        # makes none (the slim install's demo runs recall disabled: its briefing is not broken)
-        self._occasional = _OCCASIONAL | {s.field for s in declared} | _switched_off(ctx.settings)
-        self.sources = [s for s in (*SOURCES, *declared) if workers is None or s.worker in workers]
-
-    def operations_at(self, doc: OperationsDoc, now: datetime) -> OperationsDoc:
-        """The operations as of ``now``: the document is read as it was before the trigger,
-        and a call pending past ``CORTEX_TRACES_ORPHAN_HOURS`` is orphaned there, as the
-        traces worker does at the trigger (``workers.traces.operations.orphaned``)."""
-        after = timedelta(hours=self._ctx.settings.traces.orphan_hours)
-        ops = orphaned(doc.operations, now, after)
-        return doc if ops == doc.operations else msgspec.structs.replace(doc, operations=ops)
+        # every registered worker's sections (worker → section; the registry's, on boot's spec in
+        # the catalog, whichever workers this process runs), in the document's order; the
+        # documents read: those of the given workers' (all by default)
+        spec = ctx.catalog.get(ctx.worker)
+        declared = list(spec.sections) if spec is not None else briefings(ctx.catalog.values())
+        self.sections = placed(declared)
+        read = [(w, b) for w, b in declared if workers is None or w in workers]
+        # an agent without the document of a section made only when relevant has no gap; and a
+        # worker switched off makes none (the slim install's demo runs recall disabled: its
+        # briefing is not broken)
+        self._occasional = {b.bucket for _, b in read if b.only_when_relevant} | _switched_off(ctx.settings)
+        self.sources = list({s.field: s for s in (b.source(w) for w, b in read)}.values())
 
     def consumers(self, agent: str) -> dict[str, str]:
         """The source consumers that apply ``agent``'s events (its partition's) → worker."""
@@ -133,17 +84,10 @@ class BootSources:
         missing = sorted({s.worker for s in self.sources
                           if docs.get(s.field) is None and s.field not in self._occasional})
         last, first = last_activity(docs.values(), now)
-        recall = docs.pop("recall", None)
-        briefed = []
-        for worker, section in self.briefings:
-            doc = docs.pop(section.source(worker).field, None)
-            if doc is not None:
-                briefed.append(Briefed(worker, section, doc))
-        if isinstance(ops := docs.get("operations"), OperationsDoc):
-            docs["operations"] = self.operations_at(ops, now)
-        return BootInputs(agent=agent, now=now, lagging=lagging, missing=missing,
-                          last_activity=last, first_session=first,
-                          key_memories=list(recall.key_memories) if recall is not None else [],
-                          key_owners=dict(recall.key_owners) if recall is not None else {},
-                          briefings=tuple(briefed), **docs)
+        for s in self.sections:  # each document as of the briefing's time (``BriefingSection.view``)
+            doc = docs.get(s.bucket)
+            if s.view is not None and isinstance(doc, s.doc_type):
+                docs[s.bucket] = s.view(doc, now, self._ctx.settings)
+        return BootInputs(agent=agent, now=now, docs=docs, lagging=lagging, missing=missing,
+                          last_activity=last, first_session=first)
 

@@ -9,11 +9,14 @@ conversation the other workers have seen, thresholds in ``CORTEX_BOOT_STALE_*_MI
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from zoneinfo import ZoneInfo
 
+from schemas.docs import ThreadsDoc
 from shared.config import BootSettings
+from shared.names import BUCKET_CHANNELS, BUCKET_COMMITMENTS, BUCKET_DECISIONS, BUCKET_KNOWLEDGE, BUCKET_THREADS
 from workers.boot.inputs import BootInputs, activity
+from workers.briefing import describe_age
 from workers.render import MOOD_EMOJI, as_utc, iso_seconds, join_names
 
 # The design's ExecutionMode strings (section 7), chosen by the local hour.
@@ -41,27 +44,13 @@ def header_section(now: datetime, tz: ZoneInfo) -> str:
     return "\n".join(["# Context Briefing", f"Generated: {iso_seconds(now)} | Local: {local:%H:%M}", ""])
 
 
-def describe_age(age: timedelta) -> str:
-    """``just now``, ``42m ago``, ``3h 5m ago``, ``2d 4h ago``."""
-    minutes = int(age.total_seconds() // 60)
-    if minutes < 1:
-        return "just now"
-    if minutes < 60:
-        return f"{minutes}m ago"
-    hours, minutes = divmod(minutes, 60)
-    if hours < 24:
-        return f"{hours}h {minutes}m ago"
-    days, hours = divmod(hours, 24)
-    return f"{days}d {hours}h ago"
-
-
 def _last_activity(inputs: BootInputs) -> datetime | None:
     if inputs.last_activity is not None:
         return inputs.last_activity
     stamps = [
         as_utc(ts)
         for doc in inputs.documents()
-        if doc is not None and (ts := doc.integrity.last_event_ts) is not None
+        if (ts := doc.integrity.last_event_ts) is not None
     ]
     return max(stamps, default=None)
 
@@ -78,7 +67,7 @@ def _new_to_cortex(inputs: BootInputs) -> bool:
     if inputs.lagging:
         return False
     return inputs.first_session or (inputs.last_activity is None
-                                    and all(doc is None for doc in inputs.documents()))
+                                    and not inputs.documents())
 
 
 def last_activity_line(inputs: BootInputs) -> str:
@@ -100,7 +89,7 @@ def _lag_line(lagging: list[str]) -> str:
 def _missing_line(inputs: BootInputs) -> str:
     if _new_to_cortex(inputs):
         return ""
-    if all(doc is None for doc in inputs.documents()):  # and a worker behind: its data may be on its way
+    if not inputs.documents():  # and a worker behind: its data may be on its way
         suffix = f" (no data from: {join_names(inputs.missing)})" if inputs.missing else ""
         return f"⚠️ No data at all for this agent yet — no worker has produced a document{suffix}."
     if inputs.missing:
@@ -109,6 +98,15 @@ def _missing_line(inputs: BootInputs) -> str:
             "those workers have not produced anything for this agent."
         )
     return ""
+
+
+# The documents the agent's messages change (``age_line``), and the threads' (the mood, the age).
+_CONVERSATION = (BUCKET_THREADS, BUCKET_DECISIONS, BUCKET_COMMITMENTS, BUCKET_KNOWLEDGE, BUCKET_CHANNELS)
+
+
+def _threads(inputs: BootInputs) -> ThreadsDoc | None:
+    doc = inputs.docs.get(BUCKET_THREADS)
+    return doc if isinstance(doc, ThreadsDoc) else None
 
 
 def age_line(inputs: BootInputs, settings: BootSettings = DEFAULT_BOOT) -> str:
@@ -124,12 +122,12 @@ def age_line(inputs: BootInputs, settings: BootSettings = DEFAULT_BOOT) -> str:
     overnight has thread data exactly as fresh as its conversation, which "Last activity"
     states. Threads behind the messages the other workers have seen (the threads worker
     switched off, say) still warn; a worker behind the trigger is named by the lag line."""
-    threads = inputs.threads
+    threads = _threads(inputs)
     last = threads.integrity.last_event_ts if threads is not None else None
     if last is None:
         return ""
-    conversation = [ts for doc in (inputs.threads, inputs.decisions, inputs.commitments, inputs.knowledge,
-                                   inputs.channels) if doc is not None and (ts := activity(doc)) is not None]
+    conversation = [ts for bucket in _CONVERSATION if (doc := inputs.docs.get(bucket)) is not None
+                    and (ts := activity(doc)) is not None]
     minutes = (max(as_utc(ts) for ts in conversation) - as_utc(last)).total_seconds() / 60
     hours = round(minutes / 60)
     if settings.stale_alert_minutes and minutes > settings.stale_alert_minutes:
@@ -148,7 +146,8 @@ def staleness_lines(inputs: BootInputs, settings: BootSettings = DEFAULT_BOOT) -
 
 def state_section(inputs: BootInputs, tz: ZoneInfo, settings: BootSettings = DEFAULT_BOOT) -> str:
     lines = ["## ⚡ State", f"Mode: {execution_mode(inputs.now, tz)}"]
-    mood = inputs.threads.session_mood if inputs.threads is not None else "neutral"
+    threads = _threads(inputs)
+    mood = threads.session_mood if threads is not None else "neutral"
     # The reference leaves a neutral mood unsaid: only a notable mood changes behaviour.
     if mood != "neutral":
         lines.append(f"Last session mood: {mood} {MOOD_EMOJI.get(mood, '')}".rstrip())

@@ -25,7 +25,7 @@ import msgspec
 from prometheus_client import Gauge, Histogram
 
 from schemas.api import BootRequest
-from schemas.docs import BootDoc, Integrity, OperationsDoc
+from schemas.docs import BootDoc, Integrity
 from schemas.events import FeedbackEvent
 from shared.codec import Envelope
 from shared.feedback import publish_ids
@@ -38,12 +38,9 @@ from shared.service import ApiError, serve_worker
 from shared.watermarks import WatermarkTracker
 from workers.boot.assemble import assemble_boot
 from workers.boot.complete import Completer
-from workers.boot.context import shown_facts
 from workers.boot.inputs import BootInputs
-from workers.boot.sources import SOURCES, BootSources
+from workers.boot.sources import BootSources
 from workers.boot.throttle import Made, change_due
-from workers.boot.traces import shown_results
-from workers.render import entity_names
 
 __all__ = ["SPEC", "BootHandler", "build", "serve"]
 
@@ -133,7 +130,7 @@ class BootProjection(Projection[BootDoc, Reading]):
 
     def compose(self, doc: BootDoc | None, env: Envelope, inputs: Reading) -> BootDoc:
         boot_inputs = self._sources.inputs(inputs)
-        markdown = assemble_boot(boot_inputs, self._ctx.settings.boot, self._tz)
+        markdown = assemble_boot(self._sources.sections, boot_inputs, self._ctx.settings.boot, self._tz)
         return boot_doc(boot_inputs, markdown, trigger_of(env), session_of(env, doc))
 
 
@@ -268,25 +265,27 @@ class BootHandler(ProjectionHandler):
                 await self._acknowledge(agent, doc, readings.get(agent))
 
     async def _acknowledge(self, agent: str, doc: BootDoc, reading: Reading | None) -> None:
-        """The unread operation results a briefing given to the agent (at a session's start or
-        a compaction) showed are seen: one ``operation_seen`` event names them, so the next
-        briefing does not repeat them. Its id derives from the briefing's trigger, so a
-        redelivered batch publishes it once (the stream's duplicate window)."""
+        """What a briefing given to the agent (at a session's start or a compaction) showed is
+        seen (each section's ``Seen`` of the briefings given: the unread operation results it
+        showed, so the next briefing does not repeat them). One event per such section; its
+        id derives from the briefing's trigger, so a redelivered batch publishes it once (the
+        stream's duplicate window)."""
         if doc.trigger not in ACKNOWLEDGING or reading is None or self._ctx.shadow:
             return
         if is_subagent_session(getattr(reading.env.event, "session", "")):
             return  # a spawned sub-agent's briefing: the results are the parent session's news
-        ops_doc = reading.docs.get("operations")
-        if not isinstance(ops_doc, OperationsDoc):
-            return
-        ops_doc = self._sources.operations_at(ops_doc, reading.env.event.ts)  # what the briefing showed
-        shown = shown_results(ops_doc.operations, doc.markdown, self._tz)
-        if not shown:
-            return
-        event = FeedbackEvent(id=f"opseen:{agent}:{doc.integrity.last_seq}", agent=agent, ts=doc.generated_at,
-                              kind="operation_seen", value=shown, actor="boot")
-        subject = feedback_subject(self._ctx.settings.prefix, agent, event.kind)
-        await self._ctx.js.publish(subject, msgspec.json.encode(event), headers={"Nats-Msg-Id": event.id})
+        docs = self._sources.inputs(reading).docs  # as the briefing read them
+        for section in self._sources.sections:
+            seen, shown_doc = section.seen, docs.get(section.bucket)
+            if seen is None or not seen.given or not isinstance(shown_doc, section.doc_type):
+                continue
+            shown = seen.ids(shown_doc, doc.markdown, self._tz)
+            if not shown:
+                continue
+            event = FeedbackEvent(id=f"{seen.tag}:{agent}:{doc.integrity.last_seq}", agent=agent,
+                                  ts=doc.generated_at, kind=seen.kind, value=shown, actor="boot")
+            subject = feedback_subject(self._ctx.settings.prefix, agent, event.kind)
+            await self._ctx.js.publish(subject, msgspec.json.encode(event), headers={"Nats-Msg-Id": event.id})
 
     def _write_workspace(self, agent: str, doc: BootDoc) -> None:
         if self._workspace is None:
@@ -333,13 +332,19 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
         inputs, session = await asyncio.gather(sources.now(agent), latest_session(agent, req))
         if req.person is not None:  # a briefing for one of the people the agent talks with
             inputs = inputs.for_person(req.person)
-        markdown = assemble_boot(inputs, ctx.settings.boot, tz, req.max_chars)
-        knowledge = inputs.knowledge
-        if knowledge is not None:  # the facts the briefing shows are accessed: knowledge promotes them
-            names = entity_names(knowledge.entities)
-            await publish_ids(ctx.js, ctx.settings.prefix, agent, "fact_access",
-                              shown_facts(markdown, knowledge.facts, names), knowledge.updated, "boot-api")
+        markdown = assemble_boot(sources.sections, inputs, ctx.settings.boot, tz, req.max_chars)
+        await asked_seen(inputs, markdown)
         return boot_doc(inputs, markdown, "request", session)
+
+    async def asked_seen(inputs: BootInputs, markdown: str) -> None:
+        """What a briefing asked for shows is seen (each section's ``Seen`` of the briefings
+        asked for: the facts it shows are accessed, and knowledge promotes them)."""
+        for section in sources.sections:
+            seen, doc = section.seen, inputs.docs.get(section.bucket)
+            if seen is not None and not seen.given and isinstance(doc, section.doc_type):
+                stamp = seen.stamp(doc) if seen.stamp is not None else inputs.now
+                await publish_ids(ctx.js, ctx.settings.prefix, inputs.agent, seen.kind,
+                                  seen.ids(doc, markdown, tz), stamp, "boot-api")
 
     ctx.health.set_ready(True, "serving")
     try:
@@ -349,9 +354,10 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
 
 
 # the boot API is served by every replica (a queue group); fact_access feedback for the facts a
-# briefing shows, operation_seen for the operation results it shows; its sources: its own, and
-# every section another worker declares (``WorkerSpec.briefing``: the registry adds them)
+# briefing shows, operation_seen for the operation results it shows (the sections' ``Seen``); its
+# sources: the document of every section a worker declares (``WorkerSpec.briefing``: the
+# registry adds them)
 SPEC = WorkerSpec(name="boot", families=("msg", "feedback", "session", "compaction"), build=build, serve=serve,
-                  config_sections=("boot",), buckets=(BUCKET_BOOT,), sources=SOURCES, serves=("boot",),
+                  config_sections=("boot",), buckets=(BUCKET_BOOT,), serves=("boot",),
                   feedback=("fact_access", "operation_seen"), reads_briefings=True)
 

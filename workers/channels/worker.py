@@ -25,6 +25,7 @@ from shared.inputs import ComposedProjection, Reading
 from shared.names import BUCKET_CHANNELS, BUCKET_DECISIONS, BUCKET_THREADS
 from shared.projection import ProjectionHandler, is_trigger
 from shared.runtime import WorkerContext, WorkerSpec
+from workers.channels.briefing import SECTIONS as BRIEFING
 from workers.channels.core import apply_message, summarize
 
 # the summaries: threads and decisions as of each trigger
@@ -58,20 +59,12 @@ class ChannelsProjection(ComposedProjection[ChannelsDoc]):
         return msgspec.structs.replace(doc, channels=summarized)  # counted even when unchanged (above)
 
 
-class ChannelsHandler(ProjectionHandler):
-    def __init__(self, ctx: WorkerContext) -> None:
-        super().__init__(ctx.js, ctx.worker, ctx.producer, [ChannelsProjection(ctx)],
-                         bucket_names={BUCKET_CHANNELS: ctx.bucket(BUCKET_CHANNELS)},
-                         cut_on_triggers=True, cut_every=ctx.settings.runtime.cut_every)
-        self._ctx = ctx
-
-    async def aclose(self) -> None:
-        await self._ctx.aclose()
-
-
 async def build(ctx: WorkerContext) -> ProjectionHandler:
-    return ChannelsHandler(ctx)
+    return ProjectionHandler(ctx.js, ctx.worker, ctx.producer, [ChannelsProjection(ctx)],
+                             bucket_names={BUCKET_CHANNELS: ctx.bucket(BUCKET_CHANNELS)},
+                             cut_on_triggers=True, cut_every=ctx.settings.runtime.cut_every)
 
 
 SPEC = WorkerSpec(name="channels", families=("msg", "session", "compaction"), build=build,
-                  buckets=(BUCKET_CHANNELS,), sources=SOURCES)
+                  buckets=(BUCKET_CHANNELS,), sources=SOURCES,
+                  briefing=BRIEFING)

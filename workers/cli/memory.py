@@ -320,7 +320,7 @@ async def cmd_facts(args: argparse.Namespace, settings: Settings) -> int:
     ids = {e.id for e in doc.entities if wanted in (e.id.lower(), e.value.lower())} if wanted else None
     facts = [f for f in doc.facts if ids is None or f.subject in ids or f.object in ids]
     facts.sort(key=lambda f: (-f.relevance, f.id))
-    from workers.boot.context import current_facts
+    from workers.knowledge.briefing import current_facts
 
     # "Maria works at Acme Analytics GmbH" two weeks before "… at Globex Corp": both are kept,
     # the older one says it was replaced (the briefing shows only the newer)

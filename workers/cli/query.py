@@ -321,10 +321,12 @@ async def event_time(nc: Any, agent: str) -> datetime:
     applied — the newest watermark among the documents a briefing reads, as the boot API's
     "now" (``shared.feedback.publish_time``: the wall clock only for an agent without any),
     read here so that no worker but the owning one needs to run (contract: Time and replay)."""
-    from workers.boot.sources import SOURCES
+    from shared.runtime import briefings
+    from workers.registry import all_specs
 
     reader = DocReader(nc.jetstream())
-    docs = await asyncio.gather(*(reader.latest(s.bucket, agent, s.doc_type) for s in SOURCES))
+    docs = await asyncio.gather(*(reader.latest(b.bucket, agent, b.doc_type)
+                                  for _, b in briefings(all_specs().values())))
     return publish_time(d.integrity.last_event_ts for d in docs if d is not None)
 
 

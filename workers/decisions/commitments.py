@@ -7,7 +7,7 @@ from the event's time in the agent's time zone (``workers.conversation.due``). I
 ``overdue`` once its due day has passed, measured against the agent's latest event time and
 re-checked on every event — and only then: a promise that named no day is never late (the
 reference's age rule made "keep ya posted" OVERDUE for 294 days; a briefing lists an undated
-promise for a while, then only counts it: ``workers.boot.work``). It becomes ``done`` when a
+promise for a while, then only counts it: ``workers.decisions.briefing``). It becomes ``done`` when a
 later message with a closure word (not negated: "in review, not closed" closes nothing)
 names it — most of its words, at least two (or its only one), a word of the same family
 counting ("The volume expansion on db-2 is done" names "expand the volume on db-2 by 200
@@ -59,8 +59,8 @@ from workers.conversation.feedback import feedback_target
 from workers.conversation.ids import unique_id
 from workers.conversation.patterns import MatchText, PatternSet, prepare_text
 from workers.conversation.promises import Promise, find_delegated, find_promises
+from workers.conversation.signal_patterns import get_signal_patterns
 from workers.conversation.signals import Words, matches_title, message_topics, title_terms, words_of
-from workers.traces.patterns import get_signal_patterns
 
 _replace = msgspec.structs.replace
 UTC_ZONE: Final = ZoneInfo("UTC")
@@ -118,16 +118,6 @@ def _overdue(commitments: list[Commitment], now: datetime, tz: ZoneInfo = UTC_ZO
         return commitments
     flags = [c.status == "open" and (d := _due_day(c.due)) is not None and d < today for c in commitments]
     return [_replace(c, status="overdue") if flag else c for c, flag in zip(commitments, flags, strict=True)]
-
-
-def mark_overdue(doc: CommitmentsDoc, now: datetime, tz: ZoneInfo = UTC_ZONE) -> CommitmentsDoc:
-    """The document with open commitments past their due day at ``now`` overdue.
-
-    For events that carry no message (a session start, a request): "now" is the agent's
-    latest event time.
-    """
-    latest = _latest(doc, now)
-    return _rebuilt(doc, latest, _overdue(doc.commitments, latest, tz))
 
 
 _SUFFIXES: Final = ("ing", "ed", "es", "en", "er", "s", "t", "e")

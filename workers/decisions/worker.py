@@ -13,6 +13,7 @@ from shared.projection import EventProjection, ProjectionHandler
 from shared.runtime import WorkerContext, WorkerSpec
 from workers.conversation.patterns import PatternSet, get_patterns
 from workers.decisions import commitments, core
+from workers.decisions.briefing import SECTIONS as BRIEFING
 
 DONE_KIND = "commitment_done"
 REJECT_COMMITMENT = "commitment_reject"  # "not a commitment"
@@ -80,4 +81,5 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
 SPEC = WorkerSpec(name="decisions", families=("msg", "feedback", "session", "compaction"),
                   feedback_kinds=FEEDBACK_KINDS, build=build,
                   config_sections=("decisions", "commitments"), buckets=(BUCKET_DECISIONS, BUCKET_COMMITMENTS),
-                  patterns=("workers.conversation", "workers.decisions", "workers.traces.languages"))
+                  patterns=("workers.conversation", "workers.decisions"),
+                  briefing=BRIEFING)

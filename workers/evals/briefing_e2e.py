@@ -37,7 +37,8 @@ from schemas.docs import (
     SnapshotDoc,
     ThreadsDoc,
 )
-from shared.config import Settings, without_llm
+from shared.briefing import Briefing
+from shared.config import BootSettings, Settings, without_llm
 from shared.embedded import EmbeddedNats
 from shared.feedback import NO_EVENT_TIME
 from shared.kv import kv_read
@@ -55,7 +56,6 @@ from shared.names import (
 )
 from shared.runtime import WorkerHost
 from workers import __version__
-from workers.boot.inputs import BootInputs, Briefed
 from workers.evals.briefing import (
     Conversation,
     Dataset,
@@ -78,7 +78,7 @@ from workers.evals.briefing_checks import (
     repeated_why,
     strip_ellipses,
 )
-from workers.extraction.view import model_view, view_rules
+from workers.extraction.view import model_view
 
 COMPLETION_GRACE_S: Final = 15.0
 # the workers must have caught up within this, or within one second per MIN_EVENTS_PER_S
@@ -231,27 +231,20 @@ async def _stored(js: Any, agent: str, tz: ZoneInfo) -> Stored:
     snapshot = await _read(js, BUCKET_SNAPSHOTS, agent, SnapshotDoc)
     parts, _ = await read_latest(await js.key_value(BUCKET_KNOWLEDGE), agent)
     knowledge = decode_parts(parts, msgspec.json.Decoder(KnowledgeDoc)) if parts else None
-    seen = model_view(BootInputs(
-        agent=agent, now=NO_EVENT_TIME, threads=await _read(js, BUCKET_THREADS, agent, ThreadsDoc),
-        decisions=await _read(js, BUCKET_DECISIONS, agent, DecisionsDoc),
-        commitments=await _read(js, BUCKET_COMMITMENTS, agent, CommitmentsDoc), knowledge=knowledge,
-        briefings=_read_by_model(await _read(js, BUCKET_EXTRACTION, agent, ExtractionDoc))), tz)
-    derived = Derived(threads=seen.threads, decisions=seen.decisions, commitments=seen.commitments,
+    docs: dict[str, Any] = {
+        BUCKET_THREADS: await _read(js, BUCKET_THREADS, agent, ThreadsDoc),
+        BUCKET_DECISIONS: await _read(js, BUCKET_DECISIONS, agent, DecisionsDoc),
+        BUCKET_COMMITMENTS: await _read(js, BUCKET_COMMITMENTS, agent, CommitmentsDoc),
+        BUCKET_KNOWLEDGE: knowledge, BUCKET_RECALL: await _read(js, BUCKET_RECALL, agent, RecallDoc)}
+    read = await _read(js, BUCKET_EXTRACTION, agent, ExtractionDoc)
+    # the model's items in, the ones it judged wrong out; its rules lead the key memories, as in the briefing
+    seen = docs if read is None else model_view(read, Briefing(agent, NO_EVENT_TIME, tz, BootSettings(), docs))
+    derived = Derived(threads=seen[BUCKET_THREADS], decisions=seen[BUCKET_DECISIONS],
+                      commitments=seen[BUCKET_COMMITMENTS],
                       snapshots=[snapshot.markdown] if snapshot is not None else [])
-    recall = await _read(js, BUCKET_RECALL, agent, RecallDoc)
-    if recall is not None and seen.briefings:  # the model's rules lead the key memories, as in the briefing
-        recall = msgspec.structs.replace(recall, key_memories=view_rules(recall.key_memories,
-                                                                         seen.briefings[0].doc))
+    recall = seen[BUCKET_RECALL] if docs[BUCKET_RECALL] is not None else None
     return Stored(derived, await _read(js, BUCKET_BOOT, agent, BootDoc),
-                  await _read(js, BUCKET_NARRATIVES, agent, NarrativeDoc), snapshot, seen.knowledge, recall)
-
-
-def _read_by_model(doc: ExtractionDoc | None) -> tuple[Briefed, ...]:
-    from workers.extraction.worker import SPEC as EXTRACTION
-
-    if doc is None or EXTRACTION.briefing is None:
-        return ()
-    return (Briefed(EXTRACTION.name, EXTRACTION.briefing, doc),)
+                  await _read(js, BUCKET_NARRATIVES, agent, NarrativeDoc), snapshot, seen[BUCKET_KNOWLEDGE], recall)
 
 
 async def _caught_up(js: Any, consumers: list[str], limit_s: float, progress: Progress | None = None) -> None:

@@ -21,6 +21,7 @@ import msgspec
 from msgspec import Meta
 
 from schemas.docs import Commitment, Decision, Fact, Thread, WindowMessage
+from shared.llm.answers import decoded_items, has_shape
 from shared.quoting import quote_xml, xml_attrs
 from workers.render import clip_words, one_line
 
@@ -207,18 +208,6 @@ def tool() -> dict[str, Any]:
     }
 
 
-def _valid(raws: Iterable[msgspec.Raw], decoder: msgspec.json.Decoder[Any]) -> list[Any]:
-    out: list[Any] = []
-    for raw in list(raws)[: MAX_ITEMS * 2]:  # a runaway answer is not read to its end
-        try:
-            out.append(decoder.decode(raw))
-        except msgspec.DecodeError:  # one malformed item costs that item
-            continue
-        if len(out) == MAX_ITEMS:
-            break
-    return out
-
-
 def parse_answer(text: str | None, prior_ids: Iterable[str]) -> Reading | None:
     """The answer as a ``Reading``; None when it is not the tool's shape at all."""
     if not text:
@@ -230,17 +219,14 @@ def parse_answer(text: str | None, prior_ids: Iterable[str]) -> Reading | None:
     offered = set(prior_ids)
     wrong = [i for i in dict.fromkeys(answer.wrong) if isinstance(i, str) and i in offered]
     missed = msgspec.structs.asdict(answer.missed)
-    lists = {name: _valid(missed[name], decoder) for name, decoder in _DECODERS.items()}
+    lists = {name: decoded_items(missed[name], decoder, MAX_ITEMS * 2, keep=MAX_ITEMS)  # not read to its end
+             for name, decoder in _DECODERS.items()}
     return Reading(wrong=wrong, **lists)
 
 
 def usable(text: str) -> bool:
     """Whether an answer has the tool's shape (the client asks again when it has not)."""
-    try:
-        _ANSWER.decode(text)
-    except msgspec.DecodeError:
-        return False
-    return True
+    return has_shape(_ANSWER, text)
 
 
 def cut(text: str, limit: int) -> str:

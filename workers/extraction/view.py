@@ -9,12 +9,25 @@ case and spacing folded) is not shown twice: the pattern item stands.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import msgspec
 
-from schemas.docs import Commitment, Decision, ExtractionDoc, Fact, KnowledgeDoc, Thread
-from workers.boot.inputs import BootInputs
+from schemas.docs import (
+    Commitment,
+    CommitmentsDoc,
+    Decision,
+    DecisionsDoc,
+    ExtractionDoc,
+    Fact,
+    KnowledgeDoc,
+    RecallDoc,
+    Thread,
+    ThreadsDoc,
+)
+from shared.briefing import Briefing
+from shared.names import BUCKET_COMMITMENTS, BUCKET_DECISIONS, BUCKET_KNOWLEDGE, BUCKET_RECALL, BUCKET_THREADS
 
 _replace = msgspec.structs.replace
 
@@ -72,34 +85,26 @@ def view_rules(memories: Sequence[str], doc: ExtractionDoc) -> list[str]:
     return [*(r.text for r in doc.rules if r.text in fresh), *memories]
 
 
-def extraction_of(inputs: BootInputs) -> ExtractionDoc | None:
-    """The extraction document among a briefing's declared documents (``WorkerSpec.briefing``)."""
-    return next((b.doc for b in inputs.briefings if isinstance(b.doc, ExtractionDoc)), None)
-
-
-def model_view(inputs: BootInputs, tz: ZoneInfo) -> BootInputs:
-    """A briefing's inputs as the model read the conversation (none read: as they are)."""
-    doc = extraction_of(inputs)
-    if doc is None:
-        return inputs
-    changes: dict[str, object] = {"key_memories": view_rules(inputs.key_memories, doc)}
-    if inputs.threads is not None:
-        changes["threads"] = _replace(inputs.threads, threads=view_threads(inputs.threads.threads, doc))
-    if inputs.decisions is not None:
-        changes["decisions"] = _replace(inputs.decisions, decisions=view_decisions(inputs.decisions.decisions, doc, tz))
-    if inputs.commitments is not None:
-        changes["commitments"] = _replace(inputs.commitments,
-                                          commitments=view_commitments(inputs.commitments.commitments, doc))
-    if inputs.knowledge is not None:
-        changes["knowledge"] = _replace(inputs.knowledge, facts=view_facts(inputs.knowledge.facts, doc))
+def model_view(doc: ExtractionDoc, briefing: Briefing) -> dict[str, Any]:
+    """A briefing's documents (by bucket) as the model read the conversation: the extraction
+    section's ``revise`` (``shared.briefing``), before any section is made."""
+    docs, tz = briefing.docs, briefing.tz
+    changes: dict[str, Any] = {}
+    if isinstance(threads := docs.get(BUCKET_THREADS), ThreadsDoc):
+        changes[BUCKET_THREADS] = _replace(threads, threads=view_threads(threads.threads, doc))
+    if isinstance(decisions := docs.get(BUCKET_DECISIONS), DecisionsDoc):
+        changes[BUCKET_DECISIONS] = _replace(decisions, decisions=view_decisions(decisions.decisions, doc, tz))
+    if isinstance(commitments := docs.get(BUCKET_COMMITMENTS), CommitmentsDoc):
+        changes[BUCKET_COMMITMENTS] = _replace(commitments,
+                                               commitments=view_commitments(commitments.commitments, doc))
+    if isinstance(knowledge := docs.get(BUCKET_KNOWLEDGE), KnowledgeDoc):
+        changes[BUCKET_KNOWLEDGE] = _replace(knowledge, facts=view_facts(knowledge.facts, doc))
     elif doc.facts:
-        changes["knowledge"] = KnowledgeDoc(updated=doc.updated, entities=[], facts=view_facts([], doc),
-                                            integrity=doc.integrity)
-    return _replace(inputs, **changes)
-
-
-def render_nothing(doc: ExtractionDoc) -> list[str]:
-    """The extraction's own briefing section: none — its document is merged into the work
-    sections (``model_view``); it is declared as a section so that the briefing reads it as of
-    each trigger, waited for like any source."""
-    return []
+        changes[BUCKET_KNOWLEDGE] = KnowledgeDoc(updated=doc.updated, entities=[], facts=view_facts([], doc),
+                                                 integrity=doc.integrity)
+    if isinstance(recall := docs.get(BUCKET_RECALL), RecallDoc):
+        changes[BUCKET_RECALL] = _replace(recall, key_memories=view_rules(recall.key_memories, doc))
+    elif doc.rules:
+        changes[BUCKET_RECALL] = RecallDoc(agent=briefing.agent, updated=doc.updated, key_memories=view_rules([], doc),
+                                           memories=0, hot=0, cold=0, integrity=doc.integrity)
+    return {**docs, **changes}

@@ -34,15 +34,16 @@ from schemas.docs import (
     WindowMessage,
 )
 from schemas.events import LlmAnswerValue, MessageEvent
+from shared.briefing import BriefingSection
 from shared.codec import Envelope
-from shared.footprint import BriefingSection, Source
+from shared.footprint import Source
 from shared.llm import Later, LlmClient, worker_llm
 from shared.names import BUCKET_COMMITMENTS, BUCKET_DECISIONS, BUCKET_EXTRACTION, BUCKET_KNOWLEDGE, BUCKET_THREADS
 from shared.projection import TRIGGERS, Projection, ProjectionHandler
 from shared.runtime import WorkerContext, WorkerSpec
 from workers.extraction import model
 from workers.extraction.core import merge_reading, read_window, said_in, with_message
-from workers.extraction.view import render_nothing
+from workers.extraction.view import model_view
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +88,11 @@ class ExtractionProjection(Projection[ExtractionDoc, TriggerInputs | None]):
         self._ctx = ctx
         self._llm = llm
         self._settings = settings
+
+    async def aclose(self) -> None:
+        """Close its context (its own inputs reader) and its LLM client."""
+        await self._ctx.aclose()
+        await self._llm.aclose()
 
     def accepts(self, env: Envelope) -> bool:
         if not (self._settings.enabled and self._llm.enabled):
@@ -133,26 +139,16 @@ class ExtractionProjection(Projection[ExtractionDoc, TriggerInputs | None]):
                                        updated=env.event.ts)
 
 
-class ExtractionHandler(ProjectionHandler):
-    def __init__(self, ctx: WorkerContext, llm: LlmClient, settings: ExtractionSettings) -> None:
-        super().__init__(ctx.js, ctx.worker, ctx.producer, [ExtractionProjection(ctx, llm, settings)],
-                         bucket_names={BUCKET_EXTRACTION: ctx.bucket(BUCKET_EXTRACTION)}, cut_on_triggers=True)
-        self._ctx = ctx
-        self._llm = llm
-
-    async def aclose(self) -> None:
-        await self._ctx.aclose()
-        await self._llm.aclose()
-
-
 async def build(ctx: WorkerContext) -> ProjectionHandler:
     llm = await worker_llm(ctx, BUCKET_EXTRACTION, checks={model.PURPOSE: model.usable})
-    return ExtractionHandler(ctx, llm, ctx.settings.section("extraction", ExtractionSettings))
+    return ProjectionHandler(ctx.js, ctx.worker, ctx.producer,
+                             [ExtractionProjection(ctx, llm, ctx.settings.section("extraction", ExtractionSettings))],
+                             bucket_names={BUCKET_EXTRACTION: ctx.bucket(BUCKET_EXTRACTION)}, cut_on_triggers=True)
 
 
 SPEC = WorkerSpec(name="extraction", families=("msg", "session", "compaction", "feedback"),
                   feedback_kinds=(ANSWER_KIND,), feedback=(ANSWER_KIND,), build=build, config=ExtractionSettings,
                   buckets=(BUCKET_EXTRACTION,), sources=SOURCES, llm=True, patterns=("workers.extraction",),
-                  # read by the briefing as of each trigger and merged into its work sections
-                  briefing=BriefingSection("Model reading", BUCKET_EXTRACTION, ExtractionDoc, render_nothing,
-                                           chars=0, after="memories"))
+                  # read by the briefing as of each trigger and merged into the other sections' documents
+                  briefing=(BriefingSection("Model reading", BUCKET_EXTRACTION, ExtractionDoc, chars=0,
+                                            revise=model_view),))

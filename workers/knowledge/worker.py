@@ -31,6 +31,7 @@ from shared.names import BUCKET_KNOWLEDGE
 from shared.parts import MAX_VALUE_BYTES
 from shared.projection import Projection, ProjectionHandler
 from shared.runtime import WorkerContext, WorkerSpec
+from workers.knowledge.briefing import SECTIONS as BRIEFING
 from workers.knowledge.core import apply_access, apply_message, build_llm_prompt, merge_llm_result, parse_llm_output
 from workers.knowledge.facts import prune_entities, prune_facts
 from workers.knowledge.llm import LlmKnowledge
@@ -83,6 +84,10 @@ class KnowledgeProjection(Projection[KnowledgeDoc, LlmKnowledge | None]):
         self._llm = llm
         self.max_value_bytes = max_value_bytes  # where the document splits (lowered by tests)
         self.max_doc_bytes = max_doc_bytes
+
+    async def aclose(self) -> None:
+        """Close the LLM client it was given."""
+        await self._llm.aclose()
 
     def accepts(self, env: Envelope) -> bool:
         if not self._settings.enabled:
@@ -143,27 +148,19 @@ class KnowledgeProjection(Projection[KnowledgeDoc, LlmKnowledge | None]):
         return fit(new, self.max_doc_bytes) if due else new
 
 
-class KnowledgeHandler(ProjectionHandler):
-    def __init__(self, ctx: WorkerContext, llm: LlmClient) -> None:
-        # tests lower the split threshold through extras, to split small documents
-        projection = KnowledgeProjection(ctx.settings.knowledge, llm,
-                                         ctx.extras.get("knowledge_max_value_bytes", MAX_VALUE_BYTES),
-                                         languages=ctx.settings.languages)
-        super().__init__(ctx.js, ctx.worker, ctx.producer, [projection],
-                         bucket_names={BUCKET_KNOWLEDGE: ctx.bucket(BUCKET_KNOWLEDGE)},
-                             cut_on_triggers=True, cut_every=ctx.settings.runtime.cut_every)
-        self._llm = llm
-
-    async def aclose(self) -> None:
-        await self._llm.aclose()
-
-
 async def build(ctx: WorkerContext) -> ProjectionHandler:
     llm = await worker_llm(ctx, BUCKET_KNOWLEDGE, checks={PURPOSE: usable_answer})
-    return KnowledgeHandler(ctx, llm)
+    # tests lower the split threshold through extras, to split small documents
+    projection = KnowledgeProjection(ctx.settings.knowledge, llm,
+                                     ctx.extras.get("knowledge_max_value_bytes", MAX_VALUE_BYTES),
+                                     languages=ctx.settings.languages)
+    return ProjectionHandler(ctx.js, ctx.worker, ctx.producer, [projection],
+                             bucket_names={BUCKET_KNOWLEDGE: ctx.bucket(BUCKET_KNOWLEDGE)},
+                             cut_on_triggers=True, cut_every=ctx.settings.runtime.cut_every)
 
 
 SPEC = WorkerSpec(name="knowledge", families=("msg", "session", "compaction", "feedback"),
                   feedback_kinds=(ACCESS_KIND, ANSWER_KIND), build=build, feedback=(ANSWER_KIND,),
                   config_sections=("knowledge",), buckets=(BUCKET_KNOWLEDGE,), llm=True,
-                  patterns=("workers.conversation", "workers.knowledge"))
+                  patterns=("workers.conversation", "workers.knowledge"),
+                  briefing=BRIEFING)

@@ -46,7 +46,7 @@ from workers.render import (
     plural,
     ranked_open_threads,
 )
-from workers.threads.summary import compose_summary, is_composed, said_in, without_title_frame
+from workers.summaries import compose_summary, is_composed, said_in, without_title_frame
 
 WINDOW_HOURS = 24
 MAX_TIMELINE_ENTRIES = 40

@@ -4,7 +4,7 @@ With ``ANTHROPIC_API_KEY`` set, the narrative worker asks Claude once per sessio
 per compaction — the reference's batches — to reword what the patterns extracted: thread
 titles and summaries, decisions (what and why) and commitments (the task). The answer is
 an *overlay*: ``NarrativeDoc.enhanced`` maps item ids to better texts, and the BOOTSTRAP
-shows them in place of the extracted ones (``apply_enhancements``).
+shows them in place of the extracted ones (``workers.briefing.enhance_threads`` and its kin).
 
 Where it runs, and why there (docs/briefing-eval.md, "LLM enhancement"):
 
@@ -29,7 +29,6 @@ title or summary change (``basis``).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, Final
@@ -45,7 +44,9 @@ from schemas.docs import (
     Enhancements,
     Thread,
 )
+from shared.llm.answers import decoded_items, has_shape
 from shared.quoting import quote_xml, xml_attrs
+from workers.briefing import thread_basis
 from workers.render import as_utc, clip_words, one_line, ranked_open_threads
 
 PURPOSE: Final = "briefing"
@@ -88,11 +89,6 @@ TOOL: Final[dict[str, Any]] = {
         },
     },
 }
-
-
-def thread_basis(t: Thread) -> str:
-    """What a thread's overlay was written from: once its title or summary change, it is stale."""
-    return hashlib.sha256(f"{t.title}\0{t.summary}".encode()).hexdigest()[:12]
 
 
 class Batch(msgspec.Struct, frozen=True, kw_only=True):
@@ -208,16 +204,6 @@ _DECISION: Final = msgspec.json.Decoder(_DecisionItem)
 _COMMITMENT: Final = msgspec.json.Decoder(_CommitmentItem)
 
 
-def _items(raws: Iterable[msgspec.Raw], decoder: msgspec.json.Decoder[Any]) -> list[Any]:
-    out = []
-    for raw in list(raws)[: MAX_ITEMS * 2]:
-        try:
-            out.append(decoder.decode(raw))
-        except msgspec.DecodeError:  # one malformed item costs that item
-            continue
-    return out
-
-
 def _text(value: str, limit: int) -> str:
     """One line; refused (empty) when longer than twice the room: a runaway answer."""
     text = one_line(value)
@@ -226,11 +212,7 @@ def _text(value: str, limit: int) -> str:
 
 def usable(text: str) -> bool:
     """Whether an answer has the tool's shape (an object of item lists)."""
-    try:
-        _ANSWER.decode(text)
-    except msgspec.DecodeError:
-        return False
-    return True
+    return has_shape(_ANSWER, text)
 
 
 def keys_from(context: object) -> BatchKeys | None:
@@ -252,21 +234,21 @@ def parse_answer(text: str | None, batch: Batch | BatchKeys) -> Enhancements:
     keys = batch if isinstance(batch, BatchKeys) else keys_of(batch)
     threads, decisions, commitments = keys.threads, keys.decisions, set(keys.commitments)
     out = Enhancements()
-    for item in _items(answer.threads, _THREAD):
+    for item in decoded_items(answer.threads, _THREAD, MAX_ITEMS * 2):
         if item.id not in threads:
             continue
         entry = EnhancedThread(title=_text(item.title, TITLE_CHARS), summary=_text(item.summary, SUMMARY_CHARS),
                                basis=threads[item.id])
         if entry.title or entry.summary:
             out.threads[item.id] = entry
-    for item in _items(answer.decisions, _DECISION):
+    for item in decoded_items(answer.decisions, _DECISION, MAX_ITEMS * 2):
         if item.id in decisions:
             # a reason the item did not give is the model's, not the conversation's
             why = _text(item.why, TEXT_CHARS) if decisions[item.id] else ""
             entry_d = EnhancedDecision(what=_text(item.what, TEXT_CHARS), why=why)
             if entry_d.what or entry_d.why:
                 out.decisions[item.id] = entry_d
-    for item in _items(answer.commitments, _COMMITMENT):
+    for item in decoded_items(answer.commitments, _COMMITMENT, MAX_ITEMS * 2):
         if item.id in commitments and (what := _text(item.what, TEXT_CHARS)):
             out.commitments[item.id] = EnhancedCommitment(what=what)
     return out
@@ -294,31 +276,3 @@ def merge_late(old: Enhancements | None, new: Enhancements) -> Enhancements | No
     merged = Enhancements(threads={**new.threads, **base.threads}, decisions={**new.decisions, **base.decisions},
                           commitments={**new.commitments, **base.commitments})
     return merged if (merged.threads or merged.decisions or merged.commitments) else None
-
-
-_replace = msgspec.structs.replace
-
-
-def enhance_threads(threads: Sequence[Thread], overlay: Enhancements | None) -> list[Thread]:
-    if overlay is None or not overlay.threads:
-        return list(threads)
-    def worded(t: Thread) -> Thread:
-        e = overlay.threads.get(t.id)
-        if e is None or e.basis != thread_basis(t):
-            return t  # none, or written from a title and summary that have changed since
-        return _replace(t, title=e.title or t.title, summary=e.summary or t.summary)
-
-    return [worded(t) for t in threads]
-
-
-def enhance_decisions(decisions: Sequence[Decision], overlay: Enhancements | None) -> list[Decision]:
-    if overlay is None or not overlay.decisions:
-        return list(decisions)
-    return [_replace(d, what=e.what or d.what, why=e.why or d.why) if (e := overlay.decisions.get(d.id)) else d
-            for d in decisions]
-
-
-def enhance_commitments(commitments: Sequence[Commitment], overlay: Enhancements | None) -> list[Commitment]:
-    if overlay is None or not overlay.commitments:
-        return list(commitments)
-    return [_replace(c, what=e.what or c.what) if (e := overlay.commitments.get(c.id)) else c for c in commitments]

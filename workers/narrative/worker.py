@@ -38,7 +38,9 @@ from shared.llm import Later, LlmClient, worker_llm
 from shared.names import BUCKET_COMMITMENTS, BUCKET_DECISIONS, BUCKET_NARRATIVES, BUCKET_SNAPSHOTS, BUCKET_THREADS
 from shared.projection import Projection, ProjectionHandler
 from shared.runtime import WorkerContext, WorkerSpec
+from workers.briefing import enhance_decisions, enhance_threads
 from workers.narrative import enhance
+from workers.narrative.briefing import SECTIONS as BRIEFING
 from workers.narrative.core import build_narrative_prompt, build_structured_narrative
 from workers.narrative.session import digest_message, new_digest
 from workers.narrative.timeline import TIMELINE_LABELS, TimelineEntry, is_daily_note, note_text, timeline_from_threads
@@ -101,9 +103,9 @@ def structured_narrative(now: datetime, tz: ZoneInfo, threads: ThreadsDoc | None
     threads' openings and closings (also what ``cortex narrative --fresh`` prints)."""
     if enhanced is not None:
         if threads is not None:
-            threads = msgspec.structs.replace(threads, threads=enhance.enhance_threads(threads.threads, enhanced))
+            threads = msgspec.structs.replace(threads, threads=enhance_threads(threads.threads, enhanced))
         if decisions is not None:
-            decisions = msgspec.structs.replace(decisions, decisions=enhance.enhance_decisions(
+            decisions = msgspec.structs.replace(decisions, decisions=enhance_decisions(
                 decisions.decisions, enhanced))
     entries = [TimelineEntry(ts=i.ts, kind=i.kind, text=i.text) for i in timeline
                if i.kind in TIMELINE_LABELS]
@@ -127,6 +129,11 @@ class NarrativeProjection(Projection[NarrativeDoc, NarrativeInputs]):
         self._llm = llm
         self._tz = ZoneInfo(ctx.settings.timezone)
         self._languages = ctx.settings.languages
+
+    async def aclose(self) -> None:
+        """Close its context (its own inputs reader) and its LLM client."""
+        await self._ctx.aclose()
+        await self._llm.aclose()
 
     def accepts(self, env: Envelope) -> bool:
         if not self._ctx.settings.narrative.enabled:
@@ -254,18 +261,6 @@ def sessions_after(sessions: Sequence[SessionDigest], env: Envelope) -> list[Ses
     return kept[-SESSIONS_MAX:]
 
 
-class NarrativeHandler(ProjectionHandler):
-    def __init__(self, ctx: WorkerContext, llm: LlmClient) -> None:
-        super().__init__(ctx.js, ctx.worker, ctx.producer, [NarrativeProjection(ctx, llm)],
-                         bucket_names={BUCKET_NARRATIVES: ctx.bucket(BUCKET_NARRATIVES)}, cut_on_triggers=True)
-        self._ctx = ctx
-        self._llm = llm
-
-    async def aclose(self) -> None:
-        await self._ctx.aclose()
-        await self._llm.aclose()
-
-
 def _trigger_of(context: object) -> datetime | None:
     try:
         return msgspec.convert(context, _Trigger).at
@@ -275,10 +270,12 @@ def _trigger_of(context: object) -> datetime | None:
 
 async def build(ctx: WorkerContext) -> ProjectionHandler:
     llm = await worker_llm(ctx, BUCKET_NARRATIVES, checks={enhance.PURPOSE: enhance.usable})
-    return NarrativeHandler(ctx, llm)
+    return ProjectionHandler(ctx.js, ctx.worker, ctx.producer, [NarrativeProjection(ctx, llm)],
+                             bucket_names={BUCKET_NARRATIVES: ctx.bucket(BUCKET_NARRATIVES)}, cut_on_triggers=True)
 
 
 SPEC = WorkerSpec(name="narrative", families=("msg", "session", "compaction", "notes", "feedback"),
                   feedback_kinds=(ANSWER_KIND,), feedback=(ANSWER_KIND,), build=build,
                   config_sections=("narrative",), buckets=(BUCKET_NARRATIVES,), sources=SOURCES, llm=True,
-                  patterns=("workers.narrative",))
+                  patterns=("workers.narrative",),
+                  briefing=BRIEFING)

@@ -21,6 +21,7 @@ from shared.errors import WorkerCannotRun
 from shared.names import BUCKET_RECALL
 from shared.runtime import WorkerContext, WorkerSpec
 from shared.service import ApiError, serve_worker
+from workers.recall.briefing import SECTIONS as BRIEFING
 from workers.recall.sources import APPLIED_FEEDBACK, SOURCES
 
 log = logging.getLogger(__name__)
@@ -111,4 +112,5 @@ SPEC = WorkerSpec(name="recall", families=("msg", "notes", "feedback", "session"
                   qdrant=True,
                   # the modules with its tables (the package holds the optional vector store stack)
                   patterns=("workers.recall.capture", "workers.recall.classifier", "workers.recall.conflicts",
-                            "workers.recall.markdown", "workers.recall.ranking"))
+                            "workers.recall.markdown", "workers.recall.ranking"),
+                  briefing=BRIEFING)

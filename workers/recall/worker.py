@@ -636,7 +636,7 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
         task.cancel()
     if stop.is_set():
         return
-    llm = LlmClient(ctx.settings, ctx.js, http_client=ctx.extras.get("llm_http_client"), name=f"{ctx.worker}-api")
+    llm = await worker_llm(ctx, None, defers=False)  # answers now or not at all: a request does not wait
     reranking = ctx.settings.recall.rerank and llm.enabled
     # shadow mode answers from its own collection (store_for) on recall-shadow, and publishes no
     # access events: they would change the live memories and facts

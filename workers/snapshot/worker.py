@@ -11,6 +11,7 @@ from shared.inputs import ComposedProjection, Reading
 from shared.names import BUCKET_SNAPSHOTS, BUCKET_THREADS
 from shared.projection import ProjectionHandler
 from shared.runtime import WorkerContext, WorkerSpec
+from workers.snapshot.briefing import SECTIONS as BRIEFING
 from workers.snapshot.core import build_snapshot_markdown, thread_state_line, window_messages
 
 # threads as of the compaction
@@ -45,20 +46,12 @@ class SnapshotProjection(ComposedProjection[SnapshotDoc]):
                            markdown=markdown, integrity=Integrity())
 
 
-class SnapshotHandler(ProjectionHandler):
-    def __init__(self, ctx: WorkerContext) -> None:
-        super().__init__(ctx.js, ctx.worker, ctx.producer, [SnapshotProjection(ctx)],
-                         # each compaction's snapshot a revision of its own, whatever the batch (shared.asof)
-                         bucket_names={BUCKET_SNAPSHOTS: ctx.bucket(BUCKET_SNAPSHOTS)}, cut_on_triggers=True)
-        self._ctx = ctx
-
-    async def aclose(self) -> None:
-        await self._ctx.aclose()
-
-
 async def build(ctx: WorkerContext) -> ProjectionHandler:
-    return SnapshotHandler(ctx)
+    return ProjectionHandler(ctx.js, ctx.worker, ctx.producer, [SnapshotProjection(ctx)],
+                             # each compaction's snapshot a revision of its own, whatever the batch (shared.asof)
+                             bucket_names={BUCKET_SNAPSHOTS: ctx.bucket(BUCKET_SNAPSHOTS)}, cut_on_triggers=True)
 
 
 SPEC = WorkerSpec(name="snapshot", families=("compaction",), build=build, config_sections=("precompaction",),
-                  buckets=(BUCKET_SNAPSHOTS,), sources=SOURCES)
+                  buckets=(BUCKET_SNAPSHOTS,), sources=SOURCES,
+                  briefing=BRIEFING)

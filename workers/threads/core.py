@@ -62,14 +62,9 @@ from workers.conversation.signals import (
 )
 from workers.conversation.statements import DecisionText
 from workers.render import clip_words
+from workers.summaries import compose_summary, without_title_frame
 from workers.threads.corrections import answered, reopen_corrected
-from workers.threads.summary import (
-    about_topic,
-    closing_sentence,
-    compose_summary,
-    follow_claims,
-    without_title_frame,
-)
+from workers.threads.summary import about_topic, closing_sentence, follow_claims
 from workers.threads.topics import Topic, track
 from workers.threads.waits import end_waits
 

@@ -7,7 +7,7 @@ threads document and its window of recent messages, ``ThreadsDoc.recent``):
 
 * **a correction reopens** — the user's next message in the session after the agent's turn
   that closed threads corrects it (the trace analyzer's correction phrases,
-  ``workers.traces.languages``: "that's wrong", "das stimmt nicht", …; not a message that also
+  ``workers.conversation.signal_languages``: "that's wrong", "das stimmt nicht", …; not a message that also
   thanks or praises, nor a plain "no" answering the agent's question): the threads the
   turn's latest message closed open again, and those an earlier message of the turn closed
   when the correction names their title's words. A thread closed by a message is recognised
@@ -31,11 +31,11 @@ import msgspec
 from schemas.docs import RecentMessage, Thread
 from schemas.events import MessageEvent
 from workers.conversation.patterns import MatchText, PatternSet, prepare_text
+from workers.conversation.signal_patterns import SignalPatterns, get_signal_patterns
 from workers.conversation.signals import Words, matches_title, words_of
 from workers.render import clip_words
 from workers.threads.summary import ABOUT_CHARS, closing_sentence
 from workers.threads.topics import HEAD_CHARS
-from workers.traces.patterns import SignalPatterns, get_signal_patterns
 
 _replace = msgspec.structs.replace
 

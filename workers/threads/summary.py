@@ -32,13 +32,9 @@ from workers.conversation.claims import claim_of, conflicts
 from workers.conversation.patterns import MatchText, PatternSet
 from workers.conversation.sentences import clip_around, sentence_around, sentence_ends, sentence_spans, tidy
 from workers.render import clip_words
+from workers.summaries import CJK, MIN_REST_WORDS
 
 ABOUT_CHARS: Final = 120
-DECIDED_CHARS: Final = 140
-WAITING_CHARS: Final = 80
-_MIN_REST_WORDS: Final = 3
-_END: Final = ".!?…。！？"
-_CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
 
 def _sentence_case(text: str) -> str:
@@ -47,7 +43,7 @@ def _sentence_case(text: str) -> str:
 
 def _says_something(text: str) -> bool:
     """At least a few words (CJK, written without spaces: twice as many characters)."""
-    return len(text.split()) >= _MIN_REST_WORDS or (bool(_CJK.search(text)) and len(text) >= 2 * _MIN_REST_WORDS)
+    return len(text.split()) >= MIN_REST_WORDS or (bool(CJK.search(text)) and len(text) >= 2 * MIN_REST_WORDS)
 
 
 def about_topic(text: MatchText, topic: str) -> str:
@@ -64,7 +60,7 @@ def about_topic(text: MatchText, topic: str) -> str:
     # a rest glued to the topic is its cue's tail, no content: "결제 모듈에 대해 이야기해요"
     glued = after < end and original[after].isalnum()
     rest = tidy(original[after:end])
-    if not glued and len(rest.split()) >= _MIN_REST_WORDS:
+    if not glued and len(rest.split()) >= MIN_REST_WORDS:
         return clip_words(_sentence_case(rest), ABOUT_CHARS)
     # the cue sentence names the topic only: the sentence after it says what it is about
     # ("결제 모듈에 대해 이야기해요. 환불 처리가 자주 실패합니다.")
@@ -84,62 +80,6 @@ def closing_sentence(text: MatchText, patterns: PatternSet) -> str:
     original = text.original
     start, end = sentence_around(original, sentence_ends(original), min(at + 1, len(original) - 1))
     return _sentence_case(clip_around(tidy(original[start:end]), at - start, ABOUT_CHARS))
-
-
-_FRAME_WORDS: Final = 3  # "Regarding the", "As for the", "Zum": at most this many words before the title
-
-
-def without_title_frame(summary: str, title: str) -> str:
-    """A closing sentence without the frame that names its thread's title again: a closed
-    thread is about the sentence that closed it, so the multi-day history's day 3 read
-    "✅ staging registry credentials: Regarding the staging registry credentials: the token
-    expired, I renewed it." Up to three words, the title, a colon, comma or dash, and at
-    least three words after it: "The token expired, I renewed it." (Under ✅ a dropped "We
-    finished the" says nothing the mark does not; "The auth migration is done ✅ …" goes on
-    past the title without a mark and stays as it is.)"""
-    if not title.strip():
-        return summary
-    frame = re.match(rf"(?:\S+\s+){{0,{_FRAME_WORDS}}}{re.escape(title.strip())}\s*(?::|,|\s[—–-])\s+", summary,
-                     re.IGNORECASE)
-    if frame is None:
-        return summary
-    rest = summary[frame.end():]
-    if len(rest.split()) < _MIN_REST_WORDS:
-        return summary
-    return rest[:1].upper() + rest[1:]
-
-
-def _sentence(text: str) -> str:
-    text = text.strip()
-    if not text or text[-1] in _END:
-        return text
-    return text + ("。" if _CJK.match(text[-1]) else ".")
-
-
-def compose_summary(thread: Thread, *, decided: bool = True, waiting: bool = True) -> str:
-    """``about`` and where the thread stands, in short sentences.
-
-    A reader with the decision or the wait shown elsewhere (a briefing's decisions list, a
-    line of its own) asks for the summary without it: ``decided`` / ``waiting`` False."""
-    parts = [_sentence(thread.about or thread.title)]
-    if decided and thread.decisions:
-        parts.append(_sentence(f"Decided: {clip_words(thread.decisions[-1], DECIDED_CHARS)}"))
-    # a closed thread's about is the sentence that closed it; what it waited for is over
-    if waiting and thread.status == "open" and thread.waiting_for and not said_in(thread.waiting_for, parts[0]):
-        parts.append(_sentence(f"Waiting for: {clip_words(thread.waiting_for, WAITING_CHARS)}"))
-    return " ".join(parts)
-
-
-def is_composed(thread: Thread) -> bool:
-    """Whether the thread's summary is ``compose_summary``'s (not one written elsewhere — an
-    imported thread, an older version's): only then may a reader recompose it without a part."""
-    return bool(thread.about) and " ".join(thread.summary.split()) == " ".join(compose_summary(thread).split())
-
-
-def said_in(part: str, text: str) -> bool:
-    """Whether ``text`` says ``part`` already (whitespace and case aside)."""
-    needle = " ".join(part.split()).lower()
-    return bool(needle) and needle in " ".join(text.split()).lower()
 
 
 def follow_claims(threads: list[Thread], original: str, sender: str | None) -> list[Thread]:
@@ -181,5 +121,5 @@ def _frame_words(about: str) -> frozenset[str]:
     ("deploy" of "Our deploy day is Tuesday"; none in a language written without spaces)."""
     claim = claim_of(about)
     value = set(claim.value.split()) if claim is not None else set()
-    return frozenset(w for w in _word_set(about) if len(w) >= 4 and w not in value and not _CJK.search(w))
+    return frozenset(w for w in _word_set(about) if len(w) >= 4 and w not in value and not CJK.search(w))
 

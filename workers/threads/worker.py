@@ -10,6 +10,7 @@ from shared.names import BUCKET_THREADS
 from shared.projection import EventProjection, ProjectionHandler
 from shared.runtime import WorkerContext, WorkerSpec
 from workers.conversation.patterns import PatternSet, get_patterns
+from workers.threads.briefing import SECTIONS as BRIEFING
 from workers.threads.core import apply_feedback, apply_message
 
 FEEDBACK_KINDS = frozenset({"thread_close", "thread_priority"})
@@ -49,4 +50,5 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
 SPEC = WorkerSpec(name="threads", families=("msg", "feedback", "session", "compaction"),
                   feedback_kinds=tuple(sorted(FEEDBACK_KINDS)), build=build,
                   config_sections=("threads",), buckets=(BUCKET_THREADS,),
-                  patterns=("workers.conversation", "workers.threads", "workers.traces.languages"))
+                  patterns=("workers.conversation", "workers.threads"),
+                  briefing=BRIEFING)

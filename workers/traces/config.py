@@ -8,7 +8,7 @@ from datetime import timedelta
 from typing import Final
 
 from shared.config import TracesSettings, parse_redact_patterns, parse_signals
-from workers.traces.patterns import SignalPatterns, get_signal_patterns
+from workers.conversation.signal_patterns import SignalPatterns, get_signal_patterns
 
 # Per agent, whatever the input: the chains followed at once, the steps each remembers,
 # the failure fingerprints kept for repeat_fail and the sessions each lists.

@@ -66,6 +66,7 @@ from schemas.docs import Integrity, Operation, OperationsDoc
 from schemas.events import FeedbackEvent, MessageEvent, RunEvent, SessionEvent, ToolEvent
 from shared.config import TracesSettings, parse_redact_patterns
 from shared.openclaw import contract_session
+from workers.render import is_unread
 from workers.traces.redact import as_text, excerpt
 from workers.traces.tools import result_text, tool_error
 
@@ -110,26 +111,6 @@ def operations_config(settings: TracesSettings) -> OperationsConfig:
 
 def empty_operations_doc(ts: datetime) -> OperationsDoc:
     return OperationsDoc(updated=ts, operations=[], integrity=Integrity())
-
-
-def is_unread(op: Operation) -> bool:
-    """A result the agent has not been shown (``[NEW RESULT]`` / ``[FAILED]``)."""
-    return op.status != "pending" and not op.seen
-
-
-def is_waiting(op: Operation) -> bool:
-    """Still pending after its turn ended (``[PENDING]``); a call in a running turn is not."""
-    return op.status == "pending" and not op.open
-
-
-def marker(op: Operation) -> str:
-    """The design's marker of an operation the agent must hear about (``[PENDING]``,
-    ``[NEW RESULT]``, ``[FAILED]``), else its plain status."""
-    if is_waiting(op):
-        return "[PENDING]"
-    if is_unread(op):
-        return "[FAILED]" if op.status == "failed" else "[NEW RESULT]"
-    return op.status
 
 
 def orphaned(ops: list[Operation], now: datetime, orphan_after: timedelta) -> list[Operation]:

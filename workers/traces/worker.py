@@ -26,6 +26,7 @@ from shared.names import BUCKET_OPERATIONS, BUCKET_TRACES
 from shared.projection import EventProjection, Projection, ProjectionHandler
 from shared.runtime import WorkerContext, WorkerSpec
 from workers.traces import triage
+from workers.traces.briefing import SECTIONS as BRIEFING
 from workers.traces.config import TraceConfig, trace_config
 from workers.traces.core import apply_event
 from workers.traces.operations import SEEN_KIND, OperationsConfig, apply_operation_event, operations_config
@@ -64,10 +65,16 @@ class TracesProjection(Projection[TraceDoc, dict[str, Triage]]):
         self._settings = settings
         self._config = config
         self._llm = llm if llm is not None and llm.enabled and settings.llm_triage else None
+        self._client = llm  # closed with the projection, used or not
         # the last derivation, (event seq, document before, after): ``prepare`` derives the
         # document to find the event's new findings, and the ``compose`` that follows it on
         # the same document reuses it (a rebase composes on another one: derived again)
         self._last: tuple[int, TraceDoc | None, TraceDoc | None] | None = None
+
+    async def aclose(self) -> None:
+        """Close the LLM client it was given."""
+        if self._client is not None:
+            await self._client.aclose()
 
     def accepts(self, env: Envelope) -> bool:
         return self._settings.enabled and isinstance(env.event, _TRACE_EVENTS)
@@ -148,30 +155,22 @@ class OperationsProjection(EventProjection[OperationsDoc]):
         return apply_operation_event(doc, event, env.kind or "", self._config)
 
 
-class TracesHandler(ProjectionHandler):
-    def __init__(self, ctx: WorkerContext, llm: LlmClient) -> None:
-        settings = ctx.settings.traces
-        super().__init__(
-            ctx.js, ctx.worker, ctx.producer,
-            [TracesProjection(settings, trace_config(settings, ctx.settings.languages), llm),
-             OperationsProjection(settings, operations_config(settings))],
-            bucket_names={b: ctx.bucket(b) for b in (BUCKET_TRACES, BUCKET_OPERATIONS)},
-            cut_on_triggers=True, cut_every=ctx.settings.runtime.cut_every,
-        )
-        self._llm = llm
-
-    async def aclose(self) -> None:
-        await self._llm.aclose()
-
-
 async def build(ctx: WorkerContext) -> ProjectionHandler:
     llm = await worker_llm(ctx, BUCKET_TRACES, checks={triage.PURPOSE: lambda text: triage.parse_answer(text)
                                                        is not None})
-    return TracesHandler(ctx, llm)
+    settings = ctx.settings.traces
+    return ProjectionHandler(
+        ctx.js, ctx.worker, ctx.producer,
+        [TracesProjection(settings, trace_config(settings, ctx.settings.languages), llm),
+         OperationsProjection(settings, operations_config(settings))],
+        bucket_names={b: ctx.bucket(b) for b in (BUCKET_TRACES, BUCKET_OPERATIONS)},
+        cut_on_triggers=True, cut_every=ctx.settings.runtime.cut_every,
+    )
 
 
 # compaction events are consumed only as cuts for composed documents
 SPEC = WorkerSpec(name="traces", families=("msg", "session", "tool", "run", "feedback", "compaction"),
                   feedback_kinds=(SEEN_KIND, ANSWER_KIND), feedback=(ANSWER_KIND,), build=build,
                   config_sections=("traces",), buckets=(BUCKET_TRACES, BUCKET_OPERATIONS), llm=True,
-                  patterns=("workers.conversation", "workers.traces"))
+                  patterns=("workers.conversation", "workers.traces"),
+                  briefing=BRIEFING)

@@ -7,6 +7,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
+from briefing_sections import DOC_BUCKETS, boot_inputs, replaced
 
 from schemas.docs import (
     ChannelsDoc,
@@ -105,7 +106,18 @@ class Make:
 
     @staticmethod
     def inputs(**kw: Any) -> BootInputs:
-        return BootInputs(**{"agent": "main", "now": NOW, **kw})
+        """Inputs of the documents named as the sections' (``threads=``, ``knowledge=``, …;
+        ``key_memories=`` and ``key_owners=`` make recall's document), the rest as given."""
+        return boot_inputs(**kw)
+
+    @staticmethod
+    def replaced(inputs: BootInputs, **docs: Any) -> BootInputs:
+        """``inputs`` with the documents named as the sections' replaced."""
+        return replaced(inputs, **docs)
+
+    @staticmethod
+    def doc(inputs: BootInputs, name: str) -> Any:
+        return inputs.docs.get(DOC_BUCKETS[name])
 
 
 @pytest.fixture

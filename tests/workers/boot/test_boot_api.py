@@ -26,11 +26,11 @@ from workers.boot.worker import serve
 @pytest.fixture
 async def boot_api(nc: Client, tmp_path: Path, wait_for: Callable[..., Awaitable[Any]]) -> AsyncIterator[None]:
     settings = load_settings({"CORTEX_DATA_DIR": str(tmp_path)})
-    from workers.registry import doc_buckets  # every worker's document buckets
+    from workers.registry import all_specs, doc_buckets  # every worker's document buckets
 
     await provision(nc.jetstream(), settings, [], doc_buckets())
     ctx = WorkerContext(nc=nc, js=nc.jetstream(), settings=settings, worker="boot", consumer="",
-                        producer="boot@test", health=Health("boot-api"))
+                        producer="boot@test", health=Health("boot-api"), catalog=all_specs())
     stop = asyncio.Event()
     task = asyncio.create_task(serve(ctx, stop))
 

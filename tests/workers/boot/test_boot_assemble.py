@@ -11,11 +11,12 @@ import random
 from datetime import timedelta
 
 import msgspec
+from briefing_sections import SECTIONS
 
 from shared.config import BootSettings
 from workers.boot import assemble_boot
-from workers.boot.context import snapshot_section
 from workers.narrative import TimelineEntry, build_structured_narrative
+from workers.snapshot.briefing import snapshot_section
 
 SECTION_HEADINGS = [
     "# Context Briefing",
@@ -46,13 +47,13 @@ def full_inputs(make):
 
 
 def test_every_section_appears_when_its_data_exists(make, settings, tz):
-    md = assemble_boot(full_inputs(make), settings, tz)
+    md = assemble_boot(SECTIONS, full_inputs(make), settings, tz)
     for heading in SECTION_HEADINGS:
         assert heading in md, heading
 
 
 def test_sections_come_in_the_design_order(make, settings, tz):
-    md = assemble_boot(full_inputs(make), settings, tz)
+    md = assemble_boot(SECTIONS, full_inputs(make), settings, tz)
     positions = [md.index(h) for h in SECTION_HEADINGS]
     assert positions == sorted(positions)
     assert md.index("\n---\n") < md.index("_Boot context |")
@@ -60,7 +61,7 @@ def test_sections_come_in_the_design_order(make, settings, tz):
 
 def test_empty_state_gives_valid_minimal_document_with_header_and_footer(make, settings, tz):
     """port: handles empty state gracefully."""
-    md = assemble_boot(make.inputs(), settings, tz)
+    md = assemble_boot(SECTIONS, make.inputs(), settings, tz)
     assert md.startswith("# Context Briefing\nGenerated: 2026-02-17T11:30:02Z | Local: 12:30\n")
     assert "## ⚡ State\nMode: Afternoon — execution mode\n" in md
     assert md.endswith("---\n_Boot context | 0 active threads | 0 recent decisions | 0 open commitments_")
@@ -70,7 +71,7 @@ def test_empty_state_gives_valid_minimal_document_with_header_and_footer(make, s
 
 
 def test_minimal_document_exact_text(make, settings, tz):
-    md = assemble_boot(make.inputs(missing=["threads"], threads=None), settings, tz)
+    md = assemble_boot(SECTIONS, make.inputs(missing=["threads"], threads=None), settings, tz)
     assert md == (
         "# Context Briefing\n"
         "Generated: 2026-02-17T11:30:02Z | Local: 12:30\n"
@@ -82,28 +83,28 @@ def test_minimal_document_exact_text(make, settings, tz):
         "---\n"
         "_Boot context | 0 active threads | 0 recent decisions | 0 open commitments_"
     )
-    md = assemble_boot(make.inputs(missing=["threads"], threads=None, lagging=["threads"]), settings, tz)
+    md = assemble_boot(SECTIONS, make.inputs(missing=["threads"], threads=None, lagging=["threads"]), settings, tz)
     assert "Last activity: none recorded\n" in md
     assert "⚠️ No data at all for this agent yet — no worker has produced a document (no data from: threads).\n" in md
 
 
 def test_produces_header_and_generated_line(make, settings, tz):
     """port: produces valid markdown with header."""
-    md = assemble_boot(make.inputs(threads=make.threads()), settings, tz)
+    md = assemble_boot(SECTIONS, make.inputs(threads=make.threads()), settings, tz)
     assert "# Context Briefing" in md
     assert "Generated:" in md
 
 
 def test_includes_execution_mode(make, settings, tz):
     """port: includes execution mode."""
-    assert "Mode:" in assemble_boot(make.inputs(threads=make.threads()), settings, tz)
+    assert "Mode:" in assemble_boot(SECTIONS, make.inputs(threads=make.threads()), settings, tz)
 
 
 def test_includes_active_threads_section_with_waits_and_decisions(make, settings, tz):
     """port: includes active threads section."""
     thread = make.thread("1", title="auth migration", priority="high", summary="Migrating to OAuth2",
                          decisions=["use PKCE"], waiting_for="code review", mood="productive")
-    md = assemble_boot(make.inputs(threads=make.threads(thread)), settings, tz)
+    md = assemble_boot(SECTIONS, make.inputs(threads=make.threads(thread)), settings, tz)
     assert "🧵 Active Threads" in md
     assert "### 🟠 auth migration [productive]\n" in md
     # local time (Berlin), as the header's "Local:" and the timeline; the reference showed UTC
@@ -116,7 +117,7 @@ def test_includes_active_threads_section_with_waits_and_decisions(make, settings
 def test_closed_threads_are_excluded_from_active_threads(make, settings, tz):
     threads = make.threads(make.thread("1", title="open one"),
                            make.thread("2", title="closed one", status="closed"))
-    md = assemble_boot(make.inputs(threads=threads), settings, tz)
+    md = assemble_boot(SECTIONS, make.inputs(threads=threads), settings, tz)
     assert "open one" in md
     assert "closed one" not in md
     assert "| 1 active thread |" in md  # the reference said "1 active threads"
@@ -126,7 +127,7 @@ def test_includes_recent_decisions_section(make, settings, tz):
     """port: includes recent decisions section."""
     decisions = make.decisions(make.decision("d1", what="decided to use TypeScript", why="Type safety",
                                              impact="high"))
-    md = assemble_boot(make.inputs(decisions=decisions), settings, tz)
+    md = assemble_boot(SECTIONS, make.inputs(decisions=decisions), settings, tz)
     assert (
         "## 🎯 Recent Decisions\n- 🟠 **decided to use TypeScript** (2026-02-17)\n  Why: Type safety\n"
     ) in md
@@ -134,14 +135,14 @@ def test_includes_recent_decisions_section(make, settings, tz):
 
 def test_includes_narrative_when_fresh(make, settings, tz):
     """port: includes narrative when fresh."""
-    md = assemble_boot(make.inputs(narrative=make.narrative()), settings, tz)
+    md = assemble_boot(SECTIONS, make.inputs(narrative=make.narrative()), settings, tz)
     assert "## 📖 Narrative (last 24h)\nToday was productive. Built the cortex plugin.\n" in md
 
 
 def test_excludes_narrative_older_than_36_hours(make, settings, tz):
     """port: excludes narrative when stale (>36h)."""
     narrative = make.narrative("Old narrative content here", age=timedelta(hours=48))
-    md = assemble_boot(make.inputs(narrative=narrative), settings, tz)
+    md = assemble_boot(SECTIONS, make.inputs(narrative=narrative), settings, tz)
     assert "Old narrative content" not in md
     assert "📖 Narrative" not in md
 
@@ -149,8 +150,8 @@ def test_excludes_narrative_older_than_36_hours(make, settings, tz):
 def test_narrative_freshness_boundary_is_36_hours(make, settings, tz):
     young = make.narrative("young narrative", age=timedelta(hours=36) - timedelta(seconds=1))
     old = make.narrative("old narrative", age=timedelta(hours=36))
-    assert "young narrative" in assemble_boot(make.inputs(narrative=young), settings, tz)
-    assert "old narrative" not in assemble_boot(make.inputs(narrative=old), settings, tz)
+    assert "young narrative" in assemble_boot(SECTIONS, make.inputs(narrative=young), settings, tz)
+    assert "old narrative" not in assemble_boot(SECTIONS, make.inputs(narrative=old), settings, tz)
 
 
 def test_a_narrative_written_earlier_says_which_24_hours_it_tells(make, settings, tz):
@@ -161,7 +162,7 @@ def test_a_narrative_written_earlier_says_which_24_hours_it_tells(make, settings
     made = make.now - timedelta(hours=12)  # 00:30 in Berlin, the briefing's day
     timeline = [TimelineEntry(ts=made - timedelta(hours=23), kind="session_start", text="s-old")]
     markdown = build_structured_narrative(made, tz, None, None, timeline)
-    md = assemble_boot(make.inputs(narrative=make.narrative(markdown, age=timedelta(hours=12))), settings, tz)
+    md = assemble_boot(SECTIONS, make.inputs(narrative=make.narrative(markdown, age=timedelta(hours=12))), settings, tz)
     assert "Narrative (last 24h)" not in md
     # the entry is 35 hours before the briefing, within the 24 hours the heading names
     assert "## 📖 Narrative (24h to 00:30 today)\n*Tuesday, 17. February 2026 — Narrative*\n\n**Timeline:**\n" \
@@ -169,7 +170,7 @@ def test_a_narrative_written_earlier_says_which_24_hours_it_tells(make, settings
 
     def heading(age: timedelta, **kw: int) -> str:
         narrative = make.narrative(age=age)
-        text = assemble_boot(make.inputs(narrative=narrative), msgspec.structs.replace(settings, **kw), tz)
+        text = assemble_boot(SECTIONS, make.inputs(narrative=narrative), msgspec.structs.replace(settings, **kw), tz)
         return next(line for line in text.split("\n") if "📖" in line)
 
     assert heading(timedelta(seconds=59)) == "## 📖 Narrative (last 24h)"
@@ -185,7 +186,7 @@ def test_a_dated_narrative_heading_takes_its_room_from_the_narrative(make, setti
     fresh = "## 📖 Narrative (last 24h)\n"
     for age in (timedelta(0), timedelta(hours=20), timedelta(days=6)):
         narrative = make.narrative("N" * 2500, age=age)
-        md = assemble_boot(make.inputs(narrative=narrative), msgspec.structs.replace(
+        md = assemble_boot(SECTIONS, make.inputs(narrative=narrative), msgspec.structs.replace(
             settings, narrative_max_age_hours=168), tz)
         section = "## 📖" + md.split("## 📖", 1)[1].split("\n\n", 1)[0]
         assert len(section) == len(fresh) + 2000, section[:60]
@@ -194,7 +195,7 @@ def test_a_dated_narrative_heading_takes_its_room_from_the_narrative(make, setti
 def test_includes_hot_snapshot_when_fresh(make, settings, tz):
     """port: includes hot snapshot when fresh — under a line saying when, without the
     snapshot's own heading (a "# Hot Snapshot" inside the briefing reads as one of its own)."""
-    md = assemble_boot(make.inputs(snapshot=make.snapshot(age=timedelta(minutes=5))), settings, tz)
+    md = assemble_boot(SECTIONS, make.inputs(snapshot=make.snapshot(age=timedelta(minutes=5))), settings, tz)
     assert ("## 🔥 Last Session Snapshot\nCompacted 5m ago (2026-02-17T11:25:02Z).\n\nRecent conversation...\n"
             in md)
     assert "# Hot Snapshot" not in md
@@ -203,14 +204,14 @@ def test_includes_hot_snapshot_when_fresh(make, settings, tz):
 def test_a_snapshot_of_no_messages_is_no_section(make, settings, tz):
     empty = msgspec.structs.replace(make.snapshot("# Hot Snapshot\n\n(No recent messages captured)\n"),
                                     messages_snapshotted=0)
-    md = assemble_boot(make.inputs(snapshot=empty), settings, tz)
+    md = assemble_boot(SECTIONS, make.inputs(snapshot=empty), settings, tz)
     assert "Last Session Snapshot" not in md and "No recent messages" not in md
 
 
 def test_excludes_hot_snapshot_older_than_one_hour(make, settings, tz):
     """port: excludes hot snapshot when stale (>1h)."""
     snapshot = make.snapshot("# Old Snapshot\nOld conversation...", age=timedelta(hours=2))
-    md = assemble_boot(make.inputs(snapshot=snapshot), settings, tz)
+    md = assemble_boot(SECTIONS, make.inputs(snapshot=snapshot), settings, tz)
     assert "Old Snapshot" not in md
     assert "🔥 Last Session Snapshot" not in md
 
@@ -218,26 +219,26 @@ def test_excludes_hot_snapshot_older_than_one_hour(make, settings, tz):
 def test_snapshot_freshness_boundary_is_one_hour(make, settings, tz):
     young = make.snapshot("young snapshot", age=timedelta(minutes=59, seconds=59))
     old = make.snapshot("old snapshot", age=timedelta(hours=1))
-    assert "young snapshot" in assemble_boot(make.inputs(snapshot=young), settings, tz)
-    assert "old snapshot" not in assemble_boot(make.inputs(snapshot=old), settings, tz)
+    assert "young snapshot" in assemble_boot(SECTIONS, make.inputs(snapshot=young), settings, tz)
+    assert "old snapshot" not in assemble_boot(SECTIONS, make.inputs(snapshot=old), settings, tz)
 
 
 def test_freshness_is_measured_against_the_trigger_time_not_the_clock(make, settings, tz):
     """A snapshot from 2026 is fresh for a trigger 10 minutes later, whenever the test runs."""
     snapshot = make.snapshot("snapshot of the trigger's hour", age=timedelta(minutes=10))
-    assert "snapshot of the trigger's hour" in assemble_boot(make.inputs(snapshot=snapshot), settings, tz)
+    assert "snapshot of the trigger's hour" in assemble_boot(SECTIONS, make.inputs(snapshot=snapshot), settings, tz)
 
 
 def test_includes_footer_with_stats(make, settings, tz):
     """port: includes footer with stats (counted in words: the reference's "1 active threads" miscounted)."""
-    md = assemble_boot(full_inputs(make), settings, tz)
+    md = assemble_boot(SECTIONS, full_inputs(make), settings, tz)
     assert md.endswith("---\n_Boot context | 1 active thread | 1 recent decision | 1 open commitment_")
 
 
 def test_excludes_decisions_older_than_recency_days(make, settings, tz):
     """port: excludes decisions older than decisionRecencyDays."""
     old = make.decision("old", what="old decision about fonts", date="2026-01-18", why="legacy")
-    md = assemble_boot(make.inputs(decisions=make.decisions(old)), settings, tz)
+    md = assemble_boot(SECTIONS, make.inputs(decisions=make.decisions(old)), settings, tz)
     assert "old decision about fonts" not in md
     assert "🎯 Recent Decisions" not in md
 
@@ -245,13 +246,13 @@ def test_excludes_decisions_older_than_recency_days(make, settings, tz):
 def test_limits_threads_to_max_threads_in_boot(make, settings, tz):
     """port: limits threads to maxThreadsInBoot."""
     threads = make.threads(*(make.thread(f"t-{i}") for i in range(15)))
-    md = assemble_boot(make.inputs(threads=threads), BootSettings(max_threads_in_boot=3), tz)
+    md = assemble_boot(SECTIONS, make.inputs(threads=threads), BootSettings(max_threads_in_boot=3), tz)
     assert md.count("\n### ") == 3
     assert "_… 12 more open threads not shown_" in md
 
 
 def test_sections_without_data_are_absent(make, settings, tz):
-    md = assemble_boot(make.inputs(
+    md = assemble_boot(SECTIONS, make.inputs(
         commitments=make.commitments(make.commitment("c1", status="done")),
         knowledge=make.knowledge(),
         channels=make.channels(
@@ -267,7 +268,7 @@ def test_sections_without_data_are_absent(make, settings, tz):
 
 def test_same_inputs_give_the_same_string(make, settings, tz):
     inputs = full_inputs(make)
-    assert assemble_boot(inputs, settings, tz) == assemble_boot(inputs, settings, tz)
+    assert assemble_boot(SECTIONS, inputs, settings, tz) == assemble_boot(SECTIONS, inputs, settings, tz)
 
 
 def test_output_does_not_depend_on_document_list_order(make, settings, tz):
@@ -279,7 +280,7 @@ def test_output_does_not_depend_on_document_list_order(make, settings, tz):
     random.Random(7).shuffle(shuffled_decisions)
     a = make.inputs(threads=make.threads(*threads), decisions=make.decisions(*decisions))
     b = make.inputs(threads=make.threads(*shuffled_threads), decisions=make.decisions(*shuffled_decisions))
-    assert assemble_boot(a, settings, tz) == assemble_boot(b, settings, tz)
+    assert assemble_boot(SECTIONS, a, settings, tz) == assemble_boot(SECTIONS, b, settings, tz)
 
 
 def test_reference_demo_briefing(make, settings, tz):
@@ -290,7 +291,7 @@ def test_reference_demo_briefing(make, settings, tz):
         make.thread("c", title="the Kubernetes cluster", last_activity=make.now - timedelta(minutes=1)),
         mood="excited",
     )
-    md = assemble_boot(make.inputs(threads=threads), settings, tz)
+    md = assemble_boot(SECTIONS, make.inputs(threads=threads), settings, tz)
     assert "Last session mood: excited 🔥" in md
     active = md[md.index("## 🧵 Active Threads"):]
     assert active.index("the Kubernetes cluster") < active.index("dem Performance-Bug")

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from briefing_sections import SECTIONS
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from shared.config import BootSettings
-from workers.boot import DESIGN_BUDGETS, TRUNCATION_MARKER, assemble_boot, scaled_budgets
-from workers.boot.budget import bounded, clip, enforce_limit, fit_blocks, section
+from workers.boot import TRUNCATION_MARKER, assemble_boot
+from workers.boot.budget import FOOTER_CHARS, HEADER_STATE_CHARS, enforce_limit, scaled
+from workers.briefing import bounded, clip, fit_blocks, section
 
 
 def bulky_threads(make, count=20):
@@ -43,7 +45,7 @@ def bulky_everything(make):
 
 def test_twenty_bulky_threads_stay_within_2000_characters_plus_marker(make, tz):
     """port: truncates output exceeding maxChars (2000 + truncation marker)."""
-    md = assemble_boot(make.inputs(threads=bulky_threads(make)), BootSettings(max_chars=2000), tz)
+    md = assemble_boot(SECTIONS, make.inputs(threads=bulky_threads(make)), BootSettings(max_chars=2000), tz)
     assert len(md) <= 2000 + len(TRUNCATION_MARKER)
     # The section budget already keeps it whole: the footer survives, with what was shown.
     assert md.endswith("_Boot context | 1 active thread | 0 recent decisions | 0 open commitments_")
@@ -51,7 +53,7 @@ def test_twenty_bulky_threads_stay_within_2000_characters_plus_marker(make, tz):
 
 
 def test_bulky_everything_is_hard_cut_with_the_reference_marker(make, tz):
-    md = assemble_boot(bulky_everything(make), BootSettings(max_chars=2000), tz)
+    md = assemble_boot(SECTIONS, bulky_everything(make), BootSettings(max_chars=2000), tz)
     assert len(md) == 2000 + len(TRUNCATION_MARKER)
     assert md.endswith("\n\n_[truncated to token budget]_")
     assert "[truncated" in md
@@ -59,13 +61,13 @@ def test_bulky_everything_is_hard_cut_with_the_reference_marker(make, tz):
 
 def test_does_not_truncate_within_budget(make, tz):
     """port: does not truncate within budget."""
-    md = assemble_boot(make.inputs(threads=make.threads(make.thread("1"))), BootSettings(max_chars=64000), tz)
+    md = assemble_boot(SECTIONS, make.inputs(threads=make.threads(make.thread("1"))), BootSettings(max_chars=64000), tz)
     assert "[truncated" not in md
 
 
 def test_max_chars_argument_overrides_the_setting(make, tz):
     inputs = bulky_everything(make)
-    md = assemble_boot(inputs, BootSettings(max_chars=64000), tz, max_chars=2500)
+    md = assemble_boot(SECTIONS, inputs, BootSettings(max_chars=64000), tz, max_chars=2500)
     assert len(md) <= 2500 + len(TRUNCATION_MARKER)
 
 
@@ -77,49 +79,50 @@ def test_output_never_exceeds_max_chars_plus_marker(make, tz, max_chars, threads
     inputs = bulky_everything(make)
     inputs = make.inputs(**{**{f: getattr(inputs, f) for f in inputs.__struct_fields__},
                             "threads": bulky_threads(make, threads)})
-    md = assemble_boot(inputs, BootSettings(max_chars=max_chars, max_threads_in_boot=20), tz)
+    md = assemble_boot(SECTIONS, inputs, BootSettings(max_chars=max_chars, max_threads_in_boot=20), tz)
     assert len(md) <= max_chars + len(TRUNCATION_MARKER)
 
 
 def test_each_content_section_keeps_its_scaled_budget(make, tz):
-    md = assemble_boot(bulky_everything(make), BootSettings(max_chars=64000), tz)
-    budgets = scaled_budgets(64000)
+    md = assemble_boot(SECTIONS, bulky_everything(make), BootSettings(max_chars=64000), tz)
+    budgets = {s.name: scaled(s.chars, 64000) for s in SECTIONS}
     sections = md.split("\n## ")
     by_heading = {s.split("\n", 1)[0]: "## " + s + "\n" for s in sections[1:]}
-    assert len(by_heading["🧵 Active Threads"]) <= budgets.threads + 1
-    assert len(by_heading["🎯 Recent Decisions"]) <= budgets.decisions + 1
+    assert len(by_heading["🧵 Active Threads"]) <= budgets["threads"] + 1
+    assert len(by_heading["🎯 Recent Decisions"]) <= budgets["decisions"] + 1
     snapshot_body = by_heading["🔥 Last Session Snapshot"].split("\n", 1)[1]
     taken = "Compacted just now (2026-02-17T11:30:02Z).\n\n"
-    assert snapshot_body.strip() == taken + "S" * (budgets.snapshot - len(taken) - 1) + "…"
+    assert snapshot_body.strip() == taken + "S" * (budgets["snapshot"] - len(taken) - 1) + "…"
     narrative_body = by_heading["📖 Narrative (last 24h)"].split("\n", 1)[1]
-    assert narrative_body.strip() == "N" * (budgets.narrative - 1) + "…"
+    assert narrative_body.strip() == "N" * (budgets["narrative"] - 1) + "…"
+
+
+DESIGN = {s.name: s.chars for s in SECTIONS}
 
 
 def test_default_budgets_are_the_design_table():
-    assert scaled_budgets(16000) == DESIGN_BUDGETS
-    d = DESIGN_BUDGETS
-    table = (d.header_state, d.snapshot, d.narrative, d.threads, d.decisions, d.footer)
+    table = (HEADER_STATE_CHARS, DESIGN["snapshot"], DESIGN["narrative"], DESIGN["threads"], DESIGN["decisions"],
+             FOOTER_CHARS)
     assert table == (500, 1000, 2000, 8000, 3000, 500)
 
 
 def test_budgets_scale_with_max_chars_but_header_and_footer_do_not():
-    small = scaled_budgets(2000)
-    assert (small.snapshot, small.narrative, small.threads, small.decisions) == (125, 250, 1000, 375)
-    assert (small.header_state, small.footer) == (500, 500)
-    assert scaled_budgets(32000).threads == 16000
+    small = {name: scaled(chars, 2000) for name, chars in DESIGN.items()}
+    assert (small["snapshot"], small["narrative"], small["threads"], small["decisions"]) == (125, 250, 1000, 375)
+    assert scaled(DESIGN["threads"], 32000) == 16000
 
 
 def test_snapshot_is_cut_at_1000_characters_by_default(make, settings, tz):
     """The reference: hot snapshot content.trim().slice(0, 1000) — mid-sentence, no mark
     (issue 18). The same budget here (the line saying when included), the cut marked "…"."""
-    md = assemble_boot(make.inputs(snapshot=make.snapshot("  " + "S" * 1500 + "  ")), settings, tz)
+    md = assemble_boot(SECTIONS, make.inputs(snapshot=make.snapshot("  " + "S" * 1500 + "  ")), settings, tz)
     taken = "Compacted just now (2026-02-17T11:30:02Z).\n\n"
     assert f"## 🔥 Last Session Snapshot\n{taken}{'S' * (999 - len(taken))}…\n" in md
 
 
 def test_a_cut_snapshot_keeps_whole_lines_the_newest_and_cuts_a_lone_long_one_between_words(make, settings, tz):
     lines = [f"- [user] message number {i} says something about the release plan" for i in range(40)]
-    md = assemble_boot(make.inputs(snapshot=make.snapshot("\n".join(lines))), settings, tz)
+    md = assemble_boot(SECTIONS, make.inputs(snapshot=make.snapshot("\n".join(lines))), settings, tz)
     section = md.split("## 🔥 Last Session Snapshot\n", 1)[1].split("\n\n---", 1)[0]
     assert len(section) <= 1000
     taken, quoted = section.split("\n\n", 1)
@@ -128,14 +131,14 @@ def test_a_cut_snapshot_keeps_whole_lines_the_newest_and_cuts_a_lone_long_one_be
     assert body == lines[-len(body):] and len(body) > 5  # whole lines, the last said ones (the oldest left)
     # one message longer than the room: cut between words, marked
     long = "- [user] " + " ".join(f"word{i}" for i in range(300))
-    md = assemble_boot(make.inputs(snapshot=make.snapshot(long)), settings, tz)
+    md = assemble_boot(SECTIONS, make.inputs(snapshot=make.snapshot(long)), settings, tz)
     last = md.split("## 🔥 Last Session Snapshot\n", 1)[1].split("\n\n", 2)[1].split("\n")[0]
     assert last.endswith("…") and long.startswith(last[:-1]) and last[:-1].split()[-1] in long.split()
 
 
 def test_narrative_is_cut_at_2000_characters_by_default(make, settings, tz):
     """The reference: narrative content.trim().slice(0, 2000); here the cut is marked "…"."""
-    md = assemble_boot(make.inputs(narrative=make.narrative("N" * 2500)), settings, tz)
+    md = assemble_boot(SECTIONS, make.inputs(narrative=make.narrative("N" * 2500)), settings, tz)
     assert f"## 📖 Narrative (last 24h)\n{'N' * 1999}…\n" in md
 
 
@@ -175,7 +178,7 @@ def test_bounded_keeps_the_trailing_newline():
 
 def test_header_and_state_stay_within_their_budget_with_many_lagging_workers(make, settings, tz):
     lagging = [f"worker-with-a-long-name-{i:02d}" for i in range(40)]
-    md = assemble_boot(make.inputs(threads=make.threads(), lagging=lagging), settings, tz)
+    md = assemble_boot(SECTIONS, make.inputs(threads=make.threads(), lagging=lagging), settings, tz)
     header_and_state = md[: md.index("\n---\n")]
     assert len(header_and_state) <= 500
     assert header_and_state.endswith("…\n")

@@ -29,7 +29,7 @@ from shared.runtime import WorkerContext
 from workers.boot import complete
 from workers.boot.sources import BootSources, Reading
 from workers.boot.worker import BootHandler
-from workers.registry import consumer_specs
+from workers.registry import all_specs, consumer_specs
 
 T0 = datetime(2026, 3, 6, 8, 0, tzinfo=UTC)
 
@@ -72,7 +72,7 @@ async def rig(nc: Client, tmp_path: Path) -> AsyncIterator[Rig]:
     js = nc.jetstream()
     await provision(js, settings, consumer_specs())
     ctx = WorkerContext(nc=nc, js=js, settings=settings, worker="boot", consumer="boot", producer="boot@test",
-                        health=Health("boot"))
+                        health=Health("boot"), catalog=all_specs())
     # two sources: threads (caught up at every trigger here) and recall (behind until told)
     handler = BootHandler(ctx, await ctx.inputs.tracker(), BootSources(ctx, {"threads", "recall"}))
     try:

@@ -7,6 +7,8 @@ from __future__ import annotations
 from datetime import timedelta
 from zoneinfo import ZoneInfo
 
+from briefing_sections import SECTIONS
+
 from schemas.docs import Finding, TraceDoc
 from shared.config import BootSettings
 from workers.boot.assemble import assemble_boot
@@ -28,7 +30,7 @@ def test_a_thread_whose_summary_is_a_claim_found_false_points_to_the_lessons(
     claim = "The staging deploy is done and payments run on staging."
     inputs = make.inputs(threads=make.threads(make.thread("t1", title="staging deploy", summary=claim)),
                          traces=_claim(claim))
-    markdown = assemble_boot(inputs, settings, tz)
+    markdown = assemble_boot(SECTIONS, inputs, settings, tz)
     threads = markdown.split("## 🧵 Active Threads", 1)[1].split("\n## ", 1)[0]
     assert "### 🟡 staging deploy" in threads and claim not in threads
     assert "Summary: the last claim here was found false (see Lessons)" in threads
@@ -43,13 +45,14 @@ def test_a_thread_that_only_states_a_known_fact_is_left_to_known_facts(
     inputs = make.inputs(threads=make.threads(make.thread("t1", title="Globex Corp", summary=said),
                                               make.thread("t2", title="billing export", summary="Finance wants CSV.")),
                          knowledge=make.knowledge(fact))
-    markdown = assemble_boot(inputs, settings, tz)
+    markdown = assemble_boot(SECTIONS, inputs, settings, tz)
     assert "- Maria works at Globex Corp" in markdown and said not in markdown
     assert "### 🟡 billing export" in markdown and "1 active thread" in markdown
     assert briefing_defects(markdown) == []
     # a thread that also waits for something is still one to follow
     waiting = make.thread("t1", title="Globex Corp", summary=said, waiting_for="Maria's new address")
-    markdown = assemble_boot(make.inputs(threads=make.threads(waiting), knowledge=make.knowledge(fact)), settings, tz)
+    markdown = assemble_boot(SECTIONS, make.inputs(threads=make.threads(waiting), knowledge=make.knowledge(fact)),
+                             settings, tz)
     assert "### 🟡 Globex Corp" in markdown
 
 
@@ -60,7 +63,7 @@ def test_a_sessions_news_the_narratives_completed_item_says_is_not_quoted_again(
         "**Sessions:**\n- 15:00–15:30 s-b: albert and claudia, 2 messages\n"
         "  albert: “Regarding the staging registry credentials: the token expired, I renewed it.”\n"
         "  claudia: “I passed the adoption agency interviews last Friday!”\n")
-    markdown = assemble_boot(make.inputs(narrative=narrative), settings, tz)
+    markdown = assemble_boot(SECTIONS, make.inputs(narrative=narrative), settings, tz)
     assert markdown.count("the token expired, I renewed it") + markdown.count("The token expired, I renewed it") == 1
     assert "claudia: “I passed the adoption agency interviews last Friday!”" in markdown
     assert briefing_defects(markdown) == []

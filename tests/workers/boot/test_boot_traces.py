@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import msgspec
+from briefing_sections import SECTIONS, boot_inputs, replaced
 
 from schemas.docs import (
     Commitment,
@@ -20,8 +21,9 @@ from schemas.docs import (
 )
 from shared.config import BootSettings
 from workers.boot.assemble import assemble_boot
-from workers.boot.inputs import BootInputs
-from workers.boot.traces import (
+from workers.decisions.briefing import commitments_section, promise_calls
+from workers.evals.briefing_checks import briefing_defects
+from workers.traces.briefing import (
     MAX_LESSONS,
     lesson_lines,
     lessons_section,
@@ -30,8 +32,6 @@ from workers.boot.traces import (
     ranked_lessons,
     shown_results,
 )
-from workers.boot.work import commitments_section, promise_calls
-from workers.evals.briefing_checks import briefing_defects
 from workers.traces.core import empty_trace_doc
 from workers.traces.operations import empty_operations_doc
 
@@ -245,10 +245,10 @@ def test_the_sections_come_right_after_the_threads_within_the_budget() -> None:
     ops = OperationsDoc(updated=NOW, operations=[op(str(i), "completed", preview="p" * 150, finished=NOW)
                                                  for i in range(8)],
                         integrity=empty_operations_doc(NOW).integrity)
-    inputs = BootInputs(agent="a", now=NOW, threads=ThreadsDoc(updated=NOW, session_mood="neutral", threads=[thread],
+    inputs = boot_inputs(agent="a", now=NOW, threads=ThreadsDoc(updated=NOW, session_mood="neutral", threads=[thread],
                                                                integrity=traces.integrity),
                         traces=traces, operations=ops)
-    markdown = assemble_boot(inputs, BootSettings(), UTCZ, max_chars=4000)
+    markdown = assemble_boot(SECTIONS, inputs, BootSettings(), UTCZ, max_chars=4000)
     threads_at = markdown.index("Active Threads")
     assert threads_at < markdown.index("Pending Operations") < markdown.index("Lessons from Recent Failures")
     pending = markdown.split("## ⏳ Pending Operations", 1)[1].split("##", 1)[0]
@@ -378,10 +378,10 @@ def test_a_vague_promise_made_right_after_tool_calls_names_them() -> None:
     # through the assembly: the briefing reads the agent's operations
     doc = CommitmentsDoc(updated=NOW, commitments=[promise("report when they finish")],
                          integrity=empty_trace_doc(NOW).integrity)
-    inputs = BootInputs(agent="a", now=NOW, commitments=doc,
+    inputs = boot_inputs(agent="a", now=NOW, commitments=doc,
                         operations=OperationsDoc(updated=NOW, operations=ops,
                                                  integrity=empty_operations_doc(NOW).integrity))
-    assert "report when they finish (`sessions_spawn` “Rebuild" in assemble_boot(inputs, BootSettings(), UTCZ)
+    assert "report when they finish (`sessions_spawn` “Rebuild" in assemble_boot(SECTIONS, inputs, BootSettings(), UTCZ)
     # a promiser known by role only is the agent ("you") or the user; a sender's name stays
     since = "due 2026-02-23, 7 days ago"  # an OVERDUE promise says since when
     for who, shown in (("assistant", "you"), ("user", "the user"), ("telegram:@albert", "telegram:@albert"),
@@ -403,9 +403,9 @@ def test_a_vague_promise_made_right_after_tool_calls_names_them() -> None:
         "the `sessions_spawn` call in Pending Operations and `sessions_spawn` “Rebuild the search index for "
         "docs.acme.dev”")
     running = [msgspec.structs.replace(o, status="pending", seen=False, finished=None) for o in spawn]
-    pending = msgspec.structs.replace(inputs, operations=OperationsDoc(
+    pending = replaced(inputs, operations=OperationsDoc(
         updated=NOW, operations=running, integrity=empty_operations_doc(NOW).integrity))
-    markdown = assemble_boot(pending, BootSettings(), UTCZ)
+    markdown = assemble_boot(SECTIONS, pending, BootSettings(), UTCZ)
     assert "report when they finish (the `sessions_spawn` calls in Pending Operations)" in markdown
     assert markdown.count("Rebuild the search index") == 1 and not briefing_defects(markdown)
 
@@ -427,9 +427,9 @@ def test_a_commitment_closed_by_a_claim_found_false_is_open_again_and_says_why()
     earlier = msgspec.structs.replace(claim, last_ts=NOW - timedelta(hours=3))  # before the promise: not its closure
     assert commitments_section([promise], NOW, UTCZ, 2000, findings=[earlier], undated_days=7)[1] == 0
     traces = TraceDoc(updated=NOW, findings=[claim], integrity=empty_trace_doc(NOW).integrity)
-    inputs = BootInputs(agent="a", now=NOW, traces=traces,
+    inputs = boot_inputs(agent="a", now=NOW, traces=traces,
                         commitments=CommitmentsDoc(updated=NOW, commitments=[promise], integrity=traces.integrity))
-    markdown = assemble_boot(inputs, BootSettings(), UTCZ)
+    markdown = assemble_boot(SECTIONS, inputs, BootSettings(), UTCZ)
     assert "reopened: the claim that closed it was false" in markdown
     assert "1 open commitment" in markdown
     assert [d for d in briefing_defects(markdown) if d[0] in ("cross_section_repeat", "miscount")] == []

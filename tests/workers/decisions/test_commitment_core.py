@@ -15,7 +15,7 @@ from schemas.docs import Commitment, CommitmentsDoc, Integrity
 from schemas.events import FeedbackEvent, MessageEvent
 from shared.config import CommitmentsSettings, parse_languages
 from workers.conversation import FeedbackError, derive_id, get_patterns
-from workers.decisions.commitments import apply_feedback, apply_message, mark_overdue
+from workers.decisions.commitments import apply_feedback, apply_message
 
 T0 = datetime(2026, 2, 17, 10, 0, tzinfo=UTC)
 BOTH = get_patterns(parse_languages("both"))
@@ -162,6 +162,12 @@ def test_a_fresh_commitment_is_not_overdue() -> None:
 
 
 # ── markOverdue (against the agent's latest event time) ────────────────────────────
+
+
+def mark_overdue(doc: CommitmentsDoc, now: datetime) -> CommitmentsDoc:
+    """The document as an event at ``now`` that closes nothing leaves it: every event re-checks
+    the due days (the reference's markOverdue; here a ``commitment_done`` of an unknown id)."""
+    return apply_feedback(doc, FeedbackEvent(id="f-none", agent="a", ts=now, kind="commitment_done", target="none"))
 
 
 def test_an_open_commitment_is_overdue_once_its_due_day_is_over() -> None:

@@ -3,9 +3,13 @@ prior), the answer's validation, the document's merge and the briefing's view.""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import UTC, datetime, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo
+
+from briefing_sections import SECTIONS, boot_inputs
 
 from schemas.docs import (
     Commitment,
@@ -20,8 +24,17 @@ from schemas.docs import (
     WindowMessage,
 )
 from schemas.events import MessageEvent
-from shared.footprint import BriefingSection
-from workers.boot.inputs import BootInputs, Briefed
+from shared.briefing import Briefing
+from shared.config import BootSettings
+from shared.names import (
+    BUCKET_COMMITMENTS,
+    BUCKET_DECISIONS,
+    BUCKET_EXTRACTION,
+    BUCKET_KNOWLEDGE,
+    BUCKET_RECALL,
+    BUCKET_THREADS,
+)
+from workers.boot.assemble import revised
 from workers.extraction.core import WINDOW_MAX, model_id, read_window, with_message
 from workers.extraction.model import MAX_ITEMS, Prior, build_prompt, parse_answer, prior_of, tool, usable
 from workers.extraction.view import model_view
@@ -100,9 +113,8 @@ def test_readings_merge_into_the_document_by_what_they_say() -> None:
     assert (found.id, found.status, found.title) == (model_id("thread", "Audit trail"), "closed", "audit TRAIL")
 
 
-def _inputs(extraction: ExtractionDoc | None) -> BootInputs:
-    section = BriefingSection("Model reading", "cortex_extraction", ExtractionDoc, lambda d: [], chars=0)
-    return BootInputs(
+def _docs() -> dict[str, Any]:
+    return boot_inputs(
         agent="a", now=NOW,
         threads=ThreadsDoc(version=2, updated=NOW, session_mood="neutral", threads=[thread("t1", "auth migration")],
                            integrity=Integrity()),
@@ -110,13 +122,12 @@ def _inputs(extraction: ExtractionDoc | None) -> BootInputs:
         commitments=CommitmentsDoc(updated=NOW, commitments=[commitment("c1", "grab lunch"),
                                                              commitment("c2", "take care of the release notes")],
                                    integrity=Integrity()),
-        key_memories=["Always run the tests"],
-        briefings=(Briefed("extraction", section, extraction),) if extraction is not None else ())
+        key_memories=["Always run the tests"]).docs
 
 
 def test_the_briefing_shows_what_the_model_found_and_not_what_it_judged_wrong() -> None:
     tz = ZoneInfo("Europe/Berlin")
-    assert model_view(_inputs(None), tz) == _inputs(None)  # no model reading: the patterns' items as they are
+    briefing = Briefing("a", NOW, tz, BootSettings(), _docs())
     answer = json.dumps({"missed": {
         "decisions": [{"what": "Store the audit trail in Postgres", "who": "albert"}, {"what": "postgres  it is"}],
         "threads": [{"title": "Audit trail storage"}], "commitments": [{"who": "maria", "what": "send the invoice",
@@ -125,15 +136,19 @@ def test_the_briefing_shows_what_the_model_found_and_not_what_it_judged_wrong() 
         "rules": [{"text": "Never deploy on Fridays"}, {"text": "always run the tests"}]}, "wrong": ["c1"]})
     doc = read_window(ExtractionDoc(updated=NOW, integrity=Integrity()), [parse_answer(answer, ["c1"])],
                       NOW - timedelta(hours=1))
-    seen = model_view(_inputs(doc), tz)
-    assert seen.decisions is not None and seen.commitments is not None and seen.threads is not None
-    assert [d.what for d in seen.decisions.decisions] == ["Postgres it is", "Store the audit trail in Postgres"]
-    assert seen.decisions.decisions[1].date == "2026-03-02"  # in the briefing's time zone
-    assert [c.what for c in seen.commitments.commitments] == ["take care of the release notes", "send the invoice"]
-    assert seen.commitments.commitments[1].due == "2026-03-06"
-    assert [t.title for t in seen.threads.threads] == ["auth migration", "Audit trail storage"]
-    assert seen.knowledge is not None and [f.object for f in seen.knowledge.facts] == ["Postgres"]
-    assert seen.key_memories == ["Never deploy on Fridays", "Always run the tests"]
+    seen = model_view(doc, briefing)
+    decisions, commitments = seen[BUCKET_DECISIONS], seen[BUCKET_COMMITMENTS]
+    assert [d.what for d in decisions.decisions] == ["Postgres it is", "Store the audit trail in Postgres"]
+    assert decisions.decisions[1].date == "2026-03-02"  # in the briefing's time zone
+    assert [c.what for c in commitments.commitments] == ["take care of the release notes", "send the invoice"]
+    assert commitments.commitments[1].due == "2026-03-06"
+    assert [t.title for t in seen[BUCKET_THREADS].threads] == ["auth migration", "Audit trail storage"]
+    assert [f.object for f in seen[BUCKET_KNOWLEDGE].facts] == ["Postgres"]
+    assert seen[BUCKET_RECALL].key_memories == ["Never deploy on Fridays", "Always run the tests"]
+    # the extraction section revises the documents before any section is made: no model reading, none
+    assert revised(SECTIONS, briefing) == briefing
+    with_reading = revised(SECTIONS, dataclasses.replace(briefing, docs={**briefing.docs, BUCKET_EXTRACTION: doc}))
+    assert with_reading.docs[BUCKET_RECALL].key_memories == ["Never deploy on Fridays", "Always run the tests"]
 
 
 def test_an_item_is_dated_by_the_message_the_model_says_it_was_said_in() -> None:

@@ -24,7 +24,7 @@ from workers.narrative import (
     timeline_from_threads,
 )
 from workers.narrative.timeline import session_name, window
-from workers.threads.summary import compose_summary
+from workers.summaries import compose_summary
 
 NOW = datetime(2026, 2, 17, 11, 30, tzinfo=UTC)  # Tuesday, 12:30 in Berlin
 TZ = ZoneInfo("Europe/Berlin")

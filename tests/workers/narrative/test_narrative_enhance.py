@@ -9,21 +9,18 @@ import json
 from datetime import UTC, datetime, timedelta
 
 from schemas.docs import Commitment, Decision, EnhancedThread, Enhancements, Thread
+from workers.briefing import enhance_commitments, enhance_decisions, enhance_threads, thread_basis
 from workers.narrative.enhance import (
     MAX_ITEMS,
     TITLE_CHARS,
     Batch,
     build_prompt,
-    enhance_commitments,
-    enhance_decisions,
-    enhance_threads,
     keys_from,
     keys_of,
     merge,
     merge_late,
     parse_answer,
     select_batch,
-    thread_basis,
 )
 
 NOW = datetime(2026, 3, 2, 18, 0, tzinfo=UTC)

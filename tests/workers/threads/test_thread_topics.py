@@ -14,9 +14,9 @@ from schemas.docs import Thread, ThreadsDoc
 from schemas.events import MessageEvent
 from shared.config import ThreadsSettings, parse_languages
 from workers.conversation import get_patterns
+from workers.summaries import compose_summary
 from workers.threads import topics
 from workers.threads.core import apply_message
-from workers.threads.summary import compose_summary
 from workers.threads.topics import HEAD_CHARS, WINDOW, phrases_of
 
 T0 = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)

@@ -11,6 +11,7 @@ from typing import Any
 from schemas.docs import OperationsDoc
 from schemas.events import FeedbackEvent, MessageEvent, RunEvent, SessionEvent, ToolEvent
 from shared.config import TracesSettings
+from workers.render import is_unread, is_waiting
 from workers.traces.operations import (
     CHILD_FAILED,
     CHILD_SILENT,
@@ -19,8 +20,6 @@ from workers.traces.operations import (
     announce_outcome,
     apply_operation_event,
     call_request,
-    is_unread,
-    is_waiting,
     operations_config,
     spawned_child,
 )

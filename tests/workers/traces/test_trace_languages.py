@@ -5,7 +5,7 @@
 Not applicable: the registry's synchronous/asynchronous loading and cache invalidation
 (``get_signal_patterns`` compiles a language tuple once, cached, and all ten packs are
 always available) and ``registerSignalLanguagePack`` (packs are data in
-``workers.traces.languages``; a new language is a new pack there).
+``workers.conversation.signal_languages``; a new language is a new pack there).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from trace_testkit import Agent, End, User, fail, findings, signals_of
 
 from shared.config import ALL_LANGUAGES
 from workers.conversation.patterns import prepare_text
-from workers.traces.languages import SIGNAL_PACKS, SignalPack
-from workers.traces.patterns import get_signal_patterns
+from workers.conversation.signal_languages import SIGNAL_PACKS, SignalPack
+from workers.conversation.signal_patterns import get_signal_patterns
 
 CJK = {"zh", "ja", "ko"}
 

@@ -1,8 +1,14 @@
-"""The work sections: active threads, recent decisions, open commitments.
+"""The decisions worker's briefing sections: Recent Decisions and Commitments.
 
-Formats follow the reference's ``buildThreads`` / ``buildDecisions`` (openclaw-cortex
-``boot-context.ts``) and the commitments section of its architecture addendum. Cortex's
-own: a vague promise made right after tool calls names them (``promise_calls``).
+Formats follow the reference's ``buildDecisions`` (openclaw-cortex ``boot-context.ts``) and
+the commitments section of its architecture addendum; both in Claude's wording where the
+narrative holds one. Cortex's own: a vague promise made right after tool calls names them
+(``promise_calls``), pointing to the calls Pending Operations lists (``OPERATIONS``); a
+commitment closed by a claim the trace analyzer found false is open again.
+
+Each fact once: Recent Decisions says the decisions it shows or a later one reversed
+(``DECISIONS``: no thread or narrative says them again), and both say the whats, whys and
+promises they show (``SENTENCES``).
 """
 
 from __future__ import annotations
@@ -11,11 +17,23 @@ import math
 import re
 from collections.abc import Collection, Sequence
 from datetime import date, datetime, time, timedelta
-from typing import Final
+from typing import Any, Final
 from zoneinfo import ZoneInfo
 
-from schemas.docs import Commitment, Decision, Finding, Operation, Thread
-from workers.boot.budget import section
+from schemas.docs import (
+    Commitment,
+    CommitmentsDoc,
+    Decision,
+    DecisionsDoc,
+    Finding,
+    NarrativeDoc,
+    Operation,
+    OperationsDoc,
+    TraceDoc,
+)
+from shared.briefing import DECISIONS, OPERATIONS, SENTENCES, Briefing, BriefingSection, Rendered, Said
+from shared.names import BUCKET_COMMITMENTS, BUCKET_DECISIONS, BUCKET_NARRATIVES, BUCKET_OPERATIONS, BUCKET_TRACES
+from workers.briefing import enhance_commitments, enhance_decisions, section
 from workers.conversation.languages import PACKS
 from workers.decisions.commitments import names_task
 from workers.render import (
@@ -25,13 +43,10 @@ from workers.render import (
     clip_words,
     commitment_task,
     day_and_age,
-    decision_listed,
     local_minutes,
     one_line,
     plural,
-    ranked_open_threads,
 )
-from workers.threads.summary import compose_summary, is_composed, said_in
 
 WHY_CHARS = 100
 # A promise made in the agent's turn right after its tool calls ("Both tasks are running in the
@@ -44,96 +59,6 @@ CALL_REQUEST_CHARS = 60
 # went", "Bescheid geben, wenn es fertig ist"); German "Sie" capitalised is the polite "you"
 _REFERS_BACK = re.compile(r"\b(?:[Ii]t|its|[Tt]hey|them|their|es|sie)\b")
 MAX_COMMITMENTS_IN_BOOT = 10
-# Room kept for the "… N more open threads not shown" note, so the budget never cuts it.
-_NOTE_ROOM = 48
-
-
-_MENTION_CHARS = 60  # a decision whose first words a summary holds is said there (cut or not)
-
-
-def thread_summary(t: Thread, shown: Collection[str]) -> str:
-    """The summary without its "Decided: …" when Recent Decisions shows that decision with
-    its why (a summary Cortex did not compose — Claude's wording, an import — as it is)."""
-    if shown and t.decisions and decision_listed(t.decisions[-1], shown) and is_composed(t):
-        return one_line(compose_summary(t, decided=False))
-    return one_line(t.summary)
-
-
-QUIET_DAYS = 2  # a thread quiet this many local days or more says for how long
-
-
-def _quiet(t: Thread, now: datetime | None, tz: ZoneInfo) -> str:
-    """`` (quiet 12 days)`` for a thread whose last activity is ``QUIET_DAYS`` local days or
-    more before ``now``: beside yesterday's threads, one untouched for twelve days read as
-    just as current (its date alone left the reader to count)."""
-    if now is None:
-        return ""
-    days = (as_utc(now).astimezone(tz).date() - as_utc(t.last_activity).astimezone(tz).date()).days
-    return f" (quiet {days} days)" if days >= QUIET_DAYS else ""
-
-
-def briefed_threads(threads: Sequence[Thread], shown_decisions: Collection[str] = (),
-                    facts: Collection[str] = ()) -> list[Thread]:
-    """The open threads Active Threads may show, in its order (``threads_section``)."""
-    return [t for t in ranked_open_threads(threads) if not _only_a_fact(t, shown_decisions, facts)]
-
-
-def _only_a_fact(t: Thread, shown_decisions: Collection[str], facts: Collection[str]) -> bool:
-    if not facts or t.waiting_for or t.decisions:
-        return False
-    summary = thread_summary(t, shown_decisions)
-    return bool(summary) and any(said_in(fact, summary) for fact in facts)
-
-
-FOUND_FALSE = "the last claim here was found false (see Lessons)"
-
-
-def _thread_block(t: Thread, shown: Collection[str], tz: ZoneInfo, now: datetime | None = None,
-                  false_claims: Collection[str] = ()) -> str:
-    mood_tag = f" [{t.mood}]" if t.mood and t.mood != "neutral" else ""
-    summary = thread_summary(t, shown)
-    if summary and any(said_in(summary, claim) for claim in false_claims):
-        # "The staging deploy is done …" after the deploy failed: the Lessons quote the claim
-        # and say it was false; the thread saying it as where things stand would contradict them
-        summary = FOUND_FALSE
-    lines = [
-        "",
-        f"### {PRIORITY_EMOJI.get(t.priority, UNKNOWN_EMOJI)} {one_line(t.title)}{mood_tag}",
-        # local, as the header's "Local:" and the narrative's timeline (the reference's UTC
-        # "2026-02-17T08:16" read as an hour before the thread opened at "09:06")
-        f"Priority: {t.priority} | Last: {local_minutes(t.last_activity, tz)}{_quiet(t, now, tz)}",
-        f"Summary: {summary or 'no summary'}",
-    ]
-    # The summary says where the thread stands (its latest decision, what it waits for):
-    # what it already says, or Recent Decisions shows, is not said twice.
-    if t.waiting_for and not said_in(t.waiting_for, summary):
-        lines.append(f"⏳ Waiting for: {one_line(t.waiting_for)}")
-    earlier = [one_line(d) for d in t.decisions
-               if not said_in(d.removesuffix("…")[:_MENTION_CHARS], summary) and not decision_listed(d, shown)]
-    if earlier:
-        lines.append(f"Decisions: {'; '.join(earlier)}")
-    return "\n".join(lines)
-
-
-def threads_section(
-    threads: Sequence[Thread], limit: int, budget: int, tz: ZoneInfo, shown_decisions: Collection[str] = (),
-    now: datetime | None = None, false_claims: Collection[str] = (), facts: Collection[str] = (),
-) -> tuple[str, int]:
-    """Open threads only: the top ``limit`` by priority, then recency, within ``budget``.
-
-    ``shown_decisions`` are the whats Recent Decisions shows: a thread does not repeat them.
-    With ``now``, a thread quiet for days says so (``_quiet``). A summary that one of
-    ``false_claims`` (the quotes of claims the trace analyzer found false) states says so
-    instead (``FOUND_FALSE``). A thread that says nothing but one of ``facts`` (the
-    sentences Known Facts shows: "By the way, Maria works at Globex Corp now …") is no thread
-    to follow: Known Facts says it."""
-    ranked = briefed_threads(threads, shown_decisions, facts)
-    blocks = [_thread_block(t, shown_decisions, tz, now, false_claims) for t in ranked[:limit]]
-    text, shown = section("## 🧵 Active Threads", blocks, budget - _NOTE_ROOM)
-    hidden = len(ranked) - shown
-    if text and hidden > 0:
-        text += f"\n_… {plural(hidden, 'more open thread')} not shown_\n"
-    return text, shown
 
 
 # "… from Redis to Memcached", "… instead of Redis", "… statt Redis", "… von Redis auf …":
@@ -345,11 +270,6 @@ def _is_overdue(c: Commitment, now: datetime, tz: ZoneInfo) -> bool:
 STOPWORDS: Final = frozenset(w.lower() for pack in PACKS.values() for w in (*pack.stopwords, *pack.topic_blacklist))
 
 
-def false_claims(findings: Sequence[Finding]) -> list[str]:
-    """The quotes of the claims the trace analyzer found false (``hallucination`` findings)."""
-    return [f.quote for f in findings if f.signal == "hallucination" and f.quote]
-
-
 def false_closures(commitments: Sequence[Commitment], findings: Sequence[Finding]) -> frozenset[str]:
     """The ids of done commitments that a claim the trace analyzer found false names: "I'll
     deploy the payment service now", then the agent's "Done! … deployed ✅" after the deploy
@@ -408,3 +328,46 @@ def commitments_section(
         lines.append(f"_… {plural(aged, 'older open commitment')} without a due date not shown_")
     text, _ = section(f"## 📋 Commitments ({len(open_ones)} open)", lines, budget)
     return text, len(open_ones)
+
+
+def _overlay(b: Briefing) -> Any:
+    narrative = b.doc(BUCKET_NARRATIVES, NarrativeDoc)
+    return narrative.enhanced if narrative is not None else None
+
+
+def _decisions(b: Briefing, said: Said, budget: int) -> Rendered:
+    """Recent Decisions; what it shows, or a later decision reversed, no other section says
+    again (by the decisions' whats as extracted)."""
+    doc = b.doc(BUCKET_DECISIONS, DecisionsDoc)
+    raw = doc.decisions if doc is not None else []
+    replaced = replaced_decisions(raw)  # judged on the decisions as said, once
+    decisions = recent_decisions(enhance_decisions(raw, _overlay(b)), b.now, b.tz, b.settings.decision_recency_days,
+                                 b.settings.max_decisions_in_boot, replaced)
+    text, shown = decisions_section(decisions, budget)
+    told = {d.id for d in decisions[:shown]} | replaced
+    return Rendered(text, {DECISIONS: [one_line(d.what) for d in raw if d.id in told],
+                           SENTENCES: [text for d in decisions[:shown] for text in (d.what, d.why)]},
+                    plural(shown, "recent decision"))
+
+
+def _commitments(b: Briefing, said: Said, budget: int) -> Rendered:
+    doc, ops = b.doc(BUCKET_COMMITMENTS, CommitmentsDoc), b.doc(BUCKET_OPERATIONS, OperationsDoc)
+    traces = b.doc(BUCKET_TRACES, TraceDoc)
+    commitments = enhance_commitments(doc.commitments if doc is not None else [], _overlay(b))
+    findings = traces.findings if traces is not None else []
+    text, open_count = commitments_section(commitments, b.now, b.tz, budget,
+                                           ops.operations if ops is not None else [], said.of(OPERATIONS), findings,
+                                           undated_days=b.settings.commitment_days)
+    reopened = false_closures(commitments, findings)
+    return Rendered(text, {SENTENCES: [c.what for c in commitments if c.status != "done" or c.id in reopened]},
+                    plural(open_count, "open commitment"))
+
+
+SECTIONS: tuple[BriefingSection[Any], ...] = (
+    BriefingSection("🎯 Recent Decisions", BUCKET_DECISIONS, DecisionsDoc, name="decisions", order=600, chars=3000,
+                    compose=_decisions, reads=(BUCKET_NARRATIVES,), says=(DECISIONS, SENTENCES),
+                    only_when_relevant=False),
+    BriefingSection("📋 Commitments", BUCKET_COMMITMENTS, CommitmentsDoc, name="commitments", order=700, chars=1000,
+                    compose=_commitments, reads=(BUCKET_NARRATIVES, BUCKET_OPERATIONS, BUCKET_TRACES),
+                    hears=(OPERATIONS,), says=(SENTENCES,), only_when_relevant=False),
+)

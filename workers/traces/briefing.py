@@ -1,4 +1,4 @@
-"""The briefing's tool-aware sections: pending operations and lessons from recent failures.
+"""The traces worker's briefing sections: pending operations and lessons from recent failures.
 
 "Pending operations" follows the unified-brain design's system floor (``seeds/004``): a
 call still running after its turn is ``[PENDING]``, a result the agent has not been shown
@@ -28,14 +28,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
-from typing import Final
+from typing import Any, Final
 from zoneinfo import ZoneInfo
 
-from schemas.docs import Finding, Operation
+import msgspec
+
+from schemas.docs import Finding, Operation, OperationsDoc, TraceDoc
 from schemas.types import SEVERITIES
-from workers.boot.budget import section
-from workers.render import clip_words, day_and_age, days_before, local_minutes, one_line
-from workers.traces.operations import is_unread, is_waiting, marker
+from shared.briefing import OPERATIONS, Briefing, BriefingSection, Rendered, Said, Seen
+from shared.config import Settings
+from shared.names import BUCKET_OPERATIONS, BUCKET_TRACES
+from workers.briefing import section
+from workers.render import clip_words, day_and_age, days_before, is_unread, is_waiting, local_minutes, marker, one_line
+from workers.traces.operations import orphaned
 from workers.traces.signals import repeated_in_one_session
 
 MAX_OPERATIONS_IN_BOOT: Final = 8
@@ -288,3 +293,40 @@ def lessons_section(findings: Sequence[Finding], now: datetime, budget: int, tz:
     lines = lesson_lines(ranked_lessons(findings, now, tz), now, tz)
     return _counted_section("## ⚠️ Lessons from Recent Failures", lines[:MAX_LESSONS], len(lines), budget,
                             _more_lessons)
+
+
+def operations_at(doc: OperationsDoc, now: datetime, settings: Settings) -> OperationsDoc:
+    """The operations as of ``now``: the document is read as it was before the trigger, and
+    a call pending past ``CORTEX_TRACES_ORPHAN_HOURS`` is orphaned there, as the traces
+    worker does at the trigger (``workers.traces.operations.orphaned``)."""
+    ops = orphaned(doc.operations, now, timedelta(hours=settings.traces.orphan_hours))
+    return doc if ops == doc.operations else msgspec.structs.replace(doc, operations=ops)
+
+
+def _operations(b: Briefing, said: Said, budget: int) -> Rendered:
+    doc = b.doc(BUCKET_OPERATIONS, OperationsDoc)
+    ops = doc.operations if doc is not None else []
+    text = operations_section(ops, b.tz, budget)
+    # the calls listed whole: a promise about them points here instead of quoting them again
+    return Rendered(text, {OPERATIONS: [op.id for op in shown_operations(ops, text, b.tz)]})
+
+
+def _lessons(b: Briefing, said: Said, budget: int) -> Rendered:
+    doc = b.doc(BUCKET_TRACES, TraceDoc)
+    return Rendered(lessons_section(doc.findings if doc is not None else [], b.now, budget, b.tz))
+
+
+def _shown_results(doc: OperationsDoc, markdown: str, tz: ZoneInfo) -> list[str]:
+    return shown_results(doc.operations, markdown, tz)
+
+
+# The traces worker's documents exist only for agents whose events gave it something to keep
+# (an agent without tool calls has no operations): only when relevant. The unread results a
+# briefing given to the agent shows are seen (``operation_seen``: the next one does not repeat them).
+SECTIONS: tuple[BriefingSection[Any], ...] = (
+    BriefingSection("⏳ Pending Operations", BUCKET_OPERATIONS, OperationsDoc, name="operations", order=400,
+                    chars=600, compose=_operations, says=(OPERATIONS,), view=operations_at,
+                    seen=Seen("operation_seen", _shown_results, given=True, tag="opseen")),
+    BriefingSection("⚠️ Lessons from Recent Failures", BUCKET_TRACES, TraceDoc, name="lessons", order=500,
+                    chars=800, compose=_lessons),
+)

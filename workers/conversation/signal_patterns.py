@@ -4,7 +4,7 @@ Dissatisfaction knows what the conversation mood detector knows: a word its pack
 frustrated counts as the user's frustration here too (issue 37: the threads' mood called a
 message frustrated that the trace analyzer let pass).
 
-``get_signal_patterns(("en", "de"))`` merges the packs of ``workers.traces.languages`` in
+``get_signal_patterns(("en", "de"))`` merges the packs of ``workers.conversation.signal_languages`` in
 the given order, adds the universal signs and caches the result per tuple, like the
 reference's ``SignalPatternRegistry`` (which always had the universal patterns and EN/DE
 synchronously, the others on demand). Matching reuses the conversation cores' machinery:
@@ -21,7 +21,7 @@ from typing import Final
 
 from workers.conversation.languages import PACKS as CONVERSATION_PACKS
 from workers.conversation.patterns import MOOD_ORDER, Family, MatchText, Pattern, PatternSet, get_patterns
-from workers.traces.languages import (
+from workers.conversation.signal_languages import (
     SIGNAL_PACKS,
     UNIVERSAL_COMPLETION,
     UNIVERSAL_QUESTION,

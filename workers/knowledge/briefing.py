@@ -1,0 +1,94 @@
+"""The knowledge worker's briefing section: Known Facts.
+
+The layered context of the processing-brain design: the most relevant current facts, one
+sentence each, the entities' values in place of their ids. It says the sentences it would
+show (``FACTS``): a thread that says nothing but one of them is no thread to follow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from schemas.docs import Fact, KnowledgeDoc
+from shared.briefing import FACTS, Briefing, BriefingSection, Rendered, Said, Seen
+from shared.names import BUCKET_KNOWLEDGE
+from workers.briefing import section
+from workers.render import as_utc, entity_names, fact_sentence, one_line
+
+MAX_FACTS_IN_BOOT = 20
+
+
+# Predicates a subject has one object of at a time: a newer statement replaces the older.
+SINGLE_VALUED = frozenset({"works-at", "lives-in"})
+
+
+def current_facts(facts: Sequence[Fact]) -> list[Fact]:
+    """``facts`` without those a newer fact replaced: of a subject's single-valued predicate
+    (``SINGLE_VALUED``: "Maria works at Globex Corp" two weeks after "Maria works at Acme
+    Analytics GmbH") only the one first stated last stays — the briefing showed both, the old
+    employer beside the new. The fact store keeps both (a search still finds the old one)."""
+    latest: dict[tuple[str, str], Fact] = {}
+    for f in facts:
+        if f.predicate in SINGLE_VALUED:
+            key = (f.subject, f.predicate)
+            other = latest.get(key)
+            if other is None or (as_utc(f.created_at), f.id) > (as_utc(other.created_at), other.id):
+                latest[key] = f
+    return [f for f in facts if f.predicate not in SINGLE_VALUED or latest[(f.subject, f.predicate)] is f]
+
+
+def top_facts(facts: Sequence[Fact], limit: int = MAX_FACTS_IN_BOOT) -> list[Fact]:
+    """The most relevant current facts (``current_facts``); recent access, then the id, break ties."""
+    ranked = sorted(current_facts(facts), key=lambda f: f.id)
+    ranked.sort(key=lambda f: (f.relevance, as_utc(f.last_accessed)), reverse=True)
+    return ranked[:limit]
+
+
+def _fact_line(f: Fact, names: Mapping[str, str]) -> str:
+    # Facts refer to entities by id (`person:maria`); the briefing shows their values.
+    # Predicates are slugs ("works-at", "located-in"): the briefing reads them as words.
+    subject, obj = names.get(f.subject, f.subject), names.get(f.object, f.object)
+    return f"- {one_line(fact_sentence(subject, f.predicate, obj))}"
+
+
+def fact_sentences(facts: Sequence[Fact], names: Mapping[str, str]) -> list[str]:
+    """The sentences Known Facts shows (at most; its budget may cut the last)."""
+    return [_fact_line(f, names).removeprefix("- ") for f in top_facts(facts)]
+
+
+def facts_section(facts: Sequence[Fact], budget: int, names: Mapping[str, str] | None = None) -> str:
+    lines = [_fact_line(f, names or {}) for f in top_facts(facts)]
+    return section("## 🧠 Known Facts", lines, budget)[0]
+
+
+def shown_facts(markdown: str, facts: Sequence[Fact], names: Mapping[str, str] | None = None) -> list[str]:
+    """Ids of the facts whose line a briefing shows (within its budgets and its limit)."""
+    lines = set(markdown.split("\n"))
+    return [f.id for f in top_facts(facts) if _fact_line(f, names or {}) in lines]
+
+
+def _facts(b: Briefing, said: Said, budget: int) -> Rendered:
+    doc = b.doc(BUCKET_KNOWLEDGE, KnowledgeDoc)
+    if doc is None:
+        return Rendered("")
+    names = entity_names(doc.entities)
+    return Rendered(facts_section(doc.facts, budget, names), {FACTS: fact_sentences(doc.facts, names)})
+
+
+def _shown(doc: KnowledgeDoc, markdown: str, tz: ZoneInfo) -> list[str]:
+    return shown_facts(markdown, doc.facts, entity_names(doc.entities))
+
+
+def _updated(doc: KnowledgeDoc) -> datetime:
+    return doc.updated
+
+
+# the facts a briefing asked for shows are accessed: knowledge promotes them (``fact_access``)
+SECTIONS: tuple[BriefingSection[Any], ...] = (
+    BriefingSection("🧠 Known Facts", BUCKET_KNOWLEDGE, KnowledgeDoc, name="facts", order=800, chars=800,
+                    compose=_facts, says=(FACTS,), only_when_relevant=False,
+                    seen=Seen("fact_access", _shown, stamp=_updated)),
+)

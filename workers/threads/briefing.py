@@ -1,0 +1,150 @@
+"""The threads worker's briefing section: Active Threads.
+
+Format follows the reference's ``buildThreads`` (openclaw-cortex ``boot-context.ts``). Each
+fact once: a thread's summary leaves out the "Decided: …" of a decision Recent Decisions
+shows (``DECISIONS``), a thread that only states a fact Known Facts shows (``FACTS``) is no
+thread to follow, and a summary that a claim found false states says so instead. It says
+the summaries and waits it shows (``SENTENCES``) and the titles a narrative need not list
+again (``THREAD_TITLES``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from schemas.docs import NarrativeDoc, Thread, ThreadsDoc, TraceDoc
+from shared.briefing import DECISIONS, FACTS, SENTENCES, THREAD_TITLES, Briefing, BriefingSection, Rendered, Said
+from shared.names import BUCKET_NARRATIVES, BUCKET_THREADS, BUCKET_TRACES
+from workers.briefing import enhance_threads, false_claims, section
+from workers.render import (
+    PRIORITY_EMOJI,
+    UNKNOWN_EMOJI,
+    as_utc,
+    decision_listed,
+    local_minutes,
+    one_line,
+    plural,
+    ranked_open_threads,
+)
+from workers.summaries import compose_summary, is_composed, said_in
+
+# Room kept for the "… N more open threads not shown" note, so the budget never cuts it.
+_NOTE_ROOM = 48
+
+
+_MENTION_CHARS = 60  # a decision whose first words a summary holds is said there (cut or not)
+
+
+def thread_summary(t: Thread, shown: Collection[str]) -> str:
+    """The summary without its "Decided: …" when Recent Decisions shows that decision with
+    its why (a summary Cortex did not compose — Claude's wording, an import — as it is)."""
+    if shown and t.decisions and decision_listed(t.decisions[-1], shown) and is_composed(t):
+        return one_line(compose_summary(t, decided=False))
+    return one_line(t.summary)
+
+
+QUIET_DAYS = 2  # a thread quiet this many local days or more says for how long
+
+
+def _quiet(t: Thread, now: datetime | None, tz: ZoneInfo) -> str:
+    """`` (quiet 12 days)`` for a thread whose last activity is ``QUIET_DAYS`` local days or
+    more before ``now``: beside yesterday's threads, one untouched for twelve days read as
+    just as current (its date alone left the reader to count)."""
+    if now is None:
+        return ""
+    days = (as_utc(now).astimezone(tz).date() - as_utc(t.last_activity).astimezone(tz).date()).days
+    return f" (quiet {days} days)" if days >= QUIET_DAYS else ""
+
+
+def briefed_threads(threads: Sequence[Thread], shown_decisions: Collection[str] = (),
+                    facts: Collection[str] = ()) -> list[Thread]:
+    """The open threads Active Threads may show, in its order (``threads_section``)."""
+    return [t for t in ranked_open_threads(threads) if not _only_a_fact(t, shown_decisions, facts)]
+
+
+def _only_a_fact(t: Thread, shown_decisions: Collection[str], facts: Collection[str]) -> bool:
+    if not facts or t.waiting_for or t.decisions:
+        return False
+    summary = thread_summary(t, shown_decisions)
+    return bool(summary) and any(said_in(fact, summary) for fact in facts)
+
+
+FOUND_FALSE = "the last claim here was found false (see Lessons)"
+
+
+def _thread_block(t: Thread, shown: Collection[str], tz: ZoneInfo, now: datetime | None = None,
+                  false_claims: Collection[str] = ()) -> str:
+    mood_tag = f" [{t.mood}]" if t.mood and t.mood != "neutral" else ""
+    summary = thread_summary(t, shown)
+    if summary and any(said_in(summary, claim) for claim in false_claims):
+        # "The staging deploy is done …" after the deploy failed: the Lessons quote the claim
+        # and say it was false; the thread saying it as where things stand would contradict them
+        summary = FOUND_FALSE
+    lines = [
+        "",
+        f"### {PRIORITY_EMOJI.get(t.priority, UNKNOWN_EMOJI)} {one_line(t.title)}{mood_tag}",
+        # local, as the header's "Local:" and the narrative's timeline (the reference's UTC
+        # "2026-02-17T08:16" read as an hour before the thread opened at "09:06")
+        f"Priority: {t.priority} | Last: {local_minutes(t.last_activity, tz)}{_quiet(t, now, tz)}",
+        f"Summary: {summary or 'no summary'}",
+    ]
+    # The summary says where the thread stands (its latest decision, what it waits for):
+    # what it already says, or Recent Decisions shows, is not said twice.
+    if t.waiting_for and not said_in(t.waiting_for, summary):
+        lines.append(f"⏳ Waiting for: {one_line(t.waiting_for)}")
+    earlier = [one_line(d) for d in t.decisions
+               if not said_in(d.removesuffix("…")[:_MENTION_CHARS], summary) and not decision_listed(d, shown)]
+    if earlier:
+        lines.append(f"Decisions: {'; '.join(earlier)}")
+    return "\n".join(lines)
+
+
+def threads_section(
+    threads: Sequence[Thread], limit: int, budget: int, tz: ZoneInfo, shown_decisions: Collection[str] = (),
+    now: datetime | None = None, false_claims: Collection[str] = (), facts: Collection[str] = (),
+) -> tuple[str, int]:
+    """Open threads only: the top ``limit`` by priority, then recency, within ``budget``.
+
+    ``shown_decisions`` are the whats Recent Decisions shows: a thread does not repeat them.
+    With ``now``, a thread quiet for days says so (``_quiet``). A summary that one of
+    ``false_claims`` (the quotes of claims the trace analyzer found false) states says so
+    instead (``FOUND_FALSE``). A thread that says nothing but one of ``facts`` (the
+    sentences Known Facts shows: "By the way, Maria works at Globex Corp now …") is no thread
+    to follow: Known Facts says it."""
+    ranked = briefed_threads(threads, shown_decisions, facts)
+    blocks = [_thread_block(t, shown_decisions, tz, now, false_claims) for t in ranked[:limit]]
+    text, shown = section("## 🧵 Active Threads", blocks, budget - _NOTE_ROOM)
+    hidden = len(ranked) - shown
+    if text and hidden > 0:
+        text += f"\n_… {plural(hidden, 'more open thread')} not shown_\n"
+    return text, shown
+
+
+def _threads(b: Briefing, said: Said, budget: int) -> Rendered:
+    """Active Threads, in Claude's wording where the narrative holds one."""
+    doc, narrative = b.doc(BUCKET_THREADS, ThreadsDoc), b.doc(BUCKET_NARRATIVES, NarrativeDoc)
+    traces = b.doc(BUCKET_TRACES, TraceDoc)
+    raw = doc.threads if doc is not None else []
+    threads = enhance_threads(raw, narrative.enhanced if narrative is not None else None)
+    decisions, facts = said.of(DECISIONS), said.of(FACTS)
+    findings = traces.findings if traces is not None else []
+    text, shown = threads_section(threads, b.settings.max_threads_in_boot, budget, b.tz, decisions, b.now,
+                                  false_claims(findings), facts)
+    briefed = briefed_threads(threads, decisions, facts)
+    shown_open = briefed[:shown]
+    # the narrative's Open items of threads shown here, or closed since it was written, or that
+    # only state a fact Known Facts shows
+    told = {t.id for t in shown_open} | ({t.id for t in threads} - {t.id for t in briefed})
+    titles = [t.title for t in raw if t.id in told or t.status != "open"]
+    sentences = [text for t in shown_open for text in (thread_summary(t, decisions), t.waiting_for or "")]
+    return Rendered(text, {THREAD_TITLES: titles, SENTENCES: sentences}, plural(shown, "active thread"))
+
+
+SECTIONS: tuple[BriefingSection[Any], ...] = (
+    BriefingSection("🧵 Active Threads", BUCKET_THREADS, ThreadsDoc, name="threads", order=300, chars=8000,
+                    compose=_threads, reads=(BUCKET_NARRATIVES, BUCKET_TRACES), hears=(DECISIONS, FACTS),
+                    says=(THREAD_TITLES, SENTENCES), only_when_relevant=False),
+)
