@@ -115,34 +115,29 @@ def register(sub: Any) -> None:
     _register_corrections(sub)
 
 
+def _correction(parent: Any, name: str, help_text: str, kind: str, noun: str, listing: str) -> Any:
+    """``cortex <item> <name> AGENT ID``: one FeedbackEvent of ``kind`` about the item."""
+    parser = parent.add_parser(name, help=help_text)
+    parser.add_argument("agent", help=AGENT_HELP)
+    parser.add_argument("id", help=f"the {noun}'s id (`{listing}` lists them)")
+    parser.set_defaults(handler=cmd_feedback, kind=kind, level=None)  # a priority's level: its own argument
+    return parser
+
+
 def _register_corrections(sub: Any) -> None:
-    thread = sub.add_parser("thread", help="correct a thread: close it or set its priority")
-    tsub = thread.add_subparsers(dest="action", required=True)
-    close = tsub.add_parser("close", help="close a thread")
-    close.add_argument("agent", help=AGENT_HELP)
-    close.add_argument("id", help="the thread's id (`cortex threads AGENT` lists them)")
-    close.set_defaults(handler=cmd_feedback, kind="thread_close", value=None)
-    prio = tsub.add_parser("priority", help="set a thread's priority")
-    prio.add_argument("agent", help=AGENT_HELP)
-    prio.add_argument("id", help="the thread's id (`cortex threads AGENT` lists them)")
+    tsub = sub.add_parser("thread", help="correct a thread: close it or set its priority").add_subparsers(
+        dest="action", required=True)
+    close = _correction(tsub, "close", "close a thread", "thread_close", "thread", "cortex threads AGENT")
+    prio = _correction(tsub, "priority", "set a thread's priority", "thread_priority", "thread", "cortex threads AGENT")
     prio.add_argument("level", choices=PRIORITIES, help="the new priority: " + ", ".join(PRIORITIES))
-    prio.set_defaults(handler=cmd_feedback, kind="thread_priority")
-    commitment = sub.add_parser("commitment", help="correct a commitment")
-    csub = commitment.add_subparsers(dest="action", required=True)
-    done = csub.add_parser("done", help="mark a commitment done")
-    done.add_argument("agent", help=AGENT_HELP)
-    done.add_argument("id", help="the commitment's id (`cortex commitments AGENT` lists them)")
-    done.set_defaults(handler=cmd_feedback, kind="commitment_done", value=None)
-    reject = csub.add_parser("reject", help="say it is not a commitment: it leaves the agent's commitments")
-    reject.add_argument("agent", help=AGENT_HELP)
-    reject.add_argument("id", help="the commitment's id (`cortex commitments AGENT` lists them)")
-    reject.set_defaults(handler=cmd_feedback, kind="commitment_reject", value=None)
-    decision = sub.add_parser("decision", help="correct a decision")
-    dsub = decision.add_subparsers(dest="action", required=True)
-    wrong = dsub.add_parser("reject", help="say the decision is wrong: it leaves the agent's decisions")
-    wrong.add_argument("agent", help=AGENT_HELP)
-    wrong.add_argument("id", help="the decision's id (`cortex decisions AGENT --json` lists them)")
-    wrong.set_defaults(handler=cmd_feedback, kind="decision_reject", value=None)
+    csub = sub.add_parser("commitment", help="correct a commitment").add_subparsers(dest="action", required=True)
+    done = _correction(csub, "done", "mark a commitment done", "commitment_done", "commitment",
+                       "cortex commitments AGENT")
+    reject = _correction(csub, "reject", "say it is not a commitment: it leaves the agent's commitments",
+                         "commitment_reject", "commitment", "cortex commitments AGENT")
+    dsub = sub.add_parser("decision", help="correct a decision").add_subparsers(dest="action", required=True)
+    wrong = _correction(dsub, "reject", "say the decision is wrong: it leaves the agent's decisions",
+                        "decision_reject", "decision", "cortex decisions AGENT --json")
     for p in (close, prio, done, reject, wrong):
         p.add_argument("--nats-url", help=NATS_URL_HELP)
         p.add_argument("--actor", default="cli", help="who made the correction, as the event's actor (default cli)")
@@ -369,7 +364,7 @@ async def cmd_feedback(args: argparse.Namespace, settings: Settings) -> int:
     agent = _agent(args.agent)
     async with connected(settings, args.nats_url) as nc:
         await check_target(nc, settings, agent, args.kind, args.id)
-        event = await publish_correction(nc, settings, agent, args.kind, args.id, getattr(args, "level", None),
+        event = await publish_correction(nc, settings, agent, args.kind, args.id, args.level,
                                          args.actor)
     print(f"published {args.kind} for {args.id} (event {event.id}); the owning worker applies it")
     return 0

@@ -114,13 +114,10 @@ def guarded(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
     """Every agent route: the host, the token, the agent id and that this token may see it."""
     async def endpoint(request: Request) -> Response:
         web: Web = request.app.state.web
-        refused = _refusal(web, request)
-        if refused is not None:
-            return refused
+        access = _admitted(web, request)
+        if isinstance(access, Response):
+            return access
         agent = request.path_params["agent"]
-        access = web.access(request)
-        if access is None:
-            return _unauthenticated(request)
         if not is_valid_agent(agent):
             return page(404, pages.error_page(404, f"{agent!r} is not an agent id"))
         if not access.allows(agent):
@@ -132,6 +129,15 @@ def guarded(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
             return page(exc.status, pages.error_page(exc.status, str(exc), agent))
 
     return endpoint
+
+
+def _admitted(web: Web, request: Request) -> Access | Response:
+    """What the request may see, or the answer that refuses it (host, origin, token)."""
+    refused = _refusal(web, request)
+    if refused is not None:
+        return refused
+    access = web.access(request)
+    return _unauthenticated(request) if access is None else access
 
 
 def _refusal(web: Web, request: Request) -> Response | None:
@@ -159,12 +165,9 @@ def notice(request: Request) -> str | None:
 
 async def overview(request: Request) -> Response:
     web: Web = request.app.state.web
-    refused = _refusal(web, request)
-    if refused is not None:
-        return refused
-    access = web.access(request)
-    if access is None:
-        return _unauthenticated(request)
+    access = _admitted(web, request)
+    if isinstance(access, Response):
+        return access
     agents = [a for a in await web.reader.agents() if access.allows(a)]
     if access.agents is not None and not agents:
         agents = sorted(access.agents)
@@ -428,12 +431,9 @@ async def agent_live(web: Web, request: Request, agent: str) -> Response:
 
 async def overview_live(request: Request) -> Response:
     web: Web = request.app.state.web
-    refused = _refusal(web, request)
-    if refused is not None:
-        return refused
-    access = web.access(request)
-    if access is None:
-        return _unauthenticated(request)
+    access = _admitted(web, request)
+    if isinstance(access, Response):
+        return access
     key = ">" if access.agents is None else next(iter(access.agents))
     return sse(web, [WATCHED["boot"], WATCHED["threads"]], key)
 
