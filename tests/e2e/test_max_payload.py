@@ -22,7 +22,7 @@ from typing import Any
 import msgspec
 import nats
 import pytest
-from cortex_testkit import drained
+from cortex_testkit import drained, stop_process
 from nats.js import api
 
 from schemas.docs import ThreadsDoc
@@ -43,13 +43,7 @@ def cortex_up(nats_url: str, tmp_path: Path) -> Iterator[subprocess.Popen[bytes]
                             start_new_session=True)
     log.close()
     yield proc
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(40)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+    stop_process(proc)
 
 
 def padded(body: dict[str, Any], field: str, total: int) -> bytes:

@@ -19,7 +19,7 @@ from typing import Any
 import msgspec
 import nats
 import pytest
-from cortex_testkit import CONSUMING, cortex, drained
+from cortex_testkit import CONSUMING, cortex, drained, stop_process
 
 from schemas.docs import BootDoc, ChannelsDoc, CommitmentsDoc, DecisionsDoc, ThreadsDoc
 from shared.kv import kv_read
@@ -69,13 +69,7 @@ def cortex_up(nats_url: str, tmp_path: Path) -> Iterator[subprocess.Popen[bytes]
                             start_new_session=True)
     log.close()
     yield proc
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(40)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
+    stop_process(proc)
 
 
 async def documents(js: Any, agent: str) -> dict[str, bytes | None]:

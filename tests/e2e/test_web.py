@@ -27,7 +27,7 @@ from typing import Any
 
 import nats
 import pytest
-from cortex_testkit import CONSUMING, cortex, demo_file, drained, wait_for, wait_until
+from cortex_testkit import CONSUMING, cortex, demo_file, drained, stop_process, wait_for, wait_until
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -64,16 +64,6 @@ class Served:
         assert done.returncode == 0, done.stderr
         memories: list[dict[str, Any]] = json.loads(done.stdout)["memories"]
         return memories
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(40)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
 
 
 async def _all_applied(url: str) -> None:
@@ -120,7 +110,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         assert demo.wait(60) in (0, 130), (tmp / "demo.log").read_text(errors="replace")[-2000:]
     finally:
         for proc in reversed(procs):
-            _stop(proc)
+            stop_process(proc)
 
 
 @pytest.fixture(scope="module")

@@ -13,6 +13,7 @@ import difflib
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -45,6 +46,17 @@ T = TypeVar("T")
 class NotMet(AssertionError):
     """The condition ``wait_for`` or ``wait_until`` polled did not hold in time (a failure raised
     by the predicate itself passes through as it is)."""
+
+
+def stop_process(proc: subprocess.Popen[bytes], grace_s: float = 40) -> None:
+    """SIGTERM (a `cortex up` drains and exits), then SIGKILL if it has not within ``grace_s``."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(grace_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
 
 
 async def wait_for(predicate: Callable[[], Awaitable[Any]], within: float = 10.0, interval: float = 0.02) -> Any:
