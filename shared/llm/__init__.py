@@ -13,6 +13,7 @@ from shared.llm.client import (
     make_provider,
     process_cap,
     retry_delay,
+    started_llm,
     worker_llm,
 )
 from shared.llm.deferred import Later, PendingCall, answer_event
@@ -55,5 +56,6 @@ __all__ = [
     "make_provider",
     "process_cap",
     "retry_delay",
+    "started_llm",
     "worker_llm",
 ]

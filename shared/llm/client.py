@@ -436,15 +436,27 @@ class LlmClient:
             await self._provider.aclose()
 
 
+async def started_llm(settings: Settings, js: JetStreamContext, *, name: str = "", http_client: Any = None,
+                      worker: str | None = None, doc_bucket: str | None = None, partition: int | None = None,
+                      checks: Mapping[str, Check] | None = None) -> LlmClient:
+    """The one place a client is made: built and started (it takes up the deferred calls an
+    earlier instance of ``worker`` left). Every worker's comes through ``worker_llm``; a
+    command's (``cortex index --summarize``) directly, with no name (its state is no worker's
+    in ``cortex status``) and no worker (it defers nothing: a command does not outlive its
+    call)."""
+    client = LlmClient(settings, js, http_client=http_client, name=name, worker=worker, doc_bucket=doc_bucket,
+                       partition=partition, checks=checks)
+    await client.start()
+    return client
+
+
 async def worker_llm(ctx: WorkerContext, doc_bucket: str | None, checks: Mapping[str, Check] | None = None,
                      defers: bool = True) -> LlmClient:
     """The client of one worker consumer, started: its deferred calls are answered into the
     stream, its state goes to ``cortex status`` under its consumer's name. A shadow worker
     defers nothing: it applies the live worker's answers (``deferred``)."""
-    client = LlmClient(ctx.settings, ctx.js, http_client=ctx.extras.get("llm_http_client"),
-                       name=ctx.consumer or f"{ctx.worker}-api",
-                       worker=ctx.worker if defers and not ctx.shadow else None,
-                       doc_bucket=ctx.bucket(doc_bucket) if doc_bucket else None,
-                       partition=ctx.partition, checks=checks)
-    await client.start()
-    return client
+    return await started_llm(ctx.settings, ctx.js, http_client=ctx.extras.get("llm_http_client"),
+                             name=ctx.consumer or f"{ctx.worker}-api",
+                             worker=ctx.worker if defers and not ctx.shadow else None,
+                             doc_bucket=ctx.bucket(doc_bucket) if doc_bucket else None,
+                             partition=ctx.partition, checks=checks)

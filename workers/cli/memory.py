@@ -22,7 +22,7 @@ from schemas.events import FeedbackEvent, NoteEvent, is_memory_id
 from shared.asof import DocReader
 from shared.config import Settings
 from shared.errors import TransientError
-from shared.llm import NO_MODEL, LlmClient
+from shared.llm import NO_MODEL, LlmClient, started_llm
 from shared.names import BUCKET_KNOWLEDGE, api_subject, notes_subject, published_subject
 from workers.cli.base import CliError
 from workers.cli.common import AGENT_HELP, NATS_URL_HELP, add_json_flag, connected, print_json, require_data
@@ -202,7 +202,7 @@ async def _summaries(js: Any, settings: Settings, notes: Sequence[NoteEvent], kn
         if tty:  # off a terminal (a log) only the summary line
             print(f"\rsummarize: {i}/{n} sections", end="\n" if i == n else "", file=sys.stderr, flush=True)
 
-    llm = LlmClient(settings, js)
+    llm = await started_llm(settings, js)
     try:
         done, missed = await summarize_notes(llm, wanted, publish, progress)
     except TransientError as exc:
