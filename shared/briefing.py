@@ -156,6 +156,13 @@ class BriefingSection(Generic[T]):
     # "no data at all" lines count it); recall's does not: a rule kept with ``cortex remember``
     # is no conversation
     conversation_data: bool = True
+    # its document changes with the agent's messages (threads, decisions, commitments, facts,
+    # channels): the state's age line measures how far behind them ``ages`` is
+    follows_messages: bool = False
+    # the state line's reading of its document: the mood of the agent's last session (the
+    # threads'), and what the age line calls it when it falls behind the messages ("Thread data")
+    mood: Callable[[T], str] | None = None
+    ages: str = ""
     revise: Callable[[T, Briefing], dict[str, Any]] | None = None
     view: Callable[[T, datetime, Settings], T] | None = None
     seen: Seen[T] | None = None

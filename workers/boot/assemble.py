@@ -79,7 +79,7 @@ def assemble_boot(
     for s in render_order(sections):
         rendered[s.name] = made(s, briefing, said, scaled(s.chars, limit))
         said = said.plus(rendered[s.name].says)
-    state = state_section(conversation_of(sections, inputs, briefing), tz, settings)
+    state = state_section(sections, conversation_of(sections, inputs, briefing), tz, settings)
     footer = " | ".join(["_Boot context", *(rendered[s.name].footer for s in sections if rendered[s.name].footer)])
     parts = [bounded("\n".join([header_section(inputs.now, tz), state]), HEADER_STATE_CHARS),
              *(rendered[s.name].text for s in sections), "---", bounded(footer + "_", FOOTER_CHARS)]

@@ -9,12 +9,13 @@ conversation the other workers have seen, thresholds in ``CORTEX_BOOT_STALE_*_MI
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 from zoneinfo import ZoneInfo
 
-from schemas.docs import ThreadsDoc
+from shared.briefing import BriefingSection
 from shared.config import BootSettings
-from shared.names import BUCKET_CHANNELS, BUCKET_COMMITMENTS, BUCKET_DECISIONS, BUCKET_KNOWLEDGE, BUCKET_THREADS
 from workers.boot.inputs import BootInputs, activity
 from workers.briefing import describe_age
 from workers.render import MOOD_EMOJI, as_utc, iso_seconds, join_names
@@ -100,59 +101,71 @@ def _missing_line(inputs: BootInputs) -> str:
     return ""
 
 
-# The documents the agent's messages change (``age_line``), and the threads' (the mood, the age).
-_CONVERSATION = (BUCKET_THREADS, BUCKET_DECISIONS, BUCKET_COMMITMENTS, BUCKET_KNOWLEDGE, BUCKET_CHANNELS)
+def _documents(sections: Sequence[BriefingSection[Any]], inputs: BootInputs) -> list[tuple[BriefingSection[Any], Any]]:
+    """Each section's document there is, with its section."""
+    return [(s, doc) for s in sections if isinstance(doc := inputs.docs.get(s.bucket), s.doc_type)]
 
 
-def _threads(inputs: BootInputs) -> ThreadsDoc | None:
-    doc = inputs.docs.get(BUCKET_THREADS)
-    return doc if isinstance(doc, ThreadsDoc) else None
+def session_mood(sections: Sequence[BriefingSection[Any]], inputs: BootInputs) -> str:
+    """The mood of the agent's last session, as the section that tells it reads its document
+    (``BriefingSection.mood``: the threads'); neutral when none does."""
+    return next((s.mood(doc) for s, doc in _documents(sections, inputs) if s.mood is not None), "neutral")
 
 
-def age_line(inputs: BootInputs, settings: BootSettings = DEFAULT_BOOT) -> str:
+def _age_warning(name: str, minutes: float, settings: BootSettings) -> str:
+    hours = round(minutes / 60)
+    if settings.stale_alert_minutes and minutes > settings.stale_alert_minutes:
+        return f"🚨 STALE DATA: {name} is {hours}h old."
+    if settings.stale_warn_minutes and minutes > settings.stale_warn_minutes:
+        return f"⚠️ Data staleness: {name} is {hours}h old."
+    return ""
+
+
+def age_lines(sections: Sequence[BriefingSection[Any]], inputs: BootInputs,
+              settings: BootSettings = DEFAULT_BOOT) -> list[str]:
     """The plugin design's age warning: thread data older than the alert minutes is
     "STALE DATA", older than the warn minutes "Data staleness" (its thresholds, 480 and
     120 minutes by default); nothing while younger or when there is no thread data.
 
-    Old, here, is behind the conversation: measured from the threads document's last event
-    to the latest event of the documents the agent's messages change (threads, decisions,
-    commitments, knowledge, channels: ``inputs.activity``, the channels document's last
+    Old, here, is behind the conversation: measured from the last event of a document the
+    age line watches (``BriefingSection.ages``: the threads') to the latest event of the
+    documents the agent's messages change (``BriefingSection.follows_messages``: threads,
+    decisions, commitments, knowledge, channels; ``activity``, the channels document's last
     message), as of the trigger. The design measured it to the
     trigger, and so warned "STALE DATA: Thread data is 10h old" every morning: an agent idle
     overnight has thread data exactly as fresh as its conversation, which "Last activity"
     states. Threads behind the messages the other workers have seen (the threads worker
     switched off, say) still warn; a worker behind the trigger is named by the lag line."""
-    threads = _threads(inputs)
-    last = threads.integrity.last_event_ts if threads is not None else None
-    if last is None:
-        return ""
-    conversation = [ts for bucket in _CONVERSATION if (doc := inputs.docs.get(bucket)) is not None
-                    and (ts := activity(doc)) is not None]
-    minutes = (max(as_utc(ts) for ts in conversation) - as_utc(last)).total_seconds() / 60
-    hours = round(minutes / 60)
-    if settings.stale_alert_minutes and minutes > settings.stale_alert_minutes:
-        return f"🚨 STALE DATA: Thread data is {hours}h old."
-    if settings.stale_warn_minutes and minutes > settings.stale_warn_minutes:
-        return f"⚠️ Data staleness: Thread data is {hours}h old."
-    return ""
+    present = _documents(sections, inputs)
+    conversation = [as_utc(ts) for s, doc in present if s.follows_messages and (ts := activity(doc)) is not None]
+    lines = []
+    for s, doc in present:
+        last = doc.integrity.last_event_ts
+        if s.ages and last is not None:
+            minutes = (max(conversation, default=as_utc(last)) - as_utc(last)).total_seconds() / 60
+            lines.append(_age_warning(s.ages, minutes, settings))
+    return [line for line in lines if line]
 
 
-def staleness_lines(inputs: BootInputs, settings: BootSettings = DEFAULT_BOOT) -> list[str]:
+def staleness_lines(sections: Sequence[BriefingSection[Any]], inputs: BootInputs,
+                    settings: BootSettings = DEFAULT_BOOT) -> list[str]:
     """The visible warnings: lagging workers, old thread data, then sources without data."""
     lines = [_lag_line(inputs.lagging)] if inputs.lagging else []
-    lines += [line for line in (age_line(inputs, settings), _missing_line(inputs)) if line]
-    return lines
+    missing = _missing_line(inputs)
+    return lines + age_lines(sections, inputs, settings) + ([missing] if missing else [])
 
 
-def state_section(inputs: BootInputs, tz: ZoneInfo, settings: BootSettings = DEFAULT_BOOT) -> str:
+def state_section(sections: Sequence[BriefingSection[Any]], inputs: BootInputs, tz: ZoneInfo,
+                  settings: BootSettings = DEFAULT_BOOT) -> str:
+    """The state: the mode, the last session's mood, the last activity and the warnings, of
+    every section's document (``sections``, the registry's: none is named here)."""
     lines = ["## ⚡ State", f"Mode: {execution_mode(inputs.now, tz)}"]
-    threads = _threads(inputs)
-    mood = threads.session_mood if threads is not None else "neutral"
+    mood = session_mood(sections, inputs)
     # The reference leaves a neutral mood unsaid: only a notable mood changes behaviour.
     if mood != "neutral":
         lines.append(f"Last session mood: {mood} {MOOD_EMOJI.get(mood, '')}".rstrip())
     lines.append(last_activity_line(inputs))
-    warnings = staleness_lines(inputs, settings)
+    warnings = staleness_lines(sections, inputs, settings)
     if warnings:
         lines += ["", *warnings]
     lines.append("")

@@ -44,5 +44,6 @@ def _channels(b: Briefing, said: Said, budget: int) -> Rendered:
 # the channel summaries are made for every trigger (read as of the trigger itself)
 SECTIONS: tuple[BriefingSection[Any], ...] = (
     BriefingSection("📡 Other Channels", BUCKET_CHANNELS, ChannelsDoc, name="channels", order=900, chars=600,
-                    compose=_channels, as_of="made_for_trigger", only_when_relevant=False),
+                    compose=_channels, as_of="made_for_trigger", only_when_relevant=False,
+                    follows_messages=True),
 )

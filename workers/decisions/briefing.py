@@ -366,8 +366,8 @@ def _commitments(b: Briefing, said: Said, budget: int) -> Rendered:
 SECTIONS: tuple[BriefingSection[Any], ...] = (
     BriefingSection("🎯 Recent Decisions", BUCKET_DECISIONS, DecisionsDoc, name="decisions", order=600, chars=3000,
                     compose=_decisions, reads=(BUCKET_NARRATIVES,), says=(DECISIONS, SENTENCES),
-                    only_when_relevant=False),
+                    only_when_relevant=False, follows_messages=True),
     BriefingSection("📋 Commitments", BUCKET_COMMITMENTS, CommitmentsDoc, name="commitments", order=700, chars=1000,
                     compose=_commitments, reads=(BUCKET_NARRATIVES, BUCKET_OPERATIONS, BUCKET_TRACES),
-                    hears=(OPERATIONS,), says=(SENTENCES,), only_when_relevant=False),
+                    hears=(OPERATIONS,), says=(SENTENCES,), only_when_relevant=False, follows_messages=True),
 )

@@ -89,6 +89,6 @@ def _updated(doc: KnowledgeDoc) -> datetime:
 # the facts a briefing asked for shows are accessed: knowledge promotes them (``fact_access``)
 SECTIONS: tuple[BriefingSection[Any], ...] = (
     BriefingSection("🧠 Known Facts", BUCKET_KNOWLEDGE, KnowledgeDoc, name="facts", order=800, chars=800,
-                    compose=_facts, says=(FACTS,), only_when_relevant=False,
+                    compose=_facts, says=(FACTS,), only_when_relevant=False, follows_messages=True,
                     seen=Seen("fact_access", _shown, stamp=_updated)),
 )

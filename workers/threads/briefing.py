@@ -143,8 +143,13 @@ def _threads(b: Briefing, said: Said, budget: int) -> Rendered:
     return Rendered(text, {THREAD_TITLES: titles, SENTENCES: sentences}, plural(shown, "active thread"))
 
 
+def _mood(doc: ThreadsDoc) -> str:
+    return doc.session_mood
+
+
 SECTIONS: tuple[BriefingSection[Any], ...] = (
     BriefingSection("🧵 Active Threads", BUCKET_THREADS, ThreadsDoc, name="threads", order=300, chars=8000,
                     compose=_threads, reads=(BUCKET_NARRATIVES, BUCKET_TRACES), hears=(DECISIONS, FACTS),
-                    says=(THREAD_TITLES, SENTENCES), only_when_relevant=False),
+                    says=(THREAD_TITLES, SENTENCES), only_when_relevant=False,
+                    follows_messages=True, mood=_mood, ages="Thread data"),
 )
