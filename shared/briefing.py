@@ -34,7 +34,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from zoneinfo import ZoneInfo
 
-from schemas.types import FeedbackKind
+from schemas.types import FeedbackKind, Mood
 from shared.footprint import AsOf, Source
 
 if TYPE_CHECKING:
@@ -161,7 +161,7 @@ class BriefingSection(Generic[T]):
     follows_messages: bool = False
     # the state line's reading of its document: the mood of the agent's last session (the
     # threads'), and what the age line calls it when it falls behind the messages ("Thread data")
-    mood: Callable[[T], str] | None = None
+    mood: Callable[[T], Mood] | None = None
     ages: str = ""
     revise: Callable[[T, Briefing], dict[str, Any]] | None = None
     view: Callable[[T, datetime, Settings], T] | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import json
 from collections.abc import Callable
@@ -641,3 +642,25 @@ async def test_claude_rewords_the_briefing_at_session_end_and_the_documents_stay
         assert "ok" in await cached_outcomes(nc)  # the answer is cached: a replay reads it back
     finally:
         await nc.close()
+
+
+
+def _callee(node: ast.Call) -> str:
+    if isinstance(node.func, ast.Name):
+        return node.func.id
+    return node.func.attr if isinstance(node.func, ast.Attribute) else ""
+
+
+def test_one_place_builds_a_client() -> None:
+    """Every LLM path's client comes from ``shared.llm.started_llm`` (the workers' through
+    ``worker_llm``; ``cortex index --summarize`` too): no other production module calls
+    ``LlmClient(...)`` (issue 42)."""
+    root = Path(__file__).resolve().parents[2]
+    builds = sorted(
+        str(path.relative_to(root))
+        for package in ("shared", "workers", "deploy")
+        for path in (root / package).rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Call) and _callee(node) == "LlmClient"
+    )
+    assert builds == ["shared/llm/client.py"]

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from schemas.types import Mood
 from shared.briefing import BriefingSection
 from shared.config import BootSettings
 from workers.boot.inputs import BootInputs, activity
@@ -106,7 +107,7 @@ def _documents(sections: Sequence[BriefingSection[Any]], inputs: BootInputs) -> 
     return [(s, doc) for s in sections if isinstance(doc := inputs.docs.get(s.bucket), s.doc_type)]
 
 
-def session_mood(sections: Sequence[BriefingSection[Any]], inputs: BootInputs) -> str:
+def session_mood(sections: Sequence[BriefingSection[Any]], inputs: BootInputs) -> Mood:
     """The mood of the agent's last session, as the section that tells it reads its document
     (``BriefingSection.mood``: the threads'); neutral when none does."""
     return next((s.mood(doc) for s, doc in _documents(sections, inputs) if s.mood is not None), "neutral")

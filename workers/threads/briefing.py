@@ -16,6 +16,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from schemas.docs import NarrativeDoc, Thread, ThreadsDoc, TraceDoc
+from schemas.types import Mood
 from shared.briefing import DECISIONS, FACTS, SENTENCES, THREAD_TITLES, Briefing, BriefingSection, Rendered, Said
 from shared.names import BUCKET_NARRATIVES, BUCKET_THREADS, BUCKET_TRACES
 from workers.briefing import enhance_threads, false_claims, section
@@ -143,7 +144,7 @@ def _threads(b: Briefing, said: Said, budget: int) -> Rendered:
     return Rendered(text, {THREAD_TITLES: titles, SENTENCES: sentences}, plural(shown, "active thread"))
 
 
-def _mood(doc: ThreadsDoc) -> str:
+def _mood(doc: ThreadsDoc) -> Mood:
     return doc.session_mood
 
 
