@@ -19,8 +19,10 @@ from pathlib import Path
 
 import msgspec
 
-from shared.config import settings_reference
+from shared.briefing import placed
+from shared.config import BRIEFING_SECTION, settings_reference
 from shared.names import BUCKET_FORGETS, BUCKET_LEASES
+from shared.runtime import briefings
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC_FILE = ROOT / "docs" / "operations.md"
@@ -46,10 +48,16 @@ def _default(value: str) -> str:
 
 
 def own_sections() -> list[tuple[str, type[msgspec.Struct]]]:
-    """The workers' own settings sections (``WorkerSpec.config``), by worker name."""
+    """The workers' own settings sections (``WorkerSpec.config``), by worker name, then their
+    briefing sections' knobs (``BriefingSection.knobs``, ``CORTEX_BOOT_<KNOB>``) in the
+    briefing's order."""
     from workers.registry import all_specs
 
-    return sorted((name, spec.config) for name, spec in all_specs().items() if spec.config is not None)
+    specs = all_specs()
+    own = sorted(((name, spec.config) for name, spec in specs.items() if spec.config is not None),
+                 key=lambda section: section[0])
+    sections = placed(briefings(specs.values()))
+    return own + [(BRIEFING_SECTION, s.knobs) for s in sections if s.knobs is not None]
 
 
 def settings_table() -> str:

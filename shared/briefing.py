@@ -20,7 +20,10 @@ A section is made by its worker's code, in its worker's folder, from
 
 A section whose document exists only when there is something to tell (a snapshot at a
 compaction, the pending operations of an agent that ran tools) is ``only_when_relevant``:
-an agent without that document has no gap, no "no data yet" line.
+an agent without that document has no gap, no "no data yet" line. A section tells boot's
+state line what it reads of its document (``mood``, ``ages``, ``follows_messages``), and
+brings its own knobs (``knobs``: how many threads, how old a snapshot), read from
+``CORTEX_BOOT_<KNOB>`` as the plugin design names them.
 
 Everything a section does is pure — the documents in, the section out — so a replay makes
 the same bytes.
@@ -34,14 +37,17 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from zoneinfo import ZoneInfo
 
+import msgspec
+
 from schemas.types import FeedbackKind, Mood
 from shared.footprint import AsOf, Source
 
 if TYPE_CHECKING:
-    from shared.config import BootSettings, Settings
+    from shared.config import Settings
 
 T = TypeVar("T")
 D = TypeVar("D")
+K = TypeVar("K", bound=msgspec.Struct)
 
 # Kinds of what a section says, for the sections rendered after it (``Said``).
 SENTENCES = "sentences"  # every summary, wait, decision, reason and promise shown: said once
@@ -70,20 +76,26 @@ class Said:
 @dataclass(frozen=True)
 class Briefing:
     """What one briefing is made from: the agent, the trigger's event time (never the wall
-    clock), the briefing's knobs, and every section's document as of the trigger, by bucket
-    (absent: not there). ``person``: a briefing for one of the people the agent talks with."""
+    clock), every section's document as of the trigger, by bucket (absent: not there), and
+    the sections' knobs. ``person``: a briefing for one of the people the agent talks with."""
 
     agent: str
     now: datetime
     tz: ZoneInfo
-    settings: BootSettings
     docs: Mapping[str, Any]
     person: str | None = None
+    knobs: Mapping[type[Any], Any] = field(default_factory=dict)  # the sections' knobs, by type
 
     def doc(self, bucket: str, doc_type: type[D]) -> D | None:
         """The document of ``bucket``, when there is one of that type."""
         doc = self.docs.get(bucket)
         return doc if isinstance(doc, doc_type) else None
+
+    def knob(self, knobs: type[K]) -> K:
+        """A section's knobs (``BriefingSection.knobs``): as the environment sets them, else
+        their defaults."""
+        found = self.knobs.get(knobs)
+        return found if isinstance(found, knobs) else knobs()
 
 
 @dataclass(frozen=True)
@@ -163,6 +175,9 @@ class BriefingSection(Generic[T]):
     # threads'), and what the age line calls it when it falls behind the messages ("Thread data")
     mood: Callable[[T], Mood] | None = None
     ages: str = ""
+    # its own knobs, read from ``CORTEX_BOOT_<KNOB>`` (``Settings.briefing_knobs``: the plugin
+    # design's names) and handed to its ``compose`` in the ``Briefing`` (``Briefing.knob``)
+    knobs: type[msgspec.Struct] | None = None
     revise: Callable[[T, Briefing], dict[str, Any]] | None = None
     view: Callable[[T, datetime, Settings], T] | None = None
     seen: Seen[T] | None = None

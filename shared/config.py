@@ -49,23 +49,16 @@ class BootSettings(msgspec.Struct, frozen=True, kw_only=True):
     enabled: bool = True
     max_chars: Annotated[int, Meta(ge=2000, le=64000)] = 16000
     on_session_start: bool = True
-    max_threads_in_boot: Annotated[int, Meta(ge=1, le=20)] = 7
-    max_decisions_in_boot: Annotated[int, Meta(ge=1, le=30)] = 10
-    decision_recency_days: Annotated[int, Meta(ge=1, le=90)] = 14
-    # an open commitment without a due date is listed this many days after it was made, then
-    # only counted (it is never overdue: nothing said when it was due)
-    commitment_days: Annotated[int, Meta(ge=1, le=90)] = 7
     wait_ms: Annotated[int, Meta(ge=0, le=60000)] = 2000
     # at most one "change" BootDoc per agent per this much *event* time (0: one per fetched
     # batch); session start, compaction and session end always make one
     change_interval_ms: Annotated[int, Meta(ge=0, le=86_400_000)] = 60_000
     # Age, as the plugin design's briefing judges it (in event time): thread data older than
-    # the warn / alert minutes gets a "Data staleness" / "STALE DATA" line (0: never); the
-    # hot snapshot and the narrative are shown only while younger than their maximum age.
+    # the warn / alert minutes gets a "Data staleness" / "STALE DATA" line (0: never). A
+    # section's own knobs (how many threads, how old a snapshot) are its worker's
+    # (``BriefingSection.knobs``, ``Settings.briefing_knobs``), under the same CORTEX_BOOT_ names.
     stale_warn_minutes: Annotated[int, Meta(ge=0, le=43_200)] = 120
     stale_alert_minutes: Annotated[int, Meta(ge=0, le=43_200)] = 480
-    snapshot_max_age_minutes: Annotated[int, Meta(ge=1, le=10_080)] = 60
-    narrative_max_age_hours: Annotated[int, Meta(ge=1, le=720)] = 36
 
 
 class PrecompactionSettings(msgspec.Struct, frozen=True, kw_only=True):
@@ -266,10 +259,22 @@ class Settings(msgspec.Struct, frozen=True, kw_only=True):
         """A worker's own settings (``WorkerSpec.config``): ``cls`` read from
         ``CORTEX_<NAME>_<KNOB>`` like the sections above, its defaults for the rest; a bad
         value is a ``SettingsError`` naming the variable (the host checks at start-up)."""
-        taken = [n for n in (env_name(f, name) for f in cls.__struct_fields__) if n in _known_names()]
-        if name in _SECTIONS or taken:
+        if name in _SECTIONS:
             raise SettingsError(f"worker {name}: its own settings would share the names of built-in ones "
-                                f"({', '.join(taken) or f'the section {name}'})")
+                                f"(the section {name})")
+        return self._own(name, cls)
+
+    def briefing_knobs(self, cls: type[S]) -> S:
+        """A briefing section's own knobs (``BriefingSection.knobs``): ``cls`` read from
+        ``CORTEX_BOOT_<KNOB>``, the plugin design's names for the briefing's knobs, whichever
+        worker's section they belong to; checked like a worker's own settings."""
+        return self._own(BRIEFING_SECTION, cls)
+
+    def _own(self, name: str, cls: type[S]) -> S:
+        taken = [n for n in (env_name(f, name) for f in cls.__struct_fields__) if n in _known_names()]
+        if taken:
+            raise SettingsError(f"{cls.__name__}: its settings would share the names of built-in ones "
+                                f"({', '.join(taken)})")
         return cls(**_read_struct(cls, self.others, name))
 
     @property
@@ -313,6 +318,11 @@ _ALIASES = {"anthropic_api_key": "ANTHROPIC_API_KEY", "openai_api_key": "OPENAI_
 _NOT_VARIABLES = frozenset({"others", "nats_origin"})  # what no variable of its own sets
 _SECRET_FIELDS = frozenset({"nats_password", "nats_token", "anthropic_api_key", "openai_api_key", "llm_api_key",
                             "qdrant_api_key"})
+
+
+# The section of the briefing's knobs in the environment (``CORTEX_BOOT_<KNOB>``): the
+# boot worker's own and those of each worker's briefing section (``Settings.briefing_knobs``).
+BRIEFING_SECTION = "boot"
 
 
 def env_name(field: str, section: str | None = None) -> str:

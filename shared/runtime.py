@@ -175,6 +175,12 @@ def with_briefings(spec: WorkerSpec, specs: Iterable[WorkerSpec]) -> WorkerSpec:
     return replace(spec, sources=tuple(sources.values()), sections=sections)
 
 
+def briefing_knobs(sections: Iterable[tuple[str, BriefingSection[Any]]], settings: Settings) -> list[msgspec.Struct]:
+    """The own knobs of ``sections`` (worker → section; ``BriefingSection.knobs``), as the
+    environment sets them: a bad value is a ``SettingsError`` naming the variable."""
+    return [settings.briefing_knobs(b.knobs) for _, b in sections if b.knobs is not None]
+
+
 # Knobs that change how long a worker waits, never what it derives: not part of the hash.
 OPERATIONAL_KNOBS = frozenset({"wait_ms"})
 
@@ -192,6 +198,8 @@ def producer_id(spec: WorkerSpec, settings: Settings, version: str) -> str:
     if spec.config is not None:
         own = settings.section(spec.name, spec.config)
         sections["own"] = {k: v for k, v in msgspec.structs.asdict(own).items() if k not in OPERATIONAL_KNOBS}
+    if spec.sections:  # the briefing sections it makes (boot's): their knobs change its documents
+        sections["briefing"] = [msgspec.structs.asdict(k) for k in briefing_knobs(spec.sections, settings)]
     if spec.patterns:
         sections["patterns"] = patterns_digest(spec.patterns)
     digest = hashlib.sha256(msgspec.json.encode(sections)).hexdigest()[:8]
@@ -264,6 +272,7 @@ class WorkerHost:
         for spec in specs:  # a bad value of a worker's own settings stops it here, naming the variable
             if spec.config is not None:
                 settings.section(spec.name, spec.config)
+            briefing_knobs([*spec.sections, *((spec.name, b) for b in spec.briefing)], settings)
 
     async def _ensure_consumer(self, js: JetStreamContext, consumer: str, spec: WorkerSpec, health: Health,
                                partition: int | None) -> None:

@@ -14,8 +14,7 @@ def test_defaults_follow_the_plugin_design() -> None:
     s = load_settings({})
     assert (s.threads.prune_days, s.threads.max_threads) == (7, 50)
     assert (s.decisions.max_decisions, s.decisions.dedupe_window_hours) == (100, 24)
-    assert (s.boot.max_chars, s.boot.max_threads_in_boot, s.boot.max_decisions_in_boot) == (16000, 7, 10)
-    assert s.boot.decision_recency_days == 14 and s.precompaction.max_snapshot_messages == 15
+    assert s.boot.max_chars == 16000 and s.precompaction.max_snapshot_messages == 15
     assert s.languages == ("en", "de") and s.prefix == "cortex" and s.mode == "live"
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from schemas.docs import Integrity, RecallDoc
 from shared.briefing import BriefingSection, placed
+from shared.config import load_settings
 from shared.names import (
     BUCKET_CHANNELS,
     BUCKET_COMMITMENTS,
@@ -21,11 +22,16 @@ from shared.names import (
     BUCKET_THREADS,
     BUCKET_TRACES,
 )
-from shared.runtime import briefings
+from shared.runtime import briefing_knobs, briefings
 from workers.boot.inputs import BootInputs
 from workers.registry import all_specs
 
 SECTIONS: list[BriefingSection[Any]] = placed(briefings(all_specs().values()))
+
+
+def knobs(**env: str) -> list[Any]:
+    """The sections' own knobs as the environment ``env`` sets them (``CORTEX_BOOT_<KNOB>``)."""
+    return briefing_knobs(briefings(all_specs().values()), load_settings(env))
 
 NOW = datetime(2026, 2, 17, 11, 30, 2, tzinfo=UTC)  # the boot tests' "now" (tests/workers/boot/conftest.py)
 

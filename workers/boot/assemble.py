@@ -28,10 +28,12 @@ is not taken apart.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 from zoneinfo import ZoneInfo
+
+import msgspec
 
 from shared.briefing import Briefing, BriefingSection, Rendered, Said, render_order
 from shared.config import BootSettings
@@ -65,16 +67,20 @@ def assemble_boot(
     settings: BootSettings,
     tz: ZoneInfo,
     max_chars: int | None = None,
+    knobs: Iterable[msgspec.Struct] = (),
 ) -> str:
     """The BOOTSTRAP markdown for ``inputs``, at most ``max_chars`` plus the truncation marker.
 
     ``sections`` are every worker's, in placement order (``shared.briefing.placed``).
     ``max_chars`` overrides ``settings.max_chars`` (a request may ask for less); section
-    budgets scale with it. Sections without data are left out; header, state and footer
+    budgets scale with it. ``knobs``: the sections' own (``BriefingSection.knobs``), their
+    defaults for any not given. Sections without data are left out; header, state and footer
     are always there, so an agent with no data still gets a valid minimal document.
     """
     limit = settings.max_chars if max_chars is None else max_chars
-    briefing = revised(sections, Briefing(inputs.agent, inputs.now, tz, settings, inputs.docs, inputs.person))
+    knobs_by_type = {type(k): k for k in knobs}
+    briefing = revised(sections, Briefing(inputs.agent, inputs.now, tz, inputs.docs, inputs.person,
+                                          knobs_by_type))
     said, rendered = Said(), {}
     for s in render_order(sections):
         rendered[s.name] = made(s, briefing, said, scaled(s.chars, limit))

@@ -288,7 +288,8 @@ class Completer:
             fresh = await self._sources.at_trigger(env)
             docs = dict(fresh.docs)
         inputs = self._sources.inputs(Reading(env, docs, fresh.lagging))
-        markdown = assemble_boot(self._sources.sections, inputs, self._ctx.settings.boot, self._tz)
+        markdown = assemble_boot(self._sources.sections, inputs, self._ctx.settings.boot, self._tz,
+                                 knobs=self._sources.knobs)
         integrity = msgspec.structs.replace(stored.integrity, producer=self._ctx.producer)
         doc = msgspec.structs.replace(stored, generated_at=inputs.now, chars=len(markdown), markdown=markdown,
                                       lagging=inputs.lagging, integrity=integrity)

@@ -23,7 +23,7 @@ from shared.config import Settings
 from shared.inputs import Reading
 from shared.names import BUCKET_KNOWLEDGE, BUCKET_RECALL
 from shared.projection import boundary
-from shared.runtime import WorkerContext, briefings
+from shared.runtime import WorkerContext, briefing_knobs, briefings
 from workers.boot.inputs import BootInputs, last_activity
 
 
@@ -46,6 +46,8 @@ class BootSources:
         spec = ctx.catalog.get(ctx.worker)
         declared = list(spec.sections) if spec is not None else briefings(ctx.catalog.values())
         self.sections = placed(declared)
+        # the sections' own knobs (``CORTEX_BOOT_<KNOB>``), read once: what their composes see
+        self.knobs = briefing_knobs(declared, ctx.settings)
         read = [(w, b) for w, b in declared if workers is None or w in workers]
         # an agent without the document of a section made only when relevant has no gap; and a
         # worker switched off makes none (the slim install's demo runs recall disabled: its

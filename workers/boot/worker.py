@@ -130,7 +130,8 @@ class BootProjection(Projection[BootDoc, Reading]):
 
     def compose(self, doc: BootDoc | None, env: Envelope, inputs: Reading) -> BootDoc:
         boot_inputs = self._sources.inputs(inputs)
-        markdown = assemble_boot(self._sources.sections, boot_inputs, self._ctx.settings.boot, self._tz)
+        markdown = assemble_boot(self._sources.sections, boot_inputs, self._ctx.settings.boot, self._tz,
+                                 knobs=self._sources.knobs)
         return boot_doc(boot_inputs, markdown, trigger_of(env), session_of(env, doc))
 
 
@@ -332,7 +333,7 @@ async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:
         inputs, session = await asyncio.gather(sources.now(agent), latest_session(agent, req))
         if req.person is not None:  # a briefing for one of the people the agent talks with
             inputs = inputs.for_person(req.person)
-        markdown = assemble_boot(sources.sections, inputs, ctx.settings.boot, tz, req.max_chars)
+        markdown = assemble_boot(sources.sections, inputs, ctx.settings.boot, tz, req.max_chars, sources.knobs)
         await asked_seen(inputs, markdown)
         return boot_doc(inputs, markdown, "request", session)
 

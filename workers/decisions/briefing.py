@@ -17,8 +17,11 @@ import math
 import re
 from collections.abc import Collection, Sequence
 from datetime import date, datetime, time, timedelta
-from typing import Any, Final
+from typing import Annotated, Any, Final
 from zoneinfo import ZoneInfo
+
+import msgspec
+from msgspec import Meta
 
 from schemas.docs import (
     Commitment,
@@ -330,6 +333,21 @@ def commitments_section(
     return text, len(open_ones)
 
 
+class DecisionsBriefingSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """Recent Decisions' knobs (``CORTEX_BOOT_<KNOB>``): how many decisions, of how many days."""
+
+    max_decisions_in_boot: Annotated[int, Meta(ge=1, le=30)] = 10
+    decision_recency_days: Annotated[int, Meta(ge=1, le=90)] = 14
+
+
+class CommitmentsBriefingSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """Commitments' knob (``CORTEX_BOOT_COMMITMENT_DAYS``): an open commitment without a due
+    date is listed this many days after it was made, then only counted (it is never overdue:
+    nothing said when it was due)."""
+
+    commitment_days: Annotated[int, Meta(ge=1, le=90)] = 7
+
+
 def _overlay(b: Briefing) -> Any:
     narrative = b.doc(BUCKET_NARRATIVES, NarrativeDoc)
     return narrative.enhanced if narrative is not None else None
@@ -341,8 +359,9 @@ def _decisions(b: Briefing, said: Said, budget: int) -> Rendered:
     doc = b.doc(BUCKET_DECISIONS, DecisionsDoc)
     raw = doc.decisions if doc is not None else []
     replaced = replaced_decisions(raw)  # judged on the decisions as said, once
-    decisions = recent_decisions(enhance_decisions(raw, _overlay(b)), b.now, b.tz, b.settings.decision_recency_days,
-                                 b.settings.max_decisions_in_boot, replaced)
+    knobs = b.knob(DecisionsBriefingSettings)
+    decisions = recent_decisions(enhance_decisions(raw, _overlay(b)), b.now, b.tz, knobs.decision_recency_days,
+                                 knobs.max_decisions_in_boot, replaced)
     text, shown = decisions_section(decisions, budget)
     told = {d.id for d in decisions[:shown]} | replaced
     return Rendered(text, {DECISIONS: [one_line(d.what) for d in raw if d.id in told],
@@ -357,7 +376,7 @@ def _commitments(b: Briefing, said: Said, budget: int) -> Rendered:
     findings = traces.findings if traces is not None else []
     text, open_count = commitments_section(commitments, b.now, b.tz, budget,
                                            ops.operations if ops is not None else [], said.of(OPERATIONS), findings,
-                                           undated_days=b.settings.commitment_days)
+                                           undated_days=b.knob(CommitmentsBriefingSettings).commitment_days)
     reopened = false_closures(commitments, findings)
     return Rendered(text, {SENTENCES: [c.what for c in commitments if c.status != "done" or c.id in reopened]},
                     plural(open_count, "open commitment"))
@@ -366,8 +385,9 @@ def _commitments(b: Briefing, said: Said, budget: int) -> Rendered:
 SECTIONS: tuple[BriefingSection[Any], ...] = (
     BriefingSection("🎯 Recent Decisions", BUCKET_DECISIONS, DecisionsDoc, name="decisions", order=600, chars=3000,
                     compose=_decisions, reads=(BUCKET_NARRATIVES,), says=(DECISIONS, SENTENCES),
-                    only_when_relevant=False, follows_messages=True),
+                    only_when_relevant=False, follows_messages=True, knobs=DecisionsBriefingSettings),
     BriefingSection("📋 Commitments", BUCKET_COMMITMENTS, CommitmentsDoc, name="commitments", order=700, chars=1000,
                     compose=_commitments, reads=(BUCKET_NARRATIVES, BUCKET_OPERATIONS, BUCKET_TRACES),
-                    hears=(OPERATIONS,), says=(SENTENCES,), only_when_relevant=False, follows_messages=True),
+                    hears=(OPERATIONS,), says=(SENTENCES,), only_when_relevant=False, follows_messages=True,
+                    knobs=CommitmentsBriefingSettings),
 )

@@ -38,7 +38,7 @@ from schemas.docs import (
     ThreadsDoc,
 )
 from shared.briefing import Briefing
-from shared.config import BootSettings, Settings, without_llm
+from shared.config import Settings, without_llm
 from shared.embedded import EmbeddedNats
 from shared.feedback import NO_EVENT_TIME
 from shared.kv import kv_read
@@ -238,7 +238,7 @@ async def _stored(js: Any, agent: str, tz: ZoneInfo) -> Stored:
         BUCKET_KNOWLEDGE: knowledge, BUCKET_RECALL: await _read(js, BUCKET_RECALL, agent, RecallDoc)}
     read = await _read(js, BUCKET_EXTRACTION, agent, ExtractionDoc)
     # the model's items in, the ones it judged wrong out; its rules lead the key memories, as in the briefing
-    seen = docs if read is None else model_view(read, Briefing(agent, NO_EVENT_TIME, tz, BootSettings(), docs))
+    seen = docs if read is None else model_view(read, Briefing(agent, NO_EVENT_TIME, tz, docs))
     derived = Derived(threads=seen[BUCKET_THREADS], decisions=seen[BUCKET_DECISIONS],
                       commitments=seen[BUCKET_COMMITMENTS],
                       snapshots=[snapshot.markdown] if snapshot is not None else [])

@@ -34,6 +34,7 @@ import msgspec
 
 from schemas.docs import Commitment
 from shared.config import Settings
+from workers.decisions.briefing import DecisionsBriefingSettings
 from workers.evals.briefing import (
     Conversation,
     Counts,
@@ -373,7 +374,7 @@ def _zero_defects(score: LevelScore) -> None:
 
 def score_real(loaded: Loaded, stored: Stored, settings: Settings) -> dict[str, LevelScore]:
     """One conversation's scores at both levels."""
-    days = settings.boot.decision_recency_days
+    days = settings.briefing_knobs(DecisionsBriefingSettings).decision_recency_days
     out = {level: LevelScore() for level in LEVELS}
     by_level = {"stored": stored_candidates(stored),
                 "briefing": briefing_candidates(stored.boot.markdown if stored.boot else "")}

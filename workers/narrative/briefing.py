@@ -16,8 +16,11 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Annotated, Any
 from zoneinfo import ZoneInfo
+
+import msgspec
+from msgspec import Meta
 
 from schemas.docs import NarrativeDoc
 from shared.briefing import DECISIONS, SENTENCES, THREAD_TITLES, Briefing, BriefingSection, Rendered, Said
@@ -115,14 +118,22 @@ def without_said_quotes(markdown: str, said: Collection[str]) -> str:
     return "\n".join(line.rstrip() for line in lines if line.strip() or not line)
 
 
+class NarrativeBriefingSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """The narrative's knob (``CORTEX_BOOT_NARRATIVE_MAX_AGE_HOURS``): it is shown only while
+    younger (the plugin design's constant, as a knob)."""
+
+    narrative_max_age_hours: Annotated[int, Meta(ge=1, le=720)] = 36
+
+
 def _narrative(b: Briefing, said: Said, budget: int) -> Rendered:
+    max_age = timedelta(hours=b.knob(NarrativeBriefingSettings).narrative_max_age_hours)
     return Rendered(narrative_section(b.doc(BUCKET_NARRATIVES, NarrativeDoc), b.now, budget, b.tz,
-                                      said.of(THREAD_TITLES), said.of(DECISIONS),
-                                      timedelta(hours=b.settings.narrative_max_age_hours), said.of(SENTENCES)))
+                                      said.of(THREAD_TITLES), said.of(DECISIONS), max_age, said.of(SENTENCES)))
 
 
 # made at a session's end or a compaction (read as of the compaction itself): only when relevant
 SECTIONS: tuple[BriefingSection[Any], ...] = (
     BriefingSection("📖 Narrative", BUCKET_NARRATIVES, NarrativeDoc, name="narrative", order=200, chars=2000,
-                    compose=_narrative, as_of="made_for_compaction", hears=(THREAD_TITLES, DECISIONS, SENTENCES)),
+                    compose=_narrative, as_of="made_for_compaction", hears=(THREAD_TITLES, DECISIONS, SENTENCES),
+                    knobs=NarrativeBriefingSettings),
 )

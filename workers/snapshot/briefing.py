@@ -7,7 +7,10 @@ Shown only while fresh, measured against the trigger's time: an hour (design sec
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Annotated, Any
+
+import msgspec
+from msgspec import Meta
 
 from schemas.docs import SnapshotDoc
 from shared.briefing import Briefing, BriefingSection, Rendered, Said
@@ -55,13 +58,20 @@ def _newest_within(text: str, budget: int) -> str:
     return "\n".join([*head, *items])
 
 
+class SnapshotBriefingSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """The hot snapshot's knob (``CORTEX_BOOT_SNAPSHOT_MAX_AGE_MINUTES``): it is shown only
+    while younger (the plugin design's constant, as a knob)."""
+
+    snapshot_max_age_minutes: Annotated[int, Meta(ge=1, le=10_080)] = 60
+
+
 def _snapshot(b: Briefing, said: Said, budget: int) -> Rendered:
     return Rendered(snapshot_section(b.doc(BUCKET_SNAPSHOTS, SnapshotDoc), b.now, budget,
-                                     timedelta(minutes=b.settings.snapshot_max_age_minutes)))
+                                     timedelta(minutes=b.knob(SnapshotBriefingSettings).snapshot_max_age_minutes)))
 
 
 # made for a compaction (read as of the compaction itself), and only then: only when relevant
 SECTIONS: tuple[BriefingSection[Any], ...] = (
     BriefingSection("🔥 Last Session Snapshot", BUCKET_SNAPSHOTS, SnapshotDoc, name="snapshot", order=100,
-                    chars=1000, compose=_snapshot, as_of="made_for_compaction"),
+                    chars=1000, compose=_snapshot, as_of="made_for_compaction", knobs=SnapshotBriefingSettings),
 )

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 from zoneinfo import ZoneInfo
+
+import msgspec
+from msgspec import Meta
 
 from schemas.docs import NarrativeDoc, Thread, ThreadsDoc, TraceDoc
 from schemas.types import Mood
@@ -124,6 +127,12 @@ def threads_section(
     return text, shown
 
 
+class ThreadsBriefingSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """Active Threads' knob (``CORTEX_BOOT_MAX_THREADS_IN_BOOT``): how many open threads it lists."""
+
+    max_threads_in_boot: Annotated[int, Meta(ge=1, le=20)] = 7
+
+
 def _threads(b: Briefing, said: Said, budget: int) -> Rendered:
     """Active Threads, in Claude's wording where the narrative holds one."""
     doc, narrative = b.doc(BUCKET_THREADS, ThreadsDoc), b.doc(BUCKET_NARRATIVES, NarrativeDoc)
@@ -132,8 +141,8 @@ def _threads(b: Briefing, said: Said, budget: int) -> Rendered:
     threads = enhance_threads(raw, narrative.enhanced if narrative is not None else None)
     decisions, facts = said.of(DECISIONS), said.of(FACTS)
     findings = traces.findings if traces is not None else []
-    text, shown = threads_section(threads, b.settings.max_threads_in_boot, budget, b.tz, decisions, b.now,
-                                  false_claims(findings), facts)
+    most = b.knob(ThreadsBriefingSettings).max_threads_in_boot
+    text, shown = threads_section(threads, most, budget, b.tz, decisions, b.now, false_claims(findings), facts)
     briefed = briefed_threads(threads, decisions, facts)
     shown_open = briefed[:shown]
     # the narrative's Open items of threads shown here, or closed since it was written, or that
@@ -152,5 +161,5 @@ SECTIONS: tuple[BriefingSection[Any], ...] = (
     BriefingSection("🧵 Active Threads", BUCKET_THREADS, ThreadsDoc, name="threads", order=300, chars=8000,
                     compose=_threads, reads=(BUCKET_NARRATIVES, BUCKET_TRACES), hears=(DECISIONS, FACTS),
                     says=(THREAD_TITLES, SENTENCES), only_when_relevant=False,
-                    follows_messages=True, mood=_mood, ages="Thread data"),
+                    follows_messages=True, mood=_mood, ages="Thread data", knobs=ThreadsBriefingSettings),
 )

@@ -11,9 +11,8 @@ import random
 from datetime import timedelta
 
 import msgspec
-from briefing_sections import SECTIONS
+from briefing_sections import SECTIONS, knobs
 
-from shared.config import BootSettings
 from workers.boot import assemble_boot
 from workers.narrative import TimelineEntry, build_structured_narrative
 from workers.snapshot.briefing import snapshot_section
@@ -168,16 +167,16 @@ def test_a_narrative_written_earlier_says_which_24_hours_it_tells(make, settings
     assert "## 📖 Narrative (24h to 00:30 today)\n*Tuesday, 17. February 2026 — Narrative*\n\n**Timeline:**\n" \
            "- 2026-02-16 01:30 Session started: s-old\n" in md
 
-    def heading(age: timedelta, **kw: int) -> str:
+    def heading(age: timedelta, **env: str) -> str:
         narrative = make.narrative(age=age)
-        text = assemble_boot(SECTIONS, make.inputs(narrative=narrative), msgspec.structs.replace(settings, **kw), tz)
+        text = assemble_boot(SECTIONS, make.inputs(narrative=narrative), settings, tz, knobs=knobs(**env))
         return next(line for line in text.split("\n") if "📖" in line)
 
     assert heading(timedelta(seconds=59)) == "## 📖 Narrative (last 24h)"
     assert heading(timedelta(minutes=1)) == "## 📖 Narrative (24h to 12:29 today)"
     assert heading(timedelta(hours=20)) == "## 📖 Narrative (24h to 16:30 yesterday)"
     # silent for days (a longer max age): its date and how long ago, never "last 24h"
-    assert heading(timedelta(days=6), narrative_max_age_hours=168) == \
+    assert heading(timedelta(days=6), CORTEX_BOOT_NARRATIVE_MAX_AGE_HOURS="168") == \
         "## 📖 Narrative (24h to 2026-02-11 12:30, 6 days ago)"
 
 
@@ -186,8 +185,8 @@ def test_a_dated_narrative_heading_takes_its_room_from_the_narrative(make, setti
     fresh = "## 📖 Narrative (last 24h)\n"
     for age in (timedelta(0), timedelta(hours=20), timedelta(days=6)):
         narrative = make.narrative("N" * 2500, age=age)
-        md = assemble_boot(SECTIONS, make.inputs(narrative=narrative), msgspec.structs.replace(
-            settings, narrative_max_age_hours=168), tz)
+        md = assemble_boot(SECTIONS, make.inputs(narrative=narrative), settings, tz,
+                           knobs=knobs(CORTEX_BOOT_NARRATIVE_MAX_AGE_HOURS="168"))
         section = "## 📖" + md.split("## 📖", 1)[1].split("\n\n", 1)[0]
         assert len(section) == len(fresh) + 2000, section[:60]
 
@@ -246,7 +245,8 @@ def test_excludes_decisions_older_than_recency_days(make, settings, tz):
 def test_limits_threads_to_max_threads_in_boot(make, settings, tz):
     """port: limits threads to maxThreadsInBoot."""
     threads = make.threads(*(make.thread(f"t-{i}") for i in range(15)))
-    md = assemble_boot(SECTIONS, make.inputs(threads=threads), BootSettings(max_threads_in_boot=3), tz)
+    md = assemble_boot(SECTIONS, make.inputs(threads=threads), settings, tz,
+                       knobs=knobs(CORTEX_BOOT_MAX_THREADS_IN_BOOT="3"))
     assert md.count("\n### ") == 3
     assert "_… 12 more open threads not shown_" in md
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from briefing_sections import SECTIONS
+from briefing_sections import SECTIONS, knobs
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
@@ -79,7 +79,8 @@ def test_output_never_exceeds_max_chars_plus_marker(make, tz, max_chars, threads
     inputs = bulky_everything(make)
     inputs = make.inputs(**{**{f: getattr(inputs, f) for f in inputs.__struct_fields__},
                             "threads": bulky_threads(make, threads)})
-    md = assemble_boot(SECTIONS, inputs, BootSettings(max_chars=max_chars, max_threads_in_boot=20), tz)
+    md = assemble_boot(SECTIONS, inputs, BootSettings(max_chars=max_chars), tz,
+                       knobs=knobs(CORTEX_BOOT_MAX_THREADS_IN_BOOT="20"))
     assert len(md) <= max_chars + len(TRUNCATION_MARKER)
 
 

@@ -13,7 +13,7 @@ from datetime import timedelta
 from typing import Any
 
 import msgspec
-from briefing_sections import SECTIONS
+from briefing_sections import SECTIONS, knobs
 
 from schemas.docs import NarrativeDoc, Thread
 from workers.boot import assemble_boot
@@ -100,7 +100,8 @@ def test_the_narrative_keeps_an_open_thread_active_threads_does_not_show(make, t
     """Beyond the limit, the narrative's line is the only place a thread is named."""
     from shared.config import BootSettings
 
-    md = assemble_boot(SECTIONS, demo_like(make, tz), BootSettings(max_threads_in_boot=1), tz)
+    md = assemble_boot(SECTIONS, demo_like(make, tz), BootSettings(), tz,
+                       knobs=knobs(CORTEX_BOOT_MAX_THREADS_IN_BOOT="1"))
     narrative = section_of(md, "## 📖 Narrative")
     shown = section_of(md, "## 🧵 Active Threads")
     assert "Performance-Bug" in shown and "kubernetes cluster upgrade" not in shown  # same rank: by id

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import msgspec
-from briefing_sections import SECTIONS
+from briefing_sections import SECTIONS, knobs
 from hypothesis import given
 from hypothesis import settings as examples
 from hypothesis import strategies as st
@@ -76,7 +76,8 @@ def test_thread_limit_keeps_the_top_ranked(make, tz):
     threads = make.threads(
         *(make.thread(f"t{i}", last_activity=make.now - timedelta(minutes=i)) for i in range(10))
     )
-    md = assemble_boot(SECTIONS, make.inputs(threads=threads), BootSettings(max_threads_in_boot=3), tz)
+    md = assemble_boot(SECTIONS, make.inputs(threads=threads), BootSettings(), tz,
+                       knobs=knobs(CORTEX_BOOT_MAX_THREADS_IN_BOOT="3"))
     section = active_section(md)
     assert all(f"thread t{i}\n" in section for i in range(3))
     assert "thread t3\n" not in section
@@ -170,7 +171,8 @@ def test_the_pre_check_never_skips_what_the_search_finds(text: str) -> None:
 
 def test_decisions_in_the_document_respect_max_decisions_in_boot(make, tz):
     decisions = make.decisions(*(make.decision(f"d{i}") for i in range(12)))
-    md = assemble_boot(SECTIONS, make.inputs(decisions=decisions), BootSettings(max_decisions_in_boot=4), tz)
+    md = assemble_boot(SECTIONS, make.inputs(decisions=decisions), BootSettings(), tz,
+                       knobs=knobs(CORTEX_BOOT_MAX_DECISIONS_IN_BOOT="4"))
     assert md.count("\n- 🟡 **decision d") == 4
     assert "| 4 recent decisions |" in md
 
@@ -227,9 +229,9 @@ def test_an_undated_commitment_is_never_overdue_and_ages_out_counted(make, setti
         "_… 2 older open commitments without a due date not shown_\n"
     ) in md
     assert "keep ya posted" not in md and "send the photos" not in md
-    longer = msgspec.structs.replace(settings, commitment_days=10)
+    longer = knobs(CORTEX_BOOT_COMMITMENT_DAYS="10")
     assert "- ⚪ Open: send the photos (claudia)\n" in assemble_boot(SECTIONS, make.inputs(commitments=commitments),
-                                                                   longer, tz)
+                                                                   settings, tz, knobs=longer)
 
 
 def test_a_commitment_says_its_topic_when_the_task_does_not(make, settings, tz):

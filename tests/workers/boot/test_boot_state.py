@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 
 import msgspec
 import pytest
-from briefing_sections import SECTIONS
+from briefing_sections import SECTIONS, knobs
 
 from workers.boot import assemble_boot, execution_mode
 from workers.boot.state import NOTHING_YET
@@ -174,10 +174,11 @@ def test_the_age_thresholds_and_freshness_windows_are_settings(make, settings, t
                       narrative=make.narrative(age=timedelta(hours=40)))
     assert "Last Session Snapshot" not in assemble_boot(SECTIONS, old, settings, tz)
     assert "Narrative" not in assemble_boot(SECTIONS, old, settings, tz)
-    longer = msgspec.structs.replace(settings, snapshot_max_age_minutes=120, narrative_max_age_hours=48)
-    assert "Last Session Snapshot" in assemble_boot(SECTIONS, old, longer, tz)
+    longer = knobs(CORTEX_BOOT_SNAPSHOT_MAX_AGE_MINUTES="120", CORTEX_BOOT_NARRATIVE_MAX_AGE_HOURS="48")
+    assert "Last Session Snapshot" in assemble_boot(SECTIONS, old, settings, tz, knobs=longer)
     # made 40 hours before: which 24 hours it tells, not "last 24h"
-    assert "## 📖 Narrative (24h to 2026-02-15 20:30, 2 days ago)\n" in assemble_boot(SECTIONS, old, longer, tz)
+    assert "## 📖 Narrative (24h to 2026-02-15 20:30, 2 days ago)\n" in assemble_boot(SECTIONS, old, settings, tz,
+                                                                                      knobs=longer)
 
 
 def test_no_data_at_all_gets_its_own_line(make, settings, tz):

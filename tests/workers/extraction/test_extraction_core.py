@@ -25,7 +25,6 @@ from schemas.docs import (
 )
 from schemas.events import MessageEvent
 from shared.briefing import Briefing
-from shared.config import BootSettings
 from shared.names import (
     BUCKET_COMMITMENTS,
     BUCKET_DECISIONS,
@@ -127,7 +126,7 @@ def _docs() -> dict[str, Any]:
 
 def test_the_briefing_shows_what_the_model_found_and_not_what_it_judged_wrong() -> None:
     tz = ZoneInfo("Europe/Berlin")
-    briefing = Briefing("a", NOW, tz, BootSettings(), _docs())
+    briefing = Briefing("a", NOW, tz, _docs())
     answer = json.dumps({"missed": {
         "decisions": [{"what": "Store the audit trail in Postgres", "who": "albert"}, {"what": "postgres  it is"}],
         "threads": [{"title": "Audit trail storage"}], "commitments": [{"who": "maria", "what": "send the invoice",
