@@ -23,6 +23,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from generated import write_or_check
+
 ROOT = Path(__file__).resolve().parent.parent
 DASHBOARD_FILE = ROOT / "deploy" / "grafana" / "cortex-dashboard.json"
 
@@ -275,17 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when the JSON is out of date")
     args = parser.parse_args(argv)
-    text = render()
-    if args.check:
-        if not DASHBOARD_FILE.exists() or DASHBOARD_FILE.read_text() != text:
-            print("out of date: deploy/grafana/cortex-dashboard.json (run python deploy/gen_dashboard.py)",
-                  file=sys.stderr)
-            return 1
-        return 0
-    DASHBOARD_FILE.parent.mkdir(parents=True, exist_ok=True)
-    DASHBOARD_FILE.write_text(text)
-    print(f"wrote {DASHBOARD_FILE.relative_to(ROOT)}")
-    return 0
+    return write_or_check({DASHBOARD_FILE: render()}, args.check, "deploy/gen_dashboard.py")
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from generated import write_or_check
 
 from shared.names import (
     BUCKET_CHECKPOINTS,
@@ -679,10 +680,6 @@ def outputs(partitions: int = 1, shadow: bool = False, runbook_base: str | None 
     return files
 
 
-def stale(files: dict[Path, str]) -> list[Path]:
-    return [path for path, text in files.items() if not path.exists() or path.read_text() != text]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when a generated file is out of date")
@@ -693,17 +690,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="where the docs folder is browsable, for the alerts' runbook_url (default: "
                              "pyproject.toml's Documentation URL), e.g. https://git.example.com/cortex/blob/main/docs")
     args = parser.parse_args(argv)
-    files = outputs(args.partitions, args.shadow, args.runbook_base)
-    if args.check:
-        out_of_date = stale(files)
-        for path in out_of_date:
-            print(f"out of date: {path.relative_to(ROOT)} (run python deploy/gen_manifests.py)", file=sys.stderr)
-        return 1 if out_of_date else 0
-    for path, text in files.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-        print(f"wrote {path.relative_to(ROOT)}")
-    return 0
+    return write_or_check(outputs(args.partitions, args.shadow, args.runbook_base), args.check,
+                          "deploy/gen_manifests.py")
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 import msgspec
+from generated import write_or_check
 
 from shared.briefing import placed
 from shared.config import BRIEFING_SECTION, settings_reference
@@ -104,24 +105,11 @@ def outputs() -> dict[Path, str]:
     return {DOC_FILE: operations, README_FILE: readme}
 
 
-def stale(files: dict[Path, str]) -> list[Path]:
-    return [path for path, text in files.items() if path.read_text() != text]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 when a generated part is out of date")
     args = parser.parse_args(argv)
-    files = outputs()
-    if args.check:
-        out_of_date = stale(files)
-        for path in out_of_date:
-            print(f"out of date: {path.relative_to(ROOT)} (run python deploy/gen_settings_doc.py)", file=sys.stderr)
-        return 1 if out_of_date else 0
-    for path in stale(files):
-        path.write_text(files[path])
-        print(f"wrote {path.relative_to(ROOT)}")
-    return 0
+    return write_or_check(outputs(), args.check, "deploy/gen_settings_doc.py")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ invalid UTF-8, a timestamp whose UTC time overflows, a field over its size limit
 failure nobody foresaw — it returns a ``Rejection`` with a readable reason (it becomes
 the dead letter's ``Cortex-Error``), never an exception. The guarantee is structural:
 every step from untrusted bytes to a validated ``Envelope`` runs inside one ``try`` in
-``decode_event``; a new family is a new entry in ``_DECODERS`` (or a new step called from
+``decode_event``; a new family is a new entry in ``EVENT_DECODERS`` (or a new step called from
 ``_decode``) and is covered without further work. A decoder for another envelope (a
 foreign event store) gets the same guarantee and the same checks by going through
 ``total`` and ``check_event``.
@@ -112,7 +112,7 @@ LONG_FIELDS: Final = frozenset({"content", "value", "params", "result", "prompt"
 VALUE_SLACK_BYTES: Final = 1024  # a feedback value's other fields, beside its content
 PATH_FIELDS: Final = frozenset({"path", "headings", "workspace"})
 
-_DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
+EVENT_DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
     "msg": msgspec.json.Decoder(MessageEvent),
     "session": msgspec.json.Decoder(SessionEvent),
     "compaction": msgspec.json.Decoder(CompactionEvent),
@@ -447,7 +447,7 @@ def _decode_payload(family: str, token: str | None, agent: str, data: bytes) -> 
         mapped = map_store_event(token, data, agent)
         return mapped if isinstance(mapped, str) else (mapped.event, mapped.duplicate_key)
     try:
-        return _DECODERS[family].decode(data), None
+        return EVENT_DECODERS[family].decode(data), None
     except msgspec.MsgspecError as exc:
         return rejection_reason(exc, f"{family} event")
 

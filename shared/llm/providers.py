@@ -17,11 +17,13 @@ A failure's cause decides what the client does with it (``shared.llm.client``):
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import json
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from types import ModuleType
 from typing import Any, Final, Literal
 
 import msgspec
@@ -138,6 +140,23 @@ class Provider(ABC):
         return None
 
 
+@contextlib.contextmanager
+def sdk_failures(sdk: ModuleType) -> Iterator[None]:
+    """A provider SDK's errors as ``ProviderFailure``s. Both SDKs (made by one generator)
+    raise the same classes, each from its own module: a status, a timeout, no connection,
+    or a 200 the SDK cannot read."""
+    try:
+        yield
+    except sdk.APIStatusError as exc:
+        raise failure_for_status(exc.status_code, exc.response.headers, exc.body) from exc
+    except sdk.APITimeoutError as exc:
+        raise ProviderFailure("timeout", type(exc).__name__) from exc
+    except sdk.APIConnectionError as exc:
+        raise ProviderFailure("unreachable", type(exc).__name__) from exc
+    except sdk.APIResponseValidationError as exc:
+        raise ProviderFailure("server_error", type(exc).__name__) from exc
+
+
 class AnthropicProvider(Provider):
     """The Messages API through the ``anthropic`` SDK (its own retries off: the client's bound
     decides). A tool is forced with ``tool_choice``; its input is the answer."""
@@ -156,18 +175,10 @@ class AnthropicProvider(Provider):
         extra: dict[str, Any] = {}
         if request.tool is not None:
             extra = {"tools": [request.tool], "tool_choice": {"type": "tool", "name": request.tool["name"]}}
-        try:
+        with sdk_failures(anthropic):
             response = await self._sdk.messages.create(
                 model=request.model, max_tokens=request.max_tokens, system=request.system,
                 messages=[{"role": "user", "content": request.prompt}], timeout=timeout_s, **extra)
-        except anthropic.APIStatusError as exc:
-            raise failure_for_status(exc.status_code, exc.response.headers, exc.body) from exc
-        except anthropic.APITimeoutError as exc:
-            raise ProviderFailure("timeout", type(exc).__name__) from exc
-        except anthropic.APIConnectionError as exc:
-            raise ProviderFailure("unreachable", type(exc).__name__) from exc
-        except anthropic.APIResponseValidationError as exc:  # a 200 the SDK cannot read
-            raise ProviderFailure("server_error", type(exc).__name__) from exc
         text = _anthropic_text(response.content, request.tool is not None)
         return LlmReply(text=text, refused=response.stop_reason == "refusal",
                         input_tokens=response.usage.input_tokens, output_tokens=response.usage.output_tokens)
@@ -216,19 +227,11 @@ class OpenAIProvider(Provider):
         if request.tool is not None:
             extra["tools"] = [openai_tool(request.tool)]
             extra["tool_choice"] = {"type": "function", "function": {"name": request.tool["name"]}}
-        try:
+        with sdk_failures(openai):
             response = await self._sdk.chat.completions.create(
                 model=request.model, messages=[{"role": "system", "content": request.system},
                                                {"role": "user", "content": request.prompt}],
                 timeout=timeout_s, **extra)
-        except openai.APIStatusError as exc:
-            raise failure_for_status(exc.status_code, exc.response.headers, exc.body) from exc
-        except openai.APITimeoutError as exc:
-            raise ProviderFailure("timeout", type(exc).__name__) from exc
-        except openai.APIConnectionError as exc:
-            raise ProviderFailure("unreachable", type(exc).__name__) from exc
-        except openai.APIResponseValidationError as exc:
-            raise ProviderFailure("server_error", type(exc).__name__) from exc
         if not response.choices:
             raise ProviderFailure("server_error", "an answer without a choice")
         choice = response.choices[0]

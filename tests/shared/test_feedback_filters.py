@@ -9,6 +9,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any, get_args
+from zoneinfo import ZoneInfo
 
 import msgspec
 import pytest
@@ -83,7 +84,8 @@ def test_a_projection_applies_exactly_the_kinds_its_worker_declares() -> None:
     llm = LlmClient(settings, js=None)  # type: ignore[arg-type]
     projections: dict[str, list[Any]] = {
         "threads": [ThreadsProjection(settings.threads, patterns)],
-        "decisions": [CommitmentsProjection(settings, patterns), DecisionsProjection(settings, patterns)],
+        "decisions": [CommitmentsProjection(settings.commitments, patterns, ZoneInfo(settings.timezone)),
+                      DecisionsProjection(settings.decisions, patterns, ZoneInfo(settings.timezone))],
         "knowledge": [KnowledgeProjection(settings.knowledge, llm)],
         "traces": [OperationsProjection(settings.traces, operations_config(settings.traces)),
                    TracesProjection(settings.traces, trace_config(settings.traces, settings.languages), llm)],

@@ -22,7 +22,7 @@ from workers.bench.budget import AGENT_EVENTS_PER_MIN
 from workers.bench.budget import CAPACITY_BOOT_P99_MS as BOOT_P99_MS
 from workers.bench.budget import CAPACITY_FRESH_P99_MS as FRESH_P99_MS
 from workers.bench.events import EventSource
-from workers.bench.freshness import Watches, run_rate
+from workers.bench.freshness import run_rate, watching
 from workers.bench.results import CapacityProbe, CapacityResult, RateResult
 from workers.bench.session import Session
 
@@ -62,14 +62,11 @@ async def run(session: Session, source: EventSource) -> CapacityResult:
     cfg = session.config
     consumers = [consumer_name(w) for w in session.pipeline_consumers]
     rng = random.Random(cfg.seed + 3)
-    watch_nc = await session.connect("cortex-bench-capacity")
-    watches = Watches(watch_nc)
     probes: list[CapacityProbe] = []
     held: int | None = None
     failed: int | None = None
     bisections = 0
-    try:
-        await watches.start()
+    async with watching(session, "cortex-bench-capacity") as watches:
         while (rate := next_rate(held, failed, cfg.capacity_start, cfg.capacity_max)) is not None:
             if failed is not None:
                 if bisections >= cfg.capacity_bisections:
@@ -84,8 +81,5 @@ async def run(session: Session, source: EventSource) -> CapacityResult:
                 held = rate
             else:
                 failed = rate
-    finally:
-        await watches.stop()
-        await watch_nc.close()
     return CapacityResult(msgs_per_s=held, agents=agents_at(held) if held is not None else None,
                           duration_s=cfg.capacity_duration_s, probes=probes)

@@ -19,6 +19,7 @@ import contextlib
 import random
 import time
 from collections import defaultdict
+from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any, NamedTuple
 
@@ -189,16 +190,23 @@ async def warm_up(session: Session, source: EventSource) -> None:
                          + ", ".join(f"{c} {n}" for c, n in sorted(pending.items())))
 
 
+@contextlib.asynccontextmanager
+async def watching(session: Session, name: str) -> AsyncIterator[Watches]:
+    """``Watches`` on a connection of their own (``name``), started; stopped and closed after."""
+    nc = await session.connect(name)
+    watches = Watches(nc)
+    try:
+        await watches.start()
+        yield watches
+    finally:
+        await watches.stop()
+        await nc.close()
+
+
 async def run(session: Session, source: EventSource) -> FreshnessResult:
     cfg = session.config
     consumers = [consumer_name(w) for w in session.pipeline_consumers]
     rng = random.Random(cfg.seed + 2)
-    watch_nc = await session.connect("cortex-bench-watch")
-    watches = Watches(watch_nc)
-    try:
-        await watches.start()
+    async with watching(session, "cortex-bench-watch") as watches:
         rates = [await run_rate(session, watches, source, rng, rate, consumers) for rate in cfg.rates]
-    finally:
-        await watches.stop()
-        await watch_nc.close()
     return FreshnessResult(workers=[p.name for p in session.pipeline], rates=rates)

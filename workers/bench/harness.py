@@ -22,9 +22,10 @@ import os
 import re
 import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, TypeVar
 
 import msgspec
 import nats.errors
@@ -50,7 +51,7 @@ from workers.bench import (
     scaleout,
     throughput,
 )
-from workers.bench.config import BenchConfig
+from workers.bench.config import PHASES, BenchConfig
 from workers.bench.events import EventSource, backlog
 from workers.bench.procs import Processes, inherited_settings
 from workers.bench.results import (
@@ -58,7 +59,6 @@ from workers.bench.results import (
     CapacityResult,
     FairnessResult,
     FreshnessResult,
-    HostileResult,
     IngestResult,
     LimitResult,
     McpResult,
@@ -81,6 +81,9 @@ def failed(session: Session, phase: str, exc: BaseException) -> str:
     reason = f"{FAILED}{str(exc) or type(exc).__name__}".splitlines()[0][:300]
     session.progress(f"[{phase}] {reason}")
     return reason
+
+
+R = TypeVar("R")  # a phase's result
 
 
 @contextlib.contextmanager
@@ -123,6 +126,19 @@ def _selected(config: BenchConfig, phase: str) -> bool:
     return phase in config.phases
 
 
+async def _phase(session: Session, rep: Report, name: str, run: Callable[[], Awaitable[R]],
+                 result: Callable[..., R], current: R) -> R:
+    """Phase ``name``, timed, when it is selected (else ``current``): what it measured, or a
+    ``result`` skipped with the reason it failed — the bench goes on with the next phase."""
+    if not _selected(session.config, name):
+        return current
+    with _timed(rep, name):
+        try:
+            return await run()
+        except PHASE_ERRORS as exc:
+            return result(skipped=failed(session, name, exc))
+
+
 async def _backlog_phases(session: Session, rep: Report) -> None:
     cfg = session.config
     if not any(_selected(cfg, p) for p in ("limit", "workers", "scaleout", "ingest")):
@@ -134,38 +150,18 @@ async def _backlog_phases(session: Session, rep: Report) -> None:
     with _timed(rep, "publish backlog"):
         last_seq = await session.publish_all(events)
     session.progress(f"[backlog] published in {rep.phase_s['publish backlog']:.1f}s (last seq {last_seq})")
-    if _selected(cfg, "limit"):
-        with _timed(rep, "limit"):
-            try:
-                rep.limit = await _limit(session, len(events))
-            except PHASE_ERRORS as exc:
-                rep.limit = LimitResult(skipped=failed(session, "limit", exc))
+    rep.limit = await _phase(session, rep, "limit", lambda: _limit(session, len(events)), LimitResult, rep.limit)
     if _selected(cfg, "workers"):
         with _timed(rep, "workers"):
             rep.workers = await throughput.run(session, len(events), last_seq, rep.limit.msgs_per_s)
         rep.memory.backlog = {n: w.peak_rss_mb for n, w in rep.workers.items() if w.peak_rss_mb is not None}
-    if _selected(cfg, "scaleout"):
-        with _timed(rep, "scaleout"):
-            try:
-                rep.scaleout = await scaleout.run(session, events, rep.limit)
-            except PHASE_ERRORS as exc:
-                rep.scaleout = ScaleoutResult(skipped=failed(session, "scaleout", exc))
-    if _selected(cfg, "ingest"):
-        with _timed(rep, "ingest"):
-            try:
-                rep.ingest = await ingest.run(session, events)
-            except PHASE_ERRORS as exc:
-                rep.ingest = IngestResult(skipped=failed(session, "ingest", exc))
+    rep.scaleout = await _phase(session, rep, "scaleout", lambda: scaleout.run(session, events, rep.limit),
+                                ScaleoutResult, rep.scaleout)
+    rep.ingest = await _phase(session, rep, "ingest", lambda: ingest.run(session, events), IngestResult, rep.ingest)
 
 
 async def _fairness_phase(session: Session, rep: Report) -> None:
-    if not _selected(session.config, "fairness"):
-        return
-    with _timed(rep, "fairness"):
-        try:
-            rep.fairness = await fairness.run(session)
-        except PHASE_ERRORS as exc:
-            rep.fairness = FairnessResult(skipped=failed(session, "fairness", exc))
+    rep.fairness = await _phase(session, rep, "fairness", lambda: fairness.run(session), FairnessResult, rep.fairness)
 
 
 async def _limit(session: Session, events: int) -> LimitResult:
@@ -192,12 +188,9 @@ async def _agent_host_phases(session: Session, rep: Report) -> None:
                 rep.mcp_node = await mcplatency.run_node(session, state_written=written)
             except PHASE_ERRORS as exc:
                 rep.mcp_node = McpResult(skipped=failed(session, "mcp (TypeScript client)", exc))
-    if _selected(cfg, "plugin"):
-        with _timed(rep, "plugin"):
-            try:
-                rep.plugin = await pluginlatency.run(session, state_written=bool(rep.api.agent or rep.mcp.agent))
-            except PHASE_ERRORS as exc:
-                rep.plugin = PluginResult(skipped=failed(session, "plugin", exc))
+    written = bool(rep.api.agent or rep.mcp.agent)
+    rep.plugin = await _phase(session, rep, "plugin", lambda: pluginlatency.run(session, state_written=written),
+                              PluginResult, rep.plugin)
 
 
 async def _pipeline_phases(session: Session, rep: Report) -> None:
@@ -219,54 +212,26 @@ async def _pipeline_phases(session: Session, rep: Report) -> None:
                 rep.mcp = McpResult(skipped=reason)
                 rep.plugin = PluginResult(skipped=reason)
                 return
-        if _selected(cfg, "api"):
-            with _timed(rep, "api"):
-                try:
-                    rep.api = await apilatency.run(session)
-                except PHASE_ERRORS as exc:
-                    rep.api = ApiResult(skipped=failed(session, "api", exc))
+        rep.api = await _phase(session, rep, "api", lambda: apilatency.run(session), ApiResult, rep.api)
         await _agent_host_phases(session, rep)
-        if _selected(cfg, "freshness"):
-            with _timed(rep, "freshness"):
-                try:
-                    rep.freshness = await freshness.run(session, source)
-                except PHASE_ERRORS as exc:
-                    rep.freshness = FreshnessResult(skipped=failed(session, "freshness", exc))
-        if _selected(cfg, "capacity"):
-            with _timed(rep, "capacity"):
-                try:
-                    rep.capacity = await capacity.run(session, source)
-                except PHASE_ERRORS as exc:
-                    rep.capacity = CapacityResult(skipped=failed(session, "capacity", exc))
+        rep.freshness = await _phase(session, rep, "freshness", lambda: freshness.run(session, source),
+                                     FreshnessResult, rep.freshness)
+        rep.capacity = await _phase(session, rep, "capacity", lambda: capacity.run(session, source),
+                                    CapacityResult, rep.capacity)
         rep.memory.pipeline = pipeline.peak_rss(session)
     finally:
         with _timed(rep, "pipeline stop"):
             pipeline.stop(session)
 
 
-def _mark_skipped(rep: Report, config: BenchConfig) -> None:
-    if not _selected(config, "hostile"):
-        rep.hostile = HostileResult(skipped=NOT_SELECTED)
-    if not _selected(config, "limit"):
-        rep.limit = LimitResult(skipped=NOT_SELECTED)
-    if not _selected(config, "freshness"):
-        rep.freshness = FreshnessResult(skipped=NOT_SELECTED)
-    if not _selected(config, "capacity"):
-        rep.capacity = CapacityResult(skipped=NOT_SELECTED)
-    if not _selected(config, "api"):
-        rep.api = ApiResult(skipped=NOT_SELECTED)
-    if not _selected(config, "mcp"):
-        rep.mcp = rep.mcp_node = McpResult(skipped=NOT_SELECTED)
-    if not _selected(config, "plugin"):
-        rep.plugin = PluginResult(skipped=NOT_SELECTED)
-    if not _selected(config, "recall"):
-        rep.recall = RecallResult(skipped=NOT_SELECTED)
-    if not _selected(config, "scaleout"):
-        rep.scaleout = ScaleoutResult(skipped=NOT_SELECTED)
-    if not _selected(config, "ingest"):
-        rep.ingest = IngestResult(skipped=NOT_SELECTED)
-    if not _selected(config, "fairness"):
-        rep.fairness = FairnessResult(skipped=NOT_SELECTED)
+def _not_selected(config: BenchConfig) -> dict[str, Any]:
+    """The result of each phase not selected, skipped as such, by the report's field of it
+    (the phase's name; the MCP phase has one per client). The workers phase's result is one
+    per worker: nothing to mark."""
+    phases = [p for p in PHASES if p != "workers" and not _selected(config, p)]
+    fields = [*phases, *(["mcp_node"] if "mcp" in phases else [])]
+    result_types = {f.name: f.type for f in msgspec.structs.fields(Report)}
+    return {name: result_types[name](skipped=NOT_SELECTED) for name in fields}
 
 
 async def run_bench(config: BenchConfig, settings: Settings, progress: Progress) -> Report:
@@ -274,8 +239,8 @@ async def run_bench(config: BenchConfig, settings: Settings, progress: Progress)
     load_start = report.load_avg()
     settings = msgspec.structs.replace(settings, mode="live", partitions=1)
     rep = Report(started=datetime.now(UTC).isoformat(timespec="seconds"),
-                 config={**msgspec.structs.asdict(config), "inherited_settings": inherited_settings(os.environ)})
-    _mark_skipped(rep, config)
+                 config={**msgspec.structs.asdict(config), "inherited_settings": inherited_settings(os.environ)},
+                 **_not_selected(config))
     if _selected(config, "hostile"):
         with _timed(rep, "hostile"):
             rep.hostile = hostile.run(config.hostile_reps, config.seed, progress)

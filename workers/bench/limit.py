@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import sys
 import time
-from typing import Any
 
 import msgspec
 import nats.errors
@@ -20,18 +19,10 @@ from nats.aio.client import Client
 from nats.js import api
 from nats.js.client import JetStreamContext
 
-from schemas.events import CompactionEvent, FeedbackEvent, MessageEvent, NoteEvent, SessionEvent
+from shared.codec import EVENT_DECODERS
 from shared.names import EVENTS_STREAM
 
 BATCH = 500
-
-_DECODERS: dict[str, msgspec.json.Decoder[Any]] = {
-    "msg": msgspec.json.Decoder(MessageEvent),
-    "session": msgspec.json.Decoder(SessionEvent),
-    "compaction": msgspec.json.Decoder(CompactionEvent),
-    "notes": msgspec.json.Decoder(NoteEvent),
-    "feedback": msgspec.json.Decoder(FeedbackEvent),
-}
 
 
 class BareConsumer:
@@ -64,7 +55,7 @@ class BareConsumer:
             except (TimeoutError, nats.errors.TimeoutError):
                 continue
             for msg in msgs:
-                _DECODERS[msg.subject.split(".", 2)[1]].decode(msg.data)
+                EVENT_DECODERS[msg.subject.split(".", 2)[1]].decode(msg.data)
                 await msg.ack()
             got += len(msgs)
         await self._nc.flush()

@@ -43,12 +43,14 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=cmd_mcp)
 
 
-def parse_listen(text: str) -> tuple[str, int]:
-    """``HOST:PORT`` (``[::1]:8000`` for IPv6) → (host, port)."""
+def parse_listen(text: str, flag: str = "--http", example: str = "127.0.0.1:8765",
+                 lowest_port: int = 1) -> tuple[str, int]:
+    """``HOST:PORT`` (``[::1]:8000`` for IPv6) → (host, port), the value of ``flag``: the
+    port from ``lowest_port`` (0: a free one) to 65535."""
     host, _, port = text.rpartition(":")
     host = host.strip("[]")
-    if not host or not port.isdigit() or not 1 <= int(port) <= 65535:
-        raise CliError(f"--http {text!r}: expected HOST:PORT, e.g. 127.0.0.1:8765")
+    if not host or not port.isdigit() or not lowest_port <= int(port) <= 65535:
+        raise CliError(f"{flag} {text!r}: expected HOST:PORT, e.g. {example}")
     return host, int(port)
 
 

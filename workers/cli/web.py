@@ -17,7 +17,7 @@ from shared.config import Settings
 from shared.connection import connect
 from workers.cli.base import CliError
 from workers.cli.common import NATS_URL_HELP, resolve_url
-from workers.cli.mcp import listen_socket, load_tokens
+from workers.cli.mcp import listen_socket, load_tokens, parse_listen
 
 DEFAULT_LISTEN = "127.0.0.1:8780"
 DEFAULT_TIMEOUT_S = 10.0
@@ -40,20 +40,11 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=cmd_web)
 
 
-def parse_listen(text: str) -> tuple[str, int]:
-    """``HOST:PORT`` (``[::1]:8780`` for IPv6; port 0: a free one) → (host, port)."""
-    host, _, port = text.rpartition(":")
-    host = host.strip("[]")
-    if not host or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise CliError(f"--listen {text!r}: expected HOST:PORT, e.g. {DEFAULT_LISTEN}")
-    return host, int(port)
-
-
 def open_socket(listen: str, tokens: Path | None) -> socket.socket:
     """The bound socket; a non-loopback address without tokens is refused before binding."""
     from workers.web.app import is_loopback
 
-    host, port = parse_listen(listen)
+    host, port = parse_listen(listen, "--listen", DEFAULT_LISTEN, lowest_port=0)  # 0: a free port
     if not is_loopback(host) and tokens is None:
         raise CliError(f"--listen {listen}: not a loopback address, so every page would be open to the network; "
                        "add --tokens PATH (the agents' bearer tokens, as `cortex mcp --http --tokens` takes them)")

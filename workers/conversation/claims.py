@@ -48,6 +48,8 @@ import hashlib
 import re
 from typing import Final, NamedTuple
 
+from workers.conversation.due import DAY_AND_MONTH_NAMES
+
 MAX_CLAIM_CHARS: Final = 240  # a longer text is not "one clear statement"
 MAX_VALUE_WORDS: Final = 4
 MIN_FRAME_WORDS: Final = 2
@@ -92,22 +94,10 @@ _VALUE_WORDS: Final = frozenset({
     "yes", "no", "on", "off", "true", "false", "enabled", "disabled", "ja", "nein", "aktiv", "inaktiv", "noon",
     "midnight", "mittags", "weekly", "daily", "monthly", "täglich", "wöchentlich", "sí", "oui", "non", "sim", "não",
 })
-_DATE_WORDS: Final = frozenset({
-    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "mondays", "tuesdays",
-    "wednesdays", "thursdays", "fridays", "saturdays", "sundays", "january", "february", "march", "april", "may",
-    "june", "july", "august", "september", "october", "november", "december", "montag", "dienstag", "mittwoch",
-    "donnerstag", "freitag", "samstag", "sonntag", "montags", "dienstags", "mittwochs", "donnerstags", "freitags",
-    "januar", "februar", "märz", "juni", "juli", "oktober", "dezember", "lunes", "martes", "miércoles", "jueves",
-    "viernes", "sábado", "domingo", "enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto",
-    "septiembre", "octubre", "noviembre", "diciembre", "lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi",
-    "dimanche", "janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre", "octobre",
-    "novembre", "décembre", "lunedì", "martedì", "mercoledì", "giovedì", "venerdì", "sabato", "domenica", "gennaio",
-    "febbraio", "aprile", "maggio", "giugno", "luglio", "settembre", "ottobre", "dicembre", "segunda", "terça",
-    "quarta", "quinta", "sexta", "janeiro", "fevereiro", "março", "maio", "junho", "julho", "setembro", "outubro",
-    "dezembro", "понедельник", "вторник", "среда", "среду", "четверг", "пятница", "пятницу", "суббота", "субботу",
-    "воскресенье", "январь", "февраль", "март", "апрель", "май", "июнь", "июль", "август", "сентябрь", "октябрь",
-    "ноябрь", "декабрь",
-})
+_DATE_WORDS: Final = DAY_AND_MONTH_NAMES | {
+    "mondays", "tuesdays", "wednesdays", "thursdays", "fridays", "saturdays", "sundays", "montags", "dienstags",
+    "mittwochs", "donnerstags", "freitags",
+}
 # The second half of a split negation ("n'est plus", "non è più", "não é mais"), dropped with it.
 _NEGATION_TAILS: Final = frozenset({"plus", "più", "mais"})
 # Verbs that hold one value at a time, after which a name is a value ("works at Acme").

@@ -21,6 +21,24 @@ from datetime import date, datetime, timedelta
 from typing import Final
 from zoneinfo import ZoneInfo
 
+# The names of the days and the months in the packs' languages (what a date word is to the
+# claim and memory comparisons: not a name of a thing).
+DAY_AND_MONTH_NAMES: Final = frozenset({
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
+    "december", "montag", "dienstag", "mittwoch", "donnerstag", "freitag", "samstag", "sonntag", "januar", "februar",
+    "märz", "juni", "juli", "oktober", "dezember", "lunes", "martes", "miércoles", "jueves", "viernes", "sábado",
+    "domingo", "enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre",
+    "noviembre", "diciembre", "lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche", "janvier",
+    "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre", "octobre", "novembre", "décembre",
+    "lunedì", "martedì", "mercoledì", "giovedì", "venerdì", "sabato", "domenica", "gennaio", "febbraio", "aprile",
+    "maggio", "giugno", "luglio", "settembre", "ottobre", "dicembre", "segunda", "terça", "quarta", "quinta",
+    "sexta", "janeiro", "fevereiro", "março", "maio", "junho", "julho", "setembro", "outubro", "dezembro",
+    "понедельник", "вторник", "среда", "среду", "четверг", "пятница", "пятницу", "суббота", "субботу",
+    "воскресенье", "январь", "февраль", "март", "апрель", "май", "июнь", "июль", "август", "сентябрь", "октябрь",
+    "ноябрь", "декабрь",
+})
+
 _OFFSETS: Final[dict[str, int]] = {
     **dict.fromkeys((
         "today", "tonight", "this morning", "this afternoon", "this evening", "eod", "end of day",

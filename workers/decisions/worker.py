@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from typing import ClassVar, Generic, TypeVar
 from zoneinfo import ZoneInfo
 
 from schemas.docs import CommitmentsDoc, DecisionsDoc
 from schemas.events import FeedbackEvent, MessageEvent
 from shared.codec import Envelope
-from shared.config import Settings
+from shared.config import CommitmentsSettings, DecisionsSettings
 from shared.names import BUCKET_COMMITMENTS, BUCKET_DECISIONS
-from shared.projection import EventProjection, ProjectionHandler
+from shared.projection import D, EventProjection, ProjectionHandler
 from shared.runtime import WorkerContext, WorkerSpec
 from workers.conversation.patterns import PatternSet, get_patterns
 from workers.decisions import commitments, core
@@ -20,22 +21,31 @@ REJECT_COMMITMENT = "commitment_reject"  # "not a commitment"
 REJECT_DECISION = "decision_reject"  # "this decision is wrong"
 # the FeedbackEvent kinds it applies (the only ones its consumer is delivered)
 FEEDBACK_KINDS = (DONE_KIND, REJECT_COMMITMENT, REJECT_DECISION)
+S = TypeVar("S", DecisionsSettings, CommitmentsSettings)
 
 
-class DecisionsProjection(EventProjection[DecisionsDoc]):
-    bucket = BUCKET_DECISIONS
-    doc_type = DecisionsDoc
+class _FromMessages(EventProjection[D], Generic[D, S]):
+    """A document made of the agent's messages and of the feedback kinds ``feedback``, while
+    its section of the settings is enabled."""
 
-    def __init__(self, settings: Settings, patterns: PatternSet) -> None:
-        self._settings = settings.decisions
+    feedback: ClassVar[tuple[str, ...]]
+
+    def __init__(self, settings: S, patterns: PatternSet, tz: ZoneInfo) -> None:
+        self._settings: S = settings
         self._patterns = patterns
-        self._tz = ZoneInfo(settings.timezone)
+        self._tz = tz
 
     def accepts(self, env: Envelope) -> bool:
         if not self._settings.enabled:
             return False
         return isinstance(env.event, MessageEvent) or (isinstance(env.event, FeedbackEvent)
-                                                       and env.event.kind == REJECT_DECISION)
+                                                       and env.event.kind in self.feedback)
+
+
+class DecisionsProjection(_FromMessages[DecisionsDoc, DecisionsSettings]):
+    bucket = BUCKET_DECISIONS
+    doc_type = DecisionsDoc
+    feedback = (REJECT_DECISION,)
 
     def apply(self, doc: DecisionsDoc | None, env: Envelope) -> DecisionsDoc | None:
         if isinstance(env.event, FeedbackEvent):
@@ -44,21 +54,10 @@ class DecisionsProjection(EventProjection[DecisionsDoc]):
         return core.apply_message(doc, env.event, self._settings, self._patterns, self._tz)
 
 
-class CommitmentsProjection(EventProjection[CommitmentsDoc]):
+class CommitmentsProjection(_FromMessages[CommitmentsDoc, CommitmentsSettings]):
     bucket = BUCKET_COMMITMENTS
     doc_type = CommitmentsDoc
-
-    def __init__(self, settings: Settings, patterns: PatternSet) -> None:
-        self._settings = settings.commitments
-        self._patterns = patterns
-        self._tz = ZoneInfo(settings.timezone)
-
-    def accepts(self, env: Envelope) -> bool:
-        if not self._settings.enabled:
-            return False
-        if isinstance(env.event, MessageEvent):
-            return True
-        return isinstance(env.event, FeedbackEvent) and env.event.kind in (DONE_KIND, REJECT_COMMITMENT)
+    feedback = (DONE_KIND, REJECT_COMMITMENT)
 
     def apply(self, doc: CommitmentsDoc | None, env: Envelope) -> CommitmentsDoc | None:
         event = env.event
@@ -69,10 +68,11 @@ class CommitmentsProjection(EventProjection[CommitmentsDoc]):
 
 
 async def build(ctx: WorkerContext) -> ProjectionHandler:
-    patterns = get_patterns(ctx.settings.languages)
+    patterns, tz = get_patterns(ctx.settings.languages), ZoneInfo(ctx.settings.timezone)
     return ProjectionHandler(
         ctx.js, ctx.worker, ctx.producer,
-        [DecisionsProjection(ctx.settings, patterns), CommitmentsProjection(ctx.settings, patterns)],
+        [DecisionsProjection(ctx.settings.decisions, patterns, tz), CommitmentsProjection(ctx.settings.commitments,
+                                                                                          patterns, tz)],
         bucket_names={b: ctx.bucket(b) for b in (BUCKET_DECISIONS, BUCKET_COMMITMENTS)},
         cut_on_triggers=True, cut_every=ctx.settings.runtime.cut_every,
     )

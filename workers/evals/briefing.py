@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, Protocol, Self, TypeVar
 from zoneinfo import ZoneInfo
 
 import msgspec
@@ -44,6 +44,7 @@ from workers.evals.briefing_checks import (
     repeated_why,
     stub_cut,
 )
+from workers.evals.locomo import DatasetError
 
 SAMPLE_BRIEFING: Final = Path(__file__).parent / "data" / "briefing.json"
 DEFECTS: Final = (
@@ -54,10 +55,6 @@ DEFECTS: Final = (
 )
 KINDS: Final = ("threads", "decisions", "commitments")
 COMPACTION_KEEP: Final = 20
-
-
-class DatasetError(ValueError):
-    """The dataset file cannot be used (the message says why, in one line)."""
 
 
 # --- the dataset -------------------------------------------------------------------------
@@ -252,29 +249,47 @@ class Ratio:
     def value(self) -> float:
         return round(self.ok / self.n, 3) if self.n else math.nan
 
+    def merge(self, other: Ratio) -> None:
+        self.ok += other.ok
+        self.n += other.n
+
+
+class Tally:
+    """What a score keeps: counts by kind, ratios (``ratios``), defects by name and their
+    examples ("<conversation>: <defect>: <text>"); scores of several conversations add up."""
+
+    counts: dict[str, Counts]
+    defects: dict[str, int]
+    examples: list[str]
+
+    def ratios(self) -> tuple[Ratio, ...]:
+        return ()
+
+    def defect(self, conv: str, name: str, text: str) -> None:
+        self.defects[name] = self.defects.get(name, 0) + 1
+        self.examples.append(f"{conv}: {name}: {text[:160]}")
+
+    def add(self, other: Self) -> None:
+        for kind, counts in other.counts.items():
+            self.counts[kind].add(counts)
+        for mine, theirs in zip(self.ratios(), other.ratios(), strict=True):
+            mine.merge(theirs)
+        for name, n in other.defects.items():
+            self.defects[name] = self.defects.get(name, 0) + n
+        self.examples.extend(other.examples)
+
 
 @dataclass
-class Score:
+class Score(Tally):
     counts: dict[str, Counts] = field(default_factory=lambda: {k: Counts() for k in KINDS})
     why: Ratio = field(default_factory=Ratio)
     due: Ratio = field(default_factory=Ratio)
     status: Ratio = field(default_factory=Ratio)
     defects: dict[str, int] = field(default_factory=lambda: dict.fromkeys(DEFECTS, 0))
-    examples: list[str] = field(default_factory=list)  # "<conversation>: <defect>: <text>"
+    examples: list[str] = field(default_factory=list)
 
-    def defect(self, conv: str, name: str, text: str) -> None:
-        self.defects[name] += 1
-        self.examples.append(f"{conv}: {name}: {text[:160]}")
-
-    def add(self, other: Score) -> None:
-        for kind in KINDS:
-            self.counts[kind].add(other.counts[kind])
-        for mine, theirs in ((self.why, other.why), (self.due, other.due), (self.status, other.status)):
-            mine.ok += theirs.ok
-            mine.n += theirs.n
-        for name, n in other.defects.items():
-            self.defects[name] += n
-        self.examples.extend(other.examples)
+    def ratios(self) -> tuple[Ratio, ...]:
+        return self.why, self.due, self.status
 
 
 def _has_all(text: str, keywords: Sequence[str]) -> bool:
@@ -306,21 +321,44 @@ def _messages(placed: list[Placed]) -> list[Placed]:
     return [p for p in placed if p.message_index is not None]
 
 
+class _Stated(Protocol):
+    @property
+    def what(self) -> str: ...
+
+
+class _Keywords(Protocol):
+    @property
+    def what(self) -> Sequence[str]: ...
+
+
+Found = TypeVar("Found", bound=_Stated)
+Label = TypeVar("Label", bound=_Keywords)
+
+
+def _matched(found: Sequence[Found], labels: Sequence[Label], counts: Counts) -> list[tuple[Found, Label]]:
+    """Each label with the first item found for its message that says all its words (each
+    item matched once), counted: a match a true positive, a label left a false negative, an
+    item left a false positive."""
+    unmatched = list(found)
+    pairs = []
+    for label in labels:
+        hit = next((f for f in unmatched if _has_all(f.what, label.what)), None)
+        if hit is None:
+            counts.fn += 1
+            continue
+        unmatched.remove(hit)
+        counts.tp += 1
+        pairs.append((hit, label))
+    counts.fp += len(unmatched)
+    return pairs
+
+
 def _score_decisions(conv: Conversation, placed: list[Placed], decisions: list[Decision], score: Score) -> None:
-    counts = score.counts["decisions"]
     for p in _messages(placed):
         mine = [d for d in decisions if d.extracted_at == p.event.ts]
-        unmatched = list(mine)
-        for label in p.turn.decisions:
-            hit = next((d for d in unmatched if _has_all(d.what, label.what)), None)
-            if hit is None:
-                counts.fn += 1
-                continue
-            unmatched.remove(hit)
-            counts.tp += 1
+        for hit, label in _matched(mine, p.turn.decisions, score.counts["decisions"]):
             score.why.add(_has_all(hit.why, label.why) and bool(hit.why.strip()) if label.why
                           else not hit.why.strip())
-        counts.fp += len(unmatched)
         for i, a in enumerate(mine):
             if any(near_duplicate(a.what, b.what) for b in mine[:i]):
                 score.defect(conv.name, "duplicate_decision", a.what)
@@ -337,22 +375,13 @@ def _score_decisions(conv: Conversation, placed: list[Placed], decisions: list[D
 
 def _score_commitments(conv: Conversation, placed: list[Placed], commitments: list[Commitment], score: Score,
                        settings: Settings) -> None:
-    counts = score.counts["commitments"]
     patterns = get_patterns(settings.languages)
     for p in _messages(placed):
         mine = [c for c in commitments if c.source_event == p.event.id]
-        unmatched = list(mine)
-        for label in p.turn.commitments:
-            hit = next((c for c in unmatched if _has_all(c.what, label.what)), None)
-            if hit is None:
-                counts.fn += 1
-                continue
-            unmatched.remove(hit)
-            counts.tp += 1
+        for hit, label in _matched(mine, p.turn.commitments, score.counts["commitments"]):
             score.due.add(hit.due == label.due)
             if label.status is not None:
                 score.status.add(hit.status == label.status)
-        counts.fp += len(unmatched)
         if p.turn.wish:
             for c in mine:
                 score.defect(conv.name, "wish_as_promise", c.what)

@@ -158,7 +158,7 @@ async def cmd_eval_briefing(args: argparse.Namespace, settings: Settings) -> int
     try:
         dataset = briefing.load_dataset(path)
         core, per_core = briefing.run_core_eval(dataset, briefing.eval_settings(dataset, settings), args.conversation)
-    except briefing.DatasetError as exc:
+    except DatasetError as exc:
         print(f"cortex: {exc}", file=sys.stderr)
         return 1
     n = len(per_core)

@@ -48,7 +48,18 @@ _DATE_FORMATS = ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%H:%M on %d 
 
 
 class DatasetError(ValueError):
-    """The file is not in the LoCoMo format (the message says where)."""
+    """A dataset file cannot be used (the message says where and why, in one line)."""
+
+
+def read_json(path: Path, where: str, expected: str = "") -> Any:
+    """The parsed JSON of a dataset file; a ``DatasetError`` starting with ``where`` when it
+    cannot be read or is not JSON (``expected``: what file was wanted)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise DatasetError(f"{where}: cannot read: {exc.strerror or exc}") from exc
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise DatasetError(f"{where}: not JSON ({exc})" + (f"; expected {expected}" if expected else "")) from exc
 
 
 @dataclass(frozen=True)
@@ -181,10 +192,4 @@ def parse_locomo(data: object, source: str = "dataset") -> list[Conversation]:
 def load_locomo(path: str | Path) -> list[Conversation]:
     """Read a LoCoMo-format file; raises :class:`DatasetError` on anything unreadable."""
     p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise DatasetError(f"{p}: cannot read: {exc.strerror or exc}") from exc
-    except json.JSONDecodeError as exc:
-        raise DatasetError(f"{p}: not JSON: {exc}") from exc
-    return parse_locomo(data, str(p))
+    return parse_locomo(read_json(p, str(p)), str(p))

@@ -26,7 +26,6 @@ which no loader returns without ``allow_acceptance`` (``--acceptance``).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,7 +33,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from workers.evals.locomo import DatasetError, parse_locomo
+from workers.evals.locomo import DatasetError, parse_locomo, read_json
 
 Split = Literal["dev", "heldout", "acceptance"]
 Source = Literal["locomo", "qmsum"]
@@ -111,12 +110,7 @@ def locomo_split(index: int) -> Split:
 def read_locomo(path: str | Path) -> list[Any]:
     """The parsed file; one clear line when it is missing or not a LoCoMo file."""
     p = Path(path)
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise DatasetError(f"--locomo {p}: cannot read: {exc.strerror or exc}") from exc
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DatasetError(f"--locomo {p}: not JSON ({exc}); expected LoCoMo's data/locomo10.json") from exc
+    data = read_json(p, f"--locomo {p}", "LoCoMo's data/locomo10.json")
     if not isinstance(data, list) or not all(isinstance(s, dict) and "conversation" in s for s in data):
         raise DatasetError(f"--locomo {p}: not a LoCoMo file (expected a list of samples with a conversation)")
     return data
@@ -168,12 +162,7 @@ def clean_transcript(text: str) -> str:
 
 
 def _meeting_turns(path: Path, meeting: str) -> list[tuple[int, str, str]]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise DatasetError(f"QMSum meeting {meeting}: cannot read {path}: {exc.strerror or exc}") from exc
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise DatasetError(f"QMSum meeting {meeting}: {path} is not JSON ({exc})") from exc
+    data = read_json(path, f"QMSum meeting {meeting} ({path})")
     raw = data.get("meeting_transcripts") if isinstance(data, dict) else None
     if not isinstance(raw, list):
         raise DatasetError(f"QMSum meeting {meeting}: {path} has no meeting_transcripts list")

@@ -40,6 +40,7 @@ from workers.evals.briefing import (
     Counts,
     Progress,
     Ratio,
+    Tally,
     Turn,
     conversation_events,
     score_conversation,
@@ -242,7 +243,7 @@ def briefing_candidates(markdown: str) -> dict[str, list[Candidate]]:
 
 
 @dataclass
-class LevelScore:
+class LevelScore(Tally):
     counts: dict[str, Counts] = field(default_factory=lambda: {k: Counts() for k in SECTIONS})
     state: Ratio = field(default_factory=Ratio)  # a matched thread's open/closed
     status: Ratio = field(default_factory=Ratio)  # a matched commitment's open/done
@@ -250,19 +251,8 @@ class LevelScore:
     defects: dict[str, int] = field(default_factory=dict)
     examples: list[str] = field(default_factory=list)
 
-    def defect(self, conv: str, name: str, text: str) -> None:
-        self.defects[name] = self.defects.get(name, 0) + 1
-        self.examples.append(f"{conv}: {name}: {text[:160]}")
-
-    def add(self, other: LevelScore) -> None:
-        for kind in SECTIONS:
-            self.counts[kind].add(other.counts[kind])
-        for mine, theirs in ((self.state, other.state), (self.status, other.status), (self.due, other.due)):
-            mine.ok += theirs.ok
-            mine.n += theirs.n
-        for name, n in other.defects.items():
-            self.defects[name] = self.defects.get(name, 0) + n
-        self.examples.extend(other.examples)
+    def ratios(self) -> tuple[Ratio, ...]:
+        return self.state, self.status, self.due
 
 
 def _labels_of(labels: ConversationLabels, kind: str) -> list[Label]:

