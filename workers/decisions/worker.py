@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from schemas.docs import CommitmentsDoc, DecisionsDoc
@@ -68,18 +69,22 @@ class CommitmentsProjection(EventProjection[CommitmentsDoc]):
         return commitments.apply_feedback(doc, event, self._tz)
 
 
+def projections(settings: Settings) -> list[EventProjection[Any]]:
+    """Its documents, derived from the events alone (also a composed reader's, ``WorkerSpec.derive``)."""
+    patterns = get_patterns(settings.languages)
+    return [DecisionsProjection(settings, patterns), CommitmentsProjection(settings, patterns)]
+
+
 async def build(ctx: WorkerContext) -> ProjectionHandler:
-    patterns = get_patterns(ctx.settings.languages)
     return ProjectionHandler(
-        ctx.js, ctx.worker, ctx.producer,
-        [DecisionsProjection(ctx.settings, patterns), CommitmentsProjection(ctx.settings, patterns)],
+        ctx.js, ctx.worker, ctx.producer, projections(ctx.settings),
         bucket_names={b: ctx.bucket(b) for b in (BUCKET_DECISIONS, BUCKET_COMMITMENTS)},
         cut_on_triggers=True, cut_every=ctx.settings.runtime.cut_every,
     )
 
 
 SPEC = WorkerSpec(name="decisions", families=("msg", "feedback", "session", "compaction"),
-                  feedback_kinds=FEEDBACK_KINDS, build=build,
+                  feedback_kinds=FEEDBACK_KINDS, build=build, derive=projections,
                   config_sections=("decisions", "commitments"), buckets=(BUCKET_DECISIONS, BUCKET_COMMITMENTS),
                   patterns=("workers.conversation", "workers.decisions"),
                   briefing=BRIEFING)
