@@ -36,7 +36,7 @@ from shared.config import Settings
 from shared.duplicates import DuplicateWindow
 from shared.errors import InvalidEvent
 from shared.feedback import late_answer
-from shared.names import EVENTS_STREAM, agent_filter, session_agent_filter
+from shared.names import EVENTS_STREAM, OPENCLAW_FAMILY, agent_filter, session_agent_filter, stored_subject
 from shared.natsio import api_request
 from shared.projection import EventProjection, step
 
@@ -147,9 +147,13 @@ class Derivation:
         in stream order: its own subjects' and those the OpenClaw store filed under its session
         token; bad input and second copies of store events passed over (the copies the window
         holds from before ``from_seq`` too), ignored channels too."""
+        session_agent = session_agent_filter(self._prefix)
         stored: list[tuple[int, str, bytes]] = []
-        for subject in (agent_filter(self._prefix, agent), session_agent_filter(self._prefix)):
-            stored += await self._stored(subject, max(1, from_seq - window.span), before_seq)
+        for subject in (agent_filter(self._prefix, agent), session_agent):
+            stored += await self._stored(subject, from_seq, before_seq)
+        # before them, the window's span of the agent's OpenClaw store events: all it holds
+        for subject in (stored_subject(self._prefix, OPENCLAW_FAMILY, agent, "*"), session_agent):
+            stored += await self._stored(subject, max(1, from_seq - window.span), from_seq)
         out = []
         for seq, subject, data in sorted(stored):
             decoded = decode_event(self._prefix, subject, seq, data, self._limits)
