@@ -38,6 +38,7 @@ from schemas.events import FeedbackEvent, MessageEvent, NoteEvent, RememberValue
 from schemas.types import MemoryScope, MemoryType
 from shared.quoting import quote_xml
 from workers.recall.classifier import classify, score_types
+from workers.recall.media import media_text
 from workers.recall.models import Memory, memory_id
 
 MIN_CONFIDENCE = 0.5
@@ -232,15 +233,21 @@ def is_turn_memory(memory: Memory) -> bool:
 def capture_message(
     event: MessageEvent, *, languages: Sequence[str] = DEFAULT_LANGUAGES, project: str | None = None
 ) -> list[Memory]:
-    """The episode memory of a message plus any cue-bearing sentences of it."""
-    if not event.content.strip():
+    """The episode memory of a message plus any cue-bearing sentences of it.
+
+    A message with an attachment that the gateway described (:mod:`workers.recall.media`)
+    is indexed as what the person said plus ``[image: …]``; only their own words are
+    read for rules and preferences (a machine description states nobody's preference)."""
+    parts = media_text(event.content)
+    said = parts.indexed()
+    if not said.strip():
         return []
-    project = project or detect_project(event.content)
+    project = project or detect_project(parts.said)
     episode_scope: MemoryScope = "project" if project else "permanent"
     # The message happened: its episode is certain, whatever the classifier thinks.
-    text = episode_text(event.sender or event.role, event.content)
+    text = episode_text(event.sender or event.role, said)
     memories = [_message_memory(event, 0, text, mtype="episode", scope=episode_scope, confidence=1.0, project=project)]
-    candidates = _sentence_candidates(event.content, languages)
+    candidates = _sentence_candidates(parts.said, languages)
     for position, (sentence, mtype, confidence) in enumerate(candidates, 1):
         scope = detect_scope(sentence, project)
         memories.append(
