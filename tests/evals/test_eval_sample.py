@@ -93,7 +93,7 @@ def test_quoted_credit_counts_only_turns_a_window_really_quotes() -> None:
 
 def test_a_photo_turn_is_published_as_a_gateway_with_media_understanding_sends_it() -> None:
     """The dataset's caption is the image's description in OpenClaw's body; recall's
-    turn memory of it is the line the harness credits a window for quoting."""
+    turn memory of it (what was said) is the line the harness credits a window for quoting."""
     data = [{"conversation": {"speaker_a": "Mel", "speaker_b": "Caro", "session_1_date_time": "1:56 pm on 8 May, 2023",
                               "session_1": [{"speaker": "Mel", "dia_id": "D1:1", "text": "Look what we made!",
                                              "blip_caption": "a photo of a clay bowl", "img_url": ["x"]},
@@ -103,8 +103,8 @@ def test_a_photo_turn_is_published_as_a_gateway_with_media_understanding_sends_i
     (_, payload, _), _ = conversation_events("locomo-0", conv, sessions=False)
     event = msgspec.json.decode(payload, type=MessageEvent)
     assert event.content == "[Image]\nUser text:\nLook what we made!\nDescription:\na photo of a clay bowl"
-    (turn,) = capture_message(event)
-    assert turn.content == "Mel: Look what we made! [image: a photo of a clay bowl]"
+    turn, shown = capture_message(event)
+    assert (turn.content, shown.content) == ("Mel: Look what we made!", "Mel: [image: a clay bowl]")
     window = f"On 8 May 2023:\n{turn.content}\nCaro: Lovely!"
     assert QuotedTurns(conv).of("D1:2", window) == {"D1:1", "D1:2"}
     (_, bare, _), _ = conversation_events("locomo-0", conv, captions=False, sessions=False)

@@ -56,7 +56,7 @@ from workers.evals.locomo import CATEGORY_NAMES, SCORED_CATEGORIES, Conversation
 from workers.recall import worker as recall_worker
 from workers.recall.capture import WINDOW_LINE_CHARS, WINDOW_TURNS, turn_line
 from workers.recall.embedders import StaticE5Embedder, VocabularyStats, shared_vocabulary_stats
-from workers.recall.media import indexed_text
+from workers.recall.media import turn_text
 from workers.recall.spec import SPEC as RECALL_SPEC
 
 K_VALUES = (1, 5, 10)
@@ -190,7 +190,7 @@ class QuotedTurns:
         recent: list[tuple[str, str]] = []
         session = None
         for turn in conv.turns:
-            text = indexed_text(_turn_text(turn, captions))
+            text = turn_text(_turn_text(turn, captions))
             line = (turn.dia_id, turn_line(f"{turn.speaker}: {text}", WINDOW_LINE_CHARS))
             if turn.session != session:
                 session, recent = turn.session, []

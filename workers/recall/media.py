@@ -17,9 +17,11 @@ before media understanding: the person's text alone), so it is the ``content`` a
 publishes for such a message (docs/integration.md). Indexed as it stands, the block's
 labels ("Image", "User text", "Description") would be words of every such turn, and the
 description would read as if the person had said it. :func:`media_text` splits the body into what the person wrote
-and what their attachments show; :meth:`MediaText.indexed` renders both as one line a
-question can find: ``Here's our latest work from last weekend. [image: a painting of a
-sunset over a lake]``. Any other text is returned as it is.
+and what their attachments show, each findable on its own: the turn ``Here's our latest
+work from last weekend.`` and ``[image: a painting of a sunset over a lake]`` (recall
+keeps them as two memories of the message, ``workers.recall.capture``). A description's
+opening "a photo of" / "the image shows" is dropped: every description says it, and it
+made every photo match a question that says "photo". Any other text is returned as it is.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from dataclasses import dataclass
 
 # "[Image]", "[Audio 2/3]", "[Video 1]": the header of one attachment's block.
 _BLOCK = re.compile(r"\[(Image|Audio|Video)(?:\s+\d+(?:/\d+)?)?\]", re.IGNORECASE)
+_OPENING = re.compile(r"^(?:this is |there is )?(?:a|an|the) (?:photo|photograph|photography|picture|image|pic)"
+                      r"(?: of| shows| showing)?\s+", re.IGNORECASE)
 _LABEL = re.compile(r"(User text|Description|Transcript):\s*(.*)", re.IGNORECASE)
 
 
@@ -40,10 +44,14 @@ class MediaText:
     said: str
     attachments: tuple[tuple[str, str], ...] = ()
 
-    def indexed(self) -> str:
-        """One line: what the person said, then ``[image: …]`` per attachment."""
-        shown = [f"[{kind}: {text}]" for kind, text in self.attachments]
-        return " ".join(p for p in [self.said, *shown] if p)
+    def shown(self) -> str:
+        """What the attachments show, one ``[image: …]`` each ("" without any)."""
+        return " ".join(f"[{kind}: {text}]" for kind, text in self.attachments)
+
+    def turn(self) -> str:
+        """The text of the message's own turn: what the person said, or what they showed
+        when they wrote nothing."""
+        return self.said or self.shown()
 
 
 def _starts_media_body(lines: list[str]) -> bool:
@@ -74,7 +82,7 @@ def _parse(lines: list[str]) -> MediaText | None:
             current.append(stripped)
     if not attachments:
         return None
-    shown = tuple((k, " ".join(" ".join(parts).split())) for k, parts in attachments)
+    shown = tuple((k, _OPENING.sub("", " ".join(" ".join(parts).split()))) for k, parts in attachments)
     return MediaText(said=" ".join(" ".join(said).split()), attachments=tuple((k, t) for k, t in shown if t))
 
 
@@ -86,6 +94,6 @@ def media_text(content: str) -> MediaText:
     return parsed if parsed is not None else MediaText(said=content.strip())
 
 
-def indexed_text(content: str) -> str:
-    """The text recall indexes for a message's content (:meth:`MediaText.indexed`)."""
-    return media_text(content).indexed()
+def turn_text(content: str) -> str:
+    """The text of a message's own turn memory (:meth:`MediaText.turn`)."""
+    return media_text(content).turn()
