@@ -131,9 +131,12 @@ ROWS: list[tuple[str, list[dict[str, Any]]]] = [
               [(f"sum by (source) (increase(cortex_boot_lagging_total{{{C}}}[{RATE}]))", "{{source}} stuck"),
                (f"sum by (source) (increase(cortex_boot_completed_total{{{C}}}[{RATE}]))", "{{source}} completed")]),
         panel("Composed reads past the history", "Reads of a source document as of a trigger that found the "
-              "wanted revision gone from the bucket's 16-revision history (boot far behind its sources): the "
-              "latest document was used, so a replay may not reproduce that document.",
-              [(f"sum(increase(cortex_asof_history_short_total{{{C}}}[{RATE}]))", "reads")]),
+              "wanted revision gone from the bucket's 16-revision history (a composed worker far behind its "
+              "sources). Derived: an event-derived source (threads, decisions, commitments) derived from the "
+              "agent's events instead, exactly. Latest used: any other source, read as it is now, so a replay "
+              "may not reproduce that document.",
+              [(f"sum by (bucket) (increase(cortex_asof_derived_total{{{C}}}[{RATE}]))", "{{bucket}} derived"),
+               (f"sum(increase(cortex_asof_history_short_total{{{C}}}[{RATE}]))", "latest used")]),
         panel("Boot API latency p50 / p99", "cortex.api.boot.<agent>: a fresh assembly per request.",
               quantiles("cortex_api_seconds", "service", f'{C}, service="boot"'), unit="s"),
     ]),

@@ -200,6 +200,9 @@ def worker_permissions(worker: str, ops: WorkerSpec, prefix: str = "cortex", par
         pub += _kv_history(bucket(name))
     if ops.waits_on:
         pub += _kv_history(BUCKET_CHECKPOINTS)  # a KV watch follows every checkpoint
+        if any(worker_specs()[source].derive is not None for source in ops.waits_on):
+            # a source past its bucket's history is derived from the agent's events (shared.derive)
+            pub.append(f"$JS.API.DIRECT.GET.{EVENTS_STREAM}")
         for source in ops.waits_on:
             pub += [f"$JS.API.CONSUMER.INFO.{EVENTS_STREAM}.{c}" for c in consumers_of(source, partitions, shadow)]
     pub += _inspection(ops, partitions, shadow)

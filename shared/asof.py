@@ -9,6 +9,12 @@ whose ``integrity.last_seq`` is below S is the source's state at S − 1.
 A document split over ``agent.<part>`` keys (``shared.parts``) is read as the head's
 version: the head revision is chosen as above, and each part is the revision of its key
 that the head was written with.
+
+A source written many times since the trigger (paced load writes a revision per small
+batch; a reader restarted, or catching up, far behind) may keep no revision that old: a
+document derived from the events alone is then derived from them (``shared.derive``), so
+the read stays exact; any other is read as it is now, counted
+(``cortex_asof_history_short_total``).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from nats.js.kv import KeyValue
 from prometheus_client import Counter
 
 from shared import parts
+from shared.derive import Derivation
 from shared.kv import DOC_HISTORY, kv_read, kv_revision_below
 from shared.metrics import DOCUMENTS_UNREADABLE
 from shared.repair import decode_document, unreadable_reason
@@ -32,15 +39,17 @@ T = TypeVar("T")
 
 HISTORY_SHORT = Counter(
     "cortex_asof_history_short_total",
-    "Composed reads (boot, snapshot, narrative, channel summaries) for which the source's history no longer "
-    "reached the trigger: the latest document was used instead, so a replay may not reproduce that one")
+    "Composed reads (boot, snapshot, narrative, recall's facts) for which the source's history no longer "
+    "reached the trigger and the source is not derived from the events alone: the latest document was used "
+    "instead, so a replay may not reproduce that one")
 
 __all__ = ["DOC_HISTORY", "DocReader"]
 
 
 class DocReader:
-    def __init__(self, js: JetStreamContext) -> None:
+    def __init__(self, js: JetStreamContext, derivation: Derivation | None = None) -> None:
         self._js = js
+        self._derivation = derivation
         self._kvs: dict[str, KeyValue] = {}
         self._decoders: dict[type[Any], msgspec.json.Decoder[Any]] = {}
 
@@ -106,9 +115,7 @@ class DocReader:
             if older is None:
                 if seen < DOC_HISTORY:
                     return None, True  # no older revision ever existed
-                log.warning("history_too_short", extra={"bucket": bucket, "agent": agent, "before_seq": before_seq})
-                HISTORY_SHORT.inc()
-                return latest, False
+                return await self._past_history(bucket, agent, before_seq, latest)
             seen += 1
             if older.value is None:
                 return None, True  # a delete marker: nothing existed before the next write
@@ -119,10 +126,25 @@ class DocReader:
         if parts.split_lists(doc_type):
             values = await parts.values_at(await self.kv(bucket), agent, older.value, older.revision)
         if values is None:
-            log.warning("parts_history_too_short", extra={"bucket": bucket, "agent": agent, "before_seq": before_seq})
-            HISTORY_SHORT.inc()
-            return latest, False
+            return await self._past_history(bucket, agent, before_seq, latest)
         return self._decode(values, doc_type, bucket, agent), True
+
+    async def _past_history(self, bucket: str, agent: str, before_seq: int, latest: T | None) -> tuple[T | None, bool]:
+        """The bucket's history no longer reaches ``before_seq``. A document derived from the
+        events alone is derived from them (``shared.derive``: exact, whatever the lag); any
+        other is read as it is now — counted and logged, for a replay may not reproduce what
+        is made of it."""
+        if self._derivation is not None and self._derivation.derivable(bucket):
+            derived: T | None = await self._derivation.as_of(bucket, agent, before_seq, _producer(latest))
+            return derived, True
+        log.warning("history_too_short", extra={"bucket": bucket, "agent": agent, "before_seq": before_seq})
+        HISTORY_SHORT.inc()
+        return latest, False
+
+
+def _producer(doc: Any) -> str:
+    """Who made a document (``integrity.producer``), for one derived in its place."""
+    return str(doc.integrity.producer) if doc is not None else ""
 
 
 def _last_seq(doc: Any) -> int:

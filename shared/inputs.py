@@ -31,6 +31,7 @@ from prometheus_client import Counter
 from shared.asof import DocReader
 from shared.codec import Envelope
 from shared.config import Settings
+from shared.derive import Derivation
 from shared.feedback import request_time
 from shared.footprint import Source
 from shared.names import EVENTS_STREAM, agent_consumer, shadow_bucket
@@ -61,11 +62,12 @@ class Reading(NamedTuple):
 class Inputs:
     """Reads composed workers' sources; one per process, shared by all its workers."""
 
-    def __init__(self, js: JetStreamContext, settings: Settings) -> None:
+    def __init__(self, js: JetStreamContext, settings: Settings, derivation: Derivation | None = None) -> None:
         self._js = js
         self._settings = settings
         self._shadow = settings.mode == "shadow"
-        self.docs = DocReader(js)
+        # sources past their buckets' history are derived from the events when they can be (shared.derive)
+        self.docs = DocReader(js, derivation)
         self._tracker: WatermarkTracker | None = None
         self._lock = asyncio.Lock()
         # the consumers' state as requests last saw it (``now``), apart from the consume path's

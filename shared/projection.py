@@ -205,7 +205,30 @@ def _stamp(doc: D, previous: Any, env: Envelope, producer: str, counted: bool = 
 
 def _holds(slot: _Slot, env: Envelope) -> bool:
     """Whether the slot's document holds ``env`` already (its watermark): a redelivery or a replay."""
-    return slot.doc is not None and bool(slot.doc.integrity.last_seq >= env.seq)
+    return _doc_holds(slot.doc, env)
+
+
+def _doc_holds(doc: Any, env: Envelope) -> bool:
+    return doc is not None and bool(doc.integrity.last_seq >= env.seq)
+
+
+def step(projection: AnyProjection, doc: Any, env: Envelope, inputs: Any, producer: str) -> tuple[Any, bool]:
+    """The document after ``env`` and whether it changed — the one rule by which a document
+    takes an event, for the handler and for a reader deriving a source (``shared.derive``):
+    one that holds it already (its watermark: a redelivery, a replay) stays as it is;
+    ``resets`` ends it; else ``compose`` (``enrich`` for a late answer) makes the next one,
+    stamped."""
+    if _doc_holds(doc, env):
+        return doc, False
+    if projection.resets(env):
+        return None, doc is not None  # deleted when written (``ProjectionHandler._delete``)
+    if isinstance(inputs, _Late):
+        new = projection.enrich(doc, env, inputs.answer)
+    else:
+        new = projection.compose(doc, env, inputs)
+    if new is None:
+        return doc, False
+    return _stamp(new, doc, env, producer, projection.counts(env)), True
 
 
 class ProjectionHandler(Handler):
@@ -216,7 +239,7 @@ class ProjectionHandler(Handler):
         js: JetStreamContext,
         worker: str,
         producer: str,
-        projections: list[AnyProjection],
+        projections: Sequence[AnyProjection],
         bucket_names: dict[str, str] | None = None,
         cache_size: int = 10000,
         cut_on_triggers: bool = False,
@@ -225,7 +248,7 @@ class ProjectionHandler(Handler):
         self._js = js
         self.worker = worker
         self.producer = producer
-        self._projections = projections
+        self._projections = list(projections)
         self._bucket_names = bucket_names or {}
         self._kvs: dict[str, KeyValue] = {}
         self._lost_buckets: set[str] = set()
@@ -377,20 +400,8 @@ class ProjectionHandler(Handler):
         return True
 
     def _apply_to_slot(self, projection: AnyProjection, slot: _Slot, env: Envelope, inputs: Any) -> bool:
-        if _holds(slot, env):
-            return False  # watermark: applied before (redelivery or replay)
-        if projection.resets(env):
-            ended = slot.doc is not None
-            slot.doc = None  # deleted when written (``_delete``)
-            return ended
-        if isinstance(inputs, _Late):
-            new = projection.enrich(slot.doc, env, inputs.answer)
-        else:
-            new = projection.compose(slot.doc, env, inputs)
-        if new is None:
-            return False
-        slot.doc = _stamp(new, slot.doc, env, self.producer, projection.counts(env))
-        return True
+        slot.doc, changed = step(projection, slot.doc, env, inputs, self.producer)
+        return changed
 
     async def _cut(self, agent: str) -> None:
         """Write the agent's pending changes now, so the state just before a trigger exists

@@ -42,7 +42,7 @@ from shared.names import (
     partition_of,
 )
 from shared.natsio import connection
-from shared.runtime import WorkerContext, WorkerHost, WorkerSpec, make_loop, producer_id
+from shared.runtime import WorkerContext, WorkerHost, WorkerSpec, derivation, make_loop, producer_id
 from shared.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
@@ -314,7 +314,8 @@ async def run_replay(host: WorkerHost, js: JetStreamContext, specs: list[WorkerS
     together = _Together(asyncio.Barrier(len(consumers)), asyncio.Barrier(len(consumers)), asyncio.Event())
     progress = [ReplayProgress(worker=name, target=last) for _, _, name in consumers]
     tasks = []
-    inputs = Inputs(js, host.settings)  # one composed-input reader for every replayed worker
+    # one composed-input reader for every replayed worker
+    inputs = Inputs(js, host.settings, derivation(js, host.settings, host.catalog.values()))
     for (spec, k, name), prog in zip(consumers, progress, strict=True):
         ctx = WorkerContext(nc=nc, js=js, settings=host.settings, worker=spec.name, consumer=name,
                             producer=producer_id(spec, host.settings, host.version), health=Health(name),

@@ -14,7 +14,7 @@ import os
 import signal
 import socket
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import InitVar, dataclass, field, replace
 from typing import Any
 
@@ -30,6 +30,7 @@ from shared.codec import Envelope, event_limits
 from shared.config import Settings
 from shared.connection import ConnectError, ConnectionLost, connect
 from shared.consume import ConsumeLoop, Handler, LoopConfig
+from shared.derive import Derivation
 from shared.errors import LeaseLost, RebuildRequired, WorkerCannotRun, is_transient
 from shared.fingerprint import patterns_digest
 from shared.footprint import Source, buckets_of, workers_of
@@ -37,6 +38,7 @@ from shared.health import Health, HealthRegistry, serve
 from shared.inputs import Inputs
 from shared.lease import Lease, holdable_ttl
 from shared.names import KINDS, consumer_name, shadow_bucket
+from shared.projection import EventProjection
 from shared.provision import ConsumerSpec, LayoutError, ensure_bucket, ensure_consumer, layout_problem
 from shared.tasks import cancel_and_wait
 
@@ -70,7 +72,8 @@ class WorkerContext:
 
     def __post_init__(self, shared_inputs: Inputs | None) -> None:
         self._owns_inputs = shared_inputs is None
-        self.inputs = shared_inputs if shared_inputs is not None else Inputs(self.js, self.settings)
+        self.inputs = shared_inputs if shared_inputs is not None else \
+            Inputs(self.js, self.settings, derivation(self.js, self.settings, self.catalog.values()))
 
     async def aclose(self) -> None:
         """Stop what this context made for itself: its own inputs reader (a host's shared one
@@ -94,6 +97,9 @@ class WorkerSpec:
     # only those (None: every kind), so a kind it ignores never wakes it
     feedback_kinds: tuple[str, ...] | None = None
     build: Callable[[WorkerContext], Awaitable[Handler]] | None = None
+    # its documents derive from the events alone: its projections, pure (``EventProjection``). A
+    # composed reader whose as-of read goes past the bucket's history derives them (``shared.derive``)
+    derive: Callable[[Settings], Sequence[EventProjection[Any]]] | None = None
     serve: Callable[[WorkerContext, asyncio.Event], Awaitable[None]] | None = None
     config_sections: tuple[str, ...] = ()  # the built-in sections of ``Settings`` it reads
     # its own settings section, ``CORTEX_<NAME>_<KNOB>`` (``Settings.section(name, config)``):
@@ -204,6 +210,20 @@ def producer_id(spec: WorkerSpec, settings: Settings, version: str) -> str:
         sections["patterns"] = patterns_digest(spec.patterns)
     digest = hashlib.sha256(msgspec.json.encode(sections)).hexdigest()[:8]
     return f"{spec.name}@{version}+{digest}"
+
+
+def derivation(js: JetStreamContext, settings: Settings, specs: Iterable[WorkerSpec]) -> Derivation:
+    """What a process's composed reads derive from the events when a source's history no longer
+    reaches a trigger: the projections of every worker of ``specs`` that declares ``derive``, by
+    the buckets they are read from (shadow mode's own), each taking what its consume loop takes."""
+    shadow = settings.mode == "shadow"
+    derivable = [s for s in specs if s.derive is not None]
+
+    def projections() -> dict[str, EventProjection[Any]]:
+        return {shadow_bucket(p.bucket) if shadow else p.bucket: p
+                for spec in derivable if spec.derive is not None for p in spec.derive(settings)}
+
+    return Derivation(js, settings, projections, channel_filter(settings, shadow))
 
 
 def channel_filter(settings: Settings, shadow: bool) -> Callable[[Envelope], bool]:
@@ -418,7 +438,7 @@ class WorkerHost:
             if self.stop.is_set():
                 return  # stopped before NATS was ever reachable: a clean exit
             raise
-        self.inputs = Inputs(nc.jetstream(), settings)
+        self.inputs = Inputs(nc.jetstream(), settings, derivation(nc.jetstream(), settings, self.catalog.values()))
         # one consume loop per consumer: every partition of the worker, or the one this process runs
         tasks = {asyncio.create_task(self.run_consumer(nc, s, k), name=consumer_name(s.name, k)): s.name
                  for s in self.specs if s.build for k in settings.own_partitions}

@@ -96,7 +96,7 @@ async def test_sigkill_mid_batch_then_restart_equals_an_uninterrupted_run(
     init(nats_url)
     nc = await nats.connect(nats_url)
     js = nc.jetstream()
-    # mid-batch kills; 16 batches of slack for the summaries' reads; INFO: channels says what it waits for
+    # mid-batch kills (a summary read past its sources' history is derived); INFO: channels says what it waits for
     env = {"CORTEX_RUNTIME_BATCH_SIZE": "200", "CORTEX_LOG_LEVEL": "INFO"}
     procs = {name: workers_procs.start(name, nats_url, **env) for name in WORKERS}
     # under load: the first half still being published when the kills land; the second half

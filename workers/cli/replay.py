@@ -18,6 +18,7 @@ from workers import __version__
 from workers.cli.base import CliError
 from workers.cli.common import NATS_URL_HELP, connected, resolve_url
 from workers.cli.specs import select_specs
+from workers.registry import all_specs
 
 
 def register(sub: Any) -> None:
@@ -65,7 +66,10 @@ async def cmd_replay(args: argparse.Namespace, settings: Settings) -> int:
     if not specs:
         raise CliError("nothing to replay: the named workers consume no events")
     url = resolve_url(settings, args.nats_url)
-    host = WorkerHost(msgspec.structs.replace(settings, nats_url=url), specs, __version__)
+    # every worker in the catalog: a composed worker replayed alone derives an event-derived source
+    # its history no longer reaches from the events (shared.derive), as a live one does
+    host = WorkerHost(msgspec.structs.replace(settings, nats_url=url), specs, __version__,
+                      catalog=all_specs().values())
     report = Reporter(sys.stderr.isatty())
     async with connected(settings, url, max_reconnects=-1) as nc:  # a long replay rides out a server restart
         try:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 from zoneinfo import ZoneInfo
 
 from schemas.docs import CommitmentsDoc, DecisionsDoc
 from schemas.events import FeedbackEvent, MessageEvent
 from shared.codec import Envelope
-from shared.config import CommitmentsSettings, DecisionsSettings
+from shared.config import CommitmentsSettings, DecisionsSettings, Settings
 from shared.names import BUCKET_COMMITMENTS, BUCKET_DECISIONS
 from shared.projection import D, EventProjection, ProjectionHandler
 from shared.runtime import WorkerContext, WorkerSpec
@@ -67,19 +67,23 @@ class CommitmentsProjection(_FromMessages[CommitmentsDoc, CommitmentsSettings]):
         return commitments.apply_feedback(doc, event, self._tz)
 
 
+def projections(settings: Settings) -> list[EventProjection[Any]]:
+    """Its documents, derived from the events alone (also a composed reader's, ``WorkerSpec.derive``)."""
+    patterns, tz = get_patterns(settings.languages), ZoneInfo(settings.timezone)
+    return [DecisionsProjection(settings.decisions, patterns, tz),
+            CommitmentsProjection(settings.commitments, patterns, tz)]
+
+
 async def build(ctx: WorkerContext) -> ProjectionHandler:
-    patterns, tz = get_patterns(ctx.settings.languages), ZoneInfo(ctx.settings.timezone)
     return ProjectionHandler(
-        ctx.js, ctx.worker, ctx.producer,
-        [DecisionsProjection(ctx.settings.decisions, patterns, tz), CommitmentsProjection(ctx.settings.commitments,
-                                                                                          patterns, tz)],
+        ctx.js, ctx.worker, ctx.producer, projections(ctx.settings),
         bucket_names={b: ctx.bucket(b) for b in (BUCKET_DECISIONS, BUCKET_COMMITMENTS)},
         cut_on_triggers=True, cut_every=ctx.settings.runtime.cut_every,
     )
 
 
 SPEC = WorkerSpec(name="decisions", families=("msg", "feedback", "session", "compaction"),
-                  feedback_kinds=FEEDBACK_KINDS, build=build,
+                  feedback_kinds=FEEDBACK_KINDS, build=build, derive=projections,
                   config_sections=("decisions", "commitments"), buckets=(BUCKET_DECISIONS, BUCKET_COMMITMENTS),
                   patterns=("workers.conversation", "workers.decisions"),
                   briefing=BRIEFING)

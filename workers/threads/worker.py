@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from schemas.docs import ThreadsDoc
 from schemas.events import FeedbackEvent, MessageEvent
 from shared.codec import Envelope
-from shared.config import ThreadsSettings
+from shared.config import Settings, ThreadsSettings
 from shared.names import BUCKET_THREADS
 from shared.projection import EventProjection, ProjectionHandler
 from shared.runtime import WorkerContext, WorkerSpec
@@ -39,16 +41,20 @@ class ThreadsProjection(EventProjection[ThreadsDoc]):
         return apply_feedback(doc, event, self._settings)
 
 
+def projections(settings: Settings) -> list[EventProjection[Any]]:
+    """Its document, derived from the events alone (also a composed reader's, ``WorkerSpec.derive``)."""
+    return [ThreadsProjection(settings.threads, get_patterns(settings.languages))]
+
+
 async def build(ctx: WorkerContext) -> ProjectionHandler:
-    projection = ThreadsProjection(ctx.settings.threads, get_patterns(ctx.settings.languages))
-    return ProjectionHandler(ctx.js, ctx.worker, ctx.producer, [projection],
+    return ProjectionHandler(ctx.js, ctx.worker, ctx.producer, projections(ctx.settings),
                              bucket_names={BUCKET_THREADS: ctx.bucket(BUCKET_THREADS)},
                              cut_on_triggers=True, cut_every=ctx.settings.runtime.cut_every)
 
 
 # session and compaction events are consumed only as cuts for composed documents
 SPEC = WorkerSpec(name="threads", families=("msg", "feedback", "session", "compaction"),
-                  feedback_kinds=tuple(sorted(FEEDBACK_KINDS)), build=build,
+                  feedback_kinds=tuple(sorted(FEEDBACK_KINDS)), build=build, derive=projections,
                   config_sections=("threads",), buckets=(BUCKET_THREADS,),
                   patterns=("workers.conversation", "workers.threads"),
                   briefing=BRIEFING)

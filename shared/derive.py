@@ -1,0 +1,188 @@
+"""A source document as of a stream sequence, derived from the events when its bucket's
+history no longer reaches that far.
+
+A composed reader (the channel summaries, a snapshot, a narrative, a briefing) reads each
+source as it was just before its trigger (``shared.asof``): the newest revision below the
+trigger. A source writes a revision at every commit that changed the agent's document, so
+under paced load (batches of a few events) its ``DOC_HISTORY`` revisions span only a few
+dozen of the agent's events; a reader further behind than that — restarted after a broker
+restart, catching up, an eval publishing whole conversations at once — found only later
+revisions. It used to read the latest one instead, and its document differed from a
+replay's until the agent's next trigger.
+
+A document derived from the events alone (an ``EventProjection``: threads, decisions,
+commitments) needs no history at all: it is the agent's events before the trigger,
+applied in stream order by the same projection, exactly as its worker applied them —
+decoded with the same limits, bad input and second copies passed over as the consume loop
+passes them over (dead letters, ``shared.duplicates``), ignored channels ignored, each
+event through ``shared.projection.step``. So the reader derives it, and the read is exact
+whatever the lag. The events are read with direct gets (one per event, a fallback's cost).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from typing import Any, NamedTuple
+
+import msgspec
+import nats.js.errors
+from nats.js.client import JetStreamContext
+from prometheus_client import Counter
+
+from shared.codec import Envelope, Rejection, decode_event, event_limits
+from shared.config import Settings
+from shared.duplicates import DuplicateWindow
+from shared.errors import InvalidEvent
+from shared.feedback import late_answer
+from shared.names import EVENTS_STREAM, OPENCLAW_FAMILY, agent_filter, session_agent_filter, stored_subject
+from shared.natsio import api_request
+from shared.projection import EventProjection, step
+
+log = logging.getLogger(__name__)
+
+DERIVED = Counter(
+    "cortex_asof_derived_total",
+    "Composed reads whose source's history no longer reached the trigger, derived from the stream instead "
+    "(exact: the source's projection over the agent's events before the trigger)", ["bucket"])
+
+_GET_TIMEOUT_S = 5.0
+
+# the projections of the workers whose documents derive from the events alone, by physical bucket
+Derivable = Mapping[str, EventProjection[Any]]
+Accept = Callable[[Envelope], bool]
+
+
+BASES = 128  # documents kept to derive the next one from (per bucket and agent, the least recent dropped)
+
+
+class _Base(NamedTuple):
+    removed: int  # messages the stream no longer held when it was derived: a base older than a removal is stale
+    before_seq: int  # the document holds every event before this sequence
+    doc: Any
+
+
+class _Next(msgspec.Struct):
+    seq: int
+    next_by_subj: str
+
+
+class Derivation:
+    """Derives event-derived documents as of a sequence; one per process (``shared.inputs``)."""
+
+    def __init__(self, js: JetStreamContext, settings: Settings, projections: Callable[[], Derivable],
+                 accept: Accept | None = None) -> None:
+        self._js = js
+        self._prefix = settings.prefix
+        self._limits = event_limits(settings)
+        self._span = settings.openclaw.dedup_window
+        self._make = projections  # made on first use: most processes never need them
+        self._projections: Derivable | None = None
+        self._accept = accept or (lambda env: True)
+        self._bases: OrderedDict[tuple[str, str], _Base] = OrderedDict()  # the last derived, per (bucket, agent)
+
+    def _derived(self) -> Derivable:
+        if self._projections is None:
+            self._projections = self._make()
+        return self._projections
+
+    def derivable(self, bucket: str) -> bool:
+        """Whether ``bucket``'s (physical name) documents derive from the events alone."""
+        return bucket in self._derived()
+
+    async def as_of(self, bucket: str, agent: str, before_seq: int, producer: str) -> Any:
+        """``agent``'s document in ``bucket`` (physical name) with every event before
+        ``before_seq`` applied, or None when none made one. ``producer`` is stamped on it, as
+        its worker stamps its own (the stored document's).
+
+        From the last one derived for the agent at or before ``before_seq`` (a trigger's
+        reads come in stream order: one session's events each), unless events were removed
+        from the stream since (a forget, retention): then from the agent's first event."""
+        projection = self._derived()[bucket]
+        removed = await self._removed()
+        base = self._bases.get((bucket, agent))
+        if base is None or base.removed != removed or base.before_seq > before_seq:
+            base = _Base(removed, 1, None)
+        doc = base.doc
+        window = DuplicateWindow(self._span)
+        for env in await self._events(agent, base.before_seq, before_seq, window):
+            if self._takes(projection, env):
+                doc = self._applied(projection, doc, env, producer)
+        self._bases[(bucket, agent)] = _Base(removed, before_seq, doc)
+        self._bases.move_to_end((bucket, agent))
+        while len(self._bases) > BASES:
+            self._bases.popitem(last=False)
+        DERIVED.labels(bucket).inc()
+        log.info("asof_derived", extra={"bucket": bucket, "agent": agent, "before_seq": before_seq,
+                                        "from_seq": base.before_seq})
+        return doc
+
+    async def _removed(self) -> int:
+        """How many messages the stream no longer holds (a forget's purge, retention)."""
+        state = (await self._js.stream_info(EVENTS_STREAM)).state
+        return int(state.last_seq or 0) - int(state.messages or 0)
+
+    def _takes(self, projection: EventProjection[Any], env: Envelope) -> bool:
+        """What the source's handler applies: its projection's events (an invalid one is a dead
+        letter there), a late answer only to a projection that asked for it."""
+        late = late_answer(env.event)
+        if late is not None:
+            return late.purpose in projection.answers
+        try:
+            return projection.accepts(env)
+        except InvalidEvent:
+            return False
+
+    @staticmethod
+    def _applied(projection: EventProjection[Any], doc: Any, env: Envelope, producer: str) -> Any:
+        try:
+            return step(projection, doc, env, None, producer)[0]
+        except Exception as exc:  # its worker dead-letters an event its pure core cannot apply, and goes on
+            log.warning("asof_derive_skipped", extra={"seq": env.seq, "error": f"{type(exc).__name__}: {exc}"[:300]})
+            return doc
+
+    async def _events(self, agent: str, from_seq: int, before_seq: int, window: DuplicateWindow) -> list[Envelope]:
+        """The agent's events from ``from_seq`` to before ``before_seq`` that its workers apply,
+        in stream order: its own subjects' and those the OpenClaw store filed under its session
+        token; bad input and second copies of store events passed over (the copies the window
+        holds from before ``from_seq`` too), ignored channels too."""
+        session_agent = session_agent_filter(self._prefix)
+        stored: list[tuple[int, str, bytes]] = []
+        for subject in (agent_filter(self._prefix, agent), session_agent):
+            stored += await self._stored(subject, from_seq, before_seq)
+        # before them, the window's span of the agent's OpenClaw store events: all it holds
+        for subject in (stored_subject(self._prefix, OPENCLAW_FAMILY, agent, "*"), session_agent):
+            stored += await self._stored(subject, max(1, from_seq - window.span), from_seq)
+        out = []
+        for seq, subject, data in sorted(stored):
+            decoded = decode_event(self._prefix, subject, seq, data, self._limits)
+            if isinstance(decoded, Rejection) or decoded.agent != agent:
+                continue
+            if decoded.duplicate_key is not None and window.seen(decoded.duplicate_key, seq):
+                continue
+            if seq >= from_seq and self._accept(decoded):
+                out.append(decoded)
+        return out
+
+    async def _stored(self, subject: str, from_seq: int, before_seq: int) -> list[tuple[int, str, bytes]]:
+        """Every stored message on ``subject`` from ``from_seq`` to before ``before_seq``:
+        (sequence, subject, data)."""
+        out = []
+        seq = from_seq
+        while seq < before_seq:
+            request = msgspec.json.encode(_Next(seq=seq, next_by_subj=subject))
+            msg = await api_request(self._js, f"DIRECT.GET.{EVENTS_STREAM}", request, _GET_TIMEOUT_S)
+            headers = msg.headers or {}
+            status = headers.get("Status")
+            if status in ("404", "204"):
+                break
+            if status is not None:
+                raise nats.js.errors.APIError.from_msg(msg)
+            found = int(headers["Nats-Sequence"])
+            if found >= before_seq:
+                break
+            out.append((found, headers["Nats-Subject"], msg.data))
+            seq = found + 1
+        return out
+
