@@ -75,7 +75,8 @@ HotOrder = tuple[int, float, str]
 class Slim(NamedTuple):
     """What upkeep keeps of one memory between session starts (``lifecycle.Aging`` and the
     memory's part in consolidation: ``role`` "turn" or "statement", "" for none, and its
-    group)."""
+    group). ``tier`` is the one the memory was written with; the memo's ``hot`` follows
+    the moves since."""
 
     id: str
     scope: MemoryScope
@@ -153,16 +154,13 @@ class AgentMemo:
         self.dirty.discard(memory_id)
 
     def set_tier(self, ids: Iterable[str], tier: Tier) -> None:
-        for memory_id in ids:
-            old = self.kept.get(memory_id)
-            if old is not None:
-                if tier == "hot":
-                    self.hot.add(memory_id)
-                else:
-                    self.hot.discard(memory_id)
-                self.kept[memory_id] = old._replace(tier=tier)
-                if memory_id in self.aging:
-                    self.aging[memory_id] = self.kept[memory_id]
+        """Move memories between the tiers: ``hot`` says which tier a memory is in from now on
+        (a slim's ``tier`` is the one it was written with, which only the memo's first
+        tiering reads: rewriting each slim cost as much as the engine's move)."""
+        if tier == "hot":
+            self.hot.update(i for i in ids if i in self.kept)
+        else:
+            self.hot.difference_update(ids)
 
     def tiering(self, now: datetime, policy: TieringPolicy) -> TieringPlan:
         """``lifecycle.plan_tiering`` over the agent's memories, from the top of the ranking:
@@ -178,8 +176,7 @@ class AgentMemo:
             chosen.append(memory_id)
             at += 1
         hot = self.pinned.union(chosen)
-        return TieringPlan(promote=tuple(sorted(i for i in hot if self.kept[i].tier == "cold")),
-                           demote=tuple(sorted(self.hot - hot)))
+        return TieringPlan(promote=tuple(sorted(hot - self.hot)), demote=tuple(sorted(self.hot - hot)))
 
     def settle(self, seq: int) -> None:
         """An upkeep at ``seq`` is planned: what it consolidated is clean from now on; what
