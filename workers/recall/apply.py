@@ -68,6 +68,7 @@ from workers.recall.pending import PendingWrites
 from workers.recall.people import conversation_person, owners
 from workers.recall.store import MemoryFilter, MemoryPoint, MemoryStore
 from workers.recall.timeline import reinstated, since, superseded
+from workers.recall.upkeep import AgentMemo, Memos, TrackedStore, plan_since
 
 log = logging.getLogger(__name__)
 
@@ -248,11 +249,13 @@ def _steps(envs: Sequence[Envelope]) -> list[Sequence[Envelope]]:
 class StoreApplier:
     def __init__(self, store: MemoryStore, embedder: Embedder, settings: RecallSettings,
                  languages: Sequence[str]) -> None:
-        self.store = store
         self.embedder = embedder
         self.settings = settings
         self.languages = tuple(languages)
-        self.context = TurnContext(store)
+        self.memos = Memos()
+        # every write goes through the tracker, which keeps the agents' memos as the store is
+        self.store: MemoryStore = TrackedStore(store, self.memos)
+        self.context = TurnContext(self.store)
 
     def apply_batch(self, envs: Sequence[Envelope],
                     lock: AbstractContextManager[object] | None = None,
@@ -296,6 +299,7 @@ class StoreApplier:
             return outcome
         except BaseException:
             self.context.rollback()
+            self.memos.clear()  # an upkeep may be planned and not written: the next ones read everything
             raise
 
     def _stage_until_upkeep(self, envs: Sequence[Envelope]) -> tuple[list[tuple[Envelope, list[Memory]]], int | None]:
@@ -608,32 +612,50 @@ class StoreApplier:
         """Lifecycle, consolidation and tiering at a session start, in event time
         (deterministic on replay). Survivors of a merge are stamped with the session
         start's sequence; the merged turns leave the turn context, as a forget would, so a
-        later window is the same whether or not the process restarted in between."""
+        later window is the same whether or not the process restarted in between. The
+        agent's memo (``workers.recall.upkeep``) plans it from what changed since the last
+        upkeep; without one (the agent's first upkeep in this process) every memory is read."""
         s = self.settings
-        memories = list(self.store.scroll(agent))
-        report = plan_maintenance(self.store, agent, memories, now, s, seq=seq)
+        report, memo = self._plan_upkeep(agent, now, seq)
+        fresh = memo is not None and memo.seq == 0
         if not report.dry_run:
             report = msgspec.structs.replace(report, merged=tuple(
                 msgspec.structs.replace(m, kept=msgspec.structs.replace(m.kept, last_seq=max(m.kept.last_seq, seq)))
                 for m in report.merged))
-        apply_lifecycle(self.store, agent, report)
+        merged_turns = [m.removed for m in report.merged if memo is not None and memo.kept[m.removed].role == "turn"]
+        if memo is not None:
+            memo.settle(seq)
+        apply_lifecycle(self.store, agent, report)  # the memo follows the writes (TrackedStore)
         outcome.expired += len(report.expired) + len(report.decayed)
-        if s.lifecycle_dry_run:
+        if memo is None:  # a dry run
             return
         outcome.consolidated += len(report.merged)
-        by_id = {m.id: m for m in memories}
-        merged_turns = [m.removed for m in report.merged if is_turn_memory(by_id[m.removed])]
         if merged_turns:
             self.context.forget(agent, merged_turns)
-        gone = set(report.deletions)
-        rewritten = {m.id: m for m in report.rewrites}
-        alive = [rewritten.get(m.id, m) for m in memories if m.id not in gone]
-        plan = plan_tiering(alive, now, TieringPolicy(hot_size=s.hot_size, cold_idle_days=s.cold_idle_days,
-                                                      cold_min_hits=s.cold_min_hits))
+        policy = TieringPolicy(hot_size=s.hot_size, cold_idle_days=s.cold_idle_days, cold_min_hits=s.cold_min_hits)
+        # a memo just made from every memory plans as before; one kept since, from its ranking
+        plan = plan_tiering(list(memo.kept.values()), now, policy) if fresh else memo.tiering(now, policy)
         # one operation each way (a payload rewrite per memory cost ~0.1 ms: ~100 a session start on LoCoMo)
         self.store.set_tier(agent, plan.demote, "cold")
         self.store.set_tier(agent, plan.promote, "hot")
         outcome.demoted += len(plan.demote)
+        self.memos.trim()
+
+    def _plan_upkeep(self, agent: str, now: datetime, seq: int) -> tuple[LifecycleReport, AgentMemo | None]:
+        """The upkeep's plan, and the agent's memo it leaves the store's state in (None in a
+        dry run, which writes nothing): from the memo kept since the last upkeep when there
+        is one, else from every memory of the agent (and a new memo of them)."""
+        s = self.settings
+        memo = None if s.lifecycle_dry_run else self.memos.get(agent)
+        if memo is not None and memo.seq < seq:
+            return plan_since(self.store, memo, agent, now, seq, LifecyclePolicy(
+                ttl_hours=s.ttl_hours, session_decay_hours=s.session_decay_hours,
+                dedup_threshold=s.dedup_threshold)), memo
+        memories = list(self.store.scroll(agent))
+        report = plan_maintenance(self.store, agent, memories, now, s, seq=seq)
+        if report.dry_run:
+            return report, None
+        return report, self.memos.start(agent, memories)
 
     def key_memories(self, agent: str, now: datetime) -> KeyMemories:
         """Rules first (most confident), then the hot set, of the memories nothing newer
@@ -652,6 +674,13 @@ class StoreApplier:
         hot = sorted((m for m in hot_tier if m.id in hot_ids and m.type != "episode" and m.access_count > 0),
                      key=lambda m: (-m.access_count, -m.last_accessed.timestamp(), m.id))
         picked = list(dict.fromkeys([m.content for m in rules] + [m.content for m in hot]))[:MAX_KEY_MEMORIES]
-        n_hot = self.store.count(agent, MemoryFilter(tier="hot"))
-        return KeyMemories(texts=picked, owners=owners([*rules, *hot], picked), hot=n_hot,
-                           cold=self.store.count(agent) - n_hot)
+        n_hot, n_all = self._counts(agent)
+        return KeyMemories(texts=picked, owners=owners([*rules, *hot], picked), hot=n_hot, cold=n_all - n_hot)
+
+    def _counts(self, agent: str) -> tuple[int, int]:
+        """The agent's hot and total memories: its memo's, kept as the store is written (an
+        agent upkeep has not met in this process yet is counted by the store)."""
+        memo = self.memos.peek(agent)
+        if memo is not None:
+            return len(memo.hot), len(memo.kept)
+        return self.store.count(agent, MemoryFilter(tier="hot")), self.store.count(agent)

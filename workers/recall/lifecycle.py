@@ -14,21 +14,45 @@ away, and always sit in the hot tier.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Protocol
 
 import msgspec
 
+from schemas.types import MemoryScope
 from workers.recall.consolidation import Merge, Vector, consolidate, merge_duplicate
-from workers.recall.models import Memory
+from workers.recall.models import Memory, Tier
 
 __all__ = [
-    "DEFAULT_POLICY", "DEFAULT_TIERING", "LifecyclePolicy", "LifecycleReport", "LifecycleSink", "Merge",
+    "DEFAULT_POLICY", "DEFAULT_TIERING", "Aging", "LifecyclePolicy", "LifecycleReport", "LifecycleSink", "Merge",
     "TieringPlan", "TieringPolicy", "apply_lifecycle", "consolidate", "hot_order", "is_decayed", "is_evictable",
     "is_expired", "merge_duplicate", "plan_lifecycle", "plan_tiering", "record_hit", "select_hot", "upkeep_counted",
     "upkeep_due",
 ]
+
+
+class Aging(Protocol):
+    """What expiry and tiering read of a memory (a ``Memory``, or the few fields of it that
+    upkeep keeps between session starts: ``workers.recall.upkeep``)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def scope(self) -> MemoryScope: ...
+    @property
+    def pinned(self) -> bool: ...
+    @property
+    def tier(self) -> Tier: ...
+    @property
+    def ttl_hours(self) -> int | None: ...
+    @property
+    def created_at(self) -> datetime: ...
+    @property
+    def last_accessed(self) -> datetime: ...
+    @property
+    def access_count(self) -> int: ...
 
 
 class LifecyclePolicy(msgspec.Struct, frozen=True, kw_only=True):
@@ -58,7 +82,7 @@ class LifecycleReport(msgspec.Struct, frozen=True, kw_only=True):
         return tuple(latest.values())
 
 
-def is_expired(memory: Memory, now: datetime, ttl_hours: int = 720) -> bool:
+def is_expired(memory: Aging, now: datetime, ttl_hours: int = 720) -> bool:
     """A ``ttl`` memory older than its TTL (its own ``ttl_hours`` or the default)."""
     if memory.pinned or memory.scope != "ttl":
         return False
@@ -66,7 +90,7 @@ def is_expired(memory: Memory, now: datetime, ttl_hours: int = 720) -> bool:
     return now - memory.created_at > timedelta(hours=hours)
 
 
-def is_decayed(memory: Memory, now: datetime, session_decay_hours: int = 24) -> bool:
+def is_decayed(memory: Aging, now: datetime, session_decay_hours: int = 24) -> bool:
     """A ``session`` memory not accessed for longer than the decay window."""
     if memory.pinned or memory.scope != "session":
         return False
@@ -156,7 +180,7 @@ class TieringPlan(msgspec.Struct, frozen=True, kw_only=True):
     demote: tuple[str, ...] = ()  # hot -> cold
 
 
-def is_evictable(memory: Memory, now: datetime, policy: TieringPolicy) -> bool:
+def is_evictable(memory: Aging, now: datetime, policy: TieringPolicy) -> bool:
     """Idle longer than ``cold_idle_days`` with fewer than ``cold_min_hits`` hits, unpinned."""
     if memory.pinned:
         return False
@@ -164,26 +188,26 @@ def is_evictable(memory: Memory, now: datetime, policy: TieringPolicy) -> bool:
     return idle and memory.access_count < policy.cold_min_hits
 
 
-def hot_order(memory: Memory) -> tuple[int, float, str]:
+def hot_order(memory: Aging) -> tuple[int, float, str]:
     """Most hits first, then the most recent access, then id (a total order)."""
     return (-memory.access_count, -memory.last_accessed.timestamp(), memory.id)
 
 
-def select_hot(memories: Iterable[Memory], now: datetime, policy: TieringPolicy = DEFAULT_TIERING) -> set[str]:
+def select_hot(memories: Iterable[Aging], now: datetime, policy: TieringPolicy = DEFAULT_TIERING) -> set[str]:
     """Ids that belong in the hot tier: every pinned memory plus the top ``hot_size``
     of the rest by hits then last access, leaving out the evictable ones."""
     pinned: set[str] = set()
-    candidates: list[Memory] = []
+    candidates: list[Aging] = []
     for memory in memories:
         if memory.pinned:
             pinned.add(memory.id)
         elif not is_evictable(memory, now, policy):
             candidates.append(memory)
-    candidates.sort(key=hot_order)
-    return pinned | {m.id for m in candidates[: policy.hot_size]}
+    # the first ``hot_size`` in hot order (``nsmallest`` is ``sorted(...)[:n]``, without sorting all)
+    return pinned | {m.id for m in heapq.nsmallest(policy.hot_size, candidates, key=hot_order)}
 
 
-def plan_tiering(memories: Sequence[Memory], now: datetime, policy: TieringPolicy = DEFAULT_TIERING) -> TieringPlan:
+def plan_tiering(memories: Sequence[Aging], now: datetime, policy: TieringPolicy = DEFAULT_TIERING) -> TieringPlan:
     hot = select_hot(memories, now, policy)
     promote = sorted(m.id for m in memories if m.tier == "cold" and m.id in hot)
     demote = sorted(m.id for m in memories if m.tier == "hot" and m.id not in hot)

@@ -291,7 +291,7 @@ class StoreBase:
         for record in self._retrieve(agent, ids, True):
             vector = dense_of(record.vector)
             if record.payload and vector is not None:
-                out[str(record.payload["id"])] = unit(vector)
+                out[str(record.id)] = unit(vector)  # the point's id is the memory's (canonical: ``point_ids``)
         return out
 
     def scroll(self, agent: str, *, flt: MemoryFilter | None = None, page_size: int = 256) -> Iterator[Memory]:
@@ -343,6 +343,11 @@ class MemoryStore(Protocol):
                 limit: int = 4) -> list[SearchHit]:
         """The ``limit`` memories nearest to ``vector`` by dense cosine alone (``similarity``;
         no fusion: ``fused`` is 0), most similar first: a near-duplicate's lookup."""
+
+    def similar(self, agent: str, vector: FloatVector | Sequence[float], *, threshold: float,
+                flt: MemoryFilter | None = None, limit: int = 64) -> list[SearchHit]:
+        """Up to ``limit`` memories whose dense cosine to ``vector`` is ``threshold`` or more,
+        most similar first, by exact search: every one there is (upkeep's neighbours)."""
 
     def scroll(self, agent: str, *, flt: MemoryFilter | None = None, page_size: int = 256) -> Iterator[Memory]: ...
 

@@ -350,6 +350,17 @@ class EdgeMemoryStore(StoreBase):
         return [SearchHit(memory=memory_from_payload(p.payload or {}), similarity=float(p.score), fused=0.0)
                 for p in points]
 
+    def similar(self, agent: str, vector: FloatVector | Sequence[float], *, threshold: float,
+                flt: MemoryFilter | None = None, limit: int = 64) -> list[SearchHit]:
+        """An exact search (never the approximate index: upkeep must find every neighbour)
+        for the memories at ``threshold`` or above, most similar first."""
+        request = QueryRequest(limit=limit, query=Query.Nearest(self._query_unit(vector).tolist(), using=DENSE),
+                               filter=_filter(conditions(agent, flt)), score_threshold=threshold,
+                               params=SearchParams(exact=True), with_payload=True, with_vector=False)
+        points: list[ScoredPoint] = self._call("search", self._shard.query, request)
+        return [SearchHit(memory=memory_from_payload(p.payload or {}), similarity=float(p.score), fused=0.0)
+                for p in points]
+
     def _scores(self, where: str, query: Any, flt: Filter, limit: int,
                 params: SearchParams | None = None) -> dict[Any, float]:
         """Each point the filter selects and the query scores → its score, by the engine's

@@ -309,6 +309,16 @@ class ServerMemoryStore(StoreBase):
                           similarity=cosine(query_unit, dense_of(point.vector))) for point in response.points]
 
 
+    def similar(self, agent: str, vector: FloatVector | Sequence[float], *, threshold: float,
+                flt: MemoryFilter | None = None, limit: int = 64) -> list[SearchHit]:
+        """An exact search for the memories at ``threshold`` or above (the edge store's)."""
+        response = self._call("search", self._client.query_points, self._name, query=self._query_unit(vector).tolist(),
+                              using=DENSE, query_filter=_filter(conditions(agent, flt)), limit=limit,
+                              score_threshold=threshold, search_params=models.SearchParams(exact=True),
+                              with_payload=True)
+        return [SearchHit(memory=memory_from_payload(point.payload or {}), fused=0.0, similarity=float(point.score))
+                for point in response.points]
+
 def _hit(point: models.ScoredPoint, query_unit: FloatVector, lexical: float = 0.0) -> SearchHit:
     return SearchHit(
         memory=memory_from_payload(point.payload or {}),

@@ -299,3 +299,20 @@ def test_nearest_is_the_dense_search_with_its_cosines(
         assert [h.memory for h in near] == [h.memory for h in fused]
         assert [h.similarity for h in near] == pytest.approx([h.similarity for h in fused], abs=1e-6)
         assert all(h.memory.agent == "alice" for h in near) and near[0].similarity == pytest.approx(1.0, abs=1e-5)
+
+
+def test_similar_finds_every_memory_at_the_threshold_by_exact_search(
+    store: MemoryStore, embedder: HashingEmbedder, make_memory: MakeMemory
+) -> None:
+    """Upkeep's neighbours (``workers.recall.upkeep``): all of the agent's memories the
+    filter selects at the threshold or above, most similar first, and only those."""
+    texts = ["deploy on Fridays", "never deploy on Fridays", "deploy on Mondays", "the cache is Redis", "ship it"]
+    memories = [make_memory(text, position=i) for i, text in enumerate(texts)]
+    store.upsert(points(embedder, *memories, make_memory("deploy on Fridays", agent="bob")))
+    query = embedder.embed_query("deploy on Fridays")
+    every = store.nearest("alice", query, limit=10)
+    for threshold in (-1.0, 0.3, 0.99):
+        found = store.similar("alice", query, threshold=threshold)
+        assert [h.memory for h in found] == [h.memory for h in every if h.similarity >= threshold]
+    assert len(store.similar("alice", query, threshold=-1.0, limit=2)) == 2
+    assert store.similar("alice", query, threshold=-1.0, flt=MemoryFilter(types=("rule",))) == []

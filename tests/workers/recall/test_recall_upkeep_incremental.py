@@ -1,0 +1,212 @@
+"""Upkeep from what changed since the last one (``workers.recall.upkeep``) stores what upkeep
+over every memory of the agent stores, byte for byte: on a stream of two agents' sessions
+with repeated and paraphrased turns, near-duplicate statements of several types said across
+session starts, hits, pins, forgets and memories that expire, decay or go cold — in one
+batch, event by event, restarted midway, and against a run that reads every memory at
+every upkeep (as before, and as a restarted process's first upkeep does)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import msgspec
+import pytest
+
+from schemas.events import FeedbackEvent, MessageEvent, SessionEvent
+from schemas.types import FeedbackKind
+from shared.codec import Envelope
+from shared.config import RecallSettings
+from workers.recall import apply
+from workers.recall.apply import StoreApplier
+from workers.recall.embedders import Embedder, make_embedder
+from workers.recall.lifecycle import TieringPolicy, plan_tiering
+from workers.recall.models import Memory, memory_id
+from workers.recall.store import MemoryStore
+from workers.recall.upkeep import AgentMemo
+
+OpenStore = Callable[..., MemoryStore]
+T0 = datetime(2026, 4, 1, 8, 0, tzinfo=UTC)
+AGENTS = ("alice", "bob")
+SETTINGS = RecallSettings(hot_size=4, cold_idle_days=3, cold_min_hits=2, session_decay_hours=30, ttl_hours=100)
+
+TURNS = ["Thanks!", "thanks", "Thank you so much!", "I finished the migration.", "Finished the migration!",
+         "Deploying the release now.", "Is the build green?", "The build is green.", "Ok.", "ok",
+         "Server alpha is down.", "Server beta is down.", "We always deploy on Tuesdays.",
+         "We never deploy on Fridays.", "The standup moved to 10:00.", "The standup is at 9:30."]
+REMEMBERED = [("Remember: always run the migrations before the deploy.", "procedure", "permanent"),
+              ("Always run the migrations before deploying.", "rule", "permanent"),
+              ("The staging database runs on port 5433.", "fact", "permanent"),
+              ("The staging database runs on port 5433", "fact", "permanent"),
+              ("Staging's database listens on port 5433.", "fact", "permanent"),
+              ("Always review the pull request before merging.", "rule", "permanent"),
+              ("Review every pull request before it is merged.", "procedure", "permanent"),
+              ("The demo link works until Friday.", "fact", "ttl"),
+              ("I am on call this session.", "fact", "session")]
+
+
+def _envelope(seq: int, agent: str, family: str, kind: str, event: Any) -> Envelope:
+    return Envelope(seq=seq, subject=f"cortex.{family}.{agent}.{kind}", family=family, kind=kind, agent=agent,
+                    event=event)
+
+
+def stream(seed: int = 7, length: int = 160) -> list[Envelope]:
+    """Two agents' sessions over about two months of event time (deterministic)."""
+    rng = random.Random(seed)
+    hours = 0.0
+    sessions = dict.fromkeys(AGENTS, 0)
+    said: dict[str, list[str]] = {a: [] for a in AGENTS}  # the agents' memory ids so far
+    out: list[Envelope] = []
+    for seq in range(1, length + 1):
+        hours += rng.choice([0.05, 0.2, 1.0, 5.0, 20.0, 60.0])
+        ts = T0 + timedelta(hours=hours)
+        agent = rng.choice(AGENTS)
+        roll = rng.random()
+        if roll < 0.1:
+            sessions[agent] += 1
+            out.append(_envelope(seq, agent, "session", "start",
+                                 SessionEvent(id=f"s{seq}", agent=agent, session=f"s{sessions[agent]}", ts=ts)))
+        elif roll < 0.25:
+            text, mtype, scope = rng.choice(REMEMBERED)
+            out.append(_envelope(seq, agent, "feedback", "remember", FeedbackEvent(
+                id=f"r{seq}", agent=agent, ts=ts, kind="remember", value={"content": text, "type": mtype,
+                                                                          "scope": scope})))
+            said[agent].append(memory_id(agent, f"r{seq}", 0))
+        elif roll < 0.38 and said[agent]:
+            kind: FeedbackKind = rng.choice(["recall_access", "recall_access", "recall_access", "memory_pin",
+                                             "memory_forget"])
+            ids = rng.sample(said[agent], min(len(said[agent]), rng.choice([1, 2, 3])))
+            value: Any = ids if kind == "recall_access" else None
+            out.append(_envelope(seq, agent, "feedback", kind, FeedbackEvent(
+                id=f"f{seq}", agent=agent, ts=ts, kind=kind, value=value,
+                target=None if kind == "recall_access" else ids[0])))
+        else:
+            out.append(_envelope(seq, agent, "msg", "received", MessageEvent(
+                id=f"m{seq}", agent=agent, session=f"s{sessions[agent]}", ts=ts, role="user",
+                sender=rng.choice(["al", "al", "bo"]), content=rng.choice(TURNS))))
+            said[agent].append(memory_id(agent, f"m{seq}", 0))
+    return out
+
+
+def snapshot(store: MemoryStore) -> list[bytes]:
+    return sorted(msgspec.json.encode(m) for agent in AGENTS for m in store.scroll(agent))
+
+
+@pytest.fixture
+def counted(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """The agents whose upkeep read every memory (``plan_maintenance``), in order."""
+    full: list[str] = []
+    plan = apply.plan_maintenance
+
+    def counting(store: MemoryStore, agent: str, *args: Any, **kwargs: Any) -> Any:
+        full.append(agent)
+        return plan(store, agent, *args, **kwargs)
+
+    monkeypatch.setattr(apply, "plan_maintenance", counting)
+    yield full
+
+
+def _applier(store: MemoryStore, embedder: Embedder, *, memos: bool = True) -> StoreApplier:
+    app = StoreApplier(store, embedder, SETTINGS, ("en", "de"))
+    if not memos:
+        app.memos.limit = 0  # no memo is kept: every upkeep reads every memory, as before
+    return app
+
+
+def test_upkeep_from_the_changes_stores_what_upkeep_over_everything_stores(
+    open_store: OpenStore, counted: list[str]
+) -> None:
+    events = stream()
+    embedder = make_embedder("default")
+    store = open_store(embedder.name, embedder.dim)
+    outcome = _applier(store, embedder, memos=False).apply_batch(events)
+    assert outcome.consolidated >= 5 and outcome.expired >= 2 and outcome.demoted >= 5  # the stream exercises it
+    everything = snapshot(store)
+    ran = {e.seq for e in events if e.family == "session"} | {e.seq for e in outcome.upkeep}
+    starts = [e.agent for e in events if e.seq in ran]  # session starts, and messages due for upkeep
+    assert counted == starts  # every upkeep read every memory
+    counted.clear()
+
+    store.delete_agent("alice")
+    store.delete_agent("bob")
+    incremental = _applier(store, embedder)
+    assert incremental.apply_batch(events).consolidated == outcome.consolidated
+    assert snapshot(store) == everything
+    assert counted == list(dict.fromkeys(starts))  # only each agent's first upkeep read them all
+    counted.clear()
+    later = events[-1].event.ts
+    for agent in AGENTS:  # the RecallDoc's counts from the memo, as the store counts them
+        assert incremental.memos.peek(agent) is not None
+        assert incremental.key_memories(agent, later) == _applier(store, embedder).key_memories(agent, later)
+
+    for agent in AGENTS:
+        store.delete_agent(agent)
+    one_by_one = _applier(store, embedder)
+    for env in events[:90]:
+        one_by_one.apply_batch([env])
+    restarted = _applier(store, embedder)  # a new process: its first upkeep of each agent reads everything
+    for first in range(90, len(events), 7):
+        restarted.apply_batch(events[first: first + 7])
+    assert snapshot(store) == everything
+
+
+def test_a_replay_over_the_store_in_the_same_process_stores_what_upkeep_over_everything_does(
+    open_store: OpenStore
+) -> None:
+    """The applier's memos were kept through the first run; a replay's upkeeps at earlier
+    sequences read everything again (a memo only plans an upkeep after its own), and the
+    store ends as without memos. (Not as after the first run: a replay's tiering sees the
+    memories the first run made after it — the store's state before this change too.)"""
+    events = stream(seed=11, length=100)
+    embedder = make_embedder("default")
+    store = open_store(embedder.name, embedder.dim)
+    replays = []
+    for memos in (False, True):
+        app = _applier(store, embedder, memos=memos)
+        app.apply_batch(events)
+        app.apply_batch(events)
+        replays.append(snapshot(store))
+        for agent in AGENTS:
+            store.delete_agent(agent)
+    assert replays[0] == replays[1]
+
+
+def test_a_failed_batch_drops_the_memos(open_store: OpenStore) -> None:
+    """A batch that fails may have planned an upkeep it did not write, or written part of
+    one: the next upkeep of every agent reads everything."""
+    events = stream(seed=3, length=60)
+    embedder = make_embedder("default")
+    store = open_store(embedder.name, embedder.dim)
+    app = _applier(store, embedder)
+    app.apply_batch(events)
+    assert any(app.memos.get(agent) is not None for agent in AGENTS)
+    store.close()  # the next batch fails
+    with pytest.raises(Exception):  # noqa: B017 - whichever error the closed engine raises
+        app.apply_batch([_envelope(61, "alice", "msg", "received", MessageEvent(
+            id="m61", agent="alice", session="s9", ts=T0 + timedelta(days=90), role="user", sender="al",
+            content="One more thing."))])
+    assert all(app.memos.get(agent) is None for agent in AGENTS)
+
+
+def test_the_memos_ranking_plans_the_tiers_as_sorting_every_memory_does() -> None:
+    """Hits, pins, equal access times and idle runs at every hit count, writes and deletes in
+    between: the ranking's hot set is ``select_hot``'s at every time and size asked."""
+    rng = random.Random(5)
+    memo = AgentMemo(seq=1)
+    for step in range(400):
+        memory_no = rng.randrange(120)
+        if rng.random() < 0.15:
+            memo.remove(memory_id("alice", f"e{memory_no}", 0))
+            continue
+        accessed = T0 + timedelta(hours=rng.choice([0, 0, 5, 30, 200, 400]) + rng.randrange(3))
+        memo.put(Memory(id=memory_id("alice", f"e{memory_no}", 0), agent="alice", content=f"m{step}", type="fact",
+                        scope="permanent", confidence=0.5, source_event=f"e{memory_no}", created_at=T0,
+                        last_accessed=accessed, access_count=rng.choice([0, 0, 1, 2, 3, 7]),
+                        pinned=rng.random() < 0.05, tier=rng.choice(["hot", "cold"])))
+        if step % 20 == 0:
+            for now_days, size, hits in [(1, 4, 2), (10, 10, 3), (30, 50, 0), (3, 0, 1)]:
+                policy = TieringPolicy(hot_size=size, cold_idle_days=now_days // 2 + 1, cold_min_hits=hits)
+                now = T0 + timedelta(days=now_days)
+                assert memo.tiering(now, policy) == plan_tiering(list(memo.kept.values()), now, policy)
