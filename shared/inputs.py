@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import nats.js.errors
 from nats.js.client import JetStreamContext
-from prometheus_client import Counter
+from prometheus_client import Counter, Histogram
 
 from shared.asof import DocReader
 from shared.codec import Envelope
@@ -47,6 +47,12 @@ COMPOSED_LAGGING = Counter(
     "Composed readings (a snapshot, narrative, channel summary, briefing or recall's facts, as of a trigger) "
     "with a source still behind the trigger at the wait bound (CORTEX_BOOT_WAIT_MS): read as it was then",
     ["worker", "source"])
+COMPOSED_WAIT = Histogram(
+    "cortex_composed_wait_seconds",
+    "How long a composed reading (a briefing, snapshot, narrative, channel summary or recall's facts, as of a "
+    "trigger) waited for one source to apply the events before the trigger (to the bound, CORTEX_BOOT_WAIT_MS, "
+    "when it lagged)", ["worker", "source"],
+    buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0))
 
 
 class Reading(NamedTuple):
@@ -120,14 +126,23 @@ class Inputs:
         if not sources:
             return Reading(env, {}, [])
         tracker = await self.tracker()
+        waited: dict[str, float] = {}
 
         async def read(source: Source) -> tuple[Any, list[str]]:
-            lagging = await tracker.wait({self.consumer(source.worker, env.agent): env.seq}, self.bound_s)
+            started = time.monotonic()
             seq = before if before is not None else source.before(env.seq, env.family)
-            doc, _ = await self.docs.as_of(self.bucket(source.bucket), env.agent, source.doc_type, seq)
+            bucket, consumer = self.bucket(source.bucket), self.consumer(source.worker, env.agent)
+            lagging = await tracker.wait({consumer: env.seq}, self.bound_s)
+            waited[source.field] = time.monotonic() - started
+            COMPOSED_WAIT.labels(worker, source.worker).observe(waited[source.field])
+            doc, _ = await self.docs.as_of(bucket, env.agent, source.doc_type, seq)
             return doc, lagging
 
         found = await asyncio.gather(*(read(source) for source in sources))
+        if log.isEnabledFor(logging.DEBUG):  # what each trigger waited for, source by source
+            waits = {w: round(secs * 1000, 1) for w, secs in sorted(waited.items())}
+            log.debug("sources_waited", extra={"worker": worker, "agent": env.agent, "seq": env.seq,
+                                               "family": env.family, "waited_ms": waits})
         docs = {source.field: doc for source, (doc, _) in zip(sources, found, strict=True)}
         lagging = sorted({c for _, lag in found for c in lag})
         if lagging:
