@@ -17,6 +17,7 @@ import logging
 from typing import Any, TypeVar
 
 import msgspec
+import nats.js.errors
 from nats.js.client import JetStreamContext
 from nats.js.kv import KeyValue
 from prometheus_client import Counter
@@ -88,6 +89,23 @@ class DocReader:
 
     async def latest(self, bucket: str, agent: str, doc_type: type[T]) -> T | None:
         return (await self._latest(bucket, agent, doc_type))[0]
+
+    async def holds(self, bucket: str, agent: str, seq: int) -> bool:
+        """Whether the agent's document already holds an event at or past ``seq`` (its head's
+        ``integrity.last_seq``). A worker writes an agent's revisions in stream order, so then
+        every revision below ``seq`` is written: a read ``as_of`` ``seq`` is final, exactly as
+        once the worker's checkpoint has passed it — which happens only after the rest of its
+        batch is applied and committed. An absent, deleted or unreadable document holds nothing."""
+        try:
+            raw, _ = await kv_read(await self.kv(bucket), agent)
+        except nats.js.errors.BucketNotFoundError:
+            return False
+        if raw is None:
+            return False
+        try:
+            return int(parts.integrity_of(raw).last_seq) >= seq
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return False
 
     async def as_of(self, bucket: str, agent: str, doc_type: type[T], before_seq: int) -> tuple[T | None, bool]:
         """The document as it was before ``before_seq``; the flag is False when the history

@@ -132,7 +132,11 @@ class Inputs:
             started = time.monotonic()
             seq = before if before is not None else source.before(env.seq, env.family)
             bucket, consumer = self.bucket(source.bucket), self.consumer(source.worker, env.agent)
-            lagging = await tracker.wait({consumer: env.seq}, self.bound_s)
+
+            async def written() -> bool:  # the agent's revisions below ``seq`` are all there already
+                return await self.docs.holds(bucket, env.agent, seq)
+
+            lagging = await tracker.wait({consumer: env.seq}, self.bound_s, {consumer: written})
             waited[source.field] = time.monotonic() - started
             COMPOSED_WAIT.labels(worker, source.worker).observe(waited[source.field])
             doc, _ = await self.docs.as_of(bucket, env.agent, source.doc_type, seq)
