@@ -134,7 +134,7 @@ class Inputs:
             bucket, consumer = self.bucket(source.bucket), self.consumer(source.worker, env.agent)
 
             async def written() -> bool:  # the agent's revisions below ``seq`` are all there already
-                return await self.docs.holds(bucket, env.agent, seq)
+                return await self.docs.final_before(bucket, env.agent, seq)
 
             lagging = await tracker.wait({consumer: env.seq}, self.bound_s, {consumer: written})
             waited[source.field] = time.monotonic() - started

@@ -53,7 +53,7 @@ PACE_MIN_SPAN_S = 1.0  # a pace needs this much history (one batch says nothing)
 
 
 # Another way to know a consumer has applied what a wait needs (the agent's document of the
-# source already holds a later event: ``shared.asof.DocReader.holds``)
+# source already holds the event before the trigger or a later one: ``shared.asof.DocReader.final_before``)
 Proof = Callable[[], Awaitable[bool]]
 
 
@@ -205,9 +205,9 @@ class WatermarkTracker:
         reaches what it missed.
 
         ``proofs``: per consumer, another way to know it got there, looked at every
-        ``poll_s`` while it is short — the agent's document of the source holding a later
-        event already (a source writes the document made for a trigger at once, its
-        checkpoint only after the rest of its batch is applied and committed).
+        ``poll_s`` while it is short — the agent's document of the source holding the event
+        before the trigger or a later one (a source writes the document made for a trigger at
+        once, its checkpoint only after the rest of its batch is applied and committed).
         """
         deadline = time.monotonic() + bound_s
         pending = dict(needs)

@@ -1,7 +1,8 @@
 """A composed reading against a real nats-server ends its wait for a source as soon as the
-agent's document of that source holds a later event — long before the source's checkpoint
-passes the trigger (it moves only once the rest of the source's batch is committed) — and
-reads the same revision the checkpoint would have given it: nothing is reported lagging."""
+agent's document of that source holds the event before the trigger or a later one — long
+before the source's checkpoint passes the trigger (it moves only once the rest of the
+source's batch is committed) — and reads the same revision the checkpoint would have given
+it: nothing is reported lagging."""
 
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ class Doc(msgspec.Struct, kw_only=True):
 
 
 SOURCE = Source("doc", "slow", BUCKET, Doc)
+MADE_FOR_TRIGGER = Source("doc", "slow", BUCKET, Doc, as_of="made_for_trigger")  # read before S + 1
 
 
 def doc(last_seq: int) -> bytes:
@@ -75,18 +77,34 @@ async def test_a_document_holding_a_later_event_ends_the_wait_with_the_revision_
         await inputs.stop()
 
 
-async def test_what_a_document_holds_is_its_head_watermark_and_nothing_when_gone_or_unreadable(
+async def test_a_document_made_for_the_trigger_ends_the_wait_as_soon_as_it_is_written(js: JetStreamContext) -> None:
+    kv = await js.key_value(BUCKET)
+    await kv.put("a", doc(7))
+    inputs = Inputs(js, load_settings({"CORTEX_BOOT_WAIT_MS": "60000"}))
+    try:
+        reading = asyncio.create_task(inputs.at_trigger("boot", [MADE_FOR_TRIGGER], session_start(10)))
+        done, _ = await asyncio.wait({reading}, timeout=1.0)
+        assert not done
+        await kv.put("a", doc(10))  # the channel summaries made for the trigger: no later revision can be below S + 1
+        found = await asyncio.wait_for(reading, timeout=30)
+        assert found.lagging == [] and found.docs["doc"].note == "at 10"
+    finally:
+        await inputs.stop()
+
+
+async def test_a_read_is_final_once_the_document_holds_the_event_before_it_and_never_when_gone_or_unreadable(
     js: JetStreamContext,
 ) -> None:
     kv = await js.key_value(BUCKET)
     reader = DocReader(js)
-    assert not await reader.holds(BUCKET, "a", 1)  # never written
+    assert not await reader.final_before(BUCKET, "a", 1)  # never written
     await kv.put("a", doc(5))
-    assert await reader.holds(BUCKET, "a", 5)
-    assert not await reader.holds(BUCKET, "a", 6)
+    assert await reader.final_before(BUCKET, "a", 5)
+    assert await reader.final_before(BUCKET, "a", 6)  # the next revision holds a later event: 6 or more
+    assert not await reader.final_before(BUCKET, "a", 7)  # event 6 may still come
     await kv.put("a", b"\xff not a document")
-    assert not await reader.holds(BUCKET, "a", 1)
+    assert not await reader.final_before(BUCKET, "a", 1)
     await kv.put("a", doc(9))
     await kv.delete("a")  # an agent forgotten, a document being rebuilt: its old revisions prove nothing
-    assert not await reader.holds(BUCKET, "a", 1)
-    assert not await reader.holds("no_such_bucket", "a", 1)
+    assert not await reader.final_before(BUCKET, "a", 1)
+    assert not await reader.final_before("no_such_bucket", "a", 1)
