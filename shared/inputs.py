@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -35,7 +35,7 @@ from shared.feedback import request_time
 from shared.footprint import Source
 from shared.names import EVENTS_STREAM, agent_consumer, shadow_bucket
 from shared.projection import D, Projection
-from shared.watermarks import WatermarkTracker
+from shared.watermarks import Proof, WatermarkTracker
 
 if TYPE_CHECKING:
     from shared.runtime import WorkerContext
@@ -131,15 +131,11 @@ class Inputs:
         async def read(source: Source) -> tuple[Any, list[str]]:
             started = time.monotonic()
             seq = before if before is not None else source.before(env.seq, env.family)
-            bucket, consumer = self.bucket(source.bucket), self.consumer(source.worker, env.agent)
-
-            async def written() -> bool:  # the agent's revisions below ``seq`` are all there already
-                return await self.docs.final_before(bucket, env.agent, seq)
-
-            lagging = await tracker.wait({consumer: env.seq}, self.bound_s, {consumer: written})
+            consumer = self.consumer(source.worker, env.agent)
+            lagging = await tracker.wait({consumer: env.seq}, self.bound_s, {consumer: self._final(source, env, seq)})
             waited[source.field] = time.monotonic() - started
             COMPOSED_WAIT.labels(worker, source.worker).observe(waited[source.field])
-            doc, _ = await self.docs.as_of(bucket, env.agent, source.doc_type, seq)
+            doc, _ = await self.docs.as_of(self.bucket(source.bucket), env.agent, source.doc_type, seq)
             return doc, lagging
 
         found = await asyncio.gather(*(read(source) for source in sources))
@@ -157,8 +153,19 @@ class Inputs:
                                                "lagging": lagging})
         return Reading(env, docs, lagging)
 
+    def _final(self, source: Source, env: Envelope, seq: int) -> Proof:
+        """The proof that the read of ``source`` before ``seq`` for ``env``'s agent is final
+        already, whatever the source's checkpoint says (``DocReader.final_before``)."""
+        bucket = self.bucket(source.bucket)
+
+        async def final() -> bool:
+            return await self.docs.final_before(bucket, env.agent, seq)
+
+        return final
+
     async def patiently(self, sources: Sequence[Source], env: Envelope) -> None:
-        """Until every source consumer of ``env``'s agent has applied the events before it, with no
+        """Until every source consumer of ``env``'s agent has applied the events before it (or the
+        agent's document of the source says the read is final: ``Inputs._final``), with no
         bound — for a composed document whose every trigger must read its sources complete, as a
         replay does (the channel summaries: a summary made with a source behind stayed wrong until
         the agent's next trigger). It stops waiting for a source that nobody consumes (no pull
@@ -170,7 +177,9 @@ class Inputs:
         tracker = await self.tracker()
         pending = {self.consumer(s.worker, env.agent): env.seq for s in sources}
         pending = {c: seq for c, seq in pending.items() if self._given_up.get(c) != tracker.checkpoint(c)}
-        await _Patience(tracker, self._js, pending, self._given_up).wait(env.agent)
+        proofs = {self.consumer(s.worker, env.agent): self._final(s, env, s.before(env.seq, env.family))
+                  for s in sources}
+        await _Patience(tracker, self._js, pending, self._given_up, proofs).wait(env.agent)
 
     async def now(self, sources: Sequence[Source], agent: str) -> tuple[dict[str, Any], list[str], datetime]:
         """``sources`` as they are now (for requests), the consumers behind the stream's end
@@ -187,6 +196,7 @@ class Inputs:
 UNCONSUMED_S = 30.0  # a source consumer nobody fetches from for this long is not waited for (not running)
 STUCK_S = 60.0  # nor one whose checkpoint has not moved for this long while short of the trigger
 _POLL_S = 0.1  # the server's view is asked this often while a trigger waits
+_PROOF_POLL_S = 0.02  # and the sources' documents this often (``Inputs._final``)
 
 
 class _SourceState(NamedTuple):
@@ -202,9 +212,10 @@ class _Patience:
     watch that died with a NATS restart would have held every trigger for ``STUCK_S``."""
 
     def __init__(self, tracker: WatermarkTracker, js: JetStreamContext, pending: dict[str, int],
-                 given_up: dict[str, int]) -> None:
+                 given_up: dict[str, int], proofs: Mapping[str, Proof] | None = None) -> None:
         self._tracker = tracker
         self._js = js
+        self._proofs = proofs or {}
         self._pending = dict(pending)
         self._given_up = given_up
         now = time.monotonic()
@@ -216,8 +227,11 @@ class _Patience:
         while self._pending:
             changed = self._tracker.changed()  # taken before looking: a change after that sets it
             for consumer, seq in list(self._pending.items()):
+                if await self._arrived(consumer, seq):
+                    del self._pending[consumer]
+                    continue
                 state = await self._state(consumer)
-                if state is None or self._tracker.checkpoint(consumer) >= seq or state.applied >= seq or state.done:
+                if state is None or state.applied >= seq or state.done:
                     del self._pending[consumer]
                     continue
                 if not state.consumed and consumer not in idle_said:  # its worker is down: the trigger is held
@@ -228,8 +242,14 @@ class _Patience:
                     self._given_up[consumer] = self._tracker.checkpoint(consumer)
                     del self._pending[consumer]
             if self._pending:
+                poll = _PROOF_POLL_S if any(c in self._proofs for c in self._pending) else _POLL_S
                 with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(changed.wait(), timeout=_POLL_S)
+                    await asyncio.wait_for(changed.wait(), timeout=poll)
+
+    async def _arrived(self, consumer: str, seq: int) -> bool:
+        """Its checkpoint says it got there, or its document does (no request to the server)."""
+        proof = self._proofs.get(consumer)
+        return self._tracker.checkpoint(consumer) >= seq or (proof is not None and await proof())
 
     async def _state(self, consumer: str) -> _SourceState | None:
         """None: no such consumer (its worker never ran here) — nothing to wait for."""

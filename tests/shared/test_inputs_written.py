@@ -92,6 +92,24 @@ async def test_a_document_made_for_the_trigger_ends_the_wait_as_soon_as_it_is_wr
         await inputs.stop()
 
 
+async def test_a_patient_wait_ends_once_the_document_holds_the_event_before_the_trigger(js: JetStreamContext) -> None:
+    """The channel summaries wait for their sources without a bound (``Inputs.patiently``): a
+    source's document proving the read final ends that wait too, its consumer still busy."""
+    kv = await js.key_value(BUCKET)
+    inputs = Inputs(js, load_settings({}))
+    try:
+        sub = await js.pull_subscribe_bind("slow", stream="CORTEX_EVENTS")
+        await sub.fetch(1, timeout=10)  # in flight, never acked: a worker is at it, and nothing is applied
+        waiting = asyncio.create_task(inputs.patiently([SOURCE], session_start(10)))
+        await kv.put("a", doc(7))
+        done, _ = await asyncio.wait({waiting}, timeout=1.0)
+        assert not done
+        await kv.put("a", doc(9))  # the event just before the trigger: nothing below 10 can follow
+        await asyncio.wait_for(waiting, timeout=30)
+    finally:
+        await inputs.stop()
+
+
 async def test_a_read_is_final_once_the_document_holds_the_event_before_it_and_never_when_gone_or_unreadable(
     js: JetStreamContext,
 ) -> None:
