@@ -23,6 +23,7 @@ import logging
 from typing import Any, TypeVar
 
 import msgspec
+import nats.js.errors
 from nats.js.client import JetStreamContext
 from nats.js.kv import KeyValue
 from prometheus_client import Counter
@@ -97,6 +98,26 @@ class DocReader:
 
     async def latest(self, bucket: str, agent: str, doc_type: type[T]) -> T | None:
         return (await self._latest(bucket, agent, doc_type))[0]
+
+    async def final_before(self, bucket: str, agent: str, before_seq: int) -> bool:
+        """Whether ``as_of(before_seq)`` is final already: the agent's document holds the
+        event just before ``before_seq`` or a later one (its head's ``integrity.last_seq``).
+        A worker writes an agent's revisions in stream order, each with a higher watermark
+        than the one before (a write carries an event the last one did not hold), so no
+        revision below ``before_seq`` can come after that one — exactly as once the worker's
+        checkpoint has passed the trigger, which happens only after the rest of its batch is
+        applied and committed. For a document made *for* the trigger (read before S + 1) it
+        is that document itself. An absent, deleted or unreadable document proves nothing."""
+        try:
+            raw, _ = await kv_read(await self.kv(bucket), agent)
+        except nats.js.errors.BucketNotFoundError:
+            return False
+        if raw is None:
+            return False
+        try:
+            return int(parts.integrity_of(raw).last_seq) >= before_seq - 1
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return False
 
     async def as_of(self, bucket: str, agent: str, doc_type: type[T], before_seq: int) -> tuple[T | None, bool]:
         """The document as it was before ``before_seq``; the flag is False when the history

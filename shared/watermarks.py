@@ -35,7 +35,7 @@ import contextlib
 import logging
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import NamedTuple
 
 import nats.js.errors
@@ -50,6 +50,11 @@ STALLED_LAG = 1000  # events short of a missed sequence past which a consumer co
 CATCH_UP_S = 0.5  # a source its pace says is further than this from the trigger is not waited for
 PACE_WINDOW_S = 5.0  # the checkpoint moves a consumer's pace is measured over
 PACE_MIN_SPAN_S = 1.0  # a pace needs this much history (one batch says nothing)
+
+
+# Another way to know a consumer has applied what a wait needs (the agent's document of the
+# source already holds the event before the trigger or a later one: ``shared.asof.DocReader.final_before``)
+Proof = Callable[[], Awaitable[bool]]
 
 
 class _Missed(NamedTuple):
@@ -190,7 +195,7 @@ class WatermarkTracker:
         ends = [m.patience_until for c in pending if (m := self._behind.get(c)) is not None and m.patience_until > now]
         return min(ends) - now if ends else float("inf")
 
-    async def wait(self, needs: dict[str, int], bound_s: float) -> list[str]:
+    async def wait(self, needs: dict[str, int], bound_s: float, proofs: Mapping[str, Proof] | None = None) -> list[str]:
         """Wait until every consumer reached its sequence, at most ``bound_s``.
 
         Returns the consumers still lagging at the bound (empty when all caught up). A
@@ -198,12 +203,18 @@ class WatermarkTracker:
         not at all when it is stalled (see ``_stalled``), nor one whose pace says it will not
         arrive in time (``_out_of_reach``): it is reported lagging at once, until it
         reaches what it missed.
+
+        ``proofs``: per consumer, another way to know it got there, looked at every
+        ``poll_s`` while it is short — the agent's document of the source holding the event
+        before the trigger or a later one (a source writes the document made for a trigger at
+        once, its checkpoint only after the rest of its batch is applied and committed).
         """
         deadline = time.monotonic() + bound_s
         pending = dict(needs)
+        proofs = proofs or {}
         while True:
             changed = self._changed  # taken before looking: a change after that sets it
-            results = await asyncio.gather(*(self.reached(c, s) for c, s in pending.items()))
+            results = await asyncio.gather(*(self._arrived(c, s, proofs.get(c)) for c, s in pending.items()))
             pending = {c: s for (c, s), ok in zip(pending.items(), results, strict=True) if not ok}
             remaining = deadline - time.monotonic()
             hopeless = all(self._stalled(c) or self._out_of_reach(c, s, remaining) for c, s in pending.items())
@@ -211,9 +222,18 @@ class WatermarkTracker:
                 for consumer, seq in pending.items():
                     self._missed(consumer, seq, bound_s)
                 return sorted(pending)
-            timeout = min(self._poll_s * 5, remaining, self._patience_left(pending))
+            poll = self._poll_s if any(c in proofs for c in pending) else self._poll_s * 5
+            timeout = min(poll, remaining, self._patience_left(pending))
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(changed.wait(), timeout=timeout)
+
+    async def _arrived(self, consumer: str, seq: int, proof: Proof | None) -> bool:
+        """``reached``, or its proof says so (looked at before the server is asked)."""
+        if self.checkpoint(consumer) >= seq:
+            return True
+        if proof is not None and await proof():
+            return True
+        return await self.reached(consumer, seq)
 
     async def lagging_now(self, needs: dict[str, int], cache_s: float = 0.5,
                           cache: dict[str, tuple[float, bool]] | None = None) -> list[str]:
