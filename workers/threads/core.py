@@ -65,7 +65,7 @@ from workers.render import clip_words
 from workers.summaries import compose_summary, without_title_frame
 from workers.threads.corrections import answered, reopen_corrected
 from workers.threads.summary import about_topic, closing_sentence, follow_claims
-from workers.threads.topics import Seen, Topic, track
+from workers.threads.topics import PhraseMemory, Topic, track
 from workers.threads.waits import end_waits
 
 MAX_THREAD_DECISIONS: Final = 20
@@ -296,7 +296,8 @@ def apply_message(
 
     ordinal = base.messages + 1
     threads = _open_threads_for_topics(list(base.threads), signals.topics, event, mood, patterns, text)
-    update = track(base.recent, Seen(base.settled, base.heard, base.returns), ordinal, text.original, text.lowered,
+    memory = PhraseMemory(base.settled, base.heard, base.returns)
+    update = track(base.recent, memory, ordinal, text.original, text.lowered,
                    lambda: _carries_work(text, signals, patterns), threads, patterns, event.role, event.session)
     if update.promoted:
         threads = _open_threads_for_candidates(threads, update.promoted, event, mood, patterns)

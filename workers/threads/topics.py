@@ -384,7 +384,7 @@ def _promote(key: str, mentions: list[Mention], ctx: _Context) -> tuple[str, lis
     return broader
 
 
-class Seen(NamedTuple):
+class PhraseMemory(NamedTuple):
     """What the document remembers of the phrases said so far (``ThreadsDoc``)."""
 
     settled: Sequence[str] = ()
@@ -392,7 +392,7 @@ class Seen(NamedTuple):
     returns: dict[str, tuple[int, int]] = {}  # noqa: RUF012
 
 
-def track(recent: Sequence[RecentMessage], seen: Seen, ordinal: int, original: str, lowered: str,
+def track(recent: Sequence[RecentMessage], seen: PhraseMemory, ordinal: int, original: str, lowered: str,
           work: Callable[[], bool], threads: Sequence[Thread], patterns: PatternSet, role: str = "",
           session: str = "") -> Update:
     """This message (``ordinal``; said by ``role`` in ``session``) joins the window; say which
