@@ -132,18 +132,6 @@ def keeps(kind: Kind, sentence: str, task: str, languages: tuple[str, ...]) -> b
     return table is None or score(table, sentence, task) >= table.threshold
 
 
-def task_score(kind: Kind, task: str, table: _Table | None = None) -> float | None:
-    """The head's logit for a stored task alone (its words as both the sentence and the task:
-    a stored commitment has lost its sentence), or None when the task holds no English function
-    word — a task is too short for ``reads_english`` ("keep you posted" has one), and one in
-    another language ("den Fix einbauen") is not the head's to judge. ``table``: another model's
-    (leave-one-out), else the shipped one."""
-    table = table if table is not None else _shipped().get(kind)
-    if table is None or ENGLISH_MARKERS.isdisjoint(words(task)):
-        return None
-    return score(table, task, task)
-
-
 def dumps(model: FilterModel) -> bytes:
     """The model file's bytes: one key per line at the top, so a retrained model diffs."""
     return json.dumps(msgspec.to_builtins(model), ensure_ascii=False, separators=(",", ":")).encode() + b"\n"

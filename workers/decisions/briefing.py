@@ -34,7 +34,6 @@ from schemas.docs import (
 from shared.briefing import DECISIONS, OPERATIONS, SENTENCES, Briefing, BriefingSection, Rendered, Said
 from shared.names import BUCKET_COMMITMENTS, BUCKET_DECISIONS, BUCKET_NARRATIVES, BUCKET_OPERATIONS, BUCKET_TRACES
 from workers.briefing import enhance_commitments, enhance_decisions, section
-from workers.conversation import learnt
 from workers.conversation.languages import PACKS
 from workers.decisions.commitments import names_task
 from workers.render import (
@@ -301,20 +300,6 @@ def _commitment_rank(c: Commitment, now: datetime, tz: ZoneInfo) -> tuple[int, f
     return (2, -created.timestamp(), "", created, c.id)
 
 
-# The learnt filter's logit (``workers.conversation.learnt``) a stored task must reach to be listed.
-# Extraction keeps a candidate from -2.5 on its whole sentence, for the documents' recall; the
-# briefing shows ten at most, so it lists the tasks that read as one ("send you the minutes")
-# and counts the rest ("come over if that's fine", "watch your routine"): issue 37, chosen
-# leaving one development conversation out (docs/briefing-eval.md, fifth round).
-LIKELY_TASK: Final = -1.0
-
-
-def _likely(c: Commitment) -> bool:
-    """A task the filter does not judge (not English) is as likely as the rules made it."""
-    found = learnt.task_score("commitments", c.what)
-    return found is None or found >= LIKELY_TASK
-
-
 def _listed(c: Commitment, since: datetime) -> bool:
     """A commitment the briefing lists: one with a stated due, or one made since ``since``."""
     return bool(c.due and c.due.strip()) or as_utc(c.created) >= since
@@ -336,17 +321,13 @@ def commitments_section(
     reopened = false_closures(commitments, findings)
     open_ones = [c for c in commitments if c.status != "done" or c.id in reopened]
     since = as_utc(now) - timedelta(days=undated_days)
-    listed_now = [c for c in open_ones if _listed(c, since) or c.id in reopened]
-    shown = [c for c in listed_now if c.id in reopened or _likely(c)]
+    shown = [c for c in open_ones if _listed(c, since) or c.id in reopened]
     shown.sort(key=lambda c: _commitment_rank(c, now, tz))
     lines = [_commitment_line(c, now, tz, operations, listed, c.id in reopened)
              for c in shown[:MAX_COMMITMENTS_IN_BOOT]]
-    aged = len(open_ones) - len(listed_now)
+    aged = len(open_ones) - len(shown)
     if aged:
         lines.append(f"_… {plural(aged, 'older open commitment')} without a due date not shown_")
-    unlikely = len(listed_now) - len(shown)
-    if unlikely:
-        lines.append(f"_… {plural(unlikely, 'open commitment')} that may be no task not shown_")
     text, _ = section(f"## 📋 Commitments ({len(open_ones)} open)", lines, budget)
     return text, len(open_ones)
 

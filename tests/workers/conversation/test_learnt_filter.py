@@ -66,17 +66,6 @@ def test_a_word_outside_the_vocabulary_adds_nothing() -> None:
         learnt.score(table, "I'll send the report zzqxv.", "send the report zzqxv")
 
 
-def test_a_stored_task_is_scored_alone_when_it_holds_an_english_word() -> None:
-    """The briefing ranks stored tasks, which have lost their sentence: a task too short for the
-    sentence gate ("keep you posted") is scored when it holds an English function word; one with
-    none ("den Bericht schicken", "ship v2") is not the English head's to judge."""
-    posted = learnt.task_score("commitments", "keep you posted")
-    invoice = learnt.task_score("commitments", "send you the invoice")
-    assert posted is not None and invoice is not None and posted < 0 < invoice
-    assert learnt.task_score("commitments", "den Bericht schicken") is None
-    assert learnt.task_score("commitments", "ship v2") is None
-
-
 def test_the_extractors_ask_the_filter() -> None:
     patterns = get_patterns(ENGLISH)
     assert [p.what for p in find_promises(prepare_text("I'll send the report tomorrow."), patterns)] == \
