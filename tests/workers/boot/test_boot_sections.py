@@ -23,6 +23,7 @@ from workers.channels.briefing import background_channels
 from workers.decisions.briefing import recent_decisions
 from workers.knowledge.briefing import top_facts
 from workers.render import ranked_open_threads
+from workers.summaries import compose_summary
 
 
 def active_section(md: str) -> str:
@@ -230,6 +231,19 @@ def test_an_undated_commitment_is_never_overdue_and_ages_out_counted(make, setti
     longer = msgspec.structs.replace(settings, commitment_days=10)
     assert "- ⚪ Open: send the photos (claudia)\n" in assemble_boot(SECTIONS, make.inputs(commitments=commitments),
                                                                    longer, tz)
+
+
+def test_a_thread_that_only_says_a_shown_decision_does_not_say_it_again(make, settings, tz):
+    """Issue 37: a thread opened on the very sentence that decided something, and Recent
+    Decisions showed the same sentence: one fact said twice. The thread keeps its title; its
+    summary leaves the decision to Recent Decisions."""
+    said = "I finished the outline of my novel and I decided to open with the storm scene"
+    thread = make.thread("novel", title="novel outline", about=f"{said}.")
+    thread = msgspec.structs.replace(thread, summary=compose_summary(thread))
+    md = assemble_boot(SECTIONS, make.inputs(threads=make.threads(thread),
+                                             decisions=make.decisions(make.decision("d", what=said))), settings, tz)
+    assert "### 🟡 novel outline\n" in md and "Summary: no summary" in md
+    assert md.count("open with the storm scene") == 1
 
 
 def test_the_newest_undated_commitments_come_first(make, settings, tz):
