@@ -46,9 +46,8 @@ def thread_summary(t: Thread, shown: Collection[str]) -> str:
     twice (issue 37)."""
     if not shown or not is_composed(t):
         return one_line(t.summary)
-    if t.decisions and decision_listed(t.decisions[-1], shown):
-        return one_line(compose_summary(t, decided=False))
-    summary = one_line(t.summary)
+    decided = not (t.decisions and decision_listed(t.decisions[-1], shown))
+    summary = one_line(compose_summary(t, decided=False) if not decided else t.summary)
     core = summary.rstrip(" .!…")
     return "" if core and any(said_in(core, what) for what in shown) else summary
 

@@ -238,12 +238,13 @@ def test_a_thread_that_only_says_a_shown_decision_does_not_say_it_again(make, se
     Decisions showed the same sentence: one fact said twice. The thread keeps its title; its
     summary leaves the decision to Recent Decisions."""
     said = "I finished the outline of my novel and I decided to open with the storm scene"
-    thread = make.thread("novel", title="novel outline", about=f"{said}.")
-    thread = msgspec.structs.replace(thread, summary=compose_summary(thread))
-    md = assemble_boot(SECTIONS, make.inputs(threads=make.threads(thread),
-                                             decisions=make.decisions(make.decision("d", what=said))), settings, tz)
-    assert "### 🟡 novel outline\n" in md and "Summary: no summary" in md
-    assert md.count("open with the storm scene") == 1
+    decisions = make.decisions(make.decision("d", what=said))
+    for recorded in ([], [said]):  # the thread opened after the decision, or with it
+        thread = make.thread("novel", title="novel outline", about=f"{said}.", decisions=recorded)
+        thread = msgspec.structs.replace(thread, summary=compose_summary(thread))
+        md = assemble_boot(SECTIONS, make.inputs(threads=make.threads(thread), decisions=decisions), settings, tz)
+        assert "### 🟡 novel outline\n" in md and "Summary: no summary" in md
+        assert md.count("open with the storm scene") == 1
 
 
 def test_the_newest_undated_commitments_come_first(make, settings, tz):
