@@ -9,8 +9,10 @@ import json
 import time
 from pathlib import Path
 
+import msgspec
 import pytest
 
+from schemas.events import MessageEvent
 from shared.config import load_settings
 from workers.evals import SAMPLE_LOCOMO
 from workers.evals import cli as eval_cli
@@ -25,6 +27,7 @@ from workers.evals.harness import (
     percentile,
 )
 from workers.evals.locomo import DatasetError, load_locomo, parse_dia_ids, parse_locomo, parse_session_date
+from workers.recall.capture import capture_message
 
 
 def test_the_sample_is_well_formed_and_self_consistent() -> None:
@@ -86,6 +89,26 @@ def test_quoted_credit_counts_only_turns_a_window_really_quotes() -> None:
     assert quoted.of(opener.dia_id, window) == {opener.dia_id}
     assert first_quoting_rank([{"D1:3"}, {"D1:1", "D1:2"}], ["D1:1"]) == 2
     assert first_quoting_rank([{"D1:3"}], ["D1:1"]) is None
+
+
+def test_a_photo_turn_is_published_as_a_gateway_with_media_understanding_sends_it() -> None:
+    """The dataset's caption is the image's description in OpenClaw's body; recall's
+    turn memory of it (what was said) is the line the harness credits a window for quoting."""
+    data = [{"conversation": {"speaker_a": "Mel", "speaker_b": "Caro", "session_1_date_time": "1:56 pm on 8 May, 2023",
+                              "session_1": [{"speaker": "Mel", "dia_id": "D1:1", "text": "Look what we made!",
+                                             "blip_caption": "a photo of a clay bowl", "img_url": ["x"]},
+                                            {"speaker": "Caro", "dia_id": "D1:2", "text": "Lovely!"}]},
+             "qa": []}]
+    (conv,) = parse_locomo(data)
+    (_, payload, _), _ = conversation_events("locomo-0", conv, sessions=False)
+    event = msgspec.json.decode(payload, type=MessageEvent)
+    assert event.content == "[Image]\nUser text:\nLook what we made!\nDescription:\na photo of a clay bowl"
+    turn, shown = capture_message(event)
+    assert (turn.content, shown.content) == ("Mel: Look what we made!", "Mel: [image: a clay bowl]")
+    window = f"On 8 May 2023:\n{turn.content}\nCaro: Lovely!"
+    assert QuotedTurns(conv).of("D1:2", window) == {"D1:1", "D1:2"}
+    (_, bare, _), _ = conversation_events("locomo-0", conv, captions=False, sessions=False)
+    assert msgspec.json.decode(bare, type=MessageEvent).content == "Look what we made!"
 
 
 def test_live_traffic_is_messages_only_with_the_feedback_applied() -> None:

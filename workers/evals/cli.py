@@ -34,7 +34,9 @@ def register(sub: Any) -> None:
     rec.add_argument("--embedder", help="CORTEX_EMBEDDER for this run: default (static e5 word vectors), "
                                         "e5, hashing[:dim] or ollama[:url]; default: the setting")
     rec.add_argument("--limit", type=int, default=10, help="memories asked for per question (default 10)")
-    rec.add_argument("--captions", action="store_true", help="append the dataset's image captions to turn text")
+    rec.add_argument("--captions", action=argparse.BooleanOptionalAction, default=True,
+                     help="a turn that shared a photo carries the dataset's caption as the image description a "
+                          "gateway with media understanding publishes (default); --no-captions: its text alone")
     rec.add_argument("--access-feedback", action="store_true",
                      help="apply the recall_access feedback of replies while asking (order-dependent scores)")
     rec.add_argument("--traffic", choices=("both", "eval", "live"), default="both",

@@ -56,6 +56,7 @@ from workers.evals.locomo import CATEGORY_NAMES, SCORED_CATEGORIES, Conversation
 from workers.recall import worker as recall_worker
 from workers.recall.capture import WINDOW_LINE_CHARS, WINDOW_TURNS, turn_line
 from workers.recall.embedders import StaticE5Embedder, VocabularyStats, shared_vocabulary_stats
+from workers.recall.media import turn_text
 from workers.recall.spec import SPEC as RECALL_SPEC
 
 K_VALUES = (1, 5, 10)
@@ -84,7 +85,7 @@ class EvalOptions:
     limit_conversations: int | None = None
     limit: int = 10
     budget_tokens: int = LIFTED_BUDGET
-    captions: bool = False  # append LoCoMo's image captions to the turn text
+    captions: bool = True  # a photo turn carries its caption as a gateway's image description
     access_feedback: bool = False
     traffic: str = "eval"  # "eval" or "live" (see TRAFFIC)
     details: bool = False  # per-question ranks in the report
@@ -184,12 +185,13 @@ class QuotedTurns:
     its text — what a context window (the turns before) or a reply window (the turn
     after) carries besides its own turn."""
 
-    def __init__(self, conv: Conversation, captions: bool = False) -> None:
+    def __init__(self, conv: Conversation, captions: bool = True) -> None:
         self._near: dict[str, list[tuple[str, str]]] = {}
         recent: list[tuple[str, str]] = []
         session = None
         for turn in conv.turns:
-            line = (turn.dia_id, turn_line(f"{turn.speaker}: {_turn_text(turn, captions)}", WINDOW_LINE_CHARS))
+            text = turn_text(_turn_text(turn, captions))
+            line = (turn.dia_id, turn_line(f"{turn.speaker}: {text}", WINDOW_LINE_CHARS))
             if turn.session != session:
                 session, recent = turn.session, []
             elif recent:
@@ -352,10 +354,17 @@ def _ts(value: Any) -> str:
 
 
 def _turn_text(turn: Turn, captions: bool) -> str:
-    return f"{turn.text} [shares a photo: {turn.caption}]" if captions and turn.caption else turn.text
+    """A turn's message content as a gateway publishes it. A turn that shared a photo is,
+    with ``captions``, the body OpenClaw's media understanding gives the agent (the
+    dataset's machine caption as the image's description; ``workers.recall.media``);
+    without, the person's text alone, as with media understanding off."""
+    if not (captions and turn.caption):
+        return turn.text
+    said = f"User text:\n{turn.text}\n" if turn.text.strip() else ""
+    return f"[Image]\n{said}Description:\n{turn.caption}"
 
 
-def conversation_events(agent: str, conv: Conversation, captions: bool = False,
+def conversation_events(agent: str, conv: Conversation, captions: bool = True,
                         sessions: bool = True) -> list[tuple[str, bytes, str]]:
     """(subject, payload, id) for one conversation in stream order: a SessionEvent start
     before each session's first turn (unless ``sessions`` is false), then a MessageEvent
