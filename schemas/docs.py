@@ -96,6 +96,9 @@ class ThreadsDoc(msgspec.Struct, frozen=True, kw_only=True):
     # the phrases said twice in a window without work, each with the ordinal of the message
     # that said it last: said again later, it is a topic the conversation comes back to
     heard: dict[str, int] = msgspec.field(default_factory=dict)
+    # each phrase said lately: (episodes, ordinal of its last mention); a phrase said again once
+    # its last mention left the window of recent messages is a return to it
+    returns: dict[str, tuple[int, int]] = msgspec.field(default_factory=dict)
 
 
 class Decision(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

@@ -578,6 +578,13 @@ EN: Final = LanguagePack(
         "definitely", "totally", "absolutely", "actually", "probably", "finally", "literally", "especially",
         "recently", "lately", "currently", "honestly", "seriously", "basically", "since", "while", "if",
         "because", "through", "without", "during", "around", "tonight", "anyway", "others", "another",
+        # closed classes a phrase nobody announced must not hold (issue 37): reflexive pronouns
+        # ("express myself"), "together" ("work together"), the number words ("twenty five"), and
+        # "time", said of everything ("long time", "free time")
+        "myself", "yourself", "yourselves", "himself", "herself", "itself", "ourselves", "themselves", "together",
+        "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "thirteen",
+        "fifteen", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety", "hundred",
+        "thousand", "million", "billion", "time", "times",
     ),
     verbs=(
         "feel", "feels", "felt", "feeling", "take", "takes", "took", "taken", "taking", "keep", "keeps", "kept",

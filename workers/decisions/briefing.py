@@ -287,7 +287,9 @@ def false_closures(commitments: Sequence[Commitment], findings: Sequence[Finding
 
 
 def _commitment_rank(c: Commitment, now: datetime, tz: ZoneInfo) -> tuple[int, float, str, datetime, str]:
-    """Overdue first, then those with a due date (soonest first), then the rest; oldest first.
+    """Overdue first (oldest first), then those with a due date (soonest first), then the rest,
+    newest first: of the undated ones the briefing has room for, yesterday's promise is the one
+    still owed (oldest first listed a week-old "watch your routine" before it, issue 37).
 
     A due string that is no date ("Friday") sorts after every real date, by its text.
     """
@@ -298,7 +300,7 @@ def _commitment_rank(c: Commitment, now: datetime, tz: ZoneInfo) -> tuple[int, f
         moment = _due_moment(c.due, tz)
         due_ts = moment.timestamp() if moment is not None else math.inf
         return (1, due_ts, c.due, created, c.id)
-    return (2, 0.0, "", created, c.id)
+    return (2, -created.timestamp(), "", created, c.id)
 
 
 def _listed(c: Commitment, since: datetime) -> bool:

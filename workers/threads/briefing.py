@@ -44,10 +44,16 @@ _MENTION_CHARS = 60  # a decision whose first words a summary holds is said ther
 
 def thread_summary(t: Thread, shown: Collection[str]) -> str:
     """The summary without its "Decided: …" when Recent Decisions shows that decision with
-    its why (a summary Cortex did not compose — Claude's wording, an import — as it is)."""
-    if shown and t.decisions and decision_listed(t.decisions[-1], shown) and is_composed(t):
-        return one_line(compose_summary(t, decided=False))
-    return one_line(t.summary)
+    its why (a summary Cortex did not compose — Claude's wording, an import — as it is), and
+    none when all it says is a decision Recent Decisions shows: a thread opened on the very
+    sentence that decided something ("… and I decided to include it at the beginning") said it
+    twice (issue 37)."""
+    if not shown or not is_composed(t):
+        return one_line(t.summary)
+    decided = not (t.decisions and decision_listed(t.decisions[-1], shown))
+    summary = one_line(compose_summary(t, decided=False) if not decided else t.summary)
+    core = summary.rstrip(" .!…")
+    return "" if core and any(said_in(core, what) for what in shown) else summary
 
 
 QUIET_DAYS = 2  # a thread quiet this many local days or more says for how long

@@ -65,7 +65,7 @@ from workers.render import clip_words
 from workers.summaries import compose_summary, without_title_frame
 from workers.threads.corrections import answered, reopen_corrected
 from workers.threads.summary import about_topic, closing_sentence, follow_claims
-from workers.threads.topics import Topic, track
+from workers.threads.topics import PhraseMemory, Topic, track
 from workers.threads.waits import end_waits
 
 MAX_THREAD_DECISIONS: Final = 20
@@ -296,9 +296,9 @@ def apply_message(
 
     ordinal = base.messages + 1
     threads = _open_threads_for_topics(list(base.threads), signals.topics, event, mood, patterns, text)
-    update = track(base.recent, base.settled, ordinal, text.original, text.lowered,
-                   lambda: _carries_work(text, signals, patterns), threads, patterns, event.role, event.session,
-                   base.heard)
+    memory = PhraseMemory(base.settled, base.heard, base.returns)
+    update = track(base.recent, memory, ordinal, text.original, text.lowered,
+                   lambda: _carries_work(text, signals, patterns), threads, patterns, event.role, event.session)
     if update.promoted:
         threads = _open_threads_for_candidates(threads, update.promoted, event, mood, patterns)
     if threads:
@@ -313,7 +313,7 @@ def apply_message(
     same_session = not previous or previous == event.session
     session_mood = mood if mood != "neutral" else base.session_mood if same_session else "neutral"
     return _rebuilt(base, ts, session_mood, prune_and_cap(threads, settings, ts), messages=ordinal,
-                    recent=update.recent, settled=update.settled, heard=update.heard)
+                    recent=update.recent, settled=update.settled, heard=update.heard, returns=update.returns)
 
 
 def _thread_change(event: FeedbackEvent) -> dict[str, object] | None:

@@ -6,10 +6,12 @@ mostly start a topic by just talking about it: "The billing rewrite is behind sc
 content words (no stop word of any enabled language, no digit, no CJK) — or one
 hyphenated compound ("Datenbank-Upgrade") — becomes a thread when
 
-* it was said in at least two of the last ``WINDOW`` messages (this one included),
-* at least one of them carried work: a decision, a wait, a promise, a closure or a
-  high-impact word ("deploy", "migration", …) — chit-chat that repeats "pancakes every
-  morning" opens nothing,
+* it was said in at least two of the last ``WINDOW`` messages (this one included), and at
+  least one of them carried work: a decision, a wait, a promise, a closure or a high-impact
+  word ("deploy", "migration", …) — chit-chat that repeats "pancakes every morning" opens
+  nothing; or the conversation keeps coming back to it: said in ``MIN_RETURNS`` episodes
+  ``RETURN_GAP`` messages or more apart (``returned``: a chat's project mentioned once a
+  session, issue 37),
 * it shares no word with an open thread's title (that thread is its topic), nor did most
   of its mentions come with an open thread's title, and
 * someone has a stake in it where it is said (issue 37): a first-person subject doing,
@@ -21,11 +23,11 @@ hyphenated compound ("Datenbank-Upgrade") — becomes a thread when
   the invoice generator still uses the old tax tables"), the broader one becomes the thread.
 
 The window (``ThreadsDoc.recent``: each message's first ``HEAD_CHARS`` characters and
-whether it carried work) and the phrases already settled (``ThreadsDoc.settled``) are part
-of the document, so the rule is a pure function of the stream. A phrase is looked for in
-the window with a substring search (C speed); only a phrase said again in a message that
-may open a thread costs more. CJK text has no spaces to find phrases by: there, only cue
-phrases open threads.
+whether it carried work), the phrases already settled (``ThreadsDoc.settled``) and each
+phrase's episodes (``ThreadsDoc.returns``, bounded) are part of the document, so the rule
+is a pure function of the stream. A phrase is looked for in the window with a substring
+search (C speed); only a phrase said again in a message that may open a thread costs more.
+CJK text has no spaces to find phrases by: there, only cue phrases open threads.
 """
 
 from __future__ import annotations
@@ -44,6 +46,12 @@ from workers.conversation.sentences import clip_around, sentence_around, sentenc
 
 MIN_MENTIONS: Final = 2
 WINDOW: Final = 10  # messages
+# A phrase said again twice a window after its last mention is a return to it (an episode); at
+# MIN_RETURNS episodes the conversation keeps coming back to it (``returned``). Both chosen leaving
+# one development conversation out (docs/briefing-eval.md, fifth round).
+RETURN_GAP: Final = 2 * WINDOW
+MIN_RETURNS: Final = 3
+MAX_RETURNS: Final = 300
 HEAD_CHARS: Final = 400  # of each message, kept in the window
 MAX_SETTLED: Final = 100
 MAX_HEARD: Final = 200
@@ -79,6 +87,8 @@ def _grams(run: list[str], found: dict[str, int]) -> None:
         if i == last or word in LINKERS:
             continue
         second = run[i + 1]
+        if second == word:  # a word said twice ("different different", "the the"): a speaker's restart
+            continue
         if second not in LINKERS:
             found.setdefault(f"{word} {second}", 2)
         if i + 2 <= last and run[i + 2] not in LINKERS:
@@ -208,6 +218,44 @@ class Update(NamedTuple):
     settled: list[str]
     promoted: list[Topic]  # open a thread for each, in this order
     heard: dict[str, int]  # ``ThreadsDoc.heard`` after the message
+    returns: dict[str, tuple[int, int]]  # ``ThreadsDoc.returns`` after the message
+
+
+def returned(returns: dict[str, tuple[int, int]], phrases: Sequence[str], ordinal: int
+             ) -> tuple[dict[str, tuple[int, int]], list[str]]:
+    """The phrases' episodes counted (``ThreadsDoc.returns``: phrase → (episodes, ordinal of its
+    last mention)), and those of them the conversation keeps coming back to: said now, ``RETURN_GAP``
+    messages or more after its last mention, for the ``MIN_RETURNS``-th time at least. A chat's
+    "dance studio" or a meeting's "speech recognition" comes back session after session, each
+    time said once or twice: the window alone never saw it twice (issue 37). A new table: the
+    document's is a value; bounded (``_bounded``)."""
+    if not phrases:
+        return returns, []
+    table = dict(returns)
+    back = []
+    for key in phrases:
+        episodes, last = table.pop(key, (0, -RETURN_GAP))
+        if ordinal - last >= RETURN_GAP:
+            episodes += 1
+            if episodes >= MIN_RETURNS:
+                back.append(key)
+        table[key] = (episodes, ordinal)
+    return _bounded(table), back
+
+
+def _bounded(table: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
+    """At most ``MAX_RETURNS`` phrases: over it, a tenth goes — those said in one episode only,
+    the longest unsaid first, then the longest unsaid of the rest. Dropping by age alone forgot a
+    topic a chat returns to a few sessions later, after a hundred phrases said once."""
+    if len(table) <= MAX_RETURNS:
+        return table
+    excess = len(table) - (MAX_RETURNS - MAX_RETURNS // 10)
+    once = [k for k, (episodes, _) in table.items() if episodes == 1][:excess]
+    for key in once:
+        del table[key]
+    for key in list(table)[: max(0, excess - len(once))]:
+        del table[key]
+    return table
 
 
 def _carried_work(window: Window, index: int, patterns: PatternSet) -> bool:
@@ -229,6 +277,7 @@ class _Context(NamedTuple):
     stopwords: frozenset[str]
     patterns: PatternSet
     titles: tuple[str, ...] = ()  # the open threads' titles, lowered
+    back: frozenset[str] = frozenset()  # phrases the conversation keeps coming back to (``returned``)
 
 
 def _with_threads(mentions: list[Mention], ctx: _Context) -> int:
@@ -243,32 +292,42 @@ WAIT, SETTLE, OPEN = 0, 1, 2
 _OWNER_REACH: Final = 2  # words before a phrase a possessive may stand ("my new dance studio")
 
 
-def _engaged(mention: Mention, key: str, patterns: PatternSet) -> bool:
-    """Someone has a stake in the phrase where it is said: its sentence has a first-person
-    subject doing, planning or choosing something ("I've been looking into counseling and mental
-    health", "so we'll go with speech recognition"), or a possessive stands right before it ("my
-    dance studio", "your customer base"), or it is the subject of a state still going on ("the
-    billing rewrite is behind schedule", "how's the dance studio going?"). LoCoMo's chats repeat
-    what they only talk about ("ice cream", "Harry Potter", "that stuffed animal"), AMI's meetings
-    what is on a slide ("project documents", "raised symbols"): no state that can change (issue 37)."""
+def _owned(mention: Mention, key: str, patterns: PatternSet) -> bool:
+    """A possessive stands right before the phrase ("my dance studio", "your customer base"), or
+    it is the subject of a state still going on ("the billing rewrite is behind schedule", "how's
+    the dance studio going?"). A phrase that comes back said once needs this stake of its own: a
+    first-person verb elsewhere in its sentence made "real difference" and "join forces" threads
+    (issue 37)."""
     text = _lower(mention.text)
     start, end = sentence_around(text, sentence_ends(text), mention.at)
     before = text[start : mention.at].split()[-_OWNER_REACH:]
     if patterns.owners and not patterns.owners.isdisjoint(w.strip(_STRIP) for w in before):
         return True
-    if patterns.ongoing is not None and patterns.ongoing.match(text, mention.at + len(key), end):
+    return patterns.ongoing is not None and patterns.ongoing.match(text, mention.at + len(key), end) is not None
+
+
+def _engaged(mention: Mention, key: str, patterns: PatternSet) -> bool:
+    """Someone has a stake in the phrase where it is said: it is owned (``_owned``), or its
+    sentence has a first-person subject doing, planning or choosing something ("I've been looking
+    into counseling and mental health", "so we'll go with speech recognition"). LoCoMo's chats repeat
+    what they only talk about ("ice cream", "Harry Potter", "that stuffed animal"), AMI's meetings
+    what is on a slide ("project documents", "raised symbols"): no state that can change (issue 37)."""
+    if _owned(mention, key, patterns):
         return True
+    text = _lower(mention.text)
+    start, end = sentence_around(text, sentence_ends(text), mention.at)
     return patterns.engaged is not None and patterns.engaged.search(text, start, end) is not None
 
 
-def _has_stake(key: str, mentions: list[Mention], ctx: _Context) -> bool:
-    """Someone has a stake in the phrase (``_engaged``), or the agent works on it ("I checked the
-    payment webhook failures")."""
+def _has_stake(key: str, mentions: list[Mention], ctx: _Context, owned: bool = False) -> bool:
+    """Someone has a stake in the phrase (``_engaged``; with ``owned``, ``_owned``: for a return
+    said once), or the agent works on it ("I checked the payment webhook failures")."""
     patterns = ctx.patterns
     if patterns.engaged is None and not patterns.owners:
         return True  # no enabled language says what a stake is: as before
     roles = {m.n: m.role for m in ctx.window.messages}
-    return any(roles.get(m.n) == "assistant" or _engaged(m, key, patterns) for m in mentions)
+    stake = _owned if owned else _engaged
+    return any(roles.get(m.n) == "assistant" or stake(m, key, patterns) for m in mentions)
 
 
 def _verdict(key: str, mentions: list[Mention], ctx: _Context, again: bool) -> int:
@@ -282,7 +341,7 @@ def _verdict(key: str, mentions: list[Mention], ctx: _Context, again: bool) -> i
         return WAIT
     if 2 * _with_threads(mentions, ctx) >= len(mentions):  # mostly said together with a thread: its detail
         return SETTLE
-    if not _has_stake(key, mentions, ctx):
+    if not _has_stake(key, mentions, ctx, owned=key in ctx.back and len(mentions) < MIN_MENTIONS):
         return WAIT  # talked about, so far: a later mention may show someone's stake in it
     return OPEN
 
@@ -325,39 +384,49 @@ def _promote(key: str, mentions: list[Mention], ctx: _Context) -> tuple[str, lis
     return broader
 
 
-def track(recent: Sequence[RecentMessage], settled: Sequence[str], ordinal: int, original: str, lowered: str,
+class PhraseMemory(NamedTuple):
+    """What the document remembers of the phrases said so far (``ThreadsDoc``)."""
+
+    settled: Sequence[str] = ()
+    heard: dict[str, int] = {}  # noqa: RUF012  (never changed in place)
+    returns: dict[str, tuple[int, int]] = {}  # noqa: RUF012
+
+
+def track(recent: Sequence[RecentMessage], seen: PhraseMemory, ordinal: int, original: str, lowered: str,
           work: Callable[[], bool], threads: Sequence[Thread], patterns: PatternSet, role: str = "",
-          session: str = "", heard: dict[str, int] | None = None) -> Update:
+          session: str = "") -> Update:
     """This message (``ordinal``; said by ``role`` in ``session``) joins the window; say which
     phrases become threads.
 
-    ``work`` says whether the message carries work: asked once, kept in the window. ``heard``:
-    the phrases said twice in an earlier window without work, each with the ordinal of the
-    message that said it last (``ThreadsDoc.heard``; not changed in place)."""
-    heard = {} if heard is None else heard
+    ``work`` says whether the message carries work: asked once, kept in the window. ``seen``:
+    the phrases settled, those said twice in an earlier window without work, each with the
+    ordinal of the message that said it last (``ThreadsDoc.heard``), and each phrase's episodes
+    (``returned``); none is changed in place."""
     stopwords = patterns.phrase_breaks
     here = RecentMessage(n=ordinal, work=work(), text=original[:HEAD_CHARS], role=role, session=session)
     window_messages = [*recent[-(WINDOW - 1):], here]
-    if len(window_messages) < MIN_MENTIONS:
-        return Update(window_messages, list(settled), [], heard)
     phrases = phrases_of(lowered[:HEAD_CHARS], stopwords)
-    if not phrases:
-        return Update(window_messages, list(settled), [], heard)
+    returns, back = returned(seen.returns, list(phrases), ordinal)
+    unchanged = Update(window_messages, list(seen.settled), [], seen.heard, returns)
+    if len(window_messages) < MIN_MENTIONS or not phrases:
+        return unchanged
     # one lower-cased string of the earlier messages: one substring search per phrase (a
     # phrase is made of words, never of NUL, so no match spans two messages)
     earlier = [_lower(m.text) for m in window_messages[:-1]]
     joined = "\x00".join(earlier)
-    repeated = [k for k in phrases if k in joined]
-    if repeated and settled:
-        done = set(settled)
-        repeated = [k for k in repeated if k not in done]
-    if not repeated:
-        return Update(window_messages, list(settled), [], heard)
+    back_set = set(back)
+    candidates = [k for k in phrases if k in back_set or k in joined]
+    if candidates and seen.settled:
+        done = set(seen.settled)
+        candidates = [k for k in candidates if k not in done]
+    if not candidates:
+        return unchanged
     window = Window(window_messages, [*earlier, lowered[:HEAD_CHARS]])
     ctx = _Context(window, _title_words(threads, stopwords), stopwords, patterns,
-                   tuple(t.title.lower() for t in threads if t.status == "open"))
-    return _decide(sorted(repeated, key=lambda k: (-k.count(" "), lowered.find(k))), ctx, list(settled),
-                   dict(heard))
+                   tuple(t.title.lower() for t in threads if t.status == "open"), frozenset(back_set))
+    update = _decide(sorted(candidates, key=lambda k: (-k.count(" "), lowered.find(k))), ctx, list(seen.settled),
+                     dict(seen.heard))
+    return update._replace(returns=returns)
 
 
 def _again(heard: dict[str, int], key: str, mentions: list[Mention]) -> bool:
@@ -384,12 +453,13 @@ def _decide(keys: list[str], ctx: _Context, settled: list[str], heard: dict[str,
     for key in keys:
         mentions = ctx.window.mentions(key)
         ctx = ctx._replace(title_words=title_words, titles=titles)
-        verdict = _verdict(key, mentions, ctx, _again(heard, key, mentions))
+        verdict = _verdict(key, mentions, ctx, key in ctx.back or _again(heard, key, mentions))
         if verdict == WAIT:
-            _hear(heard, key, mentions)
-        else:
-            settled.append(key)
-            heard.pop(key, None)
+            if len(mentions) >= MIN_MENTIONS:  # said twice here: heard (a return said once is counted already)
+                _hear(heard, key, mentions)
+            continue
+        settled.append(key)
+        heard.pop(key, None)
         if verdict != OPEN:
             continue
         pick = _promote(key, mentions, ctx)
@@ -400,4 +470,4 @@ def _decide(keys: list[str], ctx: _Context, settled: list[str], heard: dict[str,
         settled.append(pick[0])
         title_words = title_words | _words(pick[0].replace("-", " "), ctx.stopwords) | {pick[0]}
         titles = (*titles, pick[0])
-    return Update(ctx.window.messages, settled[-MAX_SETTLED:], promoted, heard)
+    return Update(ctx.window.messages, settled[-MAX_SETTLED:], promoted, heard, {})

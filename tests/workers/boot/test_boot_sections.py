@@ -23,6 +23,7 @@ from workers.channels.briefing import background_channels
 from workers.decisions.briefing import recent_decisions
 from workers.knowledge.briefing import top_facts
 from workers.render import ranked_open_threads
+from workers.summaries import compose_summary
 
 
 def active_section(md: str) -> str:
@@ -232,6 +233,39 @@ def test_an_undated_commitment_is_never_overdue_and_ages_out_counted(make, setti
     longer = knobs(CORTEX_BOOT_COMMITMENT_DAYS="10")
     assert "- ⚪ Open: send the photos (claudia)\n" in assemble_boot(SECTIONS, make.inputs(commitments=commitments),
                                                                    settings, tz, knobs=longer)
+
+
+def test_a_thread_that_only_says_a_shown_decision_does_not_say_it_again(make, settings, tz):
+    """Issue 37: a thread opened on the very sentence that decided something, and Recent
+    Decisions showed the same sentence: one fact said twice. The thread keeps its title; its
+    summary leaves the decision to Recent Decisions."""
+    said = "I finished the outline of my novel and I decided to open with the storm scene"
+    decisions = make.decisions(make.decision("d", what=said))
+    for recorded in ([], [said]):  # the thread opened after the decision, or with it
+        thread = make.thread("novel", title="novel outline", about=f"{said}.", decisions=recorded)
+        thread = msgspec.structs.replace(thread, summary=compose_summary(thread))
+        md = assemble_boot(SECTIONS, make.inputs(threads=make.threads(thread), decisions=decisions), settings, tz)
+        assert "### 🟡 novel outline\n" in md and "Summary: no summary" in md
+        assert md.count("open with the storm scene") == 1
+
+
+def test_the_newest_undated_commitments_come_first(make, settings, tz):
+    """Issue 37: the briefing has room for ten and listed the undated ones oldest first, so a
+    conversation full of small promises showed last week's and left yesterday's out."""
+    commitments = make.commitments(
+        make.commitment("older", what="send you the invoice", created=make.now - timedelta(days=3)),
+        make.commitment("newer", what="book the meeting room", created=make.now - timedelta(days=1)),
+        make.commitment("middle", what="den Bericht schicken", created=make.now - timedelta(days=2)),
+        make.commitment("dated", what="renew the certificate", due="2026-02-20"),
+    )
+    md = assemble_boot(SECTIONS, make.inputs(commitments=commitments), settings, tz)
+    assert (
+        "## 📋 Commitments (4 open)\n"
+        "- 🟡 Due 2026-02-20: renew the certificate (claudia)\n"
+        "- ⚪ Open: book the meeting room (claudia)\n"
+        "- ⚪ Open: den Bericht schicken (claudia)\n"
+        "- ⚪ Open: send you the invoice (claudia)\n"
+    ) in md
 
 
 def test_a_commitment_says_its_topic_when_the_task_does_not(make, settings, tz):

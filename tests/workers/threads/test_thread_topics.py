@@ -302,3 +302,61 @@ def test_the_agent_working_on_a_topic_is_a_stake() -> None:
 
     assert titles(said("assistant")) == ["payment webhook failures"]
     assert titles(said("user")) == []
+
+
+def _apart(*said: str, between: int = topics.RETURN_GAP) -> list[str]:
+    """Each message followed by ``between`` messages that say no phrase at all."""
+    return [line for one in said for line in (one, *(["Okay.", "Sure!", "Right."] * between)[:between])]
+
+
+def test_a_subject_the_conversation_keeps_returning_to_is_a_thread() -> None:
+    """Issue 37: a chat returns to someone's project once per session, months apart — never twice
+    in one window, so the window saw nothing. Said in ``MIN_RETURNS`` separate episodes, with a
+    stake in it, it is a thread; said as often in one go, it is one episode."""
+    returns = ("I sent the first draft of my grant proposal to the foundation.",
+               "No news on the grant proposal yet, they said April.",
+               "My grant proposal made the shortlist!")
+    assert titles(run(*_apart(*returns[: topics.MIN_RETURNS - 1]))) == []
+    doc = run(*_apart(*returns))
+    assert titles(doc) == ["grant proposal"]
+    assert doc.returns["grant proposal"][0] == topics.MIN_RETURNS
+    assert run(*returns).returns["grant proposal"] == (1, 3)  # said in one go: one episode
+    assert run(*_apart(*returns, between=topics.RETURN_GAP - 2)).returns["grant proposal"][0] == 1  # too near
+
+
+def test_a_returning_subject_needs_a_stake_of_its_own() -> None:
+    """Talked about again and again, nobody's plan or project: no thread (a chat's "rainy weather").
+    Nor when someone is busy elsewhere in its sentence ("I'm trying to make a real difference"): a
+    return said once needs its own possessive or a state going on after it."""
+    weather = ("The rainy weather here is gloomy.", "More rainy weather today.", "Rainy weather again, ugh.")
+    doc = run(*_apart(*weather))
+    assert titles(doc) == [] and doc.returns["rainy weather"][0] == 3
+    busy = ("I'm trying to make a real difference here.", "We want a real difference for the kids.",
+            "I'm hoping for a real difference, honestly.")
+    assert titles(run(*_apart(*busy))) == []
+    owned = (*busy[:2], "Our real difference is the price.")
+    assert titles(run(*_apart(*owned))) == ["real difference"]
+
+
+def test_the_returns_table_is_bounded_and_keeps_the_phrases_said_again() -> None:
+    table: dict[str, tuple[int, int]] = {"grant proposal": (2, 1)}
+    ordinal = 2
+    for n in range(topics.MAX_RETURNS + 50):
+        table, _ = topics.returned(table, [f"{_word(n)} widget"], ordinal)
+        ordinal += 1
+    assert len(table) <= topics.MAX_RETURNS and table["grant proposal"] == (2, 1)
+    assert f"{_word(topics.MAX_RETURNS + 49)} widget" in table and f"{_word(0)} widget" not in table
+    table, back = topics.returned(table, ["grant proposal"], ordinal)
+    assert back == ["grant proposal"] and table["grant proposal"] == (3, ordinal)
+
+
+def test_closed_word_classes_make_no_topic() -> None:
+    """Issue 37: "express myself", "work together", "twenty five", "long time" and a speaker's
+    restart ("different different") were phrases a conversation came back to."""
+    breaks = ALL.phrase_breaks
+    for said in ("I love to express myself", "we can work together on it", "it costs twenty five euros",
+                 "long time no see"):
+        assert phrases_of(said.lower(), breaks) == {}, said
+    assert list(phrases_of("different different colours", breaks)) == ["different colours"]
+    assert list(phrases_of("the grant proposal budget", breaks)) == ["grant proposal", "grant proposal budget",
+                                                                      "proposal budget"]
