@@ -67,7 +67,14 @@ from workers.recall.embedders import Embedder, EmbedderUnavailable, StaticE5Embe
 from workers.recall.facts import FactSync, fact_memories, settle
 from workers.recall.models import RankedMemory
 from workers.recall.people import person_filters
-from workers.recall.ranking import by_matching_turn, named_senders, pool_by_message, rank
+from workers.recall.ranking import (
+    adjacent_turns,
+    by_matching_turn,
+    named_senders,
+    pool_by_message,
+    rank,
+    with_neighbours,
+)
 from workers.recall.rerank import rerank
 from workers.recall.sources import APPLIED_FEEDBACK, KNOWLEDGE
 from workers.recall.store import (
@@ -521,6 +528,11 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
     return recall_handler(ctx, applier, llm, wait_for_knowledge=True, words=words)
 
 
+# How deep the turns pulled toward their neighbours go, in replies' lengths (on LoCoMo's dev
+# conversations the first 30 messages gave the same replies as all of them, for less work).
+NEIGHBOUR_DEPTH = 3
+
+
 def recall_now(hits_ts: list[datetime]) -> datetime:
     """The agent's latest event time seen in the candidates ("now" for recency; the epoch without any)."""
     return request_time(hits_ts)
@@ -555,10 +567,11 @@ def candidates(req: RecallRequest, agent: str, settings: Any, depth: int = 0) ->
     # turn, its windows and its cue sentences count once (the best of them), and a window
     # that matches through a neighbour's line brings that neighbour first (ranking.py).
     named = named_senders(req.query, (h.memory for h in hits))  # "What did Melanie say…" favours Melanie's turns
+    wanted = max(req.limit or settings.recall.limit, depth)
     ranked = by_matching_turn(rank(hits, now=now, project=req.project, similarity_floor=embedder.similarity_floor,
-                                   fused=True, named=named, query=req.query),
-                            limit=max(req.limit or settings.recall.limit, depth))
-    return ranked, now
+                                   fused=True, named=named, query=req.query), limit=NEIGHBOUR_DEPTH * wanted)
+    # a turn next to a better-found one is pulled toward it: the answer is often the turn around the match
+    return with_neighbours(ranked, adjacent_turns(h.memory for h in hits))[:wanted], now
 
 
 def reply_of(ranked: list[RankedMemory], req: RecallRequest, settings: Any) -> RecallReply:
