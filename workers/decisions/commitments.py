@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from collections import OrderedDict
 from datetime import datetime
 from typing import Final, NamedTuple
@@ -57,6 +58,7 @@ from shared.config import CommitmentsSettings
 from workers.conversation.due import due_string
 from workers.conversation.feedback import feedback_target
 from workers.conversation.ids import unique_id
+from workers.conversation.past import past_forms
 from workers.conversation.patterns import MatchText, PatternSet, prepare_text
 from workers.conversation.promises import Promise, find_delegated, find_promises
 from workers.conversation.signal_patterns import get_signal_patterns
@@ -210,6 +212,56 @@ def _close_fulfilled(commitments: list[Commitment], text: MatchText, stopwords: 
     return [_replace(c, status="done") if flag else c for c, flag in zip(commitments, done, strict=True)]
 
 
+# What a task says before its verb ("make sure to spread the word", "definitely check it out").
+_TASK_PREFIX: Final = re.compile(r"^(?:(?:definitely|just|also|really|actually|finally|make sure to|be sure to"
+                                 r"|have to|try to|try and|start|go and)\s+)*")
+_REPORT_SENTENCE: Final = re.compile(r"[^.!?\n]+[.!?]*")
+
+
+def _verb(what: str) -> str:
+    """The verb a task starts with ("go" of "go to a transgender conference")."""
+    rest = _TASK_PREFIX.sub("", what.lower(), count=1)
+    return rest.split(maxsplit=1)[0] if rest.strip() else ""
+
+
+def _reports(commitment: Commitment, lowered: str, patterns: PatternSet, stopwords: frozenset[str]) -> bool:
+    """A sentence of the promiser's message says the task was done, in the past tense of its
+    own verb, not negated, not asked, not on a condition ("I went to an LGBTQ conference two
+    days ago" keeps "go to a transgender conference"; "I didn't go to the conference" and "Did
+    you send the recipe?" do not), and names the task as a closure must, the verb counting as
+    one of its words."""
+    forms = past_forms(_verb(commitment.what))
+    if not forms or not any(form in lowered for form in forms):
+        return False
+    verb_stems = {_stem(_verb(commitment.what)), *(_stem(f) for f in forms)}
+    terms = frozenset(t for t in _task_terms(commitment.what, stopwords) if t not in verb_stems)
+    needed = max(min(2, len(terms) + 1), math.ceil(FULFIL_SHARE * (len(terms) + 1))) - 1
+    said_verb = re.compile(rf"\b(?:{'|'.join(sorted(forms))})\b")
+    for sentence in _REPORT_SENTENCE.finditer(lowered):
+        if sentence.group().rstrip().endswith("?"):
+            continue
+        found = said_verb.search(lowered, sentence.start(), sentence.end())
+        if found is None or not patterns.says(lowered, found.start()):
+            continue
+        if _named(terms, _said_in(words_of(sentence.group()))) >= max(needed, 1 if terms else 0):
+            return True
+    return False
+
+
+def _close_reported(commitments: list[Commitment], event: MessageEvent, text: MatchText,
+                    patterns: PatternSet) -> list[Commitment]:
+    """The promiser's own open promises that this message reports done (``_reports``; English
+    only: ``workers.conversation.past``)."""
+    speaker = event.sender or event.role
+    if "en" not in patterns.languages:
+        return commitments
+    done = [c.status != "done" and c.who == speaker and _reports(c, text.lowered, patterns, patterns.stopwords)
+            for c in commitments]
+    if True not in done:
+        return commitments
+    return [_replace(c, status="done") if flag else c for c, flag in zip(commitments, done, strict=True)]
+
+
 def _topic(promise: Promise, topics: list[tuple[int, str]], stopwords: frozenset[str]) -> str | None:
     """The nearest topic the message names before the promise, unless its task names it."""
     before = [topic for at, topic in topics if at < promise.start]
@@ -281,6 +333,7 @@ def apply_message(
     commitments = before
     if patterns.closures(text):
         commitments = _close_fulfilled(commitments, text, patterns.stopwords)
+    commitments = _close_reported(commitments, event, text, patterns)
     turn = _turn_after(base, event, text, before, commitments, patterns)
     own: list[tuple[str, Role | None, Promise]] = [(event.sender or event.role, event.role, p)
                                                   for p in find_promises(text, patterns)]
