@@ -68,6 +68,7 @@ _replace = msgspec.structs.replace
 UTC_ZONE: Final = ZoneInfo("UTC")
 FULFIL_SHARE: Final = 0.6  # of a task's words a closure must name
 MAX_TURN_CLOSED: Final = 50  # commitment ids an agent's turn remembers closing
+RESTATED_WORDS: Final = 3  # words a promise said again shares with the open one at least
 
 
 def empty_commitments_doc(ts: datetime) -> CommitmentsDoc:
@@ -352,9 +353,33 @@ def apply_message(
         added.append(Commitment(id=commitment_id, who=who, what=promise.what, status="open",
                                 created=event.ts, source_event=event.id, due=due_string(promise.due, event.ts, tz),
                                 topic=_topic(promise, topics, patterns.stopwords), role=role))
-    if added:
-        commitments = [*commitments, *added]
+    for commitment in added:
+        commitments = _with(commitments, commitment, patterns.stopwords)
     return _replace(_rebuilt(base, now, _cap(commitments, settings.max_commitments)), agent_turn=turn)
+
+
+def _restates(earlier: Commitment, later: Commitment, stopwords: frozenset[str]) -> bool:
+    """The later promise is the earlier one said again by the same promiser, still owed: most
+    of the shorter task's words, at least three, are the other's ("Next month I'm having an art
+    show with my paintings", then "I'm putting together an art show next month, I'll show my
+    paintings")."""
+    if earlier.status == "done" or earlier.who != later.who or earlier.role != later.role:
+        return False
+    first, second = _task_terms(earlier.what, stopwords), _task_terms(later.what, stopwords)
+    shorter = min(len(first), len(second))
+    return len(first & second) >= max(RESTATED_WORDS, math.ceil(FULFIL_SHARE * shorter))
+
+
+def _with(commitments: list[Commitment], new: Commitment, stopwords: frozenset[str]) -> list[Commitment]:
+    """``commitments`` with a new promise: added, or — when it restates an open one
+    (``_restates``) — that one with the day it now names (it was listed twice, one of them
+    OVERDUE by the first day)."""
+    at = next((i for i, c in enumerate(commitments) if _restates(c, new, stopwords)), None)
+    if at is None:
+        return [*commitments, new]
+    if new.due is None or new.due == commitments[at].due:
+        return commitments
+    return [*commitments[:at], _replace(commitments[at], due=new.due, status="open"), *commitments[at + 1:]]
 
 
 def apply_feedback(doc: CommitmentsDoc | None, event: FeedbackEvent, tz: ZoneInfo = UTC_ZONE) -> CommitmentsDoc:

@@ -551,3 +551,22 @@ def test_a_report_in_the_past_tense_closes_nothing_when_english_is_off() -> None
     doc = apply_message(None, message("Ich werde den Zaun morgen streichen.", sender="ana"), SETTINGS, de)
     doc = apply_message(doc, message("I painted the fence yesterday.", DAY, sender="ana"), SETTINGS, de)
     assert doc.commitments[0].status != "done"
+
+
+def test_a_promise_said_again_is_one_commitment_with_its_new_day() -> None:
+    """A plan told twice, weeks apart, was two commitments — one OVERDUE by the first day."""
+    doc = say(None, "Next month I'm hosting a pottery workshop for the neighbours.", sender="ana")
+    assert doc.commitments[0].due == "2026-03-31"
+    doc = say(doc, "Sorry, nothing new.", 45 * DAY, sender="ben")  # Friday 2026-04-03
+    assert doc.commitments[0].status == "overdue"
+    doc = say(doc, "I'm hosting the pottery workshop for my neighbours next week!", 45 * DAY + 1, sender="ana")
+    assert len(doc.commitments) == 1
+    assert (doc.commitments[0].due, doc.commitments[0].status) == ("2026-04-10", "open")
+
+
+def test_two_promises_sharing_a_word_or_two_stay_two() -> None:
+    doc = say(None, "I'll share more recipes with you soon.", sender="ana")
+    doc = say(doc, "I'll bring some recipes so we can share desserts.", DAY, sender="ana")
+    doc = say(doc, "I'll send the pottery workshop photos tomorrow.", 2 * DAY, sender="ben")
+    doc = say(doc, "I'm hosting a pottery workshop next week.", 3 * DAY, sender="ana")
+    assert len(doc.commitments) == 4
