@@ -462,13 +462,13 @@ EN: Final = LanguagePack(
     noise_prefixes=("i", "we", "he", "she", "it", "nothing", "something"),
     plan=(
         # a progressive of doing, not of feeling or saying ("I'm feeling better this week")
-        rf"{_NOT_AFTER_LETTER}(?:i['’]m|i am|we['’]re|we are)\s+(?:(?:also|finally|actually|really|even|officially"
+        rf"{_NOT_AFTER_LETTER}(?:i'm|i’m|i am|we're|we’re|we are)\s+(?:(?:also|finally|actually|really|even|officially"
         r"|currently|just)\s+)?(?!going to\b|(?:feeling|doing|thinking|loving|enjoying|hoping|trying|wondering"
         r"|missing|struggling|dealing|kidding|joking|guessing|saying|telling|asking|talking|looking|getting|being"
         r"|having (?:a (?:great|good|blast|hard|tough|rough|lot)|so|such|fun|trouble|issues|problems)|living"
         r"|working on (?:myself|it))\b)(?=[a-z]+ing\b)"
         rf"{_PROMISE}",
-        rf"{_NOT_AFTER_LETTER}(?:i['’]m|i am|we['’]re|we are)\s+off to\s+{_PROMISE}",
+        rf"{_NOT_AFTER_LETTER}(?:i'm|i’m|i am|we're|we’re|we are)\s+off to\s+{_PROMISE}",
     ),
     commitment=(
         rf"{_NOT_AFTER_LETTER}(?:i['’]ll|i will|i['’]m going to)\b\s+{_PROMISE}",

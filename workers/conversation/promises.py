@@ -229,7 +229,7 @@ def _candidates(text: MatchText, patterns: PatternSet) -> Iterator[tuple[Promise
     if patterns.commitment.may_match(text):
         for pattern in patterns.commitment:
             yield from _promises_of(pattern, text, patterns)
-    if patterns.plan.may_match(text):
+    if patterns.plan.may_match(text) and patterns.due.may_match(text):  # a plan needs a day
         for pattern in patterns.plan:
             yield from ((p, at) for p, at in _promises_of(pattern, text, patterns) if p.due is not None)
 

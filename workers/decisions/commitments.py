@@ -225,26 +225,48 @@ def _verb(what: str) -> str:
     return rest.split(maxsplit=1)[0] if rest.strip() else ""
 
 
+class _Report(NamedTuple):
+    """What a past-tense report of a task must say: its verb's past forms (a first cheap check,
+    and as a word), and its other words, how many of them."""
+
+    forms: tuple[str, ...]
+    said_verb: re.Pattern[str]
+    terms: frozenset[str]
+    needed: int
+
+
+@functools.lru_cache(maxsize=4096)
+def _report_of(what: str, stopwords: frozenset[str]) -> _Report | None:
+    """A task's ``_Report`` (cached: an open promise is checked against each of its
+    promiser's messages), or None when its verb has no past form known."""
+    verb = _verb(what)
+    forms = past_forms(verb)
+    if not forms:
+        return None
+    verb_stems = {_stem(verb), *(_stem(f) for f in forms)}
+    terms = frozenset(t for t in _task_terms(what, stopwords) if t not in verb_stems)
+    # as a closure must name the task (``_fulfilled``), the verb counting as one of its words
+    needed = max(min(2, len(terms) + 1), math.ceil(FULFIL_SHARE * (len(terms) + 1))) - 1
+    return _Report(tuple(sorted(forms)), re.compile(rf"\b(?:{'|'.join(sorted(forms))})\b"), terms,
+                   max(needed, 1 if terms else 0))
+
+
 def _reports(commitment: Commitment, lowered: str, patterns: PatternSet, stopwords: frozenset[str]) -> bool:
     """A sentence of the promiser's message says the task was done, in the past tense of its
     own verb, not negated, not asked, not on a condition ("I went to an LGBTQ conference two
     days ago" keeps "go to a transgender conference"; "I didn't go to the conference" and "Did
     you send the recipe?" do not), and names the task as a closure must, the verb counting as
     one of its words."""
-    forms = past_forms(_verb(commitment.what))
-    if not forms or not any(form in lowered for form in forms):
+    report = _report_of(commitment.what, stopwords)
+    if report is None or not any(form in lowered for form in report.forms):
         return False
-    verb_stems = {_stem(_verb(commitment.what)), *(_stem(f) for f in forms)}
-    terms = frozenset(t for t in _task_terms(commitment.what, stopwords) if t not in verb_stems)
-    needed = max(min(2, len(terms) + 1), math.ceil(FULFIL_SHARE * (len(terms) + 1))) - 1
-    said_verb = re.compile(rf"\b(?:{'|'.join(sorted(forms))})\b")
     for sentence in _REPORT_SENTENCE.finditer(lowered):
         if sentence.group().rstrip().endswith("?"):
             continue
-        found = said_verb.search(lowered, sentence.start(), sentence.end())
+        found = report.said_verb.search(lowered, sentence.start(), sentence.end())
         if found is None or not patterns.says(lowered, found.start()):
             continue
-        if _named(terms, _said_in(words_of(sentence.group()))) >= max(needed, 1 if terms else 0):
+        if _named(report.terms, _said_in(words_of(sentence.group()))) >= report.needed:
             return True
     return False
 
