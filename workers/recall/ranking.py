@@ -204,12 +204,14 @@ import msgspec
 
 from schemas.types import MemoryType
 from workers.recall.capture import (
+    REPLY_POSITION,
     WINDOW_LINE_CHARS,
+    WINDOW_POSITION,
+    event_position,
     is_context_memory,
     is_explicit,
     is_reply_memory,
     is_turn_memory,
-    is_window_memory,
     turn_line,
 )
 from workers.recall.distinct import coverage
@@ -510,23 +512,23 @@ def adjacent_turns(memories: Iterable[Memory]) -> list[tuple[str, str]]:
     and the turns next to it; a turn whose line no candidate carries as its own is not
     placed). See "The turns around the answer"."""
     own: dict[tuple[str | None, str], str] = {}
-    windows: list[tuple[Memory, list[str]]] = []
+    windows: list[tuple[str, str | None, list[str]]] = []
     for memory in memories:
         if memory.sender is None or memory.type != "episode":
             continue
-        if is_turn_memory(memory):
+        position = event_position(memory)
+        if position == 0:
             own.setdefault((memory.session, turn_line(memory.content, WINDOW_LINE_CHARS)), message_key(memory))
-            continue
-        reply = is_reply_memory(memory)
-        if reply or is_window_memory(memory):
-            lines = memory.content.split("\n")[1:]  # cut as a window quotes them
-            windows.append((memory, lines))
-            own.setdefault((memory.session, lines[0] if reply else lines[-1]), message_key(memory))
+        elif position in (WINDOW_POSITION, REPLY_POSITION):
+            key, lines = message_key(memory), memory.content.split("\n")[1:]  # cut as a window quotes them
+            windows.append((key, memory.session, lines))
+            own.setdefault((memory.session, lines[0] if position == REPLY_POSITION else lines[-1]), key)
     pairs: list[tuple[str, str]] = []
-    for memory, lines in windows:
-        key = message_key(memory)
-        pairs += [(key, other) for line in lines
-                  if (other := own.get((memory.session, line))) is not None and other != key]
+    for key, session, lines in windows:
+        for line in lines:
+            other = own.get((session, line))
+            if other is not None and other != key:
+                pairs.append((key, other))
     return pairs
 
 
@@ -540,9 +542,13 @@ def with_neighbours(ranked: Sequence[RankedMemory], adjacent: Iterable[tuple[str
     scores = dict(zip(keys, (r.score for r in ranked), strict=True))
     near: dict[str, float] = {}
     for a, b in adjacent:
-        if a in scores and b in scores:
-            near[a] = max(near.get(a, scores[b]), scores[b])
-            near[b] = max(near.get(b, scores[a]), scores[a])
+        score_a, score_b = scores.get(a), scores.get(b)
+        if score_a is None or score_b is None:
+            continue
+        if score_b > near.get(a, score_a):
+            near[a] = score_b
+        if score_a > near.get(b, score_b):
+            near[b] = score_a
     gains = [weight * max(0.0, near.get(key, r.score) - r.score) for key, r in zip(keys, ranked, strict=True)]
     order = sorted(range(len(ranked)), key=lambda i: (-(ranked[i].score + gains[i]), i))
     return [msgspec.structs.replace(ranked[i], score=ranked[i].score + gains[i]) if gains[i] else ranked[i]
