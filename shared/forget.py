@@ -195,6 +195,13 @@ async def forgotten_head(js: JetStreamContext) -> int:
     return int(raw) if raw else 1
 
 
+async def start_forgotten(js: JetStreamContext, first_seq: int) -> bool:
+    """Whether every event below ``first_seq``, the stream's first sequence, was a forgotten
+    agent's: only forgets moved its start, if anything did (retention or a purge dropped
+    events that made documents, which nothing can derive again)."""
+    return first_seq <= 1 or first_seq <= await forgotten_head(js)
+
+
 async def purge_events_at_the_head(js: JetStreamContext, prefix: str, agent: str, below: int | None) -> int:
     """``purge_events``; when the purge moved the stream's first sequence and nothing but
     forgets had moved it before (retention had not), the new first sequence is recorded: the

@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
-import pytest
 from nats.aio.client import Client
 from nats.js.client import JetStreamContext
 
@@ -75,7 +74,6 @@ def _encoded(doc: Any) -> bytes | None:
     return msgspec.json.encode(doc) if doc is not None else None
 
 
-@pytest.mark.xfail(strict=True, reason="defect: a derivation after retention is passed off as exact (fixed next)")
 async def test_a_read_past_the_history_after_retention_moved_the_stream_start_is_not_passed_off_as_exact(
     nc: Client, make_chat_events: Any,
 ) -> None:
