@@ -12,7 +12,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import msgspec
-import pytest
 from nats.aio.client import Client
 
 from shared.config import load_settings
@@ -29,7 +28,6 @@ def _message(agent: str, i: int) -> bytes:
                                 "role": "user", "content": f"We decided to ship feature {i}."})
 
 
-@pytest.mark.xfail(strict=True, reason="defect: the marker's deletion moves the start unrecorded (fixed next)")
 async def test_the_stream_start_a_forget_leaves_after_deleting_its_marker_is_recorded(nc: Client) -> None:
     js = nc.jetstream()
     settings = load_settings({})
