@@ -241,8 +241,9 @@ class RecallProjection(Projection[RecallDoc, KeyMemories]):
     RecallDoc holds too (the store has per-memory watermarks: after a crash it may be behind
     the document, and catches up). Before a session start the knowledge facts are mirrored and
     Claude judges the agent's new statements; after the events, Claude's capture of each full
-    batch of messages. The document is then composed from the store's summary; the store is
-    flushed at each commit, before the documents are written.
+    batch of messages. The document is then composed from the store's summary; the store's
+    shard is synced at a commit, before the documents are written, when the commit catches
+    up or every few seconds while events wait behind it (``on_commit``).
     """
 
     bucket = BUCKET_RECALL
