@@ -537,6 +537,14 @@ EN: Final = LanguagePack(
         # to present", "let me interrupt you"); a talk given right then ("discuss the trend watching")
         r"^(?:go (?:with|for)|pick|vote for|hand(?: it)? over|pass (?:it )?(?:on |over )?to|interrupt\b|discuss\b"
         r"|invite\b[^.!?]{0,60}?\bto (?:discuss|present|talk|speak|say|show)\b|invite \w+,|get to (?:that|this|it)\b)",
+        # a score given in an evaluation round ("I'll give it a six", "I'll put two"): a number is
+        # no task (issue 37, AMI's product evaluations); the floor given, or a talk given right then
+        # ("I'll give the floor to Marco", "I'll give a brief overview of the survey")
+        r"^(?:give|put|say|rate)(?: (?:it|this|that|them|him|her))?(?: (?:a|an))? (?:\d+(?:[.,]\d+)?|zero|one|two"
+        r"|three|four|five|six|seven|eight|nine|ten)(?: (?:point|and a half)\b[^.!?,;]{0,12})?"
+        r"(?: (?:too|again|then|now))?(?=\s*(?:[,.;:!?]|$))"
+        r"|^give (?:(?:you|him|her|them) )?the floor\b|^give (?:you )?(?:a|an|my|the) (?:(?:brief|short|quick|little)"
+        r" )?(?:outline|overview|summary|introduction|intro)\b",
         # a sentence broken off and begun again: the speaker's "I" within the task's first words
         # ("put any I'm I'm putting", "first I would like to have your views"), or its verb cut off
         # by a comma ("copy, uh let us keep all the emails")

@@ -145,7 +145,10 @@ class _Said(NamedTuple):
 
 
 def _said_in(words: Words) -> _Said:
-    stems = frozenset(_stem(w) for w in words.tokens)
+    return _said_of(frozenset(_stem(w) for w in words.tokens))
+
+
+def _said_of(stems: frozenset[str]) -> _Said:
     families: dict[str, list[str]] = {}
     for stem in stems:
         if len(stem) >= _FAMILY_PREFIX:
@@ -199,6 +202,22 @@ def _fulfilled(commitment: Commitment, said: _Said, words: Words, stopwords: fro
     topic = commitment.topic
     return topic is not None and _named(terms - _task_terms(topic, stopwords), said) > 0 \
         and matches_title(topic, words)
+
+
+def _restated(commitments: list[Commitment], who: str, what: str, stopwords: frozenset[str]) -> int | None:
+    """The open commitment of ``who`` that a new promise of theirs only says again, by index:
+    the old task names most of the new one's words (as a closure must: ``FULFIL_SHARE``, at
+    least two or its only one). A meeting's "I'll put the minutes in the project folder",
+    said again at the end of each meeting, is one promise still owed, not four (issue 37);
+    once it is done, the same words promise it anew."""
+    terms = _task_terms(what, stopwords)
+    if not terms:
+        return None
+    needed = max(min(2, len(terms)), math.ceil(FULFIL_SHARE * len(terms)))
+    for i, c in enumerate(commitments):
+        if c.who == who and c.status != "done" and _named(terms, _said_of(_task_terms(c.what, stopwords))) >= needed:
+            return i
+    return None
 
 
 def _close_fulfilled(commitments: list[Commitment], text: MatchText, stopwords: frozenset[str]) -> list[Commitment]:
@@ -292,15 +311,18 @@ def apply_message(
     promises = [*own, *others]
     taken = {c.id for c in commitments} if promises else set()
     topics = message_topics(text, patterns) if promises else []
-    added = []
     for index, (who, role, promise) in enumerate(promises):
+        due = due_string(promise.due, event.ts, tz)
+        again = _restated(commitments, who, promise.what, patterns.stopwords)
+        if again is not None:
+            if due is not None and commitments[again].due is None:  # said again with a day: now it has one
+                commitments = [*commitments[:again], _replace(commitments[again], due=due), *commitments[again + 1:]]
+            continue
         commitment_id = unique_id(event.id, "commitment", index, taken)
         taken.add(commitment_id)
-        added.append(Commitment(id=commitment_id, who=who, what=promise.what, status="open",
-                                created=event.ts, source_event=event.id, due=due_string(promise.due, event.ts, tz),
-                                topic=_topic(promise, topics, patterns.stopwords), role=role))
-    if added:
-        commitments = [*commitments, *added]
+        commitments = [*commitments, Commitment(id=commitment_id, who=who, what=promise.what, status="open",
+                                                created=event.ts, source_event=event.id, due=due,
+                                                topic=_topic(promise, topics, patterns.stopwords), role=role)]
     return _replace(_rebuilt(base, now, _cap(commitments, settings.max_commitments)), agent_turn=turn)
 
 

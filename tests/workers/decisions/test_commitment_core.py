@@ -513,3 +513,32 @@ def test_the_agents_turn_is_replayed_from_the_document() -> None:
     stored = msgspec.json.decode(msgspec.json.encode(doc), type=CommitmentsDoc)
     assert stored == doc
     assert _statuses(say(stored, "No, that's wrong, the deploy failed", 2)) == ["open"]
+
+
+def test_a_promise_said_again_is_the_same_commitment() -> None:
+    """Issue 37 (AMI): a chair promises the minutes at the end of each meeting — one promise
+    still owed, not one per meeting. Said again with a day, the open one gets the day."""
+    doc = say(None, "I'll upload the meeting notes to the team drive.", sender="chair")
+    doc = say(doc, "As usual I'll upload the notes to the team drive.", 60, sender="chair")
+    assert [c.what for c in doc.commitments] == ["upload the meeting notes to the team drive"]
+    assert doc.commitments[0].due is None
+    doc = say(doc, "I'll upload the notes to the drive tomorrow.", 120, sender="chair")
+    assert len(doc.commitments) == 1 and doc.commitments[0].due == "2026-02-18"
+
+
+def test_the_same_words_from_another_speaker_or_after_done_are_a_new_commitment() -> None:
+    doc = say(None, "I'll upload the meeting notes to the team drive.", sender="chair")
+    doc = say(doc, "I'll upload the meeting notes to the team drive.", 1, sender="designer")
+    assert [c.who for c in doc.commitments] == ["chair", "designer"]
+    doc = say(doc, "The meeting notes are uploaded to the team drive, done.", 2, sender="chair")
+    assert [c.status for c in doc.commitments] == ["done", "done"]
+    doc = say(doc, "I'll upload the meeting notes to the team drive.", 3, sender="chair")
+    assert [c.status for c in doc.commitments] == ["done", "done", "open"]
+
+
+def test_a_different_task_of_the_same_speaker_is_its_own_commitment() -> None:
+    doc = say(None, "I'll upload the meeting notes to the team drive.", sender="chair")
+    doc = say(doc, "I'll book the room for the review.", 1, sender="chair")
+    doc = say(doc, "I'll email the notes to the client.", 2, sender="chair")
+    assert [c.what for c in doc.commitments] == ["upload the meeting notes to the team drive",
+                                                 "book the room for the review", "email the notes to the client"]
