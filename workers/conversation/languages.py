@@ -400,7 +400,10 @@ EN: Final = LanguagePack(
         # use Postgres", "We'll use Terraform", "We picked Grafana over Datadog", "OK, Postgres it
         # is", "We'll stick with MySQL", "From now on we deploy only on Tuesdays"; a meeting's "so we're
         # going for a stylish shape", "we stick to plastic" — not a meal, a break or the next talk
-        r"(?<![a-z])(?:(?:we['’]re going|we are going|(?:let['’]?s|we['’]ll|we will|we['’]re going to) go) (?:with|for)"
+        # (each "go with"/"go for" spelt out: the message pre-check needs literals longer than "for")
+        r"(?<![a-z])(?:(?:we['’]re going with|we['’]re going for|we are going with|we are going for"
+        r"|(?:let['’]?s|we['’]ll|we will|we['’]re going to) go with"
+        r"|(?:let['’]?s|we['’]ll|we will|we['’]re going to) go for)"
         r"(?=\s+\w)(?!\s+(?:it|that|this|me|you|him|her|us|them|my|your|his|our|their|lunch|dinner|breakfast|coffee"
         r"|a (?:walk|drink|coffee|run|break)"
         r"|the (?:\w+ )?(?:presentations?|break|next)|(?:a |the )?(?:quick |short )?round)\b)"
