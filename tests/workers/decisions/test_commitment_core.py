@@ -601,3 +601,16 @@ def test_a_different_task_of_the_same_speaker_is_its_own_commitment() -> None:
     doc = say(doc, "I'll email the notes to the client.", 2, sender="chair")
     assert [c.what for c in doc.commitments] == ["upload the meeting notes to the team drive",
                                                  "book the room for the review", "email the notes to the client"]
+
+
+@pytest.mark.parametrize(("again", "status"), [
+    ("Then I'll put the slides in the shared folder, and we can all start.", "open"),
+    ("OK, I'm going to put the slides in the shared folder.", "open"),
+    ("I put the slides in the shared folder this morning.", "done"),
+])
+def test_a_promise_said_again_with_a_verb_like_put_is_no_report_of_it(again: str, status: str) -> None:
+    """Issue 37 (AMI): "put" is its own past tense — a chair's promise of the minutes, said again
+    at the end of the meeting, read as its report and closed it."""
+    doc = say(None, "I'll put the slides in the shared folder.", sender="chair")
+    doc = say(doc, again, 30, sender="chair")
+    assert [c.status for c in doc.commitments] == [status]
