@@ -112,6 +112,10 @@ def apply_message(doc: KnowledgeDoc | None, event: MessageEvent, settings: Knowl
     entities = merge_entities(base.entities, extract_entities(text, event.ts, names))
     statements = derive_statements(text, packs, names)
     speaker = speaker_name(event)
+    figures = project_figures(text)
+    if figures:
+        entities = merge_entities(entities, [_concept(name, event.ts) for name, _ in figures])
+        statements += [Statement(name, "is", amount, None) for name, amount in figures]
     own = self_statements(prepare_text(text), speaker, packs) if speaker else []
     if speaker and own:
         entities = merge_entities(entities, [_person(speaker, event.ts)])
@@ -139,6 +143,26 @@ def _statement(said: Said) -> Statement:
     if patterns.ORGANIZATION.fullmatch(said.object):
         return Statement(said.subject, said.predicate, canonicalize(said.object, "organization"), "organization")
     return Statement(said.subject, said.predicate, said.object, None)
+
+
+def project_figures(text: str) -> list[tuple[str, str]]:
+    """The project's figures a message states, as (what, amount): "Our selling price is twenty
+    five Euros" → ("selling price", "twenty five euros"); "it sells for 25 euros" is its selling
+    price (issue 37: AMI's kick-offs state price, cost and profit aim, and no fact kept them).
+    English; each figure once per message."""
+    lowered = text.lower()
+    if not any(word in lowered for word in patterns.FIGURE_TRIGGERS):
+        return []
+    found: dict[str, str] = {}
+    for m in patterns.FIGURE.finditer(lowered):
+        name = "selling price" if m.group("sells") else " ".join(m.group("figure").split())
+        found.setdefault(name, " ".join(m.group("amount").replace("-", " ").split()))
+    return list(found.items())
+
+
+def _concept(name: str, ts: datetime) -> Entity:
+    return Entity(id=entity_id("concept", name), type="concept", value=name, mentions=[name], count=1,
+                  importance=initial_importance("concept", name), last_seen=ts, source=["regex"])
 
 
 def _person(name: str, ts: datetime) -> Entity:

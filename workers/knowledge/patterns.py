@@ -226,3 +226,21 @@ PRAISE: Final = re.compile(
     r"|bad|fun|lovely|perfect|brilliant|super|real|total|huge|big|little|bit|lot|toll\w*|super|gut\w*|schön\w*"
     r"|riesig\w*|klein\w*|echt\w*)\b"
 )
+
+# A project's figures, said in a kick-off (issue 37, AMI): "our selling price is twenty five Euros",
+# "the production cost can be maximal twelve and a half Euros", "a profit of fifty million Euros",
+# "it sells for 25 euros". English only; on lowered text: ``figure`` names what the figure is,
+# ``amount`` is the amount with its currency (digits or number words).
+_FIGURE_NUMBER = (r"(?:\d[\d.,]*|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen"
+                  r"|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy"
+                  r"|eighty|ninety|hundred|thousand|million|billion|point|and|a|half)")
+FIGURE_TRIGGERS: Final = ("price", "cost", "profit", "revenue", "budget", "sells for", "sell for")
+FIGURE: Final = re.compile(
+    r"\b(?<!my )(?<!your )(?<!his )(?<!her )"
+    r"(?:(?P<figure>(?:selling|sales|retail|target|unit|production|manufacturing)\s+(?:price|cost)"
+    r"|(?:profit|revenue|turnover)(?:\s+(?:aim|target|goal))?|budget)(?:\s+(?:uh|um|er))?"
+    r"\s+(?:(?:is|was|will\s+be|would\s+be|can\s+be|should\s+be|must\s+be|has\s+to\s+be)\b|of\b|at\b)"
+    r"|(?P<sells>sells?\s+for\b))"
+    r"\s+(?:(?:uh|um|er|of|about|around|roughly|approximately|maximal|maximum|max|at\s+most|at\s+least|only|just)\s+)*"
+    rf"(?P<amount>(?:{_FIGURE_NUMBER}[\s-]+)*{_FIGURE_NUMBER}\s*(?:euros?|dollars?|pounds?|francs?|cents?|€|\$|£))"
+    r"(?![\w])")

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from schemas.docs import Integrity, KnowledgeDoc
 from schemas.events import MessageEvent
 from shared.config import KnowledgeSettings
-from workers.knowledge.core import apply_access, apply_message, empty_doc
+from workers.knowledge.core import apply_access, apply_message, empty_doc, project_figures
 from workers.knowledge.facts import decayed, fact_id, promote
 
 T0 = datetime(2026, 2, 17, 10, 0, tzinfo=UTC)
@@ -233,3 +233,24 @@ def test_the_document_ceiling_is_checked_at_every_fit_every_th_event_of_the_agen
     checked = [i for i in range(len(sizes)) if i % FIT_EVERY == 0]
     assert all(sizes[i] <= ceiling for i in checked)
     assert max(sizes) > ceiling  # not measured in between
+
+
+def test_a_projects_figures_are_facts_about_the_figure() -> None:
+    """Issue 37 (AMI): a kick-off states the selling price, the cost ceiling and the profit aim,
+    and no fact kept them."""
+    assert project_figures("Right, so our selling price is uh forty two Euros, and our profit aim is "
+                           "ten million Euros.") == [("selling price", "forty two euros"),
+                                                     ("profit aim", "ten million euros")]
+    assert project_figures("The unit cost can be at most 8.75 dollars.") == [("unit cost", "8.75 dollars")]
+    assert project_figures("The new lamp sells for thirty-nine pounds.") == [("selling price", "thirty nine pounds")]
+    doc = apply_message(None, message("Our production cost can be maximal seven and a half Euros."),
+                        KnowledgeSettings())
+    names = {e.id: e.value for e in doc.entities}
+    assert [(names[f.subject], f.predicate, f.object) for f in doc.facts] == [
+        ("production cost", "is", "seven and a half euros")]
+
+
+def test_a_price_without_an_amount_or_said_of_oneself_is_no_project_figure() -> None:
+    assert project_figures("The price of coffee is crazy these days.") == []
+    assert project_figures("My budget is about 300 dollars for the trip.") == []
+    assert project_figures("The production cost is too high.") == []
