@@ -490,14 +490,15 @@ class RecallProjection(Projection[RecallDoc, KeyMemories]):
         self._flushed_at = self._clock()
 
     async def aclose(self) -> None:
-        if self._unflushed:  # what the last commits left in the write-ahead log, synced on the way out
-            try:
+        try:
+            if self._unflushed:  # what the last commits left in the write-ahead log, synced on the way out
                 await self._sync()
-            except (TransientError, WorkerCannotRun) as exc:
-                log.warning("recall: the memory store was not synced at close (its log keeps the writes): %s", exc)
-        HOLDER.release()
-        await self._llm.aclose()
-        await self._ctx.aclose()
+        except (TransientError, WorkerCannotRun) as exc:
+            log.warning("recall: the memory store was not synced at close (its log keeps the writes): %s", exc)
+        finally:
+            HOLDER.release()
+            await self._llm.aclose()
+            await self._ctx.aclose()
 
 
 def _fresh_by_agent(events: Sequence[Deferred[RecallDoc]], resets: Callable[[Envelope], bool]
