@@ -8,9 +8,9 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from shared.config import parse_languages
-from workers.conversation import get_patterns, prepare_text
 from workers.conversation.due import due_string
 from workers.conversation.languages import PACKS
+from workers.conversation.patterns import get_patterns, prepare_text
 from workers.conversation.promises import Promise, find_delegated, find_promises
 
 ALL = get_patterns(parse_languages("all"))

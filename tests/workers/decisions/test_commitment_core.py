@@ -14,7 +14,9 @@ import pytest
 from schemas.docs import Commitment, CommitmentsDoc, Integrity
 from schemas.events import FeedbackEvent, MessageEvent
 from shared.config import CommitmentsSettings, parse_languages
-from workers.conversation import FeedbackError, derive_id, get_patterns
+from workers.conversation.feedback import FeedbackError
+from workers.conversation.ids import derive_id
+from workers.conversation.patterns import get_patterns
 from workers.decisions.commitments import apply_feedback, apply_message
 
 T0 = datetime(2026, 2, 17, 10, 0, tzinfo=UTC)
