@@ -472,12 +472,16 @@ EN: Final = LanguagePack(
     ),
     noise_prefixes=("i", "we", "he", "she", "it", "nothing", "something"),
     plan=(
-        # a progressive of doing, not of feeling or saying ("I'm feeling better this week")
+        # a progressive of doing, not of feeling or saying ("I'm feeling better this week"), nor a
+        # pastime without an object ("I'm hiking with some friends this weekend": nobody is owed it)
         rf"{_NOT_AFTER_LETTER}(?:i'm|i’m|i am|we're|we’re|we are)\s+(?:(?:also|finally|actually|really|even|officially"
         r"|currently|just)\s+)?(?!going to\b|(?:feeling|doing|thinking|loving|enjoying|hoping|trying|wondering"
         r"|missing|struggling|dealing|kidding|joking|guessing|saying|telling|asking|talking|looking|getting|being"
         r"|having (?:a (?:great|good|blast|hard|tough|rough|lot)|so|such|fun|trouble|issues|problems)|living"
-        r"|working on (?:myself|it))\b)(?=[a-z]+ing\b)"
+        r"|working on (?:myself|it)|taking (?:some )?time off)\b)"
+        # a deed with an object ("hosting a …", "planning to take a …"), not a pastime ("hiking with friends")
+        r"(?=[a-z]+ing\s+(?:(?:together|up|out|on)\s+|to\s+[a-z]+\s+)?(?:a|an|the|my|our|his|her|their|this|that"
+        r"|some|two|three|four|\d+)\s)"
         rf"{_PROMISE}",
         rf"{_NOT_AFTER_LETTER}(?:i'm|i’m|i am|we're|we’re|we are)\s+off to\s+{_PROMISE}",
     ),

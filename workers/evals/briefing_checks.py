@@ -52,6 +52,11 @@ DATE_WORDS: Final = (
     "hoje", "amanhã", "depois de amanhã", "próxima",
     "сегодня", "завтра", "послезавтра", "на этой", "на следующей", "в",
     "今天", "明天", "后天", "今晚", "明日", "今日", "今夜", "내일", "오늘", "모레",
+    # the months and weekends the packs read since issue 37's sixth round ("later this month")
+    "later", "dieses", "diesen", "nächsten", "nächstes", "ende", "fin de", "este", "el próximo", "el mes",
+    "ce week-end", "ce mois", "le mois", "le week-end", "la fin", "il prossimo", "il mese", "fine mese", "neste",
+    "no próximo", "o próximo", "mês", "o fim", "fim do", "на этих", "на следующих", "к концу", "今月", "来月",
+    "今週末", "来週末", "이번", "다음", "本月", "这个月", "下个月", "本周末", "这周末", "下周末",
 )
 
 BOILERPLATE: Final = ("topic detected from",)

@@ -461,6 +461,11 @@ def test_a_task_beside_those_moves_is_still_a_promise(text: str, what: str) -> N
         ("I'm feeling much better this week.", None, None),
         ("I'm having a great time this week.", None, None),
         ("I'm thinking about moving next month.", None, None),
+        # a pastime without an object is owed to nobody
+        ("I'm hiking with my cousins this weekend.", None, None),
+        ("We're taking some time off next week to unwind.", None, None),
+        ("I'm planning to throw a surprise party next Saturday.", "planning to throw a surprise party",
+         "next Saturday"),
         # a day of another clause is not the plan's
         ("This week has been hectic with deadlines but I'm pushing through.", None, None),
     ],
