@@ -228,6 +228,9 @@ class ConsumeLoop:
         self._lanes = Lanes()  # read ahead, waiting for their agents' turns
         self._sub: PullFetcher | None = None  # the fetcher (a new one after a resync)
         self._read_top = 0  # the highest stream sequence read (every message up to it is held or handled)
+        # handled (applied or dead-lettered, committed and acked) past the checkpoint, which another
+        # agent's older event still holds back: a redelivered copy of one is acked, never held again
+        self._handled_above: set[int] = set()
         self._fetch_failed = False  # the last fetch failed: not ready until one succeeds
         self._stop = asyncio.Event()
         self._drain_deadline = float("inf")
@@ -307,6 +310,7 @@ class ConsumeLoop:
             self._applied = 0
         self._duplicates = DuplicateWindow(self._cfg.duplicate_window)
         self._rewound_at = self._read_top = self._applied
+        self._handled_above.clear()  # the rewind delivers them again: the watermarks skip them
         self._next_delivery = None  # deliveries start over
         start = max(1, self._applied + 1 - self._cfg.duplicate_window) if self._applied else 1
         await self._js.reset_consumer(EVENTS_STREAM, self.consumer, seq=start)
@@ -373,7 +377,13 @@ class ConsumeLoop:
 
     async def _intake(self, msgs: list[Msg]) -> None:
         """File each message in its agent's lane, decided once, in stream order (what the
-        duplicate window needs); those applied and checkpointed before only refill the window."""
+        duplicate window needs); those applied and checkpointed before only refill the window.
+
+        A copy of a message handled or held already — the server redelivers what it lost
+        track of (its ack wait passed, or a broker restart forgot deliveries and acks it had
+        not written down) — is not held again: the server acks by stream sequence, so the
+        first copy's ack was, or will be, the copy's too. Held twice, the second copy kept the
+        checkpoint below it after the server showed nothing pending and nothing unacked."""
         done = []
         for msg in msgs:
             seq = stream_seq(msg)
@@ -381,6 +391,10 @@ class ConsumeLoop:
             if seq <= self._applied:
                 self._refill(msg, seq)
                 done.append(msg)
+            elif seq in self._handled_above or self._lanes.holds(seq):
+                self._m_duplicate.inc()
+                if seq in self._handled_above:
+                    done.append(msg)
             else:
                 self._lanes.add(Held(seq, msg, self._decide(msg, seq), len(msg.data)))
         for msg in done:
@@ -497,8 +511,16 @@ class ConsumeLoop:
             else:
                 await item.msg.ack()
         self._applied = max(self._applied, last)
+        self._note_handled(handled)
         metrics.CHECKPOINT.labels(self._label).set(self._applied)
         await self._handler.on_committed(self._applied)
+
+    def _note_handled(self, handled: list[tuple[Held, bool]]) -> None:
+        """Remember what was handled past the checkpoint; forget what the checkpoint now covers."""
+        above = self._handled_above
+        above.update(item.seq for item, _ in handled if item.seq > self._applied)
+        if above and min(above) <= self._applied:
+            self._handled_above = {seq for seq in above if seq > self._applied}
 
     async def _dead_letter_unwritable(self, handled: list[tuple[Held, bool]],
                                       exc: UnwritableDocuments) -> list[tuple[Held, bool]]:

@@ -67,6 +67,7 @@ class Lanes:
 
     def __init__(self) -> None:
         self._lanes: dict[str | None, deque[Held]] = {}
+        self._seqs: set[int] = set()  # the stream sequences held: a redelivered copy is not held twice
         self.count = 0
         self.bytes = 0
 
@@ -77,12 +78,16 @@ class Lanes:
         for lane in self._lanes.values():
             yield from lane
 
+    def holds(self, seq: int) -> bool:
+        return seq in self._seqs
+
     def add(self, item: Held) -> None:
         key = item.decoded.agent if isinstance(item.decoded, Envelope) else None
         lane = self._lanes.get(key)
         if lane is None:
             lane = self._lanes[key] = deque()
         lane.append(item)
+        self._seqs.add(item.seq)
         self.count += 1
         self.bytes += item.size
 
@@ -94,6 +99,7 @@ class Lanes:
             taken.extend(lane.popleft() for _ in range(share))
             if not lane:
                 del self._lanes[key]
+        self._seqs.difference_update(h.seq for h in taken)
         self.count -= len(taken)
         self.bytes -= sum(h.size for h in taken)
         if len(lanes) > 1:
@@ -108,6 +114,7 @@ class Lanes:
         """Everything held, in stream order; the lanes are empty after."""
         held = sorted(self, key=_seq)
         self._lanes.clear()
+        self._seqs.clear()
         self.count = self.bytes = 0
         return held
 
