@@ -78,7 +78,7 @@ from shared.errors import (
 )
 from shared.health import Health
 from shared.kv import bucket_made_at, checkpoint_value, key_written_at, kv_read
-from shared.lanes import Held, Lanes
+from shared.lanes import LATER, Held, Lanes
 from shared.names import (
     BUCKET_CHECKPOINTS,
     DLQ_STREAM,
@@ -172,6 +172,10 @@ def dead_letter_message(data: bytes, headers: dict[str, str], limit: int) -> tup
         return data, headers
     return b"", {**headers, "Cortex-Body-Omitted": f"{len(data)} bytes, over the server's max payload of {limit}"}
 
+
+# a stored subject, <prefix>.<family>.<slot>.<agent>.<kind> (shared.codec.parse_subject): its agent's token
+_STORED_TOKENS = 5
+_AGENT_TOKEN = 3
 
 _V1_ACK_TOKENS = 9  # $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<ts>.<pending>
 
@@ -396,7 +400,7 @@ class ConsumeLoop:
                 if seq in self._handled_above:
                     done.append(msg)
             else:
-                self._lanes.add(Held(seq, msg, self._decide(msg, seq), len(msg.data)))
+                self._lanes.add(self._file(msg, seq))
         for msg in done:
             with contextlib.suppress(Exception):
                 await msg.ack()
@@ -561,6 +565,18 @@ class ConsumeLoop:
 
     # ------------------------------------------------------------------ one message
 
+    def _file(self, msg: Msg, seq: int) -> Held:
+        """A message read ahead, filed in its agent's lane. Decided now only where the stream's
+        order decides (an OpenClaw store event: the duplicate window, the session token's agent)
+        or the subject names no agent; any other is decided at its turn — the same decision, it
+        depends on the message alone — so filing is a split of its subject, and a quiet agent's
+        event behind a long burst is reached without decoding the whole burst first."""
+        tokens = msg.subject.split(".")
+        if len(tokens) == _STORED_TOKENS and not is_store_subject(self._cfg.prefix, msg.subject):
+            return Held(seq, msg, LATER, len(msg.data), tokens[_AGENT_TOKEN])
+        decided = self._decide(msg, seq)
+        return Held(seq, msg, decided, len(msg.data), decided.agent if isinstance(decided, Envelope) else None)
+
     def _decide(self, msg: Msg, seq: int) -> Envelope | Rejection | None:
         """A message read ahead: the event to apply, bad input to dead-letter, or None when
         there is nothing to do. Decided in stream order, as it is read (the duplicate window
@@ -581,12 +597,13 @@ class ConsumeLoop:
 
     async def _handle(self, item: Held) -> bool:
         """Apply one message, at its agent's turn; True when it was dead-lettered."""
-        if isinstance(item.decoded, Rejection):
-            await self._dead_letter(item.msg, item.seq, item.decoded.reason, "invalid")
+        decoded = self._decide(item.msg, item.seq) if item.decoded is LATER else item.decoded
+        if isinstance(decoded, Rejection):
+            await self._dead_letter(item.msg, item.seq, decoded.reason, "invalid")
             return True
-        if item.decoded is None:
+        if not isinstance(decoded, Envelope):
             return False
-        return await self._apply_with_retries(item.msg, item.decoded)
+        return await self._apply_with_retries(item.msg, decoded)
 
     def _owns(self, decoded: Envelope | Rejection) -> bool:
         """Is this event this partition's to apply (or dead-letter)? Always, but for the OpenClaw

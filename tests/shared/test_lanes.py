@@ -33,7 +33,7 @@ def _held(seq: int, agent: str | None) -> Held:
                                  "role": "user", "content": "hi"}, MessageEvent)
         decoded = Envelope(seq=seq, subject=f"cortex.msg.0.{agent}.received", family="msg", kind="received",
                            agent=agent, event=event)
-    return Held(seq, None, decoded, 10)  # type: ignore[arg-type]  # no message: the lanes never touch it
+    return Held(seq, None, decoded, 10, agent)  # type: ignore[arg-type]  # no message: the lanes never touch it
 
 
 def test_a_batch_takes_each_agents_prefix_and_is_applied_in_stream_order() -> None:
