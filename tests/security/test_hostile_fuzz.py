@@ -21,8 +21,8 @@ from shared.codec import Envelope, Limits, Rejection, decode_event
 from shared.config import CommitmentsSettings, DecisionsSettings, ThreadsSettings, parse_languages
 from shared.names import KINDS, stored_form
 from workers.channels.core import apply_message as channels_apply
-from workers.conversation import get_patterns
 from workers.conversation.feedback import FeedbackError
+from workers.conversation.patterns import get_patterns
 from workers.decisions import commitments
 from workers.decisions.core import apply_message as decisions_apply
 from workers.threads.core import apply_feedback as threads_feedback

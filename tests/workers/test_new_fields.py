@@ -46,7 +46,7 @@ from shared.config import (
 )
 from shared.projection import _stamp
 from workers.channels import core as channels
-from workers.conversation import get_patterns
+from workers.conversation.patterns import get_patterns
 from workers.decisions import commitments
 from workers.decisions import core as decisions
 from workers.extraction import core as extraction

@@ -7,9 +7,11 @@ know keeps no date (the commitment then has no due date rather than a wrong one)
 
 Rules a person would apply: "today", "tonight", "EOD" are the same day; "this week" and
 "end of the week" the Friday of this week (the day itself when it is later in the week);
-"next week" the Friday of next week; a weekday the next such day after today; "end of the
-month" the month's last day and "next month" the last day of next month; "in 3 days" three
-days on; "in 5 hours" the day five hours on; an ISO date itself. A preposition in front of
+"next week" the Friday of next week; "this weekend" the Sunday of this week and "next weekend"
+the Sunday after; a weekday the next such day after today; "end of the month", "this month"
+and "later this month" the month's last day and "next month" the last day of next month ("I'm
+going to a conference this month" is owed by the month's end, issue 37); "in 3 days" or "in
+two weeks" that many days on; "in 5 hours" the day five hours on; an ISO date itself. A preposition in front of
 the day ("by tomorrow", "bis Freitag", "pour vendredi", "entro domani") names the same day.
 """
 
@@ -51,15 +53,32 @@ _OFFSETS: Final[dict[str, int]] = {
                      "послезавтра", "明後日", "后天", "모레"), 2),
 }
 _THIS_WEEK: Final = frozenset((
-    "this week", "end of week", "end of the week", "by end of week", "by end of the week", "diese woche",
+    "this week", "end of week", "end of the week", "the end of the week", "by end of week", "by end of the week",
+    "diese woche",
     "bis ende der woche", "esta semana", "cette semaine", "questa settimana", "на этой неделе", "今週", "本周", "这周",
     "이번 주"))
 _NEXT_WEEK: Final = frozenset((
     "next week", "nächste woche", "la próxima semana", "la semana que viene", "la semaine prochaine",
     "la prossima settimana", "próxima semana", "na próxima semana", "semana que vem", "на следующей неделе", "来週",
     "下周", "다음 주"))
-_END_OF_MONTH: Final = frozenset(("end of month", "end of the month", "by end of month", "by end of the month"))
-_NEXT_MONTH: Final = frozenset(("next month", "下个月"))
+_THIS_WEEKEND: Final = frozenset((
+    "this weekend", "later this weekend", "dieses wochenende", "am wochenende", "este fin de semana", "ce week-end",
+    "questo fine settimana", "este fim de semana", "neste fim de semana", "на этих выходных", "今週末", "이번 주말",
+    "本周末", "这周末"))
+_NEXT_WEEKEND: Final = frozenset((
+    "next weekend", "nächstes wochenende", "el próximo fin de semana", "le week-end prochain",
+    "il prossimo fine settimana", "no próximo fim de semana", "на следующих выходных", "来週末", "다음 주말", "下周末"))
+_END_OF_MONTH: Final = frozenset((
+    "end of month", "end of the month", "the end of the month", "by end of month", "by end of the month",
+    "this month", "later this month",
+    "ende des monats", "diesen monat", "este mes", "fin de mes", "ce mois-ci", "la fin du mois", "questo mese",
+    "fine mese", "este mês", "neste mês", "fim do mês", "o fim do mês", "в этом месяце", "к концу месяца", "今月",
+    "이번 달", "这个月", "本月"))
+_NEXT_MONTH: Final = frozenset((
+    "next month", "nächsten monat", "el próximo mes", "el mes que viene", "le mois prochain", "il prossimo mese",
+    "il mese prossimo", "no próximo mês", "o próximo mês", "mês que vem", "в следующем месяце", "来月", "다음 달",
+    "下个月"))
+_COUNTS: Final[dict[str, int]] = {"a": 1, "one": 1, "two": 2, "three": 3, "four": 4}
 _WEEKDAYS: Final[dict[str, int]] = {
     **{d: i for i, d in enumerate(("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"))},
     **{d: i for i, d in enumerate(("montag", "dienstag", "mittwoch", "donnerstag", "freitag", "samstag", "sonntag"))},
@@ -78,14 +97,19 @@ _LEADING: Final = re.compile(r"^(?:by|on|until|next|bis|am|nächsten|el|в|ко?
 # the day is the date, the preposition before it only says the work is done by then
 _BY: Final = re.compile(r"^(?:by|until|before|bis|para|hasta|antes del?|pour|d['’]ici|avant|jusqu['’]à|entro|per"
                         r"|prima di|até)\s+")
-_IN: Final = re.compile(r"^in (\d{1,3}) (hours?|days?|weeks?|stunden|tagen|wochen)$")
+_IN: Final = re.compile(r"^in (\d{1,3}|a|one|two|three|four) (hours?|days?|weeks?|stunden|tagen|wochen)$")
 _ISO: Final = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _FRIDAY: Final = 4
+_SUNDAY: Final = 6
 
 
 def _friday_of(day: date, weeks: int) -> date:
     friday = day + timedelta(days=_FRIDAY - day.weekday() + 7 * weeks)
     return max(friday, day)
+
+
+def _sunday_of(day: date, weeks: int) -> date:
+    return day + timedelta(days=_SUNDAY - day.weekday() + 7 * weeks)
 
 
 def _month_end(day: date, months: int) -> date:
@@ -106,7 +130,8 @@ def _relative(phrase: str, local: datetime) -> date | None:
     found = _IN.match(phrase)
     if found is None:
         return None
-    n, unit = int(found.group(1)), found.group(2)
+    count, unit = found.group(1), found.group(2)
+    n = _COUNTS[count] if count in _COUNTS else int(count)
     if unit.startswith(("hour", "stunde")):
         return (local + timedelta(hours=n)).date()
     days = n * 7 if unit.startswith(("week", "woche")) else n
@@ -131,6 +156,10 @@ def _day(text: str, local: datetime) -> date | None:
         return _friday_of(today, 0)
     if text in _NEXT_WEEK:
         return _friday_of(today, 1)
+    if text in _THIS_WEEKEND:
+        return _sunday_of(today, 0)
+    if text in _NEXT_WEEKEND:
+        return _sunday_of(today, 1)
     if text in _END_OF_MONTH:
         return _month_end(today, 0)
     if text in _NEXT_MONTH:

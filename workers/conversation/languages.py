@@ -242,6 +242,10 @@ class LanguagePack:
     # agent's promise: group 1 the task. Cortex's own (issue 37), on the lowered text.
     delegated: tuple[str, ...] = ()
     requested: tuple[str, ...] = ()
+    # A first-person arrangement ("I'm hosting a dance workshop next month", "we're off to Lisbon
+    # this weekend"; group 1 the task): a promise only when its sentence names a day — without
+    # one it is what the speaker is doing now. Cortex's own (issue 37, sixth round), lowered.
+    plan: tuple[str, ...] = ()
     # A proposal ("How about we use Postgres for the event store?"; group 1 what it proposes) and
     # a ratification of it — a message's first sentence that only agrees ("Agreed.", "Absolutely,
     # let's do that", "Beschlossen.") — which decides what the message before proposed. Cortex's
@@ -456,6 +460,16 @@ EN: Final = LanguagePack(
         ("exploratory", "(?:what if|idea|maybe|experiment)"),
     ),
     noise_prefixes=("i", "we", "he", "she", "it", "nothing", "something"),
+    plan=(
+        # a progressive of doing, not of feeling or saying ("I'm feeling better this week")
+        rf"{_NOT_AFTER_LETTER}(?:i'm|i’m|i am|we're|we’re|we are)\s+(?:(?:also|finally|actually|really|even|officially"
+        r"|currently|just)\s+)?(?!going to\b|(?:feeling|doing|thinking|loving|enjoying|hoping|trying|wondering"
+        r"|missing|struggling|dealing|kidding|joking|guessing|saying|telling|asking|talking|looking|getting|being"
+        r"|having (?:a (?:great|good|blast|hard|tough|rough|lot)|so|such|fun|trouble|issues|problems)|living"
+        r"|working on (?:myself|it))\b)(?=[a-z]+ing\b)"
+        rf"{_PROMISE}",
+        rf"{_NOT_AFTER_LETTER}(?:i'm|i’m|i am|we're|we’re|we are)\s+off to\s+{_PROMISE}",
+    ),
     commitment=(
         rf"{_NOT_AFTER_LETTER}(?:i['’]ll|i will|i['’]m going to)\b\s+{_PROMISE}",
         # (a clause of its own: "Playing and singing let me express myself" promises nothing)
@@ -465,9 +479,10 @@ EN: Final = LanguagePack(
         rf"{_NOT_AFTER_LETTER}(?:consider it done|i['’]m on it)\b",
     ),
     due=(
-        rf"\b(?:(?:(?:by|until|before) )?(?:today|tonight|tomorrow|this (?:morning|afternoon|evening|week)"
-        rf"|next (?:week|month|{_WEEKDAYS_EN}))|(?:by|on|until|before) (?:{_WEEKDAYS_EN})"
-        r"|(?:by )?end of (?:the )?(?:day|week|month)|eod|in \d{1,3} (?:hours?|days?|weeks?))\b",
+        rf"\b(?:(?:(?:by|until|before) )?(?:today|tonight|tomorrow|(?:later )?this (?:morning|afternoon|evening|week"
+        rf"|weekend|month)|next (?:week|weekend|month|{_WEEKDAYS_EN}))|(?:by|on|until|before) (?:{_WEEKDAYS_EN})"
+        r"|(?:by )?end of (?:the )?(?:day|week|month)|eod|in \d{1,3} (?:hours?|days?|weeks?)"
+        r"|in (?:a|one|two|three|four) (?:days?|weeks?))\b",
     ),
     reason=(
         r"\b(?:because|given that|due to|so that|in order to)\b",
@@ -686,8 +701,9 @@ DE: Final = LanguagePack(
         r"\b(?:ich übernehme|das übernehm ich)\b",
     ),
     due=(
-        rf"\b(?:(?:bis )?(?:heute(?: abend| nachmittag)?|übermorgen|morgen(?: früh)?|(?:diese|nächste) woche)"
-        rf"|(?:bis|am|nächsten) (?:{_WEEKDAYS_DE})|bis ende der woche"
+        rf"\b(?:(?:bis )?(?:heute(?: abend| nachmittag)?|übermorgen|morgen(?: früh)?|(?:diese|nächste) woche"
+        rf"|(?:dieses|nächstes) wochenende|am wochenende|(?:diesen|nächsten) monat)"
+        rf"|(?:bis|am|nächsten) (?:{_WEEKDAYS_DE})|bis ende der woche|(?:bis )?ende des monats"
         r"|in \d{1,3} (?:stunden|tagen|wochen))\b",
     ),
     reason=(r"\b(?:weil|aufgrund)\b", r"(?:^|,\s*)(?:da|denn|damit)\b"),
@@ -783,7 +799,8 @@ ES: Final = LanguagePack(
     ),
     due=(
         r"\b(?:(?:(?:para|hasta|antes de) )?(?:hoy|pasado mañana|mañana|esta (?:tarde|noche|semana)"
-        r"|la próxima semana|la semana que viene|el (?:lunes|martes|miércoles|jueves|viernes|sábado|domingo))"
+        r"|la próxima semana|la semana que viene|este fin de semana|el próximo fin de semana|este mes"
+        r"|el próximo mes|el mes que viene|fin de mes|el (?:lunes|martes|miércoles|jueves|viernes|sábado|domingo))"
         r"|antes del (?:lunes|martes|miércoles|jueves|viernes|sábado|domingo))\b",
     ),
     reason=(r"\b(?:porque|ya que|puesto que|dado que|debido a|para que)\b",),
@@ -869,7 +886,8 @@ FR: Final = LanguagePack(
     ),
     due=(
         r"\b(?:(?:pour |d['’]ici |avant |jusqu['’]à )?(?:aujourd['’]hui|après-demain|demain|ce soir|cette semaine"
-        r"|la semaine prochaine|(?:lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche)(?: prochain)?))\b",
+        r"|la semaine prochaine|ce week-end|le week-end prochain|ce mois-ci|le mois prochain|la fin du mois"
+        r"|(?:lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche)(?: prochain)?))\b",
     ),
     reason=(r"\b(?:parce que|parce qu['’]|puisque|étant donné que|afin de|afin que|pour que)", r",\s*car\b"),
     consequence=(r"(?:^|,\s*)(?:donc|c['’]est pourquoi|du coup|par conséquent)\b",),
@@ -954,6 +972,7 @@ IT: Final = LanguagePack(
     ),
     due=(
         r"\b(?:(?:entro |per |prima di )?(?:oggi|stasera|dopodomani|domani|questa settimana|la prossima settimana"
+        r"|questo fine settimana|il prossimo fine settimana|questo mese|il prossimo mese|il mese prossimo|fine mese"
         r"|lunedì|martedì|mercoledì|giovedì|venerdì|sabato|domenica))\b",
     ),
     reason=(r"\b(?:perché|poiché|dato che|visto che|siccome|affinché)(?!\w)",),
@@ -1038,7 +1057,8 @@ PT: Final = LanguagePack(
     ),
     due=(
         r"\b(?:(?:até |para |antes de )?(?:hoje|depois de amanhã|amanhã|esta semana|(?:na )?próxima semana"
-        r"|semana que vem|(?:segunda|terça|quarta|quinta|sexta)-feira|sábado|domingo))\b",
+        r"|semana que vem|(?:n?este|no próximo) fim de semana|(?:n?este|no próximo|o próximo) mês|mês que vem"
+        r"|(?:o )?fim do mês|(?:segunda|terça|quarta|quinta|sexta)-feira|sábado|domingo))\b",
     ),
     reason=(r"\b(?:porque|já que|visto que|uma vez que|devido a|para que)\b", r",\s*pois\b"),
     consequence=(r"(?:^|,\s*)(?:por isso|portanto|então)\b",),
@@ -1112,7 +1132,8 @@ RU: Final = LanguagePack(
     noise_prefixes=("я", "мы", "ты", "он", "она", "ничего", "что-то"),
     commitment=(r"\b(?:я сделаю|я займусь|обещаю|договорились)\b",),
     due=(
-        r"\b(?:сегодня|послезавтра|завтра|на этой неделе|на следующей неделе"
+        r"\b(?:сегодня|послезавтра|завтра|на этой неделе|на следующей неделе|на этих выходных|на следующих выходных"
+        r"|в этом месяце|в следующем месяце|к концу месяца"
         r"|в (?:понедельник|вторник|среду|четверг|пятницу|субботу|воскресенье)"
         r"|ко? (?:понедельнику|вторнику|среде|четвергу|пятнице|субботе|воскресенью))\b",
     ),
@@ -1191,7 +1212,7 @@ JA: Final = LanguagePack(
     ),
     noise_prefixes=("私", "僕", "俺", "我々", "何"),
     commitment=(r"(?:やります|対応します|承知しました)",),
-    due=(r"(?:明後日|明日|今日|今夜|今晩|今週|来週)",),
+    due=(r"(?:明後日|明日|今日|今夜|今晩|今週末|来週末|今週|来週|今月|来月)",),
     reason_before=(r"(?:ので|から(?=[、，,])|ため(?:に)?(?=[、，,]))",),
     consequence=(r"^(?:だから|なので|そのため|したがって)",),
     case_sensitive=True,
@@ -1245,7 +1266,7 @@ KO: Final = LanguagePack(
     ),
     noise_prefixes=("나", "너", "우리", "뭐", "아무것"),
     commitment=(r"(?:제가 할게요|처리하겠습니다|알겠습니다)",),
-    due=(r"(?:오늘 밤|오늘|내일|모레|이번 주|다음 주)",),
+    due=(r"(?:오늘 밤|오늘|내일|모레|이번 주말|다음 주말|이번 주|다음 주|이번 달|다음 달)",),
     reason_before=(r"(?:때문에|니까|므로)",),
     consequence=(r"^(?:그래서|따라서|그러므로)",),
     case_sensitive=True,
@@ -1297,7 +1318,7 @@ ZH: Final = LanguagePack(
     ),
     noise_prefixes=("我", "你", "他", "她", "我们", "没有"),
     commitment=(r"(?:我会|我来|我负责|包在我身上|没问题)",),
-    due=(r"(?:今天|明天|后天|今晚|本周|这周|下周|下个月)",),
+    due=(r"(?:今天|明天|后天|今晚|本周末|这周末|下周末|本周|这周|下周|这个月|本月|下个月)",),
     reason=(r"(?:因为|由于|为了)",),
     consequence=(r"(?:所以|因此|因而)",),
     case_sensitive=True,

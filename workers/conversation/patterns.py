@@ -280,6 +280,7 @@ class PatternSet:
     # a named third person's promise (case-sensitive, original text) and a request to the agent
     delegated: Family = Family((), (), (), (), (), always=False)
     requested: Family = Family((), (), (), (), (), always=False)
+    plan: Family = Family((), (), (), (), (), always=False)  # group 1: an arrangement, a promise with a day
     stopwords: frozenset[str] = frozenset()  # function words of every enabled language, lowered
     # what a topic nobody announced is not made of: the stopwords, common verbs and words of
     # praise (``LanguagePack.verbs``, ``praise``), lowered
@@ -439,6 +440,7 @@ def get_patterns(languages: tuple[str, ...]) -> PatternSet:
         task_lead=_one_regex(source for pack in packs for source in pack.task_lead),
         delegated=Family.of(p for pack in packs for p in _compile(pack.delegated, lowered=False)),
         requested=_family(packs, "requested"),
+        plan=_family(packs, "plan"),
         stopwords=stopwords,
         phrase_breaks=stopwords | frozenset(w.lower() for pack in packs for w in (*pack.verbs, *pack.praise)),
         mood_negation=_mood_negation(packs),

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
+from collections.abc import Iterator
 from typing import Final, NamedTuple
 
 from workers.conversation import learnt
@@ -40,6 +41,10 @@ from workers.render import clip_words
 
 MAX_WHAT_CHARS: Final = 200
 _SENTENCE_REACH: Final = 100  # how far before and after a phrase its sentence is looked for
+# A day before the promise phrase is its day when it leads into it ("Next month, I'm off to
+# Lisbon", "Tomorrow I'll call"), not when it is another clause's ("This week has been
+# swamped, but I'm plowing through"): at most this many words between them.
+_LEAD_WORDS: Final = 2
 _SENTENCE_END: Final = re.compile(r"[.!?…](?=\s|$)|[。！？\n]")
 _CJK: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 _WORD: Final = re.compile(r"\w+")
@@ -60,6 +65,9 @@ _TASK_FRAMES: Final[dict[str, tuple[str, str, tuple[str, ...]]]] = {
     # "I'm going to a transgender conference this month": going somewhere, not "going to" do
     **dict.fromkeys(("i'm going to", "i’m going to", "i am going to"),
                     ("go to ", "", ("a ", "an ", "the ", "my ", "our ", "this ", "that ", "his ", "her ", "their "))),
+    # "I'm off to Lisbon next month" (a plan, ``LanguagePack.plan``)
+    **dict.fromkeys(("i'm off to", "i’m off to", "i am off to", "we're off to", "we’re off to", "we are off to"),
+                    ("go to ", "", ("",))),
 }
 # Hesitation in a transcript ("I will uh take some minutes uh again"): no word of the task.
 _FILLERS: Final = re.compile(r"\b(?:uh|um|uhm|erm|er|hmm)\b\s*|\{vocalsound\}\s*")
@@ -125,7 +133,9 @@ def _captured(text: MatchText, patterns: PatternSet, found: re.Match[str]) -> Pr
     if not original[start:end].strip():
         return None
     sentence_start, sentence_stop = _sentence(original, found.start(), end)
-    due = _due(text, patterns, found.start(), sentence_stop)
+    due = _due(text, patterns, sentence_start, sentence_stop)
+    if due is not None and due.end() <= found.start() and _words(original[due.end() : found.start()]) > _LEAD_WORDS:
+        due = _due(text, patterns, found.start(), sentence_stop)
     phrase = original[found.start() : found.start(1)]
     what = _framed(phrase.strip(), _without(text, start, end, due))
     if not what:  # its day was all that followed ("Je m'en occupe demain."): the sentence is the task
@@ -212,21 +222,31 @@ def _promises_of(pattern: Pattern, text: MatchText, patterns: PatternSet) -> lis
     return out
 
 
+def _candidates(text: MatchText, patterns: PatternSet) -> Iterator[tuple[Promise, int]]:
+    """The commitment patterns' promises, then the plans that name a day (``LanguagePack.plan``:
+    "I'm hosting a dance workshop next month" is owed by then; "I'm hosting a dance workshop"
+    says what the speaker does now)."""
+    if patterns.commitment.may_match(text):
+        for pattern in patterns.commitment:
+            yield from _promises_of(pattern, text, patterns)
+    if patterns.plan.may_match(text) and patterns.due.may_match(text):  # a plan needs a day
+        for pattern in patterns.plan:
+            yield from ((p, at) for p, at in _promises_of(pattern, text, patterns) if p.due is not None)
+
+
 def find_promises(text: MatchText, patterns: PatternSet) -> list[Promise]:
-    """Distinct promises of the enabled languages' commitment patterns, in pattern order."""
+    """Distinct promises of the enabled languages' commitment patterns and dated plans, in
+    pattern order."""
     taken: list[tuple[int, int]] = []
     seen: set[str] = set()
     result: list[Promise] = []
-    if not patterns.commitment.may_match(text):
-        return result
-    for pattern in patterns.commitment:
-        for promise, phrase_start in _promises_of(pattern, text, patterns):
-            span = (min(phrase_start, promise.start), promise.end)
-            if not promise.what or promise.what in seen or any(s < span[1] and span[0] < e for s, e in taken):
-                continue
-            seen.add(promise.what)
-            taken.append(span)
-            result.append(promise)
+    for promise, phrase_start in _candidates(text, patterns):
+        span = (min(phrase_start, promise.start), promise.end)
+        if not promise.what or promise.what in seen or any(s < span[1] and span[0] < e for s, e in taken):
+            continue
+        seen.add(promise.what)
+        taken.append(span)
+        result.append(promise)
     return result[:MAX_MATCHES_PER_FAMILY]
 
 

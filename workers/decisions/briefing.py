@@ -303,15 +303,21 @@ def _commitment_rank(c: Commitment, now: datetime, tz: ZoneInfo) -> tuple[int, f
     return (2, -created.timestamp(), "", created, c.id)
 
 
-def _listed(c: Commitment, since: datetime) -> bool:
-    """A commitment the briefing lists: one with a stated due, or one made since ``since``."""
-    return bool(c.due and c.due.strip()) or as_utc(c.created) >= since
+def _listed(c: Commitment, since: datetime, due_since: datetime | None, tz: ZoneInfo) -> bool:
+    """A commitment the briefing lists: one made since ``since``, or one with a stated due
+    that is still to come or passed since ``due_since`` (any passed one when None)."""
+    if not (c.due and c.due.strip()):
+        return as_utc(c.created) >= since
+    if due_since is None:
+        return True
+    moment = _due_moment(c.due, tz)
+    return moment is None or moment >= due_since
 
 
 def commitments_section(
     commitments: Sequence[Commitment], now: datetime, tz: ZoneInfo, budget: int,
     operations: Sequence[Operation] = (), listed: Collection[str] = (), findings: Sequence[Finding] = (),
-    *, undated_days: int,
+    *, undated_days: int, overdue_days: int | None = None,
 ) -> tuple[str, int]:
     """Open and overdue commitments, the most urgent first; returns the text and open count.
     ``operations``: the agent's tool calls, which a vague promise made right after some is
@@ -320,17 +326,24 @@ def commitments_section(
     false is open again (``false_closures``). A commitment without a due date is listed for
     ``undated_days`` after it was made, then only counted: a promise that named no day never
     turns overdue, and a month-old "send you the recipe" would otherwise stand in every
-    briefing for good."""
+    briefing for good. One with a due is listed until ``overdue_days`` after it (always when
+    None), then only counted: "🔴 OVERDUE: go hiking with friends (due 2026-06-05, 160 days
+    ago)" is no longer owed, and in a chat of months such plans filled the list (issue 37)."""
     reopened = false_closures(commitments, findings)
     open_ones = [c for c in commitments if c.status != "done" or c.id in reopened]
     since = as_utc(now) - timedelta(days=undated_days)
-    shown = [c for c in open_ones if _listed(c, since) or c.id in reopened]
+    due_since = as_utc(now) - timedelta(days=overdue_days) if overdue_days is not None else None
+    shown = [c for c in open_ones if _listed(c, since, due_since, tz) or c.id in reopened]
     shown.sort(key=lambda c: _commitment_rank(c, now, tz))
     lines = [_commitment_line(c, now, tz, operations, listed, c.id in reopened)
              for c in shown[:MAX_COMMITMENTS_IN_BOOT]]
-    aged = len(open_ones) - len(shown)
-    if aged:
+    hidden = [c for c in open_ones if c not in shown]
+    stale = sum(1 for c in hidden if c.due and c.due.strip())
+    if aged := len(hidden) - stale:
         lines.append(f"_… {plural(aged, 'older open commitment')} without a due date not shown_")
+    if stale:
+        lines.append(f"_… {plural(stale, 'commitment')} overdue for more than {plural(overdue_days or 0, 'day')}"
+                     " not shown_")
     text, _ = section(f"## 📋 Commitments ({len(open_ones)} open)", lines, budget)
     return text, len(open_ones)
 
@@ -343,11 +356,14 @@ class DecisionsBriefingSettings(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class CommitmentsBriefingSettings(msgspec.Struct, frozen=True, kw_only=True):
-    """Commitments' knob (``CORTEX_BOOT_COMMITMENT_DAYS``): an open commitment without a due
-    date is listed this many days after it was made, then only counted (it is never overdue:
-    nothing said when it was due)."""
+    """Commitments' knobs: an open commitment without a due date is listed this many days
+    after it was made, then only counted (``CORTEX_BOOT_COMMITMENT_DAYS``; it is never
+    overdue: nothing said when it was due); an overdue one this many days after its due
+    (``CORTEX_BOOT_OVERDUE_DAYS``: a work promise a month late is still worth a shout; "going
+    hiking this weekend" five months on is not)."""
 
     commitment_days: Annotated[int, Meta(ge=1, le=90)] = 7
+    overdue_days: Annotated[int, Meta(ge=1, le=365)] = 30
 
 
 def _overlay(b: Briefing) -> Any:
@@ -376,9 +392,10 @@ def _commitments(b: Briefing, said: Said, budget: int) -> Rendered:
     traces = b.doc(BUCKET_TRACES, TraceDoc)
     commitments = enhance_commitments(doc.commitments if doc is not None else [], _overlay(b))
     findings = traces.findings if traces is not None else []
+    knobs = b.knob(CommitmentsBriefingSettings)
     text, open_count = commitments_section(commitments, b.now, b.tz, budget,
                                            ops.operations if ops is not None else [], said.of(OPERATIONS), findings,
-                                           undated_days=b.knob(CommitmentsBriefingSettings).commitment_days)
+                                           undated_days=knobs.commitment_days, overdue_days=knobs.overdue_days)
     reopened = false_closures(commitments, findings)
     return Rendered(text, {SENTENCES: [c.what for c in commitments if c.status != "done" or c.id in reopened]},
                     plural(open_count, "open commitment"))

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from collections import OrderedDict
 from datetime import datetime
 from typing import Final, NamedTuple
@@ -57,6 +58,7 @@ from shared.config import CommitmentsSettings
 from workers.conversation.due import due_string
 from workers.conversation.feedback import feedback_target
 from workers.conversation.ids import unique_id
+from workers.conversation.past import past_forms
 from workers.conversation.patterns import MatchText, PatternSet, prepare_text
 from workers.conversation.promises import Promise, find_delegated, find_promises
 from workers.conversation.signal_patterns import get_signal_patterns
@@ -66,6 +68,7 @@ _replace = msgspec.structs.replace
 UTC_ZONE: Final = ZoneInfo("UTC")
 FULFIL_SHARE: Final = 0.6  # of a task's words a closure must name
 MAX_TURN_CLOSED: Final = 50  # commitment ids an agent's turn remembers closing
+RESTATED_WORDS: Final = 3  # words a promise said again shares with the open one at least
 
 
 def empty_commitments_doc(ts: datetime) -> CommitmentsDoc:
@@ -210,6 +213,78 @@ def _close_fulfilled(commitments: list[Commitment], text: MatchText, stopwords: 
     return [_replace(c, status="done") if flag else c for c, flag in zip(commitments, done, strict=True)]
 
 
+# What a task says before its verb ("make sure to spread the word", "definitely check it out").
+_TASK_PREFIX: Final = re.compile(r"^(?:(?:definitely|just|also|really|actually|finally|make sure to|be sure to"
+                                 r"|have to|try to|try and|start|go and)\s+)*")
+_REPORT_SENTENCE: Final = re.compile(r"[^.!?\n]+[.!?]*")
+
+
+def _verb(what: str) -> str:
+    """The verb a task starts with ("go" of "go to a transgender conference")."""
+    rest = _TASK_PREFIX.sub("", what.lower(), count=1)
+    return rest.split(maxsplit=1)[0] if rest.strip() else ""
+
+
+class _Report(NamedTuple):
+    """What a past-tense report of a task must say: its verb's past forms (a first cheap check,
+    and as a word), and its other words, how many of them."""
+
+    forms: tuple[str, ...]
+    said_verb: re.Pattern[str]
+    terms: frozenset[str]
+    needed: int
+
+
+@functools.lru_cache(maxsize=4096)
+def _report_of(what: str, stopwords: frozenset[str]) -> _Report | None:
+    """A task's ``_Report`` (cached: an open promise is checked against each of its
+    promiser's messages), or None when its verb has no past form known."""
+    verb = _verb(what)
+    forms = past_forms(verb)
+    if not forms:
+        return None
+    verb_stems = {_stem(verb), *(_stem(f) for f in forms)}
+    terms = frozenset(t for t in _task_terms(what, stopwords) if t not in verb_stems)
+    # as a closure must name the task (``_fulfilled``), the verb counting as one of its words
+    needed = max(min(2, len(terms) + 1), math.ceil(FULFIL_SHARE * (len(terms) + 1))) - 1
+    return _Report(tuple(sorted(forms)), re.compile(rf"\b(?:{'|'.join(sorted(forms))})\b"), terms,
+                   max(needed, 1 if terms else 0))
+
+
+def _reports(commitment: Commitment, lowered: str, patterns: PatternSet, stopwords: frozenset[str]) -> bool:
+    """A sentence of the promiser's message says the task was done, in the past tense of its
+    own verb, not negated, not asked, not on a condition ("I went to an LGBTQ conference two
+    days ago" keeps "go to a transgender conference"; "I didn't go to the conference" and "Did
+    you send the recipe?" do not), and names the task as a closure must, the verb counting as
+    one of its words."""
+    report = _report_of(commitment.what, stopwords)
+    if report is None or not any(form in lowered for form in report.forms):
+        return False
+    for sentence in _REPORT_SENTENCE.finditer(lowered):
+        if sentence.group().rstrip().endswith("?"):
+            continue
+        found = report.said_verb.search(lowered, sentence.start(), sentence.end())
+        if found is None or not patterns.says(lowered, found.start()):
+            continue
+        if _named(report.terms, _said_in(words_of(sentence.group()))) >= report.needed:
+            return True
+    return False
+
+
+def _close_reported(commitments: list[Commitment], event: MessageEvent, text: MatchText,
+                    patterns: PatternSet) -> list[Commitment]:
+    """The promiser's own open promises that this message reports done (``_reports``; English
+    only: ``workers.conversation.past``)."""
+    speaker = event.sender or event.role
+    if "en" not in patterns.languages:
+        return commitments
+    done = [c.status != "done" and c.who == speaker and _reports(c, text.lowered, patterns, patterns.stopwords)
+            for c in commitments]
+    if True not in done:
+        return commitments
+    return [_replace(c, status="done") if flag else c for c, flag in zip(commitments, done, strict=True)]
+
+
 def _topic(promise: Promise, topics: list[tuple[int, str]], stopwords: frozenset[str]) -> str | None:
     """The nearest topic the message names before the promise, unless its task names it."""
     before = [topic for at, topic in topics if at < promise.start]
@@ -281,6 +356,7 @@ def apply_message(
     commitments = before
     if patterns.closures(text):
         commitments = _close_fulfilled(commitments, text, patterns.stopwords)
+    commitments = _close_reported(commitments, event, text, patterns)
     turn = _turn_after(base, event, text, before, commitments, patterns)
     own: list[tuple[str, Role | None, Promise]] = [(event.sender or event.role, event.role, p)
                                                   for p in find_promises(text, patterns)]
@@ -299,9 +375,33 @@ def apply_message(
         added.append(Commitment(id=commitment_id, who=who, what=promise.what, status="open",
                                 created=event.ts, source_event=event.id, due=due_string(promise.due, event.ts, tz),
                                 topic=_topic(promise, topics, patterns.stopwords), role=role))
-    if added:
-        commitments = [*commitments, *added]
+    for commitment in added:
+        commitments = _with(commitments, commitment, patterns.stopwords)
     return _replace(_rebuilt(base, now, _cap(commitments, settings.max_commitments)), agent_turn=turn)
+
+
+def _restates(earlier: Commitment, later: Commitment, stopwords: frozenset[str]) -> bool:
+    """The later promise is the earlier one said again by the same promiser, still owed: most
+    of the shorter task's words, at least three, are the other's ("Next month I'm having an art
+    show with my paintings", then "I'm putting together an art show next month, I'll show my
+    paintings")."""
+    if earlier.status == "done" or earlier.who != later.who or earlier.role != later.role:
+        return False
+    first, second = _task_terms(earlier.what, stopwords), _task_terms(later.what, stopwords)
+    shorter = min(len(first), len(second))
+    return len(first & second) >= max(RESTATED_WORDS, math.ceil(FULFIL_SHARE * shorter))
+
+
+def _with(commitments: list[Commitment], new: Commitment, stopwords: frozenset[str]) -> list[Commitment]:
+    """``commitments`` with a new promise: added, or — when it restates an open one
+    (``_restates``) — that one with the day it now names (it was listed twice, one of them
+    OVERDUE by the first day)."""
+    at = next((i for i, c in enumerate(commitments) if _restates(c, new, stopwords)), None)
+    if at is None:
+        return [*commitments, new]
+    if new.due is None or new.due == commitments[at].due:
+        return commitments
+    return [*commitments[:at], _replace(commitments[at], due=new.due, status="open"), *commitments[at + 1:]]
 
 
 def apply_feedback(doc: CommitmentsDoc | None, event: FeedbackEvent, tz: ZoneInfo = UTC_ZONE) -> CommitmentsDoc:

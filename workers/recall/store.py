@@ -37,37 +37,23 @@ from shared.config import Settings
 from shared.names import memory_collection
 from workers.recall.store_base import (
     COLLECTION,
-    DENSE,
-    INDEXED_FIELDS,
-    RRF_K,
-    SCHEMA_VERSION,
-    SPARSE,
     CollectionInfo,
     CollectionMismatch,
-    Condition,
     DimensionMismatch,
-    FloatVector,
     LexicalEncoder,
     MemoryFilter,
     MemoryPoint,
     MemoryStore,
-    StoreBase,
     StoreError,
     StoreUnavailable,
-    check_compatible,
-    conditions,
-    cosine,
-    dense_of,
     point_ids,
-    unit,
 )
 
-# The backends' common ground, re-exported: readers of the store import this module only.
+# What readers of the store use from the backends' common ground, re-exported: they import this
+# module only (the backends and their tests import ``store_base``).
 __all__ = [
-    "COLLECTION", "DENSE", "INDEXED_FIELDS", "RRF_K", "SCHEMA_VERSION", "SPARSE", "CollectionInfo",
-    "CollectionMismatch", "Condition", "DimensionMismatch", "FloatVector", "LexicalEncoder", "MemoryFilter",
-    "MemoryPoint", "MemoryStore", "StoreBase", "StoreError", "StoreUnavailable", "check_compatible",
-    "collection_exists", "conditions", "cosine", "dense_of", "open_store", "point_ids", "store_for", "unit",
+    "CollectionInfo", "CollectionMismatch", "DimensionMismatch", "LexicalEncoder", "MemoryFilter", "MemoryPoint",
+    "MemoryStore", "StoreError", "StoreUnavailable", "collection_exists", "open_store", "point_ids", "store_for",
 ]
 
 

@@ -212,6 +212,28 @@ def test_commitments_overdue_first_then_due_then_open(make, settings, tz):
     assert "| 4 open commitments_" in md
 
 
+def test_a_commitment_overdue_for_a_month_is_counted_not_listed(make, settings, tz):
+    """Issue 37, sixth round: in a chat of months the plans people mention ("going hiking this
+    weekend") filled the list as OVERDUE by 100 days and more. One overdue for more than
+    ``CORTEX_BOOT_OVERDUE_DAYS`` (30) is counted; a month's knob lists it again."""
+    commitments = make.commitments(
+        make.commitment("recent", what="ship v2", due="2026-02-01", created=make.now - timedelta(days=20)),
+        make.commitment("stale", what="go hiking with the team", due="2025-12-20",
+                        created=make.now - timedelta(days=62)),
+        make.commitment("soon", what="book the venue", due="2026-02-20", created=make.now - timedelta(days=90)),
+    )
+    md = assemble_boot(SECTIONS, make.inputs(commitments=commitments), settings, tz)
+    assert (
+        "## 📋 Commitments (3 open)\n"
+        "- 🔴 **OVERDUE**: ship v2 (claudia; due 2026-02-01, 16 days ago)\n"
+        "- 🟡 Due 2026-02-20: book the venue (claudia)\n"
+        "_… 1 commitment overdue for more than 30 days not shown_\n"
+    ) in md
+    longer = knobs(CORTEX_BOOT_OVERDUE_DAYS="90")
+    assert "- 🔴 **OVERDUE**: go hiking with the team" in assemble_boot(
+        SECTIONS, make.inputs(commitments=commitments), settings, tz, knobs=longer)
+
+
 def test_an_undated_commitment_is_never_overdue_and_ages_out_counted(make, settings, tz):
     """Issue 37: "keep ya posted (you; promised 2022-01-21, 294 days ago)" stood OVERDUE in every
     briefing. A promise that named no day is listed for ``commitment_days`` after it was made,
@@ -220,12 +242,12 @@ def test_an_undated_commitment_is_never_overdue_and_ages_out_counted(make, setti
         make.commitment("fresh", what="send you the recipe", created=make.now - timedelta(days=2)),
         make.commitment("old", what="keep ya posted", created=make.now - timedelta(days=294)),
         make.commitment("aged", what="send the photos", status="overdue", created=make.now - timedelta(days=8)),
-        make.commitment("dated", what="ship v2", due="2026-01-02", created=make.now - timedelta(days=60)),
+        make.commitment("dated", what="ship v2", due="2026-02-01", created=make.now - timedelta(days=60)),
     )
     md = assemble_boot(SECTIONS, make.inputs(commitments=commitments), settings, tz)
     assert (
         "## 📋 Commitments (4 open)\n"
-        "- 🔴 **OVERDUE**: ship v2 (claudia; due 2026-01-02, 46 days ago)\n"
+        "- 🔴 **OVERDUE**: ship v2 (claudia; due 2026-02-01, 16 days ago)\n"
         "- ⚪ Open: send you the recipe (claudia)\n"
         "_… 2 older open commitments without a due date not shown_\n"
     ) in md

@@ -26,7 +26,7 @@ import pytest
 
 from schemas.events import MessageEvent
 from shared.config import CommitmentsSettings, DecisionsSettings, ThreadsSettings, parse_languages
-from workers.conversation import get_patterns
+from workers.conversation.patterns import get_patterns
 from workers.decisions import apply_message as apply_decisions
 from workers.decisions.commitments import apply_message as apply_commitments
 from workers.threads import apply_message as apply_threads

@@ -10,8 +10,7 @@ from __future__ import annotations
 import pytest
 
 from schemas.types import Mood
-from workers.conversation import Family, PatternSet, get_patterns, prepare_text
-from workers.conversation.patterns import MOOD_ORDER
+from workers.conversation.patterns import MOOD_ORDER, Family, PatternSet, get_patterns, prepare_text
 from workers.conversation.signals import Signals, extract_signals
 
 

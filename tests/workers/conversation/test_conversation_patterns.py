@@ -12,10 +12,9 @@ import pytest
 
 from schemas.types import Mood
 from shared.config import ALL_LANGUAGES, parse_languages
-from workers.conversation import Family, PatternSet, detect_mood, get_patterns, prepare_text
 from workers.conversation.languages import PACKS
-from workers.conversation.patterns import MOOD_ORDER
-from workers.conversation.signals import cue_topics
+from workers.conversation.patterns import MOOD_ORDER, Family, PatternSet, get_patterns, prepare_text
+from workers.conversation.signals import cue_topics, detect_mood
 
 EN = get_patterns(("en",))
 DE = get_patterns(("de",))

@@ -8,9 +8,9 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from shared.config import parse_languages
-from workers.conversation import get_patterns, prepare_text
 from workers.conversation.due import due_string
 from workers.conversation.languages import PACKS
+from workers.conversation.patterns import get_patterns, prepare_text
 from workers.conversation.promises import Promise, find_delegated, find_promises
 
 ALL = get_patterns(parse_languages("all"))
@@ -235,6 +235,60 @@ def test_a_day_with_its_preposition_is_the_same_date(phrase: str, day: str | Non
 
 
 @pytest.mark.parametrize(
+    ("phrase", "day"),
+    [
+        # a month, a weekend, a count in words (issue 37): counted from Wednesday 2026-03-11
+        ("this month", "2026-03-31"),
+        ("later this month", "2026-03-31"),
+        ("by the end of the month", "2026-03-31"),
+        ("next month", "2026-04-30"),
+        ("this weekend", "2026-03-15"),
+        ("next weekend", "2026-03-22"),
+        ("in two weeks", "2026-03-25"),
+        ("in a week", "2026-03-18"),
+        ("diesen Monat", "2026-03-31"),
+        ("nächstes Wochenende", "2026-03-22"),
+        ("bis Ende des Monats", "2026-03-31"),
+        ("el mes que viene", "2026-04-30"),
+        ("este fin de semana", "2026-03-15"),
+        ("le mois prochain", "2026-04-30"),
+        ("ce week-end", "2026-03-15"),
+        ("questo mese", "2026-03-31"),
+        ("il prossimo fine settimana", "2026-03-22"),
+        ("mês que vem", "2026-04-30"),
+        ("neste fim de semana", "2026-03-15"),
+        ("в следующем месяце", "2026-04-30"),
+        ("на этих выходных", "2026-03-15"),
+        ("来月", "2026-04-30"),
+        ("今週末", "2026-03-15"),
+        ("이번 달", "2026-03-31"),
+        ("다음 주말", "2026-03-22"),
+        ("本月", "2026-03-31"),
+        ("下周末", "2026-03-22"),
+        ("in many weeks", None),
+    ],
+)
+def test_a_month_or_a_weekend_is_a_day(phrase: str, day: str | None) -> None:
+    assert due_string(phrase, datetime(2026, 3, 11, 9, tzinfo=UTC), ZoneInfo("Europe/Berlin")) == day
+
+
+@pytest.mark.parametrize(
+    ("text", "language", "what", "due"),
+    [
+        ("I'll repaint the garden fence this weekend.", "en", "repaint the garden fence", "this weekend"),
+        ("I'm going to a pottery fair later this month.", "en", "go to a pottery fair", "later this month"),
+        ("I'll hand in the grant proposal in two weeks.", "en", "hand in the grant proposal", "in two weeks"),
+        ("Ich werde die Steuererklärung nächsten Monat abgeben.", "de", "die Steuererklärung abgeben",
+         "nächsten Monat"),
+        ("Je vais repeindre la cuisine ce week-end.", "fr", "repeindre la cuisine", "ce week-end"),
+    ],
+)
+def test_a_promise_for_a_month_or_a_weekend_keeps_its_day(text: str, language: str, what: str, due: str) -> None:
+    found = promises(text, language)
+    assert [(p.what, p.due) for p in found] == [(what, due)]
+
+
+@pytest.mark.parametrize(
     "text",
     [
         # pleasantries (LoCoMo's chats)
@@ -285,7 +339,7 @@ def test_pleasantries_politeness_hedges_and_meeting_moves_are_no_promises(text: 
     [
         ("Sure, Gina! Lemme know when you got time and I'll send you a vid.", "send you a vid", None),
         ("Thanks Mel! I'm going to a transgender conference this month.",
-         "go to a transgender conference this month", None),
+         "go to a transgender conference", "this month"),  # the month is its due (issue 37, sixth round)
         ("Sure! I'll come over tomorrow if that's fine.", "come over if that's fine", "tomorrow"),
         ("Thanks! I'll definitely check out the PR tomorrow.", "definitely check out the PR", "tomorrow"),
         ("Let me know and I'll do it tomorrow.", "do it", "tomorrow"),
@@ -383,3 +437,32 @@ def test_meeting_moves_restarts_and_votes_are_no_promises(text: str) -> None:
 )
 def test_a_task_beside_those_moves_is_still_a_promise(text: str, what: str) -> None:
     assert [p.what for p in promises(text)] == [what]
+
+
+@pytest.mark.parametrize(
+    ("text", "what", "due"),
+    [
+        # a first-person arrangement with a day is owed by then (issue 37, sixth round)
+        ("I'm hosting a board game night next Friday.", "hosting a board game night", "next Friday"),
+        ("We're repainting the nursery this weekend.", "repainting the nursery", "this weekend"),
+        ("Next month, I'm off to Oslo for a language course.", "go to Oslo for a language course", "Next month"),
+        ("I'm also running a charity 10k later this month!", "running a charity 10k", "later this month"),
+        ("I'm having a garage sale next Saturday.", "having a garage sale", "next Saturday"),
+        # without a day it is what the speaker does now; a feeling or a state is no plan
+        ("I'm hosting a board game night, come along!", None, None),
+        ("I'm feeling much better this week.", None, None),
+        ("I'm having a great time this week.", None, None),
+        ("I'm thinking about moving next month.", None, None),
+        # a day of another clause is not the plan's
+        ("This week has been hectic with deadlines but I'm pushing through.", None, None),
+    ],
+)
+def test_a_plan_with_a_day_is_a_promise(text: str, what: str | None, due: str | None) -> None:
+    assert [(p.what, p.due) for p in promises(text, "en")] == ([(what, due)] if what else [])
+
+
+def test_a_day_leading_into_the_promise_is_its_day() -> None:
+    assert [(p.what, p.due) for p in promises("Tomorrow I'll call the landlord.", "en")] == [
+        ("call the landlord", "Tomorrow")]
+    assert [(p.what, p.due) for p in promises("Tomorrow is busy, but later on I'll call the landlord.", "en")] == [
+        ("call the landlord", None)]

@@ -8,9 +8,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shared.config import parse_languages
-from workers.conversation import extract_signals, get_patterns, is_noise_topic, matches_title, words_of
-from workers.conversation.patterns import MAX_MATCHES_PER_FAMILY, SCAN_HEAD_CHARS, SCAN_TAIL_CHARS, scan_view
-from workers.conversation.signals import _tokens
+from workers.conversation.patterns import (
+    MAX_MATCHES_PER_FAMILY,
+    SCAN_HEAD_CHARS,
+    SCAN_TAIL_CHARS,
+    get_patterns,
+    scan_view,
+)
+from workers.conversation.signals import _tokens, extract_signals, is_noise_topic, matches_title, words_of
 
 BOTH = get_patterns(parse_languages("both"))
 EN = get_patterns(("en",))

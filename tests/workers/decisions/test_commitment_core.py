@@ -14,7 +14,9 @@ import pytest
 from schemas.docs import Commitment, CommitmentsDoc, Integrity
 from schemas.events import FeedbackEvent, MessageEvent
 from shared.config import CommitmentsSettings, parse_languages
-from workers.conversation import FeedbackError, derive_id, get_patterns
+from workers.conversation.feedback import FeedbackError
+from workers.conversation.ids import derive_id
+from workers.conversation.patterns import get_patterns
 from workers.decisions.commitments import apply_feedback, apply_message
 
 T0 = datetime(2026, 2, 17, 10, 0, tzinfo=UTC)
@@ -513,3 +515,60 @@ def test_the_agents_turn_is_replayed_from_the_document() -> None:
     stored = msgspec.json.decode(msgspec.json.encode(doc), type=CommitmentsDoc)
     assert stored == doc
     assert _statuses(say(stored, "No, that's wrong, the deploy failed", 2)) == ["open"]
+
+
+# ── done by the promiser's report in the past tense (issue 37, sixth round) ─────────
+
+
+@pytest.mark.parametrize(("promise", "report", "status"), [
+    ("I'm going to a pottery fair this month.", "I went to a pottery fair on Saturday, it was lovely.", "done"),
+    ("I'm going to a pottery fair this month.", "Guess what, I went to a ceramics fair last week!", "done"),
+    ("I'll send you the lasagna recipe tomorrow.", "Sent you the lasagna recipe this morning.", "done"),
+    ("I'll bake a cake for the school party this weekend.", "I baked the cake for the party, the kids loved it.",
+     "done"),
+    # not negated, not asked, not another task's verb, not another thing
+    ("I'm going to a pottery fair this month.", "I didn't go to the pottery fair after all.", "open"),
+    ("I'm going to a pottery fair this month.", "Have I told you I went to a concert?", "open"),
+    ("I'll send you the lasagna recipe tomorrow.", "Did I send you the lasagna recipe?", "open"),
+    ("I'll send you the lasagna recipe tomorrow.", "I made the lasagna recipe again yesterday.", "open"),
+    ("I'll bake a cake for the school party this weekend.", "I baked bread yesterday.", "open"),
+])
+def test_the_promisers_report_in_the_past_tense_keeps_the_promise(promise: str, report: str, status: str) -> None:
+    """No closure word ("done", "finished"): "I went to …" weeks later. The promise stood
+    OVERDUE in the briefing though the conversation saw it kept."""
+    doc = say(None, promise, sender="ana")
+    doc = say(doc, report, 2 * DAY, sender="ana")
+    assert len(doc.commitments) == 1
+    assert (doc.commitments[0].status == "done") == (status == "done")
+
+
+def test_someone_elses_report_does_not_keep_the_promise() -> None:
+    doc = say(None, "I'm going to a pottery fair this month.", sender="ana")
+    doc = say(doc, "I went to a pottery fair too, years ago.", DAY, sender="ben")
+    assert doc.commitments[0].status == "open"
+
+
+def test_a_report_in_the_past_tense_closes_nothing_when_english_is_off() -> None:
+    de = get_patterns(parse_languages("de"))
+    doc = apply_message(None, message("Ich werde den Zaun morgen streichen.", sender="ana"), SETTINGS, de)
+    doc = apply_message(doc, message("I painted the fence yesterday.", DAY, sender="ana"), SETTINGS, de)
+    assert doc.commitments[0].status != "done"
+
+
+def test_a_promise_said_again_is_one_commitment_with_its_new_day() -> None:
+    """A plan told twice, weeks apart, was two commitments — one OVERDUE by the first day."""
+    doc = say(None, "Next month I'm hosting a pottery workshop for the neighbours.", sender="ana")
+    assert doc.commitments[0].due == "2026-03-31"
+    doc = say(doc, "Sorry, nothing new.", 45 * DAY, sender="ben")  # Friday 2026-04-03
+    assert doc.commitments[0].status == "overdue"
+    doc = say(doc, "I'm hosting the pottery workshop for my neighbours next week!", 45 * DAY + 1, sender="ana")
+    assert len(doc.commitments) == 1
+    assert (doc.commitments[0].due, doc.commitments[0].status) == ("2026-04-10", "open")
+
+
+def test_two_promises_sharing_a_word_or_two_stay_two() -> None:
+    doc = say(None, "I'll share more recipes with you soon.", sender="ana")
+    doc = say(doc, "I'll bring some recipes so we can share desserts.", DAY, sender="ana")
+    doc = say(doc, "I'll send the pottery workshop photos tomorrow.", 2 * DAY, sender="ben")
+    doc = say(doc, "I'm hosting a pottery workshop next week.", 3 * DAY, sender="ana")
+    assert len(doc.commitments) == 4

@@ -14,7 +14,8 @@ import pytest
 from schemas.docs import Decision, DecisionsDoc, Integrity
 from schemas.events import MessageEvent
 from shared.config import DecisionsSettings, parse_languages
-from workers.conversation import derive_id, get_patterns
+from workers.conversation.ids import derive_id
+from workers.conversation.patterns import get_patterns
 from workers.decisions import apply_message, infer_impact
 
 T0 = datetime(2026, 2, 17, 10, 0, tzinfo=UTC)

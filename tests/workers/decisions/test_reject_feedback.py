@@ -11,8 +11,8 @@ import pytest
 
 from schemas.events import FeedbackEvent, MessageEvent
 from shared.config import CommitmentsSettings, DecisionsSettings, parse_languages
-from workers.conversation import get_patterns
 from workers.conversation.feedback import FeedbackError
+from workers.conversation.patterns import get_patterns
 from workers.decisions import commitments, core
 from workers.decisions.worker import SPEC
 

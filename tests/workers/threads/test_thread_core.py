@@ -15,8 +15,9 @@ from hypothesis import strategies as st
 from schemas.docs import Integrity, Thread, ThreadsDoc
 from schemas.events import FeedbackEvent, MessageEvent
 from shared.config import ThreadsSettings, parse_languages
-from workers.conversation import FeedbackError, derive_id, get_patterns
-from workers.conversation.patterns import prepare_text
+from workers.conversation.feedback import FeedbackError
+from workers.conversation.ids import derive_id
+from workers.conversation.patterns import get_patterns, prepare_text
 from workers.threads import apply_feedback, apply_message
 from workers.threads.waits import _stem, end_waits
 

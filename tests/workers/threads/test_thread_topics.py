@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from schemas.docs import Thread, ThreadsDoc
 from schemas.events import MessageEvent
 from shared.config import ThreadsSettings, parse_languages
-from workers.conversation import get_patterns
+from workers.conversation.patterns import get_patterns
 from workers.summaries import compose_summary
 from workers.threads import topics
 from workers.threads.core import apply_message
