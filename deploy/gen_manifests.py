@@ -40,8 +40,10 @@ from typing import Any
 import yaml
 from generated import write_or_check
 
+from shared.forget import FORGOTTEN_HEAD_KEY
 from shared.names import (
     BUCKET_CHECKPOINTS,
+    BUCKET_FORGETS,
     BUCKET_LEASES,
     BUCKET_LLM_CACHE,
     EVENTS_STREAM,
@@ -203,6 +205,9 @@ def worker_permissions(worker: str, ops: WorkerSpec, prefix: str = "cortex", par
         if any(worker_specs()[source].derive is not None for source in ops.waits_on):
             # a source past its bucket's history is derived from the agent's events (shared.derive)
             pub.append(f"$JS.API.DIRECT.GET.{EVENTS_STREAM}")
+            # and whether only forgets moved the stream's start (shared.forget.start_forgotten)
+            pub += [f"$JS.API.STREAM.INFO.KV_{BUCKET_FORGETS}",
+                    f"$JS.API.DIRECT.GET.KV_{BUCKET_FORGETS}.$KV.{BUCKET_FORGETS}.{FORGOTTEN_HEAD_KEY}"]
         for source in ops.waits_on:
             pub += [f"$JS.API.CONSUMER.INFO.{EVENTS_STREAM}.{c}" for c in consumers_of(source, partitions, shadow)]
     pub += _inspection(ops, partitions, shadow)

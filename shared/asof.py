@@ -13,7 +13,8 @@ that the head was written with.
 A source written many times since the trigger (paced load writes a revision per small
 batch; a reader restarted, or catching up, far behind) may keep no revision that old: a
 document derived from the events alone is then derived from them (``shared.derive``), so
-the read stays exact; any other is read as it is now, counted
+the read stays exact; any other — or one whose events the stream no longer holds in full
+(retention moved its start) — is read as it is now, counted
 (``cortex_asof_history_short_total``).
 """
 
@@ -41,7 +42,8 @@ T = TypeVar("T")
 HISTORY_SHORT = Counter(
     "cortex_asof_history_short_total",
     "Composed reads (boot, snapshot, narrative, recall's facts) for which the source's history no longer "
-    "reached the trigger and the source is not derived from the events alone: the latest document was used "
+    "reached the trigger and the source is not derived from the events alone (or the stream no longer holds "
+    "them all: retention or a purge moved its start): the latest document was used "
     "instead, so a replay may not reproduce that one")
 
 __all__ = ["DOC_HISTORY", "DocReader"]
@@ -152,12 +154,14 @@ class DocReader:
 
     async def _past_history(self, bucket: str, agent: str, before_seq: int, latest: T | None) -> tuple[T | None, bool]:
         """The bucket's history no longer reaches ``before_seq``. A document derived from the
-        events alone is derived from them (``shared.derive``: exact, whatever the lag); any
-        other is read as it is now — counted and logged, for a replay may not reproduce what
-        is made of it."""
+        events alone is derived from them (``shared.derive``: exact, whatever the lag, while
+        the stream holds every event); any other, or one the stream no longer holds the
+        events of, is read as it is now — counted and logged, for a replay may not reproduce
+        what is made of it."""
         if self._derivation is not None and self._derivation.derivable(bucket):
-            derived: T | None = await self._derivation.as_of(bucket, agent, before_seq, _producer(latest))
-            return derived, True
+            derived, exact = await self._derivation.as_of(bucket, agent, before_seq, _producer(latest))
+            if exact:
+                return derived, True
         log.warning("history_too_short", extra={"bucket": bucket, "agent": agent, "before_seq": before_seq})
         HISTORY_SHORT.inc()
         return latest, False

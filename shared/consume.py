@@ -116,6 +116,12 @@ class Handler(ABC):
     def reset(self) -> None:
         """Forget uncommitted changes (the batch is given back, or the lease was lost)."""
 
+    def follow_backlog(self, waiting: Callable[[], int]) -> None:
+        """Given by the loop as it starts: how many messages are read and wait to be applied,
+        asked at any moment (at a commit: behind it). A handler may put off, while more
+        follow, what only a crash of the machine needs (default: not asked)."""
+        return None
+
     async def on_committed(self, seq: int) -> None:
         """The batch is committed, checkpointed at ``seq`` and acked: side effects that
         must follow durability (a workspace file, a published acknowledgement)."""
@@ -323,7 +329,12 @@ class ConsumeLoop:
 
     # ------------------------------------------------------------------ main loop
 
+    def _waiting(self) -> int:
+        """Messages read and not yet taken into a batch: in the lanes, or delivered to the fetcher."""
+        return len(self._lanes) + len(self._sub_buffer())
+
     async def run(self) -> None:
+        self._handler.follow_backlog(self._waiting)
         await self._retry_transient("rewind", self._rewind)
         sub = self._sub = fetcher_for(self._js, EVENTS_STREAM, self.consumer)
         await sub.start()

@@ -16,14 +16,18 @@ applied in stream order by the same projection, exactly as its worker applied th
 decoded with the same limits, bad input and second copies passed over as the consume loop
 passes them over (dead letters, ``shared.duplicates``), ignored channels ignored, each
 event through ``shared.projection.step``. So the reader derives it, and the read is exact
-whatever the lag. The events are read with direct gets (one per event, a fallback's cost).
+whatever the lag — as long as the stream still holds every event the worker applied: once
+retention or a purge moved its start (forgets aside: every event below was a forgotten
+agent's, ``shared.forget.start_forgotten``), what is left no longer makes what was stored,
+and the read is refused (its reader falls back, counted). The events are read with direct
+gets (one per event, a fallback's cost).
 """
 
 from __future__ import annotations
 
 import logging
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, NamedTuple
 
 import msgspec
@@ -52,6 +56,8 @@ _GET_TIMEOUT_S = 5.0
 # the projections of the workers whose documents derive from the events alone, by physical bucket
 Derivable = Mapping[str, EventProjection[Any]]
 Accept = Callable[[Envelope], bool]
+# whether every event below the stream's first sequence (given) was a forgotten agent's
+StartForgotten = Callable[[int], Awaitable[bool]]
 
 
 BASES = 128  # documents kept to derive the next one from (per bucket and agent, the least recent dropped)
@@ -63,6 +69,11 @@ class _Base(NamedTuple):
     doc: Any
 
 
+class _Stream(NamedTuple):
+    removed: int  # messages the stream no longer holds (a forget's purge, retention)
+    complete: bool  # it holds every event but forgotten agents': its start moved by forgets alone, if at all
+
+
 class _Next(msgspec.Struct):
     seq: int
     next_by_subj: str
@@ -72,7 +83,7 @@ class Derivation:
     """Derives event-derived documents as of a sequence; one per process (``shared.inputs``)."""
 
     def __init__(self, js: JetStreamContext, settings: Settings, projections: Callable[[], Derivable],
-                 accept: Accept | None = None) -> None:
+                 accept: Accept | None = None, start_forgotten: StartForgotten | None = None) -> None:
         self._js = js
         self._prefix = settings.prefix
         self._limits = event_limits(settings)
@@ -80,6 +91,7 @@ class Derivation:
         self._make = projections  # made on first use: most processes never need them
         self._projections: Derivable | None = None
         self._accept = accept or (lambda env: True)
+        self._start_forgotten = start_forgotten or _none_forgotten
         self._bases: OrderedDict[tuple[str, str], _Base] = OrderedDict()  # the last derived, per (bucket, agent)
 
     def _derived(self) -> Derivable:
@@ -91,16 +103,22 @@ class Derivation:
         """Whether ``bucket``'s (physical name) documents derive from the events alone."""
         return bucket in self._derived()
 
-    async def as_of(self, bucket: str, agent: str, before_seq: int, producer: str) -> Any:
+    async def as_of(self, bucket: str, agent: str, before_seq: int, producer: str) -> tuple[Any, bool]:
         """``agent``'s document in ``bucket`` (physical name) with every event before
-        ``before_seq`` applied, or None when none made one. ``producer`` is stamped on it, as
-        its worker stamps its own (the stored document's).
+        ``before_seq`` applied, or None when none made one, and True; ``producer`` is stamped
+        on it, as its worker stamps its own (the stored document's). ``(None, False)`` when it
+        cannot be derived: the stream's start was moved by retention or a purge, and the
+        events it dropped made the stored documents too.
 
         From the last one derived for the agent at or before ``before_seq`` (a trigger's
         reads come in stream order: one session's events each), unless events were removed
         from the stream since (a forget, retention): then from the agent's first event."""
         projection = self._derived()[bucket]
-        removed = await self._removed()
+        removed, complete = await self._stream()
+        if not complete:
+            log.info("asof_not_derivable", extra={"bucket": bucket, "agent": agent, "before_seq": before_seq,
+                                                  "reason": "the stream's start was moved by retention or a purge"})
+            return None, False
         base = self._bases.get((bucket, agent))
         if base is None or base.removed != removed or base.before_seq > before_seq:
             base = _Base(removed, 1, None)
@@ -116,12 +134,15 @@ class Derivation:
         DERIVED.labels(bucket).inc()
         log.info("asof_derived", extra={"bucket": bucket, "agent": agent, "before_seq": before_seq,
                                         "from_seq": base.before_seq})
-        return doc
+        return doc, True
 
-    async def _removed(self) -> int:
-        """How many messages the stream no longer holds (a forget's purge, retention)."""
+    async def _stream(self) -> _Stream:
+        """How many messages the stream no longer holds, and whether those below its start
+        were all forgotten agents' (asked only when its start moved)."""
         state = (await self._js.stream_info(EVENTS_STREAM)).state
-        return int(state.last_seq or 0) - int(state.messages or 0)
+        first = int(state.first_seq or 0)
+        complete = first <= 1 or await self._start_forgotten(first)
+        return _Stream(int(state.last_seq or 0) - int(state.messages or 0), complete)
 
     def _takes(self, projection: EventProjection[Any], env: Envelope) -> bool:
         """What the source's handler applies: its projection's events (an invalid one is a dead
@@ -186,3 +207,8 @@ class Derivation:
             seq = found + 1
         return out
 
+
+
+async def _none_forgotten(first_seq: int) -> bool:
+    """Without a way to tell, a moved start may have dropped any agent's events."""
+    return False

@@ -43,7 +43,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
-from typing import Any, Literal, TypeGuard
+from typing import Any, Literal, TypeGuard, TypeVar
 
 import msgspec
 import nats.js.errors
@@ -77,6 +77,7 @@ from shared.tasks import cancel_and_wait
 log = logging.getLogger(__name__)
 
 MARKER_ACTOR = "cortex forget"
+T = TypeVar("T")
 State = Literal["running", "pending", "complete", "aborted"]
 Mode = Literal["live", "shadow"]  # whose memories: the live recall worker's collection or the shadow one's
 
@@ -195,12 +196,25 @@ async def forgotten_head(js: JetStreamContext) -> int:
     return int(raw) if raw else 1
 
 
+async def start_forgotten(js: JetStreamContext, first_seq: int) -> bool:
+    """Whether every event below ``first_seq``, the stream's first sequence, was a forgotten
+    agent's: only forgets moved its start, if anything did (retention or a purge dropped
+    events that made documents, which nothing can derive again)."""
+    return first_seq <= 1 or first_seq <= await forgotten_head(js)
+
+
 async def purge_events_at_the_head(js: JetStreamContext, prefix: str, agent: str, below: int | None) -> int:
-    """``purge_events``; when the purge moved the stream's first sequence and nothing but
-    forgets had moved it before (retention had not), the new first sequence is recorded: the
-    events below it are all forgotten ones, which a replay has no need of."""
+    """``purge_events``, the stream's start it leaves recorded (``_at_the_head``)."""
+    return await _at_the_head(js, lambda: purge_events(js, prefix, agent, below))
+
+
+async def _at_the_head(js: JetStreamContext, remove: Callable[[], Awaitable[T]]) -> T:
+    """``remove`` (a forget's removal of its events, or of its marker); when that moved the
+    stream's first sequence and nothing but forgets had moved it before (retention had not),
+    the new first sequence is recorded: the events below it are all forgotten ones, which a
+    replay (and a derivation, ``start_forgotten``) has no need of."""
     head = await _first_seq(js)
-    removed = await purge_events(js, prefix, agent, below)
+    removed = await remove()
     after = await _first_seq(js)
     if after > head and head <= await forgotten_head(js):
         await (await js.key_value(BUCKET_FORGETS)).put(FORGOTTEN_HEAD_KEY, str(after).encode())
@@ -475,13 +489,17 @@ async def finish_if_applied(js: JetStreamContext, record: ForgetRecord) -> bool:
     for consumer in record.waits_on or [record.recall_consumer]:
         if await recall_checkpoint(js, consumer) < record.marker_seq:
             return False
-    with contextlib.suppress(nats.js.errors.NotFoundError):
-        await js.delete_msg(EVENTS_STREAM, record.marker_seq)
+    await _at_the_head(js, lambda: _delete_marker(js, record.marker_seq))  # it may open the stream now
     record.state = "complete"
     record.step = "done"
     record.report.memories = "deleted by the recall worker"
     await Records(js).save(record)
     return True
+
+
+async def _delete_marker(js: JetStreamContext, seq: int) -> None:
+    with contextlib.suppress(nats.js.errors.NotFoundError):
+        await js.delete_msg(EVENTS_STREAM, seq)
 
 
 async def forget_status(js: JetStreamContext, agent: str) -> ForgetRecord | None:

@@ -31,7 +31,7 @@ import asyncio
 import logging
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Generic, NamedTuple, TypeVar
 
 import msgspec
@@ -121,9 +121,12 @@ class Projection(ABC, Generic[D, In]):
         deleted when written, and the agent's next event starts a new one (default: never)."""
         return False
 
-    async def on_commit(self) -> None:
+    async def on_commit(self, more: bool) -> None:
         """At each commit, before its documents are written: make durable what
-        ``prepare`` / ``prepare_deferred`` changed outside them (default: nothing)."""
+        ``prepare`` / ``prepare_deferred`` changed outside them (default: nothing). ``more``:
+        events wait behind this commit (read ahead by the loop, or the rest of a batch at a
+        stream boundary's cut) — durability beyond a crash of the process may wait for a
+        commit that catches up."""
         return None
 
     async def aclose(self) -> None:
@@ -167,6 +170,10 @@ AnyProjection = Projection[Any, Any]  # what ProjectionHandler holds: documents 
 
 
 TRIGGERS = frozenset({("session", "start"), ("session", "end"), ("compaction", "before")})
+
+
+def _nothing_waiting() -> int:
+    return 0
 
 
 def is_trigger(env: Envelope) -> bool:
@@ -268,6 +275,7 @@ class ProjectionHandler(Handler):
         self._last_seen = 0  # the sequence of the event applied last, for the boundary cuts
         # the deferred projections' events waiting for their documents' next write, in stream order
         self._deferred: list[tuple[AnyProjection, Envelope]] = []
+        self._waiting: Callable[[], int] = _nothing_waiting  # the loop's backlog (``follow_backlog``)
 
     def bucket_name(self, bucket: str) -> str:
         """The physical bucket (shadow mode maps cortex_x to cortex_shadow_x)."""
@@ -350,7 +358,7 @@ class ProjectionHandler(Handler):
         """Apply ``env`` to every projection that takes it; True when any document changed
         (or, for a deferred projection, will change when its events are prepared)."""
         if self.cut_every and (self._dirty or self._deferred) and boundary(env.seq, self.cut_every) > self._last_seen:
-            await self.commit()  # a boundary cut: every pending document, before the first event past it
+            await self._commit(boundary=True)  # a boundary cut: every pending document, before the first event past it
         # the event applied last: a batch is in stream order, and the next one may start lower (after
         # another agent's turn, shared.lanes) only with every document written at the commit between
         self._last_seen = env.seq
@@ -431,13 +439,20 @@ class ProjectionHandler(Handler):
             self._deferred = [(p, env) for p, env in self._deferred
                               if not (p is projection and agent in (None, env.agent))]
 
+    def follow_backlog(self, waiting: Callable[[], int]) -> None:
+        self._waiting = waiting
+
     async def commit(self) -> None:
         """Write every changed document once; raises TransientError when the store fails,
         and ``UnwritableDocuments`` (after writing all the others) for documents that can
         never be written: the loop dead-letters the events that made them."""
+        await self._commit(boundary=False)
+
+    async def _commit(self, boundary: bool) -> None:
         await self._settle()
+        more = boundary or self._waiting() > 0  # asked after the preparations: what arrived meanwhile
         for projection in self._projections:
-            await projection.on_commit()
+            await projection.on_commit(more)
         keys = sorted(self._dirty)
         results = await asyncio.gather(*(self._write(k) for k in keys), return_exceptions=True)
         failed = [(k, r) for k, r in zip(keys, results, strict=True) if isinstance(r, BaseException)]

@@ -29,7 +29,7 @@ from nats.js.client import JetStreamContext
 
 from shared.backoff import backoff_delay
 from shared.errors import LeaseLost, RebuildRequired, is_transient
-from shared.forget import forgotten_head
+from shared.forget import start_forgotten
 from shared.health import Health
 from shared.inputs import Inputs
 from shared.kv import kv_keys, kv_read
@@ -125,7 +125,7 @@ async def check_history(js: JetStreamContext, force: bool) -> int:
     forgets moved its start (every event below was a forgotten agent's: nothing to rebuild)."""
     info = await js.stream_info(EVENTS_STREAM)
     first, last = info.state.first_seq, info.state.last_seq
-    if first > 1 and info.state.messages and first <= await forgotten_head(js):
+    if first > 1 and info.state.messages and await start_forgotten(js, first):
         return int(last)
     if first > 1 and not force:  # an emptied stream too: a replay of nothing would delete every document
         left = (f"sequences {first}..{last} are left" if info.state.messages

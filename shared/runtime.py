@@ -34,6 +34,7 @@ from shared.derive import Derivation
 from shared.errors import LeaseLost, RebuildRequired, WorkerCannotRun, is_transient
 from shared.fingerprint import patterns_digest
 from shared.footprint import Source, buckets_of, workers_of
+from shared.forget import start_forgotten
 from shared.health import Health, HealthRegistry, serve
 from shared.inputs import Inputs
 from shared.lease import Lease, holdable_ttl
@@ -223,7 +224,8 @@ def derivation(js: JetStreamContext, settings: Settings, specs: Iterable[WorkerS
         return {shadow_bucket(p.bucket) if shadow else p.bucket: p
                 for spec in derivable if spec.derive is not None for p in spec.derive(settings)}
 
-    return Derivation(js, settings, projections, channel_filter(settings, shadow))
+    return Derivation(js, settings, projections, channel_filter(settings, shadow),
+                      lambda first_seq: start_forgotten(js, first_seq))
 
 
 def channel_filter(settings: Settings, shadow: bool) -> Callable[[Envelope], bool]:

@@ -16,7 +16,7 @@ from workers.bench import budget
 from workers.bench.capacity import agents_at, holds, next_rate
 from workers.bench.config import QUICK, make_config
 from workers.bench.events import backlog
-from workers.bench.freshness import Published, match
+from workers.bench.freshness import Published, cpu_per_event, match
 from workers.bench.hostile import MAX_BYTES, pathological
 from workers.bench.ingest import store_event
 from workers.bench.results import (
@@ -59,6 +59,14 @@ def test_match_pairs_each_event_with_the_first_revision_covering_it() -> None:
     latencies, lost = match(published, seen)
     assert sorted(round(x, 3) for x in latencies) == [0.1, 0.25, 0.5]
     assert lost == 1  # seq 20 of agent a was never covered
+
+
+def test_cpu_per_event_is_each_process_s_share_busiest_first_and_skips_a_missing_reading() -> None:
+    before = {"threads": 1.0, "recall": 2.0, "bench": 0.5, "gone": 1.0}
+    after = {"threads": 1.5, "recall": 5.0, "bench": 0.6, "new": 3.0}
+    cpu = cpu_per_event(before, after, 1000)
+    assert cpu == {"recall": 3.0, "threads": 0.5, "bench": 0.1}
+    assert list(cpu) == ["recall", "threads", "bench"]
 
 
 def test_backlog_is_deterministic_valid_and_mixes_languages_and_sessions() -> None:

@@ -71,10 +71,10 @@ async def test_an_unwritable_store_directory_keeps_recall_retrying_until_it_is_w
     nats_url: str, faults: Any, make_chat_events: Any, when: str
 ) -> None:
     """The embedded store's directory turns unwritable under a running recall worker (its
-    flush fails), or before a restarted one opens it (the open fails): nothing is acked or
-    dead-lettered, ``/readyz`` says 503 with the store's error and the worker keeps retrying
-    (a failing batch in place, with growing delays); writable again, it catches up by itself
-    and its documents equal those of a clean run of the same events."""
+    sync fails), or before a restarted one opens it (the open fails): the failing batch is
+    not acked, nothing is dead-lettered, ``/readyz`` says 503 with the store's error and the
+    worker keeps retrying (a failing batch in place, with growing delays); writable again, it
+    catches up by itself and its documents equal those of a clean run of the same events."""
     events = make_chat_events(40, 2)
     # the hashing embedder: the fault is in the store, and every retry embeds the batch again
     env = {"CORTEX_RUNTIME_RETRY_BASE_MS": "100", "CORTEX_RUNTIME_RETRY_MAX_MS": "800", "CORTEX_EMBEDDER": "hashing"}
@@ -114,8 +114,13 @@ async def test_an_unwritable_store_directory_keeps_recall_retrying_until_it_is_w
             # takes milliseconds (0.3 s allows for the polling of the first count)
             assert fifth - first >= 1.2, fifth - first
         info = await js.consumer_info("CORTEX_EVENTS", "recall")
-        assert info.ack_floor.stream_seq == applied and await faults.checkpoint(js, "recall") == applied
-        assert (info.num_pending or 0) + (info.num_ack_pending or 0) == 20, info
+        held = info.ack_floor.stream_seq
+        # the batch whose sync fails is held, unacked and not checkpointed; a batch before it
+        # that left its sync to a later commit (events waited behind it) may be acked: its
+        # writes are in the engine's log, which the open directory still takes
+        assert await faults.checkpoint(js, "recall") == held
+        assert held == applied if when == "restarted" else applied <= held < applied + 20
+        assert (info.num_pending or 0) + (info.num_ack_pending or 0) == applied + 20 - held, info
         assert await faults.dead_letters(js) == []
         assert proc.poll() is None, "the worker must keep running and retrying"
         code, _ = await asyncio.to_thread(faults.http_get, port, "/readyz")

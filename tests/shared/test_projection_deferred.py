@@ -67,8 +67,8 @@ class Tally(Projection[Doc, int]):
     def compose(self, doc: Doc | None, env: Envelope, inputs: int) -> Doc:
         return Doc(seqs=[*(doc.seqs if doc else []), env.seq], outside=inputs, integrity=Integrity())
 
-    async def on_commit(self) -> None:
-        self.log.append("commit")
+    async def on_commit(self, more: bool) -> None:
+        self.log.append("commit, more waiting" if more else "commit")
 
 
 def message(seq: int, agent: str = "a") -> Envelope:
@@ -189,3 +189,18 @@ async def test_closing_the_handler_closes_its_projections(js: JetStreamContext) 
 
     await ProjectionHandler(js, "tally", "tally@test", [Closing()]).aclose()
     assert closed == ["tally"]
+
+
+async def test_the_commit_hook_hears_whether_events_wait_behind_the_commit(js: JetStreamContext) -> None:
+    """The loop gives the handler its backlog (``follow_backlog``), asked once the commit's
+    events are prepared; a stream boundary's cut is always followed by the rest of its batch."""
+    tally = Tally()
+    backlog = [3]
+    handler = ProjectionHandler(js, "tally", "tally@test", [tally], cut_every=4)
+    handler.follow_backlog(lambda: backlog[0])
+    await run(handler, [message(1)])
+    backlog[0] = 0
+    await run(handler, [message(2)])
+    await run(handler, [message(3), message(5)])  # the boundary at 4 commits before 5
+    assert [entry for entry in tally.log if entry != "prepare"] == [
+        "commit, more waiting", "commit", "commit, more waiting", "commit"]

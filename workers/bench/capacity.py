@@ -40,7 +40,7 @@ def probe_of(result: RateResult) -> CapacityProbe:
     return CapacityProbe(rate=result.rate, holds=holds(result), threads_p99_ms=result.threads.p99_ms,
                          decisions_p99_ms=result.decisions.p99_ms, boot_p99_ms=result.boot.p99_ms,
                          lost=result.threads.lost + result.decisions.lost + result.boot.lost,
-                         undrained=dict(result.undrained))
+                         undrained=dict(result.undrained), cpu_ms_per_event=dict(result.cpu_ms_per_event))
 
 
 def next_rate(held: int | None, failed: int | None, start: int, maximum: int) -> int | None:

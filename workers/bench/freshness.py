@@ -139,6 +139,13 @@ async def publish_paced(session: Session, events: list[BenchEvent], rate: int) -
     return out, time.perf_counter() - started
 
 
+def cpu_per_event(before: dict[str, float], after: dict[str, float], events: int) -> dict[str, float]:
+    """Each process's CPU milliseconds per event between the two readings, busiest first;
+    a process missing from either reading (exited, unreadable) is left out."""
+    used = {name: after[name] - before[name] for name in after if name in before}
+    return {name: round(1000 * cpu / max(1, events), 3) for name, cpu in sorted(used.items(), key=lambda kv: -kv[1])}
+
+
 def _latency(published: list[Published], seen: dict[str, list[tuple[float, int]]]) -> Latency:
     latencies, lost = match(published, seen)
     return summarize(latencies, lost)
@@ -157,8 +164,10 @@ async def run_rate(session: Session, watches: Watches, source: EventSource, rng:
     finally:
         source.spacing = timedelta(seconds=2)
     session.progress(f"[{phase}] {rate} msg/s for {seconds:g}s ({len(events)} events) …")
+    cpu_before = session.cpu_seconds()
     published, elapsed = await publish_paced(session, events, rate)
     drain_s, undrained = await session.drain_bounded(consumers, cfg.drain_limit_s, session.pipeline)
+    cpu = cpu_per_event(cpu_before, session.cpu_seconds(), len(published))
     if undrained:
         session.progress(f"[{phase}] still pending after {cfg.drain_limit_s:g}s: "
                          + ", ".join(f"{c} {n}" for c, n in sorted(undrained.items())))
@@ -171,10 +180,12 @@ async def run_rate(session: Session, watches: Watches, source: EventSource, rng:
         drain_s=round(drain_s, 3) if drain_s is not None else None, undrained=undrained,
         threads=_latency(messages, watches.seen[BUCKET_THREADS]),
         decisions=_latency(messages, watches.seen[BUCKET_DECISIONS]),
-        boot=_latency(starts, watches.seen[BUCKET_BOOT]),
+        boot=_latency(starts, watches.seen[BUCKET_BOOT]), cpu_ms_per_event=cpu,
     )
+    busiest = ", ".join(f"{name} {ms:g}" for name, ms in list(cpu.items())[:3])
     session.progress(f"[{phase}] {rate} msg/s: threads p99 {result.threads.p99_ms} ms, "
-                     f"decisions p99 {result.decisions.p99_ms} ms, boot p99 {result.boot.p99_ms} ms")
+                     f"decisions p99 {result.decisions.p99_ms} ms, boot p99 {result.boot.p99_ms} ms; "
+                     f"CPU ms per event {sum(cpu.values()):.2f} ({busiest} …)")
     return result
 
 

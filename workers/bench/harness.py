@@ -107,13 +107,13 @@ def _workdir(config: BenchConfig) -> Iterator[Path]:
 
 
 @contextlib.asynccontextmanager
-async def _server(config: BenchConfig, workdir: Path) -> AsyncIterator[tuple[str, str]]:
-    """(url, how to name it in the report)."""
+async def _server(config: BenchConfig, workdir: Path) -> AsyncIterator[tuple[str, str, int | None]]:
+    """(url, how to name it in the report, the server's pid when it is the embedded one)."""
     if config.nats_url:
-        yield config.nats_url, redact_url(config.nats_url)
+        yield config.nats_url, redact_url(config.nats_url), None
         return
     with EmbeddedNats(str(workdir / "nats")) as server:
-        yield server.url, "embedded"
+        yield server.url, "embedded", server.pid
 
 
 def _server_version(text: str) -> str:
@@ -246,10 +246,11 @@ async def run_bench(config: BenchConfig, settings: Settings, progress: Progress)
             rep.hostile = hostile.run(config.hostile_reps, config.seed, progress)
     with _workdir(config) as workdir:
         progress(f"[bench] work dir {workdir}")
-        async with _server(config, workdir) as (url, server_name):
+        async with _server(config, workdir) as (url, server_name, server_pid):
             nc = await connect(msgspec.structs.replace(settings, nats_url=url), "cortex-bench")
             procs = Processes(workdir, url)
             session = Session(config, settings, url, nc, procs, workdir, progress)
+            session.server_pid = server_pid
             try:
                 rep.machine = report.machine(server_name, _server_version(str(nc.connected_server_version)),
                                              load_start)

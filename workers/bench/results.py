@@ -58,6 +58,9 @@ class RateResult(msgspec.Struct, kw_only=True):
     boot: Latency = msgspec.field(default_factory=Latency)
     drain_s: float | None = None  # publishing finished → every consumer drained
     undrained: dict[str, int] = msgspec.field(default_factory=dict)  # consumer → pending at the drain limit
+    # CPU milliseconds per published event (= CPU seconds per 1 000 events), first publish →
+    # drained: each worker process, the embedded nats-server, and the harness (publisher, watches)
+    cpu_ms_per_event: dict[str, float] = msgspec.field(default_factory=dict)
 
 
 class FreshnessResult(msgspec.Struct, kw_only=True):
@@ -76,6 +79,7 @@ class CapacityProbe(msgspec.Struct, kw_only=True):
     boot_p99_ms: float | None = None
     lost: int = 0  # documents never seen for a published event (after the drain)
     undrained: dict[str, int] = msgspec.field(default_factory=dict)
+    cpu_ms_per_event: dict[str, float] = msgspec.field(default_factory=dict)  # as in RateResult
 
 
 class CapacityResult(msgspec.Struct, kw_only=True):

@@ -21,7 +21,7 @@ from shared.names import BUCKET_LEASES, DLQ_STREAM, EVENTS_STREAM
 from shared.provision import buckets_for, provision
 from workers.bench.config import BenchConfig
 from workers.bench.events import BenchEvent
-from workers.bench.procs import Processes, WorkerProc
+from workers.bench.procs import Processes, WorkerProc, cpu_seconds
 from workers.registry import all_specs, consumer_specs, doc_buckets
 
 Progress = Callable[[str], None]
@@ -44,6 +44,15 @@ class Session:
         self.progress = progress
         self.pipeline: list[WorkerProc] = []  # every worker, one process each (freshness, api)
         self.pipeline_consumers: list[str] = []  # the pipeline's consuming workers
+        self.server_pid: int | None = None  # the embedded nats-server's (None for a server given by URL)
+
+    def cpu_seconds(self) -> dict[str, float]:
+        """CPU used so far by each pipeline process, the embedded server and this harness."""
+        out = {p.name: cpu for p in self.pipeline if (cpu := p.cpu_seconds()) is not None}
+        if self.server_pid is not None and (server := cpu_seconds(self.server_pid)) is not None:
+            out["nats-server"] = server
+        out["bench"] = time.process_time()
+        return out
 
     async def connect(self, name: str) -> Client:
         """Another connection to the same server (same credentials)."""

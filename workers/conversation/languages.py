@@ -359,7 +359,8 @@ def _topic_until(ends: tuple[str, ...]) -> str:
 
 EN: Final = LanguagePack(
     code="en",
-    recap=(r"(?:\bhad|\bas (?:we|i|you|they)(?: have|['’]ve| had)?)\s+(?:\w+\s+)?$",),
+    # (and "since we're going for the company colours, …": a choice made before, given as a reason)
+    recap=(r"(?:\bhad|\bas (?:we|i|you|they)(?: have|['’]ve| had)?|\bsince)\s+(?:\w+\s+)?$",),
     ongoing=(r"\s*(?:(?:is|are|has been|have been|keeps?|kept|still)\s+(?:still\s+|now\s+|again\s+)?)?"
              r"(?:(?!(?:amaz|interest|excit|bor|inspir|relax|annoy|charm|stunn|touch|refresh|fascinat|reward"
              r"|challeng|satisfy|encourag|thrill|outstand|disappoint|frustrat|appeal|surpris|th|k|spr|r|br|s|w"
@@ -381,6 +382,8 @@ EN: Final = LanguagePack(
     ratification=(r"(?:(?:ok(?:ay)?|yes|yeah|yep|sure|great|perfect|absolutely|definitely|right|good idea|sounds good|"
                   r"fine|alright|cool)[,.!]*\s+)*(?:agreed|deal|let['’]?s do (?:it|that|this)|let['’]?s go with (?:it|"
                   r"that|this)|let['’]?s go for it|approved|done deal|so be it|do it"
+                  # the choice proposed taken as it stands ("We'll go for that.", "Let's go with this one")
+                  r"|(?:let['’]?s|we['’]ll|we will) go (?:for|with) (?:that|this)(?: one)?"
                   # an acceptance of what was just proposed ("We could plan something special this
                   # summer" — "Sounds great, Caroline!"; issue 37): alone in its sentence, and only
                   # after another speaker's proposal (``find_proposal``) does it decide anything
@@ -399,15 +402,23 @@ EN: Final = LanguagePack(
         r"|let['’]?s do(?!\s+(?:it|that|this|so)\b(?!\s+(?:this|that|the|my|our|a|an|with|by|on|via|using)\b)))",
         # Cortex's own: a choice said the everyday way (issue 37): "We're going with Stripe", "Let's
         # use Postgres", "We'll use Terraform", "We picked Grafana over Datadog", "OK, Postgres it
-        # is", "We'll stick with MySQL", "From now on we deploy only on Tuesdays"
-        r"(?<![a-z])(?:we['’]re going with|we are going with|(?:let['’]?s|we['’]ll|we will|we['’]re going to)"
-        r" (?:use|stick with|switch to|go for(?!\s+(?:it|lunch|dinner|breakfast|coffee|a (?:walk|drink|coffee|run))\b)"
-        r"|adopt|standardi[sz]e on)|we (?:picked|selected|went for)"
+        # is", "We'll stick with MySQL", "From now on we deploy only on Tuesdays"; a meeting's "so we're
+        # going for a stylish shape", "we stick to plastic" — not a meal, a break or the next talk
+        # (each "go with"/"go for" spelt out: the message pre-check needs literals longer than "for")
+        r"(?<![a-z])(?:(?:we['’]re going with|we['’]re going for|we are going with|we are going for"
+        r"|(?:let['’]?s|we['’]ll|we will|we['’]re going to) go with"
+        r"|(?:let['’]?s|we['’]ll|we will|we['’]re going to) go for)"
+        r"(?=\s+\w)(?!\s+(?:it|that|this|me|you|him|her|us|them|my|your|his|our|their|lunch|dinner|breakfast|coffee"
+        r"|a (?:walk|drink|coffee|run|break)"
+        r"|the (?:\w+ )?(?:presentations?|break|next)|(?:a |the )?(?:quick |short )?round)\b)"
+        r"|(?:let['’]?s|we['’]ll|we will|we['’]re going to) (?:use|stick (?:with|to)|switch to|adopt|standardi[sz]e on)"
+        r"|we (?:picked|selected|went for|stick to)"
         r"|from now on,? (?:we|all|every|no) )",
         # the chosen word opens its clause ("OK, Postgres it is"): "I love how uncomplicated it is",
         # "Oh here it is", "Yes it is" choose nothing (issue 37)
         r"(?<![\w'’])(?<![\w'’] )(?!(?:how|that|what|as|where|so|if|who|when|why|think|hope|know|guess|say|is"
-        r"|believe|here|there|yes|yeah|yep|no|nope|this|it|which)\s)[\w.+#-]+ it is(?=\s*[.!]|\s*$)",
+        r"|believe|here|there|yes|yeah|yep|no|nope|this|it|which|whatever|whichever|however|wherever|whoever)\s)"
+        r"[\w.+#-]+ it is(?=\s*[.!]|\s*$)",
         # Cortex's own: a choice said as one (the Romance packs' "vamos con", "opté pour"); going
         # with someone is company, not a choice
         r"(?<![a-z])(?:(?:let['’]?s|we['’]ll) go with(?!\s+(?:me|you|him|her|us|them|my|your|his|our|their)\b)"
@@ -505,7 +516,7 @@ EN: Final = LanguagePack(
         r"|there['’]?s (?:\w+ )?a chance|chances are|next time|wait and see"
         r"|in the future"
         r"|if (?:i|we) (?:ever|can|could|need|get|have|find|feel)|if you (?:want|like|need))\b",
-        r"(?<!check )(?<!see )(?<!ask )(?<!out )(?<!confirm )(?<!verify )(?<!test )\bif (?:i|we)\b",
+        r"(?<!check )(?<!see )(?<!ask )(?<!out )(?<!confirm )(?<!verify )(?<!test )\bif (?:i|we|you|it|they)\b",
     ),
     task_lead=(
         r"^(?:(?:definitely|certainly|surely|also|really|totally|gladly|happily|then|actually|absolutely|personally"
@@ -552,6 +563,14 @@ EN: Final = LanguagePack(
         # to present", "let me interrupt you"); a talk given right then ("discuss the trend watching")
         r"^(?:go (?:with|for)|pick|vote for|hand(?: it)? over|pass (?:it )?(?:on |over )?to|interrupt\b|discuss\b"
         r"|invite\b[^.!?]{0,60}?\bto (?:discuss|present|talk|speak|say|show)\b|invite \w+,|get to (?:that|this|it)\b)",
+        # a score given in an evaluation round ("I'll give it a six", "I'll put two"): a number is
+        # no task (issue 37, AMI's product evaluations); the floor given, or a talk given right then
+        # ("I'll give the floor to Marco", "I'll give a brief overview of the survey")
+        r"^(?:give|put|say|rate)(?: (?:it|this|that|them|him|her))?(?: (?:a|an))? (?:\d+(?:[.,]\d+)?|zero|one|two"
+        r"|three|four|five|six|seven|eight|nine|ten)(?: (?:point|and a half)\b[^.!?,;]{0,12})?"
+        r"(?: (?:too|again|then|now))?(?=\s*(?:[,.;:!?]|$))"
+        r"|^give (?:(?:you|him|her|them) )?the floor\b|^give (?:you )?(?:a|an|my|the) (?:(?:brief|short|quick|little)"
+        r" )?(?:outline|overview|summary|introduction|intro)\b",
         # a sentence broken off and begun again: the speaker's "I" within the task's first words
         # ("put any I'm I'm putting", "first I would like to have your views"), or its verb cut off
         # by a comma ("copy, uh let us keep all the emails")

@@ -198,6 +198,13 @@ def _recalled_or_hedged(lowered: str, cue: int, patterns: PatternSet) -> bool:
     return any(p is not None and p.search(before) is not None for p in (patterns.recap, patterns.hedge))
 
 
+def _on_condition(before: str, patterns: PatternSet) -> bool:
+    """The sentence hedges or sets a condition before its cue, in an earlier clause too ("If it
+    works well, we'll go for an orange one", "Maybe, for the next one, we'll use wood"): a
+    choice for a case that may never come is none yet (issue 37, AMI)."""
+    return patterns.hedge is not None and patterns.hedge.search(before) is not None
+
+
 def find_decisions(text: MatchText, patterns: PatternSet) -> list[DecisionText]:
     """One ``DecisionText`` per decision sentence of the message, in order."""
     cues = [(m.start(), m.end()) for m in iter_matches(patterns.decision, text)
@@ -212,7 +219,8 @@ def find_decisions(text: MatchText, patterns: PatternSet) -> list[DecisionText]:
     for (start, end), (cue_start, cue_end) in chosen.items():
         cue = cue_start - start
         sentence = original[start:end]
-        if _is_question(sentence, patterns) or _is_bare(sentence, (cue, cue_end - start), patterns.stopwords):
+        if _is_question(sentence, patterns) or _is_bare(sentence, (cue, cue_end - start), patterns.stopwords) \
+                or _on_condition(low[start:cue_start], patterns):
             continue
         said = start + _untagged(sentence, patterns)  # "…, yeah?" is no part of what was decided
         previous = _previous_sentence(original, ends, start)

@@ -251,6 +251,13 @@ def _report_of(what: str, stopwords: frozenset[str]) -> _Report | None:
                    max(needed, 1 if terms else 0))
 
 
+# A verb whose past form is its base form ("put", "read", "set") after a modal, "to" or "let's"
+# is the promise said again, not its report: a chair's "Then I'll put the minutes in the project
+# folder", said at the end of each meeting, closed the one before (issue 37, AMI)
+_UNREPORTED: Final = re.compile(r"(?:['’]ll|\bwill|\bwould|\bshall|\bshould|\bcan|\bcould|\bmay|\bmight|\bmust"
+                                r"|\bto|\bgonna|\bwanna|\blet['’]?s|\blet me|\bplease)\s+(?:\w+\s+)?\Z")
+
+
 def _reports(commitment: Commitment, lowered: str, patterns: PatternSet, stopwords: frozenset[str]) -> bool:
     """A sentence of the promiser's message says the task was done, in the past tense of its
     own verb, not negated, not asked, not on a condition ("I went to an LGBTQ conference two
@@ -264,7 +271,8 @@ def _reports(commitment: Commitment, lowered: str, patterns: PatternSet, stopwor
         if sentence.group().rstrip().endswith("?"):
             continue
         found = report.said_verb.search(lowered, sentence.start(), sentence.end())
-        if found is None or not patterns.says(lowered, found.start()):
+        if found is None or not patterns.says(lowered, found.start()) \
+                or _UNREPORTED.search(lowered, sentence.start(), found.start()) is not None:
             continue
         if _named(report.terms, _said_in(words_of(sentence.group()))) >= report.needed:
             return True

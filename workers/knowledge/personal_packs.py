@@ -89,6 +89,10 @@ _EN_PETS = (r"(?:dog|cat|puppy|kitten|guinea\s+pig|hamster|rabbit|bunny|parrot|h
 _EN_REL_VERB = (r"(?:loves?|likes?|enjoys?|adores?|plays?|works?\s+(?:as|at|for|in)|lives?\s+in"
                 r"|(?:is|are)\s+allergic\s+to|(?:is|are)\s+into)")
 _EN_WE_OR_I = r"(?:i|we)"
+# what a person is in a team, said when they introduce themselves ("I'm Bart, the project manager")
+_EN_ROLE = (r"(?:manager|designer|expert|engineer|developer|lead|leader|head|director|officer|analyst|architect"
+            r"|consultant|coordinator|owner|specialist|secretary|chair|host|moderator|assistant|intern|researcher"
+            r"|scientist|accountant|editor|producer|administrator|admin|rep|representative)s?")
 
 EN: Final = PersonalPack(
     code="en",
@@ -146,6 +150,13 @@ EN: Final = PersonalPack(
                     r"(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|many|several)\s+years?\s+ago)",
          "phrase"),
         ("is-named", r"my\s+name\s+is\s+(?:(?:uh|um|er)\s+)?" + OBJ, "name"),
+        # a name given as one introduces oneself in a meeting (issue 37, AMI): with the role after it
+        # ("I'm Bart the project manager", "I am Hemant, the industrial designer") or said next
+        # ("I'm uh Michael. I'm the user interface designer"); a capitalised word alone after "I'm"
+        # ("I'm French") is no name
+        ("is-named", rf"i(?:{_A}m|\s+am)\s+(?:(?:uh|um|er),?\s+)?(?P<obj>[a-z][\w'’-]*(?:\s+[a-z][\w'’-]*)?)"
+                     rf"(?=(?:\s*,?|[.;]\s+(?:and\s+)?i(?:{_A}m|\s+am))\s+(?:the|a|an|your|our)\s+(?:[\w-]+\s+){{0,3}}?"
+                     rf"{_EN_ROLE}\b)", "name"),
         ("opened", r"(?:i|we)\s+(?:just\s+|finally\s+|recently\s+|also\s+)?(?:opened|launched|founded)\s+"
                    r"(?=(?:a|an|my|our)\s)" + OBJ, "phrase"),
         ("{verb}", rf"i(?:{_A}ve|\s+have)\s+always\s+(?P<verb>loved|liked|enjoyed)\s+" + OBJ, "taste"),

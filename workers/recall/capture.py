@@ -31,6 +31,7 @@ Claude answers through a forced tool call whose input is :class:`CaptureResponse
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime
@@ -202,41 +203,57 @@ def reply_memory(turn: Memory, reply: str) -> Memory:
                   sender=turn.sender, session=turn.session, person=turn.person)
 
 
+_POSITIONS = (0, WINDOW_POSITION, REPLY_POSITION, SHOWN_POSITION)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _position(point: str, agent: str, source_event: str) -> int | None:
+    return next((p for p in _POSITIONS if memory_id(agent, source_event, p) == point), None)
+
+
+def event_position(memory: Memory) -> int | None:
+    """Which of its event's own memories this is (0 the turn or note, -1 the context window,
+    -2 the reply window, -3 what an attachment shows), None for any other (a cue sentence,
+    an LLM memory, a fact). Asked for every candidate several times a query: one cached
+    lookup instead of one per position asked."""
+    return _position(memory.id, memory.agent, memory.source_event)
+
+
+def _conversation_part(memory: Memory, position: int) -> bool:
+    return memory.type == "episode" and memory.sender is not None and event_position(memory) == position
+
+
 def is_window_memory(memory: Memory) -> bool:
-    return (memory.type == "episode" and memory.sender is not None
-            and memory.id == memory_id(memory.agent, memory.source_event, WINDOW_POSITION))
+    return _conversation_part(memory, WINDOW_POSITION)
 
 
 def is_reply_memory(memory: Memory) -> bool:
-    return (memory.type == "episode" and memory.sender is not None
-            and memory.id == memory_id(memory.agent, memory.source_event, REPLY_POSITION))
+    return _conversation_part(memory, REPLY_POSITION)
 
 
 def is_shown_memory(memory: Memory) -> bool:
     """What a message's attachments show (position -3), beside the turn of what was said."""
-    return (memory.type == "episode" and memory.sender is not None
-            and memory.id == memory_id(memory.agent, memory.source_event, SHOWN_POSITION))
+    return _conversation_part(memory, SHOWN_POSITION)
 
 
 def is_context_memory(memory: Memory) -> bool:
     """A context or reply window, or what a message's attachments show: a part of its
     message that is never dedup-merged (two photos of a sunset are two messages)."""
-    return is_window_memory(memory) or is_reply_memory(memory) or is_shown_memory(memory)
+    return (memory.type == "episode" and memory.sender is not None
+            and event_position(memory) in (WINDOW_POSITION, REPLY_POSITION, SHOWN_POSITION))
 
 
 def is_explicit(memory: Memory) -> bool:
     """A memory somebody stored on purpose — remembered (``remember`` feedback) or written
     in a note — rather than one read out of conversation: no sender, no fact behind it,
     and the id of its event's own memory."""
-    return (memory.sender is None and memory.fact_id is None
-            and memory.id == memory_id(memory.agent, memory.source_event, 0))
+    return memory.sender is None and memory.fact_id is None and event_position(memory) == 0
 
 
 def is_turn_memory(memory: Memory) -> bool:
     """The episode a message event yields for itself (position 0, carrying its sender):
     the turn as it happened, which dedup never folds into another memory."""
-    return (memory.type == "episode" and memory.sender is not None
-            and memory.id == memory_id(memory.agent, memory.source_event, 0))
+    return _conversation_part(memory, 0)
 
 
 def capture_message(

@@ -416,6 +416,12 @@ def test_no_named_person_or_request_no_delegated_promise(text: str) -> None:
         "I'll copy, uh let us keep all the emails and share them.",
         # a wait that promises nothing
         "I'll have to wait and see how the other projects go.",
+        # a score given in an evaluation round, the floor given, a talk given right then
+        "For usability I'll give it a six.",
+        "Hmm, I'll put four.",
+        "I'll give it seven too.",
+        "Right, I'll give the floor to Marco.",
+        "First I'll give a brief overview of the survey results.",
     ],
 )
 def test_meeting_moves_restarts_and_votes_are_no_promises(text: str) -> None:
@@ -433,6 +439,8 @@ def test_meeting_moves_restarts_and_votes_are_no_promises(text: str) -> None:
         ("I'll get back to you on the pricing question tomorrow.", "get back to you on the pricing question"),
         ("I'll take the old monitor back to the shop.", "take the old monitor back to the shop"),
         ("I'll present the budget tomorrow.", "present the budget"),
+        ("I'll give the six samples to the lab.", "give the six samples to the lab"),
+        ("I'll put two extra chairs in the meeting room.", "put two extra chairs in the meeting room"),
     ],
 )
 def test_a_task_beside_those_moves_is_still_a_promise(text: str, what: str) -> None:

@@ -572,3 +572,45 @@ def test_two_promises_sharing_a_word_or_two_stay_two() -> None:
     doc = say(doc, "I'll send the pottery workshop photos tomorrow.", 2 * DAY, sender="ben")
     doc = say(doc, "I'm hosting a pottery workshop next week.", 3 * DAY, sender="ana")
     assert len(doc.commitments) == 4
+
+
+def test_a_promise_said_again_is_the_same_commitment() -> None:
+    """Issue 37 (AMI): a chair promises the minutes at the end of each meeting — one promise
+    still owed, not one per meeting. Said again with a day, the open one gets the day."""
+    doc = say(None, "I'll upload the meeting notes to the team drive.", sender="chair")
+    doc = say(doc, "As usual I'll upload the notes to the team drive.", 60, sender="chair")
+    assert [c.what for c in doc.commitments] == ["upload the meeting notes to the team drive"]
+    assert doc.commitments[0].due is None
+    doc = say(doc, "I'll upload the notes to the drive tomorrow.", 120, sender="chair")
+    assert len(doc.commitments) == 1 and doc.commitments[0].due == "2026-02-18"
+
+
+def test_the_same_words_from_another_speaker_or_after_done_are_a_new_commitment() -> None:
+    doc = say(None, "I'll upload the meeting notes to the team drive.", sender="chair")
+    doc = say(doc, "I'll upload the meeting notes to the team drive.", 1, sender="designer")
+    assert [c.who for c in doc.commitments] == ["chair", "designer"]
+    doc = say(doc, "The meeting notes are uploaded to the team drive, done.", 2, sender="chair")
+    assert [c.status for c in doc.commitments] == ["done", "done"]
+    doc = say(doc, "I'll upload the meeting notes to the team drive.", 3, sender="chair")
+    assert [c.status for c in doc.commitments] == ["done", "done", "open"]
+
+
+def test_a_different_task_of_the_same_speaker_is_its_own_commitment() -> None:
+    doc = say(None, "I'll upload the meeting notes to the team drive.", sender="chair")
+    doc = say(doc, "I'll book the room for the review.", 1, sender="chair")
+    doc = say(doc, "I'll email the notes to the client.", 2, sender="chair")
+    assert [c.what for c in doc.commitments] == ["upload the meeting notes to the team drive",
+                                                 "book the room for the review", "email the notes to the client"]
+
+
+@pytest.mark.parametrize(("again", "status"), [
+    ("Then I'll put the slides in the shared folder, and we can all start.", "open"),
+    ("OK, I'm going to put the slides in the shared folder.", "open"),
+    ("I put the slides in the shared folder this morning.", "done"),
+])
+def test_a_promise_said_again_with_a_verb_like_put_is_no_report_of_it(again: str, status: str) -> None:
+    """Issue 37 (AMI): "put" is its own past tense — a chair's promise of the minutes, said again
+    at the end of the meeting, read as its report and closed it."""
+    doc = say(None, "I'll put the slides in the shared folder.", sender="chair")
+    doc = say(doc, again, 30, sender="chair")
+    assert [c.status for c in doc.commitments] == [status]

@@ -503,3 +503,33 @@ def test_a_decision_recalled_or_hedged_is_no_new_decision(text: str) -> None:
 ])
 def test_a_decision_made_now_is_still_one(text: str) -> None:
     assert len(apply_message(None, message(text, 0), SETTINGS, ALL, UTC_ZONE).decisions) == 1
+
+
+@pytest.mark.parametrize("text", [
+    "We're going for a stylish banana shape.", "Okay, we stick to plastic then.", "Let's stick to Mando for the name.",
+    "Let's go with the blue case.",
+])
+def test_a_meetings_choice_is_a_decision(text: str) -> None:
+    """Issue 37 (AMI): a design team's choices said as "we're going for" / "we stick to"."""
+    assert [d.what for d in run(text)] == [text.rstrip(".")]
+
+
+@pytest.mark.parametrize("text", [
+    "We're going for lunch.", "Let's go for the three presentations right now.", "We're going with my parents.",
+    "Let's go with you.", "If it works well, we'll go for an orange one.",
+    "Maybe for the next prototype we'll use wood.",
+    "If you decided to integrate that, it would cost more.", "It's a nice kind of thing, whatever it is.",
+    "That's the kind of look we're going for.", "Well, since we're going for the brand colours, the lemon works.",
+])
+def test_a_meal_a_talk_a_condition_or_whatever_it_is_decides_nothing(text: str) -> None:
+    """Issue 37 (AMI): a condition in an earlier clause ("If it works well, we'll go for …"), the
+    next talk and "whatever it is" were decisions."""
+    assert run(text) == []
+
+
+def test_well_go_for_that_records_the_proposal() -> None:
+    """Issue 37 (AMI): "We'll go for that" was a decision that said nothing."""
+    doc = apply_message(None, message("I think we could put the screen on top of the case.", 0, sender="albert"),
+                        SETTINGS, ALL, UTC_ZONE)
+    doc = apply_message(doc, message("We'll go for that.", 1, sender="maria"), SETTINGS, ALL, UTC_ZONE)
+    assert [(d.what, d.who) for d in doc.decisions] == [("Put the screen on top of the case", "maria")]

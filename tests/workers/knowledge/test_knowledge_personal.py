@@ -230,3 +230,15 @@ def test_events_read_as_the_briefing_says_them() -> None:
                  ("John", "I started surfing five years ago and it's been great.")) == [
         "Jon lost their job as a banker", "Gina opened an online clothing store",
         "John started surfing five years ago"]
+
+
+def test_a_name_given_to_introduce_oneself_in_a_team_is_a_fact() -> None:
+    """Issue 37 (AMI): a meeting's round of introductions names each role's person — with the
+    role after the name, or said next; a capitalised word after "I'm" alone is no name."""
+    assert said("I'm Vera, the data analyst on this project.") == [("is-named", "Vera")]
+    assert said("Hello everyone, I am Jonas the lead engineer.") == [("is-named", "Jonas")]
+    assert said("I'm uh Priya. I'm the product owner.") == [("is-named", "Priya")]
+    assert said("I'm Anna, your designer for today.") == [("is-named", "Anna")]
+    assert said("I'm French, the food here is odd.") == []
+    assert said("I'm Happy the team made it.") == []
+    assert said("I'm the project manager.") == []

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import shutil
+import signal
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -316,3 +318,56 @@ def test_similar_finds_every_memory_at_the_threshold_by_exact_search(
         assert [h.memory for h in found] == [h.memory for h in every if h.similarity >= threshold]
     assert len(store.similar("alice", query, threshold=-1.0, limit=2)) == 2
     assert store.similar("alice", query, threshold=-1.0, flt=MemoryFilter(types=("rule",))) == []
+
+
+_WRITE_THEN_DIE = """
+import os, signal, sys
+from datetime import UTC, datetime
+from workers.recall.embedders import HashingEmbedder
+import msgspec
+from workers.recall.models import Memory, memory_id
+from workers.recall.store import MemoryPoint, open_store
+
+store = open_store(url=None, data_dir=sys.argv[1], embedder_name="hashing-v1-256", dim=256)
+embedder = HashingEmbedder(256)
+ts = datetime(2026, 2, 17, 10, 0, tzinfo=UTC)
+memories = [Memory(id=memory_id("alice", f"evt-{i}", 0), agent="alice", content=f"memory number {i} about deploys",
+                   type="fact", scope="permanent", confidence=0.9, source_event=f"evt-{i}", created_at=ts,
+                   last_accessed=ts, last_seq=i) for i in range(40)]
+ids = [m.id for m in memories]
+vectors = embedder.embed_documents([m.content for m in memories])
+store.upsert([MemoryPoint(m, v) for m, v in zip(memories, vectors, strict=True)])
+store.set_tier("alice", ids[:10], "cold")
+store.update_payloads([msgspec.structs.replace(m, access_count=3) for m in memories[10:15]])
+store.delete("alice", ids[35:])
+if sys.argv[2] == "sync":
+    store.flush()
+    store.close()
+else:
+    os.kill(os.getpid(), signal.SIGKILL)  # no sync, no close: what the engine's log holds
+"""
+
+
+def _written(tmp_path: Path, how: str) -> list[Any]:
+    """The store a process left behind after the same writes: synced and closed, or killed
+    right after them without a sync."""
+    data_dir = tmp_path / how
+    proc = subprocess.run([sys.executable, "-c", _WRITE_THEN_DIE, str(data_dir), how], capture_output=True)
+    assert proc.returncode == (0 if how == "sync" else -signal.SIGKILL), proc.stderr.decode()[-2000:]
+    store = open_store(url=None, data_dir=str(data_dir), embedder_name="hashing-v1-256", dim=256)
+    try:
+        return sorted((m.id, msgspec.json.encode(m)) for m in store.scroll("alice"))
+    finally:
+        store.close()
+
+
+def test_writes_a_killed_process_never_synced_are_all_there_when_the_store_is_opened_again(tmp_path: Path) -> None:
+    """What lets the recall worker sync its shard only every few seconds while busy: each write
+    is in the engine's write-ahead log when the call returns, and a process killed before any
+    sync leaves a store that opens with every write (upserts, tier moves, payload rewrites,
+    deletes) exactly as a synced one."""
+    synced = _written(tmp_path, "sync")
+    killed = _written(tmp_path, "kill")
+    assert len(synced) == 35 and killed == synced
+    assert sum(b'"tier":"cold"' in m for _, m in killed) == 10
+    assert sum(b'"access_count":3' in m for _, m in killed) == 5

@@ -24,7 +24,7 @@ from workers.recall.apply import StoreApplier
 from workers.recall.embedders import Embedder, make_embedder
 from workers.recall.lifecycle import TieringPolicy, plan_tiering
 from workers.recall.models import Memory, memory_id
-from workers.recall.store import MemoryStore
+from workers.recall.store import MemoryFilter, MemoryStore
 from workers.recall.upkeep import AgentMemo
 
 OpenStore = Callable[..., MemoryStore]
@@ -210,3 +210,36 @@ def test_the_memos_ranking_plans_the_tiers_as_sorting_every_memory_does() -> Non
                 policy = TieringPolicy(hot_size=size, cold_idle_days=now_days // 2 + 1, cold_min_hits=hits)
                 now = T0 + timedelta(days=now_days)
                 assert memo.tiering(now, policy) == plan_tiering(list(memo.kept.values()), now, policy)
+
+
+def _agent_forget(seq: int, agent: str, ts: datetime) -> Envelope:
+    """`cortex forget AGENT`'s marker: every memory of the agent goes."""
+    return _envelope(seq, agent, "feedback", "memory_forget", FeedbackEvent(
+        id=f"forget-{seq}", agent=agent, ts=ts, kind="memory_forget", value="all"))
+
+
+def test_the_memos_are_the_store_after_every_event(open_store: OpenStore) -> None:
+    """What a memo says after each event — the agent's memories, the hot tier, the RecallDoc's
+    hot and total counts — is what the store holds then: merges, supersessions, pins, forgets
+    (one of the whole agent among them), expiry and tier moves, event by event."""
+    events = stream(seed=11, length=200)
+    at = 120
+    events = [*events[:at], _agent_forget(0, "alice", events[at].event.ts + timedelta(seconds=1)), *events[at:]]
+    events = [_envelope(n, e.agent, e.family, e.kind, e.event) for n, e in enumerate(events, 1)]
+    embedder = make_embedder("default")
+    store = open_store(embedder.name, embedder.dim)
+    app = _applier(store, embedder)
+    compared = 0
+    for env in events:
+        app.apply_batch([env])
+        for agent in AGENTS:
+            memo = app.memos.peek(agent)
+            if memo is None:
+                continue  # none yet (or dropped by the forget): the counts come from the store itself
+            compared += 1
+            assert set(memo.kept) == {m.id for m in store.scroll(agent)}, env.seq
+            assert memo.hot == {m.id for m in store.scroll(agent, flt=MemoryFilter(tier="hot"))}, env.seq
+            shown = app.key_memories(agent, env.event.ts)
+            assert (shown.hot, shown.hot + shown.cold) == (store.count(agent, MemoryFilter(tier="hot")),
+                                                           store.count(agent)), env.seq
+    assert compared > 200

@@ -35,16 +35,19 @@ from workers.recall.embedders import HashingEmbedder
 from workers.recall.models import Memory, RankedMemory, SearchHit, memory_id
 from workers.recall.ranking import (
     DEFAULT_WEIGHTS,
+    adjacent_turns,
     asks,
     by_matching_turn,
     fused_relevance,
     lexical_relevance,
     matching_turn,
     message_key,
+    named_senders,
     pool_by_message,
     rank,
+    with_neighbours,
 )
-from workers.recall.store import MemoryStore, StoreUnavailable
+from workers.recall.store import MemoryFilter, MemoryStore, StoreUnavailable
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 TURNS = [
@@ -360,6 +363,64 @@ def test_without_windows_matching_turns_is_one_memory_per_message() -> None:
     rows = [_ranked(h.memory, h.fused, 0.5) for h in (_hit("w1", "e1", 0.9), _hit("t1", "e1", 0.8),
                                                       _hit("t2", "e2", 0.7), _hit("n", "b", 0.6, sender=None))]
     assert by_matching_turn(rows) == one_per_message(rows)
+
+
+def test_turns_are_next_to_each_other_as_their_windows_quote_them() -> None:
+    m0, m1, m2 = _turns()
+    window2 = window_memory(m2, [m0.content, m1.content])  # m2 with the two turns before it
+    reply0 = reply_memory(m0, m1.content)  # m0 and the turn after it
+    key = {m.id: message_key(m) for m in (m0, m1, m2)}
+    got = adjacent_turns([m0, m1, m2, window2, reply0])
+    assert {frozenset(pair) for pair in got} == {frozenset({key[m2.id], key[m0.id]}),
+                                                 frozenset({key[m2.id], key[m1.id]}),
+                                                 frozenset({key[m0.id], key[m1.id]})}
+    # a turn is placed only through a candidate carrying its own line, and one session's
+    # line is not another's
+    assert adjacent_turns([window2]) == []
+    elsewhere = msgspec.structs.replace(m1, session="s9", id=memory_id("alice", "s9-m1", 0), source_event="s9-m1")
+    assert adjacent_turns([window2, m2, elsewhere]) == []
+
+
+def test_a_turn_is_pulled_toward_a_better_found_neighbour_but_never_past_it() -> None:
+    m0, m1, m2 = _turns()
+    far = msgspec.structs.replace(m2, id=memory_id("alice", "s1-m7", 0), source_event="s1-m7",
+                                  content="Caroline: Pottery on Friday.")
+    rows = [_ranked(m0, 1.0, 0.9), _ranked(far, 0.8, 0.5), _ranked(m1, 0.7, 0.2), _ranked(m2, 0.1, 0.1)]
+    adjacent = [(message_key(m1), message_key(m0)), (message_key(m2), message_key(m1))]
+    got = with_neighbours(rows, adjacent, weight=0.5)
+    # m1 gains half its gap to m0 (0.7 + 0.15) and passes `far`; m2 gains half its gap to
+    # m1's own score (0.1 + 0.3); m0 has no better neighbour and stays first
+    assert [(r.memory.id, round(r.score, 6)) for r in got] == [(m0.id, 1.0), (m1.id, 0.85), (far.id, 0.8),
+                                                             (m2.id, 0.4)]
+    assert with_neighbours(rows, adjacent, weight=0.0) == rows
+    assert with_neighbours(rows, [], weight=0.5) == rows
+    assert with_neighbours([], adjacent) == []
+
+
+def test_the_answer_next_to_the_matched_turn_comes_up_from_a_real_store(store: MemoryStore) -> None:
+    """End to end on the embedded engine: the question's words match the turn that names
+    the ice cream; the answer is two turns before it and shares no word with the question,
+    so no window of its own quotes the match. Pulled toward its neighbour, it passes the
+    turns of another session that share words with the question into the top ten; the
+    matched turn stays first."""
+    talk = [("Nate", "Tried a new recipe last night: so rich and creamy, my new favourite snack!"),
+            ("Joanna", "Ooh, what was it?"),
+            ("Nate", "Coconut milk ice cream, I made it myself."),
+            ("Joanna", "Nice, see you soon.")]
+    noise = [("Nate", f"I made {topic} ice cream for the kids.") for topic in
+             ("oat", "almond", "soy", "rice", "goat", "cow", "hemp", "pea", "cashew", "camel", "flax", "corn")]
+    app = applier(store)
+    app.apply_batch(envelopes(noise, agent="jo", session="s0", start=T0 - timedelta(days=3)))
+    app.apply_batch(envelopes(talk, agent="jo", session="s1", first_seq=100))
+    query = "What did Nate think of the coconut milk ice cream he made?"
+    hits = pool_by_message(store.search("jo", HashingEmbedder(256).embed_query(query), text=query, limit=50,
+                                        flt=MemoryFilter(current=True)))
+    named = named_senders(query, (h.memory for h in hits))
+    ranked = by_matching_turn(rank(hits, now=T0, fused=True, query=query, named=named))
+    pulled = with_neighbours(ranked, adjacent_turns(h.memory for h in hits))
+    events = [[r.memory.source_event for r in rows] for rows in (ranked, pulled)]
+    assert events[0][0] == events[1][0] == "s1-m2"
+    assert events[0].index("s1-m0") >= 10 > events[1].index("s1-m0")
 
 
 class RecordingEmbedder(HashingEmbedder):

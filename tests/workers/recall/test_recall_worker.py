@@ -30,7 +30,7 @@ from shared.provision import provision
 from shared.runtime import WorkerContext
 from workers.recall.apply import StoreApplier
 from workers.recall.embedders import HashingEmbedder
-from workers.recall.worker import HOLDER, RecallProjection
+from workers.recall.worker import HOLDER, SYNC_WHILE_BUSY_S, RecallProjection
 
 TS = datetime(2026, 2, 17, 10, 30, tzinfo=UTC)
 
@@ -214,3 +214,51 @@ async def test_a_store_error_at_commit_stops_recall_alone_rather_than_the_proces
     await handler.apply(feedback(2, "memory_forget", target="nonexistent"))
     with pytest.raises(WorkerCannotRun, match=r"^recall stopped: memory store: not a memory id"):
         await handler.commit()
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_the_shard_is_synced_when_a_commit_catches_up_and_while_busy_every_few_seconds(
+        recall: Any, nc: Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A commit with events waiting behind it (the loop's backlog) leaves its writes in the
+    engine's log (a sync holds the loop for the disk) unless the last sync is
+    ``SYNC_WHILE_BUSY_S`` old; a commit that catches up syncs; so does closing. The documents
+    are written at every commit."""
+    clock = Clock()
+
+    class Clocked(RecallProjection):
+        def __init__(self, *args: Any) -> None:
+            super().__init__(*args, clock=clock)
+
+    handler = await recall(Clocked)
+    backlog = [0]
+    handler.follow_backlog(lambda: backlog[0])
+    store, _ = HOLDER.current()
+    syncs: list[int] = []
+    monkeypatch.setattr(store, "flush", lambda real=store.flush: (syncs.append(1), real())[1])
+
+    async def commit(seq: int, waiting: int) -> int:
+        await handler.apply(message(seq, f"We decided to ship release {seq} on Friday."))
+        backlog[0] = waiting
+        await handler.commit()
+        doc = await stored(nc)
+        assert doc is not None and doc.integrity.last_seq == seq  # written whether synced or not
+        return len(syncs)
+
+    assert await commit(1, waiting=5) == 0
+    clock.now += SYNC_WHILE_BUSY_S / 2
+    assert await commit(2, waiting=5) == 0
+    assert await commit(3, waiting=0) == 1  # caught up
+    assert await commit(4, waiting=5) == 1
+    clock.now += SYNC_WHILE_BUSY_S
+    assert await commit(5, waiting=5) == 2  # busy for long enough
+    assert await commit(6, waiting=5) == 2
+    recall.handlers.remove(handler)
+    await handler.aclose()
+    assert len(syncs) == 3  # what the last commit left is synced on the way out
