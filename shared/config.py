@@ -131,7 +131,7 @@ class RuntimeSettings(msgspec.Struct, frozen=True, kw_only=True):
     batch_size: Annotated[int, Meta(ge=1, le=5000)] = 1000
     # how many messages (and MiB) the consume loop reads past those it applies, so one agent's
     # backlog takes turns with the others' events (shared.lanes); never less than a batch
-    read_ahead: Annotated[int, Meta(ge=1, le=50000)] = 5000
+    read_ahead: Annotated[int, Meta(ge=1, le=50000)] = 20000
     read_ahead_mib: Annotated[int, Meta(ge=1, le=1024)] = 32
     fetch_timeout_ms: Annotated[int, Meta(ge=10, le=60000)] = 1000
     ack_wait_s: Annotated[int, Meta(ge=1, le=3600)] = 30

@@ -78,7 +78,7 @@ from shared.errors import (
 )
 from shared.health import Health
 from shared.kv import bucket_made_at, checkpoint_value, key_written_at, kv_read
-from shared.lanes import Held, Lanes
+from shared.lanes import LATER, Held, Lanes
 from shared.names import (
     BUCKET_CHECKPOINTS,
     DLQ_STREAM,
@@ -179,6 +179,10 @@ def dead_letter_message(data: bytes, headers: dict[str, str], limit: int) -> tup
     return b"", {**headers, "Cortex-Body-Omitted": f"{len(data)} bytes, over the server's max payload of {limit}"}
 
 
+# a stored subject, <prefix>.<family>.<slot>.<agent>.<kind> (shared.codec.parse_subject): its agent's token
+_STORED_TOKENS = 5
+_AGENT_TOKEN = 3
+
 _V1_ACK_TOKENS = 9  # $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<ts>.<pending>
 
 
@@ -234,6 +238,9 @@ class ConsumeLoop:
         self._lanes = Lanes()  # read ahead, waiting for their agents' turns
         self._sub: PullFetcher | None = None  # the fetcher (a new one after a resync)
         self._read_top = 0  # the highest stream sequence read (every message up to it is held or handled)
+        # handled (applied or dead-lettered, committed and acked) past the checkpoint, which another
+        # agent's older event still holds back: a redelivered copy of one is acked, never held again
+        self._handled_above: set[int] = set()
         self._fetch_failed = False  # the last fetch failed: not ready until one succeeds
         self._stop = asyncio.Event()
         self._drain_deadline = float("inf")
@@ -313,6 +320,7 @@ class ConsumeLoop:
             self._applied = 0
         self._duplicates = DuplicateWindow(self._cfg.duplicate_window)
         self._rewound_at = self._read_top = self._applied
+        self._handled_above.clear()  # the rewind delivers them again: the watermarks skip them
         self._next_delivery = None  # deliveries start over
         start = max(1, self._applied + 1 - self._cfg.duplicate_window) if self._applied else 1
         await self._js.reset_consumer(EVENTS_STREAM, self.consumer, seq=start)
@@ -384,7 +392,13 @@ class ConsumeLoop:
 
     async def _intake(self, msgs: list[Msg]) -> None:
         """File each message in its agent's lane, decided once, in stream order (what the
-        duplicate window needs); those applied and checkpointed before only refill the window."""
+        duplicate window needs); those applied and checkpointed before only refill the window.
+
+        A copy of a message handled or held already — the server redelivers what it lost
+        track of (its ack wait passed, or a broker restart forgot deliveries and acks it had
+        not written down) — is not held again: the server acks by stream sequence, so the
+        first copy's ack was, or will be, the copy's too. Held twice, the second copy kept the
+        checkpoint below it after the server showed nothing pending and nothing unacked."""
         done = []
         for msg in msgs:
             seq = stream_seq(msg)
@@ -392,8 +406,12 @@ class ConsumeLoop:
             if seq <= self._applied:
                 self._refill(msg, seq)
                 done.append(msg)
+            elif seq in self._handled_above or self._lanes.holds(seq):
+                self._m_duplicate.inc()
+                if seq in self._handled_above:
+                    done.append(msg)
             else:
-                self._lanes.add(Held(seq, msg, self._decide(msg, seq), len(msg.data)))
+                self._lanes.add(self._file(msg, seq))
         for msg in done:
             with contextlib.suppress(Exception):
                 await msg.ack()
@@ -508,8 +526,16 @@ class ConsumeLoop:
             else:
                 await item.msg.ack()
         self._applied = max(self._applied, last)
+        self._note_handled(handled)
         metrics.CHECKPOINT.labels(self._label).set(self._applied)
         await self._handler.on_committed(self._applied)
+
+    def _note_handled(self, handled: list[tuple[Held, bool]]) -> None:
+        """Remember what was handled past the checkpoint; forget what the checkpoint now covers."""
+        above = self._handled_above
+        above.update(item.seq for item, _ in handled if item.seq > self._applied)
+        if above and min(above) <= self._applied:
+            self._handled_above = {seq for seq in above if seq > self._applied}
 
     async def _dead_letter_unwritable(self, handled: list[tuple[Held, bool]],
                                       exc: UnwritableDocuments) -> list[tuple[Held, bool]]:
@@ -550,6 +576,18 @@ class ConsumeLoop:
 
     # ------------------------------------------------------------------ one message
 
+    def _file(self, msg: Msg, seq: int) -> Held:
+        """A message read ahead, filed in its agent's lane. Decided now only where the stream's
+        order decides (an OpenClaw store event: the duplicate window, the session token's agent)
+        or the subject names no agent; any other is decided at its turn — the same decision, it
+        depends on the message alone — so filing is a split of its subject, and a quiet agent's
+        event behind a long burst is reached without decoding the whole burst first."""
+        tokens = msg.subject.split(".")
+        if len(tokens) == _STORED_TOKENS and not is_store_subject(self._cfg.prefix, msg.subject):
+            return Held(seq, msg, LATER, len(msg.data), tokens[_AGENT_TOKEN])
+        decided = self._decide(msg, seq)
+        return Held(seq, msg, decided, len(msg.data), decided.agent if isinstance(decided, Envelope) else None)
+
     def _decide(self, msg: Msg, seq: int) -> Envelope | Rejection | None:
         """A message read ahead: the event to apply, bad input to dead-letter, or None when
         there is nothing to do. Decided in stream order, as it is read (the duplicate window
@@ -570,12 +608,13 @@ class ConsumeLoop:
 
     async def _handle(self, item: Held) -> bool:
         """Apply one message, at its agent's turn; True when it was dead-lettered."""
-        if isinstance(item.decoded, Rejection):
-            await self._dead_letter(item.msg, item.seq, item.decoded.reason, "invalid")
+        decoded = self._decide(item.msg, item.seq) if item.decoded is LATER else item.decoded
+        if isinstance(decoded, Rejection):
+            await self._dead_letter(item.msg, item.seq, decoded.reason, "invalid")
             return True
-        if item.decoded is None:
+        if not isinstance(decoded, Envelope):
             return False
-        return await self._apply_with_retries(item.msg, item.decoded)
+        return await self._apply_with_retries(item.msg, decoded)
 
     def _owns(self, decoded: Envelope | Rejection) -> bool:
         """Is this event this partition's to apply (or dead-letter)? Always, but for the OpenClaw

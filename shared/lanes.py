@@ -18,7 +18,11 @@ What this keeps:
   sequence just below the oldest message still held (``Lanes.oldest``): a quiet agent's
   later event applied early does not move it, and a restart rewinds to it and lets the
   documents' per-agent watermarks skip what was applied past it;
-* **bounded memory**: the loop reads ahead only while the lanes hold fewer than its limits.
+* **bounded memory**: the loop reads ahead only while the lanes hold fewer than its limits;
+* **filing is cheap**: a message is filed by its subject's agent token and decoded at its
+  turn (``LATER``), so reaching a quiet agent's event behind a burst of thousands costs a
+  string split per message, not a decode (the OpenClaw store's events, whose duplicate
+  window decides in stream order, are decoded as they are read).
 
 Pure: no I/O here, the loop does it.
 """
@@ -34,13 +38,25 @@ from nats.aio.msg import Msg
 from shared.codec import Envelope, Rejection
 
 
+class Later:
+    """A message decided when its turn comes (``LATER``), not when it is read."""
+
+    def __repr__(self) -> str:
+        return "LATER"
+
+
+LATER = Later()
+
+
 class Held(NamedTuple):
-    """A message read ahead, decoded once, waiting for its agent's turn."""
+    """A message read ahead, decided once, waiting for its agent's turn."""
 
     seq: int
     msg: Msg
-    decoded: Envelope | Rejection | None  # None: nothing to apply (decided when it was read)
+    # None: nothing to apply (decided when it was read); LATER: decided at its turn
+    decoded: Envelope | Rejection | Later | None
     size: int  # bytes held (the read-ahead's byte limit)
+    lane: str | None  # its agent (None: bad input and messages with nothing to apply)
 
 
 def shares(lengths: list[int], budget: int) -> list[int]:
@@ -67,6 +83,7 @@ class Lanes:
 
     def __init__(self) -> None:
         self._lanes: dict[str | None, deque[Held]] = {}
+        self._seqs: set[int] = set()  # the stream sequences held: a redelivered copy is not held twice
         self.count = 0
         self.bytes = 0
 
@@ -77,12 +94,15 @@ class Lanes:
         for lane in self._lanes.values():
             yield from lane
 
+    def holds(self, seq: int) -> bool:
+        return seq in self._seqs
+
     def add(self, item: Held) -> None:
-        key = item.decoded.agent if isinstance(item.decoded, Envelope) else None
-        lane = self._lanes.get(key)
+        lane = self._lanes.get(item.lane)
         if lane is None:
-            lane = self._lanes[key] = deque()
+            lane = self._lanes[item.lane] = deque()
         lane.append(item)
+        self._seqs.add(item.seq)
         self.count += 1
         self.bytes += item.size
 
@@ -94,6 +114,7 @@ class Lanes:
             taken.extend(lane.popleft() for _ in range(share))
             if not lane:
                 del self._lanes[key]
+        self._seqs.difference_update(h.seq for h in taken)
         self.count -= len(taken)
         self.bytes -= sum(h.size for h in taken)
         if len(lanes) > 1:
@@ -108,6 +129,7 @@ class Lanes:
         """Everything held, in stream order; the lanes are empty after."""
         held = sorted(self, key=_seq)
         self._lanes.clear()
+        self._seqs.clear()
         self.count = self.bytes = 0
         return held
 

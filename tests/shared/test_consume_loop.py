@@ -533,3 +533,49 @@ async def test_boundary_cuts_are_written_for_an_agent_whose_backlog_is_applied_a
     held = {msgspec.json.decode(e.value or b"{}", type=TallyDoc).integrity.last_seq
             for e in await kv.history("noisy")}
     assert {776, 1553} <= held
+
+
+async def test_a_copy_of_a_held_message_the_server_redelivers_is_applied_once_and_drained_means_checkpointed(
+    nc: Client, wait_for: WaitFor
+) -> None:
+    """The server redelivers messages the loop still holds when it lost track of them — after a
+    broker restart that forgot deliveries and acks it had not written down (the fault suite's
+    SIGKILL case), or an ack wait shorter than the loop's heartbeat, forced here: the server's
+    ack wait is 1 s, the loop's heartbeat every 10 s. While quiet's event and noisy's first
+    events are applied, the server sends a second copy of everything. The loop holds each
+    message once: every event is applied once, and once the server shows nothing pending and
+    nothing unacked, the checkpoint is at the stream's end (before, the second copies were held
+    and applied again, and kept the checkpoint behind after the first copies' acks drained the
+    consumer)."""
+    js = nc.jetstream()
+    await provision(js, load_settings({"CORTEX_RUNTIME_ACK_WAIT_S": "1"}),
+                    [ConsumerSpec(name="tally", families=("msg",))])
+    await ensure_bucket(js, BUCKET)
+    backlog = 200
+    await publish(js, [msg(i, agent="noisy") for i in range(1, backlog + 1)] + [msg("q", agent="quiet")])
+    handler = Recorder(js, hold=1)  # the first batch (noisy 1-49 and quiet's 201) waits until every copy is sent
+    # the first fetch's pull request stays open 8 s (its ack wait is 1 s): the server's redeliveries come in by it
+    config = msgspec.structs.replace(CONFIG, fetch_timeout_s=8.0)
+    loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=handler, config=config, health=Health("tally"))
+    task = asyncio.create_task(loop.run())
+    try:
+        await asyncio.wait_for(handler.holding.wait(), timeout=30)
+
+        async def all_redelivered() -> bool:
+            return (await js.consumer_info(EVENTS_STREAM, "tally")).num_redelivered >= backlog + 1
+
+        await wait_for(all_redelivered, within=30)
+        handler.gate.set()
+
+        async def drained() -> bool:
+            info = await js.consumer_info(EVENTS_STREAM, "tally")
+            return info.num_pending == 0 and info.num_ack_pending == 0
+
+        await wait_for(drained, within=60)
+        assert await checkpoint(js) == backlog + 1  # at once: the last batch wrote it before its acks
+    finally:
+        loop.stop()
+        await asyncio.wait_for(task, timeout=15)
+    assert sorted(handler.order) == sorted(set(handler.order))  # no event applied twice
+    assert await tally(js, "noisy") == [f"e{i}" for i in range(1, backlog + 1)]
+    assert await tally(js, "quiet") == ["eq"]

@@ -33,7 +33,7 @@ def _held(seq: int, agent: str | None) -> Held:
                                  "role": "user", "content": "hi"}, MessageEvent)
         decoded = Envelope(seq=seq, subject=f"cortex.msg.0.{agent}.received", family="msg", kind="received",
                            agent=agent, event=event)
-    return Held(seq, None, decoded, 10)  # type: ignore[arg-type]  # no message: the lanes never touch it
+    return Held(seq, None, decoded, 10, agent)  # type: ignore[arg-type]  # no message: the lanes never touch it
 
 
 def test_a_batch_takes_each_agents_prefix_and_is_applied_in_stream_order() -> None:
@@ -58,3 +58,16 @@ def test_one_agent_takes_the_batch_as_in_order_consumption_did() -> None:
     assert [h.seq for h in lanes.take(20)] == list(range(1, 21))
     assert [h.seq for h in lanes.clear()] == list(range(21, 31))
     assert len(lanes) == 0
+
+
+def test_the_lanes_know_which_stream_sequences_they_hold_until_taken_or_cleared() -> None:
+    """What the loop asks before holding a redelivered copy: held until its batch takes it."""
+    lanes = Lanes()
+    for seq, agent in [(1, "noisy"), (2, "noisy"), (3, "quiet"), (4, None)]:
+        lanes.add(_held(seq, agent))
+    assert [lanes.holds(seq) for seq in (1, 2, 3, 4, 5)] == [True, True, True, True, False]
+    taken = lanes.take(3)  # one of noisy's, quiet's, the rejection
+    assert [lanes.holds(h.seq) for h in taken] == [False] * 3
+    assert lanes.holds(2)
+    lanes.clear()
+    assert not lanes.holds(2)
