@@ -195,6 +195,7 @@ Ties order by similarity, then id, so a ranking is a pure function of its inputs
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -322,12 +323,24 @@ def named_senders(query: str, memories: Iterable[Memory]) -> frozenset[str]:
     return frozenset(s for s, at in named.items() if at == first)
 
 
+@functools.lru_cache(maxsize=8192)
+def content_lines(content: str) -> tuple[str, ...]:
+    """A window's lines (its date line first). Cached: a query reads a window's lines to find
+    its own turn, the turn it is credited to and the turns next to it, and the same windows
+    come back across queries of one conversation."""
+    return tuple(content.split("\n"))
+
+
+# A turn's text as a window line, cached for the query path (capture makes each line once).
+_line_of = functools.lru_cache(maxsize=8192)(turn_line)
+
+
 def own_line(memory: Memory) -> str:
     """The memory's own turn as it is written in it: a context window's last line, a reply
     window's first line after the date, anything else whole."""
     if not is_context_memory(memory):
         return memory.content
-    lines = memory.content.split("\n")
+    lines = content_lines(memory.content)
     return lines[1] if is_reply_memory(memory) and len(lines) > 1 else lines[-1]
 
 
@@ -485,8 +498,8 @@ def _turn_lines(ranked: Sequence[RankedMemory]) -> dict[str, tuple[float, str]]:
     for r in ranked:
         if is_turn_memory(r.memory):
             entry = (r.cosine, message_key(r.memory))
-            lines.setdefault(turn_line(r.memory.content), entry)
-            lines.setdefault(turn_line(r.memory.content, WINDOW_LINE_CHARS), entry)  # as a context line
+            lines.setdefault(_line_of(r.memory.content), entry)
+            lines.setdefault(_line_of(r.memory.content, WINDOW_LINE_CHARS), entry)  # as a context line
     return lines
 
 
@@ -498,7 +511,7 @@ def matching_turn(ranked: RankedMemory, turn_lines: dict[str, tuple[float, str]]
     own = message_key(ranked.memory)
     if not is_context_memory(ranked.memory):
         return own
-    scored = [turn_lines[line] for line in ranked.memory.content.split("\n")[1:] if line in turn_lines]
+    scored = [turn_lines[line] for line in content_lines(ranked.memory.content)[1:] if line in turn_lines]
     if not scored:
         return own
     own_cosine = max((cos for cos, key in scored if key == own), default=-math.inf)
@@ -512,15 +525,15 @@ def adjacent_turns(memories: Iterable[Memory]) -> list[tuple[str, str]]:
     and the turns next to it; a turn whose line no candidate carries as its own is not
     placed). See "The turns around the answer"."""
     own: dict[tuple[str | None, str], str] = {}
-    windows: list[tuple[str, str | None, list[str]]] = []
+    windows: list[tuple[str, str | None, tuple[str, ...]]] = []
     for memory in memories:
         if memory.sender is None or memory.type != "episode":
             continue
         position = event_position(memory)
         if position == 0:
-            own.setdefault((memory.session, turn_line(memory.content, WINDOW_LINE_CHARS)), message_key(memory))
+            own.setdefault((memory.session, _line_of(memory.content, WINDOW_LINE_CHARS)), message_key(memory))
         elif position in (WINDOW_POSITION, REPLY_POSITION):
-            key, lines = message_key(memory), memory.content.split("\n")[1:]  # cut as a window quotes them
+            key, lines = message_key(memory), content_lines(memory.content)[1:]  # cut as a window quotes them
             windows.append((key, memory.session, lines))
             own.setdefault((memory.session, lines[0] if position == REPLY_POSITION else lines[-1]), key)
     pairs: list[tuple[str, str]] = []
