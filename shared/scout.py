@@ -48,7 +48,7 @@ from nats.aio.msg import Msg
 from nats.js import api
 from nats.js.client import JetStreamContext
 
-from shared.names import SLOTS, is_store_subject, slot_of
+from shared.names import SLOTS, is_store_subject, scout_consumer, slot_of
 from shared.pull import PullFetcher, fetcher_for
 
 log = logging.getLogger(__name__)
@@ -132,7 +132,7 @@ class Scout:
         self._delivery_of = delivery_of  # a message's consumer sequence
         self._stream = stream
         self._durable = consumer
-        self.name = f"{consumer}-scout"
+        self.name = scout_consumer(consumer)
         self.passing = passing
         self._fetcher: PullFetcher | None = None
         self._next_delivery = 1
