@@ -429,12 +429,15 @@ class ConsumeLoop:
         try:
             if scout is None:
                 scout = await self._open_scout()
-            msgs = await scout.read(self._cfg.batch_size - len(self._scouted), self._busy_expiry_s)
+            msgs = None if scout is None else await scout.read(self._cfg.batch_size - len(self._scouted),
+                                                                self._busy_expiry_s)
         except Exception as exc:  # the scout only saves time: without it the loop is what it was
             log.warning("scout_failed", extra={"consumer": self.consumer, "error": repr(exc)})
-            msgs = None
+            scout = msgs = None
         if msgs is None or scout is None:
-            await self._close_scout()
+            # a gap closes it as any close does; nothing to read past the noisy agents, or a failure,
+            # is not tried again before the loop has read a read-ahead further
+            await self._close_scout(retry_after=0 if scout is not None else self._cfg.read_ahead)
             return
         for msg in msgs:
             self._scout_file(scout.passing, msg)
@@ -451,19 +454,22 @@ class ConsumeLoop:
         """The agents whose backlog fills the read-ahead: a batch's worth held, or more."""
         return self._lanes.over(self._cfg.batch_size)
 
-    async def _open_scout(self) -> Scout:
+    async def _open_scout(self) -> Scout | None:
         noisy = self._noisy()
         passing = Passing(self._cfg.prefix, self._read_top + 1, self._cfg.batch_size, noisy)
         scout = self._scout = Scout(self._js, EVENTS_STREAM, self.consumer, passing, consumer_seq)
-        await scout.open(noisy)
+        if not await scout.open(noisy):
+            return None
         log.info("scout_opened", extra={"consumer": self.consumer, "from_seq": passing.top + 1,
                                         "noisy": sorted(noisy)[:10]})
         return scout
 
-    async def _close_scout(self) -> None:
+    async def _close_scout(self, retry_after: int = 0) -> None:
         """Close the scout: the next may open once the loop has read past what this one sorted
-        out (its blocked agents' passed messages are in the lanes then)."""
+        out (its blocked agents' passed messages are in the lanes then), and ``retry_after``
+        messages past its last read."""
         scout, self._scout = self._scout, None
+        self._scout_floor = max(self._scout_floor, self._read_top + retry_after)
         if scout is not None:
             self._scout_floor = max(self._scout_floor, scout.passing.top)
             await scout.close()

@@ -137,20 +137,27 @@ class Scout:
         self._fetcher: PullFetcher | None = None
         self._next_delivery = 1
 
-    async def open(self, noisy: set[str]) -> None:
+    async def open(self, noisy: set[str]) -> bool:
+        """Make the consumer; False when there is nothing to read past the noisy agents (every
+        slot the durable reads is theirs) — or the durable reads the whole stream, which a
+        filter without them cannot say."""
         info = await self._js.consumer_info(self._stream, self._durable)
         config = info.config
         filters = list(config.filter_subjects or ([config.filter_subject] if config.filter_subject else []))
         neighbours = {slot: await self._agents_in(slot) for slot in {slot_of(agent) for agent in noisy}}
+        filters = scout_filters(filters, noisy, neighbours) if filters else []
+        if not filters:
+            return False  # an empty filter would be the whole stream: other workers' events too
         with contextlib.suppress(nats.js.errors.NotFoundError):
             await self._js.delete_consumer(self._stream, self.name)  # one a dead worker left behind
         await self._js.add_consumer(self._stream, api.ConsumerConfig(
             name=self.name, ack_policy=api.AckPolicy.NONE, deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE,
-            opt_start_seq=self.passing.top + 1, filter_subjects=scout_filters(filters, noisy, neighbours),
+            opt_start_seq=self.passing.top + 1, filter_subjects=filters,
             inactive_threshold=_INACTIVE_S, mem_storage=True, num_replicas=1,
             description=f"Cortex: {self._durable} reading past a noisy agent's backlog"))
         self._fetcher = fetcher_for(self._js, self._stream, self.name)
         await self._fetcher.start()
+        return True
 
     async def _agents_in(self, slot: int) -> set[str]:
         """The agents the stream holds events of in ``slot`` (its per-subject counts)."""

@@ -46,3 +46,9 @@ def test_once_an_agents_message_is_passed_every_later_one_is() -> None:
     assert passing.sort("cortex.msg.2.quiet.received", 107, held.get) is None
     assert passing.sort("cortex.msg.quiet.received", 108, held.get) is None  # no slot: no agent's lane
     assert passing.top == 108 and passing.blocked == {"noisy", "busy", "quiet"}
+
+
+def test_a_durable_reading_only_the_noisy_agents_slot_leaves_the_scout_nothing_to_read() -> None:
+    """An empty filter would be the whole stream (other workers' events too): the scout does not open."""
+    noisy = _agent_in(9)
+    assert scout_filters(["cortex.msg.9.*.*"], {noisy}, {9: {noisy}}) == []
