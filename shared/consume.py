@@ -5,7 +5,10 @@ order, one batch at a time:
 
 1. read ahead: fetch up to ``read_ahead`` messages (and ``read_ahead_bytes``) past the
    ones applied, decode and validate each once, and file it in its agent's lane
-   (``shared.lanes``); an empty fetch is an idle tick;
+   (``shared.lanes``); an empty fetch is an idle tick. While the read-ahead is full behind
+   one agent's backlog, the other agents' events past it are filed too, read with an
+   ephemeral consumer that leaves the noisy agent out (``shared.scout``); the durable's own
+   delivery of those is acked when they are applied;
 2. take a batch: each agent's lane gets a fair share of it, from its front, and the batch
    is applied in stream order — so one agent's backlog takes turns with another agent's
    next event instead of holding it back (with one agent, the batch is the next
