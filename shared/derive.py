@@ -42,7 +42,7 @@ from shared.errors import InvalidEvent
 from shared.feedback import late_answer
 from shared.names import EVENTS_STREAM, OPENCLAW_FAMILY, agent_filter, session_agent_filter, stored_subject
 from shared.natsio import api_request
-from shared.projection import EventProjection, step
+from shared.projection import EventProjection, late_inputs, step
 
 log = logging.getLogger(__name__)
 
@@ -83,8 +83,12 @@ class Derivation:
     """Derives event-derived documents as of a sequence; one per process (``shared.inputs``)."""
 
     def __init__(self, js: JetStreamContext, settings: Settings, projections: Callable[[], Derivable],
-                 accept: Accept | None = None, start_forgotten: StartForgotten | None = None) -> None:
+                 accept: Accept | None = None, start_forgotten: StartForgotten | None = None,
+                 producers: Mapping[str, str] | None = None) -> None:
         self._js = js
+        # the buckets whose documents derive from the events only when this producer made them
+        # (a worker that may ask a model: ``shared.runtime.derivation``)
+        self._producers = dict(producers or {})
         self._prefix = settings.prefix
         self._limits = event_limits(settings)
         self._span = settings.openclaw.dedup_window
@@ -114,6 +118,11 @@ class Derivation:
         reads come in stream order: one session's events each), unless events were removed
         from the stream since (a forget, retention): then from the agent's first event."""
         projection = self._derived()[bucket]
+        if self._producers.get(bucket, producer) != producer:
+            log.info("asof_not_derivable", extra={"bucket": bucket, "agent": agent, "before_seq": before_seq,
+                                                  "reason": f"made by {producer or 'nothing readable'}, not by "
+                                                            f"{self._producers[bucket]} (a model, or other settings)"})
+            return None, False
         removed, complete = await self._stream()
         if not complete:
             log.info("asof_not_derivable", extra={"bucket": bucket, "agent": agent, "before_seq": before_seq,
@@ -157,8 +166,8 @@ class Derivation:
 
     @staticmethod
     def _applied(projection: EventProjection[Any], doc: Any, env: Envelope, producer: str) -> Any:
-        try:
-            return step(projection, doc, env, None, producer)[0]
+        try:  # a late answer to one of its model's calls goes to ``enrich``, as in its worker
+            return step(projection, doc, env, late_inputs(env), producer)[0]
         except Exception as exc:  # its worker dead-letters an event its pure core cannot apply, and goes on
             log.warning("asof_derive_skipped", extra={"seq": env.seq, "error": f"{type(exc).__name__}: {exc}"[:300]})
             return doc

@@ -152,6 +152,13 @@ class _Late(msgspec.Struct, frozen=True):
     answer: LlmAnswerValue
 
 
+def late_inputs(env: Envelope) -> _Late | None:
+    """What ``step`` is given for ``env`` when it is a late answer to a model's call (``enrich``
+    applies it), else None (an ``EventProjection``'s inputs)."""
+    late = late_answer(env.event)
+    return _Late(late) if late is not None else None
+
+
 class EventProjection(Projection[D, None]):
     """A document derived from the events alone: ``apply`` is the whole story."""
 

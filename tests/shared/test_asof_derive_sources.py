@@ -1,0 +1,149 @@
+"""Knowledge, traces and pending operations past their bucket's history are read as of a
+trigger exactly: derived from the agent's events before it (``shared.derive``), byte for
+byte what the worker had stored then — when no model read the events too. Before, a
+briefing far behind them (a restart, an eval publishing whole conversations at once) read
+their latest documents instead (``history_too_short``: 95 knowledge, 40 traces reads in one
+briefing-eval run). A document a model helped make is not the events' alone: its read
+still falls back to the latest document, flagged (its producer says a model made it)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import msgspec
+import pytest
+from nats.aio.client import Client
+from nats.js.client import JetStreamContext
+
+from schemas.docs import KnowledgeDoc, OperationsDoc, TraceDoc
+from shared.asof import DocReader
+from shared.codec import Envelope, decode_event, event_limits
+from shared.config import Settings, load_settings
+from shared.inputs import Inputs
+from shared.kv import kv_read
+from shared.llm import LlmClient
+from shared.names import BUCKET_KNOWLEDGE, BUCKET_OPERATIONS, BUCKET_TRACES, EVENTS_STREAM
+from shared.projection import AnyProjection, ProjectionHandler, is_trigger
+from shared.provision import provision
+from shared.runtime import WorkerSpec, derivation, producer_id
+from workers.knowledge.worker import SPEC as KNOWLEDGE
+from workers.knowledge.worker import KnowledgeProjection
+from workers.traces.config import trace_config
+from workers.traces.operations import operations_config
+from workers.traces.worker import SPEC as TRACES
+from workers.traces.worker import OperationsProjection, TracesProjection
+
+AGENT = "agent-0"
+VERSION = "9.9.9"
+
+
+class Case(NamedTuple):
+    spec: WorkerSpec
+    bucket: str
+    doc_type: type[Any]
+    # the worker's own projections, as its build makes them without a model
+    projections: Callable[[Settings, LlmClient], Sequence[AnyProjection]]
+
+
+def _knowledge(settings: Settings, llm: LlmClient) -> list[AnyProjection]:
+    return [KnowledgeProjection(settings.knowledge, llm, languages=settings.languages)]
+
+
+def _traces(settings: Settings, llm: LlmClient) -> list[AnyProjection]:
+    traces = settings.traces
+    return [TracesProjection(traces, trace_config(traces, settings.languages), llm),
+            OperationsProjection(traces, operations_config(traces))]
+
+
+CASES = {"knowledge": Case(KNOWLEDGE, BUCKET_KNOWLEDGE, KnowledgeDoc, _knowledge),
+         "traces": Case(TRACES, BUCKET_TRACES, TraceDoc, _traces),
+         "operations": Case(TRACES, BUCKET_OPERATIONS, OperationsDoc, _traces)}
+
+
+def _tool(i: int, kind: str) -> tuple[str, bytes, str]:
+    """A tool call that keeps failing (a finding for traces), or one left pending (an operation)."""
+    body: dict[str, Any] = {"id": f"tool-{i}-{kind}", "agent": AGENT, "session": f"s-{AGENT}",
+                            "ts": f"2026-02-17T00:{i // 60 % 60:02d}:{i % 60:02d}Z", "tool": "exec",
+                            "call_id": f"c{i}", "params": {"command": "make deploy"}}
+    if kind == "result":
+        body["error"] = "exit status 2: deploy target missing"
+    return f"cortex.tool.{AGENT}.{kind}", msgspec.json.encode(body), str(body["id"])
+
+
+async def _publish(js: JetStreamContext, chat: list[tuple[str, bytes, str]]) -> int:
+    for i, (subject, data, msg_id) in enumerate(chat):
+        await js.publish(subject, data, headers={"Nats-Msg-Id": msg_id})
+        if i % 9 == 4:
+            for kind in ("call", "result") if i % 18 == 4 else ("call",):
+                tool_subject, body, tool_id = _tool(i, kind)
+                await js.publish(tool_subject, body, headers={"Nats-Msg-Id": tool_id})
+    return int((await js.stream_info(EVENTS_STREAM)).state.last_seq)
+
+
+async def _apply_one_per_batch(js: JetStreamContext, settings: Settings, case: Case, producer: str,
+                               last: int) -> dict[int, bytes | None]:
+    """The worker's handler over the stream, one event per batch (paced load); the agent's
+    stored document just before each of its triggers."""
+    llm = LlmClient(settings, js)
+    assert not llm.enabled
+    handler = ProjectionHandler(js, case.spec.name, producer, case.projections(settings, llm), cut_on_triggers=True)
+    kv = await js.key_value(case.bucket)
+    before: dict[int, bytes | None] = {}
+    for seq in range(1, last + 1):
+        msg = await js.get_msg(EVENTS_STREAM, seq)
+        env = decode_event(settings.prefix, msg.subject or "", seq, msg.data or b"", event_limits(settings))
+        assert isinstance(env, Envelope)
+        if env.agent == AGENT and is_trigger(env):
+            before[seq] = (await kv_read(kv, AGENT))[0]
+        await handler.apply(env)
+        await handler.commit()
+    await llm.aclose()
+    return before
+
+
+async def _stored(nc: Client, make_chat_events: Any, case: Case, producer: str) -> tuple[dict[int, bytes | None],
+                                                                                      list[int]]:
+    """The documents stored before each trigger, and the triggers past the bucket's history."""
+    js = nc.jetstream()
+    settings = load_settings({})
+    await provision(js, settings, [], doc_buckets=list(case.spec.buckets))
+    last = await _publish(js, make_chat_events(200, 1, seed=3, triggers_every=30))
+    before = await _apply_one_per_batch(js, settings, case, producer, last)
+    plain = DocReader(js)  # without derivation: what the readers did before
+    short = [seq for seq in sorted(before) if not (await plain.as_of(case.bucket, AGENT, case.doc_type, seq))[1]]
+    assert short, "the early triggers should lie past the bucket's history: the test would prove nothing"
+    return before, short
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+async def test_a_source_made_without_a_model_is_derived_as_of_the_trigger(
+        nc: Client, make_chat_events: Any, name: str) -> None:
+    case = CASES[name]
+    settings = load_settings({})
+    before, short = await _stored(nc, make_chat_events, case, producer_id(case.spec, settings, VERSION))
+    assert any(doc is not None for seq, doc in before.items() if seq in short)
+    js = nc.jetstream()
+    reader = Inputs(js, settings, derivation(js, settings, [case.spec], VERSION)).docs
+    for seq in [*sorted(before), *sorted(before, reverse=True)]:  # in stream order, then from the start again
+        doc, exact = await reader.as_of(case.bucket, AGENT, case.doc_type, seq)
+        assert exact, seq
+        got = msgspec.json.encode(doc) if doc is not None else None
+        assert got == before[seq], f"as of the trigger at {seq} ({'derived' if seq in short else 'a revision'})"
+
+
+async def test_a_source_a_model_helped_make_is_not_passed_off_as_derived(nc: Client, make_chat_events: Any) -> None:
+    """The same documents, but their producer says a model read the events too (the worker's
+    process had a key; the reading one need not): past the history the read is the latest
+    document, flagged — the regex-only derivation would not be what was stored."""
+    case = CASES["knowledge"]
+    with_model = load_settings({"ANTHROPIC_API_KEY": "sk-test"})
+    made_by = producer_id(case.spec, with_model, VERSION)
+    assert made_by != producer_id(case.spec, load_settings({}), VERSION)
+    _, short = await _stored(nc, make_chat_events, case, made_by)
+    js = nc.jetstream()
+    for settings in (load_settings({}), with_model):  # whichever the reading process has
+        reader = Inputs(js, settings, derivation(js, settings, [case.spec], VERSION)).docs
+        for seq in short:
+            _, exact = await reader.as_of(case.bucket, AGENT, case.doc_type, seq)
+            assert not exact, seq
