@@ -159,7 +159,8 @@ class DocReader:
         events of, is read as it is now — counted and logged, for a replay may not reproduce
         what is made of it."""
         if self._derivation is not None and self._derivation.derivable(bucket):
-            derived, exact = await self._derivation.as_of(bucket, agent, before_seq, _producer(latest))
+            derived, exact = await self._derivation.as_of(bucket, agent, before_seq, _producer(latest),
+                                                          self.as_of)
             if exact:
                 return derived, True
         log.warning("history_too_short", extra={"bucket": bucket, "agent": agent, "before_seq": before_seq})

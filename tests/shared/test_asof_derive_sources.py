@@ -8,6 +8,7 @@ still falls back to the latest document, flagged (its producer says a model made
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -16,19 +17,26 @@ import pytest
 from nats.aio.client import Client
 from nats.js.client import JetStreamContext
 
-from schemas.docs import KnowledgeDoc, OperationsDoc, TraceDoc
+from schemas.docs import ChannelsDoc, KnowledgeDoc, OperationsDoc, TraceDoc
 from shared.asof import DocReader
 from shared.codec import Envelope, decode_event, event_limits
 from shared.config import Settings, load_settings
+from shared.health import Health
 from shared.inputs import Inputs
 from shared.kv import kv_read
 from shared.llm import LlmClient
-from shared.names import BUCKET_KNOWLEDGE, BUCKET_OPERATIONS, BUCKET_TRACES, EVENTS_STREAM
+from shared.names import BUCKET_CHANNELS, BUCKET_KNOWLEDGE, BUCKET_OPERATIONS, BUCKET_TRACES, EVENTS_STREAM
 from shared.projection import AnyProjection, ProjectionHandler, is_trigger
 from shared.provision import provision
-from shared.runtime import WorkerSpec, derivation, producer_id
+from shared.runtime import WorkerContext, WorkerSpec, derivation, producer_id
+from workers.channels.worker import SPEC as CHANNELS
+from workers.channels.worker import ChannelsProjection
+from workers.decisions.worker import SPEC as DECISIONS
+from workers.decisions.worker import projections as decisions_projections
 from workers.knowledge.worker import SPEC as KNOWLEDGE
 from workers.knowledge.worker import KnowledgeProjection
+from workers.threads.worker import SPEC as THREADS
+from workers.threads.worker import projections as threads_projections
 from workers.traces.config import trace_config
 from workers.traces.operations import operations_config
 from workers.traces.worker import SPEC as TRACES
@@ -147,3 +155,50 @@ async def test_a_source_a_model_helped_make_is_not_passed_off_as_derived(nc: Cli
         for seq in short:
             _, exact = await reader.as_of(case.bucket, AGENT, case.doc_type, seq)
             assert not exact, seq
+
+
+class _Unhurried(ChannelsProjection):
+    """The channels worker's rule and reads, without waiting on consumers (none run here: each
+    event is applied to threads and decisions before channels takes it)."""
+
+    patient = False
+
+
+async def test_channel_summaries_past_their_history_are_derived_from_derived_sources(
+        nc: Client, make_chat_events: Any) -> None:
+    """The channel summaries are made at each trigger from threads and decisions as of it; both
+    derive from the events, so the channels document derives too — its own history spent (a
+    revision per message), each summary made from the sources derived as of its trigger.
+    Before: the latest channels document (``history_too_short``; 38 reads in one held-out run)."""
+    js = nc.jetstream()
+    settings = load_settings({"CORTEX_BOOT_WAIT_MS": "1"})
+    specs = [THREADS, DECISIONS, CHANNELS]
+    await provision(js, settings, [], doc_buckets=[b for s in specs for b in s.buckets])
+    last = await _publish(js, make_chat_events(200, 1, seed=11, triggers_every=30))
+    ctx = WorkerContext(nc=nc, js=js, settings=settings, worker="channels", consumer="channels",
+                        producer="channels@test", health=Health("channels"), catalog={s.name: s for s in specs})
+    handlers = [ProjectionHandler(js, "threads", "threads@test", threads_projections(settings)),
+                ProjectionHandler(js, "decisions", "decisions@test", decisions_projections(settings)),
+                ProjectionHandler(js, "channels", "channels@test", [_Unhurried(ctx)], cut_on_triggers=True)]
+    kv = await js.key_value(BUCKET_CHANNELS)
+    made: dict[int, bytes | None] = {}  # the document made for each trigger of the agent's
+    for seq in range(1, last + 1):
+        msg = await js.get_msg(EVENTS_STREAM, seq)
+        env = decode_event(settings.prefix, msg.subject or "", seq, msg.data or b"", event_limits(settings))
+        assert isinstance(env, Envelope)
+        for handler in handlers:
+            await handler.apply(env)
+            await handler.commit()
+        if env.agent == AGENT and is_trigger(env):
+            made[seq] = (await kv_read(kv, AGENT))[0]
+    await ctx.aclose()
+    plain = DocReader(js)  # made for the trigger: read as of the event after it (``Source.as_of``)
+    short = [seq for seq in sorted(made) if not (await plain.as_of(BUCKET_CHANNELS, AGENT, ChannelsDoc, seq + 1))[1]]
+    assert short, "the early triggers should lie past the bucket's history: the test would prove nothing"
+    assert any(re.search(rb'"summary":"[^"]', made[seq] or b"") for seq in short), "a summary should say something"
+
+    reader = Inputs(js, settings, derivation(js, settings, specs, VERSION)).docs
+    for seq in sorted(made):
+        doc, exact = await reader.as_of(BUCKET_CHANNELS, AGENT, ChannelsDoc, seq + 1)
+        assert exact, seq
+        assert msgspec.json.encode(doc) == made[seq], f"made for the trigger at {seq}"
