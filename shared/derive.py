@@ -21,6 +21,12 @@ retention or a purge moved its start (forgets aside: every event below was a for
 agent's, ``shared.forget.start_forgotten``), what is left no longer makes what was stored,
 and the read is refused (its reader falls back, counted). The events are read with direct
 gets (one per event, a fallback's cost).
+
+A composed document whose sources derive (the channel summaries, the snapshot, the
+narrative: a ``SourcedProjection``) is derived the same way, each source it reads at an
+event read as of that event through the reader (derived in turn when past its history).
+A worker that may ask a model derives only documents its producer made without one
+(``producers``: ``shared.runtime.derivation``).
 """
 
 from __future__ import annotations
