@@ -201,7 +201,7 @@ _PROOF_POLL_S = 0.02  # and the sources' documents this often (``Inputs._final``
 
 
 class _SourceState(NamedTuple):
-    applied: int  # every event up to this stream sequence is applied: its ack floor (acked after the checkpoint)
+    applied: int  # every event up to this stream sequence is applied: its ack floor (acked once committed)
     done: bool  # nothing pending, nothing in flight
     consumed: bool  # a pull request is waiting or a batch is in flight: a worker is at it
 

@@ -196,7 +196,7 @@ class WatermarkTracker:
 
     async def reached(self, consumer: str, seq: int) -> bool:
         """The consumer applied everything up to ``seq``: its checkpoint (the watch) says so, or
-        the server does — its ack floor (acked after the checkpoint is written) is there, or
+        the server does — its ack floor (a message is acked once its batch is committed) is there, or
         nothing is left for it. The server's view keeps this right when the watch fell silent
         (a NATS restart can end its ordered consumer without a word): every trigger of every
         composed worker then waited out its bound."""
