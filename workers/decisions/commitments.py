@@ -385,7 +385,7 @@ def apply_message(
     text = prepare_text(event.content)
     before = _overdue(_reopened(base, event, text, patterns), now, tz)  # never mutated: shared if unchanged
     commitments = before
-    if patterns.closures(text):
+    if patterns.closes(text):
         commitments = _close_fulfilled(commitments, text, patterns.stopwords)
     commitments = _close_reported(commitments, event, text, patterns)
     turn = _turn_after(base, event, text, before, commitments, patterns)
