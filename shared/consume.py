@@ -465,6 +465,7 @@ class ConsumeLoop:
         await self._give_back(behind)
         await sub.stop()
         await self._give_back([h.msg for h in self._lanes.clear()])  # the rewind delivers them again, in order
+        await self._write_deferred()  # the rewind starts from the bucket's checkpoint: bring it up to date
         await self._retry_transient("rewind", self._rewind)
         fresh = self._sub = fetcher_for(self._js, EVENTS_STREAM, self.consumer)
         await fresh.start()
@@ -628,6 +629,13 @@ class ConsumeLoop:
             with contextlib.suppress(Exception):
                 self._fence()
                 await self._write_checkpoint(self._wanted)
+
+    async def _write_deferred(self) -> None:
+        """A deferred checkpoint written now (the loop goes on: a failure is retried as a batch's is)."""
+        await self._drop_later()
+        if self._wanted > self._written:
+            self._fence()
+            await self._retry_transient("checkpoint", lambda: self._write_checkpoint(self._wanted))
 
     async def _drop_later(self) -> None:
         later, self._later = self._later, None
