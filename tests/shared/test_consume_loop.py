@@ -712,3 +712,35 @@ async def test_a_worker_killed_after_a_quiet_agent_went_past_the_read_ahead_matc
     kv, replayed = await js.key_value(BUCKET), await js.key_value(REPLAY_BUCKET)
     for agent in ("noisy", "quiet"):
         assert (await kv_read(kv, agent))[0] == (await kv_read(replayed, agent))[0]
+
+
+async def test_batches_in_quick_succession_write_one_checkpoint_between_them_and_the_last_follows(
+    js: JetStreamContext, wait_for: WaitFor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every worker wrote its checkpoint after every batch, and every composed worker watching
+    it received each one. Within CHECKPOINT_EVERY_S of a write, a batch's checkpoint is left to
+    one write when that time is up, with every batch applied by then: 30 batches of one event
+    (a backlog, batch size 1) write the first batch's and then one more — the last — with no
+    event after them; a stop writes a deferred one at once."""
+    monkeypatch.setattr("shared.consume.CHECKPOINT_EVERY_S", 2.0)
+    await publish(js, [msg(i) for i in range(1, 31)])
+    loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=Faulty(js),
+                       config=msgspec.structs.replace(CONFIG, batch_size=1), health=Health("tally"))
+    task = asyncio.create_task(loop.run())
+    try:
+        await wait_for(lambda: _eq(checkpoint(js), 30), within=20)
+        assert await tally(js) == [f"e{i}" for i in range(1, 31)]
+        assert await _checkpoint_writes(js) == 2
+        monkeypatch.setattr("shared.consume.CHECKPOINT_EVERY_S", 600.0)  # deferred for longer than the test
+        await publish(js, [msg(i) for i in range(31, 34)])
+        await wait_for(lambda: _eq(tally(js), [f"e{i}" for i in range(1, 34)]))
+        assert await checkpoint(js) == 30
+    finally:
+        loop.stop()
+        await asyncio.wait_for(task, timeout=15)
+    assert await checkpoint(js) == 33 and await _checkpoint_writes(js) == 3
+
+
+async def _checkpoint_writes(js: JetStreamContext) -> int:
+    """How many times a checkpoint was written (the only key of the bucket here)."""
+    return int((await js.stream_info(f"KV_{BUCKET_CHECKPOINTS}")).state.last_seq)
