@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 import pytest
 from nats.aio.client import Client
+from nats.js.api import StreamConfig
 from nats.js.client import JetStreamContext
 
 from schemas.docs import Integrity
@@ -22,7 +23,7 @@ from shared.consume import ConsumeLoop, LoopConfig
 from shared.errors import InvalidEvent, TransientError
 from shared.health import Health
 from shared.kv import kv_read
-from shared.names import BUCKET_CHECKPOINTS, DLQ_STREAM, EVENTS_STREAM
+from shared.names import BUCKET_CHECKPOINTS, DLQ_STREAM, EVENTS_STREAM, OPENCLAW_SESSION_AGENT, slot_of
 from shared.projection import EventProjection, ProjectionHandler
 from shared.provision import ConsumerSpec, ensure_bucket, provision
 
@@ -712,6 +713,56 @@ async def test_a_worker_killed_after_a_quiet_agent_went_past_the_read_ahead_matc
     kv, replayed = await js.key_value(BUCKET), await js.key_value(REPLAY_BUCKET)
     for agent in ("noisy", "quiet"):
         assert (await kv_read(kv, agent))[0] == (await kv_read(replayed, agent))[0]
+
+
+def _store_message(i: int, agent: str) -> tuple[str, bytes]:
+    """An OpenClaw 2026.9 store event: ``agent``'s message, filed under the session token ``agent``."""
+    data = {"id": f"o{i}", "ts": 1771318803000 + i, "agent": OPENCLAW_SESSION_AGENT, "session": f"agent:{agent}:main",
+            "type": "msg.in", "payload": {"from": "albert", "content": f"message {i}"}}
+    return f"openclaw.events.{OPENCLAW_SESSION_AGENT}.msg_in", msgspec.json.encode(data)
+
+
+async def test_an_agents_message_under_the_session_token_is_not_overtaken_by_its_next_event_past_the_read_ahead(
+    nc: Client, wait_for: WaitFor
+) -> None:
+    """The noisy agent shares the session token's slot (38), and the stream holds no event under
+    the token yet when the look past the read-ahead opens: its filter leaves that slot out. Then
+    quiet's message arrives under the session token (OpenClaw 2026.9), and quiet's next event
+    under its own id after it. The look-ahead must not apply quiet's second event before its
+    first, which the consumer delivers only behind noisy's backlog: the first would be skipped
+    by quiet's watermark, lost."""
+    noisy = "noisy7"
+    assert slot_of(noisy) == slot_of(OPENCLAW_SESSION_AGENT) != slot_of("quiet")
+    js = nc.jetstream()
+    await js.add_stream(StreamConfig(name="openclaw-events", subjects=["openclaw.events.>"]))
+    await provision(js, load_settings({"CORTEX_OPENCLAW_STREAM": "openclaw-events"}),
+                    [ConsumerSpec(name="tally", families=("msg",))])
+    await ensure_bucket(js, BUCKET)
+    await publish(js, [msg(i, agent=noisy) for i in range(1, BACKLOG + 1)])
+    handler = Recorder(js, hold=BACKLOG // 4)
+    loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=handler, config=PAST_CONFIG,
+                       health=Health("tally"))
+    task = asyncio.create_task(loop.run())
+    try:
+        await asyncio.wait_for(handler.holding.wait(), timeout=60)
+        assert "tally-scout" in await _consumer_names(js)  # the look past the read-ahead is open
+        await publish(js, [_store_message(1, "quiet")])
+
+        async def stored(n: int) -> bool:
+            return (await js.stream_info(EVENTS_STREAM)).state.messages == n
+
+        await wait_for(lambda: stored(BACKLOG + 1), within=30)
+        await publish(js, [msg("q", agent="quiet")])
+        await wait_for(lambda: stored(BACKLOG + 2), within=30)
+        handler.gate.set()
+        await wait_for(lambda: _eq(checkpoint(js), BACKLOG + 2), within=60)
+        await wait_for(lambda: _drained(js), within=30)
+    finally:
+        handler.gate.set()
+        loop.stop()
+        await asyncio.wait_for(task, timeout=15)
+    assert await tally(js, "quiet") == ["o1", "eq"]
+    assert await tally(js, noisy) == [f"e{i}" for i in range(1, BACKLOG + 1)]
 
 
 async def test_batches_in_quick_succession_write_one_checkpoint_between_them_and_the_last_follows(
