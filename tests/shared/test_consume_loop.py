@@ -573,7 +573,8 @@ async def test_a_copy_of_a_held_message_the_server_redelivers_is_applied_once_an
             return info.num_pending == 0 and info.num_ack_pending == 0
 
         await wait_for(drained, within=60)
-        assert await checkpoint(js) == backlog + 1  # at once: the last batch wrote it before its acks
+        # the last batch's write follows its acks within CHECKPOINT_EVERY_S (held twice, it stayed behind for good)
+        await wait_for(lambda: _eq(checkpoint(js), backlog + 1), within=10)
     finally:
         loop.stop()
         await asyncio.wait_for(task, timeout=15)
@@ -790,6 +791,44 @@ async def test_batches_in_quick_succession_write_one_checkpoint_between_them_and
         loop.stop()
         await asyncio.wait_for(task, timeout=15)
     assert await checkpoint(js) == 33 and await _checkpoint_writes(js) == 3
+
+
+async def test_a_worker_killed_with_its_acks_ahead_of_its_checkpoint_applies_nothing_twice_and_skips_nothing(
+    js: JetStreamContext, wait_for: WaitFor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Acks do not wait for the checkpoint: killed after every event of noisy's backlog and of
+    quiet's (applied past the read-ahead) is applied and acked, with the checkpoint's write still
+    deferred, a worker restarts from the older checkpoint the bucket holds, far below the ack
+    floor. The rewind delivers everything after it again: each document's watermark skips it
+    (no revision written again), and the checkpoint and the consumer end where they did."""
+    monkeypatch.setattr("shared.consume.CHECKPOINT_EVERY_S", 600.0)  # only the first batch's is written
+    await _backlog_then_one(js)
+    loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=Recorder(js), config=PAST_CONFIG,
+                       health=Health("tally"))
+    task = asyncio.create_task(loop.run())
+    await wait_for(lambda: _drained(js), within=60)
+    task.cancel()  # killed: no stop, so the deferred write is dropped
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    written = await checkpoint(js)
+    assert 0 < written < BACKLOG // 2
+    assert (await js.consumer_info(EVENTS_STREAM, "tally")).ack_floor.stream_seq == BACKLOG + 1
+    revisions = {agent: await _revision(js, agent) for agent in ("noisy", "quiet")}
+    monkeypatch.setattr("shared.consume.CHECKPOINT_EVERY_S", 0.02)
+    restarted = Recorder(js)
+    loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=restarted, config=PAST_CONFIG,
+                       health=Health("tally"))
+    task = asyncio.create_task(loop.run())
+    try:
+        await wait_for(lambda: _eq(checkpoint(js), BACKLOG + 1), within=60)
+        await wait_for(lambda: _drained(js), within=30)
+    finally:
+        loop.stop()
+        await asyncio.wait_for(task, timeout=15)
+    assert restarted.order[0] == ("noisy", written + 1)  # it went back to the bucket's checkpoint
+    assert await tally(js, "noisy") == [f"e{i}" for i in range(1, BACKLOG + 1)]
+    assert await tally(js, "quiet") == ["eq"]
+    assert {agent: await _revision(js, agent) for agent in ("noisy", "quiet")} == revisions
 
 
 async def _checkpoint_writes(js: JetStreamContext) -> int:
