@@ -104,6 +104,8 @@ class WatermarkTracker:
         watch: until then ``checkpoint`` says 0 and a wait asks the server, as for a watch that
         fell silent). Past ``MAX_KEY_WATCHES`` keys, one watch of the whole bucket replaces them."""
         watches = self._watches
+        for key in [key for key, task in watches.items() if task.done()]:
+            del watches[key]  # it could not start, or ended (NATS went away): made again from now on
         if _ALL in watches:
             return
         new = [c for c in consumers if c not in watches]

@@ -162,3 +162,22 @@ async def test_a_tracker_receives_only_the_checkpoints_it_waits_on(js: JetStream
         assert tracker.checkpoint("slow") == 5
     finally:
         await tracker.stop()
+
+
+async def test_a_checkpoint_watch_that_failed_is_made_again_when_the_consumer_is_next_asked_about(
+    nc: Client, wait_for: WaitFor
+) -> None:
+    """A watch of one consumer's checkpoint that could not start (the bucket not there yet, NATS
+    away) or that ended is made again the next time the consumer is asked about: left dead, the
+    tracker said checkpoint 0 for it for good, and a wait given up at 0 was never made again."""
+    js = nc.jetstream()
+    tracker = WatermarkTracker(js)
+    try:
+        tracker.follow(["slow"])  # no checkpoints bucket yet: the watch fails
+        await wait_for(lambda: _true(all(task.done() for task in tracker._watches.values())))
+        await provision(js, load_settings({}), [ConsumerSpec(name="slow", families=("msg",))])
+        await set_checkpoint(js, "slow", 5)
+        tracker.follow(["slow"])
+        await wait_for(lambda: _true(tracker.checkpoint("slow") == 5))
+    finally:
+        await tracker.stop()
