@@ -14,7 +14,9 @@ The scout reads past the read-ahead without taking anything from the durable con
   agents (those holding ``quota`` or more messages in the lanes when it opens): their
   slots are left out of its filter, so the server skips their backlog for it (and the
   other agents it knows in those slots are named one by one, ``scout_filters``); a slot's
-  agent the stream did not know yet when the scout opened is not seen by it at all;
+  agent the stream did not know yet when the scout opened is not seen by it at all — but
+  for the OpenClaw store's session token, always named (any agent's message may be filed
+  under it: seen, it passes that agent's later events);
 * each message it delivers is *kept* — filed in its agent's lane, to be applied at that
   agent's turn — or *passed* (``Passing.sort``): an agent whose lane reaches ``quota``, an
   OpenClaw store event (its duplicate window decides in stream order, on the durable's
