@@ -115,8 +115,9 @@ CHECKPOINT_EVERY_S = 0.02  # the checkpoint is written at most this often; the l
 class Handler(ABC):
     """What the consume loop drives, per batch: ``apply`` each event in stream order,
     ``commit`` once, then ``on_committed`` after the batch is checkpointed (written, or
-    left to the write within ``CHECKPOINT_EVERY_S``) and acked; ``reset`` after a failure or a lost lease, ``aclose`` when the loop ends (the
-    host calls it). The last two hooks default to nothing."""
+    left to the write within ``CHECKPOINT_EVERY_S``) and acked; ``reset`` after a failure or
+    a lost lease, ``aclose`` when the loop ends (the host calls it). The last two hooks
+    default to nothing."""
 
     @abstractmethod
     async def apply(self, env: Envelope) -> bool:
