@@ -114,9 +114,10 @@ CHECKPOINT_EVERY_S = 0.02  # the checkpoint is written at most this often; the l
 
 class Handler(ABC):
     """What the consume loop drives, per batch: ``apply`` each event in stream order,
-    ``commit`` once, then ``on_committed`` after the checkpoint is written and the batch
-    acked; ``reset`` after a failure or a lost lease, ``aclose`` when the loop ends (the
-    host calls it). The last two hooks default to nothing."""
+    ``commit`` once, then ``on_committed`` after the batch is checkpointed (written, or
+    left to the write within ``CHECKPOINT_EVERY_S``) and acked; ``reset`` after a failure or
+    a lost lease, ``aclose`` when the loop ends (the host calls it). The last two hooks
+    default to nothing."""
 
     @abstractmethod
     async def apply(self, env: Envelope) -> bool:
@@ -284,6 +285,12 @@ class ConsumeLoop:
         self._last_ts: float | None = None
         self._duplicates = DuplicateWindow(config.duplicate_window)
         self._next_delivery: int | None = None  # the consumer sequence the next message must have
+        # the checkpoint in the bucket (written, or read at the rewind), when it was written, the one
+        # to write next, and the write that follows within CHECKPOINT_EVERY_S (``_checkpoint``)
+        self._written = 0
+        self._written_at = float("-inf")
+        self._wanted = 0
+        self._later: asyncio.Task[None] | None = None
         # past a full read-ahead (shared.scout): the scout, the sequence it may open past (what
         # the last one sorted out), the messages it filed (held or handled, their durable copies
         # not acked yet) and the durable's copies of those still held, acked when they are
@@ -292,12 +299,6 @@ class ConsumeLoop:
         self._beyond = 0  # what the consumer had still to deliver after the last message read
         self._scouted: set[int] = set()
         self._copies: dict[int, Msg] = {}
-        # the checkpoint in the bucket (written, or read at the rewind), when it was written, the one
-        # to write next, and the write that follows within CHECKPOINT_EVERY_S (``_checkpoint``)
-        self._written = 0
-        self._written_at = float("-inf")
-        self._wanted = 0
-        self._later: asyncio.Task[None] | None = None
 
     @property
     def checkpoint(self) -> int:
@@ -313,7 +314,7 @@ class ConsumeLoop:
 
     async def _checkpoint_bucket(self) -> KeyValue:
         """``cortex_checkpoints``, looked up once: each lookup is a stream info request to the
-        server, and the checkpoint is written after every batch (a bucket gone meanwhile fails
+        server, and the checkpoint is written after batches (a bucket gone meanwhile fails
         the write as the lookup did, transiently, until it is back)."""
         if self._checkpoints is None:
             self._checkpoints = await self._js.key_value(BUCKET_CHECKPOINTS)
