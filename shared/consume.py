@@ -22,9 +22,17 @@ order, one batch at a time:
    the handler can tell, at once);
 4. ``handler.commit`` writes the batch's documents (compare-and-set, per-agent watermark);
 5. the checkpoint (highest contiguous applied stream sequence: just below the oldest
-   message still held in a lane) goes to ``cortex_checkpoints``;
-6. only then is every message of the batch acked (or termed, for dead letters). Acks are
-   out of stream order across agents; the checkpoint never is.
+   message still held in a lane) goes to ``cortex_checkpoints`` — at most every
+   ``CHECKPOINT_EVERY_S``: a batch that comes sooner after the last write leaves its
+   checkpoint to a write that follows within that time, with whatever later batches
+   applied by then (every worker wrote one per batch, a few hundred a second at live rates,
+   and each reached the composed workers that watch it);
+6. every message of the batch is acked (or termed, for dead letters). Acks are out of
+   stream order across agents; the checkpoint never is.
+
+A checkpoint behind what is applied only makes a restart apply a little more again, which
+the documents' watermarks skip (below); what is acked is committed, so a source's ack floor
+(``shared.watermarks``) never claims an event that is not in its documents.
 
 On start the durable consumer is rewound to checkpoint + 1. That removes the trap of the
 naive design: after a crash the server would redeliver the unacked messages only after
@@ -101,12 +109,15 @@ from shared.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
+CHECKPOINT_EVERY_S = 0.02  # the checkpoint is written at most this often; the last one follows within it
+
 
 class Handler(ABC):
     """What the consume loop drives, per batch: ``apply`` each event in stream order,
-    ``commit`` once, then ``on_committed`` after the checkpoint is written and the batch
-    acked; ``reset`` after a failure or a lost lease, ``aclose`` when the loop ends (the
-    host calls it). The last two hooks default to nothing."""
+    ``commit`` once, then ``on_committed`` after the batch is checkpointed (written, or
+    left to the write within ``CHECKPOINT_EVERY_S``) and acked; ``reset`` after a failure or
+    a lost lease, ``aclose`` when the loop ends (the host calls it). The last two hooks
+    default to nothing."""
 
     @abstractmethod
     async def apply(self, env: Envelope) -> bool:
@@ -274,6 +285,12 @@ class ConsumeLoop:
         self._last_ts: float | None = None
         self._duplicates = DuplicateWindow(config.duplicate_window)
         self._next_delivery: int | None = None  # the consumer sequence the next message must have
+        # the checkpoint in the bucket (written, or read at the rewind), when it was written, the one
+        # to write next, and the write that follows within CHECKPOINT_EVERY_S (``_checkpoint``)
+        self._written = 0
+        self._written_at = float("-inf")
+        self._wanted = 0
+        self._later: asyncio.Task[None] | None = None
         # past a full read-ahead (shared.scout): the scout, the sequence it may open past (what
         # the last one sorted out), the messages it filed (held or handled, their durable copies
         # not acked yet) and the durable's copies of those still held, acked when they are
@@ -297,7 +314,7 @@ class ConsumeLoop:
 
     async def _checkpoint_bucket(self) -> KeyValue:
         """``cortex_checkpoints``, looked up once: each lookup is a stream info request to the
-        server, and the checkpoint is written after every batch (a bucket gone meanwhile fails
+        server, and the checkpoint is written after batches (a bucket gone meanwhile fails
         the write as the lookup did, transiently, until it is back)."""
         if self._checkpoints is None:
             self._checkpoints = await self._js.key_value(BUCKET_CHECKPOINTS)
@@ -337,7 +354,7 @@ class ConsumeLoop:
             await self._write_checkpoint(0)
             self._applied = 0
         self._duplicates = DuplicateWindow(self._cfg.duplicate_window)
-        self._rewound_at = self._read_top = self._applied
+        self._rewound_at = self._read_top = self._written = self._wanted = self._applied
         self._handled_above.clear()  # the rewind delivers them again: the watermarks skip them
         self._scout_floor = 0  # the rewind delivers everything past the checkpoint again, in order
         self._next_delivery = None  # deliveries start over
@@ -376,6 +393,7 @@ class ConsumeLoop:
             await self._close_scout()
             await sub.stop()
             await self._give_back_held(self._lanes.clear())
+            await self._settle_later()
 
     def _room(self) -> int:
         """How many more messages the read-ahead may take."""
@@ -566,6 +584,7 @@ class ConsumeLoop:
         await self._close_scout()
         await sub.stop()
         await self._give_back_held(self._lanes.clear())  # the rewind delivers them again, in order
+        await self._write_deferred()  # the rewind starts from the bucket's checkpoint: bring it up to date
         await self._retry_transient("rewind", self._rewind)
         fresh = self._sub = fetcher_for(self._js, EVENTS_STREAM, self.consumer)
         await fresh.start()
@@ -637,7 +656,7 @@ class ConsumeLoop:
         # every message below the oldest one held is handled: that is the checkpoint (never
         # moved back, and never past a message of another agent still waiting for its turn)
         last = max(self._applied, held - 1)
-        await self._retry_transient("checkpoint", lambda: self._write_checkpoint(last))
+        await self._checkpoint(last)
         for item, dead in handled:
             msg = self._durable_copy(item)
             if msg is None:
@@ -688,12 +707,62 @@ class ConsumeLoop:
         log.warning("rebuilding_documents", extra={"worker": self.worker, "reason": str(exc)[:300],
                                                    "from_seq": resume + 1})
         self._handler.reset()
+        await self._drop_later()  # a deferred write must not land after the rebuild's
         await self._retry_transient("rebuild", lambda: self._write_checkpoint(resume))
         # the host starts a fresh loop, which rewinds the consumer to the checkpoint + 1
 
     async def _write_checkpoint(self, seq: int) -> None:
         kv = await self._checkpoint_bucket()
         await kv.put(self.consumer, str(seq).encode())
+        self._written, self._written_at = seq, time.monotonic()
+
+    async def _checkpoint(self, seq: int) -> None:
+        """Write ``seq`` as the checkpoint now, or — within ``CHECKPOINT_EVERY_S`` of the last
+        write — by a write that follows when that time is up (one already waiting takes it)."""
+        self._wanted = max(self._wanted, seq)
+        if self._later is not None or self._wanted <= self._written:
+            return
+        if time.monotonic() - self._written_at >= CHECKPOINT_EVERY_S:
+            await self._retry_transient("checkpoint", lambda: self._write_checkpoint(self._wanted))
+        else:
+            self._later = asyncio.create_task(self._write_later(), name=f"{self.consumer}-checkpoint")
+
+    async def _write_later(self) -> None:
+        """The deferred checkpoint write: what is wanted when the time is up, fenced as a batch's
+        is. Failing (the lease lost, stopped while the store is away), it is left to the next
+        batch — or to the rewind of the next start, which a lower checkpoint only makes longer."""
+        try:
+            while self._wanted > self._written:
+                await asyncio.sleep(max(0.0, self._written_at + CHECKPOINT_EVERY_S - time.monotonic()))
+                self._fence()
+                await self._retry_transient("checkpoint", lambda: self._write_checkpoint(self._wanted))
+        except (LeaseLost, Interrupted) as exc:
+            log.info("checkpoint_deferred_dropped", extra={"consumer": self.consumer, "reason": repr(exc)})
+        finally:
+            self._later = None
+
+    async def _settle_later(self) -> None:
+        """The loop ends: a deferred write is dropped — and, when the loop was asked to stop,
+        made now (fenced; failing, the next start rewinds a little further). Ending otherwise
+        (a lost lease, a failure), nothing more is written."""
+        deferred = self._later is not None
+        await self._drop_later()
+        if deferred and self._stop.is_set() and self._wanted > self._written:
+            with contextlib.suppress(Exception):
+                self._fence()
+                await self._write_checkpoint(self._wanted)
+
+    async def _write_deferred(self) -> None:
+        """A deferred checkpoint written now (the loop goes on: a failure is retried as a batch's is)."""
+        await self._drop_later()
+        if self._wanted > self._written:
+            self._fence()
+            await self._retry_transient("checkpoint", lambda: self._write_checkpoint(self._wanted))
+
+    async def _drop_later(self) -> None:
+        later, self._later = self._later, None
+        if later is not None:
+            await cancel_and_wait(later)
 
     # ------------------------------------------------------------------ one message
 

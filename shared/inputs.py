@@ -90,9 +90,7 @@ class Inputs:
         """The process's watermark tracker, started on first use."""
         async with self._lock:
             if self._tracker is None:
-                tracker = WatermarkTracker(self._js)
-                await tracker.start()
-                self._tracker = tracker
+                self._tracker = WatermarkTracker(self._js)  # follows the consumers it is asked about
             return self._tracker
 
     async def stop(self) -> None:
@@ -178,6 +176,7 @@ class Inputs:
             return
         tracker = await self.tracker()
         pending = {self.consumer(s.worker, env.agent): env.seq for s in sources}
+        tracker.follow(pending)
         pending = {c: seq for c, seq in pending.items() if self._given_up.get(c) != tracker.checkpoint(c)}
         proofs = {self.consumer(s.worker, env.agent): self._final(s, env, s.before(env.seq, env.family))
                   for s in sources}
@@ -202,7 +201,7 @@ _PROOF_POLL_S = 0.02  # and the sources' documents this often (``Inputs._final``
 
 
 class _SourceState(NamedTuple):
-    applied: int  # every event up to this stream sequence is applied: its ack floor (acked after the checkpoint)
+    applied: int  # every event up to this stream sequence is applied: its ack floor (acked once committed)
     done: bool  # nothing pending, nothing in flight
     consumed: bool  # a pull request is waiting or a batch is in flight: a worker is at it
 

@@ -14,7 +14,9 @@ The scout reads past the read-ahead without taking anything from the durable con
   agents (those holding ``quota`` or more messages in the lanes when it opens): their
   slots are left out of its filter, so the server skips their backlog for it (and the
   other agents it knows in those slots are named one by one, ``scout_filters``); a slot's
-  agent the stream did not know yet when the scout opened is not seen by it at all;
+  agent the stream did not know yet when the scout opened is not seen by it at all — but
+  for the OpenClaw store's session token, always named (any agent's message may be filed
+  under it: seen, it passes that agent's later events);
 * each message it delivers is *kept* — filed in its agent's lane, to be applied at that
   agent's turn — or *passed* (``Passing.sort``): an agent whose lane reaches ``quota``, an
   OpenClaw store event (its duplicate window decides in stream order, on the durable's
@@ -48,13 +50,21 @@ from nats.aio.msg import Msg
 from nats.js import api
 from nats.js.client import JetStreamContext
 
-from shared.names import SLOTS, is_store_subject, scout_consumer, slot_of
+from shared.names import (
+    OPENCLAW_FAMILY,
+    OPENCLAW_SESSION_AGENT,
+    SLOTS,
+    is_store_subject,
+    scout_consumer,
+    slot_of,
+)
 from shared.pull import PullFetcher, fetcher_for
 
 log = logging.getLogger(__name__)
 
 # a stored subject, <prefix>.<family>.<slot>.<agent>.<kind>
 _STORED_TOKENS = 5
+_FAMILY_TOKEN = 1
 _SLOT_TOKEN = 2
 _AGENT_TOKEN = 3
 _INACTIVE_S = 30.0  # an abandoned scout (its worker died) is removed by the server after this
@@ -79,11 +89,22 @@ def scout_filters(filters: list[str], noisy: set[str], neighbours: dict[int, set
                 out.append(".".join(tokens))
                 continue
             named = tokens[_AGENT_TOKEN]
-            for agent in sorted(neighbours.get(slot, set()) - noisy):
+            for agent in sorted(_named_in(slot, tokens[_FAMILY_TOKEN], neighbours.get(slot, set()) - noisy)):
                 if named in ("*", agent):
                     out.append(".".join([*tokens[:_AGENT_TOKEN], agent, *tokens[_AGENT_TOKEN + 1:]]))
             tokens[_AGENT_TOKEN] = named
     return out
+
+
+def _named_in(slot: int, family: str, known: set[str]) -> set[str]:
+    """The agents a filter names in a noisy agent's slot: the others the stream knows there and,
+    for the OpenClaw store's events in its slot, always the session token (OpenClaw 2026.9 files
+    any agent's messages under it, noisy or not, known or not when the scout opened): the scout
+    must see each of them to pass (block) the agent it is, or it would keep that agent's next
+    event — under its own id — ahead of it, and the agent's watermark would then skip it."""
+    if family == OPENCLAW_FAMILY and slot == slot_of(OPENCLAW_SESSION_AGENT):
+        return known | {OPENCLAW_SESSION_AGENT}
+    return known
 
 
 class Passing:

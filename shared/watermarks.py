@@ -10,7 +10,11 @@ before S. Source worker W has applied all of them when either
   it, so its checkpoint stops at its own last event) from making every boot wait out the
   bound.
 
-Checkpoints are followed with a KV watch, so the common case costs no request at all.
+Checkpoints are followed with a KV watch, so the common case costs no request at all: a
+watch of each checkpoint the tracker is asked about, so the server sends a process only the
+checkpoints it waits on — every worker writes one per batch, and a watch of the whole bucket
+received them all, in every composed worker (the recall worker waits on one source of ten).
+Past ``MAX_KEY_WATCHES`` consumers (many partitions) it watches the whole bucket instead.
 
 Above what the machine sustains, a source falls behind for good (the recall worker at the
 pipeline's capacity): waiting for it would hold every briefing for the whole bound, and
@@ -50,6 +54,8 @@ STALLED_LAG = 1000  # events short of a missed sequence past which a consumer co
 CATCH_UP_S = 0.5  # a source its pace says is further than this from the trigger is not waited for
 PACE_WINDOW_S = 5.0  # the checkpoint moves a consumer's pace is measured over
 PACE_MIN_SPAN_S = 1.0  # a pace needs this much history (one batch says nothing)
+MAX_KEY_WATCHES = 16  # checkpoints watched one by one; past this many, the whole bucket is watched
+_ALL = ">"  # the key filter of a watch of the whole bucket
 
 
 # Another way to know a consumer has applied what a wait needs (the agent's document of the
@@ -78,7 +84,7 @@ class WatermarkTracker:
         self._js = js
         self._checkpoints: dict[str, int] = {}
         self._changed = asyncio.Event()  # set (and replaced) at every checkpoint change
-        self._watch_task: asyncio.Task[None] | None = None
+        self._watches: dict[str, asyncio.Task[None]] = {}  # key filter (a consumer, or _ALL) → its watch
         self._poll_s = poll_s
         self._patience_s = patience_s
         self._idle_cache: dict[str, tuple[float, bool]] = {}
@@ -86,9 +92,41 @@ class WatermarkTracker:
         self._moves: dict[str, deque[tuple[float, int]]] = {}  # consumer -> (monotonic time, checkpoint)
 
     async def start(self) -> None:
+        """Follow every consumer's checkpoint now (one watch of the whole bucket); without it
+        the tracker follows each consumer it is asked about from the first time it is asked."""
+        await self._stop_watches()
         kv = await self._js.key_value(BUCKET_CHECKPOINTS)
         watcher = await kv.watchall()
-        self._watch_task = asyncio.create_task(self._follow(watcher), name="checkpoint-watch")
+        self._watches[_ALL] = asyncio.create_task(self._follow(watcher), name="checkpoint-watch")
+
+    def follow(self, consumers: Iterable[str]) -> None:
+        """Watch these consumers' checkpoints, from now on (the first value arrives with the
+        watch: until then ``checkpoint`` says 0 and a wait asks the server, as for a watch that
+        fell silent). Past ``MAX_KEY_WATCHES`` keys, one watch of the whole bucket replaces them."""
+        watches = self._watches
+        for key in [key for key, task in watches.items() if task.done()]:
+            del watches[key]  # it could not start, or ended (NATS went away): made again from now on
+        if _ALL in watches:
+            return
+        new = [c for c in consumers if c not in watches]
+        if not new:
+            return
+        if len(watches) + len(new) > MAX_KEY_WATCHES:
+            for task in watches.values():
+                task.cancel()
+            watches.clear()
+            new = [_ALL]
+        for key in new:
+            watches[key] = asyncio.create_task(self._watch(key), name=f"checkpoint-watch-{key}")
+
+    async def _watch(self, key: str) -> None:
+        try:
+            kv = await self._js.key_value(BUCKET_CHECKPOINTS)
+            watcher = await kv.watch(key)
+        except Exception as exc:  # waits ask the server instead (``reached``), as when a watch falls silent
+            log.warning("checkpoint_watch_failed", extra={"key": key, "error": repr(exc)})
+            return
+        await self._follow(watcher)
 
     async def _follow(self, watcher: object) -> None:
         try:
@@ -106,14 +144,20 @@ class WatermarkTracker:
                 await watcher.stop()  # type: ignore[attr-defined]
 
     async def stop(self) -> None:
-        if self._watch_task is not None:
-            await cancel_and_wait(self._watch_task)
+        await self._stop_watches()
+
+    async def _stop_watches(self) -> None:
+        tasks, self._watches = list(self._watches.values()), {}
+        for task in tasks:
+            await cancel_and_wait(task)
 
     def changed(self) -> asyncio.Event:
         """An event set at the next checkpoint change (take it before looking, then wait on it)."""
         return self._changed
 
     def checkpoint(self, consumer: str) -> int:
+        """The consumer's checkpoint as the watch last said (0 before its first value, or when
+        nothing follows it: ``follow``, which every wait does for its consumers)."""
         return self._checkpoints.get(consumer, 0)
 
     def _moved(self, consumer: str, seq: int) -> None:
@@ -154,10 +198,11 @@ class WatermarkTracker:
 
     async def reached(self, consumer: str, seq: int) -> bool:
         """The consumer applied everything up to ``seq``: its checkpoint (the watch) says so, or
-        the server does — its ack floor (acked after the checkpoint is written) is there, or
+        the server does — its ack floor (a message is acked once its batch is committed) is there, or
         nothing is left for it. The server's view keeps this right when the watch fell silent
         (a NATS restart can end its ordered consumer without a word): every trigger of every
         composed worker then waited out its bound."""
+        self.follow((consumer,))
         if self.checkpoint(consumer) >= seq:
             return True
         try:
@@ -209,6 +254,7 @@ class WatermarkTracker:
         before the trigger or a later one (a source writes the document made for a trigger at
         once, its checkpoint only after the rest of its batch is applied and committed).
         """
+        self.follow(needs)
         deadline = time.monotonic() + bound_s
         pending = dict(needs)
         proofs = proofs or {}
@@ -241,6 +287,7 @@ class WatermarkTracker:
 
         ``cache``: the caller's own (requests must not see an answer up to ``cache_s`` old that
         another user of the tracker — boot's completer polling a lagging source — looked up)."""
+        self.follow(needs)
         out = []
         now = time.monotonic()
         idle = self._idle_cache if cache is None else cache

@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 import pytest
 from nats.aio.client import Client
+from nats.js.api import StreamConfig
 from nats.js.client import JetStreamContext
 
 from schemas.docs import Integrity
@@ -22,7 +23,7 @@ from shared.consume import ConsumeLoop, LoopConfig
 from shared.errors import InvalidEvent, TransientError
 from shared.health import Health
 from shared.kv import kv_read
-from shared.names import BUCKET_CHECKPOINTS, DLQ_STREAM, EVENTS_STREAM
+from shared.names import BUCKET_CHECKPOINTS, DLQ_STREAM, EVENTS_STREAM, OPENCLAW_SESSION_AGENT, slot_of
 from shared.projection import EventProjection, ProjectionHandler
 from shared.provision import ConsumerSpec, ensure_bucket, provision
 
@@ -572,7 +573,8 @@ async def test_a_copy_of_a_held_message_the_server_redelivers_is_applied_once_an
             return info.num_pending == 0 and info.num_ack_pending == 0
 
         await wait_for(drained, within=60)
-        assert await checkpoint(js) == backlog + 1  # at once: the last batch wrote it before its acks
+        # the last batch's write follows its acks within CHECKPOINT_EVERY_S (held twice, it stayed behind for good)
+        await wait_for(lambda: _eq(checkpoint(js), backlog + 1), within=10)
     finally:
         loop.stop()
         await asyncio.wait_for(task, timeout=15)
@@ -655,7 +657,7 @@ async def test_a_quiet_agents_event_applied_past_the_read_ahead_is_proven_applie
         assert not await _drained(js)
         handler.gate.set()
         await wait_for(lambda: _drained(js), within=60)
-        assert await checkpoint(js) == BACKLOG + 1
+        await wait_for(lambda: _eq(checkpoint(js), BACKLOG + 1), within=10)  # follows the acks (CHECKPOINT_EVERY_S)
     finally:
         handler.gate.set()
         loop.stop()
@@ -712,3 +714,123 @@ async def test_a_worker_killed_after_a_quiet_agent_went_past_the_read_ahead_matc
     kv, replayed = await js.key_value(BUCKET), await js.key_value(REPLAY_BUCKET)
     for agent in ("noisy", "quiet"):
         assert (await kv_read(kv, agent))[0] == (await kv_read(replayed, agent))[0]
+
+
+def _store_message(i: int, agent: str) -> tuple[str, bytes]:
+    """An OpenClaw 2026.9 store event: ``agent``'s message, filed under the session token ``agent``."""
+    data = {"id": f"o{i}", "ts": 1771318803000 + i, "agent": OPENCLAW_SESSION_AGENT, "session": f"agent:{agent}:main",
+            "type": "msg.in", "payload": {"from": "albert", "content": f"message {i}"}}
+    return f"openclaw.events.{OPENCLAW_SESSION_AGENT}.msg_in", msgspec.json.encode(data)
+
+
+async def test_an_agents_message_under_the_session_token_is_not_overtaken_by_its_next_event_past_the_read_ahead(
+    nc: Client, wait_for: WaitFor
+) -> None:
+    """The noisy agent shares the session token's slot (38), and the stream holds no event under
+    the token yet when the look past the read-ahead opens: its filter leaves that slot out. Then
+    quiet's message arrives under the session token (OpenClaw 2026.9), and quiet's next event
+    under its own id after it. The look-ahead must not apply quiet's second event before its
+    first, which the consumer delivers only behind noisy's backlog: the first would be skipped
+    by quiet's watermark, lost."""
+    noisy = "noisy7"
+    assert slot_of(noisy) == slot_of(OPENCLAW_SESSION_AGENT) != slot_of("quiet")
+    js = nc.jetstream()
+    await js.add_stream(StreamConfig(name="openclaw-events", subjects=["openclaw.events.>"]))
+    await provision(js, load_settings({"CORTEX_OPENCLAW_STREAM": "openclaw-events"}),
+                    [ConsumerSpec(name="tally", families=("msg",))])
+    await ensure_bucket(js, BUCKET)
+    await publish(js, [msg(i, agent=noisy) for i in range(1, BACKLOG + 1)])
+    handler = Recorder(js, hold=BACKLOG // 4)
+    loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=handler, config=PAST_CONFIG,
+                       health=Health("tally"))
+    task = asyncio.create_task(loop.run())
+    try:
+        await asyncio.wait_for(handler.holding.wait(), timeout=60)
+        assert "tally-scout" in await _consumer_names(js)  # the look past the read-ahead is open
+        await publish(js, [_store_message(1, "quiet")])
+
+        async def stored(n: int) -> bool:
+            return (await js.stream_info(EVENTS_STREAM)).state.messages == n
+
+        await wait_for(lambda: stored(BACKLOG + 1), within=30)
+        await publish(js, [msg("q", agent="quiet")])
+        await wait_for(lambda: stored(BACKLOG + 2), within=30)
+        handler.gate.set()
+        await wait_for(lambda: _eq(checkpoint(js), BACKLOG + 2), within=60)
+        await wait_for(lambda: _drained(js), within=30)
+    finally:
+        handler.gate.set()
+        loop.stop()
+        await asyncio.wait_for(task, timeout=15)
+    assert await tally(js, "quiet") == ["o1", "eq"]
+    assert await tally(js, noisy) == [f"e{i}" for i in range(1, BACKLOG + 1)]
+
+
+async def test_batches_in_quick_succession_write_one_checkpoint_between_them_and_the_last_follows(
+    js: JetStreamContext, wait_for: WaitFor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every worker wrote its checkpoint after every batch, and every composed worker watching
+    it received each one. Within CHECKPOINT_EVERY_S of a write, a batch's checkpoint is left to
+    one write when that time is up, with every batch applied by then: 30 batches of one event
+    (a backlog, batch size 1) write the first batch's and then one more — the last — with no
+    event after them; a stop writes a deferred one at once."""
+    monkeypatch.setattr("shared.consume.CHECKPOINT_EVERY_S", 2.0)
+    await publish(js, [msg(i) for i in range(1, 31)])
+    loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=Faulty(js),
+                       config=msgspec.structs.replace(CONFIG, batch_size=1), health=Health("tally"))
+    task = asyncio.create_task(loop.run())
+    try:
+        await wait_for(lambda: _eq(checkpoint(js), 30), within=20)
+        assert await tally(js) == [f"e{i}" for i in range(1, 31)]
+        assert await _checkpoint_writes(js) == 2
+        monkeypatch.setattr("shared.consume.CHECKPOINT_EVERY_S", 600.0)  # deferred for longer than the test
+        await publish(js, [msg(i) for i in range(31, 34)])
+        await wait_for(lambda: _eq(tally(js), [f"e{i}" for i in range(1, 34)]))
+        assert await checkpoint(js) == 30
+    finally:
+        loop.stop()
+        await asyncio.wait_for(task, timeout=15)
+    assert await checkpoint(js) == 33 and await _checkpoint_writes(js) == 3
+
+
+async def test_a_worker_killed_with_its_acks_ahead_of_its_checkpoint_applies_nothing_twice_and_skips_nothing(
+    js: JetStreamContext, wait_for: WaitFor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Acks do not wait for the checkpoint: killed after every event of noisy's backlog and of
+    quiet's (applied past the read-ahead) is applied and acked, with the checkpoint's write still
+    deferred, a worker restarts from the older checkpoint the bucket holds, far below the ack
+    floor. The rewind delivers everything after it again: each document's watermark skips it
+    (no revision written again), and the checkpoint and the consumer end where they did."""
+    monkeypatch.setattr("shared.consume.CHECKPOINT_EVERY_S", 600.0)  # only the first batch's is written
+    await _backlog_then_one(js)
+    loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=Recorder(js), config=PAST_CONFIG,
+                       health=Health("tally"))
+    task = asyncio.create_task(loop.run())
+    await wait_for(lambda: _drained(js), within=60)
+    task.cancel()  # killed: no stop, so the deferred write is dropped
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    written = await checkpoint(js)
+    assert 0 < written < BACKLOG // 2
+    assert (await js.consumer_info(EVENTS_STREAM, "tally")).ack_floor.stream_seq == BACKLOG + 1
+    revisions = {agent: await _revision(js, agent) for agent in ("noisy", "quiet")}
+    monkeypatch.setattr("shared.consume.CHECKPOINT_EVERY_S", 0.02)
+    restarted = Recorder(js)
+    loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=restarted, config=PAST_CONFIG,
+                       health=Health("tally"))
+    task = asyncio.create_task(loop.run())
+    try:
+        await wait_for(lambda: _eq(checkpoint(js), BACKLOG + 1), within=60)
+        await wait_for(lambda: _drained(js), within=30)
+    finally:
+        loop.stop()
+        await asyncio.wait_for(task, timeout=15)
+    assert restarted.order[0] == ("noisy", written + 1)  # it went back to the bucket's checkpoint
+    assert await tally(js, "noisy") == [f"e{i}" for i in range(1, BACKLOG + 1)]
+    assert await tally(js, "quiet") == ["eq"]
+    assert {agent: await _revision(js, agent) for agent in ("noisy", "quiet")} == revisions
+
+
+async def _checkpoint_writes(js: JetStreamContext) -> int:
+    """How many times a checkpoint was written (the only key of the bucket here)."""
+    return int((await js.stream_info(f"KV_{BUCKET_CHECKPOINTS}")).state.last_seq)

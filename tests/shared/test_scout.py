@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from shared.names import SLOTS, slot_of
+from shared.names import OPENCLAW_SESSION_AGENT, SLOTS, slot_of
 from shared.scout import Passing, scout_filters
 
 
@@ -52,3 +52,15 @@ def test_a_durable_reading_only_the_noisy_agents_slot_leaves_the_scout_nothing_t
     """An empty filter would be the whole stream (other workers' events too): the scout does not open."""
     noisy = _agent_in(9)
     assert scout_filters(["cortex.msg.9.*.*"], {noisy}, {9: {noisy}}) == []
+
+
+def test_in_the_session_tokens_slot_the_token_is_always_named_for_the_store_s_events() -> None:
+    """OpenClaw 2026.9 files any agent's messages under the session token: the scout must see
+    them (to pass the agent each turns out to be), known to the stream or not, noisy or not."""
+    slot = slot_of(OPENCLAW_SESSION_AGENT)
+    noisy = _agent_in(slot)
+    filters = scout_filters(["cortex.msg.*.*.*", "cortex.openclaw.*.*.msg_in"], {noisy}, {slot: {noisy}})
+    assert f"cortex.openclaw.{slot}.{OPENCLAW_SESSION_AGENT}.msg_in" in filters
+    assert not any(f".{slot}." in f for f in filters if f.startswith("cortex.msg."))
+    assert f"cortex.openclaw.{slot}.{OPENCLAW_SESSION_AGENT}.msg_in" in scout_filters(
+        ["cortex.openclaw.*.*.msg_in"], {OPENCLAW_SESSION_AGENT}, {slot: {OPENCLAW_SESSION_AGENT}})

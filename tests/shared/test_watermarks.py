@@ -16,7 +16,7 @@ from nats.js.client import JetStreamContext
 from shared.config import load_settings
 from shared.names import BUCKET_CHECKPOINTS
 from shared.provision import ConsumerSpec, provision
-from shared.watermarks import CATCH_UP_S, PACE_WINDOW_S, STALLED_LAG, WatermarkTracker
+from shared.watermarks import CATCH_UP_S, MAX_KEY_WATCHES, PACE_WINDOW_S, STALLED_LAG, WatermarkTracker
 
 WaitFor = Callable[..., Awaitable[Any]]
 
@@ -140,3 +140,44 @@ def test_one_quick_batch_says_nothing_about_a_pace(monkeypatch: pytest.MonkeyPat
     tracker._moved("threads", 11)
     assert tracker.pace("threads") is None
     assert not tracker._out_of_reach("threads", 5000, remaining_s=2.0)
+
+
+async def test_a_tracker_receives_only_the_checkpoints_it_waits_on(js: JetStreamContext, wait_for: WaitFor) -> None:
+    """Every worker writes its checkpoint after every batch; a composed worker waits on a few
+    of them (recall on one). Not started on the whole bucket, the tracker watches each consumer
+    it is asked about, so the server sends it no other worker's checkpoint — until it is asked
+    about more than MAX_KEY_WATCHES, when one watch of the whole bucket replaces them."""
+    tracker = WatermarkTracker(js)
+    try:
+        assert await tracker.wait({"slow": 3}, bound_s=0.1) == ["slow"]  # follows "slow" from now on
+        await set_checkpoint(js, "other", 7)  # written first: a whole-bucket watch would see it first
+        await set_checkpoint(js, "slow", 5)
+        await wait_for(lambda: _true(tracker.checkpoint("slow") == 5))
+        assert tracker.checkpoint("other") == 0
+        assert await tracker.wait({"slow": 5}, bound_s=30) == []
+        tracker.follow(f"w{i}" for i in range(MAX_KEY_WATCHES))  # too many one by one: the whole bucket
+        await wait_for(lambda: _true(tracker.checkpoint("other") == 7))
+        await set_checkpoint(js, "unasked", 9)
+        await wait_for(lambda: _true(tracker.checkpoint("unasked") == 9))
+        assert tracker.checkpoint("slow") == 5
+    finally:
+        await tracker.stop()
+
+
+async def test_a_checkpoint_watch_that_failed_is_made_again_when_the_consumer_is_next_asked_about(
+    nc: Client, wait_for: WaitFor
+) -> None:
+    """A watch of one consumer's checkpoint that could not start (the bucket not there yet, NATS
+    away) or that ended is made again the next time the consumer is asked about: left dead, the
+    tracker said checkpoint 0 for it for good, and a wait given up at 0 was never made again."""
+    js = nc.jetstream()
+    tracker = WatermarkTracker(js)
+    try:
+        tracker.follow(["slow"])  # no checkpoints bucket yet: the watch fails
+        await wait_for(lambda: _true(all(task.done() for task in tracker._watches.values())))
+        await provision(js, load_settings({}), [ConsumerSpec(name="slow", families=("msg",))])
+        await set_checkpoint(js, "slow", 5)
+        tracker.follow(["slow"])
+        await wait_for(lambda: _true(tracker.checkpoint("slow") == 5))
+    finally:
+        await tracker.stop()

@@ -305,6 +305,14 @@ class PatternSet:
             return 0
         return sum(1 for p in self.close if any(self.says(text.lowered, m.start()) for m in p.finditer(text)))
 
+    def closes(self, text: MatchText) -> bool:
+        """Some close pattern matches ``text`` other than negated or conditional
+        (``closures`` > 0, without reading the patterns after the first that does)."""
+        if not self.close.may_match(text):
+            return False
+        lowered = text.lowered
+        return any(self.says(lowered, m.start()) for p in self.close for m in p.finditer(text))
+
     def first_closure(self, text: MatchText) -> int | None:
         """Where the first close word that is neither negated nor conditional starts, or None."""
         if not self.close.may_match(text):

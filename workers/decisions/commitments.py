@@ -86,37 +86,51 @@ def _due_day(due: str | None) -> str | None:
     return due if due is not None and len(due) == 10 and due[4] == "-" and due[7] == "-" else None
 
 
-_DEADLINES_KEPT: Final = 4096
-# id(list) → (the list, its earliest open due day); the list is held so that its id cannot be
-# reused while the entry exists
-_deadlines_cache: OrderedDict[int, tuple[list[Commitment], str | None]] = OrderedDict()
+class _Open(NamedTuple):
+    """What a message asks of a list of commitments before anything else: the earliest due day
+    among the open ones (a commitment is late exactly when that one is), and who has one not
+    done, with the past forms of those tasks' verbs (only they can report one done, in one of
+    those words: ``_close_reported``)."""
+
+    first_deadline: str | None
+    reported_by: dict[str, tuple[str, ...]]  # promiser → the past forms of their tasks' verbs
 
 
-def _first_deadline(commitments: list[Commitment]) -> str | None:
-    """The earliest due day among open commitments: a commitment is late exactly when that
-    one is. Computed once per list — the functions here share an unchanged list between
-    documents (never mutating it), so on most messages this is a lookup instead of a scan of
-    every commitment."""
-    hit = _deadlines_cache.get(id(commitments))
+_OPEN_KEPT: Final = 4096
+# id(list) → (the list, its ``_Open``); the list is held so that its id cannot be reused while
+# the entry exists
+_open_cache: OrderedDict[int, tuple[list[Commitment], _Open]] = OrderedDict()
+
+
+def _open_of(commitments: list[Commitment]) -> _Open:
+    """``_Open`` of a list, computed once per list — the functions here share an unchanged list
+    between documents (never mutating it), so on most messages this is a lookup instead of a
+    scan of every commitment."""
+    hit = _open_cache.get(id(commitments))
     if hit is not None and hit[0] is commitments:
         return hit[1]
     first = min((day for c in commitments if c.status == "open" and (day := _due_day(c.due)) is not None),
                 default=None)
-    _deadlines_cache[id(commitments)] = (commitments, first)
-    if len(_deadlines_cache) > _DEADLINES_KEPT:
-        _deadlines_cache.popitem(last=False)
-    return first
+    reported_by: dict[str, set[str]] = {}
+    for c in commitments:
+        if c.status != "done" and (forms := _past_forms_of(c.what)):
+            reported_by.setdefault(c.who, set()).update(forms)
+    found = _Open(first, {who: tuple(sorted(forms)) for who, forms in reported_by.items()})
+    _open_cache[id(commitments)] = (commitments, found)
+    if len(_open_cache) > _OPEN_KEPT:
+        _open_cache.popitem(last=False)
+    return found
 
 
 def _overdue(commitments: list[Commitment], now: datetime, tz: ZoneInfo = UTC_ZONE) -> list[Commitment]:
     """A new list with open commitments past their due day overdue; the same list when none
-    is (``_first_deadline`` tells without a scan).
+    is (``_open_of`` tells without a scan).
 
     A due day (``YYYY-MM-DD``, local) is over once the local date of ``now`` is later:
     ISO dates compare as strings. A commitment without a due day — or with a due that is no
     date (a document from before due dates) — is never overdue."""
     today = now.astimezone(tz).date().isoformat()
-    first_day = _first_deadline(commitments)
+    first_day = _open_of(commitments).first_deadline
     if first_day is None or first_day >= today:
         return commitments
     flags = [c.status == "open" and (d := _due_day(c.due)) is not None and d < today for c in commitments]
@@ -225,6 +239,11 @@ def _verb(what: str) -> str:
     return rest.split(maxsplit=1)[0] if rest.strip() else ""
 
 
+def _past_forms_of(what: str) -> frozenset[str]:
+    """The past forms of a task's verb (none when it has none known)."""
+    return past_forms(_verb(what))
+
+
 class _Report(NamedTuple):
     """What a past-tense report of a task must say: its verb's past forms (a first cheap check,
     and as a word), and its other words, how many of them."""
@@ -240,7 +259,7 @@ def _report_of(what: str, stopwords: frozenset[str]) -> _Report | None:
     """A task's ``_Report`` (cached: an open promise is checked against each of its
     promiser's messages), or None when its verb has no past form known."""
     verb = _verb(what)
-    forms = past_forms(verb)
+    forms = _past_forms_of(what)
     if not forms:
         return None
     verb_stems = {_stem(verb), *(_stem(f) for f in forms)}
@@ -283,8 +302,12 @@ def _close_reported(commitments: list[Commitment], event: MessageEvent, text: Ma
                     patterns: PatternSet) -> list[Commitment]:
     """The promiser's own open promises that this message reports done (``_reports``; English
     only: ``workers.conversation.past``)."""
-    speaker = event.sender or event.role
     if "en" not in patterns.languages:
+        return commitments
+    speaker = event.sender or event.role
+    # most messages say no past form of their speaker's open tasks' verbs: one look, no scan
+    forms = _open_of(commitments).reported_by.get(speaker)
+    if forms is None or not any(form in text.lowered for form in forms):
         return commitments
     done = [c.status != "done" and c.who == speaker and _reports(c, text.lowered, patterns, patterns.stopwords)
             for c in commitments]
@@ -362,7 +385,7 @@ def apply_message(
     text = prepare_text(event.content)
     before = _overdue(_reopened(base, event, text, patterns), now, tz)  # never mutated: shared if unchanged
     commitments = before
-    if patterns.closures(text):
+    if patterns.closes(text):
         commitments = _close_fulfilled(commitments, text, patterns.stopwords)
     commitments = _close_reported(commitments, event, text, patterns)
     turn = _turn_after(base, event, text, before, commitments, patterns)

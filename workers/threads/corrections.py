@@ -70,7 +70,7 @@ def _closed_by(message: RecentMessage, threads: list[Thread], patterns: PatternS
     if not message.work:
         return []
     text = prepare_text(message.text)
-    if not patterns.closures(text):
+    if not patterns.closes(text):
         return []
     closing = closing_sentence(text, patterns)
     if not closing:
