@@ -54,6 +54,7 @@ from shared.names import (
     feedback_subject,
     notes_subject,
     published_subject,
+    scout_consumer,
     service_name,
     shadow_bucket,
     shadow_service,
@@ -160,7 +161,16 @@ def _consumer(consumer: str) -> list[str]:
     return [f"{api}.INFO.{EVENTS_STREAM}.{consumer}", f"{api}.CREATE.{EVENTS_STREAM}.{consumer}",
             f"{api}.CREATE.{EVENTS_STREAM}.{consumer}.>", f"{api}.DURABLE.CREATE.{EVENTS_STREAM}.{consumer}",
             f"{api}.RESET.{EVENTS_STREAM}.{consumer}", f"{api}.MSG.NEXT.{EVENTS_STREAM}.{consumer}",
-            f"$JS.ACK.{EVENTS_STREAM}.{consumer}.>"]
+            f"$JS.ACK.{EVENTS_STREAM}.{consumer}.>", *_scout(scout_consumer(consumer))]
+
+
+def _scout(scout: str) -> list[str]:
+    """The ephemeral consumer a loop reads past its read-ahead with (shared.scout): made, read
+    (it acks nothing) and deleted; the stream's per-subject counts name the agents of a slot."""
+    api = "$JS.API.CONSUMER"
+    return [f"{api}.CREATE.{EVENTS_STREAM}.{scout}", f"{api}.CREATE.{EVENTS_STREAM}.{scout}.>",
+            f"{api}.DELETE.{EVENTS_STREAM}.{scout}", f"{api}.MSG.NEXT.{EVENTS_STREAM}.{scout}",
+            f"$JS.API.STREAM.INFO.{EVENTS_STREAM}"]
 
 
 def _dedupe(items: list[str]) -> list[str]:

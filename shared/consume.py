@@ -5,7 +5,10 @@ order, one batch at a time:
 
 1. read ahead: fetch up to ``read_ahead`` messages (and ``read_ahead_bytes``) past the
    ones applied, decode and validate each once, and file it in its agent's lane
-   (``shared.lanes``); an empty fetch is an idle tick;
+   (``shared.lanes``); an empty fetch is an idle tick. While the read-ahead is full behind
+   one agent's backlog, the other agents' events past it are filed too, read with an
+   ephemeral consumer that leaves the noisy agent out (``shared.scout``); the durable's own
+   delivery of those is acked when they are applied;
 2. take a batch: each agent's lane gets a fair share of it, from its front, and the batch
    is applied in stream order — so one agent's backlog takes turns with another agent's
    next event instead of holding it back (with one agent, the batch is the next
@@ -93,6 +96,7 @@ from shared.names import (
 from shared.natsio import max_payload, message_size
 from shared.pull import PullFetcher, fetcher_for
 from shared.repair import first_event_seq
+from shared.scout import Passing, Scout
 from shared.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
@@ -203,6 +207,12 @@ def stream_seq(msg: Msg) -> int:
     return int(msg.metadata.sequence.stream) if seq is None else seq
 
 
+def pending_after(msg: Msg) -> int:
+    """How many messages the consumer had still to deliver after this one, as it was sent."""
+    pending = _ack_token(msg, 8)
+    return int(msg.metadata.num_pending or 0) if pending is None else pending
+
+
 def consumer_seq(msg: Msg) -> int:
     """The message's delivery number on its consumer (one more for every message the server
     hands out, redeliveries included)."""
@@ -264,6 +274,14 @@ class ConsumeLoop:
         self._last_ts: float | None = None
         self._duplicates = DuplicateWindow(config.duplicate_window)
         self._next_delivery: int | None = None  # the consumer sequence the next message must have
+        # past a full read-ahead (shared.scout): the scout, the sequence it may open past (what
+        # the last one sorted out), the messages it filed (held or handled, their durable copies
+        # not acked yet) and the durable's copies of those still held, acked when they are
+        self._scout: Scout | None = None
+        self._scout_floor = 0
+        self._beyond = 0  # what the consumer had still to deliver after the last message read
+        self._scouted: set[int] = set()
+        self._copies: dict[int, Msg] = {}
 
     @property
     def checkpoint(self) -> int:
@@ -321,6 +339,7 @@ class ConsumeLoop:
         self._duplicates = DuplicateWindow(self._cfg.duplicate_window)
         self._rewound_at = self._read_top = self._applied
         self._handled_above.clear()  # the rewind delivers them again: the watermarks skip them
+        self._scout_floor = 0  # the rewind delivers everything past the checkpoint again, in order
         self._next_delivery = None  # deliveries start over
         start = max(1, self._applied + 1 - self._cfg.duplicate_window) if self._applied else 1
         await self._js.reset_consumer(EVENTS_STREAM, self.consumer, seq=start)
@@ -344,6 +363,7 @@ class ConsumeLoop:
             while not self._stop.is_set():
                 msgs, behind_a_gap = self._delivered_in_order(await self._read(sub))
                 await self._intake(msgs)
+                await self._look_past()
                 if self._lanes:
                     batch = self._lanes.take(self._cfg.batch_size)
                     await self._ask_ahead(sub)
@@ -353,8 +373,9 @@ class ConsumeLoop:
                 await self._refresh_consumer_info()
         finally:
             await cancel_and_wait(heartbeat)
+            await self._close_scout()
             await sub.stop()
-            await self._give_back([h.msg for h in self._lanes.clear()])
+            await self._give_back_held(self._lanes.clear())
 
     def _room(self) -> int:
         """How many more messages the read-ahead may take."""
@@ -390,6 +411,98 @@ class ConsumeLoop:
         with contextlib.suppress(nats.errors.Error):
             await sub.ask(self._room(), expiry)
 
+    # ------------------------------------------------------------------ past a full read-ahead
+
+    @property
+    def _scouting(self) -> bool:
+        """Does the loop look past its read-ahead? Not when it reads no further than a batch
+        (``CORTEX_RUNTIME_READ_AHEAD`` at most a batch: the stream's order across agents)."""
+        return self._cfg.read_ahead > self._cfg.batch_size
+
+    async def _look_past(self) -> None:
+        """While the read-ahead is full, file what the scout finds of the agents that are not
+        holding it (``shared.scout``), at most a batch of them at a time; close the scout once
+        the loop has caught up with it."""
+        scout = self._scout
+        if scout is not None and not self._lanes and self._read_top >= scout.passing.top:
+            await self._close_scout()
+            return
+        if not self._worth_scouting(scout):
+            return
+        try:
+            if scout is None:
+                scout = await self._open_scout()
+            msgs = None if scout is None else await scout.read(self._cfg.batch_size - len(self._scouted),
+                                                                self._busy_expiry_s)
+        except Exception as exc:  # the scout only saves time: without it the loop is what it was
+            log.warning("scout_failed", extra={"consumer": self.consumer, "error": repr(exc)})
+            scout = msgs = None
+        if msgs is None or scout is None:
+            # a gap closes it as any close does; nothing to read past the noisy agents, or a failure,
+            # is not tried again before the loop has read a read-ahead further
+            await self._close_scout(retry_after=0 if scout is not None else self._cfg.read_ahead)
+            return
+        for msg in msgs:
+            self._scout_file(scout.passing, msg)
+
+    def _worth_scouting(self, scout: Scout | None) -> bool:
+        """More is waiting past the read-ahead than it has room for, behind a noisy agent's
+        backlog (or a scout is open), the last scout's ground is covered, and the scout has
+        not filed a batch's worth that waits to be applied."""
+        if not self._scouting or self._beyond <= self._room() or self._read_top < self._scout_floor:
+            return False
+        return len(self._scouted) < self._cfg.batch_size and (scout is not None or bool(self._noisy()))
+
+    def _noisy(self) -> set[str]:
+        """The agents whose backlog fills the read-ahead: a batch's worth held, or more."""
+        return self._lanes.over(self._cfg.batch_size)
+
+    async def _open_scout(self) -> Scout | None:
+        noisy = self._noisy()
+        passing = Passing(self._cfg.prefix, self._read_top + 1, self._cfg.batch_size, noisy)
+        scout = self._scout = Scout(self._js, EVENTS_STREAM, self.consumer, passing, consumer_seq)
+        if not await scout.open(noisy):
+            return None
+        log.info("scout_opened", extra={"consumer": self.consumer, "from_seq": passing.top + 1,
+                                        "noisy": sorted(noisy)[:10]})
+        return scout
+
+    async def _close_scout(self, retry_after: int = 0) -> None:
+        """Close the scout: the next may open once the loop has read past what this one sorted
+        out (its blocked agents' passed messages are in the lanes then), and ``retry_after``
+        messages past its last read."""
+        scout, self._scout = self._scout, None
+        self._scout_floor = max(self._scout_floor, self._read_top + retry_after)
+        if scout is not None:
+            self._scout_floor = max(self._scout_floor, scout.passing.top)
+            await scout.close()
+
+    def _scout_file(self, passing: Passing, msg: Msg) -> None:
+        """File a message the scout delivered in its agent's lane, or pass it (``Passing.sort``)."""
+        seq = stream_seq(msg)
+        agent = passing.sort(msg.subject, seq, self._lanes.held)
+        if is_session_agent_subject(self._cfg.prefix, msg.subject):
+            decoded = decode_event(self._cfg.prefix, msg.subject, seq, msg.data, self._cfg.limits)
+            if isinstance(decoded, Envelope):
+                passing.block(decoded.agent)  # its events wait for the consumer's delivery, in order
+        if agent is None or seq <= self._read_top or self._lanes.holds(seq) or seq in self._handled_above:
+            return
+        self._lanes.add(Held(seq, msg, LATER, len(msg.data), agent))
+        self._scouted.add(seq)
+
+    def _durable_copy(self, item: Held) -> Msg | None:
+        """The consumer's delivery of a handled message, to ack: the message itself, or for one
+        the scout filed, the consumer's copy of it (None: not delivered yet)."""
+        if item.seq not in self._scouted:
+            return item.msg
+        self._scouted.discard(item.seq)
+        return self._copies.pop(item.seq, None)
+
+    async def _give_back_held(self, items: list[Held]) -> None:
+        """Give back held messages not handled: the consumer's copies (the scout's acks nothing)."""
+        msgs = [msg for item in items if (msg := self._durable_copy(item)) is not None]
+        await self._give_back(msgs)
+
     async def _intake(self, msgs: list[Msg]) -> None:
         """File each message in its agent's lane, decided once, in stream order (what the
         duplicate window needs); those applied and checkpointed before only refill the window.
@@ -400,12 +513,16 @@ class ConsumeLoop:
         first copy's ack was, or will be, the copy's too. Held twice, the second copy kept the
         checkpoint below it after the server showed nothing pending and nothing unacked."""
         done = []
+        if msgs:
+            self._beyond = pending_after(msgs[-1])
         for msg in msgs:
             seq = stream_seq(msg)
             self._read_top = max(self._read_top, seq)
             if seq <= self._applied:
                 self._refill(msg, seq)
                 done.append(msg)
+            elif seq in self._scouted and seq not in self._copies:
+                self._copies[seq] = msg  # the scout filed it: acked when it is applied
             elif seq in self._handled_above or self._lanes.holds(seq):
                 self._m_duplicate.inc()
                 if seq in self._handled_above:
@@ -446,8 +563,9 @@ class ConsumeLoop:
                                               "next_seq": stream_seq(behind[0]), "missing": consumer_seq(behind[0])
                                               - (self._next_delivery or 0)})
         await self._give_back(behind)
+        await self._close_scout()
         await sub.stop()
-        await self._give_back([h.msg for h in self._lanes.clear()])  # the rewind delivers them again, in order
+        await self._give_back_held(self._lanes.clear())  # the rewind delivers them again, in order
         await self._retry_transient("rewind", self._rewind)
         fresh = self._sub = fetcher_for(self._js, EVENTS_STREAM, self.consumer)
         await fresh.start()
@@ -473,7 +591,7 @@ class ConsumeLoop:
 
     async def _run_batch(self, batch: list[Held]) -> None:
         started = time.perf_counter()
-        self._inflight = [h.msg for h in batch]
+        self._inflight = [h.msg for h in batch if h.seq not in self._scouted]
         handled: list[tuple[Held, bool]] = []  # (message, dead-lettered)
         try:
             for item in batch:
@@ -490,7 +608,7 @@ class ConsumeLoop:
             raise
         finally:
             self._inflight = []
-        await self._give_back([h.msg for h in batch[len(handled):]])  # stopping: the rewind restores the order
+        await self._give_back_held(batch[len(handled):])  # stopping: the rewind restores the order
         self._export()
         metrics.BATCH_SECONDS.labels(self.worker).observe(time.perf_counter() - started)
 
@@ -521,10 +639,13 @@ class ConsumeLoop:
         last = max(self._applied, held - 1)
         await self._retry_transient("checkpoint", lambda: self._write_checkpoint(last))
         for item, dead in handled:
+            msg = self._durable_copy(item)
+            if msg is None:
+                continue  # read ahead by the scout, not delivered by the consumer yet: acked when it is
             if dead:
-                await item.msg.term()
+                await msg.term()
             else:
-                await item.msg.ack()
+                await msg.ack()
         self._applied = max(self._applied, last)
         self._note_handled(handled)
         metrics.CHECKPOINT.labels(self._label).set(self._applied)
@@ -736,7 +857,8 @@ class ConsumeLoop:
         interval = max(0.5, self._cfg.ack_wait_s / 3)
         while True:
             await asyncio.sleep(interval)
-            for msg in [*self._inflight, *(h.msg for h in self._lanes), *self._sub_buffer()]:
+            held = (h.msg for h in self._lanes if h.seq not in self._scouted)
+            for msg in [*self._inflight, *held, *self._copies.values(), *self._sub_buffer()]:
                 with contextlib.suppress(Exception):
                     await msg.in_progress()
 

@@ -97,6 +97,15 @@ class Lanes:
     def holds(self, seq: int) -> bool:
         return seq in self._seqs
 
+    def held(self, agent: str | None) -> int:
+        """How many of ``agent``'s messages are held."""
+        lane = self._lanes.get(agent)
+        return len(lane) if lane is not None else 0
+
+    def over(self, limit: int) -> set[str]:
+        """The agents holding ``limit`` messages or more (a backlog: the noisy ones)."""
+        return {agent for agent, lane in self._lanes.items() if agent is not None and len(lane) >= limit}
+
     def add(self, item: Held) -> None:
         lane = self._lanes.get(item.lane)
         if lane is None:

@@ -324,6 +324,11 @@ def consumer_name(worker: str, partition: int | None = None, shadow: bool = Fals
     return name if partition is None else f"{name}-{partition}"
 
 
+def scout_consumer(consumer: str) -> str:
+    """The ephemeral consumer with which ``consumer``'s loop reads past its read-ahead (``shared.scout``)."""
+    return f"{consumer}-scout"
+
+
 def fnv1a_32(data: bytes) -> int:
     h = 0x811C9DC5
     for byte in data:

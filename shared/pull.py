@@ -100,6 +100,16 @@ class PullFetcher:
         self._sub = None
         await self._give_back()
 
+    async def abandon(self) -> None:
+        """Stop at once, giving nothing back: for a consumer that acks nothing (``AckPolicy.NONE``),
+        whose deliveries no one waits for."""
+        sub, self._sub = self._sub, None
+        self._buffer.clear()
+        self._open = 0
+        if sub is not None:
+            with contextlib.suppress(Exception):
+                await sub.unsubscribe()
+
     async def _give_back(self) -> None:
         while self._buffer:
             with contextlib.suppress(Exception):

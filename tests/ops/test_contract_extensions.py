@@ -37,6 +37,7 @@ from shared.names import (
     api_subject,
     feedback_subject,
     memory_collection,
+    scout_consumer,
     service_name,
     shadow_service,
 )
@@ -145,6 +146,7 @@ def nats_names() -> set[str]:
     return ({api_subject("cortex", s, "<agent>") for s in served_apis()}
             | {feedback_subject("cortex", "<agent>", kind) for kind in KINDS["feedback"]}
             | {f"cortex.{OPENCLAW_FAMILY}.<slot>.<agent>.<type>", service_name("<worker>")}
+            | {scout_consumer("<consumer>")}
             | {api_subject("cortex", shadow_service("<service>"), "<agent>"), memory_collection(shadow=True)}
             | {*all_buckets(), BUCKET_FORGETS, EVENTS_STREAM, NOTES_STREAM, DLQ_STREAM, BACKUP_STREAM}
             | {LAYOUT_METADATA, MIGRATING_METADATA, SOURCES_METADATA, ORIGINS_METADATA})

@@ -579,3 +579,136 @@ async def test_a_copy_of_a_held_message_the_server_redelivers_is_applied_once_an
     assert sorted(handler.order) == sorted(set(handler.order))  # no event applied twice
     assert await tally(js, "noisy") == [f"e{i}" for i in range(1, backlog + 1)]
     assert await tally(js, "quiet") == ["eq"]
+
+
+# --------------------------------------------------------------------------- past the read-ahead (shared.scout)
+
+PAST = 200  # a read-ahead far shorter than noisy's backlog: quiet's event lies past it
+PAST_CONFIG = msgspec.structs.replace(CONFIG, read_ahead=PAST)
+REPLAY_BUCKET = "test_tally_replay"
+
+
+class ReplayTally(Tally):
+    bucket = REPLAY_BUCKET
+
+
+async def _drained(js: JetStreamContext, consumer: str = "tally") -> bool:
+    info = await js.consumer_info(EVENTS_STREAM, consumer)
+    return info.num_pending == 0 and info.num_ack_pending == 0
+
+
+async def test_a_quiet_agents_event_past_the_read_ahead_is_applied_before_the_backlog_filling_it(
+    js: JetStreamContext, wait_for: WaitFor
+) -> None:
+    """Noisy's 2 000 events fill a read-ahead of 200 ten times over; quiet's two events come
+    after them. Without a look past the read-ahead quiet waits until all but the last 200 of
+    noisy's events are applied (the read-ahead alone); with it, quiet's document is written
+    while most of noisy's backlog has not been read yet, in quiet's own order, and every
+    event is applied once, the checkpoint at the end, the look-ahead's consumer gone."""
+    await publish(js, [msg(i, agent="noisy") for i in range(1, BACKLOG + 1)]
+                  + [msg("q1", agent="quiet"), msg("q2", agent="quiet")])
+    handler = Recorder(js)
+    loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=handler, config=PAST_CONFIG,
+                       health=Health("tally"))
+    task = asyncio.create_task(loop.run())
+    try:
+        await wait_for(lambda: _eq(checkpoint(js), BACKLOG + 2), within=60)
+        await wait_for(lambda: _drained(js), within=30)
+        await wait_for(lambda: _eq(_consumer_names(js), ["tally"]), within=30)
+    finally:
+        loop.stop()
+        await asyncio.wait_for(task, timeout=15)
+    assert await tally(js, "noisy") == [f"e{i}" for i in range(1, BACKLOG + 1)]
+    assert await tally(js, "quiet") == ["eq1", "eq2"]
+    assert len(handler.order) == len(set(handler.order)) == BACKLOG + 2
+    quiet_at = handler.order.index(("quiet", BACKLOG + 1))
+    assert quiet_at < BACKLOG // 2  # the read-ahead alone: after BACKLOG - PAST of noisy's
+    assert handler.order.index(("quiet", BACKLOG + 2)) > quiet_at
+    assert await _revision(js, "quiet") < await _revision(js, "noisy")
+
+
+async def _consumer_names(js: JetStreamContext) -> list[str]:
+    return sorted(info.name for info in await js.consumers_info(EVENTS_STREAM))
+
+
+async def test_a_quiet_agents_event_applied_past_the_read_ahead_is_proven_applied_only_when_all_before_it_is(
+    js: JetStreamContext, wait_for: WaitFor
+) -> None:
+    """Quiet's event is applied past the read-ahead while noisy's backlog is stuck (its event
+    1 000 is slow): the checkpoint, the consumer's ack floor and its pending counts — what the
+    composed readers take as proof — stay below noisy's oldest event not applied. Then the
+    backlog drains: quiet's event, delivered by the consumer long after it was applied, is
+    acked and not applied again, and the consumer is drained with the checkpoint at the end."""
+    await _backlog_then_one(js)
+    handler = Recorder(js, hold=BACKLOG // 2)
+    loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=handler, config=PAST_CONFIG,
+                       health=Health("tally"))
+    task = asyncio.create_task(loop.run())
+    try:
+        await asyncio.wait_for(handler.holding.wait(), timeout=60)
+        await wait_for(lambda: _eq(tally(js, "quiet"), ["eq"]), within=30)
+        quiet_revision = await _revision(js, "quiet")
+        info = await js.consumer_info(EVENTS_STREAM, "tally")
+        assert await checkpoint(js) < BACKLOG // 2
+        assert info.ack_floor.stream_seq < BACKLOG // 2
+        assert info.delivered.stream_seq < BACKLOG  # the consumer has not delivered quiet's event yet
+        assert not await _drained(js)
+        handler.gate.set()
+        await wait_for(lambda: _drained(js), within=60)
+        assert await checkpoint(js) == BACKLOG + 1
+    finally:
+        handler.gate.set()
+        loop.stop()
+        await asyncio.wait_for(task, timeout=15)
+    assert handler.order.count(("quiet", BACKLOG + 1)) == 1
+    assert len(handler.order) == len(set(handler.order)) == BACKLOG + 1
+    assert await tally(js, "noisy") == [f"e{i}" for i in range(1, BACKLOG + 1)]
+    assert await tally(js, "quiet") == ["eq"]
+    assert await _revision(js, "quiet") == quiet_revision
+
+
+async def test_a_worker_killed_after_a_quiet_agent_went_past_the_read_ahead_matches_a_replay(
+    nc: Client, wait_for: WaitFor
+) -> None:
+    """Killed in the middle of noisy's backlog after quiet's event was applied past the
+    read-ahead, a worker restarts at the checkpoint (below noisy's oldest event not applied),
+    applies noisy's rest once, in order, and skips quiet's event by its watermark; the
+    documents are then byte for byte those of a replay in stream order."""
+    js = nc.jetstream()
+    await provision(js, load_settings({}), [ConsumerSpec(name="tally", families=("msg",)),
+                                            ConsumerSpec(name="replay", families=("msg",))])
+    await ensure_bucket(js, BUCKET)
+    await ensure_bucket(js, REPLAY_BUCKET)
+    await _backlog_then_one(js)
+    handler = Recorder(js, hold=BACKLOG // 2)
+    task = asyncio.create_task(ConsumeLoop(js, worker="tally", consumer="tally", handler=handler,
+                                           config=PAST_CONFIG, health=Health("tally")).run())
+    await asyncio.wait_for(handler.holding.wait(), timeout=60)
+    await wait_for(lambda: _eq(tally(js, "quiet"), ["eq"]), within=30)
+    killed_at = await checkpoint(js)
+    assert killed_at < BACKLOG // 2
+    quiet_revision = await _revision(js, "quiet")
+    task.cancel()  # killed mid-batch: nothing more is committed or acked
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    restarted = Recorder(js)
+    loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=restarted, config=PAST_CONFIG,
+                       health=Health("tally"))
+    replay = ConsumeLoop(js, worker="replay", consumer="replay", handler=Recorder(js, ReplayTally()),
+                         config=msgspec.structs.replace(CONFIG, read_ahead=1), health=Health("replay"))
+    tasks = [asyncio.create_task(loop.run()), asyncio.create_task(replay.run())]
+    try:
+        await wait_for(lambda: _eq(checkpoint(js), BACKLOG + 1), within=60)
+        await wait_for(lambda: _drained(js, "replay"), within=60)
+    finally:
+        loop.stop()
+        replay.stop()
+        await asyncio.wait_for(asyncio.gather(*tasks), timeout=15)
+    assert await tally(js, "noisy") == [f"e{i}" for i in range(1, BACKLOG + 1)]
+    assert await tally(js, "quiet") == ["eq"]
+    assert await _revision(js, "quiet") == quiet_revision
+    assert restarted.order[0] == ("noisy", killed_at + 1)  # it went back to the checkpoint
+    assert ("quiet", BACKLOG + 1) in restarted.order  # delivered again, skipped by its watermark
+    kv, replayed = await js.key_value(BUCKET), await js.key_value(REPLAY_BUCKET)
+    for agent in ("noisy", "quiet"):
+        assert (await kv_read(kv, agent))[0] == (await kv_read(replayed, agent))[0]

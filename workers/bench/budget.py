@@ -317,12 +317,13 @@ def _fairness_rows(report: Report) -> list[Row]:
     rows = []
     for run in fair.runs:
         beside = f" beside a burst of {run.burst}" if run.burst else ", alone"
-        order = " (in stream order: read-ahead 1)" if run.read_ahead == "1" else ""
+        order = {"1": " (in stream order: read-ahead 1)", "default": ""}.get(run.read_ahead,
+                                                                          f" (read-ahead {run.read_ahead})")
         cpu = f"; burst drained in {run.drain_s:.2f} s, {run.cpu_us_per_event:.0f} µs CPU per event" if (
             run.burst and run.drain_s is not None and run.cpu_us_per_event is not None) else ""
         behind = f"; its first message after {run.first_quiet_behind} of the burst" if (
             run.first_quiet_behind is not None) else ""
-        rows.append(Row(section="fairness", name=f"{fair.worker}: quiet agent{beside}{order}, p50 / max",
+        rows.append(Row(section="fairness", name=f"{run.worker}: quiet agent{beside}{order}, p50 / max",
                         value=f"{run.quiet.p50_ms} / {run.quiet.max_ms} ms{behind}{cpu}", target="", verdict="info"))
     return rows
 

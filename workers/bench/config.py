@@ -36,6 +36,10 @@ class BenchConfig(msgspec.Struct, frozen=True, kw_only=True):
     fairness_burst: int = 5000  # the noisy agent's burst beside which the quiet agent's latency is measured
     fairness_quiet: int = 20  # the quiet agent's messages per fairness run
     fairness_interval_s: float = 0.1  # between the quiet agent's messages
+    # the recall worker's row (0: not run): its burst, and the read-ahead it runs with — lower than the
+    # default 20 000, so the burst lies well past it at recall's pace (~150-300 events/s)
+    fairness_recall_burst: int = 3000
+    fairness_recall_read_ahead: int = 1000
     seed: int = 7
     phases: tuple[str, ...] = PHASES
     workers: tuple[str, ...] = REGEX_WORKERS  # measured alone on the backlog
@@ -72,6 +76,7 @@ QUICK: Final[dict[str, Any]] = {
     "fairness_burst": 2000,  # more than a batch (1000), so the quiet agent has a backlog to get past
     "fairness_quiet": 5,
     "fairness_interval_s": 0.05,
+    "fairness_recall_burst": 0,  # recall's model load and pace: not in the quick run
 }
 
 

@@ -13,6 +13,12 @@ runs, each from a reset server and a fresh process:
 * **noisy neighbour, in order**: the same with ``CORTEX_RUNTIME_READ_AHEAD=1`` (a batch:
   the consume loop takes the stream in order), what the loop did before it read ahead.
 
+Then the recall worker (its ``cortex_recall`` document holds the same watermark), unless
+``fairness_recall_burst`` is 0: alone, beside a burst of ``fairness_recall_burst`` with a
+read-ahead of ``fairness_recall_read_ahead`` (lower than the default, so the burst lies well
+past it at recall's pace: what the look past the read-ahead, ``shared.scout``, is for), and
+in stream order.
+
 Each run also reports how long the burst took to drain (from its first delivery)
 and the worker's CPU time per event (``/proc``: load-independent, unlike the latencies on a shared machine).
 """
@@ -26,7 +32,7 @@ from collections import defaultdict
 
 from nats.aio.client import Client
 
-from shared.names import BUCKET_CHANNELS, EVENTS_STREAM, consumer_name
+from shared.names import BUCKET_CHANNELS, BUCKET_RECALL, EVENTS_STREAM, consumer_name
 from shared.tasks import cancel_and_wait
 from workers.bench.events import BenchEvent, EventSource
 from workers.bench.freshness import HEAD, Published, match
@@ -36,6 +42,7 @@ from workers.bench.session import BenchError, Session
 from workers.bench.stats import summarize
 
 WORKER = "channels"
+BUCKETS = {WORKER: BUCKET_CHANNELS, "recall": BUCKET_RECALL}  # each worker's document, with its watermark
 IN_ORDER = "1"  # CORTEX_RUNTIME_READ_AHEAD of a loop that reads no further than its batch
 
 
@@ -82,7 +89,7 @@ class _Watch:
         deadline = time.perf_counter() + limit_s
         while not any(last >= seq for _, last in self.seen.get(agent, ())):
             if time.perf_counter() > deadline:
-                raise BenchError(f"{agent}'s {WORKER} document did not reach sequence {seq} within {limit_s:.0f}s")
+                raise BenchError(f"{agent}'s document did not reach sequence {seq} within {limit_s:.0f}s")
             await asyncio.sleep(0.01)
 
 
@@ -102,12 +109,12 @@ async def _publish_quiet(session: Session, source: EventSource, agent: str) -> l
     return out
 
 
-async def _stored_at_once(session: Session, events: list[BenchEvent], limit_s: float = 30.0) -> None:
+async def _stored_at_once(session: Session, worker: str, events: list[BenchEvent], limit_s: float = 30.0) -> None:
     """Publish ``events`` with the worker's consumer paused, then resume it and wait until the
     worker is taking them: it meets the whole burst as a backlog (published live, a worker
     faster than the publisher keeps up and the quiet agent is never behind anything), and the
     quiet agent's first message does not wait for the worker's next pull after the resumption."""
-    consumer = consumer_name(WORKER)
+    consumer = consumer_name(worker)
     await session.js.pause_consumer(EVENTS_STREAM, consumer, "2099-01-01T00:00:00Z")
     try:
         last = await session.publish_all(events)
@@ -119,34 +126,36 @@ async def _stored_at_once(session: Session, events: list[BenchEvent], limit_s: f
         if info.delivered is not None and (info.delivered.stream_seq or 0) > last - len(events):
             return
         if time.perf_counter() > deadline:
-            raise BenchError(f"{WORKER} took none of the burst within {limit_s:.0f}s of its consumer's resumption")
+            raise BenchError(f"{worker} took none of the burst within {limit_s:.0f}s of its consumer's resumption")
         await asyncio.sleep(0.01)
 
 
-async def run_mode(session: Session, mode: str, burst: int, read_ahead: str | None) -> FairnessRun:
+async def run_mode(session: Session, mode: str, burst: int, read_ahead: str | None,
+                   worker: str = WORKER) -> FairnessRun:
     """One run from a reset server: warm up, the burst (if any), the quiet agent's messages, drain."""
     cfg = session.config
     await session.reset()
     source = EventSource(2, cfg.seed, session.prefix, id_prefix=f"fair-{len(mode)}")
     noisy, quiet = source.agents
-    proc = session.procs.start(WORKER, env={"CORTEX_RUNTIME_READ_AHEAD": read_ahead} if read_ahead else None)
+    proc = session.procs.start(worker, env={"CORTEX_RUNTIME_READ_AHEAD": read_ahead} if read_ahead else None)
     watch_nc = await session.connect("cortex-bench-fairness")
     watch = _Watch()
-    consumers = [consumer_name(WORKER)]
+    consumers = [consumer_name(worker)]
     try:
-        await watch.start(watch_nc, BUCKET_CHANNELS)
+        await watch.start(watch_nc, BUCKETS[worker])
         await session.wait_leases(consumers, [proc])
         warm = await session.publish_all([source.message(quiet), source.message(noisy)])
-        await watch.covered(noisy, warm, max(30.0, cfg.drain_limit_s))  # started and caught up: nothing first-time
+        await watch.covered(noisy, warm, max(60.0, cfg.drain_limit_s))  # started and caught up: nothing first-time
         cpu_before = proc.cpu_seconds()
         if burst:
-            await _stored_at_once(session, [source.message(noisy) for _ in range(burst)])
+            await _stored_at_once(session, worker, [source.message(noisy) for _ in range(burst)])
         started = time.perf_counter()
         published = await _publish_quiet(session, source, quiet)
-        await session.wait_drained(consumers, max(120.0, burst / 20), [proc])
+        await session.wait_drained(consumers, max(120.0, burst / (20 if worker == WORKER else 5)), [proc])
         drain_s = time.perf_counter() - started
         await watch.covered(quiet, published[-1].seq, 10.0)
         run = _result(mode, burst, read_ahead, published, watch, drain_s, proc, cpu_before)
+        run.worker = worker
         if burst:  # how much of the burst went before the quiet agent's first message
             run.first_quiet_behind = max(0, watch.applied_before(quiet, noisy, published[0].seq) - warm)
         return run
@@ -166,15 +175,26 @@ def _result(mode: str, burst: int, read_ahead: str | None, published: list[Publi
                        drain_s=round(drain_s, 3), cpu_us_per_event=round(cpu_us, 1) if cpu_us is not None else None)
 
 
+def _modes(session: Session) -> list[tuple[str, str, int, str | None]]:
+    """(worker, mode, burst, read-ahead) of each run: channels', then recall's (unless its burst is 0)."""
+    cfg = session.config
+    modes = [(WORKER, "alone", 0, None), (WORKER, "noisy neighbour", cfg.fairness_burst, None),
+             (WORKER, "noisy neighbour, in order", cfg.fairness_burst, IN_ORDER)]
+    if cfg.fairness_recall_burst:
+        burst, read_ahead = cfg.fairness_recall_burst, str(cfg.fairness_recall_read_ahead)
+        modes += [("recall", "alone", 0, read_ahead), ("recall", "noisy neighbour", burst, read_ahead),
+                  ("recall", "noisy neighbour, in order", burst, IN_ORDER)]
+    return modes
+
+
 async def run(session: Session) -> FairnessResult:
     cfg = session.config
     result = FairnessResult(worker=WORKER, burst=cfg.fairness_burst, quiet_messages=cfg.fairness_quiet,
                             interval_s=cfg.fairness_interval_s)
-    for mode, burst, read_ahead in (("alone", 0, None), ("noisy neighbour", cfg.fairness_burst, None),
-                                    ("noisy neighbour, in order", cfg.fairness_burst, IN_ORDER)):
-        session.progress(f"[fairness] {WORKER}, {mode}: {cfg.fairness_quiet} quiet messages"
+    for worker, mode, burst, read_ahead in _modes(session):
+        session.progress(f"[fairness] {worker}, {mode}: {cfg.fairness_quiet} quiet messages"
                          + (f" behind a burst of {burst}" if burst else "") + " …")
-        run_n = await run_mode(session, mode, burst, read_ahead)
+        run_n = await run_mode(session, mode, burst, read_ahead, worker)
         result.runs.append(run_n)
         behind = (f", its first after {run_n.first_quiet_behind} of the burst"
                   if run_n.first_quiet_behind is not None else "")

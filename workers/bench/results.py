@@ -258,8 +258,9 @@ class FairnessRun(msgspec.Struct, kw_only=True):
     """One run of the fairness phase: the quiet agent's messages, alone or behind a burst."""
 
     mode: str  # alone | noisy neighbour | noisy neighbour, in order
+    worker: str = "channels"  # whose consumer the two agents share
     burst: int  # the noisy agent's messages published at once before the quiet agent's
-    read_ahead: str  # CORTEX_RUNTIME_READ_AHEAD of the worker ("default", or "1": in stream order)
+    read_ahead: str  # CORTEX_RUNTIME_READ_AHEAD of the worker ("default", a number, or "1": in stream order)
     quiet: Latency = msgspec.field(default_factory=Latency)  # publish → the quiet agent's document
     drain_s: float | None = None  # the burst's publish → the consumer drained
     cpu_us_per_event: float | None = None  # the worker's CPU time over the run per event published

@@ -38,7 +38,7 @@ from shared.briefing import DECISIONS, OPERATIONS, SENTENCES, Briefing, Briefing
 from shared.names import BUCKET_COMMITMENTS, BUCKET_DECISIONS, BUCKET_NARRATIVES, BUCKET_OPERATIONS, BUCKET_TRACES
 from workers.briefing import enhance_commitments, enhance_decisions, section
 from workers.conversation.languages import PACKS
-from workers.decisions.commitments import names_task
+from workers.decisions.commitments import names_task, too_thin
 from workers.render import (
     PRIORITY_EMOJI,
     UNKNOWN_EMOJI,
@@ -314,6 +314,15 @@ def _listed(c: Commitment, since: datetime, due_since: datetime | None, tz: Zone
     return moment is None or moment >= due_since
 
 
+def _vague(c: Commitment, operations: Sequence[Operation]) -> bool:
+    """An undated promise whose task is too thin to act on (``too_thin``: "send new", "share
+    with you") and whose line names no tool calls it is about: counted, not listed. On the
+    mornings after every session of the development conversations such lines were 5 of the 43
+    the list showed and none of what a reader needed (docs/briefing-eval.md, seventh round). A
+    promise with a stated day is owed that day, however briefly it was said."""
+    return not (c.due and c.due.strip()) and too_thin(c, STOPWORDS) and not promise_calls(c, operations)
+
+
 def commitments_section(
     commitments: Sequence[Commitment], now: datetime, tz: ZoneInfo, budget: int,
     operations: Sequence[Operation] = (), listed: Collection[str] = (), findings: Sequence[Finding] = (),
@@ -333,17 +342,21 @@ def commitments_section(
     open_ones = [c for c in commitments if c.status != "done" or c.id in reopened]
     since = as_utc(now) - timedelta(days=undated_days)
     due_since = as_utc(now) - timedelta(days=overdue_days) if overdue_days is not None else None
-    shown = [c for c in open_ones if _listed(c, since, due_since, tz) or c.id in reopened]
+    listed_ones = [c for c in open_ones if _listed(c, since, due_since, tz) or c.id in reopened]
+    vague = [c for c in listed_ones if c.id not in reopened and _vague(c, operations)]
+    shown = [c for c in listed_ones if c not in vague]
     shown.sort(key=lambda c: _commitment_rank(c, now, tz))
     lines = [_commitment_line(c, now, tz, operations, listed, c.id in reopened)
              for c in shown[:MAX_COMMITMENTS_IN_BOOT]]
-    hidden = [c for c in open_ones if c not in shown]
+    hidden = [c for c in open_ones if c not in listed_ones]
     stale = sum(1 for c in hidden if c.due and c.due.strip())
     if aged := len(hidden) - stale:
         lines.append(f"_… {plural(aged, 'older open commitment')} without a due date not shown_")
     if stale:
         lines.append(f"_… {plural(stale, 'commitment')} overdue for more than {plural(overdue_days or 0, 'day')}"
                      " not shown_")
+    if vague:
+        lines.append(f"_… {plural(len(vague), 'open commitment')} too vague to list not shown_")
     text, _ = section(f"## 📋 Commitments ({len(open_ones)} open)", lines, budget)
     return text, len(open_ones)
 

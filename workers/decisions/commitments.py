@@ -431,6 +431,24 @@ def apply_feedback(doc: CommitmentsDoc | None, event: FeedbackEvent, tz: ZoneInf
     return _rebuilt(base, now, commitments)
 
 
+MIN_TASK_TERMS: Final = 2  # content words a task needs to be acted on (the verb is one)
+# Chinese, Japanese and Korean: their words are not found by spaces and three letters
+_UNSPACED: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+
+def too_thin(commitment: Commitment, stopwords: frozenset[str]) -> bool:
+    """A task too thin to act on: fewer than ``MIN_TASK_TERMS`` content words in the task
+    and its topic together — "send new", "share with you", "do the notes": the reader of a
+    briefing cannot tell what is owed. "send it to you later" with the topic "the recipe"
+    names two. A task in a language whose words are not spaced is not judged."""
+    if _UNSPACED.search(commitment.what):
+        return False
+    terms = _task_terms(commitment.what, stopwords)
+    if commitment.topic:
+        terms |= _task_terms(commitment.topic, stopwords)
+    return len(terms) < MIN_TASK_TERMS
+
+
 def names_task(commitment: Commitment, text: str, stopwords: frozenset[str]) -> bool:
     """``text`` names ``commitment``'s task as a closure must (``_fulfilled``), closure words
     or not: the boot briefing asks it of a claim the trace analyzer found false ("Done! The

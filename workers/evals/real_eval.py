@@ -276,7 +276,7 @@ def _accuracy(pairs: Sequence[tuple[Label, Candidate]], score: LevelScore) -> No
                 score.due.add((cand.due or "").startswith(label.due))
 
 
-def _score_section(loaded: Loaded, kind: str, level: str, cands: list[Candidate], decision_days: int,
+def score_section(loaded: Loaded, kind: str, level: str, cands: list[Candidate], decision_days: int,
                    score: LevelScore) -> Matched:
     labels = _labels_of(loaded.labels, kind)
     required = [not lab.optional and (level == "stored" or expected_in_briefing(lab, loaded.conv, decision_days))
@@ -370,7 +370,7 @@ def score_real(loaded: Loaded, stored: Stored, settings: Settings) -> dict[str, 
                 "briefing": briefing_candidates(stored.boot.markdown if stored.boot else "")}
     for level, cands in by_level.items():
         for kind in SECTIONS:
-            found = _score_section(loaded, kind, level, cands[kind], days, out[level])
+            found = score_section(loaded, kind, level, cands[kind], days, out[level])
             if level == "stored":
                 _accuracy(found.pairs, out[level])
             elif kind == "commitments":

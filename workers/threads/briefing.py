@@ -11,7 +11,7 @@ again (``THREAD_TITLES``).
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Annotated, Any
 from zoneinfo import ZoneInfo
 
@@ -34,6 +34,7 @@ from workers.render import (
     ranked_open_threads,
 )
 from workers.summaries import compose_summary, is_composed, said_in
+from workers.threads.topics import RETURN_GAP
 
 # Room kept for the "… N more open threads not shown" note, so the budget never cuts it.
 _NOTE_ROOM = 48
@@ -69,10 +70,48 @@ def _quiet(t: Thread, now: datetime | None, tz: ZoneInfo) -> str:
     return f" (quiet {days} days)" if days >= QUIET_DAYS else ""
 
 
+MIN_EPISODES = 2  # a subject said in this many stretches of talk is one the conversation came back to
+ONE_STRETCH_QUIET = timedelta(days=1)  # before the last message: quiet this long, a subject said once is left
+UNKNOWN_QUIET = timedelta(days=7)  # the same for a thread whose phrase the table does not hold
+
+
+def not_returned_to(doc: ThreadsDoc) -> frozenset[str]:
+    """The ids of open threads Active Threads leaves out (and counts): subjects the
+    conversation moved on from. A thread with a decision, a wait or a high priority is never
+    one. Else: its phrase said in one stretch of talk only (``ThreadsDoc.returns``: one
+    episode), its last mention ``RETURN_GAP`` messages or more back and quiet for
+    ``ONE_STRETCH_QUIET`` before the last message; or, a thread whose phrase the table does not
+    hold (opened on a cue, a single word, or dropped from the table as said once long ago),
+    quiet for ``UNKNOWN_QUIET``.
+
+    In a chat of months such threads were most of what the list showed ("customer base",
+    "dairy-free", "political goals" seven months quiet): on the mornings after every session of
+    the development conversations, leaving them out took 49 of the 128 wrong threads and none
+    that a reader needed (docs/briefing-eval.md, seventh round). The day of quiet keeps what a
+    working session said this morning in a briefing given at its compaction."""
+    aside = set()
+    last_message = as_utc(doc.updated)
+    for t in doc.threads:
+        if t.status != "open" or t.decisions or t.waiting_for or t.priority in ("high", "critical"):
+            continue
+        quiet = last_message - as_utc(t.last_activity)
+        said = doc.returns.get(t.title.lower())
+        if said is None:
+            moved_on = quiet >= UNKNOWN_QUIET
+        else:
+            episodes, last = said
+            moved_on = episodes < MIN_EPISODES and doc.messages - last >= RETURN_GAP and quiet >= ONE_STRETCH_QUIET
+        if moved_on:
+            aside.add(t.id)
+    return frozenset(aside)
+
+
 def briefed_threads(threads: Sequence[Thread], shown_decisions: Collection[str] = (),
-                    facts: Collection[str] = ()) -> list[Thread]:
-    """The open threads Active Threads may show, in its order (``threads_section``)."""
-    return [t for t in ranked_open_threads(threads) if not _only_a_fact(t, shown_decisions, facts)]
+                    facts: Collection[str] = (), aside: Collection[str] = ()) -> list[Thread]:
+    """The open threads Active Threads may show, in its order (``threads_section``): not those
+    ``aside`` (``not_returned_to``)."""
+    return [t for t in ranked_open_threads(threads)
+            if t.id not in aside and not _only_a_fact(t, shown_decisions, facts)]
 
 
 def _only_a_fact(t: Thread, shown_decisions: Collection[str], facts: Collection[str]) -> bool:
@@ -115,6 +154,7 @@ def _thread_block(t: Thread, shown: Collection[str], tz: ZoneInfo, now: datetime
 def threads_section(
     threads: Sequence[Thread], limit: int, budget: int, tz: ZoneInfo, shown_decisions: Collection[str] = (),
     now: datetime | None = None, false_claims: Collection[str] = (), facts: Collection[str] = (),
+    aside: Collection[str] = (),
 ) -> tuple[str, int]:
     """Open threads only: the top ``limit`` by priority, then recency, within ``budget``.
 
@@ -123,13 +163,17 @@ def threads_section(
     ``false_claims`` (the quotes of claims the trace analyzer found false) states says so
     instead (``FOUND_FALSE``). A thread that says nothing but one of ``facts`` (the
     sentences Known Facts shows: "By the way, Maria works at Globex Corp now …") is no thread
-    to follow: Known Facts says it."""
-    ranked = briefed_threads(threads, shown_decisions, facts)
+    to follow: Known Facts says it. Threads ``aside`` (``not_returned_to``) are counted, not
+    shown."""
+    ranked = briefed_threads(threads, shown_decisions, facts, aside)
     blocks = [_thread_block(t, shown_decisions, tz, now, false_claims) for t in ranked[:limit]]
     text, shown = section("## 🧵 Active Threads", blocks, budget - _NOTE_ROOM)
     hidden = len(ranked) - shown
     if text and hidden > 0:
         text += f"\n_… {plural(hidden, 'more open thread')} not shown_\n"
+    left = sum(1 for t in threads if t.id in aside and t.status == "open")
+    if text and left:
+        text += f"\n_… {plural(left, 'open thread')} the conversation moved on from not shown_\n"
     return text, shown
 
 
@@ -148,8 +192,10 @@ def _threads(b: Briefing, said: Said, budget: int) -> Rendered:
     decisions, facts = said.of(DECISIONS), said.of(FACTS)
     findings = traces.findings if traces is not None else []
     most = b.knob(ThreadsBriefingSettings).max_threads_in_boot
-    text, shown = threads_section(threads, most, budget, b.tz, decisions, b.now, false_claims(findings), facts)
-    briefed = briefed_threads(threads, decisions, facts)
+    aside = not_returned_to(doc) if doc is not None else frozenset()
+    text, shown = threads_section(threads, most, budget, b.tz, decisions, b.now, false_claims(findings), facts,
+                                  aside)
+    briefed = briefed_threads(threads, decisions, facts, aside)
     shown_open = briefed[:shown]
     # the narrative's Open items of threads shown here, or closed since it was written, or that
     # only state a fact Known Facts shows

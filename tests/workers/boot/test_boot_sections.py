@@ -257,6 +257,31 @@ def test_an_undated_commitment_is_never_overdue_and_ages_out_counted(make, setti
                                                                    settings, tz, knobs=longer)
 
 
+def test_an_undated_task_too_thin_to_act_on_is_counted_not_listed(make, settings, tz):
+    """Issue 37, seventh round: "send new", "share with you" — a task with fewer than two
+    content words tells the reader nothing that is owed. It is counted; a topic that names
+    what it is about, a stated day, or words not spaced (a Japanese task) keep it listed."""
+    commitments = make.commitments(
+        make.commitment("thin", what="sort that out", created=make.now - timedelta(hours=3)),
+        make.commitment("thinner", what="share it with you", created=make.now - timedelta(hours=2)),
+        make.commitment("topic", what="send it over later", topic="the budget spreadsheet",
+                        created=make.now - timedelta(hours=4)),
+        make.commitment("dated", what="call you", due="2026-02-18", created=make.now - timedelta(hours=5)),
+        make.commitment("spaced", what="repaint the garden fence", created=make.now - timedelta(hours=6)),
+        make.commitment("unspaced", what="資料を送る", created=make.now - timedelta(hours=7)),
+    )
+    md = assemble_boot(SECTIONS, make.inputs(commitments=commitments), settings, tz)
+    assert (
+        "## 📋 Commitments (6 open)\n"
+        "- 🟡 Due 2026-02-18: call you (claudia)\n"
+        "- ⚪ Open: send it over later (the budget spreadsheet) (claudia)\n"
+        "- ⚪ Open: repaint the garden fence (claudia)\n"
+        "- ⚪ Open: 資料を送る (claudia)\n"
+        "_… 2 open commitments too vague to list not shown_\n"
+    ) in md
+    assert "sort that out" not in md and "share it with you" not in md
+
+
 def test_a_thread_that_only_says_a_shown_decision_does_not_say_it_again(make, settings, tz):
     """Issue 37: a thread opened on the very sentence that decided something, and Recent
     Decisions showed the same sentence: one fact said twice. The thread keeps its title; its
@@ -412,13 +437,44 @@ def test_key_memories_drop_the_lead_in_that_announced_them(make, settings, tz):
             "- The ratio is 3:2 on the rule: board\n- Our rule of thumb: measure first\n") in md
 
 
+def test_threads_the_conversation_moved_on_from_are_counted_not_shown(make, settings, tz):
+    """Issue 37, seventh round: in a chat of months Active Threads listed subjects said in one
+    stretch of talk weeks ago. A thread whose phrase was said in one episode only, 20 messages
+    or more back and a day or more before the last message, is counted, not shown; so is one
+    the phrase table does not know, quiet for a week. One the conversation came back to, one
+    with a wait or a decision, one said lately and one of today stay."""
+    day = timedelta(days=1)
+    threads = [
+        make.thread("shed", title="garden shed", last_activity=make.now - 3 * day),
+        make.thread("kitchen", title="kitchen renovation", last_activity=make.now - 3 * day),
+        make.thread("tax", title="tax return", last_activity=make.now - 3 * day, waiting_for="the accountant's reply"),
+        make.thread("vote", title="club board vote", last_activity=make.now - 3 * day,
+                    decisions=["We chose Lena as treasurer"]),
+        make.thread("bike", title="bike repair", last_activity=make.now - 2 * day),
+        make.thread("piano", title="piano lessons", last_activity=make.now - timedelta(hours=2)),
+        make.thread("move", title="Umzug", last_activity=make.now - 10 * day),
+        make.thread("wedding", title="Hochzeit", last_activity=make.now - 3 * day),
+    ]
+    doc = msgspec.structs.replace(make.threads(*threads), messages=400, returns={
+        "garden shed": (1, 120), "kitchen renovation": (3, 200), "tax return": (1, 100),
+        "club board vote": (1, 90), "bike repair": (1, 390), "piano lessons": (1, 20)})
+    md = assemble_boot(SECTIONS, make.inputs(threads=doc), settings, tz,
+                       knobs=knobs(CORTEX_BOOT_MAX_THREADS_IN_BOOT="10"))
+    shown = [line.split(" ", 2)[2] for line in md.splitlines() if line.startswith("### ")]
+    assert sorted(shown) == ["Hochzeit", "bike repair", "club board vote", "kitchen renovation", "piano lessons",
+                             "tax return"]
+    assert "_… 2 open threads the conversation moved on from not shown_\n" in md
+
+
 def test_a_thread_quiet_for_days_says_so(make, settings, tz):
-    """On day 15 a thread untouched since day 3 stood beside the morning's with only its date:
-    a thread whose last activity is two local days or more back says how long it has been quiet."""
+    """On day 15 a thread untouched since day 10 stood beside the morning's with only its date:
+    a thread whose last activity is two local days or more back says how long it has been quiet.
+    (One quiet for a week with nothing decided or awaited is counted, not shown:
+    ``test_threads_the_conversation_moved_on_from_are_counted_not_shown``.)"""
     fresh = make.thread("fresh", title="quarterly report export", last_activity=make.now - timedelta(hours=3))
     day_before = make.thread("yday", title="billing export", last_activity=make.now - timedelta(days=1))
-    quiet = make.thread("quiet", title="staging registry credentials", last_activity=make.now - timedelta(days=12))
+    quiet = make.thread("quiet", title="staging registry credentials", last_activity=make.now - timedelta(days=5))
     md = assemble_boot(SECTIONS, make.inputs(threads=make.threads(fresh, day_before, quiet)), settings, tz)
-    assert "Priority: medium | Last: 2026-02-05 12:30 (quiet 12 days)\n" in md
+    assert "Priority: medium | Last: 2026-02-12 12:30 (quiet 5 days)\n" in md
     assert "Priority: medium | Last: 2026-02-16 12:30\n" in md
     assert "Priority: medium | Last: 2026-02-17 09:30\n" in md
