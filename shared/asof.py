@@ -12,9 +12,10 @@ that the head was written with.
 
 A source written many times since the trigger (paced load writes a revision per small
 batch; a reader restarted, or catching up, far behind) may keep no revision that old: a
-document derived from the events alone is then derived from them (``shared.derive``), so
-the read stays exact; any other — or one whose events the stream no longer holds in full
-(retention moved its start) — is read as it is now, counted
+document derived from the events alone — or from them and other such documents as of its
+triggers (the composed ones) — is then derived (``shared.derive``), so the read stays
+exact; any other (a model helped make it), or one whose events the stream no longer holds
+in full (retention moved its start), is read as it is now, counted
 (``cortex_asof_history_short_total``).
 """
 
@@ -159,7 +160,8 @@ class DocReader:
         events of, is read as it is now — counted and logged, for a replay may not reproduce
         what is made of it."""
         if self._derivation is not None and self._derivation.derivable(bucket):
-            derived, exact = await self._derivation.as_of(bucket, agent, before_seq, _producer(latest))
+            derived, exact = await self._derivation.as_of(bucket, agent, before_seq, _producer(latest),
+                                                          self.as_of)
             if exact:
                 return derived, True
         log.warning("history_too_short", extra={"bucket": bucket, "agent": agent, "before_seq": before_seq})

@@ -21,6 +21,12 @@ retention or a purge moved its start (forgets aside: every event below was a for
 agent's, ``shared.forget.start_forgotten``), what is left no longer makes what was stored,
 and the read is refused (its reader falls back, counted). The events are read with direct
 gets (one per event, a fallback's cost).
+
+A composed document whose sources derive (the channel summaries, the snapshot, the
+narrative: a ``SourcedProjection``) is derived the same way, each source it reads at an
+event read as of that event through the reader (derived in turn when past its history).
+A worker that may ask a model derives only documents its producer made without one
+(``producers``: ``shared.runtime.derivation``).
 """
 
 from __future__ import annotations
@@ -40,9 +46,16 @@ from shared.config import Settings
 from shared.duplicates import DuplicateWindow
 from shared.errors import InvalidEvent
 from shared.feedback import late_answer
-from shared.names import EVENTS_STREAM, OPENCLAW_FAMILY, agent_filter, session_agent_filter, stored_subject
+from shared.names import (
+    EVENTS_STREAM,
+    OPENCLAW_FAMILY,
+    agent_filter,
+    session_agent_filter,
+    shadow_bucket,
+    stored_subject,
+)
 from shared.natsio import api_request
-from shared.projection import EventProjection, step
+from shared.projection import EventProjection, SourcedProjection, late_inputs, step
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +71,12 @@ Derivable = Mapping[str, EventProjection[Any]]
 Accept = Callable[[Envelope], bool]
 # whether every event below the stream's first sequence (given) was a forgotten agent's
 StartForgotten = Callable[[int], Awaitable[bool]]
+# a document as of a sequence, exact or not (``shared.asof.DocReader.as_of``): (bucket, agent, type, before)
+ReadAsOf = Callable[[str, str, type[Any], int], Awaitable[tuple[Any, bool]]]
+
+
+class _Inexact(Exception):
+    """A source a derived document reads at an event could not be read exactly as of it."""
 
 
 BASES = 128  # documents kept to derive the next one from (per bucket and agent, the least recent dropped)
@@ -83,8 +102,12 @@ class Derivation:
     """Derives event-derived documents as of a sequence; one per process (``shared.inputs``)."""
 
     def __init__(self, js: JetStreamContext, settings: Settings, projections: Callable[[], Derivable],
-                 accept: Accept | None = None, start_forgotten: StartForgotten | None = None) -> None:
+                 accept: Accept | None = None, start_forgotten: StartForgotten | None = None,
+                 producers: Mapping[str, str] | None = None) -> None:
         self._js = js
+        # the buckets whose documents derive from the events only when this producer made them
+        # (a worker that may ask a model: ``shared.runtime.derivation``)
+        self._producers = dict(producers or {})
         self._prefix = settings.prefix
         self._limits = event_limits(settings)
         self._span = settings.openclaw.dedup_window
@@ -92,6 +115,7 @@ class Derivation:
         self._projections: Derivable | None = None
         self._accept = accept or (lambda env: True)
         self._start_forgotten = start_forgotten or _none_forgotten
+        self._shadow = settings.mode == "shadow"
         self._bases: OrderedDict[tuple[str, str], _Base] = OrderedDict()  # the last derived, per (bucket, agent)
 
     def _derived(self) -> Derivable:
@@ -103,7 +127,8 @@ class Derivation:
         """Whether ``bucket``'s (physical name) documents derive from the events alone."""
         return bucket in self._derived()
 
-    async def as_of(self, bucket: str, agent: str, before_seq: int, producer: str) -> tuple[Any, bool]:
+    async def as_of(self, bucket: str, agent: str, before_seq: int, producer: str,
+                    read: ReadAsOf | None = None) -> tuple[Any, bool]:
         """``agent``'s document in ``bucket`` (physical name) with every event before
         ``before_seq`` applied, or None when none made one, and True; ``producer`` is stamped
         on it, as its worker stamps its own (the stored document's). ``(None, False)`` when it
@@ -112,8 +137,16 @@ class Derivation:
 
         From the last one derived for the agent at or before ``before_seq`` (a trigger's
         reads come in stream order: one session's events each), unless events were removed
-        from the stream since (a forget, retention): then from the agent's first event."""
+        from the stream since (a forget, retention): then from the agent's first event.
+
+        A ``SourcedProjection`` reads its sources as of the events that need them through
+        ``read``; one that cannot be read exactly makes the derivation inexact too."""
         projection = self._derived()[bucket]
+        if self._producers.get(bucket, producer) != producer:
+            log.info("asof_not_derivable", extra={"bucket": bucket, "agent": agent, "before_seq": before_seq,
+                                                  "reason": f"made by {producer or 'nothing readable'}, not by "
+                                                            f"{self._producers[bucket]} (a model, or other settings)"})
+            return None, False
         removed, complete = await self._stream()
         if not complete:
             log.info("asof_not_derivable", extra={"bucket": bucket, "agent": agent, "before_seq": before_seq,
@@ -124,9 +157,15 @@ class Derivation:
             base = _Base(removed, 1, None)
         doc = base.doc
         window = DuplicateWindow(self._span)
-        for env in await self._events(agent, base.before_seq, before_seq, window):
-            if self._takes(projection, env):
-                doc = self._applied(projection, doc, env, producer)
+        try:
+            for env in await self._events(agent, base.before_seq, before_seq, window):
+                if self._takes(projection, env):
+                    inputs = await self._inputs(projection, doc, env, read)
+                    doc = self._applied(projection, doc, env, inputs, producer)
+        except _Inexact as exc:
+            log.info("asof_not_derivable", extra={"bucket": bucket, "agent": agent, "before_seq": before_seq,
+                                                  "reason": str(exc)})
+            return None, False
         self._bases[(bucket, agent)] = _Base(removed, before_seq, doc)
         self._bases.move_to_end((bucket, agent))
         while len(self._bases) > BASES:
@@ -155,10 +194,27 @@ class Derivation:
         except InvalidEvent:
             return False
 
+    async def _inputs(self, projection: EventProjection[Any], doc: Any, env: Envelope, read: ReadAsOf | None) -> Any:
+        """What ``step`` is given: a late answer (``enrich`` takes it, as in the worker), the
+        documents a sourced projection reads at ``env`` (each as of it), else None."""
+        late = late_inputs(env)
+        if late is not None or not isinstance(projection, SourcedProjection):
+            return late
+        docs = {}
+        for source in projection.sources_for(env, doc):
+            bucket = shadow_bucket(source.bucket) if self._shadow else source.bucket
+            if read is None:
+                raise _Inexact(f"{bucket} is read at {env.seq} and no reader was given")
+            got, exact = await read(bucket, env.agent, source.doc_type, source.before(env.seq, env.family))
+            if not exact:
+                raise _Inexact(f"{bucket} as of {env.seq} is not exact")
+            docs[source.field] = got
+        return docs
+
     @staticmethod
-    def _applied(projection: EventProjection[Any], doc: Any, env: Envelope, producer: str) -> Any:
+    def _applied(projection: EventProjection[Any], doc: Any, env: Envelope, inputs: Any, producer: str) -> Any:
         try:
-            return step(projection, doc, env, None, producer)[0]
+            return step(projection, doc, env, inputs, producer)[0]
         except Exception as exc:  # its worker dead-letters an event its pure core cannot apply, and goes on
             log.warning("asof_derive_skipped", extra={"seq": env.seq, "error": f"{type(exc).__name__}: {exc}"[:300]})
             return doc

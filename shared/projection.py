@@ -31,7 +31,7 @@ import asyncio
 import logging
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Generic, NamedTuple, TypeVar
 
 import msgspec
@@ -53,6 +53,7 @@ from shared.errors import (
     is_unwritable,
 )
 from shared.feedback import late_answer
+from shared.footprint import Source
 from shared.kv import kv_cas, kv_delete, kv_read
 from shared.natsio import max_payload
 from shared.repair import decode_document, discard_document, unreadable_reason
@@ -152,6 +153,13 @@ class _Late(msgspec.Struct, frozen=True):
     answer: LlmAnswerValue
 
 
+def late_inputs(env: Envelope) -> _Late | None:
+    """What ``step`` is given for ``env`` when it is a late answer to a model's call (``enrich``
+    applies it), else None (an ``EventProjection``'s inputs)."""
+    late = late_answer(env.event)
+    return _Late(late) if late is not None else None
+
+
 class EventProjection(Projection[D, None]):
     """A document derived from the events alone: ``apply`` is the whole story."""
 
@@ -164,6 +172,27 @@ class EventProjection(Projection[D, None]):
     @abstractmethod
     def apply(self, doc: D | None, env: Envelope) -> D | None:
         """The document after ``env``; None leaves it as it is. Must not mutate ``doc``."""
+
+
+class SourcedProjection(EventProjection[D]):
+    """A document derived from the events and, at some of them, from other documents as they
+    were then (the channel summaries: threads and decisions as of each session trigger): what
+    a composed reader past the bucket's history derives (``shared.derive``) when those derive
+    too. Its worker reads them through ``shared.inputs``; this is the rule alone."""
+
+    @abstractmethod
+    def sources_for(self, env: Envelope, doc: D | None) -> Sequence[Source]:
+        """The documents ``env`` reads, each as of it (``Source.before``); none: the event alone."""
+
+    @abstractmethod
+    def apply_read(self, doc: D | None, env: Envelope, docs: Mapping[str, Any]) -> D | None:
+        """The document after ``env``, given the documents ``sources_for`` named (by field)."""
+
+    def apply(self, doc: D | None, env: Envelope) -> D | None:
+        return self.apply_read(doc, env, {})
+
+    def compose(self, doc: D | None, env: Envelope, inputs: Mapping[str, Any] | None) -> D | None:
+        return self.apply_read(doc, env, inputs or {})
 
 
 AnyProjection = Projection[Any, Any]  # what ProjectionHandler holds: documents and inputs of any type

@@ -315,7 +315,7 @@ async def run_replay(host: WorkerHost, js: JetStreamContext, specs: list[WorkerS
     progress = [ReplayProgress(worker=name, target=last) for _, _, name in consumers]
     tasks = []
     # one composed-input reader for every replayed worker
-    inputs = Inputs(js, host.settings, derivation(js, host.settings, host.catalog.values()))
+    inputs = Inputs(js, host.settings, derivation(js, host.settings, host.catalog.values(), host.version))
     for (spec, k, name), prog in zip(consumers, progress, strict=True):
         ctx = WorkerContext(nc=nc, js=js, settings=host.settings, worker=spec.name, consumer=name,
                             producer=producer_id(spec, host.settings, host.version), health=Health(name),

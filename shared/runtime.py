@@ -27,7 +27,7 @@ from shared.asof import DOC_HISTORY
 from shared.backoff import backoff_delay
 from shared.briefing import BriefingSection
 from shared.codec import Envelope, event_limits
-from shared.config import Settings
+from shared.config import Settings, without_llm
 from shared.connection import ConnectError, ConnectionLost, connect
 from shared.consume import ConsumeLoop, Handler, LoopConfig
 from shared.derive import Derivation
@@ -74,7 +74,7 @@ class WorkerContext:
     def __post_init__(self, shared_inputs: Inputs | None) -> None:
         self._owns_inputs = shared_inputs is None
         self.inputs = shared_inputs if shared_inputs is not None else \
-            Inputs(self.js, self.settings, derivation(self.js, self.settings, self.catalog.values()))
+            Inputs(self.js, self.settings, derivation(self.js, self.settings, self.catalog.values(), self.version))
 
     async def aclose(self) -> None:
         """Stop what this context made for itself: its own inputs reader (a host's shared one
@@ -209,23 +209,39 @@ def producer_id(spec: WorkerSpec, settings: Settings, version: str) -> str:
         sections["briefing"] = [msgspec.structs.asdict(k) for k in briefing_knobs(spec.sections, settings)]
     if spec.patterns:
         sections["patterns"] = patterns_digest(spec.patterns)
+    if spec.llm and settings.model_provider is not None:
+        # a model read the events too: its documents are not the events' alone (``derivation``).
+        # Without one the id is what it always was.
+        sections["model"] = settings.model_provider
     digest = hashlib.sha256(msgspec.json.encode(sections)).hexdigest()[:8]
     return f"{spec.name}@{version}+{digest}"
 
 
-def derivation(js: JetStreamContext, settings: Settings, specs: Iterable[WorkerSpec]) -> Derivation:
+def derivation(js: JetStreamContext, settings: Settings, specs: Iterable[WorkerSpec],
+               version: str) -> Derivation:
     """What a process's composed reads derive from the events when a source's history no longer
     reaches a trigger: the projections of every worker of ``specs`` that declares ``derive``, by
-    the buckets they are read from (shadow mode's own), each taking what its consume loop takes."""
+    the buckets they are read from (shadow mode's own), each taking what its consume loop takes.
+
+    A worker that may ask a model (``WorkerSpec.llm``: knowledge, traces) derives from the
+    events alone only without one, and whether its documents were made with one is a fact of
+    the process that made them (a briefing's process may hold no key): so its documents are
+    derived only when their producer is the one the worker has without a model
+    (``producer_id``: its version and settings as here, no model)."""
     shadow = settings.mode == "shadow"
     derivable = [s for s in specs if s.derive is not None]
+    alone = without_llm(settings)
+
+    def physical(bucket: str) -> str:
+        return shadow_bucket(bucket) if shadow else bucket
 
     def projections() -> dict[str, EventProjection[Any]]:
-        return {shadow_bucket(p.bucket) if shadow else p.bucket: p
-                for spec in derivable if spec.derive is not None for p in spec.derive(settings)}
+        return {physical(p.bucket): p for spec in derivable if spec.derive is not None for p in spec.derive(settings)}
 
+    producers = {physical(bucket): producer_id(spec, alone, version)
+                 for spec in derivable if spec.llm for bucket in spec.buckets}
     return Derivation(js, settings, projections, channel_filter(settings, shadow),
-                      lambda first_seq: start_forgotten(js, first_seq))
+                      lambda first_seq: start_forgotten(js, first_seq), producers)
 
 
 def channel_filter(settings: Settings, shadow: bool) -> Callable[[Envelope], bool]:
@@ -440,7 +456,8 @@ class WorkerHost:
             if self.stop.is_set():
                 return  # stopped before NATS was ever reachable: a clean exit
             raise
-        self.inputs = Inputs(nc.jetstream(), settings, derivation(nc.jetstream(), settings, self.catalog.values()))
+        self.inputs = Inputs(nc.jetstream(), settings,
+                             derivation(nc.jetstream(), settings, self.catalog.values(), self.version))
         # one consume loop per consumer: every partition of the worker, or the one this process runs
         tasks = {asyncio.create_task(self.run_consumer(nc, s, k), name=consumer_name(s.name, k)): s.name
                  for s in self.specs if s.build for k in settings.own_partitions}

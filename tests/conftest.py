@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -177,3 +179,39 @@ def chat_events(n: int, agents: int, seed: int = 7, triggers_every: int = 0) -> 
 @pytest.fixture
 def make_chat_events() -> Any:
     return chat_events
+
+
+# --------------------------------------------------------------------------- no server left behind
+
+
+def _servers_under(base: Path) -> dict[int, str]:
+    """nats-server processes whose command line names a path under ``base`` (Linux), with it."""
+    found = {}
+    for entry in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            args = entry.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if Path(args[0].decode(errors="replace")).name == "nats-server" and any(str(base).encode() in a for a in args):
+            found[int(entry.parent.name)] = b" ".join(args).decode(errors="replace")
+    return found
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_server_left_behind(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The suite leaves no nats-server running (issue 44: each CI run left two behind). After a
+    test process's last test, every server it started under its temporary directory must be
+    gone (one whose owner was just killed is given a few seconds to shut down); any other is
+    killed and reported as an error."""
+    yield
+    if not Path("/proc/self/cmdline").exists():
+        return
+    base = tmp_path_factory.getbasetemp()
+    try:
+        cortex_testkit.wait_until(lambda: not _servers_under(base), within=15, interval=0.1)
+    except cortex_testkit.NotMet:
+        left = _servers_under(base)
+        for pid in left:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        pytest.fail(f"nats-server processes left running by the tests (killed now): {left}")

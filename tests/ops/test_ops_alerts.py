@@ -1,18 +1,20 @@
-"""The alert rules under promtool (Debian's `prometheus` package: CI installs it and sets
-CORTEX_REQUIRE_PROMTOOL=1; elsewhere the promtool tests skip when it is absent), and the
-series the rules rely on, as a real worker exports them."""
+"""The alert rules under promtool (Debian's `prometheus` package: the first run puts its
+promtool beside the venv's python, tests/support/promtool_setup.py; where that cannot be
+done the promtool tests skip saying why, and fail under CI's CORTEX_REQUIRE_PROMTOOL=1), and
+the series the rules rely on, as a real worker exports them."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
-import shutil
 import subprocess
 import sys
 import urllib.request
 from pathlib import Path
 from typing import Any
 
+import promtool_setup
 import pytest
 import yaml
 from cortex_testkit import wait_until
@@ -25,25 +27,35 @@ from workers.registry import all_specs
 ALERTS = ROOT / "deploy/prometheus/alerts.yaml"
 
 
+@functools.cache
+def _ensured() -> tuple[Path | None, str]:
+    return promtool_setup.ensure()  # once per test process: a failed download is not tried again
+
+
 def promtool() -> str:
-    beside = Path(sys.executable).parent / "promtool"  # where .ci/run puts it
-    found = str(beside) if beside.is_file() else shutil.which("promtool")
+    found, why = _ensured()
     if found is None:
         if os.environ.get("CORTEX_REQUIRE_PROMTOOL") == "1":
-            pytest.fail("promtool is required here: install Debian's prometheus package")
-        pytest.skip("promtool is not installed (apt-get install prometheus); CI runs these")
-    return found
+            pytest.fail(f"promtool is required here and could not be set up: {why}")
+        pytest.skip(f"promtool could not be set up ({why}): `{promtool_setup.ENABLE}` enables these tests")
+    return str(found)
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([promtool(), *args], cwd=cwd, capture_output=True, text=True, timeout=60)
 
 
+# the first promtool test of a fresh venv downloads Debian's package (19 MB)
+SETUP_TIMEOUT = pytest.mark.timeout(promtool_setup.TIMEOUT_S * 2)
+
+
+@SETUP_TIMEOUT
 def test_the_rules_pass_promtools_check_and_lint() -> None:
     result = run("check", "rules", "--lint=all", "--lint-fatal", str(ALERTS), cwd=ROOT)
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@SETUP_TIMEOUT
 def test_the_rules_pass_their_unit_tests() -> None:
     """deploy/prometheus/alerts_test.yaml: a lone first dead letter fires, a worker whose
     series are all gone fires CortexWorkerAbsent for it, JetStream storage over 80 % fires."""
@@ -51,6 +63,7 @@ def test_the_rules_pass_their_unit_tests() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+@SETUP_TIMEOUT
 def test_the_generated_prometheusrule_carries_the_same_rules(tmp_path: Path) -> None:
     rule = load_yaml("k8s/overlays/prod/prometheusrule.yaml")
     groups = tmp_path / "groups.yaml"

@@ -74,7 +74,7 @@ async def test_a_source_past_its_history_is_derived_as_of_the_trigger(nc: Client
     short = [seq for seq in triggers if not (await plain.as_of(BUCKET_THREADS, AGENT, ThreadsDoc, seq))[1]]
     assert short, "the early triggers should lie past the bucket's history: the test would prove nothing"
 
-    reader = Inputs(js, settings, derivation(js, settings, [THREADS])).docs
+    reader = Inputs(js, settings, derivation(js, settings, [THREADS], "9.9.9")).docs
     # in stream order (each derived from the last: one session's events), then back (from the start)
     for seq in [*triggers, *reversed(triggers)]:
         doc, exact = await reader.as_of(BUCKET_THREADS, AGENT, ThreadsDoc, seq)

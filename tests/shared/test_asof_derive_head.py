@@ -66,7 +66,7 @@ async def _past_history(js: JetStreamContext, triggers: list[int]) -> list[int]:
 
 
 async def _reads(js: JetStreamContext, settings: Settings, triggers: list[int]) -> dict[int, tuple[Any, bool]]:
-    reader = Inputs(js, settings, derivation(js, settings, [THREADS])).docs
+    reader = Inputs(js, settings, derivation(js, settings, [THREADS], "9.9.9")).docs
     return {seq: await reader.as_of(BUCKET_THREADS, AGENT, ThreadsDoc, seq) for seq in triggers}
 
 

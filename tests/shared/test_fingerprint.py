@@ -80,6 +80,19 @@ def test_a_worker_without_patterns_keeps_the_settings_hash_alone() -> None:
         dataclasses.replace(bare, patterns=()), settings, VERSION)
 
 
+def test_a_model_changes_the_ids_of_the_workers_that_may_ask_one_and_no_other() -> None:
+    """Whether a model read the events is a fact of the process that made a document, which a
+    briefing's process (with no key of its own) must be able to tell: a derivation from the
+    events alone stands in for such a document only without one (``shared.runtime.derivation``).
+    Without a model the ids are what they always were."""
+    plain = ids()
+    with_model = {name: producer_id(spec, load_settings({"ANTHROPIC_API_KEY": "sk-test"}), VERSION)
+                  for name, spec in sorted(all_specs().items())}
+    moved = {name for name in plain if plain[name] != with_model[name]}
+    assert moved == {name for name, spec in all_specs().items() if spec.llm}
+    assert {"knowledge", "traces"} <= moved
+
+
 def test_sets_and_dicts_are_canonical() -> None:
     assert canonical(frozenset({"b", "a", "c"})) == ["a", "b", "c"]
     assert canonical({"b": 1, "a": re.compile("x", re.I)}) == [["a", {"re": "x", "flags": int(re.I | re.U)}],

@@ -15,15 +15,19 @@ replay, reading the right one, counted a different number of changes for the sam
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import msgspec
 
 from schemas.docs import ChannelsDoc, DecisionsDoc, ThreadsDoc
 from schemas.events import MessageEvent
 from shared.codec import Envelope
+from shared.config import Settings
 from shared.footprint import Source
 from shared.inputs import ComposedProjection, Reading
 from shared.names import BUCKET_CHANNELS, BUCKET_DECISIONS, BUCKET_THREADS
-from shared.projection import ProjectionHandler, is_trigger
+from shared.projection import EventProjection, ProjectionHandler, SourcedProjection, is_trigger
 from shared.runtime import WorkerContext, WorkerSpec
 from workers.channels.briefing import SECTIONS as BRIEFING
 from workers.channels.core import apply_message, summarize
@@ -31,6 +35,15 @@ from workers.channels.core import apply_message, summarize
 # the summaries: threads and decisions as of each trigger
 SOURCES = (Source("threads", "threads", BUCKET_THREADS, ThreadsDoc),
            Source("decisions", "decisions", BUCKET_DECISIONS, DecisionsDoc))
+
+
+def takes(env: Envelope) -> bool:
+    return isinstance(env.event, MessageEvent) or is_trigger(env)
+
+
+def sources_read(env: Envelope, doc: ChannelsDoc | None) -> tuple[Source, ...]:
+    """A message only counts; a trigger summarises the channels there are."""
+    return () if isinstance(env.event, MessageEvent) or doc is None else SOURCES
 
 
 class ChannelsProjection(ComposedProjection[ChannelsDoc]):
@@ -44,19 +57,46 @@ class ChannelsProjection(ComposedProjection[ChannelsDoc]):
         super().__init__(ctx, SOURCES)
 
     def accepts(self, env: Envelope) -> bool:
-        return isinstance(env.event, MessageEvent) or is_trigger(env)
+        return takes(env)
 
     def sources_for(self, env: Envelope, doc: ChannelsDoc | None) -> tuple[Source, ...]:
-        """A message only counts; a trigger summarises the channels there are."""
-        return () if isinstance(env.event, MessageEvent) or doc is None else self.sources
+        return sources_read(env, doc)
 
     def compose(self, doc: ChannelsDoc | None, env: Envelope, inputs: Reading) -> ChannelsDoc | None:
-        if isinstance(env.event, MessageEvent):
-            return apply_message(doc, env.event)
-        if doc is None:
-            return None
-        summarized = summarize(doc.channels, inputs.docs["threads"], inputs.docs["decisions"])
-        return msgspec.structs.replace(doc, channels=summarized)  # counted even when unchanged (above)
+        return channels_after(doc, env, inputs.docs)
+
+
+def channels_after(doc: ChannelsDoc | None, env: Envelope, docs: Mapping[str, Any]) -> ChannelsDoc | None:
+    """The document after ``env``: a message counts; a trigger summarises the channels from
+    ``docs``, threads and decisions as of it."""
+    if isinstance(env.event, MessageEvent):
+        return apply_message(doc, env.event)
+    if doc is None:
+        return None
+    summarized = summarize(doc.channels, docs["threads"], docs["decisions"])
+    return msgspec.structs.replace(doc, channels=summarized)  # counted even when unchanged (above)
+
+
+class ChannelsFromEvents(SourcedProjection[ChannelsDoc]):
+    """The same rule for a composed reader past the bucket's history (``shared.derive``):
+    threads and decisions derive from the events, so the summaries do too."""
+
+    bucket = BUCKET_CHANNELS
+    doc_type = ChannelsDoc
+
+    def accepts(self, env: Envelope) -> bool:
+        return takes(env)
+
+    def sources_for(self, env: Envelope, doc: ChannelsDoc | None) -> tuple[Source, ...]:
+        return sources_read(env, doc)
+
+    def apply_read(self, doc: ChannelsDoc | None, env: Envelope, docs: Mapping[str, Any]) -> ChannelsDoc | None:
+        return channels_after(doc, env, docs)
+
+
+def projections(settings: Settings) -> list[EventProjection[Any]]:
+    """Its document as a composed reader derives it (``WorkerSpec.derive``)."""
+    return [ChannelsFromEvents()]
 
 
 async def build(ctx: WorkerContext) -> ProjectionHandler:
@@ -65,6 +105,6 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
                              cut_on_triggers=True, cut_every=ctx.settings.runtime.cut_every)
 
 
-SPEC = WorkerSpec(name="channels", families=("msg", "session", "compaction"), build=build,
+SPEC = WorkerSpec(name="channels", families=("msg", "session", "compaction"), build=build, derive=projections,
                   buckets=(BUCKET_CHANNELS,), sources=SOURCES,
                   briefing=BRIEFING)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -13,21 +12,15 @@ from nats.aio.client import Client
 
 from shared.config import Settings
 from shared.connection import ConnectError, connect, lost_connection
+from shared.embedded import running_url
 from shared.names import EVENTS_STREAM, agent_event_filters, published_subject, session_agent_filter
 from workers.cli.base import CliError
 
 
 def discovered_url(settings: Settings) -> str | None:
-    """The URL of an embedded server running under the data dir (from its lock file)."""
-    lock = Path(settings.data_path) / "cortex.lock"
-    try:
-        text = lock.read_text()
-    except OSError:
-        return None
-    for part in text.split(","):
-        if part.strip().startswith("nats://"):
-            return part.strip()
-    return None
+    """The URL of an embedded server running under the data dir (from its lock file, while
+    the `cortex up` that wrote it lives)."""
+    return running_url(settings.data_path)
 
 
 DEFAULT_URL = "nats://127.0.0.1:4222"

@@ -48,6 +48,10 @@ def start_embedded(settings: Settings) -> EmbeddedNats:
     port = NATS_PORT if settings.nats_port is None else settings.nats_port
     embedded = EmbeddedNats(settings.data_path, port, fallback=settings.nats_port is None)
     url = embedded.start()
+    left = embedded.left_behind
+    if left is not None:
+        print(f"cortex: stopped the nats-server (pid {left.server}) that a Cortex no longer running (pid {left.owner}) "
+              f"left on {embedded.data_dir}", flush=True)
     if embedded.displaced is not None:
         print(f"cortex: port {embedded.displaced} is taken (another NATS server?); the embedded one listens on "
               f"{url} instead (CORTEX_NATS_PORT chooses a port)", flush=True)

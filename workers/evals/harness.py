@@ -52,6 +52,7 @@ from shared.names import DLQ_STREAM, EVENTS_STREAM, api_subject, published_subje
 from shared.provision import provision
 from shared.runtime import WorkerHost, WorkerSpec
 from workers import __version__
+from workers.evals.briefing_e2e import PUBLISH_ACK_S
 from workers.evals.locomo import CATEGORY_NAMES, SCORED_CATEGORIES, Conversation, Turn, load_locomo
 from workers.recall import worker as recall_worker
 from workers.recall.capture import WINDOW_LINE_CHARS, WINDOW_TURNS, turn_line
@@ -426,7 +427,8 @@ async def _ingest(nc: Client, prefix: str, events: list[tuple[str, bytes, str]],
     js = nc.jetstream()
     t0 = time.perf_counter()
     for i, (subject, data, eid) in enumerate(events, 1):
-        await js.publish(subject.replace("cortex.", f"{prefix}.", 1), data, headers={"Nats-Msg-Id": eid})
+        await js.publish(subject.replace("cortex.", f"{prefix}.", 1), data, headers={"Nats-Msg-Id": eid},
+                         timeout=PUBLISH_ACK_S)  # the workers share this loop: see PUBLISH_ACK_S
         if i % 1000 == 0:
             progress(f"  published {i}/{len(events)} events")
     last = 0.0

@@ -18,18 +18,19 @@ mentions bound it, and ``MAX_DOC_BYTES`` is only a ceiling against hostile input
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import msgspec
 
 from schemas.docs import KnowledgeDoc
 from schemas.events import FeedbackEvent, LlmAnswerValue, MessageEvent
 from shared.codec import Envelope
-from shared.config import KnowledgeSettings
+from shared.config import KnowledgeSettings, Settings
 from shared.feedback import feedback_ids
 from shared.llm import Later, LlmClient, worker_llm
 from shared.names import BUCKET_KNOWLEDGE
 from shared.parts import MAX_VALUE_BYTES
-from shared.projection import Projection, ProjectionHandler
+from shared.projection import EventProjection, Projection, ProjectionHandler
 from shared.runtime import WorkerContext, WorkerSpec
 from workers.knowledge.briefing import SECTIONS as BRIEFING
 from workers.knowledge.core import apply_access, apply_message, build_llm_prompt, merge_llm_result, parse_llm_output
@@ -77,24 +78,26 @@ class KnowledgeProjection(Projection[KnowledgeDoc, LlmKnowledge | None]):
     doc_type = KnowledgeDoc
     answers = frozenset({PURPOSE})
 
-    def __init__(self, settings: KnowledgeSettings, llm: LlmClient, max_value_bytes: int = MAX_VALUE_BYTES,
+    def __init__(self, settings: KnowledgeSettings, llm: LlmClient | None, max_value_bytes: int = MAX_VALUE_BYTES,
                  max_doc_bytes: int = MAX_DOC_BYTES, languages: tuple[str, ...] = DEFAULT_LANGUAGES) -> None:
         self._settings = settings
         self._packs = get_personal_patterns(languages)
-        self._llm = llm
+        self._llm = llm  # None: the events' document alone (``KnowledgeFromEvents``)
+        self._model = llm is not None and llm.enabled
         self.max_value_bytes = max_value_bytes  # where the document splits (lowered by tests)
         self.max_doc_bytes = max_doc_bytes
 
     async def aclose(self) -> None:
         """Close the LLM client it was given."""
-        await self._llm.aclose()
+        if self._llm is not None:
+            await self._llm.aclose()
 
     def accepts(self, env: Envelope) -> bool:
         if not self._settings.enabled:
             return False
         if isinstance(env.event, FeedbackEvent):
             return env.event.kind == ACCESS_KIND
-        return isinstance(env.event, MessageEvent) or (self._llm.enabled and (env.family, env.kind) in _FLUSH)
+        return isinstance(env.event, MessageEvent) or (self._model and (env.family, env.kind) in _FLUSH)
 
     def _batch(self, doc: KnowledgeDoc | None, env: Envelope) -> list[list[str]]:
         pending = list(doc.llm_pending) if doc else []
@@ -103,7 +106,7 @@ class KnowledgeProjection(Projection[KnowledgeDoc, LlmKnowledge | None]):
         return pending
 
     async def prepare(self, env: Envelope, doc: KnowledgeDoc | None) -> LlmKnowledge | None:
-        if not self._llm.enabled:
+        if self._llm is None or not self._model:
             return None
         batch = self._batch(doc, env)
         full = len(batch) >= self._settings.llm_batch_size
@@ -130,7 +133,7 @@ class KnowledgeProjection(Projection[KnowledgeDoc, LlmKnowledge | None]):
             new = apply_message(doc, env.event, self._settings, self._packs)
         if new is None:
             return None
-        if self._llm.enabled:
+        if self._model:
             batch = self._batch(doc, env)
             if inputs is not None:  # the batch went to the model: merge, start anew
                 new = merge_llm_result(new, inputs, env.event.ts, self._settings)
@@ -148,6 +151,34 @@ class KnowledgeProjection(Projection[KnowledgeDoc, LlmKnowledge | None]):
         return fit(new, self.max_doc_bytes) if due else new
 
 
+class KnowledgeFromEvents(EventProjection[KnowledgeDoc]):
+    """The document as the worker makes it without a model — a pure function of the events
+    (regex extraction, ``fact_access`` promotions, late answers kept from a run with one) —
+    for a composed reader whose read goes past the bucket's history (``shared.derive``; only
+    for documents a model did not read too: ``shared.runtime.derivation``)."""
+
+    bucket = BUCKET_KNOWLEDGE
+    doc_type = KnowledgeDoc
+    answers = KnowledgeProjection.answers
+
+    def __init__(self, settings: KnowledgeSettings, languages: tuple[str, ...]) -> None:
+        self._worker = KnowledgeProjection(settings, None, languages=languages)
+
+    def accepts(self, env: Envelope) -> bool:
+        return self._worker.accepts(env)
+
+    def apply(self, doc: KnowledgeDoc | None, env: Envelope) -> KnowledgeDoc | None:
+        return self._worker.compose(doc, env, None)
+
+    def enrich(self, doc: KnowledgeDoc | None, env: Envelope, answer: LlmAnswerValue) -> KnowledgeDoc | None:
+        return self._worker.enrich(doc, env, answer)
+
+
+def projections(settings: Settings) -> list[EventProjection[Any]]:
+    """Its document without a model (``WorkerSpec.derive``)."""
+    return [KnowledgeFromEvents(settings.knowledge, settings.languages)]
+
+
 async def build(ctx: WorkerContext) -> ProjectionHandler:
     llm = await worker_llm(ctx, BUCKET_KNOWLEDGE, checks={PURPOSE: usable_answer})
     # tests lower the split threshold through extras, to split small documents
@@ -160,7 +191,7 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
 
 
 SPEC = WorkerSpec(name="knowledge", families=("msg", "session", "compaction", "feedback"),
-                  feedback_kinds=(ACCESS_KIND, ANSWER_KIND), build=build, feedback=(ANSWER_KIND,),
+                  feedback_kinds=(ACCESS_KIND, ANSWER_KIND), build=build, feedback=(ANSWER_KIND,), derive=projections,
                   config_sections=("knowledge",), buckets=(BUCKET_KNOWLEDGE,), llm=True,
                   patterns=("workers.conversation", "workers.knowledge"),
                   briefing=BRIEFING)

@@ -14,8 +14,9 @@ and the briefing would have had no narrative (or the one before) depending on ba
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import msgspec
@@ -33,10 +34,11 @@ from schemas.docs import (
 )
 from schemas.events import CompactionEvent, LlmAnswerValue, MessageEvent, NoteEvent, SessionEvent
 from shared.codec import Envelope
+from shared.config import Settings
 from shared.footprint import Source
 from shared.llm import Later, LlmClient, worker_llm
 from shared.names import BUCKET_COMMITMENTS, BUCKET_DECISIONS, BUCKET_NARRATIVES, BUCKET_SNAPSHOTS, BUCKET_THREADS
-from shared.projection import Projection, ProjectionHandler
+from shared.projection import EventProjection, Projection, ProjectionHandler, SourcedProjection
 from shared.runtime import WorkerContext, WorkerSpec
 from workers.briefing import enhance_decisions, enhance_threads
 from workers.narrative import enhance
@@ -119,6 +121,102 @@ class _Trigger(msgspec.Struct, frozen=True):
     at: datetime
 
 
+def sources_at(env: Envelope) -> list[Source]:
+    """What a trigger that regenerates the narrative (a session's end, a compaction) reads as of
+    it — the snapshot only for a compaction (the one made for it); other events read nothing."""
+    if (env.family, env.kind) == ("session", "start") or isinstance(env.event, NoteEvent | MessageEvent):
+        return []
+    fields = {"threads", "decisions", "commitments"} | ({"snapshot"} if env.family == "compaction" else set())
+    return [s for s in SOURCES if s.field in fields]
+
+
+def read_inputs(docs: Mapping[str, Any]) -> NarrativeInputs:
+    """A regenerating trigger's inputs from its sources (by field)."""
+    return NarrativeInputs(threads=docs["threads"], decisions=docs["decisions"], snapshot=docs.get("snapshot"),
+                           commitments=docs.get("commitments"), regenerate=True)
+
+
+class NarrativeRule:
+    """What the narrative document does with an event, its inputs given: pure (the worker's
+    projection prepares the inputs; ``NarrativeFromEvents`` derives them)."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._enabled = settings.narrative.enabled
+        self._tz = ZoneInfo(settings.timezone)
+        self._languages = settings.languages
+
+    def accepts(self, env: Envelope) -> bool:
+        if not self._enabled:
+            return False
+        if isinstance(env.event, MessageEvent):  # counted into its session's digest
+            return True
+        if isinstance(env.event, NoteEvent):  # a daily note's section: a timeline entry
+            return is_daily_note(env.event.path)
+        return (env.family, env.kind) in _KINDS
+
+    def enrich(self, doc: NarrativeDoc | None, env: Envelope, answer: LlmAnswerValue) -> NarrativeDoc | None:
+        """An answer that came after its trigger (the model was unreachable then): the
+        narrative, if the document still holds the structured one made at that trigger; the
+        wording, for the items that have none yet."""
+        if doc is None:
+            return None
+        if answer.purpose == enhance.PURPOSE:
+            keys = enhance.keys_from(answer.context)
+            if keys is None:
+                return None
+            new = enhance.parse_answer(answer.text, keys)
+            if not (new.threads or new.decisions or new.commitments):
+                return None
+            return msgspec.structs.replace(doc, enhanced=enhance.merge_late(doc.enhanced, new))
+        made_at = _trigger_of(answer.context)
+        if doc.source != "structured" or made_at is None or doc.ts != made_at or not answer.text.strip():
+            return None  # a newer narrative replaced that one: the answer is moot
+        return msgspec.structs.replace(doc, markdown=answer.text, source="llm")
+
+    def structured(self, env: Envelope, inputs: NarrativeInputs, timeline: list[TimelineItem],
+                   sessions: Sequence[SessionDigest] = ()) -> str:
+        return structured_narrative(env.event.ts, self._tz, inputs.threads, inputs.decisions, timeline,
+                                    inputs.enhanced, sessions, inputs.commitments)
+
+    def compose(self, doc: NarrativeDoc | None, env: Envelope, inputs: NarrativeInputs) -> NarrativeDoc:
+        event = env.event
+        if isinstance(event, MessageEvent):
+            return self._counted(doc, env.agent, event)
+        sessions = sessions_after(doc.sessions if doc else [], env)
+        now = event.ts
+        timeline = list(doc.timeline) if doc else []
+        if not isinstance(env.event, NoteEvent):  # a note's time is a file's: the agent's own events prune
+            timeline = [i for i in timeline if now - i.ts <= TIMELINE_KEEP]
+        timeline = [*timeline, timeline_item(env)][-TIMELINE_MAX:]
+        enhanced = inputs.enhanced if inputs.regenerate else (doc.enhanced if doc else None)
+        if not inputs.regenerate:
+            markdown, source, ts = (doc.markdown, doc.source, doc.ts) if doc else ("", "structured", now)
+        elif inputs.llm_text:
+            markdown, source, ts = inputs.llm_text, "llm", now
+        else:
+            markdown, source, ts = self.structured(env, inputs, timeline, sessions), "structured", now
+        if doc is None:
+            return NarrativeDoc(agent=env.agent, ts=ts, markdown=markdown, source=source, integrity=Integrity(),
+                                timeline=timeline, enhanced=enhanced, sessions=sessions)
+        # fields not named here (``integrity``, owned by the shell; a new field) carry over
+        return msgspec.structs.replace(doc, agent=env.agent, ts=ts, markdown=markdown, source=source,
+                                       timeline=timeline, enhanced=enhanced, sessions=sessions)
+
+    def _counted(self, doc: NarrativeDoc | None, agent: str, event: MessageEvent) -> NarrativeDoc:
+        """A message into its session's digest (one is started for a session whose start was
+        not seen); the narrative itself is written at the triggers only."""
+        sessions = list(doc.sessions) if doc else []
+        at = next((i for i, d in enumerate(sessions) if d.session == event.session), None)
+        if at is None:
+            sessions = [*sessions, new_digest(event.session, event.ts)][-SESSIONS_MAX:]
+            at = len(sessions) - 1
+        sessions[at] = digest_message(sessions[at], event, self._languages)
+        if doc is None:
+            return NarrativeDoc(agent=agent, ts=event.ts, markdown="", source="structured", integrity=Integrity(),
+                                sessions=sessions)
+        return msgspec.structs.replace(doc, sessions=sessions)
+
+
 class NarrativeProjection(Projection[NarrativeDoc, NarrativeInputs]):
     bucket = BUCKET_NARRATIVES
     doc_type = NarrativeDoc
@@ -127,8 +225,7 @@ class NarrativeProjection(Projection[NarrativeDoc, NarrativeInputs]):
     def __init__(self, ctx: WorkerContext, llm: LlmClient) -> None:
         self._ctx = ctx
         self._llm = llm
-        self._tz = ZoneInfo(ctx.settings.timezone)
-        self._languages = ctx.settings.languages
+        self._rule = NarrativeRule(ctx.settings)
 
     async def aclose(self) -> None:
         """Close its context (its own inputs reader) and its LLM client."""
@@ -136,30 +233,20 @@ class NarrativeProjection(Projection[NarrativeDoc, NarrativeInputs]):
         await self._llm.aclose()
 
     def accepts(self, env: Envelope) -> bool:
-        if not self._ctx.settings.narrative.enabled:
-            return False
-        if isinstance(env.event, MessageEvent):  # counted into its session's digest
-            return True
-        if isinstance(env.event, NoteEvent):  # a daily note's section: a timeline entry
-            return is_daily_note(env.event.path)
-        return (env.family, env.kind) in _KINDS
+        return self._rule.accepts(env)
 
     async def prepare(self, env: Envelope, doc: NarrativeDoc | None = None) -> NarrativeInputs:
-        if (env.family, env.kind) == ("session", "start") or isinstance(env.event, NoteEvent | MessageEvent):
+        sources = sources_at(env)
+        if not sources:
             return NarrativeInputs()
-        # the snapshot made for this very compaction
-        fields = {"threads", "decisions", "commitments"} | ({"snapshot"} if env.family == "compaction" else set())
-        sources = [s for s in SOURCES if s.field in fields]
         # read complete, as a replay does: a session's block made with the threads worker behind
         # said "1 promise" live and "Topics: frontend build · 1 promise" in the replay
         await self._ctx.inputs.patiently(sources, env)
-        docs = (await self._ctx.inputs.at_trigger(self._ctx.worker, sources, env)).docs
-        snapshot = docs.get("snapshot")
-        inputs = NarrativeInputs(threads=docs["threads"], decisions=docs["decisions"], snapshot=snapshot,
-                                 commitments=docs.get("commitments"), regenerate=True)
+        inputs = read_inputs((await self._ctx.inputs.at_trigger(self._ctx.worker, sources, env)).docs)
         if self._llm.enabled:
             inputs = msgspec.structs.replace(inputs, enhanced=await self._enhanced(env, inputs, doc))
-            structured = self._structured(env, inputs, [])
+            structured = self._rule.structured(env, inputs, [])
+            snapshot = inputs.snapshot
             prompt = build_narrative_prompt(structured, snapshot.markdown if snapshot else None)
             text = await self._llm.complete(agent=env.agent, purpose=PURPOSE, system=SYSTEM_PROMPT,
                                             prompt=prompt, when=env.event.ts, later=Later(_Trigger(env.event.ts)))
@@ -183,67 +270,43 @@ class NarrativeProjection(Projection[NarrativeDoc, NarrativeInputs]):
         return enhance.merge(old, new, (t.id for t in threads), (d.id for d in decisions),
                              (c.id for c in commitments))
 
-    def enrich(self, doc: NarrativeDoc | None, env: Envelope, answer: LlmAnswerValue) -> NarrativeDoc | None:
-        """An answer that came after its trigger (the model was unreachable then): the
-        narrative, if the document still holds the structured one made at that trigger; the
-        wording, for the items that have none yet."""
-        if doc is None:
-            return None
-        if answer.purpose == enhance.PURPOSE:
-            keys = enhance.keys_from(answer.context)
-            if keys is None:
-                return None
-            new = enhance.parse_answer(answer.text, keys)
-            if not (new.threads or new.decisions or new.commitments):
-                return None
-            return msgspec.structs.replace(doc, enhanced=enhance.merge_late(doc.enhanced, new))
-        made_at = _trigger_of(answer.context)
-        if doc.source != "structured" or made_at is None or doc.ts != made_at or not answer.text.strip():
-            return None  # a newer narrative replaced that one: the answer is moot
-        return msgspec.structs.replace(doc, markdown=answer.text, source="llm")
 
-    def _structured(self, env: Envelope, inputs: NarrativeInputs, timeline: list[TimelineItem],
-                    sessions: Sequence[SessionDigest] = ()) -> str:
-        return structured_narrative(env.event.ts, self._tz, inputs.threads, inputs.decisions, timeline,
-                                    inputs.enhanced, sessions, inputs.commitments)
+    def enrich(self, doc: NarrativeDoc | None, env: Envelope, answer: LlmAnswerValue) -> NarrativeDoc | None:
+        return self._rule.enrich(doc, env, answer)
 
     def compose(self, doc: NarrativeDoc | None, env: Envelope, inputs: NarrativeInputs) -> NarrativeDoc:
-        event = env.event
-        if isinstance(event, MessageEvent):
-            return self._counted(doc, env.agent, event)
-        sessions = sessions_after(doc.sessions if doc else [], env)
-        now = event.ts
-        timeline = list(doc.timeline) if doc else []
-        if not isinstance(env.event, NoteEvent):  # a note's time is a file's: the agent's own events prune
-            timeline = [i for i in timeline if now - i.ts <= TIMELINE_KEEP]
-        timeline = [*timeline, timeline_item(env)][-TIMELINE_MAX:]
-        enhanced = inputs.enhanced if inputs.regenerate else (doc.enhanced if doc else None)
-        if not inputs.regenerate:
-            markdown, source, ts = (doc.markdown, doc.source, doc.ts) if doc else ("", "structured", now)
-        elif inputs.llm_text:
-            markdown, source, ts = inputs.llm_text, "llm", now
-        else:
-            markdown, source, ts = self._structured(env, inputs, timeline, sessions), "structured", now
-        if doc is None:
-            return NarrativeDoc(agent=env.agent, ts=ts, markdown=markdown, source=source, integrity=Integrity(),
-                                timeline=timeline, enhanced=enhanced, sessions=sessions)
-        # fields not named here (``integrity``, owned by the shell; a new field) carry over
-        return msgspec.structs.replace(doc, agent=env.agent, ts=ts, markdown=markdown, source=source,
-                                       timeline=timeline, enhanced=enhanced, sessions=sessions)
+        return self._rule.compose(doc, env, inputs)
 
-    def _counted(self, doc: NarrativeDoc | None, agent: str, event: MessageEvent) -> NarrativeDoc:
-        """A message into its session's digest (one is started for a session whose start was
-        not seen); the narrative itself is written at the triggers only."""
-        sessions = list(doc.sessions) if doc else []
-        at = next((i for i, d in enumerate(sessions) if d.session == event.session), None)
-        if at is None:
-            sessions = [*sessions, new_digest(event.session, event.ts)][-SESSIONS_MAX:]
-            at = len(sessions) - 1
-        sessions[at] = digest_message(sessions[at], event, self._languages)
-        if doc is None:
-            return NarrativeDoc(agent=agent, ts=event.ts, markdown="", source="structured", integrity=Integrity(),
-                                sessions=sessions)
-        return msgspec.structs.replace(doc, sessions=sessions)
+
+class NarrativeFromEvents(SourcedProjection[NarrativeDoc]):
+    """The narrative as its worker makes it without a model, for a composed reader past the
+    bucket's history (``shared.derive``): its sources (threads, decisions, commitments, the
+    snapshot) derive, so it does — only for documents made without one
+    (``shared.runtime.derivation``)."""
+
+    bucket = BUCKET_NARRATIVES
+    doc_type = NarrativeDoc
+    answers = NarrativeProjection.answers
+
+    def __init__(self, settings: Settings) -> None:
+        self._rule = NarrativeRule(settings)
+
+    def accepts(self, env: Envelope) -> bool:
+        return self._rule.accepts(env)
+
+    def sources_for(self, env: Envelope, doc: NarrativeDoc | None) -> list[Source]:
+        return sources_at(env)
+
+    def apply_read(self, doc: NarrativeDoc | None, env: Envelope, docs: Mapping[str, Any]) -> NarrativeDoc | None:
+        return self._rule.compose(doc, env, read_inputs(docs) if sources_at(env) else NarrativeInputs())
+
+    def enrich(self, doc: NarrativeDoc | None, env: Envelope, answer: LlmAnswerValue) -> NarrativeDoc | None:
+        return self._rule.enrich(doc, env, answer)
+
+
+def projections(settings: Settings) -> list[EventProjection[Any]]:
+    """Its document as a composed reader derives it (``WorkerSpec.derive``)."""
+    return [NarrativeFromEvents(settings)]
 
 
 def sessions_after(sessions: Sequence[SessionDigest], env: Envelope) -> list[SessionDigest]:
@@ -275,7 +338,7 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
 
 
 SPEC = WorkerSpec(name="narrative", families=("msg", "session", "compaction", "notes", "feedback"),
-                  feedback_kinds=(ANSWER_KIND,), feedback=(ANSWER_KIND,), build=build,
+                  feedback_kinds=(ANSWER_KIND,), feedback=(ANSWER_KIND,), build=build, derive=projections,
                   config_sections=("narrative",), buckets=(BUCKET_NARRATIVES,), sources=SOURCES, llm=True,
                   patterns=("workers.narrative",),
                   briefing=BRIEFING)

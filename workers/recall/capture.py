@@ -160,6 +160,7 @@ def _event_memory(event: MessageEvent | NoteEvent, position: int, content: str, 
 WINDOW_POSITION = -1
 REPLY_POSITION = -2
 SHOWN_POSITION = -3  # what a message's attachments show, beside what was said
+CONTEXT_POSITIONS = (WINDOW_POSITION, REPLY_POSITION, SHOWN_POSITION)  # the parts never dedup-merged
 WINDOW_TURNS = 3
 WINDOW_LINE_CHARS = 1000  # a context line is cut here; the window's own turn is kept whole
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
@@ -219,6 +220,12 @@ def event_position(memory: Memory) -> int | None:
     return _position(memory.id, memory.agent, memory.source_event)
 
 
+def conversation_position(memory: Memory) -> int | None:
+    """A conversation episode's :func:`event_position` (None for anything else): what the
+    ``is_*_memory`` tests below ask, for a caller that asks several of them of one memory."""
+    return event_position(memory) if memory.type == "episode" and memory.sender is not None else None
+
+
 def _conversation_part(memory: Memory, position: int) -> bool:
     return memory.type == "episode" and memory.sender is not None and event_position(memory) == position
 
@@ -239,8 +246,7 @@ def is_shown_memory(memory: Memory) -> bool:
 def is_context_memory(memory: Memory) -> bool:
     """A context or reply window, or what a message's attachments show: a part of its
     message that is never dedup-merged (two photos of a sunset are two messages)."""
-    return (memory.type == "episode" and memory.sender is not None
-            and event_position(memory) in (WINDOW_POSITION, REPLY_POSITION, SHOWN_POSITION))
+    return conversation_position(memory) in CONTEXT_POSITIONS
 
 
 def is_explicit(memory: Memory) -> bool:

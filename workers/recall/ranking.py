@@ -205,14 +205,13 @@ import msgspec
 
 from schemas.types import MemoryType
 from workers.recall.capture import (
+    CONTEXT_POSITIONS,
     REPLY_POSITION,
     WINDOW_LINE_CHARS,
     WINDOW_POSITION,
+    conversation_position,
     event_position,
-    is_context_memory,
     is_explicit,
-    is_reply_memory,
-    is_turn_memory,
     turn_line,
 )
 from workers.recall.distinct import coverage
@@ -220,6 +219,7 @@ from workers.recall.models import Memory, RankedMemory, SearchHit
 
 HALF_LIFE_DAYS = 7.0
 SECONDS_PER_DAY = 86_400.0
+_NEG_LN2 = -math.log(2.0)
 
 TYPE_MULTIPLIER: dict[MemoryType, float] = {
     "rule": 1.5,
@@ -255,7 +255,7 @@ DEFAULT_WEIGHTS = RankingWeights()
 def recency_score(last_accessed: datetime, now: datetime) -> float:
     """Exponential decay with a 7-day half-life; an access "in the future" counts as now."""
     days = max(0.0, (now - last_accessed).total_seconds() / SECONDS_PER_DAY)
-    return math.exp(-math.log(2.0) * days / HALF_LIFE_DAYS)
+    return math.exp(_NEG_LN2 * days / HALF_LIFE_DAYS)
 
 
 def frequency_score(access_count: int) -> float:
@@ -307,12 +307,13 @@ def _named_at(query: str, sender: str) -> int | None:
     return next((i for i in range(len(words) - len(want) + 1) if words[i:i + len(want)] == want), None)
 
 
-def _names_a_named(memory: Memory, named: frozenset[str]) -> bool:
-    """A conversation memory said by a person the query names, or an explicit memory that
-    names one (see "The sender a query names", "What somebody stored, first")."""
+def _names_a_named(memory: Memory, named: frozenset[str], explicit: bool) -> bool:
+    """A conversation memory said by a person the query names, or an explicit memory
+    (``explicit``: :func:`is_explicit_memory`) that names one (see "The sender a query
+    names", "What somebody stored, first")."""
     if memory.sender is not None:
         return memory.sender in named
-    return is_explicit_memory(memory) and any(names_sender(memory.content, person) for person in named)
+    return explicit and any(names_sender(memory.content, person) for person in named)
 
 
 def named_senders(query: str, memories: Iterable[Memory]) -> frozenset[str]:
@@ -338,10 +339,11 @@ _line_of = functools.lru_cache(maxsize=8192)(turn_line)
 def own_line(memory: Memory) -> str:
     """The memory's own turn as it is written in it: a context window's last line, a reply
     window's first line after the date, anything else whole."""
-    if not is_context_memory(memory):
+    position = conversation_position(memory)
+    if position not in CONTEXT_POSITIONS:
         return memory.content
     lines = content_lines(memory.content)
-    return lines[1] if is_reply_memory(memory) and len(lines) > 1 else lines[-1]
+    return lines[1] if position == REPLY_POSITION and len(lines) > 1 else lines[-1]
 
 
 def asks(memory: Memory) -> bool:
@@ -367,9 +369,14 @@ def pool_by_message(hits: Sequence[SearchHit]) -> list[SearchHit]:
         lexical[key] = max(lexical.get(key, 0.0), hit.lexical)
     best_single = max((h.fused for h in hits), default=0.0)
     scale = max(totals.values(), default=0.0) / best_single if best_single > 0 else 1.0
-    return [msgspec.structs.replace(hit, fused=totals[key] * (scale if is_explicit_memory(hit.memory) else 1.0),
-                                    lexical=lexical[key])
+    return [_pooled(hit, totals[key] * (scale if is_explicit_memory(hit.memory) else 1.0), lexical[key])
             for hit, key in zip(hits, keys, strict=True)]
+
+
+def _pooled(hit: SearchHit, fused: float, lexical: float) -> SearchHit:
+    """``hit`` with its pooled scores (itself when they are its own: a message found once)."""
+    return hit if fused == hit.fused and lexical == hit.lexical else msgspec.structs.replace(
+        hit, fused=fused, lexical=lexical)
 
 
 def calibrate_similarity(cosine: float, floor: float = 0.0) -> float:
@@ -412,6 +419,14 @@ def score_hit(
     the recency and frequency terms (see "Access, gated"); ``named`` are the senders the
     query names (see "The sender a query names"); ``lexical`` (in [0, 1]) is the
     candidate's BM25 share (:func:`lexical_relevance`, the hybrid path only)."""
+    return _score(hit, now, project, weights, similarity_floor, relevance, named, lexical,
+                  is_explicit_memory(hit.memory))
+
+
+def _score(hit: SearchHit, now: datetime, project: str | None, weights: RankingWeights, similarity_floor: float,
+           relevance: float | None, named: frozenset[str], lexical: float, stored: bool) -> RankedMemory:
+    """:func:`score_hit`, told whether the memory was stored on purpose (``stored``:
+    :func:`is_explicit_memory`, which :func:`rank` asks once a candidate)."""
     memory = hit.memory
     similarity = relevance if relevance is not None else calibrate_similarity(hit.similarity, similarity_floor)
     recency = recency_score(memory.last_accessed, now)
@@ -422,8 +437,8 @@ def score_hit(
     tboost = type_boost(memory.type)
     sboost = scope_boost(memory, project)
     # the sender and asking terms belong to the hybrid path; the cosine-only one stays the design's
-    named_boost = 1.0 if relevance is not None and _names_a_named(memory, named) else 0.0
-    explicit = relevance if relevance is not None and is_explicit_memory(memory) else 0.0
+    named_boost = 1.0 if relevance is not None and _names_a_named(memory, named, stored) else 0.0
+    explicit = relevance if relevance is not None and stored else 0.0
     asking = 1.0 if relevance is not None and asks(memory) else 0.0
     lexical = lexical if relevance is not None else 0.0
     score = (
@@ -471,16 +486,14 @@ def rank(
     query's text, measures an explicit memory's coverage of it (see "What somebody stored,
     first")."""
     candidates = list(hits)
+    stored = [is_explicit_memory(hit.memory) for hit in candidates]
     relevance: list[float | None] = list(fused_relevance(candidates)) if fused else [None] * len(candidates)
     if fused and query:
-        relevance = [max(rel or 0.0, coverage(query, hit.memory.content)) if is_explicit_memory(hit.memory) else rel
-                     for hit, rel in zip(candidates, relevance, strict=True)]
+        relevance = [max(rel or 0.0, coverage(query, hit.memory.content)) if explicit else rel
+                     for hit, rel, explicit in zip(candidates, relevance, stored, strict=True)]
     lexical = lexical_relevance(candidates) if fused else [0.0] * len(candidates)
-    ranked = [
-        score_hit(hit, now=now, project=project, weights=weights, similarity_floor=similarity_floor, relevance=rel,
-                  named=named, lexical=lex)
-        for hit, rel, lex in zip(candidates, relevance, lexical, strict=True)
-    ]
+    ranked = [_score(hit, now, project, weights, similarity_floor, rel, named, lex, explicit)
+              for hit, rel, lex, explicit in zip(candidates, relevance, lexical, stored, strict=True)]
     ranked.sort(key=lambda r: (-r.score, -r.similarity, r.memory.id))
     return ranked if limit is None else ranked[:limit]
 
@@ -492,12 +505,12 @@ def message_key(memory: Memory) -> str:
     return f"msg\x1f{memory.source_event}" if memory.sender is not None else f"id\x1f{memory.id}"
 
 
-def _turn_lines(ranked: Sequence[RankedMemory]) -> dict[str, tuple[float, str]]:
-    """Each candidate turn memory's window line(s) → (its dense cosine, its message key)."""
+def _turn_lines(ranked: Sequence[RankedMemory], keys: Sequence[str]) -> dict[str, tuple[float, str]]:
+    """Each candidate turn memory's window line(s) → (its dense cosine, its message key: ``keys``)."""
     lines: dict[str, tuple[float, str]] = {}
-    for r in ranked:
-        if is_turn_memory(r.memory):
-            entry = (r.cosine, message_key(r.memory))
+    for r, key in zip(ranked, keys, strict=True):
+        if conversation_position(r.memory) == 0:
+            entry = (r.cosine, key)
             lines.setdefault(_line_of(r.memory.content), entry)
             lines.setdefault(_line_of(r.memory.content, WINDOW_LINE_CHARS), entry)  # as a context line
     return lines
@@ -508,10 +521,14 @@ def matching_turn(ranked: RankedMemory, turn_lines: dict[str, tuple[float, str]]
     line that matches the query best when that is clearly another turn's (a higher cosine
     than the window's own line; lines whose turn is not a candidate are not judged);
     otherwise the memory's own message."""
-    own = message_key(ranked.memory)
-    if not is_context_memory(ranked.memory):
+    return _matching_turn(ranked.memory, message_key(ranked.memory), turn_lines)
+
+
+def _matching_turn(memory: Memory, own: str, turn_lines: dict[str, tuple[float, str]]) -> str:
+    """:func:`matching_turn` of ``memory``, whose message key is ``own``."""
+    if conversation_position(memory) not in CONTEXT_POSITIONS:
         return own
-    scored = [turn_lines[line] for line in content_lines(ranked.memory.content)[1:] if line in turn_lines]
+    scored = [entry for line in content_lines(memory.content)[1:] if (entry := turn_lines.get(line)) is not None]
     if not scored:
         return own
     own_cosine = max((cos for cos, key in scored if key == own), default=-math.inf)
@@ -572,14 +589,15 @@ def by_matching_turn(ranked: Sequence[RankedMemory], limit: int | None = None) -
     """One memory per message, each window credited to the turn it matches (see "Windows,
     credited to the turn they match"): for each memory in ranked order, the best memory of
     its matching turn (lifted to this memory's score), then its own message's best."""
+    keys = [message_key(r.memory) for r in ranked]
     best: dict[str, RankedMemory] = {}
-    for r in ranked:
-        best.setdefault(message_key(r.memory), r)
-    turn_lines = _turn_lines(ranked)
+    for r, key in zip(ranked, keys, strict=True):
+        best.setdefault(key, r)
+    turn_lines = _turn_lines(ranked, keys)
     out: list[RankedMemory] = []
     seen: set[str] = set()
-    for r in ranked:
-        for key in (matching_turn(r, turn_lines), message_key(r.memory)):
+    for r, own in zip(ranked, keys, strict=True):
+        for key in (_matching_turn(r.memory, own, turn_lines), own):
             if key in seen:
                 continue
             seen.add(key)

@@ -66,7 +66,7 @@ from workers.recall.capture import (
 from workers.recall.edits import history
 from workers.recall.embedders import Embedder, EmbedderUnavailable, StaticE5Embedder, make_embedder
 from workers.recall.facts import FactSync, fact_memories, settle
-from workers.recall.models import RankedMemory
+from workers.recall.models import RankedMemory, SearchHit
 from workers.recall.people import person_filters
 from workers.recall.ranking import (
     adjacent_turns,
@@ -569,6 +569,12 @@ def answer(req: RecallRequest, agent: str, settings: Any) -> RecallReply:
 def candidates(req: RecallRequest, agent: str, settings: Any, depth: int = 0) -> tuple[list[RankedMemory], datetime]:
     """The ranked memories for ``req`` (at least ``depth`` of them when there are, for the
     re-ranker) and the "now" they were ranked at (runs in a worker thread)."""
+    hits, similarity_floor = search_hits(req, agent, settings)
+    return rank_hits(hits, req, settings, similarity_floor, depth)
+
+
+def search_hits(req: RecallRequest, agent: str, settings: Any) -> tuple[list[SearchHit], float]:
+    """The store's candidates for ``req`` and the embedder's similarity floor (runs in a worker thread)."""
     with HOLDER.lock:
         embedder = HOLDER.current()[1]
     vector = embedder.embed_query(req.query)  # outside the lock: the loop's batches go on meanwhile
@@ -582,6 +588,13 @@ def candidates(req: RecallRequest, agent: str, settings: Any, depth: int = 0) ->
                 for hit in store.search(agent, vector, text=req.query, limit=limit, flt=scoped)]
     if req.as_of is not None:
         hits = believed_hits(hits, req.as_of)[: settings.recall.candidates]
+    return hits, embedder.similarity_floor
+
+
+def rank_hits(hits: list[SearchHit], req: RecallRequest, settings: Any, similarity_floor: float,
+              depth: int = 0) -> tuple[list[RankedMemory], datetime]:
+    """The store's candidates ranked for ``req`` (at least ``depth`` of them when there are)
+    and the "now" they were ranked at."""
     hits = pool_by_message(hits)  # a message found through several of its memories counts them all
     now = req.as_of or recall_now([max(h.memory.last_accessed, h.memory.last_seen or h.memory.created_at)
                                    for h in hits])
@@ -591,7 +604,7 @@ def candidates(req: RecallRequest, agent: str, settings: Any, depth: int = 0) ->
     # that matches through a neighbour's line brings that neighbour first (ranking.py).
     named = named_senders(req.query, (h.memory for h in hits))  # "What did Melanie say…" favours Melanie's turns
     wanted = max(req.limit or settings.recall.limit, depth)
-    ranked = by_matching_turn(rank(hits, now=now, project=req.project, similarity_floor=embedder.similarity_floor,
+    ranked = by_matching_turn(rank(hits, now=now, project=req.project, similarity_floor=similarity_floor,
                                    fused=True, named=named, query=req.query), limit=NEIGHBOUR_DEPTH * wanted)
     # a turn next to a better-found one is pulled toward it: the answer is often the turn around the match
     return with_neighbours(ranked, adjacent_turns(h.memory for h in hits))[:wanted], now

@@ -13,6 +13,7 @@ documents as of a trigger.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import msgspec
 from prometheus_client import Counter
@@ -20,7 +21,7 @@ from prometheus_client import Counter
 from schemas.docs import Finding, OperationsDoc, TraceDoc, TraceStep, Triage
 from schemas.events import FeedbackEvent, LlmAnswerValue, MessageEvent, RunEvent, SessionEvent, ToolEvent
 from shared.codec import Envelope
-from shared.config import TracesSettings
+from shared.config import Settings, TracesSettings
 from shared.llm import Later, LlmClient, worker_llm
 from shared.names import BUCKET_OPERATIONS, BUCKET_TRACES
 from shared.projection import EventProjection, Projection, ProjectionHandler
@@ -155,6 +156,36 @@ class OperationsProjection(EventProjection[OperationsDoc]):
         return apply_operation_event(doc, event, env.kind or "", self._config)
 
 
+class TracesFromEvents(EventProjection[TraceDoc]):
+    """The document as the worker makes it without a model's triage — a pure function of the
+    events (late verdicts kept from a run with one included) — for a composed reader whose read
+    goes past the bucket's history (``shared.derive``; only for documents made without a model:
+    ``shared.runtime.derivation``)."""
+
+    bucket = BUCKET_TRACES
+    doc_type = TraceDoc
+    answers = TracesProjection.answers
+
+    def __init__(self, settings: TracesSettings, config: TraceConfig) -> None:
+        self._worker = TracesProjection(settings, config, None)
+
+    def accepts(self, env: Envelope) -> bool:
+        return self._worker.accepts(env)
+
+    def apply(self, doc: TraceDoc | None, env: Envelope) -> TraceDoc | None:
+        return self._worker.compose(doc, env, {})
+
+    def enrich(self, doc: TraceDoc | None, env: Envelope, answer: LlmAnswerValue) -> TraceDoc | None:
+        return self._worker.enrich(doc, env, answer)
+
+
+def projections(settings: Settings) -> list[EventProjection[Any]]:
+    """Its documents without a model (``WorkerSpec.derive``): the pending operations never ask one."""
+    traces = settings.traces
+    return [TracesFromEvents(traces, trace_config(traces, settings.languages)),
+            OperationsProjection(traces, operations_config(traces))]
+
+
 async def build(ctx: WorkerContext) -> ProjectionHandler:
     llm = await worker_llm(ctx, BUCKET_TRACES, checks={triage.PURPOSE: lambda text: triage.parse_answer(text)
                                                        is not None})
@@ -170,7 +201,7 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
 
 # compaction events are consumed only as cuts for composed documents
 SPEC = WorkerSpec(name="traces", families=("msg", "session", "tool", "run", "feedback", "compaction"),
-                  feedback_kinds=(SEEN_KIND, ANSWER_KIND), feedback=(ANSWER_KIND,), build=build,
+                  feedback_kinds=(SEEN_KIND, ANSWER_KIND), feedback=(ANSWER_KIND,), build=build, derive=projections,
                   config_sections=("traces",), buckets=(BUCKET_TRACES, BUCKET_OPERATIONS), llm=True,
                   patterns=("workers.conversation", "workers.traces"),
                   briefing=BRIEFING)

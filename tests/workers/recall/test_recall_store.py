@@ -26,7 +26,7 @@ from workers.recall.store import (
     StoreUnavailable,
     open_store,
 )
-from workers.recall.store_edge import EdgeMemoryStore
+from workers.recall.store_edge import EdgeMemoryStore, MemoryMemo
 
 MakeMemory = Callable[..., Memory]  # fixtures from conftest (importlib mode: not importable)
 OpenStore = Callable[..., Any]
@@ -165,6 +165,75 @@ def test_delete_by_ids_and_by_agent(store: MemoryStore, embedder: HashingEmbedde
     store.delete_agent("alice")
     assert store.count("alice") == 0
     assert store.count("bob") == 1
+
+
+def test_every_write_reaches_the_reads_that_rank_after_they_have_read_the_memory(
+    store: MemoryStore, embedder: HashingEmbedder, make_memory: MakeMemory
+) -> None:
+    """The embedded store keeps the memories its searches decode (``MemoryMemo``): each
+    kind of write must show in search, nearest and similar once they have read the memory
+    before it; another agent's search never gets a memory of this one."""
+    query = embedder.embed_query("Ship on Tuesdays")
+
+    def reads() -> list[list[Memory]]:
+        return [[h.memory for h in hits] for hits in (
+            store.search("alice", query, text="Ship on Tuesdays"), store.nearest("alice", query, limit=8),
+            store.similar("alice", query, threshold=0.5))]
+
+    ship, other = make_memory("Ship on Tuesdays", position=1), make_memory("Ship on Tuesdays mostly", position=2)
+    store.upsert(points(embedder, ship, other))
+    assert all(ship in found for found in reads())
+    pinned = msgspec.structs.replace(ship, pinned=True, access_count=3)
+    store.update_payloads([pinned])
+    assert all(pinned in found and ship not in found for found in reads())
+    store.set_tier("alice", [ship.id], "cold")
+    assert all(msgspec.structs.replace(pinned, tier="cold") in found for found in reads())
+    edited = msgspec.structs.replace(ship, content="Ship on Tuesdays, reviewed")
+    store.upsert(points(embedder, edited))
+    assert all(edited in found for found in reads())
+    store.delete("alice", [ship.id])
+    assert all(found == [other] for found in reads())
+    assert store.search("bob", query, text="Ship on Tuesdays") == []
+    store.delete_agent("alice")
+    assert reads() == [[], [], []]
+    store.upsert(points(embedder, ship))
+    assert all(found == [ship] for found in reads())
+
+
+def test_the_memo_keeps_nothing_a_read_overlapping_a_write_read_and_no_more_than_its_size(
+    make_memory: MakeMemory,
+) -> None:
+    first, second, third = (make_memory(f"fact {i}", position=i) for i in (1, 2, 3))
+    memo = MemoryMemo(capacity=2)
+    began = memo.generation
+    memo.drop([1])  # a write lands while the read is under way
+    memo.keep({1: first}, began)
+    assert memo.get(1) is None
+    memo.keep({1: first, 2: second}, memo.generation)
+    memo.keep({3: third}, memo.generation)
+    assert (memo.get(1), memo.get(2), memo.get(3)) == (None, second, third)  # the oldest went first
+    memo.drop(None)
+    assert memo.get(2) is None and memo.get(3) is None
+
+
+def test_a_point_of_the_first_payload_layout_is_found_whole(
+    tmp_path: Path, embedder: HashingEmbedder, make_memory: MakeMemory
+) -> None:
+    """Points written before the memory was packed into one key (every field a key of its
+    own) are still read by the searches, which ask the engine for the packed key only."""
+    from qdrant_edge import Point, SparseVector, UpdateOperation
+
+    store = open_store(url=None, data_dir=str(tmp_path), embedder_name="hashing-v1-256", dim=256)
+    old = make_memory("Caroline moved to Berlin in May", position=1)
+    assert isinstance(store, EdgeMemoryStore)
+    dense, indices, values = store._point_vectors(MemoryPoint(old, embedder.embed_query(old.content)))
+    payload = msgspec.to_builtins(old)
+    store._shard.update(UpdateOperation.upsert_points(
+        [Point(old.id, {"dense": dense, "bm25": SparseVector(indices, values)}, payload)]))
+    query = embedder.embed_query("Where did Caroline move?")
+    assert [h.memory for h in store.search("alice", query, text="Where did Caroline move?")] == [old]
+    assert [h.memory for h in store.nearest("alice", query)] == [old]
+    store.close()
 
 
 def test_bm25_matches_a_name_the_dense_vector_misses(
