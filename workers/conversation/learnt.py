@@ -135,3 +135,102 @@ def keeps(kind: Kind, sentence: str, task: str, languages: tuple[str, ...]) -> b
 def dumps(model: FilterModel) -> bytes:
     """The model file's bytes: one key per line at the top, so a retrained model diffs."""
     return json.dumps(msgspec.to_builtins(model), ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+# --- the learnt reader: one head per kind over every sentence (issue 37, seventh round) ------------
+
+ReaderKind = Literal["decisions", "commitments", "facts"]
+READER_FILE: Final = "learnt_reader.json"
+# Words that open a sentence without saying who acts ("So I'll …", "Okay, we …"): passed over
+# when the reader asks who the sentence's first person is.
+_OPENERS: Final = frozenset({"so", "ok", "okay", "yeah", "um", "uh", "well", "and", "but", "oh", "hmm", "mm",
+                             "right", "yes", "alright", "now", "then"})
+_FIRST_PERSON: Final = frozenset({"i", "we", "my", "our", "me", "us"})
+_LENGTH_CAP: Final = 40  # words: a longer sentence is as long as this to the length feature
+# The reader's features beside the sentence's words, in the order of ``ReaderHead.extras``.
+EXTRAS: Final = ("opens_first_person", "first_person", "opens_you", "question", "length", "short", "digit",
+                 "future")
+
+
+def sentence_extras(sentence: str, tokens: list[str]) -> tuple[float, ...]:
+    """The reader's cheap features of a sentence (``EXTRAS``): who opens it, whether it asks,
+    how long it is, whether it holds a number or says what will be done."""
+    core = [t for t in tokens if t not in _OPENERS] or tokens
+    first = core[0] if core else ""
+    future = "ll" in tokens or "will" in tokens or "gonna" in tokens or ("going" in tokens and "to" in tokens)
+    return (float(first in ("i", "we", "let")), float(any(t in _FIRST_PERSON for t in tokens)),
+            float(first == "you"), float(sentence.rstrip().endswith("?")), min(len(tokens), _LENGTH_CAP) / _LENGTH_CAP,
+            float(len(tokens) <= 3), float(any(ch.isdigit() for ch in sentence)), float(future))
+
+
+class ReaderHead(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One kind's reader: bias, the score a rule candidate's sentence must reach to be kept
+    (``keep``; None: the kind's candidates are not judged), a score per word (aligned with
+    ``ReaderModel.words``) and a weight per extra feature (``EXTRAS``)."""
+
+    bias: float
+    keep: float | None
+    words: list[float]
+    extras: list[float]
+
+
+class ReaderModel(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    version: int
+    embedder: str
+    words: list[str]
+    weights: list[float]
+    heads: dict[str, ReaderHead]
+
+
+class _ReaderTable(msgspec.Struct, frozen=True):
+    bias: float
+    keep: float | None
+    extras: tuple[float, ...]
+    scores: dict[str, tuple[float, float, float]]  # word -> (weight, score, unused) as ``_mean`` reads
+
+
+def reader_tables(model: ReaderModel) -> dict[str, _ReaderTable]:
+    return {kind: _ReaderTable(head.bias, head.keep, tuple(head.extras),
+                               {w: (a, s, 0.0) for w, a, s in zip(model.words, model.weights, head.words, strict=True)})
+            for kind, head in model.heads.items()}
+
+
+def reader_score(table: _ReaderTable, sentence: str) -> float:
+    """A sentence's logit for the table's kind, rounded (``SCORE_DIGITS``): the weighted mean
+    of its words' scores, the extra features', the bias."""
+    tokens = words(sentence)
+    extra = sum(w * x for w, x in zip(table.extras, sentence_extras(sentence, tokens), strict=True))
+    return round(table.bias + _mean(tokens, table.scores, 1) + extra, SCORE_DIGITS)
+
+
+def load_reader(raw: bytes) -> ReaderModel:
+    return msgspec.json.decode(raw, type=ReaderModel)
+
+
+@functools.cache
+def _shipped_reader() -> dict[str, _ReaderTable]:
+    raw = resources.files("workers.conversation").joinpath("data", READER_FILE).read_bytes()
+    return reader_tables(load_reader(raw))
+
+
+def reads(kind: ReaderKind, sentence: str, languages: tuple[str, ...]) -> float | None:
+    """The shipped reader's score of ``sentence`` as a ``kind``, or None when it is not asked:
+    English not enabled, the sentence not English, or no head for the kind."""
+    if "en" not in languages or not reads_english(words(sentence)):
+        return None
+    table = _shipped_reader().get(kind)
+    return None if table is None else reader_score(table, sentence)
+
+
+def reader_keeps(kind: ReaderKind, sentence: str, languages: tuple[str, ...]) -> bool:
+    """Whether the reader keeps a rule candidate said in ``sentence``: always, unless it is
+    asked (``reads``) and its kind has a ``keep`` score; then when the score reaches it."""
+    table = _shipped_reader().get(kind)
+    if table is None or table.keep is None:
+        return True
+    found = reads(kind, sentence, languages)
+    return found is None or found >= table.keep
+
+
+def reader_dumps(model: ReaderModel) -> bytes:
+    return json.dumps(msgspec.to_builtins(model), ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
