@@ -13,9 +13,10 @@ from typing import Any
 
 import msgspec
 import pytest
+from qdrant_edge import QueryRequest
 
 from workers.recall.embedders import HashingEmbedder
-from workers.recall.models import Memory
+from workers.recall.models import Memory, SearchHit
 from workers.recall.store import (
     CollectionMismatch,
     DimensionMismatch,
@@ -26,7 +27,7 @@ from workers.recall.store import (
     StoreUnavailable,
     open_store,
 )
-from workers.recall.store_edge import EdgeMemoryStore, MemoryMemo
+from workers.recall.store_edge import READ_KEYS, SHARES_KEPT, EdgeMemoryStore, MemoryMemo
 
 MakeMemory = Callable[..., Memory]  # fixtures from conftest (importlib mode: not importable)
 OpenStore = Callable[..., Any]
@@ -214,6 +215,144 @@ def test_the_memo_keeps_nothing_a_read_overlapping_a_write_read_and_no_more_than
     assert (memo.get(1), memo.get(2), memo.get(3)) == (None, second, third)  # the oldest went first
     memo.drop(None)
     assert memo.get(2) is None and memo.get(3) is None
+
+
+class EngineCalls:
+    """The store's engine calls as they pass (each still goes to the real engine): what
+    each was, and the payloads a query asked for or the number of points a read read."""
+
+    def __init__(self, store: EdgeMemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.calls: list[tuple[str, object]] = []
+        call = store._call
+
+        def recording(what: str, operation: Any, *args: Any) -> Any:
+            first: Any = args[0] if args else None
+            if isinstance(first, QueryRequest):
+                self.calls.append((what, first.with_payload))
+            else:
+                self.calls.append((what, len(first) if what == "retrieve" else None))
+            return call(what, operation, *args)
+
+        monkeypatch.setattr(store, "_call", recording)
+
+    def take(self) -> list[tuple[str, object]]:
+        taken, self.calls = self.calls, []
+        return taken
+
+
+def by_id(hits: list[SearchHit]) -> list[SearchHit]:
+    """Hits in id order (the engine orders equal fused scores arbitrarily)."""
+    return sorted(hits, key=lambda h: h.memory.id)
+
+
+def _edge_store(tmp_path: Path) -> EdgeMemoryStore:
+    store = open_store(url=None, data_dir=str(tmp_path), embedder_name="hashing-v1-256", dim=256)
+    assert isinstance(store, EdgeMemoryStore)
+    return store
+
+
+def test_a_cold_search_takes_the_payloads_with_the_query_and_a_warm_one_reads_only_what_the_memo_lacks(
+    tmp_path: Path, embedder: HashingEmbedder, make_memory: MakeMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The memo pays only once it holds enough of a search's hits: an agent's first search
+    (a fresh process), and the first after a write emptied the memo, is the query with its
+    payloads and the hits' scores (two engine calls, no read after); once the memo held
+    enough of the agent's last hits, the query asks for ids only and reads just the missing."""
+    store = _edge_store(tmp_path)
+    notes = [make_memory(f"Ship the release {i} on Tuesdays", position=i) for i in range(6)]
+    store.upsert(points(embedder, *notes, make_memory("Ship the release on Tuesdays", agent="bob")))
+    engine = EngineCalls(store, monkeypatch)
+    query, text = embedder.embed_query("Ship the release on Tuesdays"), "ship release Tuesdays"
+    cold = [("search", READ_KEYS), ("search", None)]  # the query with its payloads; the hits' scores (one batch)
+    first = store.search("alice", query, text=text)
+    assert engine.take() == cold and len(first) == 6
+    assert by_id(store.search("alice", query, text=text)) == by_id(first)
+    assert engine.take() == cold  # the memo held none of the hits of the last search
+    assert by_id(store.search("alice", query, text=text)) == by_id(first)
+    assert engine.take() == [("search", False), ("search", None)]
+    assert store.search("bob", query, text=text)[0].memory.agent == "bob"  # warm is per agent
+    assert engine.take() == cold
+    pinned = msgspec.structs.replace(notes[2], pinned=True)
+    store.update_payloads([pinned])  # one memory leaves the memo: a warm search reads it alone
+    engine.take()
+    assert pinned in [h.memory for h in store.search("alice", query, text=text)]
+    assert engine.take() == [("search", False), ("search", None), ("retrieve", 1)]
+    store.delete_agent("bob")  # a write of memories not named one by one empties the memo
+    engine.take()
+    assert by_id(store.search("alice", query, text=text)) == by_id(
+        [msgspec.structs.replace(h, memory=pinned) if h.memory.id == pinned.id else h for h in first])
+    assert engine.take() == cold
+    store.close()
+
+
+def test_a_search_whose_hits_the_memo_mostly_lacks_turns_cold_again(
+    tmp_path: Path, embedder: HashingEmbedder, make_memory: MakeMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Rewrites of all of a warm agent's memories: the next search reads them (ids only,
+    as the memo said), finds it held none, and the one after takes the payloads again."""
+    store = _edge_store(tmp_path)
+    notes = [make_memory(f"Ship the release {i} on Tuesdays", position=i) for i in range(6)]
+    store.upsert(points(embedder, *notes))
+    engine = EngineCalls(store, monkeypatch)
+    query, text = embedder.embed_query("Ship the release on Tuesdays"), "ship release Tuesdays"
+    for _ in range(2):
+        store.search("alice", query, text=text)
+    edited = [msgspec.structs.replace(n, access_count=4) for n in notes]
+    store.update_payloads(edited)
+    engine.take()
+    assert set(edited) <= {h.memory for h in store.search("alice", query, text=text)}
+    assert engine.take() == [("search", False), ("search", None), ("retrieve", 6)]
+    assert set(edited) <= {h.memory for h in store.search("alice", query, text=text)}
+    assert engine.take() == [("search", READ_KEYS), ("search", None)]
+    store.close()
+
+
+def test_cold_and_warm_searches_find_the_same_hits(
+    tmp_path: Path, embedder: HashingEmbedder, make_memory: MakeMemory
+) -> None:
+    """The same memories, cosines, BM25 scores and fused scores whichever way the payloads
+    came (a fresh store against one whose memo holds every hit), with filters and limits."""
+    texts = [f"{who} talked about {what} on day {i}" for i, (who, what) in enumerate(
+        (w, t) for w in ("Caroline", "Melanie", "Jolene") for t in ("painting", "the lake", "pottery", "adoption"))]
+    store = _edge_store(tmp_path)
+    store.upsert(points(embedder, *(make_memory(t, position=i, type=("fact", "episode")[i % 2])
+                                    for i, t in enumerate(texts))))
+    asks = [("What did Caroline paint?", None, 50), ("pottery", MemoryFilter(types=("episode",)), 5),
+            ("the lake with Jolene", None, 3)]
+
+    def searches() -> list[list[Any]]:
+        return [store.search("alice", embedder.embed_query(q), text=q, flt=flt, limit=limit) for q, flt, limit in asks]
+
+    def above_the_cut(hits: list[Any]) -> dict[str, Any]:
+        """The hits by id above the lowest fused score (the engine orders equal fused scores
+        arbitrarily and may cut a tie at the limit either way)."""
+        return {h.memory.id: h for h in hits if h.fused > hits[-1].fused}
+
+    cold = searches()
+    store.close()
+    store = _edge_store(tmp_path)
+    for _ in range(3):
+        warm = searches()
+    assert store._memo.warm("alice") and all(cold)
+    for cold_hits, warm_hits in zip(cold, warm, strict=True):
+        assert above_the_cut(cold_hits) == above_the_cut(warm_hits) and len(cold_hits) == len(warm_hits)
+        warm_by_id = {h.memory.id: h for h in warm_hits}
+        assert all(warm_by_id[h.memory.id] == h for h in cold_hits if h.memory.id in warm_by_id)
+    store.close()
+
+
+def test_the_memo_remembers_a_bounded_number_of_agents_warm(make_memory: MakeMemory) -> None:
+    memo = MemoryMemo()
+    memo.note("alice", 30, 50)
+    memo.note("bob", 4, 50)  # below WARM_SHARE
+    assert memo.warm("alice") and not memo.warm("bob") and not memo.warm("carol")
+    for i in range(SHARES_KEPT - 1):
+        memo.note(f"agent-{i}", 50, 50)
+    assert not memo.warm("alice") and memo.warm("agent-0")  # the oldest went first
+    memo.note("agent-0", 0, 0)  # a search that found nothing
+    assert not memo.warm("agent-0")
+    memo.drop(None)
+    assert not memo.warm("agent-1")
 
 
 def test_a_point_of_the_first_payload_layout_is_found_whole(
