@@ -323,6 +323,7 @@ async def run_stored(convs: Sequence[Conversation], settings: Settings, embedder
     """The conversations through every worker on an embedded nats-server (``settings``: the
     eval's, ``pipeline_settings`` applied here; ``llm``: with the configured model); each
     one's stored documents, by name."""
+    from workers.cli.base import stop_in_process
     from workers.cli.specs import provision_all
     from workers.registry import all_specs
 
@@ -351,9 +352,7 @@ async def run_stored(convs: Sequence[Conversation], settings: Settings, embedder
                 finally:
                     await nc.close()
             finally:
-                host.stop.set()
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(task, timeout=60)
+                await stop_in_process(host, task, within_s=60)
 
 
 async def run_pipeline_eval(dataset: Dataset, base: Settings, only: list[str] | None = None,
