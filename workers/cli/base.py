@@ -25,6 +25,10 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 # how long an interrupted command's threads (an embedding, a store write) may take to finish
 # their step once the command has unwound; past it the process ends without them
 THREAD_GRACE_S = 5.0
+# an interrupted command is cancelled again this often until it ends: Python 3.11's
+# asyncio.wait_for drops a cancellation that arrives as the awaited result does (nats-py's
+# requests wait so), and a polling loop would then run to its end
+RECANCEL_S = 0.5
 
 Command = Callable[[argparse.Namespace, Settings], Coroutine[Any, Any, int]]
 
@@ -71,15 +75,19 @@ async def until_interrupted(work: Coroutine[Any, Any, int]) -> int:
     loop = asyncio.get_running_loop()
     task = asyncio.ensure_future(work)
     received: list[signal.Signals] = []
+    cancelling: list[asyncio.Task[None]] = []  # held: a task only the loop refers to may be collected
 
     def interrupt(sig: signal.Signals) -> None:
         if received:
             _exit_now(128 + received[0])
         received.append(sig)
         print("cortex: interrupted", file=sys.stderr, flush=True)
-        task.cancel()
+        cancelling.append(asyncio.create_task(_cancel_until_done(task, RECANCEL_S)))
 
-    for sig in STOP_SIGNALS:
+    # a signal the process inherited ignored stays ignored (a background job of a script: the
+    # terminal's Ctrl-C is not for it)
+    taken = [sig for sig in STOP_SIGNALS if signal.getsignal(sig) is not signal.SIG_IGN]
+    for sig in taken:
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):  # no signals here
             loop.add_signal_handler(sig, interrupt, sig)
     try:
@@ -88,7 +96,7 @@ async def until_interrupted(work: Coroutine[Any, Any, int]) -> int:
         if not received:
             raise
     finally:
-        for sig in STOP_SIGNALS:
+        for sig in taken:
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.remove_signal_handler(sig)
     code = 128 + received[0]
@@ -96,6 +104,12 @@ async def until_interrupted(work: Coroutine[Any, Any, int]) -> int:
     if _working_threads():
         _exit_now(code)
     return code
+
+
+async def _cancel_until_done(task: asyncio.Task[int], every_s: float) -> None:
+    while not task.done():
+        task.cancel()
+        await asyncio.wait({task}, timeout=every_s)
 
 
 async def _threads_finished(within_s: float) -> None:
@@ -119,12 +133,25 @@ async def stop_in_process(host: WorkerHost, running: asyncio.Task[None], within_
     """End the workers a command runs in this process (``running``: ``host.run()``): the
     graceful stop (each batch finished or given back) within ``within_s``, else cancelled.
     A command being cancelled (Ctrl-C, SIGTERM) cancels them at once: an interrupted run has
-    nothing left to finish, and a batch waiting on an embedding would hold the stop for minutes."""
+    nothing left to finish, and a batch waiting on an embedding would hold the stop for minutes;
+    the threads they left working then get ``THREAD_GRACE_S`` (a store write in a temporary
+    directory removed under it would write it again). The cancellations ``until_interrupted``
+    repeats while the command unwinds do not cut this short."""
     me = asyncio.current_task()
+    stopping = asyncio.ensure_future(_stop_workers(host, running, within_s,
+                                                   interrupted=me is not None and me.cancelling() > 0))
+    while not stopping.done():
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.shield(stopping)
+    if not running.cancelled() and running.exception() is not None:
+        log.warning("workers_failed", extra={"error": repr(running.exception())})
+
+
+async def _stop_workers(host: WorkerHost, running: asyncio.Task[None], within_s: float, *, interrupted: bool) -> None:
     host.stop.set()
-    if me is None or not me.cancelling():
+    if not interrupted:
         await asyncio.wait({running}, timeout=within_s)
     running.cancel()
     await asyncio.wait({running})
-    if not running.cancelled() and running.exception() is not None:
-        log.warning("workers_failed", extra={"error": repr(running.exception())})
+    if interrupted:  # their threads' step finished before the caller removes the files they write
+        await _threads_finished(THREAD_GRACE_S)
