@@ -100,6 +100,7 @@ async def until_interrupted(work: Coroutine[Any, Any, int]) -> int:
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.remove_signal_handler(sig)
     code = 128 + received[0]
+    await _tasks_ended(THREAD_GRACE_S)  # before the threads: a task's cleanup may still need one
     await _threads_finished(THREAD_GRACE_S)
     if _working_threads():
         _exit_now(code)
@@ -110,6 +111,18 @@ async def _cancel_until_done(task: asyncio.Task[int], every_s: float) -> None:
     while not task.done():
         task.cancel()
         await asyncio.wait({task}, timeout=every_s)
+
+
+async def _tasks_ended(within_s: float) -> None:
+    """The tasks the command left behind cancelled and waited for (what each raised taken)."""
+    others = asyncio.all_tasks() - {asyncio.current_task()}
+    for task in others:
+        task.cancel()
+    if others:
+        done, _ = await asyncio.wait(others, timeout=within_s)
+        for task in done:
+            if not task.cancelled():
+                task.exception()
 
 
 async def _threads_finished(within_s: float) -> None:
