@@ -52,7 +52,7 @@ from shared.names import DLQ_STREAM, EVENTS_STREAM, api_subject, published_subje
 from shared.provision import provision
 from shared.runtime import WorkerHost, WorkerSpec
 from workers import __version__
-from workers.evals.briefing_e2e import PUBLISH_ACK_S
+from workers.evals import PUBLISH_ACK_S
 from workers.evals.locomo import CATEGORY_NAMES, SCORED_CATEGORIES, Conversation, Turn, load_locomo
 from workers.recall import worker as recall_worker
 from workers.recall.capture import WINDOW_LINE_CHARS, WINDOW_TURNS, turn_line
