@@ -53,7 +53,7 @@ from shared.provision import provision
 from shared.runtime import WorkerHost, WorkerSpec
 from workers import __version__
 from workers.cli.base import stop_in_process
-from workers.evals.briefing_e2e import PUBLISH_ACK_S
+from workers.evals import PUBLISH_ACK_S
 from workers.evals.locomo import CATEGORY_NAMES, SCORED_CATEGORIES, Conversation, Turn, load_locomo
 from workers.recall import worker as recall_worker
 from workers.recall.capture import WINDOW_LINE_CHARS, WINDOW_TURNS, turn_line
