@@ -10,7 +10,6 @@ data dir, which stops it before starting its own (``LeftServer``)."""
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import fcntl
 import os
 import secrets
@@ -22,7 +21,6 @@ import sys
 import sysconfig
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import NamedTuple
@@ -208,29 +206,33 @@ def stop_left_server(pid: int, store: Path, timeout_s: float = 10.0) -> None:
                         "stop it by hand")
 
 
-PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+# Run by a fresh interpreter between the spawn and the server: has the kernel send the server
+# SIGTERM when the thread that started it dies (PR_SET_PDEATHSIG = 1, kept across execve), then
+# becomes the server. Never fatal: without the call the server runs as before (a next owner
+# stops it if it is left behind). A fresh process, not a preexec_fn: a preexec_fn makes
+# subprocess fork() this process, and the fork handlers of what it has loaded (gRPC's, through
+# qdrant-client) then run in the child — one of them broke a server's start in a CI run.
+_WITH_PARENT = """import os, sys
+try:
+    import ctypes, signal
+    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
+except Exception:
+    pass
+if os.getppid() != int(sys.argv[1]):
+    os._exit(1)
+os.execv(sys.argv[2], sys.argv[2:])
+"""
 
 
-def _dies_with_this_thread() -> Callable[[], None] | None:
-    """Linux: a hook run in the child between fork and exec that has the kernel send it
-    SIGTERM when the thread starting it dies, so a server outlives no owner, even one killed
-    by SIGKILL or the OOM killer. Only from the main thread (the kernel watches the thread,
-    not the process: one that ends sooner would take the server with it). The hook does no
-    more than two system calls — a child forked from a threaded process may do little else."""
+def dies_with_this_thread(command: list[str]) -> list[str]:
+    """Linux: ``command`` started through a launcher that has the kernel signal it when the
+    thread starting it dies, so a server outlives no owner, even one killed by SIGKILL or the
+    OOM killer; the launcher leaves when its owner is already gone. Only from the main thread
+    (the kernel watches the thread, not the process: one that ends sooner would take the server
+    with it); elsewhere ``command`` as it is."""
     if not sys.platform.startswith("linux") or threading.current_thread() is not threading.main_thread():
-        return None
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-    parent = os.getpid()
-
-    def arm() -> None:
-        prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-        if os.getppid() != parent:  # the owner died before the call: no signal will come
-            os._exit(1)
-
-    return arm
+        return command
+    return [sys.executable, "-I", "-S", "-c", _WITH_PARENT, str(os.getpid()), *command]
 
 
 NATS_PORT = 4222  # NATS's own default: what a producer, the nats CLI and docs/integration.md try first
@@ -339,11 +341,8 @@ class EmbeddedNats:
         log = open(path, "ab")  # noqa: SIM115 - owned by the child
         offset = log.tell()  # this start's lines follow (the log is kept across starts)
         try:
-            # the hook makes two system calls through a function looked up before the fork: nothing
-            # in it takes a lock another thread could have held at the fork
-            self._proc = subprocess.Popen(self.server_command(), stdout=log, stderr=subprocess.STDOUT,
-                                          start_new_session=True,
-                                          preexec_fn=_dies_with_this_thread())  # noqa: PLW1509 - see above
+            self._proc = subprocess.Popen(dies_with_this_thread(self.server_command()), stdout=log,
+                                          stderr=subprocess.STDOUT, start_new_session=True)
         finally:
             log.close()
         self._record()

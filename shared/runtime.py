@@ -525,10 +525,23 @@ class WorkerHost:
         finally:
             stop_wait.cancel()
 
+    @staticmethod
+    async def _cancel_all(tasks: dict[asyncio.Task[None], str]) -> None:
+        """Every task cancelled and waited for, what each raised taken (not left to asyncio's
+        "exception was never retrieved" at exit)."""
+        for task in tasks:
+            with contextlib.suppress(Exception):
+                await cancel_and_wait(task, again_s=_CLEANUP_S)
+
     async def _supervise(self, tasks: dict[asyncio.Task[None], str]) -> None:
         """Run until stop; a crashed task stops the process (the orchestrator restarts it),
         except a worker that cannot run with its settings, which stops alone."""
-        crashed = await self._wait_first(tasks)
+        try:
+            crashed = await self._wait_first(tasks)
+        except asyncio.CancelledError:  # the host itself cancelled (an interrupted command): its tasks end now
+            self.stop.set()
+            await self._cancel_all(tasks)
+            raise
         self.stop.set()
         grace = self.settings.runtime.drain_timeout_s + 5
         _, pending = await asyncio.wait(tasks, timeout=grace) if tasks else (set(), set())

@@ -40,6 +40,7 @@ from shared.config import (
     CommitmentsSettings,
     DecisionsSettings,
     KnowledgeSettings,
+    Settings,
     ThreadsSettings,
     TracesSettings,
     parse_languages,
@@ -53,7 +54,7 @@ from workers.extraction import core as extraction
 from workers.extraction import model as extraction_model
 from workers.knowledge import core as knowledge
 from workers.knowledge.llm import LlmEntity, LlmFact, LlmKnowledge
-from workers.narrative.worker import NarrativeInputs, NarrativeProjection
+from workers.narrative.worker import NarrativeInputs, NarrativeRule
 from workers.threads import core as threads
 from workers.traces.config import trace_config
 from workers.traces.core import apply_event
@@ -99,8 +100,8 @@ def _run(step: Callable[[Any, int, str], Any]) -> Any:
 def _narrative(doc: NarrativeDoc | None, n: int) -> NarrativeDoc:
     env = Envelope(seq=n + 1, subject="cortex.session.a.start", family="session", kind="start", agent="a",
                    event=SessionEvent(id=f"s{n}", agent="a", session="s", ts=T0 + timedelta(minutes=n)))
-    # not regenerating: compose then reads nothing of the projection itself
-    return NarrativeProjection.compose(object.__new__(NarrativeProjection), doc, env, NarrativeInputs())
+    # the narrative's pure rule, as the worker's projection and its derivation both run it
+    return NarrativeRule(Settings()).compose(doc, env, NarrativeInputs())
 
 
 def _traces(doc: TraceDoc | None, n: int) -> TraceDoc | None:

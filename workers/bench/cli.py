@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import signal
 import sys
 from typing import Any
 
@@ -18,6 +19,7 @@ from shared.embedded import EmbeddedError
 from workers.bench.config import PHASES, make_config
 from workers.bench.harness import BenchError, run_bench
 from workers.bench.report import summary, table, write_json
+from workers.cli.base import until_interrupted
 
 HELP = "measure throughput, latency, memory and hostile-input cost against the performance budget"
 
@@ -139,9 +141,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     configure(os.environ.get("CORTEX_LOG_LEVEL", "WARNING"))
     try:
-        return asyncio.run(cmd_bench(args, settings))
-    except KeyboardInterrupt:
-        return 130
+        return asyncio.run(until_interrupted(cmd_bench(args, settings)))  # as under `cortex`
+    except KeyboardInterrupt:  # Ctrl-C before the loop took the signal
+        return 128 + signal.SIGINT
     except (ConnectError, EmbeddedError) as exc:
         print(f"cortex bench: {exc}", file=sys.stderr)
         return 1

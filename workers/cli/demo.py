@@ -18,7 +18,7 @@ from shared.kv import kv_read
 from shared.names import BUCKET_CHECKPOINTS, EVENTS_STREAM, api_subject, consumers_of
 from shared.runtime import WorkerHost
 from workers import __version__
-from workers.cli.base import CliError
+from workers.cli.base import CliError, stop_in_process
 from workers.cli.common import connected
 from workers.cli.query import request_api
 from workers.cli.specs import provision_all
@@ -136,7 +136,5 @@ async def run_demo(settings: Settings, web: str | None = None) -> int:
                 else:
                     await serve_demo_web(settings, server.url, web)
             finally:
-                host.stop.set()
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(task, timeout=30)
+                await stop_in_process(host, task, within_s=30)
     return 0

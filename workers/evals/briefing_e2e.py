@@ -56,6 +56,7 @@ from shared.names import (
 )
 from shared.runtime import WorkerHost
 from workers import __version__
+from workers.evals import PUBLISH_ACK_S
 from workers.evals.briefing import (
     Conversation,
     Dataset,
@@ -87,11 +88,6 @@ CATCH_UP_S: Final = 300.0
 MIN_EVENTS_PER_S: Final = 10.0
 LLM_SLOWER: Final = 10  # with a model, a worker waits on its answers: ten times the time to catch up
 PROGRESS_EVERY_S: Final = 15.0
-# how long one publish waits for the server's ack. The workers run in this process's event loop:
-# their start (compiling patterns, model clients, imports) holds it for seconds at a time on a
-# loaded machine, and an ack that arrived meanwhile is only read afterwards — nats-py's 5 s default
-# then fails a publish the server stored. Generous: the limit is for a server that never answers.
-PUBLISH_ACK_S: Final = 120.0
 _T = TypeVar("_T")
 _SECTION: Final = re.compile(r"^## (?![\w])")
 DECISION_LINE: Final = re.compile(r"^- \S+ \*\*(.+)\*\* \(\d{4}-\d{2}-\d{2}\)$")
@@ -323,6 +319,7 @@ async def run_stored(convs: Sequence[Conversation], settings: Settings, embedder
     """The conversations through every worker on an embedded nats-server (``settings``: the
     eval's, ``pipeline_settings`` applied here; ``llm``: with the configured model); each
     one's stored documents, by name."""
+    from workers.cli.base import stop_in_process
     from workers.cli.specs import provision_all
     from workers.registry import all_specs
 
@@ -351,9 +348,7 @@ async def run_stored(convs: Sequence[Conversation], settings: Settings, embedder
                 finally:
                     await nc.close()
             finally:
-                host.stop.set()
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(task, timeout=60)
+                await stop_in_process(host, task, within_s=60)
 
 
 async def run_pipeline_eval(dataset: Dataset, base: Settings, only: list[str] | None = None,

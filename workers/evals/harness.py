@@ -52,7 +52,8 @@ from shared.names import DLQ_STREAM, EVENTS_STREAM, api_subject, published_subje
 from shared.provision import provision
 from shared.runtime import WorkerHost, WorkerSpec
 from workers import __version__
-from workers.evals.briefing_e2e import PUBLISH_ACK_S
+from workers.cli.base import stop_in_process
+from workers.evals import PUBLISH_ACK_S
 from workers.evals.locomo import CATEGORY_NAMES, SCORED_CATEGORIES, Conversation, Turn, load_locomo
 from workers.recall import worker as recall_worker
 from workers.recall.capture import WINDOW_LINE_CHARS, WINDOW_TURNS, turn_line
@@ -574,8 +575,6 @@ async def _run(s: Settings, dataset: str, convs: list[Conversation], agents: lis
                           skipped_questions=sum(c.skipped_questions for c in convs), ingest=ingest,
                           questions=results, wall_seconds=time.perf_counter() - started)
     finally:
-        host.stop.set()
         if task is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(task, timeout=60)
+            await stop_in_process(host, task, within_s=60)
         await nc.close()
