@@ -58,7 +58,7 @@ async def test_forget_removes_events_documents_memories_and_dead_letters_of_one_
         assert any(".kept." in o for o in originals)
 
         reply = await nc.request("cortex.api.recall.gone", b'{"query":"auth migration"}', timeout=10)
-        assert msgspec.json.decode(reply.data, type=RecallReply).memories == []
+        assert msgspec.json.decode(reply.data, type=RecallReply).memories == [], (reply.headers, reply.data)
 
         # Issue 44 item 9: the purge took the stream's first events (gone published first), and
         # every later full replay refused without --force as if history were lost. Only forgotten
