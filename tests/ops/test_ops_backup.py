@@ -17,7 +17,7 @@ from typing import Any
 import nats
 import producer
 import pytest
-from cortex_testkit import NotMet, bucket_keys, wait_for
+from cortex_testkit import NotMet, bucket_keys, kv_history, wait_for
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 
@@ -157,8 +157,8 @@ async def test_kv_buckets_restore_into_a_fresh_server_with_the_same_documents(
             for bucket, (data, meta) in backups.items():
                 await restore(target, f"KV_{bucket}", data, meta)
             after = {b: await bucket_contents(target, b) for b in BUCKETS}
-            history = await (await target.jetstream().key_value(BUCKET_THREADS)).history(AGENTS[0])
+            history = await kv_history(target.jetstream(), BUCKET_THREADS, AGENTS[0])
         finally:
             await target.close()
     assert after == before  # every key: the same bytes at the same revision
-    assert len(history) >= 1 and history[-1].value == before[BUCKET_THREADS][AGENTS[0]][0]
+    assert len(history) >= 1 and history[-1] == before[BUCKET_THREADS][AGENTS[0]][0]

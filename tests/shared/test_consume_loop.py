@@ -10,6 +10,7 @@ from typing import Any
 
 import msgspec
 import pytest
+from cortex_testkit import kv_history
 from nats.aio.client import Client
 from nats.js.api import StreamConfig
 from nats.js.client import JetStreamContext
@@ -530,9 +531,8 @@ async def test_boundary_cuts_are_written_for_an_agent_whose_backlog_is_applied_a
         loop.stop()
         await asyncio.wait_for(task, timeout=15)
     assert handler.order.index(("quiet", BACKLOG + 1)) < 777  # the case: quiet went ahead of the cuts
-    kv = await js.key_value(CUT_BUCKET)
-    held = {msgspec.json.decode(e.value or b"{}", type=TallyDoc).integrity.last_seq
-            for e in await kv.history("noisy")}
+    held = {msgspec.json.decode(value, type=TallyDoc).integrity.last_seq
+            for value in await kv_history(js, CUT_BUCKET, "noisy")}
     assert {776, 1553} <= held
 
 

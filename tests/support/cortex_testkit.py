@@ -71,6 +71,23 @@ async def wait_for(predicate: Callable[[], Awaitable[Any]], within: float = 10.0
     raise NotMet(f"condition not met within {within}s (last value: {last!r})")
 
 
+async def kv_history(js: JetStreamContext, bucket: str, key: str) -> list[bytes]:
+    """Every value the bucket still holds for ``key``, oldest first, read message by message
+    from its stream. Not nats-py's ``KeyValue.history``: its watcher can signal "no more" before
+    the messages the server already delivered are read (consumer info says none pending while
+    they sit unread in the client), and then returns nothing on a loaded machine."""
+    stream = f"KV_{bucket}"
+    subject = f"$KV.{bucket}.{key}"
+    state = (await js.stream_info(stream, subjects_filter=subject)).state
+    values = []
+    for seq in range(state.first_seq, state.last_seq + 1):
+        with contextlib.suppress(nats.js.errors.NotFoundError):
+            raw = await js.get_msg(stream, seq)
+            if raw.subject == subject and raw.data is not None:
+                values.append(raw.data)
+    return values
+
+
 def wait_until(predicate: Callable[[], T], within: float = 10.0, interval: float = 0.05) -> T:
     """``wait_for`` for a plain predicate, blocking the thread (no event loop involved)."""
     deadline = time.monotonic() + within
