@@ -184,19 +184,6 @@ def make_chat_events() -> Any:
 # --------------------------------------------------------------------------- no server left behind
 
 
-def _servers_under(base: Path) -> dict[int, str]:
-    """nats-server processes whose command line names a path under ``base`` (Linux), with it."""
-    found = {}
-    for entry in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            args = entry.read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if Path(args[0].decode(errors="replace")).name == "nats-server" and any(str(base).encode() in a for a in args):
-            found[int(entry.parent.name)] = b" ".join(args).decode(errors="replace")
-    return found
-
-
 @pytest.fixture(scope="session", autouse=True)
 def _no_server_left_behind(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """The suite leaves no nats-server running (issue 44: each CI run left two behind). After a
@@ -208,9 +195,9 @@ def _no_server_left_behind(tmp_path_factory: pytest.TempPathFactory) -> Iterator
         return
     base = tmp_path_factory.getbasetemp()
     try:
-        cortex_testkit.wait_until(lambda: not _servers_under(base), within=15, interval=0.1)
+        cortex_testkit.wait_until(lambda: not cortex_testkit.nats_servers_under(base), within=15, interval=0.1)
     except cortex_testkit.NotMet:
-        left = _servers_under(base)
+        left = cortex_testkit.nats_servers_under(base)
         for pid in left:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)

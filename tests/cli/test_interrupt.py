@@ -14,23 +14,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from cortex_testkit import stop_process, wait_until
+from cortex_testkit import nats_servers_under, stop_process, wait_until
 
 INTERRUPTED = "cortex: interrupted"
-
-
-def servers_under(root: Path) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if "nats-server" in cmdline and str(root) in cmdline:
-            found.append(int(entry.name))
-    return found
 
 
 def interrupt(tmp_path: Path, args: list[str], after: str, sig: signal.Signals) -> tuple[int, str]:
@@ -55,7 +41,7 @@ def interrupt(tmp_path: Path, args: list[str], after: str, sig: signal.Signals) 
     finally:
         stop_process(proc)
     text = log.read_text(errors="replace")
-    wait_until(lambda: not servers_under(tmp_path), within=10)
+    wait_until(lambda: not nats_servers_under(tmp_path), within=10)
     assert not list(scratch.iterdir()), f"left behind: {sorted(p.name for p in scratch.iterdir())}"
     return code, text
 

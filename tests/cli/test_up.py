@@ -11,21 +11,7 @@ from typing import Any
 
 import nats
 import pytest
-from cortex_testkit import wait_until
-
-
-def processes_mentioning(text: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-        except OSError:
-            continue
-        if text in cmdline and "nats-server" in cmdline:
-            found.append(int(entry.name))
-    return found
+from cortex_testkit import nats_servers_under, wait_until
 
 
 def lock_url(data_dir: Path) -> str | None:
@@ -53,7 +39,7 @@ async def test_up_without_url_runs_its_own_server_and_leaves_nothing_behind(data
     try:
         url = wait_until(lambda: lock_url(data_dir), within=20)
         # the lock names the URL before the server process is spawned: wait for it to run
-        assert wait_until(lambda: processes_mentioning(str(data_dir)), within=20), "embedded nats-server should run"
+        assert wait_until(lambda: list(nats_servers_under(data_dir)), within=20), "embedded nats-server should run"
         nc = await nats.connect(url)
         js = nc.jetstream()
 
@@ -76,7 +62,7 @@ async def test_up_without_url_runs_its_own_server_and_leaves_nothing_behind(data
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=40)
     assert proc.returncode == 0, proc.stderr.read() if proc.stderr else ""
-    wait_until(lambda: not processes_mentioning(str(data_dir)), within=10)
+    wait_until(lambda: not list(nats_servers_under(data_dir)), within=10)
 
 
 def start_workers(url: str, data_dir: Path, log: Path, *args: str, **env: str) -> subprocess.Popen[bytes]:
@@ -247,13 +233,13 @@ async def test_a_sigkilled_up_leaves_no_server_and_the_next_up_on_its_data_dir_s
     try:
         said_nats_at(first)
         pid = wait_until(lambda: server_pid(data_dir), within=20)
-        assert processes_mentioning(str(data_dir)) == [pid]
+        assert list(nats_servers_under(data_dir)) == [pid]
         first.kill()
         first.wait(10)
         if sys.platform.startswith("linux"):  # elsewhere the next `cortex up` stops it
-            wait_until(lambda: not processes_mentioning(str(data_dir)), within=20)
+            wait_until(lambda: not list(nats_servers_under(data_dir)), within=20)
     except BaseException:
-        for left in processes_mentioning(str(data_dir)):  # the suite leaves no server behind, failing or not
+        for left in list(nats_servers_under(data_dir)):  # the suite leaves no server behind, failing or not
             os.kill(left, signal.SIGKILL)
         raise
     finally:
@@ -264,11 +250,11 @@ async def test_a_sigkilled_up_leaves_no_server_and_the_next_up_on_its_data_dir_s
         assert url == f"nats://127.0.0.1:{port}", lines
         said_running(second)
         assert await serves(url, wait_for)
-        assert len(processes_mentioning(str(data_dir))) == 1
+        assert len(list(nats_servers_under(data_dir))) == 1
     finally:
         stop(second)
     assert second.returncode == 0
-    wait_until(lambda: not processes_mentioning(str(data_dir)), within=20)
+    wait_until(lambda: not list(nats_servers_under(data_dir)), within=20)
 
 
 async def test_up_stops_the_server_a_dead_cortex_left_on_its_data_dir_and_says_so(
@@ -298,7 +284,7 @@ async def test_up_stops_the_server_a_dead_cortex_left_on_its_data_dir_and_says_s
             left.kill()
             left.wait(10)
     assert up.returncode == 0
-    wait_until(lambda: not processes_mentioning(str(data_dir)), within=20)
+    wait_until(lambda: not list(nats_servers_under(data_dir)), within=20)
 
 
 def leave_a_server(data_dir: Path, port: int) -> tuple[subprocess.Popen[bytes], int]:

@@ -88,6 +88,20 @@ async def kv_history(js: JetStreamContext, bucket: str, key: str) -> list[bytes]
     return values
 
 
+def nats_servers_under(base: Path | str) -> dict[int, str]:
+    """nats-server processes whose command line names a path under ``base`` (Linux: /proc),
+    with that command line."""
+    found = {}
+    for entry in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            args = entry.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if Path(args[0].decode(errors="replace")).name == "nats-server" and any(str(base).encode() in a for a in args):
+            found[int(entry.parent.name)] = b" ".join(args).decode(errors="replace")
+    return found
+
+
 def wait_until(predicate: Callable[[], T], within: float = 10.0, interval: float = 0.05) -> T:
     """``wait_for`` for a plain predicate, blocking the thread (no event loop involved)."""
     deadline = time.monotonic() + within
