@@ -11,18 +11,17 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+from cortex_testkit import apply_one_per_batch
 from nats.aio.client import Client
 from nats.js.client import JetStreamContext
 
 from schemas.docs import ThreadsDoc
 from shared.asof import DocReader
-from shared.codec import Envelope, decode_event, event_limits
 from shared.config import Settings, load_settings
 from shared.forget import purge_events_at_the_head
 from shared.inputs import Inputs
-from shared.kv import kv_read
 from shared.names import BUCKET_FORGETS, BUCKET_THREADS, EVENTS_STREAM
-from shared.projection import ProjectionHandler, is_trigger
+from shared.projection import ProjectionHandler
 from shared.provision import ensure_bucket, provision
 from shared.runtime import derivation
 from workers.threads.worker import SPEC as THREADS
@@ -47,17 +46,7 @@ async def _apply_one_per_batch(js: JetStreamContext, settings: Settings, last: i
     """The threads worker's handler over the stream, one event per batch; the agent's stored
     document just before each of its triggers."""
     handler = ProjectionHandler(js, "threads", "threads@test", projections(settings), cut_on_triggers=True)
-    kv = await js.key_value(BUCKET_THREADS)
-    before: dict[int, bytes | None] = {}
-    for seq in range(1, last + 1):
-        msg = await js.get_msg(EVENTS_STREAM, seq)
-        env = decode_event(settings.prefix, msg.subject or "", seq, msg.data or b"", event_limits(settings))
-        assert isinstance(env, Envelope)
-        if env.agent == AGENT and is_trigger(env):
-            before[seq] = (await kv_read(kv, AGENT))[0]
-        await handler.apply(env)
-        await handler.commit()
-    return before
+    return await apply_one_per_batch(js, settings, handler, BUCKET_THREADS, AGENT, last)
 
 
 async def _past_history(js: JetStreamContext, triggers: list[int]) -> list[int]:

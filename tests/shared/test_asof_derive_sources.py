@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 import pytest
+from cortex_testkit import apply_one_per_batch
 from nats.aio.client import Client
 from nats.js.client import JetStreamContext
 
@@ -107,18 +108,10 @@ async def _apply_one_per_batch(js: JetStreamContext, settings: Settings, case: C
     llm = LlmClient(settings, js)
     assert not llm.enabled
     handler = ProjectionHandler(js, case.spec.name, producer, case.projections(settings, llm), cut_on_triggers=True)
-    kv = await js.key_value(case.bucket)
-    before: dict[int, bytes | None] = {}
-    for seq in range(1, last + 1):
-        msg = await js.get_msg(EVENTS_STREAM, seq)
-        env = decode_event(settings.prefix, msg.subject or "", seq, msg.data or b"", event_limits(settings))
-        assert isinstance(env, Envelope)
-        if env.agent == AGENT and is_trigger(env):
-            before[seq] = (await kv_read(kv, AGENT))[0]
-        await handler.apply(env)
-        await handler.commit()
-    await llm.aclose()
-    return before
+    try:
+        return await apply_one_per_batch(js, settings, handler, case.bucket, AGENT, last)
+    finally:
+        await llm.aclose()
 
 
 async def _stored(nc: Client, make_chat_events: Any, case: Case, producer: str) -> tuple[dict[int, bytes | None],

@@ -31,9 +31,12 @@ import nats.js.api
 import nats.js.errors
 from nats.js.client import JetStreamContext
 
+from shared.codec import Envelope, decode_event, event_limits
+from shared.config import Settings
 from shared.embedded import free_port, nats_server_binary
 from shared.kv import kv_read
 from shared.names import EVENTS_STREAM, agent_filter
+from shared.projection import ProjectionHandler, is_trigger
 from workers.registry import all_specs, doc_buckets
 
 CONSUMING = [name for name, spec in all_specs().items() if spec.build is not None]
@@ -86,6 +89,23 @@ async def kv_history(js: JetStreamContext, bucket: str, key: str) -> list[bytes]
             if raw.subject == subject and raw.data is not None:
                 values.append(raw.data)
     return values
+
+
+async def apply_one_per_batch(js: JetStreamContext, settings: Settings, handler: ProjectionHandler, bucket: str,
+                              agent: str, last: int) -> dict[int, bytes | None]:
+    """``handler`` over the stream's events 1..``last``, one event per batch (paced load): the
+    agent's stored document in ``bucket`` just before each of its triggers, by sequence."""
+    kv = await js.key_value(bucket)
+    before: dict[int, bytes | None] = {}
+    for seq in range(1, last + 1):
+        msg = await js.get_msg(EVENTS_STREAM, seq)
+        env = decode_event(settings.prefix, msg.subject or "", seq, msg.data or b"", event_limits(settings))
+        assert isinstance(env, Envelope)
+        if env.agent == agent and is_trigger(env):
+            before[seq] = (await kv_read(kv, agent))[0]
+        await handler.apply(env)
+        await handler.commit()
+    return before
 
 
 def nats_servers_under(base: Path | str) -> dict[int, str]:
