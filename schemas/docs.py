@@ -163,6 +163,15 @@ class AgentTurn(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     question: bool = False
 
 
+class AwaitingReply(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The latest message's undated commitments the learnt reader judges once the next turn is
+    said (``workers.conversation.learnt.replies_keep``): the message's session, and per
+    commitment id its sentence's part of the score."""
+
+    session: str
+    said: dict[str, float] = msgspec.field(default_factory=dict)
+
+
 class CommitmentsDoc(msgspec.Struct, frozen=True, kw_only=True):
     CAP_LISTS: ClassVar[tuple[str, ...]] = ("commitments",)
 
@@ -173,6 +182,8 @@ class CommitmentsDoc(msgspec.Struct, frozen=True, kw_only=True):
     # Beyond the contract (readers ignore it): the agent's current turn, whose closures the
     # user's next message may correct ("No, that's wrong, the deploy failed" reopens them)
     agent_turn: AgentTurn | None = None
+    # and the latest message's undated commitments awaiting the next turn's judgement (issue 37)
+    awaiting: AwaitingReply | None = None
 
 
 class SnapshotDoc(msgspec.Struct, frozen=True, kw_only=True):

@@ -174,12 +174,27 @@ class ReaderHead(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     extras: list[float]
 
 
+class ReplyHead(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A kind's reader of a sentence and the turn after it: the sentence's part as ``ReaderHead``
+    has it, and the reply's — a score per word of the reply (aligned with ``ReaderModel.words``)
+    and a weight per ``REPLY_EXTRAS``. ``keep``: the score a rule candidate must reach once its
+    reply is known."""
+
+    bias: float
+    keep: float
+    words: list[float]
+    extras: list[float]
+    reply_words: list[float]
+    reply_extras: list[float]
+
+
 class ReaderModel(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     version: int
     embedder: str
     words: list[str]
     weights: list[float]
     heads: dict[str, ReaderHead]
+    replies: dict[str, ReplyHead] = msgspec.field(default_factory=dict)  # eighth round: with the reply
 
 
 class _ReaderTable(msgspec.Struct, frozen=True):
@@ -234,3 +249,72 @@ def reader_keeps(kind: ReaderKind, sentence: str, languages: tuple[str, ...]) ->
 
 def reader_dumps(model: ReaderModel) -> bytes:
     return json.dumps(msgspec.to_builtins(model), ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+# --- the reader with the reply: a sentence judged when the next turn is said (issue 37, eighth round) ---
+
+# What the next turn says of a sentence, in the order of ``ReplyHead.reply_extras``: none came
+# (the session ended, or the conversation moved on), it asks, it is three words or fewer
+# ("Sounds good!", "Thanks!"). Not who says it: in the dev conversations a speaker goes on after
+# a sentence 521 times, once after a promise, so the weight learnt said nothing of an agent,
+# whose next message is often its own ("Done! … deployed ✅").
+REPLY_EXTRAS: Final = ("no_reply", "reply_question", "reply_short")
+_QUESTION_MARKS: Final = ("?", "？")
+
+
+def reply_extras(reply: str | None) -> tuple[float, ...]:
+    """The reply's cheap features (``REPLY_EXTRAS``); ``reply`` None: no next turn."""
+    if reply is None:
+        return (1.0, 0.0, 0.0)
+    return (0.0, float(reply.rstrip().endswith(_QUESTION_MARKS)), float(len(words(reply)) <= 3))
+
+
+class _ReplyTable(msgspec.Struct, frozen=True):
+    sentence: _ReaderTable  # bias, the sentence's words and extras
+    keep: float
+    reply_extras: tuple[float, ...]
+    reply: dict[str, tuple[float, float, float]]
+
+
+def reply_tables(model: ReaderModel) -> dict[str, _ReplyTable]:
+    return {kind: _ReplyTable(
+        _ReaderTable(head.bias, head.keep, tuple(head.extras),
+                     {w: (a, s, 0.0) for w, a, s in zip(model.words, model.weights, head.words, strict=True)}),
+        head.keep, tuple(head.reply_extras),
+        {w: (a, s, 0.0) for w, a, s in zip(model.words, model.weights, head.reply_words, strict=True)})
+        for kind, head in model.replies.items()}
+
+
+def said_score(table: _ReplyTable, sentence: str) -> float:
+    """The sentence's part of its score (rounded): what is known when it is said."""
+    return reader_score(table.sentence, sentence)
+
+
+def reply_part(table: _ReplyTable, reply: str | None) -> float:
+    """The reply's part of the score (rounded): its words' weighted mean and its extras."""
+    said = _mean(words(reply), table.reply, 1) if reply is not None else 0.0
+    extra = sum(w * x for w, x in zip(table.reply_extras, reply_extras(reply), strict=True))
+    return round(said + extra, SCORE_DIGITS)
+
+
+@functools.cache
+def _shipped_replies() -> dict[str, _ReplyTable]:
+    raw = resources.files("workers.conversation").joinpath("data", READER_FILE).read_bytes()
+    return reply_tables(load_reader(raw))
+
+
+def awaits_reply(kind: ReaderKind, sentence: str, languages: tuple[str, ...]) -> float | None:
+    """The sentence's part of its ``kind`` score when the kind's rule candidates are judged by
+    their reply (``replies_keep``), else None: English not enabled, the sentence not English,
+    or no reply head for the kind."""
+    if "en" not in languages or not reads_english(words(sentence)):
+        return None
+    table = _shipped_replies().get(kind)
+    return None if table is None else said_score(table, sentence)
+
+
+def replies_keep(kind: ReaderKind, said: float, reply: str | None) -> bool:
+    """Whether a candidate whose sentence scored ``said`` (``awaits_reply``) is kept, now that
+    the next turn is ``reply`` (None: there was none)."""
+    table = _shipped_replies()[kind]
+    return round(said + reply_part(table, reply), SCORE_DIGITS) >= table.keep

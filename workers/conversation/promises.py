@@ -92,6 +92,12 @@ def _sentence(text: str, start: int, end: int) -> tuple[int, int]:
     return begin, _sentence_end(text, end, min(len(text), end + _SENTENCE_REACH))
 
 
+def sentence_of(text: MatchText, promise: Promise) -> str:
+    """The sentence of the message a promise was said in."""
+    start, stop = _sentence(text.original, promise.start, promise.end)
+    return text.original[start:stop]
+
+
 def _due(text: MatchText, patterns: PatternSet, start: int, stop: int) -> re.Match[str] | None:
     best: re.Match[str] | None = None
     for pattern in patterns.due:

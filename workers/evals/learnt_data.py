@@ -53,6 +53,7 @@ class SentenceRow:
     position: int  # the turn's position in its session
     session_turns: int  # turns in that session
     labels: dict[str, int | None]  # per kind: 1, 0, or None (left out of training)
+    reply: str | None = None  # the next turn of the session (None: it ends here)
 
 
 def load_dev(locomo: str | None, qmsum: str | None) -> list[Loaded]:
@@ -105,8 +106,15 @@ def _label_for(loaded: Loaded, kind: str, ref: str, text: str, speaker: str, nam
     return 0
 
 
+def _reply(conv: RealConversation, i: int) -> str | None:
+    """The turn after turn ``i`` in its session."""
+    if i + 1 >= len(conv.turns) or conv.turns[i + 1].session != conv.turns[i].session:
+        return None
+    return conv.turns[i + 1].text
+
+
 def conversation_rows(loaded: Loaded) -> list[SentenceRow]:
-    """Every sentence of one conversation, labelled per kind."""
+    """Every sentence of one conversation, labelled per kind, with the turn that answers it."""
     conv = loaded.conv
     names = matcher_names(loaded)
     speakers = _speakers(loaded)
@@ -115,12 +123,13 @@ def conversation_rows(loaded: Loaded) -> list[SentenceRow]:
     position = 0
     for i, turn in enumerate(conv.turns):
         position = 0 if i == 0 or turn.session != conv.turns[i - 1].session else position + 1
+        reply = _reply(conv, i)
         for start, end in sentence_spans(turn.text):
             sentence = turn.text[start:end]
             labels = {kind: _label_for(loaded, kind, turn.ref, item_text(kind, turn.speaker, sentence),
                                        turn.speaker, names, speakers) for kind in KINDS}
             rows.append(SentenceRow(conv.name, turn.ref, i, turn.speaker, sentence, position, sizes[turn.session],
-                                    labels))
+                                    labels, reply))
     return rows
 
 

@@ -37,12 +37,19 @@ from shared.config import load_settings, without_llm
 from workers.conversation.learnt import (
     EXTRAS,
     READER_FILE,
+    REPLY_EXTRAS,
+    SCORE_DIGITS,
     ReaderHead,
     ReaderModel,
+    ReplyHead,
     load_reader,
     reader_dumps,
     reader_score,
     reader_tables,
+    reply_extras,
+    reply_part,
+    reply_tables,
+    said_score,
     sentence_extras,
     words,
 )
@@ -57,8 +64,19 @@ MIN_SENTENCES: Final = 2  # a word outside e5's general words is known when this
 # The score a rule candidate's sentence must reach to be kept, per kind (None: not judged),
 # chosen on the leave-one-out table (docs/briefing-eval.md, seventh round).
 KEEP: Final[dict[str, float | None]] = {"decisions": None, "commitments": 1.0, "facts": None}
+# The kinds whose rule candidates are judged with their reply, and the score they must reach,
+# chosen leaving one conversation out with the threshold chosen inside the folds
+# (docs/briefing-eval.md, eighth round): decisions and facts gained nothing from the reply.
+REPLY_KEEP: Final[dict[str, float]] = {"commitments": 1.0}
+REPLY_DIMS: Final = 32  # the reply's vector is read along e5's first principal axes of the general words
 PROPOSE: Final = (2.0, 3.0, 4.0, 5.0)  # the LOO table's thresholds for a sentence proposed as an item
 KEEPS: Final = (-1.0, 0.0, 1.0, 2.0)  # and for a rule candidate kept
+WITH_REPLY: Final = " with the reply"
+# The reply's threshold is chosen inside the folds: on the other eight conversations, the one of
+# these with the best F-beta (beta 0.5: precision is where the held-out split fails worst;
+# None keeps every candidate), then scored on the ninth.
+NESTED_KEEPS: Final = (None, -2.0, -1.0, 0.0, 1.0, 2.0)
+NESTED_BETA: Final = 0.5
 
 
 def vocabulary(rows: Sequence[SentenceRow], general: Sequence[str]) -> list[str]:
@@ -85,6 +103,34 @@ def _head(vectors: Vectors, known: Sequence[str], w: Matrix, kind: str) -> Reade
                       extras=[round(float(v), DIGITS) for v in w[dim: dim + len(EXTRAS)]])
 
 
+def reply_basis(vectors: Vectors, general: Sequence[str]) -> Matrix:
+    """The axes a reply's mean vector is read along: the first ``REPLY_DIMS`` principal axes of
+    e5's general words (a whole vector per reply doubled the features for the 79 positives)."""
+    found = vectors.vectors[[vectors.index[w] for w in general if w in vectors.index]]
+    _, _, axes = np.linalg.svd(found - found.mean(axis=0), full_matrices=False)
+    return np.asarray(axes[:REPLY_DIMS].T)
+
+
+def reply_features(vectors: Vectors, rows: Sequence[SentenceRow], known: frozenset[str], basis: Matrix) -> Matrix:
+    """The sentence's features (``features``, its bias column last) with the reply's between."""
+    said = features(vectors, rows, known)
+    reply = np.array([np.concatenate([vectors.mean(r.reply or "", known) @ basis,
+                                      reply_extras(r.reply)]) for r in rows])
+    return np.concatenate([said[:, :-1], reply, said[:, -1:]], axis=1)
+
+
+def _reply_head(vectors: Vectors, known: Sequence[str], basis: Matrix, w: Matrix, kind: str) -> ReplyHead:
+    dim, extras = vectors.vectors.shape[1], len(EXTRAS)
+    said = _head(vectors, known, np.concatenate([w[: dim + extras], w[-1:]]), kind)
+    rows = vectors.vectors[[vectors.index[word] for word in known]]
+    at = dim + extras
+    reply = rows @ (basis @ w[at: at + REPLY_DIMS])
+    return ReplyHead(bias=said.bias, keep=REPLY_KEEP[kind], words=said.words, extras=said.extras,
+                     reply_words=[round(float(v), DIGITS) for v in reply],
+                     reply_extras=[round(float(v), DIGITS)
+                                   for v in w[at + REPLY_DIMS: at + REPLY_DIMS + len(REPLY_EXTRAS)]])
+
+
 def train(rows: Sequence[SentenceRow], general: Sequence[str], vectors: Vectors | None = None) -> ReaderModel:
     from workers.recall.embedders import StaticE5Embedder
 
@@ -92,8 +138,12 @@ def train(rows: Sequence[SentenceRow], general: Sequence[str], vectors: Vectors 
     vectors = vectors or Vectors(known)
     x = features(vectors, rows, frozenset(known))
     heads = {kind: _head(vectors, known, _fit_kind(x, rows, kind), kind) for kind in KINDS}
+    basis = reply_basis(vectors, general)
+    xr = reply_features(vectors, rows, frozenset(known), basis)
+    replies = {kind: _reply_head(vectors, known, basis, _fit_kind(xr, rows, kind), kind) for kind in REPLY_KEEP}
     return ReaderModel(version=1, embedder=StaticE5Embedder.NAME, words=list(known),
-                       weights=[float(vectors.weights[vectors.index[w]]) for w in known], heads=heads)
+                       weights=[float(vectors.weights[vectors.index[w]]) for w in known], heads=heads,
+                       replies=replies)
 
 
 # --- leave one conversation out ------------------------------------------------------------
@@ -171,12 +221,17 @@ def source_sentence(item: RuleItem, rows: Sequence[SentenceRow]) -> int:
 
 def _fold_scores(vectors: Vectors, rows: Sequence[SentenceRow], general: Sequence[str],
                  left_out: str) -> dict[str, list[float]]:
-    """Each kind's scores of the left-out conversation's sentences, by a reader trained on the others."""
+    """Each kind's scores of the left-out conversation's sentences, by a reader trained on the
+    others; ``"<kind> with the reply"`` for the kinds judged with their reply."""
     train_rows = [r for r in rows if r.conversation != left_out]
     test_rows = [r for r in rows if r.conversation == left_out]
     model = train(train_rows, general, vectors)
     tables = reader_tables(model)
-    return {kind: [reader_score(tables[kind], r.sentence) for r in test_rows] for kind in KINDS}
+    found = {kind: [reader_score(tables[kind], r.sentence) for r in test_rows] for kind in KINDS}
+    for kind, table in reply_tables(model).items():
+        found[f"{kind}{WITH_REPLY}"] = [round(said_score(table, r.sentence) + reply_part(table, r.reply),
+                                              SCORE_DIGITS) for r in test_rows]
+    return found
 
 
 def _add(total: dict[str, list[int]], key: str, found: tuple[int, int, int]) -> None:
@@ -196,9 +251,41 @@ def _judge(one: Loaded, kind: str, rows: Sequence[SentenceRow], scores: Sequence
         _add(total, f"rules + reader >= {t:g}", counts(one, kind, [*rules, *proposed]))
     said = [scores[source_sentence(item, rows)] for item in items]
     for t in KEEPS:
-        # as extraction asks it: a promise that names a day is not judged
-        kept = [c for c, s in zip(rules, said, strict=True) if s >= t or (kind == "commitments" and c.due)]
-        _add(total, f"rules kept >= {t:g}", counts(one, kind, kept))
+        _add(total, f"rules kept >= {t:g}", counts(one, kind, _kept(kind, rules, said, t)))
+
+
+def _kept(kind: str, rules: Sequence[Candidate], said: Sequence[float], t: float | None) -> list[Candidate]:
+    """The rule candidates whose sentence scores ``t`` or more (None: all of them) — as
+    extraction asks it: a promise that names a day is not judged."""
+    return [c for c, s in zip(rules, said, strict=True) if t is None or s >= t or (kind == "commitments" and c.due)]
+
+
+def _reply_counts(one: Loaded, kind: str, rows: Sequence[SentenceRow], scores: Sequence[float],
+                  items: list[RuleItem]) -> dict[float | None, tuple[int, int, int]]:
+    """tp/fp/fn of the rule candidates kept by their score with the reply, per ``NESTED_KEEPS``."""
+    rules = [item.candidate for item in items]
+    said = [scores[source_sentence(item, rows)] for item in items]
+    return {t: counts(one, kind, _kept(kind, rules, said, t)) for t in NESTED_KEEPS}
+
+
+def f_beta(found: Sequence[int], beta: float = NESTED_BETA) -> float:
+    tp, fp, fn = found
+    p = tp / (tp + fp) if tp + fp else 0.0
+    r = tp / (tp + fn) if tp + fn else 0.0
+    return (1 + beta ** 2) * p * r / (beta ** 2 * p + r) if p + r else 0.0
+
+
+def nested(per_fold: dict[str, dict[float | None, tuple[int, int, int]]]) -> tuple[list[int], list[float | None]]:
+    """Summed tp/fp/fn when each fold's threshold is the one the other folds score best
+    (``f_beta``; a tie keeps more), and the thresholds chosen."""
+    total, chosen = [0, 0, 0], []
+    for left_out in per_fold:
+        def others(t: float | None, left_out: str = left_out) -> float:
+            return f_beta([sum(per_fold[c][t][i] for c in per_fold if c != left_out) for i in range(3)])
+        best = max(NESTED_KEEPS, key=lambda t: (others(t), -(t if t is not None else -1e9)))
+        chosen.append(best)
+        total = [a + b for a, b in zip(total, per_fold[left_out][best], strict=True)]
+    return total, chosen
 
 
 def leave_one_out(loaded: Sequence[Loaded], rows: Sequence[SentenceRow], general: Sequence[str]
@@ -208,6 +295,7 @@ def leave_one_out(loaded: Sequence[Loaded], rows: Sequence[SentenceRow], general
     other eight conversations, judged on the left-out one with the eval's matcher."""
     vectors = Vectors(vocabulary(rows, general))
     report: dict[str, dict[str, list[int]]] = {kind: {} for kind in KINDS}
+    per_fold: dict[str, dict[str, dict[float | None, tuple[int, int, int]]]] = {kind: {} for kind in REPLY_KEEP}
     for one in loaded:
         name = one.conv.name
         scores = _fold_scores(vectors, rows, general, name)
@@ -215,7 +303,16 @@ def leave_one_out(loaded: Sequence[Loaded], rows: Sequence[SentenceRow], general
         rules = rule_items(one)
         for kind in KINDS:
             _judge(one, kind, mine, scores[kind], rules[kind], report[kind])
+        for kind in REPLY_KEEP:
+            per_fold[kind][name] = _reply_counts(one, kind, mine, scores[f"{kind}{WITH_REPLY}"], rules[kind])
         print(f"left out {name}", file=sys.stderr, flush=True)
+    for kind, folds in per_fold.items():
+        for t in NESTED_KEEPS[1:]:
+            summed = [sum(f[t][i] for f in folds.values()) for i in range(3)]
+            _add(report[kind], f"reply kept >= {t:g}", (summed[0], summed[1], summed[2]))
+        total, chosen = nested(folds)
+        _add(report[kind], f"reply kept, nested ({', '.join(f'{t:g}' if t is not None else 'all' for t in chosen)})",
+             (total[0], total[1], total[2]))
     return report
 
 
@@ -226,7 +323,7 @@ def format_loo(report: dict[str, dict[str, list[int]]]) -> str:
         for key, (tp, fp, fn) in rows.items():
             p = tp / (tp + fp) if tp + fp else 0.0
             r = tp / (tp + fn) if tp + fn else 0.0
-            lines.append(f"  {key:24s} P {p:.3f}  R {r:.3f}  ({tp}/{fp}/{fn})")
+            lines.append(f"  {key:24s} P {p:.3f}  R {r:.3f}  ({tp}/{fp}/{fn})  F1 {f_beta((tp, fp, fn), 1.0):.3f}")
     return "\n".join(lines)
 
 

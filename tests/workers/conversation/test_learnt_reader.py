@@ -85,3 +85,32 @@ def test_retraining_from_the_dev_labels_gives_the_shipped_reader() -> None:
 
     assert reader_train.main(["--locomo", os.environ["CORTEX_REAL_LOCOMO"], "--qmsum", os.environ["CORTEX_REAL_QMSUM"],
                               "--check"]) == 0
+
+
+# --- the reader with the reply (eighth round) ----------------------------------------------------------
+
+
+def test_the_reply_head_reads_commitments_only_with_one_score_per_word() -> None:
+    model = _model()
+    assert set(model.replies) == {"commitments"}
+    head = model.replies["commitments"]
+    assert len(head.words) == len(head.reply_words) == len(model.words)
+    assert len(head.extras) == len(learnt.EXTRAS) and len(head.reply_extras) == len(learnt.REPLY_EXTRAS)
+    # fitted with the reply beside the sentence: its sentence part is its own, not the sentence head's
+    assert head.words != model.heads["commitments"].words
+
+
+def test_the_reply_features_say_none_came_it_asks_or_it_is_short() -> None:
+    feats = dict(zip(learnt.REPLY_EXTRAS, learnt.reply_extras(None), strict=True))
+    assert feats == {"no_reply": 1.0, "reply_question": 0.0, "reply_short": 0.0}
+    feats = dict(zip(learnt.REPLY_EXTRAS, learnt.reply_extras("Could you send it to Priya as well?"), strict=True))
+    assert feats == {"no_reply": 0.0, "reply_question": 1.0, "reply_short": 0.0}
+    assert dict(zip(learnt.REPLY_EXTRAS, learnt.reply_extras("Great, thanks!"), strict=True))["reply_short"] == 1.0
+
+
+def test_a_reply_is_only_asked_of_an_english_sentence() -> None:
+    assert learnt.awaits_reply("commitments", "Ich schicke dir morgen die Folien.", ENGLISH) is None
+    assert learnt.awaits_reply("commitments", "I'll send you the slides.", ("de",)) is None
+    assert learnt.awaits_reply("decisions", "We'll go with the smaller plan.", ENGLISH) is None  # no reply head
+    said = learnt.awaits_reply("commitments", "I'll send you the slides.", ENGLISH)
+    assert said is not None and said == round(said, learnt.SCORE_DIGITS)

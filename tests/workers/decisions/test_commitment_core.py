@@ -614,3 +614,53 @@ def test_a_promise_said_again_with_a_verb_like_put_is_no_report_of_it(again: str
     doc = say(None, "I'll put the slides in the shared folder.", sender="chair")
     doc = say(doc, again, 30, sender="chair")
     assert [c.status for c in doc.commitments] == [status]
+
+
+# --- the learnt reader judges an undated promise by its reply (issue 37, eighth round) ---------------
+
+SOFT = "I'll take a look at the dashboard."  # a task or a courtesy: the reply tells
+MOVE = "Let me check the logs first."  # what a speaker does right then (the dev labelling guide)
+
+
+def _whats(doc: CommitmentsDoc) -> list[str]:
+    return [c.what for c in doc.commitments]
+
+
+def test_an_undated_promise_is_kept_or_dropped_when_its_reply_is_said() -> None:
+    said = say(None, SOFT, 0)
+    assert _whats(said) == ["take a look at the dashboard"]
+    assert said.awaiting is not None and list(said.awaiting.said) == [said.commitments[0].id]
+    thanked = say(said, "Thanks!", 1, role="assistant")
+    assert _whats(thanked) == ["take a look at the dashboard"] and thanked.awaiting is None
+    assert _whats(say(said, "haha same here", 1, role="assistant")) == []
+
+
+def test_a_move_of_the_moment_leaves_once_anything_follows_it() -> None:
+    said = say(None, MOVE, 0, role="assistant")
+    assert _whats(said) == ["check the logs first"]  # the rules find it; until a reply, it stays
+    assert _whats(say(said, "Sure, take your time.", 1)) == []
+    # the next message in another session: judged with no reply
+    assert _whats(say(said, "Morning!", 600, session="s2")) == []
+    assert _whats(say(say(None, SOFT, 0), "Morning!", 600, session="s2")) == ["take a look at the dashboard"]
+
+
+def test_a_promise_with_a_day_or_a_clear_task_is_not_dropped_by_a_reply() -> None:
+    dated = say(None, "I'll take a look at the dashboard tomorrow.", 0)
+    assert dated.awaiting is None
+    assert _whats(say(dated, "haha same here", 1, role="assistant")) == ["take a look at the dashboard"]
+    task = say(None, "I'll send Priya the signed lease.", 0)
+    assert _whats(say(task, "haha same here", 1, role="assistant")) == ["send Priya the signed lease"]
+
+
+def test_the_reply_judgement_is_a_function_of_the_events() -> None:
+    events = [message(SOFT, 0), message("haha same here", 1, role="assistant"), message(MOVE, 2),
+              message("Thanks!", 3, role="assistant")]
+    docs = []
+    for _ in range(2):
+        doc = None
+        for event in events:
+            doc = apply_message(doc, event, SETTINGS, BOTH)
+        assert doc is not None
+        docs.append(msgspec.json.encode(doc))
+    assert docs[0] == docs[1]
+    assert _whats(msgspec.json.decode(docs[0], type=CommitmentsDoc)) == []
