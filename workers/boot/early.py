@@ -113,6 +113,7 @@ class EarlyTriggers:
         self._chains: dict[str, asyncio.Task[None]] = {}  # agent → its last trigger's task
         self._left: dict[str, int] = {}  # agent → the last trigger left to the loop (or failed)
         self._slots = asyncio.Semaphore(PARALLEL)
+        self.handled = 0  # triggers taken and done with (written, made already, or left to the loop)
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name=self._name)
@@ -201,6 +202,7 @@ class EarlyTriggers:
             self._left[env.agent] = env.seq
             log.warning("boot_early_failed", extra={"agent": env.agent, "seq": env.seq, "error": repr(exc)[:300]})
         finally:
+            self.handled += 1
             if self._chains.get(env.agent) is asyncio.current_task():
                 del self._chains[env.agent]
 
