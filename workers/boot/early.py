@@ -51,7 +51,9 @@ from nats.js import api
 from prometheus_client import Histogram
 
 from schemas.docs import BootDoc
+from shared.backoff import backoff_delay
 from shared.codec import Envelope, Limits, decode_event, event_limits
+from shared.consume import consumer_seq, stream_seq
 from shared.inputs import Reading
 from shared.kv import checkpoint_value, kv_cas, kv_read
 from shared.names import BUCKET_BOOT, BUCKET_CHECKPOINTS, EVENTS_STREAM, early_consumer, partition_slots
@@ -87,6 +89,10 @@ def trigger_filters(prefix: str, partition: int | None, partitions: int) -> list
     return [f"{prefix}.{family}.{slot}.*.{kind}" for slot in slots for family, kind in TRIGGER_KINDS]
 
 
+class _Gap(Exception):
+    """A delivery of the trigger consumer went missing: it is made again (``_run``)."""
+
+
 def _stored_at(msg: Msg) -> float | None:
     """The wall-clock time the stream stored the message (its metadata), for the metric."""
     with contextlib.suppress(Exception):
@@ -114,6 +120,7 @@ class EarlyTriggers:
         self._left: dict[str, int] = {}  # agent → the last trigger left to the loop (or failed)
         self._slots = asyncio.Semaphore(PARALLEL)
         self.handled = 0  # triggers taken and done with (written, made already, or left to the loop)
+        self._top = 0  # the stream sequence of the last trigger taken
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name=self._name)
@@ -135,28 +142,50 @@ class EarlyTriggers:
     # ------------------------------------------------------------------ the consumer
 
     async def _run(self) -> None:
-        try:
-            fetcher = await self._open()
-        except Exception as exc:  # no permission, no stream yet: the loop makes every document
-            log.warning("boot_early_unavailable", extra={"consumer": self._name, "error": repr(exc)[:300]})
-            return
-        try:
-            while True:
-                try:
-                    msgs = await fetcher.fetch(256, FETCH_S)
-                except (TimeoutError, nats.errors.TimeoutError):
-                    continue
-                for msg in msgs:
-                    self._take(msg)
-        finally:
-            with contextlib.suppress(Exception):
-                await fetcher.abandon()
+        """Read the triggers. After any failure — NATS away, the consumer gone, a delivery lost
+        on the way, no permission to make it (the loop then makes every document) — the
+        consumer is made again past the last trigger taken, never past one it did not see: a
+        trigger passed over would be missing from the agent's next document (its count)."""
+        failures = 0
+        while True:
+            fetcher = None
+            try:
+                fetcher = await self._open()
+                failures = 0
+                await self._consume(fetcher)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                failures += 1
+                if failures == 1 or failures % 10 == 0:
+                    log.warning("boot_early_unavailable", extra={"consumer": self._name, "failures": failures,
+                                                                 "error": repr(exc)[:300]})
+                await asyncio.sleep(backoff_delay(failures, 0.5, 30.0))
+            finally:
+                if fetcher is not None:
+                    with contextlib.suppress(Exception):
+                        await fetcher.abandon()
+
+    async def _consume(self, fetcher: PullFetcher) -> None:
+        """Take what the consumer delivers, in order, until a delivery is missing (raised)."""
+        expected = 1
+        while True:
+            try:
+                msgs = await fetcher.fetch(256, FETCH_S)
+            except (TimeoutError, nats.errors.TimeoutError):
+                continue
+            for msg in msgs:
+                if consumer_seq(msg) != expected:
+                    raise _Gap(f"delivery {consumer_seq(msg)} where {expected} was due")
+                expected += 1
+                self._take(msg)
 
     async def _open(self) -> PullFetcher:
-        """The consumer, from the loop's checkpoint on (what is at or below it is applied)."""
+        """The consumer, from past the loop's checkpoint (what is at or below it is applied) or
+        the last trigger taken, whichever is later."""
         ctx = self._ctx
         raw, _ = await kv_read(await ctx.js.key_value(BUCKET_CHECKPOINTS), ctx.consumer)
-        start = (checkpoint_value(raw) or 0) + 1
+        start = max(checkpoint_value(raw) or 0, self._top) + 1
         with contextlib.suppress(nats.js.errors.NotFoundError):
             await ctx.js.delete_consumer(EVENTS_STREAM, self._name)  # one a dead worker left behind
         settings = ctx.settings
@@ -170,7 +199,7 @@ class EarlyTriggers:
         return fetcher
 
     def _take(self, msg: Msg) -> None:
-        seq = int(msg.metadata.sequence.stream)
+        seq = self._top = stream_seq(msg)
         env = decode_event(self._ctx.settings.prefix, msg.subject, seq, msg.data, self._limits)
         if not isinstance(env, Envelope) or not self._channel_ok(env) or not self._projection.accepts(env):
             return  # bad input is the loop's to dead-letter; a kind boot does not brief is nothing

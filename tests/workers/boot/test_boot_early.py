@@ -14,7 +14,7 @@ from nats.aio.client import Client
 from shared.config import load_settings
 from shared.health import Health
 from shared.kv import kv_read
-from shared.names import BUCKET_BOOT
+from shared.names import BUCKET_BOOT, EVENTS_STREAM, early_consumer
 from shared.provision import provision
 from shared.runtime import WorkerContext
 from workers.boot.early import EarlyTriggers
@@ -88,3 +88,16 @@ async def test_a_trigger_the_loop_made_first_is_not_written_again(rig: Rig, wait
     await wait_for(handled(early, 2))
     assert (await kv_read(kv, "bo"))[1] == revision
     assert (await rig.stored("bo")).integrity.events == 2
+
+
+async def test_the_trigger_consumer_is_made_again_when_it_goes_away(rig: Rig, wait_for: Any) -> None:
+    early = rig.handler.early
+    await rig.make(await rig.publish("cy", "session", "start", 0))
+    await wait_for(handled(early, 1))
+    await rig.js.delete_consumer(EVENTS_STREAM, early_consumer("boot"))  # what a long NATS outage does to it
+    await rig.caught_up("threads", 10**6)
+    await rig.caught_up("recall", 10**6)
+    compaction = await rig.publish("cy", "compaction", "before", 60, message_count=2)
+    await wait_for(handled(early, 2), within=30)
+    stored = await rig.stored("cy")  # made again past the last trigger taken: this one is read, and briefed
+    assert (stored.trigger, stored.integrity.last_seq, stored.integrity.events) == ("compaction", compaction.seq, 2)
