@@ -505,7 +505,10 @@ class ConsumeLoop:
                 passing.block(decoded.agent)  # its events wait for the consumer's delivery, in order
         if agent is None or seq <= self._read_top or self._lanes.holds(seq) or seq in self._handled_above:
             return
-        self._lanes.add(Held(seq, msg, LATER, len(msg.data), agent))
+        # an OpenClaw store event is decided now, in its agent's order (the duplicate window's is
+        # per agent): the consumer's copy is only acked, never decided a second time
+        decided = self._decide(msg, seq, ahead=True) if is_store_subject(self._cfg.prefix, msg.subject) else LATER
+        self._lanes.add(Held(seq, msg, decided, len(msg.data), agent))
         self._scouted.add(seq)
 
     def _durable_copy(self, item: Held) -> Msg | None:
@@ -645,7 +648,8 @@ class ConsumeLoop:
         """The oldest stream sequence not handled yet — in a lane, or in a batch cut short —
         or, when everything read is handled, the one after the last read."""
         waiting = [seq for seq in (self._lanes.oldest(), unhandled[0].seq if unhandled else None) if seq is not None]
-        return min(waiting, default=self._read_top + 1)
+        # never past the consumer's last read: what the scout filed beyond it leaves unread messages below it
+        return min([*waiting, self._read_top + 1])
 
     async def _finish(self, handled: list[tuple[Held, bool]], held: int) -> None:
         self._fence()
@@ -778,17 +782,19 @@ class ConsumeLoop:
         decided = self._decide(msg, seq)
         return Held(seq, msg, decided, len(msg.data), decided.agent if isinstance(decided, Envelope) else None)
 
-    def _decide(self, msg: Msg, seq: int) -> Envelope | Rejection | None:
+    def _decide(self, msg: Msg, seq: int, *, ahead: bool = False) -> Envelope | Rejection | None:
         """A message read ahead: the event to apply, bad input to dead-letter, or None when
-        there is nothing to do. Decided in stream order, as it is read (the duplicate window
-        is the stream's, not any agent's)."""
+        there is nothing to do. Decided in its agent's stream order, as it is read (the
+        duplicate window compares an event with its agent's earlier ones only:
+        ``shared.duplicates``); ``ahead``: read by the scout, ahead of older messages of other
+        agents still to be read."""
         decoded = decode_event(self._cfg.prefix, msg.subject, seq, msg.data, self._cfg.limits)
         if not self._owns(decoded):
             self._m_foreign.inc()
             return None  # an OpenClaw store event under its session token, of another partition's agent
         if isinstance(decoded, Rejection):
             return decoded
-        if decoded.duplicate_key is not None and self._duplicates.seen(decoded.duplicate_key, seq):
+        if decoded.duplicate_key is not None and self._duplicates.seen(decoded.duplicate_key, seq, ahead=ahead):
             self._m_duplicate_event.inc()
             return None  # a second copy of an OpenClaw store event (shared.duplicates)
         if self._accept is not None and not self._accept(decoded):

@@ -54,7 +54,7 @@ from shared.names import (
     OPENCLAW_FAMILY,
     OPENCLAW_SESSION_AGENT,
     SLOTS,
-    is_store_subject,
+    is_session_agent_subject,
     scout_consumer,
     slot_of,
 )
@@ -127,7 +127,7 @@ class Passing:
         agent = tokens[_AGENT_TOKEN]
         if agent in self.blocked:
             return None
-        if is_store_subject(self.prefix, subject) or held(agent) >= self.quota:
+        if is_session_agent_subject(self.prefix, subject) or held(agent) >= self.quota:
             self.blocked.add(agent)
             return None
         return agent
