@@ -157,6 +157,7 @@ class Scout:
         self.passing = passing
         self._fetcher: PullFetcher | None = None
         self._next_delivery = 1
+        self._known: dict[int, set[str]] = {}  # the agents of each noisy agent's slot as it opened
 
     async def open(self, noisy: set[str]) -> bool:
         """Make the consumer; False when there is nothing to read past the noisy agents (every
@@ -165,7 +166,7 @@ class Scout:
         info = await self._js.consumer_info(self._stream, self._durable)
         config = info.config
         filters = list(config.filter_subjects or ([config.filter_subject] if config.filter_subject else []))
-        neighbours = {slot: await self._agents_in(slot) for slot in {slot_of(agent) for agent in noisy}}
+        neighbours = self._known = {slot: await self._agents_in(slot) for slot in {slot_of(agent) for agent in noisy}}
         filters = scout_filters(filters, noisy, neighbours) if filters else []
         if not filters:
             return False  # an empty filter would be the whole stream: other workers' events too
@@ -179,6 +180,14 @@ class Scout:
         self._fetcher = fetcher_for(self._js, self._stream, self.name)
         await self._fetcher.start()
         return True
+
+    async def outdated(self) -> bool:
+        """Does a noisy agent's slot hold an agent the stream did not know when the scout opened?
+        Its filter does not name that agent, so the scout does not see it: a new scout must."""
+        for slot, known in self._known.items():
+            if await self._agents_in(slot) - known:
+                return True
+        return False
 
     async def _agents_in(self, slot: int) -> set[str]:
         """The agents the stream holds events of in ``slot`` (its per-subject counts)."""

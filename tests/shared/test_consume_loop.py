@@ -766,6 +766,41 @@ async def test_an_agents_message_under_the_session_token_is_not_overtaken_by_its
     assert await tally(js, noisy) == [f"e{i}" for i in range(1, BACKLOG + 1)]
 
 
+async def test_an_agent_new_to_a_noisy_agents_slot_is_served_past_the_read_ahead(
+    js: JetStreamContext, wait_for: WaitFor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The look past the read-ahead names, in the noisy agent's slot, only the agents the stream
+    held there when it opened. A new agent whose first event arrives in that slot afterwards is
+    served all the same — a new look-ahead names it — while noisy's backlog is still held at
+    its event 1 500; its event applied once, and noisy's backlog once, in order."""
+    monkeypatch.setattr("shared.consume.SCOUT_RECHECK_S", 0.0)  # asked at every turn: no waiting on a clock
+    newcomer = next(f"new{i}" for i in range(10_000) if slot_of(f"new{i}") == slot_of("noisy"))
+    await publish(js, [msg(i, agent="noisy") for i in range(1, BACKLOG + 1)])
+    handler = Recorder(js, hold=BACKLOG // 4)
+    loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=handler, config=PAST_CONFIG,
+                       health=Health("tally"))
+    task = asyncio.create_task(loop.run())
+    try:
+        await asyncio.wait_for(handler.holding.wait(), timeout=60)
+        assert "tally-scout" in await _consumer_names(js)  # open, without the newcomer
+        await publish(js, [msg("new", agent=newcomer)])
+        first_gate, handler.gate, handler.holding = handler.gate, asyncio.Event(), asyncio.Event()
+        handler.hold = BACKLOG * 3 // 4
+        first_gate.set()
+        await wait_for(lambda: _eq(tally(js, newcomer), ["enew"]), within=30)
+        assert await checkpoint(js) < BACKLOG * 3 // 4
+        handler.gate.set()
+        await wait_for(lambda: _eq(checkpoint(js), BACKLOG + 1), within=60)
+        await wait_for(lambda: _drained(js), within=30)
+    finally:
+        handler.gate.set()
+        loop.stop()
+        await asyncio.wait_for(task, timeout=15)
+    assert await tally(js, newcomer) == ["enew"]
+    assert await tally(js, "noisy") == [f"e{i}" for i in range(1, BACKLOG + 1)]
+    assert len(handler.order) == len(set(handler.order)) == BACKLOG + 1
+
+
 # the OpenClaw store's own events (each agent under its own id): the scout decides them in their agent's order
 
 STORE_SPAN = 1000  # the duplicate window: shorter than noisy's burst, so what it decides depends on the span
