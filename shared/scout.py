@@ -18,12 +18,17 @@ The scout reads past the read-ahead without taking anything from the durable con
   for the OpenClaw store's session token, always named (any agent's message may be filed
   under it: seen, it passes that agent's later events);
 * each message it delivers is *kept* — filed in its agent's lane, to be applied at that
-  agent's turn — or *passed* (``Passing.sort``): an agent whose lane reaches ``quota``, an
-  OpenClaw store event (its duplicate window decides in stream order, on the durable's
-  delivery) and anything but a contract event are passed, and once one of an agent's
-  messages is passed so is every later one (the agent is *blocked* until the scout
-  closes), so each agent's events are still applied in stream order: what the scout kept
-  of an agent is all of that agent's events between the durable's last read and there;
+  agent's turn (an OpenClaw store event decided as it is filed: its duplicate window
+  compares it with its agent's earlier events only, ``shared.duplicates``) — or *passed*
+  (``Passing.sort``): an agent whose lane reaches ``quota``, an OpenClaw store event under
+  the session token (whose it is, its session key says: that agent is blocked too) and
+  anything that names no agent are passed, and once one of an agent's messages is passed
+  so is every later one (the agent is *blocked* until the scout closes), so each agent's
+  events are still applied — and decided — in stream order: what the scout kept of an
+  agent is all of that agent's events between the durable's last read and there;
+* an agent that comes into a noisy agent's slot after the scout opened is not in its
+  filter: ``Scout.outdated`` tells, and the loop opens a new scout at the durable's last
+  read, which names it;
 * the durable delivers every message in its turn as before, the kept ones too: a copy of
   one already applied is acked (``handled_above``), of one still held it is kept to be
   acked when that one is; so the durable's ack floor, its pending counts and the
