@@ -88,8 +88,9 @@ Written = Callable[[str, BootDoc, Reading, int], Awaitable[None]]
 
 
 def trigger_filters(prefix: str, partition: int | None, partitions: int) -> list[str]:
-    """The published-form trigger subjects of the partition's slots (stored subjects:
-    ``<prefix>.<family>.<slot>.<agent>.<kind>``)."""
+    """The stored subjects (``<prefix>.<family>.<slot>.<agent>.<kind>``) of the triggers a
+    producer publishes, in the partition's slots — not the OpenClaw store's, which the loop
+    decides in stream order."""
     slots = ["*"] if partition is None or partitions <= 1 else [str(s) for s in partition_slots(partition, partitions)]
     return [f"{prefix}.{family}.{slot}.*.{kind}" for slot in slots for family, kind in TRIGGER_KINDS]
 
