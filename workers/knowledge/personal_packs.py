@@ -176,8 +176,6 @@ EN: Final = PersonalPack(
         ("'s-{rel}-is", rf"my\s+(?P<rel>{_EN_REL})(?:{_A}s|\s+is|\s+are)\s+(?P<obj>(?:a|an)\s+[^.!?;\n…]{{1,80}}"
                         rf"|\d{{1,2}}(?:\s+years?\s+old)?(?=\s*(?:[.!,;]|$))|{_EN_DURABLE}\b[^.!?;\n…]{{0,60}})",
          "phrase"),
-        ("'s-{rel}-is", r"my\s+(?P<rel>goal|dream|biggest\s+dream|plan|passion)\s+is\s+(?P<obj>to\s+[^.!?;\n…]{1,100})",
-         "phrase"),
     ),
     anywhere=(
         ("'s-{rel}-is", r"my\s+(?P<rel>home\s+country|hometown|home\s+town|homeland)\s*,?\s+(?:is\s+)?" + OBJ, "name"),
