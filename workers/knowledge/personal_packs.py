@@ -132,7 +132,8 @@ EN: Final = PersonalPack(
         ("was-born-in", r"i\s+was\s+born\s+in\s+" + OBJ, "phrase"),
         ("is-from", r"i\s+(?:come|am\s+originally)\s+from\s+" + OBJ, "name"),
         ("moved-to", _EN_WE_OR_I + r"\s+(?:just\s+|recently\s+)?moved\s+to\s+" + OBJ, "name"),
-        ("has", _EN_WE_OR_I + rf"\s+(?:have|{_A}ve\s+got|have\s+got)\s+(?!to\b)" + OBJ, "family"),
+        # "we've got a pup and a kitty": the contraction has no blank before it
+        ("has", _EN_WE_OR_I + rf"(?:\s+have|{_A}ve\s+got|\s+have\s+got)\s+(?!to\b)" + OBJ, "family"),
         ("{verb}", r"i\s+(?:(?:really|absolutely|just|also|totally|truly|do|genuinely)\s+){0,2}"
                    r"(?P<verb>love|like|enjoy|adore)\s+" + OBJ, "taste"),
         ("plays", r"i\s+(?:also\s+|still\s+|mostly\s+)?play\s+" + OBJ, "phrase"),
