@@ -129,6 +129,9 @@ def test_favourites_pets_and_family_said_the_everyday_way() -> None:
     assert said("Thankfully, my son is fine.") == []
     assert said("I'm lucky to have my husband and kids; they keep me motivated.") == [("has", "husband and kids")]
     assert said("we got another cat named Bailey too.") == [("has", "a cat named Bailey")]
+    assert said("We've got a pup and a kitty.") == [("has", "a pup and a kitty")]  # the contraction
+    assert said("I've got two kids.") == [("has", "two kids")]
+    assert said("I've got a question.") == [] and said("I've got to go.") == []
     assert said("a gift from my grandma in my home country, Sweden.") == [("'s-home-country-is", "Sweden")]
 
 
