@@ -40,8 +40,8 @@ BEFORE_WORDS: Final = 6  # an object before its phrase is short ("Painting lands
 # What the speaker says they love, like or enjoy ("I love traveling too", "I like titanium. It's
 # light.", "I love creating art!") is an opinion far more often than a fact about them: on the
 # development split of the real-conversation set (issue 37, eighth round; docs/briefing-eval.md)
-# these predicates made 17 stored facts in 8 of 9 conversations and were a labelled fact in one
-# (left one conversation out, every fold drops them). The packs still read the phrase, so no other
+# these predicates made 19 scored facts, 17 of them wrong (in 7 of the 9 conversations) and 2
+# matching a label (one by chance). The packs still read the phrase, so no other
 # rule reads its words; the standing forms of a taste stay facts ("I'm into", "I'm passionate
 # about", "X is my favourite", "my kids love").
 OPINIONS: Final = frozenset({"loves", "likes", "enjoys"})
