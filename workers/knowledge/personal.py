@@ -18,7 +18,7 @@ packs' (``personal_packs``); what makes one a fact is said here, once for every 
   listener; what "has" takes is family, a pet or a condition ("two kids", not "a question");
 * the speaker is the message's sender, and the assistant's "I" is no person's.
 
-In English an object's "my" is said of the subject ("loves spending time with their
+In English an object's "my" is said of the subject ("is into hiking with their
 family"); in the other languages an object in the speaker's own words is left out.
 """
 

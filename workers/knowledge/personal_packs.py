@@ -222,8 +222,8 @@ EN: Final = PersonalPack(
            r"|talking|chatting|to\s+see|to\s+hear|to\s+know|to\s+have|to\s+be|a\s+lot|lots|more|much|both"
            r"|each|every|with|around|along|myself|me|us|him|her|his|our|ours|sure|ready|going|up|on|off|in|out"
            r"|like|just|only|even|still|a\s+bit|a\s+little|the\s+same|the\s+best|their|theirs|and|or|but)\b"),
-    # "loves helping the community and making it a better place", "loves sinking into different magical
-    # worlds": what the speaker enjoyed doing then; "loves hiking", "enjoys aerial yoga" stay
+    # "is into helping the community and making it a better place", "is passionate about sinking into
+    # different magical worlds": what the speaker enjoyed doing then; "is into hiking" stays
     passing=(r"[a-z]+ing\s+(?:the|a|an|their|them|it|about|into|in|on|for|up|out|over|through|around|different"
              r"|new|other|people|others|time|more|some|all|everything|something)\s+\S+"),
     taste_vague=(r"(?:the|this|that|these|those|a|an|your|to\s+(?:see|hear|know|think|say|chat|talk|share|help"
