@@ -259,6 +259,7 @@ class FairnessRun(msgspec.Struct, kw_only=True):
 
     mode: str  # alone | noisy neighbour | noisy neighbour, in order
     worker: str = "channels"  # whose consumer the two agents share
+    source: str = "contract"  # how both agents publish: "contract" subjects, or an "OpenClaw store"
     burst: int  # the noisy agent's messages published at once before the quiet agent's
     read_ahead: str  # CORTEX_RUNTIME_READ_AHEAD of the worker ("default", a number, or "1": in stream order)
     quiet: Latency = msgspec.field(default_factory=Latency)  # publish → the quiet agent's document
