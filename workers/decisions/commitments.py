@@ -33,6 +33,12 @@ correction phrases, as a thread's closure is reopened, ``workers.threads.correct
 message that also thanks, nor a plain "no" to the agent's question). The turn's closures are
 kept in the document (``CommitmentsDoc.agent_turn``), so this too is a function of the events.
 
+A new undated commitment said in English is judged again when the next message of the session
+— its reply — is said (``learnt.replies_keep``, issue 37's eighth round): "Thanks!" after a task
+keeps it, a reply that shows it was a courtesy or a move of the moment drops it. Its sentence's
+score waits in the document (``CommitmentsDoc.awaiting``), so this too is a function of the
+events; a commitment said last stays as the rules kept it until something answers it.
+
 The functions return a new document and never mutate their input (nor a list they
 return): unchanged commitments — and an unchanged list of them — are shared between the
 two. The document changes with ``msgspec.structs.replace``: fields not named here
@@ -377,10 +383,11 @@ def _turn_after(base: CommitmentsDoc, event: MessageEvent, text: MatchText, befo
 
 def _judged_by_reply(base: CommitmentsDoc, event: MessageEvent, commitments: list[Commitment]) -> list[Commitment]:
     """The commitments without those of the message before that its reply — this message, when
-    it is in the same session; none otherwise — tells the learnt reader are no commitments: a
-    promise answered "Thanks!" is one, "haha same" after "I'll keep my fingers crossed" is not
-    (leaving one dev conversation out, this raised precision .429 -> .647 at recall .273 -> .250:
-    docs/briefing-eval.md, eighth round)."""
+    it is in the same session; none otherwise — tells the learnt reader are no commitments
+    ("I'll take a look at the dashboard." answered "Thanks!" stays, answered "haha same here" it
+    does not; "Let me check the logs first." leaves once anything follows it). Leaving one dev
+    conversation out, with the threshold chosen inside the folds, this raised precision
+    .429 -> .556 at recall .273 -> .227 (docs/briefing-eval.md, eighth round)."""
     waiting = base.awaiting
     if waiting is None:
         return commitments
