@@ -352,5 +352,7 @@ def map_store_event(token: str, data: bytes, subject_agent: str) -> Mapped | str
     event = _build(env, family, kind, payload, common)
     if isinstance(event, str):
         return event
-    key = duplicate_key(env.agent, token, env.id, bytes(env.payload), bytes(env.scope))
+    # the agent Cortex files it under: events the store filed under its session token are each of
+    # the agent their session key names, never a copy of another agent's (whose they are, below)
+    key = duplicate_key(common["agent"], token, env.id, bytes(env.payload), bytes(env.scope))
     return Mapped(event=event, duplicate_key=key)
