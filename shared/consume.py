@@ -112,7 +112,7 @@ log = logging.getLogger(__name__)
 
 CHECKPOINT_EVERY_S = 0.02  # the checkpoint is written at most this often; the last one follows within it
 SCOUT_RECHECK_S = 1.0  # how often an open scout is asked whether a new agent came into a noisy agent's slot
-SCOUT_SKIM = 4  # batches of messages the scout sorts out a turn (and has on their way) while it files none
+SCOUT_SKIM = 8  # batches of messages the scout sorts out a turn (and has on their way) while it files none
 
 
 class Handler(ABC):
@@ -539,7 +539,7 @@ class ConsumeLoop:
     def _scout_file(self, passing: Passing, msg: Msg) -> None:
         """File a message the scout delivered in its agent's lane, or pass it (``Passing.sort``)."""
         seq = stream_seq(msg)
-        agent = passing.sort(msg.subject, seq, self._lanes.held, self._filed_under_session(msg))
+        agent = passing.sort(msg.subject, seq, self._lanes.held, self._filed_under_session(passing, msg))
         if agent is None or seq <= self._read_top or self._lanes.holds(seq) or seq in self._handled_above:
             return
         # an OpenClaw store event is decided now, in its agent's order (the duplicate window's is
@@ -548,10 +548,10 @@ class ConsumeLoop:
         self._lanes.add(Held(seq, msg, decided, len(msg.data), agent))
         self._scouted.add(seq)
 
-    def _filed_under_session(self, msg: Msg) -> str | None:
+    def _filed_under_session(self, passing: Passing, msg: Msg) -> str | None:
         """For an OpenClaw store event under the session token, the agent its session key names
         when it is this consumer's (another partition's, or no agent's: None, passed)."""
-        if not is_session_agent_subject(self._cfg.prefix, msg.subject):
+        if not passing.under_session_token(msg.subject):
             return None
         agent = filed_agent_of(msg.data)
         cfg = self._cfg

@@ -61,8 +61,8 @@ from shared.names import (
     OPENCLAW_FAMILY,
     OPENCLAW_SESSION_AGENT,
     SLOTS,
-    is_session_agent_subject,
     scout_consumer,
+    session_agent_filter,
     slot_of,
 )
 from shared.pull import PullFetcher, fetcher_for
@@ -122,6 +122,11 @@ class Passing:
         self.top = start - 1  # every message of the filter up to here is kept, or its agent blocked
         self.quota = quota
         self.blocked: set[str] = set(noisy)
+        self._session_subjects = session_agent_filter(prefix)[:-1]  # is_session_agent_subject's, made once
+
+    def under_session_token(self, subject: str) -> bool:
+        """``shared.names.is_session_agent_subject``, for every message the scout reads."""
+        return subject.startswith(self._session_subjects)
 
     def sort(self, subject: str, seq: int, held: Callable[[str], int], filed: str | None = None) -> str | None:
         """The agent to keep the message at ``seq`` under, or None to pass it (the durable
@@ -134,7 +139,7 @@ class Passing:
         if len(tokens) != _STORED_TOKENS:
             return None  # what no agent's lane holds (the first layout's subjects)
         agent = tokens[_AGENT_TOKEN]
-        if agent == OPENCLAW_SESSION_AGENT and is_session_agent_subject(self.prefix, subject):
+        if agent == OPENCLAW_SESSION_AGENT and self.under_session_token(subject):
             if filed is None:
                 return None
             agent = filed
