@@ -112,7 +112,7 @@ log = logging.getLogger(__name__)
 
 CHECKPOINT_EVERY_S = 0.02  # the checkpoint is written at most this often; the last one follows within it
 SCOUT_RECHECK_S = 1.0  # how often an open scout is asked whether a new agent came into a noisy agent's slot
-SCOUT_SKIM = 8  # batches of messages the scout sorts out a turn (and has on their way) while it files none
+SCOUT_SKIM = 8  # batches of messages the scout sorts out a turn at most (and has on their way)
 
 
 class Handler(ABC):
@@ -467,9 +467,9 @@ class ConsumeLoop:
             await self._close_scout(retry_after=0 if scout is not None else self._cfg.read_ahead)
 
     async def _sort_out(self, scout: Scout) -> bool:
-        """File or pass what the scout delivered: while it files none, up to ``SCOUT_SKIM``
-        batches of messages a turn (a noisy agent under the OpenClaw session token is passed
-        here, not by the server), never more than a batch filed and waiting; False at a gap."""
+        """File or pass what the scout delivered: up to ``SCOUT_SKIM`` batches of messages a
+        turn (a noisy agent under the OpenClaw session token is passed here, not by the
+        server), never more than a batch filed and waiting; False at a gap."""
         batch = self._cfg.batch_size
         budget = SCOUT_SKIM * batch
         while budget > 0 and (room := batch - len(self._scouted)) > 0:

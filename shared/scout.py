@@ -16,7 +16,8 @@ The scout reads past the read-ahead without taking anything from the durable con
   other agents it knows in those slots are named one by one, ``scout_filters``); a slot's
   agent the stream did not know yet when the scout opened is not seen by it at all — but
   for the OpenClaw store's session token, always named (any agent's message may be filed
-  under it: seen, it passes that agent's later events);
+  under it: seen, it is kept or passed as its agent's, so that agent's next event is never
+  kept ahead of it);
 * each message it delivers is *kept* — filed in its agent's lane, to be applied at that
   agent's turn (an OpenClaw store event decided as it is filed: its duplicate window
   compares it with its agent's earlier events only, ``shared.duplicates``) — or *passed*
