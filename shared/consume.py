@@ -112,7 +112,7 @@ log = logging.getLogger(__name__)
 
 CHECKPOINT_EVERY_S = 0.02  # the checkpoint is written at most this often; the last one follows within it
 SCOUT_RECHECK_S = 1.0  # how often an open scout is asked whether a new agent came into a noisy agent's slot
-SCOUT_SKIM = 8  # batches of messages the scout sorts out a turn at most (and has on their way)
+SCOUT_SKIM = 8  # batches of messages the scout sorts out a turn at most (and, passing them all, has on their way)
 
 
 class Handler(ABC):
@@ -303,6 +303,7 @@ class ConsumeLoop:
         self._scouted: set[int] = set()
         self._copies: dict[int, Msg] = {}
         self._scout_checked = 0.0  # when the open scout was last asked whether it is outdated
+        self._skimming = False  # the scout's last read was all passed: it has more on their way
 
     @property
     def checkpoint(self) -> int:
@@ -468,19 +469,23 @@ class ConsumeLoop:
 
     async def _sort_out(self, scout: Scout) -> bool:
         """File or pass what the scout delivered: up to ``SCOUT_SKIM`` batches of messages a
-        turn (a noisy agent under the OpenClaw session token is passed here, not by the
-        server), never more than a batch filed and waiting; False at a gap."""
+        turn, never more than a batch filed and waiting; False at a gap. While it passes all
+        it reads (a noisy agent under the OpenClaw session token: passed here, not by the
+        server) it has as many on their way; else a batch, as the durable reads."""
         batch = self._cfg.batch_size
         budget = SCOUT_SKIM * batch
         while budget > 0 and (room := batch - len(self._scouted)) > 0:
-            msgs = await scout.read(min(room, budget), self._busy_expiry_s, SCOUT_SKIM * batch)
+            ahead = SCOUT_SKIM * batch if self._skimming else batch
+            msgs = await scout.read(min(room, budget), self._busy_expiry_s, ahead)
             if msgs is None:
                 return False
             if not msgs:
                 return True
             budget -= len(msgs)
+            filed = len(self._scouted)
             for msg in msgs:
                 self._scout_file(scout.passing, msg)
+            self._skimming = len(self._scouted) == filed
         return True
 
     def _worth_scouting(self, scout: Scout | None) -> bool:
