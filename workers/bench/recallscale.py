@@ -38,6 +38,7 @@ def fill(settings: Settings, count: int, seed: int) -> int:
     from workers.recall.embedders import make_embedder
     from workers.recall.models import Memory
     from workers.recall.store import MemoryPoint, store_for
+    from workers.recall.store_edge import EdgeMemoryStore
 
     embedder = make_embedder(settings.embedder)
     store = store_for(settings, embedder.name, embedder.dim)
@@ -56,7 +57,9 @@ def fill(settings: Settings, count: int, seed: int) -> int:
             vectors = embedder.embed_documents([m.content for m in batch])
             store.upsert([MemoryPoint(m, v) for m, v in zip(batch, vectors, strict=True)])
             stored += len(batch)
-        store.flush()
+        store.flush()  # an agent this size gets its vector index: the worker's store builds it beside it
+        if isinstance(store, EdgeMemoryStore):
+            store.await_index()  # (the bench measures the query with it, as a worker's store has it)
     finally:
         store.close()
     return stored
