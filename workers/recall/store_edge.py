@@ -468,10 +468,9 @@ class EdgeMemoryStore(StoreBase):
 
     def _start_build(self, points: int) -> None:
         """Copy the shard (writes wait, reads go on) and start the child that indexes the copy."""
-        copy = store_index.aside(self._shard_dir, "build")
+        copy = store_index.new_copy(self._shard_dir)
         with self._writing:
             self._call("flush", self._shard.flush)
-            shutil.rmtree(copy, ignore_errors=True)
             shutil.copytree(self._shard_dir, copy)
             child = subprocess.Popen(store_index.child_command(copy, self._info.dim, self._index),
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -38,6 +38,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import uuid
 from pathlib import Path
 
 import msgspec
@@ -102,19 +103,26 @@ def shard_config(dim: int, policy: IndexPolicy | None = None) -> EdgeConfig:
 
 
 def aside(live: Path, what: str) -> Path:
-    """The directory beside the live shard's for ``what`` (``build``, ``old``, ``trash``)."""
+    """The directory beside the live shard's for ``what`` (``old``, ``trash``, ``build-…``)."""
     return live.with_name(f"{live.name}.{what}")
+
+
+def new_copy(live: Path) -> Path:
+    """A copy's directory, named for this build only: a child left running by a killed worker
+    may still write into its own copy while the next worker builds (its copy is deleted at
+    that worker's open; what the orphan writes there afterwards goes nowhere)."""
+    return aside(live, f"build-{uuid.uuid4().hex[:12]}")
 
 
 def recover(live: Path) -> None:
     """Finish what a crash left of a build: an ``.old`` directory means the swap had not
-    completed (the live directory may lack writes), so it is put back; a copy being built
-    and a trash are deleted."""
+    completed (the live directory may lack writes), so it is put back; copies and a trash
+    are deleted."""
     old = aside(live, "old")
     if old.exists():
         shutil.rmtree(live, ignore_errors=True)
         os.replace(old, live)
-    for leftover in (aside(live, "build"), aside(live, "trash")):
+    for leftover in (*live.parent.glob(f"{live.name}.build-*"), aside(live, "trash")):
         shutil.rmtree(leftover, ignore_errors=True)
 
 

@@ -22,7 +22,7 @@ from workers.recall.models import Memory, SearchHit
 from workers.recall.store import CollectionInfo, LexicalEncoder, MemoryFilter, MemoryPoint
 from workers.recall.store_base import by_similarity
 from workers.recall.store_edge import EdgeMemoryStore
-from workers.recall.store_index import IndexPolicy, aside, due
+from workers.recall.store_index import IndexPolicy, aside, due, new_copy
 
 DIM = 256
 # 256 floats are 1 KB: the full-scan threshold in KB is the number of points
@@ -56,6 +56,12 @@ def _everything(store: EdgeMemoryStore, agent: str) -> list[tuple[bytes, bytes]]
     return [(msgspec.json.encode(m), np.asarray(vectors[m.id], dtype=np.float32).tobytes()) for m in memories]
 
 
+def _leftovers(live: Path) -> list[Path]:
+    """Anything a build leaves beside the live shard's directory (copies, the old one, a trash)."""
+    return sorted(p for p in live.parent.glob(f"{live.name}.*")
+                  if p.name.rsplit(".", 1)[1] in ("old", "trash") or ".build-" in p.name)
+
+
 def test_the_rule_builds_only_for_an_agent_past_the_full_scan_threshold_and_grows_by_half() -> None:
     assert SMALL.full_scan_points(DIM) == 150
     assert not due(SMALL, DIM, points=10_000, indexed=0, largest_agent=149)  # many small agents: never
@@ -78,7 +84,7 @@ def test_a_store_past_the_threshold_gets_its_index_and_keeps_every_point(tmp_pat
     assert not store.building
     assert store.indexed_points() == 420  # the dense vectors are in an indexed segment now
     assert (_everything(store, "alice"), _everything(store, "bob")) == before
-    assert not any(aside(tmp_path / store.info.collection, what).exists() for what in ("build", "old", "trash"))
+    assert _leftovers(tmp_path / store.info.collection) == []
     store.close()
     reopened = _store(tmp_path, SMALL)  # the index is the store's own, on disk
     assert reopened.indexed_points() == 420
@@ -127,11 +133,12 @@ def test_a_crash_in_the_middle_of_the_swap_leaves_the_whole_old_shard(tmp_path: 
     shutil.move(live, aside(live, "old"))
     live.mkdir()
     (live / "junk").write_text("half a shard")
-    aside(live, "build").mkdir()
+    new_copy(live).mkdir()
     aside(live, "trash").mkdir()
+    assert len(_leftovers(live)) == 3
     reopened = _store(tmp_path)
     assert _everything(reopened, "alice") == before
-    assert not any(aside(live, what).exists() for what in ("build", "old", "trash"))
+    assert _leftovers(live) == []
     reopened.close()
 
 
