@@ -327,9 +327,11 @@ class EdgeMemoryStore(StoreBase):
     # --- helpers -------------------------------------------------------------------
 
     def _call(self, what: str, operation: Any, *args: Any) -> Any:
+        """``operation`` (an ``EdgeShard`` method, unbound) on the shard of the moment: an
+        index build may put another in place while a call waits for the lock."""
         with self._lock:
             try:
-                return operation(*args)
+                return operation(self._shard, *args)
             except Exception as exc:
                 raise _translate(exc, what) from exc
 
@@ -352,7 +354,7 @@ class EdgeMemoryStore(StoreBase):
                 with_payload=True,
                 with_vector=[DENSE] if with_vector else False,
             )
-            records, offset = self._call("scroll", self._shard.scroll, request)
+            records, offset = self._call("scroll", EdgeShard.scroll, request)
             yield from records
             if offset is None:
                 return
@@ -363,7 +365,7 @@ class EdgeMemoryStore(StoreBase):
         agent is left out here, as the scroll's filter would."""
         wanted = [engine_id(i) for i in point_ids(ids)]
         for start in range(0, len(wanted), 256):
-            records = self._call("retrieve", self._shard.retrieve, wanted[start: start + 256], True,
+            records = self._call("retrieve", EdgeShard.retrieve, wanted[start: start + 256], True,
                                  [DENSE] if with_vector else False)
             yield from (r for r in records if r.payload and r.payload.get("agent") == agent)
 
@@ -404,7 +406,7 @@ class EdgeMemoryStore(StoreBase):
         the engine has them, or once it failed (part of it may have been applied)."""
         try:
             with self._writing:
-                self._call(what, self._shard.update, operation)
+                self._call(what, EdgeShard.update, operation)
                 if self._build is not None:
                     self._build.writes.append(operation)  # applied again to the index's copy
         finally:
@@ -416,7 +418,7 @@ class EdgeMemoryStore(StoreBase):
 
     def flush(self) -> None:
         with self._writing:
-            self._call("flush", self._shard.flush)
+            self._call("flush", EdgeShard.flush)
         self._consider_index()
 
     def close(self) -> None:
@@ -446,7 +448,7 @@ class EdgeMemoryStore(StoreBase):
     def indexed_points(self) -> int:
         """Points in indexed segments: the engine counts a point's sparse vector as indexed
         on insert, its dense one once an optimizer built the index."""
-        info = self._call("info", self._shard.info)
+        info = self._call("info", EdgeShard.info)
         return max(0, int(info.indexed_vectors_count) - int(info.points_count))
 
     def _consider_index(self) -> None:
@@ -457,8 +459,8 @@ class EdgeMemoryStore(StoreBase):
             return
         self._since_check = 0
         try:
-            info = self._call("info", self._shard.info)
-            top = self._call("facet", self._shard.facet, FacetRequest(key="agent", limit=1)).hits
+            info = self._call("info", EdgeShard.info)
+            top = self._call("facet", EdgeShard.facet, FacetRequest(key="agent", limit=1)).hits
             largest = int(top[0].count) if top else 0
             if store_index.due(self._index, self._info.dim, points=int(info.points_count), indexed=self._indexed,
                                largest_agent=largest):
@@ -470,7 +472,7 @@ class EdgeMemoryStore(StoreBase):
         """Copy the shard (writes wait, reads go on) and start the child that indexes the copy."""
         copy = store_index.new_copy(self._shard_dir)
         with self._writing:
-            self._call("flush", self._shard.flush)
+            self._call("flush", EdgeShard.flush)
             shutil.copytree(self._shard_dir, copy)
             child = subprocess.Popen(store_index.child_command(copy, self._info.dim, self._index),
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -525,7 +527,7 @@ class EdgeMemoryStore(StoreBase):
 
     def count(self, agent: str, flt: MemoryFilter | None = None) -> int:
         return int(
-            self._call("count", self._shard.count, EdgeCountRequest(exact=True, filter=_filter(conditions(agent, flt))))
+            self._call("count", EdgeShard.count, EdgeCountRequest(exact=True, filter=_filter(conditions(agent, flt))))
         )
 
     def search(
@@ -561,7 +563,7 @@ class EdgeMemoryStore(StoreBase):
             with_vector=False,
         )
         generation = self._memo.generation
-        points: list[ScoredPoint] = self._call("search", self._shard.query, request)
+        points: list[ScoredPoint] = self._call("search", EdgeShard.query, request)
         if not points:
             return []
         # Each hit's dense cosine and BM25 score (the fused scores are ranks): one exact query
@@ -574,7 +576,7 @@ class EdgeMemoryStore(StoreBase):
         if indices:
             scored.append(QueryRequest(limit=len(points), query=sparse, filter=hits_filter, params=idf,
                                        with_payload=False, with_vector=False))
-        results: list[list[ScoredPoint]] = self._call("search", self._shard.query_batch, QueryBatchRequest(scored))
+        results: list[list[ScoredPoint]] = self._call("search", EdgeShard.query_batch, QueryBatchRequest(scored))
         cosines = {_key(p.id): float(p.score) for p in results[0]}
         lexical = {_key(p.id): float(p.score) for p in results[1]} if indices else {}
         keys = [_key(i) for i in ids]
@@ -608,7 +610,7 @@ class EdgeMemoryStore(StoreBase):
         """The points a dense query finds with their payloads. The indexing path's reads (dedup,
         upkeep): their few hits are mostly memories not yet read, so the memo would add a call
         (~50 µs a read with 4 hits) rather than save one."""
-        points: list[ScoredPoint] = self._call("search", self._shard.query, request)
+        points: list[ScoredPoint] = self._call("search", EdgeShard.query, request)
         return by_similarity([SearchHit(memory=memory_from_payload(p.payload or {}), similarity=float(p.score),
                                         fused=0.0) for p in points])
 
@@ -636,7 +638,7 @@ class EdgeMemoryStore(StoreBase):
     def _read(self, agent: str, ids: list[Any]) -> dict[int, Memory]:
         """The memories of the points ``ids`` that are ``agent``'s: their packed memory and
         tier keys only (~8 µs a point less than the whole payload)."""
-        return self._decode(agent, self._call("retrieve", self._shard.retrieve, ids, READ_KEYS, False))
+        return self._decode(agent, self._call("retrieve", EdgeShard.retrieve, ids, READ_KEYS, False))
 
     def _decode(self, agent: str, records: Sequence[Any]) -> dict[int, Memory]:
         """The memories of ``records`` (points or records with their ``READ_KEYS``) that are
@@ -644,6 +646,6 @@ class EdgeMemoryStore(StoreBase):
         first_layout = [r.id for r in records if r.payload and PACKED not in r.payload]
         if first_layout:
             records = [*(r for r in records if r.payload and PACKED in r.payload),
-                       *self._call("retrieve", self._shard.retrieve, first_layout, True, False)]
+                       *self._call("retrieve", EdgeShard.retrieve, first_layout, True, False)]
         return {_key(r.id): memory_from_payload(r.payload) for r in records
                 if r.payload and r.payload.get("agent") == agent}

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import random
 import shutil
+import threading
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -101,6 +103,28 @@ def test_many_small_agents_get_no_index(tmp_path: Path) -> None:
     store.close()
 
 
+def _querying(store: EdgeMemoryStore, vector: np.ndarray) -> tuple[Callable[[], int], list[Exception]]:
+    """Search in a thread, one query after the other, for as long as a build is under way."""
+    answers: list[int] = []
+    failed: list[Exception] = []
+
+    def loop() -> None:
+        while store.building:
+            try:
+                answers.append(len(store.search("alice", vector, limit=5)))
+            except Exception as exc:  # the test asserts there is none
+                failed.append(exc)
+
+    thread = threading.Thread(target=loop)
+    thread.start()
+
+    def answered() -> int:
+        thread.join()
+        return len(answers)
+
+    return answered, failed
+
+
 def test_queries_and_writes_go_on_during_the_build_and_the_writes_are_kept(tmp_path: Path) -> None:
     store = _store(tmp_path, SMALL)
     store.upsert(_points(store, "alice", 400))
@@ -114,7 +138,9 @@ def test_queries_and_writes_go_on_during_the_build_and_the_writes_are_kept(tmp_p
     store.set_tier("alice", [_memory(4).id], "cold")
     assert store.building  # all of the above happened while the child was indexing
     during = _everything(store, "alice")
+    answered, failed = _querying(store, embedder.embed_query("note 9 about topic 9"))  # until it is in place
     store.await_index(timeout=120)
+    assert answered() > 0 and failed == []  # a query waiting while the copy was put in place reads the new shard
     assert store.indexed_points() >= 400
     assert _everything(store, "alice") == during
     assert store.count("alice") == 404
