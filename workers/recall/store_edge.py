@@ -4,6 +4,9 @@ Layout under the store directory::
 
     cortex_memories/        the Edge shard (segments + WAL)
     cortex_memories.json    CollectionInfo: embedder, dimension, BM25 setting
+    cortex_memories.build-<id>/, .old/, .trash/
+                            only while the vector index is built beside the store
+                            (``workers.recall.store_index``)
 
 and likewise ``cortex_shadow_memories/`` and its ``.json`` for a worker in shadow mode
 (each collection's shard has its own WAL lock: a live and a shadow worker both run).
