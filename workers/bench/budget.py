@@ -327,7 +327,7 @@ def _fairness_rows(report: Report) -> list[Row]:
             run.burst and run.drain_s is not None and run.cpu_us_per_event is not None) else ""
         behind = f"; its first message after {run.first_quiet_behind} of the burst" if (
             run.first_quiet_behind is not None) else ""
-        via = ", both agents on an OpenClaw store" if run.source != "contract" else ""
+        via = f", both agents on the {run.source}" if run.source != "contract" else ""
         rows.append(Row(section="fairness", name=f"{run.worker}: quiet agent{beside}{via}{order}, p50 / max",
                         value=f"{run.quiet.p50_ms} / {run.quiet.max_ms} ms{behind}{cpu}", target="", verdict="info"))
     return rows
