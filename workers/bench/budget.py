@@ -216,8 +216,9 @@ def _recall_rows(report: Report) -> list[Row]:
     if rc.scale_memories:
         sq = rc.scale_query
         failed = f" ({sq.lost} failed)" if sq.lost else ""
+        cpu = f", {rc.scale_query_cpu_ms:g} ms CPU a query" if rc.scale_query_cpu_ms is not None else ""
         rows.append(Row(section="recall", name=f"query at {rc.scale_memories:,} memories of one agent ({rc.embedder})",
-                        value=f"p50 {_ms(sq.p50_ms)} / p95 {_ms(sq.p95_ms)}{failed}",
+                        value=f"p50 {_ms(sq.p50_ms)} / p95 {_ms(sq.p95_ms)}{failed}{cpu}",
                         target=f"p50 < {RECALL_P50_MS:g} ms, p95 < {RECALL_P95_MS:g} ms at 100 k",
                         verdict=_verdict(_recall_ok(sq))))
     return rows
