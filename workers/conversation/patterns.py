@@ -297,17 +297,10 @@ class PatternSet:
     ongoing: re.Pattern[str] | None = None
     recap: re.Pattern[str] | None = None  # a decision recalled, on the lowered clause before its cue
 
-    def closures(self, text: MatchText) -> int:
-        """How many close patterns match ``text`` other than negated ("in review, not
-        closed", "not done yet") or conditional ("once the login bug is fixed, we deploy"):
-        > 0 means something was closed."""
-        if not self.close.may_match(text):
-            return 0
-        return sum(1 for p in self.close if any(self.says(text.lowered, m.start()) for m in p.finditer(text)))
-
     def closes(self, text: MatchText) -> bool:
-        """Some close pattern matches ``text`` other than negated or conditional
-        (``closures`` > 0, without reading the patterns after the first that does)."""
+        """Some close pattern matches ``text`` other than negated ("in review, not closed",
+        "not done yet") or conditional ("once the login bug is fixed, we deploy"): something
+        was closed (the patterns after the first that does are not read)."""
         if not self.close.may_match(text):
             return False
         lowered = text.lowered

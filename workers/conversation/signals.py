@@ -40,7 +40,7 @@ class Signals(NamedTuple):
     """What one message says: decisions, closures, wait contexts and topics."""
 
     decisions: tuple[DecisionText, ...]
-    closures: int  # how many close patterns matched; > 0 means "something was closed"
+    closes: bool  # a close pattern matched, neither negated nor conditional: something was closed
     waits: tuple[str, ...]
     topics: tuple[str, ...]
 
@@ -53,10 +53,10 @@ def extract_signals(text: str | MatchText, patterns: PatternSet) -> Signals:
     """Run every pattern family over ``text`` (the reference's ``extractSignals``)."""
     mt = _as_match_text(text)
     decisions = tuple(find_decisions(mt, patterns))
-    closures = patterns.closures(mt)
+    closes = patterns.closes(mt)  # (not how many: the first close word found is enough)
     waits = tuple(w for m in iter_matches(patterns.wait, mt) if (w := wait_text(mt, m)))
     topics = tuple(topic for _, topic in cue_topics(mt, patterns))
-    return Signals(decisions, closures, waits, topics)
+    return Signals(decisions, closes, waits, topics)
 
 
 def cue_topics(text: MatchText, patterns: PatternSet) -> Iterator[tuple[int, str]]:
