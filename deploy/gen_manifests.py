@@ -51,6 +51,7 @@ from shared.names import (
     api_subject,
     consumers_of,
     dlq_subject,
+    early_consumer,
     feedback_subject,
     notes_subject,
     published_subject,
@@ -156,12 +157,15 @@ def _kv_own_key(bucket: str, key: str) -> list[str]:
             f"$JS.API.DIRECT.GET.KV_{bucket}.$KV.{bucket}.{key}"]
 
 
-def _consumer(consumer: str) -> list[str]:
+def _consumer(consumer: str, early: bool = False) -> list[str]:
+    """A consumer's own subjects, its scout's and — ``early``: boot, which reads its triggers ahead
+    of its loop (workers.boot.early) — its early consumer's."""
     api = "$JS.API.CONSUMER"
     return [f"{api}.INFO.{EVENTS_STREAM}.{consumer}", f"{api}.CREATE.{EVENTS_STREAM}.{consumer}",
             f"{api}.CREATE.{EVENTS_STREAM}.{consumer}.>", f"{api}.DURABLE.CREATE.{EVENTS_STREAM}.{consumer}",
             f"{api}.RESET.{EVENTS_STREAM}.{consumer}", f"{api}.MSG.NEXT.{EVENTS_STREAM}.{consumer}",
-            f"$JS.ACK.{EVENTS_STREAM}.{consumer}.>", *_scout(scout_consumer(consumer))]
+            f"$JS.ACK.{EVENTS_STREAM}.{consumer}.>", *_scout(scout_consumer(consumer)),
+            *(_scout(early_consumer(consumer)) if early else [])]
 
 
 def _scout(scout: str) -> list[str]:
@@ -200,7 +204,7 @@ def worker_permissions(worker: str, ops: WorkerSpec, prefix: str = "cortex", par
     pub: list[str] = []
     if ops.consumes:
         for consumer in consumers_of(worker, partitions, shadow):
-            pub += _consumer(consumer)
+            pub += _consumer(consumer, early=ops.reads_briefings)
             pub += _kv_own_key(BUCKET_CHECKPOINTS, consumer) + _kv_own_key(BUCKET_LEASES, consumer)
         pub.append(dlq_subject(prefix, worker))
         pub.append(f"$JS.API.STREAM.INFO.{EVENTS_STREAM}")  # its stored layout, checked before consuming

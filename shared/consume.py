@@ -110,6 +110,7 @@ from shared.tasks import cancel_and_wait
 log = logging.getLogger(__name__)
 
 CHECKPOINT_EVERY_S = 0.02  # the checkpoint is written at most this often; the last one follows within it
+SCOUT_RECHECK_S = 1.0  # how often an open scout is asked whether a new agent came into a noisy agent's slot
 
 
 class Handler(ABC):
@@ -299,6 +300,7 @@ class ConsumeLoop:
         self._beyond = 0  # what the consumer had still to deliver after the last message read
         self._scouted: set[int] = set()
         self._copies: dict[int, Msg] = {}
+        self._scout_checked = 0.0  # when the open scout was last asked whether it is outdated
 
     @property
     def checkpoint(self) -> int:
@@ -445,6 +447,9 @@ class ConsumeLoop:
         if scout is not None and not self._lanes and self._read_top >= scout.passing.top:
             await self._close_scout()
             return
+        if scout is not None and await self._outdated(scout):
+            await self._close_scout(covered=False)  # the next opens at the consumer's last read, naming it
+            scout = None
         if not self._worth_scouting(scout):
             return
         try:
@@ -479,20 +484,41 @@ class ConsumeLoop:
         noisy = self._noisy()
         passing = Passing(self._cfg.prefix, self._read_top + 1, self._cfg.batch_size, noisy)
         scout = self._scout = Scout(self._js, EVENTS_STREAM, self.consumer, passing, consumer_seq)
+        self._scout_checked = time.monotonic()
         if not await scout.open(noisy):
             return None
         log.info("scout_opened", extra={"consumer": self.consumer, "from_seq": passing.top + 1,
                                         "noisy": sorted(noisy)[:10]})
         return scout
 
-    async def _close_scout(self, retry_after: int = 0) -> None:
+    async def _outdated(self, scout: Scout) -> bool:
+        """Has an agent the open scout does not see come into a noisy agent's slot (asked at most
+        every ``SCOUT_RECHECK_S``)? A new scout, reading from the consumer's last read, names it:
+        sorting everything past that read again, it keeps of each agent only what follows all
+        that agent's messages the loop read or filed (those it skips)."""
+        now = time.monotonic()
+        if now - self._scout_checked < SCOUT_RECHECK_S:
+            return False
+        self._scout_checked = now
+        try:
+            outdated = await scout.outdated()
+        except Exception as exc:  # the scout only saves time: the next check asks again
+            log.warning("scout_check_failed", extra={"consumer": self.consumer, "error": repr(exc)})
+            return False
+        if outdated:
+            log.info("scout_outdated", extra={"consumer": self.consumer, "from_seq": self._read_top + 1})
+        return outdated
+
+    async def _close_scout(self, retry_after: int = 0, *, covered: bool = True) -> None:
         """Close the scout: the next may open once the loop has read past what this one sorted
-        out (its blocked agents' passed messages are in the lanes then), and ``retry_after``
-        messages past its last read."""
+        out (its blocked agents' passed messages are in the lanes then) — at once when it is
+        not ``covered`` (an agent it did not see: the next sorts it all again) — and
+        ``retry_after`` messages past its last read."""
         scout, self._scout = self._scout, None
         self._scout_floor = max(self._scout_floor, self._read_top + retry_after)
         if scout is not None:
-            self._scout_floor = max(self._scout_floor, scout.passing.top)
+            if covered:
+                self._scout_floor = max(self._scout_floor, scout.passing.top)
             await scout.close()
 
     def _scout_file(self, passing: Passing, msg: Msg) -> None:
@@ -505,7 +531,10 @@ class ConsumeLoop:
                 passing.block(decoded.agent)  # its events wait for the consumer's delivery, in order
         if agent is None or seq <= self._read_top or self._lanes.holds(seq) or seq in self._handled_above:
             return
-        self._lanes.add(Held(seq, msg, LATER, len(msg.data), agent))
+        # an OpenClaw store event is decided now, in its agent's order (the duplicate window's is
+        # per agent): the consumer's copy is only acked, never decided a second time
+        decided = self._decide(msg, seq, ahead=True) if is_store_subject(self._cfg.prefix, msg.subject) else LATER
+        self._lanes.add(Held(seq, msg, decided, len(msg.data), agent))
         self._scouted.add(seq)
 
     def _durable_copy(self, item: Held) -> Msg | None:
@@ -645,7 +674,8 @@ class ConsumeLoop:
         """The oldest stream sequence not handled yet — in a lane, or in a batch cut short —
         or, when everything read is handled, the one after the last read."""
         waiting = [seq for seq in (self._lanes.oldest(), unhandled[0].seq if unhandled else None) if seq is not None]
-        return min(waiting, default=self._read_top + 1)
+        # never past the consumer's last read: what the scout filed beyond it leaves unread messages below it
+        return min([*waiting, self._read_top + 1])
 
     async def _finish(self, handled: list[tuple[Held, bool]], held: int) -> None:
         self._fence()
@@ -778,17 +808,19 @@ class ConsumeLoop:
         decided = self._decide(msg, seq)
         return Held(seq, msg, decided, len(msg.data), decided.agent if isinstance(decided, Envelope) else None)
 
-    def _decide(self, msg: Msg, seq: int) -> Envelope | Rejection | None:
+    def _decide(self, msg: Msg, seq: int, *, ahead: bool = False) -> Envelope | Rejection | None:
         """A message read ahead: the event to apply, bad input to dead-letter, or None when
-        there is nothing to do. Decided in stream order, as it is read (the duplicate window
-        is the stream's, not any agent's)."""
+        there is nothing to do. Decided in its agent's stream order, as it is read (the
+        duplicate window compares an event with its agent's earlier ones only:
+        ``shared.duplicates``); ``ahead``: read by the scout, ahead of older messages of other
+        agents still to be read."""
         decoded = decode_event(self._cfg.prefix, msg.subject, seq, msg.data, self._cfg.limits)
         if not self._owns(decoded):
             self._m_foreign.inc()
             return None  # an OpenClaw store event under its session token, of another partition's agent
         if isinstance(decoded, Rejection):
             return decoded
-        if decoded.duplicate_key is not None and self._duplicates.seen(decoded.duplicate_key, seq):
+        if decoded.duplicate_key is not None and self._duplicates.seen(decoded.duplicate_key, seq, ahead=ahead):
             self._m_duplicate_event.inc()
             return None  # a second copy of an OpenClaw store event (shared.duplicates)
         if self._accept is not None and not self._accept(decoded):

@@ -324,6 +324,12 @@ def consumer_name(worker: str, partition: int | None = None, shadow: bool = Fals
     return name if partition is None else f"{name}-{partition}"
 
 
+def early_consumer(consumer: str) -> str:
+    """The ephemeral consumer with which the boot worker's ``consumer`` reads its triggers
+    (session starts, compactions) ahead of its loop (``workers.boot.early``)."""
+    return f"{consumer}-early"
+
+
 def scout_consumer(consumer: str) -> str:
     """The ephemeral consumer with which ``consumer``'s loop reads past its read-ahead (``shared.scout``)."""
     return f"{consumer}-scout"

@@ -660,14 +660,15 @@ class ProjectionHandler(Handler):
         projection = next(p for p in self._projections if p.bucket == bucket)
         return (await self._load(projection, agent)).doc
 
-    def adopt(self, bucket: str, agent: str, doc: Any, revision_before: int, revision: int) -> None:
-        """A document written outside the batch, compare-and-set over ``revision_before`` (the
-        boot worker's completions): the cache takes it when it held that revision and no
-        uncommitted change. Otherwise nothing changes here: the next write conflicts and
-        rebases onto the stored document, as after any other writer."""
+    def adopt(self, bucket: str, agent: str, doc: Any, revision: int) -> None:
+        """A document written outside the batch with compare-and-set (the boot worker's
+        completions and early briefings), stored at ``revision``: the cache
+        takes it when it held an older revision and no uncommitted change (what it held is
+        not what is stored any more). Otherwise nothing changes here: the next write
+        conflicts and rebases onto the stored document, as after any other writer."""
         key = (bucket, agent)
         slot = self._cache.get(key)
-        if slot is not None and key not in self._dirty and slot.revision == revision_before:
+        if slot is not None and key not in self._dirty and slot.revision < revision:
             slot.doc, slot.revision = doc, revision
 
     def cached(self, bucket: str, agent: str) -> Any:

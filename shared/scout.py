@@ -18,12 +18,17 @@ The scout reads past the read-ahead without taking anything from the durable con
   for the OpenClaw store's session token, always named (any agent's message may be filed
   under it: seen, it passes that agent's later events);
 * each message it delivers is *kept* — filed in its agent's lane, to be applied at that
-  agent's turn — or *passed* (``Passing.sort``): an agent whose lane reaches ``quota``, an
-  OpenClaw store event (its duplicate window decides in stream order, on the durable's
-  delivery) and anything but a contract event are passed, and once one of an agent's
-  messages is passed so is every later one (the agent is *blocked* until the scout
-  closes), so each agent's events are still applied in stream order: what the scout kept
-  of an agent is all of that agent's events between the durable's last read and there;
+  agent's turn (an OpenClaw store event decided as it is filed: its duplicate window
+  compares it with its agent's earlier events only, ``shared.duplicates``) — or *passed*
+  (``Passing.sort``): an agent whose lane reaches ``quota``, an OpenClaw store event under
+  the session token (whose it is, its session key says: that agent is blocked too) and
+  anything that names no agent are passed, and once one of an agent's messages is passed
+  so is every later one (the agent is *blocked* until the scout closes), so each agent's
+  events are still applied — and decided — in stream order: what the scout kept of an
+  agent is all of that agent's events between the durable's last read and there;
+* an agent that comes into a noisy agent's slot after the scout opened is not in its
+  filter: ``Scout.outdated`` tells, and the loop opens a new scout at the durable's last
+  read, which names it;
 * the durable delivers every message in its turn as before, the kept ones too: a copy of
   one already applied is acked (``handled_above``), of one still held it is kept to be
   acked when that one is; so the durable's ack floor, its pending counts and the
@@ -54,7 +59,7 @@ from shared.names import (
     OPENCLAW_FAMILY,
     OPENCLAW_SESSION_AGENT,
     SLOTS,
-    is_store_subject,
+    is_session_agent_subject,
     scout_consumer,
     slot_of,
 )
@@ -127,7 +132,7 @@ class Passing:
         agent = tokens[_AGENT_TOKEN]
         if agent in self.blocked:
             return None
-        if is_store_subject(self.prefix, subject) or held(agent) >= self.quota:
+        if is_session_agent_subject(self.prefix, subject) or held(agent) >= self.quota:
             self.blocked.add(agent)
             return None
         return agent
@@ -157,6 +162,7 @@ class Scout:
         self.passing = passing
         self._fetcher: PullFetcher | None = None
         self._next_delivery = 1
+        self._known: dict[int, set[str]] = {}  # the agents of each noisy agent's slot as it opened
 
     async def open(self, noisy: set[str]) -> bool:
         """Make the consumer; False when there is nothing to read past the noisy agents (every
@@ -165,7 +171,7 @@ class Scout:
         info = await self._js.consumer_info(self._stream, self._durable)
         config = info.config
         filters = list(config.filter_subjects or ([config.filter_subject] if config.filter_subject else []))
-        neighbours = {slot: await self._agents_in(slot) for slot in {slot_of(agent) for agent in noisy}}
+        neighbours = self._known = {slot: await self._agents_in(slot) for slot in {slot_of(agent) for agent in noisy}}
         filters = scout_filters(filters, noisy, neighbours) if filters else []
         if not filters:
             return False  # an empty filter would be the whole stream: other workers' events too
@@ -179,6 +185,14 @@ class Scout:
         self._fetcher = fetcher_for(self._js, self._stream, self.name)
         await self._fetcher.start()
         return True
+
+    async def outdated(self) -> bool:
+        """Does a noisy agent's slot hold an agent the stream did not know when the scout opened?
+        Its filter does not name that agent, so the scout does not see it: a new scout must."""
+        for slot, known in self._known.items():
+            if await self._agents_in(slot) - known:
+                return True
+        return False
 
     async def _agents_in(self, slot: int) -> set[str]:
         """The agents the stream holds events of in ``slot`` (its per-subject counts)."""

@@ -24,7 +24,7 @@ from schemas.docs import BootDoc, ChannelsDoc, SnapshotDoc
 from shared.config import Settings, load_settings
 from shared.embedded import EmbeddedNats
 from shared.kv import kv_keys, kv_read
-from shared.names import BUCKET_CHECKPOINTS, BUCKET_LEASES, EVENTS_STREAM, consumers_of, partition_of
+from shared.names import BUCKET_CHECKPOINTS, BUCKET_LEASES, EVENTS_STREAM, consumers_of, early_consumer, partition_of
 from shared.provision import ConsumerSpec, provision
 from shared.runtime import WorkerHost
 from workers import __version__
@@ -137,7 +137,8 @@ async def test_two_partitions_make_the_same_documents_as_one(
     async with pipeline(nats_url, tmp_path / "two", 2, events, wait_for) as nc:
         js = nc.jetstream()
         assert await snapshot_docs(js, [ALICE, BOB]) == one  # byte for byte, every owned bucket, both agents
-        names = {c.name for c in await js.consumers_info(EVENTS_STREAM)}
+        early = {early_consumer(c) for c in consumers(2)}  # boot's ephemeral trigger readers (workers.boot.early)
+        names = {c.name for c in await js.consumers_info(EVENTS_STREAM)} - early
         assert names == set(consumers(2))  # `cortex init`: <worker>-0 and <worker>-1, no <worker>
         # the server filters: each partition consumer was delivered exactly its agent's events of
         # its families, and its checkpoint is its own last event's sequence

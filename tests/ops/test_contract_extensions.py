@@ -35,6 +35,7 @@ from shared.names import (
     NOTES_STREAM,
     OPENCLAW_FAMILY,
     api_subject,
+    early_consumer,
     feedback_subject,
     memory_collection,
     scout_consumer,
@@ -146,7 +147,7 @@ def nats_names() -> set[str]:
     return ({api_subject("cortex", s, "<agent>") for s in served_apis()}
             | {feedback_subject("cortex", "<agent>", kind) for kind in KINDS["feedback"]}
             | {f"cortex.{OPENCLAW_FAMILY}.<slot>.<agent>.<type>", service_name("<worker>")}
-            | {scout_consumer("<consumer>")}
+            | {scout_consumer("<consumer>"), early_consumer("<consumer>")}
             | {api_subject("cortex", shadow_service("<service>"), "<agent>"), memory_collection(shadow=True)}
             | {*all_buckets(), BUCKET_FORGETS, EVENTS_STREAM, NOTES_STREAM, DLQ_STREAM, BACKUP_STREAM}
             | {LAYOUT_METADATA, MIGRATING_METADATA, SOURCES_METADATA, ORIGINS_METADATA})

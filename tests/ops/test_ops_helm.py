@@ -13,7 +13,7 @@ import pytest
 from ops_support import load_yaml, load_yaml_all, nats_conf
 
 from shared.embedded import nats_server_binary
-from shared.names import RUNTIME_BUCKETS, consumer_name, scout_consumer
+from shared.names import RUNTIME_BUCKETS, consumer_name, early_consumer, scout_consumer
 from shared.runtime import briefings
 from workers.registry import all_specs, doc_buckets
 
@@ -228,8 +228,9 @@ def test_a_worker_consumes_only_its_own_consumers() -> None:
         for subject in entry["publish"]:
             tokens = subject.split(".")
             if ".MSG.NEXT." in subject or subject.startswith("$JS.ACK.") or ".RESET." in subject:
-                # its durable consumer, or that consumer's scout (shared.scout: reads past a burst)
-                own = {consumers[name], scout_consumer(consumers[name])}
+                # its durable consumer, or that consumer's scout (shared.scout: reads past a burst), or
+                # boot's early triggers (workers.boot.early)
+                own = {consumers[name], scout_consumer(consumers[name]), early_consumer(consumers[name])}
                 assert tokens[tokens.index("CORTEX_EVENTS") + 1] in own, subject
             if subject.startswith("$KV."):
                 bucket = tokens[1]

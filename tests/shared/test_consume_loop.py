@@ -766,6 +766,152 @@ async def test_an_agents_message_under_the_session_token_is_not_overtaken_by_its
     assert await tally(js, noisy) == [f"e{i}" for i in range(1, BACKLOG + 1)]
 
 
+async def test_an_agent_new_to_a_noisy_agents_slot_is_served_past_the_read_ahead(
+    js: JetStreamContext, wait_for: WaitFor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The look past the read-ahead names, in the noisy agent's slot, only the agents the stream
+    held there when it opened. A new agent whose first event arrives in that slot afterwards is
+    served all the same — a new look-ahead names it — while noisy's backlog is still held at
+    its event 1 500; its event applied once, and noisy's backlog once, in order."""
+    monkeypatch.setattr("shared.consume.SCOUT_RECHECK_S", 0.0)  # asked at every turn: no waiting on a clock
+    newcomer = next(f"new{i}" for i in range(10_000) if slot_of(f"new{i}") == slot_of("noisy"))
+    await publish(js, [msg(i, agent="noisy") for i in range(1, BACKLOG + 1)])
+    handler = Recorder(js, hold=BACKLOG // 4)
+    loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=handler, config=PAST_CONFIG,
+                       health=Health("tally"))
+    task = asyncio.create_task(loop.run())
+    try:
+        await asyncio.wait_for(handler.holding.wait(), timeout=60)
+        assert "tally-scout" in await _consumer_names(js)  # open, without the newcomer
+        await publish(js, [msg("new", agent=newcomer)])
+        first_gate, handler.gate, handler.holding = handler.gate, asyncio.Event(), asyncio.Event()
+        handler.hold = BACKLOG * 3 // 4
+        first_gate.set()
+        await wait_for(lambda: _eq(tally(js, newcomer), ["enew"]), within=30)
+        assert await checkpoint(js) < BACKLOG * 3 // 4
+        handler.gate.set()
+        await wait_for(lambda: _eq(checkpoint(js), BACKLOG + 1), within=60)
+        await wait_for(lambda: _drained(js), within=30)
+    finally:
+        handler.gate.set()
+        loop.stop()
+        await asyncio.wait_for(task, timeout=15)
+    assert await tally(js, newcomer) == ["enew"]
+    assert await tally(js, "noisy") == [f"e{i}" for i in range(1, BACKLOG + 1)]
+    assert len(handler.order) == len(set(handler.order)) == BACKLOG + 1
+
+
+# the OpenClaw store's own events (each agent under its own id): the scout decides them in their agent's order
+
+STORE_SPAN = 1000  # the duplicate window: shorter than noisy's burst, so what it decides depends on the span
+STORE_CONFIG = msgspec.structs.replace(PAST_CONFIG, duplicate_window=STORE_SPAN)
+STORE_BURST = 2600  # noisy's store events: quiet's, after them, lie more than a span past noisy's first
+
+
+def _store_event(event_id: str, agent: str) -> tuple[str, bytes]:
+    """An OpenClaw store event filed under the agent's own id (what the gateway's plugin publishes)."""
+    data = {"id": event_id, "ts": 1771318803000, "agent": agent, "session": f"{agent}:webchat:albert",
+            "type": "msg.in", "payload": {"from": "albert", "content": f"message {event_id}"}}
+    return f"openclaw.events.{agent}.msg_in", msgspec.json.encode(data)
+
+
+async def _store_burst_then_quiet(js: JetStreamContext) -> None:
+    """Quiet's o1 (sequence 1); noisy's burst with a copy of its n100 after n900 (a duplicate, 801
+    apart: n100 is read before the look past the read-ahead opens, its copy after); then quiet's o2,
+    a copy of o2 (a duplicate) and a copy of o1 (more than a span after o1: applied again). In
+    stream order the documents are noisy n1..n2600 once each, quiet o1 o2 o1."""
+    burst = [_store_event(f"n{i}", "noisy") for i in range(1, STORE_BURST + 1)]
+    burst.insert(900, _store_event("n100", "noisy"))
+    await publish(js, [_store_event("o1", "quiet"), *burst, _store_event("o2", "quiet"),
+                       _store_event("o2", "quiet"), _store_event("o1", "quiet")])
+
+
+async def _store_streams(js: JetStreamContext, consumers: tuple[str, ...] = ("tally",)) -> None:
+    await js.add_stream(StreamConfig(name="openclaw-events", subjects=["openclaw.events.>"]))
+    await provision(js, load_settings({"CORTEX_OPENCLAW_STREAM": "openclaw-events"}),
+                    [ConsumerSpec(name=name, families=("msg",)) for name in consumers])
+    for bucket in (BUCKET, REPLAY_BUCKET):
+        await ensure_bucket(js, bucket)
+
+
+async def _stored(js: JetStreamContext, n: int) -> bool:
+    return (await js.stream_info(EVENTS_STREAM)).state.messages == n
+
+
+QUIET_STORE = ["o1", "o2", "o1"]
+NOISY_STORE = [f"n{i}" for i in range(1, STORE_BURST + 1)]
+
+
+async def test_a_quiet_agents_store_event_past_the_read_ahead_is_applied_before_the_burst_deciding_copies_in_order(
+    nc: Client, wait_for: WaitFor
+) -> None:
+    """Both agents on the OpenClaw store (the gateway's plugin). Quiet's o2 lies past a read-ahead
+    noisy's burst holds 13 times over: the look past the read-ahead applies it while most of the
+    burst is still to come, once, in quiet's order — and the duplicate window decides as the
+    stream's order does: o2's copy is dropped, o1's copy (more than a span after o1) applied, and
+    noisy's own copy of n100, decided after quiet's events were, still dropped."""
+    js = nc.jetstream()
+    await _store_streams(js)
+    await _store_burst_then_quiet(js)
+    total = STORE_BURST + 5
+    await wait_for(lambda: _stored(js, total), within=30)
+    handler = Recorder(js)
+    loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=handler, config=STORE_CONFIG,
+                       health=Health("tally"))
+    task = asyncio.create_task(loop.run())
+    try:
+        await wait_for(lambda: _eq(checkpoint(js), total), within=60)
+        await wait_for(lambda: _drained(js), within=30)
+    finally:
+        loop.stop()
+        await asyncio.wait_for(task, timeout=15)
+    assert await tally(js, "quiet") == QUIET_STORE
+    assert await tally(js, "noisy") == NOISY_STORE
+    assert len(handler.order) == len(set(handler.order)) == STORE_BURST + 3  # the two copies never applied
+    o2_at = handler.order.index(("quiet", total - 2))
+    assert o2_at < STORE_BURST // 2  # in stream order: after all of noisy's; the read-ahead alone: all but 200
+    assert handler.order.index(("quiet", total)) > o2_at
+
+
+async def test_a_worker_killed_after_a_quiet_agents_store_events_went_past_the_read_ahead_matches_a_replay(
+    nc: Client, wait_for: WaitFor
+) -> None:
+    """Killed in the middle of noisy's store burst after quiet's store events were applied past
+    the read-ahead: restarted, the worker rewinds to the checkpoint (the window's span further),
+    and its documents are byte for byte those of a replay in stream order."""
+    js = nc.jetstream()
+    await _store_streams(js, ("tally", "replay"))
+    await _store_burst_then_quiet(js)
+    total = STORE_BURST + 5
+    await wait_for(lambda: _stored(js, total), within=30)
+    handler = Recorder(js, hold=STORE_BURST // 2)
+    task = asyncio.create_task(ConsumeLoop(js, worker="tally", consumer="tally", handler=handler,
+                                           config=STORE_CONFIG, health=Health("tally")).run())
+    await asyncio.wait_for(handler.holding.wait(), timeout=60)
+    await wait_for(lambda: _eq(tally(js, "quiet"), QUIET_STORE), within=30)
+    assert await checkpoint(js) < STORE_BURST // 2
+    task.cancel()  # killed mid-batch: nothing more is committed or acked
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=Recorder(js), config=STORE_CONFIG,
+                       health=Health("tally"))
+    replay = ConsumeLoop(js, worker="replay", consumer="replay", handler=Recorder(js, ReplayTally()),
+                         config=msgspec.structs.replace(STORE_CONFIG, read_ahead=1), health=Health("replay"))
+    tasks = [asyncio.create_task(loop.run()), asyncio.create_task(replay.run())]
+    try:
+        await wait_for(lambda: _eq(checkpoint(js), total), within=60)
+        await wait_for(lambda: _drained(js, "replay"), within=60)
+    finally:
+        loop.stop()
+        replay.stop()
+        await asyncio.wait_for(asyncio.gather(*tasks), timeout=15)
+    kv, replayed = await js.key_value(BUCKET), await js.key_value(REPLAY_BUCKET)
+    assert await tally(js, "quiet") == QUIET_STORE
+    assert await tally(js, "noisy") == NOISY_STORE
+    for agent in ("noisy", "quiet"):
+        assert (await kv_read(kv, agent))[0] == (await kv_read(replayed, agent))[0]
+
+
 async def test_batches_in_quick_succession_write_one_checkpoint_between_them_and_the_last_follows(
     js: JetStreamContext, wait_for: WaitFor, monkeypatch: pytest.MonkeyPatch
 ) -> None:

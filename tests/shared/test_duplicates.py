@@ -65,6 +65,23 @@ def test_a_window_refilled_from_the_stream_decides_as_the_one_that_saw_it_all() 
         seq: d for seq, d in decisions.items() if seq > checkpoint}
 
 
+def test_keys_decided_ahead_of_older_messages_decide_as_in_stream_order() -> None:
+    """The scout decides a quiet agent's events before another agent's older ones
+    (``ahead``): each key still in its own order, the decisions are those of the stream's
+    order — the older ones are still compared with copies the later ones would have pushed
+    out of the window."""
+    stream = [(b"n", 10), (b"n", 500), (b"q", 1200), (b"q", 1300), (b"n", 900), (b"q", 2400)]
+    in_order = DuplicateWindow(span=1000)
+    expected = {(key, seq): in_order.seen(key, seq) for key, seq in sorted(stream, key=lambda item: item[1])}
+    assert expected == {(b"n", 10): False, (b"n", 500): True, (b"n", 900): True, (b"q", 1200): False,
+                        (b"q", 1300): True, (b"q", 2400): False}
+    window = DuplicateWindow(span=1000)
+    decided = {(b"n", 10): window.seen(b"n", 10), (b"n", 500): window.seen(b"n", 500)}
+    decided |= {(b"q", seq): window.seen(b"q", seq, ahead=True) for seq in (1200, 1300, 2400)}
+    decided[(b"n", 900)] = window.seen(b"n", 900)  # the copy at 500 is 400 before it, whatever came ahead
+    assert decided == expected
+
+
 def test_span_zero_turns_the_window_off() -> None:
     window = DuplicateWindow(span=0)
     assert not window.seen(b"a", 1) and not window.seen(b"a", 2)

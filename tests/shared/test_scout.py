@@ -41,11 +41,16 @@ def test_once_an_agents_message_is_passed_every_later_one_is() -> None:
     assert passing.sort("cortex.msg.3.busy.received", 104, held.get) is None
     held["busy"] = 0
     assert passing.sort("cortex.msg.3.busy.received", 105, held.get) is None
-    # an OpenClaw store event waits for the consumer (its duplicate window decides in stream order)
-    assert passing.sort("cortex.openclaw.2.quiet.msg_in", 106, held.get) is None
-    assert passing.sort("cortex.msg.2.quiet.received", 107, held.get) is None
-    assert passing.sort("cortex.msg.quiet.received", 108, held.get) is None  # no slot: no agent's lane
-    assert passing.top == 108 and passing.blocked == {"noisy", "busy", "quiet"}
+    # an OpenClaw store event under the agent's own id is kept (its duplicate window is the agent's) ...
+    assert passing.sort("cortex.openclaw.2.quiet.msg_in", 106, held.get) == "quiet"
+    # ... one under the session token waits for the consumer: whose it is, its session key tells
+    assert passing.sort(f"cortex.openclaw.38.{OPENCLAW_SESSION_AGENT}.msg_in", 107, held.get) is None
+    held["quiet"] = 3
+    assert passing.sort("cortex.msg.2.quiet.received", 108, held.get) is None
+    held["quiet"] = 0
+    assert passing.sort("cortex.openclaw.2.quiet.msg_in", 109, held.get) is None
+    assert passing.sort("cortex.msg.quiet.received", 110, held.get) is None  # no slot: no agent's lane
+    assert passing.top == 110 and passing.blocked == {"noisy", "busy", "quiet", OPENCLAW_SESSION_AGENT}
 
 
 def test_a_durable_reading_only_the_noisy_agents_slot_leaves_the_scout_nothing_to_read() -> None:

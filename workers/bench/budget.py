@@ -105,6 +105,9 @@ def _freshness_rows(report: Report) -> list[Row]:
                                  FRESH_P99_MS if budgeted else None))
         rows.append(_latency_row("freshness", f"session start → BootDoc {label}", r.boot, "p99",
                                  BOOT_P99_MS if budgeted else NO_CLIFF_BOOT_P99_MS))
+        if r.boot_complete.n or r.boot_complete.lost:  # a run before the row existed has none
+            rows.append(_latency_row("freshness", f"session start → complete BootDoc {label}", r.boot_complete,
+                                     "p99", None))
     return rows
 
 
@@ -323,7 +326,8 @@ def _fairness_rows(report: Report) -> list[Row]:
             run.burst and run.drain_s is not None and run.cpu_us_per_event is not None) else ""
         behind = f"; its first message after {run.first_quiet_behind} of the burst" if (
             run.first_quiet_behind is not None) else ""
-        rows.append(Row(section="fairness", name=f"{run.worker}: quiet agent{beside}{order}, p50 / max",
+        via = ", both agents on an OpenClaw store" if run.source != "contract" else ""
+        rows.append(Row(section="fairness", name=f"{run.worker}: quiet agent{beside}{via}{order}, p50 / max",
                         value=f"{run.quiet.p50_ms} / {run.quiet.max_ms} ms{behind}{cpu}", target="", verdict="info"))
     return rows
 

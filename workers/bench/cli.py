@@ -82,6 +82,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fairness-recall-burst", type=int,
                         help="the burst of the fairness phase's recall row, run with a read-ahead of 1000 "
                              "(default 3000; 0: no recall row; quick 0)")
+    parser.add_argument("--fairness-store-burst", type=int,
+                        help="the burst of the fairness phase's OpenClaw store row: both agents publish to an OpenClaw "
+                             "event store (default 25000, past the default read-ahead; 0: no such row; quick 2000 "
+                             "with a read-ahead of 1500)")
     parser.add_argument("--workers", type=_names, help="workers measured alone on the backlog "
                                                        "(default threads,decisions,channels,knowledge)")
     parser.add_argument("--pipeline", type=_names, help="workers running for freshness and API (default: all)")
@@ -100,7 +104,8 @@ def register(sub: Any) -> None:
 
 _FIELDS = ("events", "agents", "limit_runs", "rates", "duration_s", "boot_every", "drain_limit_s", "api_requests",
            "mcp_calls", "plugin_turns", "hostile_reps", "recall_messages", "recall_limit_s", "recall_scale",
-           "capacity_duration_s", "capacity_max", "fairness_burst", "fairness_recall_burst", "workers", "pipeline",
+           "capacity_duration_s", "capacity_max", "fairness_burst", "fairness_recall_burst", "fairness_store_burst",
+           "workers", "pipeline",
            "phases", "seed",
            "workdir", "profile_dir", "plugin_dir", "nats_url", "out")
 

@@ -40,6 +40,11 @@ class BenchConfig(msgspec.Struct, frozen=True, kw_only=True):
     # default 20 000, so the burst lies well past it at recall's pace (~150-300 events/s)
     fairness_recall_burst: int = 3000
     fairness_recall_read_ahead: int = 1000
+    # the channels row with both agents on an OpenClaw event store (the plugin's stream, sourced into
+    # CORTEX_EVENTS; 0: not run): its burst — past the default read-ahead of 20 000 — and its read-ahead
+    # (0: the worker's default)
+    fairness_store_burst: int = 25_000
+    fairness_store_read_ahead: int = 0
     seed: int = 7
     phases: tuple[str, ...] = PHASES
     workers: tuple[str, ...] = REGEX_WORKERS  # measured alone on the backlog
@@ -77,6 +82,8 @@ QUICK: Final[dict[str, Any]] = {
     "fairness_quiet": 5,
     "fairness_interval_s": 0.05,
     "fairness_recall_burst": 0,  # recall's model load and pace: not in the quick run
+    "fairness_store_burst": 2000,  # past a read-ahead of 1 500 (more than a batch): the look past it
+    "fairness_store_read_ahead": 1500,
 }
 
 

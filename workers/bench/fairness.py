@@ -19,6 +19,12 @@ read-ahead of ``fairness_recall_read_ahead`` (lower than the default, so the bur
 past it at recall's pace: what the look past the read-ahead, ``shared.scout``, is for), and
 in stream order.
 
+Then, unless ``fairness_store_burst`` is 0, the channels worker beside a burst with **both
+agents on an OpenClaw event store** (what the gateway's plugin publishes, without
+``Nats-Msg-Id``, to a stream the server sources into CORTEX_EVENTS — the quiet agent's
+messages too, so latency includes the server's copy): the look past the read-ahead on events
+whose duplicate window decides (``fairness_store_read_ahead``: 0, the worker's default).
+
 Each run also reports how long the burst took to drain (from its first delivery)
 and the worker's CPU time per event (``/proc``: load-independent, unlike the latencies on a shared machine).
 """
@@ -30,16 +36,22 @@ import contextlib
 import time
 from collections import defaultdict
 
+import msgspec
+import nats.js.errors
 from nats.aio.client import Client
+from nats.js import api
 
 from shared.names import BUCKET_CHANNELS, BUCKET_RECALL, EVENTS_STREAM, consumer_name
+from shared.provision import provision
 from shared.tasks import cancel_and_wait
 from workers.bench.events import BenchEvent, EventSource
 from workers.bench.freshness import HEAD, Published, match
+from workers.bench.ingest import STORE, STORE_PREFIX, store_event
 from workers.bench.procs import WorkerProc
 from workers.bench.results import FairnessResult, FairnessRun
 from workers.bench.session import BenchError, Session
 from workers.bench.stats import summarize
+from workers.registry import consumer_specs
 
 WORKER = "channels"
 BUCKETS = {WORKER: BUCKET_CHANNELS, "recall": BUCKET_RECALL}  # each worker's document, with its watermark
@@ -93,7 +105,69 @@ class _Watch:
             await asyncio.sleep(0.01)
 
 
-async def _publish_quiet(session: Session, source: EventSource, agent: str) -> list[Published]:
+CONTRACT = "contract"
+OPENCLAW = "OpenClaw store"
+_WINDOW = 2000
+
+
+class _Route:
+    """How the run's events reach CORTEX_EVENTS: on the contract's subjects (``Nats-Msg-Id`` the
+    event id), or through an OpenClaw event store as the plugin publishes them — every one of the
+    run's events, so the store's sequences are CORTEX_EVENTS's (checked as the run warms up)."""
+
+    def __init__(self, session: Session, source: str) -> None:
+        self._session = session
+        self.store = source == OPENCLAW
+
+    async def wire(self) -> None:
+        """The store, wired as ``cortex init`` does (after the reset: CORTEX_EVENTS is empty)."""
+        if not self.store:
+            return
+        js, settings = self._session.js, self._session.settings
+        with contextlib.suppress(nats.js.errors.NotFoundError):
+            await js.delete_stream(STORE)
+        await js.add_stream(api.StreamConfig(name=STORE, subjects=[f"{STORE_PREFIX}.>"]))
+        wired = msgspec.structs.replace(settings, openclaw=msgspec.structs.replace(
+            settings.openclaw, stream=STORE, prefix=STORE_PREFIX))
+        await provision(js, wired, consumer_specs())
+
+    async def unwire(self) -> None:
+        if self.store:
+            with contextlib.suppress(Exception):
+                await self._session.js.delete_stream(STORE)
+
+    def _stored(self, event: BenchEvent) -> tuple[str, bytes]:
+        item = store_event(event)
+        if item is None:
+            raise BenchError(f"a {event.kind} event has no OpenClaw store form")
+        return item
+
+    async def one(self, event: BenchEvent) -> int:
+        """Publish one event; its sequence."""
+        if self.store:
+            return (await self._session.js.publish(*self._stored(event))).seq
+        return (await self._session.js.publish(event.subject, event.data, headers={"Nats-Msg-Id": event.id})).seq
+
+    async def all(self, events: list[BenchEvent], limit_s: float = 60.0) -> int:
+        """Publish ``events`` pipelined; the last one's sequence in CORTEX_EVENTS, once it is there."""
+        if not self.store:
+            return await self._session.publish_all(events)
+        js = self._session.js
+        last = 0
+        for start in range(0, len(events), _WINDOW):  # a window of unacknowledged publishes, as publish_all
+            pending = [await js.publish_async(*self._stored(event)) for event in events[start:start + _WINDOW]]
+            last = max([last, *[(await future).seq for future in pending]])
+        deadline = time.perf_counter() + limit_s
+        while (state := (await js.stream_info(EVENTS_STREAM)).state).last_seq < last:
+            if time.perf_counter() > deadline:
+                raise BenchError(f"the server did not copy the store's events to {last} within {limit_s:.0f}s")
+            await asyncio.sleep(0.01)
+        if state.messages != last:
+            raise BenchError(f"CORTEX_EVENTS holds {state.messages} messages, the store {last}: their sequences differ")
+        return last
+
+
+async def _publish_quiet(session: Session, route: _Route, source: EventSource, agent: str) -> list[Published]:
     """The quiet agent's messages, one every ``fairness_interval_s`` (absolute times)."""
     cfg = session.config
     out = []
@@ -104,12 +178,12 @@ async def _publish_quiet(session: Session, source: EventSource, agent: str) -> l
             await asyncio.sleep(delay)
         event = source.message(agent)
         t0 = time.perf_counter()
-        ack = await session.js.publish(event.subject, event.data, headers={"Nats-Msg-Id": event.id})
-        out.append(Published(agent, ack.seq, t0, event.kind))
+        out.append(Published(agent, await route.one(event), t0, event.kind))
     return out
 
 
-async def _stored_at_once(session: Session, worker: str, events: list[BenchEvent], limit_s: float = 30.0) -> None:
+async def _stored_at_once(session: Session, route: _Route, worker: str, events: list[BenchEvent],
+                          limit_s: float = 30.0) -> None:
     """Publish ``events`` with the worker's consumer paused, then resume it and wait until the
     worker is taking them: it meets the whole burst as a backlog (published live, a worker
     faster than the publisher keeps up and the quiet agent is never behind anything), and the
@@ -117,7 +191,7 @@ async def _stored_at_once(session: Session, worker: str, events: list[BenchEvent
     consumer = consumer_name(worker)
     await session.js.pause_consumer(EVENTS_STREAM, consumer, "2099-01-01T00:00:00Z")
     try:
-        last = await session.publish_all(events)
+        last = await route.all(events)
     finally:
         await session.js.resume_consumer(EVENTS_STREAM, consumer)
     deadline = time.perf_counter() + limit_s
@@ -131,10 +205,12 @@ async def _stored_at_once(session: Session, worker: str, events: list[BenchEvent
 
 
 async def run_mode(session: Session, mode: str, burst: int, read_ahead: str | None,
-                   worker: str = WORKER) -> FairnessRun:
+                   worker: str = WORKER, via: str = CONTRACT) -> FairnessRun:
     """One run from a reset server: warm up, the burst (if any), the quiet agent's messages, drain."""
     cfg = session.config
     await session.reset()
+    route = _Route(session, via)
+    await route.wire()
     source = EventSource(2, cfg.seed, session.prefix, id_prefix=f"fair-{len(mode)}")
     noisy, quiet = source.agents
     proc = session.procs.start(worker, env={"CORTEX_RUNTIME_READ_AHEAD": read_ahead} if read_ahead else None)
@@ -144,18 +220,18 @@ async def run_mode(session: Session, mode: str, burst: int, read_ahead: str | No
     try:
         await watch.start(watch_nc, BUCKETS[worker])
         await session.wait_leases(consumers, [proc])
-        warm = await session.publish_all([source.message(quiet), source.message(noisy)])
+        warm = await route.all([source.message(quiet), source.message(noisy)])
         await watch.covered(noisy, warm, max(60.0, cfg.drain_limit_s))  # started and caught up: nothing first-time
         cpu_before = proc.cpu_seconds()
         if burst:
-            await _stored_at_once(session, worker, [source.message(noisy) for _ in range(burst)])
+            await _stored_at_once(session, route, worker, [source.message(noisy) for _ in range(burst)])
         started = time.perf_counter()
-        published = await _publish_quiet(session, source, quiet)
+        published = await _publish_quiet(session, route, source, quiet)
         await session.wait_drained(consumers, max(120.0, burst / (20 if worker == WORKER else 5)), [proc])
         drain_s = time.perf_counter() - started
         await watch.covered(quiet, published[-1].seq, 10.0)
         run = _result(mode, burst, read_ahead, published, watch, drain_s, proc, cpu_before)
-        run.worker = worker
+        run.worker, run.source = worker, via
         if burst:  # how much of the burst went before the quiet agent's first message
             run.first_quiet_behind = max(0, watch.applied_before(quiet, noisy, published[0].seq) - warm)
         return run
@@ -163,6 +239,7 @@ async def run_mode(session: Session, mode: str, burst: int, read_ahead: str | No
         proc.stop()
         await watch.stop()
         await watch_nc.close()
+        await route.unwire()
 
 
 def _result(mode: str, burst: int, read_ahead: str | None, published: list[Published], watch: _Watch,
@@ -175,15 +252,22 @@ def _result(mode: str, burst: int, read_ahead: str | None, published: list[Publi
                        drain_s=round(drain_s, 3), cpu_us_per_event=round(cpu_us, 1) if cpu_us is not None else None)
 
 
-def _modes(session: Session) -> list[tuple[str, str, int, str | None]]:
-    """(worker, mode, burst, read-ahead) of each run: channels', then recall's (unless its burst is 0)."""
+def _modes(session: Session) -> list[tuple[str, str, int, str | None, str]]:
+    """(worker, mode, burst, read-ahead, route) of each run: channels' (unless its burst is 0),
+    recall's (unless its burst is 0), channels' on the OpenClaw store (unless its burst is 0)."""
     cfg = session.config
-    modes = [(WORKER, "alone", 0, None), (WORKER, "noisy neighbour", cfg.fairness_burst, None),
-             (WORKER, "noisy neighbour, in order", cfg.fairness_burst, IN_ORDER)]
+    modes: list[tuple[str, str, int, str | None, str]] = []
+    if cfg.fairness_burst:
+        modes += [(WORKER, "alone", 0, None, CONTRACT), (WORKER, "noisy neighbour", cfg.fairness_burst, None, CONTRACT),
+                  (WORKER, "noisy neighbour, in order", cfg.fairness_burst, IN_ORDER, CONTRACT)]
     if cfg.fairness_recall_burst:
         burst, read_ahead = cfg.fairness_recall_burst, str(cfg.fairness_recall_read_ahead)
-        modes += [("recall", "alone", 0, read_ahead), ("recall", "noisy neighbour", burst, read_ahead),
-                  ("recall", "noisy neighbour, in order", burst, IN_ORDER)]
+        modes += [("recall", "alone", 0, read_ahead, CONTRACT),
+                  ("recall", "noisy neighbour", burst, read_ahead, CONTRACT),
+                  ("recall", "noisy neighbour, in order", burst, IN_ORDER, CONTRACT)]
+    if cfg.fairness_store_burst:
+        store_read_ahead = str(cfg.fairness_store_read_ahead) if cfg.fairness_store_read_ahead else None
+        modes.append((WORKER, "noisy neighbour", cfg.fairness_store_burst, store_read_ahead, OPENCLAW))
     return modes
 
 
@@ -191,10 +275,11 @@ async def run(session: Session) -> FairnessResult:
     cfg = session.config
     result = FairnessResult(worker=WORKER, burst=cfg.fairness_burst, quiet_messages=cfg.fairness_quiet,
                             interval_s=cfg.fairness_interval_s)
-    for worker, mode, burst, read_ahead in _modes(session):
+    for worker, mode, burst, read_ahead, via in _modes(session):
         session.progress(f"[fairness] {worker}, {mode}: {cfg.fairness_quiet} quiet messages"
-                         + (f" behind a burst of {burst}" if burst else "") + " …")
-        run_n = await run_mode(session, mode, burst, read_ahead, worker)
+                         + (f" behind a burst of {burst}" if burst else "")
+                         + (f", both agents on the {via}" if via != CONTRACT else "") + " …")
+        run_n = await run_mode(session, mode, burst, read_ahead, worker, via)
         result.runs.append(run_n)
         behind = (f", its first after {run_n.first_quiet_behind} of the burst"
                   if run_n.first_quiet_behind is not None else "")

@@ -56,6 +56,8 @@ class RateResult(msgspec.Struct, kw_only=True):
     threads: Latency = msgspec.field(default_factory=Latency)
     decisions: Latency = msgspec.field(default_factory=Latency)
     boot: Latency = msgspec.field(default_factory=Latency)
+    # session start → its BootDoc naming no source behind (completed, or made complete); "lost": not by the end
+    boot_complete: Latency = msgspec.field(default_factory=Latency)
     drain_s: float | None = None  # publishing finished → every consumer drained
     undrained: dict[str, int] = msgspec.field(default_factory=dict)  # consumer → pending at the drain limit
     # CPU milliseconds per published event (= CPU seconds per 1 000 events), first publish →
@@ -259,6 +261,7 @@ class FairnessRun(msgspec.Struct, kw_only=True):
 
     mode: str  # alone | noisy neighbour | noisy neighbour, in order
     worker: str = "channels"  # whose consumer the two agents share
+    source: str = "contract"  # how both agents publish: "contract" subjects, or an "OpenClaw store"
     burst: int  # the noisy agent's messages published at once before the quiet agent's
     read_ahead: str  # CORTEX_RUNTIME_READ_AHEAD of the worker ("default", a number, or "1": in stream order)
     quiet: Latency = msgspec.field(default_factory=Latency)  # publish → the quiet agent's document

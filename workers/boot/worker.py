@@ -17,6 +17,7 @@ import logging
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -38,6 +39,7 @@ from shared.service import ApiError, serve_worker
 from shared.watermarks import WatermarkTracker
 from workers.boot.assemble import assemble_boot
 from workers.boot.complete import Completer
+from workers.boot.early import EarlyTriggers
 from workers.boot.inputs import BootInputs
 from workers.boot.sources import BootSources
 from workers.boot.throttle import Made, change_due
@@ -99,6 +101,8 @@ class BootProjection(Projection[BootDoc, Reading]):
         self._sources = sources
         self._tz = ZoneInfo(ctx.settings.timezone)
         self.readings: dict[str, Reading] = {}  # agent → the last sources read (until on_committed)
+        # the reading of a trigger ``workers.boot.early`` began (None: none), taken once
+        self.early: Callable[[int], asyncio.Task[Reading] | None] = lambda seq: None
 
     def accepts(self, env: Envelope) -> bool:
         boot = self._ctx.settings.boot
@@ -118,10 +122,20 @@ class BootProjection(Projection[BootDoc, Reading]):
     async def prepare_batch(self, envs: list[Envelope]) -> list[Reading]:
         """The sources as of each event, waited for and read all at once: one wait bound for
         them all. Each agent's last reading is kept until ``on_committed`` registers it."""
-        readings = await asyncio.gather(*(self._sources.at_trigger(env) for env in envs))
+        readings = await asyncio.gather(*(self._reading(env) for env in envs))
         for env, reading in zip(envs, readings, strict=True):
             self.readings[env.agent] = reading  # what a completion starts from, should a source lag
         return readings
+
+    async def _reading(self, env: Envelope) -> Reading:
+        """The sources as of ``env``: the early path's reading when it began one (a failed one
+        is read again here), else read now."""
+        early = self.early(env.seq)
+        if early is not None:
+            await asyncio.wait([early])
+            if not early.cancelled() and early.exception() is None:
+                return early.result()
+        return await self._sources.at_trigger(env)
 
     def counts(self, env: Envelope) -> bool:
         """Change documents are coalesced per batch, so they are not counted: the count
@@ -191,6 +205,8 @@ class BootHandler(ProjectionHandler):
         self._tz = ZoneInfo(ctx.settings.timezone)
         self.completer = Completer(ctx, tracker, sources, self._newest, self._completed)
         self.completer.start()
+        self.early = EarlyTriggers(ctx, self._projection, sources.at_trigger, self._early_written)
+        self._projection.early = self.early.reading
 
     def _newest(self, agent: str) -> int:
         doc: BootDoc | None = self.cached(BUCKET_BOOT, agent)
@@ -199,10 +215,22 @@ class BootHandler(ProjectionHandler):
     def _completed(self, agent: str, doc: BootDoc, revision_before: int, revision: int) -> None:
         """A completion was stored: the cache takes it, and the workspace file follows —
         unless the consume loop already holds a newer document (it writes that one)."""
-        self.adopt(BUCKET_BOOT, agent, doc, revision_before, revision)
+        self.adopt(BUCKET_BOOT, agent, doc, revision)
         BOOT_GENERATED.set(time.time())
         if self._newest(agent) <= doc.integrity.last_seq:
             self._write_workspace(agent, doc)
+
+    async def _early_written(self, agent: str, doc: BootDoc, reading: Reading, revision: int) -> None:
+        """A trigger's document stored early (``workers.boot.early``): the cache takes it (the
+        loop then skips the trigger and the agent's changes before it), it is completed when a
+        source lags, and the workspace and the acknowledgement follow as after a commit."""
+        self.adopt(BUCKET_BOOT, agent, doc, revision)
+        BOOT_CHARS.labels(doc.trigger).observe(doc.chars)
+        BOOT_GENERATED.set(time.time())
+        if self._newest(agent) <= doc.integrity.last_seq:
+            self.completer.register(agent, doc, reading)
+            self._write_workspace(agent, doc)
+        await self._acknowledge(agent, doc, reading)
 
     async def apply(self, env: Envelope) -> bool:
         if is_change(env):
@@ -259,11 +287,14 @@ class BootHandler(ProjectionHandler):
         for agent in agents:
             doc = self.cached(BUCKET_BOOT, agent)
             if doc is not None:
+                reading = readings.get(agent)
+                if reading is not None and reading.env.seq != doc.integrity.last_seq:
+                    reading = None  # the stored document is another's (the early path's, rebased onto)
                 BOOT_CHARS.labels(doc.trigger).observe(doc.chars)
                 BOOT_GENERATED.set(time.time())
-                self.completer.register(agent, doc, readings.get(agent))
+                self.completer.register(agent, doc, reading)
                 self._write_workspace(agent, doc)
-                await self._acknowledge(agent, doc, readings.get(agent))
+                await self._acknowledge(agent, doc, reading)
 
     async def _acknowledge(self, agent: str, doc: BootDoc, reading: Reading | None) -> None:
         """What a briefing given to the agent (at a session's start or a compaction) showed is
@@ -305,12 +336,16 @@ class BootHandler(ProjectionHandler):
         self._projection.readings.clear()
 
     async def aclose(self) -> None:
+        await self.early.stop()
         await self.completer.stop()
         await self._ctx.aclose()
 
 
 async def build(ctx: WorkerContext) -> ProjectionHandler:
-    return BootHandler(ctx, await ctx.inputs.tracker(), BootSources(ctx))
+    handler = BootHandler(ctx, await ctx.inputs.tracker(), BootSources(ctx))
+    if ctx.settings.boot.enabled:
+        handler.early.start()  # triggers briefed ahead of the loop (``workers.boot.early``)
+    return handler
 
 
 async def serve(ctx: WorkerContext, stop: asyncio.Event) -> None:

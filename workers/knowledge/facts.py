@@ -137,7 +137,7 @@ def _object_key(object_: str) -> str:
 
 def restated(triples: Iterable[Triple], facts: Iterable[Fact]) -> list[Triple]:
     """``triples`` with each one that says again what a known fact of its subject says, in
-    other words of the verb ("Nate loves turtles" after "Nate likes turtles", "is part of the
+    other words of the verb ("Nate is passionate about turtles" after "Nate is into turtles", "is part of the
     fire-fighting brigade" after "joined a fire-fighting brigade"), replaced by that fact: a
     restatement promotes the fact rather than adding a second one."""
     triples = list(triples)

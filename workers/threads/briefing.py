@@ -73,37 +73,48 @@ def _quiet(t: Thread, now: datetime | None, tz: ZoneInfo) -> str:
 MIN_EPISODES = 2  # a subject said in this many stretches of talk is one the conversation came back to
 ONE_STRETCH_QUIET = timedelta(days=1)  # before the last message: quiet this long, a subject said once is left
 UNKNOWN_QUIET = timedelta(days=7)  # the same for a thread whose phrase the table does not hold
+# A subject said in one sitting: its whole life (opened → last activity) this short, and the sitting
+# over (its last activity this long before the briefing) — the morning after a meeting, its
+# one-stretch subjects; a compaction's briefing in the same sitting keeps them.
+SITTING = timedelta(hours=4)
 
 
-def not_returned_to(doc: ThreadsDoc) -> frozenset[str]:
+def _said_once_and_left(t: Thread, doc: ThreadsDoc, now: datetime | None) -> bool:
+    """The thread's phrase was said in one episode (``ThreadsDoc.returns``), ``RETURN_GAP``
+    messages or more back, and the talk left it: a day before the last message, or in a
+    sitting that is over by ``now``."""
+    said = doc.returns.get(t.title.lower())
+    if said is None:
+        return as_utc(doc.updated) - as_utc(t.last_activity) >= UNKNOWN_QUIET
+    episodes, last = said
+    if episodes >= MIN_EPISODES or doc.messages - last < RETURN_GAP:
+        return False
+    if as_utc(doc.updated) - as_utc(t.last_activity) >= ONE_STRETCH_QUIET:
+        return True
+    one_sitting = as_utc(t.last_activity) - as_utc(t.created) < SITTING
+    return one_sitting and now is not None and as_utc(now) - as_utc(t.last_activity) >= SITTING
+
+
+def not_returned_to(doc: ThreadsDoc, now: datetime | None = None) -> frozenset[str]:
     """The ids of open threads Active Threads leaves out (and counts): subjects the
     conversation moved on from. A thread with a decision, a wait or a high priority is never
     one. Else: its phrase said in one stretch of talk only (``ThreadsDoc.returns``: one
-    episode), its last mention ``RETURN_GAP`` messages or more back and quiet for
-    ``ONE_STRETCH_QUIET`` before the last message; or, a thread whose phrase the table does not
-    hold (opened on a cue, a single word, or dropped from the table as said once long ago),
-    quiet for ``UNKNOWN_QUIET``.
+    episode), its last mention ``RETURN_GAP`` messages or more back, and quiet for
+    ``ONE_STRETCH_QUIET`` before the last message or said in one ``SITTING`` that is over by
+    ``now`` (the briefing's time); or, a thread whose phrase the table does not hold (opened on
+    a cue, a single word, or dropped from the table as said once long ago), quiet for
+    ``UNKNOWN_QUIET``.
 
     In a chat of months such threads were most of what the list showed ("customer base",
     "dairy-free", "political goals" seven months quiet): on the mornings after every session of
     the development conversations, leaving them out took 49 of the 128 wrong threads and none
-    that a reader needed (docs/briefing-eval.md, seventh round). The day of quiet keeps what a
-    working session said this morning in a briefing given at its compaction."""
-    aside = set()
-    last_message = as_utc(doc.updated)
-    for t in doc.threads:
-        if t.status != "open" or t.decisions or t.waiting_for or t.priority in ("high", "critical"):
-            continue
-        quiet = last_message - as_utc(t.last_activity)
-        said = doc.returns.get(t.title.lower())
-        if said is None:
-            moved_on = quiet >= UNKNOWN_QUIET
-        else:
-            episodes, last = said
-            moved_on = episodes < MIN_EPISODES and doc.messages - last >= RETURN_GAP and quiet >= ONE_STRETCH_QUIET
-        if moved_on:
-            aside.add(t.id)
-    return frozenset(aside)
+    that a reader needed (docs/briefing-eval.md, seventh round); the sitting took 3 more of the
+    79 left, a meeting's subjects of one stretch the morning after it, and none that a reader
+    needed (eighth round). The day of quiet and the sitting keep what a working session said
+    this morning in a briefing given at its compaction."""
+    return frozenset(t.id for t in doc.threads
+                     if t.status == "open" and not (t.decisions or t.waiting_for or t.priority in ("high", "critical"))
+                     and _said_once_and_left(t, doc, now))
 
 
 def briefed_threads(threads: Sequence[Thread], shown_decisions: Collection[str] = (),
@@ -192,7 +203,7 @@ def _threads(b: Briefing, said: Said, budget: int) -> Rendered:
     decisions, facts = said.of(DECISIONS), said.of(FACTS)
     findings = traces.findings if traces is not None else []
     most = b.knob(ThreadsBriefingSettings).max_threads_in_boot
-    aside = not_returned_to(doc) if doc is not None else frozenset()
+    aside = not_returned_to(doc, b.now) if doc is not None else frozenset()
     text, shown = threads_section(threads, most, budget, b.tz, decisions, b.now, false_claims(findings), facts,
                                   aside)
     briefed = briefed_threads(threads, decisions, facts, aside)

@@ -466,6 +466,27 @@ def test_threads_the_conversation_moved_on_from_are_counted_not_shown(make, sett
     assert "_… 2 open threads the conversation moved on from not shown_\n" in md
 
 
+def test_a_subject_of_one_sitting_is_counted_the_morning_after(make, settings, tz):
+    """Issue 37, eighth round: the morning after a meeting, Active Threads listed the subjects it
+    said in one stretch ("flat case", "sample speaker"). A thread whose phrase was said in one
+    episode and whose whole life fits one sitting (``SITTING``) is counted once that sitting is
+    over; in a briefing given during it (a compaction), or one the conversation lived with for
+    days, or one said lately, it stays."""
+    hour = timedelta(hours=1)
+    threads = [
+        make.thread("case", title="flat case", created=make.now - 23 * hour, last_activity=make.now - 22 * hour),
+        make.thread("now", title="sample speaker", created=make.now - 3 * hour, last_activity=make.now - 2 * hour),
+        make.thread("long", title="target group", created=make.now - 72 * hour, last_activity=make.now - 22 * hour),
+        make.thread("late", title="docking station", created=make.now - 23 * hour, last_activity=make.now - 22 * hour),
+    ]
+    doc = msgspec.structs.replace(make.threads(*threads), messages=400, returns={
+        "flat case": (1, 300), "sample speaker": (1, 310), "target group": (1, 320), "docking station": (1, 395)})
+    md = assemble_boot(SECTIONS, make.inputs(threads=doc), settings, tz)
+    shown = [line.split(" ", 2)[2] for line in md.splitlines() if line.startswith("### ")]
+    assert sorted(shown) == ["docking station", "sample speaker", "target group"]
+    assert "_… 1 open thread the conversation moved on from not shown_\n" in md
+
+
 def test_a_thread_quiet_for_days_says_so(make, settings, tz):
     """On day 15 a thread untouched since day 10 stood beside the morning's with only its date:
     a thread whose last activity is two local days or more back says how long it has been quiet.

@@ -1,0 +1,75 @@
+"""``workers.evals.real_facts``: the development conversations' Known Facts per conversation and
+per predicate, and a predicate selection left one conversation out. Two chats written here (no
+corpus text)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shared.config import load_settings
+from workers.evals.real_eval import RealOptions, load_real_set, real_settings
+from workers.evals.real_facts import format_facts, kept_leaving_out, leave_one_out, main, score_facts
+
+CHATS = [
+    [("Ana", "I'm allergic to cats, sadly."), ("Ben", "Oh no."), ("Ana", "I'm into pottery these days."),
+     ("Ben", "I'm a nurse at the city hospital.")],
+    [("Ana", "I'm allergic to peanuts."), ("Ben", "I'm into chess."), ("Ana", "I'm a teacher.")],
+]
+FACTS: list[list[dict[str, Any]]] = [
+    [{"about": "Ana", "text": "Ana is allergic to cats", "refs": ["D1:1"]},
+     {"about": "Ben", "text": "Ben is a nurse at the city hospital", "refs": ["D1:4"]}],
+    [{"about": "Ana", "text": "Ana is allergic to peanuts", "refs": ["D1:1"]},
+     {"about": "Ben", "text": "Ben plays chess", "refs": ["D1:2"]}],
+]
+
+
+def _sample(turns: list[tuple[str, str]]) -> dict[str, Any]:
+    session = [{"speaker": s, "dia_id": f"D1:{k}", "text": t} for k, (s, t) in enumerate(turns, 1)]
+    return {"sample_id": "facts", "qa": [], "conversation": {
+        "speaker_a": "Ana", "speaker_b": "Ben", "session_1_date_time": "6:05 pm on 3 May, 2024", "session_1": session}}
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> tuple[Path, Path]:
+    locomo = tmp_path / "locomo10.json"
+    locomo.write_text(json.dumps([_sample(CHATS[i % 2]) for i in range(10)]))
+    labels = tmp_path / "labels"
+    (labels / "dev").mkdir(parents=True)
+    for i, facts in enumerate(FACTS):
+        (labels / "dev" / f"locomo-{i}.json").write_text(json.dumps(
+            {"source": "locomo", "conversation": str(i), "split": "dev", "facts": facts}))
+    return locomo, labels
+
+
+def test_each_fact_is_counted_under_its_predicate_and_conversation(corpus: tuple[Path, Path]) -> None:
+    locomo, labels = corpus
+    items, _ = load_real_set(RealOptions(split="dev", locomo=str(locomo), labels=str(labels)))
+    scores = score_facts(items, real_settings(load_settings({})))
+    stored = scores.levels["locomo-0"]["stored"]
+    # allergy and job found; "is into pottery" is true but not labelled
+    assert (stored.tp, stored.fp, stored.fn) == (2, 1, 0)
+    assert scores.levels["locomo-0"]["briefing"] == stored  # a briefing shows every fact of so short a chat
+    allergy = scores.predicates["person is-allergic-to"]
+    assert (allergy["locomo-0"].tp, allergy["locomo-1"].tp) == (1, 1)
+    into = scores.predicates["person is-into"]
+    assert (into["locomo-0"].fp, into["locomo-1"].fp) == (1, 1)  # wrong in both: dropped in both folds
+    assert "person is-into" not in kept_leaving_out(scores, "locomo-0")
+    # "is a" is right in the first chat (a nurse) and wrong in the second (a teacher nobody labelled)
+    assert "person is-a" in kept_leaving_out(scores, "locomo-1")
+    assert "person is-a" not in kept_leaving_out(scores, "locomo-0")
+    folds = leave_one_out(scores)
+    # the nurse is lost in its fold, the teacher stays in its own; "Ben plays chess" is missed either way
+    assert (folds.tp, folds.fp, folds.fn) == (2, 1, 2)
+    text = format_facts(scores)
+    assert text.startswith("Known Facts on 2 conversations (dev split)")
+    assert "  2   2/0   person is-allergic-to" in text
+
+
+def test_a_missing_corpus_is_one_line(corpus: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    locomo, _ = corpus
+    assert main(["--locomo", str(locomo.parent / "missing.json")]) == 1
+    assert capsys.readouterr().err.startswith("real_facts:")

@@ -1,0 +1,103 @@
+"""The early path (``workers.boot.early``) against a real nats-server, the consume loop's
+handler driven by hand: what it leaves to the loop, and the count it keeps (the whole
+pipeline behind a backlog: tests/e2e/test_boot_early.py)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from nats.aio.client import Client
+
+from shared.config import load_settings
+from shared.health import Health
+from shared.kv import kv_read
+from shared.names import BUCKET_BOOT, EVENTS_STREAM, early_consumer
+from shared.provision import provision
+from shared.runtime import WorkerContext
+from workers.boot.early import EarlyTriggers
+from workers.boot.sources import BootSources
+from workers.boot.worker import BootHandler
+from workers.registry import all_specs, consumer_specs
+
+from .test_boot_complete import Rig
+
+
+def handled(early: EarlyTriggers, count: int) -> Callable[[], Awaitable[bool]]:
+    async def done() -> bool:
+        return early.handled >= count
+
+    return done
+
+
+@pytest.fixture
+async def rig(nc: Client, tmp_path: Path) -> AsyncIterator[Rig]:
+    settings = load_settings({"CORTEX_NATS_URL": "nats://unused", "CORTEX_DATA_DIR": str(tmp_path / "data"),
+                              "CORTEX_BOOT_WAIT_MS": "50", "CORTEX_WORKSPACE": str(tmp_path / "ws")})
+    js = nc.jetstream()
+    await provision(js, settings, consumer_specs())
+    ctx = WorkerContext(nc=nc, js=js, settings=settings, worker="boot", consumer="boot", producer="boot@test",
+                        health=Health("boot"), catalog=all_specs())
+    handler = BootHandler(ctx, await ctx.inputs.tracker(), BootSources(ctx, {"threads", "recall"}))
+    handler.early.start()
+    try:
+        yield Rig(js, handler, tmp_path / "ws")
+    finally:
+        await handler.aclose()
+
+
+async def test_an_agents_first_briefings_are_the_loops_and_the_next_one_counts_them(rig: Rig, wait_for: Any) -> None:
+    early = rig.handler.early
+    kv = await rig.js.key_value(BUCKET_BOOT)
+    start = await rig.publish("ada", "session", "start", 0)
+    await wait_for(handled(early, 1))
+    assert (await kv_read(kv, "ada"))[0] is None  # the early path never creates a key
+    compaction = await rig.publish("ada", "compaction", "before", 60, message_count=3)
+    await wait_for(handled(early, 2))
+    assert (await kv_read(kv, "ada"))[0] is None  # after one it left: the loop's too
+
+    for env in (start, compaction):  # the loop reaches them
+        await rig.make(env)
+    assert (await rig.stored("ada")).integrity.events == 2
+
+    await rig.caught_up("threads", 10**6)
+    await rig.caught_up("recall", 10**6)
+    again = await rig.publish("ada", "session", "start", 120)
+    await wait_for(handled(early, 3))
+    written = await rig.stored("ada")  # by the early path: the loop has not seen it
+    assert (written.trigger, written.integrity.last_seq, written.integrity.events) == ("session_start", again.seq, 3)
+    assert written.lagging == []
+    revision = (await kv_read(kv, "ada"))[1]
+    await rig.make(again)  # the loop reaches it: held already, nothing written again
+    assert (await kv_read(kv, "ada"))[1] == revision
+    assert (rig.workspace / "ada" / "BOOTSTRAP.md").read_text(encoding="utf-8") == written.markdown
+
+
+async def test_a_trigger_the_loop_made_first_is_not_written_again(rig: Rig, wait_for: Any) -> None:
+    early = rig.handler.early
+    kv = await rig.js.key_value(BUCKET_BOOT)
+    await rig.make(await rig.publish("bo", "session", "start", 0))
+    await wait_for(handled(early, 1))
+    await rig.caught_up("threads", 10**6)
+    await rig.caught_up("recall", 10**6)
+    compaction = await rig.publish("bo", "compaction", "before", 60, message_count=2)
+    await rig.make(compaction)  # the loop first (it took the early path's reading if it had one)
+    revision = (await kv_read(kv, "bo"))[1]
+    await wait_for(handled(early, 2))
+    assert (await kv_read(kv, "bo"))[1] == revision
+    assert (await rig.stored("bo")).integrity.events == 2
+
+
+async def test_the_trigger_consumer_is_made_again_when_it_goes_away(rig: Rig, wait_for: Any) -> None:
+    early = rig.handler.early
+    await rig.make(await rig.publish("cy", "session", "start", 0))
+    await wait_for(handled(early, 1))
+    await rig.js.delete_consumer(EVENTS_STREAM, early_consumer("boot"))  # what a long NATS outage does to it
+    await rig.caught_up("threads", 10**6)
+    await rig.caught_up("recall", 10**6)
+    compaction = await rig.publish("cy", "compaction", "before", 60, message_count=2)
+    await wait_for(handled(early, 2), within=30)
+    stored = await rig.stored("cy")  # made again past the last trigger taken: this one is read, and briefed
+    assert (stored.trigger, stored.integrity.last_seq, stored.integrity.events) == ("compaction", compaction.seq, 2)

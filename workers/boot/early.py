@@ -1,0 +1,301 @@
+"""Briefings that do not queue behind messages: session starts and compactions read early.
+
+The boot worker's consume loop applies every event of its agents — each message is a
+"change" — in stream order. Above what the machine sustains it falls behind, and a
+session start then waited in line behind thousands of messages before its sources were
+even looked at (docs/BENCHMARKS.md, issue 39, "No cliff": 10–20 s at 1 000 msg/s, of
+which the loop's queue was most). So the worker also reads the *triggers* (session
+starts and compactions: the events a briefing is made for) on a consumer of their own —
+ephemeral, filtered to those subjects of its partition, never behind by more than a few
+triggers — and makes each one's document at once: its sources as of the trigger
+(``BootSources.at_trigger``: waited for, the pace rule naming a source that will not
+catch up in time lagging), composed on the stored document, written with compare-and-set.
+A source still behind is completed later (``workers.boot.complete``), as for any document.
+Each trigger is first checked against the stored document (one read: one the loop made
+already is not read again); at most ``PARALLEL`` are read at once and ``MAX_TAKEN`` taken, so
+a worker restarted far behind reads its backlog of triggers as it goes.
+
+Why this is the document the loop (and a replay) makes:
+
+* **Its inputs.** A briefing for the trigger at S reads each source as of S — never
+  boot's own earlier events. The document it is stamped on contributes only the counted
+  events (``integrity.events``: the triggers, which this path reads in stream order, every
+  one of the agent's) and nothing else (a trigger's session is its own).
+* **Exactly once.** The document's watermark decides, as for any writer: this path skips
+  a trigger the stored document holds, and the loop skips one this path wrote (its cache
+  takes the write, ``ProjectionHandler.adopt``; a stale cache conflicts and rebases onto
+  it). The loop's change documents before S that it has not made yet are then skipped
+  too — an in-order run writes them and then S's over them: after S, the two agree.
+  When the loop reaches a trigger this path is still reading, it takes that reading.
+* **What it leaves to the loop.** An agent without a stored document (its first
+  briefing; an agent just forgotten, whose events and documents ``cortex forget``
+  purged: a write here never creates a key), a trigger after one it left or failed, the
+  OpenClaw store's events (decided in stream order, ``shared.duplicates``), and
+  everything when its consumer cannot be made (the permissions of an older deployment):
+  the loop makes those documents as before. Losing this path loses time, never a
+  document.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
+
+import msgspec
+import nats.errors
+import nats.js.errors
+from nats.aio.msg import Msg
+from nats.js import api
+from nats.js.kv import KeyValue
+from prometheus_client import Histogram
+
+from schemas.docs import BootDoc
+from shared.backoff import backoff_delay
+from shared.codec import Envelope, Limits, decode_event, event_limits
+from shared.consume import consumer_seq, stream_seq
+from shared.inputs import Reading
+from shared.kv import checkpoint_value, kv_cas, kv_read
+from shared.names import BUCKET_BOOT, BUCKET_CHECKPOINTS, EVENTS_STREAM, early_consumer, partition_slots
+from shared.projection import Projection, step
+from shared.pull import PullFetcher, fetcher_for
+from shared.runtime import WorkerContext, channel_filter
+from shared.tasks import cancel_and_wait
+
+log = logging.getLogger(__name__)
+
+EARLY_SECONDS = Histogram(
+    "cortex_boot_early_seconds",
+    "Session starts and compactions read early (workers.boot.early): wall-clock seconds from the event's "
+    "storing in the stream to each stage — delivered (to the trigger consumer), read (its sources waited for "
+    "and read as of it), written (its BOOTSTRAP document stored)", ["stage"],
+    buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0))
+
+TRIGGER_KINDS = (("session", "start"), ("compaction", "before"))
+PARALLEL = 16  # triggers read at once (each agent's in stream order)
+MAX_TAKEN = 1024  # triggers taken and not done with; the consumer is read no further meanwhile
+HELD_READINGS = 512  # readings kept for the loop to take when it reaches their triggers
+FETCH_S = 1.0
+INACTIVE_S = 30.0  # the server removes the consumer this long after its worker went away
+CONFLICTS = 5  # compare-and-set attempts before a trigger is left to the loop
+
+# (agent, doc, reading, revision): a document this path stored
+Written = Callable[[str, BootDoc, Reading, int], Awaitable[None]]
+
+
+def trigger_filters(prefix: str, partition: int | None, partitions: int) -> list[str]:
+    """The stored subjects (``<prefix>.<family>.<slot>.<agent>.<kind>``) of the triggers a
+    producer publishes, in the partition's slots — not the OpenClaw store's, which the loop
+    decides in stream order."""
+    slots = ["*"] if partition is None or partitions <= 1 else [str(s) for s in partition_slots(partition, partitions)]
+    return [f"{prefix}.{family}.{slot}.*.{kind}" for slot in slots for family, kind in TRIGGER_KINDS]
+
+
+class _Gap(Exception):
+    """A delivery of the trigger consumer went missing: it is made again (``_run``)."""
+
+
+async def _stored(kv: KeyValue, agent: str) -> tuple[BootDoc | None, int]:
+    raw, revision = await kv_read(kv, agent)
+    return (msgspec.json.decode(raw, type=BootDoc) if raw is not None else None), revision
+
+
+def _stored_at(msg: Msg) -> float | None:
+    """The wall-clock time the stream stored the message (its metadata), for the metric."""
+    with contextlib.suppress(Exception):
+        return msg.metadata.timestamp.timestamp()
+    return None
+
+
+class EarlyTriggers:
+    """Reads the worker's triggers on their own consumer and writes their documents at once
+    (see the module docstring). ``reading(seq)`` hands the loop the reading of a trigger
+    this path has begun; ``written`` is told of every document it stored."""
+
+    def __init__(self, ctx: WorkerContext, projection: Projection[BootDoc, Reading],
+                 read: Callable[[Envelope], Coroutine[Any, Any, Reading]], written: Written) -> None:
+        self._ctx = ctx
+        self._projection = projection
+        self._read = read
+        self._written = written
+        self._limits: Limits = event_limits(ctx.settings)
+        self._channel_ok = channel_filter(ctx.settings, ctx.shadow)  # the loop's own: an ignored channel briefs nothing
+        self._name = early_consumer(ctx.consumer)
+        self._task: asyncio.Task[None] | None = None
+        self._readings: OrderedDict[int, asyncio.Task[Reading]] = OrderedDict()
+        self._chains: dict[str, asyncio.Task[None]] = {}  # agent → its last trigger's task
+        self._left: dict[str, int] = {}  # agent → the last trigger left to the loop (or failed)
+        self._slots = asyncio.Semaphore(PARALLEL)
+        self._intake = asyncio.Semaphore(MAX_TAKEN)
+        self.handled = 0  # triggers taken and done with (written, made already, or left to the loop)
+        self._top = 0  # the stream sequence of the last trigger taken
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name=self._name)
+
+    async def stop(self) -> None:
+        tasks = [t for t in (self._task, *self._chains.values(), *self._readings.values()) if t is not None]
+        for task in tasks:
+            with contextlib.suppress(Exception):
+                await cancel_and_wait(task)
+        self._chains.clear()
+        self._readings.clear()
+        with contextlib.suppress(Exception):
+            await self._ctx.js.delete_consumer(EVENTS_STREAM, self._name)
+
+    def reading(self, seq: int) -> asyncio.Task[Reading] | None:
+        """The reading of the trigger at ``seq`` if this path began it (taken: the loop's)."""
+        return self._readings.pop(seq, None)
+
+    # ------------------------------------------------------------------ the consumer
+
+    async def _run(self) -> None:
+        """Read the triggers. After any failure — NATS away, the consumer gone, a delivery lost
+        on the way, no permission to make it (the loop then makes every document) — the
+        consumer is made again past the last trigger taken, never past one it did not see: a
+        trigger passed over would be missing from the agent's next document (its count)."""
+        failures = 0
+        while True:
+            fetcher = None
+            try:
+                fetcher = await self._open()
+                failures = 0
+                await self._consume(fetcher)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                failures += 1
+                if failures == 1 or failures % 10 == 0:
+                    log.warning("boot_early_unavailable", extra={"consumer": self._name, "failures": failures,
+                                                                 "error": repr(exc)[:300]})
+                await asyncio.sleep(backoff_delay(failures, 0.5, 30.0))
+            finally:
+                if fetcher is not None:
+                    with contextlib.suppress(Exception):
+                        await fetcher.abandon()
+
+    async def _consume(self, fetcher: PullFetcher) -> None:
+        """Take what the consumer delivers, in order, until a delivery is missing (raised)."""
+        expected = 1
+        while True:
+            try:
+                msgs = await fetcher.fetch(256, FETCH_S)
+            except (TimeoutError, nats.errors.TimeoutError):
+                continue
+            for msg in msgs:
+                if consumer_seq(msg) != expected:
+                    raise _Gap(f"delivery {consumer_seq(msg)} where {expected} was due")
+                expected += 1
+                await self._intake.acquire()  # at most ``MAX_TAKEN`` waiting: a long backlog is read as it goes
+                if not self._take(msg):
+                    self._intake.release()
+
+    async def _open(self) -> PullFetcher:
+        """The consumer, from past the loop's checkpoint (what is at or below it is applied) or
+        the last trigger taken, whichever is later."""
+        ctx = self._ctx
+        raw, _ = await kv_read(await ctx.js.key_value(BUCKET_CHECKPOINTS), ctx.consumer)
+        start = max(checkpoint_value(raw) or 0, self._top) + 1
+        with contextlib.suppress(nats.js.errors.NotFoundError):
+            await ctx.js.delete_consumer(EVENTS_STREAM, self._name)  # one a dead worker left behind
+        settings = ctx.settings
+        await ctx.js.add_consumer(EVENTS_STREAM, api.ConsumerConfig(
+            name=self._name, ack_policy=api.AckPolicy.NONE, deliver_policy=api.DeliverPolicy.BY_START_SEQUENCE,
+            opt_start_seq=start, filter_subjects=trigger_filters(settings.prefix, ctx.partition, settings.partitions),
+            inactive_threshold=INACTIVE_S, mem_storage=True, num_replicas=1,
+            description=f"Cortex: {ctx.consumer} reading session starts and compactions early"))
+        fetcher = fetcher_for(ctx.js, EVENTS_STREAM, self._name)
+        await fetcher.start()
+        return fetcher
+
+    def _take(self, msg: Msg) -> bool:
+        """Queue the trigger behind the agent's previous one; False when there is nothing to brief."""
+        seq = self._top = stream_seq(msg)
+        env = decode_event(self._ctx.settings.prefix, msg.subject, seq, msg.data, self._limits)
+        if not isinstance(env, Envelope) or not self._channel_ok(env) or not self._projection.accepts(env):
+            return False  # bad input is the loop's to dead-letter; a kind boot does not brief is nothing
+        stored_at = _stored_at(msg)
+        if stored_at is not None:
+            EARLY_SECONDS.labels("delivered").observe(max(0.0, time.time() - stored_at))
+        before = self._chains.get(env.agent)
+        self._chains[env.agent] = asyncio.create_task(self._brief(env, before, stored_at), name=f"{self._name}-{seq}")
+        return True
+
+    # ------------------------------------------------------------------ one trigger
+
+    async def _brief(self, env: Envelope, before: asyncio.Task[None] | None, stored_at: float | None) -> None:
+        """After the agent's previous trigger: its sources read (at most ``PARALLEL`` triggers
+        at once) and its document written — unless it is made already or the loop's."""
+        if before is not None:
+            with contextlib.suppress(Exception):
+                await before
+        try:
+            async with self._slots:
+                kv = await self._ctx.js.key_value(self._ctx.bucket(BUCKET_BOOT))
+                if self._ours(env, (await _stored(kv, env.agent))[0]):
+                    await self._write(kv, env, await self._begin(env), stored_at)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the loop makes it (and, in order, the agent's later ones)
+            self._left[env.agent] = env.seq
+            log.warning("boot_early_failed", extra={"agent": env.agent, "seq": env.seq, "error": repr(exc)[:300]})
+        finally:
+            self.handled += 1
+            self._intake.release()
+            if self._chains.get(env.agent) is asyncio.current_task():
+                del self._chains[env.agent]
+
+    def _begin(self, env: Envelope) -> asyncio.Task[Reading]:
+        """The trigger's reading, begun: the loop takes it if it reaches the trigger meanwhile."""
+        reading = asyncio.create_task(self._read(env), name=f"{self._name}-read-{env.seq}")
+        self._readings[env.seq] = reading
+        while len(self._readings) > HELD_READINGS:
+            self._readings.popitem(last=False)  # the loop reads that one itself, if it ever needs it
+        return reading
+
+    def _ours(self, env: Envelope, stored: BootDoc | None) -> bool:
+        """Whether this path writes ``env``'s document over ``stored``: not when it is made
+        already (by the loop, a redelivery), nor when it is the loop's to make — no document (a
+        key is never created here), or after a trigger of the agent left to the loop that the
+        loop has not stored yet (the count)."""
+        if stored is not None and stored.integrity.last_seq >= env.seq:
+            return False
+        if stored is None or self._left_behind(env, stored):
+            self._left[env.agent] = env.seq
+            return False
+        return True
+
+    async def _write(self, kv: KeyValue, env: Envelope, reading: Reading, stored_at: float | None) -> None:
+        if stored_at is not None:
+            EARLY_SECONDS.labels("read").observe(max(0.0, time.time() - stored_at))
+        for _ in range(CONFLICTS):
+            stored, revision = await _stored(kv, env.agent)
+            if not self._ours(env, stored):
+                return
+            doc, changed = step(self._projection, stored, env, reading, self._ctx.producer)
+            if not changed:
+                return
+            try:
+                written = await kv_cas(kv, env.agent, msgspec.json.encode(doc), revision)
+            except nats.js.errors.KeyWrongLastSequenceError:
+                continue  # the loop (or a completion) wrote meanwhile: stamped on what is there now
+            if stored_at is not None:
+                EARLY_SECONDS.labels("written").observe(max(0.0, time.time() - stored_at))
+            await self._written(env.agent, doc, reading, written)
+            return
+        self._left[env.agent] = env.seq
+
+    def _left_behind(self, env: Envelope, stored: BootDoc) -> bool:
+        """A trigger of the agent before this one was left to the loop, which has not stored
+        it yet: this one's document would miss it (its count), so it is the loop's too."""
+        left = self._left.get(env.agent)
+        if left is None:
+            return False
+        if stored.integrity.last_seq >= left:
+            del self._left[env.agent]
+            return False
+        return True
