@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import chain, islice
+from operator import itemgetter
 from typing import Final, NamedTuple
 
 import ahocorasick
@@ -120,9 +121,13 @@ class LiteralScan:
         if last is not None and last[0] is subject:
             return last[1]
         automaton = self._automata[lowered]
-        found = frozenset() if automaton is None else frozenset(literal for _, literal in automaton.iter(subject))
+        # (each occurrence is (its end, the literal): the literals taken in C, not in a generator)
+        found = frozenset() if automaton is None else frozenset(map(_LITERAL, automaton.iter(subject)))
         self._found[lowered] = (subject, found)
         return found
+
+
+_LITERAL: Final = itemgetter(1)
 
 
 def _automaton(literals: Iterable[str]) -> ahocorasick.Automaton | None:
