@@ -97,6 +97,9 @@ def _prepare(text: str) -> MatchText:
     return MatchText(text, lowered)
 
 
+SCAN_CHARS: Final = 4096
+
+
 class LiteralScan:
     """Which trigger literals of a pattern set a text contains, all found in one pass.
 
@@ -107,7 +110,12 @@ class LiteralScan:
     literal in one pass in C (~2.6 µs a bench message for ~250 literals), so every family's
     and pattern's check is a set test — the same answers as the checks it replaces. The
     last text of each copy (lowered, original) is kept, compared by identity as
-    ``prepare_text``'s is."""
+    ``prepare_text``'s is.
+
+    A text longer than ``SCAN_CHARS`` keeps the checks the scan replaces: a paste dense in
+    trigger words (64 KiB of "entschieden beschlossen …", read as its 8 K ``scan_view``)
+    has thousands of occurrences to report, where a family's search stops at the first
+    (issue 9's ≤ 20× a normal message)."""
 
     __slots__ = ("_automata", "_found")
 
@@ -115,8 +123,13 @@ class LiteralScan:
         self._automata = (_automaton(original), _automaton(lowered))  # indexed by ``lowered``
         self._found: list[tuple[str, frozenset[str]] | None] = [None, None]
 
+    @staticmethod
+    def covers(subject: str) -> bool:
+        """Whether ``subject`` is scanned (``found``), or checked family by family."""
+        return len(subject) <= SCAN_CHARS
+
     def found(self, subject: str, lowered: bool) -> frozenset[str]:
-        """The literals ``subject`` contains."""
+        """The literals ``subject`` contains (a text ``covers`` accepts)."""
         last = self._found[lowered]
         if last is not None and last[0] is subject:
             return last[1]
@@ -173,7 +186,7 @@ class Pattern:
     def may_match(self, subject: str) -> bool:
         if self.triggers is None:
             return True
-        if self._scan is not None:
+        if self._scan is not None and self._scan.covers(subject):
             return not self._scan.found(subject, self.lowered).isdisjoint(self.triggers)
         last = self._last
         if last is not None and last[0] is subject:
@@ -268,7 +281,7 @@ class Family:
         if last is not None and last[0] is text.lowered and last[1] is text.original:
             return last[2]
         scan = self._scan
-        if scan is not None:
+        if scan is not None and scan.covers(text.lowered):  # (both copies have one length)
             triggers = self._triggers
             return (bool(triggers[True]) and not scan.found(text.lowered, True).isdisjoint(triggers[True])) or (
                 bool(triggers[False]) and not scan.found(text.original, False).isdisjoint(triggers[False]))

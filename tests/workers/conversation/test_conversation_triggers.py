@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from workers.conversation.languages import PACKS, UNIVERSAL_MOOD
-from workers.conversation.patterns import Family, LiteralScan, Pattern, get_patterns
+from workers.conversation.patterns import SCAN_CHARS, Family, LiteralScan, Pattern, get_patterns
 from workers.conversation.triggers import any_literal, required_literals, split_lead, unwrapped
 
 
@@ -203,8 +203,8 @@ def test_the_literal_scan_finds_exactly_the_literals_a_text_holds(literals: list
 
 def test_pattern_pre_checks_answer_as_their_trigger_scans_on_the_bench_backlog() -> None:
     """With the pattern set's scan, each pattern's pre-check answers what ``in`` tests of its
-    triggers answer, on the bench's messages (asked as the cores ask: the family first) and on
-    substrings of them (texts one pattern alone is asked about)."""
+    triggers answer, on the bench's messages (asked as the cores ask: the family first), on
+    substrings of them (texts one pattern alone is asked about) and on texts too long to scan."""
     import msgspec
 
     from schemas.events import MessageEvent
@@ -224,3 +224,11 @@ def test_pattern_pre_checks_answer_as_their_trigger_scans_on_the_bench_backlog()
             for pattern in members:
                 expected = pattern.triggers is None or any(t in subject for t in pattern.triggers)
                 assert pattern.may_match(subject) == expected, (pattern.regex.pattern, subject)
+    for text in texts[:10]:  # past the scan: the families' and patterns' own checks
+        long = prepare_text(" ".join([text.original] * (SCAN_CHARS // len(text.original) + 1)))
+        for family in families:
+            assert family.may_match(long) == _family_may_match_by_scans(family, long.lowered, long.original)
+        for pattern in members:
+            subject = pattern.subject(long)
+            expected = pattern.triggers is None or any(t in subject for t in pattern.triggers)
+            assert pattern.may_match(subject) == expected
