@@ -27,7 +27,8 @@ Why this is the document the loop (and a replay) makes:
 * **What it leaves to the loop.** An agent without a stored document (its first
   briefing; an agent just forgotten, whose events and documents ``cortex forget``
   purged: a write here never creates a key), a trigger after one it left or failed, the
-  OpenClaw store's events (decided in stream order, ``shared.duplicates``), and
+  OpenClaw store's triggers (decided in stream order, ``shared.duplicates``: this path
+  reads them only to leave the agent's next ones to the loop too, their count), and
   everything when its consumer cannot be made (the permissions of an older deployment):
   the loop makes those documents as before. Losing this path loses time, never a
   document.
@@ -56,7 +57,15 @@ from shared.codec import Envelope, Limits, decode_event, event_limits
 from shared.consume import consumer_seq, stream_seq
 from shared.inputs import Reading
 from shared.kv import checkpoint_value, kv_cas, kv_read
-from shared.names import BUCKET_BOOT, BUCKET_CHECKPOINTS, EVENTS_STREAM, early_consumer, partition_slots
+from shared.names import (
+    BUCKET_BOOT,
+    BUCKET_CHECKPOINTS,
+    EVENTS_STREAM,
+    OPENCLAW_FAMILY,
+    OPENCLAW_TYPES,
+    early_consumer,
+    partition_slots,
+)
 from shared.projection import Projection, step
 from shared.pull import PullFetcher, fetcher_for
 from shared.runtime import WorkerContext, channel_filter
@@ -83,10 +92,14 @@ Written = Callable[[str, BootDoc, Reading, int], Awaitable[None]]
 
 
 def trigger_filters(prefix: str, partition: int | None, partitions: int) -> list[str]:
-    """The published-form trigger subjects of the partition's slots (stored subjects:
-    ``<prefix>.<family>.<slot>.<agent>.<kind>``)."""
+    """The trigger subjects of the partition's slots (stored subjects:
+    ``<prefix>.<family>.<slot>.<agent>.<kind>``), the OpenClaw store's too
+    (``<prefix>.openclaw.<slot>.<agent>.<type token>``): those are the loop's, but a later
+    trigger of the agent read here must know of them (``_take``)."""
     slots = ["*"] if partition is None or partitions <= 1 else [str(s) for s in partition_slots(partition, partitions)]
-    return [f"{prefix}.{family}.{slot}.*.{kind}" for slot in slots for family, kind in TRIGGER_KINDS]
+    store = [token for token, mapped in OPENCLAW_TYPES.items() if mapped in TRIGGER_KINDS]
+    return [f"{prefix}.{family}.{slot}.*.{kind}" for slot in slots for family, kind in TRIGGER_KINDS] + \
+        [f"{prefix}.{OPENCLAW_FAMILY}.{slot}.*.{token}" for slot in slots for token in store]
 
 
 class _Gap(Exception):
@@ -203,6 +216,10 @@ class EarlyTriggers:
         env = decode_event(self._ctx.settings.prefix, msg.subject, seq, msg.data, self._limits)
         if not isinstance(env, Envelope) or not self._channel_ok(env) or not self._projection.accepts(env):
             return  # bad input is the loop's to dead-letter; a kind boot does not brief is nothing
+        before = self._chains.get(env.agent)
+        if env.duplicate_key is not None:  # the store's: decided in stream order, so briefed by the loop
+            self._chains[env.agent] = asyncio.create_task(self._leave(env, before), name=f"{self._name}-{seq}")
+            return
         stored_at = _stored_at(msg)
         if stored_at is not None:
             EARLY_SECONDS.labels("delivered").observe(max(0.0, time.time() - stored_at))
@@ -210,7 +227,6 @@ class EarlyTriggers:
         self._readings[seq] = reading
         while len(self._readings) > HELD_READINGS:
             self._readings.popitem(last=False)  # the loop reads that one itself, if it ever needs it
-        before = self._chains.get(env.agent)
         self._chains[env.agent] = asyncio.create_task(self._brief(env, reading, before, stored_at),
                                                       name=f"{self._name}-{seq}")
 
@@ -234,6 +250,17 @@ class EarlyTriggers:
             self.handled += 1
             if self._chains.get(env.agent) is asyncio.current_task():
                 del self._chains[env.agent]
+
+    async def _leave(self, env: Envelope, before: asyncio.Task[None] | None) -> None:
+        """After the agent's previous trigger: this one is the loop's, and so are the agent's
+        next ones until the loop has stored it (``_left_behind``: their count includes it)."""
+        if before is not None:
+            with contextlib.suppress(Exception):
+                await before
+        self._left[env.agent] = env.seq
+        self.handled += 1
+        if self._chains.get(env.agent) is asyncio.current_task():
+            del self._chains[env.agent]
 
     async def _write(self, env: Envelope, reading: Reading, stored_at: float | None) -> None:
         if stored_at is not None:

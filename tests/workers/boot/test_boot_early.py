@@ -8,13 +8,16 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from nats.aio.client import Client
+from nats.js import api
 
+from shared.codec import Envelope, Limits, decode_event
 from shared.config import load_settings
 from shared.health import Health
 from shared.kv import kv_read
-from shared.names import BUCKET_BOOT, EVENTS_STREAM, early_consumer
+from shared.names import BUCKET_BOOT, EVENTS_STREAM, early_consumer, stored_form
 from shared.provision import provision
 from shared.runtime import WorkerContext
 from workers.boot.early import EarlyTriggers
@@ -101,3 +104,60 @@ async def test_the_trigger_consumer_is_made_again_when_it_goes_away(rig: Rig, wa
     await wait_for(handled(early, 2), within=30)
     stored = await rig.stored("cy")  # made again past the last trigger taken: this one is read, and briefed
     assert (stored.trigger, stored.integrity.last_seq, stored.integrity.events) == ("compaction", compaction.seq, 2)
+
+
+STORE = "openclaw-events"
+
+
+@pytest.fixture
+async def store_rig(nc: Client, tmp_path: Path) -> AsyncIterator[Rig]:
+    """The rig with the OpenClaw event store sourced into CORTEX_EVENTS (contract: Sources)."""
+    js = nc.jetstream()
+    await js.add_stream(api.StreamConfig(name=STORE, subjects=["openclaw.events.>"]))
+    settings = load_settings({"CORTEX_NATS_URL": "nats://unused", "CORTEX_DATA_DIR": str(tmp_path / "data"),
+                              "CORTEX_BOOT_WAIT_MS": "50", "CORTEX_WORKSPACE": str(tmp_path / "ws"),
+                              "CORTEX_OPENCLAW_STREAM": STORE})
+    await provision(js, settings, consumer_specs())
+    ctx = WorkerContext(nc=nc, js=js, settings=settings, worker="boot", consumer="boot", producer="boot@test",
+                        health=Health("boot"), catalog=all_specs())
+    handler = BootHandler(ctx, await ctx.inputs.tracker(), BootSources(ctx, {"threads", "recall"}))
+    handler.early.start()
+    try:
+        yield Rig(js, handler, tmp_path / "ws")
+    finally:
+        await handler.aclose()
+
+
+async def store_session_start(rig: Rig, agent: str, wait_for: Any) -> Envelope:
+    """A session start through the OpenClaw store, once the server has copied it into CORTEX_EVENTS."""
+    data = msgspec.json.encode({"id": f"{agent}-store-start", "ts": 1771318802000, "agent": agent,
+                                "session": f"{agent}:webchat:s2", "type": "session.start", "payload": {}})
+    await rig.js.publish(f"openclaw.events.{agent}.session_start", data)
+    subject = stored_form("cortex", f"cortex.openclaw.{agent}.session_start")
+
+    async def copied() -> bool:
+        return bool((await rig.js.stream_info(EVENTS_STREAM, subjects_filter=subject)).state.subjects)
+
+    await wait_for(copied)
+    msg = await rig.js.get_last_msg(EVENTS_STREAM, subject)
+    env = decode_event("cortex", subject, msg.seq, msg.data or b"", Limits())
+    assert isinstance(env, Envelope), env
+    return env
+
+
+async def test_a_trigger_after_the_agents_store_trigger_counts_it(store_rig: Rig, wait_for: Any) -> None:
+    """The store's session start is the loop's (its copies are decided in stream order); a
+    published trigger after it, read early, must not be stamped on a document without it."""
+    rig, early = store_rig, store_rig.handler.early
+    await rig.make(await rig.publish("ada", "session", "start", 0))
+    await wait_for(handled(early, 1))
+    store_start = await store_session_start(rig, "ada", wait_for)  # the loop has not reached it
+    await rig.caught_up("threads", 10**6)
+    await rig.caught_up("recall", 10**6)
+    compaction = await rig.publish("ada", "compaction", "before", 60, message_count=2)
+    await wait_for(handled(early, 2))
+    for env in (store_start, compaction):  # the loop reaches them
+        await rig.make(env)
+    stored = await rig.stored("ada")
+    # in stream order: three triggers, the last the compaction
+    assert (stored.trigger, stored.integrity.last_seq, stored.integrity.events) == ("compaction", compaction.seq, 3)
