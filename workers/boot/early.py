@@ -62,9 +62,11 @@ from shared.names import (
     BUCKET_CHECKPOINTS,
     EVENTS_STREAM,
     OPENCLAW_FAMILY,
+    OPENCLAW_SESSION_AGENT,
     OPENCLAW_TYPES,
     early_consumer,
     partition_slots,
+    slot_of,
 )
 from shared.projection import Projection, step
 from shared.pull import PullFetcher, fetcher_for
@@ -98,8 +100,12 @@ def trigger_filters(prefix: str, partition: int | None, partitions: int) -> list
     trigger of the agent read here must know of them (``_take``)."""
     slots = ["*"] if partition is None or partitions <= 1 else [str(s) for s in partition_slots(partition, partitions)]
     store = [token for token, mapped in OPENCLAW_TYPES.items() if mapped in TRIGGER_KINDS]
-    return [f"{prefix}.{family}.{slot}.*.{kind}" for slot in slots for family, kind in TRIGGER_KINDS] + \
-        [f"{prefix}.{OPENCLAW_FAMILY}.{slot}.*.{token}" for slot in slots for token in store]
+    filters = [f"{prefix}.{family}.{slot}.*.{kind}" for slot in slots for family, kind in TRIGGER_KINDS]
+    filters += [f"{prefix}.{OPENCLAW_FAMILY}.{slot}.*.{token}" for slot in slots for token in store]
+    shared_slot = str(slot_of(OPENCLAW_SESSION_AGENT))
+    if slots != ["*"] and shared_slot not in slots:  # as the loop's (consumer_filter_subjects): any partition's agents
+        filters += [f"{prefix}.{OPENCLAW_FAMILY}.{shared_slot}.{OPENCLAW_SESSION_AGENT}.{token}" for token in store]
+    return filters
 
 
 class _Gap(Exception):

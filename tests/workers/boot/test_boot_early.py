@@ -17,10 +17,18 @@ from shared.codec import Envelope, Limits, decode_event
 from shared.config import load_settings
 from shared.health import Health
 from shared.kv import kv_read
-from shared.names import BUCKET_BOOT, EVENTS_STREAM, early_consumer, stored_form
+from shared.names import (
+    BUCKET_BOOT,
+    EVENTS_STREAM,
+    OPENCLAW_SESSION_AGENT,
+    early_consumer,
+    partition_slots,
+    slot_of,
+    stored_form,
+)
 from shared.provision import provision
 from shared.runtime import WorkerContext
-from workers.boot.early import EarlyTriggers
+from workers.boot.early import EarlyTriggers, trigger_filters
 from workers.boot.sources import BootSources
 from workers.boot.worker import BootHandler
 from workers.registry import all_specs, consumer_specs
@@ -128,12 +136,13 @@ async def store_rig(nc: Client, tmp_path: Path) -> AsyncIterator[Rig]:
         await handler.aclose()
 
 
-async def store_session_start(rig: Rig, agent: str, wait_for: Any) -> Envelope:
-    """A session start through the OpenClaw store, once the server has copied it into CORTEX_EVENTS."""
-    data = msgspec.json.encode({"id": f"{agent}-store-start", "ts": 1771318802000, "agent": agent,
-                                "session": f"{agent}:webchat:s2", "type": "session.start", "payload": {}})
-    await rig.js.publish(f"openclaw.events.{agent}.session_start", data)
-    subject = stored_form("cortex", f"cortex.openclaw.{agent}.session_start")
+async def store_session_start(rig: Rig, token: str, session: str, wait_for: Any) -> Envelope:
+    """A session start through the OpenClaw store under the agent ``token``, once the server
+    has copied it into CORTEX_EVENTS."""
+    data = msgspec.json.encode({"id": f"{token}-store-start", "ts": 1771318802000, "agent": token,
+                                "session": session, "type": "session.start", "payload": {}})
+    await rig.js.publish(f"openclaw.events.{token}.session_start", data)
+    subject = stored_form("cortex", f"cortex.openclaw.{token}.session_start")
 
     async def copied() -> bool:
         return bool((await rig.js.stream_info(EVENTS_STREAM, subjects_filter=subject)).state.subjects)
@@ -145,13 +154,18 @@ async def store_session_start(rig: Rig, agent: str, wait_for: Any) -> Envelope:
     return env
 
 
-async def test_a_trigger_after_the_agents_store_trigger_counts_it(store_rig: Rig, wait_for: Any) -> None:
-    """The store's session start is the loop's (its copies are decided in stream order); a
-    published trigger after it, read early, must not be stamped on a document without it."""
+@pytest.mark.parametrize(("token", "session"), [("ada", "ada:webchat:s2"), (OPENCLAW_SESSION_AGENT, "agent:ada:s2")])
+async def test_a_trigger_after_the_agents_store_trigger_counts_it(
+    store_rig: Rig, token: str, session: str, wait_for: Any
+) -> None:
+    """The store's session start (under the agent's token, or filed to it by the session
+    token) is the loop's: its copies are decided in stream order. A published trigger after
+    it, read early, must not be stamped on a document without it."""
     rig, early = store_rig, store_rig.handler.early
     await rig.make(await rig.publish("ada", "session", "start", 0))
     await wait_for(handled(early, 1))
-    store_start = await store_session_start(rig, "ada", wait_for)  # the loop has not reached it
+    store_start = await store_session_start(rig, token, session, wait_for)  # the loop has not reached it
+    assert store_start.agent == "ada"
     await rig.caught_up("threads", 10**6)
     await rig.caught_up("recall", 10**6)
     compaction = await rig.publish("ada", "compaction", "before", 60, message_count=2)
@@ -161,3 +175,15 @@ async def test_a_trigger_after_the_agents_store_trigger_counts_it(store_rig: Rig
     stored = await rig.stored("ada")
     # in stream order: three triggers, the last the compaction
     assert (stored.trigger, stored.integrity.last_seq, stored.integrity.events) == ("compaction", compaction.seq, 3)
+
+
+def test_a_partition_reads_the_store_triggers_filed_under_the_session_token() -> None:
+    """Every partition's loop reads the store's events under the session token (any
+    partition's agents may be filed there): so does its early path, to leave those agents'
+    next triggers to the loop (a partition that does not hold the session token's slot)."""
+    token_slot = slot_of(OPENCLAW_SESSION_AGENT)
+    other = next(p for p in range(4) if token_slot not in partition_slots(p, 4))
+    filters = trigger_filters("cortex", other, 4)
+    assert f"cortex.openclaw.{token_slot}.{OPENCLAW_SESSION_AGENT}.session_start" in filters
+    assert f"cortex.openclaw.{token_slot}.{OPENCLAW_SESSION_AGENT}.session_compaction_start" in filters
+    assert f"cortex.openclaw.{token_slot}.*.session_start" not in filters
