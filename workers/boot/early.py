@@ -28,7 +28,9 @@ Why this is the document the loop (and a replay) makes:
   briefing; an agent just forgotten, whose events and documents ``cortex forget``
   purged: a write here never creates a key), a trigger after one it left or failed, the
   OpenClaw store's triggers (decided in stream order, ``shared.duplicates``: this path
-  reads them only to leave the agent's next ones to the loop too, their count), and
+  reads them only to leave the agent's next ones to the loop too, their count), after a
+  rebuild of the loop's documents each agent's triggers until the loop has made its
+  document past what this path read (``reset``), and
   everything when its consumer cannot be made (the permissions of an older deployment):
   the loop makes those documents as before. Losing this path loses time, never a
   document.
@@ -140,6 +142,10 @@ class EarlyTriggers:
         self._slots = asyncio.Semaphore(PARALLEL)
         self.handled = 0  # triggers taken and done with (written, made already, or left to the loop)
         self._top = 0  # the stream sequence of the last trigger taken
+        # after the loop's reset (documents made again from further back: a rebuild), a stored
+        # document below this may not hold the agent's triggers the early path did not see
+        self._floor = 0
+        self._refloor = False  # the floor is raised to just below the next trigger taken
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name=self._name)
@@ -153,6 +159,16 @@ class EarlyTriggers:
         self._readings.clear()
         with contextlib.suppress(Exception):
             await self._ctx.js.delete_consumer(EVENTS_STREAM, self._name)
+
+    def reset(self) -> None:
+        """The loop starts over from further back (``ProjectionHandler.reset``: a rebuild makes
+        every document again from its checkpoint, which it may move back after this path
+        opened past it). Until the loop has stored an agent's document past what this path
+        has taken — or, its consumer perhaps opened past the old checkpoint, past the next
+        trigger it takes — the agent's triggers are the loop's: a stored document may miss the
+        ones in between (their count)."""
+        self._floor = max(self._floor, self._top)
+        self._refloor = True
 
     def reading(self, seq: int) -> asyncio.Task[Reading] | None:
         """The reading of the trigger at ``seq`` if this path began it (taken: the loop's)."""
@@ -219,6 +235,8 @@ class EarlyTriggers:
 
     def _take(self, msg: Msg) -> None:
         seq = self._top = stream_seq(msg)
+        if self._refloor:  # every trigger from here on is seen: those before it perhaps not (``reset``)
+            self._floor, self._refloor = max(self._floor, seq - 1), False
         env = decode_event(self._ctx.settings.prefix, msg.subject, seq, msg.data, self._limits)
         if not isinstance(env, Envelope) or not self._channel_ok(env) or not self._projection.accepts(env):
             return  # bad input is the loop's to dead-letter; a kind boot does not brief is nothing
@@ -296,6 +314,8 @@ class EarlyTriggers:
     def _left_behind(self, env: Envelope, stored: BootDoc) -> bool:
         """A trigger of the agent before this one was left to the loop, which has not stored
         it yet: this one's document would miss it (its count), so it is the loop's too."""
+        if stored.integrity.last_seq < self._floor:
+            return True  # made again from further back (``reset``), not yet past what this path missed
         left = self._left.get(env.agent)
         if left is None:
             return False

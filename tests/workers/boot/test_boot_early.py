@@ -187,3 +187,57 @@ def test_a_partition_reads_the_store_triggers_filed_under_the_session_token() ->
     assert f"cortex.openclaw.{token_slot}.{OPENCLAW_SESSION_AGENT}.session_start" in filters
     assert f"cortex.openclaw.{token_slot}.{OPENCLAW_SESSION_AGENT}.session_compaction_start" in filters
     assert f"cortex.openclaw.{token_slot}.*.session_start" not in filters
+
+
+@pytest.fixture
+async def cold_rig(nc: Client, tmp_path: Path) -> AsyncIterator[Rig]:
+    """The rig before the early path starts (a worker starting)."""
+    settings = load_settings({"CORTEX_NATS_URL": "nats://unused", "CORTEX_DATA_DIR": str(tmp_path / "data"),
+                              "CORTEX_BOOT_WAIT_MS": "50", "CORTEX_WORKSPACE": str(tmp_path / "ws")})
+    js = nc.jetstream()
+    await provision(js, settings, consumer_specs())
+    ctx = WorkerContext(nc=nc, js=js, settings=settings, worker="boot", consumer="boot", producer="boot@test",
+                        health=Health("boot"), catalog=all_specs())
+    handler = BootHandler(ctx, await ctx.inputs.tracker(), BootSources(ctx, {"threads", "recall"}))
+    try:
+        yield Rig(js, handler, tmp_path / "ws")
+    finally:
+        await handler.aclose()
+
+
+async def test_after_a_rebuild_a_trigger_is_the_loops_until_it_has_made_the_agents_earlier_ones_again(
+    cold_rig: Rig, wait_for: Any
+) -> None:
+    """A worker starts and its bucket came back empty: the loop rebuilds every document from the
+    stream's start, while the early path opened past the checkpoint it read first (the loop's
+    rewind resets it after). A trigger read early must not be stamped on a document the
+    rebuild has only brought part of the way: its count would miss the agent's triggers between."""
+    rig, early = cold_rig, cold_rig.handler.early
+    start = await rig.publish("ada", "session", "start", 0)
+    compaction = await rig.publish("ada", "compaction", "before", 60, message_count=2)
+    for env in (start, compaction):
+        await rig.make(env)
+    await rig.caught_up("boot", compaction.seq)  # the loop's checkpoint
+
+    early.start()
+
+    async def opened() -> bool:
+        try:
+            info = await rig.js.consumer_info(EVENTS_STREAM, early_consumer("boot"))
+        except Exception:
+            return False
+        return info.config.opt_start_seq == compaction.seq + 1
+
+    await wait_for(opened)
+    await (await rig.js.key_value(BUCKET_BOOT)).purge("ada")  # the bucket came back empty
+    rig.handler.reset()  # the loop's rewind: every document made again from the stream's start
+    await rig.caught_up("boot", 0)
+    await rig.make(start)  # the rebuild has made the first again
+    await rig.caught_up("threads", 10**6)
+    await rig.caught_up("recall", 10**6)
+    again = await rig.publish("ada", "compaction", "before", 120, message_count=3)
+    await wait_for(handled(early, 1))
+    for env in (compaction, again):  # the rebuild reaches them
+        await rig.make(env)
+    stored = await rig.stored("ada")
+    assert (stored.trigger, stored.integrity.last_seq, stored.integrity.events) == ("compaction", again.seq, 3)
