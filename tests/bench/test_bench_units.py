@@ -119,6 +119,20 @@ def test_budget_rows_compare_with_the_issue_targets_and_never_fail_on_missing_da
     assert rows["threads, 2 partitions"].verdict == "n/a"
 
 
+def test_the_complete_briefing_is_reported_beside_the_first_one_without_a_budget() -> None:
+    """Above capacity the first BootDoc may name a source still behind (workers.boot.early): the
+    run also says when each was complete, and how many never were by its end."""
+    report = Report(limit=LimitResult(msgs_per_s=40000.0, runs_msgs_per_s=[40000.0], events=10))
+    fast = Latency(n=10, p50_ms=300.0, p95_ms=600.0, p99_ms=800.0)
+    report.freshness.rates = [RateResult(rate=1000, duration_s=1.0, threads=fast, decisions=fast, boot=fast,
+                                         boot_complete=Latency(n=7, lost=3, p50_ms=900.0, p99_ms=9000.0)),
+                              RateResult(rate=500, duration_s=1.0, threads=fast, decisions=fast, boot=fast)]
+    rows = {r.name: r for r in budget.rows(report)}
+    complete = rows["session start → complete BootDoc @1000/s"]
+    assert (complete.verdict, complete.target) == ("info", "(no budget)") and "(3 lost)" in complete.value
+    assert "session start → complete BootDoc @500/s" not in rows  # a result from before the row existed
+
+
 def test_an_mcp_tool_is_judged_by_what_it_adds_to_its_nats_round_trip() -> None:
     fast = ToolLatency(mcp=Latency(n=9, p50_ms=3.5, p99_ms=9.0), direct=Latency(n=9, p50_ms=2.0, p99_ms=4.0),
                        added_p50_ms=1.5, added_p99_ms=5.0)

@@ -105,6 +105,9 @@ def _freshness_rows(report: Report) -> list[Row]:
                                  FRESH_P99_MS if budgeted else None))
         rows.append(_latency_row("freshness", f"session start → BootDoc {label}", r.boot, "p99",
                                  BOOT_P99_MS if budgeted else NO_CLIFF_BOOT_P99_MS))
+        if r.boot_complete.n or r.boot_complete.lost:  # a run before the row existed has none
+            rows.append(_latency_row("freshness", f"session start → complete BootDoc {label}", r.boot_complete,
+                                     "p99", None))
     return rows
 
 

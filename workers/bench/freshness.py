@@ -4,7 +4,9 @@
   bucket records when a revision whose ``integrity.last_seq`` covers the published
   sequence arrives;
 * session start → BootDoc: the boot document whose ``integrity.last_seq`` is the session
-  start's sequence.
+  start's sequence (or a later one) — the first, which may name a source still behind
+  (``lagging``) — and → the complete BootDoc: the first such revision naming none (the
+  lagging one completed, or a later document).
 
 Publishing is paced on absolute times (message i at start + i / rate) with awaited
 publishes, so the stream sequence of every event is known. Matching happens after the
@@ -42,6 +44,7 @@ class _Head(msgspec.Struct):
     """Only what freshness needs from a document; msgspec skips every other field."""
 
     integrity: _Integrity = msgspec.field(default_factory=_Integrity)
+    lagging: list[str] = msgspec.field(default_factory=list)  # a BootDoc's sources still behind
 
 
 HEAD = msgspec.json.Decoder(_Head)
@@ -62,6 +65,7 @@ class Watches:
     def __init__(self, nc: Client) -> None:
         self._nc = nc
         self.seen: dict[str, dict[str, list[tuple[float, int]]]] = {b: defaultdict(list) for b in WATCHED}
+        self.complete: dict[str, list[tuple[float, int]]] = defaultdict(list)  # BootDoc revisions naming no lag
         self._tasks: list[asyncio.Task[None]] = []
         self._watchers: list[Any] = []
 
@@ -79,7 +83,10 @@ class Watches:
             if entry is None or not entry.value or entry.key is None:
                 continue
             arrived = time.perf_counter()
-            seen[entry.key].append((arrived, HEAD.decode(entry.value).integrity.last_seq))
+            head = HEAD.decode(entry.value)
+            seen[entry.key].append((arrived, head.integrity.last_seq))
+            if bucket == BUCKET_BOOT and not head.lagging:
+                self.complete[entry.key].append((arrived, head.integrity.last_seq))
 
     async def stop(self) -> None:
         for task in self._tasks:
@@ -180,11 +187,13 @@ async def run_rate(session: Session, watches: Watches, source: EventSource, rng:
         drain_s=round(drain_s, 3) if drain_s is not None else None, undrained=undrained,
         threads=_latency(messages, watches.seen[BUCKET_THREADS]),
         decisions=_latency(messages, watches.seen[BUCKET_DECISIONS]),
-        boot=_latency(starts, watches.seen[BUCKET_BOOT]), cpu_ms_per_event=cpu,
+        boot=_latency(starts, watches.seen[BUCKET_BOOT]), boot_complete=_latency(starts, watches.complete),
+        cpu_ms_per_event=cpu,
     )
     busiest = ", ".join(f"{name} {ms:g}" for name, ms in list(cpu.items())[:3])
     session.progress(f"[{phase}] {rate} msg/s: threads p99 {result.threads.p99_ms} ms, "
-                     f"decisions p99 {result.decisions.p99_ms} ms, boot p99 {result.boot.p99_ms} ms; "
+                     f"decisions p99 {result.decisions.p99_ms} ms, boot p99 {result.boot.p99_ms} ms "
+                     f"(complete {result.boot_complete.p99_ms} ms, {result.boot_complete.lost} not); "
                      f"CPU ms per event {sum(cpu.values()):.2f} ({busiest} …)")
     return result
 

@@ -56,6 +56,8 @@ class RateResult(msgspec.Struct, kw_only=True):
     threads: Latency = msgspec.field(default_factory=Latency)
     decisions: Latency = msgspec.field(default_factory=Latency)
     boot: Latency = msgspec.field(default_factory=Latency)
+    # session start → its BootDoc naming no source behind (completed, or made complete); "lost": not by the end
+    boot_complete: Latency = msgspec.field(default_factory=Latency)
     drain_s: float | None = None  # publishing finished → every consumer drained
     undrained: dict[str, int] = msgspec.field(default_factory=dict)  # consumer → pending at the drain limit
     # CPU milliseconds per published event (= CPU seconds per 1 000 events), first publish →

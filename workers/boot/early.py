@@ -11,6 +11,9 @@ triggers — and makes each one's document at once: its sources as of the trigge
 (``BootSources.at_trigger``: waited for, the pace rule naming a source that will not
 catch up in time lagging), composed on the stored document, written with compare-and-set.
 A source still behind is completed later (``workers.boot.complete``), as for any document.
+Each trigger is first checked against the stored document (one read: one the loop made
+already is not read again); at most ``PARALLEL`` are read at once and ``MAX_TAKEN`` taken, so
+a worker restarted far behind reads its backlog of triggers as it goes.
 
 Why this is the document the loop (and a replay) makes:
 
@@ -51,6 +54,7 @@ import nats.errors
 import nats.js.errors
 from nats.aio.msg import Msg
 from nats.js import api
+from nats.js.kv import KeyValue
 from prometheus_client import Histogram
 
 from schemas.docs import BootDoc
@@ -86,6 +90,7 @@ EARLY_SECONDS = Histogram(
 
 TRIGGER_KINDS = (("session", "start"), ("compaction", "before"))
 PARALLEL = 16  # triggers read at once (each agent's in stream order)
+MAX_TAKEN = 1024  # triggers taken and not done with; the consumer is read no further meanwhile
 HELD_READINGS = 512  # readings kept for the loop to take when it reaches their triggers
 FETCH_S = 1.0
 INACTIVE_S = 30.0  # the server removes the consumer this long after its worker went away
@@ -96,10 +101,11 @@ Written = Callable[[str, BootDoc, Reading, int], Awaitable[None]]
 
 
 def trigger_filters(prefix: str, partition: int | None, partitions: int) -> list[str]:
-    """The trigger subjects of the partition's slots (stored subjects:
-    ``<prefix>.<family>.<slot>.<agent>.<kind>``), the OpenClaw store's too
-    (``<prefix>.openclaw.<slot>.<agent>.<type token>``): those are the loop's, but a later
-    trigger of the agent read here must know of them (``_take``)."""
+    """The stored subjects (``<prefix>.<family>.<slot>.<agent>.<kind>``) of the triggers a
+    producer publishes, in the partition's slots, and the OpenClaw store's
+    (``<prefix>.openclaw.<slot>.<agent>.<type token>``, and those filed under its session token
+    as the loop reads them): the loop decides those in stream order, but a later trigger of
+    the agent read here must know of them (``_take``)."""
     slots = ["*"] if partition is None or partitions <= 1 else [str(s) for s in partition_slots(partition, partitions)]
     store = [token for token, mapped in OPENCLAW_TYPES.items() if mapped in TRIGGER_KINDS]
     filters = [f"{prefix}.{family}.{slot}.*.{kind}" for slot in slots for family, kind in TRIGGER_KINDS]
@@ -112,6 +118,11 @@ def trigger_filters(prefix: str, partition: int | None, partitions: int) -> list
 
 class _Gap(Exception):
     """A delivery of the trigger consumer went missing: it is made again (``_run``)."""
+
+
+async def _stored(kv: KeyValue, agent: str) -> tuple[BootDoc | None, int]:
+    raw, revision = await kv_read(kv, agent)
+    return (msgspec.json.decode(raw, type=BootDoc) if raw is not None else None), revision
 
 
 def _stored_at(msg: Msg) -> float | None:
@@ -140,6 +151,7 @@ class EarlyTriggers:
         self._chains: dict[str, asyncio.Task[None]] = {}  # agent → its last trigger's task
         self._left: dict[str, int] = {}  # agent → the last trigger left to the loop (or failed)
         self._slots = asyncio.Semaphore(PARALLEL)
+        self._intake = asyncio.Semaphore(MAX_TAKEN)
         self.handled = 0  # triggers taken and done with (written, made already, or left to the loop)
         self._top = 0  # the stream sequence of the last trigger taken
         # after the loop's reset (documents made again from further back: a rebuild), a stored
@@ -213,7 +225,9 @@ class EarlyTriggers:
                 if consumer_seq(msg) != expected:
                     raise _Gap(f"delivery {consumer_seq(msg)} where {expected} was due")
                 expected += 1
-                self._take(msg)
+                await self._intake.acquire()  # at most ``MAX_TAKEN`` waiting: a long backlog is read as it goes
+                if not self._take(msg):
+                    self._intake.release()
 
     async def _open(self) -> PullFetcher:
         """The consumer, from past the loop's checkpoint (what is at or below it is applied) or
@@ -233,38 +247,37 @@ class EarlyTriggers:
         await fetcher.start()
         return fetcher
 
-    def _take(self, msg: Msg) -> None:
+    def _take(self, msg: Msg) -> bool:
+        """Queue the trigger behind the agent's previous one; False when there is nothing to brief."""
         seq = self._top = stream_seq(msg)
         if self._refloor:  # every trigger from here on is seen: those before it perhaps not (``reset``)
             self._floor, self._refloor = max(self._floor, seq - 1), False
         env = decode_event(self._ctx.settings.prefix, msg.subject, seq, msg.data, self._limits)
         if not isinstance(env, Envelope) or not self._channel_ok(env) or not self._projection.accepts(env):
-            return  # bad input is the loop's to dead-letter; a kind boot does not brief is nothing
-        before = self._chains.get(env.agent)
-        if env.duplicate_key is not None:  # the store's: decided in stream order, so briefed by the loop
-            self._chains[env.agent] = asyncio.create_task(self._leave(env, before), name=f"{self._name}-{seq}")
-            return
+            return False  # bad input is the loop's to dead-letter; a kind boot does not brief is nothing
         stored_at = _stored_at(msg)
         if stored_at is not None:
             EARLY_SECONDS.labels("delivered").observe(max(0.0, time.time() - stored_at))
-        reading = asyncio.create_task(self._read(env), name=f"{self._name}-read-{seq}")
-        self._readings[seq] = reading
-        while len(self._readings) > HELD_READINGS:
-            self._readings.popitem(last=False)  # the loop reads that one itself, if it ever needs it
-        self._chains[env.agent] = asyncio.create_task(self._brief(env, reading, before, stored_at),
-                                                      name=f"{self._name}-{seq}")
+        before = self._chains.get(env.agent)
+        if env.duplicate_key is not None:  # the store's: decided in stream order, so briefed by the loop
+            self._chains[env.agent] = asyncio.create_task(self._leave(env, before), name=f"{self._name}-{seq}")
+            return True
+        self._chains[env.agent] = asyncio.create_task(self._brief(env, before, stored_at), name=f"{self._name}-{seq}")
+        return True
 
     # ------------------------------------------------------------------ one trigger
 
-    async def _brief(self, env: Envelope, reading: asyncio.Task[Reading], before: asyncio.Task[None] | None,
-                     stored_at: float | None) -> None:
-        """After the agent's previous trigger: its document, written unless the loop's."""
+    async def _brief(self, env: Envelope, before: asyncio.Task[None] | None, stored_at: float | None) -> None:
+        """After the agent's previous trigger: its sources read (at most ``PARALLEL`` triggers
+        at once) and its document written — unless it is made already or the loop's."""
         if before is not None:
             with contextlib.suppress(Exception):
                 await before
         try:
             async with self._slots:
-                await self._write(env, await reading, stored_at)
+                kv = await self._ctx.js.key_value(self._ctx.bucket(BUCKET_BOOT))
+                if self._ours(env, (await _stored(kv, env.agent))[0]):
+                    await self._write(kv, env, await self._begin(env), stored_at)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the loop makes it (and, in order, the agent's later ones)
@@ -272,31 +285,50 @@ class EarlyTriggers:
             log.warning("boot_early_failed", extra={"agent": env.agent, "seq": env.seq, "error": repr(exc)[:300]})
         finally:
             self.handled += 1
+            self._intake.release()
             if self._chains.get(env.agent) is asyncio.current_task():
                 del self._chains[env.agent]
 
     async def _leave(self, env: Envelope, before: asyncio.Task[None] | None) -> None:
         """After the agent's previous trigger: this one is the loop's, and so are the agent's
         next ones until the loop has stored it (``_left_behind``: their count includes it)."""
-        if before is not None:
-            with contextlib.suppress(Exception):
-                await before
-        self._left[env.agent] = env.seq
-        self.handled += 1
-        if self._chains.get(env.agent) is asyncio.current_task():
-            del self._chains[env.agent]
+        try:
+            if before is not None:
+                with contextlib.suppress(Exception):
+                    await before
+            self._left[env.agent] = env.seq
+        finally:
+            self.handled += 1
+            self._intake.release()
+            if self._chains.get(env.agent) is asyncio.current_task():
+                del self._chains[env.agent]
 
-    async def _write(self, env: Envelope, reading: Reading, stored_at: float | None) -> None:
+    def _begin(self, env: Envelope) -> asyncio.Task[Reading]:
+        """The trigger's reading, begun: the loop takes it if it reaches the trigger meanwhile."""
+        reading = asyncio.create_task(self._read(env), name=f"{self._name}-read-{env.seq}")
+        self._readings[env.seq] = reading
+        while len(self._readings) > HELD_READINGS:
+            self._readings.popitem(last=False)  # the loop reads that one itself, if it ever needs it
+        return reading
+
+    def _ours(self, env: Envelope, stored: BootDoc | None) -> bool:
+        """Whether this path writes ``env``'s document over ``stored``: not when it is made
+        already (by the loop, a redelivery), nor when it is the loop's to make — no document (a
+        key is never created here), or after a trigger of the agent left to the loop that the
+        loop has not stored yet (the count)."""
+        if stored is not None and stored.integrity.last_seq >= env.seq:
+            return False
+        if stored is None or self._left_behind(env, stored):
+            self._left[env.agent] = env.seq
+            return False
+        return True
+
+    async def _write(self, kv: KeyValue, env: Envelope, reading: Reading, stored_at: float | None) -> None:
         if stored_at is not None:
             EARLY_SECONDS.labels("read").observe(max(0.0, time.time() - stored_at))
-        kv = await self._ctx.js.key_value(self._ctx.bucket(BUCKET_BOOT))
         for _ in range(CONFLICTS):
-            raw, revision = await kv_read(kv, env.agent)
-            stored = msgspec.json.decode(raw, type=BootDoc) if raw is not None else None
-            if stored is not None and stored.integrity.last_seq >= env.seq:
-                return  # made already (by the loop, or a redelivery)
-            if stored is None or self._left_behind(env, stored):
-                self._left[env.agent] = env.seq  # the loop's to make (a key is never created here)
+            stored, revision = await _stored(kv, env.agent)
+            if not self._ours(env, stored):
                 return
             doc, changed = step(self._projection, stored, env, reading, self._ctx.producer)
             if not changed:
