@@ -28,7 +28,9 @@ The scout reads past the read-ahead without taking anything from the durable con
   agent's events between the durable's last read and there. An OpenClaw store event under
   the session token is its session key's agent's (read from its bytes without the whole
   decode): the server cannot filter a noisy agent's out there, so the scout reads past them
-  itself, several batches a turn;
+  itself, several batches a turn; such an event of an agent the scout does not see under
+  its own id (new to a noisy agent's slot) is passed — kept, it could overtake that agent's
+  earlier event the scout never saw;
 * an agent that comes into a noisy agent's slot after the scout opened is not in its
   filter: ``Scout.outdated`` tells, and the loop opens a new scout at the durable's last
   read, which names it;
