@@ -102,6 +102,7 @@ from shared.names import (
     published_form,
 )
 from shared.natsio import max_payload, message_size
+from shared.openclaw import filed_agent_of
 from shared.pull import PullFetcher, fetcher_for
 from shared.repair import first_event_seq
 from shared.scout import Passing, Scout
@@ -111,6 +112,7 @@ log = logging.getLogger(__name__)
 
 CHECKPOINT_EVERY_S = 0.02  # the checkpoint is written at most this often; the last one follows within it
 SCOUT_RECHECK_S = 1.0  # how often an open scout is asked whether a new agent came into a noisy agent's slot
+SCOUT_SKIM = 8  # batches of messages the scout sorts out a turn at most (and, passing them all, has on their way)
 
 
 class Handler(ABC):
@@ -301,6 +303,7 @@ class ConsumeLoop:
         self._scouted: set[int] = set()
         self._copies: dict[int, Msg] = {}
         self._scout_checked = 0.0  # when the open scout was last asked whether it is outdated
+        self._skimming = False  # the scout's last read was all passed: it has more on their way
 
     @property
     def checkpoint(self) -> int:
@@ -455,18 +458,35 @@ class ConsumeLoop:
         try:
             if scout is None:
                 scout = await self._open_scout()
-            msgs = None if scout is None else await scout.read(self._cfg.batch_size - len(self._scouted),
-                                                                self._busy_expiry_s)
+            in_order = scout is not None and await self._sort_out(scout)
         except Exception as exc:  # the scout only saves time: without it the loop is what it was
             log.warning("scout_failed", extra={"consumer": self.consumer, "error": repr(exc)})
-            scout = msgs = None
-        if msgs is None or scout is None:
+            scout, in_order = None, False
+        if not in_order:
             # a gap closes it as any close does; nothing to read past the noisy agents, or a failure,
             # is not tried again before the loop has read a read-ahead further
             await self._close_scout(retry_after=0 if scout is not None else self._cfg.read_ahead)
-            return
-        for msg in msgs:
-            self._scout_file(scout.passing, msg)
+
+    async def _sort_out(self, scout: Scout) -> bool:
+        """File or pass what the scout delivered: up to ``SCOUT_SKIM`` batches of messages a
+        turn, never more than a batch filed and waiting; False at a gap. While it passes all
+        it reads (a noisy agent under the OpenClaw session token: passed here, not by the
+        server) it has as many on their way; else a batch, as the durable reads."""
+        batch = self._cfg.batch_size
+        budget = SCOUT_SKIM * batch
+        while budget > 0 and (room := batch - len(self._scouted)) > 0:
+            ahead = SCOUT_SKIM * batch if self._skimming else batch
+            msgs = await scout.read(min(room, budget), self._busy_expiry_s, ahead)
+            if msgs is None:
+                return False
+            if not msgs:
+                return True
+            budget -= len(msgs)
+            filed = len(self._scouted)
+            for msg in msgs:
+                self._scout_file(scout.passing, msg)
+            self._skimming = len(self._scouted) == filed
+        return True
 
     def _worth_scouting(self, scout: Scout | None) -> bool:
         """More is waiting past the read-ahead than it has room for, behind a noisy agent's
@@ -524,11 +544,7 @@ class ConsumeLoop:
     def _scout_file(self, passing: Passing, msg: Msg) -> None:
         """File a message the scout delivered in its agent's lane, or pass it (``Passing.sort``)."""
         seq = stream_seq(msg)
-        agent = passing.sort(msg.subject, seq, self._lanes.held)
-        if is_session_agent_subject(self._cfg.prefix, msg.subject):
-            decoded = decode_event(self._cfg.prefix, msg.subject, seq, msg.data, self._cfg.limits)
-            if isinstance(decoded, Envelope):
-                passing.block(decoded.agent)  # its events wait for the consumer's delivery, in order
+        agent = passing.sort(msg.subject, seq, self._lanes.held, self._filed_under_session(passing, msg))
         if agent is None or seq <= self._read_top or self._lanes.holds(seq) or seq in self._handled_above:
             return
         # an OpenClaw store event is decided now, in its agent's order (the duplicate window's is
@@ -536,6 +552,17 @@ class ConsumeLoop:
         decided = self._decide(msg, seq, ahead=True) if is_store_subject(self._cfg.prefix, msg.subject) else LATER
         self._lanes.add(Held(seq, msg, decided, len(msg.data), agent))
         self._scouted.add(seq)
+
+    def _filed_under_session(self, passing: Passing, msg: Msg) -> str | None:
+        """For an OpenClaw store event under the session token, the agent its session key names
+        when it is this consumer's (another partition's, or no agent's: None, passed)."""
+        if not passing.under_session_token(msg.subject):
+            return None
+        agent = filed_agent_of(msg.data)
+        cfg = self._cfg
+        if agent is None or (cfg.partition is not None and not partition_owns(cfg.partition, cfg.partitions, agent)):
+            return None
+        return agent
 
     def _durable_copy(self, item: Held) -> Msg | None:
         """The consumer's delivery of a handled message, to ack: the message itself, or for one

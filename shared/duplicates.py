@@ -14,8 +14,9 @@ back and feeds those already-applied messages to its window without applying the
 (``shared.consume``). Contract events are not concerned: their publishers send the event id
 as ``Nats-Msg-Id`` and the stream's duplicate window drops a second copy.
 
-The key names the store's agent (the subject's agent token), so a copy is always of the same
-agent token: the decision on an event depends on that agent's earlier events alone, and a
+The key names the agent Cortex files the event under (the subject's, or for an event under
+the store's session token the one its session key names), so a copy is always of the same
+agent: the decision on an event depends on that agent's earlier events alone, and a
 window fed each agent's events in that agent's stream order decides exactly as one fed the
 whole stream in order. The consume loop's scout relies on it (``shared.scout``): it decides a
 quiet agent's events ahead of another agent's older ones (``seen(..., ahead=True)``), which

@@ -198,11 +198,14 @@ class _Filing(msgspec.Struct, frozen=True):
     session: str | None = None
 
 
+_FILING = msgspec.json.Decoder(_Filing)  # made once: the scout reads the filing of every message under the token
+
+
 def filed_agent_of(data: bytes) -> str | None:
     """The agent a stored store event is filed under (``filed_agent``), read from its bytes
     alone; None when they hold no envelope with an agent and a session (a dead letter's)."""
     try:
-        filing = msgspec.json.decode(data, type=_Filing)
+        filing = _FILING.decode(data)
     except msgspec.MsgspecError:
         return None
     if filing.agent is None or filing.session is None:
@@ -352,5 +355,7 @@ def map_store_event(token: str, data: bytes, subject_agent: str) -> Mapped | str
     event = _build(env, family, kind, payload, common)
     if isinstance(event, str):
         return event
-    key = duplicate_key(env.agent, token, env.id, bytes(env.payload), bytes(env.scope))
+    # the agent Cortex files it under: events the store filed under its session token are each of
+    # the agent their session key names, never a copy of another agent's (whose they are, below)
+    key = duplicate_key(common["agent"], token, env.id, bytes(env.payload), bytes(env.scope))
     return Mapped(event=event, duplicate_key=key)

@@ -16,16 +16,21 @@ The scout reads past the read-ahead without taking anything from the durable con
   other agents it knows in those slots are named one by one, ``scout_filters``); a slot's
   agent the stream did not know yet when the scout opened is not seen by it at all — but
   for the OpenClaw store's session token, always named (any agent's message may be filed
-  under it: seen, it passes that agent's later events);
+  under it: seen, it is kept or passed as its agent's, so that agent's next event is never
+  kept ahead of it);
 * each message it delivers is *kept* — filed in its agent's lane, to be applied at that
   agent's turn (an OpenClaw store event decided as it is filed: its duplicate window
   compares it with its agent's earlier events only, ``shared.duplicates``) — or *passed*
-  (``Passing.sort``): an agent whose lane reaches ``quota``, an OpenClaw store event under
-  the session token (whose it is, its session key says: that agent is blocked too) and
-  anything that names no agent are passed, and once one of an agent's messages is passed
-  so is every later one (the agent is *blocked* until the scout closes), so each agent's
-  events are still applied — and decided — in stream order: what the scout kept of an
-  agent is all of that agent's events between the durable's last read and there;
+  (``Passing.sort``): an agent whose lane reaches ``quota`` and anything that names no
+  agent are passed, and once one of an agent's messages is passed so is every later one
+  (the agent is *blocked* until the scout closes), so each agent's events are still
+  applied — and decided — in stream order: what the scout kept of an agent is all of that
+  agent's events between the durable's last read and there. An OpenClaw store event under
+  the session token is its session key's agent's (read from its bytes without the whole
+  decode): the server cannot filter a noisy agent's out there, so the scout reads past them
+  itself, several batches a turn; such an event of an agent the scout does not see under
+  its own id (new to a noisy agent's slot) is passed — kept, it could overtake that agent's
+  earlier event the scout never saw;
 * an agent that comes into a noisy agent's slot after the scout opened is not in its
   filter: ``Scout.outdated`` tells, and the loop opens a new scout at the durable's last
   read, which names it;
@@ -59,8 +64,8 @@ from shared.names import (
     OPENCLAW_FAMILY,
     OPENCLAW_SESSION_AGENT,
     SLOTS,
-    is_session_agent_subject,
     scout_consumer,
+    session_agent_filter,
     slot_of,
 )
 from shared.pull import PullFetcher, fetcher_for
@@ -120,27 +125,47 @@ class Passing:
         self.top = start - 1  # every message of the filter up to here is kept, or its agent blocked
         self.quota = quota
         self.blocked: set[str] = set(noisy)
+        # the agents the filter names in each noisy agent's slot (``Scout.open``): another agent
+        # of such a slot is not seen under its own id, so its messages under the session token
+        # are passed — kept, one could overtake its own earlier event the scout never saw
+        self.named: dict[int, set[str]] = {}
+        self._session_subjects = session_agent_filter(prefix)[:-1]  # is_session_agent_subject's, made once
 
-    def sort(self, subject: str, seq: int, held: Callable[[str], int]) -> str | None:
+    def under_session_token(self, subject: str) -> bool:
+        """``shared.names.is_session_agent_subject``, for every message the scout reads."""
+        return subject.startswith(self._session_subjects)
+
+    def sort(self, subject: str, seq: int, held: Callable[[str], int], filed: str | None = None) -> str | None:
         """The agent to keep the message at ``seq`` under, or None to pass it (the durable
         delivers it in its turn). ``held(agent)``: how many of the agent's messages the
-        lanes hold."""
+        lanes hold; ``filed``: for an OpenClaw store event under the session token, the agent
+        its session key names (``shared.openclaw.filed_agent_of``; None: no agent's — bad
+        input, dead-lettered in its turn)."""
         self.top = max(self.top, seq)
         tokens = subject.split(".")
         if len(tokens) != _STORED_TOKENS:
             return None  # what no agent's lane holds (the first layout's subjects)
         agent = tokens[_AGENT_TOKEN]
+        if agent == OPENCLAW_SESSION_AGENT and self.under_session_token(subject):
+            if filed is None:
+                return None
+            agent = filed
+            if not self._sees(agent):
+                self.blocked.add(agent)
+                return None
         if agent in self.blocked:
             return None
-        if is_session_agent_subject(self.prefix, subject) or held(agent) >= self.quota:
+        if held(agent) >= self.quota:
             self.blocked.add(agent)
             return None
         return agent
 
-    def block(self, agent: str) -> None:
-        """Pass every later message of ``agent`` (an OpenClaw store event filed under the
-        session token turned out to be its)."""
-        self.blocked.add(agent)
+
+    def _sees(self, agent: str) -> bool:
+        """Does the filter deliver ``agent``'s events under its own id (not an agent of a noisy
+        agent's slot that it does not name)?"""
+        named = self.named.get(slot_of(agent))
+        return named is None or agent in named
 
 
 def agent_token(subject: str) -> str | None:
@@ -172,6 +197,7 @@ class Scout:
         config = info.config
         filters = list(config.filter_subjects or ([config.filter_subject] if config.filter_subject else []))
         neighbours = self._known = {slot: await self._agents_in(slot) for slot in {slot_of(agent) for agent in noisy}}
+        self.passing.named = neighbours
         filters = scout_filters(filters, noisy, neighbours) if filters else []
         if not filters:
             return False  # an empty filter would be the whole stream: other workers' events too
@@ -200,12 +226,14 @@ class Scout:
         subjects = info.state.subjects or {}
         return {agent for agent in map(agent_token, subjects) if agent is not None}
 
-    async def read(self, batch: int, expires_s: float) -> list[Msg] | None:
-        """The messages delivered since the last read (up to ``batch``), in order; None when a
-        delivery went missing on the way (the scout must close: a message it never saw may
-        be an agent's it would keep later ones of)."""
+    async def read(self, batch: int, expires_s: float, room: int = 0) -> list[Msg] | None:
+        """The messages delivered since the last read (up to ``batch``), in order, with up to
+        ``room`` on their way (at least the batch); None when a delivery went missing on the
+        way (the scout must close: a message it never saw may be an agent's it would keep
+        later ones of)."""
         if self._fetcher is None:
             return []
+        await self._fetcher.ask(room, expires_s)
         msgs = await self._fetcher.poll(batch, expires_s)
         for msg in msgs:
             delivery = self._delivery_of(msg)

@@ -687,12 +687,14 @@ async def test_a_worker_killed_after_a_quiet_agent_went_past_the_read_ahead_matc
                                            config=PAST_CONFIG, health=Health("tally")).run())
     await asyncio.wait_for(handler.holding.wait(), timeout=60)
     await wait_for(lambda: _eq(tally(js, "quiet"), ["eq"]), within=30)
-    killed_at = await checkpoint(js)
-    assert killed_at < BACKLOG // 2
     quiet_revision = await _revision(js, "quiet")
     task.cancel()  # killed mid-batch: nothing more is committed or acked
     with contextlib.suppress(asyncio.CancelledError):
         await task
+    # Read after the kill: the checkpoint is written deferred (at most every 20 ms), so one
+    # read before it could be overtaken by a write still due; the restart rewinds to this one.
+    killed_at = await checkpoint(js)
+    assert killed_at < BACKLOG // 2
     restarted = Recorder(js)
     loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=restarted, config=PAST_CONFIG,
                        health=Health("tally"))
@@ -808,22 +810,28 @@ STORE_CONFIG = msgspec.structs.replace(PAST_CONFIG, duplicate_window=STORE_SPAN)
 STORE_BURST = 2600  # noisy's store events: quiet's, after them, lie more than a span past noisy's first
 
 
-def _store_event(event_id: str, agent: str) -> tuple[str, bytes]:
-    """An OpenClaw store event filed under the agent's own id (what the gateway's plugin publishes)."""
-    data = {"id": event_id, "ts": 1771318803000, "agent": agent, "session": f"{agent}:webchat:albert",
+OWN_ID, SESSION_TOKEN = "own id", "session token"
+
+
+def _store_event(event_id: str, agent: str, filed: str = OWN_ID) -> tuple[str, bytes]:
+    """An OpenClaw store event of ``agent``: filed under its own id (the store's 0.2 plugin), or
+    under the session token with the agent in the session key (OpenClaw 2026.9: every agent's)."""
+    store_agent, session = (agent, f"{agent}:webchat:albert") if filed == OWN_ID else (
+        OPENCLAW_SESSION_AGENT, f"agent:{agent}:main")
+    data = {"id": event_id, "ts": 1771318803000, "agent": store_agent, "session": session,
             "type": "msg.in", "payload": {"from": "albert", "content": f"message {event_id}"}}
-    return f"openclaw.events.{agent}.msg_in", msgspec.json.encode(data)
+    return f"openclaw.events.{store_agent}.msg_in", msgspec.json.encode(data)
 
 
-async def _store_burst_then_quiet(js: JetStreamContext) -> None:
+async def _store_burst_then_quiet(js: JetStreamContext, filed: str = OWN_ID) -> None:
     """Quiet's o1 (sequence 1); noisy's burst with a copy of its n100 after n900 (a duplicate, 801
     apart: n100 is read before the look past the read-ahead opens, its copy after); then quiet's o2,
     a copy of o2 (a duplicate) and a copy of o1 (more than a span after o1: applied again). In
     stream order the documents are noisy n1..n2600 once each, quiet o1 o2 o1."""
-    burst = [_store_event(f"n{i}", "noisy") for i in range(1, STORE_BURST + 1)]
-    burst.insert(900, _store_event("n100", "noisy"))
-    await publish(js, [_store_event("o1", "quiet"), *burst, _store_event("o2", "quiet"),
-                       _store_event("o2", "quiet"), _store_event("o1", "quiet")])
+    burst = [_store_event(f"n{i}", "noisy", filed) for i in range(1, STORE_BURST + 1)]
+    burst.insert(900, _store_event("n100", "noisy", filed))
+    await publish(js, [_store_event("o1", "quiet", filed), *burst, _store_event("o2", "quiet", filed),
+                       _store_event("o2", "quiet", filed), _store_event("o1", "quiet", filed)])
 
 
 async def _store_streams(js: JetStreamContext, consumers: tuple[str, ...] = ("tally",)) -> None:
@@ -842,17 +850,20 @@ QUIET_STORE = ["o1", "o2", "o1"]
 NOISY_STORE = [f"n{i}" for i in range(1, STORE_BURST + 1)]
 
 
+@pytest.mark.parametrize("filed", [OWN_ID, SESSION_TOKEN])
 async def test_a_quiet_agents_store_event_past_the_read_ahead_is_applied_before_the_burst_deciding_copies_in_order(
-    nc: Client, wait_for: WaitFor
+    nc: Client, wait_for: WaitFor, filed: str
 ) -> None:
-    """Both agents on the OpenClaw store (the gateway's plugin). Quiet's o2 lies past a read-ahead
-    noisy's burst holds 13 times over: the look past the read-ahead applies it while most of the
-    burst is still to come, once, in quiet's order — and the duplicate window decides as the
-    stream's order does: o2's copy is dropped, o1's copy (more than a span after o1) applied, and
-    noisy's own copy of n100, decided after quiet's events were, still dropped."""
+    """Both agents on the OpenClaw store (the gateway's plugin), filed under their own ids or —
+    OpenClaw 2026.9 — both under the session token, where the server cannot leave noisy's burst
+    out. Quiet's o2 lies past a read-ahead noisy's burst holds 13 times over: the look past the
+    read-ahead applies it while most of the burst is still to come, once, in quiet's order —
+    and the duplicate window decides as the stream's order does: o2's copy is dropped, o1's copy
+    (more than a span after o1) applied, and noisy's own copy of n100, decided after quiet's
+    events were, still dropped."""
     js = nc.jetstream()
     await _store_streams(js)
-    await _store_burst_then_quiet(js)
+    await _store_burst_then_quiet(js, filed)
     total = STORE_BURST + 5
     await wait_for(lambda: _stored(js, total), within=30)
     handler = Recorder(js)
@@ -873,15 +884,16 @@ async def test_a_quiet_agents_store_event_past_the_read_ahead_is_applied_before_
     assert handler.order.index(("quiet", total)) > o2_at
 
 
+@pytest.mark.parametrize("filed", [OWN_ID, SESSION_TOKEN])
 async def test_a_worker_killed_after_a_quiet_agents_store_events_went_past_the_read_ahead_matches_a_replay(
-    nc: Client, wait_for: WaitFor
+    nc: Client, wait_for: WaitFor, filed: str
 ) -> None:
     """Killed in the middle of noisy's store burst after quiet's store events were applied past
     the read-ahead: restarted, the worker rewinds to the checkpoint (the window's span further),
     and its documents are byte for byte those of a replay in stream order."""
     js = nc.jetstream()
     await _store_streams(js, ("tally", "replay"))
-    await _store_burst_then_quiet(js)
+    await _store_burst_then_quiet(js, filed)
     total = STORE_BURST + 5
     await wait_for(lambda: _stored(js, total), within=30)
     handler = Recorder(js, hold=STORE_BURST // 2)
@@ -980,3 +992,46 @@ async def test_a_worker_killed_with_its_acks_ahead_of_its_checkpoint_applies_not
 async def _checkpoint_writes(js: JetStreamContext) -> int:
     """How many times a checkpoint was written (the only key of the bucket here)."""
     return int((await js.stream_info(f"KV_{BUCKET_CHECKPOINTS}")).state.last_seq)
+
+
+async def test_an_agent_new_to_a_noisy_slot_is_not_overtaken_by_its_message_under_the_session_token(
+    nc: Client, wait_for: WaitFor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OpenClaw 2026.9 files an agent's messages under the session token, its other events under
+    its own id. A new agent in the noisy agent's slot (the look past the read-ahead does not name
+    it: the re-check has not come yet) has an event under its own id, then a message under the
+    session token. The look-ahead must not apply the message before the event, which the
+    consumer delivers only behind noisy's backlog: the event would be skipped by the agent's
+    watermark, lost."""
+    monkeypatch.setattr("shared.consume.SCOUT_RECHECK_S", 1e9)  # the new agent is not noticed meanwhile
+    newcomer = next(f"new{i}" for i in range(10_000) if slot_of(f"new{i}") == slot_of("noisy"))
+    js = nc.jetstream()
+    await js.add_stream(StreamConfig(name="openclaw-events", subjects=["openclaw.events.>"]))
+    await provision(js, load_settings({"CORTEX_OPENCLAW_STREAM": "openclaw-events"}),
+                    [ConsumerSpec(name="tally", families=("msg",))])
+    await ensure_bucket(js, BUCKET)
+    await publish(js, [msg(i, agent="noisy") for i in range(1, BACKLOG + 1)])
+    handler = Recorder(js, hold=BACKLOG // 4)
+    loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=handler, config=PAST_CONFIG,
+                       health=Health("tally"))
+    task = asyncio.create_task(loop.run())
+    try:
+        await asyncio.wait_for(handler.holding.wait(), timeout=60)
+        assert "tally-scout" in await _consumer_names(js)  # open, without the newcomer
+
+        async def stored(n: int) -> bool:
+            return (await js.stream_info(EVENTS_STREAM)).state.messages == n
+
+        await publish(js, [msg("n", agent=newcomer)])
+        await wait_for(lambda: stored(BACKLOG + 1), within=30)
+        await publish(js, [_store_message(1, newcomer)])
+        await wait_for(lambda: stored(BACKLOG + 2), within=30)
+        handler.gate.set()
+        await wait_for(lambda: _eq(checkpoint(js), BACKLOG + 2), within=60)
+        await wait_for(lambda: _drained(js), within=30)
+    finally:
+        handler.gate.set()
+        loop.stop()
+        await asyncio.wait_for(task, timeout=15)
+    assert await tally(js, newcomer) == ["en", "o1"]
+    assert await tally(js, "noisy") == [f"e{i}" for i in range(1, BACKLOG + 1)]

@@ -15,6 +15,7 @@ from schemas.events import CompactionEvent, MessageEvent, RunEvent, SessionEvent
 from shared.codec import Envelope, Limits, Rejection, Subject, decode_event, parse_subject
 from shared.names import (
     OPENCLAW_IGNORED,
+    OPENCLAW_SESSION_AGENT,
     OPENCLAW_TYPES,
     consumer_filter_subjects,
     openclaw_transform,
@@ -307,6 +308,21 @@ def test_a_second_copy_of_the_same_event_has_the_same_duplicate_key_whatever_its
         {"id": "e", "agent": "main", "session": "s", "ts": "2026-02-17T10:30:00Z", "role": "user", "content": "x"}),
         Limits()))
     assert contract.duplicate_key is None  # contract events: the stream's Nats-Msg-Id dedup
+
+
+def test_under_the_session_token_a_copy_is_only_ever_of_the_same_agent() -> None:
+    """OpenClaw 2026.9 files every agent's events under the session token ``agent``. Two agents'
+    events with the same id, type and payload (a chat's message ids are small integers) are two
+    events — the key names the agent the session key does — while a copy of one agent's is still
+    a duplicate. So whether an event is a copy depends on its own agent's events only, which the
+    consume loop's look past the read-ahead relies on (docs/operations.md, Fairness)."""
+    def under_token(session: str, ts: int = 0) -> Envelope:
+        data = {**GOOD, "agent": OPENCLAW_SESSION_AGENT, "session": session, "ts": GOOD["ts"] + ts}
+        return envelope(decode(f"cortex.openclaw.{OPENCLAW_SESSION_AGENT}.msg_in", msgspec.json.encode(data)))
+
+    ada, ada_again, bob = under_token("agent:ada:main"), under_token("agent:ada:main", 5), under_token("agent:bob:main")
+    assert (ada.agent, bob.agent) == ("ada", "bob")
+    assert ada.duplicate_key == ada_again.duplicate_key != bob.duplicate_key
 
 
 def test_one_tool_called_twice_alike_in_a_run_is_two_events_though_the_v1_plugin_gives_one_id() -> None:

@@ -43,14 +43,17 @@ def test_once_an_agents_message_is_passed_every_later_one_is() -> None:
     assert passing.sort("cortex.msg.3.busy.received", 105, held.get) is None
     # an OpenClaw store event under the agent's own id is kept (its duplicate window is the agent's) ...
     assert passing.sort("cortex.openclaw.2.quiet.msg_in", 106, held.get) == "quiet"
-    # ... one under the session token waits for the consumer: whose it is, its session key tells
-    assert passing.sort(f"cortex.openclaw.38.{OPENCLAW_SESSION_AGENT}.msg_in", 107, held.get) is None
+    # ... one under the session token is the agent's its session key names (or no agent's: passed)
+    session_subject = f"cortex.openclaw.38.{OPENCLAW_SESSION_AGENT}.msg_in"
+    assert passing.sort(session_subject, 107, held.get, filed="quiet") == "quiet"
+    assert passing.sort(session_subject, 108, held.get, filed="noisy") is None
+    assert passing.sort(session_subject, 109, held.get) is None
     held["quiet"] = 3
-    assert passing.sort("cortex.msg.2.quiet.received", 108, held.get) is None
+    assert passing.sort("cortex.msg.2.quiet.received", 110, held.get) is None
     held["quiet"] = 0
-    assert passing.sort("cortex.openclaw.2.quiet.msg_in", 109, held.get) is None
-    assert passing.sort("cortex.msg.quiet.received", 110, held.get) is None  # no slot: no agent's lane
-    assert passing.top == 110 and passing.blocked == {"noisy", "busy", "quiet", OPENCLAW_SESSION_AGENT}
+    assert passing.sort(session_subject, 111, held.get, filed="quiet") is None
+    assert passing.sort("cortex.msg.quiet.received", 112, held.get) is None  # no slot: no agent's lane
+    assert passing.top == 112 and passing.blocked == {"noisy", "busy", "quiet"}
 
 
 def test_a_durable_reading_only_the_noisy_agents_slot_leaves_the_scout_nothing_to_read() -> None:

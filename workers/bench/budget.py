@@ -216,8 +216,9 @@ def _recall_rows(report: Report) -> list[Row]:
     if rc.scale_memories:
         sq = rc.scale_query
         failed = f" ({sq.lost} failed)" if sq.lost else ""
+        cpu = f", {rc.scale_query_cpu_ms:g} ms CPU a query" if rc.scale_query_cpu_ms is not None else ""
         rows.append(Row(section="recall", name=f"query at {rc.scale_memories:,} memories of one agent ({rc.embedder})",
-                        value=f"p50 {_ms(sq.p50_ms)} / p95 {_ms(sq.p95_ms)}{failed}",
+                        value=f"p50 {_ms(sq.p50_ms)} / p95 {_ms(sq.p95_ms)}{failed}{cpu}",
                         target=f"p50 < {RECALL_P50_MS:g} ms, p95 < {RECALL_P95_MS:g} ms at 100 k",
                         verdict=_verdict(_recall_ok(sq))))
     return rows
@@ -326,7 +327,7 @@ def _fairness_rows(report: Report) -> list[Row]:
             run.burst and run.drain_s is not None and run.cpu_us_per_event is not None) else ""
         behind = f"; its first message after {run.first_quiet_behind} of the burst" if (
             run.first_quiet_behind is not None) else ""
-        via = ", both agents on an OpenClaw store" if run.source != "contract" else ""
+        via = f", both agents on the {run.source}" if run.source != "contract" else ""
         rows.append(Row(section="fairness", name=f"{run.worker}: quiet agent{beside}{via}{order}, p50 / max",
                         value=f"{run.quiet.p50_ms} / {run.quiet.max_ms} ms{behind}{cpu}", target="", verdict="info"))
     return rows

@@ -23,7 +23,9 @@ Then, unless ``fairness_store_burst`` is 0, the channels worker beside a burst w
 agents on an OpenClaw event store** (what the gateway's plugin publishes, without
 ``Nats-Msg-Id``, to a stream the server sources into CORTEX_EVENTS — the quiet agent's
 messages too, so latency includes the server's copy): the look past the read-ahead on events
-whose duplicate window decides (``fairness_store_read_ahead``: 0, the worker's default).
+whose duplicate window decides (``fairness_store_read_ahead``: 0, the worker's default);
+twice — each agent filed under its own id, and both under the session token ``agent`` as
+the store files OpenClaw 2026.9's events (the server cannot leave the noisy agent out there).
 
 Each run also reports how long the burst took to drain (from its first delivery)
 and the worker's CPU time per event (``/proc``: load-independent, unlike the latencies on a shared machine).
@@ -35,13 +37,14 @@ import asyncio
 import contextlib
 import time
 from collections import defaultdict
+from typing import Any
 
 import msgspec
 import nats.js.errors
 from nats.aio.client import Client
 from nats.js import api
 
-from shared.names import BUCKET_CHANNELS, BUCKET_RECALL, EVENTS_STREAM, consumer_name
+from shared.names import BUCKET_CHANNELS, BUCKET_RECALL, EVENTS_STREAM, OPENCLAW_SESSION_AGENT, consumer_name
 from shared.provision import provision
 from shared.tasks import cancel_and_wait
 from workers.bench.events import BenchEvent, EventSource
@@ -107,6 +110,7 @@ class _Watch:
 
 CONTRACT = "contract"
 OPENCLAW = "OpenClaw store"
+OPENCLAW_TOKEN = "OpenClaw store, session token"  # OpenClaw 2026.9: every agent filed under ``agent``
 _WINDOW = 2000
 
 
@@ -117,7 +121,8 @@ class _Route:
 
     def __init__(self, session: Session, source: str) -> None:
         self._session = session
-        self.store = source == OPENCLAW
+        self.store = source in (OPENCLAW, OPENCLAW_TOKEN)
+        self._under_token = source == OPENCLAW_TOKEN
 
     async def wire(self) -> None:
         """The store, wired as ``cortex init`` does (after the reset: CORTEX_EVENTS is empty)."""
@@ -140,7 +145,7 @@ class _Route:
         item = store_event(event)
         if item is None:
             raise BenchError(f"a {event.kind} event has no OpenClaw store form")
-        return item
+        return under_session_token(*item) if self._under_token else item
 
     async def one(self, event: BenchEvent) -> int:
         """Publish one event; its sequence."""
@@ -165,6 +170,16 @@ class _Route:
         if state.messages != last:
             raise BenchError(f"CORTEX_EVENTS holds {state.messages} messages, the store {last}: their sequences differ")
         return last
+
+
+def under_session_token(subject: str, data: bytes) -> tuple[str, bytes]:
+    """The store event as the store files it under OpenClaw 2026.9: under the agent ``agent``,
+    the agent in the session key (``agent:<id>:<rest>``)."""
+    envelope: dict[str, Any] = msgspec.json.decode(data)
+    agent = envelope["agent"]
+    envelope.update(agent=OPENCLAW_SESSION_AGENT, session=f"agent:{agent}:{envelope['session']}")
+    kind = subject.rsplit(".", 1)[1]
+    return f"{STORE_PREFIX}.{OPENCLAW_SESSION_AGENT}.{kind}", msgspec.json.encode(envelope)
 
 
 async def _publish_quiet(session: Session, route: _Route, source: EventSource, agent: str) -> list[Published]:
@@ -267,7 +282,8 @@ def _modes(session: Session) -> list[tuple[str, str, int, str | None, str]]:
                   ("recall", "noisy neighbour, in order", burst, IN_ORDER, CONTRACT)]
     if cfg.fairness_store_burst:
         store_read_ahead = str(cfg.fairness_store_read_ahead) if cfg.fairness_store_read_ahead else None
-        modes.append((WORKER, "noisy neighbour", cfg.fairness_store_burst, store_read_ahead, OPENCLAW))
+        modes += [(WORKER, "noisy neighbour", cfg.fairness_store_burst, store_read_ahead, via)
+                  for via in (OPENCLAW, OPENCLAW_TOKEN)]
     return modes
 
 

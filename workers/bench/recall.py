@@ -16,7 +16,7 @@ from schemas.docs import RecallDoc
 from shared.names import BUCKET_RECALL, EVENTS_STREAM, api_subject
 from workers.bench import recallscale
 from workers.bench.events import TOPICS_DE, TOPICS_EN, backlog
-from workers.bench.results import Latency, RecallResult
+from workers.bench.results import RecallResult
 from workers.bench.session import Session
 from workers.bench.stats import summarize
 from workers.bench.throughput import drain_worker, unavailable
@@ -115,13 +115,15 @@ async def _at_scale(session: Session, result: RecallResult) -> RecallResult:
     settings = msgspec.structs.replace(session.settings, data_dir=str(session.workdir / "data"), qdrant_url=None)
     session.progress(f"[recall] filling one agent's store with {cfg.recall_scale:,} memories …")
     started = time.perf_counter()
-    stored = await asyncio.to_thread(recallscale.fill, settings, cfg.recall_scale, cfg.seed + 9)
+    filled = await asyncio.to_thread(recallscale.fill, settings, cfg.recall_scale, cfg.seed + 9)
     fill_s = round(time.perf_counter() - started, 1)
     proc = session.procs.start("recall")
     try:
-        latency: Latency = await recallscale.queries(session)
+        latency, cpu_ms = await recallscale.queries(session, proc.cpu_seconds)
     finally:
         proc.stop()
-    session.progress(f"[recall] {stored:,} memories of one agent (filled in {fill_s} s): query p50 "
-                     f"{latency.p50_ms} ms, p95 {latency.p95_ms} ms")
-    return msgspec.structs.replace(result, scale_memories=stored, scale_fill_s=fill_s, scale_query=latency)
+    session.progress(f"[recall] {filled.stored:,} memories of one agent (filled in {fill_s} s, of which the "
+                     f"vector index {filled.index_s} s): query p50 {latency.p50_ms} ms, p95 {latency.p95_ms} ms, "
+                     f"{cpu_ms} ms of the worker's CPU a query")
+    return msgspec.structs.replace(result, scale_memories=filled.stored, scale_fill_s=fill_s,
+                                   scale_index_s=filled.index_s, scale_query=latency, scale_query_cpu_ms=cpu_ms)

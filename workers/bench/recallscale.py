@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from typing import Final
 
 import msgspec
@@ -31,18 +32,24 @@ BATCH: Final = 2000  # memories embedded and upserted at once
 ERROR_HEADER: Final = "Nats-Service-Error-Code"
 
 
-def fill(settings: Settings, count: int, seed: int) -> int:
+class Filled(msgspec.Struct, frozen=True, kw_only=True):
+    stored: int
+    index_s: float  # of the fill's seconds: waiting for the vector index (built beside the store)
+
+
+def fill(settings: Settings, count: int, seed: int) -> Filled:
     """Store ``count`` memories of ``AGENT`` (runs in a thread: the store layer is
-    synchronous). Returns how many were stored."""
+    synchronous), and wait for the vector index the store builds for an agent that size."""
     from workers.recall.capture import capture_message
     from workers.recall.embedders import make_embedder
     from workers.recall.models import Memory
     from workers.recall.store import MemoryPoint, store_for
+    from workers.recall.store_edge import EdgeMemoryStore
 
     embedder = make_embedder(settings.embedder)
     store = store_for(settings, embedder.name, embedder.dim)
     source = EventSource(1, seed, settings.prefix, id_prefix="scale")
-    stored, seq = 0, 0
+    stored, seq, index_s = 0, 0, 0.0
     try:
         while stored < count:
             batch: list[Memory] = []
@@ -56,10 +63,14 @@ def fill(settings: Settings, count: int, seed: int) -> int:
             vectors = embedder.embed_documents([m.content for m in batch])
             store.upsert([MemoryPoint(m, v) for m, v in zip(batch, vectors, strict=True)])
             stored += len(batch)
-        store.flush()
+        started = time.perf_counter()
+        store.flush()  # an agent this size gets its vector index: the store builds it beside it
+        if isinstance(store, EdgeMemoryStore):
+            store.await_index()  # the query is measured with it, as a worker's store has it
+        index_s = time.perf_counter() - started
     finally:
         store.close()
-    return stored
+    return Filled(stored=stored, index_s=round(index_s, 1))
 
 
 async def _ask(session: Session, body: bytes) -> tuple[float | None, bool]:
@@ -84,13 +95,16 @@ async def _serving(session: Session, limit_s: float = 120.0) -> None:
         await asyncio.sleep(0.2)
 
 
-async def queries(session: Session) -> Latency:
+async def queries(session: Session, cpu_s: Callable[[], float | None]) -> tuple[Latency, float | None]:
+    """The timed queries' latency, and the CPU per query of the process ``cpu_s`` reads
+    (the recall worker's: the engine's search threads are in it)."""
     await _serving(session)
     topics = [*TOPICS_EN, *TOPICS_DE]
     for i in range(5):  # warm-ups
         await _ask(session, msgspec.json.encode({"query": f"what about the {topics[i]}"}))
     samples: list[float] = []
     failures = 0
+    cpu_before = cpu_s()
     for i in range(session.config.api_requests):
         body = msgspec.json.encode({"query": f"what did we decide about the {topics[i % len(topics)]}"})
         elapsed, ok = await _ask(session, body)
@@ -98,4 +112,7 @@ async def queries(session: Session) -> Latency:
             failures += 1
         else:
             samples.append(elapsed)
-    return summarize(samples, lost=failures)
+    cpu_after = cpu_s()
+    cpu_ms = None if cpu_before is None or cpu_after is None or not session.config.api_requests else \
+        round((cpu_after - cpu_before) * 1000 / session.config.api_requests, 2)
+    return summarize(samples, lost=failures), cpu_ms

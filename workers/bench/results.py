@@ -184,7 +184,9 @@ class RecallResult(msgspec.Struct, kw_only=True):
     # the query of one agent holding ``scale_memories`` memories (filled through the store layer)
     scale_memories: int | None = None
     scale_fill_s: float | None = None
+    scale_index_s: float | None = None  # of the fill: the store's vector index built beside it (store_index)
     scale_query: Latency = msgspec.field(default_factory=Latency)
+    scale_query_cpu_ms: float | None = None  # the worker process's CPU per timed query (its search threads too)
     scale_skipped: str | None = None
 
 

@@ -208,6 +208,13 @@ def engine_id(text: str) -> uuid.UUID:
     return uuid.UUID(text)
 
 
+def by_similarity(hits: list[SearchHit]) -> list[SearchHit]:
+    """Exact hits most similar first, equal similarities by memory id: the engine orders ties
+    by where the points lie in its segments, which an index build changes (the near-duplicate
+    a memory folds into must not depend on it)."""
+    return sorted(hits, key=lambda hit: (-hit.similarity, hit.memory.id))
+
+
 def unit(vector: FloatVector | Sequence[float]) -> FloatVector:
     arr = np.asarray(vector, dtype=np.float32).reshape(-1)
     norm = float(np.linalg.norm(arr))

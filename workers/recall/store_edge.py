@@ -4,6 +4,9 @@ Layout under the store directory::
 
     cortex_memories/        the Edge shard (segments + WAL)
     cortex_memories.json    CollectionInfo: embedder, dimension, BM25 setting
+    cortex_memories.build-<id>/, .old/, .trash/
+                            only while the vector index is built beside the store
+                            (``workers.recall.store_index``)
 
 and likewise ``cortex_shadow_memories/`` and its ``.json`` for a worker in shadow mode
 (each collection's shard has its own WAL lock: a live and a shadow worker both run).
@@ -11,11 +14,16 @@ and likewise ``cortex_shadow_memories/`` and its ``.json`` for a worker in shado
 The shard takes an exclusive lock on its WAL, so a second process opening the same
 directory gets :class:`StoreUnavailable` (it is a standby; it retries until the active
 instance lets go). Calls are serialised by a lock: the worker may call from threads.
+Writes and flushes also hold a second lock, which the copy for an index build holds
+instead of the first (reads go on meanwhile): ``workers.recall.store_index``.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import shutil
+import subprocess
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -25,11 +33,8 @@ from typing import Any
 import msgspec
 from qdrant_edge import CountRequest as EdgeCountRequest
 from qdrant_edge import (
-    Distance,
-    EdgeConfig,
     EdgeShard,
-    EdgeSparseVectorParams,
-    EdgeVectorParams,
+    FacetRequest,
     FieldCondition,
     Filter,
     Fusion,
@@ -39,7 +44,6 @@ from qdrant_edge import (
     KeywordIndexParams,
     MatchAny,
     MatchValue,
-    Modifier,
     PayloadSchemaType,
     Point,
     Prefetch,
@@ -54,7 +58,7 @@ from qdrant_edge import (
     UpdateOperation,
 )
 
-from workers.recall import vocabulary
+from workers.recall import store_index, vocabulary
 from workers.recall.models import PACKED, Memory, SearchHit, Tier, memory_from_payload, memory_to_payload
 from workers.recall.store_base import (
     DENSE,
@@ -73,11 +77,15 @@ from workers.recall.store_base import (
     StoreBase,
     StoreError,
     StoreUnavailable,
+    by_similarity,
     check_compatible,
     conditions,
     engine_id,
     point_ids,
 )
+from workers.recall.store_index import IndexPolicy
+
+log = logging.getLogger(__name__)
 
 # Engine errors are plain ``Exception``s; these message fragments mean "not now" rather
 # than "never": a held lock, permissions (EACCES; EPERM for immutable files), a full or
@@ -194,6 +202,35 @@ def _key(point_id: int | uuid.UUID | str) -> int:
     raise StoreError(f"not a memory point (expected a UUID id): {point_id!r}")
 
 
+class _Build:
+    """An index build under way: its child process, the copy it indexes, the points the copy
+    held, and the store's writes since the copy (applied to it again when it is put in place).
+    A thread waits for the child and calls ``done(self, error)``."""
+
+    def __init__(self, child: subprocess.Popen[bytes], copy: Path, points: int,
+                 done: Callable[[_Build, str | None], None]) -> None:
+        self.child = child
+        self.copy = copy
+        self.points = points
+        self.writes: list[UpdateOperation] = []
+        self.stopped = False  # by the store's close: neither put in place nor a failure
+        self.waiter = threading.Thread(target=self._wait, args=(done,), name="recall-index-build", daemon=True)
+        self.waiter.start()
+
+    def _wait(self, done: Callable[[_Build, str | None], None]) -> None:
+        _, stderr = self.child.communicate()
+        error = None if self.child.returncode == 0 else \
+            f"exit {self.child.returncode}: {stderr.decode(errors='replace')[-500:]}"
+        done(self, error)
+
+    def stop(self) -> None:
+        """Stop the child and wait for the waiter (which then drops the copy)."""
+        self.stopped = True
+        if self.child.poll() is None:
+            self.child.terminate()
+        self.waiter.join()
+
+
 def edge_collection_exists(directory: str, collection: str) -> bool:
     """Has a store under ``directory`` made ``collection`` (its metadata or its shard)?"""
     root = Path(directory)
@@ -203,33 +240,41 @@ def edge_collection_exists(directory: str, collection: str) -> bool:
 class EdgeMemoryStore(StoreBase):
     """``MemoryStore`` over a Qdrant Edge shard in ``directory``."""
 
-    def __init__(self, directory: str, wanted: CollectionInfo, lexical: LexicalEncoder) -> None:
+    def __init__(self, directory: str, wanted: CollectionInfo, lexical: LexicalEncoder,
+                 index: IndexPolicy | None = None) -> None:
         self._root = Path(directory)
         self._info = wanted
         self._name = wanted.collection
         self._lexical = lexical
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # every engine call
+        self._writing = threading.Lock()  # writes and flushes (taken before ``_lock``), and a build's copy
         self._closed = False
         self._shard = self._open()
         self._memo = MemoryMemo()
+        self._index = index or IndexPolicy()
+        self._build: _Build | None = None
+        self._build_failed = False  # not tried again in this process (a restart does)
+        # points written since the last look at the shard: the first flush looks (not the
+        # open: ``cortex forget`` opens a store for one delete)
+        self._since_check = self._index.check_every
+        self._indexed = self.indexed_points()
 
     # --- opening -------------------------------------------------------------------
 
     def _meta_path(self) -> Path:
         return self._root / f"{self._name}.json"
 
-    def _config(self) -> EdgeConfig:
-        return EdgeConfig(
-            vectors={DENSE: EdgeVectorParams(size=self._info.dim, distance=Distance.Cosine)},
-            sparse_vectors={SPARSE: EdgeSparseVectorParams(modifier=Modifier.Idf)},
-        )
+    @property
+    def _shard_dir(self) -> Path:
+        return self._root / self._name
 
     def _open(self) -> EdgeShard:
         # The metadata is written before the shard is created, so a crash in between
         # leaves metadata and no shard (created on the next open), never the reverse.
-        shard_dir = self._root / self._name
+        shard_dir = self._shard_dir
         try:
             self._root.mkdir(parents=True, exist_ok=True)
+            store_index.recover(shard_dir)  # what a crash during an index build left
         except OSError as exc:
             raise StoreUnavailable(f"embedded qdrant: cannot create {self._root}: {exc}") from exc
         meta = self._meta_path()
@@ -263,7 +308,7 @@ class EdgeMemoryStore(StoreBase):
             raise StoreUnavailable(f"embedded qdrant: cannot write {meta}: {exc}") from exc
 
     def _create(self, shard_dir: Path) -> EdgeShard:
-        shard = EdgeShard.create(str(shard_dir), self._config())
+        shard = EdgeShard.create(str(shard_dir), store_index.shard_config(self._info.dim))
         for field in INDEXED_FIELDS:
             schema = KeywordIndexParams(is_tenant=True) if field == "agent" else PayloadSchemaType.Keyword
             shard.update(UpdateOperation.create_field_index(field, schema))
@@ -271,7 +316,7 @@ class EdgeMemoryStore(StoreBase):
         return shard
 
     def _load(self, shard_dir: Path) -> EdgeShard:
-        shard = EdgeShard.load(str(shard_dir), self._config())
+        shard = EdgeShard.load(str(shard_dir), store_index.shard_config(self._info.dim))
         self._index_ranges(shard)  # a shard made before an index was added gets it now
         return shard
 
@@ -285,9 +330,11 @@ class EdgeMemoryStore(StoreBase):
     # --- helpers -------------------------------------------------------------------
 
     def _call(self, what: str, operation: Any, *args: Any) -> Any:
+        """``operation`` (an ``EdgeShard`` method, unbound) on the shard of the moment: an
+        index build may put another in place while a call waits for the lock."""
         with self._lock:
             try:
-                return operation(*args)
+                return operation(self._shard, *args)
             except Exception as exc:
                 raise _translate(exc, what) from exc
 
@@ -310,7 +357,7 @@ class EdgeMemoryStore(StoreBase):
                 with_payload=True,
                 with_vector=[DENSE] if with_vector else False,
             )
-            records, offset = self._call("scroll", self._shard.scroll, request)
+            records, offset = self._call("scroll", EdgeShard.scroll, request)
             yield from records
             if offset is None:
                 return
@@ -321,7 +368,7 @@ class EdgeMemoryStore(StoreBase):
         agent is left out here, as the scroll's filter would."""
         wanted = [engine_id(i) for i in point_ids(ids)]
         for start in range(0, len(wanted), 256):
-            records = self._call("retrieve", self._shard.retrieve, wanted[start: start + 256], True,
+            records = self._call("retrieve", EdgeShard.retrieve, wanted[start: start + 256], True,
                                  [DENSE] if with_vector else False)
             yield from (r for r in records if r.payload and r.payload.get("agent") == agent)
 
@@ -331,6 +378,7 @@ class EdgeMemoryStore(StoreBase):
         if points:
             operation = UpdateOperation.upsert_points([self._point(p) for p in points])
             self._write("upsert", operation, [p.memory.id for p in points])
+            self._since_check += len(points)
 
     def update_payloads(self, memories: Sequence[Memory]) -> None:
         for memory in memories:
@@ -360,7 +408,10 @@ class EdgeMemoryStore(StoreBase):
         """One engine write; the memories it changes (``ids``; None: any) leave the memo once
         the engine has them, or once it failed (part of it may have been applied)."""
         try:
-            self._call(what, self._shard.update, operation)
+            with self._writing:
+                self._call(what, EdgeShard.update, operation)
+                if self._build is not None:
+                    self._build.writes.append(operation)  # applied again to the index's copy
         finally:
             self._memo.drop(None if ids is None else [_key(engine_id(i)) for i in point_ids(ids)])
 
@@ -369,20 +420,117 @@ class EdgeMemoryStore(StoreBase):
         return vocabulary.vocabulary_dir(self._root, self._name)
 
     def flush(self) -> None:
-        self._call("flush", self._shard.flush)
+        with self._writing:
+            self._call("flush", EdgeShard.flush)
+        self._consider_index()
 
     def close(self) -> None:
-        """Release the shard (and its directory lock); closing twice is harmless."""
-        with self._lock:
+        """Release the shard (and its directory lock); closing twice is harmless. A build
+        under way is abandoned (its child stopped, its copy deleted)."""
+        build = self._build
+        if build is not None:
+            build.stop()
+        with self._writing, self._lock:
             if not self._closed:
                 self._closed = True
                 self._shard.close()
+
+    # --- the vector index (workers.recall.store_index) -----------------------------
+
+    @property
+    def building(self) -> bool:
+        """Is an index build under way?"""
+        return self._build is not None
+
+    def await_index(self, timeout: float | None = None) -> None:
+        """Until a build under way (if any) is in place (the bench waits for it after a fill)."""
+        build = self._build
+        if build is not None:
+            build.waiter.join(timeout)
+
+    def indexed_points(self) -> int:
+        """Points in indexed segments: the engine counts a point's sparse vector as indexed
+        on insert, its dense one once an optimizer built the index."""
+        info = self._call("info", EdgeShard.info)
+        return max(0, int(info.indexed_vectors_count) - int(info.points_count))
+
+    def _consider_index(self) -> None:
+        """Start a build if :func:`store_index.due` says so (looked at, at a flush, every
+        ``check_every`` points written); a failure to look or to start is logged, never
+        raised: the store works without its index."""
+        if self._build is not None or self._build_failed or self._since_check < self._index.check_every:
+            return
+        self._since_check = 0
+        try:
+            info = self._call("info", EdgeShard.info)
+            top = self._call("facet", EdgeShard.facet, FacetRequest(key="agent", limit=1)).hits
+            largest = int(top[0].count) if top else 0
+            if store_index.due(self._index, self._info.dim, points=int(info.points_count), indexed=self._indexed,
+                               largest_agent=largest):
+                self._start_build(int(info.points_count))
+        except (StoreError, OSError) as exc:
+            log.warning("recall store: no index build: %s", exc)
+
+    def _start_build(self, points: int) -> None:
+        """Copy the shard (writes wait, reads go on) and start the child that indexes the copy."""
+        copy = store_index.new_copy(self._shard_dir)
+        with self._writing:
+            self._call("flush", EdgeShard.flush)
+            shutil.copytree(self._shard_dir, copy)
+            child = subprocess.Popen(store_index.child_command(copy, self._info.dim, self._index),
+                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            self._build = _Build(child, copy, points, self._finish_build)
+        log.info("recall store: indexing a copy of %d points (pid %d)", points, child.pid)
+
+    def _finish_build(self, build: _Build, error: str | None) -> None:
+        """The child is done: put its copy in place with the writes made since (or drop it)."""
+        try:
+            if error is None and not build.stopped:
+                self._swap(build)
+                self._indexed = build.points
+                log.info("recall store: index in place (%d points at the copy, %d writes after it)",
+                         build.points, len(build.writes))
+            elif not build.stopped:
+                self._build_failed = True
+                log.warning("recall store: index build failed: %s", error)
+        except (StoreError, OSError) as exc:
+            self._build_failed = True
+            log.warning("recall store: index build not put in place: %s", exc)
+        finally:
+            self._build = None
+            shutil.rmtree(build.copy, ignore_errors=True)
+            shutil.rmtree(store_index.aside(self._shard_dir, "trash"), ignore_errors=True)
+
+    def _swap(self, build: _Build) -> None:
+        """The live shard aside, the copy in its place with the writes since the copy applied;
+        the old directory goes only once the new one is flushed (``store_index.recover``)."""
+        live, old = self._shard_dir, store_index.aside(self._shard_dir, "old")
+        with self._writing, self._lock:
+            if self._closed:
+                return
+            self._shard.flush()
+            self._shard.close()
+            os.replace(live, old)
+            os.replace(build.copy, live)
+            try:
+                shard = self._load(live)
+                for operation in build.writes:
+                    shard.update(operation)
+                shard.flush()
+            except Exception as exc:
+                shutil.rmtree(live, ignore_errors=True)
+                os.replace(old, live)
+                self._shard = self._load(live)
+                raise _translate(exc, "index swap") from exc
+            self._shard = shard
+            self._memo.drop(None)
+            os.replace(old, store_index.aside(live, "trash"))
 
     # --- reads ---------------------------------------------------------------------
 
     def count(self, agent: str, flt: MemoryFilter | None = None) -> int:
         return int(
-            self._call("count", self._shard.count, EdgeCountRequest(exact=True, filter=_filter(conditions(agent, flt))))
+            self._call("count", EdgeShard.count, EdgeCountRequest(exact=True, filter=_filter(conditions(agent, flt))))
         )
 
     def search(
@@ -418,7 +566,7 @@ class EdgeMemoryStore(StoreBase):
             with_vector=False,
         )
         generation = self._memo.generation
-        points: list[ScoredPoint] = self._call("search", self._shard.query, request)
+        points: list[ScoredPoint] = self._call("search", EdgeShard.query, request)
         if not points:
             return []
         # Each hit's dense cosine and BM25 score (the fused scores are ranks): one exact query
@@ -431,7 +579,7 @@ class EdgeMemoryStore(StoreBase):
         if indices:
             scored.append(QueryRequest(limit=len(points), query=sparse, filter=hits_filter, params=idf,
                                        with_payload=False, with_vector=False))
-        results: list[list[ScoredPoint]] = self._call("search", self._shard.query_batch, QueryBatchRequest(scored))
+        results: list[list[ScoredPoint]] = self._call("search", EdgeShard.query_batch, QueryBatchRequest(scored))
         cosines = {_key(p.id): float(p.score) for p in results[0]}
         lexical = {_key(p.id): float(p.score) for p in results[1]} if indices else {}
         keys = [_key(i) for i in ids]
@@ -444,9 +592,12 @@ class EdgeMemoryStore(StoreBase):
     def nearest(self, agent: str, vector: FloatVector | Sequence[float], *, flt: MemoryFilter | None = None,
                 limit: int = 4) -> list[SearchHit]:
         """One dense query (a fused search costs two more: the fusion and the hits' cosines);
-        the engine's score is the cosine, as ``search``'s second query computes it."""
+        the engine's score is the cosine, as ``search``'s second query computes it. Exact, never
+        the approximate index: what the worker writes depends on it (capture's near-duplicates),
+        so it must not depend on when the index was built (``store_index``)."""
         request = QueryRequest(limit=limit, query=Query.Nearest(self._query_unit(vector).tolist(), using=DENSE),
-                               filter=_filter(conditions(agent, flt)), with_payload=True, with_vector=False)
+                               filter=_filter(conditions(agent, flt)), params=SearchParams(exact=True),
+                               with_payload=True, with_vector=False)
         return self._payload_hits(request)
 
     def similar(self, agent: str, vector: FloatVector | Sequence[float], *, threshold: float,
@@ -462,9 +613,9 @@ class EdgeMemoryStore(StoreBase):
         """The points a dense query finds with their payloads. The indexing path's reads (dedup,
         upkeep): their few hits are mostly memories not yet read, so the memo would add a call
         (~50 µs a read with 4 hits) rather than save one."""
-        points: list[ScoredPoint] = self._call("search", self._shard.query, request)
-        return [SearchHit(memory=memory_from_payload(p.payload or {}), similarity=float(p.score), fused=0.0)
-                for p in points]
+        points: list[ScoredPoint] = self._call("search", EdgeShard.query, request)
+        return by_similarity([SearchHit(memory=memory_from_payload(p.payload or {}), similarity=float(p.score),
+                                        fused=0.0) for p in points])
 
     def _memories(self, agent: str, found_as: Sequence[Any], keys: list[int], generation: int,
                   decode: Callable[[str, list[Any]], dict[int, Memory]]) -> dict[int, Memory]:
@@ -490,7 +641,7 @@ class EdgeMemoryStore(StoreBase):
     def _read(self, agent: str, ids: list[Any]) -> dict[int, Memory]:
         """The memories of the points ``ids`` that are ``agent``'s: their packed memory and
         tier keys only (~8 µs a point less than the whole payload)."""
-        return self._decode(agent, self._call("retrieve", self._shard.retrieve, ids, READ_KEYS, False))
+        return self._decode(agent, self._call("retrieve", EdgeShard.retrieve, ids, READ_KEYS, False))
 
     def _decode(self, agent: str, records: Sequence[Any]) -> dict[int, Memory]:
         """The memories of ``records`` (points or records with their ``READ_KEYS``) that are
@@ -498,6 +649,6 @@ class EdgeMemoryStore(StoreBase):
         first_layout = [r.id for r in records if r.payload and PACKED not in r.payload]
         if first_layout:
             records = [*(r for r in records if r.payload and PACKED in r.payload),
-                       *self._call("retrieve", self._shard.retrieve, first_layout, True, False)]
+                       *self._call("retrieve", EdgeShard.retrieve, first_layout, True, False)]
         return {_key(r.id): memory_from_payload(r.payload) for r in records
                 if r.payload and r.payload.get("agent") == agent}

@@ -33,6 +33,7 @@ from workers.recall.store_base import (
     StoreBase,
     StoreError,
     StoreUnavailable,
+    by_similarity,
     check_compatible,
     conditions,
     cosine,
@@ -302,11 +303,14 @@ class ServerMemoryStore(StoreBase):
     def nearest(self, agent: str, vector: FloatVector | Sequence[float], *, flt: MemoryFilter | None = None,
                 limit: int = 4) -> list[SearchHit]:
         query_unit = self._query_unit(vector)
+        # exact: the server's optimizers index the collection when they like; what the worker
+        # writes (capture's near-duplicates) must not depend on when (the edge store's reason)
         response = self._call("search", self._client.query_points, self._name, query=query_unit.tolist(), using=DENSE,
                               query_filter=_filter(conditions(agent, flt)), limit=limit, with_payload=True,
-                              with_vectors=[DENSE])
-        return [SearchHit(memory=memory_from_payload(point.payload or {}), fused=0.0,
-                          similarity=cosine(query_unit, dense_of(point.vector))) for point in response.points]
+                              with_vectors=[DENSE], search_params=models.SearchParams(exact=True))
+        return by_similarity([SearchHit(memory=memory_from_payload(point.payload or {}), fused=0.0,
+                                        similarity=cosine(query_unit, dense_of(point.vector)))
+                              for point in response.points])
 
 
     def similar(self, agent: str, vector: FloatVector | Sequence[float], *, threshold: float,
@@ -316,8 +320,8 @@ class ServerMemoryStore(StoreBase):
                               using=DENSE, query_filter=_filter(conditions(agent, flt)), limit=limit,
                               score_threshold=threshold, search_params=models.SearchParams(exact=True),
                               with_payload=True)
-        return [SearchHit(memory=memory_from_payload(point.payload or {}), fused=0.0, similarity=float(point.score))
-                for point in response.points]
+        return by_similarity([SearchHit(memory=memory_from_payload(point.payload or {}), fused=0.0,
+                                        similarity=float(point.score)) for point in response.points])
 
 def _hit(point: models.ScoredPoint, query_unit: FloatVector, lexical: float = 0.0) -> SearchHit:
     return SearchHit(
