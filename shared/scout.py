@@ -28,7 +28,9 @@ The scout reads past the read-ahead without taking anything from the durable con
   agent's events between the durable's last read and there. An OpenClaw store event under
   the session token is its session key's agent's (read from its bytes without the whole
   decode): the server cannot filter a noisy agent's out there, so the scout reads past them
-  itself, several batches a turn;
+  itself, several batches a turn; such an event of an agent the scout does not see under
+  its own id (new to a noisy agent's slot) is passed — kept, it could overtake that agent's
+  earlier event the scout never saw;
 * an agent that comes into a noisy agent's slot after the scout opened is not in its
   filter: ``Scout.outdated`` tells, and the loop opens a new scout at the durable's last
   read, which names it;
@@ -123,6 +125,10 @@ class Passing:
         self.top = start - 1  # every message of the filter up to here is kept, or its agent blocked
         self.quota = quota
         self.blocked: set[str] = set(noisy)
+        # the agents the filter names in each noisy agent's slot (``Scout.open``): another agent
+        # of such a slot is not seen under its own id, so its messages under the session token
+        # are passed — kept, one could overtake its own earlier event the scout never saw
+        self.named: dict[int, set[str]] = {}
         self._session_subjects = session_agent_filter(prefix)[:-1]  # is_session_agent_subject's, made once
 
     def under_session_token(self, subject: str) -> bool:
@@ -144,12 +150,22 @@ class Passing:
             if filed is None:
                 return None
             agent = filed
+            if not self._sees(agent):
+                self.blocked.add(agent)
+                return None
         if agent in self.blocked:
             return None
         if held(agent) >= self.quota:
             self.blocked.add(agent)
             return None
         return agent
+
+
+    def _sees(self, agent: str) -> bool:
+        """Does the filter deliver ``agent``'s events under its own id (not an agent of a noisy
+        agent's slot that it does not name)?"""
+        named = self.named.get(slot_of(agent))
+        return named is None or agent in named
 
 
 def agent_token(subject: str) -> str | None:
@@ -181,6 +197,7 @@ class Scout:
         config = info.config
         filters = list(config.filter_subjects or ([config.filter_subject] if config.filter_subject else []))
         neighbours = self._known = {slot: await self._agents_in(slot) for slot in {slot_of(agent) for agent in noisy}}
+        self.passing.named = neighbours
         filters = scout_filters(filters, noisy, neighbours) if filters else []
         if not filters:
             return False  # an empty filter would be the whole stream: other workers' events too

@@ -992,3 +992,46 @@ async def test_a_worker_killed_with_its_acks_ahead_of_its_checkpoint_applies_not
 async def _checkpoint_writes(js: JetStreamContext) -> int:
     """How many times a checkpoint was written (the only key of the bucket here)."""
     return int((await js.stream_info(f"KV_{BUCKET_CHECKPOINTS}")).state.last_seq)
+
+
+async def test_an_agent_new_to_a_noisy_slot_is_not_overtaken_by_its_message_under_the_session_token(
+    nc: Client, wait_for: WaitFor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """OpenClaw 2026.9 files an agent's messages under the session token, its other events under
+    its own id. A new agent in the noisy agent's slot (the look past the read-ahead does not name
+    it: the re-check has not come yet) has an event under its own id, then a message under the
+    session token. The look-ahead must not apply the message before the event, which the
+    consumer delivers only behind noisy's backlog: the event would be skipped by the agent's
+    watermark, lost."""
+    monkeypatch.setattr("shared.consume.SCOUT_RECHECK_S", 1e9)  # the new agent is not noticed meanwhile
+    newcomer = next(f"new{i}" for i in range(10_000) if slot_of(f"new{i}") == slot_of("noisy"))
+    js = nc.jetstream()
+    await js.add_stream(StreamConfig(name="openclaw-events", subjects=["openclaw.events.>"]))
+    await provision(js, load_settings({"CORTEX_OPENCLAW_STREAM": "openclaw-events"}),
+                    [ConsumerSpec(name="tally", families=("msg",))])
+    await ensure_bucket(js, BUCKET)
+    await publish(js, [msg(i, agent="noisy") for i in range(1, BACKLOG + 1)])
+    handler = Recorder(js, hold=BACKLOG // 4)
+    loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=handler, config=PAST_CONFIG,
+                       health=Health("tally"))
+    task = asyncio.create_task(loop.run())
+    try:
+        await asyncio.wait_for(handler.holding.wait(), timeout=60)
+        assert "tally-scout" in await _consumer_names(js)  # open, without the newcomer
+
+        async def stored(n: int) -> bool:
+            return (await js.stream_info(EVENTS_STREAM)).state.messages == n
+
+        await publish(js, [msg("n", agent=newcomer)])
+        await wait_for(lambda: stored(BACKLOG + 1), within=30)
+        await publish(js, [_store_message(1, newcomer)])
+        await wait_for(lambda: stored(BACKLOG + 2), within=30)
+        handler.gate.set()
+        await wait_for(lambda: _eq(checkpoint(js), BACKLOG + 2), within=60)
+        await wait_for(lambda: _drained(js), within=30)
+    finally:
+        handler.gate.set()
+        loop.stop()
+        await asyncio.wait_for(task, timeout=15)
+    assert await tally(js, newcomer) == ["en", "o1"]
+    assert await tally(js, "noisy") == [f"e{i}" for i in range(1, BACKLOG + 1)]

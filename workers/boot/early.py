@@ -30,7 +30,10 @@ Why this is the document the loop (and a replay) makes:
 * **What it leaves to the loop.** An agent without a stored document (its first
   briefing; an agent just forgotten, whose events and documents ``cortex forget``
   purged: a write here never creates a key), a trigger after one it left or failed, the
-  OpenClaw store's events (decided in stream order, ``shared.duplicates``), and
+  OpenClaw store's triggers (decided in stream order, ``shared.duplicates``: this path
+  reads them only to leave the agent's next ones to the loop too, their count), after a
+  rebuild of the loop's documents each agent's triggers until the loop has made its
+  document past what this path read (``reset``), and
   everything when its consumer cannot be made (the permissions of an older deployment):
   the loop makes those documents as before. Losing this path loses time, never a
   document.
@@ -60,7 +63,17 @@ from shared.codec import Envelope, Limits, decode_event, event_limits
 from shared.consume import consumer_seq, stream_seq
 from shared.inputs import Reading
 from shared.kv import checkpoint_value, kv_cas, kv_read
-from shared.names import BUCKET_BOOT, BUCKET_CHECKPOINTS, EVENTS_STREAM, early_consumer, partition_slots
+from shared.names import (
+    BUCKET_BOOT,
+    BUCKET_CHECKPOINTS,
+    EVENTS_STREAM,
+    OPENCLAW_FAMILY,
+    OPENCLAW_SESSION_AGENT,
+    OPENCLAW_TYPES,
+    early_consumer,
+    partition_slots,
+    slot_of,
+)
 from shared.projection import Projection, step
 from shared.pull import PullFetcher, fetcher_for
 from shared.runtime import WorkerContext, channel_filter
@@ -89,10 +102,18 @@ Written = Callable[[str, BootDoc, Reading, int], Awaitable[None]]
 
 def trigger_filters(prefix: str, partition: int | None, partitions: int) -> list[str]:
     """The stored subjects (``<prefix>.<family>.<slot>.<agent>.<kind>``) of the triggers a
-    producer publishes, in the partition's slots — not the OpenClaw store's, which the loop
-    decides in stream order."""
+    producer publishes, in the partition's slots, and the OpenClaw store's
+    (``<prefix>.openclaw.<slot>.<agent>.<type token>``, and those filed under its session token
+    as the loop reads them): the loop decides those in stream order, but a later trigger of
+    the agent read here must know of them (``_take``)."""
     slots = ["*"] if partition is None or partitions <= 1 else [str(s) for s in partition_slots(partition, partitions)]
-    return [f"{prefix}.{family}.{slot}.*.{kind}" for slot in slots for family, kind in TRIGGER_KINDS]
+    store = [token for token, mapped in OPENCLAW_TYPES.items() if mapped in TRIGGER_KINDS]
+    filters = [f"{prefix}.{family}.{slot}.*.{kind}" for slot in slots for family, kind in TRIGGER_KINDS]
+    filters += [f"{prefix}.{OPENCLAW_FAMILY}.{slot}.*.{token}" for slot in slots for token in store]
+    shared_slot = str(slot_of(OPENCLAW_SESSION_AGENT))
+    if slots != ["*"] and shared_slot not in slots:  # as the loop's (consumer_filter_subjects): any partition's agents
+        filters += [f"{prefix}.{OPENCLAW_FAMILY}.{shared_slot}.{OPENCLAW_SESSION_AGENT}.{token}" for token in store]
+    return filters
 
 
 class _Gap(Exception):
@@ -133,6 +154,10 @@ class EarlyTriggers:
         self._intake = asyncio.Semaphore(MAX_TAKEN)
         self.handled = 0  # triggers taken and done with (written, made already, or left to the loop)
         self._top = 0  # the stream sequence of the last trigger taken
+        # after the loop's reset (documents made again from further back: a rebuild), a stored
+        # document below this may not hold the agent's triggers the early path did not see
+        self._floor = 0
+        self._refloor = False  # the floor is raised to just below the next trigger taken
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name=self._name)
@@ -146,6 +171,16 @@ class EarlyTriggers:
         self._readings.clear()
         with contextlib.suppress(Exception):
             await self._ctx.js.delete_consumer(EVENTS_STREAM, self._name)
+
+    def reset(self) -> None:
+        """The loop starts over from further back (``ProjectionHandler.reset``: a rebuild makes
+        every document again from its checkpoint, which it may move back after this path
+        opened past it). Until the loop has stored an agent's document past what this path
+        has taken — or, its consumer perhaps opened past the old checkpoint, past the next
+        trigger it takes — the agent's triggers are the loop's: a stored document may miss the
+        ones in between (their count)."""
+        self._floor = max(self._floor, self._top)
+        self._refloor = True
 
     def reading(self, seq: int) -> asyncio.Task[Reading] | None:
         """The reading of the trigger at ``seq`` if this path began it (taken: the loop's)."""
@@ -215,6 +250,8 @@ class EarlyTriggers:
     def _take(self, msg: Msg) -> bool:
         """Queue the trigger behind the agent's previous one; False when there is nothing to brief."""
         seq = self._top = stream_seq(msg)
+        if self._refloor:  # every trigger from here on is seen: those before it perhaps not (``reset``)
+            self._floor, self._refloor = max(self._floor, seq - 1), False
         env = decode_event(self._ctx.settings.prefix, msg.subject, seq, msg.data, self._limits)
         if not isinstance(env, Envelope) or not self._channel_ok(env) or not self._projection.accepts(env):
             return False  # bad input is the loop's to dead-letter; a kind boot does not brief is nothing
@@ -222,6 +259,9 @@ class EarlyTriggers:
         if stored_at is not None:
             EARLY_SECONDS.labels("delivered").observe(max(0.0, time.time() - stored_at))
         before = self._chains.get(env.agent)
+        if env.duplicate_key is not None:  # the store's: decided in stream order, so briefed by the loop
+            self._chains[env.agent] = asyncio.create_task(self._leave(env, before), name=f"{self._name}-{seq}")
+            return True
         self._chains[env.agent] = asyncio.create_task(self._brief(env, before, stored_at), name=f"{self._name}-{seq}")
         return True
 
@@ -243,6 +283,20 @@ class EarlyTriggers:
         except Exception as exc:  # the loop makes it (and, in order, the agent's later ones)
             self._left[env.agent] = env.seq
             log.warning("boot_early_failed", extra={"agent": env.agent, "seq": env.seq, "error": repr(exc)[:300]})
+        finally:
+            self.handled += 1
+            self._intake.release()
+            if self._chains.get(env.agent) is asyncio.current_task():
+                del self._chains[env.agent]
+
+    async def _leave(self, env: Envelope, before: asyncio.Task[None] | None) -> None:
+        """After the agent's previous trigger: this one is the loop's, and so are the agent's
+        next ones until the loop has stored it (``_left_behind``: their count includes it)."""
+        try:
+            if before is not None:
+                with contextlib.suppress(Exception):
+                    await before
+            self._left[env.agent] = env.seq
         finally:
             self.handled += 1
             self._intake.release()
@@ -292,6 +346,8 @@ class EarlyTriggers:
     def _left_behind(self, env: Envelope, stored: BootDoc) -> bool:
         """A trigger of the agent before this one was left to the loop, which has not stored
         it yet: this one's document would miss it (its count), so it is the loop's too."""
+        if stored.integrity.last_seq < self._floor:
+            return True  # made again from further back (``reset``), not yet past what this path missed
         left = self._left.get(env.agent)
         if left is None:
             return False

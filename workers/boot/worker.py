@@ -334,6 +334,7 @@ class BootHandler(ProjectionHandler):
         self._written.clear()
         self._changes.clear()
         self._projection.readings.clear()
+        self.early.reset()  # documents made again from further back: its triggers wait for them
 
     async def aclose(self) -> None:
         await self.early.stop()

@@ -40,7 +40,7 @@ class Signals(NamedTuple):
     """What one message says: decisions, closures, wait contexts and topics."""
 
     decisions: tuple[DecisionText, ...]
-    closures: int  # how many close patterns matched; > 0 means "something was closed"
+    closes: bool  # a close pattern matched, neither negated nor conditional: something was closed
     waits: tuple[str, ...]
     topics: tuple[str, ...]
 
@@ -53,10 +53,10 @@ def extract_signals(text: str | MatchText, patterns: PatternSet) -> Signals:
     """Run every pattern family over ``text`` (the reference's ``extractSignals``)."""
     mt = _as_match_text(text)
     decisions = tuple(find_decisions(mt, patterns))
-    closures = patterns.closures(mt)
+    closes = patterns.closes(mt)  # (not how many: the first close word found is enough)
     waits = tuple(w for m in iter_matches(patterns.wait, mt) if (w := wait_text(mt, m)))
     topics = tuple(topic for _, topic in cue_topics(mt, patterns))
-    return Signals(decisions, closures, waits, topics)
+    return Signals(decisions, closes, waits, topics)
 
 
 def cue_topics(text: MatchText, patterns: PatternSet) -> Iterator[tuple[int, str]]:
@@ -208,12 +208,6 @@ def _tokens(lowered: str, *, with_parts: bool = False) -> frozenset[str]:
     return frozenset(words)
 
 
-def _said(term: str, parts: tuple[str, ...], words: Words) -> bool:
-    """A title word occurs: itself, or a hyphenated one as its parts ("Performance-Bug" in
-    "the dashboard performance bug")."""
-    return words.has(term) or (bool(parts) and all(words.has(p) for p in parts))
-
-
 def words_of(text: str | MatchText) -> Words:
     return Words(text.lowered if isinstance(text, MatchText) else text.lower())
 
@@ -236,13 +230,21 @@ def _title_words(title: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     return tuple(out)
 
 
-@lru_cache(maxsize=8192)
 def _cjk_whole(title: str) -> str | None:
     # CJK text has no spaces between words, so a Chinese or Japanese title is one "word"
     # and could never reach an overlap of two; such a title matches when it appears whole.
     if len(title_terms(title)) >= 2 or not _CJK.search(title):
         return None
     return title.strip().lower() or None
+
+
+@lru_cache(maxsize=8192)
+def _title_match(title: str) -> tuple[str | None, tuple[tuple[str, tuple[str, ...]], ...]]:
+    """What ``matches_title`` looks for of a title, in one cached call (every open thread's
+    title is matched against every message): its whole text when it is CJK (``_cjk_whole``),
+    else its words (``_title_words``)."""
+    whole = _cjk_whole(title)
+    return whole, () if whole is not None else _title_words(title)
 
 
 def matches_title(title: str, words: Words, min_overlap: int = 2, one_word: bool = True) -> bool:
@@ -253,16 +255,17 @@ def matches_title(title: str, words: Words, min_overlap: int = 2, one_word: bool
     never given a decision or a wait, whatever the conversation said about it. (Whether a new
     topic is a known thread still needs two words, so "Dashboard" does not swallow "Dashboard
     performance bug".)"""
-    whole = _cjk_whole(title)
+    whole, terms = _title_match(title)
     if whole is not None:
         return whole in words.lowered
-    terms = _title_words(title)
-    if one_word and len(terms) == 1:
-        return _said(*terms[0], words)
+    need = 1 if one_word and len(terms) == 1 else min_overlap
+    has = words.has
     hits = 0
     for term, parts in terms:
-        if _said(term, parts, words):
+        # a title word occurs: itself, or a hyphenated one as its parts ("Performance-Bug" in
+        # "the dashboard performance bug")
+        if has(term) or (parts and all(map(has, parts))):
             hits += 1
-            if hits >= min_overlap:
+            if hits >= need:
                 return True
     return False

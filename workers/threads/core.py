@@ -147,7 +147,7 @@ def _open_threads_for_candidates(
 def _carries_work(text: MatchText, signals: Signals, patterns: PatternSet) -> bool:
     """A decision, a wait, a closure or a high-impact word: work, not chit-chat (a promise
     counts too; ``topics`` looks for one only when it matters)."""
-    return bool(signals.decisions or signals.waits or signals.closures) or patterns.is_high_impact(text.lowered)
+    return bool(signals.decisions or signals.waits or signals.closes) or patterns.is_high_impact(text.lowered)
 
 
 def _summarised(threads: list[Thread], before: list[Thread]) -> list[Thread]:
@@ -259,9 +259,9 @@ def _apply_signals(
     ts = event.ts
     # a wait the message ends (what was awaited came, the awaited party answered) is over
     # before a wait the message says replaces it (``workers.threads.waits``)
-    threads = end_waits(threads, text, event, patterns, recent, signals.closures)
+    threads = end_waits(threads, text, event, patterns, recent, signals.closes)
     words = words_of(text)
-    if signals.closures:
+    if signals.closes:
         also = answered(threads, recent, event, words, patterns)
         threads = _close_matching(threads, words, ts, text, patterns, also)
     threads = _append_decisions(threads, signals.decisions, ts)

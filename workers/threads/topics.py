@@ -138,10 +138,11 @@ def phrases_of(lowered: str, stopwords: frozenset[str]) -> dict[str, int]:
     found: dict[str, int] = {}
     run: list[str] = []
     kinds = _KINDS.of(stopwords)
+    known_kind = kinds.get  # (bound once: this loop runs for every word of every message)
     if "[" in lowered:  # "[shares a photo of a board game …]" says what an image shows, not the topic
         lowered = _ANNOTATION.sub(" | ", lowered)
     for token in _TOKENS.findall(lowered):  # words and clause marks, in one pass in C
-        known = kinds.get(token)
+        known = known_kind(token)
         if known is None:
             known = _kind(token, stopwords)
             if len(token) <= _KIND_CHARS:
@@ -149,11 +150,11 @@ def phrases_of(lowered: str, stopwords: frozenset[str]) -> dict[str, int]:
         kind, word = known
         if kind == _WORD or (kind == _LINKER and run and run[-1] not in LINKERS):
             run.append(word)
-            continue
-        if len(run) > 1 or (run and "-" in run[0]):
-            _grams(run, found)
-        run = []
-    if len(run) > 1 or (run and "-" in run[0]):
+        elif run:  # the run ends (a function word, a clause mark)
+            if len(run) > 1 or "-" in run[0]:
+                _grams(run, found)
+            run = []
+    if run and (len(run) > 1 or "-" in run[0]):
         _grams(run, found)
     return found
 

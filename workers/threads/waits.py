@@ -89,11 +89,11 @@ def names_second_person(waiting_for: str) -> bool:
     return not SECOND_PERSON.isdisjoint(words_of(waiting_for).tokens)
 
 
-def _arrivals(text: MatchText, patterns: PatternSet, closures: int) -> list[frozenset[str]]:
+def _arrivals(text: MatchText, patterns: PatternSet, closes: bool) -> list[frozenset[str]]:
     """The stemmed words of each sentence saying something came or is done, as said
-    (``closures``: how many close patterns the message matches, ``Signals.closures``)."""
+    (``closes``: a close pattern matches the message, ``Signals.closes``)."""
     starts = [m.start() for m in iter_matches(patterns.arrival, text)]
-    if closures:
+    if closes:
         starts += [m.start() for p in patterns.close for m in p.finditer(text)]
     if not starts:
         return []
@@ -143,9 +143,9 @@ def _answered(thread: Thread, recent: Sequence[RecentMessage], event: MessageEve
 
 
 def end_waits(threads: list[Thread], text: MatchText, event: MessageEvent, patterns: PatternSet,
-              recent: Sequence[RecentMessage], closures: int) -> list[Thread]:
+              recent: Sequence[RecentMessage], closes: bool) -> list[Thread]:
     """The threads with the waits this message ends cleared (see the module doc);
-    ``closures`` is the message's ``Signals.closures`` (its close words are not looked for again)."""
+    ``closes`` is the message's ``Signals.closes`` (its close words are not looked for again)."""
     waiting = [t for t in threads if t.status == "open" and t.waiting_for]
     if not waiting:
         return threads
@@ -153,7 +153,7 @@ def end_waits(threads: list[Thread], text: MatchText, event: MessageEvent, patte
     # stem less its last letter is in every word it stems: "repl" of "reply" in "replied")
     lowered = text.lowered
     named_somewhere = any(w[:-1] in lowered for t in waiting for w in awaited_words(t, patterns))
-    arrivals = _arrivals(text, patterns, closures) if named_somewhere else []
+    arrivals = _arrivals(text, patterns, closes) if named_somewhere else []
     if not arrivals and not any(names_second_person(t.waiting_for or "") for t in waiting):
         return threads
     words: Words = words_of(text)

@@ -8,16 +8,27 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from nats.aio.client import Client
+from nats.js import api
 
+from shared.codec import Envelope, Limits, decode_event
 from shared.config import load_settings
 from shared.health import Health
 from shared.kv import kv_read
-from shared.names import BUCKET_BOOT, EVENTS_STREAM, early_consumer
+from shared.names import (
+    BUCKET_BOOT,
+    EVENTS_STREAM,
+    OPENCLAW_SESSION_AGENT,
+    early_consumer,
+    partition_slots,
+    slot_of,
+    stored_form,
+)
 from shared.provision import provision
 from shared.runtime import WorkerContext
-from workers.boot.early import EarlyTriggers
+from workers.boot.early import EarlyTriggers, trigger_filters
 from workers.boot.sources import BootSources
 from workers.boot.worker import BootHandler
 from workers.registry import all_specs, consumer_specs
@@ -101,3 +112,132 @@ async def test_the_trigger_consumer_is_made_again_when_it_goes_away(rig: Rig, wa
     await wait_for(handled(early, 2), within=30)
     stored = await rig.stored("cy")  # made again past the last trigger taken: this one is read, and briefed
     assert (stored.trigger, stored.integrity.last_seq, stored.integrity.events) == ("compaction", compaction.seq, 2)
+
+
+STORE = "openclaw-events"
+
+
+@pytest.fixture
+async def store_rig(nc: Client, tmp_path: Path) -> AsyncIterator[Rig]:
+    """The rig with the OpenClaw event store sourced into CORTEX_EVENTS (contract: Sources)."""
+    js = nc.jetstream()
+    await js.add_stream(api.StreamConfig(name=STORE, subjects=["openclaw.events.>"]))
+    settings = load_settings({"CORTEX_NATS_URL": "nats://unused", "CORTEX_DATA_DIR": str(tmp_path / "data"),
+                              "CORTEX_BOOT_WAIT_MS": "50", "CORTEX_WORKSPACE": str(tmp_path / "ws"),
+                              "CORTEX_OPENCLAW_STREAM": STORE})
+    await provision(js, settings, consumer_specs())
+    ctx = WorkerContext(nc=nc, js=js, settings=settings, worker="boot", consumer="boot", producer="boot@test",
+                        health=Health("boot"), catalog=all_specs())
+    handler = BootHandler(ctx, await ctx.inputs.tracker(), BootSources(ctx, {"threads", "recall"}))
+    handler.early.start()
+    try:
+        yield Rig(js, handler, tmp_path / "ws")
+    finally:
+        await handler.aclose()
+
+
+async def store_session_start(rig: Rig, token: str, session: str, wait_for: Any) -> Envelope:
+    """A session start through the OpenClaw store under the agent ``token``, once the server
+    has copied it into CORTEX_EVENTS."""
+    data = msgspec.json.encode({"id": f"{token}-store-start", "ts": 1771318802000, "agent": token,
+                                "session": session, "type": "session.start", "payload": {}})
+    await rig.js.publish(f"openclaw.events.{token}.session_start", data)
+    subject = stored_form("cortex", f"cortex.openclaw.{token}.session_start")
+
+    async def copied() -> bool:
+        return bool((await rig.js.stream_info(EVENTS_STREAM, subjects_filter=subject)).state.subjects)
+
+    await wait_for(copied)
+    msg = await rig.js.get_last_msg(EVENTS_STREAM, subject)
+    env = decode_event("cortex", subject, msg.seq, msg.data or b"", Limits())
+    assert isinstance(env, Envelope), env
+    return env
+
+
+@pytest.mark.parametrize(("token", "session"), [("ada", "ada:webchat:s2"), (OPENCLAW_SESSION_AGENT, "agent:ada:s2")])
+async def test_a_trigger_after_the_agents_store_trigger_counts_it(
+    store_rig: Rig, token: str, session: str, wait_for: Any
+) -> None:
+    """The store's session start (under the agent's token, or filed to it by the session
+    token) is the loop's: its copies are decided in stream order. A published trigger after
+    it, read early, must not be stamped on a document without it."""
+    rig, early = store_rig, store_rig.handler.early
+    await rig.make(await rig.publish("ada", "session", "start", 0))
+    await wait_for(handled(early, 1))
+    store_start = await store_session_start(rig, token, session, wait_for)  # the loop has not reached it
+    assert store_start.agent == "ada"
+    await rig.caught_up("threads", 10**6)
+    await rig.caught_up("recall", 10**6)
+    compaction = await rig.publish("ada", "compaction", "before", 60, message_count=2)
+    await wait_for(handled(early, 2))
+    for env in (store_start, compaction):  # the loop reaches them
+        await rig.make(env)
+    stored = await rig.stored("ada")
+    # in stream order: three triggers, the last the compaction
+    assert (stored.trigger, stored.integrity.last_seq, stored.integrity.events) == ("compaction", compaction.seq, 3)
+
+
+def test_a_partition_reads_the_store_triggers_filed_under_the_session_token() -> None:
+    """Every partition's loop reads the store's events under the session token (any
+    partition's agents may be filed there): so does its early path, to leave those agents'
+    next triggers to the loop (a partition that does not hold the session token's slot)."""
+    token_slot = slot_of(OPENCLAW_SESSION_AGENT)
+    other = next(p for p in range(4) if token_slot not in partition_slots(p, 4))
+    filters = trigger_filters("cortex", other, 4)
+    assert f"cortex.openclaw.{token_slot}.{OPENCLAW_SESSION_AGENT}.session_start" in filters
+    assert f"cortex.openclaw.{token_slot}.{OPENCLAW_SESSION_AGENT}.session_compaction_start" in filters
+    assert f"cortex.openclaw.{token_slot}.*.session_start" not in filters
+
+
+@pytest.fixture
+async def cold_rig(nc: Client, tmp_path: Path) -> AsyncIterator[Rig]:
+    """The rig before the early path starts (a worker starting)."""
+    settings = load_settings({"CORTEX_NATS_URL": "nats://unused", "CORTEX_DATA_DIR": str(tmp_path / "data"),
+                              "CORTEX_BOOT_WAIT_MS": "50", "CORTEX_WORKSPACE": str(tmp_path / "ws")})
+    js = nc.jetstream()
+    await provision(js, settings, consumer_specs())
+    ctx = WorkerContext(nc=nc, js=js, settings=settings, worker="boot", consumer="boot", producer="boot@test",
+                        health=Health("boot"), catalog=all_specs())
+    handler = BootHandler(ctx, await ctx.inputs.tracker(), BootSources(ctx, {"threads", "recall"}))
+    try:
+        yield Rig(js, handler, tmp_path / "ws")
+    finally:
+        await handler.aclose()
+
+
+async def test_after_a_rebuild_a_trigger_is_the_loops_until_it_has_made_the_agents_earlier_ones_again(
+    cold_rig: Rig, wait_for: Any
+) -> None:
+    """A worker starts and its bucket came back empty: the loop rebuilds every document from the
+    stream's start, while the early path opened past the checkpoint it read first (the loop's
+    rewind resets it after). A trigger read early must not be stamped on a document the
+    rebuild has only brought part of the way: its count would miss the agent's triggers between."""
+    rig, early = cold_rig, cold_rig.handler.early
+    start = await rig.publish("ada", "session", "start", 0)
+    compaction = await rig.publish("ada", "compaction", "before", 60, message_count=2)
+    for env in (start, compaction):
+        await rig.make(env)
+    await rig.caught_up("boot", compaction.seq)  # the loop's checkpoint
+
+    early.start()
+
+    async def opened() -> bool:
+        try:
+            info = await rig.js.consumer_info(EVENTS_STREAM, early_consumer("boot"))
+        except Exception:
+            return False
+        return info.config.opt_start_seq == compaction.seq + 1
+
+    await wait_for(opened)
+    await (await rig.js.key_value(BUCKET_BOOT)).purge("ada")  # the bucket came back empty
+    rig.handler.reset()  # the loop's rewind: every document made again from the stream's start
+    await rig.caught_up("boot", 0)
+    await rig.make(start)  # the rebuild has made the first again
+    await rig.caught_up("threads", 10**6)
+    await rig.caught_up("recall", 10**6)
+    again = await rig.publish("ada", "compaction", "before", 120, message_count=3)
+    await wait_for(handled(early, 1))
+    for env in (compaction, again):  # the rebuild reaches them
+        await rig.make(env)
+    stored = await rig.stored("ada")
+    assert (stored.trigger, stored.integrity.last_seq, stored.integrity.events) == ("compaction", again.seq, 3)

@@ -310,7 +310,7 @@ def test_a_romance_closure_agrees_with_what_it_closes(code: str, text: str, clos
     singular only: "La migración de la base de datos está hecha" left its thread open.
     Nouns and imperatives of the same stem ("los hechos", "faites attention", "fatti") are
     none."""
-    assert bool(signals(code, text).closures) is closes
+    assert signals(code, text).closes is closes
 
 
 @pytest.mark.parametrize(("code", "text", "waited"), [

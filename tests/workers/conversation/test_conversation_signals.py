@@ -98,7 +98,7 @@ def test_decision_signals_are_extracted() -> None:
 
 def test_closure_signals_are_extracted() -> None:
     """thread-tracker.test.ts › extractSignals › extracts closure signals."""
-    assert extract_signals("The bug is fixed and working now", BOTH).closures > 0
+    assert extract_signals("The bug is fixed and working now", BOTH).closes
 
 
 def test_wait_signals_are_extracted() -> None:
@@ -152,7 +152,7 @@ def test_one_text_yields_several_kinds_of_signal() -> None:
     signals = extract_signals("Back to the auth module. We decided to fix it. It's done!", BOTH)
     assert signals.topics
     assert signals.decisions
-    assert signals.closures > 0
+    assert signals.closes
 
 
 def test_german_signals_are_extracted_with_both() -> None:
@@ -165,7 +165,7 @@ def test_unrelated_or_empty_text_has_no_signals(text: str) -> None:
     """thread-tracker.test.ts › extractSignals › returns empty signals for unrelated text / handles empty text."""
     signals = extract_signals(text, BOTH)
     assert signals.decisions == ()
-    assert signals.closures == 0
+    assert not signals.closes
     assert signals.waits == ()
     assert signals.topics == ()
 

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from workers.conversation.languages import PACKS, UNIVERSAL_MOOD
-from workers.conversation.patterns import Family, Pattern, get_patterns
+from workers.conversation.patterns import SCAN_CHARS, Family, LiteralScan, Pattern, get_patterns
 from workers.conversation.triggers import any_literal, required_literals, split_lead, unwrapped
 
 
@@ -187,3 +187,48 @@ def test_a_split_lead_scans_a_hostile_message_in_linear_time() -> None:
     assert pattern.lead is not None
     assert list(pattern.find_all("xdecided" * 8192)) == []
     assert [m.start() for m in pattern.find_all("decided xdecided, decided")] == [0, 18]
+
+
+@settings(max_examples=400, deadline=None, database=None)
+@given(literals=st.lists(st.text(_LETTERS, min_size=1, max_size=5), max_size=8), text=st.text(_LETTERS, max_size=40))
+def test_the_literal_scan_finds_exactly_the_literals_a_text_holds(literals: list[str], text: str) -> None:
+    """One pass finds every literal the text holds, overlapping ones and ones that extend
+    others included, on either copy of the text, and nothing else."""
+    scan = LiteralScan(literals, literals[::-1])
+    holds = frozenset(lit for lit in literals if lit in text)
+    assert scan.found(text, True) == holds
+    assert scan.found(text, False) == holds
+    assert scan.found(text + "", True) == holds  # the kept answer, asked again
+
+
+def test_pattern_pre_checks_answer_as_their_trigger_scans_on_the_bench_backlog() -> None:
+    """With the pattern set's scan, each pattern's pre-check answers what ``in`` tests of its
+    triggers answer, on the bench's messages (asked as the cores ask: the family first), on
+    substrings of them (texts one pattern alone is asked about) and on texts too long to scan."""
+    import msgspec
+
+    from schemas.events import MessageEvent
+    from workers.bench.events import backlog
+    from workers.conversation.patterns import prepare_text
+
+    decode = msgspec.json.Decoder(MessageEvent).decode
+    texts = [prepare_text(decode(e.data).content) for e in backlog(2000, 50) if e.kind == "msg"]
+    patterns = get_patterns(tuple(PACKS))
+    families = [f for f in (getattr(patterns, name) for name in patterns.__dataclass_fields__) if isinstance(f, Family)]
+    markers = [m for m in (patterns.reasons.reason, patterns.reasons.consequence, patterns.proposal) if m is not None]
+    members = [*(p for f in families for p in f), *markers]
+    for text in texts:
+        for family in families:
+            family.may_match(text)
+        for subject in (text.lowered, text.original, text.lowered[3:]):
+            for pattern in members:
+                expected = pattern.triggers is None or any(t in subject for t in pattern.triggers)
+                assert pattern.may_match(subject) == expected, (pattern.regex.pattern, subject)
+    for text in texts[:10]:  # past the scan: the families' and patterns' own checks
+        long = prepare_text(" ".join([text.original] * (SCAN_CHARS // len(text.original) + 1)))
+        for family in families:
+            assert family.may_match(long) == _family_may_match_by_scans(family, long.lowered, long.original)
+        for pattern in members:
+            subject = pattern.subject(long)
+            expected = pattern.triggers is None or any(t in subject for t in pattern.triggers)
+            assert pattern.may_match(subject) == expected

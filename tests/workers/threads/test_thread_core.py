@@ -738,7 +738,7 @@ def test_a_wait_ends_on_an_arrival_in_every_language_with_wait_words(
     a Spanish thread waiting for them. Negated and conditional arrivals keep the wait."""
     waiting = thread(title=title, waiting_for=waiting_for)
     text = prepare_text(later)
-    after = end_waits([waiting], text, message(later, 5), ALL, [], ALL.closures(text))[0]
+    after = end_waits([waiting], text, message(later, 5), ALL, [], ALL.closes(text))[0]
     assert (after.waiting_for is None) is ends
 
 
