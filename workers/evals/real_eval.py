@@ -23,8 +23,10 @@ reads each session window, ``workers.extraction``, and both levels score what it
 
 from __future__ import annotations
 
+import argparse
 import re
-from collections.abc import Sequence
+import sys
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -33,7 +35,7 @@ from typing import Any, Final
 import msgspec
 
 from schemas.docs import Commitment
-from shared.config import Settings
+from shared.config import Settings, load_settings
 from workers.decisions.briefing import DecisionsBriefingSettings
 from workers.evals.briefing import (
     Conversation,
@@ -179,6 +181,27 @@ def as_conversation(conv: RealConversation) -> Conversation:
 
 def real_settings(base: Settings) -> Settings:
     return msgspec.structs.replace(base, language=REAL_SET_LANGUAGE, timezone=REAL_SET_TIMEZONE)
+
+
+def dev_tool_main(prog: str, description: str, report: Callable[[list[Loaded], Settings], str],
+                  argv: Sequence[str] | None) -> int:
+    """The command line of a dev-split tool (``python -m workers.evals.real_facts``, ``real_mornings``):
+    the dev conversations whose corpora are given (or the ones named), ``report`` of them printed;
+    a missing or unreadable corpus is one line on stderr and exit 1."""
+    parser = argparse.ArgumentParser(prog=f"python -m {prog}", description=description)
+    parser.add_argument("--locomo", help="LoCoMo's data/locomo10.json")
+    parser.add_argument("--qmsum", help="QMSum's checkout (data/ALL/…)")
+    parser.add_argument("--conversation", action="append", default=[], help="only this conversation (repeatable)")
+    args = parser.parse_args(argv)
+    settings = real_settings(load_settings({}))
+    try:
+        items, _ = load_real_set(RealOptions(split="dev", locomo=args.locomo, qmsum=args.qmsum,
+                                             only=args.conversation))
+    except DatasetError as exc:
+        print(f"{prog.rsplit('.', 1)[-1]}: {exc}", file=sys.stderr)
+        return 1
+    print(report(items, settings))
+    return 0
 
 
 # --- what each level shows -----------------------------------------------------------------

@@ -18,7 +18,6 @@ Development split only: ``python -m workers.evals.real_facts --locomo … --qmsu
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -26,10 +25,14 @@ from dataclasses import dataclass, field
 
 from schemas.docs import Fact, KnowledgeDoc
 from schemas.events import MessageEvent
-from shared.config import Settings, load_settings
+from shared.config import Settings
 from workers.evals.briefing import Counts, conversation_events
-from workers.evals.locomo import DatasetError
-from workers.evals.real_eval import LevelScore, Loaded, RealOptions, as_conversation, load_real_set, real_settings
+from workers.evals.real_eval import (
+    LevelScore,
+    Loaded,
+    as_conversation,
+    dev_tool_main,
+)
 from workers.evals.real_eval import score_section as score_real_section
 from workers.evals.real_match import Candidate
 from workers.knowledge import core as knowledge_core
@@ -149,20 +152,8 @@ def format_facts(scores: FactScores) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m workers.evals.real_facts", description=__doc__.split("\n")[0])
-    parser.add_argument("--locomo", help="LoCoMo's data/locomo10.json")
-    parser.add_argument("--qmsum", help="QMSum's checkout (data/ALL/…)")
-    parser.add_argument("--conversation", action="append", default=[], help="only this conversation (repeatable)")
-    args = parser.parse_args(argv)
-    settings = real_settings(load_settings({}))
-    try:
-        items, _ = load_real_set(RealOptions(split="dev", locomo=args.locomo, qmsum=args.qmsum,
-                                             only=args.conversation))
-    except DatasetError as exc:
-        print(f"real_facts: {exc}", file=sys.stderr)
-        return 1
-    print(format_facts(score_facts(items, settings)))
-    return 0
+    return dev_tool_main("workers.evals.real_facts", __doc__.split("\n")[0],
+                         lambda items, settings: format_facts(score_facts(items, settings)), argv)
 
 
 if __name__ == "__main__":

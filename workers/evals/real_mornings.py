@@ -15,7 +15,6 @@ Development split only: ``python -m workers.evals.real_mornings --locomo … --q
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import sys
 from collections.abc import Sequence
@@ -25,7 +24,7 @@ from zoneinfo import ZoneInfo
 import msgspec
 
 from schemas.events import MessageEvent
-from shared.config import Settings, load_settings
+from shared.config import Settings
 from workers.conversation.patterns import get_patterns
 from workers.decisions import commitments as commitments_core
 from workers.decisions import core as decisions_core
@@ -36,15 +35,12 @@ from workers.decisions.briefing import (
     recent_decisions,
 )
 from workers.evals.briefing import Counts, Derived, conversation_events
-from workers.evals.locomo import DatasetError
 from workers.evals.real_eval import (
     LevelScore,
     Loaded,
-    RealOptions,
     as_conversation,
     briefing_candidates,
-    load_real_set,
-    real_settings,
+    dev_tool_main,
     score_section,
 )
 from workers.evals.real_match import Candidate
@@ -157,20 +153,8 @@ def format_mornings(result: Mornings) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m workers.evals.real_mornings", description=__doc__.split("\n")[0])
-    parser.add_argument("--locomo", help="LoCoMo's data/locomo10.json")
-    parser.add_argument("--qmsum", help="QMSum's checkout (data/ALL/…)")
-    parser.add_argument("--conversation", action="append", default=[], help="only this conversation (repeatable)")
-    args = parser.parse_args(argv)
-    settings = real_settings(load_settings({}))
-    try:
-        items, _ = load_real_set(RealOptions(split="dev", locomo=args.locomo, qmsum=args.qmsum,
-                                             only=args.conversation))
-    except DatasetError as exc:
-        print(f"real_mornings: {exc}", file=sys.stderr)
-        return 1
-    print(format_mornings(score_mornings(items, settings)))
-    return 0
+    return dev_tool_main("workers.evals.real_mornings", __doc__.split("\n")[0],
+                         lambda items, settings: format_mornings(score_mornings(items, settings)), argv)
 
 
 if __name__ == "__main__":
