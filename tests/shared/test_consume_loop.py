@@ -633,6 +633,26 @@ async def _consumer_names(js: JetStreamContext) -> list[str]:
     return sorted(info.name for info in await js.consumers_info(EVENTS_STREAM))
 
 
+@contextlib.asynccontextmanager
+async def _held_past_the_read_ahead(js: JetStreamContext, noisy: str) -> AsyncIterator[Recorder]:
+    """``noisy``'s backlog published and a tally loop holding it at a quarter, the look past the
+    read-ahead open (without the agents the test publishes next); on leaving, the gate opens
+    and the loop stops."""
+    await publish(js, [msg(i, agent=noisy) for i in range(1, BACKLOG + 1)])
+    handler = Recorder(js, hold=BACKLOG // 4)
+    loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=handler, config=PAST_CONFIG,
+                       health=Health("tally"))
+    task = asyncio.create_task(loop.run())
+    try:
+        await asyncio.wait_for(handler.holding.wait(), timeout=60)
+        assert "tally-scout" in await _consumer_names(js)
+        yield handler
+    finally:
+        handler.gate.set()
+        loop.stop()
+        await asyncio.wait_for(task, timeout=15)
+
+
 async def test_a_quiet_agents_event_applied_past_the_read_ahead_is_proven_applied_only_when_all_before_it_is(
     js: JetStreamContext, wait_for: WaitFor
 ) -> None:
@@ -741,29 +761,15 @@ async def test_an_agents_message_under_the_session_token_is_not_overtaken_by_its
     await provision(js, load_settings({"CORTEX_OPENCLAW_STREAM": "openclaw-events"}),
                     [ConsumerSpec(name="tally", families=("msg",))])
     await ensure_bucket(js, BUCKET)
-    await publish(js, [msg(i, agent=noisy) for i in range(1, BACKLOG + 1)])
-    handler = Recorder(js, hold=BACKLOG // 4)
-    loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=handler, config=PAST_CONFIG,
-                       health=Health("tally"))
-    task = asyncio.create_task(loop.run())
-    try:
-        await asyncio.wait_for(handler.holding.wait(), timeout=60)
-        assert "tally-scout" in await _consumer_names(js)  # the look past the read-ahead is open
+    async with _held_past_the_read_ahead(js, noisy) as handler:
         await publish(js, [_store_message(1, "quiet")])
 
-        async def stored(n: int) -> bool:
-            return (await js.stream_info(EVENTS_STREAM)).state.messages == n
-
-        await wait_for(lambda: stored(BACKLOG + 1), within=30)
+        await wait_for(lambda: _stored(js, BACKLOG + 1), within=30)
         await publish(js, [msg("q", agent="quiet")])
-        await wait_for(lambda: stored(BACKLOG + 2), within=30)
+        await wait_for(lambda: _stored(js, BACKLOG + 2), within=30)
         handler.gate.set()
         await wait_for(lambda: _eq(checkpoint(js), BACKLOG + 2), within=60)
         await wait_for(lambda: _drained(js), within=30)
-    finally:
-        handler.gate.set()
-        loop.stop()
-        await asyncio.wait_for(task, timeout=15)
     assert await tally(js, "quiet") == ["o1", "eq"]
     assert await tally(js, noisy) == [f"e{i}" for i in range(1, BACKLOG + 1)]
 
@@ -777,14 +783,7 @@ async def test_an_agent_new_to_a_noisy_agents_slot_is_served_past_the_read_ahead
     its event 1 500; its event applied once, and noisy's backlog once, in order."""
     monkeypatch.setattr("shared.consume.SCOUT_RECHECK_S", 0.0)  # asked at every turn: no waiting on a clock
     newcomer = next(f"new{i}" for i in range(10_000) if slot_of(f"new{i}") == slot_of("noisy"))
-    await publish(js, [msg(i, agent="noisy") for i in range(1, BACKLOG + 1)])
-    handler = Recorder(js, hold=BACKLOG // 4)
-    loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=handler, config=PAST_CONFIG,
-                       health=Health("tally"))
-    task = asyncio.create_task(loop.run())
-    try:
-        await asyncio.wait_for(handler.holding.wait(), timeout=60)
-        assert "tally-scout" in await _consumer_names(js)  # open, without the newcomer
+    async with _held_past_the_read_ahead(js, "noisy") as handler:
         await publish(js, [msg("new", agent=newcomer)])
         first_gate, handler.gate, handler.holding = handler.gate, asyncio.Event(), asyncio.Event()
         handler.hold = BACKLOG * 3 // 4
@@ -794,10 +793,6 @@ async def test_an_agent_new_to_a_noisy_agents_slot_is_served_past_the_read_ahead
         handler.gate.set()
         await wait_for(lambda: _eq(checkpoint(js), BACKLOG + 1), within=60)
         await wait_for(lambda: _drained(js), within=30)
-    finally:
-        handler.gate.set()
-        loop.stop()
-        await asyncio.wait_for(task, timeout=15)
     assert await tally(js, newcomer) == ["enew"]
     assert await tally(js, "noisy") == [f"e{i}" for i in range(1, BACKLOG + 1)]
     assert len(handler.order) == len(set(handler.order)) == BACKLOG + 1
@@ -1010,28 +1005,14 @@ async def test_an_agent_new_to_a_noisy_slot_is_not_overtaken_by_its_message_unde
     await provision(js, load_settings({"CORTEX_OPENCLAW_STREAM": "openclaw-events"}),
                     [ConsumerSpec(name="tally", families=("msg",))])
     await ensure_bucket(js, BUCKET)
-    await publish(js, [msg(i, agent="noisy") for i in range(1, BACKLOG + 1)])
-    handler = Recorder(js, hold=BACKLOG // 4)
-    loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=handler, config=PAST_CONFIG,
-                       health=Health("tally"))
-    task = asyncio.create_task(loop.run())
-    try:
-        await asyncio.wait_for(handler.holding.wait(), timeout=60)
-        assert "tally-scout" in await _consumer_names(js)  # open, without the newcomer
-
-        async def stored(n: int) -> bool:
-            return (await js.stream_info(EVENTS_STREAM)).state.messages == n
+    async with _held_past_the_read_ahead(js, "noisy") as handler:
 
         await publish(js, [msg("n", agent=newcomer)])
-        await wait_for(lambda: stored(BACKLOG + 1), within=30)
+        await wait_for(lambda: _stored(js, BACKLOG + 1), within=30)
         await publish(js, [_store_message(1, newcomer)])
-        await wait_for(lambda: stored(BACKLOG + 2), within=30)
+        await wait_for(lambda: _stored(js, BACKLOG + 2), within=30)
         handler.gate.set()
         await wait_for(lambda: _eq(checkpoint(js), BACKLOG + 2), within=60)
         await wait_for(lambda: _drained(js), within=30)
-    finally:
-        handler.gate.set()
-        loop.stop()
-        await asyncio.wait_for(task, timeout=15)
     assert await tally(js, newcomer) == ["en", "o1"]
     assert await tally(js, "noisy") == [f"e{i}" for i in range(1, BACKLOG + 1)]
