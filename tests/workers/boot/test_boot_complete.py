@@ -5,6 +5,7 @@ workers themselves run in tests/e2e/test_boot_complete.py)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -65,20 +66,30 @@ class Rig:
         return msgspec.json.decode(raw, type=BootDoc)
 
 
-@pytest.fixture
-async def rig(nc: Client, tmp_path: Path) -> AsyncIterator[Rig]:
+@contextlib.asynccontextmanager
+async def boot_rig(nc: Client, tmp_path: Path, *, early: bool = False,
+                   env: dict[str, str] | None = None) -> AsyncIterator[Rig]:
+    """A boot handler on a provisioned server (its early path started if ``early``), with two
+    sources: threads (caught up at every trigger here) and recall (behind until told)."""
     settings = load_settings({"CORTEX_NATS_URL": "nats://unused", "CORTEX_DATA_DIR": str(tmp_path / "data"),
-                              "CORTEX_BOOT_WAIT_MS": "50", "CORTEX_WORKSPACE": str(tmp_path / "ws")})
+                              "CORTEX_BOOT_WAIT_MS": "50", "CORTEX_WORKSPACE": str(tmp_path / "ws"), **(env or {})})
     js = nc.jetstream()
     await provision(js, settings, consumer_specs())
     ctx = WorkerContext(nc=nc, js=js, settings=settings, worker="boot", consumer="boot", producer="boot@test",
                         health=Health("boot"), catalog=all_specs())
-    # two sources: threads (caught up at every trigger here) and recall (behind until told)
     handler = BootHandler(ctx, await ctx.inputs.tracker(), BootSources(ctx, {"threads", "recall"}))
+    if early:
+        handler.early.start()
     try:
         yield Rig(js, handler, tmp_path / "ws")
     finally:
         await handler.aclose()
+
+
+@pytest.fixture
+async def rig(nc: Client, tmp_path: Path) -> AsyncIterator[Rig]:
+    async with boot_rig(nc, tmp_path) as made:
+        yield made
 
 
 def sample(name: str, source: str = "recall") -> float:

@@ -14,8 +14,6 @@ from nats.aio.client import Client
 from nats.js import api
 
 from shared.codec import Envelope, Limits, decode_event
-from shared.config import load_settings
-from shared.health import Health
 from shared.kv import kv_read
 from shared.names import (
     BUCKET_BOOT,
@@ -26,14 +24,9 @@ from shared.names import (
     slot_of,
     stored_form,
 )
-from shared.provision import provision
-from shared.runtime import WorkerContext
 from workers.boot.early import EarlyTriggers, trigger_filters
-from workers.boot.sources import BootSources
-from workers.boot.worker import BootHandler
-from workers.registry import all_specs, consumer_specs
 
-from .test_boot_complete import Rig
+from .test_boot_complete import Rig, boot_rig
 
 
 def handled(early: EarlyTriggers, count: int) -> Callable[[], Awaitable[bool]]:
@@ -45,18 +38,8 @@ def handled(early: EarlyTriggers, count: int) -> Callable[[], Awaitable[bool]]:
 
 @pytest.fixture
 async def rig(nc: Client, tmp_path: Path) -> AsyncIterator[Rig]:
-    settings = load_settings({"CORTEX_NATS_URL": "nats://unused", "CORTEX_DATA_DIR": str(tmp_path / "data"),
-                              "CORTEX_BOOT_WAIT_MS": "50", "CORTEX_WORKSPACE": str(tmp_path / "ws")})
-    js = nc.jetstream()
-    await provision(js, settings, consumer_specs())
-    ctx = WorkerContext(nc=nc, js=js, settings=settings, worker="boot", consumer="boot", producer="boot@test",
-                        health=Health("boot"), catalog=all_specs())
-    handler = BootHandler(ctx, await ctx.inputs.tracker(), BootSources(ctx, {"threads", "recall"}))
-    handler.early.start()
-    try:
-        yield Rig(js, handler, tmp_path / "ws")
-    finally:
-        await handler.aclose()
+    async with boot_rig(nc, tmp_path, early=True) as made:
+        yield made
 
 
 async def test_an_agents_first_briefings_are_the_loops_and_the_next_one_counts_them(rig: Rig, wait_for: Any) -> None:
@@ -120,20 +103,9 @@ STORE = "openclaw-events"
 @pytest.fixture
 async def store_rig(nc: Client, tmp_path: Path) -> AsyncIterator[Rig]:
     """The rig with the OpenClaw event store sourced into CORTEX_EVENTS (contract: Sources)."""
-    js = nc.jetstream()
-    await js.add_stream(api.StreamConfig(name=STORE, subjects=["openclaw.events.>"]))
-    settings = load_settings({"CORTEX_NATS_URL": "nats://unused", "CORTEX_DATA_DIR": str(tmp_path / "data"),
-                              "CORTEX_BOOT_WAIT_MS": "50", "CORTEX_WORKSPACE": str(tmp_path / "ws"),
-                              "CORTEX_OPENCLAW_STREAM": STORE})
-    await provision(js, settings, consumer_specs())
-    ctx = WorkerContext(nc=nc, js=js, settings=settings, worker="boot", consumer="boot", producer="boot@test",
-                        health=Health("boot"), catalog=all_specs())
-    handler = BootHandler(ctx, await ctx.inputs.tracker(), BootSources(ctx, {"threads", "recall"}))
-    handler.early.start()
-    try:
-        yield Rig(js, handler, tmp_path / "ws")
-    finally:
-        await handler.aclose()
+    await nc.jetstream().add_stream(api.StreamConfig(name=STORE, subjects=["openclaw.events.>"]))
+    async with boot_rig(nc, tmp_path, early=True, env={"CORTEX_OPENCLAW_STREAM": STORE}) as made:
+        yield made
 
 
 async def store_session_start(rig: Rig, token: str, session: str, wait_for: Any) -> Envelope:
@@ -192,17 +164,8 @@ def test_a_partition_reads_the_store_triggers_filed_under_the_session_token() ->
 @pytest.fixture
 async def cold_rig(nc: Client, tmp_path: Path) -> AsyncIterator[Rig]:
     """The rig before the early path starts (a worker starting)."""
-    settings = load_settings({"CORTEX_NATS_URL": "nats://unused", "CORTEX_DATA_DIR": str(tmp_path / "data"),
-                              "CORTEX_BOOT_WAIT_MS": "50", "CORTEX_WORKSPACE": str(tmp_path / "ws")})
-    js = nc.jetstream()
-    await provision(js, settings, consumer_specs())
-    ctx = WorkerContext(nc=nc, js=js, settings=settings, worker="boot", consumer="boot", producer="boot@test",
-                        health=Health("boot"), catalog=all_specs())
-    handler = BootHandler(ctx, await ctx.inputs.tracker(), BootSources(ctx, {"threads", "recall"}))
-    try:
-        yield Rig(js, handler, tmp_path / "ws")
-    finally:
-        await handler.aclose()
+    async with boot_rig(nc, tmp_path) as made:
+        yield made
 
 
 async def test_after_a_rebuild_a_trigger_is_the_loops_until_it_has_made_the_agents_earlier_ones_again(
