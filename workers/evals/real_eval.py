@@ -464,7 +464,8 @@ def report(result: RealResult) -> dict[str, Any]:
     }
 
 
-def _cell(c: dict[str, Any]) -> str:
+def cell(c: dict[str, Any]) -> str:
+    """A score as the reports print it: P R (tp/fp/fn)."""
     return f"{c['precision']:.3f} {c['recall']:.3f} ({c['tp']}/{c['fp']}/{c['fn']})"
 
 
@@ -474,7 +475,7 @@ def format_report(rep: dict[str, Any]) -> str:
             f"({', '.join(rep['conversations'])})",
             f"  {'':<12} {'stored documents':<26} BOOTSTRAP",
             f"  {'section':<12} {'P     R     (tp/fp/fn)':<26} P     R     (tp/fp/fn)"]
-    rows += [f"  {kind:<12} {_cell(stored[kind]):<26} {_cell(briefing[kind])}" for kind in SECTIONS]
+    rows += [f"  {kind:<12} {cell(stored[kind]):<26} {cell(briefing[kind])}" for kind in SECTIONS]
     rows.append(f"  stored: thread state {stored['thread_state_accuracy']:.3f} (n {stored['thread_state_n']}), "
                 f"commitment status {stored['status_accuracy']:.3f} (n {stored['status_n']}), "
                 f"due {stored['due_accuracy']:.3f} (n {stored['due_n']})")

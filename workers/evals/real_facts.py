@@ -31,6 +31,7 @@ from workers.evals.real_eval import (
     LevelScore,
     Loaded,
     as_conversation,
+    cell,
     dev_tool_main,
 )
 from workers.evals.real_eval import score_section as score_real_section
@@ -127,19 +128,14 @@ def leave_one_out(scores: FactScores) -> Counts:
     return total
 
 
-def _cell(c: Counts) -> str:
-    p = c.tp / (c.tp + c.fp) if c.tp + c.fp else 1.0
-    r = c.tp / (c.tp + c.fn) if c.tp + c.fn else 1.0
-    return f"{p:.3f} {r:.3f} ({c.tp}/{c.fp}/{c.fn})"
-
-
 def format_facts(scores: FactScores) -> str:
     names = list(scores.levels)
     lines = [f"Known Facts on {len(names)} conversations (dev split): stored | BOOTSTRAP, P R (tp/fp/fn)"]
-    lines += [f"  {name:14} {_cell(scores.levels[name]['stored']):24} {_cell(scores.levels[name]['briefing'])}"
-              for name in names]
+    for name in names:
+        level = scores.levels[name]
+        lines.append(f"  {name:14} {cell(level['stored'].as_dict()):24} {cell(level['briefing'].as_dict())}")
     totals = {level: _sum({n: scores.levels[n][level] for n in names}, names) for level in LEVELS}
-    lines.append(f"  {'all':14} {_cell(totals['stored']):24} {_cell(totals['briefing'])}")
+    lines.append(f"  {'all':14} {cell(totals['stored'].as_dict()):24} {cell(totals['briefing'].as_dict())}")
     lines.append("by predicate: conversations right in, stored tp/fp")
     ranked = sorted(scores.predicates.items(),
                     key=lambda kv: (-sum(c.tp > 0 for c in kv[1].values()), -_sum(kv[1], names).tp, kv[0]))
@@ -147,7 +143,7 @@ def format_facts(scores: FactScores) -> str:
         total = _sum(by, names)
         lines.append(f"  {sum(c.tp > 0 for c in by.values())} {total.tp:3}/{total.fp:<3} {predicate}")
     lines.append(f"leave one out (a predicate kept where right as often as wrong elsewhere): "
-                 f"{_cell(leave_one_out(scores))}")
+                 f"{cell(leave_one_out(scores).as_dict())}")
     return "\n".join(lines)
 
 

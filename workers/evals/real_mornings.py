@@ -40,6 +40,7 @@ from workers.evals.real_eval import (
     Loaded,
     as_conversation,
     briefing_candidates,
+    cell,
     dev_tool_main,
     score_section,
 )
@@ -134,12 +135,6 @@ def score_mornings(items: Sequence[Loaded], settings: Settings) -> Mornings:
     return result
 
 
-def _cell(c: Counts) -> str:
-    p = c.tp / (c.tp + c.fp) if c.tp + c.fp else 1.0
-    r = c.tp / (c.tp + c.fn) if c.tp + c.fn else 1.0
-    return f"{p:.3f} {r:.3f} ({c.tp}/{c.fp}/{c.fn})"
-
-
 def format_mornings(result: Mornings) -> str:
     lines = [f"BOOTSTRAP selection on {result.mornings} mornings of {len(result.every)} conversations (dev split)",
              f"  {'section':12} {'all mornings: P R (tp/fp/fn)':32} last morning: P R (tp/fp/fn)"]
@@ -148,7 +143,7 @@ def format_mornings(result: Mornings) -> str:
         for name in result.every:
             every.add(result.every[name][kind])
             last.add(result.last[name][kind])
-        lines.append(f"  {kind:12} {_cell(every):32} {_cell(last)}")
+        lines.append(f"  {kind:12} {cell(every.as_dict()):32} {cell(last.as_dict())}")
     return "\n".join(lines)
 
 
