@@ -205,19 +205,31 @@ def _key(point_id: int | uuid.UUID | str) -> int:
 class _Build:
     """An index build under way: its child process, the copy it indexes, the points the copy
     held, and the store's writes since the copy (applied to it again when it is put in place).
-    A thread waits for the child and calls ``done(self, error)``."""
+    A thread starts the child, waits for it and calls ``done(self, error)``: the child dies
+    with that thread (``store_index.die_with_parent``: the kernel's parent-death signal names
+    the thread that started a child), which outlives the child unless the process dies."""
 
-    def __init__(self, child: subprocess.Popen[bytes], copy: Path, points: int,
+    def __init__(self, command: list[str], copy: Path, points: int,
                  done: Callable[[_Build, str | None], None]) -> None:
-        self.child = child
         self.copy = copy
         self.points = points
         self.writes: list[UpdateOperation] = []
         self.stopped = False  # by the store's close: neither put in place nor a failure
-        self.waiter = threading.Thread(target=self._wait, args=(done,), name="recall-index-build", daemon=True)
+        self.child: subprocess.Popen[bytes] | None = None
+        self._started = threading.Event()
+        self.waiter = threading.Thread(target=self._wait, args=(command, done), name="recall-index-build", daemon=True)
         self.waiter.start()
 
-    def _wait(self, done: Callable[[_Build, str | None], None]) -> None:
+    def _wait(self, command: list[str], done: Callable[[_Build, str | None], None]) -> None:
+        try:
+            self.child = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                          stderr=subprocess.PIPE)
+        except OSError as exc:
+            done(self, f"not started: {exc}")
+            return
+        finally:
+            self._started.set()
+        log.info("recall store: indexing a copy of %d points (pid %d)", self.points, self.child.pid)
         _, stderr = self.child.communicate()
         error = None if self.child.returncode == 0 else \
             f"exit {self.child.returncode}: {stderr.decode(errors='replace')[-500:]}"
@@ -226,7 +238,8 @@ class _Build:
     def stop(self) -> None:
         """Stop the child and wait for the waiter (which then drops the copy)."""
         self.stopped = True
-        if self.child.poll() is None:
+        self._started.wait()
+        if self.child is not None and self.child.poll() is None:
             self.child.terminate()
         self.waiter.join()
 
@@ -477,10 +490,8 @@ class EdgeMemoryStore(StoreBase):
         with self._writing:
             self._call("flush", EdgeShard.flush)
             shutil.copytree(self._shard_dir, copy)
-            child = subprocess.Popen(store_index.child_command(copy, self._info.dim, self._index),
-                                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-            self._build = _Build(child, copy, points, self._finish_build)
-        log.info("recall store: indexing a copy of %d points (pid %d)", points, child.pid)
+            self._build = _Build(store_index.child_command(copy, self._info.dim, self._index), copy, points,
+                                 self._finish_build)
 
     def _finish_build(self, build: _Build, error: str | None) -> None:
         """The child is done: put its copy in place with the writes made since (or drop it)."""

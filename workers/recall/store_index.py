@@ -35,8 +35,10 @@ points from the payload index and scores them exactly, indexed or not.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import shutil
+import signal
 import sys
 import uuid
 from pathlib import Path
@@ -109,8 +111,9 @@ def aside(live: Path, what: str) -> Path:
 
 def new_copy(live: Path) -> Path:
     """A copy's directory, named for this build only: a child left running by a killed worker
-    may still write into its own copy while the next worker builds (its copy is deleted at
-    that worker's open; what the orphan writes there afterwards goes nowhere)."""
+    (where ``die_with_parent`` cannot ask for it to die too: not Linux) may still write into
+    its own copy while the next worker builds (its copy is deleted at that worker's open;
+    what the orphan writes there afterwards goes nowhere)."""
     return aside(live, f"build-{uuid.uuid4().hex[:12]}")
 
 
@@ -126,9 +129,27 @@ def recover(live: Path) -> None:
         shutil.rmtree(leftover, ignore_errors=True)
 
 
+# prctl(2): the signal a process gets when the thread that started it exits
+PR_SET_PDEATHSIG = 1
+
+
 def child_command(copy: Path, dim: int, policy: IndexPolicy) -> list[str]:
     return [sys.executable, "-m", "workers.recall.store_index", str(copy), str(dim),
-            msgspec.json.encode(policy).decode()]
+            msgspec.json.encode(policy).decode(), str(os.getpid())]
+
+
+def die_with_parent(parent: int) -> None:
+    """Be killed when the process that started this one dies (SIGKILLed included: a build
+    left running would index a copy nobody puts in place, at up to ~1 GB of memory). Linux
+    only (elsewhere a build outlives a killed worker; its copy is deleted at the next open).
+    The signal is asked for first, then the parent checked: one that died before the ask
+    was answered leaves this process to another parent."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
+    if os.getppid() != parent:
+        raise SystemExit(f"the worker {parent} that started this build is gone")
 
 
 def build(copy: Path, dim: int, policy: IndexPolicy) -> bool:
@@ -144,6 +165,7 @@ def build(copy: Path, dim: int, policy: IndexPolicy) -> bool:
 
 def main(argv: list[str]) -> int:
     copy, dim, policy = Path(argv[0]), int(argv[1]), msgspec.json.decode(argv[2], type=IndexPolicy)
+    die_with_parent(int(argv[3]))
     os.nice(CHILD_NICENESS)
     build(copy, dim, policy)
     return 0

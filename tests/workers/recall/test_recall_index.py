@@ -5,8 +5,12 @@ built. The thresholds are lowered (``IndexPolicy``) so that a few hundred points
 
 from __future__ import annotations
 
+import os
 import random
 import shutil
+import signal
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -14,6 +18,8 @@ from pathlib import Path
 
 import msgspec
 import numpy as np
+import pytest
+from cortex_testkit import wait_until
 
 from schemas.events import MessageEvent
 from shared.codec import Envelope
@@ -226,3 +232,50 @@ def test_the_near_duplicate_lookup_is_exact_on_an_indexed_store(tmp_path: Path) 
 def test_equally_similar_hits_are_ordered_by_id() -> None:
     hits = [SearchHit(memory=_memory(i), similarity=s, fused=0.0) for i, s in ((5, 0.9), (2, 0.95), (9, 0.9), (1, 0.9))]
     assert [h.memory.id for h in by_similarity(hits)] == [_memory(i).id for i in (2, 1, 5, 9)]
+
+
+# A worker as the store starts a build: a thread starts the child and waits for it. The child
+# asks to die with it, then outlives any build (a build of a few hundred points ends too soon
+# to be caught running).
+_PARENT = """
+import subprocess, sys, threading
+child = "import sys, time; from workers.recall.store_index import die_with_parent; " \\
+        "die_with_parent(int(sys.argv[1])); print('ready', flush=True); time.sleep(300)"
+def start():
+    proc = subprocess.Popen([sys.executable, "-c", child, str(__import__("os").getpid())], stdout=subprocess.PIPE)
+    proc.stdout.readline()
+    print(proc.pid, flush=True)
+    proc.wait()
+threading.Thread(target=start).start()
+"""
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie waiting for its new parent to reap it is dead)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's")
+def test_a_build_dies_with_the_worker_that_started_it_even_killed() -> None:
+    parent = subprocess.Popen([sys.executable, "-c", _PARENT], stdout=subprocess.PIPE)
+    try:
+        assert parent.stdout is not None
+        child = int(parent.stdout.readline())
+        assert _alive(child)
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait()
+        wait_until(lambda: not _alive(child), within=30)
+    finally:
+        parent.kill()
+        parent.wait()
+
+
+def test_a_build_whose_worker_is_gone_before_it_asked_exits() -> None:
+    """The signal is asked for after the start: a parent that died in between is seen."""
+    other = os.getppid()  # not the child's parent (this process)
+    gone = subprocess.run([sys.executable, "-c", "from workers.recall.store_index import die_with_parent; "
+                           f"die_with_parent({other})"], capture_output=True, text=True)
+    assert gone.returncode == 1 and f"the worker {other} that started this build is gone" in gone.stderr
