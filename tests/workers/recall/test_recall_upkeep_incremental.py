@@ -243,3 +243,32 @@ def test_the_memos_are_the_store_after_every_event(open_store: OpenStore) -> Non
             assert (shown.hot, shown.hot + shown.cold) == (store.count(agent, MemoryFilter(tier="hot")),
                                                            store.count(agent)), env.seq
     assert compared > 200
+
+
+def test_the_counts_kept_without_a_memo_are_the_store_and_an_access_asks_it_nothing(
+        open_store: OpenStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No memo kept (an agent upkeep has not met, or one past the memos' bound): the RecallDoc's
+    total is the applier's count, kept from its writes — new turns and windows, redeliveries,
+    merges, forgets (of the whole agent too) — and equal to the store's after every event; a
+    batch of accesses alone (a query's) asks the store for no exact count of the agent."""
+    events = stream(seed=11, length=200)
+    at = 120
+    events = [*events[:at], _agent_forget(0, "alice", events[at].event.ts + timedelta(seconds=1)), *events[at:]]
+    events = [_envelope(n, e.agent, e.family, e.kind, e.event) for n, e in enumerate(events, 1)]
+    embedder = make_embedder("default")
+    store = open_store(embedder.name, embedder.dim)
+    app = _applier(store, embedder, memos=False)
+    for i, env in enumerate(events):
+        app.apply_batch(events[i - 1: i + 1] if i % 7 == 3 else [env])  # a redelivery now and then
+        for agent in AGENTS:
+            shown = app.key_memories(agent, env.event.ts)
+            assert shown.hot + shown.cold == store.count(agent), env.seq
+    exact: list[str] = []
+    counting = store.count
+    monkeypatch.setattr(store, "count", lambda agent, flt=None: (flt is None and exact.append(agent),
+                                                                 counting(agent, flt))[1])
+    ids = [m.id for m in store.scroll("bob")][:3]
+    access = FeedbackEvent(id="f-last", agent="bob", ts=events[-1].event.ts, kind="recall_access", value=ids)
+    app.apply_batch([_envelope(len(events) + 1, "bob", "feedback", "recall_access", access)])
+    assert app.key_memories("bob", access.ts).hot + app.key_memories("bob", access.ts).cold == counting("bob")
+    assert ids and exact == []
