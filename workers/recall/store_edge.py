@@ -266,7 +266,9 @@ class EdgeMemoryStore(StoreBase):
         self._memo = MemoryMemo()
         self._index = index or IndexPolicy()
         self._build: _Build | None = None
-        self._build_failed = False  # not tried again in this process (a restart does)
+        # the points the store held when its last build failed (a full disk, …): it is tried
+        # again once the store has grown by the full-scan threshold since (None: none failed)
+        self._failed_at: int | None = None
         # points written since the last look at the shard: the first flush looks (not the
         # open: ``cortex forget`` opens a store for one delete)
         self._since_check = self._index.check_every
@@ -471,11 +473,14 @@ class EdgeMemoryStore(StoreBase):
         """Start a build if :func:`store_index.due` says so (looked at, at a flush, every
         ``check_every`` points written); a failure to look or to start is logged, never
         raised: the store works without its index."""
-        if self._build is not None or self._build_failed or self._since_check < self._index.check_every:
+        if self._build is not None or self._since_check < self._index.check_every:
             return
         self._since_check = 0
         try:
             info = self._call("info", EdgeShard.info)
+            if self._failed_at is not None and \
+                    int(info.points_count) < self._failed_at + self._index.full_scan_points(self._info.dim):
+                return
             top = self._call("facet", EdgeShard.facet, FacetRequest(key="agent", limit=1)).hits
             largest = int(top[0].count) if top else 0
             if store_index.due(self._index, self._info.dim, points=int(info.points_count), indexed=self._indexed,
@@ -499,13 +504,14 @@ class EdgeMemoryStore(StoreBase):
             if error is None and not build.stopped:
                 self._swap(build)
                 self._indexed = build.points
+                self._failed_at = None
                 log.info("recall store: index in place (%d points at the copy, %d writes after it)",
                          build.points, len(build.writes))
             elif not build.stopped:
-                self._build_failed = True
-                log.warning("recall store: index build failed: %s", error)
+                self._failed_at = build.points
+                log.warning("recall store: index build failed (tried again once the store has grown): %s", error)
         except (StoreError, OSError) as exc:
-            self._build_failed = True
+            self._failed_at = build.points
             log.warning("recall store: index build not put in place: %s", exc)
         finally:
             self._build = None

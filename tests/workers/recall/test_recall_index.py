@@ -24,6 +24,7 @@ from cortex_testkit import wait_until
 from schemas.events import MessageEvent
 from shared.codec import Envelope
 from shared.config import RecallSettings
+from workers.recall import store_index
 from workers.recall.apply import StoreApplier
 from workers.recall.embedders import HashingEmbedder
 from workers.recall.models import Memory, SearchHit
@@ -279,3 +280,29 @@ def test_a_build_whose_worker_is_gone_before_it_asked_exits() -> None:
     gone = subprocess.run([sys.executable, "-c", "from workers.recall.store_index import die_with_parent; "
                            f"die_with_parent({other})"], capture_output=True, text=True)
     assert gone.returncode == 1 and f"the worker {other} that started this build is gone" in gone.stderr
+
+
+def test_a_failed_build_is_tried_again_once_the_store_has_grown(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build that fails (the engine refused it: a full disk, …) leaves the store unindexed
+    and working; it is not tried at every look, but again once the store has grown by the
+    full-scan threshold since, and then put in place."""
+    real = store_index.child_command
+    monkeypatch.setattr(store_index, "child_command", lambda *args: [sys.executable, "-c", "raise SystemExit(3)"])
+    store = _store(tmp_path, SMALL)
+    store.upsert(_points(store, "alice", 400))
+    store.flush()
+    assert store.building
+    store.await_index(timeout=120)
+    assert not store.building and store.indexed_points() == 0
+    monkeypatch.setattr(store_index, "child_command", real)
+    store.upsert(_points(store, "alice", 100, start=400))  # a look, below the threshold since: no build
+    store.flush()
+    assert not store.building
+    store.upsert(_points(store, "alice", 100, start=500))  # 200 more points since the failure (threshold 150)
+    store.flush()
+    assert store.building
+    store.await_index(timeout=120)
+    assert store.indexed_points() == 600 and len(list(store.scroll("alice"))) == 600
+    assert _leftovers(tmp_path / store.info.collection) == []
+    store.close()
