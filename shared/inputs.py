@@ -114,10 +114,11 @@ class Inputs:
         return shadow_bucket(name) if self._shadow else name
 
     async def at_trigger(self, worker: str, sources: Sequence[Source], env: Envelope,
-                         before: int | None = None) -> Reading:
+                         before: int | None = None, until: float | None = None) -> Reading:
         """``sources`` as of the trigger ``env`` (each by its ``as_of`` rule, or all just
         before ``before`` when given: boot's change documents read the last stream cut), for
-        ``worker``'s document: a source still behind at the bound is counted
+        ``worker``'s document: a source still behind at the bound — or at ``until`` (a
+        ``time.monotonic()``, the caller's budget: ``WatermarkTracker.wait``) — is counted
         (``cortex_composed_lagging_total{worker,source}``) and named in ``Reading.lagging``.
 
         Each source is read as soon as *it* has caught up, not when the slowest one has: a
@@ -132,7 +133,8 @@ class Inputs:
             started = time.monotonic()
             seq = before if before is not None else source.before(env.seq, env.family)
             consumer = self.consumer(source.worker, env.agent)
-            lagging = await tracker.wait({consumer: env.seq}, self.bound_s, {consumer: self._final(source, env, seq)})
+            lagging = await tracker.wait({consumer: env.seq}, self.bound_s, {consumer: self._final(source, env, seq)},
+                                         until)
             waited[source.field] = time.monotonic() - started
             COMPOSED_WAIT.labels(worker, source.worker).observe(waited[source.field])
             doc, _ = await self.docs.as_of(self.bucket(source.bucket), env.agent, source.doc_type, seq)

@@ -240,8 +240,10 @@ class WatermarkTracker:
         ends = [m.patience_until for c in pending if (m := self._behind.get(c)) is not None and m.patience_until > now]
         return min(ends) - now if ends else float("inf")
 
-    async def wait(self, needs: dict[str, int], bound_s: float, proofs: Mapping[str, Proof] | None = None) -> list[str]:
-        """Wait until every consumer reached its sequence, at most ``bound_s``.
+    async def wait(self, needs: dict[str, int], bound_s: float, proofs: Mapping[str, Proof] | None = None,
+                   until: float | None = None) -> list[str]:
+        """Wait until every consumer reached its sequence, at most ``bound_s`` — and not past
+        ``until`` (a ``time.monotonic()``; None: no such end), the caller's own budget.
 
         Returns the consumers still lagging at the bound (empty when all caught up). A
         consumer that missed an earlier bound is waited for during its patience only, or
@@ -253,20 +255,27 @@ class WatermarkTracker:
         ``poll_s`` while it is short — the agent's document of the source holding the event
         before the trigger or a later one (a source writes the document made for a trigger at
         once, its checkpoint only after the rest of its batch is applied and committed).
+
+        A wait ended by ``until`` before its bound is not a bound missed: what the sources
+        did is no reason to wait less for them next time (no patience starts, ``_stalled``).
         """
         self.follow(needs)
-        deadline = time.monotonic() + bound_s
+        started = time.monotonic()
+        bound_end = started + bound_s
+        deadline = bound_end if until is None else min(bound_end, until)
         pending = dict(needs)
         proofs = proofs or {}
         while True:
             changed = self._changed  # taken before looking: a change after that sets it
             results = await asyncio.gather(*(self._arrived(c, s, proofs.get(c)) for c, s in pending.items()))
             pending = {c: s for (c, s), ok in zip(pending.items(), results, strict=True) if not ok}
-            remaining = deadline - time.monotonic()
+            now = time.monotonic()
+            remaining = deadline - now
             hopeless = all(self._stalled(c) or self._out_of_reach(c, s, remaining) for c, s in pending.items())
             if not pending or remaining <= 0 or hopeless:
-                for consumer, seq in pending.items():
-                    self._missed(consumer, seq, bound_s)
+                if remaining > 0 or now >= bound_end:  # a bound missed (or given up on): not a budget spent
+                    for consumer, seq in pending.items():
+                        self._missed(consumer, seq, bound_s)
                 return sorted(pending)
             poll = self._poll_s if any(c in proofs for c in pending) else self._poll_s * 5
             timeout = min(poll, remaining, self._patience_left(pending))

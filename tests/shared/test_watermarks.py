@@ -5,6 +5,7 @@ instead of being waited out again."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
@@ -97,6 +98,29 @@ async def test_after_its_patience_a_source_short_of_what_it_missed_is_reported_a
         waiting = asyncio.create_task(tracker.wait({"lagger": 45}, bound_s=300))
         await set_checkpoint(js, "lagger", 45)
         assert await asyncio.wait_for(waiting, timeout=30) == []
+    finally:
+        await tracker.stop()
+
+
+async def test_a_wait_the_callers_budget_ends_is_no_bound_missed(js: JetStreamContext, wait_for: WaitFor) -> None:
+    """``until`` (the early briefing's budget from the trigger's storing) ends a wait whatever the
+    bound, and is not held against the source: a wait the bound ends is (far behind what it
+    missed, it is then reported at once), one the budget ends is not."""
+    tracker = WatermarkTracker(js, patience_s=600)
+    await tracker.start()
+    try:
+        await set_checkpoint(js, "slow", 10)
+        await wait_for(lambda: _true(tracker.checkpoint("slow") == 10))
+        far = 10 + STALLED_LAG * 2
+        # the budget spent already: reported at once, however long the bound (300 s; the timeout is 30 s)
+        spent = tracker.wait({"slow": far}, bound_s=300, until=time.monotonic())
+        assert await asyncio.wait_for(spent, timeout=30) == ["slow"]
+        assert not tracker._stalled("slow")  # the next trigger still waits for it
+        waiting = asyncio.create_task(tracker.wait({"slow": 12}, bound_s=300, until=time.monotonic() + 300))
+        await set_checkpoint(js, "slow", 12)
+        assert await asyncio.wait_for(waiting, timeout=30) == []  # a budget left: waited for, and reached
+        assert await tracker.wait({"slow": far}, bound_s=0.05) == ["slow"]  # the bound passes: missed
+        assert tracker._stalled("slow")
     finally:
         await tracker.stop()
 

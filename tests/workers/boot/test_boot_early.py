@@ -24,7 +24,7 @@ from shared.names import (
     slot_of,
     stored_form,
 )
-from workers.boot.early import EarlyTriggers, trigger_filters
+from workers.boot.early import WAIT_BUDGET_S, EarlyTriggers, trigger_filters, wait_until
 
 from .test_boot_complete import Rig, boot_rig
 
@@ -67,6 +67,40 @@ async def test_an_agents_first_briefings_are_the_loops_and_the_next_one_counts_t
     await rig.make(again)  # the loop reaches it: held already, nothing written again
     assert (await kv_read(kv, "ada"))[1] == revision
     assert (rig.workspace / "ada" / "BOOTSTRAP.md").read_text(encoding="utf-8") == written.markdown
+
+
+def test_the_budget_runs_from_the_storing_whatever_the_clocks_say() -> None:
+    assert wait_until(None, 1000.0, 5.0) is None  # storing time unknown: the bound alone
+    assert wait_until(1000.0, 1000.2, 5.0) == pytest.approx(5.0 + WAIT_BUDGET_S - 0.2)
+    assert wait_until(1000.0, 1000.0 + 2 * WAIT_BUDGET_S, 5.0) == pytest.approx(5.0)  # spent: no wait
+    assert wait_until(1003.0, 1000.0, 5.0) == pytest.approx(5.0 + WAIT_BUDGET_S)  # the server's clock ahead
+
+
+async def test_a_trigger_waits_for_its_sources_no_longer_than_the_budget_from_its_storing(
+    nc: Client, tmp_path: Path, wait_for: Any
+) -> None:
+    """Whatever the bound (a minute here), a source is waited for at most ``WAIT_BUDGET_S``
+    after the trigger's storing: recall, still behind (its pace unknown: it would be waited for
+    to the bound), is named lagging and the document written — and completed once recall
+    catches up, as at the bound."""
+    async with boot_rig(nc, tmp_path, early=True, env={"CORTEX_BOOT_WAIT_MS": "60000"}) as rig:
+        early = rig.handler.early
+        start = await rig.publish("ada", "session", "start", 0)
+        await rig.caught_up("threads", 10**6)
+        await rig.caught_up("recall", start.seq)
+        await rig.make(start)  # the agent's first briefing: the loop's
+        await wait_for(handled(early, 1))
+        again = await rig.publish("ada", "session", "start", 120)
+        await wait_for(handled(early, 2), within=30)  # waited for to the bound, it would take 60 s
+        written = await rig.stored("ada")
+        assert (written.integrity.last_seq, written.integrity.events, written.lagging) == (again.seq, 2, ["recall"])
+        await rig.caught_up("recall", again.seq)
+
+        async def completed() -> bool:
+            return (await rig.stored("ada")).lagging == []
+
+        await wait_for(completed, within=30)
+        assert (await rig.stored("ada")).integrity.last_seq == again.seq
 
 
 async def test_a_trigger_the_loop_made_first_is_not_written_again(rig: Rig, wait_for: Any) -> None:
