@@ -29,6 +29,12 @@ Why this is the document the loop (and a replay) makes:
   it). The loop's change documents before S that it has not made yet are then skipped
   too — an in-order run writes them and then S's over them: after S, the two agree.
   When the loop reaches a trigger this path is still reading, it takes that reading.
+* **Only while the process holds the lease.** Each write passes the loop's fence first
+  (``WorkerContext.fence``): a deposed instance (its lease taken by a standby or a replay,
+  its process paused past the TTL) writes nothing once its fence has closed — a replay that
+  has deleted the documents and is making them again from sequence 1 waits out exactly that,
+  and a write of this path on a replayed document at R < S would miss the triggers between
+  them in its count, and make the replay skip them (docs/operations.md).
 * **What it leaves to the loop.** An agent without a stored document (its first
   briefing; an agent just forgotten, whose events and documents ``cortex forget``
   purged: a write here never creates a key), a trigger after one it left or failed, the
@@ -63,6 +69,7 @@ from schemas.docs import BootDoc
 from shared.backoff import backoff_delay
 from shared.codec import Envelope, Limits, decode_event, event_limits
 from shared.consume import consumer_seq, stream_seq
+from shared.errors import LeaseLost
 from shared.inputs import Reading
 from shared.kv import checkpoint_value, kv_cas, kv_read
 from shared.names import (
@@ -306,6 +313,8 @@ class EarlyTriggers:
                     await self._write(kv, env, await self._begin(env, stored_at), stored_at)
         except asyncio.CancelledError:
             raise
+        except LeaseLost:  # another instance's now (its loop makes it): this one's loop is stopping
+            self._left[env.agent] = env.seq
         except Exception as exc:  # the loop makes it (and, in order, the agent's later ones)
             self._left[env.agent] = env.seq
             log.warning("boot_early_failed", extra={"agent": env.agent, "seq": env.seq, "error": repr(exc)[:300]})
@@ -361,6 +370,7 @@ class EarlyTriggers:
             doc, changed = step(self._projection, stored, env, reading, self._ctx.producer)
             if not changed:
                 return
+            self._ctx.fence()  # only while this process holds the lease (``LeaseLost``: the loop stops too)
             try:
                 written = await kv_cas(kv, env.agent, msgspec.json.encode(doc), revision)
             except nats.js.errors.KeyWrongLastSequenceError:
