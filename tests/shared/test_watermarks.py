@@ -125,6 +125,36 @@ async def test_a_wait_the_callers_budget_ends_is_no_bound_missed(js: JetStreamCo
         await tracker.stop()
 
 
+async def test_concurrent_waits_share_the_servers_answer_and_none_older_than_the_wait(
+    js: JetStreamContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every trigger waiting on a source asked the server for its consumer at every poll: most
+    of the boot worker's CPU above capacity. One answer now serves every wait of the process for
+    ``SERVER_EVERY_S`` — but never one asked before a wait began: "nothing left" then says
+    nothing of an event stored after it."""
+    await provision(js, load_settings({}), [ConsumerSpec(name="idle", families=("feedback",))])
+    asked = 0
+    consumer_info = js.consumer_info
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal asked
+        asked += 1
+        return await consumer_info(*args, **kwargs)
+
+    monkeypatch.setattr(js, "consumer_info", counted)
+    tracker = WatermarkTracker(js)
+    try:
+        waits = [tracker.wait({"slow": 5}, bound_s=0.3) for _ in range(20)]
+        assert await asyncio.gather(*waits) == [["slow"]] * 20
+        assert asked < 20  # each of the 20 waits polled it several times
+        assert await tracker.reached("idle", 3)  # nothing left for it: everything stored so far is applied
+        feedback = {"id": "f1", "agent": "a", "ts": "2026-03-01T10:00:00Z", "kind": "fact_access", "value": ["x"]}
+        seq = (await js.publish("cortex.feedback.a.fact_access", msgspec.json.encode(feedback))).seq
+        assert not await tracker.reached("idle", seq + 1)  # the answer before it is not taken
+    finally:
+        await tracker.stop()
+
+
 class _Clock:
     def __init__(self) -> None:
         self.now = 1000.0
