@@ -237,7 +237,7 @@ class WatermarkTracker:
         now = time.monotonic()
         fresh = max(since, now - SERVER_EVERY_S)
         asking = self._asking.get(consumer)
-        if asking is not None and asking[0] >= fresh:
+        if asking is not None and not asking[1].done() and asking[0] >= fresh:  # a failed one is asked again
             return await asyncio.shield(asking[1])
         asked = self._asked.get(consumer)
         if asked is not None and asked.at >= fresh:
