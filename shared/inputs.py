@@ -36,7 +36,7 @@ from shared.feedback import request_time
 from shared.footprint import Source
 from shared.names import EVENTS_STREAM, agent_consumer, shadow_bucket
 from shared.projection import D, Projection
-from shared.watermarks import Proof, WatermarkTracker
+from shared.watermarks import Drained, Proof, WatermarkTracker
 
 if TYPE_CHECKING:
     from shared.runtime import WorkerContext
@@ -77,7 +77,7 @@ class Inputs:
         self._tracker: WatermarkTracker | None = None
         self._lock = asyncio.Lock()
         # the consumers' state as requests last saw it (``now``), apart from the consume path's
-        self._request_cache: dict[str, tuple[float, bool]] = {}
+        self._request_cache: dict[str, Drained] = {}
         # source consumers ``patiently`` stopped waiting for, at the checkpoint they had then
         self._given_up: dict[str, int] = {}
 

@@ -80,6 +80,15 @@ class _Asked(NamedTuple):
     exists: bool = True  # False: no such consumer (nothing says it applied anything)
 
 
+class Drained(NamedTuple):
+    """Whether a consumer had nothing left (``drained``), asked at ``at`` (``time.monotonic()``)
+    while its checkpoint was ``checkpoint`` (``lagging_now``'s cache)."""
+
+    at: float
+    checkpoint: int
+    drained: bool
+
+
 class _Missed(NamedTuple):
     seq: int  # the highest sequence the consumer missed at a bound
     patience_until: float  # monotonic time after which it is no longer waited for while short of ``seq``
@@ -104,7 +113,7 @@ class WatermarkTracker:
         self._watches: dict[str, asyncio.Task[None]] = {}  # key filter (a consumer, or _ALL) → its watch
         self._poll_s = poll_s
         self._patience_s = patience_s
-        self._idle_cache: dict[str, tuple[float, bool]] = {}
+        self._idle_cache: dict[str, Drained] = {}
         self._behind: dict[str, _Missed] = {}
         self._moves: dict[str, deque[tuple[float, int]]] = {}  # consumer -> (monotonic time, checkpoint)
         self._asked: dict[str, _Asked] = {}  # consumer -> the server's last answer
@@ -329,7 +338,7 @@ class WatermarkTracker:
                     for consumer, seq in pending.items():
                         self._missed(consumer, seq, bound_s)
                 return sorted(pending)
-            poll = self._poll_s if any(c in proofs for c in pending) else self._poll_s * 5
+            poll = max(self._poll_s, PROOF_EVERY_S) if any(c in proofs for c in pending) else self._poll_s * 5
             timeout = min(poll, remaining, self._patience_left(pending))
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(changed.wait(), timeout=timeout)
@@ -344,8 +353,10 @@ class WatermarkTracker:
         return await self.reached(consumer, seq, since)
 
     async def lagging_now(self, needs: dict[str, int], cache_s: float = 0.5,
-                          cache: dict[str, tuple[float, bool]] | None = None) -> list[str]:
-        """Lag without waiting (for requests): cached consumer state, refreshed every ``cache_s``.
+                          cache: dict[str, Drained] | None = None) -> list[str]:
+        """Lag without waiting (for requests): cached consumer state, refreshed every ``cache_s``
+        — and as soon as the consumer's checkpoint has moved since (a source busy a moment ago
+        that has applied its batch since is asked again, not named lagging for the rest of it).
 
         ``cache``: the caller's own (requests must not see an answer up to ``cache_s`` old that
         another user of the tracker — boot's completer polling a lagging source — looked up)."""
@@ -354,12 +365,13 @@ class WatermarkTracker:
         now = time.monotonic()
         idle = self._idle_cache if cache is None else cache
         for consumer, seq in needs.items():
-            if self.checkpoint(consumer) >= seq:
+            checkpoint = self.checkpoint(consumer)
+            if checkpoint >= seq:
                 continue
             cached = idle.get(consumer)
-            if cached is None or now - cached[0] > cache_s:
-                cached = (now, await self.drained(consumer))
+            if cached is None or now - cached.at > cache_s or cached.checkpoint != checkpoint:
+                cached = Drained(now, checkpoint, await self.drained(consumer))
                 idle[consumer] = cached
-            if not cached[1]:
+            if not cached.drained:
                 out.append(consumer)
         return sorted(out)

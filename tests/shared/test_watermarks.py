@@ -155,6 +155,29 @@ async def test_concurrent_waits_share_the_servers_answer_and_none_older_than_the
         await tracker.stop()
 
 
+async def test_a_requests_cached_lag_is_asked_again_once_the_consumer_has_moved(
+    js: JetStreamContext, wait_for: WaitFor
+) -> None:
+    """A request's briefing named a source lagging for as long as the answer was cached
+    (``lagging_now``), although the source had applied its batch meanwhile: a briefing asked
+    for right after a settled pipeline said "the recall worker is lagging"."""
+    await provision(js, load_settings({}), [ConsumerSpec(name="busy", families=("feedback",))])
+    feedback = {"id": "f1", "agent": "a", "ts": "2026-03-01T10:00:00Z", "kind": "fact_access", "value": ["x"]}
+    seq = (await js.publish("cortex.feedback.a.fact_access", msgspec.json.encode(feedback))).seq
+    tracker = WatermarkTracker(js)
+    cache: dict[str, Any] = {}
+    try:
+        assert await tracker.lagging_now({"busy": 2**62}, cache_s=600, cache=cache) == ["busy"]  # not applied
+        sub = await js.pull_subscribe_bind("busy", stream="CORTEX_EVENTS")
+        for msg in await sub.fetch(1, timeout=10):  # the worker applies it ...
+            await msg.ack_sync()
+        await set_checkpoint(js, "busy", seq)  # ... and writes its checkpoint
+        await wait_for(lambda: _true(tracker.checkpoint("busy") == seq))
+        assert await tracker.lagging_now({"busy": 2**62}, cache_s=600, cache=cache) == []  # asked again
+    finally:
+        await tracker.stop()
+
+
 class _Clock:
     def __init__(self) -> None:
         self.now = 1000.0

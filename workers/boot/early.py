@@ -9,9 +9,10 @@ starts and compactions: the events a briefing is made for) on a consumer of thei
 ephemeral, filtered to those subjects of its partition, never behind by more than a few
 triggers — and makes each one's document at once: its sources as of the trigger
 (``BootSources.at_trigger``: waited for, the pace rule naming a source that will not
-catch up in time lagging), composed on the stored document, written with compare-and-set. No source is waited for
-past ``WAIT_BUDGET_S`` after the trigger's storing in the stream (whatever is left of it when
-the trigger is read): a slow source is named lagging instead, so the briefing is on time.
+catch up in time lagging), composed on the stored document, written with compare-and-set.
+No source is waited for past ``WAIT_BUDGET_S`` after the trigger's storing in the stream
+(whatever is left of it when the trigger is read): a slow source is named lagging instead, so
+the briefing is on time.
 A source still behind is completed later (``workers.boot.complete``), as for any document.
 Each trigger is first checked against the stored document (one read: one the loop made
 already is not read again); at most ``PARALLEL`` are read at once and ``MAX_TAKEN`` taken, so
