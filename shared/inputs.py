@@ -36,7 +36,7 @@ from shared.feedback import request_time
 from shared.footprint import Source
 from shared.names import EVENTS_STREAM, agent_consumer, shadow_bucket
 from shared.projection import D, Projection
-from shared.watermarks import Proof, WatermarkTracker
+from shared.watermarks import Drained, Proof, WatermarkTracker
 
 if TYPE_CHECKING:
     from shared.runtime import WorkerContext
@@ -77,7 +77,7 @@ class Inputs:
         self._tracker: WatermarkTracker | None = None
         self._lock = asyncio.Lock()
         # the consumers' state as requests last saw it (``now``), apart from the consume path's
-        self._request_cache: dict[str, tuple[float, bool]] = {}
+        self._request_cache: dict[str, Drained] = {}
         # source consumers ``patiently`` stopped waiting for, at the checkpoint they had then
         self._given_up: dict[str, int] = {}
 
@@ -114,10 +114,11 @@ class Inputs:
         return shadow_bucket(name) if self._shadow else name
 
     async def at_trigger(self, worker: str, sources: Sequence[Source], env: Envelope,
-                         before: int | None = None) -> Reading:
+                         before: int | None = None, until: float | None = None) -> Reading:
         """``sources`` as of the trigger ``env`` (each by its ``as_of`` rule, or all just
         before ``before`` when given: boot's change documents read the last stream cut), for
-        ``worker``'s document: a source still behind at the bound is counted
+        ``worker``'s document: a source still behind at the bound — or at ``until`` (a
+        ``time.monotonic()``, the caller's budget: ``WatermarkTracker.wait``) — is counted
         (``cortex_composed_lagging_total{worker,source}``) and named in ``Reading.lagging``.
 
         Each source is read as soon as *it* has caught up, not when the slowest one has: a
@@ -132,7 +133,8 @@ class Inputs:
             started = time.monotonic()
             seq = before if before is not None else source.before(env.seq, env.family)
             consumer = self.consumer(source.worker, env.agent)
-            lagging = await tracker.wait({consumer: env.seq}, self.bound_s, {consumer: self._final(source, env, seq)})
+            lagging = await tracker.wait({consumer: env.seq}, self.bound_s, {consumer: self._final(source, env, seq)},
+                                         until)
             waited[source.field] = time.monotonic() - started
             COMPOSED_WAIT.labels(worker, source.worker).observe(waited[source.field])
             doc, _ = await self.docs.as_of(self.bucket(source.bucket), env.agent, source.doc_type, seq)

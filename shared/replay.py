@@ -226,6 +226,7 @@ async def _replay_worker(host: WorkerHost, ctx: WorkerContext, spec: WorkerSpec,
     stop = together.stop
     ttl_s = await holdable_ttl(ctx.js, max(host.settings.runtime.lease_ttl_s, REPLAY_MIN_TTL_S))
     lease = Lease(ctx.js, ctx.consumer, f"replay-{host.instance}", ttl_s)
+    ctx.fence = lease.check  # what the worker writes beside its loop is fenced by the replay's lease too
     progress.phase = "taking over the lease"
     fence_s = await steal_lease(ctx.js, lease, lambda why: setattr(progress, "phase", why))
     keeper = asyncio.create_task(lease.keep_alive(stop.set))

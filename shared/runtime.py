@@ -50,6 +50,10 @@ log = logging.getLogger(__name__)
 _CLEANUP_S = 5.0
 
 
+def _unfenced() -> None:
+    """No lease to check (a context made outside a host or a replay)."""
+
+
 @dataclass
 class WorkerContext:
     nc: Client
@@ -66,6 +70,10 @@ class WorkerContext:
     # a worker that looks at the others (the status API) sees, without importing the registry
     catalog: Mapping[str, WorkerSpec] = field(default_factory=dict)
     version: str = "0+unknown"  # the package's (what its API services announce)
+    # raises ``LeaseLost`` unless this process holds the consumer's lease (``Lease.check``, the fence
+    # the consume loop passes before each commit): a writer beside the loop (boot's early path)
+    # passes it before each write. Unfenced in a context made outside a host.
+    fence: Callable[[], None] = _unfenced
     # the process's composed-input reader (the host's, shared by all its workers); one of its
     # own when none is given (a context made outside a host)
     shared_inputs: InitVar[Inputs | None] = None
@@ -351,7 +359,7 @@ class WorkerHost:
         ctx = WorkerContext(nc=nc, js=js, settings=self.settings, worker=spec.name, consumer=consumer,
                             producer=producer_id(spec, self.settings, self.version), health=health, shadow=shadow,
                             extras=self.extras, partition=partition, catalog=self.catalog,
-                            version=self.version, shared_inputs=self.inputs)
+                            version=self.version, fence=lease.check, shared_inputs=self.inputs)
         try:
             while not self.stop.is_set():
                 health.set_ready(True, "standby: waiting for the lease")

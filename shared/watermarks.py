@@ -55,12 +55,38 @@ CATCH_UP_S = 0.5  # a source its pace says is further than this from the trigger
 PACE_WINDOW_S = 5.0  # the checkpoint moves a consumer's pace is measured over
 PACE_MIN_SPAN_S = 1.0  # a pace needs this much history (one batch says nothing)
 MAX_KEY_WATCHES = 16  # checkpoints watched one by one; past this many, the whole bucket is watched
+# a consumer's state is asked of the server at most this often (every wait of the process shares
+# the answer): the checkpoint watch says when it moved; the server's view is for a watch fallen
+# silent and for a consumer with nothing left to apply. Asked at every poll of every wait, it
+# was most of the boot worker's CPU above capacity (docs/BENCHMARKS.md, issue 39, "Eighth round").
+SERVER_EVERY_S = 0.1
+# a wait looks at a source's proof (its document's head: a KV read of the whole document) at most
+# this often, however often checkpoints move meanwhile (every move wakes every wait)
+PROOF_EVERY_S = 0.05
 _ALL = ">"  # the key filter of a watch of the whole bucket
 
 
 # Another way to know a consumer has applied what a wait needs (the agent's document of the
 # source already holds the event before the trigger or a later one: ``shared.asof.DocReader.final_before``)
 Proof = Callable[[], Awaitable[bool]]
+
+
+class _Asked(NamedTuple):
+    """The server's view of a consumer (``consumer_info``), asked at ``at`` (``time.monotonic()``)."""
+
+    at: float
+    applied: int  # its ack floor: every message up to it is applied (acked once its batch is committed)
+    drained: bool  # nothing pending or unacked then: everything stored before ``at`` is applied
+    exists: bool = True  # False: no such consumer (nothing says it applied anything)
+
+
+class Drained(NamedTuple):
+    """Whether a consumer had nothing left (``drained``), asked at ``at`` (``time.monotonic()``)
+    while its checkpoint was ``checkpoint`` (``lagging_now``'s cache)."""
+
+    at: float
+    checkpoint: int
+    drained: bool
 
 
 class _Missed(NamedTuple):
@@ -87,9 +113,11 @@ class WatermarkTracker:
         self._watches: dict[str, asyncio.Task[None]] = {}  # key filter (a consumer, or _ALL) → its watch
         self._poll_s = poll_s
         self._patience_s = patience_s
-        self._idle_cache: dict[str, tuple[float, bool]] = {}
+        self._idle_cache: dict[str, Drained] = {}
         self._behind: dict[str, _Missed] = {}
         self._moves: dict[str, deque[tuple[float, int]]] = {}  # consumer -> (monotonic time, checkpoint)
+        self._asked: dict[str, _Asked] = {}  # consumer -> the server's last answer
+        self._asking: dict[str, tuple[float, asyncio.Task[_Asked]]] = {}  # consumer -> the request on its way
 
     async def start(self) -> None:
         """Follow every consumer's checkpoint now (one watch of the whole bucket); without it
@@ -196,22 +224,51 @@ class WatermarkTracker:
             return False
         return not info.num_pending and not info.num_ack_pending
 
-    async def reached(self, consumer: str, seq: int) -> bool:
+    async def reached(self, consumer: str, seq: int, since: float | None = None) -> bool:
         """The consumer applied everything up to ``seq``: its checkpoint (the watch) says so, or
         the server does — its ack floor (a message is acked once its batch is committed) is there, or
         nothing is left for it. The server's view keeps this right when the watch fell silent
         (a NATS restart can end its ordered consumer without a word): every trigger of every
-        composed worker then waited out its bound."""
+        composed worker then waited out its bound.
+
+        ``since``: a ``time.monotonic()`` after ``seq`` was stored (a wait's start): an answer
+        the server gave after it is as good as a new one (``_server``). None: asked now."""
         self.follow((consumer,))
         if self.checkpoint(consumer) >= seq:
             return True
+        asked = await self._server(consumer, time.monotonic() if since is None else since)
+        return asked.exists and (asked.applied >= seq or asked.drained)
+
+    async def _server(self, consumer: str, since: float) -> _Asked:
+        """The server's view of the consumer, asked at or after ``since`` — and less than
+        ``SERVER_EVERY_S`` ago, or asked again (shared by every wait: one request on its way at
+        a time). "Nothing left" is only an answer for what was stored before it was asked."""
+        now = time.monotonic()
+        fresh = max(since, now - SERVER_EVERY_S)
+        asking = self._asking.get(consumer)
+        if asking is not None and not asking[1].done() and asking[0] >= fresh:  # a failed one is asked again
+            return await asyncio.shield(asking[1])
+        asked = self._asked.get(consumer)
+        if asked is not None and asked.at >= fresh:
+            return asked
+        task = asyncio.create_task(self._ask(consumer, now), name=f"consumer-info-{consumer}")
+        self._asking[consumer] = (now, task)
+        try:
+            return await asyncio.shield(task)
+        finally:
+            if task.done() and self._asking.get(consumer, (0.0, None))[1] is task:
+                del self._asking[consumer]
+
+    async def _ask(self, consumer: str, at: float) -> _Asked:
         try:
             info = await self._js.consumer_info(EVENTS_STREAM, consumer)
         except nats.js.errors.NotFoundError:
-            return False
-        if info.ack_floor is not None and int(info.ack_floor.stream_seq or 0) >= seq:
-            return True
-        return not info.num_pending and not info.num_ack_pending
+            asked = _Asked(at, 0, False, exists=False)
+        else:
+            applied = int(info.ack_floor.stream_seq or 0) if info.ack_floor is not None else 0
+            asked = _Asked(at, applied, not info.num_pending and not info.num_ack_pending)
+        self._asked[consumer] = asked
+        return asked
 
     def _stalled(self, consumer: str) -> bool:
         """Short of a sequence it missed at an earlier bound, and either its patience has
@@ -240,8 +297,10 @@ class WatermarkTracker:
         ends = [m.patience_until for c in pending if (m := self._behind.get(c)) is not None and m.patience_until > now]
         return min(ends) - now if ends else float("inf")
 
-    async def wait(self, needs: dict[str, int], bound_s: float, proofs: Mapping[str, Proof] | None = None) -> list[str]:
-        """Wait until every consumer reached its sequence, at most ``bound_s``.
+    async def wait(self, needs: dict[str, int], bound_s: float, proofs: Mapping[str, Proof] | None = None,
+                   until: float | None = None) -> list[str]:
+        """Wait until every consumer reached its sequence, at most ``bound_s`` — and not past
+        ``until`` (a ``time.monotonic()``; None: no such end), the caller's own budget.
 
         Returns the consumers still lagging at the bound (empty when all caught up). A
         consumer that missed an earlier bound is waited for during its patience only, or
@@ -250,40 +309,54 @@ class WatermarkTracker:
         reaches what it missed.
 
         ``proofs``: per consumer, another way to know it got there, looked at every
-        ``poll_s`` while it is short — the agent's document of the source holding the event
+        ``PROOF_EVERY_S`` while it is short — the agent's document of the source holding the event
         before the trigger or a later one (a source writes the document made for a trigger at
         once, its checkpoint only after the rest of its batch is applied and committed).
+
+        A wait ended by ``until`` before its bound is not a bound missed: what the sources
+        did is no reason to wait less for them next time (no patience starts, ``_stalled``).
         """
         self.follow(needs)
-        deadline = time.monotonic() + bound_s
+        started = time.monotonic()
+        bound_end = started + bound_s
+        deadline = bound_end if until is None else min(bound_end, until)
         pending = dict(needs)
         proofs = proofs or {}
+        proved: dict[str, float] = {}  # consumer -> when its proof was last looked at
         while True:
             changed = self._changed  # taken before looking: a change after that sets it
-            results = await asyncio.gather(*(self._arrived(c, s, proofs.get(c)) for c, s in pending.items()))
+            looked = time.monotonic()
+            due = {c: proofs[c] for c in pending if c in proofs and looked - proved.get(c, -1.0) >= PROOF_EVERY_S}
+            proved.update(dict.fromkeys(due, looked))
+            results = await asyncio.gather(*(self._arrived(c, s, due.get(c), started) for c, s in pending.items()))
             pending = {c: s for (c, s), ok in zip(pending.items(), results, strict=True) if not ok}
-            remaining = deadline - time.monotonic()
+            now = time.monotonic()
+            remaining = deadline - now
             hopeless = all(self._stalled(c) or self._out_of_reach(c, s, remaining) for c, s in pending.items())
             if not pending or remaining <= 0 or hopeless:
-                for consumer, seq in pending.items():
-                    self._missed(consumer, seq, bound_s)
+                if remaining > 0 or now >= bound_end:  # a bound missed (or given up on): not a budget spent
+                    for consumer, seq in pending.items():
+                        self._missed(consumer, seq, bound_s)
                 return sorted(pending)
-            poll = self._poll_s if any(c in proofs for c in pending) else self._poll_s * 5
+            poll = max(self._poll_s, PROOF_EVERY_S) if any(c in proofs for c in pending) else self._poll_s * 5
             timeout = min(poll, remaining, self._patience_left(pending))
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(changed.wait(), timeout=timeout)
 
-    async def _arrived(self, consumer: str, seq: int, proof: Proof | None) -> bool:
-        """``reached``, or its proof says so (looked at before the server is asked)."""
+    async def _arrived(self, consumer: str, seq: int, proof: Proof | None, since: float) -> bool:
+        """``reached`` (the server asked after ``since``, the wait's start), or its proof says so
+        (looked at before the server is asked)."""
         if self.checkpoint(consumer) >= seq:
             return True
         if proof is not None and await proof():
             return True
-        return await self.reached(consumer, seq)
+        return await self.reached(consumer, seq, since)
 
     async def lagging_now(self, needs: dict[str, int], cache_s: float = 0.5,
-                          cache: dict[str, tuple[float, bool]] | None = None) -> list[str]:
-        """Lag without waiting (for requests): cached consumer state, refreshed every ``cache_s``.
+                          cache: dict[str, Drained] | None = None) -> list[str]:
+        """Lag without waiting (for requests): cached consumer state, refreshed every ``cache_s``
+        — and as soon as the consumer's checkpoint has moved since (a source busy a moment ago
+        that has applied its batch since is asked again, not named lagging for the rest of it).
 
         ``cache``: the caller's own (requests must not see an answer up to ``cache_s`` old that
         another user of the tracker — boot's completer polling a lagging source — looked up)."""
@@ -292,12 +365,13 @@ class WatermarkTracker:
         now = time.monotonic()
         idle = self._idle_cache if cache is None else cache
         for consumer, seq in needs.items():
-            if self.checkpoint(consumer) >= seq:
+            checkpoint = self.checkpoint(consumer)
+            if checkpoint >= seq:
                 continue
             cached = idle.get(consumer)
-            if cached is None or now - cached[0] > cache_s:
-                cached = (now, await self.drained(consumer))
+            if cached is None or now - cached.at > cache_s or cached.checkpoint != checkpoint:
+                cached = Drained(now, checkpoint, await self.drained(consumer))
                 idle[consumer] = cached
-            if not cached[1]:
+            if not cached.drained:
                 out.append(consumer)
         return sorted(out)

@@ -5,6 +5,7 @@ instead of being waited out again."""
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
@@ -97,6 +98,82 @@ async def test_after_its_patience_a_source_short_of_what_it_missed_is_reported_a
         waiting = asyncio.create_task(tracker.wait({"lagger": 45}, bound_s=300))
         await set_checkpoint(js, "lagger", 45)
         assert await asyncio.wait_for(waiting, timeout=30) == []
+    finally:
+        await tracker.stop()
+
+
+async def test_a_wait_the_callers_budget_ends_is_no_bound_missed(js: JetStreamContext, wait_for: WaitFor) -> None:
+    """``until`` (the early briefing's budget from the trigger's storing) ends a wait whatever the
+    bound, and is not held against the source: a wait the bound ends is (far behind what it
+    missed, it is then reported at once), one the budget ends is not."""
+    tracker = WatermarkTracker(js, patience_s=600)
+    await tracker.start()
+    try:
+        await set_checkpoint(js, "slow", 10)
+        await wait_for(lambda: _true(tracker.checkpoint("slow") == 10))
+        far = 10 + STALLED_LAG * 2
+        # the budget spent already: reported at once, however long the bound (300 s; the timeout is 30 s)
+        spent = tracker.wait({"slow": far}, bound_s=300, until=time.monotonic())
+        assert await asyncio.wait_for(spent, timeout=30) == ["slow"]
+        assert not tracker._stalled("slow")  # the next trigger still waits for it
+        waiting = asyncio.create_task(tracker.wait({"slow": 12}, bound_s=300, until=time.monotonic() + 300))
+        await set_checkpoint(js, "slow", 12)
+        assert await asyncio.wait_for(waiting, timeout=30) == []  # a budget left: waited for, and reached
+        assert await tracker.wait({"slow": far}, bound_s=0.05) == ["slow"]  # the bound passes: missed
+        assert tracker._stalled("slow")
+    finally:
+        await tracker.stop()
+
+
+async def test_concurrent_waits_share_the_servers_answer_and_none_older_than_the_wait(
+    js: JetStreamContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every trigger waiting on a source asked the server for its consumer at every poll: most
+    of the boot worker's CPU above capacity. One answer now serves every wait of the process for
+    ``SERVER_EVERY_S`` — but never one asked before a wait began: "nothing left" then says
+    nothing of an event stored after it."""
+    await provision(js, load_settings({}), [ConsumerSpec(name="idle", families=("feedback",))])
+    asked = 0
+    consumer_info = js.consumer_info
+
+    async def counted(*args: Any, **kwargs: Any) -> Any:
+        nonlocal asked
+        asked += 1
+        return await consumer_info(*args, **kwargs)
+
+    monkeypatch.setattr(js, "consumer_info", counted)
+    tracker = WatermarkTracker(js)
+    try:
+        waits = [tracker.wait({"slow": 5}, bound_s=0.3) for _ in range(20)]
+        assert await asyncio.gather(*waits) == [["slow"]] * 20
+        assert asked < 20  # each of the 20 waits polled it several times
+        assert await tracker.reached("idle", 3)  # nothing left for it: everything stored so far is applied
+        feedback = {"id": "f1", "agent": "a", "ts": "2026-03-01T10:00:00Z", "kind": "fact_access", "value": ["x"]}
+        seq = (await js.publish("cortex.feedback.a.fact_access", msgspec.json.encode(feedback))).seq
+        assert not await tracker.reached("idle", seq + 1)  # the answer before it is not taken
+    finally:
+        await tracker.stop()
+
+
+async def test_a_requests_cached_lag_is_asked_again_once_the_consumer_has_moved(
+    js: JetStreamContext, wait_for: WaitFor
+) -> None:
+    """A request's briefing named a source lagging for as long as the answer was cached
+    (``lagging_now``), although the source had applied its batch meanwhile: a briefing asked
+    for right after a settled pipeline said "the recall worker is lagging"."""
+    await provision(js, load_settings({}), [ConsumerSpec(name="busy", families=("feedback",))])
+    feedback = {"id": "f1", "agent": "a", "ts": "2026-03-01T10:00:00Z", "kind": "fact_access", "value": ["x"]}
+    seq = (await js.publish("cortex.feedback.a.fact_access", msgspec.json.encode(feedback))).seq
+    tracker = WatermarkTracker(js)
+    cache: dict[str, Any] = {}
+    try:
+        assert await tracker.lagging_now({"busy": 2**62}, cache_s=600, cache=cache) == ["busy"]  # not applied
+        sub = await js.pull_subscribe_bind("busy", stream="CORTEX_EVENTS")
+        for msg in await sub.fetch(1, timeout=10):  # the worker applies it ...
+            await msg.ack_sync()
+        await set_checkpoint(js, "busy", seq)  # ... and writes its checkpoint
+        await wait_for(lambda: _true(tracker.checkpoint("busy") == seq))
+        assert await tracker.lagging_now({"busy": 2**62}, cache_s=600, cache=cache) == []  # asked again
     finally:
         await tracker.stop()
 

@@ -10,6 +10,9 @@ ephemeral, filtered to those subjects of its partition, never behind by more tha
 triggers — and makes each one's document at once: its sources as of the trigger
 (``BootSources.at_trigger``: waited for, the pace rule naming a source that will not
 catch up in time lagging), composed on the stored document, written with compare-and-set.
+No source is waited for past ``WAIT_BUDGET_S`` after the trigger's storing in the stream
+(whatever is left of it when the trigger is read): a slow source is named lagging instead, so
+the briefing is on time.
 A source still behind is completed later (``workers.boot.complete``), as for any document.
 Each trigger is first checked against the stored document (one read: one the loop made
 already is not read again); at most ``PARALLEL`` are read at once and ``MAX_TAKEN`` taken, so
@@ -27,6 +30,12 @@ Why this is the document the loop (and a replay) makes:
   it). The loop's change documents before S that it has not made yet are then skipped
   too — an in-order run writes them and then S's over them: after S, the two agree.
   When the loop reaches a trigger this path is still reading, it takes that reading.
+* **Only while the process holds the lease.** Each write passes the loop's fence first
+  (``WorkerContext.fence``): a deposed instance (its lease taken by a standby or a replay,
+  its process paused past the TTL) writes nothing once its fence has closed — a replay that
+  has deleted the documents and is making them again from sequence 1 waits out exactly that,
+  and a write of this path on a replayed document at R < S would miss the triggers between
+  them in its count, and make the replay skip them (docs/operations.md).
 * **What it leaves to the loop.** An agent without a stored document (its first
   briefing; an agent just forgotten, whose events and documents ``cortex forget``
   purged: a write here never creates a key), a trigger after one it left or failed, the
@@ -47,7 +56,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 import nats.errors
@@ -61,6 +70,7 @@ from schemas.docs import BootDoc
 from shared.backoff import backoff_delay
 from shared.codec import Envelope, Limits, decode_event, event_limits
 from shared.consume import consumer_seq, stream_seq
+from shared.errors import LeaseLost
 from shared.inputs import Reading
 from shared.kv import checkpoint_value, kv_cas, kv_read
 from shared.names import (
@@ -89,6 +99,12 @@ EARLY_SECONDS = Histogram(
     buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0))
 
 TRIGGER_KINDS = (("session", "start"), ("compaction", "before"))
+# How long after a trigger's storing its sources are waited for, at most (whatever the bound,
+# ``CORTEX_BOOT_WAIT_MS``): a session start is briefed within ~1 s of it above capacity (issue 39),
+# and the as-of reads, the composing and the write after the wait took 0.1–0.3 s at p90 there
+# (docs/BENCHMARKS.md, issue 39, "Eighth round"). A source still behind then is named lagging and
+# completed later (``workers.boot.complete``), as at the bound.
+WAIT_BUDGET_S = 0.5
 PARALLEL = 16  # triggers read at once (each agent's in stream order)
 MAX_TAKEN = 1024  # triggers taken and not done with; the consumer is read no further meanwhile
 HELD_READINGS = 512  # readings kept for the loop to take when it reaches their triggers
@@ -98,6 +114,24 @@ CONFLICTS = 5  # compare-and-set attempts before a trigger is left to the loop
 
 # (agent, doc, reading, revision): a document this path stored
 Written = Callable[[str, BootDoc, Reading, int], Awaitable[None]]
+
+
+class Read(Protocol):
+    """The trigger's sources read as of it, none waited for past ``until`` (``BootSources.at_trigger``)."""
+
+    def __call__(self, env: Envelope, *, until: float | None) -> Coroutine[Any, Any, Reading]: ...
+
+
+def wait_until(stored_at: float | None, wall_now: float, monotonic_now: float) -> float | None:
+    """The ``time.monotonic()`` past which the trigger stored at ``stored_at`` (wall clock, the
+    stream's) waits for no source: ``WAIT_BUDGET_S`` after its storing. Its age is taken as
+    0 to ``WAIT_BUDGET_S`` whatever the clocks say (a server's clock ahead of this one's waits
+    the whole budget, one behind waits none: the document is completed later either way).
+    None when the storing time is unknown: the bound alone."""
+    if stored_at is None:
+        return None
+    age = min(max(0.0, wall_now - stored_at), WAIT_BUDGET_S)
+    return monotonic_now + WAIT_BUDGET_S - age
 
 
 def trigger_filters(prefix: str, partition: int | None, partitions: int) -> list[str]:
@@ -138,7 +172,7 @@ class EarlyTriggers:
     this path has begun; ``written`` is told of every document it stored."""
 
     def __init__(self, ctx: WorkerContext, projection: Projection[BootDoc, Reading],
-                 read: Callable[[Envelope], Coroutine[Any, Any, Reading]], written: Written) -> None:
+                 read: Read, written: Written) -> None:
         self._ctx = ctx
         self._projection = projection
         self._read = read
@@ -277,9 +311,11 @@ class EarlyTriggers:
             async with self._slots:
                 kv = await self._ctx.js.key_value(self._ctx.bucket(BUCKET_BOOT))
                 if self._ours(env, (await _stored(kv, env.agent))[0]):
-                    await self._write(kv, env, await self._begin(env), stored_at)
+                    await self._write(kv, env, await self._begin(env, stored_at), stored_at)
         except asyncio.CancelledError:
             raise
+        except LeaseLost:  # another instance's now (its loop makes it): this one's loop is stopping
+            self._left[env.agent] = env.seq
         except Exception as exc:  # the loop makes it (and, in order, the agent's later ones)
             self._left[env.agent] = env.seq
             log.warning("boot_early_failed", extra={"agent": env.agent, "seq": env.seq, "error": repr(exc)[:300]})
@@ -303,9 +339,11 @@ class EarlyTriggers:
             if self._chains.get(env.agent) is asyncio.current_task():
                 del self._chains[env.agent]
 
-    def _begin(self, env: Envelope) -> asyncio.Task[Reading]:
-        """The trigger's reading, begun: the loop takes it if it reaches the trigger meanwhile."""
-        reading = asyncio.create_task(self._read(env), name=f"{self._name}-read-{env.seq}")
+    def _begin(self, env: Envelope, stored_at: float | None) -> asyncio.Task[Reading]:
+        """The trigger's reading, begun (its sources waited for within ``WAIT_BUDGET_S`` of its
+        storing): the loop takes it if it reaches the trigger meanwhile."""
+        until = wait_until(stored_at, time.time(), time.monotonic())
+        reading = asyncio.create_task(self._read(env, until=until), name=f"{self._name}-read-{env.seq}")
         self._readings[env.seq] = reading
         while len(self._readings) > HELD_READINGS:
             self._readings.popitem(last=False)  # the loop reads that one itself, if it ever needs it
@@ -333,6 +371,7 @@ class EarlyTriggers:
             doc, changed = step(self._projection, stored, env, reading, self._ctx.producer)
             if not changed:
                 return
+            self._ctx.fence()  # only while this process holds the lease (``LeaseLost``: the loop stops too)
             try:
                 written = await kv_cas(kv, env.agent, msgspec.json.encode(doc), revision)
             except nats.js.errors.KeyWrongLastSequenceError:

@@ -63,14 +63,16 @@ class BootSources:
         """The document fields the given source workers own."""
         return [s.field for s in self.sources if s.worker in workers]
 
-    async def at_trigger(self, env: Envelope, fields: Collection[str] | None = None) -> Reading:
+    async def at_trigger(self, env: Envelope, fields: Collection[str] | None = None,
+                         until: float | None = None) -> Reading:
         """Sources (all, or ``fields``) as they were just before ``env`` (and the documents
         made for it, see ``Source.as_of``) — or, for a message or feedback, at the last
-        stream cut (``shared.projection.boundary``)."""
+        stream cut (``shared.projection.boundary``). ``until``: no source is waited for past
+        this ``time.monotonic()`` (the early path's budget, ``workers.boot.early``)."""
         sources = [s for s in self.sources if fields is None or s.field in fields]
         change = env.family in ("msg", "feedback")
         cut = boundary(env.seq, self._ctx.settings.runtime.cut_every) if change else None
-        return await self._inputs.at_trigger(self._ctx.worker, sources, env, before=cut)
+        return await self._inputs.at_trigger(self._ctx.worker, sources, env, before=cut, until=until)
 
     def inputs(self, reading: Reading) -> BootInputs:
         """What the assembly reads: ``now`` is the trigger's event time."""

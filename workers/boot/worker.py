@@ -205,8 +205,11 @@ class BootHandler(ProjectionHandler):
         self._tz = ZoneInfo(ctx.settings.timezone)
         self.completer = Completer(ctx, tracker, sources, self._newest, self._completed)
         self.completer.start()
-        self.early = EarlyTriggers(ctx, self._projection, sources.at_trigger, self._early_written)
+        self.early = EarlyTriggers(ctx, self._projection, self._read_early, self._early_written)
         self._projection.early = self.early.reading
+
+    async def _read_early(self, env: Envelope, *, until: float | None) -> Reading:
+        return await self._sources.at_trigger(env, until=until)
 
     def _newest(self, agent: str) -> int:
         doc: BootDoc | None = self.cached(BUCKET_BOOT, agent)

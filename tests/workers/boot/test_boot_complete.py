@@ -6,7 +6,7 @@ workers themselves run in tests/e2e/test_boot_complete.py)."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -67,16 +67,19 @@ class Rig:
 
 
 @contextlib.asynccontextmanager
-async def boot_rig(nc: Client, tmp_path: Path, *, early: bool = False,
-                   env: dict[str, str] | None = None) -> AsyncIterator[Rig]:
+async def boot_rig(nc: Client, tmp_path: Path, *, early: bool = False, env: dict[str, str] | None = None,
+                   fence: Callable[[], None] | None = None) -> AsyncIterator[Rig]:
     """A boot handler on a provisioned server (its early path started if ``early``), with two
-    sources: threads (caught up at every trigger here) and recall (behind until told)."""
+    sources: threads (caught up at every trigger here) and recall (behind until told);
+    ``fence``: the context's lease check (none by default)."""
     settings = load_settings({"CORTEX_NATS_URL": "nats://unused", "CORTEX_DATA_DIR": str(tmp_path / "data"),
                               "CORTEX_BOOT_WAIT_MS": "50", "CORTEX_WORKSPACE": str(tmp_path / "ws"), **(env or {})})
     js = nc.jetstream()
     await provision(js, settings, consumer_specs())
     ctx = WorkerContext(nc=nc, js=js, settings=settings, worker="boot", consumer="boot", producer="boot@test",
                         health=Health("boot"), catalog=all_specs())
+    if fence is not None:
+        ctx.fence = fence
     handler = BootHandler(ctx, await ctx.inputs.tracker(), BootSources(ctx, {"threads", "recall"}))
     if early:
         handler.early.start()

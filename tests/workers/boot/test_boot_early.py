@@ -4,6 +4,8 @@ pipeline behind a backlog: tests/e2e/test_boot_early.py)."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -14,7 +16,9 @@ from nats.aio.client import Client
 from nats.js import api
 
 from shared.codec import Envelope, Limits, decode_event
+from shared.errors import LeaseLost
 from shared.kv import kv_read
+from shared.lease import Lease
 from shared.names import (
     BUCKET_BOOT,
     EVENTS_STREAM,
@@ -24,7 +28,8 @@ from shared.names import (
     slot_of,
     stored_form,
 )
-from workers.boot.early import EarlyTriggers, trigger_filters
+from shared.tasks import cancel_and_wait
+from workers.boot.early import WAIT_BUDGET_S, EarlyTriggers, trigger_filters, wait_until
 
 from .test_boot_complete import Rig, boot_rig
 
@@ -67,6 +72,81 @@ async def test_an_agents_first_briefings_are_the_loops_and_the_next_one_counts_t
     await rig.make(again)  # the loop reaches it: held already, nothing written again
     assert (await kv_read(kv, "ada"))[1] == revision
     assert (rig.workspace / "ada" / "BOOTSTRAP.md").read_text(encoding="utf-8") == written.markdown
+
+
+def test_the_budget_runs_from_the_storing_whatever_the_clocks_say() -> None:
+    assert wait_until(None, 1000.0, 5.0) is None  # storing time unknown: the bound alone
+    assert wait_until(1000.0, 1000.2, 5.0) == pytest.approx(5.0 + WAIT_BUDGET_S - 0.2)
+    assert wait_until(1000.0, 1000.0 + 2 * WAIT_BUDGET_S, 5.0) == pytest.approx(5.0)  # spent: no wait
+    assert wait_until(1003.0, 1000.0, 5.0) == pytest.approx(5.0 + WAIT_BUDGET_S)  # the server's clock ahead
+
+
+async def test_a_trigger_waits_for_its_sources_no_longer_than_the_budget_from_its_storing(
+    nc: Client, tmp_path: Path, wait_for: Any
+) -> None:
+    """Whatever the bound (a minute here), a source is waited for at most ``WAIT_BUDGET_S``
+    after the trigger's storing: recall, still behind (its pace unknown: it would be waited for
+    to the bound), is named lagging and the document written — and completed once recall
+    catches up, as at the bound."""
+    async with boot_rig(nc, tmp_path, early=True, env={"CORTEX_BOOT_WAIT_MS": "60000"}) as rig:
+        early = rig.handler.early
+        start = await rig.publish("ada", "session", "start", 0)
+        await rig.caught_up("threads", 10**6)
+        await rig.caught_up("recall", start.seq)
+        await rig.make(start)  # the agent's first briefing: the loop's
+        await wait_for(handled(early, 1))
+        again = await rig.publish("ada", "session", "start", 120)
+        await wait_for(handled(early, 2), within=30)  # waited for to the bound, it would take 60 s
+        written = await rig.stored("ada")
+        assert (written.integrity.last_seq, written.integrity.events, written.lagging) == (again.seq, 2, ["recall"])
+        await rig.caught_up("recall", again.seq)
+
+        async def completed() -> bool:
+            return (await rig.stored("ada")).lagging == []
+
+        await wait_for(completed, within=30)
+        assert (await rig.stored("ada")).integrity.last_seq == again.seq
+
+
+async def test_a_deposed_instance_writes_nothing_once_its_fence_has_closed(
+    nc: Client, tmp_path: Path, wait_for: Any
+) -> None:
+    """The early path writes only while its process holds the consumer's lease (the loop's
+    fence). Another instance that took the lease over — a standby, or ``cortex replay``, which
+    then deletes the documents and makes them again from sequence 1 — waits out the old
+    holder's fence and owns the documents from then on: a write of the deposed early path on a
+    replayed document at R would count none of the triggers between R and its own, and the
+    replay would then skip them (docs/operations.md, "BOOTSTRAP documents above capacity")."""
+    held = Lease(nc.jetstream(), "boot", "instance-a", ttl_s=3)
+    async with boot_rig(nc, tmp_path, early=True, fence=held.check) as rig:
+        assert await held.acquire(asyncio.Event())
+        keeper = asyncio.create_task(held.keep_alive(lambda: None))
+        try:
+            early = rig.handler.early
+            kv = await rig.js.key_value(BUCKET_BOOT)
+            await rig.caught_up("threads", 10**6)
+            await rig.caught_up("recall", 10**6)
+            await rig.make(await rig.publish("ada", "session", "start", 0))
+            await wait_for(handled(early, 1))
+            again = await rig.publish("ada", "session", "start", 60)
+            await wait_for(handled(early, 2))
+            assert (await rig.stored("ada")).integrity.last_seq == again.seq  # the holder's early path writes
+
+            await Lease(rig.js, "boot", "instance-b", ttl_s=3).take_over()
+
+            async def fence_closed() -> bool:
+                with contextlib.suppress(LeaseLost):
+                    held.check()
+                    return False
+                return True
+
+            await wait_for(fence_closed, within=30)  # what a replay waits out before it deletes anything
+            revision = (await kv_read(kv, "ada"))[1]
+            await rig.publish("ada", "session", "start", 120)
+            await wait_for(handled(early, 3))
+            assert (await kv_read(kv, "ada"))[1] == revision  # the deposed instance wrote nothing
+        finally:
+            await cancel_and_wait(keeper)
 
 
 async def test_a_trigger_the_loop_made_first_is_not_written_again(rig: Rig, wait_for: Any) -> None:
