@@ -168,6 +168,11 @@ class Pattern:
     lowered: bool
     triggers: tuple[str, ...] | None
     lead: re.Pattern[str] | None = None
+    # the triggers spelled out ("let's do", "let’s do", "lets do" where ``triggers`` has "s do":
+    # ``required_literals``' ``spelled_out``), as the scan reads them; a text too long to scan
+    # keeps the few ``triggers`` (an ``in`` test each: more of them cost more on a long text, where
+    # the scan's automaton costs the same for more). None: ``triggers``.
+    scanned: tuple[str, ...] | None = None
     # the last subject asked about and the answer: a message is asked about by several stages
     # of a core (closures are looked for by the signals, the closing sentence, the corrections)
     _last: tuple[str, bool] | None = field(default=None, init=False, repr=False, compare=False)
@@ -175,10 +180,18 @@ class Pattern:
     _scan: LiteralScan | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
-    def compile(cls, source: str, lowered: bool) -> Pattern:
+    def compile(cls, source: str, lowered: bool, spelled_out: bool = True) -> Pattern:
+        """(``spelled_out``: ``triggers.required_literals``'s.)"""
         lead, rest = split_lead(unwrapped(source))
-        return cls(re.compile(unwrapped(rest)), lowered, required_literals(source),
-                   re.compile(lead) if lead is not None else None)
+        triggers = required_literals(source, spelled_out=False)
+        scanned = required_literals(source, spelled_out=True) if spelled_out and triggers is not None else None
+        return cls(re.compile(unwrapped(rest)), lowered, triggers, re.compile(lead) if lead is not None else None,
+                   scanned)
+
+    @property
+    def scan_triggers(self) -> tuple[str, ...] | None:
+        """The literals the scan looks for (``scanned``, else ``triggers``)."""
+        return self.scanned if self.scanned is not None else self.triggers
 
     def subject(self, text: MatchText) -> str:
         return text.lowered if self.lowered else text.original
@@ -187,7 +200,7 @@ class Pattern:
         if self.triggers is None:
             return True
         if self._scan is not None and self._scan.covers(subject):
-            return not self._scan.found(subject, self.lowered).isdisjoint(self.triggers)
+            return not self._scan.found(subject, self.lowered).isdisjoint(self.scanned or self.triggers)
         last = self._last
         if last is not None and last[0] is subject:
             return last[1]
@@ -247,8 +260,9 @@ class Family:
     _triggers: tuple[frozenset[str], frozenset[str]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_triggers", (frozenset((*self.original_ascii, *self.original_other)),
-                                               frozenset((*self.lowered_ascii, *self.lowered_other))))
+        object.__setattr__(self, "_triggers", (
+            frozenset(t for p in self.patterns if not p.lowered for t in p.scan_triggers or ()),
+            frozenset(t for p in self.patterns if p.lowered for t in p.scan_triggers or ())))
         object.__setattr__(self, "lowered_any", any_literal((*self.lowered_ascii, *self.lowered_other)))
         object.__setattr__(self, "original_any", any_literal((*self.original_ascii, *self.original_other)))
 
@@ -307,9 +321,10 @@ def _one_regex(sources: Iterable[str]) -> re.Pattern[str] | None:
     return re.compile("|".join(f"(?:{s})" for s in listed)) if listed else None
 
 
-def _one_pattern(sources: Iterable[str]) -> Pattern | None:
+def _one_pattern(sources: Iterable[str], spelled_out: bool = True) -> Pattern | None:
     listed = list(sources)
-    return Pattern.compile("|".join(f"(?:{s})" for s in listed), lowered=True) if listed else None
+    return Pattern.compile("|".join(f"(?:{s})" for s in listed), lowered=True,
+                           spelled_out=spelled_out) if listed else None
 
 
 def _reason_markers(packs: tuple[LanguagePack, ...]) -> ReasonMarkers:
@@ -487,10 +502,10 @@ def _with_scan(patterns: PatternSet) -> PatternSet:
     markers = [m for m in (reasons.reason, reasons.reason_kept, reasons.reason_before, reasons.consequence,
                            patterns.proposal) if m is not None]
     members = [*(p for f in families for p in f), *markers]
-    if any(p.triggers is not None and "" in p.triggers for p in members):
+    if any("" in (p.scan_triggers or ()) for p in members):
         return patterns
-    scan = LiteralScan((t for p in members if not p.lowered for t in p.triggers or ()),
-                       (t for p in members if p.lowered for t in p.triggers or ()))
+    scan = LiteralScan((t for p in members if not p.lowered for t in p.scan_triggers or ()),
+                       (t for p in members if p.lowered for t in p.scan_triggers or ()))
     for part in (*families, *members):
         object.__setattr__(part, "_scan", scan)
     return patterns
@@ -527,7 +542,8 @@ def _pattern_set(languages: tuple[str, ...]) -> PatternSet:
         agreement=frozenset(a for pack in packs for a in pack.agreement),
         aspiration=_one_regex(source for pack in packs for source in pack.aspiration),
         hedge=_one_regex(source for pack in packs for source in pack.hedge),
-        proposal=_one_pattern(source for pack in packs for source in pack.proposal),
+        # (its triggers keep a message for the answer that may ratify it: as the first rule found them)
+        proposal=_one_pattern((source for pack in packs for source in pack.proposal), spelled_out=False),
         ratification=_one_regex(source for pack in packs for source in pack.ratification),
         question_tag=_question_tag(packs),
         idle=_one_regex(source for pack in packs for source in pack.idle),

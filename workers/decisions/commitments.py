@@ -136,9 +136,11 @@ def _overdue(commitments: list[Commitment], now: datetime, tz: ZoneInfo = UTC_ZO
     A due day (``YYYY-MM-DD``, local) is over once the local date of ``now`` is later:
     ISO dates compare as strings. A commitment without a due day — or with a due that is no
     date (a document from before due dates) — is never overdue."""
-    today = now.astimezone(tz).date().isoformat()
     first_day = _open_of(commitments).first_deadline
-    if first_day is None or first_day >= today:
+    if first_day is None:  # (most documents: no open commitment has a day, no local date to work out)
+        return commitments
+    today = now.astimezone(tz).date().isoformat()
+    if first_day >= today:
         return commitments
     flags = [c.status == "open" and (d := _due_day(c.due)) is not None and d < today for c in commitments]
     return [_replace(c, status="overdue") if flag else c for c, flag in zip(commitments, flags, strict=True)]
@@ -147,8 +149,10 @@ def _overdue(commitments: list[Commitment], now: datetime, tz: ZoneInfo = UTC_ZO
 _SUFFIXES: Final = ("ing", "ed", "es", "en", "er", "s", "t", "e")
 
 
+@functools.lru_cache(maxsize=1 << 14)
 def _stem(word: str) -> str:
-    """A crude stem, so "fix", "fixed", "fixen" and "gefixt" name the same thing."""
+    """A crude stem, so "fix", "fixed", "fixen" and "gefixt" name the same thing (cached: every
+    word of a closure message is stemmed, ~40 µs a bench message that says one, and words repeat)."""
     if len(word) > 5 and word.startswith("ge"):
         word = word[2:]
     for suffix in _SUFFIXES:

@@ -4,7 +4,7 @@ test/noise-filter.test.ts (isNoiseTopic), plus Cortex's own signal cases."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from shared.config import parse_languages
@@ -300,12 +300,18 @@ def test_message_topics_are_its_cue_topics_and_the_frames_its_sentences_open_on(
     assert cues <= set(topics) and ("Beim" not in text or "Onboarding-Flow" not in cues)
 
 
-@settings(max_examples=500, deadline=None, database=None)
-@given(text=st.text("abc -.,!'“»\n", max_size=30), terms=st.lists(st.text("abc-.'", max_size=5), max_size=6),
-       built=st.booleans())
+@settings(max_examples=1500, deadline=None, database=None)
+@given(text=st.text("abc -.,!'“»\n\t\u2003\x1c(…", max_size=40),
+       terms=st.lists(st.text("abc-.'( ", max_size=5), max_size=6), built=st.booleans())
+@example(text="the (performance-bug, is", terms=["bug", "performance", "performance-bug", "bug,"], built=False)
+@example(text="abcx abca xabc abc-ab aabc\u2003(abc…", terms=["abc", "abc-ab", "ab"], built=False)
+@example(text="abca abca abca abca abca ab-abc", terms=["abc"], built=False)
+@example(text="ab ab", terms=["ab ab", "b a"], built=False)
 def test_a_word_that_is_no_substring_is_no_word_of_the_text(text: str, terms: list[str], built: bool) -> None:
     """``Words.has`` answers ``term in tokens`` whether or not the words were split out yet:
-    its substring short cut never says no to a word of the text."""
+    its substring short cut never says no to a word of the text, and a term looked for where it
+    stands (white space of any kind around it, edge marks, hyphenated parts, said more often than
+    the places looked at) is a word exactly when the split says so."""
     words = words_of(text)
     said = _tokens(text.lower(), with_parts=True)  # a hyphenated word's parts are words of it too
     if built:

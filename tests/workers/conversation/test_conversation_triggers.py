@@ -17,22 +17,42 @@ from workers.conversation.triggers import any_literal, required_literals, split_
     ("source", "expected"),
     [
         ("(?:decided|decision|agreed)", ("decided", "decision", "agreed")),
-        (r"(?:^|\s)(?:it |that )works(?:\s|[.!]|$)", ("works",)),
-        (r"(?:^|\s)(?:is |all )?(?:done|fixed)(?:\s|[.!]|$)", ("done", "fixed")),
+        (r"(?:^|\s)(?:it |that )works(?:\s|[.!]|$)", ("it works", "that works")),
+        (r"(?:^|\s)(?:is |all )?(?:done|fixed)(?:\s|[.!]|$)", ("done", "fixed")),  # ("is done" holds "done")
         (r"need[^\n]{0,200}first", ("first",)),
-        (r"let['’]?s do", ("s do",)),
+        (r"let['’]?s do", ("lets do", "let's do", "let’s do")),
+        (r"\bab (?:jetzt|sofort),? wir", ("ab jetzt wir", "ab jetzt, wir", "ab sofort wir", "ab sofort, wir")),
+        (r"(?:(?:läuft|geht) wieder|klappt jetzt)\b", ("läuft wieder", "geht wieder", "klappt jetzt")),
+        (r"standardi[sz]e", ("standardise", "standardize")),
         (r"bzgl\.?", ("bzgl",)),
         (r"a+bc", ("bc",)),
+        (r"(?:decided|agreed|agreed on)", ("decided", "agreed")),
+        (r"x[^y]z", ("x",)),  # (a negated class is no list of characters)
         ("✅", ("✅",)),
     ],
 )
 def test_required_literals_of_a_pattern(source: str, expected: tuple[str, ...]) -> None:
+    assert required_literals(source, spelled_out=True) == expected
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        (r"let['’]?s do", ("s do",)),
+        (r"(?:^|\s)(?:it |that )works(?:\s|[.!]|$)", ("works",)),
+        (r"\bab (?:jetzt|sofort),? wir", ("jetzt", "sofort")),
+        (r"(?:decided|agreed|agreed on)", ("decided", "agreed")),
+    ],
+)
+def test_required_literals_not_spelled_out_are_runs_of_literal_characters(source: str, expected: tuple[str, ...]
+                                                                         ) -> None:
     assert required_literals(source) == expected
 
 
 @pytest.mark.parametrize("source", [r"\w+", r"(\w[\w\s-]{3,40})", r"(?:a|\d)", r"x?", r"\u00e4"])
 def test_required_literals_are_unknown_when_a_match_needs_no_literal(source: str) -> None:
     assert required_literals(source) is None
+    assert required_literals(source, spelled_out=True) is None
 
 
 def _all_sources() -> list[str]:
@@ -51,11 +71,14 @@ def test_every_match_of_a_language_pattern_contains_one_of_its_triggers(source: 
     """Soundness of the pre-check on the real packs: for generated texts that match the
     pattern, the matched text holds one of its triggers."""
     triggers = required_literals(source)
+    spelled = required_literals(source, spelled_out=True)
     assert triggers, source
+    assert spelled, source
     text = data.draw(st.from_regex(source, fullmatch=True))
     found = re.search(source, text)
     assert found is not None
     assert any(t in text for t in triggers), (source, text)
+    assert any(t in text for t in spelled), (source, text)
 
 
 _LETTERS = "abdenops ä✅-.!'"
@@ -77,8 +100,13 @@ def test_any_literal_merges_prefixes_and_drops_extensions() -> None:
 
 
 def _family_may_match_by_scans(family: Family, lowered: str, original: str) -> bool:
-    """The pre-check as ``in`` scans, one per trigger (what the trie regex replaced)."""
-    return family.always or any(t in lowered for t in (*family.lowered_ascii, *family.lowered_other)) or any(
+    """The pre-check as ``in`` scans, one per trigger (what the trie regex replaced); of a text
+    the scan reads, one per trigger spelled out (``Pattern.scan_triggers``)."""
+    if family.always:
+        return True
+    if LiteralScan.covers(lowered):
+        return any(t in (lowered if p.lowered else original) for p in family for t in p.scan_triggers or ())
+    return any(t in lowered for t in (*family.lowered_ascii, *family.lowered_other)) or any(
         t in original for t in (*family.original_ascii, *family.original_other))
 
 
@@ -203,8 +231,9 @@ def test_the_literal_scan_finds_exactly_the_literals_a_text_holds(literals: list
 
 def test_pattern_pre_checks_answer_as_their_trigger_scans_on_the_bench_backlog() -> None:
     """With the pattern set's scan, each pattern's pre-check answers what ``in`` tests of its
-    triggers answer, on the bench's messages (asked as the cores ask: the family first), on
-    substrings of them (texts one pattern alone is asked about) and on texts too long to scan."""
+    triggers answer (spelled out where the scan reads the text), on the bench's messages (asked
+    as the cores ask: the family first), on substrings of them (texts one pattern alone is asked
+    about) and on texts too long to scan."""
     import msgspec
 
     from schemas.events import MessageEvent
@@ -222,7 +251,7 @@ def test_pattern_pre_checks_answer_as_their_trigger_scans_on_the_bench_backlog()
             family.may_match(text)
         for subject in (text.lowered, text.original, text.lowered[3:]):
             for pattern in members:
-                expected = pattern.triggers is None or any(t in subject for t in pattern.triggers)
+                expected = pattern.triggers is None or any(t in subject for t in pattern.scan_triggers or ())
                 assert pattern.may_match(subject) == expected, (pattern.regex.pattern, subject)
     for text in texts[:10]:  # past the scan: the families' and patterns' own checks
         long = prepare_text(" ".join([text.original] * (SCAN_CHARS // len(text.original) + 1)))
