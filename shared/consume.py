@@ -717,7 +717,10 @@ class ConsumeLoop:
 
     async def _finish(self, handled: list[tuple[Held, bool]], held: int) -> None:
         self._fence()
-        await self._send_owed()  # the last batch's acks leave in the same write as this batch's documents
+        # the last batch's acks, published at the commit's first turn: a task scheduled before the
+        # commit's writes, so that they are in the connection's buffer when its flusher next runs
+        # (sent first, the flusher ran before the commit's writes and they went alone)
+        riding = asyncio.create_task(self._send_owed()) if self._owed else None
         try:
             await self._retry_transient("commit", self._handler.commit)
         except UnwritableDocuments as exc:
@@ -725,6 +728,8 @@ class ConsumeLoop:
         # every message below the oldest one held is handled: that is the checkpoint (never
         # moved back, and never past a message of another agent still waiting for its turn)
         last = max(self._applied, held - 1)
+        if riding is not None:
+            await riding
         # read ahead by the scout and not delivered by the consumer yet (no copy): acked when it is
         self._owe([(msg, dead) for item, dead in handled if (msg := self._durable_copy(item)) is not None])
         await self._checkpoint(last)
