@@ -304,7 +304,8 @@ class ConsumeLoop:
         # write (the next batch's commit, a checkpoint), or alone ``ACKS_WITHIN_S`` after the first
         self._owed: list[tuple[Msg, bool]] = []
         self._owed_since = 0.0
-        self._acking: asyncio.Task[None] | None = None
+        self._ack_timer: asyncio.TimerHandle | None = None  # when the owed acks are due alone
+        self._acking: asyncio.Task[None] | None = None  # sending them, once due
         # past a full read-ahead (shared.scout): the scout, the sequence it may open past (what
         # the last one sorted out), the messages it filed (held or handled, their durable copies
         # not acked yet) and the durable's copies of those still held, acked when they are
@@ -803,7 +804,21 @@ class ConsumeLoop:
         if not self._owed:
             self._owed_since = time.monotonic()
         self._owed.extend(msgs)
-        if self._acking is None:
+        if self._ack_timer is None:  # a timer, not a task asleep: one a batch at live rates, mostly needless
+            self._ack_timer = asyncio.get_running_loop().call_later(ACKS_WITHIN_S, self._acks_due)
+
+    def _acks_due(self) -> None:
+        """The timer: acks no write took along are sent alone, ``ACKS_WITHIN_S`` after the first
+        of them was owed (owed since a later batch: the timer is set again for the rest)."""
+        self._ack_timer = None
+        if not self._owed:
+            return
+        delay = self._owed_since + ACKS_WITHIN_S - time.monotonic()
+        if self._acking is not None:  # the last send has not ended (its flush is waited for): look again
+            delay = max(delay, ACKS_WITHIN_S)
+        if delay > 0:
+            self._ack_timer = asyncio.get_running_loop().call_later(delay, self._acks_due)
+        else:
             self._acking = asyncio.create_task(self._ack_later(), name=f"{self.consumer}-acks")
 
     async def _send_owed(self) -> None:
@@ -817,15 +832,10 @@ class ConsumeLoop:
                 await (msg.term() if dead else msg.ack())
 
     async def _ack_later(self) -> None:
-        """Acks no write took along: sent alone ``ACKS_WITHIN_S`` after the first of them was owed."""
+        """The owed acks, sent alone (fenced as a batch's writes are)."""
         try:
-            while self._owed:
-                delay = self._owed_since + ACKS_WITHIN_S - time.monotonic()
-                if delay > 0:
-                    await asyncio.sleep(delay)
-                    continue
-                self._fence()
-                await self._send_owed()
+            self._fence()
+            await self._send_owed()
         except LeaseLost as exc:
             self._owed = []  # the rewind of whoever holds the lease delivers them again: skipped by the watermarks
             log.info("acks_dropped", extra={"consumer": self.consumer, "reason": repr(exc)})
@@ -834,6 +844,9 @@ class ConsumeLoop:
 
     async def _drop_acks(self, *, send: bool) -> None:
         """The loop ends (or resyncs): the owed acks sent now (``send``) or dropped."""
+        timer, self._ack_timer = self._ack_timer, None
+        if timer is not None:
+            timer.cancel()
         acking, self._acking = self._acking, None
         if acking is not None:
             await cancel_and_wait(acking)
