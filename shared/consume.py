@@ -27,8 +27,11 @@ order, one batch at a time:
    checkpoint to a write that follows within that time, with whatever later batches
    applied by then (every worker wrote one per batch, a few hundred a second at live rates,
    and each reached the composed workers that watch it);
-6. every message of the batch is acked (or termed, for dead letters). Acks are out of
-   stream order across agents; the checkpoint never is.
+6. every message of the batch is acked (or termed, for dead letters) — with the loop's next
+   write: the next batch's documents or a checkpoint, or alone ``ACKS_WITHIN_S`` after the
+   batch when nothing else is sent (at live rates every batch's acks were a write of their
+   own to the server, from every worker, for every event). Acks are out of stream order
+   across agents; the checkpoint never is.
 
 A checkpoint behind what is applied only makes a restart apply a little more again, which
 the documents' watermarks skip (below); what is acked is committed, so a source's ack floor
@@ -111,6 +114,7 @@ from shared.tasks import cancel_and_wait
 log = logging.getLogger(__name__)
 
 CHECKPOINT_EVERY_S = 0.02  # the checkpoint is written at most this often; the last one follows within it
+ACKS_WITHIN_S = 0.02  # a committed batch's acks wait at most this long for the loop's next write to go with
 SCOUT_RECHECK_S = 1.0  # how often an open scout is asked whether a new agent came into a noisy agent's slot
 SCOUT_SKIM = 8  # batches of messages the scout sorts out a turn at most (and, passing them all, has on their way)
 
@@ -118,7 +122,8 @@ SCOUT_SKIM = 8  # batches of messages the scout sorts out a turn at most (and, p
 class Handler(ABC):
     """What the consume loop drives, per batch: ``apply`` each event in stream order,
     ``commit`` once, then ``on_committed`` after the batch is checkpointed (written, or
-    left to the write within ``CHECKPOINT_EVERY_S``) and acked; ``reset`` after a failure or
+    left to the write within ``CHECKPOINT_EVERY_S``) and acked (or its acks left to the loop's
+    next write, within ``ACKS_WITHIN_S``); ``reset`` after a failure or
     a lost lease, ``aclose`` when the loop ends (the host calls it). The last two hooks
     default to nothing."""
 
@@ -141,8 +146,9 @@ class Handler(ABC):
         return None
 
     async def on_committed(self, seq: int) -> None:
-        """The batch is committed, checkpointed at ``seq`` and acked: side effects that
-        must follow durability (a workspace file, a published acknowledgement)."""
+        """The batch is committed, checkpointed at ``seq`` and acked (the checkpoint and the acks
+        written, or on their way with the loop's next write): side effects that must follow
+        durability (a workspace file, a published acknowledgement)."""
         return None
 
     async def aclose(self) -> None:
@@ -294,6 +300,12 @@ class ConsumeLoop:
         self._written_at = float("-inf")
         self._wanted = 0
         self._later: asyncio.Task[None] | None = None
+        # committed messages not acked yet (message, dead-lettered): they leave with the loop's next
+        # write (the next batch's commit, a checkpoint), or alone ``ACKS_WITHIN_S`` after the first
+        self._owed: list[tuple[Msg, bool]] = []
+        self._owed_since = 0.0
+        self._ack_timer: asyncio.TimerHandle | None = None  # when the owed acks are due alone
+        self._acking: asyncio.Task[None] | None = None  # sending them, once due
         # past a full read-ahead (shared.scout): the scout, the sequence it may open past (what
         # the last one sorted out), the messages it filed (held or handled, their durable copies
         # not acked yet) and the durable's copies of those still held, acked when they are
@@ -706,6 +718,10 @@ class ConsumeLoop:
 
     async def _finish(self, handled: list[tuple[Held, bool]], held: int) -> None:
         self._fence()
+        # the last batch's acks, published at the commit's first turn: a task scheduled before the
+        # commit's writes, so that they are in the connection's buffer when its flusher next runs
+        # (sent first, the flusher ran before the commit's writes and they went alone)
+        riding = asyncio.create_task(self._send_owed()) if self._owed else None
         try:
             await self._retry_transient("commit", self._handler.commit)
         except UnwritableDocuments as exc:
@@ -713,15 +729,11 @@ class ConsumeLoop:
         # every message below the oldest one held is handled: that is the checkpoint (never
         # moved back, and never past a message of another agent still waiting for its turn)
         last = max(self._applied, held - 1)
+        if riding is not None:
+            await riding
+        # read ahead by the scout and not delivered by the consumer yet (no copy): acked when it is
+        self._owe([(msg, dead) for item, dead in handled if (msg := self._durable_copy(item)) is not None])
         await self._checkpoint(last)
-        for item, dead in handled:
-            msg = self._durable_copy(item)
-            if msg is None:
-                continue  # read ahead by the scout, not delivered by the consumer yet: acked when it is
-            if dead:
-                await msg.term()
-            else:
-                await msg.ack()
         self._applied = max(self._applied, last)
         self._note_handled(handled)
         metrics.CHECKPOINT.labels(self._label).set(self._applied)
@@ -765,6 +777,7 @@ class ConsumeLoop:
                                                    "from_seq": resume + 1})
         self._handler.reset()
         await self._drop_later()  # a deferred write must not land after the rebuild's
+        await self._drop_acks(send=False)  # the rewind delivers them again
         await self._retry_transient("rebuild", lambda: self._write_checkpoint(resume))
         # the host starts a fresh loop, which rewinds the consumer to the checkpoint + 1
 
@@ -773,6 +786,74 @@ class ConsumeLoop:
         await kv.put(self.consumer, str(seq).encode())
         self._written, self._written_at = seq, time.monotonic()
 
+    async def _write_checkpoint_with_acks(self) -> None:
+        """The wanted checkpoint, the owed acks ahead of it in the same write (both follow the commit)."""
+        await self._send_owed()
+        await self._write_checkpoint(self._wanted)
+
+    # ------------------------------------------------------------------ acks
+
+    def _owe(self, msgs: list[tuple[Msg, bool]]) -> None:
+        """Committed messages to ack (or term, the dead-lettered): with the loop's next write, or
+        alone within ``ACKS_WITHIN_S``. At live rates each batch holds an event or two and its acks
+        were a write of their own, to every consumer, for every event: the server's read of each
+        cost about what its part of a document's round trip does (docs/BENCHMARKS.md, eighth round).
+        Acked later, never earlier: what is acked is committed."""
+        if not msgs:
+            return
+        if not self._owed:
+            self._owed_since = time.monotonic()
+        self._owed.extend(msgs)
+        if self._ack_timer is None:  # a timer, not a task asleep: one a batch at live rates, mostly needless
+            self._ack_timer = asyncio.get_running_loop().call_later(ACKS_WITHIN_S, self._acks_due)
+
+    def _acks_due(self) -> None:
+        """The timer: acks no write took along are sent alone, ``ACKS_WITHIN_S`` after the first
+        of them was owed (owed since a later batch: the timer is set again for the rest)."""
+        self._ack_timer = None
+        if not self._owed:
+            return
+        delay = self._owed_since + ACKS_WITHIN_S - time.monotonic()
+        if self._acking is not None:  # the last send has not ended (its flush is waited for): look again
+            delay = max(delay, ACKS_WITHIN_S)
+        if delay > 0:
+            self._ack_timer = asyncio.get_running_loop().call_later(delay, self._acks_due)
+        else:
+            self._acking = asyncio.create_task(self._ack_later(), name=f"{self.consumer}-acks")
+
+    async def _send_owed(self) -> None:
+        """Hand the owed acks to the connection now: they leave with whatever else is published
+        before the loop next waits (nats-py writes what was published in one turn together). One
+        that fails (the connection gone) is delivered again — after its ack wait, or by the next
+        start's rewind — and acked then: it is applied already."""
+        owed, self._owed = self._owed, []
+        for msg, dead in owed:
+            with contextlib.suppress(Exception):
+                await (msg.term() if dead else msg.ack())
+
+    async def _ack_later(self) -> None:
+        """The owed acks, sent alone (fenced as a batch's writes are)."""
+        try:
+            self._fence()
+            await self._send_owed()
+        except LeaseLost as exc:
+            self._owed = []  # the rewind of whoever holds the lease delivers them again: skipped by the watermarks
+            log.info("acks_dropped", extra={"consumer": self.consumer, "reason": repr(exc)})
+        finally:
+            self._acking = None
+
+    async def _drop_acks(self, *, send: bool) -> None:
+        """The loop ends (or resyncs): the owed acks sent now (``send``) or dropped."""
+        timer, self._ack_timer = self._ack_timer, None
+        if timer is not None:
+            timer.cancel()
+        acking, self._acking = self._acking, None
+        if acking is not None:
+            await cancel_and_wait(acking)
+        if send:
+            await self._send_owed()
+        self._owed = []
+
     async def _checkpoint(self, seq: int) -> None:
         """Write ``seq`` as the checkpoint now, or — within ``CHECKPOINT_EVERY_S`` of the last
         write — by a write that follows when that time is up (one already waiting takes it)."""
@@ -780,7 +861,7 @@ class ConsumeLoop:
         if self._later is not None or self._wanted <= self._written:
             return
         if time.monotonic() - self._written_at >= CHECKPOINT_EVERY_S:
-            await self._retry_transient("checkpoint", lambda: self._write_checkpoint(self._wanted))
+            await self._retry_transient("checkpoint", self._write_checkpoint_with_acks)
         else:
             self._later = asyncio.create_task(self._write_later(), name=f"{self.consumer}-checkpoint")
 
@@ -792,7 +873,7 @@ class ConsumeLoop:
             while self._wanted > self._written:
                 await asyncio.sleep(max(0.0, self._written_at + CHECKPOINT_EVERY_S - time.monotonic()))
                 self._fence()
-                await self._retry_transient("checkpoint", lambda: self._write_checkpoint(self._wanted))
+                await self._retry_transient("checkpoint", self._write_checkpoint_with_acks)
         except (LeaseLost, Interrupted) as exc:
             log.info("checkpoint_deferred_dropped", extra={"consumer": self.consumer, "reason": repr(exc)})
         finally:
@@ -804,6 +885,7 @@ class ConsumeLoop:
         (a lost lease, a failure), nothing more is written."""
         deferred = self._later is not None
         await self._drop_later()
+        await self._drop_acks(send=self._stop.is_set())
         if deferred and self._stop.is_set() and self._wanted > self._written:
             with contextlib.suppress(Exception):
                 self._fence()
@@ -812,6 +894,7 @@ class ConsumeLoop:
     async def _write_deferred(self) -> None:
         """A deferred checkpoint written now (the loop goes on: a failure is retried as a batch's is)."""
         await self._drop_later()
+        await self._drop_acks(send=True)
         if self._wanted > self._written:
             self._fence()
             await self._retry_transient("checkpoint", lambda: self._write_checkpoint(self._wanted))
@@ -986,7 +1069,8 @@ class ConsumeLoop:
         while True:
             await asyncio.sleep(interval)
             held = (h.msg for h in self._lanes if h.seq not in self._scouted)
-            for msg in [*self._inflight, *held, *self._copies.values(), *self._sub_buffer()]:
+            owed = (msg for msg, _ in self._owed)
+            for msg in [*self._inflight, *held, *owed, *self._copies.values(), *self._sub_buffer()]:
                 with contextlib.suppress(Exception):
                     await msg.in_progress()
 

@@ -1016,3 +1016,85 @@ async def test_an_agent_new_to_a_noisy_slot_is_not_overtaken_by_its_message_unde
         await wait_for(lambda: _drained(js), within=30)
     assert await tally(js, newcomer) == ["en", "o1"]
     assert await tally(js, "noisy") == [f"e{i}" for i in range(1, BACKLOG + 1)]
+
+
+async def _acked(js: JetStreamContext, consumer: str = "tally") -> tuple[int, int]:
+    """The consumer's ack floor (stream sequence) and how many delivered messages wait for an ack."""
+    info = await js.consumer_info(EVENTS_STREAM, consumer)
+    return int(info.ack_floor.stream_seq or 0), int(info.num_ack_pending or 0)
+
+
+async def test_a_batchs_acks_leave_with_the_next_batchs_write_and_a_stop_sends_the_last(
+    js: JetStreamContext, wait_for: WaitFor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At live rates a batch holds an event or two, and its acks were a write of their own to
+    the server, per event, per worker. A committed batch's acks now leave with the loop's next
+    write: the first batch's with its checkpoint (due at once), the second's with the third's
+    document, and the third's — nothing else being sent — not before ACKS_WITHIN_S (here
+    longer than the test) or a stop, which sends them."""
+    monkeypatch.setattr("shared.consume.CHECKPOINT_EVERY_S", 600.0)
+    monkeypatch.setattr("shared.consume.ACKS_WITHIN_S", 600.0)
+    await publish(js, [msg(i) for i in range(1, 4)])
+    loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=Faulty(js),
+                       config=msgspec.structs.replace(CONFIG, batch_size=1), health=Health("tally"))
+    task = asyncio.create_task(loop.run())
+    try:
+        await wait_for(lambda: _eq(tally(js), ["e1", "e2", "e3"]))
+        await wait_for(lambda: _eq(_acked(js), (2, 1)))  # the third's ack is owed
+        assert await checkpoint(js) == 1  # the first batch's, written at once; the rest deferred
+    finally:
+        loop.stop()
+        await asyncio.wait_for(task, timeout=15)
+    assert await _acked(js) == (3, 0)
+    assert await checkpoint(js) == 3
+
+
+async def test_a_worker_killed_with_its_acks_and_checkpoint_owed_matches_a_replay_and_writes_nothing_again(
+    nc: Client, wait_for: WaitFor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Killed after applying and committing every event with both the checkpoint and the last
+    acks still owed (each deferred for longer than the test), a worker restarts at the older
+    checkpoint the bucket holds: the server delivers everything after it again, each document's
+    watermark skips it (no revision written again), and the documents are byte for byte those
+    of a replay in stream order."""
+    monkeypatch.setattr("shared.consume.CHECKPOINT_EVERY_S", 600.0)
+    monkeypatch.setattr("shared.consume.ACKS_WITHIN_S", 600.0)
+    js = nc.jetstream()
+    await provision(js, load_settings({}), [ConsumerSpec(name="tally", families=("msg",)),
+                                            ConsumerSpec(name="replay", families=("msg",))])
+    await ensure_bucket(js, BUCKET)
+    await ensure_bucket(js, REPLAY_BUCKET)
+    events = [msg(i, agent="a" if i % 3 else "b") for i in range(1, 31)]
+    await publish(js, events)
+    loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=Recorder(js),
+                       config=msgspec.structs.replace(CONFIG, batch_size=4), health=Health("tally"))
+    task = asyncio.create_task(loop.run())
+    await wait_for(lambda: _eq(tally(js, "a"), [f"e{i}" for i in range(1, 31) if i % 3]))
+    await wait_for(lambda: _eq(tally(js, "b"), [f"e{i}" for i in range(3, 31, 3)]))
+    task.cancel()  # killed: the owed acks and the deferred checkpoint are never sent
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    killed_at = await checkpoint(js)
+    floor, unacked = await _acked(js)
+    assert killed_at < 30 and floor < 30 and unacked > 0
+    revisions = {agent: await _revision(js, agent) for agent in ("a", "b")}
+    monkeypatch.setattr("shared.consume.CHECKPOINT_EVERY_S", 0.02)
+    monkeypatch.setattr("shared.consume.ACKS_WITHIN_S", 0.02)
+    restarted = Recorder(js)
+    loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=restarted, config=CONFIG, health=Health("tally"))
+    replay = ConsumeLoop(js, worker="replay", consumer="replay", handler=Recorder(js, ReplayTally()),
+                         config=msgspec.structs.replace(CONFIG, read_ahead=1), health=Health("replay"))
+    tasks = [asyncio.create_task(loop.run()), asyncio.create_task(replay.run())]
+    try:
+        await wait_for(lambda: _eq(checkpoint(js), 30), within=30)
+        await wait_for(lambda: _drained(js), within=30)
+        await wait_for(lambda: _drained(js, "replay"), within=30)
+    finally:
+        loop.stop()
+        replay.stop()
+        await asyncio.wait_for(asyncio.gather(*tasks), timeout=15)
+    assert restarted.order[0][1] == killed_at + 1  # it went back to the bucket's checkpoint
+    assert {agent: await _revision(js, agent) for agent in ("a", "b")} == revisions
+    kv, replayed = await js.key_value(BUCKET), await js.key_value(REPLAY_BUCKET)
+    for agent in ("a", "b"):
+        assert (await kv_read(kv, agent))[0] == (await kv_read(replayed, agent))[0]
