@@ -238,8 +238,13 @@ def silver_rows(locomo: str, qmsum: str, loaded: Sequence[Loaded]) -> list[Sente
 
 
 def silver_training_rows(locomo: str, qmsum: str, loaded: Sequence[Loaded]) -> list[SentenceRow]:
-    """The silver rows a reader is fitted on: every positive, every ``NEGATIVE_EVERY``-th other."""
-    return _thinned(silver_rows(locomo, qmsum, loaded), NEGATIVE_EVERY)
+    """The silver rows a reader is fitted on: every positive; of the other rows, none of a
+    hand-labelled conversation (its hand rows hold every negative already, labelled better)
+    and every ``NEGATIVE_EVERY``-th of the other meetings."""
+    hand = {one.conv.name for one in loaded}
+    made = silver_rows(locomo, qmsum, loaded)
+    return [*(r for r in made if r.conversation in hand and 1 in r.labels.values()),
+            *_thinned((r for r in made if r.conversation not in hand), NEGATIVE_EVERY)]
 
 
 # --- agreement with the hand labels ------------------------------------------------------------
