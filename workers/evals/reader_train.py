@@ -4,6 +4,7 @@ one dev conversation out (issue 37, seventh round).
     python -m workers.evals.reader_train --locomo locomo10.json --qmsum QMSum          # writes learnt_reader.json
     python -m workers.evals.reader_train --locomo … --qmsum … --check                  # retrained == shipped
     python -m workers.evals.reader_train --locomo … --qmsum … --loo                    # the LOO table
+    python -m workers.evals.reader_train --locomo … --qmsum … --loo --silver facts     # beside silver (ninth round)
 
 The rows are every sentence of the nine labelled dev conversations (``learnt_data``: positive
 for a kind when it is said in a label's turn and the eval's matcher pairs it with that label),
