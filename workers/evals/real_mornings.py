@@ -93,8 +93,10 @@ def shown(derived: Derived, item: Loaded, tz: ZoneInfo) -> dict[str, list[Candid
     morning = item.conv.morning
     threads: list[Candidate] = []
     if derived.threads is not None:
-        listed = briefed_threads(derived.threads.threads, aside=not_returned_to(derived.threads, morning))
-        threads = [Candidate(t.title, status="open") for t in listed[:ThreadsBriefingSettings().max_threads_in_boot]]
+        lists = ThreadsBriefingSettings()
+        listed = briefed_threads(derived.threads.threads, aside=not_returned_to(derived.threads, morning),
+                                 topics=lists.max_topics_in_boot)
+        threads = [Candidate(t.title, status="open") for t in listed[:lists.max_threads_in_boot]]
     knobs = DecisionsBriefingSettings()
     decisions = recent_decisions(derived.decisions.decisions if derived.decisions else [], morning, tz,
                                  knobs.decision_recency_days, knobs.max_decisions_in_boot)

@@ -65,7 +65,7 @@ from workers.recall.lifecycle import (
 )
 from workers.recall.models import Memory, SearchHit, memory_id
 from workers.recall.pending import PendingWrites
-from workers.recall.people import conversation_person, owners
+from workers.recall.people import answers_another, conversation_person, owners
 from workers.recall.store import MemoryFilter, MemoryPoint, MemoryStore
 from workers.recall.timeline import reinstated, since, superseded
 from workers.recall.upkeep import AgentMemo, Memos, TrackedStore, plan_since
@@ -322,6 +322,9 @@ class StoreApplier:
         memories = _candidates(env, self.languages)
         if isinstance(env.event, MessageEvent) and memories and is_turn_memory(memories[0]):
             previous = self.context.previous(memories[0], env.seq)
+            if any(m.type == "rule" for m in memories) and answers_another(env.event, previous):
+                # said to another person: no standing instruction to the agent (``people``)
+                memories = capture_message(env.event, languages=self.languages, to_agent=False)
             person = conversation_person(env.event, previous)
             memories = [msgspec.structs.replace(m, person=person) for m in memories]
             turn = memories[0]

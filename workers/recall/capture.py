@@ -108,12 +108,13 @@ def detect_scope(text: str, project: str | None) -> MemoryScope:
     return "project" if project else "permanent"
 
 
-def _sentence_candidates(text: str, languages: Sequence[str]) -> list[tuple[str, MemoryType, float]]:
+def _sentence_candidates(text: str, languages: Sequence[str], to_agent: bool = True
+                         ) -> list[tuple[str, MemoryType, float]]:
     found: list[tuple[str, MemoryType, float]] = []
     for sentence in split_sentences(text):
-        if not any(score_types(sentence, languages).values()):
+        if not any(score_types(sentence, languages, to_agent=to_agent).values()):
             continue
-        mtype, confidence = classify(sentence, languages)
+        mtype, confidence = classify(sentence, languages, to_agent=to_agent)
         if mtype in _EXTRACTED_TYPES and confidence >= MIN_CONFIDENCE:
             found.append((sentence, mtype, confidence))
     return found
@@ -263,9 +264,12 @@ def is_turn_memory(memory: Memory) -> bool:
 
 
 def capture_message(
-    event: MessageEvent, *, languages: Sequence[str] = DEFAULT_LANGUAGES, project: str | None = None
+    event: MessageEvent, *, languages: Sequence[str] = DEFAULT_LANGUAGES, project: str | None = None,
+    to_agent: bool = True,
 ) -> list[Memory]:
-    """The episode memory of a message plus any cue-bearing sentences of it.
+    """The episode memory of a message plus any cue-bearing sentences of it; no rule among them
+    when the message is not said ``to_agent`` (``people.answers_another``: a standing
+    instruction is the agent's to keep, and a person answering another gives the agent none).
 
     A message with an attachment the gateway described (:mod:`workers.recall.media`) adds
     what the attachment shows as a memory of its own: in the turn it would dilute what
@@ -287,7 +291,7 @@ def capture_message(
         shown = episode_text(sender, parts.shown())
         memories.append(_event_memory(event, SHOWN_POSITION, shown, mtype="episode", scope=episode_scope,
                                       confidence=1.0, project=project))
-    candidates = _sentence_candidates(parts.said, languages)
+    candidates = _sentence_candidates(parts.said, languages, to_agent)
     for position, (sentence, mtype, confidence) in enumerate(candidates, 1):
         scope = detect_scope(sentence, project)
         memories.append(

@@ -95,22 +95,24 @@ _PATTERNS: dict[str, dict[MemoryType, tuple[tuple[str, re.Pattern[str]], ...]]] 
 }
 
 
-def score_types(text: str, languages: Iterable[str] = ("en", "de")) -> dict[MemoryType, int]:
+def score_types(text: str, languages: Iterable[str] = ("en", "de"), *, to_agent: bool = True
+                ) -> dict[MemoryType, int]:
     """Distinct cues found per type (lower-cased once; languages without cues add nothing);
-    a rule's are the signs of a standing instruction (``rules.rule_signals``)."""
+    a rule's are the signs of a standing instruction (``rules.rule_signals``) — none in a text
+    not said ``to_agent`` (one person answering another: ``people.answers_another``)."""
     lowered = text.lower()
     languages = tuple(dict.fromkeys(languages))
     scores: dict[MemoryType, int] = dict.fromkeys(TIE_BREAK_ORDER, 0)
-    scores["rule"] = rule_signals(text, languages)
+    scores["rule"] = rule_signals(text, languages) if to_agent else 0
     for lang in languages:
         for mtype, patterns in _PATTERNS.get(lang, {}).items():
             scores[mtype] += sum(1 for literal, pattern in patterns if literal in lowered and pattern.search(lowered))
     return scores
 
 
-def classify(text: str, languages: Iterable[str] = ("en", "de")) -> Classification:
-    """The memory type of ``text`` and a confidence in [0.5, 0.9]."""
-    scores = score_types(text, languages)
+def classify(text: str, languages: Iterable[str] = ("en", "de"), *, to_agent: bool = True) -> Classification:
+    """The memory type of ``text`` and a confidence in [0.5, 0.9] (``to_agent``: ``score_types``)."""
+    scores = score_types(text, languages, to_agent=to_agent)
     best = max(scores.values())
     if best == 0:
         return Classification("fact", 0.5)

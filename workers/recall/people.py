@@ -12,6 +12,9 @@ agent was talking with when it was said (``Memory.person``):
   argument), else none;
 * notes, knowledge facts and Claude's extractions: none — the agent's shared knowledge.
 
+And to whom a user's message is said: the agent, or another person it answers
+(``answers_another``) — a rule is a standing instruction *to the agent*.
+
 A recall for a person (``person`` on ``cortex.api.recall.<agent>``, the ``cortex_recall``
 tool's argument, ``cortex recall --person``) sees that person's memories and the shared
 ones, never another person's.
@@ -34,6 +37,27 @@ def conversation_person(event: MessageEvent, previous: Sequence[Memory]) -> str 
     if event.role == "user":
         return event.sender or None
     return previous[-1].person if previous else None
+
+
+def _a_users_turn(turn: Memory) -> bool:
+    """A user's turn: its person is its sender (``conversation_person``); the agent's turn has
+    the person it answers, or none."""
+    return turn.person is not None and turn.person == turn.sender
+
+
+def answers_another(event: MessageEvent, previous: Sequence[Memory]) -> bool:
+    """Whether a user's message answers another person rather than the agent: the nearest
+    turn before it in its session (``previous``, oldest first) by someone other than its
+    sender is another user's, not the agent's. Two people chatting, or a meeting, with the
+    agent listening: "Never close your laptop", "Remember that seventy five percent of users
+    find most remote controls ugly" are said to the room, not standing instructions to the
+    agent (issue 37). A session's first message, or one after the agent spoke, is the
+    agent's to keep."""
+    if event.role != "user":
+        return False
+    sender = event.sender or event.role
+    other = next((p for p in reversed(previous) if p.sender != sender), None)
+    return other is not None and _a_users_turn(other)
 
 
 def visible_to(memory: Memory, person: str) -> bool:

@@ -95,11 +95,28 @@ def _said_once_and_left(t: Thread, doc: ThreadsDoc, now: datetime | None) -> boo
     return one_sitting and now is not None and as_utc(now) - as_utc(t.last_activity) >= SITTING
 
 
+# Of the open threads with no state (``has_state``), Active Threads shows this many by default,
+# the first in its order; the others are counted ("… N more open threads not shown"). A subject
+# the talk keeps naming is a thread by its phrase alone, and a chat of months or a meeting names
+# many: the morning after, most of them were what the reader did not need ("big impact",
+# "dairy-free", a meeting's last-day design words). Chosen leaving one development conversation
+# out, every fold choosing two (docs/briefing-eval.md, ninth round).
+DEFAULT_TOPICS = 2
+
+
+def has_state(t: Thread) -> bool:
+    """Whether something about the thread is still open: a decision taken in it (what follows
+    from it), a wait, or a priority someone set to critical. A high priority read from a
+    title's word ("costs budget", "company strategy") says the subject matters, not that
+    anything about it is open."""
+    return bool(t.decisions or t.waiting_for) or t.priority == "critical"
+
+
 def not_returned_to(doc: ThreadsDoc, now: datetime | None = None) -> frozenset[str]:
     """The ids of open threads Active Threads leaves out (and counts): subjects the
-    conversation moved on from. A thread with a decision, a wait or a high priority is never
-    one. Else: its phrase said in one stretch of talk only (``ThreadsDoc.returns``: one
-    episode), its last mention ``RETURN_GAP`` messages or more back, and quiet for
+    conversation moved on from. A thread with a state (``has_state``) is never one. Else: its
+    phrase said in one stretch of talk only (``ThreadsDoc.returns``: one episode), its last
+    mention ``RETURN_GAP`` messages or more back, and quiet for
     ``ONE_STRETCH_QUIET`` before the last message or said in one ``SITTING`` that is over by
     ``now`` (the briefing's time); or, a thread whose phrase the table does not hold (opened on
     a cue, a single word, or dropped from the table as said once long ago), quiet for
@@ -113,16 +130,37 @@ def not_returned_to(doc: ThreadsDoc, now: datetime | None = None) -> frozenset[s
     needed (eighth round). The day of quiet and the sitting keep what a working session said
     this morning in a briefing given at its compaction."""
     return frozenset(t.id for t in doc.threads
-                     if t.status == "open" and not (t.decisions or t.waiting_for or t.priority in ("high", "critical"))
-                     and _said_once_and_left(t, doc, now))
+                     if t.status == "open" and not has_state(t) and _said_once_and_left(t, doc, now))
+
+
+def _listed(threads: Sequence[Thread], shown_decisions: Collection[str], facts: Collection[str],
+            aside: Collection[str]) -> list[Thread]:
+    """The open threads in Active Threads' order, not those ``aside`` (``not_returned_to``) nor
+    those that only state a fact Known Facts shows."""
+    return [t for t in ranked_open_threads(threads)
+            if t.id not in aside and not _only_a_fact(t, shown_decisions, facts)]
+
+
+def _with_few_topics(listed: Sequence[Thread], topics: int) -> list[Thread]:
+    """``listed`` with only the first ``topics`` of its threads that have no state."""
+    out: list[Thread] = []
+    stateless = 0
+    for t in listed:
+        if not has_state(t):
+            stateless += 1
+            if stateless > topics:
+                continue
+        out.append(t)
+    return out
 
 
 def briefed_threads(threads: Sequence[Thread], shown_decisions: Collection[str] = (),
-                    facts: Collection[str] = (), aside: Collection[str] = ()) -> list[Thread]:
+                    facts: Collection[str] = (), aside: Collection[str] = (),
+                    topics: int = DEFAULT_TOPICS) -> list[Thread]:
     """The open threads Active Threads may show, in its order (``threads_section``): not those
-    ``aside`` (``not_returned_to``)."""
-    return [t for t in ranked_open_threads(threads)
-            if t.id not in aside and not _only_a_fact(t, shown_decisions, facts)]
+    ``aside`` (``not_returned_to``), and of those with no state (``has_state``) the first
+    ``topics`` (``ThreadsBriefingSettings.max_topics_in_boot``)."""
+    return _with_few_topics(_listed(threads, shown_decisions, facts, aside), topics)
 
 
 def _only_a_fact(t: Thread, shown_decisions: Collection[str], facts: Collection[str]) -> bool:
@@ -165,7 +203,7 @@ def _thread_block(t: Thread, shown: Collection[str], tz: ZoneInfo, now: datetime
 def threads_section(
     threads: Sequence[Thread], limit: int, budget: int, tz: ZoneInfo, shown_decisions: Collection[str] = (),
     now: datetime | None = None, false_claims: Collection[str] = (), facts: Collection[str] = (),
-    aside: Collection[str] = (),
+    aside: Collection[str] = (), topics: int = DEFAULT_TOPICS,
 ) -> tuple[str, int]:
     """Open threads only: the top ``limit`` by priority, then recency, within ``budget``.
 
@@ -175,11 +213,12 @@ def threads_section(
     instead (``FOUND_FALSE``). A thread that says nothing but one of ``facts`` (the
     sentences Known Facts shows: "By the way, Maria works at Globex Corp now …") is no thread
     to follow: Known Facts says it. Threads ``aside`` (``not_returned_to``) are counted, not
-    shown."""
-    ranked = briefed_threads(threads, shown_decisions, facts, aside)
-    blocks = [_thread_block(t, shown_decisions, tz, now, false_claims) for t in ranked[:limit]]
+    shown; so are the threads with no state after the first ``topics``."""
+    listed = _listed(threads, shown_decisions, facts, aside)
+    listed_few = _with_few_topics(listed, topics)[:limit]
+    blocks = [_thread_block(t, shown_decisions, tz, now, false_claims) for t in listed_few]
     text, shown = section("## 🧵 Active Threads", blocks, budget - _NOTE_ROOM)
-    hidden = len(ranked) - shown
+    hidden = len(listed) - shown
     if text and hidden > 0:
         text += f"\n_… {plural(hidden, 'more open thread')} not shown_\n"
     left = sum(1 for t in threads if t.id in aside and t.status == "open")
@@ -189,9 +228,12 @@ def threads_section(
 
 
 class ThreadsBriefingSettings(msgspec.Struct, frozen=True, kw_only=True):
-    """Active Threads' knob (``CORTEX_BOOT_MAX_THREADS_IN_BOOT``): how many open threads it lists."""
+    """Active Threads' knobs: how many open threads it lists (``CORTEX_BOOT_MAX_THREADS_IN_BOOT``),
+    and how many of them may be threads with no state (``CORTEX_BOOT_MAX_TOPICS_IN_BOOT``:
+    no decision, no wait, no critical priority — a subject the talk names, ``has_state``)."""
 
     max_threads_in_boot: Annotated[int, Meta(ge=1, le=20)] = 7
+    max_topics_in_boot: Annotated[int, Meta(ge=0, le=20)] = DEFAULT_TOPICS
 
 
 def _threads(b: Briefing, said: Said, budget: int) -> Rendered:
@@ -202,11 +244,11 @@ def _threads(b: Briefing, said: Said, budget: int) -> Rendered:
     threads = enhance_threads(raw, narrative.enhanced if narrative is not None else None)
     decisions, facts = said.of(DECISIONS), said.of(FACTS)
     findings = traces.findings if traces is not None else []
-    most = b.knob(ThreadsBriefingSettings).max_threads_in_boot
+    knobs = b.knob(ThreadsBriefingSettings)
     aside = not_returned_to(doc, b.now) if doc is not None else frozenset()
-    text, shown = threads_section(threads, most, budget, b.tz, decisions, b.now, false_claims(findings), facts,
-                                  aside)
-    briefed = briefed_threads(threads, decisions, facts, aside)
+    text, shown = threads_section(threads, knobs.max_threads_in_boot, budget, b.tz, decisions, b.now,
+                                  false_claims(findings), facts, aside, knobs.max_topics_in_boot)
+    briefed = briefed_threads(threads, decisions, facts, aside, knobs.max_topics_in_boot)
     shown_open = briefed[:shown]
     # the narrative's Open items of threads shown here, or closed since it was written, or that
     # only state a fact Known Facts shows

@@ -246,7 +246,7 @@ def test_limits_threads_to_max_threads_in_boot(make, settings, tz):
     """port: limits threads to maxThreadsInBoot."""
     threads = make.threads(*(make.thread(f"t-{i}") for i in range(15)))
     md = assemble_boot(SECTIONS, make.inputs(threads=threads), settings, tz,
-                       knobs=knobs(CORTEX_BOOT_MAX_THREADS_IN_BOOT="3"))
+                       knobs=knobs(CORTEX_BOOT_MAX_THREADS_IN_BOOT="3", CORTEX_BOOT_MAX_TOPICS_IN_BOOT="15"))
     assert md.count("\n### ") == 3
     assert "_… 12 more open threads not shown_" in md
 

@@ -65,7 +65,8 @@ def test_thread_order_in_the_document(make, settings, tz):
         make.thread("d", title="critical one", priority="critical",
                     last_activity=make.now - timedelta(days=1)),
     )
-    section = active_section(assemble_boot(SECTIONS, make.inputs(threads=threads), settings, tz))
+    section = active_section(assemble_boot(SECTIONS, make.inputs(threads=threads), settings, tz,
+                                           knobs=knobs(CORTEX_BOOT_MAX_TOPICS_IN_BOOT="7")))
     titles = ["critical one", "medium newer", "medium older", "low one"]
     assert [section.index(t) for t in titles] == sorted(section.index(t) for t in titles)
     assert "### 🔴 critical one\n" in section
@@ -78,7 +79,7 @@ def test_thread_limit_keeps_the_top_ranked(make, tz):
         *(make.thread(f"t{i}", last_activity=make.now - timedelta(minutes=i)) for i in range(10))
     )
     md = assemble_boot(SECTIONS, make.inputs(threads=threads), BootSettings(), tz,
-                       knobs=knobs(CORTEX_BOOT_MAX_THREADS_IN_BOOT="3"))
+                       knobs=knobs(CORTEX_BOOT_MAX_THREADS_IN_BOOT="3", CORTEX_BOOT_MAX_TOPICS_IN_BOOT="10"))
     section = active_section(md)
     assert all(f"thread t{i}\n" in section for i in range(3))
     assert "thread t3\n" not in section
@@ -454,16 +455,19 @@ def test_threads_the_conversation_moved_on_from_are_counted_not_shown(make, sett
         make.thread("piano", title="piano lessons", last_activity=make.now - timedelta(hours=2)),
         make.thread("move", title="Umzug", last_activity=make.now - 10 * day),
         make.thread("wedding", title="Hochzeit", last_activity=make.now - 3 * day),
+        # a high priority read from a title's word is no state (ninth round)
+        make.thread("budget", title="costs budget", priority="high", last_activity=make.now - 3 * day),
     ]
     doc = msgspec.structs.replace(make.threads(*threads), messages=400, returns={
+        "costs budget": (1, 110),
         "garden shed": (1, 120), "kitchen renovation": (3, 200), "tax return": (1, 100),
         "club board vote": (1, 90), "bike repair": (1, 390), "piano lessons": (1, 20)})
     md = assemble_boot(SECTIONS, make.inputs(threads=doc), settings, tz,
-                       knobs=knobs(CORTEX_BOOT_MAX_THREADS_IN_BOOT="10"))
+                       knobs=knobs(CORTEX_BOOT_MAX_THREADS_IN_BOOT="10", CORTEX_BOOT_MAX_TOPICS_IN_BOOT="10"))
     shown = [line.split(" ", 2)[2] for line in md.splitlines() if line.startswith("### ")]
     assert sorted(shown) == ["Hochzeit", "bike repair", "club board vote", "kitchen renovation", "piano lessons",
                              "tax return"]
-    assert "_… 2 open threads the conversation moved on from not shown_\n" in md
+    assert "_… 3 open threads the conversation moved on from not shown_\n" in md
 
 
 def test_a_subject_of_one_sitting_is_counted_the_morning_after(make, settings, tz):
@@ -481,10 +485,41 @@ def test_a_subject_of_one_sitting_is_counted_the_morning_after(make, settings, t
     ]
     doc = msgspec.structs.replace(make.threads(*threads), messages=400, returns={
         "flat case": (1, 300), "sample speaker": (1, 310), "target group": (1, 320), "docking station": (1, 395)})
-    md = assemble_boot(SECTIONS, make.inputs(threads=doc), settings, tz)
+    md = assemble_boot(SECTIONS, make.inputs(threads=doc), settings, tz,
+                       knobs=knobs(CORTEX_BOOT_MAX_TOPICS_IN_BOOT="7"))
     shown = [line.split(" ", 2)[2] for line in md.splitlines() if line.startswith("### ")]
     assert sorted(shown) == ["docking station", "sample speaker", "target group"]
     assert "_… 1 open thread the conversation moved on from not shown_\n" in md
+
+
+def test_only_a_few_threads_with_no_state_are_listed(make, settings, tz):
+    """Issue 37, ninth round: in a chat of months, or the morning after a meeting, Active Threads
+    listed every subject the talk kept naming ("big impact", "dairy-free", a meeting's design
+    words). Of the open threads with no decision, no wait and no critical priority, the first
+    ``CORTEX_BOOT_MAX_TOPICS_IN_BOOT`` (2) in its order are listed and the others counted; a
+    thread with a state is listed whatever the count, and a high priority read from a title's
+    word is no state."""
+    hour = timedelta(hours=1)
+    threads = make.threads(
+        make.thread("impact", title="big impact", last_activity=make.now - hour),
+        make.thread("dairy", title="dairy-free", last_activity=make.now - 2 * hour),
+        make.thread("budget", title="costs budget", priority="high", last_activity=make.now - 3 * hour),
+        make.thread("store", title="online store", last_activity=make.now - 4 * hour),
+        make.thread("visa", title="visa requirements", last_activity=make.now - 5 * hour,
+                    waiting_for="the embassy's letter"),
+        make.thread("script", title="movie script", last_activity=make.now - 6 * hour,
+                    decisions=["include the road trip at the beginning"]),
+        make.thread("release", title="release freeze", priority="critical", last_activity=make.now - 7 * hour),
+    )
+    md = assemble_boot(SECTIONS, make.inputs(threads=threads), settings, tz)
+    shown = [line.split(" ", 2)[2] for line in md.splitlines() if line.startswith("### ")]
+    assert shown == ["release freeze", "costs budget", "big impact", "visa requirements", "movie script"]
+    assert "_… 2 more open threads not shown_\n" in md
+    md = assemble_boot(SECTIONS, make.inputs(threads=threads), settings, tz,
+                       knobs=knobs(CORTEX_BOOT_MAX_TOPICS_IN_BOOT="0"))
+    shown = [line.split(" ", 2)[2] for line in md.splitlines() if line.startswith("### ")]
+    assert shown == ["release freeze", "visa requirements", "movie script"]
+    assert "_… 4 more open threads not shown_\n" in md
 
 
 def test_a_thread_quiet_for_days_says_so(make, settings, tz):
@@ -495,7 +530,8 @@ def test_a_thread_quiet_for_days_says_so(make, settings, tz):
     fresh = make.thread("fresh", title="quarterly report export", last_activity=make.now - timedelta(hours=3))
     day_before = make.thread("yday", title="billing export", last_activity=make.now - timedelta(days=1))
     quiet = make.thread("quiet", title="staging registry credentials", last_activity=make.now - timedelta(days=5))
-    md = assemble_boot(SECTIONS, make.inputs(threads=make.threads(fresh, day_before, quiet)), settings, tz)
+    md = assemble_boot(SECTIONS, make.inputs(threads=make.threads(fresh, day_before, quiet)), settings, tz,
+                       knobs=knobs(CORTEX_BOOT_MAX_TOPICS_IN_BOOT="3"))
     assert "Priority: medium | Last: 2026-02-12 12:30 (quiet 5 days)\n" in md
     assert "Priority: medium | Last: 2026-02-16 12:30\n" in md
     assert "Priority: medium | Last: 2026-02-17 09:30\n" in md

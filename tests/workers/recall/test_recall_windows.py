@@ -537,3 +537,58 @@ def test_a_forgotten_turn_is_quoted_by_no_later_window_wherever_the_batch_ends(
     assert all(r == results[0] for r in results)
     first = "" if everything else "Melanie: What did you paint last weekend?\n"
     assert results[0]["s1-m2"] == f"On 8 May 2023:\n{first}Melanie: Thanks!"
+
+
+# --- to whom a message is said (rules are the agent's: issue 37) ---------------------------
+
+
+def _rules(store: MemoryStore, agent: str = "alice") -> list[str]:
+    return sorted(m.content for m in store.scroll(agent) if m.type == "rule")
+
+
+def _said(turns: Sequence[tuple[str, str, str]], session: str = "s1", first_seq: int = 1) -> list[Envelope]:
+    """(role, sender, text) turns as envelopes of one session."""
+    out = []
+    for i, (role, sender, text) in enumerate(turns):
+        event = MessageEvent(id=f"{session}-r{i}", agent="alice", session=session, ts=T0 + timedelta(seconds=30 * i),
+                             role="assistant" if role == "assistant" else "user", sender=sender, content=text)
+        out.append(Envelope(seq=first_seq + i, subject="cortex.msg.alice.received", family="msg",
+                            kind="sent" if role == "assistant" else "received", agent="alice", event=event))
+    return out
+
+
+def test_a_person_answering_another_gives_the_agent_no_rule(store: MemoryStore) -> None:
+    """Two people (or a meeting) with the agent listening: "Never close your laptop" is said to
+    the other person, not a standing instruction to the agent; the same words said to the agent
+    (after its turn, or opening the session) are one."""
+    applier(store).apply_batch(_said([
+        ("user", "Marketing", "Okay, let's begin with the presentations."),
+        ("user", "User Interface", "Never close your laptop."),  # answers Marketing
+        ("user", "User Interface", "Remember that the staging DB is shared."),  # still to Marketing
+    ]))
+    assert _rules(store) == []
+    turns = {m.content for m in store.scroll("alice") if is_turn_memory(m)}
+    assert "User Interface: Never close your laptop." in turns  # what was said is kept, as an episode
+    applier(store).apply_batch(_said([
+        ("user", "albert", "Never deploy on Fridays."),  # the session's first message
+        ("assistant", "claudia", "Noted."),
+        ("user", "albert", "And remember our rule: never push to main."),  # after the agent's turn
+    ], session="s2", first_seq=10))
+    assert _rules(store) == ["And remember our rule: never push to main.", "Never deploy on Fridays."]
+
+
+def test_who_a_message_answers_is_read_from_the_turns_before_it() -> None:
+    from workers.recall.people import answers_another
+
+    def turn(sender: str, person: str | None) -> Memory:
+        (m,) = capture_message(MessageEvent(id=f"t-{sender}", agent="a", session="s", ts=T0, role="user",
+                                            sender=sender, content="Hi there"))
+        return msgspec.structs.replace(m, person=person)
+
+    said = MessageEvent(id="m", agent="a", session="s", ts=T0, role="user", sender="bob", content="Never x.")
+    assert not answers_another(said, [])  # opens the session
+    assert answers_another(said, [turn("alice", "alice")])  # another user
+    assert answers_another(said, [turn("alice", "alice"), turn("bob", "bob")])  # bob goes on answering alice
+    assert not answers_another(said, [turn("alice", "alice"), turn("claudia", "alice")])  # the agent answered alice
+    assert not answers_another(said, [turn("bob", "bob")])  # only bob so far
+    assert not answers_another(msgspec.structs.replace(said, role="assistant"), [turn("alice", "alice")])
