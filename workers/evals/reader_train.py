@@ -4,6 +4,7 @@ one dev conversation out (issue 37, seventh round).
     python -m workers.evals.reader_train --locomo locomo10.json --qmsum QMSum          # writes learnt_reader.json
     python -m workers.evals.reader_train --locomo … --qmsum … --check                  # retrained == shipped
     python -m workers.evals.reader_train --locomo … --qmsum … --loo                    # the LOO table
+    python -m workers.evals.reader_train --locomo … --qmsum … --loo --silver facts     # beside silver (ninth round)
 
 The rows are every sentence of the nine labelled dev conversations (``learnt_data``: positive
 for a kind when it is said in a label's turn and the eval's matcher pairs it with that label),
@@ -59,6 +60,7 @@ from workers.evals.learnt_data import KINDS, SentenceRow, item_text, labels_of, 
 from workers.evals.learnt_train import DATA, DIGITS, Matrix, Vectors, fit, general_words
 from workers.evals.real_eval import Loaded
 from workers.evals.real_match import Candidate, match
+from workers.evals.silver_data import silver_training_rows
 
 MIN_SENTENCES: Final = 2  # a word outside e5's general words is known when this many training sentences say it
 # The score a rule candidate's sentence must reach to be kept, per kind (None: not judged),
@@ -68,9 +70,11 @@ KEEP: Final[dict[str, float | None]] = {"decisions": None, "commitments": 1.0, "
 # chosen leaving one conversation out with the threshold chosen inside the folds
 # (docs/briefing-eval.md, eighth round): decisions and facts gained nothing from the reply.
 REPLY_KEEP: Final[dict[str, float]] = {"commitments": 1.0}
+# The kinds whose heads learn from the corpora's own annotations too (``silver_data``), chosen
+# leaving one conversation out (docs/briefing-eval.md, ninth round).
+SILVER: Final[frozenset[str]] = frozenset()
 REPLY_DIMS: Final = 32  # the reply's vector is read along e5's first principal axes of the general words
 PROPOSE: Final = (2.0, 3.0, 4.0, 5.0)  # the LOO table's thresholds for a sentence proposed as an item
-KEEPS: Final = (-1.0, 0.0, 1.0, 2.0)  # and for a rule candidate kept
 WITH_REPLY: Final = " with the reply"
 # The reply's threshold is chosen inside the folds: on the other eight conversations, the one of
 # these with the best F-beta (beta 0.5: precision is where the held-out split fails worst;
@@ -131,16 +135,31 @@ def _reply_head(vectors: Vectors, known: Sequence[str], basis: Matrix, w: Matrix
                                    for v in w[at + REPLY_DIMS: at + REPLY_DIMS + len(REPLY_EXTRAS)]])
 
 
-def train(rows: Sequence[SentenceRow], general: Sequence[str], vectors: Vectors | None = None) -> ReaderModel:
+def _stacked(hand: Matrix, silver: Matrix | None, kind: str, kinds: frozenset[str]) -> Matrix:
+    return np.concatenate([hand, silver]) if kind in kinds and silver is not None else hand
+
+
+def train(rows: Sequence[SentenceRow], general: Sequence[str], vectors: Vectors | None = None,
+          silver: Sequence[SentenceRow] = (), silver_kinds: frozenset[str] = SILVER) -> ReaderModel:
+    """The reader of ``rows`` (the vocabulary is theirs alone) and, for ``silver_kinds``, of the
+    silver rows too."""
     from workers.recall.embedders import StaticE5Embedder
 
     known = vocabulary(rows, general)
     vectors = vectors or Vectors(known)
+    silver = silver if silver_kinds else ()
+    both = [*rows, *silver]
     x = features(vectors, rows, frozenset(known))
-    heads = {kind: _head(vectors, known, _fit_kind(x, rows, kind), kind) for kind in KINDS}
+    xs = features(vectors, silver, frozenset(known)) if silver else None
+    heads = {kind: _head(vectors, known, _fit_kind(_stacked(x, xs, kind, silver_kinds),
+                                                   both if kind in silver_kinds else rows, kind), kind)
+             for kind in KINDS}
     basis = reply_basis(vectors, general)
     xr = reply_features(vectors, rows, frozenset(known), basis)
-    replies = {kind: _reply_head(vectors, known, basis, _fit_kind(xr, rows, kind), kind) for kind in REPLY_KEEP}
+    xrs = reply_features(vectors, silver, frozenset(known), basis) if silver else None
+    replies = {kind: _reply_head(vectors, known, basis, _fit_kind(_stacked(xr, xrs, kind, silver_kinds),
+                                                                  both if kind in silver_kinds else rows, kind), kind)
+               for kind in REPLY_KEEP}
     return ReaderModel(version=1, embedder=StaticE5Embedder.NAME, words=list(known),
                        weights=[float(vectors.weights[vectors.index[w]]) for w in known], heads=heads,
                        replies=replies)
@@ -220,12 +239,13 @@ def source_sentence(item: RuleItem, rows: Sequence[SentenceRow]) -> int:
 
 
 def _fold_scores(vectors: Vectors, rows: Sequence[SentenceRow], general: Sequence[str],
-                 left_out: str) -> dict[str, list[float]]:
+                 left_out: str, silver: Sequence[SentenceRow], silver_kinds: frozenset[str]) -> dict[str, list[float]]:
     """Each kind's scores of the left-out conversation's sentences, by a reader trained on the
-    others; ``"<kind> with the reply"`` for the kinds judged with their reply."""
+    others (and the silver rows not of the left-out conversation); ``"<kind> with the reply"``
+    for the kinds judged with their reply."""
     train_rows = [r for r in rows if r.conversation != left_out]
     test_rows = [r for r in rows if r.conversation == left_out]
-    model = train(train_rows, general, vectors)
+    model = train(train_rows, general, vectors, [r for r in silver if r.conversation != left_out], silver_kinds)
     tables = reader_tables(model)
     found = {kind: [reader_score(tables[kind], r.sentence) for r in test_rows] for kind in KINDS}
     for kind, table in reply_tables(model).items():
@@ -241,17 +261,14 @@ def _add(total: dict[str, list[int]], key: str, found: tuple[int, int, int]) -> 
 
 
 def _judge(one: Loaded, kind: str, rows: Sequence[SentenceRow], scores: Sequence[float], items: list[RuleItem],
-           total: dict[str, list[int]]) -> None:
+           total: dict[str, list[int]], prefix: str = "") -> None:
     rules = [item.candidate for item in items]
-    _add(total, "rules", counts(one, kind, rules))
+    _add(total, f"{prefix}rules", counts(one, kind, rules))
     for t in PROPOSE:
         proposed = [Candidate(item_text(kind, r.speaker, r.sentence), who=r.speaker)
                     for r, s in zip(rows, scores, strict=True) if s >= t]
-        _add(total, f"reader >= {t:g}", counts(one, kind, proposed))
-        _add(total, f"rules + reader >= {t:g}", counts(one, kind, [*rules, *proposed]))
-    said = [scores[source_sentence(item, rows)] for item in items]
-    for t in KEEPS:
-        _add(total, f"rules kept >= {t:g}", counts(one, kind, _kept(kind, rules, said, t)))
+        _add(total, f"{prefix}reader >= {t:g}", counts(one, kind, proposed))
+        _add(total, f"{prefix}rules + reader >= {t:g}", counts(one, kind, [*rules, *proposed]))
 
 
 def _kept(kind: str, rules: Sequence[Candidate], said: Sequence[float], t: float | None) -> list[Candidate]:
@@ -260,9 +277,10 @@ def _kept(kind: str, rules: Sequence[Candidate], said: Sequence[float], t: float
     return [c for c, s in zip(rules, said, strict=True) if t is None or s >= t or (kind == "commitments" and c.due)]
 
 
-def _reply_counts(one: Loaded, kind: str, rows: Sequence[SentenceRow], scores: Sequence[float],
-                  items: list[RuleItem]) -> dict[float | None, tuple[int, int, int]]:
-    """tp/fp/fn of the rule candidates kept by their score with the reply, per ``NESTED_KEEPS``."""
+def _kept_counts(one: Loaded, kind: str, rows: Sequence[SentenceRow], scores: Sequence[float],
+                 items: list[RuleItem]) -> dict[float | None, tuple[int, int, int]]:
+    """tp/fp/fn of the rule candidates kept by their sentence's score (alone, or with the
+    reply), per ``NESTED_KEEPS``."""
     rules = [item.candidate for item in items]
     said = [scores[source_sentence(item, rows)] for item in items]
     return {t: counts(one, kind, _kept(kind, rules, said, t)) for t in NESTED_KEEPS}
@@ -288,31 +306,48 @@ def nested(per_fold: dict[str, dict[float | None, tuple[int, int, int]]]) -> tup
     return total, chosen
 
 
-def leave_one_out(loaded: Sequence[Loaded], rows: Sequence[SentenceRow], general: Sequence[str]
+Folds = dict[str, dict[float | None, tuple[int, int, int]]]  # conversation -> threshold -> tp/fp/fn
+
+
+def _summed(report: dict[str, list[int]], key: str, folds: Folds) -> None:
+    """Each threshold's counts summed over the folds, and the nested choice (``nested``)."""
+    for t in NESTED_KEEPS[1:]:
+        summed = [sum(f[t][i] for f in folds.values()) for i in range(3)]
+        _add(report, f"{key} >= {t:g}", (summed[0], summed[1], summed[2]))
+    total, chosen = nested(folds)
+    _add(report, f"{key}, nested ({', '.join(f'{t:g}' if t is not None else 'all' for t in chosen)})",
+         (total[0], total[1], total[2]))
+
+
+def leave_one_out(loaded: Sequence[Loaded], rows: Sequence[SentenceRow], general: Sequence[str],
+                  silver: Sequence[SentenceRow] = (), variants: dict[str, frozenset[str]] | None = None
                   ) -> dict[str, Any]:
     """Per kind, summed over the nine folds: tp/fp/fn of the rules, of the reader's proposals,
-    of both, and of the rules' candidates the reader keeps — each fold's reader trained on the
-    other eight conversations, judged on the left-out one with the eval's matcher."""
+    of both, and of the rules' candidates the reader keeps (by the sentence, and by the sentence
+    with its reply) — each fold's reader trained on the other eight conversations (and the
+    silver rows of every other conversation, for the kinds a variant names), judged on the
+    left-out one with the eval's matcher. ``variants``: a name (the keys' prefix) -> the
+    kinds learning from silver; by default one, unnamed, the shipped ``SILVER``."""
+    variants = variants if variants is not None else {"": SILVER}
     vectors = Vectors(vocabulary(rows, general))
     report: dict[str, dict[str, list[int]]] = {kind: {} for kind in KINDS}
-    per_fold: dict[str, dict[str, dict[float | None, tuple[int, int, int]]]] = {kind: {} for kind in REPLY_KEEP}
+    per_fold: dict[tuple[str, str, str], Folds] = {}
     for one in loaded:
         name = one.conv.name
-        scores = _fold_scores(vectors, rows, general, name)
         mine = [r for r in rows if r.conversation == name]
         rules = rule_items(one)
-        for kind in KINDS:
-            _judge(one, kind, mine, scores[kind], rules[kind], report[kind])
-        for kind in REPLY_KEEP:
-            per_fold[kind][name] = _reply_counts(one, kind, mine, scores[f"{kind}{WITH_REPLY}"], rules[kind])
+        for variant, kinds in variants.items():
+            scores = _fold_scores(vectors, rows, general, name, silver, kinds)
+            for kind in KINDS:
+                _judge(one, kind, mine, scores[kind], rules[kind], report[kind], variant)
+                per_fold.setdefault((kind, variant, "kept"), {})[name] = _kept_counts(
+                    one, kind, mine, scores[kind], rules[kind])
+            for kind in REPLY_KEEP:
+                per_fold.setdefault((kind, variant, "reply kept"), {})[name] = _kept_counts(
+                    one, kind, mine, scores[f"{kind}{WITH_REPLY}"], rules[kind])
         print(f"left out {name}", file=sys.stderr, flush=True)
-    for kind, folds in per_fold.items():
-        for t in NESTED_KEEPS[1:]:
-            summed = [sum(f[t][i] for f in folds.values()) for i in range(3)]
-            _add(report[kind], f"reply kept >= {t:g}", (summed[0], summed[1], summed[2]))
-        total, chosen = nested(folds)
-        _add(report[kind], f"reply kept, nested ({', '.join(f'{t:g}' if t is not None else 'all' for t in chosen)})",
-             (total[0], total[1], total[2]))
+    for (kind, variant, what), folds in per_fold.items():
+        _summed(report[kind], f"{variant}{what}", folds)
     return report
 
 
@@ -333,14 +368,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--qmsum", required=True, help="QMSum's data/ALL (or the repository)")
     parser.add_argument("--check", action="store_true", help="retrain and compare with the shipped reader")
     parser.add_argument("--loo", action="store_true", help="leave one dev conversation out")
+    parser.add_argument("--silver", default=None,
+                        help="with --loo: judge the hand-labelled reader beside one whose heads of these "
+                             "kinds (comma-separated) learn from the silver labels too")
     args = parser.parse_args(argv)
     loaded = load_dev(args.locomo, args.qmsum)
     rows = training_rows(loaded)
     general = general_words()
     if args.loo:
-        print(format_loo(leave_one_out(loaded, rows, general)))
+        variants = {"": SILVER} if args.silver is None else {"hand: ": frozenset(), "silver: ": frozenset(
+            k for k in args.silver.split(",") if k)}
+        wanted = any(variants.values())
+        silver = silver_training_rows(args.locomo, args.qmsum, loaded) if wanted else []
+        print(format_loo(leave_one_out(loaded, rows, general, silver, variants)))
         return 0
-    model = train(rows, general)
+    model = train(rows, general, silver=silver_training_rows(args.locomo, args.qmsum, loaded) if SILVER else [])
     path = DATA / READER_FILE
     if args.check:
         same = load_reader(path.read_bytes()) == model
