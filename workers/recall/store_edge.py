@@ -514,7 +514,8 @@ class EdgeMemoryStore(StoreBase):
             self._failed_at = build.points
             log.warning("recall store: index build not put in place: %s", exc)
         finally:
-            self._build = None
+            with self._writing:  # once the store has recorded the build (``_start_build`` holds this until then)
+                self._build = None
             shutil.rmtree(build.copy, ignore_errors=True)
             shutil.rmtree(store_index.aside(self._shard_dir, "trash"), ignore_errors=True)
 

@@ -24,7 +24,7 @@ from cortex_testkit import wait_until
 from schemas.events import MessageEvent
 from shared.codec import Envelope
 from shared.config import RecallSettings
-from workers.recall import store_index
+from workers.recall import store_edge, store_index
 from workers.recall.apply import StoreApplier
 from workers.recall.embedders import HashingEmbedder
 from workers.recall.models import Memory, SearchHit
@@ -305,4 +305,29 @@ def test_a_failed_build_is_tried_again_once_the_store_has_grown(tmp_path: Path,
     store.await_index(timeout=120)
     assert store.indexed_points() == 600 and len(list(store.scroll("alice"))) == 600
     assert _leftovers(tmp_path / store.info.collection) == []
+    store.close()
+
+
+def test_a_build_whose_child_cannot_start_is_over_even_when_its_thread_ends_before_the_store_records_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The build's thread starts the child: one that cannot start (no such program, no memory
+    to fork) ends the build at once, from that thread — possibly before the store has
+    recorded the build it began (the worker's thread descheduled meanwhile, as under load:
+    played here by waiting for the thread first). The store must not be left "building" for
+    ever, recording every later write for a copy nobody puts in place and never indexing."""
+    monkeypatch.setattr(store_index, "child_command", lambda *args: [str(tmp_path / "no-such-program")])
+    begin = store_edge._Build.__init__
+
+    def thread_first(build: store_edge._Build, *args: object) -> None:
+        begin(build, *args)  # type: ignore[arg-type]
+        build.waiter.join(timeout=1.0)  # the thread ends first, when nothing makes it wait for the store
+
+    monkeypatch.setattr(store_edge._Build, "__init__", thread_first)
+    store = _store(tmp_path, SMALL)
+    store.upsert(_points(store, "alice", 400))
+    store.flush()
+    store.await_index(timeout=30)
+    assert not store.building
+    store.upsert(_points(store, "alice", 1, start=400))
+    assert len(list(store.scroll("alice"))) == 401
     store.close()
