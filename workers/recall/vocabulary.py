@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
+import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -114,6 +115,9 @@ class KeptWords:
         self._kept: dict[str, set[str]] = {}  # an agent's file name -> the words it holds
         self._new: dict[str, dict[str, None]] = {}  # agent -> words to append, in order
         self._forgotten: set[str] = set()  # agents whose file goes before the next append
+        # ``save`` runs in a thread (the recall worker's sync, a timer's too) while the loop's
+        # thread may note the next batch's words: what is noted meanwhile waits for it
+        self._saving = threading.Lock()
 
     def restore(self) -> int:
         """Every kept word into the embedder's table; the number of words read."""
@@ -128,6 +132,10 @@ class KeptWords:
         return self._kept.setdefault(agent_file(self._dir, agent).name, set())
 
     def saw(self, envs: Sequence[Envelope]) -> None:
+        with self._saving:
+            self._saw(envs)
+
+    def _saw(self, envs: Sequence[Envelope]) -> None:
         for env in envs:
             event = env.event
             if isinstance(event, FeedbackEvent) and event.kind == "memory_forget":
@@ -143,6 +151,10 @@ class KeptWords:
     def save(self) -> None:
         """The files of agents forgotten since the last save deleted, then the new words
         appended (those the table still holds; an evicted one comes again later)."""
+        with self._saving:
+            self._save()
+
+    def _save(self) -> None:
         for agent in sorted(self._forgotten):
             forget(self._dir, agent)
         self._forgotten.clear()

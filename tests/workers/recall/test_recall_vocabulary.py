@@ -3,8 +3,10 @@ a restarted process embeds as before without e5, and a forget leaves no word fil
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -109,3 +111,35 @@ def _found(static: StaticE5Embedder, text: str) -> tuple[list[str], np.ndarray, 
     static.embed_documents([text])
     words, weights, vectors = static.table.find(static.words(text))
     return words, weights, vectors.astype(np.float16)
+
+
+def test_words_seen_while_a_save_is_under_way_are_saved_by_the_next_one(
+        tmp_path: Path, static: StaticE5Embedder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The recall worker saves the words in a thread (a sync, which a timer may start while the
+    next batch is read: ``SYNC_AT_REST_S``) while the loop's thread notes the batch's words
+    (``saw``). Words noted during a save are not lost: the next save writes them."""
+    static.embed_documents([ALICE, BOB])
+    kept = KeptWords(tmp_path, static)
+    kept.saw([message("alice", ALICE, 1)])
+    appending, go_on = threading.Event(), threading.Event()
+    append = vocabulary.append
+
+    def held_append(*args: Any) -> None:
+        appending.set()
+        assert go_on.wait(timeout=30)
+        append(*args)
+
+    monkeypatch.setattr(vocabulary, "append", held_append)
+    saving = threading.Thread(target=kept.save)
+    saving.start()
+    assert appending.wait(timeout=30)  # the save is writing alice's words
+    seeing = threading.Thread(target=kept.saw, args=([message("bob", BOB, 2)],))
+    seeing.start()
+    seeing.join(timeout=1.0)  # noted now, or once the save is done
+    go_on.set()
+    saving.join()
+    seeing.join()
+    kept.save()
+    assert agent_file(tmp_path, "bob").exists()
+    words = vocabulary.decode(agent_file(tmp_path, "bob").read_bytes(), static.dim).words
+    assert sorted(words) == sorted(set(static.words(BOB)))
