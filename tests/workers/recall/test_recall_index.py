@@ -324,10 +324,10 @@ def test_a_build_whose_child_cannot_start_is_over_even_when_its_thread_ends_befo
 
     monkeypatch.setattr(store_edge._Build, "__init__", thread_first)
     store = _store(tmp_path, SMALL)
-    store.upsert(_points(store, "alice", 400))
+    store.upsert(_points(store, "alice", 200))  # past the full-scan threshold (150): a build is due
     store.flush()
     store.await_index(timeout=30)
     assert not store.building
-    store.upsert(_points(store, "alice", 1, start=400))
-    assert len(list(store.scroll("alice"))) == 401
+    store.upsert(_points(store, "alice", 1, start=200))
+    assert len(list(store.scroll("alice"))) == 201
     store.close()
