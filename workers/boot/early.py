@@ -134,6 +134,17 @@ def wait_until(stored_at: float | None, wall_now: float, monotonic_now: float) -
     return monotonic_now + WAIT_BUDGET_S - age
 
 
+def loop_until(stored_at: float | None, wall_now: float, monotonic_now: float) -> float | None:
+    """The end of the wait when the consume loop reads a trigger itself (the early path had
+    not begun it: the loop, caught up, often reaches a trigger first): ``wait_until``'s, when
+    the trigger was stored less than ``WAIT_BUDGET_S`` ago; else None, the bound alone — a
+    trigger the loop reaches later is a backlog's or a replay's (which waits to its bound so
+    that its documents are the complete ones), as before."""
+    if stored_at is None or wall_now - stored_at > WAIT_BUDGET_S:
+        return None
+    return wait_until(stored_at, wall_now, monotonic_now)
+
+
 def trigger_filters(prefix: str, partition: int | None, partitions: int) -> list[str]:
     """The stored subjects (``<prefix>.<family>.<slot>.<agent>.<kind>``) of the triggers a
     producer publishes, in the partition's slots, and the OpenClaw store's
@@ -219,6 +230,18 @@ class EarlyTriggers:
     def reading(self, seq: int) -> asyncio.Task[Reading] | None:
         """The reading of the trigger at ``seq`` if this path began it (taken: the loop's)."""
         return self._readings.pop(seq, None)
+
+    async def loop_until(self, env: Envelope) -> float | None:
+        """Where the loop's own reading of ``env`` stops waiting (``loop_until``): a trigger's
+        storing time is the stream's (one request; None, the bound, when it cannot be had)."""
+        if (env.family, env.kind) not in TRIGGER_KINDS:
+            return None  # a change document reads the last stream cut, as before
+        try:
+            stored = await self._ctx.js.get_msg(EVENTS_STREAM, env.seq)
+        except Exception:
+            return None
+        stored_at = stored.time.timestamp() if stored.time is not None else None
+        return loop_until(stored_at, time.time(), time.monotonic())
 
     # ------------------------------------------------------------------ the consumer
 
