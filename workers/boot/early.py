@@ -14,9 +14,10 @@ No source is waited for past ``WAIT_BUDGET_S`` after the trigger's storing in th
 (whatever is left of it when the trigger is read): a slow source is named lagging instead, so
 the briefing is on time.
 A source still behind is completed later (``workers.boot.complete``), as for any document.
-Each trigger is first checked against the stored document (one read: one the loop made
-already is not read again); at most ``PARALLEL`` are read at once and ``MAX_TAKEN`` taken, so
-a worker restarted far behind reads its backlog of triggers as it goes.
+Each trigger is checked against the stored document while its reading begins (one the loop
+made already is not read further: its reading is cancelled); at most ``PARALLEL`` are read
+at once and ``MAX_TAKEN`` taken, so a worker restarted far behind reads its backlog of
+triggers as it goes.
 
 Why this is the document the loop (and a replay) makes:
 
@@ -333,8 +334,16 @@ class EarlyTriggers:
         try:
             async with self._slots:
                 kv = await self._ctx.js.key_value(self._ctx.bucket(BUCKET_BOOT))
-                if self._ours(env, (await _stored(kv, env.agent))[0]):
-                    await self._write(kv, env, await self._begin(env, stored_at), stored_at)
+                # begun before the stored-document check (tens to hundreds of ms above capacity),
+                # handed to the loop only once the trigger is this path's (``_hold``)
+                reading = self._start(env, stored_at)
+                try:
+                    if self._ours(env, (await _stored(kv, env.agent))[0]):
+                        self._hold(env.seq, reading)
+                        await self._write(kv, env, await reading, stored_at)
+                finally:
+                    if not reading.done():  # not this path's (or stopping): the loop reads it itself
+                        await cancel_and_wait(reading)
         except asyncio.CancelledError:
             raise
         except LeaseLost:  # another instance's now (its loop makes it): this one's loop is stopping
@@ -362,15 +371,19 @@ class EarlyTriggers:
             if self._chains.get(env.agent) is asyncio.current_task():
                 del self._chains[env.agent]
 
-    def _begin(self, env: Envelope, stored_at: float | None) -> asyncio.Task[Reading]:
+    def _start(self, env: Envelope, stored_at: float | None) -> asyncio.Task[Reading]:
         """The trigger's reading, begun (its sources waited for within ``WAIT_BUDGET_S`` of its
-        storing): the loop takes it if it reaches the trigger meanwhile."""
+        storing)."""
         until = wait_until(stored_at, time.time(), time.monotonic())
-        reading = asyncio.create_task(self._read(env, until=until), name=f"{self._name}-read-{env.seq}")
-        self._readings[env.seq] = reading
+        return asyncio.create_task(self._read(env, until=until), name=f"{self._name}-read-{env.seq}")
+
+    def _hold(self, seq: int, reading: asyncio.Task[Reading]) -> None:
+        """The loop takes the reading if it reaches the trigger meanwhile — only one of a
+        trigger this path writes: the loop reads the others (an agent's first briefing, to its
+        bound) itself."""
+        self._readings[seq] = reading
         while len(self._readings) > HELD_READINGS:
             self._readings.popitem(last=False)  # the loop reads that one itself, if it ever needs it
-        return reading
 
     def _ours(self, env: Envelope, stored: BootDoc | None) -> bool:
         """Whether this path writes ``env``'s document over ``stored``: not when it is made

@@ -53,6 +53,7 @@ async def test_an_agents_first_briefings_are_the_loops_and_the_next_one_counts_t
     start = await rig.publish("ada", "session", "start", 0)
     await wait_for(handled(early, 1))
     assert (await kv_read(kv, "ada"))[0] is None  # the early path never creates a key
+    assert early.reading(start.seq) is None  # nor hands its reading (budgeted) to the loop: it reads to its bound
     compaction = await rig.publish("ada", "compaction", "before", 60, message_count=3)
     await wait_for(handled(early, 2))
     assert (await kv_read(kv, "ada"))[0] is None  # after one it left: the loop's too
