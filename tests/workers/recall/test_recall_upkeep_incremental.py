@@ -218,14 +218,19 @@ def _agent_forget(seq: int, agent: str, ts: datetime) -> Envelope:
         id=f"forget-{seq}", agent=agent, ts=ts, kind="memory_forget", value="all"))
 
 
+def _stream_with_a_forget() -> list[Envelope]:
+    """200 events of seed 11 as envelopes, with a forget of the whole of alice at the 121st."""
+    events = stream(seed=11, length=200)
+    at = 120
+    events = [*events[:at], _agent_forget(0, "alice", events[at].event.ts + timedelta(seconds=1)), *events[at:]]
+    return [_envelope(n, e.agent, e.family, e.kind, e.event) for n, e in enumerate(events, 1)]
+
+
 def test_the_memos_are_the_store_after_every_event(open_store: OpenStore) -> None:
     """What a memo says after each event — the agent's memories, the hot tier, the RecallDoc's
     hot and total counts — is what the store holds then: merges, supersessions, pins, forgets
     (one of the whole agent among them), expiry and tier moves, event by event."""
-    events = stream(seed=11, length=200)
-    at = 120
-    events = [*events[:at], _agent_forget(0, "alice", events[at].event.ts + timedelta(seconds=1)), *events[at:]]
-    events = [_envelope(n, e.agent, e.family, e.kind, e.event) for n, e in enumerate(events, 1)]
+    events = _stream_with_a_forget()
     embedder = make_embedder("default")
     store = open_store(embedder.name, embedder.dim)
     app = _applier(store, embedder)
@@ -251,10 +256,7 @@ def test_the_counts_kept_without_a_memo_are_the_store_and_an_access_asks_it_noth
     total is the applier's count, kept from its writes — new turns and windows, redeliveries,
     merges, forgets (of the whole agent too) — and equal to the store's after every event; a
     batch of accesses alone (a query's) asks the store for no exact count of the agent."""
-    events = stream(seed=11, length=200)
-    at = 120
-    events = [*events[:at], _agent_forget(0, "alice", events[at].event.ts + timedelta(seconds=1)), *events[at:]]
-    events = [_envelope(n, e.agent, e.family, e.kind, e.event) for n, e in enumerate(events, 1)]
+    events = _stream_with_a_forget()
     embedder = make_embedder("default")
     store = open_store(embedder.name, embedder.dim)
     app = _applier(store, embedder, memos=False)
