@@ -14,9 +14,10 @@ No source is waited for past ``WAIT_BUDGET_S`` after the trigger's storing in th
 (whatever is left of it when the trigger is read): a slow source is named lagging instead, so
 the briefing is on time.
 A source still behind is completed later (``workers.boot.complete``), as for any document.
-Each trigger is first checked against the stored document (one read: one the loop made
-already is not read again); at most ``PARALLEL`` are read at once and ``MAX_TAKEN`` taken, so
-a worker restarted far behind reads its backlog of triggers as it goes.
+Each trigger is checked against the stored document while its reading begins (one the loop
+made already is not read further: its reading is cancelled); at most ``PARALLEL`` are read
+at once and ``MAX_TAKEN`` taken, so a worker restarted far behind reads its backlog of
+triggers as it goes.
 
 Why this is the document the loop (and a replay) makes:
 
@@ -134,6 +135,17 @@ def wait_until(stored_at: float | None, wall_now: float, monotonic_now: float) -
     return monotonic_now + WAIT_BUDGET_S - age
 
 
+def loop_until(stored_at: float | None, wall_now: float, monotonic_now: float) -> float | None:
+    """The end of the wait when the consume loop reads a trigger itself (the early path had
+    not begun it: the loop, caught up, often reaches a trigger first): ``wait_until``'s, when
+    the trigger was stored less than ``WAIT_BUDGET_S`` ago; else None, the bound alone — a
+    trigger the loop reaches later is a backlog's or a replay's (which waits to its bound so
+    that its documents are the complete ones), as before."""
+    if stored_at is None or wall_now - stored_at > WAIT_BUDGET_S:
+        return None
+    return wait_until(stored_at, wall_now, monotonic_now)
+
+
 def trigger_filters(prefix: str, partition: int | None, partitions: int) -> list[str]:
     """The stored subjects (``<prefix>.<family>.<slot>.<agent>.<kind>``) of the triggers a
     producer publishes, in the partition's slots, and the OpenClaw store's
@@ -219,6 +231,18 @@ class EarlyTriggers:
     def reading(self, seq: int) -> asyncio.Task[Reading] | None:
         """The reading of the trigger at ``seq`` if this path began it (taken: the loop's)."""
         return self._readings.pop(seq, None)
+
+    async def loop_until(self, env: Envelope) -> float | None:
+        """Where the loop's own reading of ``env`` stops waiting (``loop_until``): a trigger's
+        storing time is the stream's (one request; None, the bound, when it cannot be had)."""
+        if (env.family, env.kind) not in TRIGGER_KINDS:
+            return None  # a change document reads the last stream cut, as before
+        try:
+            stored = await self._ctx.js.get_msg(EVENTS_STREAM, env.seq)
+        except Exception:
+            return None
+        stored_at = stored.time.timestamp() if stored.time is not None else None
+        return loop_until(stored_at, time.time(), time.monotonic())
 
     # ------------------------------------------------------------------ the consumer
 
@@ -310,8 +334,16 @@ class EarlyTriggers:
         try:
             async with self._slots:
                 kv = await self._ctx.js.key_value(self._ctx.bucket(BUCKET_BOOT))
-                if self._ours(env, (await _stored(kv, env.agent))[0]):
-                    await self._write(kv, env, await self._begin(env, stored_at), stored_at)
+                # begun before the stored-document check (tens to hundreds of ms above capacity),
+                # handed to the loop only once the trigger is this path's (``_hold``)
+                reading = self._start(env, stored_at)
+                try:
+                    if self._ours(env, (await _stored(kv, env.agent))[0]):
+                        self._hold(env.seq, reading)
+                        await self._write(kv, env, await reading, stored_at)
+                finally:
+                    if not reading.done():  # not this path's (or stopping): the loop reads it itself
+                        await cancel_and_wait(reading)
         except asyncio.CancelledError:
             raise
         except LeaseLost:  # another instance's now (its loop makes it): this one's loop is stopping
@@ -339,15 +371,19 @@ class EarlyTriggers:
             if self._chains.get(env.agent) is asyncio.current_task():
                 del self._chains[env.agent]
 
-    def _begin(self, env: Envelope, stored_at: float | None) -> asyncio.Task[Reading]:
+    def _start(self, env: Envelope, stored_at: float | None) -> asyncio.Task[Reading]:
         """The trigger's reading, begun (its sources waited for within ``WAIT_BUDGET_S`` of its
-        storing): the loop takes it if it reaches the trigger meanwhile."""
+        storing)."""
         until = wait_until(stored_at, time.time(), time.monotonic())
-        reading = asyncio.create_task(self._read(env, until=until), name=f"{self._name}-read-{env.seq}")
-        self._readings[env.seq] = reading
+        return asyncio.create_task(self._read(env, until=until), name=f"{self._name}-read-{env.seq}")
+
+    def _hold(self, seq: int, reading: asyncio.Task[Reading]) -> None:
+        """The loop takes the reading if it reaches the trigger meanwhile — only one of a
+        trigger this path writes: the loop reads the others (an agent's first briefing, to its
+        bound) itself."""
+        self._readings[seq] = reading
         while len(self._readings) > HELD_READINGS:
             self._readings.popitem(last=False)  # the loop reads that one itself, if it ever needs it
-        return reading
 
     def _ours(self, env: Envelope, stored: BootDoc | None) -> bool:
         """Whether this path writes ``env``'s document over ``stored``: not when it is made

@@ -17,7 +17,7 @@ import logging
 import os
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -92,6 +92,10 @@ def boot_doc(inputs: BootInputs, markdown: str, trigger: str, session: str | Non
                    chars=len(markdown), markdown=markdown, lagging=inputs.lagging, integrity=Integrity())
 
 
+async def _no_end(env: Envelope) -> float | None:
+    return None
+
+
 class BootProjection(Projection[BootDoc, Reading]):
     bucket = BUCKET_BOOT
     doc_type = BootDoc
@@ -103,6 +107,8 @@ class BootProjection(Projection[BootDoc, Reading]):
         self.readings: dict[str, Reading] = {}  # agent → the last sources read (until on_committed)
         # the reading of a trigger ``workers.boot.early`` began (None: none), taken once
         self.early: Callable[[int], asyncio.Task[Reading] | None] = lambda seq: None
+        # where the loop's own reading of a trigger stops waiting (``EarlyTriggers.loop_until``)
+        self.until: Callable[[Envelope], Awaitable[float | None]] = _no_end
 
     def accepts(self, env: Envelope) -> bool:
         boot = self._ctx.settings.boot
@@ -116,26 +122,34 @@ class BootProjection(Projection[BootDoc, Reading]):
 
     async def prepare(self, env: Envelope, doc: BootDoc | None = None) -> Reading:
         """The sources as of a session's start or a compaction, read in stream order (a
-        batch's changes are read together at commit: ``prepare_batch``)."""
-        return (await self.prepare_batch([env]))[0]
+        batch's changes are read together at commit: ``prepare_batch``). An agent's first
+        briefing (no ``doc``) waits for them to the bound, as before; a later trigger no
+        longer than the early path's budget from its storing, when the loop reaches it first
+        (``workers.boot.early.loop_until``: the triggers that path writes, on time alike)."""
+        return (await self._prepare([env], budgeted=doc is not None))[0]
 
     async def prepare_batch(self, envs: list[Envelope]) -> list[Reading]:
         """The sources as of each event, waited for and read all at once: one wait bound for
         them all. Each agent's last reading is kept until ``on_committed`` registers it."""
-        readings = await asyncio.gather(*(self._reading(env) for env in envs))
+        return await self._prepare(envs, budgeted=False)
+
+    async def _prepare(self, envs: list[Envelope], *, budgeted: bool) -> list[Reading]:
+        readings = await asyncio.gather(*(self._reading(env, budgeted) for env in envs))
         for env, reading in zip(envs, readings, strict=True):
             self.readings[env.agent] = reading  # what a completion starts from, should a source lag
         return readings
 
-    async def _reading(self, env: Envelope) -> Reading:
+    async def _reading(self, env: Envelope, budgeted: bool) -> Reading:
         """The sources as of ``env``: the early path's reading when it began one (a failed one
-        is read again here), else read now."""
+        is read again here), else read now — ``budgeted``: within the early path's budget from
+        the trigger's storing (the loop, caught up, often reaches a trigger before that path
+        has begun reading it)."""
         early = self.early(env.seq)
         if early is not None:
             await asyncio.wait([early])
             if not early.cancelled() and early.exception() is None:
                 return early.result()
-        return await self._sources.at_trigger(env)
+        return await self._sources.at_trigger(env, until=await self.until(env) if budgeted else None)
 
     def counts(self, env: Envelope) -> bool:
         """Change documents are coalesced per batch, so they are not counted: the count
@@ -207,6 +221,7 @@ class BootHandler(ProjectionHandler):
         self.completer.start()
         self.early = EarlyTriggers(ctx, self._projection, self._read_early, self._early_written)
         self._projection.early = self.early.reading
+        self._projection.until = self.early.loop_until
 
     async def _read_early(self, env: Envelope, *, until: float | None) -> Reading:
         return await self._sources.at_trigger(env, until=until)

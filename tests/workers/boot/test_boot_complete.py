@@ -227,10 +227,10 @@ async def test_a_change_whose_sources_fail_at_commit_is_made_by_the_retried_comm
     read = sources.at_trigger
     failures = [TransientError("cortex_threads not answering")]
 
-    async def flaky(env: Envelope, fields: Any = None) -> Reading:
+    async def flaky(env: Envelope, fields: Any = None, until: float | None = None) -> Reading:
         if failures:
             raise failures.pop()
-        return await read(env, fields)
+        return await read(env, fields, until)
 
     monkeypatch.setattr(sources, "at_trigger", flaky)
     assert await rig.handler.apply(end)
