@@ -234,11 +234,12 @@ class EarlyTriggers:
 
     async def loop_until(self, env: Envelope) -> float | None:
         """Where the loop's own reading of ``env`` stops waiting (``loop_until``): a trigger's
-        storing time is the stream's (one request; None, the bound, when it cannot be had)."""
+        storing time is the stream's (one direct get, which boot's user may make where the
+        stream API's message get is not granted; None, the bound, when it cannot be had)."""
         if (env.family, env.kind) not in TRIGGER_KINDS:
             return None  # a change document reads the last stream cut, as before
         try:
-            stored = await self._ctx.js.get_msg(EVENTS_STREAM, env.seq)
+            stored = await self._ctx.js.get_msg(EVENTS_STREAM, env.seq, direct=True)
         except Exception:
             return None
         stored_at = stored.time.timestamp() if stored.time is not None else None
