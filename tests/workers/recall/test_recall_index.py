@@ -236,12 +236,12 @@ def test_equally_similar_hits_are_ordered_by_id() -> None:
 
 
 # A worker as the store starts a build: a thread starts the child and waits for it. The child
-# asks to die with it, then outlives any build (a build of a few hundred points ends too soon
-# to be caught running).
+# asks to die with it, then waits for a signal (the one its parent's death sends), outliving
+# any build (a build of a few hundred points ends too soon to be caught running).
 _PARENT = """
 import subprocess, sys, threading
-child = "import sys, time; from workers.recall.store_index import die_with_parent; " \\
-        "die_with_parent(int(sys.argv[1])); print('ready', flush=True); time.sleep(300)"
+child = "import signal, sys; from workers.recall.store_index import die_with_parent; " \\
+        "die_with_parent(int(sys.argv[1])); print('ready', flush=True); signal.pause()"
 def start():
     proc = subprocess.Popen([sys.executable, "-c", child, str(__import__("os").getpid())], stdout=subprocess.PIPE)
     proc.stdout.readline()
