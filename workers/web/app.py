@@ -388,7 +388,11 @@ async def changes(web: Web, buckets: list[str], key: str) -> AsyncGenerator[str]
         current = False  # the watch first delivers the values already there, then None
         async for entry in watcher:
             if entry is None:
+                # one change once the watch is current: a document written after the page was
+                # rendered and before this watch began is otherwise never sent (the page
+                # refreshes once, and every later write is sent as it happens)
                 current = True
+                queue.put_nowait(bucket)
             elif current:
                 queue.put_nowait(bucket)
 
