@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, wraps
 from itertools import chain, islice
 from operator import itemgetter
-from typing import Final, NamedTuple
+from typing import Final, NamedTuple, TypeVar
 
 import ahocorasick
 
@@ -95,6 +95,59 @@ def _prepare(text: str) -> MatchText:
         # so spans stay aligned (this slow path never runs for ordinary text).
         lowered = "".join(ch if len(low := ch.lower()) != 1 else low for ch in text)
     return MatchText(text, lowered)
+
+
+MEMO_TEXTS: Final = 4096
+"""How many texts a ``memo_by_text`` table holds; when full, the older half goes."""
+MEMO_CHARS: Final = 1024
+"""Longer texts are not kept (a paste rarely comes again, and a table of them would be large)."""
+
+T = TypeVar("T")
+_MEMO_TABLES: list[dict[str, object]] = []  # every ``memo_by_text`` table (``clear_memos``)
+
+
+def memo_table() -> dict[str, T]:
+    """A new text-keyed table that ``clear_memos`` empties (``memo_by_text``'s, ``topics``' phrases)."""
+    table: dict[str, T] = {}
+    _MEMO_TABLES.append(table)  # type: ignore[arg-type]
+    return table
+
+
+def clear_memos() -> None:
+    """Empty every ``memo_by_text`` table (a timing that must not find its texts answered)."""
+    for table in _MEMO_TABLES:
+        table.clear()
+
+
+def memo_by_text(fn: Callable[[MatchText, PatternSet], T]) -> Callable[[MatchText, PatternSet], T]:
+    """``fn``, a pure function of a message's text and a pattern set, answering a text it has
+    seen from a table: a conversation says "Done ✅", "Thanks!", a heartbeat or a pasted status line
+    again and again (the bench backlog's generator repeats more than half of its messages). The
+    key is the text (``MatchText.original``; its lowered copy is made from it) and the pattern
+    set, compared by identity (``get_patterns`` keeps one per tuple of languages). A table holds
+    ``MEMO_TEXTS`` texts of at most ``MEMO_CHARS`` characters; when full, the half it took first goes
+    (on the bench backlog 49 % of the messages are answered; emptying it whole: 48 %). What it
+    holds never changes an answer. The answer is shared between the calls that ask for the same text:
+    ``fn`` returns a value nobody changes in place (a tuple, a string), or a list its callers only
+    read (each is named at its ``fn``). A table is held by the function, not by the module: the
+    pattern fingerprint (``shared.fingerprint``) reads module-level dicts as pattern tables."""
+    table: dict[str, tuple[PatternSet, T]] = memo_table()
+
+    @wraps(fn)
+    def memoised(text: MatchText, patterns: PatternSet) -> T:
+        key = text.original
+        hit = table.get(key)
+        if hit is not None and hit[0] is patterns:
+            return hit[1]
+        value = fn(text, patterns)
+        if len(key) <= MEMO_CHARS:
+            if len(table) >= MEMO_TEXTS:
+                for old in list(islice(table, MEMO_TEXTS // 2)):
+                    del table[old]
+            table[key] = (patterns, value)
+        return value
+
+    return memoised
 
 
 SCAN_CHARS: Final = 4096
@@ -258,6 +311,9 @@ class Family:
     _scan: LiteralScan | None = field(default=None, init=False, repr=False, compare=False)  # as ``Pattern``'s
     # the triggers of each copy, indexed by ``lowered`` (for the scan's set test)
     _triggers: tuple[frozenset[str], frozenset[str]] = field(init=False, repr=False, compare=False)
+    # the last text's patterns that pass their pre-check (``passing``), kept as ``_last`` is
+    _passing: tuple[str, str, tuple[Pattern, ...]] | None = field(default=None, init=False, repr=False,
+                                                                  compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_triggers", (
@@ -297,13 +353,36 @@ class Family:
         scan = self._scan
         if scan is not None and scan.covers(text.lowered):  # (both copies have one length)
             triggers = self._triggers
-            return (bool(triggers[True]) and not scan.found(text.lowered, True).isdisjoint(triggers[True])) or (
+            found = (bool(triggers[True]) and not scan.found(text.lowered, True).isdisjoint(triggers[True])) or (
                 bool(triggers[False]) and not scan.found(text.original, False).isdisjoint(triggers[False]))
-        lowered, original = self.lowered_any, self.original_any
-        found = (lowered is not None and lowered.search(text.lowered) is not None) or (
-            original is not None and original.search(text.original) is not None)
+        else:
+            lowered, original = self.lowered_any, self.original_any
+            found = (lowered is not None and lowered.search(text.lowered) is not None) or (
+                original is not None and original.search(text.original) is not None)
         object.__setattr__(self, "_last", (text.lowered, text.original, found))
         return found
+
+    def passing(self, text: MatchText) -> tuple[Pattern, ...]:
+        """The family's patterns whose pre-check (``Pattern.may_match``) passes on ``text``, in
+        order: none when the family's does not. The last text's answer is kept (as ``may_match``'s):
+        a message's closures are asked for by the signals, the closing sentence and the corrections.
+        A scanned text's literals are read once for all the patterns (one set test each)."""
+        last = self._passing
+        if last is not None and last[0] is text.lowered and last[1] is text.original:
+            return last[2]
+        if not self.may_match(text):
+            out: tuple[Pattern, ...] = ()
+        else:
+            scan = self._scan
+            if scan is not None and scan.covers(text.lowered):
+                found = (scan.found(text.original, False), scan.found(text.lowered, True))
+                out = tuple(p for p in self.patterns if p.triggers is None or (
+                    p._scan is scan and not found[p.lowered].isdisjoint(p.scanned or p.triggers))
+                    or (p._scan is not scan and p.may_match(p.subject(text))))
+            else:
+                out = tuple(p for p in self.patterns if p.may_match(p.subject(text)))
+        object.__setattr__(self, "_passing", (text.lowered, text.original, out))
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,18 +467,15 @@ class PatternSet:
     def closes(self, text: MatchText) -> bool:
         """Some close pattern matches ``text`` other than negated ("in review, not closed",
         "not done yet") or conditional ("once the login bug is fixed, we deploy"): something
-        was closed (the patterns after the first that does are not read)."""
-        if not self.close.may_match(text):
-            return False
-        lowered = text.lowered
-        return any(self.says(lowered, m.start()) for p in self.close for m in p.finditer(text))
+        was closed (the patterns after the first that does are not read; a text said before:
+        ``memo_by_text``)."""
+        return _closes(text, self)
 
     def first_closure(self, text: MatchText) -> int | None:
         """Where the first close word that is neither negated nor conditional starts, or None."""
-        if not self.close.may_match(text):
-            return None
         lowered = text.lowered
-        found = [m.start() for p in self.close for m in p.finditer(text) if self.says(lowered, m.start())]
+        found = [m.start() for p in self.close.passing(text) for m in p.find_all(p.subject(text))
+                 if self.says(lowered, m.start())]
         return min(found) if found else None
 
     def says(self, lowered: str, pos: int) -> bool:
@@ -440,11 +516,19 @@ class PatternSet:
         return self.high_impact is not None and self.high_impact.search(lowered) is not None
 
 
+@memo_by_text
+def _closes(text: MatchText, patterns: PatternSet) -> bool:
+    lowered = text.lowered
+    return any(patterns.says(lowered, m.start()) for p in patterns.close.passing(text)
+               for m in p.find_all(p.subject(text)))
+
+
 def iter_matches(family: Family, text: MatchText) -> Iterator[re.Match[str]]:
     """Matches of every pattern of a family, pattern by pattern, at most MAX_MATCHES_PER_FAMILY."""
-    if not family.may_match(text):
+    passing = family.passing(text)
+    if not passing:
         return iter(())
-    return islice(chain.from_iterable(p.finditer(text) for p in family), MAX_MATCHES_PER_FAMILY)
+    return islice(chain.from_iterable(p.find_all(p.subject(text)) for p in passing), MAX_MATCHES_PER_FAMILY)
 
 
 def _compile(sources: Iterable[str], lowered: bool) -> tuple[Pattern, ...]:
