@@ -148,16 +148,31 @@ def _statement(said: Said) -> Statement:
 def project_figures(text: str) -> list[tuple[str, str]]:
     """The project's figures a message states, as (what, amount): "Our selling price is twenty
     five Euros" → ("selling price", "twenty five euros"); "it sells for 25 euros" is its selling
-    price (issue 37: AMI's kick-offs state price, cost and profit aim, and no fact kept them).
-    English; each figure once per message."""
+    price, "we're aiming to make fifty million Euros" its profit aim, "it can't cost more than
+    twelve Euros fifty to make" its production cost (issue 37: AMI's kick-offs state price, cost
+    and profit aim, and no fact kept them). English; each figure once per message."""
     lowered = text.lower()
     if not any(word in lowered for word in patterns.FIGURE_TRIGGERS):
         return []
     found: dict[str, str] = {}
     for m in patterns.FIGURE.finditer(lowered):
-        name = "selling price" if m.group("sells") else " ".join(m.group("figure").split())
+        if m.group("costs") and not m.group("per"):
+            continue  # "the phone cost 500 dollars": what a thing cost, not what making one may
+        if _figure_unsure(lowered, m.start(), m.end()):
+            continue  # "Can it sell it for fifty Euros?", "let's sell this for fifty Euros": a proposal
+        name = ("selling price" if m.group("sells") else "profit aim" if m.group("makes")
+                else "production cost" if m.group("costs") or m.group("produce") else " ".join(m.group("figure").split()))
         found.setdefault(name, " ".join(m.group("amount").replace("-", " ").split()))
     return list(found.items())
+
+
+def _figure_unsure(lowered: str, start: int, end: int) -> bool:
+    """The figure at ``start:end`` is asked, proposed or supposed, not stated: its sentence ends
+    with a question mark, or a hedge stands before it in its sentence ("if we sell it for …",
+    "then we'd have to sell it for thirty Euros")."""
+    begin = max(lowered.rfind(mark, 0, start) for mark in ".!?;\n") + 1
+    stop = min((i for i in (lowered.find(mark, end) for mark in ".!?;\n") if i != -1), default=len(lowered))
+    return lowered[stop:stop + 1] == "?" or patterns.FIGURE_UNSURE.search(lowered, begin, start) is not None
 
 
 def _concept(name: str, ts: datetime) -> Entity:

@@ -250,6 +250,29 @@ def test_a_projects_figures_are_facts_about_the_figure() -> None:
         ("production cost", "is", "seven and a half euros")]
 
 
+def test_a_projects_figures_said_as_a_team_says_them() -> None:
+    """Tenth round of issue 37: the figure without a verb, with a future or a filler, a verb in
+    place of the noun, and cents after the currency (every AMI series of the dev split says
+    its figures one of these ways)."""
+    assert project_figures("Okay, budget review: unit price thirty dollars, revenue target two million dollars.") == [
+        ("unit price", "thirty dollars"), ("revenue target", "two million dollars")]
+    assert project_figures("We're going to be selling this lamp for forty Euro, and we're aiming to make "
+                           "a million Euro.") == [("selling price", "forty euro"), ("profit aim", "a million euro")]
+    assert project_figures("Our retail price for the kit is gonna be about ninety pounds.") == [
+        ("retail price", "ninety pounds")]
+    assert project_figures("It has to cost eight Euros fifty per unit.") == [("production cost", "eight euros fifty")]
+    assert project_figures("We must produce each one at a maximum of six Euro.") == [("production cost", "six euro")]
+
+
+def test_a_figure_asked_proposed_or_paid_is_no_project_figure() -> None:
+    assert project_figures("Can we sell it for fifty Euros?") == []
+    assert project_figures("Maybe we sell it for fifty Euros, I don't know.") == []
+    assert project_figures("Let's sell this for sixty Euros.") == []
+    assert project_figures("That phone cost me 500 dollars.") == []  # what a thing cost, not a unit's
+    assert project_figures("I sold my bike for 200 dollars.") == []
+    assert project_figures("They pay twenty five percent of the selling price.") == []
+
+
 def test_a_price_without_an_amount_or_said_of_oneself_is_no_project_figure() -> None:
     assert project_figures("The price of coffee is crazy these days.") == []
     assert project_figures("My budget is about 300 dollars for the trip.") == []
