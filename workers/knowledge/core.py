@@ -116,6 +116,10 @@ def apply_message(doc: KnowledgeDoc | None, event: MessageEvent, settings: Knowl
     if figures:
         entities = merge_entities(entities, [_concept(name, event.ts) for name, _ in figures])
         statements += [Statement(name, "is", amount, None) for name, amount in figures]
+    shares = share_findings(text)
+    if shares:
+        entities = merge_entities(entities, [_concept(share, event.ts) for share, _ in shares])
+        statements += [Statement(share, *finding.split(" ", 1), None) for share, finding in shares]
     own = self_statements(prepare_text(text), speaker, packs) if speaker else []
     if speaker and own:
         entities = merge_entities(entities, [_person(speaker, event.ts)])
@@ -163,6 +167,23 @@ def project_figures(text: str) -> list[tuple[str, str]]:
         name = ("selling price" if m.group("sells") else "profit aim" if m.group("makes")
                 else "production cost" if m.group("costs") or m.group("produce") else " ".join(m.group("figure").split()))
         found.setdefault(name, " ".join(m.group("amount").replace("-", " ").split()))
+    return list(found.items())
+
+
+def share_findings(text: str) -> list[tuple[str, str]]:
+    """A share of people and what they were found to say, think or do, as (share, finding):
+    "Seventy five percent of users find their remote controls ugly." → ("seventy five percent
+    of users", "find their remote controls ugly") — a team's market research (tenth round of
+    issue 37). Asked or supposed ("if fifty percent would pay …?") is none; each share once."""
+    lowered = text.lower()
+    if not any(word in lowered for word in patterns.SHARE_TRIGGERS):
+        return []
+    found: dict[str, str] = {}
+    for m in patterns.SHARE.finditer(lowered):
+        if _figure_unsure(lowered, m.start(), m.end()):
+            continue
+        share = " ".join(m.group("share").replace("%", " percent").replace("-", " ").split()).removeprefix("and ")
+        found.setdefault(share, " ".join(m.group("said").split()))
     return list(found.items())
 
 

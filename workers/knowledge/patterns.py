@@ -250,6 +250,25 @@ _FIGURE_FILLER = (r"(?:uh|um|er|of|about|around|roughly|approximately|maximal|ma
 _FIGURE_THING = r"(?:(?:it|this|these|them|that|each(?:\s+one)?|one|the\s+[a-z]+(?:\s+[a-z]+)?|this\s+[a-z]+(?:\s+[a-z]+)?|our\s+[a-z]+(?:\s+[a-z]+)?)\s+)?"
 _FIGURE_BE = (r"(?:is|was|will\s+be|would\s+be|can\s+be|should\s+be|must\s+be|has\s+to\s+be|is\s+going\s+to\s+be"
               r"|is\s+gonna\s+be|'s\s+going\s+to\s+be|'s\s+gonna\s+be|needs\s+to\s+be|has\s+got\s+to\s+be)\b")
+# A finding about a share of people, as a team reports its market research (tenth round, issue
+# 37): "seventy five percent of users find their remote controls ugly", "eighty percent would
+# spend more money on a remote that looks fancy", "fifty percent of the users they use only ten
+# percent of the buttons". The share is of people (or said alone) and a verb of saying, finding,
+# wanting or doing follows: "fifty percent of the selling price" is no finding. English only;
+# on lowered text, searched only where "percent" or "%" is said.
+SHARE_TRIGGERS: Final = ("percent", "%")
+SHARE: Final = re.compile(
+    rf"\b(?P<share>(?:(?:over|about|around|nearly|almost|roughly|some)\s+)?(?:{_FIGURE_NUMBER}[\s-]+)*{_FIGURE_NUMBER}"
+    r"\s*(?:percent|%)(?:\s+of\s+(?:the\s+|all\s+|our\s+)?(?:(?:uh|um|er)\s+)?(?:[a-z]+\s+){0,3}?"
+    r"(?:users?|people|consumers|customers|respondents|buyers|owners|viewers|them|those\s+asked)"
+    r"(?:\s+(?:questioned|asked|surveyed|interviewed|tested|polled))?"
+    r"(?:\s+of\s+[a-z]+(?:\s+[a-z]+)?(?=\s+(?:they\s+)?(?:say|said|find|found|think|would|are|were|use|want|prefer)\b))?)?)"
+    r"(?:,?\s+(?:they|uh|um|er))*"
+    r"\s+(?P<said>(?:(?:do|does|did)\s+)?(?:say|said|says|find|found|finds|think|thought|would|are|were|use|used|want|wanted|prefer"
+    r"|preferred|mentioned|zap|lose|lost|need|needed|like|liked|dislike|disliked|have|had|own|spend|pay|buy"
+    r"|indicated|indicate|stated|reported|answered|responded|claimed|agreed|considered)\b"
+    r"[^.?!;:\n]{3,90}?)(?=\s*(?:[.?!;:\n]|,\s+(?:so|which|but|and\s+(?:we|i|that))\b|$))")
+
 # a figure asked, proposed or supposed: a hedge before it in its sentence
 FIGURE_UNSURE: Final = re.compile(
     r"\b(?:if|could|might|maybe|perhaps|whether|let's|let\s+us|then\s+we|suppose|unless)\b")

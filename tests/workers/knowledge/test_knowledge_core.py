@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from schemas.docs import Integrity, KnowledgeDoc
 from schemas.events import MessageEvent
 from shared.config import KnowledgeSettings
-from workers.knowledge.core import apply_access, apply_message, empty_doc, project_figures
+from workers.knowledge.core import apply_access, apply_message, empty_doc, project_figures, share_findings
 from workers.knowledge.facts import decayed, fact_id, promote
 
 T0 = datetime(2026, 2, 17, 10, 0, tzinfo=UTC)
@@ -271,6 +271,29 @@ def test_a_figure_asked_proposed_or_paid_is_no_project_figure() -> None:
     assert project_figures("That phone cost me 500 dollars.") == []  # what a thing cost, not a unit's
     assert project_figures("I sold my bike for 200 dollars.") == []
     assert project_figures("They pay twenty five percent of the selling price.") == []
+
+
+def test_a_share_of_people_and_what_they_said_is_a_finding() -> None:
+    """Tenth round of issue 37: a team's market research ("seventy five percent of users find
+    their remote controls ugly") is a fact about the share, said as the speaker said it."""
+    assert share_findings("So, sixty percent of customers said they'd pay for faster delivery. Nice.") == [
+        ("sixty percent of customers", "said they'd pay for faster delivery")]
+    assert share_findings("Forty two percent of the uh people questioned indicated that they read the manual.") == [
+        ("forty two percent of the uh people questioned", "indicated that they read the manual")]
+    assert share_findings("And 30% of users they do prefer dark mode, which surprised us.") == [
+        ("30 percent of users", "do prefer dark mode")]
+    doc = apply_message(None, message("Seventy percent of buyers want a longer battery."), KnowledgeSettings())
+    names = {e.id: e.value for e in doc.entities}
+    assert [(names[f.subject], f.predicate, f.object) for f in doc.facts] == [
+        ("seventy percent of buyers", "want", "a longer battery")]
+
+
+def test_a_share_of_a_thing_asked_or_supposed_is_no_finding() -> None:
+    assert share_findings("It costs fifty percent of the selling price.") == []
+    assert share_findings("Would ninety percent of users pay for it?") == []
+    assert share_findings("If eighty percent of people want it, we build it.") == []
+    assert share_findings("I'm like 90% sure I left it at home.") == []
+    assert share_findings("About 80% of my students passed the exam.") == []
 
 
 def test_a_price_without_an_amount_or_said_of_oneself_is_no_project_figure() -> None:
