@@ -119,7 +119,8 @@ def apply_message(doc: KnowledgeDoc | None, event: MessageEvent, settings: Knowl
     shares = share_findings(text)
     if shares:
         entities = merge_entities(entities, [_concept(share, event.ts) for share, _ in shares])
-        statements += [Statement(share, *finding.split(" ", 1), None) for share, finding in shares]
+        statements += [Statement(share, verb, finding, None)
+                       for share, (verb, finding) in ((share, said.split(" ", 1)) for share, said in shares)]
     own = self_statements(prepare_text(text), speaker, packs) if speaker else []
     if speaker and own:
         entities = merge_entities(entities, [_person(speaker, event.ts)])
@@ -165,7 +166,8 @@ def project_figures(text: str) -> list[tuple[str, str]]:
         if _figure_unsure(lowered, m.start(), m.end()):
             continue  # "Can it sell it for fifty Euros?", "let's sell this for fifty Euros": a proposal
         name = ("selling price" if m.group("sells") else "profit aim" if m.group("makes")
-                else "production cost" if m.group("costs") or m.group("produce") else " ".join(m.group("figure").split()))
+                else "production cost" if m.group("costs") or m.group("produce")
+                else " ".join(m.group("figure").split()))
         found.setdefault(name, " ".join(m.group("amount").replace("-", " ").split()))
     return list(found.items())
 
@@ -183,7 +185,9 @@ def share_findings(text: str) -> list[tuple[str, str]]:
         if _figure_unsure(lowered, m.start(), m.end()):
             continue
         share = " ".join(m.group("share").replace("%", " percent").replace("-", " ").split()).removeprefix("and ")
-        found.setdefault(share, " ".join(m.group("said").split()))
+        said = " ".join(m.group("said").split())
+        if " " in said and any(ch.isalnum() for ch in said.split(" ", 1)[1]):
+            found.setdefault(share, said)  # a verb and what it says
     return list(found.items())
 
 

@@ -247,7 +247,8 @@ _FIGURE_FILLER = (r"(?:uh|um|er|of|about|around|roughly|approximately|maximal|ma
                   r"|any\s+more\s+than|more\s+than|less\s+than|under|below)")
 # what is sold or made: "it", "this remote control", "each unit" (a possessive other than "our" is
 # someone's own thing: "I sold my bike for …" is no project's price)
-_FIGURE_THING = r"(?:(?:it|this|these|them|that|each(?:\s+one)?|one|the\s+[a-z]+(?:\s+[a-z]+)?|this\s+[a-z]+(?:\s+[a-z]+)?|our\s+[a-z]+(?:\s+[a-z]+)?)\s+)?"
+_FIGURE_THING = (r"(?:(?:it|this|these|them|that|each(?:\s+one)?|one"
+                 r"|(?:the|this|our)\s+[a-z]+(?:\s+[a-z]+)?)\s+)?")
 _FIGURE_BE = (r"(?:is|was|will\s+be|would\s+be|can\s+be|should\s+be|must\s+be|has\s+to\s+be|is\s+going\s+to\s+be"
               r"|is\s+gonna\s+be|'s\s+going\s+to\s+be|'s\s+gonna\s+be|needs\s+to\s+be|has\s+got\s+to\s+be)\b")
 # A finding about a share of people, as a team reports its market research (tenth round, issue
