@@ -71,6 +71,8 @@ def predicate_of(fact: Fact) -> str:
     """A fact's rule, as near as the document says: its subject's kind and its predicate
     ("person is-into", "concept is")."""
     kind = fact.subject.split(":", 1)[0] if ":" in fact.subject else "literal"
+    if kind == "concept" and "percent" in fact.subject:
+        return "concept share-finding"  # one reading, whatever its verb (``core.share_findings``)
     return f"{kind} {fact.predicate}"
 
 
