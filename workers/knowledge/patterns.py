@@ -259,7 +259,9 @@ _FIGURE_BE = (r"(?:is|was|will\s+be|would\s+be|can\s+be|should\s+be|must\s+be|ha
 # on lowered text, searched only where "percent" or "%" is said.
 SHARE_TRIGGERS: Final = ("percent", "%")
 SHARE: Final = re.compile(
-    rf"\b(?P<share>(?:(?:over|about|around|nearly|almost|roughly|some)\s+)?(?:{_FIGURE_NUMBER}[\s-]+)*{_FIGURE_NUMBER}"
+    # a share's number is a few words ("ninety one point two"): bounded, so a run of number words
+    # is not rescanned from each of its words
+    rf"\b(?P<share>(?:(?:over|about|around|nearly|almost|roughly|some)\s+)?(?:{_FIGURE_NUMBER}[\s-]+){{0,6}}{_FIGURE_NUMBER}"
     r"\s*(?:percent|%)(?:\s+of\s+(?:the\s+|all\s+|our\s+)?(?:(?:uh|um|er)\s+)?(?:[a-z]+\s+){0,3}?"
     r"(?:users?|people|consumers|customers|respondents|buyers|owners|viewers|them|those\s+asked)"
     r"(?:\s+(?:questioned|asked|surveyed|interviewed|tested|polled))?"
@@ -280,13 +282,13 @@ FIGURE: Final = re.compile(
     r"(?:(?P<figure>(?:selling|sales|retail|target|unit|production|manufacturing)\s+(?:price|cost)"
     r"|(?:profit|revenue|turnover)(?:\s+(?:aim|target|goal))?|budget)(?:\s+(?:uh|um|er))?"
     r"(?:\s+(?:for|of)\s+(?:our|the|this|each)\s+[a-z]+(?:\s+[a-z]+)?(?=\s+(?:is|was|will|would|can|should|must|has)\b))?"
-    rf"(?:\s+(?:{_FIGURE_BE}|of\b|at\b)|(?=\s+(?:{_FIGURE_FILLER}\s+)*{_FIGURE_NUMBER}[\s-]))"
+    rf"(?:\s+(?:{_FIGURE_BE}|of\b|at\b)|(?=\s+(?:{_FIGURE_FILLER}\s+){{0,4}}{_FIGURE_NUMBER}[\s-]))"
     rf"|(?P<sells>(?:sells?|selling)\s+{_FIGURE_THING}(?:for|at)\b)"
     r"|(?P<makes>(?:aim|aiming|aims)\s+to\s+make(?:\s+a\s+profit\s+of)?\b)"
     r"|(?P<costs>costs?\b)"
     rf"|(?P<produce>(?:produce|make|build|manufacture)\s+{_FIGURE_THING}(?:for|at)\b))"
-    rf"\s+(?:{_FIGURE_FILLER}\s+)*"
-    rf"(?P<amount>(?:{_FIGURE_NUMBER}[\s-]+)*{_FIGURE_NUMBER}\s*{_FIGURE_CURRENCY}"
+    rf"\s+(?:{_FIGURE_FILLER}\s+){{0,4}}"
+    rf"(?P<amount>(?:{_FIGURE_NUMBER}[\s-]+){{0,8}}{_FIGURE_NUMBER}\s*{_FIGURE_CURRENCY}"
     r"(?:\s+(?:fifty|twenty[\s-]five|seventy[\s-]five|\d{2})(?![\w])(?!\s*(?:percent|%)))?)"
     r"(?P<per>\s+(?:per|a|each|for\s+each)\s+(?:unit|item|piece|remote|device|one|time)\b"
     r"|\s+to\s+(?:make|produce|build|manufacture)\b)?"
