@@ -184,11 +184,19 @@ def share_findings(text: str) -> list[tuple[str, str]]:
     for m in patterns.SHARE.finditer(lowered):
         if _figure_unsure(lowered, m.start(), m.end()):
             continue
-        share = " ".join(m.group("share").replace("%", " percent").replace("-", " ").split()).removeprefix("and ")
-        said = " ".join(m.group("said").split())
+        share = _unhesitating(m.group("share").replace("%", " percent").replace("-", " ")).removeprefix("and ")
+        said = _unhesitating(m.group("said"))
         if " " in said and any(ch.isalnum() for ch in said.split(" ", 1)[1]):
             found.setdefault(share, said)  # a verb and what it says
     return list(found.items())
+
+
+_HESITATIONS: Final = frozenset({"uh", "um", "er", "erm", "hmm", "mm"})
+
+
+def _unhesitating(text: str) -> str:
+    """``text`` without the sounds of a speaker thinking ("of the um people questioned")."""
+    return " ".join(word for word in text.split() if word not in _HESITATIONS)
 
 
 def _figure_unsure(lowered: str, start: int, end: int) -> bool:

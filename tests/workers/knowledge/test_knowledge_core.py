@@ -279,7 +279,7 @@ def test_a_share_of_people_and_what_they_said_is_a_finding() -> None:
     assert share_findings("So, sixty percent of customers said they'd pay for faster delivery. Nice.") == [
         ("sixty percent of customers", "said they'd pay for faster delivery")]
     assert share_findings("Forty two percent of the uh people questioned indicated that they read the manual.") == [
-        ("forty two percent of the uh people questioned", "indicated that they read the manual")]
+        ("forty two percent of the people questioned", "indicated that they read the manual")]
     assert share_findings("And 30% of users they do prefer dark mode, which surprised us.") == [
         ("30 percent of users", "do prefer dark mode")]
     doc = apply_message(None, message("Seventy percent of buyers want a longer battery."), KnowledgeSettings())
