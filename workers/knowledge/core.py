@@ -191,6 +191,7 @@ def share_findings(text: str) -> list[tuple[str, str]]:
     return list(found.items())
 
 
+SENTENCE_REACH: Final = 400
 _HESITATIONS: Final = frozenset({"uh", "um", "er", "erm", "hmm", "mm"})
 
 
@@ -203,8 +204,11 @@ def _figure_unsure(lowered: str, start: int, end: int) -> bool:
     """The figure at ``start:end`` is asked, proposed or supposed, not stated: its sentence ends
     with a question mark, or a hedge stands before it in its sentence ("if we sell it for …",
     "then we'd have to sell it for thirty Euros")."""
-    begin = max(lowered.rfind(mark, 0, start) for mark in ".!?;\n") + 1
-    stop = min((i for i in (lowered.find(mark, end) for mark in ".!?;\n") if i != -1), default=len(lowered))
+    # a sentence is read at most SENTENCE_REACH characters either side: a page without a full
+    # stop is not rescanned for each figure in it
+    floor, ceiling = max(0, start - SENTENCE_REACH), min(len(lowered), end + SENTENCE_REACH)
+    begin = max(max(lowered.rfind(mark, floor, start) for mark in ".!?;\n") + 1, floor)
+    stop = min((i for i in (lowered.find(mark, end, ceiling) for mark in ".!?;\n") if i != -1), default=ceiling)
     return lowered[stop:stop + 1] == "?" or patterns.FIGURE_UNSURE.search(lowered, begin, start) is not None
 
 

@@ -150,7 +150,7 @@ EN: Final = PersonalPack(
         ("started", r"i\s+started\s+(?P<obj>[a-z]+ing\b[^.!?;\n…]{0,60}?\s+(?:about\s+|over\s+|almost\s+)?"
                     r"(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|many|several)\s+years?\s+ago)",
          "phrase"),
-        ("is-named", r"my\s+name\s+is\s+(?:(?:uh|um|er)\s+)?" + OBJ, "name"),
+        ("is-named", rf"my\s+name(?:\s+is|{_A}s)\s+(?:(?:uh|um|er)\s+)?" + OBJ, "name"),
         # a name given as one introduces oneself in a meeting (issue 37, AMI): with the role after it
         # ("I'm Bart the project manager", "I am Hemant, the industrial designer") or said next
         # ("I'm uh Michael. I'm the user interface designer", "I'm Laura and I'm the project

@@ -300,3 +300,15 @@ def test_a_price_without_an_amount_or_said_of_oneself_is_no_project_figure() -> 
     assert project_figures("The price of coffee is crazy these days.") == []
     assert project_figures("My budget is about 300 dollars for the trip.") == []
     assert project_figures("The production cost is too high.") == []
+
+
+def test_a_name_given_again_in_full_is_one_known_fact() -> None:
+    """Tenth round of issue 37: "my name's Bob Mor" … "my name's Bob Morris" — the briefing
+    shows the name given last (``is-named`` is single-valued), the store keeps both."""
+    from workers.knowledge.briefing import fact_sentences
+    from workers.render import entity_names
+
+    doc = apply_message(None, message("Uh my name's Bob Mor."), KnowledgeSettings())
+    doc = apply_message(doc, message("So my name's Bob Morris.", T0 + timedelta(minutes=1), n=2), KnowledgeSettings())
+    assert sorted(f.object for f in doc.facts if f.predicate == "is-named") == ["Bob Mor", "Bob Morris"]
+    assert fact_sentences(doc.facts, entity_names(doc.entities)) == ["User is named Bob Morris"]
