@@ -276,7 +276,7 @@ SHARE: Final = re.compile(
 FIGURE_UNSURE: Final = re.compile(
     r"\b(?:if|could|might|maybe|perhaps|whether|let's|let\s+us|then\s+we|suppose|unless)\b")
 # every figure has its currency: a message naming none is not searched
-FIGURE_TRIGGERS: Final = ("euro", "dollar", "pound", "franc", "cent", "€", "$", "£")
+FIGURE_TRIGGERS: Final = ("euro", "dollar", "pound", "franc", "cents", "€", "$", "£")  # not "cent": "recent", "percent"
 FIGURE: Final = re.compile(
     r"\b(?<!my )(?<!your )(?<!his )(?<!her )(?<!that )(?<!this )"
     r"(?:(?P<figure>(?:selling|sales|retail|target|unit|production|manufacturing)\s+(?:price|cost)"
