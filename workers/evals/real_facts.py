@@ -192,7 +192,8 @@ def format_facts(scores: FactScores) -> str:
 # their families (ES, IS, TS: other sites, other speakers) say whether a reading carries over.
 SILVER: Final = (
     # (what, said in the series, the fact's subject, the fact right)
-    ("price", r"(?:twenty[\s-]five|25) euro", r"price", r"twenty five|25"),
+    ("price", r"(?:twenty[\s-]five|25) euro", r"(?:selling|sales|retail|target|unit) price|^price",
+     r"twenty five|25"),
     ("cost", r"twelve (?:and a half|point five|fifty|euros? fifty)|12[.,]5", r"cost", r"twelve|12"),
     ("profit", r"fifty million|50 million", r"profit", r"f[ie]fty million|f[ie]fteen million|50 million"),
     ("ugly", r"(?:seventy.five|75) ?(?:percent|%)[^.?!]{0,80}ugly", r"percent", r"(?:seventy five|75).*ugly"),
