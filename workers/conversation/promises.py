@@ -35,14 +35,7 @@ from typing import Final, NamedTuple
 
 from workers.conversation import learnt
 from workers.conversation.languages import NOT_A_NAME
-from workers.conversation.patterns import (
-    MAX_MATCHES_PER_FAMILY,
-    MatchText,
-    Pattern,
-    PatternSet,
-    iter_matches,
-    memo_by_text,
-)
+from workers.conversation.patterns import MAX_MATCHES_PER_FAMILY, MatchText, Pattern, PatternSet, iter_matches
 from workers.conversation.sentences import clause_before, tidy
 from workers.render import clip_words
 
@@ -247,10 +240,9 @@ def _candidates(text: MatchText, patterns: PatternSet) -> Iterator[tuple[Promise
             yield from ((p, at) for p, at in _promises_of(pattern, text, patterns) if p.due is not None)
 
 
-@memo_by_text
 def find_promises(text: MatchText, patterns: PatternSet) -> list[Promise]:
     """Distinct promises of the enabled languages' commitment patterns and dated plans, in
-    pattern order (a text said before: ``memo_by_text``'s list, which its callers only read)."""
+    pattern order."""
     taken: list[tuple[int, int]] = []
     seen: set[str] = set()
     result: list[Promise] = []
@@ -293,12 +285,10 @@ def _named_person(original: str, found: re.Match[str]) -> bool:
         is not None
 
 
-@memo_by_text
 def find_delegated(text: MatchText, patterns: PatternSet) -> list[Delegated]:
     """Promises of a named third person ("Sarah will send the signed contract by Friday": Sarah's)
     and requests to the agent ("remind me to renew the SSL certificate": the agent's), judged as a
-    speaker's own (``is_no_promise``). The reference knew only the speaker's own promises. (A
-    text said before: ``memo_by_text``'s list, which its callers only read.)"""
+    speaker's own (``is_no_promise``). The reference knew only the speaker's own promises."""
     out: list[Delegated] = []
     for family, group in ((patterns.delegated, 2), (patterns.requested, 1)):
         for found in iter_matches(family, text):

@@ -20,7 +20,6 @@ from workers.conversation.patterns import (
     MatchText,
     PatternSet,
     iter_matches,
-    memo_by_text,
     prepare_text,
 )
 from workers.conversation.sentences import tidy
@@ -51,13 +50,8 @@ def _as_match_text(text: str | MatchText) -> MatchText:
 
 
 def extract_signals(text: str | MatchText, patterns: PatternSet) -> Signals:
-    """Run every pattern family over ``text`` (the reference's ``extractSignals``; a text said
-    before is answered from ``memo_by_text``'s table)."""
-    return _signals(_as_match_text(text), patterns)
-
-
-@memo_by_text
-def _signals(mt: MatchText, patterns: PatternSet) -> Signals:
+    """Run every pattern family over ``text`` (the reference's ``extractSignals``)."""
+    mt = _as_match_text(text)
     decisions = tuple(find_decisions(mt, patterns))
     closes = patterns.closes(mt)  # (not how many: the first close word found is enough)
     waits = tuple(w for m in iter_matches(patterns.wait, mt) if (w := wait_text(mt, m)))
@@ -136,11 +130,7 @@ def detect_mood(text: str | MatchText, patterns: PatternSet) -> Mood:
 
     A mood word right after a negation word ("Nothing urgent.", "nicht dringend") counts for
     none: Cortex's own (``PatternSet.is_mood_negated``), the reference ignored negation."""
-    return _mood(_as_match_text(text), patterns)
-
-
-@memo_by_text
-def _mood(mt: MatchText, patterns: PatternSet) -> Mood:
+    mt = _as_match_text(text)
     best: Mood = "neutral"
     best_pos = -1
     if not patterns.mood.may_match(mt):

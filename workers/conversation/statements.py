@@ -32,14 +32,7 @@ from bisect import bisect_right
 from collections import deque
 from typing import Final, NamedTuple
 
-from workers.conversation.patterns import (
-    MAX_MATCHES_PER_FAMILY,
-    MatchText,
-    PatternSet,
-    ReasonMarkers,
-    iter_matches,
-    memo_by_text,
-)
+from workers.conversation.patterns import MAX_MATCHES_PER_FAMILY, MatchText, PatternSet, ReasonMarkers, iter_matches
 from workers.conversation.sentences import clause_before, clip_around, sentence_around, sentence_ends, tidy
 from workers.render import clip_words
 
@@ -212,10 +205,8 @@ def _on_condition(before: str, patterns: PatternSet) -> bool:
     return patterns.hedge is not None and patterns.hedge.search(before) is not None
 
 
-@memo_by_text
 def find_decisions(text: MatchText, patterns: PatternSet) -> list[DecisionText]:
-    """One ``DecisionText`` per decision sentence of the message, in order (a text said before:
-    ``memo_by_text``'s list, which its callers only read)."""
+    """One ``DecisionText`` per decision sentence of the message, in order."""
     cues = [(m.start(), m.end()) for m in iter_matches(patterns.decision, text)
             if not patterns.is_negated(text.lowered, m.start())  # "not decided yet"
             and not _recalled_or_hedged(text.lowered, m.start(), patterns)]

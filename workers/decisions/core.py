@@ -32,7 +32,7 @@ from schemas.types import Impact
 from shared.config import DecisionsSettings
 from workers.conversation.feedback import feedback_target
 from workers.conversation.ids import unique_id
-from workers.conversation.patterns import MatchText, PatternSet, memo_by_text, prepare_text
+from workers.conversation.patterns import MatchText, PatternSet, prepare_text
 from workers.conversation.signals import cue_topics, is_noise_topic
 from workers.conversation.statements import DecisionText, find_decisions, find_proposal, is_ratification
 
@@ -100,18 +100,11 @@ def _proposal(text: MatchText, who: str, patterns: PatternSet) -> Proposal | Non
 
 def _context(base: DecisionsDoc, text: MatchText, patterns: PatternSet) -> tuple[str | None, int]:
     """The topic the conversation is on after this message, and for how many more messages."""
-    topic = _cue_topic(text, patterns)
-    if topic is not None:
-        return topic, TOPIC_MESSAGES
+    topics = [topic for _, topic in cue_topics(text, patterns) if not is_noise_topic(topic, patterns)]
+    if topics:
+        return topics[-1], TOPIC_MESSAGES
     left = max(0, base.topic_left - 1)
     return (base.topic if left else None), left
-
-
-@memo_by_text
-def _cue_topic(text: MatchText, patterns: PatternSet) -> str | None:
-    """The last topic of the message's cue phrases that is no noise, if any."""
-    topics = [topic for _, topic in cue_topics(text, patterns) if not is_noise_topic(topic, patterns)]
-    return topics[-1] if topics else None
 
 
 def _impact(found: DecisionText, topic: str | None, patterns: PatternSet) -> Impact:

@@ -35,13 +35,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
-from itertools import islice
 from typing import Final, NamedTuple
 
 import msgspec
 
 from schemas.docs import RecentMessage, Thread
-from workers.conversation.patterns import MEMO_CHARS, MEMO_TEXTS, PatternSet, memo_table, prepare_text
+from workers.conversation.patterns import PatternSet, prepare_text
 from workers.conversation.promises import find_promises
 from workers.conversation.sentences import clip_around, sentence_around, sentence_ends, tidy
 
@@ -132,43 +131,10 @@ def _kind(token: str, stopwords: frozenset[str]) -> tuple[int, str]:
     return (_WORD if _content(word, stopwords) else _LINKER if word in LINKERS else _BREAK), word
 
 
-class _PhraseTables:
-    """Each lower-cased text's phrases (``phrases_of``), per stop-word set, for the texts said last:
-    a message said again, and a window message looked at again for the phrases it holds
-    (``_broader``), is not split again. Held by an object, as ``_KindTables``; a table of at most
-    ``MEMO_TEXTS`` texts of at most ``MEMO_CHARS`` characters drops the older half when full."""
-
-    def __init__(self) -> None:
-        self.by_stopwords: dict[frozenset[str], dict[str, dict[str, int]]] = {}
-
-    def of(self, stopwords: frozenset[str]) -> dict[str, dict[str, int]]:
-        table = self.by_stopwords.get(stopwords)
-        if table is None:
-            table = self.by_stopwords[stopwords] = memo_table()
-        return table
-
-
-_PHRASES = _PhraseTables()
-
-
 def phrases_of(lowered: str, stopwords: frozenset[str]) -> dict[str, int]:
     """The candidate phrases of a lower-cased message (phrase → its number of words, in
     order of appearance): runs of content words within a clause; one linking word may join
-    two ("informe de ventas"). A bracketed note ("[shares a photo of …]") has none. (A new
-    dict each call: the table's is never handed out.)"""
-    table = _PHRASES.of(stopwords)
-    found = table.get(lowered)
-    if found is None:
-        found = _phrases_of(lowered, stopwords)
-        if len(lowered) <= MEMO_CHARS:
-            if len(table) >= MEMO_TEXTS:
-                for old in list(islice(table, MEMO_TEXTS // 2)):
-                    del table[old]
-            table[lowered] = found
-    return dict(found)
-
-
-def _phrases_of(lowered: str, stopwords: frozenset[str]) -> dict[str, int]:
+    two ("informe de ventas"). A bracketed note ("[shares a photo of …]") has none."""
     found: dict[str, int] = {}
     run: list[str] = []
     kinds = _KINDS.of(stopwords)
