@@ -133,6 +133,9 @@ _ASSIGNED_EN: Final = (r"(?:work on|do(?!\s+(?:it|that|this|so|the same|what)\b)
                        r"|present|test|take care of|handle|bring|sort out|figure out|plan|create|collect|gather"
                        r"|deploy|install|configure|document|ship|publish|order|arrange)")
 
+_ASSIGNED_REST_EN: Final = (r"\b(?!\s+the follow|(?:\s+(?:uh|um|er|y))*\s+you\s+(?:have|need)\b)"
+                            rf"(?:(?!,?\s+(?:and|but|so)\s+{_FILLER_EN}you\b)[^\n.!?]){{2,160}}")
+
 # The reference captures ``.{5,80}`` after a commitment phrase.
 _PROMISE: Final = f"({_ANY}{{5,80}})"
 
@@ -613,18 +616,17 @@ EN: Final = LanguagePack(
     ),
     assigned=(
         # "you have to work on the component concept", "you guys need to prepare the evaluation",
-        # "you're supposed to keep the minutes"; "(and) you look into the materials"; "I'd like you
-        # (guys) to (do is) work on a model in clay" — a second "and you have to …" is a second task
+        # "you're supposed to keep the minutes"; "I'd like you (guys) to (do is) work on a model in
+        # clay" — a second "and you have to …" is a second task; not a list still to come ("prepare
+        # the following things") nor a sentence begun again ("do uh um y you have to have …")
         rf"(?:(?<![a-z'’])(?:you|y['’]all)(?: guys| two| all| both)?\s+{_FILLER_EN}"
         rf"(?:(?:will |['’]ll )?have to|need to|['’]re supposed to|are supposed to)\s+{_FILLER_EN}"
-        rf"|(?:^|(?<=[.!?,;:\n])\s*|(?<![a-z'’])(?:so|and|then|now)\s+){_FILLER_EN}you\s+{_FILLER_EN}"
-        r"(?=(?:look (?:at|into)|work on|take care of|handle)\b)"
         rf"|(?<![a-z'’])(?:i['’]d|i would|we['’]d|we would) like (?:you|everyone|everybody)(?: guys| two| all| both)?"
-        rf" to\s+(?:do is\s+)?{_FILLER_EN})"
-        # (not a list still to come, "prepare the following things"; not a sentence begun again, "do uh
-        # um y you have to have something …")
-        rf"({_ASSIGNED_EN}\b(?!\s+the follow|(?:\s+(?:uh|um|er|y))*\s+you\s+(?:have|need)\b)"
-        rf"(?:(?!,?\s+(?:and|but|so)\s+{_FILLER_EN}you\b)[^\n.!?]){{2,160}})",
+        rf" to\s+(?:do is\s+)?{_FILLER_EN})({_ASSIGNED_EN}{_ASSIGNED_REST_EN})",
+        # "(so|and) you look into the materials" (the verb spelt out: a message's "you" alone asks
+        # nothing of the scan)
+        rf"(?:^|(?<=[.!?,;:\n])\s*|(?<![a-z'’])(?:so|and|then|now)\s+){_FILLER_EN}"
+        rf"you ((?:look at|look into|work on|take care of|handle){_ASSIGNED_REST_EN})",
     ),
     stopwords=(
         "the", "a", "an", "and", "or", "but", "of", "to", "in", "on", "at", "for", "with", "from", "by", "about",
