@@ -92,6 +92,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--only", dest="phases", type=_phases, help=f"phases to run (default all: {','.join(PHASES)})")
     parser.add_argument("--seed", type=int, help="event generator seed (default 7)")
     parser.add_argument("--workdir", help="keep worker logs and data here (default: a temporary directory)")
+    parser.add_argument("--boot-trace", action="store_true",
+                        help="run boot at DEBUG (JSON logs: each trigger's stages) and keep each freshness rate's "
+                             "session starts in the work dir (give --workdir); "
+                             "`python -m workers.bench.bootstages WORKDIR` tells where their BootDocs' time went")
     parser.add_argument("--profile", dest="profile_dir",
                         help="run the backlog workers under cProfile, one .prof per worker in this directory")
 
@@ -107,7 +111,7 @@ _FIELDS = ("events", "agents", "limit_runs", "rates", "duration_s", "boot_every"
            "capacity_duration_s", "capacity_max", "fairness_burst", "fairness_recall_burst", "fairness_store_burst",
            "workers", "pipeline",
            "phases", "seed",
-           "workdir", "profile_dir", "plugin_dir", "nats_url", "out")
+           "workdir", "profile_dir", "plugin_dir", "nats_url", "out", "boot_trace")
 
 
 def _progress(line: str) -> None:

@@ -55,6 +55,9 @@ class BenchConfig(msgspec.Struct, frozen=True, kw_only=True):
     out: str = "bench-results.json"
     workdir: str | None = None  # keep worker logs here (default: a temporary directory)
     profile_dir: str | None = None  # run the throughput workers under cProfile, output here
+    # boot at DEBUG with JSON logs (its ``trigger_stages`` lines) and each freshness rate's session
+    # starts written to the work dir: ``python -m workers.bench.bootstages WORKDIR`` joins them
+    boot_trace: bool = False
     plugin_dir: str | None = None  # deploy/openclaw-plugin of a checkout (default: found, workers.bench.pluginlatency)
     quick: bool = False
 

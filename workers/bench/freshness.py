@@ -23,6 +23,7 @@ import time
 from collections import defaultdict
 from collections.abc import AsyncIterator
 from datetime import timedelta
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import msgspec
@@ -121,6 +122,35 @@ def match(published: list[Published], seen: dict[str, list[tuple[float, int]]]) 
     return latencies, lost
 
 
+def covered_at(published: list[Published], seen: dict[str, list[tuple[float, int]]]) -> dict[int, float]:
+    """Each published sequence → when the first revision covering it arrived (as ``match``)."""
+    by_agent: dict[str, list[Published]] = defaultdict(list)
+    for p in published:
+        by_agent[p.agent].append(p)
+    out: dict[int, float] = {}
+    for agent, pubs in by_agent.items():
+        observed = seen.get(agent, [])
+        j = 0
+        for p in sorted(pubs, key=lambda p: p.seq):
+            while j < len(observed) and observed[j][1] < p.seq:
+                j += 1
+            if j < len(observed):
+                out[p.seq] = observed[j][0]
+    return out
+
+
+def write_starts(path: Path, starts: list[Published], watches: Watches) -> None:
+    """The session starts of a rate for ``workers.bench.bootstages``: each one's sequence, agent,
+    and wall-clock times of its publish, its first BootDoc and its complete one (None: none)."""
+    wall = time.time() - time.perf_counter()  # perf_counter → wall clock
+    first = covered_at(starts, watches.seen[BUCKET_BOOT])
+    complete = covered_at(starts, watches.complete)
+    rows = [{"seq": p.seq, "agent": p.agent, "published": p.t0 + wall,
+             "boot": first[p.seq] + wall if p.seq in first else None,
+             "complete": complete[p.seq] + wall if p.seq in complete else None} for p in starts]
+    path.write_bytes(msgspec.json.encode(rows))
+
+
 def plan(source: EventSource, rng: random.Random, count: int, boot_every: int) -> list[BenchEvent]:
     """``count`` events: messages of random agents, every ``boot_every``-th a session start."""
     agents = source.agents
@@ -190,6 +220,8 @@ async def run_rate(session: Session, watches: Watches, source: EventSource, rng:
         boot=_latency(starts, watches.seen[BUCKET_BOOT]), boot_complete=_latency(starts, watches.complete),
         cpu_ms_per_event=cpu,
     )
+    if cfg.boot_trace:
+        write_starts(session.workdir / f"boot-starts-{phase}-{rate}.json", starts, watches)
     busiest = ", ".join(f"{name} {ms:g}" for name, ms in list(cpu.items())[:3])
     session.progress(f"[{phase}] {rate} msg/s: threads p99 {result.threads.p99_ms} ms, "
                      f"decisions p99 {result.decisions.p99_ms} ms, boot p99 {result.boot.p99_ms} ms "

@@ -162,6 +162,65 @@ def trigger_filters(prefix: str, partition: int | None, partitions: int) -> list
     return filters
 
 
+class Stages:
+    """One trigger's stages, wall-clock (``time.time()``), for the ``trigger_stages`` line at
+    DEBUG (``workers.bench.bootstages`` reads them). ``stages()`` gives one only while DEBUG is
+    on; otherwise ``OFF``, whose marks do nothing."""
+
+    __slots__ = ("marks", "stored_at")
+
+    def __init__(self, stored_at: float | None) -> None:
+        self.stored_at = stored_at
+        self.marks: dict[str, float] = {}
+
+    def mark(self, stage: str) -> None:
+        self.marks.setdefault(stage, time.time())
+
+    def emit(self, env: Envelope, path: str, outcome: str) -> None:
+        """``<stage>_ms``: milliseconds from ``t0``, the trigger's storing in the stream (or, its
+        storing time unknown, the first stage)."""
+        origin = self.stored_at if self.stored_at is not None else min(self.marks.values(), default=0.0)
+        extra: dict[str, Any] = {"agent": env.agent, "seq": env.seq, "path": path, "outcome": outcome,
+                                 "t0": round(origin, 4)}
+        extra.update({f"{stage}_ms": round((at - origin) * 1000, 1) for stage, at in self.marks.items()})
+        log.debug("trigger_stages", extra=extra)
+
+
+class _Off(Stages):
+    def mark(self, stage: str) -> None:
+        pass
+
+    def emit(self, env: Envelope, path: str, outcome: str) -> None:
+        pass
+
+
+OFF: Stages = _Off(None)
+
+
+def stages(stored_at: float | None) -> Stages:
+    """A trigger's stage record when DEBUG is on (``Stages``), else ``OFF``."""
+    return Stages(stored_at) if log.isEnabledFor(logging.DEBUG) else OFF
+
+
+async def watch_loop_lag(every_s: float = 0.02, report_s: float = 1.0) -> None:
+    """DEBUG only: how late the event loop runs a callback due every ``every_s`` — a loop busy
+    with the consume loop's batches delays every await of the early path by as much. One
+    ``loop_lag`` line every ``report_s``: the largest delay and the 90th percentile, ms."""
+    lags: list[float] = []
+    reported = time.monotonic()
+    while True:
+        due = time.monotonic() + every_s
+        await asyncio.sleep(every_s)
+        now = time.monotonic()
+        lags.append(max(0.0, now - due))
+        if now - reported >= report_s:
+            lags.sort()
+            log.debug("loop_lag", extra={"max_ms": round(lags[-1] * 1000, 1),
+                                         "p90_ms": round(lags[int(0.9 * (len(lags) - 1))] * 1000, 1),
+                                         "samples": len(lags), "at": round(time.time(), 3)})
+            lags, reported = [], now
+
+
 class _Gap(Exception):
     """A delivery of the trigger consumer went missing: it is made again (``_run``)."""
 
@@ -193,6 +252,7 @@ class EarlyTriggers:
         self._channel_ok = channel_filter(ctx.settings, ctx.shadow)  # the loop's own: an ignored channel briefs nothing
         self._name = early_consumer(ctx.consumer)
         self._task: asyncio.Task[None] | None = None
+        self._lag: asyncio.Task[None] | None = None  # DEBUG only: ``watch_loop_lag``
         self._readings: OrderedDict[int, asyncio.Task[Reading]] = OrderedDict()
         self._chains: dict[str, asyncio.Task[None]] = {}  # agent → its last trigger's task
         self._left: dict[str, int] = {}  # agent → the last trigger left to the loop (or failed)
@@ -207,9 +267,11 @@ class EarlyTriggers:
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name=self._name)
+        if log.isEnabledFor(logging.DEBUG):
+            self._lag = asyncio.create_task(watch_loop_lag(), name=f"{self._name}-lag")
 
     async def stop(self) -> None:
-        tasks = [t for t in (self._task, *self._chains.values(), *self._readings.values()) if t is not None]
+        tasks = [t for t in (self._task, self._lag, *self._chains.values(), *self._readings.values()) if t is not None]
         for task in tasks:
             with contextlib.suppress(Exception):
                 await cancel_and_wait(task)
@@ -317,42 +379,57 @@ class EarlyTriggers:
         stored_at = _stored_at(msg)
         if stored_at is not None:
             EARLY_SECONDS.labels("delivered").observe(max(0.0, time.time() - stored_at))
+        trace = stages(stored_at)
+        trace.mark("delivered")
         before = self._chains.get(env.agent)
         if env.duplicate_key is not None:  # the store's: decided in stream order, so briefed by the loop
             self._chains[env.agent] = asyncio.create_task(self._leave(env, before), name=f"{self._name}-{seq}")
             return True
-        self._chains[env.agent] = asyncio.create_task(self._brief(env, before, stored_at), name=f"{self._name}-{seq}")
+        self._chains[env.agent] = asyncio.create_task(self._brief(env, before, stored_at, trace),
+                                                      name=f"{self._name}-{seq}")
         return True
 
     # ------------------------------------------------------------------ one trigger
 
-    async def _brief(self, env: Envelope, before: asyncio.Task[None] | None, stored_at: float | None) -> None:
+    async def _brief(self, env: Envelope, before: asyncio.Task[None] | None, stored_at: float | None,
+                     trace: Stages = OFF) -> None:
         """After the agent's previous trigger: its sources read (at most ``PARALLEL`` triggers
         at once) and its document written — unless it is made already or the loop's."""
         if before is not None:
             with contextlib.suppress(Exception):
                 await before
+        outcome = "loop's"
         try:
+            trace.mark("chained")
             async with self._slots:
+                trace.mark("slot")
                 kv = await self._ctx.js.key_value(self._ctx.bucket(BUCKET_BOOT))
                 # begun before the stored-document check (tens to hundreds of ms above capacity),
                 # handed to the loop only once the trigger is this path's (``_hold``)
                 reading = self._start(env, stored_at)
                 try:
-                    if self._ours(env, (await _stored(kv, env.agent))[0]):
+                    stored = (await _stored(kv, env.agent))[0]
+                    trace.mark("checked")
+                    if self._ours(env, stored):
                         self._hold(env.seq, reading)
-                        await self._write(kv, env, await reading, stored_at)
+                        outcome = await self._write(kv, env, await reading, stored_at, trace)
+                    elif stored is not None and stored.integrity.last_seq >= env.seq:
+                        outcome = "made"
                 finally:
                     if not reading.done():  # not this path's (or stopping): the loop reads it itself
                         await cancel_and_wait(reading)
         except asyncio.CancelledError:
+            outcome = "cancelled"
             raise
         except LeaseLost:  # another instance's now (its loop makes it): this one's loop is stopping
             self._left[env.agent] = env.seq
+            outcome = "lease lost"
         except Exception as exc:  # the loop makes it (and, in order, the agent's later ones)
             self._left[env.agent] = env.seq
+            outcome = "failed"
             log.warning("boot_early_failed", extra={"agent": env.agent, "seq": env.seq, "error": repr(exc)[:300]})
         finally:
+            trace.emit(env, "early", outcome)
             self.handled += 1
             self._intake.release()
             if self._chains.get(env.agent) is asyncio.current_task():
@@ -398,16 +475,19 @@ class EarlyTriggers:
             return False
         return True
 
-    async def _write(self, kv: KeyValue, env: Envelope, reading: Reading, stored_at: float | None) -> None:
+    async def _write(self, kv: KeyValue, env: Envelope, reading: Reading, stored_at: float | None,
+                     trace: Stages = OFF) -> str:
+        """The document written (or not: what happened instead, for ``trigger_stages``)."""
         if stored_at is not None:
             EARLY_SECONDS.labels("read").observe(max(0.0, time.time() - stored_at))
+        trace.mark("read")
         for _ in range(CONFLICTS):
             stored, revision = await _stored(kv, env.agent)
             if not self._ours(env, stored):
-                return
+                return "made"  # by the loop meanwhile (or a trigger left to it)
             doc, changed = step(self._projection, stored, env, reading, self._ctx.producer)
             if not changed:
-                return
+                return "unchanged"
             self._ctx.fence()  # only while this process holds the lease (``LeaseLost``: the loop stops too)
             try:
                 written = await kv_cas(kv, env.agent, msgspec.json.encode(doc), revision)
@@ -415,9 +495,11 @@ class EarlyTriggers:
                 continue  # the loop (or a completion) wrote meanwhile: stamped on what is there now
             if stored_at is not None:
                 EARLY_SECONDS.labels("written").observe(max(0.0, time.time() - stored_at))
+            trace.mark("written")
             await self._written(env.agent, doc, reading, written)
-            return
+            return "written"
         self._left[env.agent] = env.seq
+        return "conflicts"
 
     def _left_behind(self, env: Envelope, stored: BootDoc) -> bool:
         """A trigger of the agent before this one was left to the loop, which has not stored

@@ -39,7 +39,7 @@ from shared.service import ApiError, serve_worker
 from shared.watermarks import WatermarkTracker
 from workers.boot.assemble import assemble_boot
 from workers.boot.complete import Completer
-from workers.boot.early import EarlyTriggers
+from workers.boot.early import OFF, EarlyTriggers, Stages, stages
 from workers.boot.inputs import BootInputs
 from workers.boot.sources import BootSources
 from workers.boot.throttle import Made, change_due
@@ -109,6 +109,7 @@ class BootProjection(Projection[BootDoc, Reading]):
         self.early: Callable[[int], asyncio.Task[Reading] | None] = lambda seq: None
         # where the loop's own reading of a trigger stops waiting (``EarlyTriggers.loop_until``)
         self.until: Callable[[Envelope], Awaitable[float | None]] = _no_end
+        self.traces: dict[int, Stages] = {}  # trigger seq → its stages (DEBUG only: ``trigger_stages``)
 
     def accepts(self, env: Envelope) -> bool:
         boot = self._ctx.settings.boot
@@ -144,12 +145,19 @@ class BootProjection(Projection[BootDoc, Reading]):
         is read again here), else read now — ``budgeted``: within the early path's budget from
         the trigger's storing (the loop, caught up, often reaches a trigger before that path
         has begun reading it)."""
+        trace = stages(None) if not is_change(env) else OFF
+        if trace is not OFF:
+            self.traces[env.seq] = trace
+        trace.mark("loop_reached")
         early = self.early(env.seq)
         if early is not None:
             await asyncio.wait([early])
             if not early.cancelled() and early.exception() is None:
+                trace.mark("loop_took_early")
                 return early.result()
-        return await self._sources.at_trigger(env, until=await self.until(env) if budgeted else None)
+        reading = await self._sources.at_trigger(env, until=await self.until(env) if budgeted else None)
+        trace.mark("loop_read")
+        return reading
 
     def counts(self, env: Envelope) -> bool:
         """Change documents are coalesced per batch, so they are not counted: the count
@@ -302,12 +310,17 @@ class BootHandler(ProjectionHandler):
     async def on_committed(self, seq: int) -> None:
         agents, self._written = sorted(self._written), set()
         readings, self._projection.readings = self._projection.readings, {}
+        traces, self._projection.traces = self._projection.traces, {}
         for agent in agents:
             doc = self.cached(BUCKET_BOOT, agent)
             if doc is not None:
                 reading = readings.get(agent)
                 if reading is not None and reading.env.seq != doc.integrity.last_seq:
                     reading = None  # the stored document is another's (the early path's, rebased onto)
+                trace = traces.pop(doc.integrity.last_seq, None)
+                if trace is not None and reading is not None:
+                    trace.mark("committed")
+                    trace.emit(reading.env, "loop", "written")
                 BOOT_CHARS.labels(doc.trigger).observe(doc.chars)
                 BOOT_GENERATED.set(time.time())
                 self.completer.register(agent, doc, reading)
@@ -352,6 +365,7 @@ class BootHandler(ProjectionHandler):
         self._written.clear()
         self._changes.clear()
         self._projection.readings.clear()
+        self._projection.traces.clear()
         self.early.reset()  # documents made again from further back: its triggers wait for them
 
     async def aclose(self) -> None:
