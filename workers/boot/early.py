@@ -54,7 +54,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
+import threading
 import time
+import traceback
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol
@@ -208,17 +211,37 @@ async def watch_loop_lag(every_s: float = 0.02, report_s: float = 1.0) -> None:
     ``loop_lag`` line every ``report_s``: the largest delay and the 90th percentile, ms."""
     lags: list[float] = []
     reported = time.monotonic()
-    while True:
-        due = time.monotonic() + every_s
-        await asyncio.sleep(every_s)
-        now = time.monotonic()
-        lags.append(max(0.0, now - due))
-        if now - reported >= report_s:
-            lags.sort()
-            log.debug("loop_lag", extra={"max_ms": round(lags[-1] * 1000, 1),
-                                         "p90_ms": round(lags[int(0.9 * (len(lags) - 1))] * 1000, 1),
-                                         "samples": len(lags), "at": round(time.time(), 3)})
-            lags, reported = [], now
+    beat = [reported]
+    stop = threading.Event()
+    threading.Thread(target=_stall_stacks, args=(threading.get_ident(), beat, stop), daemon=True,
+                     name="boot-stall-stacks").start()
+    try:
+        while True:
+            due = time.monotonic() + every_s
+            await asyncio.sleep(every_s)
+            now = beat[0] = time.monotonic()
+            lags.append(max(0.0, now - due))
+            if now - reported >= report_s:
+                lags.sort()
+                log.debug("loop_lag", extra={"max_ms": round(lags[-1] * 1000, 1),
+                                             "p90_ms": round(lags[int(0.9 * (len(lags) - 1))] * 1000, 1),
+                                             "samples": len(lags), "at": round(time.time(), 3)})
+                lags, reported = [], now
+    finally:
+        stop.set()
+
+
+def _stall_stacks(loop_thread: int, beat: list[float], stop: threading.Event, stalled_s: float = 0.25) -> None:
+    """DEBUG only, on a thread of its own: while the event loop has not ticked for ``stalled_s``,
+    the loop thread's innermost frames every 0.1 s (``loop_stalled``): what held it."""
+    while not stop.wait(0.1):
+        late = time.monotonic() - beat[0]
+        frame = sys._current_frames().get(loop_thread)
+        if late < stalled_s or frame is None:
+            continue
+        where = [f"{f.f_code.co_filename.rsplit('/', 3)[-1]}:{line} {f.f_code.co_name}"
+                 for f, line in traceback.walk_stack(frame)][:12]
+        log.debug("loop_stalled", extra={"late_ms": round(late * 1000), "stack": where})
 
 
 class _Gap(Exception):
@@ -254,6 +277,8 @@ class EarlyTriggers:
         self._task: asyncio.Task[None] | None = None
         self._lag: asyncio.Task[None] | None = None  # DEBUG only: ``watch_loop_lag``
         self._readings: OrderedDict[int, asyncio.Task[Reading]] = OrderedDict()
+        self._begun: dict[int, asyncio.Task[Reading]] = {}  # readings at their trigger's check
+        self._taken: set[int] = set()  # of those, the ones the loop took (``reading``): not cancelled here
         self._chains: dict[str, asyncio.Task[None]] = {}  # agent → its last trigger's task
         self._left: dict[str, int] = {}  # agent → the last trigger left to the loop (or failed)
         self._slots = asyncio.Semaphore(PARALLEL)
@@ -277,6 +302,8 @@ class EarlyTriggers:
                 await cancel_and_wait(task)
         self._chains.clear()
         self._readings.clear()
+        self._begun.clear()
+        self._taken.clear()
         with contextlib.suppress(Exception):
             await self._ctx.js.delete_consumer(EVENTS_STREAM, self._name)
 
@@ -290,9 +317,18 @@ class EarlyTriggers:
         self._floor = max(self._floor, self._top)
         self._refloor = True
 
-    def reading(self, seq: int) -> asyncio.Task[Reading] | None:
-        """The reading of the trigger at ``seq`` if this path began it (taken: the loop's)."""
-        return self._readings.pop(seq, None)
+    def reading(self, seq: int, budgeted: bool = False) -> asyncio.Task[Reading] | None:
+        """The reading of the trigger at ``seq`` if this path began it (taken: the loop's): one
+        held for the loop (the trigger is this path's) — or, ``budgeted`` (the loop's own reading
+        would end within the same budget: the agent has a document), one begun and still at its
+        stored-document check, so that the sources are not read a second time beside it."""
+        held = self._readings.pop(seq, None)
+        if held is not None or not budgeted:
+            return held
+        begun = self._begun.pop(seq, None)
+        if begun is not None:
+            self._taken.add(seq)
+        return begun
 
     async def loop_until(self, env: Envelope) -> float | None:
         """Where the loop's own reading of ``env`` stops waiting (``loop_until``): a trigger's
@@ -407,16 +443,21 @@ class EarlyTriggers:
                 # begun before the stored-document check (tens to hundreds of ms above capacity),
                 # handed to the loop only once the trigger is this path's (``_hold``)
                 reading = self._start(env, stored_at)
+                self._begun[env.seq] = reading  # the loop may take it meanwhile (``reading``)
                 try:
                     stored = (await _stored(kv, env.agent))[0]
                     trace.mark("checked")
+                    self._begun.pop(env.seq, None)
                     if self._ours(env, stored):
                         self._hold(env.seq, reading)
                         outcome = await self._write(kv, env, await reading, stored_at, trace)
                     elif stored is not None and stored.integrity.last_seq >= env.seq:
                         outcome = "made"
                 finally:
-                    if not reading.done():  # not this path's (or stopping): the loop reads it itself
+                    self._begun.pop(env.seq, None)
+                    if env.seq in self._taken:
+                        self._taken.discard(env.seq)  # the loop's now: it awaits it
+                    elif not reading.done():  # not this path's (or stopping): the loop reads it itself
                         await cancel_and_wait(reading)
         except asyncio.CancelledError:
             outcome = "cancelled"
@@ -458,7 +499,9 @@ class EarlyTriggers:
     def _hold(self, seq: int, reading: asyncio.Task[Reading]) -> None:
         """The loop takes the reading if it reaches the trigger meanwhile — only one of a
         trigger this path writes: the loop reads the others (an agent's first briefing, to its
-        bound) itself."""
+        bound) itself. Not one it took already, during the check."""
+        if seq in self._taken:
+            return
         self._readings[seq] = reading
         while len(self._readings) > HELD_READINGS:
             self._readings.popitem(last=False)  # the loop reads that one itself, if it ever needs it

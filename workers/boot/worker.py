@@ -106,7 +106,7 @@ class BootProjection(Projection[BootDoc, Reading]):
         self._tz = ZoneInfo(ctx.settings.timezone)
         self.readings: dict[str, Reading] = {}  # agent → the last sources read (until on_committed)
         # the reading of a trigger ``workers.boot.early`` began (None: none), taken once
-        self.early: Callable[[int], asyncio.Task[Reading] | None] = lambda seq: None
+        self.early: Callable[[int, bool], asyncio.Task[Reading] | None] = lambda seq, budgeted: None
         # where the loop's own reading of a trigger stops waiting (``EarlyTriggers.loop_until``)
         self.until: Callable[[Envelope], Awaitable[float | None]] = _no_end
         self.traces: dict[int, Stages] = {}  # trigger seq → its stages (DEBUG only: ``trigger_stages``)
@@ -141,15 +141,16 @@ class BootProjection(Projection[BootDoc, Reading]):
         return readings
 
     async def _reading(self, env: Envelope, budgeted: bool) -> Reading:
-        """The sources as of ``env``: the early path's reading when it began one (a failed one
-        is read again here), else read now — ``budgeted``: within the early path's budget from
-        the trigger's storing (the loop, caught up, often reaches a trigger before that path
-        has begun reading it)."""
+        """The sources as of ``env``: the early path's reading when it began one — held for the
+        loop, or, ``budgeted``, one still at its stored-document check (``EarlyTriggers.reading``:
+        never the sources read twice for one trigger); a failed one is read again here — else
+        read now, ``budgeted``: within the early path's budget from the trigger's storing (the
+        loop, caught up, often reaches a trigger before that path has begun reading it)."""
         trace = stages(None) if not is_change(env) else OFF
         if trace is not OFF:
             self.traces[env.seq] = trace
         trace.mark("loop_reached")
-        early = self.early(env.seq)
+        early = self.early(env.seq, budgeted)
         if early is not None:
             await asyncio.wait([early])
             if not early.cancelled() and early.exception() is None:

@@ -29,6 +29,7 @@ from shared.names import (
     stored_form,
 )
 from shared.tasks import cancel_and_wait
+from workers.boot import early as early_module
 from workers.boot.early import WAIT_BUDGET_S, EarlyTriggers, loop_until, trigger_filters, wait_until
 
 from .test_boot_complete import Rig, boot_rig
@@ -318,3 +319,50 @@ async def test_after_a_rebuild_a_trigger_is_the_loops_until_it_has_made_the_agen
         await rig.make(env)
     stored = await rig.stored("ada")
     assert (stored.trigger, stored.integrity.last_seq, stored.integrity.events) == ("compaction", again.seq, 3)
+
+
+async def test_a_trigger_the_loop_reaches_during_the_early_check_has_its_sources_read_once(
+    rig: Rig, wait_for: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The early path begins a trigger's reading before its stored-document check; the loop, caught
+    up, often reaches the trigger during that check (issue 39: 113 of 150 session starts at 1 000
+    msg/s asked). It takes the reading begun — the agent has a document, so the loop's own reading
+    would be budgeted alike — instead of reading every source a second time beside it. Here the
+    check is held until the loop has made the document: its sources were read once, and the
+    early path then finds the document made."""
+    early = rig.handler.early
+    await rig.caught_up("threads", 10**6)
+    await rig.caught_up("recall", 10**6)
+    await rig.make(await rig.publish("ada", "session", "start", 0))  # the agent's first briefing: the loop's
+    await wait_for(handled(early, 1))
+
+    reads: dict[int, int] = {}
+    at_trigger = rig.handler._sources.at_trigger
+
+    async def counted(env: Envelope, fields: Any = None, until: float | None = None) -> Any:
+        reads[env.seq] = reads.get(env.seq, 0) + 1
+        return await at_trigger(env, fields, until)
+
+    monkeypatch.setattr(rig.handler._sources, "at_trigger", counted)
+    checking, release = asyncio.Event(), asyncio.Event()
+    stored = early_module._stored
+
+    async def held_check(kv: Any, agent: str) -> Any:
+        checking.set()
+        await release.wait()
+        return await stored(kv, agent)
+
+    monkeypatch.setattr(early_module, "_stored", held_check)
+    again = await rig.publish("ada", "session", "start", 120)
+    await asyncio.wait_for(checking.wait(), 30)
+
+    async def begun() -> bool:
+        return reads.get(again.seq, 0) >= 1
+
+    await wait_for(begun)  # the early reading runs; its check is held
+    await asyncio.wait_for(rig.make(again), 30)  # the loop reaches the trigger meanwhile
+    release.set()
+    await wait_for(handled(early, 2))
+    assert reads == {again.seq: 1}
+    written = await rig.stored("ada")
+    assert (written.integrity.last_seq, written.integrity.events, written.lagging) == (again.seq, 2, [])
