@@ -61,6 +61,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--boot-every", type=int, help="one session start per N freshness events (default 100)")
     parser.add_argument("--drain-limit", dest="drain_limit_s", type=float,
                         help="seconds to wait for the pipeline to drain after each rate (default 30)")
+    parser.add_argument("--complete-limit", dest="complete_limit_s", type=float,
+                        help="then seconds to wait for every session start's complete BootDoc (a lagging source "
+                             "caught up; default 120, quick 0: not waited for)")
     parser.add_argument("--api-requests", type=int, help="requests per API endpoint (default 300)")
     parser.add_argument("--mcp-calls", type=int, help="calls per MCP tool beside its NATS round trip (default 200)")
     parser.add_argument("--plugin-turns", type=int,
@@ -106,7 +109,8 @@ def register(sub: Any) -> None:
     bench.set_defaults(handler=cmd_bench)
 
 
-_FIELDS = ("events", "agents", "limit_runs", "rates", "duration_s", "boot_every", "drain_limit_s", "api_requests",
+_FIELDS = ("events", "agents", "limit_runs", "rates", "duration_s", "boot_every", "drain_limit_s", "complete_limit_s",
+           "api_requests",
            "mcp_calls", "plugin_turns", "hostile_reps", "recall_messages", "recall_limit_s", "recall_scale",
            "capacity_duration_s", "capacity_max", "fairness_burst", "fairness_recall_burst", "fairness_store_burst",
            "workers", "pipeline",

@@ -188,11 +188,24 @@ def _latency(published: list[Published], seen: dict[str, list[tuple[float, int]]
     return summarize(latencies, lost)
 
 
+async def until_complete(session: Session, watches: Watches, starts: list[Published], limit_s: float) -> float | None:
+    """Seconds until every session start in ``starts`` has a complete BootDoc seen (None: not all
+    within ``limit_s``)."""
+    began = time.perf_counter()
+    while len(covered_at(starts, watches.complete)) < len(starts):
+        session.check_alive(session.pipeline)
+        if time.perf_counter() - began > limit_s:
+            return None
+        await asyncio.sleep(0.1)
+    return time.perf_counter() - began
+
+
 async def run_rate(session: Session, watches: Watches, source: EventSource, rng: random.Random,
                    rate: int, consumers: list[str], duration_s: float | None = None,
-                   phase: str = "freshness") -> RateResult:
+                   phase: str = "freshness", complete_limit_s: float = 0.0) -> RateResult:
     """Publish at ``rate`` for ``duration_s`` (the freshness duration unless given), drain,
-    and match what the watches saw."""
+    wait (at most ``complete_limit_s``) for every session start's complete BootDoc, and match
+    what the watches saw."""
     cfg = session.config
     seconds = cfg.duration_s if duration_s is None else duration_s
     source.spacing = timedelta(seconds=1 / rate)  # event time advances like the publish schedule
@@ -211,10 +224,17 @@ async def run_rate(session: Session, watches: Watches, source: EventSource, rng:
     await asyncio.sleep(0.3)  # the last watch updates are on their way
     messages = [p for p in published if p.kind == "msg"]
     starts = [p for p in published if p.kind == "session.start"]
+    completed_s = None
+    if complete_limit_s > 0:
+        completed_s = await until_complete(session, watches, starts, complete_limit_s)
+        if completed_s is None:
+            session.progress(f"[{phase}] session starts without a complete BootDoc {complete_limit_s:g}s after the "
+                             f"drain: {len(starts) - len(covered_at(starts, watches.complete))}")
     result = RateResult(
         rate=rate, duration_s=seconds, published=len(published),
         achieved_rate=round(len(published) / elapsed, 1),
         drain_s=round(drain_s, 3) if drain_s is not None else None, undrained=undrained,
+        completed_s=round(completed_s, 3) if completed_s is not None else None,
         threads=_latency(messages, watches.seen[BUCKET_THREADS]),
         decisions=_latency(messages, watches.seen[BUCKET_DECISIONS]),
         boot=_latency(starts, watches.seen[BUCKET_BOOT]), boot_complete=_latency(starts, watches.complete),
@@ -260,5 +280,6 @@ async def run(session: Session, source: EventSource) -> FreshnessResult:
     consumers = [consumer_name(w) for w in session.pipeline_consumers]
     rng = random.Random(cfg.seed + 2)
     async with watching(session, "cortex-bench-watch") as watches:
-        rates = [await run_rate(session, watches, source, rng, rate, consumers) for rate in cfg.rates]
+        rates = [await run_rate(session, watches, source, rng, rate, consumers, complete_limit_s=cfg.complete_limit_s)
+                 for rate in cfg.rates]
     return FreshnessResult(workers=[p.name for p in session.pipeline], rates=rates)
