@@ -31,6 +31,7 @@ A worker that may ask a model derives only documents its producer made without o
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
@@ -122,6 +123,16 @@ class Derivation:
         if self._projections is None:
             self._projections = self._make()
         return self._projections
+
+    async def warm(self) -> None:
+        """The projections made now, on a thread: made on first use, they compile every
+        deriving worker's patterns — seconds of CPU (2.2 s in boot under load, issue 39) that
+        held the event loop, and with it every briefing in flight, the first time a source fell
+        past its history. A derivation asked meanwhile makes them itself, as before."""
+        if self._projections is None:
+            made = await asyncio.to_thread(self._make)
+            if self._projections is None:
+                self._projections = made
 
     def derivable(self, bucket: str) -> bool:
         """Whether ``bucket``'s (physical name) documents derive from the events alone."""

@@ -112,6 +112,7 @@ WAIT_BUDGET_S = 0.5
 PARALLEL = 16  # triggers read at once (each agent's in stream order)
 MAX_TAKEN = 1024  # triggers taken and not done with; the consumer is read no further meanwhile
 HELD_READINGS = 512  # readings kept for the loop to take when it reaches their triggers
+SHARED_READINGS = 64  # the loop's own readings kept for this path to take (``share``)
 FETCH_S = 1.0
 INACTIVE_S = 30.0  # the server removes the consumer this long after its worker went away
 CONFLICTS = 5  # compare-and-set attempts before a trigger is left to the loop
@@ -278,6 +279,7 @@ class EarlyTriggers:
         self._lag: asyncio.Task[None] | None = None  # DEBUG only: ``watch_loop_lag``
         self._readings: OrderedDict[int, asyncio.Task[Reading]] = OrderedDict()
         self._begun: dict[int, asyncio.Task[Reading]] = {}  # readings at their trigger's check
+        self._shared: OrderedDict[int, asyncio.Task[Reading]] = OrderedDict()  # the loop's (``share``)
         self._taken: set[int] = set()  # of those, the ones the loop took (``reading``): not cancelled here
         self._chains: dict[str, asyncio.Task[None]] = {}  # agent → its last trigger's task
         self._left: dict[str, int] = {}  # agent → the last trigger left to the loop (or failed)
@@ -303,6 +305,7 @@ class EarlyTriggers:
         self._chains.clear()
         self._readings.clear()
         self._begun.clear()
+        self._shared.clear()
         self._taken.clear()
         with contextlib.suppress(Exception):
             await self._ctx.js.delete_consumer(EVENTS_STREAM, self._name)
@@ -440,24 +443,21 @@ class EarlyTriggers:
             async with self._slots:
                 trace.mark("slot")
                 kv = await self._ctx.js.key_value(self._ctx.bucket(BUCKET_BOOT))
-                # begun before the stored-document check (tens to hundreds of ms above capacity),
-                # handed to the loop only once the trigger is this path's (``_hold``)
-                reading = self._start(env, stored_at)
-                self._begun[env.seq] = reading  # the loop may take it meanwhile (``reading``)
+                # the loop's own reading when it began one (``share``: the loop reached the trigger
+                # first), else one begun here before the stored-document check (tens to hundreds of
+                # ms above capacity) — the loop takes it if it reaches the trigger meanwhile
+                # (``reading``): a trigger's sources are read once
+                reading = self._shared.pop(env.seq, None)
+                own = reading is None
+                if reading is None:
+                    reading = self._begun[env.seq] = self._start(env, stored_at)
                 try:
-                    stored = (await _stored(kv, env.agent))[0]
-                    trace.mark("checked")
-                    self._begun.pop(env.seq, None)
-                    if self._ours(env, stored):
-                        self._hold(env.seq, reading)
-                        outcome = await self._write(kv, env, await reading, stored_at, trace)
-                    elif stored is not None and stored.integrity.last_seq >= env.seq:
-                        outcome = "made"
+                    outcome = await self._check(kv, env, reading, own, stored_at, trace)
                 finally:
                     self._begun.pop(env.seq, None)
                     if env.seq in self._taken:
                         self._taken.discard(env.seq)  # the loop's now: it awaits it
-                    elif not reading.done():  # not this path's (or stopping): the loop reads it itself
+                    elif own and not reading.done():  # not this path's (or stopping): the loop reads it itself
                         await cancel_and_wait(reading)
         except asyncio.CancelledError:
             outcome = "cancelled"
@@ -475,6 +475,34 @@ class EarlyTriggers:
             self._intake.release()
             if self._chains.get(env.agent) is asyncio.current_task():
                 del self._chains[env.agent]
+
+    async def _check(self, kv: KeyValue, env: Envelope, reading: asyncio.Task[Reading], own: bool,
+                     stored_at: float | None, trace: Stages) -> str:
+        """The stored-document check, then — the trigger this path's — the document written from
+        ``reading`` (``own``: begun here, else the loop's; one the loop stopped or that failed is
+        read again here)."""
+        stored = (await _stored(kv, env.agent))[0]
+        trace.mark("checked")
+        self._begun.pop(env.seq, None)
+        if not self._ours(env, stored):
+            return "made" if stored is not None and stored.integrity.last_seq >= env.seq else "loop's"
+        if own:
+            self._hold(env.seq, reading)
+            return await self._write(kv, env, await reading, stored_at, trace)
+        await asyncio.wait([reading])
+        if reading.cancelled() or reading.exception() is not None:
+            return await self._write(kv, env, await self._read(env, until=wait_until(stored_at, time.time(),
+                                                                                      time.monotonic())),
+                                     stored_at, trace)
+        return await self._write(kv, env, reading.result(), stored_at, trace)
+
+    def share(self, seq: int, reading: asyncio.Task[Reading]) -> None:
+        """The loop's own reading of the trigger at ``seq``, begun before this path began one (the
+        loop, caught up, reaches most triggers first): this path writes from it rather than read
+        every source a second time. The last ``SHARED_READINGS`` are kept."""
+        self._shared[seq] = reading
+        while len(self._shared) > SHARED_READINGS:
+            self._shared.popitem(last=False)
 
     async def _leave(self, env: Envelope, before: asyncio.Task[None] | None) -> None:
         """After the agent's previous trigger: this one is the loop's, and so are the agent's

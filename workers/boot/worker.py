@@ -36,6 +36,7 @@ from shared.names import BUCKET_BOOT, feedback_subject
 from shared.projection import Projection, ProjectionHandler, boundary
 from shared.runtime import WorkerContext, WorkerSpec
 from shared.service import ApiError, serve_worker
+from shared.tasks import cancel_and_wait
 from shared.watermarks import WatermarkTracker
 from workers.boot.assemble import assemble_boot
 from workers.boot.complete import Completer
@@ -109,6 +110,8 @@ class BootProjection(Projection[BootDoc, Reading]):
         self.early: Callable[[int, bool], asyncio.Task[Reading] | None] = lambda seq, budgeted: None
         # where the loop's own reading of a trigger stops waiting (``EarlyTriggers.loop_until``)
         self.until: Callable[[Envelope], Awaitable[float | None]] = _no_end
+        # the loop's own budgeted reading of a trigger, handed to the early path (``EarlyTriggers.share``)
+        self.share: Callable[[int, asyncio.Task[Reading]], None] = lambda seq, reading: None
         self.traces: dict[int, Stages] = {}  # trigger seq → its stages (DEBUG only: ``trigger_stages``)
 
     def accepts(self, env: Envelope) -> bool:
@@ -156,7 +159,12 @@ class BootProjection(Projection[BootDoc, Reading]):
             if not early.cancelled() and early.exception() is None:
                 trace.mark("loop_took_early")
                 return early.result()
-        reading = await self._sources.at_trigger(env, until=await self.until(env) if budgeted else None)
+        if not budgeted:
+            reading = await self._sources.at_trigger(env, until=None)
+        else:  # the early path takes it if it has not begun its own (``EarlyTriggers.share``)
+            own = asyncio.create_task(self._sources.at_trigger(env, until=await self.until(env)))
+            self.share(env.seq, own)
+            reading = await own
         trace.mark("loop_read")
         return reading
 
@@ -229,8 +237,10 @@ class BootHandler(ProjectionHandler):
         self.completer = Completer(ctx, tracker, sources, self._newest, self._completed)
         self.completer.start()
         self.early = EarlyTriggers(ctx, self._projection, self._read_early, self._early_written)
+        self._warming: asyncio.Task[None] | None = None  # ``warm``
         self._projection.early = self.early.reading
         self._projection.until = self.early.loop_until
+        self._projection.share = self.early.share
 
     async def _read_early(self, env: Envelope, *, until: float | None) -> Reading:
         return await self._sources.at_trigger(env, until=until)
@@ -369,7 +379,15 @@ class BootHandler(ProjectionHandler):
         self._projection.traces.clear()
         self.early.reset()  # documents made again from further back: its triggers wait for them
 
+    def warm(self) -> None:
+        """The as-of reads' derivation made ready off the event loop now, not at the first
+        source read past its history, in the middle of briefings (``Derivation.warm``)."""
+        self._warming = asyncio.create_task(self._ctx.inputs.docs.warm(), name="boot-warm")
+
     async def aclose(self) -> None:
+        if self._warming is not None:
+            with contextlib.suppress(Exception):
+                await cancel_and_wait(self._warming)
         await self.early.stop()
         await self.completer.stop()
         await self._ctx.aclose()
@@ -379,6 +397,7 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
     handler = BootHandler(ctx, await ctx.inputs.tracker(), BootSources(ctx))
     if ctx.settings.boot.enabled:
         handler.early.start()  # triggers briefed ahead of the loop (``workers.boot.early``)
+        handler.warm()
     return handler
 
 

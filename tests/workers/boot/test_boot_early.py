@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,9 @@ from nats.aio.client import Client
 from nats.js import api
 
 from shared.codec import Envelope, Limits, decode_event
+from shared.config import load_settings
 from shared.errors import LeaseLost
+from shared.health import Health
 from shared.kv import kv_read
 from shared.lease import Lease
 from shared.names import (
@@ -28,9 +31,13 @@ from shared.names import (
     slot_of,
     stored_form,
 )
+from shared.provision import provision
+from shared.runtime import WorkerContext
 from shared.tasks import cancel_and_wait
 from workers.boot import early as early_module
 from workers.boot.early import WAIT_BUDGET_S, EarlyTriggers, loop_until, trigger_filters, wait_until
+from workers.boot.worker import build
+from workers.registry import all_specs, consumer_specs
 
 from .test_boot_complete import Rig, boot_rig
 
@@ -365,4 +372,74 @@ async def test_a_trigger_the_loop_reaches_during_the_early_check_has_its_sources
     await wait_for(handled(early, 2))
     assert reads == {again.seq: 1}
     written = await rig.stored("ada")
-    assert (written.integrity.last_seq, written.integrity.events, written.lagging) == (again.seq, 2, [])
+    assert (written.integrity.last_seq, written.integrity.events) == (again.seq, 2)
+
+
+async def test_a_trigger_the_loop_reads_before_the_early_path_begins_has_its_sources_read_once(
+    rig: Rig, wait_for: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loop, caught up, reaches most triggers before the early path has begun them (issue
+    39: 70 of 75 session starts at 500 msg/s asked, once it took the readings begun during the
+    check). The early path then writes from the loop's reading (``EarlyTriggers.share``) instead of
+    reading every source again. Here the early path's reading slots are all held until the loop
+    has made the document: its sources were read once."""
+    early = rig.handler.early
+    await rig.caught_up("threads", 10**6)
+    await rig.caught_up("recall", 10**6)
+    await rig.make(await rig.publish("ada", "session", "start", 0))
+    await wait_for(handled(early, 1))
+
+    reads: dict[int, int] = {}
+    at_trigger = rig.handler._sources.at_trigger
+
+    async def counted(env: Envelope, fields: Any = None, until: float | None = None) -> Any:
+        reads[env.seq] = reads.get(env.seq, 0) + 1
+        return await at_trigger(env, fields, until)
+
+    monkeypatch.setattr(rig.handler._sources, "at_trigger", counted)
+    for _ in range(early_module.PARALLEL):  # no trigger is begun by the early path meanwhile
+        await early._slots.acquire()
+    try:
+        again = await rig.publish("ada", "session", "start", 120)
+        await asyncio.wait_for(rig.make(again), 30)  # the loop reaches it first and reads it itself
+    finally:
+        for _ in range(early_module.PARALLEL):
+            early._slots.release()
+    await wait_for(handled(early, 2))
+    assert reads == {again.seq: 1}
+    written = await rig.stored("ada")
+    assert (written.integrity.last_seq, written.integrity.events) == (again.seq, 2)
+
+
+async def test_the_boot_worker_makes_its_derivation_ready_at_start_off_the_event_loop(
+    nc: Client, tmp_path: Path, wait_for: Any
+) -> None:
+    """A source read past its history is derived from the events (``shared.derive``), whose
+    projections compile every deriving worker's patterns when first made: 2.2 s of boot's event
+    loop held at the first such read under load (issue 39, ``loop_stalled``), every briefing in
+    flight with it. The boot worker makes them as it starts, on a thread, before any is needed."""
+    settings = load_settings({"CORTEX_NATS_URL": "nats://unused", "CORTEX_DATA_DIR": str(tmp_path / "data")})
+    js = nc.jetstream()
+    await provision(js, settings, consumer_specs())
+    ctx = WorkerContext(nc=nc, js=js, settings=settings, worker="boot", consumer="boot", producer="boot@test",
+                        health=Health("boot"), catalog=all_specs())
+    handler = await build(ctx)
+    try:
+        derivation = ctx.inputs.docs._derivation
+        assert derivation is not None
+        made_on: list[int] = []
+        make = derivation._make
+
+        def made() -> Any:
+            made_on.append(threading.get_ident())
+            return make()
+
+        derivation._make = made  # before the warming task first runs: it starts at the next await
+
+        async def ready() -> bool:
+            return derivation._projections is not None
+
+        await wait_for(ready, within=60)
+        assert made_on and threading.get_ident() not in made_on
+    finally:
+        await handler.aclose()
