@@ -153,20 +153,34 @@ class BootProjection(Projection[BootDoc, Reading]):
         if trace is not OFF:
             self.traces[env.seq] = trace
         trace.mark("loop_reached")
-        early = self.early(env.seq, budgeted)
-        if early is not None:
-            await asyncio.wait([early])
-            if not early.cancelled() and early.exception() is None:
-                trace.mark("loop_took_early")
-                return early.result()
+        taken = await self._taken(env, budgeted)
+        if taken is not None:
+            trace.mark("loop_took_early")
+            return taken
         if not budgeted:
             reading = await self._sources.at_trigger(env, until=None)
-        else:  # the early path takes it if it has not begun its own (``EarlyTriggers.share``)
-            own = asyncio.create_task(self._sources.at_trigger(env, until=await self.until(env)))
-            self.share(env.seq, own)
+        else:
+            until = await self.until(env)
+            taken = await self._taken(env, budgeted)  # the early path may have begun it meanwhile
+            if taken is not None:
+                trace.mark("loop_took_early")
+                return taken
+            own = asyncio.create_task(self._sources.at_trigger(env, until=until))
+            self.share(env.seq, own)  # the early path takes it if it has not begun its own
             reading = await own
         trace.mark("loop_read")
         return reading
+
+    async def _taken(self, env: Envelope, budgeted: bool) -> Reading | None:
+        """The early path's reading of ``env`` (``EarlyTriggers.reading``), None when it has none
+        (or it failed: read here)."""
+        early = self.early(env.seq, budgeted)
+        if early is None:
+            return None
+        await asyncio.wait([early])
+        if early.cancelled() or early.exception() is not None:
+            return None
+        return early.result()
 
     def counts(self, env: Envelope) -> bool:
         """Change documents are coalesced per batch, so they are not counted: the count
