@@ -30,7 +30,9 @@ Why this is the document the loop (and a replay) makes:
   takes the write, ``ProjectionHandler.adopt``; a stale cache conflicts and rebases onto
   it). The loop's change documents before S that it has not made yet are then skipped
   too — an in-order run writes them and then S's over them: after S, the two agree.
-  When the loop reaches a trigger this path is still reading, it takes that reading.
+  A trigger's sources are read once, whichever path reaches it first: the loop takes a
+  reading this path began (``reading``; for an agent with a document even during the
+  stored-document check), and hands this path a reading it began itself (``share``).
 * **Only while the process holds the lease.** Each write passes the loop's fence first
   (``WorkerContext.fence``): a deposed instance (its lease taken by a standby or a replay,
   its process paused past the TTL) writes nothing once its fence has closed — a replay that
