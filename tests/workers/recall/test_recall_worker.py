@@ -30,7 +30,7 @@ from shared.provision import provision
 from shared.runtime import WorkerContext
 from workers.recall.apply import StoreApplier
 from workers.recall.embedders import HashingEmbedder
-from workers.recall.worker import HOLDER, SYNC_WHILE_BUSY_S, RecallProjection
+from workers.recall.worker import HOLDER, SYNC_AT_REST_S, SYNC_WHILE_BUSY_S, RecallProjection
 
 TS = datetime(2026, 2, 17, 10, 30, tzinfo=UTC)
 
@@ -224,12 +224,13 @@ class Clock:
         return self.now
 
 
-async def test_the_shard_is_synced_when_a_commit_catches_up_and_while_busy_every_few_seconds(
-        recall: Any, nc: Client, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_the_shard_is_synced_on_a_cadence_whether_the_loop_is_busy_or_caught_up(
+        recall: Any, nc: Client, monkeypatch: pytest.MonkeyPatch, wait_for: Any) -> None:
     """A commit with events waiting behind it (the loop's backlog) leaves its writes in the
     engine's log (a sync holds the loop for the disk) unless the last sync is
-    ``SYNC_WHILE_BUSY_S`` old; a commit that catches up syncs; so does closing. The documents
-    are written at every commit."""
+    ``SYNC_WHILE_BUSY_S`` old; a commit that catches up syncs unless the last sync is under
+    ``SYNC_AT_REST_S`` old, and then a timer syncs it once the interval is up; closing syncs
+    what is left. The documents are written at every commit."""
     clock = Clock()
 
     class Clocked(RecallProjection):
