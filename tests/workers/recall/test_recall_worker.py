@@ -255,11 +255,19 @@ async def test_the_shard_is_synced_on_a_cadence_whether_the_loop_is_busy_or_caug
     assert await commit(1, waiting=5) == 0
     clock.now += SYNC_WHILE_BUSY_S / 2
     assert await commit(2, waiting=5) == 0
-    assert await commit(3, waiting=0) == 1  # caught up
+    assert await commit(3, waiting=0) == 1  # caught up, the last sync SYNC_AT_REST_S old
     assert await commit(4, waiting=5) == 1
     clock.now += SYNC_WHILE_BUSY_S
     assert await commit(5, waiting=5) == 2  # busy for long enough
     assert await commit(6, waiting=5) == 2
+    assert await commit(7, waiting=0) == 2  # caught up just after a sync: left to the timer
+    assert await commit(8, waiting=0) == 2  # one timer for both
+
+    async def synced_later() -> bool:
+        return len(syncs) == 3
+
+    await wait_for(synced_later, within=10 * SYNC_AT_REST_S)
+    assert await commit(9, waiting=5) == 3
     recall.handlers.remove(handler)
     await handler.aclose()
-    assert len(syncs) == 3  # what the last commit left is synced on the way out
+    assert len(syncs) == 4  # what the last commit left is synced on the way out
