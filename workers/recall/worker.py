@@ -312,6 +312,13 @@ class RecallProjection(Projection[RecallDoc, KeyMemories]):
             raise WorkerCannotRun(f"recall stopped: memory store: {exc}") from exc
 
     async def _prepare(self, events: Sequence[Deferred[RecallDoc]]) -> list[KeyMemories]:
+        try:
+            return await self._apply(events)
+        finally:  # after the batch's last write (a capture's too): a sync begun before it leaves it unflushed
+            self._unflushed = True
+            self._written += 1
+
+    async def _apply(self, events: Sequence[Deferred[RecallDoc]]) -> list[KeyMemories]:
         envs = [e.env for e in events]
         texts = [env.event.content for env in envs if isinstance(env.event, MessageEvent | NoteEvent)]
         self._applier.embedder.prefetch(texts)  # its new words are learnt while the store work begins
@@ -324,8 +331,6 @@ class RecallProjection(Projection[RecallDoc, KeyMemories]):
                     await self._judge(env)
             elif (late := late_answer(env.event)) is not None and late.purpose == CAPTURE:
                 await self._capture(env, late.text, late.context)  # a capture the model answered later
-        self._unflushed = True
-        self._written += 1
         loop = asyncio.get_running_loop()
 
         def at_upkeep(env: Envelope) -> None:  # in the applier's thread, between two of its steps
