@@ -383,5 +383,10 @@ class MemoryStore(Protocol):
 
     def flush(self) -> None: ...
 
+    def writable(self) -> bool:
+        """Could a sync write the store's files now? A cheap look, not a write (the worker asks
+        it before leaving a sync for later: a store that turned unwritable fails at once)."""
+        ...
+
     def close(self) -> None: ...
 

@@ -442,6 +442,15 @@ class EdgeMemoryStore(StoreBase):
             self._call("flush", EdgeShard.flush)
         self._consider_index()
 
+    def writable(self) -> bool:
+        """May this process still create, rename and write files in the store's directories
+        (``access(2)``: permissions, a read-only file system; ~1 µs each)? What a sync needs
+        besides the write-ahead log's open file, which takes appends whatever the directory's
+        mode."""
+        shard = self._shard_dir
+        return all(os.access(d, os.W_OK | os.X_OK) for d in (self._root, shard, shard / "wal", shard / "segments")
+                   if d.exists())
+
     def close(self) -> None:
         """Release the shard (and its directory lock); closing twice is harmless. A build
         under way is abandoned (its child stopped, its copy deleted)."""

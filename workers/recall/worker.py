@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -490,7 +491,9 @@ class RecallProjection(Projection[RecallDoc, KeyMemories]):
         if not self._unflushed:
             return
         wait = (SYNC_WHILE_BUSY_S if more else SYNC_AT_REST_S) - (self._clock() - self._flushed_at)
-        if wait <= 0:
+        if wait <= 0 or not self._applier.store.writable():  # four access(2) calls
+            # a store that can no longer be written is synced now: its failure holds this
+            # commit (unacked, not ready, retried) instead of a timer's, after the acks
             await self._sync()
         elif not more and self._later is None:
             self._later = asyncio.create_task(self._sync_later(wait), name="recall-sync")
@@ -500,7 +503,9 @@ class RecallProjection(Projection[RecallDoc, KeyMemories]):
             await asyncio.sleep(wait)
             if self._unflushed:
                 await self._sync()
-        except (TransientError, WorkerCannotRun) as exc:  # the next commit syncs, and says so
+        except (TransientError, WorkerCannotRun) as exc:
+            # the next commit syncs before its acks (and fails, not ready, if the store still does)
+            self._flushed_at = -math.inf
             log.warning("recall: the memory store was not synced (its log keeps the writes): %s", exc)
         finally:
             self._later = None
