@@ -12,7 +12,16 @@ import pytest
 
 from shared.config import load_settings
 from workers.evals.real_eval import RealOptions, load_real_set, real_settings
-from workers.evals.real_facts import format_facts, kept_leaving_out, leave_one_out, main, score_facts
+from workers.evals.real_facts import (
+    ami_silver,
+    fold_of,
+    format_facts,
+    held_in,
+    kept_leaving_out,
+    leave_one_out,
+    main,
+    score_facts,
+)
 
 CHATS = [
     [("Ana", "I'm allergic to cats, sadly."), ("Ben", "Oh no."), ("Ana", "I'm into pottery these days."),
@@ -64,12 +73,45 @@ def test_each_fact_is_counted_under_its_predicate_and_conversation(corpus: tuple
     folds = leave_one_out(scores)
     # the nurse is lost in its fold, the teacher stays in its own; "Ben plays chess" is missed either way
     assert (folds.tp, folds.fp, folds.fn) == (2, 1, 2)
+    # per conversation, what it scores had it not been used to choose: the nurse lost in locomo-0
+    assert (fold_of(scores, "locomo-0").tp, fold_of(scores, "locomo-0").fp, fold_of(scores, "locomo-0").fn) == (1, 0, 1)
+    assert held_in(scores, ["locomo-0", "locomo-1"])["person is-allergic-to"] == (2, 0)
+    assert held_in(scores, ["locomo-0", "locomo-1"])["person is-into"] == (0, 2)
     text = format_facts(scores)
     assert text.startswith("Known Facts on 2 conversations (dev split)")
     assert "  2   2/0   person is-allergic-to" in text
+    assert "right in at least 2 of the 2 chats: person is-allergic-to" in text
 
 
 def test_a_missing_corpus_is_one_line(corpus: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
     locomo, _ = corpus
     assert main(["--locomo", str(locomo.parent / "missing.json")]) == 1
     assert capsys.readouterr().err.startswith("real_facts:")
+
+
+def _meeting(tmp: Path, name: str, turns: list[tuple[str, str]]) -> None:
+    (tmp / "train" / f"{name}.json").write_text(json.dumps(
+        {"meeting_transcripts": [{"speaker": s, "content": t} for s, t in turns]}))
+
+
+def test_every_ami_series_is_read_for_the_scenarios_figures_without_labels(tmp_path: Path) -> None:
+    """Tenth round: the AMI brief is the same for every team, so whether a series says its
+    figures, and whether they are kept right, needs no hand label (meetings written here)."""
+    for split in ("train", "val", "test"):
+        (tmp_path / split).mkdir()
+    _meeting(tmp_path, "ES2091a", [
+        ("Project Manager", "I'm Dana and I'm the project manager."),
+        ("Project Manager", "Selling price twenty five Euros, profit aim fifty million Euros."),
+        ("Marketing", "Seventy five percent of users find their remote controls ugly.")])
+    _meeting(tmp_path, "ES2091b", [("Marketing", "Can we sell it for fifty Euros?")])
+    _meeting(tmp_path, "TS3091a", [("Project Manager", "If we can, we sell it for twenty five Euro.")])
+    _meeting(tmp_path, "Bed091", [("me013", "selling price twenty five euros")])  # ICSI: not the scenario
+    text = ami_silver(tmp_path, real_settings(load_settings({})))
+    lines = text.splitlines()
+    assert lines[1].split() == ["ES2091", "price:S+", "cost:-.", "profit:S+", "ugly:S+", "buttons:-.", "spend:-.",
+                                "lose:-.", "named:1/2"]
+    assert lines[2].split()[:2] == ["TS3091", "price:S."]  # said, but only as a supposition
+    assert "  ES: price 1/1/0, cost 0/0/0, profit 1/1/0, ugly 1/1/0" in text
+    assert "  TS: price 1/0/0" in text
+    assert "Bed091" not in text
+    assert main(["--ami", "--qmsum", str(tmp_path / "missing")]) == 1

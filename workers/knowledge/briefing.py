@@ -21,8 +21,9 @@ from workers.render import as_utc, entity_names, fact_sentence, one_line
 MAX_FACTS_IN_BOOT = 20
 
 
-# Predicates a subject has one object of at a time: a newer statement replaces the older.
-SINGLE_VALUED = frozenset({"works-at", "lives-in"})
+# Predicates a subject has one object of at a time: a newer statement replaces the older (a name
+# given again, in full: "my name's Bob Mor" … "my name's Bob Morris"; tenth round of issue 37).
+SINGLE_VALUED = frozenset({"works-at", "lives-in", "is-named"})
 
 
 def current_facts(facts: Sequence[Fact]) -> list[Fact]:

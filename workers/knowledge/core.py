@@ -116,6 +116,11 @@ def apply_message(doc: KnowledgeDoc | None, event: MessageEvent, settings: Knowl
     if figures:
         entities = merge_entities(entities, [_concept(name, event.ts) for name, _ in figures])
         statements += [Statement(name, "is", amount, None) for name, amount in figures]
+    shares = share_findings(text)
+    if shares:
+        entities = merge_entities(entities, [_concept(share, event.ts) for share, _ in shares])
+        statements += [Statement(share, verb, finding, None)
+                       for share, (verb, finding) in ((share, said.split(" ", 1)) for share, said in shares)]
     own = self_statements(prepare_text(text), speaker, packs) if speaker else []
     if speaker and own:
         entities = merge_entities(entities, [_person(speaker, event.ts)])
@@ -148,16 +153,63 @@ def _statement(said: Said) -> Statement:
 def project_figures(text: str) -> list[tuple[str, str]]:
     """The project's figures a message states, as (what, amount): "Our selling price is twenty
     five Euros" → ("selling price", "twenty five euros"); "it sells for 25 euros" is its selling
-    price (issue 37: AMI's kick-offs state price, cost and profit aim, and no fact kept them).
-    English; each figure once per message."""
+    price, "we're aiming to make fifty million Euros" its profit aim, "it can't cost more than
+    twelve Euros fifty to make" its production cost (issue 37: AMI's kick-offs state price, cost
+    and profit aim, and no fact kept them). English; each figure once per message."""
     lowered = text.lower()
     if not any(word in lowered for word in patterns.FIGURE_TRIGGERS):
         return []
     found: dict[str, str] = {}
     for m in patterns.FIGURE.finditer(lowered):
-        name = "selling price" if m.group("sells") else " ".join(m.group("figure").split())
+        if m.group("costs") and not m.group("per"):
+            continue  # "the phone cost 500 dollars": what a thing cost, not what making one may
+        if _figure_unsure(lowered, m.start(), m.end()):
+            continue  # "Can it sell it for fifty Euros?", "let's sell this for fifty Euros": a proposal
+        name = ("selling price" if m.group("sells") else "profit aim" if m.group("makes")
+                else "production cost" if m.group("costs") or m.group("produce")
+                else " ".join(m.group("figure").split()))
         found.setdefault(name, " ".join(m.group("amount").replace("-", " ").split()))
     return list(found.items())
+
+
+def share_findings(text: str) -> list[tuple[str, str]]:
+    """A share of people and what they were found to say, think or do, as (share, finding):
+    "Seventy five percent of users find their remote controls ugly." → ("seventy five percent
+    of users", "find their remote controls ugly") — a team's market research (tenth round of
+    issue 37). Asked or supposed ("if fifty percent would pay …?") is none; each share once."""
+    lowered = text.lower()
+    if not any(word in lowered for word in patterns.SHARE_TRIGGERS):
+        return []
+    found: dict[str, str] = {}
+    for m in patterns.SHARE.finditer(lowered):
+        if _figure_unsure(lowered, m.start(), m.end()):
+            continue
+        share = _unhesitating(m.group("share").replace("%", " percent").replace("-", " ")).removeprefix("and ")
+        said = _unhesitating(m.group("said"))
+        if " " in said and any(ch.isalnum() for ch in said.split(" ", 1)[1]):
+            found.setdefault(share, said)  # a verb and what it says
+    return list(found.items())
+
+
+SENTENCE_REACH: Final = 400
+_HESITATIONS: Final = frozenset({"uh", "um", "er", "erm", "hmm", "mm"})
+
+
+def _unhesitating(text: str) -> str:
+    """``text`` without the sounds of a speaker thinking ("of the um people questioned")."""
+    return " ".join(word for word in text.split() if word not in _HESITATIONS)
+
+
+def _figure_unsure(lowered: str, start: int, end: int) -> bool:
+    """The figure at ``start:end`` is asked, proposed or supposed, not stated: its sentence ends
+    with a question mark, or a hedge stands before it in its sentence ("if we sell it for …",
+    "then we'd have to sell it for thirty Euros")."""
+    # a sentence is read at most SENTENCE_REACH characters either side: a page without a full
+    # stop is not rescanned for each figure in it
+    floor, ceiling = max(0, start - SENTENCE_REACH), min(len(lowered), end + SENTENCE_REACH)
+    begin = max(max(lowered.rfind(mark, floor, start) for mark in ".!?;\n") + 1, floor)
+    stop = min((i for i in (lowered.find(mark, end, ceiling) for mark in ".!?;\n") if i != -1), default=ceiling)
+    return lowered[stop:stop + 1] == "?" or patterns.FIGURE_UNSURE.search(lowered, begin, start) is not None
 
 
 def _concept(name: str, ts: datetime) -> Entity:

@@ -231,16 +231,65 @@ PRAISE: Final = re.compile(
 # "the production cost can be maximal twelve and a half Euros", "a profit of fifty million Euros",
 # "it sells for 25 euros". English only; on lowered text: ``figure`` names what the figure is,
 # ``amount`` is the amount with its currency (digits or number words).
+# Tenth round (issue 37): the same figures said as a team says them — the noun with no verb
+# ("selling price twenty five Euros, profit aim fifty million Euros"), a future or a filler
+# ("is going to be", "is gonna be a max of", "profit aim ultimately of"), a verb in place of the
+# noun ("we'll sell it for …" is the selling price, "we're aiming to make …" the profit aim, "it
+# can't cost more than … to make / per unit" the production cost), and an amount with its cents
+# after the currency ("twelve Euros fifty"). Measured on every AMI series of the development split
+# (QMSum train/, 25 series; ``python -m workers.evals.real_facts --ami``), not on one conversation.
 _FIGURE_NUMBER = (r"(?:\d[\d.,]*|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen"
                   r"|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy"
                   r"|eighty|ninety|hundred|thousand|million|billion|point|and|a|half)")
-FIGURE_TRIGGERS: Final = ("price", "cost", "profit", "revenue", "budget", "sells for", "sell for")
+_FIGURE_CURRENCY = r"(?:euros?|dollars?|pounds?|francs?|cents?|€|\$|£)"
+_FIGURE_FILLER = (r"(?:uh|um|er|of|about|around|roughly|approximately|maximal|maximum|max|a\s+max(?:imum)?\s+of"
+                  r"|at\s+most|at\s+least|only|just|ultimately|overall|exactly|no\s+more\s+than|not\s+more\s+than"
+                  r"|any\s+more\s+than|more\s+than|less\s+than|under|below)")
+# what is sold or made: "it", "this remote control", "each unit" (a possessive other than "our" is
+# someone's own thing: "I sold my bike for …" is no project's price)
+_FIGURE_THING = (r"(?:(?:it|this|these|them|that|each(?:\s+one)?|one"
+                 r"|(?:the|this|our)\s+[a-z]+(?:\s+[a-z]+)?)\s+)?")
+_FIGURE_BE = (r"(?:is|was|will\s+be|would\s+be|can\s+be|should\s+be|must\s+be|has\s+to\s+be|is\s+going\s+to\s+be"
+              r"|is\s+gonna\s+be|'s\s+going\s+to\s+be|'s\s+gonna\s+be|needs\s+to\s+be|has\s+got\s+to\s+be)\b")
+# A finding about a share of people, as a team reports its market research (tenth round, issue
+# 37): "seventy five percent of users find their remote controls ugly", "eighty percent would
+# spend more money on a remote that looks fancy", "fifty percent of the users they use only ten
+# percent of the buttons". The share is of people (or said alone) and a verb of saying, finding,
+# wanting or doing follows: "fifty percent of the selling price" is no finding. English only;
+# on lowered text, searched only where "percent" or "%" is said.
+SHARE_TRIGGERS: Final = ("percent", "%")
+SHARE: Final = re.compile(
+    # a share's number is a few words ("ninety one point two"): bounded, so a run of number words
+    # is not rescanned from each of its words
+    rf"\b(?P<share>(?:(?:over|about|around|nearly|almost|roughly|some)\s+)?(?:{_FIGURE_NUMBER}[\s-]+){{0,6}}{_FIGURE_NUMBER}"
+    r"\s*(?:percent|%)(?:\s+of\s+(?:the\s+|all\s+|our\s+)?(?:(?:uh|um|er)\s+)?(?:[a-z]+\s+){0,3}?"
+    r"(?:users?|people|consumers|customers|respondents|buyers|owners|viewers|them|those\s+asked)"
+    r"(?:\s+(?:questioned|asked|surveyed|interviewed|tested|polled))?"
+    r"(?:\s+of\s+[a-z]+(?:\s+[a-z]+)?(?=\s+(?:they\s+)?(?:say|said|find|found|think|would|are|were|use|want|prefer)\b))?)?)"
+    r"(?:,?\s+(?:they|uh|um|er))*"
+    r"\s+(?P<said>(?:(?:do|does|did)\s+)?(?:say|said|says|find|found|finds|think|thought|would|are|were|use|used|want|wanted|prefer"
+    r"|preferred|mentioned|zap|lose|lost|need|needed|like|liked|dislike|disliked|have|had|own|spend|pay|buy"
+    r"|indicated|indicate|stated|reported|answered|responded|claimed|agreed|considered)\b"
+    r"[^.?!;:\n]{3,90}?)(?=\s*(?:[.?!;:\n]|,\s+(?:so|which|but|and\s+(?:we|i|that))\b|$))")
+
+# a figure asked, proposed or supposed: a hedge before it in its sentence
+FIGURE_UNSURE: Final = re.compile(
+    r"\b(?:if|could|might|maybe|perhaps|whether|let's|let\s+us|then\s+we|suppose|unless)\b")
+# every figure has its currency: a message naming none is not searched
+FIGURE_TRIGGERS: Final = ("euro", "dollar", "pound", "franc", "cents", "€", "$", "£")  # not "cent": "recent", "percent"
 FIGURE: Final = re.compile(
-    r"\b(?<!my )(?<!your )(?<!his )(?<!her )"
+    r"\b(?<!my )(?<!your )(?<!his )(?<!her )(?<!that )(?<!this )"
     r"(?:(?P<figure>(?:selling|sales|retail|target|unit|production|manufacturing)\s+(?:price|cost)"
     r"|(?:profit|revenue|turnover)(?:\s+(?:aim|target|goal))?|budget)(?:\s+(?:uh|um|er))?"
-    r"\s+(?:(?:is|was|will\s+be|would\s+be|can\s+be|should\s+be|must\s+be|has\s+to\s+be)\b|of\b|at\b)"
-    r"|(?P<sells>sells?\s+for\b))"
-    r"\s+(?:(?:uh|um|er|of|about|around|roughly|approximately|maximal|maximum|max|at\s+most|at\s+least|only|just)\s+)*"
-    rf"(?P<amount>(?:{_FIGURE_NUMBER}[\s-]+)*{_FIGURE_NUMBER}\s*(?:euros?|dollars?|pounds?|francs?|cents?|€|\$|£))"
+    r"(?:\s+(?:for|of)\s+(?:our|the|this|each)\s+[a-z]+(?:\s+[a-z]+)?(?=\s+(?:is|was|will|would|can|should|must|has)\b))?"
+    rf"(?:\s+(?:{_FIGURE_BE}|of\b|at\b)|(?=\s+(?:{_FIGURE_FILLER}\s+){{0,4}}{_FIGURE_NUMBER}[\s-]))"
+    rf"|(?P<sells>(?:sells?|selling)\s+{_FIGURE_THING}(?:for|at)\b)"
+    r"|(?P<makes>(?:aim|aiming|aims)\s+to\s+make(?:\s+a\s+profit\s+of)?\b)"
+    r"|(?P<costs>costs?\b)"
+    rf"|(?P<produce>(?:produce|make|build|manufacture)\s+{_FIGURE_THING}(?:for|at)\b))"
+    rf"\s+(?:{_FIGURE_FILLER}\s+){{0,4}}"
+    rf"(?P<amount>(?:{_FIGURE_NUMBER}[\s-]+){{0,8}}{_FIGURE_NUMBER}\s*{_FIGURE_CURRENCY}"
+    r"(?:\s+(?:fifty|twenty[\s-]five|seventy[\s-]five|\d{2})(?![\w])(?!\s*(?:percent|%)))?)"
+    r"(?P<per>\s+(?:per|a|each|for\s+each)\s+(?:unit|item|piece|remote|device|one|time)\b"
+    r"|\s+to\s+(?:make|produce|build|manufacture)\b)?"
     r"(?![\w])")

@@ -311,8 +311,9 @@ def _object(pack: CompiledPack, text: MatchText, span: tuple[int, int], check: C
         return None
     if pack.deictic is not None and pack.deictic.search(lowered):
         return None
-    if lowered.isascii() and not any(len(word) > 2 for word in _WORD.findall(lowered)):
-        return None  # "to", "it": no word that says anything
+    if lowered.isascii() and not any(len(word) > 2 for word in _WORD.findall(lowered)) \
+            and not (check == "name" and obj[:1].isupper()):
+        return None  # "to", "it": no word that says anything (a name may be short: "My name is Ed")
     if pack.spaced and len(obj.split()) > pack.max_words:
         return None
     if re.search(r"\byou(?:r|rs|rself)?\b", lowered) and pack.code == "en":

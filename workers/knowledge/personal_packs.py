@@ -150,13 +150,14 @@ EN: Final = PersonalPack(
         ("started", r"i\s+started\s+(?P<obj>[a-z]+ing\b[^.!?;\n…]{0,60}?\s+(?:about\s+|over\s+|almost\s+)?"
                     r"(?:\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|many|several)\s+years?\s+ago)",
          "phrase"),
-        ("is-named", r"my\s+name\s+is\s+(?:(?:uh|um|er)\s+)?" + OBJ, "name"),
+        ("is-named", rf"my\s+name(?:\s+is|{_A}s)\s+(?:(?:uh|um|er)\s+)?" + OBJ, "name"),
         # a name given as one introduces oneself in a meeting (issue 37, AMI): with the role after it
         # ("I'm Bart the project manager", "I am Hemant, the industrial designer") or said next
-        # ("I'm uh Michael. I'm the user interface designer"); a capitalised word alone after "I'm"
+        # ("I'm uh Michael. I'm the user interface designer", "I'm Laura and I'm the project
+        # manager": tenth round, every AMI series of the dev split); a capitalised word alone after "I'm"
         # ("I'm French") is no name
         ("is-named", rf"i(?:{_A}m|\s+am)\s+(?:(?:uh|um|er),?\s+)?(?P<obj>[a-z][\w'’-]*(?:\s+[a-z][\w'’-]*)?)"
-                     rf"(?=(?:\s*,?|[.;]\s+(?:and\s+)?i(?:{_A}m|\s+am))\s+(?:the|a|an|your|our)\s+(?:[\w-]+\s+){{0,3}}?"
+                     rf"(?=(?:\s*,?|(?:[.;]|,?\s+and)\s+(?:(?:uh|um|er|so),?\s+)?i(?:{_A}m|\s+am))\s+(?:the|a|an|your|our)\s+(?:[\w-]+\s+){{0,3}}?"
                      rf"{_EN_ROLE}\b)", "name"),
         ("opened", r"(?:i|we)\s+(?:just\s+|finally\s+|recently\s+|also\s+)?(?:opened|launched|founded)\s+"
                    r"(?=(?:a|an|my|our)\s)" + OBJ, "phrase"),

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from schemas.docs import Integrity, KnowledgeDoc
 from schemas.events import MessageEvent
 from shared.config import KnowledgeSettings
-from workers.knowledge.core import apply_access, apply_message, empty_doc, project_figures
+from workers.knowledge.core import apply_access, apply_message, empty_doc, project_figures, share_findings
 from workers.knowledge.facts import decayed, fact_id, promote
 
 T0 = datetime(2026, 2, 17, 10, 0, tzinfo=UTC)
@@ -250,7 +250,65 @@ def test_a_projects_figures_are_facts_about_the_figure() -> None:
         ("production cost", "is", "seven and a half euros")]
 
 
+def test_a_projects_figures_said_as_a_team_says_them() -> None:
+    """Tenth round of issue 37: the figure without a verb, with a future or a filler, a verb in
+    place of the noun, and cents after the currency (every AMI series of the dev split says
+    its figures one of these ways)."""
+    assert project_figures("Okay, budget review: unit price thirty dollars, revenue target two million dollars.") == [
+        ("unit price", "thirty dollars"), ("revenue target", "two million dollars")]
+    assert project_figures("We're going to be selling this lamp for forty Euro, and we're aiming to make "
+                           "a million Euro.") == [("selling price", "forty euro"), ("profit aim", "a million euro")]
+    assert project_figures("Our retail price for the kit is gonna be about ninety pounds.") == [
+        ("retail price", "ninety pounds")]
+    assert project_figures("It has to cost eight Euros fifty per unit.") == [("production cost", "eight euros fifty")]
+    assert project_figures("We must produce each one at a maximum of six Euro.") == [("production cost", "six euro")]
+
+
+def test_a_figure_asked_proposed_or_paid_is_no_project_figure() -> None:
+    assert project_figures("Can we sell it for fifty Euros?") == []
+    assert project_figures("Maybe we sell it for fifty Euros, I don't know.") == []
+    assert project_figures("Let's sell this for sixty Euros.") == []
+    assert project_figures("That phone cost me 500 dollars.") == []  # what a thing cost, not a unit's
+    assert project_figures("I sold my bike for 200 dollars.") == []
+    assert project_figures("They pay twenty five percent of the selling price.") == []
+
+
+def test_a_share_of_people_and_what_they_said_is_a_finding() -> None:
+    """Tenth round of issue 37: a team's market research ("seventy five percent of users find
+    their remote controls ugly") is a fact about the share, said as the speaker said it."""
+    assert share_findings("So, sixty percent of customers said they'd pay for faster delivery. Nice.") == [
+        ("sixty percent of customers", "said they'd pay for faster delivery")]
+    assert share_findings("Forty two percent of the uh people questioned indicated that they read the manual.") == [
+        ("forty two percent of the people questioned", "indicated that they read the manual")]
+    assert share_findings("And 30% of users they do prefer dark mode, which surprised us.") == [
+        ("30 percent of users", "do prefer dark mode")]
+    doc = apply_message(None, message("Seventy percent of buyers want a longer battery."), KnowledgeSettings())
+    names = {e.id: e.value for e in doc.entities}
+    assert [(names[f.subject], f.predicate, f.object) for f in doc.facts] == [
+        ("seventy percent of buyers", "want", "a longer battery")]
+
+
+def test_a_share_of_a_thing_asked_or_supposed_is_no_finding() -> None:
+    assert share_findings("It costs fifty percent of the selling price.") == []
+    assert share_findings("Would ninety percent of users pay for it?") == []
+    assert share_findings("If eighty percent of people want it, we build it.") == []
+    assert share_findings("I'm like 90% sure I left it at home.") == []
+    assert share_findings("About 80% of my students passed the exam.") == []
+
+
 def test_a_price_without_an_amount_or_said_of_oneself_is_no_project_figure() -> None:
     assert project_figures("The price of coffee is crazy these days.") == []
     assert project_figures("My budget is about 300 dollars for the trip.") == []
     assert project_figures("The production cost is too high.") == []
+
+
+def test_a_name_given_again_in_full_is_one_known_fact() -> None:
+    """Tenth round of issue 37: "my name's Bob Mor" … "my name's Bob Morris" — the briefing
+    shows the name given last (``is-named`` is single-valued), the store keeps both."""
+    from workers.knowledge.briefing import fact_sentences
+    from workers.render import entity_names
+
+    doc = apply_message(None, message("Uh my name's Bob Mor."), KnowledgeSettings())
+    doc = apply_message(doc, message("So my name's Bob Morris.", T0 + timedelta(minutes=1), n=2), KnowledgeSettings())
+    assert sorted(f.object for f in doc.facts if f.predicate == "is-named") == ["Bob Mor", "Bob Morris"]
+    assert fact_sentences(doc.facts, entity_names(doc.entities)) == ["User is named Bob Morris"]

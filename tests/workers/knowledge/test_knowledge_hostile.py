@@ -48,7 +48,12 @@ HOSTILE_UNITS = {
     "month names (long dates)": "May ",
     "mixed-case chain": "Aa-",
     "is-a with long words (kind backtracking)": "Abc is a " + " ".join(["x" * 40] * 4) + " ",
+    # tenth round of issue 37: a share's or an amount's number words, rescanned from each of them
+    "number words before a percent (share findings)": "fifty one and ",
+    "number words before a currency (project figures)": "sell it for twenty a and euro ",
+    "fillers before an amount (project figures)": "selling price uh ",
 }
+HOSTILE_UNITS["number words ending in percent"] = "fifty " * 30 + "percent of users say "
 
 
 def sized(unit: str, size: int) -> str:

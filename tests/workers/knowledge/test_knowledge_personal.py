@@ -269,6 +269,13 @@ def test_a_name_given_to_introduce_oneself_in_a_team_is_a_fact() -> None:
     assert said("Hello everyone, I am Jonas the lead engineer.") == [("is-named", "Jonas")]
     assert said("I'm uh Priya. I'm the product owner.") == [("is-named", "Priya")]
     assert said("I'm Anna, your designer for today.") == [("is-named", "Anna")]
+    # tenth round: "my name's", a short name, and the role said in a second clause joined by "and"
+    assert said("So my name's Bob Morris.") == [("is-named", "Bob Morris")]
+    assert said("My name is Ed and I do accounting.") == [("is-named", "Ed")]
+    assert said("My name is it.") == []
+    assert said("Hi, I'm Lena and I'm the sales lead.") == [("is-named", "Lena")]
+    assert said("And I'm Tomas, and uh I'm the QA engineer here.") == [("is-named", "Tomas")]
+    assert said("I'm Maxi and I'm tired of meetings.") == []
     assert said("I'm French, the food here is odd.") == []
     assert said("I'm Happy the team made it.") == []
     assert said("I'm the project manager.") == []
