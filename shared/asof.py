@@ -57,6 +57,11 @@ class DocReader:
         self._kvs: dict[str, KeyValue] = {}
         self._decoders: dict[type[Any], msgspec.json.Decoder[Any]] = {}
 
+    async def warm(self) -> None:
+        """Its derivation made ready off the event loop (``Derivation.warm``), if it has one."""
+        if self._derivation is not None:
+            await self._derivation.warm()
+
     async def kv(self, bucket: str) -> KeyValue:
         kv = self._kvs.get(bucket)
         if kv is None:

@@ -31,6 +31,7 @@ A worker that may ask a model derives only documents its producer made without o
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
@@ -93,6 +94,12 @@ class _Stream(NamedTuple):
     complete: bool  # it holds every event but forgotten agents': its start moved by forgets alone, if at all
 
 
+# events decoded or applied between two turns of the event loop: a derivation of thousands (a source
+# far past its history) held the loop, and every briefing in flight, for up to 1.2 s in boot under
+# load (issue 39, ``loop_stalled``); each turn costs a loop iteration, ~10 µs
+YIELD_EVERY = 50
+
+
 class _Next(msgspec.Struct):
     seq: int
     next_by_subj: str
@@ -122,6 +129,16 @@ class Derivation:
         if self._projections is None:
             self._projections = self._make()
         return self._projections
+
+    async def warm(self) -> None:
+        """The projections made now, on a thread: made on first use, they compile every
+        deriving worker's patterns — seconds of CPU (2.2 s in boot under load, issue 39) that
+        held the event loop, and with it every briefing in flight, the first time a source fell
+        past its history. A derivation asked meanwhile makes them itself, as before."""
+        if self._projections is None:
+            made = await asyncio.to_thread(self._make)
+            if self._projections is None:
+                self._projections = made
 
     def derivable(self, bucket: str) -> bool:
         """Whether ``bucket``'s (physical name) documents derive from the events alone."""
@@ -158,7 +175,9 @@ class Derivation:
         doc = base.doc
         window = DuplicateWindow(self._span)
         try:
-            for env in await self._events(agent, base.before_seq, before_seq, window):
+            for i, env in enumerate(await self._events(agent, base.before_seq, before_seq, window)):
+                if i % YIELD_EVERY == YIELD_EVERY - 1:
+                    await asyncio.sleep(0)  # a long derivation holds the event loop no longer than this many
                 if self._takes(projection, env):
                     inputs = await self._inputs(projection, doc, env, read)
                     doc = self._applied(projection, doc, env, inputs, producer)
@@ -232,7 +251,9 @@ class Derivation:
         for subject in (stored_subject(self._prefix, OPENCLAW_FAMILY, agent, "*"), session_agent):
             stored += await self._stored(subject, max(1, from_seq - window.span), from_seq)
         out = []
-        for seq, subject, data in sorted(stored):
+        for i, (seq, subject, data) in enumerate(sorted(stored)):
+            if i % YIELD_EVERY == YIELD_EVERY - 1:
+                await asyncio.sleep(0)
             decoded = decode_event(self._prefix, subject, seq, data, self._limits)
             if isinstance(decoded, Rejection) or decoded.agent != agent:
                 continue

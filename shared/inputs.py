@@ -128,6 +128,7 @@ class Inputs:
             return Reading(env, {}, [])
         tracker = await self.tracker()
         waited: dict[str, float] = {}
+        read_s: dict[str, float] = {}  # the as-of read after the wait
 
         async def read(source: Source) -> tuple[Any, list[str]]:
             started = time.monotonic()
@@ -138,13 +139,15 @@ class Inputs:
             waited[source.field] = time.monotonic() - started
             COMPOSED_WAIT.labels(worker, source.worker).observe(waited[source.field])
             doc, _ = await self.docs.as_of(self.bucket(source.bucket), env.agent, source.doc_type, seq)
+            read_s[source.field] = time.monotonic() - started - waited[source.field]
             return doc, lagging
 
         found = await asyncio.gather(*(read(source) for source in sources))
         if log.isEnabledFor(logging.DEBUG):  # what each trigger waited for, source by source
             waits = {w: round(secs * 1000, 1) for w, secs in sorted(waited.items())}
+            reads = {w: round(secs * 1000, 1) for w, secs in sorted(read_s.items())}
             log.debug("sources_waited", extra={"worker": worker, "agent": env.agent, "seq": env.seq,
-                                               "family": env.family, "waited_ms": waits})
+                                               "family": env.family, "waited_ms": waits, "read_ms": reads})
         docs = {source.field: doc for source, (doc, _) in zip(sources, found, strict=True)}
         lagging = sorted({c for _, lag in found for c in lag})
         if lagging:

@@ -3,6 +3,7 @@ the event generator and the hostile inputs (no server)."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 from typing import Any
 
@@ -16,7 +17,7 @@ from workers.bench import budget
 from workers.bench.capacity import agents_at, holds, next_rate
 from workers.bench.config import QUICK, make_config
 from workers.bench.events import backlog
-from workers.bench.freshness import Published, cpu_per_event, match
+from workers.bench.freshness import Published, Watches, covered_at, cpu_per_event, match, until_complete
 from workers.bench.hostile import MAX_BYTES, pathological
 from workers.bench.ingest import store_event
 from workers.bench.results import (
@@ -289,3 +290,24 @@ def test_below_the_budget_rate_a_briefing_is_held_to_one_second_and_at_it_to_fif
     rows = {r.name: r for r in budget.rows(report)}
     assert rows["session start → BootDoc @200/s"].verdict == "miss"
     assert rows["session start → BootDoc @200/s"].target == "p99 < 1000 ms"
+
+
+async def test_a_rate_waits_for_every_session_starts_complete_briefing_within_its_limit() -> None:
+    """After the drain, freshness waits (bounded) until every session start has a complete BootDoc
+    — one a lagging source completed when it caught up — so "none missing" is asked of a pipeline
+    given the time to complete them, and the wait is reported."""
+
+    class Harness:
+        pipeline: tuple[Any, ...] = ()
+
+        def check_alive(self, procs: Any) -> None:
+            pass
+
+    watches = Watches(None)  # type: ignore[arg-type]  # its KV watches are not started: filled by hand
+    starts = [Published("a", 5, 0.0, "session.start"), Published("b", 7, 0.0, "session.start")]
+    watches.complete["a"].append((1.0, 5))
+    assert await until_complete(Harness(), watches, starts, 0.05) is None  # type: ignore[arg-type]
+    waiting = asyncio.create_task(until_complete(Harness(), watches, starts, 60.0))  # type: ignore[arg-type]
+    watches.complete["b"].append((2.0, 9))  # b's complete document (a later one covers it too)
+    assert await waiting is not None
+    assert covered_at(starts, watches.complete) == {5: 1.0, 7: 2.0}

@@ -7,6 +7,7 @@ document made from it (the channel summaries) differed from a replay's."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import msgspec
@@ -17,12 +18,14 @@ from schemas.docs import ThreadsDoc
 from shared.asof import DocReader
 from shared.codec import Envelope, decode_event, event_limits
 from shared.config import Settings, load_settings
+from shared.derive import YIELD_EVERY, Derivation
 from shared.inputs import Inputs
 from shared.kv import kv_read
 from shared.names import BUCKET_THREADS, EVENTS_STREAM
 from shared.projection import ProjectionHandler, is_trigger
 from shared.provision import provision
 from shared.runtime import derivation
+from shared.tasks import cancel_and_wait
 from workers.threads.worker import SPEC as THREADS
 from workers.threads.worker import projections
 
@@ -81,3 +84,41 @@ async def test_a_source_past_its_history_is_derived_as_of_the_trigger(nc: Client
         assert exact, seq
         got = msgspec.json.encode(doc) if doc is not None else None
         assert got == before[seq], f"as of the trigger at {seq} ({'derived' if seq in short else 'a revision'})"
+
+
+async def test_a_long_derivation_gives_the_event_loop_turns_between_its_events(
+    nc: Client, make_chat_events: Any, monkeypatch: Any
+) -> None:
+    """Deriving a source far past its history applies hundreds of events in one read: boot's
+    event loop, and every briefing in flight with it, was held for up to 1.2 s (issue 39). The
+    derivation now lets the loop run every ``YIELD_EVERY`` events: a task ticking beside it
+    advances between its applications. What it derives is unchanged (the test above)."""
+    js = nc.jetstream()
+    settings = load_settings({})
+    await provision(js, settings, [], doc_buckets=[BUCKET_THREADS])
+    last = await _publish(js, make_chat_events(240, 1, seed=5, triggers_every=40))
+    ticks = 0
+
+    async def ticking() -> None:
+        nonlocal ticks
+        while True:
+            ticks += 1
+            await asyncio.sleep(0)
+
+    seen: list[int] = []
+    applied = Derivation._applied
+
+    def counted(*args: Any) -> Any:
+        seen.append(ticks)
+        return applied(*args)
+
+    monkeypatch.setattr(Derivation, "_applied", staticmethod(counted))
+    deriving = derivation(js, settings, [THREADS], "9.9.9")
+    ticker = asyncio.create_task(ticking())
+    try:
+        doc, exact = await deriving.as_of(BUCKET_THREADS, AGENT, last + 1, "threads@test")
+    finally:
+        await cancel_and_wait(ticker)
+    assert exact and doc is not None
+    assert len(seen) > YIELD_EVERY
+    assert len(set(seen)) >= len(seen) // YIELD_EVERY  # the loop ran between every YIELD_EVERY applications

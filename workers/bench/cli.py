@@ -61,6 +61,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--boot-every", type=int, help="one session start per N freshness events (default 100)")
     parser.add_argument("--drain-limit", dest="drain_limit_s", type=float,
                         help="seconds to wait for the pipeline to drain after each rate (default 30)")
+    parser.add_argument("--complete-limit", dest="complete_limit_s", type=float,
+                        help="then seconds to wait for every session start's complete BootDoc (a lagging source "
+                             "caught up; default 120, quick 0: not waited for)")
     parser.add_argument("--api-requests", type=int, help="requests per API endpoint (default 300)")
     parser.add_argument("--mcp-calls", type=int, help="calls per MCP tool beside its NATS round trip (default 200)")
     parser.add_argument("--plugin-turns", type=int,
@@ -92,6 +95,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--only", dest="phases", type=_phases, help=f"phases to run (default all: {','.join(PHASES)})")
     parser.add_argument("--seed", type=int, help="event generator seed (default 7)")
     parser.add_argument("--workdir", help="keep worker logs and data here (default: a temporary directory)")
+    parser.add_argument("--boot-trace", action="store_true",
+                        help="run boot at DEBUG (JSON logs: each trigger's stages) and keep each freshness rate's "
+                             "session starts in the work dir (give --workdir); "
+                             "`python -m workers.bench.bootstages WORKDIR` tells where their BootDocs' time went")
     parser.add_argument("--profile", dest="profile_dir",
                         help="run the backlog workers under cProfile, one .prof per worker in this directory")
 
@@ -102,12 +109,13 @@ def register(sub: Any) -> None:
     bench.set_defaults(handler=cmd_bench)
 
 
-_FIELDS = ("events", "agents", "limit_runs", "rates", "duration_s", "boot_every", "drain_limit_s", "api_requests",
+_FIELDS = ("events", "agents", "limit_runs", "rates", "duration_s", "boot_every", "drain_limit_s", "complete_limit_s",
+           "api_requests",
            "mcp_calls", "plugin_turns", "hostile_reps", "recall_messages", "recall_limit_s", "recall_scale",
            "capacity_duration_s", "capacity_max", "fairness_burst", "fairness_recall_burst", "fairness_store_burst",
            "workers", "pipeline",
            "phases", "seed",
-           "workdir", "profile_dir", "plugin_dir", "nats_url", "out")
+           "workdir", "profile_dir", "plugin_dir", "nats_url", "out", "boot_trace")
 
 
 def _progress(line: str) -> None:

@@ -50,11 +50,18 @@ class BenchConfig(msgspec.Struct, frozen=True, kw_only=True):
     workers: tuple[str, ...] = REGEX_WORKERS  # measured alone on the backlog
     pipeline: tuple[str, ...] = ()  # workers running for freshness and API (empty: every registered one)
     drain_limit_s: float = 30.0  # after each freshness rate, wait at most this long for the backlog
+    # then, at most this long more for every session start's complete BootDoc (a source lagging above
+    # capacity, recall, completes it when it catches up): "none missing" counts only those still
+    # incomplete after it, and the next rate starts from a caught-up pipeline (0: not waited for)
+    complete_limit_s: float = 120.0
     nats_url: str | None = None
     reset: bool = False  # allow wiping Cortex's streams and buckets on a given server
     out: str = "bench-results.json"
     workdir: str | None = None  # keep worker logs here (default: a temporary directory)
     profile_dir: str | None = None  # run the throughput workers under cProfile, output here
+    # boot at DEBUG with JSON logs (its ``trigger_stages`` lines) and each freshness rate's session
+    # starts written to the work dir: ``python -m workers.bench.bootstages WORKDIR`` joins them
+    boot_trace: bool = False
     plugin_dir: str | None = None  # deploy/openclaw-plugin of a checkout (default: found, workers.bench.pluginlatency)
     quick: bool = False
 
@@ -78,6 +85,7 @@ QUICK: Final[dict[str, Any]] = {
     "capacity_max": 100,
     "capacity_bisections": 1,
     "drain_limit_s": 3.0,
+    "complete_limit_s": 0.0,
     "fairness_burst": 2000,  # more than a batch (1000), so the quiet agent has a backlog to get past
     "fairness_quiet": 5,
     "fairness_interval_s": 0.05,

@@ -23,6 +23,7 @@ import time
 from collections import defaultdict
 from collections.abc import AsyncIterator
 from datetime import timedelta
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import msgspec
@@ -121,6 +122,35 @@ def match(published: list[Published], seen: dict[str, list[tuple[float, int]]]) 
     return latencies, lost
 
 
+def covered_at(published: list[Published], seen: dict[str, list[tuple[float, int]]]) -> dict[int, float]:
+    """Each published sequence → when the first revision covering it arrived (as ``match``)."""
+    by_agent: dict[str, list[Published]] = defaultdict(list)
+    for p in published:
+        by_agent[p.agent].append(p)
+    out: dict[int, float] = {}
+    for agent, pubs in by_agent.items():
+        observed = seen.get(agent, [])
+        j = 0
+        for p in sorted(pubs, key=lambda p: p.seq):
+            while j < len(observed) and observed[j][1] < p.seq:
+                j += 1
+            if j < len(observed):
+                out[p.seq] = observed[j][0]
+    return out
+
+
+def write_starts(path: Path, starts: list[Published], watches: Watches) -> None:
+    """The session starts of a rate for ``workers.bench.bootstages``: each one's sequence, agent,
+    and wall-clock times of its publish, its first BootDoc and its complete one (None: none)."""
+    wall = time.time() - time.perf_counter()  # perf_counter → wall clock
+    first = covered_at(starts, watches.seen[BUCKET_BOOT])
+    complete = covered_at(starts, watches.complete)
+    rows = [{"seq": p.seq, "agent": p.agent, "published": p.t0 + wall,
+             "boot": first[p.seq] + wall if p.seq in first else None,
+             "complete": complete[p.seq] + wall if p.seq in complete else None} for p in starts]
+    path.write_bytes(msgspec.json.encode(rows))
+
+
 def plan(source: EventSource, rng: random.Random, count: int, boot_every: int) -> list[BenchEvent]:
     """``count`` events: messages of random agents, every ``boot_every``-th a session start."""
     agents = source.agents
@@ -158,11 +188,24 @@ def _latency(published: list[Published], seen: dict[str, list[tuple[float, int]]
     return summarize(latencies, lost)
 
 
+async def until_complete(session: Session, watches: Watches, starts: list[Published], limit_s: float) -> float | None:
+    """Seconds until every session start in ``starts`` has a complete BootDoc seen (None: not all
+    within ``limit_s``)."""
+    began = time.perf_counter()
+    while len(covered_at(starts, watches.complete)) < len(starts):
+        session.check_alive(session.pipeline)
+        if time.perf_counter() - began > limit_s:
+            return None
+        await asyncio.sleep(0.1)
+    return time.perf_counter() - began
+
+
 async def run_rate(session: Session, watches: Watches, source: EventSource, rng: random.Random,
                    rate: int, consumers: list[str], duration_s: float | None = None,
-                   phase: str = "freshness") -> RateResult:
+                   phase: str = "freshness", complete_limit_s: float = 0.0) -> RateResult:
     """Publish at ``rate`` for ``duration_s`` (the freshness duration unless given), drain,
-    and match what the watches saw."""
+    wait (at most ``complete_limit_s``) for every session start's complete BootDoc, and match
+    what the watches saw."""
     cfg = session.config
     seconds = cfg.duration_s if duration_s is None else duration_s
     source.spacing = timedelta(seconds=1 / rate)  # event time advances like the publish schedule
@@ -181,15 +224,24 @@ async def run_rate(session: Session, watches: Watches, source: EventSource, rng:
     await asyncio.sleep(0.3)  # the last watch updates are on their way
     messages = [p for p in published if p.kind == "msg"]
     starts = [p for p in published if p.kind == "session.start"]
+    completed_s = None
+    if complete_limit_s > 0:
+        completed_s = await until_complete(session, watches, starts, complete_limit_s)
+        if completed_s is None:
+            session.progress(f"[{phase}] session starts without a complete BootDoc {complete_limit_s:g}s after the "
+                             f"drain: {len(starts) - len(covered_at(starts, watches.complete))}")
     result = RateResult(
         rate=rate, duration_s=seconds, published=len(published),
         achieved_rate=round(len(published) / elapsed, 1),
         drain_s=round(drain_s, 3) if drain_s is not None else None, undrained=undrained,
+        completed_s=round(completed_s, 3) if completed_s is not None else None,
         threads=_latency(messages, watches.seen[BUCKET_THREADS]),
         decisions=_latency(messages, watches.seen[BUCKET_DECISIONS]),
         boot=_latency(starts, watches.seen[BUCKET_BOOT]), boot_complete=_latency(starts, watches.complete),
         cpu_ms_per_event=cpu,
     )
+    if cfg.boot_trace:
+        write_starts(session.workdir / f"boot-starts-{phase}-{rate}.json", starts, watches)
     busiest = ", ".join(f"{name} {ms:g}" for name, ms in list(cpu.items())[:3])
     session.progress(f"[{phase}] {rate} msg/s: threads p99 {result.threads.p99_ms} ms, "
                      f"decisions p99 {result.decisions.p99_ms} ms, boot p99 {result.boot.p99_ms} ms "
@@ -228,5 +280,6 @@ async def run(session: Session, source: EventSource) -> FreshnessResult:
     consumers = [consumer_name(w) for w in session.pipeline_consumers]
     rng = random.Random(cfg.seed + 2)
     async with watching(session, "cortex-bench-watch") as watches:
-        rates = [await run_rate(session, watches, source, rng, rate, consumers) for rate in cfg.rates]
+        rates = [await run_rate(session, watches, source, rng, rate, consumers, complete_limit_s=cfg.complete_limit_s)
+                 for rate in cfg.rates]
     return FreshnessResult(workers=[p.name for p in session.pipeline], rates=rates)

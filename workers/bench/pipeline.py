@@ -42,7 +42,8 @@ async def start(session: Session) -> None:
         raise BenchError(f"unknown pipeline worker(s) {', '.join(unknown)} (known: {', '.join(registered)})")
     specs = {name: registered[name] for name in wanted}
     session.progress(f"[pipeline] starting {len(specs)} worker processes: {', '.join(specs)} …")
-    session.pipeline = [session.procs.start(name) for name in specs]
+    trace = {"CORTEX_LOG_LEVEL": "DEBUG", "CORTEX_LOG_FORMAT": "json"} if session.config.boot_trace else {}
+    session.pipeline = [session.procs.start(name, env=trace if name == "boot" else None) for name in specs]
     session.pipeline_consumers = [name for name, spec in specs.items() if spec.build is not None]
     await session.wait_leases(session.pipeline_consumers, session.pipeline)
     for name, spec in specs.items():

@@ -60,6 +60,9 @@ class RateResult(msgspec.Struct, kw_only=True):
     boot_complete: Latency = msgspec.field(default_factory=Latency)
     drain_s: float | None = None  # publishing finished → every consumer drained
     undrained: dict[str, int] = msgspec.field(default_factory=dict)  # consumer → pending at the drain limit
+    # drained (or the drain limit) → every session start's complete BootDoc seen, waited for at most
+    # ``complete_limit_s`` (freshness only; None: not waited for, or not all complete by then)
+    completed_s: float | None = None
     # CPU milliseconds per published event (= CPU seconds per 1 000 events), first publish →
     # drained: each worker process, the embedded nats-server, and the harness (publisher, watches)
     cpu_ms_per_event: dict[str, float] = msgspec.field(default_factory=dict)

@@ -30,7 +30,9 @@ Why this is the document the loop (and a replay) makes:
   takes the write, ``ProjectionHandler.adopt``; a stale cache conflicts and rebases onto
   it). The loop's change documents before S that it has not made yet are then skipped
   too — an in-order run writes them and then S's over them: after S, the two agree.
-  When the loop reaches a trigger this path is still reading, it takes that reading.
+  A trigger's sources are read once, whichever path reaches it first: the loop takes a
+  reading this path began (``reading``; for an agent with a document even during the
+  stored-document check), and hands this path a reading it began itself (``share``).
 * **Only while the process holds the lease.** Each write passes the loop's fence first
   (``WorkerContext.fence``): a deposed instance (its lease taken by a standby or a replay,
   its process paused past the TTL) writes nothing once its fence has closed — a replay that
@@ -54,7 +56,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sys
+import threading
 import time
+import traceback
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Protocol
@@ -109,6 +114,7 @@ WAIT_BUDGET_S = 0.5
 PARALLEL = 16  # triggers read at once (each agent's in stream order)
 MAX_TAKEN = 1024  # triggers taken and not done with; the consumer is read no further meanwhile
 HELD_READINGS = 512  # readings kept for the loop to take when it reaches their triggers
+SHARED_READINGS = 64  # the loop's own readings kept for this path to take (``share``)
 FETCH_S = 1.0
 INACTIVE_S = 30.0  # the server removes the consumer this long after its worker went away
 CONFLICTS = 5  # compare-and-set attempts before a trigger is left to the loop
@@ -162,6 +168,85 @@ def trigger_filters(prefix: str, partition: int | None, partitions: int) -> list
     return filters
 
 
+class Stages:
+    """One trigger's stages, wall-clock (``time.time()``), for the ``trigger_stages`` line at
+    DEBUG (``workers.bench.bootstages`` reads them). ``stages()`` gives one only while DEBUG is
+    on; otherwise ``OFF``, whose marks do nothing."""
+
+    __slots__ = ("marks", "stored_at")
+
+    def __init__(self, stored_at: float | None) -> None:
+        self.stored_at = stored_at
+        self.marks: dict[str, float] = {}
+
+    def mark(self, stage: str) -> None:
+        self.marks.setdefault(stage, time.time())
+
+    def emit(self, env: Envelope, path: str, outcome: str) -> None:
+        """``<stage>_ms``: milliseconds from ``t0``, the trigger's storing in the stream (or, its
+        storing time unknown, the first stage)."""
+        origin = self.stored_at if self.stored_at is not None else min(self.marks.values(), default=0.0)
+        extra: dict[str, Any] = {"agent": env.agent, "seq": env.seq, "path": path, "outcome": outcome,
+                                 "t0": round(origin, 4)}
+        extra.update({f"{stage}_ms": round((at - origin) * 1000, 1) for stage, at in self.marks.items()})
+        log.debug("trigger_stages", extra=extra)
+
+
+class _Off(Stages):
+    def mark(self, stage: str) -> None:
+        pass
+
+    def emit(self, env: Envelope, path: str, outcome: str) -> None:
+        pass
+
+
+OFF: Stages = _Off(None)
+
+
+def stages(stored_at: float | None) -> Stages:
+    """A trigger's stage record when DEBUG is on (``Stages``), else ``OFF``."""
+    return Stages(stored_at) if log.isEnabledFor(logging.DEBUG) else OFF
+
+
+async def watch_loop_lag(every_s: float = 0.02, report_s: float = 1.0) -> None:
+    """DEBUG only: how late the event loop runs a callback due every ``every_s`` — a loop busy
+    with the consume loop's batches delays every await of the early path by as much. One
+    ``loop_lag`` line every ``report_s``: the largest delay and the 90th percentile, ms."""
+    lags: list[float] = []
+    reported = time.monotonic()
+    beat = [reported]
+    stop = threading.Event()
+    threading.Thread(target=_stall_stacks, args=(threading.get_ident(), beat, stop), daemon=True,
+                     name="boot-stall-stacks").start()
+    try:
+        while True:
+            due = time.monotonic() + every_s
+            await asyncio.sleep(every_s)
+            now = beat[0] = time.monotonic()
+            lags.append(max(0.0, now - due))
+            if now - reported >= report_s:
+                lags.sort()
+                log.debug("loop_lag", extra={"max_ms": round(lags[-1] * 1000, 1),
+                                             "p90_ms": round(lags[int(0.9 * (len(lags) - 1))] * 1000, 1),
+                                             "samples": len(lags), "at": round(time.time(), 3)})
+                lags, reported = [], now
+    finally:
+        stop.set()
+
+
+def _stall_stacks(loop_thread: int, beat: list[float], stop: threading.Event, stalled_s: float = 0.25) -> None:
+    """DEBUG only, on a thread of its own: while the event loop has not ticked for ``stalled_s``,
+    the loop thread's innermost frames every 0.1 s (``loop_stalled``): what held it."""
+    while not stop.wait(0.1):
+        late = time.monotonic() - beat[0]
+        frame = sys._current_frames().get(loop_thread)
+        if late < stalled_s or frame is None:
+            continue
+        where = [f"{f.f_code.co_filename.rsplit('/', 3)[-1]}:{line} {f.f_code.co_name}"
+                 for f, line in traceback.walk_stack(frame)][:12]
+        log.debug("loop_stalled", extra={"late_ms": round(late * 1000), "stack": where})
+
+
 class _Gap(Exception):
     """A delivery of the trigger consumer went missing: it is made again (``_run``)."""
 
@@ -193,7 +278,11 @@ class EarlyTriggers:
         self._channel_ok = channel_filter(ctx.settings, ctx.shadow)  # the loop's own: an ignored channel briefs nothing
         self._name = early_consumer(ctx.consumer)
         self._task: asyncio.Task[None] | None = None
+        self._lag: asyncio.Task[None] | None = None  # DEBUG only: ``watch_loop_lag``
         self._readings: OrderedDict[int, asyncio.Task[Reading]] = OrderedDict()
+        self._begun: dict[int, asyncio.Task[Reading]] = {}  # readings at their trigger's check
+        self._shared: OrderedDict[int, asyncio.Task[Reading]] = OrderedDict()  # the loop's (``share``)
+        self._taken: set[int] = set()  # of those, the ones the loop took (``reading``): not cancelled here
         self._chains: dict[str, asyncio.Task[None]] = {}  # agent → its last trigger's task
         self._left: dict[str, int] = {}  # agent → the last trigger left to the loop (or failed)
         self._slots = asyncio.Semaphore(PARALLEL)
@@ -207,14 +296,19 @@ class EarlyTriggers:
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name=self._name)
+        if log.isEnabledFor(logging.DEBUG):
+            self._lag = asyncio.create_task(watch_loop_lag(), name=f"{self._name}-lag")
 
     async def stop(self) -> None:
-        tasks = [t for t in (self._task, *self._chains.values(), *self._readings.values()) if t is not None]
+        tasks = [t for t in (self._task, self._lag, *self._chains.values(), *self._readings.values()) if t is not None]
         for task in tasks:
             with contextlib.suppress(Exception):
                 await cancel_and_wait(task)
         self._chains.clear()
         self._readings.clear()
+        self._begun.clear()
+        self._shared.clear()
+        self._taken.clear()
         with contextlib.suppress(Exception):
             await self._ctx.js.delete_consumer(EVENTS_STREAM, self._name)
 
@@ -228,9 +322,18 @@ class EarlyTriggers:
         self._floor = max(self._floor, self._top)
         self._refloor = True
 
-    def reading(self, seq: int) -> asyncio.Task[Reading] | None:
-        """The reading of the trigger at ``seq`` if this path began it (taken: the loop's)."""
-        return self._readings.pop(seq, None)
+    def reading(self, seq: int, budgeted: bool = False) -> asyncio.Task[Reading] | None:
+        """The reading of the trigger at ``seq`` if this path began it (taken: the loop's): one
+        held for the loop (the trigger is this path's) — or, ``budgeted`` (the loop's own reading
+        would end within the same budget: the agent has a document), one begun and still at its
+        stored-document check, so that the sources are not read a second time beside it."""
+        held = self._readings.pop(seq, None)
+        if held is not None or not budgeted:
+            return held
+        begun = self._begun.pop(seq, None)
+        if begun is not None:
+            self._taken.add(seq)
+        return begun
 
     async def loop_until(self, env: Envelope) -> float | None:
         """Where the loop's own reading of ``env`` stops waiting (``loop_until``): a trigger's
@@ -317,46 +420,91 @@ class EarlyTriggers:
         stored_at = _stored_at(msg)
         if stored_at is not None:
             EARLY_SECONDS.labels("delivered").observe(max(0.0, time.time() - stored_at))
+        trace = stages(stored_at)
+        trace.mark("delivered")
         before = self._chains.get(env.agent)
         if env.duplicate_key is not None:  # the store's: decided in stream order, so briefed by the loop
             self._chains[env.agent] = asyncio.create_task(self._leave(env, before), name=f"{self._name}-{seq}")
             return True
-        self._chains[env.agent] = asyncio.create_task(self._brief(env, before, stored_at), name=f"{self._name}-{seq}")
+        self._chains[env.agent] = asyncio.create_task(self._brief(env, before, stored_at, trace),
+                                                      name=f"{self._name}-{seq}")
         return True
 
     # ------------------------------------------------------------------ one trigger
 
-    async def _brief(self, env: Envelope, before: asyncio.Task[None] | None, stored_at: float | None) -> None:
+    async def _brief(self, env: Envelope, before: asyncio.Task[None] | None, stored_at: float | None,
+                     trace: Stages = OFF) -> None:
         """After the agent's previous trigger: its sources read (at most ``PARALLEL`` triggers
         at once) and its document written — unless it is made already or the loop's."""
         if before is not None:
             with contextlib.suppress(Exception):
                 await before
+        outcome = "loop's"
         try:
+            trace.mark("chained")
             async with self._slots:
+                trace.mark("slot")
                 kv = await self._ctx.js.key_value(self._ctx.bucket(BUCKET_BOOT))
-                # begun before the stored-document check (tens to hundreds of ms above capacity),
-                # handed to the loop only once the trigger is this path's (``_hold``)
-                reading = self._start(env, stored_at)
+                # the loop's own reading when it began one (``share``: the loop reached the trigger
+                # first), else one begun here before the stored-document check (tens to hundreds of
+                # ms above capacity) — the loop takes it if it reaches the trigger meanwhile
+                # (``reading``): a trigger's sources are read once
+                reading = self._shared.pop(env.seq, None)
+                own = reading is None
+                if reading is None:
+                    reading = self._begun[env.seq] = self._start(env, stored_at)
                 try:
-                    if self._ours(env, (await _stored(kv, env.agent))[0]):
-                        self._hold(env.seq, reading)
-                        await self._write(kv, env, await reading, stored_at)
+                    outcome = await self._check(kv, env, reading, own, stored_at, trace)
                 finally:
-                    if not reading.done():  # not this path's (or stopping): the loop reads it itself
+                    self._begun.pop(env.seq, None)
+                    if env.seq in self._taken:
+                        self._taken.discard(env.seq)  # the loop's now: it awaits it
+                    elif own and not reading.done():  # not this path's (or stopping): the loop reads it itself
                         await cancel_and_wait(reading)
         except asyncio.CancelledError:
+            outcome = "cancelled"
             raise
         except LeaseLost:  # another instance's now (its loop makes it): this one's loop is stopping
             self._left[env.agent] = env.seq
+            outcome = "lease lost"
         except Exception as exc:  # the loop makes it (and, in order, the agent's later ones)
             self._left[env.agent] = env.seq
+            outcome = "failed"
             log.warning("boot_early_failed", extra={"agent": env.agent, "seq": env.seq, "error": repr(exc)[:300]})
         finally:
+            trace.emit(env, "early", outcome)
             self.handled += 1
             self._intake.release()
             if self._chains.get(env.agent) is asyncio.current_task():
                 del self._chains[env.agent]
+
+    async def _check(self, kv: KeyValue, env: Envelope, reading: asyncio.Task[Reading], own: bool,
+                     stored_at: float | None, trace: Stages) -> str:
+        """The stored-document check, then — the trigger this path's — the document written from
+        ``reading`` (``own``: begun here, else the loop's; one the loop stopped or that failed is
+        read again here)."""
+        stored = (await _stored(kv, env.agent))[0]
+        trace.mark("checked")
+        self._begun.pop(env.seq, None)
+        if not self._ours(env, stored):
+            return "made" if stored is not None and stored.integrity.last_seq >= env.seq else "loop's"
+        if own:
+            self._hold(env.seq, reading)
+            return await self._write(kv, env, await reading, stored_at, trace)
+        await asyncio.wait([reading])
+        if reading.cancelled() or reading.exception() is not None:
+            return await self._write(kv, env, await self._read(env, until=wait_until(stored_at, time.time(),
+                                                                                      time.monotonic())),
+                                     stored_at, trace)
+        return await self._write(kv, env, reading.result(), stored_at, trace)
+
+    def share(self, seq: int, reading: asyncio.Task[Reading]) -> None:
+        """The loop's own reading of the trigger at ``seq``, begun before this path began one (the
+        loop, caught up, reaches most triggers first): this path writes from it rather than read
+        every source a second time. The last ``SHARED_READINGS`` are kept."""
+        self._shared[seq] = reading
+        while len(self._shared) > SHARED_READINGS:
+            self._shared.popitem(last=False)
 
     async def _leave(self, env: Envelope, before: asyncio.Task[None] | None) -> None:
         """After the agent's previous trigger: this one is the loop's, and so are the agent's
@@ -381,7 +529,9 @@ class EarlyTriggers:
     def _hold(self, seq: int, reading: asyncio.Task[Reading]) -> None:
         """The loop takes the reading if it reaches the trigger meanwhile — only one of a
         trigger this path writes: the loop reads the others (an agent's first briefing, to its
-        bound) itself."""
+        bound) itself. Not one it took already, during the check."""
+        if seq in self._taken:
+            return
         self._readings[seq] = reading
         while len(self._readings) > HELD_READINGS:
             self._readings.popitem(last=False)  # the loop reads that one itself, if it ever needs it
@@ -398,16 +548,19 @@ class EarlyTriggers:
             return False
         return True
 
-    async def _write(self, kv: KeyValue, env: Envelope, reading: Reading, stored_at: float | None) -> None:
+    async def _write(self, kv: KeyValue, env: Envelope, reading: Reading, stored_at: float | None,
+                     trace: Stages = OFF) -> str:
+        """The document written (or not: what happened instead, for ``trigger_stages``)."""
         if stored_at is not None:
             EARLY_SECONDS.labels("read").observe(max(0.0, time.time() - stored_at))
+        trace.mark("read")
         for _ in range(CONFLICTS):
             stored, revision = await _stored(kv, env.agent)
             if not self._ours(env, stored):
-                return
+                return "made"  # by the loop meanwhile (or a trigger left to it)
             doc, changed = step(self._projection, stored, env, reading, self._ctx.producer)
             if not changed:
-                return
+                return "unchanged"
             self._ctx.fence()  # only while this process holds the lease (``LeaseLost``: the loop stops too)
             try:
                 written = await kv_cas(kv, env.agent, msgspec.json.encode(doc), revision)
@@ -415,9 +568,11 @@ class EarlyTriggers:
                 continue  # the loop (or a completion) wrote meanwhile: stamped on what is there now
             if stored_at is not None:
                 EARLY_SECONDS.labels("written").observe(max(0.0, time.time() - stored_at))
+            trace.mark("written")
             await self._written(env.agent, doc, reading, written)
-            return
+            return "written"
         self._left[env.agent] = env.seq
+        return "conflicts"
 
     def _left_behind(self, env: Envelope, stored: BootDoc) -> bool:
         """A trigger of the agent before this one was left to the loop, which has not stored

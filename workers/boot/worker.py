@@ -36,10 +36,11 @@ from shared.names import BUCKET_BOOT, feedback_subject
 from shared.projection import Projection, ProjectionHandler, boundary
 from shared.runtime import WorkerContext, WorkerSpec
 from shared.service import ApiError, serve_worker
+from shared.tasks import cancel_and_wait
 from shared.watermarks import WatermarkTracker
 from workers.boot.assemble import assemble_boot
 from workers.boot.complete import Completer
-from workers.boot.early import EarlyTriggers
+from workers.boot.early import OFF, EarlyTriggers, Stages, stages
 from workers.boot.inputs import BootInputs
 from workers.boot.sources import BootSources
 from workers.boot.throttle import Made, change_due
@@ -106,9 +107,12 @@ class BootProjection(Projection[BootDoc, Reading]):
         self._tz = ZoneInfo(ctx.settings.timezone)
         self.readings: dict[str, Reading] = {}  # agent → the last sources read (until on_committed)
         # the reading of a trigger ``workers.boot.early`` began (None: none), taken once
-        self.early: Callable[[int], asyncio.Task[Reading] | None] = lambda seq: None
+        self.early: Callable[[int, bool], asyncio.Task[Reading] | None] = lambda seq, budgeted: None
         # where the loop's own reading of a trigger stops waiting (``EarlyTriggers.loop_until``)
         self.until: Callable[[Envelope], Awaitable[float | None]] = _no_end
+        # the loop's own budgeted reading of a trigger, handed to the early path (``EarlyTriggers.share``)
+        self.share: Callable[[int, asyncio.Task[Reading]], None] = lambda seq, reading: None
+        self.traces: dict[int, Stages] = {}  # trigger seq → its stages (DEBUG only: ``trigger_stages``)
 
     def accepts(self, env: Envelope) -> bool:
         boot = self._ctx.settings.boot
@@ -140,16 +144,43 @@ class BootProjection(Projection[BootDoc, Reading]):
         return readings
 
     async def _reading(self, env: Envelope, budgeted: bool) -> Reading:
-        """The sources as of ``env``: the early path's reading when it began one (a failed one
-        is read again here), else read now — ``budgeted``: within the early path's budget from
-        the trigger's storing (the loop, caught up, often reaches a trigger before that path
-        has begun reading it)."""
-        early = self.early(env.seq)
-        if early is not None:
-            await asyncio.wait([early])
-            if not early.cancelled() and early.exception() is None:
-                return early.result()
-        return await self._sources.at_trigger(env, until=await self.until(env) if budgeted else None)
+        """The sources as of ``env``: the early path's reading when it began one — held for the
+        loop, or, ``budgeted``, one still at its stored-document check (``EarlyTriggers.reading``:
+        never the sources read twice for one trigger); a failed one is read again here — else
+        read now, ``budgeted``: within the early path's budget from the trigger's storing (the
+        loop, caught up, often reaches a trigger before that path has begun reading it)."""
+        trace = stages(None) if not is_change(env) else OFF
+        if trace is not OFF:
+            self.traces[env.seq] = trace
+        trace.mark("loop_reached")
+        taken = await self._taken(env, budgeted)
+        if taken is not None:
+            trace.mark("loop_took_early")
+            return taken
+        if not budgeted:
+            reading = await self._sources.at_trigger(env, until=None)
+        else:
+            until = await self.until(env)
+            taken = await self._taken(env, budgeted)  # the early path may have begun it meanwhile
+            if taken is not None:
+                trace.mark("loop_took_early")
+                return taken
+            own = asyncio.create_task(self._sources.at_trigger(env, until=until))
+            self.share(env.seq, own)  # the early path takes it if it has not begun its own
+            reading = await own
+        trace.mark("loop_read")
+        return reading
+
+    async def _taken(self, env: Envelope, budgeted: bool) -> Reading | None:
+        """The early path's reading of ``env`` (``EarlyTriggers.reading``), None when it has none
+        (or it failed: read here)."""
+        early = self.early(env.seq, budgeted)
+        if early is None:
+            return None
+        await asyncio.wait([early])
+        if early.cancelled() or early.exception() is not None:
+            return None
+        return early.result()
 
     def counts(self, env: Envelope) -> bool:
         """Change documents are coalesced per batch, so they are not counted: the count
@@ -220,8 +251,10 @@ class BootHandler(ProjectionHandler):
         self.completer = Completer(ctx, tracker, sources, self._newest, self._completed)
         self.completer.start()
         self.early = EarlyTriggers(ctx, self._projection, self._read_early, self._early_written)
+        self._warming: asyncio.Task[None] | None = None  # ``warm``
         self._projection.early = self.early.reading
         self._projection.until = self.early.loop_until
+        self._projection.share = self.early.share
 
     async def _read_early(self, env: Envelope, *, until: float | None) -> Reading:
         return await self._sources.at_trigger(env, until=until)
@@ -302,12 +335,17 @@ class BootHandler(ProjectionHandler):
     async def on_committed(self, seq: int) -> None:
         agents, self._written = sorted(self._written), set()
         readings, self._projection.readings = self._projection.readings, {}
+        traces, self._projection.traces = self._projection.traces, {}
         for agent in agents:
             doc = self.cached(BUCKET_BOOT, agent)
             if doc is not None:
                 reading = readings.get(agent)
                 if reading is not None and reading.env.seq != doc.integrity.last_seq:
                     reading = None  # the stored document is another's (the early path's, rebased onto)
+                trace = traces.pop(doc.integrity.last_seq, None)
+                if trace is not None and reading is not None:
+                    trace.mark("committed")
+                    trace.emit(reading.env, "loop", "written")
                 BOOT_CHARS.labels(doc.trigger).observe(doc.chars)
                 BOOT_GENERATED.set(time.time())
                 self.completer.register(agent, doc, reading)
@@ -352,9 +390,18 @@ class BootHandler(ProjectionHandler):
         self._written.clear()
         self._changes.clear()
         self._projection.readings.clear()
+        self._projection.traces.clear()
         self.early.reset()  # documents made again from further back: its triggers wait for them
 
+    def warm(self) -> None:
+        """The as-of reads' derivation made ready off the event loop now, not at the first
+        source read past its history, in the middle of briefings (``Derivation.warm``)."""
+        self._warming = asyncio.create_task(self._ctx.inputs.docs.warm(), name="boot-warm")
+
     async def aclose(self) -> None:
+        if self._warming is not None:
+            with contextlib.suppress(Exception):
+                await cancel_and_wait(self._warming)
         await self.early.stop()
         await self.completer.stop()
         await self._ctx.aclose()
@@ -364,6 +411,7 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
     handler = BootHandler(ctx, await ctx.inputs.tracker(), BootSources(ctx))
     if ctx.settings.boot.enabled:
         handler.early.start()  # triggers briefed ahead of the loop (``workers.boot.early``)
+        handler.warm()
     return handler
 
 

@@ -123,6 +123,19 @@ _RETURN_LEAD_DE: Final = ("ok", "okay", "also", "so", "gut", "lass uns", "lass u
 _REQUEST_START: Final = (r"(?:^|(?<=[.!?,;:—–(\n])\s*|(?<![a-z])(?:please|pls|can you|could you|would you|will you"
                          r"|and|also|ok|okay|hey|so|then|now|sure|yes|yeah|well)\s+)")
 
+# A transcript's hesitation between the words of a phrase ("you have to uh work on …").
+_FILLER_EN: Final = r"(?:(?:uh|um|erm|er|just|also|then|please)\s+)*"
+# What one is asked to do: a deed with an object, not advice ("you have to try it", "you need to
+# relax") nor a state ("you have to be careful").
+_ASSIGNED_EN: Final = (r"(?:work on|do(?!\s+(?:it|that|this|so|the same|what)\b)|prepare|look (?:at|into)|go through"
+                       r"|come up with|send|write|draft|review|fix|make(?!\s+sure\b)|build|design|model|research"
+                       r"|find out|investigate|update|finish|set up|organi[sz]e|schedule|contact|email|book|submit"
+                       r"|present|test|take care of|handle|bring|sort out|figure out|plan|create|collect|gather"
+                       r"|deploy|install|configure|document|ship|publish|order|arrange)")
+
+_ASSIGNED_REST_EN: Final = (r"\b(?!\s+the follow|(?:\s+(?:uh|um|er|y))*\s+you\s+(?:have|need)\b)"
+                            rf"(?:(?!,?\s+(?:and|but|so)\s+{_FILLER_EN}you\b)[^\n.!?]){{2,160}}")
+
 # The reference captures ``.{5,80}`` after a commitment phrase.
 _PROMISE: Final = f"({_ANY}{{5,80}})"
 
@@ -242,6 +255,12 @@ class LanguagePack:
     # agent's promise: group 1 the task. Cortex's own (issue 37), on the lowered text.
     delegated: tuple[str, ...] = ()
     requested: tuple[str, ...] = ()
+    # A task given to the one addressed ("you have to work on the component concept", "I'd like you
+    # to draft the release notes", "so you look into the pricing"; group 1 the task): theirs, asked
+    # by the speaker — a meeting's assignment, a user's task for the agent. Cortex's own (issue 37,
+    # tenth round), on the lowered text; the verb opens the task, so "you have to try it" and "you
+    # can see it" give none.
+    assigned: tuple[str, ...] = ()
     # A first-person arrangement ("I'm hosting a dance workshop next month", "we're off to Lisbon
     # this weekend"; group 1 the task): a promise only when its sentence names a day — without
     # one it is what the speaker is doing now. Cortex's own (issue 37, sixth round), lowered.
@@ -595,6 +614,20 @@ EN: Final = LanguagePack(
     requested=(
         rf"{_REQUEST_START}((?:remind me|don['’]t let me forget) (?:to|about|that)\s+[^\n.!?]{{3,160}})",
     ),
+    assigned=(
+        # "you have to work on the component concept", "you guys need to prepare the evaluation",
+        # "you're supposed to keep the minutes"; "I'd like you (guys) to (do is) work on a model in
+        # clay" — a second "and you have to …" is a second task; not a list still to come ("prepare
+        # the following things") nor a sentence begun again ("do uh um y you have to have …")
+        rf"(?:(?<![a-z'’])(?:you|y['’]all)(?: guys| two| all| both)?\s+{_FILLER_EN}"
+        rf"(?:(?:will |['’]ll )?have to|need to|['’]re supposed to|are supposed to)\s+{_FILLER_EN}"
+        rf"|(?<![a-z'’])(?:i['’]d|i would|we['’]d|we would) like (?:you|everyone|everybody)(?: guys| two| all| both)?"
+        rf" to\s+(?:do is\s+)?{_FILLER_EN})({_ASSIGNED_EN}{_ASSIGNED_REST_EN})",
+        # "(so|and) you look into the materials" (the verb spelt out: a message's "you" alone asks
+        # nothing of the scan)
+        rf"(?:^|(?<=[.!?,;:\n])\s*|(?<![a-z'’])(?:so|and|then|now)\s+){_FILLER_EN}"
+        rf"you ((?:look at|look into|work on|take care of|handle){_ASSIGNED_REST_EN})",
+    ),
     stopwords=(
         "the", "a", "an", "and", "or", "but", "of", "to", "in", "on", "at", "for", "with", "from", "by", "about",
         "as", "into", "over", "after", "before", "is", "are", "was", "were", "be", "been", "being", "it", "its",
@@ -746,6 +779,11 @@ DE: Final = LanguagePack(
            r"|^(?:das|es) (?:machen|tun)$",),
     requested=(r"((?:erinnere?|erinnern sie) mich\b[^\n.!?]{3,160})",
                r"((?:kannst|könntest) du mich\b[^\n.!?]{0,80}?\berinnern\b[^\n.!?]{0,120})"),
+    # a task given to the one addressed ("Du musst den Bericht bis Freitag schicken"; tenth round)
+    assigned=(r"(?<![\wäöüß])(?:du musst|ihr müsst)\s+(?:(?:bitte|noch|dann|auch)\s+)*([^\n.!?]{2,120}?(?<![\wäöüß])"
+              r"(?:schicken|senden|schreiben|vorbereiten|prüfen|überprüfen|erstellen|bauen|fertigstellen|überarbeiten"
+              r"|erledigen|übernehmen|organisieren|planen|recherchieren|ausarbeiten|entwerfen|testen|einrichten"
+              r"|buchen|bestellen))(?![\wäöüß])",),
     delegated=(r"([A-ZÄÖÜ][a-zäöüß]+)"
                r"(?: wird| will) ([^\n.!?,]{2,120}?\b(?:schicken|senden|prüfen|schreiben|vorbereiten|übernehmen|fixen"
                r"|erledigen|anrufen|erstellen|liefern|aktualisieren|reviewen|testen|deployen|klären|besorgen|buchen"
@@ -840,6 +878,10 @@ ES: Final = LanguagePack(
     hedge=(r"\b(?:quizás?|tal vez|a lo mejor|probablemente|algún día|si puedo|si tengo tiempo|creo que)\b",),
     idle=(r"\b(?:te|os|les) (?:aviso|cuento|mantengo (?:al tanto|informad[oa]s?))\b|\blo pensaré\b",),
     requested=(r"((?:recuérdame|recuerdame|me recuerdas|recordarme)\b[^\n.!?]{3,160})",),
+    # a task given to the one addressed ("Tienes que preparar el informe para el viernes"; tenth round)
+    assigned=(r"(?<![\wáéíóúñ])(?:tienes que|tenéis que)\s+((?:preparar|enviar|mandar|revisar|escribir|redactar"
+              r"|trabajar en|diseñar|investigar|organizar|terminar|contactar|programar|actualizar)(?![\wáéíóúñ])"
+              r"[^\n.!?]{2,160})",),
     delegated=(r"([A-ZÁÉÍÓÚÑ][a-záéíóúñ]+) (?:va a|se encarga de|se ocupa de) ((?:enviar|mandar|revisar|preparar"
                r"|llamar|escribir|arreglar|actualizar|comprobar|hacer|subir|firmar|reservar|pagar|contactar)\b"
                r"[^\n.!?]{2,160})",),
@@ -926,6 +968,10 @@ FR: Final = LanguagePack(
     idle=(r"^(?:te|vous) (?:tenir|tiens|tiendrai) au courant|^y (?:réfléchir|penser)\b",),
     vague=(r"^(?:te|vous) (?:dire|redire|faire signe)\b",),
     requested=(r"((?:rappelle|rappelez)[- ]moi\b[^\n.!?]{3,160})",),
+    # a task given to the one addressed ("Tu dois préparer le devis pour vendredi"; tenth round)
+    assigned=(r"(?<![\wéèêàçîô])(?:tu dois|vous devez|il faut que tu)\s+((?:préparer|envoyer|écrire|rédiger|vérifier"
+              r"|travailler sur|concevoir|organiser|finir|terminer|contacter|réviser|mettre à jour)(?![\wéèêàçîô])"
+              r"[^\n.!?]{2,160})",),
     delegated=(r"([A-ZÉÈ][a-zéèêàçîô]+) va ((?:envoyer|vérifier|préparer|écrire|appeler|corriger"
                r"|mettre à jour|relire|faire|s['’]occuper|réserver|payer|signer|contacter|tester)\b[^\n.!?]{2,160})",),
     stopwords=(
@@ -1012,6 +1058,9 @@ IT: Final = LanguagePack(
     idle=(r"\bti (?:tengo|terrò) aggiornat[oaie]\b|\bci penserò\b",),
     vague=(r"\bti (?:faccio|farò) sapere\b",),
     requested=(r"((?:ricordami|ricordatemi|mi ricordi)\b[^\n.!?]{3,160})",),
+    # a task given to the one addressed ("Devi preparare il preventivo per venerdì"; tenth round)
+    assigned=(r"(?<![\wàèéìòù])(?:devi|dovete)\s+((?:preparare|inviare|mandare|scrivere|controllare|lavorare (?:su|a)"
+              r"|progettare|organizzare|finire|contattare|rivedere|aggiornare)(?![\wàèéìòù])[^\n.!?]{2,160})",),
     delegated=(r"([A-Z][a-zàèéìòù]+) ((?:si occuperà d|manderà|invierà|preparerà|controllerà|scriverà"
                r"|chiamerà|sistemerà|aggiornerà|firmerà)\w*\b[^\n.!?]{2,160})",),
     stopwords=(
@@ -1098,6 +1147,10 @@ PT: Final = LanguagePack(
           r"|(?<!\w)pensar (?:nisso|sobre isso)(?!\w)",),
     vague=(r"(?<!\w)(?:te|lhe) (?:aviso|conto|falo)(?!\w)",),
     requested=(r"((?:me lembre|lembre-me|me lembra|lembra-me)(?!\w)[^\n.!?]{3,160})",),
+    # a task given to the one addressed ("Você tem que preparar o relatório até sexta"; tenth round)
+    assigned=(r"(?<![\wãõáéíóúç])(?:você tem que|você precisa|vocês têm que|vocês precisam|tens de|tens que)\s+"
+              r"((?:preparar|enviar|mandar|escrever|revisar|trabalhar n[oa]|projetar|organizar|terminar|contatar"
+              r"|atualizar)(?![\wãõáéíóúç])[^\n.!?]{2,160})",),
     delegated=(r"([A-ZÁÉÍÓÚ][a-zãõáéíóúç]+) vai ((?:enviar|mandar|revisar|preparar|ligar|corrigir"
                r"|verificar|fazer|escrever|atualizar|assinar|pagar|reservar|testar)(?!\w)[^\n.!?]{2,160})",),
     stopwords=(
@@ -1174,6 +1227,10 @@ RU: Final = LanguagePack(
     idle=(r"(?:держать (?:тебя |вас )?в курсе|подумаю|подумать об этом)",),
     vague=(r"(?:дам знать|сообщу)",),
     requested=(r"(напомни(?:те)? мне(?!\w)[^\n.!?]{3,160})",),
+    # a task given to the one addressed ("Тебе нужно подготовить отчёт к пятнице"; tenth round)
+    assigned=(r"(?<![а-яё])(?:тебе нужно|вам нужно|тебе надо|вам надо|ты должен|ты должна|вы должны)\s+"
+              r"((?:подготовить|отправить|прислать|написать|проверить|доделать|закончить|организовать"
+              r"|протестировать|разработать|спроектировать|обновить)(?![а-яё])[^\n.!?]{2,160})",),
     delegated=(r"([А-ЯЁ][а-яё]+) ((?:пришлёт|пришлет|отправит|сделает|проверит|подготовит|напишет|позвонит|займётся"
                r"|займется|исправит|обновит)(?!\w)[^\n.!?]{2,160})",),
     stopwords=(

@@ -368,6 +368,7 @@ class PatternSet:
     # a named third person's promise (case-sensitive, original text) and a request to the agent
     delegated: Family = Family((), (), (), (), (), always=False)
     requested: Family = Family((), (), (), (), (), always=False)
+    assigned: Family = Family((), (), (), (), (), always=False)  # group 1: a task given to the one addressed
     plan: Family = Family((), (), (), (), (), always=False)  # group 1: an arrangement, a promise with a day
     stopwords: frozenset[str] = frozenset()  # function words of every enabled language, lowered
     # what a topic nobody announced is not made of: the stopwords, common verbs and words of
@@ -551,6 +552,7 @@ def _pattern_set(languages: tuple[str, ...]) -> PatternSet:
         task_lead=_one_regex(source for pack in packs for source in pack.task_lead),
         delegated=Family.of(p for pack in packs for p in _compile(pack.delegated, lowered=False)),
         requested=_family(packs, "requested"),
+        assigned=_family(packs, "assigned"),
         plan=_family(packs, "plan"),
         stopwords=stopwords,
         phrase_breaks=stopwords | frozenset(w.lower() for pack in packs for w in (*pack.verbs, *pack.praise)),

@@ -199,14 +199,17 @@ def is_no_promise(promise: Promise, lowered: str, phrase_start: int, patterns: P
     return hedge is not None and hedge.search(f"{clause_before(lowered, phrase_start)} {task}") is not None
 
 
-def is_promise(promise: Promise, text: MatchText, phrase_start: int, patterns: PatternSet) -> bool:
+def is_promise(promise: Promise, text: MatchText, phrase_start: int, patterns: PatternSet,
+               learnt_judges: bool = True) -> bool:
     """The rules find no reason against the promise (``is_no_promise``) and, when it names no
     day, the learnt filter keeps its sentence (``learnt.keeps``: English sentences only; the
     pleasantries, wishes and meeting moves no rule list names). A promise with a stated due is
-    concrete enough ("I'll ship it on 2026-03-01"), as the rules' ``vague`` list holds."""
+    concrete enough ("I'll ship it on 2026-03-01"), as the rules' ``vague`` list holds. A task
+    given to the one addressed is not the filter's (``learnt_judges`` False): it was trained on
+    promises said in the first person, and none of its rows is an assignment."""
     if is_no_promise(promise, text.lowered, phrase_start, patterns):
         return False
-    if promise.due is not None:
+    if promise.due is not None or not learnt_judges:
         return True
     start, stop = _sentence(text.original, phrase_start, promise.end)
     return learnt.keeps("commitments", text.original[start:stop], promise.what, patterns.languages)
@@ -261,6 +264,9 @@ class Delegated(NamedTuple):
 
     who: str  # the named person ("Sarah"); "" for the agent (a request: "remind me to …")
     promise: Promise
+    # a task given to the one addressed ("you have to work on the component concept"): whoever
+    # that is, the speaker asked for it (``LanguagePack.assigned``); ``who`` is ""
+    assigned: bool = False
 
 
 def _of_group(text: MatchText, patterns: PatternSet, found: re.Match[str], group: int) -> Promise | None:
@@ -286,17 +292,19 @@ def _named_person(original: str, found: re.Match[str]) -> bool:
 
 
 def find_delegated(text: MatchText, patterns: PatternSet) -> list[Delegated]:
-    """Promises of a named third person ("Sarah will send the signed contract by Friday": Sarah's)
-    and requests to the agent ("remind me to renew the SSL certificate": the agent's), judged as a
+    """Promises of a named third person ("Sarah will send the signed contract by Friday": Sarah's),
+    requests to the agent ("remind me to renew the SSL certificate": the agent's) and tasks given
+    to the one addressed ("you have to work on the component concept": ``assigned``), judged as a
     speaker's own (``is_no_promise``). The reference knew only the speaker's own promises."""
     out: list[Delegated] = []
-    for family, group in ((patterns.delegated, 2), (patterns.requested, 1)):
+    for family, group, assigned in ((patterns.delegated, 2, False), (patterns.requested, 1, False),
+                                    (patterns.assigned, 1, True)):
         for found in iter_matches(family, text):
             if group == 2 and not _named_person(text.original, found):
                 continue
             promise = _of_group(text, patterns, found, group)
-            if promise is None or not is_promise(promise, text, found.start(), patterns):
+            if promise is None or not is_promise(promise, text, found.start(), patterns, learnt_judges=not assigned):
                 continue
             who = text.original[found.start(1) : found.end(1)] if group == 2 else ""
-            out.append(Delegated(who, promise))
+            out.append(Delegated(who, promise, assigned))
     return out[:MAX_MATCHES_PER_FAMILY]

@@ -76,6 +76,9 @@ UTC_ZONE: Final = ZoneInfo("UTC")
 FULFIL_SHARE: Final = 0.6  # of a task's words a closure must name
 MAX_TURN_CLOSED: Final = 50  # commitment ids an agent's turn remembers closing
 RESTATED_WORDS: Final = 3  # words a promise said again shares with the open one at least
+# ``who`` of a task given to the one addressed, before the name of who asked ("asked by Project
+# Manager"): the addressee is not named (a meeting's "you", the agent), the asker is
+ASKED_BY: Final = "asked by "
 
 
 def empty_commitments_doc(ts: datetime) -> CommitmentsDoc:
@@ -407,7 +410,8 @@ def _awaiting(event: MessageEvent, text: MatchText, added: list[tuple[Commitment
     not English — keeps what the rules decided)."""
     said: dict[str, float] = {}
     for commitment, promise in added:
-        if commitment.due is None and (found := learnt.awaits_reply(
+        # (a task given to the one addressed is not the reader's: none of its rows is one)
+        if commitment.due is None and not asked(commitment) and (found := learnt.awaits_reply(
                 "commitments", sentence_of(text, promise), patterns.languages)) is not None:
             said[commitment.id] = found
     return AwaitingReply(session=event.session, said=said) if said else None
@@ -432,9 +436,12 @@ def apply_message(
     own: list[tuple[str, Role | None, Promise]] = [(event.sender or event.role, event.role, p)
                                                   for p in find_promises(text, patterns)]
     # a named person's promise is theirs (no role: not the agent's, not the user's); a request
-    # to the agent ("remind me to …") is the agent's
+    # to the agent ("remind me to …") is the agent's; a task given to the one addressed ("you have
+    # to work on the component concept") is whoever's was asked: the line says who asked
+    speaker = event.sender or event.role
     others: list[tuple[str, Role | None, Promise]] = [
-        (d.who, None, d.promise) if d.who else ("assistant", "assistant", d.promise)
+        (f"{ASKED_BY}{speaker}", None, d.promise) if d.assigned
+        else (d.who, None, d.promise) if d.who else ("assistant", "assistant", d.promise)
         for d in find_delegated(text, patterns)]
     promises = [*own, *others]
     taken = {c.id for c in commitments} if promises else set()
@@ -450,6 +457,12 @@ def apply_message(
         commitments = _with(commitments, commitment, patterns.stopwords)
     return _replace(_rebuilt(base, now, _cap(commitments, settings.max_commitments)), agent_turn=turn,
                     awaiting=_awaiting(event, text, added, patterns))
+
+
+def asked(commitment: Commitment) -> bool:
+    """Whether the commitment is a task the speaker gave to the one addressed ("you have to work
+    on the component concept"; ``LanguagePack.assigned``)."""
+    return commitment.role is None and commitment.who.startswith(ASKED_BY)
 
 
 def _restates(earlier: Commitment, later: Commitment, stopwords: frozenset[str]) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,9 @@ from nats.aio.client import Client
 from nats.js import api
 
 from shared.codec import Envelope, Limits, decode_event
+from shared.config import load_settings
 from shared.errors import LeaseLost
+from shared.health import Health
 from shared.kv import kv_read
 from shared.lease import Lease
 from shared.names import (
@@ -28,8 +31,13 @@ from shared.names import (
     slot_of,
     stored_form,
 )
+from shared.provision import provision
+from shared.runtime import WorkerContext
 from shared.tasks import cancel_and_wait
+from workers.boot import early as early_module
 from workers.boot.early import WAIT_BUDGET_S, EarlyTriggers, loop_until, trigger_filters, wait_until
+from workers.boot.worker import build
+from workers.registry import all_specs, consumer_specs
 
 from .test_boot_complete import Rig, boot_rig
 
@@ -318,3 +326,170 @@ async def test_after_a_rebuild_a_trigger_is_the_loops_until_it_has_made_the_agen
         await rig.make(env)
     stored = await rig.stored("ada")
     assert (stored.trigger, stored.integrity.last_seq, stored.integrity.events) == ("compaction", again.seq, 3)
+
+
+async def test_a_trigger_the_loop_reaches_during_the_early_check_has_its_sources_read_once(
+    rig: Rig, wait_for: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The early path begins a trigger's reading before its stored-document check; the loop, caught
+    up, often reaches the trigger during that check (issue 39: 113 of 150 session starts at 1 000
+    msg/s asked). It takes the reading begun — the agent has a document, so the loop's own reading
+    would be budgeted alike — instead of reading every source a second time beside it. Here the
+    check is held until the loop has made the document: its sources were read once, and the
+    early path then finds the document made."""
+    early = rig.handler.early
+    await rig.caught_up("threads", 10**6)
+    await rig.caught_up("recall", 10**6)
+    await rig.make(await rig.publish("ada", "session", "start", 0))  # the agent's first briefing: the loop's
+    await wait_for(handled(early, 1))
+
+    reads: dict[int, int] = {}
+    at_trigger = rig.handler._sources.at_trigger
+
+    async def counted(env: Envelope, fields: Any = None, until: float | None = None) -> Any:
+        reads[env.seq] = reads.get(env.seq, 0) + 1
+        return await at_trigger(env, fields, until)
+
+    monkeypatch.setattr(rig.handler._sources, "at_trigger", counted)
+    checking, release = asyncio.Event(), asyncio.Event()
+    stored = early_module._stored
+
+    async def held_check(kv: Any, agent: str) -> Any:
+        checking.set()
+        await release.wait()
+        return await stored(kv, agent)
+
+    monkeypatch.setattr(early_module, "_stored", held_check)
+    again = await rig.publish("ada", "session", "start", 120)
+    await asyncio.wait_for(checking.wait(), 30)
+
+    async def begun() -> bool:
+        return reads.get(again.seq, 0) >= 1
+
+    await wait_for(begun)  # the early reading runs; its check is held
+    await asyncio.wait_for(rig.make(again), 30)  # the loop reaches the trigger meanwhile
+    release.set()
+    await wait_for(handled(early, 2))
+    assert reads[again.seq] == 1  # (a completion of the first briefing may read it again: not counted)
+    written = await rig.stored("ada")
+    assert (written.integrity.last_seq, written.integrity.events) == (again.seq, 2)
+
+
+async def test_a_trigger_the_loop_reads_before_the_early_path_begins_has_its_sources_read_once(
+    rig: Rig, wait_for: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loop, caught up, reaches most triggers before the early path has begun them (issue
+    39: 70 of 75 session starts at 500 msg/s asked, once it took the readings begun during the
+    check). The early path then writes from the loop's reading (``EarlyTriggers.share``) instead of
+    reading every source again. Here the early path's reading slots are all held until the loop
+    has made the document: its sources were read once."""
+    early = rig.handler.early
+    await rig.caught_up("threads", 10**6)
+    await rig.caught_up("recall", 10**6)
+    await rig.make(await rig.publish("ada", "session", "start", 0))
+    await wait_for(handled(early, 1))
+
+    reads: dict[int, int] = {}
+    at_trigger = rig.handler._sources.at_trigger
+
+    async def counted(env: Envelope, fields: Any = None, until: float | None = None) -> Any:
+        reads[env.seq] = reads.get(env.seq, 0) + 1
+        return await at_trigger(env, fields, until)
+
+    monkeypatch.setattr(rig.handler._sources, "at_trigger", counted)
+    for _ in range(early_module.PARALLEL):  # no trigger is begun by the early path meanwhile
+        await early._slots.acquire()
+    try:
+        again = await rig.publish("ada", "session", "start", 120)
+        await asyncio.wait_for(rig.make(again), 30)  # the loop reaches it first and reads it itself
+    finally:
+        for _ in range(early_module.PARALLEL):
+            early._slots.release()
+    await wait_for(handled(early, 2))
+    assert reads[again.seq] == 1  # (a completion of the first briefing may read it again: not counted)
+    written = await rig.stored("ada")
+    assert (written.integrity.last_seq, written.integrity.events) == (again.seq, 2)
+
+
+async def test_the_boot_worker_makes_its_derivation_ready_at_start_off_the_event_loop(
+    nc: Client, tmp_path: Path, wait_for: Any
+) -> None:
+    """A source read past its history is derived from the events (``shared.derive``), whose
+    projections compile every deriving worker's patterns when first made: 2.2 s of boot's event
+    loop held at the first such read under load (issue 39, ``loop_stalled``), every briefing in
+    flight with it. The boot worker makes them as it starts, on a thread, before any is needed."""
+    settings = load_settings({"CORTEX_NATS_URL": "nats://unused", "CORTEX_DATA_DIR": str(tmp_path / "data")})
+    js = nc.jetstream()
+    await provision(js, settings, consumer_specs())
+    ctx = WorkerContext(nc=nc, js=js, settings=settings, worker="boot", consumer="boot", producer="boot@test",
+                        health=Health("boot"), catalog=all_specs())
+    handler = await build(ctx)
+    try:
+        derivation = ctx.inputs.docs._derivation
+        assert derivation is not None
+        made_on: list[int] = []
+        make = derivation._make
+
+        def made() -> Any:
+            made_on.append(threading.get_ident())
+            return make()
+
+        derivation._make = made  # before the warming task first runs: it starts at the next await
+
+        async def ready() -> bool:
+            return derivation._projections is not None
+
+        await wait_for(ready, within=60)
+        assert made_on and threading.get_ident() not in made_on
+    finally:
+        await handler.aclose()
+
+
+async def test_a_trigger_the_early_path_begins_while_the_loop_asks_its_storing_time_is_read_once(
+    rig: Rig, wait_for: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loop asks the stream for a trigger's storing time (its budget) before it reads the
+    sources itself; the early path may begin its reading meanwhile. The loop then takes that
+    reading instead of beginning a second one."""
+    early = rig.handler.early
+    await rig.caught_up("threads", 10**6)
+    await rig.caught_up("recall", 10**6)
+    await rig.make(await rig.publish("ada", "session", "start", 0))
+    await wait_for(handled(early, 1))
+
+    reads: dict[int, int] = {}
+    at_trigger = rig.handler._sources.at_trigger
+
+    async def counted(env: Envelope, fields: Any = None, until: float | None = None) -> Any:
+        reads[env.seq] = reads.get(env.seq, 0) + 1
+        return await at_trigger(env, fields, until)
+
+    monkeypatch.setattr(rig.handler._sources, "at_trigger", counted)
+    asking, release = asyncio.Event(), asyncio.Event()
+    loop_until = rig.handler._projection.until
+
+    async def held_until(env: Envelope) -> float | None:
+        asking.set()
+        await release.wait()
+        return await loop_until(env)
+
+    monkeypatch.setattr(rig.handler._projection, "until", held_until)
+    for _ in range(early_module.PARALLEL):  # the early path begins nothing until the loop is asking
+        await early._slots.acquire()
+    again = await rig.publish("ada", "session", "start", 120)
+    making = asyncio.create_task(rig.make(again))
+    try:
+        await asyncio.wait_for(asking.wait(), 30)
+    finally:
+        for _ in range(early_module.PARALLEL):
+            early._slots.release()
+
+    async def begun() -> bool:
+        return reads.get(again.seq, 0) >= 1
+
+    await wait_for(begun)  # the early path's reading, begun while the loop asks
+    release.set()
+    await asyncio.wait_for(making, 30)
+    await wait_for(handled(early, 2))
+    assert reads[again.seq] == 1  # (a completion of the first briefing may read it again: not counted)
+    assert (await rig.stored("ada")).integrity.last_seq == again.seq

@@ -283,6 +283,28 @@ def test_an_undated_task_too_thin_to_act_on_is_counted_not_listed(make, settings
     assert "sort that out" not in md and "share it with you" not in md
 
 
+def test_an_undated_task_asked_of_others_is_counted_not_listed(make, settings, tz):
+    """Issue 37, tenth round: a meeting's "you have to work on the component concept" is stored
+    as the task of whoever was addressed, asked by the speaker; without a day nobody here is
+    named to do it and it is reported at the next meeting, so the briefing counts it. One with
+    a day is listed, with who asked."""
+    commitments = make.commitments(
+        make.commitment("given", who="asked by Project Manager", what="work on the component concept",
+                        created=make.now - timedelta(hours=3)),
+        make.commitment("dated", who="asked by Project Manager", what="send the report to Dana",
+                        due="2026-02-20", created=make.now - timedelta(hours=2)),
+        make.commitment("own", what="repaint the garden fence", created=make.now - timedelta(hours=1)),
+    )
+    md = assemble_boot(SECTIONS, make.inputs(commitments=commitments), settings, tz)
+    assert (
+        "## 📋 Commitments (3 open)\n"
+        "- 🟡 Due 2026-02-20: send the report to Dana (asked by Project Manager)\n"
+        "- ⚪ Open: repaint the garden fence (claudia)\n"
+        "_… 1 task asked of others without a due date not shown_\n"
+    ) in md
+    assert "component concept" not in md
+
+
 def test_a_thread_that_only_says_a_shown_decision_does_not_say_it_again(make, settings, tz):
     """Issue 37: a thread opened on the very sentence that decided something, and Recent
     Decisions showed the same sentence: one fact said twice. The thread keeps its title; its

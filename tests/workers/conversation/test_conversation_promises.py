@@ -384,6 +384,39 @@ def test_a_named_persons_promise_and_a_request_to_the_agent_are_commitments(
     assert [(d.who, d.promise.what, d.promise.due) for d in found] == [(who, what, due)]
 
 
+@pytest.mark.parametrize(
+    ("text", "what", "due"),
+    [
+        ("Uh you have to work on the user interface, and you have to go for a trend report.",
+         "work on the user interface", None),
+        ("And what I would like you guys to do is work on a model in clay.", "work on a model in clay", None),
+        ("So you look into the pricing question.", "look into the pricing question", None),
+        ("I'd like you to draft the release notes tonight.", "draft the release notes", "tonight"),
+        ("Du musst den Bericht bis Freitag schicken.", "den Bericht schicken", "bis Freitag"),
+        ("Tienes que preparar el informe para el viernes.", "preparar el informe", "para el viernes"),
+        ("Tu dois préparer le devis pour vendredi.", "préparer le devis", "pour vendredi"),
+        ("Devi preparare il preventivo per venerdì.", "preparare il preventivo", "per venerdì"),
+        ("Você tem que preparar o relatório amanhã.", "preparar o relatório", "amanhã"),
+        ("Тебе нужно подготовить отчёт к пятнице.", "подготовить отчёт", "к пятнице"),
+    ],
+)
+def test_a_task_given_to_the_one_addressed_is_a_commitment(text: str, what: str, due: str | None) -> None:
+    """Issue 37, tenth round: a meeting's assignment ("you have to work on the component concept")
+    or a user's task for the agent, in the packs that say it with a modal and a verb (ja, ko and
+    zh have no ``assigned`` rule)."""
+    found = find_delegated(prepare_text(text), ALL)
+    assert [(d.who, d.assigned, d.promise.what, d.promise.due) for d in found] == [("", True, what, due)]
+
+
+@pytest.mark.parametrize("text", [
+    "You have to try it!", "You need to relax a bit.", "You should check it out.", "You have to do it real slow.",
+    "Du musst das unbedingt probieren!", "Tienes que probarlo.", "Tu dois faire attention.",
+    "Devi venire a trovarci!", "Você tem que ver esse filme.", "Тебе нужно отдохнуть.",
+])
+def test_advice_to_the_one_addressed_is_no_task(text: str) -> None:
+    assert find_delegated(prepare_text(text), ALL) == []
+
+
 @pytest.mark.parametrize("text", [
     "The build will take an hour.", "Friday will be busy.", "Jonas will be happy.",
     "These moments remind me to appreciate the ones I love.", "Das Team wird morgen die Logs schicken.",

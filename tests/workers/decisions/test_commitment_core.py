@@ -454,6 +454,33 @@ def test_a_named_persons_promise_is_theirs_and_a_request_to_the_agent_is_the_age
     ]
 
 
+def test_a_task_given_to_the_one_addressed_says_who_asked_and_is_not_judged_by_its_reply() -> None:
+    """Issue 37, tenth round: a meeting's "you have to work on the component concept" is a task of
+    whoever was addressed, asked by the speaker; neither learnt filter was trained on one, so a
+    reply that would drop a promise of the speaker's own ("haha same here") does not drop it."""
+    doc = say(None, "OK. So you have to work on the component concept, and you have to prepare the "
+                    "product evaluation.", sender="Project Manager")
+    assert [(c.who, c.role, c.what, c.due) for c in doc.commitments] == [
+        ("asked by Project Manager", None, "work on the component concept", None),
+        ("asked by Project Manager", None, "prepare the product evaluation", None),
+    ]
+    assert doc.awaiting is None
+    assert _whats(say(doc, "haha same here", 1, sender="Marketing")) == [
+        "work on the component concept", "prepare the product evaluation"]
+    dated = say(None, "You need to send the report to Dana by Friday.", sender="albert")
+    assert [(c.who, c.what, c.due, c.status) for c in dated.commitments] == [
+        ("asked by albert", "send the report to Dana", "2026-02-20", "open")]
+
+
+@pytest.mark.parametrize("text", [
+    "You have to try it!", "You need to relax a bit.", "You have to be careful.", "I'd like you to meet my sister.",
+    "You have to make sure the tests pass.", "So you guys have to prepare the following things.",
+    "You have to do uh um y you have to have something fashionable.",
+])
+def test_advice_a_state_or_a_list_to_come_is_no_task_given(text: str) -> None:
+    assert say(None, text, sender="albert").commitments == []
+
+
 # ── a closure the user corrects (issue 37) ─────────────────────────────────────────
 
 
