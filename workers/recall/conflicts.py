@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 
 from workers.conversation.claims import MAX_CLAIM_CHARS, Claim, claim_of, conflicts
-from workers.recall.capture import is_reply_memory, is_turn_memory, is_window_memory
+from workers.recall.capture import REPLY_POSITION, WINDOW_POSITION, conversation_position
 from workers.recall.models import Memory
 
 __all__ = ["MAX_CLAIM_CHARS", "Claim", "claim_of", "conflicts", "memory_claim", "statement_of"]
@@ -25,11 +25,12 @@ def statement_of(memory: Memory) -> str:
     window's own (last) line without it, a reply window's own (second) line without it,
     any other memory's content."""
     prefix = f"{memory.sender}: "
-    if is_window_memory(memory) or is_reply_memory(memory):
+    position = conversation_position(memory)  # looked up once (each ``is_*_memory`` looks again)
+    if position in (WINDOW_POSITION, REPLY_POSITION):
         lines = memory.content.split("\n")
-        line = lines[1] if is_reply_memory(memory) and len(lines) > 1 else lines[-1]  # date, turn, reply
+        line = lines[1] if position == REPLY_POSITION and len(lines) > 1 else lines[-1]  # date, turn, reply
         return line[len(prefix):] if line.startswith(prefix) else line
-    if is_turn_memory(memory) and memory.content.startswith(prefix):
+    if position == 0 and memory.content.startswith(prefix):
         return memory.content[len(prefix):]
     return memory.content
 

@@ -14,7 +14,7 @@ from typing import Any, ClassVar, NamedTuple, Protocol
 import msgspec
 import numpy as np
 import numpy.typing as npt
-from qdrant_edge import Bm25, Bm25Config, Language, SnowballLanguage, SnowballParams, StopwordsSet
+from qdrant_edge import Bm25, Bm25Config, Language, SnowballLanguage, SnowballParams, SparseVector, StopwordsSet
 
 from schemas.types import MemoryScope, MemoryType
 from shared.names import QDRANT_COLLECTION
@@ -181,6 +181,12 @@ class LexicalEncoder:
         vector = self._model.embed_document(text)
         return list(vector.indices), list(vector.values)
 
+    def document_vector(self, text: str) -> SparseVector | None:
+        """The document's BM25 vector as the embedded engine takes it (None: no term), without
+        the round trip through two Python lists and a new ``SparseVector`` (~6 µs a point)."""
+        vector = self._model.embed_document(text)
+        return vector if vector.indices else None
+
     def query(self, text: str) -> tuple[list[int], list[float]]:
         vector = self._model.embed_query(text)
         return list(vector.indices), list(vector.values)
@@ -201,6 +207,14 @@ def _canonical_id(text: str) -> str:
     return str(engine_id(text))
 
 
+def point_uuid(text: str) -> uuid.UUID:
+    """A memory id as the engine's point id (a UUID object: the engine parses no string)."""
+    try:
+        return engine_id(text)
+    except ValueError as exc:
+        raise StoreError(f"not a memory id (expected a UUID): {exc}") from exc
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def engine_id(text: str) -> uuid.UUID:
     """A memory id as the engine takes it (a UUID object; immutable, so one is shared),
@@ -217,7 +231,9 @@ def by_similarity(hits: list[SearchHit]) -> list[SearchHit]:
 
 def unit(vector: FloatVector | Sequence[float]) -> FloatVector:
     arr = np.asarray(vector, dtype=np.float32).reshape(-1)
-    norm = float(np.linalg.norm(arr))
+    # what ``np.linalg.norm`` computes for a vector (the same float32 dot and square root, bit
+    # for bit), without its generic checks: ~1.5 µs a point
+    norm = float(np.sqrt(arr.dot(arr)))
     return arr / norm if norm > 0 else arr
 
 
@@ -261,13 +277,18 @@ class StoreBase:
         and, when asked, its dense vector."""
         raise NotImplementedError
 
-    def _point_vectors(self, item: MemoryPoint) -> tuple[list[float], list[int], list[float]]:
-        """The point's unit dense vector (dimension checked) and its BM25 indices and values."""
+    def _point_dense(self, item: MemoryPoint) -> FloatVector:
+        """The point's unit dense vector, its dimension checked."""
         dense = unit(item.vector)
         if dense.shape[0] != self._info.dim:
             raise DimensionMismatch(
                 f"memory {item.memory.id}: vector has {dense.shape[0]} dimensions, the collection {self._info.dim}"
             )
+        return dense
+
+    def _point_vectors(self, item: MemoryPoint) -> tuple[list[float], list[int], list[float]]:
+        """The point's unit dense vector (dimension checked) and its BM25 indices and values."""
+        dense = self._point_dense(item)
         indices, values = self._lexical.document(item.memory.content)
         return dense.tolist(), indices, values
 
@@ -361,6 +382,11 @@ class MemoryStore(Protocol):
     def count(self, agent: str, flt: MemoryFilter | None = None) -> int: ...
 
     def flush(self) -> None: ...
+
+    def writable(self) -> bool:
+        """Could a sync write the store's files now? A cheap look, not a write (the worker asks
+        it before leaving a sync for later: a store that turned unwritable fails at once)."""
+        ...
 
     def close(self) -> None: ...
 

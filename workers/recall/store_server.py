@@ -214,6 +214,10 @@ class ServerMemoryStore(StoreBase):
     def flush(self) -> None:
         """Writes use ``wait=True``: the server has applied them when the call returns."""
 
+    def writable(self) -> bool:
+        """Nothing of the server's is synced from here (a failing server fails the writes)."""
+        return True
+
     def close(self) -> None:
         """Close the client; closing twice is harmless."""
         self._client.close()

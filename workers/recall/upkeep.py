@@ -352,6 +352,9 @@ class TrackedStore:
     def flush(self) -> None:
         self.inner.flush()
 
+    def writable(self) -> bool:
+        return self.inner.writable()
+
     def close(self) -> None:
         self.inner.close()
 

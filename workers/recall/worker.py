@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -53,6 +54,7 @@ from shared.projection import Deferred, Projection, ProjectionHandler
 from shared.repair import decode_document
 from shared.runtime import WorkerContext
 from shared.service import ApiError, serve_worker
+from shared.tasks import cancel_and_wait
 from workers.recall import supersede
 from workers.recall.apply import KeyMemories, StoreApplier, plan_maintenance
 from workers.recall.capture import (
@@ -108,6 +110,13 @@ CAPTURE = "recall"  # the capture calls' purpose
 # open; the sync (an fsync of the shard, 50–300 ms on a shared disk, holding the GIL: the
 # consume loop cannot even read meanwhile) only guards against a crash of the machine.
 SYNC_WHILE_BUSY_S = 2.0
+# At a commit that catches up the shard is synced at most this often too, and what a skipped
+# sync leaves is synced by a timer once the interval is up: at a live rate (a batch of one or
+# two events, tens of commits a second) a sync at every commit was recall's largest cost
+# (~8 ms of CPU a sync, measured). The event stream itself is synced on its own cadence
+# (nats-server's sync_interval, 2 min by default), so an acknowledged event is no more
+# durable against a crash of the machine than this.
+SYNC_AT_REST_S = 1.0
 
 
 class CaptureBatch(msgspec.Struct, frozen=True):
@@ -267,8 +276,11 @@ class RecallProjection(Projection[RecallDoc, KeyMemories]):
         self._wait = wait_for_knowledge  # the knowledge worker's watermark, waited on before facts are read
         self._batch_size = ctx.settings.recall.llm_batch_size
         self._unflushed = False
+        self._written = 0  # preparations so far: a sync leaves the shard unflushed if one ran meanwhile
         self._clock = clock  # when the shard was last synced (``on_commit``)
         self._flushed_at = clock()
+        self._syncing = asyncio.Lock()
+        self._later: asyncio.Task[None] | None = None  # the sync a skipped one left for later
 
     def accepts(self, env: Envelope) -> bool:
         event = env.event
@@ -301,6 +313,13 @@ class RecallProjection(Projection[RecallDoc, KeyMemories]):
             raise WorkerCannotRun(f"recall stopped: memory store: {exc}") from exc
 
     async def _prepare(self, events: Sequence[Deferred[RecallDoc]]) -> list[KeyMemories]:
+        try:
+            return await self._apply(events)
+        finally:  # after the batch's last write (a capture's too): a sync begun before it leaves it unflushed
+            self._unflushed = True
+            self._written += 1
+
+    async def _apply(self, events: Sequence[Deferred[RecallDoc]]) -> list[KeyMemories]:
         envs = [e.env for e in events]
         texts = [env.event.content for env in envs if isinstance(env.event, MessageEvent | NoteEvent)]
         self._applier.embedder.prefetch(texts)  # its new words are learnt while the store work begins
@@ -313,7 +332,6 @@ class RecallProjection(Projection[RecallDoc, KeyMemories]):
                     await self._judge(env)
             elif (late := late_answer(env.event)) is not None and late.purpose == CAPTURE:
                 await self._capture(env, late.text, late.context)  # a capture the model answered later
-        self._unflushed = True
         loop = asyncio.get_running_loop()
 
         def at_upkeep(env: Envelope) -> None:  # in the applier's thread, between two of its steps
@@ -464,14 +482,33 @@ class RecallProjection(Projection[RecallDoc, KeyMemories]):
 
     async def on_commit(self, more: bool) -> None:
         """The store's writes since the last sync made durable (a sync of the shard), before
-        the commit's documents and checkpoint say so — at a commit that catches up, or at
-        least every ``SYNC_WHILE_BUSY_S`` while events wait behind it (``more``): a session
-        start read meanwhile is applied without waiting for the disk. A commit that skips it
-        is durable against a crash of the process (the engine's write-ahead log holds every
-        write); the next sync covers it against a crash of the machine."""
-        if not self._unflushed or (more and self._clock() - self._flushed_at < SYNC_WHILE_BUSY_S):
+        the commit's documents and checkpoint say so — at most every ``SYNC_AT_REST_S`` at a
+        commit that catches up (what a skipped sync leaves is synced by a timer when the
+        interval is up), every ``SYNC_WHILE_BUSY_S`` while events wait behind it (``more``):
+        a session start read meanwhile is applied without waiting for the disk. A commit
+        that skips it is durable against a crash of the process (the engine's write-ahead
+        log holds every write); the next sync covers it against a crash of the machine."""
+        if not self._unflushed:
             return
-        await self._sync()
+        wait = (SYNC_WHILE_BUSY_S if more else SYNC_AT_REST_S) - (self._clock() - self._flushed_at)
+        if wait <= 0 or not self._applier.store.writable():  # four access(2) calls
+            # a store that can no longer be written is synced now: its failure holds this
+            # commit (unacked, not ready, retried) instead of a timer's, after the acks
+            await self._sync()
+        elif not more and self._later is None:
+            self._later = asyncio.create_task(self._sync_later(wait), name="recall-sync")
+
+    async def _sync_later(self, wait: float) -> None:
+        try:
+            await asyncio.sleep(wait)
+            if self._unflushed:
+                await self._sync()
+        except (TransientError, WorkerCannotRun) as exc:
+            # the next commit syncs before its acks (and fails, not ready, if the store still does)
+            self._flushed_at = -math.inf
+            log.warning("recall: the memory store was not synced (its log keeps the writes): %s", exc)
+        finally:
+            self._later = None
 
     async def _sync(self) -> None:
         def flush() -> None:
@@ -480,17 +517,21 @@ class RecallProjection(Projection[RecallDoc, KeyMemories]):
             with HOLDER.lock:
                 self._applier.store.flush()
 
-        try:
-            await asyncio.to_thread(flush)
-        except (StoreUnavailable, OSError) as exc:
-            raise TransientError(f"memory store: {exc}") from exc
-        except StoreError as exc:
-            raise WorkerCannotRun(f"recall stopped: memory store: {exc}") from exc
-        self._unflushed = False
-        self._flushed_at = self._clock()
+        async with self._syncing:
+            written = self._written
+            try:
+                await asyncio.to_thread(flush)
+            except (StoreUnavailable, OSError) as exc:
+                raise TransientError(f"memory store: {exc}") from exc
+            except StoreError as exc:
+                raise WorkerCannotRun(f"recall stopped: memory store: {exc}") from exc
+            self._unflushed = self._written != written  # a batch prepared meanwhile may not be in it
+            self._flushed_at = self._clock()
 
     async def aclose(self) -> None:
         try:
+            if self._later is not None:
+                await cancel_and_wait(self._later)
             if self._unflushed:  # what the last commits left in the write-ahead log, synced on the way out
                 await self._sync()
         except (TransientError, WorkerCannotRun) as exc:

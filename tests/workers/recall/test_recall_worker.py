@@ -20,7 +20,7 @@ from schemas.docs import Integrity, RecallDoc
 from schemas.events import FeedbackEvent, MessageEvent
 from shared.codec import Envelope
 from shared.config import load_settings
-from shared.errors import DocumentCorrupt, InvalidEvent, WorkerCannotRun
+from shared.errors import DocumentCorrupt, InvalidEvent, TransientError, WorkerCannotRun
 from shared.health import Health
 from shared.kv import kv_read
 from shared.llm import LlmClient
@@ -30,7 +30,8 @@ from shared.provision import provision
 from shared.runtime import WorkerContext
 from workers.recall.apply import StoreApplier
 from workers.recall.embedders import HashingEmbedder
-from workers.recall.worker import HOLDER, SYNC_WHILE_BUSY_S, RecallProjection
+from workers.recall.store import StoreUnavailable
+from workers.recall.worker import HOLDER, SYNC_AT_REST_S, SYNC_WHILE_BUSY_S, RecallProjection
 
 TS = datetime(2026, 2, 17, 10, 30, tzinfo=UTC)
 
@@ -224,12 +225,13 @@ class Clock:
         return self.now
 
 
-async def test_the_shard_is_synced_when_a_commit_catches_up_and_while_busy_every_few_seconds(
-        recall: Any, nc: Client, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_the_shard_is_synced_on_a_cadence_whether_the_loop_is_busy_or_caught_up(
+        recall: Any, nc: Client, monkeypatch: pytest.MonkeyPatch, wait_for: Any) -> None:
     """A commit with events waiting behind it (the loop's backlog) leaves its writes in the
     engine's log (a sync holds the loop for the disk) unless the last sync is
-    ``SYNC_WHILE_BUSY_S`` old; a commit that catches up syncs; so does closing. The documents
-    are written at every commit."""
+    ``SYNC_WHILE_BUSY_S`` old; a commit that catches up syncs unless the last sync is under
+    ``SYNC_AT_REST_S`` old, and then a timer syncs it once the interval is up; closing syncs
+    what is left. The documents are written at every commit."""
     clock = Clock()
 
     class Clocked(RecallProjection):
@@ -254,11 +256,81 @@ async def test_the_shard_is_synced_when_a_commit_catches_up_and_while_busy_every
     assert await commit(1, waiting=5) == 0
     clock.now += SYNC_WHILE_BUSY_S / 2
     assert await commit(2, waiting=5) == 0
-    assert await commit(3, waiting=0) == 1  # caught up
+    assert await commit(3, waiting=0) == 1  # caught up, the last sync SYNC_AT_REST_S old
     assert await commit(4, waiting=5) == 1
     clock.now += SYNC_WHILE_BUSY_S
     assert await commit(5, waiting=5) == 2  # busy for long enough
     assert await commit(6, waiting=5) == 2
+    assert await commit(7, waiting=0) == 2  # caught up just after a sync: left to the timer
+    assert await commit(8, waiting=0) == 2  # one timer for both
+
+    async def synced_later() -> bool:
+        return len(syncs) == 3
+
+    await wait_for(synced_later, within=10 * SYNC_AT_REST_S)
+    assert await commit(9, waiting=5) == 3
     recall.handlers.remove(handler)
     await handler.aclose()
-    assert len(syncs) == 3  # what the last commit left is synced on the way out
+    assert len(syncs) == 4  # what the last commit left is synced on the way out
+
+
+async def test_a_store_that_cannot_be_written_is_synced_at_the_commit_and_a_failed_timer_sync_at_the_next(
+        recall: Any, monkeypatch: pytest.MonkeyPatch, wait_for: Any) -> None:
+    """The store-fault contract under the cadence: a commit that would leave its sync to the
+    timer syncs at once when the store says its files cannot be written, so the sync's failure
+    holds that commit (raised: unacked, retried, not ready — tests/faults/test_store_unavailable
+    runs this against a real unwritable directory); and a timer's sync that failed makes the
+    next commit sync, however recent the last success."""
+    clock = Clock()
+    made: list[RecallProjection] = []
+
+    class Clocked(RecallProjection):
+        def __init__(self, *args: Any) -> None:
+            super().__init__(*args, clock=clock)
+            made.append(self)
+
+    handler = await recall(Clocked)
+    handler.follow_backlog(lambda: 0)
+    store, _ = HOLDER.current()
+    syncs: list[int] = []
+    failing = [False]
+
+    def flush(real: Any = store.flush) -> None:
+        syncs.append(1)
+        if failing[0]:
+            raise StoreUnavailable("embedded qdrant: flush: Permission denied (injected)")
+        real()
+
+    writable = [True]
+    monkeypatch.setattr(store, "flush", flush)
+    monkeypatch.setattr(store, "writable", lambda: writable[0])
+
+    async def commit(seq: int) -> int:
+        await handler.apply(message(seq, f"We decided to ship release {seq} on Friday."))
+        await handler.commit()
+        return len(syncs)
+
+    async def timer_done() -> bool:
+        return made[0]._later is None
+
+    clock.now += SYNC_AT_REST_S
+    assert await commit(1) == 1  # caught up, the last sync SYNC_AT_REST_S old
+    assert await commit(2) == 1  # just after it: left to the timer
+    await wait_for(timer_done, within=10 * SYNC_AT_REST_S)
+    assert len(syncs) == 2
+    writable[0] = False
+    assert await commit(3) == 3  # just after a sync, but the store cannot be written: synced now
+    assert made[0]._later is None  # nothing left for a timer
+    writable[0], failing[0] = True, True
+    assert await commit(4) == 3  # left to the timer, whose sync fails
+    await wait_for(timer_done, within=10 * SYNC_AT_REST_S)
+    assert len(syncs) == 4
+    failing[0] = False
+    assert await commit(5) == 5  # synced at the commit although the last success is recent
+    writable[0], failing[0] = False, True
+    with pytest.raises(TransientError, match="Permission denied"):
+        await commit(6)  # the failing sync holds the commit
+    writable[0], failing[0] = True, False
+    await handler.commit()  # the retry goes through once the store works again
+    recall.handlers.remove(handler)
+    await handler.aclose()
