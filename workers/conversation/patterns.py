@@ -258,9 +258,6 @@ class Family:
     _scan: LiteralScan | None = field(default=None, init=False, repr=False, compare=False)  # as ``Pattern``'s
     # the triggers of each copy, indexed by ``lowered`` (for the scan's set test)
     _triggers: tuple[frozenset[str], frozenset[str]] = field(init=False, repr=False, compare=False)
-    # the last text's patterns that pass their pre-check (``passing``), kept as ``_last`` is
-    _passing: tuple[str, str, tuple[Pattern, ...]] | None = field(default=None, init=False, repr=False,
-                                                                  compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_triggers", (
@@ -300,36 +297,13 @@ class Family:
         scan = self._scan
         if scan is not None and scan.covers(text.lowered):  # (both copies have one length)
             triggers = self._triggers
-            found = (bool(triggers[True]) and not scan.found(text.lowered, True).isdisjoint(triggers[True])) or (
+            return (bool(triggers[True]) and not scan.found(text.lowered, True).isdisjoint(triggers[True])) or (
                 bool(triggers[False]) and not scan.found(text.original, False).isdisjoint(triggers[False]))
-        else:
-            lowered, original = self.lowered_any, self.original_any
-            found = (lowered is not None and lowered.search(text.lowered) is not None) or (
-                original is not None and original.search(text.original) is not None)
+        lowered, original = self.lowered_any, self.original_any
+        found = (lowered is not None and lowered.search(text.lowered) is not None) or (
+            original is not None and original.search(text.original) is not None)
         object.__setattr__(self, "_last", (text.lowered, text.original, found))
         return found
-
-    def passing(self, text: MatchText) -> tuple[Pattern, ...]:
-        """The family's patterns whose pre-check (``Pattern.may_match``) passes on ``text``, in
-        order: none when the family's does not. The last text's answer is kept (as ``may_match``'s):
-        a message's closures are asked for by the signals, the closing sentence and the corrections.
-        A scanned text's literals are read once for all the patterns (one set test each)."""
-        last = self._passing
-        if last is not None and last[0] is text.lowered and last[1] is text.original:
-            return last[2]
-        if not self.may_match(text):
-            out: tuple[Pattern, ...] = ()
-        else:
-            scan = self._scan
-            if scan is not None and scan.covers(text.lowered):
-                found = (scan.found(text.original, False), scan.found(text.lowered, True))
-                out = tuple(p for p in self.patterns if p.triggers is None or (
-                    p._scan is scan and not found[p.lowered].isdisjoint(p.scanned or p.triggers))
-                    or (p._scan is not scan and p.may_match(p.subject(text))))
-            else:
-                out = tuple(p for p in self.patterns if p.may_match(p.subject(text)))
-        object.__setattr__(self, "_passing", (text.lowered, text.original, out))
-        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -416,15 +390,17 @@ class PatternSet:
         """Some close pattern matches ``text`` other than negated ("in review, not closed",
         "not done yet") or conditional ("once the login bug is fixed, we deploy"): something
         was closed (the patterns after the first that does are not read)."""
+        if not self.close.may_match(text):
+            return False
         lowered = text.lowered
-        return any(self.says(lowered, m.start()) for p in self.close.passing(text)
-                   for m in p.find_all(p.subject(text)))
+        return any(self.says(lowered, m.start()) for p in self.close for m in p.finditer(text))
 
     def first_closure(self, text: MatchText) -> int | None:
         """Where the first close word that is neither negated nor conditional starts, or None."""
+        if not self.close.may_match(text):
+            return None
         lowered = text.lowered
-        found = [m.start() for p in self.close.passing(text) for m in p.find_all(p.subject(text))
-                 if self.says(lowered, m.start())]
+        found = [m.start() for p in self.close for m in p.finditer(text) if self.says(lowered, m.start())]
         return min(found) if found else None
 
     def says(self, lowered: str, pos: int) -> bool:
@@ -467,10 +443,9 @@ class PatternSet:
 
 def iter_matches(family: Family, text: MatchText) -> Iterator[re.Match[str]]:
     """Matches of every pattern of a family, pattern by pattern, at most MAX_MATCHES_PER_FAMILY."""
-    passing = family.passing(text)
-    if not passing:
+    if not family.may_match(text):
         return iter(())
-    return islice(chain.from_iterable(p.find_all(p.subject(text)) for p in passing), MAX_MATCHES_PER_FAMILY)
+    return islice(chain.from_iterable(p.finditer(text) for p in family), MAX_MATCHES_PER_FAMILY)
 
 
 def _compile(sources: Iterable[str], lowered: bool) -> tuple[Pattern, ...]:
