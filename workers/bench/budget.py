@@ -24,6 +24,7 @@ MCP_ADDED_P50_MS: Final = 2.0  # what an MCP tool call adds to its NATS round tr
 RECALL_P50_MS: Final = 20.0
 RECALL_P95_MS: Final = 50.0
 RECALL_INDEX_RATE: Final = 1000.0  # warm, one process (issue 39; issue 9 asked 200)
+RECALL_COLD_INDEX_RATE: Final = 300.0  # cold: a fresh process on a fresh store (issue 39)
 HOSTILE_RATIO: Final = 20.0
 RSS_MB: Final = 150.0
 SCALEOUT_RATIO: Final = 1.6
@@ -202,17 +203,21 @@ def _recall_rows(report: Report) -> list[Row]:
         return [Row(section="recall", name="recall", value=rc.skipped, target="", verdict=_skip(rc.skipped))]
     at = f" at {rc.memories} memories" if rc.memories is not None else ""
     q = rc.query
-    index_ok = None if rc.index_msgs_per_s is None else rc.index_msgs_per_s >= RECALL_INDEX_RATE
     rows = [
         Row(section="recall", name=f"query{at} ({rc.embedder})",
             value=f"p50 {_ms(q.p50_ms)} / p95 {_ms(q.p95_ms)}" + (f" ({q.lost} failed)" if q.lost else ""),
             target=f"p50 < {RECALL_P50_MS:g} ms, p95 < {RECALL_P95_MS:g} ms at 100 k",
             verdict="info" if rc.scale_memories else _verdict(_recall_ok(q))),
-        Row(section="recall", name=f"indexing, one process ({rc.embedder})",
-            value=_rate(rc.index_msgs_per_s) + (f" ({rc.index_msgs_per_cpu_s:g} per CPU-second)"
-                                                if rc.index_msgs_per_cpu_s else ""),
-            target=f"≥ {RECALL_INDEX_RATE:g} msgs/s", verdict=_verdict(index_ok)),
+        _index_row(f"indexing cold, a fresh process, {rc.messages:,} events ({rc.embedder})", rc.index_msgs_per_s,
+                   rc.index_msgs_per_cpu_s, RECALL_COLD_INDEX_RATE),
     ]
+    if rc.warm_skipped:
+        rows.append(Row(section="recall", name=f"indexing warm, the same process ({rc.embedder})",
+                        value=rc.warm_skipped, target=f"≥ {RECALL_INDEX_RATE:,.0f} msgs/s",
+                        verdict=_skip(rc.warm_skipped)))
+    else:
+        rows.append(_index_row(f"indexing warm, the same process, {rc.warm_messages:,} more events ({rc.embedder})",
+                               rc.warm_index_msgs_per_s, rc.warm_index_msgs_per_cpu_s, RECALL_INDEX_RATE))
     if rc.scale_memories:
         sq = rc.scale_query
         failed = f" ({sq.lost} failed)" if sq.lost else ""
@@ -222,6 +227,14 @@ def _recall_rows(report: Report) -> list[Row]:
                         target=f"p50 < {RECALL_P50_MS:g} ms, p95 < {RECALL_P95_MS:g} ms at 100 k",
                         verdict=_verdict(_recall_ok(sq))))
     return rows
+
+
+def _index_row(name: str, rate: float | None, per_cpu: float | None, target: float) -> Row:
+    """Events per second indexed (wall clock, the verdict) with events per CPU-second beside it."""
+    ok = None if rate is None else rate >= target
+    return Row(section="recall", name=name,
+               value=_rate(rate) + (f" ({per_cpu:,.0f} per CPU-second)" if per_cpu else ""),
+               target=f"≥ {target:,.0f} msgs/s", verdict=_verdict(ok))
 
 
 def _recall_ok(q: Latency) -> bool | None:

@@ -175,6 +175,7 @@ class PluginResult(msgspec.Struct, kw_only=True):
 class RecallResult(msgspec.Struct, kw_only=True):
     skipped: str | None = None
     embedder: str = ""
+    # cold: a fresh ``cortex worker recall`` process on a fresh store indexing the backlog
     messages: int = 0  # events indexed (messages with their session events)
     memories: int | None = None  # memories stored afterwards (sum of RecallDoc.memories)
     index_msgs_per_s: float | None = None
@@ -182,6 +183,14 @@ class RecallResult(msgspec.Struct, kw_only=True):
     # shared machine the wall-clock rate moves with everybody else's load, this much less
     index_cpu_s: float | None = None
     index_msgs_per_cpu_s: float | None = None
+    # warm: the same process (same store, its vocabulary learnt), after the queries, indexing a
+    # second backlog of as many new events (new ids, the same generator's later sequence)
+    warm_messages: int = 0
+    warm_memories: int | None = None  # memories stored after both backlogs
+    warm_index_msgs_per_s: float | None = None
+    warm_index_cpu_s: float | None = None
+    warm_index_msgs_per_cpu_s: float | None = None
+    warm_skipped: str | None = None  # why the warm backlog was not measured (None: it was)
     query: Latency = msgspec.field(default_factory=Latency)
     peak_rss_mb: float | None = None
     # the query of one agent holding ``scale_memories`` memories (filled through the store layer)
