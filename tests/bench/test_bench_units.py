@@ -30,6 +30,7 @@ from workers.bench.results import (
     McpResult,
     PartitionRun,
     RateResult,
+    RecallResult,
     Report,
     ScaleoutResult,
     ToolLatency,
@@ -132,6 +133,25 @@ def test_the_complete_briefing_is_reported_beside_the_first_one_without_a_budget
     complete = rows["session start → complete BootDoc @1000/s"]
     assert (complete.verdict, complete.target) == ("info", "(no budget)") and "(3 lost)" in complete.value
     assert "session start → complete BootDoc @500/s" not in rows  # a result from before the row existed
+
+
+def test_recall_indexing_is_judged_cold_against_three_hundred_and_warm_against_a_thousand() -> None:
+    """Issue 39's bar, "≥ 1 000 events/s warm and ≥ 300 cold in one process": one row each, with
+    events per CPU-second beside the wall-clock rate; a warm backlog not measured says why."""
+    measured = RecallResult(embedder="default", messages=1000, memories=2847, index_msgs_per_s=350.0,
+                            index_cpu_s=3.0, index_msgs_per_cpu_s=333.3, warm_messages=1000, warm_memories=5893,
+                            warm_index_msgs_per_s=442.0, warm_index_cpu_s=1.5, warm_index_msgs_per_cpu_s=666.7)
+    rows = {r.name: r for r in budget.rows(Report(recall=measured))}
+    cold = rows["indexing cold, a fresh process, 1,000 events (default)"]
+    warm = rows["indexing warm, the same process, 1,000 more events (default)"]
+    assert (cold.value, cold.target, cold.verdict) == ("350 msgs/s (333 per CPU-second)", "≥ 300 msgs/s", "pass")
+    assert (warm.value, warm.target, warm.verdict) == ("442 msgs/s (667 per CPU-second)", "≥ 1,000 msgs/s", "miss")
+    not_warm = msgspec.structs.replace(measured, warm_index_msgs_per_s=None, warm_index_msgs_per_cpu_s=None,
+                                       warm_skipped="the cold backlog was not indexed within 60 s")
+    row = next(r for r in budget.rows(Report(recall=not_warm)) if r.name.startswith("indexing warm"))
+    assert (row.value, row.verdict) == ("the cold backlog was not indexed within 60 s", "skipped")
+    broke = msgspec.structs.replace(not_warm, warm_skipped="failed: worker recall exited with code 1")
+    assert next(r for r in budget.rows(Report(recall=broke)) if r.name.startswith("indexing warm")).verdict == "failed"
 
 
 def test_an_mcp_tool_is_judged_by_what_it_adds_to_its_nats_round_trip() -> None:

@@ -169,6 +169,7 @@ async def run(session: Session) -> RecallResult:
             warm_skipped = f"the queries' aftermath was not applied within {SETTLE_LIMIT_S:g} s"
         if warm_skipped is None:
             session.progress(f"[recall] warm: indexing {len(warm_events)} more events in the same process …")
+            started = time.perf_counter()
             try:
                 warm = await _warm(session, proc, warm_events, cfg.recall_limit_s)
             except (BenchError, nats.errors.Error, TimeoutError) as exc:  # the cold row and the queries stand
@@ -177,7 +178,8 @@ async def run(session: Session) -> RecallResult:
             else:
                 warm_memories = await _memories(session)
                 session.progress(f"[recall] warm: {warm.msgs_per_s:,.0f} events/s indexed (CPU {warm.cpu_s} s), "
-                                 f"{warm_memories} memories")
+                                 f"{warm_memories} memories; {time.perf_counter() - started:.1f} s published "
+                                 "and indexed")
     finally:
         proc.stop()
     latency = summarize(samples, lost=failures)
