@@ -74,12 +74,15 @@ def test_the_knobs_replace_the_shipped_thresholds_only_for_their_duration() -> N
 def test_the_report_prints_each_conversation_and_the_left_out_choice(
         corpus: tuple[Path, Path], capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     locomo, labels = corpus
-    monkeypatch.setattr("workers.evals.real_dc.load_real_set",
+    monkeypatch.setattr("workers.evals.real_eval.load_real_set",
                         lambda options: load_real_set(RealOptions(split="dev", locomo=str(locomo),
                                                                   labels=str(labels))))
     assert main(["--locomo", str(locomo)]) == 0
     out = capsys.readouterr().out
     assert "locomo-0" in out and "leave one conversation out" in out and "LOO" in out
+    assert "Misses and extras" not in out
+    assert main(["--locomo", str(locomo), "--examples"]) == 0
+    assert "Misses and extras (shipped):" in capsys.readouterr().out
 
 
 def test_a_missing_corpus_is_one_line_and_exit_1(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -99,31 +99,17 @@ class Watches:
 
 
 def match(published: list[Published], seen: dict[str, list[tuple[float, int]]]) -> tuple[list[float], int]:
-    """Latency of each published event to the first observed revision that covers it.
-
-    Per agent, revisions arrive in write order and their ``last_seq`` only grows, so a
-    single pass over both lists pairs them.
-    """
-    by_agent: dict[str, list[Published]] = defaultdict(list)
-    for p in published:
-        by_agent[p.agent].append(p)
-    latencies: list[float] = []
-    lost = 0
-    for agent, pubs in by_agent.items():
-        observed = seen.get(agent, [])
-        j = 0
-        for p in sorted(pubs, key=lambda p: p.seq):
-            while j < len(observed) and observed[j][1] < p.seq:
-                j += 1
-            if j == len(observed):
-                lost += 1
-                continue
-            latencies.append(max(0.0, observed[j][0] - p.t0))
-    return latencies, lost
+    """Latency of each published event to the first observed revision that covers it
+    (``covered_at``), and how many no revision covered."""
+    covered = covered_at(published, seen)
+    latencies = [max(0.0, covered[p.seq] - p.t0) for p in published if p.seq in covered]
+    return latencies, len(published) - len(latencies)
 
 
 def covered_at(published: list[Published], seen: dict[str, list[tuple[float, int]]]) -> dict[int, float]:
-    """Each published sequence → when the first revision covering it arrived (as ``match``)."""
+    """Each published sequence → when the first revision covering it arrived. Per agent, revisions
+    arrive in write order and their ``last_seq`` only grows, so a single pass over both lists pairs
+    them."""
     by_agent: dict[str, list[Published]] = defaultdict(list)
     for p in published:
         by_agent[p.agent].append(p)

@@ -18,7 +18,6 @@ Development split only: ``python -m workers.evals.real_dc --locomo … --qmsum �
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import sys
 from collections.abc import Iterator, Sequence
@@ -28,7 +27,7 @@ from zoneinfo import ZoneInfo
 import msgspec
 
 from schemas.events import MessageEvent
-from shared.config import Settings, load_settings
+from shared.config import Settings
 from workers.conversation import learnt
 from workers.conversation.patterns import get_patterns
 from workers.decisions import commitments as commitments_core
@@ -40,16 +39,13 @@ from workers.decisions.briefing import (
     recent_decisions,
 )
 from workers.evals.briefing import Counts, conversation_events
-from workers.evals.locomo import DatasetError
 from workers.evals.real_eval import (
     LevelScore,
     Loaded,
-    RealOptions,
     as_conversation,
     briefing_candidates,
     cell,
-    load_real_set,
-    real_settings,
+    dev_tool_main,
     score_section,
 )
 from workers.evals.real_match import Candidate
@@ -195,21 +191,9 @@ def report(items: Sequence[Loaded], settings: Settings, show_examples: bool) -> 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m workers.evals.real_dc", description=__doc__.split("\n")[0])
-    parser.add_argument("--locomo", help="LoCoMo's data/locomo10.json")
-    parser.add_argument("--qmsum", help="QMSum's checkout (data/ALL/…)")
-    parser.add_argument("--conversation", action="append", default=[], help="only this conversation (repeatable)")
-    parser.add_argument("--examples", action="store_true", help="every miss and extra item (shipped setting)")
-    args = parser.parse_args(argv)
-    settings = real_settings(load_settings({}))
-    try:
-        items, _ = load_real_set(RealOptions(split="dev", locomo=args.locomo, qmsum=args.qmsum,
-                                             only=args.conversation))
-    except DatasetError as exc:
-        print(f"real_dc: {exc}", file=sys.stderr)
-        return 1
-    print(report(items, settings, args.examples))
-    return 0
+    return dev_tool_main("workers.evals.real_dc", (__doc__ or "").split("\n")[0],
+                         lambda items, settings: report(items, settings, False), argv,
+                         examples=lambda items, settings: report(items, settings, True))
 
 
 if __name__ == "__main__":

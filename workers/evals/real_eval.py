@@ -184,15 +184,21 @@ def real_settings(base: Settings) -> Settings:
 
 
 def dev_tool_main(prog: str, description: str, report: Callable[[list[Loaded], Settings], str],
-                  argv: Sequence[str] | None) -> int:
-    """The command line of a dev-split tool (``python -m workers.evals.real_facts``, ``real_mornings``):
-    the dev conversations whose corpora are given (or the ones named), ``report`` of them printed;
-    a missing or unreadable corpus is one line on stderr and exit 1."""
+                  argv: Sequence[str] | None,
+                  examples: Callable[[list[Loaded], Settings], str] | None = None) -> int:
+    """The command line of a dev-split tool (``python -m workers.evals.real_facts``, ``real_mornings``,
+    ``real_dc``): the dev conversations whose corpora are given (or the ones named), ``report`` of
+    them printed — or ``examples`` with ``--examples``, for a tool that has it; a missing or
+    unreadable corpus is one line on stderr and exit 1."""
     parser = argparse.ArgumentParser(prog=f"python -m {prog}", description=description)
     parser.add_argument("--locomo", help="LoCoMo's data/locomo10.json")
     parser.add_argument("--qmsum", help="QMSum's checkout (data/ALL/…)")
     parser.add_argument("--conversation", action="append", default=[], help="only this conversation (repeatable)")
+    if examples is not None:
+        parser.add_argument("--examples", action="store_true", help="every miss and extra item (shipped setting)")
     args = parser.parse_args(argv)
+    if examples is not None and args.examples:
+        report = examples
     settings = real_settings(load_settings({}))
     try:
         items, _ = load_real_set(RealOptions(split="dev", locomo=args.locomo, qmsum=args.qmsum,

@@ -328,6 +328,25 @@ async def test_after_a_rebuild_a_trigger_is_the_loops_until_it_has_made_the_agen
     assert (stored.trigger, stored.integrity.last_seq, stored.integrity.events) == ("compaction", again.seq, 3)
 
 
+async def _briefed_once_then_counting_readings(rig: Rig, wait_for: Any,
+                                               monkeypatch: pytest.MonkeyPatch) -> dict[int, int]:
+    """Both sources caught up, the agent's first briefing made by the loop (the early path done
+    with it); from then on each trigger's readings of its sources are counted, by sequence."""
+    await rig.caught_up("threads", 10**6)
+    await rig.caught_up("recall", 10**6)
+    await rig.make(await rig.publish("ada", "session", "start", 0))
+    await wait_for(handled(rig.handler.early, 1))
+    reads: dict[int, int] = {}
+    at_trigger = rig.handler._sources.at_trigger
+
+    async def counted(env: Envelope, fields: Any = None, until: float | None = None) -> Any:
+        reads[env.seq] = reads.get(env.seq, 0) + 1
+        return await at_trigger(env, fields, until)
+
+    monkeypatch.setattr(rig.handler._sources, "at_trigger", counted)
+    return reads
+
+
 async def test_a_trigger_the_loop_reaches_during_the_early_check_has_its_sources_read_once(
     rig: Rig, wait_for: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -338,19 +357,7 @@ async def test_a_trigger_the_loop_reaches_during_the_early_check_has_its_sources
     check is held until the loop has made the document: its sources were read once, and the
     early path then finds the document made."""
     early = rig.handler.early
-    await rig.caught_up("threads", 10**6)
-    await rig.caught_up("recall", 10**6)
-    await rig.make(await rig.publish("ada", "session", "start", 0))  # the agent's first briefing: the loop's
-    await wait_for(handled(early, 1))
-
-    reads: dict[int, int] = {}
-    at_trigger = rig.handler._sources.at_trigger
-
-    async def counted(env: Envelope, fields: Any = None, until: float | None = None) -> Any:
-        reads[env.seq] = reads.get(env.seq, 0) + 1
-        return await at_trigger(env, fields, until)
-
-    monkeypatch.setattr(rig.handler._sources, "at_trigger", counted)
+    reads = await _briefed_once_then_counting_readings(rig, wait_for, monkeypatch)
     checking, release = asyncio.Event(), asyncio.Event()
     stored = early_module._stored
 
@@ -384,19 +391,7 @@ async def test_a_trigger_the_loop_reads_before_the_early_path_begins_has_its_sou
     reading every source again. Here the early path's reading slots are all held until the loop
     has made the document: its sources were read once."""
     early = rig.handler.early
-    await rig.caught_up("threads", 10**6)
-    await rig.caught_up("recall", 10**6)
-    await rig.make(await rig.publish("ada", "session", "start", 0))
-    await wait_for(handled(early, 1))
-
-    reads: dict[int, int] = {}
-    at_trigger = rig.handler._sources.at_trigger
-
-    async def counted(env: Envelope, fields: Any = None, until: float | None = None) -> Any:
-        reads[env.seq] = reads.get(env.seq, 0) + 1
-        return await at_trigger(env, fields, until)
-
-    monkeypatch.setattr(rig.handler._sources, "at_trigger", counted)
+    reads = await _briefed_once_then_counting_readings(rig, wait_for, monkeypatch)
     for _ in range(early_module.PARALLEL):  # no trigger is begun by the early path meanwhile
         await early._slots.acquire()
     try:
@@ -452,19 +447,7 @@ async def test_a_trigger_the_early_path_begins_while_the_loop_asks_its_storing_t
     sources itself; the early path may begin its reading meanwhile. The loop then takes that
     reading instead of beginning a second one."""
     early = rig.handler.early
-    await rig.caught_up("threads", 10**6)
-    await rig.caught_up("recall", 10**6)
-    await rig.make(await rig.publish("ada", "session", "start", 0))
-    await wait_for(handled(early, 1))
-
-    reads: dict[int, int] = {}
-    at_trigger = rig.handler._sources.at_trigger
-
-    async def counted(env: Envelope, fields: Any = None, until: float | None = None) -> Any:
-        reads[env.seq] = reads.get(env.seq, 0) + 1
-        return await at_trigger(env, fields, until)
-
-    monkeypatch.setattr(rig.handler._sources, "at_trigger", counted)
+    reads = await _briefed_once_then_counting_readings(rig, wait_for, monkeypatch)
     asking, release = asyncio.Event(), asyncio.Event()
     loop_until = rig.handler._projection.until
 
