@@ -4,18 +4,19 @@ up, later deliveries of an open request, server errors."""
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
+import nats
 import nats.js.errors
 import pytest
-from cortex_testkit import held_back
+from cortex_testkit import held_back, wait_for
 from nats.aio.client import Client
 from nats.js.client import JetStreamContext
 
-from shared import pull
 from shared.config import load_settings
 from shared.names import EVENTS_STREAM
 from shared.provision import ConsumerSpec, provision
@@ -120,7 +121,30 @@ async def test_stop_gives_back_what_was_delivered_but_not_taken(nc: Client, js: 
     await again.stop()
 
 
-async def test_a_late_end_of_an_earlier_request_does_not_end_the_open_one(nc: Client, js: JetStreamContext) -> None:
+def _starve_loop_until_request_ended(url: str, fetcher: PullFetcher, within: float = 30) -> None:
+    """Hold this thread's event loop (a worker busy with a batch) until the server has ended the
+    open pull request — no request waits on the consumer, asked on a connection of another
+    thread — and the fetcher's own deadline for the request has passed."""
+    async def ended() -> None:
+        other = await nats.connect(url)
+        try:
+            async def no_request_waiting() -> bool:
+                info = await other.jetstream().consumer_info(EVENTS_STREAM, "puller")
+                return not info.num_waiting and time.monotonic() > fetcher._open_until
+
+            await wait_for(no_request_waiting, within=within, interval=0.01)
+        finally:
+            await other.close()
+
+    waiter = threading.Thread(target=asyncio.run, args=(ended(),))
+    waiter.start()
+    waiter.join(within + 5)
+    assert not waiter.is_alive(), "the pull request was not ended"
+
+
+async def test_a_late_end_of_an_earlier_request_does_not_end_the_open_one(
+    nc: Client, js: JetStreamContext, nats_url: str
+) -> None:
     """A busy worker may read a request's 408 only after it gave that request up and sent the
     next one. That status must not end the next request: a stop would then drop the subscription
     while the next request still delivers, and those messages stay unacked until ack_wait."""
@@ -128,8 +152,8 @@ async def test_a_late_end_of_an_earlier_request_does_not_end_the_open_one(nc: Cl
     await fetcher.start()
     assert await fetcher.fetch(100, wait_s=0.05) == []  # request 1: expires after 50 ms
     # a worker busy with a batch: the event loop does not run while request 1 ends on the
-    # server (its 408 waits in the socket). Not a synchronisation: the loop is starved on purpose.
-    time.sleep(0.05 + pull._EXPIRY_SLACK_S + 0.2)  # noqa: ASYNC251
+    # server (its 408 waits in the socket) and the fetcher's own deadline for it passes
+    _starve_loop_until_request_ended(nats_url, fetcher)
     fetching = asyncio.create_task(fetcher.fetch(100, wait_s=1))  # gives request 1 up, sends request 2
     await publish(js, 1, 1)
     first = await asyncio.wait_for(fetching, timeout=30)
