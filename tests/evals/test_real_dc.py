@@ -3,11 +3,11 @@ filters' thresholds left one conversation out. A one-session chat written here (
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cortex_testkit import locomo_corpus
 
 from shared.config import load_settings
 from workers.conversation import learnt
@@ -41,12 +41,7 @@ def _sample(i: int) -> dict[str, Any]:
 
 @pytest.fixture
 def corpus(tmp_path: Path) -> tuple[Path, Path]:
-    locomo = tmp_path / "locomo10.json"
-    locomo.write_text(json.dumps([_sample(i) for i in range(10)]))
-    labels = tmp_path / "labels"
-    (labels / "dev").mkdir(parents=True)
-    (labels / "dev" / "locomo-0.json").write_text(json.dumps(LABELS))
-    return locomo, labels
+    return locomo_corpus(tmp_path, _sample, LABELS)
 
 
 def test_both_levels_are_scored_and_a_task_asked_of_another_is_stored(corpus: tuple[Path, Path]) -> None:

@@ -3,11 +3,11 @@ session, with the labels as they stood then. A two-session chat written here (no
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cortex_testkit import locomo_corpus
 
 from shared.config import load_settings
 from workers.evals.real_eval import RealOptions, load_real_set, real_settings
@@ -45,12 +45,7 @@ def _sample(i: int) -> dict[str, Any]:
 
 @pytest.fixture
 def corpus(tmp_path: Path) -> tuple[Path, Path]:
-    locomo = tmp_path / "locomo10.json"
-    locomo.write_text(json.dumps([_sample(i) for i in range(10)]))
-    labels = tmp_path / "labels"
-    (labels / "dev").mkdir(parents=True)
-    (labels / "dev" / "locomo-0.json").write_text(json.dumps(LABELS))
-    return locomo, labels
+    return locomo_corpus(tmp_path, _sample, LABELS)
 
 
 def test_the_labels_stand_as_they_did_after_each_session(corpus: tuple[Path, Path]) -> None:

@@ -625,3 +625,15 @@ async def apis_answer(nc: Any, agent: str, calls: Iterable[tuple[str, bytes]]) -
         return True
     except (nats.errors.TimeoutError, nats.errors.NoRespondersError):
         return False
+
+
+def locomo_corpus(tmp_path: Path, sample: Callable[[int], dict[str, Any]],
+                  labels: dict[str, Any]) -> tuple[Path, Path]:
+    """``locomo10.json`` of ``sample(0)`` … ``sample(9)``, and a labels directory with ``labels``
+    as dev conversation locomo-0."""
+    locomo = tmp_path / "locomo10.json"
+    locomo.write_text(json.dumps([sample(i) for i in range(10)]))
+    root = tmp_path / "labels"
+    (root / "dev").mkdir(parents=True)
+    (root / "dev" / "locomo-0.json").write_text(json.dumps(labels))
+    return locomo, root
