@@ -715,7 +715,8 @@ DE: Final = LanguagePack(
         r"|\bab (?:jetzt|sofort|heute),? (?:\w+ )?wir\b"
         # what the group keeps (eleventh round, as English "we keep the teletext"): "dann behalten wir
         # den Videotext" — not "im Kopf", "im Auge", "im Blick"
-        r"|\b(?:wir behalten|behalten wir) (?:den|die|das|unseren|unsere|unser)\b(?![^.!?,;]*\bim (?:kopf|auge|blick)\b)",
+        r"|\b(?:wir behalten|behalten wir) (?:den|die|das|unseren|unsere|unser)\b"
+        r"(?![^.!?,;]*\bim (?:kopf|auge|blick)\b)",
     ),
     close=(
         r"(?:^|\s)(?:ist |schon )?(?:erledigt|gefixt|gelöst|fertig)(?:\s|[.!,;:)]|$)",

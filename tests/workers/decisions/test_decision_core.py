@@ -372,8 +372,10 @@ def _all(text: str) -> list[str]:
     ("No? Then we just keep the teletext.", "Then we just keep the teletext"),
     ("We can still keep the old logo.", "We can still keep the old logo"),
     ("Dann behalten wir den Videotext.", "Dann behalten wir den Videotext"),
-    ("Mantenemos el teletexto en el mando.", "Mantenemos el teletexto en el mando"), ("On garde le télétexte.", "On garde le télétexte"),
-    ("Teniamo il televideo sul telecomando.", "Teniamo il televideo sul telecomando"), ("Mantemos o teletexto no controle.", "Mantemos o teletexto no controle"),
+    ("Mantenemos el teletexto en el mando.", "Mantenemos el teletexto en el mando"),
+    ("On garde le télétexte.", "On garde le télétexte"),
+    ("Teniamo il televideo sul telecomando.", "Teniamo il televideo sul telecomando"),
+    ("Mantemos o teletexto no controle.", "Mantemos o teletexto no controle"),
     ("Оставляем телетекст на пульте.", "Оставляем телетекст на пульте"),
 ])
 def test_what_the_group_keeps_is_a_decision(text: str, what: str) -> None:
