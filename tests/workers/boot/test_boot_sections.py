@@ -320,6 +320,20 @@ def test_a_thread_that_only_says_a_shown_decision_does_not_say_it_again(make, se
         assert md.count("open with the storm scene") == 1
 
 
+def test_a_thread_that_says_a_shown_decision_after_a_joining_word_does_not_say_it_again(make, settings, tz):
+    """Issue 37, eleventh round (AMI): the thread "LCD screen" summed up as "And we can keep our LCD
+    screen, which can provide extra information." beside the decision "We can keep our LCD screen,
+    which can provide extra information" — the "And" that joined it to the talk before hid the
+    repeat."""
+    said = "We can keep our LCD screen, which can provide extra information"
+    decisions = make.decisions(make.decision("d", what=said))
+    thread = make.thread("lcd", title="LCD screen", about=f"And {said[0].lower()}{said[1:]}.")
+    thread = msgspec.structs.replace(thread, summary=compose_summary(thread))
+    md = assemble_boot(SECTIONS, make.inputs(threads=make.threads(thread), decisions=decisions), settings, tz)
+    assert "### 🟡 LCD screen\n" in md and "Summary: no summary" in md
+    assert md.count("keep our LCD screen") == 1
+
+
 def test_the_newest_undated_commitments_come_first(make, settings, tz):
     """Issue 37: the briefing has room for ten and listed the undated ones oldest first, so a
     conversation full of small promises showed last week's and left yesterday's out."""
