@@ -23,8 +23,8 @@ from workers.channels.briefing import background_channels
 from workers.decisions.briefing import recent_decisions
 from workers.knowledge.briefing import top_facts
 from workers.render import ranked_open_threads
-from workers.threads.briefing import not_returned_to
 from workers.summaries import compose_summary
+from workers.threads.briefing import not_returned_to
 
 
 def active_section(md: str) -> str:
