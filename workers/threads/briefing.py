@@ -116,18 +116,22 @@ def _raised_once(t: Thread, doc: ThreadsDoc, now: datetime | None) -> bool:
     """Opened on a cue or a single word — a title the phrase table does not hold — and never
     named again (its last activity is its opening), in a sitting over by ``now``: "let's talk
     about our bonuses", "regarding costs budget …", said once and left (issue 37, eleventh
-    round)."""
-    return (now is not None and t.created == t.last_activity and t.title.lower() not in doc.returns
-            and as_utc(now) - as_utc(t.last_activity) >= SITTING)
+    round). Only a thread the threads core opened (it keeps what the conversation said then,
+    ``about``) and so moves on when a later message names it (``core._touch_named``): a thread
+    the model found (``extraction.view``) is never touched again, and the model judged it."""
+    return (now is not None and bool(t.about) and t.created == t.last_activity
+            and t.title.lower() not in doc.returns and as_utc(now) - as_utc(t.last_activity) >= SITTING)
 
 
 def _left_in_an_earlier_sitting(t: Thread, doc: ThreadsDoc) -> bool:
     """The thread's whole life (opened → last activity) fits one ``SITTING``, and the conversation
     went on a ``SITTING`` or more past it without naming it: a later sitting moved on ("shared
     documents" of one meeting, the next meeting and the morning after; issue 37, eleventh round).
-    A phrase said within the last ``RETURN_GAP`` messages was not left."""
+    A phrase said within the last ``RETURN_GAP`` messages was not left; a thread the threads core
+    did not open (no ``about``: the model's) is never touched by a later mention, so none of this
+    can be read of it (``_raised_once``)."""
     last = as_utc(t.last_activity)
-    if not timedelta(0) <= last - as_utc(t.created) < SITTING or as_utc(doc.updated) - last < SITTING:
+    if not t.about or not timedelta(0) <= last - as_utc(t.created) < SITTING or as_utc(doc.updated) - last < SITTING:
         return False
     said = doc.returns.get(t.title.lower())
     return said is None or doc.messages - said[1] >= RETURN_GAP

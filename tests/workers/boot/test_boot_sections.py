@@ -523,14 +523,19 @@ def test_a_subject_raised_once_or_left_in_an_earlier_sitting_is_counted(make, se
     again is counted once its sitting is over; so is one whose whole life fits one sitting when
     the conversation went on a sitting past it. One named again, one of the last sitting said
     several times, one the conversation lived with for days, one with a wait, and one said within
-    the last messages stay; during the sitting (a compaction's briefing) the one raised once stays."""
+    the last messages stay; during the sitting (a compaction's briefing) the one raised once stays.
+    A thread the model found is never touched by a later mention, so neither is read of it."""
     hour = timedelta(hours=1)
     cue = make.now - 20 * hour
     threads = [
-        make.thread("bonus", title="bonuses", created=cue, last_activity=cue),
-        make.thread("again", title="Umzug", created=cue, last_activity=cue + hour),
+        make.thread("bonus", title="bonuses", created=cue, last_activity=cue,
+                    about="So let's talk about our bonuses"),
+        make.thread("again", title="Umzug", created=cue, last_activity=cue + hour, about="Zum Umzug: …"),
         make.thread("docs", title="shared documents", created=make.now - 47 * hour,
-                    last_activity=make.now - 46 * hour),
+                    last_activity=make.now - 46 * hour, about="I will show you, in shared documents"),
+        # found by the model (``extraction.view``): no ``about``, never touched by a later mention
+        make.thread("model", title="pricing page launch", created=make.now - 47 * hour,
+                    last_activity=make.now - 47 * hour),
         make.thread("last", title="basis station", created=make.now - 21 * hour, last_activity=make.now - 20 * hour),
         make.thread("long", title="target group", created=make.now - 72 * hour, last_activity=make.now - 46 * hour),
         make.thread("wait", title="tax return", created=make.now - 47 * hour, last_activity=make.now - 46 * hour,
@@ -544,7 +549,8 @@ def test_a_subject_raised_once_or_left_in_an_earlier_sitting_is_counted(make, se
     md = assemble_boot(SECTIONS, make.inputs(threads=doc), settings, tz,
                        knobs=knobs(CORTEX_BOOT_MAX_TOPICS_IN_BOOT="7"))
     shown = [line.split(" ", 2)[2] for line in md.splitlines() if line.startswith("### ")]
-    assert sorted(shown) == ["Umzug", "basis station", "docking station", "target group", "tax return"]
+    assert sorted(shown) == ["Umzug", "basis station", "docking station", "pricing page launch", "target group",
+                             "tax return"]
     assert "_… 2 open threads the conversation moved on from not shown_\n" in md
     aside = not_returned_to(doc, cue + hour)  # during the sitting that raised it
     assert {t.id for t in doc.threads if t.id in aside} == {"docs"}
