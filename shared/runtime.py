@@ -304,10 +304,11 @@ _CONNECTION = "nats"  # the task watching the host's connection (not a worker: a
 
 def freeze_start_up() -> None:
     """Leave what start-up made (modules, compiled patterns, the handler's tables: ~40-55 k
-    objects in a regex worker) out of the cyclic collector's full collections: each scanned them
-    all again, 60-90 ms of CPU a time, 3-5 % of a regex worker draining the bench backlog
-    (gc callbacks, thread CPU; the young generations' collections are the rest of its ~4-5 %).
-    Refcounting still frees them; only a cycle among them that is garbage (now or later) is kept.
+    objects in a regex worker) out of the cyclic collector's collections, which scanned them
+    all again at every full one: over the bench backlog's drain the collections cost the threads
+    / decisions worker 0.50 / 0.66 s of thread CPU (3-5 % of its CPU), 0.36 / 0.56 s frozen (gc
+    callbacks, docs/BENCHMARKS.md's issue 39 section, tenth round). Refcounting still frees
+    them; only a cycle among them that is garbage (now or later) is kept.
     Called once a handler is built (again after a rebuild: what was made since is frozen too); no
     collection first, which a host started many times in one process (the tests) would pay."""
     gc.freeze()
