@@ -41,6 +41,7 @@ async def test_the_regex_workers_write_exactly_the_fold_of_their_projections(
     # small batches and cuts every 100 sequences: many commits, boundaries inside batches
     config = LoopConfig(batch_size=37, fetch_timeout_s=0.1, read_ahead=200)
     for spec in specs:
+        assert spec.derive is not None
         projections = spec.derive(settings)
         handler = ProjectionHandler(js, spec.name, f"{spec.name}@test", projections,
                                     cut_on_triggers=True, cut_every=100)
@@ -50,7 +51,7 @@ async def test_the_regex_workers_write_exactly_the_fold_of_their_projections(
         try:
             async def drained(name: str = spec.name) -> bool:
                 info = await js.consumer_info(EVENTS_STREAM, name)
-                return info.num_pending == 0 and info.num_ack_pending == 0
+                return bool(info.num_pending == 0 and info.num_ack_pending == 0)
 
             await wait_for(drained, within=120)
         finally:
