@@ -306,8 +306,9 @@ def freeze_start_up() -> None:
     """Leave what start-up made (modules, compiled patterns, the handler's tables: ~40-55 k
     objects in a regex worker) out of the cyclic collector's collections, which scanned them
     all again at every full one: over the bench backlog's drain the collections cost the threads
-    / decisions worker 0.50 / 0.66 s of thread CPU (3-5 % of its CPU), 0.36 / 0.56 s frozen (gc
-    callbacks, docs/BENCHMARKS.md's issue 39 section, tenth round). Refcounting still frees
+    / decisions worker 0.48-0.53 / 0.57-0.66 s of thread CPU (3-5 % of its CPU), 0.36-0.48 /
+    0.50-0.61 s frozen (gc callbacks, docs/BENCHMARKS.md's issue 39 section, tenth round: the
+    young collections are most of it, and stay). Refcounting still frees
     them; only a cycle among them that is garbage (now or later) is kept.
     Called once a handler is built (again after a rebuild: what was made since is frozen too); no
     collection first, which a host started many times in one process (the tests) would pay."""
