@@ -287,7 +287,7 @@ class TrackedStore:
         for point in points:
             if point.memory.agent in self._counts:
                 ids.setdefault(point.memory.agent, set()).add(point.memory.id)
-        return {agent: len(wanted) - len(self.inner.get(agent, list(wanted))) for agent, wanted in ids.items()}
+        return {agent: len(wanted) - len(self.get(agent, list(wanted))) for agent, wanted in ids.items()}
 
     def update_payloads(self, memories: Sequence[Memory]) -> None:
         self._write((m.agent for m in memories), lambda: self.inner.update_payloads(memories))
@@ -322,6 +322,14 @@ class TrackedStore:
         return self.inner.vocabulary
 
     def get(self, agent: str, ids: Sequence[str]) -> list[Memory]:
+        """The store's memories among ``ids``; those the agent's memo does not hold are not
+        asked for (a memo holds every memory of its agent as stored, as the counts read from
+        it: ``StoreApplier._counts``), so a step's new memories cost no lookup."""
+        memo = self.memos.peek(agent)
+        if memo is not None:
+            ids = [i for i in ids if i in memo.kept]
+            if not ids:
+                return []
         return self.inner.get(agent, ids)
 
     def vectors(self, agent: str, ids: Sequence[str]) -> dict[str, FloatVector]:

@@ -8,6 +8,7 @@ every upkeep (as before, and as a restarted process's first upkeep does)."""
 from __future__ import annotations
 
 import random
+import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -171,6 +172,35 @@ def test_a_replay_over_the_store_in_the_same_process_stores_what_upkeep_over_eve
         for agent in AGENTS:
             store.delete_agent(agent)
     assert replays[0] == replays[1]
+
+
+def test_a_lookup_by_id_asks_the_store_only_for_what_the_agents_memo_holds(
+    open_store: OpenStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An agent's memo holds every memory of the agent as stored (its counts are read from
+    it): a lookup by id answers the ids it does not hold without the store (a step's new
+    memories, the read before their first write), and the others as the store does."""
+    events = stream(seed=5, length=80)
+    embedder = make_embedder("default")
+    store = open_store(embedder.name, embedder.dim)
+    app = _applier(store, embedder)
+    app.apply_batch(events)
+    real = store.get
+    asked: list[list[str]] = []
+    monkeypatch.setattr(store, "get", lambda agent, ids: (asked.append(list(ids)), real(agent, ids))[1])
+    for agent in AGENTS:
+        memo = app.memos.peek(agent)
+        assert memo is not None
+        held = sorted(m.id for m in store.scroll(agent))
+        assert sorted(memo.kept) == held and len(held) >= 5
+        new = [str(uuid.uuid4()) for _ in range(3)]
+        asked.clear()
+        assert app.store.get(agent, new) == [] and asked == []
+        other = "bob" if agent == "alice" else "alice"  # another agent's memory is not this one's
+        mixed = [*new, *held[:5], sorted(m.id for m in store.scroll(other))[0]]
+        assert sorted(m.id for m in app.store.get(agent, mixed)) == held[:5]
+        assert app.store.get(agent, mixed) == real(agent, mixed)
+        assert asked[0] == held[:5]
 
 
 def test_a_failed_batch_drops_the_memos(open_store: OpenStore) -> None:
