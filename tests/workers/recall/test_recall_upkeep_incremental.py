@@ -203,6 +203,30 @@ def test_a_lookup_by_id_asks_the_store_only_for_what_the_agents_memo_holds(
         assert asked[0] == held[:5]
 
 
+def test_the_memo_knows_the_memories_a_claim_scroll_finds(open_store: OpenStore) -> None:
+    """What a step reads of the memories a new statement may supersede (its claims' current
+    memories and those superseded by the step's candidates) is what the two scrolls by claim
+    find, taken from the agent's memo (tests/workers/recall/test_recall_supersede.py runs
+    the supersedes themselves through it)."""
+    events = stream(seed=5, length=160)
+    embedder = make_embedder("default")
+    store = open_store(embedder.name, embedder.dim)
+    app = _applier(store, embedder)
+    app.apply_batch(events)
+    for agent in AGENTS:
+        memo = app.memos.peek(agent)
+        assert memo is not None and memo.claims
+        claims = sorted(memo.claims)
+        superseding = sorted({m.superseded_by for m in store.scroll(agent) if m.superseded_by is not None})
+        for keys, by in [(claims, ()), (claims, superseding), (claims[:1], superseding[:1]), (["no such claim"], ())]:
+            current = MemoryFilter(claims=tuple(keys), current=True)
+            by_them = MemoryFilter(claims=tuple(keys), superseded_by=tuple(by))
+            scrolled = {m.id for m in [*store.scroll(agent, flt=current), *store.scroll(agent, flt=by_them)]}
+            found = app.tracked.claimed_ids(agent, keys, by)
+            assert found is not None and sorted(found) == sorted(scrolled)
+    assert app.tracked.claimed_ids("nobody", claims, ()) is None  # no memo: the scrolls
+
+
 def test_a_failed_batch_drops_the_memos(open_store: OpenStore) -> None:
     """A batch that fails may have planned an upkeep it did not write, or written part of
     one: the next upkeep of every agent reads everything."""
