@@ -81,6 +81,7 @@ WITH_REPLY: Final = " with the reply"
 # None keeps every candidate), then scored on the ninth.
 NESTED_KEEPS: Final = (None, -2.0, -1.0, 0.0, 1.0, 2.0)
 NESTED_BETA: Final = 0.5
+KEPT: Final = float("inf")  # the score of a candidate the core does not judge (a project figure, a finding)
 
 
 def vocabulary(rows: Sequence[SentenceRow], general: Sequence[str]) -> list[str]:
@@ -174,6 +175,7 @@ class RuleItem:
 
     candidate: Candidate
     turn: int  # index into the conversation's turns
+    judged: bool = True  # a fact is judged only when a person said it of themselves (as the knowledge core asks)
 
 
 def _stored_now(derived: Derived, knowledge: KnowledgeDoc | None) -> dict[str, list[Candidate]]:
@@ -212,7 +214,11 @@ def rule_items(one: Loaded) -> dict[str, list[RuleItem]]:
             for cand in now[kind]:
                 first[kind].setdefault(cand.text, placed.message_index)
     final = _stored_now(derived, knowledge)
-    return {kind: [RuleItem(c, first[kind][c.text]) for c in final[kind]] for kind in KINDS}
+    items = {kind: [RuleItem(c, first[kind][c.text]) for c in final[kind]] for kind in KINDS}
+    if knowledge is not None:  # ``stored_candidates`` lists the facts in the document's order
+        items["facts"] = [RuleItem(item.candidate, item.turn, knowledge_core.self_said(fact))
+                          for item, fact in zip(items["facts"], knowledge.facts, strict=True)]
+    return items
 
 
 def counts(one: Loaded, kind: str, cands: Sequence[Candidate]) -> tuple[int, int, int]:
@@ -282,7 +288,7 @@ def _kept_counts(one: Loaded, kind: str, rows: Sequence[SentenceRow], scores: Se
     """tp/fp/fn of the rule candidates kept by their sentence's score (alone, or with the
     reply), per ``NESTED_KEEPS``."""
     rules = [item.candidate for item in items]
-    said = [scores[source_sentence(item, rows)] for item in items]
+    said = [scores[source_sentence(item, rows)] if item.judged else KEPT for item in items]
     return {t: counts(one, kind, _kept(kind, rules, said, t)) for t in NESTED_KEEPS}
 
 
