@@ -47,6 +47,7 @@ from workers.conversation.learnt import (
     reader_dumps,
     reader_score,
     reader_tables,
+    reads_english,
     reply_extras,
     reply_part,
     reply_tables,
@@ -288,8 +289,20 @@ def _kept_counts(one: Loaded, kind: str, rows: Sequence[SentenceRow], scores: Se
     """tp/fp/fn of the rule candidates kept by their sentence's score (alone, or with the
     reply), per ``NESTED_KEEPS``."""
     rules = [item.candidate for item in items]
-    said = [scores[source_sentence(item, rows)] if item.judged else KEPT for item in items]
+    said = [_judged_score(kind, item, rows, scores) for item in items]
     return {t: counts(one, kind, _kept(kind, rules, said, t)) for t in NESTED_KEEPS}
+
+
+def _judged_score(kind: str, item: RuleItem, rows: Sequence[SentenceRow], scores: Sequence[float]) -> float:
+    """The score a rule candidate is kept by: its sentence's; for a fact, as the knowledge core
+    asks it — a fact no person said of themselves, or said in a sentence the reader does not
+    read (``learnt.reads_english``), is kept whatever its score."""
+    if not item.judged:
+        return KEPT
+    row = source_sentence(item, rows)
+    if kind == "facts" and not reads_english(words(rows[row].sentence)):
+        return KEPT
+    return scores[row]
 
 
 def f_beta(found: Sequence[int], beta: float = NESTED_BETA) -> float:
