@@ -331,3 +331,19 @@ async def test_a_rate_waits_for_every_session_starts_complete_briefing_within_it
     watches.complete["b"].append((2.0, 9))  # b's complete document (a later one covers it too)
     assert await waiting is not None
     assert covered_at(starts, watches.complete) == {5: 1.0, 7: 2.0}
+
+
+def test_a_profiled_worker_is_timed_by_its_cpu_clock_and_its_profile_written_when_it_exits(tmp_path: Any) -> None:
+    """``--profile``: ``python -m workers.bench.cpuprof OUT ARGS…`` runs ``python -m workers ARGS…``
+    under cProfile on the process's CPU clock (the time a worker waits in ``epoll`` or spends
+    descheduled is no one's) and writes the profile when the command exits, however it exits."""
+    import pstats
+    import subprocess
+    import sys
+
+    out = tmp_path / "cli.prof"
+    done = subprocess.run([sys.executable, "-m", "workers.bench.cpuprof", str(out), "--help"], capture_output=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0 and b"usage" in done.stdout
+    profiled = {f"{path}:{name}" for path, _, name in pstats.Stats(str(out)).stats}  # type: ignore[attr-defined]
+    assert any(key.endswith("workers/cli/__init__.py:main") for key in profiled)

@@ -100,7 +100,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "session starts in the work dir (give --workdir); "
                              "`python -m workers.bench.bootstages WORKDIR` tells where their BootDocs' time went")
     parser.add_argument("--profile", dest="profile_dir",
-                        help="run the backlog workers under cProfile, one .prof per worker in this directory")
+                        help="run the backlog workers under cProfile on their CPU clock, one .prof per worker in "
+                             "this directory, and the pipeline's (freshness, capacity, api …) in its pipeline/")
 
 
 def register(sub: Any) -> None:

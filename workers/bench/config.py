@@ -58,7 +58,7 @@ class BenchConfig(msgspec.Struct, frozen=True, kw_only=True):
     reset: bool = False  # allow wiping Cortex's streams and buckets on a given server
     out: str = "bench-results.json"
     workdir: str | None = None  # keep worker logs here (default: a temporary directory)
-    profile_dir: str | None = None  # run the throughput workers under cProfile, output here
+    profile_dir: str | None = None  # workers under cProfile (CPU clock), output here (pipeline/: the pipeline's)
     # boot at DEBUG with JSON logs (its ``trigger_stages`` lines) and each freshness rate's session
     # starts written to the work dir: ``python -m workers.bench.bootstages WORKDIR`` joins them
     boot_trace: bool = False

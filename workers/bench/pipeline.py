@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 
 import nats.errors
 
@@ -43,7 +44,10 @@ async def start(session: Session) -> None:
     specs = {name: registered[name] for name in wanted}
     session.progress(f"[pipeline] starting {len(specs)} worker processes: {', '.join(specs)} …")
     trace = {"CORTEX_LOG_LEVEL": "DEBUG", "CORTEX_LOG_FORMAT": "json"} if session.config.boot_trace else {}
-    session.pipeline = [session.procs.start(name, env=trace if name == "boot" else None) for name in specs]
+    profile = session.config.profile_dir
+    profile_dir = Path(profile) / "pipeline" if profile else None  # beside the throughput workers' profiles
+    session.pipeline = [session.procs.start(name, profile_dir=profile_dir, env=trace if name == "boot" else None)
+                        for name in specs]
     session.pipeline_consumers = [name for name, spec in specs.items() if spec.build is not None]
     await session.wait_leases(session.pipeline_consumers, session.pipeline)
     for name, spec in specs.items():

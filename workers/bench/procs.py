@@ -140,7 +140,7 @@ class Processes:
         if profile_dir is not None:
             profile_dir.mkdir(parents=True, exist_ok=True)
             profile = profile_dir / f"{name}.prof"
-            cmd = [sys.executable, "-m", "cProfile", "-o", str(profile), "-m", "workers", "worker", name, *args]
+            cmd = [sys.executable, "-m", "workers.bench.cpuprof", str(profile), "worker", name, *args]
         with open(log, "wb") as out:
             proc = subprocess.Popen(cmd, env={**self.env, **(env or {})}, stdout=out, stderr=subprocess.STDOUT,
                                     start_new_session=True)
