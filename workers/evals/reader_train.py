@@ -336,9 +336,9 @@ def _summed(report: dict[str, list[int]], key: str, folds: Folds) -> None:
     total, chosen = nested(folds)
     _add(report, f"{key}, nested ({', '.join(f'{t:g}' if t is not None else 'all' for t in chosen)})",
          (total[0], total[1], total[2]))
-    for (name, fold), t in zip(folds.items(), chosen, strict=True):  # per conversation: the rules, and kept
-        _add(report, f"  {name}: rules", fold[None])
-        _add(report, f"  {name}: {key}, nested ({f'{t:g}' if t is not None else 'all'})", fold[t])
+    for (name, fold), choice in zip(folds.items(), chosen, strict=True):  # per conversation: all, and kept
+        _add(report, f"  {name}: {key}, all", fold[None])
+        _add(report, f"  {name}: {key}, nested ({f'{choice:g}' if choice is not None else 'all'})", fold[choice])
 
 
 def leave_one_out(loaded: Sequence[Loaded], rows: Sequence[SentenceRow], general: Sequence[str],
