@@ -112,6 +112,31 @@ def has_state(t: Thread) -> bool:
     return bool(t.decisions or t.waiting_for) or t.priority == "critical"
 
 
+def _raised_once(t: Thread, doc: ThreadsDoc, now: datetime | None) -> bool:
+    """Opened on a cue or a single word — a title the phrase table does not hold — and never
+    named again (its last activity is its opening), in a sitting over by ``now``: "let's talk
+    about our bonuses", "regarding costs budget …", said once and left (issue 37, eleventh
+    round). Only a thread the threads core opened (it keeps what the conversation said then,
+    ``about``) and so moves on when a later message names it (``core._touch_named``): a thread
+    the model found (``extraction.view``) is never touched again, and the model judged it."""
+    return (now is not None and bool(t.about) and t.created == t.last_activity
+            and t.title.lower() not in doc.returns and as_utc(now) - as_utc(t.last_activity) >= SITTING)
+
+
+def _left_in_an_earlier_sitting(t: Thread, doc: ThreadsDoc) -> bool:
+    """The thread's whole life (opened → last activity) fits one ``SITTING``, and the conversation
+    went on a ``SITTING`` or more past it without naming it: a later sitting moved on ("shared
+    documents" of one meeting, the next meeting and the morning after; issue 37, eleventh round).
+    A phrase said within the last ``RETURN_GAP`` messages was not left; a thread the threads core
+    did not open (no ``about``: the model's) is never touched by a later mention, so none of this
+    can be read of it (``_raised_once``)."""
+    last = as_utc(t.last_activity)
+    if not t.about or not timedelta(0) <= last - as_utc(t.created) < SITTING or as_utc(doc.updated) - last < SITTING:
+        return False
+    said = doc.returns.get(t.title.lower())
+    return said is None or doc.messages - said[1] >= RETURN_GAP
+
+
 def not_returned_to(doc: ThreadsDoc, now: datetime | None = None) -> frozenset[str]:
     """The ids of open threads Active Threads leaves out (and counts): subjects the
     conversation moved on from. A thread with a state (``has_state``) is never one. Else: its
@@ -120,7 +145,9 @@ def not_returned_to(doc: ThreadsDoc, now: datetime | None = None) -> frozenset[s
     ``ONE_STRETCH_QUIET`` before the last message or said in one ``SITTING`` that is over by
     ``now`` (the briefing's time); or, a thread whose phrase the table does not hold (opened on
     a cue, a single word, or dropped from the table as said once long ago), quiet for
-    ``UNKNOWN_QUIET``.
+    ``UNKNOWN_QUIET``, or never named again after the message that opened it, its sitting over
+    (``_raised_once``); or a thread whose whole life fits one sitting that a later sitting went
+    on from (``_left_in_an_earlier_sitting``).
 
     In a chat of months such threads were most of what the list showed ("customer base",
     "dairy-free", "political goals" seven months quiet): on the mornings after every session of
@@ -128,9 +155,14 @@ def not_returned_to(doc: ThreadsDoc, now: datetime | None = None) -> frozenset[s
     that a reader needed (docs/briefing-eval.md, seventh round); the sitting took 3 more of the
     79 left, a meeting's subjects of one stretch the morning after it, and none that a reader
     needed (eighth round). The day of quiet and the sitting keep what a working session said
-    this morning in a briefing given at its compaction."""
+    this morning in a briefing given at its compaction. The last two took 9 more of the 66 wrong
+    threads over all mornings (in five of the nine conversations) and one true one (one morning of
+    one chat), chosen leaving one conversation out with precision weighted first (eleventh
+    round)."""
     return frozenset(t.id for t in doc.threads
-                     if t.status == "open" and not has_state(t) and _said_once_and_left(t, doc, now))
+                     if t.status == "open" and not has_state(t)
+                     and (_said_once_and_left(t, doc, now) or _raised_once(t, doc, now)
+                          or _left_in_an_earlier_sitting(t, doc)))
 
 
 def _listed(threads: Sequence[Thread], shown_decisions: Collection[str], facts: Collection[str],

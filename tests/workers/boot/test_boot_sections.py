@@ -24,6 +24,7 @@ from workers.decisions.briefing import recent_decisions
 from workers.knowledge.briefing import top_facts
 from workers.render import ranked_open_threads
 from workers.summaries import compose_summary
+from workers.threads.briefing import not_returned_to
 
 
 def active_section(md: str) -> str:
@@ -512,6 +513,47 @@ def test_a_subject_of_one_sitting_is_counted_the_morning_after(make, settings, t
     shown = [line.split(" ", 2)[2] for line in md.splitlines() if line.startswith("### ")]
     assert sorted(shown) == ["docking station", "sample speaker", "target group"]
     assert "_… 1 open thread the conversation moved on from not shown_\n" in md
+
+
+def test_a_subject_raised_once_or_left_in_an_earlier_sitting_is_counted(make, settings, tz):
+    """Issue 37, eleventh round: the morning after a project's last meeting Active Threads listed
+    "bonuses" (opened on "let's talk about our bonuses", never named again), "costs budget" (one
+    "regarding costs budget …" two meetings back) and "shared documents" (said in one meeting
+    the next meeting went on from). A thread opened on a cue or a single word and never named
+    again is counted once its sitting is over; so is one whose whole life fits one sitting when
+    the conversation went on a sitting past it. One named again, one of the last sitting said
+    several times, one the conversation lived with for days, one with a wait, and one said within
+    the last messages stay; during the sitting (a compaction's briefing) the one raised once stays.
+    A thread the model found is never touched by a later mention, so neither is read of it."""
+    hour = timedelta(hours=1)
+    cue = make.now - 20 * hour
+    threads = [
+        make.thread("bonus", title="bonuses", created=cue, last_activity=cue,
+                    about="So let's talk about our bonuses"),
+        make.thread("again", title="Umzug", created=cue, last_activity=cue + hour, about="Zum Umzug: …"),
+        make.thread("docs", title="shared documents", created=make.now - 47 * hour,
+                    last_activity=make.now - 46 * hour, about="I will show you, in shared documents"),
+        # found by the model (``extraction.view``): no ``about``, never touched by a later mention
+        make.thread("model", title="pricing page launch", created=make.now - 47 * hour,
+                    last_activity=make.now - 47 * hour),
+        make.thread("last", title="basis station", created=make.now - 21 * hour, last_activity=make.now - 20 * hour),
+        make.thread("long", title="target group", created=make.now - 72 * hour, last_activity=make.now - 46 * hour),
+        make.thread("wait", title="tax return", created=make.now - 47 * hour, last_activity=make.now - 46 * hour,
+                    waiting_for="the accountant's reply"),
+        make.thread("late", title="docking station", created=make.now - 47 * hour,
+                    last_activity=make.now - 46 * hour),
+    ]
+    doc = msgspec.structs.replace(make.threads(*threads), updated=make.now - 19 * hour, messages=400, returns={
+        "shared documents": (3, 300), "basis station": (5, 390), "target group": (4, 320),
+        "tax return": (3, 300), "docking station": (3, 395)})
+    md = assemble_boot(SECTIONS, make.inputs(threads=doc), settings, tz,
+                       knobs=knobs(CORTEX_BOOT_MAX_TOPICS_IN_BOOT="7"))
+    shown = [line.split(" ", 2)[2] for line in md.splitlines() if line.startswith("### ")]
+    assert sorted(shown) == ["Umzug", "basis station", "docking station", "pricing page launch", "target group",
+                             "tax return"]
+    assert "_… 2 open threads the conversation moved on from not shown_\n" in md
+    aside = not_returned_to(doc, cue + hour)  # during the sitting that raised it
+    assert {t.id for t in doc.threads if t.id in aside} == {"docs"}
 
 
 def test_only_a_few_threads_with_no_state_are_listed(make, settings, tz):
