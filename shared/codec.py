@@ -311,8 +311,10 @@ def check_event(event: Event, limits: Limits, raw_size: int) -> str | None:
     return _check_struct(event, limits, raw_size)
 
 
-def _check_identity(event: Event, subject_agent: str, kind: str | None) -> str | None:
-    if not is_valid_agent(event.agent):
+def _check_identity(event: Event, subject_agent: str, kind: str | None, agent_valid: bool = False) -> str | None:
+    """``agent_valid``: ``subject_agent`` is known to be a valid agent id (the payload's, when it
+    is the same, need not be matched again)."""
+    if not ((agent_valid and event.agent == subject_agent) or is_valid_agent(event.agent)):
         return f"invalid agent id {event.agent!r}: expected ^[A-Za-z0-9_-]{{1,64}}$"
     if event.agent != subject_agent:
         return f"agent mismatch: payload agent {event.agent!r} != subject agent {subject_agent!r}"
@@ -433,8 +435,10 @@ def _decode(prefix: str, subject: str, seq: int, data: bytes, limits: Limits) ->
     event, key = decoded
     if token is not None:  # an OpenClaw store event: filed under the agent its session names (shared.openclaw)
         agent = event.agent
-    reason = (_check_identity(event, agent, kind) or _check_value(event) or check_event(event, limits, len(data))
-              or _check_memory_ids(event))
+    # the subject's agent was matched above, unless the payload named it (an OpenClaw store event)
+    reason = _check_identity(event, agent, kind, agent_valid=token is None) or (
+        _check_value(event) if isinstance(event, FeedbackEvent) else None) or check_event(
+        event, limits, len(data)) or (_check_memory_ids(event) if isinstance(event, FeedbackEvent) else None)
     if reason:
         return Rejection(seq=seq, subject=subject, reason=reason)
     return Envelope(seq=seq, subject=subject, family=family, kind=kind, agent=agent, event=event,
@@ -453,8 +457,12 @@ def _decode_payload(family: str, token: str | None, agent: str, data: bytes) -> 
 
 
 def decode_event(prefix: str, subject: str, seq: int, data: bytes, limits: Limits) -> Envelope | Rejection:
-    """The event at stream sequence ``seq``, or why it is bad input. Never raises."""
-    return total(seq, subject, lambda: _decode(prefix, subject, seq, data, limits))
+    """The event at stream sequence ``seq``, or why it is bad input. Never raises (``total``'s
+    rule, without a closure per event)."""
+    try:
+        return _decode(prefix, subject, seq, data, limits)
+    except Exception as exc:  # untrusted bytes: every failure is this event's, never the worker's
+        return Rejection(seq=seq, subject=subject, reason=rejection_reason(exc, "event"))
 
 
 def _run_kind(payload: dict[str, Any]) -> str:

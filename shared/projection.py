@@ -305,6 +305,8 @@ class ProjectionHandler(Handler):
         # the deferred projections' events waiting for their documents' next write, in stream order
         self._deferred: list[tuple[AnyProjection, Envelope]] = []
         self._waiting: Callable[[], int] = _nothing_waiting  # the loop's backlog (``follow_backlog``)
+        # the projections whose ``prepare`` is ``EventProjection``'s (None, nothing awaited): not called
+        self._from_events = {id(p) for p in self._projections if type(p).prepare is EventProjection.prepare}
 
     def bucket_name(self, bucket: str) -> str:
         """The physical bucket (shadow mode maps cortex_x to cortex_shadow_x)."""
@@ -404,9 +406,20 @@ class ProjectionHandler(Handler):
                 continue
             if not (projection.accepts(env) if late is None else late.purpose in projection.answers):
                 continue
-            slot = await self._load(projection, env.agent)
+            # a cached document is taken without a coroutine (the common case: ``_load`` reads the rest)
+            key = (projection.bucket, env.agent)
+            slot = self._cache.get(key)
+            if slot is None:
+                slot = await self._load(projection, env.agent)
+            else:
+                self._cache.move_to_end(key)
             if not _holds(slot, env):  # else applied before (redelivery or replay)
-                inputs = await projection.prepare(env, slot.doc) if late is None else _Late(late)
+                if late is not None:
+                    inputs: Any = _Late(late)
+                elif id(projection) in self._from_events:
+                    inputs = None  # an ``EventProjection``'s ``prepare``: nothing to wait for
+                else:
+                    inputs = await projection.prepare(env, slot.doc)
                 changed = self._changed(projection, slot, env, inputs) or changed
         if trigger and (changed or deferred):
             await self._cut(env.agent)  # and the document made for the trigger (read as of S + 1)

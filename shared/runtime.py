@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import hashlib
 import logging
 import os
@@ -301,10 +302,27 @@ def make_loop(ctx: WorkerContext, spec: WorkerSpec, handler: Handler, fence: Cal
 _CONNECTION = "nats"  # the task watching the host's connection (not a worker: a host of it alone is done)
 
 
+def freeze_start_up() -> None:
+    """Leave what start-up made (modules, compiled patterns, the handler's tables: ~40-55 k
+    objects in a regex worker) out of the cyclic collector's collections, which scanned them
+    all again at every full one: over the bench backlog's drain the collections cost the threads
+    / decisions worker 0.48-0.53 / 0.57-0.66 s of thread CPU (3-5 % of its CPU), 0.36-0.48 /
+    0.50-0.61 s frozen (gc callbacks, docs/BENCHMARKS.md's issue 39 section, tenth round: the
+    young collections are most of it, and stay). Refcounting still frees
+    them; only a cycle among them that is garbage (now or later) is kept.
+    Called once a handler is built (again after a rebuild: what was made since is frozen too), by a
+    host that owns its process only: a test process starting many hosts would keep every cycle
+    made before each for good. No collection first (one per worker built at start)."""
+    gc.freeze()
+
+
 class WorkerHost:
     def __init__(self, settings: Settings, specs: list[WorkerSpec], version: str,
                  extras: dict[str, Any] | None = None, catalog: Iterable[WorkerSpec] | None = None) -> None:
         self.extras = extras or {}  # shared collaborators handed to every worker (e.g. an LLM client)
+        # the host is its process's (``install_signal_handlers``: `cortex up`, `cortex worker`): it
+        # also freezes start-up's objects (``freeze_start_up``), which a test process must not keep
+        self.owns_process = False
         self.settings = settings
         self.specs = specs
         # every worker of the deployment (``cortex worker`` passes the registry's); by default the ones run here
@@ -401,6 +419,8 @@ class WorkerHost:
         handler = await self._build(ctx, spec, lease)
         if handler is None:
             return False
+        if self.owns_process:
+            freeze_start_up()
         loop = make_loop(ctx, spec, handler, lease.check)
         keeper = asyncio.create_task(lease.keep_alive(loop.stop), name=f"{ctx.consumer}-lease")
         stopper = asyncio.create_task(self._stop_on_signal(loop), name=f"{ctx.consumer}-stop")
@@ -433,6 +453,8 @@ class WorkerHost:
         await spec.serve(ctx, self.stop)
 
     def install_signal_handlers(self) -> None:
+        """Stop on SIGTERM and SIGINT: the host is its process's (``owns_process``)."""
+        self.owns_process = True
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError):

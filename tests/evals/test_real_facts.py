@@ -14,6 +14,8 @@ from shared.config import load_settings
 from workers.evals.real_eval import RealOptions, load_real_set, real_settings
 from workers.evals.real_facts import (
     ami_silver,
+    by_family,
+    family_of,
     fold_of,
     format_facts,
     held_in,
@@ -81,6 +83,24 @@ def test_each_fact_is_counted_under_its_predicate_and_conversation(corpus: tuple
     assert text.startswith("Known Facts on 2 conversations (dev split)")
     assert "  2   2/0   person is-allergic-to" in text
     assert "right in at least 2 of the 2 chats: person is-allergic-to" in text
+    # by kind of statement: the allergy is an identity; "is a" joins it, "is into" is a standing taste
+    families = by_family(scores)
+    identity = families.predicates["identity"]
+    assert (identity["locomo-0"].tp, identity["locomo-0"].fp, identity["locomo-1"].tp, identity["locomo-1"].fp) == \
+        (2, 0, 1, 1)
+    assert held_in(families, ["locomo-0", "locomo-1"])["standing taste"] == (0, 2)
+    assert "right in at least 2 of the 2 chats: identity" in text
+
+
+def test_a_predicate_belongs_to_one_kind_of_statement() -> None:
+    assert [family_of(p) for p in ("person is-into", "person 's-passion-is", "person 's-favorite-book-is",
+                                   "person lost-their-job-at", "person joined", "person has",
+                                   "person 's-guinea-pig-is-named", "person is-a", "person is-allergic-to",
+                                   "person is-named", "concept is", "concept share-finding", "person plays",
+                                   "person volunteers-at")] == [
+        "standing taste", "standing taste", "favourite", "a change of life", "a change of life",
+        "family and pets", "family and pets", "identity", "identity", "introduction",
+        "project figure or finding", "project figure or finding", "practice", "practice"]
 
 
 def test_a_missing_corpus_is_one_line(corpus: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:

@@ -12,6 +12,7 @@ import msgspec
 import pytest
 from cortex_testkit import kv_history
 from nats.aio.client import Client
+from nats.aio.msg import Msg
 from nats.js.api import StreamConfig
 from nats.js.client import JetStreamContext
 
@@ -20,7 +21,7 @@ from schemas.events import MessageEvent
 from shared import metrics
 from shared.codec import Envelope, Limits
 from shared.config import load_settings
-from shared.consume import ConsumeLoop, LoopConfig
+from shared.consume import Beats, ConsumeLoop, LoopConfig
 from shared.errors import InvalidEvent, TransientError
 from shared.health import Health
 from shared.kv import kv_read
@@ -534,6 +535,53 @@ async def test_boundary_cuts_are_written_for_an_agent_whose_backlog_is_applied_a
     held = {msgspec.json.decode(value, type=TallyDoc).integrity.last_seq
             for value in await kv_history(js, CUT_BUCKET, "noisy")}
     assert {776, 1553} <= held
+
+
+def test_a_heartbeat_marks_what_it_saw_held_at_the_last_beat_and_not_what_was_just_read() -> None:
+    """A message read since the last beat is left for the next (read within a beat, it is marked
+    within two: a third of the ack wait to spare); one still held from the last beat is marked, once
+    however many lists hold it; one handled since is not. A beat longer than a third of the ack
+    wait marks everything held."""
+    a, b, c = (Msg(None, subject=f"s{i}", reply=f"r{i}") for i in range(3))  # type: ignore[arg-type]
+    beats = Beats(30.0)  # a beat every 10 s
+    assert beats.interval_s == 10.0
+    assert beats.due([a, b]) == []  # read since the last beat (the first): not yet
+    assert beats.due([a, a, c]) == [a]  # b handled; c just read
+    assert beats.due([c]) == [c]
+    assert beats.due([]) == []
+    every = Beats(1.0)  # a beat every 0.5 s: more than a third of the ack wait
+    assert every.due([a, b]) == [a, b]
+
+
+async def test_a_batch_held_past_the_ack_wait_is_kept_in_progress_and_never_redelivered(
+    nc: Client, wait_for: WaitFor
+) -> None:
+    """A handler busy on one event for longer than the ack wait (6 s, a beat every 2 s): the
+    heartbeat, marking each held message from its second beat on, keeps the server from
+    redelivering any of them; every event is applied once."""
+    js = nc.jetstream()
+    await provision(js, load_settings({"CORTEX_RUNTIME_ACK_WAIT_S": "6"}),
+                    [ConsumerSpec(name="tally", families=("msg",))])
+    await ensure_bucket(js, BUCKET)
+    await publish(js, [msg(i) for i in range(1, 31)])
+    handler = Recorder(js, hold=1)
+    config = msgspec.structs.replace(CONFIG, ack_wait_s=6.0, batch_size=10)
+    loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=handler, config=config, health=Health("tally"))
+    task = asyncio.create_task(loop.run())
+    try:
+        await asyncio.wait_for(handler.holding.wait(), timeout=30)
+        held_at = loop.beats
+        await wait_for(lambda: _true(loop.beats >= held_at + 5), within=30)  # ≥ 8 s held: past the ack wait
+        assert (await js.consumer_info(EVENTS_STREAM, "tally")).num_redelivered == 0
+        handler.gate.set()
+        await wait_for(lambda: _drained(js), within=30)
+        await wait_for(lambda: _eq(checkpoint(js), 30), within=10)
+    finally:
+        loop.stop()
+        await asyncio.wait_for(task, timeout=15)
+    assert (await js.consumer_info(EVENTS_STREAM, "tally")).num_redelivered == 0
+    assert sorted(handler.order) == sorted(set(handler.order))
+    assert await tally(js) == [f"e{i}" for i in range(1, 31)]
 
 
 async def test_a_copy_of_a_held_message_the_server_redelivers_is_applied_once_and_drained_means_checkpointed(

@@ -237,6 +237,12 @@ def reads(kind: ReaderKind, sentence: str, languages: tuple[str, ...]) -> float 
     return None if table is None else reader_score(table, sentence)
 
 
+def reader_judges(kind: ReaderKind) -> bool:
+    """Whether the shipped reader judges a ``kind``'s rule candidates (its head has a ``keep``)."""
+    table = _shipped_reader().get(kind)
+    return table is not None and table.keep is not None
+
+
 def reader_keeps(kind: ReaderKind, sentence: str, languages: tuple[str, ...]) -> bool:
     """Whether the reader keeps a rule candidate said in ``sentence``: always, unless it is
     asked (``reads``) and its kind has a ``keep`` score; then when the score reaches it."""

@@ -47,6 +47,7 @@ from workers.conversation.learnt import (
     reader_dumps,
     reader_score,
     reader_tables,
+    reads_english,
     reply_extras,
     reply_part,
     reply_tables,
@@ -81,6 +82,7 @@ WITH_REPLY: Final = " with the reply"
 # None keeps every candidate), then scored on the ninth.
 NESTED_KEEPS: Final = (None, -2.0, -1.0, 0.0, 1.0, 2.0)
 NESTED_BETA: Final = 0.5
+KEPT: Final = float("inf")  # the score of a candidate the core does not judge (a project figure, a finding)
 
 
 def vocabulary(rows: Sequence[SentenceRow], general: Sequence[str]) -> list[str]:
@@ -174,6 +176,7 @@ class RuleItem:
 
     candidate: Candidate
     turn: int  # index into the conversation's turns
+    judged: bool = True  # a fact is judged only when a person said it of themselves (as the knowledge core asks)
 
 
 def _stored_now(derived: Derived, knowledge: KnowledgeDoc | None) -> dict[str, list[Candidate]]:
@@ -212,7 +215,11 @@ def rule_items(one: Loaded) -> dict[str, list[RuleItem]]:
             for cand in now[kind]:
                 first[kind].setdefault(cand.text, placed.message_index)
     final = _stored_now(derived, knowledge)
-    return {kind: [RuleItem(c, first[kind][c.text]) for c in final[kind]] for kind in KINDS}
+    items = {kind: [RuleItem(c, first[kind][c.text]) for c in final[kind]] for kind in KINDS}
+    if knowledge is not None:  # ``stored_candidates`` lists the facts in the document's order
+        items["facts"] = [RuleItem(item.candidate, item.turn, knowledge_core.self_said(fact))
+                          for item, fact in zip(items["facts"], knowledge.facts, strict=True)]
+    return items
 
 
 def counts(one: Loaded, kind: str, cands: Sequence[Candidate]) -> tuple[int, int, int]:
@@ -282,8 +289,20 @@ def _kept_counts(one: Loaded, kind: str, rows: Sequence[SentenceRow], scores: Se
     """tp/fp/fn of the rule candidates kept by their sentence's score (alone, or with the
     reply), per ``NESTED_KEEPS``."""
     rules = [item.candidate for item in items]
-    said = [scores[source_sentence(item, rows)] for item in items]
+    said = [_judged_score(kind, item, rows, scores) for item in items]
     return {t: counts(one, kind, _kept(kind, rules, said, t)) for t in NESTED_KEEPS}
+
+
+def _judged_score(kind: str, item: RuleItem, rows: Sequence[SentenceRow], scores: Sequence[float]) -> float:
+    """The score a rule candidate is kept by: its sentence's; for a fact, as the knowledge core
+    asks it — a fact no person said of themselves, or said in a sentence the reader does not
+    read (``learnt.reads_english``), is kept whatever its score."""
+    if not item.judged:
+        return KEPT
+    row = source_sentence(item, rows)
+    if kind == "facts" and not reads_english(words(rows[row].sentence)):
+        return KEPT
+    return scores[row]
 
 
 def f_beta(found: Sequence[int], beta: float = NESTED_BETA) -> float:
@@ -317,6 +336,9 @@ def _summed(report: dict[str, list[int]], key: str, folds: Folds) -> None:
     total, chosen = nested(folds)
     _add(report, f"{key}, nested ({', '.join(f'{t:g}' if t is not None else 'all' for t in chosen)})",
          (total[0], total[1], total[2]))
+    for (name, fold), choice in zip(folds.items(), chosen, strict=True):  # per conversation: all, and kept
+        _add(report, f"  {name}: {key}, all", fold[None])
+        _add(report, f"  {name}: {key}, nested ({f'{choice:g}' if choice is not None else 'all'})", fold[choice])
 
 
 def leave_one_out(loaded: Sequence[Loaded], rows: Sequence[SentenceRow], general: Sequence[str],

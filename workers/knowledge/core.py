@@ -23,7 +23,9 @@ from schemas.docs import Entity, Fact, Integrity, KnowledgeDoc
 from schemas.events import MessageEvent
 from schemas.types import EntityType
 from shared.config import KnowledgeSettings
-from workers.conversation.patterns import prepare_text, scan_view
+from workers.conversation import learnt
+from workers.conversation.patterns import MatchText, prepare_text, scan_view
+from workers.conversation.sentences import sentence_around, sentence_ends
 from workers.knowledge import patterns
 from workers.knowledge.extract import (
     MAX_MENTIONS,
@@ -56,7 +58,7 @@ from workers.knowledge.personal import (
     CompiledPack,
     Said,
     get_personal_patterns,
-    self_statements,
+    self_statements_at,
 )
 
 __all__ = [
@@ -121,7 +123,7 @@ def apply_message(doc: KnowledgeDoc | None, event: MessageEvent, settings: Knowl
         entities = merge_entities(entities, [_concept(share, event.ts) for share, _ in shares])
         statements += [Statement(share, verb, finding, None)
                        for share, (verb, finding) in ((share, said.split(" ", 1)) for share, said in shares)]
-    own = self_statements(prepare_text(text), speaker, packs) if speaker else []
+    own = self_statements_held(prepare_text(text), speaker, packs) if speaker else []
     if speaker and own:
         entities = merge_entities(entities, [_person(speaker, event.ts)])
         statements += [_statement(said) for said in own]
@@ -130,6 +132,32 @@ def apply_message(doc: KnowledgeDoc | None, event: MessageEvent, settings: Knowl
     triples = restated([resolve_statement(s, index) for s in statements], facts)
     facts = upsert_facts(facts, triples, "extracted-regex", event.ts)
     return _finish(base, entities, facts, event.ts, settings)
+
+
+def self_statements_held(text: MatchText, speaker: str, packs: Sequence[CompiledPack]) -> list[Said]:
+    """What ``speaker`` says of themselves (``personal.self_statements``) that the learnt reader
+    reads as a lasting fact: the sentence each is said in scores at least the shipped facts
+    head's ``keep`` (issue 37, eleventh round: a head that learnt from LoCoMo's observations of
+    the development chats as well as the hand labels, chosen leaving one conversation out;
+    docs/briefing-eval.md). A sentence the reader does not read (not English, English not
+    enabled) keeps its statements, as does every statement when the head has no ``keep``."""
+    found = self_statements_at(text, speaker, packs)
+    if not found or not learnt.reader_judges("facts"):
+        return [said for said, _ in found]
+    languages = tuple(pack.code for pack in packs)
+    ends = sentence_ends(text.original)
+    held = []
+    for said, at in found:
+        start, end = sentence_around(text.original, ends, at)
+        if learnt.reader_keeps("facts", text.original[start:end], languages):
+            held.append(said)
+    return held
+
+
+def self_said(fact: Fact) -> bool:
+    """Whether a fact is what a person said of themselves (its subject a person: the speaker of
+    a self-statement), not a project figure, a finding or a statement about a name."""
+    return fact.subject.startswith("person:")
 
 
 def speaker_name(event: MessageEvent) -> str | None:

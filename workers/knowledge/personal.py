@@ -420,12 +420,12 @@ def _speaker_topic(pack: CompiledPack, lowered: str, start: int) -> bool:
     return not before or (pack.topic is not None and pack.topic.fullmatch(before) is not None)
 
 
-def _befores(pack: CompiledPack, text: MatchText, speaker: str, rules: Sequence[Rule]) -> Iterator[Said]:
+def _befores(pack: CompiledPack, text: MatchText, speaker: str, rules: Sequence[Rule]) -> Iterator[tuple[Said, int]]:
     for rule in rules:
         for found in rule.pattern.finditer(text.lowered):
             obj = None if _asks(text.lowered, found.start()) else _object_before(pack, text, found, rule.check)
             if obj is not None and not _about_now(pack, text.lowered, found.start() - len(obj), found.end()):
-                yield Said(speaker, _predicate(pack, rule, found), obj)
+                yield Said(speaker, _predicate(pack, rule, found), obj), found.start()
 
 
 def _may_match(rule: Rule, text: str) -> bool:
@@ -435,17 +435,23 @@ def _may_match(rule: Rule, text: str) -> bool:
 
 def self_statements(text: MatchText, speaker: str, packs: Sequence[CompiledPack]) -> list[Said]:
     """What ``speaker`` says of themselves in ``text``, in order, each once."""
-    found: dict[Said, None] = {}
+    return [said for said, _ in self_statements_at(text, speaker, packs)]
+
+
+def self_statements_at(text: MatchText, speaker: str, packs: Sequence[CompiledPack]) -> list[tuple[Said, int]]:
+    """``self_statements``, each with where in ``text`` it was first read (its sentence is
+    the one around that offset)."""
+    found: dict[Said, int] = {}
     for pack in packs:
         for at, opens in _leads(pack, text):
             said = _statement(pack, text, at, pack.at_start if opens else pack.anywhere)
             if said is not None:
-                found[Said(speaker, *said)] = None
+                found.setdefault(Said(speaker, *said), at)
         if pack.before and (pack.before_gate is None or pack.before_gate.search(text.lowered) is not None):
             before = [rule for rule in pack.before if _may_match(rule, text.lowered)]
-            for said_of in _befores(pack, text, speaker, before):
-                found[said_of] = None
-    return [said for said in found if said.predicate not in OPINIONS]
+            for said_of, at in _befores(pack, text, speaker, before):
+                found.setdefault(said_of, at)
+    return [(said, at) for said, at in found.items() if said.predicate not in OPINIONS]
 
 
 @lru_cache(maxsize=32)

@@ -254,7 +254,8 @@ class StoreApplier:
         self.languages = tuple(languages)
         self.memos = Memos()
         # every write goes through the tracker, which keeps the agents' memos as the store is
-        self.store: MemoryStore = TrackedStore(store, self.memos)
+        self.tracked = TrackedStore(store, self.memos)
+        self.store: MemoryStore = self.tracked
         self.context = TurnContext(self.store)
 
     def apply_batch(self, envs: Sequence[Envelope],
@@ -282,7 +283,7 @@ class StoreApplier:
             for step in _steps(envs):
                 done = 0
                 while done < len(step):  # a message due for upkeep ends a step too (known once staged)
-                    writes = PendingWrites(self.store)
+                    writes = PendingWrites(self.store, self.tracked.claimed_ids)
                     with lock:
                         staged, due = self._stage_until_upkeep(step[done:])
                         held = self._applied(writes, [m for _, memories in staged for m in memories])
@@ -408,7 +409,7 @@ class StoreApplier:
         if not memories:
             return outcome
         lock = lock if lock is not None else nullcontext()
-        writes = PendingWrites(self.store)
+        writes = PendingWrites(self.store, self.tracked.claimed_ids)
         with lock:
             held = self._applied(writes, memories)
         vectors = self._embed([m.content for m in memories if m.id not in held])

@@ -10,6 +10,7 @@ stream rebuilds the same points, byte for byte.
 from __future__ import annotations
 
 import functools
+import hashlib
 import operator
 import uuid
 from typing import Any, Literal
@@ -29,6 +30,7 @@ MEMORY_SCOPES: tuple[MemoryScope, ...] = ("permanent", "project", "session", "tt
 
 # A fixed namespace so point ids are the same on every machine and every replay.
 MEMORY_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://cortex/recall/memories")
+_NAMESPACE_BYTES = MEMORY_NAMESPACE.bytes
 
 
 class Memory(msgspec.Struct, frozen=True, kw_only=True):
@@ -135,7 +137,13 @@ def memory_id(agent: str, source_key: str, position: int) -> str:
     every memory a session start's lifecycle and consolidation visit (~120 calls per
     event on LoCoMo, ~15 % of the warm indexing time in uuid5).
     """
-    return str(uuid.uuid5(MEMORY_NAMESPACE, f"{agent}\x1f{source_key}\x1f{position}"))
+    # ``uuid.uuid5``'s steps without its UUID object (a third of its time): SHA-1 of the
+    # namespace and the name, version 5 and the RFC 4122 variant set, the canonical string
+    raw = bytearray(hashlib.sha1(_NAMESPACE_BYTES + f"{agent}\x1f{source_key}\x1f{position}".encode()).digest()[:16])
+    raw[6] = (raw[6] & 0x0F) | 0x50
+    raw[8] = (raw[8] & 0x3F) | 0x80
+    h = raw.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 # The payload's top-level keys: what a store filters on, each present when set (an access

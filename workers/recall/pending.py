@@ -16,7 +16,8 @@ overwrite of one point — ~0.3 ms each in the embedded engine, ~70 % of the wor
   how the writes were grouped;
 * ``claimed`` answers "the agent's memories making this claim that are current, or
   superseded by this memory" (what a new statement may supersede) from the memories
-  ``prime`` read in two scrolls per agent for the whole step, kept up to date by the
+  ``prime`` read in two scrolls per agent for the whole step (or, where the agent's memo
+  knows them, ``upkeep.TrackedStore.claimed_ids``, one lookup by id), kept up to date by the
   step's own writes;
 * ``forget_known`` drops what it knows after the store changed underneath it (deletes,
   lifecycle): the next ``get`` asks the store again.
@@ -29,10 +30,16 @@ from collections.abc import Callable, Iterable, Sequence
 from workers.recall.models import Memory
 from workers.recall.store import MemoryFilter, MemoryPoint, MemoryStore
 
+# (agent, claims, superseded by one of) -> the ids of the agent's memories making one of the
+# claims that are current or superseded by one of those, or None when not known
+ClaimedIds = Callable[[str, Sequence[str], Sequence[str]], list[str] | None]
+
 
 class PendingWrites:
-    def __init__(self, store: MemoryStore) -> None:
+    def __init__(self, store: MemoryStore, claimed_ids: ClaimedIds | None = None) -> None:
         self.store = store
+        # the ids ``prime_claims`` would find, where the store's tracker knows them (None: scroll)
+        self._claimed_ids = claimed_ids
         self._known: dict[str, Memory | None] = {}  # id -> as stored after the writes below (None: absent)
         # (agent, claim) -> the memories making it that can be superseded in this step (see ``claimed``)
         self._claims: dict[tuple[str, str], dict[str, Memory]] = {}
@@ -51,16 +58,22 @@ class PendingWrites:
     def prime_claims(self, agent: str, claims: Iterable[str], ids: Iterable[str]) -> None:
         """Read the agent's current memories making any of ``claims``, and those superseded
         by one of ``ids`` (the step's candidates: a retry after a crash between a statement's
-        two writes finds what it had superseded), in two scrolls."""
+        two writes finds what it had superseded), in two scrolls — or, where the agent's memo
+        knows which they are, in one lookup by id (none when there are none)."""
         keys = [k for k in dict.fromkeys(claims) if (agent, k) not in self._claims]
         if not keys:
             return
         self.flush_if(agent, lambda m: m.claim in keys)
         for key in keys:
             self._claims[(agent, key)] = {}
-        current = MemoryFilter(claims=tuple(keys), current=True)
-        by_them = MemoryFilter(claims=tuple(keys), superseded_by=tuple(dict.fromkeys(ids)))
-        found = [*self.store.scroll(agent, flt=current), *self.store.scroll(agent, flt=by_them)]
+        by = tuple(dict.fromkeys(ids))
+        held = self._claimed_ids(agent, keys, by) if self._claimed_ids is not None else None
+        if held is not None:  # the agent's memo knows them: one lookup by id, or none
+            found = self.store.get(agent, held) if held else []
+        else:
+            current = MemoryFilter(claims=tuple(keys), current=True)
+            by_them = MemoryFilter(claims=tuple(keys), superseded_by=by)
+            found = [*self.store.scroll(agent, flt=current), *self.store.scroll(agent, flt=by_them)]
         for memory in found:
             self._index(memory)
 

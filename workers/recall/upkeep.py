@@ -119,6 +119,10 @@ class AgentMemo:
     hot: set[str] = field(default_factory=set)  # the hot tier
     pinned: set[str] = field(default_factory=set)
     ranking: list[HotOrder] = field(default_factory=list)  # the others, in hot order (``lifecycle.hot_order``)
+    # claim -> the memories making it -> what supersedes each (None: current), for the step's
+    # reads of what a new statement may supersede (``PendingWrites.prime_claims``)
+    claims: dict[str, dict[str, str | None]] = field(default_factory=dict)
+    claim_of: dict[str, str] = field(default_factory=dict)
 
     def put(self, memory: Memory) -> None:
         self.remove(memory.id)
@@ -134,6 +138,9 @@ class AgentMemo:
             self.turns.setdefault(kept.group, set()).add(kept.id)
         if kept.scope in AGING_SCOPES:
             self.aging[kept.id] = kept
+        if memory.claim is not None:
+            self.claims.setdefault(memory.claim, {})[kept.id] = memory.superseded_by
+            self.claim_of[kept.id] = memory.claim
         self.dirty.add(kept.id)
 
     def remove(self, memory_id: str) -> None:
@@ -151,6 +158,12 @@ class AgentMemo:
             if not group:
                 del self.turns[old.group]
         self.aging.pop(memory_id, None)
+        claim = self.claim_of.pop(memory_id, None)
+        if claim is not None:
+            making = self.claims[claim]
+            del making[memory_id]
+            if not making:
+                del self.claims[claim]
         self.dirty.discard(memory_id)
 
     def set_tier(self, ids: Iterable[str], tier: Tier) -> None:
@@ -287,7 +300,7 @@ class TrackedStore:
         for point in points:
             if point.memory.agent in self._counts:
                 ids.setdefault(point.memory.agent, set()).add(point.memory.id)
-        return {agent: len(wanted) - len(self.inner.get(agent, list(wanted))) for agent, wanted in ids.items()}
+        return {agent: len(wanted) - len(self.get(agent, list(wanted))) for agent, wanted in ids.items()}
 
     def update_payloads(self, memories: Sequence[Memory]) -> None:
         self._write((m.agent for m in memories), lambda: self.inner.update_payloads(memories))
@@ -321,7 +334,24 @@ class TrackedStore:
     def vocabulary(self) -> Path | None:
         return self.inner.vocabulary
 
+    def claimed_ids(self, agent: str, claims: Sequence[str], superseded_by: Sequence[str]) -> list[str] | None:
+        """Ids of the agent's memories making one of ``claims`` that are current or superseded
+        by one of ``superseded_by``, from its memo (None: no memo, ask the store)."""
+        memo = self.memos.peek(agent)
+        if memo is None:
+            return None
+        by = set(superseded_by)
+        return [i for claim in claims for i, sup in memo.claims.get(claim, {}).items() if sup is None or sup in by]
+
     def get(self, agent: str, ids: Sequence[str]) -> list[Memory]:
+        """The store's memories among ``ids``; those the agent's memo does not hold are not
+        asked for (a memo holds every memory of its agent as stored, as the counts read from
+        it: ``StoreApplier._counts``), so a step's new memories cost no lookup."""
+        memo = self.memos.peek(agent)
+        if memo is not None:
+            ids = [i for i in ids if i in memo.kept]
+            if not ids:
+                return []
         return self.inner.get(agent, ids)
 
     def vectors(self, agent: str, ids: Sequence[str]) -> dict[str, FloatVector]:

@@ -13,10 +13,11 @@ import pytest
 from schemas.events import MessageEvent
 from schemas.types import Role
 from shared.config import ALL_LANGUAGES, KnowledgeSettings
+from workers.conversation import learnt
 from workers.conversation.patterns import prepare_text
 from workers.knowledge.core import apply_message
 from workers.knowledge.facts import derive_statements
-from workers.knowledge.personal import get_personal_patterns, self_statements
+from workers.knowledge.personal import get_personal_patterns, self_statements, self_statements_at
 from workers.render import entity_names, fact_sentence
 
 TS = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
@@ -279,3 +280,28 @@ def test_a_name_given_to_introduce_oneself_in_a_team_is_a_fact() -> None:
     assert said("I'm French, the food here is odd.") == []
     assert said("I'm Happy the team made it.") == []
     assert said("I'm the project manager.") == []
+
+
+def test_each_self_statement_says_where_it_was_read() -> None:
+    text = prepare_text("Hi there. I'm a nurse at the local hospital. We've got a pup and a kitty.")
+    found = self_statements_at(text, "Sam", get_personal_patterns(("en",)))
+    assert [(s.predicate, s.object) for s, _ in found] == [("is-a", "nurse at the local hospital"),
+                                                         ("has", "a pup and a kitty")]
+    assert [text.original[at:at + 6] for _, at in found] == ["I'm a ", "We've "]
+
+
+def test_the_core_asks_the_readers_facts_head_only_when_it_has_a_keep(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 37, eleventh round: the shipped facts head has no ``keep`` (leave-one-out did not
+    choose one), so every self-statement stays; a head with one drops a statement whose sentence
+    scores under it, and keeps a statement in a sentence the reader does not read."""
+    messages = (("Sam", "I'm a nurse at the local hospital and I work nights."),
+                ("Sam", "We have a pup and a kitty at home."),
+                ("Sam", "Ich bin allergisch gegen Katzen."))
+    shipped = known(*messages)
+    assert shipped == ["Sam is a nurse at the local hospital", "Sam has a pup and a kitty at home",
+                       "Sam is allergic to Katzen"]
+    head = learnt.ReaderHead(bias=0.0, keep=-1.0, words=[-10.0], extras=[0.0] * len(learnt.EXTRAS))
+    model = learnt.ReaderModel(version=1, embedder="test", words=["pup"], weights=[1.0], heads={"facts": head})
+    monkeypatch.setattr(learnt, "_shipped_reader", lambda: learnt.reader_tables(model))
+    assert learnt.reader_judges("facts")
+    assert known(*messages) == [shipped[0], shipped[2]]

@@ -6,6 +6,8 @@ The confidence filter case is ported from the semantic-memory design's Go tests
 
 from __future__ import annotations
 
+import random
+import uuid
 from datetime import UTC, datetime
 
 import msgspec
@@ -26,7 +28,7 @@ from workers.recall.capture import (
     filter_candidates,
     memories_from_llm,
 )
-from workers.recall.models import memory_id
+from workers.recall.models import MEMORY_NAMESPACE, memory_id
 
 TS = datetime(2026, 2, 17, 10, 30, tzinfo=UTC)
 
@@ -176,3 +178,17 @@ def test_llm_candidates_get_ids_apart_from_heuristic_ones() -> None:
     assert memory.id == memory_id("claudia", "llm:m-1..m-9", 0)
     assert memory.id not in {memory_id("claudia", f"m-{i}", 0) for i in range(1, 10)}
     assert (memory.scope, memory.tags, memory.created_at) == ("ttl", ("ops",), TS)
+
+
+def test_a_memory_id_is_the_uuid5_of_its_agent_source_and_position() -> None:
+    """The point ids stored so far are ``uuid.uuid5`` of the namespace and the joined key;
+    ``memory_id`` computes them without the UUID object and must give the same string for
+    any agent, key and position (non-ASCII, the separator itself, negative positions)."""
+    rng = random.Random(7)
+    alphabet = "abcXYZ019 -_:\x1füßé漢字🚀"
+    for _ in range(5000):
+        agent = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        key = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        position = rng.randint(-5, 10**6)
+        expected = str(uuid.uuid5(MEMORY_NAMESPACE, f"{agent}\x1f{key}\x1f{position}"))
+        assert memory_id.__wrapped__(agent, key, position) == expected

@@ -16,7 +16,7 @@ from typing import Any, cast
 import msgspec
 import pytest
 
-from schemas.events import FeedbackEvent, MessageEvent
+from schemas.events import FeedbackEvent, MessageEvent, SessionEvent
 from shared.codec import Envelope
 from shared.config import RecallSettings
 from workers.recall.apply import StoreApplier
@@ -210,6 +210,38 @@ def test_what_is_stored_does_not_depend_on_how_the_events_were_batched(tmp_path:
     assert any(m.superseded_by for m in one_by_one.scroll("alice"))  # the case is exercised
     one_by_one.close()
     together.close()
+
+
+def test_what_is_stored_is_the_same_when_the_agents_memo_answers_the_claim_reads(tmp_path: Path) -> None:
+    """After a session start's upkeep the agent's memo knows its memories' claims, and a step
+    reads what a statement may supersede from it (one lookup by id) instead of two scrolls:
+    the store ends byte for byte as without memos (every read a scroll), in one batch and
+    event by event."""
+    start = Envelope(seq=1, subject="cortex.session.alice.start", family="session", kind="start", agent="alice",
+                     event=SessionEvent(id="s1", agent="alice", session="s1", ts=T0))
+    events = [start, *(msgspec.structs.replace(e, seq=e.seq + 1) for e in CONVERSATION)]
+    stores = []
+    for name, memo in (("scrolls", False), ("memo", True), ("memo-one-by-one", True)):
+        store = _edge(tmp_path / name)
+        app = applier(store)
+        answered: list[bool] = []
+        real = app.tracked.claimed_ids
+
+        def claimed_ids(agent: str, claims: Any, by: Any, real: Any = real, memo: bool = memo,
+                        answered: list[bool] = answered) -> Any:
+            found = real(agent, claims, by) if memo else None  # None: the two scrolls
+            answered.append(found is not None)
+            return found
+
+        app.tracked.claimed_ids = claimed_ids  # type: ignore[method-assign,assignment]
+        for batch in ([[e] for e in events] if name.endswith("one-by-one") else [events]):
+            app.apply_batch(batch)
+        assert answered and all(answered) == memo  # the memo answered every claim read
+        stores.append(store)
+    assert any(m.superseded_by for m in stores[0].scroll("alice"))  # the case is exercised
+    assert points(stores[1]) == points(stores[0]) and points(stores[2]) == points(stores[0])
+    for store in stores:
+        store.close()
 
 
 def test_a_batch_reads_and_writes_the_store_a_few_times_not_once_per_memory(store: MemoryStore) -> None:

@@ -8,6 +8,7 @@ every upkeep (as before, and as a restarted process's first upkeep does)."""
 from __future__ import annotations
 
 import random
+import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -171,6 +172,59 @@ def test_a_replay_over_the_store_in_the_same_process_stores_what_upkeep_over_eve
         for agent in AGENTS:
             store.delete_agent(agent)
     assert replays[0] == replays[1]
+
+
+def test_a_lookup_by_id_asks_the_store_only_for_what_the_agents_memo_holds(
+    open_store: OpenStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An agent's memo holds every memory of the agent as stored (its counts are read from
+    it): a lookup by id answers the ids it does not hold without the store (a step's new
+    memories, the read before their first write), and the others as the store does."""
+    events = stream(seed=5, length=80)
+    embedder = make_embedder("default")
+    store = open_store(embedder.name, embedder.dim)
+    app = _applier(store, embedder)
+    app.apply_batch(events)
+    real = store.get
+    asked: list[list[str]] = []
+    monkeypatch.setattr(store, "get", lambda agent, ids: (asked.append(list(ids)), real(agent, ids))[1])
+    for agent in AGENTS:
+        memo = app.memos.peek(agent)
+        assert memo is not None
+        held = sorted(m.id for m in store.scroll(agent))
+        assert sorted(memo.kept) == held and len(held) >= 5
+        new = [str(uuid.uuid4()) for _ in range(3)]
+        asked.clear()
+        assert app.store.get(agent, new) == [] and asked == []
+        other = "bob" if agent == "alice" else "alice"  # another agent's memory is not this one's
+        mixed = [*new, *held[:5], sorted(m.id for m in store.scroll(other))[0]]
+        assert sorted(m.id for m in app.store.get(agent, mixed)) == held[:5]
+        assert app.store.get(agent, mixed) == real(agent, mixed)
+        assert asked[0] == held[:5]
+
+
+def test_the_memo_knows_the_memories_a_claim_scroll_finds(open_store: OpenStore) -> None:
+    """What a step reads of the memories a new statement may supersede (its claims' current
+    memories and those superseded by the step's candidates) is what the two scrolls by claim
+    find, taken from the agent's memo (tests/workers/recall/test_recall_supersede.py runs
+    the supersedes themselves through it)."""
+    events = stream(seed=5, length=160)
+    embedder = make_embedder("default")
+    store = open_store(embedder.name, embedder.dim)
+    app = _applier(store, embedder)
+    app.apply_batch(events)
+    for agent in AGENTS:
+        memo = app.memos.peek(agent)
+        assert memo is not None and memo.claims
+        claims = sorted(memo.claims)
+        superseding = sorted({m.superseded_by for m in store.scroll(agent) if m.superseded_by is not None})
+        for keys, by in [(claims, ()), (claims, superseding), (claims[:1], superseding[:1]), (["no such claim"], ())]:
+            current = MemoryFilter(claims=tuple(keys), current=True)
+            by_them = MemoryFilter(claims=tuple(keys), superseded_by=tuple(by))
+            scrolled = {m.id for m in [*store.scroll(agent, flt=current), *store.scroll(agent, flt=by_them)]}
+            found = app.tracked.claimed_ids(agent, keys, by)
+            assert found is not None and sorted(found) == sorted(scrolled)
+    assert app.tracked.claimed_ids("nobody", claims, ()) is None  # no memo: the scrolls
 
 
 def test_a_failed_batch_drops_the_memos(open_store: OpenStore) -> None:

@@ -228,10 +228,11 @@ class Clock:
 async def test_the_shard_is_synced_on_a_cadence_whether_the_loop_is_busy_or_caught_up(
         recall: Any, nc: Client, monkeypatch: pytest.MonkeyPatch, wait_for: Any) -> None:
     """A commit with events waiting behind it (the loop's backlog) leaves its writes in the
-    engine's log (a sync holds the loop for the disk) unless the last sync is
-    ``SYNC_WHILE_BUSY_S`` old; a commit that catches up syncs unless the last sync is under
-    ``SYNC_AT_REST_S`` old, and then a timer syncs it once the interval is up; closing syncs
-    what is left. The documents are written at every commit."""
+    engine's log (a sync holds the loop for the disk) unless the oldest write not synced is
+    ``SYNC_WHILE_BUSY_S`` old — counted from its preparation, so a burst after a rest is not
+    synced at its first commit; a commit that catches up never syncs itself: a timer does
+    (after the commit's acks), one for however many commits; closing syncs what is left.
+    The documents are written at every commit."""
     clock = Clock()
 
     class Clocked(RecallProjection):
@@ -253,21 +254,23 @@ async def test_the_shard_is_synced_on_a_cadence_whether_the_loop_is_busy_or_caug
         assert doc is not None and doc.integrity.last_seq == seq  # written whether synced or not
         return len(syncs)
 
+    async def synced(count: int) -> bool:
+        return len(syncs) == count
+
+    clock.now += 10 * SYNC_WHILE_BUSY_S  # a long rest: the first write of the burst is fresh
     assert await commit(1, waiting=5) == 0
     clock.now += SYNC_WHILE_BUSY_S / 2
     assert await commit(2, waiting=5) == 0
-    assert await commit(3, waiting=0) == 1  # caught up, the last sync SYNC_AT_REST_S old
-    assert await commit(4, waiting=5) == 1
+    clock.now += SYNC_WHILE_BUSY_S / 2
+    assert await commit(3, waiting=5) == 1  # busy, and commit 1's write SYNC_WHILE_BUSY_S old
+    assert await commit(4, waiting=5) == 1  # a fresh write after the sync
+    assert await commit(5, waiting=0) == 1  # caught up: left to the timer
+    assert await commit(6, waiting=0) == 1  # one timer for both
+    await wait_for(lambda: synced(2), within=10 * SYNC_AT_REST_S)
+    clock.now += 10 * SYNC_WHILE_BUSY_S
+    assert await commit(7, waiting=5) == 2  # however long since the last sync: its write is fresh
     clock.now += SYNC_WHILE_BUSY_S
-    assert await commit(5, waiting=5) == 2  # busy for long enough
-    assert await commit(6, waiting=5) == 2
-    assert await commit(7, waiting=0) == 2  # caught up just after a sync: left to the timer
-    assert await commit(8, waiting=0) == 2  # one timer for both
-
-    async def synced_later() -> bool:
-        return len(syncs) == 3
-
-    await wait_for(synced_later, within=10 * SYNC_AT_REST_S)
+    assert await commit(8, waiting=5) == 3
     assert await commit(9, waiting=5) == 3
     recall.handlers.remove(handler)
     await handler.aclose()
@@ -279,8 +282,8 @@ async def test_a_store_that_cannot_be_written_is_synced_at_the_commit_and_a_fail
     """The store-fault contract under the cadence: a commit that would leave its sync to the
     timer syncs at once when the store says its files cannot be written, so the sync's failure
     holds that commit (raised: unacked, retried, not ready — tests/faults/test_store_unavailable
-    runs this against a real unwritable directory); and a timer's sync that failed makes the
-    next commit sync, however recent the last success."""
+    runs this against a real unwritable directory); and after a sync that failed (a timer's or
+    a commit's) the next commit syncs, however fresh its writes."""
     clock = Clock()
     made: list[RecallProjection] = []
 
@@ -313,24 +316,26 @@ async def test_a_store_that_cannot_be_written_is_synced_at_the_commit_and_a_fail
     async def timer_done() -> bool:
         return made[0]._later is None
 
-    clock.now += SYNC_AT_REST_S
-    assert await commit(1) == 1  # caught up, the last sync SYNC_AT_REST_S old
-    assert await commit(2) == 1  # just after it: left to the timer
+    assert await commit(1) == 0  # caught up: left to the timer
     await wait_for(timer_done, within=10 * SYNC_AT_REST_S)
-    assert len(syncs) == 2
+    assert len(syncs) == 1
     writable[0] = False
-    assert await commit(3) == 3  # just after a sync, but the store cannot be written: synced now
+    assert await commit(2) == 2  # the store cannot be written: synced now
     assert made[0]._later is None  # nothing left for a timer
     writable[0], failing[0] = True, True
-    assert await commit(4) == 3  # left to the timer, whose sync fails
+    assert await commit(3) == 2  # left to the timer, whose sync fails
     await wait_for(timer_done, within=10 * SYNC_AT_REST_S)
-    assert len(syncs) == 4
+    assert len(syncs) == 3
     failing[0] = False
-    assert await commit(5) == 5  # synced at the commit although the last success is recent
+    assert await commit(4) == 4  # synced at the commit although its write is fresh
+    assert await commit(5) == 4  # and left to the timer again after that success
+    await wait_for(timer_done, within=10 * SYNC_AT_REST_S)
+    assert len(syncs) == 5
     writable[0], failing[0] = False, True
     with pytest.raises(TransientError, match="Permission denied"):
         await commit(6)  # the failing sync holds the commit
     writable[0], failing[0] = True, False
-    await handler.commit()  # the retry goes through once the store works again
+    await handler.commit()  # the retry syncs at once (the last sync failed) and goes through
+    assert len(syncs) == 7 and made[0]._later is None
     recall.handlers.remove(handler)
     await handler.aclose()
