@@ -152,6 +152,11 @@ class Commitment(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     # the promiser's role (beyond the contract): a briefing calls the agent's own promises
     # "(you)", whatever name its messages carry ("claudia")
     role: Role | None = None
+    # the session an undated task asked of the one addressed was given in (beyond the contract;
+    # ``workers.decisions.commitments``): it is for the next meeting, and done once its asker
+    # speaks in a later session; None once the agent answered in that session (the agent was
+    # the one asked: its to report), and for every other commitment
+    session: str | None = None
 
 
 class AgentTurn(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

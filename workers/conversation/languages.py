@@ -442,6 +442,12 @@ EN: Final = LanguagePack(
         # with someone is company, not a choice
         r"(?<![a-z])(?:(?:let['’]?s|we['’]ll) go with(?!\s+(?:me|you|him|her|us|them|my|your|his|our|their)\b)"
         r"|we (?:chose|opted for|settled on))\b",
+        # Cortex's own (issue 37, eleventh round): a group's recap keeping what it has ("No? Then we
+        # just keep the teletext", "we can then keep the single curved one") — not a state kept
+        # ("we keep the memories alive", "keep the good times going", "in mind", "in touch")
+        r"(?<![a-z])we (?:(?:can|will|['’]ll|just|then|still|simply) )*keep (?:the|our) "
+        r"(?!(?:faith|peace|secret|spirit|memor)|[^.!?,;]*\b(?:going|alive|in mind|in touch|crossed|safe|busy"
+        r"|happy|warm|running|coming|moving|flowing|rolling)\b)",
     ),
     close=(
         r"(?:^|\s)(?:is |it['’]s |that['’]s |all )?(?:done|fixed|solved|closed)(?:\s|[.!,;:)]|$)",
@@ -706,7 +712,11 @@ DE: Final = LanguagePack(
         r"(?:entschieden|beschlossen|machen wir|wir machen|der plan ist|ansatz:)",
         # Cortex's own: "Wir nehmen Postgres", "wir bleiben bei MySQL", "ab jetzt deployen wir …"
         r"\bwir (?:nehmen|nutzen|verwenden|bleiben bei|gehen mit|setzen auf|wechseln (?:zu|auf))\b"
-        r"|\bab (?:jetzt|sofort|heute),? (?:\w+ )?wir\b",
+        r"|\bab (?:jetzt|sofort|heute),? (?:\w+ )?wir\b"
+        # what the group keeps (eleventh round, as English "we keep the teletext"): "dann behalten wir
+        # den Videotext" — not "im Kopf", "im Auge", "im Blick"
+        r"|\b(?:wir behalten|behalten wir) (?:den|die|das|unseren|unsere|unser)\b"
+        r"(?![^.!?,;]*\bim (?:kopf|auge|blick)\b)",
     ),
     close=(
         r"(?:^|\s)(?:ist |schon )?(?:erledigt|gefixt|gelöst|fertig)(?:\s|[.!,;:)]|$)",
@@ -819,6 +829,8 @@ ES: Final = LanguagePack(
     decision=(
         r"(?:decidido|decidimos|decisión(?=\s+(?:es|fue|de)\b|\s*:)|hagamos|el plan es|enfoque:)",
         r"(?:acordado|optamos por|elegimos|vamos con)",
+        # what the group keeps (eleventh round): "mantenemos el teletexto"
+        r"\bmantenemos (?:el|la|los|las)\b",
     ),
     close=(
         r"(?:^|\s)(?:está |están |ya )?(?:hech[oa]|hechas|resuelt[oa]s?|cerrad[oa]s?|terminad[oa]s?|listo)"
@@ -912,6 +924,8 @@ FR: Final = LanguagePack(
     decision=(
         r"(?:décidé|décision(?=\s+(?:est|était|de|d['’])|\s*:)|on fait|le plan est|approche\s*:)",
         r"(?:convenu|arrêté|choisi de|opté pour)",
+        # what the group keeps (eleventh round): "on garde le télétexte" — not "le contact"
+        r"\b(?:on garde|nous gardons) (?:le|la|les)\b(?! contact)",
     ),
     close=(
         r"(?:^|\s)(?:c['’]est |est |sont )?(?:faite?|terminée?s?|résolue?s?|fermée?s?|finie?s?)(?:\s|[.!,;:)]|$)",
@@ -999,6 +1013,8 @@ IT: Final = LanguagePack(
     decision=(
         r"(?:deciso|decisione(?=\s+(?:è|era|di)(?!\w)|\s*:)|facciamo|il piano è|approccio:)",
         r"(?:concordato|scelto di|optiamo per|andiamo con)",
+        # what the group keeps (eleventh round): "teniamo il televideo"
+        r"\b(?:teniamo|manteniamo) (?:il|lo|la|i|gli|le)\b",
     ),
     close=(
         r"(?:^|\s)(?:è |sono |già )?(?:fatt[oae]|risolt[oaie]|chius[oaie]|terminat[oaie]|finit[oaie])"
@@ -1087,6 +1103,8 @@ PT: Final = LanguagePack(
     decision=(
         r"(?:decidido|decidimos|decisão(?=\s+(?:é|foi|de)(?!\w)|\s*:)|vamos fazer|o plano é|abordagem:)",
         r"(?:combinado|optamos por|escolhemos|ficou definido)",
+        # what the group keeps (eleventh round): "mantemos o teletexto"
+        r"\bmantemos (?:o|a|os|as)\b",
     ),
     close=(
         r"(?:^|\s)(?:está |estão |já )?(?:feit[oa]s?|resolvid[oa]s?|fechad[oa]s?|terminad[oa]s?|pront[oa]s?)"
@@ -1176,6 +1194,8 @@ RU: Final = LanguagePack(
     decision=(
         r"(?:решили|решение|давайте сделаем|план[:\s]|подход:)",
         r"(?:договорились|выбрали|остановились на|утвердили)",
+        # what the group keeps (eleventh round): "оставляем телетекст"
+        r"(?<!\w)(?:оставляем|сохраняем)(?!\w)",
     ),
     close=(
         r"(?:^|\s)(?:уже )?(?:сделано|решено|закрыто|готово|исправлено)(?:\s|[.!,;:)]|$)",

@@ -38,7 +38,7 @@ from shared.briefing import DECISIONS, OPERATIONS, SENTENCES, Briefing, Briefing
 from shared.names import BUCKET_COMMITMENTS, BUCKET_DECISIONS, BUCKET_NARRATIVES, BUCKET_OPERATIONS, BUCKET_TRACES
 from workers.briefing import enhance_commitments, enhance_decisions, section
 from workers.conversation.languages import PACKS
-from workers.decisions.commitments import asked, names_task, too_thin
+from workers.decisions.commitments import names_task, too_thin
 from workers.render import (
     PRIORITY_EMOJI,
     UNKNOWN_EMOJI,
@@ -344,12 +344,7 @@ def commitments_section(
     due_since = as_utc(now) - timedelta(days=overdue_days) if overdue_days is not None else None
     listed_ones = [c for c in open_ones if _listed(c, since, due_since, tz) or c.id in reopened]
     vague = [c for c in listed_ones if c.id not in reopened and _vague(c, operations)]
-    # a task the speaker gave to the one addressed, without a day ("you have to work on the
-    # component concept"): the addressee's to report, and no one here is named to do it — on the
-    # dev split every such task was reported done at the next meeting (issue 37, tenth round)
-    given = [c for c in listed_ones if c not in vague and c.id not in reopened and asked(c)
-             and not (c.due and c.due.strip())]
-    shown = [c for c in listed_ones if c not in vague and c not in given]
+    shown = [c for c in listed_ones if c not in vague]
     shown.sort(key=lambda c: _commitment_rank(c, now, tz))
     lines = [_commitment_line(c, now, tz, operations, listed, c.id in reopened)
              for c in shown[:MAX_COMMITMENTS_IN_BOOT]]
@@ -362,8 +357,6 @@ def commitments_section(
                      " not shown_")
     if vague:
         lines.append(f"_… {plural(len(vague), 'open commitment')} too vague to list not shown_")
-    if given:
-        lines.append(f"_… {plural(len(given), 'task')} asked of others without a due date not shown_")
     text, _ = section(f"## 📋 Commitments ({len(open_ones)} open)", lines, budget)
     return text, len(open_ones)
 

@@ -104,6 +104,8 @@ class _Open(NamedTuple):
 
     first_deadline: str | None
     reported_by: dict[str, tuple[str, ...]]  # promiser → the past forms of their tasks' verbs
+    # asker → the sessions their open tasks for the next meeting were given in (``_close_given``)
+    given: dict[str, frozenset[str]]
 
 
 _OPEN_KEPT: Final = 4096
@@ -125,7 +127,12 @@ def _open_of(commitments: list[Commitment]) -> _Open:
     for c in commitments:
         if c.status != "done" and (forms := _past_forms_of(c.what)):
             reported_by.setdefault(c.who, set()).update(forms)
-    found = _Open(first, {who: tuple(sorted(forms)) for who, forms in reported_by.items()})
+    given: dict[str, set[str]] = {}
+    for c in commitments:
+        if c.session is not None and c.status != "done":
+            given.setdefault(c.who.removeprefix(ASKED_BY), set()).add(c.session)
+    found = _Open(first, {who: tuple(sorted(forms)) for who, forms in reported_by.items()},
+                  {who: frozenset(sessions) for who, sessions in given.items()})
     _open_cache[id(commitments)] = (commitments, found)
     if len(_open_cache) > _OPEN_KEPT:
         _open_cache.popitem(last=False)
@@ -330,6 +337,30 @@ def _close_reported(commitments: list[Commitment], event: MessageEvent, text: Ma
     return [_replace(c, status="done") if flag else c for c, flag in zip(commitments, done, strict=True)]
 
 
+def _close_given(commitments: list[Commitment], event: MessageEvent) -> list[Commitment]:
+    """Tasks for the next meeting after this message. An undated task a user asked of the one
+    addressed ("So you look at competition and design", ``find_delegated``) keeps the session it
+    was given in (``Commitment.session``): once its asker speaks in a later session, the meeting
+    it was for has happened and it is done — on the development split every such task was
+    reported at the next meeting, and nothing else closes it (its doer is not named, so no
+    report of theirs is read as its report). An agent's message in that session makes it the
+    agent's task, which only a report or feedback closes: it keeps no session."""
+    given = _open_of(commitments).given
+    if not given:
+        return commitments
+    if event.role == "assistant":
+        if not any(event.session in sessions for sessions in given.values()):
+            return commitments
+        return [_replace(c, session=None) if c.session == event.session and c.status != "done" else c
+                for c in commitments]
+    sessions = given.get(event.sender or event.role)
+    if sessions is None or sessions == {event.session}:
+        return commitments
+    speaker = f"{ASKED_BY}{event.sender or event.role}"
+    return [_replace(c, status="done") if c.session is not None and c.session != event.session
+            and c.status != "done" and c.who == speaker else c for c in commitments]
+
+
 def _topic(promise: Promise, topics: list[tuple[int, str]], stopwords: frozenset[str]) -> str | None:
     """The nearest topic the message names before the promise, unless its task names it."""
     before = [topic for at, topic in topics if at < promise.start]
@@ -432,6 +463,7 @@ def apply_message(
     if patterns.closes(text):
         commitments = _close_fulfilled(commitments, text, patterns.stopwords)
     commitments = _close_reported(commitments, event, text, patterns)
+    commitments = _close_given(commitments, event)
     turn = _turn_after(base, event, text, before, commitments, patterns)
     own: list[tuple[str, Role | None, Promise]] = [(event.sender or event.role, event.role, p)
                                                   for p in find_promises(text, patterns)]
@@ -450,9 +482,14 @@ def apply_message(
     for index, (who, role, promise) in enumerate(promises):
         commitment_id = unique_id(event.id, "commitment", index, taken)
         taken.add(commitment_id)
+        due = due_string(promise.due, event.ts, tz)
+        # a user's undated task for the one addressed is for the next meeting (``_close_given``)
+        given = event.session if due is None and role is None and who.startswith(ASKED_BY) \
+            and event.role == "user" else None
         added.append((Commitment(id=commitment_id, who=who, what=promise.what, status="open",
-                                 created=event.ts, source_event=event.id, due=due_string(promise.due, event.ts, tz),
-                                 topic=_topic(promise, topics, patterns.stopwords), role=role), promise))
+                                 created=event.ts, source_event=event.id, due=due,
+                                 topic=_topic(promise, topics, patterns.stopwords), role=role, session=given),
+                      promise))
     for commitment, _ in added:
         commitments = _with(commitments, commitment, patterns.stopwords)
     return _replace(_rebuilt(base, now, _cap(commitments, settings.max_commitments)), agent_turn=turn,

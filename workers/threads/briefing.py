@@ -10,9 +10,10 @@ again (``THREAD_TITLES``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Sequence
 from datetime import datetime, timedelta
-from typing import Annotated, Any
+from typing import Annotated, Any, Final
 from zoneinfo import ZoneInfo
 
 import msgspec
@@ -43,6 +44,9 @@ _NOTE_ROOM = 48
 _MENTION_CHARS = 60  # a decision whose first words a summary holds is said there (cut or not)
 
 
+_JOINED: Final = re.compile(r"^(?:(?:and|so|but|then|well|okay|ok|yeah|um|uh)\b[,]?\s+)+", re.IGNORECASE)
+
+
 def thread_summary(t: Thread, shown: Collection[str]) -> str:
     """The summary without its "Decided: …" when Recent Decisions shows that decision with
     its why (a summary Cortex did not compose — Claude's wording, an import — as it is), and
@@ -53,7 +57,9 @@ def thread_summary(t: Thread, shown: Collection[str]) -> str:
         return one_line(t.summary)
     decided = not (t.decisions and decision_listed(t.decisions[-1], shown))
     summary = one_line(compose_summary(t, decided=False) if not decided else t.summary)
-    core = summary.rstrip(" .!…")
+    # the sentence as said, without the word that joined it to the talk before ("And we can keep
+    # our LCD screen, …" says the decision "We can keep our LCD screen, …"; issue 37, eleventh round)
+    core = _JOINED.sub("", summary.rstrip(" .!…"), count=1)
     return "" if core and any(said_in(core, what) for what in shown) else summary
 
 

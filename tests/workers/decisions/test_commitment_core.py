@@ -472,6 +472,39 @@ def test_a_task_given_to_the_one_addressed_says_who_asked_and_is_not_judged_by_i
         ("asked by albert", "send the report to Dana", "2026-02-20", "open")]
 
 
+def test_a_task_for_the_next_meeting_is_done_once_its_asker_speaks_in_a_later_session() -> None:
+    """Issue 37, eleventh round: an undated task a user gave the one addressed keeps the session
+    it was given in; when its asker speaks in a later session the meeting it was for has
+    happened, and it is done (on the development split every one was reported at the next
+    meeting, and nothing else closed it). Another speaker, or the asker in the same session,
+    closes nothing; a dated task is owed by its day, not by the next meeting."""
+    doc = say(None, "So you look at competition and design. You need to send the report to Dana by Friday.",
+              sender="Project Manager", session="a")
+    assert [(c.what, c.due, c.session) for c in doc.commitments] == [
+        ("send the report to Dana", "2026-02-20", None), ("look at competition and design", None, "a")]
+    doc = say(doc, "Okay, I will look into it.", 1, sender="Marketing", session="a")
+    doc = say(doc, "Right, see you all tomorrow.", 2, sender="Project Manager", session="a")
+    doc = say(doc, "Morning everyone.", 60 * 20, sender="Marketing", session="b")
+    assert _statuses(doc) == ["open", "open"]
+    doc = say(doc, "Okay, let's start.", 60 * 20 + 1, sender="Project Manager", session="b")
+    assert _statuses(doc) == ["open", "done"]
+
+
+def test_a_task_the_agent_answered_is_the_agents_and_not_closed_by_the_next_session() -> None:
+    """The agent answering in the session the task was given in makes it the agent's (the user
+    asked the agent): it keeps no session, and the user's next session does not close it. A task
+    the agent gives the user keeps none either."""
+    doc = say(None, "You need to draft the release notes.", sender="albert", session="a")
+    assert doc.commitments[0].session == "a"
+    doc = say(doc, "On it.", 1, role="assistant", sender="claudia", session="a")
+    assert doc.commitments[0].session is None
+    doc = say(doc, "Good morning.", 60 * 20, sender="albert", session="b")
+    assert _statuses(doc) == ["open"]
+    told = say(None, "You need to draft the release notes.", role="assistant", sender="claudia", session="a")
+    assert told.commitments[0].session is None
+    assert b"session" not in msgspec.json.encode(told.commitments[0])
+
+
 @pytest.mark.parametrize("text", [
     "You have to try it!", "You need to relax a bit.", "You have to be careful.", "I'd like you to meet my sister.",
     "You have to make sure the tests pass.", "So you guys have to prepare the following things.",

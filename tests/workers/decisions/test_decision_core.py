@@ -364,6 +364,35 @@ def test_a_choice_said_the_everyday_way_is_a_decision(text: str) -> None:
     assert [d.what for d in run(text)] == [text.rstrip(".")]
 
 
+def _all(text: str) -> list[str]:
+    return [d.what for d in apply_message(None, message(text, 0), SETTINGS, ALL, UTC_ZONE).decisions]
+
+
+@pytest.mark.parametrize(("text", "what"), [
+    ("No? Then we just keep the teletext.", "Then we just keep the teletext"),
+    ("We can still keep the old logo.", "We can still keep the old logo"),
+    ("Dann behalten wir den Videotext.", "Dann behalten wir den Videotext"),
+    ("Mantenemos el teletexto en el mando.", "Mantenemos el teletexto en el mando"),
+    ("On garde le télétexte.", "On garde le télétexte"),
+    ("Teniamo il televideo sul telecomando.", "Teniamo il televideo sul telecomando"),
+    ("Mantemos o teletexto no controle.", "Mantemos o teletexto no controle"),
+    ("Оставляем телетекст на пульте.", "Оставляем телетекст на пульте"),
+])
+def test_what_the_group_keeps_is_a_decision(text: str, what: str) -> None:
+    """Issue 37, eleventh round: a meeting's recap keeping what it has ("Is anybody against
+    teletext?" — "No? Then we just keep the teletext") decided nothing; ja, ko and zh have no such
+    form."""
+    assert _all(text) == [what]
+
+
+@pytest.mark.parametrize("text", [
+    "We keep the memories alive.", "We just keep the good times going.", "We keep the faith.",
+    "Wir behalten das im Kopf.", "On garde le contact.",
+])
+def test_a_state_kept_is_no_decision(text: str) -> None:
+    assert _all(text) == []
+
+
 @pytest.mark.parametrize("text", [
     "Agreed, nature has a way of being so inspiring!", "Agreed, those little things sure do make life better!",
     "Yeah, let's do it, John!", "That is how it is.", "Let's go for it and make an impact!",
