@@ -284,7 +284,7 @@ def test_bad_requests_get_a_clear_answer_and_the_server_goes_on(served: Served) 
 
 def test_a_wrong_decision_and_a_false_commitment_leave_their_documents(page: Any, served: Served) -> None:
     """"Wrong" and "Not a commitment": a decision_reject and a commitment_reject, applied by the
-    decisions worker; the rows go from the page by themselves (live)."""
+    decisions worker; the rows go from the page by themselves (live), the notice stays."""
     def items(kind: str) -> list[dict[str, Any]]:
         done = cortex(kind, "main", "--json", url=served.nats_url)
         assert done.returncode == 0, done.stderr
@@ -297,10 +297,13 @@ def test_a_wrong_decision_and_a_false_commitment_leave_their_documents(page: Any
     page.get_by_role("row").filter(has_text=wrong["what"]).get_by_role("button", name="Wrong").click()
     playwright_api.expect(page.locator(".notice")).to_contain_text("decision_reject")
     playwright_api.expect(page.get_by_role("row").filter(has_text=wrong["what"])).to_have_count(0, timeout=30_000)
+    # the row went by a live swap of <main>: the correction's notice is still on screen
+    playwright_api.expect(page.locator(".notice")).to_contain_text("decision_reject")
     page.get_by_role("link", name="Commitments").click()
     row = page.get_by_role("row").filter(has_text=false["what"])
     row.get_by_role("button", name="Not a commitment").click()
     playwright_api.expect(page.locator(".notice")).to_contain_text("commitment_reject")
     playwright_api.expect(page.get_by_role("row").filter(has_text=false["what"])).to_have_count(0, timeout=30_000)
+    playwright_api.expect(page.locator(".notice")).to_contain_text("commitment_reject")
     assert all(d["id"] != wrong["id"] for d in items("decisions"))
     assert all(c["id"] != false["id"] for c in items("commitments"))

@@ -29,7 +29,11 @@
       const fresh = new DOMParser().parseFromString(await response.text(), "text/html").querySelector("main");
       if (!fresh) return;
       const key = main.contains(document.activeElement) ? focusKey(document.activeElement) : null;
-      fresh.querySelectorAll(".notice").forEach((n) => n.remove());  // a correction's notice was said once
+      // a correction's notice is said once: the fresh page's copy goes, the one on screen stays
+      // (the correction's own change swaps the page moments after it is shown)
+      fresh.querySelectorAll(".notice").forEach((n) => n.remove());
+      const shown = main.querySelector(".notice");
+      if (shown) fresh.prepend(shown);
       main.replaceWith(fresh);
       const again_focus = key && fresh.querySelector(key);
       if (again_focus) again_focus.focus();
