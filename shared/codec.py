@@ -436,9 +436,8 @@ def _decode(prefix: str, subject: str, seq: int, data: bytes, limits: Limits) ->
     if token is not None:  # an OpenClaw store event: filed under the agent its session names (shared.openclaw)
         agent = event.agent
     # the subject's agent was matched above, unless the payload named it (an OpenClaw store event)
-    reason = _check_identity(event, agent, kind, agent_valid=token is None) or (
-        _check_value(event) if isinstance(event, FeedbackEvent) else None) or check_event(
-        event, limits, len(data)) or (_check_memory_ids(event) if isinstance(event, FeedbackEvent) else None)
+    reason = (_check_identity(event, agent, kind, agent_valid=token is None) or _check_value(event)
+              or check_event(event, limits, len(data)) or _check_memory_ids(event))
     if reason:
         return Rejection(seq=seq, subject=subject, reason=reason)
     return Envelope(seq=seq, subject=subject, family=family, kind=kind, agent=agent, event=event,

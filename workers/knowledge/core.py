@@ -137,10 +137,10 @@ def apply_message(doc: KnowledgeDoc | None, event: MessageEvent, settings: Knowl
 def self_statements_held(text: MatchText, speaker: str, packs: Sequence[CompiledPack]) -> list[Said]:
     """What ``speaker`` says of themselves (``personal.self_statements``) that the learnt reader
     reads as a lasting fact: the sentence each is said in scores at least the shipped facts
-    head's ``keep`` (issue 37, eleventh round: a head that learnt from LoCoMo's observations of
-    the development chats as well as the hand labels, chosen leaving one conversation out;
-    docs/briefing-eval.md). A sentence the reader does not read (not English, English not
-    enabled) keeps its statements, as does every statement when the head has no ``keep``."""
+    head's ``keep``. As shipped the head has no ``keep`` and every statement is kept: the filter
+    measured for it (issue 37, eleventh round, docs/briefing-eval.md "Eleventh round: facts")
+    did not beat the rules leaving one conversation out. A sentence the reader does not read
+    (not English, English not enabled) keeps its statements."""
     found = self_statements_at(text, speaker, packs)
     if not found or not learnt.reader_judges("facts"):
         return [said for said, _ in found]
