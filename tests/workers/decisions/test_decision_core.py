@@ -387,7 +387,7 @@ def test_what_the_group_keeps_is_a_decision(text: str, what: str) -> None:
 
 @pytest.mark.parametrize("text", [
     "We keep the memories alive.", "We just keep the good times going.", "We keep the faith.",
-    "Wir behalten das im Kopf.", "On garde le contact.",
+    "Wir behalten das im Kopf.", "On garde le contact.", "Сохраняем изменения в файле.",
 ])
 def test_a_state_kept_is_no_decision(text: str) -> None:
     assert _all(text) == []
