@@ -70,6 +70,29 @@ def prioritize(specs: Iterable[_Classed], settings: Settings) -> int:
             with contextlib.suppress(OSError):  # a thread that ended meanwhile
                 os.setpriority(os.PRIO_PROCESS, thread, wanted)
         now = os.getpriority(os.PRIO_PROCESS, 0)
+    group = _own_autogroup(wanted)
     log.info("process_priority", extra={"workers": ",".join(s.name for s in specs), "niceness": now,
+                                         "autogroup": group if group is not None else "",
                                          "classes": ",".join(sorted({s.priority for s in specs}))})
     return now
+
+
+def _own_autogroup(wanted: int) -> int | None:
+    """With the kernel's autogroups on (``/proc/sys/kernel/sched_autogroup_enabled``), the cores are
+    shared between *sessions* first, each session's group at its own niceness, and a thread's
+    niceness orders it only within its session: a worker started in a session of its own (`cortex
+    bench`, a service manager's ``setsid``) competed with the others as an equal whatever its niceness.
+    A session leader — the session is its own and its children's — raises its group's niceness too
+    (``/proc/self/autogroup``); a process in a session it does not lead (a shell's) leaves the group,
+    which it shares. Returns the group's niceness, None when there is no group of its own to set."""
+    if os.getsid(0) != os.getpid():
+        return None
+    path = Path("/proc/self/autogroup")
+    try:
+        current = int(path.read_text().split("nice")[1])
+        if wanted > current:
+            path.write_text(str(wanted))
+            current = int(path.read_text().split("nice")[1])
+    except (OSError, IndexError, ValueError):  # no autogroups here (or not writable): threads' niceness only
+        return None
+    return current

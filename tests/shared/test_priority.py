@@ -22,6 +22,8 @@ from shared.priority import process_niceness
 from workers.registry import all_specs
 
 LATENCY = {"threads", "decisions", "boot", "api"}
+_ENABLED = Path("/proc/sys/kernel/sched_autogroup_enabled")
+AUTOGROUPS = _ENABLED.exists() and _ENABLED.read_text().strip() == "1"
 
 
 def test_the_latency_workers_are_the_ones_a_session_start_or_a_turn_waits_for() -> None:
@@ -74,6 +76,9 @@ def test_a_throughput_worker_process_yields_the_cores_and_a_latency_one_does_not
             record = wait_until(said, within=60)
             assert record["niceness"] == expected and record["workers"] == name
             assert _niceness_of_threads(proc.pid) == {expected}, name  # every thread, started before or after
+            if AUTOGROUPS:  # its session's group too (it leads the session): else it competes as an equal
+                group = int(Path(f"/proc/{proc.pid}/autogroup").read_text().split("nice")[1])
+                assert group == (10 if name == "knowledge" else 0) == record["autogroup"], name
     finally:
         for proc, _ in procs.values():
             proc.send_signal(signal.SIGTERM)
