@@ -52,7 +52,9 @@ class RateResult(msgspec.Struct, kw_only=True):
     rate: int
     duration_s: float
     published: int = 0
-    achieved_rate: float = 0.0
+    achieved_rate: float = 0.0  # what the publisher delivered: events over first send → last acknowledgement
+    # achieved_rate within 5 % of the rate asked (workers.bench.publisher); None: a run before the field
+    rate_reached: bool | None = None
     threads: Latency = msgspec.field(default_factory=Latency)
     decisions: Latency = msgspec.field(default_factory=Latency)
     boot: Latency = msgspec.field(default_factory=Latency)
