@@ -34,7 +34,7 @@ from nats.aio.client import Client
 from shared.names import BUCKET_BOOT, BUCKET_DECISIONS, BUCKET_THREADS, consumer_name
 from shared.tasks import cancel_and_wait
 from workers.bench.events import BenchEvent, EventSource
-from workers.bench.publisher import Publisher, PublisherError, reached
+from workers.bench.publisher import Delivered, Publisher, PublisherError, reached
 from workers.bench.results import FreshnessResult, Latency, RateResult
 from workers.bench.session import BenchError, Session
 from workers.bench.stats import summarize
@@ -150,15 +150,16 @@ def plan(source: EventSource, rng: random.Random, count: int, boot_every: int) -
     ]
 
 
-async def publish_paced(session: Session, events: list[BenchEvent], rate: int) -> tuple[list[Published], float]:
+async def publish_paced(session: Session, events: list[BenchEvent], rate: int) -> tuple[list[Published], Delivered]:
     """Publish at ``rate`` msg/s from the phase's publisher (``publishing``): each event's
-    sequence and send time, and the seconds from the first send to the last acknowledgement."""
+    sequence and send time, and what the publisher says of the run (its ``elapsed``: from the
+    first send to the last acknowledgement)."""
     if session.publisher is None:
         raise BenchError("no publisher: a paced phase runs inside publishing(session)")
     delivered = await session.publisher.publish(events, rate)
     published = [Published(e.agent, seq, t0, e.kind) for e, seq, t0 in zip(events, delivered.seqs, delivered.t0,
                                                                           strict=True)]
-    return published, delivered.elapsed
+    return published, delivered
 
 
 @contextlib.asynccontextmanager
@@ -215,11 +216,12 @@ async def run_rate(session: Session, watches: Watches, source: EventSource, rng:
         source.spacing = timedelta(seconds=2)
     session.progress(f"[{phase}] {rate} msg/s for {seconds:g}s ({len(events)} events) …")
     cpu_before = session.cpu_seconds()
-    published, elapsed = await publish_paced(session, events, rate)
-    achieved = len(published) / elapsed if elapsed > 0 else 0.0
+    published, delivered = await publish_paced(session, events, rate)
+    achieved = delivered.rate
     if not reached(rate, achieved):
-        session.progress(f"[{phase}] the publisher delivered {achieved:.1f} of the {rate} msg/s asked: "
-                         "this rate was not reached")
+        session.progress(f"[{phase}] the publisher delivered {achieved:.1f} of the {rate} msg/s asked (sent in "
+                         f"{delivered.sent_s:.2f} s of {delivered.elapsed:.2f} s to the last acknowledgement, "
+                         f"at most {delivered.max_lag_ms:g} ms behind schedule): this rate was not reached")
     drain_s, undrained = await session.drain_bounded(consumers, cfg.drain_limit_s, session.pipeline)
     cpu = cpu_per_event(cpu_before, session.cpu_seconds(), len(published))
     if undrained:
@@ -237,6 +239,7 @@ async def run_rate(session: Session, watches: Watches, source: EventSource, rng:
     result = RateResult(
         rate=rate, duration_s=seconds, published=len(published),
         achieved_rate=round(achieved, 1), rate_reached=reached(rate, achieved),
+        publish_sent_s=round(delivered.sent_s, 3), publish_max_lag_ms=delivered.max_lag_ms,
         drain_s=round(drain_s, 3) if drain_s is not None else None, undrained=undrained,
         completed_s=round(completed_s, 3) if completed_s is not None else None,
         threads=_latency(messages, watches.seen[BUCKET_THREADS]),

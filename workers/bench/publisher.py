@@ -72,6 +72,8 @@ class Delivered(msgspec.Struct, frozen=True):
     seqs: list[int]
     t0: list[float]
     elapsed: float
+    sent_s: float = 0.0  # first send → last send (the rest of ``elapsed`` waited for acknowledgements)
+    max_lag_ms: float = 0.0  # the most an event was sent after it was due (the loop woke up late)
 
     @property
     def rate(self) -> float:
@@ -101,8 +103,11 @@ async def publish_paced(js: JetStreamContext, events: Sequence[Outgoing], rate: 
             i += 1
         if i < count:
             await asyncio.sleep(max(MIN_TICK_S, started + i / rate - clock()))
+    sent_s = clock() - started
     acks = await asyncio.wait_for(asyncio.gather(*futures), ACK_LIMIT_S)
-    return Delivered(seqs=[ack.seq for ack in acks], t0=t0, elapsed=clock() - started)
+    lag = max((t - started - k / rate for k, t in enumerate(t0)), default=0.0)
+    return Delivered(seqs=[ack.seq for ack in acks], t0=t0, elapsed=clock() - started, sent_s=sent_s,
+                     max_lag_ms=round(1000 * lag, 1))
 
 
 def write_events(path: Path, events: Sequence[Outgoing]) -> None:

@@ -55,6 +55,8 @@ class RateResult(msgspec.Struct, kw_only=True):
     achieved_rate: float = 0.0  # what the publisher delivered: events over first send → last acknowledgement
     # achieved_rate within 5 % of the rate asked (workers.bench.publisher); None: a run before the field
     rate_reached: bool | None = None
+    publish_sent_s: float | None = None  # the publisher's first send → last send (the rest waited for acks)
+    publish_max_lag_ms: float | None = None  # the most an event was sent after its time on the schedule
     threads: Latency = msgspec.field(default_factory=Latency)
     decisions: Latency = msgspec.field(default_factory=Latency)
     boot: Latency = msgspec.field(default_factory=Latency)
