@@ -11,6 +11,7 @@ from pathlib import Path
 
 import msgspec
 import nats.js.errors
+import pytest
 from nats.aio.client import Client
 
 from shared.config import load_settings
@@ -20,7 +21,7 @@ from workers.bench import budget
 from workers.bench.events import BenchEvent, EventSource
 from workers.bench.freshness import plan
 from workers.bench.procs import Processes
-from workers.bench.publisher import Outgoing, Publisher, publish_paced, reached
+from workers.bench.publisher import Outgoing, Publisher, PublisherError, publish_paced, reached
 from workers.bench.results import Latency, RateResult, Report
 
 Stored = tuple[str, bytes, str | None]
@@ -135,3 +136,16 @@ def test_a_result_without_the_flag_decodes_and_shows_no_publisher_row() -> None:
     report = Report()
     report.freshness.rates = [old]
     assert not [r for r in budget.rows(report) if r.name.startswith("publisher")]
+
+
+async def test_a_publisher_that_fails_says_why_and_the_helper_is_gone(nats_url: str, tmp_path: Path) -> None:
+    """No stream for the subjects (nothing acknowledges them): the helper fails the run and exits,
+    and the harness gets the reason with the helper's log, not a hang or a short list."""
+    procs = Processes(tmp_path, nats_url)
+    publisher = await Publisher.start(procs, tmp_path)
+    try:
+        with pytest.raises(PublisherError, match="the publisher exited"):
+            await publisher.publish(planned(14, 5), 100)
+    finally:
+        publisher.stop()
+    assert publisher.proc.proc.returncode not in (None, 0)

@@ -156,7 +156,10 @@ async def publish_paced(session: Session, events: list[BenchEvent], rate: int) -
     first send to the last acknowledgement)."""
     if session.publisher is None:
         raise BenchError("no publisher: a paced phase runs inside publishing(session)")
-    delivered = await session.publisher.publish(events, rate)
+    try:
+        delivered = await session.publisher.publish(events, rate)
+    except PublisherError as exc:  # the phase fails with the helper's reason (and its log's tail)
+        raise BenchError(str(exc)) from None
     published = [Published(e.agent, seq, t0, e.kind) for e, seq, t0 in zip(events, delivered.seqs, delivered.t0,
                                                                           strict=True)]
     return published, delivered
