@@ -68,7 +68,7 @@ class RateResult(msgspec.Struct, kw_only=True):
     # ``complete_limit_s`` (freshness only; None: not waited for, or not all complete by then)
     completed_s: float | None = None
     # CPU milliseconds per published event (= CPU seconds per 1 000 events), first publish →
-    # drained: each worker process, the embedded nats-server, and the harness (publisher, watches)
+    # drained: each worker process, the embedded nats-server, the publisher (its helper) and the harness (watches)
     cpu_ms_per_event: dict[str, float] = msgspec.field(default_factory=dict)
 
 
