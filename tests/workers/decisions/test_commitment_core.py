@@ -733,6 +733,8 @@ def test_the_reply_judgement_is_a_function_of_the_events() -> None:
     "I'll send new.",
     "Sarah will handle it.",
     "Я сделаю это.",
+    "Me encargo de eso.",
+    "Mach ich.",  # a fixed phrase with nothing after it: the user's (the agent's is kept)
 ])
 def test_a_persons_task_that_names_nothing_it_acts_on_is_no_commitment(text: str) -> None:
     """Issue 37, twelfth round: a task whose first clause names no object — only a pronoun, a
@@ -748,6 +750,8 @@ def test_a_persons_task_that_names_nothing_it_acts_on_is_no_commitment(text: str
     ("Regarding the search indexing pipeline: I'll look into it.", "user", "look into it"),  # the topic names it
     ("I'll have to look into shelters near me soon.", "user", "have to look into shelters near me soon"),
     ("Ich werde den Bericht schicken.", "user", "den Bericht schicken"),
+    ("Me encargo del informe.", "user", "encargarse del informe"),
+    ("Mach ich.", "assistant", "Mach ich"),
 ])
 def test_a_task_with_an_object_a_day_a_topic_or_the_agents_is_kept(text: str, role: str, what: str) -> None:
     doc = apply_message(None, message(text, role=role), SETTINGS, ALL)
