@@ -267,12 +267,42 @@ def _apply_signals(
     threads = _append_decisions(threads, signals.decisions, ts)
     # the open threads the message names (decisions above are matched by their own sentence)
     named = {t.id for t in threads if t.status == "open" and matches_title(t.title, words)}
+    if named:
+        threads = _count_references(threads, named, text.lowered, patterns.definite)
     threads = follow_claims(threads, text.original, event.sender or event.role)  # one value of a fact
     if signals.waits:
         threads = _set_waiting(threads, signals.waits[-1], named, event)
     if mood != "neutral":
         threads = _set_mood(threads, mood, named, text, patterns)
     return _touch_named(threads, named, ts)
+
+
+_QUOTE_S: Final = ("'s", "’s")
+
+
+def _count_references(threads: list[Thread], named: set[str], lowered: str, definite: frozenset[str]) -> list[Thread]:
+    """Each thread the message names with its title as a phrase counts a mention, and a definite
+    one when the word right before it is a definite article or a possessive (``PatternSet.definite``:
+    "the dance studio", "my online store", "le déménagement") or ends on an English "'s" ("Jon's
+    investors"): the first occurrence in the message. Active Threads reads the two counts
+    (``workers.threads.briefing.talked_of_in_general``). One substring search a named thread."""
+    out = threads
+    for i, t in enumerate(threads):
+        if t.id not in named:
+            continue
+        title = t.title.lower()
+        at = lowered.find(title)
+        while at > 0 and lowered[at - 1].isalnum():  # inside a longer word: the next occurrence
+            at = lowered.find(title, at + 1)
+        if at < 0:
+            continue
+        before = lowered[max(0, at - 24):at].rstrip()
+        word = before.rsplit(None, 1)[-1].lstrip("\"“„«(*_[") if before else ""
+        sure = word in definite or word.endswith(_QUOTE_S)
+        if out is threads:
+            out = list(threads)
+        out[i] = _replace(t, mentions=t.mentions + 1, definite=t.definite + (1 if sure else 0))
+    return out
 
 
 def _touch_named(threads: list[Thread], named: set[str], ts: datetime) -> list[Thread]:
