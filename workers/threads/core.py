@@ -267,51 +267,57 @@ def _apply_signals(
     threads = _append_decisions(threads, signals.decisions, ts)
     # the open threads the message names (decisions above are matched by their own sentence)
     named = {t.id for t in threads if t.status == "open" and matches_title(t.title, words)}
-    if named:
-        threads = _count_references(threads, named, text.lowered, patterns.definite)
     threads = follow_claims(threads, text.original, event.sender or event.role)  # one value of a fact
     if signals.waits:
         threads = _set_waiting(threads, signals.waits[-1], named, event)
     if mood != "neutral":
         threads = _set_mood(threads, mood, named, text, patterns)
-    return _touch_named(threads, named, ts)
+    return _touch_named(threads, named, ts, text.lowered, patterns.definite)
 
 
 _QUOTE_S: Final = ("'s", "’s")
 
 
-def _count_references(threads: list[Thread], named: set[str], lowered: str, definite: frozenset[str]) -> list[Thread]:
-    """Each thread the message names with its title as a phrase counts a mention, and a definite
-    one when the word right before it is a definite article or a possessive (``PatternSet.definite``:
-    "the dance studio", "my online store", "le déménagement") or ends on an English "'s" ("Jon's
-    investors"): the first occurrence in the message. Active Threads reads the two counts
-    (``workers.threads.briefing.talked_of_in_general``). One substring search a named thread."""
-    out = threads
-    for i, t in enumerate(threads):
-        if t.id not in named:
-            continue
-        title = t.title.lower()
-        at = lowered.find(title)
-        while at > 0 and lowered[at - 1].isalnum():  # inside a longer word: the next occurrence
-            at = lowered.find(title, at + 1)
-        if at < 0:
-            continue
-        before = lowered[max(0, at - 24):at].rstrip()
-        word = before.rsplit(None, 1)[-1].lstrip("\"“„«(*_[") if before else ""
-        sure = word in definite or word.endswith(_QUOTE_S)
-        if out is threads:
-            out = list(threads)
-        out[i] = _replace(t, mentions=t.mentions + 1, definite=t.definite + (1 if sure else 0))
-    return out
+def _reference(title: str, lowered: str, definite: frozenset[str]) -> tuple[int, int]:
+    """(1, 1) when the message says ``title`` as a phrase right after a definite article or a
+    possessive (``PatternSet.definite``: "the dance studio", "my online store", "le déménagement")
+    or a word ending on an English "'s" ("Jon's investors"), (1, 0) when it says it otherwise, (0,
+    0) when it names the thread without saying its title as a phrase: the first occurrence."""
+    title = title.lower()
+    at = lowered.find(title)
+    while at > 0 and lowered[at - 1].isalnum():  # inside a longer word: the next occurrence
+        at = lowered.find(title, at + 1)
+    if at < 0:
+        return 0, 0
+    before = lowered[max(0, at - 24):at].rstrip()
+    word = before.rsplit(None, 1)[-1].lstrip("\"“„«(*_[") if before else ""
+    return 1, 1 if word in definite or word.endswith(_QUOTE_S) else 0
 
 
-def _touch_named(threads: list[Thread], named: set[str], ts: datetime) -> list[Thread]:
+def _touch_named(threads: list[Thread], named: set[str], ts: datetime, lowered: str,
+                 definite: frozenset[str]) -> list[Thread]:
     """An open thread the message names is active now, whatever the message says of it
     ("Next I'll look at the dashboard performance bug once Maria sends the profile"; "Back to
     the payment gateway integration: …" ten days later): the reference moved ``last_activity``
     only for a closure, a decision or a wait, so a thread talked about all afternoon showed
-    "Last:" at its morning wait, and one resumed after ten quiet days "Last:" ten days ago."""
-    return [_replace(t, last_activity=ts) if t.id in named and t.last_activity < ts else t for t in threads]
+    "Last:" at its morning wait, and one resumed after ten quiet days "Last:" ten days ago.
+
+    It also counts how the message referred to it (``_reference``: ``Thread.mentions``,
+    ``Thread.definite``), which Active Threads reads (``workers.threads.briefing.
+    talked_of_in_general``; issue 37, twelfth round): one substring search a named thread, in
+    the one copy of it the message makes."""
+    if not named:
+        return threads
+    out = []
+    for t in threads:
+        if t.id in named:
+            said, sure = _reference(t.title, lowered, definite)
+            if said or t.last_activity < ts:
+                out.append(_replace(t, last_activity=max(ts, t.last_activity), mentions=t.mentions + said,
+                                    definite=t.definite + sure))
+                continue
+        out.append(t)
+    return out
 
 
 def apply_message(
