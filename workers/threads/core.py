@@ -65,7 +65,7 @@ from workers.render import clip_words
 from workers.summaries import compose_summary, without_title_frame
 from workers.threads.corrections import answered, reopen_corrected
 from workers.threads.summary import about_topic, closing_sentence, follow_claims
-from workers.threads.topics import PhraseMemory, Topic, track
+from workers.threads.topics import _CJK, PhraseMemory, Topic, track
 from workers.threads.waits import end_waits
 
 MAX_THREAD_DECISIONS: Final = 20
@@ -282,7 +282,10 @@ def _reference(title: str, lowered: str, definite: frozenset[str]) -> tuple[int,
     """(1, 1) when the message says ``title`` as a phrase right after a definite article or a
     possessive (``PatternSet.definite``: "the dance studio", "my online store", "le déménagement")
     or a word ending on an English "'s" ("Jon's investors"), (1, 0) when it says it otherwise, (0,
-    0) when it names the thread without saying its title as a phrase: the first occurrence."""
+    0) when it names the thread without saying its title as a phrase, or its title is CJK (written
+    without spaces or articles): the first occurrence."""
+    if not title.isascii() and _CJK.search(title):  # no spaces, no articles: nothing to read
+        return 0, 0
     title = title.lower()
     at = lowered.find(title)
     while at > 0 and lowered[at - 1].isalnum():  # inside a longer word: the next occurrence
@@ -308,6 +311,8 @@ def _touch_named(threads: list[Thread], named: set[str], ts: datetime, lowered: 
     the one copy of it the message makes."""
     if not named:
         return threads
+    if not definite:  # no enabled language has articles (``PatternSet.definite``): nothing is counted
+        lowered = ""
     out = []
     for t in threads:
         if t.id in named:

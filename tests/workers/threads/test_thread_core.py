@@ -815,3 +815,19 @@ def test_definite_mentions_in_other_languages() -> None:
     for title, said, definite in cases:
         doc = apply_message(doc_with(thread(title=title, about="…")), message(said), SETTINGS, ALL)
         assert (doc.threads[0].mentions, doc.threads[0].definite) == (1, definite), said
+
+
+def test_nothing_is_counted_where_no_article_can_be_read() -> None:
+    """A CJK title is written without spaces or articles, and Russian alone has no articles:
+    there a mention could never be definite, so none is counted and Active Threads judges no
+    thread by it (``talked_of_in_general`` needs a mention)."""
+    doc = apply_message(doc_with(thread(title="認証移行", about="…")), message("認証移行はまだ終わっていません。", 5),
+                        SETTINGS, ALL)
+    assert (doc.threads[0].mentions, doc.threads[0].definite) == (0, 0)
+    assert doc.threads[0].last_activity == T0 + timedelta(minutes=5)  # still named: its activity moves as before
+    russian = get_patterns(parse_languages("ru"))
+    assert not russian.definite
+    doc = apply_message(doc_with(thread(title="переезд", about="…")), message("Переезд в пятницу.", 5),
+                        SETTINGS, russian)
+    assert (doc.threads[0].mentions, doc.threads[0].definite) == (0, 0)
+    assert doc.threads[0].last_activity == T0 + timedelta(minutes=5)
