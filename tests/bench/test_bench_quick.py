@@ -65,8 +65,10 @@ def check_report(path: Path) -> Report:
         assert worker.worker == name
         assert worker.skipped is not None or (worker.msgs_per_s is not None and worker.peak_rss_mb is not None)
     assert report.freshness.skipped is not None or report.freshness.rates
-    for rate in report.freshness.rates:  # where the cores went: every worker, the server, the harness
-        assert {"threads", "recall", "nats-server", "bench"} <= set(rate.cpu_ms_per_event), rate.cpu_ms_per_event
+    for rate in report.freshness.rates:  # where the cores went: every worker, the server, the publisher, the harness
+        assert {"threads", "recall", "nats-server", "publisher", "bench"} <= set(rate.cpu_ms_per_event), \
+            rate.cpu_ms_per_event
+        assert rate.rate_reached is not None and rate.achieved_rate > 0  # what the publisher delivered, judged
     assert report.api.skipped is not None or set(report.api.endpoints) >= {"boot", "threads", "status"}
     assert report.mcp.skipped is not None or {"cortex_threads", "cortex_boot", "cortex_remember"} <= set(
         report.mcp.tools)

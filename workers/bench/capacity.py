@@ -22,7 +22,7 @@ from workers.bench.budget import AGENT_EVENTS_PER_MIN
 from workers.bench.budget import CAPACITY_BOOT_P99_MS as BOOT_P99_MS
 from workers.bench.budget import CAPACITY_FRESH_P99_MS as FRESH_P99_MS
 from workers.bench.events import EventSource
-from workers.bench.freshness import run_rate, watching
+from workers.bench.freshness import publishing, run_rate, watching
 from workers.bench.results import CapacityProbe, CapacityResult, RateResult
 from workers.bench.session import Session
 
@@ -66,7 +66,7 @@ async def run(session: Session, source: EventSource) -> CapacityResult:
     held: int | None = None
     failed: int | None = None
     bisections = 0
-    async with watching(session, "cortex-bench-capacity") as watches:
+    async with watching(session, "cortex-bench-capacity") as watches, publishing(session):
         while (rate := next_rate(held, failed, cfg.capacity_start, cfg.capacity_max)) is not None:
             if failed is not None:
                 if bisections >= cfg.capacity_bisections:

@@ -8,10 +8,12 @@
   (``lagging``) — and → the complete BootDoc: the first such revision naming none (the
   lagging one completed, or a later document).
 
-Publishing is paced on absolute times (message i at start + i / rate) with awaited
-publishes, so the stream sequence of every event is known. Matching happens after the
-phase, on the recorded (time, agent, sequence) triples, so a watch update that arrives
-before its publish acknowledgement is still matched correctly.
+Publishing is paced on absolute times (message i at start + i / rate), pipelined, from a
+helper process (``workers.bench.publisher``); every acknowledgement gives the stream sequence
+of its event. Matching happens after the phase, on the recorded (time, agent, sequence)
+triples, so a watch update that arrives before its publish acknowledgement is still matched
+correctly. Each rate reports what it asked and what the publisher delivered, and whether that
+is the rate asked (within 5 %).
 """
 
 from __future__ import annotations
@@ -32,8 +34,9 @@ from nats.aio.client import Client
 from shared.names import BUCKET_BOOT, BUCKET_DECISIONS, BUCKET_THREADS, consumer_name
 from shared.tasks import cancel_and_wait
 from workers.bench.events import BenchEvent, EventSource
+from workers.bench.publisher import Delivered, Publisher, PublisherError, reached
 from workers.bench.results import FreshnessResult, Latency, RateResult
-from workers.bench.session import Session
+from workers.bench.session import BenchError, Session
 from workers.bench.stats import summarize
 
 
@@ -147,19 +150,34 @@ def plan(source: EventSource, rng: random.Random, count: int, boot_every: int) -
     ]
 
 
-async def publish_paced(session: Session, events: list[BenchEvent], rate: int) -> tuple[list[Published], float]:
-    """Publish at ``rate`` msg/s on absolute times; every publish awaited for its sequence."""
-    js = session.js
-    out: list[Published] = []
-    started = time.perf_counter()
-    for i, event in enumerate(events):
-        delay = started + i / rate - time.perf_counter()
-        if delay > 0:
-            await asyncio.sleep(delay)
-        t0 = time.perf_counter()
-        ack = await js.publish(event.subject, event.data, headers={"Nats-Msg-Id": event.id})
-        out.append(Published(event.agent, ack.seq, t0, event.kind))
-    return out, time.perf_counter() - started
+async def publish_paced(session: Session, events: list[BenchEvent], rate: int) -> tuple[list[Published], Delivered]:
+    """Publish at ``rate`` msg/s from the phase's publisher (``publishing``): each event's
+    sequence and send time, and what the publisher says of the run (its ``elapsed``: from the
+    first send to the last acknowledgement)."""
+    if session.publisher is None:
+        raise BenchError("no publisher: a paced phase runs inside publishing(session)")
+    try:
+        delivered = await session.publisher.publish(events, rate)
+    except PublisherError as exc:  # the phase fails with the helper's reason (and its log's tail)
+        raise BenchError(str(exc)) from None
+    published = [Published(e.agent, seq, t0, e.kind) for e, seq, t0 in zip(events, delivered.seqs, delivered.t0,
+                                                                          strict=True)]
+    return published, delivered
+
+
+@contextlib.asynccontextmanager
+async def publishing(session: Session) -> AsyncIterator[Publisher]:
+    """The paced publisher's helper process for a phase, as ``session.publisher``; stopped after."""
+    try:
+        publisher = await Publisher.start(session.procs, session.workdir)
+    except PublisherError as exc:
+        raise BenchError(str(exc)) from None
+    session.publisher = publisher
+    try:
+        yield publisher
+    finally:
+        session.publisher = None
+        publisher.stop()
 
 
 def cpu_per_event(before: dict[str, float], after: dict[str, float], events: int) -> dict[str, float]:
@@ -201,7 +219,12 @@ async def run_rate(session: Session, watches: Watches, source: EventSource, rng:
         source.spacing = timedelta(seconds=2)
     session.progress(f"[{phase}] {rate} msg/s for {seconds:g}s ({len(events)} events) …")
     cpu_before = session.cpu_seconds()
-    published, elapsed = await publish_paced(session, events, rate)
+    published, delivered = await publish_paced(session, events, rate)
+    achieved = delivered.rate
+    if not reached(rate, achieved):
+        session.progress(f"[{phase}] the publisher delivered {achieved:.1f} of the {rate} msg/s asked (sent in "
+                         f"{delivered.sent_s:.2f} s of {delivered.elapsed:.2f} s to the last acknowledgement, "
+                         f"at most {delivered.max_lag_ms:g} ms behind schedule): this rate was not reached")
     drain_s, undrained = await session.drain_bounded(consumers, cfg.drain_limit_s, session.pipeline)
     cpu = cpu_per_event(cpu_before, session.cpu_seconds(), len(published))
     if undrained:
@@ -218,7 +241,8 @@ async def run_rate(session: Session, watches: Watches, source: EventSource, rng:
                              f"drain: {len(starts) - len(covered_at(starts, watches.complete))}")
     result = RateResult(
         rate=rate, duration_s=seconds, published=len(published),
-        achieved_rate=round(len(published) / elapsed, 1),
+        achieved_rate=round(achieved, 1), rate_reached=reached(rate, achieved),
+        publish_sent_s=round(delivered.sent_s, 3), publish_max_lag_ms=delivered.max_lag_ms,
         drain_s=round(drain_s, 3) if drain_s is not None else None, undrained=undrained,
         completed_s=round(completed_s, 3) if completed_s is not None else None,
         threads=_latency(messages, watches.seen[BUCKET_THREADS]),
@@ -229,8 +253,9 @@ async def run_rate(session: Session, watches: Watches, source: EventSource, rng:
     if cfg.boot_trace:
         write_starts(session.workdir / f"boot-starts-{phase}-{rate}.json", starts, watches)
     busiest = ", ".join(f"{name} {ms:g}" for name, ms in list(cpu.items())[:3])
-    session.progress(f"[{phase}] {rate} msg/s: threads p99 {result.threads.p99_ms} ms, "
-                     f"decisions p99 {result.decisions.p99_ms} ms, boot p99 {result.boot.p99_ms} ms "
+    session.progress(f"[{phase}] {rate} msg/s asked, {result.achieved_rate:g} delivered: "
+                     f"threads p99 {result.threads.p99_ms} ms, decisions p99 {result.decisions.p99_ms} ms, "
+                     f"boot p99 {result.boot.p99_ms} ms "
                      f"(complete {result.boot_complete.p99_ms} ms, {result.boot_complete.lost} not); "
                      f"CPU ms per event {sum(cpu.values()):.2f} ({busiest} …)")
     return result
@@ -265,7 +290,7 @@ async def run(session: Session, source: EventSource) -> FreshnessResult:
     cfg = session.config
     consumers = [consumer_name(w) for w in session.pipeline_consumers]
     rng = random.Random(cfg.seed + 2)
-    async with watching(session, "cortex-bench-watch") as watches:
+    async with watching(session, "cortex-bench-watch") as watches, publishing(session):
         rates = [await run_rate(session, watches, source, rng, rate, consumers, complete_limit_s=cfg.complete_limit_s)
                  for rate in cfg.rates]
     return FreshnessResult(workers=[p.name for p in session.pipeline], rates=rates)

@@ -52,7 +52,11 @@ class RateResult(msgspec.Struct, kw_only=True):
     rate: int
     duration_s: float
     published: int = 0
-    achieved_rate: float = 0.0
+    achieved_rate: float = 0.0  # what the publisher delivered: events over first send → last acknowledgement
+    # achieved_rate within 5 % of the rate asked (workers.bench.publisher); None: a run before the field
+    rate_reached: bool | None = None
+    publish_sent_s: float | None = None  # the publisher's first send → last send (the rest waited for acks)
+    publish_max_lag_ms: float | None = None  # the most an event was sent after its time on the schedule
     threads: Latency = msgspec.field(default_factory=Latency)
     decisions: Latency = msgspec.field(default_factory=Latency)
     boot: Latency = msgspec.field(default_factory=Latency)
@@ -64,7 +68,7 @@ class RateResult(msgspec.Struct, kw_only=True):
     # ``complete_limit_s`` (freshness only; None: not waited for, or not all complete by then)
     completed_s: float | None = None
     # CPU milliseconds per published event (= CPU seconds per 1 000 events), first publish →
-    # drained: each worker process, the embedded nats-server, and the harness (publisher, watches)
+    # drained: each worker process, the embedded nats-server, the publisher (its helper) and the harness (watches)
     cpu_ms_per_event: dict[str, float] = msgspec.field(default_factory=dict)
 
 

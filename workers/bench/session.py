@@ -22,6 +22,7 @@ from shared.provision import buckets_for, provision
 from workers.bench.config import BenchConfig
 from workers.bench.events import BenchEvent
 from workers.bench.procs import Processes, WorkerProc, cpu_seconds
+from workers.bench.publisher import Publisher
 from workers.registry import all_specs, consumer_specs, doc_buckets
 
 Progress = Callable[[str], None]
@@ -45,12 +46,15 @@ class Session:
         self.pipeline: list[WorkerProc] = []  # every worker, one process each (freshness, api)
         self.pipeline_consumers: list[str] = []  # the pipeline's consuming workers
         self.server_pid: int | None = None  # the embedded nats-server's (None for a server given by URL)
+        self.publisher: Publisher | None = None  # the paced phases' publishing helper (freshness.publishing)
 
     def cpu_seconds(self) -> dict[str, float]:
-        """CPU used so far by each pipeline process, the embedded server and this harness."""
+        """CPU used so far by each pipeline process, the embedded server, the publisher and this harness."""
         out = {p.name: cpu for p in self.pipeline if (cpu := p.cpu_seconds()) is not None}
         if self.server_pid is not None and (server := cpu_seconds(self.server_pid)) is not None:
             out["nats-server"] = server
+        if self.publisher is not None and (publisher := self.publisher.cpu_seconds()) is not None:
+            out["publisher"] = publisher
         out["bench"] = time.process_time()
         return out
 

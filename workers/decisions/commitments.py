@@ -490,6 +490,7 @@ def apply_message(
                                  created=event.ts, source_event=event.id, due=due,
                                  topic=_topic(promise, topics, patterns.stopwords), role=role, session=given),
                       promise))
+    added = [(c, p) for c, p in added if _owed(c, patterns)]
     for commitment, _ in added:
         commitments = _with(commitments, commitment, patterns.stopwords)
     return _replace(_rebuilt(base, now, _cap(commitments, settings.max_commitments)), agent_turn=turn,
@@ -548,6 +549,43 @@ def apply_feedback(doc: CommitmentsDoc | None, event: FeedbackEvent, tz: ZoneInf
 MIN_TASK_TERMS: Final = 2  # content words a task needs to be acted on (the verb is one)
 # Chinese, Japanese and Korean: their words are not found by spaces and three letters
 _UNSPACED: Final = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+
+
+_TOKEN: Final = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")
+_OBJECT_CLAUSE_END: Final = re.compile(r"[,;:!?–—(]|\s-\s|\.(?:\s|$)")
+_HESITATION: Final = re.compile(r"\b(?:uh|um|uhm|erm|er|hmm)\b")
+
+
+def names_object(what: str, patterns: PatternSet) -> bool:
+    """Whether a task names what it acts on: a word of its first clause, after its first word
+    (the verb, in the packs whose tasks start with it), that is neither a function word nor a
+    common verb (``PatternSet.phrase_breaks``) — "send you a vid", "look into shelters", "work on
+    the user interface" do; "look into that", "send it to you later", "ask around to see if …",
+    "come over if that's fine", "send new" do not. The first clause ends at a clause mark or a
+    condition word ("if", "wenn", "si" …); the task's lead words ("have to", "be sure to") and a
+    transcript's hesitations are not its verb. A verb-final task keeps its verb as a word
+    ("das fixen"): such a pack's tasks are judged leniently."""
+    lowered = _HESITATION.sub(" ", what.lower()).strip()
+    if patterns.task_lead is not None:
+        lowered = patterns.task_lead.sub("", lowered, count=1)
+    end = _OBJECT_CLAUSE_END.search(lowered)
+    clause = lowered[: end.start()] if end else lowered
+    if patterns.condition is not None and (condition := patterns.condition.search(clause, 1)) is not None:
+        clause = clause[: condition.start()]
+    words = _TOKEN.findall(clause)
+    return any(len(w) > 1 and w not in patterns.phrase_breaks for w in words[1:])
+
+
+def _owed(commitment: Commitment, patterns: PatternSet) -> bool:
+    """A promise is stored when it names what it acts on (``names_object``), or the message's
+    topic does, or it states a day — or when it is the agent's (its user's request is what "I'll
+    fix it" fixes; issue 37, twelfth round). A person's "I'll look into that", "I'll ask around",
+    "I'll send new" told a later reader nothing, and on the development conversations such tasks
+    were none of the promises a reader needed but one ("send it to you later")."""
+    if commitment.role == "assistant" or commitment.topic or commitment.due is not None \
+            or _UNSPACED.search(commitment.what):
+        return True
+    return names_object(commitment.what, patterns)
 
 
 def too_thin(commitment: Commitment, stopwords: frozenset[str]) -> bool:

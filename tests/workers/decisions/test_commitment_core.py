@@ -91,7 +91,7 @@ def test_what_is_the_promise_not_the_message() -> None:
         ("I'll finish the review by next week", "2026-02-27"),
         ("ich werde das bis morgen fixen", "2026-02-18"),
         ("ich werde das bis ende der Woche fixen", "2026-02-20"),
-        ("I'll look into it", None),
+        ("I'll look into the flaky login test", None),  # a task with an object (twelfth round)
     ],
 )
 def test_the_due_word_becomes_a_date_counted_from_the_event(text: str, due: str | None) -> None:
@@ -307,7 +307,7 @@ def test_cap_drops_done_commitments_first() -> None:
     done = [commitment("done", T0 + timedelta(minutes=i), id=f"d{i}") for i in range(3)]
     opened = [commitment("open", T0 - timedelta(minutes=i), id=f"o{i}") for i in range(8)]
     doc = apply_message(
-        doc_with(*done, *opened), message("I'll ship it", 1), CommitmentsSettings(max_commitments=10), BOTH
+        doc_with(*done, *opened), message("I'll ship the release", 1), CommitmentsSettings(max_commitments=10), BOTH
     )
     assert len(doc.commitments) == 10
     assert [c.id for c in doc.commitments if c.status == "done"] == ["d2"]
@@ -431,7 +431,7 @@ def test_an_english_promise_keeps_the_topic_its_sentence_opens_on() -> None:
 @pytest.mark.parametrize(("text", "topic"), [
     ("Regarding the auth migration: I'll write the rollback script for the auth migration.", None),  # named
     ("Regarding the search indexing pipeline: I'll ask Jonas for the credentials.", "search indexing pipeline"),
-    ("I'll fix it. For the dashboard, nothing changes.", None),  # after the promise
+    ("I'll fix the build. For the dashboard, nothing changes.", None),  # after the promise
     ("For now I'll fix the build.", None),
     ("Zurück zum Onboarding-Flow: ich werde den Fix morgen einbauen.", "Onboarding-Flow"),
     ("I'll send the report tomorrow.", None),
@@ -724,3 +724,35 @@ def test_the_reply_judgement_is_a_function_of_the_events() -> None:
         docs.append(msgspec.json.encode(doc))
     assert docs[0] == docs[1]
     assert _whats(msgspec.json.decode(docs[0], type=CommitmentsDoc)) == []
+
+
+@pytest.mark.parametrize("text", [
+    "I'll look into that.",
+    "I'll ask around to see if anyone wants to help.",
+    "I'll send it to you later.",
+    "I'll send new.",
+    "Sarah will handle it.",
+    "Я сделаю это.",
+    "Me encargo de eso.",
+    "Mach ich.",  # a fixed phrase with nothing after it: the user's (the agent's is kept)
+])
+def test_a_persons_task_that_names_nothing_it_acts_on_is_no_commitment(text: str) -> None:
+    """Issue 37, twelfth round: a task whose first clause names no object — only a pronoun, a
+    particle or a condition after its verb — tells a later reader nothing; on the development
+    conversations such tasks were wrong in three conversations and right once."""
+    assert apply_message(None, message(text), SETTINGS, ALL).commitments == []
+
+
+@pytest.mark.parametrize(("text", "role", "what"), [
+    ("I'll send you the report later.", "user", "send you the report later"),  # an object after the pronoun
+    ("I'll do it tomorrow.", "user", "do it"),  # a stated day: owed that day
+    ("I'll fix it.", "assistant", "fix it"),  # the agent's: its user's request is what it fixes
+    ("Regarding the search indexing pipeline: I'll look into it.", "user", "look into it"),  # the topic names it
+    ("I'll have to look into shelters near me soon.", "user", "have to look into shelters near me soon"),
+    ("Ich werde den Bericht schicken.", "user", "den Bericht schicken"),
+    ("Me encargo del informe.", "user", "encargarse del informe"),
+    ("Mach ich.", "assistant", "Mach ich"),
+])
+def test_a_task_with_an_object_a_day_a_topic_or_the_agents_is_kept(text: str, role: str, what: str) -> None:
+    doc = apply_message(None, message(text, role=role), SETTINGS, ALL)
+    assert [c.what for c in doc.commitments] == [what]
