@@ -322,14 +322,15 @@ class Family:
         (a message is asked about by several stages of a core: the same string objects)."""
         if self.always:
             return True
+        scan = self._scan
+        # (a text the scan reads is never kept in ``_last``: the scan keeps its answer)
+        if scan is not None and len(text.lowered) <= SCAN_CHARS:  # (``LiteralScan.covers``; one length)
+            lowered_triggers, original_triggers = self._triggers[True], self._triggers[False]
+            return (bool(lowered_triggers) and not scan.found(text.lowered, True).isdisjoint(lowered_triggers)) or (
+                bool(original_triggers) and not scan.found(text.original, False).isdisjoint(original_triggers))
         last = self._last
         if last is not None and last[0] is text.lowered and last[1] is text.original:
             return last[2]
-        scan = self._scan
-        if scan is not None and scan.covers(text.lowered):  # (both copies have one length)
-            triggers = self._triggers
-            return (bool(triggers[True]) and not scan.found(text.lowered, True).isdisjoint(triggers[True])) or (
-                bool(triggers[False]) and not scan.found(text.original, False).isdisjoint(triggers[False]))
         lowered, original = self.lowered_any, self.original_any
         found = (lowered is not None and lowered.search(text.lowered) is not None) or (
             original is not None and original.search(text.original) is not None)
@@ -472,8 +473,10 @@ class PatternSet:
 
 def iter_matches(family: Family, text: MatchText) -> Iterator[re.Match[str]]:
     """Matches of every pattern of a family, pattern by pattern, at most MAX_MATCHES_PER_FAMILY."""
-    return islice(chain.from_iterable(p.find_all(p.subject(text)) for p in family.candidates(text)),
-                  MAX_MATCHES_PER_FAMILY)
+    candidates = family.candidates(text)
+    if not candidates:  # (most messages, for most families)
+        return iter(())
+    return islice(chain.from_iterable(p.find_all(p.subject(text)) for p in candidates), MAX_MATCHES_PER_FAMILY)
 
 
 def _compile(sources: Iterable[str], lowered: bool) -> tuple[Pattern, ...]:
