@@ -203,8 +203,8 @@ class Pattern:
         return text.lowered if self.lowered else text.original
 
     def may_match(self, subject: str) -> bool:
-        want = self._want
-        if want is None:
+        want, triggers = self._want, self.triggers
+        if want is None or triggers is None:  # (both or neither)
             return True
         scan = self._scan
         if scan is not None and len(subject) <= SCAN_CHARS:  # (``LiteralScan.covers``)
@@ -212,7 +212,7 @@ class Pattern:
         last = self._last
         if last is not None and last[0] is subject:
             return last[1]
-        found = any(map(subject.__contains__, self.triggers))
+        found = any(map(subject.__contains__, triggers))
         object.__setattr__(self, "_last", (subject, found))
         return found
 
