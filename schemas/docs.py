@@ -62,6 +62,12 @@ class Thread(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     # who said the wait (beyond the contract): the other speaker's answer ends a wait on "your
     # go-ahead" however many messages later; None in a document written before it was kept
     waiting_role: Role | None = None
+    # how the conversation referred to it since it opened (beyond the contract, issue 37): the
+    # messages that said its title as a phrase, and of them those that said it after a definite
+    # article, a possessive or an English "'s" ("the dance studio", "my online store"); 0 and 0 in
+    # a document written before they were kept (``workers.threads.core._count_references``)
+    mentions: int = 0
+    definite: int = 0
 
 
 class RecentMessage(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):

@@ -41,15 +41,17 @@ STARTUP_LIMIT_S: Final = 120.0  # beyond the drain's own limit, for the process 
 
 
 async def drain_worker(session: Session, worker: str, events: int, last_seq: int,
-                       limit_rate: float | None, limit_s: float | None = None, partial: bool = False) -> Drained:
+                       limit_rate: float | None, limit_s: float | None = None, partial: bool = False,
+                       env: dict[str, str] | None = None) -> Drained:
     """Start the worker on the backlog and time it from its first delivery until drained;
     the process is left running (stopped on failure).
 
     With ``partial``, a worker still busy at ``limit_s`` is measured on what it acked so far
     (the backlog starts at stream sequence 1, so the ack floor counts the events done).
+    ``env`` adds settings to the worker's.
     """
     profile_dir = Path(session.config.profile_dir) if session.config.profile_dir else None
-    proc = session.procs.start(worker, profile_dir)
+    proc = session.procs.start(worker, profile_dir, env=env)
     limit_s = limit_s if limit_s is not None else max(120.0, events / 50)
     first: float | None = None
     cpu_first: float | None = None

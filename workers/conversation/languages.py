@@ -303,6 +303,12 @@ class LanguagePack:
     # language without ``engaged`` opens such topics as before.
     engaged: tuple[str, ...] = ()
     owners: tuple[str, ...] = ()
+    # Cortex's own (issue 37, twelfth round): the definite articles; with ``owners`` (and an
+    # English "'s") they are how a speaker refers to a particular thing ("the dance studio", "my
+    # online store", "Jon's investors"), which a thread is. A subject only ever said as a kind ("a
+    # big impact", "dairy-free desserts", "elderly people") is talked of in general
+    # (``workers.threads.briefing``). A language without either counts nothing.
+    articles: tuple[str, ...] = ()
     # … or the phrase is the subject of a state still going on, matched on the lowered text
     # where the phrase ends ("the billing rewrite is behind schedule", "the staging cluster keeps
     # running out of memory", "the payment webhook failures are back", "how's the dance studio
@@ -390,6 +396,7 @@ EN: Final = LanguagePack(
              r"| chose| started| applied| signed| joined| opened| launched| built| finished| submitted)\b"
              r"|\blet['’]?s\b",),
     owners=("my", "our", "your", "his", "her", "their"),
+    articles=("the",),
     question_tag=("yeah", "yes", "right", "okay", "ok", "alright", "agreed", "eh", "no"),
     proposal=(r"(?:^|[.!?]\s+|,\s*|\bso\s+|\bmaybe\s+|\bi think\s+)"
               r"(?:how about (?:we\s+|if we\s+)?|what about (?:we\s+)?|"
@@ -701,6 +708,7 @@ DE: Final = LanguagePack(
              r"|müssen|möchte|möchten)\s+(?:ich|wir)\b|\blass(?:t)? uns\b",),
     owners=("mein", "meine", "meinen", "meinem", "meiner", "unser", "unsere", "unseren", "unserem", "unserer",
             "dein", "deine", "deinen", "euer", "eure", "sein", "seine", "ihr", "ihre"),
+    articles=("der", "die", "das", "den", "dem", "des"),
     question_tag=("ja", "oder", "ne", "gell", "okay", "ok", "nicht wahr", "einverstanden"),
     proposal=(r"(?:^|[.!?]\s+|,\s*)(?:wie wäre es,? wenn wir\s+|sollen wir\s+|wir könnten\s+|wir sollten\s+|"
               r"ich schlage vor,?\s+(?:dass wir\s+)?|lass(?:t)? uns\s+(?!mal\s+über|über))([^.!?\n]{4,160})",),
@@ -820,6 +828,7 @@ ES: Final = LanguagePack(
     engaged=(r"\b(?:voy a|vamos a|estoy|estamos|quiero|queremos|planeo|planeamos|pienso|tengo que|tenemos que"
              r"|he empezado|hemos empezado|empecé|decidí|decidimos|elegimos|hagamos)\b",),
     owners=("mi", "mis", "nuestro", "nuestra", "nuestros", "nuestras", "tu", "tus", "su", "sus"),
+    articles=("el", "la", "los", "las"),
     question_tag=("vale", "no", "sí", "verdad", "de acuerdo", "ok"),
     proposal=(r"(?:^|[.!?]\s+|,\s*|¿)(?:y si\s+|podríamos\s+|deberíamos\s+|propongo (?:que\s+)?|"
               r"qué tal si\s+)([^.!?\n]{4,160})",),
@@ -915,6 +924,7 @@ FR: Final = LanguagePack(
              r"|avons choisi)\b",),
     owners=("mon", "ma", "mes", "notre", "nos", "ton", "ta", "tes", "votre", "vos", "son", "sa", "ses", "leur",
             "leurs"),
+    articles=("le", "la", "les", "l'", "l’"),
     question_tag=("non", "hein", "d'accord", "ok", "oui"),
     proposal=(r"(?:^|[.!?]\s+|,\s*)(?:et si on\s+|on pourrait\s+|on devrait\s+|je propose (?:qu['’]on\s+|"
               r"de\s+)?)([^.!?\n]{4,160})",),
@@ -1005,6 +1015,7 @@ IT: Final = LanguagePack(
     engaged=(r"\b(?:sto|stiamo|vado a|andiamo a|voglio|vogliamo|devo|dobbiamo|ho deciso|abbiamo deciso|ho iniziato"
              r"|abbiamo iniziato|ho scelto|abbiamo scelto|penso di|pensiamo di)\b",),
     owners=("mio", "mia", "miei", "mie", "nostro", "nostra", "nostri", "nostre", "tuo", "tua", "suo", "sua", "loro"),
+    articles=("il", "lo", "la", "i", "gli", "le", "l'", "l’"),
     question_tag=("no", "vero", "giusto", "va bene", "ok", "sì"),
     proposal=(r"(?:^|[.!?]\s+|,\s*)(?:e se\s+|potremmo\s+|dovremmo\s+|propongo (?:di\s+)?)([^.!?\n]{4,160})",),
     ratification=(r"(?:(?:ok|sì|perfetto|bene|va bene)[,.!]*\s+)*"
@@ -1096,6 +1107,7 @@ PT: Final = LanguagePack(
     engaged=(r"(?<!\w)(?:vou|vamos|estou|estamos|quero|queremos|preciso|precisamos|tenho que|temos que|decidi|decidimos"
              r"|comecei|começamos|escolhi|escolhemos)(?!\w)",),
     owners=("meu", "minha", "meus", "minhas", "nosso", "nossa", "nossos", "nossas", "teu", "tua", "seu", "sua"),
+    articles=("o", "a", "os", "as"),
     question_tag=("né", "certo", "ok", "sim", "não", "combinado"),
     proposal=(r"(?:^|[.!?]\s+|,\s*)(?:e se\s+|poderíamos\s+|deveríamos\s+|proponho (?:que\s+)?)([^.!?\n]{4,160})",),
     ratification=(r"(?:(?:ok|sim|beleza|perfeito|ótimo)[,.!]*\s+)*(?:combinado|fechado|vamos nessa|vamos fazer isso"

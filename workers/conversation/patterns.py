@@ -415,6 +415,10 @@ class PatternSet:
     # None and empty when no enabled language defines them: every such topic may open
     engaged: re.Pattern[str] | None = None
     owners: frozenset[str] = frozenset()
+    # ``owners`` and the articles (``LanguagePack.articles``): a particular thing is said after one;
+    # empty when no enabled language has articles (Russian alone, the CJK packs): then nothing is
+    # counted and no thread is judged by it (``workers.threads.core._reference``)
+    definite: frozenset[str] = frozenset()
     ongoing: re.Pattern[str] | None = None
     recap: re.Pattern[str] | None = None  # a decision recalled, on the lowered clause before its cue
 
@@ -592,6 +596,8 @@ def _pattern_set(languages: tuple[str, ...]) -> PatternSet:
         arrival=_family(packs, "arrival"),
         engaged=_one_regex(source for pack in packs for source in pack.engaged),
         owners=frozenset(w for pack in packs for w in pack.owners),
+        definite=frozenset(w for pack in packs for w in (*pack.owners, *pack.articles))
+        if any(pack.articles for pack in packs) else frozenset(),
         ongoing=_one_regex(source for pack in packs for source in pack.ongoing),
         recap=_one_regex(source for pack in packs for source in pack.recap),
     )

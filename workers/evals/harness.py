@@ -128,12 +128,14 @@ class Vocabulary:
     """What the static embedder spent during an ingest: preparing its model (0 when the
     process had prepared it before) and the words it met for the first time, each embedded
     with e5 once (``learn_s`` is wall time inside e5; ``prefetched`` of the words were
-    learnt by the background learner, overlapping the store's writes)."""
+    learnt by the background learner, overlapping the store's writes; ``shipped`` words were
+    read from the model words made at build time instead, no e5)."""
 
     prepare_s: float
     words: int
     learn_s: float
     prefetched: int
+    shipped: int = 0
 
 
 def vocabulary_between(before: VocabularyStats | None, after: VocabularyStats | None) -> Vocabulary | None:
@@ -141,9 +143,9 @@ def vocabulary_between(before: VocabularyStats | None, after: VocabularyStats | 
         return None
     if before is None:
         return Vocabulary(prepare_s=after.prepare_s, words=after.words, learn_s=after.learn_s,
-                          prefetched=after.prefetched)
+                          prefetched=after.prefetched, shipped=after.shipped)
     return Vocabulary(prepare_s=0.0, words=after.words - before.words, learn_s=after.learn_s - before.learn_s,
-                      prefetched=after.prefetched - before.prefetched)
+                      prefetched=after.prefetched - before.prefetched, shipped=after.shipped - before.shipped)
 
 
 @dataclass
@@ -285,7 +287,8 @@ def report(result: EvalResult) -> dict[str, Any]:
                    "dead_letters": ing.dead_letters,
                    "vocabulary": None if ing.vocabulary is None else {
                        "prepare_s": round(ing.vocabulary.prepare_s, 2), "words_learnt": ing.vocabulary.words,
-                       "learn_s": round(ing.vocabulary.learn_s, 1), "prefetched": ing.vocabulary.prefetched}},
+                       "learn_s": round(ing.vocabulary.learn_s, 1), "prefetched": ing.vocabulary.prefetched,
+                       "shipped": ing.vocabulary.shipped}},
         "wall_seconds": round(result.wall_seconds, 1),
     }
     if result.options.details:
@@ -303,8 +306,8 @@ def _vocabulary_line(vocabulary: dict[str, Any] | None) -> str:
     prepared = (f"; its model prepared in {vocabulary['prepare_s']:.1f} s" if vocabulary["prepare_s"]
                 else "; its model prepared before")
     return (f"  vocabulary: {vocabulary['words_learnt']} words met for the first time, each embedded with e5"
-            f" ({vocabulary['learn_s']:.1f} s inside e5, {vocabulary['prefetched']} learnt ahead of their batch)"
-            f"{prepared}\n")
+            f" ({vocabulary['learn_s']:.1f} s inside e5, {vocabulary['prefetched']} learnt ahead of their batch;"
+            f" {vocabulary.get('shipped', 0)} more read from the model words, no e5){prepared}\n")
 
 
 def format_table(rep: dict[str, Any]) -> str:

@@ -46,7 +46,7 @@ from workers.evals.real_eval import (
 )
 from workers.evals.real_match import Candidate
 from workers.threads import core as threads_core
-from workers.threads.briefing import ThreadsBriefingSettings, briefed_threads, not_returned_to
+from workers.threads.briefing import ThreadsBriefingSettings, briefed_threads, set_aside
 
 SECTIONS = ("threads", "decisions", "commitments")
 COMMITMENTS_CHARS = 1000  # the Commitments section's budget (``SECTIONS`` of workers.decisions.briefing)
@@ -94,7 +94,7 @@ def shown(derived: Derived, item: Loaded, tz: ZoneInfo) -> dict[str, list[Candid
     threads: list[Candidate] = []
     if derived.threads is not None:
         lists = ThreadsBriefingSettings()
-        listed = briefed_threads(derived.threads.threads, aside=not_returned_to(derived.threads, morning),
+        listed = briefed_threads(derived.threads.threads, aside=set_aside(derived.threads, morning)[0],
                                  topics=lists.max_topics_in_boot)
         threads = [Candidate(t.title, status="open") for t in listed[:lists.max_threads_in_boot]]
     knobs = DecisionsBriefingSettings()

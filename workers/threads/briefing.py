@@ -171,6 +171,29 @@ def not_returned_to(doc: ThreadsDoc, now: datetime | None = None) -> frozenset[s
                           or _left_in_an_earlier_sitting(t, doc)))
 
 
+def talked_of_in_general(t: Thread) -> bool:
+    """Open, with no state (``has_state``), opened by the threads core (``about``), and never once
+    referred to as a particular thing since it opened: said as its phrase (``Thread.mentions``)
+    but never after a definite article or a possessive (``Thread.definite``: "the dance studio",
+    "my online store", "your adoption", "Jon's investors"). What is only ever said as a kind — "a
+    big impact", "dairy-free desserts", "elderly people", "my favorite fantasy novels" — is a
+    subject the talk touches, not a thing whose state can change (issue 37, twelfth round:
+    docs/briefing-eval.md). A thread whose title the conversation never said as a phrase, or of a
+    document written before the counts were kept (``mentions`` 0), or that the model found, is
+    not judged."""
+    return (t.status == "open" and not has_state(t) and bool(t.about) and t.mentions > 0
+            and t.definite == 0)
+
+
+def set_aside(doc: ThreadsDoc, now: datetime | None = None) -> tuple[frozenset[str], frozenset[str]]:
+    """The ids of the open threads Active Threads counts and does not show: those the conversation
+    moved on from (``not_returned_to``), and — the second set, a subset of the first — those
+    only talked of in general (``talked_of_in_general``) that it did not move on from."""
+    left = not_returned_to(doc, now)
+    general = frozenset(t.id for t in doc.threads if t.id not in left and talked_of_in_general(t))
+    return left | general, general
+
+
 def _listed(threads: Sequence[Thread], shown_decisions: Collection[str], facts: Collection[str],
             aside: Collection[str]) -> list[Thread]:
     """The open threads in Active Threads' order, not those ``aside`` (``not_returned_to``) nor
@@ -241,7 +264,7 @@ def _thread_block(t: Thread, shown: Collection[str], tz: ZoneInfo, now: datetime
 def threads_section(
     threads: Sequence[Thread], limit: int, budget: int, tz: ZoneInfo, shown_decisions: Collection[str] = (),
     now: datetime | None = None, false_claims: Collection[str] = (), facts: Collection[str] = (),
-    aside: Collection[str] = (), topics: int = DEFAULT_TOPICS,
+    aside: Collection[str] = (), topics: int = DEFAULT_TOPICS, general: Collection[str] = (),
 ) -> tuple[str, int]:
     """Open threads only: the top ``limit`` by priority, then recency, within ``budget``.
 
@@ -251,7 +274,8 @@ def threads_section(
     instead (``FOUND_FALSE``). A thread that says nothing but one of ``facts`` (the
     sentences Known Facts shows: "By the way, Maria works at Globex Corp now …") is no thread
     to follow: Known Facts says it. Threads ``aside`` (``not_returned_to``) are counted, not
-    shown; so are the threads with no state after the first ``topics``."""
+    shown; so are the threads with no state after the first ``topics``. Those of ``aside`` also
+    in ``general`` (``set_aside``) are counted as subjects only talked of in general."""
     listed = _listed(threads, shown_decisions, facts, aside)
     listed_few = _with_few_topics(listed, topics)[:limit]
     blocks = [_thread_block(t, shown_decisions, tz, now, false_claims) for t in listed_few]
@@ -259,9 +283,12 @@ def threads_section(
     hidden = len(listed) - shown
     if text and hidden > 0:
         text += f"\n_… {plural(hidden, 'more open thread')} not shown_\n"
-    left = sum(1 for t in threads if t.id in aside and t.status == "open")
+    left = sum(1 for t in threads if t.id in aside and t.id not in general and t.status == "open")
     if text and left:
         text += f"\n_… {plural(left, 'open thread')} the conversation moved on from not shown_\n"
+    kinds = sum(1 for t in threads if t.id in aside and t.id in general and t.status == "open")
+    if text and kinds:
+        text += f"\n_… {plural(kinds, 'subject')} only talked of in general not shown_\n"
     return text, shown
 
 
@@ -283,9 +310,9 @@ def _threads(b: Briefing, said: Said, budget: int) -> Rendered:
     decisions, facts = said.of(DECISIONS), said.of(FACTS)
     findings = traces.findings if traces is not None else []
     knobs = b.knob(ThreadsBriefingSettings)
-    aside = not_returned_to(doc, b.now) if doc is not None else frozenset()
+    aside, general = set_aside(doc, b.now) if doc is not None else (frozenset(), frozenset())
     text, shown = threads_section(threads, knobs.max_threads_in_boot, budget, b.tz, decisions, b.now,
-                                  false_claims(findings), facts, aside, knobs.max_topics_in_boot)
+                                  false_claims(findings), facts, aside, knobs.max_topics_in_boot, general)
     briefed = briefed_threads(threads, decisions, facts, aside, knobs.max_topics_in_boot)
     shown_open = briefed[:shown]
     # the narrative's Open items of threads shown here, or closed since it was written, or that

@@ -65,7 +65,7 @@ from workers.render import clip_words
 from workers.summaries import compose_summary, without_title_frame
 from workers.threads.corrections import answered, reopen_corrected
 from workers.threads.summary import about_topic, closing_sentence, follow_claims
-from workers.threads.topics import PhraseMemory, Topic, track
+from workers.threads.topics import _CJK, PhraseMemory, Topic, track
 from workers.threads.waits import end_waits
 
 MAX_THREAD_DECISIONS: Final = 20
@@ -272,16 +272,57 @@ def _apply_signals(
         threads = _set_waiting(threads, signals.waits[-1], named, event)
     if mood != "neutral":
         threads = _set_mood(threads, mood, named, text, patterns)
-    return _touch_named(threads, named, ts)
+    return _touch_named(threads, named, ts, text.lowered, patterns.definite)
 
 
-def _touch_named(threads: list[Thread], named: set[str], ts: datetime) -> list[Thread]:
+_QUOTE_S: Final = ("'s", "’s")
+
+
+def _reference(title: str, lowered: str, definite: frozenset[str]) -> tuple[int, int]:
+    """(1, 1) when the message says ``title`` as a phrase right after a definite article or a
+    possessive (``PatternSet.definite``: "the dance studio", "my online store", "le déménagement")
+    or a word ending on an English "'s" ("Jon's investors"), (1, 0) when it says it otherwise, (0,
+    0) when it names the thread without saying its title as a phrase, or its title is CJK (written
+    without spaces or articles): the first occurrence."""
+    if not title.isascii() and _CJK.search(title):  # no spaces, no articles: nothing to read
+        return 0, 0
+    title = title.lower()
+    at = lowered.find(title)
+    while at > 0 and lowered[at - 1].isalnum():  # inside a longer word: the next occurrence
+        at = lowered.find(title, at + 1)
+    if at < 0:
+        return 0, 0
+    before = lowered[max(0, at - 24):at].rstrip()
+    word = before.rsplit(None, 1)[-1].lstrip("\"“„«(*_[") if before else ""
+    return 1, 1 if word in definite or word.endswith(_QUOTE_S) else 0
+
+
+def _touch_named(threads: list[Thread], named: set[str], ts: datetime, lowered: str,
+                 definite: frozenset[str]) -> list[Thread]:
     """An open thread the message names is active now, whatever the message says of it
     ("Next I'll look at the dashboard performance bug once Maria sends the profile"; "Back to
     the payment gateway integration: …" ten days later): the reference moved ``last_activity``
     only for a closure, a decision or a wait, so a thread talked about all afternoon showed
-    "Last:" at its morning wait, and one resumed after ten quiet days "Last:" ten days ago."""
-    return [_replace(t, last_activity=ts) if t.id in named and t.last_activity < ts else t for t in threads]
+    "Last:" at its morning wait, and one resumed after ten quiet days "Last:" ten days ago.
+
+    It also counts how the message referred to it (``_reference``: ``Thread.mentions``,
+    ``Thread.definite``), which Active Threads reads (``workers.threads.briefing.
+    talked_of_in_general``; issue 37, twelfth round): one substring search a named thread, in
+    the one copy of it the message makes."""
+    if not named:
+        return threads
+    if not definite:  # no enabled language has articles (``PatternSet.definite``): nothing is counted
+        lowered = ""
+    out = []
+    for t in threads:
+        if t.id in named:
+            said, sure = _reference(t.title, lowered, definite)
+            if said or t.last_activity < ts:
+                out.append(_replace(t, last_activity=max(ts, t.last_activity), mentions=t.mentions + said,
+                                    definite=t.definite + sure))
+                continue
+        out.append(t)
+    return out
 
 
 def apply_message(

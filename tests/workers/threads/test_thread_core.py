@@ -780,3 +780,54 @@ def test_a_thread_about_a_fact_follows_the_fact_when_it_changes() -> None:
     # a message stating another fact, or the same value again, changes nothing
     assert follow_claims(list(doc.threads), "The standup is at 9:30.", "al") == list(doc.threads)
     assert follow_claims(list(doc.threads), "Our deploy day is Thursday.", "al") == list(doc.threads)
+
+
+@pytest.mark.parametrize(("said", "definite"), [
+    ("How's the dance studio going?", True),
+    ("I'm still searching for a place to open my dance studio.", True),
+    ("Jon's dance studio opens next month.", True),
+    ("“The dance studio is on tenuous grounds,” he said.", True),
+    ("I dream of a dance studio by the water.", False),
+    ("Dance studio life is hard.", False),
+    ("The weather and dance studio rents in general.", False),
+])
+def test_a_mention_counts_as_definite_after_an_article_or_a_possessive(said: str, definite: bool) -> None:
+    """Issue 37, twelfth round: each message naming an open thread as its phrase counts a mention
+    (``Thread.mentions``), and a definite one (``Thread.definite``) when a definite article, a
+    possessive or an English "'s" comes right before it — how a speaker refers to a particular
+    thing, which Active Threads reads (``talked_of_in_general``)."""
+    base = doc_with(thread(title="dance studio", about="I'm starting a dance studio"))
+    doc = apply_message(base, message(said), SETTINGS, BOTH)
+    assert (doc.threads[0].mentions, doc.threads[0].definite) == (1, 1 if definite else 0)
+    unrelated = apply_message(doc, message("The weather is nice today.", 1), SETTINGS, BOTH)
+    assert (unrelated.threads[0].mentions, unrelated.threads[0].definite) == (1, 1 if definite else 0)
+
+
+def test_definite_mentions_in_other_languages() -> None:
+    """The articles and possessives of every pack: French "le déménagement", German "unser Umzug",
+    Spanish "la mudanza"; Russian has no articles, its possessives count."""
+    cases = [("déménagement", "Le déménagement est prévu vendredi.", 1),
+             ("déménagement", "Un déménagement, quelle aventure.", 0),
+             ("Umzug", "Unser Umzug ist nächste Woche.", 1),
+             ("mudanza", "La mudanza es el viernes.", 1),
+             ("mudanza", "Una mudanza siempre cansa.", 0),
+             ("переезд", "Наш переезд в пятницу.", 1)]
+    for title, said, definite in cases:
+        doc = apply_message(doc_with(thread(title=title, about="…")), message(said), SETTINGS, ALL)
+        assert (doc.threads[0].mentions, doc.threads[0].definite) == (1, definite), said
+
+
+def test_nothing_is_counted_where_no_article_can_be_read() -> None:
+    """A CJK title is written without spaces or articles, and Russian alone has no articles:
+    there a mention could never be definite, so none is counted and Active Threads judges no
+    thread by it (``talked_of_in_general`` needs a mention)."""
+    doc = apply_message(doc_with(thread(title="認証移行", about="…")), message("認証移行はまだ終わっていません。", 5),
+                        SETTINGS, ALL)
+    assert (doc.threads[0].mentions, doc.threads[0].definite) == (0, 0)
+    assert doc.threads[0].last_activity == T0 + timedelta(minutes=5)  # still named: its activity moves as before
+    russian = get_patterns(parse_languages("ru"))
+    assert not russian.definite
+    doc = apply_message(doc_with(thread(title="переезд", about="…")), message("Переезд в пятницу.", 5),
+                        SETTINGS, russian)
+    assert (doc.threads[0].mentions, doc.threads[0].definite) == (0, 0)
+    assert doc.threads[0].last_activity == T0 + timedelta(minutes=5)
