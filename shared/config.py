@@ -150,6 +150,9 @@ class RuntimeSettings(msgspec.Struct, frozen=True, kw_only=True):
     # documents at each multiple, the boot worker's change documents read the state there.
     # Must be the same for every worker (it shapes what a replay reproduces).
     cut_every: Annotated[int, Meta(ge=1, le=1_000_000)] = 1000
+    # the niceness a process running only throughput workers takes (``shared.priority``): the
+    # latency-critical ones (threads, decisions, boot, api) get the cores first; 0: every process alike
+    throughput_niceness: Annotated[int, Meta(ge=0, le=19)] = 10
 
 
 class OpenClawSettings(msgspec.Struct, frozen=True, kw_only=True):

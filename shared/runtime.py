@@ -17,7 +17,7 @@ import socket
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import InitVar, dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 import nats.js.errors
@@ -38,8 +38,9 @@ from shared.footprint import Source, buckets_of, workers_of
 from shared.forget import start_forgotten
 from shared.health import Health, HealthRegistry, serve
 from shared.inputs import Inputs
+from shared.kv import checkpoint_value, kv_read
 from shared.lease import Lease, holdable_ttl
-from shared.names import KINDS, consumer_name, shadow_bucket
+from shared.names import BUCKET_CHECKPOINTS, EVENTS_STREAM, KINDS, consumer_name, shadow_bucket
 from shared.projection import EventProjection
 from shared.provision import ConsumerSpec, LayoutError, ensure_bucket, ensure_consumer, layout_problem
 from shared.tasks import cancel_and_wait
@@ -137,6 +138,15 @@ class WorkerSpec:
     reads_briefings: bool = False
     # the sections it reads (worker → section), by worker name: the registry's (``with_briefings``)
     sections: tuple[tuple[str, BriefingSection[Any]], ...] = ()
+    # how urgent its work is (``shared.priority``): "latency" — a session start or a turn waits for
+    # its documents or answers (threads, decisions, boot, api); "throughput" — work that catches up,
+    # which a briefing reads as of its last cut while it is behind. A process running only
+    # throughput workers lowers its own priority (``CORTEX_RUNTIME_THROUGHPUT_NICENESS``)
+    priority: Literal["latency", "throughput"] = "latency"
+    # True with these settings: it derives nothing from the events (extraction with no model
+    # configured), so its consumer reads only its feedback kinds (``consumer_for``) — the server
+    # delivers it none of the events it would ignore, and an idle consumer is a caught-up source
+    idle: Callable[[Settings], bool] | None = None
 
     def __post_init__(self) -> None:
         if bool(self.serves) != (self.serve is not None):
@@ -147,6 +157,9 @@ class WorkerSpec:
                                                 or not set(self.feedback_kinds) <= KINDS["feedback"]):
             raise ValueError(f"worker {self.name}: `feedback_kinds` names kinds of FeedbackEvent, of the feedback "
                              "family it reads")
+        if self.idle is not None and ("feedback" not in self.families or not self.feedback_kinds):
+            raise ValueError(f"worker {self.name}: an idle consumer reads its feedback kinds alone "
+                             "(`idle` needs the feedback family and `feedback_kinds`)")
         for section in self.briefing:
             if section.bucket not in self.buckets:
                 raise ValueError(f"worker {self.name}: its briefing section reads {section.bucket}, "
@@ -159,6 +172,15 @@ class WorkerSpec:
                             # the buckets it writes and those it reads as of a trigger: a worker provisioned
                             # alone (an eval's recall) still finds its sources' buckets, empty
                             buckets=tuple(dict.fromkeys([*self.buckets, *self.reads_as_of])))
+
+    def consumer_for(self, settings: Settings, name: str, partition: int | None = None) -> ConsumerSpec:
+        """The consumer its process runs with these settings: ``consumer``, narrowed to the feedback
+        kinds it reads while it is ``idle`` (``cortex init`` makes every consumer whole: a process of
+        another configuration — the one with the model's key — must find all its events there)."""
+        spec = self.consumer(name, partition, settings.partitions)
+        if self.idle is not None and self.idle(settings):
+            return msgspec.structs.replace(spec, families=("feedback",))
+        return spec
 
     @property
     def consumes(self) -> bool:
@@ -340,7 +362,7 @@ class WorkerHost:
 
     async def _ensure_consumer(self, js: JetStreamContext, consumer: str, spec: WorkerSpec, health: Health,
                                partition: int | None) -> None:
-        cspec = spec.consumer(consumer, partition, self.settings.partitions)
+        cspec = spec.consumer_for(self.settings, consumer, partition)
         failures = 0
         while not self.stop.is_set():
             try:
@@ -421,11 +443,13 @@ class WorkerHost:
             return False
         if self.owns_process:
             freeze_start_up()
+        await self._idle_checkpoint(ctx, spec)
         loop = make_loop(ctx, spec, handler, lease.check)
         keeper = asyncio.create_task(lease.keep_alive(loop.stop), name=f"{ctx.consumer}-lease")
         stopper = asyncio.create_task(self._stop_on_signal(loop), name=f"{ctx.consumer}-stop")
         try:
             await loop.run()
+            await self._idle_checkpoint(ctx, spec)  # stopped (a new configuration starts next): up to the end
         except LeaseLost:
             log.warning("lease_lost_stopping", extra={"consumer": ctx.consumer})
             handler.reset()
@@ -436,6 +460,26 @@ class WorkerHost:
                 await cancel_and_wait(task)
             await handler.aclose()
         return False
+
+    async def _idle_checkpoint(self, ctx: WorkerContext, spec: WorkerSpec) -> None:
+        """An idle worker (``WorkerSpec.idle``: its consumer reads none of the events it would
+        ignore) has applied every event stored so far — it derives nothing from them: at its start
+        and when it stops, its checkpoint moves to the stream's last sequence. A model configured
+        later (a restart with the key) then starts from the events after the idle process stopped,
+        as when the worker consumed every event to ignore it — not from the checkpoint it had when
+        it fell idle (months of windows sent to the model). Killed, it leaves its start's."""
+        if spec.idle is None or not spec.idle(self.settings):
+            return
+        try:
+            last = int((await ctx.js.stream_info(EVENTS_STREAM)).state.last_seq or 0)
+            kv = await ctx.js.key_value(BUCKET_CHECKPOINTS)
+            raw, _ = await kv_read(kv, ctx.consumer)
+            if last > (checkpoint_value(raw) or 0):
+                await kv.put(ctx.consumer, str(last).encode())
+        except Exception as exc:  # the loop starts from the checkpoint it has: only a later model reads more
+            if not is_transient(exc):
+                raise
+            log.warning("idle_checkpoint_failed", extra={"consumer": ctx.consumer, "error": repr(exc)})
 
     async def _stop_on_signal(self, loop: ConsumeLoop) -> None:
         await self.stop.wait()

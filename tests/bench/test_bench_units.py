@@ -347,3 +347,31 @@ def test_a_profiled_worker_is_timed_by_its_cpu_clock_and_its_profile_written_whe
     assert done.returncode == 0 and b"usage" in done.stdout
     profiled = {f"{path}:{name}" for path, _, name in pstats.Stats(str(out)).stats}  # type: ignore[attr-defined]
     assert any(key.endswith("workers/cli/__init__.py:main") for key in profiled)
+
+
+def test_a_worker_measured_alone_runs_unniced_and_the_pipeline_in_its_priority_classes(tmp_path: Any) -> None:
+    """Issue 39, eleventh round: the pipeline's throughput workers are niced as a user's would be
+    (shared.priority); a worker measured alone (workers, recall, fairness, scaleout) is not —
+    its rate is its own, not what the machine's other load leaves a niced process. What each
+    process was started with, read from /proc (test_priority: what the worker does with it)."""
+    import os
+    from pathlib import Path
+
+    from shared.embedded import free_port
+    from workers.bench.procs import NICENESS, Processes
+
+    def environ(pid: int) -> dict[str, str]:
+        pairs = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+        return dict(p.decode().split("=", 1) for p in pairs if b"=" in p)
+
+    base = {k: v for k, v in os.environ.items() if k != NICENESS}
+    for given in (None, "15"):  # the caller's setting reaches the pipeline, never a worker alone
+        procs = Processes(tmp_path, f"nats://127.0.0.1:{free_port()}",
+                          base if given is None else {**base, NICENESS: given})
+        try:
+            alone = procs.start("knowledge")
+            fleet = procs.start("knowledge", pipeline=True)
+            assert environ(alone.pid).get(NICENESS) == "0"
+            assert environ(fleet.pid).get(NICENESS) == given
+        finally:
+            procs.stop_all()

@@ -46,7 +46,8 @@ async def start(session: Session) -> None:
     trace = {"CORTEX_LOG_LEVEL": "DEBUG", "CORTEX_LOG_FORMAT": "json"} if session.config.boot_trace else {}
     profile = session.config.profile_dir
     profile_dir = Path(profile) / "pipeline" if profile else None  # beside the throughput workers' profiles
-    session.pipeline = [session.procs.start(name, profile_dir=profile_dir, env=trace if name == "boot" else None)
+    session.pipeline = [session.procs.start(name, profile_dir=profile_dir, env=trace if name == "boot" else None,
+                                            pipeline=True)
                         for name in specs]
     session.pipeline_consumers = [name for name, spec in specs.items() if spec.build is not None]
     await session.wait_leases(session.pipeline_consumers, session.pipeline)

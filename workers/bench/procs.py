@@ -27,6 +27,9 @@ _NOT_INHERITED: Final = frozenset({
 })
 
 
+NICENESS: Final = "CORTEX_RUNTIME_THROUGHPUT_NICENESS"
+
+
 def worker_env(base: Mapping[str, str], url: str, data_dir: str) -> dict[str, str]:
     env = {k: v for k, v in base.items() if k not in _NOT_INHERITED}
     # Shutdown is not measured: a worker stopped mid-backlog gives its batch back quickly.
@@ -131,9 +134,17 @@ class Processes:
         self._procs: list[WorkerProc] = []
 
     def start(self, name: str, profile_dir: Path | None = None, args: tuple[str, ...] = (),
-              env: Mapping[str, str] | None = None) -> WorkerProc:
-        """``cortex worker NAME [args]``; ``env`` adds settings (e.g. ``CORTEX_PARTITIONS``)."""
+              env: Mapping[str, str] | None = None, pipeline: bool = False) -> WorkerProc:
+        """``cortex worker NAME [args]``; ``env`` adds settings (e.g. ``CORTEX_PARTITIONS``).
+
+        ``pipeline``: one of the fleet the freshness, capacity, API … phases run, its priority
+        class as a user's (``shared.priority``: a throughput worker's process niced, unless the
+        caller's CORTEX_RUNTIME_THROUGHPUT_NICENESS says otherwise); else a worker measured alone,
+        at the niceness of the harness — its rate is its own, not what the machine's other load
+        leaves a niced process."""
         index = len(self._procs)
+        if not pipeline:
+            env = {NICENESS: "0", **(env or {})}
         log = self.workdir / f"{name}-{index}.log"
         profile = None
         cmd = [sys.executable, "-m", "workers", "worker", name, *args]

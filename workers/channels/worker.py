@@ -105,6 +105,7 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
                              cut_on_triggers=True, cut_every=ctx.settings.runtime.cut_every)
 
 
-SPEC = WorkerSpec(name="channels", families=("msg", "session", "compaction"), build=build, derive=projections,
+SPEC = WorkerSpec(name="channels", priority="throughput",
+                  families=("msg", "session", "compaction"), build=build, derive=projections,
                   buckets=(BUCKET_CHANNELS,), sources=SOURCES,
                   briefing=BRIEFING)

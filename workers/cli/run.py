@@ -12,6 +12,7 @@ import msgspec
 from shared.config import Settings, resolve_partition
 from shared.connection import redact_url
 from shared.embedded import NATS_PORT, EmbeddedNats
+from shared.priority import prioritize
 from shared.runtime import WorkerHost
 from workers import __version__
 from workers.cli.common import NATS_URL_HELP, resolve_url
@@ -62,6 +63,7 @@ def start_embedded(settings: Settings) -> EmbeddedNats:
 
 async def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
     specs = select_specs(args.workers)
+    prioritize(specs, settings)  # all of them (a latency worker among them): the niceness it was started with
     url = args.nats_url or settings.nats_url
     embedded = None
     if url is None:
@@ -86,6 +88,7 @@ async def cmd_up(args: argparse.Namespace, settings: Settings) -> int:
 
 async def cmd_worker(args: argparse.Namespace, settings: Settings) -> int:
     specs = select_specs(args.name)
+    prioritize(specs, settings)  # a throughput worker's process yields the cores to the latency ones
     url = resolve_url(settings, args.nats_url)  # as every command: else the `cortex up` under this data dir
     if args.partition is not None:
         partition = resolve_partition(args.partition, settings.partitions, socket.gethostname())

@@ -9,7 +9,11 @@ records what the patterns missed and what they took wrongly (``cortex_extraction
   (``shared.asof``), so the prompt — and the answer, through ``cortex_llm_cache`` — is the
   same on every replay: a replay pays nothing twice.
 * **The default stays.** No model configured: this worker reads nothing and writes nothing,
-  and the briefing is the patterns'. The model unreachable, refusing, over budget
+  and the briefing is the patterns'. Nor is it delivered the events: its consumer reads only the
+  model's late answers (``reads_nothing``, ``WorkerSpec.idle``), its checkpoint moves to the
+  stream's end at each start, and the briefing finds it caught up (nothing pending). A model
+  configured later: the next start widens the consumer again (``cortex init`` makes it whole) and
+  the model reads the windows of the events from that start on. The model unreachable, refusing, over budget
   (``CORTEX_LLM_DAILY_TOKENS``, ``CORTEX_LLM_HOURLY_TOKENS``): that window's items are the
   patterns' alone, and an answer that comes later (``shared.llm``) is merged then.
 * **The briefing** reads this document as of each trigger (its ``BriefingSection``) and shows
@@ -36,6 +40,7 @@ from schemas.docs import (
 from schemas.events import LlmAnswerValue, MessageEvent
 from shared.briefing import BriefingSection
 from shared.codec import Envelope
+from shared.config import Settings
 from shared.footprint import Source
 from shared.llm import Later, LlmClient, worker_llm
 from shared.names import BUCKET_COMMITMENTS, BUCKET_DECISIONS, BUCKET_EXTRACTION, BUCKET_KNOWLEDGE, BUCKET_THREADS
@@ -139,6 +144,13 @@ class ExtractionProjection(Projection[ExtractionDoc, TriggerInputs | None]):
                                        updated=env.event.ts)
 
 
+def reads_nothing(settings: Settings) -> bool:
+    """No model configured (or the worker turned off): it derives nothing from the events, so its
+    consumer reads only the model's late answers (``WorkerSpec.idle``) — the server delivers it
+    none of the messages it would take, decode and ack just to ignore."""
+    return settings.model_provider is None or not settings.section("extraction", ExtractionSettings).enabled
+
+
 async def build(ctx: WorkerContext) -> ProjectionHandler:
     llm = await worker_llm(ctx, BUCKET_EXTRACTION, checks={model.PURPOSE: model.usable})
     return ProjectionHandler(ctx.js, ctx.worker, ctx.producer,
@@ -146,7 +158,8 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
                              bucket_names={BUCKET_EXTRACTION: ctx.bucket(BUCKET_EXTRACTION)}, cut_on_triggers=True)
 
 
-SPEC = WorkerSpec(name="extraction", families=("msg", "session", "compaction", "feedback"),
+SPEC = WorkerSpec(name="extraction", priority="throughput", idle=reads_nothing,
+                  families=("msg", "session", "compaction", "feedback"),
                   feedback_kinds=(ANSWER_KIND,), feedback=(ANSWER_KIND,), build=build, config=ExtractionSettings,
                   buckets=(BUCKET_EXTRACTION,), sources=SOURCES, llm=True, patterns=("workers.extraction",),
                   # read by the briefing as of each trigger and merged into the other sections' documents

@@ -190,7 +190,8 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
                              cut_on_triggers=True, cut_every=ctx.settings.runtime.cut_every)
 
 
-SPEC = WorkerSpec(name="knowledge", families=("msg", "session", "compaction", "feedback"),
+SPEC = WorkerSpec(name="knowledge", priority="throughput",
+                  families=("msg", "session", "compaction", "feedback"),
                   feedback_kinds=(ACCESS_KIND, ANSWER_KIND), build=build, feedback=(ANSWER_KIND,), derive=projections,
                   config_sections=("knowledge",), buckets=(BUCKET_KNOWLEDGE,), llm=True,
                   patterns=("workers.conversation", "workers.knowledge"),

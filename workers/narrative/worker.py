@@ -337,7 +337,8 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
                              bucket_names={BUCKET_NARRATIVES: ctx.bucket(BUCKET_NARRATIVES)}, cut_on_triggers=True)
 
 
-SPEC = WorkerSpec(name="narrative", families=("msg", "session", "compaction", "notes", "feedback"),
+SPEC = WorkerSpec(name="narrative", priority="throughput",
+                  families=("msg", "session", "compaction", "notes", "feedback"),
                   feedback_kinds=(ANSWER_KIND,), feedback=(ANSWER_KIND,), build=build, derive=projections,
                   config_sections=("narrative",), buckets=(BUCKET_NARRATIVES,), sources=SOURCES, llm=True,
                   patterns=("workers.narrative",),

@@ -103,7 +103,8 @@ async def _serve_disabled(ctx: WorkerContext, stop: asyncio.Event) -> None:
 # memories in Qdrant (the knowledge facts as of each session start among them), a RecallDoc
 # for boot, the recall and consolidation APIs, recall_access and fact_access feedback; Claude
 # capture and supersession judgement
-SPEC = WorkerSpec(name="recall", families=("msg", "notes", "feedback", "session", "compaction"),
+SPEC = WorkerSpec(name="recall", priority="throughput",
+                  families=("msg", "notes", "feedback", "session", "compaction"),
                   feedback_kinds=tuple(sorted(APPLIED_FEEDBACK)), build=build,
                   serve=serve, config_sections=("recall",), buckets=(BUCKET_RECALL,), max_batch=256,
                   sources=SOURCES,

@@ -89,7 +89,8 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
                              bucket_names={BUCKET_SNAPSHOTS: ctx.bucket(BUCKET_SNAPSHOTS)}, cut_on_triggers=True)
 
 
-SPEC = WorkerSpec(name="snapshot", families=("compaction",), build=build, derive=projections,
+SPEC = WorkerSpec(name="snapshot", priority="throughput",
+                  families=("compaction",), build=build, derive=projections,
                   config_sections=("precompaction",),
                   buckets=(BUCKET_SNAPSHOTS,), sources=SOURCES,
                   briefing=BRIEFING)

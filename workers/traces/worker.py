@@ -200,7 +200,8 @@ async def build(ctx: WorkerContext) -> ProjectionHandler:
 
 
 # compaction events are consumed only as cuts for composed documents
-SPEC = WorkerSpec(name="traces", families=("msg", "session", "tool", "run", "feedback", "compaction"),
+SPEC = WorkerSpec(name="traces", priority="throughput",
+                  families=("msg", "session", "tool", "run", "feedback", "compaction"),
                   feedback_kinds=(SEEN_KIND, ANSWER_KIND), feedback=(ANSWER_KIND,), build=build, derive=projections,
                   config_sections=("traces",), buckets=(BUCKET_TRACES, BUCKET_OPERATIONS), llm=True,
                   patterns=("workers.conversation", "workers.traces"),
