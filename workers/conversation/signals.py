@@ -133,16 +133,19 @@ def detect_mood(text: str | MatchText, patterns: PatternSet) -> Mood:
     mt = _as_match_text(text)
     best: Mood = "neutral"
     best_pos = -1
-    if not patterns.mood.may_match(mt):
+    family = patterns.mood
+    if not family.may_match(mt):
         return best
-    for mood, pattern in zip(MOOD_ORDER, patterns.mood, strict=True):
+    for mood, pattern, may in zip(MOOD_ORDER, family.patterns, family.flags(mt), strict=True):
+        if not may:
+            continue
         # deque(maxlen=1) runs the scan in C and keeps only the last match.
-        last = deque(pattern.finditer(mt), maxlen=1)
+        last = deque(pattern.find_all(pattern.subject(mt)), maxlen=1)
         if not last:
             continue
         at = last[0].start()
         if patterns.is_mood_negated(mt.lowered, at):  # rare: the latest one not negated
-            at = next((m.start() for m in reversed(list(pattern.finditer(mt)))
+            at = next((m.start() for m in reversed(list(pattern.find_all(pattern.subject(mt))))
                        if not patterns.is_mood_negated(mt.lowered, m.start())), -1)
         if at > best_pos:
             best, best_pos = mood, at

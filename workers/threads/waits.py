@@ -94,7 +94,7 @@ def _arrivals(text: MatchText, patterns: PatternSet, closes: bool) -> list[froze
     (``closes``: a close pattern matches the message, ``Signals.closes``)."""
     starts = [m.start() for m in iter_matches(patterns.arrival, text)]
     if closes:
-        starts += [m.start() for p in patterns.close for m in p.finditer(text)]
+        starts += [m.start() for p in patterns.close.candidates(text) for m in p.find_all(p.subject(text))]
     if not starts:
         return []
     original, lowered = text.original, text.lowered

@@ -261,3 +261,32 @@ def test_pattern_pre_checks_answer_as_their_trigger_scans_on_the_bench_backlog()
             subject = pattern.subject(long)
             expected = pattern.triggers is None or any(t in subject for t in pattern.triggers)
             assert pattern.may_match(subject) == expected
+
+
+def test_a_familys_flags_answer_as_its_patterns_pre_checks() -> None:
+    """``Family.flags`` (each pattern's pre-check asked in one go, what ``iter_matches``, the close
+    words and the moods read) answers what each pattern's ``may_match`` answers, on the bench's
+    messages, on texts too long to scan and on every trigger spelled out in every language's
+    families; ``candidates`` keeps exactly the flagged patterns, in order, and none when the
+    family's own pre-check fails."""
+    import msgspec
+
+    from schemas.events import MessageEvent
+    from workers.bench.events import backlog
+    from workers.conversation.patterns import prepare_text
+
+    decode = msgspec.json.Decoder(MessageEvent).decode
+    texts = [prepare_text(decode(e.data).content) for e in backlog(2000, 50) if e.kind == "msg"]
+    patterns = get_patterns(tuple(PACKS))
+    families = [f for f in (getattr(patterns, name) for name in patterns.__dataclass_fields__) if isinstance(f, Family)]
+    triggers = [prepare_text(t) for f in families for p in f for t in p.scan_triggers or ()]
+    longs = [prepare_text(" ".join([t.original] * (SCAN_CHARS // len(t.original) + 1))) for t in texts[:10]]
+    flagged = 0
+    for text in [*texts, *triggers, *longs]:
+        for family in families:
+            flags = family.flags(text)
+            assert flags == [p.may_match(p.subject(text)) for p in family], text
+            expected = [p for p, ok in zip(family, flags, strict=True) if ok] if family.may_match(text) else []
+            assert family.candidates(text) == expected
+            flagged += sum(flags)
+    assert flagged > len(texts)  # (the patterns were asked about texts they may match)
