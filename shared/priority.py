@@ -64,16 +64,19 @@ def prioritize(specs: Iterable[_Classed], settings: Settings) -> int:
     niceness it runs at, and logs it."""
     specs = list(specs)
     wanted = process_niceness(specs, settings)
-    now = os.getpriority(os.PRIO_PROCESS, 0)
+    now = before = os.getpriority(os.PRIO_PROCESS, 0)
     if wanted > now:
         for thread in _threads():
             with contextlib.suppress(OSError):  # a thread that ended meanwhile
                 os.setpriority(os.PRIO_PROCESS, thread, wanted)
         now = os.getpriority(os.PRIO_PROCESS, 0)
     group = _own_autogroup(wanted)
-    log.info("process_priority", extra={"workers": ",".join(s.name for s in specs), "niceness": now,
-                                         "autogroup": group if group is not None else "",
-                                         "classes": ",".join(sorted({s.priority for s in specs}))})
+    # said when it lowered the process's priority; a process left as it was started is not news
+    # (at DEBUG: a user's error on start stays the one line it is)
+    level = logging.INFO if now != before or group is not None else logging.DEBUG
+    log.log(level, "process_priority", extra={"workers": ",".join(s.name for s in specs), "niceness": now,
+                                              "autogroup": group if group is not None else "",
+                                              "classes": ",".join(sorted({s.priority for s in specs}))})
     return now
 
 

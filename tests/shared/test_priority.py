@@ -57,7 +57,7 @@ def test_a_throughput_worker_process_yields_the_cores_and_a_latency_one_does_not
     procs = {}
     for name, (extra, _) in cases.items():
         log = tmp_path / f"{name}.log"
-        env = {**os.environ, "CORTEX_LOG_FORMAT": "json", "CORTEX_LOG_LEVEL": "INFO",
+        env = {**os.environ, "CORTEX_LOG_FORMAT": "json", "CORTEX_LOG_LEVEL": "DEBUG",  # a latency one: DEBUG
                "CORTEX_DATA_DIR": str(tmp_path / name), **extra}
         with open(log, "wb") as out:
             procs[name] = (subprocess.Popen([sys.executable, "-m", "workers", "worker", name, "--nats-url", url],
