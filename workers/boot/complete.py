@@ -37,7 +37,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -99,11 +99,12 @@ class Completer:
     """The boot worker's outstanding completions (see the module docstring).
 
     ``newest(agent)`` is the watermark of the consume loop's document for the agent (its
-    uncommitted change included); ``written(agent, doc, revision_before, revision)`` is
-    called after each completion is stored."""
+    uncommitted change included); ``written(agent, doc, revision_before, revision, reading)`` is
+    awaited after each completion is stored (``reading``: the sources it was made from)."""
 
     def __init__(self, ctx: WorkerContext, tracker: WatermarkTracker, sources: BootSources,
-                 newest: Callable[[str], int], written: Callable[[str, BootDoc, int, int], None]) -> None:
+                 newest: Callable[[str], int],
+                 written: Callable[[str, BootDoc, int, int, Reading], Awaitable[None]]) -> None:
         self._ctx = ctx
         self._tracker = tracker
         self._sources = sources
@@ -276,7 +277,7 @@ class Completer:
                 entry.lagging, entry.docs = list(doc.lagging), docs
             else:
                 del self._entries[agent]
-        self._written(agent, doc, revision, written)
+        await self._written(agent, doc, revision, written, Reading(env, docs, list(doc.lagging)))
 
     async def _assemble(self, entry: Outstanding, env: Envelope, stored: BootDoc) -> tuple[BootDoc, dict[str, Any]]:
         """The document as of the trigger: the held sources as they were read at the bound,

@@ -263,13 +263,17 @@ class BootHandler(ProjectionHandler):
         doc: BootDoc | None = self.cached(BUCKET_BOOT, agent)
         return doc.integrity.last_seq if doc is not None else 0
 
-    def _completed(self, agent: str, doc: BootDoc, revision_before: int, revision: int) -> None:
+    async def _completed(self, agent: str, doc: BootDoc, revision_before: int, revision: int,
+                         reading: Reading) -> None:
         """A completion was stored: the cache takes it, and the workspace file follows —
-        unless the consume loop already holds a newer document (it writes that one)."""
+        unless the consume loop already holds a newer document (it writes that one). What it
+        shows is seen as the first document's was (``_acknowledge``): a source behind at first —
+        the operations of a throughput worker — shows its unread results only now."""
         self.adopt(BUCKET_BOOT, agent, doc, revision)
         BOOT_GENERATED.set(time.time())
         if self._newest(agent) <= doc.integrity.last_seq:
             self._write_workspace(agent, doc)
+        await self._acknowledge(agent, doc, reading, completion=revision)
 
     async def _early_written(self, agent: str, doc: BootDoc, reading: Reading, revision: int) -> None:
         """A trigger's document stored early (``workers.boot.early``): the cache takes it (the
@@ -352,12 +356,14 @@ class BootHandler(ProjectionHandler):
                 self._write_workspace(agent, doc)
                 await self._acknowledge(agent, doc, reading)
 
-    async def _acknowledge(self, agent: str, doc: BootDoc, reading: Reading | None) -> None:
+    async def _acknowledge(self, agent: str, doc: BootDoc, reading: Reading | None,
+                           completion: int | None = None) -> None:
         """What a briefing given to the agent (at a session's start or a compaction) showed is
         seen (each section's ``Seen`` of the briefings given: the unread operation results it
         showed, so the next briefing does not repeat them). One event per such section; its
         id derives from the briefing's trigger, so a redelivered batch publishes it once (the
-        stream's duplicate window)."""
+        stream's duplicate window); a completion's (``completion``: its revision) is another event,
+        so that what only the completed document shows is seen too."""
         if doc.trigger not in ACKNOWLEDGING or reading is None or self._ctx.shadow:
             return
         if is_subagent_session(getattr(reading.env.event, "session", "")):
@@ -370,7 +376,8 @@ class BootHandler(ProjectionHandler):
             shown = seen.ids(shown_doc, doc.markdown, self._tz)
             if not shown:
                 continue
-            event = FeedbackEvent(id=f"{seen.tag}:{agent}:{doc.integrity.last_seq}", agent=agent,
+            at = f"{doc.integrity.last_seq}" if completion is None else f"{doc.integrity.last_seq}:c{completion}"
+            event = FeedbackEvent(id=f"{seen.tag}:{agent}:{at}", agent=agent,
                                   ts=doc.generated_at, kind=seen.kind, value=shown, actor="boot")
             subject = feedback_subject(self._ctx.settings.prefix, agent, event.kind)
             await self._ctx.js.publish(subject, msgspec.json.encode(event), headers={"Nats-Msg-Id": event.id})
