@@ -67,9 +67,16 @@ def test_a_picked_port_lies_below_the_ephemeral_range_no_outbound_connection_can
     picks = {embedded.free_port() for _ in range(40)}
     assert all(10000 <= port < low for port in picks), sorted(picks)
     assert len(picks) > 30  # picked at random: two test servers starting at once do not collide
+    held = []
     for port in picks:
         with socket.socket() as s:
-            s.bind(("127.0.0.1", port))  # and nothing held it
+            try:
+                s.bind(("127.0.0.1", port))  # and nothing held it
+            except OSError:
+                held.append(port)
+    # a test server of another worker of the suite may have taken one since it was picked (a clean
+    # clone's CI: one of 40); a picker that gave held ports would fail most of them
+    assert len(held) <= 2, held
 
 
 def test_a_port_something_holds_is_not_picked(monkeypatch: pytest.MonkeyPatch) -> None:
