@@ -111,12 +111,6 @@ TRIGGER_KINDS = (("session", "start"), ("compaction", "before"))
 # (docs/BENCHMARKS.md, issue 39, "Eighth round"). A source still behind then is named lagging and
 # completed later (``workers.boot.complete``), as at the bound.
 WAIT_BUDGET_S = 0.5
-# The throughput workers' documents (recall, knowledge, narrative, traces, channels: ``shared.priority``)
-# are waited for only this long after the storing: the priority classes run them second, so above
-# a few dozen events a second a session start would otherwise wait the whole budget for one of
-# them (issue 39, the lead's quiet runs after the eleventh round); shown as of their last cut, they
-# are named lagging and the document is completed when they catch up.
-THROUGHPUT_BUDGET_S = 0.05
 PARALLEL = 16  # triggers read at once (each agent's in stream order)
 MAX_TAKEN = 1024  # triggers taken and not done with; the consumer is read no further meanwhile
 HELD_READINGS = 512  # readings kept for the loop to take when it reaches their triggers

@@ -13,7 +13,6 @@ is named in ``lagging`` — and the document is completed once it catches up
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Collection
 from datetime import datetime
 from typing import Any
@@ -21,12 +20,10 @@ from typing import Any
 from shared.briefing import placed
 from shared.codec import Envelope
 from shared.config import Settings
-from shared.footprint import Source
 from shared.inputs import Reading
 from shared.names import BUCKET_KNOWLEDGE, BUCKET_RECALL
 from shared.projection import boundary
 from shared.runtime import WorkerContext, briefing_knobs, briefings
-from workers.boot.early import THROUGHPUT_BUDGET_S, WAIT_BUDGET_S
 from workers.boot.inputs import BootInputs, last_activity
 
 
@@ -57,10 +54,6 @@ class BootSources:
         # briefing is not broken)
         self._occasional = {b.bucket for _, b in read if b.only_when_relevant} | _switched_off(ctx.settings)
         self.sources = list({s.field: s for s in (b.source(w) for w, b in read)}.values())
-        # the sources whose workers catch up (``shared.priority``): within the early path's
-        # budget they are waited for ``THROUGHPUT_BUDGET_S`` after the trigger's storing only
-        self._throughput = {s.worker for s in self.sources
-                            if (w := ctx.catalog.get(s.worker)) is not None and w.priority == "throughput"}
 
     def consumers(self, agent: str) -> dict[str, str]:
         """The source consumers that apply ``agent``'s events (its partition's) → worker."""
@@ -79,28 +72,7 @@ class BootSources:
         sources = [s for s in self.sources if fields is None or s.field in fields]
         change = env.family in ("msg", "feedback")
         cut = boundary(env.seq, self._ctx.settings.runtime.cut_every) if change else None
-        groups: dict[float | None, list[Source]] = {}
-        for source in sources:
-            groups.setdefault(self.until_of(source, until), []).append(source)
-        if len(groups) <= 1:
-            end = next(iter(groups), until)
-            return await self._inputs.at_trigger(self._ctx.worker, sources, env, before=cut, until=end)
-        found = await asyncio.gather(*(self._inputs.at_trigger(self._ctx.worker, group, env, before=cut, until=end)
-                                       for end, group in groups.items()))
-        docs = {f: d for r in found for f, d in r.docs.items()}
-        return Reading(env, {s.field: docs[s.field] for s in sources}, sorted({c for r in found for c in r.lagging}))
-
-    def until_of(self, source: Source, until: float | None) -> float | None:
-        """How long ``source`` is waited for within the early path's budget (``until``): to its
-        end for a latency worker's document (``shared.priority``); for a throughput worker's
-        (recall, knowledge, narrative, traces, channels …) only ``THROUGHPUT_BUDGET_S`` after the
-        trigger's storing — the priority classes run those second, and a session start read as
-        it happens is not held for them: one still behind is named lagging and the document
-        completed once it catches up. No budget (a backlog's or a replay's trigger): the bound
-        alone, for every source."""
-        if until is None or source.worker not in self._throughput:
-            return until
-        return until - WAIT_BUDGET_S + THROUGHPUT_BUDGET_S
+        return await self._inputs.at_trigger(self._ctx.worker, sources, env, before=cut, until=until)
 
     def inputs(self, reading: Reading) -> BootInputs:
         """What the assembly reads: ``now`` is the trigger's event time."""

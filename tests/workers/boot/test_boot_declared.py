@@ -118,23 +118,3 @@ def test_sections_that_hear_each_other_are_refused():
     with pytest.raises(ValueError, match="hear each other"):
         render_order([a, b])
     assert [s.name for s in render_order([b, NOTES.named("notes")])] == ["b", "notes"]
-
-
-def test_a_session_start_read_as_it_happens_waits_for_the_throughput_sources_only_a_moment() -> None:
-    """Within the early path's budget, the documents of the workers the priority classes run
-    second are waited for THROUGHPUT_BUDGET_S after the trigger's storing, the latency workers'
-    to the budget's end; a backlog's trigger (no budget) waits for every source to the bound."""
-    from workers.boot.early import THROUGHPUT_BUDGET_S, WAIT_BUDGET_S
-    from workers.registry import all_specs
-
-    specs = all_specs()
-    sources = BootSources(context(list(specs.values())))
-    until = 1000.0
-    ends = {s.worker: sources.until_of(s, until) for s in sources.sources}
-    assert {"threads", "decisions", "recall", "knowledge", "narrative"} <= set(ends)
-    for worker, end in ends.items():
-        soon = specs[worker].priority == "throughput"
-        assert end == (until - WAIT_BUDGET_S + THROUGHPUT_BUDGET_S if soon else until), worker
-    assert ends["threads"] == ends["decisions"] == until
-    assert ends["recall"] == ends["knowledge"] == ends["narrative"] < until
-    assert {sources.until_of(s, None) for s in sources.sources} == {None}
