@@ -31,6 +31,7 @@ import nats.js.api
 import nats.js.errors
 from nats.js.client import JetStreamContext
 
+from schemas.docs import BootDoc
 from shared.codec import Envelope, decode_event, event_limits
 from shared.config import Settings
 from shared.embedded import free_port, nats_server_binary
@@ -426,6 +427,13 @@ async def drained(js: JetStreamContext, consumers: Iterable[str] = CONSUMING) ->
         if info.num_pending or info.num_ack_pending:
             return False
     return True
+
+
+async def briefed(js: JetStreamContext, agent: str, session: str, consumers: Iterable[str]) -> BootDoc | None:
+    """The agent's stored BOOTSTRAP once it is the one of ``session`` and ``consumers`` are drained."""
+    raw, _ = await kv_read(await js.key_value("cortex_boot"), agent)
+    boot = msgspec.json.decode(raw, type=BootDoc) if raw else None
+    return boot if boot is not None and boot.session == session and await drained(js, consumers) else None
 
 
 async def subject_count(js: JetStreamContext, pattern: str, stream: str = EVENTS_STREAM) -> int:

@@ -13,12 +13,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
-import msgspec
 import nats
-from cortex_testkit import caught_up, drained, wait_for
+from cortex_testkit import briefed, caught_up, drained, wait_for
 from llm_fakes import Asked, good_answer, is_openai, tool_reply
 
-from schemas.docs import BootDoc
 from shared.config import load_settings
 from shared.kv import kv_read
 from shared.names import BUCKET_CHECKPOINTS, EVENTS_STREAM
@@ -86,12 +84,7 @@ async def test_extraction_without_a_model_is_delivered_nothing_and_a_model_later
                 {"agent": "ada", "session": "s3", "id": "s3-start", "ts": "2026-03-02T10:00:00Z"}).encode())
 
             # the briefing of s3 waits (3 s) for the workers not run here and names them; not extraction
-            async def briefed() -> BootDoc | None:
-                raw, _ = await kv_read(await js.key_value("cortex_boot"), "ada")
-                boot = msgspec.json.decode(raw, type=BootDoc) if raw else None
-                return boot if boot is not None and boot.session == "s3" and await drained(js, PATTERNS) else None
-
-            boot = await wait_for(briefed, within=60)
+            boot = await wait_for(lambda: briefed(js, "ada", "s3", PATTERNS), within=60)
         finally:
             host.stop.set()
             await asyncio.wait_for(task, timeout=30)

@@ -14,10 +14,10 @@ from typing import Any
 import httpx2
 import msgspec
 import nats
-from cortex_testkit import drained, wait_for
+from cortex_testkit import briefed, wait_for
 from llm_fakes import Asked, good_answer, is_openai, tool_reply
 
-from schemas.docs import BootDoc, CommitmentsDoc, ExtractionDoc
+from schemas.docs import CommitmentsDoc, ExtractionDoc
 from shared.config import load_settings
 from shared.kv import kv_read
 from shared.provision import provision
@@ -83,12 +83,7 @@ async def test_the_briefing_shows_what_the_model_read_beyond_the_patterns(nats_u
             await js.publish(subject, json.dumps(payload).encode())
 
         # the briefing waits (3 s) for the workers not run here: channels, narrative, recall, traces
-        async def briefed() -> BootDoc | None:
-            raw, _ = await kv_read(await js.key_value("cortex_boot"), "ada")
-            boot = msgspec.json.decode(raw, type=BootDoc) if raw else None
-            return boot if boot is not None and boot.session == "s2" and await drained(js, WORKERS) else None
-
-        boot = await wait_for(briefed, within=60)
+        boot = await wait_for(lambda: briefed(js, "ada", "s2", WORKERS), within=60)
     finally:
         host.stop.set()
         await asyncio.wait_for(task, timeout=30)
