@@ -207,7 +207,7 @@ class Pattern:
         if want is None or triggers is None:  # (both or neither)
             return True
         scan = self._scan
-        if scan is not None and len(subject) <= SCAN_CHARS:  # (``LiteralScan.covers``)
+        if scan is not None and scan.covers(subject):
             return not scan.found(subject, self.lowered).isdisjoint(want)
         last = self._last
         if last is not None and last[0] is subject:
@@ -303,7 +303,7 @@ class Family:
         for by 16 patterns in English and German, ~0.3 µs a call), where the scan's answer is two
         set tests a pattern."""
         scan = self._scan
-        if scan is None or len(text.lowered) > SCAN_CHARS:  # (``LiteralScan.covers``; both copies one length)
+        if scan is None or not scan.covers(text.lowered):  # (both copies are one length)
             return [p.may_match(p.subject(text)) for p in self.patterns]
         triggers = self._triggers
         lowered = scan.found(text.lowered, True) if triggers[True] else _NOTHING
@@ -324,7 +324,7 @@ class Family:
             return True
         scan = self._scan
         # (a text the scan reads is never kept in ``_last``: the scan keeps its answer)
-        if scan is not None and len(text.lowered) <= SCAN_CHARS:  # (``LiteralScan.covers``; one length)
+        if scan is not None and scan.covers(text.lowered):  # (both copies are one length)
             lowered_triggers, original_triggers = self._triggers[True], self._triggers[False]
             return (bool(lowered_triggers) and not scan.found(text.lowered, True).isdisjoint(lowered_triggers)) or (
                 bool(original_triggers) and not scan.found(text.original, False).isdisjoint(original_triggers))
@@ -532,19 +532,29 @@ def _noise_prefix(packs: tuple[LanguagePack, ...]) -> re.Pattern[str] | None:
 
 def _with_scan(patterns: PatternSet) -> PatternSet:
     """``patterns`` with one ``LiteralScan`` of all their triggers given to each family and pattern
-    (not to one with an empty trigger, which every text holds: none has one)."""
+    (``share_scan``)."""
     families = [f for f in (getattr(patterns, name) for name in patterns.__dataclass_fields__) if isinstance(f, Family)]
     reasons = patterns.reasons
     markers = [m for m in (reasons.reason, reasons.reason_kept, reasons.reason_before, reasons.consequence,
                            patterns.proposal) if m is not None]
-    members = [*(p for f in families for p in f), *markers]
+    share_scan(families, markers)
+    return patterns
+
+
+def share_scan(families: Iterable[Family], markers: Iterable[Pattern] = ()) -> LiteralScan | None:
+    """One ``LiteralScan`` of the triggers of ``families`` and ``markers``, given to each family
+    and pattern of them — not when a pattern has an empty trigger, which every text holds (none
+    has one): then each keeps its own checks. A registry's families share one (the pattern set's,
+    the signal patterns'), so a message is read once for all of a registry's questions."""
+    listed = list(families)
+    members = [*(p for f in listed for p in f), *markers]
     if any("" in (p.scan_triggers or ()) for p in members):
-        return patterns
+        return None
     scan = LiteralScan((t for p in members if not p.lowered for t in p.scan_triggers or ()),
                        (t for p in members if p.lowered for t in p.scan_triggers or ()))
-    for part in (*families, *members):
+    for part in (*listed, *members):
         object.__setattr__(part, "_scan", scan)
-    return patterns
+    return scan
 
 
 @lru_cache(maxsize=32)

@@ -62,10 +62,10 @@ from workers.conversation.signals import (
 )
 from workers.conversation.statements import DecisionText
 from workers.render import clip_words
-from workers.summaries import compose_summary, without_title_frame
+from workers.summaries import CJK, compose_summary, without_title_frame
 from workers.threads.corrections import answered, reopen_corrected
 from workers.threads.summary import about_topic, closing_sentence, follow_claims
-from workers.threads.topics import _CJK, PhraseMemory, Topic, track
+from workers.threads.topics import PhraseMemory, Topic, track
 from workers.threads.waits import end_waits
 
 MAX_THREAD_DECISIONS: Final = 20
@@ -284,7 +284,7 @@ def _reference(title: str, lowered: str, definite: frozenset[str]) -> tuple[int,
     or a word ending on an English "'s" ("Jon's investors"), (1, 0) when it says it otherwise, (0,
     0) when it names the thread without saying its title as a phrase, or its title is CJK (written
     without spaces or articles): the first occurrence."""
-    if not title.isascii() and _CJK.search(title):  # no spaces, no articles: nothing to read
+    if not title.isascii() and CJK.search(title):  # no spaces, no articles: nothing to read
         return 0, 0
     title = title.lower()
     at = lowered.find(title)

@@ -22,6 +22,7 @@ said nothing about any thread (issue 18). Here:
 from __future__ import annotations
 
 import functools
+import operator
 import re
 from typing import Final
 
@@ -85,11 +86,11 @@ def closing_sentence(text: MatchText, patterns: PatternSet) -> str:
 def follow_claims(threads: list[Thread], original: str, sender: str | None) -> list[Thread]:
     """Threads whose ``about`` states a fact this message states otherwise, about that
     sentence now (see the module docstring); the others as they are."""
-    # the facts the threads state: a claim with a value ("… is Tuesday", "… runs on Postgres 14")
-    stated = {t.id: claim for t in threads if t.about and (claim := claim_of(t.about)) is not None and claim.value}
-    if not stated:
+    # the frames of the facts the threads state (a claim with a value: "… is Tuesday", "… runs on
+    # Postgres 14"), one cached look-up an about: every message asks of every thread
+    frames = [frame for frame in map(_fact_frame, map(_ABOUT, threads)) if frame is not None]
+    if not frames:
         return threads
-    frames = [_frame_words(t.about) for t in threads if t.id in stated]
     # only a sentence with all of a frame's words can state the same fact (a claim costs ~50 us
     # a sentence, and most messages state none of the threads' facts)
     said = [(sentence, claim) for sentence, claim in
@@ -98,6 +99,8 @@ def follow_claims(threads: list[Thread], original: str, sender: str | None) -> l
             if claim is not None]
     if not said:
         return threads
+    # the facts the threads state
+    stated = {t.id: claim for t in threads if t.about and (claim := claim_of(t.about)) is not None and claim.value}
     out = []
     for thread in threads:
         newer = next((sentence for sentence, claim in reversed(said) if conflicts(claim, stated.get(thread.id))),
@@ -105,6 +108,17 @@ def follow_claims(threads: list[Thread], original: str, sender: str | None) -> l
         about = clip_words(_sentence_case(tidy(newer)), ABOUT_CHARS) if newer is not None else None
         out.append(thread if about is None else msgspec.structs.replace(thread, about=about))
     return out
+
+
+_ABOUT: Final = operator.attrgetter("about")
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _fact_frame(about: str) -> frozenset[str] | None:
+    """The frame words (``_frame_words``) of the fact ``about`` states with a value, or None
+    when it states none."""
+    claim = claim_of(about) if about else None
+    return _frame_words(about) if claim is not None and claim.value else None
 
 
 _WORDS = re.compile(r"\w+")

@@ -290,3 +290,37 @@ def test_a_familys_flags_answer_as_its_patterns_pre_checks() -> None:
             assert family.candidates(text) == expected
             flagged += sum(flags)
     assert flagged > len(texts)  # (the patterns were asked about texts they may match)
+
+
+def test_the_signal_families_share_one_scan_that_answers_as_their_trigger_scans() -> None:
+    """The signal patterns' families (corrections, questions, praise … of every signal pack) are
+    given one scan of their own (``patterns.share_scan``): each family's pre-check and each
+    pattern's answer what ``in`` tests of their triggers answer, on the bench's messages, on every
+    trigger spelled out and on texts too long to scan — and the pattern set's scan is not theirs."""
+    import msgspec
+
+    from schemas.events import MessageEvent
+    from workers.bench.events import backlog
+    from workers.conversation.patterns import prepare_text
+    from workers.conversation.signal_languages import SIGNAL_PACKS
+    from workers.conversation.signal_patterns import get_signal_patterns
+
+    decode = msgspec.json.Decoder(MessageEvent).decode
+    texts = [prepare_text(decode(e.data).content) for e in backlog(2000, 50) if e.kind == "msg"]
+    signals = get_signal_patterns(tuple(SIGNAL_PACKS))
+    families = [f for f in (getattr(signals, name) for name in signals.__dataclass_fields__) if isinstance(f, Family)]
+    scans = {id(f._scan) for f in families} | {id(p._scan) for f in families for p in f}
+    assert len(scans) == 1 and families[0]._scan is not None
+    assert families[0]._scan is not get_patterns(tuple(PACKS)).decision._scan
+    triggers = [prepare_text(t) for f in families for p in f for t in p.scan_triggers or ()]
+    longs = [prepare_text(" ".join([t.original] * (SCAN_CHARS // len(t.original) + 1))) for t in texts[:10]]
+    held = 0
+    for text in [*texts, *triggers, *longs]:
+        for family in families:
+            expected = _family_may_match_by_scans(family, text.lowered, text.original)
+            assert family.may_match(text) == expected, text
+            held += expected
+            assert family.flags(text) == [
+                p.triggers is None or any(t in p.subject(text) for t in (
+                    p.scan_triggers if LiteralScan.covers(text.lowered) else p.triggers) or ()) for p in family]
+    assert held > len(texts)
