@@ -54,8 +54,11 @@ def extract_signals(text: str | MatchText, patterns: PatternSet) -> Signals:
     mt = _as_match_text(text)
     decisions = tuple(find_decisions(mt, patterns))
     closes = patterns.closes(mt)  # (not how many: the first close word found is enough)
-    waits = tuple(w for m in iter_matches(patterns.wait, mt) if (w := wait_text(mt, m)))
-    topics = tuple(topic for _, topic in cue_topics(mt, patterns))
+    # (most messages have no wait or topic cue: the family's pre-check, the scan's answer, says so
+    # before a generator is made for each)
+    waits = tuple(w for m in iter_matches(patterns.wait, mt) if (w := wait_text(mt, m))) \
+        if patterns.wait.may_match(mt) else ()
+    topics = tuple(topic for _, topic in cue_topics(mt, patterns)) if patterns.topic.may_match(mt) else ()
     return Signals(decisions, closes, waits, topics)
 
 
@@ -305,3 +308,22 @@ def matches_title(title: str, words: Words, min_overlap: int = 2, one_word: bool
             if hits >= need:
                 return True
     return False
+
+
+def may_name(titles: tuple[str, ...], lowered: str) -> bool:
+    """False when ``matches_title`` (any overlap) is False for each of ``titles`` on a text
+    lowered to ``lowered``: none of their words (a CJK title: itself) is even a substring of it.
+    One look-up of all the titles' words (cached per tuple of titles) and ``in`` tests in C,
+    where each title was matched in turn; a message names none of its open threads two times in three."""
+    return any(map(lowered.__contains__, _titles_words(titles)))
+
+
+@lru_cache(maxsize=1024)
+def _titles_words(titles: tuple[str, ...]) -> tuple[str, ...]:
+    # what ``matches_title`` asks ``Words.has`` (a word, or a hyphenated word's parts) or looks
+    # for whole: each is a substring of the text when it is asked true
+    literals: list[str] = []
+    for title in titles:
+        whole, terms = _title_match(title)
+        literals += [whole] if whole is not None else [w for term, parts in terms for w in (term, *parts)]
+    return tuple(dict.fromkeys(literals))

@@ -58,6 +58,7 @@ from workers.conversation.signals import (
     extract_signals,
     is_noise_topic,
     matches_title,
+    may_name,
     words_of,
 )
 from workers.conversation.statements import DecisionText
@@ -266,13 +267,22 @@ def _apply_signals(
         threads = _close_matching(threads, words, ts, text, patterns, also)
     threads = _append_decisions(threads, signals.decisions, ts)
     # the open threads the message names (decisions above are matched by their own sentence)
-    named = {t.id for t in threads if t.status == "open" and matches_title(t.title, words)}
+    named = _named(threads, words)
     threads = follow_claims(threads, text.original, event.sender or event.role)  # one value of a fact
     if signals.waits:
         threads = _set_waiting(threads, signals.waits[-1], named, event)
     if mood != "neutral":
         threads = _set_mood(threads, mood, named, text, patterns)
     return _touch_named(threads, named, ts, text.lowered, patterns.definite)
+
+
+def _named(threads: list[Thread], words: Words) -> set[str]:
+    """The ids of the open threads the message names (``matches_title``): none at once when no
+    word of their titles is even a substring of it (``signals.may_name``)."""
+    titles = tuple([t.title for t in threads if t.status == "open"])
+    if not titles or not may_name(titles, words.lowered):
+        return set()
+    return {t.id for t in threads if t.status == "open" and matches_title(t.title, words)}
 
 
 _QUOTE_S: Final = ("'s", "’s")

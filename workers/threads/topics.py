@@ -408,18 +408,19 @@ def track(recent: Sequence[RecentMessage], seen: PhraseMemory, ordinal: int, ori
     window_messages = [*recent[-(WINDOW - 1):], here]
     phrases = phrases_of(lowered[:HEAD_CHARS], stopwords)
     returns, back = returned(seen.returns, list(phrases), ordinal)
-    unchanged = Update(window_messages, list(seen.settled), [], seen.heard, returns)
+    # (the settled phrases unchanged are the document's list itself: documents are values, and
+    # ``_decide`` appends to a copy)
+    settled = seen.settled if isinstance(seen.settled, list) else list(seen.settled)
+    unchanged = Update(window_messages, settled, [], seen.heard, returns)
     if len(window_messages) < MIN_MENTIONS or not phrases:
         return unchanged
-    # one lower-cased string of the earlier messages: one substring search per phrase (a
-    # phrase is made of words, never of NUL, so no match spans two messages)
+    # one lower-cased string of the earlier messages: one substring search per phrase not settled
+    # (a phrase is made of words, never of NUL, so no match spans two messages)
     earlier = [_lower(m.text) for m in window_messages[:-1]]
     joined = "\x00".join(earlier)
     back_set = set(back)
-    candidates = [k for k in phrases if k in back_set or k in joined]
-    if candidates and seen.settled:
-        done = set(seen.settled)
-        candidates = [k for k in candidates if k not in done]
+    done = _settled_set(settled)
+    candidates = [k for k in phrases if k not in done and (k in back_set or k in joined)]
     if not candidates:
         return unchanged
     window = Window(window_messages, [*earlier, lowered[:HEAD_CHARS]])
@@ -428,6 +429,19 @@ def track(recent: Sequence[RecentMessage], seen: PhraseMemory, ordinal: int, ori
     update = _decide(sorted(candidates, key=lambda k: (-k.count(" "), lowered.find(k))), ctx, list(seen.settled),
                      dict(seen.heard))
     return update._replace(returns=returns)
+
+
+_last_settled: list[tuple[list[str], frozenset[str]]] = []  # at most one: (a document's settled list, its set)
+
+
+def _settled_set(settled: list[str]) -> frozenset[str]:
+    """The phrases of ``settled`` as a set: the last list's is kept (compared by identity: the
+    list a document carries on unchanged until a phrase settles, never changed in place)."""
+    if _last_settled and _last_settled[0][0] is settled:
+        return _last_settled[0][1]
+    done = frozenset(settled)
+    _last_settled[:] = [(settled, done)]
+    return done
 
 
 def _again(heard: dict[str, int], key: str, mentions: list[Mention]) -> bool:

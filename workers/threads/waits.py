@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from functools import lru_cache
-from typing import Final
+from typing import Final, NamedTuple
 
 import msgspec
 
@@ -81,6 +81,20 @@ def awaited_words(thread: Thread, patterns: PatternSet) -> frozenset[str]:
 def _awaited(waiting_for: str, title: str, stopwords: frozenset[str]) -> frozenset[str]:
     ignored = stopwords | _CUE_WORDS | title_terms(title)
     return _stems(frozenset(w for w in words_of(waiting_for.removesuffix("…")).tokens if w not in ignored))
+
+
+class _Wait(NamedTuple):
+    awaited: frozenset[str]  # ``awaited_words``
+    cut_stems: tuple[str, ...]  # each less its last letter: a substring of every word it stems
+    second_person: bool  # ``names_second_person``
+
+
+@lru_cache(maxsize=4096)
+def _wait_of(waiting_for: str, title: str, stopwords: frozenset[str]) -> _Wait:
+    """What a thread's wait is, worked out once per wait (a waiting thread is looked at on every
+    message until its wait ends)."""
+    awaited = _awaited(waiting_for, title, stopwords)
+    return _Wait(awaited, tuple(w[:-1] for w in awaited), names_second_person(waiting_for))
 
 
 @lru_cache(maxsize=4096)
@@ -146,22 +160,25 @@ def end_waits(threads: list[Thread], text: MatchText, event: MessageEvent, patte
               recent: Sequence[RecentMessage], closes: bool) -> list[Thread]:
     """The threads with the waits this message ends cleared (see the module doc);
     ``closes`` is the message's ``Signals.closes`` (its close words are not looked for again)."""
-    waiting = [t for t in threads if t.status == "open" and t.waiting_for]
+    stopwords = patterns.stopwords
+    # each waiting thread with what its wait is (``_wait_of``, one cached look-up a thread)
+    waiting = [(t, _wait_of(t.waiting_for or "", t.title, stopwords)) for t in threads
+               if t.status == "open" and t.waiting_for]
     if not waiting:
         return threads
     # a sentence can name what a thread waits for only if the text holds a stem of it (a
     # stem less its last letter is in every word it stems: "repl" of "reply" in "replied")
-    lowered = text.lowered
-    named_somewhere = any(w[:-1] in lowered for t in waiting for w in awaited_words(t, patterns))
+    holds = text.lowered.__contains__
+    named_somewhere = any(any(map(holds, wait.cut_stems)) for _, wait in waiting)
     arrivals = _arrivals(text, patterns, closes) if named_somewhere else []
-    if not arrivals and not any(names_second_person(t.waiting_for or "") for t in waiting):
+    if not arrivals and not any(wait.second_person for _, wait in waiting):
         return threads
     words: Words = words_of(text)
     asks = text.original.rstrip()[-1:] in _QUESTION
     ended = set()
-    for t in waiting:
+    for t, wait in waiting:
         named = matches_title(t.title, words)
-        if _arrived(awaited_words(t, patterns), arrivals, named) or (named and _answered(t, recent, event, asks)):
+        if _arrived(wait.awaited, arrivals, named) or (named and _answered(t, recent, event, asks)):
             ended.add(t.id)
     if not ended:
         return threads
