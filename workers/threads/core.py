@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime, timedelta
+from operator import attrgetter, is_
 from typing import Final
 
 import msgspec
@@ -73,6 +74,7 @@ MAX_THREAD_DECISIONS: Final = 20
 SNIPPET_CHARS: Final = 160  # decisions and waiting_for are cut to this (between words, "…")
 
 _replace = msgspec.structs.replace
+_LAST_ACTIVITY: Final = attrgetter("last_activity")
 
 
 def empty_threads_doc(ts: datetime) -> ThreadsDoc:
@@ -85,8 +87,15 @@ def infer_priority(text: str, patterns: PatternSet) -> Priority:
 
 
 def _is_known(threads: list[Thread], topic: str) -> bool:
+    """A thread's title is the topic, or shares two of its words with it:
+    the titles compared in C, and their words (``matches_title``, two of them) looked for only
+    when one is even a substring of the topic (``signals.may_name``)."""
+    titles = tuple([t.title for t in threads])
+    if topic.lower() in map(str.lower, titles):
+        return True
     topic_words = words_of(topic)
-    return any(_known_matches(t, topic, topic_words) for t in threads)
+    return may_name(titles, topic_words.lowered) and any(
+        matches_title(title, topic_words, one_word=False) for title in titles)
 
 
 def _new_thread(thread_id: str, title: str, about: str, event: MessageEvent, mood: Mood,
@@ -105,10 +114,6 @@ def _new_thread(thread_id: str, title: str, about: str, event: MessageEvent, moo
         channel=event.channel,
         about=about,
     )
-
-
-def _known_matches(thread: Thread, topic: str, topic_words: Words) -> bool:
-    return thread.title.lower() == topic.lower() or matches_title(thread.title, topic_words, one_word=False)
 
 
 def _open_threads_for_topics(
@@ -155,6 +160,8 @@ def _summarised(threads: list[Thread], before: list[Thread]) -> list[Thread]:
     """Threads this message changed, with their summary recomposed. The message keeps the
     order of ``before`` and appends new threads, so a position compares old and new."""
     n = len(before)
+    if len(threads) == n and all(map(is_, threads, before)):  # (most messages change no thread)
+        return threads
     return [t if i < n and before[i] is t else _replace(t, summary=compose_summary(t)) for i, t in enumerate(threads)]
 
 
@@ -235,6 +242,8 @@ def prune_and_cap(threads: list[Thread], settings: ThreadsSettings, now: datetim
     survivors keep their order.
     """
     cutoff = now - timedelta(days=settings.prune_days)
+    if len(threads) <= settings.max_threads and min(map(_LAST_ACTIVITY, threads), default=cutoff) >= cutoff:
+        return threads  # none idle that long, none over the cap: as they are (compared in C)
     kept = [t for t in threads if not (t.status == "closed" and t.last_activity < cutoff)]
     excess = len(kept) - settings.max_threads
     if excess <= 0:
