@@ -128,6 +128,13 @@ class LiteralScan:
         """Whether ``subject`` is scanned (``found``), or checked family by family."""
         return len(subject) <= SCAN_CHARS
 
+    def kept(self, subject: str, lowered: bool) -> frozenset[str] | None:
+        """The literals ``subject`` contains when it is the last text of its copy ``found`` read
+        (compared by identity), else None: a question that may be asked of other texts too
+        (``PatternSet.is_high_impact``) reads the answer without making the scan forget the message's."""
+        last = self._found[lowered]
+        return last[1] if last is not None and last[0] is subject else None
+
     def found(self, subject: str, lowered: bool) -> frozenset[str]:
         """The literals ``subject`` contains (a text ``covers`` accepts)."""
         last = self._found[lowered]
@@ -421,6 +428,10 @@ class PatternSet:
     definite: frozenset[str] = frozenset()
     ongoing: re.Pattern[str] | None = None
     recap: re.Pattern[str] | None = None  # a decision recalled, on the lowered clause before its cue
+    # the high-impact keywords as a set, for the scan's answer (``is_high_impact``); the scan
+    # reads them too (``_with_scan``)
+    _impact: frozenset[str] = field(default=frozenset(), init=False, repr=False, compare=False)
+    _scan: LiteralScan | None = field(default=None, init=False, repr=False, compare=False)
 
     def closes(self, text: MatchText) -> bool:
         """Some close pattern matches ``text`` other than negated ("in review, not closed",
@@ -471,8 +482,15 @@ class PatternSet:
             lowered, max(0, pos - MOOD_NEGATION_REACH), pos) is not None
 
     def is_high_impact(self, lowered: str) -> bool:
-        """True when lower-cased text contains a high-impact keyword (a substring, as in the reference)."""
-        return self.high_impact is not None and self.high_impact.search(lowered) is not None
+        """True when lower-cased text contains a high-impact keyword (a substring, as in the reference).
+        Of the message the scan has just read (a ``MatchText``'s lowered copy: the families asked
+        first), its answer says it; of another text, one regex search."""
+        if self.high_impact is None:
+            return False
+        found = self._scan.kept(lowered, True) if self._scan is not None and self._impact else None
+        if found is not None:
+            return not found.isdisjoint(self._impact)
+        return self.high_impact.search(lowered) is not None
 
 
 def iter_matches(family: Family, text: MatchText) -> Iterator[re.Match[str]]:
@@ -537,21 +555,27 @@ def _with_scan(patterns: PatternSet) -> PatternSet:
     reasons = patterns.reasons
     markers = [m for m in (reasons.reason, reasons.reason_kept, reasons.reason_before, reasons.consequence,
                            patterns.proposal) if m is not None]
-    share_scan(families, markers)
+    keywords = frozenset(patterns.high_impact_keywords)
+    scan = share_scan(families, markers, () if "" in keywords else keywords)
+    if scan is not None and "" not in keywords:
+        object.__setattr__(patterns, "_impact", keywords)
+        object.__setattr__(patterns, "_scan", scan)
     return patterns
 
 
-def share_scan(families: Iterable[Family], markers: Iterable[Pattern] = ()) -> LiteralScan | None:
+def share_scan(families: Iterable[Family], markers: Iterable[Pattern] = (), lowered: Iterable[str] = ()
+               ) -> LiteralScan | None:
     """One ``LiteralScan`` of the triggers of ``families`` and ``markers``, given to each family
     and pattern of them — not when a pattern has an empty trigger, which every text holds (none
     has one): then each keeps its own checks. A registry's families share one (the pattern set's,
-    the signal patterns'), so a message is read once for all of a registry's questions."""
+    the signal patterns'), so a message is read once for all of a registry's questions. The scan
+    also reads ``lowered``'s literals on the lowered copy (a question of the registry's own)."""
     listed = list(families)
     members = [*(p for f in listed for p in f), *markers]
     if any("" in (p.scan_triggers or ()) for p in members):
         return None
     scan = LiteralScan((t for p in members if not p.lowered for t in p.scan_triggers or ()),
-                       (t for p in members if p.lowered for t in p.scan_triggers or ()))
+                       chain((t for p in members if p.lowered for t in p.scan_triggers or ()), lowered))
     for part in (*listed, *members):
         object.__setattr__(part, "_scan", scan)
     return scan

@@ -324,3 +324,33 @@ def test_the_signal_families_share_one_scan_that_answers_as_their_trigger_scans(
                 p.triggers is None or any(t in p.subject(text) for t in (
                     p.scan_triggers if LiteralScan.covers(text.lowered) else p.triggers) or ()) for p in family]
     assert held > len(texts)
+
+
+def test_is_high_impact_answers_from_the_scan_as_its_regex_does() -> None:
+    """The high-impact keywords are read by the pattern set's scan: of the text the scan has just
+    read, ``is_high_impact`` answers from it what the keywords' regex answers — on the bench's
+    messages and every keyword, in every language — and of any other text (a title, a text too
+    long to scan) by the regex, without making the scan forget the message it read."""
+    import msgspec
+
+    from schemas.events import MessageEvent
+    from workers.bench.events import backlog
+    from workers.conversation.patterns import prepare_text
+
+    decode = msgspec.json.Decoder(MessageEvent).decode
+    patterns = get_patterns(tuple(PACKS))
+    assert patterns.high_impact is not None and patterns._scan is patterns.decision._scan is not None
+    texts = [prepare_text(decode(e.data).content) for e in backlog(2000, 50) if e.kind == "msg"]
+    texts += [prepare_text(f"so the {k} is next") for k in patterns.high_impact_keywords]
+    texts += [prepare_text("x" * SCAN_CHARS + " " + patterns.high_impact_keywords[0])]
+    scanned = high = 0
+    for text in texts:
+        patterns.decision.may_match(text)  # (the core's first question: the scan reads the message)
+        expected = patterns.high_impact.search(text.lowered) is not None
+        scanned += patterns._scan.kept(text.lowered, True) is not None
+        assert patterns.is_high_impact(text.lowered) == expected, text
+        title = text.original[:30].lower()
+        assert patterns.is_high_impact(title) == (patterns.high_impact.search(title) is not None)
+        assert patterns._scan.kept(text.lowered, True) is not None or not LiteralScan.covers(text.lowered)
+        high += expected
+    assert scanned == len(texts) - 1 and 0 < high < len(texts)
