@@ -315,13 +315,14 @@ def may_name(titles: tuple[str, ...], lowered: str) -> bool:
     lowered to ``lowered``: none of their words (a CJK title: itself) is even a substring of it.
     One look-up of all the titles' words (cached per tuple of titles) and ``in`` tests in C,
     where each title was matched in turn; a message names none of its open threads two times in three."""
-    return any(map(lowered.__contains__, _titles_words(titles)))
+    return any(map(lowered.__contains__, title_substrings(titles)))
 
 
 @lru_cache(maxsize=1024)
-def _titles_words(titles: tuple[str, ...]) -> tuple[str, ...]:
-    # what ``matches_title`` asks ``Words.has`` (a word, or a hyphenated word's parts) or looks
-    # for whole: each is a substring of the text when it is asked true
+def title_substrings(titles: tuple[str, ...]) -> tuple[str, ...]:
+    """What ``matches_title`` asks ``Words.has`` of ``titles`` (a word, or a hyphenated word's
+    parts) or looks for whole (a CJK title): one of them is a substring of a text that any of
+    the titles matches (``may_name``)."""
     literals: list[str] = []
     for title in titles:
         whole, terms = _title_match(title)

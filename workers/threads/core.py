@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime, timedelta
+from functools import lru_cache
 from operator import attrgetter, is_
 from typing import Final
 
@@ -60,6 +61,7 @@ from workers.conversation.signals import (
     is_noise_topic,
     matches_title,
     may_name,
+    title_substrings,
     words_of,
 )
 from workers.conversation.statements import DecisionText
@@ -75,6 +77,8 @@ SNIPPET_CHARS: Final = 160  # decisions and waiting_for are cut to this (between
 
 _replace = msgspec.structs.replace
 _LAST_ACTIVITY: Final = attrgetter("last_activity")
+_TITLE: Final = attrgetter("title")
+_STATUS: Final = attrgetter("status")
 
 
 def empty_threads_doc(ts: datetime) -> ThreadsDoc:
@@ -287,11 +291,19 @@ def _apply_signals(
 
 def _named(threads: list[Thread], words: Words) -> set[str]:
     """The ids of the open threads the message names (``matches_title``): none at once when no
-    word of their titles is even a substring of it (``signals.may_name``)."""
-    titles = tuple([t.title for t in threads if t.status == "open"])
-    if not titles or not may_name(titles, words.lowered):
+    word of their titles is even a substring of it (``signals.may_name``; the open titles' words
+    cached per list of titles and statuses, both read in C)."""
+    if not threads:
+        return set()
+    said = _open_title_substrings(tuple(map(_TITLE, threads)), tuple(map(_STATUS, threads)))
+    if not any(map(words.lowered.__contains__, said)):
         return set()
     return {t.id for t in threads if t.status == "open" and matches_title(t.title, words)}
+
+
+@lru_cache(maxsize=1024)
+def _open_title_substrings(titles: tuple[str, ...], statuses: tuple[str, ...]) -> tuple[str, ...]:
+    return title_substrings(tuple(title for title, status in zip(titles, statuses, strict=True) if status == "open"))
 
 
 _QUOTE_S: Final = ("'s", "’s")

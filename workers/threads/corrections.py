@@ -25,6 +25,7 @@ long message is not recognised, and a correction of it reopens nothing.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from operator import attrgetter
 
 import msgspec
 
@@ -38,6 +39,7 @@ from workers.threads.summary import ABOUT_CHARS, closing_sentence
 from workers.threads.topics import HEAD_CHARS
 
 _replace = msgspec.structs.replace
+_STATUS = attrgetter("status")
 
 
 def _earlier(recent: Sequence[RecentMessage], session: str) -> Iterator[RecentMessage]:
@@ -82,7 +84,7 @@ def _closed_by(message: RecentMessage, threads: list[Thread], patterns: PatternS
 def reopen_corrected(threads: list[Thread], recent: Sequence[RecentMessage], event: MessageEvent,
                      text: MatchText, patterns: PatternSet) -> list[Thread]:
     """``threads`` with those the agent's last turn closed and this user message corrects open again."""
-    if event.role != "user" or not any(t.status == "closed" for t in threads):
+    if event.role != "user" or "closed" not in map(_STATUS, threads):
         return threads
     signals = get_signal_patterns(patterns.languages)
     if not signals.is_correction(text, after_question=False):  # most messages correct nothing: known at once

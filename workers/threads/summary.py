@@ -87,8 +87,8 @@ def follow_claims(threads: list[Thread], original: str, sender: str | None) -> l
     """Threads whose ``about`` states a fact this message states otherwise, about that
     sentence now (see the module docstring); the others as they are."""
     # the frames of the facts the threads state (a claim with a value: "… is Tuesday", "… runs on
-    # Postgres 14"), one cached look-up an about: every message asks of every thread
-    frames = [frame for frame in map(_fact_frame, map(_ABOUT, threads)) if frame is not None]
+    # Postgres 14"): every message asks of every thread, one cached look-up of their abouts
+    frames = _fact_frames(tuple(map(_ABOUT, threads)))
     if not frames:
         return threads
     # only a sentence with all of a frame's words can state the same fact (a claim costs ~50 us
@@ -111,6 +111,13 @@ def follow_claims(threads: list[Thread], original: str, sender: str | None) -> l
 
 
 _ABOUT: Final = operator.attrgetter("about")
+
+
+@functools.lru_cache(maxsize=1 << 10)
+def _fact_frames(abouts: tuple[str, ...]) -> tuple[frozenset[str], ...]:
+    """The frames of the facts ``abouts`` state (``_fact_frame``), cached per tuple of abouts: a
+    thread list's abouts change only when a thread opens, closes or follows a claim."""
+    return tuple(frame for frame in map(_fact_frame, abouts) if frame is not None)
 
 
 @functools.lru_cache(maxsize=1 << 12)
