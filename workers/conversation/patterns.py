@@ -232,10 +232,13 @@ class Pattern:
         return found
 
     def find_all(self, subject: str) -> Iterator[re.Match[str]]:
-        """Every match in ``subject``, left to right (as ``re.Pattern.finditer``), triggers not checked."""
+        """Every match in ``subject``, left to right (as ``re.Pattern.finditer``), triggers not checked.
+        (Without a lead, ``finditer``'s own iterator: no generator between it and the caller.)"""
         if self.lead is None:
-            yield from self.regex.finditer(subject)
-            return
+            return self.regex.finditer(subject)
+        return self._find_all_led(subject)
+
+    def _find_all_led(self, subject: str) -> Iterator[re.Match[str]]:
         pos = 0
         while (found := self.find(subject, pos)) is not None:
             yield found

@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from operator import attrgetter
 from typing import Final, NamedTuple
 
 import msgspec
@@ -157,6 +158,9 @@ def phrases_of(lowered: str, stopwords: frozenset[str]) -> dict[str, int]:
     if run and (len(run) > 1 or "-" in run[0]):
         _grams(run, found)
     return found
+
+
+_TEXT: Final = attrgetter("text")
 
 
 @lru_cache(maxsize=4096)
@@ -416,7 +420,7 @@ def track(recent: Sequence[RecentMessage], seen: PhraseMemory, ordinal: int, ori
         return unchanged
     # one lower-cased string of the earlier messages: one substring search per phrase not settled
     # (a phrase is made of words, never of NUL, so no match spans two messages)
-    earlier = [_lower(m.text) for m in window_messages[:-1]]
+    earlier = list(map(_lower, map(_TEXT, window_messages[:-1])))
     joined = "\x00".join(earlier)
     back_set = set(back)
     done = _settled_set(settled)
