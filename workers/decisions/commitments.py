@@ -57,7 +57,7 @@ from zoneinfo import ZoneInfo
 
 import msgspec
 
-from schemas.docs import AgentTurn, AwaitingReply, Commitment, CommitmentsDoc, Integrity
+from schemas.docs import AgentTurn, AwaitingReply, Commitment, CommitmentsDoc, Integrity, Request
 from schemas.events import FeedbackEvent, MessageEvent
 from schemas.types import Role
 from shared.config import CommitmentsSettings
@@ -67,9 +67,11 @@ from workers.conversation.feedback import feedback_target
 from workers.conversation.ids import unique_id
 from workers.conversation.past import past_forms
 from workers.conversation.patterns import MatchText, PatternSet, prepare_text
-from workers.conversation.promises import Promise, find_delegated, find_promises, sentence_of
+from workers.conversation.promises import Promise, due_phrase, find_delegated, find_promises, sentence_of
+from workers.conversation.sentences import tidy
 from workers.conversation.signal_patterns import get_signal_patterns
 from workers.conversation.signals import Words, matches_title, message_topics, title_terms, words_of
+from workers.render import clip_words
 
 _replace = msgspec.structs.replace
 UTC_ZONE: Final = ZoneInfo("UTC")
@@ -490,11 +492,80 @@ def apply_message(
                                  created=event.ts, source_event=event.id, due=due,
                                  topic=_topic(promise, topics, patterns.stopwords), role=role, session=given),
                       promise))
+    accepted = _accepted(base, event, text, own, patterns)
+    if accepted is not None:  # the accepter's own task-less promise is the request's task
+        own_ids = {c.id for c, p in added[: len(own)]}
+        task, said_due = accepted
+        due = next((c.due for c, _ in added[: len(own)] if c.due is not None), None) \
+            or due_string(said_due, event.ts, tz)
+        added = [(c, p) for c, p in added if c.id not in own_ids]
+        commitment_id = unique_id(event.id, "commitment", len(promises), taken)
+        taken.add(commitment_id)
+        commitments = _with(commitments, Commitment(
+            id=commitment_id, who=speaker, what=task, status="open", created=event.ts, source_event=event.id,
+            due=due, role=event.role), patterns.stopwords)
     added = [(c, p) for c, p in added if _owed(c, patterns)]
     for commitment, _ in added:
         commitments = _with(commitments, commitment, patterns.stopwords)
     return _replace(_rebuilt(base, now, _cap(commitments, settings.max_commitments)), agent_turn=turn,
-                    awaiting=_awaiting(event, text, added, patterns))
+                    awaiting=_awaiting(event, text, added, patterns), request=_request(event, text, patterns))
+
+
+ACCEPTED_WORDS: Final = 6
+"""How many words an acceptance's first sentence says after its yes ("Yes, I will. Yes.", "Sure
+thing! I can give it to you tomorrow"): more, and the answer says its own task."""
+_ACCEPT_SENTENCE: Final = re.compile(r"[.!?;\n]")
+
+
+def _request(event: MessageEvent, text: MatchText, patterns: PatternSet) -> Request | None:
+    """The message's request to the one addressed ("could you send us a copy of your slides?"),
+    kept for the next message, which may accept it; its last, naming what it acts on. A message
+    without a request's words (``Pattern.may_match``) pays one literal scan."""
+    found = patterns.request
+    if found is None:
+        return None
+    subject = found.subject(text)
+    if not found.may_match(subject):
+        return None
+    last = None
+    for last in found.find_all(subject):  # noqa: B007 (the last one)
+        pass
+    if last is None:
+        return None
+    group = last.lastindex or 0  # the languages' sources are alternatives: the one that matched
+    what = tidy(text.original[last.start(group): last.end(group)]).rstrip("?？ ")
+    if not names_object(what, patterns):
+        return None
+    return Request(what=clip_words(what, MAX_REQUEST_CHARS), by=event.sender or event.role,
+                   session=event.session)
+
+
+MAX_REQUEST_CHARS: Final = 160
+
+
+def _accepted(base: CommitmentsDoc, event: MessageEvent, text: MatchText,
+              own: list[tuple[str, Role | None, Promise]], patterns: PatternSet) -> tuple[str, str | None] | None:
+    """The task of the message before when this one — another speaker's, in the same session —
+    accepts it: its first sentence opens on a first-person yes ("Yes, I will.", "Sure thing! I can
+    give it to you tomorrow", "Mach ich.") and says at most ``ACCEPTED_WORDS`` words after it, and
+    no promise of the message names its own object. A bare "yes" or "okay" accepts nothing: on
+    the development meetings it is the back-channel (issue 37, thirteenth round)."""
+    request, acceptance = base.request, patterns.acceptance
+    if request is None or acceptance is None or event.session != request.session \
+            or (event.sender or event.role) == request.by:
+        return None
+    lowered = text.lowered
+    start = len(lowered) - len(lowered.lstrip())
+    opened = acceptance.match(lowered, start)
+    if opened is None:
+        return None
+    after = opened.end() + len(lowered[opened.end():]) - len(lowered[opened.end():].lstrip(" ,.!"))
+    stop = _ACCEPT_SENTENCE.search(lowered, after)
+    end = stop.start() if stop else len(lowered)
+    if len(_TOKEN.findall(lowered[after:end])) > ACCEPTED_WORDS \
+            or any(names_object(p.what, patterns) for _, _, p in own):
+        return None
+    return request.what, due_phrase(text, patterns, start, end)
 
 
 def asked(commitment: Commitment) -> bool:
