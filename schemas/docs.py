@@ -184,12 +184,12 @@ class AwaitingReply(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tru
 
 
 class Request(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """The latest message's request to the one addressed ("could you send us a copy of your
-    slides?"), for the answer that accepts it ("Yes, I will."): beyond the contract (readers
-    ignore it). The task is said only here; the accepter's commitment takes it (issue 37,
-    thirteenth round)."""
+    """The latest message, when it may ask something of the one addressed ("could you send us a
+    copy of your slides?"), for the answer that accepts it ("Yes, I will."): beyond the contract
+    (readers ignore it). The task is said only there; it is read from ``said`` only when an
+    answer accepts it, and the accepter's commitment takes it (issue 37, thirteenth round)."""
 
-    what: str
+    said: str  # the message's last REQUEST_CHARS characters
     by: str = ""  # its sender (or role): a speaker does not accept their own request
     session: str = ""
 

@@ -413,7 +413,7 @@ EN: Final = LanguagePack(
               r"i['’]d suggest (?:that\s+)?(?:we\s+)?|my suggestion is (?:to\s+|that we\s+)?|"
               r"(?:let's|let’s|lets) (?!do (?:it|"
               r"that|this)\b|go for it\b|talk\b|discuss\b|get back\b|go back\b))([^.!?\n]{4,160})",),
-    request=(r"\b(?:can|could|would|will) you(?: please)?\s+(?!(?:mind|like|be|say|see|hear|repeat|go|"
+    request=(r"\b(?:can you|could you|would you|will you)(?: please)?\s+(?!(?:mind|like|be|say|see|hear|repeat|go|"
              r"tell me|imagine|believe|explain|give us a|guess)\b)([a-z][^.!?\n]{6,160})",),
     acceptance=(r"(?:(?:yes|yeah|yep|okay|ok|sure thing|of course|certainly|no problem|good idea|"
                 r"great idea)[,.!]*\s*)*(?:i will|i['’]ll|i can|will do|sure)\b",),

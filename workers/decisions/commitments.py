@@ -50,7 +50,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from datetime import datetime
 from typing import Final, NamedTuple
 from zoneinfo import ZoneInfo
@@ -518,29 +518,39 @@ _ACCEPT_SENTENCE: Final = re.compile(r"[.!?;\n]")
 
 
 def _request(event: MessageEvent, text: MatchText, patterns: PatternSet) -> Request | None:
-    """The message's request to the one addressed ("could you send us a copy of your slides?"),
-    kept for the next message, which may accept it; its last, naming what it acts on. A message
-    without a request's words (``Pattern.may_match``) pays one literal scan."""
+    """The message, kept for the next one, when it may ask something of the one addressed: it
+    holds a request's words ("could you", "kannst du" …; ``Pattern.may_match``, one literal scan
+    shared with the other patterns). The task is read only when the answer accepts it
+    (``_accepted``), as a proposal's is (``workers.decisions.core._proposal``)."""
+    found = patterns.request
+    if found is None or not found.may_match(found.subject(text)):
+        return None
+    return Request(said=text.original[-REQUEST_CHARS:], by=event.sender or event.role, session=event.session)
+
+
+REQUEST_CHARS: Final = 2000
+"""How much of a message (its end) is kept for the answer that may accept what it asks."""
+
+
+def asked_task(said: str, patterns: PatternSet) -> str | None:
+    """What a message asks of the one addressed ("Would you mind, at the end, could you send us a
+    copy of your slides?" → "send us a copy of your slides"): its last request, when the task
+    names what it acts on (``names_object``: "can you do that?" asks nothing a reader could
+    owe)."""
     found = patterns.request
     if found is None:
         return None
-    subject = found.subject(text)
-    if not found.may_match(subject):
+    text = prepare_text(said)
+    last = deque(found.finditer(text), maxlen=1)
+    if not last:
         return None
-    last = None
-    for last in found.find_all(subject):  # noqa: B007 (the last one)
-        pass
-    if last is None:
-        return None
-    group = last.lastindex or 0  # the languages' sources are alternatives: the one that matched
-    what = tidy(text.original[last.start(group): last.end(group)]).rstrip("?？ ")
-    if not names_object(what, patterns):
-        return None
-    return Request(what=clip_words(what, MAX_REQUEST_CHARS), by=event.sender or event.role,
-                   session=event.session)
+    match = last[0]
+    group = match.lastindex or 0  # the languages' sources are alternatives: the one that matched
+    what = tidy(text.original[match.start(group): match.end(group)]).rstrip("?？ ")
+    return clip_words(what, MAX_TASK_CHARS) if names_object(what, patterns) else None
 
 
-MAX_REQUEST_CHARS: Final = 160
+MAX_TASK_CHARS: Final = 160
 
 
 def _accepted(base: CommitmentsDoc, event: MessageEvent, text: MatchText,
@@ -565,7 +575,9 @@ def _accepted(base: CommitmentsDoc, event: MessageEvent, text: MatchText,
     if len(_TOKEN.findall(lowered[after:end])) > ACCEPTED_WORDS \
             or any(names_object(p.what, patterns) for _, _, p in own):
         return None
-    return request.what, due_phrase(text, patterns, start, end)
+    said_due = due_phrase(text, patterns, start, end)  # (before ``asked_task`` prepares another text)
+    task = asked_task(request.said, patterns)
+    return (task, said_due) if task is not None else None
 
 
 def asked(commitment: Commitment) -> bool:

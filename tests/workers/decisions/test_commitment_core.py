@@ -770,7 +770,7 @@ def test_an_accepted_request_is_the_accepters_commitment_said_only_in_the_reques
     accepter's, though the answer names nothing."""
     doc = say(None, "Would you mind, at the end of the meeting could you send us a copy of your slides?",
               sender="Industrial Designer")
-    assert doc.request is not None and doc.commitments == []
+    assert doc.request is not None and doc.commitments == []  # (the task is read on acceptance)
     doc = say(doc, "Yes, I will. Yes.", 1, sender="Project Manager")
     assert _tasks(doc) == [("Project Manager", "send us a copy of your slides", None)]
     assert doc.request is None
@@ -802,10 +802,15 @@ def test_an_acceptance_with_a_day_owes_the_request_that_day() -> None:
     assert _tasks(doc) == [("Nate", "give me the recipe for that coconut ice cream", "2026-02-18")]
 
 
-def test_a_request_that_names_nothing_it_acts_on_is_kept_for_nobody() -> None:
+def test_a_request_that_names_nothing_it_acts_on_commits_nobody() -> None:
     doc = say(None, "Can you do that?", sender="Project Manager")
-    assert doc.request is None
     assert say(doc, "Yes, I will.", 1, sender="Marketing").commitments == []
+
+
+def test_a_message_without_a_request_keeps_none() -> None:
+    """Only a message with a request's words is kept for its answer: most pay one literal scan."""
+    assert say(None, "I think the budget is fine.", sender="Marketing").request is None
+    assert say(None, "Could you send the report?", sender="Marketing").request is not None
 
 
 @pytest.mark.parametrize(("asked", "answer", "task"), [
