@@ -817,6 +817,9 @@ def test_a_message_without_a_request_keeps_none() -> None:
     ("Kannst du die Folien an alle schicken?", "Ja, mach ich.", "die folien an alle schicken"),
     ("Pourrais-tu envoyer le rapport de marché ?", "Oui, je m'en occupe.", "envoyer le rapport de marché"),
     ("¿Puedes enviar el informe de mercado?", "Claro, lo haré.", "enviar el informe de mercado"),
+    ("Potresti mandare il rapporto di mercato?", "Sì, lo faccio.", "mandare il rapporto di mercato"),
+    ("Você pode enviar o relatório de mercado?", "Claro, eu faço.", "enviar o relatório de mercado"),
+    ("Можешь отправить отчёт по рынку?", "Да, сделаю.", "отправить отчёт по рынку"),
 ])
 def test_the_other_packs_accept_a_request_alike(asked: str, answer: str, task: str) -> None:
     doc = apply_message(None, message(asked, sender="A"), SETTINGS, ALL)
