@@ -198,10 +198,20 @@ def _function_words() -> frozenset[str]:
     return frozenset(w.casefold() for pack in PACKS.values() for w in pack.stopwords)
 
 
+_UNSPACED: Final = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]{2,}")  # kana, CJK ideographs, Hangul
+
+
 def _content_words(text: str) -> frozenset[str]:
+    """A text's content words: letters-only words of three or more letters but every pack's
+    function words; in Japanese, Chinese and Korean, whose words no space parts (or whose nouns
+    take particles), every pair of adjacent characters ("ドイツ語を" — "ドイツ語": "ドイ", "イツ", "ツ語")."""
+    text = text[:MAX_REPLY_CHARS]
     stop = _function_words()
-    return frozenset(w for w in (m.group().casefold() for m in _WORD.finditer(text[:MAX_REPLY_CHARS]))
-                     if w not in stop)
+    found = {w for w in (m.group().casefold() for m in _WORD.finditer(text)) if w not in stop}
+    for m in _UNSPACED.finditer(text):
+        run = m.group()
+        found.update(run[i:i + 2] for i in range(len(run) - 1))
+    return frozenset(found)
 
 
 MAX_REPLY_CHARS: Final = 4000

@@ -89,3 +89,13 @@ def test_the_rule_is_deterministic_and_replays_byte_identical() -> None:
     turns: list[tuple[str | None, str]] = [("Ana", "I'm allergic to cats."), ("Ben", "Oh no."),
                                            ("Ben", "I'm into chess."), ("Ana", "Chess is fun!")]
     assert msgspec.json.encode(talk(turns)) == msgspec.json.encode(talk(turns))
+
+
+def test_a_reply_in_japanese_takes_up_by_its_characters() -> None:
+    """Words no space parts: a reply takes a statement up by a pair of its characters."""
+    from workers.knowledge.core import _content_words, _takes_up
+
+    assert _takes_up(_content_words("ドイツ語"), _content_words("ドイツ語を勉強しているんですね！"))
+    assert not _takes_up(_content_words("ドイツ語"), _content_words("そうなんだ。"))
+    assert _takes_up(_content_words("Deutsch"), _content_words("Oh, Deutsch ist schwer!"))
+    assert not _takes_up(_content_words("Katzen"), _content_words("Oh nein, das ist schade."))
