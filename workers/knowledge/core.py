@@ -154,7 +154,8 @@ def _replied(doc: KnowledgeDoc, event: MessageEvent, text: str, new: list[str], 
     """What a person said of themselves, judged by the reply (issue 37, thirteenth round): a
     self-statement waits for the next speaker (``awaiting_reply``). Said to the agent (its next
     message is the assistant's) it stands as before. Said to another person it is ``taken_up``
-    when their reply shares a content word with it ("I'm learning German now" — "Wow, German!"),
+    when their reply shares a content word with it (``_fact_words``: "I'm learning German now" —
+    "Wow, German!"; "Lost my job as a banker yesterday" — "Sorry about your job"),
     else ``unanswered``; said again later by anyone's statement, an unanswered one is taken up.
     Known Facts shows none of the unanswered and a few of the taken up (``briefing.showable``);
     the document keeps them all. A person's next message of their own leaves it waiting; a
@@ -173,7 +174,7 @@ def _replied(doc: KnowledgeDoc, event: MessageEvent, text: str, new: list[str], 
             if event.role != "assistant":  # another person answers: what their reply takes up, and not
                 reply = _content_words(text)
                 answered = [i for i in awaiting if i in here]
-                up = [_takes_up(_content_words(here[i].object), reply) for i in answered]
+                up = [_takes_up(_fact_words(here[i]), reply) for i in answered]
                 taken = [*taken, *(i for i, yes in zip(answered, up, strict=True) if yes)]
                 unanswered = [*unanswered, *(i for i, yes in zip(answered, up, strict=True) if not yes)]
             awaiting = []
@@ -215,6 +216,12 @@ def _content_words(text: str) -> frozenset[str]:
 
 
 MAX_REPLY_CHARS: Final = 4000
+
+
+def _fact_words(fact: Fact) -> frozenset[str]:
+    """A fact's content words, its predicate's with its object's: "lost-their-job-as" "a banker" is
+    taken up by "Sorry about your job" as "is-learning" "German" is by "Wow, German!"."""
+    return _content_words(f"{fact.predicate.replace('-', ' ')} {fact.object}")
 
 
 def _takes_up(said: frozenset[str], reply: frozenset[str]) -> bool:

@@ -99,3 +99,9 @@ def test_a_reply_in_japanese_takes_up_by_its_characters() -> None:
     assert not _takes_up(_content_words("ドイツ語"), _content_words("そうなんだ。"))
     assert _takes_up(_content_words("Deutsch"), _content_words("Oh, Deutsch ist schwer!"))
     assert not _takes_up(_content_words("Katzen"), _content_words("Oh nein, das ist schade."))
+
+
+def test_a_reply_takes_up_the_facts_predicate_as_well_as_its_object() -> None:
+    doc = talk([("Jon", "Lost my job as a banker yesterday."), ("Gina", "Sorry about your job Jon!")])
+    assert [f.object for f in doc.facts if f.id in doc.taken_up] == ["a banker"]
+    assert shown(doc) == ["Jon lost their job as a banker"]
