@@ -173,8 +173,9 @@ def _replied(doc: KnowledgeDoc, event: MessageEvent, text: str, new: list[str], 
         if not mine and (event.role == "assistant" or speaker is not None):
             if event.role != "assistant":  # another person answers: what their reply takes up, and not
                 reply = _content_words(text)
+                starts = _starts(reply)
                 answered = [i for i in awaiting if i in here]
-                up = [_takes_up(_fact_words(here[i]), reply) for i in answered]
+                up = [_takes_up(_fact_words(here[i]), reply, starts) for i in answered]
                 taken = [*taken, *(i for i, yes in zip(answered, up, strict=True) if yes)]
                 unanswered = [*unanswered, *(i for i, yes in zip(answered, up, strict=True) if not yes)]
             awaiting = []
@@ -224,18 +225,28 @@ def _fact_words(fact: Fact) -> frozenset[str]:
     return _content_words(f"{fact.predicate.replace('-', ' ')} {fact.object}")
 
 
-def _takes_up(said: frozenset[str], reply: frozenset[str]) -> bool:
-    """Whether ``reply`` shares a content word with ``said``: the same word, or the same stem
-    (a common start of at least four letters, and of all but two letters of the shorter)."""
+def _takes_up(said: frozenset[str], reply: frozenset[str], starts: dict[str, int]) -> bool:
+    """Whether a reply (its words ``reply``, their ``_starts``) shares a content word with
+    ``said``: the same word, or the same stem — a common start of at least four letters, and of
+    all but two letters of the shorter word."""
     if said & reply:
         return True
     for a in said:
-        for b in reply:
-            n = min(len(a), len(b))
-            need = max(_MIN_STEM, n - _STEM_SLACK)
-            if n >= _MIN_STEM and a[:need] == b[:need]:
+        for k in range(_MIN_STEM, len(a) + 1):
+            shortest = starts.get(a[:k])  # the shortest reply word that starts so
+            if shortest is not None and k >= min(len(a), shortest) - _STEM_SLACK:
                 return True
     return False
+
+
+def _starts(words: frozenset[str]) -> dict[str, int]:
+    """Every start of four letters or more of ``words`` → the length of the shortest word it starts."""
+    starts: dict[str, int] = {}
+    for w in words:
+        for k in range(_MIN_STEM, len(w) + 1):
+            if starts.get(w[:k], len(w) + 1) > len(w):
+                starts[w[:k]] = len(w)
+    return starts
 
 
 def self_statements_held(text: MatchText, speaker: str, packs: Sequence[CompiledPack]) -> list[Said]:

@@ -93,12 +93,19 @@ def test_the_rule_is_deterministic_and_replays_byte_identical() -> None:
 
 def test_a_reply_in_japanese_takes_up_by_its_characters() -> None:
     """Words no space parts: a reply takes a statement up by a pair of its characters."""
-    from workers.knowledge.core import _content_words, _takes_up
+    from workers.knowledge.core import _content_words, _starts, _takes_up
 
-    assert _takes_up(_content_words("ドイツ語"), _content_words("ドイツ語を勉強しているんですね！"))
-    assert not _takes_up(_content_words("ドイツ語"), _content_words("そうなんだ。"))
-    assert _takes_up(_content_words("Deutsch"), _content_words("Oh, Deutsch ist schwer!"))
-    assert not _takes_up(_content_words("Katzen"), _content_words("Oh nein, das ist schade."))
+    def up(said: str, reply: str) -> bool:
+        words = _content_words(reply)
+        return _takes_up(_content_words(said), words, _starts(words))
+
+    assert up("ドイツ語", "ドイツ語を勉強しているんですね！")
+    assert not up("ドイツ語", "そうなんだ。")
+    assert up("Deutsch", "Oh, Deutsch ist schwer!")
+    assert not up("Katzen", "Oh nein, das ist schade.")
+    # a stem: alike but for two letters of the shorter word, four letters at least
+    assert up("dancing", "Your dance studio!") and up("counselling", "a counselor") and up("teen", "teenagers")
+    assert not up("surfing", "surely") and not up("art", "artist") and not up("teacher", "teaspoon")
 
 
 def test_a_reply_takes_up_the_facts_predicate_as_well_as_its_object() -> None:
