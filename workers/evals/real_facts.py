@@ -13,6 +13,10 @@ the conversations it is right in, and a leave-one-conversation-out selection: a 
 kept for a conversation when, on the other conversations, it is right at least as often as it
 is wrong (or never said there).
 
+Beside each conversation's counts it prints the stored facts the briefing keeps back
+(``briefing.showable``: what a person told another person, beyond the first the reply took up;
+thirteenth round), true and wrong, per conversation.
+
 Development split only: ``python -m workers.evals.real_facts --locomo … --qmsum …``; with
 ``--ami --qmsum …``, every AMI series of the development split without hand labels (``ami_silver``,
 tenth round).
