@@ -31,7 +31,7 @@ from shared.inputs import Reading
 from shared.names import BUCKET_KNOWLEDGE, BUCKET_RECALL
 from shared.projection import boundary
 from shared.runtime import WorkerContext, briefing_knobs, briefings
-from workers.boot.early import FEW_LEFT, THROUGHPUT_BUDGET_S
+from workers.boot.early import BUSY_PACE, FEW_LEFT, THROUGHPUT_BUDGET_S
 from workers.boot.inputs import BootInputs, last_activity
 
 log = logging.getLogger(__name__)
@@ -39,8 +39,9 @@ log = logging.getLogger(__name__)
 SOURCE_BEHIND = Counter(
     "cortex_boot_source_behind_total",
     "Session starts and compactions read as they happen (within the early path's budget) that waited only "
-    "a moment (0.05 s) for a throughput worker's document: its consumer had more than 16 messages left to "
-    "apply (the machine busy); shown as of its last cut, named lagging unless it arrived, completed later",
+    "a moment (0.05 s) for a throughput worker's document because that worker was busy (its checkpoint moving "
+    "10 events a second or more, or more than 16 messages left to apply); shown as of its last cut, named "
+    "lagging unless it arrived meanwhile, completed once it catches up",
     ["source"])
 
 
@@ -110,25 +111,33 @@ class BootSources:
     async def until_of(self, source: Source, env: Envelope, until: float, soon: float) -> float:
         """Where the wait for ``source`` ends, for ``env`` read within the early path's budget
         (``until``): a latency worker's document, and a throughput worker's (``shared.priority``)
-        there already or with at most ``FEW_LEFT`` messages left to apply (the server's count of
-        its consumer's pending and unacked, shared with the waits: ``WatermarkTracker.left``) —
-        the machine keeps up, and the document is complete —, to the budget's end; a throughput
-        worker's with more left (the machine busy: the priority classes keep it waiting) to
-        ``soon`` only (``THROUGHPUT_BUDGET_S`` from now): still behind then, it is shown as of
-        its last cut, named lagging and the document completed once it catches up."""
+        there already or not busy, to the budget's end — the machine keeps up, and the document is
+        complete; a busy throughput worker's to ``soon`` only (``THROUGHPUT_BUDGET_S`` from now):
+        still behind then, it is shown as of its last cut, named lagging and the document completed
+        once it catches up. Busy: its checkpoint moved ``BUSY_PACE`` stream events a second or more
+        over the last seconds (``WatermarkTracker.pace``), or its consumer has more than ``FEW_LEFT``
+        messages left to apply (the server's count of its pending and unacked, shared with the
+        waits: ``WatermarkTracker.left``)."""
         if source.worker not in self._throughput:
             return until
         consumer = self._inputs.consumer(source.worker, env.agent)
         tracker = await self._inputs.tracker()
+        tracker.follow((consumer,))
         if tracker.checkpoint(consumer) >= env.seq:
             return until
-        left = await tracker.left(consumer)
-        if left is None or left <= FEW_LEFT:
+        pace = tracker.pace(consumer)
+        busy = pace is not None and pace >= BUSY_PACE
+        left: int | None = None
+        if not busy:
+            left = await tracker.left(consumer)
+            busy = left is not None and left > FEW_LEFT
+        if not busy:
             return until
         SOURCE_BEHIND.labels(source.worker).inc()
         if log.isEnabledFor(logging.DEBUG):
-            log.debug("source_behind", extra={"agent": env.agent, "seq": env.seq, "source": source.worker,
-                                              "left": left, "checkpoint": tracker.checkpoint(consumer)})
+            log.debug("source_busy", extra={"agent": env.agent, "seq": env.seq, "source": source.worker,
+                                            "pace": round(pace, 1) if pace is not None else None, "left": left,
+                                            "checkpoint": tracker.checkpoint(consumer)})
         return soon
 
     def inputs(self, reading: Reading) -> BootInputs:

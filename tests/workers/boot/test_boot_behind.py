@@ -1,8 +1,8 @@
 """A session start read as it happens (within the early path's budget) waits for a throughput
-worker's document only while that worker is nearly caught up (``BootSources.until_of``): at low
-load the session's last few messages are waited for and the document is complete; with many
-messages left (the machine busy, the worker run second by the priority classes) it is read at
-once as of its last cut and named lagging. A latency worker's document, and every document of a
+worker's document only while that worker is not busy (``BootSources.until_of``): at low load the
+session's last few messages are waited for and the document is complete; with many messages left,
+or its checkpoint moving at a sustained pace (the worker run second by the priority classes under
+load), it is read at once as of its last cut and named lagging. A latency worker's document, and every document of a
 trigger read without a budget (a backlog's, a replay's), are waited for however far behind.
 
 Real nats-server; the source consumers are the registry's, provisioned as ``cortex init`` makes
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -28,7 +29,7 @@ from shared.names import BUCKET_CHECKPOINTS, EVENTS_STREAM
 from shared.provision import provision
 from shared.runtime import WorkerContext
 from workers import registry
-from workers.boot.early import FEW_LEFT
+from workers.boot.early import BUSY_PACE, FEW_LEFT
 from workers.boot.sources import BootSources
 
 WaitFor = Callable[..., Awaitable[Any]]
@@ -105,12 +106,30 @@ async def _true(value: bool) -> bool:
     return value
 
 
+async def paced(js: JetStreamContext, sources: BootSources, wait_for: WaitFor, worker: str, env: Envelope,
+                per_s: float) -> None:
+    """``worker``'s checkpoint is 4 short of ``env``, and the tracker saw it move there at ``per_s``
+    stream events a second over the last three seconds (what the checkpoint watch records)."""
+    tracker = await sources._inputs.tracker()
+    tracker.follow((worker,))
+    await set_checkpoint(js, worker, env.seq - 4)
+    await wait_for(lambda: _true(tracker.checkpoint(worker) == env.seq - 4))
+    now = time.monotonic()
+    tracker._moves[worker] = deque([(now - 3.0, env.seq - 4 - round(3 * per_s)), (now - 0.1, env.seq - 4)])
+    assert tracker.pace(worker) == pytest.approx(per_s, rel=0.1)
+
+
+@pytest.mark.parametrize("pace", [None, BUSY_PACE * 0.9], ids=["idle", "moving, below the busy pace"])
 async def test_a_throughput_source_a_few_messages_behind_is_waited_for(
-        js: JetStreamContext, settings: Settings, sources: BootSources, wait_for: WaitFor) -> None:
-    """Low load: recall has the session's last messages (and the start) left to apply — it is
-    waited for to the budget's end, and the document is complete."""
+        js: JetStreamContext, settings: Settings, sources: BootSources, wait_for: WaitFor,
+        pace: float | None) -> None:
+    """Low load: recall has the session's last messages (and the start) left to apply, idle before
+    them or moving below ``BUSY_PACE`` — it is waited for to the budget's end, and the document is
+    complete."""
     env = await session_start(js, settings, "ada", 3)
     assert await left(js, "recall") <= FEW_LEFT
+    if pace is not None:
+        await paced(js, sources, wait_for, "recall", env, pace)
     before = behind_count("recall")
     await waited_for(js, sources, wait_for, env, "recall", time.monotonic() + BUDGET_S)
     assert behind_count("recall") == before
@@ -139,6 +158,22 @@ async def test_a_throughput_source_far_behind_is_read_at_once_and_named_lagging(
     assert not both.done()
     await set_checkpoint(js, "threads", env.seq)
     assert (await asyncio.wait_for(both, timeout=30)).lagging == ["recall"]
+
+
+async def test_a_throughput_source_at_a_sustained_pace_is_read_at_once_however_few_it_has_left(
+        js: JetStreamContext, settings: Settings, sources: BootSources, wait_for: WaitFor) -> None:
+    """Under a sustained load (its checkpoint moving ``BUSY_PACE`` events a second and more) the
+    priority classes keep recall waiting for a core: a few messages left are no promise that it
+    applies them soon, and the session start does not wait for it."""
+    env = await session_start(js, settings, "ada", 3)
+    assert await left(js, "recall") <= FEW_LEFT
+    await paced(js, sources, wait_for, "recall", env, BUSY_PACE * 5)
+    before = behind_count("recall")
+    reading = await asyncio.wait_for(
+        sources.at_trigger(env, fields=[field_of(sources, "recall")], until=time.monotonic() + BUDGET_S),
+        timeout=BUDGET_S / 2)
+    assert reading.lagging == ["recall"]
+    assert behind_count("recall") == before + 1
 
 
 async def test_a_latency_source_far_behind_is_waited_for(
