@@ -89,6 +89,14 @@ def behind_count(worker: str) -> float:
     return REGISTRY.get_sample_value("cortex_boot_source_behind_total", {"source": worker}) or 0.0
 
 
+async def decided(sources: BootSources, worker: str, env: Envelope) -> str:
+    """What ``BootSources.until_of`` decides for ``worker``'s document: wait to the budget's end,
+    or only a moment (it counts a moment in ``cortex_boot_source_behind_total``)."""
+    source = next(s for s in sources.sources if s.worker == worker)
+    end = await sources.until_of(source, env, until=2000.0, soon=1000.0)
+    return {2000.0: "the budget", 1000.0: "a moment"}[end]
+
+
 async def waited_for(js: JetStreamContext, sources: BootSources, wait_for: WaitFor, env: Envelope,
                      worker: str, until: float | None) -> None:
     """The reading of ``worker``'s document is still waiting once the worker has applied all but
@@ -131,6 +139,7 @@ async def test_a_throughput_source_a_few_messages_behind_is_waited_for(
     if pace is not None:
         await paced(js, sources, wait_for, "recall", env, pace)
     before = behind_count("recall")
+    assert await decided(sources, "recall", env) == "the budget"
     await waited_for(js, sources, wait_for, env, "recall", time.monotonic() + BUDGET_S)
     assert behind_count("recall") == before
 
@@ -148,6 +157,7 @@ async def test_a_throughput_source_far_behind_is_read_at_once_and_named_lagging(
         timeout=BUDGET_S / 2)
     assert reading.lagging == ["recall"]
     assert behind_count("recall") == before + 1
+    assert await decided(sources, "recall", env) == "a moment"
     # it is not one source's rule for all: with threads read beside it, threads is still waited for
     # and recall still read as of its last cut
     both = asyncio.create_task(sources.at_trigger(
@@ -174,12 +184,14 @@ async def test_a_throughput_source_at_a_sustained_pace_is_read_at_once_however_f
         timeout=BUDGET_S / 2)
     assert reading.lagging == ["recall"]
     assert behind_count("recall") == before + 1
+    assert await decided(sources, "recall", env) == "a moment"
 
 
 async def test_a_latency_source_far_behind_is_waited_for(
         js: JetStreamContext, settings: Settings, sources: BootSources, wait_for: WaitFor) -> None:
     env = await session_start(js, settings, "ada", 3 * FEW_LEFT)
     assert await left(js, "threads") > FEW_LEFT
+    assert await decided(sources, "threads", env) == "the budget"
     await waited_for(js, sources, wait_for, env, "threads", time.monotonic() + BUDGET_S)
 
 
