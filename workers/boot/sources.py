@@ -9,7 +9,7 @@ of a compaction and the channel summaries of every trigger are made *for* the tr
 itself, read as of S + 1 then: the section's ``as_of``); a source still behind at the bound
 is named in ``lagging`` — and the document is completed once it catches up
 (``workers.boot.complete``). Within the early path's budget, a throughput worker's document is
-waited for only while that worker is nearly caught up (``BootSources.until_of``).
+waited for so only while that worker is not busy (``BootSources.until_of``).
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ class BootSources:
         self._occasional = {b.bucket for _, b in read if b.only_when_relevant} | _switched_off(ctx.settings)
         self.sources = list({s.field: s for s in (b.source(w) for w, b in read)}.values())
         # the sources whose workers the priority classes run second (``shared.priority``): within
-        # the early path's budget waited for only while nearly caught up (``until_of``)
+        # the early path's budget waited for only while not busy (``until_of``)
         self._throughput = {s.worker for s in self.sources
                             if (w := ctx.catalog.get(s.worker)) is not None and w.priority == "throughput"}
 
