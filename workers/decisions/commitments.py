@@ -51,8 +51,8 @@ import functools
 import math
 import re
 from collections import OrderedDict
-from itertools import chain
 from datetime import datetime
+from itertools import chain
 from typing import Final, NamedTuple
 from zoneinfo import ZoneInfo
 
