@@ -310,6 +310,7 @@ def _verb(what: str) -> str:
     return rest.split(maxsplit=1)[0] if rest.strip() else ""
 
 
+@functools.lru_cache(maxsize=4096)
 def _past_forms_of(what: str) -> frozenset[str]:
     """The past forms of a task's verb (none when it has none known)."""
     return past_forms(_verb(what))
