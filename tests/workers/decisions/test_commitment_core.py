@@ -775,8 +775,8 @@ def test_a_closure_asks_only_the_commitments_a_word_of_it_lists_and_closes_what_
     def asking_all(commitments: list[Commitment], text: str) -> list[Commitment]:
         words = words_of(prepare_text(text))
         said = _said_in(words)
-        return [msgspec.structs.replace(c, status="done") if c.status != "done" and _fulfilled(c, said, words, stopwords)
-                else c for c in commitments]
+        return [msgspec.structs.replace(c, status="done")
+                if c.status != "done" and _fulfilled(c, said, words, stopwords) else c for c in commitments]
 
     extra = [Commitment(id=f"x{i}", who="me", what=what, status="open", created=T0, source_event="e")
              for i, what in enumerate(["expand the volume on db-2", "修复登录", "fix it", "deploy the migration"])]
