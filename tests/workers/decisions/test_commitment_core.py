@@ -799,6 +799,6 @@ def test_a_closure_asks_only_the_commitments_a_word_of_it_lists_and_closes_what_
         docs[event.agent] = apply_message(doc, event, settings, patterns)
     said_back = [*extra, *(c for d in docs.values() if d is not None for c in d.commitments)]
     for c in said_back:
-        for text in (f"{c.what} is done", f"The {c.what.split()[-1]}sion is done", "修复登录 done"):
-            assert _close_fulfilled(said_back, prepare_text(text), stopwords) == asking_all(said_back, text), text
+        for back in (f"{c.what} is done", f"The {c.what.split()[-1]}sion is done", "修复登录 done"):
+            assert _close_fulfilled(said_back, prepare_text(back), stopwords) == asking_all(said_back, back), back
     assert asked > 100 and closed > 0
