@@ -310,12 +310,16 @@ class Fact(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
 class KnowledgeDoc(msgspec.Struct, frozen=True, kw_only=True):
     """``llm_pending`` goes beyond the contract (readers ignore it): the messages of the
     current LLM extraction batch, ``[sender, text]``, so batching survives restarts and
-    replays deterministically.
+    replays deterministically. ``awaiting_reply``, ``taken_up`` and ``unanswered`` go beyond it
+    too (issue 37, thirteenth round): the ids of the facts a person said of themselves that
+    wait for the next speaker; of those said to another person whose reply took them up (or
+    said again); and of those said to another person who did not take them up — all kept;
+    Known Facts shows a few of the taken up and none of the unanswered.
 
     A document over the 512 KiB value limit is stored as the head ``agent`` and parts
     ``agent.part1`` …, each a complete KnowledgeDoc holding a run of ``SPLIT_LISTS``."""
 
-    CAP_LISTS: ClassVar[tuple[str, ...]] = ("llm_pending",)
+    CAP_LISTS: ClassVar[tuple[str, ...]] = ("llm_pending", "taken_up", "unanswered")
     SPLIT_LISTS: ClassVar[tuple[str, ...]] = ("entities", "facts")
 
     updated: datetime
@@ -324,6 +328,9 @@ class KnowledgeDoc(msgspec.Struct, frozen=True, kw_only=True):
     integrity: Integrity
     version: int = 1
     llm_pending: list[list[str]] = msgspec.field(default_factory=list)
+    awaiting_reply: list[str] = msgspec.field(default_factory=list)
+    taken_up: list[str] = msgspec.field(default_factory=list)
+    unanswered: list[str] = msgspec.field(default_factory=list)
 
 
 class ChannelState(msgspec.Struct, frozen=True, kw_only=True):
