@@ -183,6 +183,17 @@ class AwaitingReply(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tru
     said: dict[str, float] = msgspec.field(default_factory=dict)
 
 
+class Request(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The latest message, when it may ask something of the one addressed ("could you send us a
+    copy of your slides?"), for the answer that accepts it ("Yes, I will."): beyond the contract
+    (readers ignore it). The task is said only there; it is read from ``said`` only when an
+    answer accepts it, and the accepter's commitment takes it (issue 37, thirteenth round)."""
+
+    said: str  # the message's last REQUEST_CHARS characters
+    by: str = ""  # its sender (or role): a speaker does not accept their own request
+    session: str = ""
+
+
 class CommitmentsDoc(msgspec.Struct, frozen=True, kw_only=True):
     CAP_LISTS: ClassVar[tuple[str, ...]] = ("commitments",)
 
@@ -195,6 +206,8 @@ class CommitmentsDoc(msgspec.Struct, frozen=True, kw_only=True):
     agent_turn: AgentTurn | None = None
     # and the latest message's undated commitments awaiting the next turn's judgement (issue 37)
     awaiting: AwaitingReply | None = None
+    # and the latest message's request to the one addressed, for the next message that accepts it
+    request: Request | None = None
 
 
 class SnapshotDoc(msgspec.Struct, frozen=True, kw_only=True):

@@ -311,7 +311,7 @@ def test_any_of_answers_as_its_parts_pre_checks() -> None:
         patterns = get_patterns(languages)
         gates = [(patterns.decision, patterns.topic, patterns.proposal),
                  (patterns.close, patterns.commitment, patterns.plan, patterns.delegated, patterns.requested,
-                  patterns.assigned)]
+                  patterns.assigned, patterns.request)]
         triggers = [prepare_text(t) for parts in gates for part in parts if part is not None
                     for p in (part if isinstance(part, Family) else (part,)) for t in p.scan_triggers or ()]
         for parts in gates:
