@@ -538,8 +538,8 @@ def apply_message(
     commitments = _close_given(commitments, event)
     turn = _turn_after(base, event, text, before, commitments, patterns)
     if not signalled and (base.request is None or _accepted(base, event, text, [], patterns) is None):
-        # no closure, no promise of anyone's, no request, none before that this one accepts (the
-        # two thirds of messages that say none): what the stages below find in it is nothing
+        # no closure, no promise of anyone's, no request, none before that this one accepts (half
+        # the bench backlog's messages say none): what the stages below find in it is nothing
         return _replace(base, updated=now, commitments=_cap(commitments, settings.max_commitments),
                         agent_turn=turn, awaiting=None, request=None)
     own: list[tuple[str, Role | None, Promise]] = [(event.sender or event.role, event.role, p)
