@@ -183,6 +183,17 @@ class AwaitingReply(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=Tru
     said: dict[str, float] = msgspec.field(default_factory=dict)
 
 
+class Request(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The latest message, when it may ask something of the one addressed ("could you send us a
+    copy of your slides?"), for the answer that accepts it ("Yes, I will."): beyond the contract
+    (readers ignore it). The task is said only there; it is read from ``said`` only when an
+    answer accepts it, and the accepter's commitment takes it (issue 37, thirteenth round)."""
+
+    said: str  # the message's last REQUEST_CHARS characters
+    by: str = ""  # its sender (or role): a speaker does not accept their own request
+    session: str = ""
+
+
 class CommitmentsDoc(msgspec.Struct, frozen=True, kw_only=True):
     CAP_LISTS: ClassVar[tuple[str, ...]] = ("commitments",)
 
@@ -195,6 +206,8 @@ class CommitmentsDoc(msgspec.Struct, frozen=True, kw_only=True):
     agent_turn: AgentTurn | None = None
     # and the latest message's undated commitments awaiting the next turn's judgement (issue 37)
     awaiting: AwaitingReply | None = None
+    # and the latest message's request to the one addressed, for the next message that accepts it
+    request: Request | None = None
 
 
 class SnapshotDoc(msgspec.Struct, frozen=True, kw_only=True):
@@ -310,12 +323,16 @@ class Fact(msgspec.Struct, frozen=True, kw_only=True, rename="camel"):
 class KnowledgeDoc(msgspec.Struct, frozen=True, kw_only=True):
     """``llm_pending`` goes beyond the contract (readers ignore it): the messages of the
     current LLM extraction batch, ``[sender, text]``, so batching survives restarts and
-    replays deterministically.
+    replays deterministically. ``awaiting_reply``, ``taken_up`` and ``unanswered`` go beyond it
+    too (issue 37, thirteenth round): the ids of the facts a person said of themselves that
+    wait for the next speaker; of those said to another person whose reply took them up (or
+    said again); and of those said to another person who did not take them up — all kept;
+    Known Facts shows a few of the taken up and none of the unanswered.
 
     A document over the 512 KiB value limit is stored as the head ``agent`` and parts
     ``agent.part1`` …, each a complete KnowledgeDoc holding a run of ``SPLIT_LISTS``."""
 
-    CAP_LISTS: ClassVar[tuple[str, ...]] = ("llm_pending",)
+    CAP_LISTS: ClassVar[tuple[str, ...]] = ("llm_pending", "taken_up", "unanswered")
     SPLIT_LISTS: ClassVar[tuple[str, ...]] = ("entities", "facts")
 
     updated: datetime
@@ -324,6 +341,9 @@ class KnowledgeDoc(msgspec.Struct, frozen=True, kw_only=True):
     integrity: Integrity
     version: int = 1
     llm_pending: list[list[str]] = msgspec.field(default_factory=list)
+    awaiting_reply: list[str] = msgspec.field(default_factory=list)
+    taken_up: list[str] = msgspec.field(default_factory=list)
+    unanswered: list[str] = msgspec.field(default_factory=list)
 
 
 class ChannelState(msgspec.Struct, frozen=True, kw_only=True):

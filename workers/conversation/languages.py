@@ -274,6 +274,14 @@ class LanguagePack:
     # Cortex's own (issue 37), lowered: a tag that asks only for assent ("So we'll go with speech
     # recognition, yeah?", "Wir nehmen Postgres, oder?"): a decision said with one is said, not asked.
     question_tag: tuple[str, ...] = ()
+    # A request to the one addressed ("could you send us a copy of your slides?"; group 1 the task)
+    # and an acceptance of it — the next message's first sentence opening on a first-person yes
+    # ("Yes, I will.", "Sure thing! I can …", "Mach ich."): the task becomes the accepter's
+    # commitment, said only in the request. Cortex's own (issue 37, thirteenth round), on the
+    # lowered text; an acceptance source is matched at the message's start. A bare "yes" or
+    # "okay" accepts nothing (in a meeting it is the back-channel).
+    request: tuple[str, ...] = ()
+    acceptance: tuple[str, ...] = ()
     # Function words: no topic is made of them, and a task is not named by them. Lowered.
     stopwords: tuple[str, ...] = ()
     # Cortex's own (issue 37), lowered: words a topic nobody announced (``workers.threads.topics``)
@@ -405,6 +413,10 @@ EN: Final = LanguagePack(
               r"i['’]d suggest (?:that\s+)?(?:we\s+)?|my suggestion is (?:to\s+|that we\s+)?|"
               r"(?:let's|let’s|lets) (?!do (?:it|"
               r"that|this)\b|go for it\b|talk\b|discuss\b|get back\b|go back\b))([^.!?\n]{4,160})",),
+    request=(r"\b(?:can you|could you|would you|will you)(?: please)?\s+(?!(?:mind|like|be|say|see|hear|repeat|go|"
+             r"tell me|imagine|believe|explain|give us a|guess)\b)([a-z][^.!?\n]{6,160})",),
+    acceptance=(r"(?:(?:yes|yeah|yep|okay|ok|sure thing|of course|certainly|no problem|good idea|"
+                r"great idea)[,.!]*\s*)*(?:i will|i['’]ll|i can|will do|sure)\b",),
     ratification=(r"(?:(?:ok(?:ay)?|yes|yeah|yep|sure|great|perfect|absolutely|definitely|right|good idea|sounds good|"
                   r"fine|alright|cool)[,.!]*\s+)*(?:agreed|deal|let['’]?s do (?:it|that|this)|let['’]?s go with (?:it|"
                   r"that|this)|let['’]?s go for it|approved|done deal|so be it|do it"
@@ -712,6 +724,10 @@ DE: Final = LanguagePack(
     question_tag=("ja", "oder", "ne", "gell", "okay", "ok", "nicht wahr", "einverstanden"),
     proposal=(r"(?:^|[.!?]\s+|,\s*)(?:wie wäre es,? wenn wir\s+|sollen wir\s+|wir könnten\s+|wir sollten\s+|"
               r"ich schlage vor,?\s+(?:dass wir\s+)?|lass(?:t)? uns\s+(?!mal\s+über|über))([^.!?\n]{4,160})",),
+    request=(r"\b(?:kannst du|könntest du|können sie|könnten sie|würdest du|"
+             r"würden sie)(?: bitte)?\s+([^\W\d][^.!?\n]{6,160})",),
+    acceptance=(r"(?:(?:ja|klar|okay|ok|gerne?|sicher)[,.!]*\s*)*(?:mach ich|mache ich|wird gemacht|"
+                r"kann ich|ich mache das|ich kümmere mich|klar|gerne?)\b",),
     ratification=(r"(?:(?:ok(?:ay)?|ja|gut|super|klar|prima|perfekt|alles klar)[,.!]*\s+)*(?:beschlossen|einverstanden|"
                   r"abgemacht|machen wir(?: so)?|so machen wir(?:['’]s| es)?|gebongt"
                   r"|klingt (?:gut|super|toll|nach einem plan)|(?:gute|super|tolle) idee|(?:ich )?bin dabei"
@@ -832,6 +848,10 @@ ES: Final = LanguagePack(
     question_tag=("vale", "no", "sí", "verdad", "de acuerdo", "ok"),
     proposal=(r"(?:^|[.!?]\s+|,\s*|¿)(?:y si\s+|podríamos\s+|deberíamos\s+|propongo (?:que\s+)?|"
               r"qué tal si\s+)([^.!?\n]{4,160})",),
+    request=(r"(?:¿|\b)(?:puedes|podrías|puede usted|podría usted|me puedes|"
+             r"nos puedes)(?: por favor)?\s+([^\W\d][^.!?\n]{6,160})",),
+    acceptance=(r"(?:(?:sí|claro|vale|ok|por supuesto)[,.!]*\s*)*(?:lo haré|lo hago|puedo|me encargo|claro|"
+                r"por supuesto)(?!\w)",),
     ratification=(r"(?:(?:vale|sí|perfecto|genial|bien)[,.!]*\s+)*(?:de acuerdo|hecho|hagámoslo|adelante"
                   r"|suena (?:bien|genial)|(?:buena|gran) idea|me apunto|cuenta conmigo"
                   r"|me parece bien)(?:[,.!]*\s*\w+)?",),
@@ -928,6 +948,10 @@ FR: Final = LanguagePack(
     question_tag=("non", "hein", "d'accord", "ok", "oui"),
     proposal=(r"(?:^|[.!?]\s+|,\s*)(?:et si on\s+|on pourrait\s+|on devrait\s+|je propose (?:qu['’]on\s+|"
               r"de\s+)?)([^.!?\n]{4,160})",),
+    request=(r"\b(?:peux-tu|pourrais-tu|pouvez-vous|pourriez-vous|tu peux|vous pouvez|tu pourrais|"
+             r"vous pourriez)(?: s['’]il (?:te|vous) plaît)?\s+([^\W\d][^.!?\n]{6,160})",),
+    acceptance=(r"(?:(?:oui|ok|d['’]accord|bien sûr)[,.!]*\s*)*(?:je (?:le )?ferai|je peux|"
+                r"je m['’]en occupe|bien sûr|avec plaisir)(?!\w)",),
     ratification=(r"(?:(?:ok|oui|parfait|super|bon)[,.!]*\s+)*(?:d['’]accord|entendu|ça marche|on fait comme ça|"
                   r"va pour ça|validé|bonne idée|ça me va|je suis partante?|ça me semble bien"
                   r"|volontiers)(?:[,.!]*\s*\w+)?",),
@@ -1018,6 +1042,8 @@ IT: Final = LanguagePack(
     articles=("il", "lo", "la", "i", "gli", "le", "l'", "l’"),
     question_tag=("no", "vero", "giusto", "va bene", "ok", "sì"),
     proposal=(r"(?:^|[.!?]\s+|,\s*)(?:e se\s+|potremmo\s+|dovremmo\s+|propongo (?:di\s+)?)([^.!?\n]{4,160})",),
+    request=('\\b(?:puoi|potresti|può|potrebbe)(?: per favore)?\\s+([^\\W\\d][^.!?\\n]{6,160})',),
+    acceptance=('(?:(?:sì|certo|ok|va bene)[,.!]*\\s*)*(?:lo farò|lo faccio|posso|ci penso io|certo)(?!\\w)',),
     ratification=(r"(?:(?:ok|sì|perfetto|bene|va bene)[,.!]*\s+)*"
                   r"(?:d['’]accordo|facciamo così|affare fatto|facciamolo|(?:buona|ottima) idea|ci sto|mi va bene"
                   r"|mi sembra (?:una )?(?:buona|ottima) idea)(?:[,.!]*\s*\w+)?",),
@@ -1110,6 +1136,9 @@ PT: Final = LanguagePack(
     articles=("o", "a", "os", "as"),
     question_tag=("né", "certo", "ok", "sim", "não", "combinado"),
     proposal=(r"(?:^|[.!?]\s+|,\s*)(?:e se\s+|poderíamos\s+|deveríamos\s+|proponho (?:que\s+)?)([^.!?\n]{4,160})",),
+    request=('\\b(?:você pode|poderia|você poderia|pode)(?: por favor)?\\s+([^\\W\\d][^.!?\\n]{6,160})',),
+    acceptance=(r"(?:(?:sim|claro|ok|com certeza)[,.!]*\s*)*(?:vou fazer|eu faço|faço|posso|pode deixar|"
+                r"claro)(?!\w)",),
     ratification=(r"(?:(?:ok|sim|beleza|perfeito|ótimo)[,.!]*\s+)*(?:combinado|fechado|vamos nessa|vamos fazer isso"
                   r"|(?:boa|ótima) ideia|parece bom|(?:tô|estou) dentro|por mim tudo bem)(?:[,.!]*\s*\w+)?",),
     decision=(
@@ -1201,6 +1230,9 @@ RU: Final = LanguagePack(
             "нашей", "твой", "твоя", "его", "её", "их"),
     question_tag=("да", "ладно", "хорошо", "ок", "верно"),
     proposal=(r"(?:^|[.!?]\s+|,\s*)(?:может,?\s+|давайте\s+|предлагаю\s+)([^.!?\n]{4,160})",),
+    request=(r"(?<!\w)(?:можешь|можете|не мог бы ты|не могла бы ты|не могли бы вы|сможешь|"
+             r"сможете)(?: пожалуйста)?\s+([^\W\d][^.!?\n]{6,160})",),
+    acceptance=('(?:(?:да|конечно|хорошо|ок|ладно)[,.!]*\\s*)*(?:сделаю|могу|конечно|без проблем)(?!\\w)',),
     ratification=(r"(?:(?:ок|да|хорошо|отлично)[,.!]*\s+)*(?:договорились|решено|давайте так|согласен|согласна"
                   r"|(?:хорошая|отличная) идея|звучит (?:хорошо|отлично)|я за|я в деле)(?:[,.!]*\s*\w+)?",),
     decision=(

@@ -396,6 +396,8 @@ class PatternSet:
     task_lead: re.Pattern[str] | None = None
     proposal: Pattern | None = None  # a group: what a message proposes, on lowered text
     ratification: re.Pattern[str] | None = None  # fullmatch on a lowered first sentence
+    request: Pattern | None = None  # a group: the task a message asks of the one addressed, lowered
+    acceptance: re.Pattern[str] | None = None  # match at a lowered message's start: a first-person yes
     question_tag: re.Pattern[str] | None = None  # a sentence ending on an assent tag, lowered
     # a named third person's promise (case-sensitive, original text) and a request to the agent
     delegated: Family = Family((), (), (), (), (), always=False)
@@ -536,7 +538,7 @@ def _with_scan(patterns: PatternSet) -> PatternSet:
     families = [f for f in (getattr(patterns, name) for name in patterns.__dataclass_fields__) if isinstance(f, Family)]
     reasons = patterns.reasons
     markers = [m for m in (reasons.reason, reasons.reason_kept, reasons.reason_before, reasons.consequence,
-                           patterns.proposal) if m is not None]
+                           patterns.proposal, patterns.request) if m is not None]
     members = [*(p for f in families for p in f), *markers]
     if any("" in (p.scan_triggers or ()) for p in members):
         return patterns
@@ -581,6 +583,8 @@ def _pattern_set(languages: tuple[str, ...]) -> PatternSet:
         # (its triggers keep a message for the answer that may ratify it: as the first rule found them)
         proposal=_one_pattern((source for pack in packs for source in pack.proposal), spelled_out=False),
         ratification=_one_regex(source for pack in packs for source in pack.ratification),
+        request=_one_pattern((source for pack in packs for source in pack.request), spelled_out=False),
+        acceptance=_one_regex(source for pack in packs for source in pack.acceptance),
         question_tag=_question_tag(packs),
         idle=_one_regex(source for pack in packs for source in pack.idle),
         vague=_one_regex(source for pack in packs for source in pack.vague),

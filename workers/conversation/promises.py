@@ -173,6 +173,11 @@ def _phrase(text: MatchText, due: re.Match[str] | None) -> str | None:
     return None if due is None else text.original[due.start() : due.end()].strip() or None
 
 
+def due_phrase(text: MatchText, patterns: PatternSet, start: int, stop: int) -> str | None:
+    """The first due phrase said in ``text[start:stop]`` ("tomorrow", "bis Freitag"), or None."""
+    return _phrase(text, _due(text, patterns, start, stop))
+
+
 def _promise(text: MatchText, patterns: PatternSet, found: re.Match[str]) -> Promise | None:
     if found.re.groups and found.group(1) is not None:
         return _captured(text, patterns, found)

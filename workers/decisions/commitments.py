@@ -50,14 +50,14 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from datetime import datetime
 from typing import Final, NamedTuple
 from zoneinfo import ZoneInfo
 
 import msgspec
 
-from schemas.docs import AgentTurn, AwaitingReply, Commitment, CommitmentsDoc, Integrity
+from schemas.docs import AgentTurn, AwaitingReply, Commitment, CommitmentsDoc, Integrity, Request
 from schemas.events import FeedbackEvent, MessageEvent
 from schemas.types import Role
 from shared.config import CommitmentsSettings
@@ -67,9 +67,11 @@ from workers.conversation.feedback import feedback_target
 from workers.conversation.ids import unique_id
 from workers.conversation.past import past_forms
 from workers.conversation.patterns import MatchText, PatternSet, prepare_text
-from workers.conversation.promises import Promise, find_delegated, find_promises, sentence_of
+from workers.conversation.promises import Promise, due_phrase, find_delegated, find_promises, sentence_of
+from workers.conversation.sentences import tidy
 from workers.conversation.signal_patterns import get_signal_patterns
 from workers.conversation.signals import Words, matches_title, message_topics, title_terms, words_of
+from workers.render import clip_words
 
 _replace = msgspec.structs.replace
 UTC_ZONE: Final = ZoneInfo("UTC")
@@ -490,11 +492,92 @@ def apply_message(
                                  created=event.ts, source_event=event.id, due=due,
                                  topic=_topic(promise, topics, patterns.stopwords), role=role, session=given),
                       promise))
+    accepted = _accepted(base, event, text, own, patterns)
+    if accepted is not None:  # the accepter's own task-less promise is the request's task
+        own_ids = {c.id for c, p in added[: len(own)]}
+        task, said_due = accepted
+        due = next((c.due for c, _ in added[: len(own)] if c.due is not None), None) \
+            or due_string(said_due, event.ts, tz)
+        added = [(c, p) for c, p in added if c.id not in own_ids]
+        commitment_id = unique_id(event.id, "commitment", len(promises), taken)
+        taken.add(commitment_id)
+        commitments = _with(commitments, Commitment(
+            id=commitment_id, who=speaker, what=task, status="open", created=event.ts, source_event=event.id,
+            due=due, role=event.role), patterns.stopwords)
     added = [(c, p) for c, p in added if _owed(c, patterns)]
     for commitment, _ in added:
         commitments = _with(commitments, commitment, patterns.stopwords)
     return _replace(_rebuilt(base, now, _cap(commitments, settings.max_commitments)), agent_turn=turn,
-                    awaiting=_awaiting(event, text, added, patterns))
+                    awaiting=_awaiting(event, text, added, patterns), request=_request(event, text, patterns))
+
+
+ACCEPTED_WORDS: Final = 6
+"""How many words an acceptance's first sentence says after its yes ("Yes, I will. Yes.", "Sure
+thing! I can give it to you tomorrow"): more, and the answer says its own task."""
+_ACCEPT_SENTENCE: Final = re.compile(r"[.!?;\n]")
+
+
+def _request(event: MessageEvent, text: MatchText, patterns: PatternSet) -> Request | None:
+    """The message, kept for the next one, when it may ask something of the one addressed: it
+    holds a request's words ("could you", "kannst du" …; ``Pattern.may_match``, one literal scan
+    shared with the other patterns). The task is read only when the answer accepts it
+    (``_accepted``), as a proposal's is (``workers.decisions.core._proposal``)."""
+    found = patterns.request
+    if found is None or not found.may_match(found.subject(text)):
+        return None
+    return Request(said=text.original[-REQUEST_CHARS:], by=event.sender or event.role, session=event.session)
+
+
+REQUEST_CHARS: Final = 2000
+"""How much of a message (its end) is kept for the answer that may accept what it asks."""
+
+
+def asked_task(said: str, patterns: PatternSet) -> str | None:
+    """What a message asks of the one addressed ("Would you mind, at the end, could you send us a
+    copy of your slides?" → "send us a copy of your slides"): its last request, when the task
+    names what it acts on (``names_object``: "can you do that?" asks nothing a reader could
+    owe)."""
+    found = patterns.request
+    if found is None:
+        return None
+    text = prepare_text(said)
+    last = deque(found.finditer(text), maxlen=1)
+    if not last:
+        return None
+    match = last[0]
+    group = match.lastindex or 0  # the languages' sources are alternatives: the one that matched
+    what = tidy(text.original[match.start(group): match.end(group)]).rstrip("?？ ")
+    return clip_words(what, MAX_TASK_CHARS) if names_object(what, patterns) else None
+
+
+MAX_TASK_CHARS: Final = 160
+
+
+def _accepted(base: CommitmentsDoc, event: MessageEvent, text: MatchText,
+              own: list[tuple[str, Role | None, Promise]], patterns: PatternSet) -> tuple[str, str | None] | None:
+    """The task of the message before when this one — another speaker's, in the same session —
+    accepts it: its first sentence opens on a first-person yes ("Yes, I will.", "Sure thing! I can
+    give it to you tomorrow", "Mach ich.") and says at most ``ACCEPTED_WORDS`` words after it, and
+    no promise of the message names its own object. A bare "yes" or "okay" accepts nothing: on
+    the development meetings it is the back-channel (issue 37, thirteenth round)."""
+    request, acceptance = base.request, patterns.acceptance
+    if request is None or acceptance is None or event.session != request.session \
+            or (event.sender or event.role) == request.by:
+        return None
+    lowered = text.lowered
+    start = len(lowered) - len(lowered.lstrip())
+    opened = acceptance.match(lowered, start)
+    if opened is None:
+        return None
+    after = opened.end() + len(lowered[opened.end():]) - len(lowered[opened.end():].lstrip(" ,.!"))
+    stop = _ACCEPT_SENTENCE.search(lowered, after)
+    end = stop.start() if stop else len(lowered)
+    if len(_TOKEN.findall(lowered[after:end])) > ACCEPTED_WORDS \
+            or any(names_object(p.what, patterns) for _, _, p in own):
+        return None
+    said_due = due_phrase(text, patterns, start, end)  # (before ``asked_task`` prepares another text)
+    task = asked_task(request.said, patterns)
+    return (task, said_due) if task is not None else None
 
 
 def asked(commitment: Commitment) -> bool:

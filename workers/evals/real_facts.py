@@ -13,6 +13,10 @@ the conversations it is right in, and a leave-one-conversation-out selection: a 
 kept for a conversation when, on the other conversations, it is right at least as often as it
 is wrong (or never said there).
 
+Beside each conversation's counts it prints the stored facts the briefing keeps back
+(``briefing.showable``: what a person told another person, beyond the first the reply took up;
+thirteenth round), true and wrong, per conversation.
+
 Development split only: ``python -m workers.evals.real_facts --locomo … --qmsum …``; with
 ``--ami --qmsum …``, every AMI series of the development split without hand labels (``ami_silver``,
 tenth round).
@@ -46,7 +50,7 @@ from workers.evals.real_eval import (
 from workers.evals.real_eval import score_section as score_real_section
 from workers.evals.real_match import Candidate
 from workers.knowledge import core as knowledge_core
-from workers.knowledge.briefing import fact_sentences
+from workers.knowledge.briefing import fact_sentences, showable
 from workers.knowledge.personal import get_personal_patterns
 from workers.render import entity_names, fact_sentence
 
@@ -107,6 +111,9 @@ class FactScores:
     levels: dict[str, dict[str, Counts]] = field(default_factory=dict)  # conversation → level → counts
     predicates: dict[str, dict[str, Counts]] = field(default_factory=dict)  # predicate → conversation → counts
     labelled: dict[str, int] = field(default_factory=dict)  # conversation → required fact labels
+    # conversation → the stored facts Known Facts keeps back (``briefing.showable``: what people told
+    # another person, beyond one per person of what the reply took up): tp/fp
+    kept_back: dict[str, Counts] = field(default_factory=dict)
 
 
 def _score(item: Loaded, cands: list[Candidate], level: str) -> tuple[Counts, Counter[str], Counter[str]]:
@@ -126,18 +133,24 @@ def score_facts(items: Sequence[Loaded], settings: Settings) -> FactScores:
         texts = {f.id: f"{names.get(f.subject, f.subject)} {f.predicate.replace('-', ' ')} "
                        f"{names.get(f.object, f.object)}" for f in facts}
         stored, right, wrong = _score(item, [Candidate(texts[f.id]) for f in facts], "stored")
-        shown, _, _ = _score(item, [Candidate(s) for s in fact_sentences(facts, names)], "briefing")
+        shown_facts = showable(doc) if doc is not None else []
+        shown, _, _ = _score(item, [Candidate(s) for s in fact_sentences(shown_facts, names)], "briefing")
         out.levels[name] = {"stored": stored, "briefing": shown}
         out.labelled[name] = stored.tp + stored.fn
+        hidden = out.kept_back.setdefault(name, Counts())
+        shown_ids = {f.id for f in shown_facts}
+        unanswered = frozenset(f.id for f in facts if f.id not in shown_ids)  # the facts ``showable`` keeps back
         for f in facts:
             counts = out.predicates.setdefault(predicate_of(f), {}).setdefault(name, Counts())
             text = texts[f.id]  # each paired (or extra) candidate counted once
             if right[text] > 0:
                 right[text] -= 1
                 counts.tp += 1
+                hidden.tp += f.id in unanswered
             elif wrong[text] > 0:
                 wrong[text] -= 1
                 counts.fp += 1
+                hidden.fp += f.id in unanswered
     return out
 
 
@@ -156,7 +169,8 @@ def by_family(scores: FactScores) -> FactScores:
         mine = families.setdefault(family_of(predicate), {})
         for name, counts in by.items():
             mine.setdefault(name, Counts()).add(counts)
-    return FactScores(levels=scores.levels, predicates=families, labelled=scores.labelled)
+    return FactScores(levels=scores.levels, predicates=families, labelled=scores.labelled,
+                      kept_back=scores.kept_back)
 
 
 def kept_leaving_out(scores: FactScores, left_out: str) -> set[str]:
@@ -198,6 +212,10 @@ def format_facts(scores: FactScores) -> str:
                      f"{cell(fold_of(scores, name).as_dict())}")
     totals = {level: _sum({n: scores.levels[n][level] for n in names}, names) for level in LEVELS}
     lines.append(f"  {'all':14} {cell(totals['stored'].as_dict()):24} {cell(totals['briefing'].as_dict())}")
+    lines.append("kept back, told another person (showable; stored tp/fp): "
+                 + " ".join(f"{n}:{c.tp}/{c.fp}" for n, c in scores.kept_back.items())
+                 + f"; more wrong than true kept back in "
+                 f"{sum(c.fp > c.tp for c in scores.kept_back.values())} of {len(scores.kept_back)}")
     lines.append("by predicate: conversations right in, stored tp/fp")
     ranked = sorted(scores.predicates.items(),
                     key=lambda kv: (-sum(c.tp > 0 for c in kv[1].values()), -_sum(kv[1], names).tp, kv[0]))

@@ -41,6 +41,31 @@ def current_facts(facts: Sequence[Fact]) -> list[Fact]:
     return [f for f in facts if f.predicate not in SINGLE_VALUED or latest[(f.subject, f.predicate)] is f]
 
 
+# Of what a person told another person and the reply took up (``KnowledgeDoc.taken_up``), Known
+# Facts shows this many per person, the first said first; what the reply did not take up
+# (``unanswered``) it does not show. Chosen leaving one development conversation out (issue 37,
+# thirteenth round: every fold but one chose 1 of 1, 2, 3 or all, precision first).
+MAX_TOLD_PER_PERSON = 1
+
+
+def showable(doc: KnowledgeDoc) -> list[Fact]:
+    """The facts Known Facts may show (issue 37, thirteenth round): what people said of
+    themselves to another person only as ``MAX_TOLD_PER_PERSON`` per person of what the reply
+    took up, none of what it did not; every other fact — a name's, a project figure, what was
+    said to the agent or is still waiting for a reply — as before. The document keeps them all,
+    and a search finds them."""
+    if not doc.taken_up and not doc.unanswered:
+        return doc.facts
+    told, hidden = frozenset(doc.taken_up), frozenset(doc.unanswered)
+    by_person: dict[str, list[Fact]] = {}
+    for f in doc.facts:
+        if f.id in told:
+            by_person.setdefault(f.subject, []).append(f)
+    shown = {f.id for facts in by_person.values()
+             for f in sorted(facts, key=lambda f: (as_utc(f.created_at), f.id))[:MAX_TOLD_PER_PERSON]}
+    return [f for f in doc.facts if f.id not in hidden and (f.id not in told or f.id in shown)]
+
+
 def top_facts(facts: Sequence[Fact], limit: int = MAX_FACTS_IN_BOOT) -> list[Fact]:
     """The most relevant current facts (``current_facts``); recent access, then the id, break ties."""
     ranked = sorted(current_facts(facts), key=lambda f: f.id)
@@ -76,11 +101,12 @@ def _facts(b: Briefing, said: Said, budget: int) -> Rendered:
     if doc is None:
         return Rendered("")
     names = entity_names(doc.entities)
-    return Rendered(facts_section(doc.facts, budget, names), {FACTS: fact_sentences(doc.facts, names)})
+    facts = showable(doc)
+    return Rendered(facts_section(facts, budget, names), {FACTS: fact_sentences(facts, names)})
 
 
 def _shown(doc: KnowledgeDoc, markdown: str, tz: ZoneInfo) -> list[str]:
-    return shown_facts(markdown, doc.facts, entity_names(doc.entities))
+    return shown_facts(markdown, showable(doc), entity_names(doc.entities))
 
 
 def _updated(doc: KnowledgeDoc) -> datetime:

@@ -13,6 +13,8 @@ so decay intervals are never counted twice.
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Final
@@ -24,6 +26,7 @@ from schemas.events import MessageEvent
 from schemas.types import EntityType
 from shared.config import KnowledgeSettings
 from workers.conversation import learnt
+from workers.conversation.languages import PACKS
 from workers.conversation.patterns import MatchText, prepare_text, scan_view
 from workers.conversation.sentences import sentence_around, sentence_ends
 from workers.knowledge import patterns
@@ -45,6 +48,7 @@ from workers.knowledge.facts import (
     decay_facts,
     decay_steps,
     derive_statements,
+    fact_id,
     prune_entities,
     prune_facts,
     reference_index,
@@ -124,14 +128,125 @@ def apply_message(doc: KnowledgeDoc | None, event: MessageEvent, settings: Knowl
         statements += [Statement(share, verb, finding, None)
                        for share, (verb, finding) in ((share, said.split(" ", 1)) for share, said in shares)]
     own = self_statements_held(prepare_text(text), speaker, packs) if speaker else []
+    others = len(statements)
     if speaker and own:
         entities = merge_entities(entities, [_person(speaker, event.ts)])
         statements += [_statement(said) for said in own]
     # Most messages state nothing: index the entities only when there is something to resolve.
     index = reference_index(entities) if statements else {}
     triples = restated([resolve_statement(s, index) for s in statements], facts)
+    known = {f.id for f in facts} if triples else set()
     facts = upsert_facts(facts, triples, "extracted-regex", event.ts)
-    return _finish(base, entities, facts, event.ts, settings)
+    done = _finish(base, entities, facts, event.ts, settings)
+    said = [fact_id(*t) for t in triples[others:] if t.predicate not in SAID_TO_THE_ROOM]
+    return _replied(done, event, text, [i for i in said if i not in known],
+                    {fact_id(*t) for t in triples if fact_id(*t) in known})
+
+
+# What a person says of themselves to the room, that nobody says back: their name given in an
+# introduction ("I'm Laura and I'm the project manager") is shown without a reply taking it up.
+SAID_TO_THE_ROOM: Final = frozenset({"is-named"})
+MAX_AWAITING: Final = 32
+MAX_TOLD: Final = 500  # ids kept of what people were told (``taken_up``, ``unanswered``), each
+
+
+def _replied(doc: KnowledgeDoc, event: MessageEvent, text: str, new: list[str], again: set[str]) -> KnowledgeDoc:
+    """What a person said of themselves, judged by the reply (issue 37, thirteenth round): a
+    self-statement waits for the next speaker (``awaiting_reply``). Said to the agent (its next
+    message is the assistant's) it stands as before. Said to another person it is ``taken_up``
+    when their reply shares a content word with it (``_fact_words``: "I'm learning German now" —
+    "Wow, German!"; "Lost my job as a banker yesterday" — "Sorry about your job"),
+    else ``unanswered``; said again later by anyone's statement, an unanswered one is taken up.
+    Known Facts shows none of the unanswered and a few of the taken up (``briefing.showable``);
+    the document keeps them all. A person's next message of their own leaves it waiting; a
+    system or tool message changes nothing."""
+    awaiting, taken, unanswered = doc.awaiting_reply, doc.taken_up, doc.unanswered
+    if not awaiting and not new and not (again and unanswered):
+        return doc
+    # one pass over the facts, for the few this message concerns (most messages concern none)
+    wanted = {*awaiting, *new}
+    here = {f.id: f for f in doc.facts if f.id in wanted}
+    if awaiting:
+        subject = here[awaiting[0]].subject if awaiting[0] in here else None
+        speaker = speaker_name(event)
+        mine = speaker is not None and subject == entity_id("person", canonicalize(speaker, "person"))
+        if not mine and (event.role == "assistant" or speaker is not None):
+            if event.role != "assistant":  # another person answers: what their reply takes up, and not
+                reply = _content_words(text)
+                starts = _starts(reply)
+                answered = [i for i in awaiting if i in here]
+                up = [_takes_up(_fact_words(here[i]), reply, starts) for i in answered]
+                taken = [*taken, *(i for i, yes in zip(answered, up, strict=True) if yes)]
+                unanswered = [*unanswered, *(i for i, yes in zip(answered, up, strict=True) if not yes)]
+            awaiting = []
+    if again & set(unanswered):  # said again: it stands as one taken up
+        taken = [*taken, *(i for i in unanswered if i in again)]
+        unanswered = [i for i in unanswered if i not in again]
+    if new:  # said anew (a fact pruned and stated again): it waits afresh
+        fresh = set(new)
+        taken, unanswered = [i for i in taken if i not in fresh], [i for i in unanswered if i not in fresh]
+    awaiting = [i for i in [*awaiting, *new] if i in here][-MAX_AWAITING:]
+    return msgspec.structs.replace(doc, awaiting_reply=awaiting, taken_up=taken[-MAX_TOLD:],
+                                   unanswered=unanswered[-MAX_TOLD:])
+
+
+_WORD: Final = re.compile(r"[^\W\d_]{3,}")
+_STEM_SLACK: Final = 2  # "dance" — "dancing", "counselling" — "counselor": alike but for this many letters
+_MIN_STEM: Final = 4
+
+
+@functools.cache
+def _function_words() -> frozenset[str]:
+    return frozenset(w.casefold() for pack in PACKS.values() for w in pack.stopwords)
+
+
+_UNSPACED: Final = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]{2,}")  # kana, CJK ideographs, Hangul
+
+
+def _content_words(text: str) -> frozenset[str]:
+    """A text's content words: letters-only words of three or more letters but every pack's
+    function words; in Japanese, Chinese and Korean, whose words no space parts (or whose nouns
+    take particles), every pair of adjacent characters ("ドイツ語を" — "ドイツ語": "ドイ", "イツ", "ツ語")."""
+    text = text[:MAX_REPLY_CHARS]
+    stop = _function_words()
+    found = {w for w in (m.group().casefold() for m in _WORD.finditer(text)) if w not in stop}
+    for m in _UNSPACED.finditer(text):
+        run = m.group()
+        found.update(run[i:i + 2] for i in range(len(run) - 1))
+    return frozenset(found)
+
+
+MAX_REPLY_CHARS: Final = 4000
+
+
+def _fact_words(fact: Fact) -> frozenset[str]:
+    """A fact's content words, its predicate's with its object's: "lost-their-job-as" "a banker" is
+    taken up by "Sorry about your job" as "is-learning" "German" is by "Wow, German!"."""
+    return _content_words(f"{fact.predicate.replace('-', ' ')} {fact.object}")
+
+
+def _takes_up(said: frozenset[str], reply: frozenset[str], starts: dict[str, int]) -> bool:
+    """Whether a reply (its words ``reply``, their ``_starts``) shares a content word with
+    ``said``: the same word, or the same stem — a common start of at least four letters, and of
+    all but two letters of the shorter word."""
+    if said & reply:
+        return True
+    for a in said:
+        for k in range(_MIN_STEM, len(a) + 1):
+            shortest = starts.get(a[:k])  # the shortest reply word that starts so
+            if shortest is not None and k >= min(len(a), shortest) - _STEM_SLACK:
+                return True
+    return False
+
+
+def _starts(words: frozenset[str]) -> dict[str, int]:
+    """Every start of four letters or more of ``words`` → the length of the shortest word it starts."""
+    starts: dict[str, int] = {}
+    for w in words:
+        for k in range(_MIN_STEM, len(w) + 1):
+            if starts.get(w[:k], len(w) + 1) > len(w):
+                starts[w[:k]] = len(w)
+    return starts
 
 
 def self_statements_held(text: MatchText, speaker: str, packs: Sequence[CompiledPack]) -> list[Said]:

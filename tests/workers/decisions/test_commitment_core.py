@@ -756,3 +756,72 @@ def test_a_persons_task_that_names_nothing_it_acts_on_is_no_commitment(text: str
 def test_a_task_with_an_object_a_day_a_topic_or_the_agents_is_kept(text: str, role: str, what: str) -> None:
     doc = apply_message(None, message(text, role=role), SETTINGS, ALL)
     assert [c.what for c in doc.commitments] == [what]
+
+
+# ── a request and its acceptance (issue 37, thirteenth round) ──────────────────────
+
+
+def _tasks(doc: CommitmentsDoc) -> list[tuple[str, str, str | None]]:
+    return [(c.who, c.what, c.due) for c in doc.commitments]
+
+
+def test_an_accepted_request_is_the_accepters_commitment_said_only_in_the_request() -> None:
+    """"could you send us a copy of your slides?" — "Yes, I will. Yes.": the task is the
+    accepter's, though the answer names nothing."""
+    doc = say(None, "Would you mind, at the end of the meeting could you send us a copy of your slides?",
+              sender="Industrial Designer")
+    assert doc.request is not None and doc.commitments == []  # (the task is read on acceptance)
+    doc = say(doc, "Yes, I will. Yes.", 1, sender="Project Manager")
+    assert _tasks(doc) == [("Project Manager", "send us a copy of your slides", None)]
+    assert doc.request is None
+
+
+@pytest.mark.parametrize("answer", ["Yeah.", "Okay.", "Mm-hmm, yes.",
+                                    "Yes, I will, but I think we should first talk about the budget and the"
+                                    " colours of the case today."])
+def test_a_bare_yes_or_an_answer_with_its_own_say_accepts_nothing(answer: str) -> None:
+    """A meeting's back-channel ("Yeah.") answers most requests: it commits nobody; nor does an
+    acceptance whose first sentence goes on to say something else."""
+    doc = say(None, "Can you send me the market report?", sender="Project Manager")
+    assert say(doc, answer, 1, sender="Marketing").commitments == []
+
+
+def test_only_another_speaker_in_the_same_session_and_the_next_message_accepts() -> None:
+    asked = say(None, "Can you send me the market report?", sender="Project Manager", session="a")
+    assert say(asked, "Sure, I will.", 1, sender="Project Manager", session="a").commitments == []
+    assert say(asked, "Sure, I will.", 60, sender="Marketing", session="b").commitments == []
+    later = say(asked, "Anyway, moving on to the budget.", 1, sender="User Interface", session="a")
+    assert say(later, "Sure, I will.", 2, sender="Marketing", session="a").commitments == []
+
+
+def test_an_acceptance_with_a_day_owes_the_request_that_day() -> None:
+    """"Can you give me the recipe for that?" — "Sure thing! I can give it to you tomorrow": the
+    accepter's own task names only "it" — the request's task, due the day the answer says."""
+    doc = say(None, "Can you give me the recipe for that coconut ice cream?", sender="Joanna")
+    doc = say(doc, "Sure thing! I can give it to you tomorrow", 1, sender="Nate")
+    assert _tasks(doc) == [("Nate", "give me the recipe for that coconut ice cream", "2026-02-18")]
+
+
+def test_a_request_that_names_nothing_it_acts_on_commits_nobody() -> None:
+    doc = say(None, "Can you do that?", sender="Project Manager")
+    assert say(doc, "Yes, I will.", 1, sender="Marketing").commitments == []
+
+
+def test_a_message_without_a_request_keeps_none() -> None:
+    """Only a message with a request's words is kept for its answer: most pay one literal scan."""
+    assert say(None, "I think the budget is fine.", sender="Marketing").request is None
+    assert say(None, "Could you send the report?", sender="Marketing").request is not None
+
+
+@pytest.mark.parametrize(("asked", "answer", "task"), [
+    ("Kannst du die Folien an alle schicken?", "Ja, mach ich.", "die folien an alle schicken"),
+    ("Pourrais-tu envoyer le rapport de marché ?", "Oui, je m'en occupe.", "envoyer le rapport de marché"),
+    ("¿Puedes enviar el informe de mercado?", "Claro, lo haré.", "enviar el informe de mercado"),
+    ("Potresti mandare il rapporto di mercato?", "Sì, lo faccio.", "mandare il rapporto di mercato"),
+    ("Você pode enviar o relatório de mercado?", "Claro, eu faço.", "enviar o relatório de mercado"),
+    ("Можешь отправить отчёт по рынку?", "Да, сделаю.", "отправить отчёт по рынку"),
+])
+def test_the_other_packs_accept_a_request_alike(asked: str, answer: str, task: str) -> None:
+    doc = apply_message(None, message(asked, sender="A"), SETTINGS, ALL)
+    doc = apply_message(doc, message(answer, 1, sender="B"), SETTINGS, ALL)
+    assert [(c.who, c.what.lower()) for c in doc.commitments] == [("B", task)]

@@ -148,3 +148,36 @@ def test_hostile_prompt_text_stays_inside_its_message() -> None:
     body = prompt.split("\n<conversation>\n")[1]
     assert body.count("<message ") == 1
     assert body.count("</message>") == 1
+
+
+def test_a_hostile_reply_to_many_waiting_statements_costs_about_what_it_costs_alone() -> None:
+    """Thirteenth round of issue 37: a reply is read against every self-statement waiting for it
+    (at most ``MAX_AWAITING``); a 64 KiB reply of words that share six letters with theirs costs about
+    what it costs with nothing waiting (its first ``MAX_REPLY_CHARS`` are read, each start once)."""
+    from datetime import timedelta
+
+    import msgspec
+
+    from workers.knowledge.core import MAX_AWAITING
+
+    doc = None
+    for n in range(MAX_AWAITING):
+        said = msgspec.structs.replace(event(f"I'm into abcdefghij{n:02d} klmnopqrst{n:02d} uvwxyzabcd{n:02d}."),
+                                       id=f"s{n}", sender="Ana", ts=TS + timedelta(seconds=n))
+        doc = apply_message(doc, said, SETTINGS)
+    assert doc is not None and len(doc.awaiting_reply) == MAX_AWAITING
+    reply = msgspec.structs.replace(event(sized("abcdefzzz klmnopzzz uvwxyzzzz qrstuvzzz ", 64 * KIB)), id="r",
+                                    sender="Ben", ts=TS + timedelta(minutes=5))
+    alone = msgspec.structs.replace(doc, awaiting_reply=[])
+
+    def best(start: object) -> float:
+        times = []
+        for _ in range(5):
+            t = time.process_time()
+            apply_message(start, reply, SETTINGS)  # type: ignore[arg-type]
+            times.append(time.process_time() - t)
+        return min(times)
+
+    answered = apply_message(doc, reply, SETTINGS)
+    assert answered.awaiting_reply == [] and len(answered.unanswered) == MAX_AWAITING  # none taken up
+    assert min(best(doc) / best(alone) for _ in range(3)) <= 2

@@ -1,0 +1,114 @@
+"""What a person says of themselves, judged by the reply (issue 37, thirteenth round): said to the
+agent it is shown as before; said to another person, Known Facts shows one per person of what the
+reply took up and none of what it did not — the document keeps every fact."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import msgspec
+
+from schemas.docs import KnowledgeDoc
+from schemas.events import MessageEvent
+from shared.config import KnowledgeSettings
+from workers.knowledge.briefing import fact_sentences, showable
+from workers.knowledge.core import apply_message
+from workers.render import entity_names
+
+T0 = datetime(2026, 2, 17, 10, 0, tzinfo=UTC)
+SETTINGS = KnowledgeSettings()
+
+
+def talk(turns: list[tuple[str | None, str]], doc: KnowledgeDoc | None = None) -> KnowledgeDoc:
+    """``(sender, text)`` turns as user messages a minute apart; a ``None`` sender is the assistant."""
+    for n, (sender, text) in enumerate(turns):
+        event = msgspec.convert({"id": f"e{n}", "agent": "a1", "session": "s1", "ts": T0 + timedelta(minutes=n),
+                                 "role": "assistant" if sender is None else "user", "sender": sender,
+                                 "content": text}, MessageEvent)
+        doc = apply_message(doc, event, SETTINGS)
+    assert doc is not None
+    return doc
+
+
+def shown(doc: KnowledgeDoc) -> list[str]:
+    return sorted(fact_sentences(showable(doc), entity_names(doc.entities)))
+
+
+def stored(doc: KnowledgeDoc) -> list[str]:
+    return sorted(f.object for f in doc.facts)
+
+
+def test_what_the_other_persons_reply_does_not_take_up_is_kept_not_shown() -> None:
+    doc = talk([("Ana", "I'm allergic to cats."), ("Ben", "Oh no, that's rough."),
+                ("Ana", "I'm learning German now."), ("Ben", "Wow, German! How is it going?")])
+    assert stored(doc) == ["German", "cats"]  # the document keeps both
+    assert doc.unanswered == [f.id for f in doc.facts if f.object == "cats"]
+    assert doc.taken_up == [f.id for f in doc.facts if f.object == "German"]
+    assert shown(doc) == ["Ana is learning German"]
+
+
+def test_said_to_the_agent_is_shown_as_before() -> None:
+    doc = talk([("Ana", "I'm allergic to cats."), (None, "Noted."), ("Ana", "I'm learning German now."),
+                (None, "Good luck with that.")])
+    assert doc.unanswered == [] and doc.taken_up == [] and doc.awaiting_reply == []
+    assert shown(doc) == ["Ana is allergic to cats", "Ana is learning German"]
+
+
+def test_waiting_for_a_reply_is_shown_and_a_persons_next_message_keeps_it_waiting() -> None:
+    doc = talk([("Ana", "I'm allergic to cats."), ("Ana", "Anyway, how was your weekend?")])
+    assert doc.awaiting_reply == [f.id for f in doc.facts] and doc.unanswered == []
+    assert shown(doc) == ["Ana is allergic to cats"]
+    # a system message is nobody's reply either
+    system = msgspec.convert({"id": "sys", "agent": "a1", "session": "s1", "ts": T0 + timedelta(minutes=5),
+                              "role": "system", "content": "Session resumed."}, MessageEvent)
+    assert apply_message(doc, system, SETTINGS).awaiting_reply == doc.awaiting_reply
+
+
+def test_one_fact_per_person_of_what_replies_took_up_the_first_said_first() -> None:
+    doc = talk([("Ana", "I'm a nurse at the city hospital."), ("Ben", "A nurse! That must be busy."),
+                ("Ana", "I'm learning German now."), ("Ben", "German is hard, good luck."),
+                ("Ben", "I'm a teacher at the high school."), ("Ana", "A teacher, nice!")])
+    assert len(doc.taken_up) == 3
+    assert shown(doc) == ["Ana is a nurse at the city hospital", "Ben is a teacher at the high school"]
+
+
+def test_said_again_later_it_counts_as_taken_up() -> None:
+    doc = talk([("Ana", "I'm allergic to cats."), ("Ben", "Oh no.")])
+    assert shown(doc) == []
+    doc = talk([("Ana", "As I said, I'm allergic to cats.")], doc)
+    assert doc.unanswered == [] and doc.taken_up == [f.id for f in doc.facts]
+    assert shown(doc) == ["Ana is allergic to cats"]
+
+
+def test_an_introduction_needs_no_reply() -> None:
+    doc = talk([("Project Manager", "I'm Laura and I'm the project manager."), ("Marketing", "Okay, cool.")])
+    assert "Project Manager is named Laura" in shown(doc)
+
+
+def test_the_rule_is_deterministic_and_replays_byte_identical() -> None:
+    turns: list[tuple[str | None, str]] = [("Ana", "I'm allergic to cats."), ("Ben", "Oh no."),
+                                           ("Ben", "I'm into chess."), ("Ana", "Chess is fun!")]
+    assert msgspec.json.encode(talk(turns)) == msgspec.json.encode(talk(turns))
+
+
+def test_a_reply_in_japanese_takes_up_by_its_characters() -> None:
+    """Words no space parts: a reply takes a statement up by a pair of its characters."""
+    from workers.knowledge.core import _content_words, _starts, _takes_up
+
+    def up(said: str, reply: str) -> bool:
+        words = _content_words(reply)
+        return _takes_up(_content_words(said), words, _starts(words))
+
+    assert up("ドイツ語", "ドイツ語を勉強しているんですね！")
+    assert not up("ドイツ語", "そうなんだ。")
+    assert up("Deutsch", "Oh, Deutsch ist schwer!")
+    assert not up("Katzen", "Oh nein, das ist schade.")
+    # a stem: alike but for two letters of the shorter word, four letters at least
+    assert up("dancing", "Your dance studio!") and up("counselling", "a counselor") and up("teen", "teenagers")
+    assert not up("surfing", "surely") and not up("art", "artist") and not up("teacher", "teaspoon")
+
+
+def test_a_reply_takes_up_the_facts_predicate_as_well_as_its_object() -> None:
+    doc = talk([("Jon", "Lost my job as a banker yesterday."), ("Gina", "Sorry about your job Jon!")])
+    assert [f.object for f in doc.facts if f.id in doc.taken_up] == ["a banker"]
+    assert shown(doc) == ["Jon lost their job as a banker"]
