@@ -78,6 +78,7 @@ class _Asked(NamedTuple):
     applied: int  # its ack floor: every message up to it is applied (acked once its batch is committed)
     drained: bool  # nothing pending or unacked then: everything stored before ``at`` is applied
     exists: bool = True  # False: no such consumer (nothing says it applied anything)
+    left: int = 0  # its pending and unacked messages then: what it still had to apply
 
 
 class Drained(NamedTuple):
@@ -239,6 +240,14 @@ class WatermarkTracker:
         asked = await self._server(consumer, time.monotonic() if since is None else since)
         return asked.exists and (asked.applied >= seq or asked.drained)
 
+    async def left(self, consumer: str) -> int | None:
+        """How many messages the consumer still had to apply (pending and unacked: the server's
+        count, of every agent of its filter) — as the server said less than ``SERVER_EVERY_S``
+        ago, the answer every wait shares (``_server``); None: no such consumer."""
+        self.follow((consumer,))
+        asked = await self._server(consumer, 0.0)
+        return asked.left if asked.exists else None
+
     async def _server(self, consumer: str, since: float) -> _Asked:
         """The server's view of the consumer, asked at or after ``since`` — and less than
         ``SERVER_EVERY_S`` ago, or asked again (shared by every wait: one request on its way at
@@ -266,7 +275,8 @@ class WatermarkTracker:
             asked = _Asked(at, 0, False, exists=False)
         else:
             applied = int(info.ack_floor.stream_seq or 0) if info.ack_floor is not None else 0
-            asked = _Asked(at, applied, not info.num_pending and not info.num_ack_pending)
+            left = int(info.num_pending or 0) + int(info.num_ack_pending or 0)
+            asked = _Asked(at, applied, not left, left=left)
         self._asked[consumer] = asked
         return asked
 

@@ -111,6 +111,21 @@ TRIGGER_KINDS = (("session", "start"), ("compaction", "before"))
 # (docs/BENCHMARKS.md, issue 39, "Eighth round"). A source still behind then is named lagging and
 # completed later (``workers.boot.complete``), as at the bound.
 WAIT_BUDGET_S = 0.5
+# Within that budget a throughput worker's document (recall, knowledge, narrative, traces, channels,
+# snapshot: ``shared.priority``, run second under load) is waited for like a latency worker's only
+# while that worker is not busy: at low load it has the session's last few messages left, applies
+# them within the budget, and the document is complete. Busy — its checkpoint has moved at least
+# ``BUSY_PACE`` stream events a second over the last seconds (``WatermarkTracker.pace``: the
+# pipeline under a sustained load), or its consumer has more than ``FEW_LEFT`` messages left to
+# apply (the server's count, pending and unacked: a backlog) — the priority classes keep it
+# waiting for a core: it is waited for ``THROUGHPUT_BUDGET_S``, then shown as of its last cut,
+# named lagging and the document completed when it catches up (``workers.boot.complete``), so a
+# session start is read from the latency workers at once (issue 39: capacity 43–50 → 150–175 msg/s
+# with a fixed 0.05 s wait, which named recall lagging at low load too: docs/BENCHMARKS.md, "Twelfth
+# round"). No budget (a backlog's or a replay's trigger): every source to the bound, as before.
+BUSY_PACE = 10.0
+FEW_LEFT = 16
+THROUGHPUT_BUDGET_S = 0.05
 PARALLEL = 16  # triggers read at once (each agent's in stream order)
 MAX_TAKEN = 1024  # triggers taken and not done with; the consumer is read no further meanwhile
 HELD_READINGS = 512  # readings kept for the loop to take when it reaches their triggers

@@ -8,23 +8,41 @@ for (bounded, ``CORTEX_BOOT_WAIT_MS``) until its worker has applied everything b
 of a compaction and the channel summaries of every trigger are made *for* the trigger
 itself, read as of S + 1 then: the section's ``as_of``); a source still behind at the bound
 is named in ``lagging`` — and the document is completed once it catches up
-(``workers.boot.complete``).
+(``workers.boot.complete``). Within the early path's budget, a throughput worker's document is
+waited for so only while that worker is not busy (``BootSources.until_of``).
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import time
 from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
+from prometheus_client import Counter
+
 from shared.briefing import placed
 from shared.codec import Envelope
 from shared.config import Settings
+from shared.footprint import Source
 from shared.inputs import Reading
 from shared.names import BUCKET_KNOWLEDGE, BUCKET_RECALL
 from shared.projection import boundary
 from shared.runtime import WorkerContext, briefing_knobs, briefings
+from workers.boot.early import BUSY_PACE, FEW_LEFT, THROUGHPUT_BUDGET_S
 from workers.boot.inputs import BootInputs, last_activity
+
+log = logging.getLogger(__name__)
+
+SOURCE_BEHIND = Counter(
+    "cortex_boot_source_behind_total",
+    "Session starts and compactions read as they happen (within the early path's budget) that waited only "
+    "a moment (0.05 s) for a throughput worker's document because that worker was busy (its checkpoint moving "
+    "10 events a second or more, or more than 16 messages left to apply); shown as of its last cut, named "
+    "lagging unless it arrived meanwhile, completed once it catches up",
+    ["source"])
 
 
 def _switched_off(settings: Settings) -> set[str]:
@@ -54,6 +72,10 @@ class BootSources:
         # briefing is not broken)
         self._occasional = {b.bucket for _, b in read if b.only_when_relevant} | _switched_off(ctx.settings)
         self.sources = list({s.field: s for s in (b.source(w) for w, b in read)}.values())
+        # the sources whose workers the priority classes run second (``shared.priority``): within
+        # the early path's budget waited for only while not busy (``until_of``)
+        self._throughput = {s.worker for s in self.sources
+                            if (w := ctx.catalog.get(s.worker)) is not None and w.priority == "throughput"}
 
     def consumers(self, agent: str) -> dict[str, str]:
         """The source consumers that apply ``agent``'s events (its partition's) → worker."""
@@ -72,7 +94,51 @@ class BootSources:
         sources = [s for s in self.sources if fields is None or s.field in fields]
         change = env.family in ("msg", "feedback")
         cut = boundary(env.seq, self._ctx.settings.runtime.cut_every) if change else None
-        return await self._inputs.at_trigger(self._ctx.worker, sources, env, before=cut, until=until)
+        if until is None or not any(s.worker in self._throughput for s in sources):
+            return await self._inputs.at_trigger(self._ctx.worker, sources, env, before=cut, until=until)
+        soon = min(until, time.monotonic() + THROUGHPUT_BUDGET_S)
+        ends = await asyncio.gather(*(self.until_of(s, env, until, soon) for s in sources))
+        groups: dict[float, list[Source]] = {}
+        for source, end in zip(sources, ends, strict=True):
+            groups.setdefault(end, []).append(source)
+        if len(groups) == 1:
+            return await self._inputs.at_trigger(self._ctx.worker, sources, env, before=cut, until=ends[0])
+        found = await asyncio.gather(*(self._inputs.at_trigger(self._ctx.worker, group, env, before=cut, until=end)
+                                       for end, group in groups.items()))
+        docs = {f: d for r in found for f, d in r.docs.items()}
+        return Reading(env, {s.field: docs[s.field] for s in sources}, sorted({c for r in found for c in r.lagging}))
+
+    async def until_of(self, source: Source, env: Envelope, until: float, soon: float) -> float:
+        """Where the wait for ``source`` ends, for ``env`` read within the early path's budget
+        (``until``): a latency worker's document, and a throughput worker's (``shared.priority``)
+        there already or not busy, to the budget's end — the machine keeps up, and the document is
+        complete; a busy throughput worker's to ``soon`` only (``THROUGHPUT_BUDGET_S`` from now):
+        still behind then, it is shown as of its last cut, named lagging and the document completed
+        once it catches up. Busy: its checkpoint moved ``BUSY_PACE`` stream events a second or more
+        over the last seconds (``WatermarkTracker.pace``), or its consumer has more than ``FEW_LEFT``
+        messages left to apply (the server's count of its pending and unacked, shared with the
+        waits: ``WatermarkTracker.left``)."""
+        if source.worker not in self._throughput:
+            return until
+        consumer = self._inputs.consumer(source.worker, env.agent)
+        tracker = await self._inputs.tracker()
+        tracker.follow((consumer,))
+        if tracker.checkpoint(consumer) >= env.seq:
+            return until
+        pace = tracker.pace(consumer)
+        busy = pace is not None and pace >= BUSY_PACE
+        left: int | None = None
+        if not busy:
+            left = await tracker.left(consumer)
+            busy = left is not None and left > FEW_LEFT
+        if not busy:
+            return until
+        SOURCE_BEHIND.labels(source.worker).inc()
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("source_busy", extra={"agent": env.agent, "seq": env.seq, "source": source.worker,
+                                            "pace": round(pace, 1) if pace is not None else None, "left": left,
+                                            "checkpoint": tracker.checkpoint(consumer)})
+        return soon
 
     def inputs(self, reading: Reading) -> BootInputs:
         """What the assembly reads: ``now`` is the trigger's event time."""

@@ -365,6 +365,49 @@ class Family:
 
 
 @dataclass(frozen=True, slots=True)
+class AnyOf:
+    """One pre-check for several families and patterns: whether any of them may match a text —
+    the ``or`` of their ``may_match``, answered by the scan in one set test a copy (a core asks
+    it first, and a message none of its families may match leaves after it). Made with
+    ``any_of`` once the set's scan is given (``get_patterns``)."""
+
+    parts: tuple[Family | Pattern, ...]
+    always: bool  # a part with no triggers (every text may match it)
+    # the parts' scanned triggers of each copy, indexed by ``lowered``
+    triggers: tuple[frozenset[str], frozenset[str]]
+    scan: LiteralScan | None
+
+    def may_match(self, text: MatchText) -> bool:
+        if self.always:
+            return True
+        scan = self.scan
+        if scan is None or len(text.lowered) > SCAN_CHARS:  # (``LiteralScan.covers``; both copies one length)
+            return any(p.may_match(text) if isinstance(p, Family) else p.may_match(p.subject(text))
+                       for p in self.parts)
+        lowered, original = self.triggers[True], self.triggers[False]
+        return (bool(lowered) and not scan.found(text.lowered, True).isdisjoint(lowered)) or (
+            bool(original) and not scan.found(text.original, False).isdisjoint(original))
+
+
+def any_of(*parts: Family | Pattern | None) -> AnyOf:
+    """``AnyOf`` the given families and patterns (None: a pattern no enabled language has)."""
+    kept = tuple(p for p in parts if p is not None)
+    always = any(p.always if isinstance(p, Family) else p._want is None for p in kept)
+    lowered: set[str] = set()
+    original: set[str] = set()
+    for part in kept:
+        if isinstance(part, Family):
+            lowered |= part._triggers[True]
+            original |= part._triggers[False]
+        elif part._want is not None:
+            (lowered if part.lowered else original).update(part._want)
+    scans = {id(p._scan): p._scan for p in kept}
+    # one scan for all (``_with_scan`` gives every part the same one, or none to any)
+    scan = next(iter(scans.values())) if len(scans) == 1 else None
+    return AnyOf(kept, always, (frozenset(original), frozenset(lowered)), scan)
+
+
+@dataclass(frozen=True, slots=True)
 class ReasonMarkers:
     """The enabled languages' reason words, each family one pattern on the lowered text."""
 

@@ -221,10 +221,9 @@ def is_promise(promise: Promise, text: MatchText, phrase_start: int, patterns: P
 
 
 def _promises_of(pattern: Pattern, text: MatchText, patterns: PatternSet) -> list[tuple[Promise, int]]:
+    """(A pattern its family's ``candidates`` kept: its ``may_match`` is answered.)"""
     subject = pattern.subject(text)
     out: list[tuple[Promise, int]] = []
-    if not pattern.may_match(subject):
-        return out
     pos = 0
     while len(out) < MAX_MATCHES_PER_FAMILY and (found := pattern.find(subject, pos)) is not None:
         promise = _promise(text, patterns, found)
@@ -240,11 +239,11 @@ def _candidates(text: MatchText, patterns: PatternSet) -> Iterator[tuple[Promise
     """The commitment patterns' promises, then the plans that name a day (``LanguagePack.plan``:
     "I'm hosting a dance workshop next month" is owed by then; "I'm hosting a dance workshop"
     says what the speaker does now)."""
-    if patterns.commitment.may_match(text):
-        for pattern in patterns.commitment:
-            yield from _promises_of(pattern, text, patterns)
+    # (``candidates``: the family's pre-check, then each pattern's in one go)
+    for pattern in patterns.commitment.candidates(text):
+        yield from _promises_of(pattern, text, patterns)
     if patterns.plan.may_match(text) and patterns.due.may_match(text):  # a plan needs a day
-        for pattern in patterns.plan:
+        for pattern in patterns.plan.candidates(text):
             yield from ((p, at) for p, at in _promises_of(pattern, text, patterns) if p.due is not None)
 
 

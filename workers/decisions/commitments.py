@@ -52,6 +52,7 @@ import math
 import re
 from collections import OrderedDict, deque
 from datetime import datetime
+from itertools import chain
 from typing import Final, NamedTuple
 from zoneinfo import ZoneInfo
 
@@ -66,7 +67,7 @@ from workers.conversation.due import due_string
 from workers.conversation.feedback import feedback_target
 from workers.conversation.ids import unique_id
 from workers.conversation.past import past_forms
-from workers.conversation.patterns import MatchText, PatternSet, prepare_text
+from workers.conversation.patterns import AnyOf, MatchText, PatternSet, any_of, prepare_text
 from workers.conversation.promises import Promise, due_phrase, find_delegated, find_promises, sentence_of
 from workers.conversation.sentences import tidy
 from workers.conversation.signal_patterns import get_signal_patterns
@@ -241,13 +242,62 @@ def _fulfilled(commitment: Commitment, said: _Said, words: Words, stopwords: fro
         and matches_title(topic, words)
 
 
+class _Owed(NamedTuple):
+    """Which commitments of a list a closure may fulfil, by the words it says: every commitment
+    not done is listed under each of its task's terms and their first five letters (a closure
+    names a task only by naming one of its terms, as a stem or as a word of its family:
+    ``_named``), or — a task without such words, matched whole — in ``whole``."""
+
+    by_key: dict[str, tuple[int, ...]]
+    whole: tuple[int, ...]
+
+
+_OWED_KEPT: Final = 1024
+# id(list) → (the list, the stop words, its ``_Owed``): as ``_open_cache``, the list held
+_owed_cache: OrderedDict[int, tuple[list[Commitment], frozenset[str], _Owed]] = OrderedDict()
+
+
+def _owed_of(commitments: list[Commitment], stopwords: frozenset[str]) -> _Owed:
+    """``_Owed`` of a list, computed once per list (an unchanged list is shared between documents)."""
+    hit = _owed_cache.get(id(commitments))
+    if hit is not None and hit[0] is commitments and hit[1] is stopwords:
+        return hit[2]
+    by_key: dict[str, list[int]] = {}
+    whole: list[int] = []
+    for i, c in enumerate(commitments):
+        if c.status == "done":
+            continue
+        terms = _task_terms(c.what, stopwords)
+        if not terms:
+            whole.append(i)
+        for key in {*terms, *(t[:_FAMILY_PREFIX] for t in terms)}:
+            by_key.setdefault(key, []).append(i)
+    found = _Owed({k: tuple(v) for k, v in by_key.items()}, tuple(whole))
+    _owed_cache[id(commitments)] = (commitments, stopwords, found)
+    if len(_owed_cache) > _OWED_KEPT:
+        _owed_cache.popitem(last=False)
+    return found
+
+
 def _close_fulfilled(commitments: list[Commitment], text: MatchText, stopwords: frozenset[str]) -> list[Commitment]:
+    """The commitments with those the closure names done (``_fulfilled``), asked only of those
+    listed under a word it says (``_owed_of``: a closure message with 17 open commitments
+    judged each; it now looks up its words)."""
+    owed = _owed_of(commitments, stopwords)
+    if not owed.by_key and not owed.whole:  # (nothing is owed: the words need not be split out)
+        return commitments
     words = words_of(text)
     said = _said_in(words)
-    done = [c.status != "done" and _fulfilled(c, said, words, stopwords) for c in commitments]
-    if True not in done:
+    by_key = owed.by_key
+    asked = set(owed.whole)
+    for key in chain(said.stems, said.families):
+        if (listed := by_key.get(key)) is not None:
+            asked.update(listed)
+    done = [i for i in sorted(asked) if _fulfilled(commitments[i], said, words, stopwords)]
+    if not done:
         return commitments
-    return [_replace(c, status="done") if flag else c for c, flag in zip(commitments, done, strict=True)]
+    closed = set(done)
+    return [_replace(c, status="done") if i in closed else c for i, c in enumerate(commitments)]
 
 
 # What a task says before its verb ("make sure to spread the word", "definitely check it out").
@@ -262,6 +312,7 @@ def _verb(what: str) -> str:
     return rest.split(maxsplit=1)[0] if rest.strip() else ""
 
 
+@functools.lru_cache(maxsize=4096)
 def _past_forms_of(what: str) -> frozenset[str]:
     """The past forms of a task's verb (none when it has none known)."""
     return past_forms(_verb(what))
@@ -411,7 +462,8 @@ def _turn_after(base: CommitmentsDoc, event: MessageEvent, text: MatchText, befo
     if event.role != "assistant":
         return None if event.role == "user" else base.agent_turn
     same = base.agent_turn if base.agent_turn is not None and base.agent_turn.session == event.session else None
-    closed = [c.id for c, was in zip(after, before, strict=True) if c.status == "done" and was.status != "done"]
+    closed = [] if after is before else [c.id for c, was in zip(after, before, strict=True)
+                                         if c.status == "done" and was.status != "done"]
     if not closed and (same is None or not same.closed):
         return None
     turn = same if same is not None else AgentTurn(session=event.session)
@@ -450,6 +502,23 @@ def _awaiting(event: MessageEvent, text: MatchText, added: list[tuple[Commitment
     return AwaitingReply(session=event.session, said=said) if said else None
 
 
+_SIGNALS: dict[int, tuple[PatternSet, AnyOf]] = {}  # id(patterns) → (the set, ``_signals``)
+
+
+def _signals(patterns: PatternSet) -> AnyOf:
+    """What a message must hold for a closure, a promise or a request to be looked for in it: a
+    close word, a commitment's, a plan's, a named person's promise, a request to the agent, a task
+    given to the one addressed or a request to the one addressed (``AnyOf``, one set test of the
+    message's scan; ``closes``, ``find_promises``, ``find_delegated`` and ``_request`` find nothing
+    in a message that holds none)."""
+    hit = _SIGNALS.get(id(patterns))
+    if hit is None or hit[0] is not patterns:
+        hit = _SIGNALS[id(patterns)] = (patterns, any_of(
+            patterns.close, patterns.commitment, patterns.plan, patterns.delegated, patterns.requested,
+            patterns.assigned, patterns.request))
+    return hit[1]
+
+
 def apply_message(
     doc: CommitmentsDoc | None, event: MessageEvent, settings: CommitmentsSettings, patterns: PatternSet,
     tz: ZoneInfo = UTC_ZONE,
@@ -462,11 +531,17 @@ def apply_message(
     judged = _judged_by_reply(base, event, _reopened(base, event, text, patterns))
     before = _overdue(judged, now, tz)  # never mutated: shared if unchanged
     commitments = before
-    if patterns.closes(text):
+    signalled = _signals(patterns).may_match(text)
+    if signalled and patterns.closes(text):
         commitments = _close_fulfilled(commitments, text, patterns.stopwords)
     commitments = _close_reported(commitments, event, text, patterns)
     commitments = _close_given(commitments, event)
     turn = _turn_after(base, event, text, before, commitments, patterns)
+    if not signalled and (base.request is None or _accepted(base, event, text, [], patterns) is None):
+        # no closure, no promise of anyone's, no request, none before that this one accepts (half
+        # the bench backlog's messages say none): what the stages below find in it is nothing
+        return _replace(base, updated=now, commitments=_cap(commitments, settings.max_commitments),
+                        agent_turn=turn, awaiting=None, request=None)
     own: list[tuple[str, Role | None, Promise]] = [(event.sender or event.role, event.role, p)
                                                   for p in find_promises(text, patterns)]
     # a named person's promise is theirs (no role: not the agent's, not the user's); a request

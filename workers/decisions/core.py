@@ -32,7 +32,7 @@ from schemas.types import Impact
 from shared.config import DecisionsSettings
 from workers.conversation.feedback import feedback_target
 from workers.conversation.ids import unique_id
-from workers.conversation.patterns import MatchText, PatternSet, prepare_text
+from workers.conversation.patterns import AnyOf, MatchText, PatternSet, any_of, prepare_text
 from workers.conversation.signals import cue_topics, is_noise_topic
 from workers.conversation.statements import DecisionText, find_decisions, find_proposal, is_ratification
 
@@ -117,6 +117,19 @@ def _impact(found: DecisionText, topic: str | None, patterns: PatternSet) -> Imp
     return impact
 
 
+_SIGNALS: dict[int, tuple[PatternSet, AnyOf]] = {}  # id(patterns) → (the set, ``_signals``)
+
+
+def _signals(patterns: PatternSet) -> AnyOf:
+    """What a message must hold for this core to read it further: a decision's cue, a topic's cue
+    or a proposal's words (``AnyOf``, one set test of the message's scan). Two messages in three of
+    the bench backlog hold none."""
+    hit = _SIGNALS.get(id(patterns))
+    if hit is None or hit[0] is not patterns:
+        hit = _SIGNALS[id(patterns)] = (patterns, any_of(patterns.decision, patterns.topic, patterns.proposal))
+    return hit[1]
+
+
 def apply_message(
     doc: DecisionsDoc | None,
     event: MessageEvent,
@@ -127,6 +140,12 @@ def apply_message(
     """The decisions document after one message (the reference's ``processMessage``)."""
     base = doc if doc is not None else empty_decisions_doc(event.ts)
     text = prepare_text(event.content)
+    if base.proposal is None and not _signals(patterns).may_match(text):
+        # no decision, no topic, no proposal, nothing before to ratify: the context ages by one
+        # message (what ``_fresh_decisions``, ``_context`` and ``_proposal`` find here)
+        left = base.topic_left - 1 if base.topic_left > 0 else 0
+        return msgspec.structs.replace(base, updated=event.ts, proposal=None,
+                                       topic=base.topic if left else None, topic_left=left)
     who = event.sender or event.role
     cutoff = event.ts - timedelta(hours=settings.dedupe_window_hours)
     fresh = _fresh_decisions(text, patterns, base.decisions, cutoff)

@@ -275,15 +275,19 @@ class StoreApplier:
         Each step reads what it needs of the store in one lookup per agent and writes its
         new points in one upsert (``PendingWrites``): the store calls per step do not grow
         with its events, except the reads of the memories that are compared with others
-        (near-duplicates, claims) and of forgets and session starts."""
+        (near-duplicates, claims) and of forgets and session starts. What the steps read and
+        wrote is known to the next ones of the batch (nothing else writes the agents' memories
+        between them but the ``at_upkeep`` call, after which it is read again), so an agent's
+        memories are looked up once a batch, not once a step."""
         lock = lock if lock is not None else nullcontext()
         outcome = BatchOutcome()
         self.context.begin()
+        writes = PendingWrites(self.store, self.tracked.claimed_ids)
         try:
             for step in _steps(envs):
                 done = 0
                 while done < len(step):  # a message due for upkeep ends a step too (known once staged)
-                    writes = PendingWrites(self.store, self.tracked.claimed_ids)
+                    writes.next_step()
                     with lock:
                         staged, due = self._stage_until_upkeep(step[done:])
                         held = self._applied(writes, [m for _, memories in staged for m in memories])
@@ -297,6 +301,7 @@ class StoreApplier:
                     if at_upkeep is not None:
                         for env in outcome.upkeep[ran:]:
                             at_upkeep(env)
+                            writes.forget_known()  # it wrote the agent's memories (facts, a judgement)
             return outcome
         except BaseException:
             self.context.rollback()

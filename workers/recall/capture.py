@@ -43,7 +43,7 @@ from msgspec import Meta
 from schemas.events import FeedbackEvent, MessageEvent, NoteEvent, RememberValue
 from schemas.types import MemoryScope, MemoryType
 from shared.quoting import quote_xml
-from workers.recall.classifier import classify, score_types
+from workers.recall.classifier import classify, classify_scores, score_types
 from workers.recall.media import media_text
 from workers.recall.models import Memory, memory_id
 
@@ -112,9 +112,10 @@ def _sentence_candidates(text: str, languages: Sequence[str], to_agent: bool = T
                          ) -> list[tuple[str, MemoryType, float]]:
     found: list[tuple[str, MemoryType, float]] = []
     for sentence in split_sentences(text):
-        if not any(score_types(sentence, languages, to_agent=to_agent).values()):
+        scores = score_types(sentence, languages, to_agent=to_agent)
+        if not any(scores.values()):
             continue
-        mtype, confidence = classify(sentence, languages, to_agent=to_agent)
+        mtype, confidence = classify_scores(scores)  # scored once (classify would score it again)
         if mtype in _EXTRACTED_TYPES and confidence >= MIN_CONFIDENCE:
             found.append((sentence, mtype, confidence))
     return found

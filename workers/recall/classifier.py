@@ -112,7 +112,12 @@ def score_types(text: str, languages: Iterable[str] = ("en", "de"), *, to_agent:
 
 def classify(text: str, languages: Iterable[str] = ("en", "de"), *, to_agent: bool = True) -> Classification:
     """The memory type of ``text`` and a confidence in [0.5, 0.9] (``to_agent``: ``score_types``)."""
-    scores = score_types(text, languages, to_agent=to_agent)
+    return classify_scores(score_types(text, languages, to_agent=to_agent))
+
+
+def classify_scores(scores: dict[MemoryType, int]) -> Classification:
+    """``classify`` of the text whose ``score_types`` are ``scores`` (a caller that has them
+    already does not score the text twice)."""
     best = max(scores.values())
     if best == 0:
         return Classification("fact", 0.5)

@@ -68,8 +68,12 @@ class PendingWrites:
             self._claims[(agent, key)] = {}
         by = tuple(dict.fromkeys(ids))
         held = self._claimed_ids(agent, keys, by) if self._claimed_ids is not None else None
-        if held is not None:  # the agent's memo knows them: one lookup by id, or none
-            found = self.store.get(agent, held) if held else []
+        if held is not None:  # the agent's memo knows them: one lookup by id of those not known here, or none
+            # what is known is as stored: every pending write of these claims was flushed above
+            unknown = [i for i in held if i not in self._known]
+            read = {m.id: m for m in self.store.get(agent, unknown)} if unknown else {}
+            found = [m for i in held if (m := self._known[i] if i in self._known else read.get(i)) is not None
+                     and m.agent == agent]
         else:
             current = MemoryFilter(claims=tuple(keys), current=True)
             by_them = MemoryFilter(claims=tuple(keys), superseded_by=by)
@@ -132,6 +136,13 @@ class PendingWrites:
             self.store.update_payloads(payloads)
         if points:
             self.store.upsert(points)
+
+    def next_step(self) -> None:
+        """A new step of the same batch: what is known of the store carries over (nothing
+        else wrote the agents' memories meanwhile), the claims are read again for the new
+        step's candidates (``prime_claims``: those they supersede after a crash)."""
+        self.flush()
+        self._claims.clear()
 
     def forget_known(self) -> None:
         """The store changed in ways this view did not record (deletes, lifecycle): write

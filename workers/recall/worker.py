@@ -350,12 +350,12 @@ class RecallProjection(Projection[RecallDoc, KeyMemories]):
         outcome = await asyncio.to_thread(self._applier.apply_batch, envs, HOLDER.lock, at_upkeep)
         for change in ("added", "merged", "consolidated", "superseded", "skipped", "expired", "demoted", "updated"):
             RECALL_MEMORIES.labels(change).inc(getattr(outcome, change))
-        summaries: dict[str, KeyMemories] = {}
-        for agent, (doc, fresh) in sorted(_fresh_by_agent(events, self.resets).items()):
-            await self._llm_batches(agent, doc, fresh)
-            now = latest_time(doc, fresh)
-            if now is not None:
-                summaries[agent] = await asyncio.to_thread(self._summary, agent, now)
+        fresh_by_agent = sorted(_fresh_by_agent(events, self.resets).items())
+        for agent, (doc, fresh) in fresh_by_agent:
+            await self._llm_batches(agent, doc, fresh)  # an agent's captures change its summary alone
+        due = [(agent, now) for agent, (doc, fresh) in fresh_by_agent if (now := latest_time(doc, fresh)) is not None]
+        # every agent's summary in one call to a worker thread, not one each (~50 agents a batch)
+        summaries = dict(await asyncio.to_thread(self._summaries, due)) if due else {}
         return [summaries.get(e.env.agent, NO_SUMMARY) if not e.applied else NO_SUMMARY for e in events]
 
     def compose(self, doc: RecallDoc | None, env: Envelope, inputs: KeyMemories) -> RecallDoc:
@@ -443,6 +443,10 @@ class RecallProjection(Projection[RecallDoc, KeyMemories]):
                 return supersede.apply_judgement(store, start.agent, q, found, start.seq)
 
         RECALL_MEMORIES.labels("superseded").inc(await asyncio.to_thread(settle))
+
+    def _summaries(self, due: Sequence[tuple[str, datetime]]) -> list[tuple[str, KeyMemories]]:
+        """``_summary`` of each agent at its time (the store lock taken for each in turn)."""
+        return [(agent, self._summary(agent, now)) for agent, now in due]
 
     def _summary(self, agent: str, now: datetime) -> KeyMemories:
         """The agent's key memories (each within what boot shows of one) and tier counts."""

@@ -292,6 +292,40 @@ def test_a_familys_flags_answer_as_its_patterns_pre_checks() -> None:
     assert flagged > len(texts)  # (the patterns were asked about texts they may match)
 
 
+def test_any_of_answers_as_its_parts_pre_checks() -> None:
+    """``AnyOf`` (the one pre-check a core asks before reading a message further: the decisions
+    core's decision, topic and proposal words, the commitments core's close, promise and request
+    words) answers the ``or`` of its parts' own pre-checks, for the sets of every language alone
+    and all together, on the bench's messages, on every trigger spelled out and on texts too long
+    to scan."""
+    import msgspec
+
+    from schemas.events import MessageEvent
+    from workers.bench.events import backlog
+    from workers.conversation.patterns import any_of, prepare_text
+
+    decode = msgspec.json.Decoder(MessageEvent).decode
+    texts = [prepare_text(decode(e.data).content) for e in backlog(2000, 50) if e.kind == "msg"]
+    longs = [prepare_text(" ".join([t.original] * (SCAN_CHARS // len(t.original) + 1))) for t in texts[:10]]
+    for languages in [tuple(PACKS), *((code,) for code in PACKS)]:
+        patterns = get_patterns(languages)
+        gates = [(patterns.decision, patterns.topic, patterns.proposal),
+                 (patterns.close, patterns.commitment, patterns.plan, patterns.delegated, patterns.requested,
+                  patterns.assigned, patterns.request)]
+        triggers = [prepare_text(t) for parts in gates for part in parts if part is not None
+                    for p in (part if isinstance(part, Family) else (part,)) for t in p.scan_triggers or ()]
+        for parts in gates:
+            gate = any_of(*parts)
+            assert gate.scan is not None
+            passed = 0
+            for text in [*texts, *triggers, *longs]:
+                expected = any(p.may_match(text) if isinstance(p, Family) else p.may_match(p.subject(text))
+                               for p in parts if p is not None)
+                assert gate.may_match(text) == expected, (languages, text)
+                passed += expected
+            assert 0 < passed < len(texts) + len(triggers) + len(longs), languages
+
+
 def test_the_signal_families_share_one_scan_that_answers_as_their_trigger_scans() -> None:
     """The signal patterns' families (corrections, questions, praise … of every signal pack) are
     given one scan of their own (``patterns.share_scan``): each family's pre-check and each

@@ -758,6 +758,52 @@ def test_a_task_with_an_object_a_day_a_topic_or_the_agents_is_kept(text: str, ro
     assert [c.what for c in doc.commitments] == [what]
 
 
+def test_a_closure_asks_only_the_commitments_a_word_of_it_lists_and_closes_what_asking_all_closes() -> None:
+    """``_close_fulfilled`` asks ``_fulfilled`` only of the commitments listed under a word the
+    closure says (``_owed_of``): on every closure message of the bench backlog, against the
+    commitments open before it, and on each open task said back as its own closure (a word of
+    its family, "expansion" for "expand", and a task without spaced words among them), it
+    closes exactly the commitments asking every one closes."""
+    from workers.bench.events import backlog
+    from workers.conversation.patterns import prepare_text
+    from workers.conversation.signals import words_of
+    from workers.decisions.commitments import _close_fulfilled, _fulfilled, _said_in
+
+    patterns = get_patterns(parse_languages("en,de"))
+    stopwords = patterns.stopwords
+
+    def asking_all(commitments: list[Commitment], text: str) -> list[Commitment]:
+        words = words_of(prepare_text(text))
+        said = _said_in(words)
+        return [msgspec.structs.replace(c, status="done")
+                if c.status != "done" and _fulfilled(c, said, words, stopwords) else c for c in commitments]
+
+    extra = [Commitment(id=f"x{i}", who="me", what=what, status="open", created=T0, source_event="e")
+             for i, what in enumerate(["expand the volume on db-2", "修复登录", "fix it", "deploy the migration"])]
+    decode = msgspec.json.Decoder(MessageEvent).decode
+    settings = CommitmentsSettings()
+    docs: dict[str, CommitmentsDoc | None] = {}
+    asked = closed = 0
+    for e in backlog(4000, 20):
+        if e.kind != "msg":
+            continue
+        event = decode(e.data)
+        doc = docs.get(event.agent)
+        text = prepare_text(event.content)
+        if doc is not None and patterns.closes(text):
+            for commitments in (doc.commitments, [*doc.commitments, *extra]):
+                got = _close_fulfilled(commitments, text, stopwords)
+                assert got == asking_all(commitments, event.content), event.content
+                asked += 1
+                closed += got is not commitments
+        docs[event.agent] = apply_message(doc, event, settings, patterns)
+    said_back = [*extra, *(c for d in docs.values() if d is not None for c in d.commitments)]
+    for c in said_back:
+        for back in (f"{c.what} is done", f"The {c.what.split()[-1]}sion is done", "修复登录 done"):
+            assert _close_fulfilled(said_back, prepare_text(back), stopwords) == asking_all(said_back, back), back
+    assert asked > 100 and closed > 0
+
+
 # ── a request and its acceptance (issue 37, thirteenth round) ──────────────────────
 
 

@@ -436,6 +436,10 @@ def test_impact_reads_the_topic_the_decision_was_made_in() -> None:
     far = ["Let's get back to the auth migration.", *(["Nice weather today."] * 12),
            "We decided to use Auth0 as the provider."]
     assert [d.impact for d in run(*far)] == ["medium"]
+    # the messages between say nothing the core reads (they leave after its one pre-check): the
+    # topic still ages by one each — the context of the cue's next TOPIC_MESSAGES - 1 messages
+    assert [d.impact for d in run(far[0], *far[3:])] == ["high"]  # (10 between)
+    assert [d.impact for d in run(far[0], *far[2:])] == ["medium"]  # (11 between)
 
 
 @pytest.mark.parametrize(("text", "what", "why"), [

@@ -485,6 +485,56 @@ def test_a_long_batch_is_staged_and_written_in_steps_of_at_most_step_events(stor
     assert embedder.locked == [False, False]
 
 
+def test_a_batchs_steps_ask_the_store_for_a_memory_once(store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a step read or wrote is known to the batch's next steps: a reply window made at a
+    step's first turn restates the turn the step before wrote, and no lookup asks for it again
+    (each memory of a batch is asked for once, found or not); what is stored is as one step
+    each event would store it."""
+    from workers.recall.apply import STEP_EVENTS
+
+    asked: list[str] = []
+    get = store.get
+
+    def counting(agent: str, ids: Sequence[str]) -> list[Memory]:
+        asked.extend(ids)
+        return get(agent, ids)
+
+    monkeypatch.setattr(store, "get", counting)
+    turns = [("Melanie" if i % 2 else "Caroline", f"turn number {i} about the pottery class")
+             for i in range(2 * STEP_EVENTS + 5)]
+    events = envelopes(turns)
+    applier(store).apply_batch(events)
+    assert asked and len(asked) == len(set(asked))
+    assert {memory_id("alice", e.event.id, 0) for e in events} <= set(asked)  # every turn asked once
+    batched = snapshot(store)
+    store.delete_agent("alice")
+    one_by_one = applier(store)
+    for env in events:
+        one_by_one.apply_batch([env])
+    assert snapshot(store) == batched
+
+
+def test_what_the_upkeep_call_writes_is_read_again_by_the_next_steps(store: MemoryStore) -> None:
+    """The ``at_upkeep`` call (the worker's fact mirror and the model's judgement) writes the
+    agent's memories between two steps: the next steps read them again, not what they knew.
+    Here it pins the turn upkeep ran at; the reply window its next turn makes takes the pin."""
+    settings = msgspec.structs.replace(RecallSettings(), upkeep_events=4)
+    app = StoreApplier(store, HashingEmbedder(256), settings, ("en", "de"))
+    pinned: list[str] = []
+
+    def pin(env: Envelope) -> None:
+        (turn,) = app.store.get(env.agent, [memory_id(env.agent, env.event.id, 0)])
+        app.store.update_payloads([msgspec.structs.replace(turn, pinned=True)])
+        pinned.append(env.event.id)
+
+    turns = [("Melanie" if i % 2 else "Caroline", f"turn number {i} about the pottery class") for i in range(10)]
+    outcome = app.apply_batch(envelopes(turns), at_upkeep=pin)
+    assert pinned and len(outcome.upkeep) == len(pinned)
+    reply_windows = {m.source_event: m for m in store.scroll("alice") if is_reply_memory(m)}
+    assert all(reply_windows[event].pinned for event in pinned)
+    assert not any(m.pinned for event, m in reply_windows.items() if event not in pinned)
+
+
 def test_a_redelivered_batch_embeds_nothing_and_changes_nothing(store: MemoryStore) -> None:
     applier(store).apply_batch(envelopes())
     before = snapshot(store)
