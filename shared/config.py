@@ -153,6 +153,10 @@ class RuntimeSettings(msgspec.Struct, frozen=True, kw_only=True):
     # the niceness a process running only throughput workers takes (``shared.priority``): the
     # latency-critical ones (threads, decisions, boot, api) get the cores first; 0: every process alike
     throughput_niceness: Annotated[int, Meta(ge=0, le=19)] = 10
+    # how long a throughput worker, once an event arrives while it is idle, waits for more before
+    # it takes the batch (``shared.pull``: its per-batch work shared by the events of the wait);
+    # 0: off. At most a quarter of a session start's wait for a source (``workers.boot.early``)
+    throughput_linger_ms: Annotated[int, Meta(ge=0, le=125)] = 20
 
 
 class OpenClawSettings(msgspec.Struct, frozen=True, kw_only=True):

@@ -171,6 +171,9 @@ class LoopConfig(msgspec.Struct, frozen=True, kw_only=True):
     # messages (never fewer than a batch) and bytes held (CORTEX_RUNTIME_READ_AHEAD[_MIB])
     read_ahead: int = 5000
     read_ahead_bytes: int = 32 << 20
+    # an idle loop's first delivery waits this long for more before its batch is taken (``shared.pull``;
+    # the throughput workers': CORTEX_RUNTIME_THROUGHPUT_LINGER_MS); 0: taken at once
+    linger_s: float = 0.0
     # the document buckets the handler writes (physical names): one made after the checkpoint was
     # written lost every document the checkpoint stands for, and the loop starts over from 1
     buckets: tuple[str, ...] = ()
@@ -363,6 +366,8 @@ class ConsumeLoop:
         if not self._stop.is_set():
             self._drain_deadline = time.monotonic() + self._cfg.drain_timeout_s
             self._stop.set()
+            if self._sub is not None:
+                self._sub.hurry()  # a fetch lingering for more returns what it holds
 
     # ------------------------------------------------------------------ start-up
 
@@ -460,7 +465,8 @@ class ConsumeLoop:
         only what has arrived, so the held ones are applied without waiting."""
         room = self._room()
         if not self._lanes:
-            return await self._fetch(sub.fetch(room, self._cfg.fetch_timeout_s))
+            cfg = self._cfg
+            return await self._fetch(sub.fetch(room, cfg.fetch_timeout_s, cfg.linger_s, cfg.batch_size))
         return await self._fetch(sub.poll(room, self._busy_expiry_s)) if room > 0 else []
 
     @property
@@ -480,8 +486,10 @@ class ConsumeLoop:
         batch was all there was (a stop waits for the open request, at most 2 s). A request that
         cannot be sent now is sent by the next read, which reports why."""
         expiry = self._busy_expiry_s if self._lanes else self._cfg.fetch_timeout_s
+        # lingering (``shared.pull``) with nothing held: one message wakes the next read, which asks for the rest
+        room = 1 if self._cfg.linger_s and not self._lanes else self._room()
         with contextlib.suppress(nats.errors.Error):
-            await sub.ask(self._room(), expiry)
+            await sub.ask(room, expiry)
 
     # ------------------------------------------------------------------ past a full read-ahead
 

@@ -19,6 +19,12 @@ turns brought no more (no timer), so a caught-up worker sees a new event at once
 a backlog still comes in full batches; what the open request delivers later is taken by
 the next fetch, in stream order (one inbox, one request at a time).
 
+A fetch with a ``linger_s`` (the throughput workers': ``CORTEX_RUNTIME_THROUGHPUT_LINGER_MS``)
+waits, once its first message is in hand, up to that long for more before it returns — so a
+worker whose events come one at a time at live rates takes them a few at a time, and pays its
+per-batch work (a wake-up, a commit, the checkpoint and the acks) once for all of them. It
+returns early when the batch is full; a lone event is returned at the linger's end.
+
 The messages are ordinary ``nats.aio.msg.Msg`` objects: ``ack``, ``nak``, ``term`` and
 ``metadata`` work as usual.
 """
@@ -70,6 +76,12 @@ class PullFetcher:
         self._open = 0  # messages the open request may still deliver; 0 = no request open
         self._open_until = 0.0  # monotonic time after which the open request is surely over
         self._error: Msg | None = None
+        # while a fetch lingers: wakes it when the buffer holds ``_want`` messages, the open
+        # request ends or an error arrives (not at every message: the linger is a timer)
+        self._want = 0
+        self._filled = asyncio.Event()
+        self._ends = 0  # requests the server ended with a status (404, 408, 409, an error)
+        self._hurried = False  # ``hurry``: no fetch lingers any more
 
     async def start(self) -> None:
         self._inbox = self._nc.new_inbox()
@@ -127,9 +139,17 @@ class PullFetcher:
             return  # the end of an earlier request, already given up on: not the open one's
         else:
             self._open = 0  # the request is over, whatever the status says
+            self._ends += 1
             if status not in _REQUEST_ENDED:
                 self._error = msg
         self._arrived.set()
+        if self._want and (len(self._buffer) >= self._want or not self._open or self._error is not None):
+            self._filled.set()
+
+    def hurry(self) -> None:
+        """From now on no fetch lingers; one lingering now returns what it holds (its owner stops)."""
+        self._hurried = True
+        self._filled.set()
 
     def buffered(self) -> list[Msg]:
         """The messages delivered and not taken yet (a heartbeat keeps them from their ack wait)."""
@@ -145,8 +165,10 @@ class PullFetcher:
         if error is not None:
             raise nats.js.errors.APIError.from_msg(error)
 
-    async def fetch(self, batch: int, wait_s: float) -> list[Msg]:
-        """Up to ``batch`` messages; an empty list when none arrived within ``wait_s``.
+    async def fetch(self, batch: int, wait_s: float, linger_s: float = 0.0, enough: int | None = None) -> list[Msg]:
+        """Up to ``batch`` messages; an empty list when none arrived within ``wait_s``. With
+        ``linger_s``, once a message is in hand, more are waited for up to that long, or until
+        ``enough`` (at most ``batch``; default ``batch``) are in hand, before they are taken.
 
         Raises the server's error for a status other than 404/408/409 (503: no
         JetStream responders), like nats-py's fetch.
@@ -154,16 +176,20 @@ class PullFetcher:
         if self._sub is None:
             raise RuntimeError("PullFetcher.start() first")
         deadline = time.monotonic() + wait_s
+        lingering = linger_s > 0 and not self._hurried
         while True:
             self._raise_error()
             if self._buffer:
                 await self._gather(batch)
+                want = batch if enough is None else max(1, min(enough, batch))
+                if lingering and len(self._buffer) < want:
+                    await self._linger(want, linger_s, max(wait_s, linger_s))
                 return self._take(batch)
             now = time.monotonic()
             if self._open and now > self._open_until:
                 self._open = 0  # its 408 was lost (a reconnect): the server has forgotten it
-            if not self._open:
-                await self._request(batch, max(0.01, deadline - now))
+            if not self._open:  # lingering: one message wakes it, the linger asks for the rest
+                await self._request(1 if lingering else batch, max(0.01, deadline - now))
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return []
@@ -203,11 +229,58 @@ class PullFetcher:
             await asyncio.sleep(0)
             idle = idle + 1 if len(self._buffer) == before else 0
 
-    async def _request(self, batch: int, expires_s: float) -> None:
+    async def _linger(self, want: int, linger_s: float, expires_s: float) -> None:
+        """Wait up to ``linger_s`` for ``want`` messages in hand, then ask for what came meanwhile.
+
+        While the open request still delivers (one asked for many: a backlog's), its messages are
+        taken as they come. Once none is open — a lingering fetch asks for one message at a time
+        while idle — the rest of the linger is a timer: nothing is delivered, so nothing wakes the
+        process, and at its end one request without waiting (``no_wait``) brings everything that
+        was stored meanwhile, back to back — read in a few socket reads instead of one wake-up each.
+        Ends early on ``want`` in hand, on ``hurry`` or on a server error (raised by the next
+        fetch); a cancellation leaves what arrived in the buffer, which ``stop`` gives back."""
+        deadline = time.monotonic() + linger_s
+        self._want = want
+        try:
+            while not self._enough(want):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                if self._open and time.monotonic() > self._open_until:
+                    self._open = 0  # its 408 was lost (a reconnect): the server has forgotten it
+                self._filled.clear()
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(remaining):
+                        await self._filled.wait()
+            if self._open or self._enough(want):
+                return
+            ends = self._ends
+            await self._request(want - len(self._buffer), expires_s, no_wait=True)
+            until = self._open_until
+            while self._open and self._ends == ends and not self._enough(want):
+                self._filled.clear()
+                remaining = until - time.monotonic()
+                if remaining <= 0:
+                    self._open = 0  # its end was lost (a reconnect): the server has forgotten it
+                    return
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(remaining):
+                        await self._filled.wait()
+        finally:
+            self._want = 0
+
+    def _enough(self, want: int) -> bool:
+        return len(self._buffer) >= want or self._error is not None or self._hurried
+
+    async def _request(self, batch: int, expires_s: float, *, no_wait: bool = False) -> None:
+        """A pull request for ``batch`` messages lasting ``expires_s``; ``no_wait``: ended by the
+        server as soon as it has delivered what it holds (``expires_s`` then bounds only how long
+        its end is waited for)."""
         self._request_no += 1
         self._open = batch
         self._open_until = time.monotonic() + expires_s + _EXPIRY_SLACK_S
-        request = PullRequest(batch=batch, expires=int(expires_s * 1e9))
+        request = (PullRequest(batch=batch, no_wait=True) if no_wait
+                   else PullRequest(batch=batch, expires=int(expires_s * 1e9)))
         await self._nc.publish(self._next, _ENCODE(request), reply=f"{self._inbox}.{self._request_no}")
 
 

@@ -303,6 +303,7 @@ def loop_config(settings: Settings, spec: WorkerSpec | None = None) -> LoopConfi
         duplicate_window=settings.openclaw.dedup_window,
         read_ahead=rt.read_ahead,
         read_ahead_bytes=rt.read_ahead_mib << 20,
+        linger_s=rt.throughput_linger_ms / 1000 if spec is not None and spec.priority == "throughput" else 0.0,
     )
 
 
