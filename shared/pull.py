@@ -147,9 +147,11 @@ class PullFetcher:
             self._filled.set()
 
     def hurry(self) -> None:
-        """From now on no fetch lingers; one lingering now returns what it holds (its owner stops)."""
+        """Its owner stops: from now on no fetch waits — one lingering returns what it holds, one
+        waiting for a first message returns none (a stop no longer waits for the idle tick)."""
         self._hurried = True
         self._filled.set()
+        self._arrived.set()
 
     def buffered(self) -> list[Msg]:
         """The messages delivered and not taken yet (a heartbeat keeps them from their ack wait)."""
@@ -185,6 +187,8 @@ class PullFetcher:
                 if lingering and len(self._buffer) < want:
                     await self._linger(want, linger_s, max(wait_s, linger_s))
                 return self._take(batch)
+            if self._hurried:
+                return []
             now = time.monotonic()
             if self._open and now > self._open_until:
                 self._open = 0  # its 408 was lost (a reconnect): the server has forgotten it
