@@ -94,7 +94,7 @@ async def applied(js: JetStreamContext) -> list[str]:
 
 async def one_delivered(js: JetStreamContext) -> bool:
     info = await js.consumer_info(EVENTS_STREAM, "linger")
-    return info.num_ack_pending == 1
+    return bool(info.num_ack_pending == 1)
 
 
 async def test_events_that_come_one_at_a_time_while_it_lingers_are_one_batch(

@@ -366,11 +366,11 @@ async def test_readiness_comes_back_when_fetching_works_again(
     real = PullFetcher.fetch
     failed: list[str] = []
 
-    async def once_failing(self: PullFetcher, batch: int, wait_s: float) -> Any:
+    async def once_failing(self: PullFetcher, batch: int, wait_s: float, *linger: Any) -> Any:
         if not failed:
             failed.append("reason")
             raise ConnectionReconnectingError
-        return await real(self, batch, wait_s)
+        return await real(self, batch, wait_s, *linger)
 
     monkeypatch.setattr(PullFetcher, "fetch", once_failing)
     health = Health("tally")
@@ -400,8 +400,8 @@ async def test_a_delivery_lost_on_the_way_is_applied_in_stream_order(
     real = PullFetcher.fetch
     lost: list[int] = []
 
-    async def losing_three(self: PullFetcher, batch: int, wait_s: float) -> Any:
-        msgs = await real(self, batch, wait_s)
+    async def losing_three(self: PullFetcher, batch: int, wait_s: float, *linger: Any) -> Any:
+        msgs = await real(self, batch, wait_s, *linger)
         dropped = [m for m in msgs if stream_seq(m) in (6, 7, 8) and stream_seq(m) not in lost]  # once each
         lost.extend(stream_seq(m) for m in dropped)
         return [m for m in msgs if m not in dropped]  # delivered by the server, never seen: no ack, no nak
