@@ -57,6 +57,21 @@ _EXPIRY_SLACK_S = 0.5  # after a request's expiry, how long a missing 408 may st
 _STOP_WAIT_S = 2.0  # at most this long a stop waits for the open request's last deliveries
 
 
+_V1_ACK_TOKENS = 9  # $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<ts>.<pending>
+
+
+def _more_stored(msg: Msg) -> bool:
+    """Did the consumer have more messages to deliver after this one when it was sent?"""
+    reply = msg.reply or ""
+    if reply.startswith("$JS.ACK."):
+        tokens = reply.split(".")
+        if len(tokens) == _V1_ACK_TOKENS:
+            return tokens[8] != "0"
+    with contextlib.suppress(Exception):
+        return bool(msg.metadata.num_pending)
+    return False
+
+
 class PullRequest(msgspec.Struct, omit_defaults=True):
     batch: int
     expires: int | None = None  # nanoseconds
@@ -189,7 +204,7 @@ class PullFetcher:
                 await self._gather(batch)
                 want = batch if enough is None else max(1, min(enough, batch))
                 if lingering and len(self._buffer) < want:
-                    await self._linger(want, linger_s, max(wait_s, linger_s))
+                    await self._linger(batch, want, linger_s, max(wait_s, linger_s))
                 return self._take(batch)
             if self._hurried:
                 return []
@@ -237,20 +252,23 @@ class PullFetcher:
             await asyncio.sleep(0)
             idle = idle + 1 if len(self._buffer) == before else 0
 
-    async def _linger(self, want: int, linger_s: float, expires_s: float) -> None:
+    async def _linger(self, batch: int, want: int, linger_s: float, expires_s: float) -> None:
         """Wait up to ``linger_s`` for ``want`` messages in hand, then ask for what came meanwhile.
 
         While the open request still delivers (one asked for many: a backlog's), its messages are
         taken as they come. Once none is open — a lingering fetch asks for one message at a time
         while idle — the rest of the linger is a timer: nothing is delivered, so nothing wakes the
-        process, and at its end one request without waiting (``no_wait``) brings everything that
-        was stored meanwhile, back to back — read in a few socket reads instead of one wake-up each.
-        Ends early on ``want`` in hand, on ``hurry`` or on a server error (raised by the next
-        fetch); a cancellation leaves what arrived in the buffer, which ``stop`` gives back."""
+        process, and at its end one request without waiting (``no_wait``) for up to ``batch`` brings
+        everything that was stored meanwhile, back to back — read in a few socket reads instead of
+        one wake-up each; the fetch returns once ``want`` are in hand or the server has ended it
+        (what it still delivers, a backlog's rest, the next fetch or poll takes). No sleep when the
+        consumer is not caught up (the last message says more are stored): a backlog is not held
+        back. Ends early on ``hurry`` or a server error (raised by the next fetch); a cancellation
+        leaves what arrived in the buffer, which ``stop`` gives back."""
         deadline = time.monotonic() + linger_s
         self._want = want
         try:
-            while not self._enough(want):
+            while not self._enough(want) and not (self._buffer and _more_stored(self._buffer[-1])):
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     break
@@ -263,7 +281,7 @@ class PullFetcher:
             if self._open or self._enough(want):
                 return
             ends = self._ends
-            await self._request(want - len(self._buffer), expires_s, no_wait=True)
+            await self._request(batch - len(self._buffer), expires_s, no_wait=True)
             until = self._open_until
             while self._open and self._ends == ends and not self._enough(want):
                 self._filled.clear()

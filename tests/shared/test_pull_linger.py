@@ -78,6 +78,26 @@ async def test_a_lone_event_is_returned_at_the_lingers_end_not_at_the_fetchs_wai
     await fetcher.stop()
 
 
+async def test_a_backlog_is_not_held_back_and_comes_whole_in_order(
+    nc: Client, js: JetStreamContext, wait_for: Callable[..., Awaitable[Any]]
+) -> None:
+    await publish(js, 1, 40)  # stored before the worker looks: it is behind, not idle
+    fetcher = PullFetcher(nc, EVENTS_STREAM, "puller")
+    await fetcher.start()
+    # the first message says more are stored: no two minutes' sleep, and the request at its end
+    # asks for the room (500), not only the batch wanted (5)
+    first = await asyncio.wait_for(fetcher.fetch(500, wait_s=300, linger_s=120, enough=5), timeout=30)
+    assert len(first) >= 5
+    got = seqs(first)
+    while len(got) < 40:
+        got += seqs(await asyncio.wait_for(fetcher.poll(500, 5.0), timeout=30))
+        if len(got) < 40:
+            await wait_for(lambda: asyncio.sleep(0, fetcher.buffered()), within=30)
+    assert got == list(range(1, 41))
+    assert await delivered(js) == (40, 0)  # every one delivered by the requests made so far
+    await fetcher.stop()
+
+
 async def test_a_full_batch_ends_the_linger_early(nc: Client, js: JetStreamContext) -> None:
     fetcher = PullFetcher(nc, EVENTS_STREAM, "puller")
     await fetcher.start()
