@@ -60,16 +60,16 @@ _STOP_WAIT_S = 2.0  # at most this long a stop waits for the open request's last
 _V1_ACK_TOKENS = 9  # $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<ts>.<pending>
 
 
-def _more_stored(msg: Msg) -> bool:
-    """Did the consumer have more messages to deliver after this one when it was sent?"""
+def _stored_after(msg: Msg) -> int:
+    """How many messages the consumer had still to deliver after this one when it was sent."""
     reply = msg.reply or ""
     if reply.startswith("$JS.ACK."):
         tokens = reply.split(".")
         if len(tokens) == _V1_ACK_TOKENS:
-            return tokens[8] != "0"
+            return int(tokens[8])
     with contextlib.suppress(Exception):
-        return bool(msg.metadata.num_pending)
-    return False
+        return int(msg.metadata.num_pending or 0)
+    return 0
 
 
 class PullRequest(msgspec.Struct, omit_defaults=True):
@@ -261,14 +261,14 @@ class PullFetcher:
         process, and at its end one request without waiting (``no_wait``) for up to ``batch`` brings
         everything that was stored meanwhile, back to back — read in a few socket reads instead of
         one wake-up each; the fetch returns once ``want`` are in hand or the server has ended it
-        (what it still delivers, a backlog's rest, the next fetch or poll takes). No sleep when the
-        consumer is not caught up (the last message says more are stored): a backlog is not held
+        (what it still delivers, a backlog's rest, the next fetch or poll takes). No sleep when a
+        batch is stored already (the last message says how many follow it): a backlog is not held
         back. Ends early on ``hurry`` or a server error (raised by the next fetch); a cancellation
         leaves what arrived in the buffer, which ``stop`` gives back."""
         deadline = time.monotonic() + linger_s
         self._want = want
         try:
-            while not self._enough(want) and not (self._buffer and _more_stored(self._buffer[-1])):
+            while not self._enough(want) and not self._batch_stored(want):
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     break
@@ -294,6 +294,12 @@ class PullFetcher:
                         await self._filled.wait()
         finally:
             self._want = 0
+
+    def _batch_stored(self, want: int) -> bool:
+        """Are ``want`` messages at hand or stored behind the last one (the consumer behind by a
+        batch or more: nothing to wait for)? A few stored behind it still linger for more."""
+        buffer = self._buffer
+        return bool(buffer) and len(buffer) + _stored_after(buffer[-1]) >= want
 
     def _enough(self, want: int) -> bool:
         return len(self._buffer) >= want or self._error is not None or self._hurried
