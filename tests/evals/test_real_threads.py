@@ -20,6 +20,7 @@ from workers.evals.real_threads import (
     leave_one_out,
     main,
     news,
+    open_question,
     report,
     returned,
     said_in,
@@ -35,6 +36,7 @@ SECOND = [
     ("Ben", "Hey Ana! How's the study abroad program going?"),
     ("Ana", "I'm still waiting to hear back about the study abroad program."),
     ("Ben", "Fingers crossed. I had ice cream yesterday."),
+    ("Ana", "We still need to decide about the summer road trip."),
 ]
 LABELS: dict[str, Any] = {
     "source": "locomo", "conversation": "0", "split": "dev",
@@ -74,6 +76,8 @@ def test_each_family_proposes_the_plan_and_not_the_chatter(corpus: tuple[Path, P
     assert "ice cream" in returned(1, 3, True, 2, False)(item, phrases, 2)
     assert asked(1, 1, True)(item, phrases, 2) == ["study abroad program"]
     assert asked(1, 1, True)(first, phrases, 1) == []  # Ben asks in the second session
+    assert open_question(1, 1, 0)(item, phrases, 2) == ["summer road trip"]
+    assert open_question(1, 1, 0)(first, phrases, 1) == []
 
 
 def test_the_families_are_scored_and_left_one_out(corpus: tuple[Path, Path]) -> None:
@@ -98,7 +102,7 @@ def test_the_report_and_the_command_line(corpus: tuple[Path, Path], capsys: pyte
     items, _ = load_real_set(RealOptions(split="dev", locomo=str(locomo), labels=str(labels)))
     text = report(items, real_settings(load_settings({})))
     assert text.splitlines()[0].startswith("Active Threads with each recall family added")
-    for family in ("first_person", "news", "returned", "asked"):
+    for family in ("first_person", "news", "returned", "open_question", "asked"):
         assert f"\n{family}: off " in text
     assert "LOO by F0.5" in text and "in sample, best F1" in text
     assert main(["--locomo", str(locomo.parent / "missing.json")]) == 1

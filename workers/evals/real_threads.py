@@ -19,6 +19,9 @@ conversation out (LOO), the setting chosen on the other eight helps the conversa
 * ``returned`` — a phrase said in ``sessions_said`` sessions or more, by a person of their own doing
   (``engaged``), by both people (``both``), its last mention in the last ``sessions``: a project
   said in other sessions in the same words.
+* ``open_question`` — a question left open (English only): "we still have to decide …", "should
+  we …", "action items", "next meeting", "I haven't decided yet": the phrases of its sentence and of
+  the next ``reach`` turns of its session.
 * ``asked`` — the other person's follow-up question ("How's the dance studio going?", "How did the
   interview go?"), its object said by the one asked before (``said_before``).
 
@@ -47,6 +50,11 @@ _ANNOTATION = re.compile(r"\[[^\]\n]{0,400}\]")  # "[shares a photo of …]": wh
 _FOLLOW_UP = re.compile(
     r"\bhow(?:['’]s| is| are| was| did| has| have)\s+(?:your|the)\s+((?:[a-z-]+ ){0,2}?[a-z-]+)\s*"
     r"(?:going|coming along|doing|been|go|turn(?:ed)? out|working out|coming|progressing|\?)", re.IGNORECASE)
+_OPEN = re.compile(
+    r"\b(?:we|you|i)(?:['’]ll| will)?\s+(?:still\s+)?(?:have|need|got|gotta)\s+to\s+(?:decide|figure out|think about"
+    r"|discuss|talk about|look (?:at|into)|find out|work out|sort out|consider)\b|\bshould we\b|\baction items?\b"
+    r"|\bnext meeting\b|\bto be decided\b|\bstill (?:open|undecided|to decide)\b|\bhaven['’]t decided\b"
+    r"|\bnot decided yet\b", re.IGNORECASE)
 MIN_HEAD = 4  # letters of a phrase's last word (its head): shorter ones are function words and fillers
 _TURNS = 1_000_000  # more turns than a conversation has: a session's rank before its turns'
 DECISION_DAYS = 14  # Recent Decisions' default window (the matcher's rule of what a briefing shows)
@@ -62,6 +70,7 @@ class Said:
     speaker: str
     phrase: str
     engaged: bool
+    open_question: bool = False  # the sentence leaves a question open (``_OPEN``)
 
     @property
     def head(self) -> str:
@@ -76,7 +85,8 @@ def said_in(item: Loaded, patterns: PatternSet) -> list[Said]:
         for start, end in sentence_spans(text) or [(0, len(text))]:
             low = text[start:end].lower()
             engaged = patterns.engaged is not None and patterns.engaged.search(low) is not None
-            out.extend(Said(i, turn.session, turn.speaker, phrase, engaged)
+            left_open = _OPEN.search(low) is not None
+            out.extend(Said(i, turn.session, turn.speaker, phrase, engaged, left_open)
                        for phrase in phrases_of(low, patterns.phrase_breaks))
     return out
 
@@ -150,6 +160,20 @@ def returned(sessions: int, shown_n: int, both: bool, sessions_said: int, engage
     return titles
 
 
+def open_question(sessions: int, shown_n: int, reach: int) -> Family:
+    def titles(item: Loaded, phrases: list[Said], upto: int) -> list[str]:
+        turns = item.conv.turns
+        asking = {s.turn for s in phrases if s.open_question and s.turn < len(turns)
+                  and upto - sessions < s.session <= upto}
+        near = {j: i for i in sorted(asking, reverse=True) for j in range(i, min(len(turns), i + 1 + reach))
+                if turns[j].session == turns[i].session}
+        kept = [(-near[s.turn], s.phrase) for s in phrases
+                if s.turn in near and ((s.turn in asking and s.open_question) or s.turn != near[s.turn])
+                and len(s.head) >= MIN_HEAD]
+        return _latest_first(kept, shown_n)
+    return titles
+
+
 def asked(sessions: int, shown_n: int, said_before: bool) -> Family:
     def titles(item: Loaded, phrases: list[Said], upto: int) -> list[str]:
         turns = item.conv.turns
@@ -178,6 +202,8 @@ def families() -> dict[str, list[tuple[str, Family]]]:
                  for g in ("all", "engaged", "echo") for k, n, t in product((1, 2), (1, 2, 3), (1, 2))],
         "returned": [(f"shown {n}, last {k} sessions, both {b}, said in {m}, engaged {e}", returned(k, n, b, m, e))
                      for n, k, b, m, e in product((1, 2), (1, 2, 4), (False, True), (2, 3), (False, True))],
+        "open_question": [(f"sessions {k}, shown {n}, reach {r}", open_question(k, n, r))
+                          for k, n, r in product((1, 2), (1, 2, 3), (0, 1, 3))],
         "asked": [(f"last {k} sessions, shown {n}, said before {b}", asked(k, n, b))
                   for k, n, b in product((1, 3, 5, 99), (1, 2), (False, True))],
     }
