@@ -66,6 +66,13 @@ class PersonalPack:
     kind: str = ""  # what a "kind" object ends with: a person's kind ("医者", "학생", "老师")
     before_stop: str = ""  # characters that end an object read backwards (a topic's particle "は")
     topic: str = ""  # what may stand before such an object in its clause: the speaker as topic ("私は")
+    # a time phrase that may stand before a lead ("Just yesterday I joined …", "Last week I got …"): the
+    # clause opens before it, and only an event (``events``) is read there — "Yesterday I'm at …" is
+    # about that day (fourteenth round)
+    dated: str = ""
+    # what reports the clause after it to the listener ("I wanted to tell ya I just joined …"): the
+    # clause opens after it, whatever it states
+    reported: str = ""
     max_words: int = 10
     spaced: bool = True  # words are separated by spaces (not Chinese or Japanese)
 
@@ -109,7 +116,7 @@ EN: Final = PersonalPack(
         ("is-{verb}", _EN_I_AM + r"(?P<verb>into|keen\s+on|passionate\s+about|interested\s+in|obsessed\s+with"
                      r"|fascinated\s+by|good\s+at|all\s+about)\s+" + OBJ, "taste"),
         ("is-married-to", _EN_I_AM + r"married\s+to\s+" + OBJ, "name"),
-        ("{verb}", _EN_I_AM + r"(?P<verb>mentoring|coaching|fostering|volunteering\s+(?:at|with|for))\s+" + OBJ,
+        ("{verb}", _EN_I_AM + r"(?P<verb>mentoring|coaching|fostering|volunteering\s+(?:at|with|for|as))\s+" + OBJ,
          "phrase"),
         ("is-writing", _EN_I_AM + r"writing\s+(?=(?:[\w-]+\s+){0,3}?(?:articles?|books?|novels?|stor(?:y|ies)|scripts?"
                                   r"|screenplays?|blogs?|songs?|poems?|memoir|thesis|columns?)\b)" + OBJ, "phrase"),
@@ -217,6 +224,11 @@ EN: Final = PersonalPack(
     unreal=(r"\b(?:gonna|going\s+to|about\s+to|wanna|would|could|might|maybe|hope|wish|not|never|n['’]t)\b"),
     events=("lost-their-job-as", "lost-their-job-at", "lost-their-job-with", "joined", "has", "started", "opened",
             "got"),
+    dated=(r"(?:(?:just|only|so)\s+)?(?:yesterday|recently|(?:last|this\s+past|on)\s+(?:week|weekend|month|year|summer"
+           r"|winter|spring|fall|night|(?:mon|tues|wednes|thurs|fri|satur|sun)day)|(?:a|one|two|three|four|five|six|\d+"
+           r"|a\s+few|a\s+couple\s+(?:of\s+)?)\s+(?:days?|weeks?|months?|years?)\s+ago|since\s+we\s+last\s+(?:talked"
+           r"|chatted|spoke))\s*,?\s+"),
+    reported=r"(?:tell|told|let)\s+(?:you|ya|u)\s+(?:know\s+)?(?:that\s+)?",
     vague=(r"(?:it|its|it['’]s|that|that['’]s|this|these|those|them|they|you|your|yours|ya|u|how|what|when|where"
            r"|why|who|which|whatever|so|such|there|here|too|very|really|all|everything|anything|something|nothing"
            r"|everyone|everybody|anyone|one|some|any|being|seeing|hearing|knowing|having|getting|doing|watching"
@@ -245,7 +257,7 @@ EN: Final = PersonalPack(
     verbs=(("love", "loves"), ("like", "likes"), ("enjoy", "enjoys"), ("adore", "loves"), ("loved", "loves"),
            ("liked", "likes"), ("enjoyed", "enjoys"), ("mentoring", "mentors"), ("coaching", "coaches"),
            ("fostering", "fosters"), ("volunteering at", "volunteers-at"), ("volunteering with", "volunteers-with"),
-           ("volunteering for", "volunteers-for")),
+           ("volunteering for", "volunteers-for"), ("volunteering as", "volunteers-as")),
     # a comma before one of these starts a new clause; before anything else it goes on a list
     # or a phrase ("creating a safe, inviting place", "hiking, reading and cooking")
     comma_clause=(r",\s*(?:i|i['’]\w+|it|it['’]s|its|that|that['’]s|this|they|they['’]re|we|we['’]re|she|he"

@@ -233,6 +233,33 @@ def test_events_that_stay_true_are_facts_without_their_time() -> None:
     assert said("I got a question for you.") == []  # no job, no pet
 
 
+def test_a_time_phrase_before_the_clause_opens_it_for_an_event_only() -> None:
+    """"Just last week I joined …": the clause opens before the time phrase; what it dates is an
+    event that stays true, so only an event is read there — a state that day is no fact
+    (fourteenth round)."""
+    assert said("Just last week I joined a rowing club, it's been great.") == [("joined", "a rowing club")]
+    assert said("Oh and two days ago I opened a small bakery!") == [("opened", "a small bakery")]
+    assert said("Yesterday I got a puppy from the shelter.") == [("has", "a puppy from the shelter")]
+    assert said("Yesterday I'm a volunteer at the fair.") == []  # a state on a day: no fact
+    assert said("Last week I'm into pottery.") == []
+    assert said("Did you know that last week I joined a rowing club?") == []  # a question still asks
+    assert said("The book I read last week I joined to my list.") == []  # the time phrase inside a clause
+
+
+def test_what_is_reported_to_the_listener_is_the_speakers_own_clause() -> None:
+    """"I wanted to tell you I …": the report opens the clause it reports, whatever it states."""
+    assert said("I wanted to tell ya I just joined a choir.") == [("joined", "a choir")]
+    assert said("Just to let you know I'm a nurse now.") == [("is-a", "nurse")]
+    assert said("Thanks for the tip I joined a choir.") == []  # no report before it: inside a clause
+
+
+def test_volunteering_as_a_role_is_a_practice() -> None:
+    assert said("I'm volunteering as a tutor for a local library.") == [
+        ("volunteers-as", "a tutor for a local library")]
+    assert known(("Ana", "I'm volunteering as a tutor for a local library.")) == [
+        "Ana volunteers as a tutor for a local library"]
+
+
 def test_what_one_has_been_and_is_writing() -> None:
     assert said("I've been into dancing since I was a kid and it's been my passion.") == [("is-into", "dancing")]
     assert said("I'm writing articles about fantasy novels for an online mag.") == [
