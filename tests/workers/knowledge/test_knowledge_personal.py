@@ -187,6 +187,38 @@ NOT_FACTS = {
 }
 
 
+# a change in one's life, shown in Known Facts taken up or not (``briefing.LIFE_CHANGES``, fourteenth round);
+# the other seven packs have no such predicate
+LIFE_CHANGES = {
+    "de": [("Ich bin letztes Jahr nach Hamburg gezogen.", ("moved-to", "Hamburg")),
+           ("Ich bin gestern einem Ruderverein beigetreten.", ("joined", "einem Ruderverein")),
+           ("Wir haben letzten Monat ein kleines Café eröffnet.", ("opened", "ein kleines Café")),
+           ("Ich habe meinen Job bei Siemens verloren.", ("lost-their-job-at", "Siemens"))],
+    "es": [("Me mudé a Valencia el año pasado.", ("moved-to", "Valencia")),
+           ("Ayer me uní a un club de remo.", ("joined", "un club de remo")),
+           ("Abrí una pequeña panadería.", ("opened", "una pequeña panadería")),
+           ("Perdí mi trabajo en Telefónica.", ("lost-their-job-at", "Telefónica")),
+           ("Conseguí un trabajo de enfermera.", ("got", "un trabajo de enfermera"))],
+    "fr": [("J'ai déménagé à Lyon.", ("moved-to", "Lyon")),
+           ("Hier j'ai rejoint un club d'aviron.", ("joined", "un club d'aviron")),
+           ("J'ai ouvert une petite boulangerie.", ("opened", "une petite boulangerie")),
+           ("J'ai perdu mon travail chez Renault.", ("lost-their-job-at", "Renault"))],
+}
+NOT_LIFE_CHANGES = {
+    "de": ["Ich bin nicht nach Hamburg gezogen.", "Vielleicht bin ich einem Ruderverein beigetreten."],
+    "es": ["No me mudé a Valencia.", "Quizás me uní a un club de remo.", "Ayer tengo un perro."],
+    "fr": ["Je n'ai pas déménagé à Lyon.", "Hier je suis infirmière."],
+}
+
+
+@pytest.mark.parametrize("code", sorted(LIFE_CHANGES))
+def test_a_change_in_ones_life_in_other_languages(code: str) -> None:
+    for text, fact in LIFE_CHANGES[code]:
+        assert said(text, (code,)) == [fact], text
+    for text in NOT_LIFE_CHANGES[code]:
+        assert said(text, (code,)) == [], text
+
+
 @pytest.mark.parametrize("code", sorted(FACTS))
 def test_each_language_finds_its_self_disclosures(code: str) -> None:
     for text, fact in FACTS[code]:
