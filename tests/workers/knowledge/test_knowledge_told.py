@@ -1,6 +1,7 @@
 """What a person says of themselves, judged by the reply (issue 37, thirteenth round): said to the
 agent it is shown as before; said to another person, Known Facts shows one per person of what the
-reply took up and none of what it did not — the document keeps every fact."""
+reply took up and none of what it did not, but every change in their life (fourteenth round) — the
+document keeps every fact."""
 
 from __future__ import annotations
 
