@@ -102,6 +102,8 @@ class CompiledPack:
     before_gate: re.Pattern[str] | None  # no ``before`` rule matches a text without this
     dated: re.Pattern[str] | None  # a time phrase ending where a lead starts (``PersonalPack.dated``)
     reported: re.Pattern[str] | None  # a report to the listener ending there (``PersonalPack.reported``)
+    dated_last: frozenset[str]
+    reported_last: frozenset[str]
 
     @property
     def at_start(self) -> tuple[Rule, ...]:
@@ -159,6 +161,8 @@ def _compile(pack: PersonalPack) -> CompiledPack:
         before_gate=_optional(pack.before_gate),
         dated=re.compile(f"(?:{pack.dated})$") if pack.dated else None,
         reported=re.compile(f"(?:{pack.reported})$") if pack.reported else None,
+        dated_last=frozenset(pack.dated_last),
+        reported_last=frozenset(pack.reported_last),
     )
 
 
@@ -382,6 +386,16 @@ def _had(obj: str) -> str:
     return _HAD.sub(lambda m: "a " if m.group().lower().startswith("another") else "", obj)
 
 
+def _last_word(lowered: str, at: int) -> str:
+    """The word before ``at``, past blanks and one comma ("last week, i": "week")."""
+    end = at
+    while end > 0 and lowered[end - 1] in " \t":
+        end -= 1
+    if end > 0 and lowered[end - 1] == ",":
+        end -= 1
+    return _word_before(lowered, end)[0]
+
+
 def _leads(pack: CompiledPack, text: MatchText) -> Iterator[tuple[int, bool, bool]]:
     """Each lead that some rule's words follow, outside a question, whether it opens its clause,
     and whether only a time phrase before it does ("Just yesterday I joined …": dated). Most
@@ -400,10 +414,13 @@ def _leads(pack: CompiledPack, text: MatchText) -> Iterator[tuple[int, bool, boo
         if opens_clause(lowered, at, pack.discourse, pack.spaced, pack.coordinators):
             yield at, True, False
             continue
-        if pack.reported is not None and pack.reported.search(lowered, max(0, at - DATED_CHARS), at) is not None:
+        last = _last_word(lowered, at)
+        if last in pack.reported_last and pack.reported is not None \
+                and pack.reported.search(lowered, max(0, at - DATED_CHARS), at) is not None:
             yield at, True, False
             continue
-        when = pack.dated.search(lowered, max(0, at - DATED_CHARS), at) if pack.dated is not None else None
+        when = pack.dated.search(lowered, max(0, at - DATED_CHARS), at) \
+            if last in pack.dated_last and pack.dated is not None else None
         dated = when is not None and opens_clause(lowered, when.start(), pack.discourse, pack.spaced,
                                                   pack.coordinators)
         yield at, dated, dated

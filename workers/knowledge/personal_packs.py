@@ -70,9 +70,11 @@ class PersonalPack:
     # clause opens before it, and only an event (``events``) is read there — "Yesterday I'm at …" is
     # about that day (fourteenth round)
     dated: str = ""
+    dated_last: tuple[str, ...] = ()  # the words a ``dated`` phrase ends with (one set lookup rules most leads out)
     # what reports the clause after it to the listener ("I wanted to tell ya I just joined …"): the
     # clause opens after it, whatever it states
     reported: str = ""
+    reported_last: tuple[str, ...] = ()  # the words a ``reported`` phrase ends with
     max_words: int = 10
     spaced: bool = True  # words are separated by spaces (not Chinese or Japanese)
 
@@ -228,7 +230,11 @@ EN: Final = PersonalPack(
            r"|winter|spring|fall|night|(?:mon|tues|wednes|thurs|fri|satur|sun)day)|(?:a|one|two|three|four|five|six|\d+"
            r"|a\s+few|a\s+couple\s+(?:of\s+)?)\s+(?:days?|weeks?|months?|years?)\s+ago|since\s+we\s+last\s+(?:talked"
            r"|chatted|spoke))\s*,?\s+"),
+    dated_last=("yesterday", "recently", "week", "weekend", "month", "year", "summer", "winter", "spring", "fall",
+                "night", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "ago", "talked",
+                "chatted", "spoke"),
     reported=r"(?:tell|told|let)\s+(?:you|ya|u)\s+(?:know\s+)?(?:that\s+)?",
+    reported_last=("you", "ya", "u", "know", "that"),
     vague=(r"(?:it|its|it['’]s|that|that['’]s|this|these|those|them|they|you|your|yours|ya|u|how|what|when|where"
            r"|why|who|which|whatever|so|such|there|here|too|very|really|all|everything|anything|something|nothing"
            r"|everyone|everybody|anyone|one|some|any|being|seeing|hearing|knowing|having|getting|doing|watching"
@@ -429,6 +435,8 @@ ES: Final = PersonalPack(
     events=("moved-to", "joined", "opened", "lost-their-job-at", "got"),
     dated=(r"(?:ayer|(?:la\s+)?semana\s+pasada|(?:el\s+)?(?:mes|año|fin\s+de\s+semana)\s+pasado|hace\s+(?:un|una|unos"
            r"|unas|dos|tres|\d+)\s+(?:días?|semanas?|meses|mes|años?)|recientemente)\s*,?\s+"),
+    dated_last=("ayer", "pasada", "pasado", "día", "días", "semana", "semanas", "mes", "meses", "año", "años",
+                "recientemente"),
     unreal=r"\b(?:no|nunca|jamás|quizás|quizá|tal\s+vez|ojalá|espero|voy\s+a|vamos\s+a|sería|podría)\b",
     transient=(r"\b(?:hoy|mañana|ayer|ahora\s+mismo|esta\s+semana|este\s+fin\s+de\s+semana|en\s+este\s+momento"
                r"|no|nunca|jamás|quizás|quizá|tal\s+vez|ojalá|espero|voy\s+a|vamos\s+a|sería|podría)\b"),
@@ -501,6 +509,8 @@ FR: Final = PersonalPack(
     events=("moved-to", "joined", "opened", "lost-their-job-at"),
     dated=(r"(?:hier|la\s+semaine\s+dernière|le\s+(?:mois|week-end)\s+dernier|l['’]année\s+dernière|il\s+y\s+a\s+(?:un|une"
            r"|deux|trois|quelques|\d+)\s+(?:jours?|semaines?|mois|ans?)|récemment)\s*,?\s+"),
+    dated_last=("hier", "dernière", "dernier", "jour", "jours", "semaine", "semaines", "mois", "an", "ans",
+                "récemment"),
     unreal=(r"(?:\b(?:ne|n['’]|jamais|peut-être|espère|j['’]espère|voudrais|aimerais|vais|allons|serait|pourrait)\b"
             r"|\bpas\b)"),
     transient=(r"(?:\b(?:aujourd['’]hui|demain|hier|ce\s+soir|ce\s+matin|cette\s+semaine|ce\s+week-end"
