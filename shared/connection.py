@@ -9,6 +9,7 @@ import logging
 import os
 import random
 import ssl
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -16,6 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 import nats
 import nats.errors
 from nats.aio.client import Client
+from nats.aio.msg import Msg
 from nats.protocol.parser import AUTHORIZATION_VIOLATION, PERMISSIONS_ERR, STALE_CONNECTION
 
 from shared.backoff import backoff_delay, jittered
@@ -78,6 +80,8 @@ class _CortexClient(Client):
       on any ``-ERR`` but a stale connection, so one over-size message (the server's "maximum
       payload exceeded") took every worker of a process off NATS for ever. Unless the server
       refused the credentials, reconnect as after any dropped connection.
+    * **Acks in one write** (``publish_replies``, used by ``reply_all``): a batch's acks are one
+      command in the buffer, not one ``publish`` each.
     """
 
     async def _process_info(self, info: dict[str, Any], initial_connection: bool = False) -> None:
@@ -97,6 +101,25 @@ class _CortexClient(Client):
             raise nats.errors.MaxPayloadError
         await super().publish(subject, payload, reply, headers)
 
+    async def publish_replies(self, replies: Sequence[tuple[str, bytes]]) -> bool:
+        """Publish each ``(subject, payload)`` — JetStream acks to the reply subjects of
+        delivered messages — as one command in the connection's buffer, where nats-py's
+        ``Msg.ack`` is one ``publish`` each (subject checks, a command built, a flush asked).
+        False, and nothing sent, when the connection is not up: the caller publishes them one
+        by one (nats-py's rules for a reconnecting connection apply there)."""
+        if not self.is_connected or self.is_draining_pubs:
+            return False
+        if not replies:
+            return True
+        cmd = b"".join(b"PUB %s %d\r\n%s\r\n" % (subject.encode(), len(payload), payload)
+                       for subject, payload in replies)
+        self.stats["out_msgs"] += len(replies)
+        self.stats["out_bytes"] += sum(len(payload) for _, payload in replies)
+        await self._send_command(cmd)
+        if self._flush_queue is not None and self._flush_queue.empty():
+            await self._flush_pending()
+        return True
+
     async def _process_err(self, err_msg: str) -> None:
         final = AUTHORIZATION_VIOLATION in err_msg or PERMISSIONS_ERR in err_msg or STALE_CONNECTION in err_msg
         if final or not self.options.get("allow_reconnect") or not self.is_connected:
@@ -105,6 +128,35 @@ class _CortexClient(Client):
         self._err = nats.errors.Error(f"nats: {err_msg.strip(chr(39))}")
         await self._error_cb(self._err)
         await self._process_op_err(self._err)  # reconnects (nats-py's path for a dropped connection)
+
+
+ACK = b""  # what nats-py's ``Msg.ack`` publishes (the server reads an empty body as +ACK)
+TERM = Msg.Ack.Term
+IN_PROGRESS = Msg.Ack.Progress
+
+
+async def reply_all(marks: Sequence[tuple[Msg, bytes]]) -> None:
+    """Answer delivered JetStream messages — ``ACK``, ``TERM`` or ``IN_PROGRESS`` each — in one
+    write to their connection when it is up (``_CortexClient.publish_replies``), else one by one.
+    Never raises, as the loop's acks never did: a message whose ack is lost is delivered again
+    and skipped by the watermarks. A message acked or termed already is left alone (nats-py
+    would raise for it), and one acked or termed here is marked so once it is handed over."""
+    pending = [(msg, body) for msg, body in marks if msg.reply and not msg._ackd]
+    if not pending:
+        return
+    client = pending[0][0]._client
+    sent = False
+    if isinstance(client, _CortexClient) and all(msg._client is client for msg, _ in pending):
+        with contextlib.suppress(Exception):
+            sent = await client.publish_replies([(msg.reply, body) for msg, body in pending])
+    for msg, body in pending:
+        if not sent:
+            try:
+                await msg._client.publish(msg.reply, body)
+            except Exception:  # the connection's failure: delivered again, skipped then
+                continue
+        if body != IN_PROGRESS:
+            msg._ackd = True
 
 
 async def _open(opts: dict[str, Any]) -> Client:
