@@ -128,7 +128,7 @@ class _CortexClient(Client):
     async def publish_expecting(self, subject: str, payload: bytes, last: int, wait_s: float) -> int:
         """A JetStream publish that the stream takes only if ``subject``'s last sequence is
         ``last`` (a KV compare-and-set), and the sequence it was stored at: what nats-py's
-        ``KeyValue.update`` does, for a third of its work — one command with its one header,
+        ``KeyValue.update`` does, for about half its CPU — one command with its one header,
         a future in the request map, the PubAck decoded by msgspec. Raises as ``update`` does:
         ``KeyWrongLastSequenceError`` on a conflict, the ``APIError`` of any other refusal,
         ``NoStreamResponseError`` when no stream takes the subject, nats-py's ``TimeoutError`` after
