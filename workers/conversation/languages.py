@@ -467,6 +467,16 @@ EN: Final = LanguagePack(
         r"(?<![a-z])we (?:(?:can|will|['’]ll|just|then|still|simply) )*keep (?:the|our) "
         r"(?!(?:faith|peace|secret|spirit|memor)|[^.!?,;]*\b(?:going|alive|in mind|in touch|crossed|safe|busy"
         r"|happy|warm|running|coming|moving|flowing|rolling)\b)",
+        # Cortex's own (issue 37, fourteenth round): a person's own step taken, with what it binds
+        # them to ("I just signed with the Minnesota Wolves", "I applied to adoption agencies", "I'm
+        # starting a dance studio", "I'm teaming up with a local organization") — not an enrolment
+        # in an activity ("I signed up for a pottery class") nor a step that names nothing ("I
+        # applied for it", "the program I applied for!")
+        r"(?<![a-z])i (?:(?:just|finally|recently|yesterday|already|have|['’]ve) )*"
+        r"(?:signed (?:with|on with|up(?! for)|a)|applied (?:to|for))"
+        r" (?!(?:it|that|this|them|one|something|anything|so)\b)[a-z]"
+        r"|(?<![a-z])i['’]m (?:teaming up with|starting (?:a|an|my own)) (?!(?:new )?(?:day|week|month|year|build|run"
+        r"|test|job|deploy\w*|migration|session|meeting|call|review|sync|conversation|thread)\b)[a-z]",
     ),
     close=(
         r"(?:^|\s)(?:is |it['’]s |that['’]s |all )?(?:done|fixed|solved|closed)(?:\s|[.!,;:)]|$)",
@@ -741,6 +751,11 @@ DE: Final = LanguagePack(
         # den Videotext" — not "im Kopf", "im Auge", "im Blick"
         r"|\b(?:wir behalten|behalten wir) (?:den|die|das|unseren|unsere|unser)\b"
         r"(?![^.!?,;]*\bim (?:kopf|auge|blick)\b)",
+        # a person's own step taken (fourteenth round, as English "I just signed with …"): "ich habe bei
+        # den Wolves unterschrieben", "ich habe mich bei drei Agenturen beworben", "ich gründe ein Studio"
+        r"\bich habe (?:(?:gerade|endlich|gestern|jetzt) )*(?:bei|mit) [^.!?,;]{2,60} unterschrieben\b"
+        r"|\bich habe mich (?:(?:gerade|endlich|gestern|jetzt) )*(?:bei|um|an) [^.!?,;]{2,60} beworben\b"
+        r"|\bich gründe (?:ein|eine|einen|meine eigene|mein eigenes|meinen eigenen) \w",
     ),
     close=(
         r"(?:^|\s)(?:ist |schon )?(?:erledigt|gefixt|gelöst|fertig)(?:\s|[.!,;:)]|$)",
@@ -860,6 +875,10 @@ ES: Final = LanguagePack(
         r"(?:acordado|optamos por|elegimos|vamos con)",
         # what the group keeps (eleventh round): "mantenemos el teletexto"
         r"\bmantenemos (?:el|la|los|las)\b",
+        # a person's own step taken (fourteenth round): "firmé con los Wolves", "me postulé a tres
+        # agencias", "estoy montando mi propio estudio"
+        r"\b(?:firmé|he firmado|acabo de firmar) con \w|\b(?:me postulé|me he postulado) (?:a|en|para) \w"
+        r"|\bestoy (?:montando|abriendo|fundando) (?:un|una|mi propio|mi propia) \w",
     ),
     close=(
         r"(?:^|\s)(?:está |están |ya )?(?:hech[oa]|hechas|resuelt[oa]s?|cerrad[oa]s?|terminad[oa]s?|listo)"
@@ -960,6 +979,11 @@ FR: Final = LanguagePack(
         r"(?:convenu|arrêté|choisi de|opté pour)",
         # what the group keeps (eleventh round): "on garde le télétexte" — not "le contact"
         r"\b(?:on garde|nous gardons) (?:le|la|les)\b(?! contact)",
+        # a person's own step taken (fourteenth round): "j'ai signé avec les Wolves", "j'ai postulé
+        # à trois agences", "je monte ma propre entreprise"
+        r"\bj['’]ai (?:(?:enfin|finalement|hier) )*signé (?:avec|chez) \w"
+        r"|\bj['’]ai (?:(?:enfin|finalement|hier) )*postulé (?:à|chez|auprès d[eu']|dans) ?\w"
+        r"|\bje (?:monte|fonde|lance) (?:ma propre|mon propre) \w",
     ),
     close=(
         r"(?:^|\s)(?:c['’]est |est |sont )?(?:faite?|terminée?s?|résolue?s?|fermée?s?|finie?s?)(?:\s|[.!,;:)]|$)",
@@ -1052,6 +1076,10 @@ IT: Final = LanguagePack(
         r"(?:concordato|scelto di|optiamo per|andiamo con)",
         # what the group keeps (eleventh round): "teniamo il televideo"
         r"\b(?:teniamo|manteniamo) (?:il|lo|la|i|gli|le)\b",
+        # a person's own step taken (fourteenth round): "ho firmato con i Wolves", "mi sono candidata
+        # a tre agenzie", "sto aprendo il mio studio"
+        r"\bho (?:(?:appena|finalmente|ieri) )*firmato con \w|\bmi sono candidat[oa] (?:a|per|presso|in) \w"
+        r"|\bsto (?:aprendo|fondando|avviando) (?:il mio|la mia|un|una) \w",
     ),
     close=(
         r"(?:^|\s)(?:è |sono |già )?(?:fatt[oae]|risolt[oaie]|chius[oaie]|terminat[oaie]|finit[oaie])"
@@ -1146,6 +1174,10 @@ PT: Final = LanguagePack(
         r"(?:combinado|optamos por|escolhemos|ficou definido)",
         # what the group keeps (eleventh round): "mantemos o teletexto"
         r"\bmantemos (?:o|a|os|as)\b",
+        # a person's own step taken (fourteenth round): "assinei com os Wolves", "me candidatei a
+        # três agências", "estou abrindo meu próprio estúdio"
+        r"\b(?:assinei|acabei de assinar) com \w|\bme candidatei (?:a|para|em) \w"
+        r"|\bestou (?:abrindo|montando|fundando) (?:o meu|a minha|meu|minha|um|uma) \w",
     ),
     close=(
         r"(?:^|\s)(?:está |estão |já )?(?:feit[oa]s?|resolvid[oa]s?|fechad[oa]s?|terminad[oa]s?|pront[oa]s?)"
@@ -1241,6 +1273,10 @@ RU: Final = LanguagePack(
         # what the group keeps (eleventh round): "оставляем телетекст" — not "сохраняем" ("we
         # save": "сохраняем изменения" is a routine step, not a choice)
         r"(?<!\w)оставляем(?!\w)",
+        # a person's own step taken (fourteenth round): "я подписал контракт с «Волками»", "я подала
+        # заявку в три агентства", "я открываю свою студию"
+        r"(?<!\w)я (?:(?:только что|наконец|вчера) )*(?:подписал(?:а)? контракт с|подписал(?:ся|ась) с) ?\S"
+        r"|(?<!\w)я подал(?:а)? (?:заявку|документы) (?:в|на) \w|(?<!\w)я открываю (?:свой|свою|своё) \w",
     ),
     close=(
         r"(?:^|\s)(?:уже )?(?:сделано|решено|закрыто|готово|исправлено)(?:\s|[.!,;:)]|$)",
