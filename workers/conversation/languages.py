@@ -271,6 +271,11 @@ class LanguagePack:
     # own (issue 37), on the lowered text; a ratification source is matched whole.
     proposal: tuple[str, ...] = ()
     ratification: tuple[str, ...] = ()
+    # A person's own step taken, with what it binds them to ("I just signed with the Minnesota
+    # Wolves", "I applied to adoption agencies", "I'm starting a dance studio"): a decision of the
+    # speaker's own life, read by the decisions core only (a chat's step is no work a thread opens
+    # on). Cortex's own (issue 37, fourteenth round), on the lowered text.
+    step: tuple[str, ...] = ()
     # Cortex's own (issue 37), lowered: a tag that asks only for assent ("So we'll go with speech
     # recognition, yeah?", "Wir nehmen Postgres, oder?"): a decision said with one is said, not asked.
     question_tag: tuple[str, ...] = ()
@@ -467,6 +472,8 @@ EN: Final = LanguagePack(
         r"(?<![a-z])we (?:(?:can|will|['’]ll|just|then|still|simply) )*keep (?:the|our) "
         r"(?!(?:faith|peace|secret|spirit|memor)|[^.!?,;]*\b(?:going|alive|in mind|in touch|crossed|safe|busy"
         r"|happy|warm|running|coming|moving|flowing|rolling)\b)",
+    ),
+    step=(
         # Cortex's own (issue 37, fourteenth round): a person's own step taken, with what it binds
         # them to ("I just signed with the Minnesota Wolves", "I applied to adoption agencies", "I'm
         # starting a dance studio", "I'm teaming up with a local organization") — not an enrolment
@@ -751,6 +758,8 @@ DE: Final = LanguagePack(
         # den Videotext" — not "im Kopf", "im Auge", "im Blick"
         r"|\b(?:wir behalten|behalten wir) (?:den|die|das|unseren|unsere|unser)\b"
         r"(?![^.!?,;]*\bim (?:kopf|auge|blick)\b)",
+    ),
+    step=(
         # a person's own step taken (fourteenth round, as English "I just signed with …"): "ich habe bei
         # den Wolves unterschrieben", "ich habe mich bei drei Agenturen beworben", "ich gründe ein Studio"
         r"\bich habe (?:(?:gerade|endlich|gestern|jetzt) )*(?:bei|mit) [^.!?,;]{2,60} unterschrieben\b"
@@ -875,6 +884,8 @@ ES: Final = LanguagePack(
         r"(?:acordado|optamos por|elegimos|vamos con)",
         # what the group keeps (eleventh round): "mantenemos el teletexto"
         r"\bmantenemos (?:el|la|los|las)\b",
+    ),
+    step=(
         # a person's own step taken (fourteenth round): "firmé con los Wolves", "me postulé a tres
         # agencias", "estoy montando mi propio estudio"
         r"\b(?:firmé|he firmado|acabo de firmar) con \w|\b(?:me postulé|me he postulado) (?:a|en|para) \w"
@@ -979,6 +990,8 @@ FR: Final = LanguagePack(
         r"(?:convenu|arrêté|choisi de|opté pour)",
         # what the group keeps (eleventh round): "on garde le télétexte" — not "le contact"
         r"\b(?:on garde|nous gardons) (?:le|la|les)\b(?! contact)",
+    ),
+    step=(
         # a person's own step taken (fourteenth round): "j'ai signé avec les Wolves", "j'ai postulé
         # à trois agences", "je monte ma propre entreprise"
         r"\bj['’]ai (?:(?:enfin|finalement|hier) )*signé (?:avec|chez) \w"
@@ -1076,6 +1089,8 @@ IT: Final = LanguagePack(
         r"(?:concordato|scelto di|optiamo per|andiamo con)",
         # what the group keeps (eleventh round): "teniamo il televideo"
         r"\b(?:teniamo|manteniamo) (?:il|lo|la|i|gli|le)\b",
+    ),
+    step=(
         # a person's own step taken (fourteenth round): "ho firmato con i Wolves", "mi sono candidata
         # a tre agenzie", "sto aprendo il mio studio"
         r"\bho (?:(?:appena|finalmente|ieri) )*firmato con \w|\bmi sono candidat[oa] (?:a|per|presso|in) \w"
@@ -1174,6 +1189,8 @@ PT: Final = LanguagePack(
         r"(?:combinado|optamos por|escolhemos|ficou definido)",
         # what the group keeps (eleventh round): "mantemos o teletexto"
         r"\bmantemos (?:o|a|os|as)\b",
+    ),
+    step=(
         # a person's own step taken (fourteenth round): "assinei com os Wolves", "me candidatei a
         # três agências", "estou abrindo meu próprio estúdio"
         r"\b(?:assinei|acabei de assinar) com \w|\bme candidatei (?:a|para|em) \w"
@@ -1273,6 +1290,8 @@ RU: Final = LanguagePack(
         # what the group keeps (eleventh round): "оставляем телетекст" — not "сохраняем" ("we
         # save": "сохраняем изменения" is a routine step, not a choice)
         r"(?<!\w)оставляем(?!\w)",
+    ),
+    step=(
         # a person's own step taken (fourteenth round): "я подписал контракт с «Волками»", "я подала
         # заявку в три агентства", "я открываю свою студию"
         r"(?<!\w)я (?:(?:только что|наконец|вчера) )*(?:подписал(?:а)? контракт с|подписал(?:ся|ась) с) ?\S"
