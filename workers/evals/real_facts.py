@@ -15,7 +15,8 @@ is wrong (or never said there).
 
 Beside each conversation's counts it prints the stored facts the briefing keeps back
 (``briefing.showable``: what a person told another person, beyond the first the reply took up;
-thirteenth round), true and wrong, per conversation.
+thirteenth round — a change in their life is shown taken up or not, fourteenth round), true and
+wrong, per conversation.
 
 Development split only: ``python -m workers.evals.real_facts --locomo … --qmsum …``; with
 ``--ami --qmsum …``, every AMI series of the development split without hand labels (``ami_silver``,

@@ -36,6 +36,7 @@ from workers.knowledge.personal_packs import OBJ, PACKS, Check, PersonalPack
 
 DEFAULT_LANGUAGES: Final = ("en", "de")  # the packs of CORTEX_LANGUAGE's default, "both"
 MAX_OBJECT_CHARS: Final = 120
+DATED_CHARS: Final = 48  # how far before a lead its time phrase is looked for
 BEFORE_WORDS: Final = 6  # an object before its phrase is short ("Painting landscapes and still life")
 # What the speaker says they love, like or enjoy ("I love traveling too", "I like titanium. It's
 # light.", "I love creating art!") is an opinion far more often than a fact about them: on the
@@ -99,6 +100,10 @@ class CompiledPack:
     spaced: bool
     heads: re.Pattern[str] | None  # what follows a lead in any of the speaker's rules, up to its object
     before_gate: re.Pattern[str] | None  # no ``before`` rule matches a text without this
+    dated: re.Pattern[str] | None  # a time phrase ending where a lead starts (``PersonalPack.dated``)
+    reported: re.Pattern[str] | None  # a report to the listener ending there (``PersonalPack.reported``)
+    dated_last: frozenset[str]
+    reported_last: frozenset[str]
 
     @property
     def at_start(self) -> tuple[Rule, ...]:
@@ -154,6 +159,10 @@ def _compile(pack: PersonalPack) -> CompiledPack:
         spaced=pack.spaced,
         heads=_heads((*pack.first_person, *pack.anywhere)),
         before_gate=_optional(pack.before_gate),
+        dated=re.compile(f"(?:{pack.dated})$") if pack.dated else None,
+        reported=re.compile(f"(?:{pack.reported})$") if pack.reported else None,
+        dated_last=frozenset(pack.dated_last),
+        reported_last=frozenset(pack.reported_last),
     )
 
 
@@ -377,9 +386,20 @@ def _had(obj: str) -> str:
     return _HAD.sub(lambda m: "a " if m.group().lower().startswith("another") else "", obj)
 
 
-def _leads(pack: CompiledPack, text: MatchText) -> Iterator[tuple[int, bool]]:
-    """Each lead that some rule's words follow, outside a question, and whether it opens its
-    clause. Most leads ("I'll", "I think") fail the one ``heads`` match and cost nothing more."""
+def _last_word(lowered: str, at: int) -> str:
+    """The word before ``at``, past blanks and one comma ("last week, i": "week")."""
+    end = at
+    while end > 0 and lowered[end - 1] in " \t":
+        end -= 1
+    if end > 0 and lowered[end - 1] == ",":
+        end -= 1
+    return _word_before(lowered, end)[0]
+
+
+def _leads(pack: CompiledPack, text: MatchText) -> Iterator[tuple[int, bool, bool]]:
+    """Each lead that some rule's words follow, outside a question, whether it opens its clause,
+    and whether only a time phrase before it does ("Just yesterday I joined …": dated). Most
+    leads ("I'll", "I think") fail the one ``heads`` match and cost nothing more."""
     lowered = text.lowered
     heads = pack.heads
     if heads is None:
@@ -389,8 +409,21 @@ def _leads(pack: CompiledPack, text: MatchText) -> Iterator[tuple[int, bool]]:
         # the lead starts a word (checked here: a leading "\b" keeps ``re`` from skipping ahead to its letters)
         if at and (lowered[at - 1].isalnum() or lowered[at - 1] in "_'’"):
             continue
-        if heads.match(lowered, at) is not None and not _asks(lowered, at):
-            yield at, opens_clause(lowered, at, pack.discourse, pack.spaced, pack.coordinators)
+        if heads.match(lowered, at) is None or _asks(lowered, at):
+            continue
+        if opens_clause(lowered, at, pack.discourse, pack.spaced, pack.coordinators):
+            yield at, True, False
+            continue
+        last = _last_word(lowered, at)
+        if last in pack.reported_last and pack.reported is not None \
+                and pack.reported.search(lowered, max(0, at - DATED_CHARS), at) is not None:
+            yield at, True, False
+            continue
+        when = pack.dated.search(lowered, max(0, at - DATED_CHARS), at) \
+            if last in pack.dated_last and pack.dated is not None else None
+        dated = when is not None and opens_clause(lowered, when.start(), pack.discourse, pack.spaced,
+                                                  pack.coordinators)
+        yield at, dated, dated
 
 
 def _object_before(pack: CompiledPack, text: MatchText, found: re.Match[str], check: Check) -> str | None:
@@ -443,9 +476,9 @@ def self_statements_at(text: MatchText, speaker: str, packs: Sequence[CompiledPa
     the one around that offset)."""
     found: dict[Said, int] = {}
     for pack in packs:
-        for at, opens in _leads(pack, text):
+        for at, opens, dated in _leads(pack, text):
             said = _statement(pack, text, at, pack.at_start if opens else pack.anywhere)
-            if said is not None:
+            if said is not None and (not dated or said[0] in pack.events):
                 found.setdefault(Said(speaker, *said), at)
         if pack.before and (pack.before_gate is None or pack.before_gate.search(text.lowered) is not None):
             before = [rule for rule in pack.before if _may_match(rule, text.lowered)]

@@ -66,6 +66,15 @@ class PersonalPack:
     kind: str = ""  # what a "kind" object ends with: a person's kind ("医者", "학생", "老师")
     before_stop: str = ""  # characters that end an object read backwards (a topic's particle "は")
     topic: str = ""  # what may stand before such an object in its clause: the speaker as topic ("私は")
+    # a time phrase that may stand before a lead ("Just yesterday I joined …", "Last week I got …"): the
+    # clause opens before it, and only an event (``events``) is read there — "Yesterday I'm at …" is
+    # about that day (fourteenth round)
+    dated: str = ""
+    dated_last: tuple[str, ...] = ()  # the words a ``dated`` phrase ends with (one set lookup rules most leads out)
+    # what reports the clause after it to the listener ("I wanted to tell ya I just joined …"): the
+    # clause opens after it, whatever it states
+    reported: str = ""
+    reported_last: tuple[str, ...] = ()  # the words a ``reported`` phrase ends with
     max_words: int = 10
     spaced: bool = True  # words are separated by spaces (not Chinese or Japanese)
 
@@ -109,7 +118,7 @@ EN: Final = PersonalPack(
         ("is-{verb}", _EN_I_AM + r"(?P<verb>into|keen\s+on|passionate\s+about|interested\s+in|obsessed\s+with"
                      r"|fascinated\s+by|good\s+at|all\s+about)\s+" + OBJ, "taste"),
         ("is-married-to", _EN_I_AM + r"married\s+to\s+" + OBJ, "name"),
-        ("{verb}", _EN_I_AM + r"(?P<verb>mentoring|coaching|fostering|volunteering\s+(?:at|with|for))\s+" + OBJ,
+        ("{verb}", _EN_I_AM + r"(?P<verb>mentoring|coaching|fostering|volunteering\s+(?:at|with|for|as))\s+" + OBJ,
          "phrase"),
         ("is-writing", _EN_I_AM + r"writing\s+(?=(?:[\w-]+\s+){0,3}?(?:articles?|books?|novels?|stor(?:y|ies)|scripts?"
                                   r"|screenplays?|blogs?|songs?|poems?|memoir|thesis|columns?)\b)" + OBJ, "phrase"),
@@ -217,6 +226,15 @@ EN: Final = PersonalPack(
     unreal=(r"\b(?:gonna|going\s+to|about\s+to|wanna|would|could|might|maybe|hope|wish|not|never|n['’]t)\b"),
     events=("lost-their-job-as", "lost-their-job-at", "lost-their-job-with", "joined", "has", "started", "opened",
             "got"),
+    dated=(r"(?:(?:just|only|so)\s+)?(?:yesterday|recently|(?:last|this\s+past|on)\s+(?:week|weekend|month|year|summer"
+           r"|winter|spring|fall|night|(?:mon|tues|wednes|thurs|fri|satur|sun)day)|(?:a|one|two|three|four|five|six|\d+"
+           r"|a\s+few|a\s+couple\s+(?:of\s+)?)\s+(?:days?|weeks?|months?|years?)\s+ago|since\s+we\s+last\s+(?:talked"
+           r"|chatted|spoke))\s*,?\s+"),
+    dated_last=("yesterday", "recently", "week", "weekend", "month", "year", "summer", "winter", "spring", "fall",
+                "night", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "ago", "talked",
+                "chatted", "spoke"),
+    reported=r"(?:tell|told|let)\s+(?:you|ya|u)\s+(?:know\s+)?(?:that\s+)?",
+    reported_last=("you", "ya", "u", "know", "that"),
     vague=(r"(?:it|its|it['’]s|that|that['’]s|this|these|those|them|they|you|your|yours|ya|u|how|what|when|where"
            r"|why|who|which|whatever|so|such|there|here|too|very|really|all|everything|anything|something|nothing"
            r"|everyone|everybody|anyone|one|some|any|being|seeing|hearing|knowing|having|getting|doing|watching"
@@ -245,7 +263,7 @@ EN: Final = PersonalPack(
     verbs=(("love", "loves"), ("like", "likes"), ("enjoy", "enjoys"), ("adore", "loves"), ("loved", "loves"),
            ("liked", "likes"), ("enjoyed", "enjoys"), ("mentoring", "mentors"), ("coaching", "coaches"),
            ("fostering", "fosters"), ("volunteering at", "volunteers-at"), ("volunteering with", "volunteers-with"),
-           ("volunteering for", "volunteers-for")),
+           ("volunteering for", "volunteers-for"), ("volunteering as", "volunteers-as")),
     # a comma before one of these starts a new clause; before anything else it goes on a list
     # or a phrase ("creating a safe, inviting place", "hiking, reading and cooking")
     comma_clause=(r",\s*(?:i|i['’]\w+|it|it['’]s|its|that|that['’]s|this|they|they['’]re|we|we['’]re|she|he"
@@ -296,6 +314,15 @@ DE: Final = PersonalPack(
         ("works-as", r"ich\s+arbeite\s+(?:\w+\s+)?als\s+" + OBJ, "phrase"),
         ("works-at", r"ich\s+arbeite\s+(?:\w+\s+)?(?:bei|für)\s+" + OBJ, "phrase"),
         ("lives-in", r"(?:ich|wir)\s+(?:wohne|wohnen|lebe|leben)\s+(?:\w+\s+)?in\s+" + OBJ, "phrase"),
+        # a change in one's life (fourteenth round; the verb ends the clause): moved, joined, opened, lost a job
+        ("moved-to", r"(?:ich|wir)\s+(?:bin|sind)\s+(?:\w+\s+){0,2}?nach\s+(?P<obj>[^.!?;,\n…]{1,60}?)\s+(?:gezogen"
+                     r"|umgezogen)\b", "name"),
+        ("joined", r"ich\s+bin\s+(?:\w+\s+){0,2}?(?=(?:einem|einer|dem|der)\s)(?P<obj>[^.!?;,\n…]{1,60}?)"
+                   r"\s+beigetreten\b", "phrase"),
+        ("opened", r"(?:ich|wir)\s+(?:habe|hab|haben)\s+(?:\w+\s+){0,2}?(?=(?:einen|eine|ein|meinen|meine|mein)\s)"
+                   r"(?P<obj>[^.!?;,\n…]{1,60}?)\s+(?:eröffnet|gegründet)\b", "phrase"),
+        ("lost-their-job-at", r"ich\s+(?:habe|hab)\s+(?:\w+\s+){0,2}?meinen\s+(?:job|arbeitsplatz|arbeit)"
+                              r"\s+(?:bei|in)\s+(?P<obj>[^.!?;,\n…]{1,60}?)\s+verloren\b", "phrase"),
         ("has", r"(?:ich|wir)\s+(?:habe|hab|haben)\s+" + OBJ, "family"),
         ("{verb}", r"ich\s+(?P<verb>liebe|mag)\s+" + OBJ, "taste"),
         ("plays", r"ich\s+spiele\s+(?:gerne?\s+)?" + OBJ, "taste"),
@@ -324,6 +351,8 @@ DE: Final = PersonalPack(
           r"|\s+(?:aber|weil|da|denn|wenn|obwohl|seitdem|bis|dass|was|wo|wie|sodass)\b|\s+[-–—]+\s+|\s*[-–—]{2,}|\s*[(:\"“„]"),
     trailing=(r"(?:\s+(?:auch|sehr|total|echt|wirklich|gerne?|halt|eben|schon|mittlerweile|inzwischen"
               r"|seit\s+(?:\w+\s+)?jahren))+$"),
+    events=("moved-to", "joined", "opened", "lost-their-job-at"),
+    unreal=r"\b(?:nicht|nie|niemals|kein\w*|würde|könnte|vielleicht|hoffe|wünschte|werde|will)\b",
     transient=(r"\b(?:heute|morgen|gestern|gerade|grad|momentan|im\s+moment|jetzt\s+gerade|diese\s+woche"
                r"|dieses\s+wochenende|nicht|nie|niemals|kein\w*|würde|könnte|vielleicht|hoffe|wünschte|werde"
                r"|will)\b"),
@@ -358,7 +387,8 @@ _ES_KIND = (r"(?:[\w]+(?:ista|or|ora|ero|era|logo|loga|ario|aria)|médic[oa]|abo
 
 ES: Final = PersonalPack(
     code="es",
-    lead=r"(?:yo|soy|trabajo|vivo|vivimos|tengo|tenemos|me|mi|estudio|toco|hablo|nací|crecí|vengo|adoro|amo)(?!\w)",
+    lead=(r"(?:yo|soy|trabajo|vivo|vivimos|tengo|tenemos|me|mi|estudio|toco|hablo|nací|crecí|vengo|adoro|amo|perdí"
+          r"|abrí|abrimos|conseguí)(?!\w)"),
     first_person=(
         ("is-allergic-to", _ES_YO + r"soy\s+" + _ES_ADV + r"alérgic[oa]\s+(?:a\s+los|a\s+las|al|a)\s+" + OBJ,
          "phrase"),
@@ -377,6 +407,13 @@ ES: Final = PersonalPack(
         ("{verb}", _ES_YO + r"(?P<verb>adoro|amo)\s+" + OBJ, "taste"),
         ("plays", _ES_YO + r"toco\s+(?:el|la)\s+" + OBJ, "phrase"),
         ("studies", _ES_YO + r"estudio\s+" + OBJ, "phrase"),
+        # a change in one's life (fourteenth round): moved, joined, opened, lost or got a job
+        ("moved-to", _ES_YO + r"(?:me\s+mudé|nos\s+mudamos)\s+a\s+" + OBJ, "name"),
+        ("joined", _ES_YO + r"me\s+(?:uní|apunté|inscribí)\s+(?:a\s+(?=(?:un|una|la)\s)|al\s+)" + OBJ, "phrase"),
+        ("opened", _ES_YO + r"(?:abrí|abrimos)\s+(?=(?:un|una|mi|nuestr[oa])\s)" + OBJ, "phrase"),
+        ("lost-their-job-at", _ES_YO + r"perdí\s+mi\s+(?:trabajo|empleo|puesto)\s+en\s+" + OBJ, "phrase"),
+        ("got", _ES_YO + r"conseguí\s+(?=(?:un|una)\s+(?:\w+\s+){0,2}?(?:trabajo|empleo|puesto|beca|contrato"
+                         r"|prácticas)\b)" + OBJ, "phrase"),
         ("speaks", _ES_YO + r"hablo\s+" + OBJ, "phrase"),
         ("'s-favorite-{noun}-is", r"mis?\s+(?P<noun>\w+)\s+favorit[oa]s?\s+(?:es|son)\s+" + OBJ, "phrase"),
     ),
@@ -395,6 +432,12 @@ ES: Final = PersonalPack(
     ends=(r"\s+(?:y|pero|o)\s+(?:yo|me|mi|es|está|lo|la|eso|esto|también|ahora)\b"
           r"|\s+(?:pero|porque|ya\s+que|aunque|cuando|que|donde|si|mientras|pues)\b|\s+[-–—]+\s+|\s*[(:\"“«]"),
     trailing=r"(?:\s+(?:también|mucho|muchísimo|ya|la\s+verdad|ja(?:ja)+|desde\s+hace\s+\w+(?:\s+años)?))+$",
+    events=("moved-to", "joined", "opened", "lost-their-job-at", "got"),
+    dated=(r"(?:ayer|(?:la\s+)?semana\s+pasada|(?:el\s+)?(?:mes|año|fin\s+de\s+semana)\s+pasado|hace\s+(?:un|una|unos"
+           r"|unas|dos|tres|\d+)\s+(?:días?|semanas?|meses|mes|años?)|recientemente)\s*,?\s+"),
+    dated_last=("ayer", "pasada", "pasado", "día", "días", "semana", "semanas", "mes", "meses", "año", "años",
+                "recientemente"),
+    unreal=r"\b(?:no|nunca|jamás|quizás|quizá|tal\s+vez|ojalá|espero|voy\s+a|vamos\s+a|sería|podría)\b",
     transient=(r"\b(?:hoy|mañana|ayer|ahora\s+mismo|esta\s+semana|este\s+fin\s+de\s+semana|en\s+este\s+momento"
                r"|no|nunca|jamás|quizás|quizá|tal\s+vez|ojalá|espero|voy\s+a|vamos\s+a|sería|podría)\b"),
     vague=(r"(?:lo|la|eso|esto|esta|este|estos|estas|tu|tus|te|ti|usted|ustedes|su|sus|que|qué|cómo|como|cuando"
@@ -428,6 +471,13 @@ FR: Final = PersonalPack(
         ("is-a", _FR_SUIS + rf"(?P<obj>{_FR_KIND})(?=\s*(?:[.!,;:]|et\b|de\b|à\b|chez\b|$))", "phrase"),
         ("was-born-in", r"je\s+suis\s+née?\s+(?:à|en|au|aux)\s+" + OBJ, "phrase"),
         ("grew-up-in", r"j['’]ai\s+grandi\s+(?:à|en|au|aux|dans)\s+" + OBJ, "phrase"),
+        # a change in one's life (fourteenth round): moved, joined, opened, lost a job
+        ("moved-to", r"(?:j['’]ai|nous\s+avons)\s+(?:\w+\s+)?déménagé\s+(?:à|en|au|aux)\s+" + OBJ, "name"),
+        ("joined", r"j['’]ai\s+(?:\w+\s+)?(?:rejoint|intégré)\s+(?=(?:un|une|le|la|l['’])\s*)" + OBJ, "phrase"),
+        ("opened", r"(?:j['’]ai|nous\s+avons)\s+(?:\w+\s+)?(?:ouvert|fondé|lancé)\s+"
+                   r"(?=(?:un|une|mon|ma|notre)\s)" + OBJ, "phrase"),
+        ("lost-their-job-at", r"j['’]ai\s+(?:\w+\s+)?perdu\s+mon\s+(?:travail|emploi|boulot|poste)"
+                              r"\s+(?:chez|à|au|dans)\s+" + OBJ, "phrase"),
         ("works-as", r"je\s+travaille\s+(?:comme|en\s+tant\s+que)\s+" + OBJ, "phrase"),
         ("works-at", r"je\s+travaille\s+(?:chez|pour)\s+" + OBJ, "phrase"),
         ("works-in", r"je\s+travaille\s+(?:dans|en)\s+" + OBJ, "phrase"),
@@ -456,6 +506,13 @@ FR: Final = PersonalPack(
           r"|\s+(?:mais|parce\s+que|car|puisque|quand|lorsque|si|qui|que|où|depuis\s+que|bien\s+que|alors\s+que"
           r"|pendant\s+que)\b|\s+[-–—]+\s+|\s*[(:\"“«]"),
     trailing=r"(?:\s+(?:aussi|beaucoup|vraiment|bien|trop|lol|mdr|ha(?:ha)+|depuis\s+\w+(?:\s+ans)?))+$",
+    events=("moved-to", "joined", "opened", "lost-their-job-at"),
+    dated=(r"(?:hier|la\s+semaine\s+dernière|le\s+(?:mois|week-end)\s+dernier|l['’]année\s+dernière|il\s+y\s+a\s+(?:un|une"
+           r"|deux|trois|quelques|\d+)\s+(?:jours?|semaines?|mois|ans?)|récemment)\s*,?\s+"),
+    dated_last=("hier", "dernière", "dernier", "jour", "jours", "semaine", "semaines", "mois", "an", "ans",
+                "récemment"),
+    unreal=(r"(?:\b(?:ne|n['’]|jamais|peut-être|espère|j['’]espère|voudrais|aimerais|vais|allons|serait|pourrait)\b"
+            r"|\bpas\b)"),
     transient=(r"(?:\b(?:aujourd['’]hui|demain|hier|ce\s+soir|ce\s+matin|cette\s+semaine|ce\s+week-end"
                r"|en\s+ce\s+moment|ne|pas|jamais|peut-être|vais|va|serais|pourrais|voudrais)\b|\bn['’]"
                r"|\bj['’]espère)"),

@@ -53,6 +53,11 @@ HOSTILE_UNITS = {
     "number words before a currency (project figures)": "sell it for twenty a and euro ",
     "fillers before an amount (project figures)": "selling price uh ",
 }
+# fourteenth round: a lead inside a clause looks back for a time phrase or a report before it, and
+# what they open is read as any clause that opens is
+HOSTILE_UNITS["time phrases before leads that open no clause"] = "the last week i joined a "
+HOSTILE_UNITS["time phrases before leads, each a statement"] = "the last week i joined a club. "
+HOSTILE_UNITS["reports before leads, each a statement"] = "to tell you i joined a club. "
 HOSTILE_UNITS["number words ending in percent"] = "fifty " * 30 + "percent of users say "
 
 

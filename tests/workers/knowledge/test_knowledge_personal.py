@@ -187,6 +187,38 @@ NOT_FACTS = {
 }
 
 
+# a change in one's life, shown in Known Facts taken up or not (``briefing.LIFE_CHANGES``, fourteenth round);
+# the other seven packs have no such predicate
+LIFE_CHANGES = {
+    "de": [("Ich bin letztes Jahr nach Hamburg gezogen.", ("moved-to", "Hamburg")),
+           ("Ich bin gestern einem Ruderverein beigetreten.", ("joined", "einem Ruderverein")),
+           ("Wir haben letzten Monat ein kleines Café eröffnet.", ("opened", "ein kleines Café")),
+           ("Ich habe meinen Job bei Siemens verloren.", ("lost-their-job-at", "Siemens"))],
+    "es": [("Me mudé a Valencia el año pasado.", ("moved-to", "Valencia")),
+           ("Ayer me uní a un club de remo.", ("joined", "un club de remo")),
+           ("Abrí una pequeña panadería.", ("opened", "una pequeña panadería")),
+           ("Perdí mi trabajo en Telefónica.", ("lost-their-job-at", "Telefónica")),
+           ("Conseguí un trabajo de enfermera.", ("got", "un trabajo de enfermera"))],
+    "fr": [("J'ai déménagé à Lyon.", ("moved-to", "Lyon")),
+           ("Hier j'ai rejoint un club d'aviron.", ("joined", "un club d'aviron")),
+           ("J'ai ouvert une petite boulangerie.", ("opened", "une petite boulangerie")),
+           ("J'ai perdu mon travail chez Renault.", ("lost-their-job-at", "Renault"))],
+}
+NOT_LIFE_CHANGES = {
+    "de": ["Ich bin nicht nach Hamburg gezogen.", "Vielleicht bin ich einem Ruderverein beigetreten."],
+    "es": ["No me mudé a Valencia.", "Quizás me uní a un club de remo.", "Ayer tengo un perro."],
+    "fr": ["Je n'ai pas déménagé à Lyon.", "Hier je suis infirmière."],
+}
+
+
+@pytest.mark.parametrize("code", sorted(LIFE_CHANGES))
+def test_a_change_in_ones_life_in_other_languages(code: str) -> None:
+    for text, fact in LIFE_CHANGES[code]:
+        assert said(text, (code,)) == [fact], text
+    for text in NOT_LIFE_CHANGES[code]:
+        assert said(text, (code,)) == [], text
+
+
 @pytest.mark.parametrize("code", sorted(FACTS))
 def test_each_language_finds_its_self_disclosures(code: str) -> None:
     for text, fact in FACTS[code]:
@@ -231,6 +263,33 @@ def test_events_that_stay_true_are_facts_without_their_time() -> None:
         ("got", "a temp job to help cover expenses")]
     assert said("I just got accepted for a fashion internship!") == [("got", "a fashion internship")]
     assert said("I got a question for you.") == []  # no job, no pet
+
+
+def test_a_time_phrase_before_the_clause_opens_it_for_an_event_only() -> None:
+    """"Just last week I joined …": the clause opens before the time phrase; what it dates is an
+    event that stays true, so only an event is read there — a state that day is no fact
+    (fourteenth round)."""
+    assert said("Just last week I joined a rowing club, it's been great.") == [("joined", "a rowing club")]
+    assert said("Oh and two days ago I opened a small bakery!") == [("opened", "a small bakery")]
+    assert said("Yesterday I got a puppy from the shelter.") == [("has", "a puppy from the shelter")]
+    assert said("Yesterday I'm a volunteer at the fair.") == []  # a state on a day: no fact
+    assert said("Last week I'm into pottery.") == []
+    assert said("Did you know that last week I joined a rowing club?") == []  # a question still asks
+    assert said("The book I read last week I joined to my list.") == []  # the time phrase inside a clause
+
+
+def test_what_is_reported_to_the_listener_is_the_speakers_own_clause() -> None:
+    """"I wanted to tell you I …": the report opens the clause it reports, whatever it states."""
+    assert said("I wanted to tell ya I just joined a choir.") == [("joined", "a choir")]
+    assert said("Just to let you know I'm a nurse now.") == [("is-a", "nurse")]
+    assert said("Thanks for the tip I joined a choir.") == []  # no report before it: inside a clause
+
+
+def test_volunteering_as_a_role_is_a_practice() -> None:
+    assert said("I'm volunteering as a tutor for a local library.") == [
+        ("volunteers-as", "a tutor for a local library")]
+    assert known(("Ana", "I'm volunteering as a tutor for a local library.")) == [
+        "Ana volunteers as a tutor for a local library"]
 
 
 def test_what_one_has_been_and_is_writing() -> None:

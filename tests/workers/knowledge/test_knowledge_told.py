@@ -1,6 +1,7 @@
 """What a person says of themselves, judged by the reply (issue 37, thirteenth round): said to the
 agent it is shown as before; said to another person, Known Facts shows one per person of what the
-reply took up and none of what it did not — the document keeps every fact."""
+reply took up and none of what it did not, but every change in their life (fourteenth round) — the
+document keeps every fact."""
 
 from __future__ import annotations
 
@@ -78,6 +79,20 @@ def test_said_again_later_it_counts_as_taken_up() -> None:
     doc = talk([("Ana", "As I said, I'm allergic to cats.")], doc)
     assert doc.unanswered == [] and doc.taken_up == [f.id for f in doc.facts]
     assert shown(doc) == ["Ana is allergic to cats"]
+
+
+def test_a_change_in_a_persons_life_is_shown_taken_up_or_not() -> None:
+    """A job got or lost, a group joined, a business opened: news that stays true, shown beside
+    the one taken-up fact whether or not the reply took it up (fourteenth round); a state the
+    reply did not take up stays kept back."""
+    doc = talk([("Ana", "I'm a nurse at the city hospital."), ("Ben", "A nurse! That must be busy."),
+                ("Ana", "I just joined a rowing club."), ("Ben", "How was your weekend otherwise?"),
+                ("Ana", "I lost my job at the bakery."), ("Ben", "Oh no, that's rough."),
+                ("Ana", "I'm allergic to cats."), ("Ben", "Anyway, see you soon.")])
+    assert len(doc.unanswered) == 3 and len(doc.taken_up) == 1
+    assert shown(doc) == ["Ana is a nurse at the city hospital", "Ana joined a rowing club",
+                          "Ana lost their job at the bakery"]
+    assert stored(doc) == ["a rowing club", "cats", "nurse at the city hospital", "the bakery"]
 
 
 def test_an_introduction_needs_no_reply() -> None:
