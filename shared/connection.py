@@ -9,13 +9,17 @@ import logging
 import os
 import random
 import ssl
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+import msgspec
 import nats
 import nats.errors
+import nats.js.errors
 from nats.aio.client import Client
+from nats.aio.msg import Msg
 from nats.protocol.parser import AUTHORIZATION_VIOLATION, PERMISSIONS_ERR, STALE_CONNECTION
 
 from shared.backoff import backoff_delay, jittered
@@ -78,6 +82,11 @@ class _CortexClient(Client):
       on any ``-ERR`` but a stale connection, so one over-size message (the server's "maximum
       payload exceeded") took every worker of a process off NATS for ever. Unless the server
       refused the credentials, reconnect as after any dropped connection.
+    * **Acks in one write** (``publish_replies``, used by ``reply_all``): a batch's acks are one
+      command in the buffer, not one ``publish`` each.
+    * **A lean compare-and-set** (``publish_expecting``, used by ``shared.kv.kv_cas``): a
+      document write without ``KeyValue.update``'s layers (a header dict checked and built, a
+      request's two futures, the PubAck through ``json`` and a dataclass).
     """
 
     async def _process_info(self, info: dict[str, Any], initial_connection: bool = False) -> None:
@@ -97,6 +106,69 @@ class _CortexClient(Client):
             raise nats.errors.MaxPayloadError
         await super().publish(subject, payload, reply, headers)
 
+    async def publish_replies(self, replies: Sequence[tuple[str, bytes]]) -> bool:
+        """Publish each ``(subject, payload)`` — JetStream acks to the reply subjects of
+        delivered messages — as one command in the connection's buffer, where nats-py's
+        ``Msg.ack`` is one ``publish`` each (subject checks, a command built, a flush asked).
+        False, and nothing sent, when the connection is not up: the caller publishes them one
+        by one (nats-py's rules for a reconnecting connection apply there)."""
+        if not self.is_connected or self.is_draining_pubs:
+            return False
+        if not replies:
+            return True
+        cmd = b"".join(b"PUB %s %d\r\n%s\r\n" % (subject.encode(), len(payload), payload)
+                       for subject, payload in replies)
+        self.stats["out_msgs"] += len(replies)
+        self.stats["out_bytes"] += sum(len(payload) for _, payload in replies)
+        await self._send_command(cmd)
+        if self._flush_queue is not None and self._flush_queue.empty():
+            await self._flush_pending()
+        return True
+
+    async def publish_expecting(self, subject: str, payload: bytes, last: int, wait_s: float) -> int:
+        """A JetStream publish that the stream takes only if ``subject``'s last sequence is
+        ``last`` (a KV compare-and-set), and the sequence it was stored at: what nats-py's
+        ``KeyValue.update`` does, for about half its CPU — one command with its one header,
+        a future in the request map, the PubAck decoded by msgspec. Raises as ``update`` does:
+        ``KeyWrongLastSequenceError`` on a conflict, the ``APIError`` of any other refusal,
+        ``NoStreamResponseError`` when no stream takes the subject, nats-py's ``TimeoutError`` after
+        ``wait_s``.
+        Only for a connection that is up (``kv_cas`` asks ``update`` otherwise)."""
+        if not self._resp_sub_prefix:
+            await self._init_request_sub()
+        assert self._resp_sub_prefix
+        token = self._nuid.next().decode()
+        header = b"NATS/1.0\r\nNats-Expected-Last-Subject-Sequence: %d\r\n\r\n" % last
+        if len(header) + len(payload) > self.max_payload:
+            raise nats.errors.MaxPayloadError
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        self._resp_map[token] = future
+        timer = loop.call_later(wait_s, _time_out, future)
+        try:
+            await self._send_command(b"HPUB %s %s%s %d %d\r\n%s%s\r\n" % (
+                subject.encode(), self._resp_sub_prefix, token.encode(), len(header),
+                len(header) + len(payload), header, payload))
+            self.stats["out_msgs"] += 1
+            self.stats["out_bytes"] += len(payload)
+            if self._flush_queue is not None and self._flush_queue.empty():
+                await self._flush_pending()
+            msg = await future
+        finally:
+            timer.cancel()
+            self._resp_map.pop(token, None)
+        if msg.headers and msg.headers.get("Status") == "503":
+            raise nats.js.errors.NoStreamResponseError
+        ack = _PUB_ACK.decode(msg.data)
+        if ack.error is not None:
+            try:
+                raise nats.js.errors.APIError.from_error(ack.error)  # raises the code's own class
+            except nats.js.errors.APIError as exc:
+                if exc.err_code in (10071, 10164):  # the subject's last sequence is another
+                    raise nats.js.errors.KeyWrongLastSequenceError(description=exc.description) from None
+                raise
+        return ack.seq
+
     async def _process_err(self, err_msg: str) -> None:
         final = AUTHORIZATION_VIOLATION in err_msg or PERMISSIONS_ERR in err_msg or STALE_CONNECTION in err_msg
         if final or not self.options.get("allow_reconnect") or not self.is_connected:
@@ -105,6 +177,48 @@ class _CortexClient(Client):
         self._err = nats.errors.Error(f"nats: {err_msg.strip(chr(39))}")
         await self._error_cb(self._err)
         await self._process_op_err(self._err)  # reconnects (nats-py's path for a dropped connection)
+
+
+class _PubAck(msgspec.Struct):
+    seq: int = 0
+    error: dict[str, Any] | None = None
+
+
+_PUB_ACK = msgspec.json.Decoder(_PubAck)
+
+
+def _time_out(future: asyncio.Future[Any]) -> None:
+    if not future.done():
+        future.set_exception(nats.errors.TimeoutError)
+
+
+ACK = b""  # what nats-py's ``Msg.ack`` publishes (the server reads an empty body as +ACK)
+TERM = Msg.Ack.Term
+IN_PROGRESS = Msg.Ack.Progress
+
+
+async def reply_all(marks: Sequence[tuple[Msg, bytes]]) -> None:
+    """Answer delivered JetStream messages — ``ACK``, ``TERM`` or ``IN_PROGRESS`` each — in one
+    write to their connection when it is up (``_CortexClient.publish_replies``), else one by one.
+    Never raises, as the loop's acks never did: a message whose ack is lost is delivered again
+    and skipped by the watermarks. A message acked or termed already is left alone (nats-py
+    would raise for it), and one acked or termed here is marked so once it is handed over."""
+    pending = [(msg, body) for msg, body in marks if msg.reply and not msg._ackd]
+    if not pending:
+        return
+    client = pending[0][0]._client
+    sent = False
+    if isinstance(client, _CortexClient) and all(msg._client is client for msg, _ in pending):
+        with contextlib.suppress(Exception):
+            sent = await client.publish_replies([(msg.reply, body) for msg, body in pending])
+    for msg, body in pending:
+        if not sent:
+            try:
+                await msg._client.publish(msg.reply, body)
+            except Exception:  # the connection's failure: delivered again, skipped then
+                continue
+        if body != IN_PROGRESS:
+            msg._ackd = True
 
 
 async def _open(opts: dict[str, Any]) -> Client:

@@ -80,6 +80,7 @@ from nats.js.kv import KeyValue
 from shared import metrics
 from shared.backoff import backoff_delay
 from shared.codec import Envelope, Limits, Rejection, decode_event
+from shared.connection import ACK, IN_PROGRESS, TERM, reply_all
 from shared.duplicates import DuplicateWindow
 from shared.errors import (
     DocumentCorrupt,
@@ -309,7 +310,7 @@ class ConsumeLoop:
         # gauges describe one consumer (``<worker>-<k>`` when partitioned); counters sum per worker
         self._label = label or worker
         # labelled children resolved once: per-message .labels() lookups cost more than the regexes
-        self._m_seconds = metrics.HANDLER_SECONDS.labels(worker)
+        self._m_seconds = metrics.Tally(metrics.HANDLER_SECONDS.labels(worker))  # handed over at ``_export``
         self._m_applied = metrics.EVENTS.labels(worker, "applied")
         self._m_skipped = metrics.EVENTS.labels(worker, "skipped")
         for reason in metrics.DEAD_LETTER_REASONS:  # series at 0 from the start (see metrics)
@@ -737,6 +738,7 @@ class ConsumeLoop:
         metrics.BATCH_SECONDS.labels(self.worker).observe(time.perf_counter() - started)
 
     def _export(self) -> None:
+        self._m_seconds.flush()
         if self._n_applied:
             self._m_applied.inc(self._n_applied)
         if self._n_skipped:
@@ -864,9 +866,7 @@ class ConsumeLoop:
         that fails (the connection gone) is delivered again — after its ack wait, or by the next
         start's rewind — and acked then: it is applied already."""
         owed, self._owed = self._owed, []
-        for msg, dead in owed:
-            with contextlib.suppress(Exception):
-                await (msg.term() if dead else msg.ack())
+        await reply_all([(msg, TERM if dead else ACK) for msg, dead in owed])  # one write for all
 
     async def _ack_later(self) -> None:
         """The owed acks, sent alone (fenced as a batch's writes are)."""
@@ -1111,9 +1111,8 @@ class ConsumeLoop:
     async def _beat(self) -> None:
         held = (h.msg for h in self._lanes if h.seq not in self._scouted)
         owed = (msg for msg, _ in self._owed)
-        for msg in self._beats.due([*self._inflight, *held, *owed, *self._copies.values(), *self._sub_buffer()]):
-            with contextlib.suppress(Exception):
-                await msg.in_progress()
+        due = self._beats.due([*self._inflight, *held, *owed, *self._copies.values(), *self._sub_buffer()])
+        await reply_all([(msg, IN_PROGRESS) for msg in due])
 
     async def _refresh_consumer_info(self) -> None:
         now = time.monotonic()

@@ -10,8 +10,9 @@ from typing import Any, NamedTuple
 import msgspec
 import nats.js.errors
 from nats.js.client import JetStreamContext
-from nats.js.kv import KeyValue
+from nats.js.kv import KeyValue, _is_key_valid
 
+from shared.connection import _CortexClient
 from shared.errors import TransientError, api_codes
 from shared.natsio import api_request
 
@@ -68,8 +69,15 @@ def checkpoint_value(raw: bytes | None) -> int | None:
 async def kv_cas(kv: KeyValue, key: str, value: bytes, revision: int) -> int:
     """Write ``value`` iff the key is still at ``revision`` (0: must not exist).
 
-    Raises ``nats.js.errors.KeyWrongLastSequenceError`` on a conflict.
+    Raises ``nats.js.errors.KeyWrongLastSequenceError`` on a conflict. On a Cortex connection
+    that is up, one lean publish (``_CortexClient.publish_expecting``); else ``KeyValue.update``.
     """
+    js = kv._js
+    nc = js._nc
+    if isinstance(nc, _CortexClient) and nc.is_connected and not nc.is_draining_pubs:
+        if not _is_key_valid(key):
+            raise nats.js.errors.InvalidKeyError(key)
+        return await nc.publish_expecting(f"{kv._pre}{key}", value, revision, js._timeout)
     return await kv.update(key, value, last=revision)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from prometheus_client import Counter, Gauge, Histogram
 
 EVENTS = Counter(
@@ -49,3 +51,34 @@ SOURCE_EVENTS = Gauge(
     ["source", "kind"],
 )
 SOURCE_LAG = Gauge("cortex_source_lag", "Store messages the server has not copied into CORTEX_EVENTS yet", ["source"])
+
+
+class Tally:
+    """Observations of one histogram child counted here and handed to it together (``flush``):
+    the consume loop times every event (``HANDLER_SECONDS``), and the child's ``observe`` takes
+    a lock for the sum and one for the bucket, each call. The same buckets and sum — an
+    observation lands in the first bucket whose bound is at or above it, as ``observe``'s —
+    visible at the next flush (the loop flushes with its other counters, at each batch's end)."""
+
+    __slots__ = ("_bounds", "_child", "_counts", "_sum")
+
+    def __init__(self, child: Histogram) -> None:
+        self._child = child
+        self._bounds: list[float] = list(child._upper_bounds)
+        self._counts = [0] * len(self._bounds)
+        self._sum = 0.0
+
+    def observe(self, amount: float) -> None:
+        self._counts[bisect_left(self._bounds, amount)] += 1  # the last bound is +Inf: always in range
+        self._sum += amount
+
+    def flush(self) -> None:
+        counts = self._counts
+        if not any(counts):
+            return
+        self._child._sum.inc(self._sum)
+        for bucket, count in zip(self._child._buckets, counts, strict=True):
+            if count:
+                bucket.inc(count)
+        self._counts = [0] * len(counts)
+        self._sum = 0.0

@@ -443,7 +443,8 @@ class ProjectionHandler(Handler):
         return self._changed(projection, slot, env, inputs)
 
     def _changed(self, projection: AnyProjection, slot: _Slot, env: Envelope, inputs: Any) -> bool:
-        if not self._apply_to_slot(projection, slot, env, inputs):
+        slot.doc, changed = step(projection, slot.doc, env, inputs, self.producer)  # ``_apply_to_slot``, inline
+        if not changed:
             return False
         self._dirty.add((projection.bucket, env.agent))
         slot.pending.append((env, inputs))

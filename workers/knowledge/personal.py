@@ -25,9 +25,11 @@ family"); in the other languages an object in the speaker's own words is left ou
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import islice
 from typing import Final, NamedTuple
 
 from workers.conversation.patterns import MatchText
@@ -38,6 +40,10 @@ DEFAULT_LANGUAGES: Final = ("en", "de")  # the packs of CORTEX_LANGUAGE's defaul
 MAX_OBJECT_CHARS: Final = 120
 DATED_CHARS: Final = 48  # how far before a lead its time phrase is looked for
 BEFORE_WORDS: Final = 6  # an object before its phrase is short ("Painting landscapes and still life")
+MAX_LEADS: Final = 64
+"""At most this many leads of one pack are read for a statement in one message. Each reads an
+object of up to 160 characters, so a message made of leads (64 KiB of ", i'm a ") cost ~50× an
+ordinary one; the most any of the 91 096 dev messages holds (LoCoMo 0–4, QMSum train) is 8."""
 # What the speaker says they love, like or enjoy ("I love traveling too", "I like titanium. It's
 # light.", "I love creating art!") is an opinion far more often than a fact about them: on the
 # development split of the real-conversation set (issue 37, eighth round; docs/briefing-eval.md)
@@ -217,10 +223,24 @@ def opens_clause(lowered: str, pos: int, discourse: frozenset[str], spaced: bool
         pos = start
 
 
-def _asks(text: str, pos: int) -> bool:
-    """The sentence around ``pos`` ends with a question mark."""
-    end = _SENTENCE_END.search(text, pos)
-    return end is not None and end.group() in "?？"
+class _Asks:
+    """Whether the sentence around an offset of ``lowered`` ends with a question mark.
+
+    The text's sentence ends are found once, on the first question: a search from every lead
+    rescanned the rest of the text each time, quadratic in a long message of leads (a 64 KiB
+    run of ", i'm a " cost ~50× an ordinary message)."""
+
+    __slots__ = ("_ends", "_lowered")
+
+    def __init__(self, lowered: str) -> None:
+        self._lowered = lowered
+        self._ends: list[int] | None = None
+
+    def __call__(self, pos: int) -> bool:
+        if self._ends is None:
+            self._ends = [end.start() for end in _SENTENCE_END.finditer(self._lowered)]
+        at = bisect_left(self._ends, pos)
+        return at < len(self._ends) and self._lowered[self._ends[at]] in "?？"
 
 
 # --- the object ----------------------------------------------------------------------------
@@ -404,12 +424,13 @@ def _leads(pack: CompiledPack, text: MatchText) -> Iterator[tuple[int, bool, boo
     heads = pack.heads
     if heads is None:
         return
+    asks = _Asks(lowered)
     for found in pack.lead.finditer(lowered):
         at = found.start()
         # the lead starts a word (checked here: a leading "\b" keeps ``re`` from skipping ahead to its letters)
         if at and (lowered[at - 1].isalnum() or lowered[at - 1] in "_'’"):
             continue
-        if heads.match(lowered, at) is None or _asks(lowered, at):
+        if heads.match(lowered, at) is None or asks(at):
             continue
         if opens_clause(lowered, at, pack.discourse, pack.spaced, pack.coordinators):
             yield at, True, False
@@ -454,9 +475,10 @@ def _speaker_topic(pack: CompiledPack, lowered: str, start: int) -> bool:
 
 
 def _befores(pack: CompiledPack, text: MatchText, speaker: str, rules: Sequence[Rule]) -> Iterator[tuple[Said, int]]:
+    asks = _Asks(text.lowered)
     for rule in rules:
         for found in rule.pattern.finditer(text.lowered):
-            obj = None if _asks(text.lowered, found.start()) else _object_before(pack, text, found, rule.check)
+            obj = None if asks(found.start()) else _object_before(pack, text, found, rule.check)
             if obj is not None and not _about_now(pack, text.lowered, found.start() - len(obj), found.end()):
                 yield Said(speaker, _predicate(pack, rule, found), obj), found.start()
 
@@ -476,7 +498,7 @@ def self_statements_at(text: MatchText, speaker: str, packs: Sequence[CompiledPa
     the one around that offset)."""
     found: dict[Said, int] = {}
     for pack in packs:
-        for at, opens, dated in _leads(pack, text):
+        for at, opens, dated in islice(_leads(pack, text), MAX_LEADS):
             said = _statement(pack, text, at, pack.at_start if opens else pack.anywhere)
             if said is not None and (not dated or said[0] in pack.events):
                 found.setdefault(Said(speaker, *said), at)

@@ -59,6 +59,10 @@ HOSTILE_UNITS["time phrases before leads that open no clause"] = "the last week 
 HOSTILE_UNITS["time phrases before leads, each a statement"] = "the last week i joined a club. "
 HOSTILE_UNITS["reports before leads, each a statement"] = "to tell you i joined a club. "
 HOSTILE_UNITS["number words ending in percent"] = "fifty " * 30 + "percent of users say "
+# a message made of leads, each reading an object of up to 160 characters and asking whether its
+# sentence is a question (once rescanning the rest of the text from every lead): ~50-90x before
+HOSTILE_UNITS["leads after commas, each opening a clause"] = ", i'm a "
+HOSTILE_UNITS["possession leads after commas"] = ", i have a "
 
 
 def sized(unit: str, size: int) -> str:

@@ -364,3 +364,11 @@ def test_the_core_asks_the_readers_facts_head_only_when_it_has_a_keep(monkeypatc
     monkeypatch.setattr(learnt, "_shipped_reader", lambda: learnt.reader_tables(model))
     assert learnt.reader_judges("facts")
     assert known(*messages) == [shipped[0], shipped[2]]
+
+
+def test_a_long_message_of_statements_reads_each_and_skips_its_questions() -> None:
+    """Every statement of a long message is read (the lead cap is far above what a person writes in
+    one message) and a sentence is a question only by its own end mark, wherever it stands."""
+    jobs = ["teacher", "nurse", "plumber", "baker", "pilot", "farmer", "writer", "dentist", "welder", "tailor"]
+    text = " ".join(f"I work as a {job}." for job in jobs) + " I'm a dancer, you know?" + " I'm a painter." * 3
+    assert said(text) == [("works-as", f"a {job}") for job in jobs] + [("is-a", "painter")]

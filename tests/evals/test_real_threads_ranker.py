@@ -1,0 +1,79 @@
+"""``workers.evals.real_threads_ranker``: a session's phrases ranked for Active Threads, the ranker
+learnt on the other conversations. The same two-session chat labelled as two dev conversations
+(no corpus text), the structures only (the embedder's table is a build artefact)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from cortex_testkit import locomo_corpus
+
+from shared.config import load_settings
+from workers.conversation.patterns import get_patterns
+from workers.evals.real_eval import RealOptions, load_real_set, real_settings
+from workers.evals.real_threads_ranker import THRESHOLDS, fit, leave_one_out, main, prepare, report
+
+FIRST = [
+    ("Ana", "Guess what, I'm applying to the study abroad program in Galway!"),
+    ("Ben", "Wow, the study abroad program sounds amazing. Ice cream later?"),
+    ("Ana", "Sure, ice cream is always good."),
+]
+SECOND = [
+    ("Ben", "Hey Ana! How's the study abroad program going?"),
+    ("Ana", "I'm still waiting to hear back about the study abroad program."),
+    ("Ben", "Fingers crossed. I had ice cream yesterday."),
+]
+LABELS: dict[str, Any] = {
+    "source": "locomo", "conversation": "0", "split": "dev",
+    "threads": [{"title": "Ana's study abroad program", "refs": ["D1:1", "D2:2"]}],
+    "decisions": [], "commitments": [], "facts": [], "rules": [],
+}
+
+
+def _sample(i: int) -> dict[str, Any]:
+    conv: dict[str, Any] = {"speaker_a": "Ana", "speaker_b": "Ben",
+                            "session_1_date_time": "6:05 pm on 3 May, 2024",
+                            "session_2_date_time": "9:30 am on 10 May, 2024"}
+    for n, turns in ((1, FIRST), (2, SECOND)):
+        conv[f"session_{n}"] = [{"speaker": s, "dia_id": f"D{n}:{k}", "text": t} for k, (s, t) in enumerate(turns, 1)]
+    return {"sample_id": f"ranker-{i}", "conversation": conv, "qa": []}
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> tuple[Path, Path]:
+    locomo, labels = locomo_corpus(tmp_path, _sample, LABELS)
+    (labels / "dev" / "locomo-1.json").write_text(json.dumps({**LABELS, "conversation": "1"}))
+    return locomo, labels
+
+
+def test_the_plan_is_learnt_from_the_other_conversation(corpus: tuple[Path, Path]) -> None:
+    locomo, labels = corpus
+    items, _ = load_real_set(RealOptions(split="dev", locomo=str(locomo), labels=str(labels)))
+    assert [i.labels.name for i in items] == ["locomo-0", "locomo-1"]
+    settings = real_settings(load_settings({}))
+    conversations = [prepare(item, settings, get_patterns(settings.languages), None) for item in items]
+    first = conversations[0]
+    assert first.x.shape[0] == first.y.shape[0] and 0 < first.y.sum() < first.y.shape[0]
+    w = fit(conversations[1].x, conversations[1].y)
+    phrases, x = first.mornings[2]
+    assert x is not None
+    top = phrases[int(np.argmax(x @ w))]
+    assert "program" in top or "abroad" in top  # the plan, not "ice cream"
+    ranked = leave_one_out(conversations)
+    never, _ = ranked.fixed[THRESHOLDS[-1]]  # a threshold no score reaches: what the BOOTSTRAP shows
+    assert (never.tp, never.fn) == (0, 4)  # the core opens nothing in so short a chat
+    every, last = ranked.fixed[0.5]
+    assert every.tp == 4 and last.tp == 2  # both mornings of both conversations
+
+
+def test_the_report_and_the_command_line(corpus: tuple[Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    locomo, labels = corpus
+    items, _ = load_real_set(RealOptions(split="dev", locomo=str(locomo), labels=str(labels)))
+    text = report(items, real_settings(load_settings({})), with_vectors=False)
+    assert text.splitlines()[1] == "the structures:" and "nested by F0.5:" in text
+    assert main(["--locomo", str(locomo.parent / "missing.json")]) == 1
+    assert "real_threads_ranker:" in capsys.readouterr().err
