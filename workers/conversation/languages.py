@@ -271,6 +271,11 @@ class LanguagePack:
     # own (issue 37), on the lowered text; a ratification source is matched whole.
     proposal: tuple[str, ...] = ()
     ratification: tuple[str, ...] = ()
+    # A person's own step taken, with what it binds them to ("I just signed with the Minnesota
+    # Wolves", "I applied to adoption agencies", "I'm starting a dance studio"): a decision of the
+    # speaker's own life, read by the decisions core only (a chat's step is no work a thread opens
+    # on). Cortex's own (issue 37, fourteenth round), on the lowered text.
+    step: tuple[str, ...] = ()
     # Cortex's own (issue 37), lowered: a tag that asks only for assent ("So we'll go with speech
     # recognition, yeah?", "Wir nehmen Postgres, oder?"): a decision said with one is said, not asked.
     question_tag: tuple[str, ...] = ()
@@ -467,6 +472,18 @@ EN: Final = LanguagePack(
         r"(?<![a-z])we (?:(?:can|will|['’]ll|just|then|still|simply) )*keep (?:the|our) "
         r"(?!(?:faith|peace|secret|spirit|memor)|[^.!?,;]*\b(?:going|alive|in mind|in touch|crossed|safe|busy"
         r"|happy|warm|running|coming|moving|flowing|rolling)\b)",
+    ),
+    step=(
+        # Cortex's own (issue 37, fourteenth round): a person's own step taken, with what it binds
+        # them to ("I just signed with the Minnesota Wolves", "I applied to adoption agencies", "I'm
+        # starting a dance studio", "I'm teaming up with a local organization") — not an enrolment
+        # in an activity ("I signed up for a pottery class") nor a step that names nothing ("I
+        # applied for it", "the program I applied for!")
+        r"(?<![a-z])i (?:(?:just|finally|recently|yesterday|already|have|['’]ve) )*"
+        r"(?:signed (?:with|on with|up(?! for)|a)|applied (?:to|for))"
+        r" (?!(?:it|that|this|them|one|something|anything|so)\b)[a-z]"
+        r"|(?<![a-z])i['’]m (?:teaming up with|starting (?:a|an|my own)) (?!(?:new )?(?:day|week|month|year|build|run"
+        r"|test|job|deploy\w*|migration|session|meeting|call|review|sync|conversation|thread)\b)[a-z]",
     ),
     close=(
         r"(?:^|\s)(?:is |it['’]s |that['’]s |all )?(?:done|fixed|solved|closed)(?:\s|[.!,;:)]|$)",
@@ -742,6 +759,13 @@ DE: Final = LanguagePack(
         r"|\b(?:wir behalten|behalten wir) (?:den|die|das|unseren|unsere|unser)\b"
         r"(?![^.!?,;]*\bim (?:kopf|auge|blick)\b)",
     ),
+    step=(
+        # a person's own step taken (fourteenth round, as English "I just signed with …"): "ich habe bei
+        # den Wolves unterschrieben", "ich habe mich bei drei Agenturen beworben", "ich gründe ein Studio"
+        r"\bich habe (?:(?:gerade|endlich|gestern|jetzt) )*(?:bei|mit) [^.!?,;]{2,60} unterschrieben\b"
+        r"|\bich habe mich (?:(?:gerade|endlich|gestern|jetzt) )*(?:bei|um|an) [^.!?,;]{2,60} beworben\b"
+        r"|\bich gründe (?:ein|eine|einen|meine eigene|mein eigenes|meinen eigenen) \w",
+    ),
     close=(
         r"(?:^|\s)(?:ist |schon )?(?:erledigt|gefixt|gelöst|fertig)(?:\s|[.!,;:)]|$)",
         r"(?:^|\s)(?:es |das )funktioniert(?:\s|[.!,;:)]|$)",
@@ -861,6 +885,12 @@ ES: Final = LanguagePack(
         # what the group keeps (eleventh round): "mantenemos el teletexto"
         r"\bmantenemos (?:el|la|los|las)\b",
     ),
+    step=(
+        # a person's own step taken (fourteenth round): "firmé con los Wolves", "me postulé a tres
+        # agencias", "estoy montando mi propio estudio"
+        r"\b(?:firmé|he firmado|acabo de firmar) con \w|\b(?:me postulé|me he postulado) (?:a|en|para) \w"
+        r"|\bestoy (?:montando|abriendo|fundando) (?:un|una|mi propio|mi propia) \w",
+    ),
     close=(
         r"(?:^|\s)(?:está |están |ya )?(?:hech[oa]|hechas|resuelt[oa]s?|cerrad[oa]s?|terminad[oa]s?|listo)"
         r"(?:\s|[.!,;:)]|$)",
@@ -961,6 +991,13 @@ FR: Final = LanguagePack(
         # what the group keeps (eleventh round): "on garde le télétexte" — not "le contact"
         r"\b(?:on garde|nous gardons) (?:le|la|les)\b(?! contact)",
     ),
+    step=(
+        # a person's own step taken (fourteenth round): "j'ai signé avec les Wolves", "j'ai postulé
+        # à trois agences", "je monte ma propre entreprise"
+        r"\bj['’]ai (?:(?:enfin|finalement|hier) )*signé (?:avec|chez) \w"
+        r"|\bj['’]ai (?:(?:enfin|finalement|hier) )*postulé (?:à|chez|auprès d[eu']|dans) ?\w"
+        r"|\bje (?:monte|fonde|lance) (?:ma propre|mon propre) \w",
+    ),
     close=(
         r"(?:^|\s)(?:c['’]est |est |sont )?(?:faite?|terminée?s?|résolue?s?|fermée?s?|finie?s?)(?:\s|[.!,;:)]|$)",
         r"(?:^|\s)(?:ça |il )(?:marche|fonctionne)(?:\s|[.!,;:)]|$)",
@@ -1052,6 +1089,12 @@ IT: Final = LanguagePack(
         r"(?:concordato|scelto di|optiamo per|andiamo con)",
         # what the group keeps (eleventh round): "teniamo il televideo"
         r"\b(?:teniamo|manteniamo) (?:il|lo|la|i|gli|le)\b",
+    ),
+    step=(
+        # a person's own step taken (fourteenth round): "ho firmato con i Wolves", "mi sono candidata
+        # a tre agenzie", "sto aprendo il mio studio"
+        r"\bho (?:(?:appena|finalmente|ieri) )*firmato con \w|\bmi sono candidat[oa] (?:a|per|presso|in) \w"
+        r"|\bsto (?:aprendo|fondando|avviando) (?:il mio|la mia|un|una) \w",
     ),
     close=(
         r"(?:^|\s)(?:è |sono |già )?(?:fatt[oae]|risolt[oaie]|chius[oaie]|terminat[oaie]|finit[oaie])"
@@ -1147,6 +1190,12 @@ PT: Final = LanguagePack(
         # what the group keeps (eleventh round): "mantemos o teletexto"
         r"\bmantemos (?:o|a|os|as)\b",
     ),
+    step=(
+        # a person's own step taken (fourteenth round): "assinei com os Wolves", "me candidatei a
+        # três agências", "estou abrindo meu próprio estúdio"
+        r"\b(?:assinei|acabei de assinar) com \w|\bme candidatei (?:a|para|em) \w"
+        r"|\bestou (?:abrindo|montando|fundando) (?:o meu|a minha|meu|minha|um|uma) \w",
+    ),
     close=(
         r"(?:^|\s)(?:está |estão |já )?(?:feit[oa]s?|resolvid[oa]s?|fechad[oa]s?|terminad[oa]s?|pront[oa]s?)"
         r"(?:\s|[.!,;:)]|$)",
@@ -1241,6 +1290,12 @@ RU: Final = LanguagePack(
         # what the group keeps (eleventh round): "оставляем телетекст" — not "сохраняем" ("we
         # save": "сохраняем изменения" is a routine step, not a choice)
         r"(?<!\w)оставляем(?!\w)",
+    ),
+    step=(
+        # a person's own step taken (fourteenth round): "я подписал контракт с «Волками»", "я подала
+        # заявку в три агентства", "я открываю свою студию"
+        r"(?<!\w)я (?:(?:только что|наконец|вчера) )*(?:подписал(?:а)? контракт с|подписал(?:ся|ась) с) ?\S"
+        r"|(?<!\w)я подал(?:а)? (?:заявку|документы) (?:в|на) \w|(?<!\w)я открываю (?:свой|свою|своё) \w",
     ),
     close=(
         r"(?:^|\s)(?:уже )?(?:сделано|решено|закрыто|готово|исправлено)(?:\s|[.!,;:)]|$)",
@@ -1366,6 +1421,11 @@ JA: Final = LanguagePack(
     aspiration=(r"(?:頑張|努力|ずっと)",),
     hedge=(r"(?:かも|たぶん|多分|もし|いつか|と思います|と思う)",),
     requested=(r"([^\n。！？]{2,80}?(?:をリマインドして|リマインドしてください|リマインドお願い|思い出させて)[^\n。！？]{0,10})",),
+    # the task comes before the ask ("議事録を送ってもらえますか？"): group 1 its clause, to the て-form
+    request=(r"([^\n。！？、，,.!?]{2,80}?[てで])(?:くれますか|くれませんか|くれる[?？]|くれない[?？]"
+             r"|もらえますか|もらえませんか|もらえる[?？]|もらえない[?？]|いただけますか|いただけませんか)",),
+    acceptance=(r"(?:(?:はい|ええ|うん|もちろん|了解です|了解|わかりました|分かりました|いいですよ)[、。！!,.\s]*)*"
+                r"(?:私が|僕が)?(?:やります|やっておきます|対応します|引き受けます|任せてください|承知しました|かしこまりました)",),
 )
 
 KO: Final = LanguagePack(
@@ -1392,7 +1452,7 @@ KO: Final = LanguagePack(
         r"([\uac00-\ud7af\w]{2,20}(?: [\uac00-\ud7af\w]{2,20})?)(?:에 관해서|관해서|의 건|관련해)",
     ),
     topic_blacklist=(
-        "이것", "그것", "저것", "여기", "거기",
+        "이것", "그것", "저것", "이거", "그거", "저거", "여기", "거기",
         "나", "너", "그", "그녀", "우리", "그들",
         "뭐", "어디", "어떤",
         "오늘", "내일", "어제",
@@ -1420,6 +1480,11 @@ KO: Final = LanguagePack(
     aspiration=(r"(?:노력|최선|항상)",),
     hedge=(r"(?:아마|혹시|만약|언젠가|것 같아)",),
     requested=(r"([^\n.!?]{2,80}?(?:리마인드해|리마인드 해|상기시켜)[^\n.!?]{0,10})",),
+    # the task comes before the ask ("보고서를 보내 줄래요?"): group 1 its clause, to the verb
+    request=(r"([^\n.!?,，]{2,80}?)\s?(?:줄래요|줄래|주실래요|주시겠어요|주겠어요|줄 수 있(?:어요|어|나요|을까요)"
+             r"|주실 수 있(?:어요|나요|을까요))(?=[?？.\s]|$)",),
+    acceptance=(r"(?:(?:네|예|그래요|좋아요|물론이죠|물론|알겠어요|알겠습니다)[,.!\s]*)*(?:제가\s*)?"
+                r"(?:할게요|할게|하겠습니다|해 ?드릴게요|드릴게요|보낼게요|그럴게요|처리하겠습니다|처리할게요)",),
 )
 
 ZH: Final = LanguagePack(
@@ -1446,7 +1511,7 @@ ZH: Final = LanguagePack(
     topic_blacklist=(
         "这个", "那个", "什么", "哪个", "这里", "那里",
         "我", "你", "他", "她", "我们", "他们",
-        "没有", "东西", "事情",
+        "没有", "东西", "事情", "一下",
         "今天", "明天", "昨天",
     ),
     high_impact_keywords=(
@@ -1474,6 +1539,10 @@ ZH: Final = LanguagePack(
     idle=(r"(?:考虑一下|想想|随时告诉你|保持联系)",),
     vague=(r"(?:告诉你|通知你|再联系)",),
     requested=(r"(提醒我[^\n。！？]{2,80})",),
+    # the task comes inside the ask ("你能把报告发给大家吗？"): group 1 what is asked
+    request=(r"(?:你能不能|你可不可以|你能|你可以|您能不能|您可不可以|您能|您可以)(?:帮我|帮忙)?"
+             r"([^\n。！？，,?]{2,80}?)(?:吗|么|嘛)?[?？]",),
+    acceptance=(r"(?:(?:好的?|行|可以|没问题|当然|嗯|好啊)[，,。！!、\s]*)*(?:我来|我会|我可以|交给我|包在我身上|我负责)",),
 )
 
 # Wait phrases that only announce what is waited for ("waiting for", "warte auf", "等待"):

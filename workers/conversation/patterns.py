@@ -473,6 +473,8 @@ class PatternSet:
     requested: Family = Family((), (), (), (), (), always=False)
     assigned: Family = Family((), (), (), (), (), always=False)  # group 1: a task given to the one addressed
     plan: Family = Family((), (), (), (), (), always=False)  # group 1: an arrangement, a promise with a day
+    # a person's own step taken ("I just signed with …"), lowered: the decisions core's only
+    step: Family = Family((), (), (), (), (), always=False)
     stopwords: frozenset[str] = frozenset()  # function words of every enabled language, lowered
     # what a topic nobody announced is not made of: the stopwords, common verbs and words of
     # praise (``LanguagePack.verbs``, ``praise``), lowered
@@ -689,6 +691,7 @@ def _pattern_set(languages: tuple[str, ...]) -> PatternSet:
         requested=_family(packs, "requested"),
         assigned=_family(packs, "assigned"),
         plan=_family(packs, "plan"),
+        step=_family(packs, "step"),
         stopwords=stopwords,
         phrase_breaks=stopwords | frozenset(w.lower() for pack in packs for w in (*pack.verbs, *pack.praise)),
         mood_negation=_mood_negation(packs),

@@ -205,9 +205,14 @@ def _on_condition(before: str, patterns: PatternSet) -> bool:
     return patterns.hedge is not None and patterns.hedge.search(before) is not None
 
 
-def find_decisions(text: MatchText, patterns: PatternSet) -> list[DecisionText]:
-    """One ``DecisionText`` per decision sentence of the message, in order."""
-    cues = [(m.start(), m.end()) for m in iter_matches(patterns.decision, text)
+def find_decisions(text: MatchText, patterns: PatternSet, steps: bool = False) -> list[DecisionText]:
+    """One ``DecisionText`` per decision sentence of the message, in order; with ``steps``, a
+    person's own step taken ("I just signed with …", ``PatternSet.step``) is one too (the
+    decisions core's: no thread opens on it)."""
+    found = list(iter_matches(patterns.decision, text))
+    if steps:
+        found += iter_matches(patterns.step, text)
+    cues = [(m.start(), m.end()) for m in found
             if not patterns.is_negated(text.lowered, m.start())  # "not decided yet"
             and not _recalled_or_hedged(text.lowered, m.start(), patterns)]
     if not cues:

@@ -589,7 +589,7 @@ def apply_message(
 ACCEPTED_WORDS: Final = 6
 """How many words an acceptance's first sentence says after its yes ("Yes, I will. Yes.", "Sure
 thing! I can give it to you tomorrow"): more, and the answer says its own task."""
-_ACCEPT_SENTENCE: Final = re.compile(r"[.!?;\n]")
+_ACCEPT_SENTENCE: Final = re.compile(r"[.!?;\n。！？]")
 
 
 def _request(event: MessageEvent, text: MatchText, patterns: PatternSet) -> Request | None:
@@ -644,15 +644,21 @@ def _accepted(base: CommitmentsDoc, event: MessageEvent, text: MatchText,
     opened = acceptance.match(lowered, start)
     if opened is None:
         return None
-    after = opened.end() + len(lowered[opened.end():]) - len(lowered[opened.end():].lstrip(" ,.!"))
+    after = opened.end() + len(lowered[opened.end():]) - len(lowered[opened.end():].lstrip(" ,.!、，。！"))
     stop = _ACCEPT_SENTENCE.search(lowered, after)
     end = stop.start() if stop else len(lowered)
-    if len(_TOKEN.findall(lowered[after:end])) > ACCEPTED_WORDS \
+    if _word_count(lowered[after:end]) > ACCEPTED_WORDS \
             or any(names_object(p.what, patterns) for _, _, p in own):
         return None
     said_due = due_phrase(text, patterns, start, end)  # (before ``asked_task`` prepares another text)
     task = asked_task(request.said, patterns)
     return (task, said_due) if task is not None else None
+
+
+def _word_count(said: str) -> int:
+    """Words of a stretch of text; an unspaced run (Chinese, Japanese) counts a word for every two
+    letters ("不过我们先讨论一下预算" is six)."""
+    return sum(math.ceil(len(token) / 2) if _UNSPACED.match(token) else 1 for token in _TOKEN.findall(said))
 
 
 def asked(commitment: Commitment) -> bool:
@@ -724,6 +730,8 @@ def names_object(what: str, patterns: PatternSet) -> bool:
     transcript's hesitations are not its verb. A verb-final task keeps its verb as a word
     ("das fixen"): such a pack's tasks are judged leniently."""
     lowered = _HESITATION.sub(" ", what.lower()).strip()
+    if _UNSPACED.search(lowered):
+        return _unspaced_names_object(lowered, patterns)
     if patterns.task_lead is not None:
         lowered = patterns.task_lead.sub("", lowered, count=1)
     end = _OBJECT_CLAUSE_END.search(lowered)
@@ -732,6 +740,24 @@ def names_object(what: str, patterns: PatternSet) -> bool:
         clause = clause[: condition.start()]
     words = _TOKEN.findall(clause)
     return any(len(w) > 1 and w not in patterns.phrase_breaks for w in words[1:])
+
+
+UNSPACED_OBJECT_LETTERS: Final = 3
+"""Letters an unspaced task keeps beyond its yes, its pronouns and its kana ("資料を送って" keeps
+資料送; "それをやって", "做这个", "그거 해" keep one or none)."""
+_KANA_FUNCTION: Final = re.compile(r"[\u3040-\u309f]")  # hiragana: Japanese particles and endings
+
+
+def _unspaced_names_object(lowered: str, patterns: PatternSet) -> bool:
+    """``names_object`` for Chinese, Japanese and Korean, whose words spaces do not find: what is
+    left of the task without the yes it opens on ("はい、やります", "好的，我来"), the packs'
+    pronouns and fixed words (``topic_blacklist``: それ, 这个, 그거 …) and hiragana, holds
+    ``UNSPACED_OBJECT_LETTERS`` letters."""
+    opened = patterns.acceptance.match(lowered) if patterns.acceptance is not None else None
+    left = lowered[opened.end():] if opened is not None else lowered
+    for word in sorted((w for w in patterns.topic_blacklist if _UNSPACED.search(w)), key=lambda w: (-len(w), w)):
+        left = left.replace(word, " ")
+    return sum(ch.isalpha() for ch in _KANA_FUNCTION.sub("", left)) >= UNSPACED_OBJECT_LETTERS
 
 
 def _owed(commitment: Commitment, patterns: PatternSet) -> bool:

@@ -58,7 +58,7 @@ def _fresh_decisions(
     """
     fresh: list[tuple[int, DecisionText]] = []
     recent: set[str] | None = None
-    for index, found in enumerate(find_decisions(text, patterns)):
+    for index, found in enumerate(find_decisions(text, patterns, steps=True)):
         if recent is None:
             recent = {d.what for d in decisions if d.extracted_at >= cutoff}
         if found.what not in recent:
@@ -126,7 +126,8 @@ def _signals(patterns: PatternSet) -> AnyOf:
     the bench backlog hold none."""
     hit = _SIGNALS.get(id(patterns))
     if hit is None or hit[0] is not patterns:
-        hit = _SIGNALS[id(patterns)] = (patterns, any_of(patterns.decision, patterns.topic, patterns.proposal))
+        hit = _SIGNALS[id(patterns)] = (patterns, any_of(patterns.decision, patterns.step, patterns.topic,
+                                                                 patterns.proposal))
     return hit[1]
 
 

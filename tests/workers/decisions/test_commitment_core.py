@@ -866,8 +866,31 @@ def test_a_message_without_a_request_keeps_none() -> None:
     ("Potresti mandare il rapporto di mercato?", "Sì, lo faccio.", "mandare il rapporto di mercato"),
     ("Você pode enviar o relatório de mercado?", "Claro, eu faço.", "enviar o relatório de mercado"),
     ("Можешь отправить отчёт по рынку?", "Да, сделаю.", "отправить отчёт по рынку"),
+    # ja, ko, zh: the task comes before or inside the ask, the yes is the pack's own (fourteenth round)
+    ("田中さん、会議の後で議事録を送ってもらえますか？", "はい、やります。", "会議の後で議事録を送って"),
+    ("회의 끝나고 보고서를 보내 줄래요?", "네, 할게요.", "회의 끝나고 보고서를 보내"),
+    ("你能把市场报告发给大家吗？", "好的，我来。", "把市场报告发给大家"),
 ])
 def test_the_other_packs_accept_a_request_alike(asked: str, answer: str, task: str) -> None:
     doc = apply_message(None, message(asked, sender="A"), SETTINGS, ALL)
     doc = apply_message(doc, message(answer, 1, sender="B"), SETTINGS, ALL)
     assert [(c.who, c.what.lower()) for c in doc.commitments] == [("B", task)]
+
+
+@pytest.mark.parametrize(("asked", "answer", "own"), [
+    ("それをやってくれますか？", "はい、やります。", ["はい、やります"]),  # the pack's own promise, as before
+    ("그거 해 줄 수 있어요?", "네, 할게요.", []),
+    ("你能做这个吗？", "好的，我来。", ["好的，我来"]),
+    ("你能帮我一下吗？", "好的，我来。", ["好的，我来"]),
+    ("你能把市场报告发给大家吗？", "好的，我来，不过我们先讨论一下预算和外壳的颜色吧", None),
+])
+def test_the_unspaced_packs_accept_no_request_that_names_nothing(
+        asked: str, answer: str, own: list[str] | None) -> None:
+    """ja, ko, zh: "それをやってくれますか？", "你能做这个吗？" ask nothing a reader could owe (the
+    task keeps no letters beyond its pronouns and kana), and an answer that goes on to say more
+    than six words' worth (two letters a word) accepts nothing: the answer is read as before."""
+    doc = apply_message(None, message(asked, sender="A"), SETTINGS, ALL)
+    assert doc.request is not None
+    doc = apply_message(doc, message(answer, 1, sender="B"), SETTINGS, ALL)
+    tasks = [c.what for c in doc.commitments]
+    assert tasks == (own if own is not None else [answer])

@@ -566,3 +566,33 @@ def test_well_go_for_that_records_the_proposal() -> None:
                         SETTINGS, ALL, UTC_ZONE)
     doc = apply_message(doc, message("We'll go for that.", 1, sender="maria"), SETTINGS, ALL, UTC_ZONE)
     assert [(d.what, d.who) for d in doc.decisions] == [("Put the screen on top of the case", "maria")]
+
+
+@pytest.mark.parametrize(("text", "what"), [
+    ("I just signed with the Minnesota Wolves - excited for the season!",
+     "I just signed with the Minnesota Wolves - excited for the season"),
+    ("I took the first step - I applied to adoption agencies!",
+     "I took the first step - I applied to adoption agencies"),
+    ("I'm starting a dance studio 'cause I love dancing.", "I'm starting a dance studio 'cause I love dancing"),
+    ("I'm teaming up with a local organization that helps kids.",
+     "I'm teaming up with a local organization that helps kids"),
+    ("Ich habe gestern bei den Wolves unterschrieben.", "Ich habe gestern bei den Wolves unterschrieben"),
+    ("Me postulé a tres agencias de adopción.", "Me postulé a tres agencias de adopción"),
+    ("J'ai signé avec les Wolves hier soir.", "J'ai signé avec les Wolves hier soir"),
+    ("Sto aprendo il mio studio di danza.", "Sto aprendo il mio studio di danza"),
+    ("Assinei com os Wolves ontem.", "Assinei com os Wolves ontem"),
+    ("Я открываю свою студию танцев.", "Я открываю свою студию танцев"),
+])
+def test_a_persons_own_step_taken_is_a_decision(text: str, what: str) -> None:
+    """Issue 37, fourteenth round: a chat's "I just signed with …", "I applied to …", "I'm starting
+    a …" — a step a person took, with what it binds them to (LoCoMo labels them decisions)."""
+    assert _all(text) == [what]
+
+
+@pytest.mark.parametrize("text", [
+    "I just signed up for a pottery class yesterday.", "I'm finally in the study abroad program I applied for!",
+    "I applied for it.", "I'm starting a new week with lots of energy.", "I'm starting a build now.",
+    "Did you sign with them?", "I finally signed the lease for the flat.",
+])
+def test_an_enrolment_or_a_step_naming_nothing_is_no_decision(text: str) -> None:
+    assert _all(text) == []
