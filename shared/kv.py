@@ -10,11 +10,11 @@ from typing import Any, NamedTuple
 import msgspec
 import nats.js.errors
 from nats.js.client import JetStreamContext
-from nats.js.kv import KeyValue, _is_key_valid
+from nats.js.kv import KeyValue
 
 from shared.connection import _CortexClient
 from shared.errors import TransientError, api_codes
-from shared.natsio import api_request
+from shared.natsio import api_request, kv_key_valid, kv_writer
 
 READS_AT_ONCE = 64  # key reads in flight at once when listing a bucket's keys (kv_keys)
 DOC_HISTORY = 16  # revisions kept per document key in event-derived buckets (see shared.asof)
@@ -72,12 +72,11 @@ async def kv_cas(kv: KeyValue, key: str, value: bytes, revision: int) -> int:
     Raises ``nats.js.errors.KeyWrongLastSequenceError`` on a conflict. On a Cortex connection
     that is up, one lean publish (``_CortexClient.publish_expecting``); else ``KeyValue.update``.
     """
-    js = kv._js
-    nc = js._nc
+    nc, prefix, timeout = kv_writer(kv)
     if isinstance(nc, _CortexClient) and nc.is_connected and not nc.is_draining_pubs:
-        if not _is_key_valid(key):
+        if not kv_key_valid(key):
             raise nats.js.errors.InvalidKeyError(key)
-        return await nc.publish_expecting(f"{kv._pre}{key}", value, revision, js._timeout)
+        return await nc.publish_expecting(f"{prefix}{key}", value, revision, timeout)
     return await kv.update(key, value, last=revision)
 
 

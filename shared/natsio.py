@@ -7,6 +7,11 @@ requests the library does not make (a direct get up to a sequence, stream info b
 its own pull fetcher) and to size values below the server's max payload. Every module goes
 through these functions; ``tests/shared/test_natsio.py`` fails when an upgrade of nats-py
 moves what they read, so CI catches it rather than a worker at run time.
+
+One more place reaches inside nats-py, by design: ``shared.connection._CortexClient``, the client
+subclass, publishes a batch of acks and a KV compare-and-set through the client's own send buffer
+and request map (``_send_command``, ``_resp_map``) and marks messages acked (``Msg._ackd``);
+``tests/shared/test_kv_cas.py`` and ``tests/shared/test_replies.py`` fail when an upgrade moves those.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from typing import Any
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js.client import JetStreamContext
-from nats.js.kv import KeyValue
+from nats.js.kv import KeyValue, _is_key_valid
 
 
 def connection(js: JetStreamContext) -> Client:
@@ -37,6 +42,21 @@ def kv_location(kv: KeyValue) -> tuple[JetStreamContext, str]:
     js: JetStreamContext = kv._js
     bucket: str = kv._name
     return js, bucket
+
+
+def kv_writer(kv: KeyValue) -> tuple[Client, str, float]:
+    """What a write to a key-value handle goes through: the connection, the subject prefix its
+    keys are put under (``$KV.<bucket>.``, or the domain's or the mirror's) and the context's
+    request timeout — ``shared.kv.kv_cas``'s lean compare-and-set publishes there itself."""
+    js: JetStreamContext = kv._js
+    prefix: str = kv._pre
+    timeout: float = js._timeout
+    return connection(js), prefix, timeout
+
+
+def kv_key_valid(key: str) -> bool:
+    """Whether nats-py's own key check (``KeyValue.put``/``update``) accepts ``key``."""
+    return bool(_is_key_valid(key))
 
 
 def server_info(nc: Client) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from cortex_testkit import locomo_corpus
+from cortex_testkit import locomo_corpus, two_sessions
 
 from shared.config import load_settings
 from workers.conversation.patterns import get_patterns
@@ -34,13 +34,7 @@ LABELS: dict[str, Any] = {
 }
 
 
-def _sample(i: int) -> dict[str, Any]:
-    conv: dict[str, Any] = {"speaker_a": "Ana", "speaker_b": "Ben",
-                            "session_1_date_time": "6:05 pm on 3 May, 2024",
-                            "session_2_date_time": "9:30 am on 10 May, 2024"}
-    for n, turns in ((1, FIRST), (2, SECOND)):
-        conv[f"session_{n}"] = [{"speaker": s, "dia_id": f"D{n}:{k}", "text": t} for k, (s, t) in enumerate(turns, 1)]
-    return {"sample_id": f"ranker-{i}", "conversation": conv, "qa": []}
+_sample = two_sessions("ranker", FIRST, SECOND)
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
@@ -645,3 +645,18 @@ def locomo_corpus(tmp_path: Path, sample: Callable[[int], dict[str, Any]],
     (root / "dev").mkdir(parents=True)
     (root / "dev" / "locomo-0.json").write_text(json.dumps(labels))
     return locomo, root
+
+
+def two_sessions(sample_id: str, first: Sequence[tuple[str, str]],
+                 second: Sequence[tuple[str, str]]) -> Callable[[int], dict[str, Any]]:
+    """A ``sample`` for ``locomo_corpus``: Ana and Ben's two sessions a week apart, ``first`` and
+    ``second`` as (speaker, text) turns, the conversation's id ``<sample_id>-<i>``."""
+    def sample(i: int) -> dict[str, Any]:
+        conv: dict[str, Any] = {"speaker_a": "Ana", "speaker_b": "Ben",
+                                "session_1_date_time": "6:05 pm on 3 May, 2024",
+                                "session_2_date_time": "9:30 am on 10 May, 2024"}
+        for n, turns in ((1, first), (2, second)):
+            conv[f"session_{n}"] = [{"speaker": s, "dia_id": f"D{n}:{k}", "text": t}
+                                    for k, (s, t) in enumerate(turns, 1)]
+        return {"sample_id": f"{sample_id}-{i}", "conversation": conv, "qa": []}
+    return sample
