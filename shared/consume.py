@@ -107,7 +107,7 @@ from shared.names import (
 )
 from shared.natsio import max_payload, message_size
 from shared.openclaw import filed_agent_of
-from shared.pull import PullFetcher, fetcher_for
+from shared.pull import PullFetcher, consumer_seq, fetcher_for, pending_after, stream_seq
 from shared.repair import first_event_seq
 from shared.scout import Passing, Scout
 from shared.tasks import cancel_and_wait
@@ -210,39 +210,6 @@ def dead_letter_message(data: bytes, headers: dict[str, str], limit: int) -> tup
 # a stored subject, <prefix>.<family>.<slot>.<agent>.<kind> (shared.codec.parse_subject): its agent's token
 _STORED_TOKENS = 5
 _AGENT_TOKEN = 3
-
-_V1_ACK_TOKENS = 9  # $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<ts>.<pending>
-
-
-def _ack_token(msg: Msg, index: int) -> int | None:
-    """Token ``index`` of the message's v1 ack subject: one split, instead of nats-py's whole
-    metadata (a dataclass and a datetime per message, ~6 % of a regex worker's loop)."""
-    reply = msg.reply or ""
-    if reply.startswith("$JS.ACK."):
-        tokens = reply.split(".")
-        if len(tokens) == _V1_ACK_TOKENS:
-            return int(tokens[index])
-    return None  # the domain form (and anything else): nats-py parses it
-
-
-def stream_seq(msg: Msg) -> int:
-    """The message's stream sequence."""
-    seq = _ack_token(msg, 5)
-    return int(msg.metadata.sequence.stream) if seq is None else seq
-
-
-def pending_after(msg: Msg) -> int:
-    """How many messages the consumer had still to deliver after this one, as it was sent."""
-    pending = _ack_token(msg, 8)
-    return int(msg.metadata.num_pending or 0) if pending is None else pending
-
-
-def consumer_seq(msg: Msg) -> int:
-    """The message's delivery number on its consumer (one more for every message the server
-    hands out, redeliveries included)."""
-    seq = _ack_token(msg, 6)
-    return int(msg.metadata.sequence.consumer) if seq is None else seq
-
 
 class Beats:
     """Which held messages a heartbeat marks in progress: those it saw held at the previous beat.

@@ -60,16 +60,34 @@ _STOP_WAIT_S = 2.0  # at most this long a stop waits for the open request's last
 _V1_ACK_TOKENS = 9  # $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<ts>.<pending>
 
 
-def _stored_after(msg: Msg) -> int:
-    """How many messages the consumer had still to deliver after this one when it was sent."""
+def _ack_token(msg: Msg, index: int) -> int | None:
+    """Token ``index`` of the message's v1 ack subject: one split, instead of nats-py's whole
+    metadata (a dataclass and a datetime per message, ~6 % of a regex worker's loop)."""
     reply = msg.reply or ""
     if reply.startswith("$JS.ACK."):
         tokens = reply.split(".")
         if len(tokens) == _V1_ACK_TOKENS:
-            return int(tokens[8])
-    with contextlib.suppress(Exception):
-        return int(msg.metadata.num_pending or 0)
-    return 0
+            return int(tokens[index])
+    return None  # the domain form (and anything else): nats-py parses it
+
+
+def stream_seq(msg: Msg) -> int:
+    """The message's stream sequence."""
+    seq = _ack_token(msg, 5)
+    return int(msg.metadata.sequence.stream) if seq is None else seq
+
+
+def pending_after(msg: Msg) -> int:
+    """How many messages the consumer had still to deliver after this one, as it was sent."""
+    pending = _ack_token(msg, 8)
+    return int(msg.metadata.num_pending or 0) if pending is None else pending
+
+
+def consumer_seq(msg: Msg) -> int:
+    """The message's delivery number on its consumer (one more for every message the server
+    hands out, redeliveries included)."""
+    seq = _ack_token(msg, 6)
+    return int(msg.metadata.sequence.consumer) if seq is None else seq
 
 
 class PullRequest(msgspec.Struct, omit_defaults=True):
@@ -299,7 +317,7 @@ class PullFetcher:
         """Are ``want`` messages at hand or stored behind the last one (the consumer behind by a
         batch or more: nothing to wait for)? A few stored behind it still linger for more."""
         buffer = self._buffer
-        return bool(buffer) and len(buffer) + _stored_after(buffer[-1]) >= want
+        return bool(buffer) and len(buffer) + pending_after(buffer[-1]) >= want
 
     def _enough(self, want: int) -> bool:
         return len(self._buffer) >= want or self._error is not None or self._hurried

@@ -4,10 +4,9 @@ and chosen leaving one conversation out. A two-session chat written here (no cor
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
-from cortex_testkit import locomo_corpus, two_sessions
+from cortex_testkit import PLAN_FIRST, PLAN_LABELS, PLAN_SECOND, locomo_corpus, two_sessions
 
 from shared.config import load_settings
 from workers.conversation.patterns import get_patterns
@@ -27,25 +26,11 @@ from workers.evals.real_threads import (
     score,
 )
 
-FIRST = [
-    ("Ana", "Guess what, I'm applying to the study abroad program in Galway!"),
-    ("Ben", "Wow, the study abroad program sounds amazing. Ice cream later?"),
-    ("Ana", "Sure, ice cream is always good."),
-]
-SECOND = [
-    ("Ben", "Hey Ana! How's the study abroad program going?"),
-    ("Ana", "I'm still waiting to hear back about the study abroad program."),
-    ("Ben", "Fingers crossed. I had ice cream yesterday."),
-    ("Ana", "We still need to decide about the summer road trip."),
-]
-LABELS: dict[str, Any] = {
-    "source": "locomo", "conversation": "0", "split": "dev",
-    "threads": [{"title": "Ana's study abroad program", "refs": ["D1:1", "D2:2"]}],
-    "decisions": [], "commitments": [], "facts": [], "rules": [],
-}
+SECOND = [*PLAN_SECOND, ("Ana", "We still need to decide about the summer road trip.")]
+LABELS = PLAN_LABELS
 
 
-_sample = two_sessions("threads", FIRST, SECOND)
+_sample = two_sessions("threads", PLAN_FIRST, SECOND)
 
 
 @pytest.fixture

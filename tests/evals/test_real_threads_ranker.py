@@ -6,35 +6,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
-from cortex_testkit import locomo_corpus, two_sessions
+from cortex_testkit import PLAN_FIRST, PLAN_LABELS, PLAN_SECOND, locomo_corpus, two_sessions
 
 from shared.config import load_settings
 from workers.conversation.patterns import get_patterns
 from workers.evals.real_eval import RealOptions, load_real_set, real_settings
 from workers.evals.real_threads_ranker import THRESHOLDS, fit, leave_one_out, main, prepare, report
 
-FIRST = [
-    ("Ana", "Guess what, I'm applying to the study abroad program in Galway!"),
-    ("Ben", "Wow, the study abroad program sounds amazing. Ice cream later?"),
-    ("Ana", "Sure, ice cream is always good."),
-]
-SECOND = [
-    ("Ben", "Hey Ana! How's the study abroad program going?"),
-    ("Ana", "I'm still waiting to hear back about the study abroad program."),
-    ("Ben", "Fingers crossed. I had ice cream yesterday."),
-]
-LABELS: dict[str, Any] = {
-    "source": "locomo", "conversation": "0", "split": "dev",
-    "threads": [{"title": "Ana's study abroad program", "refs": ["D1:1", "D2:2"]}],
-    "decisions": [], "commitments": [], "facts": [], "rules": [],
-}
+LABELS = PLAN_LABELS
 
 
-_sample = two_sessions("ranker", FIRST, SECOND)
+_sample = two_sessions("ranker", PLAN_FIRST, PLAN_SECOND)
 
 
 @pytest.fixture

@@ -389,8 +389,7 @@ async def test_a_delivery_lost_on_the_way_is_applied_in_stream_order(
     only after their ack wait, behind later ones: the loop sees the gap in the consumer's
     delivery numbers, applies nothing past it and rewinds, so every event is applied once,
     in stream order (before, the late ones were taken for redeliveries and never applied)."""
-    from shared.consume import stream_seq
-    from shared.pull import PullFetcher
+    from shared.pull import PullFetcher, stream_seq
 
     js = nc.jetstream()
     await provision(js, load_settings({"CORTEX_RUNTIME_ACK_WAIT_S": "1"}),

@@ -660,3 +660,21 @@ def two_sessions(sample_id: str, first: Sequence[tuple[str, str]],
                                     for k, (s, t) in enumerate(turns, 1)]
         return {"sample_id": f"{sample_id}-{i}", "conversation": conv, "qa": []}
     return sample
+
+
+# Ana's plan and Ben's chatter over two sessions (written here, no corpus text): the threads evals' chat
+PLAN_FIRST = (
+    ("Ana", "Guess what, I'm applying to the study abroad program in Galway!"),
+    ("Ben", "Wow, the study abroad program sounds amazing. Ice cream later?"),
+    ("Ana", "Sure, ice cream is always good."),
+)
+PLAN_SECOND = (
+    ("Ben", "Hey Ana! How's the study abroad program going?"),
+    ("Ana", "I'm still waiting to hear back about the study abroad program."),
+    ("Ben", "Fingers crossed. I had ice cream yesterday."),
+)
+PLAN_LABELS: dict[str, Any] = {
+    "source": "locomo", "conversation": "0", "split": "dev",
+    "threads": [{"title": "Ana's study abroad program", "refs": ["D1:1", "D2:2"]}],
+    "decisions": [], "commitments": [], "facts": [], "rules": [],
+}

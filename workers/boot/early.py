@@ -75,7 +75,6 @@ from prometheus_client import Histogram
 from schemas.docs import BootDoc
 from shared.backoff import backoff_delay
 from shared.codec import Envelope, Limits, decode_event, event_limits
-from shared.consume import consumer_seq, stream_seq
 from shared.errors import LeaseLost
 from shared.inputs import Reading
 from shared.kv import checkpoint_value, kv_cas, kv_read
@@ -91,7 +90,7 @@ from shared.names import (
     slot_of,
 )
 from shared.projection import Projection, step
-from shared.pull import PullFetcher, fetcher_for
+from shared.pull import PullFetcher, consumer_seq, fetcher_for, stream_seq
 from shared.runtime import WorkerContext, channel_filter
 from shared.tasks import cancel_and_wait
 
