@@ -748,6 +748,13 @@ UNSPACED_OBJECT_LETTERS: Final = 3
 _KANA_FUNCTION: Final = re.compile(r"[\u3040-\u309f]")  # hiragana: Japanese particles and endings
 
 
+@functools.lru_cache(maxsize=16)
+def _unspaced_words(blacklist: frozenset[str]) -> tuple[str, ...]:
+    """The unspaced words of a pattern set's ``topic_blacklist``, longest first (sorted once, not
+    at every task)."""
+    return tuple(sorted((w for w in blacklist if _UNSPACED.search(w)), key=lambda w: (-len(w), w)))
+
+
 def _unspaced_names_object(lowered: str, patterns: PatternSet) -> bool:
     """``names_object`` for Chinese, Japanese and Korean, whose words spaces do not find: what is
     left of the task without the yes it opens on ("はい、やります", "好的，我来"), the packs'
@@ -755,7 +762,7 @@ def _unspaced_names_object(lowered: str, patterns: PatternSet) -> bool:
     ``UNSPACED_OBJECT_LETTERS`` letters."""
     opened = patterns.acceptance.match(lowered) if patterns.acceptance is not None else None
     left = lowered[opened.end():] if opened is not None else lowered
-    for word in sorted((w for w in patterns.topic_blacklist if _UNSPACED.search(w)), key=lambda w: (-len(w), w)):
+    for word in _unspaced_words(patterns.topic_blacklist):
         left = left.replace(word, " ")
     return sum(ch.isalpha() for ch in _KANA_FUNCTION.sub("", left)) >= UNSPACED_OBJECT_LETTERS
 
