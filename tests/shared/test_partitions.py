@@ -133,8 +133,12 @@ async def test_each_partition_consumer_is_delivered_only_its_agents_in_stream_or
         raw, _ = await kv_read(ckpt, name)
         own_last = max(seq for seq, (_, a) in enumerate(published, start=1) if partition_of(a, 4) == k)
         assert raw is not None and int(raw) == own_last < last
-        info = await js.consumer_info(EVENTS_STREAM, name)
-        assert not info.num_pending and not info.num_ack_pending
+
+        async def drained(name: str = name) -> bool:  # the stop's acks: applied by the server after it
+            info = await js.consumer_info(EVENTS_STREAM, name)
+            return not info.num_pending and not info.num_ack_pending
+
+        await wait_for(drained, within=10)
 
 
 def store_event(i: int, token: str, store_agent: str, agent: str) -> tuple[str, bytes]:
