@@ -482,7 +482,9 @@ async def held_back(js: JetStreamContext, consumer: str, within: float = 5.0) ->
     giving them back. A nak'd message stays in ``num_ack_pending`` until it is acked, but
     the next pull request gets it at once; one never nak'd comes back only after ``ack_wait``.
     A probe pulls for ``within`` seconds (well inside ``ack_wait``) and counts what did not
-    come back; it gives everything back itself before returning."""
+    come back and is still unacknowledged then (an ack the worker sent as it stopped is applied
+    by the server's consumer on its own queue, moments later: counted at the first look, it
+    was taken for held); it gives everything back itself before returning."""
     from shared.pull import fetcher_for
 
     info = await js.consumer_info(EVENTS_STREAM, consumer)
@@ -504,11 +506,15 @@ async def held_back(js: JetStreamContext, consumer: str, within: float = 5.0) ->
                 taken.append(msg)
                 if floor < msg.metadata.sequence.stream <= last:
                     back.add(msg.metadata.sequence.stream)
+        if len(back) == unacked:
+            return 0
+        # what the probe holds is unacknowledged too: the rest is held by the stopped worker
+        now = (await js.consumer_info(EVENTS_STREAM, consumer)).num_ack_pending or 0
+        return now - len({msg.metadata.sequence.stream for msg in taken})
     finally:
         for msg in taken:
             await msg.nak()
         await probe.stop()
-    return unacked - len(back)
 
 
 def differences(before: dict[str, bytes | None], after: dict[str, bytes | None]) -> str:
