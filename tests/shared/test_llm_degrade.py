@@ -235,17 +235,17 @@ async def _landed(js: JetStreamContext) -> bool:
 
 
 async def _answer_events(js: JetStreamContext) -> list[str]:
-    """The purposes of the llm_answer events in the stream."""
-    sub = await js.subscribe(stored_subject("cortex", "feedback", "main", "llm_answer"), stream=EVENTS_STREAM,
-                             ordered_consumer=True)
-    purposes = []
+    """The purposes of the llm_answer events in the stream: as many as the stream counts on
+    their subject, each waited for (not "until none came for half a second": on a loaded
+    machine the ordered consumer's first delivery can take longer, and the list came short)."""
+    subject = stored_subject("cortex", "feedback", "main", "llm_answer")
+    stored = sum(((await js.stream_info(EVENTS_STREAM, subjects_filter=subject)).state.subjects or {}).values())
+    if not stored:
+        return []
+    sub = await js.subscribe(subject, stream=EVENTS_STREAM, ordered_consumer=True)
     try:
-        while True:
-            try:
-                msg = await sub.next_msg(timeout=0.5)
-            except nats.errors.TimeoutError:
-                return purposes
-            purposes.append(msgspec.json.decode(msg.data, type=FeedbackEvent).value["purpose"])
+        return [msgspec.json.decode((await sub.next_msg(timeout=30)).data, type=FeedbackEvent).value["purpose"]
+                for _ in range(stored)]
     finally:
         await sub.unsubscribe()
 
