@@ -98,13 +98,16 @@ async def test_the_briefings_of_an_agent_with_tools(pipeline: JetStreamContext, 
     assert ("[FAILED] `sessions_spawn` “Summarise the support inbox of the last week” (started 2026-03-04 10:01, "
             "given up 2026-03-05 10:01): no result within 24 h (orphaned)") in ops  # it never "finished"
 
-    async def acknowledged() -> bool:
+    async def acknowledged(tool: str, count: int) -> bool:
         raw, _ = await kv_read(await js.key_value("cortex_operations"), AGENT)
         doc = msgspec.json.decode(raw, type=OperationsDoc) if raw is not None else None
-        spawned = [op for op in doc.operations if op.tool == "sessions_spawn"] if doc is not None else []
-        return len(spawned) == 2 and all(op.seen for op in spawned)
+        told = [op for op in doc.operations if op.tool == tool] if doc is not None else []
+        return len(told) == count and all(op.seen for op in told)
 
-    await wait_for(acknowledged, within=60)  # the briefing's operation_seen reached the document
+    # the briefing's operation_seen reached the document: the boot worker publishes it after it
+    # stored the briefing, so the next day's events must not overtake it (a live stream's next
+    # session starts hours later)
+    await wait_for(lambda: acknowledged("sessions_spawn", 2), within=60)
 
     day5 = await _briefing(js, nats_url, tmp_path, 5, 5, wait_for)
     ops = section(day5, OPERATIONS)
@@ -115,6 +118,7 @@ async def test_the_briefings_of_an_agent_with_tools(pipeline: JetStreamContext, 
     assert ("- ⚪ Open: report when they finish (`sessions_spawn` “Rebuild the search index for "
             "docs.acme.dev”, “Summarise the support inbox of the last week”; all finished by 2026-03-05 16:00) "
             "(you)") in day5
+    await wait_for(lambda: acknowledged("deploy_job", 1), within=60)  # day 5 told its failure: as on day 4
 
     day11 = await _briefing(js, nats_url, tmp_path, 11, 6, wait_for)
     assert OPERATIONS not in day11
