@@ -40,6 +40,17 @@ CONDITION_REACH: Final = 80
 """How far before a closure or arrival word a condition word still makes it one (its clause)."""
 _CLAUSE_BREAKS: Final = tuple(",;:.!?。，、！？；：\n")
 _CONDITION_BREAKS: Final = (*_CLAUSE_BREAKS, "—", "–")  # "once it landed — the fix is done" closes
+# the last break of a window, found in one match (``.*`` runs to the end and backs off to it): the
+# ``max`` of the breaks' ``rfind`` asked 16 methods; this is one C call, ~0.7 against ~1.6 µs
+_LAST_CLAUSE_BREAK: Final = re.compile(f"(?s:.*)[{re.escape(''.join(_CLAUSE_BREAKS))}]")
+_LAST_CONDITION_BREAK: Final = re.compile(f"(?s:.*)[{re.escape(''.join(_CONDITION_BREAKS))}]")
+
+
+def _last_break(breaks: re.Pattern[str], window: str) -> int:
+    """Where the last of ``breaks``' characters stands in ``window``, -1 without one (the ``max``
+    of their ``rfind``)."""
+    found = breaks.match(window)
+    return found.end() - 1 if found is not None else -1
 MOOD_NEGATION_REACH: Final = 16
 """How far before a mood word its negation word is looked for (the word and the space after it)."""
 
@@ -526,7 +537,7 @@ class PatternSet:
         if self.condition is None or pos <= 0:
             return False
         window = lowered[max(0, pos - CONDITION_REACH) : pos]
-        cut = max(map(window.rfind, _CONDITION_BREAKS))
+        cut = _last_break(_LAST_CONDITION_BREAK, window)
         return self.condition.search(window, cut + 1) is not None
 
     def is_negated(self, lowered: str, pos: int) -> bool:
@@ -538,7 +549,7 @@ class PatternSet:
         found = self.negation.search(window)
         if found is None:
             return False
-        cut = max(map(window.rfind, _CLAUSE_BREAKS))
+        cut = _last_break(_LAST_CLAUSE_BREAK, window)
         return found.start() > cut or self.negation.search(window, cut + 1) is not None
 
     def is_mood_negated(self, lowered: str, pos: int) -> bool:

@@ -112,10 +112,12 @@ def clip_around(text: str, pos: int, limit: int) -> str:
 
 _CLAUSE_BREAKS: Final = ".,;:!?—–\n。，！？；："
 _CLAUSE_REACH: Final = 80
+# the last clause break before a position, in one match (the ``max`` of each break's ``rfind``)
+_LAST_CLAUSE_BREAK: Final = re.compile(f"(?s:.*)[{re.escape(_CLAUSE_BREAKS)}]")
 
 
 def clause_before(lowered: str, pos: int) -> str:
     """The words of ``pos``'s clause before it ("who knows if " of "who knows if I'll ever …")."""
     lo = max(0, pos - _CLAUSE_REACH)
-    cut = max(lowered.rfind(mark, lo, pos) for mark in _CLAUSE_BREAKS)
-    return lowered[max(lo, cut + 1) : pos]
+    found = _LAST_CLAUSE_BREAK.match(lowered, lo, pos)
+    return lowered[found.end() if found is not None else lo : pos]

@@ -572,3 +572,26 @@ def test_case_insensitive_packs_are_written_in_lower_case(code: str) -> None:
     for source in sources:
         letters = re.sub(r"\\.", "", source)  # escapes such as \s and \w are not letters
         assert letters == letters.lower(), source
+
+
+def test_the_last_clause_break_is_the_last_of_any_break() -> None:
+    """The negation and condition windows' clause cut and ``clause_before`` find the last break in
+    one match: the same position as the ``max`` of every break's ``rfind``, on texts of breaks,
+    letters and CJK marks (none, one, many; at either end)."""
+    import random
+
+    from workers.conversation import patterns as p
+    from workers.conversation import sentences as s
+
+    rng = random.Random(7)
+    alphabet = "ab ,;:.!?。，、！？；：\n—–xé"
+    for _ in range(20000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40)))
+        assert p._last_break(p._LAST_CLAUSE_BREAK, text) == max(map(text.rfind, p._CLAUSE_BREAKS))
+        assert p._last_break(p._LAST_CONDITION_BREAK, text) == max(map(text.rfind, p._CONDITION_BREAKS))
+        pos = rng.randint(0, len(text))
+        # (``clause_before`` reaches 80 characters back: a text of 40 is reached whole)
+        cut = max(text.rfind(mark, 0, pos) for mark in s._CLAUSE_BREAKS)
+        assert s.clause_before(text, pos) == text[cut + 1: pos]
+    long = "a, b " + "x" * 200
+    assert s.clause_before(long, len(long)) == long[-80:]  # no break within reach: the reach

@@ -894,3 +894,27 @@ def test_the_unspaced_packs_accept_no_request_that_names_nothing(
     doc = apply_message(doc, message(answer, 1, sender="B"), SETTINGS, ALL)
     tasks = [c.what for c in doc.commitments]
     assert tasks == (own if own is not None else [answer])
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Europe/Berlin", "America/Sao_Paulo", "Pacific/Apia", "Asia/Kolkata",
+                                  "America/Havana", "Australia/Lord_Howe", "America/St_Johns"])
+def test_the_kept_local_day_is_the_instants_own_across_midnights_and_clock_changes(zone: str) -> None:
+    """``_overdue``'s local day, kept with the instants it spans, is ``astimezone``'s date for every
+    instant: around midnights, clock changes at midnight (São Paulo, Havana), a half-hour change (Lord
+    Howe) and the day Samoa skipped (2011-12-30), instants given in other offsets, and naive times."""
+    import random
+
+    from workers.decisions.commitments import _local_day
+
+    tz = ZoneInfo(zone)
+    rng = random.Random(zone)
+    starts = [datetime(2011, 12, 28, tzinfo=UTC), datetime(2018, 11, 2, tzinfo=UTC),
+              datetime(2019, 3, 8, tzinfo=UTC), datetime(2020, 3, 27, tzinfo=UTC), datetime(2020, 10, 2, tzinfo=UTC)]
+    for start in starts:
+        now = start
+        while now < start + timedelta(days=4):
+            now += timedelta(seconds=rng.randint(1, 1800))
+            said = now.astimezone(ZoneInfo(f"Etc/GMT{rng.randint(-12, 12):+d}"))
+            assert _local_day(said, tz) == said.astimezone(tz).date().isoformat(), said
+    naive = datetime(2020, 3, 29, 1, 30)
+    assert _local_day(naive, tz) == naive.astimezone(tz).date().isoformat()
