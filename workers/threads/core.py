@@ -239,13 +239,19 @@ def _set_mood(threads: list[Thread], mood: Mood, named: set[str], text: MatchTex
             for t in threads]
 
 
+@lru_cache(maxsize=8)
+def _days(days: int) -> timedelta:
+    """``timedelta(days=days)``, made once per setting (``prune_and_cap`` asks it every message)."""
+    return timedelta(days=days)
+
+
 def prune_and_cap(threads: list[Thread], settings: ThreadsSettings, now: datetime) -> list[Thread]:
     """Drop closed threads idle for ``prune_days``, then cap at ``max_threads``.
 
     The cap removes the oldest closed threads first, then the oldest open ones; the
     survivors keep their order.
     """
-    cutoff = now - timedelta(days=settings.prune_days)
+    cutoff = now - _days(settings.prune_days)
     if len(threads) <= settings.max_threads and min(map(_LAST_ACTIVITY, threads), default=cutoff) >= cutoff:
         return threads  # none idle that long, none over the cap: as they are (compared in C)
     kept = [t for t in threads if not (t.status == "closed" and t.last_activity < cutoff)]
