@@ -18,6 +18,8 @@ from workers.evals.real_eval import RealOptions, load_real_set, real_settings
 from workers.evals.real_threads_ranker import THRESHOLDS, prepare
 from workers.evals.silver_threads import (
     NEGATIVE_EVERY,
+    agreement,
+    agreement_report,
     held,
     leave_one_out,
     locomo_conversations,
@@ -101,6 +103,8 @@ def test_the_ranker_learnt_on_silver_alone_finds_the_plan(corpora: tuple[Path, P
     every, last = scored.fixed[0.5]
     assert every.tp == 4 and last.tp == 2  # learnt from the other chats' events only
     assert set(scored.per) == {"locomo-0", "locomo-1"}
+    found = agreement(items, locomo_conversations(str(locomo), False), patterns)
+    assert set(found) == {"locomo-0", "locomo-1"} and all(tp >= 1 for tp, _, _ in found.values())
 
 
 def test_the_report_and_the_command_line(corpora: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
@@ -109,5 +113,7 @@ def test_the_report_and_the_command_line(corpora: tuple[Path, Path, Path], capsy
     text = report(items, real_settings(load_settings({})), str(locomo), str(qmsum), with_vectors=False,
                   variants=("hand", "silver"))
     assert "  qmsum: 1 conversations, 2 positive" in text and "\nsilver:\n" in text and "nested by F0.5" in text
+    agreed = agreement_report(items, real_settings(load_settings({})), str(locomo), None, summaries=True)
+    assert agreed.splitlines()[1].startswith("  locomo-0: ") and "  all: P " in agreed
     assert main(["--locomo", str(locomo.parent / "missing.json")]) == 1
     assert "silver_threads:" in capsys.readouterr().err

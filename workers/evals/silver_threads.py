@@ -70,6 +70,7 @@ from workers.evals.real_threads_ranker import (
     STEPS,
     THRESHOLDS,
     Conversation,
+    _is_thread,
     index,
     opening,
     prepare,
@@ -353,6 +354,40 @@ def report(items: Sequence[Loaded], settings: Settings, locomo: str | None, qmsu
     return "\n".join(lines)
 
 
+def agreement(items: Sequence[Loaded], pairs: Sequence[tuple[RealConversation, list[Note]]],
+              patterns: PatternSet) -> dict[str, tuple[int, int, int]]:
+    """Per hand-labelled conversation, tp/fp/fn of the silver labels against the hand labels over its
+    distinct phrases (silver-positive when one occurrence is; hand-positive when the phrase matches a
+    thread label, optional ones included: ``real_threads_ranker._is_thread``)."""
+    by_name = {conv.name: (conv, notes) for conv, notes in pairs}
+    out: dict[str, tuple[int, int, int]] = {}
+    for item in items:
+        if item.labels.name not in by_name:
+            continue
+        conv, notes = by_name[item.labels.name]
+        positive = _label(conv, notes, name_words(conv.speakers if conv.source == "locomo" else ()))
+        silver: dict[str, bool] = {}
+        for s in said_in(item, patterns):
+            if len(s.head) >= MIN_HEAD:
+                silver[s.phrase] = silver.get(s.phrase, False) or positive(s)
+        truth: dict[str, bool] = {}
+        hand = {phrase: _is_thread(item, phrase, truth) for phrase in silver}
+        out[item.labels.name] = (sum(hand[p] and y for p, y in silver.items()),
+                                 sum(not hand[p] and y for p, y in silver.items()),
+                                 sum(hand[p] and not y for p, y in silver.items()))
+    return out
+
+
+def agreement_report(items: Sequence[Loaded], settings: Settings, locomo: str | None, qmsum: str | None,
+                     summaries: bool) -> str:
+    found = agreement(items, annotated(locomo, qmsum, summaries), get_patterns(settings.languages))
+    lines = ["Silver against hand thread labels, distinct phrases per conversation (tp/fp/fn)"]
+    lines += [f"  {name}: {tp}/{fp}/{fn}" for name, (tp, fp, fn) in found.items()]
+    tp, fp, fn = (sum(v[k] for v in found.values()) for k in range(3))
+    lines.append(f"  all: P {tp / max(tp + fp, 1):.3f} R {tp / max(tp + fn, 1):.3f} ({tp}/{fp}/{fn})")
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m workers.evals.silver_threads", description=__doc__.split("\n")[0])
     parser.add_argument("--locomo", help="LoCoMo's data/locomo10.json")
@@ -360,12 +395,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--summaries", action="store_true", help="LoCoMo's session summaries as silver too")
     parser.add_argument("--no-vectors", action="store_true", help="the structures only")
     parser.add_argument("--variant", action="append", default=[], choices=VARIANTS)
+    parser.add_argument("--agreement", action="store_true", help="only the silver labels against the hand labels")
     args = parser.parse_args(argv)
     settings = real_settings(load_settings({}))
     try:
         items, _ = load_real_set(RealOptions(split="dev", locomo=args.locomo, qmsum=args.qmsum))
-        text = report(items, settings, args.locomo, args.qmsum, not args.no_vectors, args.summaries,
-                      args.variant or VARIANTS)
+        text = agreement_report(items, settings, args.locomo, args.qmsum, args.summaries) if args.agreement else \
+            report(items, settings, args.locomo, args.qmsum, not args.no_vectors, args.summaries,
+                   args.variant or VARIANTS)
     except DatasetError as exc:
         print(f"silver_threads: {exc}", file=sys.stderr)
         return 1
