@@ -103,6 +103,7 @@ def test_the_ranker_learnt_on_silver_alone_finds_the_plan(corpora: tuple[Path, P
     every, last = scored.fixed[0.5]
     assert every.tp == 4 and last.tp == 2  # learnt from the other chats' events only
     assert set(scored.per) == {"locomo-0", "locomo-1"}
+    assert leave_one_out(conversations, silver, "silver", chats=True).fixed[0.5][0].tp == 4  # both are chats
     found = agreement(items, locomo_conversations(str(locomo), False), patterns)
     assert set(found) == {"locomo-0", "locomo-1"} and all(tp >= 1 for tp, _, _ in found.values())
 

@@ -283,18 +283,24 @@ class Scored:
     per: dict[str, dict[float, tuple[Counts, Counts]]]  # conversation → nested by F-beta
 
 
-def leave_one_out(conversations: Sequence[Conversation], silver: Sequence[Silver], variant: str) -> Scored:
+def leave_one_out(conversations: Sequence[Conversation], silver: Sequence[Silver], variant: str,
+                  chats: bool = False) -> Scored:
+    """Each conversation left out in turn (with ``chats``, only the LoCoMo chats are left out and
+    scored, and the threshold is chosen on the other chats; the weights are learnt on every other
+    conversation either way)."""
     fixed = {t: (Counts(), Counts()) for t in THRESHOLDS}
     nested = {beta: (Counts(), Counts()) for beta in (0.5, 1.0)}
     per: dict[str, dict[float, tuple[Counts, Counts]]] = {}
-    for out in conversations:
+    scored = [c for c in conversations if c.item.conv.source == "locomo"] if chats else list(conversations)
+    for out in scored:
         others = [c for c in conversations if c is not out]
         w = fit_weighted(*_training(variant, others, silver, out.item.labels.name))
         for t in THRESHOLDS:
             _add(fixed[t], out.run(w, t))
         per[out.item.labels.name] = {}
+        judges = [c for c in scored if c is not out]
         for beta, pair in nested.items():
-            chosen = max(THRESHOLDS, key=partial(_f_over, others, w, beta=beta))
+            chosen = max(THRESHOLDS, key=partial(_f_over, judges, w, beta=beta))
             found = out.run(w, chosen)
             _add(pair, found)
             per[out.item.labels.name][beta] = found
@@ -326,7 +332,8 @@ def vocabulary(convs: Sequence[RealConversation], patterns: PatternSet) -> list[
 
 
 def report(items: Sequence[Loaded], settings: Settings, locomo: str | None, qmsum: str | None,
-           with_vectors: bool = True, summaries: bool = False, variants: Sequence[str] = VARIANTS) -> str:
+           with_vectors: bool = True, summaries: bool = False, variants: Sequence[str] = VARIANTS,
+           chats: bool = False) -> str:
     patterns = get_patterns(settings.languages)
     pairs = annotated(locomo, qmsum, summaries)
     table = Vectors(vocabulary([c for c, _ in pairs] + [i.conv for i in items], patterns)) if with_vectors else None
@@ -345,7 +352,7 @@ def report(items: Sequence[Loaded], settings: Settings, locomo: str | None, qmsu
                  "(all mornings tp/fp/fn; last morning)")
     lines.append(f"  (threshold {THRESHOLDS[-1]}: nothing added, what the BOOTSTRAP shows)")
     for variant in variants:
-        scored = leave_one_out(conversations, silver, variant)
+        scored = leave_one_out(conversations, silver, variant, chats)
         lines.append(f"{variant}:")
         lines += [f"  threshold {t}: {_cell(scored.fixed[t])}" for t in THRESHOLDS]
         lines += [f"  nested by F{beta}: {_cell(scored.nested[beta])}" for beta in scored.nested]
@@ -395,6 +402,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--summaries", action="store_true", help="LoCoMo's session summaries as silver too")
     parser.add_argument("--no-vectors", action="store_true", help="the structures only")
     parser.add_argument("--variant", action="append", default=[], choices=VARIANTS)
+    parser.add_argument("--chats", action="store_true", help="score the chats only (threshold chosen on the others)")
     parser.add_argument("--agreement", action="store_true", help="only the silver labels against the hand labels")
     args = parser.parse_args(argv)
     settings = real_settings(load_settings({}))
@@ -402,7 +410,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         items, _ = load_real_set(RealOptions(split="dev", locomo=args.locomo, qmsum=args.qmsum))
         text = agreement_report(items, settings, args.locomo, args.qmsum, args.summaries) if args.agreement else \
             report(items, settings, args.locomo, args.qmsum, not args.no_vectors, args.summaries,
-                   args.variant or VARIANTS)
+                   args.variant or VARIANTS, args.chats)
     except DatasetError as exc:
         print(f"silver_threads: {exc}", file=sys.stderr)
         return 1
