@@ -9,7 +9,7 @@ their own, and on the **development split** they are fair training data (never a
 labels stay the measure):
 
 * **QMSum ``train/``, ``topic_list``** — each topic of a meeting ("Best way to store features",
-  "Remote control design: buttons and materials") with its turn spans. A phrase of the threads
+  "Discussion about favourite animal characteristics and the workflow") with its turn spans. A phrase of the threads
   core's kind (``topics.phrases_of``) said in a turn of a topic's span is positive when the topic's
   words hold it (``held``: its head word, and half of its content words — two at least when it has
   two), negative otherwise (a turn of no span: negative). AMI meetings are grouped by series (four
