@@ -29,7 +29,7 @@ from workers.conversation import learnt
 from workers.conversation.languages import PACKS
 from workers.conversation.patterns import MatchText, prepare_text, scan_view
 from workers.conversation.sentences import sentence_around, sentence_ends
-from workers.knowledge import patterns
+from workers.knowledge import kin, patterns
 from workers.knowledge.extract import (
     MAX_MENTIONS,
     MAX_VALUE_CHARS,
@@ -64,6 +64,7 @@ from workers.knowledge.personal import (
     get_personal_patterns,
     self_statements_at,
 )
+from workers.render import as_utc
 
 __all__ = [
     "LlmKnowledge",
@@ -129,9 +130,12 @@ def apply_message(doc: KnowledgeDoc | None, event: MessageEvent, settings: Knowl
                        for share, (verb, finding) in ((share, said.split(" ", 1)) for share, said in shares)]
     own = self_statements_held(prepare_text(text), speaker, packs) if speaker else []
     others = len(statements)
-    if speaker and own:
+    if speaker:
+        facts, own, told = _kin(facts, entities, text, speaker, own, event.ts, packs)
+    if speaker and (own or told):
         entities = merge_entities(entities, [_person(speaker, event.ts)])
         statements += [_statement(said) for said in own]
+        statements += told
     # Most messages state nothing: index the entities only when there is something to resolve.
     index = reference_index(entities) if statements else {}
     triples = restated([resolve_statement(s, index) for s in statements], facts)
@@ -141,6 +145,81 @@ def apply_message(doc: KnowledgeDoc | None, event: MessageEvent, settings: Knowl
     said = [fact_id(*t) for t in triples[others:] if t.predicate not in SAID_TO_THE_ROOM]
     return _replied(done, event, text, [i for i in said if i not in known],
                     {fact_id(*t) for t in triples if fact_id(*t) in known})
+
+
+def _kin(facts: list[Fact], entities: list[Entity], text: str, speaker: str, own: list[Said], ts: datetime,
+         packs: Sequence[CompiledPack]) -> tuple[list[Fact], list[Said], list[Statement]]:
+    """A person's family and pets told across turns (``kin``; issue 37, fifteenth round): the kin and
+    pet nouns the speaker owns join their kind's one fact about the speaker ("Maria's pets include a
+    puppy named Coco, a pup named Shadow"), which replaces the one before it. A noun said with a
+    name, an age or a count, or had ("we've got a pup"), starts the fact; an owned noun alone only
+    joins one there; "her name is Shadow" names the noun the speaker said last, in this message or
+    within ``kin.NAME_WINDOW_SECONDS`` before it. The statements of having and naming the per-clause
+    rules read of the same nouns ("Maria has a puppy", "Caroline's guinea pig is named Oscar") are
+    told in it instead."""
+    readers = kin.kin_packs(tuple(pack.code for pack in packs))
+    if not readers:
+        return facts, own, []
+    found = kin.mentions(text, readers)
+    found += [(m, 0) for said in own if said.predicate == "has" for m in kin.had(said.object, readers)]
+    named = kin.named_next(text, readers)
+    if not found and not named:
+        return facts, own, []
+    people = {e.value for e in entities if e.type == "person"}  # "my dad, Caroline": the listener, no name
+    said, named = _named_here([(m, end) for m, end in found if m.name not in people],
+                              "" if named in people else named, text)
+    person = entity_id("person", canonicalize(speaker, "person"))
+    mine = {f.predicate: f for f in facts if f.subject == person and f.predicate in _KIN_PREDICATES}
+    told: list[Statement] = []
+    dropped: set[str] = set()
+    held: set[str] = set()  # the nouns of the kinds a fact now holds
+    for kind, predicate in kin.PREDICATES.items():
+        old = mine.get(predicate)
+        items = start = kin.split_items(old.object) if old is not None else []
+        for m in said:
+            if m.kind == kind and (items or m.fixed):
+                items = kin.joined(items, m)
+        if named and old is not None and not any(m.kind == kind for m in said) and \
+                (ts - as_utc(old.created_at)).total_seconds() <= kin.NAME_WINDOW_SECONDS:
+            items = kin.named_last(items, named)  # "Her name is Shadow!", a turn after "I adopted this pup"
+        held |= {m.noun for m in said if m.kind == kind} if items else set()
+        if items != start:
+            told.append(Statement(speaker, predicate, kin.as_object(items), None))
+            dropped |= {old.id} if old is not None else set()
+    if not held and not told:
+        return facts, own, []
+    nouns = held | {noun.replace(" ", "-") for noun in held}
+    own = [s for s in own if not _kin_said(s, nouns)]
+    return ([f for f in facts if f.id not in dropped] if dropped else facts), own, told
+
+
+def _named_here(found: list[tuple[kin.Mention, int]], named: str, text: str) -> tuple[list[kin.Mention], str]:
+    """The mentions, the last singular unnamed one before "his name is …" named by it; and the
+    name, if no noun of this message took it (it may name the speaker's last turn's)."""
+    said = [m for m, _ in found]
+    if not named:
+        return said, ""
+    at = text.find(named)
+    before = [i for i, (m, end) in enumerate(found) if end <= at]
+    if not before:
+        return said, named
+    last = said[before[-1]]
+    if last.name or not kin.singular(last.item):
+        return said, named
+    said[before[-1]] = last._replace(item=kin.named_last([last.item], named)[0], name=named, fixed=True)
+    return said, ""
+
+
+_KIN_PREDICATES: Final = frozenset(kin.PREDICATES.values())
+
+
+def _kin_said(said: Said, nouns: set[str]) -> bool:
+    """Whether a per-clause statement says what a kin fact now holds: having one of ``nouns``
+    ("has a puppy"), or its name ("'s-guinea-pig-is-named")."""
+    if said.predicate == "has":
+        return any(re.search(rf"\b{re.escape(noun)}\b", said.object.lower()) for noun in nouns)
+    return said.predicate.startswith("'s-") and said.predicate.endswith("-is-named") and \
+        said.predicate[3:-len("-is-named")] in nouns
 
 
 # What a person says of themselves to the room, that nobody says back: their name given in an

@@ -354,13 +354,13 @@ def test_the_core_asks_the_readers_facts_head_only_when_it_has_a_keep(monkeypatc
     choose one), so every self-statement stays; a head with one drops a statement whose sentence
     scores under it, and keeps a statement in a sentence the reader does not read."""
     messages = (("Sam", "I'm a nurse at the local hospital and I work nights."),
-                ("Sam", "We have a pup and a kitty at home."),
+                ("Sam", "I have asthma and a peanut allergy."),
                 ("Sam", "Ich bin allergisch gegen Katzen."))
     shipped = known(*messages)
-    assert shipped == ["Sam is a nurse at the local hospital", "Sam has a pup and a kitty at home",
+    assert shipped == ["Sam is a nurse at the local hospital", "Sam has asthma and a peanut allergy",
                        "Sam is allergic to Katzen"]
     head = learnt.ReaderHead(bias=0.0, keep=-1.0, words=[-10.0], extras=[0.0] * len(learnt.EXTRAS))
-    model = learnt.ReaderModel(version=1, embedder="test", words=["pup"], weights=[1.0], heads={"facts": head})
+    model = learnt.ReaderModel(version=1, embedder="test", words=["asthma"], weights=[1.0], heads={"facts": head})
     monkeypatch.setattr(learnt, "_shipped_reader", lambda: learnt.reader_tables(model))
     assert learnt.reader_judges("facts")
     assert known(*messages) == [shipped[0], shipped[2]]

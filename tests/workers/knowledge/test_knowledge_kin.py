@@ -1,0 +1,71 @@
+"""A person's family and pets told across turns: one fact per person and kind (issue 37, fifteenth
+round; ``workers.knowledge.kin``)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from schemas.events import MessageEvent
+from shared.config import KnowledgeSettings
+from workers.knowledge.briefing import fact_sentences, showable
+from workers.knowledge.core import apply_message
+from workers.knowledge.personal import get_personal_patterns
+from workers.render import entity_names
+
+T0 = datetime(2023, 5, 1, 10, 0, tzinfo=UTC)
+
+
+def lines(*turns: tuple[str, str], gap: timedelta = timedelta(seconds=30), shown: bool = False) -> list[str]:
+    doc = None
+    for i, (sender, text) in enumerate(turns):
+        event = MessageEvent(id=f"e{i}", agent="a", session="s", ts=T0 + i * gap, role="user", sender=sender,
+                             content=text, channel="webchat")
+        doc = apply_message(doc, event, KnowledgeSettings(), get_personal_patterns(("en", "de")))
+    assert doc is not None
+    return fact_sentences(showable(doc) if shown else doc.facts, entity_names(doc.entities))
+
+
+def kin_lines(*turns: tuple[str, str], gap: timedelta = timedelta(seconds=30)) -> list[str]:
+    return [line for line in lines(*turns, gap=gap) if " include" in line]
+
+
+def test_pets_gather_across_turns_and_the_next_turn_names_the_last() -> None:
+    turns = (("Maria", "Guess what - I got a puppy two weeks ago! Her name's Coco and she's adorable."),
+             ("John", "Aww, congrats!"),
+             ("Maria", "I just adopted this cute pup from a shelter last week."),
+             ("John", "That's wonderful, what's her name?"),
+             ("Maria", "Her name is Shadow! She's full of energy."))
+    assert kin_lines(*turns) == ["Maria's pets include a puppy named Coco, a pup named Shadow"]
+    # the per-clause "Maria has a puppy" is told in the one fact, not beside it
+    assert not any(line.startswith("Maria has") for line in lines(*turns))
+    # a name said long after names nothing: the pup stays unnamed
+    assert kin_lines(*turns, gap=timedelta(hours=1)) == ["Maria's pets include a puppy named Coco, a pup"]
+
+
+def test_a_family_starts_with_a_name_or_an_age_and_then_gathers_owned_nouns() -> None:
+    turns = (("John", "My kids love the park."),  # owned alone: starts nothing
+             ("John", "Our one-year-old is so cute, his name is Kyle!"),
+             ("John", "My kids and I went hiking."),
+             ("John", "That was for my daughter Sara's birthday."))
+    assert kin_lines(*turns) == ["John's family includes a one-year-old named Kyle, kids, a daughter named Sara"]
+    assert kin_lines(("John", "My kids love the park."), ("John", "My wife and I went out.")) == []
+
+
+def test_a_name_before_the_noun_and_a_statement_of_having() -> None:
+    assert kin_lines(("Caroline", "And yup, I do- Oscar, my guinea pig. He's been great.")) == [
+        "Caroline's pets include a guinea pig named Oscar"]
+    assert kin_lines(("Mel", "We've got a pup and a kitty."), ("Mel", "We got another cat named Bailey too.")) == [
+        "Mel's pets include a pup, a kitty, a cat named Bailey"]
+    assert kin_lines(("Sam", "Ich habe einen Hund namens Bello.")) == ["Sam's pets include ein Hund namens Bello"]
+
+
+def test_what_is_not_the_speakers_own_is_no_kin() -> None:
+    assert kin_lines(("Nate", "Looky here, I got this new pup for you!")) == []  # a gift
+    assert kin_lines(("Mel", "Here's a photo of my horse painting.")) == []  # a modifier
+    assert kin_lines(("Ann", "Your dog named Rex is cute."), ("Ann", "Her kids, Tom and Ann, are cute.")) == []
+    assert kin_lines(("Mel", "Thankfully, my son is ok now.")) == []  # an adverb is no name
+
+
+def test_family_and_pets_are_shown_whether_or_not_the_reply_took_them_up() -> None:
+    turns = (("Maria", "I got a puppy two weeks ago! Her name's Coco."), ("John", "How was the game?"))
+    assert "Maria's pets include a puppy named Coco" in lines(*turns, shown=True)
