@@ -151,6 +151,10 @@ async def settled(js: JetStreamContext, agents: list[str]) -> bool:
     return True
 
 
+# every worker a process, then two replays, each with a recall worker of its own (a cold e5 each):
+# 56 s alone at load 12; at load 20-25 beside two CPU burners it failed twice in two runs at
+# pytest's default 120 s (once crashing the xdist worker as the failure was reported)
+@pytest.mark.timeout(300)
 async def test_replay_reproduces_every_document_byte_for_byte_and_agent_replay_leaves_others_alone(
     nats_url: str, workers_procs: Any, tmp_path: Path, wait_for: Any
 ) -> None:
