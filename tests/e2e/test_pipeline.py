@@ -152,8 +152,8 @@ async def settled(js: JetStreamContext, agents: list[str]) -> bool:
 
 
 # every worker a process, then two replays, each with a recall worker of its own (a cold e5 each):
-# 56 s alone at load 12; at load 20-25 beside two CPU burners it failed twice in two runs at
-# pytest's default 120 s (once crashing the xdist worker as the failure was reported)
+# 56 s alone at load 12; at load 20-25 beside two CPU burners it failed in both of two runs under
+# pytest's default 120 s (their reports lost: one crashed its xdist worker while being formatted)
 @pytest.mark.timeout(300)
 async def test_replay_reproduces_every_document_byte_for_byte_and_agent_replay_leaves_others_alone(
     nats_url: str, workers_procs: Any, tmp_path: Path, wait_for: Any
