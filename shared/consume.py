@@ -12,7 +12,9 @@ order, one batch at a time:
 2. take a batch: each agent's lane gets a fair share of it, from its front, and the batch
    is applied in stream order — so one agent's backlog takes turns with another agent's
    next event instead of holding it back (with one agent, the batch is the next
-   ``batch_size`` messages, as in-order consumption made it);
+   ``batch_size`` messages, as in-order consumption made it — up to the next stream cut
+   when the handler writes at cuts: each lane's share ends below the first cut past its
+   front, so a batch writes each agent's documents once, ``Lanes.take``);
 3. ``handler.apply`` each event in order (bad input is dead-lettered with a reason). A
    transient failure (store or NATS unreachable; never an LLM, whose calls ``shared.llm``
    bounds and lets fall back to the structured path) is retried in place, without limit,
@@ -127,6 +129,11 @@ class Handler(ABC):
     next write, within ``ACKS_WITHIN_S``); ``reset`` after a failure or
     a lost lease, ``aclose`` when the loop ends (the host calls it). The last two hooks
     default to nothing."""
+
+    # the stream's cut interval at which the handler writes its pending documents
+    # (``shared.projection.boundary``; 0: none): the loop keeps each agent's part of a batch
+    # between two cuts (``Lanes.take``), so a batch writes each document once
+    cut_every: int = 0
 
     @abstractmethod
     async def apply(self, env: Envelope) -> bool:
@@ -409,7 +416,7 @@ class ConsumeLoop:
                 await self._intake(msgs)
                 await self._look_past()
                 if self._lanes:
-                    batch = self._lanes.take(self._cfg.batch_size)
+                    batch = self._lanes.take(self._cfg.batch_size, self._handler.cut_every)
                     await self._ask_ahead(sub)
                     await self._run_batch(batch)
                 if behind_a_gap:

@@ -13,7 +13,8 @@ What this keeps:
 
 * **each agent's order**: a lane is a queue in stream order and a batch takes a prefix of
   each; the batch itself is applied in stream order (the prefixes merged by sequence), so
-  with one agent — the common path — a batch is exactly what in-order consumption made;
+  with one agent — the common path — a batch is exactly what in-order consumption made
+  (ended at the stream's next cut when the handler writes at cuts, ``take``);
 * **the checkpoint**: it stays "every event of this consumer up to here is applied", the
   sequence just below the oldest message still held (``Lanes.oldest``): a quiet agent's
   later event applied early does not move it, and a restart rewinds to it and lets the
@@ -29,6 +30,7 @@ Pure: no I/O here, the loop does it.
 
 from __future__ import annotations
 
+import bisect
 from collections import deque
 from collections.abc import Iterator
 from typing import NamedTuple
@@ -115,11 +117,18 @@ class Lanes:
         self.count += 1
         self.bytes += item.size
 
-    def take(self, budget: int) -> list[Held]:
-        """A batch of at most ``budget`` messages, each lane's share from its front, in stream order."""
+    def take(self, budget: int, every: int = 0) -> list[Held]:
+        """A batch of at most ``budget`` messages, each lane's share from its front, in stream order.
+
+        ``every``: the stream's cut interval (``shared.projection.boundary``; 0: none). A lane
+        then gives only its events below the first cut past its front: each agent's part of a
+        batch lies between two cuts, so its documents are written once a batch — at the cut the
+        batch crosses after them, or at the commit — not at the cut and again at the commit
+        for its events past it (what a batch across a cut made of every agent's documents)."""
         lanes = list(self._lanes.items())
+        lengths = [len(q) for _, q in lanes] if not every else [_before_cut(q, every) for _, q in lanes]
         taken: list[Held] = []
-        for (key, lane), share in zip(lanes, shares([len(q) for _, q in lanes], budget), strict=True):
+        for (key, lane), share in zip(lanes, shares(lengths, budget), strict=True):
             taken.extend(lane.popleft() for _ in range(share))
             if not lane:
                 del self._lanes[key]
@@ -145,3 +154,11 @@ class Lanes:
 
 def _seq(item: Held) -> int:
     return item.seq
+
+
+def _before_cut(lane: deque[Held], every: int) -> int:
+    """How many of the lane's events lie below the first cut past its front (never none)."""
+    cut = lane[0].seq // every * every + every
+    if lane[-1].seq < cut:
+        return len(lane)
+    return bisect.bisect_left(lane, cut, key=_seq)

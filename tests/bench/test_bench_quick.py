@@ -20,6 +20,7 @@ import pytest
 
 from workers.bench import REPORT_KEYS, Report, pluginlatency
 from workers.bench.config import PHASES as BENCH_PHASES
+from workers.registry import all_specs
 
 VERDICTS = {"pass", "miss", "info", "n/a", "skipped", "failed"}
 PHASES = ("limit", "freshness", "api", "mcp", "plugin", "recall", "hostile", "scaleout", "ingest", "fairness")
@@ -60,10 +61,16 @@ def check_report(path: Path) -> Report:
         result = getattr(report, phase)
         assert result.skipped is None or result.skipped.strip(), phase
     assert report.limit.skipped is not None or report.limit.msgs_per_s is not None
+    # the embedded server's CPU an event, beside each bare run's rate
+    assert report.limit.skipped is not None or len(report.limit.runs_server_cpu_us) == len(report.limit.runs_msgs_per_s)
     assert report.workers, "per-worker results"
     for name, worker in report.workers.items():
         assert worker.worker == name
         assert worker.skipped is not None or (worker.msgs_per_s is not None and worker.peak_rss_mb is not None)
+        # the server's CPU over the drain and the documents it stored, bucket by bucket
+        assert worker.skipped is not None or (worker.server_cpu_s is not None
+                                              and set(worker.doc_writes) == set(all_specs()[name].buckets)
+                                              and sum(worker.doc_writes.values()) > 0), worker
     assert report.freshness.skipped is not None or report.freshness.rates
     for rate in report.freshness.rates:  # where the cores went: every worker, the server, the publisher, the harness
         assert {"threads", "recall", "nats-server", "publisher", "bench"} <= set(rate.cpu_ms_per_event), \

@@ -534,6 +534,52 @@ async def test_boundary_cuts_are_written_for_an_agent_whose_backlog_is_applied_a
     assert {776, 1553} <= held
 
 
+class BatchRecorder(Recorder):
+    """A Recorder that also notes where each batch ended (at its commit)."""
+
+    def __init__(self, js: JetStreamContext, projection: Tally, cut_every: int) -> None:
+        super().__init__(js, projection, cut_every=cut_every)
+        self.batches: list[list[tuple[str, int]]] = []
+        self._from = 0
+
+    async def commit(self) -> None:
+        await super().commit()
+        if len(self.order) > self._from:
+            self.batches.append(self.order[self._from:])
+            self._from = len(self.order)
+
+
+async def test_a_batch_writes_each_agents_document_once_however_the_stream_cuts_fall(
+    js: JetStreamContext, wait_for: WaitFor
+) -> None:
+    """Issue 39: a batch across a stream cut wrote every agent's document at the cut and again
+    at the commit. Each agent's part of a batch now lies between two cuts, so each agent's
+    document is written once a batch — and still at every cut its events cross."""
+    await ensure_bucket(js, CUT_BUCKET, history=64)
+    agents = ["a", "b", "c"]
+    await publish(js, [msg(i, agent=agents[i % 3]) for i in range(1, 301)])  # sequences 1..300
+    handler = BatchRecorder(js, CutTally(), cut_every=40)  # batches of 50: most would cross a cut
+    loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=handler, config=CONFIG, health=Health("tally"))
+    task = asyncio.create_task(loop.run())
+    try:
+        await wait_for(lambda: _eq(checkpoint(js), 300), within=60)
+    finally:
+        loop.stop()
+        await asyncio.wait_for(task, timeout=15)
+    assert sorted(seq for _, seq in handler.order) == list(range(1, 301))
+    for batch in handler.batches:
+        for agent in agents:
+            mine = [seq for who, seq in batch if who == agent]
+            assert not mine or mine[0] // 40 == mine[-1] // 40, (agent, mine)  # between two cuts
+    for agent in agents:
+        revisions = [msgspec.json.decode(value, type=TallyDoc).integrity.last_seq
+                     for value in await kv_history(js, CUT_BUCKET, agent)]
+        assert len(revisions) == sum(1 for batch in handler.batches if any(who == agent for who, _ in batch))
+        mine = [i for i in range(1, 301) if agents[i % 3] == agent]
+        cut_states = {max(i for i in mine if i < cut) for cut in range(40, 301, 40)}
+        assert cut_states <= set(revisions)  # the state at every cut is its own revision, as before
+
+
 def test_a_heartbeat_marks_what_it_saw_held_at_the_last_beat_and_not_what_was_just_read() -> None:
     """A message read since the last beat is left for the next (read within a beat, it is marked
     within two: a third of the ack wait to spare); one still held from the last beat is marked, once

@@ -165,13 +165,19 @@ async def _fairness_phase(session: Session, rep: Report) -> None:
 
 
 async def _limit(session: Session, events: int) -> LimitResult:
-    runs = []
+    runs, server_us = [], []
     for i in range(session.config.limit_runs):
+        before = session.cpu_seconds().get("nats-server")
         rate = await limit.measure_once(session.nc, f"bench-limit-{i}", session.filters("threads"), events)
-        session.progress(f"[limit] run {i + 1}/{session.config.limit_runs}: {rate:,.0f} msgs/s")
+        after = session.cpu_seconds().get("nats-server")
+        server = f", server CPU {(after - before) / events * 1e6:.0f} µs an event" if before and after else ""
+        session.progress(f"[limit] run {i + 1}/{session.config.limit_runs}: {rate:,.0f} msgs/s{server}")
         runs.append(round(rate, 1))
+        if before is not None and after is not None:
+            server_us.append(round((after - before) / events * 1e6, 1))
     ordered = sorted(runs)
-    return LimitResult(events=events, batch=limit.BATCH, runs_msgs_per_s=runs, msgs_per_s=ordered[len(ordered) // 2])
+    return LimitResult(events=events, batch=limit.BATCH, runs_msgs_per_s=runs, msgs_per_s=ordered[len(ordered) // 2],
+                       runs_server_cpu_us=server_us)
 
 
 async def _agent_host_phases(session: Session, rep: Report) -> None:

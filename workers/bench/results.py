@@ -29,6 +29,7 @@ class LimitResult(msgspec.Struct, kw_only=True):
     batch: int = 500
     runs_msgs_per_s: list[float] = msgspec.field(default_factory=list)
     msgs_per_s: float | None = None  # median of the runs
+    runs_server_cpu_us: list[float] = msgspec.field(default_factory=list)  # the embedded server's, an event
 
 
 class WorkerResult(msgspec.Struct, kw_only=True):
@@ -44,6 +45,11 @@ class WorkerResult(msgspec.Struct, kw_only=True):
     peak_rss_mb: float | None = None
     profile: str | None = None  # cProfile output, when --profile was given
     cpu_s: float | None = None  # the process's CPU time from first delivery to drained (load-independent)
+    server_cpu_s: float | None = None  # the embedded nats-server's over the same span (None: a server by URL)
+    # per document bucket the worker writes: the values stored over the drain (puts, parts and
+    # delete markers: the bucket stream's sequences) and the mean size of the revisions it keeps
+    doc_writes: dict[str, int] = msgspec.field(default_factory=dict)
+    doc_value_bytes: dict[str, float] = msgspec.field(default_factory=dict)
 
 
 class RateResult(msgspec.Struct, kw_only=True):

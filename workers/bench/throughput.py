@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Final, NamedTuple
 
 import nats.errors
+import nats.js.errors
 
 from shared.names import EVENTS_STREAM
-from workers.bench.procs import WorkerProc
+from workers.bench.procs import WorkerProc, cpu_seconds
 from workers.bench.results import WorkerResult
 from workers.bench.session import BenchError, Session
 from workers.registry import all_specs
@@ -51,10 +52,13 @@ async def drain_worker(session: Session, worker: str, events: int, last_seq: int
     ``env`` adds settings to the worker's.
     """
     profile_dir = Path(session.config.profile_dir) if session.config.profile_dir else None
+    buckets = list(all_specs()[worker].buckets) if worker in all_specs() else []
+    seqs_before = {b: await _stream_state(session, b) for b in buckets}
     proc = session.procs.start(worker, profile_dir, env=env)
     limit_s = limit_s if limit_s is not None else max(120.0, events / 50)
     first: float | None = None
     cpu_first: float | None = None
+    server_first: float | None = None
     floor = 0
     try:
         while True:
@@ -64,7 +68,7 @@ async def drain_worker(session: Session, worker: str, events: int, last_seq: int
             delivered = info.delivered.stream_seq if info.delivered else 0
             floor = info.ack_floor.stream_seq if info.ack_floor else 0
             if first is None and (delivered > 0 or floor > 0):
-                first, cpu_first = now, proc.cpu_seconds()
+                first, cpu_first, server_first = now, proc.cpu_seconds(), _server_cpu(session)
             if first is not None and floor >= last_seq and not info.num_pending and not info.num_ack_pending:
                 break
             # the limit bounds the measurement, from the first delivery; a process's start
@@ -84,14 +88,37 @@ async def drain_worker(session: Session, worker: str, events: int, last_seq: int
         raise
     seconds = max(now - first, 1e-6)
     rate = events / seconds
-    cpu_last = proc.cpu_seconds()
+    cpu_last, server_last = proc.cpu_seconds(), _server_cpu(session)
     cpu_s = round(cpu_last - cpu_first, 3) if cpu_first is not None and cpu_last is not None else None
+    server_s = round(server_last - server_first, 3) if server_first is not None and server_last is not None else None
+    writes: dict[str, int] = {}
+    value_bytes: dict[str, float] = {}
+    for bucket, (seq_before, _, _) in seqs_before.items():
+        seq, messages, stored = await _stream_state(session, bucket)
+        writes[bucket] = seq - seq_before
+        if messages:
+            value_bytes[bucket] = round(stored / messages, 1)
     result = WorkerResult(
         worker=worker, events=events, seconds=round(seconds, 3), msgs_per_s=round(rate, 1),
         ratio=round(rate / limit_rate, 3) if limit_rate else None, startup_s=round(first - proc.started, 3),
         peak_rss_mb=proc.peak_rss_mb(), profile=str(proc.profile) if proc.profile else None, cpu_s=cpu_s,
+        server_cpu_s=server_s, doc_writes=writes, doc_value_bytes=value_bytes,
     )
     return Drained(result, proc)
+
+
+def _server_cpu(session: Session) -> float | None:
+    return cpu_seconds(session.server_pid) if session.server_pid is not None else None
+
+
+async def _stream_state(session: Session, bucket: str) -> tuple[int, int, int]:
+    """A document bucket's stream: its last sequence (every value ever stored), the values
+    it keeps and their bytes (as the server counts them: subject, headers and value)."""
+    try:
+        state = (await session.js.stream_info(f"KV_{bucket}")).state
+    except nats.js.errors.NotFoundError:
+        return 0, 0, 0
+    return state.last_seq, state.messages, state.bytes
 
 
 async def run_worker(session: Session, worker: str, events: int, last_seq: int,
@@ -118,7 +145,12 @@ async def run(session: Session, events: int, last_seq: int, limit_rate: float | 
             results[worker] = WorkerResult(worker=worker, skipped=reason)
             continue
         ratio = f" ({result.ratio:.0%} of the limit)" if result.ratio is not None else ""
+        cpu = "".join(f", {name} CPU {s / result.events * 1e6:.0f} µs an event"
+                      for name, s in (("worker", result.cpu_s), ("server", result.server_cpu_s))
+                      if s is not None and result.events)
+        writes = "".join(f", {b} {n} writes of ~{result.doc_value_bytes.get(b, 0):.0f} B"
+                         for b, n in result.doc_writes.items())
         session.progress(f"[workers] {worker}: {result.msgs_per_s:,.0f} msgs/s{ratio}, "
-                         f"peak RSS {result.peak_rss_mb} MB")
+                         f"peak RSS {result.peak_rss_mb} MB{cpu}{writes}")
         results[worker] = result
     return results
