@@ -509,6 +509,23 @@ def self_statements_at(text: MatchText, speaker: str, packs: Sequence[CompiledPa
     return [(said, at) for said, at in found.items() if said.predicate not in OPINIONS]
 
 
+# A practice under way said with an open verb (``personal_packs``: "is-{verb}", "started-{verb}" of any
+# "-ing" word, tried after every closed phrase): "Jon is starting a dance studio", "Maria started doing
+# aerial yoga". Any "-ing" word is read there, so one statement alone is weak evidence: the knowledge
+# core holds it back until the listener takes it up or the speaker says it again on a later day
+# (``core._under_way``; issue 37, sixteenth round). The closed phrases of that shape ("is-learning",
+# "is-writing") are facts as they were.
+_UNDER_WAY: Final = re.compile(r"(?:is|started)-[a-z]+ing")
+_CLOSED: Final = frozenset(rule[0] for pack in PACKS.values()
+                           for rule in (*pack.first_person, *pack.anywhere, *pack.third_person)
+                           if _UNDER_WAY.fullmatch(rule[0]))
+
+
+def under_way(predicate: str) -> bool:
+    """Whether ``predicate`` is a practice under way read with an open verb (not a closed phrase's)."""
+    return predicate not in _CLOSED and _UNDER_WAY.fullmatch(predicate) is not None
+
+
 @lru_cache(maxsize=32)
 def name_verbs(packs: tuple[CompiledPack, ...]) -> frozenset[str]:
     """The first words of every pack's third-person statements ("lives", "wohnt", "vive")."""
