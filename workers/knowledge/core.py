@@ -213,18 +213,32 @@ def _under_way(doc: KnowledgeDoc, event: MessageEvent, text: str, speaker: str |
 def _says_again(obj: str, lowered: str) -> bool:
     """Whether ``lowered`` says the content words of ``obj`` again — two of them, or its one — each
     as a word starting with all but two of its letters (four at least: "dance" — "dancing")."""
-    said = _content_words(obj)
-    need = min(2, len(said))
-    found = 0
-    for word in said:
-        key = word[:max(_MIN_STEM, len(word) - _STEM_SLACK)]
-        at = lowered.find(key)
-        while at != -1 and at > 0 and lowered[at - 1].isalnum():
-            at = lowered.find(key, at + 1)
-        found += at != -1
-        if found >= need:
-            return need > 0
+    keys = _again_keys(obj)
+    need = min(2, len(keys))
+    return need > 0 and sum(1 for key in keys if _starts_a_word(lowered, key)) >= need
+
+
+MAX_AGAIN_TRIES: Final = 4  # where a word's start is found inside other words, looked for this often at most
+
+
+def _starts_a_word(lowered: str, key: str) -> bool:
+    """``key`` starts a word of ``lowered`` — among its first ``MAX_AGAIN_TRIES`` occurrences (a
+    literal search is fast; one with a look-behind for a word's start tries every position)."""
+    at = lowered.find(key)
+    for _ in range(MAX_AGAIN_TRIES):
+        if at == -1:
+            return False
+        if at == 0 or not lowered[at - 1].isalpha():
+            return True
+        at = lowered.find(key, at + 1)
     return False
+
+
+@functools.lru_cache(maxsize=256)
+def _again_keys(obj: str) -> tuple[str, ...]:
+    """Per content word of ``obj``: the start a word must have to say it again (all but two of its
+    letters, four at least)."""
+    return tuple(word[:max(_MIN_STEM, len(word) - _STEM_SLACK)] for word in sorted(_content_words(obj)))
 
 
 def _kin(facts: list[Fact], entities: list[Entity], text: str, speaker: str, own: list[Said], ts: datetime,
