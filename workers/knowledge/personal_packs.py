@@ -108,9 +108,11 @@ _EN_ROLE = (r"(?:manager|designer|expert|engineer|developer|lead|leader|head|dir
 _EN_UNDER_WAY = (r"(?!(?:go|feel|think|try|hop|look|gett|hav|stay|lov|wait|want|plann|consider|see|talk|say|wonder"
                  r"|tell|ask|send|shar|kidd|miss|dy|enjoy|lik|hat|amaz|noth|someth|anyth|everyth|morn|even|dur"
                  r"|interest|excit|bor|outgo|car|will|count|root|guess|assum|mean|sitt|head|com|leav|relax|chill"
-                 r"|struggl|deal|los|mov|hear|know|bless|freak|rock|kill|lov|sav|gonn|be|th|k|r|s|br|sw|wr|str|spr|cl|fl|sl|st|w"
+                 r"|struggl|deal|los|mov|hear|know|bless|freak|rock|kill|sav|gonn|be|th|k|r|s|br|sw|wr|str|spr|cl|fl|sl|st|w"
                  # what one does at the moment, not as a practice: "I'm reading a fantasy book", "I'm playing …"
-                 r"|read|watch|listen|eat|drink|wear|us|play)ing\b)"
+                 r"|read|watch|listen|eat|drink|wear|us|play"
+                 # and the verbs closed phrases read ("is-learning", "is-writing"): what they leave is no practice
+                 r"|learn|writ)ing\b)"
                  r"[a-z]{2,}ing")
 # what such a verb's object may not start with: how it goes, not what is done ("doing great", "working hard",
 # "keeping busy", "reading as usual", "playing professionally"), an infinitive ("starting to realize …",
@@ -122,6 +124,7 @@ _EN_NOT_PRACTICE = (r"(?!(?:well|great|good|fine|okay|ok|alright|better|worse|pr
                     r"|for\s+(?:about|over|almost|nearly|the\s+past|a|an|one|two|three|four|five|six|\d+|several"
                     r"|many|some)\s+(?:\w+\s+)?(?:years?|months?|weeks?|days?|hours?))\b)"
                     r"(?![^.!?;\n…]{0,80}?\b(?:next\s+(?:week|month|year|weekend|time)|later|soon|tomorrow|tonight"
+                    r"|today|right\s+now|at\s+the\s+moment|this\s+(?:morning|afternoon|evening|week|weekend)"
                     # someone the object does not name ("helping her find a new place")
                     r"|he|she|him|her|his|hers)\b)")
 
