@@ -336,7 +336,7 @@ class KnowledgeDoc(msgspec.Struct, frozen=True, kw_only=True):
     A document over the 512 KiB value limit is stored as the head ``agent`` and parts
     ``agent.part1`` …, each a complete KnowledgeDoc holding a run of ``SPLIT_LISTS``."""
 
-    CAP_LISTS: ClassVar[tuple[str, ...]] = ("llm_pending", "taken_up", "unanswered")
+    CAP_LISTS: ClassVar[tuple[str, ...]] = ("llm_pending", "taken_up", "unanswered", "under_way")
     SPLIT_LISTS: ClassVar[tuple[str, ...]] = ("entities", "facts")
 
     updated: datetime
