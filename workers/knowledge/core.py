@@ -194,11 +194,12 @@ def _under_way(doc: KnowledgeDoc, event: MessageEvent, text: str, speaker: str |
     old = [f for f in doc.under_way if f.subject == subject and f.created_at <= cutoff]
     if not old:
         return doc
-    taken = set(doc.taken_up)
+    # every practice waiting was taken up, but those still awaiting their reply (``_replied`` drops the others)
+    awaiting = doc.awaiting_reply
     lowered = ""
     again: set[str] = set()
     for f in old:
-        if f.id in taken:
+        if f.id not in awaiting:
             lowered = lowered or text[:MAX_REPLY_CHARS].casefold()
             if _says_again(f.object, lowered):
                 again.add(f.id)
@@ -366,7 +367,9 @@ def _replied(doc: KnowledgeDoc, event: MessageEvent, text: str, new: list[str], 
     if new:  # said anew (a fact pruned and stated again): it waits afresh
         fresh = set(new)
         taken, unanswered = [i for i in taken if i not in fresh], [i for i in unanswered if i not in fresh]
-    awaiting = [i for i in [*awaiting, *new] if i in here][-MAX_AWAITING:]
+    waiting = [i for i in [*awaiting, *new] if i in here]
+    awaiting = waiting[-MAX_AWAITING:]
+    dropped |= {i for i in waiting[:-MAX_AWAITING] if i in held}  # no reply will judge them now
     under_way = [f for f in doc.under_way if f.id not in dropped] if dropped else doc.under_way
     return msgspec.structs.replace(doc, awaiting_reply=awaiting, taken_up=taken[-MAX_TOLD:],
                                    unanswered=unanswered[-MAX_TOLD:], under_way=under_way)

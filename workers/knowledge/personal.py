@@ -110,6 +110,7 @@ class CompiledPack:
     reported: re.Pattern[str] | None  # a report to the listener ending there (``PersonalPack.reported``)
     dated_last: frozenset[str]
     reported_last: frozenset[str]
+    under_way_not: re.Pattern[str] | None
 
     @property
     def at_start(self) -> tuple[Rule, ...]:
@@ -169,6 +170,7 @@ def _compile(pack: PersonalPack) -> CompiledPack:
         reported=re.compile(f"(?:{pack.reported})$") if pack.reported else None,
         dated_last=frozenset(pack.dated_last),
         reported_last=frozenset(pack.reported_last),
+        under_way_not=_optional(pack.under_way_not),
     )
 
 
@@ -177,7 +179,7 @@ _GROUP_NAME: Final = re.compile(r"\(\?P<\w+>")
 
 def _heads(rules: Sequence[tuple[str, str, Check]]) -> re.Pattern[str] | None:
     """Every rule's source up to its object as one alternation (names dropped: they repeat)."""
-    heads = [source.removesuffix(OBJ) for _, source, _ in rules]
+    heads = [source.removesuffix(OBJ).split("(?#obj)", 1)[0] for _, source, _ in rules]
     return re.compile("|".join(f"(?:{_GROUP_NAME.sub('(?:', head)})" for head in heads)) if heads else None
 
 
@@ -392,6 +394,9 @@ def _statement(pack: CompiledPack, text: MatchText, at: int, rules: Sequence[Rul
         end = found.start("obj") + len(obj)
         predicate = _predicate(pack, rule, found)
         if _about_now(pack, text.lowered, at, min(end, found.end()), predicate):
+            return None
+        if pack.under_way_not is not None and under_way(predicate) \
+                and pack.under_way_not.search(text.lowered, found.start("obj"), found.end()) is not None:
             return None
         return predicate, _had(obj) if rule.predicate == "has" else obj
     return None
