@@ -327,12 +327,16 @@ class KnowledgeDoc(msgspec.Struct, frozen=True, kw_only=True):
     too (issue 37, thirteenth round): the ids of the facts a person said of themselves that
     wait for the next speaker; of those said to another person whose reply took them up (or
     said again); and of those said to another person who did not take them up — all kept;
-    Known Facts shows a few of the taken up and none of the unanswered.
+    Known Facts shows a few of the taken up and none of the unanswered. ``under_way`` (issue 37,
+    sixteenth round): what a person said they are doing with a verb no closed phrase reads ("I'm
+    starting a dance studio", "just started doing aerial yoga"), held out of ``facts`` until the
+    listener's reply takes it up or the speaker says it again on a later day (then it is a fact,
+    taken up); the newest 32 wait.
 
     A document over the 512 KiB value limit is stored as the head ``agent`` and parts
     ``agent.part1`` …, each a complete KnowledgeDoc holding a run of ``SPLIT_LISTS``."""
 
-    CAP_LISTS: ClassVar[tuple[str, ...]] = ("llm_pending", "taken_up", "unanswered")
+    CAP_LISTS: ClassVar[tuple[str, ...]] = ("llm_pending", "taken_up", "unanswered", "under_way")
     SPLIT_LISTS: ClassVar[tuple[str, ...]] = ("entities", "facts")
 
     updated: datetime
@@ -344,6 +348,7 @@ class KnowledgeDoc(msgspec.Struct, frozen=True, kw_only=True):
     awaiting_reply: list[str] = msgspec.field(default_factory=list)
     taken_up: list[str] = msgspec.field(default_factory=list)
     unanswered: list[str] = msgspec.field(default_factory=list)
+    under_way: list[Fact] = msgspec.field(default_factory=list)
 
 
 class ChannelState(msgspec.Struct, frozen=True, kw_only=True):

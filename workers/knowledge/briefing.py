@@ -16,6 +16,7 @@ from schemas.docs import Fact, KnowledgeDoc
 from shared.briefing import FACTS, Briefing, BriefingSection, Rendered, Said, Seen
 from shared.names import BUCKET_KNOWLEDGE
 from workers.briefing import section
+from workers.knowledge.personal import under_way
 from workers.render import as_utc, entity_names, fact_sentence, one_line
 
 MAX_FACTS_IN_BOOT = 20
@@ -85,7 +86,8 @@ def showable(doc: KnowledgeDoc) -> list[Fact]:
     shown = {f.id for facts in by_person.values()
              for f in sorted(facts, key=lambda f: (as_utc(f.created_at), f.id))[:MAX_TOLD_PER_PERSON]}
     return [f for f in doc.facts
-            if f.predicate in SHOWN_TOLD or (f.id not in hidden and (f.id not in told or f.id in shown))]
+            if f.predicate in SHOWN_TOLD or under_way(f.predicate)
+            or (f.id not in hidden and (f.id not in told or f.id in shown))]
 
 
 def top_facts(facts: Sequence[Fact], limit: int = MAX_FACTS_IN_BOOT) -> list[Fact]:

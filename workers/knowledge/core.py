@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Final
 
 import msgspec
@@ -63,6 +63,7 @@ from workers.knowledge.personal import (
     Said,
     get_personal_patterns,
     self_statements_at,
+    under_way,
 )
 from workers.render import as_utc
 
@@ -130,21 +131,115 @@ def apply_message(doc: KnowledgeDoc | None, event: MessageEvent, settings: Knowl
                        for share, (verb, finding) in ((share, said.split(" ", 1)) for share, said in shares)]
     own = self_statements_held(prepare_text(text), speaker, packs) if speaker else []
     others = len(statements)
+    heard: list[Said] = []
     if speaker:
         facts, own, told = _kin(facts, entities, text, speaker, own, event.ts, packs)
-    if speaker and (own or told):
+        if own:
+            heard = [said for said in own if under_way(said.predicate)]
+            own = [said for said in own if not under_way(said.predicate)] if heard else own
+    if speaker and (own or told or heard):
         entities = merge_entities(entities, [_person(speaker, event.ts)])
         statements += [_statement(said) for said in own]
         statements += told
     # Most messages state nothing: index the entities only when there is something to resolve.
-    index = reference_index(entities) if statements else {}
+    index = reference_index(entities) if statements or heard else {}
     triples = restated([resolve_statement(s, index) for s in statements], facts)
     known = {f.id for f in facts} if triples else set()
     facts = upsert_facts(facts, triples, "extracted-regex", event.ts)
     done = _finish(base, entities, facts, event.ts, settings)
     said = [fact_id(*t) for t in triples[others:] if t.predicate not in SAID_TO_THE_ROOM]
-    return _replied(done, event, text, [i for i in said if i not in known],
-                    {fact_id(*t) for t in triples if fact_id(*t) in known})
+    held = _held(done, [resolve_statement(_statement(s), index) for s in heard], event.ts) if heard else []
+    if held:
+        done = msgspec.structs.replace(done, under_way=[*done.under_way, *held][-MAX_UNDER_WAY:])
+    replied = _replied(done, event, text, [*(i for i in said if i not in known), *(f.id for f in held)],
+                       {fact_id(*t) for t in triples if fact_id(*t) in known})
+    return _under_way(replied, event, text, speaker, settings) if replied.under_way else replied
+
+
+# A practice under way read with an open verb (``personal.under_way``) waits here, out of the facts,
+# until the listener's reply has taken it up (``_replied`` marks it ``taken_up``) and its speaker says
+# its object's words again this long after (a later sitting: the next day's session); the newest
+# ``MAX_UNDER_WAY`` wait. Either alone was measured too (issue 37, sixteenth round): each added wrong
+# lines on the development split; both together added none.
+AGAIN_AFTER: Final = timedelta(hours=6)
+MAX_UNDER_WAY: Final = 32
+
+
+def _held(doc: KnowledgeDoc, triples: list[Triple], ts: datetime) -> list[Fact]:
+    """The practices under way just said, as facts not yet kept (those already kept or waiting: none)."""
+    have = {f.id for f in doc.facts} | {f.id for f in doc.under_way}
+    out: list[Fact] = []
+    for t in triples:
+        key = fact_id(*t)
+        if key not in have:
+            have.add(key)
+            out.append(Fact(id=key, subject=t.subject, predicate=t.predicate, object=t.object, relevance=1.0,
+                            created_at=ts, last_accessed=ts, source="extracted-regex"))
+    return out
+
+
+@functools.lru_cache(maxsize=64)
+def _person_id(name: str) -> str:
+    return entity_id("person", canonicalize(name, "person"))
+
+
+def _under_way(doc: KnowledgeDoc, event: MessageEvent, text: str, speaker: str | None,
+               settings: KnowledgeSettings) -> KnowledgeDoc:
+    """``doc`` with the practices under way that are facts now: taken up by the reply when said, and
+    said again by their speaker at a later sitting — the object's words (two, or its one) in a
+    message ``AGAIN_AFTER`` later. They join the facts (taken up, so Known Facts may show them)."""
+    if speaker is None:
+        return doc
+    subject, cutoff = _person_id(speaker), event.ts - AGAIN_AFTER
+    old = [f for f in doc.under_way if f.subject == subject and f.created_at <= cutoff]
+    if not old:
+        return doc
+    # every practice waiting was taken up, but those still awaiting their reply (``_replied`` drops the others)
+    awaiting = doc.awaiting_reply
+    lowered = ""
+    again: set[str] = set()
+    for f in old:
+        if f.id not in awaiting:
+            lowered = lowered or text[:MAX_REPLY_CHARS].casefold()
+            if _says_again(f.object, lowered):
+                again.add(f.id)
+    if not again:
+        return doc
+    facts = upsert_facts(doc.facts, [Triple(f.subject, f.predicate, f.object) for f in doc.under_way if f.id in again],
+                         "extracted-regex", event.ts)
+    return msgspec.structs.replace(doc, facts=prune_facts(facts, settings.max_facts),
+                                   under_way=[f for f in doc.under_way if f.id not in again])
+
+
+def _says_again(obj: str, lowered: str) -> bool:
+    """Whether ``lowered`` says the content words of ``obj`` again — two of them, or its one — each
+    as a word starting with all but two of its letters (four at least: "dance" — "dancing")."""
+    keys = _again_keys(obj)
+    need = min(2, len(keys))
+    return need > 0 and sum(1 for key in keys if _starts_a_word(lowered, key)) >= need
+
+
+MAX_AGAIN_TRIES: Final = 4  # where a word's start is found inside other words, looked for this often at most
+
+
+def _starts_a_word(lowered: str, key: str) -> bool:
+    """``key`` starts a word of ``lowered`` — among its first ``MAX_AGAIN_TRIES`` occurrences (a
+    literal search is fast; one with a look-behind for a word's start tries every position)."""
+    at = lowered.find(key)
+    for _ in range(MAX_AGAIN_TRIES):
+        if at == -1:
+            return False
+        if at == 0 or not lowered[at - 1].isalpha():
+            return True
+        at = lowered.find(key, at + 1)
+    return False
+
+
+@functools.lru_cache(maxsize=256)
+def _again_keys(obj: str) -> tuple[str, ...]:
+    """Per content word of ``obj``: the start a word must have to say it again (all but two of its
+    letters, four at least)."""
+    return tuple(word[:max(_MIN_STEM, len(word) - _STEM_SLACK)] for word in sorted(_content_words(obj)))
 
 
 def _kin(facts: list[Fact], entities: list[Entity], text: str, speaker: str, own: list[Said], ts: datetime,
@@ -242,21 +337,29 @@ def _replied(doc: KnowledgeDoc, event: MessageEvent, text: str, new: list[str], 
     awaiting, taken, unanswered = doc.awaiting_reply, doc.taken_up, doc.unanswered
     if not awaiting and not new and not (again and unanswered):
         return doc
+    dropped: set[str] = set()
     # one pass over the facts, for the few this message concerns (most messages concern none)
     wanted = {*awaiting, *new}
     here = {f.id: f for f in doc.facts if f.id in wanted}
+    held = {f.id: f for f in doc.under_way if f.id in wanted} if doc.under_way else {}
+    here.update(held)
     if awaiting:
         subject = here[awaiting[0]].subject if awaiting[0] in here else None
         speaker = speaker_name(event)
         mine = speaker is not None and subject == entity_id("person", canonicalize(speaker, "person"))
         if not mine and (event.role == "assistant" or speaker is not None):
-            if event.role != "assistant":  # another person answers: what their reply takes up, and not
+            # another person answers: what their reply takes up, and not; the agent's reply judges only
+            # the practices under way (``_under_way``: what it did not take up keeps waiting)
+            answered = [i for i in awaiting if i in here and (event.role != "assistant" or i in held)]
+            if answered:
                 reply = _content_words(text)
                 starts = _starts(reply)
-                answered = [i for i in awaiting if i in here]
                 up = [_takes_up(_fact_words(here[i]), reply, starts) for i in answered]
                 taken = [*taken, *(i for i, yes in zip(answered, up, strict=True) if yes)]
-                unanswered = [*unanswered, *(i for i, yes in zip(answered, up, strict=True) if not yes)]
+                unanswered = [*unanswered, *(i for i, yes in zip(answered, up, strict=True)
+                                             if not yes and i not in held)]
+                # a practice under way the reply did not take up is dropped: it can be no fact now
+                dropped = {i for i, yes in zip(answered, up, strict=True) if not yes and i in held}
             awaiting = []
     if again & set(unanswered):  # said again: it stands as one taken up
         taken = [*taken, *(i for i in unanswered if i in again)]
@@ -264,9 +367,12 @@ def _replied(doc: KnowledgeDoc, event: MessageEvent, text: str, new: list[str], 
     if new:  # said anew (a fact pruned and stated again): it waits afresh
         fresh = set(new)
         taken, unanswered = [i for i in taken if i not in fresh], [i for i in unanswered if i not in fresh]
-    awaiting = [i for i in [*awaiting, *new] if i in here][-MAX_AWAITING:]
+    waiting = [i for i in [*awaiting, *new] if i in here]
+    awaiting = waiting[-MAX_AWAITING:]
+    dropped |= {i for i in waiting[:-MAX_AWAITING] if i in held}  # no reply will judge them now
+    under_way = [f for f in doc.under_way if f.id not in dropped] if dropped else doc.under_way
     return msgspec.structs.replace(doc, awaiting_reply=awaiting, taken_up=taken[-MAX_TOLD:],
-                                   unanswered=unanswered[-MAX_TOLD:])
+                                   unanswered=unanswered[-MAX_TOLD:], under_way=under_way)
 
 
 _WORD: Final = re.compile(r"[^\W\d_]{3,}")

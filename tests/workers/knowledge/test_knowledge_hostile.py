@@ -63,6 +63,9 @@ HOSTILE_UNITS["number words ending in percent"] = "fifty " * 30 + "percent of us
 # sentence is a question (once rescanning the rest of the text from every lead): ~50-90x before
 HOSTILE_UNITS["leads after commas, each opening a clause"] = ", i'm a "
 HOSTILE_UNITS["possession leads after commas"] = ", i have a "
+# sixteenth round: a practice under way with an open verb, each held out of the facts for a reply
+HOSTILE_UNITS["practices under way, each a statement"] = "i'm restoring a boat. "
+HOSTILE_UNITS["open verbs without an object"] = "i'm restoring "
 
 
 def sized(unit: str, size: int) -> str:
@@ -189,4 +192,40 @@ def test_a_hostile_reply_to_many_waiting_statements_costs_about_what_it_costs_al
 
     answered = apply_message(doc, reply, SETTINGS)
     assert answered.awaiting_reply == [] and len(answered.unanswered) == MAX_AWAITING  # none taken up
+    assert min(best(doc) / best(alone) for _ in range(3)) <= 2
+
+
+def test_a_hostile_message_to_many_waiting_practices_costs_about_what_it_costs_alone() -> None:
+    """Sixteenth round of issue 37: a message of a speaker whose practices under way wait (at most
+    ``MAX_UNDER_WAY``, each taken up) is searched for each one's words; a 64 KiB message of words
+    that nearly say them costs about what it costs with none waiting (its first ``MAX_REPLY_CHARS``
+    are read)."""
+    from datetime import timedelta
+
+    import msgspec
+
+    from workers.knowledge.core import AGAIN_AFTER, MAX_UNDER_WAY
+
+    doc = None
+    for n in range(MAX_UNDER_WAY):
+        boat = f"zq{chr(97 + n % 26)}{chr(97 + n // 26)}boatyard"
+        for who, text in (("Ana", f"I'm restoring a {boat} schooner."), ("Ben", f"A {boat}, nice!")):
+            doc = apply_message(doc, msgspec.structs.replace(event(text), id=f"{who}{n}", sender=who,
+                                                             ts=TS + timedelta(minutes=2 * n + (who == "Ben"))),
+                                SETTINGS)
+    assert doc is not None and len(doc.under_way) == MAX_UNDER_WAY
+    assert len(doc.taken_up) == MAX_UNDER_WAY
+    later = msgspec.structs.replace(event(sized("zqaaboatyzzz xzqbaboatyard schoozzz ", 64 * KIB)), id="m",
+                                    sender="Ana", ts=TS + AGAIN_AFTER + timedelta(hours=2))
+    alone = msgspec.structs.replace(doc, under_way=[])
+
+    def best(start: object) -> float:
+        times = []
+        for _ in range(5):
+            t = time.process_time()
+            apply_message(start, later, SETTINGS)  # type: ignore[arg-type]
+            times.append(time.process_time() - t)
+        return min(times)
+
+    assert apply_message(doc, later, SETTINGS).under_way == doc.under_way  # nothing said again
     assert min(best(doc) / best(alone) for _ in range(3)) <= 2
