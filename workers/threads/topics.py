@@ -236,7 +236,10 @@ def returned(returns: dict[str, tuple[int, int]], phrases: Sequence[str], ordina
     document's is a value; bounded (``_bounded``)."""
     if not phrases:
         return returns, []
-    table = dict(returns)
+    # ``dict.copy``, not ``dict(…)``: the table has holes (a phrase said again moves to its end),
+    # and ``dict()`` then re-inserts every entry (~7.5 µs for 300) where ``copy`` copies the
+    # table whole (~1.2 µs); the same entries in the same order
+    table = returns.copy()
     back = []
     for key in phrases:
         episodes, last = table.pop(key, (0, -RETURN_GAP))
@@ -431,7 +434,7 @@ def track(recent: Sequence[RecentMessage], seen: PhraseMemory, ordinal: int, ori
     ctx = _Context(window, _title_words(threads, stopwords), stopwords, patterns,
                    tuple(t.title.lower() for t in threads if t.status == "open"), frozenset(back_set))
     update = _decide(sorted(candidates, key=lambda k: (-k.count(" "), lowered.find(k))), ctx, list(seen.settled),
-                     dict(seen.heard))
+                     seen.heard.copy())
     return update._replace(returns=returns)
 
 
