@@ -438,17 +438,30 @@ def track(recent: Sequence[RecentMessage], seen: PhraseMemory, ordinal: int, ori
     return update._replace(returns=returns)
 
 
-_last_settled: list[tuple[list[str], frozenset[str]]] = []  # at most one: (a document's settled list, its set)
+class _SettledSets:
+    """Each document's ``settled`` list as a set, by the list's identity: the list a document
+    carries on unchanged until a phrase settles, never changed in place. Per agent: the worker
+    interleaves its agents' messages, so one kept list (the last one asked) missed at nearly
+    every message. Bounded (emptied when full); a kept list holds its id. An object, not a
+    module-level dict (``_KindTables``)."""
+
+    LIMIT: Final = 1024
+
+    def __init__(self) -> None:
+        self.by_id: dict[int, tuple[list[str], frozenset[str]]] = {}
+
+    def of(self, settled: list[str]) -> frozenset[str]:
+        known = self.by_id.get(id(settled))
+        if known is not None and known[0] is settled:
+            return known[1]
+        if len(self.by_id) >= self.LIMIT:
+            self.by_id.clear()
+        done = frozenset(settled)
+        self.by_id[id(settled)] = (settled, done)
+        return done
 
 
-def _settled_set(settled: list[str]) -> frozenset[str]:
-    """The phrases of ``settled`` as a set: the last list's is kept (compared by identity: the
-    list a document carries on unchanged until a phrase settles, never changed in place)."""
-    if _last_settled and _last_settled[0][0] is settled:
-        return _last_settled[0][1]
-    done = frozenset(settled)
-    _last_settled[:] = [(settled, done)]
-    return done
+_settled_set = _SettledSets().of
 
 
 def _again(heard: dict[str, int], key: str, mentions: list[Mention]) -> bool:
