@@ -130,10 +130,10 @@ def test_default_size_bench_runs_and_writes_well_formed_json(tmp_path: Path) -> 
     print(f"default bench took {took:.0f}s")
 
 
-@pytest.mark.timeout(150)
+@pytest.mark.timeout(420)  # a safety bound: the mcp phase took 158 s at load 15
 def test_the_fairness_phase_measures_a_quiet_agent_alone_beside_a_burst_and_in_stream_order(tmp_path: Path) -> None:
     out = tmp_path / "bench.json"
-    result, _ = run_bench(tmp_path, "--quick", "--only", "fairness", "--out", str(out), timeout=140)
+    result, _ = run_bench(tmp_path, "--quick", "--only", "fairness", "--out", str(out), timeout=400)
     assert result.returncode == 0, result.stderr[-3000:]
     fair = msgspec.json.decode(out.read_bytes(), type=Report).fairness  # every field has its documented type
     assert fair.skipped is None, fair.skipped
@@ -148,12 +148,12 @@ def test_the_fairness_phase_measures_a_quiet_agent_alone_beside_a_burst_and_in_s
         assert store.cpu_us_per_event is not None and store.drain_s is not None
 
 
-@pytest.mark.timeout(150)
+@pytest.mark.timeout(420)  # a safety bound: the mcp phase took 158 s at load 15
 def test_the_mcp_phase_measures_the_python_and_the_typescript_sdk_clients(tmp_path: Path) -> None:
     """Both official clients drive `cortex mcp` — the TypeScript one from the locked package the
     bench installs with npm, in Node — and each of the nine tools is measured from both."""
     out = tmp_path / "bench.json"
-    result, _ = run_bench(tmp_path, "--quick", "--only", "mcp", "--out", str(out), timeout=140)
+    result, _ = run_bench(tmp_path, "--quick", "--only", "mcp", "--out", str(out), timeout=400)
     assert result.returncode == 0, result.stderr[-3000:]
     report = msgspec.json.decode(out.read_bytes(), type=Report)
     nine = {"cortex_threads", "cortex_decisions", "cortex_commitments", "cortex_search", "cortex_stats", "cortex_boot",
@@ -177,7 +177,7 @@ def test_the_mcp_phase_measures_the_python_and_the_typescript_sdk_clients(tmp_pa
     assert len(named) == 11  # the yardstick, the floor and the nine tools
 
 
-@pytest.mark.timeout(150)
+@pytest.mark.timeout(420)  # a safety bound: the mcp phase took 158 s at load 15
 def test_the_recall_phase_indexes_a_cold_backlog_then_as_many_new_events_warm_in_the_same_process(
         tmp_path: Path) -> None:
     """Issue 39 asks recall indexing ≥ 300 events/s cold and ≥ 1 000 warm in one process: the phase
@@ -185,7 +185,7 @@ def test_the_recall_phase_indexes_a_cold_backlog_then_as_many_new_events_warm_in
     as the backlog left them) on as many new events — each in events/s and per CPU-second."""
     out = tmp_path / "bench.json"
     result, _ = run_bench(tmp_path, "--quick", "--only", "recall", "--recall-scale", "0", "--out", str(out),
-                          timeout=140)
+                          timeout=400)
     assert result.returncode == 0, result.stderr[-3000:]
     report = msgspec.json.decode(out.read_bytes(), type=Report)
     rc = report.recall
@@ -220,14 +220,14 @@ def test_the_plugin_source_is_the_one_given_else_a_checkout_s(tmp_path: Path, mo
     assert isinstance(nowhere, str) and "--plugin-dir" in nowhere
 
 
-@pytest.mark.timeout(150)
+@pytest.mark.timeout(420)  # a safety bound: the mcp phase took 158 s at load 15
 def test_the_plugin_phase_measures_the_openclaw_plugins_turns_beside_their_nats_requests(tmp_path: Path) -> None:
     """deploy/openclaw-plugin's prompt hook, in Node, against the running pipeline: a session's first
     turn (boot), a later turn (recall), both at once — each beside the bare request it makes."""
     out = tmp_path / "bench.json"
     # the checkout's plugin, wherever the package is installed (CI installs it non-editable)
     result, _ = run_bench(tmp_path, "--quick", "--only", "plugin", "--out", str(out), "--plugin-dir", str(PLUGIN),
-                          timeout=140)
+                          timeout=400)
     assert result.returncode == 0, result.stderr[-3000:]
     plugin = msgspec.json.decode(out.read_bytes(), type=Report).plugin
     if shutil.which("node") is None or shutil.which("npm") is None:
