@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
+from operator import is_
 from typing import Any
 
 import msgspec
@@ -129,11 +130,12 @@ async def test_every_write_is_the_plain_encoding_and_a_changed_item_is_encoded_a
             plain = msgspec.structs.replace(expected, integrity=stored.integrity)
             assert raw == msgspec.json.encode(plain)
             assert {t.name: t.count for t in stored.tallies} == {t.name: t.count for t in expected.tallies}
-        # what the slot keeps is the last write's tallies, each the very object written
+        # what the slot keeps is the last write's tallies, each the very object written, and its bytes
         slot = handler._cache[(BUCKET, "alice")]
         assert slot.doc is not None
-        assert [known[0] for known in slot.encoded.values()] == list(slot.doc.tallies)
-        assert all(known[0] is t for known, t in zip(slot.encoded.values(), slot.doc.tallies, strict=True))
+        assert all(map(is_, slot.held, slot.doc.tallies)) and len(slot.held) == len(slot.doc.tallies)
+        assert [bytes(slot.encoded[id(t)]) for t in slot.doc.tallies] == [msgspec.json.encode(t) for t in
+                                                                          slot.doc.tallies]
 
 
 async def test_a_write_reuses_the_unchanged_items_bytes_and_encodes_the_changed_one(js: JetStreamContext) -> None:
@@ -144,11 +146,12 @@ async def test_a_write_reuses_the_unchanged_items_bytes_and_encodes_the_changed_
     before = dict(slot.encoded)
     second = tallied(first, "b")  # "a" and "c" the same objects, "b" a new one
     assert handler._values(BUCKET, second, slot) == [msgspec.json.encode(second)]
-    assert slot.encoded[id(second.tallies[0])][1] is before[id(first.tallies[0])][1]  # kept, not encoded again
-    assert slot.encoded[id(second.tallies[2])][1] is before[id(first.tallies[2])][1]
+    assert slot.encoded[id(second.tallies[0])] is before[id(first.tallies[0])]  # kept, not encoded again
+    assert slot.encoded[id(second.tallies[2])] is before[id(first.tallies[2])]
     changed = slot.encoded[id(second.tallies[1])]
-    assert changed[0] is second.tallies[1] and bytes(changed[1]) == msgspec.json.encode(second.tallies[1])
+    assert id(second.tallies[1]) not in before and bytes(changed) == msgspec.json.encode(second.tallies[1])
     assert id(first.tallies[1]) not in slot.encoded  # the replaced object is no longer kept
+    assert all(map(is_, slot.held, second.tallies)) and len(slot.held) == 3  # referenced: ids never reused
     # without a slot (a size check, a refit) the plain encoding, nothing kept
     assert handler._values(BUCKET, second, None) == [msgspec.json.encode(second)]
 
@@ -166,7 +169,7 @@ async def test_an_agents_state_forgotten_keeps_no_encoded_item(js: JetStreamCont
         await js.publish(*msg(4, "alice", "end"))
         await wait_for(lambda: checkpoint_reached(js, 4), within=30)
         slot = handler._cache[(BUCKET, "alice")]
-        assert slot.doc is None and slot.encoded == {}
+        assert slot.doc is None and slot.encoded == {} and slot.held == []
         raw, _ = await kv_read(kv, "alice")
         assert not raw  # deleted
         await js.publish(*msg(5, "alice", "gamma"))
