@@ -86,17 +86,13 @@ class Projection(ABC, Generic[D, In]):
     Class attributes: ``bucket`` (the logical document bucket), ``doc_type`` (the
     document's Struct), ``max_value_bytes`` (where a ``SPLIT_LISTS`` document splits; the
     contract's 512 KiB unless lowered), ``deferred`` (its events are prepared together
-    by ``prepare_deferred`` when their documents are next written, see the module),
-    ``kept_items`` (list fields of a single-value document whose items a write keeps encoded
-    while they are the same objects: a core that shares unchanged items between revisions
-    re-encodes only the changed ones; the bytes are the plain encoding's).
+    by ``prepare_deferred`` when their documents are next written, see the module).
     """
 
     bucket: str
     doc_type: type[D]
     max_value_bytes: int = parts.MAX_VALUE_BYTES
     deferred: bool = False
-    kept_items: tuple[str, ...] = ()
 
     @abstractmethod
     def accepts(self, env: Envelope) -> bool:
@@ -225,17 +221,13 @@ def boundary(seq: int, every: int) -> int:
 
 
 class _Slot:
-    __slots__ = ("doc", "encoded", "held", "parts", "pending", "revision")
+    __slots__ = ("doc", "parts", "pending", "revision")
 
     def __init__(self, doc: Any, revision: int, stored_parts: int = 0) -> None:
         self.doc = doc
         self.revision = revision  # the head's
         self.parts = stored_parts  # part keys agent.part1 … that exist (split documents only)
         self.pending: list[tuple[Envelope, Any]] = []
-        # the last write's ``kept_items``, each encoded, by id; ``held`` references them (an id
-        # kept is never reused)
-        self.encoded: dict[int, msgspec.Raw] = {}
-        self.held: list[Any] = []
 
 
 def _stamp(doc: D, previous: Any, env: Envelope, producer: str, counted: bool = True) -> D:
@@ -306,7 +298,6 @@ class ProjectionHandler(Handler):
         payload = max_payload(js, parts.MAX_VALUE_BYTES * 2)
         self._budget = {p.bucket: parts.value_budget(payload, p.max_value_bytes) for p in projections}
         self._split = {p.bucket: self._budget[p.bucket] for p in projections if parts.split_lists(p.doc_type)}
-        self._kept = {p.bucket: p.kept_items for p in projections if p.kept_items and p.bucket not in self._split}
         self._unwritable: dict[int, str] = {}  # events whose documents can never be written
         self.cut_on_triggers = cut_on_triggers
         self.cut_every = cut_every  # 0: no cuts at stream boundaries (see ``boundary``)
@@ -560,12 +551,12 @@ class ProjectionHandler(Handler):
     async def _store(self, projection: AnyProjection, slot: _Slot, kv: KeyValue, agent: str) -> None:
         """Write the slot's document, or delete it when an event ended it (``resets``)."""
         bucket = projection.bucket
-        values = self._values(bucket, slot.doc, slot) if slot.doc is not None else None
+        values = self._values(bucket, slot.doc) if slot.doc is not None else None
         if slot.doc is not None and values is None:
             # it does not fit one value: derive it again, fitting event by event
             if not await self._refit(projection, slot, kv, agent):
                 return
-            values = self._values(bucket, slot.doc, slot) if slot.doc is not None else None
+            values = self._values(bucket, slot.doc) if slot.doc is not None else None
             if slot.doc is not None and values is None:
                 raise DocumentTooLarge(f"{self.bucket_name(bucket)}/{agent} does not fit")
         if values is None:
@@ -577,7 +568,6 @@ class ProjectionHandler(Handler):
     async def _delete(self, bucket: str, kv: KeyValue, agent: str, slot: _Slot) -> None:
         """A delete marker over the head (compare-and-set on its revision), then the part
         keys; nothing when no document was stored."""
-        slot.encoded, slot.held = {}, []  # what the last write kept is not the next document's
         if not slot.revision:
             return
         slot.revision = await kv_delete(self._js, self.bucket_name(bucket), agent, slot.revision)
@@ -585,13 +575,12 @@ class ProjectionHandler(Handler):
             await parts.delete_parts(kv, agent, 0, slot.parts)
             slot.parts = 0
 
-    def _values(self, bucket: str, doc: Any, slot: _Slot | None = None) -> list[bytes] | None:
+    def _values(self, bucket: str, doc: Any) -> list[bytes] | None:
         """The document as the values a write puts (one, or the head and its parts), or
         None when it does not fit: a write that cannot succeed is never attempted."""
         max_bytes = self._split.get(bucket)
         if max_bytes is None:
-            kept = self._kept.get(bucket)
-            data = self._encoder.encode(doc) if kept is None or slot is None else self._encode_kept(doc, kept, slot)
+            data = self._encoder.encode(doc)
             return [data] if len(data) <= self._budget[bucket] else None
         try:
             if parts.cap(doc, max_bytes // 2)[1]:
@@ -599,30 +588,6 @@ class ProjectionHandler(Handler):
             return parts.encode_parts(doc, max_bytes)
         except DocumentTooLarge:
             return None
-
-    def _encode_kept(self, doc: Any, fields: tuple[str, ...], slot: _Slot) -> bytes:
-        """``doc``'s plain encoding, with each item of ``fields`` that the slot's last write
-        encoded (the same object: documents are values, a core shares what a message did not
-        change) spliced in as its bytes (``msgspec.Raw``) instead of encoded again. The slot keeps
-        this write's items, each referenced: while kept, an object's id is no other live
-        object's, so the id alone finds its bytes (the look-ups in C, a loop only for the misses)."""
-        before = slot.encoded
-        encode, raw = self._encoder.encode, msgspec.Raw
-        spliced: dict[str, list[Any]] = {}
-        held: list[Any] = []
-        kept: dict[int, msgspec.Raw] = {}
-        for name in fields:
-            items = getattr(doc, name)
-            ids = list(map(id, items))
-            raws: list[Any] = list(map(before.get, ids))  # (Raw, or None where not kept)
-            if None in raws:
-                for i in [i for i, known in enumerate(raws) if known is None]:
-                    raws[i] = raw(encode(items[i]))
-            kept.update(zip(ids, raws, strict=True))
-            held += items
-            spliced[name] = raws
-        slot.encoded, slot.held = kept, held
-        return encode(msgspec.structs.replace(doc, **spliced))
 
     async def _put(self, kv: KeyValue, agent: str, slot: _Slot, values: list[bytes]) -> None:
         """Write the slot's document: one value, or parts then the head (compare-and-set

@@ -21,9 +21,6 @@ FEEDBACK_KINDS = frozenset({"thread_close", "thread_priority"})
 class ThreadsProjection(EventProjection[ThreadsDoc]):
     bucket = BUCKET_THREADS
     doc_type = ThreadsDoc
-    # between two writes of an agent's document (a batch's few messages of it) most of its threads
-    # are the same objects (``core._summarised``): a write encodes only the changed ones
-    kept_items = ("threads",)
 
     def __init__(self, settings: ThreadsSettings, patterns: PatternSet) -> None:
         self._settings = settings
