@@ -236,7 +236,10 @@ def returned(returns: dict[str, tuple[int, int]], phrases: Sequence[str], ordina
     document's is a value; bounded (``_bounded``)."""
     if not phrases:
         return returns, []
-    table = dict(returns)
+    # ``dict.copy``, not ``dict(…)``: the table has holes (a phrase said again moves to its end),
+    # and ``dict()`` then re-inserts every entry (~7.5 µs for 300) where ``copy`` copies the
+    # table whole (~1.2 µs); the same entries in the same order
+    table = returns.copy()
     back = []
     for key in phrases:
         episodes, last = table.pop(key, (0, -RETURN_GAP))
@@ -431,21 +434,34 @@ def track(recent: Sequence[RecentMessage], seen: PhraseMemory, ordinal: int, ori
     ctx = _Context(window, _title_words(threads, stopwords), stopwords, patterns,
                    tuple(t.title.lower() for t in threads if t.status == "open"), frozenset(back_set))
     update = _decide(sorted(candidates, key=lambda k: (-k.count(" "), lowered.find(k))), ctx, list(seen.settled),
-                     dict(seen.heard))
+                     seen.heard.copy())
     return update._replace(returns=returns)
 
 
-_last_settled: list[tuple[list[str], frozenset[str]]] = []  # at most one: (a document's settled list, its set)
+class _SettledSets:
+    """Each document's ``settled`` list as a set, by the list's identity: the list a document
+    carries on unchanged until a phrase settles, never changed in place. Per agent: the worker
+    interleaves its agents' messages, so one kept list (the last one asked) missed at nearly
+    every message. Bounded (emptied when full); a kept list holds its id. An object, not a
+    module-level dict (``_KindTables``)."""
+
+    LIMIT: Final = 1024
+
+    def __init__(self) -> None:
+        self.by_id: dict[int, tuple[list[str], frozenset[str]]] = {}
+
+    def of(self, settled: list[str]) -> frozenset[str]:
+        known = self.by_id.get(id(settled))
+        if known is not None and known[0] is settled:
+            return known[1]
+        if len(self.by_id) >= self.LIMIT:
+            self.by_id.clear()
+        done = frozenset(settled)
+        self.by_id[id(settled)] = (settled, done)
+        return done
 
 
-def _settled_set(settled: list[str]) -> frozenset[str]:
-    """The phrases of ``settled`` as a set: the last list's is kept (compared by identity: the
-    list a document carries on unchanged until a phrase settles, never changed in place)."""
-    if _last_settled and _last_settled[0][0] is settled:
-        return _last_settled[0][1]
-    done = frozenset(settled)
-    _last_settled[:] = [(settled, done)]
-    return done
+_settled_set = _SettledSets().of
 
 
 def _again(heard: dict[str, int], key: str, mentions: list[Mention]) -> bool:

@@ -360,3 +360,22 @@ def test_closed_word_classes_make_no_topic() -> None:
     assert list(phrases_of("different different colours", breaks)) == ["different colours"]
     assert list(phrases_of("the grant proposal budget", breaks)) == ["grant proposal", "grant proposal budget",
                                                                       "proposal budget"]
+
+
+def test_the_settled_sets_are_each_documents_own_list_and_stay_bounded() -> None:
+    """``_settled_set`` keeps each document list's set by the list's identity (the worker interleaves
+    its agents): a settled phrase makes a new list, which gets its own set; an earlier list keeps its
+    own; past the bound every answer is still its list's."""
+    from workers.threads import topics
+
+    first = ["billing rewrite", "tax tables"]
+    second = [*first, "invoice generator"]  # a phrase settled: a new list
+    other = ["dance studio"]  # another agent's document
+    assert topics._settled_set(first) == frozenset(first)
+    assert topics._settled_set(second) == frozenset(second)
+    assert topics._settled_set(other) == frozenset(other)
+    assert topics._settled_set(first) is topics._settled_set(first)  # kept, not built again
+    assert "invoice generator" not in topics._settled_set(first)
+    lists = [[f"phrase {i}"] for i in range(topics._SettledSets.LIMIT + 10)]
+    assert all(topics._settled_set(s) == frozenset(s) for s in lists)
+    assert all(topics._settled_set(s) == frozenset(s) for s in (first, second, other, *lists[:20]))
