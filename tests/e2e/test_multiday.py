@@ -54,6 +54,9 @@ def _thread(markdown: str, title: str) -> str:
     return next((block for block in threads.split("\n### ") if title in block.split("\n", 1)[0]), "")
 
 
+# every worker a process and a 15-day conversation: 134 s at load 16-23, where pytest's default 120 s
+# expired three times (facts43's runs); a safety bound, as test_toolday's
+@pytest.mark.timeout(600)
 async def test_the_briefings_of_days_3_7_and_15(pipeline: JetStreamContext, nats_url: str, tmp_path: Path,
                                                  wait_for: Any) -> None:
     js = pipeline
