@@ -382,13 +382,17 @@ class RecallProjection(Projection[RecallDoc, KeyMemories]):
 
     async def _mirror_facts(self, start: Envelope) -> None:
         """The agent's knowledge facts as memories (``workers.recall.facts``), from its
-        KnowledgeDoc as of the session start (the knowledge worker waited for, at most
-        the composed workers' bound), before the session start is applied."""
+        KnowledgeDoc as of the session start, before the session start is applied. The
+        knowledge worker is waited for as a replay waits (``Inputs.patiently``: while it is
+        being applied, with no bound), not just to the composed workers' bound: the facts
+        are memories, derived state, and a start read with knowledge behind (under load, a
+        replay beside a replaying knowledge worker) stored a fact fewer than the live run."""
         settings = self._ctx.settings
         if not settings.knowledge.enabled:
             return
         inputs = self._ctx.inputs
         if self._wait:
+            await inputs.patiently([KNOWLEDGE], start)
             doc = (await inputs.at_trigger(self._ctx.worker, [KNOWLEDGE], start)).docs[KNOWLEDGE.field]
         else:
             doc, _ = await inputs.docs.as_of(inputs.bucket(KNOWLEDGE.bucket), start.agent, KnowledgeDoc, start.seq)
