@@ -168,7 +168,7 @@ class Inputs:
 
         return final
 
-    async def patiently(self, sources: Sequence[Source], env: Envelope) -> None:
+    async def patiently(self, sources: Sequence[Source], env: Envelope, unconsumed_s: float | None = None) -> None:
         """Until every source consumer of ``env``'s agent has applied the events before it (or the
         agent's document of the source says the read is final: ``Inputs._final``), with no
         bound — for a composed document whose every trigger must read its sources complete, as a
@@ -176,7 +176,9 @@ class Inputs:
         the agent's next trigger). It stops waiting for a source that nobody consumes (no pull
         request waiting and nothing in flight, for ``UNCONSUMED_S``) or that stopped moving (for
         ``STUCK_S``), and does not wait again for it until its checkpoint moves: the bounded read
-        (``at_trigger``) then reports it lagging, as before."""
+        (``at_trigger``) then reports it lagging, as before. ``unconsumed_s``: how long nobody
+        is at a source before it is given up (None: ``UNCONSUMED_S``) — shorter for a reader that
+        often runs without that source's worker (recall without knowledge)."""
         if not sources:
             return
         tracker = await self.tracker()
@@ -185,7 +187,7 @@ class Inputs:
         pending = {c: seq for c, seq in pending.items() if self._given_up.get(c) != tracker.checkpoint(c)}
         proofs = {self.consumer(s.worker, env.agent): self._final(s, env, s.before(env.seq, env.family))
                   for s in sources}
-        await _Patience(tracker, self._js, pending, self._given_up, proofs).wait(env.agent)
+        await _Patience(tracker, self._js, pending, self._given_up, proofs, unconsumed_s).wait(env.agent)
 
     async def now(self, sources: Sequence[Source], agent: str) -> tuple[dict[str, Any], list[str], datetime]:
         """``sources`` as they are now (for requests), the consumers behind the stream's end
@@ -218,8 +220,10 @@ class _Patience:
     watch that died with a NATS restart would have held every trigger for ``STUCK_S``."""
 
     def __init__(self, tracker: WatermarkTracker, js: JetStreamContext, pending: dict[str, int],
-                 given_up: dict[str, int], proofs: Mapping[str, Proof] | None = None) -> None:
+                 given_up: dict[str, int], proofs: Mapping[str, Proof] | None = None,
+                 unconsumed_s: float | None = None) -> None:
         self._tracker = tracker
+        self._unconsumed_s = unconsumed_s
         self._js = js
         self._proofs = proofs or {}
         self._pending = dict(pending)
@@ -243,7 +247,7 @@ class _Patience:
                 if not state.consumed and consumer not in idle_said:  # its worker is down: the trigger is held
                     idle_said.add(consumer)
                     log.info("waiting_for_source", extra={"consumer": consumer, "agent": agent, "seq": seq,
-                                                          "gives_up_after_s": UNCONSUMED_S})
+                                                          "gives_up_after_s": self._unconsumed()})
                 if self._hopeless(consumer, state):
                     self._given_up[consumer] = self._tracker.checkpoint(consumer)
                     del self._pending[consumer]
@@ -267,13 +271,16 @@ class _Patience:
         return _SourceState(applied, not info.num_pending and not info.num_ack_pending,
                             bool(info.num_waiting or info.num_ack_pending))
 
+    def _unconsumed(self) -> float:
+        return UNCONSUMED_S if self._unconsumed_s is None else self._unconsumed_s
+
     def _hopeless(self, consumer: str, state: _SourceState) -> bool:
         now = time.monotonic()
         if state.applied != self._moved[consumer][0]:
             self._moved[consumer] = (state.applied, now)
         if state.consumed:
             self._consumed[consumer] = now
-        return now - self._moved[consumer][1] >= STUCK_S or now - self._consumed[consumer] >= UNCONSUMED_S
+        return now - self._moved[consumer][1] >= STUCK_S or now - self._consumed[consumer] >= self._unconsumed()
 
 
 class ComposedProjection(Projection[D, Reading]):
