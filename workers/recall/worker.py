@@ -392,13 +392,15 @@ class RecallProjection(Projection[RecallDoc, KeyMemories]):
         are memories, derived state, and a start read with knowledge behind (under load, a
         replay beside a replaying knowledge worker) stored a fact fewer than the live run.
         Nobody at the knowledge consumer for ``KNOWLEDGE_UNCONSUMED_S`` (no knowledge worker
-        runs: recall alone) ends the wait: the bounded read then reports it lagging, as before."""
+        runs: recall alone) ends the wait: the bounded read then reports it lagging, as before;
+        ``CORTEX_BOOT_WAIT_MS=0`` waits for no source at all (recall alone, as the bench runs it)."""
         settings = self._ctx.settings
         if not settings.knowledge.enabled:
             return
         inputs = self._ctx.inputs
         if self._wait:
-            await inputs.patiently([KNOWLEDGE], start, unconsumed_s=KNOWLEDGE_UNCONSUMED_S)
+            if inputs.bound_s > 0:
+                await inputs.patiently([KNOWLEDGE], start, unconsumed_s=KNOWLEDGE_UNCONSUMED_S)
             doc = (await inputs.at_trigger(self._ctx.worker, [KNOWLEDGE], start)).docs[KNOWLEDGE.field]
         else:
             doc, _ = await inputs.docs.as_of(inputs.bucket(KNOWLEDGE.bucket), start.agent, KnowledgeDoc, start.seq)
