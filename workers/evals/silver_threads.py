@@ -76,9 +76,8 @@ from workers.evals.real_threads_ranker import (
     prepare,
     structure,
 )
+from workers.evals.silver_data import DEV, LOCOMO_DEV
 
-DEV: Final = "dev"
-LOCOMO_DEV: Final = (0, 1, 2, 3, 4)
 _AMI: Final = re.compile(r"(?:ES|IS|TS|EN)\d{4}[a-d]")
 _ICSI: Final = re.compile(r"B[a-z]{2}\d{3}")
 NEGATIVE_EVERY: Final = 8
