@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any
 
 import nats
+import pytest
 
+import shared.inputs
 from shared.config import load_settings
 from shared.inputs import COMPOSED_LAGGING
 from shared.names import EVENTS_STREAM
@@ -42,8 +44,12 @@ class _Said(logging.Handler):
 
 
 async def test_a_session_start_mirrors_the_facts_before_it_though_knowledge_was_behind_past_the_bound(
-    nats_url: str, tmp_path: Path, wait_for: Any
+    nats_url: str, tmp_path: Path, wait_for: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # however long the knowledge worker takes to start (the suite runs at load ~20), recall does
+    # not give up on it meanwhile: nobody at its consumer, its ack floor not moving
+    monkeypatch.setattr(recall_worker, "KNOWLEDGE_UNCONSUMED_S", 3600.0)
+    monkeypatch.setattr(shared.inputs, "STUCK_S", 3600.0)
     settings = load_settings({"CORTEX_NATS_URL": nats_url, "CORTEX_DATA_DIR": str(tmp_path),
                               "CORTEX_RUNTIME_FETCH_TIMEOUT_MS": "100", "CORTEX_BOOT_WAIT_MS": "100",
                               "CORTEX_EMBEDDER": "hashing"})
