@@ -228,9 +228,23 @@ def test_questions_and_negated_decisions_are_none(text: str) -> None:
 ])
 def test_a_decision_that_only_points_back_at_decisions_is_none(text: str, what: str | None) -> None:
     """Issue 37 (seventeenth round): "Uh these are the points um we agreed on" stood in Recent
-    Decisions (TS3003); over QMSum train's AMI meetings, five decisions stored ended on their cue
+    Decisions (TS3003); over QMSum train's AMI meetings, eight decisions stored ended on their cue
     with nothing decided in them."""
     assert [d.what for d in run(text)] == ([what] if what else [])
+
+
+@pytest.mark.parametrize(("text", "what"), [
+    ("Voilà les points que nous avons décidés.", None),
+    ("On l'a déjà décidé.", None),
+    ("Questi sono i punti che abbiamo deciso.", None),
+    ("Это пункты, которые мы решили.", None),
+    ("On a décidé de garder Postgres.", "On a décidé de garder Postgres"),
+    ("Abbiamo deciso di usare Postgres.", "Abbiamo deciso di usare Postgres"),
+    ("Мы решили оставить Postgres.", "Мы решили оставить Postgres"),
+])
+def test_a_decision_that_only_points_back_is_none_in_the_other_packs(text: str, what: str | None) -> None:
+    doc = apply_message(None, message(text), SETTINGS, ALL, UTC_ZONE)
+    assert [d.what for d in doc.decisions] == ([what] if what else [])
 
 
 def test_document_is_version_one_and_round_trips() -> None:
