@@ -82,7 +82,7 @@ _POINTERS: Final = frozenset({
     "voilà", "ecco", "пункт", "пункты", "решения", "уже", "ранее",
     # the auxiliaries and relatives of a told decision that the packs' stopwords lack
     "l", "s", "avons", "avez", "ont", "abbiamo", "avete", "hanno", "questi", "queste", "hemos", "han", "temos",
-    "têm", "которые", "который", "которое",
+    "têm", "estes", "estas", "são", "которые", "который", "которое",
 })
 """Words that point at decisions told elsewhere ("these are the points we agreed on", "that was already
 decided"; "das sind die Punkte, die wir beschlossen haben", "voilà les points que nous avons décidés"): no
