@@ -395,6 +395,11 @@ def _topic_until(ends: tuple[str, ...]) -> str:
     return rf"(?!(?:{stop})(?![\w-]))(\w(?:(?!\s+(?:{stop})(?![\w-]))[\w\s-]){{3,40}})"
 
 
+_FLOOR_TOKENS_EN: Final = r"(?:pen|marker|floor|word|mic|microphone|ball|baton|mouse|pointer|clicker)"
+"""What a meeting passes to its next speaker (the floor, the whiteboard's pen): handing it on is a move
+of the moment, no task (issue 37, seventeenth round)."""
+
+
 EN: Final = LanguagePack(
     code="en",
     # (and "since we're going for the company colours, …": a choice made before, given as a reason)
@@ -611,6 +616,9 @@ EN: Final = LanguagePack(
         r"^(?:(?:do|try) (?:it|that|this|so)$|go$|let (?:you|ya|u) know$|get back to (?:you|ya)$"
         # what a speaker does right then: "go first", "just check that", "walk you through them", "show you"
         r"|just\b|(?:go|going) (?:first|next|ahead|on)\b|(?:show|tell|walk|give) (?:you|u|ya|everyone|everybody|them)\b"
+        # (seventeenth round) a speaker guiding the room through what is shown right then ("direct you
+        # through the project", "take you all through the slides")
+        r"|(?:take|lead|guide|direct|talk) (?:you|u|ya|everyone|everybody|them|us)(?: all| guys)? (?:\w+ )?through\b"
         r"|(?:explain|present|recap|summari[sz]e|draw|read out)\b|talk (?:a (?:little )?bit )?about\b|say\b"
         r"|start (?:with|by|off|this|that)\b|move on\b|go (?:back|through|over|into|on to)\b|come back to\b"
         r"|(?:get|set|put|pull|bring) (?:this|that|it) (?:up|going|on)\b"
@@ -627,6 +635,9 @@ EN: Final = LanguagePack(
         # decision, no task; the floor passed on in a meeting ("hand over to Agnes", "invite Christine
         # to present", "let me interrupt you"); a talk given right then ("discuss the trend watching")
         r"^(?:go (?:with|for)|pick|vote for|hand(?: it)? over|pass (?:it )?(?:on |over )?to|interrupt\b|discuss\b"
+        # (seventeenth round) the meeting's tokens of the floor passed on ("pass the pen to our User
+        # Interface Designer", "hand over the marker"); "pass the message on to Sarah" is a task
+        rf"|(?:pass|hand)(?: over)? (?:the |my |this )?{_FLOOR_TOKENS_EN}(?: (?:on|over|back))?(?: to\b|$)"
         r"|invite\b[^.!?]{0,60}?\bto (?:discuss|present|talk|speak|say|show)\b|invite \w+,|get to (?:that|this|it)\b)",
         # a score given in an evaluation round ("I'll give it a six", "I'll put two"): a number is
         # no task (issue 37, AMI's product evaluations); the floor given, or a talk given right then
@@ -834,7 +845,12 @@ DE: Final = LanguagePack(
     idle=(r"auf dem laufenden halten|darüber nachdenken|(?:es|das|sie) genießen|^(?:es|das|sie) mir (?:mal )?"
           r"(?:anschauen|ansehen|angucken|merken)$",),
     vague=(r"^(?:(?:dir|euch|ihnen|dich) )?bescheid (?:geben|sagen)$|^(?:mich|uns) (?:melden|wieder melden)$"
-           r"|^(?:das|es) (?:machen|tun)$",),
+           r"|^(?:das|es) (?:machen|tun)$"
+           # (seventeenth round, as English "direct you through the project", "pass the pen to …"): the
+           # room guided through what is shown right then, the meeting's floor passed on
+           r"|^(?:euch|sie|dich)(?: alle)?(?: (?:kurz|schnell|einmal|mal))? durch\b"
+           r"|^(?:das wort|den stift|den marker|das mikro(?:fon)?|die maus|den ball)\b[^.!?]{0,40}?"
+           r"\b(?:weiter|über)geben$",),
     requested=(r"((?:erinnere?|erinnern sie) mich\b[^\n.!?]{3,160})",
                r"((?:kannst|könntest) du mich\b[^\n.!?]{0,80}?\berinnern\b[^\n.!?]{0,120})"),
     # a task given to the one addressed ("Du musst den Bericht bis Freitag schicken"; tenth round)
@@ -1051,7 +1067,11 @@ FR: Final = LanguagePack(
     aspiration=(r"^(?:toujours|jamais)\b|\b(?:essayer|faire de mon mieux|faire mon possible)\b",),
     hedge=(r"\b(?:peut-être|probablement|un jour|si je peux|je pense que|sans doute|je crois que)\b",),
     idle=(r"^(?:te|vous) (?:tenir|tiens|tiendrai) au courant|^y (?:réfléchir|penser)\b",),
-    vague=(r"^(?:te|vous) (?:dire|redire|faire signe)\b",),
+    vague=(r"^(?:te|vous) (?:dire|redire|faire signe)\b"
+           # (seventeenth round, as English "direct you through the project", "pass the pen to …"): the
+           # room guided through what is shown right then, the meeting's floor passed on
+           r"|^(?:vous|te|les) (?:guider|accompagner|emmener) (?:à travers|dans|par|à)\b"
+           r"|^(?:passer|donner|céder|laisser) (?:la parole|le stylo|le feutre|le marqueur|le micro|la main)\b",),
     requested=(r"((?:rappelle|rappelez)[- ]moi\b[^\n.!?]{3,160})",),
     # a task given to the one addressed ("Tu dois préparer le devis pour vendredi"; tenth round)
     assigned=(r"(?<![\wéèêàçîô])(?:tu dois|vous devez|il faut que tu)\s+((?:préparer|envoyer|écrire|rédiger|vérifier"

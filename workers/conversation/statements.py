@@ -75,6 +75,38 @@ def _is_bare(sentence: str, cue: tuple[int, int], stopwords: frozenset[str]) -> 
     return not (named and not _word_count(sentence[: cue[0]]))
 
 
+_POINTERS: Final = frozenset({
+    "point", "points", "item", "items", "list", "ones", "decision", "decisions", "already", "far", "earlier",
+    "previously", "before", "punkt", "punkte", "entscheidung", "entscheidungen", "bereits", "vorhin", "bisher",
+    "puntos", "punti", "pontos", "décisions", "decisiones", "decisioni", "decisões", "déjà", "già", "já", "ya",
+    "voilà", "ecco", "пункт", "пункты", "решения", "уже", "ранее",
+    # the auxiliaries and relatives of a told decision that the packs' stopwords lack
+    "l", "s", "avons", "avez", "ont", "abbiamo", "avete", "hanno", "questi", "queste", "hemos", "han", "temos",
+    "têm", "estes", "estas", "são", "которые", "который", "которое",
+})
+"""Words that point at decisions told elsewhere ("these are the points we agreed on", "that was already
+decided"; "das sind die Punkte, die wir beschlossen haben", "voilà les points que nous avons décidés"): no
+content of a decision (``_points_back``); the packs' stopwords are the rest of such a sentence."""
+
+
+_TOLD: Final = re.compile(r"decid|décid|decis|agree|acord|accord|beschlo|entschied|einig|реш|соглас")
+"""A cue that tells of a decision ("decided", "agreed", "beschlossen", "решили"), not one that makes it
+("let's go with five", "Postgres it is"): only such a cue can point back at decisions told elsewhere."""
+
+
+def _points_back(sentence: str, cue: tuple[int, int], patterns: PatternSet) -> bool:
+    """The sentence ends on its cue and names nothing decided: every word but the cue's is a function
+    word, a filler or a pointer ("Uh these are the points um we agreed on", "Yeah that was already
+    decided", "Like we agreed before") — a recap's heading, its list said in other sentences, or a
+    reference back (issue 37, seventeenth round: over QMSum train's AMI meetings eight stored decisions
+    were such, and none named a choice). Unspaced text is not judged."""
+    if _CJK.search(sentence) or not _TOLD.search(sentence[cue[0]:cue[1]].lower()):
+        return False
+    words = [w.lower() for w in _WORD.findall(sentence[: cue[0]] + " " + sentence[cue[1]:])]
+    return all(w in patterns.phrase_breaks or w in _POINTERS for w in _WORD.findall(
+        sentence[cue[1]:].lower())) and all(w in patterns.phrase_breaks or w in _POINTERS for w in words)
+
+
 def _markers(low: str, reasons: ReasonMarkers) -> list[tuple[re.Match[str], str, bool]]:
     """Reason markers of a sentence in order: (match, kind, the why keeps the marker)."""
     families = (("reason", reasons.reason, False), ("reason", reasons.reason_kept, True),
@@ -225,6 +257,7 @@ def find_decisions(text: MatchText, patterns: PatternSet, steps: bool = False) -
         cue = cue_start - start
         sentence = original[start:end]
         if _is_question(sentence, patterns) or _is_bare(sentence, (cue, cue_end - start), patterns.stopwords) \
+                or _points_back(sentence, (cue, cue_end - start), patterns) \
                 or _on_condition(low[start:cue_start], patterns):
             continue
         said = start + _untagged(sentence, patterns)  # "…, yeah?" is no part of what was decided

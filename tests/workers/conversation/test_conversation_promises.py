@@ -352,6 +352,35 @@ def test_a_concrete_intended_action_is_a_promise(text: str, what: str | None, du
 
 
 @pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        # the room guided through what is shown right then (AMI TS3003a: the chair's "I'll direct you
+        # through the project", shown as an open commitment for four mornings)
+        ("I'm the project manager so I'll direct you through the project.", None),
+        ("I'll take you all through the slides.", None),
+        ("Ich werde euch kurz durch das Projekt führen.", None),
+        ("Je vais vous guider à travers le projet.", None),
+        # the meeting's floor passed on ("Guess I'll pass the pen to our User Interface Designer")
+        ("Guess I'll pass the pen to our User Interface Designer.", None),
+        ("So now I'm gonna hand over the pen to you.", None),
+        ("Ich werde das Wort an Anna weitergeben.", None),
+        ("Je vais passer la parole à Marie.", None),
+        # a message relayed is a task; a move with a day is owed that day
+        ("I'll pass the message on to Sarah.", "pass the message on to Sarah"),
+        ("Ich werde die Nachricht an Sarah weitergeben.", "die Nachricht an Sarah weitergeben"),
+        ("Je vais passer le message à Marie.", "passer le message à Marie"),
+        ("I'll walk you through the deployment tomorrow.", "walk you through the deployment"),
+        ("Ich werde euch morgen durch das Projekt führen.", "euch durch das Projekt führen"),
+    ],
+)
+def test_a_meeting_move_with_an_object_is_no_promise(text: str, kept: str | None) -> None:
+    """Issue 37 (seventeenth round): a move of the moment that names what it moves through or
+    hands on — en, de and fr, the packs whose promises carry their task ("I'll …", "ich werde …",
+    "je vais …"); es, it, pt and ru promise in fixed phrases ("lo haré") that carry none."""
+    assert [p.what for p in promises(text)] == ([kept] if kept else [])
+
+
+@pytest.mark.parametrize(
     ("text", "who", "what", "due"),
     [
         ("Sarah will send the signed contract by Friday.", "Sarah", "send the signed contract", "by Friday"),

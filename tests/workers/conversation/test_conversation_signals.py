@@ -200,7 +200,7 @@ def test_a_wait_is_its_clause_cut_between_words_with_an_ellipsis() -> None:
 def test_a_message_yields_at_most_fifty_signals_of_a_kind() -> None:
     """Cortex's guard against hostile input: thousands of "decided" are fifty decisions."""
     assert MAX_MATCHES_PER_FAMILY == 50
-    assert len(extract_signals("We decided that. " * 5000, EN).decisions) == 50
+    assert len(extract_signals("We decided on Postgres. " * 5000, EN).decisions) == 50
     assert len(extract_signals("decided " * 5000, EN).decisions) == 1  # one sentence, one decision
 
 

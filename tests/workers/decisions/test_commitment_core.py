@@ -918,3 +918,24 @@ def test_the_kept_local_day_is_the_instants_own_across_midnights_and_clock_chang
             assert _local_day(said, tz) == said.astimezone(tz).date().isoformat(), said
     naive = datetime(2020, 3, 29, 1, 30)
     assert _local_day(naive, tz) == naive.astimezone(tz).date().isoformat()
+
+
+@pytest.mark.parametrize(("first", "again", "whats"), [
+    # the first saying broken off mid-word: the second is the same promise (AMI IS1008)
+    ("I'll send you the minutes of meet", "I'll send you the minutes of meeting, and please put your notes in "
+     "the shared folder.", ["send you the minutes of meet"]),
+    # a whole last word that only begins another's is no cut: two tasks ("repo" is no cut "report")
+    ("I'll send the repo link to Anna.", "I'll send the report draft to Anna.",
+     ["send the repo link to Anna", "send the report draft to Anna"]),
+    # a cut word that is not the task's last is no cut either
+    ("I'll send the repo to Anna.", "I'll send the report to Anna.",
+     ["send the repo to Anna", "send the report to Anna"]),
+])
+def test_a_promise_broken_off_in_a_transcript_and_said_again_is_one(first: str, again: str,
+                                                                       whats: list[str]) -> None:
+    """Issue 37 (seventeenth round): a transcript's task cut off at its end ("… the minutes of meet")
+    and said again whole was two commitments; the briefing listed both. A word cut short counts as its
+    whole word only at the end of a task, at most two letters short."""
+    doc = say(None, first, sender="chair")
+    doc = say(doc, again, 30, sender="chair")
+    assert _whats(doc) == whats

@@ -211,6 +211,46 @@ def test_questions_and_negated_decisions_are_none(text: str) -> None:
     assert run(text) == []
 
 
+@pytest.mark.parametrize(("text", "what"), [
+    # a recap's heading, a reference back: the cue ends the sentence and names nothing decided (AMI)
+    ("Uh these are the points um we agreed on.", None),
+    ("Yeah that was already decided.", None),
+    ("Like we agreed before.", None),
+    ("We uh decided on", None),
+    ("Das sind die Punkte, die wir beschlossen haben.", None),
+    # what was decided named before the cue, or after it
+    ("Postgres is what we agreed on.", "Postgres is what we agreed on"),
+    ("Der Videotext ist bereits beschlossen.", "Der Videotext ist bereits beschlossen"),
+    ("These are the points we agreed on: no teletext and a rubber case.",
+     "These are the points we agreed on: no teletext and a rubber case"),
+    # a cue that makes the choice keeps it ("let's go with five": the score chosen)
+    ("Okay let's go with five then.", "Okay let's go with five then"),
+])
+def test_a_decision_that_only_points_back_at_decisions_is_none(text: str, what: str | None) -> None:
+    """Issue 37 (seventeenth round): "Uh these are the points um we agreed on" stood in Recent
+    Decisions (TS3003); over QMSum train's AMI meetings, eight decisions stored ended on their cue
+    with nothing decided in them."""
+    assert [d.what for d in run(text)] == ([what] if what else [])
+
+
+@pytest.mark.parametrize(("text", "what"), [
+    ("Voilà les points que nous avons décidés.", None),
+    ("On l'a déjà décidé.", None),
+    ("Questi sono i punti che abbiamo deciso.", None),
+    ("Это пункты, которые мы решили.", None),
+    ("Eso ya lo decidimos.", None),
+    ("Estes são os pontos que decidimos.", None),
+    ("Isso já foi decidido.", None),
+    ("Ya decidimos usar Postgres.", "Ya decidimos usar Postgres"),
+    ("On a décidé de garder Postgres.", "On a décidé de garder Postgres"),
+    ("Abbiamo deciso di usare Postgres.", "Abbiamo deciso di usare Postgres"),
+    ("Мы решили оставить Postgres.", "Мы решили оставить Postgres"),
+])
+def test_a_decision_that_only_points_back_is_none_in_the_other_packs(text: str, what: str | None) -> None:
+    doc = apply_message(None, message(text), SETTINGS, ALL, UTC_ZONE)
+    assert [d.what for d in doc.decisions] == ([what] if what else [])
+
+
 def test_document_is_version_one_and_round_trips() -> None:
     """decision-tracker.test.ts › DecisionTracker › persists decisions to disk (here: the contract encoding)."""
     doc = apply_message(None, message("We agreed on MIT license for all plugins"), SETTINGS, BOTH, UTC_ZONE)
