@@ -248,6 +248,8 @@ def _check_struct(obj: Any, limits: Limits, raw_size: int, where: str = "") -> s
         value = getattr(obj, name)
         if value is None:
             continue
+        if kind > _LONG and type(value) is str and len(value) <= bounds[kind]:
+            continue  # a path or a label within its characters: what ``_size_reason`` finds of it
         reason = None
         if kind == _TIME:
             if not TS_MIN.year < value.year < TS_MAX.year - 1:  # else no offset can take it out of range
@@ -418,13 +420,40 @@ def total(
         return Rejection(seq=seq, subject=subject, reason=rejection_reason(exc, what))
 
 
+class _Subjects:
+    """Each stored subject parsed once (``parse_subject``) with a valid agent token: a worker's
+    subjects are its agents times their kinds, each read for every event. Only subjects that
+    pass are kept (a bad one is parsed again, and rejected again, each time); bounded, emptied
+    when full. An object, not a module-level dict (``shared.fingerprint`` reads those as tables)."""
+
+    LIMIT: Final = 8192
+
+    def __init__(self) -> None:
+        self.by_subject: dict[tuple[str, str], Subject] = {}
+
+    def parsed(self, prefix: str, subject: str) -> Subject | str:
+        known = self.by_subject.get((prefix, subject))
+        if known is not None:
+            return known
+        parsed = parse_subject(prefix, subject)
+        if isinstance(parsed, str):
+            return parsed
+        if not is_valid_agent(parsed.agent):
+            return f"invalid agent token {parsed.agent!r} in subject"
+        if len(self.by_subject) >= self.LIMIT:
+            self.by_subject.clear()
+        self.by_subject[(prefix, subject)] = parsed
+        return parsed
+
+
+_SUBJECTS: Final = _Subjects()
+
+
 def _decode(prefix: str, subject: str, seq: int, data: bytes, limits: Limits) -> Envelope | Rejection:
-    parsed = parse_subject(prefix, subject)
+    parsed = _SUBJECTS.parsed(prefix, subject)  # (the agent token a valid agent id too)
     if isinstance(parsed, str):
         return Rejection(seq=seq, subject=subject, reason=parsed)
     family, agent, kind, token = parsed
-    if not is_valid_agent(agent):
-        return Rejection(seq=seq, subject=subject, reason=f"invalid agent token {agent!r} in subject")
     # a payload with fewer brackets than the limit cannot nest deeper: measure only the others
     if data.count(b"[") + data.count(b"{") > limits.max_depth and (depth := nesting_depth(data)) > limits.max_depth:
         return Rejection(seq=seq, subject=subject,

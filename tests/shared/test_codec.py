@@ -407,3 +407,37 @@ def test_a_negative_compaction_count_is_bad_input(counts: dict[str, int]) -> Non
     result = decode("cortex.compaction.main.after", payload)
     assert isinstance(result, Rejection) and "Expected `int` >= 0" in result.reason, result
     assert isinstance(decode("cortex.compaction.main.after", {**payload, **dict.fromkeys(counts, 0)}), Envelope)
+
+
+def test_a_subject_is_parsed_once_and_a_bad_one_is_rejected_each_time_without_being_kept() -> None:
+    """``_Subjects``: a subject that passes is kept as ``parse_subject`` answers it; one whose agent
+    token is no agent id is rejected with the same reason each time and never kept; bounded."""
+    from shared.codec import _SUBJECTS
+
+    _SUBJECTS.by_subject.clear()
+    env = decode("cortex.msg.main.received", GOOD)
+    stored = stored_form("cortex", "cortex.msg.main.received")
+    assert isinstance(env, Envelope)
+    assert _SUBJECTS.by_subject == {("cortex", stored): parse_subject("cortex", stored)}
+    again = decode("cortex.msg.main.received", {**GOOD, "id": "e2"})
+    assert isinstance(again, Envelope) and (again.family, again.kind, again.agent) == ("msg", "received", "main")
+    bad = f"cortex.msg.{slot_of('main')}.ma!n.received"
+    data = msgspec.json.encode(GOOD)
+    reasons = [decode_event("cortex", bad, 7, data, Limits()) for _ in range(2)]
+    assert all(isinstance(r, Rejection) and r.reason == "invalid agent token 'ma!n' in subject" for r in reasons)
+    assert ("cortex", bad) not in _SUBJECTS.by_subject
+    assert decode_event("other", stored, 7, data, Limits()) == Rejection(
+        seq=7, subject=stored, reason=f"unknown subject {stored!r}")  # the prefix is part of the key
+    for i in range(_SUBJECTS.LIMIT + 5):
+        _SUBJECTS.parsed("cortex", stored_form("cortex", f"cortex.msg.a{i}.received"))
+    assert 0 < len(_SUBJECTS.by_subject) <= _SUBJECTS.LIMIT
+
+
+@pytest.mark.parametrize("size", [255, 256, 257])
+def test_a_label_at_its_limit_passes_and_one_character_more_is_rejected(size: int) -> None:
+    """The labels within their characters pass on the spot (``_check_struct``): the bound is the same."""
+    found = decode("cortex.msg.main.received", {**GOOD, "sender": "s" * size, "channel": "c" * size})
+    if size <= 256:
+        assert isinstance(found, Envelope)
+    else:
+        assert isinstance(found, Rejection) and found.reason == f"sender too long: {size} characters > 256"

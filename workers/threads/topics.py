@@ -194,6 +194,9 @@ class Mention(NamedTuple):
     text: str  # the message (its head)
 
 
+_new_tuple: Final = tuple.__new__
+
+
 class Window(NamedTuple):
     """The last messages, oldest first, the current one last; lower-cased once."""
 
@@ -201,8 +204,9 @@ class Window(NamedTuple):
     lowered: list[str]
 
     def mentions(self, key: str) -> list[Mention]:
-        return [Mention(m.n, low.find(key), m.text) for m, low in zip(self.messages, self.lowered, strict=True)
-                if key in low]
+        # (``tuple.__new__`` in C: the named tuple's own ``__new__`` is a Python function, one call a mention)
+        return [_new_tuple(Mention, (m.n, low.find(key), m.text))
+                for m, low in zip(self.messages, self.lowered, strict=True) if key in low]
 
 
 def _about(mention: Mention) -> str:
@@ -487,7 +491,8 @@ def _decide(keys: list[str], ctx: _Context, settled: list[str], heard: dict[str,
     title_words, titles = ctx.title_words, ctx.titles
     for key in keys:
         mentions = ctx.window.mentions(key)
-        ctx = ctx._replace(title_words=title_words, titles=titles)
+        if title_words is not ctx.title_words:  # (a thread promoted for an earlier key)
+            ctx = ctx._replace(title_words=title_words, titles=titles)
         verdict = _verdict(key, mentions, ctx, key in ctx.back or _again(heard, key, mentions))
         if verdict == WAIT:
             if len(mentions) >= MIN_MENTIONS:  # said twice here: heard (a return said once is counted already)
