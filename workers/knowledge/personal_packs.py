@@ -244,6 +244,9 @@ EN: Final = PersonalPack(
           r"|she|he|that|that['’]s|this|you|(?:our|my|his|her|their|your)(?:\s+\w+){1,2}\s+(?:is|are|was|were)|the\s+\w+\s+(?:is|are|was|were))\b"
           r"|\s+(?:but|because|cause|['’]cause|since|which|when|while|though|although|if|until|unless|so\s+that"
           r"|where|who|whom|whose|after|before|as\s+well\s+as|as\s+long\s+as|and\s+so|just\s+like|like\s+you)\b"
+          # a second clause of the same subject, its "I" left out: "a few fish and had a blast" (seventeenth round)
+          r"|\s+(?:and|but)\s+(?:had|went|got|made|took|saw|was|were|did|came|found|felt|spent|ended\s+up|tried"
+          r"|decided)\b"
           r"|\s+[-–—]+\s+|\s*[-–—]{2,}|\s*[(:\"“]"),
     trailing=(r"(?:\s+(?:too|as\s+well|also|though|lol|haha+|hehe|now|again|tbh|honestly|really|actually|anyway"
               r"|these\s+days|at\s+all|and\s+stuff|and\s+all|and\s+everything|and\s+more|etc|lately|so\s+much"
@@ -383,6 +386,8 @@ DE: Final = PersonalPack(
     discourse=("und", "aber", "also", "ja", "naja", "na", "übrigens", "ach", "oh", "nein", "doch", "jetzt", "auch",
                "genau", "klar", "ok", "okay", "hallo", "hi", "hey", "tatsächlich", "ehrlich", "gesagt", "übrigens"),
     ends=(r"\s+(?:und|aber|oder|also|denn)\s+(?:ich|es|das|wir|sie|er|du|dann|jetzt|auch|noch)\b"
+          # a second clause of the same subject, its "ich" left out: "… ein paar Fische und hatte viel Spaß"
+          r"|\s+(?:und|aber)\s+(?:hatte|hatten|habe|hab|war|waren|bin|ging|bekam|machte|fand|fühlte)\b"
           r"|\s+(?:aber|weil|da|denn|wenn|obwohl|seitdem|bis|dass|was|wo|wie|sodass)\b|\s+[-–—]+\s+|\s*[-–—]{2,}|\s*[(:\"“„]"),
     trailing=(r"(?:\s+(?:auch|sehr|total|echt|wirklich|gerne?|halt|eben|schon|mittlerweile|inzwischen"
               r"|seit\s+(?:\w+\s+)?jahren))+$"),
