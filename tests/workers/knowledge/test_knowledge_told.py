@@ -40,10 +40,10 @@ def stored(doc: KnowledgeDoc) -> list[str]:
 
 
 def test_what_the_other_persons_reply_does_not_take_up_is_kept_not_shown() -> None:
-    doc = talk([("Ana", "I'm allergic to cats."), ("Ben", "Oh no, that's rough."),
+    doc = talk([("Ana", "I'm into jazz."), ("Ben", "Oh no, that's rough."),
                 ("Ana", "I'm learning German now."), ("Ben", "Wow, German! How is it going?")])
-    assert stored(doc) == ["German", "cats"]  # the document keeps both
-    assert doc.unanswered == [f.id for f in doc.facts if f.object == "cats"]
+    assert stored(doc) == ["German", "jazz"]  # the document keeps both
+    assert doc.unanswered == [f.id for f in doc.facts if f.object == "jazz"]
     assert doc.taken_up == [f.id for f in doc.facts if f.object == "German"]
     assert shown(doc) == ["Ana is learning German"]
 
@@ -74,11 +74,11 @@ def test_one_fact_per_person_of_what_replies_took_up_the_first_said_first() -> N
 
 
 def test_said_again_later_it_counts_as_taken_up() -> None:
-    doc = talk([("Ana", "I'm allergic to cats."), ("Ben", "Oh no.")])
+    doc = talk([("Ana", "I'm into jazz."), ("Ben", "Oh no.")])
     assert shown(doc) == []
-    doc = talk([("Ana", "As I said, I'm allergic to cats.")], doc)
+    doc = talk([("Ana", "As I said, I'm into jazz.")], doc)
     assert doc.unanswered == [] and doc.taken_up == [f.id for f in doc.facts]
-    assert shown(doc) == ["Ana is allergic to cats"]
+    assert shown(doc) == ["Ana is into jazz"]
 
 
 def test_a_change_in_a_persons_life_is_shown_taken_up_or_not() -> None:
@@ -88,11 +88,25 @@ def test_a_change_in_a_persons_life_is_shown_taken_up_or_not() -> None:
     doc = talk([("Ana", "I'm a nurse at the city hospital."), ("Ben", "A nurse! That must be busy."),
                 ("Ana", "I just joined a rowing club."), ("Ben", "How was your weekend otherwise?"),
                 ("Ana", "I lost my job at the bakery."), ("Ben", "Oh no, that's rough."),
-                ("Ana", "I'm allergic to cats."), ("Ben", "Anyway, see you soon.")])
+                ("Ana", "I'm into jazz."), ("Ben", "Anyway, see you soon.")])
     assert len(doc.unanswered) == 3 and len(doc.taken_up) == 1
     assert shown(doc) == ["Ana is a nurse at the city hospital", "Ana joined a rowing club",
                           "Ana lost their job at the bakery"]
-    assert stored(doc) == ["a rowing club", "cats", "nurse at the city hospital", "the bakery"]
+    assert stored(doc) == ["a rowing club", "jazz", "nurse at the city hospital", "the bakery"]
+
+
+def test_who_a_person_is_is_shown_taken_up_or_not_a_fan_is_not() -> None:
+    """Seventeenth round: a condition, a kind, where they are from — told to another person and not
+    taken up — is shown as a change of life is; a fan is a taste and stays kept back, and so does what
+    one does (a practice) beyond the one taken-up fact."""
+    doc = talk([("Jo", "I'm allergic to most reptiles and animals with fur."), ("Nate", "How was the movie?"),
+                ("Jo", "I'm lactose intolerant."), ("Nate", "Anyway, see you soon."),
+                ("Jo", "I'm a big fan of Nintendo games."), ("Nate", "Cool."),
+                ("Jo", "I play the clarinet."), ("Nate", "Nice weather today."),
+                ("John", "I'm a shooting guard for the team."), ("Tim", "How was your week?")])
+    assert len(doc.unanswered) == 5 and doc.taken_up == []
+    assert shown(doc) == ["Jo is allergic to most reptiles and animals with fur", "Jo is lactose intolerant",
+                          "John is a shooting guard for the team"]
 
 
 def test_an_introduction_needs_no_reply() -> None:
@@ -101,7 +115,7 @@ def test_an_introduction_needs_no_reply() -> None:
 
 
 def test_the_rule_is_deterministic_and_replays_byte_identical() -> None:
-    turns: list[tuple[str | None, str]] = [("Ana", "I'm allergic to cats."), ("Ben", "Oh no."),
+    turns: list[tuple[str | None, str]] = [("Ana", "I'm into jazz."), ("Ben", "Oh no."),
                                            ("Ben", "I'm into chess."), ("Ana", "Chess is fun!")]
     assert msgspec.json.encode(talk(turns)) == msgspec.json.encode(talk(turns))
 
