@@ -67,7 +67,7 @@ def test_waiting_for_a_reply_is_shown_and_a_persons_next_message_keeps_it_waitin
 
 def test_one_fact_per_person_of_what_replies_took_up_the_first_said_first() -> None:
     doc = talk([("Ana", "I'm a nurse at the city hospital."), ("Ben", "A nurse! That must be busy."),
-                ("Ana", "I'm learning German now."), ("Ben", "German is hard, good luck."),
+                ("Ana", "I'm into German poetry."), ("Ben", "German is hard, good luck."),
                 ("Ben", "I'm a teacher at the high school."), ("Ana", "A teacher, nice!")])
     assert len(doc.taken_up) == 3
     assert shown(doc) == ["Ana is a nurse at the city hospital", "Ben is a teacher at the high school"]
@@ -97,16 +97,28 @@ def test_a_change_in_a_persons_life_is_shown_taken_up_or_not() -> None:
 
 def test_who_a_person_is_is_shown_taken_up_or_not_a_fan_is_not() -> None:
     """Seventeenth round: a condition, a kind, where they are from — told to another person and not
-    taken up — is shown as a change of life is; a fan is a taste and stays kept back, and so does what
-    one does (a practice) beyond the one taken-up fact."""
+    taken up — is shown as a change of life is; a fan is a taste and stays kept back."""
     doc = talk([("Jo", "I'm allergic to most reptiles and animals with fur."), ("Nate", "How was the movie?"),
                 ("Jo", "I'm lactose intolerant."), ("Nate", "Anyway, see you soon."),
                 ("Jo", "I'm a big fan of Nintendo games."), ("Nate", "Cool."),
-                ("Jo", "I play the clarinet."), ("Nate", "Nice weather today."),
                 ("John", "I'm a shooting guard for the team."), ("Tim", "How was your week?")])
-    assert len(doc.unanswered) == 5 and doc.taken_up == []
+    assert len(doc.unanswered) == 4 and doc.taken_up == []
     assert shown(doc) == ["Jo is allergic to most reptiles and animals with fur", "Jo is lactose intolerant",
                           "John is a shooting guard for the team"]
+
+
+def test_what_a_person_does_is_shown_once_per_verb_and_not_twice_in_other_words() -> None:
+    """Seventeenth round: a practice told is shown taken up or not — the first per person and verb,
+    none whose words a line of theirs already shown says."""
+    doc = talk([("Tim", "I'm learning piano."), ("John", "How was the game?"),
+                ("Tim", "I'm learning violin."), ("John", "Anyway, see you soon."),
+                ("Cara", "I joined a mentorship program for LGBTQ youth."), ("Mel", "How was your week?"),
+                ("Cara", "I mentor a transgender teen."), ("Mel", "Nice weather today."),
+                ("Mel", "I play clarinet."), ("Cara", "What did you eat?")])
+    assert doc.taken_up == []
+    assert shown(doc) == ["Cara joined a mentorship program for LGBTQ youth", "Mel plays clarinet",
+                          "Tim is learning piano"]
+    assert "a transgender teen" in stored(doc) and "violin" in stored(doc)  # the document keeps them
 
 
 def test_an_introduction_needs_no_reply() -> None:
