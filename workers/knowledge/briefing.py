@@ -82,7 +82,15 @@ _A_TASTE = re.compile(r"(?:\w+\s+){0,2}(?:fan|fans|lover|enthusiast)\b")
 
 
 def _who_they_are(f: Fact) -> bool:
-    return f.predicate in IDENTITY and _A_TASTE.match(f.object.casefold()) is None
+    return f.predicate in IDENTITY and _A_TASTE.match(f.object.casefold()) is None and not _names_itself(f)
+
+
+def _names_itself(f: Fact) -> bool:
+    """Whether the object says the subject's own name again: a meeting's speaker named by their role
+    ("User Interface is a user usability user interface designer") tells nothing new."""
+    name = [word for word in f.subject.partition(":")[2].split("-") if word]
+    said = f.object.casefold().split()
+    return bool(name) and all(word in said for word in name)
 
 
 def showable(doc: KnowledgeDoc) -> list[Fact]:

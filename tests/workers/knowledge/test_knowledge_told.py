@@ -153,3 +153,11 @@ def test_a_reply_takes_up_the_facts_predicate_as_well_as_its_object() -> None:
     doc = talk([("Jon", "Lost my job as a banker yesterday."), ("Gina", "Sorry about your job Jon!")])
     assert [f.object for f in doc.facts if f.id in doc.taken_up] == ["a banker"]
     assert shown(doc) == ["Jon lost their job as a banker"]
+
+
+def test_an_identity_that_says_the_speakers_name_again_is_not_shown() -> None:
+    """A meeting's speakers are named by their role: "I'm the user interface designer" said by User
+    Interface tells nothing new (seventeenth round)."""
+    doc = talk([("User Interface", "I'm a user interface designer."), ("Marketing", "Okay, cool."),
+                ("Marketing", "I'm allergic to cats."), ("User Interface", "Right, let's start.")])
+    assert shown(doc) == ["Marketing is allergic to cats"]
