@@ -111,7 +111,7 @@ def showable(doc: KnowledgeDoc) -> list[Fact]:
     shown = {f.id for facts in by_person.values()
              for f in sorted(facts, key=lambda f: (as_utc(f.created_at), f.id))[:MAX_TOLD_PER_PERSON]}
     out = [f for f in doc.facts
-           if f.predicate in SHOWN_TOLD or under_way(f.predicate) or _who_they_are(f)
+           if f.predicate in SHOWN_TOLD or under_way(f.predicate)
            or (f.id not in hidden and (f.id not in told or f.id in shown))]
     return _with_practices(doc.facts, out)
 
@@ -140,7 +140,7 @@ def _with_practices(facts: Sequence[Fact], shown: list[Fact]) -> list[Fact]:
     """``shown`` with the practices ``PRACTICES`` kept back: one per person and verb, none whose words
     a line of that person shown says (in the document's order)."""
     have = {f.id for f in shown}
-    waiting = [f for f in facts if f.predicate in PRACTICES and f.id not in have]
+    waiting = [f for f in facts if f.id not in have and (f.predicate in PRACTICES or _who_they_are(f))]
     if not waiting:
         return shown
     words: dict[str, set[str]] = {}
@@ -148,8 +148,11 @@ def _with_practices(facts: Sequence[Fact], shown: list[Fact]) -> list[Fact]:
         words.setdefault(f.subject, set()).update(_stems(f))
     said = {(f.subject, f.predicate) for f in shown}
     for f in sorted(waiting, key=lambda f: (as_utc(f.created_at), f.id)):
-        stems = _stems(f)
-        if (f.subject, f.predicate) in said or stems & words.get(f.subject, set()):
+        stems, before = _stems(f), words.get(f.subject, set())
+        if f.predicate not in PRACTICES:  # who they are: each, but not said again in other words
+            if stems and stems <= before:
+                continue
+        elif (f.subject, f.predicate) in said or stems & before:
             continue
         said.add((f.subject, f.predicate))
         words.setdefault(f.subject, set()).update(stems)

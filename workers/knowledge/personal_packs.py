@@ -223,6 +223,9 @@ EN: Final = PersonalPack(
     ),
     anywhere=(
         ("'s-{rel}-is", r"my\s+(?P<rel>home\s+country|hometown|home\s+town|homeland)\s*,?\s+(?:is\s+)?" + OBJ, "name"),
+        # who one is, said inside another clause: "to show my own journey as a transgender woman"
+        ("is-a", r"my\s+(?:own\s+)?(?:journey|path|life|story|experience|role|work|career|time|years)"
+                 r"\s+as\s+(?:a|an)\s+" + OBJ, "noun"),
         # "Lost my job as a banker yesterday": the subject left out, as chat does
         ("lost-their-job-{rel}", r"(?:(?<=^lost\s)|(?<=[.!?,]\slost\s))my\s+job\s+(?P<rel>as|at|with)\s+" + OBJ,
          "phrase"),
@@ -244,6 +247,7 @@ EN: Final = PersonalPack(
           r"|she|he|that|that['’]s|this|you|(?:our|my|his|her|their|your)(?:\s+\w+){1,2}\s+(?:is|are|was|were)|the\s+\w+\s+(?:is|are|was|were))\b"
           r"|\s+(?:but|because|cause|['’]cause|since|which|when|while|though|although|if|until|unless|so\s+that"
           r"|where|who|whom|whose|after|before|as\s+well\s+as|as\s+long\s+as|and\s+so|just\s+like|like\s+you)\b"
+          r"|\s+(?:and|but)\s+(?:how|why|what)\s"
           # a second clause of the same subject, its "I" left out: "a few fish and had a blast" (seventeenth round)
           r"|\s+(?:and|but)\s+(?:had|went|got|made|took|saw|was|were|did|came|found|felt|spent|ended\s+up|tried"
           r"|decided)\b"
@@ -373,6 +377,13 @@ DE: Final = PersonalPack(
         ("'s-{rel}-is", rf"mein(?:e)?\s+(?P<rel>{_DE_REL})\s+(?:ist|sind)\s+(?P<obj>(?:ein|eine)\s+[^.!?;\n…]{{1,80}}"
                         rf"|{_DE_DURABLE})", "phrase"),
     ),
+    anywhere=(
+        # who one is, said inside another clause: "mein Weg als trans Frau", "in meiner Zeit als Lehrerin"
+        ("is-a", r"mein(?:e[mnr]?)?\s+(?:eigene[nmr]?\s+)?(?:weg|leben|geschichte|erfahrung|rolle|arbeit|karriere|zeit"
+                 r"|jahren?)\s+als\s+(?:(?:ein|eine|einer|einem)\s+)?(?P<obj>[^\s.!?;,\n…]{1,40}(?:\s+[^\s.!?;,\n…]{1,40})?)"
+                 r"(?=\s*(?:[.!?;,:]|$)|\s+(?:und|aber|oder|war|ist|sind|waren|hat|hatte|habe|bin|wurde|wird)\b)",
+         "noun"),
+    ),
     third_person=(
         ("works-as", r"\s+arbeitet\s+(?:\w+\s+)?als\s+" + OBJ, "phrase"),
         ("lives-in", r"\s+(?:wohnt|lebt)\s+(?:\w+\s+)?in\s+" + OBJ, "phrase"),
@@ -388,6 +399,7 @@ DE: Final = PersonalPack(
     ends=(r"\s+(?:und|aber|oder|also|denn)\s+(?:ich|es|das|wir|sie|er|du|dann|jetzt|auch|noch)\b"
           # a second clause of the same subject, its "ich" left out: "… ein paar Fische und hatte viel Spaß"
           r"|\s+(?:und|aber)\s+(?:hatte|hatten|habe|hab|war|waren|bin|ging|bekam|machte|fand|fühlte)\b"
+          r"|\s+(?:und|aber)\s+(?:wie|warum|was)\s"
           r"|\s+(?:aber|weil|da|denn|wenn|obwohl|seitdem|bis|dass|was|wo|wie|sodass)\b|\s+[-–—]+\s+|\s*[-–—]{2,}|\s*[(:\"“„]"),
     trailing=(r"(?:\s+(?:auch|sehr|total|echt|wirklich|gerne?|halt|eben|schon|mittlerweile|inzwischen"
               r"|seit\s+(?:\w+\s+)?jahren))+$"),
