@@ -223,9 +223,6 @@ EN: Final = PersonalPack(
     ),
     anywhere=(
         ("'s-{rel}-is", r"my\s+(?P<rel>home\s+country|hometown|home\s+town|homeland)\s*,?\s+(?:is\s+)?" + OBJ, "name"),
-        # who one is, said inside another clause: "to show my own journey as a transgender woman"
-        ("is-a", r"my\s+(?:own\s+)?(?:journey|path|life|story|experience|role|work|career|time|years)"
-                 r"\s+as\s+(?:a|an)\s+" + OBJ, "noun"),
         # "Lost my job as a banker yesterday": the subject left out, as chat does
         ("lost-their-job-{rel}", r"(?:(?<=^lost\s)|(?<=[.!?,]\slost\s))my\s+job\s+(?P<rel>as|at|with)\s+" + OBJ,
          "phrase"),
@@ -376,13 +373,6 @@ DE: Final = PersonalPack(
                             r"|liebt|lieben|mag|mögen|spielt|spielen)\s+" + OBJ, "taste"),
         ("'s-{rel}-is", rf"mein(?:e)?\s+(?P<rel>{_DE_REL})\s+(?:ist|sind)\s+(?P<obj>(?:ein|eine)\s+[^.!?;\n…]{{1,80}}"
                         rf"|{_DE_DURABLE})", "phrase"),
-    ),
-    anywhere=(
-        # who one is, said inside another clause: "mein Weg als trans Frau", "in meiner Zeit als Lehrerin"
-        ("is-a", r"mein(?:e[mnr]?)?\s+(?:eigene[nmr]?\s+)?(?:weg|leben|geschichte|erfahrung|rolle|arbeit|karriere|zeit"
-                 r"|jahren?)\s+als\s+(?:(?:ein|eine|einer|einem)\s+)?(?P<obj>[^\s.!?;,\n…]{1,40}(?:\s+[^\s.!?;,\n…]{1,40})?)"
-                 r"(?=\s*(?:[.!?;,:]|$)|\s+(?:und|aber|oder|war|ist|sind|waren|hat|hatte|habe|bin|wurde|wird)\b)",
-         "noun"),
     ),
     third_person=(
         ("works-as", r"\s+arbeitet\s+(?:\w+\s+)?als\s+" + OBJ, "phrase"),

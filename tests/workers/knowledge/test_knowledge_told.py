@@ -164,8 +164,8 @@ def test_an_identity_that_says_the_speakers_name_again_is_not_shown() -> None:
 
 
 def test_who_a_person_is_said_again_in_other_words_is_shown_once() -> None:
-    doc = talk([("Cara", "It shows my own journey as a transgender woman."), ("Mel", "How was the trip?"),
-                ("Cara", "I made this painting to show my path as a trans woman."), ("Mel", "Nice weather today."),
+    doc = talk([("Cara", "I'm a transgender woman."), ("Mel", "How was the trip?"),
+                ("Cara", "I'm a trans woman, as you know."), ("Mel", "Nice weather today."),
                 ("John", "I'm a shooting guard for the team."), ("Tim", "What did you eat?"),
                 ("John", "I mentor the younger players on my team."), ("Tim", "Cool, mentoring is great.")])
     assert len(stored(doc)) == 4  # the document keeps both
