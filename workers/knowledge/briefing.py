@@ -72,10 +72,10 @@ SHOWN_TOLD = LIFE_CHANGES | FAMILY_AND_PETS
 # another person is shown whether or not the reply took it up, as a change of life is: it stays true,
 # and a reply to "I'm lactose intolerant" or "I'm a shooting guard for the team" is rarely about it.
 # A fan ("a big fan of Nintendo games") is a taste said as a noun, not who one is: held back as tastes
-# are. On the development split this shows 4 more true lines in three chats and none wrong there (one
-# wrong in a meeting: an AMI role said as "I'm a … designer"); chosen leaving one chat out, every fold
-# keeps it (issue 37, seventeenth round). Practices told (plays, mentors, is learning …) were measured
-# too (below).
+# are; so is an object that says the speaker's own name again (``_names_itself``: a meeting's role). A
+# line whose words a shown line of the same person all say is not shown again (``_with_practices``).
+# On the development split this shows 4 more true lines in three chats and none wrong; chosen leaving
+# one chat out, every fold keeps it (issue 37, seventeenth round).
 IDENTITY = frozenset({"is", "is-a", "is-allergic-to", "is-from", "is-married-to", "lives-in", "lives-with",
                       "grew-up-in", "was-born-in", "speaks", "'s-home-country-is"})
 _A_TASTE = re.compile(r"(?:\w+\s+){0,2}(?:fan|fans|lover|enthusiast)\b")
@@ -97,7 +97,8 @@ def showable(doc: KnowledgeDoc) -> list[Fact]:
     """The facts Known Facts may show (issue 37, thirteenth round): what people said of
     themselves to another person only as ``MAX_TOLD_PER_PERSON`` per person of what the reply
     took up, none of what it did not, every change in their life (``LIFE_CHANGES``,
-    fourteenth round) and their family and pets (``FAMILY_AND_PETS``, fifteenth round); every
+    fourteenth round), their family and pets (``FAMILY_AND_PETS``, fifteenth round), who they are
+    and what they do (``IDENTITY``, ``PRACTICES``, seventeenth round: ``_with_practices``); every
     other fact — a name's, a project figure, what was
     said to the agent or is still waiting for a reply — as before. The document keeps them all,
     and a search finds them."""
@@ -137,8 +138,9 @@ def _stems(f: Fact) -> set[str]:
 
 
 def _with_practices(facts: Sequence[Fact], shown: list[Fact]) -> list[Fact]:
-    """``shown`` with the practices ``PRACTICES`` kept back: one per person and verb, none whose words
-    a line of that person shown says (in the document's order)."""
+    """``shown`` with what was kept back of who people are (``_who_they_are``: each, but none whose
+    words a shown line of that person all say) and of what they do (``PRACTICES``: one per person and
+    verb, none any of whose words such a line says), the first said first; in the document's order."""
     have = {f.id for f in shown}
     waiting = [f for f in facts if f.id not in have and (f.predicate in PRACTICES or _who_they_are(f))]
     if not waiting:
