@@ -472,6 +472,8 @@ ES: Final = PersonalPack(
     discourse=("y", "pero", "pues", "bueno", "sí", "oye", "además", "también", "ya", "ah", "oh", "vale", "claro",
                "hola", "verdad", "entonces", "mira", "vaya"),
     ends=(r"\s+(?:y|pero|o)\s+(?:yo|me|mi|es|está|lo|la|eso|esto|también|ahora)\b"
+          # a second clause of the same subject in the past, its "yo" left out: "… un club y tuve un día genial"
+          r"|\s+(?:y|pero)\s+(?:tuve|fui|hice|estuve|pasé|vi|encontré|decidí|era|tenía|fue)\b"
           r"|\s+(?:pero|porque|ya\s+que|aunque|cuando|que|donde|si|mientras|pues)\b|\s+[-–—]+\s+|\s*[(:\"“«]"),
     trailing=r"(?:\s+(?:también|mucho|muchísimo|ya|la\s+verdad|ja(?:ja)+|desde\s+hace\s+\w+(?:\s+años)?))+$",
     events=("moved-to", "joined", "opened", "lost-their-job-at", "got"),
@@ -672,6 +674,8 @@ PT: Final = PersonalPack(
     discourse=("e", "mas", "então", "bem", "sim", "ah", "oh", "olha", "aliás", "também", "oi", "olá", "ok", "pois",
                "enfim", "né"),
     ends=(r"\s+(?:e|mas|ou)\s+(?:eu|me|é|isso|isto|ele|ela|estou|tenho)\b"
+          # a second clause of the same subject in the past, its "eu" left out: "… um clube e tive um dia ótimo"
+          r"|\s+(?:e|mas)\s+(?:tive|fui|fiz|estive|passei|vi|encontrei|decidi|era|tinha|foi)\b"
           r"|\s+(?:mas|porque|pois|embora|quando|se|que|onde|enquanto)\b|\s+[-–—]+\s+|\s*[(:\"“«]"),
     trailing=r"(?:\s+(?:também|muito|demais|mesmo|ha(?:ha)+|kkk+|há\s+\w+\s+anos))+$",
     transient=(r"\b(?:hoje|amanhã|ontem|esta\s+semana|este\s+fim\s+de\s+semana|neste\s+momento|agora|não|nunca"

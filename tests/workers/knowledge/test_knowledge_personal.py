@@ -107,6 +107,10 @@ def test_the_object_ends_where_a_second_clause_leaves_out_its_i() -> None:
     assert said("I'm passionate about making sure veterans are supported and valued.") == [
         ("is-passionate-about", "making sure veterans are supported and valued")]
     assert said("Ich wohne in Hamburg und hatte viel Spaß dort.", ("de",)) == [("lives-in", "Hamburg")]
+    # Spanish and Portuguese leave their "yo" / "eu" out as a rule
+    assert said("Me uní a un club de lectura y tuve un día genial.", ("es",)) == [("joined", "un club de lectura")]
+    assert said("Vivo en Valencia y fui a la playa ayer.", ("es",)) == [("lives-in", "Valencia")]
+    assert said("Eu moro em Lisboa e fui à praia ontem.", ("pt",)) == [("lives-in", "Lisboa")]
 
 
 def test_the_object_ends_before_and_how_or_why() -> None:
