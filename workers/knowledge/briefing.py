@@ -7,6 +7,7 @@ show (``FACTS``): a thread that says nothing but one of them is no thread to fol
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -132,9 +133,14 @@ _STEM = 5  # "mentors" — "mentorship": a word's first letters, as a reader hea
 _NOT_STEMS = frozenset({"their", "with", "about", "from", "this", "that", "them", "they"})
 
 
-def _stems(f: Fact) -> set[str]:
-    return {w[:_STEM] for w in _STEM_WORD.findall(f"{f.predicate.replace('-', ' ')} {f.object}".casefold())
-            if w not in _NOT_STEMS}
+def _stems(f: Fact) -> frozenset[str]:
+    return _stems_of(f.predicate, f.object)
+
+
+@functools.lru_cache(maxsize=4096)
+def _stems_of(predicate: str, obj: str) -> frozenset[str]:
+    return frozenset(w[:_STEM] for w in _STEM_WORD.findall(f"{predicate.replace('-', ' ')} {obj}".casefold())
+                     if w not in _NOT_STEMS)
 
 
 def _with_practices(facts: Sequence[Fact], shown: list[Fact]) -> list[Fact]:
@@ -142,12 +148,15 @@ def _with_practices(facts: Sequence[Fact], shown: list[Fact]) -> list[Fact]:
     words a shown line of that person all say) and of what they do (``PRACTICES``: one per person and
     verb, none any of whose words such a line says), the first said first; in the document's order."""
     have = {f.id for f in shown}
-    waiting = [f for f in facts if f.id not in have and (f.predicate in PRACTICES or _who_they_are(f))]
+    waiting = [f for f in facts if (f.predicate in PRACTICES or f.predicate in IDENTITY) and f.id not in have
+               and (f.predicate in PRACTICES or _who_they_are(f))]
     if not waiting:
         return shown
+    people = {f.subject for f in waiting}
     words: dict[str, set[str]] = {}
     for f in shown:
-        words.setdefault(f.subject, set()).update(_stems(f))
+        if f.subject in people:
+            words.setdefault(f.subject, set()).update(_stems(f))
     said = {(f.subject, f.predicate) for f in shown}
     for f in sorted(waiting, key=lambda f: (as_utc(f.created_at), f.id)):
         stems, before = _stems(f), words.get(f.subject, set())
