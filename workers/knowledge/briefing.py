@@ -7,6 +7,8 @@ show (``FACTS``): a thread that says nothing but one of them is no thread to fol
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
@@ -67,12 +69,37 @@ LIFE_CHANGES = frozenset({"got", "joined", "opened", "started", "moved-to", "is-
 FAMILY_AND_PETS = frozenset({"'s-family-includes", "'s-pets-include"})
 SHOWN_TOLD = LIFE_CHANGES | FAMILY_AND_PETS
 
+# Who a person is — a condition, a kind, where they are from or live, the languages they speak — told to
+# another person is shown whether or not the reply took it up, as a change of life is: it stays true,
+# and a reply to "I'm lactose intolerant" or "I'm a shooting guard for the team" is rarely about it.
+# A fan ("a big fan of Nintendo games") is a taste said as a noun, not who one is: held back as tastes
+# are; so is an object that says the speaker's own name again (``_names_itself``: a meeting's role). A
+# line whose words a shown line of the same person all say is not shown again (``_with_practices``).
+# On the development split this shows 4 more true lines in three chats and none wrong; chosen leaving
+# one chat out, every fold keeps it (issue 37, seventeenth round).
+IDENTITY = frozenset({"is", "is-a", "is-allergic-to", "is-from", "is-married-to", "lives-in", "lives-with",
+                      "grew-up-in", "was-born-in", "speaks", "'s-home-country-is"})
+_A_TASTE = re.compile(r"(?:\w+\s+){0,2}(?:fan|fans|lover|enthusiast)\b")
+
+
+def _who_they_are(f: Fact) -> bool:
+    return f.predicate in IDENTITY and _A_TASTE.match(f.object.casefold()) is None and not _names_itself(f)
+
+
+def _names_itself(f: Fact) -> bool:
+    """Whether the object says the subject's own name again: a meeting's speaker named by their role
+    ("User Interface is a user usability user interface designer") tells nothing new."""
+    name = [word for word in f.subject.partition(":")[2].split("-") if word]
+    said = f.object.casefold().split()
+    return bool(name) and all(word in said for word in name)
+
 
 def showable(doc: KnowledgeDoc) -> list[Fact]:
     """The facts Known Facts may show (issue 37, thirteenth round): what people said of
     themselves to another person only as ``MAX_TOLD_PER_PERSON`` per person of what the reply
     took up, none of what it did not, every change in their life (``LIFE_CHANGES``,
-    fourteenth round) and their family and pets (``FAMILY_AND_PETS``, fifteenth round); every
+    fourteenth round), their family and pets (``FAMILY_AND_PETS``, fifteenth round), who they are
+    and what they do (``IDENTITY``, ``PRACTICES``, seventeenth round: ``_with_practices``); every
     other fact — a name's, a project figure, what was
     said to the agent or is still waiting for a reply — as before. The document keeps them all,
     and a search finds them."""
@@ -85,9 +112,63 @@ def showable(doc: KnowledgeDoc) -> list[Fact]:
             by_person.setdefault(f.subject, []).append(f)
     shown = {f.id for facts in by_person.values()
              for f in sorted(facts, key=lambda f: (as_utc(f.created_at), f.id))[:MAX_TOLD_PER_PERSON]}
-    return [f for f in doc.facts
-            if f.predicate in SHOWN_TOLD or under_way(f.predicate)
-            or (f.id not in hidden and (f.id not in told or f.id in shown))]
+    out = [f for f in doc.facts
+           if f.predicate in SHOWN_TOLD or under_way(f.predicate)
+           or (f.id not in hidden and (f.id not in told or f.id in shown))]
+    return _with_practices(doc.facts, out)
+
+
+# What a person does — plays, mentors, volunteers, is learning, works as — told to another person is
+# shown taken up or not, as who they are is, but one per person and verb (the first said: "Tim is
+# learning piano", not also "… violin", "… German") and none whose words a line of theirs already shown
+# says ("Caroline mentors a transgender teen" beside "Caroline joined a mentorship program …"). On the
+# development split this shows 3 more true lines in three chats and none wrong; shown without those two
+# limits, 4 true and 2 counted wrong (a second line on a label's topic). Chosen leaving one chat out,
+# every fold keeps the limited rule (issue 37, seventeenth round).
+PRACTICES = frozenset({"plays", "mentors", "coaches", "fosters", "paints", "draws", "teaches", "volunteers-at",
+                       "volunteers-as", "volunteers-with", "volunteers-for", "is-learning", "studies", "works-as",
+                       "works-at", "works-in", "works-with"})
+_STEM_WORD = re.compile(r"[^\W\d_]{4,}")
+_STEM = 5  # "mentors" — "mentorship": a word's first letters, as a reader hears the same word
+_NOT_STEMS = frozenset({"their", "with", "about", "from", "this", "that", "them", "they"})
+
+
+def _stems(f: Fact) -> frozenset[str]:
+    return _stems_of(f.predicate, f.object)
+
+
+@functools.lru_cache(maxsize=4096)
+def _stems_of(predicate: str, obj: str) -> frozenset[str]:
+    return frozenset(w[:_STEM] for w in _STEM_WORD.findall(f"{predicate.replace('-', ' ')} {obj}".casefold())
+                     if w not in _NOT_STEMS)
+
+
+def _with_practices(facts: Sequence[Fact], shown: list[Fact]) -> list[Fact]:
+    """``shown`` with what was kept back of who people are (``_who_they_are``: each, but none whose
+    words a shown line of that person all say) and of what they do (``PRACTICES``: one per person and
+    verb, none any of whose words such a line says), the first said first; in the document's order."""
+    have = {f.id for f in shown}
+    waiting = [f for f in facts if (f.predicate in PRACTICES or f.predicate in IDENTITY) and f.id not in have
+               and (f.predicate in PRACTICES or _who_they_are(f))]
+    if not waiting:
+        return shown
+    people = {f.subject for f in waiting}
+    words: dict[str, set[str]] = {}
+    for f in shown:
+        if f.subject in people:
+            words.setdefault(f.subject, set()).update(_stems(f))
+    said = {(f.subject, f.predicate) for f in shown}
+    for f in sorted(waiting, key=lambda f: (as_utc(f.created_at), f.id)):
+        stems, before = _stems(f), words.get(f.subject, set())
+        if f.predicate not in PRACTICES:  # who they are: each, but not said again in other words
+            if stems and stems <= before:
+                continue
+        elif (f.subject, f.predicate) in said or stems & before:
+            continue
+        said.add((f.subject, f.predicate))
+        words.setdefault(f.subject, set()).update(stems)
+        have.add(f.id)
+    return [f for f in facts if f.id in have]
 
 
 def top_facts(facts: Sequence[Fact], limit: int = MAX_FACTS_IN_BOOT) -> list[Fact]:

@@ -257,14 +257,15 @@ def _kin(facts: list[Fact], entities: list[Entity], text: str, speaker: str, own
         return facts, own, []
     found = kin.mentions(text, readers)
     found += [(m, 0) for said in own if said.predicate == "has" for m in kin.had(said.object, readers)]
-    named = kin.named_next(text, readers)
+    named, gender = kin.named_next(text, readers)
     if not found and not named:
         return facts, own, []
     people = {e.value for e in entities if e.type == "person"}  # "my dad, Caroline": the listener, no name
     said, named = _named_here([(m, end) for m, end in found if m.name not in people],
-                              "" if named in people else named, text)
+                              "" if named in people else named, text, gender, readers)
     person = entity_id("person", canonicalize(speaker, "person"))
     mine = {f.predicate: f for f in facts if f.subject == person and f.predicate in _KIN_PREDICATES}
+    kinds = kin.kinds_of(tuple(pack.code for pack in packs))
     told: list[Statement] = []
     dropped: set[str] = set()
     held: set[str] = set()  # the nouns of the kinds a fact now holds
@@ -273,10 +274,11 @@ def _kin(facts: list[Fact], entities: list[Entity], text: str, speaker: str, own
         items = start = kin.split_items(old.object) if old is not None else []
         for m in said:
             if m.kind == kind and (items or m.fixed):
-                items = kin.joined(items, m)
+                items = kin.joined(items, m, kinds)
         if named and old is not None and not any(m.kind == kind for m in said) and \
                 (ts - as_utc(old.created_at)).total_seconds() <= kin.NAME_WINDOW_SECONDS:
-            items = kin.named_last(items, named)  # "Her name is Shadow!", a turn after "I adopted this pup"
+            # "Her name is Shadow!", a turn after "I adopted this pup"
+            items = kin.named_last(items, named, gender, readers)
         held |= {m.noun for m in said if m.kind == kind} if items else set()
         if items != start:
             told.append(Statement(speaker, predicate, kin.as_object(items), None))
@@ -288,7 +290,8 @@ def _kin(facts: list[Fact], entities: list[Entity], text: str, speaker: str, own
     return ([f for f in facts if f.id not in dropped] if dropped else facts), own, told
 
 
-def _named_here(found: list[tuple[kin.Mention, int]], named: str, text: str) -> tuple[list[kin.Mention], str]:
+def _named_here(found: list[tuple[kin.Mention, int]], named: str, text: str, gender: kin.Gender = "",
+                readers: Sequence[kin.Compiled] = ()) -> tuple[list[kin.Mention], str]:
     """The mentions, the last singular unnamed one before "his name is …" named by it; and the
     name, if no noun of this message took it (it may name the speaker's last turn's)."""
     said = [m for m, _ in found]
@@ -298,11 +301,16 @@ def _named_here(found: list[tuple[kin.Mention, int]], named: str, text: str) -> 
     before = [i for i, (m, end) in enumerate(found) if end <= at]
     if not before:
         return said, named
-    last = said[before[-1]]
-    if last.name or not kin.singular(last.item):
-        return said, named
-    said[before[-1]] = last._replace(item=kin.named_last([last.item], named)[0], name=named, fixed=True)
-    return said, ""
+    # the last noun before it that the name's pronoun may name ("a puppy with my girlfriend. His name is
+    # Toby": the puppy)
+    for i in reversed(before):
+        last = said[i]
+        if kin.agrees(last.noun, gender, readers):
+            if last.name or not kin.singular(last.item):
+                return said, named
+            said[i] = last._replace(item=kin.named_last([last.item], named)[0], name=named, fixed=True)
+            return said, ""
+    return said, named
 
 
 _KIN_PREDICATES: Final = frozenset(kin.PREDICATES.values())

@@ -26,7 +26,7 @@ The lexicon is a closed class per pack: English and German have it; the other ei
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final, Literal, NamedTuple
@@ -55,6 +55,11 @@ class KinPack:
     gift: str  # after a noun got: whom it is for ("I got this new pup for you"): not the speaker's
     article: tuple[str, str]  # the indefinite articles of an item: before a consonant, before a vowel
     named_word: str  # how an item says its name ("a puppy named Coco", "ein Hund namens Bello")
+    # nouns of one animal or one person ("dog pup puppy", "husband partner"): an item said plain beside one of
+    # its kind says nothing new ("a husband, kids, a partner": the partner is the husband; seventeenth round)
+    same: tuple[str, ...] = ()
+    female: str = ""  # the nouns "her name is …" / "sie heißt …" may name (a wife, a daughter): not "his"
+    male: str = ""  # and "his name is …" / "er heißt …" (a husband, a son): not "her"
 
 
 # a name: a capitalised word, not an adverb opening a sentence ("Thankfully, my son's ok")
@@ -80,13 +85,20 @@ EN: Final = KinPack(
     counts=rf"\b(?:{_EN_NUMBERS}|\w+-(?:year|month)-old)\b",
     named=rf"(?:\s+(?:named|called)\s+|,\s+|\s+(?=[A-Z][a-z]+(?:['’]s)?\b(?!\s+(?:and|&)\s)))(?=[A-Z]){_NAME}",
     name_before=rf"{_NAME},\s+$",
-    name_next=(rf"\b(?:(?:[Hh]is|[Hh]er|[Ii]ts|[Tt]heir)\s+name(?:['’]s|\s+is)|(?:[Hh]e|[Ss]he)(?:['’]s|\s+is)\s+(?:named|called))"
-               rf"\s+{_NAME}"),
+    name_next=(rf"\b(?:(?P<who>[Hh]is|[Hh]er|[Ii]ts|[Tt]heir)\s+name(?:['’]s|\s+is)"
+               rf"|(?P<who2>[Hh]e|[Ss]he)(?:['’]s|\s+is)\s+(?:named|called))\s+{_NAME}"),
     not_after=(r"\s+(?:painting|drawing|photo|pic|picture|portrait|sculpture|costume|toy|toys|food|bed|walker"
                r"|sitter|show|story|stories|book|character|friendly|hair|park|shelter|'s\s+house)\b"),
     gift=r"\s+for\s+(?:you|ya|him|her|them|the|my|our|your)\b",
     article=("a", "an"),
     named_word="named",
+    same=("dog dogs pup pups puppy puppies", "cat cats kitten kittens kitty kitties", "rabbit rabbits bunny bunnies",
+          "turtle turtles tortoise tortoises",
+          "husband hubby wife missus partner spouse boyfriend girlfriend fiancé fiancée fiance fiancee",
+          "kids kid children child", "mom mum mother", "dad father", "grandma grandmother", "grandpa grandfather"),
+    female=(r"wife|missus|girlfriend|fianc[ée]e|daughters?|mom|mum|mother|sisters?|grandma|grandmother|aunt|nieces?"
+            r"|granddaughters?"),
+    male=r"husband|hubby|boyfriend|fianc[ée]|sons?|dad|father|brothers?|grandpa|grandfather|uncle|nephews?|grandsons?",
 )
 
 DE: Final = KinPack(
@@ -102,11 +114,15 @@ DE: Final = KinPack(
     counts=r"\b(?:zwei|drei|vier|fünf|\d{1,2})\b",
     named=rf"(?:\s+(?:namens|names)\s+|,\s+|\s+(?=[A-Z][a-z]+\b))(?=[A-Z]){_NAME}",
     name_before=rf"{_NAME},\s+$",
-    name_next=rf"\b(?:[Ee]r|[Ss]ie|[Ee]s)\s+heißt\s+{_NAME}",
+    name_next=rf"\b(?P<who>[Ee]r|[Ss]ie|[Ee]s)\s+heißt\s+{_NAME}",
     not_after=r"\s+(?:bild|foto|zeichnung|futter|spielzeug)\b",
     gift=r"\s+für\s+(?:dich|euch|sie|ihn|meine[nm]?|unsere[nm]?)\b",
     article=("ein", "ein"),
     named_word="namens",
+    same=("hund hunde", "katze katzen kater", "mann ehemann frau ehefrau partner partnerin freund freundin",
+          "kind kinder", "mutter mama", "vater papa", "pferd pferde"),
+    female=r"frau|ehefrau|partnerin|freundin|tochter|töchter|mutter|mama|schwester|schwestern|oma|tante|cousine|nichte",
+    male=r"mann|ehemann|partner|freund|sohn|söhne|vater|papa|bruder|brüder|opa|onkel|cousin|neffe",
 )
 
 PACKS: Final[dict[str, KinPack]] = {"en": EN, "de": DE}
@@ -137,6 +153,9 @@ class Compiled:
     gift: re.Pattern[str]
     counts: re.Pattern[str]
     had: re.Pattern[str]  # a noun in the object of a statement of having
+    same: dict[str, str]  # a noun → its ``KinPack.same`` group ("en:0")
+    female: re.Pattern[str] | None
+    male: re.Pattern[str] | None
 
 
 def _compile(pack: KinPack) -> Compiled:
@@ -149,7 +168,10 @@ def _compile(pack: KinPack) -> Compiled:
                     not_after=re.compile(pack.not_after, re.IGNORECASE), gift=re.compile(pack.gift, re.IGNORECASE),
                     counts=re.compile(pack.counts, re.IGNORECASE),
                     had=re.compile(rf"(?<!\w)(?P<between>{pack.between})(?P<noun>{pack.family}|{pack.pets})\b(?!-)",
-                                   re.IGNORECASE))
+                                   re.IGNORECASE),
+                    same={noun: f"{pack.code}:{i}" for i, group in enumerate(pack.same) for noun in group.split()},
+                    female=re.compile(pack.female) if pack.female else None,
+                    male=re.compile(pack.male) if pack.male else None)
 
 
 @lru_cache(maxsize=32)
@@ -181,6 +203,10 @@ _DE_PLURALS: Final = frozenset({"kinder", "söhne", "töchter", "zwillinge", "el
                                 "schildkröten"})
 
 
+# after "<noun>, <Name>": more names — a list the noun is one of, not the noun's name
+_A_LIST: Final = re.compile(r"\s*(?:,\s*|\s+(?:and|&|und)\s+)[A-Z][a-z]")
+
+
 def mentions(text: str, packs: Sequence[Compiled]) -> list[tuple[Mention, int]]:
     """The kin and pet nouns a message's speaker owns, each with where it ends (``text`` as
     written: names are capitalised), in order; then a name said of the last singular one
@@ -197,6 +223,8 @@ def mentions(text: str, packs: Sequence[Compiled]) -> list[tuple[Mention, int]]:
             noun = m.group("noun")
             named = c.named.match(text, m.end())
             name = named.group("name") if named is not None and named.group("name") not in _STOP_NAMES else ""
+            if name and named is not None and text.startswith(",", m.end()) and _A_LIST.match(text, named.end()):
+                name = ""  # "with my girlfriend, Toby and Buddy": a list of others, not her name
             if not name and m.group("owner"):
                 before = c.name_before.search(text, max(0, m.start() - 24), m.start())
                 name = before.group("name") if before is not None and before.group("name") not in _STOP_NAMES else ""
@@ -224,15 +252,34 @@ def had(obj: str, packs: Sequence[Compiled]) -> list[Mention]:
     return out
 
 
-def named_next(text: str, packs: Sequence[Compiled], after: int = 0) -> str:
-    """A name said of a noun just said ("Her name is Shadow!"), from ``after`` on; else ""."""
+Gender = Literal["", "f", "m"]
+_GENDERS: Final[dict[str, Gender]] = {"his": "m", "he": "m", "er": "m", "her": "f", "she": "f", "sie": "f"}
+
+
+def named_next(text: str, packs: Sequence[Compiled], after: int = 0) -> tuple[str, Gender]:
+    """A name said of a noun just said ("Her name is Shadow!"), from ``after`` on, and the gender its
+    pronoun says ("f", "m", or "" for "its", "their", "es"); else ("", "")."""
     for c in packs:
         m = c.name_next.search(text, after)
         if m is not None:
             name = m.group("name")
             if name not in _STOP_NAMES:
-                return name
-    return ""
+                who = (m.group("who") or m.groupdict().get("who2") or "").lower()
+                return name, _GENDERS.get(who, "")
+    return "", ""
+
+
+def agrees(noun: str, gender: Gender, packs: Sequence[Compiled]) -> bool:
+    """Whether a name said with ``gender``'s pronoun may name ``noun``: "his name is Toby" names no
+    girlfriend, "her name is Coco" no son (a pet's noun takes either)."""
+    if not gender:
+        return True
+    low = noun.casefold()
+    for c in packs:
+        other = c.male if gender == "f" else c.female
+        if other is not None and other.fullmatch(low):
+            return False
+    return True
 
 
 _NAMED: Final = re.compile(r" (?:named|namens) ")
@@ -259,12 +306,29 @@ def _noun_of(item: str) -> str:
     return head[-1].casefold() if head else ""
 
 
-def joined(items: list[str], mention: Mention) -> list[str]:
+@lru_cache(maxsize=32)
+def kinds_of(languages: tuple[str, ...]) -> dict[str, frozenset[str]]:
+    """Per noun of ``languages``' lexicons, the ``KinPack.same`` groups it is in (a noun two packs
+    share, "partner", is in both)."""
+    out: dict[str, set[str]] = {}
+    for c in kin_packs(languages):
+        for noun, group in c.same.items():
+            out.setdefault(noun, set()).add(group)
+    return {noun: frozenset(groups) for noun, groups in out.items()}
+
+
+def joined(items: list[str], mention: Mention, kinds: Mapping[str, frozenset[str]] | None = None) -> list[str]:
     """``items`` with ``mention`` in: a noun already there unnamed takes the name said now; a
-    noun there is not said twice; a new one is added (at most ``MAX_ITEMS``)."""
+    noun there is not said twice, nor one only owned (no name, count or having) of the kind of one there
+    (``kinds``: a noun → its ``KinPack.same`` group: "a partner" beside "a husband"); a new one is
+    added (at most ``MAX_ITEMS``)."""
     noun = _noun_of(mention.item)
     same = [i for i, item in enumerate(items) if _noun_of(item) == noun]
     if not same:
+        kind = kinds.get(noun) if kinds is not None else None
+        if kind and kinds is not None and not mention.fixed \
+                and any(kind & kinds.get(_noun_of(item), frozenset()) for item in items):
+            return items
         return [*items, mention.item][:MAX_ITEMS]
     if not mention.name:
         return items
@@ -278,9 +342,10 @@ def joined(items: list[str], mention: Mention) -> list[str]:
     return [*items, mention.item][:MAX_ITEMS]
 
 
-def named_last(items: list[str], name: str) -> list[str]:
-    """``items`` with the last one named ``name``, if it is a singular noun without a name."""
-    if not items or has_name(items[-1]) or not singular(items[-1]):
+def named_last(items: list[str], name: str, gender: Gender = "", packs: Sequence[Compiled] = ()) -> list[str]:
+    """``items`` with the last one named ``name``, if it is a singular noun without a name (that the
+    name's pronoun ``gender`` may name: ``agrees``)."""
+    if not items or has_name(items[-1]) or not singular(items[-1]) or not agrees(_noun_of(items[-1]), gender, packs):
         return items
     return [*items[:-1], f"{items[-1]} {'namens' if items[-1].startswith('ein ') else 'named'} {name}"]
 

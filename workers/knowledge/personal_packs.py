@@ -244,6 +244,10 @@ EN: Final = PersonalPack(
           r"|she|he|that|that['’]s|this|you|(?:our|my|his|her|their|your)(?:\s+\w+){1,2}\s+(?:is|are|was|were)|the\s+\w+\s+(?:is|are|was|were))\b"
           r"|\s+(?:but|because|cause|['’]cause|since|which|when|while|though|although|if|until|unless|so\s+that"
           r"|where|who|whom|whose|after|before|as\s+well\s+as|as\s+long\s+as|and\s+so|just\s+like|like\s+you)\b"
+          r"|\s+(?:and|but)\s+(?:how|why|what)\s"
+          # a second clause of the same subject, its "I" left out: "a few fish and had a blast" (seventeenth round)
+          r"|\s+(?:and|but)\s+(?:had|went|got|made|took|saw|was|were|did|came|found|felt|spent|ended\s+up|tried"
+          r"|decided)\b"
           r"|\s+[-–—]+\s+|\s*[-–—]{2,}|\s*[(:\"“]"),
     trailing=(r"(?:\s+(?:too|as\s+well|also|though|lol|haha+|hehe|now|again|tbh|honestly|really|actually|anyway"
               r"|these\s+days|at\s+all|and\s+stuff|and\s+all|and\s+everything|and\s+more|etc|lately|so\s+much"
@@ -383,6 +387,9 @@ DE: Final = PersonalPack(
     discourse=("und", "aber", "also", "ja", "naja", "na", "übrigens", "ach", "oh", "nein", "doch", "jetzt", "auch",
                "genau", "klar", "ok", "okay", "hallo", "hi", "hey", "tatsächlich", "ehrlich", "gesagt", "übrigens"),
     ends=(r"\s+(?:und|aber|oder|also|denn)\s+(?:ich|es|das|wir|sie|er|du|dann|jetzt|auch|noch)\b"
+          # a second clause of the same subject, its "ich" left out: "… ein paar Fische und hatte viel Spaß"
+          r"|\s+(?:und|aber)\s+(?:hatte|hatten|habe|hab|war|waren|bin|ging|bekam|machte|fand|fühlte)\b"
+          r"|\s+(?:und|aber)\s+(?:wie|warum|was)\s"
           r"|\s+(?:aber|weil|da|denn|wenn|obwohl|seitdem|bis|dass|was|wo|wie|sodass)\b|\s+[-–—]+\s+|\s*[-–—]{2,}|\s*[(:\"“„]"),
     trailing=(r"(?:\s+(?:auch|sehr|total|echt|wirklich|gerne?|halt|eben|schon|mittlerweile|inzwischen"
               r"|seit\s+(?:\w+\s+)?jahren))+$"),
@@ -465,6 +472,8 @@ ES: Final = PersonalPack(
     discourse=("y", "pero", "pues", "bueno", "sí", "oye", "además", "también", "ya", "ah", "oh", "vale", "claro",
                "hola", "verdad", "entonces", "mira", "vaya"),
     ends=(r"\s+(?:y|pero|o)\s+(?:yo|me|mi|es|está|lo|la|eso|esto|también|ahora)\b"
+          # a second clause of the same subject in the past, its "yo" left out: "… un club y tuve un día genial"
+          r"|\s+(?:y|pero)\s+(?:tuve|fui|hice|estuve|pasé|vi|encontré|decidí|era|tenía|fue)\b"
           r"|\s+(?:pero|porque|ya\s+que|aunque|cuando|que|donde|si|mientras|pues)\b|\s+[-–—]+\s+|\s*[(:\"“«]"),
     trailing=r"(?:\s+(?:también|mucho|muchísimo|ya|la\s+verdad|ja(?:ja)+|desde\s+hace\s+\w+(?:\s+años)?))+$",
     events=("moved-to", "joined", "opened", "lost-their-job-at", "got"),
@@ -665,6 +674,8 @@ PT: Final = PersonalPack(
     discourse=("e", "mas", "então", "bem", "sim", "ah", "oh", "olha", "aliás", "também", "oi", "olá", "ok", "pois",
                "enfim", "né"),
     ends=(r"\s+(?:e|mas|ou)\s+(?:eu|me|é|isso|isto|ele|ela|estou|tenho)\b"
+          # a second clause of the same subject in the past, its "eu" left out: "… um clube e tive um dia ótimo"
+          r"|\s+(?:e|mas)\s+(?:tive|fui|fiz|estive|passei|vi|encontrei|decidi|era|tinha|foi)\b"
           r"|\s+(?:mas|porque|pois|embora|quando|se|que|onde|enquanto)\b|\s+[-–—]+\s+|\s*[(:\"“«]"),
     trailing=r"(?:\s+(?:também|muito|demais|mesmo|ha(?:ha)+|kkk+|há\s+\w+\s+anos))+$",
     transient=(r"\b(?:hoje|amanhã|ontem|esta\s+semana|este\s+fim\s+de\s+semana|neste\s+momento|agora|não|nunca"

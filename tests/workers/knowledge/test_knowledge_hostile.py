@@ -66,6 +66,10 @@ HOSTILE_UNITS["possession leads after commas"] = ", i have a "
 # sixteenth round: a practice under way with an open verb, each held out of the facts for a reply
 HOSTILE_UNITS["practices under way, each a statement"] = "i'm restoring a boat. "
 HOSTILE_UNITS["open verbs without an object"] = "i'm restoring "
+# seventeenth round: a second clause without its "I", names given by pronoun and lists of names after a
+# kin noun
+HOSTILE_UNITS["second clauses without their i"] = "i have a fish and had a "
+HOSTILE_UNITS["kin names and lists"] = "my girlfriend, Toby and Buddy. His name is Toby. "
 
 
 def sized(unit: str, size: int) -> str:

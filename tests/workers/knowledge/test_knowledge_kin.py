@@ -69,3 +69,36 @@ def test_what_is_not_the_speakers_own_is_no_kin() -> None:
 def test_family_and_pets_are_shown_whether_or_not_the_reply_took_them_up() -> None:
     turns = (("Maria", "I got a puppy two weeks ago! Her name's Coco."), ("John", "How was the game?"))
     assert "Maria's pets include a puppy named Coco" in lines(*turns, shown=True)
+
+
+def test_a_noun_only_owned_beside_one_of_its_kind_is_not_listed_again() -> None:
+    """Seventeenth round: "a husband, kids, a partner" lists the same person twice."""
+    turns = (("Mel", "I'm lucky to have my husband and kids; they keep me motivated."),
+             ("Mel", "Marrying my partner was the best part."))
+    assert kin_lines(*turns) == ["Mel's family includes a husband, kids"]
+    # said with a name, a count or had, it is told: listed
+    assert kin_lines(("Mel", "We've got a pup."), ("Mel", "My dog Rex loves it.")) == [
+        "Mel's pets include a pup, a dog named Rex"]
+    assert kin_lines(("Mel", "We've got a pup."), ("Mel", "We also adopted another dog.")) == [
+        "Mel's pets include a pup, a dog"]
+    # another kind is listed, whatever the pack ("partner" is English and German)
+    assert kin_lines(("Mel", "We've got a pup."), ("Mel", "My cat hates it.")) == ["Mel's pets include a pup, a cat"]
+    assert kin_lines(("Sam", "Ich habe einen Hund namens Bello."), ("Sam", "Meine Hunde sind toll.")) == [
+        "Sam's pets include ein Hund namens Bello"]
+
+
+def test_a_name_goes_to_a_noun_its_pronoun_may_name() -> None:
+    """"His name is Toby" names no girlfriend (seventeenth round)."""
+    assert kin_lines(("Andy", "I adopted a puppy last week. My girlfriend loves him. His name is Toby!")) == [
+        "Andy's pets include a puppy named Toby"]
+    assert kin_lines(("Ann", "I adopted a puppy!"), ("Ann", "Her name is Coco.")) == [
+        "Ann's pets include a puppy named Coco"]
+    # her name may name a daughter, his a son
+    assert kin_lines(("Ann", "I have a daughter, her name is Mia.")) == ["Ann's family includes a daughter named Mia"]
+    assert kin_lines(("Ann", "I have a daughter, his name is Max.")) == ["Ann's family includes a daughter"]
+
+
+def test_a_list_of_names_after_a_noun_is_not_its_name() -> None:
+    assert kin_lines(("Andy", "We've got a dog."), ("Andy", "Went hiking with my girlfriend, Toby and Buddy.")) == [
+        "Andy's pets include a dog"]
+    assert kin_lines(("Andy", "I love my dog, Toby.")) == ["Andy's pets include a dog named Toby"]

@@ -97,6 +97,28 @@ def test_the_object_ends_where_a_new_clause_starts() -> None:
     assert said("I'm into hiking with my family.") == [("is-into", "hiking with their family")]
 
 
+def test_the_object_ends_where_a_second_clause_leaves_out_its_i() -> None:
+    """Seventeenth round: "has a few fish and had a blast" joined two clauses of one subject."""
+    assert said("I just joined a fantasy literature forum and had a great talk about books.") == [
+        ("joined", "a fantasy literature forum")]
+    assert said("I'm a nurse and went back to school last year.") == [("is-a", "nurse")]
+    # a list of things, a participle and "still life" are no second clause
+    assert said("I'm into hiking and camping.") == [("is-into", "hiking and camping")]
+    assert said("I'm passionate about making sure veterans are supported and valued.") == [
+        ("is-passionate-about", "making sure veterans are supported and valued")]
+    assert said("Ich wohne in Hamburg und hatte viel Spaß dort.", ("de",)) == [("lives-in", "Hamburg")]
+    # Spanish and Portuguese leave their "yo" / "eu" out as a rule
+    assert said("Me uní a un club de lectura y tuve un día genial.", ("es",)) == [("joined", "un club de lectura")]
+    assert said("Vivo en Valencia y fui a la playa ayer.", ("es",)) == [("lives-in", "Valencia")]
+    assert said("Eu moro em Lisboa e fui à praia ontem.", ("pt",)) == [("lives-in", "Lisboa")]
+
+
+def test_the_object_ends_before_and_how_or_why() -> None:
+    """Seventeenth round: "… and how we should accept change" is a clause of its own."""
+    assert said("I'm a teacher and how I love it, honestly.") == [("is-a", "teacher")]
+    assert said("Ich wohne in Hamburg und wie gesagt, es ist toll.", ("de",)) == [("lives-in", "Hamburg")]
+
+
 @pytest.mark.parametrize(("code", "text"), [
     ("en", "I love hiking, reading and cooking."), ("en", "I like titanium. It's light."),
     ("en", "I love traveling too."), ("en", "I've always liked turtles since I was a boy."),
