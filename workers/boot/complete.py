@@ -112,6 +112,7 @@ class Completer:
         self._written = written
         self._tz = ZoneInfo(ctx.settings.timezone)
         self._entries: dict[str, Outstanding] = {}  # agent → entry, oldest registration first
+        self._consumers: dict[str, dict[str, str]] = {}  # agent → source worker → consumer (``_consumer_of``)
         self._kick = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._gauge = BOOT_OUTSTANDING.labels(ctx.consumer)
@@ -216,13 +217,30 @@ class Completer:
     # ------------------------------------------------------------------ completing
 
     async def tick(self) -> None:
-        """Complete every entry whose lagging sources have caught up; count the stuck ones."""
+        """Complete every entry whose lagging sources have caught up; count the stuck ones.
+
+        A tick runs at every checkpoint move while anything is outstanding (tens to hundreds a
+        second under load), and above capacity every session start is outstanding for seconds:
+        each source consumer the entries wait for is looked at once a tick (``lagging_now`` with
+        the furthest trigger any entry needs of it), not once an entry. A consumer is behind an
+        entry's trigger while its checkpoint is short of it and it has something left to apply
+        (not drained) — the same answer ``lagging_now`` gives entry by entry."""
         due = []
         now = time.monotonic()
+        wanted: list[tuple[Outstanding, dict[str, int]]] = []
+        furthest: dict[str, int] = {}
         for entry in list(self._entries.values()):
-            consumer_of = {w: c for c, w in self._sources.consumers(entry.agent).items()}
+            consumer_of = self._consumer_of(entry.agent)
             needs = {consumer_of[w]: entry.seq for w in entry.lagging if w in consumer_of}
-            if not await self._tracker.lagging_now(needs, cache_s=POLL_S):
+            wanted.append((entry, needs))
+            for consumer, seq in needs.items():
+                furthest[consumer] = max(seq, furthest.get(consumer, 0))
+        behind = set()  # consumers short of some entry's trigger with something left to apply
+        for consumer, seq in furthest.items():
+            if await self._tracker.lagging_now({consumer: seq}, cache_s=POLL_S):
+                behind.add(consumer)
+        for entry, needs in wanted:
+            if all(c not in behind or self._tracker.checkpoint(c) >= seq for c, seq in needs.items()):
                 due.append(entry)
             elif not entry.counted and now - entry.since >= STUCK_AFTER_S:
                 self._count_stuck(entry)
@@ -233,6 +251,16 @@ class Completer:
                 if isinstance(result, Exception):  # a store hiccup: still outstanding, the next tick tries again
                     log.warning("boot_completion_failed", extra={"agent": entry.agent, "error": repr(result)[:300]})
         self._update_gauge()
+
+    def _consumer_of(self, agent: str) -> dict[str, str]:
+        """The agent's source worker → its consumer (its partition's), kept: a tick asks it of
+        every outstanding entry, and it never changes while the process runs."""
+        found = self._consumers.get(agent)
+        if found is None:
+            if len(self._consumers) >= 2 * MAX_OUTSTANDING:
+                self._consumers.clear()
+            found = self._consumers[agent] = {w: c for c, w in self._sources.consumers(agent).items()}
+        return found
 
     def _count_stuck(self, entry: Outstanding) -> None:
         if not entry.counted:
