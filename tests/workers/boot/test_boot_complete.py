@@ -267,8 +267,10 @@ async def test_a_tick_looks_at_each_lagging_source_once_however_many_documents_w
 ) -> None:
     """Above capacity every session start waits for recall for seconds, and a tick runs at every
     checkpoint move: it asks the tracker about each lagging source once (with the furthest
-    trigger waiting for it), not once a document — and still completes exactly the documents
-    whose triggers the source has reached."""
+    trigger waiting for it), not once a document, and nothing when only another consumer moved
+    (within ``POLL_S`` of the last look) — and still completes exactly the documents whose
+    triggers the source has reached."""
+    monkeypatch.setattr(complete, "POLL_S", 60.0)  # however slow the machine, every tick here is within it
     completer = rig.handler.completer
     assert completer._task is not None
     await cancel_and_wait(completer._task)  # ticked here alone, one by one
@@ -290,6 +292,9 @@ async def test_a_tick_looks_at_each_lagging_source_once_however_many_documents_w
     await completer.tick()
     assert asked == [{"recall": starts[-1].seq}]  # once, not once a document (6 times)
     assert completer.outstanding == 6
+    await rig.caught_up("threads", starts[-1].seq + 5)  # another consumer moved: the tick that wakes looks no further
+    await completer.tick()
+    assert len(asked) == 1 and completer.outstanding == 6
     await rig.caught_up("recall", starts[2].seq)  # recall reached the third start, not the fourth
     await completer.tick()
     assert completer.outstanding == 3
