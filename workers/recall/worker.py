@@ -124,7 +124,8 @@ SYNC_WHILE_BUSY_S = 10.0
 # documents and acks by the disk's time. The event stream itself is synced on its own cadence
 # (nats-server's sync_interval, 2 min by default), so an acknowledged event is no more
 # durable against a crash of the machine than this. 10 s (was 1 s): at a live rate the timer
-# synced about once a second, 13 % of recall's CPU at 300 msg/s (seventeenth round); a crash of
+# synced about once a second: 13 % of recall's busy time at 300 msg/s, and at 50 msg/s 3 s in 30
+# spent in the sync with the GIL held (seventeenth round, docs/BENCHMARKS.md); a crash of
 # the machine may lose the memory writes of the last ~10 s, where NATS may lose its last 2 min.
 SYNC_AT_REST_S = 10.0
 # A sync left to the timer starts no sooner than this after its commit: the commit's checkpoint
