@@ -112,7 +112,11 @@ class Completer:
         self._written = written
         self._tz = ZoneInfo(ctx.settings.timezone)
         self._entries: dict[str, Outstanding] = {}  # agent → entry, oldest registration first
+        self._consumers: dict[str, dict[str, str]] = {}  # agent → source worker → consumer (``_consumer_of``)
         self._kick = asyncio.Event()
+        # what the last tick looked at: the lagging consumers' checkpoints then, and when (``tick``)
+        self._looked: dict[str, int] | None = None
+        self._looked_at = 0.0
         self._task: asyncio.Task[None] | None = None
         self._gauge = BOOT_OUTSTANDING.labels(ctx.consumer)
 
@@ -135,6 +139,7 @@ class Completer:
 
     def _add(self, entry: Outstanding) -> None:
         self._entries[entry.agent] = entry
+        self._looked = None  # a new entry: the next tick looks at everything
         held = [e for e in self._entries.values() if e.docs is not None]
         for old in held[:max(0, len(held) - MAX_HELD)]:
             old.docs = None  # re-read when it completes
@@ -216,23 +221,72 @@ class Completer:
     # ------------------------------------------------------------------ completing
 
     async def tick(self) -> None:
-        """Complete every entry whose lagging sources have caught up; count the stuck ones."""
-        due = []
+        """Complete every entry whose lagging sources have caught up; count the stuck ones.
+
+        A tick runs at every checkpoint move while anything is outstanding (tens to hundreds a
+        second under load), and above capacity every session start is outstanding for seconds:
+        each source consumer the entries wait for is looked at once a tick (``lagging_now`` with
+        the furthest trigger any entry needs of it), not once an entry. A consumer is behind an
+        entry's trigger while its checkpoint is short of it and it has something left to apply
+        (not drained) — the same answer ``lagging_now`` gives entry by entry. A tick that finds
+        none of those consumers moved since the last one (woken by another consumer: a latency
+        worker's commits) and less than ``POLL_S`` after it, and no entry registered since, looks
+        no further: ``lagging_now`` would have answered from its cache (``cache_s=POLL_S``) alike."""
         now = time.monotonic()
-        for entry in list(self._entries.values()):
-            consumer_of = {w: c for c, w in self._sources.consumers(entry.agent).items()}
-            needs = {consumer_of[w]: entry.seq for w in entry.lagging if w in consumer_of}
-            if not await self._tracker.lagging_now(needs, cache_s=POLL_S):
-                due.append(entry)
-            elif not entry.counted and now - entry.since >= STUCK_AFTER_S:
-                self._count_stuck(entry)
+        if self._unchanged(now):
+            return  # woken by another consumer's move: nothing an entry waits for has changed
+        due = await self._due(now)
         for start in range(0, len(due), PARALLEL):
             chunk = due[start:start + PARALLEL]
             results = await asyncio.gather(*(self._complete(e) for e in chunk), return_exceptions=True)
             for entry, result in zip(chunk, results, strict=True):
                 if isinstance(result, Exception):  # a store hiccup: still outstanding, the next tick tries again
                     log.warning("boot_completion_failed", extra={"agent": entry.agent, "error": repr(result)[:300]})
+        if any(self._entries.get(e.agent) is e for e in due):
+            self._looked = None  # one due is still outstanding (tried again, or another source behind now)
         self._update_gauge()
+
+    def _unchanged(self, now: float) -> bool:
+        """Nothing the last tick looked at has moved, it was less than ``POLL_S`` ago, and no
+        entry came since."""
+        looked = self._looked
+        return looked is not None and now - self._looked_at < POLL_S \
+            and all(self._tracker.checkpoint(c) == seq for c, seq in looked.items())
+
+    async def _due(self, now: float) -> list[Outstanding]:
+        """The entries whose lagging sources have all reached their triggers (the stuck ones counted)."""
+        due = []
+        wanted: list[tuple[Outstanding, dict[str, int]]] = []
+        furthest: dict[str, int] = {}
+        for entry in list(self._entries.values()):
+            consumer_of = self._consumer_of(entry.agent)
+            needs = {consumer_of[w]: entry.seq for w in entry.lagging if w in consumer_of}
+            wanted.append((entry, needs))
+            for consumer, seq in needs.items():
+                furthest[consumer] = max(seq, furthest.get(consumer, 0))
+        self._tracker.follow(furthest)
+        self._looked = {c: self._tracker.checkpoint(c) for c in furthest}  # before looking: a move after it is seen
+        self._looked_at = now
+        behind = set()  # consumers short of some entry's trigger with something left to apply
+        for consumer, seq in furthest.items():
+            if await self._tracker.lagging_now({consumer: seq}, cache_s=POLL_S):
+                behind.add(consumer)
+        for entry, needs in wanted:
+            if all(c not in behind or self._tracker.checkpoint(c) >= seq for c, seq in needs.items()):
+                due.append(entry)
+            elif not entry.counted and now - entry.since >= STUCK_AFTER_S:
+                self._count_stuck(entry)
+        return due
+
+    def _consumer_of(self, agent: str) -> dict[str, str]:
+        """The agent's source worker → its consumer (its partition's), kept: a tick asks it of
+        every outstanding entry, and it never changes while the process runs."""
+        found = self._consumers.get(agent)
+        if found is None:
+            if len(self._consumers) >= 2 * MAX_OUTSTANDING:
+                self._consumers.clear()
+            found = self._consumers[agent] = {w: c for c, w in self._sources.consumers(agent).items()}
+        return found
 
     def _count_stuck(self, entry: Outstanding) -> None:
         if not entry.counted:

@@ -306,6 +306,7 @@ class StoreApplier:
         except BaseException:
             self.context.rollback()
             self.memos.clear()  # an upkeep may be planned and not written: the next ones read everything
+            self.tracked.forget_counts()  # and the counts and summary reads kept, read again too
             raise
 
     def _stage_until_upkeep(self, envs: Sequence[Envelope]) -> tuple[list[tuple[Envelope, list[Memory]]], int | None]:
@@ -671,12 +672,13 @@ class StoreApplier:
         contradicts, with the person of each that belongs to one; plus hot and cold counts (of all)."""
         # read by filter, not the whole collection: this runs for every batch that touches
         # the agent, and the collection grows with every message
-        rules = sorted(self.store.scroll(agent, flt=MemoryFilter(types=("rule",), current=True)),
-                       key=lambda m: (-m.confidence, m.id))
+        # (both kept between batches until a write may change them: ``TrackedStore.shown``)
+        shown = self.tracked.shown(agent)
+        rules = sorted(shown.rules, key=lambda m: (-m.confidence, m.id))
         # only those recalled at least once can be shown, and those come first in the hot
         # order (most hits first), so the top of the hot tier among them is the top of all:
         # the engine filters, instead of every hot memory's payload decoded here
-        hot_tier = list(self.store.scroll(agent, flt=MemoryFilter(tier="hot", current=True, accessed=True)))
+        hot_tier = list(shown.hot)
         hot_ids = select_hot(hot_tier, now, TieringPolicy(
             hot_size=self.settings.hot_size, cold_idle_days=self.settings.cold_idle_days,
             cold_min_hits=self.settings.cold_min_hits))

@@ -262,6 +262,16 @@ class Memos:
 
 T = TypeVar("T")
 
+SHOWN_AGENTS = 4096  # agents whose summary reads are kept (``TrackedStore.shown``), most recent first
+
+
+class Shown(NamedTuple):
+    """What an agent's summary chooses from, as the store holds it (``TrackedStore.shown``)."""
+
+    rules: list[Memory]  # its current rules
+    hot: list[Memory]  # its current hot memories recalled at least once
+    ids: frozenset[str]  # of both
+
 
 class TrackedStore:
     """The applier's store: every write goes on to the store and, once done, into the memos
@@ -276,6 +286,7 @@ class TrackedStore:
         self.inner = store
         self.memos = memos
         self._counts: dict[str, int] = {}
+        self._shown: OrderedDict[str, Shown] = OrderedDict()  # agent → what its summary reads (``shown``)
 
     def _write(self, agents: Iterable[str], write: Callable[[], T]) -> T:
         try:
@@ -285,10 +296,39 @@ class TrackedStore:
             self.memos.drop(dropped)
             for agent in dropped:
                 self._counts.pop(agent, None)
+                self._shown.pop(agent, None)
             raise
+
+    def shown(self, agent: str) -> Shown:
+        """The agent's current rules and its current hot memories recalled at least once: what
+        its summary (``StoreApplier.key_memories``) chooses from, read at every batch that
+        touches the agent. Kept until a write may change them (``_touched``): a new turn's
+        memories (no rule, never recalled) do not, so at a live rate — a batch of a few events,
+        each agent's summary made again at each — the two scrolls are asked once in a while,
+        not every batch. The same lists as the scrolls', in the same order."""
+        kept = self._shown.get(agent)
+        if kept is not None:
+            self._shown.move_to_end(agent)
+            return kept
+        rules = list(self.inner.scroll(agent, flt=MemoryFilter(types=("rule",), current=True)))
+        hot = list(self.inner.scroll(agent, flt=MemoryFilter(tier="hot", current=True, accessed=True)))
+        kept = self._shown[agent] = Shown(rules, hot, frozenset(m.id for m in (*rules, *hot)))
+        while len(self._shown) > SHOWN_AGENTS:
+            self._shown.popitem(last=False)
+        return kept
+
+    def _touched(self, memories: Iterable[Memory]) -> None:
+        """``memories`` are about to be written as they are: the kept reads of each agent that
+        one of them may change are dropped — a rule, a memory recalled at least once (the two
+        lists hold nothing else), or one of theirs (superseded, edited, moved)."""
+        for memory in memories:
+            kept = self._shown.get(memory.agent)
+            if kept is not None and (memory.type == "rule" or memory.access_count > 0 or memory.id in kept.ids):
+                del self._shown[memory.agent]
 
     def upsert(self, points: Sequence[MemoryPoint]) -> None:
         new = self._new_points(points)
+        self._touched(p.memory for p in points)
         self._write((p.memory.agent for p in points), lambda: self.inner.upsert(points))
         self.memos.written(p.memory for p in points)
         for agent, added in new.items():
@@ -303,26 +343,32 @@ class TrackedStore:
         return {agent: len(wanted) - len(self.get(agent, list(wanted))) for agent, wanted in ids.items()}
 
     def update_payloads(self, memories: Sequence[Memory]) -> None:
+        self._touched(memories)
         self._write((m.agent for m in memories), lambda: self.inner.update_payloads(memories))
         self.memos.written(memories)
 
     def set_tier(self, agent: str, ids: Sequence[str], tier: Tier) -> None:
+        if ids:
+            self._shown.pop(agent, None)  # a recalled memory may move in or out of the hot tier
         self._write([agent], lambda: self.inner.set_tier(agent, ids, tier))
         self.memos.tiered(agent, ids, tier)
 
     def delete(self, agent: str, ids: Sequence[str]) -> None:
         self._counts.pop(agent, None)
+        self._shown.pop(agent, None)
         self._write([agent], lambda: self.inner.delete(agent, ids))
         self.memos.deleted(agent, ids)
 
     def delete_agent(self, agent: str) -> None:
         self.memos.drop([agent])
         self._counts.pop(agent, None)
+        self._shown.pop(agent, None)
         self.inner.delete_agent(agent)
 
     def forget_counts(self) -> None:
-        """Drop every count kept (a batch failed: the store may hold part of a write)."""
+        """Drop every count and kept read (a batch failed: the store may hold part of a write)."""
         self._counts.clear()
+        self._shown.clear()
 
     # --- reads and the rest: the store's own ----------------------------------------
 

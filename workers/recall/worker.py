@@ -114,14 +114,20 @@ CAPTURE = "recall"  # the capture calls' purpose
 # the shard, 50–300 ms on a shared disk, holding the GIL: the consume loop cannot even read
 # meanwhile) only guards against a crash of the machine. Counted from the write, not from the
 # last sync, a burst shorter than this after a rest is not synced at its first commit.
-SYNC_WHILE_BUSY_S = 2.0
+# 10 s, not 2: a sync's CPU grows with the store (a shard of 300 events ~10 ms, of 20 000
+# ~30 ms, plus what the writes since the last one cost), and recall's pipeline CPU an event
+# paid it every second or two (seventeenth round, docs/BENCHMARKS.md).
+SYNC_WHILE_BUSY_S = 10.0
 # Once the loop has caught up, a timer syncs the writes when they are this old: at a live rate
 # (a batch of one or two events, tens of commits a second) a sync at every commit was recall's
 # largest cost (~8 ms of CPU a sync, measured), and a sync at the commit delayed its
 # documents and acks by the disk's time. The event stream itself is synced on its own cadence
 # (nats-server's sync_interval, 2 min by default), so an acknowledged event is no more
-# durable against a crash of the machine than this.
-SYNC_AT_REST_S = 1.0
+# durable against a crash of the machine than this. 10 s (was 1 s): at a live rate the timer
+# synced about once a second: 13 % of recall's busy time at 300 msg/s, and at 50 msg/s 3 s in 30
+# spent in the sync with the GIL held (seventeenth round, docs/BENCHMARKS.md); a crash of
+# the machine may lose the memory writes of the last ~10 s, where NATS may lose its last 2 min.
+SYNC_AT_REST_S = 10.0
 # A sync left to the timer starts no sooner than this after its commit: the commit's checkpoint
 # and acks go out within 20 ms (``shared.consume``'s CHECKPOINT_EVERY_S, ACKS_WITHIN_S), before
 # the sync holds the GIL for the disk.

@@ -28,6 +28,7 @@ from shared.kv import kv_read
 from shared.names import BUCKET_BOOT, BUCKET_CHECKPOINTS, stored_form
 from shared.provision import provision
 from shared.runtime import WorkerContext
+from shared.tasks import cancel_and_wait
 from shared.watermarks import WatermarkTracker
 from workers.boot import complete
 from workers.boot.sources import BootSources, Reading
@@ -259,3 +260,50 @@ async def _completed(rig: Rig, agent: str) -> BootDoc | None:
 
 async def _none_outstanding(rig: Rig) -> bool:
     return rig.handler.completer.outstanding == 0
+
+
+async def test_a_tick_looks_at_each_lagging_source_once_however_many_documents_wait_for_it(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Above capacity every session start waits for recall for seconds, and a tick runs at every
+    checkpoint move: it asks the tracker about each lagging source once (with the furthest
+    trigger waiting for it), not once a document, and nothing when only another consumer moved
+    (within ``POLL_S`` of the last look) — and still completes exactly the documents whose
+    triggers the source has reached."""
+    monkeypatch.setattr(complete, "POLL_S", 60.0)  # however slow the machine, every tick here is within it
+    completer = rig.handler.completer
+    assert completer._task is not None
+    await cancel_and_wait(completer._task)  # ticked here alone, one by one
+    starts = []
+    for i in range(6):
+        start = await rig.publish(f"agent-{i}", "session", "start", i)
+        await rig.caught_up("threads", start.seq)
+        await rig.make(start)
+        starts.append(start)
+    assert completer.outstanding == 6
+    asked: list[dict[str, int]] = []
+    lagging_now = rig.tracker.lagging_now
+
+    async def counted(needs: dict[str, int], **kwargs: Any) -> list[str]:
+        asked.append(dict(needs))
+        return await lagging_now(needs, **kwargs)
+
+    monkeypatch.setattr(rig.tracker, "lagging_now", counted)
+    await completer.tick()
+    assert asked == [{"recall": starts[-1].seq}]  # once, not once a document (6 times)
+    assert completer.outstanding == 6
+    await rig.caught_up("threads", starts[-1].seq + 5)  # another consumer moved: the tick that wakes looks no further
+    await completer.tick()
+    assert len(asked) == 1 and completer.outstanding == 6
+    await rig.caught_up("recall", starts[2].seq)  # recall reached the third start, not the fourth
+    await completer.tick()
+    assert completer.outstanding == 3
+    for start in starts[:3]:
+        assert await _completed(rig, start.agent)
+    for start in starts[3:]:
+        assert (await rig.stored(start.agent)).lagging == ["recall"]
+    await rig.caught_up("recall", starts[-1].seq)
+    await completer.tick()
+    assert completer.outstanding == 0 and len(asked) == 3
+    for start in starts:
+        assert await _completed(rig, start.agent)

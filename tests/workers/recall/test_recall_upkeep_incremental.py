@@ -328,3 +328,57 @@ def test_the_counts_kept_without_a_memo_are_the_store_and_an_access_asks_it_noth
     app.apply_batch([_envelope(len(events) + 1, "bob", "feedback", "recall_access", access)])
     assert app.key_memories("bob", access.ts).hot + app.key_memories("bob", access.ts).cold == counting("bob")
     assert ids and exact == []
+
+
+def test_an_agents_summary_reads_are_kept_until_a_write_may_change_them_and_equal_the_stores(
+    open_store: OpenStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At a live rate each batch holds a few events and every agent it touches has its summary
+    (``key_memories``) made again: its two scrolls (current rules, recalled hot memories) are
+    kept until a write may change them (``TrackedStore.shown``). Batch by batch over a stream
+    of turns, remembered rules, hits, pins, forgets and session starts (tiering, consolidation),
+    every summary equals one read from the store afresh — and a batch of plain turns asks the
+    store nothing for it."""
+    events = stream(seed=3, length=200)
+    embedder = make_embedder("default")
+    store = open_store(embedder.name, embedder.dim)
+    app = _applier(store, embedder)
+    real = store.scroll
+    asked: list[str] = []
+
+    def scroll(agent: str, *, flt: MemoryFilter | None = None, page_size: int = 256) -> Any:
+        if flt is not None and (flt.types == ("rule",) or flt.accessed):
+            asked.append(agent)
+        return real(agent, flt=flt, page_size=page_size)
+
+    monkeypatch.setattr(store, "scroll", scroll)
+    kept_reads = 0
+    for first in range(0, len(events), 3):
+        batch = events[first: first + 3]
+        app.apply_batch(batch)
+        now = batch[-1].event.ts
+        for agent in sorted({e.agent for e in batch}):
+            asked.clear()
+            summary = app.key_memories(agent, now)
+            kept_reads += not asked
+            assert summary == _applier(store, embedder).key_memories(agent, now), (first, agent)
+        for agent in AGENTS:  # what is kept is what the store holds, shown or not
+            shown = app.tracked.shown(agent)
+            assert (shown.rules, shown.hot) == (
+                list(real(agent, flt=MemoryFilter(types=("rule",), current=True))),
+                list(real(agent, flt=MemoryFilter(tier="hot", current=True, accessed=True)))), (first, agent)
+    assert kept_reads >= 20  # most summaries read nothing again
+    rules = [m for agent in AGENTS for m in real(agent, flt=MemoryFilter(types=("rule",), current=True))]
+    accessed = [m for agent in AGENTS for m in real(agent, flt=MemoryFilter(accessed=True))]
+    assert rules and accessed  # the stream exercises both lists
+    for agent in AGENTS:  # plain turns: the summary is not read again
+        app.key_memories(agent, events[-1].event.ts)
+        seq = events[-1].seq + (1 if agent == "alice" else 2)
+        turn = _envelope(seq, agent, "msg", "received", MessageEvent(
+            id=f"late-{agent}", agent=agent, session="s-late", ts=events[-1].event.ts, role="user", sender="al",
+            content="The new dashboard loads much faster now."))
+        app.apply_batch([turn])
+        asked.clear()
+        summary = app.key_memories(agent, turn.event.ts)
+        assert asked == []  # its memories: no rule, never recalled
+        assert summary == _applier(store, embedder).key_memories(agent, turn.event.ts)

@@ -28,6 +28,7 @@ from shared.names import BUCKET_RECALL
 from shared.projection import ProjectionHandler
 from shared.provision import provision
 from shared.runtime import WorkerContext
+from workers.recall import worker as recall_worker
 from workers.recall.apply import StoreApplier
 from workers.recall.embedders import HashingEmbedder
 from workers.recall.store import StoreUnavailable
@@ -234,6 +235,7 @@ async def test_the_shard_is_synced_on_a_cadence_whether_the_loop_is_busy_or_caug
     (after the commit's acks), one for however many commits; closing syncs what is left.
     The documents are written at every commit."""
     clock = Clock()
+    monkeypatch.setattr(recall_worker, "SYNC_AT_REST_S", 1.0)  # the timer's real sleep, short here
 
     class Clocked(RecallProjection):
         def __init__(self, *args: Any) -> None:
@@ -285,6 +287,7 @@ async def test_a_store_that_cannot_be_written_is_synced_at_the_commit_and_a_fail
     runs this against a real unwritable directory); and after a sync that failed (a timer's or
     a commit's) the next commit syncs, however fresh its writes."""
     clock = Clock()
+    monkeypatch.setattr(recall_worker, "SYNC_AT_REST_S", 1.0)  # the timer's real sleep, short here
     made: list[RecallProjection] = []
 
     class Clocked(RecallProjection):
