@@ -201,6 +201,15 @@ AnyProjection = Projection[Any, Any]  # what ProjectionHandler holds: documents 
 TRIGGERS = frozenset({("session", "start"), ("session", "end"), ("compaction", "before")})
 
 
+def trigger_subjects(prefix: str) -> tuple[str, ...]:
+    """The subjects a trigger is published on — the contract's ``<prefix>.<family>.<agent>.<kind>``,
+    and the stored form with its slot, which a publisher may use as well: what a lingering worker
+    listens on so that it never sleeps on the events a trigger's composed documents wait for
+    (``shared.pull``)."""
+    return tuple(sorted(f"{prefix}.{family}.{'*.' * tokens}{kind}"
+                        for family, kind in TRIGGERS for tokens in (1, 2)))
+
+
 def _nothing_waiting() -> int:
     return 0
 
