@@ -40,6 +40,7 @@ from typing import Any
 import yaml
 from generated import write_or_check
 
+from shared.config import OpenClawSettings
 from shared.forget import FORGOTTEN_HEAD_KEY
 from shared.names import (
     BUCKET_CHECKPOINTS,
@@ -238,7 +239,8 @@ def _subscribe(worker: str, ops: WorkerSpec, prefix: str, shadow: bool) -> list[
     """The subscribe allow list of one worker's user."""
     sub = ["_INBOX.>"]  # replies to requests (nats-py's default inbox prefix)
     if ops.consumes and ops.priority == "throughput":
-        sub += trigger_subjects(prefix)  # a published trigger ends its linger (shared.pull)
+        # a published trigger ends its linger (shared.pull); the store's at its default prefix
+        sub += trigger_subjects(prefix, OpenClawSettings().prefix)
     service = service_name(worker, shadow)
     if ops.serves:
         sub += [api_endpoint_subject(prefix, shadow_service(name) if shadow else name) for name in ops.serves]

@@ -306,7 +306,7 @@ def loop_config(settings: Settings, spec: WorkerSpec | None = None) -> LoopConfi
         read_ahead_bytes=rt.read_ahead_mib << 20,
         linger_s=linger_s,
         # a trigger ends a linger (the session start's sources must not sleep on its last events)
-        wake_on=trigger_subjects(settings.prefix) if linger_s else (),
+        wake_on=trigger_subjects(settings.prefix, settings.openclaw.prefix) if linger_s else (),
     )
 
 

@@ -103,7 +103,7 @@ def test_the_throughput_workers_loop_wakes_on_the_triggers_subjects_the_latency_
 
     settings = load_settings({})
     specs = all_specs()
-    assert loop_config(settings, specs["knowledge"]).wake_on == trigger_subjects("cortex")
+    assert loop_config(settings, specs["knowledge"]).wake_on == trigger_subjects("cortex", "openclaw.events")
     assert loop_config(settings, specs["threads"]).wake_on == ()
     assert loop_config(settings, specs["threads"]).linger_s == 0
     off = load_settings({"CORTEX_RUNTIME_THROUGHPUT_LINGER_MS": "0"})
@@ -111,6 +111,9 @@ def test_the_throughput_workers_loop_wakes_on_the_triggers_subjects_the_latency_
     assert set(trigger_subjects("cortex")) == {
         "cortex.session.*.start", "cortex.session.*.*.start", "cortex.session.*.end", "cortex.session.*.*.end",
         "cortex.compaction.*.before", "cortex.compaction.*.*.before"}
+    assert set(trigger_subjects("cortex", "openclaw.events")) - set(trigger_subjects("cortex")) == {
+        "openclaw.events.*.session_start", "openclaw.events.*.session_end", "openclaw.events.*.session_reset",
+        "openclaw.events.*.session_compaction_start"}
 
 
 def test_the_generated_permissions_let_each_throughput_worker_and_only_those_subscribe_to_the_triggers() -> None:
@@ -123,4 +126,21 @@ def test_the_generated_permissions_let_each_throughput_worker_and_only_those_sub
     for name, spec in worker_specs().items():
         subscribe = worker_permissions(name, spec)["subscribe"]
         wakes = spec.consumes and spec.priority == "throughput"
-        assert all((s in subscribe) == wakes for s in trigger_subjects("cortex")), name
+        assert all((s in subscribe) == wakes for s in trigger_subjects("cortex", "openclaw.events")), name
+
+
+async def test_an_openclaw_store_session_start_wakes_it_too(
+    nc: Client, js: JetStreamContext, wait_for: Callable[..., Awaitable[Any]]
+) -> None:
+    # the store's events reach CORTEX_EVENTS through a source, never on the contract's subjects: its
+    # own publish of a trigger type is what the fetcher hears (a core publish here: no store needed)
+    fetcher = PullFetcher(nc, EVENTS_STREAM, "puller", wake_on=trigger_subjects("cortex", "openclaw.events"))
+    await fetcher.start()
+    fetching = asyncio.create_task(fetcher.fetch(500, wait_s=300, linger_s=120))
+    await publish(js, 1, 2)
+    await wait_for(lambda: asyncio.sleep(0, fetcher.buffered()), within=30)
+    await nc.publish("openclaw.events.main.msg_in", b"{}")  # not a trigger type: the linger goes on
+    await nc.publish("openclaw.events.main.session_start", b"{}")
+    assert seqs(await asyncio.wait_for(fetching, timeout=60)) == [1, 2]
+    assert fetcher.wakes == 1
+    await fetcher.stop()
