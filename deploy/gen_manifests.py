@@ -40,6 +40,7 @@ from typing import Any
 import yaml
 from generated import write_or_check
 
+from shared.config import OpenClawSettings
 from shared.forget import FORGOTTEN_HEAD_KEY
 from shared.names import (
     BUCKET_CHECKPOINTS,
@@ -60,6 +61,7 @@ from shared.names import (
     shadow_bucket,
     shadow_service,
 )
+from shared.projection import trigger_subjects
 from shared.runtime import WorkerSpec
 from workers import __version__
 from workers.mcp.tools import nats_permissions
@@ -228,14 +230,23 @@ def worker_permissions(worker: str, ops: WorkerSpec, prefix: str = "cortex", par
     if ops.llm:
         pub += _kv_write(BUCKET_LLM_CACHE)
     pub += [feedback_subject(prefix, "*", kind) for kind in ops.feedback]
+    return {"user": f"cortex-{worker}", "publish": _dedupe(pub), "subscribe": _dedupe(_subscribe(worker, ops, prefix,
+                                                                                              shadow)),
+            "allow_responses": bool(ops.serves)}
+
+
+def _subscribe(worker: str, ops: WorkerSpec, prefix: str, shadow: bool) -> list[str]:
+    """The subscribe allow list of one worker's user."""
     sub = ["_INBOX.>"]  # replies to requests (nats-py's default inbox prefix)
+    if ops.consumes and ops.priority == "throughput":
+        # a published trigger ends its linger (shared.pull); the store's at its default prefix
+        sub += trigger_subjects(prefix, OpenClawSettings().prefix)
     service = service_name(worker, shadow)
     if ops.serves:
         sub += [api_endpoint_subject(prefix, shadow_service(name) if shadow else name) for name in ops.serves]
         # NATS micro discovery: $SRV.<verb>, $SRV.<verb>.<name>, $SRV.<verb>.<name>.<id>
         sub += ["$SRV.*", f"$SRV.*.{service}", f"$SRV.*.{service}.*"]
-    return {"user": f"cortex-{worker}", "publish": _dedupe(pub), "subscribe": _dedupe(sub),
-            "allow_responses": bool(ops.serves)}
+    return sub
 
 
 # what an agent's gateway publishes (the notes too, below); feedback comes from Cortex's own tools

@@ -155,7 +155,9 @@ class RuntimeSettings(msgspec.Struct, frozen=True, kw_only=True):
     throughput_niceness: Annotated[int, Meta(ge=0, le=19)] = 10
     # how long a throughput worker, once an event arrives while it is idle, waits for more before
     # it takes the batch (``shared.pull``: its per-batch work shared by the events of the wait);
-    # 0: off. At most a quarter of a session start's wait for a source (``workers.boot.early``)
+    # 0: off. A published trigger ends it at once (``shared.pull``: a session start's sources do not
+    # sleep on the events before it); at most a quarter of a session start's wait for a source
+    # (``workers.boot.early``), for a trigger the fetcher does not hear (a store on another server)
     throughput_linger_ms: Annotated[int, Meta(ge=0, le=125)] = 20
 
 

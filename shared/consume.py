@@ -182,6 +182,9 @@ class LoopConfig(msgspec.Struct, frozen=True, kw_only=True):
     # an idle loop's first delivery waits this long for more before its batch is taken (``shared.pull``;
     # the throughput workers': CORTEX_RUNTIME_THROUGHPUT_LINGER_MS); 0: taken at once
     linger_s: float = 0.0
+    # core subjects whose publishes end a linger at once (``shared.pull``: the triggers' published
+    # subjects, ``shared.projection.trigger_subjects``, for a lingering worker); none: the linger runs out
+    wake_on: tuple[str, ...] = ()
     # the document buckets the handler writes (physical names): one made after the checkpoint was
     # written lost every document the checkpoint stands for, and the loop starts over from 1
     buckets: tuple[str, ...] = ()
@@ -406,7 +409,7 @@ class ConsumeLoop:
     async def run(self) -> None:
         self._handler.follow_backlog(self._waiting)
         await self._retry_transient("rewind", self._rewind)
-        sub = self._sub = fetcher_for(self._js, EVENTS_STREAM, self.consumer)
+        sub = self._sub = fetcher_for(self._js, EVENTS_STREAM, self.consumer, self._cfg.wake_on)
         await sub.start()
         heartbeat = asyncio.create_task(self._heartbeat(), name=f"{self.consumer}-heartbeat")
         self._health.set_ready(True, "consuming")
@@ -674,7 +677,7 @@ class ConsumeLoop:
         await self._give_back_held(self._lanes.clear())  # the rewind delivers them again, in order
         await self._write_deferred()  # the rewind starts from the bucket's checkpoint: bring it up to date
         await self._retry_transient("rewind", self._rewind)
-        fresh = self._sub = fetcher_for(self._js, EVENTS_STREAM, self.consumer)
+        fresh = self._sub = fetcher_for(self._js, EVENTS_STREAM, self.consumer, self._cfg.wake_on)
         await fresh.start()
         return fresh
 

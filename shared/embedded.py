@@ -21,6 +21,7 @@ import sys
 import sysconfig
 import threading
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import NamedTuple
@@ -238,6 +239,17 @@ def dies_with_this_thread(command: list[str]) -> list[str]:
 NATS_PORT = 4222  # NATS's own default: what a producer, the nats CLI and docs/integration.md try first
 
 
+def server_env(environ: Mapping[str, str], cpus: int | None) -> dict[str, str]:
+    """The embedded server's environment: the caller's, and — unless it sets ``GOMAXPROCS`` —
+    the Go scheduler given half the machine's cores (at least one). The workers beside it take
+    the rest; with a P for every core, the server's threads woke each other for every message and
+    spun looking for work while the workers held the cores (a third of its CPU on two cores at
+    300 msg/s, docs/BENCHMARKS.md, issue 39, seventeenth round)."""
+    env = dict(environ)
+    env.setdefault("GOMAXPROCS", str(max(1, (cpus or 1) // 2)))
+    return env
+
+
 class EmbeddedNats:
     """Context manager: start on enter, stop on exit, never leave a process behind.
 
@@ -342,7 +354,8 @@ class EmbeddedNats:
         offset = log.tell()  # this start's lines follow (the log is kept across starts)
         try:
             self._proc = subprocess.Popen(dies_with_this_thread(self.server_command()), stdout=log,
-                                          stderr=subprocess.STDOUT, start_new_session=True)
+                                          stderr=subprocess.STDOUT, start_new_session=True,
+                                          env=server_env(os.environ, os.cpu_count()))
         finally:
             log.close()
         self._record()

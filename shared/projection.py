@@ -55,6 +55,7 @@ from shared.errors import (
 from shared.feedback import late_answer
 from shared.footprint import Source
 from shared.kv import kv_cas, kv_delete, kv_read
+from shared.names import OPENCLAW_TYPES
 from shared.natsio import max_payload
 from shared.repair import decode_document, discard_document, unreadable_reason
 
@@ -199,6 +200,18 @@ AnyProjection = Projection[Any, Any]  # what ProjectionHandler holds: documents 
 
 
 TRIGGERS = frozenset({("session", "start"), ("session", "end"), ("compaction", "before")})
+
+
+def trigger_subjects(prefix: str, store_prefix: str | None = None) -> tuple[str, ...]:
+    """The subjects a trigger is published on — the contract's ``<prefix>.<family>.<agent>.<kind>``,
+    the stored form with its slot, which a publisher may use as well, and (``store_prefix``) the
+    OpenClaw event store's ``<store prefix>.<agent>.<type token>`` of the types that map to a
+    trigger (``shared.names.OPENCLAW_TYPES``; CORTEX_EVENTS sources them): what a lingering
+    worker listens on so that it never sleeps on the events a trigger's composed documents wait
+    for (``shared.pull``)."""
+    contract = [f"{prefix}.{family}.{'*.' * tokens}{kind}" for family, kind in TRIGGERS for tokens in (1, 2)]
+    store = [f"{store_prefix}.*.{token}" for token, pair in OPENCLAW_TYPES.items() if pair in TRIGGERS]
+    return tuple(sorted(contract + (store if store_prefix else [])))
 
 
 def _nothing_waiting() -> int:

@@ -29,6 +29,13 @@ workers' CPU per event fell by ~40 % (docs/BENCHMARKS.md, issue 39, fourteenth r
 event is returned at the linger's end; a request for many still open (a backlog's) is taken from
 as it delivers, and ends the linger when ``enough`` are in hand.
 
+A trigger published (a session start: ``wake_on``, the published subjects of the events that
+composed documents are made for) ends a linger at once and keeps the fetches from lingering for
+``URGENT_S`` after it: a session start waits for every source to apply the events before it
+(``workers.boot.early``), so a source must not sleep on them — and with that, the linger need not
+be short for the briefing's sake (issue 39, seventeenth round). The wake is a core subscription:
+the server sends a fetcher the few triggers, never the events between them.
+
 The messages are ordinary ``nats.aio.msg.Msg`` objects: ``ack``, ``nak``, ``term`` and
 ``metadata`` work as usual.
 """
@@ -55,6 +62,9 @@ _REQUEST_ENDED = frozenset({"404", "408", "409"})
 _IDLE_TURNS = 2  # event-loop turns without a new message before a partial batch is taken
 _EXPIRY_SLACK_S = 0.5  # after a request's expiry, how long a missing 408 may still arrive
 _STOP_WAIT_S = 2.0  # at most this long a stop waits for the open request's last deliveries
+# after a trigger is published (``wake_on``), the fetches take what they find without lingering
+# this long: the trigger's own store may follow its core delivery by a moment
+URGENT_S = 0.05
 
 
 _V1_ACK_TOKENS = 9  # $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<ts>.<pending>
@@ -102,8 +112,12 @@ _ENCODE = msgspec.json.Encoder().encode
 class PullFetcher:
     """Batches from ``stream``/``consumer``; ``start`` before the first ``fetch``, ``stop`` after."""
 
-    def __init__(self, nc: Client, stream: str, consumer: str, prefix: str = "$JS.API") -> None:
+    def __init__(self, nc: Client, stream: str, consumer: str, prefix: str = "$JS.API",
+                 wake_on: tuple[str, ...] = ()) -> None:
         self._nc = nc
+        self._wake_on = wake_on  # core subjects whose publishes end a linger (triggers)
+        self._wakes: list[Subscription] = []
+        self._urgent_until = 0.0  # until then no fetch lingers (a trigger was published)
         self._next = f"{prefix}.CONSUMER.MSG.NEXT.{stream}.{consumer}"
         self._inbox = ""
         self._sub: Subscription | None = None
@@ -119,10 +133,13 @@ class PullFetcher:
         self._filled = asyncio.Event()
         self._ends = 0  # requests the server ended with a status (404, 408, 409, an error)
         self._hurried = False  # ``hurry``: no fetch lingers any more
+        self.wakes = 0  # triggers seen on ``wake_on``
 
     async def start(self) -> None:
         self._inbox = self._nc.new_inbox()
         self._sub = await self._nc.subscribe(f"{self._inbox}.*", cb=self._on_message)
+        for subject in self._wake_on:
+            self._wakes.append(await self._nc.subscribe(subject, cb=self._on_wake))
 
     async def stop(self) -> None:
         """Give back (nak) every message delivered but not taken, so a stopping worker
@@ -136,6 +153,7 @@ class PullFetcher:
         ``_STOP_WAIT_S`` are always waited out."""
         if self._sub is None:
             return
+        await self._unwake()
         until = min(self._open_until, time.monotonic() + _STOP_WAIT_S)
         with contextlib.suppress(Exception):
             while self._open and (remaining := until - time.monotonic()) > 0:
@@ -155,9 +173,26 @@ class PullFetcher:
         sub, self._sub = self._sub, None
         self._buffer.clear()
         self._open = 0
+        await self._unwake()
         if sub is not None:
             with contextlib.suppress(Exception):
                 await sub.unsubscribe()
+
+    async def _unwake(self) -> None:
+        wakes, self._wakes = self._wakes, []
+        for wake in wakes:
+            with contextlib.suppress(Exception):
+                await wake.unsubscribe()
+
+    async def _on_wake(self, msg: Msg) -> None:
+        """A trigger was published: a linger ends now, and none starts for ``URGENT_S``."""
+        self._urgent_until = time.monotonic() + URGENT_S
+        self.wakes += 1
+        if self._want:
+            self._filled.set()
+
+    def _urgent(self) -> bool:
+        return time.monotonic() < self._urgent_until
 
     async def _give_back(self) -> None:
         while self._buffer:
@@ -221,7 +256,7 @@ class PullFetcher:
             if self._buffer:
                 await self._gather(batch)
                 want = batch if enough is None else max(1, min(enough, batch))
-                if lingering and len(self._buffer) < want:
+                if lingering and len(self._buffer) < want:  # urgent (a trigger): no sleep, the rest asked at once
                     await self._linger(batch, want, linger_s, max(wait_s, linger_s))
                 return self._take(batch)
             if self._hurried:
@@ -286,7 +321,7 @@ class PullFetcher:
         deadline = time.monotonic() + linger_s
         self._want = want
         try:
-            while not self._enough(want) and not self._batch_stored(want):
+            while not self._enough(want) and not self._batch_stored(want) and not self._urgent():
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     break
@@ -334,6 +369,6 @@ class PullFetcher:
         await self._nc.publish(self._next, _ENCODE(request), reply=f"{self._inbox}.{self._request_no}")
 
 
-def fetcher_for(js: JetStreamContext, stream: str, consumer: str) -> PullFetcher:
+def fetcher_for(js: JetStreamContext, stream: str, consumer: str, wake_on: tuple[str, ...] = ()) -> PullFetcher:
     """A fetcher on the connection and API prefix of ``js`` (nats-py keeps both private)."""
-    return PullFetcher(connection(js), stream, consumer, prefix=api_prefix(js))
+    return PullFetcher(connection(js), stream, consumer, prefix=api_prefix(js), wake_on=wake_on)

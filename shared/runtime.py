@@ -41,7 +41,7 @@ from shared.inputs import Inputs
 from shared.kv import checkpoint_value, kv_read
 from shared.lease import Lease, holdable_ttl
 from shared.names import BUCKET_CHECKPOINTS, EVENTS_STREAM, KINDS, consumer_name, shadow_bucket
-from shared.projection import EventProjection
+from shared.projection import EventProjection, trigger_subjects
 from shared.provision import ConsumerSpec, LayoutError, ensure_bucket, ensure_consumer, layout_problem
 from shared.tasks import cancel_and_wait
 
@@ -289,6 +289,7 @@ def channel_filter(settings: Settings, shadow: bool) -> Callable[[Envelope], boo
 
 def loop_config(settings: Settings, spec: WorkerSpec | None = None) -> LoopConfig:
     rt = settings.runtime
+    linger_s = rt.throughput_linger_ms / 1000 if spec is not None and spec.priority == "throughput" else 0.0
     batch = min(rt.batch_size, spec.max_batch) if spec is not None and spec.max_batch else rt.batch_size
     return LoopConfig(
         prefix=settings.prefix,
@@ -303,7 +304,9 @@ def loop_config(settings: Settings, spec: WorkerSpec | None = None) -> LoopConfi
         duplicate_window=settings.openclaw.dedup_window,
         read_ahead=rt.read_ahead,
         read_ahead_bytes=rt.read_ahead_mib << 20,
-        linger_s=rt.throughput_linger_ms / 1000 if spec is not None and spec.priority == "throughput" else 0.0,
+        linger_s=linger_s,
+        # a trigger ends a linger (the session start's sources must not sleep on its last events)
+        wake_on=trigger_subjects(settings.prefix, settings.openclaw.prefix) if linger_s else (),
     )
 
 
