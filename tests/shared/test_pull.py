@@ -9,32 +9,21 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import msgspec
 import nats
 import nats.js.errors
 import pytest
 from cortex_testkit import held_back, wait_for
 from nats.aio.client import Client
 from nats.js.client import JetStreamContext
+from pull_testkit import publish, puller
 
-from shared.config import load_settings
 from shared.names import EVENTS_STREAM
-from shared.provision import ConsumerSpec, provision
 from shared.pull import PullFetcher
 
 
 @pytest.fixture
 async def js(nc: Client) -> JetStreamContext:
-    js = nc.jetstream()
-    await provision(js, load_settings({}), [ConsumerSpec(name="puller", families=("msg",))])
-    return js
-
-
-async def publish(js: JetStreamContext, first: int, count: int) -> None:
-    for i in range(first, first + count):
-        payload = {"id": f"e{i}", "agent": "main", "session": "s", "ts": "2026-03-01T10:00:00Z",
-                   "role": "user", "content": f"message {i}"}
-        await js.publish("cortex.msg.main.received", msgspec.json.encode(payload))
+    return await puller(nc.jetstream())
 
 
 async def test_batches_come_in_stream_order_and_all_are_acked(

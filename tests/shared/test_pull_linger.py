@@ -9,41 +9,20 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-import msgspec
 import pytest
 from cortex_testkit import held_back
 from nats.aio.client import Client
-from nats.aio.msg import Msg
 from nats.js.client import JetStreamContext
+from pull_testkit import held as delivered
+from pull_testkit import publish, puller, seqs
 
-from shared.config import load_settings
 from shared.names import EVENTS_STREAM
-from shared.provision import ConsumerSpec, provision
 from shared.pull import PullFetcher
 
 
 @pytest.fixture
 async def js(nc: Client) -> JetStreamContext:
-    js = nc.jetstream()
-    await provision(js, load_settings({}), [ConsumerSpec(name="puller", families=("msg",))])
-    return js
-
-
-async def publish(js: JetStreamContext, first: int, count: int) -> None:
-    for i in range(first, first + count):
-        payload = {"id": f"e{i}", "agent": "main", "session": "s", "ts": "2026-03-01T10:00:00Z",
-                   "role": "user", "content": f"message {i}"}
-        await js.publish("cortex.msg.main.received", msgspec.json.encode(payload))
-
-
-def seqs(msgs: list[Msg]) -> list[int]:
-    return [m.metadata.sequence.stream for m in msgs]
-
-
-async def delivered(js: JetStreamContext) -> tuple[int, int]:
-    """(delivered and not acked, not delivered yet) on the consumer, as the server counts them."""
-    info = await js.consumer_info(EVENTS_STREAM, "puller")
-    return info.num_ack_pending, info.num_pending
+    return await puller(nc.jetstream())
 
 
 async def test_what_is_stored_during_the_linger_comes_in_one_batch_not_one_delivery_each(

@@ -13,44 +13,24 @@ from typing import Any
 import msgspec
 import pytest
 from nats.aio.client import Client
-from nats.aio.msg import Msg
 from nats.js.client import JetStreamContext
+from pull_testkit import held, publish, puller, seqs
 
 from shared.config import load_settings
 from shared.names import EVENTS_STREAM
 from shared.projection import trigger_subjects
-from shared.provision import ConsumerSpec, provision
 from shared.pull import PullFetcher
 from shared.runtime import loop_config
 
 
 @pytest.fixture
 async def js(nc: Client) -> JetStreamContext:
-    js = nc.jetstream()
-    await provision(js, load_settings({}), [ConsumerSpec(name="puller", families=("msg",))])
-    return js
-
-
-async def publish(js: JetStreamContext, first: int, count: int) -> None:
-    for i in range(first, first + count):
-        payload = {"id": f"e{i}", "agent": "main", "session": "s", "ts": "2026-03-01T10:00:00Z",
-                   "role": "user", "content": f"message {i}"}
-        await js.publish("cortex.msg.main.received", msgspec.json.encode(payload))
+    return await puller(nc.jetstream())
 
 
 async def session_start(js: JetStreamContext) -> None:
     payload = {"id": "start", "agent": "main", "session": "s2", "ts": "2026-03-01T10:00:01Z"}
     await js.publish("cortex.session.main.start", msgspec.json.encode(payload))
-
-
-def seqs(msgs: list[Msg]) -> list[int]:
-    return [m.metadata.sequence.stream for m in msgs]
-
-
-async def held(js: JetStreamContext) -> tuple[int, int]:
-    """(delivered and not acked, not delivered yet) on the consumer, as the server counts them."""
-    info = await js.consumer_info(EVENTS_STREAM, "puller")
-    return info.num_ack_pending, info.num_pending
 
 
 async def test_a_published_session_start_ends_a_two_minute_linger_with_everything_stored_before_it(
