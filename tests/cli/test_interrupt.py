@@ -64,3 +64,27 @@ def test_a_long_command_stops_on_a_signal_with_one_line_and_nothing_left(
     assert "Traceback" not in after_signal and "ERROR" not in after_signal, after_signal[-3000:]
     if args[0] == "workers":
         assert not after_signal.strip(), f"more than the one line after the signal: {after_signal[-3000:]}"
+
+
+def test_after_an_interrupt_a_future_ended_by_cancellation_is_not_logged_as_an_error(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """nats-py's drain gathers one task a subscription; an interrupt that cancels them leaves
+    the gathered future with a CancelledError nobody retrieves. Once interrupted, the loop's
+    handler lets that pass silently — and still logs any other exception as asyncio would."""
+    import asyncio
+    import logging
+
+    from workers.cli.base import _cancellation_is_no_error
+
+    loop = asyncio.new_event_loop()
+    try:
+        with caplog.at_level(logging.DEBUG):
+            _cancellation_is_no_error(loop, {"message": "_GatheringFuture exception was never retrieved",
+                                             "exception": asyncio.CancelledError()})
+            assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+            _cancellation_is_no_error(loop, {"message": "Task exception was never retrieved",
+                                             "exception": RuntimeError("a real failure")})
+        errors = [r for r in caplog.records if r.levelno >= logging.ERROR]
+        assert len(errors) == 1 and "Task exception was never retrieved" in errors[0].getMessage()
+    finally:
+        loop.close()

@@ -82,6 +82,7 @@ async def until_interrupted(work: Coroutine[Any, Any, int]) -> int:
             _exit_now(128 + received[0])
         received.append(sig)
         print("cortex: interrupted", file=sys.stderr, flush=True)
+        loop.set_exception_handler(_cancellation_is_no_error)
         cancelling.append(asyncio.create_task(_cancel_until_done(task, RECANCEL_S)))
 
     # a signal the process inherited ignored stays ignored (a background job of a script: the
@@ -105,6 +106,19 @@ async def until_interrupted(work: Coroutine[Any, Any, int]) -> int:
     if _working_threads():
         _exit_now(code)
     return code
+
+
+def _cancellation_is_no_error(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """The loop's exception handler once a command is interrupted: a future whose exception is
+    a cancellation is what the interrupt asked for, not an error to log. (nats-py's drain gathers
+    one task a subscription; cancelled again every ``RECANCEL_S`` and then swept by
+    ``_tasks_ended``, the gathered future ends with a ``CancelledError`` nobody retrieves, and
+    asyncio would log it at ERROR with a traceback after the one ``interrupted`` line.) Every
+    other exception goes to asyncio's default handler, as before."""
+    if isinstance(context.get("exception"), asyncio.CancelledError):
+        log.debug("cancelled_at_interrupt", extra={"what": str(context.get("message", ""))[:200]})
+        return
+    loop.default_exception_handler(context)
 
 
 async def _cancel_until_done(task: asyncio.Task[int], every_s: float) -> None:
