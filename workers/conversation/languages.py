@@ -279,6 +279,11 @@ class LanguagePack:
     # Cortex's own (issue 37), lowered: a tag that asks only for assent ("So we'll go with speech
     # recognition, yeah?", "Wir nehmen Postgres, oder?"): a decision said with one is said, not asked.
     question_tag: tuple[str, ...] = ()
+    # Cortex's own (issue 37, eighteenth round), fullmatch on a lowered sentence without its closing
+    # mark: a verbless fragment that goes on with the decision before it in the same message ("We'll
+    # use the basic functions for a television. No teletext.", "we've just chosen for rubber buttons.
+    # With a different colour than the case.") — what was decided holds it too.
+    decision_tail: tuple[str, ...] = ()
     # A request to the one addressed ("could you send us a copy of your slides?"; group 1 the task)
     # and an acceptance of it — the next message's first sentence opening on a first-person yes
     # ("Yes, I will.", "Sure thing! I can …", "Mach ich."): the task becomes the accepter's
@@ -416,6 +421,12 @@ EN: Final = LanguagePack(
     owners=("my", "our", "your", "his", "her", "their"),
     articles=("the",),
     question_tag=("yeah", "yes", "right", "okay", "ok", "alright", "agreed", "eh", "no"),
+    # a fragment going on with the decision before it ("No teletext.", "With a different colour than
+    # the case."): no subject, no verb of its own, not a pleasantry ("No problem.", "With pleasure.")
+    decision_tail=(r"(?:no|with|without|plus) (?!(?:problem|problems|idea|worries|worry|way|doubt|one|thanks|need"
+                   r"|matter|kidding|offen[cs]e|rush|pressure|more|longer|pleasure|luck)\b)"
+                   r"(?:(?!\b(?:i|we|you|it|they|he|she|there|is|are|was|were|will|would|can|could|do|does|did"
+                   r"|have|has|had|should|must|am)\b)[^.!?;:])+",),
     proposal=(r"(?:^|[.!?]\s+|,\s*|\bso\s+|\bmaybe\s+|\bi think\s+)"
               r"(?:how about (?:we\s+|if we\s+)?|what about (?:we\s+)?|"
               r"what if we\s+|why don['’]t we\s+|shall we\s+|should we\s+|we could\s+|we should\s+|we can\s+|"
@@ -455,11 +466,22 @@ EN: Final = LanguagePack(
         # (each "go with"/"go for" spelt out: the message pre-check needs literals longer than "for")
         r"(?<![a-z])(?:(?:we['’]re going with|we['’]re going for|we are going with|we are going for"
         r"|(?:let['’]?s|we['’]ll|we will|we['’]re going to) go with"
-        r"|(?:let['’]?s|we['’]ll|we will|we['’]re going to) go for)"
+        r"|(?:let['’]?s|we['’]ll|we will|we['’]re going to) go for"
+        # (eighteenth round) the going-to choice said uncontracted or with "gonna": "so we're gonna go
+        # with type pushbuttons", "we are going to use LCD", "we're gonna use the simple chip"
+        r"|(?:we are going to|we are gonna|we['’]re gonna) go with"
+        r"|(?:we are going to|we are gonna|we['’]re gonna) go for)"
         r"(?=\s+\w)(?!\s+(?:it|that|this|me|you|him|her|us|them|my|your|his|our|their|lunch|dinner|breakfast|coffee"
-        r"|a (?:walk|drink|coffee|run|break)"
+        r"|a (?:(?:small|quick|short) )?(?:walk|drink|coffee|run|break|lunch)"
         r"|the (?:\w+ )?(?:presentations?|break|next)|(?:a |the )?(?:quick |short )?round)\b)"
         r"|(?:let['’]?s|we['’]ll|we will|we['’]re going to) (?:use|stick (?:with|to)|switch to|adopt|standardi[sz]e on)"
+        # (what is used named after it, eighteenth round: "the materials we're going to use", "the
+        # tools we are going to use during all this project" name it before)
+        r"(?<!use(?=\s+(?:to|for|as|during|all|in|on|at|with|is|are|was|were|now|then|here|there|anyway)\b))"
+        r"(?<!use(?=\s*(?:[.!?,;:…]|$)))"
+        r"|(?:we are going to|we are gonna|we['’]re gonna) (?:use|stick (?:with|to)|switch to)"
+        r"(?<!use(?=\s+(?:to|for|as|during|all|in|on|at|with|is|are|was|were|now|then|here|there|anyway)\b))"
+        r"(?<!use(?=\s*(?:[.!?,;:…]|$)))"
         r"|we (?:picked|selected|went for|stick to)"
         r"|from now on,? (?:we|all|every|no) )",
         # the chosen word opens its clause ("OK, Postgres it is"): "I love how uncomplicated it is",
@@ -471,6 +493,18 @@ EN: Final = LanguagePack(
         # with someone is company, not a choice
         r"(?<![a-z])(?:(?:let['’]?s|we['’]ll) go with(?!\s+(?:me|you|him|her|us|them|my|your|his|our|their)\b)"
         r"|we (?:chose|opted for|settled on))\b",
+        # Cortex's own (issue 37, eighteenth round): the group's choice said as made, in the perfect
+        # ("for the materials we've just chosen for rubber buttons", "so the case, we've gone for the
+        # double curved", "we have gone for a regular chip"), and a chair's own pick ("let me just
+        # choose for the battery") — not "opted out", nothing picked up
+        # (each form spelt out, so that the message pre-check reads "we've chosen", not "we've")
+        r"(?<![a-z])(?<!once )(?<!when )(?<!after )(?<!until )(?<!that )(?<!which )"
+        r"(?:we['’]ve|we have) (?:chosen|gone for|gone with|opted for|settled on|picked|selected)"
+        r"\b(?!\s+(?:up|it|that|this|one|something|anything)\b)",
+        r"(?<![a-z])(?<!once )(?<!when )(?<!after )(?<!until )(?<!that )(?<!which )"
+        r"(?:we['’]ve|we have) (?:just|already|finally) (?:chosen|gone for|gone with|opted for|settled on"
+        r"|picked|selected)\b(?!\s+(?:up|it|that|this|one|something|anything)\b)",
+        r"(?<![a-z])let me (?:choose|pick|just choose|just pick)\b(?!\s+(?:up|it|that|this|one|something|anything)\b)",
         # Cortex's own (issue 37, eleventh round): a group's recap keeping what it has ("No? Then we
         # just keep the teletext", "we can then keep the single curved one") — not a state kept
         # ("we keep the memories alive", "keep the good times going", "in mind", "in touch")
@@ -750,6 +784,12 @@ DE: Final = LanguagePack(
             "dein", "deine", "deinen", "euer", "eure", "sein", "seine", "ihr", "ihre"),
     articles=("der", "die", "das", "den", "dem", "des"),
     question_tag=("ja", "oder", "ne", "gell", "okay", "ok", "nicht wahr", "einverstanden"),
+    # a fragment going on with the decision before it (eighteenth round): "Kein Videotext.", "Mit einer
+    # anderen Farbe als das Gehäuse." — not "Kein Problem.", "Mit Vergnügen."
+    decision_tail=(r"(?:kein|keine|keinen|ohne|mit|plus) (?!(?:problem|problemo|ahnung|sorge|ursache|ding|frage|zweifel"
+                   r"|vergnügen|freude|dank|stress)\b)"
+                   r"(?:(?!\b(?:ich|wir|du|sie|er|es|ihr|man|ist|sind|war|waren|wird|werden|kann|können|hat|haben"
+                   r"|habe|soll|sollen|muss|müssen)\b)[^.!?;:])+",),
     proposal=(r"(?:^|[.!?]\s+|,\s*)(?:wie wäre es,? wenn wir\s+|sollen wir\s+|wir könnten\s+|wir sollten\s+|"
               r"ich schlage vor,?\s+(?:dass wir\s+)?|lass(?:t)? uns\s+(?!mal\s+über|über))([^.!?\n]{4,160})",),
     request=(r"\b(?:kannst du|könntest du|können sie|könnten sie|würdest du|"
@@ -764,11 +804,20 @@ DE: Final = LanguagePack(
         r"(?:entschieden|beschlossen|machen wir|wir machen|der plan ist|ansatz:)",
         # Cortex's own: "Wir nehmen Postgres", "wir bleiben bei MySQL", "ab jetzt deployen wir …"
         r"\bwir (?:nehmen|nutzen|verwenden|bleiben bei|gehen mit|setzen auf|wechseln (?:zu|auf))\b"
+        # (what is taken named after it: "die Materialien, die wir verwenden." names it before;
+        # eighteenth round, as English "the materials we're going to use")
+        r"(?!\s*(?:[.!?,;:…]|$))"
         r"|\bab (?:jetzt|sofort|heute),? (?:\w+ )?wir\b"
         # what the group keeps (eleventh round, as English "we keep the teletext"): "dann behalten wir
         # den Videotext" — not "im Kopf", "im Auge", "im Blick"
         r"|\b(?:wir behalten|behalten wir) (?:den|die|das|unseren|unsere|unser)\b"
         r"(?![^.!?,;]*\bim (?:kopf|auge|blick)\b)",
+        # the group's choice said as made or as what it will take (eighteenth round, as English "we've
+        # just chosen rubber buttons", "we're gonna use the simple chip"): "wir haben uns den
+        # Gummi ausgesucht", "wir werden den einfachen Chip verwenden" — not a clause that only
+        # points back at it ("was wir ausgewählt haben")
+        r"\b(?:wir haben|haben wir) (?:uns )?[^.!?,;]{2,60} (?:ausgesucht|ausgewählt|gewählt)\b",
+        r"\b(?:wir werden|werden wir) [^.!?,;]{2,60} (?:nehmen|verwenden|benutzen|nutzen|einsetzen)\b",
     ),
     step=(
         # a person's own step taken (fourteenth round, as English "I just signed with …"): "ich habe bei

@@ -479,6 +479,7 @@ class PatternSet:
     request: Pattern | None = None  # a group: the task a message asks of the one addressed, lowered
     acceptance: re.Pattern[str] | None = None  # match at a lowered message's start: a first-person yes
     question_tag: re.Pattern[str] | None = None  # a sentence ending on an assent tag, lowered
+    decision_tail: re.Pattern[str] | None = None  # fullmatch: a fragment going on with a decision, lowered
     # a named third person's promise (case-sensitive, original text) and a request to the agent
     delegated: Family = Family((), (), (), (), (), always=False)
     requested: Family = Family((), (), (), (), (), always=False)
@@ -695,6 +696,7 @@ def _pattern_set(languages: tuple[str, ...]) -> PatternSet:
         request=_one_pattern((source for pack in packs for source in pack.request), spelled_out=False),
         acceptance=_one_regex(source for pack in packs for source in pack.acceptance),
         question_tag=_question_tag(packs),
+        decision_tail=_one_regex(source for pack in packs for source in pack.decision_tail),
         idle=_one_regex(source for pack in packs for source in pack.idle),
         vague=_one_regex(source for pack in packs for source in pack.vague),
         task_lead=_one_regex(source for pack in packs for source in pack.task_lead),

@@ -237,6 +237,34 @@ def _on_condition(before: str, patterns: PatternSet) -> bool:
     return patterns.hedge is not None and patterns.hedge.search(before) is not None
 
 
+TAIL_CHARS: Final = 80
+"""The longest fragment that goes on with a decision (``LanguagePack.decision_tail``)."""
+
+
+def _with_tail(original: str, low: str, ends: list[int], end: int, patterns: PatternSet) -> int:
+    """Where what was decided ends: after the next sentence of the message when that one is a
+    verbless fragment going on with it ("We'll use the basic functions for a television. No
+    teletext.": the teletext was decided too; eighteenth round), else at ``end``."""
+    tail = patterns.decision_tail
+    if tail is None or end >= len(original):
+        return end
+    start, stop = sentence_around(original, ends, end)
+    if start < end or stop - start > TAIL_CHARS:
+        return end
+    fragment = low[start:stop].rstrip(" \t\r\n.!…")
+    if not fragment or fragment.endswith(("?", "？")) or tail.fullmatch(fragment) is None:
+        return end
+    return stop
+
+
+def _subject_end(lowered: str, cue: int, end: int) -> int:
+    """Where the cue's first word ends: a cue that opens on its subject ("we're gonna use …", "we've
+    chosen …") leaves "if " alone before it, and the packs' hedges read "if we" (eighteenth round:
+    "If we're gonna use spongy material we have to think …" chose nothing)."""
+    space = lowered.find(" ", cue, end)
+    return end if space < 0 else space
+
+
 def find_decisions(text: MatchText, patterns: PatternSet, steps: bool = False) -> list[DecisionText]:
     """One ``DecisionText`` per decision sentence of the message, in order; with ``steps``, a
     person's own step taken ("I just signed with …", ``PatternSet.step``) is one too (the
@@ -258,9 +286,11 @@ def find_decisions(text: MatchText, patterns: PatternSet, steps: bool = False) -
         sentence = original[start:end]
         if _is_question(sentence, patterns) or _is_bare(sentence, (cue, cue_end - start), patterns.stopwords) \
                 or _points_back(sentence, (cue, cue_end - start), patterns) \
-                or _on_condition(low[start:cue_start], patterns):
+                or _on_condition(low[start:_subject_end(low, cue_start, end)], patterns):
             continue
         said = start + _untagged(sentence, patterns)  # "…, yeah?" is no part of what was decided
+        if said == end:
+            said = _with_tail(original, low, ends, end, patterns)
         previous = _previous_sentence(original, ends, start)
         out.append(_decision_text(original, low, (start, said), cue, previous, patterns))
         if len(out) == MAX_MATCHES_PER_FAMILY:
