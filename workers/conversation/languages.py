@@ -935,6 +935,11 @@ ES: Final = LanguagePack(
     owners=("mi", "mis", "nuestro", "nuestra", "nuestros", "nuestras", "tu", "tus", "su", "sus"),
     articles=("el", "la", "los", "las"),
     question_tag=("vale", "no", "sí", "verdad", "de acuerdo", "ok"),
+    # a fragment going on with the decision before it (eighteenth round): "Sin teletexto.", "Con un color
+    # distinto de la carcasa." — not "Sin problema.", "Con gusto."
+    decision_tail=(r"(?:sin|con|nada de) (?!(?:problemas?|duda|gusto|prisa|cuidado|permiso)\b)"
+                   r"(?:(?!\b(?:yo|nosotros|nosotras|tú|usted|él|ella|ellos|es|son|era|será|ha|han|hemos|puede"
+                   r"|pueden|tiene|tienen|vamos|va)\b)[^.!?;:])+",),
     proposal=(r"(?:^|[.!?]\s+|,\s*|¿)(?:y si\s+|podríamos\s+|deberíamos\s+|propongo (?:que\s+)?|"
               r"qué tal si\s+)([^.!?\n]{4,160})",),
     request=(r"(?:¿|\b)(?:puedes|podrías|puede usted|podría usted|me puedes|"
@@ -1041,6 +1046,11 @@ FR: Final = LanguagePack(
             "leurs"),
     articles=("le", "la", "les", "l'", "l’"),
     question_tag=("non", "hein", "d'accord", "ok", "oui"),
+    # a fragment going on with the decision before it (eighteenth round): "Pas de télétexte.", "Avec une
+    # couleur différente du boîtier." — not "Pas de problème.", "Avec plaisir."
+    decision_tail=(r"(?:pas de |pas d['’]|sans |avec )(?!(?:problème|souci|soucis|quoi|doute|plaisir|façon)\b)"
+                   r"(?:(?!\b(?:je|j|nous|on|vous|tu|il|elle|ils|elles|est|sont|était|sera|a|ont|avons|peut"
+                   r"|peuvent|doit|va|allons)\b)[^.!?;:])+",),
     proposal=(r"(?:^|[.!?]\s+|,\s*)(?:et si on\s+|on pourrait\s+|on devrait\s+|je propose (?:qu['’]on\s+|"
               r"de\s+)?)([^.!?\n]{4,160})",),
     request=(r"\b(?:peux-tu|pourrais-tu|pouvez-vous|pourriez-vous|tu peux|vous pouvez|tu pourrais|"
@@ -1147,6 +1157,11 @@ IT: Final = LanguagePack(
     owners=("mio", "mia", "miei", "mie", "nostro", "nostra", "nostri", "nostre", "tuo", "tua", "suo", "sua", "loro"),
     articles=("il", "lo", "la", "i", "gli", "le", "l'", "l’"),
     question_tag=("no", "vero", "giusto", "va bene", "ok", "sì"),
+    # a fragment going on with the decision before it (eighteenth round): "Niente televideo.", "Con un
+    # colore diverso dalla scocca." — not "Nessun problema.", "Con piacere."
+    decision_tail=(r"(?:niente|senza|con|nessun|nessuna) (?!(?:problem[ai]|piacere|dubbio|fretta|paura|pensiero)\b)"
+                   r"(?:(?!\b(?:io|noi|tu|voi|lui|lei|loro|è|sono|era|sarà|ha|hanno|abbiamo|può|possono|va"
+                   r"|andiamo)\b)[^.!?;:])+",),
     proposal=(r"(?:^|[.!?]\s+|,\s*)(?:e se\s+|potremmo\s+|dovremmo\s+|propongo (?:di\s+)?)([^.!?\n]{4,160})",),
     request=('\\b(?:puoi|potresti|può|potrebbe)(?: per favore)?\\s+([^\\W\\d][^.!?\\n]{6,160})',),
     acceptance=('(?:(?:sì|certo|ok|va bene)[,.!]*\\s*)*(?:lo farò|lo faccio|posso|ci penso io|certo)(?!\\w)',),
@@ -1247,6 +1262,11 @@ PT: Final = LanguagePack(
     owners=("meu", "minha", "meus", "minhas", "nosso", "nossa", "nossos", "nossas", "teu", "tua", "seu", "sua"),
     articles=("o", "a", "os", "as"),
     question_tag=("né", "certo", "ok", "sim", "não", "combinado"),
+    # a fragment going on with the decision before it (eighteenth round): "Sem teletexto.", "Com uma cor
+    # diferente da carcaça." — not "Sem problema.", "Com prazer."
+    decision_tail=(r"(?:sem|com|nada de|nenhum|nenhuma) (?!(?:problemas?|prazer|dúvida|pressa|stress)\b)"
+                   r"(?:(?!\b(?:eu|nós|você|vocês|ele|ela|eles|elas|é|são|era|será|tem|têm|temos|pode|podem"
+                   r"|vai|vamos)\b)[^.!?;:])+",),
     proposal=(r"(?:^|[.!?]\s+|,\s*)(?:e se\s+|poderíamos\s+|deveríamos\s+|proponho (?:que\s+)?)([^.!?\n]{4,160})",),
     request=('\\b(?:você pode|poderia|você poderia|pode)(?: por favor)?\\s+([^\\W\\d][^.!?\\n]{6,160})',),
     acceptance=(r"(?:(?:sim|claro|ok|com certeza)[,.!]*\s*)*(?:vou fazer|eu faço|faço|posso|pode deixar|"
@@ -1347,6 +1367,11 @@ RU: Final = LanguagePack(
     owners=("мой", "моя", "моё", "мои", "моего", "моей", "наш", "наша", "наше", "наши", "нашего",
             "нашей", "твой", "твоя", "его", "её", "их"),
     question_tag=("да", "ладно", "хорошо", "ок", "верно"),
+    # a fragment going on with the decision before it (eighteenth round): "Без телетекста.", "С цветом,
+    # отличным от корпуса." — not "Без проблем.", "С удовольствием."
+    decision_tail=(r"(?:без|с|со|никакого|никакой|никаких) (?!(?:проблем|вопросов|сомнени|удовольстви|радост)\w*)"
+                   r"(?:(?!(?<!\w)(?:я|мы|ты|вы|он|она|они|это|будет|будем|есть|был|была|было|были|может|можем"
+                   r"|надо|нужно)(?!\w))[^.!?;:])+",),
     proposal=(r"(?:^|[.!?]\s+|,\s*)(?:может,?\s+|давайте\s+|предлагаю\s+)([^.!?\n]{4,160})",),
     request=(r"(?<!\w)(?:можешь|можете|не мог бы ты|не могла бы ты|не могли бы вы|сможешь|"
              r"сможете)(?: пожалуйста)?\s+([^\W\d][^.!?\n]{6,160})",),

@@ -636,3 +636,97 @@ def test_a_persons_own_step_taken_is_a_decision(text: str, what: str) -> None:
 ])
 def test_an_enrolment_or_a_step_naming_nothing_is_no_decision(text: str) -> None:
     assert _all(text) == []
+
+
+# ── eighteenth round (issue 37): the group's choice as made, a fragment going on with it ────
+
+
+@pytest.mark.parametrize(("text", "what"), [
+    # the choice said in the perfect, and a chair's own pick
+    ("So and for the materials we've just chosen for rubber buttons.",
+     "For the materials we've just chosen for rubber buttons"),
+    ("So the case, we've gone for the double curved.", "The case, we've gone for the double curved"),
+    ("Pricing was a factor, so we have gone for a regular chip only.",
+     "We have gone for a regular chip only"),
+    ("Okay let me just choose for the battery.", "Okay let me just choose for the battery"),
+    # the going-to choice uncontracted or with "gonna", as "we're going to use" was
+    ("So we are going to use LCD.", "We are going to use LCD"),
+    ("Okay, so we're gonna go with type pushbuttons, and then supplements.",
+     "We're gonna go with type pushbuttons, and then supplements"),
+    ("We're gonna use the simple chip.", "We're gonna use the simple chip"),
+    ("Wir haben uns für die Materialien gerade Gummitasten ausgesucht.",
+     "Wir haben uns für die Materialien gerade Gummitasten ausgesucht"),
+    ("Wir werden den einfachen Chip verwenden.", "Wir werden den einfachen Chip verwenden"),
+])
+def test_the_groups_choice_said_as_made_is_a_decision(text: str, what: str) -> None:
+    """Issue 37, eighteenth round: over QMSum train's AMI meetings "we've gone for the double
+    curved", "we are going to use LCD", "we're gonna use the simple chip" were no decisions, while
+    "we went for" and "we're going to use" were."""
+    assert [d.what for d in run(text)] == [what]
+
+
+@pytest.mark.parametrize("text", [
+    # a choice yet to come, or what is used named before the cue (a relative clause)
+    "Uh once we've chosen a concept for it, we can then design the features around it.",
+    "Which is a pretty basic function that we've opted out of.",
+    "We've picked up a few things along the way.",
+    "So now we are going to get used to the tools we are going to use during all this project.",
+    "Then we've got a general idea of the concepts and the materials we're going to use.",
+    "So now we are going for a small lunch.",
+    "Das sind die Materialien, die wir nehmen.",
+])
+def test_a_choice_yet_to_come_or_named_before_its_cue_is_none(text: str) -> None:
+    assert run(text) == []
+
+
+@pytest.mark.parametrize("text", [
+    "If we're gonna use spongy material we have to think of how practical it is.",
+    "If we're going for rubber then we have to decide for the case.",
+    "We have to decide if we're going to use real hard rubber, or soft rubber.",
+    "But according to this, maybe it is.",
+])
+def test_a_cue_opening_on_its_subject_inside_an_if_clause_is_none(text: str) -> None:
+    """Issue 37, eighteenth round: the hedge "if we" was read before the cue only, and a cue that
+    opens on "we" left "if " alone before it — ten such sentences were decisions in QMSum train."""
+    assert run(text) == []
+
+
+@pytest.mark.parametrize(("text", "what"), [
+    ("We'll use the basic functions for a television. No teletext. Um okay hold on.",
+     "We'll use the basic functions for a television. No teletext"),
+    ("For the materials we've just chosen rubber buttons. With a different colour than the case.",
+     "For the materials we've just chosen rubber buttons. With a different colour than the case"),
+    ("Wir nehmen die Grundfunktionen für einen Fernseher. Kein Videotext.",
+     "Wir nehmen die Grundfunktionen für einen Fernseher. Kein Videotext"),
+    # not a pleasantry, an answer with a subject of its own, a question or a long fragment
+    ("We'll use Postgres. No problem.", "We'll use Postgres"),
+    ("We'll use Postgres. With pleasure!", "We'll use Postgres"),
+    ("We'll use Postgres. No, we won't.", "We'll use Postgres"),
+    ("We'll use Postgres. No backups?", "We'll use Postgres"),
+    ("We'll use Postgres. With the old replicas that were set up by the previous team years ago in the other "
+     "region and never touched since.", "We'll use Postgres"),
+    ("Wir nehmen Postgres. Kein Problem.", "Wir nehmen Postgres"),
+])
+def test_a_fragment_going_on_with_a_decision_is_part_of_it(text: str, what: str) -> None:
+    """Issue 37, eighteenth round: ES2005's "No teletext." and TS3003's "With a different colour than
+    the case." said what was decided after the sentence that held the cue."""
+    assert [d.what for d in run(text)] == [what]
+
+
+@pytest.mark.parametrize(("text", "what"), [
+    ("Elegimos las funciones básicas para un televisor. Sin teletexto.",
+     "Elegimos las funciones básicas para un televisor. Sin teletexto"),
+    ("Elegimos Postgres. Sin problema.", "Elegimos Postgres"),
+    ("On a choisi de garder les fonctions de base. Pas de télétexte.",
+     "On a choisi de garder les fonctions de base. Pas de télétexte"),
+    ("On a choisi de garder Postgres. Avec plaisir.", "On a choisi de garder Postgres"),
+    ("Abbiamo deciso di usare le funzioni di base. Niente televideo.",
+     "Abbiamo deciso di usare le funzioni di base. Niente televideo"),
+    ("Abbiamo deciso di usare Postgres. Nessun problema.", "Abbiamo deciso di usare Postgres"),
+    ("Escolhemos as funções básicas. Sem teletexto.", "Escolhemos as funções básicas. Sem teletexto"),
+    ("Escolhemos Postgres. Sem problema.", "Escolhemos Postgres"),
+    ("Мы решили оставить базовые функции. Без телетекста.", "Мы решили оставить базовые функции. Без телетекста"),
+    ("Мы решили оставить Postgres. Без проблем.", "Мы решили оставить Postgres"),
+])
+def test_a_fragment_going_on_with_a_decision_in_the_other_packs(text: str, what: str) -> None:
+    assert _all(text) == [what]
