@@ -497,11 +497,14 @@ EN: Final = LanguagePack(
         # ("for the materials we've just chosen for rubber buttons", "so the case, we've gone for the
         # double curved", "we have gone for a regular chip"), and a chair's own pick ("let me just
         # choose for the battery") — not "opted out", nothing picked up
-        # (each form spelt out, so that the message pre-check reads "we've chosen", not "we've")
-        r"(?<![a-z])(?<!once )(?<!when )(?<!after )(?<!until )(?<!that )(?<!which )"
+        # (each form spelt out, so that the message pre-check reads "we've chosen", not "we've"); a
+        # choice yet to come ("once we've chosen a concept"), named before ("the function that we've
+        # opted out of") or given as the reason of something else ("that's why we have gone for a
+        # regular chip", "'cause we have gone with the fashion focus": a choice told again) is none
+        r"(?<![a-z])(?<!once )(?<!when )(?<!after )(?<!until )(?<!that )(?<!which )(?<!why )(?<!cause )(?<!since )"
         r"(?:we['’]ve|we have) (?:chosen|gone for|gone with|opted for|settled on|picked|selected)"
         r"\b(?!\s+(?:up|it|that|this|one|something|anything)\b)",
-        r"(?<![a-z])(?<!once )(?<!when )(?<!after )(?<!until )(?<!that )(?<!which )"
+        r"(?<![a-z])(?<!once )(?<!when )(?<!after )(?<!until )(?<!that )(?<!which )(?<!why )(?<!cause )(?<!since )"
         r"(?:we['’]ve|we have) (?:just|already|finally) (?:chosen|gone for|gone with|opted for|settled on"
         r"|picked|selected)\b(?!\s+(?:up|it|that|this|one|something|anything)\b)",
         r"(?<![a-z])let me (?:choose|pick|just choose|just pick)\b(?!\s+(?:up|it|that|this|one|something|anything)\b)",

@@ -670,6 +670,9 @@ def test_the_groups_choice_said_as_made_is_a_decision(text: str, what: str) -> N
     "Uh once we've chosen a concept for it, we can then design the features around it.",
     "Which is a pretty basic function that we've opted out of.",
     "We've picked up a few things along the way.",
+    # the choice told again as the reason for something else
+    "Pricing was a factor, that's why we have gone for a regular chip only.",
+    "Just 'cause we have gone with the fashion focus.",
     "So now we are going to get used to the tools we are going to use during all this project.",
     "Then we've got a general idea of the concepts and the materials we're going to use.",
     "So now we are going for a small lunch.",
