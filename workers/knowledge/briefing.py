@@ -83,7 +83,19 @@ _A_TASTE = re.compile(r"(?:\w+\s+){0,2}(?:fan|fans|lover|enthusiast)\b")
 
 
 def _who_they_are(f: Fact) -> bool:
-    return f.predicate in IDENTITY and _A_TASTE.match(f.object.casefold()) is None and not _names_itself(f)
+    return f.predicate in IDENTITY and _A_TASTE.match(f.object.casefold()) is None and not _names_itself(f) \
+        and not _one_word_kind(f)
+
+
+# A kind said as one word ("I'm a rookie", "I'm a beginner, so go easy", "Ich bin Anfänger") is as often how
+# one sees oneself at the moment as who one is: kept back unless the reply took it up, as before the
+# seventeenth round. A kind with its modifier or complement ("a shooting guard for the team") is shown
+# (issue 37, eighteenth round). A script written without spaces (Japanese, Chinese) says no word count.
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
+def _one_word_kind(f: Fact) -> bool:
+    return f.predicate == "is-a" and len(f.object.split()) == 1 and _UNSPACED.search(f.object) is None
 
 
 def _names_itself(f: Fact) -> bool:

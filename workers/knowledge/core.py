@@ -269,6 +269,7 @@ def _kin(facts: list[Fact], entities: list[Entity], text: str, speaker: str, own
     told: list[Statement] = []
     dropped: set[str] = set()
     held: set[str] = set()  # the nouns of the kinds a fact now holds
+    lists: dict[kin.Kind, tuple[list[str], list[str]]] = {}  # per kind: the items before, and now
     for kind, predicate in kin.PREDICATES.items():
         old = mine.get(predicate)
         items = start = kin.split_items(old.object) if old is not None else []
@@ -279,6 +280,13 @@ def _kin(facts: list[Fact], entities: list[Entity], text: str, speaker: str, own
                 (ts - as_utc(old.created_at)).total_seconds() <= kin.NAME_WINDOW_SECONDS:
             # "Her name is Shadow!", a turn after "I adopted this pup"
             items = kin.named_last(items, named, gender, readers)
+        lists[kind] = (start, items)
+    pet_names = kin.names_of(lists["pets"][1])
+    if pet_names and (family := lists["family"])[1]:  # one name, one noun: a pet's name is no family noun's
+        lists["family"] = (family[0], kin.without_names(family[1], pet_names))
+    for kind, predicate in kin.PREDICATES.items():
+        old = mine.get(predicate)
+        start, items = lists[kind]
         held |= {m.noun for m in said if m.kind == kind} if items else set()
         if items != start:
             told.append(Statement(speaker, predicate, kin.as_object(items), None))

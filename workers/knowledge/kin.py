@@ -203,8 +203,9 @@ _DE_PLURALS: Final = frozenset({"kinder", "söhne", "töchter", "zwillinge", "el
                                 "schildkröten"})
 
 
-# after "<noun>, <Name>": more names — a list the noun is one of, not the noun's name
-_A_LIST: Final = re.compile(r"\s*(?:,\s*|\s+(?:and|&|und)\s+)[A-Z][a-z]")
+# after "<noun>, <Name>": more names — a list the noun is one of, not the noun's name ("my girlfriend, Toby
+# and Buddy"; with the list's last comma too, "my girlfriend, Toby, and Buddy": eighteenth round)
+_A_LIST: Final = re.compile(r"\s*(?:,\s*(?:(?:and|&|und)\s+)?|\s+(?:and|&|und)\s+)[A-Z][a-z]")
 
 
 def mentions(text: str, packs: Sequence[Compiled]) -> list[tuple[Mention, int]]:
@@ -322,6 +323,8 @@ def joined(items: list[str], mention: Mention, kinds: Mapping[str, frozenset[str
     noun there is not said twice, nor one only owned (no name, count or having) of the kind of one there
     (``kinds``: a noun → its ``KinPack.same`` group: "a partner" beside "a husband"); a new one is
     added (at most ``MAX_ITEMS``)."""
+    if mention.name and mention.name in names_of(items):
+        return items  # one name is one animal or person: "my pup Toby" beside "a puppy named Toby" (eighteenth round)
     noun = _noun_of(mention.item)
     same = [i for i, item in enumerate(items) if _noun_of(item) == noun]
     if not same:
@@ -345,9 +348,28 @@ def joined(items: list[str], mention: Mention, kinds: Mapping[str, frozenset[str
 def named_last(items: list[str], name: str, gender: Gender = "", packs: Sequence[Compiled] = ()) -> list[str]:
     """``items`` with the last one named ``name``, if it is a singular noun without a name (that the
     name's pronoun ``gender`` may name: ``agrees``)."""
-    if not items or has_name(items[-1]) or not singular(items[-1]) or not agrees(_noun_of(items[-1]), gender, packs):
+    if not items or has_name(items[-1]) or not singular(items[-1]) or not agrees(_noun_of(items[-1]), gender, packs) \
+            or name in names_of(items):
         return items
     return [*items[:-1], f"{items[-1]} {'namens' if items[-1].startswith('ein ') else 'named'} {name}"]
+
+
+def names_of(items: Sequence[str]) -> frozenset[str]:
+    """The names the items give ("a puppy named Toby": Toby)."""
+    return frozenset(parts[1].strip() for item in items if len(parts := _NAMED.split(item, maxsplit=1)) == 2)
+
+
+def without_names(items: list[str], names: frozenset[str]) -> list[str]:
+    """``items`` with none of ``names`` given: a name a pet of the speaker has is not a family noun's ("a
+    girlfriend named Toby" beside "a puppy named Toby" is the girlfriend, unnamed; eighteenth round). An item
+    left the same as one before it goes."""
+    out: list[str] = []
+    for item in items:
+        head, _, name = item.partition(" named ") if " named " in item else item.partition(" namens ")
+        kept = head if name.strip() in names else item
+        if kept not in out:
+            out.append(kept)
+    return out
 
 
 def as_object(items: list[str]) -> str:
