@@ -208,6 +208,11 @@ _DE_PLURALS: Final = frozenset({"kinder", "söhne", "töchter", "zwillinge", "el
 _A_LIST: Final = re.compile(r"\s*(?:,\s*(?:(?:and|&|und)\s+)?|\s+(?:and|&|und)\s+)[A-Z][a-z]")
 
 
+# after "<Name>, my <noun>": "and I" — the people who did something, not the noun's name ("Toby, my girlfriend
+# and I went hiking"; eighteenth round)
+_AND_I: Final = re.compile(r"\s+(?:and|&|und)\s+(?:I|me|we|us|ich|wir|mir|mich)\b", re.IGNORECASE)
+
+
 def mentions(text: str, packs: Sequence[Compiled]) -> list[tuple[Mention, int]]:
     """The kin and pet nouns a message's speaker owns, each with where it ends (``text`` as
     written: names are capitalised), in order; then a name said of the last singular one
@@ -226,7 +231,7 @@ def mentions(text: str, packs: Sequence[Compiled]) -> list[tuple[Mention, int]]:
             name = named.group("name") if named is not None and named.group("name") not in _STOP_NAMES else ""
             if name and named is not None and text.startswith(",", m.end()) and _A_LIST.match(text, named.end()):
                 name = ""  # "with my girlfriend, Toby and Buddy": a list of others, not her name
-            if not name and m.group("owner"):
+            if not name and m.group("owner") and _AND_I.match(text, m.end()) is None:
                 before = c.name_before.search(text, max(0, m.start() - 24), m.start())
                 name = before.group("name") if before is not None and before.group("name") not in _STOP_NAMES else ""
             between = text[m.end("owner") if m.group("owner") else m.end("have"):m.start("noun")]

@@ -102,6 +102,13 @@ def test_a_list_of_names_after_a_noun_is_not_its_name() -> None:
     assert kin_lines(("Andy", "We've got a dog."), ("Andy", "Went hiking with my girlfriend, Toby and Buddy.")) == [
         "Andy's pets include a dog"]
     assert kin_lines(("Andy", "I love my dog, Toby.")) == ["Andy's pets include a dog named Toby"]
+    # "<Name>, my <noun> and I": the people who did something, not the noun's name (eighteenth round)
+    assert kin_lines(("Andy", "We've got a dog."), ("Andy", "Toby, my girlfriend and I went hiking.")) == [
+        "Andy's pets include a dog"]
+    assert kin_lines(("Sam", "Ich habe einen Hund."), ("Sam", "Bello, meine Freundin und ich gehen spazieren.")) == [
+        "Sam's pets include ein Hund"]
+    assert kin_lines(("Caroline", "And yup, I do- Oscar, my guinea pig. He's been great.")) == [
+        "Caroline's pets include a guinea pig named Oscar"]
     # the list's last comma too ("Toby, and Buddy"): no girlfriend named Toby (eighteenth round)
     assert kin_lines(("Andy", "I adopted a puppy last week! His name is Toby."),
                      ("Andy", "Went hiking with my girlfriend, Toby, and Buddy.")) == [
