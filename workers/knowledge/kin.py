@@ -235,6 +235,8 @@ def mentions(text: str, packs: Sequence[Compiled]) -> list[tuple[Mention, int]]:
                 before = c.name_before.search(text, max(0, m.start() - 24), m.start())
                 name = before.group("name") if before is not None and before.group("name") not in _STOP_NAMES else ""
             between = text[m.end("owner") if m.group("owner") else m.end("have"):m.start("noun")]
+            if m.group("have") and c.counts.fullmatch(last := m.group("have").split()[-1]):
+                between = f"{last} {between}"  # "I have four dogs": the count is the statement's (eighteenth round)
             told = bool(name) or c.counts.search(between) is not None or c.counts.fullmatch(noun) is not None \
                 or "-" in noun or m.group("have") is not None
             kind: Kind = "family" if c.family.fullmatch(noun) else "pets"
@@ -307,6 +309,12 @@ def split_items(obj: str) -> list[str]:
     return [part for part in obj.split(", ") if part]
 
 
+def _counted(item: str) -> bool:
+    """Whether an item is a count of several ("four dogs", "vier Hunde"), not one ("a dog") nor "kids"."""
+    head = _head(item).split()
+    return len(head) > 1 and not singular(item)
+
+
 def _noun_of(item: str) -> str:
     head = _head(item).split()
     return head[-1].casefold() if head else ""
@@ -334,9 +342,10 @@ def joined(items: list[str], mention: Mention, kinds: Mapping[str, frozenset[str
     same = [i for i, item in enumerate(items) if _noun_of(item) == noun]
     if not same:
         kind = kinds.get(noun) if kinds is not None else None
-        if kind and kinds is not None and not mention.fixed \
-                and any(kind & kinds.get(_noun_of(item), frozenset()) for item in items):
-            return items
+        if kind and kinds is not None and (not mention.fixed or (not mention.name and _counted(mention.item))) \
+                and any(kind & kinds.get(_noun_of(item), frozenset()) and (not mention.fixed or _counted(item))
+                        for item in items):
+            return items  # "my pup" or "my four pups" beside "four dogs": the same ones (eighteenth round)
         return [*items, mention.item][:MAX_ITEMS]
     if not mention.name:
         return items

@@ -141,3 +141,15 @@ def test_a_pets_name_is_no_family_nouns_name() -> None:
     # a family noun keeps a name no pet has
     assert sorted(kin_lines(puppy, ("Andy", "I have a girlfriend named Mia."))) == [
         "Andy's family includes a girlfriend named Mia", "Andy's pets include a puppy named Toby"]
+
+
+def test_a_count_said_again_in_another_word_is_the_same_animals() -> None:
+    """Eighteenth round: "a puppy named Pixie, four dogs, four pups" counts the dogs twice; "I have four
+    dogs" keeps its count."""
+    assert kin_lines(("Audrey", "I got a puppy named Pixie!"), ("Audrey", "I have four dogs."),
+                     ("Audrey", "My four pups are great.")) == ["Audrey's pets include a puppy named Pixie, four dogs"]
+    assert kin_lines(("Sam", "Ich habe vier Hunde."), ("Sam", "Meine vier Hunde schlafen.")) == [
+        "Sam's pets include vier Hunde"]
+    # another kind counted is listed
+    assert kin_lines(("Audrey", "I have two dogs."), ("Audrey", "We also adopted two cats.")) == [
+        "Audrey's pets include two dogs, two cats"]
