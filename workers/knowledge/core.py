@@ -130,6 +130,8 @@ def apply_message(doc: KnowledgeDoc | None, event: MessageEvent, settings: Knowl
         statements += [Statement(share, verb, finding, None)
                        for share, (verb, finding) in ((share, said.split(" ", 1)) for share, said in shares)]
     own = self_statements_held(prepare_text(text), speaker, packs) if speaker else []
+    if own and speaker:
+        own = [said for said in own if not _names_the_speaker(said, speaker)]
     others = len(statements)
     heard: list[Said] = []
     if speaker:
@@ -163,6 +165,12 @@ def apply_message(doc: KnowledgeDoc | None, event: MessageEvent, settings: Knowl
 # lines on the development split; both together added none.
 AGAIN_AFTER: Final = timedelta(hours=6)
 MAX_UNDER_WAY: Final = 32
+
+
+def _names_the_speaker(said: Said, speaker: str) -> bool:
+    """An introduction that gives the name the speaker is known by ("Hi, I'm Anna, the project manager" from
+    Anna): "Anna is named Anna" tells nothing (issue 37, eighteenth round)."""
+    return said.predicate == "is-named" and said.object.casefold() == speaker.casefold()
 
 
 def _held(doc: KnowledgeDoc, triples: list[Triple], ts: datetime) -> list[Fact]:

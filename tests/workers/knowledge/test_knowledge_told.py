@@ -183,3 +183,11 @@ def test_a_kind_said_as_one_word_is_shown_only_when_the_reply_took_it_up() -> No
     assert shown(doc) == ["John is a shooting guard for the team"]
     doc = talk([("Ana", "I'm a nurse."), ("Ben", "A nurse! Where do you work as a nurse?")])
     assert shown(doc) == ["Ana is a nurse"]
+
+
+def test_an_introduction_that_gives_the_speakers_own_name_is_no_fact() -> None:
+    """Eighteenth round: "Anna is named Anna" told nothing; a meeting's role named by its person stays."""
+    assert shown(talk([("Anna", "Hi, I'm Anna, the project manager.")])) == []
+    assert shown(talk([("Anna", "My name is anna.")])) == []
+    assert shown(talk([("Project Manager", "Hi, I'm Anna, the project manager.")])) == [
+        "Project Manager is named Anna"]
