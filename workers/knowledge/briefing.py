@@ -18,6 +18,7 @@ from schemas.docs import Fact, KnowledgeDoc
 from shared.briefing import FACTS, Briefing, BriefingSection, Rendered, Said, Seen
 from shared.names import BUCKET_KNOWLEDGE
 from workers.briefing import section
+from workers.knowledge.patterns import PRAISE
 from workers.knowledge.personal import under_way
 from workers.render import as_utc, entity_names, fact_sentence, one_line
 
@@ -95,7 +96,11 @@ _UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
 def _one_word_kind(f: Fact) -> bool:
-    return f.predicate == "is-a" and len(f.object.split()) == 1 and _UNSPACED.search(f.object) is None
+    """A kind of one word, or of one word and a word of praise or size ("a huge softie", "a real homebody")."""
+    if f.predicate != "is-a" or _UNSPACED.search(f.object) is not None:
+        return False
+    words = f.object.split()
+    return len(words) == 1 or (len(words) == 2 and PRAISE.fullmatch(words[0].casefold()) is not None)
 
 
 def _names_itself(f: Fact) -> bool:

@@ -178,8 +178,9 @@ def test_a_kind_said_as_one_word_is_shown_only_when_the_reply_took_it_up() -> No
     its modifier or complement is shown untaken; a one-word kind the reply took up is shown."""
     doc = talk([("Andy", "Honestly I'm a rookie when it comes to hiking."), ("Ben", "How was the weekend?"),
                 ("Sam", "Ich bin Anfänger."), ("Ben", "Und das Wetter?"),
+                ("Bo", "I'm a real homebody."), ("Ben", "Seen any films?"),  # one word and its size or praise
                 ("John", "I'm a shooting guard for the team."), ("Tim", "How was your week?")])
-    assert "rookie" in stored(doc) and "Anfänger" in stored(doc)  # the document keeps them
+    assert {"rookie", "Anfänger", "real homebody"} <= set(stored(doc))  # the document keeps them
     assert shown(doc) == ["John is a shooting guard for the team"]
     doc = talk([("Ana", "I'm a nurse."), ("Ben", "A nurse! Where do you work as a nurse?")])
     assert shown(doc) == ["Ana is a nurse"]
