@@ -18,6 +18,7 @@ from schemas.docs import Fact, KnowledgeDoc
 from shared.briefing import FACTS, Briefing, BriefingSection, Rendered, Said, Seen
 from shared.names import BUCKET_KNOWLEDGE
 from workers.briefing import section
+from workers.knowledge.patterns import PRAISE
 from workers.knowledge.personal import under_way
 from workers.render import as_utc, entity_names, fact_sentence, one_line
 
@@ -83,7 +84,23 @@ _A_TASTE = re.compile(r"(?:\w+\s+){0,2}(?:fan|fans|lover|enthusiast)\b")
 
 
 def _who_they_are(f: Fact) -> bool:
-    return f.predicate in IDENTITY and _A_TASTE.match(f.object.casefold()) is None and not _names_itself(f)
+    return f.predicate in IDENTITY and _A_TASTE.match(f.object.casefold()) is None and not _names_itself(f) \
+        and not _one_word_kind(f)
+
+
+# A kind said as one word ("I'm a rookie", "I'm a beginner, so go easy", "Ich bin Anfänger") is as often how
+# one sees oneself at the moment as who one is: kept back unless the reply took it up, as before the
+# seventeenth round. A kind with its modifier or complement ("a shooting guard for the team") is shown
+# (issue 37, eighteenth round). A script written without spaces (Japanese, Chinese) says no word count.
+_UNSPACED = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
+def _one_word_kind(f: Fact) -> bool:
+    """A kind of one word, or of one word and a word of praise or size ("a huge softie", "a real homebody")."""
+    if f.predicate != "is-a" or _UNSPACED.search(f.object) is not None:
+        return False
+    words = f.object.split()
+    return len(words) == 1 or (len(words) == 2 and PRAISE.fullmatch(words[0].casefold()) is not None)
 
 
 def _names_itself(f: Fact) -> bool:

@@ -130,6 +130,8 @@ def apply_message(doc: KnowledgeDoc | None, event: MessageEvent, settings: Knowl
         statements += [Statement(share, verb, finding, None)
                        for share, (verb, finding) in ((share, said.split(" ", 1)) for share, said in shares)]
     own = self_statements_held(prepare_text(text), speaker, packs) if speaker else []
+    if own and speaker:
+        own = [said for said in own if not _names_the_speaker(said, speaker)]
     others = len(statements)
     heard: list[Said] = []
     if speaker:
@@ -163,6 +165,12 @@ def apply_message(doc: KnowledgeDoc | None, event: MessageEvent, settings: Knowl
 # lines on the development split; both together added none.
 AGAIN_AFTER: Final = timedelta(hours=6)
 MAX_UNDER_WAY: Final = 32
+
+
+def _names_the_speaker(said: Said, speaker: str) -> bool:
+    """An introduction that gives the name the speaker is known by ("Hi, I'm Anna, the project manager" from
+    Anna): "Anna is named Anna" tells nothing (issue 37, eighteenth round)."""
+    return said.predicate == "is-named" and said.object.casefold() == speaker.casefold()
 
 
 def _held(doc: KnowledgeDoc, triples: list[Triple], ts: datetime) -> list[Fact]:
@@ -269,6 +277,7 @@ def _kin(facts: list[Fact], entities: list[Entity], text: str, speaker: str, own
     told: list[Statement] = []
     dropped: set[str] = set()
     held: set[str] = set()  # the nouns of the kinds a fact now holds
+    lists: dict[kin.Kind, tuple[list[str], list[str]]] = {}  # per kind: the items before, and now
     for kind, predicate in kin.PREDICATES.items():
         old = mine.get(predicate)
         items = start = kin.split_items(old.object) if old is not None else []
@@ -279,6 +288,13 @@ def _kin(facts: list[Fact], entities: list[Entity], text: str, speaker: str, own
                 (ts - as_utc(old.created_at)).total_seconds() <= kin.NAME_WINDOW_SECONDS:
             # "Her name is Shadow!", a turn after "I adopted this pup"
             items = kin.named_last(items, named, gender, readers)
+        lists[kind] = (start, items)
+    pet_names = kin.names_of(lists["pets"][1])
+    if pet_names and (family := lists["family"])[1]:  # one name, one noun: a pet's name is no family noun's
+        lists["family"] = (family[0], kin.without_names(family[1], pet_names))
+    for kind, predicate in kin.PREDICATES.items():
+        old = mine.get(predicate)
+        start, items = lists[kind]
         held |= {m.noun for m in said if m.kind == kind} if items else set()
         if items != start:
             told.append(Statement(speaker, predicate, kin.as_object(items), None))

@@ -262,7 +262,7 @@ def _works_at(text: str, pos: int) -> Statement | None:
 
 def _is_a(text: str, pos: int) -> Statement | None:
     tail = patterns.IS_A_TAIL.match(text, pos)
-    if tail is None or patterns.PRAISE.match(tail.group("kind").lower()):
+    if tail is None or patterns.PRAISE.match(kind := tail.group("kind").lower()) or patterns.VIEWED.search(kind):
         return None
     return Statement("", "is-a", tail.group("kind"), None)
 

@@ -203,8 +203,14 @@ _DE_PLURALS: Final = frozenset({"kinder", "söhne", "töchter", "zwillinge", "el
                                 "schildkröten"})
 
 
-# after "<noun>, <Name>": more names — a list the noun is one of, not the noun's name
-_A_LIST: Final = re.compile(r"\s*(?:,\s*|\s+(?:and|&|und)\s+)[A-Z][a-z]")
+# after "<noun>, <Name>": more names — a list the noun is one of, not the noun's name ("my girlfriend, Toby
+# and Buddy"; with the list's last comma too, "my girlfriend, Toby, and Buddy": eighteenth round)
+_A_LIST: Final = re.compile(r"\s*(?:,\s*(?:(?:and|&|und)\s+)?|\s+(?:and|&|und)\s+)[A-Z][a-z]")
+
+
+# after "<Name>, my <noun>": "and I" — the people who did something, not the noun's name ("Toby, my girlfriend
+# and I went hiking"; eighteenth round)
+_AND_I: Final = re.compile(r"\s+(?:and|&|und)\s+(?:I|me|we|us|ich|wir|mir|mich)\b", re.IGNORECASE)
 
 
 def mentions(text: str, packs: Sequence[Compiled]) -> list[tuple[Mention, int]]:
@@ -225,10 +231,12 @@ def mentions(text: str, packs: Sequence[Compiled]) -> list[tuple[Mention, int]]:
             name = named.group("name") if named is not None and named.group("name") not in _STOP_NAMES else ""
             if name and named is not None and text.startswith(",", m.end()) and _A_LIST.match(text, named.end()):
                 name = ""  # "with my girlfriend, Toby and Buddy": a list of others, not her name
-            if not name and m.group("owner"):
+            if not name and m.group("owner") and _AND_I.match(text, m.end()) is None:
                 before = c.name_before.search(text, max(0, m.start() - 24), m.start())
                 name = before.group("name") if before is not None and before.group("name") not in _STOP_NAMES else ""
             between = text[m.end("owner") if m.group("owner") else m.end("have"):m.start("noun")]
+            if m.group("have") and c.counts.fullmatch(last := m.group("have").split()[-1]):
+                between = f"{last} {between}"  # "I have four dogs": the count is the statement's (eighteenth round)
             told = bool(name) or c.counts.search(between) is not None or c.counts.fullmatch(noun) is not None \
                 or "-" in noun or m.group("have") is not None
             kind: Kind = "family" if c.family.fullmatch(noun) else "pets"
@@ -301,6 +309,12 @@ def split_items(obj: str) -> list[str]:
     return [part for part in obj.split(", ") if part]
 
 
+def _counted(item: str) -> bool:
+    """Whether an item is a count of several ("four dogs", "vier Hunde"), not one ("a dog") nor "kids"."""
+    head = _head(item).split()
+    return len(head) > 1 and not singular(item)
+
+
 def _noun_of(item: str) -> str:
     head = _head(item).split()
     return head[-1].casefold() if head else ""
@@ -322,13 +336,16 @@ def joined(items: list[str], mention: Mention, kinds: Mapping[str, frozenset[str
     noun there is not said twice, nor one only owned (no name, count or having) of the kind of one there
     (``kinds``: a noun → its ``KinPack.same`` group: "a partner" beside "a husband"); a new one is
     added (at most ``MAX_ITEMS``)."""
+    if mention.name and mention.name in names_of(items):
+        return items  # one name is one animal or person: "my pup Toby" beside "a puppy named Toby" (eighteenth round)
     noun = _noun_of(mention.item)
     same = [i for i, item in enumerate(items) if _noun_of(item) == noun]
     if not same:
         kind = kinds.get(noun) if kinds is not None else None
-        if kind and kinds is not None and not mention.fixed \
-                and any(kind & kinds.get(_noun_of(item), frozenset()) for item in items):
-            return items
+        if kind and kinds is not None and (not mention.fixed or (not mention.name and _counted(mention.item))) \
+                and any(kind & kinds.get(_noun_of(item), frozenset()) and (not mention.fixed or _counted(item))
+                        for item in items):
+            return items  # "my pup" or "my four pups" beside "four dogs": the same ones (eighteenth round)
         return [*items, mention.item][:MAX_ITEMS]
     if not mention.name:
         return items
@@ -345,9 +362,28 @@ def joined(items: list[str], mention: Mention, kinds: Mapping[str, frozenset[str
 def named_last(items: list[str], name: str, gender: Gender = "", packs: Sequence[Compiled] = ()) -> list[str]:
     """``items`` with the last one named ``name``, if it is a singular noun without a name (that the
     name's pronoun ``gender`` may name: ``agrees``)."""
-    if not items or has_name(items[-1]) or not singular(items[-1]) or not agrees(_noun_of(items[-1]), gender, packs):
+    if not items or has_name(items[-1]) or not singular(items[-1]) or not agrees(_noun_of(items[-1]), gender, packs) \
+            or name in names_of(items):
         return items
     return [*items[:-1], f"{items[-1]} {'namens' if items[-1].startswith('ein ') else 'named'} {name}"]
+
+
+def names_of(items: Sequence[str]) -> frozenset[str]:
+    """The names the items give ("a puppy named Toby": Toby)."""
+    return frozenset(parts[1].strip() for item in items if len(parts := _NAMED.split(item, maxsplit=1)) == 2)
+
+
+def without_names(items: list[str], names: frozenset[str]) -> list[str]:
+    """``items`` with none of ``names`` given: a name a pet of the speaker has is not a family noun's ("a
+    girlfriend named Toby" beside "a puppy named Toby" is the girlfriend, unnamed; eighteenth round). An item
+    left the same as one before it goes."""
+    out: list[str] = []
+    for item in items:
+        head, _, name = item.partition(" named ") if " named " in item else item.partition(" namens ")
+        kept = head if name.strip() in names else item
+        if kept not in out:
+            out.append(kept)
+    return out
 
 
 def as_object(items: list[str]) -> str:

@@ -219,6 +219,10 @@ IS_A_TAIL: Final = re.compile(
     r"(?=[.,;:!?]|[ \t]*(?:\r?\n|$))"
 )
 
+# A kind said for the speaker or the listener is how they see the name, not what it is: "Pricing is a factor for
+# us", "Anna ist ein Vorbild für mich" (issue 37, eighteenth round; the development split's meetings).
+VIEWED: Final = re.compile(r"\b(?:us|me|you|mine|ours|yours|uns|mich|mir|dich|dir|euch)$")
+
 # Praise is no kind: "Zelda is an awesome open-world game", "Atlas ist ein toller Agent" say
 # what the speaker thinks of it (Cortex's own: the reference read "is a awesome …" as a fact).
 PRAISE: Final = re.compile(

@@ -467,7 +467,14 @@ def _object_before(pack: CompiledPack, text: MatchText, found: re.Match[str], ch
     if pack.before_stop and not _speaker_topic(pack, lowered, start):
         return None
     obj = _object(pack, text, (start, found.start()), check)
-    return obj if obj is not None and len(obj.split()) <= BEFORE_WORDS else None
+    if obj is None or len(obj.split()) > BEFORE_WORDS:
+        return None
+    # a clause's first word is capitalised as its sentence's: "Playing video games … are my main hobbies" is
+    # read "playing video games …" (an "-ing" word before a lower-case one is no name; eighteenth round)
+    return obj[:1].lower() + obj[1:] if _OPENING_GERUND.match(obj) else obj
+
+
+_OPENING_GERUND: Final = re.compile(r"[A-Z][a-z]+ing\s+[a-z]")
 
 
 def _speaker_topic(pack: CompiledPack, lowered: str, start: int) -> bool:

@@ -70,6 +70,10 @@ HOSTILE_UNITS["open verbs without an object"] = "i'm restoring "
 # kin noun
 HOSTILE_UNITS["second clauses without their i"] = "i have a fish and had a "
 HOSTILE_UNITS["kin names and lists"] = "my girlfriend, Toby and Buddy. His name is Toby. "
+# eighteenth round: a name said again of another noun, a pet's name on a family noun, "<Name>, my <noun> and I",
+# counts said again, a kind said for the speaker
+HOSTILE_UNITS["kin names said again"] = "I have four dogs. My pup Toby, my girlfriend Toby. Toby, my son and I. "
+HOSTILE_UNITS["kinds said for the speaker"] = "Abc is a factor for us. "
 
 
 def sized(unit: str, size: int) -> str:

@@ -102,3 +102,54 @@ def test_a_list_of_names_after_a_noun_is_not_its_name() -> None:
     assert kin_lines(("Andy", "We've got a dog."), ("Andy", "Went hiking with my girlfriend, Toby and Buddy.")) == [
         "Andy's pets include a dog"]
     assert kin_lines(("Andy", "I love my dog, Toby.")) == ["Andy's pets include a dog named Toby"]
+    # "<Name>, my <noun> and I": the people who did something, not the noun's name (eighteenth round)
+    assert kin_lines(("Andy", "We've got a dog."), ("Andy", "Toby, my girlfriend and I went hiking.")) == [
+        "Andy's pets include a dog"]
+    assert kin_lines(("Sam", "Ich habe einen Hund."), ("Sam", "Bello, meine Freundin und ich gehen spazieren.")) == [
+        "Sam's pets include ein Hund"]
+    assert kin_lines(("Caroline", "And yup, I do- Oscar, my guinea pig. He's been great.")) == [
+        "Caroline's pets include a guinea pig named Oscar"]
+    # the list's last comma too ("Toby, and Buddy"): no girlfriend named Toby (eighteenth round)
+    assert kin_lines(("Andy", "I adopted a puppy last week! His name is Toby."),
+                     ("Andy", "Went hiking with my girlfriend, Toby, and Buddy.")) == [
+        "Andy's pets include a puppy named Toby"]
+
+
+def test_one_name_is_one_animal_or_person() -> None:
+    """Eighteenth round: "a puppy named Toby, a pup named Toby" lists one dog twice."""
+    assert kin_lines(("Andy", "I love my puppy, Toby."), ("Andy", "My pup Toby loves the beach."),
+                     ("Andy", "Our dog Toby is great.")) == ["Andy's pets include a puppy named Toby"]
+    assert kin_lines(("Ann", "I adopted a puppy!"), ("Ann", "Her name is Coco."), ("Ann", "We also adopted a pup!"),
+                     ("Ann", "Her name is Coco.")) == ["Ann's pets include a puppy named Coco, a pup"]
+    # another name is another animal
+    assert kin_lines(("Andy", "I love my puppy, Toby."), ("Andy", "My pup Buddy loves the beach.")) == [
+        "Andy's pets include a puppy named Toby, a pup named Buddy"]
+    assert kin_lines(("Sam", "Ich habe einen Hund namens Bello."), ("Sam", "Ich habe einen Hund namens Bello.")) == [
+        "Sam's pets include ein Hund namens Bello"]
+
+
+def test_a_pets_name_is_no_family_nouns_name() -> None:
+    """Eighteenth round: "a girlfriend named Toby" where Toby is the dog — whichever was said first."""
+    puppy = ("Andy", "I adopted a puppy last week! His name is Toby.")
+    girlfriend = ("Andy", "I have a girlfriend named Toby.")
+    for turns in ((puppy, girlfriend), (girlfriend, puppy)):
+        assert sorted(kin_lines(*turns)) == ["Andy's family includes a girlfriend",
+                                             "Andy's pets include a puppy named Toby"]
+    assert sorted(kin_lines(("Sam", "Ich habe einen Freund namens Bello."),
+                            ("Sam", "Ich habe einen Hund namens Bello."))) == [
+        "Sam's family includes ein Freund", "Sam's pets include ein Hund namens Bello"]
+    # a family noun keeps a name no pet has
+    assert sorted(kin_lines(puppy, ("Andy", "I have a girlfriend named Mia."))) == [
+        "Andy's family includes a girlfriend named Mia", "Andy's pets include a puppy named Toby"]
+
+
+def test_a_count_said_again_in_another_word_is_the_same_animals() -> None:
+    """Eighteenth round: "a puppy named Pixie, four dogs, four pups" counts the dogs twice; "I have four
+    dogs" keeps its count."""
+    assert kin_lines(("Audrey", "I got a puppy named Pixie!"), ("Audrey", "I have four dogs."),
+                     ("Audrey", "My four pups are great.")) == ["Audrey's pets include a puppy named Pixie, four dogs"]
+    assert kin_lines(("Sam", "Ich habe vier Hunde."), ("Sam", "Meine vier Hunde schlafen.")) == [
+        "Sam's pets include vier Hunde"]
+    # another kind counted is listed
+    assert kin_lines(("Audrey", "I have two dogs."), ("Audrey", "We also adopted two cats.")) == [
+        "Audrey's pets include two dogs, two cats"]

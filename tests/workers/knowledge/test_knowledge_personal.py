@@ -165,6 +165,24 @@ def test_a_name_inside_a_clause_is_no_subject_and_praise_is_no_kind() -> None:
     assert known(("Nate", "Maria lives in Porto. Jonas is a nurse.")) == ["Maria lives in Porto", "Jonas is a nurse"]
 
 
+def test_a_clause_opening_with_an_ing_word_is_read_in_lower_case() -> None:
+    """Eighteenth round: "Nate's hobbies are Playing video games …" kept its sentence's capital."""
+    assert said("Playing video games and watching movies are my main hobbies.") == [
+        ("'s-hobbies-are", "playing video games and watching movies")]
+    assert said("Painting landscapes and still life is my favorite!") == [
+        ("'s-favorite-is", "painting landscapes and still life")]
+    assert said("Harry Potter is my favorite book.") == [("'s-favorite-book-is", "Harry Potter")]
+    assert said("Sterling is my favorite.") == [("'s-favorite-is", "Sterling")]
+
+
+def test_a_kind_said_for_the_speaker_or_listener_is_no_kind() -> None:
+    """Eighteenth round: "Pricing is a factor for us" (a meeting) is how the speaker sees it, not what it is."""
+    assert derive_statements("Pricing is a factor for us.") == []
+    assert derive_statements("Anna ist ein Vorbild für mich.") == []
+    assert derive_statements("Maria is a friend of mine.") == []
+    assert known(("Nate", "Jonas is a nurse. Lena is a friend of ours from school.")) == ["Jonas is a nurse"]
+
+
 def test_is_a_keeps_its_article() -> None:
     assert fact_sentence("Atlas", "is-a", "agent") == "Atlas is an agent"
     assert fact_sentence("Forge", "is-a", "coding agent") == "Forge is a coding agent"

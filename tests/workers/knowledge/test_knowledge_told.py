@@ -171,3 +171,24 @@ def test_who_a_person_is_said_again_in_other_words_is_shown_once() -> None:
     assert len(stored(doc)) == 4  # the document keeps both
     assert shown(doc) == ["Cara is a transgender woman", "John is a shooting guard for the team",
                           "John mentors the younger players on their team"]
+
+
+def test_a_kind_said_as_one_word_is_shown_only_when_the_reply_took_it_up() -> None:
+    """Eighteenth round: "Andrew is a rookie" — a one-word kind said in passing is kept back; a kind with
+    its modifier or complement is shown untaken; a one-word kind the reply took up is shown."""
+    doc = talk([("Andy", "Honestly I'm a rookie when it comes to hiking."), ("Ben", "How was the weekend?"),
+                ("Sam", "Ich bin Anfänger."), ("Ben", "Und das Wetter?"),
+                ("Bo", "I'm a real homebody."), ("Ben", "Seen any films?"),  # one word and its size or praise
+                ("John", "I'm a shooting guard for the team."), ("Tim", "How was your week?")])
+    assert {"rookie", "Anfänger", "real homebody"} <= set(stored(doc))  # the document keeps them
+    assert shown(doc) == ["John is a shooting guard for the team"]
+    doc = talk([("Ana", "I'm a nurse."), ("Ben", "A nurse! Where do you work as a nurse?")])
+    assert shown(doc) == ["Ana is a nurse"]
+
+
+def test_an_introduction_that_gives_the_speakers_own_name_is_no_fact() -> None:
+    """Eighteenth round: "Anna is named Anna" told nothing; a meeting's role named by its person stays."""
+    assert shown(talk([("Anna", "Hi, I'm Anna, the project manager.")])) == []
+    assert shown(talk([("Anna", "My name is anna.")])) == []
+    assert shown(talk([("Project Manager", "Hi, I'm Anna, the project manager.")])) == [
+        "Project Manager is named Anna"]
