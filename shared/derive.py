@@ -274,7 +274,7 @@ class Derivation:
         """Every stored message on ``subject`` from ``from_seq`` to before ``before_seq``:
         (sequence, subject, data) — ``READ_BATCH`` to a request (a batched direct get), not a
         request each: a derivation reads tens to thousands of events."""
-        out = []
+        out: list[tuple[int, str, bytes]] = []
         seq = from_seq
         while seq < before_seq:
             request = msgspec.json.encode(_Next(seq=seq, next_by_subj=subject, batch=READ_BATCH))
