@@ -121,6 +121,7 @@ class Completer:
         self._task: asyncio.Task[None] | None = None
         self._gauge = BOOT_OUTSTANDING.labels(ctx.consumer)
         self._kv: KeyValue | None = None  # the BootDoc bucket's handle (``_bucket``)
+        self._kv_made = asyncio.Lock()
 
     # ------------------------------------------------------------------ the consume loop's side
 
@@ -302,8 +303,9 @@ class Completer:
 
     async def _bucket(self) -> KeyValue:
         """The BootDoc bucket's handle, made once (``js.key_value`` is a stream-info request)."""
-        if self._kv is None:
-            self._kv = await self._ctx.js.key_value(self._ctx.bucket(BUCKET_BOOT))
+        async with self._kv_made:  # the triggers (completions) read at once ask once
+            if self._kv is None:
+                self._kv = await self._ctx.js.key_value(self._ctx.bucket(BUCKET_BOOT))
         return self._kv
 
     async def _complete(self, entry: Outstanding) -> None:

@@ -308,6 +308,7 @@ class EarlyTriggers:
         self._floor = 0
         self._refloor = False  # the floor is raised to just below the next trigger taken
         self._kv: KeyValue | None = None  # the BootDoc bucket's handle (``_bucket``)
+        self._kv_made = asyncio.Lock()
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name=self._name)
@@ -517,8 +518,9 @@ class EarlyTriggers:
         """The BootDoc bucket's handle, made once: ``js.key_value`` asks the server for the bucket's
         stream (a round trip on every trigger's way to its document, issue 39 eighteenth round);
         the handle holds only names, so it stays good whatever happens to the bucket."""
-        if self._kv is None:
-            self._kv = await self._ctx.js.key_value(self._ctx.bucket(BUCKET_BOOT))
+        async with self._kv_made:  # the triggers (completions) read at once ask once
+            if self._kv is None:
+                self._kv = await self._ctx.js.key_value(self._ctx.bucket(BUCKET_BOOT))
         return self._kv
 
     def share(self, seq: int, reading: asyncio.Task[Reading]) -> None:
