@@ -32,7 +32,7 @@ from prometheus_client import Counter
 
 from shared import parts
 from shared.derive import Derivation
-from shared.kv import DOC_HISTORY, kv_read, kv_revision_below
+from shared.kv import DOC_HISTORY, Revision, kv_read, kv_revision_below, kv_revisions_below
 from shared.metrics import DOCUMENTS_UNREADABLE
 from shared.repair import decode_document, unreadable_reason
 
@@ -131,26 +131,29 @@ class DocReader:
         """The document as it was before ``before_seq``; the flag is False when the history
         no longer reaches back that far (the latest document is returned instead).
 
-        Walks back from the latest revision one direct get at a time (usually one or two):
-        the first revision whose ``integrity.last_seq`` is below ``before_seq`` is the one.
+        Walks back from the latest revision (usually one or two): the first revision whose
+        ``integrity.last_seq`` is below ``before_seq`` is the one — one direct get for the step
+        below the latest, and the rest of the key's history in one more (``kv_revisions_below``)
+        when that step is not far enough back.
         An unreadable revision (garbage written over a document) is passed over.
         """
         latest, revision, readable = await self._latest(bucket, agent, doc_type)
         if readable and (latest is None or _last_seq(latest) < before_seq):
             return latest, True
-        seen = 1
-        while True:
-            older = await kv_revision_below(self._js, bucket, agent, revision)
+        older = await kv_revision_below(self._js, bucket, agent, revision)
+        if older is not None and older.value is not None and _last_seq_of(older.value, bucket, agent) >= before_seq:
+            # further back than one step (a read at a stream cut): the rest of the key's history
+            # in one request, not a request a revision
+            rest = await kv_revisions_below(self._js, bucket, agent, older.revision)
+            older = _walk(rest, bucket, agent, before_seq)
             if older is None:
-                if seen < DOC_HISTORY:
+                if 2 + len(rest) < DOC_HISTORY:
                     return None, True  # no older revision ever existed
                 return await self._past_history(bucket, agent, before_seq, latest)
-            seen += 1
-            if older.value is None:
-                return None, True  # a delete marker: nothing existed before the next write
-            if _last_seq_of(older.value, bucket, agent) < before_seq:
-                break
-            revision = older.revision
+        elif older is None:
+            return None, True  # no older revision ever existed (the latest is the first)
+        if older.value is None:
+            return None, True  # a delete marker: nothing existed before the next write
         values: list[bytes] | None = [older.value]
         if parts.split_lists(doc_type):
             values = await parts.values_at(await self.kv(bucket), agent, older.value, older.revision)
@@ -172,6 +175,16 @@ class DocReader:
         log.warning("history_too_short", extra={"bucket": bucket, "agent": agent, "before_seq": before_seq})
         HISTORY_SHORT.inc()
         return latest, False
+
+
+def _walk(revisions: list[Revision], bucket: str, agent: str, before_seq: int) -> Revision | None:
+    """Back from the newest of ``revisions`` (oldest first): the first whose watermark is below
+    ``before_seq``, or a delete marker (nothing existed before the write after it); None when
+    none is."""
+    for older in reversed(revisions):
+        if older.value is None or _last_seq_of(older.value, bucket, agent) < before_seq:
+            return older
+    return None
 
 
 def _producer(doc: Any) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import nats.js.errors
 from nats.aio.client import Client
 from nats.aio.msg import Msg
 from nats.js.client import JetStreamContext
@@ -84,6 +85,30 @@ def message_size(payload: bytes, headers: Mapping[str, str] | None) -> int:
         return len(payload)
     lines = sum(len(k.strip().encode()) + len(v.strip().encode()) + 4 for k, v in headers.items() if k.strip())
     return len(payload) + _HEADER_LINE + lines + 2
+
+
+async def api_batch(js: JetStreamContext, subject: str, payload: bytes, wait_s: float) -> list[Msg]:
+    """A JetStream API request answered by several messages (a batched direct get: ``batch``
+    in the request) — every message the server sent up to its end-of-batch status (``204``),
+    or, the request found nothing (``404``), none. Another status raises, as for one reply.
+    One request and its reply inbox's subscription, instead of a request a message."""
+    nc = connection(js)
+    inbox = nc.new_inbox()
+    sub = await nc.subscribe(inbox)
+    try:
+        await nc.publish(f"{api_prefix(js)}.{subject}", payload, reply=inbox)
+        out: list[Msg] = []
+        while True:
+            msg = await sub.next_msg(timeout=wait_s)
+            status = (msg.headers or {}).get("Status")
+            if status is None:
+                out.append(msg)
+            elif status in ("204", "404"):
+                return out
+            else:
+                raise nats.js.errors.APIError.from_msg(msg)
+    finally:
+        await sub.unsubscribe()
 
 
 async def api_request(js: JetStreamContext, subject: str, payload: bytes, wait_s: float) -> Msg:

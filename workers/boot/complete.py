@@ -44,6 +44,7 @@ from zoneinfo import ZoneInfo
 
 import msgspec
 import nats.js.errors
+from nats.js.kv import KeyValue
 from prometheus_client import Counter, Gauge
 
 from schemas.docs import BootDoc
@@ -119,6 +120,8 @@ class Completer:
         self._looked_at = 0.0
         self._task: asyncio.Task[None] | None = None
         self._gauge = BOOT_OUTSTANDING.labels(ctx.consumer)
+        self._kv: KeyValue | None = None  # the BootDoc bucket's handle (``_bucket``)
+        self._kv_made = asyncio.Lock()
 
     # ------------------------------------------------------------------ the consume loop's side
 
@@ -298,12 +301,19 @@ class Completer:
         if self._entries.get(entry.agent) is entry:
             del self._entries[entry.agent]
 
+    async def _bucket(self) -> KeyValue:
+        """The BootDoc bucket's handle, made once (``js.key_value`` is a stream-info request)."""
+        async with self._kv_made:  # the triggers (completions) read at once ask once
+            if self._kv is None:
+                self._kv = await self._ctx.js.key_value(self._ctx.bucket(BUCKET_BOOT))
+        return self._kv
+
     async def _complete(self, entry: Outstanding) -> None:
         agent = entry.agent
         if self._newest(agent) > entry.seq:
             self._drop(entry)  # the consume loop made a newer document: it replaces this one
             return
-        kv = await self._ctx.js.key_value(self._ctx.bucket(BUCKET_BOOT))
+        kv = await self._bucket()
         raw, revision = await kv_read(kv, agent)
         stored = _decode_doc(raw)
         if stored is None or stored.integrity.last_seq != entry.seq or not stored.lagging:

@@ -307,6 +307,8 @@ class EarlyTriggers:
         # document below this may not hold the agent's triggers the early path did not see
         self._floor = 0
         self._refloor = False  # the floor is raised to just below the next trigger taken
+        self._kv: KeyValue | None = None  # the BootDoc bucket's handle (``_bucket``)
+        self._kv_made = asyncio.Lock()
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name=self._name)
@@ -458,7 +460,7 @@ class EarlyTriggers:
             trace.mark("chained")
             async with self._slots:
                 trace.mark("slot")
-                kv = await self._ctx.js.key_value(self._ctx.bucket(BUCKET_BOOT))
+                kv = await self._bucket()
                 # the loop's own reading when it began one (``share``: the loop reached the trigger
                 # first), else one begun here before the stored-document check (tens to hundreds of
                 # ms above capacity) — the loop takes it if it reaches the trigger meanwhile
@@ -511,6 +513,15 @@ class EarlyTriggers:
                                                                                       time.monotonic())),
                                      stored_at, trace)
         return await self._write(kv, env, reading.result(), stored_at, trace)
+
+    async def _bucket(self) -> KeyValue:
+        """The BootDoc bucket's handle, made once: ``js.key_value`` asks the server for the bucket's
+        stream (a round trip on every trigger's way to its document, issue 39 eighteenth round);
+        the handle holds only names, so it stays good whatever happens to the bucket."""
+        async with self._kv_made:  # the triggers (completions) read at once ask once
+            if self._kv is None:
+                self._kv = await self._ctx.js.key_value(self._ctx.bucket(BUCKET_BOOT))
+        return self._kv
 
     def share(self, seq: int, reading: asyncio.Task[Reading]) -> None:
         """The loop's own reading of the trigger at ``seq``, begun before this path began one (the

@@ -476,3 +476,31 @@ async def test_a_trigger_the_early_path_begins_while_the_loop_asks_its_storing_t
     await wait_for(handled(early, 2))
     assert reads[again.seq] == 1  # (a completion of the first briefing may read it again: not counted)
     assert (await rig.stored("ada")).integrity.last_seq == again.seq
+
+
+async def test_the_early_path_asks_for_the_bucket_once_not_at_every_trigger(
+    rig: Rig, nc: Client, wait_for: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``js.key_value`` is a stream-info request: made at every trigger, it put a round trip on each
+    briefing's way to its document (issue 39, eighteenth round). The handle is made once."""
+    start = await rig.publish("ada", "session", "start", 0)
+    await rig.caught_up("threads", 10**6)
+    await rig.caught_up("recall", 10**6)
+    await rig.make(start)  # the agent's first briefing: the loop's
+    await wait_for(handled(rig.handler.early, 1))
+    asked: list[str] = []
+    publish = nc.publish
+
+    async def counted(subject: str, payload: bytes = b"", reply: str = "", headers: Any = None) -> None:
+        if subject.startswith("$JS.API.STREAM.INFO.KV_") and subject.endswith(BUCKET_BOOT):
+            asked.append(subject)
+        await publish(subject, payload, reply, headers)
+
+    monkeypatch.setattr(nc, "publish", counted)
+    for i in range(3):
+        again = await rig.publish("ada", "session", "start", 120 * (i + 1))
+        await wait_for(handled(rig.handler.early, 2 + i))
+    monkeypatch.setattr(nc, "publish", publish)
+    assert len(asked) <= 1, asked
+    stored = await rig.stored("ada")
+    assert (stored.integrity.last_seq, stored.integrity.events) == (again.seq, 4)  # written by the early path
