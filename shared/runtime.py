@@ -17,7 +17,7 @@ import socket
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import InitVar, dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import msgspec
 import nats.js.errors
@@ -328,6 +328,11 @@ def make_loop(ctx: WorkerContext, spec: WorkerSpec, handler: Handler, fence: Cal
 _CONNECTION = "nats"  # the task watching the host's connection (not a worker: a host of it alone is done)
 
 
+# the cyclic collector's thresholds in a host that owns its process (``freeze_start_up``): a young
+# collection every 10 000 net allocations of tracked objects (the default 700), the older ones as by default
+COLLECTOR_THRESHOLDS: Final = (10_000, 10, 10)
+
+
 def freeze_start_up() -> None:
     """Leave what start-up made (modules, compiled patterns, the handler's tables: ~40-55 k
     objects in a regex worker) out of the cyclic collector's collections, which scanned them
@@ -338,8 +343,18 @@ def freeze_start_up() -> None:
     them; only a cycle among them that is garbage (now or later) is kept.
     Called once a handler is built (again after a rebuild: what was made since is frozen too), by a
     host that owns its process only: a test process starting many hosts would keep every cycle
-    made before each for good. No collection first (one per worker built at start)."""
+    made before each for good. No collection first (one per worker built at start).
+
+    It also makes the young collections rarer (``COLLECTOR_THRESHOLDS``): a regex worker's core
+    allocates ~10 tracked containers an event that refcounting frees (a message's lists, tuples,
+    the document's new structs), and at the default 700 the collector ran a young collection every
+    ~70 events and a middle one every ~700 — over the bench backlog's drain 0.34 / 0.30 s of the
+    threads / decisions worker's CPU (~7 / ~6 µs an event; gc callbacks over each worker's life, start-up's
+    collections included), 0.10 / 0.13 s at 10 000
+    (eighteenth round, docs/BENCHMARKS.md). What it changes is when a cycle that is garbage is
+    freed (after up to 10 000 allocations, not 700), never what is derived."""
     gc.freeze()
+    gc.set_threshold(*COLLECTOR_THRESHOLDS)
 
 
 class WorkerHost:

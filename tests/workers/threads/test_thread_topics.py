@@ -379,3 +379,25 @@ def test_the_settled_sets_are_each_documents_own_list_and_stay_bounded() -> None
     lists = [[f"phrase {i}"] for i in range(topics._SettledSets.LIMIT + 10)]
     assert all(topics._settled_set(s) == frozenset(s) for s in lists)
     assert all(topics._settled_set(s) == frozenset(s) for s in (first, second, other, *lists[:20]))
+
+
+_TOKEN_CHARS = ".,;:!?()[]{}\"“”«»„…—–/|'’-_#*\\ \t\n\r\x0b\x0c\x1c\x1f\x85\u00a0\u2028\u3000abcXYZéß中文1"
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from(_TOKEN_CHARS), max_size=60) | st.text(max_size=40))
+def test_a_message_is_cut_into_the_tokens_the_token_regex_finds(text: str) -> None:
+    """``phrases_of``'s tokens (marks spaced out and one ``split``) are ``_TOKENS.findall``'s, for
+    every text: every mark, ASCII and not, and every kind of whitespace the regex's ``\\s`` knows."""
+    assert topics._tokens_of(text) == topics._TOKENS.findall(text)
+    assert topics._tokens_of(text.lower()) == topics._TOKENS.findall(text.lower())
+
+
+def test_the_bench_messages_are_cut_as_the_token_regex_cuts_them() -> None:
+    from workers.bench.events import backlog
+
+    texts = [msgspec.json.decode(e.data, type=MessageEvent).content.lower() for e in backlog(600, 10, 7)
+             if e.kind == "msg"]
+    assert texts
+    for text in texts:
+        assert topics._tokens_of(text) == topics._TOKENS.findall(text)
