@@ -570,7 +570,12 @@ class StaticE5Embedder(_ShippedModel):
         """Start learning the new words of ``texts`` in the background (texts that will be
         embedded soon: a batch's events while its earlier part is written). Vectors do not
         change: a word's vector is e5's of the word, whoever learns it."""
-        self._static.prefetch([w for t in texts for w in self.words(t)])
+        self.prefetch_words([w for t in texts for w in self.words(t)])
+
+    def prefetch_words(self, words: Sequence[str]) -> None:
+        """``prefetch`` of texts whose words the caller has read already (``words``; the
+        recall worker's word files read them too: each text's words are found once a batch)."""
+        self._static.prefetch(words)
 
     def _vocabulary(self, distinct: list[str], wait: bool = True
                     ) -> tuple[dict[str, int], npt.NDArray[np.float32], FloatMatrix]:

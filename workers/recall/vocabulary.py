@@ -104,6 +104,9 @@ def load(directory: Path, dim: int) -> Iterator[tuple[str, WordRecords]]:
             continue
 
 
+NAMES_KEPT = 65_536  # agents whose file names are kept (then forgotten all at once, and made again)
+
+
 class KeptWords:
     """The word files of one store, kept with a static embedder's table: ``restore`` fills
     the table from them at start; ``saw`` notes the words each agent's new texts bring (and
@@ -113,6 +116,8 @@ class KeptWords:
         self._dir = directory
         self._embedder = embedder
         self._kept: dict[str, set[str]] = {}  # an agent's file name -> the words it holds
+        # agent -> its file's name (a hash: ~30 µs an event when made at each event on the event loop)
+        self._names: dict[str, str] = {}
         self._new: dict[str, dict[str, None]] = {}  # agent -> words to append, in order
         self._forgotten: set[str] = set()  # agents whose file goes before the next append
         # ``save`` runs in a thread (the recall worker's sync, a timer's too) while the loop's
@@ -129,13 +134,21 @@ class KeptWords:
         return read
 
     def _kept_by(self, agent: str) -> set[str]:
-        return self._kept.setdefault(agent_file(self._dir, agent).name, set())
+        name = self._names.get(agent)
+        if name is None:
+            if len(self._names) >= NAMES_KEPT:
+                self._names.clear()
+            name = self._names[agent] = agent_file(self._dir, agent).name
+        return self._kept.setdefault(name, set())
 
-    def saw(self, envs: Sequence[Envelope]) -> None:
+    def saw(self, envs: Sequence[Envelope]) -> list[str]:
+        """Note the words of ``envs``' texts; returns them all, in order (for the embedder's
+        ``prefetch_words``: each text's words are read once)."""
         with self._saving:
-            self._saw(envs)
+            return self._saw(envs)
 
-    def _saw(self, envs: Sequence[Envelope]) -> None:
+    def _saw(self, envs: Sequence[Envelope]) -> list[str]:
+        seen: list[str] = []
         for env in envs:
             event = env.event
             if isinstance(event, FeedbackEvent) and event.kind == "memory_forget":
@@ -146,7 +159,14 @@ class KeptWords:
             elif isinstance(event, MessageEvent | NoteEvent):
                 kept = self._kept_by(env.agent)
                 new = self._new.setdefault(env.agent, {})
-                new.update((w, None) for w in self._embedder.words(event.content) if w not in kept)
+                words = self._embedder.words(event.content)
+                new.update((w, None) for w in words if w not in kept)
+                seen += words
+        return seen
+
+    def prefetch(self, words: Sequence[str]) -> None:
+        """The embedder's background learning of ``words`` (what ``saw`` returned)."""
+        self._embedder.prefetch_words(words)
 
     def save(self) -> None:
         """The files of agents forgotten since the last save deleted, then the new words

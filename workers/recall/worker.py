@@ -55,7 +55,7 @@ from shared.runtime import WorkerContext
 from shared.service import ApiError, serve_worker
 from shared.tasks import cancel_and_wait
 from workers.recall import supersede
-from workers.recall.apply import KeyMemories, StoreApplier, plan_maintenance
+from workers.recall.apply import BatchOutcome, KeyMemories, StoreApplier, plan_maintenance
 from workers.recall.capture import (
     CaptureDecodeError,
     PromptMessage,
@@ -341,10 +341,13 @@ class RecallProjection(Projection[RecallDoc, KeyMemories]):
 
     async def _apply(self, events: Sequence[Deferred[RecallDoc]]) -> list[KeyMemories]:
         envs = [e.env for e in events]
-        texts = [env.event.content for env in envs if isinstance(env.event, MessageEvent | NoteEvent)]
-        self._applier.embedder.prefetch(texts)  # its new words are learnt while the store work begins
+        # the batch's new words are learnt while the store work begins; with word files, each
+        # text's words are read once for both
         if self._words is not None:
-            self._words.saw(envs)
+            self._words.prefetch(self._words.saw(envs))
+        else:
+            self._applier.embedder.prefetch([env.event.content for env in envs
+                                             if isinstance(env.event, MessageEvent | NoteEvent)])
         for env in envs:
             if (env.family, env.kind) == ("session", "start"):
                 await self._mirror_facts(env)
@@ -357,15 +360,25 @@ class RecallProjection(Projection[RecallDoc, KeyMemories]):
         def at_upkeep(env: Envelope) -> None:  # in the applier's thread, between two of its steps
             asyncio.run_coroutine_threadsafe(self._upkeep(env), loop).result()
 
-        outcome = await asyncio.to_thread(self._applier.apply_batch, envs, HOLDER.lock, at_upkeep)
+        fresh_by_agent = sorted(_fresh_by_agent(events, self.resets).items())
+        due = [(agent, now) for agent, (doc, fresh) in fresh_by_agent if (now := latest_time(doc, fresh)) is not None]
+        # Without a model nothing is written between the batch and its summaries: both in one call
+        # to a worker thread (a batch of the pipeline is a few events, its thread hops a fixed cost)
+        together = not self._llm.enabled
+
+        def apply() -> tuple[BatchOutcome, list[tuple[str, KeyMemories]]]:
+            outcome = self._applier.apply_batch(envs, HOLDER.lock, at_upkeep)
+            return outcome, self._summaries(due) if together else []
+
+        outcome, made = await asyncio.to_thread(apply)
         for change in ("added", "merged", "consolidated", "superseded", "skipped", "expired", "demoted", "updated"):
             RECALL_MEMORIES.labels(change).inc(getattr(outcome, change))
-        fresh_by_agent = sorted(_fresh_by_agent(events, self.resets).items())
-        for agent, (doc, fresh) in fresh_by_agent:
-            await self._llm_batches(agent, doc, fresh)  # an agent's captures change its summary alone
-        due = [(agent, now) for agent, (doc, fresh) in fresh_by_agent if (now := latest_time(doc, fresh)) is not None]
-        # every agent's summary in one call to a worker thread, not one each (~50 agents a batch)
-        summaries = dict(await asyncio.to_thread(self._summaries, due)) if due else {}
+        if not together:
+            for agent, (doc, fresh) in fresh_by_agent:
+                await self._llm_batches(agent, doc, fresh)  # an agent's captures change its summary alone
+            # every agent's summary in one call to a worker thread, not one each (~50 agents a batch)
+            made = await asyncio.to_thread(self._summaries, due) if due else []
+        summaries = dict(made)
         return [summaries.get(e.env.agent, NO_SUMMARY) if not e.applied else NO_SUMMARY for e in events]
 
     def compose(self, doc: RecallDoc | None, env: Envelope, inputs: KeyMemories) -> RecallDoc:

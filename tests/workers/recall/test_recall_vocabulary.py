@@ -143,3 +143,16 @@ def test_words_seen_while_a_save_is_under_way_are_saved_by_the_next_one(
     assert agent_file(tmp_path, "bob").exists()
     words = vocabulary.decode(agent_file(tmp_path, "bob").read_bytes(), static.dim).words
     assert sorted(words) == sorted(set(static.words(BOB)))
+
+
+def test_saw_returns_each_texts_words_for_the_prefetch(tmp_path: Path, static: StaticE5Embedder) -> None:
+    """The recall worker reads a batch's words once (``saw``) and hands them to the embedder's
+    background learner (``prefetch_words``) instead of reading every text twice on the event loop."""
+    kept = KeptWords(tmp_path, static)
+    seen = kept.saw([message("alice", ALICE, 1), forget_all("bob", 2), message("bob", BOB, 3)])
+    assert seen == [*static.words(ALICE), *static.words(BOB)]  # in order; a forget has no text
+    kept.prefetch(seen)
+    static.embed_documents([ALICE, BOB])
+    kept.save()
+    words = vocabulary.decode(agent_file(tmp_path, "alice").read_bytes(), static.dim).words
+    assert sorted(words) == sorted(set(static.words(ALICE)))  # the file is what it was

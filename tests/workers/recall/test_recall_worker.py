@@ -342,3 +342,33 @@ async def test_a_store_that_cannot_be_written_is_synced_at_the_commit_and_a_fail
     assert len(syncs) == 7 and made[0]._later is None
     recall.handlers.remove(handler)
     await handler.aclose()
+
+
+async def test_without_a_model_a_batch_and_its_summaries_are_one_worker_thread_call(
+        recall: Any, nc: Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pipeline batch is a few events: each ``asyncio.to_thread`` is a fixed cost (the pool's
+    hand-over, the loop woken), so without a model — nothing is written between the batch and its
+    summaries — the batch is applied and its agents' summaries read in one call; the RecallDoc is
+    what a summary read afresh says."""
+    handler = await recall()
+    called: list[str] = []
+    to_thread = asyncio.to_thread
+
+    async def counted(func: Any, /, *args: Any, **kwargs: Any) -> Any:
+        called.append(getattr(func, "__name__", repr(func)))
+        return await to_thread(func, *args, **kwargs)
+
+    monkeypatch.setattr(recall_worker.asyncio, "to_thread", counted)
+    for seq, text in enumerate(["Always answer in German.", "We decided to ship on Friday.",
+                                "Never deploy on Sundays."], start=1):
+        await handler.apply(message(seq, text))
+    await handler.commit()
+    monkeypatch.undo()
+    assert called.count("_summaries") == 0 and called.count("apply") == 1
+    doc = await stored(nc)
+    assert doc is not None and doc.integrity.last_seq == 3
+    projection = handler._projections[0]
+    assert isinstance(projection, RecallProjection)
+    fresh = projection._summary("alice", doc.updated)
+    assert (doc.key_memories, doc.hot, doc.cold) == (fresh.texts, fresh.hot, fresh.cold)
+    assert doc.key_memories  # the rules are shown
