@@ -37,7 +37,6 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, NamedTuple
 
-import msgspec
 from nats.js.client import JetStreamContext
 from prometheus_client import Counter
 
@@ -54,7 +53,7 @@ from shared.names import (
     shadow_bucket,
     stored_subject,
 )
-from shared.natsio import api_batch
+from shared.natsio import direct_range
 from shared.projection import EventProjection, SourcedProjection, late_inputs, step
 
 log = logging.getLogger(__name__)
@@ -97,12 +96,6 @@ class _Stream(NamedTuple):
 # far past its history) held the loop, and every briefing in flight, for up to 1.2 s in boot under
 # load (issue 39, ``loop_stalled``); each turn costs a loop iteration, ~10 µs
 YIELD_EVERY = 50
-
-
-class _Next(msgspec.Struct):
-    seq: int
-    next_by_subj: str
-    batch: int = 1
 
 
 # events a request of a derivation reads (a batched direct get, nats-server 2.11+): a change
@@ -274,21 +267,8 @@ class Derivation:
         """Every stored message on ``subject`` from ``from_seq`` to before ``before_seq``:
         (sequence, subject, data) — ``READ_BATCH`` to a request (a batched direct get), not a
         request each: a derivation reads tens to thousands of events."""
-        out: list[tuple[int, str, bytes]] = []
-        seq = from_seq
-        while seq < before_seq:
-            request = msgspec.json.encode(_Next(seq=seq, next_by_subj=subject, batch=READ_BATCH))
-            msgs = await api_batch(self._js, f"DIRECT.GET.{EVENTS_STREAM}", request, _GET_TIMEOUT_S)
-            if not msgs:
-                break
-            for msg in msgs:
-                headers = msg.headers or {}
-                found = int(headers["Nats-Sequence"])
-                if found >= before_seq:
-                    return out
-                out.append((found, headers["Nats-Subject"], msg.data))
-                seq = found + 1
-        return out
+        found = await direct_range(self._js, EVENTS_STREAM, subject, from_seq, before_seq, _GET_TIMEOUT_S, READ_BATCH)
+        return [(seq, (msg.headers or {})["Nats-Subject"], msg.data) for seq, msg in found]
 
 
 async def _none_forgotten(first_seq: int) -> bool:

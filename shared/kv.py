@@ -14,7 +14,7 @@ from nats.js.kv import KeyValue
 
 from shared.connection import _CortexClient
 from shared.errors import TransientError, api_codes
-from shared.natsio import api_batch, api_request, kv_key_valid, kv_writer
+from shared.natsio import api_request, direct_range, kv_key_valid, kv_writer
 
 READS_AT_ONCE = 64  # key reads in flight at once when listing a bucket's keys (kv_keys)
 DOC_HISTORY = 16  # revisions kept per document key in event-derived buckets (see shared.asof)
@@ -153,12 +153,6 @@ async def kv_revision_below(js: JetStreamContext, bucket: str, key: str, below: 
     return Revision(int(headers["Nats-Sequence"]), value)
 
 
-class _NextBySubject(msgspec.Struct):
-    seq: int
-    next_by_subj: str
-    batch: int
-
-
 _HISTORY_BATCH = 64
 
 
@@ -167,23 +161,10 @@ async def kv_revisions_below(js: JetStreamContext, bucket: str, key: str, below:
     in one batched direct get (per ``_HISTORY_BATCH``), where ``kv_revision_below`` walks back a
     request a revision: for a read that has to go far back (a composed read at a stream cut,
     past most of the key's history: up to ``DOC_HISTORY`` requests)."""
-    out: list[Revision] = []
-    seq = 1
-    while seq < below:
-        request = msgspec.json.encode(_NextBySubject(seq=seq, next_by_subj=f"$KV.{bucket}.{key}",
-                                                     batch=_HISTORY_BATCH))
-        msgs = await api_batch(js, f"DIRECT.GET.KV_{bucket}", request, _LAST_BELOW_TIMEOUT_S)
-        if not msgs:
-            break
-        for msg in msgs:
-            headers = msg.headers or {}
-            revision = int(headers["Nats-Sequence"])
-            if revision >= below:
-                return out
-            operation = headers.get("KV-Operation")
-            out.append(Revision(revision, None if operation in ("DEL", "PURGE") else msg.data))
-            seq = revision + 1
-    return out
+    found = await direct_range(js, f"KV_{bucket}", f"$KV.{bucket}.{key}", 1, below, _LAST_BELOW_TIMEOUT_S,
+                               _HISTORY_BATCH)
+    return [Revision(revision, None if (msg.headers or {}).get("KV-Operation") in ("DEL", "PURGE") else msg.data)
+            for revision, msg in found]
 
 
 class _Subjects(msgspec.Struct):

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import msgspec
 import nats.js.errors
 from nats.aio.client import Client
 from nats.aio.msg import Msg
@@ -109,6 +110,33 @@ async def api_batch(js: JetStreamContext, subject: str, payload: bytes, wait_s: 
                 raise nats.js.errors.APIError.from_msg(msg)
     finally:
         await sub.unsubscribe()
+
+
+class _NextBySubject(msgspec.Struct):
+    seq: int
+    next_by_subj: str
+    batch: int
+
+
+async def direct_range(js: JetStreamContext, stream: str, subject: str, from_seq: int, before_seq: int,
+                       wait_s: float, batch: int) -> list[tuple[int, Msg]]:
+    """Every message stored on ``subject`` in ``stream`` from sequence ``from_seq`` to before
+    ``before_seq``, oldest first, with its sequence — ``batch`` to a request (a batched direct
+    get, nats-server 2.11+), not a request a message: a derivation's events, a key's history."""
+    out: list[tuple[int, Msg]] = []
+    seq = from_seq
+    while seq < before_seq:
+        request = msgspec.json.encode(_NextBySubject(seq=seq, next_by_subj=subject, batch=batch))
+        msgs = await api_batch(js, f"DIRECT.GET.{stream}", request, wait_s)
+        if not msgs:
+            break
+        for msg in msgs:
+            found = int((msg.headers or {})["Nats-Sequence"])
+            if found >= before_seq:
+                return out
+            out.append((found, msg))
+            seq = found + 1
+    return out
 
 
 async def api_request(js: JetStreamContext, subject: str, payload: bytes, wait_s: float) -> Msg:
