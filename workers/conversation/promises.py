@@ -290,9 +290,12 @@ _PERSON_AFTER: Final = re.compile(r"(?:^|[.!?,;:—–(\n]\s*|\b(?:and|so|ok|oka
 
 
 def _named_person(original: str, found: re.Match[str]) -> bool:
+    """A name at a clause's start; or a titled role after the article its pattern spells ("is the
+    Industrial Designer will do …": the match opens on the article, the title after it is no word
+    of the sentence's start)."""
     name = found.group(1)
-    return name not in NOT_A_NAME and _PERSON_AFTER.search(original, max(0, found.start() - 8), found.start()) \
-        is not None
+    return name not in NOT_A_NAME and (found.start(1) > found.start() or _PERSON_AFTER.search(
+        original, max(0, found.start() - 8), found.start()) is not None)
 
 
 def find_delegated(text: MatchText, patterns: PatternSet) -> list[Delegated]:
