@@ -706,7 +706,7 @@ EN: Final = LanguagePack(
         # where the next role's begins (", User Interface Designer the user interface concept")
         r"(?<![A-Za-z])(?:[Tt]he|[Oo]ur) ((?:[A-Z][a-z]+ ){1,2}[A-Z][a-z]+)(?: [Ee]xpert)?"
         r" (?:will|is going to|is gonna|has to) ((?:do|work on|look at|look into|take a look at|work out|prepare"
-        r"|design|build|make)\b"
+        r"|design|build)\b"
         r"(?:(?!,?\s+(?:and\s+)?(?:the\s+)?[A-Z][a-z]+ [A-Z][a-z]+)[^\n.!?]){2,160})",
     ),
     requested=(
@@ -925,10 +925,11 @@ DE: Final = LanguagePack(
                # (nineteenth round) a titled role's task: "Die Industriedesignerin wird das Komponentenkonzept
                # ausarbeiten", "Unser Marketing-Experte wird die Produktbewertung vorbereiten" — a role noun
                # after its article ("Der Server wird …" names none)
-               r"(?<![\wäöüß])(?:[Dd]er|[Dd]ie|[Uu]nser|[Uu]nsere) ((?:[A-ZÄÖÜ][a-zäöüß]+-)?[A-ZÄÖÜ][a-zäöüß]*"
-               r"(?:designer|designerin|leiter|leiterin|experte|expertin|manager|managerin|entwickler|entwicklerin"
-               r"|berater|beraterin)) (?:wird|muss) ([^\n.!?,]{2,120}?\b(?:machen|erledigen|übernehmen|ausarbeiten"
-               r"|vorbereiten|erstellen|entwerfen|bauen|prüfen|schreiben))\b",),
+               r"(?<![\wäöüß])(?:[Dd]er|[Dd]ie|[Uu]nser|[Uu]nsere) ((?:[A-ZÄÖÜ][a-zäöüß]+-)?"
+               r"(?:[A-ZÄÖÜ][a-zäöüß]*(?:designer|leiter|experte|expertin|manager|entwickler|berater)"
+               r"|Designer|Leiter|Experte|Expertin|Manager|Entwickler|Berater)(?:in)?) (?:wird|muss)"
+               r" ([^\n.!?,]{2,120}?\b(?:machen|erledigen|übernehmen|ausarbeiten|vorbereiten|erstellen|entwerfen"
+               r"|bauen|prüfen|schreiben))\b",),
     stopwords=(
         "der", "die", "das", "den", "dem", "des", "ein", "eine", "einen", "einem", "einer", "und", "oder", "aber",
         "von", "zu", "zum", "zur", "im", "in", "am", "an", "auf", "für", "mit", "aus", "bei", "nach", "vor", "ist",
