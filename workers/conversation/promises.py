@@ -271,6 +271,9 @@ class Delegated(NamedTuple):
     # a task given to the one addressed ("you have to work on the component concept"): whoever
     # that is, the speaker asked for it (``LanguagePack.assigned``); ``who`` is ""
     assigned: bool = False
+    # a titled role's task, given by the chair ("the Industrial Designer will do the components
+    # concept"): its pattern opens on the title's article (nineteenth round)
+    titled: bool = False
 
 
 def _of_group(text: MatchText, patterns: PatternSet, found: re.Match[str], group: int) -> Promise | None:
@@ -313,5 +316,5 @@ def find_delegated(text: MatchText, patterns: PatternSet) -> list[Delegated]:
             if promise is None or not is_promise(promise, text, found.start(), patterns, learnt_judges=not assigned):
                 continue
             who = text.original[found.start(1) : found.end(1)] if group == 2 else ""
-            out.append(Delegated(who, promise, assigned))
+            out.append(Delegated(who, promise, assigned, titled=group == 2 and found.start(1) > found.start()))
     return out[:MAX_MATCHES_PER_FAMILY]
