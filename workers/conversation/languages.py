@@ -700,6 +700,14 @@ EN: Final = LanguagePack(
         r"|pay|file|renew|rotate|restart|install|configure|document|plan|talk to|reach out to|get back to"
         r"|forward|approve|cover|arrange|sort out|go through)\b"
         r"(?:(?!,?\s+(?:and|but|so)\s+\w+(?:['’]ll| will)\b)[^\n.!?]){2,160})",
+        # (nineteenth round) a task the chair gives a titled role: "the Industrial Designer will do the
+        # components concept", "our Marketing Expert is going to work on the evaluation" — two or three
+        # capitalised words after "the" / "our" ("the Team will …" is one: no title); the task ends
+        # where the next role's begins (", User Interface Designer the user interface concept")
+        r"(?<![A-Za-z])(?:[Tt]he|[Oo]ur) ((?:[A-Z][a-z]+ ){1,2}[A-Z][a-z]+)(?: [Ee]xpert)?"
+        r" (?:will|is going to|is gonna|has to) ((?:do|work on|look at|look into|take a look at|work out|prepare"
+        r"|design|build)\b"
+        r"(?:(?!,?\s+(?:and\s+)?(?:the\s+)?[A-Z][a-z]+ [A-Z][a-z]+)[^\n.!?]){2,160})",
     ),
     requested=(
         rf"{_REQUEST_START}((?:remind me|don['’]t let me forget) (?:to|about|that)\s+[^\n.!?]{{3,160}})",
@@ -913,7 +921,15 @@ DE: Final = LanguagePack(
     delegated=(r"([A-ZÄÖÜ][a-zäöüß]+)"
                r"(?: wird| will) ([^\n.!?,]{2,120}?\b(?:schicken|senden|prüfen|schreiben|vorbereiten|übernehmen|fixen"
                r"|erledigen|anrufen|erstellen|liefern|aktualisieren|reviewen|testen|deployen|klären|besorgen|buchen"
-               r"|bestellen|unterschreiben|einreichen|verschicken|nachschauen|kümmern))\b",),
+               r"|bestellen|unterschreiben|einreichen|verschicken|nachschauen|kümmern))\b",
+               # (nineteenth round) a titled role's task: "Die Industriedesignerin wird das Komponentenkonzept
+               # ausarbeiten", "Unser Marketing-Experte wird die Produktbewertung vorbereiten" — a role noun
+               # after its article ("Der Server wird …" names none)
+               r"(?<![\wäöüß])(?:[Dd]er|[Dd]ie|[Uu]nser|[Uu]nsere) ((?:[A-ZÄÖÜ][a-zäöüß]+-)?"
+               r"(?:[A-ZÄÖÜ][a-zäöüß]*(?:designer|leiter|experte|expertin|manager|entwickler|berater)"
+               r"|Designer|Leiter|Experte|Expertin|Manager|Entwickler|Berater)(?:in)?) (?:wird|muss)"
+               r" ([^\n.!?,]{2,120}?\b(?:machen|erledigen|übernehmen|ausarbeiten|vorbereiten|erstellen|entwerfen"
+               r"|bauen|prüfen|schreiben))\b",),
     stopwords=(
         "der", "die", "das", "den", "dem", "des", "ein", "eine", "einen", "einem", "einer", "und", "oder", "aber",
         "von", "zu", "zum", "zur", "im", "in", "am", "an", "auf", "für", "mit", "aus", "bei", "nach", "vor", "ist",

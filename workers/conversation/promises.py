@@ -271,6 +271,9 @@ class Delegated(NamedTuple):
     # a task given to the one addressed ("you have to work on the component concept"): whoever
     # that is, the speaker asked for it (``LanguagePack.assigned``); ``who`` is ""
     assigned: bool = False
+    # a titled role's task, given by the chair ("the Industrial Designer will do the components
+    # concept"): its pattern opens on the title's article (nineteenth round)
+    titled: bool = False
 
 
 def _of_group(text: MatchText, patterns: PatternSet, found: re.Match[str], group: int) -> Promise | None:
@@ -290,9 +293,12 @@ _PERSON_AFTER: Final = re.compile(r"(?:^|[.!?,;:—–(\n]\s*|\b(?:and|so|ok|oka
 
 
 def _named_person(original: str, found: re.Match[str]) -> bool:
+    """A name at a clause's start; or a titled role after the article its pattern spells ("is the
+    Industrial Designer will do …": the match opens on the article, the title after it is no word
+    of the sentence's start)."""
     name = found.group(1)
-    return name not in NOT_A_NAME and _PERSON_AFTER.search(original, max(0, found.start() - 8), found.start()) \
-        is not None
+    return name not in NOT_A_NAME and (found.start(1) > found.start() or _PERSON_AFTER.search(
+        original, max(0, found.start() - 8), found.start()) is not None)
 
 
 def find_delegated(text: MatchText, patterns: PatternSet) -> list[Delegated]:
@@ -310,5 +316,5 @@ def find_delegated(text: MatchText, patterns: PatternSet) -> list[Delegated]:
             if promise is None or not is_promise(promise, text, found.start(), patterns, learnt_judges=not assigned):
                 continue
             who = text.original[found.start(1) : found.end(1)] if group == 2 else ""
-            out.append(Delegated(who, promise, assigned))
+            out.append(Delegated(who, promise, assigned, titled=group == 2 and found.start(1) > found.start()))
     return out[:MAX_MATCHES_PER_FAMILY]

@@ -450,9 +450,10 @@ def _close_given(commitments: list[Commitment], event: MessageEvent) -> list[Com
     sessions = given.get(event.sender or event.role)
     if sessions is None or sessions == {event.session}:
         return commitments
-    speaker = f"{ASKED_BY}{event.sender or event.role}"
+    # the asker's task for the one addressed, or a titled role's task when that role speaks
+    speakers = (f"{ASKED_BY}{event.sender or event.role}", event.sender or event.role)
     return [_replace(c, status="done") if c.session is not None and c.session != event.session
-            and c.status != "done" and c.who == speaker else c for c in commitments]
+            and c.status != "done" and c.who in speakers else c for c in commitments]
 
 
 def _topic(promise: Promise, topics: list[tuple[int, str]], stopwords: frozenset[str]) -> str | None:
@@ -589,10 +590,14 @@ def apply_message(
     # to the agent ("remind me to …") is the agent's; a task given to the one addressed ("you have
     # to work on the component concept") is whoever's was asked: the line says who asked
     speaker = event.sender or event.role
+    delegated = find_delegated(text, patterns)
     others: list[tuple[str, Role | None, Promise]] = [
         (f"{ASKED_BY}{speaker}", None, d.promise) if d.assigned
         else (d.who, None, d.promise) if d.who else ("assistant", "assistant", d.promise)
-        for d in find_delegated(text, patterns)]
+        for d in delegated]
+    # a titled role's task the chair gives ("the Industrial Designer will do …") is for the next
+    # meeting, as one given to the one addressed is (``_close_given``)
+    titled = {id(d.promise) for d in delegated if d.titled}
     promises = [*own, *others]
     taken = {c.id for c in commitments} if promises else set()
     topics = message_topics(text, patterns) if promises else []
@@ -602,8 +607,8 @@ def apply_message(
         taken.add(commitment_id)
         due = due_string(promise.due, event.ts, tz)
         # a user's undated task for the one addressed is for the next meeting (``_close_given``)
-        given = event.session if due is None and role is None and who.startswith(ASKED_BY) \
-            and event.role == "user" else None
+        given = event.session if due is None and role is None \
+            and (who.startswith(ASKED_BY) or id(promise) in titled) and event.role == "user" else None
         added.append((Commitment(id=commitment_id, who=who, what=promise.what, status="open",
                                  created=event.ts, source_event=event.id, due=due,
                                  topic=_topic(promise, topics, patterns.stopwords), role=role, session=given),

@@ -455,6 +455,48 @@ def test_no_named_person_or_request_no_delegated_promise(text: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the chair's list: the task ends where the next role's begins
+        ("Um what we're going to do for the next meeting is the Industrial Designer will do the components "
+         "concept, User Interface Designer the user interface concept, and the trend-watching.",
+         [("Industrial Designer", "do the components concept")]),
+        ("Uh the Marketing Expert will do the first project evaluation.",
+         [("Marketing Expert", "do the first project evaluation")]),
+        ("The User Interface Designer will work out the technical functions design. And our Project Manager "
+         "is going to prepare the budget.",
+         [("User Interface Designer", "work out the technical functions design"),
+          ("Project Manager", "prepare the budget")]),
+        ("Die Industriedesignerin wird das Komponentenkonzept ausarbeiten.",
+         [("Industriedesignerin", "das Komponentenkonzept ausarbeiten")]),
+        ("Okay, unser Marketing-Experte wird die Produktbewertung vorbereiten.",
+         [("Marketing-Experte", "die Produktbewertung vorbereiten")]),
+    ],
+)
+def test_a_task_the_chair_gives_a_titled_role_is_that_roles(text: str, expected: list[tuple[str, str]]) -> None:
+    """Issue 37, nineteenth round: "the Industrial Designer will do the components concept" — a
+    titled role after "the" / "our" (two or three capitalised words; de: a role noun after its
+    article) promised a task the chair gave it, though the title does not open the clause."""
+    found = find_delegated(prepare_text(text), ALL)
+    assert [(d.who, d.promise.what) for d in found] == expected
+    assert not any(d.assigned for d in found)
+
+
+@pytest.mark.parametrize("text", [
+    "The Team will do the review.",  # one capitalised word: no title
+    "the Industrial Designer will present his findings.",  # a talk given right then: no task verb
+    "The Marketing Expert should do the evaluation.",  # advice, not a task given
+    "So the Industrial Designer can work on the working design.",
+    "Then the Windows Update will make the laptop restart.",  # a thing's doing: no task verb
+    "I think the Project Manager will be happy.",
+    "Der Server wird die Datei erstellen.",  # no role noun
+    "Die Firma wird das Konzept ausarbeiten.",
+])
+def test_no_titled_role_no_task_of_its(text: str) -> None:
+    assert find_delegated(prepare_text(text), ALL) == []
+
+
+@pytest.mark.parametrize(
     "text",
     [
         # the floor passed on, a vote, a talk given right then (a design meeting)

@@ -454,6 +454,29 @@ def test_a_named_persons_promise_is_theirs_and_a_request_to_the_agent_is_the_age
     ]
 
 
+def test_a_task_the_chair_gives_a_titled_role_is_stored_as_that_roles() -> None:
+    """Issue 37, nineteenth round: the chair's "the Industrial Designer will do the components
+    concept, User Interface Designer the user interface concept" is the Industrial Designer's
+    task (no role: a named person's), its text ending where the next role's begins. It is for the
+    next meeting: done once that role speaks in a later session (as a task given to the one
+    addressed is once its asker does), not by another speaker nor in the same session. A title
+    with no task verb ("the Marketing Expert will present …") stays none; "Sarah will …" keeps no
+    session."""
+    doc = say(None, "Um what we're going to do for the next meeting is the Industrial Designer will do the "
+                    "components concept, User Interface Designer the user interface concept.",
+              sender="Project Manager", session="a")
+    assert [(c.who, c.role, c.what, c.due, c.session) for c in doc.commitments] == [
+        ("Industrial Designer", None, "do the components concept", None, "a")]
+    doc = say(doc, "Okay, sounds good.", 1, sender="Industrial Designer", session="a")
+    doc = say(doc, "Okay, let's start.", 60 * 20, sender="Project Manager", session="b")
+    assert _statuses(doc) == ["open"]
+    doc = say(doc, "Right, about the components.", 60 * 20 + 1, sender="Industrial Designer", session="b")
+    assert _statuses(doc) == ["done"]
+    assert say(None, "Then the Marketing Expert will present the survey.", sender="Project Manager").commitments == []
+    named = say(None, "Sarah will prepare the budget.", sender="Project Manager", session="a")
+    assert [(c.who, c.session) for c in named.commitments] == [("Sarah", None)]
+
+
 def test_a_task_given_to_the_one_addressed_says_who_asked_and_is_not_judged_by_its_reply() -> None:
     """Issue 37, tenth round: a meeting's "you have to work on the component concept" is a task of
     whoever was addressed, asked by the speaker; neither learnt filter was trained on one, so a
