@@ -272,7 +272,7 @@ class StoreApplier:
         whatever the batching. A batch that fails anywhere leaves the turn context as it
         was, so a retry sees the same.
 
-        Each step reads what it needs of the store in one lookup per agent and writes its
+        Each step reads what it needs of the store in one lookup for all its agents and writes its
         new points in one upsert (``PendingWrites``): the store calls per step do not grow
         with its events, except the reads of the memories that are compared with others
         (near-duplicates, claims) and of forgets and session starts. What the steps read and
@@ -355,7 +355,7 @@ class StoreApplier:
     def _applied(self, writes: PendingWrites, memories: Sequence[Memory]) -> set[str]:
         """Ids of candidates the store holds at or above their own ``last_seq`` already:
         they will be skipped, so they need no vector. Reads every candidate and every turn a
-        reply window restates in one lookup per agent (``writes`` keeps them for the step)."""
+        reply window restates in one lookup for all the agents (``writes`` keeps them for the step)."""
         wanted: dict[str, list[str]] = {}
         for memory in memories:
             ids = wanted.setdefault(memory.agent, [])
@@ -367,10 +367,8 @@ class StoreApplier:
             claim = memory_claim(memory)
             if claim is not None:
                 claims.setdefault(memory.agent, []).append(claim.key)
-        for agent, ids in wanted.items():
-            writes.prime(agent, ids)
-            if agent in claims:
-                writes.prime_claims(agent, claims[agent], ids)
+        writes.prime_many(wanted)
+        writes.prime_claims_many(claims, wanted)
         return {m.id for m in memories
                 if (held := writes.get(m.agent, m.id)) is not None and held.last_seq >= m.last_seq}
 

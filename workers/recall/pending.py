@@ -5,8 +5,8 @@ Applying a batch used to cost one store call per memory: a read by id before eac
 overwrite of one point — ~0.3 ms each in the embedded engine, ~70 % of the worker's CPU.
 ``PendingWrites`` keeps what a step knows of its memories instead:
 
-* ``prime`` reads every memory a step will ask about in one lookup per agent, absent
-  ones included, and ``get`` answers from that (and from the step's own writes);
+* ``prime_many`` reads every memory a step will ask about in one lookup for all its
+  agents, absent ones included, and ``get`` answers from that (and from the step's own writes);
 * ``upsert`` and ``update`` only record the change; ``flush`` writes the recorded points
   in one upsert and the payloads after them;
 * a read that must see the store as written so far calls ``flush`` first — a search for
@@ -25,7 +25,7 @@ overwrite of one point — ~0.3 ms each in the embedded engine, ~70 % of the wor
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from workers.recall.models import Memory
 from workers.recall.store import MemoryFilter, MemoryPoint, MemoryStore
@@ -33,6 +33,11 @@ from workers.recall.store import MemoryFilter, MemoryPoint, MemoryStore
 # (agent, claims, superseded by one of) -> the ids of the agent's memories making one of the
 # claims that are current or superseded by one of those, or None when not known
 ClaimedIds = Callable[[str, Sequence[str], Sequence[str]], list[str] | None]
+
+
+def _making(claims: Sequence[str]) -> Callable[[Memory], bool]:
+    """Does a memory make one of ``claims``?"""
+    return lambda memory: memory.claim in claims
 
 
 class PendingWrites:
@@ -48,38 +53,63 @@ class PendingWrites:
 
     def prime(self, agent: str, ids: Iterable[str]) -> None:
         """Read the agent's memories among ``ids`` that this view does not know yet, in one lookup."""
-        wanted = [i for i in dict.fromkeys(ids) if i not in self._known]
-        if not wanted:
+        self.prime_many({agent: ids})
+
+    def prime_many(self, wanted: Mapping[str, Iterable[str]]) -> None:
+        """``prime`` for several agents: one lookup for all of them (``MemoryStore.get_many``)."""
+        unknown: dict[str, list[str]] = {}
+        for agent, ids in wanted.items():
+            new = [i for i in dict.fromkeys(ids) if i not in self._known]
+            if new:
+                unknown[agent] = new
+        if not unknown:
             return
-        found = {m.id: m for m in self.store.get(agent, wanted)}
-        for memory_id in wanted:
-            self._known[memory_id] = found.get(memory_id)
+        found = self.store.get_many(unknown)
+        for agent, ids in unknown.items():
+            held = {m.id: m for m in found.get(agent, [])}
+            for memory_id in ids:
+                self._known[memory_id] = held.get(memory_id)
 
     def prime_claims(self, agent: str, claims: Iterable[str], ids: Iterable[str]) -> None:
         """Read the agent's current memories making any of ``claims``, and those superseded
         by one of ``ids`` (the step's candidates: a retry after a crash between a statement's
         two writes finds what it had superseded), in two scrolls — or, where the agent's memo
         knows which they are, in one lookup by id (none when there are none)."""
-        keys = [k for k in dict.fromkeys(claims) if (agent, k) not in self._claims]
-        if not keys:
-            return
-        self.flush_if(agent, lambda m: m.claim in keys)
-        for key in keys:
-            self._claims[(agent, key)] = {}
-        by = tuple(dict.fromkeys(ids))
-        held = self._claimed_ids(agent, keys, by) if self._claimed_ids is not None else None
-        if held is not None:  # the agent's memo knows them: one lookup by id of those not known here, or none
-            # what is known is as stored: every pending write of these claims was flushed above
-            unknown = [i for i in held if i not in self._known]
-            read = {m.id: m for m in self.store.get(agent, unknown)} if unknown else {}
-            found = [m for i in held if (m := self._known[i] if i in self._known else read.get(i)) is not None
-                     and m.agent == agent]
-        else:
-            current = MemoryFilter(claims=tuple(keys), current=True)
-            by_them = MemoryFilter(claims=tuple(keys), superseded_by=by)
-            found = [*self.store.scroll(agent, flt=current), *self.store.scroll(agent, flt=by_them)]
-        for memory in found:
-            self._index(memory)
+        self.prime_claims_many({agent: claims}, {agent: ids})
+
+    def prime_claims_many(self, claims: Mapping[str, Iterable[str]], ids: Mapping[str, Iterable[str]]) -> None:
+        """``prime_claims`` for several agents (``claims`` and ``ids`` by agent): the lookups
+        by id of the agents whose memos know their claimed memories are one lookup for all."""
+        keys: dict[str, list[str]] = {}
+        for agent, wanted in claims.items():
+            new = [k for k in dict.fromkeys(wanted) if (agent, k) not in self._claims]
+            if new:
+                keys[agent] = new
+        for agent, new in keys.items():
+            self.flush_if(agent, _making(new))
+        held: dict[str, list[str]] = {}
+        found: dict[str, list[Memory]] = {}
+        for agent, new in keys.items():
+            for key in new:
+                self._claims[(agent, key)] = {}
+            by = tuple(dict.fromkeys(ids.get(agent, ())))
+            known = self._claimed_ids(agent, new, by) if self._claimed_ids is not None else None
+            if known is not None:  # the agent's memo knows them: read below, those not known here
+                held[agent] = known
+            else:
+                current = MemoryFilter(claims=tuple(new), current=True)
+                by_them = MemoryFilter(claims=tuple(new), superseded_by=by)
+                found[agent] = [*self.store.scroll(agent, flt=current), *self.store.scroll(agent, flt=by_them)]
+        # what is known is as stored: every pending write of these claims was flushed above
+        unknown = {agent: u for agent, known in held.items() if (u := [i for i in known if i not in self._known])}
+        read = self.store.get_many(unknown) if unknown else {}
+        for agent, known in held.items():
+            got = {m.id: m for m in read.get(agent, [])}
+            found[agent] = [m for i in known if (m := self._known[i] if i in self._known else got.get(i)) is not None
+                            and m.agent == agent]
+        for agent in keys:
+            for memory in found[agent]:
+                self._index(memory)
 
     def claimed(self, agent: str, claim: str, by: str) -> list[Memory]:
         """The agent's memories making ``claim`` that are current or superseded by ``by``, as

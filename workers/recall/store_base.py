@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple, Protocol
 
@@ -312,6 +312,11 @@ class StoreBase:
         found = {m.id: m for m in (memory_from_payload(r.payload or {}) for r in records)}
         return [found[i] for i in ids if i in found]
 
+    def get_many(self, wanted: Mapping[str, Sequence[str]]) -> dict[str, list[Memory]]:
+        """``get`` for several agents at once: ``{agent: get(agent, ids)}`` (a backend with a
+        lookup by id makes it one call)."""
+        return {agent: self.get(agent, ids) for agent, ids in wanted.items()}
+
     def vectors(self, agent: str, ids: Sequence[str]) -> dict[str, FloatVector]:
         if not ids:
             return {}
@@ -345,6 +350,10 @@ class MemoryStore(Protocol):
         ``tier`` key alone: ``memory_from_payload`` takes it over the packed memory's)."""
 
     def get(self, agent: str, ids: Sequence[str]) -> list[Memory]: ...
+
+    def get_many(self, wanted: Mapping[str, Sequence[str]]) -> dict[str, list[Memory]]:
+        """``{agent: get(agent, ids)}`` for every agent of ``wanted``, in one lookup where the
+        backend can (a step asks for the memories of all its agents at once)."""
 
     def vectors(self, agent: str, ids: Sequence[str]) -> dict[str, FloatVector]: ...
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import bisect
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -340,7 +340,8 @@ class TrackedStore:
         for point in points:
             if point.memory.agent in self._counts:
                 ids.setdefault(point.memory.agent, set()).add(point.memory.id)
-        return {agent: len(wanted) - len(self.get(agent, list(wanted))) for agent, wanted in ids.items()}
+        held = self.get_many({agent: list(wanted) for agent, wanted in ids.items()})
+        return {agent: len(wanted) - len(held[agent]) for agent, wanted in ids.items()}
 
     def update_payloads(self, memories: Sequence[Memory]) -> None:
         self._touched(memories)
@@ -399,6 +400,18 @@ class TrackedStore:
             if not ids:
                 return []
         return self.inner.get(agent, ids)
+
+    def get_many(self, wanted: Mapping[str, Sequence[str]]) -> dict[str, list[Memory]]:
+        """``get`` for several agents, in one lookup of the store for those it must ask
+        (none when every agent's memo answers)."""
+        asking: dict[str, list[str]] = {}
+        for agent, ids in wanted.items():
+            memo = self.memos.peek(agent)
+            kept = list(ids) if memo is None else [i for i in ids if i in memo.kept]
+            if kept:
+                asking[agent] = kept
+        found = self.inner.get_many(asking) if asking else {}
+        return {agent: found.get(agent, []) for agent in wanted}
 
     def vectors(self, agent: str, ids: Sequence[str]) -> dict[str, FloatVector]:
         return self.inner.vectors(agent, ids)

@@ -9,7 +9,7 @@ not at all for what the store already holds (a redelivery or a replay)."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 
 import msgspec
@@ -493,13 +493,24 @@ def test_a_batchs_steps_ask_the_store_for_a_memory_once(store: MemoryStore, monk
     from workers.recall.apply import STEP_EVENTS
 
     asked: list[str] = []
-    get = store.get
+    get, get_many = store.get, store.get_many
+    inside: list[bool] = []
 
     def counting(agent: str, ids: Sequence[str]) -> list[Memory]:
-        asked.extend(ids)
+        if not inside:  # a backend's get_many may ask get itself
+            asked.extend(ids)
         return get(agent, ids)
 
+    def counting_many(wanted: Mapping[str, Sequence[str]]) -> dict[str, list[Memory]]:
+        asked.extend(i for ids in wanted.values() for i in ids)
+        inside.append(True)
+        try:
+            return get_many(wanted)
+        finally:
+            inside.pop()
+
     monkeypatch.setattr(store, "get", counting)
+    monkeypatch.setattr(store, "get_many", counting_many)
     turns = [("Melanie" if i % 2 else "Caroline", f"turn number {i} about the pottery class")
              for i in range(2 * STEP_EVENTS + 5)]
     events = envelopes(turns)
@@ -512,6 +523,64 @@ def test_a_batchs_steps_ask_the_store_for_a_memory_once(store: MemoryStore, monk
     for env in events:
         one_by_one.apply_batch([env])
     assert snapshot(store) == batched
+
+
+def test_a_step_over_several_agents_looks_their_memories_up_in_one_call(
+        store: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A step's lookups by id are one store call for all the step's agents (``get_many``),
+    not one per agent: the candidates (a redelivery's are held) in one, the stored memories
+    making the step's claims in another — whatever the number of agents; what is stored is
+    as when each agent's events are applied one at a time."""
+    agents = [f"agent{i}" for i in range(6)]
+    starts = [Envelope(seq=1 + i, subject=f"cortex.session.{a}.start", family="session", kind="start", agent=a,
+                       event=SessionEvent(id=f"{a}-start", agent=a, session="s1", ts=T0))
+              for i, a in enumerate(agents)]
+
+    def said(text: str, first_seq: int, minutes: int) -> list[Envelope]:
+        # the agents' turns interleaved in one step (each agent's memo knows its memories: the session start)
+        return [envelopes([("Caroline", text)], agent=a, first_seq=first_seq + i, first_id=minutes,
+                          start=T0 + timedelta(minutes=minutes))[0] for i, a in enumerate(agents)]
+
+    first = said("I live in Berlin", 10, 1)
+    second = said("I live in Paris now", 20, 2)
+    calls: list[list[str]] = []  # the agents each lookup by id asked for
+    get, get_many = store.get, store.get_many
+    inside: list[bool] = []
+
+    def one(agent: str, ids: Sequence[str]) -> list[Memory]:
+        if not inside:
+            calls.append([agent])
+        return get(agent, ids)
+
+    def many(wanted: Mapping[str, Sequence[str]]) -> dict[str, list[Memory]]:
+        calls.append(sorted(wanted))
+        inside.append(True)
+        try:
+            return get_many(wanted)
+        finally:
+            inside.pop()
+
+    app = applier(store)
+    app.apply_batch(starts)
+    app.apply_batch(first)
+    monkeypatch.setattr(store, "get", one)
+    monkeypatch.setattr(store, "get_many", many)
+    # one step: the candidates and the turns the reply windows restate in one lookup, the
+    # stored "I live in Berlin" the new statements supersede (the agents' memos name them) in one
+    app.apply_batch(second)
+    assert calls == [agents, agents]
+    del calls[:]
+    app.apply_batch(second)  # a redelivery: every candidate held, as many calls
+    assert calls == [agents, agents]
+    monkeypatch.undo()
+    batched = {a: snapshot(store, a) for a in agents}
+    assert all(any(b"Paris" in payload for _, payload, _ in batched[a]) for a in agents)
+    for a in agents:
+        store.delete_agent(a)
+    alone = applier(store)
+    for env in [*starts, *first, *second]:
+        alone.apply_batch([env])
+    assert {a: snapshot(store, a) for a in agents} == batched
 
 
 def test_what_the_upkeep_call_writes_is_read_again_by_the_next_steps(store: MemoryStore) -> None:
