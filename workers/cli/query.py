@@ -18,6 +18,7 @@ from schemas.api import (
     BootRequest,
     CommitmentsReply,
     DecisionsReply,
+    ErrorBody,
     ErrorReply,
     OperationsReply,
     OperationsRequest,
@@ -149,19 +150,38 @@ def _agent(value: str) -> str:
     return value
 
 
-async def request_api(nc: Any, subject: str, body: bytes) -> bytes:
-    try:
-        reply = await nc.request(subject, body, timeout=5)
-    except nats.errors.NoRespondersError as exc:
-        raise CliError(f"no service answers {subject}: is the worker running (`cortex up`)?") from exc
-    except nats.errors.TimeoutError as exc:
-        if not nc.is_connected:
-            raise  # the connection dropped, not the service: `connected` says so
-        raise CliError(f"{subject} did not answer within 5s") from exc
-    if reply.headers and reply.headers.get("Nats-Service-Error"):
-        err = msgspec.json.decode(reply.data, type=ErrorReply).error if reply.data else None
-        raise CliError(err.message if err else reply.headers["Nats-Service-Error"])
-    return bytes(reply.data)
+# a service that answers 503 ("temporarily unavailable …; ask again": a store reopening after a lost
+# lease, a leader election) is asked again this long, the waits doubling from the first
+UNAVAILABLE_RETRY_S = 10.0
+_FIRST_RETRY_S = 0.1
+
+
+async def request_api(nc: Any, subject: str, body: bytes, retry_s: float = UNAVAILABLE_RETRY_S) -> bytes:
+    """A service's reply; its error as a ``CliError``. A reply that says "ask again" (503) is
+    asked again for up to ``retry_s`` — what the user would do — and its message is the error
+    only when the service is still unavailable then."""
+    deadline = asyncio.get_running_loop().time() + retry_s
+    wait = _FIRST_RETRY_S
+    while True:
+        try:
+            reply = await nc.request(subject, body, timeout=5)
+        except nats.errors.NoRespondersError as exc:
+            raise CliError(f"no service answers {subject}: is the worker running (`cortex up`)?") from exc
+        except nats.errors.TimeoutError as exc:
+            if not nc.is_connected:
+                raise  # the connection dropped, not the service: `connected` says so
+            raise CliError(f"{subject} did not answer within 5s") from exc
+        if not (reply.headers and reply.headers.get("Nats-Service-Error")):
+            return bytes(reply.data)
+        try:
+            err: ErrorBody | None = msgspec.json.decode(reply.data, type=ErrorReply).error if reply.data else None
+        except msgspec.DecodeError:
+            err = None  # the header's text is the message
+        left = deadline - asyncio.get_running_loop().time()
+        if err is None or err.code != 503 or left <= 0:
+            raise CliError(err.message if err else reply.headers["Nats-Service-Error"])
+        await asyncio.sleep(min(wait, left))
+        wait *= 2
 
 
 async def cmd_boot(args: argparse.Namespace, settings: Settings) -> int:
