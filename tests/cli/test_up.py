@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -177,11 +178,20 @@ def test_up_without_a_port_takes_4222_or_says_it_is_taken(data_dir: Path) -> Non
     import socket
 
     holder = socket.socket()
-    try:
-        holder.bind(("127.0.0.1", 4222))
-        holder.listen()
-    except OSError:
-        pass  # another process holds 4222: taken all the same
+    # held by this test, so that it stays taken while `cortex up` starts: a `cortex up` of another
+    # test run on the machine may hold 4222 for a moment and free it just as this one starts (then it
+    # takes 4222 rightly). Asked again until held, for a bound; a process that holds 4222 for good (a
+    # server of the machine's own) keeps it taken all the same.
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            holder.bind(("127.0.0.1", 4222))
+            holder.listen()
+            break
+        except OSError:
+            if time.monotonic() > deadline:
+                break  # another process holds 4222: taken all the same
+            time.sleep(0.1)
     proc = start_up_reading(data_dir)
     try:
         lines, url = said_nats_at(proc)
