@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import nats
 import pytest
-from cortex_testkit import nats_servers_under, wait_until
+from cortex_testkit import NotMet, nats_servers_under, wait_until
 
 
 def lock_url(data_dir: Path) -> str | None:
@@ -182,16 +182,16 @@ def test_up_without_a_port_takes_4222_or_says_it_is_taken(data_dir: Path) -> Non
     # test run on the machine may hold 4222 for a moment and free it just as this one starts (then it
     # takes 4222 rightly). Asked again until held, for a bound; a process that holds 4222 for good (a
     # server of the machine's own) keeps it taken all the same.
-    deadline = time.monotonic() + 30
-    while True:
+    def held() -> bool:
         try:
             holder.bind(("127.0.0.1", 4222))
-            holder.listen()
-            break
         except OSError:
-            if time.monotonic() > deadline:
-                break  # another process holds 4222: taken all the same
-            time.sleep(0.1)
+            return False
+        holder.listen()
+        return True
+
+    with contextlib.suppress(NotMet):  # another process holds 4222 for good: taken all the same
+        wait_until(held, within=30, interval=0.1)
     proc = start_up_reading(data_dir)
     try:
         lines, url = said_nats_at(proc)
