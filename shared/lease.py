@@ -29,6 +29,17 @@ log = logging.getLogger(__name__)
 _WRONG_LAST = (10071, 10164)
 LAPSE_POLL_S = 0.25  # how often a refused holder's key is read while waiting for it to lapse
 LAPSE_SLACK_S = 1.0  # beyond the holder's TTL, for the server to expire the key
+# A one-off run (a replay) holds its leases at least this long between renewals: a run beside a
+# busy machine's workers must not fail on a pause of a second or two; if it dies, the workers
+# wait this long. ``cortex_leases`` keeps a key at least this long (``bucket_max_age_s``) — every
+# key is written with its holder's own TTL (a per-message TTL), so a worker's short lease still
+# lapses at its own TTL, and a replay beside workers with a 2 s lease is not held to 2 s.
+ONE_OFF_MIN_TTL_S = 10
+
+
+def bucket_max_age_s(lease_ttl_s: int) -> float:
+    """The max age ``cortex_leases`` is made with: the longest TTL a lease is written with."""
+    return float(max(lease_ttl_s, ONE_OFF_MIN_TTL_S))
 
 
 class Holder(NamedTuple):

@@ -18,6 +18,7 @@ from shared.asof import DOC_HISTORY
 from shared.config import Settings, parse_duration_s
 from shared.errors import TransientError, WorkerCannotRun, api_codes
 from shared.kv import checkpoint_value, kv_read
+from shared.lease import bucket_max_age_s
 from shared.names import (
     BUCKET_BOOT,
     BUCKET_CHECKPOINTS,
@@ -552,7 +553,7 @@ def buckets_for(settings: Settings, doc_buckets: Sequence[str]) -> list[tuple[st
     docs = list(dict.fromkeys(doc_buckets))
 
     def spec(b: str) -> tuple[str, float | None, int]:
-        ttl = float(settings.runtime.lease_ttl_s) if b == BUCKET_LEASES else None
+        ttl = bucket_max_age_s(settings.runtime.lease_ttl_s) if b == BUCKET_LEASES else None
         return b, ttl, (DOC_HISTORY if b in docs and b != BUCKET_BOOT else 1)
 
     buckets = [spec(b) for b in dict.fromkeys([*docs, *RUNTIME_BUCKETS])]

@@ -33,7 +33,7 @@ from shared.forget import start_forgotten
 from shared.health import Health
 from shared.inputs import Inputs
 from shared.kv import kv_keys, kv_read
-from shared.lease import Lease, LeaseRefused, holdable_ttl
+from shared.lease import ONE_OFF_MIN_TTL_S, Lease, LeaseRefused, holdable_ttl
 from shared.names import (
     BUCKET_CHECKPOINTS,
     EVENTS_STREAM,
@@ -49,9 +49,8 @@ log = logging.getLogger(__name__)
 
 
 # A replay holds its leases at least this long between renewals (up to what cortex_leases
-# allows, ``holdable_ttl``): a one-off run beside a busy machine's workers must not fail on
-# a pause of a second or two; if the replay dies, the workers wait this long.
-REPLAY_MIN_TTL_S = 10
+# allows, ``holdable_ttl``; ``cortex init`` makes it allow this much: shared.lease).
+REPLAY_MIN_TTL_S = ONE_OFF_MIN_TTL_S
 
 
 class ReplayError(Exception):
