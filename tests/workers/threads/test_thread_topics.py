@@ -403,13 +403,13 @@ def test_the_bench_messages_are_cut_as_the_token_regex_cuts_them() -> None:
         assert topics._tokens_of(text) == topics._TOKENS.findall(text)
 
 
-def _staked(phrase: str, stake: str = "I'm going to call the {} on Saturday.", last: str = "So the {}, yes."
-            ) -> ThreadsDoc:
+def _staked(phrase: str, stake: str = "I'm going to call the {} on Saturday.", last: str = "So the {}, yes.",
+            patterns: Any = BOTH) -> ThreadsDoc:
     """``phrase`` talked about twice, then said with a stake and once more (it opens a thread when
     written as a topic: ``test_a_stake_in_a_topic_opens_its_thread``)."""
     filler = ["Haha true.", "Totally!", "Right?"] * 4
     return run(f"The {phrase} downtown looks lovely.", f"Oh, that {phrase} is lovely.", *filler,
-               stake.format(phrase), last.format(phrase))
+               stake.format(phrase), last.format(phrase), patterns=patterns)
 
 
 def test_a_phrase_written_as_a_name_opens_no_thread() -> None:
@@ -423,6 +423,9 @@ def test_a_phrase_written_as_a_name_opens_no_thread() -> None:
     assert _staked("Release Manager").threads == []
     # German writes its nouns with a capital, its adjectives small inside a sentence: a name too
     assert _staked("Deutsche Bahn").threads == []
+    # structural: every pack written with capitals has it (all ten enabled)
+    assert titles(_staked("pottery studio", patterns=ALL)) == ["pottery studio"]
+    assert _staked("Release Manager", patterns=ALL).threads == []
 
 
 def test_capitals_only_where_a_sentence_starts_or_in_one_mention_are_no_name() -> None:
