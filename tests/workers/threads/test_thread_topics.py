@@ -456,3 +456,17 @@ def test_a_name_is_looked_for_only_in_a_phrase_about_to_open_a_thread(monkeypatc
     monkeypatch.setattr(topics, "_written_as_name", spy)
     run(*BILLING_AND_SEARCH)
     assert asked == ["billing rewrite", "search latency regression"]
+
+
+def test_a_cue_topic_of_one_word_after_a_noun_phrase_is_titled_with_it() -> None:
+    """Issue 37, twentieth round (LoCoMo): "I'm thinking about starting a community project
+    regarding infrastructure" opened the thread "infrastructure"; a person writes down the noun
+    phrase the word belongs to."""
+    said = "I'm thinking about starting a community project regarding infrastructure, so maybe we can work together."
+    assert titles(run(said)) == ["community project regarding infrastructure"]
+    for plain, title in (("I have a question regarding pricing.", "pricing"),  # a function word before the cue
+                         ("A community project regarding the infrastructure.", "infrastructure"),  # an article
+                         ("OK, back to pricing.", "pricing"),  # a clause mark
+                         ("Regarding pricing: we keep the old plans.", "pricing"),
+                         ("A community project regarding payment gateway outages.", "payment gateway outages")):
+        assert titles(run(plain)) == [title], plain
