@@ -464,9 +464,11 @@ def test_a_cue_topic_of_one_word_after_a_noun_phrase_is_titled_with_it() -> None
     phrase the word belongs to."""
     said = "I'm thinking about starting a community project regarding infrastructure, so maybe we can work together."
     assert titles(run(said)) == ["community project regarding infrastructure"]
+    assert titles(run("Wir starten ein internes Projekt bzgl. Abrechnung.")) == ["internes Projekt bzgl. Abrechnung"]
     for plain, title in (("I have a question regarding pricing.", "pricing"),  # a function word before the cue
                          ("A community project regarding the infrastructure.", "infrastructure"),  # an article
                          ("OK, back to pricing.", "pricing"),  # a clause mark
+                         ("Jetzt zu Abrechnung: wir brauchen die Zahlen.", "Abrechnung"),
                          ("Regarding pricing: we keep the old plans.", "pricing"),
                          ("A community project regarding payment gateway outages.", "payment gateway outages")):
         assert titles(run(plain)) == [title], plain
