@@ -69,7 +69,7 @@ from workers.render import clip_words
 from workers.summaries import CJK, compose_summary, without_title_frame
 from workers.threads.corrections import answered, reopen_corrected
 from workers.threads.summary import about_topic, closing_sentence, follow_claims
-from workers.threads.topics import PhraseMemory, Topic, track
+from workers.threads.topics import PhraseMemory, Topic, phrases_of, track
 from workers.threads.waits import end_waits
 
 MAX_THREAD_DECISIONS: Final = 20
@@ -134,8 +134,32 @@ def _open_threads_for_topics(
         taken = {t.id for t in threads} if taken is None else taken
         thread_id = unique_id(event.id, "thread", index, taken)
         taken.add(thread_id)
-        threads.append(_new_thread(thread_id, topic, about_topic(text, topic), event, mood, patterns))
+        threads.append(_new_thread(thread_id, _headed(topic, text, patterns), about_topic(text, topic), event,
+                                   mood, patterns))
     return threads
+
+
+def _headed(topic: str, text: MatchText, patterns: PatternSet) -> str:
+    """The title of a cue topic of one word said right after a noun phrase of two words and the
+    cue ("I'm thinking about starting a community project regarding infrastructure"): the noun
+    phrase is what the topic is about, the word alone a fragment of it — the title is the
+    speaker's own words from the phrase on ("community project regarding infrastructure"; issue
+    37, twentieth round). A topic after an article or a possessive ("… regarding the
+    infrastructure"), after a clause mark ("OK, back to pricing") or after function words ("a
+    question regarding pricing", "let's talk about pricing") keeps its one word; so does every
+    topic of two words or more. Asked only of a message whose cue opens a thread."""
+    if " " in topic or "-" in topic:
+        return topic
+    at = text.lowered.find(topic.lower())
+    if at <= 0:
+        return topic
+    before = text.original[:at].split()
+    if len(before) < 3 or before[-1].lower() in patterns.definite:
+        return topic
+    head = " ".join(before[-3:-1])
+    if phrases_of(head.lower(), patterns.phrase_breaks) != {head.lower(): 2}:
+        return topic
+    return f"{head} {before[-1]} {topic}"
 
 
 # Ids of threads opened from candidates follow the cue topics' (a message has at most

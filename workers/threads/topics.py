@@ -411,6 +411,33 @@ def _broader(key: str, mentions: list[Mention], ctx: _Context) -> tuple[str, lis
     return other, theirs
 
 
+def _capitalised(word: str) -> bool:
+    """A word written as a name's word is: a capital, then a small letter ("Designer", not "LCD")."""
+    return word[:1].isupper() and any(ch.islower() for ch in word[1:])
+
+
+def _written_as_name(key: str, mentions: list[Mention]) -> bool:
+    """A phrase of two words or more, none a linking word, that every mention writes with a
+    capital to each word, and one of them inside a sentence, where no capital is the sentence's
+    own: "I heard our Industrial Designer talk about …", "the Project Manager", "Mississippi
+    State" — a person's role, a place, an organisation: a name, not a topic whose state can change
+    (issue 37, twentieth round). None is a name: a phrase said once in small letters ("the remote
+    control", "our dance studio"), one written in capitals only where a sentence starts ("Selling
+    price is …"), an acronym ("LCD display"), one word alone and a phrase with a linking word —
+    German writes every noun with a capital ("der Rollback-Plan", "der Ausfall des Servers"), its
+    adjectives small inside a sentence. Asked only of a phrase about to open a thread."""
+    if " " not in key or not LINKERS.isdisjoint(key.split()):
+        return False
+    inside = False
+    for m in mentions:
+        said = m.text[m.at : m.at + len(key)]
+        if said.lower() != key or not all(map(_capitalised, said.split())):
+            return False
+        before = m.text[: m.at].rstrip(" \t\"'“„«(*_")
+        inside = inside or (bool(before) and before[-1] not in ".!?:;\n…")
+    return inside
+
+
 def _promote(key: str, mentions: list[Mention], ctx: _Context) -> tuple[str, list[Mention]] | None:
     broader = _broader(key, mentions, ctx)
     if broader is None:
@@ -527,7 +554,7 @@ def _decide(keys: list[str], ctx: _Context, settled: list[str], heard: dict[str,
         if verdict != OPEN:
             continue
         pick = _promote(key, mentions, ctx)
-        if pick is None or _known(pick[0], title_words, ctx.stopwords):
+        if pick is None or _known(pick[0], title_words, ctx.stopwords) or _written_as_name(*pick):
             continue
         first = pick[1][0]
         promoted.append(Topic(first.text[first.at : first.at + len(pick[0])], _about(first)))

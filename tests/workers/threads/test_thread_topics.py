@@ -401,3 +401,74 @@ def test_the_bench_messages_are_cut_as_the_token_regex_cuts_them() -> None:
     assert texts
     for text in texts:
         assert topics._tokens_of(text) == topics._TOKENS.findall(text)
+
+
+def _staked(phrase: str, stake: str = "I'm going to call the {} on Saturday.", last: str = "So the {}, yes.",
+            patterns: Any = BOTH) -> ThreadsDoc:
+    """``phrase`` talked about twice, then said with a stake and once more (it opens a thread when
+    written as a topic: ``test_a_stake_in_a_topic_opens_its_thread``)."""
+    filler = ["Haha true.", "Totally!", "Right?"] * 4
+    return run(f"The {phrase} downtown looks lovely.", f"Oh, that {phrase} is lovely.", *filler,
+               stake.format(phrase), last.format(phrase), patterns=patterns)
+
+
+def test_a_phrase_written_as_a_name_opens_no_thread() -> None:
+    """Issue 37, twentieth round: AMI's meetings say their speakers' roles as names ("I heard our
+    Industrial Designer talk about …", "the Project Manager"), and each opened a thread with a
+    name for a title. A phrase every mention of the window writes with capitals, inside a
+    sentence once at least, is a name, not a topic: weighed once and settled."""
+    assert titles(_staked("pottery studio")) == ["pottery studio"]
+    named = _staked("Pottery Studio")
+    assert named.threads == [] and "pottery studio" in named.settled
+    assert _staked("Release Manager").threads == []
+    # German writes its nouns with a capital, its adjectives small inside a sentence: a name too
+    assert _staked("Deutsche Bahn").threads == []
+    # structural: every pack written with capitals has it (all ten enabled)
+    assert titles(_staked("pottery studio", patterns=ALL)) == ["pottery studio"]
+    assert _staked("Release Manager", patterns=ALL).threads == []
+
+
+def test_capitals_only_where_a_sentence_starts_or_in_one_mention_are_no_name() -> None:
+    """A phrase the window writes small once is a topic written as people write one; capitals
+    where a sentence starts are the sentence's ("Pottery Studio: …" as a heading); an acronym is
+    no name's word ("LCD display"); German writes every noun with a capital, so neither one word
+    ("Rollback-Plan") nor a phrase with a linking word ("Ausfall des Servers") is a name."""
+    assert titles(_staked("Pottery Studio", last="So the pottery studio, yes.")) == ["Pottery Studio"]
+    assert titles(_staked("Pottery Studio", stake="{}: I'm going to call them on Saturday.",
+                          last="{}, yes.")) == ["Pottery Studio"]
+    assert titles(_staked("LCD display")) == ["LCD display"]
+    assert titles(_staked("Ausfall des Servers")) == ["Ausfall des Servers"]
+    german = run("Außerdem ist der Rollback-Plan für das Datenbank-Upgrade noch offen.",
+                 "Beim Datenbank-Upgrade machen wir den Rollback über Snapshots. Der Rollback-Plan liegt im Wiki.",
+                 "Gut. Ich werde den Rollback-Plan bis Freitag prüfen.")
+    assert "Rollback-Plan" in titles(german)
+
+
+def test_a_name_is_looked_for_only_in_a_phrase_about_to_open_a_thread(monkeypatch: Any) -> None:
+    """The check costs nothing per message: asked of a promoted phrase only."""
+    asked: list[str] = []
+    real = topics._written_as_name
+
+    def spy(key: str, mentions: list[topics.Mention]) -> bool:
+        asked.append(key)
+        return real(key, mentions)
+
+    monkeypatch.setattr(topics, "_written_as_name", spy)
+    run(*BILLING_AND_SEARCH)
+    assert asked == ["billing rewrite", "search latency regression"]
+
+
+def test_a_cue_topic_of_one_word_after_a_noun_phrase_is_titled_with_it() -> None:
+    """Issue 37, twentieth round (LoCoMo): "I'm thinking about starting a community project
+    regarding infrastructure" opened the thread "infrastructure"; a person writes down the noun
+    phrase the word belongs to."""
+    said = "I'm thinking about starting a community project regarding infrastructure, so maybe we can work together."
+    assert titles(run(said)) == ["community project regarding infrastructure"]
+    assert titles(run("Wir starten ein internes Projekt bzgl. Abrechnung.")) == ["internes Projekt bzgl. Abrechnung"]
+    for plain, title in (("I have a question regarding pricing.", "pricing"),  # a function word before the cue
+                         ("A community project regarding the infrastructure.", "infrastructure"),  # an article
+                         ("OK, back to pricing.", "pricing"),  # a clause mark
+                         ("Jetzt zu Abrechnung: wir brauchen die Zahlen.", "Abrechnung"),
+                         ("Regarding pricing: we keep the old plans.", "pricing"),
+                         ("A community project regarding payment gateway outages.", "payment gateway outages")):
+        assert titles(run(plain)) == [title], plain
