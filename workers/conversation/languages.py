@@ -610,7 +610,7 @@ EN: Final = LanguagePack(
         # "Sure thing! I can write it down for you and mail it to you" (a request's answer; "I can"
         # elsewhere says what one is able to do)
         r"^\s*(?:(?:yes|yeah|yep|sure thing|sure|of course|certainly|absolutely|okay|ok)[,.!]*\s+)+"
-        rf"i can\b\s+{_PROMISE}",
+        rf"i can\b\s+((?:(?!,\s*(?:how|what|is that|does that|would that|if that)\b){_ANY}){{5,80}})",
         # (a clause of its own: "Playing and singing let me express myself" promises nothing)
         rf"{_REQUEST_START}(?:let me(?!\s+(?:know|guess)\b)|allow me to)\b\s+{_PROMISE}",
         rf"{_NOT_AFTER_LETTER}(?:i can do that|i['’]ll handle|i['’]ll take care)\b",
@@ -830,7 +830,7 @@ DE: Final = LanguagePack(
                 r"kann ich|ich mache das|ich kümmere mich|klar|gerne?)\b",),
     referring=("es", "das", "sie", "ihn", "diese", "dieses", "diesen"),
     object_request=(r"\b(?:kann ich|könnte ich|darf ich) (?:bitte |mal )*"
-                    r"((?!(?:es|das|sie|ihn|mal)\b)[^\W\d][^.!?\n]{2,80}?)\s+(?:haben|bekommen|kriegen|ausleihen)\b",),
+                    r"([^\W\d][^.!?\n]{2,80}?)\s+(?:haben|bekommen|kriegen|ausleihen)\b",),
     ratification=(r"(?:(?:ok(?:ay)?|ja|gut|super|klar|prima|perfekt|alles klar)[,.!]*\s+)*(?:beschlossen|einverstanden|"
                   r"abgemacht|machen wir(?: so)?|so machen wir(?:['’]s| es)?|gebongt"
                   r"|klingt (?:gut|super|toll|nach einem plan)|(?:gute|super|tolle) idee|(?:ich )?bin dabei"
@@ -930,7 +930,9 @@ DE: Final = LanguagePack(
            r"|wer weiß|womöglich|demnächst mal)\b",),
     task_lead=(r"^(?:(?:auf jeden fall|bestimmt|sicher|gerne|gern|auch|dann|natürlich|ganz sicher)\s+)+",),
     idle=(r"auf dem laufenden halten|darüber nachdenken|(?:es|das|sie) genießen|^(?:es|das|sie) mir (?:mal )?"
-          r"(?:anschauen|ansehen|angucken|merken)$",),
+          r"(?:anschauen|ansehen|angucken|merken)$"
+          # (twentieth round) what one can feel with, no task: "Ja, ich kann das gut verstehen"
+          r"|\b(?:verstehen|nachvollziehen|nachempfinden|vorstellen|glauben)$",),
     vague=(r"^(?:(?:dir|euch|ihnen|dich) )?bescheid (?:geben|sagen)$|^(?:mich|uns) (?:melden|wieder melden)$"
            r"|^(?:das|es) (?:machen|tun)$"
            # (seventeenth round, as English "direct you through the project", "pass the pen to …"): the

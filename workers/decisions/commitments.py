@@ -680,16 +680,22 @@ def asked_object(said: str, patterns: PatternSet) -> str | None:
     named = [w for w in words if len(w.group(0)) > 1 and w.group(0).lower() not in patterns.phrase_breaks]
     if not named:
         return None
+    # (a verb-final task ends on its verb: "mir die Präsentation zeigen" — its nouns are capitalised)
+    nouns = [w for w in named if w.group(0)[:1].isupper()]
+    named = nouns or named
     return clip_words(clause[named[0].start(): named[-1].end()], REFERENT_CHARS)
 
 
 def _refers(what: str, patterns: PatternSet) -> bool:
-    """The task's verb acts on a pronoun ("send it to you later", "write it down …"; ``referring``)."""
-    lowered = _HESITATION.sub(" ", what.lower()).strip()
+    """The task's verb acts on a pronoun (``referring``): right after it ("send it to you later", "write
+    it down …") or, in a verb-final task, first ("es dir morgen schicken") — not an article before a
+    capitalised noun ("das Rezept schicken")."""
+    said = _HESITATION.sub(" ", what).strip()
     if patterns.task_lead is not None:
-        lowered = patterns.task_lead.sub("", lowered, count=1)
-    words = _TOKEN.findall(lowered)
-    return len(words) > 1 and words[1] in patterns.referring
+        said = said[len(said) - len(patterns.task_lead.sub("", said.lower(), count=1)):]
+    words = _TOKEN.findall(said)[:3]
+    return any(word.lower() in patterns.referring and not (i + 1 < len(words) and words[i + 1][:1].isupper())
+               for i, word in enumerate(words[:2]))
 
 
 def _referents(base: CommitmentsDoc, event: MessageEvent, own: list[tuple[Commitment, Promise]],
