@@ -292,6 +292,16 @@ class LanguagePack:
     # "okay" accepts nothing (in a meeting it is the back-channel).
     request: tuple[str, ...] = ()
     acceptance: tuple[str, ...] = ()
+    # A question asking the one addressed for a thing ("Can I get the recipe for it?", "Kann ich das
+    # Rezept haben?"; group 1 the thing): no task of the one addressed, so no answer accepts it as
+    # one — but an answer's promise that names its object only by a pronoun ("Sure thing! I can write
+    # it down for you and mail it to you") acts on it, as on a request's object ("Will you show me
+    # this presentation?" — "I will send it to you later"). Cortex's own (issue 37, twentieth
+    # round), on the lowered text.
+    object_request: tuple[str, ...] = ()
+    # The pronouns a task names a thing said before by ("send it to you later", "schicke es dir"):
+    # such a task, answering a request, acts on what the request named. Lowered words.
+    referring: tuple[str, ...] = ()
     # Function words: no topic is made of them, and a task is not named by them. Lowered.
     stopwords: tuple[str, ...] = ()
     # Cortex's own (issue 37), lowered: words a topic nobody announced (``workers.threads.topics``)
@@ -438,6 +448,12 @@ EN: Final = LanguagePack(
              r"tell me|imagine|believe|explain|give us a|guess)\b)([a-z][^.!?\n]{6,160})",),
     acceptance=(r"(?:(?:yes|yeah|yep|okay|ok|sure thing|of course|certainly|no problem|good idea|"
                 r"great idea)[,.!]*\s*)*(?:i will|i['’]ll|i can|will do|sure)\b",),
+    referring=("it", "that", "this", "them", "those", "these"),
+    # (each form spelt out: the message pre-check needs "can i get", not " i ")
+    object_request=(r"\b(?:can i get|can i have|can i borrow|could i get|could i have|could i borrow|may i have"
+                    r"|may i borrow|can i please get|can i please have|could i please have|may i please have)"
+                    r"(?: please)?\s+((?!(?:it|that|this|them|one"
+                    r"|some|any|a (?:look|word|minute|second|moment|question))\b)[a-z][^.!?\n]{2,120})",),
     ratification=(r"(?:(?:ok(?:ay)?|yes|yeah|yep|sure|great|perfect|absolutely|definitely|right|good idea|sounds good|"
                   r"fine|alright|cool)[,.!]*\s+)*(?:agreed|deal|let['’]?s do (?:it|that|this)|let['’]?s go with (?:it|"
                   r"that|this)|let['’]?s go for it|approved|done deal|so be it|do it"
@@ -590,6 +606,11 @@ EN: Final = LanguagePack(
     ),
     commitment=(
         rf"{_NOT_AFTER_LETTER}(?:i['’]ll|i will|i['’]m going to)\b\s+{_PROMISE}",
+        # (twentieth round) an answer's first sentence opening on a yes and "I can", saying its task:
+        # "Sure thing! I can write it down for you and mail it to you" (a request's answer; "I can"
+        # elsewhere says what one is able to do)
+        r"^\s*(?:(?:yes|yeah|yep|sure thing|sure|of course|certainly|absolutely|okay|ok)[,.!]*\s+)+"
+        rf"i can\b\s+((?:(?!,\s*(?:how|what|is that|does that|would that|if that)\b){_ANY}){{5,80}})",
         # (a clause of its own: "Playing and singing let me express myself" promises nothing)
         rf"{_REQUEST_START}(?:let me(?!\s+(?:know|guess)\b)|allow me to)\b\s+{_PROMISE}",
         rf"{_NOT_AFTER_LETTER}(?:i can do that|i['’]ll handle|i['’]ll take care)\b",
@@ -807,6 +828,9 @@ DE: Final = LanguagePack(
              r"würden sie)(?: bitte)?\s+([^\W\d][^.!?\n]{6,160})",),
     acceptance=(r"(?:(?:ja|klar|okay|ok|gerne?|sicher)[,.!]*\s*)*(?:mach ich|mache ich|wird gemacht|"
                 r"kann ich|ich mache das|ich kümmere mich|klar|gerne?)\b",),
+    referring=("es", "das", "sie", "ihn", "diese", "dieses", "diesen"),
+    object_request=(r"\b(?:kann ich|könnte ich|darf ich) (?:bitte |mal )*"
+                    r"([^\W\d][^.!?\n]{2,80}?)\s+(?:haben|bekommen|kriegen|ausleihen)\b",),
     ratification=(r"(?:(?:ok(?:ay)?|ja|gut|super|klar|prima|perfekt|alles klar)[,.!]*\s+)*(?:beschlossen|einverstanden|"
                   r"abgemacht|machen wir(?: so)?|so machen wir(?:['’]s| es)?|gebongt"
                   r"|klingt (?:gut|super|toll|nach einem plan)|(?:gute|super|tolle) idee|(?:ich )?bin dabei"
@@ -881,6 +905,9 @@ DE: Final = LanguagePack(
     noise_prefixes=("ich", "wir", "du", "er", "sie", "es", "nichts", "etwas"),
     commitment=(
         rf"\b(?:ich werde|ich mach|ich kümmere mich)\b\s+{_PROMISE}",
+        # (twentieth round) an answer opening on a yes and "ich kann" / "kann ich": "Klar, ich kann es dir
+        # morgen schicken"
+        rf"^\s*(?:(?:ja|klar|okay|ok|sicher|gerne?|natürlich)[,.!]*\s+)+(?:ich kann|kann ich)\b\s+{_PROMISE}",
         r"\b(?:mach ich|wird gemacht|klar mach ich)\b",
         r"\b(?:versprochen|abgemacht|geht klar)\b",
         r"\b(?:ich übernehme|das übernehm ich)\b",
@@ -903,7 +930,9 @@ DE: Final = LanguagePack(
            r"|wer weiß|womöglich|demnächst mal)\b",),
     task_lead=(r"^(?:(?:auf jeden fall|bestimmt|sicher|gerne|gern|auch|dann|natürlich|ganz sicher)\s+)+",),
     idle=(r"auf dem laufenden halten|darüber nachdenken|(?:es|das|sie) genießen|^(?:es|das|sie) mir (?:mal )?"
-          r"(?:anschauen|ansehen|angucken|merken)$",),
+          r"(?:anschauen|ansehen|angucken|merken)$"
+          # (twentieth round) what one can feel with, no task: "Ja, ich kann das gut verstehen"
+          r"|\b(?:verstehen|nachvollziehen|nachempfinden|vorstellen|glauben)$",),
     vague=(r"^(?:(?:dir|euch|ihnen|dich) )?bescheid (?:geben|sagen)$|^(?:mich|uns) (?:melden|wieder melden)$"
            r"|^(?:das|es) (?:machen|tun)$"
            # (seventeenth round, as English "direct you through the project", "pass the pen to …"): the

@@ -478,6 +478,9 @@ class PatternSet:
     ratification: re.Pattern[str] | None = None  # fullmatch on a lowered first sentence
     request: Pattern | None = None  # a group: the task a message asks of the one addressed, lowered
     acceptance: re.Pattern[str] | None = None  # match at a lowered message's start: a first-person yes
+    # a group: the thing a message asks the one addressed for ("can I get the recipe"), lowered
+    object_request: Pattern | None = None
+    referring: frozenset[str] = frozenset()  # pronouns a task names a thing said before by, lowered
     question_tag: re.Pattern[str] | None = None  # a sentence ending on an assent tag, lowered
     decision_tail: re.Pattern[str] | None = None  # fullmatch: a fragment going on with a decision, lowered
     # a named third person's promise (case-sensitive, original text) and a request to the agent
@@ -632,7 +635,8 @@ def _with_scan(patterns: PatternSet) -> PatternSet:
     families = [f for f in (getattr(patterns, name) for name in patterns.__dataclass_fields__) if isinstance(f, Family)]
     reasons = patterns.reasons
     markers = [m for m in (reasons.reason, reasons.reason_kept, reasons.reason_before, reasons.consequence,
-                           patterns.proposal, patterns.request) if m is not None]
+                           patterns.proposal, patterns.request,
+                           patterns.object_request) if m is not None]
     keywords = frozenset(patterns.high_impact_keywords)
     scan = share_scan(families, markers, () if "" in keywords else keywords)
     if scan is not None and "" not in keywords:
@@ -695,6 +699,8 @@ def _pattern_set(languages: tuple[str, ...]) -> PatternSet:
         ratification=_one_regex(source for pack in packs for source in pack.ratification),
         request=_one_pattern((source for pack in packs for source in pack.request), spelled_out=False),
         acceptance=_one_regex(source for pack in packs for source in pack.acceptance),
+        object_request=_one_pattern((source for pack in packs for source in pack.object_request), spelled_out=False),
+        referring=frozenset(w for pack in packs for w in pack.referring),
         question_tag=_question_tag(packs),
         decision_tail=_one_regex(source for pack in packs for source in pack.decision_tail),
         idle=_one_regex(source for pack in packs for source in pack.idle),

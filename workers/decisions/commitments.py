@@ -557,7 +557,7 @@ def _signals(patterns: PatternSet) -> AnyOf:
     if hit is None or hit[0] is not patterns:
         hit = _SIGNALS[id(patterns)] = (patterns, any_of(
             patterns.close, patterns.commitment, patterns.plan, patterns.delegated, patterns.requested,
-            patterns.assigned, patterns.request))
+            patterns.assigned, patterns.request, patterns.object_request))
     return hit[1]
 
 
@@ -613,6 +613,8 @@ def apply_message(
                                  created=event.ts, source_event=event.id, due=due,
                                  topic=_topic(promise, topics, patterns.stopwords), role=role, session=given),
                       promise))
+    if own and base.request is not None:  # (a promise of the message's own, after a request)
+        added = _referents(base, event, added[: len(own)], patterns) + added[len(own):]
     accepted = _accepted(base, event, text, own, patterns)
     if accepted is not None:  # the accepter's own task-less promise is the request's task
         own_ids = {c.id for c, p in added[: len(own)]}
@@ -643,10 +645,80 @@ def _request(event: MessageEvent, text: MatchText, patterns: PatternSet) -> Requ
     holds a request's words ("could you", "kannst du" …; ``Pattern.may_match``, one literal scan
     shared with the other patterns). The task is read only when the answer accepts it
     (``_accepted``), as a proposal's is (``workers.decisions.core._proposal``)."""
-    found = patterns.request
-    if found is None or not found.may_match(found.subject(text)):
+    if not any(found is not None and found.may_match(found.subject(text))
+               for found in (patterns.request, patterns.object_request)):
         return None
     return Request(said=text.original[-REQUEST_CHARS:], by=event.sender or event.role, session=event.session)
+
+
+REFERENT_CHARS: Final = 60
+"""The longest object a task named by a pronoun takes from the request it answers (``asked_object``)."""
+
+
+def asked_object(said: str, patterns: PatternSet) -> str | None:
+    """What a message asks the one addressed for, as a reader would name it: the object of its last
+    request's task ("Will you show me this presentation?" → "presentation") or the thing it asks to
+    get ("Can I get the recipe for it?" → "recipe"; ``LanguagePack.object_request``) — its first
+    clause from its first word to its last that are neither function words nor common verbs
+    (``PatternSet.phrase_breaks``), after the task's verb. None when it names none, and for
+    unspaced text (twentieth round)."""
+    text = prepare_text(said)
+    last: tuple[int, str, bool] | None = None  # (where, what was asked, it is a task)
+    for found, is_task in ((patterns.request, True), (patterns.object_request, False)):
+        if found is None or not found.may_match(found.subject(text)):
+            continue
+        match = deque(found.finditer(text), maxlen=1)
+        if match and (last is None or match[0].start() > last[0]):
+            group = match[0].lastindex or 0  # the languages' sources are alternatives: the one that matched
+            last = (match[0].start(), text.original[match[0].start(group): match[0].end(group)], is_task)
+    if last is None or _UNSPACED.search(last[1]):
+        return None
+    asked = _HESITATION.sub(" ", last[1])
+    end = _OBJECT_CLAUSE_END.search(asked)
+    clause = asked[: end.start()] if end else asked
+    words = [w for w in _TOKEN.finditer(clause)][1 if last[2] else 0:]  # (a task's first word is its verb)
+    named = [w for w in words if len(w.group(0)) > 1 and w.group(0).lower() not in patterns.phrase_breaks]
+    if not named:
+        return None
+    # (a verb-final task ends on its verb: "mir die Präsentation zeigen" — its nouns are capitalised)
+    nouns = [w for w in named if w.group(0)[:1].isupper()]
+    named = nouns or named
+    return clip_words(clause[named[0].start(): named[-1].end()], REFERENT_CHARS)
+
+
+def _refers(what: str, patterns: PatternSet) -> bool:
+    """The task's verb acts on a pronoun (``referring``): right after it ("send it to you later", "write
+    it down …") or, in a verb-final task, first ("es dir morgen schicken") — not an article before a
+    capitalised noun ("das Rezept schicken")."""
+    said = _HESITATION.sub(" ", what).strip()
+    if patterns.task_lead is not None:
+        said = said[len(said) - len(patterns.task_lead.sub("", said.lower(), count=1)):]
+    words = _TOKEN.findall(said)[:3]
+    return any(word.lower() in patterns.referring and not (i + 1 < len(words) and words[i + 1][:1].isupper())
+               for i, word in enumerate(words[:2]))
+
+
+def _referents(base: CommitmentsDoc, event: MessageEvent, own: list[tuple[Commitment, Promise]],
+               patterns: PatternSet) -> list[tuple[Commitment, Promise]]:
+    """The message's own promises, each whose task names its object by a pronoun ("I will send it to
+    you later") with the object of the request it answers as its topic ("Will you show me this
+    presentation?": "presentation") — the message before, another speaker's in the same session. Such a
+    task told a later reader nothing ("send it to you later") and was not stored (``_owed``); the
+    request said what it is (issue 37, twentieth round)."""
+    request = base.request
+    if request is None or request.session != event.session or request.by == (event.sender or event.role) \
+            or not patterns.referring:
+        return own
+    out: list[tuple[Commitment, Promise]] = []
+    thing: str | None = None
+    for commitment, promise in own:
+        if commitment.topic is None and _refers(commitment.what, patterns):
+            thing = thing if thing is not None else (asked_object(request.said, patterns) or "")
+            if thing:
+                out.append((_replace(commitment, topic=thing), promise))
+                continue
+        out.append((commitment, promise))
+    return out
 
 
 REQUEST_CHARS: Final = 2000

@@ -583,3 +583,33 @@ def test_a_day_leading_into_the_promise_is_its_day() -> None:
         ("call the landlord", "Tomorrow")]
     assert [(p.what, p.due) for p in promises("Tomorrow is busy, but later on I'll call the landlord.", "en")] == [
         ("call the landlord", None)]
+
+
+# ── an answer opening on a yes and "I can" (issue 37, twentieth round) ──────────────
+
+
+@pytest.mark.parametrize(("text", "what", "due"), [
+    ("Sure thing! I can write it down for you and mail it to you.", "write it down for you and mail it to you", None),
+    ("Yes, I can send you the report tomorrow.", "send you the report", "tomorrow"),
+    # (a tag asking for assent after it is no part of the task)
+    ("Sure thing! I can give it to you tomorrow, how does that sound?", "give it to you", "tomorrow"),
+    ("Klar, ich kann es dir morgen schicken.", "es dir schicken", "morgen"),
+    ("Ja, kann ich dir morgen schicken.", "dir schicken", "morgen"),
+])
+def test_an_answer_opening_on_a_yes_and_i_can_says_its_task(text: str, what: str, due: str | None) -> None:
+    assert [(p.what, p.due) for p in find_promises(prepare_text(text), BOTH)] == [(what, due)]
+
+
+@pytest.mark.parametrize("text", [
+    "I can send it tomorrow.",  # no yes: what one is able to do
+    "That's great. Sure, I can send it to you.",  # not the message's first sentence
+    "Yes, I can see that.",
+    "Yeah I can relate to that so much.",
+    "Sure, I can imagine how hard that must be.",
+    "Yes I can totally understand why you feel that way.",
+    "Of course I can help you with that if you need it.",
+    "Ich kann es dir morgen schicken.",
+    "Ja, ich kann das gut verstehen.",
+])
+def test_i_can_without_an_opening_yes_or_with_no_task_is_no_promise(text: str) -> None:
+    assert find_promises(prepare_text(text), BOTH) == []

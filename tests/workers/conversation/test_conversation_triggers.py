@@ -59,6 +59,7 @@ def _all_sources() -> list[str]:
     sources = [source for _, source in UNIVERSAL_MOOD]
     for pack in PACKS.values():
         sources += [*pack.decision, *pack.close, *pack.wait, *pack.topic, *pack.commitment, *pack.due]
+        sources += [*pack.object_request]  # (twentieth round: a thing asked for, kept by its literals)
         sources += [source for _, source in pack.mood]
     return sources
 
@@ -311,7 +312,7 @@ def test_any_of_answers_as_its_parts_pre_checks() -> None:
         patterns = get_patterns(languages)
         gates = [(patterns.decision, patterns.topic, patterns.proposal),
                  (patterns.close, patterns.commitment, patterns.plan, patterns.delegated, patterns.requested,
-                  patterns.assigned, patterns.request)]
+                  patterns.assigned, patterns.request, patterns.object_request)]
         triggers = [prepare_text(t) for parts in gates for part in parts if part is not None
                     for p in (part if isinstance(part, Family) else (part,)) for t in p.scan_triggers or ()]
         for parts in gates:

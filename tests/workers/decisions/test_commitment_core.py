@@ -919,6 +919,76 @@ def test_the_unspaced_packs_accept_no_request_that_names_nothing(
     assert tasks == (own if own is not None else [answer])
 
 
+# ── a task named by a pronoun, and the request it answers (issue 37, twentieth round) ──────
+
+
+def _topics(doc: CommitmentsDoc) -> list[tuple[str, str, str | None, str | None]]:
+    return [(c.who, c.what, c.topic, c.due) for c in doc.commitments]
+
+
+@pytest.mark.parametrize(("asked", "answer", "expected"), [
+    # a request's task names the object; the answer's task names it by a pronoun
+    ("Opening the studio's been great. Will you show me this presentation?", "Shure, I will send it to you later.",
+     [("B", "send it to you later", "presentation", None)]),
+    ("Could you send me the slides?", "Yes, I'll definitely send them over after lunch.",
+     [("B", "definitely send them over after lunch", "slides", None)]),
+    # a thing asked for ("can I get …"), and an answer opening on a yes and "I can"
+    ("Mmm, that sounds delicious! Can I get the recipe for it?",
+     "Sure thing! I can write it down for you and mail it to you.",
+     [("B", "write it down for you and mail it to you", "recipe", None)]),
+    ("Can I have the market report?", "Sure, I will send it to you tomorrow.",
+     [("B", "send it to you", "market report", "2026-02-18")]),
+    # de: the pronoun opens a verb-final task; the object is the request's noun
+    ("Kannst du mir die Präsentation zeigen?", "Ja, ich werde sie dir später schicken.",
+     [("B", "sie dir später schicken", "Präsentation", None)]),
+    ("Kann ich das Rezept haben?", "Klar, ich kann es dir morgen schicken.",
+     [("B", "es dir schicken", "Rezept", "2026-02-18")]),
+])
+def test_a_task_named_by_a_pronoun_takes_the_object_of_the_request_it_answers(
+        asked: str, answer: str, expected: list[tuple[str, str, str | None, str | None]]) -> None:
+    """"Will you show me this presentation?" — "I will send it to you later": the promise names its
+    object only by "it", and was not stored (``_owed``); the request says what it is, and the
+    commitment keeps that as its topic. A thing asked for ("Can I get the recipe for it?") is such an
+    object too, and an answer opening on a yes and "I can" says its task."""
+    doc = say(None, asked, sender="A")
+    assert doc.request is not None
+    assert _topics(say(doc, answer, 1, sender="B")) == expected
+
+
+def test_a_pronoun_task_without_the_request_before_it_is_not_stored() -> None:
+    """The object comes only from another speaker's request of the message just before, in the same
+    session: a speaker's own question, another session's, a message between, or a request that names
+    nothing ("Can I have that?") give none, and the task stays unstored as before."""
+    asked = say(None, "Will you show me this presentation?", sender="A", session="a")
+    assert say(asked, "I will send it to you later.", 1, sender="A", session="a").commitments == []
+    assert say(asked, "I will send it to you later.", 60, sender="B", session="b").commitments == []
+    between = say(asked, "Nice weather today.", 1, sender="C", session="a")
+    assert say(between, "I will send it to you later.", 2, sender="B", session="a").commitments == []
+    assert say(None, "I will send it to you later.", sender="B").commitments == []
+    nothing = say(None, "Can I have that?", sender="A")
+    assert say(nothing, "Sure, I'll send it to you later.", 1, sender="B").commitments == []
+
+
+@pytest.mark.parametrize("answer", ["Sure.", "Yes, of course.", "Sure thing!"])
+def test_a_thing_asked_for_is_no_task_a_bare_yes_accepts(answer: str) -> None:
+    """"Can I have the mouse?" — "Sure.": the one asked owes no task "have the mouse" (a thing asked
+    for is kept only for the object of the answer's own promise)."""
+    doc = say(None, "Can I have the mouse?", sender="User Interface")
+    assert doc.request is not None
+    assert say(doc, answer, 1, sender="Project Manager").commitments == []
+
+
+def test_a_task_that_names_its_object_keeps_no_topic_from_the_request() -> None:
+    """The answer's own object wins: "I'll send the budget sheet tonight" is about the budget sheet,
+    and German "das Rezept" is an article and its noun, not a pronoun."""
+    doc = say(None, "Could you send me the slides?", sender="A")
+    assert _topics(say(doc, "Sure, I'll send the budget sheet tonight.", 1, sender="B")) == [
+        ("B", "send the budget sheet", None, "2026-02-17")]
+    doc = say(None, "Kannst du mir die Präsentation zeigen?", sender="A")
+    assert _topics(say(doc, "Ich werde das Rezept schicken.", 1, sender="B")) == [
+        ("B", "das Rezept schicken", None, None)]
+
+
 @pytest.mark.parametrize("zone", ["UTC", "Europe/Berlin", "America/Sao_Paulo", "Pacific/Apia", "Asia/Kolkata",
                                   "America/Havana", "Australia/Lord_Howe", "America/St_Johns"])
 def test_the_kept_local_day_is_the_instants_own_across_midnights_and_clock_changes(zone: str) -> None:
