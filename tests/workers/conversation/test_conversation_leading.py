@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import os
+import random
 import re
 from collections.abc import Iterator
 from functools import cache
@@ -185,3 +186,22 @@ def test_generated_text_matches_as_written(text: str) -> None:
 def test_signal_patterns_of_every_language_compile() -> None:
     for code in SIGNAL_PACKS:
         assert get_signal_patterns((code,)).languages == (code,)
+
+
+def test_texts_of_each_pattern_s_own_words_match_as_written() -> None:
+    # per rewritten regex, 150 texts strung from its own words and punctuation (seeded): whole-text
+    # matches, windowed searches, and ``match``/``fullmatch`` (the acceptance and ratification checks)
+    rng = random.Random(20)
+    for old, new in _rewritten_pairs():
+        words = [w for w in re.findall(r"[^\W\d_]+|['’]", old.pattern) if len(w) < 15] or ["x"]
+        pieces = [*words, " ", " ", "\n", ". ", ", ", "? ", "!", "-", "(", ")", ":", "  ", "\t"]
+        for _ in range(150):
+            text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
+            for subject in (text, text.capitalize()):
+                assert _found(new, subject) == _found(old, subject), (old.pattern, subject)
+                for start in range(0, len(subject) + 1, 3):
+                    a, b = old.search(subject, start, start + 11), new.search(subject, start, start + 11)
+                    assert (a and (a.span(), a.groups())) == (b and (b.span(), b.groups())), (old.pattern, subject)
+                for method in ("match", "fullmatch"):
+                    a, b = getattr(old, method)(subject), getattr(new, method)(subject)
+                    assert (a and (a.span(), a.groups())) == (b and (b.span(), b.groups())), (old.pattern, subject)
