@@ -27,7 +27,7 @@ import ahocorasick
 
 from schemas.types import Mood
 from workers.conversation.languages import PACKS, UNIVERSAL_DUE, UNIVERSAL_MOOD, LanguagePack
-from workers.conversation.triggers import any_literal, required_literals, split_lead, unwrapped
+from workers.conversation.triggers import any_literal, led_by_class, required_literals, split_lead, unwrapped
 
 MAX_MATCHES_PER_FAMILY: Final = 50
 """A message yields at most this many signals of one kind. Real messages have a handful;
@@ -221,7 +221,7 @@ class Pattern:
         lead, rest = split_lead(unwrapped(source))
         triggers = required_literals(source, spelled_out=False)
         scanned = required_literals(source, spelled_out=True) if spelled_out and triggers is not None else None
-        return cls(re.compile(unwrapped(rest)), lowered, triggers, re.compile(lead) if lead is not None else None,
+        return cls(compile_led(unwrapped(rest)), lowered, triggers, re.compile(lead) if lead is not None else None,
                    scanned)
 
     @property
@@ -428,9 +428,19 @@ class ReasonMarkers:
     consequence: Pattern | None  # the reason precedes, the decision follows ("…, so …")
 
 
+def compile_led(source: str, flags: int = 0) -> re.Pattern[str]:
+    """``source`` compiled as ``triggers.led_by_class`` writes it: the same matches, spans and
+    groups, but opening on its first characters, which ``re`` skips ahead by — a pattern that
+    opens on an alternation of assertions, classes or nested groups (``\\b(?:not|never)…|n['’]t``)
+    is tried at every position of a text. Every pattern of a ``PatternSet`` and of the signal
+    patterns is compiled by this; the language packs keep their sources as written (the pattern
+    fingerprint reads those)."""
+    return re.compile(led_by_class(source, flags), flags)
+
+
 def _one_regex(sources: Iterable[str]) -> re.Pattern[str] | None:
     listed = list(sources)
-    return re.compile("|".join(f"(?:{s})" for s in listed)) if listed else None
+    return compile_led("|".join(f"(?:{s})" for s in listed)) if listed else None
 
 
 def _one_pattern(sources: Iterable[str], spelled_out: bool = True) -> Pattern | None:
@@ -608,14 +618,14 @@ def _merged_mood(packs: tuple[LanguagePack, ...]) -> Family:
 
 def _mood_negation(packs: tuple[LanguagePack, ...]) -> re.Pattern[str] | None:
     sources = [s for pack in packs for s in pack.mood_negation]
-    return re.compile(f"(?:{'|'.join(sources)})\\s+\\Z") if sources else None
+    return compile_led(f"(?:{'|'.join(sources)})\\s+\\Z") if sources else None
 
 
 def _question_tag(packs: tuple[LanguagePack, ...]) -> re.Pattern[str] | None:
     tags = _unique(t for pack in packs for t in pack.question_tag)
     if not tags:
         return None
-    return re.compile(rf"[,，、]\s*(?:{'|'.join(map(re.escape, tags))})\s*[?？]+\s*$")
+    return compile_led(rf"[,，、]\s*(?:{'|'.join(map(re.escape, tags))})\s*[?？]+\s*$")
 
 
 def _unique(items: Iterable[str]) -> tuple[str, ...]:
@@ -626,7 +636,7 @@ def _noise_prefix(packs: tuple[LanguagePack, ...]) -> re.Pattern[str] | None:
     prefixes = _unique(p for pack in packs for p in pack.noise_prefixes)
     if not prefixes:
         return None
-    return re.compile(rf"(?:{'|'.join(re.escape(p) for p in prefixes)})\s")
+    return compile_led(rf"(?:{'|'.join(re.escape(p) for p in prefixes)})\s")
 
 
 def _with_scan(patterns: PatternSet) -> PatternSet:

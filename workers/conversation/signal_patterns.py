@@ -20,7 +20,16 @@ from functools import lru_cache
 from typing import Final
 
 from workers.conversation.languages import PACKS as CONVERSATION_PACKS
-from workers.conversation.patterns import MOOD_ORDER, Family, MatchText, Pattern, PatternSet, get_patterns, share_scan
+from workers.conversation.patterns import (
+    MOOD_ORDER,
+    Family,
+    MatchText,
+    Pattern,
+    PatternSet,
+    compile_led,
+    get_patterns,
+    share_scan,
+)
 from workers.conversation.signal_languages import (
     SIGNAL_PACKS,
     UNIVERSAL_COMPLETION,
@@ -129,7 +138,7 @@ def _compile(source: str) -> Pattern:
     # Every source is written for the lower-cased text; a line ending in "?" anywhere in
     # the message asks, so the universal question is multi-line.
     if source == UNIVERSAL_QUESTION:
-        return Pattern(re.compile(source, re.MULTILINE), lowered=True, triggers=("?", "？"))
+        return Pattern(compile_led(source, re.MULTILINE), lowered=True, triggers=("?", "？"))
     return Pattern.compile(source, lowered=True)
 
 
@@ -150,7 +159,7 @@ def get_signal_patterns(languages: tuple[str, ...]) -> SignalPatterns:
         state_claims=_family(packs, "state_claim"),
         opinion=_family(packs, "opinion"),
         failure=_family(packs, "failure"),
-        negation=re.compile("|".join(negations)) if negations else None,
+        negation=compile_led("|".join(negations)) if negations else None,
         mood=get_patterns(tuple(code for code in languages if code in CONVERSATION_PACKS)),
     )
     # one scan of every family's triggers (``patterns.share_scan``): a message is read once for

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Final, NamedTuple
+from typing import ClassVar, Final, NamedTuple
 
 _CLASS_ESCAPES: Final = frozenset("sSwWdDbBAZ")
 _LITERAL_ESCAPES: Final = frozenset(".()[]{}|?*+^$\\/-'\"!:")
@@ -310,3 +310,270 @@ def _opens_on_literal(source: str) -> bool:
         return False
     return True
 
+
+
+class _NotLed(Exception):
+    """A source ``led_by_class`` leaves as it is (syntax it does not read, or no gain)."""
+
+
+class _Lead:
+    """What ``led_by_class`` reads: kept in a class, not as module-level tables, so the pattern
+    fingerprint (``shared.fingerprint``, which reads a module's tables) stays what it was."""
+
+    CLASSES = frozenset("sdwSDW")  # escapes of a class of characters: not spelled out
+    ASSERTIONS = ("(?<!", "(?<=", "(?!", "(?=")
+    CONTROL: ClassVar[dict[str, str]] = {"n": "\n", "t": "\t", "r": "\r", "f": "\f", "v": "\v"}
+    MAX_CHARS = 16  # a first character spelled out from a class of at most this many
+    MAX_GROWTH = 8  # a rewritten source at most this many times the original's length
+
+
+class _Leaf(NamedTuple):
+    """An alternative opening on one character: its leading assertions, the characters it may
+    open on, and what it matches after that character."""
+
+    lead: str
+    chars: tuple[str, ...]
+    after: str
+
+
+class _Fork(NamedTuple):
+    """An alternative opening on a choice: its leading assertions, the choices (each a ``_Leaf``
+    or ``_Fork``, tried in order), and what follows the choice."""
+
+    lead: str
+    choices: tuple[_Leaf | _Fork, ...]
+    rest: str
+
+
+def led_by_class(source: str, flags: int = 0) -> str:
+    """``source`` rewritten to open on an alternation of single characters (which ``re`` skips
+    ahead by), matching the same spans and groups, or ``source`` itself when it already opens
+    so (or on syntax this does not read).
+
+    ``re`` skips ahead to a candidate position only when a pattern opens on a literal, a class,
+    or an alternation whose every alternative opens on a literal character; a pattern led by a
+    look-behind, ``\\b``, ``^``, a class or a nested group inside an alternation (``(?:^|[.!?]\\s)
+    (?:for|as for)…``, ``\\b(?:not|never)…|n['’]t\\b``) is tried at every position of the text.
+    The rewrite groups the alternatives by their first character, spelled out (a nested group's
+    alternatives and an optional first atom's two cases too): ``\\bnot\\b|n['’]t\\b|\\bnever\\b`` →
+    ``n(?:(?<=\\bn)ot\\b|['’]t\\b|(?<=\\bn)ever\\b)``. At a position only the alternatives that
+    open on its character can match, and they are tried in their order, with the same
+    backtracking; an alternative's leading assertions are checked by a look-behind over its
+    first character, at the position before it. So every match, span and group is the
+    original's (``tests/workers/conversation/test_conversation_leading.py`` compares them over
+    the corpora). A rewrite that would copy a capturing group, open on a class of many
+    characters (``\\s``, ``\\w``, ``[^…]``, ``.``) or match the empty string is not made.
+    """
+    if flags & (re.IGNORECASE | re.VERBOSE) or "(?" in (
+            source.replace("(?:", "").replace("(?<", "").replace("(?=", "").replace("(?!", "")):
+        return source  # (inline flags, named groups, comments, atomic groups: not read)
+    try:
+        alternatives = _split_alternatives(source)
+        if _opens_plainly(alternatives):
+            return source
+        nodes = tuple(_peel(alternative) for alternative in alternatives)
+        if len(nodes) == 1 and isinstance(nodes[0], _Fork):
+            # one alternative opening on a choice: the choice led by its characters, what follows
+            # it written once (a capturing group in it stays where it is)
+            node = nodes[0]
+            firsts = dict.fromkeys(_chars(node))
+            check = {c: f"(?<={node.lead}{re.escape(c)})" if node.lead else "" for c in firsts}
+            rewritten = f"(?:{'|'.join(re.escape(c) + check[c] + _body(node.choices, c) for c in firsts)}){node.rest}"
+        else:
+            firsts = dict.fromkeys(c for node in nodes for c in _chars(node))
+            rewritten = "|".join(re.escape(c) + _body(nodes, c) for c in firsts)
+        if len(rewritten) > _Lead.MAX_GROWTH * len(source) + 64:
+            return source
+        old, new = re.compile(source, flags), re.compile(rewritten, flags)
+    except (_NotLed, ValueError, IndexError, re.error):
+        return source
+    if old.groups != new.groups or old.groupindex != new.groupindex:
+        return source  # (a capturing group copied)
+    return rewritten
+
+
+def _opens_plainly(alternatives: list[str]) -> bool:
+    """``re`` already skips ahead: one alternative opening on a character or a class (no
+    assertion before it, not optional), or alternatives each opening on a literal character."""
+    if len(alternatives) == 1:
+        lead, atom, kind, quantifier, _ = _first_atom(alternatives[0])
+        if not lead and kind == "group" and not quantifier:
+            return _opens_plainly(_split_alternatives(atom[3:-1]))
+        return not lead and kind in ("char", "class") and _least(quantifier) >= 1
+    for alternative in alternatives:
+        lead, atom, kind, quantifier, _ = _first_atom(alternative)
+        if lead or kind != "char" or quantifier:
+            return False
+    return True
+
+
+def _least(quantifier: str) -> int:
+    """The least count a quantifier allows (1 without one)."""
+    if not quantifier:
+        return 1
+    if quantifier[0] in "*?":
+        return 0
+    if quantifier[0] == "+":
+        return 1
+    return int(quantifier[1:].split(",", maxsplit=1)[0].rstrip("}?") or 0)
+
+
+def _lead_end(sequence: str) -> int:
+    """Where the leading zero-width assertions of a sequence end (``\\b``, ``^``, look-arounds, a
+    group of assertions alone)."""
+    i = 0
+    while i < len(sequence):
+        if sequence.startswith(("\\b", "\\B", "\\A"), i):
+            i += 2
+        elif sequence[i] == "^":
+            i += 1
+        elif sequence.startswith(_Lead.ASSERTIONS, i):
+            i = _closing(sequence, i, "(", ")") + 1
+        elif sequence.startswith("(?:", i) and _asserts_only(sequence[i:_closing(sequence, i, "(", ")") + 1]) and (
+                _quantifier(sequence, _closing(sequence, i, "(", ")") + 1)[0] < 0):
+            i = _closing(sequence, i, "(", ")") + 1  # a group of assertions alone: ``(?:^|(?<=\\n))``
+        else:
+            break
+    return i
+
+
+def _first_atom(sequence: str) -> tuple[str, str, str, str, str]:
+    """(leading assertions, first atom, its kind, its quantifier, the rest) of a sequence with
+    no top-level ``|``. Kinds: "char" (one literal character), "class" (``[…]``, ``\\s``, …),
+    "group" (``(?:…)``), "end" (nothing after the assertions)."""
+    i = _lead_end(sequence)
+    lead = sequence[:i]
+    if i >= len(sequence):
+        return lead, "", "end", "", ""
+    ch = sequence[i]
+    if ch == "(":
+        end = _closing(sequence, i, "(", ")") + 1
+        if not sequence.startswith("(?:", i):
+            raise _NotLed(sequence)  # a capturing group: its span would start after the first character
+        kind = "group"
+    elif ch == "[":
+        end, kind = _closing(sequence, i, "[", "]") + 1, "class"
+    elif ch == "\\":
+        escaped = sequence[i + 1]
+        if escaped.isalnum() and escaped not in _Lead.CLASSES and escaped not in _Lead.CONTROL:
+            raise _NotLed(sequence)  # (\Z, \1, \u…: not read)
+        end, kind = i + 2, "class" if escaped in _Lead.CLASSES else "char"
+    elif ch in ".$)|*+?{":
+        raise _NotLed(sequence)
+    else:
+        end, kind = i + 1, "char"
+    _, after = _quantifier(sequence, end)
+    if sequence.startswith("+", after) and after > end:
+        raise _NotLed(sequence)  # a possessive quantifier
+    return lead, sequence[i:end], kind, sequence[end:after], sequence[after:]
+
+
+def _asserts_only(group: str) -> bool:
+    """A ``(?:…)`` group each alternative of which is zero-width assertions alone."""
+    return all(_first_atom(alternative)[2] == "end" for alternative in _split_alternatives(group[3:-1]))
+
+
+def _spelled(atom: str, kind: str) -> tuple[str, ...]:
+    """The characters a one-character atom matches, when few and known; raises ``_NotLed``."""
+    if kind == "char":
+        if atom.startswith("\\"):
+            return (_Lead.CONTROL.get(atom[1], atom[1]),)
+        return (atom,)
+    if not atom.startswith("[") or atom.startswith("[^"):
+        raise _NotLed(atom)  # (\s, \w, a negated class: many characters)
+    inside, i = atom[1:-1], 0
+    chars: list[str] = []
+    while i < len(inside):
+        ch = inside[i]
+        if ch == "\\":
+            escaped = inside[i + 1]
+            if (escaped.isalnum() and escaped not in _Lead.CONTROL) or escaped in _Lead.CLASSES:
+                raise _NotLed(atom)
+            ch, i = _Lead.CONTROL.get(escaped, escaped), i + 2
+        elif ch == "[":
+            raise _NotLed(atom)
+        else:
+            i += 1
+        if inside.startswith("-", i) and i + 1 < len(inside):  # a range
+            high = inside[i + 1]
+            if high == "\\" or ord(high) - ord(ch) > _Lead.MAX_CHARS:
+                raise _NotLed(atom)
+            chars.extend(chr(c) for c in range(ord(ch), ord(high) + 1))
+            i += 2
+        else:
+            chars.append(ch)
+    if not chars or len(chars) > _Lead.MAX_CHARS:
+        raise _NotLed(atom)
+    return tuple(dict.fromkeys(chars))
+
+
+def _captures(source: str) -> bool:
+    return re.compile(source).groups > 0
+
+
+def _peel(sequence: str) -> _Leaf | _Fork:
+    """``sequence`` (no top-level ``|``) read as a ``_Leaf`` or ``_Fork``; raises ``_NotLed``."""
+    lead, atom, kind, quantifier, rest = _first_atom(sequence)
+    if kind == "end":
+        raise _NotLed(sequence)  # it may match the empty string
+    if _least(quantifier) == 0:  # optional: its two cases, in the order the quantifier tries them
+        if _captures(rest) or _captures(atom):
+            raise _NotLed(sequence)
+        taken = atom + _more(atom, quantifier) + rest
+        lazy = len(quantifier) > 1 and quantifier.endswith("?")
+        return _Fork(lead, (_peel(rest), _peel(taken)) if lazy else (_peel(taken), _peel(rest)), "")
+    if kind == "group":
+        alternatives = _split_alternatives(atom[3:-1])
+        if not quantifier and any(_first_atom(a)[2] == "end" for a in alternatives):
+            # an alternative of assertions alone (``(?:^|\\s)…``): each alternative with what
+            # follows the group, so that one opens on what follows
+            if _captures(rest):
+                raise _NotLed(sequence)
+            return _Fork(lead, tuple(_peel(a + rest) for a in alternatives), "")
+        if quantifier and _captures(atom):
+            raise _NotLed(sequence)
+        return _Fork(lead, tuple(_peel(a) for a in alternatives), _more(atom, quantifier) + rest)
+    return _Leaf(lead, _spelled(atom, kind), _more(atom, quantifier) + rest)
+
+
+def _more(atom: str, quantifier: str) -> str:
+    """What is left of ``atom`` + ``quantifier`` once one ``atom`` is matched ("a+" → "a*",
+    "a{2,5}" → "a{1,4}", "a?" and "a" → "")."""
+    if not quantifier:
+        return ""
+    lazy = "?" if len(quantifier) > 1 and quantifier.endswith("?") else ""
+    bare = quantifier[:-1] if lazy else quantifier
+    if bare == "?":
+        return ""
+    if bare in ("+", "*"):
+        return f"{atom}*{lazy}"
+    if bare.startswith("{"):
+        low, comma, high = bare[1:-1].partition(",")
+        if (high or low) == "0":
+            raise _NotLed(atom + quantifier)  # (never once)
+        least = max(int(low or 0) - 1, 0)
+        if not comma:
+            return f"{atom}{{{least}}}{lazy}" if least else ""
+        return f"{atom}{{{least},{int(high) - 1 if high else ''}}}{lazy}"
+    raise _NotLed(atom + quantifier)
+
+
+def _chars(node: _Leaf | _Fork) -> tuple[str, ...]:
+    if isinstance(node, _Leaf):
+        return node.chars
+    return tuple(dict.fromkeys(c for choice in node.choices for c in _chars(choice)))
+
+
+def _body(nodes: tuple[_Leaf | _Fork, ...], char: str) -> str:
+    """What ``nodes`` (alternatives, in order) match after their first character when it is ``char``."""
+    parts = [_after(node, char) for node in nodes if char in _chars(node)]
+    return parts[0] if len(parts) == 1 else f"(?:{'|'.join(parts)})"
+
+
+def _after(node: _Leaf | _Fork, char: str) -> str:
+    """What ``node`` matches after its first character ``char``: its leading assertions checked
+    by a look-behind over that character."""
+    check = f"(?<={node.lead}{re.escape(char)})" if node.lead else ""
+    if isinstance(node, _Leaf):
+        return check + node.after
+    return check + _body(node.choices, char) + node.rest
