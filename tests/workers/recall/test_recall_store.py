@@ -201,6 +201,67 @@ def test_every_write_reaches_the_reads_that_rank_after_they_have_read_the_memory
     assert all(found == [ship] for found in reads())
 
 
+def test_every_write_reaches_the_lookups_by_id_after_they_have_read_the_memory(
+    store: MemoryStore, embedder: HashingEmbedder, make_memory: MakeMemory
+) -> None:
+    """The embedded store's lookups by id (``get``, ``get_many``) answer from the memo the
+    memories they or an upsert put there: each kind of write must show in them once they have
+    read the memory before it; an agent never gets another agent's memory by its id."""
+    ship, other = make_memory("Ship on Tuesdays", position=1), make_memory("Ship on Tuesdays mostly", position=2)
+    bobs = make_memory("Ship on Tuesdays", agent="bob", position=3)
+
+    def reads() -> list[list[Memory]]:
+        many = store.get_many({"alice": [ship.id, other.id, bobs.id], "bob": [ship.id, bobs.id]})
+        return [store.get("alice", [ship.id, other.id]), many["alice"], many["bob"]]
+
+    store.upsert(points(embedder, ship, other, bobs))
+    assert reads() == [[ship, other], [ship, other], [bobs]]
+    pinned = msgspec.structs.replace(ship, pinned=True, access_count=3)
+    store.update_payloads([pinned])
+    assert reads() == [[pinned, other], [pinned, other], [bobs]]
+    store.set_tier("alice", [ship.id], "cold")
+    cold = msgspec.structs.replace(pinned, tier="cold")
+    assert reads() == [[cold, other], [cold, other], [bobs]]
+    edited = msgspec.structs.replace(ship, content="Ship on Tuesdays, reviewed")
+    store.upsert(points(embedder, edited))
+    assert reads() == [[edited, other], [edited, other], [bobs]]
+    store.delete("alice", [ship.id])
+    assert reads() == [[other], [other], [bobs]]
+    store.delete_agent("alice")
+    assert reads() == [[], [], [bobs]]
+    store.upsert(points(embedder, ship))
+    assert reads() == [[ship], [ship], [bobs]]
+
+
+def test_a_lookup_by_id_reads_from_the_engine_only_what_the_memo_lacks(
+    tmp_path: Path, embedder: HashingEmbedder, make_memory: MakeMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What an upsert wrote is looked up again without the engine (the next batch's step
+    restates the turn its reply window holds, or supersedes a claim's memory), and a memory
+    read once is not read again until a write changes it; what the memo gives is what the
+    engine holds, byte for byte (a store opened afresh reads it from the engine)."""
+    store = _edge_store(tmp_path)
+    notes = [make_memory(f"Ship the release {i} on Tuesdays", position=i, access_count=i) for i in range(4)]
+    store.upsert(points(embedder, *notes))
+    engine = EngineCalls(store, monkeypatch)
+    ids = [n.id for n in notes]
+    written = store.get_many({"alice": ids})["alice"]
+    assert written == notes and engine.take() == []
+    store.close()
+    store = _edge_store(tmp_path)
+    engine = EngineCalls(store, monkeypatch)
+    read = store.get_many({"alice": ids})["alice"]
+    assert engine.take() == [("retrieve", 4)]
+    assert [msgspec.json.encode(m) for m in read] == [msgspec.json.encode(m) for m in written]
+    assert store.get_many({"alice": ids, "bob": ids}) == {"alice": read, "bob": []}
+    assert engine.take() == []
+    store.set_tier("alice", ids[:1], "cold")
+    engine.take()
+    assert store.get_many({"alice": ids})["alice"][0] == msgspec.structs.replace(notes[0], tier="cold")
+    assert engine.take() == [("retrieve", 1)]
+    store.close()
+
+
 def test_the_memo_keeps_nothing_a_read_overlapping_a_write_read_and_no_more_than_its_size(
     make_memory: MakeMemory,
 ) -> None:
@@ -261,6 +322,8 @@ def test_a_cold_search_takes_the_payloads_with_the_query_and_a_warm_one_reads_on
     store = _edge_store(tmp_path)
     notes = [make_memory(f"Ship the release {i} on Tuesdays", position=i) for i in range(6)]
     store.upsert(points(embedder, *notes, make_memory("Ship the release on Tuesdays", agent="bob")))
+    store.close()
+    store = _edge_store(tmp_path)  # a fresh process: the memo holds nothing (an upsert keeps what it wrote)
     engine = EngineCalls(store, monkeypatch)
     query, text = embedder.embed_query("Ship the release on Tuesdays"), "ship release Tuesdays"
     cold = [("search", READ_KEYS), ("search", None)]  # the query with its payloads; the hits' scores (one batch)
