@@ -78,6 +78,28 @@ class Promise(NamedTuple):
     due: str | None  # the due phrase as written ("tomorrow", "bis Freitag")
     start: int  # span of the promise in the message
     end: int
+    # the task stops inside its clause: its pattern's length ran out with more words of the
+    # sentence after it ("have to look into shelters near me soon, it would be great to have a new
+    # pup in" — "my life" follows); a reader is shown it ended with "…" (``shown_task``)
+    cut: bool = False
+
+
+def shown_task(promise: Promise) -> str:
+    """The task as a commitment keeps and shows it: marked "…" where it was cut short."""
+    what = promise.what
+    return what if not promise.cut or what.endswith("…") else what.rstrip(_CUT_TAIL) + "…"
+
+
+_CUT_TAIL: Final = " ,;:-–—"
+_CLAUSE_MARKS: Final = frozenset(",;:-–—")
+
+
+def _stops_inside_clause(original: str, end: int, stop: int) -> bool:
+    """More words of the same clause follow ``end`` before the sentence's end ``stop``: no clause
+    mark or sentence end in between — the capture's length ran out, not the task."""
+    rest = original[end:stop]
+    first = rest.lstrip()[:1]
+    return bool(first) and first.isalnum() and original[end - 1 : end] not in _CLAUSE_MARKS
 
 
 def _sentence_end(text: str, pos: int, limit: int) -> int:
@@ -146,7 +168,8 @@ def _captured(text: MatchText, patterns: PatternSet, found: re.Match[str]) -> Pr
     what = _framed(phrase.strip(), _without(text, start, end, due))
     if not what:  # its day was all that followed ("Je m'en occupe demain."): the sentence is the task
         what = _without(text, sentence_start, sentence_stop, due)
-    return Promise(clip_words(what, MAX_WHAT_CHARS), _phrase(text, due), start, end)
+    cut = end == found.end(1) and _stops_inside_clause(original, end, sentence_stop)
+    return Promise(clip_words(what, MAX_WHAT_CHARS), _phrase(text, due), start, end, cut)
 
 
 def _fixed(text: MatchText, patterns: PatternSet, found: re.Match[str]) -> Promise | None:
@@ -283,7 +306,8 @@ def _of_group(text: MatchText, patterns: PatternSet, found: re.Match[str], group
     _, stop = _sentence(original, found.start(), end)
     due = _due(text, patterns, found.start(), stop)
     what = _without(text, start, end, due)
-    return Promise(clip_words(what, MAX_WHAT_CHARS), _phrase(text, due), start, end) if what else None
+    cut = end == found.end(group) and _stops_inside_clause(original, end, stop)
+    return Promise(clip_words(what, MAX_WHAT_CHARS), _phrase(text, due), start, end, cut) if what else None
 
 
 # Where a named person's promise may start: a clause's start, or after "and" / "so" ("OK so Tom

@@ -69,7 +69,7 @@ from workers.conversation.feedback import feedback_target
 from workers.conversation.ids import unique_id
 from workers.conversation.past import past_forms
 from workers.conversation.patterns import AnyOf, MatchText, PatternSet, any_of, prepare_text
-from workers.conversation.promises import Promise, due_phrase, find_delegated, find_promises, sentence_of
+from workers.conversation.promises import Promise, due_phrase, find_delegated, find_promises, sentence_of, shown_task
 from workers.conversation.sentences import tidy
 from workers.conversation.signal_patterns import get_signal_patterns
 from workers.conversation.signals import Words, matches_title, message_topics, title_terms, words_of
@@ -609,7 +609,7 @@ def apply_message(
         # a user's undated task for the one addressed is for the next meeting (``_close_given``)
         given = event.session if due is None and role is None \
             and (who.startswith(ASKED_BY) or id(promise) in titled) and event.role == "user" else None
-        added.append((Commitment(id=commitment_id, who=who, what=promise.what, status="open",
+        added.append((Commitment(id=commitment_id, who=who, what=shown_task(promise), status="open",
                                  created=event.ts, source_event=event.id, due=due,
                                  topic=_topic(promise, topics, patterns.stopwords), role=role, session=given),
                       promise))

@@ -613,3 +613,17 @@ def test_an_answer_opening_on_a_yes_and_i_can_says_its_task(text: str, what: str
 ])
 def test_i_can_without_an_opening_yes_or_with_no_task_is_no_promise(text: str) -> None:
     assert find_promises(prepare_text(text), BOTH) == []
+
+
+# ── a task cut short by its pattern's length (issue 37: cut_without_ellipsis) ────────────
+
+
+@pytest.mark.parametrize("text, cut", [
+    ("I'll be sure to send you pics of my turtles so you can still watch them grow without me being there.", True),
+    ("I'll send you the report tomorrow.", False),
+    ("Sure thing! I can give it to you tomorrow, how does that sound?", False),  # stopped at a clause mark
+    ("I'll send you the report, and then we can talk.", False),
+])
+def test_a_task_whose_pattern_ran_out_inside_its_clause_is_marked_cut(text: str, cut: bool) -> None:
+    found = promises(text, "en")
+    assert len(found) == 1 and found[0].cut is cut, found

@@ -1032,3 +1032,25 @@ def test_a_promise_broken_off_in_a_transcript_and_said_again_is_one(first: str, 
     doc = say(None, first, sender="chair")
     doc = say(doc, again, 30, sender="chair")
     assert _whats(doc) == whats
+
+
+# ── a task cut short by its pattern's length (issue 37: cut_without_ellipsis) ────────────
+
+
+def test_a_task_its_pattern_cut_inside_its_clause_is_kept_marked_with_an_ellipsis() -> None:
+    """A promise's task is read up to its pattern's length: where more words of the clause
+    follow ("… watch them grow without | me being there"), the commitment says it was cut."""
+    long = ("I'll be sure to send you pics of my turtles so you can still watch them grow without me "
+            "being there at all.")
+    found = say(None, long, sender="alice").commitments
+    assert [c.what for c in found] == ["be sure to send you pics of my turtles so you can still watch them grow "
+                                       "without…"]
+
+
+@pytest.mark.parametrize("text, what", [
+    ("I'll send you the report tomorrow.", "send you the report"),  # the sentence's end
+    ("I'll send you the report, and then we can talk.", "send you the report, and then we can talk"),
+    ("Ich werde den Bericht morgen schicken.", "den Bericht schicken"),
+])
+def test_a_task_that_ends_where_its_clause_or_sentence_ends_has_no_ellipsis(text: str, what: str) -> None:
+    assert [c.what for c in say(None, text, sender="alice").commitments] == [what]
