@@ -82,7 +82,7 @@ def cut(text: str, limit: int) -> str:
     return text[: max(limit, 0)]
 
 
-_CLAUSE_TAIL = " \t,;:-–—(/"
+CLAUSE_TAIL = " \t,;:-–—(/"  # what a cut text drops from its end before its "…"
 
 # A cut sentence must keep this many words to say something; fewer, and the text ends with
 # the sentence before it ("… key service." rather than "… key service. Decided: For…").
@@ -137,7 +137,7 @@ def clip_words(text: str, limit: int, ellipsis: str = "…") -> str:
         space = max(head.rfind(" "), head.rfind("\n"))
         if space > room // 2:
             head = head[:space]
-    head = head.rstrip(_CLAUSE_TAIL)
+    head = head.rstrip(CLAUSE_TAIL)
     whole = _drop_stub(head)
     return whole if whole else head + ellipsis
 

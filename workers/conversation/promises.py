@@ -37,7 +37,7 @@ from workers.conversation import learnt
 from workers.conversation.languages import NOT_A_NAME
 from workers.conversation.patterns import MAX_MATCHES_PER_FAMILY, MatchText, Pattern, PatternSet, iter_matches
 from workers.conversation.sentences import clause_before, tidy
-from workers.render import clip_words
+from workers.render import CLAUSE_TAIL, clip_words
 
 MAX_WHAT_CHARS: Final = 200
 _SENTENCE_REACH: Final = 100  # how far before and after a phrase its sentence is looked for
@@ -87,19 +87,14 @@ class Promise(NamedTuple):
 def shown_task(promise: Promise) -> str:
     """The task as a commitment keeps and shows it: marked "…" where it was cut short."""
     what = promise.what
-    return what if not promise.cut or what.endswith("…") else what.rstrip(_CUT_TAIL) + "…"
-
-
-_CUT_TAIL: Final = " ,;:-–—"
-_CLAUSE_MARKS: Final = frozenset(",;:-–—")
+    return what if not promise.cut or what.endswith("…") else what.rstrip(CLAUSE_TAIL) + "…"
 
 
 def _stops_inside_clause(original: str, end: int, stop: int) -> bool:
     """More words of the same clause follow ``end`` before the sentence's end ``stop``: no clause
     mark or sentence end in between — the capture's length ran out, not the task."""
-    rest = original[end:stop]
-    first = rest.lstrip()[:1]
-    return bool(first) and first.isalnum() and original[end - 1 : end] not in _CLAUSE_MARKS
+    first = original[end:stop].lstrip()[:1]
+    return first.isalnum() and not original[:end].rstrip().endswith(tuple(CLAUSE_TAIL.strip()))
 
 
 def _sentence_end(text: str, pos: int, limit: int) -> int:
