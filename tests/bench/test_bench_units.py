@@ -355,14 +355,20 @@ def test_a_worker_measured_alone_runs_unniced_and_the_pipeline_in_its_priority_c
     its rate is its own, not what the machine's other load leaves a niced process. What each
     process was started with, read from /proc (test_priority: what the worker does with it)."""
     import os
+    import time
     from pathlib import Path
 
     from shared.embedded import free_port
     from workers.bench.procs import NICENESS, Processes
 
     def environ(pid: int) -> dict[str, str]:
-        pairs = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-        return dict(p.decode().split("=", 1) for p in pairs if b"=" in p)
+        # Popen returns once exec has closed its close-on-exec pipe, which the kernel does
+        # before it sets the new image's environment up: for that moment /proc shows none.
+        # A started worker stays alive (it retries the empty port), so its environment appears.
+        deadline = time.monotonic() + 30
+        while not (raw := Path(f"/proc/{pid}/environ").read_bytes()) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return dict(p.decode().split("=", 1) for p in raw.split(b"\0") if b"=" in p)
 
     base = {k: v for k, v in os.environ.items() if k != NICENESS}
     for given in (None, "15"):  # the caller's setting reaches the pipeline, never a worker alone
