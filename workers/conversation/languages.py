@@ -271,6 +271,18 @@ class LanguagePack:
     # own (issue 37), on the lowered text; a ratification source is matched whole.
     proposal: tuple[str, ...] = ()
     ratification: tuple[str, ...] = ()
+    # A yes that answers a question ("Yeah, yeah.", "Yep.", "Okay.", "Ja, genau."), matched at a lowered
+    # message's start, with no objection after it in its sentence ("Yeah, but …", "Ja, aber …"): it
+    # agrees only with a choice asked as a question ("So, let's go for Mando?", "Wir nehmen Postgres?";
+    # ``statements.find_asked_choice``) — after a proposal or a statement it is the listener's
+    # back-channel (twenty-first round: over QMSum train's AMI meetings 411 proposals were followed by
+    # one, nearly none of them agreed). Cortex's own (issue 37), lowered.
+    assent: tuple[str, ...] = ()
+    # The speaker's own opinion before a choice ("I think we can then keep the single curved one", "Ich
+    # denke, wir nehmen Postgres"): a hedge that puts the choice to the group — made when another speaker
+    # agrees with it (``assent``), none when nobody does. Cortex's own (issue 37, twenty-first round),
+    # lowered words.
+    opinion: tuple[str, ...] = ()
     # A person's own step taken, with what it binds them to ("I just signed with the Minnesota
     # Wolves", "I applied to adoption agencies", "I'm starting a dance studio"): a decision of the
     # speaker's own life, read by the decisions core only (a chat's step is no work a thread opens
@@ -467,6 +479,11 @@ EN: Final = LanguagePack(
                   r"|count me in|i['’]m (?:in|down)(?!\s+[a-z])|for sure|works for me"
                   r"|that (?:will|would|['’]ll|['’]d) be great"
                   r"|i['’]m (?:with you|all for it|up for it))(?:[,.!]*\s*[a-z]+)?",),
+    # (twenty-first round) a yes answering a choice asked, with no "but" / "not" / "no" after it
+    assent=(r"(?:yeah|yes|yep|yup|okay|ok|sure|right|agreed|exactly|definitely|absolutely|fine|sounds good"
+            r"|good idea|that['’]s fine)\b(?![^.!?]*\b(?:but|not|no|nope|don['’]t|doesn['’]t|isn['’]t|wouldn['’]t"
+            r"|can['’]t|never|though|although|unless|or|maybe|perhaps)\b)(?![^.!?]*[?])",),
+    opinion=("i think", "i believe", "i reckon", "i'd say", "i’d say", "i would say"),
     decision=(
         # "agreed" with what was agreed ("we agreed to …", "as agreed", "agreed on …"); "Agreed, nature
         # has a way of being so inspiring" agrees with a remark, and a bare "Agreed." or "let's do
@@ -835,6 +852,10 @@ DE: Final = LanguagePack(
                   r"abgemacht|machen wir(?: so)?|so machen wir(?:['’]s| es)?|gebongt"
                   r"|klingt (?:gut|super|toll|nach einem plan)|(?:gute|super|tolle) idee|(?:ich )?bin dabei"
                   r"|passt (?:mir|für mich))(?:[,.!]*\s*\w+)?",),
+    # (twenty-first round) a yes answering a choice asked, with no "aber" / "nicht" / "nein" after it
+    assent=(r"(?:ja|jawohl|jep|jo|okay|ok|genau|klar|einverstanden|passt|gut|richtig|stimmt|sicher|gerne?)\b"
+            r"(?![^.!?]*\b(?:aber|nicht|nein|kein\w*|doch|oder|vielleicht|eher|lieber)\b)(?![^.!?]*[?])",),
+    opinion=("ich denke", "ich glaube", "ich finde", "ich würde sagen"),
     decision=(
         r"(?:entschieden|beschlossen|machen wir|wir machen|der plan ist|ansatz:)",
         # Cortex's own: "Wir nehmen Postgres", "wir bleiben bei MySQL", "ab jetzt deployen wir …"

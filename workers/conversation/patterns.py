@@ -486,6 +486,8 @@ class PatternSet:
     task_lead: re.Pattern[str] | None = None
     proposal: Pattern | None = None  # a group: what a message proposes, on lowered text
     ratification: re.Pattern[str] | None = None  # fullmatch on a lowered first sentence
+    assent: re.Pattern[str] | None = None  # match at a lowered message's start: a yes to a choice asked
+    opinion: re.Pattern[str] | None = None  # the speaker's opinion put before a choice ("i think"), lowered
     request: Pattern | None = None  # a group: the task a message asks of the one addressed, lowered
     acceptance: re.Pattern[str] | None = None  # match at a lowered message's start: a first-person yes
     # a group: the thing a message asks the one addressed for ("can I get the recipe"), lowered
@@ -707,6 +709,8 @@ def _pattern_set(languages: tuple[str, ...]) -> PatternSet:
         # (its triggers keep a message for the answer that may ratify it: as the first rule found them)
         proposal=_one_pattern((source for pack in packs for source in pack.proposal), spelled_out=False),
         ratification=_one_regex(source for pack in packs for source in pack.ratification),
+        assent=_one_regex(source for pack in packs for source in pack.assent),
+        opinion=_one_regex(rf"\b{re.escape(word)}\b" for pack in packs for word in pack.opinion),
         request=_one_pattern((source for pack in packs for source in pack.request), spelled_out=False),
         acceptance=_one_regex(source for pack in packs for source in pack.acceptance),
         object_request=_one_pattern((source for pack in packs for source in pack.object_request), spelled_out=False),

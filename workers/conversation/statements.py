@@ -335,3 +335,115 @@ def find_proposal(text: MatchText, patterns: PatternSet) -> str | None:
     if _word_count(what) < 2 or _thin(what, patterns):
         return None
     return clip_words(what[0].upper() + what[1:], MAX_WHAT_CHARS)
+
+
+_ASKING_WORDS: Final = 3
+"""The longest question after a choice asked that only asks for assent ("So, let's go for Mando? Yeah? No
+objection?")."""
+_ASKED_TAG: Final = re.compile(r"[,\s]+(?:or|oder|right|yes|yeah|ja|no|ne|nicht wahr|isn['’]t it|is it not)\s*$")
+"""A tag closing a choice asked ("Well we'll stick to banana, or?"): no part of what was chosen."""
+_WEIGHED: Final = re.compile(r"\b(?:or|oder|o|ou|oppure|или)\b")
+"""Two options weighed in one question ("do we keep it doubly curved or do we go for single curved?"): which
+one a yes agrees to is not said."""
+
+
+def _last_choice(original: str, ends: list[int], cues: list[tuple[int, int]]) -> tuple[int, int] | None:
+    """The span of the message's last sentence holding a cue, when no question without one comes after it
+    but short ones that ask for assent ("Yeah?", "No objection?"): the answer after the message answers it."""
+    bounds = [0, *ends] if ends and ends[-1] >= len(original.rstrip()) else [0, *ends, len(original)]
+    for i in range(len(bounds) - 1, 0, -1):
+        lo, hi = bounds[i - 1], bounds[i]
+        sentence = original[lo:hi].strip()
+        if not sentence:
+            continue
+        if any(lo <= c < hi for c, _ in cues):
+            return sentence_around(original, ends, hi - 1)
+        if sentence.endswith(("?", "？")) and _word_count(sentence) > _ASKING_WORDS:
+            return None
+    return None
+
+
+def _put_to_the_group(low: str, start: int, cue_start: int, end: int, asked: bool, patterns: PatternSet) -> bool:
+    """The choice is put to the others, not made or hedged: asked ("So, let's go for Mando?"), or said as
+    the speaker's opinion ("I think we can then keep the single curved one") with no other hedge or
+    condition before its cue ("I think maybe …", "I think if we are gonna use a touchscreen …")."""
+    before = low[start:_subject_end(low, cue_start, end)]
+    if asked:
+        return not _recalled_or_hedged(low, cue_start, patterns) and not _on_condition(before, patterns)
+    opinion = patterns.opinion
+    if opinion is None or opinion.search(before) is None:
+        return False  # a statement with no opinion before it was a decision, or hedged (``find_decisions``)
+    clause = opinion.sub(" ", clause_before(low, cue_start))
+    return not (patterns.recap is not None and patterns.recap.search(clause) is not None) \
+        and not _on_condition(opinion.sub(" ", before), patterns)
+
+
+def find_asked_choice(text: MatchText, patterns: PatternSet) -> DecisionText | None:
+    """The choice a message puts to the others (issue 37, twenty-first round): its last sentence holding
+    a decision cue that makes a choice, asked ("So, let's go for Mando? Yeah? No objection?", "Well we'll
+    stick to banana, or?", "So we're going for an LCD screen?", "Wir nehmen Postgres?") or said as the
+    speaker's opinion ("I think we can then keep the single curved one.", "Ich denke, wir nehmen
+    Postgres."), with no question after it but short ones asking for assent. Not a cue that tells of a
+    decision ("Have we decided on the chip?", "I think we all agreed on that"), nor a hedged, conditional,
+    negated or bare one, nor a question that weighs two ("do we keep the shape doubly curved or do we go
+    for single curved?"). What was chosen is the sentence without its question mark and tag; it is a
+    decision only when another speaker's next message agrees (``assent_echo``, ``is_assent``)."""
+    original, low = text.original, text.lowered
+    found = sorted((m.start(), m.end()) for m in iter_matches(patterns.decision, text))
+    if not found:
+        return None
+    ends = sentence_ends(original)
+    span = _last_choice(original, ends, found)
+    if span is None:
+        return None
+    start, end = span
+    cues = [cue for cue in found if start <= cue[0] < end]
+    if not cues or any(later[0] >= cues[0][1] for later in cues[1:]):
+        return None  # no cue, or two choices weighed in one sentence (the patterns' overlapping matches are one)
+    cue_start, cue_end = cues[0]
+    sentence, lowered = original[start:end], low[start:end]
+    at = (cue_start - start, cue_end - start)
+    asked = sentence.rstrip().endswith(("?", "？"))
+    if _TOLD.search(lowered[at[0]:at[1]]) or patterns.is_negated(low, cue_start) \
+            or _is_bare(sentence, at, patterns.stopwords) \
+            or not _put_to_the_group(low, start, cue_start, end, asked, patterns):
+        return None
+    said = sentence.rstrip().rstrip("?？").rstrip()
+    tag = _ASKED_TAG.search(said.lower()) if asked else None
+    said = said[: tag.start()] if tag is not None else said
+    if _word_count(said[at[0]:]) < 2 or _WEIGHED.search(said.lower()) is not None:
+        return None
+    previous = _previous_sentence(original, ends, start)
+    return _decision_text(original, low, (start, start + len(said)), at[0], previous, patterns)
+
+
+_ECHO_WORDS: Final = 4
+"""The longest answer that agrees by saying the choice again ("Let's go with a simple chip?" — "Simple chip.")."""
+
+
+def assent_echo(text: MatchText, patterns: PatternSet) -> tuple[str, ...] | None:
+    """How the message may agree with a choice asked before it: ``()`` when its first sentence opens on a
+    yes with no objection after it ("Yeah, yeah.", "Yep.", "Okay.", "Ja, genau."; ``LanguagePack.assent``),
+    its words when it is one short sentence that may say the choice again ("Simple chip."; at most four
+    words), else None — read before the question is, so that most answers cost one match."""
+    if patterns.assent is None:
+        return None
+    ends = sentence_ends(text.original)
+    first = text.lowered[: ends[0] if ends else len(text.lowered)].strip(_RATIFY_TRAIL)
+    if not first:
+        return None
+    if patterns.assent.match(first) is not None:
+        return ()
+    words = _WORD.findall(first)
+    if not words or len(words) > _ECHO_WORDS or first.endswith(("?", "？")) or len(ends) > 1:
+        return None
+    return tuple(words)
+
+
+def is_assent(echo: tuple[str, ...], asked: str, patterns: PatternSet) -> bool:
+    """An answer (``assent_echo``) agrees with the choice ``asked``: a yes, or the choice said again — its
+    words all the question's, one of them more than a function word ("Simple chip.", not "So.")."""
+    if not echo:
+        return True
+    said = {w.lower() for w in _WORD.findall(asked)}
+    return all(w in said for w in echo) and any(w not in patterns.phrase_breaks for w in echo)

@@ -34,7 +34,15 @@ from workers.conversation.feedback import feedback_target
 from workers.conversation.ids import unique_id
 from workers.conversation.patterns import AnyOf, MatchText, PatternSet, any_of, prepare_text
 from workers.conversation.signals import cue_topics, is_noise_topic
-from workers.conversation.statements import DecisionText, find_decisions, find_proposal, is_ratification
+from workers.conversation.statements import (
+    DecisionText,
+    assent_echo,
+    find_asked_choice,
+    find_decisions,
+    find_proposal,
+    is_assent,
+    is_ratification,
+)
 
 
 def empty_decisions_doc(ts: datetime) -> DecisionsDoc:
@@ -75,12 +83,21 @@ context of a decision that names none: its impact reads that topic's."""
 def _ratified(base: DecisionsDoc, text: MatchText, who: str, patterns: PatternSet) -> DecisionText | None:
     """The proposal of the message before, when this one ratifies it ("How about we use
     Postgres?" — "Agreed."): a ratification said nothing itself, and the reference kept "let's
-    do that" while what was agreed was lost. A speaker does not ratify their own proposal."""
+    do that" while what was agreed was lost. A speaker does not ratify their own proposal.
+
+    A choice asked as a question ("So, let's go for Mando? Yeah? No objection?") is agreed by a
+    plain yes too ("Yeah, yeah."; ``is_assent``): the question asked for one (twenty-first round)."""
     proposal = base.proposal
-    if proposal is None or proposal.by == who or not is_ratification(text, patterns):
+    if proposal is None or proposal.by == who or (not proposal.said and not proposal.what):
         return None
-    what = proposal.what or (find_proposal(prepare_text(proposal.said), patterns) if proposal.said else None)
-    return DecisionText(what=what, why=proposal.why, sentence=what) if what else None
+    if is_ratification(text, patterns):
+        what = proposal.what or find_proposal(prepare_text(proposal.said), patterns)
+        if what:
+            return DecisionText(what=what, why=proposal.why, sentence=what)
+    if not proposal.said or (echo := assent_echo(text, patterns)) is None:
+        return None
+    asked = find_asked_choice(prepare_text(proposal.said), patterns)
+    return asked if asked is not None and is_assent(echo, asked.sentence, patterns) else None
 
 
 PROPOSAL_CHARS: Final = 2000
@@ -93,9 +110,22 @@ def _proposal(text: MatchText, who: str, patterns: PatternSet) -> Proposal | Non
     read only when the answer ratifies it (``_ratified``): the scan cost 19 µs on every message
     with a "let's", ~15 % of the worker's time on the bench backlog."""
     found = patterns.proposal
-    if found is None or not found.may_match(found.subject(text)):
+    if (found is None or not found.may_match(found.subject(text))) and not _asks(text, patterns):
         return None
     return Proposal(said=text.original[-PROPOSAL_CHARS:], by=who)
+
+
+def _asks(text: MatchText, patterns: PatternSet) -> bool:
+    """The message puts a choice to the others ("So, let's go for Mando?", "I think we can keep the
+    single curved one"; ``find_asked_choice``): read only when it holds a decision's cue (the literals the
+    message's one scan found) and none was a decision, and a question mark or an opinion's words."""
+    if not patterns.decision.may_match(text):
+        return False
+    opinion = patterns.opinion
+    asking = "?" in text.original or "？" in text.original
+    if not asking and (opinion is None or opinion.search(text.lowered) is None):
+        return False
+    return find_asked_choice(text, patterns) is not None
 
 
 def _context(base: DecisionsDoc, text: MatchText, patterns: PatternSet) -> tuple[str | None, int]:

@@ -733,3 +733,70 @@ def test_a_fragment_going_on_with_a_decision_is_part_of_it(text: str, what: str)
 ])
 def test_a_fragment_going_on_with_a_decision_in_the_other_packs(text: str, what: str) -> None:
     assert _all(text) == [what]
+
+
+# ── a choice put to the group and agreed (issue 37, twenty-first round) ─────────────────────────
+
+
+def _answered(*turns: tuple[str, str]) -> DecisionsDoc:
+    doc: DecisionsDoc | None = None
+    for minute, (sender, content) in enumerate(turns):
+        doc = apply_message(doc, message(content, minute, sender=sender), SETTINGS, ALL, UTC_ZONE)
+    assert doc is not None
+    return doc
+
+
+@pytest.mark.parametrize(("put", "answer", "what"), [
+    ("So, let's go for Mando? Yeah? No objection?", "Yeah, yeah.", "Let's go for Mando"),
+    ("Well it we'll stick to banana, or?", "Okay.", "Well it we'll stick to banana"),
+    ("So we're going for an LCD screen?", "Yeah. Would be yeah.", "We're going for an LCD screen"),
+    ("Um did we decide on a chip? Let's go with a simple chip?", "Simple chip.", "Let's go with a simple chip"),
+    ("Yeah. But I think we can then keep the single curved one. Just to express our LCD screen a bit more.", "Yep.",
+     "But I think we can then keep the single curved one"),
+    ("But um I think we're gonna go with the command interface anyway,", "Yeah.",
+     "But um I think we're gonna go with the command interface anyway"),
+    ("Wir nehmen Postgres für die Logs?", "Ja, genau.", "Wir nehmen Postgres für die Logs"),
+    ("Ich denke, wir bleiben bei MySQL.", "Klar.", "Ich denke, wir bleiben bei MySQL"),
+])
+def test_a_choice_put_to_the_group_and_agreed_is_a_decision(put: str, answer: str, what: str) -> None:
+    """Issue 37 (AMI): a chair's "So, let's go for Mando? Yeah? No objection?" answered "Yeah, yeah." chose
+    the name, and "I think we can then keep the single curved one" answered "Yep." the case; both were
+    dropped (a question, a hedge). Asked or said as one's opinion, the choice is made when another speaker's
+    next message agrees: a yes, or the choice said again ("Simple chip.")."""
+    doc = _answered(("chair", put), ("designer", answer))
+    assert [(d.what, d.who) for d in doc.decisions] == [(what, "designer")]
+
+
+@pytest.mark.parametrize(("put", "answer"), [
+    ("So we're going for an LCD screen?", "Yeah, but it's expensive."),  # an objection after the yes
+    ("So we're going for an LCD screen?", "Not sure."),  # no yes
+    ("So we're going for an LCD screen?", "Yeah?"),  # asked back
+    ("So we're going for an LCD screen?", "Mm."),  # a back-channel, no yes, not the choice said again
+    ("Let's go with a simple chip?", "Chip prices."),  # a word not the question's
+    ("Have we decided on the chip?", "Yes."),  # a decision told, not a choice put
+    ("I think we all agreed on that.", "Yes."),
+    ("Do we keep the shape doubly curved or do we go for single curved?", "Yeah."),  # two weighed
+    ("I think maybe we'll go with the blue casing.", "Yeah."),  # hedged beyond the opinion
+    ("I think if we are gonna use a touchscreen we're gonna go way above the budget.", "Yeah."),  # a condition
+    ("So we're going for an LCD screen? What does it cost then?", "Yeah."),  # the answer answers the last question
+    ("We could use rechargeable batteries in the remote.", "Yeah."),  # a proposal: a bare yes is the back-channel
+    ("Wir nehmen Postgres für die Logs?", "Ja, aber erst nächste Woche."),
+])
+def test_a_choice_put_and_not_agreed_decides_nothing(put: str, answer: str) -> None:
+    assert _answered(("chair", put), ("designer", answer)).decisions == []
+
+
+def test_a_choice_put_is_agreed_only_by_another_speaker_in_the_next_message() -> None:
+    put = "So, let's go for Mando? Yeah? No objection?"
+    assert _answered(("chair", put), ("chair", "Yeah.")).decisions == []  # the speaker's own yes
+    between = _answered(("chair", put), ("designer", "The Mando."), ("marketing", "Yeah."))
+    assert between.decisions == []  # a message between: the yes answers that one
+    kept = _answered(("chair", put))
+    assert kept.proposal is not None and kept.proposal.said == put
+    plain = _answered(("chair", "So we talked about the LCD screen?"))
+    assert plain.proposal is None  # no choice put: nothing kept for the answer
+
+
+def test_a_choice_said_plainly_is_a_decision_already_and_once() -> None:
+    doc = _answered(("chair", "We're going for an LCD screen."), ("designer", "Yeah."))
+    assert [(d.what, d.who) for d in doc.decisions] == [("We're going for an LCD screen", "chair")]
