@@ -1018,6 +1018,10 @@ ES: Final = LanguagePack(
     ratification=(r"(?:(?:vale|sí|perfecto|genial|bien)[,.!]*\s+)*(?:de acuerdo|hecho|hagámoslo|adelante"
                   r"|suena (?:bien|genial)|(?:buena|gran) idea|me apunto|cuenta conmigo"
                   r"|me parece bien)(?:[,.!]*\s*\w+)?",),
+    # (twenty-first round) a yes answering a choice put to the group, and the opinion that puts one
+    assent=(r"(?:sí|si|vale|claro|de acuerdo|perfecto|exacto|bueno)\b(?![^.!?]*\b(?:pero|no|nunca|aunque|quizás?"
+            r"|tal vez|o)\b)(?![^.!?]*[?¿])",),
+    opinion=("creo que", "pienso que"),
     decision=(
         r"(?:decidido|decidimos|decisión(?=\s+(?:es|fue|de)\b|\s*:)|hagamos|el plan es|enfoque:)",
         r"(?:acordado|optamos por|elegimos|vamos con)",
@@ -1129,6 +1133,10 @@ FR: Final = LanguagePack(
     ratification=(r"(?:(?:ok|oui|parfait|super|bon)[,.!]*\s+)*(?:d['’]accord|entendu|ça marche|on fait comme ça|"
                   r"va pour ça|validé|bonne idée|ça me va|je suis partante?|ça me semble bien"
                   r"|volontiers)(?:[,.!]*\s*\w+)?",),
+    # (twenty-first round) a yes answering a choice put to the group, and the opinion that puts one
+    assent=(r"(?:oui|ouais|d['’]accord|ok|parfait|exactement|bien sûr|entendu|ça marche)(?!\w)(?![^.!?]*\b(?:mais|pas"
+            r"|non|jamais|peut-être|ou)\b)(?![^.!?]*[?])",),
+    opinion=("je pense que", "je crois que"),
     decision=(
         r"(?:décidé|décision(?=\s+(?:est|était|de|d['’])|\s*:)|on fait|le plan est|approche\s*:)",
         r"(?:convenu|arrêté|choisi de|opté pour)",
@@ -1237,6 +1245,10 @@ IT: Final = LanguagePack(
     ratification=(r"(?:(?:ok|sì|perfetto|bene|va bene)[,.!]*\s+)*"
                   r"(?:d['’]accordo|facciamo così|affare fatto|facciamolo|(?:buona|ottima) idea|ci sto|mi va bene"
                   r"|mi sembra (?:una )?(?:buona|ottima) idea)(?:[,.!]*\s*\w+)?",),
+    # (twenty-first round) a yes answering a choice put to the group, and the opinion that puts one
+    assent=(r"(?:sì|si|va bene|ok|certo|perfetto|esatto|d['’]accordo|giusto)(?!\w)(?![^.!?]*\b(?:ma|però|non|mai"
+            r"|forse|o)\b)(?![^.!?]*[?])",),
+    opinion=("penso che", "credo che"),
     decision=(
         r"(?:deciso|decisione(?=\s+(?:è|era|di)(?!\w)|\s*:)|facciamo|il piano è|approccio:)",
         r"(?:concordato|scelto di|optiamo per|andiamo con)",
@@ -1342,6 +1354,10 @@ PT: Final = LanguagePack(
                 r"claro)(?!\w)",),
     ratification=(r"(?:(?:ok|sim|beleza|perfeito|ótimo)[,.!]*\s+)*(?:combinado|fechado|vamos nessa|vamos fazer isso"
                   r"|(?:boa|ótima) ideia|parece bom|(?:tô|estou) dentro|por mim tudo bem)(?:[,.!]*\s*\w+)?",),
+    # (twenty-first round) a yes answering a choice put to the group, and the opinion that puts one
+    assent=(r"(?:sim|ok|certo|claro|combinado|perfeito|exato|beleza)(?!\w)(?![^.!?]*\b(?:mas|não|nunca|talvez"
+            r"|ou)\b)(?![^.!?]*[?])",),
+    opinion=("acho que", "penso que"),
     decision=(
         r"(?:decidido|decidimos|decisão(?=\s+(?:é|foi|de)(?!\w)|\s*:)|vamos fazer|o plano é|abordagem:)",
         r"(?:combinado|optamos por|escolhemos|ficou definido)",
@@ -1447,6 +1463,10 @@ RU: Final = LanguagePack(
     acceptance=('(?:(?:да|конечно|хорошо|ок|ладно)[,.!]*\\s*)*(?:сделаю|могу|конечно|без проблем)(?!\\w)',),
     ratification=(r"(?:(?:ок|да|хорошо|отлично)[,.!]*\s+)*(?:договорились|решено|давайте так|согласен|согласна"
                   r"|(?:хорошая|отличная) идея|звучит (?:хорошо|отлично)|я за|я в деле)(?:[,.!]*\s*\w+)?",),
+    # (twenty-first round) a yes answering a choice put to the group, and the opinion that puts one
+    assent=(r"(?:да|ладно|хорошо|ок|согласен|согласна|точно|верно|конечно)(?!\w)(?![^.!?]*(?<!\w)(?:но|не|нет|никогда"
+            r"|может быть|или)(?!\w))(?![^.!?]*[?])",),
+    opinion=("я думаю", "по-моему"),
     decision=(
         r"(?:решили|решение|давайте сделаем|план[:\s]|подход:)",
         r"(?:договорились|выбрали|остановились на|утвердили)",

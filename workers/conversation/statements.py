@@ -342,7 +342,7 @@ _ASKING_WORDS: Final = 3
 objection?")."""
 _ASKED_TAG: Final = re.compile(r"[,\s]+(?:or|oder|right|yes|yeah|ja|no|ne|nicht wahr|isn['’]t it|is it not)\s*$")
 """A tag closing a choice asked ("Well we'll stick to banana, or?"): no part of what was chosen."""
-_WEIGHED: Final = re.compile(r"\b(?:or|oder|o|ou|oppure|или)\b")
+_WEIGHED: Final = re.compile(r"\b(?:or|oder|ou|oppure|или)\b")
 """Two options weighed in one question ("do we keep it doubly curved or do we go for single curved?"): which
 one a yes agrees to is not said."""
 
@@ -413,8 +413,9 @@ def find_asked_choice(text: MatchText, patterns: PatternSet) -> DecisionText | N
     said = said[: tag.start()] if tag is not None else said
     if _word_count(said[at[0]:]) < 2 or _WEIGHED.search(said.lower()) is not None:
         return None
+    opening = len(said) - len(said.lstrip("¿¡ "))  # (Spanish opens its question with its mark)
     previous = _previous_sentence(original, ends, start)
-    return _decision_text(original, low, (start, start + len(said)), at[0], previous, patterns)
+    return _decision_text(original, low, (start + opening, start + len(said)), at[0] - opening, previous, patterns)
 
 
 _ECHO_WORDS: Final = 4

@@ -767,6 +767,37 @@ def test_a_choice_put_to_the_group_and_agreed_is_a_decision(put: str, answer: st
     assert [(d.what, d.who) for d in doc.decisions] == [(what, "designer")]
 
 
+@pytest.mark.parametrize(("put", "answer", "what"), [
+    ("¿Mantenemos el teletexto para la versión básica?", "Sí, claro.",
+     "Mantenemos el teletexto para la versión básica"),
+    ("Creo que mantenemos el teletexto.", "Vale.", "Creo que mantenemos el teletexto"),
+    ("On garde le télétexte pour la version de base ?", "Oui, d'accord.",
+     "On garde le télétexte pour la version de base"),
+    ("Je pense que nous gardons le télétexte.", "Parfait.", "Je pense que nous gardons le télétexte"),
+    ("Teniamo il televideo per la versione base?", "Sì, va bene.", "Teniamo il televideo per la versione base"),
+    ("Penso che teniamo il televideo.", "Certo.", "Penso che teniamo il televideo"),
+    ("Mantemos o teletexto na versão básica?", "Sim, claro.", "Mantemos o teletexto na versão básica"),
+    ("Acho que mantemos o teletexto.", "Certo.", "Acho que mantemos o teletexto"),
+    ("Оставляем телетекст в базовой версии?", "Да, конечно.", "Оставляем телетекст в базовой версии"),
+    ("Я думаю, оставляем телетекст.", "Хорошо.", "Я думаю, оставляем телетекст"),
+])
+def test_a_choice_put_to_the_group_and_agreed_in_the_other_packs(put: str, answer: str, what: str) -> None:
+    doc = _answered(("chair", put), ("designer", answer))
+    assert [(d.what, d.who) for d in doc.decisions] == [(what, "designer")]
+    assert _answered(("chair", put), ("chair", answer)).decisions == []
+
+
+@pytest.mark.parametrize(("put", "answer"), [
+    ("¿Mantenemos el teletexto?", "Sí, pero no ahora."),
+    ("On garde le télétexte ?", "Oui, mais pas maintenant."),
+    ("Teniamo il televideo?", "Sì, ma non adesso."),
+    ("Mantemos o teletexto?", "Sim, mas não agora."),
+    ("Оставляем телетекст?", "Да, но не сейчас."),
+])
+def test_a_yes_with_an_objection_agrees_to_nothing_in_the_other_packs(put: str, answer: str) -> None:
+    assert _answered(("chair", put), ("designer", answer)).decisions == []
+
+
 @pytest.mark.parametrize(("put", "answer"), [
     ("So we're going for an LCD screen?", "Yeah, but it's expensive."),  # an objection after the yes
     ("So we're going for an LCD screen?", "Not sure."),  # no yes
