@@ -193,40 +193,6 @@ class _CortexClient(Client):
                 raise
         return ack.seq
 
-    async def _flusher(self) -> None:
-        """nats-py's flusher (2.16: woken through ``_flush_queue`` by the first command after a
-        write, it writes every pending command in one ``writelines``), letting the event loop run
-        one more turn between being woken and writing: the tasks the same turn made ready — the
-        replies of one read from the socket, the documents of a gathered write — add their commands
-        to the same write instead of each turn's commands going out in a ``send`` of their own.
-        The commands keep their order; a ``force_flush`` caller still waits for the write."""
-        assert self._transport, "Client.connect must be called first"
-        assert self._flush_queue, "Client.connect must be called first"
-        queue = self._flush_queue
-        while True:
-            if not self.is_connected or self.is_connecting:
-                break
-            waiting: list[asyncio.Future[Any]] = [await queue.get()]
-            try:
-                await asyncio.sleep(0)  # one more turn of the loop: what it readies writes with these
-                while not queue.empty():  # their wake-ups, asked meanwhile: answered by this write
-                    waiting.append(queue.get_nowait())
-                if self._pending_data_size > 0:
-                    self._transport.writelines(self._pending[:])
-                    self._pending = []
-                    self._pending_data_size = 0
-                    await self._transport.drain()  # type: ignore[no-untyped-call]
-            except OSError as exc:
-                await self._error_cb(exc)
-                await self._process_op_err(exc)
-                break
-            except (asyncio.CancelledError, RuntimeError, AttributeError):
-                break  # nats-py's own: cancelled at close, or the loop closed under it
-            finally:
-                for future in waiting:
-                    if not future.done():
-                        future.set_result(None)
-
     async def _process_err(self, err_msg: str) -> None:
         final = AUTHORIZATION_VIOLATION in err_msg or PERMISSIONS_ERR in err_msg or STALE_CONNECTION in err_msg
         if final or not self.options.get("allow_reconnect") or not self.is_connected:
