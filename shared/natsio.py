@@ -174,11 +174,11 @@ _CONSUMER_STATE = msgspec.json.Decoder(ConsumerState)
 async def consumer_state(js: JetStreamContext, stream: str, consumer: str) -> ConsumerState:
     """``JetStreamContext.consumer_info`` for what a wait reads of it: the same request, its
     reply decoded by msgspec into four fields instead of ``json`` and nats-py's dataclasses (the
-    consumer's whole config and cluster; ~30–45 µs of a composed worker's CPU a request, which
-    boot makes ~0.15 times an event). Raises as ``consumer_info`` does: ``NotFoundError`` for no
-    such consumer (or stream), the code's ``APIError`` for another refusal,
-    ``ServiceUnavailableError`` when nothing answers, nats-py's ``TimeoutError`` after the
-    context's timeout."""
+    consumer's whole config and cluster: ~31 µs of the client a request, 123–131 → 92–96 µs, which
+    boot makes 0.16–0.18 times an event; docs/BENCHMARKS.md, twenty-first round). Raises as
+    ``consumer_info`` does: ``NotFoundError`` for no such consumer (or stream), the code's
+    ``APIError`` for another refusal, ``ServiceUnavailableError`` when nothing answers, nats-py's
+    ``TimeoutError`` after the context's timeout."""
     timeout: float = js._timeout
     try:
         msg = await connection(js).request(f"{api_prefix(js)}.CONSUMER.INFO.{stream}.{consumer}", b"",
