@@ -46,6 +46,7 @@ import nats.js.errors
 from nats.js.client import JetStreamContext
 
 from shared.names import BUCKET_CHECKPOINTS, EVENTS_STREAM
+from shared.natsio import consumer_state
 from shared.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
@@ -220,10 +221,10 @@ class WatermarkTracker:
     async def drained(self, consumer: str) -> bool:
         """True when the consumer has no pending or unacked messages right now."""
         try:
-            info = await self._js.consumer_info(EVENTS_STREAM, consumer)
+            state = await consumer_state(self._js, EVENTS_STREAM, consumer)
         except nats.js.errors.NotFoundError:
             return False
-        return not info.num_pending and not info.num_ack_pending
+        return not state.num_pending and not state.num_ack_pending
 
     async def reached(self, consumer: str, seq: int, since: float | None = None) -> bool:
         """The consumer applied everything up to ``seq``: its checkpoint (the watch) says so, or
@@ -269,14 +270,13 @@ class WatermarkTracker:
                 del self._asking[consumer]
 
     async def _ask(self, consumer: str, at: float) -> _Asked:
-        try:
-            info = await self._js.consumer_info(EVENTS_STREAM, consumer)
+        try:  # the fields read here only (``consumer_state``), not nats-py's whole ``ConsumerInfo``
+            state = await consumer_state(self._js, EVENTS_STREAM, consumer)
         except nats.js.errors.NotFoundError:
             asked = _Asked(at, 0, False, exists=False)
         else:
-            applied = int(info.ack_floor.stream_seq or 0) if info.ack_floor is not None else 0
-            left = int(info.num_pending or 0) + int(info.num_ack_pending or 0)
-            asked = _Asked(at, applied, not left, left=left)
+            left = state.num_pending + state.num_ack_pending
+            asked = _Asked(at, state.acked, not left, left=left)
         self._asked[consumer] = asked
         return asked
 
