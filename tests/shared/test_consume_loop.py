@@ -1290,3 +1290,36 @@ async def test_the_last_checkpoint_of_a_burst_is_written_once_the_loop_is_idle(
     finally:
         loop.stop()
         await asyncio.wait_for(task, timeout=15)
+
+
+async def test_a_trigger_applied_while_another_agents_older_event_is_held_is_written_when_passed(
+    nc: Client, wait_for: WaitFor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Agents take turns: a session start of one agent is applied ahead of another agent's older
+    events, so that batch's checkpoint stops below it. The trigger is remembered from when it was
+    read, and the later batch whose checkpoint passes it writes at once (interval and idle far
+    away) — not left to the interval because that batch holds no trigger of its own."""
+    defer(monkeypatch)
+    js = await with_sessions(nc)
+    handler = Recorder(js, hold=1)  # the first event's apply waits while the rest arrive
+    loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=handler,
+                       config=msgspec.structs.replace(CONFIG, batch_size=2, fetch_timeout_s=30.0),
+                       health=Health("tally"))
+    task = asyncio.create_task(loop.run())
+    try:
+        await publish(js, [msg(0)])
+        await asyncio.wait_for(handler.holding.wait(), timeout=10)
+        await publish(js, [msg(1, agent="b"), msg(2, agent="b"), msg(3, agent="b"), session_start(4)])
+
+        async def delivered() -> bool:  # all of them read ahead before the first batch ends
+            return (await js.consumer_info(EVENTS_STREAM, "tally")).delivered.stream_seq == 5
+
+        await wait_for(delivered, within=10)
+        handler.gate.set()
+        await wait_for(lambda: _eq(checkpoint(js), 5), within=10)  # written at the third batch
+        # the second batch took b's first event and main's session start: its checkpoint (2) stayed deferred
+        assert handler.order == [("main", 1), ("b", 2), ("main", 5), ("b", 3), ("b", 4)]
+        assert await _checkpoint_writes(js) == 2
+    finally:
+        loop.stop()
+        await asyncio.wait_for(task, timeout=15)
