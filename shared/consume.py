@@ -24,11 +24,14 @@ order, one batch at a time:
    the handler can tell, at once);
 4. ``handler.commit`` writes the batch's documents (compare-and-set, per-agent watermark);
 5. the checkpoint (highest contiguous applied stream sequence: just below the oldest
-   message still held in a lane) goes to ``cortex_checkpoints`` — at most every
-   ``CHECKPOINT_EVERY_S``: a batch that comes sooner after the last write leaves its
-   checkpoint to a write that follows within that time, with whatever later batches
-   applied by then (every worker wrote one per batch, a few hundred a second at live rates,
-   and each reached the composed workers that watch it);
+   message still held in a lane) goes to ``cortex_checkpoints`` — at once when it passes a
+   trigger (a session's start or end, a compaction: ``shared.names.TRIGGERS``, what the
+   composed workers wait for it on), otherwise at most every ``CHECKPOINT_EVERY_S``: a batch
+   that comes sooner after the last write leaves its checkpoint to a write that follows when
+   that time is up, or as soon as the loop has taken no batch for ``CHECKPOINT_IDLE_S`` (the
+   last one of a burst is not left behind), with whatever later batches applied by then
+   (every worker wrote one per batch — then one every 20 ms —, a few hundred a second at
+   live rates, and each reached the composed workers that watch it);
 6. every message of the batch is acked (or termed, for dead letters) — with the loop's next
    write: the next batch's documents or a checkpoint, or alone ``ACKS_WITHIN_S`` after the
    batch when nothing else is sent (at live rates every batch's acks were a write of their
@@ -95,12 +98,13 @@ from shared.errors import (
 )
 from shared.health import Health
 from shared.kv import bucket_made_at, checkpoint_value, key_written_at, kv_read
-from shared.lanes import LATER, Held, Lanes
+from shared.lanes import LATER, Held, Lanes, Later
 from shared.names import (
     BUCKET_CHECKPOINTS,
     DLQ_STREAM,
     EVENTS_STREAM,
     OPENCLAW_SESSION_AGENT,
+    TRIGGERS,
     dlq_subject,
     is_session_agent_subject,
     is_store_subject,
@@ -116,7 +120,10 @@ from shared.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
-CHECKPOINT_EVERY_S = 0.02  # the checkpoint is written at most this often; the last one follows within it
+# the checkpoint is written at most this often while batches keep coming — but at once when it passes a
+# trigger, and as soon as the loop has taken no batch for CHECKPOINT_IDLE_S (the last one of a burst)
+CHECKPOINT_EVERY_S = 0.2
+CHECKPOINT_IDLE_S = 0.02
 ACKS_WITHIN_S = 0.02  # a committed batch's acks wait at most this long for the loop's next write to go with
 SCOUT_RECHECK_S = 1.0  # how often an open scout is asked whether a new agent came into a noisy agent's slot
 SCOUT_SKIM = 8  # batches of messages the scout sorts out a turn at most (and, passing them all, has on their way)
@@ -217,9 +224,11 @@ def dead_letter_message(data: bytes, headers: dict[str, str], limit: int) -> tup
     return b"", {**headers, "Cortex-Body-Omitted": f"{len(data)} bytes, over the server's max payload of {limit}"}
 
 
-# a stored subject, <prefix>.<family>.<slot>.<agent>.<kind> (shared.codec.parse_subject): its agent's token
+# a stored subject, <prefix>.<family>.<slot>.<agent>.<kind> (shared.codec.parse_subject): its tokens
 _STORED_TOKENS = 5
+_FAMILY_TOKEN = 1
 _AGENT_TOKEN = 3
+_KIND_TOKEN = 4
 
 class Beats:
     """Which held messages a heartbeat marks in progress: those it saw held at the previous beat.
@@ -307,11 +316,13 @@ class ConsumeLoop:
         self._duplicates = DuplicateWindow(config.duplicate_window)
         self._next_delivery: int | None = None  # the consumer sequence the next message must have
         # the checkpoint in the bucket (written, or read at the rewind), when it was written, the one
-        # to write next, and the write that follows within CHECKPOINT_EVERY_S (``_checkpoint``)
-        self._written = 0
-        self._written_at = float("-inf")
-        self._wanted = 0
+        # to write next, when the last batch ended, and the write that follows (``_checkpoint``)
+        self._written = self._wanted = 0
+        self._written_at = self._batch_at = float("-inf")
         self._later: asyncio.Task[None] | None = None
+        # the stream sequences of the triggers read past the written checkpoint: the checkpoint that
+        # reaches one is written at once (a composed worker's wait for the trigger ends on it)
+        self._triggers: list[int] = []
         # committed messages not acked yet (message, dead-lettered): they leave with the loop's next
         # write (the next batch's commit, a checkpoint), or alone ``ACKS_WITHIN_S`` after the first
         self._owed: list[tuple[Msg, bool]] = []
@@ -393,6 +404,7 @@ class ConsumeLoop:
         self._duplicates = DuplicateWindow(self._cfg.duplicate_window)
         self._rewound_at = self._read_top = self._written = self._wanted = self._applied
         self._handled_above.clear()  # the rewind delivers them again: the watermarks skip them
+        self._triggers.clear()  # read again, past the rewind
         self._scout_floor = 0  # the rewind delivers everything past the checkpoint again, in order
         self._next_delivery = None  # deliveries start over
         start = max(1, self._applied + 1 - self._cfg.duplicate_window) if self._applied else 1
@@ -585,6 +597,7 @@ class ConsumeLoop:
         # an OpenClaw store event is decided now, in its agent's order (the duplicate window's is
         # per agent): the consumer's copy is only acked, never decided a second time
         decided = self._decide(msg, seq, ahead=True) if is_store_subject(self._cfg.prefix, msg.subject) else LATER
+        self._note_trigger(msg.subject, decided, seq)
         self._lanes.add(Held(seq, msg, decided, len(msg.data), agent))
         self._scouted.add(seq)
 
@@ -809,6 +822,8 @@ class ConsumeLoop:
         kv = await self._checkpoint_bucket()
         await kv.put(self.consumer, str(seq).encode())
         self._written, self._written_at = seq, time.monotonic()
+        if self._triggers:
+            self._triggers = [t for t in self._triggers if t > seq]
 
     async def _write_checkpoint_with_acks(self) -> None:
         """The wanted checkpoint, the owed acks ahead of it in the same write (both follow the commit)."""
@@ -877,23 +892,37 @@ class ConsumeLoop:
         self._owed = []
 
     async def _checkpoint(self, seq: int) -> None:
-        """Write ``seq`` as the checkpoint now, or — within ``CHECKPOINT_EVERY_S`` of the last
-        write — by a write that follows when that time is up (one already waiting takes it)."""
+        """Write ``seq`` as the checkpoint now when it passes a trigger read (a composed worker
+        waits for that trigger on it) or ``CHECKPOINT_EVERY_S`` has passed since the last write;
+        else leave it to a write that follows (``_write_later``; one already waiting takes it)."""
         self._wanted = max(self._wanted, seq)
-        if self._later is not None or self._wanted <= self._written:
+        self._batch_at = now = time.monotonic()
+        if self._wanted <= self._written:
             return
-        if time.monotonic() - self._written_at >= CHECKPOINT_EVERY_S:
-            await self._retry_transient("checkpoint", self._write_checkpoint_with_acks)
-        else:
-            self._later = asyncio.create_task(self._write_later(), name=f"{self.consumer}-checkpoint")
+        # passing a trigger, written now (a write waiting meanwhile looks again when it wakes)
+        if not (self._triggers and min(self._triggers) <= self._wanted):
+            if self._later is not None:  # it takes this one
+                return
+            if now - self._written_at < CHECKPOINT_EVERY_S:
+                self._later = asyncio.create_task(self._write_later(), name=f"{self.consumer}-checkpoint")
+                return
+        await self._retry_transient("checkpoint", self._write_checkpoint_with_acks)
+
+    def _later_due(self) -> float:
+        """When the deferred write is due: ``CHECKPOINT_EVERY_S`` after the last write, or the loop
+        idle — no batch for ``CHECKPOINT_IDLE_S`` — if sooner (``time.monotonic()``)."""
+        return min(self._written_at + CHECKPOINT_EVERY_S, self._batch_at + CHECKPOINT_IDLE_S)
 
     async def _write_later(self) -> None:
-        """The deferred checkpoint write: what is wanted when the time is up, fenced as a batch's
-        is. Failing (the lease lost, stopped while the store is away), it is left to the next
-        batch — or to the rewind of the next start, which a lower checkpoint only makes longer."""
+        """The deferred checkpoint write: what is wanted when it is due (``_later_due``, looked at
+        again when it wakes: a batch since moves it), fenced as a batch's is. Failing (the lease
+        lost, stopped while the store is away), it is left to the next batch — or to the rewind
+        of the next start, which a lower checkpoint only makes longer."""
         try:
             while self._wanted > self._written:
-                await asyncio.sleep(max(0.0, self._written_at + CHECKPOINT_EVERY_S - time.monotonic()))
+                if (wait := self._later_due() - time.monotonic()) > 0:
+                    await asyncio.sleep(wait)
+                    continue
                 self._fence()
                 await self._retry_transient("checkpoint", self._write_checkpoint_with_acks)
         except (LeaseLost, Interrupted) as exc:
@@ -936,9 +965,25 @@ class ConsumeLoop:
         event behind a long burst is reached without decoding the whole burst first."""
         tokens = msg.subject.split(".")
         if len(tokens) == _STORED_TOKENS and not is_store_subject(self._cfg.prefix, msg.subject):
+            if (tokens[_FAMILY_TOKEN], tokens[_KIND_TOKEN]) in TRIGGERS:
+                self._triggers.append(seq)
             return Held(seq, msg, LATER, len(msg.data), tokens[_AGENT_TOKEN])
         decided = self._decide(msg, seq)
+        self._note_trigger(msg.subject, decided, seq)
         return Held(seq, msg, decided, len(msg.data), decided.agent if isinstance(decided, Envelope) else None)
+
+    def _note_trigger(self, subject: str, decided: Envelope | Rejection | Later | None, seq: int) -> None:
+        """Remember a trigger read (decided, or a contract subject decided at its turn): the
+        checkpoint that reaches it is written at once (``_checkpoint``)."""
+        if isinstance(decided, Envelope):
+            trigger = (decided.family, decided.kind) in TRIGGERS
+        elif decided is LATER:
+            tokens = subject.split(".")
+            trigger = len(tokens) == _STORED_TOKENS and (tokens[_FAMILY_TOKEN], tokens[_KIND_TOKEN]) in TRIGGERS
+        else:
+            trigger = False
+        if trigger:
+            self._triggers.append(seq)
 
     def _decide(self, msg: Msg, seq: int, *, ahead: bool = False) -> Envelope | Rejection | None:
         """A message read ahead: the event to apply, bad input to dead-letter, or None when

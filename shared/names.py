@@ -58,6 +58,9 @@ OPENCLAW_TYPES: dict[str, tuple[str, str]] = {
     "run_end": ("run", "end"),
     "run_error": ("run", "error"),
 }
+# The events composed documents (snapshot, narrative, boot) are made for: (family, kind). A consume
+# loop writes its checkpoint at once when it passes one (``shared.consume``: the composed workers wait on it).
+TRIGGERS = frozenset({("session", "start"), ("session", "end"), ("compaction", "before")})
 # Not conversation: stored with the rest, read by no worker, counted (`cortex status`, metrics).
 OPENCLAW_IGNORED = frozenset({"msg_sending", "llm_input", "llm_output", "gateway_start", "gateway_stop"})
 # OpenClaw 2026.9 names its sessions `agent:<id>:<rest>`, and the store (0.2.x) names the agent of

@@ -55,7 +55,7 @@ from shared.errors import (
 from shared.feedback import late_answer
 from shared.footprint import Source
 from shared.kv import kv_cas, kv_delete, kv_read
-from shared.names import OPENCLAW_TYPES
+from shared.names import OPENCLAW_TYPES, TRIGGERS
 from shared.natsio import max_payload
 from shared.repair import decode_document, discard_document, unreadable_reason
 
@@ -198,8 +198,6 @@ class SourcedProjection(EventProjection[D]):
 
 AnyProjection = Projection[Any, Any]  # what ProjectionHandler holds: documents and inputs of any type
 
-
-TRIGGERS = frozenset({("session", "start"), ("session", "end"), ("compaction", "before")})
 
 
 def trigger_subjects(prefix: str, store_prefix: str | None = None) -> tuple[str, ...]:

@@ -1019,6 +1019,7 @@ async def test_batches_in_quick_succession_write_one_checkpoint_between_them_and
     (a backlog, batch size 1) write the first batch's and then one more — the last — with no
     event after them; a stop writes a deferred one at once."""
     monkeypatch.setattr("shared.consume.CHECKPOINT_EVERY_S", 2.0)
+    monkeypatch.setattr("shared.consume.CHECKPOINT_IDLE_S", 2.0)
     await publish(js, [msg(i) for i in range(1, 31)])
     loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=Faulty(js),
                        config=msgspec.structs.replace(CONFIG, batch_size=1), health=Health("tally"))
@@ -1028,6 +1029,7 @@ async def test_batches_in_quick_succession_write_one_checkpoint_between_them_and
         assert await tally(js) == [f"e{i}" for i in range(1, 31)]
         assert await _checkpoint_writes(js) == 2
         monkeypatch.setattr("shared.consume.CHECKPOINT_EVERY_S", 600.0)  # deferred for longer than the test
+        monkeypatch.setattr("shared.consume.CHECKPOINT_IDLE_S", 600.0)
         await publish(js, [msg(i) for i in range(31, 34)])
         await wait_for(lambda: _eq(tally(js), [f"e{i}" for i in range(1, 34)]))
         assert await checkpoint(js) == 30
@@ -1046,6 +1048,7 @@ async def test_a_worker_killed_with_its_acks_ahead_of_its_checkpoint_applies_not
     floor. The rewind delivers everything after it again: each document's watermark skips it
     (no revision written again), and the checkpoint and the consumer end where they did."""
     monkeypatch.setattr("shared.consume.CHECKPOINT_EVERY_S", 600.0)  # only the first batch's is written
+    monkeypatch.setattr("shared.consume.CHECKPOINT_IDLE_S", 600.0)
     await _backlog_then_one(js)
     loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=Recorder(js), config=PAST_CONFIG,
                        health=Health("tally"))
@@ -1059,6 +1062,7 @@ async def test_a_worker_killed_with_its_acks_ahead_of_its_checkpoint_applies_not
     assert (await js.consumer_info(EVENTS_STREAM, "tally")).ack_floor.stream_seq == BACKLOG + 1
     revisions = {agent: await _revision(js, agent) for agent in ("noisy", "quiet")}
     monkeypatch.setattr("shared.consume.CHECKPOINT_EVERY_S", 0.02)
+    monkeypatch.setattr("shared.consume.CHECKPOINT_IDLE_S", 0.02)
     restarted = Recorder(js)
     loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=restarted, config=PAST_CONFIG,
                        health=Health("tally"))
@@ -1124,6 +1128,7 @@ async def test_a_batchs_acks_leave_with_the_next_batchs_write_and_a_stop_sends_t
     document, and the third's — nothing else being sent — not before ACKS_WITHIN_S (here
     longer than the test) or a stop, which sends them."""
     monkeypatch.setattr("shared.consume.CHECKPOINT_EVERY_S", 600.0)
+    monkeypatch.setattr("shared.consume.CHECKPOINT_IDLE_S", 600.0)
     monkeypatch.setattr("shared.consume.ACKS_WITHIN_S", 600.0)
     await publish(js, [msg(i) for i in range(1, 4)])
     loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=Faulty(js),
@@ -1151,6 +1156,7 @@ async def test_a_worker_killed_with_its_acks_and_checkpoint_owed_matches_a_repla
     watermark skips it (no revision written again), and the documents are byte for byte those
     of a replay in stream order."""
     monkeypatch.setattr("shared.consume.CHECKPOINT_EVERY_S", 600.0)
+    monkeypatch.setattr("shared.consume.CHECKPOINT_IDLE_S", 600.0)
     monkeypatch.setattr("shared.consume.ACKS_WITHIN_S", 600.0)
     js = nc.jetstream()
     await provision(js, load_settings({}), [ConsumerSpec(name="tally", families=("msg",)),
@@ -1172,6 +1178,7 @@ async def test_a_worker_killed_with_its_acks_and_checkpoint_owed_matches_a_repla
     assert killed_at < 30 and floor < 30 and unacked > 0
     revisions = {agent: await _revision(js, agent) for agent in ("a", "b")}
     monkeypatch.setattr("shared.consume.CHECKPOINT_EVERY_S", 0.02)
+    monkeypatch.setattr("shared.consume.CHECKPOINT_IDLE_S", 0.02)
     monkeypatch.setattr("shared.consume.ACKS_WITHIN_S", 0.02)
     restarted = Recorder(js)
     loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=restarted, config=CONFIG, health=Health("tally"))
@@ -1191,3 +1198,128 @@ async def test_a_worker_killed_with_its_acks_and_checkpoint_owed_matches_a_repla
     kv, replayed = await js.key_value(BUCKET), await js.key_value(REPLAY_BUCKET)
     for agent in ("a", "b"):
         assert (await kv_read(kv, agent))[0] == (await kv_read(replayed, agent))[0]
+
+
+# ------------------------------------------------------------------ when the checkpoint is written
+
+def session_start(i: int, agent: str = "main") -> tuple[str, bytes]:
+    payload = {"id": f"s{i}", "agent": agent, "session": "s2", "ts": "2026-02-17T11:00:00Z"}
+    return f"cortex.session.{agent}.start", msgspec.json.encode(payload)
+
+
+async def with_sessions(nc: Client) -> JetStreamContext:
+    """The tally consumer reading the session family too (its triggers)."""
+    js = nc.jetstream()
+    await provision(js, load_settings({}), [ConsumerSpec(name="tally", families=("msg", "session"))])
+    await ensure_bucket(js, BUCKET)
+    return js
+
+
+def loop_of(js: JetStreamContext) -> ConsumeLoop:
+    return ConsumeLoop(js, worker="tally", consumer="tally", handler=Faulty(js),
+                       config=msgspec.structs.replace(CONFIG, batch_size=1), health=Health("tally"))
+
+
+def defer(monkeypatch: pytest.MonkeyPatch, every_s: float = 600.0, idle_s: float = 600.0) -> None:
+    monkeypatch.setattr("shared.consume.CHECKPOINT_EVERY_S", every_s)
+    monkeypatch.setattr("shared.consume.CHECKPOINT_IDLE_S", idle_s)
+
+
+async def test_batches_inside_the_interval_make_one_write_and_a_stop_writes_it(
+    js: JetStreamContext, wait_for: WaitFor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first batch's checkpoint is written at once (none for longer than the interval); the
+    ten batches after it, inside the interval and never idle for long enough, write nothing;
+    the stop writes the last one — two writes for eleven batches (each wrote one, 20 ms apart)."""
+    defer(monkeypatch)
+    await publish(js, [msg(1)])
+    loop = loop_of(js)
+    task = asyncio.create_task(loop.run())
+    try:
+        await wait_for(lambda: _eq(checkpoint(js), 1), within=10)
+        await publish(js, [msg(i) for i in range(2, 12)])
+        await wait_for(lambda: _eq(tally(js), [f"e{i}" for i in range(1, 12)]), within=10)
+        assert loop.checkpoint == 11
+        assert await checkpoint(js) == 1 and await _checkpoint_writes(js) == 1
+    finally:
+        loop.stop()
+        await asyncio.wait_for(task, timeout=15)
+    assert await checkpoint(js) == 11 and await _checkpoint_writes(js) == 2
+
+
+async def test_a_checkpoint_that_passes_a_trigger_is_written_at_once(
+    nc: Client, wait_for: WaitFor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A composed worker waits for its sources' checkpoints to reach a session's start: the
+    batch that takes the loop past one writes it at once, inside the interval, with the
+    batches deferred before it; a message after it waits again."""
+    defer(monkeypatch)
+    js = await with_sessions(nc)
+    await publish(js, [msg(1)])
+    loop = loop_of(js)
+    task = asyncio.create_task(loop.run())
+    try:
+        await wait_for(lambda: _eq(checkpoint(js), 1), within=10)
+        await publish(js, [msg(2), msg(3)])
+        await wait_for(lambda: _eq(tally(js), ["e1", "e2", "e3"]), within=10)
+        assert await checkpoint(js) == 1  # deferred
+        await publish(js, [session_start(4)])
+        await wait_for(lambda: _eq(checkpoint(js), 4), within=10)  # on main: 1 until the interval (600 s)
+        assert await _checkpoint_writes(js) == 2
+        await publish(js, [msg(5)])
+        await wait_for(lambda: _eq(tally(js), ["e1", "e2", "e3", "e5"]), within=10)
+        assert loop.checkpoint == 5 and await checkpoint(js) == 4 and await _checkpoint_writes(js) == 2
+    finally:
+        loop.stop()
+        await asyncio.wait_for(task, timeout=15)
+
+
+async def test_the_last_checkpoint_of_a_burst_is_written_once_the_loop_is_idle(
+    js: JetStreamContext, wait_for: WaitFor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No trigger, the interval far away: the last batch's checkpoint is written once the loop
+    has taken no batch for CHECKPOINT_IDLE_S — a worker that goes idle is not left behind
+    until its next event or its stop."""
+    defer(monkeypatch, idle_s=0.05)
+    await publish(js, [msg(i) for i in range(1, 21)])
+    loop = loop_of(js)
+    task = asyncio.create_task(loop.run())
+    try:
+        await wait_for(lambda: _eq(checkpoint(js), 20), within=20)  # on main: the first batch's, until the stop
+        assert await tally(js) == [f"e{i}" for i in range(1, 21)]
+    finally:
+        loop.stop()
+        await asyncio.wait_for(task, timeout=15)
+
+
+async def test_a_trigger_applied_while_another_agents_older_event_is_held_is_written_when_passed(
+    nc: Client, wait_for: WaitFor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Agents take turns: a session start of one agent is applied ahead of another agent's older
+    events, so that batch's checkpoint stops below it. The trigger is remembered from when it was
+    read, and the later batch whose checkpoint passes it writes at once (interval and idle far
+    away) — not left to the interval because that batch holds no trigger of its own."""
+    defer(monkeypatch)
+    js = await with_sessions(nc)
+    handler = Recorder(js, hold=1)  # the first event's apply waits while the rest arrive
+    loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=handler,
+                       config=msgspec.structs.replace(CONFIG, batch_size=2, fetch_timeout_s=30.0),
+                       health=Health("tally"))
+    task = asyncio.create_task(loop.run())
+    try:
+        await publish(js, [msg(0)])
+        await asyncio.wait_for(handler.holding.wait(), timeout=10)
+        await publish(js, [msg(1, agent="b"), msg(2, agent="b"), msg(3, agent="b"), session_start(4)])
+
+        async def delivered() -> bool:  # all of them read ahead before the first batch ends
+            return (await js.consumer_info(EVENTS_STREAM, "tally")).delivered.stream_seq == 5
+
+        await wait_for(delivered, within=10)
+        handler.gate.set()
+        await wait_for(lambda: _eq(checkpoint(js), 5), within=10)  # written at the third batch
+        # the second batch took b's first event and main's session start: its checkpoint (2) stayed deferred
+        assert handler.order == [("main", 1), ("b", 2), ("main", 5), ("b", 3), ("b", 4)]
+        assert await _checkpoint_writes(js) == 2
+    finally:
+        loop.stop()
+        await asyncio.wait_for(task, timeout=15)

@@ -259,3 +259,26 @@ async def test_a_checkpoint_watch_that_failed_is_made_again_when_the_consumer_is
         await wait_for(lambda: _true(tracker.checkpoint("slow") == 5))
     finally:
         await tracker.stop()
+
+
+def test_a_moving_consumer_is_not_taken_for_out_of_reach_for_its_checkpoints_interval(
+    monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A source moving at 400 events a second writes its checkpoint every CHECKPOINT_EVERY_S:
+    the last one seen is up to that long's events behind it. Short of the trigger by what it
+    covers in CATCH_UP_S, counted from where its pace says it is, it is waited for; stopped for
+    seconds, it is not (the extrapolation stops at one interval)."""
+    clock = [1000.0]
+    monkeypatch.setattr("shared.watermarks.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("shared.watermarks.CHECKPOINT_EVERY_S", 0.2)
+    tracker = WatermarkTracker(cast(JetStreamContext, None))
+    for k in range(6):  # 0 .. 400, a write every 0.2 s
+        tracker._checkpoints["recall"] = 80 * k
+        tracker._moved("recall", 80 * k)
+        clock[0] += 0.2
+    clock[0] -= 0.01  # 0.19 s after the last write
+    pace = tracker.pace("recall")
+    assert pace is not None and pace * CATCH_UP_S < 200
+    assert not tracker._out_of_reach("recall", 400 + 200, remaining_s=2.0)  # on main: out of reach
+    clock[0] += 3.0  # stopped since
+    assert tracker._out_of_reach("recall", 400 + 200, remaining_s=2.0)

@@ -43,8 +43,15 @@ from shared.codec import Envelope
 from shared.config import Settings
 from shared.footprint import Source
 from shared.llm import Later, LlmClient, worker_llm
-from shared.names import BUCKET_COMMITMENTS, BUCKET_DECISIONS, BUCKET_EXTRACTION, BUCKET_KNOWLEDGE, BUCKET_THREADS
-from shared.projection import TRIGGERS, Projection, ProjectionHandler
+from shared.names import (
+    BUCKET_COMMITMENTS,
+    BUCKET_DECISIONS,
+    BUCKET_EXTRACTION,
+    BUCKET_KNOWLEDGE,
+    BUCKET_THREADS,
+    TRIGGERS,
+)
+from shared.projection import Projection, ProjectionHandler
 from shared.runtime import WorkerContext, WorkerSpec
 from workers.extraction import model
 from workers.extraction.core import merge_reading, read_window, said_in, with_message
