@@ -193,14 +193,14 @@ def _summarised(threads: list[Thread], before: list[Thread]) -> list[Thread]:
     return [t if i < n and before[i] is t else _replace(t, summary=compose_summary(t)) for i, t in enumerate(threads)]
 
 
-def _close_matching(threads: list[Thread], words: Words, ts: datetime, text: MatchText,
+def _close_matching(threads: list[Thread], named: set[str], ts: datetime, text: MatchText,
                     patterns: PatternSet, also: frozenset[str] = frozenset()) -> list[Thread]:
-    """Close the open threads the message names (and those of ``also``: ids of threads the
-    message answers, ``corrections.answered``)."""
+    """Close the open threads the message names (``named``: their ids, ``_named``) and those of
+    ``also`` (ids of threads the message answers, ``corrections.answered``)."""
     closing: str | None = None
     closed = []
     for t in threads:
-        if t.status == "open" and (matches_title(t.title, words) or t.id in also):
+        if t.status == "open" and (t.id in named or t.id in also):
             closing = closing_sentence(text, patterns) if closing is None else closing
             about = without_title_frame(closing, t.title) if closing else t.about
             closed.append(_replace(t, status="closed", last_activity=ts, about=about))
@@ -301,16 +301,21 @@ def _apply_signals(
     # The reference's order: close first, so decisions, waits and mood reach only the
     # threads that stay open; then every open thread the message names is active now.
     ts = event.ts
+    words = words_of(text)
+    # the open threads the message names (decisions below are matched by their own sentence):
+    # asked once — the waits, the closures and the touches below ask it of the same titles and
+    # the same words, and none of the stages before the last changes a title or opens a thread
+    naming = _named(threads, words)
     # a wait the message ends (what was awaited came, the awaited party answered) is over
     # before a wait the message says replaces it (``workers.threads.waits``)
-    threads = end_waits(threads, text, event, patterns, recent, signals.closes)
-    words = words_of(text)
+    threads = end_waits(threads, text, event, patterns, recent, signals.closes, naming)
+    named = naming
     if signals.closes:
         also = answered(threads, recent, event, words, patterns)
-        threads = _close_matching(threads, words, ts, text, patterns, also)
+        threads = _close_matching(threads, naming, ts, text, patterns, also)
+        # (the threads it closed are named no more: only open ones are)
+        named = {t.id for t in threads if t.id in naming and t.status == "open"} if naming else naming
     threads = _append_decisions(threads, signals.decisions, ts)
-    # the open threads the message names (decisions above are matched by their own sentence)
-    named = _named(threads, words)
     threads = follow_claims(threads, text.original, event.sender or event.role)  # one value of a fact
     if signals.waits:
         threads = _set_waiting(threads, signals.waits[-1], named, event)
