@@ -65,6 +65,9 @@ class MatchText(NamedTuple):
     lowered: str
 
 
+_new_tuple: Final = tuple.__new__
+
+
 SCAN_HEAD_CHARS: Final = 6144
 SCAN_TAIL_CHARS: Final = 2048
 SCAN_GAP: Final = "\n\n"
@@ -105,7 +108,7 @@ def _prepare(text: str) -> MatchText:
         # Only U+0130 (İ) lowers to two characters; keep such characters as they are
         # so spans stay aligned (this slow path never runs for ordinary text).
         lowered = "".join(ch if len(low := ch.lower()) != 1 else low for ch in text)
-    return MatchText(text, lowered)
+    return _new_tuple(MatchText, (text, lowered))  # (in C: the named tuple's ``__new__`` is a Python function)
 
 
 SCAN_CHARS: Final = 4096

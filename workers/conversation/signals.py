@@ -45,6 +45,9 @@ class Signals(NamedTuple):
     topics: tuple[str, ...]
 
 
+_new_tuple: Final = tuple.__new__
+
+
 def _as_match_text(text: str | MatchText) -> MatchText:
     return text if isinstance(text, MatchText) else prepare_text(text)
 
@@ -59,7 +62,7 @@ def extract_signals(text: str | MatchText, patterns: PatternSet) -> Signals:
     waits = tuple(w for m in iter_matches(patterns.wait, mt) if (w := wait_text(mt, m))) \
         if patterns.wait.may_match(mt) else ()
     topics = tuple(topic for _, topic in cue_topics(mt, patterns)) if patterns.topic.may_match(mt) else ()
-    return Signals(decisions, closes, waits, topics)
+    return _new_tuple(Signals, (decisions, closes, waits, topics))  # (in C, as ``prepare_text``'s)
 
 
 def cue_topics(text: MatchText, patterns: PatternSet) -> Iterator[tuple[int, str]]:

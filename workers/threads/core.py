@@ -184,13 +184,41 @@ def _carries_work(text: MatchText, signals: Signals, patterns: PatternSet) -> bo
     return bool(signals.decisions or signals.waits or signals.closes) or patterns.is_high_impact(text.lowered)
 
 
+class _Summaries:
+    """``compose_summary`` of a thread, kept by what it reads of it — ``about``, ``title``, the
+    last decision, ``status`` and ``waiting_for`` — and nothing else: a message that names a
+    thread changes its ``last_activity`` and its counts, which the summary does not say, and the
+    thread's summary was composed again (~2 µs) each time. Bounded (emptied when full). An object,
+    not a module-level dict: the pattern fingerprint (``shared.fingerprint``) reads those."""
+
+    LIMIT: Final = 4096
+
+    def __init__(self) -> None:
+        self.by_parts: dict[tuple[str | None, str, str | None, str, str | None], str] = {}
+
+    def of(self, thread: Thread) -> str:
+        key = (thread.about, thread.title, thread.decisions[-1] if thread.decisions else None, thread.status,
+               thread.waiting_for)
+        summary = self.by_parts.get(key)
+        if summary is None:
+            if len(self.by_parts) >= self.LIMIT:
+                self.by_parts.clear()
+            summary = self.by_parts[key] = compose_summary(thread)
+        return summary
+
+
+_summary_of = _Summaries().of
+
+
 def _summarised(threads: list[Thread], before: list[Thread]) -> list[Thread]:
-    """Threads this message changed, with their summary recomposed. The message keeps the
-    order of ``before`` and appends new threads, so a position compares old and new."""
+    """Threads this message changed, with their summary recomposed (``_Summaries``: a thread
+    whose summary reads as it did keeps it). The message keeps the order of ``before`` and
+    appends new threads, so a position compares old and new."""
     n = len(before)
     if len(threads) == n and all(map(is_, threads, before)):  # (most messages change no thread)
         return threads
-    return [t if i < n and before[i] is t else _replace(t, summary=compose_summary(t)) for i, t in enumerate(threads)]
+    return [t if (i < n and before[i] is t) or (summary := _summary_of(t)) == t.summary
+            else _replace(t, summary=summary) for i, t in enumerate(threads)]
 
 
 def _close_matching(threads: list[Thread], named: set[str], ts: datetime, text: MatchText,

@@ -75,3 +75,59 @@ def test_the_stages_answer_with_the_named_ids_as_they_did_by_themselves(streams:
     assert checked > 20 and named_some > 5 and closed > 0
     if streams is _bench:
         assert checked > 1000 and ended > 5 and closed > 5
+
+
+def _threads_seen(streams: list[list[MessageEvent]], patterns: PatternSet) -> Iterator[tuple[list[Thread], str]]:
+    for doc, event in _states(streams, patterns):
+        yield list(doc.threads), event.content
+
+
+@pytest.mark.parametrize("streams", [_bench, _written])
+def test_a_kept_summary_is_the_one_composed(streams: object) -> None:
+    """``_summarised`` keeps a summary by what it reads of a thread: for every thread of every
+    document the cores write, and the same thread touched, decided, waiting, closed or about
+    something else, the kept summary is ``compose_summary``'s."""
+    import msgspec.structs
+
+    from workers.summaries import compose_summary
+
+    patterns = get_patterns(load_settings({}).languages)
+    seen = 0
+    for threads, content in _threads_seen(streams(), patterns):  # type: ignore[operator]
+        for t in threads:
+            variants = [t, msgspec.structs.replace(t, mentions=t.mentions + 1, last_activity=t.last_activity),
+                        msgspec.structs.replace(t, decisions=[*t.decisions, content[:60]]),
+                        msgspec.structs.replace(t, waiting_for=content[:40] or None),
+                        msgspec.structs.replace(t, status="closed" if t.status == "open" else "open"),
+                        msgspec.structs.replace(t, about=content[:80]), msgspec.structs.replace(t, about="")]
+            for v in variants:
+                assert core._summary_of(v) == compose_summary(v)
+                seen += 1
+    assert seen > 100
+
+
+_FACTS = ["Our deploy day is Tuesday.", "The standup is at 9:30.", "Die Datenbank läuft auf Postgres 14.",
+          "STRASSE Größe is 40 cm.", "The ΣΥΣΤΗΜΑ version is 2.1."]
+
+
+@pytest.mark.parametrize("streams", [_bench, _written])
+def test_a_message_without_a_frame_s_words_has_no_sentence_with_them(streams: object) -> None:
+    """``follow_claims`` skips a message that does not hold every word of some frame (case-folded):
+    each sentence of it whose words hold a frame is in a message that passes the check — over the
+    bench's and the written sets' messages against their threads' frames and a few facts'."""
+    from workers.conversation.sentences import sentence_spans
+    from workers.threads.summary import _fact_frames, _word_set
+
+    patterns = get_patterns(load_settings({}).languages)
+    facts = _fact_frames(tuple(_FACTS))
+    held = 0
+    for threads, content in _threads_seen(streams(), patterns):  # type: ignore[operator]
+        frames = (*_fact_frames(tuple(t.about for t in threads)), *facts)
+        for text in (content, content.upper(), f"{content} {_FACTS[len(content) % len(_FACTS)].upper()}"):
+            folded = text.casefold()
+            passes = any(all(map(folded.__contains__, frame)) for frame in frames)
+            for a, b in sentence_spans(text):
+                if any(frame <= _word_set(text[a:b]) for frame in frames):
+                    assert passes, text
+                    held += 1
+    assert held > 10
