@@ -1,7 +1,9 @@
-"""The open threads a message names are asked once a message (issue 39, twenty-first round):
-``end_waits`` and ``_close_matching`` read the core's ``_named`` instead of matching every title
-again, and the threads a closure leaves named are those of it still open. Each is compared with
-what the stage answered by itself, on every message of the bench backlog and the written sets."""
+"""The threads core's work a message, less of it (issue 39, twenty-first round), each piece compared
+with what the stage answered by itself on every message of the bench backlog and the written sets:
+the open threads a message names asked once (``end_waits`` and ``_close_matching`` read the core's
+``_named``; the threads a closure leaves named are those of it still open), a summary kept by what
+``compose_summary`` reads, ``follow_claims``' check of the frames' words, the titles' words and
+substrings cached a title."""
 
 from __future__ import annotations
 
@@ -131,3 +133,39 @@ def test_a_message_without_a_frame_s_words_has_no_sentence_with_them(streams: ob
                     assert passes, text
                     held += 1
     assert held > 10
+
+
+def _title_substrings_whole(titles: tuple[str, ...]) -> tuple[str, ...]:
+    """``title_substrings`` as it was written before this round (every title's literals each time)."""
+    from workers.conversation.signals import _title_match
+
+    literals: list[str] = []
+    for title in titles:
+        whole, terms = _title_match(title)
+        literals += [whole] if whole is not None else [w for term, parts in terms for w in (term, *parts)]
+    return tuple(dict.fromkeys(literals))
+
+
+def _titles_words_whole(titles: tuple[str, ...], stopwords: frozenset[str]) -> frozenset[str]:
+    from workers.threads.topics import _words
+
+    return frozenset(w for title in titles for w in _words(title.lower().replace("-", " "), stopwords)) | frozenset(
+        t.lower() for t in titles)
+
+
+@pytest.mark.parametrize("streams", [_bench, _written])
+def test_the_titles_words_and_substrings_are_each_title_s_together(streams: object) -> None:
+    from workers.conversation.signals import title_substrings
+    from workers.threads.topics import _titles_words
+
+    patterns = get_patterns(load_settings({}).languages)
+    extra = ("Datenbank-Upgrade", "Performance-Bug im Dashboard", "결제 모듈", "支付网关", "e-mail flow",
+             "the E-Mail flow")
+    seen = 0
+    for threads, _ in _threads_seen(streams(), patterns):  # type: ignore[operator]
+        titles = tuple(t.title for t in threads)
+        for some in (titles, titles[::-1], (*titles, *extra), titles[1:] + titles[:1]):
+            assert title_substrings(some) == _title_substrings_whole(some)
+            assert _titles_words(some, patterns.phrase_breaks) == _titles_words_whole(some, patterns.phrase_breaks)
+            seen += 1
+    assert seen > 50
