@@ -65,6 +65,9 @@ class MatchText(NamedTuple):
     lowered: str
 
 
+_new_tuple: Final = tuple.__new__
+
+
 SCAN_HEAD_CHARS: Final = 6144
 SCAN_TAIL_CHARS: Final = 2048
 SCAN_GAP: Final = "\n\n"
@@ -105,7 +108,7 @@ def _prepare(text: str) -> MatchText:
         # Only U+0130 (İ) lowers to two characters; keep such characters as they are
         # so spans stay aligned (this slow path never runs for ordinary text).
         lowered = "".join(ch if len(low := ch.lower()) != 1 else low for ch in text)
-    return MatchText(text, lowered)
+    return _new_tuple(MatchText, (text, lowered))  # (in C: the named tuple's ``__new__`` is a Python function)
 
 
 SCAN_CHARS: Final = 4096
@@ -120,19 +123,22 @@ class LiteralScan:
     pattern). One Aho–Corasick automaton of every literal reports each occurrence of each
     literal in one pass in C (~2.6 µs a bench message for ~250 literals), so every family's
     and pattern's check is a set test — the same answers as the checks it replaces. The
-    last text of each copy (lowered, original) is kept, compared by identity as
-    ``prepare_text``'s is.
+    last two texts of each copy (lowered, original) are kept, compared by identity as
+    ``prepare_text``'s is: a core asks of a sentence of the message (a reason marker's, a named
+    thread's mood) between two families' questions about the message, and with one kept answer the
+    message was scanned again after it (~0.4 scans a message in the threads core).
 
     A text longer than ``SCAN_CHARS`` keeps the checks the scan replaces: a paste dense in
     trigger words (64 KiB of "entschieden beschlossen …", read as its 8 K ``scan_view``)
     has thousands of occurrences to report, where a family's search stops at the first
     (issue 9's ≤ 20× a normal message)."""
 
-    __slots__ = ("_automata", "_found")
+    __slots__ = ("_automata", "_before", "_found")
 
     def __init__(self, original: Iterable[str], lowered: Iterable[str]) -> None:
         self._automata = (_automaton(original), _automaton(lowered))  # indexed by ``lowered``
         self._found: list[tuple[str, frozenset[str]] | None] = [None, None]
+        self._before: list[tuple[str, frozenset[str]] | None] = [None, None]  # the answer before ``_found``'s
 
     @staticmethod
     def covers(subject: str) -> bool:
@@ -152,21 +158,29 @@ class LiteralScan:
         return self.found(subject, lowered)
 
     def kept(self, subject: str, lowered: bool) -> frozenset[str] | None:
-        """The literals ``subject`` contains when it is the last text of its copy ``found`` read
-        (compared by identity), else None: a question that may be asked of other texts too
-        (``PatternSet.is_high_impact``) reads the answer without making the scan forget the message's."""
+        """The literals ``subject`` contains when it is one of the last two texts of its copy
+        ``found`` read (compared by identity), else None: a question that may be asked of other
+        texts too (``PatternSet.is_high_impact``) reads the answer without making the scan forget
+        the message's."""
         last = self._found[lowered]
-        return last[1] if last is not None and last[0] is subject else None
+        if last is not None and last[0] is subject:
+            return last[1]
+        before = self._before[lowered]
+        return before[1] if before is not None and before[0] is subject else None
 
     def found(self, subject: str, lowered: bool) -> frozenset[str]:
         """The literals ``subject`` contains (a text ``covers`` accepts)."""
         last = self._found[lowered]
         if last is not None and last[0] is subject:
             return last[1]
+        before = self._before[lowered]
+        if before is not None and before[0] is subject:  # (the message, asked again after a sentence of it)
+            self._found[lowered], self._before[lowered] = before, last
+            return before[1]
         automaton = self._automata[lowered]
         # (each occurrence is (its end, the literal): the literals taken in C, not in a generator)
         found = frozenset() if automaton is None else frozenset(map(_LITERAL, automaton.iter(subject)))
-        self._found[lowered] = (subject, found)
+        self._found[lowered], self._before[lowered] = (subject, found), last
         return found
 
 

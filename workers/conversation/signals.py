@@ -11,6 +11,7 @@ import re
 from collections import deque
 from collections.abc import Iterator
 from functools import lru_cache
+from itertools import chain
 from typing import Final, NamedTuple
 
 from schemas.types import Mood
@@ -45,6 +46,9 @@ class Signals(NamedTuple):
     topics: tuple[str, ...]
 
 
+_new_tuple: Final = tuple.__new__
+
+
 def _as_match_text(text: str | MatchText) -> MatchText:
     return text if isinstance(text, MatchText) else prepare_text(text)
 
@@ -59,7 +63,7 @@ def extract_signals(text: str | MatchText, patterns: PatternSet) -> Signals:
     waits = tuple(w for m in iter_matches(patterns.wait, mt) if (w := wait_text(mt, m))) \
         if patterns.wait.may_match(mt) else ()
     topics = tuple(topic for _, topic in cue_topics(mt, patterns)) if patterns.topic.may_match(mt) else ()
-    return Signals(decisions, closes, waits, topics)
+    return _new_tuple(Signals, (decisions, closes, waits, topics))  # (in C, as ``prepare_text``'s)
 
 
 def cue_topics(text: MatchText, patterns: PatternSet) -> Iterator[tuple[int, str]]:
@@ -323,8 +327,12 @@ def title_substrings(titles: tuple[str, ...]) -> tuple[str, ...]:
     """What ``matches_title`` asks ``Words.has`` of ``titles`` (a word, or a hyphenated word's
     parts) or looks for whole (a CJK title): one of them is a substring of a text that any of
     the titles matches (``may_name``)."""
-    literals: list[str] = []
-    for title in titles:
-        whole, terms = _title_match(title)
-        literals += [whole] if whole is not None else [w for term, parts in terms for w in (term, *parts)]
-    return tuple(dict.fromkeys(literals))
+    # (each title's cached apart: a list of titles changes when one thread opens or closes)
+    return tuple(dict.fromkeys(chain.from_iterable(map(_title_literals, titles))))
+
+
+@lru_cache(maxsize=8192)
+def _title_literals(title: str) -> tuple[str, ...]:
+    """``title_substrings`` of one title, in order."""
+    whole, terms = _title_match(title)
+    return (whole,) if whole is not None else tuple(w for term, parts in terms for w in (term, *parts))

@@ -184,23 +184,51 @@ def _carries_work(text: MatchText, signals: Signals, patterns: PatternSet) -> bo
     return bool(signals.decisions or signals.waits or signals.closes) or patterns.is_high_impact(text.lowered)
 
 
+class _Summaries:
+    """``compose_summary`` of a thread, kept by what it reads of it — ``about``, ``title``, the
+    last decision, ``status`` and ``waiting_for`` — and nothing else: a message that names a
+    thread changes its ``last_activity`` and its counts, which the summary does not say, and the
+    thread's summary was composed again (~2 µs) each time. Bounded (emptied when full). An object,
+    not a module-level dict: the pattern fingerprint (``shared.fingerprint``) reads those."""
+
+    LIMIT: Final = 4096
+
+    def __init__(self) -> None:
+        self.by_parts: dict[tuple[str | None, str, str | None, str, str | None], str] = {}
+
+    def of(self, thread: Thread) -> str:
+        key = (thread.about, thread.title, thread.decisions[-1] if thread.decisions else None, thread.status,
+               thread.waiting_for)
+        summary = self.by_parts.get(key)
+        if summary is None:
+            if len(self.by_parts) >= self.LIMIT:
+                self.by_parts.clear()
+            summary = self.by_parts[key] = compose_summary(thread)
+        return summary
+
+
+_summary_of = _Summaries().of
+
+
 def _summarised(threads: list[Thread], before: list[Thread]) -> list[Thread]:
-    """Threads this message changed, with their summary recomposed. The message keeps the
-    order of ``before`` and appends new threads, so a position compares old and new."""
+    """Threads this message changed, with their summary recomposed (``_Summaries``: a thread
+    whose summary reads as it did keeps it). The message keeps the order of ``before`` and
+    appends new threads, so a position compares old and new."""
     n = len(before)
     if len(threads) == n and all(map(is_, threads, before)):  # (most messages change no thread)
         return threads
-    return [t if i < n and before[i] is t else _replace(t, summary=compose_summary(t)) for i, t in enumerate(threads)]
+    return [t if (i < n and before[i] is t) or (summary := _summary_of(t)) == t.summary
+            else _replace(t, summary=summary) for i, t in enumerate(threads)]
 
 
-def _close_matching(threads: list[Thread], words: Words, ts: datetime, text: MatchText,
+def _close_matching(threads: list[Thread], named: set[str], ts: datetime, text: MatchText,
                     patterns: PatternSet, also: frozenset[str] = frozenset()) -> list[Thread]:
-    """Close the open threads the message names (and those of ``also``: ids of threads the
-    message answers, ``corrections.answered``)."""
+    """Close the open threads the message names (``named``: their ids, ``_named``) and those of
+    ``also`` (ids of threads the message answers, ``corrections.answered``)."""
     closing: str | None = None
     closed = []
     for t in threads:
-        if t.status == "open" and (matches_title(t.title, words) or t.id in also):
+        if t.status == "open" and (t.id in named or t.id in also):
             closing = closing_sentence(text, patterns) if closing is None else closing
             about = without_title_frame(closing, t.title) if closing else t.about
             closed.append(_replace(t, status="closed", last_activity=ts, about=about))
@@ -301,16 +329,21 @@ def _apply_signals(
     # The reference's order: close first, so decisions, waits and mood reach only the
     # threads that stay open; then every open thread the message names is active now.
     ts = event.ts
+    words = words_of(text)
+    # the open threads the message names (decisions below are matched by their own sentence):
+    # asked once — the waits, the closures and the touches below ask it of the same titles and
+    # the same words, and none of the stages before the last changes a title or opens a thread
+    naming = _named(threads, words)
     # a wait the message ends (what was awaited came, the awaited party answered) is over
     # before a wait the message says replaces it (``workers.threads.waits``)
-    threads = end_waits(threads, text, event, patterns, recent, signals.closes)
-    words = words_of(text)
+    threads = end_waits(threads, text, event, patterns, recent, signals.closes, naming)
+    named = naming
     if signals.closes:
         also = answered(threads, recent, event, words, patterns)
-        threads = _close_matching(threads, words, ts, text, patterns, also)
+        threads = _close_matching(threads, naming, ts, text, patterns, also)
+        # (the threads it closed are named no more: only open ones are)
+        named = {t.id for t in threads if t.id in naming and t.status == "open"} if naming else naming
     threads = _append_decisions(threads, signals.decisions, ts)
-    # the open threads the message names (decisions above are matched by their own sentence)
-    named = _named(threads, words)
     threads = follow_claims(threads, text.original, event.sender or event.role)  # one value of a fact
     if signals.waits:
         threads = _set_waiting(threads, signals.waits[-1], named, event)

@@ -91,6 +91,12 @@ def follow_claims(threads: list[Thread], original: str, sender: str | None) -> l
     frames = _fact_frames(tuple(map(_ABOUT, threads)))
     if not frames:
         return threads
+    # a sentence's words are words of the message, case-folded (``_word_set``: folding is done a
+    # character at a time, so a sentence's folded text is a substring of the message's): a message
+    # without all of some frame's words anywhere has no sentence with them, and is not split
+    folded = original.casefold()
+    if not any(all(map(folded.__contains__, frame)) for frame in frames):
+        return threads
     # only a sentence with all of a frame's words can state the same fact (a claim costs ~50 us
     # a sentence, and most messages state none of the threads' facts)
     said = [(sentence, claim) for sentence, claim in

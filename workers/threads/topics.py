@@ -200,8 +200,15 @@ def _title_words(threads: Sequence[Thread], stopwords: frozenset[str]) -> frozen
 
 @lru_cache(maxsize=1024)
 def _titles_words(titles: tuple[str, ...], stopwords: frozenset[str]) -> frozenset[str]:
-    return frozenset(w for title in titles for w in _words(title.lower().replace("-", " "), stopwords)) | frozenset(
-        t.lower() for t in titles)
+    # (the union of each title's, cached apart: a list of titles changes when one thread opens or
+    # closes, and its other titles' words were split again)
+    return frozenset().union(*[_title_words_of(title, stopwords) for title in titles])
+
+
+@lru_cache(maxsize=8192)
+def _title_words_of(title: str, stopwords: frozenset[str]) -> frozenset[str]:
+    """A title's words (``_words`` of it lowered, hyphens as spaces) and the whole title lowered."""
+    return frozenset(_words(title.lower().replace("-", " "), stopwords)) | {title.lower()}
 
 
 def _words(text: str, stopwords: frozenset[str]) -> set[str]:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from typing import Final, NamedTuple
 
@@ -157,9 +158,11 @@ def _answered(thread: Thread, recent: Sequence[RecentMessage], event: MessageEve
 
 
 def end_waits(threads: list[Thread], text: MatchText, event: MessageEvent, patterns: PatternSet,
-              recent: Sequence[RecentMessage], closes: bool) -> list[Thread]:
+              recent: Sequence[RecentMessage], closes: bool, named: AbstractSet[str] | None = None) -> list[Thread]:
     """The threads with the waits this message ends cleared (see the module doc);
-    ``closes`` is the message's ``Signals.closes`` (its close words are not looked for again)."""
+    ``closes`` is the message's ``Signals.closes`` (its close words are not looked for again);
+    ``named``, when given, the ids of the open threads the message names (``matches_title`` of
+    their titles and the message's words: the core's ``_named``, asked once a message)."""
     stopwords = patterns.stopwords
     # each waiting thread with what its wait is (``_wait_of``, one cached look-up a thread)
     waiting = [(t, _wait_of(t.waiting_for or "", t.title, stopwords)) for t in threads
@@ -173,12 +176,14 @@ def end_waits(threads: list[Thread], text: MatchText, event: MessageEvent, patte
     arrivals = _arrivals(text, patterns, closes) if named_somewhere else []
     if not arrivals and not any(wait.second_person for _, wait in waiting):
         return threads
-    words: Words = words_of(text)
+    if named is None:
+        words: Words = words_of(text)
+        named = {t.id for t, _ in waiting if matches_title(t.title, words)}
     asks = text.original.rstrip()[-1:] in _QUESTION
     ended = set()
     for t, wait in waiting:
-        named = matches_title(t.title, words)
-        if _arrived(wait.awaited, arrivals, named) or (named and _answered(t, recent, event, asks)):
+        said = t.id in named
+        if _arrived(wait.awaited, arrivals, said) or (said and _answered(t, recent, event, asks)):
             ended.add(t.id)
     if not ended:
         return threads

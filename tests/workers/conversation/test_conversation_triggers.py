@@ -230,6 +230,44 @@ def test_the_literal_scan_finds_exactly_the_literals_a_text_holds(literals: list
     assert scan.found(text + "", True) == holds  # the kept answer, asked again
 
 
+@settings(max_examples=300, deadline=None, database=None)
+@given(literals=st.lists(st.text(_LETTERS, min_size=1, max_size=4), min_size=1, max_size=8),
+       texts=st.lists(st.text(_LETTERS, max_size=30), min_size=1, max_size=6),
+       asked=st.lists(st.tuples(st.integers(0, 5), st.booleans()), max_size=40))
+def test_the_literal_scan_keeps_two_answers_a_copy_and_each_is_the_text_s(
+        literals: list[str], texts: list[str], asked: list[tuple[int, bool]]) -> None:
+    """The scan keeps the last two texts' answers of each copy (by identity): whatever order texts
+    are asked in — the message, a sentence of it, the message again — each answer is what a scan
+    of that text finds, and ``kept`` answers of the last two texts a copy read only."""
+    scan = LiteralScan(literals, literals)
+    fresh = LiteralScan(literals, literals)
+    read: dict[bool, list[str]] = {True: [], False: []}
+    for index, lowered in asked:
+        text = texts[index % len(texts)]
+        kept = scan.kept(text, lowered)
+        recent = read[lowered][-2:]
+        assert (kept is not None) == any(t is text for t in recent)
+        holds = fresh.found(text + "", lowered)  # (a new object: scanned afresh)
+        assert kept is None or kept == holds
+        assert scan.found(text, lowered) == holds == frozenset(lit for lit in literals if lit in text)
+        if not (recent and recent[-1] is text):
+            read[lowered] = [*(t for t in recent if t is not text), text]
+
+
+def test_the_message_s_scan_outlives_a_sentence_s() -> None:
+    """A sentence scanned between two questions about the message leaves the message's answer
+    kept: the message is not scanned again (the automaton is asked only for the sentence)."""
+    scan = LiteralScan(["done", "fixed"], ["done", "fixed"])
+    message, sentence = "the build is fixed. the docs are done", "the docs are done"
+    first = scan.found(message, True)
+    assert scan.found(sentence, True) == frozenset({"done"})
+    scan._automata = (None, None)  # a scan from here on would find nothing
+    assert scan.found(message, True) is first == frozenset({"done", "fixed"})
+    assert scan.kept(sentence, True) == frozenset({"done"})
+    assert scan.found("the build", True) == frozenset()  # (scanned: nothing, as set above)
+    assert scan.kept(sentence, True) is None  # only the last two are kept
+
+
 def test_pattern_pre_checks_answer_as_their_trigger_scans_on_the_bench_backlog() -> None:
     """With the pattern set's scan, each pattern's pre-check answers what ``in`` tests of its
     triggers answer (spelled out where the scan reads the text), on the bench's messages (asked
