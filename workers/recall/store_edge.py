@@ -266,6 +266,9 @@ class EdgeMemoryStore(StoreBase):
         self._root = Path(directory)
         self._info = wanted
         self._name = wanted.collection
+        # the directories a sync writes in (``writable``, asked at every commit), made once
+        shard = os.path.join(self._root, self._name)
+        self._sync_dirs = (str(self._root), shard, os.path.join(shard, "wal"), os.path.join(shard, "segments"))
         self._lexical = lexical
         self._lock = threading.Lock()  # every engine call
         self._writing = threading.Lock()  # writes and flushes (taken before ``_lock``), and a build's copy
@@ -491,10 +494,12 @@ class EdgeMemoryStore(StoreBase):
         """May this process still create, rename and write files in the store's directories
         (``access(2)``: permissions, a read-only file system; ~1 µs each)? What a sync needs
         besides the write-ahead log's open file, which takes appends whatever the directory's
-        mode."""
-        shard = self._shard_dir
-        return all(os.access(d, os.W_OK | os.X_OK) for d in (self._root, shard, shard / "wal", shard / "segments")
-                   if d.exists())
+        mode. Asked at every commit (at a live rate, a batch of one to three events each): the
+        paths are made once, and a directory is looked for only when ``access`` refuses it (one
+        missing is not in the way): 4 system calls, not 8, and no ``Path`` made (19.6 µs a commit
+        before, most of it ``pathlib``)."""
+        mode = os.W_OK | os.X_OK
+        return all(os.access(d, mode) or not os.path.exists(d) for d in self._sync_dirs)
 
     def close(self) -> None:
         """Release the shard (and its directory lock); closing twice is harmless. A build

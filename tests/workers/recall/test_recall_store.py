@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import os
+import pathlib
 import shutil
 import signal
 import subprocess
@@ -499,6 +501,53 @@ def test_a_second_process_on_the_same_directory_is_told_to_wait(tmp_path: Path) 
         first.close()
     # Once the active instance lets go, the standby opens it.
     open_store(url=None, data_dir=str(tmp_path), embedder_name="hashing-v1-256", dim=256).close()
+
+
+def test_the_writability_asked_at_every_commit_makes_no_path_and_looks_for_a_directory_only_when_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``writable`` runs at every commit (a batch of one to three events at a live rate): one
+    ``access(2)`` per directory, a directory looked for only when refused (a missing one is not in
+    the way: nothing to write there yet), no ``Path`` made or asked."""
+    store = open_store(url=None, data_dir=str(tmp_path), embedder_name="hashing-v1-256", dim=256)
+    try:
+        assert isinstance(store, EdgeMemoryStore)
+        shard = tmp_path / "qdrant" / store._name
+        dirs = [str(tmp_path / "qdrant"), str(shard), str(shard / "wal"), str(shard / "segments")]
+        asked: list[str] = []
+        looked: list[str] = []
+        access, exists = os.access, os.path.exists
+        refused: set[str] = set()
+        missing: set[str] = set()
+
+        def fake_access(path: Any, mode: int) -> bool:
+            asked.append(str(path))
+            return str(path) not in refused and access(path, mode)
+
+        def fake_exists(path: Any) -> bool:
+            looked.append(str(path))
+            return str(path) not in missing and exists(path)
+
+        def no_path(*args: Any, **kwargs: Any) -> Any:
+            raise AssertionError("a Path asked at a commit")
+
+        monkeypatch.setattr(os, "access", fake_access)
+        monkeypatch.setattr(os.path, "exists", fake_exists)
+        monkeypatch.setattr(pathlib.Path, "exists", no_path)
+        monkeypatch.setattr(pathlib.Path, "__truediv__", no_path)
+        assert store.writable()
+        assert asked == dirs and looked == []  # every directory asked once, none looked for
+        asked.clear()
+        refused.add(dirs[2])
+        assert not store.writable()  # the write-ahead log's directory refuses
+        assert looked == [dirs[2]]
+        missing.add(dirs[2])
+        assert store.writable()  # refused because it is not there: nothing in the way
+        refused.add(dirs[0])
+        missing.clear()
+        assert not store.writable()
+    finally:
+        monkeypatch.undo()
+        store.close()
 
 
 def test_an_unwritable_data_dir_is_transient(tmp_path: Path) -> None:

@@ -372,3 +372,29 @@ async def test_without_a_model_a_batch_and_its_summaries_are_one_worker_thread_c
     fresh = projection._summary("alice", doc.updated)
     assert (doc.key_memories, doc.hot, doc.cold) == (fresh.texts, fresh.hot, fresh.cold)
     assert doc.key_memories  # the rules are shown
+
+
+async def test_a_batchs_change_counters_are_looked_up_once_and_count_what_changed(
+        recall: Any, nc: Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    """At a live rate a batch is one to three events: its eight change counters are looked up
+    once per process (``labels`` takes a lock each time: ~8 µs a batch on the event loop), a
+    count of none is not added, and every change of the batch is counted as before."""
+    handler = await recall()
+    before = {change: counter._value.get() for change, counter in recall_worker._CHANGES}
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("a change counter looked up at a batch")
+
+    monkeypatch.setattr(recall_worker.RECALL_MEMORIES, "labels", refused)
+    for seq, text in enumerate(["Always answer in German.", "We decided to ship on Friday."], start=1):
+        await handler.apply(message(seq, text))
+    await handler.commit()
+    monkeypatch.undo()
+    counted = {change: counter._value.get() - before[change] for change, counter in recall_worker._CHANGES}
+    assert {change for change, _ in recall_worker._CHANGES} == {
+        "added", "merged", "consolidated", "superseded", "skipped", "expired", "demoted", "updated"}
+    assert all(counter is recall_worker.RECALL_MEMORIES.labels(change) for change, counter in recall_worker._CHANGES)
+    assert counted["added"] > 0  # the two messages' memories
+    assert all(n == 0 for change, n in counted.items() if change != "added")
+    doc = await stored(nc)
+    assert doc is not None and doc.integrity.last_seq == 2
