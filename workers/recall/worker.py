@@ -134,7 +134,7 @@ SYNC_WHILE_BUSY_S = 10.0
 # the machine may lose the memory writes of the last ~10 s, where NATS may lose its last 2 min.
 SYNC_AT_REST_S = 10.0
 # A sync left to the timer starts no sooner than this after its commit: the commit's checkpoint
-# and acks go out within 20 ms (``shared.consume``'s CHECKPOINT_EVERY_S, ACKS_WITHIN_S), before
+# and acks go out within 20 ms once the loop is idle (``shared.consume``'s CHECKPOINT_IDLE_S, ACKS_WITHIN_S), before
 # the sync holds the GIL for the disk.
 SYNC_AFTER_COMMIT_S = 0.05
 
