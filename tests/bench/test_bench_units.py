@@ -349,25 +349,26 @@ def test_a_profiled_worker_is_timed_by_its_cpu_clock_and_its_profile_written_whe
     assert any(key.endswith("workers/cli/__init__.py:main") for key in profiled)
 
 
-def test_a_worker_measured_alone_runs_unniced_and_the_pipeline_in_its_priority_classes(tmp_path: Any) -> None:
+async def test_a_worker_measured_alone_runs_unniced_and_the_pipeline_in_its_priority_classes(
+        tmp_path: Any, wait_for: Any) -> None:
     """Issue 39, eleventh round: the pipeline's throughput workers are niced as a user's would be
     (shared.priority); a worker measured alone (workers, recall, fairness, scaleout) is not —
     its rate is its own, not what the machine's other load leaves a niced process. What each
     process was started with, read from /proc (test_priority: what the worker does with it)."""
     import os
-    import time
     from pathlib import Path
 
     from shared.embedded import free_port
     from workers.bench.procs import NICENESS, Processes
 
-    def environ(pid: int) -> dict[str, str]:
+    async def environ(pid: int) -> dict[str, str]:
         # Popen returns once exec has closed its close-on-exec pipe, which the kernel does
         # before it sets the new image's environment up: for that moment /proc shows none.
         # A started worker stays alive (it retries the empty port), so its environment appears.
-        deadline = time.monotonic() + 30
-        while not (raw := Path(f"/proc/{pid}/environ").read_bytes()) and time.monotonic() < deadline:
-            time.sleep(0.01)
+        async def written() -> bytes:
+            return await asyncio.to_thread(Path(f"/proc/{pid}/environ").read_bytes)
+
+        raw: bytes = await wait_for(written, within=30)
         return dict(p.decode().split("=", 1) for p in raw.split(b"\0") if b"=" in p)
 
     base = {k: v for k, v in os.environ.items() if k != NICENESS}
@@ -377,7 +378,7 @@ def test_a_worker_measured_alone_runs_unniced_and_the_pipeline_in_its_priority_c
         try:
             alone = procs.start("knowledge")
             fleet = procs.start("knowledge", pipeline=True)
-            assert environ(alone.pid).get(NICENESS) == "0"
-            assert environ(fleet.pid).get(NICENESS) == given
+            assert (await environ(alone.pid)).get(NICENESS) == "0"
+            assert (await environ(fleet.pid)).get(NICENESS) == given
         finally:
             procs.stop_all()
