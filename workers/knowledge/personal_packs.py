@@ -361,6 +361,8 @@ _DE_REL = (r"(?:mann|ehemann|frau|ehefrau|partner(?:in)?|freund(?:in)?|verlobte[
            r"|oma|opa|großeltern|familie|hund|katze|kater|haustier|meerschweinchen|hamster|kaninchen|pferd"
            r"|bester\s+freund|beste\s+freundin|chef(?:in)?|lieblings\w+)")
 
+_DE_COUNT = r"(?:(?:\d{1,2}|zwei|drei|vier|beiden)\s+)?"
+
 DE: Final = PersonalPack(
     code="de",
     lead=r"(?:ich|wir|mein(?:e[mnr]?)?|unser(?:e[mnr]?)?)(?!\w)",
@@ -394,8 +396,9 @@ DE: Final = PersonalPack(
         ("speaks", r"ich\s+spreche\s+" + OBJ, "capitalized"),
         ("'s-{rel}-is", r"mein(?:e)?\s+(?P<rel>lieblings[\w-]+)\s+(?:ist|sind)\s+" + OBJ, "phrase"),
         ("'s-{rel}-is-named", rf"mein(?:e)?\s+(?P<rel>{_DE_REL})\s+(?:heißt|heisst)\s+" + OBJ, "name"),
-        ("'s-{rel}-{verb}", rf"(?:mein|unser)(?:e)?\s+(?:(?:\d{{1,2}}|zwei|drei|vier|beiden)\s+)?(?P<rel>{_DE_REL})\s+(?P<verb>arbeitet\s+als|arbeitet\s+bei|wohnt\s+in"
-                            r"|liebt|lieben|mag|mögen|spielt|spielen)\s+" + OBJ, "taste"),
+        ("'s-{rel}-{verb}", rf"(?:mein|unser)(?:e)?\s+{_DE_COUNT}(?P<rel>{_DE_REL})\s+"
+                            r"(?P<verb>arbeitet\s+als|arbeitet\s+bei|wohnt\s+in|liebt|lieben|mag|mögen|spielt"
+                            r"|spielen)\s+" + OBJ, "taste"),
         ("'s-{rel}-is", rf"mein(?:e)?\s+(?P<rel>{_DE_REL})\s+(?:ist|sind)\s+(?P<obj>(?:ein|eine)\s+[^.!?;\n…]{{1,80}}"
                         rf"|{_DE_DURABLE})", "phrase"),
     ),
