@@ -97,8 +97,10 @@ _EN_DURABLE = (r"(?:vegan|vegetarian|pescatarian|married|single|divorced|widowed
                r"|deaf|blind|left-handed|right-handed|transgender|trans|non-?binary|gay|lesbian|bisexual|queer"
                r"|asexual|autistic|dyslexic|adopted|sober|an\s+only\s+child)")
 _EN_REL = (r"(?:husband|wife|partner|boyfriend|girlfriend|fianc[ée]e?|spouse|(?:oldest|youngest|eldest|little"
-           r"|older|younger|big)\s+(?:son|daughter|brother|sister|one|kids|children|ones)|sons?|daughters?|kids|children|child|kid"
-           r"|baby|toddler|mom|mum|mother|dad|father|parents|brothers?|sisters?|siblings|grandma|grandmother"
+           r"|older|younger|big)\s+(?:son|daughter|brother|sister|one|kids|children|ones)|sons?|daughters?|kids"
+           r"|children|child|kid"
+           r"|baby|toddler|twins|mom|mum|mother|dad|father|parents|brothers?|sisters?|siblings|grandma|grandmother"
+           r"|aunt|uncle|cousin|niece|nephew"
            r"|grandpa|grandfather|grandparents|family|fam|dogs?|cats?|pets?|puppy|kitten|guinea\s+pig|hamster"
            r"|rabbit|bunny|parrot|horse|best\s+friend|roommate|boss)")
 _EN_PETS = (r"(?:dog|cat|puppy|kitten|guinea\s+pig|hamster|rabbit|bunny|parrot|horse|turtle|pet|son|daughter"
@@ -112,7 +114,7 @@ _EN_WE_OR_I = r"(?:i|we)"
 _EN_OWN = r"(?:my|our)\s+"
 _EN_COUNT = r"(?:(?:\d{1,2}|two|three|four|five|both)\s+)?"
 _EN_THE_KIDS = r"(?:(?:little|older|younger|oldest|youngest|eldest)\s+)?(?:kids|children)"
-_EN_GROUP = r"(?:(?:[a-z]+\s+)?(?:team|crew|band|squad|club))"
+_EN_GROUP = r"(?:(?:[a-z]+\s+)?(?:team|crew|band|squad|club|choir|orchestra))"
 # what a win that lasts names: a place, a title, a prize — not "the game" of that night
 _EN_WON = (r"(?:place|prize|title|championship|cup|medal|award|trophy|regionals?|nationals?|league|tournament"
            r"|competition|contest|finals?)\b")
