@@ -30,6 +30,15 @@ from typing import Final, Literal
 Check = Literal["phrase", "noun", "name", "family", "taste", "capitalized", "kind"]
 
 _A: Final = "['’]"
+
+
+def _own_not_after(owns: tuple[str, ...], words: tuple[str, ...]) -> str:
+    """One of ``owns`` ("my", "our") and a blank, not after one of ``words`` ("if", a wish): the look back is
+    made only once the word matched (a lead's heads are tried at every lead: a look back first would be paid
+    at each)."""
+    behind = "".join(rf"(?<!{word}\s{own}\s)" for word in words for own in owns)
+    return rf"(?:{'|'.join(owns)})\s{behind}\s*"
+
 # What happened to the speaker's own people and stays so, read as the object of "'s-<kin>" ("Maria's grandma
 # passed away"; twenty-second round): every pack's words for a death. ``briefing`` shows such a line as it
 # shows a change of life.
@@ -118,7 +127,7 @@ _EN_GROUP = r"(?:(?:[a-z]+\s+)?(?:team|crew|band|squad|club|choir|orchestra))"
 # what a win that lasts names: a place, a title, a prize — not "the game" of that night
 _EN_WON = (r"(?:place|prize|title|championship|cup|medal|award|trophy|regionals?|nationals?|league|tournament"
            r"|competition|contest|finals?)\b")
-_EN_NOT_IF = r"(?<!if\s)(?<!unless\s)(?<!wish\s)(?<!hope\s)(?<!whether\s)(?<!imagine\s)"
+_EN_OWN_NOT_IF = _own_not_after(("my", "our"), ("if", "unless", "wish", "hope", "whether", "imagine"))
 # what a person is in a team, said when they introduce themselves ("I'm Bart, the project manager")
 _EN_ROLE = (r"(?:manager|designer|expert|engineer|developer|lead|leader|head|director|officer|analyst|architect"
             r"|consultant|coordinator|owner|specialist|secretary|chair|host|moderator|assistant|intern|researcher"
@@ -150,7 +159,8 @@ _EN_NOT_PRACTICE = (r"(?#obj)(?!(?:well|great|good|fine|okay|ok|alright|better|w
 
 EN: Final = PersonalPack(
     code="en",
-    lead=r"(?:i|we|my|our|just(?=\s+started\s)|the(?=\s+(?:[\w-]+\s+){0,2}?(?:kids|children)\b))(?!\w)",
+    lead=r"(?:i|we|my|our|just(?=\s+started\s)|the(?=\s+(?:(?:\d{1,2}|two|three|four|five|both|little|older|younger|oldest|youngest|eldest)\s+){0,2}"
+         r"(?:kids|children)\b))(?!\w)",
     first_person=(
         ("is-allergic-to", _EN_I_AM + r"allergic\s+to\s+" + OBJ, "phrase"),
         ("is-from", _EN_I_AM + r"from\s+" + OBJ, "name"),
@@ -245,9 +255,9 @@ EN: Final = PersonalPack(
         # what happened to the speaker's own people and stays so, also told inside another clause ("my best
         # memory was when my team won first place at regionals", "Last week, my grandma passed away"); not
         # after "if" or a wish (twenty-second round)
-        ("'s-{rel}", rf"{_EN_NOT_IF}{_EN_OWN}(?P<rel>{_EN_REL})\s+(?:(?:just|recently|sadly)\s+)?"
+        ("'s-{rel}", rf"{_EN_OWN_NOT_IF}(?P<rel>{_EN_REL})\s+(?:(?:just|recently|sadly)\s+)?"
                      r"(?P<obj>passed\s+away|died)\b", "phrase"),
-        ("'s-{rel}-won", rf"{_EN_NOT_IF}{_EN_OWN}(?P<rel>{_EN_GROUP})\s+(?:(?:just|also|finally|actually)\s+)?won\s+"
+        ("'s-{rel}-won", rf"{_EN_OWN_NOT_IF}(?P<rel>{_EN_GROUP})\s+(?:(?:just|also|finally|actually)\s+)?won\s+"
                          rf"(?=(?:[\w-]+\s+){{0,4}}?{_EN_WON})" + OBJ, "phrase"),
         ("'s-{rel}-is", r"my\s+(?P<rel>home\s+country|hometown|home\s+town|homeland)\s*,?\s+(?:is\s+)?" + OBJ, "name"),
         # "Lost my job as a banker yesterday": the subject left out, as chat does
@@ -363,6 +373,7 @@ _DE_REL = (r"(?:mann|ehemann|frau|ehefrau|partner(?:in)?|freund(?:in)?|verlobte[
            r"|oma|opa|großeltern|familie|hund|katze|kater|haustier|meerschweinchen|hamster|kaninchen|pferd"
            r"|bester\s+freund|beste\s+freundin|chef(?:in)?|lieblings\w+)")
 
+_DE_OWN_NOT_IF = _own_not_after(("mein", "meine", "unser", "unsere"), ("wenn", "falls"))
 _DE_COUNT = r"(?:(?:\d{1,2}|zwei|drei|vier|beiden)\s+)?"
 
 DE: Final = PersonalPack(
@@ -407,9 +418,9 @@ DE: Final = PersonalPack(
     anywhere=(
         # what happened to the speaker's own people and stays so (twenty-second round): "meine Oma ist letzte
         # Woche gestorben", "unser Team hat die Regionalmeisterschaft gewonnen"; not after "wenn" or "falls"
-        ("'s-{rel}", rf"(?<!wenn\s)(?<!falls\s)(?:mein|unser)(?:e)?\s+(?P<rel>{_DE_REL})\s+(?:ist|sind)\s+"
+        ("'s-{rel}", rf"{_DE_OWN_NOT_IF}(?P<rel>{_DE_REL})\s+(?:ist|sind)\s+"
                      r"(?:\w+\s+){0,3}?(?P<obj>gestorben|verstorben)\b", "phrase"),
-        ("'s-{rel}-won", r"(?<!wenn\s)(?<!falls\s)(?:mein|unser)(?:e)?\s+(?P<rel>[\w-]*(?:team|mannschaft|band|verein))"
+        ("'s-{rel}-won", rf"{_DE_OWN_NOT_IF}(?P<rel>[\w-]*(?:team|mannschaft|band|verein))"
                          r"\s+hat\s+(?:\w+\s+){0,2}?(?=(?:den|die|das|einen|eine|ein|ersten|zweiten|dritten)\s+(?:[\w-]+\s+){0,2}?"
                          r"[\w-]*(?:meisterschaft|titel|preis|pokal|medaille|turnier|wettbewerb|finale|platz|liga)\b)(?P<obj>[^.!?;,\n…]{1,60}?)"
                          r"\s+gewonnen\b", "phrase"),
@@ -470,6 +481,8 @@ _ES_KIND = (r"(?:[\w]+(?:ista|or|ora|ero|era|logo|loga|ario|aria)|médic[oa]|abo
 _ES_REL = (r"(?:abuel[oa]s?|madre|padre|mamá|papá|padres|herman[oa]s?|hij[oa]s?|espos[oa]|marido|mujer|novi[oa]"
            r"|perr[oa]|gat[oa]|mascota|tí[oa]|prim[oa]|mejor\s+amig[oa])")
 
+_ES_OWN_NOT_IF = _own_not_after(("mi", "mis", "nuestro", "nuestra", "nuestros", "nuestras"), ("si",))
+
 ES: Final = PersonalPack(
     code="es",
     lead=(r"(?:yo|soy|trabajo|vivo|vivimos|tengo|tenemos|me|mi|mis|nuestr[oa]s?|estudio|toco|hablo|nací|crecí|vengo|adoro|amo|perdí"
@@ -505,9 +518,9 @@ ES: Final = PersonalPack(
     anywhere=(
         # what happened to the speaker's own people and stays so (twenty-second round): "mi abuela falleció la
         # semana pasada", "nuestro equipo ganó el campeonato regional"; not after "si"
-        ("'s-{rel}", rf"(?<!si\s)(?:mis?|nuestr[oa]s?)\s+(?P<rel>{_ES_REL})\s+(?:\w+\s+)?"
+        ("'s-{rel}", rf"{_ES_OWN_NOT_IF}(?P<rel>{_ES_REL})\s+(?:\w+\s+)?"
                      r"(?P<obj>falleció|murió|fallecieron|murieron)\b", "phrase"),
-        ("'s-{rel}-won", r"(?<!si\s)(?:mi|nuestro)\s+(?P<rel>equipo|grupo|banda|club)\s+(?:\w+\s+)?ganó\s+"
+        ("'s-{rel}-won", rf"{_ES_OWN_NOT_IF}(?P<rel>equipo|grupo|banda|club)\s+(?:\w+\s+)?ganó\s+"
                          r"(?=(?:[\w-]+\s+){0,3}?(?:campeonato|título|premio|copa|medalla|torneo|concurso|final|lugar"
                          r"|puesto|liga)\b)" + OBJ, "phrase"),
     ),
@@ -558,6 +571,8 @@ _FR_KIND = (r"(?:[\w]+(?:iste|ier|ière|eur|trice|icien|icienne)|médecin|infirm
 _FR_REL = (r"(?:grand-mère|grand-père|grands-parents|mère|père|parents|frère|sœur|fils|fille|mari|femme"
            r"|chien(?:ne)?|chat(?:te)?|oncle|tante|cousin(?:e)?|meilleure?\s+ami(?:e)?)")
 
+_FR_OWN_NOT_IF = _own_not_after(("mon", "ma", "mes", "notre", "nos"), ("si",))
+
 FR: Final = PersonalPack(
     code="fr",
     lead=r"(?:je|mon|ma|mes|notre|nos|nous)(?!\w)|j['’]",
@@ -592,9 +607,9 @@ FR: Final = PersonalPack(
     anywhere=(
         # what happened to the speaker's own people and stays so (twenty-second round): "ma grand-mère est
         # décédée la semaine dernière", "notre équipe a gagné le championnat régional"; not after "si"
-        ("'s-{rel}", rf"(?<!si\s)(?:mon|ma|mes|notre|nos)\s+(?P<rel>{_FR_REL})\s+(?:est|sont)\s+(?:\w+\s+)?"
+        ("'s-{rel}", rf"{_FR_OWN_NOT_IF}(?P<rel>{_FR_REL})\s+(?:est|sont)\s+(?:\w+\s+)?"
                      r"(?P<obj>décédée?s?|morte?s?)\b", "phrase"),
-        ("'s-{rel}-won", r"(?<!si\s)(?:mon|notre)\s+(?P<rel>équipe|groupe|club)\s+a\s+(?:\w+\s+)?(?:gagné|remporté)\s+"
+        ("'s-{rel}-won", rf"{_FR_OWN_NOT_IF}(?P<rel>équipe|groupe|club)\s+a\s+(?:\w+\s+)?(?:gagné|remporté)\s+"
                          r"(?=(?:[\w-]+\s+){0,3}?(?:championnat|titre|prix|coupe|médaille|tournoi|concours|finale"
                          r"|place|ligue)\b)" + OBJ, "phrase"),
     ),

@@ -47,6 +47,7 @@ def test_a_death_of_the_speakers_own_people_is_read_inside_another_clause_too() 
 
 
 def test_a_death_that_is_not_said_as_having_happened_is_not_read() -> None:
+    assert said("My grandpa died in May.") == [("'s-grandpa", "died")]
     assert said("If my grandpa died I would move home.") == []
     assert said("I hope my hamster never died of boredom.") == []
     assert said("Has your grandpa passed away?") == []
@@ -71,6 +72,7 @@ def test_the_kin_tastes_read_after_our_and_after_the_with_a_count() -> None:
 
 
 def test_the_without_children_or_after_another_clause_is_not_the_speakers() -> None:
+    assert said("The kids love dinosaurs.") == [("'s-kids-love", "dinosaurs")]
     assert said("The dogs love the park.") == []  # "the" reads only the children
     assert said("I think the kids love painting.") == []  # not opening its clause
     assert said("The kids love it.") == []  # says nothing lasting
