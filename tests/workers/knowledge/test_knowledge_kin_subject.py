@@ -1,7 +1,7 @@
 """The speaker's own people as a clause's subject (issue 37, twenty-second round): a death or a titled win
 of "my/our" kin or team is a fact about the speaker, read inside another clause too and shown whether or
-not the reply took it up, as a change of life is; the kin tastes and jobs read after "our" and, for the
-children, after "the" with a count. Every sentence is made up for these tests."""
+not the reply took it up, as a change of life is; the kin tastes and jobs are read after "our" too, with a
+count. Every sentence is made up for these tests."""
 
 from __future__ import annotations
 
@@ -64,19 +64,19 @@ def test_a_win_is_read_only_with_a_title_place_or_prize() -> None:
     assert said("If our crew won the cup we'd party.") == []
 
 
-def test_the_kin_tastes_read_after_our_and_after_the_with_a_count() -> None:
+def test_the_kin_tastes_read_after_our_and_with_a_count() -> None:
     assert said("Our twins love building sandcastles.") == [("'s-twins-love", "building sandcastles")]
     assert said("Our kids love dinosaurs.") == [("'s-kids-love", "dinosaurs")]
-    assert said("Honestly, the 3 younger kids love horses.") == [("'s-younger-kids-love", "horses")]
+    assert said("Honestly, our 3 younger kids love horses.") == [("'s-younger-kids-love", "horses")]
     assert said("My two daughters play chess.") == [("'s-daughters-play", "chess")]
 
 
-def test_the_without_children_or_after_another_clause_is_not_the_speakers() -> None:
-    assert said("The kids love dinosaurs.") == [("'s-kids-love", "dinosaurs")]
-    assert said("The dogs love the park.") == []  # "the" reads only the children
-    assert said("I think the kids love painting.") == []  # not opening its clause
-    assert said("The kids love it.") == []  # says nothing lasting
-    assert said("Do the kids love school?") == []
+def test_the_or_another_clause_is_not_the_speakers() -> None:
+    assert said("Our kids love dinosaurs.") == [("'s-kids-love", "dinosaurs")]
+    assert said("The kids love dinosaurs.") == []  # a teacher's "the kids" are the class
+    assert said("I think our kids love painting.") == []  # not opening its clause
+    assert said("Our kids love it.") == []  # says nothing lasting
+    assert said("Do our kids love school?") == []
 
 
 # --- German, Spanish, French ----------------------------------------------------------------------
