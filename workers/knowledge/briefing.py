@@ -20,6 +20,7 @@ from shared.names import BUCKET_KNOWLEDGE
 from workers.briefing import section
 from workers.knowledge.patterns import PRAISE
 from workers.knowledge.personal import under_way
+from workers.knowledge.personal_packs import KIN_DEATHS
 from workers.render import as_utc, entity_names, fact_sentence, one_line
 
 MAX_FACTS_IN_BOOT = 20
@@ -69,6 +70,13 @@ LIFE_CHANGES = frozenset({"got", "joined", "opened", "started", "moved-to", "is-
 # one conversation out, every fold shows them.
 FAMILY_AND_PETS = frozenset({"'s-family-includes", "'s-pets-include"})
 SHOWN_TOLD = LIFE_CHANGES | FAMILY_AND_PETS
+
+
+def kin_event(f: Fact) -> bool:
+    """What happened to the speaker's own people and stays so — a death ("Maria's grandma passed away"), a win
+    ("Gina's team won first place at regionals"; ``personal_packs``, twenty-second round): shown told or not,
+    as a change of life is."""
+    return f.predicate.startswith("'s-") and (f.predicate.endswith("-won") or f.object.casefold() in KIN_DEATHS)
 
 # Who a person is — a condition, a kind, where they are from or live, the languages they speak — told to
 # another person is shown whether or not the reply took it up, as a change of life is: it stays true,
@@ -130,7 +138,7 @@ def showable(doc: KnowledgeDoc) -> list[Fact]:
     shown = {f.id for facts in by_person.values()
              for f in sorted(facts, key=lambda f: (as_utc(f.created_at), f.id))[:MAX_TOLD_PER_PERSON]}
     out = [f for f in doc.facts
-           if f.predicate in SHOWN_TOLD or under_way(f.predicate)
+           if f.predicate in SHOWN_TOLD or under_way(f.predicate) or kin_event(f)
            or (f.id not in hidden and (f.id not in told or f.id in shown))]
     return _with_practices(doc.facts, out)
 

@@ -74,6 +74,8 @@ HOSTILE_UNITS["kin names and lists"] = "my girlfriend, Toby and Buddy. His name 
 # counts said again, a kind said for the speaker
 HOSTILE_UNITS["kin names said again"] = "I have four dogs. My pup Toby, my girlfriend Toby. Toby, my son and I. "
 HOSTILE_UNITS["kinds said for the speaker"] = "Abc is a factor for us. "
+# the speaker's own people as a subject, inside other clauses (twenty-second round): each an "anywhere" lead
+HOSTILE_UNITS["own people's deaths and wins in other clauses"] = "when if my our team won the cup and my dog died "
 
 
 def sized(unit: str, size: int) -> str:
