@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import settings as examples
 from hypothesis import strategies as st
 
-from schemas.docs import Entity
+from schemas.docs import Entity, RecentMessage
 from shared.config import BootSettings
 from workers.boot import assemble_boot
 from workers.channels.briefing import background_channels
@@ -612,7 +612,8 @@ def test_a_subject_only_named_in_passing_is_counted(make, settings, tz):
     ends on its title (closing marks aside) is counted with the subjects only talked of in
     general. One whose sentence goes on after it, one cut after it ("…"), one with a wait, a
     cue's topic (not in the phrase table), one the model found (no ``about``) and a title that
-    only ends a longer word stay. Language-free: German and French read the same way."""
+    only ends a longer word stay. Language-free: German and French read the same way. Only in talk
+    between people: where the agent answers in the window, nothing is counted so."""
     hour = timedelta(hours=1)
 
     def t(id: str, title: str, about: str, n: int, **kw: object) -> object:
@@ -631,7 +632,8 @@ def test_a_subject_only_named_in_passing_is_counted(make, settings, tz):
         t("gram", "gram", "We rewrote the whole program", 9),
         t("billet", "billet de train", "Je n'ai toujours pas le billet de train !", 10),
     ]
-    doc = msgspec.structs.replace(make.threads(*threads), messages=40, returns={
+    people = [RecentMessage(n=n, text="…", role="user") for n in range(30, 40)]
+    doc = msgspec.structs.replace(make.threads(*threads), messages=40, recent=people, returns={
         key: (2, 39) for key in ("release wiki", "spare tyre", "team-ablage", "garden shed", "kitchen renovation",
                                  "tax return", "gram", "billet de train")})
     md = assemble_boot(SECTIONS, make.inputs(threads=doc), settings, tz,
@@ -641,6 +643,12 @@ def test_a_subject_only_named_in_passing_is_counted(make, settings, tz):
     assert "_… 4 subjects only talked of in general not shown_\n" in md
     aside, general = set_aside(doc, make.now)
     assert aside == general == {"wiki", "tyre", "ablage", "billet"}
+    # where the agent answers ("Hi, I was charged twice for the March invoice" — the problem it is to
+    # act on), or the window kept no roles (a document of an older version), nothing is read so
+    agent = msgspec.structs.replace(doc, recent=[*people[1:], RecentMessage(n=40, text="…", role="assistant")])
+    older = msgspec.structs.replace(doc, recent=[msgspec.structs.replace(m, role="") for m in people])
+    for other in (agent, older):
+        assert set_aside(other, make.now) == (frozenset(), frozenset())
 
 
 def test_only_a_few_threads_with_no_state_are_listed(make, settings, tz):

@@ -838,7 +838,9 @@ def test_a_phrase_opened_as_the_last_words_of_its_sentence_is_set_aside_as_named
     words of its sentence ("… I will put them in the release wiki") was named there and nothing was
     said of it; Active Threads counts it with the subjects only talked of in general
     (``named_in_passing``, ``set_aside``). The same phrase opened by a sentence that says what is
-    going on with it is shown, and so is the first once it has a state (a wait)."""
+    going on with it is shown, and so is the first once it has a state (a wait) or once the agent
+    answers in the window (``between_people``: there a sentence ending on its subject is as often what
+    the agent is to act on)."""
     from workers.threads.briefing import named_in_passing, set_aside
 
     passing = run("I'm writing the migration notes and I will put them in the release wiki.",
@@ -858,3 +860,9 @@ def test_a_phrase_opened_as_the_last_words_of_its_sentence_is_set_aside_as_named
                             SETTINGS, BOTH)
     assert titled(waiting, "release wiki").waiting_for
     assert not named_in_passing(titled(waiting, "release wiki"), waiting)
+
+    # the agent answering: the sentence ending on its subject is what it is to act on
+    answered = apply_message(passing, message("I'll add the release notes there too.", 5, role="assistant"),
+                             SETTINGS, BOTH)
+    assert not named_in_passing(titled(answered, "release wiki"), answered)
+    assert titled(answered, "release wiki").id not in set_aside(answered, T0 + timedelta(minutes=6))[0]
