@@ -185,12 +185,50 @@ def talked_of_in_general(t: Thread) -> bool:
             and t.definite == 0)
 
 
+# What may follow a title that ends its sentence: the sentence's closing marks and quotes. Not
+# "…": an ``about`` clipped after its title (``topics.ABOUT_CHARS``) said more of it.
+_SENTENCE_CLOSE: Final = " .!?\"')»“”"
+
+
+def between_people(doc: ThreadsDoc) -> bool:
+    """Every message of the window (``ThreadsDoc.recent``) is a user's: people talking among
+    themselves (a chat the agent reads, a meeting), no agent answering. A document of an older
+    version (no roles kept) or with no window is not."""
+    return bool(doc.recent) and all(m.role == "user" for m in doc.recent)
+
+
+def named_in_passing(t: Thread, doc: ThreadsDoc) -> bool:
+    """Open, with no state (``has_state``), opened by the threads core on a phrase of its table
+    (``ThreadsDoc.returns``: not a cue's topic — "back to the costs" ends on its topic by form),
+    in talk between people (``between_people``), and the sentence that opened it (``about``) ends
+    on its title: the subject was named as the last words of what was said — "I will show you, in
+    shared documents", "… talk about uh flat, single and double curved", "have there been any
+    developments regarding your political goals?" — and nothing was said of it there: no state
+    going on ("… is behind schedule"), no plan for it. A meeting's process and the product it is
+    about, a detail listed among others, an aside asked about: on the development split's
+    mornings it took 5 wrong threads and 1 true one, and in the QMSum train series read by hand
+    some fourteen wrong for three a reader might keep (issue 37, twenty-second round:
+    docs/briefing-eval.md). Where the agent answers, a sentence ending on its subject is as often
+    the problem the agent is to act on ("Hi, I was charged twice for the March invoice"): there
+    the rule is not asked. Language-free: it reads where the title stands in its sentence and who
+    spoke, no word of any pack."""
+    if t.status != "open" or has_state(t) or not t.about:
+        return False
+    title = t.title.lower()
+    if title not in doc.returns or not between_people(doc):
+        return False
+    said = t.about.rstrip(_SENTENCE_CLOSE).lower()
+    return said.endswith(title) and (len(said) == len(title) or not said[-len(title) - 1].isalnum())
+
+
 def set_aside(doc: ThreadsDoc, now: datetime | None = None) -> tuple[frozenset[str], frozenset[str]]:
     """The ids of the open threads Active Threads counts and does not show: those the conversation
     moved on from (``not_returned_to``), and — the second set, a subset of the first — those
-    only talked of in general (``talked_of_in_general``) that it did not move on from."""
+    only talked of in general (``talked_of_in_general``) or only named in passing
+    (``named_in_passing``) that it did not move on from."""
     left = not_returned_to(doc, now)
-    general = frozenset(t.id for t in doc.threads if t.id not in left and talked_of_in_general(t))
+    general = frozenset(t.id for t in doc.threads
+                        if t.id not in left and (talked_of_in_general(t) or named_in_passing(t, doc)))
     return left | general, general
 
 

@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import settings as examples
 from hypothesis import strategies as st
 
-from schemas.docs import Entity
+from schemas.docs import Entity, RecentMessage
 from shared.config import BootSettings
 from workers.boot import assemble_boot
 from workers.channels.briefing import background_channels
@@ -602,6 +602,53 @@ def test_a_subject_only_talked_of_in_general_is_counted(make, settings, tz):
     assert "moved on from" not in md
     aside, general = set_aside(threads, make.now)
     assert aside == general == {"impact", "novels"}
+
+
+def test_a_subject_only_named_in_passing_is_counted(make, settings, tz):
+    """Issue 37, twenty-second round: the morning after a meeting Active Threads listed subjects
+    whose opening sentence ended on them — named as its last words, nothing said of them there
+    (a place to look something up, a detail listed among others, an aside asked about). An open
+    thread with no state, opened by the threads core on a phrase of its table, whose ``about``
+    ends on its title (closing marks aside) is counted with the subjects only talked of in
+    general. One whose sentence goes on after it, one cut after it ("…"), one with a wait, a
+    cue's topic (not in the phrase table), one the model found (no ``about``) and a title that
+    only ends a longer word stay. Language-free: German and French read the same way. Only in talk
+    between people: where the agent answers in the window, nothing is counted so."""
+    hour = timedelta(hours=1)
+
+    def t(id: str, title: str, about: str, n: int, **kw: object) -> object:
+        return make.thread(id, title=title, about=about, last_activity=make.now - n * hour, mentions=2, definite=1,
+                           **kw)
+
+    threads = [
+        t("wiki", "release wiki", "I will put the notes in the release wiki.", 1),
+        t("tyre", "spare tyre", "Did you remember to pack the spare tyre?", 2),
+        t("ablage", "Team-Ablage", "Ich lege es euch in die Team-Ablage", 3),
+        t("shed", "garden shed", "The garden shed is finally getting a new roof", 4),
+        t("cut", "kitchen renovation", "Every weekend this spring we are going through the kitchen renovation…", 5),
+        t("tax", "tax return", "I still have to file the tax return", 6, waiting_for="the accountant's reply"),
+        t("cue", "budget review", "Back to the budget review", 7),
+        make.thread("model", title="pricing page", last_activity=make.now - 8 * hour),
+        t("gram", "gram", "We rewrote the whole program", 9),
+        t("billet", "billet de train", "Je n'ai toujours pas le billet de train !", 10),
+    ]
+    people = [RecentMessage(n=n, text="…", role="user") for n in range(30, 40)]
+    doc = msgspec.structs.replace(make.threads(*threads), messages=40, recent=people, returns={
+        key: (2, 39) for key in ("release wiki", "spare tyre", "team-ablage", "garden shed", "kitchen renovation",
+                                 "tax return", "gram", "billet de train")})
+    md = assemble_boot(SECTIONS, make.inputs(threads=doc), settings, tz,
+                       knobs=knobs(CORTEX_BOOT_MAX_TOPICS_IN_BOOT="7", CORTEX_BOOT_MAX_THREADS_IN_BOOT="10"))
+    shown = [line.split(" ", 2)[2] for line in md.splitlines() if line.startswith("### ")]
+    assert shown == ["garden shed", "kitchen renovation", "tax return", "budget review", "pricing page", "gram"]
+    assert "_… 4 subjects only talked of in general not shown_\n" in md
+    aside, general = set_aside(doc, make.now)
+    assert aside == general == {"wiki", "tyre", "ablage", "billet"}
+    # where the agent answers ("Hi, I was charged twice for the March invoice" — the problem it is to
+    # act on), or the window kept no roles (a document of an older version), nothing is read so
+    agent = msgspec.structs.replace(doc, recent=[*people[1:], RecentMessage(n=40, text="…", role="assistant")])
+    older = msgspec.structs.replace(doc, recent=[msgspec.structs.replace(m, role="") for m in people])
+    for other in (agent, older):
+        assert set_aside(other, make.now) == (frozenset(), frozenset())
 
 
 def test_only_a_few_threads_with_no_state_are_listed(make, settings, tz):

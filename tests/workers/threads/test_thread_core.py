@@ -831,3 +831,38 @@ def test_nothing_is_counted_where_no_article_can_be_read() -> None:
                         SETTINGS, russian)
     assert (doc.threads[0].mentions, doc.threads[0].definite) == (0, 0)
     assert doc.threads[0].last_activity == T0 + timedelta(minutes=5)
+
+
+def test_a_phrase_opened_as_the_last_words_of_its_sentence_is_set_aside_as_named_in_passing() -> None:
+    """Issue 37, twenty-second round: a phrase the threads core opens a thread for on the last
+    words of its sentence ("… I will put them in the release wiki") was named there and nothing was
+    said of it; Active Threads counts it with the subjects only talked of in general
+    (``named_in_passing``, ``set_aside``). The same phrase opened by a sentence that says what is
+    going on with it is shown, and so is the first once it has a state (a wait) or once the agent
+    answers in the window (``between_people``: there a sentence ending on its subject is as often what
+    the agent is to act on)."""
+    from workers.threads.briefing import named_in_passing, set_aside
+
+    passing = run("I'm writing the migration notes and I will put them in the release wiki.",
+                  "Great, link me the release wiki when it's there.", "Sure.")
+    wiki = titled(passing, "release wiki")
+    assert wiki.about.endswith("in the release wiki")
+    assert named_in_passing(wiki, passing)
+    aside, general = set_aside(passing, T0 + timedelta(minutes=3))
+    assert wiki.id in aside and wiki.id in general
+
+    stated = run("I'm rewriting the release wiki this week because the migration notes are wrong.",
+                 "Good, the release wiki needs it.", "Sure.")
+    assert not named_in_passing(titled(stated, "release wiki"), stated)
+    assert titled(stated, "release wiki").id not in set_aside(stated, T0 + timedelta(minutes=3))[0]
+
+    waiting = apply_message(passing, message("We're waiting for the release wiki to be approved by legal.", 5),
+                            SETTINGS, BOTH)
+    assert titled(waiting, "release wiki").waiting_for
+    assert not named_in_passing(titled(waiting, "release wiki"), waiting)
+
+    # the agent answering: the sentence ending on its subject is what it is to act on
+    answered = apply_message(passing, message("I'll add the release notes there too.", 5, role="assistant"),
+                             SETTINGS, BOTH)
+    assert not named_in_passing(titled(answered, "release wiki"), answered)
+    assert titled(answered, "release wiki").id not in set_aside(answered, T0 + timedelta(minutes=6))[0]
