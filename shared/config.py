@@ -159,6 +159,14 @@ class RuntimeSettings(msgspec.Struct, frozen=True, kw_only=True):
     # sleep on the events before it); at most a quarter of a session start's wait for a source
     # (``workers.boot.early``), for a trigger the fetcher does not hear (a store on another server)
     throughput_linger_ms: Annotated[int, Meta(ge=0, le=125)] = 20
+    # the durable consumers' state (what was delivered, what acked) kept in the server's memory
+    # instead of a file: the server rewrites that file up to every 10 ms a consumer, a tenth of the
+    # embedded server's CPU at 400 msg/s (docs/BENCHMARKS.md, issue 39, twenty-second round). The
+    # checkpoint is what a worker resumes from (it rewinds its consumer there at every start), so
+    # nothing is lost with it; a server restart forgets such a consumer, and its worker creates it
+    # again and rewinds (``shared.errors.ConsumerLost``). Takes effect when a consumer is created
+    # (`cortex init` does not change an existing one); for a single server, not a cluster's
+    consumer_state_in_memory: bool = False
 
 
 class OpenClawSettings(msgspec.Struct, frozen=True, kw_only=True):

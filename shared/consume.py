@@ -88,6 +88,7 @@ from shared.codec import Envelope, Limits, Rejection, decode_event
 from shared.connection import ACK, IN_PROGRESS, TERM, reply_all
 from shared.duplicates import DuplicateWindow
 from shared.errors import (
+    ConsumerLost,
     DocumentCorrupt,
     InvalidEvent,
     LeaseLost,
@@ -704,6 +705,7 @@ class ConsumeLoop:
         except (nats.errors.ConnectionClosedError, nats.errors.ConnectionReconnectingError,
                 nats.errors.NoRespondersError, nats.js.errors.ServiceUnavailableError) as exc:
             self._fetch_failed = True
+            self._last_info = 0.0  # is the consumer still there? asked at the loop's next turn
             self._health.set_ready(False, f"fetch failed: {exc!r}")
             await self._sleep(self._cfg.retry_base_s)
             return []
@@ -1151,6 +1153,11 @@ class ConsumeLoop:
         self._last_info = now
         try:
             info = await self._js.consumer_info(EVENTS_STREAM, self.consumer)
+        except nats.js.errors.NotFoundError as exc:
+            # deleted, or a consumer kept in memory by a server that restarted: nothing would ever be
+            # delivered again (the loop would wait out "fetch failed" for ever); the worker creates it
+            # again and rewinds it to the checkpoint (``shared.runtime``)
+            raise ConsumerLost(f"consumer {self.consumer} is gone from the server: {exc}") from exc
         except Exception:  # metrics only; the next tick tries again
             return
         metrics.CONSUMER_PENDING.labels(self._label).set(info.num_pending or 0)

@@ -31,6 +31,12 @@ class DocumentCorrupt(RebuildRequired):
         self.reason = reason
 
 
+class ConsumerLost(Exception):
+    """The worker's durable consumer is gone from the server: deleted, or kept in the server's
+    memory (``RuntimeSettings.consumer_state_in_memory``) by a server that restarted. The worker
+    creates it again and starts a new loop, which rewinds it to the checkpoint as every start does."""
+
+
 class InvalidEvent(Exception):
     """The handler found the event itself invalid, which decoding could not tell (e.g. an id
     its store cannot hold): bad input, dead-lettered at once with this message as the

@@ -361,6 +361,8 @@ def consumer_config(spec: ConsumerSpec, settings: Settings) -> api.ConsumerConfi
         filter_subjects=spec.filter_subjects(settings.prefix),
         num_replicas=settings.replicas,
         description=f"Cortex worker consumer {spec.name}",
+        # kept in the server's memory, not rewritten to a file every 10 ms (the checkpoint is the record)
+        mem_storage=True if settings.runtime.consumer_state_in_memory else None,
     )
 
 

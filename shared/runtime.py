@@ -32,7 +32,7 @@ from shared.config import Settings, without_llm
 from shared.connection import ConnectError, ConnectionLost, connect
 from shared.consume import ConsumeLoop, Handler, LoopConfig
 from shared.derive import Derivation
-from shared.errors import LeaseLost, RebuildRequired, WorkerCannotRun, is_transient
+from shared.errors import ConsumerLost, LeaseLost, RebuildRequired, WorkerCannotRun, is_transient
 from shared.fingerprint import patterns_digest
 from shared.footprint import Source, buckets_of, workers_of
 from shared.forget import start_forgotten
@@ -452,7 +452,16 @@ class WorkerHost:
             await cancel_and_wait(keeper)
 
     async def _run_active(self, ctx: WorkerContext, spec: WorkerSpec, lease: Lease) -> None:
-        while await self._run_once(ctx, spec, lease):
+        while True:
+            try:
+                again = await self._run_once(ctx, spec, lease)
+            except ConsumerLost as exc:
+                # created again (at the stream's start); the next loop rewinds it to the checkpoint
+                log.warning("consumer_lost", extra={"consumer": ctx.consumer, "error": str(exc)})
+                await self._ensure_consumer(ctx.js, ctx.consumer, spec, ctx.health, ctx.partition)
+                continue
+            if not again:
+                return
             log.warning("rebuilding_from_sequence_1", extra={"consumer": ctx.consumer})
 
     async def _run_once(self, ctx: WorkerContext, spec: WorkerSpec, lease: Lease) -> bool:

@@ -48,11 +48,16 @@ async def _published(js: JetStreamContext, subject: str, data: bytes, msg_id: st
     return True
 
 
-@pytest.mark.parametrize("how", ["sigterm", "sigkill"])
+@pytest.mark.parametrize(("how", "consumers"), [("sigterm", "file"), ("sigkill", "file"), ("sigkill", "memory")])
 async def test_nats_restart_mid_stream_workers_reconnect_and_documents_equal_a_clean_run(
-    how: str, tmp_path: Path, faults: Any, make_chat_events: Any
+    how: str, consumers: str, tmp_path: Path, faults: Any, make_chat_events: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``sigterm``: a graceful stop; ``sigkill``: the server crashes (the OS keeps what it wrote)."""
+    """``sigterm``: a graceful stop; ``sigkill``: the server crashes (the OS keeps what it wrote).
+    ``memory``: the consumers' state kept in the server's memory (``CORTEX_RUNTIME_CONSUMER_STATE_IN_MEMORY``,
+    for `cortex init` and the workers): the restarted server has forgotten them, and each worker creates its
+    own again and rewinds it to its checkpoint (``shared.errors.ConsumerLost``)."""
+    if consumers == "memory":
+        monkeypatch.setenv("CORTEX_RUNTIME_CONSUMER_STATE_IN_MEMORY", "true")
     # session triggers: the channel summaries (composed from threads and decisions) are compared too
     events = make_chat_events(N_EVENTS, AGENTS, seed=11, triggers_every=60)
     expected = await faults.clean_documents(events, faults.derived_workers, faults.derived_buckets)
@@ -103,6 +108,9 @@ async def test_nats_restart_mid_stream_workers_reconnect_and_documents_equal_a_c
         # whose history no longer reached a trigger from the events — tests/faults/test_sources_ahead.py)
         assert got == expected, faults.differences(got, expected)
         assert await faults.dead_letters(js) == []
+        kept = {name: bool((await js.consumer_info(EVENTS_STREAM, name)).config.mem_storage)
+                for name in faults.derived_workers}
+        assert kept == dict.fromkeys(faults.derived_workers, consumers == "memory")  # created again, as configured
         # drained means checkpointed: each worker wrote its checkpoint before its last acks (issue 44: about
         # 1 run in 7 a worker still held second copies of messages the restarted server redelivered, acked by
         # the first copies' acks, and its checkpoint stayed below them meanwhile — docs/reliability.md)
