@@ -68,12 +68,25 @@ PROOF_EVERY_S = 0.05
 _ALL = ">"  # the key filter of a watch of the whole bucket
 
 
-# Another way to know a consumer has applied what a wait needs (the agent's document of the
-# source already holds the event before the trigger or a later one: ``shared.asof.DocReader.final_before``)
-Proof = Callable[[], Awaitable[bool]]
+class Proof:
+    """Another way to know a consumer has applied what a wait needs: ``look`` reads the agent's
+    document of the source, which already holds the event before the trigger or a later one
+    (``shared.asof.DocReader.final_before``). ``needs``: the stream sequence the source must
+    have been given before its document can say so (its document's watermark is an event it was
+    delivered: ``integrity.last_seq``) — while the server says the consumer was given less, the
+    document is not read (``WatermarkTracker._arrived``); 0: always read."""
+
+    __slots__ = ("look", "needs")
+
+    def __init__(self, look: Callable[[], Awaitable[bool]], needs: int = 0) -> None:
+        self.look = look
+        self.needs = needs
+
+    async def __call__(self) -> bool:
+        return await self.look()
 
 
-class _Asked(NamedTuple):
+class Asked(NamedTuple):
     """The server's view of a consumer (``consumer_info``), asked at ``at`` (``time.monotonic()``)."""
 
     at: float
@@ -81,6 +94,7 @@ class _Asked(NamedTuple):
     drained: bool  # nothing pending or unacked then: everything stored before ``at`` is applied
     exists: bool = True  # False: no such consumer (nothing says it applied anything)
     left: int = 0  # its pending and unacked messages then: what it still had to apply
+    given: int = 0  # the last message delivered to it then (``delivered.stream_seq``)
 
 
 class Drained(NamedTuple):
@@ -112,6 +126,7 @@ class WatermarkTracker:
     def __init__(self, js: JetStreamContext, poll_s: float = 0.02, patience_s: float | None = None) -> None:
         self._js = js
         self._checkpoints: dict[str, int] = {}
+        self._changed_at: dict[str, float] = {}  # consumer -> when its checkpoint last took a new value (monotonic)
         self._changed = asyncio.Event()  # set (and replaced) at every checkpoint change
         self._watches: dict[str, asyncio.Task[None]] = {}  # key filter (a consumer, or _ALL) → its watch
         self._poll_s = poll_s
@@ -119,8 +134,8 @@ class WatermarkTracker:
         self._idle_cache: dict[str, Drained] = {}
         self._behind: dict[str, _Missed] = {}
         self._moves: dict[str, deque[tuple[float, int]]] = {}  # consumer -> (monotonic time, checkpoint)
-        self._asked: dict[str, _Asked] = {}  # consumer -> the server's last answer
-        self._asking: dict[str, tuple[float, asyncio.Task[_Asked]]] = {}  # consumer -> the request on its way
+        self._asked: dict[str, Asked] = {}  # consumer -> the server's last answer
+        self._asking: dict[str, tuple[float, asyncio.Task[Asked]]] = {}  # consumer -> the request on its way
 
     async def start(self) -> None:
         """Follow every consumer's checkpoint now (one watch of the whole bucket); without it
@@ -165,6 +180,8 @@ class WatermarkTracker:
                 if entry is None or entry.value is None or entry.key is None:
                     continue
                 with contextlib.suppress(ValueError):
+                    if self._checkpoints.get(entry.key) != int(entry.value):
+                        self._changed_at[entry.key] = time.monotonic()
                     self._checkpoints[entry.key] = int(entry.value)
                     self._moved(entry.key, int(entry.value))
                     # every waiter holds the event of the moment it looked: set it, hand out a new one
@@ -190,6 +207,15 @@ class WatermarkTracker:
         """The consumer's checkpoint as the watch last said (0 before its first value, or when
         nothing follows it: ``follow``, which every wait does for its consumers)."""
         return self._checkpoints.get(consumer, 0)
+
+    def changed_at(self, consumer: str) -> float:
+        """When the watch last saw the consumer's checkpoint take a new value (``time.monotonic()``;
+        0.0: never)."""
+        return self._changed_at.get(consumer, 0.0)
+
+    def answer(self, consumer: str) -> Asked | None:
+        """The server's last answer about the consumer (``server``), however old; None: never asked."""
+        return self._asked.get(consumer)
 
     def _moved(self, consumer: str, seq: int) -> None:
         moves = self._moves.setdefault(consumer, deque())
@@ -257,7 +283,13 @@ class WatermarkTracker:
         asked = await self._server(consumer, 0.0)
         return asked.left if asked.exists else None
 
-    async def _server(self, consumer: str, since: float) -> _Asked:
+    async def server(self, consumer: str, since: float) -> Asked:
+        """The server's view of the consumer, asked at or after ``since`` (a ``time.monotonic()``)
+        and less than ``SERVER_EVERY_S`` ago: the answer every wait of the process shares."""
+        self.follow((consumer,))
+        return await self._server(consumer, since)
+
+    async def _server(self, consumer: str, since: float) -> Asked:
         """The server's view of the consumer, asked at or after ``since`` — and less than
         ``SERVER_EVERY_S`` ago, or asked again (shared by every wait: one request on its way at
         a time). "Nothing left" is only an answer for what was stored before it was asked."""
@@ -277,14 +309,14 @@ class WatermarkTracker:
             if task.done() and self._asking.get(consumer, (0.0, None))[1] is task:
                 del self._asking[consumer]
 
-    async def _ask(self, consumer: str, at: float) -> _Asked:
+    async def _ask(self, consumer: str, at: float) -> Asked:
         try:  # the fields read here only (``consumer_state``), not nats-py's whole ``ConsumerInfo``
             state = await consumer_state(self._js, EVENTS_STREAM, consumer)
         except nats.js.errors.NotFoundError:
-            asked = _Asked(at, 0, False, exists=False)
+            asked = Asked(at, 0, False, exists=False)
         else:
             left = state.num_pending + state.num_ack_pending
-            asked = _Asked(at, state.acked, not left, left=left)
+            asked = Asked(at, state.acked, not left, left=left, given=state.given)
         self._asked[consumer] = asked
         return asked
 
@@ -346,7 +378,8 @@ class WatermarkTracker:
             looked = time.monotonic()
             due = {c: proofs[c] for c in pending if c in proofs and looked - proved.get(c, -1.0) >= PROOF_EVERY_S}
             proved.update(dict.fromkeys(due, looked))
-            results = await asyncio.gather(*(self._arrived(c, s, due.get(c), started) for c, s in pending.items()))
+            results = await asyncio.gather(*(self._arrived(c, s, due.get(c), started, looked)
+                                             for c, s in pending.items()))
             pending = {c: s for (c, s), ok in zip(pending.items(), results, strict=True) if not ok}
             now = time.monotonic()
             remaining = deadline - now
@@ -361,14 +394,25 @@ class WatermarkTracker:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(changed.wait(), timeout=timeout)
 
-    async def _arrived(self, consumer: str, seq: int, proof: Proof | None, since: float) -> bool:
-        """``reached`` (the server asked after ``since``, the wait's start), or its proof says so
-        (looked at before the server is asked)."""
+    async def _arrived(self, consumer: str, seq: int, proof: Proof | None, since: float, looked: float) -> bool:
+        """``reached`` (the server asked after ``since``, the wait's start), or its proof says so.
+
+        The server is asked first (every look whose proof says no asked it too, after the proof:
+        96 % of them at 400 msg/s, docs/BENCHMARKS.md, twentieth round): when its answer was asked
+        at or after this look began (``looked``) and says the consumer had not even been given the
+        event the proof needs (``Proof.needs``), the document cannot hold it yet and is not read —
+        a head read of the whole document a wait saved, the first look of nearly every wait. An
+        older answer (shared, up to ``SERVER_EVERY_S``) says nothing of now: the proof is read."""
         if self.checkpoint(consumer) >= seq:
             return True
-        if proof is not None and await proof():
+        if proof is None:
+            return await self.reached(consumer, seq, since)
+        asked = await self._server(consumer, since)
+        if self.checkpoint(consumer) >= seq or (asked.exists and (asked.applied >= seq or asked.drained)):
             return True
-        return await self.reached(consumer, seq, since)
+        if asked.exists and asked.at >= looked and asked.given < proof.needs:
+            return False  # not given the event yet when the server was asked, after this look began
+        return await proof()
 
     async def lagging_now(self, needs: dict[str, int], cache_s: float = 0.5,
                           cache: dict[str, Drained] | None = None) -> list[str]:
