@@ -54,7 +54,7 @@ from shared.kv import kv_cas, kv_keys, kv_read
 from shared.names import BUCKET_BOOT, EVENTS_STREAM, partition_of
 from shared.runtime import WorkerContext, loop_config
 from shared.tasks import cancel_and_wait
-from shared.watermarks import Asked, WatermarkTracker
+from shared.watermarks import SERVER_EVERY_S, Asked, WatermarkTracker
 from workers.boot.assemble import assemble_boot
 from workers.boot.sources import BootSources
 
@@ -135,6 +135,9 @@ class Completer:
         # what the last tick looked at: the lagging consumers' checkpoints then, and when (``tick``)
         self._looked: dict[str, int] | None = None
         self._looked_at = 0.0
+        # when a tick must look again although nothing moved: an answer it took was asked before a
+        # consumer's last checkpoint move (``_answer``), and a newer one can be asked then
+        self._again_at = float("inf")
         self._task: asyncio.Task[None] | None = None
         self._gauge = BOOT_OUTSTANDING.labels(ctx.consumer)
         self._kv: KeyValue | None = None  # the BootDoc bucket's handle (``_bucket``)
@@ -202,7 +205,8 @@ class Completer:
         events = [self._kick] + ([self._tracker.changed()] if self._entries else [])
         waits = [asyncio.ensure_future(e.wait()) for e in events]
         try:
-            await asyncio.wait(waits, timeout=POLL_S, return_when=asyncio.FIRST_COMPLETED)
+            timeout = min(POLL_S, max(0.0, self._again_at - time.monotonic()))
+            await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
         finally:
             for w in waits:
                 w.cancel()
@@ -272,7 +276,7 @@ class Completer:
         """Nothing the last tick looked at has moved, it was less than ``POLL_S`` ago, and no
         entry came since."""
         looked = self._looked
-        return looked is not None and now - self._looked_at < POLL_S \
+        return looked is not None and now - self._looked_at < POLL_S and now < self._again_at \
             and all(self._tracker.checkpoint(c) == seq for c, seq in looked.items())
 
     async def _due(self, now: float) -> list[Outstanding]:
@@ -289,6 +293,7 @@ class Completer:
         self._tracker.follow(furthest)
         self._looked = {c: self._tracker.checkpoint(c) for c in furthest}  # before looking: a move after it is seen
         self._looked_at = now
+        self._again_at = float("inf")
         answers: dict[str, Asked] = {}  # the server's view of the consumers short of some entry's trigger
         for consumer, seq in furthest.items():
             if self._tracker.checkpoint(consumer) < seq:
@@ -310,13 +315,20 @@ class Completer:
     async def _answer(self, consumer: str, now: float) -> Asked:
         """The server's view of a consumer for a tick: the tracker's last answer (shared with every
         wait of the process) while it was asked after the consumer's checkpoint last moved and less
-        than ``POLL_S`` ago — the cache ``lagging_now`` kept for the completer alone, asked again at
-        every move — else asked now (``WatermarkTracker.server``, shared as well)."""
+        than ``POLL_S`` ago — the cache ``lagging_now`` kept for the completer alone — else the
+        tracker's answer of at most ``SERVER_EVERY_S`` ago (``WatermarkTracker.server``: one request
+        for every wait and tick of the process; ``lagging_now`` asked again at every move of a
+        lagging source, a tick each). One asked before the last move is looked at again when a
+        newer one can be asked (``_again_at``): a source that drained right after a move is seen
+        at most ``SERVER_EVERY_S`` later, not at the next ``POLL_S``."""
         moved = self._tracker.changed_at(consumer)
         last = self._tracker.answer(consumer)
         if last is not None and last.at >= moved and now - last.at <= POLL_S:
             return last
-        return await self._tracker.server(consumer, max(moved, now - POLL_S))
+        answer = await self._tracker.server(consumer, now - SERVER_EVERY_S)
+        if answer.at < moved:
+            self._again_at = min(self._again_at, answer.at + SERVER_EVERY_S)
+        return answer
 
     def _consumer_of(self, agent: str) -> dict[str, str]:
         """The agent's source worker → its consumer (its partition's), kept: a tick asks it of

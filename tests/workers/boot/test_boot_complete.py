@@ -337,3 +337,38 @@ async def test_a_completer_takes_no_answer_asked_before_its_entry_was_registered
     # an answer from after the registration that says nothing is left is taken as it is
     rig.tracker._asked["recall"] = watermarks.Asked(time.monotonic(), 0, True)
     assert await completer._due(time.monotonic()) == [entry]
+
+
+async def test_a_completer_shares_the_waits_answer_and_looks_again_when_it_predates_a_move(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tick at a lagging source's checkpoint move takes the tracker's answer of the last
+    ``SERVER_EVERY_S`` (no request of its own: ``lagging_now`` asked at every move) — and, when that
+    answer was asked before the move, looks again once a newer one can be asked, not at the next
+    ``POLL_S``: a source that drained right after its move is seen within ``SERVER_EVERY_S``."""
+    monkeypatch.setattr(complete, "POLL_S", 60.0)
+    completer = rig.handler.completer
+    assert completer._task is not None
+    await cancel_and_wait(completer._task)  # ticked here alone
+    start = await rig.publish("ada", "session", "start", 0)
+    await rig.caught_up("threads", start.seq)
+    await rig.make(start)
+    assert completer.outstanding == 1
+    asked = 0
+    state_of = watermarks.consumer_state
+
+    async def counted(*args: Any) -> Any:
+        nonlocal asked
+        asked += 1
+        return await state_of(*args)
+
+    monkeypatch.setattr(watermarks, "consumer_state", counted)
+    shared = watermarks.Asked(time.monotonic(), 0, False)  # a wait's answer: recall has the trigger pending
+    rig.tracker._asked["recall"] = shared
+    monkeypatch.setattr(rig.tracker, "changed_at", lambda consumer: shared.at + 0.001)  # recall moved after it
+    now = time.monotonic()
+    assert await completer._due(now) == []
+    assert asked == 0  # the wait's answer, not a request of the tick's own
+    assert completer._again_at == shared.at + watermarks.SERVER_EVERY_S
+    assert not completer._unchanged(completer._again_at)  # nothing moves again: looked at anyway then
+    assert completer._unchanged(now)  # before it, a wake-up by another consumer looks no further
