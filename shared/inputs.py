@@ -166,7 +166,7 @@ class Inputs:
         async def final() -> bool:
             return await self.docs.final_before(bucket, env.agent, seq)
 
-        return Proof(final, needs=seq - 1)  # a document holding seq - 1 was written after its worker was given it
+        return final
 
     async def patiently(self, sources: Sequence[Source], env: Envelope, unconsumed_s: float | None = None) -> None:
         """Until every source consumer of ``env``'s agent has applied the events before it (or the

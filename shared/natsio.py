@@ -150,33 +150,22 @@ class _AckFloor(msgspec.Struct):
     stream_seq: int = 0
 
 
-class _Delivered(msgspec.Struct):
-    stream_seq: int = 0
-
-
 class ConsumerState(msgspec.Struct, frozen=True):
     """What a consumer's info says of its progress — the fields of nats-py's ``ConsumerInfo``
     the watermark tracker reads, and nothing else decoded: ``ack_floor`` (every message up to
     its ``stream_seq`` is acked), its pending (``num_pending``: not delivered yet) and unacked
-    (``num_ack_pending``) messages, the pull requests waiting (``num_waiting``), and the last
-    message it was given (``delivered``: no document of its worker holds a later event)."""
+    (``num_ack_pending``) messages, the pull requests waiting (``num_waiting``)."""
 
     num_pending: int = 0
     num_ack_pending: int = 0
     num_waiting: int = 0
     ack_floor: _AckFloor | None = None
-    delivered: _Delivered | None = None
     error: dict[str, Any] | None = None
 
     @property
     def acked(self) -> int:
         """Its ack floor's stream sequence (0: nothing acked)."""
         return self.ack_floor.stream_seq if self.ack_floor is not None else 0
-
-    @property
-    def given(self) -> int:
-        """The stream sequence of the last message delivered to it (0: none yet)."""
-        return self.delivered.stream_seq if self.delivered is not None else 0
 
 
 _CONSUMER_STATE = msgspec.json.Decoder(ConsumerState)

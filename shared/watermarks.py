@@ -68,22 +68,9 @@ PROOF_EVERY_S = 0.05
 _ALL = ">"  # the key filter of a watch of the whole bucket
 
 
-class Proof:
-    """Another way to know a consumer has applied what a wait needs: ``look`` reads the agent's
-    document of the source, which already holds the event before the trigger or a later one
-    (``shared.asof.DocReader.final_before``). ``needs``: the stream sequence the source must
-    have been given before its document can say so (its document's watermark is an event it was
-    delivered: ``integrity.last_seq``) — while the server says the consumer was given less, the
-    document is not read (``WatermarkTracker._arrived``); 0: always read."""
-
-    __slots__ = ("look", "needs")
-
-    def __init__(self, look: Callable[[], Awaitable[bool]], needs: int = 0) -> None:
-        self.look = look
-        self.needs = needs
-
-    async def __call__(self) -> bool:
-        return await self.look()
+# Another way to know a consumer has applied what a wait needs (the agent's document of the
+# source already holds the event before the trigger or a later one: ``shared.asof.DocReader.final_before``)
+Proof = Callable[[], Awaitable[bool]]
 
 
 class Asked(NamedTuple):
@@ -94,7 +81,6 @@ class Asked(NamedTuple):
     drained: bool  # nothing pending or unacked then: everything stored before ``at`` is applied
     exists: bool = True  # False: no such consumer (nothing says it applied anything)
     left: int = 0  # its pending and unacked messages then: what it still had to apply
-    given: int = 0  # the last message delivered to it then (``delivered.stream_seq``)
 
 
 class Drained(NamedTuple):
@@ -316,7 +302,7 @@ class WatermarkTracker:
             asked = Asked(at, 0, False, exists=False)
         else:
             left = state.num_pending + state.num_ack_pending
-            asked = Asked(at, state.acked, not left, left=left, given=state.given)
+            asked = Asked(at, state.acked, not left, left=left)
         self._asked[consumer] = asked
         return asked
 
@@ -378,8 +364,7 @@ class WatermarkTracker:
             looked = time.monotonic()
             due = {c: proofs[c] for c in pending if c in proofs and looked - proved.get(c, -1.0) >= PROOF_EVERY_S}
             proved.update(dict.fromkeys(due, looked))
-            results = await asyncio.gather(*(self._arrived(c, s, due.get(c), started, looked)
-                                             for c, s in pending.items()))
+            results = await asyncio.gather(*(self._arrived(c, s, due.get(c), started) for c, s in pending.items()))
             pending = {c: s for (c, s), ok in zip(pending.items(), results, strict=True) if not ok}
             now = time.monotonic()
             remaining = deadline - now
@@ -394,25 +379,14 @@ class WatermarkTracker:
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(changed.wait(), timeout=timeout)
 
-    async def _arrived(self, consumer: str, seq: int, proof: Proof | None, since: float, looked: float) -> bool:
-        """``reached`` (the server asked after ``since``, the wait's start), or its proof says so.
-
-        The server is asked first (every look whose proof says no asked it too, after the proof:
-        96 % of them at 400 msg/s, docs/BENCHMARKS.md, twentieth round): when its answer was asked
-        at or after this look began (``looked``) and says the consumer had not even been given the
-        event the proof needs (``Proof.needs``), the document cannot hold it yet and is not read —
-        a head read of the whole document a wait saved, the first look of nearly every wait. An
-        older answer (shared, up to ``SERVER_EVERY_S``) says nothing of now: the proof is read."""
+    async def _arrived(self, consumer: str, seq: int, proof: Proof | None, since: float) -> bool:
+        """``reached`` (the server asked after ``since``, the wait's start), or its proof says so
+        (looked at before the server is asked)."""
         if self.checkpoint(consumer) >= seq:
             return True
-        if proof is None:
-            return await self.reached(consumer, seq, since)
-        asked = await self._server(consumer, since)
-        if self.checkpoint(consumer) >= seq or (asked.exists and (asked.applied >= seq or asked.drained)):
+        if proof is not None and await proof():
             return True
-        if asked.exists and asked.at >= looked and asked.given < proof.needs:
-            return False  # not given the event yet when the server was asked, after this look began
-        return await proof()
+        return await self.reached(consumer, seq, since)
 
     async def lagging_now(self, needs: dict[str, int], cache_s: float = 0.5,
                           cache: dict[str, Drained] | None = None) -> list[str]:
