@@ -73,7 +73,7 @@ _ALL = ">"  # the key filter of a watch of the whole bucket
 Proof = Callable[[], Awaitable[bool]]
 
 
-class Asked(NamedTuple):
+class _Asked(NamedTuple):
     """The server's view of a consumer (``consumer_info``), asked at ``at`` (``time.monotonic()``)."""
 
     at: float
@@ -112,7 +112,6 @@ class WatermarkTracker:
     def __init__(self, js: JetStreamContext, poll_s: float = 0.02, patience_s: float | None = None) -> None:
         self._js = js
         self._checkpoints: dict[str, int] = {}
-        self._changed_at: dict[str, float] = {}  # consumer -> when its checkpoint last took a new value (monotonic)
         self._changed = asyncio.Event()  # set (and replaced) at every checkpoint change
         self._watches: dict[str, asyncio.Task[None]] = {}  # key filter (a consumer, or _ALL) → its watch
         self._poll_s = poll_s
@@ -120,8 +119,8 @@ class WatermarkTracker:
         self._idle_cache: dict[str, Drained] = {}
         self._behind: dict[str, _Missed] = {}
         self._moves: dict[str, deque[tuple[float, int]]] = {}  # consumer -> (monotonic time, checkpoint)
-        self._asked: dict[str, Asked] = {}  # consumer -> the server's last answer
-        self._asking: dict[str, tuple[float, asyncio.Task[Asked]]] = {}  # consumer -> the request on its way
+        self._asked: dict[str, _Asked] = {}  # consumer -> the server's last answer
+        self._asking: dict[str, tuple[float, asyncio.Task[_Asked]]] = {}  # consumer -> the request on its way
 
     async def start(self) -> None:
         """Follow every consumer's checkpoint now (one watch of the whole bucket); without it
@@ -166,8 +165,6 @@ class WatermarkTracker:
                 if entry is None or entry.value is None or entry.key is None:
                     continue
                 with contextlib.suppress(ValueError):
-                    if self._checkpoints.get(entry.key) != int(entry.value):
-                        self._changed_at[entry.key] = time.monotonic()
                     self._checkpoints[entry.key] = int(entry.value)
                     self._moved(entry.key, int(entry.value))
                     # every waiter holds the event of the moment it looked: set it, hand out a new one
@@ -193,15 +190,6 @@ class WatermarkTracker:
         """The consumer's checkpoint as the watch last said (0 before its first value, or when
         nothing follows it: ``follow``, which every wait does for its consumers)."""
         return self._checkpoints.get(consumer, 0)
-
-    def changed_at(self, consumer: str) -> float:
-        """When the watch last saw the consumer's checkpoint take a new value (``time.monotonic()``;
-        0.0: never)."""
-        return self._changed_at.get(consumer, 0.0)
-
-    def answer(self, consumer: str) -> Asked | None:
-        """The server's last answer about the consumer (``server``), however old; None: never asked."""
-        return self._asked.get(consumer)
 
     def _moved(self, consumer: str, seq: int) -> None:
         moves = self._moves.setdefault(consumer, deque())
@@ -269,13 +257,7 @@ class WatermarkTracker:
         asked = await self._server(consumer, 0.0)
         return asked.left if asked.exists else None
 
-    async def server(self, consumer: str, since: float) -> Asked:
-        """The server's view of the consumer, asked at or after ``since`` (a ``time.monotonic()``)
-        and less than ``SERVER_EVERY_S`` ago: the answer every wait of the process shares."""
-        self.follow((consumer,))
-        return await self._server(consumer, since)
-
-    async def _server(self, consumer: str, since: float) -> Asked:
+    async def _server(self, consumer: str, since: float) -> _Asked:
         """The server's view of the consumer, asked at or after ``since`` — and less than
         ``SERVER_EVERY_S`` ago, or asked again (shared by every wait: one request on its way at
         a time). "Nothing left" is only an answer for what was stored before it was asked."""
@@ -295,14 +277,14 @@ class WatermarkTracker:
             if task.done() and self._asking.get(consumer, (0.0, None))[1] is task:
                 del self._asking[consumer]
 
-    async def _ask(self, consumer: str, at: float) -> Asked:
+    async def _ask(self, consumer: str, at: float) -> _Asked:
         try:  # the fields read here only (``consumer_state``), not nats-py's whole ``ConsumerInfo``
             state = await consumer_state(self._js, EVENTS_STREAM, consumer)
         except nats.js.errors.NotFoundError:
-            asked = Asked(at, 0, False, exists=False)
+            asked = _Asked(at, 0, False, exists=False)
         else:
             left = state.num_pending + state.num_ack_pending
-            asked = Asked(at, state.acked, not left, left=left)
+            asked = _Asked(at, state.acked, not left, left=left)
         self._asked[consumer] = asked
         return asked
 

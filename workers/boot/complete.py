@@ -54,7 +54,7 @@ from shared.kv import kv_cas, kv_keys, kv_read
 from shared.names import BUCKET_BOOT, EVENTS_STREAM, partition_of
 from shared.runtime import WorkerContext, loop_config
 from shared.tasks import cancel_and_wait
-from shared.watermarks import SERVER_EVERY_S, Asked, WatermarkTracker
+from shared.watermarks import WatermarkTracker
 from workers.boot.assemble import assemble_boot
 from workers.boot.sources import BootSources
 
@@ -85,23 +85,6 @@ class Outstanding:
     docs: dict[str, Any] | None  # what was read at the bound; None: every source is re-read
     since: float  # when the first document of the agent that still lags was made (monotonic)
     counted: bool = False  # counted as stuck
-    # when this entry was registered (monotonic): its trigger was stored before, so a server answer
-    # asked after it ("nothing left") covers the trigger — ``since`` is the agent's first entry's time
-    registered: float = 0.0
-
-
-def _reached(answer: Asked | None, seq: int, registered: float) -> bool:
-    """The server's answer says the consumer applied everything before an entry's trigger: its ack
-    floor is there, or it had nothing left when asked — after the entry was registered (its trigger
-    stored), or "nothing left" may predate the trigger."""
-    if answer is None or not answer.exists:
-        return False
-    return answer.applied >= seq or (answer.drained and answer.at >= registered)
-
-
-def _decided_by_drained(checkpoint: int, seq: int, answer: Asked) -> bool:
-    """Only "nothing left" could say the consumer got to ``seq``."""
-    return checkpoint < seq and answer.exists and answer.applied < seq and answer.drained
 
 
 def _decode_doc(raw: bytes | None) -> BootDoc | None:
@@ -135,9 +118,6 @@ class Completer:
         # what the last tick looked at: the lagging consumers' checkpoints then, and when (``tick``)
         self._looked: dict[str, int] | None = None
         self._looked_at = 0.0
-        # when a tick must look again although nothing moved: an answer it took was asked before a
-        # consumer's last checkpoint move (``_answer``), and a newer one can be asked then
-        self._again_at = float("inf")
         self._task: asyncio.Task[None] | None = None
         self._gauge = BOOT_OUTSTANDING.labels(ctx.consumer)
         self._kv: KeyValue | None = None  # the BootDoc bucket's handle (``_bucket``)
@@ -156,7 +136,7 @@ class Completer:
                             env=reading.env if usable and reading else None,
                             docs=dict(reading.docs) if usable and reading else None,
                             since=before.since if before is not None else time.monotonic(),
-                            counted=before.counted if before is not None else False, registered=time.monotonic())
+                            counted=before.counted if before is not None else False)
         self._add(entry)
         self._kick.set()
 
@@ -205,8 +185,7 @@ class Completer:
         events = [self._kick] + ([self._tracker.changed()] if self._entries else [])
         waits = [asyncio.ensure_future(e.wait()) for e in events]
         try:
-            timeout = min(POLL_S, max(0.0, self._again_at - time.monotonic()))
-            await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(waits, timeout=POLL_S, return_when=asyncio.FIRST_COMPLETED)
         finally:
             for w in waits:
                 w.cancel()
@@ -237,9 +216,8 @@ class Completer:
                 continue
             doc = _decode_doc((await kv_read(kv, agent))[0])
             if doc is not None and doc.lagging and agent not in self._entries:
-                now = time.monotonic()
                 self._add(Outstanding(agent=agent, seq=doc.integrity.last_seq, lagging=list(doc.lagging),
-                                      env=None, docs=None, since=now, registered=now))
+                                      env=None, docs=None, since=time.monotonic()))
         if self._entries:
             log.info("boot_completions_recovered", extra={"outstanding": len(self._entries)})
 
@@ -250,14 +228,13 @@ class Completer:
 
         A tick runs at every checkpoint move while anything is outstanding (tens to hundreds a
         second under load), and above capacity every session start is outstanding for seconds:
-        each source consumer the entries wait for is looked at once a tick (``_answer``: the
-        server's view the tracker shares with every wait, asked after the consumer's checkpoint
-        last moved), not once an entry. A consumer has reached an entry's trigger when its
-        checkpoint or its ack floor is there, or it had nothing left to apply when asked after the
-        entry was registered (``_reached``: an older "nothing left" may predate the trigger, and is
-        asked again). A tick that finds none of those consumers moved since the last one (woken by
-        another consumer: a latency worker's commits) and less than ``POLL_S`` after it, and no
-        entry registered since, looks no further: ``_answer`` would have answered alike."""
+        each source consumer the entries wait for is looked at once a tick (``lagging_now`` with
+        the furthest trigger any entry needs of it), not once an entry. A consumer is behind an
+        entry's trigger while its checkpoint is short of it and it has something left to apply
+        (not drained) — the same answer ``lagging_now`` gives entry by entry. A tick that finds
+        none of those consumers moved since the last one (woken by another consumer: a latency
+        worker's commits) and less than ``POLL_S`` after it, and no entry registered since, looks
+        no further: ``lagging_now`` would have answered from its cache (``cache_s=POLL_S``) alike."""
         now = time.monotonic()
         if self._unchanged(now):
             return  # woken by another consumer's move: nothing an entry waits for has changed
@@ -276,7 +253,7 @@ class Completer:
         """Nothing the last tick looked at has moved, it was less than ``POLL_S`` ago, and no
         entry came since."""
         looked = self._looked
-        return looked is not None and now - self._looked_at < POLL_S and now < self._again_at \
+        return looked is not None and now - self._looked_at < POLL_S \
             and all(self._tracker.checkpoint(c) == seq for c, seq in looked.items())
 
     async def _due(self, now: float) -> list[Outstanding]:
@@ -293,42 +270,16 @@ class Completer:
         self._tracker.follow(furthest)
         self._looked = {c: self._tracker.checkpoint(c) for c in furthest}  # before looking: a move after it is seen
         self._looked_at = now
-        self._again_at = float("inf")
-        answers: dict[str, Asked] = {}  # the server's view of the consumers short of some entry's trigger
+        behind = set()  # consumers short of some entry's trigger with something left to apply
         for consumer, seq in furthest.items():
-            if self._tracker.checkpoint(consumer) < seq:
-                answers[consumer] = await self._answer(consumer, now)
-        for consumer, answer in answers.items():  # "nothing left" said before an entry's trigger was stored
-            late = [e.registered for e, needs in wanted
-                    if consumer in needs and _decided_by_drained(self._tracker.checkpoint(consumer), needs[consumer],
-                                                                  answer) and answer.at < e.registered]
-            if late:
-                answers[consumer] = await self._tracker.server(consumer, max(late))
+            if await self._tracker.lagging_now({consumer: seq}, cache_s=POLL_S):
+                behind.add(consumer)
         for entry, needs in wanted:
-            if all(self._tracker.checkpoint(c) >= seq or _reached(answers.get(c), seq, entry.registered)
-                   for c, seq in needs.items()):
+            if all(c not in behind or self._tracker.checkpoint(c) >= seq for c, seq in needs.items()):
                 due.append(entry)
             elif not entry.counted and now - entry.since >= STUCK_AFTER_S:
                 self._count_stuck(entry)
         return due
-
-    async def _answer(self, consumer: str, now: float) -> Asked:
-        """The server's view of a consumer for a tick: the tracker's last answer (shared with every
-        wait of the process) while it was asked after the consumer's checkpoint last moved and less
-        than ``POLL_S`` ago — the cache ``lagging_now`` kept for the completer alone — else the
-        tracker's answer of at most ``SERVER_EVERY_S`` ago (``WatermarkTracker.server``: one request
-        for every wait and tick of the process; ``lagging_now`` asked again at every move of a
-        lagging source, a tick each). One asked before the last move is looked at again when a
-        newer one can be asked (``_again_at``): a source that drained right after a move is seen
-        at most ``SERVER_EVERY_S`` later, not at the next ``POLL_S``."""
-        moved = self._tracker.changed_at(consumer)
-        last = self._tracker.answer(consumer)
-        if last is not None and last.at >= moved and now - last.at <= POLL_S:
-            return last
-        answer = await self._tracker.server(consumer, now - SERVER_EVERY_S)
-        if answer.at < moved:
-            self._again_at = min(self._again_at, answer.at + SERVER_EVERY_S)
-        return answer
 
     def _consumer_of(self, agent: str) -> dict[str, str]:
         """The agent's source worker → its consumer (its partition's), kept: a tick asks it of

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -21,7 +20,6 @@ from nats.js.client import JetStreamContext
 from prometheus_client import REGISTRY
 
 from schemas.docs import BootDoc, Integrity
-from shared import watermarks
 from shared.codec import Envelope, Limits, decode_event
 from shared.config import load_settings
 from shared.errors import TransientError
@@ -283,16 +281,16 @@ async def test_a_tick_looks_at_each_lagging_source_once_however_many_documents_w
         await rig.make(start)
         starts.append(start)
     assert completer.outstanding == 6
-    asked: list[str] = []  # a consumer looked at (the server's view, ``Completer._answer``)
-    answer = completer._answer
+    asked: list[dict[str, int]] = []
+    lagging_now = rig.tracker.lagging_now
 
-    async def counted(consumer: str, now: float) -> watermarks.Asked:
-        asked.append(consumer)
-        return await answer(consumer, now)
+    async def counted(needs: dict[str, int], **kwargs: Any) -> list[str]:
+        asked.append(dict(needs))
+        return await lagging_now(needs, **kwargs)
 
-    monkeypatch.setattr(completer, "_answer", counted)
+    monkeypatch.setattr(rig.tracker, "lagging_now", counted)
     await completer.tick()
-    assert asked == ["recall"]  # once, not once a document (6 times)
+    assert asked == [{"recall": starts[-1].seq}]  # once, not once a document (6 times)
     assert completer.outstanding == 6
     await rig.caught_up("threads", starts[-1].seq + 5)  # another consumer moved: the tick that wakes looks no further
     await completer.tick()
@@ -306,69 +304,6 @@ async def test_a_tick_looks_at_each_lagging_source_once_however_many_documents_w
         assert (await rig.stored(start.agent)).lagging == ["recall"]
     await rig.caught_up("recall", starts[-1].seq)
     await completer.tick()
-    assert completer.outstanding == 0 and len(asked) == 2  # its checkpoint says so: nothing asked
+    assert completer.outstanding == 0 and len(asked) == 3
     for start in starts:
         assert await _completed(rig, start.agent)
-
-
-async def test_a_completer_takes_no_answer_asked_before_its_entry_was_registered(
-    rig: Rig, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The completer takes the tracker's answer about a lagging source (shared with every wait of
-    the process) — but "nothing left" asked before an entry was registered may predate its trigger:
-    asked again, and the entry is due only on an answer from after its registration."""
-    monkeypatch.setattr(complete, "POLL_S", 60.0)
-    completer = rig.handler.completer
-    assert completer._task is not None
-    await cancel_and_wait(completer._task)  # ticked here alone
-    start = await rig.publish("ada", "session", "start", 0)
-    await rig.caught_up("threads", start.seq)
-    await rig.make(start)
-    assert completer.outstanding == 1
-    entry = completer._entries["ada"]
-    # what a wait heard before the trigger was stored: recall had nothing left (then)
-    stale = watermarks.Asked(entry.registered - 1.0, 0, True)
-    rig.tracker._asked["recall"] = stale
-    monkeypatch.setattr(rig.tracker, "changed_at", lambda consumer: 0.0)  # no checkpoint move since it
-    assert await completer._due(time.monotonic()) == []  # recall has the trigger pending: not due
-    answer = rig.tracker.answer("recall")
-    assert answer is not None and answer is not stale and answer.at >= entry.registered
-    assert not answer.drained
-    # an answer from after the registration that says nothing is left is taken as it is
-    rig.tracker._asked["recall"] = watermarks.Asked(time.monotonic(), 0, True)
-    assert await completer._due(time.monotonic()) == [entry]
-
-
-async def test_a_completer_shares_the_waits_answer_and_looks_again_when_it_predates_a_move(
-    rig: Rig, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A tick at a lagging source's checkpoint move takes the tracker's answer of the last
-    ``SERVER_EVERY_S`` (no request of its own: ``lagging_now`` asked at every move) — and, when that
-    answer was asked before the move, looks again once a newer one can be asked, not at the next
-    ``POLL_S``: a source that drained right after its move is seen within ``SERVER_EVERY_S``."""
-    monkeypatch.setattr(complete, "POLL_S", 60.0)
-    completer = rig.handler.completer
-    assert completer._task is not None
-    await cancel_and_wait(completer._task)  # ticked here alone
-    start = await rig.publish("ada", "session", "start", 0)
-    await rig.caught_up("threads", start.seq)
-    await rig.make(start)
-    assert completer.outstanding == 1
-    asked = 0
-    state_of = watermarks.consumer_state
-
-    async def counted(*args: Any) -> Any:
-        nonlocal asked
-        asked += 1
-        return await state_of(*args)
-
-    monkeypatch.setattr(watermarks, "consumer_state", counted)
-    shared = watermarks.Asked(time.monotonic(), 0, False)  # a wait's answer: recall has the trigger pending
-    rig.tracker._asked["recall"] = shared
-    monkeypatch.setattr(rig.tracker, "changed_at", lambda consumer: shared.at + 0.001)  # recall moved after it
-    now = time.monotonic()
-    assert await completer._due(now) == []
-    assert asked == 0  # the wait's answer, not a request of the tick's own
-    assert completer._again_at == shared.at + watermarks.SERVER_EVERY_S
-    assert not completer._unchanged(completer._again_at)  # nothing moves again: looked at anyway then
-    assert completer._unchanged(now)  # before it, a wake-up by another consumer looks no further
