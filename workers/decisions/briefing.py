@@ -62,6 +62,9 @@ CALL_REQUEST_CHARS = 60
 # went", "Bescheid geben, wenn es fertig ist"); German "Sie" capitalised is the polite "you"
 _REFERS_BACK = re.compile(r"\b(?:[Ii]t|its|[Tt]hey|them|their|es|sie)\b")
 MAX_COMMITMENTS_IN_BOOT = 10
+PAST_DAY_MIN: Final = timedelta(days=1)
+"""The least lateness a person's dated promise bears before it is past its day (``past_its_day``):
+a promise made the hour it was due is still listed the day after."""
 
 
 # "… from Redis to Memcached", "… instead of Redis", "… statt Redis", "… von Redis auf …":
@@ -303,15 +306,32 @@ def _commitment_rank(c: Commitment, now: datetime, tz: ZoneInfo) -> tuple[int, f
     return (2, -created.timestamp(), "", created, c.id)
 
 
-def _listed(c: Commitment, since: datetime, due_since: datetime | None, tz: ZoneInfo) -> bool:
+def _listed(c: Commitment, since: datetime, due_since: datetime | None, tz: ZoneInfo,
+            now: datetime | None = None) -> bool:
     """A commitment the briefing lists: one made since ``since``, or one with a stated due
-    that is still to come or passed since ``due_since`` (any passed one when None)."""
+    that is still to come or passed since ``due_since`` (any passed one when None) — and, a
+    person's, not past its day for longer than it was given (``past_its_day``)."""
     if not (c.due and c.due.strip()):
         return as_utc(c.created) >= since
     if due_since is None:
         return True
     moment = _due_moment(c.due, tz)
-    return moment is None or moment >= due_since
+    return moment is None or (moment >= due_since and (now is None or not past_its_day(c, moment, now)))
+
+
+def past_its_day(c: Commitment, due: datetime, now: datetime) -> bool:
+    """A person's own dated promise late by more than it was given (twenty-third round, issue 37):
+    "I'll come over tomorrow", "I'm going to make it for my family this weekend" a week after
+    that day — a plan between people whose day came and went (it happened or it did not; the
+    conversation moved on) — while "the deck by the end of the month", said a month ahead, is
+    still worth a shout a month late (``overdue_days`` bounds both). The lateness a promise
+    bears is its own horizon, from when it was made to its due (at least a day): dates only, no
+    words, every language alike. Only a speaker's own (role ``user``): what the agent owes, what
+    was asked of it and what a named third person owes the user keep the whole window."""
+    if c.role != "user":
+        return False
+    late = as_utc(now) - as_utc(due)
+    return late > max(as_utc(due) - as_utc(c.created), PAST_DAY_MIN)
 
 
 def _vague(c: Commitment, operations: Sequence[Operation]) -> bool:
@@ -342,19 +362,25 @@ def commitments_section(
     open_ones = [c for c in commitments if c.status != "done" or c.id in reopened]
     since = as_utc(now) - timedelta(days=undated_days)
     due_since = as_utc(now) - timedelta(days=overdue_days) if overdue_days is not None else None
-    listed_ones = [c for c in open_ones if _listed(c, since, due_since, tz) or c.id in reopened]
+    listed_ones = [c for c in open_ones if _listed(c, since, due_since, tz, now) or c.id in reopened]
     vague = [c for c in listed_ones if c.id not in reopened and _vague(c, operations)]
     shown = [c for c in listed_ones if c not in vague]
     shown.sort(key=lambda c: _commitment_rank(c, now, tz))
     lines = [_commitment_line(c, now, tz, operations, listed, c.id in reopened)
              for c in shown[:MAX_COMMITMENTS_IN_BOOT]]
     hidden = [c for c in open_ones if c not in listed_ones]
-    stale = sum(1 for c in hidden if c.due and c.due.strip())
-    if aged := len(hidden) - stale:
+    dated = [c for c in hidden if c.due and c.due.strip()]
+    passed = sum(1 for c in dated if due_since is not None
+                 and (moment := _due_moment(c.due or "", tz)) is not None and moment >= due_since)
+    stale = len(dated) - passed
+    if aged := len(hidden) - len(dated):
         lines.append(f"_… {plural(aged, 'older open commitment')} without a due date not shown_")
     if stale:
         lines.append(f"_… {plural(stale, 'commitment')} overdue for more than {plural(overdue_days or 0, 'day')}"
                      " not shown_")
+    if passed:
+        lines.append(f"_… {plural(passed, 'commitment')} past its day not shown_" if passed == 1
+                     else f"_… {plural(passed, 'commitment')} past their day not shown_")
     if vague:
         lines.append(f"_… {plural(len(vague), 'open commitment')} too vague to list not shown_")
     text, _ = section(f"## 📋 Commitments ({len(open_ones)} open)", lines, budget)

@@ -694,3 +694,53 @@ def test_a_thread_quiet_for_days_says_so(make, settings, tz):
     assert "Priority: medium | Last: 2026-02-12 12:30 (quiet 5 days)\n" in md
     assert "Priority: medium | Last: 2026-02-16 12:30\n" in md
     assert "Priority: medium | Last: 2026-02-17 09:30\n" in md
+
+
+def test_a_persons_promise_late_by_more_than_it_was_given_is_counted_not_listed(make, settings, tz):
+    """Issue 37, twenty-third round: between people, "I'll pop round on Saturday" a week after that
+    Saturday is a plan whose day came and went, not a debt to shout about. A person's own dated
+    promise is listed until it is late by as long as it was given (at least a day), then counted;
+    one given a month ahead is still listed a fortnight late."""
+    commitments = make.commitments(
+        make.commitment("visit", what="pop round to fix the bike", role="user", who="ines",
+                        due="2026-02-11", created=make.now - timedelta(days=7)),
+        make.commitment("cake", what="bake the lemon cake for the party", role="user", who="ines",
+                        due="2026-02-16", created=make.now - timedelta(days=2)),
+        make.commitment("thesis", what="hand in the thesis chapter", role="user", who="ines",
+                        due="2026-02-01", created=make.now - timedelta(days=60)),
+    )
+    md = assemble_boot(SECTIONS, make.inputs(commitments=commitments), settings, tz)
+    assert (
+        "## 📋 Commitments (3 open)\n"
+        "- 🔴 **OVERDUE**: hand in the thesis chapter (ines; due 2026-02-01, 16 days ago)\n"
+        "- 🔴 **OVERDUE**: bake the lemon cake for the party (ines; due 2026-02-16, yesterday)\n"
+        "_… 1 commitment past its day not shown_\n"
+    ) in md
+    assert "pop round" not in md
+
+
+def test_what_the_agent_or_a_named_person_owes_keeps_the_whole_overdue_window(make, settings, tz):
+    """Only a speaker's own plan passes with its day: the agent's promise, a task asked of it and a
+    named third person's promise, each given a day ahead and a week late, are still shouted."""
+    commitments = make.commitments(
+        make.commitment("agent", what="rotate the staging keys", role="assistant",
+                        due="2026-02-09", created=make.now - timedelta(days=9)),
+        make.commitment("third", what="send the signed lease", who="Marek",
+                        due="2026-02-09", created=make.now - timedelta(days=9)),
+    )
+    md = assemble_boot(SECTIONS, make.inputs(commitments=commitments), settings, tz)
+    assert "- 🔴 **OVERDUE**: rotate the staging keys (you; due 2026-02-09, 8 days ago)\n" in md
+    assert "- 🔴 **OVERDUE**: send the signed lease (Marek; due 2026-02-09, 8 days ago)\n" in md
+    assert "past its day" not in md and "past their day" not in md
+
+
+def test_two_plans_past_their_day_are_counted_together(make, settings, tz):
+    commitments = make.commitments(
+        make.commitment("a", what="bring the tent to the lake", role="user", who="ines",
+                        due="2026-02-07", created=make.now - timedelta(days=12)),
+        make.commitment("b", what="cook the curry for the book club", role="user", who="ines",
+                        due="2026-02-08", created=make.now - timedelta(days=11)),
+    )
+    md = assemble_boot(SECTIONS, make.inputs(commitments=commitments), settings, tz)
+    assert "## 📋 Commitments (2 open)\n_… 2 commitments past their day not shown_\n" in md
+    assert "OVERDUE" not in md
