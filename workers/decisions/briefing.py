@@ -357,7 +357,9 @@ def commitments_section(
     turns overdue, and a month-old "send you the recipe" would otherwise stand in every
     briefing for good. One with a due is listed until ``overdue_days`` after it (always when
     None), then only counted: "🔴 OVERDUE: go hiking with friends (due 2026-06-05, 160 days
-    ago)" is no longer owed, and in a chat of months such plans filled the list (issue 37)."""
+    ago)" is no longer owed, and in a chat of months such plans filled the list (issue 37). A
+    person's own dated promise leaves the list sooner, once it is late by more than it was given
+    (``past_its_day``), and is counted "past its day"."""
     reopened = false_closures(commitments, findings)
     open_ones = [c for c in commitments if c.status != "done" or c.id in reopened]
     since = as_utc(now) - timedelta(days=undated_days)
