@@ -744,3 +744,15 @@ def test_two_plans_past_their_day_are_counted_together(make, settings, tz):
     md = assemble_boot(SECTIONS, make.inputs(commitments=commitments), settings, tz)
     assert "## 📋 Commitments (2 open)\n_… 2 commitments past their day not shown_\n" in md
     assert "OVERDUE" not in md
+
+
+def test_a_plan_past_its_day_reads_no_words(make, settings, tz):
+    """The rule reads the dates and the role only: a German, Spanish or French plan a day ahead and a
+    week late is counted as the English one is."""
+    commitments = make.commitments(*(
+        make.commitment(key, what=task, role="user", who="ines", due="2026-02-09",
+                        created=make.now - timedelta(days=9))
+        for key, task in (("de", "morgen den Kuchen vorbeibringen"), ("es", "pasar por tu casa mañana"),
+                          ("fr", "passer chez toi demain"))))
+    md = assemble_boot(SECTIONS, make.inputs(commitments=commitments), settings, tz)
+    assert "## 📋 Commitments (3 open)\n_… 3 commitments past their day not shown_\n" in md
