@@ -197,7 +197,7 @@ def between_people(doc: ThreadsDoc) -> bool:
     return bool(doc.recent) and all(m.role == "user" for m in doc.recent)
 
 
-def named_in_passing(t: Thread, doc: ThreadsDoc) -> bool:
+def named_in_passing(t: Thread, doc: ThreadsDoc, people: bool | None = None) -> bool:
     """Open, with no state (``has_state``), opened by the threads core on a phrase of its table
     (``ThreadsDoc.returns``: not a cue's topic — "back to the costs" ends on its topic by form),
     in talk between people (``between_people``), and the sentence that opened it (``about``) ends
@@ -211,11 +211,12 @@ def named_in_passing(t: Thread, doc: ThreadsDoc) -> bool:
     docs/briefing-eval.md). Where the agent answers, a sentence ending on its subject is as often
     the problem the agent is to act on ("Hi, I was charged twice for the March invoice"): there
     the rule is not asked. Language-free: it reads where the title stands in its sentence and who
-    spoke, no word of any pack."""
+    spoke, no word of any pack. ``people``: ``between_people(doc)`` when the caller asked it already
+    (``set_aside`` asks it once a document, not once a thread)."""
     if t.status != "open" or has_state(t) or not t.about:
         return False
     title = t.title.lower()
-    if title not in doc.returns or not between_people(doc):
+    if title not in doc.returns or not (between_people(doc) if people is None else people):
         return False
     said = t.about.rstrip(_SENTENCE_CLOSE).lower()
     return said.endswith(title) and (len(said) == len(title) or not said[-len(title) - 1].isalnum())
@@ -227,8 +228,9 @@ def set_aside(doc: ThreadsDoc, now: datetime | None = None) -> tuple[frozenset[s
     only talked of in general (``talked_of_in_general``) or only named in passing
     (``named_in_passing``) that it did not move on from."""
     left = not_returned_to(doc, now)
+    people = between_people(doc)  # (once a document: every thread's window is the document's)
     general = frozenset(t.id for t in doc.threads
-                        if t.id not in left and (talked_of_in_general(t) or named_in_passing(t, doc)))
+                        if t.id not in left and (talked_of_in_general(t) or named_in_passing(t, doc, people)))
     return left | general, general
 
 

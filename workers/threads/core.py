@@ -168,14 +168,37 @@ _CANDIDATE_INDEX = 1000
 
 
 def _open_threads_for_candidates(
-    threads: list[Thread], promoted: list[Topic], event: MessageEvent, mood: Mood, patterns: PatternSet
+    threads: list[Thread], promoted: list[Topic], event: MessageEvent, mood: Mood, patterns: PatternSet,
+    earlier: list[RecentMessage],
 ) -> list[Thread]:
+    """New threads for the phrases the window promoted, each with the window's earlier mentions
+    of it counted (``_said_before``)."""
     taken = {t.id for t in threads}
     for index, topic in enumerate(promoted, _CANDIDATE_INDEX):
         thread_id = unique_id(event.id, "thread", index, taken)
         taken.add(thread_id)
-        threads.append(_new_thread(thread_id, topic.title, topic.about, event, mood, patterns))
+        thread = _new_thread(thread_id, topic.title, topic.about, event, mood, patterns)
+        said, sure = _said_before(topic.title, earlier, patterns.definite)
+        threads.append(_replace(thread, mentions=said, definite=sure) if said else thread)
     return threads
+
+
+def _said_before(title: str, earlier: list[RecentMessage], definite: frozenset[str]) -> tuple[int, int]:
+    """How the window's messages before the one that opened a phrase's thread referred to it
+    (``_reference``: ``Thread.mentions``, ``Thread.definite``), which the counts began only at the
+    opening message: "I'm trying to get my head around the visa requirements …" and, five
+    messages on, "I'm proud of researching visa requirements …" opened "visa requirements" as a
+    thing only ever said as a kind (``briefing.talked_of_in_general``; issue 37, twenty-third
+    round). Asked only when a phrase opens a thread: the window's heads, one substring search
+    each."""
+    if not definite:  # no enabled language has articles: nothing is counted (``_touch_named``)
+        return 0, 0
+    said = sure = 0
+    for m in earlier:
+        a, b = _reference(title, m.text.lower(), definite)
+        said += a
+        sure += b
+    return said, sure
 
 
 def _carries_work(text: MatchText, signals: Signals, patterns: PatternSet) -> bool:
@@ -435,7 +458,7 @@ def apply_message(
     update = track(base.recent, memory, ordinal, text.original, text.lowered,
                    lambda: _carries_work(text, signals, patterns), threads, patterns, event.role, event.session)
     if update.promoted:
-        threads = _open_threads_for_candidates(threads, update.promoted, event, mood, patterns)
+        threads = _open_threads_for_candidates(threads, update.promoted, event, mood, patterns, update.recent[:-1])
     if threads:
         if event.role == "user":  # a correction of the agent's closure reopens what it closed
             threads = reopen_corrected(threads, base.recent, event, text, patterns)

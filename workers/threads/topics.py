@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from itertools import pairwise
 from operator import attrgetter
 from typing import Final, NamedTuple
 
@@ -373,14 +374,38 @@ def _has_stake(key: str, mentions: list[Mention], ctx: _Context, owned: bool = F
     return any(roles.get(m.n) == "assistant" or stake(m, key, patterns) for m in mentions)
 
 
+# A phrase said again after this many messages without it (the talk moved on and came back): a
+# subject its speakers come back to (``_came_back_to``; issue 37, twenty-third round).
+COME_BACK_GAP: Final = 3
+
+
+def _came_back_to(key: str, mentions: list[Mention], patterns: PatternSet) -> bool:
+    """The window says the phrase in two messages or more, the talk left it for ``COME_BACK_GAP``
+    messages or more between two of them, and every mention's sentence gives someone a stake in it
+    (``_engaged``): "I'm trying to get my head around the visa requirements …", five messages on
+    "I'm proud of researching visa requirements …" — a plan its owner comes back to, with no work
+    word. A phrase said in one stretch of talk ("My cork board …", "a pic of my cork board", "What
+    made you hang it on your cork board?") or answered at once ("Congrats on the cooking show") has
+    no such gap. The gap is language-free; the stake reads the packs' ``engaged`` and ``owners``
+    (a language without them opens nothing here). Chosen in every left-one-out fold of the
+    development conversations (docs/briefing-eval.md, twenty-third round). Asked only of a phrase
+    said again in the window without work: the cheap gap first."""
+    if len(mentions) < MIN_MENTIONS:
+        return False
+    if max(b.n - a.n for a, b in pairwise(mentions)) < COME_BACK_GAP:
+        return False
+    return all(_engaged(m, key, patterns) for m in mentions)
+
+
 def _verdict(key: str, mentions: list[Mention], ctx: _Context, again: bool) -> int:
     """OPEN: a thread of its own (or of its broader topic); SETTLE: never one (a thread
     covers it); WAIT: not yet (no work came with it so far, and the conversation did not come
-    back to it: ``again``). Cheapest checks first."""
+    back to it: ``again``, ``_came_back_to``). Cheapest checks first."""
     if _known(key, ctx.title_words, ctx.stopwords):
         return SETTLE
     at = {m.n: i for i, m in enumerate(ctx.window.messages)}
-    if not again and not any(_carried_work(ctx.window, at[m.n], ctx.patterns) for m in mentions):
+    if not again and not any(_carried_work(ctx.window, at[m.n], ctx.patterns) for m in mentions) \
+            and not _came_back_to(key, mentions, ctx.patterns):
         return WAIT
     if 2 * _with_threads(mentions, ctx) >= len(mentions):  # mostly said together with a thread: its detail
         return SETTLE

@@ -866,3 +866,33 @@ def test_a_phrase_opened_as_the_last_words_of_its_sentence_is_set_aside_as_named
                              SETTINGS, BOTH)
     assert not named_in_passing(titled(answered, "release wiki"), answered)
     assert titled(answered, "release wiki").id not in set_aside(answered, T0 + timedelta(minutes=6))[0]
+
+
+def test_set_aside_asks_between_people_once_a_document(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 37, twenty-third round: ``between_people`` reads the document's window, not a thread:
+    ``set_aside`` asks it once a document and hands it to ``named_in_passing`` for every thread (it
+    was asked once a thread), with the same ids set aside."""
+    from workers.threads import briefing
+
+    passing = run("I'm writing the migration notes and I will put them in the release wiki.",
+                  "Great, link me the release wiki when it's there.", "Sure.")
+    wiki = titled(passing, "release wiki")
+    twins = [msgspec.structs.replace(wiki, id=f"{wiki.id}-{i}") for i in range(4)]
+    doc = msgspec.structs.replace(passing, threads=[*passing.threads, *twins])
+    now = T0 + timedelta(minutes=3)
+    expected = briefing.set_aside(doc, now)
+    assert {t.id for t in twins} <= expected[1]
+
+    asked: list[int] = []
+    original = briefing.between_people
+
+    def counted(d: ThreadsDoc) -> bool:
+        asked.append(1)
+        return original(d)
+
+    monkeypatch.setattr(briefing, "between_people", counted)
+    assert briefing.set_aside(doc, now) == expected
+    assert len(asked) == 1
+    # asked by itself, ``named_in_passing`` still reads the window (``people`` not given)
+    assert briefing.named_in_passing(wiki, doc) and len(asked) == 2
+    assert not briefing.named_in_passing(wiki, doc, people=False) and len(asked) == 2

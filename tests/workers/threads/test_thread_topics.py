@@ -472,3 +472,60 @@ def test_a_cue_topic_of_one_word_after_a_noun_phrase_is_titled_with_it() -> None
                          ("Regarding pricing: we keep the old plans.", "pricing"),
                          ("A community project regarding payment gateway outages.", "payment gateway outages")):
         assert titles(run(plain)) == [title], plain
+
+
+# Issue 37, twenty-third round: a phrase its speakers come back to after the talk moved on.
+TIMETABLE = (
+    "I'm trying to sort out the ferry timetable for our island trip next month.",
+    "Oh nice, which island?",
+    "The small one up north, with the lighthouse and the seals.",
+    "Sounds lovely. Send me a picture when you get there.",
+    "I've been comparing ferry timetable options all evening, the early boat is cheaper.",
+)
+
+
+def test_a_phrase_come_back_to_with_a_stake_opens_a_thread() -> None:
+    """Said by someone planning it, the talk moves on for three messages, and it is said again by
+    someone planning it: a subject they come back to, with no work word (``_came_back_to``). Its
+    earlier mention ("the ferry timetable") is counted with the opening one, so it is no subject only
+    talked of in general."""
+    from workers.threads.briefing import talked_of_in_general
+
+    doc = run(*TIMETABLE)
+    assert titles(doc) == ["ferry timetable"]
+    timetable = doc.threads[0]
+    assert (timetable.mentions, timetable.definite) == (2, 1)
+    assert not talked_of_in_general(timetable)
+
+
+def test_a_phrase_said_in_one_stretch_or_without_a_stake_opens_none() -> None:
+    """Said again in the next messages (one stretch of talk, an echo), or once without anyone's
+    stake in it: nothing comes back, and the window's rule for a phrase said twice without work
+    stands (no thread)."""
+    stretch = ("I'm trying to sort out the ferry timetable for our island trip next month.",
+               "I'm looking at the ferry timetable too, the early boat is cheaper.",
+               "Oh nice, which island?", "The small one up north, with the lighthouse and the seals.",
+               "Sounds lovely. Send me a picture when you get there.")
+    assert titles(run(*stretch)) == []
+    no_stake = ("There was a ferry timetable on the wall of the cafe.", *TIMETABLE[1:])
+    assert titles(run(*no_stake)) == []
+    # two messages apart is one stretch too
+    close = (TIMETABLE[0], TIMETABLE[1], TIMETABLE[4], TIMETABLE[2], TIMETABLE[3])
+    assert titles(run(*close)) == []
+
+
+def test_the_earlier_mentions_are_counted_only_when_a_phrase_opens_a_thread(monkeypatch: Any) -> None:
+    """The window's earlier mentions are read for the phrase that opens a thread, once, not for every
+    message (``core._said_before``)."""
+    from workers.threads import core
+
+    asked: list[str] = []
+    original = core._said_before
+
+    def counted(title: str, earlier: Any, definite: frozenset[str]) -> tuple[int, int]:
+        asked.append(title)
+        return original(title, earlier, definite)
+
+    monkeypatch.setattr(core, "_said_before", counted)
+    run(*TIMETABLE)
+    assert asked == ["ferry timetable"]
