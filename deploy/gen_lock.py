@@ -6,7 +6,8 @@ worker needs — the slim image. ``requirements-recall.lock`` adds what the ``re
 needs on top (the vector store, the embedder, numpy), resolved with requirements.lock as
 constraints so the two agree: only those packages, so the full image installs both.
 ``requirements-build.lock`` is what builds the project and the locks' sdist-only releases
-(nkeys) without build isolation — setuptools, nothing fetched unpinned. The images leave out
+(nkeys) without build isolation — setuptools, and mypy for setup.py's mypyc compile of the
+regex cores; nothing fetched unpinned. The images leave out
 ``NOT_IN_IMAGES`` (the embedded nats-server of ``cortex up``: pods never run it). Dev tools
 never enter a lock.
 

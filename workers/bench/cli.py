@@ -133,7 +133,8 @@ async def cmd_bench(args: argparse.Namespace, settings: Settings) -> int:
         return 1
     write_json(rep, config.out)
     print(table(rep.rows))
-    print(f"\n{summary(rep.rows)} — {rep.duration_s:.0f}s; results in {config.out}")
+    cores = f"; regex cores {rep.machine.regex_cores}" if rep.machine is not None else ""
+    print(f"\n{summary(rep.rows)} — {rep.duration_s:.0f}s{cores}; results in {config.out}")
     return 1 if any(r.verdict == "failed" for r in rep.rows) else 0
 
 

@@ -12,6 +12,7 @@ import msgspec
 
 from shared.embedded import EmbeddedError, nats_server_binary
 from workers.bench.results import Machine, Report, Row
+from workers.compiled import status
 
 
 def _cpu_model() -> str:
@@ -62,6 +63,7 @@ def machine(server: str, server_version: str, load_start: list[float]) -> Machin
         nproc=os.cpu_count() or 0, cpu_model=_cpu_model(), memory_mb=_memory_mb(),
         python=platform.python_version(), platform=platform.platform(), nats_server=server_version,
         nats_py=_version("nats-py"), msgspec_version=_version("msgspec"), server=server, load_avg_start=load_start,
+        regex_cores=status(),
     )
 
 

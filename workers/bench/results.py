@@ -319,6 +319,7 @@ class Machine(msgspec.Struct, kw_only=True):
     server: str  # "embedded" or the URL (redacted)
     load_avg_start: list[float] = msgspec.field(default_factory=list)  # 1, 5, 15 min: was the machine busy?
     load_avg_end: list[float] = msgspec.field(default_factory=list)
+    regex_cores: str = ""  # workers.compiled.status(): "compiled (mypyc, …)" or "pure Python"
 
 
 class Row(msgspec.Struct, kw_only=True):

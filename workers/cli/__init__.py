@@ -19,6 +19,18 @@ from workers.cli.base import CliError, Command, run_command
 __all__ = ["CliError", "Command", "build_parser", "main", "run_command"]
 
 
+class _Version(argparse._VersionAction):
+    """``cortex --version``: the release and whether the regex cores run compiled (mypyc) or as
+    pure Python (setup.py, workers/compiled.py) — looked up only when asked."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        from workers.compiled import status
+
+        parser._print_message(f"{self.version}; regex cores: {status()}\n", sys.stdout)
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     from workers import __version__
     from workers.bench import cli as bench_cli
@@ -28,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     from workers.evals import cli as evals_cli
 
     parser = argparse.ArgumentParser(prog="cortex", description="Conversation intelligence for LLM agents.")
-    parser.add_argument("--version", action="version", version=f"cortex {__version__}")
+    parser.add_argument("--version", action=_Version, version=f"cortex {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     run.register(sub)
     ops.register(sub)

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 
 from schemas.events import MessageEvent
 from workers.conversation import patterns as patterns_module
+from workers.conversation import triggers as triggers_module
 from workers.conversation.languages import PACKS
 from workers.conversation.patterns import Family, Pattern, get_patterns
 from workers.conversation.signal_languages import SIGNAL_PACKS
@@ -57,14 +58,14 @@ def _regexes(value: object, seen: set[int]) -> Iterator[re.Pattern[str]]:
 def _as_written(languages: tuple[str, ...]) -> tuple[object, object]:
     """The pattern set and the signal patterns of ``languages`` compiled from the sources as written."""
     get_signal_patterns(languages)  # (its mood patterns, cached, compiled first as the workers compile them)
-    keep = patterns_module.led_by_class
-    patterns_module.led_by_class = lambda source, flags=0: source  # type: ignore[assignment]
+    keep = triggers_module.led_by_class  # patterns.compile_led calls it through the module (compiled or not)
+    triggers_module.led_by_class = lambda source, flags=0: source  # type: ignore[assignment]
     try:
         written = patterns_module._pattern_set(languages)
         signals = get_signal_patterns.__wrapped__(languages)  # type: ignore[attr-defined]
         return written, dataclasses.replace(signals, mood=None)
     finally:
-        patterns_module.led_by_class = keep  # type: ignore[assignment]
+        triggers_module.led_by_class = keep  # type: ignore[assignment]
 
 
 @cache
