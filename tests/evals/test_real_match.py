@@ -41,18 +41,20 @@ def decision(what: str) -> DecisionLabel:
 
 
 @pytest.mark.parametrize(("label", "candidate"), [
-    ("Ana's favourite colour is blue", "Ana's favorite color is blue"),
-    ("Ana travelled to the city centre", "Ana traveled to the city center"),
-    ("Ana's daughter sees a counsellor", "Ana's daughter sees a counselor"),
-    ("Ana organised the charity fundraiser", "Ana is organizing a charity fundraiser"),
-    ("Ana works in the neighbourhood theatre", "Ana works at the neighborhood theater"),
-    ("Ana analyses the survey data", "Ana analyzed the survey data"),
-    ("Ana practises the piano programme", "Ana practices the piano program"),
-    ("Ana will e-mail the slides to her co-workers", "Ana emails the slides to her coworkers"),
-    ("Ana's adoption agencies", "an adoption agency for Ana"),
+    # two words each, one of them spelt the other way: the match hangs on reading it as the same word
+    ("favourite colour", "her favorite color"),
+    ("see a counsellor weekly", "sees a counselor weekly"),
+    ("organised fundraiser", "organized the fundraiser"),
+    ("neighbourhood theatre", "the neighborhood theater"),
+    ("analyses the data", "analyzed the data"),
+    ("grey jumper", "the gray jumper"),
+    ("metres swum", "the meters swum"),
+    ("jewellery shop", "a jewelry shop"),
+    ("e-mail the slides", "email the slides"),
 ])
 def test_the_other_spelling_of_the_same_words_matches(label: str, candidate: str) -> None:
-    assert _matches(fact(label, "Ana"), candidate)
+    assert _matches(decision(label), candidate)
+    assert _matches(fact(f"Ana: {label}", "Ana"), f"Ana: {candidate}")
 
 
 def test_a_spelling_is_read_as_one_word_and_other_words_keep_theirs() -> None:
