@@ -99,9 +99,9 @@ def american(word: str) -> str:
     return _IZE.sub(lambda m: f"{m.group(1)}s{m.group(2)}", word)
 
 
-def _stem(token: str) -> str:
-    word = token.lower().replace("’", "'")
-    word = american(word.removesuffix("'s").removesuffix("'"))
+def _stem(token: str, spelling: bool = True) -> str:
+    word = token.lower().replace("’", "'").removesuffix("'s").removesuffix("'")
+    word = american(word) if spelling else word
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= _MIN_STEM:
             return word[: -len(suffix)]
@@ -115,14 +115,15 @@ def name_words(names: Iterable[str]) -> frozenset[str]:
     return frozenset(_stem(t) for name in names for t in _TOKEN.findall(name))
 
 
-def words(text: str, names: frozenset[str] = frozenset()) -> frozenset[str]:
-    """The content words of ``text``, stemmed, without stopwords and ``names``."""
+def words(text: str, names: frozenset[str] = frozenset(), *, spelling: bool = True) -> frozenset[str]:
+    """The content words of ``text``, stemmed, without stopwords and ``names`` (``spelling``: in one
+    spelling, :func:`american`, and a bound prefix joined)."""
     out = set()
-    for token in _TOKEN.findall(_BOUND_PREFIX.sub(r"\1", text)):
+    for token in _TOKEN.findall(_BOUND_PREFIX.sub(r"\1", text) if spelling else text):
         lowered = token.lower().replace("’", "'")
         if lowered in STOPWORDS:
             continue
-        stem = _stem(token)
+        stem = _stem(token, spelling)
         if stem not in names and stem not in STOPWORDS:
             out.add(stem)
     return frozenset(out)
@@ -149,12 +150,12 @@ def coverage(label: frozenset[str], candidate: frozenset[str]) -> float:
 # negated ("no TFT screen" is not "a TFT screen"); a negation elsewhere ("can't wait") is not read.
 _NEGATOR_WORDS: Final = """
 no not never cannot without against nobody none neither nor nothing instead drop dropped dropping reject
-rejected rejecting scrap scrapped scrapping ditch ditched
+rejected rejecting scrap scrapped scrapping ditch ditched discard discarded
 """
 _NEGATORS: Final = frozenset(_NEGATOR_WORDS.split())
 _DROP: Final = frozenset({"drop", "dropped", "dropping"})
 _PARTICLES: Final = frozenset({"off", "by", "in", "into", "out"})  # "drop off the package" is no negation
-_NEGATION_REACH: Final = 2  # content words a negator reaches ("no more TFT screen": "tft" and "screen")
+_NEGATION_REACH: Final = 1  # content words a negator reaches ("no TFT screen": "tft"; "don't mind to convince": "mind")
 _CLAUSE_END: Final = re.compile(r"[,.;:!?()\[\]—–…]|\s-\s|\b(?:but|and|or|so|because|although|though)\b",
                                 re.IGNORECASE)
 
@@ -181,18 +182,47 @@ def negated(text: str, names: frozenset[str] = frozenset()) -> frozenset[str]:
     return frozenset(out)
 
 
+def says_no(text: str) -> bool:
+    """Whether ``text`` says a negation anywhere (a negator of :func:`negated`)."""
+    return any(t in _NEGATORS or t.endswith("n't")
+               for t in (x.lower().replace("’", "'") for x in _TOKEN.findall(text)))
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What the matcher reads beyond word overlap: one spelling, negation. ``TRAINED_READING`` is
+    how it read before the twenty-third round, which labelled the shipped learnt reader's sentences
+    (``learnt_data``): retraining with another reading changes the extraction."""
+
+    spelling: bool = True
+    negation: bool = True
+
+
+READING: Final = Reading()
+TRAINED_READING: Final = Reading(spelling=False, negation=False)
+
+
 @dataclass(frozen=True)
 class Wording:
     """One way a label may be said: its content words and those said negated."""
 
     words: frozenset[str]
     negated: frozenset[str] = frozenset()
+    says_no: bool = False  # a negation anywhere in it
 
 
-def _agrees(wording: Wording, cand_words: frozenset[str], cand_negated: frozenset[str]) -> bool:
-    """Every word the two share is negated in both or in neither."""
-    return all(any(same_word(w, c) for c in cand_negated) == (w in wording.negated)
-               for w in wording.words if any(same_word(w, c) for c in cand_words))
+def _agrees(wording: Wording, cand_words: frozenset[str], cand_negated: frozenset[str], cand_says_no: bool,
+            wording_says_no: bool) -> bool:
+    """Whether the two agree on negation. When both negate a word they share, they must negate the same
+    shared words ("plastic instead of rubber" is not "rubber instead of plastic"). When only one does,
+    the other must say a negation somewhere: talk puts it far from its object ("we don't need to
+    consider the teletext", "solar cells — we said no to that" are "no teletext", "no solar cells")."""
+    shared = [w for w in wording.words if any(same_word(w, c) for c in cand_words)]
+    in_cand = {w for w in shared if any(same_word(w, c) for c in cand_negated)}
+    in_wording = {w for w in shared if w in wording.negated}
+    if in_cand and in_wording:
+        return in_cand == in_wording
+    return (not in_wording or cand_says_no) and (not in_cand or wording_says_no)
 
 
 @dataclass(frozen=True)
@@ -215,23 +245,28 @@ class Matched:
     extra: list[Candidate] = field(default_factory=list)
 
 
-def _label_wordings(label: Label, names: frozenset[str]) -> list[Wording]:
+def _wording(text: str, leave: frozenset[str], reading: Reading) -> Wording:
+    return Wording(words(text, leave, spelling=reading.spelling),
+                   negated(text, leave) if reading.negation else frozenset(),
+                   reading.negation and says_no(text))
+
+
+def _label_wordings(label: Label, names: frozenset[str], reading: Reading = READING) -> list[Wording]:
     about = name_words([label.about]) if isinstance(label, FactLabel) and label.about else frozenset()
-    leave = names | about
-    return [Wording(w, negated(text, leave)) for text in label_texts(label) if (w := words(text, leave))]
+    return [w for text in label_texts(label) if (w := _wording(text, names | about, reading)).words]
 
 
 def _label_words(label: Label, names: frozenset[str]) -> list[frozenset[str]]:
     return [w.words for w in _label_wordings(label, names)]
 
 
-def _parts(label: Label, names: frozenset[str]) -> list[Wording]:
+def _parts(label: Label, names: frozenset[str], reading: Reading = READING) -> list[Wording]:
     """The label's wordings, and each part of one that says two things ("John loves The Lord of the
     Rings; Aragorn is his favourite character"): what a second item may state of it."""
     about = name_words([label.about]) if isinstance(label, FactLabel) and label.about else frozenset()
-    leave = names | about
     texts = [part for text in label_texts(label) for part in text.split(";") if ";" in text]
-    return _label_wordings(label, names) + [Wording(w, negated(t, leave)) for t in texts if (w := words(t, leave))]
+    return _label_wordings(label, names, reading) + [
+        w for t in texts if (w := _wording(t, names | about, reading)).words]
 
 
 def _names_about(label: Label, candidate_tokens: frozenset[str]) -> bool:
@@ -252,10 +287,11 @@ def score(label_words: Sequence[frozenset[str]], candidate_words: frozenset[str]
     return max((coverage(w, candidate_words) for w in label_words), default=0.0)
 
 
-def _score(wordings: Sequence[Wording], cand_words: frozenset[str], cand_negated: frozenset[str]) -> float:
+def _score(wordings: Sequence[Wording], cand_words: frozenset[str], cand_negated: frozenset[str],
+           cand_says_no: bool) -> float:
     """The best coverage of a wording the candidate agrees with on negation."""
-    return max((coverage(w.words, cand_words) for w in wordings if _agrees(w, cand_words, cand_negated)),
-               default=0.0)
+    return max((coverage(w.words, cand_words) for w in wordings
+                if _agrees(w, cand_words, cand_negated, cand_says_no, w.says_no)), default=0.0)
 
 
 def _held(wordings: Sequence[Wording], cand_words: frozenset[str]) -> frozenset[str]:
@@ -263,7 +299,7 @@ def _held(wordings: Sequence[Wording], cand_words: frozenset[str]) -> frozenset[
 
 
 def match(labels: Sequence[Label], required: Sequence[bool], candidates: Sequence[Candidate],
-          names: frozenset[str], speakers: frozenset[str] = frozenset()) -> Matched:
+          names: frozenset[str], speakers: frozenset[str] = frozenset(), reading: Reading = READING) -> Matched:
     """Pair ``labels`` (``required[i]``: counted for recall) with ``candidates`` one to one;
     ``names``: the words matching leaves out, ``speakers``: who may make a promise (lower case).
 
@@ -271,21 +307,23 @@ def match(labels: Sequence[Label], required: Sequence[bool], candidates: Sequenc
     commitment or fact: it matches the label, or one part of a label said in two, and holds a word of it
     that the label's candidates so far do not) is true but no second recall: it is absorbed. One that
     says nothing new of it is a repeat, and a second thread on a topic is one too: both stay extra."""
-    wordings = [_label_wordings(label, names) for label in labels]
-    cand_words = [words(c.text, names) for c in candidates]
-    cand_negated = [negated(c.text, names) for c in candidates]
+    wordings = [_label_wordings(label, names, reading) for label in labels]
+    cand_words = [words(c.text, names, spelling=reading.spelling) for c in candidates]
+    cand_negated = [negated(c.text, names) if reading.negation else frozenset() for c in candidates]
+    cand_no = [reading.negation and says_no(c.text) for c in candidates]
     cand_tokens = [words(c.text) for c in candidates]  # names kept: a fact must name its person
     fits = [[_names_about(label, cand_tokens[ci]) and _owner_agrees(label, candidates[ci], speakers)
              for ci in range(len(candidates))] for label in labels]
     pairs = sorted(
         ((s, li, ci) for li in range(len(labels)) for ci in range(len(candidates))
-         if fits[li][ci] and (s := _score(wordings[li], cand_words[ci], cand_negated[ci])) >= MATCH_THRESHOLD),
+         if fits[li][ci]
+         and (s := _score(wordings[li], cand_words[ci], cand_negated[ci], cand_no[ci])) >= MATCH_THRESHOLD),
         key=lambda p: (-p[0], p[1], p[2]))
     used_labels: set[int] = set()
     used_cands: set[int] = set()
     out = Matched()
     held: dict[int, frozenset[str]] = {}
-    parts = [_parts(label, names) for label in labels]
+    parts = [_parts(label, names, reading) for label in labels]
     for want_required in (True, False):
         for _, li, ci in pairs:
             if required[li] != want_required or li in used_labels or ci in used_cands:
@@ -302,7 +340,7 @@ def match(labels: Sequence[Label], required: Sequence[bool], candidates: Sequenc
             continue
         for li in sorted(held):
             if isinstance(labels[li], ThreadLabel) or not fits[li][ci] \
-                    or _score(parts[li], cand_words[ci], cand_negated[ci]) < MATCH_THRESHOLD:
+                    or _score(parts[li], cand_words[ci], cand_negated[ci], cand_no[ci]) < MATCH_THRESHOLD:
                 continue
             if new := _held(parts[li], cand_words[ci]) - held[li]:
                 held[li] |= new
