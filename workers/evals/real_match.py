@@ -146,8 +146,8 @@ def coverage(label: frozenset[str], candidate: frozenset[str]) -> float:
 
 
 # A word said under a negation: "no TFT screen", "not the TFT screen", "we dropped the TFT screen",
-# "plastic instead of rubber". A wording and a candidate that share a word must agree on whether it is
-# negated ("no TFT screen" is not "a TFT screen"); a negation elsewhere ("can't wait") is not read.
+# "plastic instead of rubber". A wording and a candidate must agree on it (``_agrees``): "no TFT screen" is
+# not "a TFT screen"; a negation of a word they do not share ("can't wait") is not read.
 _NEGATOR_WORDS: Final = """
 no not never cannot without against nobody none neither nor nothing instead drop dropped dropping reject
 rejected rejecting scrap scrapped scrapping ditch ditched discard discarded
