@@ -35,7 +35,7 @@ from workers.conversation.sentences import sentence_spans
 from workers.evals.real_corpora import RealConversation
 from workers.evals.real_eval import Loaded, RealOptions, load_real_set
 from workers.evals.real_labels import ConversationLabels, Label, unmatched_words
-from workers.evals.real_match import Candidate, match, name_words
+from workers.evals.real_match import TRAINED_READING, Candidate, match, name_words
 
 # The kinds a sentence can be. Threads are topics said over many sentences (a title is a noun
 # phrase, not a sentence): no sentence head reads them.
@@ -84,7 +84,7 @@ def matcher_names(loaded: Loaded) -> frozenset[str]:
 def matches(loaded: Loaded, kind: str, label: Label, text: str, speaker: str) -> bool:
     """Whether the eval's matcher pairs ``text`` (said by ``speaker``) with ``label``."""
     return bool(match([label], [True], [Candidate(text, who=speaker)], matcher_names(loaded),
-                      _speakers(loaded)).pairs)
+                      _speakers(loaded), TRAINED_READING).pairs)
 
 
 def _sessions(conv: RealConversation) -> dict[int, int]:
@@ -97,7 +97,8 @@ def _sessions(conv: RealConversation) -> dict[int, int]:
 def _label_for(loaded: Loaded, kind: str, ref: str, text: str, speaker: str, names: frozenset[str],
                speakers: frozenset[str]) -> int | None:
     kind_labels = labels_of(loaded.labels, kind)
-    found = match(kind_labels, [True] * len(kind_labels), [Candidate(text, who=speaker)], names, speakers)
+    found = match(kind_labels, [True] * len(kind_labels), [Candidate(text, who=speaker)], names, speakers,
+                  TRAINED_READING)  # the reading the shipped reader was trained with (``real_match``)
     matched = [label for label, _ in found.pairs]
     if any(ref in label.refs for label in matched):
         return 1
