@@ -7,12 +7,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import msgspec
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from schemas.docs import Thread, ThreadsDoc
 from schemas.events import MessageEvent
 from shared.config import ThreadsSettings, parse_languages
+from workers.compiled import is_compiled
 from workers.conversation.patterns import get_patterns
 from workers.summaries import compose_summary
 from workers.threads import topics
@@ -519,6 +521,9 @@ def test_the_earlier_mentions_are_counted_only_when_a_phrase_opens_a_thread(monk
     message (``core._said_before``)."""
     from workers.threads import core
 
+    if is_compiled("workers.threads.core"):  # a mypyc module calls its own functions natively
+        pytest.skip("workers.threads.core is compiled: a replaced function is not seen by its callers "
+                    "(the pure run checks the count; tests/workers/test_compiled.py, the outputs)")
     asked: list[str] = []
     original = core._said_before
 
