@@ -7,7 +7,7 @@ needs on top (the vector store, the embedder, numpy), resolved with requirements
 constraints so the two agree: only those packages, so the full image installs both.
 ``requirements-build.lock`` is what builds the project and the locks' sdist-only releases
 (nkeys) without build isolation — setuptools, and mypy for setup.py's mypyc compile of the
-regex cores; nothing fetched unpinned. The images leave out
+regex cores (with msgspec, whose types it reads); nothing fetched unpinned. The images leave out
 ``NOT_IN_IMAGES`` (the embedded nats-server of ``cortex up``: pods never run it). Dev tools
 never enter a lock.
 
