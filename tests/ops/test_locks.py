@@ -14,6 +14,12 @@ import pytest
 from ops_support import ROOT
 
 
+def _locked() -> dict[str, str]:
+    """Every lock's pinned versions, as ``gen_lock.py --check`` keeps them."""
+    return {name: version for path in (gen_lock.LOCK_FILE, gen_lock.RECALL_LOCK_FILE, gen_lock.BUILD_LOCK_FILE)
+            for name, (version, _) in gen_lock.parse(path.read_text()).items()}
+
+
 def test_the_locks_are_what_pyproject_resolves_to() -> None:
     done = subprocess.run([sys.executable, str(ROOT / "deploy" / "gen_lock.py"), "--check"], capture_output=True,
                           text=True, timeout=300)
@@ -35,8 +41,8 @@ def test_a_dependency_added_to_pyproject_makes_the_check_fail(tmp_path: Path, mo
     text = gen_lock.PYPROJECT.read_text().replace('dependencies = [\n', 'dependencies = [\n    "six==1.16.0",\n', 1)
     pyproject.write_text(text)
     monkeypatch.setattr(gen_lock, "PYPROJECT", pyproject)
-    try:
-        texts = gen_lock.resolve(gen_lock.locked_as_of())
+    try:  # as `--check` resolves: as of the locks' time, their versions kept (msgspec 0.22.0, below)
+        texts = gen_lock.resolve(gen_lock.locked_as_of(), _locked())
     except SystemExit as exc:
         pytest.skip(f"the package index is unreachable from here: {exc}")
     assert gen_lock.stale_locks(texts) == [
@@ -48,10 +54,8 @@ def test_the_check_keeps_the_locked_versions_the_index_has_newer_releases_of() -
     """Resolved as of now with the locks' versions kept, the locks come back unchanged but for
     their time: a release the index learnt of later (msgspec 0.23.0 on this machine's mirror,
     after the lock stamped 04:53) does not make a lock stale."""
-    locked = {name: version for path in (gen_lock.LOCK_FILE, gen_lock.RECALL_LOCK_FILE, gen_lock.BUILD_LOCK_FILE)
-              for name, (version, _) in gen_lock.parse(path.read_text()).items()}
     try:
-        texts = gen_lock.resolve("2100-01-01T00:00:00Z", locked)
+        texts = gen_lock.resolve("2100-01-01T00:00:00Z", _locked())
     except SystemExit as exc:
         pytest.skip(f"the package index is unreachable from here: {exc}")
     for path, text in texts.items():
