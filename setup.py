@@ -24,10 +24,7 @@ from __future__ import annotations
 
 import os
 import runpy
-import shlex
-import shutil
 import sys
-import sysconfig
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +32,8 @@ from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
 HERE = Path(__file__).resolve().parent
-MODULES: tuple[str, ...] = runpy.run_path(str(HERE / "workers" / "compiled.py"))["MODULES"]
+_COMPILED = runpy.run_path(str(HERE / "workers" / "compiled.py"))
+MODULES: tuple[str, ...] = _COMPILED["MODULES"]
 
 
 def _say(text: str) -> None:
@@ -48,12 +46,8 @@ def _cannot_compile() -> str | None:
         import mypyc.build  # noqa: F401
     except ImportError:
         return "mypy (mypyc) is not installed where the package is built"
-    cc = sysconfig.get_config_var("CC") or "cc"
-    if shutil.which(shlex.split(cc)[0]) is None:
-        return f"no C compiler ({cc}) on PATH"
-    if not (Path(sysconfig.get_paths()["include"]) / "Python.h").exists():
-        return "Python's headers (Python.h) are not installed"
-    return None
+    missing: str | None = _COMPILED["missing_toolchain"]()
+    return missing
 
 
 def _wanted() -> tuple[bool, bool]:

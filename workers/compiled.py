@@ -13,6 +13,10 @@ from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
+import shlex
+import shutil
+import sysconfig
+from pathlib import Path
 
 # th22's nine (docs/BENCHMARKS.md, "Twenty-second round: the threads core in one pass") and the
 # decisions and commitments cores (mc23): the per-message work of the threads and decisions workers
@@ -29,6 +33,17 @@ MODULES: tuple[str, ...] = (
     "workers.decisions.core",
     "workers.decisions.commitments",
 )
+
+
+def missing_toolchain() -> str | None:
+    """Why this machine cannot build the extension modules (no C compiler, no Python headers),
+    or None when it can. ``setup.py`` and tests/workers/test_compiled.py both ask this."""
+    cc = sysconfig.get_config_var("CC") or "cc"
+    if shutil.which(shlex.split(cc)[0]) is None:
+        return f"no C compiler ({cc}) on PATH"
+    if not (Path(sysconfig.get_paths()["include"]) / "Python.h").exists():
+        return "Python's headers (Python.h) are not installed"
+    return None
 
 
 def is_compiled(module: str) -> bool:

@@ -20,11 +20,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shlex
 import shutil
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import time
 import zipfile
@@ -38,7 +36,7 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as examples
 from hypothesis import strategies as st
 
-from workers.compiled import MODULES
+from workers.compiled import MODULES, missing_toolchain
 
 pytestmark = pytest.mark.timeout(1800)  # the first test builds the wheel (cached afterwards)
 
@@ -49,12 +47,8 @@ SKIP_PARTS = {"__pycache__", ".mypy_cache"}
 
 
 def _no_compiler() -> str | None:
-    cc = sysconfig.get_config_var("CC") or "cc"
-    if shutil.which(shlex.split(cc)[0]) is None:
-        return f"no C compiler ({cc}) on PATH: the cores cannot be compiled here"
-    if not (Path(sysconfig.get_paths()["include"]) / "Python.h").exists():
-        return "Python's headers (Python.h) are not installed: the cores cannot be compiled here"
-    return None
+    missing = missing_toolchain()
+    return None if missing is None else f"{missing}: the cores cannot be compiled here"
 
 
 def _source_files() -> list[Path]:
