@@ -117,6 +117,12 @@ _EN_PETS = (r"(?:dog|cat|puppy|kitten|guinea\s+pig|hamster|rabbit|bunny|parrot|h
 _EN_REL_VERB = (r"(?:loves?|likes?|enjoys?|adores?|plays?|works?\s+(?:as|at|for|in)|lives?\s+in"
                 r"|(?:is|are)\s+allergic\s+to|(?:is|are)\s+into)")
 _EN_WE_OR_I = r"(?:i|we)"
+_EN_COURSE = r"(?:class|classes|course|courses|program|programme|degree|lessons|training|workshop|apprenticeship)\b"
+_EN_WE_ARE = rf"(?:i{_A}m|i\s+am|we{_A}re|we\s+are)\s+"
+_EN_PLAN_ADV = r"(?:(?:finally|actually|officially|also|soon|now|really)\s+)?"
+# a stay that lasts, said after the place ("… to Ireland for a semester", "… for two years")
+_EN_LONG_STAY = (r"[^.!?;\n…]{1,60}?\bfor\s+(?:a|an|the|one|two|three|four|six|several|a\s+few)\s+(?:whole\s+|full\s+)?"
+                 r"(?:semester|term|year|years|months|school\s+year)\b")
 # the speaker's own people as a clause's subject (twenty-second round): "my" or "our", a count before the noun
 # ("our two daughters"); what is said of them lasts — a taste or a job (``_EN_REL_VERB``), a death, a win. "The
 # kids" is not read: "the" is too common a lead to look at (each message's scan pays for it), and a teacher's
@@ -195,6 +201,16 @@ EN: Final = PersonalPack(
         ("was-born-in", r"i\s+was\s+born\s+in\s+" + OBJ, "phrase"),
         ("is-from", r"i\s+(?:come|am\s+originally)\s+from\s+" + OBJ, "name"),
         ("moved-to", _EN_WE_OR_I + r"\s+(?:just\s+|recently\s+)?moved\s+to\s+" + OBJ, "name"),
+        # a change of life under way or just begun (twenty-fourth round): a move to a named place ("I'm moving to
+        # Denver next month", "we're relocating to Austin"), a long stay there ("Next month, I'm off to Ireland for a
+        # semester"; a trip names no stay: "off to Paris this weekend" is not read), a course signed up for
+        ("is-moving-to", rf"{_EN_WE_ARE}{_EN_PLAN_ADV}(?:moving|relocating)\s+(?:back\s+)?to\s+" + OBJ, "name"),
+        ("is-off-to", rf"{_EN_WE_ARE}{_EN_PLAN_ADV}(?:off|heading|headed)\s+(?:back\s+)?to\s+"
+                      rf"(?={_EN_LONG_STAY})" + OBJ, "capitalized"),
+        ("signed-up-for", r"(?:i|we)\s+(?:(?:just|also|finally|recently|officially)\s+)?(?:signed\s+up\s+for"
+                          r"|enrolled\s+in|registered\s+for)\s+(?=(?:a|an|my|our|the)\s)" + OBJ, "phrase"),
+        ("started", r"(?:i|we)\s+(?:(?:just|also|finally|recently)\s+)?(?:started|began|took\s+up)\s+"
+                    rf"(?=(?:a|an|my|our)\s+(?:[\w-]+\s+){{0,3}}?{_EN_COURSE})" + OBJ, "phrase"),
         # "we've got a pup and a kitty": the contraction has no blank before it
         ("has", _EN_WE_OR_I + rf"(?:\s+have|{_A}ve\s+got|\s+have\s+got)\s+(?!to\b)" + OBJ, "family"),
         ("{verb}", r"i\s+(?:(?:really|absolutely|just|also|totally|truly|do|genuinely)\s+){0,2}"
@@ -297,7 +313,7 @@ EN: Final = PersonalPack(
                r"|would|could|might|maybe|hope|wish|not|never|n['’]t)\b"),
     unreal=(r"\b(?:gonna|going\s+to|about\s+to|wanna|would|could|might|maybe|hope|wish|not|never|n['’]t)\b"),
     events=("lost-their-job-as", "lost-their-job-at", "lost-their-job-with", "joined", "has", "started", "opened",
-            "got"),
+            "got", "signed-up-for"),
     dated=(r"(?:(?:just|only|so)\s+)?(?:yesterday|recently|(?:last|this\s+past|on)\s+(?:week|weekend|month|year|summer"
            r"|winter|spring|fall|night|(?:mon|tues|wednes|thurs|fri|satur|sun)day)|(?:a|one|two|three|four|five|six|\d+"
            r"|a\s+few|a\s+couple\s+(?:of\s+)?)\s+(?:days?|weeks?|months?|years?)\s+ago|since\s+we\s+last\s+(?:talked"
@@ -396,6 +412,15 @@ DE: Final = PersonalPack(
                      r"|umgezogen)\b", "name"),
         ("joined", r"ich\s+bin\s+(?:\w+\s+){0,2}?(?=(?:einem|einer|dem|der)\s)(?P<obj>[^.!?;,\n…]{1,60}?)"
                    r"\s+beigetreten\b", "phrase"),
+        # under way or just begun (twenty-fourth round): "ich ziehe nächsten Monat nach Leipzig (um)", "ich gehe für
+        # ein Semester nach Irland", "ich habe mich für einen Töpferkurs angemeldet"
+        ("is-moving-to", r"(?:ich|wir)\s+(?:ziehe|ziehen)\s+(?:\w+\s+){0,3}?nach\s+(?P<obj>[^.!?;,\n…]{1,60}?)"
+                         r"(?:\s+um)?(?=\s*(?:[.!?;,…]|$|\s+(?:und|aber)\s))", "name"),
+        ("is-off-to", r"(?:ich|wir)\s+(?:gehe|gehen)\s+(?:\w+\s+){0,2}?für\s+(?:ein|zwei|drei|sechs|einige)\s+"
+                      r"(?:semester|jahr|jahre|monate)\s+nach\s+" + OBJ, "name"),
+        ("signed-up-for", r"(?:ich|wir)\s+(?:habe|hab|haben)\s+(?:mich|uns)\s+(?:\w+\s+){0,2}?(?:für|zu)\s+"
+                          r"(?P<obj>(?:einen|eine|ein|den|die|das|einem|einer|dem)\s+[^.!?;,\n…]{1,60}?)"
+                          r"\s+(?:angemeldet|eingeschrieben)\b", "phrase"),
         ("opened", r"(?:ich|wir)\s+(?:habe|hab|haben)\s+(?:\w+\s+){0,2}?(?=(?:einen|eine|ein|meinen|meine|mein)\s)"
                    r"(?P<obj>[^.!?;,\n…]{1,60}?)\s+(?:eröffnet|gegründet)\b", "phrase"),
         ("lost-their-job-at", r"ich\s+(?:habe|hab)\s+(?:\w+\s+){0,2}?meinen\s+(?:job|arbeitsplatz|arbeit)"
@@ -442,7 +467,7 @@ DE: Final = PersonalPack(
           r"|\s+(?:aber|weil|da|denn|wenn|obwohl|seitdem|bis|dass|was|wo|wie|sodass)\b|\s+[-–—]+\s+|\s*[-–—]{2,}|\s*[(:\"“„]"),
     trailing=(r"(?:\s+(?:auch|sehr|total|echt|wirklich|gerne?|halt|eben|schon|mittlerweile|inzwischen"
               r"|seit\s+(?:\w+\s+)?jahren))+$"),
-    events=("moved-to", "joined", "opened", "lost-their-job-at"),
+    events=("moved-to", "joined", "opened", "lost-their-job-at", "signed-up-for"),
     unreal=r"\b(?:nicht|nie|niemals|kein\w*|würde|könnte|vielleicht|hoffe|wünschte|werde|will)\b",
     transient=(r"\b(?:heute|morgen|gestern|gerade|grad|momentan|im\s+moment|jetzt\s+gerade|diese\s+woche"
                r"|dieses\s+wochenende|nicht|nie|niemals|kein\w*|würde|könnte|vielleicht|hoffe|wünschte|werde"
@@ -505,6 +530,9 @@ ES: Final = PersonalPack(
         ("studies", _ES_YO + r"estudio\s+" + OBJ, "phrase"),
         # a change in one's life (fourteenth round): moved, joined, opened, lost or got a job
         ("moved-to", _ES_YO + r"(?:me\s+mudé|nos\s+mudamos)\s+a\s+" + OBJ, "name"),
+        # a move under way (twenty-fourth round): "me mudo a Valencia el mes que viene"; a course signed up for
+        # is "joined" ("me apunté a un curso")
+        ("is-moving-to", _ES_YO + r"me\s+(?:mudo|traslado)\s+a\s+" + OBJ, "name"),
         ("joined", _ES_YO + r"me\s+(?:uní|apunté|inscribí)\s+(?:a\s+(?=(?:un|una|la)\s)|al\s+)" + OBJ, "phrase"),
         ("opened", _ES_YO + r"(?:abrí|abrimos)\s+(?=(?:un|una|mi|nuestr[oa])\s)" + OBJ, "phrase"),
         ("lost-their-job-at", _ES_YO + r"perdí\s+mi\s+(?:trabajo|empleo|puesto)\s+en\s+" + OBJ, "phrase"),
@@ -586,6 +614,14 @@ FR: Final = PersonalPack(
         # a change in one's life (fourteenth round): moved, joined, opened, lost a job
         ("moved-to", r"(?:j['’]ai|nous\s+avons)\s+(?:\w+\s+)?déménagé\s+(?:à|en|au|aux)\s+" + OBJ, "name"),
         ("joined", r"j['’]ai\s+(?:\w+\s+)?(?:rejoint|intégré)\s+(?=(?:un|une|le|la|l['’])\s*)" + OBJ, "phrase"),
+        # under way or just begun (twenty-fourth round): "je déménage à Lyon le mois prochain", "je pars en Irlande
+        # pour un semestre", "je me suis inscrite à un cours de poterie"
+        ("is-moving-to", r"(?:je|nous)\s+(?:déménage|déménageons|m['’]installe|nous\s+installons)\s+(?:\w+\s+)?"
+                         r"(?:à|en|au|aux)\s+" + OBJ, "name"),
+        ("is-off-to", r"(?:je|nous)\s+(?:pars|partons)\s+(?:à|en|au|aux)\s+(?=[^.!?;\n…]{1,60}?\bpour\s+(?:un|une|deux"
+                      r"|trois|six|l['’])\s*(?:semestre|an|année|ans|mois)\b)" + OBJ, "capitalized"),
+        ("signed-up-for", r"(?:je\s+me\s+suis|nous\s+nous\s+sommes)\s+(?:\w+\s+)?inscrite?s?\s+(?:à|au|aux|en)\s+"
+                          + OBJ, "phrase"),
         ("opened", r"(?:j['’]ai|nous\s+avons)\s+(?:\w+\s+)?(?:ouvert|fondé|lancé)\s+"
                    r"(?=(?:un|une|mon|ma|notre)\s)" + OBJ, "phrase"),
         ("lost-their-job-at", r"j['’]ai\s+(?:\w+\s+)?perdu\s+mon\s+(?:travail|emploi|boulot|poste)"
@@ -627,7 +663,7 @@ FR: Final = PersonalPack(
           r"|\s+(?:mais|parce\s+que|car|puisque|quand|lorsque|si|qui|que|où|depuis\s+que|bien\s+que|alors\s+que"
           r"|pendant\s+que)\b|\s+[-–—]+\s+|\s*[(:\"“«]"),
     trailing=r"(?:\s+(?:aussi|beaucoup|vraiment|bien|trop|lol|mdr|ha(?:ha)+|depuis\s+\w+(?:\s+ans)?))+$",
-    events=("moved-to", "joined", "opened", "lost-their-job-at"),
+    events=("moved-to", "joined", "opened", "lost-their-job-at", "signed-up-for"),
     dated=(r"(?:hier|la\s+semaine\s+dernière|le\s+(?:mois|week-end)\s+dernier|l['’]année\s+dernière|il\s+y\s+a\s+(?:un|une"
            r"|deux|trois|quelques|\d+)\s+(?:jours?|semaines?|mois|ans?)|récemment)\s*,?\s+"),
     dated_last=("hier", "dernière", "dernier", "jour", "jours", "semaine", "semaines", "mois", "an", "ans",
