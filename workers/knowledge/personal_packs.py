@@ -117,7 +117,8 @@ _EN_PETS = (r"(?:dog|cat|puppy|kitten|guinea\s+pig|hamster|rabbit|bunny|parrot|h
 _EN_REL_VERB = (r"(?:loves?|likes?|enjoys?|adores?|plays?|works?\s+(?:as|at|for|in)|lives?\s+in"
                 r"|(?:is|are)\s+allergic\s+to|(?:is|are)\s+into)")
 _EN_WE_OR_I = r"(?:i|we)"
-_EN_COURSE = r"(?:class|classes|course|courses|program|programme|degree|lessons|training|workshop|apprenticeship)\b"
+_EN_COURSE = (r"(?:class|classes|course|courses|program|programme|degree|lessons|training|workshop|apprenticeship"
+              r"|internship|job|position)\b")
 _EN_WE_ARE = rf"(?:i{_A}m|i\s+am|we{_A}re|we\s+are)\s+"
 _EN_PLAN_ADV = r"(?:(?:finally|actually|officially|also|soon|now|really)\s+)?"
 # a stay that lasts, said after the place ("… to Ireland for a semester", "… for two years")

@@ -76,6 +76,8 @@ HOSTILE_UNITS["kin names said again"] = "I have four dogs. My pup Toby, my girlf
 HOSTILE_UNITS["kinds said for the speaker"] = "Abc is a factor for us. "
 # the speaker's own people as a subject, inside other clauses (twenty-second round): each an "anywhere" lead
 HOSTILE_UNITS["own people's deaths and wins in other clauses"] = "when if my our team won the cup and my dog died "
+# a change of life under way (twenty-fourth round): a move, a long stay looked for ahead, a course
+HOSTILE_UNITS["moves, stays and courses"] = "I'm off to Rome I'm moving to Oslo for a I started a new "
 
 
 def sized(unit: str, size: int) -> str:

@@ -66,6 +66,7 @@ def test_a_course_signed_up_for_or_started_is_read() -> None:
     assert said("We enrolled in a salsa course last month.") == [("signed-up-for", "a salsa course")]
     assert said("Guess what, I started a weekend sailing course with my neighbour.") == [
         ("started", "a weekend sailing course with their neighbour")]
+    assert said("I just started a new job at a law firm.") == [("started", "a new job at a law firm")]
     assert said("I signed up for it.") == []
     assert said("If I signed up for a class I'd go.") == []
     assert said("I started a fire in the garden.") == []  # no course
