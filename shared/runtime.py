@@ -118,6 +118,10 @@ class WorkerSpec:
     config: type[msgspec.Struct] | None = None
     buckets: tuple[str, ...] = ()  # the document buckets this worker owns (replay resets them)
     max_batch: int | None = None  # a cap on the fetch batch for workers with slow applies (embedding)
+    # a throughput worker's own linger (ms), in place of ``CORTEX_RUNTIME_THROUGHPUT_LINGER_MS``'s
+    # while that is on (0 there turns every linger off): a worker whose per-batch work is large
+    # (recall's embedding call, engine update, summaries and document writes) shares it longer
+    linger_ms: int | None = None
     # composed inputs: other workers' documents read as of a trigger, after waiting on their
     # watermarks (history reads of the bucket; the owner's consumer info and checkpoints)
     sources: tuple[Source, ...] = ()
@@ -289,7 +293,10 @@ def channel_filter(settings: Settings, shadow: bool) -> Callable[[Envelope], boo
 
 def loop_config(settings: Settings, spec: WorkerSpec | None = None) -> LoopConfig:
     rt = settings.runtime
-    linger_s = rt.throughput_linger_ms / 1000 if spec is not None and spec.priority == "throughput" else 0.0
+    linger_ms = rt.throughput_linger_ms if spec is not None and spec.priority == "throughput" else 0
+    if linger_ms and spec is not None and spec.linger_ms is not None:
+        linger_ms = spec.linger_ms
+    linger_s = linger_ms / 1000
     batch = min(rt.batch_size, spec.max_batch) if spec is not None and spec.max_batch else rt.batch_size
     return LoopConfig(
         prefix=settings.prefix,

@@ -100,6 +100,15 @@ async def _serve_disabled(ctx: WorkerContext, stop: asyncio.Event) -> None:
                              ("memory", MemoryRequest, memory)], stop)
 
 
+# How long recall, once an event arrives while it is idle, waits for more before it takes the
+# batch (``WorkerSpec.linger_ms``; the throughput workers' 20 ms otherwise): each batch pays a fixed
+# part — an embedding call, an engine update, the step's lookups, a summary and a RecallDoc write per
+# agent it touched, a commit — that a live rate's batches of a few events paid every few of them
+# (docs/BENCHMARKS.md, issue 39, twenty-fourth round). A published trigger still ends the linger
+# at once (``shared.pull``), so a session start does not wait on it; ``CORTEX_RUNTIME_THROUGHPUT_LINGER_MS=0``
+# still turns it off.
+LINGER_MS = 50
+
 # memories in Qdrant (the knowledge facts as of each session start among them), a RecallDoc
 # for boot, the recall and consolidation APIs, recall_access and fact_access feedback; Claude
 # capture and supersession judgement
@@ -107,6 +116,7 @@ SPEC = WorkerSpec(name="recall", priority="throughput",
                   families=("msg", "notes", "feedback", "session", "compaction"),
                   feedback_kinds=tuple(sorted(APPLIED_FEEDBACK)), build=build,
                   serve=serve, config_sections=("recall",), buckets=(BUCKET_RECALL,), max_batch=256,
+                  linger_ms=LINGER_MS,
                   sources=SOURCES,
                   serves=("recall", "consolidate", "memory"),
                   feedback=("recall_access", "fact_access", "llm_answer"), llm=True,
