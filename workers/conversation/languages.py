@@ -810,6 +810,9 @@ EN: Final = LanguagePack(
         "inspire", "inspires", "inspired", "inspiring", "motivated", "excited", "thrilled", "glad", "proud",
         "sorry", "stoked", "amazed", "impressed", "blessed", "grateful", "thankful", "looks", "looked",
         "looking", "check", "checking", "catch", "talk", "talking", "chat", "chatting", "hang", "hanging",
+        # (twenty-fourth round) the bench's "customer asked", "numbers look better", "staging right now",
+        # "the fix behind a flag", "a different approach": a verb, an adverb, a preposition
+        "ask", "asks", "asked", "asking", "look", "better", "right", "behind", "using", "different",
     ),
     praise=(
         "kind", "hard", "safe", "favorite", "favourite", "amazing", "wonderful", "beautiful", "lovely", "fun",

@@ -560,6 +560,10 @@ _JUNK_RETURNS = {
                  "Estou achando que talvez a gente pudesse esperar."),
     "ru-quantifier": ("Я буду смотреть, пара мелочей осталась.", "Ладно.", "Спасибо.", "Хорошо.",
                       "Я буду исправлять пара мелочей завтра."),
+    "en-verb": ("I'm writing back, the customer asked about the export again.", "Okay.", "Thanks.", "Good.",
+                "I'm calling them, the customer asked twice now."),
+    "en-adjective": ("We're trying a different approach for the cache.", "Okay.", "Thanks.", "Good.",
+                     "We're testing a different approach anyway."),
 }
 
 
@@ -567,8 +571,9 @@ _JUNK_RETURNS = {
 def test_a_modal_an_adverb_or_a_quantifier_is_no_thread_title(case: str) -> None:
     """"Vielleicht könnte man …", "ein paar Kleinigkeiten", "die Zahlen sehen besser aus",
     "peut-être qu'on …", "quelques petites choses", "tal vez podríamos", "un paio di cose", "a gente
-    pudesse", "пара мелочей": come back to with a stake, they opened threads titled so; the packs'
-    phrase breaks (``LanguagePack.verbs``) now end a phrase on them."""
+    pudesse", "пара мелочей", "the customer asked", "a different approach": come back to with a stake,
+    they opened threads titled so; the packs' phrase breaks (``LanguagePack.verbs``) now end a phrase on
+    them."""
     assert titles(run(*_JUNK_RETURNS[case], patterns=ALL)) == []
 
 
