@@ -996,14 +996,16 @@ DE: Final = LanguagePack(
     # modal and common verbs in their forms, adverbs, quantifiers, question words, prepositions and
     # time words ("Vielleicht könnte man …", "ein paar Kleinigkeiten", "Die Zahlen sehen besser aus",
     # "nach dem Exportformat gefragt", "auf nächste Woche"). Only words no English sentence uses:
-    # the default languages are English and German together ("man", "fast", "bald" are left out).
+    # the default languages are English and German together ("man", "fast", "bald" are left out). Not
+    # "machen": "Wir haben beschlossen, das zu machen" is a decision (the reference's test), and a
+    # decision whose every word is a break is a recap (``statements._points_back``).
     verbs=(
         "kann", "kannst", "können", "könnt", "konnte", "konnten", "könnte", "könnten", "könntest", "muss",
         "musst", "müssen", "müsst", "musste", "mussten", "müsste", "müssten", "sollst", "sollen", "sollt",
         "sollte", "sollten", "solltest", "willst", "wollen", "wollt", "wollte", "wollten", "darf", "darfst",
         "dürfen", "durfte", "dürfte", "dürften", "magst", "mögen", "möchte", "möchtest", "möchten",
         "würde", "würdest", "würden", "wäre", "wären", "hätte", "hätten", "habe", "hast", "habt", "bist",
-        "seid", "gewesen", "geworden", "gehabt", "worden", "mache", "machst", "macht", "machen", "gemacht",
+        "seid", "gewesen", "geworden", "gehabt", "worden",
         "gehe", "geht", "gehen", "gegangen", "komme", "kommt", "kommen", "gekommen", "sehe", "siehst", "sieht",
         "sehen", "gesehen", "schaue", "schaut", "schauen", "geschaut", "anschauen", "angeschaut", "finde",
         "findest", "findet", "finden", "gefunden", "glaube", "glaubst", "glaubt", "glauben", "denke", "denkst",
