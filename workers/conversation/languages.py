@@ -810,6 +810,9 @@ EN: Final = LanguagePack(
         "inspire", "inspires", "inspired", "inspiring", "motivated", "excited", "thrilled", "glad", "proud",
         "sorry", "stoked", "amazed", "impressed", "blessed", "grateful", "thankful", "looks", "looked",
         "looking", "check", "checking", "catch", "talk", "talking", "chat", "chatting", "hang", "hanging",
+        # (twenty-fourth round) the bench's "customer asked", "numbers look better", "staging right now",
+        # "the fix behind a flag", "a different approach": a verb, an adverb, a preposition
+        "ask", "asks", "asked", "asking", "look", "better", "right", "behind", "using", "different",
     ),
     praise=(
         "kind", "hard", "safe", "favorite", "favourite", "amazing", "wonderful", "beautiful", "lovely", "fun",
@@ -989,6 +992,47 @@ DE: Final = LanguagePack(
         "dass", "heute", "morgen", "gestern", "jetzt", "hier", "da", "dort", "gut", "danke", "hallo", "mal", "ja",
         "nein",
     ),
+    # Cortex's own (issue 37, twenty-fourth round): what a topic nobody announced is not made of —
+    # modal and common verbs in their forms, adverbs, quantifiers, question words, prepositions and
+    # time words ("Vielleicht könnte man …", "ein paar Kleinigkeiten", "Die Zahlen sehen besser aus",
+    # "nach dem Exportformat gefragt", "auf nächste Woche"). Only words no English sentence uses:
+    # the default languages are English and German together ("man", "fast", "bald" are left out). Not
+    # "machen": "Wir haben beschlossen, das zu machen" is a decision (the reference's test), and a
+    # decision whose every word is a break is a recap (``statements._points_back``).
+    verbs=(
+        "kann", "kannst", "können", "könnt", "konnte", "konnten", "könnte", "könnten", "könntest", "muss",
+        "musst", "müssen", "müsst", "musste", "mussten", "müsste", "müssten", "sollst", "sollen", "sollt",
+        "sollte", "sollten", "solltest", "willst", "wollen", "wollt", "wollte", "wollten", "darf", "darfst",
+        "dürfen", "durfte", "dürfte", "dürften", "magst", "mögen", "möchte", "möchtest", "möchten",
+        "würde", "würdest", "würden", "wäre", "wären", "hätte", "hätten", "habe", "hast", "habt", "bist",
+        "seid", "gewesen", "geworden", "gehabt", "worden",
+        "gehe", "geht", "gehen", "gegangen", "komme", "kommt", "kommen", "gekommen", "sehe", "siehst", "sieht",
+        "sehen", "gesehen", "schaue", "schaut", "schauen", "geschaut", "anschauen", "angeschaut", "finde",
+        "findest", "findet", "finden", "gefunden", "glaube", "glaubst", "glaubt", "glauben", "denke", "denkst",
+        "denkt", "denken", "gedacht", "weiß", "weißt", "wissen", "gewusst", "sage", "sagst", "sagt", "sagen",
+        "gesagt", "fragt", "gefragt", "gebe", "gibt", "geben", "gegeben", "nehme", "nimmt", "nehmen",
+        "genommen", "lasse", "lässt", "lassen", "gelassen", "läuft", "laufen", "gelaufen", "schicke", "schickst",
+        "schickt", "schicken", "geschickt", "brauche", "brauchst", "braucht", "brauchen", "gebraucht", "bleibt",
+        "bleiben", "geblieben", "steht", "stehen", "liegt", "liegen", "scheint", "scheinen", "klingt", "klingen",
+        "passt", "passen", "hoffe", "hoffen", "freue", "freuen", "gelesen", "liest", "versuche", "versuchen",
+        "versucht", "zeigt", "gezeigt", "erklärt", "gesprochen", "bekommen", "warte", "wartet", "gewartet",
+        "vielleicht", "eigentlich", "wirklich", "gerade", "nochmal", "einmal", "wieder", "erst", "früh",
+        "später", "besser", "einfach", "einfacher", "genau", "ganz", "ziemlich", "etwas", "immer", "nie",
+        "niemals", "oft", "manchmal", "gleich", "sofort", "bereits", "kurz", "schnell", "lieber", "leider",
+        "zusammen", "darüber", "dabei", "damit", "dafür", "dazu", "daran", "davon", "darauf", "trotzdem",
+        "deshalb", "deswegen", "also", "sonst", "eher", "irgendwie", "irgendwann", "natürlich", "sicher",
+        "klar", "wohl", "eben", "doch", "denn", "mehr", "weniger", "ungefähr", "endlich", "bisher",
+        "inzwischen", "mittlerweile", "zuerst", "danach", "vorher", "nachher", "übrigens", "außerdem",
+        "allerdings", "hoffentlich", "bestimmt", "wahrscheinlich", "tatsächlich", "nochmals", "paar", "einige",
+        "einigen", "einiger", "viele", "vielen", "vieler", "viel", "mehrere", "mehreren", "manche", "manchen",
+        "wenige", "wenigen", "wenig", "alle", "allen", "aller", "alles", "jede", "jeder", "jedes", "jeden",
+        "jedem", "beide", "beiden", "andere", "anderen", "anderer", "anderes", "diese", "dieser", "dieses",
+        "diesen", "diesem", "welche", "welcher", "welches", "welchen", "welchem", "solche", "solchen",
+        "irgendein", "irgendeine", "jemand", "niemand", "nichts", "sich", "wegen", "über", "unter", "durch",
+        "gegen", "ohne", "bis", "seit", "während", "statt", "trotz", "zwischen", "neben", "hinter", "nächste",
+        "nächsten", "nächster", "letzte", "letzten", "letzter",
+        "runter", "rauf", "raus", "rein", "hoch", "weiter", "zurück", "los",
+    ),
     frame=(
         rf"{_FRAME_START}(?:beim|bei\s+(?:dem|der|den)|für\s+(?:den|die|das)|bzgl\.?|bezüglich\s+(?:des|der))\s+"
         rf"{_FRAME_WORDS}",
@@ -1105,6 +1149,22 @@ ES: Final = LanguagePack(
         "yo", "tú", "él", "ella", "nosotros", "ellos", "que", "qué", "como", "cuando", "donde", "muy", "más",
         "menos", "también", "ya", "no", "sí", "hoy", "mañana", "ayer", "ahora", "aquí", "este", "esta", "esto",
         "ese", "esa", "eso", "mi", "mis", "tu", "su", "sus", "nuestro", "gracias", "hola", "bien",
+    ),
+    # (issue 37, twenty-fourth round) modal and common verbs, adverbs and quantifiers a topic nobody
+    # announced is not made of ("Tal vez podríamos …", "un par de cosas", "algunas cosas")
+    verbs=(
+        "podríamos", "podría", "podrías", "podrían", "puedo", "puedes", "puede", "podemos", "pueden",
+        "debería", "deberíamos", "deberías", "deberían", "debo", "debes", "debe", "debemos", "deben", "tengo",
+        "tienes", "tiene", "tenemos", "tienen", "quiero", "quieres", "quiere", "queremos", "quieren", "hacer",
+        "hago", "hace", "hacemos", "hecho", "voy", "vas", "va", "vamos", "ir", "dijo", "dice", "decir",
+        "creo", "cree", "pienso", "piensa", "sé", "sabe", "saber", "veo", "ver", "visto", "mirar",
+        "leí", "he", "has", "ha", "hemos", "han", "había", "sería", "será", "estoy", "estamos", "estaba",
+        "sigue", "parece", "vez", "quizás", "quizá", "realmente", "bastante", "demasiado", "siempre", "nunca",
+        "todavía", "aún", "luego", "pronto", "tarde", "temprano", "sólo", "casi", "mejor", "peor",
+        "así", "después", "antes", "otra", "otro", "otros", "otras", "mismo", "misma", "par", "cosas",
+        "algunas", "algunos", "alguna", "algún", "varios", "varias", "muchos", "muchas", "mucho", "poco",
+        "pocos", "pocas", "cada", "todos", "todas", "ningún", "ninguna", "próxima", "próximo", "siguiente",
+        "última", "último",
     ),
 )
 
@@ -1223,6 +1283,24 @@ FR: Final = LanguagePack(
         "demain", "hier", "maintenant", "ici", "mon", "ma", "mes", "ton", "ta", "son", "sa", "ses", "notre",
         "merci", "bonjour", "bien",
     ),
+    # (issue 37, twenty-fourth round) modal and common verbs, adverbs and quantifiers a topic nobody
+    # announced is not made of ("Peut-être qu'on pourrait …", "quelques petites choses", "est-ce")
+    verbs=(
+        "peut-être", "est-ce", "peut", "peux", "peuvent", "pouvons", "pouvez", "pourrait", "pourrais",
+        "pourraient", "pourrions", "pourriez", "doit", "dois", "doivent", "devons", "devez", "devrait",
+        "devrais", "devraient", "devrions", "faut", "fallait", "faudrait", "veux", "veut", "voulons", "voulez",
+        "veulent", "voudrais", "voudrait", "vais", "vas", "allons", "allez", "vont", "fait", "faire", "fais",
+        "faisons", "faites", "font", "dit", "dire", "vu", "voir", "vois", "voit", "sais", "sait", "savoir",
+        "crois", "croit", "pense", "penses", "pensons", "pensez", "pensent", "trouve", "trouves", "trouvé",
+        "semble", "semblent", "avons", "avez", "suis", "sommes", "êtes", "été", "serait", "seraient",
+        "seront", "aurait", "auraient", "regarder", "regarde", "envoyer", "envoie", "vraiment",
+        "toujours", "jamais", "souvent", "juste", "seulement", "trop", "assez", "bientôt", "tôt",
+        "tard", "vite", "ensuite", "puis", "enfin", "plutôt", "beaucoup", "peu", "tellement", "surtout",
+        "sûrement", "probablement", "franchement", "heureusement", "malheureusement", "ensemble", "quelques",
+        "plusieurs", "certains", "certaines", "chaque", "tous", "toutes", "autre", "autres", "même", "mêmes",
+        "choses", "truc", "trucs", "prochain", "prochaine", "dernier", "dernière", "là-bas", "moi-même",
+        "vous-même", "celui-ci", "celle-ci",
+    ),
 )
 
 IT: Final = LanguagePack(
@@ -1331,6 +1409,19 @@ IT: Final = LanguagePack(
         "come", "quando", "dove", "molto", "più", "meno", "anche", "già", "non", "sì", "oggi", "domani", "ieri",
         "adesso", "qui", "questo", "questa", "quello", "quella", "mio", "mia", "tuo", "suo", "nostro", "grazie",
         "ciao", "bene",
+    ),
+    # (issue 37, twenty-fourth round) modal and common verbs, adverbs and quantifiers a topic nobody
+    # announced is not made of ("Forse si potrebbe …", "un paio di cose")
+    verbs=(
+        "forse", "potrebbe", "potremmo", "potrei", "potresti", "posso", "puoi", "può", "possiamo", "possono",
+        "dovrebbe", "dovremmo", "devo", "devi", "deve", "dobbiamo", "devono", "voglio", "vuoi", "vuole",
+        "vogliamo", "faccio", "facciamo", "fatto", "vado", "andiamo", "penso", "pensi", "credo",
+        "vedere", "visto", "letto", "ho", "hai", "abbiamo", "avete", "sarebbe", "sarà", "stato", "sto",
+        "stiamo", "sembra", "paio", "cose", "cosa", "qualche", "alcuni", "alcune", "diversi",
+        "molti", "molte", "pochi", "poche", "ogni", "tutti", "tutte", "altro", "altra", "altri", "altre",
+        "stesso", "stessa", "prossima", "prossimo", "ultima", "ultimo", "davvero", "veramente", "abbastanza",
+        "troppo", "sempre", "mai", "ancora", "poi", "presto", "tardi", "soltanto", "quasi", "meglio",
+        "peggio", "così", "dopo", "insieme", "magari", "probabilmente",
     ),
 )
 
@@ -1442,6 +1533,18 @@ PT: Final = LanguagePack(
         "onde", "muito", "mais", "menos", "também", "já", "não", "sim", "hoje", "amanhã", "ontem", "agora", "aqui",
         "este", "esta", "isso", "esse", "essa", "meu", "minha", "seu", "sua", "nosso", "obrigado", "olá", "bem",
     ),
+    # (issue 37, twenty-fourth round) modal and common verbs, adverbs and quantifiers a topic nobody
+    # announced is not made of ("Talvez a gente pudesse …", "um par de coisas", "umas coisinhas")
+    verbs=(
+        "talvez", "pudesse", "poderia", "poderíamos", "podemos", "pode", "posso", "podem", "devia", "deveria",
+        "deveríamos", "devemos", "deve", "devo", "tenho", "tem", "temos", "têm", "quero", "queremos", "quer",
+        "vou", "vamos", "vai", "fazer", "faz", "fiz", "feito", "acho", "achamos", "sei", "ver", "vi", "li",
+        "gente", "realmente", "bastante", "demais", "sempre", "nunca", "ainda", "cedo", "tarde", "só",
+        "apenas", "quase", "melhor", "pior", "assim", "depois", "antes", "vez", "coisas", "coisa", "coisinhas",
+        "par", "algumas", "alguns", "alguma", "algum", "vários", "várias", "muitos", "muitas", "pouco",
+        "poucos", "cada", "todos", "todas", "outro", "outra", "outros", "outras", "mesmo", "mesma", "próxima",
+        "próximo", "última", "último",
+    ),
 )
 
 RU: Final = LanguagePack(
@@ -1549,6 +1652,18 @@ RU: Final = LanguagePack(
         "всего", "них", "какая", "много", "разве", "три", "эту", "моя", "впрочем", "хорошо", "свою", "этой",
         "перед", "иногда", "лучше", "чуть", "том", "нельзя", "такой", "им", "более", "всегда", "конечно", "всю",
         "между", "сегодня", "завтра",
+    ),
+    # (issue 37, twenty-fourth round) modal and common verbs, adverbs and quantifiers a topic nobody
+    # announced is not made of ("Может быть, стоит …", "пара мелочей", "несколько вещей")
+    verbs=(
+        "стоит", "можем", "могу", "можешь", "могут", "мог", "могла", "могли", "нужно", "должны", "должен",
+        "должна", "хочу", "хочешь", "хотим", "хотят", "хотел", "хотела", "давай", "давайте", "буду", "будем",
+        "будут", "сделать", "делать", "думаю", "думаешь", "знаю", "знаешь", "прочитал", "прочитала",
+        "посмотрю", "посмотреть", "кажется", "пара", "пару", "пары", "несколько", "мелочи", "мелочей",
+        "вещи", "вещей", "некоторые", "многие", "каждый", "каждая", "другие", "следующей", "следующий",
+        "следующая", "прошлой", "прошлый", "очень", "действительно", "реально", "просто", "всегда", "снова",
+        "сразу", "скоро", "рано", "поздно", "лучше", "хуже", "вместе", "наверное", "возможно", "пожалуй",
+        "кстати", "вообще",
     ),
 )
 

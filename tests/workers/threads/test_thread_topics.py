@@ -359,7 +359,9 @@ def test_closed_word_classes_make_no_topic() -> None:
     for said in ("I love to express myself", "we can work together on it", "it costs twenty five euros",
                  "long time no see"):
         assert phrases_of(said.lower(), breaks) == {}, said
-    assert list(phrases_of("different different colours", breaks)) == ["different colours"]
+    # ("different different colours" was the restart here: "different" is a break since the
+    # twenty-fourth round)
+    assert list(phrases_of("bright bright colours", breaks)) == ["bright colours"]
     assert list(phrases_of("the grant proposal budget", breaks)) == ["grant proposal", "grant proposal budget",
                                                                       "proposal budget"]
 
@@ -534,3 +536,66 @@ def test_the_earlier_mentions_are_counted_only_when_a_phrase_opens_a_thread(monk
     monkeypatch.setattr(core, "_said_before", counted)
     run(*TIMETABLE)
     assert asked == ["ferry timetable"]
+
+
+# A made-up remark said, three messages of other talk, and said again by someone with a stake in it:
+# the shape ``_came_back_to`` opens a thread on (twenty-third round). Its phrase is made of a modal or
+# an adverb, a quantifier, a common verb — no title (twenty-fourth round).
+_JUNK_RETURNS = {
+    "de-quantifier": ("Ich habe den PR gelesen, ein paar Kleinigkeiten sind mir aufgefallen.", "Okay.", "Danke.",
+                      "Gut so.", "Ich habe noch ein paar Kleinigkeiten notiert."),
+    "de-modal": ("Ich habe überlegt, vielleicht könnte man das anders bauen.", "Okay.", "Danke.", "Gut so.",
+                 "Wir haben gedacht, vielleicht könnte man das ganz weglassen."),
+    "de-verb": ("Ich habe gesehen, die Zahlen sehen besser aus.", "Okay.", "Danke.", "Gut so.",
+                "Ich habe nachgeschaut: die Zahlen sehen besser aus als gestern."),
+    "fr-modal": ("Je vais voir, peut-être qu'on pourrait simplifier ça.", "D'accord.", "Merci.", "Bon.",
+                 "Je vais essayer, peut-être qu'on pourrait tout refaire."),
+    "fr-quantifier": ("Je vais relire, quelques petites choses à revoir.", "D'accord.", "Merci.", "Bon.",
+                      "Je vais corriger quelques petites choses demain."),
+    "es-quantifier": ("Estoy revisando, algunas cosas pendientes todavía.", "Vale.", "Gracias.", "Bueno.",
+                      "Estoy mirando algunas cosas pendientes otra vez."),
+    "es-modal": ("Estoy pensando, tal vez podríamos cambiarlo.", "Vale.", "Gracias.", "Bueno.",
+                 "Estoy seguro, tal vez podríamos hacerlo mañana."),
+    "it-quantifier": ("Sto leggendo, un paio di cose da sistemare.", "Va bene.", "Grazie.", "Bene.",
+                      "Sto correggendo un paio di cose ancora."),
+    "pt-modal": ("Estou pensando, talvez a gente pudesse mudar isso.", "Certo.", "Obrigado.", "Bom.",
+                 "Estou achando que talvez a gente pudesse esperar."),
+    "ru-quantifier": ("Я буду смотреть, пара мелочей осталась.", "Ладно.", "Спасибо.", "Хорошо.",
+                      "Я буду исправлять пара мелочей завтра."),
+    "en-verb": ("I'm writing back, the customer asked about the export again.", "Okay.", "Thanks.", "Good.",
+                "I'm calling them, the customer asked twice now."),
+    "en-adjective": ("We're trying a different approach for the cache.", "Okay.", "Thanks.", "Good.",
+                     "We're testing a different approach anyway."),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_JUNK_RETURNS))
+def test_a_modal_an_adverb_or_a_quantifier_is_no_thread_title(case: str) -> None:
+    """"Vielleicht könnte man …", "ein paar Kleinigkeiten", "die Zahlen sehen besser aus",
+    "peut-être qu'on …", "quelques petites choses", "tal vez podríamos", "un paio di cose", "a gente
+    pudesse", "пара мелочей", "the customer asked", "a different approach": come back to with a stake,
+    they opened threads titled so; the packs' phrase breaks (``LanguagePack.verbs``) now end a phrase on
+    them."""
+    assert titles(run(*_JUNK_RETURNS[case], patterns=ALL)) == []
+
+
+def test_a_noun_phrase_come_back_to_still_opens_in_each_language() -> None:
+    """The same shape with a noun phrase opens its thread in German, Spanish and Russian: the breaks
+    are the closed classes and the common verbs, not the topic's words."""
+    assert titles(run("Ich arbeite an der neuen Suchmaske.", "Okay.", "Danke.", "Gut so.",
+                      "Ich arbeite weiter an der neuen Suchmaske.", patterns=ALL)) == ["neuen Suchmaske"]
+    assert titles(run("Estoy revisando el informe de ventas.", "Vale.", "Gracias.", "Bueno.",
+                      "Estoy terminando el informe de ventas.", patterns=ALL)) == ["informe de ventas"]
+    assert titles(run("Я буду обновлять поисковый индекс.", "Ладно.", "Спасибо.", "Хорошо.",
+                      "Я буду проверять поисковый индекс завтра.", patterns=ALL)) == ["поисковый индекс"]
+
+
+def test_the_breaks_hold_no_english_word() -> None:
+    """The default languages are English and German together: a German (or other pack's) break that is
+    an English word ("bin", "bald", "logo", "solo", "ai") would end English phrases too."""
+    from workers.conversation.languages import DE, ES, FR, IT, PT, RU
+
+    english = {"bin", "bald", "halt", "mag", "man", "fast", "logo", "solo", "fare", "diverse", "ai", "encore",
+               "van", "sera", "mira"}
+    for pack in (DE, ES, FR, IT, PT, RU):
+        assert english.isdisjoint(pack.verbs), pack.code
