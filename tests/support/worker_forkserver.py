@@ -64,7 +64,7 @@ MAIN = os.path.join(os.path.dirname(workers.__file__), "__main__.py")
 children = {}  # pidfd -> (pid, status pipe's write end)
 
 
-def run_child(request, out, own_status):
+def run_child(request, out, own_status, set_up):
     # what `python -m workers ARGS` is, from here on
     sock.close()
     os.close(own_status)
@@ -79,6 +79,8 @@ def run_child(request, out, own_status):
     os.environ.clear()
     os.environ.update(request["env"])
     sys.argv = [MAIN, *request["argv"]]
+    os.write(set_up, b"1")  # its session, output and environment are in place before its pid is answered
+    os.close(set_up)
     sys.exit(workers.cli.main(request["argv"]))
 
 
@@ -104,9 +106,14 @@ while True:
             continue
         sys.stdout.flush()
         sys.stderr.flush()
+        set_up_r, set_up = os.pipe()
         pid = os.fork()
         if pid == 0:
-            run_child(json.loads(message), out, status)
+            os.close(set_up_r)
+            run_child(json.loads(message), out, status, set_up)
+        os.close(set_up)
+        os.read(set_up_r, 1)  # b"" if the child ended before
+        os.close(set_up_r)
         os.close(out)
         children[os.pidfd_open(pid)] = (pid, status)
         sock.send(json.dumps({"pid": pid}).encode())
