@@ -84,14 +84,16 @@ import subprocess  # noqa: E402
 import sys  # noqa: E402
 
 import msgspec  # noqa: E402
+import worker_forkserver  # noqa: E402
 
 
 class WorkerProcs:
     """Start `cortex worker NAME` processes; every one is killed at teardown."""
 
-    def __init__(self, tmp: Path) -> None:
+    def __init__(self, tmp: Path, forkserver_dir: Path | None = None) -> None:
         self.procs: list[subprocess.Popen[bytes]] = []
         self.tmp = tmp
+        self.forkserver_dir = forkserver_dir or tmp
         self.started: list[tuple[str, subprocess.Popen[bytes], Path, str]] = []  # (worker, process, log, url)
 
     def start(self, name: str, url: str, *, launcher: Sequence[str] = (), args: Sequence[str] = (),
@@ -102,10 +104,15 @@ class WorkerProcs:
                 "CORTEX_RUNTIME_LEASE_TTL_S": "2", "CORTEX_RUNTIME_FETCH_TIMEOUT_MS": "100",
                 "CORTEX_LOG_LEVEL": "WARNING", **env}
         path = self.tmp / f"{name}-{len(self.procs)}.log"
-        log = open(path, "wb")  # noqa: SIM115 - child owns it
-        proc = subprocess.Popen([*launcher, sys.executable, "-m", "workers", "worker", name, *args],
-                                env=full, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        log.close()
+        argv = ["worker", name, *args]
+        forks = worker_forkserver.server(self.forkserver_dir) if worker_forkserver.enabled() else None
+        if forks is not None and forks.can_run(full, launcher):  # see tests/support/worker_forkserver.py
+            proc: subprocess.Popen[bytes] = forks.start(argv, full, path)
+        else:
+            log = open(path, "wb")  # noqa: SIM115 - child owns it
+            proc = subprocess.Popen([*launcher, sys.executable, "-m", "workers", *argv],
+                                    env=full, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+            log.close()
         self.procs.append(proc)
         self.started.append((name, proc, path, url))
         return proc
@@ -130,9 +137,16 @@ class WorkerProcs:
                 proc.wait(10)
 
 
+@pytest.fixture(scope="session")
+def _forkserver_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Where this pytest process's worker fork server logs; the server ends with the session."""
+    yield tmp_path_factory.getbasetemp() / "forkserver"
+    worker_forkserver.stop()
+
+
 @pytest.fixture
-def workers_procs(tmp_path: Path) -> Iterator[WorkerProcs]:
-    procs = WorkerProcs(tmp_path)
+def workers_procs(tmp_path: Path, _forkserver_dir: Path) -> Iterator[WorkerProcs]:
+    procs = WorkerProcs(tmp_path, _forkserver_dir)
     try:
         yield procs
     finally:
