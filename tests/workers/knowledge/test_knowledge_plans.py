@@ -5,35 +5,20 @@ Every sentence is made up for these tests."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
-import msgspec
+import knowledge_testkit
+from knowledge_testkit import said
 
 from schemas.docs import KnowledgeDoc
-from schemas.events import MessageEvent
-from shared.config import KnowledgeSettings
-from workers.conversation.patterns import prepare_text
 from workers.knowledge.briefing import LIFE_CHANGES, fact_sentences, showable
-from workers.knowledge.core import apply_message
-from workers.knowledge.personal import get_personal_patterns, self_statements
 from workers.render import entity_names
 
 T0 = datetime(2026, 4, 7, 9, 0, tzinfo=UTC)
 
 
-def said(text: str, language: str = "en") -> list[tuple[str, str]]:
-    packs = get_personal_patterns((language,))
-    return [(s.predicate, s.object) for s in self_statements(prepare_text(text), "Sam", packs)]
-
-
 def talk(turns: list[tuple[str, str]], languages: tuple[str, ...] = ("en", "de", "fr", "es")) -> KnowledgeDoc:
-    doc = None
-    for n, (sender, text) in enumerate(turns):
-        event = msgspec.convert({"id": f"e{n}", "agent": "a1", "session": "s1", "ts": T0 + timedelta(minutes=n),
-                                 "role": "user", "sender": sender, "content": text}, MessageEvent)
-        doc = apply_message(doc, event, KnowledgeSettings(), get_personal_patterns(languages))
-    assert doc is not None
-    return doc
+    return knowledge_testkit.talk(turns, languages, T0)
 
 
 # --- English ------------------------------------------------------------------------------------
