@@ -128,6 +128,10 @@ CHECKPOINT_IDLE_S = 0.02
 ACKS_WITHIN_S = 0.02  # a committed batch's acks wait at most this long for the loop's next write to go with
 SCOUT_RECHECK_S = 1.0  # how often an open scout is asked whether a new agent came into a noisy agent's slot
 SCOUT_SKIM = 8  # batches of messages the scout sorts out a turn at most (and, passing them all, has on their way)
+# A batch's messages are applied without a turn of the event loop unless a handler waits on I/O: a long one (a
+# slow handler, a starved CPU) would hold back the lease's keeper past its fence, and the lease would be lost
+# to a batch that was only slow. A batch gives the loop a turn at least this often.
+BATCH_TURN_EVERY_S = 0.02
 
 
 class Handler(ABC):
@@ -718,11 +722,15 @@ class ConsumeLoop:
         started = time.perf_counter()
         self._inflight = [h.msg for h in batch if h.seq not in self._scouted]
         handled: list[tuple[Held, bool]] = []  # (message, dead-lettered)
+        turn_at = started + BATCH_TURN_EVERY_S
         try:
             for item in batch:
                 if self._stop.is_set() and time.monotonic() > self._drain_deadline:
                     break
                 handled.append((item, await self._handle(item)))
+                if (now := time.perf_counter()) >= turn_at:
+                    await asyncio.sleep(0)  # the keeper renews, acks and the connection's reads go on
+                    turn_at = now + BATCH_TURN_EVERY_S
             if handled:
                 await self._finish(handled, self._still_held(batch[len(handled):]))
         except Interrupted:

@@ -25,6 +25,7 @@ from shared.consume import Beats, ConsumeLoop, LoopConfig
 from shared.errors import InvalidEvent, TransientError
 from shared.health import Health
 from shared.kv import kv_read
+from shared.lease import Lease
 from shared.names import BUCKET_CHECKPOINTS, DLQ_STREAM, EVENTS_STREAM, OPENCLAW_SESSION_AGENT, slot_of
 from shared.projection import EventProjection, ProjectionHandler
 from shared.provision import ConsumerSpec, ensure_bucket, provision
@@ -1323,3 +1324,64 @@ async def test_a_trigger_applied_while_another_agents_older_event_is_held_is_wri
     finally:
         loop.stop()
         await asyncio.wait_for(task, timeout=15)
+
+
+class Slow(Faulty):
+    """Each message costs ``burn_s`` of CPU and gives the event loop no turn (a slow handler, a starved
+    CPU); ``batches`` holds each commit's (messages, seconds from its batch's first apply)."""
+
+    def __init__(self, js: JetStreamContext, burn_s: float) -> None:
+        super().__init__(js)
+        self.burn_s = burn_s
+        self.batches: list[tuple[int, float]] = []
+        self._n = 0
+        self._first: float | None = None
+
+    async def apply(self, env: Envelope) -> bool:
+        began = time.perf_counter()
+        self._first = began if self._first is None else self._first
+        while time.perf_counter() < began + self.burn_s:
+            pass
+        self._n += 1
+        return await super().apply(env)
+
+    async def commit(self) -> None:
+        self.batches.append((self._n, time.perf_counter() - (self._first or 0.0)))
+        self._n, self._first = 0, None
+        await super().commit()
+
+
+async def test_a_batch_longer_than_the_lease_fence_keeps_the_lease_and_commits(
+    js: JetStreamContext, wait_for: WaitFor
+) -> None:
+    """A batch gives the event loop a turn at least every ``BATCH_TURN_EVERY_S``: the lease's keeper
+    renews while a long batch is applied, and the fence before its commit finds the lease held.
+    (Before, a batch longer than the fence — a slow handler, a starved CPU — lost the lease every
+    time and was applied again from the rewind, by a worker that had lost nothing.)"""
+    lease = Lease(js, "tally", "test-slow", ttl_s=1)  # the fence closes 0.8 s after a renewal
+    assert await lease.acquire(asyncio.Event())
+    await publish(js, [msg(i) for i in range(1, 101)])
+    handler = Slow(js, burn_s=0.01)  # a hundred messages in one batch: 1 s, longer than the fence
+    loop = ConsumeLoop(js, worker="tally", consumer="tally", handler=handler,
+                       config=msgspec.structs.replace(CONFIG, batch_size=100), health=Health("tally"),
+                       fence=lease.check)
+    keeper = asyncio.create_task(lease.keep_alive(loop.stop))
+    task = asyncio.create_task(loop.run())
+
+    async def settled() -> bool:
+        return task.done() or await checkpoint(js) == 100
+
+    try:
+        await wait_for(settled, within=30)
+    finally:
+        loop.stop()
+        try:
+            await asyncio.wait_for(task, timeout=15)  # raises the LeaseLost of a fence that found it lapsed
+        finally:
+            keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await keeper
+    assert max(seconds for _, seconds in handler.batches) > 0.85, handler.batches  # a batch past the fence
+    assert lease.held
+    assert await tally(js) == [f"e{i}" for i in range(1, 101)]
+    assert handler.attempts == {f"e{i}": 1 for i in range(1, 101)}  # applied once: no lease lost, no rewind
