@@ -40,6 +40,7 @@ from workers.conversation.statements import (
     find_asked_choice,
     find_decisions,
     find_proposal,
+    is_approval,
     is_assent,
     is_ratification,
 )
@@ -90,14 +91,45 @@ def _ratified(base: DecisionsDoc, text: MatchText, who: str, patterns: PatternSe
     proposal = base.proposal
     if proposal is None or proposal.by == who or (not proposal.said and not proposal.what):
         return None
+    if proposal.after:
+        return _approved(proposal, text, patterns)
     if is_ratification(text, patterns):
         what = proposal.what or find_proposal(prepare_text(proposal.said), patterns)
         if what:
             return DecisionText(what=what, why=proposal.why, sentence=what)
+    if (approved := _approved(proposal, text, patterns)) is not None:
+        return approved
     if not proposal.said or (echo := assent_echo(text, patterns)) is None:
         return None
     asked = find_asked_choice(prepare_text(proposal.said), patterns)
-    return asked if asked is not None and is_assent(echo, asked.sentence, patterns) else None
+    if asked is not None and is_assent(echo, asked.sentence, patterns):
+        return asked
+    return None
+
+
+def _approved(proposal: Proposal, text: MatchText, patterns: PatternSet) -> DecisionText | None:
+    """The proposal, when this message approves the idea ("We could make two buttons out of that." …
+    "Yeah. That's really a good idea, I think."; ``is_approval``) — another speaker's, said up to
+    ``APPROVAL_MESSAGES`` messages before (issue 37, twenty-fifth round): in a meeting the group agrees over
+    a few turns, and a judgement of the idea, unlike a bare yes, agrees with it."""
+    if not proposal.said or not is_approval(text, patterns):
+        return None
+    what = find_proposal(prepare_text(proposal.said), patterns, rest=True)
+    if not what or (patterns.going_on is not None and patterns.going_on.match(what.lower()) is not None):
+        return None  # nothing proposed, or only to go on as before ("Let's keep spreading positivity")
+    return DecisionText(what=what, why=proposal.why, sentence=what)
+
+
+APPROVAL_MESSAGES: Final = 3
+"""How many messages after a proposal an approval of it ("That's a good idea") still decides it: the
+proposer's own words and a back-channel may come between (twenty-fifth round)."""
+
+
+def _carried(proposal: Proposal | None) -> Proposal | None:
+    """The proposal one message older, while an approval may still answer it (``APPROVAL_MESSAGES``)."""
+    if proposal is None or not proposal.said or proposal.after + 1 >= APPROVAL_MESSAGES:
+        return None
+    return msgspec.structs.replace(proposal, after=proposal.after + 1)
 
 
 PROPOSAL_CHARS: Final = 2000
@@ -184,7 +216,7 @@ def apply_message(
             and not any(d.what == ratified.what and d.extracted_at >= cutoff for d in base.decisions):
         fresh = [(0, ratified)]
     topic, topic_left = _context(base, text, patterns)
-    proposal = _proposal(text, who, patterns) if not fresh else None
+    proposal = None if fresh else (_proposal(text, who, patterns) or _carried(base.proposal))
     context = {"proposal": proposal, "topic": topic, "topic_left": topic_left}
     if not fresh:
         return msgspec.structs.replace(base, updated=event.ts, **context)
