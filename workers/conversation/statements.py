@@ -321,10 +321,9 @@ def _thin(what: str, patterns: PatternSet) -> bool:
     return not _CJK.search(what) and all(w in patterns.phrase_breaks for w in _WORD.findall(lowered))
 
 
-def _went_on(original: str, end: int) -> int:
+def _went_on(original: str, ends: list[int], end: int) -> int:
     """Where the proposal ending at ``end`` ends with the sentences of its message that go on with it — each
     opening on "and" ("… out of that. And if you press the volume button …"; ``_LEADING_JOINER``)."""
-    ends = sentence_ends(original)
     stop = sentence_around(original, ends, max(end - 1, 0))[1]
     while stop < len(original):
         start, after = sentence_around(original, ends, stop)
@@ -337,9 +336,9 @@ def _went_on(original: str, end: int) -> int:
 def find_proposal(text: MatchText, patterns: PatternSet, rest: bool = False) -> str | None:
     """What the message proposes, as a decision would read once it is agreed ("How about we use
     Postgres for the event store?" → "Use Postgres for the event store"): its last proposal — with
-    ``rest``, with the sentences after it that go on with it, the idea as its speaker put it ("We could
-    make two buttons out of that. And if you press the volume button you control the volume with the
-    scroll-wheel."; what an approval a few messages on agrees with, twenty-fifth round)."""
+    ``rest``, its whole sentence and the sentences after it that go on with it, the idea as its speaker
+    put it ("We could make two buttons out of that. And if you press the volume button you control the
+    volume with the scroll-wheel."; what an approval a few messages on agrees with, twenty-fifth round)."""
     if patterns.proposal is None:
         return None
     found = deque(patterns.proposal.finditer(text), maxlen=1)
@@ -351,7 +350,11 @@ def find_proposal(text: MatchText, patterns: PatternSet, rest: bool = False) -> 
     if _word_count(what) < 2 or _thin(what, patterns):
         return None
     if rest:
-        what = tidy(text.original[match.start(group) : _went_on(text.original, match.end(group))]).rstrip("?？")
+        ends = sentence_ends(text.original)
+        start = sentence_around(text.original, ends, match.start(group))[0]
+        if patterns.condition is not None and patterns.condition.search(text.lowered[start:match.start(group)]):
+            return None  # "if you don't do it, we can also make a nice bay": an alternative for a case
+        what = tidy(text.original[start : _went_on(text.original, ends, match.end(group))]).rstrip("?？")
     return clip_words(what[0].upper() + what[1:], MAX_WHAT_CHARS)
 
 

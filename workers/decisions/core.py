@@ -114,10 +114,12 @@ def _approved(proposal: Proposal, text: MatchText, patterns: PatternSet) -> Deci
     a few turns, and a judgement of the idea, unlike a bare yes, agrees with it."""
     if not proposal.said or not is_approval(text, patterns):
         return None
-    what = find_proposal(prepare_text(proposal.said), patterns, rest=True)
-    if not what or (patterns.going_on is not None and patterns.going_on.match(what.lower()) is not None):
+    said = prepare_text(proposal.said)
+    proposed = find_proposal(said, patterns)
+    if not proposed or (patterns.going_on is not None and patterns.going_on.match(proposed.lower()) is not None):
         return None  # nothing proposed, or only to go on as before ("Let's keep spreading positivity")
-    return DecisionText(what=what, why=proposal.why, sentence=what)
+    what = find_proposal(said, patterns, rest=True)
+    return DecisionText(what=what, why=proposal.why, sentence=what) if what else None
 
 
 APPROVAL_MESSAGES: Final = 3
