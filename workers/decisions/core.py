@@ -205,13 +205,15 @@ def apply_message(
     """The decisions document after one message (the reference's ``processMessage``)."""
     base = doc if doc is not None else empty_decisions_doc(event.ts)
     text = prepare_text(event.content)
-    if base.proposal is None and not _signals(patterns).may_match(text):
-        # no decision, no topic, no proposal, nothing before to ratify: the context ages by one
-        # message (what ``_fresh_decisions``, ``_context`` and ``_proposal`` find here)
-        left = base.topic_left - 1 if base.topic_left > 0 else 0
-        return msgspec.structs.replace(base, updated=event.ts, proposal=None,
-                                       topic=base.topic if left else None, topic_left=left)
     who = event.sender or event.role
+    if not _signals(patterns).may_match(text) \
+            and (base.proposal is None or _ratified(base, text, who, patterns) is None):
+        # no decision, no topic, no proposal, nothing before ratified or approved: the context ages by
+        # one message, and a proposal waiting for its approval with it (what ``_fresh_decisions``,
+        # ``_context`` and ``_proposal`` find here)
+        left = base.topic_left - 1 if base.topic_left > 0 else 0
+        return msgspec.structs.replace(base, updated=event.ts, proposal=_carried(base.proposal),
+                                       topic=base.topic if left else None, topic_left=left)
     cutoff = event.ts - timedelta(hours=settings.dedupe_window_hours)
     fresh = _fresh_decisions(text, patterns, base.decisions, cutoff)
     if not fresh and (ratified := _ratified(base, text, who, patterns)) is not None \
