@@ -129,6 +129,9 @@ class Proposal(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     why: str = ""
     by: str = ""  # its sender (or role): a speaker does not ratify their own proposal
     said: str = ""  # the message's last PROPOSAL_CHARS characters
+    # messages said since it (0: it was the latest): an approval ("That's a good idea") may answer it a
+    # few messages on (``workers.decisions.core.APPROVAL_MESSAGES``; issue 37, twenty-fifth round)
+    after: int = 0
 
 
 class DecisionsDoc(msgspec.Struct, frozen=True, kw_only=True):

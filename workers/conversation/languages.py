@@ -278,6 +278,18 @@ class LanguagePack:
     # back-channel (twenty-first round: over QMSum train's AMI meetings 411 proposals were followed by
     # one, nearly none of them agreed). Cortex's own (issue 37), lowered.
     assent: tuple[str, ...] = ()
+    # An approval of a proposal said a few messages before ("We could make two buttons out of that." …
+    # "Yeah. That's really a good idea, I think."; "I agree."; "Ich finde, das ist eine gute Idee."): the
+    # first sentence of a message that is more than a yes judges the idea good or agrees with it, with no
+    # objection, hedge or condition after that in its sentence. Unlike a bare yes (``assent``, the
+    # meetings' back-channel) it agrees with the idea, so it decides the proposal of another speaker made
+    # up to ``core.APPROVAL_MESSAGES`` messages before. Cortex's own (issue 37, twenty-fifth round),
+    # matched at a lowered sentence's start.
+    approval: tuple[str, ...] = ()
+    # A proposal only to go on as before ("Let's keep spreading positivity", "Lass uns weiter so machen"),
+    # matched at the lowered proposal's start: no choice, so an approval of it decides nothing (twenty-fifth
+    # round: between friends "I totally agree!" answers a cheer). Cortex's own (issue 37).
+    going_on: tuple[str, ...] = ()
     # The speaker's own opinion before a choice ("I think we can then keep the single curved one", "Ich
     # denke, wir nehmen Postgres"): a hedge that puts the choice to the group — made when another speaker
     # agrees with it (``assent``), none when nobody does. Cortex's own (issue 37, twenty-first round),
@@ -484,6 +496,21 @@ EN: Final = LanguagePack(
             r"|good idea|that['’]s fine)\b(?![^.!?]*\b(?:but|not|no|nope|don['’]t|doesn['’]t|isn['’]t|wouldn['’]t"
             r"|can['’]t|never|though|although|unless|or|maybe|perhaps)\b)(?![^.!?]*[?])",),
     opinion=("i think", "i believe", "i reckon", "i'd say", "i’d say", "i would say"),
+    # (twenty-fifth round) the idea judged good or agreed with, a few messages after it was proposed
+    approval=(r"(?:(?:yeah|yes|yep|okay|ok|oh|right|well|mm-hmm|absolutely|definitely)[,.!]*\s+)*"
+              r"(?:(?:i think|i reckon|i believe)\s+)?(?:(?:that['’]s|that is|that['’]d be|that would be|it['’]s|it is"
+              r"|it would be|there['’]s|this is|that sounds like)\s+)?(?:definitely\s+|actually\s+|really\s+)?(?:a\s+)?"
+              r"(?:really\s+|very\s+|pretty\s+|quite\s+)?(?:good|great|brilliant|excellent|fantastic)(?:,?\s+good)?"
+              r"\s+(?:idea|option|suggestion|solution|plan)\b"
+              r"(?![^.!?]*\b(?:but|though|although|however|if|unless|maybe|perhaps|not)\b)(?![^.!?]*[?])",
+              r"(?:(?:yeah|yes|yep|okay|ok|oh|right|well|absolutely|definitely)[,.!]*\s+)*"
+              r"(?:i (?:totally |completely |fully |really |do )?agree(?: with (?:you|that|this|it))?"
+              r"|i like (?:that|this"
+              r"|the|your) idea|i['’]m all for (?:it|that)|sounds (?:good|great|perfect|like a (?:plan|good idea|great"
+              r" idea)))\b"
+              r"(?![^.!?]*\b(?:but|though|although|however|if|unless|maybe|perhaps|not)\b)(?![^.!?]*[?])",),
+    going_on=(r"(?:keep|continue|carry on|go on)\s+(?:on\s+)?(?!(?:using|running|working)\b)\w+ing\b"
+              r"|keep (?:it|this|that) up\b|keep up the\b",),
     decision=(
         # "agreed" with what was agreed ("we agreed to …", "as agreed", "agreed on …"); "Agreed, nature
         # has a way of being so inspiring" agrees with a remark, and a bare "Agreed." or "let's do
@@ -859,6 +886,18 @@ DE: Final = LanguagePack(
     assent=(r"(?:ja|jawohl|jep|jo|okay|ok|genau|klar|einverstanden|passt|gut|richtig|stimmt|sicher|gerne?)\b"
             r"(?![^.!?]*\b(?:aber|nicht|nein|kein\w*|doch|oder|vielleicht|eher|lieber)\b)(?![^.!?]*[?])",),
     opinion=("ich denke", "ich glaube", "ich finde", "ich würde sagen"),
+    # (twenty-fifth round) the idea judged good or agreed with, a few messages after it was proposed
+    approval=(r"(?:(?:ja|okay|ok|gut|genau|klar|oh)[,.!]*\s+)*(?:(?:ich (?:finde|denke|glaube)),?\s+)?"
+              r"(?:(?:das ist|das wäre|das klingt nach|es ist|klingt nach)\s+)?(?:wirklich\s+"
+              r"|echt\s+)?(?:eine?\s+|ein\s+)?"
+              r"(?:sehr\s+|wirklich\s+|richtig\s+)?(?:gute|guter|super|tolle|toller|prima|klasse|großartige|ausgezeichnete)"
+              r"\s+(?:idee|lösung|option|vorschlag|plan)\b"
+              r"(?![^.!?]*\b(?:aber|nicht|doch|allerdings|wenn|falls|vielleicht|jedoch)\b)(?![^.!?]*[?])",
+              r"(?:(?:ja|okay|ok|gut|genau|klar)[,.!]*\s+)*(?:ich stimme (?:dir|ihnen|euch|dem"
+              r"|da)? ?zu|(?:da )?bin ich "
+              r"(?:dafür|einverstanden)|(?:das )?finde ich gut|(?:das )?klingt gut|(?:die idee )?gefällt mir)\b"
+              r"(?![^.!?]*\b(?:aber|nicht|doch|allerdings|wenn|falls|vielleicht|jedoch)\b)(?![^.!?]*[?])",),
+    going_on=(r"(?:so\s+)?weiter(?:hin|\s+so)?\b(?![^.!?]*\b(?:nutzen|verwenden|benutzen|einsetzen)\b)",),
     decision=(
         r"(?:entschieden|beschlossen|machen wir|wir machen|der plan ist|ansatz:)",
         # Cortex's own: "Wir nehmen Postgres", "wir bleiben bei MySQL", "ab jetzt deployen wir …"
@@ -1066,6 +1105,14 @@ ES: Final = LanguagePack(
     assent=(r"(?:sí|si|vale|claro|de acuerdo|perfecto|exacto|bueno)\b(?![^.!?]*\b(?:pero|no|nunca|aunque|quizás?"
             r"|tal vez|o)\b)(?![^.!?]*[?¿])",),
     opinion=("creo que", "pienso que"),
+    # (twenty-fifth round) the idea judged good or agreed with, a few messages after it was proposed
+    approval=(r"(?:(?:sí|si|vale|bueno|claro)[,.!]*\s+)*(?:creo que\s+)?(?:(?:es|eso es|me parece|sería)\s+)?"
+              r"(?:una\s+)?(?:muy\s+)?(?:buena|gran|excelente|genial)\s+(?:idea|opción|solución|propuesta)\b"
+              r"(?![^.!?]*\b(?:pero|no|aunque|quizás?|si|sin embargo)\b)(?![^.!?]*[?])",
+              r"(?:(?:sí|si|vale|bueno|claro)[,.!]*\s+)*(?:estoy (?:totalmente )?de acuerdo"
+              r"|me parece bien|me gusta la idea)"
+              r"(?!\w)(?![^.!?]*\b(?:pero|no|aunque|quizás?|si|sin embargo)\b)(?![^.!?]*[?])",),
+    going_on=(r"(?:seguir|continuar)\s+\w+(?:ndo)\b|(?:seguir|continuar) así\b",),
     decision=(
         r"(?:decidido|decidimos|decisión(?=\s+(?:es|fue|de)\b|\s*:)|hagamos|el plan es|enfoque:)",
         r"(?:acordado|optamos por|elegimos|vamos con)",
@@ -1197,6 +1244,15 @@ FR: Final = LanguagePack(
     assent=(r"(?:oui|ouais|d['’]accord|ok|parfait|exactement|bien sûr|entendu|ça marche)(?!\w)(?![^.!?]*\b(?:mais|pas"
             r"|non|jamais|peut-être|ou)\b)(?![^.!?]*[?])",),
     opinion=("je pense que", "je crois que"),
+    # (twenty-fifth round) the idea judged good or agreed with, a few messages after it was proposed
+    approval=(r"(?:(?:oui|ouais|ok|bon|ah)[,.!]*\s+)*(?:je (?:pense|crois) que\s+)?(?:(?:c['’]est|ce serait|ça serait"
+              r"|ça me semble)\s+)?(?:une\s+)?(?:très\s+|vraiment\s+)?(?:bonne|excellente|super)\s+"
+              r"(?:idée|solution|option)"
+              r"(?!\w)(?![^.!?]*\b(?:mais|pas|si|peut-être|cependant)\b)(?![^.!?]*[?])",
+              r"(?:(?:oui|ouais|ok|bon)[,.!]*\s+)*(?:je suis (?:tout à fait |totalement )?d['’]accord"
+              r"|ça me va|j['’]aime "
+              r"(?:bien )?l['’]idée)(?!\w)(?![^.!?]*\b(?:mais|pas|si|peut-être|cependant)\b)(?![^.!?]*[?])",),
+    going_on=(r"(?:continuer|persévérer)\s+(?:à|a|de|d['’]|comme ça)",),
     decision=(
         r"(?:décidé|décision(?=\s+(?:est|était|de|d['’])|\s*:)|on fait|le plan est|approche\s*:)",
         r"(?:convenu|arrêté|choisi de|opté pour)",
@@ -1327,6 +1383,15 @@ IT: Final = LanguagePack(
     assent=(r"(?:sì|si|va bene|ok|certo|perfetto|esatto|d['’]accordo|giusto)(?!\w)(?![^.!?]*\b(?:ma|però|non|mai"
             r"|forse|o)\b)(?![^.!?]*[?])",),
     opinion=("penso che", "credo che"),
+    # (twenty-fifth round) the idea judged good or agreed with, a few messages after it was proposed
+    approval=(r"(?:(?:sì|si|ok|bene)[,.!]*\s+)*(?:(?:penso|credo) che\s+)?(?:(?:è|sarebbe"
+              r"|mi sembra)\s+)?(?:una\s+|un['’])?"
+              r"(?:davvero\s+|molto\s+)?(?:buona|ottima|bella|bellissima)\s+(?:idea|soluzione|proposta)(?!\w)"
+              r"(?![^.!?]*\b(?:ma|però|non|se|forse)\b)(?![^.!?]*[?])",
+              r"(?:(?:sì|si|ok|bene)[,.!]*\s+)*(?:sono (?:pienamente |del tutto )?d['’]accordo"
+              r"|mi piace l['’]idea|mi sta bene)"
+              r"(?!\w)(?![^.!?]*\b(?:ma|però|non|se|forse)\b)(?![^.!?]*[?])",),
+    going_on=(r"(?:continuare|proseguire)\s+(?:a|ad|così)\b",),
     decision=(
         r"(?:deciso|decisione(?=\s+(?:è|era|di)(?!\w)|\s*:)|facciamo|il piano è|approccio:)",
         r"(?:concordato|scelto di|optiamo per|andiamo con)",
@@ -1449,6 +1514,14 @@ PT: Final = LanguagePack(
     assent=(r"(?:sim|ok|certo|claro|combinado|perfeito|exato|beleza)(?!\w)(?![^.!?]*\b(?:mas|não|nunca|talvez"
             r"|ou)\b)(?![^.!?]*[?])",),
     opinion=("acho que", "penso que"),
+    # (twenty-fifth round) the idea judged good or agreed with, a few messages after it was proposed
+    approval=(r"(?:(?:sim|ok|bom|claro)[,.!]*\s+)*(?:(?:acho|penso) que\s+)?(?:(?:é|seria|parece)\s+)?(?:uma\s+)?"
+              r"(?:muito\s+)?(?:boa|ótima|excelente)\s+(?:ideia|solução|opção|proposta)(?!\w)"
+              r"(?![^.!?]*\b(?:mas|não|se|talvez|porém)\b)(?![^.!?]*[?])",
+              r"(?:(?:sim|ok|bom|claro)[,.!]*\s+)*(?:concordo(?: plenamente| totalmente)?"
+              r"|gosto da ideia|por mim tudo bem)"
+              r"(?!\w)(?![^.!?]*\b(?:mas|não|se|talvez|porém)\b)(?![^.!?]*[?])",),
+    going_on=(r"(?:continuar|seguir)\s+(?:a\s+|\w+ndo\b|assim\b)",),
     decision=(
         r"(?:decidido|decidimos|decisão(?=\s+(?:é|foi|de)(?!\w)|\s*:)|vamos fazer|o plano é|abordagem:)",
         r"(?:combinado|optamos por|escolhemos|ficou definido)",
@@ -1570,6 +1643,13 @@ RU: Final = LanguagePack(
     assent=(r"(?:да|ладно|хорошо|ок|согласен|согласна|точно|верно|конечно)(?!\w)(?![^.!?]*(?<!\w)(?:но|не|нет|никогда"
             r"|может быть|или)(?!\w))(?![^.!?]*[?])",),
     opinion=("я думаю", "по-моему"),
+    # (twenty-fifth round) the idea judged good or agreed with, a few messages after it was proposed
+    approval=(r"(?:(?:да|ну|ок|хорошо)[,.!]*\s+)*(?:(?:я думаю|по-моему),?\s+)?(?:это\s+)?(?:очень\s+)?"
+              r"(?:хорошая|отличная|прекрасная|классная)\s+(?:идея|мысль)(?!\w)"
+              r"(?![^.!?]*(?<!\w)(?:но|не|если|может)(?!\w))(?![^.!?]*[?])",
+              r"(?:(?:да|ну|ок|хорошо)[,.!]*\s+)*(?:я (?:полностью |совершенно )?(?:согласен|согласна)|я за)(?!\w)"
+              r"(?![^.!?]*(?<!\w)(?:но|не|если|может)(?!\w))(?![^.!?]*[?])",),
+    going_on=(r"(?:продолжать|продолжим)(?!\w)",),
     decision=(
         r"(?:решили|решение|давайте сделаем|план[:\s]|подход:)",
         r"(?:договорились|выбрали|остановились на|утвердили)",

@@ -504,6 +504,8 @@ class PatternSet:
     proposal: Pattern | None = None  # a group: what a message proposes, on lowered text
     ratification: re.Pattern[str] | None = None  # fullmatch on a lowered first sentence
     assent: re.Pattern[str] | None = None  # match at a lowered message's start: a yes to a choice asked
+    approval: re.Pattern[str] | None = None  # match at a lowered sentence's start: the idea judged good
+    going_on: re.Pattern[str] | None = None  # match at a lowered proposal's start: no choice, only go on
     opinion: re.Pattern[str] | None = None  # the speaker's opinion put before a choice ("i think"), lowered
     request: Pattern | None = None  # a group: the task a message asks of the one addressed, lowered
     acceptance: re.Pattern[str] | None = None  # match at a lowered message's start: a first-person yes
@@ -727,6 +729,8 @@ def _pattern_set(languages: tuple[str, ...]) -> PatternSet:
         proposal=_one_pattern((source for pack in packs for source in pack.proposal), spelled_out=False),
         ratification=_one_regex(source for pack in packs for source in pack.ratification),
         assent=_one_regex(source for pack in packs for source in pack.assent),
+        approval=_one_regex(source for pack in packs for source in pack.approval),
+        going_on=_one_regex(source for pack in packs for source in pack.going_on),
         opinion=_one_regex(rf"\b{re.escape(word)}\b" for pack in packs for word in pack.opinion),
         request=_one_pattern((source for pack in packs for source in pack.request), spelled_out=False),
         acceptance=_one_regex(source for pack in packs for source in pack.acceptance),

@@ -321,9 +321,24 @@ def _thin(what: str, patterns: PatternSet) -> bool:
     return not _CJK.search(what) and all(w in patterns.phrase_breaks for w in _WORD.findall(lowered))
 
 
-def find_proposal(text: MatchText, patterns: PatternSet) -> str | None:
+def _went_on(original: str, ends: list[int], end: int) -> int:
+    """Where the proposal ending at ``end`` ends with the sentences of its message that go on with it — each
+    opening on "and" ("… out of that. And if you press the volume button …"; ``_LEADING_JOINER``)."""
+    stop = sentence_around(original, ends, max(end - 1, 0))[1]
+    while stop < len(original):
+        start, after = sentence_around(original, ends, stop)
+        if after <= stop or _LEADING_JOINER.match(original[start:after]) is None:
+            break
+        stop = after
+    return max(stop, end)
+
+
+def find_proposal(text: MatchText, patterns: PatternSet, rest: bool = False) -> str | None:
     """What the message proposes, as a decision would read once it is agreed ("How about we use
-    Postgres for the event store?" → "Use Postgres for the event store"): its last proposal."""
+    Postgres for the event store?" → "Use Postgres for the event store"): its last proposal — with
+    ``rest``, its whole sentence and the sentences after it that go on with it, the idea as its speaker
+    put it ("We could make two buttons out of that. And if you press the volume button you control the
+    volume with the scroll-wheel."; what an approval a few messages on agrees with, twenty-fifth round)."""
     if patterns.proposal is None:
         return None
     found = deque(patterns.proposal.finditer(text), maxlen=1)
@@ -334,6 +349,12 @@ def find_proposal(text: MatchText, patterns: PatternSet) -> str | None:
     what = tidy(text.original[match.start(group) : match.end(group)]).rstrip("?？")
     if _word_count(what) < 2 or _thin(what, patterns):
         return None
+    if rest:
+        ends = sentence_ends(text.original)
+        start = sentence_around(text.original, ends, match.start(group))[0]
+        if patterns.condition is not None and patterns.condition.search(text.lowered[start:match.start(group)]):
+            return None  # "if you don't do it, we can also make a nice bay": an alternative for a case
+        what = tidy(text.original[start : _went_on(text.original, ends, match.end(group))]).rstrip("?？")
     return clip_words(what[0].upper() + what[1:], MAX_WHAT_CHARS)
 
 
@@ -448,3 +469,34 @@ def is_assent(echo: tuple[str, ...], asked: str, patterns: PatternSet) -> bool:
         return True
     said = {w.lower() for w in _WORD.findall(asked)}
     return all(w in said for w in echo) and any(w not in patterns.phrase_breaks for w in echo)
+
+
+_BACK_CHANNEL_WORDS: Final = 2
+"""The longest sentence an approval may follow in its message ("Yeah. That's really a good idea, I think.")."""
+_REFUSAL: Final = re.compile(r"(?:no|nope|nah|nein|non|não|нет)(?!\w)")
+"""A short no before an approval ("Nope. Good idea for later."): what follows is no approval of the idea."""
+
+
+def is_approval(text: MatchText, patterns: PatternSet) -> bool:
+    """The message approves the idea said before it (issue 37, twenty-fifth round): its first sentence that
+    is more than a back-channel ("Yeah.", "Okay.", "Mm-hmm.": two words at most, no negation) opens on an
+    approval (``LanguagePack.approval``: "That's really a good idea, I think.", "I agree.", "Ich finde, das
+    ist eine gute Idee."), with no objection, hedge, condition or question after it in that sentence. A
+    bare yes is the listener's back-channel, not an approval (twenty-first round)."""
+    approval = patterns.approval
+    if approval is None:
+        return False
+    low = text.lowered
+    start = 0
+    for end in [*sentence_ends(text.original), len(low)]:
+        sentence = low[start:end].strip(_RATIFY_TRAIL)
+        start = end
+        if not sentence:
+            continue
+        if approval.match(sentence) is not None:
+            return True
+        if len(_WORD.findall(sentence)) > _BACK_CHANNEL_WORDS or "?" in sentence or "？" in sentence \
+                or _REFUSAL.match(sentence) is not None \
+                or (patterns.negation is not None and patterns.negation.search(sentence) is not None):
+            return False
+    return False

@@ -40,6 +40,7 @@ from workers.conversation.statements import (
     find_asked_choice,
     find_decisions,
     find_proposal,
+    is_approval,
     is_assent,
     is_ratification,
 )
@@ -90,14 +91,47 @@ def _ratified(base: DecisionsDoc, text: MatchText, who: str, patterns: PatternSe
     proposal = base.proposal
     if proposal is None or proposal.by == who or (not proposal.said and not proposal.what):
         return None
+    if proposal.after:
+        return _approved(proposal, text, patterns)
     if is_ratification(text, patterns):
         what = proposal.what or find_proposal(prepare_text(proposal.said), patterns)
         if what:
             return DecisionText(what=what, why=proposal.why, sentence=what)
+    if (approved := _approved(proposal, text, patterns)) is not None:
+        return approved
     if not proposal.said or (echo := assent_echo(text, patterns)) is None:
         return None
     asked = find_asked_choice(prepare_text(proposal.said), patterns)
-    return asked if asked is not None and is_assent(echo, asked.sentence, patterns) else None
+    if asked is not None and is_assent(echo, asked.sentence, patterns):
+        return asked
+    return None
+
+
+def _approved(proposal: Proposal, text: MatchText, patterns: PatternSet) -> DecisionText | None:
+    """The proposal, when this message approves the idea ("We could make two buttons out of that." …
+    "Yeah. That's really a good idea, I think."; ``is_approval``) — another speaker's, said up to
+    ``APPROVAL_MESSAGES`` messages before (issue 37, twenty-fifth round): in a meeting the group agrees over
+    a few turns, and a judgement of the idea, unlike a bare yes, agrees with it."""
+    if not proposal.said or not is_approval(text, patterns):
+        return None
+    said = prepare_text(proposal.said)
+    proposed = find_proposal(said, patterns)
+    if not proposed or (patterns.going_on is not None and patterns.going_on.match(proposed.lower()) is not None):
+        return None  # nothing proposed, or only to go on as before ("Let's keep spreading positivity")
+    what = find_proposal(said, patterns, rest=True)
+    return DecisionText(what=what, why=proposal.why, sentence=what) if what else None
+
+
+APPROVAL_MESSAGES: Final = 3
+"""How many messages after a proposal an approval of it ("That's a good idea") still decides it: the
+proposer's own words and a back-channel may come between (twenty-fifth round)."""
+
+
+def _carried(proposal: Proposal | None) -> Proposal | None:
+    """The proposal one message older, while an approval may still answer it (``APPROVAL_MESSAGES``)."""
+    if proposal is None or not proposal.said or proposal.after + 1 >= APPROVAL_MESSAGES:
+        return None
+    return msgspec.structs.replace(proposal, after=proposal.after + 1)
 
 
 PROPOSAL_CHARS: Final = 2000
@@ -171,20 +205,22 @@ def apply_message(
     """The decisions document after one message (the reference's ``processMessage``)."""
     base = doc if doc is not None else empty_decisions_doc(event.ts)
     text = prepare_text(event.content)
-    if base.proposal is None and not _signals(patterns).may_match(text):
-        # no decision, no topic, no proposal, nothing before to ratify: the context ages by one
-        # message (what ``_fresh_decisions``, ``_context`` and ``_proposal`` find here)
-        left = base.topic_left - 1 if base.topic_left > 0 else 0
-        return msgspec.structs.replace(base, updated=event.ts, proposal=None,
-                                       topic=base.topic if left else None, topic_left=left)
     who = event.sender or event.role
+    if not _signals(patterns).may_match(text) \
+            and (base.proposal is None or _ratified(base, text, who, patterns) is None):
+        # no decision, no topic, no proposal, nothing before ratified or approved: the context ages by
+        # one message, and a proposal waiting for its approval with it (what ``_fresh_decisions``,
+        # ``_context`` and ``_proposal`` find here)
+        left = base.topic_left - 1 if base.topic_left > 0 else 0
+        return msgspec.structs.replace(base, updated=event.ts, proposal=_carried(base.proposal),
+                                       topic=base.topic if left else None, topic_left=left)
     cutoff = event.ts - timedelta(hours=settings.dedupe_window_hours)
     fresh = _fresh_decisions(text, patterns, base.decisions, cutoff)
     if not fresh and (ratified := _ratified(base, text, who, patterns)) is not None \
             and not any(d.what == ratified.what and d.extracted_at >= cutoff for d in base.decisions):
         fresh = [(0, ratified)]
     topic, topic_left = _context(base, text, patterns)
-    proposal = _proposal(text, who, patterns) if not fresh else None
+    proposal = None if fresh else (_proposal(text, who, patterns) or _carried(base.proposal))
     context = {"proposal": proposal, "topic": topic, "topic_left": topic_left}
     if not fresh:
         return msgspec.structs.replace(base, updated=event.ts, **context)

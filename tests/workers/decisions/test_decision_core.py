@@ -506,12 +506,19 @@ def test_a_question_or_a_remark_with_it_is_decides_nothing(text: str) -> None:
 
 def test_a_proposal_is_read_only_when_an_answer_ratifies_it() -> None:
     """The message is kept (its end) and read for a proposal only on a ratification: most
-    messages with a "let's" are never answered "Agreed."; without a proposal word none is kept."""
+    messages with a "let's" are never answered "Agreed."; without a proposal word none is kept. It waits
+    three messages for an approval ("That's a good idea", twenty-fifth round), then goes."""
     doc = apply_message(None, message("How about we use Postgres for the event store?", 0, sender="a"), SETTINGS,
                         ALL, UTC_ZONE)
     assert doc.proposal is not None and doc.proposal.what == "" and doc.proposal.said.startswith("How about")
     plain = apply_message(doc, message("The weather is nice today.", 1, sender="b"), SETTINGS, ALL, UTC_ZONE)
+    assert plain.proposal is not None and plain.proposal.after == 1
+    for minute in (2, 3):
+        plain = apply_message(plain, message("The weather is nice today.", minute, sender="b"), SETTINGS, ALL,
+                              UTC_ZONE)
     assert plain.proposal is None
+    kept = apply_message(None, message("The weather is nice today.", 0, sender="a"), SETTINGS, ALL, UTC_ZONE)
+    assert kept.proposal is None
 
 
 @pytest.mark.parametrize(("proposal", "answer", "what"), [
