@@ -1,0 +1,166 @@
+"""The knowledge facts as of the session starts recall has not reached yet, read as soon as the
+knowledge worker has passed them (issue 39, twenty-fifth round, docs/BENCHMARKS.md).
+
+A session start's facts are the agent's KnowledgeDoc as of the start (``RecallProjection.
+_mirror_facts``: ``Inputs.patiently`` then ``Inputs.at_trigger``, which reads the newest revision
+below the start, ``shared.asof``). The knowledge worker is cheap and runs ahead; when recall is
+behind (the fleet at 400 msg/s), knowledge has written more than ``DOC_HISTORY`` (16) revisions
+of the agent by the time recall reaches the start, and the read derives the document from the
+agent's events instead (``shared.derive``: exact, but ~18 ms a start, 57 % of the starts in the
+twenty-fourth round's run — a quarter of recall's CPU when behind).
+
+So recall reads it earlier: at each batch it looks in the stream, past what it has reached, for
+the session starts the knowledge worker has applied everything before (its checkpoint at or past
+the start — what ``at_trigger`` waits for), and runs the same read for each of them then, while
+the revision below the start is still in the bucket's history; the reading is kept until the
+batch that holds the start takes it. It is the same function of the same stored revisions, only
+sooner: the facts are the same bytes (a reading whose knowledge consumer lagged is not kept:
+the start reads again, as before). A start not found ahead (recall caught up, another subject,
+a reading failed) reads as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+from nats.js.client import JetStreamContext
+
+from shared.codec import Envelope, Rejection, decode_event, event_limits
+from shared.config import Settings
+from shared.inputs import Inputs, Reading
+from shared.names import EVENTS_STREAM
+from shared.natsio import direct_range
+from shared.tasks import cancel_and_wait
+from workers.recall.sources import KNOWLEDGE
+
+log = logging.getLogger(__name__)
+
+# readings kept ahead at most (a KnowledgeDoc each): a recall far behind (a rebuild) reads no
+# further ahead than this many starts, and goes on as it reaches them
+AHEAD_STARTS = 64
+_READ_BATCH = 256  # session events a request of the look (a batched direct get)
+_GET_TIMEOUT_S = 5.0
+
+Read = Callable[[Envelope], Awaitable[Reading]]
+
+
+class FactsAhead:
+    """The readings of the session starts ahead of recall, by (agent, sequence). One per
+    recall projection; with partitions (one consumer of knowledge per partition) it reads
+    nothing ahead (``enabled``)."""
+
+    def __init__(self, js: JetStreamContext, settings: Settings, inputs: Inputs, read: Read) -> None:
+        self._js = js
+        self._prefix = settings.prefix
+        self._limits = event_limits(settings)
+        self._inputs = inputs
+        self._read = read
+        self.enabled = settings.partitions <= 1
+        self._reached = 0  # the last sequence recall has prepared
+        self._scanned = 0  # every start below this was looked for
+        self._readings: dict[tuple[str, int], asyncio.Future[Reading]] = {}
+        self._task: asyncio.Task[None] | None = None
+        self.read = 0  # starts read ahead
+        self.taken = 0  # readings a start took
+
+    def reached(self, first: int, last: int) -> None:
+        """Recall prepares the events from ``first`` to ``last``: the readings of starts before
+        ``first`` that nothing took are dropped (not recall's: a start it never prepares), and a
+        look ahead begins unless one is on its way."""
+        self._reached = max(self._reached, last)
+        for key in [key for key in self._readings if key[1] < first]:
+            future = self._readings.pop(key)
+            if not future.done():
+                future.cancel()
+        if self.enabled and (self._task is None or self._task.done()):
+            self._task = asyncio.create_task(self._look(), name="recall-facts-ahead")
+
+    async def take(self, start: Envelope) -> Reading | None:
+        """The reading of ``start`` made ahead (waited for while it is being made), or None:
+        none was, it failed, or its knowledge consumer lagged — the start reads itself."""
+        future = self._readings.pop((start.agent, start.seq), None)
+        if future is None:
+            return None
+        try:
+            reading = await asyncio.shield(future)
+        except asyncio.CancelledError:
+            if future.cancelled():  # the look was stopped (closing): not this task
+                return None
+            raise
+        except Exception:
+            return None
+        if reading.lagging:
+            return None
+        self.taken += 1
+        return reading
+
+    async def look(self) -> int:
+        """One look ahead: the session starts stored after what recall reached that the knowledge
+        worker has passed, each read in stream order (a derivation, when one is needed, goes on
+        from the last). Returns how many were read."""
+        tracker = await self._inputs.tracker()
+        consumer = self._inputs.consumer(KNOWLEDGE.worker, "")  # one partition: one consumer for every agent
+        tracker.follow([consumer])
+        passed = tracker.checkpoint(consumer)
+        begin = max(self._scanned, self._reached + 1)
+        if passed < begin or len(self._readings) >= AHEAD_STARTS:
+            return 0
+        found = await direct_range(self._js, EVENTS_STREAM, f"{self._prefix}.session.>", begin, passed + 1,
+                                   _GET_TIMEOUT_S, _READ_BATCH)
+        loop = asyncio.get_running_loop()
+        count = 0
+        for seq, msg in found:
+            subject = (msg.headers or {}).get("Nats-Subject", "")
+            if not subject.endswith(".start") or seq <= self._reached:
+                continue  # an end; or recall got there meanwhile: it reads the start itself
+            env = decode_event(self._prefix, subject, seq, msg.data, self._limits)
+            if isinstance(env, Rejection) or (env.family, env.kind) != ("session", "start"):
+                continue
+            if (env.agent, seq) in self._readings:
+                continue  # read at a look that failed further on
+            if len(self._readings) >= AHEAD_STARTS:
+                self._scanned = seq  # the rest at a later look
+                return count
+            future: asyncio.Future[Reading] = loop.create_future()
+            self._readings[(env.agent, seq)] = future
+            try:
+                reading = await self._read(env)
+            except asyncio.CancelledError:
+                future.cancel()
+                raise
+            except Exception as exc:  # the start reads itself, as before
+                log.info("recall_facts_ahead_failed", extra={"agent": env.agent, "seq": seq, "error": repr(exc)})
+                future.cancel()
+                self._readings.pop((env.agent, seq), None)
+                continue
+            if not future.done():  # dropped meanwhile: cancelled
+                future.set_result(reading)
+            self.read += 1
+            count += 1
+        self._scanned = passed + 1
+        return count
+
+    async def _look(self) -> None:
+        try:
+            await self.look()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the starts read themselves, as before
+            log.info("recall_facts_ahead_failed", extra={"error": repr(exc)})
+
+    async def settled(self) -> None:
+        """Until the look on its way (if any) has ended."""
+        task = self._task
+        if task is not None:
+            await asyncio.wait((task,))
+
+    async def aclose(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            await cancel_and_wait(task)
+        for future in self._readings.values():
+            if not future.done():
+                future.cancel()
+        self._readings.clear()
