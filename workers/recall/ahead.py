@@ -38,8 +38,15 @@ from workers.recall.sources import KNOWLEDGE
 log = logging.getLogger(__name__)
 
 # readings kept ahead at most (a KnowledgeDoc each): a recall far behind (a rebuild) reads no
-# further ahead than this many starts, and goes on as it reaches them
-AHEAD_STARTS = 64
+# further ahead than this many starts, and goes on as it reaches them — the starts past it then
+# read at their batch, as before (derived, when knowledge's history has moved past them). The
+# lag's window of starts: recall 15 000 events behind in the bench at 400 msg/s (a start in
+# 100 events) held ~150; 64 stopped the look there and left 41 of 80 starts derived
+AHEAD_STARTS = 256
+# recall looks ahead while knowledge's checkpoint is more than this many events past what recall
+# reached (closer, the start's revision is still in the history when recall reaches it — and a
+# recall that keeps up makes no request a checkpoint move)
+LOOK_GAP = 100
 _READ_BATCH = 256  # session events a request of the look (a batched direct get)
 _GET_TIMEOUT_S = 5.0
 
@@ -62,6 +69,7 @@ class FactsAhead:
         self._scanned = 0  # every start below this was looked for
         self._readings: dict[tuple[str, int], asyncio.Future[Reading]] = {}
         self._task: asyncio.Task[None] | None = None
+        self._looking = asyncio.Lock()
         self.read = 0  # starts read ahead
         self.taken = 0  # readings a start took
 
@@ -74,8 +82,8 @@ class FactsAhead:
             future = self._readings.pop(key)
             if not future.done():
                 future.cancel()
-        if self.enabled and (self._task is None or self._task.done()):
-            self._task = asyncio.create_task(self._look(), name="recall-facts-ahead")
+        if self.enabled and self._task is None:
+            self._task = asyncio.create_task(self._run(), name="recall-facts-ahead")
 
     async def take(self, start: Envelope) -> Reading | None:
         """The reading of ``start`` made ahead (waited for while it is being made), or None:
@@ -100,6 +108,10 @@ class FactsAhead:
         """One look ahead: the session starts stored after what recall reached that the knowledge
         worker has passed, each read in stream order (a derivation, when one is needed, goes on
         from the last). Returns how many were read."""
+        async with self._looking:
+            return await self._look()
+
+    async def _look(self) -> int:
         tracker = await self._inputs.tracker()
         consumer = self._inputs.consumer(KNOWLEDGE.worker, "")  # one partition: one consumer for every agent
         tracker.follow([consumer])
@@ -142,19 +154,24 @@ class FactsAhead:
         self._scanned = passed + 1
         return count
 
-    async def _look(self) -> None:
-        try:
-            await self.look()
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # the starts read themselves, as before
-            log.info("recall_facts_ahead_failed", extra={"error": repr(exc)})
-
-    async def settled(self) -> None:
-        """Until the look on its way (if any) has ended."""
-        task = self._task
-        if task is not None:
-            await asyncio.wait((task,))
+    async def _run(self) -> None:
+        """A look at every move of knowledge's checkpoint while it is more than ``LOOK_GAP``
+        ahead of what recall reached: as soon as knowledge passes a start, not at recall's next
+        batch (a recall starved of CPU takes one every few seconds, and knowledge writes past a
+        start's history meanwhile)."""
+        tracker = await self._inputs.tracker()
+        consumer = self._inputs.consumer(KNOWLEDGE.worker, "")
+        tracker.follow([consumer])
+        while True:
+            changed = tracker.changed()  # taken before looking: a move after that sets it
+            if tracker.checkpoint(consumer) - self._reached > LOOK_GAP:
+                try:
+                    await self.look()
+                except asyncio.CancelledError:
+                    raise
+                except Exception as exc:  # the starts read themselves, as before
+                    log.info("recall_facts_ahead_failed", extra={"error": repr(exc)})
+            await changed.wait()
 
     async def aclose(self) -> None:
         task, self._task = self._task, None
