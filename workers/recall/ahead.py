@@ -47,6 +47,11 @@ AHEAD_STARTS = 256
 # reached (closer, the start's revision is still in the history when recall reaches it — and a
 # recall that keeps up makes no request a checkpoint move)
 LOOK_GAP = 100
+# readings (and starts read) this many sequences below the furthest recall prepared are dropped:
+# a deferred batch holds an agent's events until its next cut, so recall prepares the agent's
+# start up to a few thousand sequences after another agent's later event (1 300 then 1 200 at
+# 400 msg/s in the bench), never this far
+DROP_BEHIND = 20_000
 _READ_BATCH = 256  # session events a request of the look (a batched direct get)
 _GET_TIMEOUT_S = 5.0
 
@@ -65,8 +70,9 @@ class FactsAhead:
         self._inputs = inputs
         self._read = read
         self.enabled = settings.partitions <= 1
-        self._reached = 0  # the last sequence recall has prepared
-        self._scanned = 0  # every start below this was looked for
+        self._reached = 0  # the furthest sequence recall has prepared
+        self._scanned = 0  # every start below this was looked for (0: recall prepared nothing yet)
+        self._done: set[tuple[str, int]] = set()  # the starts recall has read (with a reading or not)
         self._readings: dict[tuple[str, int], asyncio.Future[Reading]] = {}
         self._task: asyncio.Task[None] | None = None
         self._looking = asyncio.Lock()
@@ -74,20 +80,26 @@ class FactsAhead:
         self.taken = 0  # readings a start took
 
     def reached(self, first: int, last: int) -> None:
-        """Recall prepares the events from ``first`` to ``last``: the readings of starts before
-        ``first`` that nothing took are dropped (not recall's: a start it never prepares), and a
-        look ahead begins unless one is on its way."""
+        """Recall prepares the events from ``first`` to ``last`` (a deferred batch: not in stream
+        order across agents — an agent's events wait for its next cut): the readings of starts
+        ``DROP_BEHIND`` below the furthest it reached that nothing took are dropped (a start it
+        never prepares: a dead letter), and the looks begin with the first batch."""
+        if not self._scanned:
+            self._scanned = first
         self._reached = max(self._reached, last)
-        for key in [key for key in self._readings if key[1] < first]:
+        below = self._reached - DROP_BEHIND
+        for key in [key for key in self._readings if key[1] < below]:
             future = self._readings.pop(key)
             if not future.done():
                 future.cancel()
+        self._done = {key for key in self._done if key[1] >= below}
         if self.enabled and self._task is None:
             self._task = asyncio.create_task(self._run(), name="recall-facts-ahead")
 
     async def take(self, start: Envelope) -> Reading | None:
         """The reading of ``start`` made ahead (waited for while it is being made), or None:
         none was, it failed, or its knowledge consumer lagged — the start reads itself."""
+        self._done.add((start.agent, start.seq))
         future = self._readings.pop((start.agent, start.seq), None)
         if future is None:
             return None
@@ -116,8 +128,8 @@ class FactsAhead:
         consumer = self._inputs.consumer(KNOWLEDGE.worker, "")  # one partition: one consumer for every agent
         tracker.follow([consumer])
         passed = tracker.checkpoint(consumer)
-        begin = max(self._scanned, self._reached + 1)
-        if passed < begin or len(self._readings) >= AHEAD_STARTS:
+        begin = self._scanned
+        if not begin or passed < begin or len(self._readings) >= AHEAD_STARTS:
             return 0
         found = await direct_range(self._js, EVENTS_STREAM, f"{self._prefix}.session.>", begin, passed + 1,
                                    _GET_TIMEOUT_S, _READ_BATCH)
@@ -125,13 +137,13 @@ class FactsAhead:
         count = 0
         for seq, msg in found:
             subject = (msg.headers or {}).get("Nats-Subject", "")
-            if not subject.endswith(".start") or seq <= self._reached:
-                continue  # an end; or recall got there meanwhile: it reads the start itself
+            if not subject.endswith(".start"):
+                continue  # an end
             env = decode_event(self._prefix, subject, seq, msg.data, self._limits)
             if isinstance(env, Rejection) or (env.family, env.kind) != ("session", "start"):
                 continue
-            if (env.agent, seq) in self._readings:
-                continue  # read at a look that failed further on
+            if (env.agent, seq) in self._readings or (env.agent, seq) in self._done:
+                continue  # read at a look that failed further on; or recall got there: it read the start itself
             if len(self._readings) >= AHEAD_STARTS:
                 self._scanned = seq  # the rest at a later look
                 return count
