@@ -47,6 +47,10 @@ AHEAD_STARTS = 256
 # reached (closer, the start's revision is still in the history when recall reaches it — and a
 # recall that keeps up makes no request a checkpoint move)
 LOOK_GAP = 100
+# and once knowledge has applied this many events since the last look, not at every move of its
+# checkpoint (~30 a second at 400 msg/s: a look is a request, ~1–2 ms of the loop): a start is read
+# at most this many events after knowledge passed it — a few of the agent's 16 revisions
+LOOK_STEP = 50
 # readings (and starts read) this many sequences below the furthest recall prepared are dropped:
 # a deferred batch holds an agent's events until its next cut, so recall prepares the agent's
 # start up to a few thousand sequences after another agent's later event (1 300 then 1 200 at
@@ -167,16 +171,17 @@ class FactsAhead:
         return count
 
     async def _run(self) -> None:
-        """A look at every move of knowledge's checkpoint while it is more than ``LOOK_GAP``
-        ahead of what recall reached: as soon as knowledge passes a start, not at recall's next
-        batch (a recall starved of CPU takes one every few seconds, and knowledge writes past a
-        start's history meanwhile)."""
+        """A look at a move of knowledge's checkpoint while it is more than ``LOOK_GAP`` ahead of
+        what recall reached (``LOOK_STEP`` events after the last look at the earliest): soon
+        after knowledge passes a start, not at recall's next batch (a recall starved of CPU
+        takes one every few seconds, and knowledge writes past a start's history meanwhile)."""
         tracker = await self._inputs.tracker()
         consumer = self._inputs.consumer(KNOWLEDGE.worker, "")
         tracker.follow([consumer])
         while True:
             changed = tracker.changed()  # taken before looking: a move after that sets it
-            if tracker.checkpoint(consumer) - self._reached > LOOK_GAP:
+            passed = tracker.checkpoint(consumer)
+            if passed - self._reached > LOOK_GAP and passed - self._scanned >= LOOK_STEP:
                 try:
                     await self.look()
                 except asyncio.CancelledError:
