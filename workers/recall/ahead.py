@@ -9,10 +9,11 @@ of the agent by the time recall reaches the start, and the read derives the docu
 agent's events instead (``shared.derive``: exact, but ~18 ms a start, 57 % of the starts in the
 twenty-fourth round's run — a quarter of recall's CPU when behind).
 
-So recall reads it earlier: at each batch it looks in the stream, past what it has reached, for
-the session starts the knowledge worker has applied everything before (its checkpoint at or past
-the start — what ``at_trigger`` waits for), and runs the same read for each of them then, while
-the revision below the start is still in the bucket's history; the reading is kept until the
+So recall reads it earlier: as knowledge's checkpoint moves (while knowledge is well ahead of
+recall) it looks in the stream, from where it last looked, for the session starts the knowledge
+worker has applied everything before (its checkpoint at or past the start — what ``at_trigger``
+waits for), and runs the same read for each of them then, while the revision below the start is
+still in the bucket's history; the reading is kept until the
 batch that holds the start takes it. It is the same function of the same stored revisions, only
 sooner: the facts are the same bytes (a reading whose knowledge consumer lagged is not kept:
 the start reads again, as before). A start not found ahead (recall caught up, another subject,
