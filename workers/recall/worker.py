@@ -46,6 +46,7 @@ from shared.codec import MEMORY_ID_KINDS, Envelope
 from shared.errors import InvalidEvent, TransientError, WorkerCannotRun
 from shared.feedback import feedback_ids, late_answer, publish_ids, request_time
 from shared.forget import is_agent_forget
+from shared.inputs import Reading
 from shared.kv import kv_read
 from shared.llm import LLM_CALLS, NO_MODEL, Later, LlmClient, worker_llm
 from shared.names import BUCKET_RECALL
@@ -55,6 +56,7 @@ from shared.runtime import WorkerContext
 from shared.service import ApiError, serve_worker
 from shared.tasks import cancel_and_wait
 from workers.recall import supersede
+from workers.recall.ahead import FactsAhead
 from workers.recall.apply import BatchOutcome, KeyMemories, StoreApplier, plan_maintenance
 from workers.recall.capture import (
     CaptureDecodeError,
@@ -303,6 +305,14 @@ class RecallProjection(Projection[RecallDoc, KeyMemories]):
         self._must_sync = False  # a sync failed: the next commit syncs, before its acks
         self._syncing = asyncio.Lock()
         self._later: asyncio.Task[None] | None = None  # the sync a skipped one left for later
+        # the session starts' knowledge read ahead of recall, as soon as knowledge has passed them
+        self._ahead = (FactsAhead(ctx.js, ctx.settings, ctx.inputs, self._read_knowledge)
+                       if wait_for_knowledge and ctx.settings.knowledge.enabled else None)
+
+    @property
+    def ahead(self) -> FactsAhead | None:
+        """The session starts' knowledge read ahead (None: recall does not wait for knowledge)."""
+        return self._ahead
 
     def accepts(self, env: Envelope) -> bool:
         event = env.event
@@ -336,6 +346,8 @@ class RecallProjection(Projection[RecallDoc, KeyMemories]):
 
     async def _prepare(self, events: Sequence[Deferred[RecallDoc]]) -> list[KeyMemories]:
         started = self._clock()
+        if self._ahead is not None and events:  # the starts past this batch, read once knowledge passed them
+            self._ahead.reached(min(e.env.seq for e in events), max(e.env.seq for e in events))
         try:
             return await self._apply(events)
         finally:  # after the batch's last write (a capture's too): a sync begun before it leaves it unflushed
@@ -424,9 +436,11 @@ class RecallProjection(Projection[RecallDoc, KeyMemories]):
             return
         inputs = self._ctx.inputs
         if self._wait:
-            if inputs.bound_s > 0:
-                await inputs.patiently([KNOWLEDGE], start, unconsumed_s=KNOWLEDGE_UNCONSUMED_S)
-            doc = (await inputs.at_trigger(self._ctx.worker, [KNOWLEDGE], start)).docs[KNOWLEDGE.field]
+            # read ahead once knowledge had passed the start (``workers.recall.ahead``), else now
+            reading = await self._ahead.take(start) if self._ahead is not None else None
+            if reading is None:
+                reading = await self._read_knowledge(start)
+            doc = reading.docs[KNOWLEDGE.field]
         else:
             doc, _ = await inputs.docs.as_of(inputs.bucket(KNOWLEDGE.bucket), start.agent, KnowledgeDoc, start.seq)
         desired = fact_memories(start.agent, doc)
@@ -452,6 +466,14 @@ class RecallProjection(Projection[RecallDoc, KeyMemories]):
 
         await asyncio.to_thread(write)
         RECALL_MEMORIES.labels("facts").inc(len(sync.new))
+
+    async def _read_knowledge(self, start: Envelope) -> Reading:
+        """The agent's KnowledgeDoc as of ``start`` (``_mirror_facts``: waited for patiently,
+        then read by the bounded read), whenever it is read — at the start, or ahead of it."""
+        inputs = self._ctx.inputs
+        if inputs.bound_s > 0:
+            await inputs.patiently([KNOWLEDGE], start, unconsumed_s=KNOWLEDGE_UNCONSUMED_S)
+        return await inputs.at_trigger(self._ctx.worker, [KNOWLEDGE], start)
 
     async def _judge(self, start: Envelope) -> None:
         """Claude's judgement of the agent's new statements (``workers.recall.supersede``),
@@ -588,6 +610,8 @@ class RecallProjection(Projection[RecallDoc, KeyMemories]):
 
     async def aclose(self) -> None:
         try:
+            if self._ahead is not None:
+                await self._ahead.aclose()
             if self._later is not None:
                 await cancel_and_wait(self._later)
             if self._unflushed:  # what the last commits left in the write-ahead log, synced on the way out
