@@ -464,6 +464,10 @@ def _object_before(pack: CompiledPack, text: MatchText, found: re.Match[str], ch
         start -= 1
     if check == "name":
         start = max(start, lowered.rfind(" ", start, found.start()) + 1)
+    elif pack.spaced:  # "I love all dances, but contemporary is my top pick": the clause starts after its "but"
+        first = _WORD.match(lowered, len(lowered) - len(lowered[start:].lstrip()))
+        if first is not None and first.group() in pack.coordinators and lowered[first.end():first.end() + 1] == " ":
+            start = first.end() + 1
     if pack.before_stop and not _speaker_topic(pack, lowered, start):
         return None
     obj = _object(pack, text, (start, found.start()), check)
