@@ -78,6 +78,11 @@ class PersonalPack:
     comma_clause: str = ""  # a comma starts a new clause before these (without: before any lower-case word)
     before: tuple[tuple[str, str, Check], ...] = ()  # "<object> is my favourite": the object precedes
     before_gate: str = ""  # every ``before`` match contains a match of this (one search rules them out)
+    # who one is said in passing, before the speaker's own clause ("As a nurse, I …"; twenty-fifth round): searched
+    # in the message, each match opening its clause, only when one of ``in_passing_words`` is in it (no new lead:
+    # a lead's first letters are tried at every position of every message)
+    in_passing: tuple[tuple[str, str, Check], ...] = ()
+    in_passing_words: tuple[str, ...] = ()
     kind: str = ""  # what a "kind" object ends with: a person's kind ("医者", "학생", "老师")
     before_stop: str = ""  # characters that end an object read backwards (a topic's particle "は")
     topic: str = ""  # what may stand before such an object in its clause: the speaker as topic ("私は")
@@ -178,7 +183,7 @@ _EN_NOT_PRACTICE = (r"(?#obj)(?!(?:well|great|good|fine|okay|ok|alright|better|w
 
 EN: Final = PersonalPack(
     code="en",
-    lead=r"(?:i|we|my|our|just(?=\s+started\s)|as(?=\s+an?\s)|being(?=\s+an?\s))(?!\w)",
+    lead=r"(?:i|we|my|our|just(?=\s+started\s))(?!\w)",
     first_person=(
         ("is-allergic-to", _EN_I_AM + r"allergic\s+to\s+" + OBJ, "phrase"),
         ("is-from", _EN_I_AM + r"from\s+" + OBJ, "name"),
@@ -201,7 +206,6 @@ EN: Final = PersonalPack(
         ("has", _EN_I_AM + r"(?:so\s+|really\s+)?(?:lucky|blessed|grateful|thankful)\s+to\s+have\s+" + OBJ,
          "family"),
         ("is-a", _EN_I_AM + r"(?:a|an)\s+" + OBJ, "noun"),
-        ("is-a", rf"(?:as|being)\s+{_EN_AS_KIND}\s*,\s*(?={_EN_FIRST})", "noun"),
         ("is-a", rf"i{_A}ve\s+been\s+(?:a|an)\s+(?P<obj>[^.!?;,\n…]{{1,60}}?)\s+for\s+(?:\d+|a|an|one|two|three"
                  r"|four|five|six|seven|eight|nine|ten|many|several|over|almost|nearly|about)\b", "noun"),
         ("works-as", r"i\s+(?:currently\s+|now\s+|still\s+|actually\s+)?work\s+as\s+" + OBJ, "phrase"),
@@ -383,6 +387,8 @@ EN: Final = PersonalPack(
                   r"|you|which|who|so|but|the|though|because|plus|especially|like|just|not|even|as|since|when"
                   r"|although|while|then|now|too|haha|lol|right|really|definitely|thanks|yeah|things|everything|life)\b"),
     before_gate=r"my\s+(?:\w+\s+)?(?:fav|fave|hobb|passion|top\s+pick|go-to)|,\s+my\s",
+    in_passing=(("is-a", rf"(?<![\w'’])(?:as|being)\s+{_EN_AS_KIND}\s*,\s*(?={_EN_FIRST})", "noun"),),
+    in_passing_words=(" as a", "being a"),
     before=(
         ("'s-favorite-{noun}-is", rf"(?:{_A}s|\s+is|\s+are)\s+(?:definitely\s+|totally\s+|also\s+|still\s+)?my\s+"
                                   r"(?:all-time\s+|absolute\s+|new\s+)?(?:favou?rite|fave|top\s+pick|go-to)"
@@ -422,13 +428,12 @@ _DE_COUNT = r"(?:(?:\d{1,2}|zwei|drei|vier|beiden)\s+)?"
 
 DE: Final = PersonalPack(
     code="de",
-    lead=r"(?:ich|wir|mein(?:e[mnr]?)?|unser(?:e[mnr]?)?|als(?=\s))(?!\w)",
+    lead=r"(?:ich|wir|mein(?:e[mnr]?)?|unser(?:e[mnr]?)?)(?!\w)",
     first_person=(
         ("is-allergic-to", _DE_ICH_BIN + r"allergisch\s+(?:gegen|auf)\s+" + OBJ, "phrase"),
         ("is-from", _DE_ICH_BIN + r"aus\s+" + OBJ, "name"),
         ("is", _DE_ICH_BIN + rf"(?P<obj>{_DE_DURABLE})(?=\s*(?:[.!,;:]|und\b|aber\b|$))", "phrase"),
         ("is-a", _DE_ICH_BIN + r"(?:ein|eine)\s+" + OBJ, "noun"),
-        ("is-a", _DE_AS_KIND, "phrase"),
         # what one cares about most (twenty-fifth round): "ich begeistere mich schon lange für Astronomie"
         ("is-passionate-about", r"ich\s+begeistere\s+mich\s+(?:\w+\s+){0,3}?für\s+" + OBJ, "taste"),
         # a noun of a person's kind without its article ("Ich bin Lehrerin", not "Ich bin Jonas")
@@ -522,6 +527,8 @@ DE: Final = PersonalPack(
             r"|vogel|vögel|fisch(?:e)?|\w*allergie|asthma|diabetes|adhs|zöliakie)\b"),
     own_words=r"\b(?:ich|mein\w*|mich|mir)\b",
     verbs=(("liebe", "loves"), ("mag", "likes")),
+    in_passing=(("is-a", r"(?<![\w'’])" + _DE_AS_KIND, "phrase"),),
+    in_passing_words=(" als ",),
     rel_verbs=(("arbeitet als", "works as"), ("arbeitet bei", "works at"), ("wohnt in", "lives in"),
                ("liebt", "loves"), ("lieben", "love"), ("mag", "likes"), ("mögen", "like"), ("spielt", "plays"),
                ("spielen", "play")),
@@ -552,7 +559,7 @@ _ES_OWN_NOT_IF = _own_not_after(("mi", "mis", "nuestro", "nuestra", "nuestros", 
 ES: Final = PersonalPack(
     code="es",
     lead=(r"(?:yo|soy|trabajo|vivo|vivimos|tengo|tenemos|me|mi|mis|nuestr[oa]s?|estudio|toco|hablo|nací|crecí|vengo|adoro|amo|perdí"
-          r"|abrí|abrimos|conseguí|como(?=\s)|siendo(?=\s))(?!\w)"),
+          r"|abrí|abrimos|conseguí)(?!\w)"),
     first_person=(
         ("is-allergic-to", _ES_YO + r"soy\s+" + _ES_ADV + r"alérgic[oa]\s+(?:a\s+los|a\s+las|al|a)\s+" + OBJ,
          "phrase"),
@@ -564,7 +571,6 @@ ES: Final = PersonalPack(
                                 r"(?:(?:la|los|las)\s+)?" + OBJ, "taste"),
         ("is-passionate-about", r"me\s+apasiona(?:n)?\s+(?:mucho\s+)?(?:(?:el|la|los|las)\s+)?" + OBJ, "taste"),
         ("is-a", _ES_YO + r"soy\s+(?:un|una)\s+" + OBJ, "noun"),
-        ("is-a", _ES_AS_KIND, "phrase"),
         ("is-a", _ES_YO + rf"soy\s+(?P<obj>{_ES_KIND})(?=\s*(?:[.!,;:]|y\b|de\b|en\b|$))", "phrase"),
         ("works-as", _ES_YO + r"trabajo\s+(?:como|de)\s+" + OBJ, "phrase"),
         ("works-at", _ES_YO + r"trabajo\s+(?:en|para)\s+" + OBJ, "phrase"),
@@ -634,6 +640,8 @@ ES: Final = PersonalPack(
     family=(r"\b(?:hij[oa]s?|niñ[oa]s?|bebés?|gemel[oa]s|marido|espos[oa]|pareja|novi[oa]|herman[oa]s?|perr[oa]s?"
             r"|gat[oa]s?|mascotas?|conejos?|hámster|caballos?|niet[oa]s?|alergias?|asma|diabetes)\b"),
     own_words=r"\b(?:yo|mi|mis|me|conmigo)\b",
+    in_passing=(("is-a", r"(?<![\w'’])" + _ES_AS_KIND, "phrase"),),
+    in_passing_words=(" como ", " siendo "),
     verbs=(("encanta", "loves"), ("encantan", "loves"), ("gusta", "likes"), ("gustan", "likes"),
            ("fascina", "loves"), ("fascinan", "loves"), ("adoro", "loves"), ("amo", "loves")),
 )
@@ -658,7 +666,7 @@ _FR_OWN_NOT_IF = _own_not_after(("mon", "ma", "mes", "notre", "nos"), ("si",))
 
 FR: Final = PersonalPack(
     code="fr",
-    lead=r"(?:je|mon|ma|mes|notre|nos|nous|en(?=\s+tant\s+que\s)|étant(?=\s))(?!\w)|j['’]",
+    lead=r"(?:je|mon|ma|mes|notre|nos|nous)(?!\w)|j['’]",
     first_person=(
         ("is-allergic-to", _FR_SUIS + r"allergique\s+(?:à\s+la|à\s+l['’]|aux|au|à)\s*" + OBJ, "phrase"),
         ("is-from", _FR_SUIS + r"(?:originaire\s+)?(?:de|d['’]|du)\s*" + OBJ, "name"),
@@ -667,7 +675,6 @@ FR: Final = PersonalPack(
         # what one cares about most (twenty-fifth round): "je suis passionnée de photographie"
         ("is-passionate-about", _FR_SUIS + r"passionn[ée]e?s?\s+(?:par|de|d['’]|du|des)\s*" + OBJ, "taste"),
         ("is-a", _FR_SUIS + r"(?:un|une)\s+" + OBJ, "noun"),
-        ("is-a", _FR_AS_KIND, "phrase"),
         ("is-a", _FR_SUIS + rf"(?P<obj>{_FR_KIND})(?=\s*(?:[.!,;:]|et\b|de\b|à\b|chez\b|$))", "phrase"),
         ("was-born-in", r"je\s+suis\s+née?\s+(?:à|en|au|aux)\s+" + OBJ, "phrase"),
         ("grew-up-in", r"j['’]ai\s+grandi\s+(?:à|en|au|aux|dans)\s+" + OBJ, "phrase"),
@@ -747,6 +754,8 @@ FR: Final = PersonalPack(
             r"|copain|copine|frères?|sœurs?|soeurs?|chiens?|chats?|chattes?|animal|animaux|lapins?|hamsters?"
             r"|chevaux|cheval|petits-enfants|allergies?|asthme|diabète)\b"),
     own_words=r"(?:\b(?:je|me|moi|mon|ma|mes)\b|\b[jm]['’])",
+    in_passing=(("is-a", r"(?<![\w'’])" + _FR_AS_KIND, "phrase"),),
+    in_passing_words=(" en tant que", " étant "),
     verbs=(("adore", "loves"), ("aime", "likes")),
 )
 
