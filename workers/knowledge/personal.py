@@ -506,18 +506,17 @@ def _befores(pack: CompiledPack, text: MatchText, speaker: str, rules: Sequence[
                 yield Said(speaker, _predicate(pack, rule, found), obj), found.start()
 
 
-def _says_one_of(lowered: str, words: tuple[str, ...]) -> bool:
-    """One of ``words`` is in ``lowered``, or ``lowered`` starts with it (its leading blank dropped)."""
-    return any(word in lowered or lowered.startswith(word.lstrip()) for word in words)
-
-
 def _in_passing(pack: CompiledPack, text: MatchText, speaker: str) -> Iterator[tuple[Said, int]]:
     """Who the speaker is, said before their own clause ("As a nurse, I …"): each match that opens its clause,
     outside a question, its object checked as a lead's is (twenty-fifth round)."""
-    lowered, asks = text.lowered, _Asks(text.lowered)
+    lowered = text.lowered
+    asks: _Asks | None = None
     for rule in pack.in_passing:
         for found in islice(rule.pattern.finditer(lowered), MAX_LEADS):
             at = found.start()
+            if at and (lowered[at - 1].isalnum() or lowered[at - 1] in "_'’"):
+                continue  # inside a word ("has a", "animals")
+            asks = asks or _Asks(lowered)
             if asks(at) or not opens_clause(lowered, at, pack.discourse, pack.spaced, pack.coordinators):
                 continue
             obj = _object(pack, text, found.span("obj"), rule.check)
@@ -544,9 +543,11 @@ def self_statements_at(text: MatchText, speaker: str, packs: Sequence[CompiledPa
             said = _statement(pack, text, at, pack.at_start if opens else pack.anywhere)
             if said is not None and (not dated or said[0] in pack.events):
                 found.setdefault(Said(speaker, *said), at)
-        if pack.in_passing and _says_one_of(text.lowered, pack.in_passing_words):
-            for said_of, at in _in_passing(pack, text, speaker):
-                found.setdefault(said_of, at)
+        for word in pack.in_passing_words:
+            if word in text.lowered:
+                for said_of, at in _in_passing(pack, text, speaker):
+                    found.setdefault(said_of, at)
+                break
         if pack.before and (pack.before_gate is None or pack.before_gate.search(text.lowered) is not None):
             before = [rule for rule in pack.before if _may_match(rule, text.lowered)]
             for said_of, at in _befores(pack, text, speaker, before):

@@ -79,8 +79,9 @@ class PersonalPack:
     before: tuple[tuple[str, str, Check], ...] = ()  # "<object> is my favourite": the object precedes
     before_gate: str = ""  # every ``before`` match contains a match of this (one search rules them out)
     # who one is said in passing, before the speaker's own clause ("As a nurse, I …"; twenty-fifth round): searched
-    # in the message, each match opening its clause, only when one of ``in_passing_words`` is in it (no new lead:
-    # a lead's first letters are tried at every position of every message)
+    # in a message that holds one of ``in_passing_words``, each match starting a word and opening its clause (no new
+    # lead: a lead's first letters are tried at every position of every message, and a regex search of every
+    # message costs as much)
     in_passing: tuple[tuple[str, str, Check], ...] = ()
     in_passing_words: tuple[str, ...] = ()
     kind: str = ""  # what a "kind" object ends with: a person's kind ("医者", "학생", "老师")
@@ -149,7 +150,9 @@ _EN_AS_NOT = (r"(?!(?:kid|child|teen\w*|youngster|boy|girl|baby|toddler|result|m
 # its last word names a person ("woman", "nurse", "single parent", "writer", "veteran"), not a thing ("as a curve, I")
 _EN_PERSON = (r"[a-z-]*(?:er|or|ist|ian|an|ant|ent|ess|man|woman|men|person|mom|mum|mother|dad|father|parent|wife"
               r"|husband|nurse|doctor|chef|coach|guy|gal|native|adult|vert|survivor|refugee|fan|lover|owner|nerd|geek)")
-_EN_AS_KIND = rf"an?\s+(?#obj){_EN_AS_NOT}(?P<obj>(?:[^.!?;,:\n…]{{1,40}}?\s)?{_EN_PERSON})"
+# the object runs to the comma (or the clause's end) and is checked afterwards ("kind": ``EN.kind``): a person's
+# ending tried inside the pattern was tried at every word of a long object, most of the pass's cost
+_EN_AS_KIND = rf"an?\s+(?#obj){_EN_AS_NOT}"
 _EN_FIRST = rf"(?:i|i{_A}m|i{_A}ve|i{_A}d|my)\b"
 _EN_OWN_NOT_IF = _own_not_after(("my", "our"), ("if", "unless", "wish", "hope", "whether", "imagine"))
 # what a person is in a team, said when they introduce themselves ("I'm Bart, the project manager")
@@ -291,7 +294,8 @@ EN: Final = PersonalPack(
     ),
     anywhere=(
         ("is-a", rf"my\s+(?:own\s+)?(?:journey|life|experience|story|path|identity)\s+as\s+{_EN_AS_KIND}"
-                 r"(?=\s*(?:[.!?;,:…]|$|\s+(?:and|but|has|have|is|was|in|to)\b))", "noun"),
+                 r"(?P<obj>[^.!?;,:\n…]{1,40}?)(?=\s*(?:[.!?;,:…]|$|\s+(?:and|but|has|have|is|was|in|to)\b))",
+         "kind"),
         # what happened to the speaker's own people and stays so, also told inside another clause ("my best
         # memory was when my team won first place at regionals", "Last week, my grandma passed away"); not
         # after "if" or a wish (twenty-second round)
@@ -387,8 +391,10 @@ EN: Final = PersonalPack(
                   r"|you|which|who|so|but|the|though|because|plus|especially|like|just|not|even|as|since|when"
                   r"|although|while|then|now|too|haha|lol|right|really|definitely|thanks|yeah|things|everything|life)\b"),
     before_gate=r"my\s+(?:\w+\s+)?(?:fav|fave|hobb|passion|top\s+pick|go-to)|,\s+my\s",
-    in_passing=(("is-a", rf"(?<![\w'’])(?:as|being)\s+{_EN_AS_KIND}\s*,\s*(?={_EN_FIRST})", "noun"),),
-    in_passing_words=(" as a", "being a"),
+    in_passing=(("is-a", rf"(?:as|being)\s+{_EN_AS_KIND}(?P<obj>[^.!?;,:\n…]{{1,40}}),\s*(?={_EN_FIRST})",
+                 "kind"),),
+    in_passing_words=("as a", "being a"),
+    kind=rf"\b{_EN_PERSON}$",
     before=(
         ("'s-favorite-{noun}-is", rf"(?:{_A}s|\s+is|\s+are)\s+(?:definitely\s+|totally\s+|also\s+|still\s+)?my\s+"
                                   r"(?:all-time\s+|absolute\s+|new\s+)?(?:favou?rite|fave|top\s+pick|go-to)"
@@ -527,8 +533,8 @@ DE: Final = PersonalPack(
             r"|vogel|vögel|fisch(?:e)?|\w*allergie|asthma|diabetes|adhs|zöliakie)\b"),
     own_words=r"\b(?:ich|mein\w*|mich|mir)\b",
     verbs=(("liebe", "loves"), ("mag", "likes")),
-    in_passing=(("is-a", r"(?<![\w'’])" + _DE_AS_KIND, "phrase"),),
-    in_passing_words=(" als ",),
+    in_passing=(("is-a", _DE_AS_KIND, "phrase"),),
+    in_passing_words=("als ",),
     rel_verbs=(("arbeitet als", "works as"), ("arbeitet bei", "works at"), ("wohnt in", "lives in"),
                ("liebt", "loves"), ("lieben", "love"), ("mag", "likes"), ("mögen", "like"), ("spielt", "plays"),
                ("spielen", "play")),
@@ -640,8 +646,8 @@ ES: Final = PersonalPack(
     family=(r"\b(?:hij[oa]s?|niñ[oa]s?|bebés?|gemel[oa]s|marido|espos[oa]|pareja|novi[oa]|herman[oa]s?|perr[oa]s?"
             r"|gat[oa]s?|mascotas?|conejos?|hámster|caballos?|niet[oa]s?|alergias?|asma|diabetes)\b"),
     own_words=r"\b(?:yo|mi|mis|me|conmigo)\b",
-    in_passing=(("is-a", r"(?<![\w'’])" + _ES_AS_KIND, "phrase"),),
-    in_passing_words=(" como ", " siendo "),
+    in_passing=(("is-a", _ES_AS_KIND, "phrase"),),
+    in_passing_words=("como ", "siendo "),
     verbs=(("encanta", "loves"), ("encantan", "loves"), ("gusta", "likes"), ("gustan", "likes"),
            ("fascina", "loves"), ("fascinan", "loves"), ("adoro", "loves"), ("amo", "loves")),
 )
@@ -754,8 +760,8 @@ FR: Final = PersonalPack(
             r"|copain|copine|frères?|sœurs?|soeurs?|chiens?|chats?|chattes?|animal|animaux|lapins?|hamsters?"
             r"|chevaux|cheval|petits-enfants|allergies?|asthme|diabète)\b"),
     own_words=r"(?:\b(?:je|me|moi|mon|ma|mes)\b|\b[jm]['’])",
-    in_passing=(("is-a", r"(?<![\w'’])" + _FR_AS_KIND, "phrase"),),
-    in_passing_words=(" en tant que", " étant "),
+    in_passing=(("is-a", _FR_AS_KIND, "phrase"),),
+    in_passing_words=("en tant que", "étant "),
     verbs=(("adore", "loves"), ("aime", "likes")),
 )
 
