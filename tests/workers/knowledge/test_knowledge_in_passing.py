@@ -1,9 +1,9 @@
-"""Facts said in passing (issue 37, twenty-fifth round): who one is said on the way to something else ("As a trans
-woman, I …", "my own journey as a …"), a marriage, what one cares about most ("passionate about") in every pack
-that says it, a favourite after "but"; and what Known Facts shows of them whether or not the reply took them up —
-what one cares about most and one's favourites, as who one is. What one was ("as a kid"), a figure of speech ("as a
-result"), a thing ("as a curve"), a wish or a negation, and "I love …" are not. Every sentence is made up for these
-tests."""
+"""Facts said in passing (issue 37, twenty-fifth round): who one is said on the way to something else ("my own
+journey as a …"; in French and Spanish "En tant que sage-femme, je …"), a marriage, what one cares about most
+("passionate about") in every pack that says it, a favourite after "but"; and what Known Facts shows of them whether
+or not the reply took them up — what one cares about most and one's favourites, as who one is. What one was ("as a
+kid"), a figure of speech ("as a result"), a thing ("as a curve"), a wish or a negation, and "I love …" are not.
+Every sentence is made up for these tests."""
 
 from __future__ import annotations
 
@@ -26,32 +26,27 @@ def talk(turns: list[tuple[str, str]], languages: tuple[str, ...] = ("en", "de",
 # --- who one is, said in passing ------------------------------------------------------------------
 
 
-def test_who_one_is_said_before_the_clause_is_read() -> None:
-    assert said("As a trans woman, I know how hard that first step is.") == [("is-a", "trans woman")]
-    assert said("Being a night nurse, I sleep through most mornings.") == [("is-a", "night nurse")]
-    assert said("Honestly, as a single parent, my weekends are never free.") == [("is-a", "single parent")]
+def test_who_one_is_said_of_ones_own_journey_is_read() -> None:
     assert said("I drew it to show my own journey as a deaf musician and what it taught me.") == [
         ("is-a", "deaf musician")]
+    assert said("Honestly, my life as a single parent is never dull.") == [("is-a", "single parent")]
+    assert said("This painting shows my path as a trans woman.") == [("is-a", "trans woman")]
 
 
-def test_what_one_was_a_figure_of_speech_a_thing_or_another_subject_is_not_read() -> None:
-    assert said("As a kid, I collected stamps.") == []
-    assert said("As a result, I missed the bus.") == []
-    assert said("As a curve, I think it looks odd.") == []  # a thing, not a person
-    assert said("As a team, we shipped it on time.") == []
-    assert said("As a nurse, she works nights.") == []  # the clause is not the speaker's
-    assert said("Being a nurse is hard.") == []  # no clause of the speaker's follows
-    assert said("Would you, as a nurse, recommend it?") == []
+def test_what_one_was_a_figure_of_speech_or_a_thing_is_not_read() -> None:
+    assert said("My life as a kid was simple.") == []  # what one was
+    assert said("My life as a result changed.") == []
+    assert said("My story as a curve in the chart.") == []  # a thing, not a person
+    assert said("Would you read my story as a nurse?") == []  # a question
 
 
-def test_german_french_spanish_who_one_is_in_passing() -> None:
-    assert said("Als Krankenpflegerin weiß ich, wie lang so eine Nacht wird.", "de") == [
-        ("is-a", "Krankenpflegerin")]
-    assert said("Als Kind habe ich oft Fußball gespielt.", "de") == []  # what one was
-    assert said("Mehr als Kollegen, sage ich mal.", "de") == []
+def test_french_spanish_who_one_is_in_passing() -> None:
     assert said("En tant que sage-femme, je connais ces nuits-là.", "fr") == [("is-a", "sage-femme")]
+    assert said("Étant infirmière, j'ai vu beaucoup de choses.", "fr") == [("is-a", "infirmière")]
     assert said("En tant que tel, je ne sais pas.", "fr") == []
+    assert said("En tant que sage-femme, elle connaît ces nuits-là.", "fr") == []  # not the speaker's clause
     assert said("Como bombera, me levanto a cualquier hora.", "es") == [("is-a", "bombera")]
+    assert said("Siendo madre soltera, mi vida es complicada.", "es") == [("is-a", "madre soltera")]
     assert said("Como niña, me gustaba el mar.", "es") == []
 
 
@@ -109,7 +104,7 @@ def test_what_one_cares_about_most_and_favourites_are_shown_untaken_and_loves_ar
 
 
 def test_who_one_is_and_a_marriage_said_in_passing_are_shown_untaken() -> None:
-    doc = talk([("Ana", "As a beekeeping teacher, I get stung a lot."), ("Ben", "When is the meeting?"),
+    doc = talk([("Ana", "My life as a beekeeping teacher is busy."), ("Ben", "When is the meeting?"),
                 ("Ana", "Oh and my partner and I got married on Saturday!"), ("Ben", "Tuesday then.")])
     assert doc.taken_up == []
     shown = sorted(fact_sentences(showable(doc), entity_names(doc.entities)))
