@@ -93,7 +93,7 @@ FAMILIES: Final = (
                        r"|good-at|all-about)|'s-(?:passion|hobby|hobbies)-(?:is|are))$"),
     ("favourite", r" 's-favorite-"),
     ("a change of life", r" (?:got|joined|opened|started|moved-to|lost-their-job-\w+|is-part-of|is-moving-to"
-                         r"|is-off-to|signed-up-for)$"),
+                         r"|is-off-to|signed-up-for|married-their)$"),
     ("family and pets", r" (?:has|'s-.+)$"),
     ("identity", r" (?:is|is-a|is-allergic-to|is-from|is-married-to|lives-in|lives-with|grew-up-in|was-born-in"
                  r"|speaks)$"),

@@ -106,6 +106,8 @@ class CompiledPack:
     spaced: bool
     heads: re.Pattern[str] | None  # what follows a lead in any of the speaker's rules, up to its object
     before_gate: re.Pattern[str] | None  # no ``before`` rule matches a text without this
+    in_passing: tuple[Rule, ...]  # who one is said in passing (``PersonalPack.in_passing``)
+    in_passing_words: tuple[str, ...]  # no ``in_passing`` rule matches a text without one of these
     dated: re.Pattern[str] | None  # a time phrase ending where a lead starts (``PersonalPack.dated``)
     reported: re.Pattern[str] | None  # a report to the listener ending there (``PersonalPack.reported``)
     dated_last: frozenset[str]
@@ -166,6 +168,8 @@ def _compile(pack: PersonalPack) -> CompiledPack:
         spaced=pack.spaced,
         heads=_heads((*pack.first_person, *pack.anywhere)),
         before_gate=_optional(pack.before_gate),
+        in_passing=tuple(_rule(p, s, c) for p, s, c in pack.in_passing),
+        in_passing_words=pack.in_passing_words,
         dated=re.compile(f"(?:{pack.dated})$") if pack.dated else None,
         reported=re.compile(f"(?:{pack.reported})$") if pack.reported else None,
         dated_last=frozenset(pack.dated_last),
@@ -464,6 +468,13 @@ def _object_before(pack: CompiledPack, text: MatchText, found: re.Match[str], ch
         start -= 1
     if check == "name":
         start = max(start, lowered.rfind(" ", start, found.start()) + 1)
+    elif pack.spaced:  # "I love all dances, but contemporary is my top pick": the clause starts after its "but"
+        begin = start
+        while begin < found.start() and lowered[begin] in " \t":
+            begin += 1
+        first = _WORD.match(lowered, begin)
+        if first is not None and first.group() in pack.coordinators and lowered[first.end():first.end() + 1] == " ":
+            start = first.end() + 1
     if pack.before_stop and not _speaker_topic(pack, lowered, start):
         return None
     obj = _object(pack, text, (start, found.start()), check)
@@ -495,6 +506,24 @@ def _befores(pack: CompiledPack, text: MatchText, speaker: str, rules: Sequence[
                 yield Said(speaker, _predicate(pack, rule, found), obj), found.start()
 
 
+def _in_passing(pack: CompiledPack, text: MatchText, speaker: str) -> Iterator[tuple[Said, int]]:
+    """Who the speaker is, said before their own clause ("As a nurse, I …"): each match that opens its clause,
+    outside a question, its object checked as a lead's is (twenty-fifth round)."""
+    lowered = text.lowered
+    asks: _Asks | None = None
+    for rule in pack.in_passing:
+        for found in islice(rule.pattern.finditer(lowered), MAX_LEADS):
+            at = found.start()
+            if at and (lowered[at - 1].isalnum() or lowered[at - 1] in "_'’"):
+                continue  # inside a word ("has a", "animals")
+            asks = asks or _Asks(lowered)
+            if asks(at) or not opens_clause(lowered, at, pack.discourse, pack.spaced, pack.coordinators):
+                continue
+            obj = _object(pack, text, found.span("obj"), rule.check)
+            if obj is not None and not _about_now(pack, lowered, at, found.end()):
+                yield Said(speaker, _predicate(pack, rule, found), obj), at
+
+
 def _may_match(rule: Rule, text: str) -> bool:
     """One of the rule's literals is in ``text`` (else its regex cannot match there)."""
     return rule.triggers is None or any(literal in text for literal in rule.triggers)
@@ -514,6 +543,11 @@ def self_statements_at(text: MatchText, speaker: str, packs: Sequence[CompiledPa
             said = _statement(pack, text, at, pack.at_start if opens else pack.anywhere)
             if said is not None and (not dated or said[0] in pack.events):
                 found.setdefault(Said(speaker, *said), at)
+        for word in pack.in_passing_words:
+            if word in text.lowered:
+                for said_of, at in _in_passing(pack, text, speaker):
+                    found.setdefault(said_of, at)
+                break
         if pack.before and (pack.before_gate is None or pack.before_gate.search(text.lowered) is not None):
             before = [rule for rule in pack.before if _may_match(rule, text.lowered)]
             for said_of, at in _befores(pack, text, speaker, before):

@@ -78,6 +78,12 @@ class PersonalPack:
     comma_clause: str = ""  # a comma starts a new clause before these (without: before any lower-case word)
     before: tuple[tuple[str, str, Check], ...] = ()  # "<object> is my favourite": the object precedes
     before_gate: str = ""  # every ``before`` match contains a match of this (one search rules them out)
+    # who one is said in passing, before the speaker's own clause ("As a nurse, I …"; twenty-fifth round): searched
+    # in a message that holds one of ``in_passing_words``, each match starting a word and opening its clause (no new
+    # lead: a lead's first letters are tried at every position of every message, and a regex search of every
+    # message costs as much)
+    in_passing: tuple[tuple[str, str, Check], ...] = ()
+    in_passing_words: tuple[str, ...] = ()
     kind: str = ""  # what a "kind" object ends with: a person's kind ("医者", "학생", "老师")
     before_stop: str = ""  # characters that end an object read backwards (a topic's particle "は")
     topic: str = ""  # what may stand before such an object in its clause: the speaker as topic ("私は")
@@ -129,11 +135,25 @@ _EN_LONG_STAY = (r"[^.!?;\n…]{1,60}?\bfor\s+(?:a|an|the|one|two|three|four|six
 # kids" is not read: "the" is too common a lead to look at (each message's scan pays for it), and a teacher's
 # "the kids" are the class
 _EN_OWN = r"(?:my|our)\s+"
+_EN_PARTNER = r"(?:girlfriend|boyfriend|fianc[ée]e?|partner|husband|wife|sweetheart)"
 _EN_COUNT = r"(?:(?:\d{1,2}|two|three|four|five|both)\s+)?"
 _EN_GROUP = r"(?:(?:[a-z]+\s+)?(?:team|crew|band|squad|club|choir|orchestra))"
 # what a win that lasts names: a place, a title, a prize — not "the game" of that night
 _EN_WON = (r"(?:place|prize|title|championship|cup|medal|award|trophy|regionals?|nationals?|league|tournament"
            r"|competition|contest|finals?)\b")
+# who one is, said in passing (twenty-fifth round): "my own journey as a transgender woman", "my life as a single
+# parent" (read at the lead "my"). What one was ("as a kid"), a group ("as a team") and a figure of speech ("as a
+# result") are not. "As a nurse, I …" is read in French and Spanish only (``in_passing``): in the default packs a
+# gate looked for in every message cost the reader ~4 % of its instructions a message
+_EN_AS_NOT = (r"(?!(?:kid|child|teen\w*|youngster|boy|girl|baby|toddler|result|matter|whole|rule|bonus|reminder"
+              r"|side|thank|gift|treat|team|family|group|couple|way|kind|sort|part|first|last|joke|favou?r|token"
+              r"|sign|start|reward|consequence|precaution|matter|general|heads|surprise|fellow|friend|side)\b)")
+# its last word names a person ("woman", "nurse", "single parent", "writer", "veteran"), not a thing ("as a curve, I")
+_EN_PERSON = (r"[a-z-]*(?:er|or|ist|ian|an|ant|ent|ess|man|woman|men|person|mom|mum|mother|dad|father|parent|wife"
+              r"|husband|nurse|doctor|chef|coach|guy|gal|native|adult|vert|survivor|refugee|fan|lover|owner|nerd|geek)")
+# the object runs to the clause's end and is checked afterwards ("kind": ``EN.kind``): a person's ending tried inside
+# the pattern was tried at every word of a long object
+_EN_AS_KIND = rf"an?\s+(?#obj){_EN_AS_NOT}"
 _EN_OWN_NOT_IF = _own_not_after(("my", "our"), ("if", "unless", "wish", "hope", "whether", "imagine"))
 # what a person is in a team, said when they introduce themselves ("I'm Bart, the project manager")
 _EN_ROLE = (r"(?:manager|designer|expert|engineer|developer|lead|leader|head|director|officer|analyst|architect"
@@ -239,6 +259,12 @@ EN: Final = PersonalPack(
         ("is-named", rf"i(?:{_A}m|\s+am)\s+(?:(?:uh|um|er),?\s+)?(?P<obj>[a-z][\w'’-]*(?:\s+[a-z][\w'’-]*)?)"
                      rf"(?=(?:\s*,?|(?:[.;]|,?\s+and)\s+(?:(?:uh|um|er|so),?\s+)?i(?:{_A}m|\s+am))\s+(?:the|a|an|your|our)\s+(?:[\w-]+\s+){{0,3}}?"
                      rf"{_EN_ROLE}\b)", "name"),
+        # a marriage, an event that stays true (twenty-fifth round): "I married my high school sweetheart", "My
+        # girlfriend and I had an emotional wedding ceremony last week", "my fiancé and I just tied the knot"
+        ("married-their", r"i\s+(?:just\s+|finally\s+|recently\s+)?(?:got\s+married\s+to|married)\s+(?:my|our)\s+"
+                          + OBJ, "phrase"),
+        ("married-their", rf"my\s+(?P<obj>{_EN_PARTNER})\s+and\s+i\s+(?:just\s+|finally\s+|recently\s+|officially\s+)?"
+                    r"(?:got\s+married|tied\s+the\s+knot|had\s+(?:a|an|our)\s+(?:[\w-]+\s+){0,4}?wedding)\b", "phrase"),
         ("opened", r"(?:i|we)\s+(?:just\s+|finally\s+|recently\s+|also\s+)?(?:opened|launched|founded)\s+"
                    r"(?=(?:a|an|my|our)\s)" + OBJ, "phrase"),
         ("{verb}", rf"i(?:{_A}ve|\s+have)\s+always\s+(?P<verb>loved|liked|enjoyed)\s+" + OBJ, "taste"),
@@ -267,6 +293,9 @@ EN: Final = PersonalPack(
                            rf"(?:started|began)\s+(?P<verb>{_EN_UNDER_WAY})\s+{_EN_NOT_PRACTICE}" + OBJ, "phrase"),
     ),
     anywhere=(
+        ("is-a", rf"my\s+(?:own\s+)?(?:journey|life|experience|story|path|identity)\s+as\s+{_EN_AS_KIND}"
+                 r"(?P<obj>[^.!?;,:\n…]{1,40}?)(?=\s*(?:[.!?;,:…]|$|\s+(?:and|but|has|have|is|was|in|to)\b))",
+         "kind"),
         # what happened to the speaker's own people and stays so, also told inside another clause ("my best
         # memory was when my team won first place at regionals", "Last week, my grandma passed away"); not
         # after "if" or a wish (twenty-second round)
@@ -314,6 +343,7 @@ EN: Final = PersonalPack(
                r"|would|could|might|maybe|hope|wish|not|never|n['’]t)\b"),
     unreal=(r"\b(?:gonna|going\s+to|about\s+to|wanna|would|could|might|maybe|hope|wish|not|never|n['’]t)\b"),
     events=("lost-their-job-as", "lost-their-job-at", "lost-their-job-with", "joined", "has", "started", "opened",
+            "married-their",
             "got", "signed-up-for"),
     dated=(r"(?:(?:just|only|so)\s+)?(?:yesterday|recently|(?:last|this\s+past|on)\s+(?:week|weekend|month|year|summer"
            r"|winter|spring|fall|night|(?:mon|tues|wednes|thurs|fri|satur|sun)day)|(?:a|one|two|three|four|five|six|\d+"
@@ -361,6 +391,7 @@ EN: Final = PersonalPack(
                   r"|you|which|who|so|but|the|though|because|plus|especially|like|just|not|even|as|since|when"
                   r"|although|while|then|now|too|haha|lol|right|really|definitely|thanks|yeah|things|everything|life)\b"),
     before_gate=r"my\s+(?:\w+\s+)?(?:fav|fave|hobb|passion|top\s+pick|go-to)|,\s+my\s",
+    kind=rf"\b{_EN_PERSON}$",
     before=(
         ("'s-favorite-{noun}-is", rf"(?:{_A}s|\s+is|\s+are)\s+(?:definitely\s+|totally\s+|also\s+|still\s+)?my\s+"
                                   r"(?:all-time\s+|absolute\s+|new\s+)?(?:favou?rite|fave|top\s+pick|go-to)"
@@ -388,6 +419,9 @@ _DE_REL = (r"(?:mann|ehemann|frau|ehefrau|partner(?:in)?|freund(?:in)?|verlobte[
            r"|oma|opa|großeltern|familie|hund|katze|kater|haustier|meerschweinchen|hamster|kaninchen|pferd"
            r"|bester\s+freund|beste\s+freundin|chef(?:in)?|lieblings\w+)")
 
+# who one is, said in passing ("Als Krankenschwester weiß ich …"): not searched (twenty-fifth round) — in the default
+# packs, English and German, a gate looked for in every message cost the reader ~4 % of its instructions a message;
+# a reading at the lead after the kind ("…, I", "weiß ich") is the next round's
 _DE_OWN_NOT_IF = _own_not_after(("mein", "meine", "unser", "unsere"), ("wenn", "falls"))
 _DE_COUNT = r"(?:(?:\d{1,2}|zwei|drei|vier|beiden)\s+)?"
 
@@ -399,6 +433,8 @@ DE: Final = PersonalPack(
         ("is-from", _DE_ICH_BIN + r"aus\s+" + OBJ, "name"),
         ("is", _DE_ICH_BIN + rf"(?P<obj>{_DE_DURABLE})(?=\s*(?:[.!,;:]|und\b|aber\b|$))", "phrase"),
         ("is-a", _DE_ICH_BIN + r"(?:ein|eine)\s+" + OBJ, "noun"),
+        # what one cares about most (twenty-fifth round): "ich begeistere mich schon lange für Astronomie"
+        ("is-passionate-about", r"ich\s+begeistere\s+mich\s+(?:\w+\s+){0,3}?für\s+" + OBJ, "taste"),
         # a noun of a person's kind without its article ("Ich bin Lehrerin", not "Ich bin Jonas")
         ("is-a", _DE_ICH_BIN + r"(?P<obj>[\w-]*(?:in|er|ent|eur|ist|loge|arzt|walt|ant|ling|ier|at|ör|deutsche"
                                r"|beamte)(?:\s+von\s+beruf)?)(?=\s*(?:[.!,;:]|und\b|$))", "capitalized"),
@@ -411,6 +447,12 @@ DE: Final = PersonalPack(
         # a change in one's life (fourteenth round; the verb ends the clause): moved, joined, opened, lost a job
         ("moved-to", r"(?:ich|wir)\s+(?:bin|sind)\s+(?:\w+\s+){0,2}?nach\s+(?P<obj>[^.!?;,\n…]{1,60}?)\s+(?:gezogen"
                      r"|umgezogen)\b", "name"),
+        # a marriage (twenty-fifth round): "ich habe letztes Jahr meine Freundin geheiratet", "meine Verlobte und ich
+        # haben im Mai geheiratet"
+        ("married-their", r"ich\s+(?:habe|hab)\s+(?:\w+\s+){0,3}?(?:meinen|meine)\s+(?P<obj>[^.!?;,\n…]{1,40}?)"
+                          r"\s+geheiratet\b", "phrase"),
+        ("married-their", r"(?:mein|meine)\s+(?P<obj>freund|freundin|partner|partnerin|verlobte[rn]?)\s+und\s+ich"
+                          r"\s+haben\s+(?:\w+\s+){0,3}?geheiratet\b", "phrase"),
         ("joined", r"ich\s+bin\s+(?:\w+\s+){0,2}?(?=(?:einem|einer|dem|der)\s)(?P<obj>[^.!?;,\n…]{1,60}?)"
                    r"\s+beigetreten\b", "phrase"),
         # under way or just begun (twenty-fourth round): "ich ziehe nächsten Monat nach Leipzig (um)", "ich gehe für
@@ -468,7 +510,7 @@ DE: Final = PersonalPack(
           r"|\s+(?:aber|weil|da|denn|wenn|obwohl|seitdem|bis|dass|was|wo|wie|sodass)\b|\s+[-–—]+\s+|\s*[-–—]{2,}|\s*[(:\"“„]"),
     trailing=(r"(?:\s+(?:auch|sehr|total|echt|wirklich|gerne?|halt|eben|schon|mittlerweile|inzwischen"
               r"|seit\s+(?:\w+\s+)?jahren))+$"),
-    events=("moved-to", "joined", "opened", "lost-their-job-at", "signed-up-for"),
+    events=("moved-to", "joined", "opened", "lost-their-job-at", "signed-up-for", "married-their"),
     unreal=r"\b(?:nicht|nie|niemals|kein\w*|würde|könnte|vielleicht|hoffe|wünschte|werde|will)\b",
     transient=(r"\b(?:heute|morgen|gestern|gerade|grad|momentan|im\s+moment|jetzt\s+gerade|diese\s+woche"
                r"|dieses\s+wochenende|nicht|nie|niemals|kein\w*|würde|könnte|vielleicht|hoffe|wünschte|werde"
@@ -505,6 +547,10 @@ _ES_KIND = (r"(?:[\w]+(?:ista|or|ora|ero|era|logo|loga|ario|aria)|médic[oa]|abo
 _ES_REL = (r"(?:abuel[oa]s?|madre|padre|mamá|papá|padres|herman[oa]s?|hij[oa]s?|espos[oa]|marido|mujer|novi[oa]"
            r"|perr[oa]|gat[oa]|mascota|tí[oa]|prim[oa]|mejor\s+amig[oa])")
 
+# who one is, said in passing (twenty-fifth round): "Como enfermera, me preocupa …", "Siendo madre soltera, mi …" — a
+# person's kind and, after the comma, the speaker's own words; not what one was ("como niña")
+_ES_AS_KIND = (r"(?:como|siendo)\s+(?:(?:un|una)\s+)?(?#obj)(?!(?:niñ[oa]s?|adolescente|equipo|grupo|familia)\b)"
+               rf"(?P<obj>(?:mujer|hombre|persona|{_ES_KIND})(?:\s+[\w-]+)?)\s*,\s*(?=(?:yo|me|mi|mis)\b)")
 _ES_OWN_NOT_IF = _own_not_after(("mi", "mis", "nuestro", "nuestra", "nuestros", "nuestras"), ("si",))
 
 ES: Final = PersonalPack(
@@ -517,6 +563,10 @@ ES: Final = PersonalPack(
         ("is-from", _ES_YO + r"soy\s+(?:originalmente\s+)?de\s+" + OBJ, "name"),
         ("is-from", _ES_YO + r"vengo\s+de\s+" + OBJ, "name"),
         ("is", _ES_YO + r"soy\s+" + _ES_ADV + rf"(?P<obj>{_ES_DURABLE})\b", "phrase"),
+        # what one cares about most (twenty-fifth round): "soy una apasionada de la fotografía", "me apasiona el jazz"
+        ("is-passionate-about", _ES_YO + r"soy\s+(?:un|una)\s+apasionad[oa]\s+(?:de|del|por)\s+"
+                                r"(?:(?:la|los|las)\s+)?" + OBJ, "taste"),
+        ("is-passionate-about", r"me\s+apasiona(?:n)?\s+(?:mucho\s+)?(?:(?:el|la|los|las)\s+)?" + OBJ, "taste"),
         ("is-a", _ES_YO + r"soy\s+(?:un|una)\s+" + OBJ, "noun"),
         ("is-a", _ES_YO + rf"soy\s+(?P<obj>{_ES_KIND})(?=\s*(?:[.!,;:]|y\b|de\b|en\b|$))", "phrase"),
         ("works-as", _ES_YO + r"trabajo\s+(?:como|de)\s+" + OBJ, "phrase"),
@@ -531,6 +581,10 @@ ES: Final = PersonalPack(
         ("studies", _ES_YO + r"estudio\s+" + OBJ, "phrase"),
         # a change in one's life (fourteenth round): moved, joined, opened, lost or got a job
         ("moved-to", _ES_YO + r"(?:me\s+mudé|nos\s+mudamos)\s+a\s+" + OBJ, "name"),
+        # a marriage (twenty-fifth round): "me casé con mi novio de toda la vida", "mi novia y yo nos casamos"
+        ("married-their", _ES_YO + r"me\s+casé\s+con\s+mi\s+" + OBJ, "phrase"),
+        ("married-their", r"mi\s+(?P<obj>novi[oa]|pareja|prometid[oa])\s+y\s+yo\s+nos\s+(?:\w+\s+)?casamos\b",
+         "phrase"),
         # a move under way (twenty-fourth round): "me mudo a Valencia el mes que viene"; a course signed up for
         # is "joined" ("me apunté a un curso")
         ("is-moving-to", _ES_YO + r"me\s+(?:mudo|traslado)\s+a\s+" + OBJ, "name"),
@@ -568,7 +622,7 @@ ES: Final = PersonalPack(
           r"|\s+(?:y|pero)\s+(?:tuve|fui|hice|estuve|pasé|vi|encontré|decidí|era|tenía|fue)\b"
           r"|\s+(?:pero|porque|ya\s+que|aunque|cuando|que|donde|si|mientras|pues)\b|\s+[-–—]+\s+|\s*[(:\"“«]"),
     trailing=r"(?:\s+(?:también|mucho|muchísimo|ya|la\s+verdad|ja(?:ja)+|desde\s+hace\s+\w+(?:\s+años)?))+$",
-    events=("moved-to", "joined", "opened", "lost-their-job-at", "got"),
+    events=("moved-to", "joined", "opened", "lost-their-job-at", "got", "married-their"),
     dated=(r"(?:ayer|(?:la\s+)?semana\s+pasada|(?:el\s+)?(?:mes|año|fin\s+de\s+semana)\s+pasado|hace\s+(?:un|una|unos"
            r"|unas|dos|tres|\d+)\s+(?:días?|semanas?|meses|mes|años?)|recientemente)\s*,?\s+"),
     dated_last=("ayer", "pasada", "pasado", "día", "días", "semana", "semanas", "mes", "meses", "año", "años",
@@ -583,6 +637,8 @@ ES: Final = PersonalPack(
     family=(r"\b(?:hij[oa]s?|niñ[oa]s?|bebés?|gemel[oa]s|marido|espos[oa]|pareja|novi[oa]|herman[oa]s?|perr[oa]s?"
             r"|gat[oa]s?|mascotas?|conejos?|hámster|caballos?|niet[oa]s?|alergias?|asma|diabetes)\b"),
     own_words=r"\b(?:yo|mi|mis|me|conmigo)\b",
+    in_passing=(("is-a", _ES_AS_KIND, "phrase"),),
+    in_passing_words=("como ", "siendo "),
     verbs=(("encanta", "loves"), ("encantan", "loves"), ("gusta", "likes"), ("gustan", "likes"),
            ("fascina", "loves"), ("fascinan", "loves"), ("adoro", "loves"), ("amo", "loves")),
 )
@@ -598,6 +654,11 @@ _FR_KIND = (r"(?:[\w]+(?:iste|ier|ière|eur|trice|icien|icienne)|médecin|infirm
 _FR_REL = (r"(?:grand-mère|grand-père|grands-parents|mère|père|parents|frère|sœur|fils|fille|mari|femme"
            r"|chien(?:ne)?|chat(?:te)?|oncle|tante|cousin(?:e)?|meilleure?\s+ami(?:e)?)")
 
+# who one is, said in passing (twenty-fifth round): "En tant que femme trans, je …", "Étant infirmière, j'ai …" —
+# then the speaker's own words; not "en tant que tel" (as such) nor a group
+_FR_AS_KIND = (r"(?:en\s+tant\s+que|étant)\s+(?:(?:un|une)\s+)?(?#obj)(?!(?:tel|telle|tels|telles|groupe|équipe"
+               r"|famille|enfants?|ados?|adolescente?s?)\b)(?P<obj>[^.!?;,:\n…]{1,40}?)\s*,\s*"
+               r"(?=(?:je|moi|mon|ma|mes)\b|j['’])")
 _FR_OWN_NOT_IF = _own_not_after(("mon", "ma", "mes", "notre", "nos"), ("si",))
 
 FR: Final = PersonalPack(
@@ -608,12 +669,20 @@ FR: Final = PersonalPack(
         ("is-from", _FR_SUIS + r"(?:originaire\s+)?(?:de|d['’]|du)\s*" + OBJ, "name"),
         ("is-from", r"je\s+viens\s+(?:de|d['’]|du)\s*" + OBJ, "name"),
         ("is", _FR_SUIS + rf"(?P<obj>{_FR_DURABLE})(?!\w)", "phrase"),
+        # what one cares about most (twenty-fifth round): "je suis passionnée de photographie"
+        ("is-passionate-about", _FR_SUIS + r"passionn[ée]e?s?\s+(?:par|de|d['’]|du|des)\s*" + OBJ, "taste"),
         ("is-a", _FR_SUIS + r"(?:un|une)\s+" + OBJ, "noun"),
         ("is-a", _FR_SUIS + rf"(?P<obj>{_FR_KIND})(?=\s*(?:[.!,;:]|et\b|de\b|à\b|chez\b|$))", "phrase"),
         ("was-born-in", r"je\s+suis\s+née?\s+(?:à|en|au|aux)\s+" + OBJ, "phrase"),
         ("grew-up-in", r"j['’]ai\s+grandi\s+(?:à|en|au|aux|dans)\s+" + OBJ, "phrase"),
         # a change in one's life (fourteenth round): moved, joined, opened, lost a job
         ("moved-to", r"(?:j['’]ai|nous\s+avons)\s+(?:\w+\s+)?déménagé\s+(?:à|en|au|aux)\s+" + OBJ, "name"),
+        # a marriage (twenty-fifth round): "j'ai épousé mon compagnon", "ma copine et moi nous sommes mariés en mai"
+        ("married-their", r"j['’]ai\s+(?:\w+\s+)?épousé\s+(?:mon|ma)\s+(?P<obj>[^.!?;,\n…]{1,40}?)(?=\s+(?:l['’]été"
+                          r"|l['’]an|l['’]année|le\s+mois|la\s+semaine|en|cet|cette|ce|il\s+y\s+a|hier)\b|\s*[.!?;,…]|$)",
+         "phrase"),
+        ("married-their", r"(?:mon|ma)\s+(?P<obj>copain|copine|compagnon|compagne|fiancée?|partenaire)\s+et\s+moi"
+                          r"\s+(?:nous\s+)?(?:nous\s+sommes\s+mariée?s|avons\s+célébré\s+notre\s+mariage)\b", "phrase"),
         ("joined", r"j['’]ai\s+(?:\w+\s+)?(?:rejoint|intégré)\s+(?=(?:un|une|le|la|l['’])\s*)" + OBJ, "phrase"),
         # under way or just begun (twenty-fourth round): "je déménage à Lyon le mois prochain", "je pars en Irlande
         # pour un semestre", "je me suis inscrite à un cours de poterie"
@@ -664,7 +733,7 @@ FR: Final = PersonalPack(
           r"|\s+(?:mais|parce\s+que|car|puisque|quand|lorsque|si|qui|que|où|depuis\s+que|bien\s+que|alors\s+que"
           r"|pendant\s+que)\b|\s+[-–—]+\s+|\s*[(:\"“«]"),
     trailing=r"(?:\s+(?:aussi|beaucoup|vraiment|bien|trop|lol|mdr|ha(?:ha)+|depuis\s+\w+(?:\s+ans)?))+$",
-    events=("moved-to", "joined", "opened", "lost-their-job-at", "signed-up-for"),
+    events=("moved-to", "joined", "opened", "lost-their-job-at", "signed-up-for", "married-their"),
     dated=(r"(?:hier|la\s+semaine\s+dernière|le\s+(?:mois|week-end)\s+dernier|l['’]année\s+dernière|il\s+y\s+a\s+(?:un|une"
            r"|deux|trois|quelques|\d+)\s+(?:jours?|semaines?|mois|ans?)|récemment)\s*,?\s+"),
     dated_last=("hier", "dernière", "dernier", "jour", "jours", "semaine", "semaines", "mois", "an", "ans",
@@ -682,6 +751,8 @@ FR: Final = PersonalPack(
             r"|copain|copine|frères?|sœurs?|soeurs?|chiens?|chats?|chattes?|animal|animaux|lapins?|hamsters?"
             r"|chevaux|cheval|petits-enfants|allergies?|asthme|diabète)\b"),
     own_words=r"(?:\b(?:je|me|moi|mon|ma|mes)\b|\b[jm]['’])",
+    in_passing=(("is-a", _FR_AS_KIND, "phrase"),),
+    in_passing_words=("en tant que", "étant "),
     verbs=(("adore", "loves"), ("aime", "likes")),
 )
 

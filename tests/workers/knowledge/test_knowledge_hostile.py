@@ -78,6 +78,13 @@ HOSTILE_UNITS["kinds said for the speaker"] = "Abc is a factor for us. "
 HOSTILE_UNITS["own people's deaths and wins in other clauses"] = "when if my our team won the cup and my dog died "
 # a change of life under way (twenty-fourth round): a move, a long stay looked for ahead, a course
 HOSTILE_UNITS["moves, stays and courses"] = "I'm off to Rome I'm moving to Oslo for a I started a new "
+# who one is said in passing, a marriage, a favourite after "but" (twenty-fifth round): "as a" / "als" searched once a
+# message says it, each looking ahead for a person's kind and a comma; a partner's wedding looked for ahead; an object
+# read backwards
+HOSTILE_UNITS["who one is in passing"] = ("As a teacher As a single mom, and as a my own journey as a nurse "
+                                          "Als Lehrerin als ")
+HOSTILE_UNITS["marriages"] = "My wife and I had a big My husband and I had an I married my "
+HOSTILE_UNITS["favourites after but"] = ", but jazz is my favourite "
 
 
 def sized(unit: str, size: int) -> str:
