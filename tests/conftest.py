@@ -13,9 +13,21 @@ from typing import Any
 import cortex_testkit
 import nats
 import pytest
+import suite_order
 from nats.aio.client import Client
 
 from shared.embedded import EmbeddedNats
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # xdist hands the files out in the collection's order (below), not by number of tests
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Longest files first (tests/support/suite_order.py): the order xdist hands them out in."""
+    items[:] = suite_order.order(items)
 
 
 @pytest.fixture(autouse=True)
@@ -137,10 +149,13 @@ class WorkerProcs:
                 proc.wait(10)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="session", autouse=True)
 def _forkserver_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """Where this pytest process's worker fork server logs; the server ends with the session."""
-    yield tmp_path_factory.getbasetemp() / "forkserver"
+    """Where this pytest process's worker fork server logs (the commands of
+    ``worker_forkserver.run_cortex`` use it too); the server ends with the session."""
+    log_dir = tmp_path_factory.getbasetemp() / "forkserver"
+    worker_forkserver.use_log_dir(log_dir)
+    yield log_dir
     worker_forkserver.stop()
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import nats
 import nats.errors
 import pytest
+import worker_forkserver
 from nats.js import api
 
 from workers.cli.ops import replication
@@ -22,8 +23,7 @@ from workers.cli.ops import replication
 def cortex(*args: str, env: dict[str, str] | None = None, stdin: str | None = None,
            timeout: float = 60) -> subprocess.CompletedProcess[str]:
     full_env = {**os.environ, "CORTEX_DATA_DIR": os.environ.get("CORTEX_DATA_DIR", "/nonexistent"), **(env or {})}
-    return subprocess.run([sys.executable, "-m", "workers", *args], env=full_env, input=stdin,
-                          capture_output=True, text=True, timeout=timeout)
+    return worker_forkserver.run_cortex(args, env=full_env, input=stdin, timeout=timeout)
 
 
 def event(i: int, **over: object) -> str:

@@ -7,11 +7,11 @@ import asyncio
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import nats
+import worker_forkserver
 from nats.js import api
 
 from shared.names import EVENTS_STREAM
@@ -30,8 +30,7 @@ def test_the_slowest_worker_its_rate_and_time_to_go() -> None:
 
 
 def cortex(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "workers", *args], env={**os.environ, **env},
-                          capture_output=True, text=True, timeout=60)
+    return worker_forkserver.run_cortex(args, env={**os.environ, **env}, timeout=60)
 
 
 async def test_status_shows_the_store_what_was_copied_and_its_kinds(nats_url: str, wait_for: Any) -> None:

@@ -126,11 +126,11 @@ async def test_a_fact_answers_the_question_it_answers(pipeline: Client, wait_for
 
 def cli(*args: str, url: str, data: Path) -> Any:
     import os
-    import subprocess
-    import sys
 
-    return subprocess.run([sys.executable, "-m", "workers", *args], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "CORTEX_NATS_URL": url, "CORTEX_DATA_DIR": str(data)})
+    import worker_forkserver
+
+    return worker_forkserver.run_cortex(args, timeout=120,
+                                        env={**os.environ, "CORTEX_NATS_URL": url, "CORTEX_DATA_DIR": str(data)})
 
 
 TUESDAY_THEN_THURSDAY = [

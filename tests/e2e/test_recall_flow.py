@@ -263,11 +263,11 @@ async def _some(fn: Any) -> Any:
 
 def cli(*args: str, url: str, data: Path) -> Any:
     import os
-    import subprocess
-    import sys
 
-    return subprocess.run([sys.executable, "-m", "workers", *args], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "CORTEX_NATS_URL": url, "CORTEX_DATA_DIR": str(data)})
+    import worker_forkserver
+
+    return worker_forkserver.run_cortex(args, timeout=120,
+                                        env={**os.environ, "CORTEX_NATS_URL": url, "CORTEX_DATA_DIR": str(data)})
 
 
 async def test_index_a_memory_directory_then_pin_and_forget(

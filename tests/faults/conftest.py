@@ -24,6 +24,7 @@ import msgspec
 import nats
 import nats.js.errors
 import pytest
+import worker_forkserver
 from cortex_testkit import ConfiguredNats, NotMet
 from cortex_testkit import drained as consumers_drained
 from nats.js.client import JetStreamContext
@@ -76,8 +77,7 @@ class Faults:
 
     @staticmethod
     def cortex(*args: str, url: str, timeout: float = 60, **env: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "workers", *args], capture_output=True, text=True,
-                              env={**os.environ, "CORTEX_NATS_URL": url, **env}, timeout=timeout)
+        return worker_forkserver.run_cortex(args, env={**os.environ, "CORTEX_NATS_URL": url, **env}, timeout=timeout)
 
     @staticmethod
     async def cortex_async(*args: str, url: str, **env: str) -> asyncio.subprocess.Process:

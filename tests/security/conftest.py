@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+import worker_forkserver
 from cortex_testkit import ConfiguredNats
 
 
@@ -31,8 +31,7 @@ def nats_conf(tmp_path: Path) -> Any:
 def cortex(*args: str, env: dict[str, str], timeout: float = 60) -> subprocess.CompletedProcess[str]:
     """Run the CLI with exactly the CORTEX_* settings given (none inherited from the caller)."""
     base = {k: v for k, v in os.environ.items() if not k.startswith("CORTEX_") and k != "ANTHROPIC_API_KEY"}
-    return subprocess.run([sys.executable, "-m", "workers", *args], capture_output=True, text=True,
-                          env={**base, **env}, timeout=timeout)
+    return worker_forkserver.run_cortex(args, env={**base, **env}, timeout=timeout)
 
 
 @pytest.fixture

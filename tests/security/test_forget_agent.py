@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from typing import Any
 
 import msgspec
 import nats
 import nats.js.errors
+import worker_forkserver
 from cortex_testkit import bucket_keys, drained
 
 from shared.kv import kv_read
@@ -33,8 +33,7 @@ WORKERS = ("channels", "threads", "decisions")
 
 
 def cortex(*args: str, url: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "workers", *args], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "CORTEX_NATS_URL": url})
+    return worker_forkserver.run_cortex(args, timeout=120, env={**os.environ, "CORTEX_NATS_URL": url})
 
 
 def events_for(agent: str) -> list[tuple[str, bytes, str]]:

@@ -16,7 +16,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -29,6 +28,7 @@ import nats
 import nats.errors
 import nats.js.api
 import nats.js.errors
+import worker_forkserver
 from nats.js.client import JetStreamContext
 
 from schemas.docs import BootDoc
@@ -399,8 +399,8 @@ CORTEX_LIMIT_S = 90.0  # under pytest's own 120 s, so a command that hangs fails
 
 def cortex(*args: str, url: str, **env: str) -> subprocess.CompletedProcess[str]:
     try:
-        return subprocess.run([sys.executable, "-m", "workers", *args], capture_output=True, text=True,
-                              timeout=CORTEX_LIMIT_S, env={**os.environ, "CORTEX_NATS_URL": url, **env})
+        return worker_forkserver.run_cortex(args, timeout=CORTEX_LIMIT_S,
+                                            env={**os.environ, "CORTEX_NATS_URL": url, **env})
     except subprocess.TimeoutExpired as exc:
         said = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else exc.stderr or ""
         raise AssertionError(f"`cortex {' '.join(args)}` did not finish within {CORTEX_LIMIT_S:g} s; its stderr "

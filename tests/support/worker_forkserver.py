@@ -29,13 +29,16 @@ server writes to a pipe when it reaps the child (the child is the server's, not 
 from __future__ import annotations
 
 import contextlib
+import io
 import json
+import locale
 import os
 import select
 import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -64,17 +67,23 @@ MAIN = os.path.join(os.path.dirname(workers.__file__), "__main__.py")
 children = {}  # pidfd -> (pid, status pipe's write end)
 
 
-def run_child(request, out, own_status, set_up):
+def run_child(request, io, own_status, set_up):
     # what `python -m workers ARGS` is, from here on
     sock.close()
     os.close(own_status)
     for pidfd, (_, status) in children.items():
         os.close(pidfd)
         os.close(status)
-    os.setsid()
-    os.dup2(out, 1)
-    os.dup2(out, 2)
-    os.close(out)
+    # a worker (WorkerProcs: start_new_session): its own session, one log for stdout and stderr;
+    # a command (subprocess.run): the server's session, which it does not lead, and its own stdin,
+    # stdout and stderr pipes
+    if len(io) == 1:
+        os.setsid()
+    targets = (1, 2) if len(io) == 1 else (0, 1, 2)
+    for n, target in enumerate(targets):
+        os.dup2(io[min(n, len(io) - 1)], target)
+    for fd in set(io):
+        os.close(fd)
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
@@ -95,13 +104,13 @@ while True:
             os.close(status)
             os.close(fd)
             continue
-        message, fds, _, _ = socket.recv_fds(sock, 1 << 22, 2)
+        message, fds, _, _ = socket.recv_fds(sock, 1 << 22, 4)
         if not message:  # pytest's end of the socket closed: it is gone
             sys.exit(0)
-        out, status = fds
+        status, *io = fds
         if threading.active_count() != 1 or threads() != 1:
-            os.close(out)
-            os.close(status)
+            for fd in fds:
+                os.close(fd)
             sock.send(json.dumps({"error": f"{threads()} threads: not forking"}).encode())
             continue
         sys.stdout.flush()
@@ -110,11 +119,12 @@ while True:
         pid = os.fork()
         if pid == 0:
             os.close(set_up_r)
-            run_child(json.loads(message), out, status, set_up)
+            run_child(json.loads(message), io, status, set_up)
         os.close(set_up)
         os.read(set_up_r, 1)  # b"" if the child ended before
         os.close(set_up_r)
-        os.close(out)
+        for fd in io:
+            os.close(fd)
         children[os.pidfd_open(pid)] = (pid, status)
         sock.send(json.dumps({"pid": pid}).encode())
 """
@@ -164,7 +174,13 @@ class ForkedProcess(subprocess.Popen[bytes]):
 
 
 def _startup_vars(env: Mapping[str, str]) -> dict[str, str]:
-    return {k: v for k, v in env.items() if k.startswith(("PYTHON", "LD_"))}
+    # read at interpreter start (the locale: sys.stdout's and sys.stdin's encoding)
+    return {k: v for k, v in env.items() if k.startswith(("PYTHON", "LD_", "LC_")) or k == "LANG"}
+
+
+def _text(data: bytes) -> str:
+    """What ``text=True`` makes of a pipe's bytes: the locale's encoding, universal newlines."""
+    return io.TextIOWrapper(io.BytesIO(data), encoding=locale.getpreferredencoding(False)).read()
 
 
 class ForkServer:
@@ -192,11 +208,16 @@ class ForkServer:
         return not launcher and self.proc.poll() is None and _startup_vars(env) == _startup_vars(self.env)
 
     def start(self, argv: Sequence[str], env: Mapping[str, str], log: Path) -> ForkedProcess:
+        with open(log, "wb") as out:
+            return self._fork(argv, env, [out.fileno()])
+
+    def _fork(self, argv: Sequence[str], env: Mapping[str, str], io: Sequence[int]) -> ForkedProcess:
+        """``io``: the log (stdout and stderr) or stdin, stdout and stderr; the caller closes them."""
         request = json.dumps({"argv": list(argv), "env": dict(env), "cwd": os.getcwd()}).encode()
         status_r, status_w = os.pipe()
         try:
-            with open(log, "wb") as out, self.lock:
-                socket.send_fds(self.sock, [request], [out.fileno(), status_w])
+            with self.lock:
+                socket.send_fds(self.sock, [request], [status_w, *io])
                 answer = json.loads(self.sock.recv(1 << 16))
         finally:
             os.close(status_w)
@@ -204,6 +225,53 @@ class ForkServer:
             os.close(status_r)
             raise ServerGone(f"the fork server refused: {answer}")
         return ForkedProcess(int(answer["pid"]), status_r, [sys.executable, "-m", "workers", *argv])
+
+    def run(self, argv: Sequence[str], env: Mapping[str, str], input: str | None,
+            timeout: float | None) -> subprocess.CompletedProcess[str]:
+        """``subprocess.run([python, -m, workers, *argv], input=…, capture_output=True, text=True,
+        timeout=…)``: stdin the input (``/dev/null`` without one), stdout and stderr pipes read
+        to their end; past the timeout the command is killed and ``TimeoutExpired`` raised with
+        what it wrote (bytes), as subprocess.run does."""
+        (out_r, out_w), (err_r, err_w) = os.pipe(), os.pipe()
+        in_r, in_w = os.pipe() if input is not None else (os.open(os.devnull, os.O_RDONLY), -1)
+        try:
+            proc = self._fork(argv, env, [in_r, out_w, err_w])
+        except BaseException:
+            for fd in (in_w, out_r, err_r):
+                if fd >= 0:
+                    os.close(fd)
+            raise
+        finally:
+            for fd in (in_r, out_w, err_w):
+                os.close(fd)
+        output: dict[int, bytes] = {}
+
+        def drain(fd: int) -> None:
+            with open(fd, "rb") as pipe:
+                output[fd] = pipe.read()
+
+        def feed(fd: int) -> None:
+            with open(fd, "wb") as pipe, contextlib.suppress(BrokenPipeError):
+                pipe.write((input or "").encode())
+
+        jobs = [threading.Thread(target=drain, args=(fd,), daemon=True) for fd in (out_r, err_r)]
+        jobs += [threading.Thread(target=feed, args=(in_w,), daemon=True)] if in_w >= 0 else []
+        for job in jobs:
+            job.start()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for job in jobs:
+            job.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        try:
+            code = proc.wait(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            code = None
+        if code is None or any(job.is_alive() for job in jobs):
+            proc.kill()
+            proc.wait()
+            for job in jobs:  # bounded: a process the command started may still hold a pipe
+                job.join(10)
+            raise subprocess.TimeoutExpired(proc.args, timeout or 0, output.get(out_r), output.get(err_r))
+        return subprocess.CompletedProcess(proc.args, code, _text(output[out_r]), _text(output[err_r]))
 
     def stop(self) -> None:
         self.sock.close()  # the server exits on its end closing
@@ -216,21 +284,48 @@ class ForkServer:
 
 class _Current:
     server: ForkServer | None = None
+    log_dir: Path | None = None  # tests/conftest.py's session directory for it
 
 
 def enabled() -> bool:
     return os.environ.get("CORTEX_TEST_FORKSERVER", "1") != "0" and hasattr(os, "pidfd_open") and hasattr(os, "fork")
 
 
-def server(log_dir: Path) -> ForkServer:
-    """This pytest process's fork server (started on first use)."""
+def server(log_dir: Path | None = None) -> ForkServer:
+    """This pytest process's fork server (started on first use; its log in ``log_dir``, else in
+    the directory tests/conftest.py set for the session)."""
     if _Current.server is None or _Current.server.proc.poll() is not None:
+        log_dir = log_dir or _Current.log_dir
+        if log_dir is None:
+            raise ServerGone("no log directory for the fork server")
         log_dir.mkdir(parents=True, exist_ok=True)
         _Current.server = ForkServer(log_dir / f"forkserver-{os.getpid()}.log")
     return _Current.server
 
 
+def run_cortex(args: Sequence[str], *, env: Mapping[str, str], input: str | None = None,
+               timeout: float | None = None) -> subprocess.CompletedProcess[str]:
+    """``subprocess.run([sys.executable, "-m", "workers", *args], env=env, input=input,
+    capture_output=True, text=True, timeout=timeout)`` — a forked command when the fork server
+    can run it (as for a worker), else that very call. The command's stdin is ``/dev/null``
+    without an input (pytest's own is no terminal either)."""
+    if enabled() and _Current.log_dir is not None:
+        forks = server()
+        if forks.can_run(env, ()):
+            return forks.run(list(args), env, input, timeout)
+    return subprocess.run([sys.executable, "-m", "workers", *args], env=dict(env), input=input,
+                          stdin=subprocess.DEVNULL if input is None else None,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def use_log_dir(log_dir: Path) -> None:
+    """Where this pytest process's server logs (tests/conftest.py, once a session): from then on
+    ``run_cortex`` forks too."""
+    _Current.log_dir = log_dir
+
+
 def stop() -> None:
+    _Current.log_dir = None
     if _Current.server is not None:
         _Current.server.stop()
         _Current.server = None
