@@ -1240,7 +1240,8 @@ async def test_batches_inside_the_interval_make_one_write_and_a_stop_writes_it(
         await wait_for(lambda: _eq(checkpoint(js), 1), within=10)
         await publish(js, [msg(i) for i in range(2, 12)])
         await wait_for(lambda: _eq(tally(js), [f"e{i}" for i in range(1, 12)]), within=10)
-        assert loop.checkpoint == 11
+        # the documents are stored before the loop's commit returns and moves its checkpoint
+        await wait_for(lambda: _true(loop.checkpoint == 11), within=10)
         assert await checkpoint(js) == 1 and await _checkpoint_writes(js) == 1
     finally:
         loop.stop()
@@ -1269,7 +1270,8 @@ async def test_a_checkpoint_that_passes_a_trigger_is_written_at_once(
         assert await _checkpoint_writes(js) == 2
         await publish(js, [msg(5)])
         await wait_for(lambda: _eq(tally(js), ["e1", "e2", "e3", "e5"]), within=10)
-        assert loop.checkpoint == 5 and await checkpoint(js) == 4 and await _checkpoint_writes(js) == 2
+        await wait_for(lambda: _true(loop.checkpoint == 5), within=10)  # the commit returned (see above)
+        assert await checkpoint(js) == 4 and await _checkpoint_writes(js) == 2
     finally:
         loop.stop()
         await asyncio.wait_for(task, timeout=15)
